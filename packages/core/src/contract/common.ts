@@ -1,0 +1,27 @@
+import { z } from 'zod';
+import { limits } from './limits';
+
+export const ZUuid = z.string().meta({ format: 'uuid', example: '6f1c2a7e-3b4d-4e5f-8a9b-0c1d2e3f4a5b' });
+export const ZDateTime = z.string().meta({ format: 'date-time', example: '2030-01-01T12:00:00.000Z' });
+export const ZName = z.string().min(1).max(limits.nameMax);
+export const ZText = z.string().max(limits.textMax);
+
+/** Path ids are plain strings on the wire: a non-UUID names nothing, which core answers with 404. */
+export const ZSpaceIdParam = z.object({ spaceId: z.string().meta({ format: 'uuid' }) });
+export const ZParticipantPathParams = ZSpaceIdParam.extend({
+  participantId: z.string().meta({ format: 'uuid' }),
+});
+
+export const ZOk = z.object({ ok: z.boolean() }).meta({ id: 'OkResult' });
+export type TOk = z.infer<typeof ZOk>;
+
+export const ZError = z
+  .object({
+    error: z.string(),
+    lockedBy: ZUuid.optional().meta({ description: 'On 423: participantId of the current lock holder' }),
+  })
+  .catchall(z.unknown())
+  .meta({ id: 'Error' });
+
+/** A request that takes no input (body-less POST/DELETE, or GET with only path params). */
+export const ZEmpty = z.object({});

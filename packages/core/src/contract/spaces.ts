@@ -1,0 +1,50 @@
+import { z } from 'zod';
+import { ZName, ZSpaceIdParam, ZText, ZUuid } from './common';
+import { limits } from './limits';
+import { ZContextBundle } from './views';
+
+export const ZPrivacy = z.enum(['public', 'private']);
+
+export const ZCreateSpaceRequest = z
+  .object({
+    name: ZName,
+    description: ZText,
+    agenda: ZText.optional(),
+    privacy: ZPrivacy.default('public'),
+    ttl: z.number().int().min(limits.ttlMin).max(limits.ttlMax).default(limits.defaultTtl),
+    ownerName: ZName.optional(),
+    ownerRole: ZText.optional(),
+    isHuman: z.boolean().optional(),
+  })
+  .meta({ id: 'CreateSpaceRequest' });
+export type TCreateSpaceRequest = z.infer<typeof ZCreateSpaceRequest>;
+
+export const ZCreateSpaceResult = z
+  .object({
+    spaceId: ZUuid,
+    ownerId: ZUuid,
+    ownerPrivateKey: z.string().meta({ description: '64-character hex bearer key; returned once only' }),
+  })
+  .meta({ id: 'CreateSpaceResult' });
+export type TCreateSpaceResult = z.infer<typeof ZCreateSpaceResult>;
+
+export const ZSpaceView = z
+  .object({
+    spaceId: ZUuid,
+    name: z.string(),
+    description: z.string(),
+    agenda: z.string(),
+    privacy: ZPrivacy,
+    state: z.enum(['open', 'closed']),
+    ttlRemaining: z.number().int(),
+  })
+  .extend(ZContextBundle.shape)
+  .meta({ id: 'SpaceView' });
+export type TSpaceView = z.infer<typeof ZSpaceView>;
+
+export const ZUpdateSpaceRequest = ZSpaceIdParam.extend({
+  name: ZName.optional(),
+  description: ZText.optional(),
+  agenda: ZText.optional(),
+});
+export type TUpdateSpaceRequest = z.infer<typeof ZUpdateSpaceRequest>;

@@ -1,0 +1,37 @@
+import { z } from 'zod';
+import { ZDateTime, ZUuid } from './common';
+
+export const ZParticipantStatus = z.enum(['waitingForApproval', 'active', 'muted', 'left', 'kicked']);
+
+export const ZParticipantView = z
+  .object({
+    participantId: ZUuid,
+    name: z.string(),
+    role: z.string(),
+    avatarUrl: z.string().meta({ format: 'uri' }),
+    status: ZParticipantStatus,
+    isOwner: z.boolean(),
+    isHuman: z.boolean(),
+  })
+  .meta({ id: 'ParticipantView' });
+export type TParticipantView = z.infer<typeof ZParticipantView>;
+
+export const ZArtifactSummary = z
+  .object({
+    id: ZUuid,
+    name: z.string(),
+    version: z.number().int(),
+    updatedAt: ZDateTime,
+    lockedBy: ZUuid.optional(),
+    lockExpiresAt: ZDateTime.optional(),
+  })
+  .meta({ id: 'ArtifactSummary' });
+export type TArtifactSummary = z.infer<typeof ZArtifactSummary>;
+
+/** participants, artifacts and suggestedPollingIntervalMs, carried beside the main fields. */
+export const ZContextBundle = z.object({
+  participants: z.array(ZParticipantView),
+  artifacts: z.array(ZArtifactSummary),
+  suggestedPollingIntervalMs: z.number().int(),
+});
+export type TContextBundle = z.infer<typeof ZContextBundle>;

@@ -1,0 +1,36 @@
+import { boolean, index, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+
+export const participantStatuses = ['waitingForApproval', 'active', 'muted', 'left', 'kicked'] as const;
+
+/** Everyone in a space, the owner included (isOwner). The owner key lives on the owner's row. */
+export const participants = pgTable(
+  'participants',
+  {
+    spaceId: uuid('space_id').notNull(),
+    id: uuid('id').notNull(),
+    name: text('name').notNull(),
+    role: text('role').notNull().default(''),
+    isOwner: boolean('is_owner').notNull().default(false),
+    isHuman: boolean('is_human').notNull().default(false),
+    status: text('status', { enum: participantStatuses }).notNull(),
+    /** SHA-256 of the participant (or owner) key; null until the key is minted. */
+    keyHash: text('key_hash'),
+    /**
+     * AES-256-GCM copy of the key, kept only where it must be handed out again: for a human
+     * linked through X-User-Token (getMySpaceKey) and for a private-space joiner until approval
+     * is polled (getJoinStatus).
+     */
+    keyEnc: text('key_enc'),
+    /** The invitation a joiner came through; getJoinStatus only answers to that same key. */
+    invitationId: uuid('invitation_id'),
+    /** The human this participant is linked to (X-User-Token at create or join). */
+    userId: uuid('user_id'),
+    createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3 }).notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.spaceId, t.id] }),
+    uniqueIndex('participants_key_hash_idx').on(t.keyHash),
+    index('participants_user_idx').on(t.userId),
+  ],
+);

@@ -1,0 +1,32 @@
+import { sql } from 'drizzle-orm';
+import { bigint, index, integer, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+
+export const spaces = pgTable(
+  'spaces',
+  {
+    id: uuid('id').primaryKey(),
+    name: text('name').notNull(),
+    description: text('description').notNull(),
+    agenda: text('agenda').notNull().default(''),
+    privacy: text('privacy', { enum: ['public', 'private'] }).notNull(),
+    /** `open` until closeSpace; expiry is derived from `expiresAt`, never written here. */
+    state: text('state', { enum: ['open', 'closed'] })
+      .notNull()
+      .default('open'),
+    ttlSeconds: integer('ttl_seconds').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull(),
+    expiresAt: timestamp('expires_at', { withTimezone: true, precision: 3 }).notNull(),
+    closedAt: timestamp('closed_at', { withTimezone: true, precision: 3 }),
+    /** Last message sequence number handed out (MessageView.seq); bumped under the row lock. */
+    messageSeq: bigint('message_seq', { mode: 'number' }).notNull().default(0),
+    /** Last stream event id handed out; messages and other events share this sequence. */
+    eventSeq: bigint('event_seq', { mode: 'number' }).notNull().default(0),
+    /** Timestamp of the newest message, so the next one can be made strictly later. */
+    lastMessageAt: timestamp('last_message_at', { withTimezone: true, precision: 6, mode: 'string' }),
+  },
+  (t) => [
+    index('spaces_public_open_idx')
+      .on(t.createdAt)
+      .where(sql`${t.privacy} = 'public' and ${t.state} = 'open'`),
+  ],
+);

@@ -1,0 +1,26 @@
+import type { Clock } from './clock';
+import type { Db } from './db/types';
+import type { SecretBox } from './secrets';
+
+export interface CoreConfig {
+  /** Absolute base of every URL the service hands out. */
+  publicUrl: string;
+  lockTtlSeconds: number;
+  linkTtlSeconds: number;
+  suggestedPollingIntervalMs: number;
+}
+
+/** The ports every use case receives; composed once by the server (or a test). */
+export interface Deps {
+  db: Db;
+  clock: Clock;
+  box: SecretBox;
+  config: CoreConfig;
+}
+
+export const defaultCoreConfig: CoreConfig = {
+  publicUrl: 'http://localhost:3000',
+  lockTtlSeconds: 600,
+  linkTtlSeconds: 600,
+  suggestedPollingIntervalMs: 2000,
+};

@@ -1,0 +1,96 @@
+/**
+ * The one error vocabulary of the domain. Core throws these; it never knows HTTP statuses.
+ * The server maps `code` to a status in exactly one place.
+ */
+export const errorCodes = [
+  'VALIDATION',
+  'UNAUTHORIZED',
+  'FORBIDDEN',
+  'NOT_FOUND',
+  'CONFLICT',
+  'GONE',
+  'IDEMPOTENCY_MISMATCH',
+  'LOCKED',
+  'RATE_LIMITED',
+  'PAYLOAD_TOO_LARGE',
+] as const;
+export type ErrorCode = (typeof errorCodes)[number];
+
+export class DomainError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    /** Extra fields merged into the error body, e.g. `{ lockedBy }`. */
+    readonly details: Record<string, unknown> = {},
+  ) {
+    super(message);
+    this.name = 'DomainError';
+  }
+}
+
+export class ValidationError extends DomainError {
+  constructor(message: string, details: Record<string, unknown> = {}) {
+    super('VALIDATION', message, details);
+  }
+}
+
+/** Missing, unknown or wrong-type credential. */
+export class UnauthorizedError extends DomainError {
+  constructor(message = 'a valid key for this space is required') {
+    super('UNAUTHORIZED', message);
+  }
+}
+
+export class ForbiddenError extends DomainError {
+  constructor(message: string) {
+    super('FORBIDDEN', message);
+  }
+}
+
+export class NotFoundError extends DomainError {
+  constructor(what: string) {
+    super('NOT_FOUND', `${what} not found`);
+  }
+}
+
+export class ConflictError extends DomainError {
+  constructor(message: string, details: Record<string, unknown> = {}) {
+    super('CONFLICT', message, details);
+  }
+}
+
+export class SpaceClosedError extends ConflictError {
+  constructor() {
+    super('space is closed');
+  }
+}
+
+export class GoneError extends DomainError {
+  constructor(message: string) {
+    super('GONE', message);
+  }
+}
+
+export class ArtifactLockedError extends DomainError {
+  constructor(
+    readonly lockedBy: string | null,
+    readonly lockExpiresAt: string | null,
+    message = lockedBy
+      ? 'artifact is locked by another participant'
+      : 'you do not hold the lock on this artifact',
+  ) {
+    super('LOCKED', message, lockedBy ? { lockedBy, lockExpiresAt } : {});
+  }
+}
+
+export class RateLimitedError extends DomainError {
+  constructor(readonly retryAfterSeconds: number) {
+    super('RATE_LIMITED', 'rate limit exceeded', { retryAfter: retryAfterSeconds });
+  }
+}
+
+export class IdempotencyMismatchError extends DomainError {
+  constructor() {
+    super('IDEMPOTENCY_MISMATCH', 'Idempotency-Key was already used with a different request body');
+  }
+}

@@ -1,0 +1,84 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import postgres from 'postgres';
+import { type Database, dumpMigratedPglite, migrationsFolder, openDatabase } from '../db';
+
+/**
+ * Test databases: PGlite by default (cloned from one migrated dump, so each is ready in
+ * milliseconds), or a fresh database on the PostgreSQL server named by TEST_DATABASE_URL.
+ */
+export const testDatabaseServerUrl = (): string | undefined => process.env.TEST_DATABASE_URL || undefined;
+
+let dump: Promise<Blob> | undefined;
+/**
+ * The migrated PGlite data directory every test instance starts from, cached on disk by the
+ * migrations' content so that each test process does not migrate again.
+ */
+export const migratedPgliteDump = (): Promise<Blob> => {
+  dump ??= (async () => {
+    const hash = createHash('sha256');
+    for (const file of readdirSync(migrationsFolder, { recursive: true }).map(String).sort()) {
+      if (file.endsWith('.sql') || file.endsWith('.json'))
+        hash.update(file).update(readFileSync(join(migrationsFolder, file)));
+    }
+    const cached = join(tmpdir(), `convene-pglite-${hash.digest('hex').slice(0, 16)}.tar`);
+    if (existsSync(cached)) return new Blob([readFileSync(cached)]);
+    const blob = await dumpMigratedPglite();
+    const partial = `${cached}.${process.pid}`;
+    writeFileSync(partial, Buffer.from(await blob.arrayBuffer()));
+    renameSync(partial, cached);
+    return blob;
+  })();
+  return dump;
+};
+
+/** A fresh, empty, migrated PostgreSQL database on the test server; dropped by the returned function. */
+export async function createPostgresTestDatabase(
+  serverUrl: string,
+): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `convene_test_${randomBytes(6).toString('hex')}`;
+  const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`create database ${name}`);
+  await admin.end();
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const a = postgres(serverUrl, { max: 1, onnotice: () => {} });
+      await a.unsafe(`drop database if exists ${name} with (force)`);
+      await a.end();
+    },
+  };
+}
+
+export interface TestDatabase {
+  database: Database;
+  /** The URL a second node would open to share this database (PostgreSQL only). */
+  url: string | undefined;
+  close(): Promise<void>;
+}
+
+export async function openTestDatabase(): Promise<TestDatabase> {
+  const serverUrl = testDatabaseServerUrl();
+  if (serverUrl) {
+    const pg = await createPostgresTestDatabase(serverUrl);
+    const database = await openDatabase({ url: pg.url, maxConnections: 5 });
+    return {
+      database,
+      url: pg.url,
+      async close() {
+        await database.close();
+        await pg.drop();
+      },
+    };
+  }
+  const database = await openDatabase({
+    url: 'memory://',
+    loadDataDir: await migratedPgliteDump(),
+    migrate: false,
+  });
+  return { database, url: undefined, close: () => database.close() };
+}

@@ -1,0 +1,3 @@
+import { conveneVitestConfig } from '../../vitest.shared';
+
+export default conveneVitestConfig();

@@ -1,0 +1,85 @@
+import { DomainError, type ErrorCode } from '@convene/core';
+import { TRPCError } from '@trpc/server';
+
+/** The one mapping from the domain's error vocabulary to HTTP statuses. */
+export function statusOf(code: ErrorCode): number {
+  switch (code) {
+    case 'VALIDATION':
+      return 400;
+    case 'UNAUTHORIZED':
+      return 401;
+    case 'FORBIDDEN':
+      return 403;
+    case 'NOT_FOUND':
+      return 404;
+    case 'CONFLICT':
+      return 409;
+    case 'GONE':
+      return 410;
+    case 'PAYLOAD_TOO_LARGE':
+      return 400;
+    case 'IDEMPOTENCY_MISMATCH':
+      return 422;
+    case 'LOCKED':
+      return 423;
+    case 'RATE_LIMITED':
+      return 429;
+  }
+}
+
+export interface HttpError {
+  status: number;
+  body: { error: string } & Record<string, unknown>;
+  headers: Record<string, string>;
+}
+
+/** Where the WWW-Authenticate discovery header points (RFC 9728). */
+export const wwwAuthenticate = (publicUrl: string): string =>
+  `Bearer resource_metadata="${publicUrl}/.well-known/oauth-protected-resource"`;
+
+/** Turns anything thrown into the status, `{error, ...details}` body and headers it answers. */
+export function toHttpError(thrown: unknown, publicUrl: string): HttpError {
+  const cause = thrown instanceof TRPCError && thrown.cause ? thrown.cause : thrown;
+  if (cause instanceof DomainError) {
+    const status = statusOf(cause.code);
+    const headers: Record<string, string> = {};
+    if (status === 401) headers['WWW-Authenticate'] = wwwAuthenticate(publicUrl);
+    if (cause.code === 'RATE_LIMITED') headers['Retry-After'] = String(cause.details.retryAfter);
+    return { status, body: { error: cause.message, ...cause.details }, headers };
+  }
+  if (
+    (cause instanceof Error && cause.name === '$ZodError') ||
+    (cause as { name?: string })?.name === 'ZodError'
+  ) {
+    const issues = (cause as unknown as { issues: { path: PropertyKey[]; message: string }[] }).issues;
+    const summary = issues.map((i) =>
+      i.path.length ? `${i.path.map(String).join('.')}: ${i.message}` : i.message,
+    );
+    return {
+      status: 400,
+      body: {
+        error: `invalid request: ${summary.join('; ')}`,
+        issues: issues.map(({ path, message }) => ({ path, message })),
+      },
+      headers: {},
+    };
+  }
+  if (thrown instanceof TRPCError) {
+    switch (thrown.code) {
+      case 'NOT_FOUND':
+        return { status: 404, body: { error: 'no such route' }, headers: {} };
+      case 'BAD_REQUEST':
+      case 'PARSE_ERROR':
+      case 'PAYLOAD_TOO_LARGE':
+        return { status: 400, body: { error: thrown.message || 'bad request' }, headers: {} };
+      case 'UNSUPPORTED_MEDIA_TYPE':
+        return { status: 415, body: { error: 'request bodies must be application/json' }, headers: {} };
+      case 'METHOD_NOT_SUPPORTED':
+        return { status: 405, body: { error: 'method not allowed' }, headers: {} };
+      default:
+        break;
+    }
+  }
+  // 5xx never leak internals.
+  return { status: 500, body: { error: 'internal error' }, headers: {} };
+}

@@ -1,0 +1,90 @@
+import type { OpenAPIObject } from 'trpc-to-openapi';
+import { generateOpenApiDocument } from 'trpc-to-openapi';
+import { appRouter } from './routers';
+
+/** Raw routes document themselves here (paths the adapter cannot generate). */
+export const rawPaths: Record<string, Record<string, unknown>> = {};
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'Validation failure, or unsupported API-Version',
+  401: 'Key or token missing, unknown, or of the wrong type; carries WWW-Authenticate',
+  403: 'Valid key, forbidden action',
+  404: 'Not found',
+  409: 'State conflict',
+  410: 'Link request expired or already consumed',
+  422: 'Idempotency-Key reused with a different body',
+  423: 'Artifact lock held by someone else',
+  429: 'Rate limit exceeded; carries Retry-After',
+};
+
+/** The OpenAPI 3.1 document, generated from the same zod contract the procedures validate with. */
+export function buildOpenApiDocument(publicUrl: string): OpenAPIObject {
+  const doc = generateOpenApiDocument(appRouter, {
+    title: 'Convene',
+    description:
+      'A neutral meeting place where software agents and humans meet in shared spaces, talk, and co-edit markdown documents under exclusive locks.',
+    version: '1.0.0',
+    baseUrl: publicUrl,
+    securitySchemes: {
+      spaceKey: { type: 'apiKey', in: 'header', name: 'X-Private-Key' },
+      userToken: { type: 'apiKey', in: 'header', name: 'X-User-Token' },
+      dashboardJwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+    },
+    paths: rawPaths as never,
+  });
+  postProcess(doc);
+  return doc;
+}
+
+/** Success statuses and error bodies from per-procedure metadata (the generator knows only 200). */
+function postProcess(doc: OpenAPIObject): void {
+  doc.components ??= {};
+  doc.components.schemas ??= {};
+  doc.components.schemas.Error = {
+    type: 'object',
+    required: ['error'],
+    properties: {
+      error: { type: 'string' },
+      lockedBy: { type: 'string', format: 'uuid', description: 'On 423: participantId of the lock holder' },
+    },
+    additionalProperties: true,
+  };
+  for (const meta of procedureMetas(appRouter._def.procedures)) {
+    if (!meta?.openapi) continue;
+    const path = meta.openapi.path.replace(/\{(\w+)\}/g, '{$1}');
+    const operation = (
+      doc.paths?.[path] as Record<string, { responses?: Record<string, unknown> }> | undefined
+    )?.[meta.openapi.method.toLowerCase()];
+    if (!operation) continue;
+    const responses: Record<string, unknown> = {};
+    const success = meta.successStatus ?? 200;
+    const ok = operation.responses?.['200'];
+    if (success === 204) responses['204'] = { description: 'No content' };
+    else if (ok) responses[String(success)] = ok;
+    for (const status of meta.openapi.errorResponses ?? []) {
+      responses[String(status)] = {
+        description: ERROR_DESCRIPTIONS[status] ?? 'Error',
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+      };
+    }
+    operation.responses = responses;
+  }
+}
+
+interface ProcedureMeta {
+  openapi?: { method: string; path: string; errorResponses?: number[] };
+  successStatus?: number;
+}
+
+/** Every procedure's meta, walking nested routers. */
+export function procedureMetas(record: unknown): ProcedureMeta[] {
+  const metas: ProcedureMeta[] = [];
+  for (const value of Object.values(record as Record<string, unknown>)) {
+    const def = (value as { _def?: { procedure?: boolean; meta?: ProcedureMeta; procedures?: unknown } })
+      ._def;
+    if (def?.procedure) metas.push(def.meta ?? {});
+    else if (def?.procedures) metas.push(...procedureMetas(def.procedures));
+    else if (value && typeof value === 'object') metas.push(...procedureMetas(value));
+  }
+  return metas;
+}

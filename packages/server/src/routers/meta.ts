@@ -1,0 +1,6 @@
+import { healthProcedure } from '../procedures/health';
+import { router } from '../trpc';
+
+export const metaRouter = router({
+  health: healthProcedure,
+});

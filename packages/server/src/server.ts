@@ -1,0 +1,103 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  type Clock,
+  type Database,
+  type Deps,
+  type OpenDatabaseOptions,
+  openDatabase,
+  SecretBox,
+  schema,
+  systemClock,
+} from '@convene/core';
+import { sql } from 'drizzle-orm';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from './app';
+import type { ServerConfig } from './env';
+
+export interface ConveneServer {
+  app: FastifyInstance;
+  database: Database;
+  deps: Deps;
+  config: ServerConfig;
+  /** Stop accepting, end streams, finish in-flight requests, close the database. */
+  close(): Promise<void>;
+}
+
+export interface CreateServerOptions {
+  clock?: Clock;
+  logger?: boolean;
+  /** Test hook: start PGlite from a migrated dump. */
+  loadDataDir?: OpenDatabaseOptions['loadDataDir'];
+}
+
+/** Composes the whole service: the one place ports get their real implementations. */
+export async function createServer(
+  config: ServerConfig,
+  options: CreateServerOptions = {},
+): Promise<ConveneServer> {
+  const database = await openDatabase({
+    url: config.databaseUrl,
+    dataDir: config.dataDir,
+    loadDataDir: options.loadDataDir,
+  });
+  try {
+    const secret = config.secret ?? (await loadOrCreateSecret(database, config));
+    const deps: Deps = {
+      db: database.db,
+      clock: options.clock ?? systemClock,
+      box: new SecretBox(secret),
+      config: {
+        publicUrl: config.publicUrl,
+        lockTtlSeconds: config.lockTtlSeconds,
+        linkTtlSeconds: config.linkTtlSeconds,
+        suggestedPollingIntervalMs: 2000,
+      },
+    };
+    const app = await buildApp({ config, deps, logger: options.logger ?? true });
+    let closed: Promise<void> | undefined;
+    return {
+      app,
+      database,
+      deps,
+      config,
+      close() {
+        closed ??= (async () => {
+          await app.close();
+          await database.close();
+        })();
+        return closed;
+      },
+    };
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+}
+
+/**
+ * SECRET unset: generated once and kept under DATA_DIR (embedded) or in the database, so every
+ * node sharing one PostgreSQL agrees on it.
+ */
+async function loadOrCreateSecret(database: Database, config: ServerConfig): Promise<string> {
+  if (database.engine === 'pglite' && config.databaseUrl !== 'memory://') {
+    const file = join(config.dataDir, 'secret');
+    try {
+      return readFileSync(file, 'utf8').trim();
+    } catch {
+      mkdirSync(config.dataDir, { recursive: true });
+      const secret = randomBytes(32).toString('hex');
+      writeFileSync(file, secret, { mode: 0o600 });
+      return secret;
+    }
+  }
+  const candidate = randomBytes(32).toString('hex');
+  await database.db.insert(schema.settings).values({ key: 'secret', value: candidate }).onConflictDoNothing();
+  const [row] = await database.db
+    .select({ value: schema.settings.value })
+    .from(schema.settings)
+    .where(sql`${schema.settings.key} = 'secret'`);
+  if (!row) throw new Error('could not load the server secret');
+  return row.value;
+}

@@ -1,0 +1,69 @@
+import { expect } from 'vitest';
+
+export interface ApiResponse<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+export interface RequestOptions {
+  key?: string | undefined;
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** Send the body as-is (a string), without JSON encoding. */
+  raw?: boolean;
+}
+
+/** A thin HTTP client for tests: every call is real HTTP against a running server. */
+export class Api {
+  constructor(readonly baseUrl: string) {}
+
+  async request<T = any>(
+    method: string,
+    path: string,
+    options: RequestOptions = {},
+  ): Promise<ApiResponse<T>> {
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.key !== undefined) headers['X-Private-Key'] = options.key;
+    let body: string | undefined;
+    if (options.body !== undefined) {
+      body = options.raw ? String(options.body) : JSON.stringify(options.body);
+      headers['Content-Type'] ??= 'application/json';
+    }
+    const response = await fetch(`${this.baseUrl}${path}`, {
+      method,
+      headers,
+      ...(body !== undefined ? { body } : {}),
+    });
+    const text = await response.text();
+    let parsed: unknown = text;
+    if ((response.headers.get('content-type') ?? '').includes('json') && text) parsed = JSON.parse(text);
+    return { status: response.status, headers: response.headers, body: parsed as T, text };
+  }
+
+  get = <T = any>(path: string, options?: RequestOptions) => this.request<T>('GET', path, options);
+  post = <T = any>(path: string, options?: RequestOptions) => this.request<T>('POST', path, options);
+  put = <T = any>(path: string, options?: RequestOptions) => this.request<T>('PUT', path, options);
+  patch = <T = any>(path: string, options?: RequestOptions) => this.request<T>('PATCH', path, options);
+  delete = <T = any>(path: string, options?: RequestOptions) => this.request<T>('DELETE', path, options);
+}
+
+/** Asserts a JSON error with the given status, the API-Version header, and a readable message. */
+export function expectError(response: ApiResponse, status: number): void {
+  expect(response.status, response.text).toBe(status);
+  expect(response.headers.get('content-type')).toMatch(/application\/json/);
+  expect(typeof response.body.error).toBe('string');
+  expect(response.body.error.length).toBeGreaterThan(0);
+  expect(response.headers.get('api-version')).toBe('1');
+  if (status === 401) {
+    expect(response.headers.get('www-authenticate')).toMatch(
+      /^Bearer resource_metadata="http[^"]+\/\.well-known\/oauth-protected-resource"$/,
+    );
+  }
+}
+
+export function expectOk(response: ApiResponse, status = 200): void {
+  expect(response.status, response.text).toBe(status);
+  expect(response.headers.get('api-version')).toBe('1');
+}

@@ -1,0 +1,77 @@
+import { createServer as createNetServer } from 'node:net';
+import type { Clock } from '@convene/core';
+import { createPostgresTestDatabase, migratedPgliteDump, testDatabaseServerUrl } from '@convene/core/testing';
+import { loadConfig, type ServerConfig } from '../../src/env';
+import { type ConveneServer, createServer } from '../../src/server';
+
+export interface TestServer {
+  url: string;
+  server: ConveneServer;
+  /** The PostgreSQL URL a second node would share (undefined on PGlite). */
+  databaseUrl: string | undefined;
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  config?: Partial<ServerConfig>;
+  clock?: Clock;
+  /** Join an existing PostgreSQL database (a second node) instead of creating one. */
+  databaseUrl?: string;
+}
+
+/** Whether multi-node tests can run: they need a shared PostgreSQL. */
+export const onPostgres = (): boolean => Boolean(testDatabaseServerUrl());
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createNetServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * A real server on a loopback port: PGlite cloned from a migrated dump, or a fresh database on
+ * TEST_DATABASE_URL (dropped when the last node using it closes). Rate limits are raised unless
+ * the test sets them, so suites do not trip over each other.
+ */
+export async function startTestServer(options: StartOptions = {}): Promise<TestServer> {
+  const port = await freePort();
+  const serverUrl = testDatabaseServerUrl();
+  let drop: (() => Promise<void>) | undefined;
+  let databaseUrl = options.databaseUrl;
+  if (!databaseUrl && serverUrl) {
+    const pg = await createPostgresTestDatabase(serverUrl);
+    databaseUrl = pg.url;
+    drop = pg.drop;
+  }
+  const config: ServerConfig = {
+    ...loadConfig({}),
+    port,
+    host: '127.0.0.1',
+    publicUrl: `http://127.0.0.1:${port}`,
+    databaseUrl: databaseUrl ?? 'memory://',
+    rateLimitMax: 100_000,
+    secret: 'test-secret-0123456789abcdef',
+    logLevel: 'silent',
+    ...options.config,
+  };
+  const server = await createServer(config, {
+    logger: false,
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(databaseUrl ? {} : { loadDataDir: await migratedPgliteDump() }),
+  });
+  await server.app.listen({ port, host: '127.0.0.1' });
+  return {
+    url: config.publicUrl,
+    server,
+    databaseUrl,
+    async close() {
+      await server.close();
+      await drop?.();
+    },
+  };
+}

@@ -1,0 +1,4 @@
+export * from './api';
+export * from './auth-checks';
+export * from './factories';
+export * from './harness';

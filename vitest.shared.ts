@@ -1,0 +1,26 @@
+import { defineConfig } from 'vitest/config';
+
+/**
+ * Every suite runs on PGlite, and again on PostgreSQL when TEST_DATABASE_URL is set: two
+ * projects over the same files, the first with the variable cleared.
+ */
+export function conveneVitestConfig() {
+  const postgresUrl = process.env.TEST_DATABASE_URL;
+  const base = {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    pool: 'forks' as const,
+  };
+  return defineConfig({
+    test: {
+      maxWorkers: 2,
+      projects: [
+        { test: { ...base, name: 'pglite', env: { TEST_DATABASE_URL: '' } } },
+        ...(postgresUrl
+          ? [{ test: { ...base, name: 'postgres', env: { TEST_DATABASE_URL: postgresUrl } } }]
+          : []),
+      ],
+    },
+  });
+}
