@@ -1,4 +1,7 @@
-export * from './accounts/resolve-user-token';
+// Each domain keeps its own barrel; add exports there, not here.
+export * from './accounts';
+export * from './artifacts';
+export * from './ask';
 export * from './auth/authorize';
 export * from './clock';
 export * from './contract';
@@ -7,7 +10,7 @@ export * from './deps';
 export * from './errors';
 export * from './events/append-event';
 export * from './ids';
+export * from './messages';
+export * from './participants';
 export * from './secrets';
-export * from './spaces/create-space';
-export * from './spaces/get-space';
-export * from './spaces/views';
+export * from './spaces';

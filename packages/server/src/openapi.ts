@@ -53,9 +53,12 @@ function postProcess(doc: OpenAPIObject): void {
     if (!meta?.openapi) continue;
     const path = meta.openapi.path.replace(/\{(\w+)\}/g, '{$1}');
     const operation = (
-      doc.paths?.[path] as Record<string, { responses?: Record<string, unknown> }> | undefined
+      doc.paths?.[path] as
+        | Record<string, { responses?: Record<string, unknown>; security?: unknown }>
+        | undefined
     )?.[meta.openapi.method.toLowerCase()];
     if (!operation) continue;
+    operation.security = (meta.security ?? []).map((scheme) => ({ [scheme]: [] }));
     const responses: Record<string, unknown> = {};
     const success = meta.successStatus ?? 200;
     const ok = operation.responses?.['200'];
@@ -74,6 +77,7 @@ function postProcess(doc: OpenAPIObject): void {
 interface ProcedureMeta {
   openapi?: { method: string; path: string; errorResponses?: number[] };
   successStatus?: number;
+  security?: string[];
 }
 
 /** Every procedure's meta, walking nested routers. */

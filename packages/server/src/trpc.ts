@@ -24,9 +24,13 @@ export interface Context {
   req: FastifyRequest;
 }
 
+export type SecurityScheme = 'spaceKey' | 'userToken' | 'dashboardJwt';
+
 export type Meta = OpenApiMeta<{
   /** The success status the OpenAPI document declares (the procedure sets it on ctx.resMeta). */
   successStatus?: 200 | 201 | 202 | 204;
+  /** Credentials the operation accepts, any one of them; omitted for public operations. */
+  security?: SecurityScheme[];
 }>;
 
 export const t = initTRPC

@@ -3,13 +3,13 @@ import { procedure } from '../trpc';
 
 export const getSpaceProcedure = procedure
   .meta({
+    security: ['spaceKey'],
     openapi: {
       method: 'GET',
       path: '/hub/space/{spaceId}',
       operationId: 'getSpace',
       tags: ['spaces'],
       summary: 'Read a space with its participants and artifacts (any key of the space)',
-      protect: true,
       errorResponses: [401, 404, 429],
     },
   })

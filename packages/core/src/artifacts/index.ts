@@ -1,0 +1,2 @@
+// Use cases of this domain; each file exports one.
+export {};

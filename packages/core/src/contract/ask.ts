@@ -1,0 +1,2 @@
+// Wire contract of this domain (zod): request and response schemas.
+export {};

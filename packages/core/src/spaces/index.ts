@@ -1,0 +1,3 @@
+export * from './create-space';
+export * from './get-space';
+export * from './views';
