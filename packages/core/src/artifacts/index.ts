@@ -1,2 +1,1 @@
-// Use cases of this domain; each file exports one.
-export {};
+export * from './release-locks';

@@ -1,0 +1,47 @@
+import { and, eq, isNotNull } from 'drizzle-orm';
+import type { Clock } from '../clock';
+import { artifacts } from '../db/schema';
+import type { Executor } from '../db/types';
+import { appendEvent } from '../events/append-event';
+import { toArtifactSummary } from '../spaces/views';
+
+/**
+ * Releases the locks a participant holds (or every lock of the space when participantId is
+ * null): leaving, being kicked and closing the space do this in their own transaction. Each
+ * lock that was still live gets an `artifact-unlocked` event.
+ */
+export async function releaseLocks(
+  ex: Executor,
+  clock: Clock,
+  spaceId: string,
+  participantId: string | null,
+): Promise<void> {
+  const now = clock.now();
+  const released = await ex
+    .update(artifacts)
+    .set({ lockedBy: null, lockedAt: null, lockExpiresAt: null })
+    .where(
+      and(
+        eq(artifacts.spaceId, spaceId),
+        participantId ? eq(artifacts.lockedBy, participantId) : isNotNull(artifacts.lockedBy),
+      ),
+    )
+    .returning({
+      id: artifacts.id,
+      name: artifacts.name,
+      version: artifacts.version,
+      updatedAt: artifacts.updatedAt,
+      wasLiveUntil: artifacts.lockExpiresAt,
+    });
+  for (const row of released) {
+    if (row.wasLiveUntil && row.wasLiveUntil > now) {
+      await appendEvent(
+        ex,
+        clock,
+        spaceId,
+        'artifact-unlocked',
+        toArtifactSummary({ ...row, lockedBy: null, lockedAt: null, lockExpiresAt: null }, now),
+      );
+    }
+  }
+}
