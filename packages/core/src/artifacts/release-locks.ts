@@ -17,31 +17,28 @@ export async function releaseLocks(
   participantId: string | null,
 ): Promise<void> {
   const now = clock.now();
-  const released = await ex
-    .update(artifacts)
-    .set({ lockedBy: null, lockedAt: null, lockExpiresAt: null })
-    .where(
-      and(
-        eq(artifacts.spaceId, spaceId),
-        participantId ? eq(artifacts.lockedBy, participantId) : isNotNull(artifacts.lockedBy),
-      ),
-    )
-    .returning({
+  const where = and(
+    eq(artifacts.spaceId, spaceId),
+    participantId ? eq(artifacts.lockedBy, participantId) : isNotNull(artifacts.lockedBy),
+  );
+  // Read the expiries before clearing them: only locks still live are announced as released.
+  const held = await ex
+    .select({
       id: artifacts.id,
       name: artifacts.name,
       version: artifacts.version,
       updatedAt: artifacts.updatedAt,
-      wasLiveUntil: artifacts.lockExpiresAt,
-    });
-  for (const row of released) {
-    if (row.wasLiveUntil && row.wasLiveUntil > now) {
-      await appendEvent(
-        ex,
-        clock,
-        spaceId,
-        'artifact-unlocked',
-        toArtifactSummary({ ...row, lockedBy: null, lockedAt: null, lockExpiresAt: null }, now),
-      );
+      lockExpiresAt: artifacts.lockExpiresAt,
+    })
+    .from(artifacts)
+    .where(where)
+    .for('update');
+  if (held.length === 0) return;
+  await ex.update(artifacts).set({ lockedBy: null, lockedAt: null, lockExpiresAt: null }).where(where);
+  for (const row of held) {
+    if (row.lockExpiresAt && row.lockExpiresAt > now) {
+      const summary = toArtifactSummary({ ...row, lockedBy: null, lockedAt: null, lockExpiresAt: null }, now);
+      await appendEvent(ex, clock, spaceId, 'artifact-unlocked', summary);
     }
   }
 }
