@@ -1,0 +1,47 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const serverRoot = join(dirname(fileURLToPath(import.meta.url)), '../..');
+
+export interface ServerProcess {
+  child: ChildProcess;
+  /** Everything the process printed so far, stdout and stderr. */
+  output(): string;
+  /** Resolves with the URL from the `listening on <url>` line. */
+  ready: Promise<string>;
+  exited: Promise<number | null>;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Starts the real server entry point (`src/main.ts`) as its own process. */
+export function spawnServer(env: Record<string, string>): ServerProcess {
+  const child = spawn(join(serverRoot, 'node_modules/.bin/tsx'), ['src/main.ts'], {
+    cwd: serverRoot,
+    env: { ...process.env, LOG_LEVEL: 'warn', TEST_DATABASE_URL: '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let text = '';
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const ready = new Promise<string>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      text += chunk.toString();
+      const match = text.match(/listening on (http:\/\/\S+)/);
+      if (match?.[1]) resolve(match[1]);
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    exited.then((code) => reject(new Error(`server exited with ${code} before listening:\n${text}`)));
+  });
+  ready.catch(() => {});
+  return {
+    child,
+    output: () => text,
+    ready,
+    exited,
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}

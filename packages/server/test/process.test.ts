@@ -1,0 +1,74 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createPostgresTestDatabase } from '@convene/core/testing';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Harness } from './helpers';
+import { freePort, onPostgres } from './helpers/harness';
+import { spawnServer } from './helpers/process';
+
+// Real server processes: what `pnpm start` runs.
+describe.runIf(!onPostgres())('server process on the embedded database', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'convene-data-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('prints its URL, refuses a second server on the same DATA_DIR, stops on SIGTERM and keeps its data', async () => {
+    const port = await freePort();
+    const first = spawnServer({ DATA_DIR: dir, PORT: String(port) });
+    const url = await first.ready;
+    expect(url).toBe(`http://127.0.0.1:${port}`);
+    const h = new Harness(url);
+    const space = await h.createSpace({ name: 'Persistent' });
+
+    const second = spawnServer({ DATA_DIR: dir, PORT: String(await freePort()) });
+    expect(await second.exited).not.toBe(0);
+    expect(second.output()).toContain(dir);
+    expect(second.output()).toMatch(/in use/);
+
+    const started = Date.now();
+    expect(await first.stop('SIGTERM')).toBe(0);
+    expect(Date.now() - started).toBeLessThan(15_000);
+
+    const again = spawnServer({ DATA_DIR: dir, PORT: String(port) });
+    await again.ready;
+    const view = await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey });
+    expect(view.status).toBe(200);
+    expect(view.body.name).toBe('Persistent');
+    expect(await again.stop('SIGTERM')).toBe(0);
+  }, 90_000);
+
+  it('starts again after a crash on the same data', async () => {
+    const port = await freePort();
+    const first = spawnServer({ DATA_DIR: dir, PORT: String(port) });
+    await first.ready;
+    const space = await new Harness(await first.ready).createSpace({ name: 'Survives a crash' });
+    // The server is the process holding the data-directory lock (tsx runs it as a child).
+    process.kill(Number(readFileSync(join(dir, 'convene.lock'), 'utf8')), 'SIGKILL');
+    await first.exited;
+    const again = spawnServer({ DATA_DIR: dir, PORT: String(port) });
+    const h = new Harness(await again.ready);
+    expect((await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey })).body.name).toBe(
+      'Survives a crash',
+    );
+    expect(await again.stop('SIGTERM')).toBe(0);
+  }, 90_000);
+});
+
+describe.runIf(onPostgres())('two server processes on one PostgreSQL', () => {
+  it('serve the same spaces', async () => {
+    const pg = await createPostgresTestDatabase(process.env.TEST_DATABASE_URL!);
+    const env = { DATABASE_URL: pg.url, SECRET: 'shared-secret-0123456789' };
+    const a = spawnServer({ ...env, PORT: String(await freePort()) });
+    const b = spawnServer({ ...env, PORT: String(await freePort()) });
+    try {
+      const [urlA, urlB] = await Promise.all([a.ready, b.ready]);
+      const space = await new Harness(urlA).createSpace({ name: 'Shared' });
+      const view = await new Harness(urlB).get(`/hub/space/${space.spaceId}`, { key: space.ownerKey });
+      expect(view.status).toBe(200);
+      expect(view.body.name).toBe('Shared');
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+      await pg.drop();
+    }
+  }, 90_000);
+});
