@@ -10,6 +10,7 @@ export * from './deps';
 export * from './errors';
 export * from './events/append-event';
 export * from './ids';
+export * from './infra';
 export * from './messages';
 export * from './participants';
 export * from './secrets';

@@ -1,0 +1,4 @@
+// Ports of the HTTP policies (rate limits, idempotency) with their database and in-memory
+// implementations; the server composes them.
+export * from './idempotency-store';
+export * from './rate-limiter';
