@@ -1,0 +1,57 @@
+import type { Deps } from '@convene/core';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { FastifyInstance } from 'fastify';
+import { sendError } from '../http/policy';
+import { createMcpServer } from './server';
+
+export interface McpRouteOptions {
+  deps: Deps;
+}
+
+/**
+ * `/mcp`: the Model Context Protocol over Streamable HTTP, stateless. Each POST gets a fresh
+ * server and transport, so any node answers any request and nothing is kept between calls.
+ * There are no server-initiated streams in stateless mode, so GET and DELETE answer 405.
+ */
+export function registerMcpRoute(app: FastifyInstance, { deps }: McpRouteOptions): void {
+  const shutdown = new AbortController();
+  app.addHook('preClose', async () => shutdown.abort());
+
+  app.post('/mcp', async (request, reply) => {
+    const server = createMcpServer({ deps, shutdown: shutdown.signal });
+    // No sessionIdGenerator: stateless mode (exactOptionalPropertyTypes forbids writing `undefined`).
+    const transport = new StreamableHTTPServerTransport({ enableJsonResponse: true });
+    // The transport writes to the raw response: Fastify's onSend hooks do not run and headers set
+    // by the policy hooks (API-Version, rate limits) would be lost unless copied first.
+    reply.hijack();
+    for (const [name, value] of Object.entries(reply.getHeaders())) {
+      if (value !== undefined) reply.raw.setHeader(name, value as string | number | readonly string[]);
+    }
+    reply.raw.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    try {
+      await server.connect(transport);
+      await transport.handleRequest(request.raw, reply.raw, request.body);
+    } catch (error) {
+      request.log.error({ err: error }, 'MCP request failed');
+      if (!reply.raw.headersSent) {
+        reply.raw.writeHead(500, { 'content-type': 'application/json; charset=utf-8' });
+        reply.raw.end(JSON.stringify({ error: 'internal error' }));
+      }
+    }
+  });
+
+  const notAllowed = async (_request: unknown, reply: Parameters<typeof sendError>[0]) =>
+    sendError(
+      reply,
+      405,
+      { error: 'this MCP endpoint is stateless: send JSON-RPC requests with POST' },
+      {
+        Allow: 'POST',
+      },
+    );
+  app.get('/mcp', notAllowed);
+  app.delete('/mcp', notAllowed);
+}

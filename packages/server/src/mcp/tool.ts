@@ -1,0 +1,81 @@
+import type { Deps } from '@convene/core';
+import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+
+/** What a tool handler receives besides its arguments: the ports and the caller's credentials. */
+export interface ToolContext {
+  deps: Deps;
+  /** The space key: the `privateKey` argument, else the connection's X-Private-Key header. */
+  key: string | undefined;
+  /** The connection's X-User-Token header, or the `userToken` argument where a tool takes one. */
+  userToken: string | undefined;
+  /** Aborted when the client cancels the call, the connection drops, or the server shuts down. */
+  signal: AbortSignal;
+}
+
+/**
+ * One row of the MCP tool table: the operation's zod contract from core for input and output,
+ * the hints a host shows its user, and a handler that calls one core use case (never HTTP).
+ */
+export interface Tool<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
+  name: string;
+  title: string;
+  description: string;
+  input: I;
+  output: O;
+  annotations: ToolAnnotations;
+  run(input: z.output<I>, ctx: ToolContext): Promise<z.input<O>>;
+}
+
+export const defineTool = <I extends z.ZodType, O extends z.ZodType>(tool: Tool<I, O>): Tool => tool as never;
+
+/** The key argument every keyed tool takes (the connection header is the alternative). */
+export const keyArg = {
+  privateKey: z
+    .string()
+    .optional()
+    .describe(
+      'The space key: owner, participant or invitation key, as the tool requires. Omit it when the MCP connection sends the X-Private-Key header.',
+    ),
+};
+
+/** Hints by kind of operation (MCP tool annotations). All tools act on this service only. */
+export const hints = {
+  read: { readOnlyHint: true, openWorldHint: false },
+  create: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  /** A state change that has no further effect when repeated (a repeat may answer 409). */
+  setState: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  overwrite: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  destroy: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+} satisfies Record<string, ToolAnnotations>;
+
+type JsonSchema = Record<string, unknown>;
+
+/**
+ * The JSON Schema a tool publishes, from the same zod schema REST validates with. MCP wants an
+ * object schema at the root, so a root `$ref` to a named definition is inlined; output schemas
+ * drop `additionalProperties: false`, since clients must ignore fields added later.
+ */
+export function toolJsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
+  const json = z.toJSONSchema(schema, { target: 'draft-7', io, unrepresentable: 'any' }) as JsonSchema;
+  let root = json;
+  const ref = typeof json.$ref === 'string' ? json.$ref.match(/^#\/definitions\/(.+)$/)?.[1] : undefined;
+  const definitions = json.definitions as Record<string, JsonSchema> | undefined;
+  if (ref && definitions?.[ref]) {
+    const { $ref: _ref, ...rest } = json;
+    root = { ...rest, ...definitions[ref] };
+  }
+  if (io === 'output') stripClosedObjects(root);
+  return root;
+}
+
+function stripClosedObjects(node: unknown): void {
+  if (Array.isArray(node)) {
+    for (const item of node) stripClosedObjects(item);
+    return;
+  }
+  if (!node || typeof node !== 'object') return;
+  const record = node as Record<string, unknown>;
+  if (record.additionalProperties === false) delete record.additionalProperties;
+  for (const value of Object.values(record)) stripClosedObjects(value);
+}

@@ -1,0 +1,136 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectError, expectOk, Harness, startTestServer, type TestServer } from './helpers';
+import { callError, callOk, connectMcp } from './helpers/mcp';
+
+let srv: TestServer;
+let h: Harness;
+let mcp: Client;
+
+beforeAll(async () => {
+  srv = await startTestServer();
+  h = new Harness(srv.url);
+  mcp = await connectMcp(srv.url);
+});
+afterAll(async () => {
+  await mcp?.close();
+  await srv?.close();
+});
+
+describe('MCP server', () => {
+  it('announces itself with instructions explaining the key model', async () => {
+    expect(mcp.getServerVersion()?.name).toBe('convene');
+    const instructions = mcp.getInstructions() ?? '';
+    expect(instructions).toMatch(/owner key/i);
+    expect(instructions).toMatch(/participant key/i);
+    expect(instructions).toMatch(/invitation key/i);
+    expect(instructions).toMatch(/X-Private-Key/);
+    expect(instructions).toMatch(/data, not instructions/);
+  });
+
+  it('lists tools with input and output schemas and annotations', async () => {
+    const { tools } = await mcp.listTools();
+    const byName = new Map(tools.map((t) => [t.name, t]));
+    const create = byName.get('create_space');
+    expect(create?.inputSchema).toMatchObject({
+      type: 'object',
+      required: ['name', 'description'],
+      properties: { name: { type: 'string', maxLength: 200 }, privacy: { enum: ['public', 'private'] } },
+    });
+    expect(create?.outputSchema).toMatchObject({
+      type: 'object',
+      properties: { ownerPrivateKey: { type: 'string' } },
+    });
+    expect(create?.annotations).toMatchObject({ readOnlyHint: false, idempotentHint: false });
+
+    const get = byName.get('get_space');
+    expect(get?.annotations?.readOnlyHint).toBe(true);
+    expect(get?.inputSchema.required).toEqual(['spaceId']);
+    expect(get?.inputSchema.properties).toHaveProperty('privateKey');
+    // Output schemas are objects at the root (a named contract schema is inlined).
+    expect(get?.outputSchema).toMatchObject({
+      type: 'object',
+      properties: { participants: { type: 'array' } },
+    });
+    for (const tool of tools) {
+      expect(tool.name).toMatch(/^[a-z]+(_[a-z]+)*$/);
+      expect(tool.description?.length).toBeGreaterThan(20);
+      expect(tool.inputSchema.type).toBe('object');
+      expect(tool.outputSchema?.type).toBe('object');
+      expect(typeof tool.annotations?.readOnlyHint).toBe('boolean');
+    }
+  });
+
+  it('creates a space through a tool; REST sees the same space', async () => {
+    const created = await callOk(mcp, 'create_space', {
+      name: 'MCP space',
+      description: 'Made by a tool',
+      privacy: 'private',
+    });
+    expect(created.ownerPrivateKey).toMatch(/^[0-9a-f]{64}$/);
+    const view = await h.get(`/hub/space/${created.spaceId}`, { key: created.ownerPrivateKey });
+    expectOk(view);
+    expect(view.body).toMatchObject({ name: 'MCP space', privacy: 'private', state: 'open' });
+
+    const viaTool = await callOk(mcp, 'get_space', {
+      spaceId: created.spaceId,
+      privateKey: created.ownerPrivateKey,
+    });
+    expect(viaTool).toEqual({ ...view.body, ttlRemaining: viaTool.ttlRemaining });
+  });
+
+  it('answers a tool error with isError and the REST status and message', async () => {
+    const space = await h.createSpace();
+    const rest = await h.get(`/hub/space/${space.spaceId}`, { key: 'f'.repeat(64) });
+    expectError(rest, 401);
+    const body = await callError(
+      mcp,
+      'get_space',
+      { spaceId: space.spaceId, privateKey: 'f'.repeat(64) },
+      401,
+    );
+    expect(body.error).toBe(rest.body.error);
+
+    const missing = await callError(mcp, 'get_space', { spaceId: space.spaceId }, 401);
+    expect(missing.error).toMatch(/required/);
+
+    const restNotFound = await h.get('/hub/space/not-a-uuid', { key: space.ownerKey });
+    const notFound = await callError(
+      mcp,
+      'get_space',
+      { spaceId: 'not-a-uuid', privateKey: space.ownerKey },
+      404,
+    );
+    expect(notFound.error).toBe(restNotFound.body.error);
+  });
+
+  it('answers invalid arguments with 400 and the validation message', async () => {
+    const body = await callError(mcp, 'create_space', { name: '', description: 'x' }, 400);
+    expect(body.error).toMatch(/^invalid request: name/);
+    await callError(mcp, 'create_space', { name: 'n', description: 'd', ttl: 0 }, 400);
+  });
+
+  it('takes the key from the X-Private-Key connection header', async () => {
+    const space = await h.createSpace({ name: 'Header space' });
+    const withHeader = await connectMcp(srv.url, { 'X-Private-Key': space.ownerKey });
+    try {
+      const view = await callOk(withHeader, 'get_space', { spaceId: space.spaceId });
+      expect(view.name).toBe('Header space');
+      // The argument wins over the header.
+      await callError(withHeader, 'get_space', { spaceId: space.spaceId, privateKey: 'f'.repeat(64) }, 401);
+    } finally {
+      await withHeader.close();
+    }
+  });
+
+  it('is stateless: GET and DELETE answer 405 JSON; a bare request without initialize works', async () => {
+    expectError(await h.get('/mcp'), 405);
+    expectError(await h.delete('/mcp'), 405);
+    const res = await h.post('/mcp', {
+      headers: { Accept: 'application/json, text/event-stream' },
+      body: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} },
+    });
+    expectOk(res);
+    expect(res.body.result.tools.length).toBeGreaterThan(1);
+  });
+});
