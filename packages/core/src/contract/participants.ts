@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ZName, ZText, ZUuid } from './common';
+import { ZName, ZSpaceIdParam, ZText, ZUuid } from './common';
 
 export const ZInvitationResult = z
   .object({
@@ -10,27 +10,42 @@ export const ZInvitationResult = z
   .meta({ id: 'InvitationResult' });
 export type TInvitationResult = z.infer<typeof ZInvitationResult>;
 
-export const ZJoinRequest = z.object({
-  name: ZName.meta({ description: 'Display name' }),
-  role: ZText.optional(),
-  isHuman: z.boolean().optional(),
-});
+export const ZJoinRequest = z
+  .object({
+    name: ZName.meta({ description: 'Display name' }),
+    role: ZText.optional().meta({ description: 'Free-text label' }),
+    isHuman: z.boolean().optional(),
+  })
+  .meta({ id: 'JoinRequest' });
 export type TJoinRequest = z.infer<typeof ZJoinRequest>;
+
+/** joinSpace's procedure input: the path's spaceId beside the body's fields. */
+export const ZJoinSpaceInput = ZSpaceIdParam.extend(ZJoinRequest.shape);
+export type TJoinSpaceInput = z.infer<typeof ZJoinSpaceInput>;
 
 /** 200 (public space: active at once) or 202 (private space: waiting for approval). */
 export const ZJoinResult = z
   .object({
-    participantId: ZUuid,
-    participantPrivateKey: z.string().optional().meta({ description: 'Present when active at once (200)' }),
+    participantId: ZUuid.meta({ description: 'The participant (and, on 202, the id of the join job)' }),
+    participantPrivateKey: z
+      .string()
+      .optional()
+      .meta({ description: '64-character hex key; present when active at once (200)' }),
     status: z.literal('pending').optional().meta({ description: 'Present while waiting for approval (202)' }),
-    statusUrl: z.string().meta({ format: 'uri' }).optional(),
+    statusUrl: z
+      .string()
+      .meta({ format: 'uri', description: 'The join-status poll URL, also sent as Location (202)' })
+      .optional(),
   })
   .meta({ id: 'JoinResult' });
 export type TJoinResult = z.infer<typeof ZJoinResult>;
 
 export const ZJoinStatus = z
   .object({
-    participantPrivateKey: z.string().optional().meta({ description: 'Present once approved (200)' }),
+    participantPrivateKey: z
+      .string()
+      .optional()
+      .meta({ description: 'Present once approved (200); handed out by the first such poll only' }),
     status: z.literal('pending').optional().meta({ description: 'Present while waiting (202)' }),
   })
   .meta({ id: 'JoinStatus' });

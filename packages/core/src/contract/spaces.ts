@@ -42,9 +42,16 @@ export const ZSpaceView = z
   .meta({ id: 'SpaceView' });
 export type TSpaceView = z.infer<typeof ZSpaceView>;
 
-export const ZUpdateSpaceRequest = ZSpaceIdParam.extend({
-  name: ZName.optional(),
-  description: ZText.optional(),
-  agenda: ZText.optional(),
-});
+/** The body of updateSpace: only the fields present change. */
+export const ZUpdateSpaceBody = z
+  .object({
+    name: ZName.optional(),
+    description: ZText.optional(),
+    agenda: ZText.optional(),
+  })
+  .meta({ id: 'UpdateSpaceRequest' });
+export type TUpdateSpaceBody = z.infer<typeof ZUpdateSpaceBody>;
+
+/** updateSpace's procedure input: the path's spaceId beside the body's fields. */
+export const ZUpdateSpaceRequest = ZSpaceIdParam.extend(ZUpdateSpaceBody.shape);
 export type TUpdateSpaceRequest = z.infer<typeof ZUpdateSpaceRequest>;

@@ -1,3 +1,5 @@
+export * from './close-space';
 export * from './create-space';
 export * from './get-space';
+export * from './update-space';
 export * from './views';

@@ -73,9 +73,17 @@ export const ttlRemaining = (space: SpaceRow, now: Date): number =>
   Math.max(0, Math.ceil((space.expiresAt.getTime() - now.getTime()) / 1000));
 
 export interface ContextOptions {
-  /** Hide participants still waiting for approval (for invitation-key holders). */
+  /**
+   * For invitation-key holders: hide joiners still waiting for approval, and approved ones whose
+   * key the join-status poll has not collected yet. Their participantId is what guards that key
+   * against anyone else holding the same invitation key.
+   */
   hideWaiting?: boolean;
 }
+
+/** A private-space joiner whose key is still to be collected by getJoinStatus. */
+const keyUncollected = (p: ParticipantRow): boolean =>
+  p.status === 'waitingForApproval' || p.invitationId !== null;
 
 /** The context bundle: participants, artifact summaries and the suggested polling interval. */
 export async function loadContext(
@@ -100,7 +108,7 @@ export async function loadContext(
   const now = clock.now();
   return {
     participants: participantRows
-      .filter((p) => !(options.hideWaiting && p.status === 'waitingForApproval'))
+      .filter((p) => !(options.hideWaiting && keyUncollected(p)))
       .map((p) => toParticipantView(config, p)),
     artifacts: artifactRows.map((a) => toArtifactSummary(a, now)),
     suggestedPollingIntervalMs: config.suggestedPollingIntervalMs,

@@ -1,0 +1,74 @@
+import { and, eq } from 'drizzle-orm';
+import { authorize, roles } from '../auth/authorize';
+import type { TJoinStatus } from '../contract';
+import { participants } from '../db/schema';
+import type { Deps } from '../deps';
+import { DomainError, NotFoundError } from '../errors';
+import { isUuid } from '../ids';
+
+export interface GetJoinStatusOptions {
+  deps: Deps;
+  spaceId: string;
+  participantId: string;
+  /** The invitation key the join was made with. */
+  key: string | undefined;
+}
+
+/** What the caller answers: the body, and whether the join is still waiting (202). */
+export interface JoinStatusOutcome {
+  result: TJoinStatus;
+  pending: boolean;
+}
+
+/**
+ * A private-space joiner polls with the invitation key it joined with. While the owner has not
+ * decided: pending. Once approved, the first poll hands out the key minted at join and forgets
+ * its sealed copy (a human linked through X-User-Token keeps one for getMySpaceKey); every
+ * later poll is 404, so a key is never handed out twice, even to someone else holding the same
+ * invitation key. A join that was refused (kicked), or that nobody made through this invitation,
+ * is 404 as well, with a message that says which.
+ */
+export async function getJoinStatus({
+  deps,
+  spaceId,
+  participantId,
+  key,
+}: GetJoinStatusOptions): Promise<JoinStatusOutcome> {
+  const { db, clock, box } = deps;
+  return db.transaction(async (tx) => {
+    const { caller } = await authorize(tx, clock, {
+      spaceId,
+      key,
+      allow: roles.invitation,
+      whenClosed: 'unauthorized',
+    });
+    if (!isUuid(participantId)) throw new NotFoundError('join request');
+    const [row] = await tx
+      .select()
+      .from(participants)
+      .where(and(eq(participants.spaceId, spaceId), eq(participants.id, participantId)))
+      .for('update');
+    // The ticket is the invitation the join came through; it is cleared once the key is collected.
+    if (!row || row.invitationId === null || row.invitationId !== caller.invitationId) {
+      throw new NotFoundError('pending join request');
+    }
+    switch (row.status) {
+      case 'waitingForApproval':
+        return { pending: true, result: { status: 'pending' } };
+      case 'kicked':
+        throw new DomainError('NOT_FOUND', 'join request refused: the owner removed this participant');
+      case 'left':
+        throw new NotFoundError('pending join request');
+      case 'active':
+      case 'muted': {
+        if (!row.keyEnc) throw new NotFoundError('pending join request');
+        const participantPrivateKey = box.decrypt(row.keyEnc);
+        await tx
+          .update(participants)
+          .set({ invitationId: null, keyEnc: row.userId ? row.keyEnc : null })
+          .where(and(eq(participants.spaceId, spaceId), eq(participants.id, participantId)));
+        return { pending: false, result: { participantPrivateKey } };
+      }
+    }
+  });
+}

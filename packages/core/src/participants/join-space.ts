@@ -1,0 +1,103 @@
+import { count, eq } from 'drizzle-orm';
+import { resolveUserToken } from '../accounts/resolve-user-token';
+import { authorize, roles } from '../auth/authorize';
+import { limits, type TJoinRequest, type TJoinResult } from '../contract';
+import { participants, spaces } from '../db/schema';
+import type { Deps } from '../deps';
+import { ConflictError, SpaceClosedError } from '../errors';
+import { appendEvent } from '../events/append-event';
+import { newId } from '../ids';
+import { hashSecret, mintSpaceKey } from '../secrets';
+import { isClosed, toParticipantView } from '../spaces/views';
+
+export interface JoinSpaceOptions {
+  deps: Deps;
+  spaceId: string;
+  /** The publicInvitationKey. */
+  key: string | undefined;
+  input: TJoinRequest;
+  /** Optional X-User-Token: a valid one links the participant to its human; invalid ones are ignored. */
+  userToken?: string | undefined;
+}
+
+/** What the caller answers: the body, and whether the join waits for approval (202). */
+export interface JoinSpaceOutcome {
+  result: TJoinResult;
+  pending: boolean;
+}
+
+/** The URL a waiting joiner polls; also the 202's Location. */
+export const joinStatusUrl = (publicUrl: string, spaceId: string, participantId: string): string =>
+  `${publicUrl}/hub/space/${spaceId}/join/${participantId}`;
+
+/**
+ * Joining with an invitation key. A public space admits the joiner at once and returns its key;
+ * a private one records it as waitingForApproval and returns the poll URL. Either way the key is
+ * minted now: a waiting joiner's key is kept encrypted (and tied to the invitation it came
+ * through) until its first successful join-status poll collects it.
+ */
+export async function joinSpace({
+  deps,
+  spaceId,
+  key,
+  input,
+  userToken,
+}: JoinSpaceOptions): Promise<JoinSpaceOutcome> {
+  const { db, clock, config, box } = deps;
+  const participantId = newId();
+  const participantPrivateKey = mintSpaceKey();
+  const outcome = await db.transaction(async (tx) => {
+    const { caller } = await authorize(tx, clock, {
+      spaceId,
+      key,
+      allow: roles.invitation,
+      whenClosed: 'conflict',
+    });
+    // The space row lock serialises joins, so the participant limit cannot be overshot, and
+    // orders this join against a concurrent close.
+    const [space] = await tx.select().from(spaces).where(eq(spaces.id, spaceId)).for('update');
+    if (!space || isClosed(space, clock.now())) throw new SpaceClosedError();
+    const [row] = await tx.select({ n: count() }).from(participants).where(eq(participants.spaceId, spaceId));
+    // Every participant record counts, the departed included: it is the length of SpaceView.participants.
+    if ((row?.n ?? 0) >= limits.participantsPerSpace) {
+      throw new ConflictError(`this space already has ${limits.participantsPerSpace} participants`);
+    }
+    const userId = await resolveUserToken(tx, clock, userToken);
+    const pending = space.privacy === 'private';
+    const now = clock.now();
+    const [inserted] = await tx
+      .insert(participants)
+      .values({
+        spaceId,
+        id: participantId,
+        name: input.name,
+        role: input.role ?? '',
+        isOwner: false,
+        isHuman: input.isHuman ?? false,
+        status: pending ? 'waitingForApproval' : 'active',
+        keyHash: hashSecret(participantPrivateKey),
+        // Sealed where it must be handed out again: to the join-status poll, or to the linked human.
+        keyEnc: pending || userId ? box.encrypt(participantPrivateKey) : null,
+        // The join-status ticket: only the invitation the join came through may collect the key.
+        invitationId: pending ? caller.invitationId : null,
+        userId,
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning();
+    if (!inserted) throw new Error('participant insert returned nothing');
+    await appendEvent(tx, clock, spaceId, 'participant-status', toParticipantView(config, inserted));
+    return pending;
+  });
+  if (outcome) {
+    return {
+      pending: true,
+      result: {
+        participantId,
+        status: 'pending',
+        statusUrl: joinStatusUrl(config.publicUrl, spaceId, participantId),
+      },
+    };
+  }
+  return { pending: false, result: { participantPrivateKey, participantId } };
+}

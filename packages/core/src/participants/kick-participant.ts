@@ -1,0 +1,31 @@
+import { authorize, roles } from '../auth/authorize';
+import type { TOk } from '../contract';
+import type { Deps } from '../deps';
+import { lockModerationTarget, notApplicable, transitionParticipant } from './moderation';
+
+export interface KickParticipantOptions {
+  deps: Deps;
+  spaceId: string;
+  participantId: string;
+  key: string | undefined;
+}
+
+/**
+ * The owner removes a live participant (waiting, active or muted): its key stops working at
+ * once and its edit locks are released. Kicking a waiting joiner is how a join is refused.
+ */
+export async function kickParticipant({
+  deps,
+  spaceId,
+  participantId,
+  key,
+}: KickParticipantOptions): Promise<TOk> {
+  const { db, clock, config } = deps;
+  await db.transaction(async (tx) => {
+    await authorize(tx, clock, { spaceId, key, allow: roles.owner, whenClosed: 'conflict' });
+    const row = await lockModerationTarget(tx, spaceId, participantId);
+    if (row.status === 'left' || row.status === 'kicked') throw notApplicable('kick', row.status);
+    await transitionParticipant({ ex: tx, clock, config, row, to: 'kicked' });
+  });
+  return { ok: true };
+}

@@ -1,0 +1,44 @@
+import { and, eq } from 'drizzle-orm';
+import { authorize, roles } from '../auth/authorize';
+import type { TOk } from '../contract';
+import { participants } from '../db/schema';
+import type { Deps } from '../deps';
+import { ConflictError, UnauthorizedError } from '../errors';
+import { transitionParticipant } from './moderation';
+
+export interface LeaveSpaceOptions {
+  deps: Deps;
+  spaceId: string;
+  key: string | undefined;
+}
+
+/**
+ * A participant (active or muted) leaves: its key stops working and its edit locks are
+ * released. The owner cannot leave its own space; it closes it instead.
+ */
+export async function leaveSpace({ deps, spaceId, key }: LeaveSpaceOptions): Promise<TOk> {
+  const { db, clock, config } = deps;
+  await db.transaction(async (tx) => {
+    const { caller } = await authorize(tx, clock, {
+      spaceId,
+      key,
+      allow: roles.member,
+      whenClosed: 'conflict',
+    });
+    if (caller.role === 'owner') {
+      throw new ConflictError('the owner cannot leave the space; close it instead');
+    }
+    if (!caller.participant) throw new UnauthorizedError();
+    // Re-read under a row lock: a kick racing this leave is applied first or not at all.
+    const [row] = await tx
+      .select()
+      .from(participants)
+      .where(and(eq(participants.spaceId, spaceId), eq(participants.id, caller.participant.id)))
+      .for('update');
+    if (!row || (row.status !== 'active' && row.status !== 'muted')) {
+      throw new UnauthorizedError('this key no longer works: its participant was removed');
+    }
+    await transitionParticipant({ ex: tx, clock, config, row, to: 'left' });
+  });
+  return { ok: true };
+}

@@ -1,0 +1,28 @@
+import { eq } from 'drizzle-orm';
+import { authorize, roles } from '../auth/authorize';
+import type { TOk, TUpdateSpaceBody } from '../contract';
+import { spaces } from '../db/schema';
+import type { Deps } from '../deps';
+
+export interface UpdateSpaceOptions {
+  deps: Deps;
+  spaceId: string;
+  key: string | undefined;
+  /** Only the fields present change; an empty update is a successful no-op. */
+  input: TUpdateSpaceBody;
+}
+
+/** The owner renames the space or rewrites its description or agenda. */
+export async function updateSpace({ deps, spaceId, key, input }: UpdateSpaceOptions): Promise<TOk> {
+  const { db, clock } = deps;
+  const changes = {
+    ...(input.name !== undefined ? { name: input.name } : {}),
+    ...(input.description !== undefined ? { description: input.description } : {}),
+    ...(input.agenda !== undefined ? { agenda: input.agenda } : {}),
+  };
+  await db.transaction(async (tx) => {
+    await authorize(tx, clock, { spaceId, key, allow: roles.owner, whenClosed: 'conflict' });
+    if (Object.keys(changes).length > 0) await tx.update(spaces).set(changes).where(eq(spaces.id, spaceId));
+  });
+  return { ok: true };
+}
