@@ -1,3 +1,4 @@
+export * from './ask-documents';
 export * from './artifacts';
 export * from './infra';
 export * from './invitations';
