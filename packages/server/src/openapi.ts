@@ -1,9 +1,12 @@
 import type { OpenAPIObject } from 'trpc-to-openapi';
 import { generateOpenApiDocument } from 'trpc-to-openapi';
 import { appRouter } from './routers';
+import { artifactFilePaths } from './routes/artifact-files';
 
 /** Raw routes document themselves here (paths the adapter cannot generate). */
-export const rawPaths: Record<string, Record<string, unknown>> = {};
+export const rawPaths: Record<string, Record<string, unknown>> = {
+  ...artifactFilePaths,
+};
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'Validation failure, or unsupported API-Version',

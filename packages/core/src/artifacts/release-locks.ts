@@ -1,6 +1,6 @@
 import { and, eq, isNotNull } from 'drizzle-orm';
 import type { Clock } from '../clock';
-import { artifacts } from '../db/schema';
+import { artifacts, spaces } from '../db/schema';
 import type { Executor } from '../db/types';
 import { appendEvent } from '../events/append-event';
 import { toArtifactSummary } from '../spaces/views';
@@ -9,6 +9,10 @@ import { toArtifactSummary } from '../spaces/views';
  * Releases the locks a participant holds (or every lock of the space when participantId is
  * null): leaving, being kicked and closing the space do this in their own transaction. Each
  * lock that was still live gets an `artifact-unlocked` event.
+ *
+ * It locks the space row before any artifact row, the order every artifact write uses, so a
+ * release and a concurrent lock or write cannot deadlock, and a lock taken just before the
+ * release is seen and released.
  */
 export async function releaseLocks(
   ex: Executor,
@@ -17,6 +21,7 @@ export async function releaseLocks(
   participantId: string | null,
 ): Promise<void> {
   const now = clock.now();
+  await ex.select({ id: spaces.id }).from(spaces).where(eq(spaces.id, spaceId)).for('no key update');
   const where = and(
     eq(artifacts.spaceId, spaceId),
     participantId ? eq(artifacts.lockedBy, participantId) : isNotNull(artifacts.lockedBy),
