@@ -1,2 +1,111 @@
-// Wire contract of this domain (zod): request and response schemas.
-export {};
+import { z } from 'zod';
+import { ZDateTime, ZSpaceIdParam, ZUuid } from './common';
+import { limits } from './limits';
+import { ZContextBundle } from './views';
+
+export const ZMessageType = z.enum(['text', 'image', 'html']);
+export type TMessageType = z.infer<typeof ZMessageType>;
+
+const DATA_URI_RE = /^data:image\/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/]+={0,2}$/;
+
+/** `image` content: an `https:` URL, or a base64 data URI of a PNG, JPEG, GIF or WebP image. */
+export function imageContentProblem(content: string): string | null {
+  if (content.startsWith('data:')) {
+    if (content.length > limits.imageDataUriMax)
+      return `image data URIs are at most ${limits.imageDataUriMax} characters`;
+    return DATA_URI_RE.test(content)
+      ? null
+      : 'image data URIs must be data:image/(png|jpeg|gif|webp);base64,…';
+  }
+  if (content.length > limits.messageMax) return `content is at most ${limits.messageMax} characters`;
+  try {
+    const url = new URL(content);
+    if (url.protocol === 'https:' && url.hostname) return null;
+  } catch {
+    // not a URL: answered below
+  }
+  return 'image content must be an https: URL or a data:image/(png|jpeg|gif|webp);base64, URI';
+}
+
+export const ZSendMessageRequest = ZSpaceIdParam.extend({
+  content: z
+    .string()
+    .min(1)
+    // PostgreSQL text cannot hold NUL.
+    .refine((value) => !value.includes('\u0000'), 'content cannot contain NUL characters')
+    // Image data URIs may be up to 1 MiB; everything else is checked against 65,536 below.
+    .max(limits.imageDataUriMax)
+    .meta({
+      description: `1 to ${limits.messageMax} characters; for type image an https: URL or a data:image/(png|jpeg|gif|webp);base64, URI (up to 1 MiB)`,
+    }),
+  type: ZMessageType.default('text'),
+}).superRefine((input, ctx) => {
+  const problem =
+    input.type === 'image'
+      ? imageContentProblem(input.content)
+      : input.content.length > limits.messageMax
+        ? `content is at most ${limits.messageMax} characters`
+        : null;
+  if (problem) ctx.addIssue({ code: 'custom', path: ['content'], message: problem });
+});
+export type TSendMessageRequest = z.infer<typeof ZSendMessageRequest>;
+
+export const ZSendMessageResult = z
+  .object({ messageId: ZUuid })
+  .extend(ZContextBundle.shape)
+  .meta({ id: 'SendMessageResult' });
+export type TSendMessageResult = z.infer<typeof ZSendMessageResult>;
+
+export const ZMessageView = z
+  .object({
+    id: ZUuid,
+    senderId: ZUuid,
+    senderName: z.string(),
+    isOwner: z.boolean(),
+    content: z.string(),
+    type: ZMessageType,
+    timestamp: ZDateTime.meta({
+      description: 'Strictly increasing within a space, microsecond precision (6 fractional digits, UTC)',
+    }),
+    seq: z.number().int().meta({ description: '1, 2, 3… per space, in the same order as timestamps' }),
+  })
+  .meta({ id: 'MessageView' });
+export type TMessageView = z.infer<typeof ZMessageView>;
+
+/**
+ * An RFC 3339 date-time. A `+` of the offset that arrived unencoded in a query string reads as a
+ * space; it is taken back, as a careful client would expect.
+ */
+export const ZTimestampQuery = z.preprocess(
+  (value) => (typeof value === 'string' ? value.replace(/ (\d{2}:?\d{2})$/, '+$1') : value),
+  z.iso
+    .datetime({ offset: true })
+    // Year 0000 parses in JavaScript but is outside PostgreSQL's calendar.
+    .refine((value) => !value.startsWith('0000') && !Number.isNaN(Date.parse(value)), 'not a valid date-time')
+    .meta({ format: 'date-time', example: '2030-01-01T12:00:00.000000Z' }),
+);
+
+export const ZListMessagesRequest = ZSpaceIdParam.extend({
+  timestamp: ZTimestampQuery.optional().meta({
+    description: 'Only messages after this instant (pass the previous cursor)',
+  }),
+});
+export type TListMessagesRequest = z.infer<typeof ZListMessagesRequest>;
+
+export const ZListMessagesResult = z
+  .object({
+    messages: z.array(ZMessageView).meta({ description: `Oldest first, at most ${limits.messagesPerPage}` }),
+    cursor: ZDateTime.meta({
+      description:
+        'Timestamp of the last message returned, else the request timestamp (or the space creation time): pass it as the next timestamp',
+    }),
+  })
+  .extend(ZContextBundle.shape)
+  .meta({ id: 'ListMessagesResult' });
+export type TListMessagesResult = z.infer<typeof ZListMessagesResult>;
+
+/** Payload of the `space-closed` stream event. */
+export const ZSpaceClosedEvent = z
+  .object({ spaceId: ZUuid, reason: z.enum(['closed', 'expired']) })
+  .meta({ id: 'SpaceClosedEvent' });
+export type TSpaceClosedEvent = z.infer<typeof ZSpaceClosedEvent>;

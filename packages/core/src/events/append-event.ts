@@ -6,7 +6,7 @@ import type { Executor } from '../db/types';
 /** The channel every node LISTENs on; NOTIFY is sent inside the writing transaction. */
 export const EVENTS_CHANNEL = 'convene_events';
 /** NOTIFY payloads must stay under 8000 bytes; larger events travel as a pointer. */
-const MAX_INLINE_PAYLOAD = 7000;
+export const MAX_INLINE_PAYLOAD = 7000;
 
 export type SpaceEventKind =
   | 'message'
@@ -39,7 +39,7 @@ export async function nextEventSeq(ex: Executor, spaceId: string): Promise<numbe
 /** Sends the notice on commit of the enclosing transaction (or at once outside one). */
 export async function notifyEvent(ex: Executor, notice: EventNotice): Promise<void> {
   let payload = JSON.stringify(notice);
-  if (payload.length > MAX_INLINE_PAYLOAD) {
+  if (Buffer.byteLength(payload) > MAX_INLINE_PAYLOAD) {
     payload = JSON.stringify({ spaceId: notice.spaceId, seq: notice.seq, kind: notice.kind });
   }
   await ex.execute(sql`select pg_notify(${EVENTS_CHANNEL}, ${payload})`);

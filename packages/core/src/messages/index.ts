@@ -1,2 +1,7 @@
 // Use cases of this domain; each file exports one.
-export {};
+
+export * from '../events/read-events';
+export * from './list-messages';
+export * from './open-stream';
+export * from './send-message';
+export * from './views';

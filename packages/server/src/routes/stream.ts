@@ -1,4 +1,147 @@
+import { openStream, ZTimestampQuery } from '@convene/core';
 import type { FastifyInstance } from 'fastify';
+import type { EventHub } from '../events/hub';
+import { StreamConnection } from '../events/stream-connection';
+import { toHttpError } from '../http/errors';
+import { sendError } from '../http/policy';
+import { rawPaths } from '../openapi';
+import { headerValue } from '../trpc';
 import type { RawRouteOptions } from '.';
 
-export async function registerStreamRoutes(_app: FastifyInstance, _options: RawRouteOptions): Promise<void> {}
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The process's event hub; set by createServer once it listens. */
+    eventHub: EventHub | null;
+  }
+}
+
+const STREAM_PATH = '/hub/space/:spaceId/messages/stream';
+
+/**
+ * GET /hub/space/{spaceId}/messages/stream: Server-Sent Events. Errors before the stream starts
+ * are ordinary JSON errors; after that, the stream subscribes, replays its backlog and goes live.
+ */
+export async function registerStreamRoutes(
+  app: FastifyInstance,
+  { config, deps }: RawRouteOptions,
+): Promise<void> {
+  if (!app.hasDecorator('eventHub')) app.decorate('eventHub', null);
+  documentStream();
+
+  app.get(STREAM_PATH, async (request, reply) => {
+    const { spaceId } = request.params as { spaceId: string };
+    const query = request.query as Record<string, string | string[] | undefined>;
+    const first = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
+    // The header wins; `?key=` is for clients that cannot set headers (EventSource in a browser).
+    const key = headerValue(request, 'x-private-key') || first(query.key) || undefined;
+
+    let timestamp: string | undefined;
+    const rawTimestamp = first(query.timestamp);
+    if (rawTimestamp !== undefined) {
+      const parsed = ZTimestampQuery.safeParse(rawTimestamp);
+      if (!parsed.success) {
+        const { status, body } = toHttpError(parsed.error, config.publicUrl);
+        return sendError(reply, status, body);
+      }
+      timestamp = parsed.data;
+    }
+    let lastEventId: number | undefined;
+    const rawLastEventId = headerValue(request, 'last-event-id')?.trim();
+    if (rawLastEventId) {
+      if (!/^\d{1,15}$/.test(rawLastEventId))
+        return sendError(reply, 400, { error: 'Last-Event-ID must be an event id sent by this stream' });
+      lastEventId = Number(rawLastEventId);
+    }
+
+    const hub = app.eventHub;
+    if (!hub || hub.isClosed) return sendError(reply, 503, { error: 'the server is shutting down' });
+
+    // Subscribe first, so that nothing committed after the starting position can be missed.
+    const connection = new StreamConnection({
+      hub,
+      res: reply.raw,
+      spaceId,
+      clock: deps.clock,
+      lastEventId,
+      timestamp,
+      onError: (error) => request.log.error({ err: error }, 'event stream failed'),
+    });
+    let start: Awaited<ReturnType<typeof openStream>>;
+    try {
+      start = await openStream({ deps, spaceId, key });
+    } catch (error) {
+      connection.abandon();
+      const { status, body, headers } = toHttpError(error, config.publicUrl);
+      if (status >= 500) request.log.error({ err: error }, 'opening an event stream failed');
+      return sendError(reply, status, body, headers);
+    }
+
+    reply.hijack();
+    const res = reply.raw;
+    // A hijacked reply skips onSend and does not flush headers set by the policy hooks.
+    for (const [name, value] of Object.entries(reply.getHeaders())) {
+      if (value !== undefined) res.setHeader(name, value as string | number | readonly string[]);
+    }
+    res.writeHead(200, {
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-cache',
+      'X-Accel-Buffering': 'no',
+      Connection: 'keep-alive',
+    });
+    res.flushHeaders();
+    request.raw.socket.setNoDelay(true);
+    request.raw.socket.setTimeout(0);
+    void connection.begin(start);
+  });
+}
+
+function documentStream(): void {
+  const error = (description: string) => ({
+    description,
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+  });
+  rawPaths['/hub/space/{spaceId}/messages/stream'] = {
+    get: {
+      operationId: 'streamMessages',
+      tags: ['messages'],
+      summary: 'Server-Sent Events: the message backlog, then live messages and space events',
+      description:
+        'Events: `message` (MessageView), `participant-status` (ParticipantView), `context` ({participants, artifacts, suggestedPollingIntervalMs}; no id), `artifact-created|updated|locked|unlocked` (ArtifactSummary), `space-closed` ({spaceId, reason: closed|expired}, then the stream ends). Every event but `context` has `id:`, the space event sequence number; send it back as `Last-Event-ID` to resume with every kind of event replayed. A `: ping` comment is sent every 15 s.',
+      security: [{ spaceKey: [] }, {}],
+      parameters: [
+        { name: 'spaceId', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } },
+        {
+          name: 'timestamp',
+          in: 'query',
+          required: false,
+          description: 'Replay only the messages after this instant',
+          schema: { type: 'string', format: 'date-time' },
+        },
+        {
+          name: 'key',
+          in: 'query',
+          required: false,
+          description: 'The space key, for clients that cannot set X-Private-Key',
+          schema: { type: 'string' },
+        },
+        {
+          name: 'Last-Event-ID',
+          in: 'header',
+          required: false,
+          description: 'Resume after this event id (takes precedence over timestamp)',
+          schema: { type: 'string' },
+        },
+      ],
+      responses: {
+        '200': {
+          description: 'An event stream',
+          content: { 'text/event-stream': { schema: { type: 'string' } } },
+        },
+        '400': error('Invalid timestamp or Last-Event-ID, or unsupported API-Version'),
+        '401': error('Key missing, unknown, or of the wrong type; carries WWW-Authenticate'),
+        '404': error('Not found'),
+        '429': error('Rate limit exceeded; carries Retry-After'),
+      },
+    },
+  };
+}

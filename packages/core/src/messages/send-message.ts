@@ -1,0 +1,130 @@
+import { sql } from 'drizzle-orm';
+import { authorize, roles } from '../auth/authorize';
+import type { TSendMessageRequest, TSendMessageResult } from '../contract';
+import { rowsOf } from '../db/migrate';
+import type { Deps } from '../deps';
+import { ForbiddenError, NotFoundError, UnauthorizedError } from '../errors';
+import { EVENTS_CHANNEL, MAX_INLINE_PAYLOAD } from '../events/append-event';
+import { isUuid, newId } from '../ids';
+import { hashSecret } from '../secrets';
+import { loadContext } from '../spaces/views';
+
+export interface SendMessageOptions {
+  deps: Deps;
+  spaceId: string;
+  key: string | undefined;
+  input: Pick<TSendMessageRequest, 'content' | 'type'>;
+}
+
+interface Appended {
+  seq: string | number;
+  event_seq: string | number;
+}
+
+/**
+ * The owner or an active participant posts a message. The hot path is one statement: it
+ * resolves the key to an active sender (locking that participant row, so a concurrent mute or
+ * kick is either before it or after it), bumps the space's message and event sequences under the
+ * space row lock, stamps the message `greatest(now, previous + 1µs)` so timestamps strictly
+ * increase in commit order, inserts it and NOTIFYs every node, all in one implicit transaction.
+ * Only when it writes nothing does the full authorization run, to say why.
+ */
+export async function sendMessage({
+  deps,
+  spaceId,
+  key,
+  input,
+}: SendMessageOptions): Promise<TSendMessageResult> {
+  const { db, clock, config } = deps;
+  if (!isUuid(spaceId)) throw new NotFoundError('space');
+  if (!key) throw new UnauthorizedError('X-Private-Key is required');
+
+  // The context does not depend on the message: read it alongside the write.
+  const context = loadContext(db, clock, config, spaceId);
+  context.catch(() => {});
+
+  const messageId = newId();
+  for (let attempt = 0; ; attempt++) {
+    let appended: Appended | undefined;
+    try {
+      appended = await append(deps, spaceId, hashSecret(key), messageId, input);
+    } catch (error) {
+      // A moderation transaction locking rows in the other order: PostgreSQL picks a victim.
+      if (attempt < 3 && pgCode(error) === '40P01') continue;
+      throw error;
+    }
+    if (appended) return { messageId, ...(await context) };
+
+    // Nothing written: find out why (404, 401, 409), or refuse a muted sender (403).
+    const { caller } = await authorize(db, clock, {
+      spaceId,
+      key,
+      allow: roles.member,
+      whenClosed: 'conflict',
+    });
+    if (caller.participant?.status === 'muted')
+      throw new ForbiddenError('muted participants cannot send messages');
+    // The sender's status changed between the two reads (e.g. unmuted): try again.
+    if (attempt >= 3) throw new ForbiddenError('the sender is not an active participant');
+  }
+}
+
+async function append(
+  { db, clock }: Deps,
+  spaceId: string,
+  keyHash: string,
+  messageId: string,
+  { content, type }: Pick<TSendMessageRequest, 'content' | 'type'>,
+): Promise<Appended | undefined> {
+  const now = clock.now().toISOString();
+  const result = await db.execute(sql`
+    with caller as (
+      select p.id, p.name, p.is_owner
+      from participants p
+      where p.key_hash = ${keyHash} and p.space_id = ${spaceId} and p.status = 'active'
+      for share
+    ), bumped as (
+      update spaces s set
+        message_seq = s.message_seq + 1,
+        event_seq = s.event_seq + 1,
+        last_message_at = greatest(
+          ${now}::timestamptz,
+          coalesce(s.last_message_at, s.created_at) + interval '1 microsecond'
+        )
+      where s.id = ${spaceId} and s.state = 'open' and s.expires_at > ${now}::timestamptz
+        and exists (select 1 from caller)
+      returning s.message_seq, s.event_seq, s.last_message_at
+    ), inserted as (
+      insert into messages (space_id, id, seq, event_seq, sender_id, sender_name, is_owner, type, content, created_at)
+      select ${spaceId}, ${messageId}, b.message_seq, b.event_seq, c.id, c.name, c.is_owner, ${type}, ${content}, b.last_message_at
+      from bumped b cross join caller c
+      returning seq, event_seq, sender_id, sender_name, is_owner, type, content, created_at
+    ), notice as (
+      select i.seq, i.event_seq, json_build_object(
+        'spaceId', ${spaceId}::text, 'seq', i.event_seq, 'kind', 'message',
+        'data', json_build_object(
+          'id', ${messageId}::text, 'senderId', i.sender_id, 'senderName', i.sender_name,
+          'isOwner', i.is_owner, 'content', i.content, 'type', i.type,
+          'timestamp', to_char(i.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+          'seq', i.seq
+        )
+      )::text as payload
+      from inserted i
+    )
+    select n.seq, n.event_seq, pg_notify(${EVENTS_CHANNEL}, case
+      when octet_length(n.payload) <= ${MAX_INLINE_PAYLOAD} then n.payload
+      -- Too big for NOTIFY: every node fetches the message once by its event id.
+      else json_build_object('spaceId', ${spaceId}::text, 'seq', n.event_seq, 'kind', 'message')::text
+    end)
+    from notice n
+  `);
+  return rowsOf<Appended>(result)[0];
+}
+
+function pgCode(error: unknown): string | undefined {
+  for (let e: unknown = error; e && typeof e === 'object'; e = (e as { cause?: unknown }).cause) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+  }
+  return undefined;
+}

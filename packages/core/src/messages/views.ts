@@ -1,0 +1,44 @@
+import { sql } from 'drizzle-orm';
+import type { TMessageView } from '../contract';
+
+/** A JS Date (millisecond precision) written the same way, with 6 fractional digits. */
+export const formatMicros = (date: Date): string => date.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+
+/**
+ * A client's date-time cut down to microseconds, the precision timestamps are stored with.
+ * Truncating (never rounding) is exact: a message lies after the instant iff it lies after the
+ * truncated one, since message timestamps are whole microseconds.
+ */
+export const truncateToMicros = (value: string): string => value.replace(/(\.\d{6})\d+/, '$1');
+
+/** The columns of a message row as read by every query that builds MessageViews. */
+export interface MessageRow {
+  id: string;
+  sender_id: string;
+  sender_name: string;
+  is_owner: boolean;
+  content: string;
+  type: TMessageView['type'];
+  /** Already formatted by `isoMicros`. */
+  timestamp: string;
+  seq: number | string;
+  event_seq: number | string;
+}
+
+/** The select list matching MessageRow, for raw queries on `messages` (alias `m`). */
+export const messageRowColumns = sql.raw(
+  `m.id, m.sender_id, m.sender_name, m.is_owner, m.content, m.type, m.seq, m.event_seq, to_char(m.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as timestamp`,
+);
+
+export function toMessageView(row: MessageRow): TMessageView {
+  return {
+    id: row.id,
+    senderId: row.sender_id,
+    senderName: row.sender_name,
+    isOwner: row.is_owner,
+    content: row.content,
+    type: row.type,
+    timestamp: row.timestamp,
+    seq: Number(row.seq),
+  };
+}

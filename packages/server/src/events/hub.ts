@@ -1,0 +1,241 @@
+import {
+  type Database,
+  type Deps,
+  EVENTS_CHANNEL,
+  type EventNotice,
+  loadContext,
+  type ReadEventsOptions,
+  readEvents,
+  type SpaceEventKind,
+  type StreamEvent,
+} from '@convene/core';
+
+/** A stream event serialised once for every subscriber of this process. */
+export interface HubEvent extends StreamEvent {
+  /** The whole SSE frame: `id:`, `event:`, `data:` and the blank line. */
+  frame: string;
+}
+
+export type HubItem =
+  | { type: 'event'; event: HubEvent }
+  /** A context snapshot taken after the event `afterSeq` (a participant or artifact change). */
+  | { type: 'context'; afterSeq: number; frame: string };
+
+/** What the hub needs of a stream connection. */
+export interface HubSubscriber {
+  deliver(item: HubItem): void;
+  /** Called every ping interval: send `: ping`, check expiry. */
+  tick(): void;
+  /** End the stream (server shutdown). */
+  shutdown(): void;
+}
+
+export interface EventHubOptions {
+  database: Database;
+  deps: Deps;
+  /** Interval of `: ping` comments on every stream. */
+  pingMs: number;
+  onError?: (error: unknown, what: string) => void;
+}
+
+interface SpaceChannel {
+  subscribers: Set<HubSubscriber>;
+  /** Notices waiting behind one being fetched, so each space's events stay in order. */
+  queue: EventNotice[];
+  fetching: boolean;
+  context: { loading: boolean; dirtySeq: number | null };
+}
+
+const CONTEXT_KINDS = new Set<SpaceEventKind>([
+  'participant-status',
+  'artifact-created',
+  'artifact-updated',
+  'artifact-locked',
+  'artifact-unlocked',
+]);
+
+export const sseFrame = (event: StreamEvent): string =>
+  `id: ${event.seq}\nevent: ${event.kind}\ndata: ${JSON.stringify(event.data)}\n\n`;
+
+export const contextFrame = (context: unknown): string =>
+  `event: context\ndata: ${JSON.stringify(context)}\n\n`;
+
+/**
+ * The one listener of this process on the events channel. Every node's writes NOTIFY in commit
+ * order; the hub parses each notice once, serialises it into one SSE frame shared by all of this
+ * process's streams of that space, fetches events too big for NOTIFY once, and loads one context
+ * snapshot after each participant or artifact change.
+ */
+export class EventHub {
+  private readonly spaces = new Map<string, SpaceChannel>();
+  private readonly inflightReads = new Map<string, Promise<StreamEvent[]>>();
+  private pending: EventNotice[] = [];
+  private flushScheduled = false;
+  private unlisten: (() => Promise<void>) | undefined;
+  private pinger: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(private readonly options: EventHubOptions) {}
+
+  get deps(): Deps {
+    return this.options.deps;
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  async start(): Promise<void> {
+    this.unlisten = await this.options.database.listen(EVENTS_CHANNEL, (payload) => this.onNotice(payload));
+    this.pinger = setInterval(() => this.tickAll(), this.options.pingMs);
+    this.pinger.unref();
+  }
+
+  /** Subscribe a stream to a space's live events; returns the unsubscribe function. */
+  subscribe(spaceId: string, subscriber: HubSubscriber): () => void {
+    let channel = this.spaces.get(spaceId);
+    if (!channel) {
+      channel = {
+        subscribers: new Set(),
+        queue: [],
+        fetching: false,
+        context: { loading: false, dirtySeq: null },
+      };
+      this.spaces.set(spaceId, channel);
+    }
+    channel.subscribers.add(subscriber);
+    return () => {
+      const current = this.spaces.get(spaceId);
+      if (!current) return;
+      current.subscribers.delete(subscriber);
+      this.dropIfIdle(spaceId, current);
+    };
+  }
+
+  /**
+   * Reads a range of events, sharing one query among the streams that ask for the same range at
+   * once (many clients reconnecting with the same Last-Event-ID, or filling the same gap).
+   */
+  read(options: ReadEventsOptions): Promise<StreamEvent[]> {
+    const key = JSON.stringify(options);
+    let read = this.inflightReads.get(key);
+    if (!read) {
+      read = readEvents(this.options.deps.db, options).finally(() => this.inflightReads.delete(key));
+      this.inflightReads.set(key, read);
+    }
+    return read;
+  }
+
+  /** End every stream and stop listening (server shutdown). */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.pinger) clearInterval(this.pinger);
+    for (const channel of this.spaces.values()) {
+      for (const subscriber of [...channel.subscribers]) subscriber.shutdown();
+    }
+    this.spaces.clear();
+    await this.unlisten?.().catch((error) => this.options.onError?.(error, 'unlisten'));
+  }
+
+  private onNotice(payload: string): void {
+    let notice: EventNotice;
+    try {
+      notice = JSON.parse(payload) as EventNotice;
+    } catch (error) {
+      this.options.onError?.(error, 'unreadable notice');
+      return;
+    }
+    // Nobody here listens to that space: nothing to do (the database has it for later replays).
+    if (!this.spaces.has(notice.spaceId)) return;
+    this.pending.push(notice);
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      // After the I/O callbacks of this turn, so a sender's reply goes out before the fan-out.
+      setImmediate(() => this.flush());
+    }
+  }
+
+  private flush(): void {
+    this.flushScheduled = false;
+    const notices = this.pending;
+    this.pending = [];
+    for (const notice of notices) {
+      const channel = this.spaces.get(notice.spaceId);
+      if (!channel) continue;
+      if (channel.fetching) channel.queue.push(notice);
+      else this.process(notice.spaceId, channel, notice);
+    }
+  }
+
+  private process(spaceId: string, channel: SpaceChannel, notice: EventNotice): void {
+    if (notice.data !== undefined) {
+      this.dispatch(spaceId, channel, { seq: notice.seq, kind: notice.kind, data: notice.data });
+      return;
+    }
+    // Too big for NOTIFY: fetch it once for every stream of this process, keeping order behind it.
+    channel.fetching = true;
+    this.read({ spaceId, afterSeq: notice.seq - 1, untilSeq: notice.seq, limit: 1 })
+      .then(
+        ([event]) => {
+          if (event) this.dispatch(spaceId, channel, event);
+        },
+        // Streams notice the gap at the next event and fill it from the database themselves.
+        (error) => this.options.onError?.(error, `fetching event ${notice.seq} of space ${spaceId}`),
+      )
+      .finally(() => {
+        channel.fetching = false;
+        while (!channel.fetching && channel.queue.length > 0) {
+          this.process(spaceId, channel, channel.queue.shift()!);
+        }
+        this.dropIfIdle(spaceId, channel);
+      });
+  }
+
+  private dispatch(spaceId: string, channel: SpaceChannel, event: StreamEvent): void {
+    const item: HubItem = { type: 'event', event: { ...event, frame: sseFrame(event) } };
+    for (const subscriber of channel.subscribers) subscriber.deliver(item);
+    if (CONTEXT_KINDS.has(event.kind)) this.refreshContext(spaceId, channel, event.seq);
+  }
+
+  /** One context load per change, coalescing changes that arrive while one is loading. */
+  private refreshContext(spaceId: string, channel: SpaceChannel, afterSeq: number): void {
+    if (channel.context.loading) {
+      channel.context.dirtySeq = afterSeq;
+      return;
+    }
+    channel.context.loading = true;
+    const { db, clock, config } = this.options.deps;
+    loadContext(db, clock, config, spaceId)
+      .then(
+        (context) => {
+          const item: HubItem = { type: 'context', afterSeq, frame: contextFrame(context) };
+          for (const subscriber of channel.subscribers) subscriber.deliver(item);
+        },
+        (error) => this.options.onError?.(error, `loading the context of space ${spaceId}`),
+      )
+      .finally(() => {
+        channel.context.loading = false;
+        const dirty = channel.context.dirtySeq;
+        channel.context.dirtySeq = null;
+        if (dirty !== null && !this.closed) this.refreshContext(spaceId, channel, dirty);
+        else this.dropIfIdle(spaceId, channel);
+      });
+  }
+
+  private dropIfIdle(spaceId: string, channel: SpaceChannel): void {
+    if (
+      this.spaces.get(spaceId) === channel &&
+      channel.subscribers.size === 0 &&
+      !channel.fetching &&
+      !channel.context.loading
+    )
+      this.spaces.delete(spaceId);
+  }
+
+  private tickAll(): void {
+    for (const channel of this.spaces.values()) {
+      for (const subscriber of channel.subscribers) subscriber.tick();
+    }
+  }
+}

@@ -1,0 +1,245 @@
+import type { ServerResponse } from 'node:http';
+import {
+  type Clock,
+  loadContext,
+  type StreamEvent,
+  type StreamStart,
+  type TParticipantView,
+} from '@convene/core';
+import { contextFrame, type EventHub, type HubItem, type HubSubscriber, sseFrame } from './hub';
+
+/** A stream whose client reads slower than this much buffered output is ended; it resumes with Last-Event-ID. */
+const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
+const BACKLOG_PAGE = 500;
+/** setTimeout's ceiling; later expiries are re-armed. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+export interface StreamConnectionOptions {
+  hub: EventHub;
+  res: ServerResponse;
+  spaceId: string;
+  clock: Clock;
+  /** Last-Event-ID: replay every kind of event after it (takes precedence over timestamp). */
+  lastEventId: number | undefined;
+  /** Replay the messages after this instant; neither: every message of the space. */
+  timestamp: string | undefined;
+  onError?: (error: unknown) => void;
+}
+
+/**
+ * One SSE client. It subscribes to the hub before the caller authorises and takes its starting
+ * position, replays the backlog up to that position, sends a context snapshot, then goes live:
+ * events already sent are dropped by sequence number, and a gap (a notice lost while the
+ * listener reconnected) is filled from the database, so each event is written exactly once and
+ * in order.
+ */
+export class StreamConnection implements HubSubscriber {
+  /** The event id of the last event written (or covered by the backlog). */
+  private lastSent = 0;
+  private lastContextSeq = 0;
+  /** Items that arrived while the backlog or a gap was being written. */
+  private queue: HubItem[] = [];
+  private busy = true;
+  private ended = false;
+  private expirePending = false;
+  private participantId = '';
+  private expiresAt = Number.POSITIVE_INFINITY;
+  private expiryTimer: NodeJS.Timeout | undefined;
+  private readonly unsubscribe: () => void;
+
+  constructor(private readonly options: StreamConnectionOptions) {
+    this.unsubscribe = options.hub.subscribe(options.spaceId, this);
+    options.res.on('close', () => this.end());
+  }
+
+  /** The stream was refused before it started (its error answered as JSON). */
+  abandon(): void {
+    this.ended = true;
+    this.unsubscribe();
+  }
+
+  /** Replays the backlog up to `start.eventSeq`, sends the context, then delivers live events. */
+  async begin(start: StreamStart): Promise<void> {
+    const { res, hub, spaceId, lastEventId, timestamp } = this.options;
+    if (this.ended) return;
+    this.participantId = start.participantId;
+    this.expiresAt = start.expiresAt.getTime();
+    this.armExpiry();
+    try {
+      let after = lastEventId ?? 0;
+      for (;;) {
+        const page = await hub.read({
+          spaceId,
+          afterSeq: after,
+          untilSeq: start.eventSeq,
+          ...(lastEventId === undefined ? { messagesOnly: { after: timestamp } } : {}),
+          limit: BACKLOG_PAGE,
+        });
+        for (const event of page) {
+          if (!this.writeEvent(event)) return;
+          after = event.seq;
+          if (res.writableNeedDrain) await this.drained();
+        }
+        if (page.length < BACKLOG_PAGE || this.ended) break;
+      }
+      if (this.ended) return;
+      this.lastSent = Math.max(this.lastSent, start.eventSeq);
+      const { db, clock, config } = hub.deps;
+      this.write(contextFrame(await loadContext(db, clock, config, spaceId)));
+      this.lastContextSeq = start.eventSeq;
+      await this.drainQueue();
+    } catch (error) {
+      this.options.onError?.(error);
+      this.end();
+    }
+  }
+
+  deliver(item: HubItem): void {
+    if (this.ended) return;
+    if (this.busy) {
+      this.queue.push(item);
+      return;
+    }
+    const gap = this.handle(item);
+    if (gap) {
+      this.busy = true;
+      gap.then(
+        () => this.drainQueue(),
+        (error) => {
+          this.options.onError?.(error);
+          this.end();
+        },
+      );
+    }
+  }
+
+  tick(): void {
+    if (this.ended) return;
+    this.write(': ping\n\n');
+    if (this.options.clock.now().getTime() >= this.expiresAt) this.expire();
+  }
+
+  shutdown(): void {
+    this.end();
+  }
+
+  /** Writes a live item; returns a promise when a gap must first be filled from the database. */
+  private handle(item: HubItem): Promise<void> | undefined {
+    if (item.type === 'context') {
+      if (item.afterSeq > this.lastContextSeq) {
+        this.lastContextSeq = item.afterSeq;
+        this.write(item.frame);
+      }
+      return undefined;
+    }
+    const { event } = item;
+    if (event.seq <= this.lastSent) return undefined; // already sent (backlog or duplicate)
+    if (event.seq === this.lastSent + 1) {
+      this.writeEvent(event, event.frame);
+      return undefined;
+    }
+    return this.fillGap(event.seq - 1).then(() => {
+      if (!this.ended) this.writeEvent(event, event.frame);
+    });
+  }
+
+  private async fillGap(untilSeq: number): Promise<void> {
+    const { hub, spaceId } = this.options;
+    while (this.lastSent < untilSeq && !this.ended) {
+      const page = await hub.read({ spaceId, afterSeq: this.lastSent, untilSeq, limit: BACKLOG_PAGE });
+      for (const event of page) if (!this.writeEvent(event)) return;
+      // Sequence numbers are dense, but never wait forever for one that is not there.
+      if (page.length < BACKLOG_PAGE) this.lastSent = untilSeq;
+    }
+  }
+
+  private async drainQueue(): Promise<void> {
+    try {
+      while (this.queue.length > 0 && !this.ended) {
+        const gap = this.handle(this.queue.shift()!);
+        if (gap) await gap;
+      }
+    } catch (error) {
+      this.options.onError?.(error);
+      this.end();
+      return;
+    }
+    this.busy = false;
+    if (this.expirePending) this.expire();
+  }
+
+  /** Writes one event; false once the stream has ended (closed space, or the listener left). */
+  private writeEvent(event: StreamEvent, frame?: string): boolean {
+    if (this.ended) return false;
+    const shared = event as StreamEvent & { frame?: string };
+    // Replayed pages are shared between streams reading the same range: serialise once.
+    shared.frame ??= frame ?? sseFrame(event);
+    this.write(shared.frame);
+    this.lastSent = event.seq;
+    if (event.kind === 'space-closed' || this.isOwnDeparture(event)) {
+      this.end();
+      return false;
+    }
+    return true;
+  }
+
+  private isOwnDeparture(event: StreamEvent): boolean {
+    if (event.kind !== 'participant-status') return false;
+    const view = event.data as Partial<TParticipantView>;
+    return view.participantId === this.participantId && (view.status === 'kicked' || view.status === 'left');
+  }
+
+  private write(chunk: string): void {
+    const { res } = this.options;
+    if (this.ended || res.destroyed) return;
+    res.write(chunk);
+    // A client this far behind resumes with Last-Event-ID instead of holding the server's memory.
+    if (!this.busy && res.writableLength > MAX_BUFFERED_BYTES) this.end();
+  }
+
+  private drained(): Promise<void> {
+    const { res } = this.options;
+    if (!res.writableNeedDrain || this.ended) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        res.off('drain', done);
+        res.off('close', done);
+        resolve();
+      };
+      res.on('drain', done);
+      res.on('close', done);
+    });
+  }
+
+  private armExpiry(): void {
+    if (this.ended) return;
+    const delay = this.expiresAt - this.options.clock.now().getTime();
+    if (delay <= 0) {
+      this.expire();
+      return;
+    }
+    this.expiryTimer = setTimeout(() => this.armExpiry(), Math.min(delay, MAX_TIMER_MS));
+    this.expiryTimer.unref();
+  }
+
+  /** The TTL elapsed: the space behaves as closed, announced like a close, then the stream ends. */
+  private expire(): void {
+    if (this.ended) return;
+    if (this.busy) {
+      this.expirePending = true;
+      return;
+    }
+    const data = { spaceId: this.options.spaceId, reason: 'expired' };
+    // Nothing can be appended to an expired space, so the next event id names this one.
+    this.writeEvent({ seq: this.lastSent + 1, kind: 'space-closed', data });
+  }
+
+  private end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    if (this.expiryTimer) clearTimeout(this.expiryTimer);
+    this.unsubscribe();
+    const { res } = this.options;
+    if (!res.destroyed && !res.writableEnded) res.end();
+  }
+}
