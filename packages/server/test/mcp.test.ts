@@ -17,6 +17,174 @@ afterAll(async () => {
   await srv?.close();
 });
 
+/** The whole story through tools only; `keyFor` decides how each call carries its key. */
+async function storyThroughTools(
+  connect: (key?: string) => Promise<Client>,
+  keyArg: (key: string) => object,
+) {
+  const anon = await connect();
+  const created = await callOk(anon, 'create_space', {
+    name: 'Tool story',
+    description: 'Planning through MCP',
+    privacy: 'private',
+  });
+  const { spaceId, ownerPrivateKey: ownerKey, ownerId } = created;
+  const owner = await connect(ownerKey);
+  const invitation = await callOk(owner, 'create_invitation', { spaceId, ...keyArg(ownerKey) });
+  expect(invitation.agentLink).toBe(
+    `${srv.url}/hub/space/${spaceId}/agent.md?key=${encodeURIComponent(invitation.publicInvitationKey)}`,
+  );
+
+  // A private space: the joiner waits, the owner approves, the joiner polls its key.
+  const guest = await connect(invitation.publicInvitationKey);
+  const seen = await callOk(guest, 'get_space', { spaceId, ...keyArg(invitation.publicInvitationKey) });
+  expect(seen.name).toBe('Tool story');
+  const joined = await callOk(guest, 'join_space', {
+    spaceId,
+    name: 'Agent B',
+    role: 'writer',
+    ...keyArg(invitation.publicInvitationKey),
+  });
+  expect(joined.status).toBe('pending');
+  const waiting = await callOk(guest, 'get_join_status', {
+    spaceId,
+    participantId: joined.participantId,
+    ...keyArg(invitation.publicInvitationKey),
+  });
+  expect(waiting).toEqual({ status: 'pending' });
+  await callOk(owner, 'approve_participant', {
+    spaceId,
+    participantId: joined.participantId,
+    ...keyArg(ownerKey),
+  });
+  const approved = await callOk(guest, 'get_join_status', {
+    spaceId,
+    participantId: joined.participantId,
+    ...keyArg(invitation.publicInvitationKey),
+  });
+  const guestKey: string = approved.participantPrivateKey;
+  expect(guestKey).toMatch(/^[0-9a-f]{64}$/);
+  const participant = await connect(guestKey);
+
+  // Co-edit under the lock.
+  const artifact = await callOk(participant, 'create_artifact', {
+    spaceId,
+    name: 'Plan',
+    type: 'markdown',
+    content: '# Plan\n',
+    ...keyArg(guestKey),
+  });
+  expect(artifact).toMatchObject({ version: 1, createdBy: joined.participantId });
+  const lock = await callOk(participant, 'lock_artifact', {
+    spaceId,
+    artifactId: artifact.id,
+    ...keyArg(guestKey),
+  });
+  expect(lock.lockedBy).toBe(joined.participantId);
+  const locked = await callError(
+    owner,
+    'lock_artifact',
+    { spaceId, artifactId: artifact.id, ...keyArg(ownerKey) },
+    423,
+  );
+  expect(locked.lockedBy).toBe(joined.participantId);
+  const written = await callOk(participant, 'write_artifact', {
+    spaceId,
+    artifactId: artifact.id,
+    content: '# Plan\n\n1. Ship it\n',
+    baseVersion: 1,
+    ...keyArg(guestKey),
+  });
+  expect(written).toMatchObject({
+    version: 2,
+    updatedBy: joined.participantId,
+    lockedBy: joined.participantId,
+  });
+  await callOk(participant, 'heartbeat_artifact_lock', {
+    spaceId,
+    artifactId: artifact.id,
+    ...keyArg(guestKey),
+  });
+  const unlocked = await callOk(participant, 'unlock_artifact', {
+    spaceId,
+    artifactId: artifact.id,
+    ...keyArg(guestKey),
+  });
+  expect(unlocked.lockedBy).toBeUndefined();
+
+  // History.
+  const versions = await callOk(owner, 'list_artifact_versions', {
+    spaceId,
+    artifactId: artifact.id,
+    ...keyArg(ownerKey),
+  });
+  expect(versions.versions.map((v: { version: number }) => v.version)).toEqual([2, 1]);
+  const v1 = await callOk(owner, 'get_artifact_version', {
+    spaceId,
+    artifactId: artifact.id,
+    version: 1,
+    ...keyArg(ownerKey),
+  });
+  expect(v1.content).toBe('# Plan\n');
+  const diff = await callOk(owner, 'diff_artifact_versions', {
+    spaceId,
+    artifactId: artifact.id,
+    from: 1,
+    to: 2,
+    ...keyArg(ownerKey),
+  });
+  expect(diff.diff).toContain('+1. Ship it');
+
+  // REST sees what the tools did.
+  const rest = await h.get(`/hub/space/${spaceId}/artifact/${artifact.id}`, { key: ownerKey });
+  expectOk(rest);
+  expect(rest.body.content).toBe('# Plan\n\n1. Ship it\n');
+
+  // Moderation, leaving and closing.
+  await callOk(owner, 'mute_participant', {
+    spaceId,
+    participantId: joined.participantId,
+    ...keyArg(ownerKey),
+  });
+  await callError(
+    participant,
+    'lock_artifact',
+    { spaceId, artifactId: artifact.id, ...keyArg(guestKey) },
+    403,
+  );
+  await callOk(owner, 'unmute_participant', {
+    spaceId,
+    participantId: joined.participantId,
+    ...keyArg(ownerKey),
+  });
+  await callError(owner, 'kick_participant', { spaceId, participantId: ownerId, ...keyArg(ownerKey) }, 409);
+  await callOk(owner, 'update_space', { spaceId, agenda: '1. Plan', ...keyArg(ownerKey) });
+  await callOk(participant, 'leave_space', { spaceId, ...keyArg(guestKey) });
+  await callError(participant, 'list_artifacts', { spaceId, ...keyArg(guestKey) }, 401);
+  await callOk(owner, 'close_space', { spaceId, ...keyArg(ownerKey) });
+  const closed = await callError(owner, 'close_space', { spaceId, ...keyArg(ownerKey) }, 409);
+  expect(closed.error).toBe('space is closed');
+
+  for (const client of new Set([anon, owner, guest, participant])) await client.close();
+}
+
+describe('the whole story through tools', () => {
+  it('works with the key as the privateKey argument', async () => {
+    const shared = await connectMcp(srv.url);
+    await storyThroughTools(
+      async () => shared,
+      (key) => ({ privateKey: key }),
+    );
+  });
+
+  it('works with the key as the X-Private-Key connection header', async () => {
+    await storyThroughTools(
+      (key) => connectMcp(srv.url, key ? { 'X-Private-Key': key } : {}),
+      () => ({}),
+    );
+  });
+});
+
 describe('MCP server', () => {
   it('announces itself with instructions explaining the key model', async () => {
     expect(mcp.getServerVersion()?.name).toBe('convene');
