@@ -15,6 +15,7 @@ import { sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app';
 import type { ServerConfig } from './env';
+import { EventHub } from './events/hub';
 
 export interface ConveneServer {
   app: FastifyInstance;
@@ -56,6 +57,15 @@ export async function createServer(
       },
     };
     const app = await buildApp({ config, deps, logger: options.logger ?? true });
+    // One LISTEN per process, fanning events out to this process's streams.
+    const hub = new EventHub({
+      database,
+      deps,
+      pingMs: config.streamPingMs,
+      onError: (error, what) => app.log.error({ err: error }, `event hub: ${what}`),
+    });
+    app.eventHub = hub;
+    await hub.start();
     let closed: Promise<void> | undefined;
     return {
       app,
@@ -64,6 +74,8 @@ export async function createServer(
       config,
       close() {
         closed ??= (async () => {
+          // Streams never finish by themselves: end them so the close below can complete.
+          await hub.close();
           await app.close();
           await database.close();
         })();
