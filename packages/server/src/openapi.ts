@@ -2,10 +2,34 @@ import type { OpenAPIObject } from 'trpc-to-openapi';
 import { generateOpenApiDocument } from 'trpc-to-openapi';
 import { appRouter } from './routers';
 import { artifactFilePaths } from './routes/artifact-files';
+import { discoveryPaths } from './routes/discovery';
 
 /** Raw routes document themselves here (paths the adapter cannot generate). */
 export const rawPaths: Record<string, Record<string, unknown>> = {
   ...artifactFilePaths,
+  ...discoveryPaths,
+};
+
+/**
+ * Operations with a second success status beside their main one, by operationId: the body
+ * schema is the operation's own (its fields say which answer it is).
+ */
+const ALSO_SUCCEEDS: Record<
+  string,
+  { status: number; description: string; headers?: Record<string, unknown> }
+> = {
+  joinSpace: {
+    status: 202,
+    description: "Private space: the join waits for the owner's approval; poll statusUrl",
+    headers: {
+      Location: {
+        description: 'Absolute URL of the join-status poll (equals statusUrl)',
+        required: true,
+        schema: { type: 'string', format: 'uri' },
+      },
+    },
+  },
+  getJoinStatus: { status: 202, description: "Still waiting for the owner's approval" },
 };
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
@@ -57,7 +81,7 @@ function postProcess(doc: OpenAPIObject): void {
     const path = meta.openapi.path.replace(/\{(\w+)\}/g, '{$1}');
     const operation = (
       doc.paths?.[path] as
-        | Record<string, { responses?: Record<string, unknown>; security?: unknown }>
+        | Record<string, { responses?: Record<string, unknown>; security?: unknown; operationId?: string }>
         | undefined
     )?.[meta.openapi.method.toLowerCase()];
     if (!operation) continue;
@@ -67,6 +91,14 @@ function postProcess(doc: OpenAPIObject): void {
     const ok = operation.responses?.['200'];
     if (success === 204) responses['204'] = { description: 'No content' };
     else if (ok) responses[String(success)] = ok;
+    const also = operation.operationId ? ALSO_SUCCEEDS[operation.operationId] : undefined;
+    if (also && ok && typeof ok === 'object') {
+      responses[String(also.status)] = {
+        ...ok,
+        description: also.description,
+        ...(also.headers ? { headers: also.headers } : {}),
+      };
+    }
     for (const status of meta.openapi.errorResponses ?? []) {
       responses[String(status)] = {
         description: ERROR_DESCRIPTIONS[status] ?? 'Error',

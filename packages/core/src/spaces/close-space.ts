@@ -22,8 +22,8 @@ export async function closeSpace({ deps, spaceId, key }: CloseSpaceOptions): Pro
   const { db, clock } = deps;
   await db.transaction(async (tx) => {
     await authorize(tx, clock, { spaceId, key, allow: roles.owner, whenClosed: 'conflict' });
-    // Locks first: releaseLocks takes artifact rows before the space row (through appendEvent),
-    // the order lock-taking writers use too, so a close never deadlocks with them.
+    // releaseLocks takes the space row, then the artifact rows: the order artifact writers use,
+    // so a close never deadlocks with them, and a lock taken just before is seen and released.
     await releaseLocks(tx, clock, spaceId, null);
     const now = clock.now();
     const [closed] = await tx

@@ -1,7 +1,175 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { isUuid, NotFoundError } from '@convene/core';
 import type { FastifyInstance } from 'fastify';
 import type { RawRouteOptions } from '.';
 
+/** The auth guide's source; `{PUBLIC_URL}` stands for the service's address wherever it appears. */
+export const AUTH_GUIDE_FILE = new URL('../../content/auth.md', import.meta.url);
+
+/** The auth guide with every `{PUBLIC_URL}` made absolute (also what /ask should index). */
+export function renderAuthGuide(publicUrl: string): string {
+  return readFileSync(AUTH_GUIDE_FILE, 'utf8').replaceAll('{PUBLIC_URL}', publicUrl);
+}
+
+/** RFC 9728 protected-resource metadata: where a client that got a 401 learns how to authenticate. */
+export function protectedResourceMetadata(publicUrl: string) {
+  return {
+    resource: publicUrl,
+    resource_name: 'Convene',
+    resource_documentation: `${publicUrl}/auth.md`,
+    authorization_servers: [publicUrl],
+    bearer_methods_supported: ['header'],
+    // Space keys are not OAuth bearer tokens: they travel in their own header.
+    credential_header: 'X-Private-Key',
+    credential_types_supported: ['api_key'],
+  };
+}
+
+/** RFC 8414 authorization-server metadata with the agent_auth registration profile. */
+export function authorizationServerMetadata(publicUrl: string) {
+  return {
+    issuer: publicUrl,
+    service_documentation: `${publicUrl}/auth.md`,
+    // No OAuth authorization or token endpoint: credentials come from the agent_auth flows below.
+    response_types_supported: [],
+    grant_types_supported: [],
+    agent_auth: {
+      skill: `${publicUrl}/auth.md`,
+      // Registering is createSpace, which mints the owner key.
+      register_uri: `${publicUrl}/hub/space`,
+      identity_types_supported: ['anonymous', 'identity_assertion'],
+      anonymous: { credential_types_supported: ['api_key'], credential_header: 'X-Private-Key' },
+      identity_assertion: {
+        // OAuth identity-assertion JWTs (ID-JAG) are not accepted.
+        assertion_types_supported: [],
+        device_authorization_uri: `${publicUrl}/hub/link/start`,
+        token_uri: `${publicUrl}/hub/link/poll`,
+        verification_uri: `${publicUrl}/link`,
+        credential_types_supported: ['api_key'],
+        credential_header: 'X-User-Token',
+      },
+    },
+  };
+}
+
+/**
+ * A 5×5 mirrored identicon drawn from the SHA-256 of the participant id: the same id always
+ * gives the same picture, and the picture says nothing about the participant but its id.
+ */
+export function identiconSvg(participantId: string): string {
+  const digest = createHash('sha256').update(participantId.toLowerCase()).digest();
+  const hue = Math.round((digest.readUInt16BE(0) / 0xffff) * 360);
+  const saturation = 45 + ((digest[2] ?? 0) % 30);
+  const lightness = 40 + ((digest[3] ?? 0) % 20);
+  const cells: string[] = [];
+  for (let row = 0; row < 5; row++) {
+    for (let col = 0; col < 3; col++) {
+      // One bit per cell of the left three columns; the right two mirror them.
+      const bit = row * 3 + col;
+      if ((((digest[4 + (bit >> 3)] ?? 0) >> (bit & 7)) & 1) === 0) continue;
+      for (const x of new Set([col, 4 - col])) {
+        cells.push(`<rect x="${x * 10 + 5}" y="${row * 10 + 5}" width="10" height="10"/>`);
+      }
+    }
+  }
+  return [
+    '<svg xmlns="http://www.w3.org/2000/svg" width="64" height="64" viewBox="0 0 60 60" role="img">',
+    `<title>avatar ${participantId.toLowerCase()}</title>`,
+    '<rect width="60" height="60" fill="#f2f2f2"/>',
+    `<g fill="hsl(${hue} ${saturation}% ${lightness}%)">${cells.join('')}</g>`,
+    '</svg>',
+  ].join('');
+}
+
+const json = { 'application/json': { schema: { type: 'object', additionalProperties: true } } };
+const errorJson = { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } };
+
+/** The OpenAPI description of these routes, merged into /openapi.json. */
+export const discoveryPaths: Record<string, Record<string, unknown>> = {
+  '/.well-known/oauth-protected-resource': {
+    get: {
+      operationId: 'getProtectedResourceMetadata',
+      tags: ['discovery'],
+      summary: 'Protected-resource metadata (RFC 9728): where the WWW-Authenticate header of a 401 points',
+      security: [],
+      responses: { '200': { description: 'Protected-resource metadata', content: json } },
+    },
+  },
+  '/.well-known/oauth-authorization-server': {
+    get: {
+      operationId: 'getAuthorizationServerMetadata',
+      tags: ['discovery'],
+      summary: 'Authorization-server metadata (RFC 8414) with the agent_auth block',
+      security: [],
+      responses: { '200': { description: 'Authorization-server metadata', content: json } },
+    },
+  },
+  '/auth.md': {
+    get: {
+      operationId: 'getAuthGuide',
+      tags: ['discovery'],
+      summary: 'The authentication guide for agents, as markdown',
+      security: [],
+      responses: {
+        '200': { description: 'The guide', content: { 'text/markdown': { schema: { type: 'string' } } } },
+      },
+    },
+  },
+  '/avatar/{participantId}.svg': {
+    get: {
+      operationId: 'getAvatar',
+      tags: ['discovery'],
+      summary: "A participant's identicon, drawn from its id (public)",
+      security: [],
+      parameters: [
+        { name: 'participantId', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } },
+      ],
+      responses: {
+        '200': { description: 'SVG image', content: { 'image/svg+xml': { schema: { type: 'string' } } } },
+        '404': { description: 'Not a participant id', content: errorJson },
+        '429': { description: 'Rate limit exceeded; carries Retry-After', content: errorJson },
+      },
+    },
+  },
+};
+
+/**
+ * Discovery documents (RFC 9728 and RFC 8414 with the agent_auth profile), the auth guide and
+ * the avatars. All public.
+ */
 export async function registerDiscoveryRoutes(
-  _app: FastifyInstance,
-  _options: RawRouteOptions,
-): Promise<void> {}
+  app: FastifyInstance,
+  { config }: RawRouteOptions,
+): Promise<void> {
+  const base = config.publicUrl;
+  const resource = JSON.stringify(protectedResourceMetadata(base));
+  const server = JSON.stringify(authorizationServerMetadata(base));
+  const guide = renderAuthGuide(base);
+
+  app.get('/.well-known/oauth-protected-resource', async (_request, reply) =>
+    reply
+      .type('application/json; charset=utf-8')
+      .header('Cache-Control', 'public, max-age=300')
+      .send(resource),
+  );
+
+  app.get('/.well-known/oauth-authorization-server', async (_request, reply) =>
+    reply.type('application/json; charset=utf-8').header('Cache-Control', 'public, max-age=300').send(server),
+  );
+
+  app.get('/auth.md', async (_request, reply) =>
+    reply.type('text/markdown; charset=utf-8').header('Cache-Control', 'public, max-age=300').send(guide),
+  );
+
+  app.get<{ Params: { file: string } }>('/avatar/:file', async (request, reply) => {
+    const match = /^(.+)\.svg$/.exec(request.params.file);
+    const participantId = match?.[1];
+    if (!participantId || !isUuid(participantId)) throw new NotFoundError('avatar');
+    return reply
+      .type('image/svg+xml')
+      .header('Cache-Control', 'public, max-age=86400, immutable')
+      .header('X-Content-Type-Options', 'nosniff')
+      .send(identiconSvg(participantId));
+  });
+}

@@ -1,5 +1,8 @@
+import { schema } from '@convene/core';
+import { and, asc, eq } from 'drizzle-orm';
 import { expect } from 'vitest';
 import { Api, type RequestOptions } from './api';
+import type { TestServer } from './harness';
 
 export interface SpaceFixture {
   spaceId: string;
@@ -10,6 +13,13 @@ export interface SpaceFixture {
 export interface ParticipantFixture {
   participantId: string;
   key: string;
+}
+
+export interface PendingJoinFixture {
+  participantId: string;
+  /** The invitation key the join was made with: the one getJoinStatus answers to. */
+  invitationKey: string;
+  statusUrl: string;
 }
 
 /** Factories that keep tests short: each one is a real HTTP call that must succeed. */
@@ -60,4 +70,49 @@ export class Harness extends Api {
     expect(poll.status, poll.text).toBe(200);
     return { participantId: res.body.participantId, key: poll.body.participantPrivateKey };
   }
+
+  /** A join of a private space, left waiting for approval (202). */
+  async joinPending(
+    space: SpaceFixture,
+    body: Record<string, unknown> = {},
+    options: Pick<RequestOptions, 'headers'> = {},
+  ): Promise<PendingJoinFixture> {
+    const invitationKey = await this.invite(space);
+    const res = await this.post(`/hub/space/${space.spaceId}/join`, {
+      key: invitationKey,
+      body: { name: 'Joiner', role: 'tester', isHuman: false, ...body },
+      ...options,
+    });
+    expect(res.status, res.text).toBe(202);
+    return { participantId: res.body.participantId, invitationKey, statusUrl: res.body.statusUrl };
+  }
+}
+
+/** The stream events a space recorded (space_events), oldest first, optionally of one kind. */
+export async function recordedEvents(
+  srv: TestServer,
+  spaceId: string,
+  kind?: string,
+): Promise<{ seq: number; kind: string; data: any }[]> {
+  const { spaceEvents } = schema;
+  const rows = await srv.server.database.db
+    .select({ seq: spaceEvents.seq, kind: spaceEvents.kind, data: spaceEvents.data })
+    .from(spaceEvents)
+    .where(
+      kind
+        ? and(eq(spaceEvents.spaceId, spaceId), eq(spaceEvents.kind, kind))
+        : eq(spaceEvents.spaceId, spaceId),
+    )
+    .orderBy(asc(spaceEvents.seq));
+  return rows;
+}
+
+/** A participant's stored row, as the database holds it. */
+export async function participantRow(srv: TestServer, spaceId: string, participantId: string) {
+  const { participants } = schema;
+  const [row] = await srv.server.database.db
+    .select()
+    .from(participants)
+    .where(and(eq(participants.spaceId, spaceId), eq(participants.id, participantId)));
+  return row;
 }

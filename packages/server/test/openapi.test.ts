@@ -1,0 +1,162 @@
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectOk, Harness, startTestServer, type TestServer } from './helpers';
+
+let srv: TestServer;
+let h: Harness;
+let doc: any;
+
+beforeAll(async () => {
+  srv = await startTestServer();
+  h = new Harness(srv.url);
+  const res = await h.get('/openapi.json');
+  expectOk(res);
+  doc = res.body;
+});
+afterAll(() => srv?.close());
+
+const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'];
+
+/** Every operation of the document with its path and method. */
+function operations(): { path: string; method: string; op: any }[] {
+  return Object.entries(doc.paths ?? {}).flatMap(([path, item]: [string, any]) =>
+    METHODS.filter((m) => item[m]).map((method) => ({ path, method, op: item[method] })),
+  );
+}
+const byId = (operationId: string) => operations().find((o) => o.op.operationId === operationId);
+
+/** The operations of the specification this capability serves, with their method, path and statuses. */
+const SPACE_OPERATIONS: [string, string, string, string[]][] = [
+  ['createSpace', 'post', '/hub/space', ['200', '400', '429']],
+  ['getSpace', 'get', '/hub/space/{spaceId}', ['200', '401', '404', '429']],
+  ['updateSpace', 'put', '/hub/space/{spaceId}', ['200', '400', '401', '404', '409', '429']],
+  ['closeSpace', 'delete', '/hub/space/{spaceId}', ['200', '401', '404', '409', '429']],
+  ['createInvitation', 'post', '/hub/space/{spaceId}/invite', ['200', '401', '404', '409', '429']],
+  ['joinSpace', 'post', '/hub/space/{spaceId}/join', ['200', '202', '400', '401', '404', '409', '429']],
+  ['getJoinStatus', 'get', '/hub/space/{spaceId}/join/{participantId}', ['200', '202', '401', '404', '429']],
+  [
+    'approveParticipant',
+    'post',
+    '/hub/space/{spaceId}/participants/{participantId}/approve',
+    ['200', '401', '404', '409', '429'],
+  ],
+  [
+    'kickParticipant',
+    'post',
+    '/hub/space/{spaceId}/participants/{participantId}/kick',
+    ['200', '401', '404', '409', '429'],
+  ],
+  [
+    'muteParticipant',
+    'post',
+    '/hub/space/{spaceId}/participants/{participantId}/mute',
+    ['200', '401', '404', '409', '429'],
+  ],
+  [
+    'unmuteParticipant',
+    'post',
+    '/hub/space/{spaceId}/participants/{participantId}/unmute',
+    ['200', '401', '404', '409', '429'],
+  ],
+  ['leaveSpace', 'post', '/hub/space/{spaceId}/leave', ['200', '401', '404', '409', '429']],
+];
+
+describe('/openapi.json', () => {
+  it('is a valid OpenAPI 3.1 document', async () => {
+    expect(doc.openapi).toMatch(/^3\.1\./);
+    const validator = new Validator();
+    const result = await validator.validate(doc);
+    expect(result.errors ?? [], JSON.stringify(result.errors, null, 2)).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(validator.version).toBe('3.1');
+    // The validator does catch a broken document: a response without its required description.
+    const broken = structuredClone(doc);
+    delete broken.paths['/hub/space'].post.responses['200'].description;
+    expect((await new Validator().validate(broken)).valid).toBe(false);
+  });
+
+  it('resolves every $ref to a component', () => {
+    const refs = new Set<string>();
+    const walk = (node: unknown): void => {
+      if (Array.isArray(node)) node.forEach(walk);
+      else if (node && typeof node === 'object') {
+        for (const [k, v] of Object.entries(node)) {
+          if (k === '$ref' && typeof v === 'string') refs.add(v);
+          else walk(v);
+        }
+      }
+    };
+    walk(doc.paths);
+    walk(doc.components);
+    expect(refs.size).toBeGreaterThan(0);
+    for (const ref of refs) {
+      const target = ref
+        .replace(/^#\//, '')
+        .split('/')
+        .reduce((node: any, part) => node?.[part.replace(/~1/g, '/').replace(/~0/g, '~')], doc);
+      expect(target, ref).toBeDefined();
+    }
+  });
+
+  it('gives every operation a unique operationId and declares every path parameter', () => {
+    const ids = operations().map((o) => o.op.operationId);
+    expect(ids.every((id) => typeof id === 'string' && id.length > 0)).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const { path, method, op } of operations()) {
+      const templated = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
+      const declared = (op.parameters ?? []).filter((p: any) => p.in === 'path').map((p: any) => p.name);
+      expect(declared.sort(), `${method.toUpperCase()} ${path}`).toEqual(templated.sort());
+    }
+  });
+
+  it.each(SPACE_OPERATIONS)(
+    'describes %s at %s %s with its statuses',
+    (operationId, method, path, statuses) => {
+      const found = byId(operationId);
+      expect(found, operationId).toBeDefined();
+      expect(found?.method).toBe(method);
+      expect(found?.path).toBe(path);
+      expect(Object.keys(found?.op.responses ?? {}).sort()).toEqual([...statuses].sort());
+      for (const status of statuses.filter((s) => Number(s) >= 400)) {
+        expect(found?.op.responses[status].content['application/json'].schema).toEqual({
+          $ref: '#/components/schemas/Error',
+        });
+      }
+    },
+  );
+
+  it('declares the space key on protected operations and none on createSpace', () => {
+    for (const [operationId] of SPACE_OPERATIONS) {
+      const { op } = byId(operationId)!;
+      if (operationId === 'createSpace') expect(op.security).toEqual([]);
+      else expect(op.security, operationId).toEqual([{ spaceKey: [] }]);
+    }
+    expect(doc.components.securitySchemes.spaceKey).toEqual({
+      type: 'apiKey',
+      in: 'header',
+      name: 'X-Private-Key',
+    });
+  });
+
+  it('documents both answers of joinSpace: 200 with the key, 202 with Location', () => {
+    const { op } = byId('joinSpace')!;
+    expect(op.responses['202'].headers.Location.schema).toEqual({ type: 'string', format: 'uri' });
+    const schema = op.responses['202'].content['application/json'].schema;
+    expect(schema).toEqual(op.responses['200'].content['application/json'].schema);
+    expect(op.requestBody.content['application/json'].schema).toBeDefined();
+    const status = byId('getJoinStatus')!.op;
+    expect(status.responses['202'].content['application/json'].schema).toBeDefined();
+  });
+
+  it('documents the discovery routes', () => {
+    for (const path of [
+      '/.well-known/oauth-protected-resource',
+      '/.well-known/oauth-authorization-server',
+      '/auth.md',
+      '/avatar/{participantId}.svg',
+    ]) {
+      expect(doc.paths[path]?.get, path).toBeDefined();
+      expect(doc.paths[path].get.security).toEqual([]);
+    }
+  });
+});
