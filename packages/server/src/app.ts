@@ -1,10 +1,20 @@
-import type { Deps } from '@convene/core';
-import Fastify, { type FastifyInstance } from 'fastify';
+import { type Deps, SqlIdempotencyStore, SqlRateLimiter } from '@convene/core';
+import Fastify, {
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
 import { fastifyTRPCOpenApiPlugin } from 'trpc-to-openapi';
 import type { ServerConfig } from './env';
 import { toHttpError } from './http/errors';
-import { registerHttpPolicy } from './http/policy';
+import { idempotencyHooks } from './http/idempotency';
+import { registerHttpPolicy, sendError } from './http/policy';
+import { rateLimitHook } from './http/rate-limit';
 import { redactedRequestSerializer } from './http/redact';
+import type { PolicyStores } from './http/stores';
+import { registerPolicySweeper } from './http/sweeper';
+import { versioningHooks } from './http/versioning';
 import { appRouter } from './routers';
 import { registerRawRoutes } from './routes';
 import { type Context, createContextFactory } from './trpc';
@@ -14,20 +24,86 @@ export interface AppOptions {
   deps: Deps;
   /** Pino logger options, or false to log nothing (tests). */
   logger?: boolean;
+  /** Where log lines go instead of stdout (tests that read the log). */
+  logStream?: { write(line: string): void };
+  /** Storage of the rate limit and idempotency policies; defaults to the database for both. */
+  policies?: PolicyStores;
 }
 
+/** Writes whose Idempotency-Key is never replayed: anonymous calls that mint credentials. */
+const NEVER_REPLAYED = ['POST /hub/space', 'POST /hub/link/start'];
+
 /** Builds the HTTP application: policy hooks, the raw route table, then the REST procedures. */
-export async function buildApp({ config, deps, logger = true }: AppOptions): Promise<FastifyInstance> {
+export async function buildApp({
+  config,
+  deps,
+  logger = true,
+  logStream,
+  policies,
+}: AppOptions): Promise<FastifyInstance> {
+  const rateLimiter =
+    policies?.rateLimiter ??
+    new SqlRateLimiter(deps.db, { max: config.rateLimitMax, windowSeconds: config.rateLimitWindowSeconds });
+  const idempotencyStore = policies?.idempotency ?? new SqlIdempotencyStore(deps.db);
+  const versioning = versioningHooks({
+    policy: config.apiVersions,
+    clock: deps.clock,
+    publicUrl: config.publicUrl,
+  });
+  const rateLimit = rateLimitHook({ limiter: rateLimiter, clock: deps.clock });
+  const idempotency = idempotencyHooks({
+    store: idempotencyStore,
+    clock: deps.clock,
+    ttlSeconds: config.idempotencyTtlSeconds,
+    leaseSeconds: config.idempotencyLeaseSeconds,
+    waitMs: config.idempotencyWaitMs,
+    neverReplayed: NEVER_REPLAYED,
+  });
+
   const app = Fastify({
-    logger: logger ? { level: config.logLevel, serializers: { req: redactedRequestSerializer } } : false,
+    logger: logger
+      ? {
+          level: config.logLevel,
+          serializers: { req: redactedRequestSerializer },
+          ...(logStream ? { stream: logStream } : {}),
+        }
+      : false,
     bodyLimit: 2 * 1024 * 1024,
     trustProxy: config.trustProxy,
     // Streams are long-lived; SIGTERM ends them explicitly.
     forceCloseConnections: 'idle',
     return503OnClosing: true,
+    // A URL Fastify cannot route (bad percent-encoding) skips the hooks: apply the same policy.
+    frameworkErrors: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+      void (async () => {
+        await versioning.resolve(request, reply);
+        await rateLimit(request, reply);
+        return sendError(reply, 400, { error: error.message || 'bad request' });
+      })().catch((thrown: unknown) => {
+        const mapped = toHttpError(thrown, config.publicUrl);
+        sendError(reply, mapped.status, mapped.body, mapped.headers);
+      });
+    },
   });
 
+  // Cross-cutting policy, once, in this order, for every route (tRPC and raw alike):
+  // 1. API-Version (and Deprecation/Sunset) first, so every answer carries it, a 429 included;
+  app.addHook('onRequest', versioning.resolve);
+  // 2. RateLimit-* on every answer; over the limit, 429 and nothing else runs (one round trip);
+  app.addHook('onRequest', rateLimit);
+  // 3. 400 for an unsupported or retired API-Version; then bodies, JSON errors and 404s;
+  app.addHook('onRequest', versioning.enforce);
   registerHttpPolicy(app, config.publicUrl);
+  // 4. Idempotency-Key: claim or replay before the handler, store after the error reshaping.
+  app.addHook('preHandler', idempotency.preHandler);
+  app.addHook('onSend', idempotency.onSend);
+  registerPolicySweeper(app, {
+    limiter: rateLimiter,
+    store: idempotencyStore,
+    clock: deps.clock,
+    intervalMs: config.policySweepIntervalMs,
+  });
+
   await registerRawRoutes(app, { config, deps });
 
   await app.register(fastifyTRPCOpenApiPlugin, {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { defaultVersionPolicy, type VersionPolicy } from './http/versioning';
 
 const ZEnv = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -17,6 +18,12 @@ const ZEnv = z.object({
     .default('false')
     .transform((v) => v === 'true' || v === '1'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Lifetime of a dashboard JWT issued by the built-in accounts. */
+  SESSION_TTL_S: z.coerce.number().int().positive().default(43_200),
+  /** An external OpenID Connect issuer whose JWTs are also trusted as dashboard sessions. */
+  OIDC_ISSUER: z.string().min(1).optional(),
+  OIDC_JWKS_URL: z.string().url().optional(),
+  OIDC_AUDIENCE: z.string().min(1).optional(),
 });
 
 export interface ServerConfig {
@@ -34,6 +41,19 @@ export interface ServerConfig {
   logLevel: z.infer<typeof ZEnv>['LOG_LEVEL'];
   /** Interval of `: ping` comments on event streams. */
   streamPingMs: number;
+  /** How long an idempotent write's response is replayed (24 h). */
+  idempotencyTtlSeconds: number;
+  /** How long a duplicate waits for the first copy still running before answering 409 (10 s). */
+  idempotencyWaitMs: number;
+  /** How long a running claim survives a node that died mid-request. */
+  idempotencyLeaseSeconds: number;
+  /** How often each node deletes expired rate-limit counters and idempotency records. */
+  policySweepIntervalMs: number;
+  /** The API versions served, with their deprecation and sunset dates. */
+  apiVersions: VersionPolicy;
+  sessionTtlSeconds: number;
+  /** Trusted external OpenID Connect issuer (OIDC_ISSUER + OIDC_JWKS_URL), if any. */
+  oidc: { issuer: string; jwksUrl: string; audience: string | undefined } | undefined;
 }
 
 /** The one place that reads the environment; everything else receives a ServerConfig. */
@@ -44,6 +64,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     throw new Error(`invalid configuration: ${problems}`);
   }
   const e = parsed.data;
+  if (Boolean(e.OIDC_ISSUER) !== Boolean(e.OIDC_JWKS_URL)) {
+    throw new Error('invalid configuration: OIDC_ISSUER and OIDC_JWKS_URL are set together or not at all');
+  }
   return {
     port: e.PORT,
     host: e.HOST,
@@ -58,5 +81,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     trustProxy: e.TRUST_PROXY,
     logLevel: e.LOG_LEVEL,
     streamPingMs: 15_000,
+    idempotencyTtlSeconds: 86_400,
+    idempotencyWaitMs: 10_000,
+    idempotencyLeaseSeconds: 60,
+    policySweepIntervalMs: 60_000,
+    apiVersions: defaultVersionPolicy,
+    sessionTtlSeconds: e.SESSION_TTL_S,
+    oidc:
+      e.OIDC_ISSUER && e.OIDC_JWKS_URL
+        ? { issuer: e.OIDC_ISSUER, jwksUrl: e.OIDC_JWKS_URL, audience: e.OIDC_AUDIENCE }
+        : undefined,
   };
 }

@@ -1,4 +1,4 @@
-import { and, eq, lt, sql } from 'drizzle-orm';
+import { and, eq, inArray, lt, sql } from 'drizzle-orm';
 import { idempotencyRecords } from '../db/schema/infra';
 import type { Db } from '../db/types';
 
@@ -36,8 +36,8 @@ export interface IdempotencyStore {
   complete(scope: string, response: StoredResponse, expiresAt: Date): Promise<void>;
   /** Drops a claim that produced nothing to replay (a 5xx, an aborted request), so a retry runs again. */
   release(scope: string): Promise<void>;
-  /** Deletes records expired before `now`; returns how many. */
-  sweep(now: Date): Promise<number>;
+  /** Deletes up to `limit` records expired before `now`; returns how many. */
+  sweep(now: Date, limit?: number): Promise<number>;
 }
 
 /** Records in the database, shared by every node. */
@@ -105,10 +105,16 @@ export class SqlIdempotencyStore implements IdempotencyStore {
       .where(and(eq(idempotencyRecords.scope, scope), eq(idempotencyRecords.state, 'running')));
   }
 
-  async sweep(now: Date): Promise<number> {
+  async sweep(now: Date, limit = 1000): Promise<number> {
+    // Bounded batches through the expiry index, so a sweep never holds many row locks at once.
+    const expired = this.db
+      .select({ scope: idempotencyRecords.scope })
+      .from(idempotencyRecords)
+      .where(lt(idempotencyRecords.expiresAt, now))
+      .limit(limit);
     const deleted = await this.db
       .delete(idempotencyRecords)
-      .where(lt(idempotencyRecords.expiresAt, now))
+      .where(inArray(idempotencyRecords.scope, expired))
       .returning({ scope: idempotencyRecords.scope });
     return deleted.length;
   }
@@ -147,9 +153,10 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     if (this.records.get(scope)?.state === 'running') this.records.delete(scope);
   }
 
-  async sweep(now: Date): Promise<number> {
+  async sweep(now: Date, limit = Number.POSITIVE_INFINITY): Promise<number> {
     let n = 0;
     for (const [scope, record] of this.records) {
+      if (n >= limit) break;
       if (record.expiresAt < now.getTime()) {
         this.records.delete(scope);
         n += 1;

@@ -1,4 +1,4 @@
-import { lt, sql } from 'drizzle-orm';
+import { inArray, lt, sql } from 'drizzle-orm';
 import { rateLimits } from '../db/schema/infra';
 import type { Db } from '../db/types';
 
@@ -28,8 +28,8 @@ export interface RateLimiter {
   readonly options: RateLimitOptions;
   /** Counts one request of `client` at `now`. */
   consume(client: string, now: Date): Promise<RateLimitDecision>;
-  /** Forgets counters whose window ended before `now`; returns how many. */
-  sweep(now: Date): Promise<number>;
+  /** Forgets up to `limit` counters whose window ended before `now`; returns how many. */
+  sweep(now: Date, limit?: number): Promise<number>;
 }
 
 function decide(options: RateLimitOptions, points: number, resetAt: Date): RateLimitDecision {
@@ -71,10 +71,16 @@ export class SqlRateLimiter implements RateLimiter {
     return decide(this.options, row.points, new Date(row.expire));
   }
 
-  async sweep(now: Date): Promise<number> {
+  async sweep(now: Date, limit = 1000): Promise<number> {
+    // Bounded batches through the expiry index, so a sweep never holds many row locks at once.
+    const expired = this.db
+      .select({ key: rateLimits.key })
+      .from(rateLimits)
+      .where(lt(rateLimits.expire, now))
+      .limit(limit);
     const deleted = await this.db
       .delete(rateLimits)
-      .where(lt(rateLimits.expire, now))
+      .where(inArray(rateLimits.key, expired))
       .returning({ key: rateLimits.key });
     return deleted.length;
   }
@@ -100,9 +106,10 @@ export class MemoryRateLimiter implements RateLimiter {
     return decide(this.options, counter.points, new Date(counter.expire));
   }
 
-  async sweep(now: Date): Promise<number> {
+  async sweep(now: Date, limit = Number.POSITIVE_INFINITY): Promise<number> {
     let n = 0;
     for (const [client, counter] of this.counters) {
+      if (n >= limit) break;
       if (counter.expire < now.getTime()) {
         this.counters.delete(client);
         n += 1;

@@ -72,10 +72,12 @@ export function toHttpError(thrown: unknown, publicUrl: string): HttpError {
       case 'PARSE_ERROR':
       case 'PAYLOAD_TOO_LARGE':
         return { status: 400, body: { error: thrown.message || 'bad request' }, headers: {} };
+      // The specification's statuses only: a wrong content type is a bad request, a method a
+      // path does not serve names nothing.
       case 'UNSUPPORTED_MEDIA_TYPE':
-        return { status: 415, body: { error: 'request bodies must be application/json' }, headers: {} };
+        return { status: 400, body: { error: 'request bodies must be application/json' }, headers: {} };
       case 'METHOD_NOT_SUPPORTED':
-        return { status: 405, body: { error: 'method not allowed' }, headers: {} };
+        return { status: 404, body: { error: 'no such route' }, headers: {} };
       default:
         break;
     }

@@ -1,9 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import { toHttpError } from './errors';
 
-export const API_VERSION = '1';
-export const SUPPORTED_API_VERSIONS = new Set([API_VERSION]);
-
 export function sendError(
   reply: FastifyReply,
   status: number,
@@ -13,19 +10,16 @@ export function sendError(
   return reply.code(status).headers(headers).type('application/json; charset=utf-8').send(body);
 }
 
+/** The route trpc-to-openapi registers; every REST procedure is served through it. */
+const OPENAPI_WILDCARD = '/*';
+
 /**
- * Cross-cutting HTTP policy applied once to every route, tRPC and raw alike: the API-Version
- * header, JSON bodies for every error (Fastify's own included), body-less writes, unknown routes.
+ * Request bodies and error answers, for every route, tRPC and raw alike: body-less writes, JSON
+ * parsing, HEAD on procedures, JSON bodies for every error (Fastify's own included), unknown
+ * routes. The version, rate-limit and idempotency policies are their own hooks (see app.ts).
  */
 export function registerHttpPolicy(app: FastifyInstance, publicUrl: string): void {
-  app.addHook('onRequest', async (request, reply) => {
-    reply.header('API-Version', API_VERSION);
-    const requested = request.headers['api-version'];
-    if (requested !== undefined && !SUPPORTED_API_VERSIONS.has(String(requested).trim())) {
-      return sendError(reply, 400, {
-        error: `unsupported API-Version "${String(requested)}"; supported: ${[...SUPPORTED_API_VERSIONS].join(', ')}`,
-      });
-    }
+  app.addHook('onRequest', async (request) => {
     // Body-less writes (approve, kick, invite, close…) need no content type.
     if (
       (request.method === 'POST' ||
@@ -37,6 +31,10 @@ export function registerHttpPolicy(app: FastifyInstance, publicUrl: string): voi
     ) {
       request.headers['content-type'] = 'application/json';
     }
+    // Fastify answers HEAD on raw GET routes itself; the OpenAPI adapter would answer a bare 204
+    // without running the procedure. Run it as the GET it mirrors: Node drops the body of a HEAD.
+    if (request.method === 'HEAD' && request.routeOptions.url === OPENAPI_WILDCARD)
+      request.raw.method = 'GET';
   });
 
   // An empty JSON body is an empty object; anything else must parse.
@@ -70,16 +68,17 @@ export function registerHttpPolicy(app: FastifyInstance, publicUrl: string): voi
       error.validation ||
       error.code?.startsWith('FST_ERR_CTP') ||
       error.statusCode === 400 ||
-      error.statusCode === 413
+      error.statusCode === 413 ||
+      error.statusCode === 415
     ) {
-      const status = error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? 415 : 400;
+      // Every refused body is a 400, the one status the specification gives to bad requests.
       const message =
         error.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
-          ? 'request body too large'
-          : status === 415
+          ? 'request body too large (limit 2 MiB)'
+          : error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || error.statusCode === 415
             ? 'request bodies must be application/json'
             : error.message;
-      return sendError(reply, status, { error: message });
+      return sendError(reply, 400, { error: message });
     }
     const mapped = toHttpError(error, publicUrl);
     if (mapped.status >= 500) reply.log.error({ err: error }, 'unhandled error');

@@ -1,0 +1,176 @@
+import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  type Clock,
+  ConflictError,
+  IdempotencyMismatchError,
+  type IdempotencyStore,
+  type StoredResponse,
+  ValidationError,
+} from '@convene/core';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { clientOf } from './client';
+import { RATE_LIMIT_HEADERS } from './rate-limit';
+import { VERSION_HEADERS } from './versioning';
+
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+
+const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * Headers never stored: the policy sets them afresh on every answer (a replay gets the current
+ * rate-limit count), and the transport ones describe one connection.
+ */
+const NOT_REPLAYED = new Set([
+  ...RATE_LIMIT_HEADERS,
+  ...VERSION_HEADERS,
+  'idempotency-replayed',
+  'content-length',
+  'date',
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+]);
+
+export interface IdempotencyPolicyOptions {
+  store: IdempotencyStore;
+  clock: Clock;
+  /** How long a finished record is replayed (24 h). */
+  ttlSeconds: number;
+  /** How long a claim holds if its node dies before completing it. */
+  leaseSeconds: number;
+  /** How long a duplicate waits for the first request before answering 409 (10 s). */
+  waitMs: number;
+  /**
+   * `METHOD /path` of writes never replayed whatever credential comes with them: the anonymous
+   * credential-minting calls, where a retry must mint a fresh resource.
+   */
+  neverReplayed: readonly string[];
+}
+
+interface Claim {
+  scope: string;
+  settled: boolean;
+}
+
+const sha256 = (value: string): string => createHash('sha256').update(value).digest('hex');
+
+/** JSON with object keys sorted, so a retry that orders its fields differently is the same request. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+function splitUrl(url: string): { path: string; query: string } {
+  const at = url.indexOf('?');
+  const path = at === -1 ? url : url.slice(0, at);
+  return { path: path.length > 1 ? path.replace(/\/+$/, '') : path, query: at === -1 ? '' : url.slice(at) };
+}
+
+function replayableHeaders(reply: FastifyReply): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(reply.getHeaders())) {
+    if (value === undefined || NOT_REPLAYED.has(name.toLowerCase())) continue;
+    headers[name] = Array.isArray(value) ? value.join(', ') : String(value);
+  }
+  return headers;
+}
+
+/**
+ * Idempotency-Key on writes: `preHandler` claims the record or replays it, `onSend` stores the
+ * response. Requests without the header cost nothing. Registered after the error reshaping
+ * onSend hook, so the stored body is the final one; replays pass through the same onRequest
+ * hooks as any request, so they carry fresh API-Version and rate-limit headers.
+ */
+export function idempotencyHooks(options: IdempotencyPolicyOptions) {
+  const { store, clock } = options;
+  const neverReplayed = new Set(options.neverReplayed);
+  const claims = new WeakMap<FastifyRequest, Claim>();
+
+  const replay = (reply: FastifyReply, response: StoredResponse) =>
+    reply
+      .code(response.status)
+      .headers(response.headers)
+      .header('Idempotency-Replayed', 'true')
+      .send(response.body === '' ? undefined : response.body);
+
+  const preHandler = async (request: FastifyRequest, reply: FastifyReply) => {
+    if (!WRITES.has(request.method)) return;
+    const header = request.headers['idempotency-key'];
+    if (header === undefined) return;
+    const key = Array.isArray(header) ? header.join(', ') : header;
+    if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH)
+      throw new ValidationError(`Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`);
+
+    const { path, query } = splitUrl(request.url);
+    if (neverReplayed.has(`${request.method} ${path}`)) return;
+    const { credential } = clientOf(request);
+    // Anonymous writes are never replayed: there is no caller to scope the record to.
+    if (credential === undefined) return;
+
+    const scope = sha256([request.method, path, credential, key].join('\n'));
+    const requestHash = sha256(`${query}\n${canonicalJson(request.body ?? null)}`);
+    // Real time, not the injected clock: this bounds a wait, it is not a TTL.
+    const deadline = Date.now() + options.waitMs;
+    let pause = 10;
+    for (;;) {
+      const now = clock.now();
+      const leaseUntil = new Date(now.getTime() + options.leaseSeconds * 1000);
+      if (await store.claim({ scope, requestHash, now, leaseUntil })) {
+        const claim: Claim = { scope, settled: false };
+        claims.set(request, claim);
+        // An aborted request, or a hijacked reply (its onSend never runs), leaves nothing to
+        // replay: free the claim so a retry runs.
+        reply.raw.once('close', () => {
+          if (claim.settled) return;
+          claim.settled = true;
+          store.release(scope).catch((err) => request.log.error({ err }, 'idempotency release failed'));
+        });
+        return;
+      }
+      const record = await store.get(scope, clock.now());
+      if (record && record.requestHash !== requestHash) throw new IdempotencyMismatchError();
+      if (record?.state === 'done') return replay(reply, record.response);
+      // Still running (or released a moment ago): wait for it, on this node or another.
+      if (Date.now() >= deadline)
+        throw new ConflictError(
+          'a request with this Idempotency-Key is still being processed; retry it later',
+        );
+      await sleep(pause);
+      pause = Math.min(pause * 2, 200);
+    }
+  };
+
+  const onSend = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+    const claim = claims.get(request);
+    if (!claim || claim.settled) return payload;
+    claim.settled = true;
+    const storable =
+      payload === undefined || payload === null || typeof payload === 'string' || Buffer.isBuffer(payload);
+    try {
+      // A 5xx is never replayed: the retry runs again. So is a streamed body we cannot keep.
+      if (reply.statusCode >= 500 || !storable) await store.release(claim.scope);
+      else
+        await store.complete(
+          claim.scope,
+          {
+            status: reply.statusCode,
+            headers: replayableHeaders(reply),
+            body: payload === undefined || payload === null ? '' : String(payload),
+          },
+          new Date(clock.now().getTime() + options.ttlSeconds * 1000),
+        );
+    } catch (err) {
+      request.log.error({ err }, 'idempotency record not stored');
+    }
+    return payload;
+  };
+
+  return { preHandler, onSend };
+}

@@ -1,0 +1,33 @@
+import {
+  type Database,
+  type IdempotencyStore,
+  MemoryRateLimiter,
+  type RateLimiter,
+  type RateLimitOptions,
+  SqlIdempotencyStore,
+  SqlRateLimiter,
+} from '@convene/core';
+
+/** The storage behind the HTTP policies. */
+export interface PolicyStores {
+  rateLimiter: RateLimiter;
+  idempotency: IdempotencyStore;
+}
+
+/**
+ * PostgreSQL: everything in the database, so every node shares counters and records. Embedded
+ * PGlite admits one server per data directory, so its counters can live in the process (no
+ * round trip per request); idempotency records stay in the database to outlive a restart.
+ */
+export function policyStoresFor(
+  database: Pick<Database, 'db' | 'engine'>,
+  limits: RateLimitOptions,
+): PolicyStores {
+  return {
+    rateLimiter:
+      database.engine === 'postgres'
+        ? new SqlRateLimiter(database.db, limits)
+        : new MemoryRateLimiter(limits),
+    idempotency: new SqlIdempotencyStore(database.db),
+  };
+}
