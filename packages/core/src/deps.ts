@@ -1,3 +1,4 @@
+import type { DashboardSessions } from './accounts/sessions';
 import type { Clock } from './clock';
 import type { Db } from './db/types';
 import type { SecretBox } from './secrets';
@@ -15,6 +16,8 @@ export interface Deps {
   db: Db;
   clock: Clock;
   box: SecretBox;
+  /** Dashboard JWTs: issued for built-in accounts, verified on /hub/me/* and key recovery. */
+  sessions: DashboardSessions;
   config: CoreConfig;
 }
 

@@ -3,6 +3,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   type Clock,
+  createJwtSessions,
   type Database,
   type Deps,
   type OpenDatabaseOptions,
@@ -29,6 +30,8 @@ export interface ConveneServer {
 export interface CreateServerOptions {
   clock?: Clock;
   logger?: boolean;
+  /** Test hook: where log lines go instead of stdout (tests that read the log). */
+  logStream?: { write(line: string): void };
   /** Test hook: start PGlite from a migrated dump. */
   loadDataDir?: OpenDatabaseOptions['loadDataDir'];
 }
@@ -49,6 +52,12 @@ export async function createServer(
       db: database.db,
       clock: options.clock ?? systemClock,
       box: new SecretBox(secret),
+      sessions: createJwtSessions({
+        secret,
+        issuer: config.publicUrl,
+        ttlSeconds: config.sessionTtlSeconds,
+        external: config.oidc,
+      }),
       config: {
         publicUrl: config.publicUrl,
         lockTtlSeconds: config.lockTtlSeconds,
@@ -56,7 +65,12 @@ export async function createServer(
         suggestedPollingIntervalMs: 2000,
       },
     };
-    const app = await buildApp({ config, deps, logger: options.logger ?? true });
+    const app = await buildApp({
+      config,
+      deps,
+      logger: options.logger ?? true,
+      ...(options.logStream ? { logStream: options.logStream } : {}),
+    });
     // One LISTEN per process, fanning events out to this process's streams.
     const hub = new EventHub({
       database,

@@ -17,6 +17,8 @@ export interface StartOptions {
   clock?: Clock;
   /** Join an existing PostgreSQL database (a second node) instead of creating one. */
   databaseUrl?: string;
+  /** Capture the server's log lines (at `config.logLevel`, which defaults to silent) here. */
+  logStream?: { write(line: string): void };
 }
 
 /** Whether multi-node tests can run: they need a shared PostgreSQL. */
@@ -60,7 +62,8 @@ export async function startTestServer(options: StartOptions = {}): Promise<TestS
     ...options.config,
   };
   const server = await createServer(config, {
-    logger: false,
+    logger: Boolean(options.logStream),
+    ...(options.logStream ? { logStream: options.logStream } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
     ...(databaseUrl ? {} : { loadDataDir: await migratedPgliteDump() }),
   });

@@ -1,0 +1,56 @@
+import { and, desc, eq, inArray, isNotNull } from 'drizzle-orm';
+import type { TMySpaceKey } from '../contract';
+import { participants, spaces } from '../db/schema';
+import type { Deps } from '../deps';
+import { NotFoundError, UnauthorizedError } from '../errors';
+import { isUuid } from '../ids';
+import { isClosed } from '../spaces/views';
+import { humanFromSession } from './authenticate-human';
+import { resolveUserToken } from './resolve-user-token';
+
+export interface GetMySpaceKeyOptions {
+  deps: Deps;
+  spaceId: string;
+  /** The dashboard JWT (Authorization: Bearer). */
+  bearer: string | undefined;
+  /** X-User-Token: the one route where a `usr_` token identifies its human. */
+  userToken: string | undefined;
+}
+
+/**
+ * Key recovery: the space key this human holds through a participant record linked to them
+ * (X-User-Token at create or join). Only live records of open spaces count (a dead key is of no
+ * use), the owner's before a participant's; anything else is 404.
+ */
+export async function getMySpaceKey({
+  deps,
+  spaceId,
+  bearer,
+  userToken,
+}: GetMySpaceKeyOptions): Promise<TMySpaceKey> {
+  const { db, clock, box } = deps;
+  const userId = (await humanFromSession(deps, bearer))?.id ?? (await resolveUserToken(db, clock, userToken));
+  if (!userId) {
+    throw new UnauthorizedError(
+      'send the dashboard JWT (Authorization: Bearer) or a usr_ token in X-User-Token',
+    );
+  }
+  if (!isUuid(spaceId)) throw new NotFoundError('space');
+  const [space] = await db.select().from(spaces).where(eq(spaces.id, spaceId));
+  if (!space || isClosed(space, clock.now())) throw new NotFoundError('key for this space');
+  const [held] = await db
+    .select({ isOwner: participants.isOwner, keyEnc: participants.keyEnc })
+    .from(participants)
+    .where(
+      and(
+        eq(participants.spaceId, spaceId),
+        eq(participants.userId, userId),
+        inArray(participants.status, ['active', 'muted']),
+        isNotNull(participants.keyEnc),
+      ),
+    )
+    .orderBy(desc(participants.isOwner))
+    .limit(1);
+  if (!held?.keyEnc) throw new NotFoundError('key for this space');
+  return { role: held.isOwner ? 'owner' : 'participant', privateKey: box.decrypt(held.keyEnc) };
+}

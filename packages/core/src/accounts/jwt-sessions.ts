@@ -1,0 +1,125 @@
+import { createHash, createPrivateKey, createPublicKey, hkdfSync, type KeyObject } from 'node:crypto';
+import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, SignJWT } from 'jose';
+import type { DashboardSessions, SessionIdentity } from './sessions';
+
+export interface ExternalIssuerOptions {
+  /** `iss` of the trusted OpenID Connect provider, exactly as it appears in its tokens. */
+  issuer: string;
+  /** Where its public keys are published (its `jwks_uri`). */
+  jwksUrl: string;
+  /** Expected `aud`; when unset any audience of that issuer is accepted. */
+  audience?: string | undefined;
+}
+
+export interface JwtSessionsOptions {
+  /** The server SECRET: every node derives the same signing key from it. */
+  secret: string;
+  /** `iss` (and `aud`) of issued JWTs: the service's PUBLIC_URL. */
+  issuer: string;
+  /** Lifetime of an issued JWT; default 12 hours. */
+  ttlSeconds?: number | undefined;
+  /** An external OpenID Connect issuer whose JWTs are trusted beside the built-in ones. */
+  external?: ExternalIssuerOptions | undefined;
+}
+
+export const DEFAULT_SESSION_TTL_SECONDS = 12 * 60 * 60;
+
+/** PKCS#8 DER header of an Ed25519 private key; the 32-byte seed follows it. */
+const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
+
+/** ID-JAG assertions (rule 10) are never accepted as a session, whoever signed them. */
+const REFUSED_TYPES = new Set(['oauth-id-jag+jwt']);
+
+/** The Ed25519 key pair of dashboard JWTs, derived from SECRET so every node signs and verifies alike. */
+export function deriveSigningKey(secret: string): {
+  privateKey: KeyObject;
+  publicKey: KeyObject;
+  kid: string;
+} {
+  const seed = Buffer.from(hkdfSync('sha256', secret, 'convene', 'convene:dashboard-jwt:ed25519:v1', 32));
+  const privateKey = createPrivateKey({
+    key: Buffer.concat([ED25519_PKCS8_PREFIX, seed]),
+    format: 'der',
+    type: 'pkcs8',
+  });
+  const publicKey = createPublicKey(privateKey);
+  const jwk = publicKey.export({ format: 'jwk' });
+  // RFC 7638 thumbprint: SHA-256 of the required members in lexicographic order.
+  const kid = createHash('sha256')
+    .update(JSON.stringify({ crv: jwk.crv, kty: jwk.kty, x: jwk.x }))
+    .digest('base64url');
+  return { privateKey, publicKey, kid };
+}
+
+/** Dashboard sessions as EdDSA JWTs (jose), optionally also trusting an external OIDC issuer. */
+export function createJwtSessions(options: JwtSessionsOptions): DashboardSessions {
+  const { privateKey, publicKey, kid } = deriveSigningKey(options.secret);
+  const ttlSeconds = options.ttlSeconds ?? DEFAULT_SESSION_TTL_SECONDS;
+  const external = options.external;
+  const remoteKeys = external ? createRemoteJWKSet(new URL(external.jwksUrl)) : undefined;
+  const publicJwk = { ...publicKey.export({ format: 'jwk' }), kid, alg: 'EdDSA', use: 'sig' };
+
+  async function verifyLocal(token: string, now: Date): Promise<SessionIdentity | null> {
+    const { payload } = await jwtVerify(token, publicKey, {
+      issuer: options.issuer,
+      audience: options.issuer,
+      algorithms: ['EdDSA'],
+      typ: 'JWT',
+      currentDate: now,
+      requiredClaims: ['sub', 'exp'],
+    });
+    return payload.sub ? { kind: 'local', userId: payload.sub } : null;
+  }
+
+  async function verifyExternal(token: string, now: Date): Promise<SessionIdentity | null> {
+    if (!external || !remoteKeys) return null;
+    const { payload } = await jwtVerify(token, remoteKeys, {
+      issuer: external.issuer,
+      ...(external.audience ? { audience: external.audience } : {}),
+      currentDate: now,
+      requiredClaims: ['sub', 'exp'],
+    });
+    if (!payload.sub) return null;
+    const email =
+      typeof payload.email === 'string' && payload.email_verified !== false ? payload.email : undefined;
+    return {
+      kind: 'external',
+      issuer: external.issuer,
+      subject: payload.sub,
+      email,
+      name: typeof payload.name === 'string' ? payload.name : undefined,
+    };
+  }
+
+  return {
+    async issue(user, now) {
+      const issuedAt = Math.floor(now.getTime() / 1000);
+      const expiresAt = new Date((issuedAt + ttlSeconds) * 1000);
+      const token = await new SignJWT({ email: user.email, name: user.name })
+        .setProtectedHeader({ alg: 'EdDSA', kid, typ: 'JWT' })
+        .setIssuer(options.issuer)
+        .setAudience(options.issuer)
+        .setSubject(user.id)
+        .setIssuedAt(issuedAt)
+        .setExpirationTime(issuedAt + ttlSeconds)
+        .sign(privateKey);
+      return { token, expiresAt };
+    },
+
+    async verify(token, now) {
+      try {
+        const header = decodeProtectedHeader(token);
+        if (typeof header.typ === 'string' && REFUSED_TYPES.has(header.typ.toLowerCase())) return null;
+        const { iss } = decodeJwt(token);
+        if (iss === options.issuer) return await verifyLocal(token, now);
+        if (external && iss === external.issuer) return await verifyExternal(token, now);
+        return null;
+      } catch {
+        // Malformed, expired, badly signed, or the issuer's keys unreachable: not a session.
+        return null;
+      }
+    },
+
+    jwks: () => ({ keys: [publicJwk] }),
+  };
+}

@@ -1,0 +1,232 @@
+import { FakeClock } from '@convene/core';
+import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectError, expectOk, Harness, startTestServer, type TestServer } from './helpers';
+import { bearer, mintToken, signup } from './helpers/accounts';
+
+let srv: TestServer;
+let h: Harness;
+const clock = new FakeClock('2030-01-01T00:00:00.000Z');
+
+beforeAll(async () => {
+  srv = await startTestServer({ clock });
+  h = new Harness(srv.url);
+});
+afterAll(() => srv?.close());
+
+describe('signup', () => {
+  it('creates an account and answers 201 with a dashboard JWT and the user', async () => {
+    const res = await h.post('/hub/auth/signup', {
+      body: { email: 'Ada.Lovelace@Example.com', password: 'correct horse', name: 'Ada' },
+    });
+    expectOk(res, 201);
+    expect(res.body.user).toEqual({
+      id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      email: 'ada.lovelace@example.com',
+      name: 'Ada',
+      createdAt: '2030-01-01T00:00:00.000Z',
+    });
+    expect(res.body.token.split('.')).toHaveLength(3);
+    expect(res.body).not.toHaveProperty('user.passwordHash');
+    expect(res.text).not.toContain('correct horse');
+  });
+
+  it('names the human after the email when no name is given', async () => {
+    const res = await h.post('/hub/auth/signup', {
+      body: { email: 'grace@example.com', password: '12345678' },
+    });
+    expectOk(res, 201);
+    expect(res.body.user.name).toBe('grace');
+  });
+
+  it('refuses a duplicate email, whatever its case, with 409', async () => {
+    await signup(h, { email: 'dup@example.com' });
+    expectError(
+      await h.post('/hub/auth/signup', { body: { email: 'DUP@example.COM', password: 'another-pass' } }),
+      409,
+    );
+  });
+
+  it.each([
+    [{ email: 'short@example.com', password: '1234567' }],
+    [{ email: 'not-an-email', password: '12345678' }],
+    [{ password: '12345678' }],
+    [{ email: 'nopass@example.com' }],
+    [{ email: 'long@example.com', password: 'x'.repeat(1025) }],
+    [{ email: 'name@example.com', password: '12345678', name: '' }],
+  ])('rejects %j with 400', async (body) => {
+    expectError(await h.post('/hub/auth/signup', { body }), 400);
+  });
+});
+
+describe('login', () => {
+  it('logs in with the right password, in any case of the email', async () => {
+    const human = await signup(h, { email: 'login@example.com', password: 'hunter2hunter2' });
+    const res = await h.post('/hub/auth/login', {
+      body: { email: 'LOGIN@example.com', password: 'hunter2hunter2' },
+    });
+    expectOk(res);
+    expect(res.body.user).toMatchObject({ id: human.id, email: 'login@example.com' });
+    const me = await h.get('/hub/me', { headers: bearer(res.body.token) });
+    expectOk(me);
+    expect(me.body.id).toBe(human.id);
+  });
+
+  it('answers 401 with WWW-Authenticate for a wrong password or an unknown email', async () => {
+    await signup(h, { email: 'wrong@example.com', password: 'right-password' });
+    const wrong = await h.post('/hub/auth/login', {
+      body: { email: 'wrong@example.com', password: 'wrong-password' },
+    });
+    expectError(wrong, 401);
+    const unknown = await h.post('/hub/auth/login', {
+      body: { email: 'nobody@example.com', password: 'whatever1' },
+    });
+    expectError(unknown, 401);
+    // The same answer for both: a login does not tell who has an account.
+    expect(unknown.body.error).toBe(wrong.body.error);
+  });
+
+  it('rejects a body without a password with 400', async () => {
+    expectError(await h.post('/hub/auth/login', { body: { email: 'x@example.com' } }), 400);
+  });
+});
+
+describe('dashboard JWT', () => {
+  it('is an EdDSA JWT from PUBLIC_URL, verifiable with /.well-known/jwks.json, valid 12 hours', async () => {
+    const human = await signup(h);
+    const header = decodeProtectedHeader(human.jwt);
+    expect(header).toMatchObject({ alg: 'EdDSA', typ: 'JWT' });
+    expect(typeof header.kid).toBe('string');
+
+    const jwks = await h.get('/.well-known/jwks.json');
+    expectOk(jwks);
+    expect(jwks.body.keys).toHaveLength(1);
+    expect(jwks.body.keys[0]).toMatchObject({ kty: 'OKP', crv: 'Ed25519', alg: 'EdDSA', kid: header.kid });
+    expect(jwks.body.keys[0]).not.toHaveProperty('d');
+
+    const { payload } = await jwtVerify(human.jwt, createLocalJWKSet(jwks.body), {
+      issuer: srv.url,
+      currentDate: clock.now(),
+    });
+    expect(payload.sub).toBe(human.id);
+    expect(payload.exp! - payload.iat!).toBe(12 * 60 * 60);
+  });
+
+  it('stops working when it expires', async () => {
+    const human = await signup(h);
+    expectOk(await h.get('/hub/me', { headers: human.auth }));
+    clock.advance(12 * 60 * 60 * 1000 + 1000);
+    try {
+      expectError(await h.get('/hub/me', { headers: human.auth }), 401);
+    } finally {
+      clock.advance(-(12 * 60 * 60 * 1000 + 1000));
+    }
+  });
+
+  it('is refused when forged: signed by another key, or tampered with', async () => {
+    const human = await signup(h);
+    const [head, body, signature] = human.jwt.split('.') as [string, string, string];
+    const claims = decodeJwt(human.jwt);
+    const tampered = Buffer.from(
+      JSON.stringify({ ...claims, sub: '00000000-0000-4000-8000-000000000000' }),
+    ).toString('base64url');
+    expectError(await h.get('/hub/me', { headers: bearer(`${head}.${tampered}.${signature}`) }), 401);
+    expectError(await h.get('/hub/me', { headers: bearer(`${head}.${body}.${'A'.repeat(86)}`) }), 401);
+    const other = await startTestServer({ clock, config: { secret: 'another-secret-0123456789' } });
+    try {
+      const foreign = await signup(new Harness(other.url));
+      expectError(await h.get('/hub/me', { headers: foreign.auth }), 401);
+    } finally {
+      await other.close();
+    }
+  });
+});
+
+describe('/hub/me/*', () => {
+  const routes: [string, string, unknown?][] = [
+    ['GET', '/hub/me'],
+    ['GET', '/hub/me/spaces'],
+    ['GET', '/hub/me/tokens'],
+    ['POST', '/hub/me/tokens', {}],
+    ['DELETE', '/hub/me/tokens/00000000-0000-4000-8000-000000000000'],
+    ['POST', '/hub/me/link/approve', { userCode: 'BCDF-GHJK' }],
+    ['POST', '/hub/me/link/deny', { userCode: 'BCDF-GHJK' }],
+    ['GET', '/hub/me/link/BCDF-GHJK'],
+  ];
+
+  it.each(routes)('%s %s answers 401 with WWW-Authenticate without a session', async (method, path, body) => {
+    const human = await signup(h);
+    const token = await mintToken(h, human);
+    const send = (headers: Record<string, string>) =>
+      h.request(method, path, { headers, ...(body !== undefined ? { body } : {}) });
+    expectError(await send({}), 401);
+    expectError(await send(bearer('not.a.jwt')), 401);
+    expectError(await send({ Authorization: `Basic ${Buffer.from('a:b').toString('base64')}` }), 401);
+    // A usr_ token never substitutes for the dashboard JWT, however it is sent.
+    expectError(await send(bearer(token.token)), 401);
+    expectError(await send({ 'X-User-Token': token.token }), 401);
+  });
+
+  it('GET /hub/me answers the human', async () => {
+    const human = await signup(h, { name: 'Linus' });
+    const res = await h.get('/hub/me', { headers: human.auth });
+    expectOk(res);
+    expect(res.body).toEqual({
+      id: human.id,
+      email: human.email,
+      name: 'Linus',
+      createdAt: expect.any(String),
+    });
+  });
+});
+
+describe('GET /hub/me/spaces', () => {
+  it('lists the spaces created or joined with the human’s tokens, and nothing else', async () => {
+    const human = await signup(h);
+    const other = await signup(h);
+    const token = await mintToken(h, human);
+    const otherToken = await mintToken(h, other);
+
+    const owned = await h.createSpace({ name: 'Owned', ttl: 3600 }, { 'X-User-Token': token.token });
+    await h.createSpace({ name: 'Anonymous' });
+    await h.createSpace({ name: 'Someone else’s' }, { 'X-User-Token': otherToken.token });
+    // An invalid token is ignored: the space is created, linked to nobody.
+    await h.createSpace({ name: 'Bad token' }, { 'X-User-Token': 'usr_nonsense' });
+    const host = await h.createSpace({ name: 'Hosted', ttl: 60 });
+    const joined = await h.joinActive(host, { name: 'Me' }, { headers: { 'X-User-Token': token.token } });
+
+    const res = await h.get('/hub/me/spaces', { headers: human.auth });
+    expectOk(res);
+    expect(res.body.spaces).toHaveLength(2);
+    const byName = Object.fromEntries(res.body.spaces.map((s: { name: string }) => [s.name, s]));
+    expect(byName.Owned).toEqual({
+      spaceId: owned.spaceId,
+      name: 'Owned',
+      state: 'open',
+      role: 'owner',
+      participantId: owned.ownerId,
+      status: 'active',
+      createdAt: clock.now().toISOString(),
+      ttlRemaining: 3600,
+    });
+    expect(byName.Hosted).toMatchObject({
+      spaceId: host.spaceId,
+      role: 'participant',
+      participantId: joined.participantId,
+      state: 'open',
+      ttlRemaining: 60,
+    });
+
+    // Past its TTL a space shows as closed.
+    clock.advance(61_000);
+    try {
+      const later = await h.get('/hub/me/spaces', { headers: human.auth });
+      const hosted = later.body.spaces.find((s: { spaceId: string }) => s.spaceId === host.spaceId);
+      expect(hosted).toMatchObject({ state: 'closed', ttlRemaining: 0 });
+    } finally {
+      clock.advance(-61_000);
+    }
+    const empty = await h.get('/hub/me/spaces', { headers: (await signup(h)).auth });
+    expect(empty.body).toEqual({ spaces: [] });
+  });
+});
