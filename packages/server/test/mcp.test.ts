@@ -1,6 +1,6 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectError, expectOk, Harness, startTestServer, type TestServer } from './helpers';
+import { expectError, expectOk, Harness, onPostgres, startTestServer, type TestServer } from './helpers';
 import { callError, callOk, connectMcp } from './helpers/mcp';
 
 let srv: TestServer;
@@ -65,6 +65,30 @@ async function storyThroughTools(
   const guestKey: string = approved.participantPrivateKey;
   expect(guestKey).toMatch(/^[0-9a-f]{64}$/);
   const participant = await connect(guestKey);
+
+  // Talk.
+  const sent = await callOk(participant, 'send_message', {
+    spaceId,
+    content: 'Hello from B',
+    ...keyArg(guestKey),
+  });
+  expect(sent.messageId).toMatch(/^[0-9a-f-]{36}$/);
+  expect(sent.participants.map((p: { name: string }) => p.name)).toContain('Agent B');
+  await callOk(owner, 'send_message', { spaceId, content: '**Welcome**', type: 'html', ...keyArg(ownerKey) });
+  const page = await callOk(owner, 'list_messages', { spaceId, ...keyArg(ownerKey) });
+  expect(page.messages.map((m: { content: string }) => m.content)).toEqual(['Hello from B', '**Welcome**']);
+  expect(page.messages[0]).toMatchObject({
+    senderId: joined.participantId,
+    senderName: 'Agent B',
+    isOwner: false,
+  });
+  const none = await callOk(participant, 'list_messages', {
+    spaceId,
+    timestamp: page.cursor,
+    ...keyArg(guestKey),
+  });
+  expect(none.messages).toEqual([]);
+  expect(none.cursor).toBe(page.cursor);
 
   // Co-edit under the lock.
   const artifact = await callOk(participant, 'create_artifact', {
@@ -152,6 +176,8 @@ async function storyThroughTools(
     { spaceId, artifactId: artifact.id, ...keyArg(guestKey) },
     403,
   );
+  await callError(participant, 'send_message', { spaceId, content: 'muted?', ...keyArg(guestKey) }, 403);
+  await callOk(participant, 'list_messages', { spaceId, ...keyArg(guestKey) });
   await callOk(owner, 'unmute_participant', {
     spaceId,
     participantId: joined.participantId,
@@ -300,5 +326,90 @@ describe('MCP server', () => {
     });
     expectOk(res);
     expect(res.body.result.tools.length).toBeGreaterThan(1);
+  });
+});
+
+describe('wait_for_messages', () => {
+  it('answers as soon as a message arrives after the timestamp', async () => {
+    const space = await h.createSpace();
+    const guest = await h.joinActive(space);
+    await h.post(`/hub/space/${space.spaceId}/messages`, { key: space.ownerKey, body: { content: 'old' } });
+    const before = await h.get(`/hub/space/${space.spaceId}/messages`, { key: guest.key });
+    const started = Date.now();
+    const waiting = callOk(mcp, 'wait_for_messages', {
+      spaceId: space.spaceId,
+      timestamp: before.body.cursor,
+      timeoutSeconds: 20,
+      privateKey: guest.key,
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const sent = await h.post(`/hub/space/${space.spaceId}/messages`, {
+      key: space.ownerKey,
+      body: { content: 'new' },
+    });
+    expectOk(sent);
+    const result = await waiting;
+    expect(result.messages.map((m: { content: string }) => m.content)).toEqual(['new']);
+    expect(result.messages[0].id).toBe(sent.body.messageId);
+    // Woken by the notification, not by the 2-second safety-net poll.
+    expect(Date.now() - started).toBeLessThan(1900);
+  });
+
+  it('answers at once when messages are already there, and empty when the time is up', async () => {
+    const space = await h.createSpace();
+    await h.post(`/hub/space/${space.spaceId}/messages`, { key: space.ownerKey, body: { content: 'there' } });
+    const now = await callOk(mcp, 'wait_for_messages', {
+      spaceId: space.spaceId,
+      privateKey: space.ownerKey,
+    });
+    expect(now.messages.map((m: { content: string }) => m.content)).toEqual(['there']);
+
+    const started = Date.now();
+    const empty = await callOk(mcp, 'wait_for_messages', {
+      spaceId: space.spaceId,
+      timestamp: now.cursor,
+      timeoutSeconds: 1,
+      privateKey: space.ownerKey,
+    });
+    expect(empty.messages).toEqual([]);
+    expect(empty.cursor).toBe(now.cursor);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+  });
+
+  it('refuses a bad key and a timeout beyond 55 seconds', async () => {
+    const space = await h.createSpace();
+    const invitationKey = await h.invite(space);
+    await callError(mcp, 'wait_for_messages', { spaceId: space.spaceId, privateKey: invitationKey }, 401);
+    await callError(
+      mcp,
+      'wait_for_messages',
+      { spaceId: space.spaceId, timeoutSeconds: 56, privateKey: space.ownerKey },
+      400,
+    );
+  });
+
+  it.runIf(onPostgres())('wakes for a message sent through another node', async () => {
+    const other = await startTestServer({ databaseUrl: srv.databaseUrl! });
+    try {
+      const space = await h.createSpace();
+      const started = Date.now();
+      const waiting = callOk(mcp, 'wait_for_messages', {
+        spaceId: space.spaceId,
+        timeoutSeconds: 20,
+        privateKey: space.ownerKey,
+      });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const sent = await new Harness(other.url).post(`/hub/space/${space.spaceId}/messages`, {
+        key: space.ownerKey,
+        body: { content: 'from node B' },
+      });
+      expectOk(sent);
+      const result = await waiting;
+      expect(result.messages.map((m: { content: string }) => m.content)).toEqual(['from node B']);
+      // Woken by the notification, not by the 2-second safety-net poll.
+      expect(Date.now() - started).toBeLessThan(1900);
+    } finally {
+      await other.close();
+    }
   });
 });

@@ -3,6 +3,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import type { FastifyInstance } from 'fastify';
 import { sendError } from '../http/policy';
 import { createMcpServer } from './server';
+import type { SpaceWatch } from './tool';
 
 export interface McpRouteOptions {
   deps: Deps;
@@ -17,8 +18,21 @@ export function registerMcpRoute(app: FastifyInstance, { deps }: McpRouteOptions
   const shutdown = new AbortController();
   app.addHook('preClose', async () => shutdown.abort());
 
+  // The event hub is attached once the server listens (and may be absent in bare app tests).
+  const watch: SpaceWatch = (spaceId, wake) => {
+    const hub = app.eventHub;
+    if (!hub || hub.isClosed) return () => {};
+    return hub.subscribe(spaceId, {
+      deliver: (item) => {
+        if (item.type === 'event' && item.event.kind === 'message') wake();
+      },
+      tick: () => {},
+      shutdown: wake,
+    });
+  };
+
   app.post('/mcp', async (request, reply) => {
-    const server = createMcpServer({ deps, shutdown: shutdown.signal });
+    const server = createMcpServer({ deps, shutdown: shutdown.signal, watch });
     // No sessionIdGenerator: stateless mode (exactOptionalPropertyTypes forbids writing `undefined`).
     const transport = new StreamableHTTPServerTransport({ enableJsonResponse: true });
     // The transport writes to the raw response: Fastify's onSend hooks do not run and headers set

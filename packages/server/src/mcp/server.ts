@@ -10,13 +10,15 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { toHttpError } from '../http/errors';
 import { mcpInstructions } from './instructions';
-import { type Tool, toolJsonSchema } from './tool';
+import { type SpaceWatch, type Tool, toolJsonSchema } from './tool';
 import { tools as defaultTools } from './tools';
 
 export interface McpServerOptions {
   deps: Deps;
   /** Aborted when the server shuts down, so long waits end at once. */
   shutdown: AbortSignal;
+  /** Wakes wait_for_messages when a message is committed (the process's event hub). */
+  watch?: SpaceWatch | undefined;
   tools?: Tool[];
 }
 
@@ -51,7 +53,7 @@ const header = (headers: Record<string, string | string[] | undefined> | undefin
  * `McpServer.registerTool`, because McpServer validates arguments itself and answers a bad one
  * with a JSON-RPC flavoured message; here a bad argument is a 400 with the message REST gives.
  */
-export function createMcpServer({ deps, shutdown, tools = defaultTools }: McpServerOptions): Server {
+export function createMcpServer({ deps, shutdown, watch, tools = defaultTools }: McpServerOptions): Server {
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
   const server = new Server(
     { name: 'convene', title: 'Convene meeting spaces', version: '1.0.0' },
@@ -73,6 +75,7 @@ export function createMcpServer({ deps, shutdown, tools = defaultTools }: McpSer
         key: argKey ?? header(headers, 'x-private-key'),
         userToken: header(headers, 'x-user-token'),
         signal: AbortSignal.any([extra.signal, shutdown]),
+        watch,
       });
       // Parsing drops anything the contract does not publish, so no internal field leaks.
       const structuredContent = tool.output.parse(output) as Record<string, unknown>;

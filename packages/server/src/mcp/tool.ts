@@ -11,7 +11,15 @@ export interface ToolContext {
   userToken: string | undefined;
   /** Aborted when the client cancels the call, the connection drops, or the server shuts down. */
   signal: AbortSignal;
+  /** Wakes long polls when a space may have news; absent where no event hub runs. */
+  watch?: SpaceWatch | undefined;
 }
+
+/**
+ * Calls `wake` whenever a message is committed in the space, on any node (the event hub listens
+ * to the database's notifications); returns the function that stops watching.
+ */
+export type SpaceWatch = (spaceId: string, wake: () => void) => () => void;
 
 /**
  * One row of the MCP tool table: the operation's zod contract from core for input and output,
