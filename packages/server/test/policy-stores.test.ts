@@ -1,0 +1,167 @@
+import {
+  type IdempotencyStore,
+  MemoryIdempotencyStore,
+  MemoryRateLimiter,
+  type RateLimiter,
+  type RateLimitOptions,
+  rowsOf,
+  SqlIdempotencyStore,
+  SqlRateLimiter,
+} from '@convene/core';
+import { openTestDatabase, type TestDatabase } from '@convene/core/testing';
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+// The storage ports of the HTTP policies, on this run's database (PGlite, or PostgreSQL with
+// TEST_DATABASE_URL) and in memory: both implementations must behave the same.
+let tdb: TestDatabase;
+beforeAll(async () => {
+  tdb = await openTestDatabase();
+});
+afterAll(() => tdb?.close());
+
+const T0 = new Date('2030-01-01T00:00:00.000Z');
+const at = (ms: number) => new Date(T0.getTime() + ms);
+let unique = 0;
+const fresh = (label: string) => `${label}-${++unique}-${Math.random().toString(36).slice(2)}`;
+
+const limiters: [string, (o: RateLimitOptions) => RateLimiter][] = [
+  ['SqlRateLimiter', (o) => new SqlRateLimiter(tdb.database.db, o)],
+  ['MemoryRateLimiter', (o) => new MemoryRateLimiter(o)],
+];
+
+describe.each(limiters)('%s', (_name, make) => {
+  it('counts requests in a fixed window that opens at the first request', async () => {
+    const limiter = make({ max: 3, windowSeconds: 60 });
+    const client = fresh('client');
+    const first = await limiter.consume(client, at(0));
+    expect(first).toEqual({ allowed: true, limit: 3, remaining: 2, resetAt: at(60_000) });
+    expect(await limiter.consume(client, at(10_000))).toMatchObject({ allowed: true, remaining: 1 });
+    expect(await limiter.consume(client, at(20_000))).toMatchObject({ allowed: true, remaining: 0 });
+    const over = await limiter.consume(client, at(59_999));
+    expect(over).toEqual({ allowed: false, limit: 3, remaining: 0, resetAt: at(60_000) });
+    // The window ends: the next request opens a new one at 1.
+    const next = await limiter.consume(client, at(60_000));
+    expect(next).toEqual({ allowed: true, limit: 3, remaining: 2, resetAt: at(120_000) });
+  });
+
+  it('keeps clients apart', async () => {
+    const limiter = make({ max: 1, windowSeconds: 60 });
+    const a = fresh('a');
+    const b = fresh('b');
+    expect((await limiter.consume(a, at(0))).allowed).toBe(true);
+    expect((await limiter.consume(a, at(1))).allowed).toBe(false);
+    expect((await limiter.consume(b, at(2))).allowed).toBe(true);
+  });
+
+  it('counts concurrent requests exactly', async () => {
+    const limiter = make({ max: 25, windowSeconds: 60 });
+    const client = fresh('burst');
+    const decisions = await Promise.all(Array.from({ length: 40 }, () => limiter.consume(client, at(5))));
+    expect(decisions.filter((d) => d.allowed)).toHaveLength(25);
+    expect(new Set(decisions.filter((d) => d.allowed).map((d) => d.remaining)).size).toBe(25);
+  });
+
+  it('sweeps only counters whose window has ended', async () => {
+    const limiter = make({ max: 5, windowSeconds: 10 });
+    const old = fresh('old');
+    const live = fresh('live');
+    await limiter.consume(old, at(0));
+    await limiter.consume(live, at(9_000));
+    const swept = await limiter.sweep(at(15_000));
+    expect(swept).toBeGreaterThanOrEqual(1);
+    // `live` kept its count; `old` starts over.
+    expect((await limiter.consume(live, at(15_000))).remaining).toBe(3);
+    expect((await limiter.consume(old, at(15_000))).remaining).toBe(4);
+  });
+});
+
+describe('SqlRateLimiter storage', () => {
+  it('is one row per client, keyed by what it is given', async () => {
+    const limiter = new SqlRateLimiter(tdb.database.db, { max: 5, windowSeconds: 60 });
+    const client = fresh('row');
+    await limiter.consume(client, at(0));
+    await limiter.consume(client, at(1));
+    const rows = rowsOf<{ points: number }>(
+      await tdb.database.db.execute(sql`select points from rate_limits where key = ${client}`),
+    );
+    expect(rows).toEqual([{ points: 2 }]);
+  });
+});
+
+const stores: [string, () => IdempotencyStore][] = [
+  ['SqlIdempotencyStore', () => new SqlIdempotencyStore(tdb.database.db)],
+  ['MemoryIdempotencyStore', () => new MemoryIdempotencyStore()],
+];
+
+describe.each(stores)('%s', (_name, make) => {
+  const lease = at(60_000);
+  const response = { status: 201, headers: { 'content-type': 'application/json' }, body: '{"ok":true}' };
+
+  it('lets exactly one of concurrent claims win', async () => {
+    const store = make();
+    const scope = fresh('scope');
+    const results = await Promise.all(
+      Array.from({ length: 12 }, () =>
+        store.claim({ scope, requestHash: 'h', now: at(0), leaseUntil: lease }),
+      ),
+    );
+    expect(results.filter(Boolean)).toHaveLength(1);
+    expect(await store.get(scope, at(1))).toEqual({ state: 'running', requestHash: 'h' });
+  });
+
+  it('stores a completed response and keeps it until it expires', async () => {
+    const store = make();
+    const scope = fresh('scope');
+    expect(await store.claim({ scope, requestHash: 'h', now: at(0), leaseUntil: lease })).toBe(true);
+    await store.complete(scope, response, at(86_400_000));
+    expect(await store.get(scope, at(86_399_999))).toEqual({ state: 'done', requestHash: 'h', response });
+    expect(await store.claim({ scope, requestHash: 'h', now: at(86_399_999), leaseUntil: lease })).toBe(
+      false,
+    );
+    // Expired: invisible, and a new claim takes the record over.
+    expect(await store.get(scope, at(86_400_000))).toBeUndefined();
+    expect(
+      await store.claim({ scope, requestHash: 'h2', now: at(86_400_000), leaseUntil: at(86_460_000) }),
+    ).toBe(true);
+    expect(await store.get(scope, at(86_400_001))).toEqual({ state: 'running', requestHash: 'h2' });
+  });
+
+  it('frees a claim whose lease ran out (its node died) and a released one', async () => {
+    const store = make();
+    const scope = fresh('scope');
+    expect(await store.claim({ scope, requestHash: 'h', now: at(0), leaseUntil: lease })).toBe(true);
+    expect(await store.claim({ scope, requestHash: 'h', now: at(59_999), leaseUntil: lease })).toBe(false);
+    expect(await store.claim({ scope, requestHash: 'h', now: at(60_000), leaseUntil: at(120_000) })).toBe(
+      true,
+    );
+    await store.release(scope);
+    expect(await store.get(scope, at(60_001))).toBeUndefined();
+    expect(await store.claim({ scope, requestHash: 'h', now: at(60_001), leaseUntil: at(120_000) })).toBe(
+      true,
+    );
+  });
+
+  it('never releases a completed record', async () => {
+    const store = make();
+    const scope = fresh('scope');
+    await store.claim({ scope, requestHash: 'h', now: at(0), leaseUntil: lease });
+    await store.complete(scope, response, at(1_000_000));
+    await store.release(scope);
+    expect((await store.get(scope, at(1)))?.state).toBe('done');
+  });
+
+  it('sweeps expired records only', async () => {
+    const store = make();
+    const old = fresh('old');
+    const live = fresh('live');
+    await store.claim({ scope: old, requestHash: 'h', now: at(0), leaseUntil: lease });
+    await store.complete(old, response, at(1_000));
+    await store.claim({ scope: live, requestHash: 'h', now: at(0), leaseUntil: lease });
+    await store.complete(live, response, at(10_000));
+    expect(await store.sweep(at(5_000))).toBeGreaterThanOrEqual(1);
+    expect(await store.get(live, at(5_000))).toMatchObject({ state: 'done' });
+    // Even read at an earlier instant, the swept record is gone.
+    expect(await store.get(old, at(0))).toBeUndefined();
+  });
+});
