@@ -1,0 +1,170 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectError, expectOk, Harness, startTestServer, type TestServer } from './helpers';
+
+let srv: TestServer;
+let h: Harness;
+
+beforeAll(async () => {
+  srv = await startTestServer();
+  h = new Harness(srv.url);
+});
+afterAll(() => srv?.close());
+
+describe('/.well-known/oauth-protected-resource', () => {
+  it('names the resource, its authorization server and the key header (RFC 9728)', async () => {
+    const res = await h.get('/.well-known/oauth-protected-resource');
+    expectOk(res);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(res.body).toEqual({
+      resource: srv.url,
+      resource_name: 'Convene',
+      resource_documentation: `${srv.url}/auth.md`,
+      authorization_servers: [srv.url],
+      bearer_methods_supported: ['header'],
+      credential_header: 'X-Private-Key',
+      credential_types_supported: ['api_key'],
+    });
+  });
+
+  it('is where the WWW-Authenticate header of every 401 points', async () => {
+    const space = await h.createSpace();
+    const invitation = await h.invite(space);
+    const p = await h.joinActive(space);
+    const unauthorized = [
+      await h.get(`/hub/space/${space.spaceId}`),
+      await h.put(`/hub/space/${space.spaceId}`, { key: p.key, body: { name: 'x' } }),
+      await h.post(`/hub/space/${space.spaceId}/leave`, { key: invitation }),
+      await h.post(`/hub/space/${space.spaceId}/join`, { key: space.ownerKey, body: { name: 'x' } }),
+    ];
+    for (const res of unauthorized) {
+      expectError(res, 401);
+      expect(res.headers.get('www-authenticate')).toBe(
+        `Bearer resource_metadata="${srv.url}/.well-known/oauth-protected-resource"`,
+      );
+    }
+    const url = /resource_metadata="([^"]+)"/.exec(
+      unauthorized[0]?.headers.get('www-authenticate') ?? '',
+    )?.[1];
+    const metadata = await fetch(url ?? '');
+    expect(metadata.status).toBe(200);
+    expect((await metadata.json()).resource).toBe(srv.url);
+  });
+});
+
+describe('/.well-known/oauth-authorization-server', () => {
+  it('carries the issuer and the exact agent_auth block (RFC 8414)', async () => {
+    const res = await h.get('/.well-known/oauth-authorization-server');
+    expectOk(res);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(res.body.issuer).toBe(srv.url);
+    expect(res.body.agent_auth).toEqual({
+      skill: `${srv.url}/auth.md`,
+      register_uri: `${srv.url}/hub/space`,
+      identity_types_supported: ['anonymous', 'identity_assertion'],
+      anonymous: { credential_types_supported: ['api_key'], credential_header: 'X-Private-Key' },
+      identity_assertion: {
+        assertion_types_supported: [],
+        device_authorization_uri: `${srv.url}/hub/link/start`,
+        token_uri: `${srv.url}/hub/link/poll`,
+        verification_uri: `${srv.url}/link`,
+        credential_types_supported: ['api_key'],
+        credential_header: 'X-User-Token',
+      },
+    });
+    expect(res.body.response_types_supported).toEqual([]);
+  });
+
+  it('points at a register_uri that registers without credentials', async () => {
+    const { body } = await h.get('/.well-known/oauth-authorization-server');
+    const res = await fetch(body.agent_auth.register_uri, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name: 'Via discovery', description: 'registered from agent_auth' }),
+    });
+    expect(res.status).toBe(200);
+    expect((await res.json()).ownerPrivateKey).toMatch(/^[0-9a-f]{64}$/);
+  });
+});
+
+describe('/auth.md', () => {
+  it('serves the guide as markdown with absolute URLs', async () => {
+    const res = await h.get('/auth.md');
+    expectOk(res);
+    expect(res.headers.get('content-type')).toMatch(/^text\/markdown/);
+    const guide = res.text;
+    expect(guide).toMatch(/^# /);
+    expect(guide).not.toContain('{PUBLIC_URL}');
+    expect(guide).toContain(`${srv.url}/.well-known/oauth-protected-resource`);
+    expect(guide).toContain(`${srv.url}/.well-known/oauth-authorization-server`);
+  });
+
+  it('walks an agent through every step, in order', async () => {
+    const guide = (await h.get('/auth.md')).text;
+    const steps = [
+      /## 1\. Discover/,
+      /## 2\. Pick an identity/,
+      /## 3\. Register: create or join a space/,
+      /## 4\. Link a human/,
+      /## 5\. Use your keys/,
+      /## 6\. When a request fails/,
+      /## 7\. Revocation/,
+    ];
+    const positions = steps.map((step) => guide.search(step));
+    expect(positions.every((p) => p >= 0)).toBe(true);
+    expect([...positions].sort((a, b) => a - b)).toEqual(positions);
+    for (const needle of [
+      'anonymous',
+      'identity_assertion',
+      'id-jag',
+      `${srv.url}/hub/space`,
+      '/join',
+      '202',
+      'Location',
+      `${srv.url}/hub/link/start`,
+      `${srv.url}/hub/link/poll`,
+      'verificationUriComplete',
+      '410',
+      'X-Private-Key',
+      'X-User-Token',
+      'WWW-Authenticate',
+      '401',
+      'DELETE /hub/me/tokens/{tokenId}',
+    ]) {
+      expect(guide, needle).toContain(needle);
+    }
+  });
+});
+
+describe('/avatar/{participantId}.svg', () => {
+  const id = '6f1c2a7e-3b4d-4e5f-8a9b-0c1d2e3f4a5b';
+
+  it('draws a deterministic identicon, publicly', async () => {
+    const a = await h.get(`/avatar/${id}.svg`);
+    expectOk(a);
+    expect(a.headers.get('content-type')).toMatch(/^image\/svg\+xml/);
+    expect(a.text).toMatch(/^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"[^>]*>.*<\/svg>$/s);
+    expect(a.text).toContain('<rect');
+    const again = await h.get(`/avatar/${id}.svg`);
+    expect(again.text).toBe(a.text);
+    // Case does not make a different participant.
+    expect((await h.get(`/avatar/${id.toUpperCase()}.svg`)).text).toBe(a.text);
+    const other = await h.get('/avatar/0b7d6f30-1c2e-4f3a-9b8c-7d6e5f4a3b2c.svg');
+    expectOk(other);
+    expect(other.text).not.toBe(a.text);
+  });
+
+  it('is where every avatarUrl points', async () => {
+    const space = await h.createSpace();
+    const { body } = await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey });
+    const res = await fetch(body.participants[0].avatarUrl);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^image\/svg\+xml/);
+    expect(await res.text()).toContain(space.ownerId);
+  });
+
+  it('answers a JSON 404 for anything but a UUID with .svg', async () => {
+    for (const path of ['/avatar/not-a-uuid.svg', `/avatar/${id}`, `/avatar/${id}.png`, '/avatar/.svg']) {
+      expectError(await h.get(path), 404);
+    }
+  });
+});

@@ -1,0 +1,123 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  expectError,
+  expectOk,
+  Harness,
+  onPostgres,
+  participantRow,
+  recordedEvents,
+  startTestServer,
+  type TestServer,
+} from './helpers';
+
+/** Two server processes' worth of nodes on one PostgreSQL database serve the same spaces. */
+describe.runIf(onPostgres())('two nodes on one database', () => {
+  let a: TestServer;
+  let b: TestServer;
+  let onA: Harness;
+  let onB: Harness;
+
+  beforeAll(async () => {
+    a = await startTestServer();
+    b = await startTestServer({ databaseUrl: a.databaseUrl! });
+    onA = new Harness(a.url);
+    onB = new Harness(b.url);
+  });
+  afterAll(async () => {
+    await b?.close();
+    await a?.close();
+  });
+
+  it('creates on one node, joins, approves and kicks on the other', async () => {
+    const space = await onA.createSpace({ privacy: 'private' });
+    const base = `/hub/space/${space.spaceId}`;
+    const invitation = await onB.invite(space);
+
+    const join = await onB.post(`${base}/join`, { key: invitation, body: { name: 'Roamer' } });
+    expectOk(join, 202);
+    const participantId = join.body.participantId;
+    // Each node hands out its own PUBLIC_URL.
+    expect(join.headers.get('location')).toBe(`${b.url}${base}/join/${participantId}`);
+
+    expectOk(await onA.get(`${base}/join/${participantId}`, { key: invitation }), 202);
+    expectOk(await onA.post(`${base}/participants/${participantId}/approve`, { key: space.ownerKey }));
+    const poll = await onB.get(`${base}/join/${participantId}`, { key: invitation });
+    expectOk(poll);
+    const key = poll.body.participantPrivateKey;
+    // Collected once, whichever node is asked next.
+    expectError(await onA.get(`${base}/join/${participantId}`, { key: invitation }), 404);
+
+    expectOk(await onA.get(base, { key }));
+    expectOk(await onB.post(`${base}/participants/${participantId}/mute`, { key: space.ownerKey }));
+    const seenOnA = await onA.get(base, { key: space.ownerKey });
+    expect(seenOnA.body.participants).toContainEqual(
+      expect.objectContaining({ participantId, status: 'muted' }),
+    );
+    expectOk(await onA.post(`${base}/participants/${participantId}/unmute`, { key: space.ownerKey }));
+    expectOk(await onB.post(`${base}/participants/${participantId}/kick`, { key: space.ownerKey }));
+    expectError(await onA.get(base, { key }), 401);
+    expectError(await onB.get(base, { key }), 401);
+    expect((await participantRow(a, space.spaceId, participantId))?.status).toBe('kicked');
+
+    expectOk(await onA.delete(base, { key: space.ownerKey }));
+    const closed = await onB.put(base, { key: space.ownerKey, body: { name: 'x' } });
+    expectError(closed, 409);
+    expect(closed.body).toEqual({ error: 'space is closed' });
+
+    const events = await recordedEvents(b, space.spaceId);
+    expect(events.map((e) => e.data.status ?? e.kind)).toEqual([
+      'waitingForApproval',
+      'active',
+      'muted',
+      'active',
+      'kicked',
+      'space-closed',
+    ]);
+  });
+
+  it('applies concurrent moderations of one participant one at a time', async () => {
+    const space = await onA.createSpace({ privacy: 'private' });
+    const pending = await onA.joinPending(space);
+    const path = `/hub/space/${space.spaceId}/participants/${pending.participantId}/approve`;
+    const results = await Promise.all([
+      onA.post(path, { key: space.ownerKey }),
+      onB.post(path, { key: space.ownerKey }),
+      onA.post(path, { key: space.ownerKey }),
+      onB.post(path, { key: space.ownerKey }),
+    ]);
+    expect(results.map((r) => r.status).sort()).toEqual([200, 409, 409, 409]);
+    const approvals = (await recordedEvents(a, space.spaceId, 'participant-status')).filter(
+      (e) => e.data.status === 'active',
+    );
+    expect(approvals).toHaveLength(1);
+  });
+
+  it('hands a pending key out once when both nodes are polled at once', async () => {
+    const space = await onB.createSpace({ privacy: 'private' });
+    const pending = await onB.joinPending(space);
+    expectOk(
+      await onA.post(`/hub/space/${space.spaceId}/participants/${pending.participantId}/approve`, {
+        key: space.ownerKey,
+      }),
+    );
+    const path = `/hub/space/${space.spaceId}/join/${pending.participantId}`;
+    const polls = await Promise.all([
+      onA.get(path, { key: pending.invitationKey }),
+      onB.get(path, { key: pending.invitationKey }),
+      onA.get(path, { key: pending.invitationKey }),
+      onB.get(path, { key: pending.invitationKey }),
+    ]);
+    expect(polls.map((r) => r.status).sort()).toEqual([200, 404, 404, 404]);
+  });
+
+  it('closes once when both nodes are asked at once', async () => {
+    const space = await onA.createSpace();
+    const path = `/hub/space/${space.spaceId}`;
+    const results = await Promise.all([
+      onA.delete(path, { key: space.ownerKey }),
+      onB.delete(path, { key: space.ownerKey }),
+    ]);
+    expect(results.map((r) => r.status).sort()).toEqual([200, 409]);
+    expect(await recordedEvents(a, space.spaceId, 'space-closed')).toHaveLength(1);
+  });
+});
