@@ -24,8 +24,8 @@ const CONTEXT = 3;
 const DIFF_TIMEOUT_MS = 1000;
 
 /**
- * A unified diff from version `from` to version `to` (either order; equal versions give a diff
- * without hunks). File headers name `<name>.md` and the version; lines keep their exact bytes,
+ * A unified diff from version `from` to version `to` (either order; equal contents give an
+ * empty body, as `diff -u` does). File headers name `<name>.md` and the version; lines keep their exact bytes,
  * CR of CRLF included, and a missing final newline is marked as `diff` marks it.
  */
 export async function diffArtifactVersions({
@@ -54,19 +54,30 @@ function versionParam(name: string, value: string | undefined): string {
   return value;
 }
 
+export interface DiffLimits {
+  /** Give up on a minimal diff after this many milliseconds (default 1000). */
+  timeoutMs?: number;
+  /** Give up on a minimal diff beyond this many edits (default: no limit). */
+  maxEditLength?: number;
+}
+
+/** The unified diff between two versions; past the limits, the replace-everything patch. */
 export function unifiedDiff(
   fileName: string,
   from: { version: number; content: string },
   to: { version: number; content: string },
+  { timeoutMs = DIFF_TIMEOUT_MS, maxEditLength }: DiffLimits = {},
 ): string {
   const oldHeader = `version ${from.version}`;
   const newHeader = `version ${to.version}`;
   const patch =
     structuredPatch(fileName, fileName, from.content, to.content, oldHeader, newHeader, {
       context: CONTEXT,
-      timeout: DIFF_TIMEOUT_MS,
+      timeout: timeoutMs,
+      ...(maxEditLength === undefined ? {} : { maxEditLength }),
     }) ?? replaceAll(fileName, from.content, to.content, oldHeader, newHeader);
-  return formatPatch(patch, FILE_HEADERS_ONLY);
+  // Like `diff -u`, equal contents give no output at all (a header without hunks is no patch).
+  return patch.hunks.length === 0 ? '' : formatPatch(patch, FILE_HEADERS_ONLY);
 }
 
 /** The patch that removes every old line and adds every new one. */

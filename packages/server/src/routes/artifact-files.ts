@@ -143,7 +143,7 @@ export const artifactFilePaths: Record<string, Record<string, unknown>> = {
       responses: {
         '200': {
           description:
-            'A unified diff (`diff -u` format, 3 lines of context) from version `from` to version `to`; no hunks when the contents are equal.',
+            'A unified diff (`diff -u` format, 3 lines of context) from version `from` to version `to`; an empty body when the contents are equal.',
           content: { 'text/x-diff': { schema: { type: 'string' } } },
         },
         '400': errorResponse('from or to missing or not a number'),
