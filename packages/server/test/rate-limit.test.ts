@@ -1,0 +1,239 @@
+import { randomBytes } from 'node:crypto';
+import { FakeClock, rowsOf } from '@convene/core';
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type ApiResponse,
+  expectError,
+  expectOk,
+  Harness,
+  onPostgres,
+  startTestServer,
+  type TestServer,
+} from './helpers';
+
+const newKey = () => randomBytes(32).toString('hex');
+
+function expectRateLimitHeaders(
+  res: ApiResponse,
+  expected: { limit: number; window: number; remaining?: number; reset?: number },
+) {
+  const h = res.headers;
+  expect(h.get('ratelimit-limit'), `${res.status} ${res.text}`).toBe(String(expected.limit));
+  expect(h.get('ratelimit-policy')).toBe(`${expected.limit};w=${expected.window}`);
+  const remaining = Number(h.get('ratelimit-remaining'));
+  expect(Number.isInteger(remaining) && remaining >= 0 && remaining <= expected.limit).toBe(true);
+  if (expected.remaining !== undefined) expect(remaining).toBe(expected.remaining);
+  const reset = Number(h.get('ratelimit-reset'));
+  expect(Number.isInteger(reset) && reset >= 1 && reset <= expected.window).toBe(true);
+  if (expected.reset !== undefined) expect(reset).toBe(expected.reset);
+}
+
+describe('the default policy: 300 requests per 60 s', () => {
+  let srv: TestServer;
+  let h: Harness;
+  const clock = new FakeClock();
+  beforeAll(async () => {
+    srv = await startTestServer({ clock, config: { rateLimitMax: 300, rateLimitWindowSeconds: 60 } });
+    h = new Harness(srv.url);
+  });
+  afterAll(() => srv?.close());
+
+  it('announces limit, remaining, reset and policy, counting down per client', async () => {
+    const key = newKey();
+    const first = await h.get('/api/health', { key });
+    expectOk(first);
+    expectRateLimitHeaders(first, { limit: 300, window: 60, remaining: 299, reset: 60 });
+    expect(first.headers.get('ratelimit-policy')).toBe('300;w=60');
+    clock.advance(15_000);
+    const second = await h.get('/api/health', { key });
+    expectRateLimitHeaders(second, { limit: 300, window: 60, remaining: 298, reset: 45 });
+  });
+
+  it('sets them on every answer: errors, 404s, other methods and raw routes', async () => {
+    const key = newKey();
+    const space = await h.createSpace();
+    const answers = [
+      await h.get(`/hub/space/${space.spaceId}`, { key }), // 401
+      await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey }), // 200
+      await h.post('/hub/space', { body: { name: '' } }), // 400
+      await h.post('/hub/space', { body: '{"name":', raw: true }), // 400 unparsable
+      await h.get('/no/such/route'), // 404
+      await h.patch('/hub/space', { body: {} }), // 404
+      await h.request('OPTIONS', '/hub/space'), // 404
+      await h.request('HEAD', '/api/health'), // 200
+      await h.get('/hub/space/%zz'), // 400 unroutable URL
+      await h.get('/api/health', { headers: { 'API-Version': '7' } }), // 400
+      await h.get('/.well-known/deprecation-policy'), // raw routes
+      await h.get('/openapi.json'),
+      await h.get('/.well-known/oauth-protected-resource'),
+      await h.get(`/hub/space/${space.spaceId}/messages?timestamp=yesterday`, { key: space.ownerKey }), // 400
+    ];
+    expect(answers.map((r) => r.status)).toEqual([
+      401, 200, 400, 400, 404, 404, 404, 200, 400, 400, 200, 200, 200, 400,
+    ]);
+    for (const res of answers) {
+      expectRateLimitHeaders(res, { limit: 300, window: 60 });
+      expect(res.headers.get('api-version')).toBe('1');
+    }
+  });
+
+  it('sets them on the event stream, whose client is its `?key=`', async () => {
+    const space = await h.createSpace();
+    await h.get('/api/health', { key: space.ownerKey });
+    const controller = new AbortController();
+    const res = await fetch(`${srv.url}/hub/space/${space.spaceId}/messages/stream?key=${space.ownerKey}`, {
+      signal: controller.signal,
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/text\/event-stream/);
+    expect(res.headers.get('ratelimit-policy')).toBe('300;w=60');
+    // createSpace was anonymous (the address); the key's own count: health, then the stream.
+    expect(res.headers.get('ratelimit-remaining')).toBe('298');
+    controller.abort();
+  });
+});
+
+describe('over the limit', () => {
+  let srv: TestServer;
+  let h: Harness;
+  const clock = new FakeClock();
+  beforeAll(async () => {
+    srv = await startTestServer({ clock, config: { rateLimitMax: 3, rateLimitWindowSeconds: 20 } });
+    h = new Harness(srv.url);
+  });
+  afterAll(() => srv?.close());
+
+  const countSpaces = async () =>
+    Number(
+      rowsOf<{ n: number | string }>(
+        await srv.server.database.db.execute(sql`select count(*) as n from spaces`),
+      )[0]?.n,
+    );
+
+  it('answers 429 with Retry-After and runs nothing', async () => {
+    // A credential presented makes the client, even on an operation that needs none.
+    const client = { 'X-User-Token': `usr_${newKey()}` };
+    const body = { name: 'Limited', description: 'counting' };
+    for (let i = 0; i < 3; i++) expectOk(await h.post('/hub/space', { body, headers: client }));
+    const before = await countSpaces();
+    clock.advance(5_000);
+    const refused = await h.post('/hub/space', { body, headers: client });
+    expectError(refused, 429);
+    expect(refused.body.error).toMatch(/rate limit/i);
+    expect(refused.headers.get('retry-after')).toBe('15');
+    expectRateLimitHeaders(refused, { limit: 3, window: 20, remaining: 0, reset: 15 });
+    expect(await countSpaces()).toBe(before);
+    // Every route is limited, raw ones too.
+    expectError(await h.get('/.well-known/deprecation-policy', { headers: client }), 429);
+    expectError(await h.get('/no/such/route', { headers: client }), 429);
+  });
+
+  it('starts a new window when the old one ends', async () => {
+    const key = newKey();
+    for (let i = 0; i < 3; i++) expectOk(await h.get('/api/health', { key }));
+    expectError(await h.get('/api/health', { key }), 429);
+    clock.advance(19_999);
+    const last = await h.get('/api/health', { key });
+    expectError(last, 429);
+    expect(last.headers.get('retry-after')).toBe('1');
+    clock.advance(1);
+    const again = await h.get('/api/health', { key });
+    expectOk(again);
+    expectRateLimitHeaders(again, { limit: 3, window: 20, remaining: 2, reset: 20 });
+  });
+
+  it('counts each credential apart from the others and from the address', async () => {
+    const a = newKey();
+    const b = newKey();
+    for (let i = 0; i < 3; i++) expectOk(await h.get('/api/health', { key: a }));
+    expectError(await h.get('/api/health', { key: a }), 429);
+    // The same key in the query string is the same client.
+    expectError(await h.get(`/api/health?key=${a}`), 429);
+    expectOk(await h.get('/api/health', { key: b }));
+    // A secret is one client whichever header carries it.
+    expectError(await h.get('/api/health', { headers: { 'X-User-Token': a } }), 429);
+    const token = `usr_${newKey()}`;
+    const user = await h.get('/api/health', { headers: { 'X-User-Token': token } });
+    expectRateLimitHeaders(user, { limit: 3, window: 20, remaining: 2 });
+    const jwt = `eyJ.${newKey()}.sig`;
+    const bearer = await h.get('/api/health', { headers: { Authorization: `Bearer ${jwt}` } });
+    expectOk(bearer);
+    expectRateLimitHeaders(bearer, { limit: 3, window: 20, remaining: 2 });
+  });
+});
+
+describe('the address, when no credential is presented', () => {
+  it('is the socket address unless TRUST_PROXY', async () => {
+    const srv = await startTestServer({ config: { rateLimitMax: 2, rateLimitWindowSeconds: 60 } });
+    try {
+      const h = new Harness(srv.url);
+      const from = (ip: string) => ({ headers: { 'X-Forwarded-For': ip } });
+      expectOk(await h.get('/api/health', from('10.0.0.1')));
+      expectOk(await h.get('/api/health', from('10.0.0.2')));
+      // X-Forwarded-For is ignored: both came from 127.0.0.1.
+      expectError(await h.get('/api/health', from('10.0.0.3')), 429);
+      // A credential is a client of its own, not the address.
+      expectOk(await h.get('/api/health', { key: newKey() }));
+    } finally {
+      await srv.close();
+    }
+  });
+
+  it('is the forwarded address behind a trusted proxy', async () => {
+    const srv = await startTestServer({
+      config: { rateLimitMax: 2, rateLimitWindowSeconds: 60, trustProxy: true },
+    });
+    try {
+      const h = new Harness(srv.url);
+      const from = (ip: string) => ({ headers: { 'X-Forwarded-For': ip } });
+      expectOk(await h.get('/api/health', from('10.0.0.1')));
+      expectOk(await h.get('/api/health', from('10.0.0.1')));
+      expectError(await h.get('/api/health', from('10.0.0.1')), 429);
+      const other = await h.get('/api/health', from('10.0.0.2'));
+      expectOk(other);
+      expect(other.headers.get('ratelimit-remaining')).toBe('1');
+    } finally {
+      await srv.close();
+    }
+  });
+});
+
+describe.runIf(onPostgres())('counters in PostgreSQL', () => {
+  let srv: TestServer;
+  let h: Harness;
+  const clock = new FakeClock();
+  beforeAll(async () => {
+    srv = await startTestServer({
+      clock,
+      config: { rateLimitMax: 10, rateLimitWindowSeconds: 30, policySweepIntervalMs: 50 },
+    });
+    h = new Harness(srv.url);
+  });
+  afterAll(() => srv?.close());
+
+  const keys = async () =>
+    rowsOf<{ key: string }>(await srv.server.database.db.execute(sql`select key from rate_limits`)).map(
+      (r) => r.key,
+    );
+
+  it('keep a hash of the client, never the credential', async () => {
+    const key = newKey();
+    expectOk(await h.get('/api/health', { key }));
+    const stored = await keys();
+    expect(stored.length).toBeGreaterThan(0);
+    for (const k of stored) {
+      expect(k).toMatch(/^[0-9a-f]{64}$/);
+      expect(k).not.toContain(key);
+    }
+  });
+
+  it('are deleted once their window has ended', async () => {
+    expectOk(await h.get('/api/health', { key: newKey() }));
+    expect((await keys()).length).toBeGreaterThan(0);
+    clock.advance(30_001);
+    const deadline = Date.now() + 5_000;
+    while ((await keys()).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+    expect(await keys()).toEqual([]);
+  });
+});
