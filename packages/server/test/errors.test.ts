@@ -1,0 +1,232 @@
+import { ArtifactLockedError, type Clock } from '@convene/core';
+import { createPostgresTestDatabase, migratedPgliteDump, testDatabaseServerUrl } from '@convene/core/testing';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig, type ServerConfig } from '../src/env';
+import { createServer } from '../src/server';
+import { type ApiResponse, expectError, expectOk, freePort, Harness, type TestServer } from './helpers';
+
+/**
+ * startTestServer, but with test-only routes registered before the server listens (Fastify
+ * takes no routes after that): they pass through the same policy hooks as every route.
+ */
+async function startWithRoutes(
+  register: (app: FastifyInstance) => void,
+  options: { config?: Partial<ServerConfig>; clock?: Clock; databaseUrl?: string } = {},
+): Promise<TestServer> {
+  const port = await freePort();
+  const serverUrl = testDatabaseServerUrl();
+  let databaseUrl = options.databaseUrl;
+  let drop: (() => Promise<void>) | undefined;
+  if (!databaseUrl && serverUrl) {
+    const pg = await createPostgresTestDatabase(serverUrl);
+    databaseUrl = pg.url;
+    drop = pg.drop;
+  }
+  const config: ServerConfig = {
+    ...loadConfig({}),
+    port,
+    host: '127.0.0.1',
+    publicUrl: `http://127.0.0.1:${port}`,
+    databaseUrl: databaseUrl ?? 'memory://',
+    rateLimitMax: 100_000,
+    secret: 'test-secret-0123456789abcdef',
+    logLevel: 'silent',
+    ...options.config,
+  };
+  const server = await createServer(config, {
+    logger: false,
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(databaseUrl ? {} : { loadDataDir: await migratedPgliteDump() }),
+  });
+  register(server.app);
+  await server.app.listen({ port, host: '127.0.0.1' });
+  return {
+    url: config.publicUrl,
+    server,
+    databaseUrl,
+    async close() {
+      await server.close();
+      await drop?.();
+    },
+  };
+}
+
+/** A JSON error as the spec shapes it, never HTML, with the policy headers. */
+function expectJsonError(res: ApiResponse, status: number) {
+  expectError(res, status);
+  expect(res.text.trimStart().startsWith('<')).toBe(false);
+  expect(Object.keys(res.body)).toContain('error');
+  expect(res.headers.get('ratelimit-policy')).not.toBeNull();
+}
+
+let srv: TestServer;
+let h: Harness;
+beforeAll(async () => {
+  srv = await startWithRoutes((app) => {
+    app.get('/test/boom', async () => {
+      throw new Error('connect ECONNREFUSED postgres://admin:hunter2@db.internal:5432 at /srv/app/db.js:42');
+    });
+    app.post('/test/boom', async () => {
+      // Not even an Error.
+      throw 'hunter2';
+    });
+    app.get('/test/upstream', async () => {
+      throw Object.assign(new Error('upstream said hunter2'), { statusCode: 502 });
+    });
+    app.get('/test/locked', async () => {
+      throw new ArtifactLockedError('11111111-1111-4111-8111-111111111111', '2030-01-01T00:10:00.000Z');
+    });
+  });
+  h = new Harness(srv.url);
+});
+afterAll(() => srv?.close());
+
+describe('bodies', () => {
+  it('refuses malformed JSON with a JSON 400', async () => {
+    for (const body of ['{"name":', 'not json', '{"a":1}}', '[1,2']) {
+      const res = await h.post('/hub/space', { body, raw: true });
+      expectJsonError(res, 400);
+      expect(res.body.error).toMatch(/JSON/);
+    }
+  });
+
+  it('refuses other content types with a JSON 400', async () => {
+    const space = await h.createSpace();
+    for (const type of [
+      'text/plain',
+      'application/xml',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=x',
+    ]) {
+      const res = await h.post('/hub/space', {
+        body: '{"name":"n","description":"d"}',
+        raw: true,
+        headers: { 'Content-Type': type },
+      });
+      expectJsonError(res, 400);
+      expect(res.body.error).toMatch(/application\/json/);
+      const write = await h.put(`/hub/space/${space.spaceId}`, {
+        key: space.ownerKey,
+        body: 'name=x',
+        raw: true,
+        headers: { 'Content-Type': type },
+      });
+      expectJsonError(write, 400);
+    }
+    const view = await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey });
+    expect(view.body.name).toBe('Test space');
+  });
+
+  it('accepts a body up to 2 MiB and refuses a larger one with a JSON 400', async () => {
+    const near = JSON.stringify({ name: 'n', description: 'd', agenda: 'x'.repeat(2 * 1024 * 1024 - 100) });
+    expect(Buffer.byteLength(near)).toBeLessThanOrEqual(2 * 1024 * 1024);
+    const within = await h.post('/hub/space', { body: near, raw: true });
+    // Parsed, then refused by the contract's field limit: not by the body limit.
+    expectJsonError(within, 400);
+    expect(within.body.error).not.toMatch(/too large/);
+
+    const over = JSON.stringify({ name: 'n', description: 'd', agenda: 'x'.repeat(2 * 1024 * 1024) });
+    const tooLarge = await h.post('/hub/space', { body: over, raw: true });
+    expectJsonError(tooLarge, 400);
+    expect(tooLarge.body.error).toMatch(/too large/);
+  });
+
+  it('refuses an oversized body sent without a length (chunked)', async () => {
+    const chunk = new TextEncoder().encode('x'.repeat(256 * 1024));
+    let sent = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent === 0) controller.enqueue(new TextEncoder().encode('{"name":"n","description":"'));
+        if (sent++ < 12) controller.enqueue(chunk);
+        else controller.close();
+      },
+    });
+    const response = await fetch(`${srv.url}/hub/space`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: stream,
+      duplex: 'half',
+    } as RequestInit);
+    const text = await response.text();
+    expect(response.status).toBe(400);
+    expect(response.headers.get('content-type')).toMatch(/application\/json/);
+    expect(JSON.parse(text).error).toMatch(/too large/);
+  });
+
+  it('treats an empty body on a body-less write as no body', async () => {
+    const space = await h.createSpace();
+    const res = await h.request('POST', `/hub/space/${space.spaceId}/invite`, {
+      key: space.ownerKey,
+      headers: { 'Content-Type': 'application/json' },
+    });
+    expectOk(res);
+  });
+});
+
+describe('routes and methods', () => {
+  it('answers unknown routes with a JSON 404', async () => {
+    for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']) {
+      expectJsonError(await h.request(method, '/no/such/route'), 404);
+      expectJsonError(
+        await h.request(method, '/hub/space/00000000-0000-4000-8000-000000000000/nothing'),
+        404,
+      );
+    }
+  });
+
+  it('answers a method a path does not serve with a JSON 404', async () => {
+    expectJsonError(await h.patch('/hub/space', { body: {} }), 404);
+    expectJsonError(await h.put('/hub/space', { body: {} }), 404);
+    expectJsonError(await h.delete('/api/health'), 404);
+    expectJsonError(await h.request('OPTIONS', '/hub/space'), 404);
+    expectJsonError(await h.post('/.well-known/deprecation-policy', { body: {} }), 404);
+  });
+
+  it('answers HEAD as the GET it mirrors, without a body', async () => {
+    const health = await h.request('HEAD', '/api/health');
+    expect(health.status).toBe(200);
+    expect(health.text).toBe('');
+    expect(health.headers.get('api-version')).toBe('1');
+    const space = await h.createSpace();
+    const anonymous = await h.request('HEAD', `/hub/space/${space.spaceId}`);
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get('www-authenticate')).toMatch(/^Bearer resource_metadata=/);
+    expect(anonymous.text).toBe('');
+    expect((await h.request('HEAD', `/hub/space/${space.spaceId}`, { key: space.ownerKey })).status).toBe(
+      200,
+    );
+    expect((await h.request('HEAD', '/.well-known/deprecation-policy')).status).toBe(200);
+    expect((await h.request('HEAD', '/no/such/route')).status).toBe(404);
+  });
+
+  it('answers a URL it cannot decode with a JSON 400', async () => {
+    expectJsonError(await h.get('/hub/space/%zz'), 400);
+  });
+});
+
+describe('server errors', () => {
+  it('answer 500 with a generic message that leaks nothing', async () => {
+    for (const res of [await h.get('/test/boom'), await h.post('/test/boom', { body: {} })]) {
+      expectJsonError(res, 500);
+      expect(res.body).toEqual({ error: 'internal error' });
+      expect(res.text).not.toMatch(/hunter2|ECONNREFUSED|db\.js|stack/);
+    }
+  });
+
+  it('never pass a thrown 5xx status and message through', async () => {
+    const res = await h.get('/test/upstream');
+    expectJsonError(res, 500);
+    expect(res.body).toEqual({ error: 'internal error' });
+  });
+
+  it('leave domain errors of raw routes mapped like procedures', async () => {
+    const res = await h.get('/test/locked');
+    expectJsonError(res, 423);
+    expect(res.body).toEqual({
+      error: 'artifact is locked by another participant',
+      lockedBy: '11111111-1111-4111-8111-111111111111',
+      lockExpiresAt: '2030-01-01T00:10:00.000Z',
+    });
+  });
+});
