@@ -57,19 +57,26 @@ async function findOrCreateExternalHuman(
       .returning();
     if (linked) return linked;
   }
-  const [created] = await db
-    .insert(users)
-    .values({
-      id: newId(),
-      // The column is unique and required; a subject without a usable email gets a reserved-TLD stand-in.
-      email: email ?? `${encodeURIComponent(identity.subject)}@${new URL(identity.issuer).hostname}.invalid`,
-      name: identity.name ?? email?.split('@')[0] ?? '',
-      passwordHash: null,
-      externalSubject: identity.subject,
-      createdAt: clock.now(),
-    })
-    .onConflictDoNothing()
-    .returning();
-  // Null when a concurrent first request created it (found now), or the email belongs to another subject.
-  return created ?? (await bySubject()) ?? null;
+  // The column is unique and required: a subject without a usable email, or whose email already
+  // belongs to another account, gets a reserved-TLD stand-in.
+  const standIn = `${encodeURIComponent(identity.subject)}@${new URL(identity.issuer).hostname}.invalid`;
+  for (const candidate of email ? [email, standIn] : [standIn]) {
+    const [created] = await db
+      .insert(users)
+      .values({
+        id: newId(),
+        email: candidate,
+        name: identity.name ?? email?.split('@')[0] ?? '',
+        passwordHash: null,
+        externalSubject: identity.subject,
+        createdAt: clock.now(),
+      })
+      .onConflictDoNothing()
+      .returning();
+    if (created) return created;
+    // A concurrent first request may have created it meanwhile.
+    const raced = await bySubject();
+    if (raced) return raced;
+  }
+  return null;
 }
