@@ -47,7 +47,7 @@ describe('/.well-known/oauth-protected-resource', () => {
     )?.[1];
     const metadata = await fetch(url ?? '');
     expect(metadata.status).toBe(200);
-    expect((await metadata.json()).resource).toBe(srv.url);
+    expect(((await metadata.json()) as any).resource).toBe(srv.url);
   });
 });
 
@@ -82,7 +82,7 @@ describe('/.well-known/oauth-authorization-server', () => {
       body: JSON.stringify({ name: 'Via discovery', description: 'registered from agent_auth' }),
     });
     expect(res.status).toBe(200);
-    expect((await res.json()).ownerPrivateKey).toMatch(/^[0-9a-f]{64}$/);
+    expect(((await res.json()) as any).ownerPrivateKey).toMatch(/^[0-9a-f]{64}$/);
   });
 });
 

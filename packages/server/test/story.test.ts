@@ -79,7 +79,7 @@ describe('the story of a private space', () => {
     // 6. Poll: 200 with the participant key.
     const approved = await fetch(statusUrl, { headers: { 'X-Private-Key': invitationKey } });
     expect(approved.status).toBe(200);
-    const { participantPrivateKey: key } = await approved.json();
+    const { participantPrivateKey: key } = (await approved.json()) as any;
     expect(key).toMatch(/^[0-9a-f]{64}$/);
     const mine = await h.get(base, { key });
     expectOk(mine);
