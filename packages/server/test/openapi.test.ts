@@ -109,6 +109,31 @@ describe('/openapi.json', () => {
     }
   });
 
+  it("names every operation of the specification by the specification's operationId", () => {
+    const ids = new Set(operations().map((o) => o.op.operationId));
+    const spec = [
+      ...SPACE_OPERATIONS.map(([id]) => id),
+      'getMySpaceKey',
+      'sendMessage',
+      'listMessages',
+      'streamMessages',
+      'createArtifact',
+      'listArtifacts',
+      'getArtifact',
+      'writeArtifact',
+      'downloadArtifact',
+      'lockArtifact',
+      'heartbeatArtifactLock',
+      'unlockArtifact',
+      'startLink',
+      'pollLink',
+      'createApiToken',
+      'listApiTokens',
+      'revokeApiToken',
+    ];
+    expect(spec.filter((id) => !ids.has(id))).toEqual([]);
+  });
+
   it.each(SPACE_OPERATIONS)(
     'describes %s at %s %s with its statuses',
     (operationId, method, path, statuses) => {
