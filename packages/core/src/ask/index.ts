@@ -1,2 +1,4 @@
-// Use cases of this domain; each file exports one.
-export {};
+// Agent-facing discovery: natural-language search (/ask) and agent cards.
+export * from './ask';
+export * from './get-agent-card';
+export * from './index-ask-documents';

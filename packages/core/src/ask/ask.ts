@@ -1,0 +1,183 @@
+import { sql } from 'drizzle-orm';
+import type { TAskResult, TAskResultItem } from '../contract';
+import { limits } from '../contract/limits';
+import { rowsOf } from '../db/migrate';
+import type { Deps } from '../deps';
+import { newId } from '../ids';
+
+export interface AskOptions {
+  deps: Pick<Deps, 'db' | 'clock' | 'config'>;
+  /** The natural-language query, already validated as non-empty. */
+  query: string;
+  /** How many results at most (default 10). */
+  limit?: number | undefined;
+}
+
+/** `_meta` of every answer: a ranked list, in version 1 of this answer's shape. */
+export const askMeta = { response_type: 'list', version: '1' } as const;
+
+/** A full match of every term ranks above a match of only some of them. */
+const ALL_TERMS_BONUS = 0.5;
+
+interface DocumentRow {
+  id: string;
+  kind: 'operation' | 'guide';
+  path: string;
+  name: string;
+  description: string;
+  data: Record<string, unknown>;
+  score: number;
+}
+
+interface SpaceRow {
+  id: string;
+  name: string;
+  description: string;
+  agenda: string;
+  participant_count: number;
+  score: number;
+}
+
+/**
+ * Natural-language search over the service's own documentation and its public, open spaces,
+ * ranked by PostgreSQL full-text search. A document matches when it contains any of the query's
+ * words (stemmed, stop words dropped) and ranks higher when it contains all of them. Of a space
+ * only its name, description, agenda and participant count are ever read or returned.
+ */
+export async function ask({ deps, query, limit = 10 }: AskOptions): Promise<TAskResult> {
+  const { db, clock, config } = deps;
+  const bonus = sql.raw(`${ALL_TERMS_BONUS}::float8`);
+  const terms = sql`(
+    select websearch_to_tsquery('english', ${query}) as all_terms,
+           to_tsquery('simple', coalesce((
+             select string_agg('''' || replace(replace(lexeme, '\\', '\\\\'), '''', '''''') || '''', ' | ')
+             from unnest(to_tsvector('english', ${query}))
+           ), '')) as any_terms
+  ) q`;
+
+  const documents = rowsOf<DocumentRow>(
+    await db.execute(sql`
+      select d.id, d.kind, d.path, d.name, d.description, d.data,
+             (ts_rank(d.search, q.any_terms)
+               + case when d.search @@ q.all_terms then ${bonus} else 0 end)::float8 as score
+      from ask_documents d, ${terms}
+      where d.search @@ q.any_terms
+      order by score desc, d.id
+      limit ${limit}`),
+  );
+
+  // Only public spaces that are open and not past their TTL; never private, closed or expired.
+  const spaces = rowsOf<SpaceRow>(
+    await db.execute(sql`
+      select s.id, s.name, s.description, s.agenda,
+             (select count(*) from participants p
+               where p.space_id = s.id and p.status in ('active', 'muted'))::int as participant_count,
+             (ts_rank(v.doc, q.any_terms)
+               + case when v.doc @@ q.all_terms then ${bonus} else 0 end)::float8 as score
+      from spaces s
+      cross join lateral (
+        select setweight(to_tsvector('english', s.name), 'A')
+            || setweight(to_tsvector('english', s.description), 'B')
+            || setweight(to_tsvector('english', s.agenda), 'C') as doc
+      ) v, ${terms}
+      where s.privacy = 'public' and s.state = 'open' and s.expires_at > ${clock.now().toISOString()}
+        and v.doc @@ q.any_terms
+      order by score desc, s.id
+      limit ${limit}`),
+  );
+
+  const site = config.publicUrl;
+  const results = [
+    ...documents.map((row) => ({ score: row.score, item: documentItem(row, site) })),
+    ...spaces.map((row) => ({ score: row.score, item: spaceItem(row, site) })),
+  ]
+    .sort((a, b) => b.score - a.score)
+    .slice(0, limit)
+    .map(({ item }) => item);
+
+  return { _meta: { ...askMeta }, query_id: newId(), query, results };
+}
+
+const round = (score: number) => Math.round(score * 10_000) / 10_000;
+
+function documentItem(row: DocumentRow, site: string): TAskResultItem {
+  const url = `${site}${row.path}`;
+  if (row.kind === 'operation') {
+    const { operationId, method, pathTemplate, tool } = row.data as Record<string, string>;
+    return {
+      url,
+      name: row.name,
+      site,
+      score: round(row.score),
+      description: row.description,
+      schema_object: {
+        '@context': 'https://schema.org',
+        '@type': 'WebAPI',
+        identifier: operationId,
+        name: row.name,
+        description: row.description,
+        url,
+        documentation: `${site}/openapi.json`,
+        provider: { '@type': 'Organization', name: 'Convene', url: site },
+        potentialAction: {
+          '@type': 'Action',
+          name: operationId,
+          ...(tool ? { alternateName: tool } : {}),
+          target: {
+            '@type': 'EntryPoint',
+            urlTemplate: `${site}${pathTemplate}`,
+            httpMethod: method,
+            contentType: 'application/json',
+          },
+        },
+      },
+    };
+  }
+  const { guide, guideTitle, section } = row.data as Record<string, string>;
+  return {
+    url,
+    name: row.name,
+    site,
+    score: round(row.score),
+    description: row.description,
+    schema_object: {
+      '@context': 'https://schema.org',
+      '@type': 'TechArticle',
+      headline: row.name,
+      description: row.description,
+      url,
+      ...(section ? { articleSection: section } : {}),
+      ...(guide
+        ? { isPartOf: { '@type': 'TechArticle', name: guideTitle ?? guide, url: `${site}/${guide}` } }
+        : {}),
+    },
+  };
+}
+
+function spaceItem(row: SpaceRow, site: string): TAskResultItem {
+  const url = `${site}/hub/space/${row.id}`;
+  const count = Number(row.participant_count);
+  const people = `${count} participant${count === 1 ? '' : 's'}`;
+  const agenda = row.agenda ? ` Agenda: ${row.agenda}` : '';
+  return {
+    url,
+    name: row.name,
+    site,
+    score: round(row.score),
+    description: `${row.description}${agenda} (public meeting space, ${people}; joining needs an invitation key from its owner)`,
+    schema_object: {
+      '@context': 'https://schema.org',
+      '@type': 'Event',
+      identifier: row.id,
+      name: row.name,
+      description: row.description,
+      ...(row.agenda ? { about: row.agenda } : {}),
+      url,
+      eventStatus: 'https://schema.org/EventScheduled',
+      eventAttendanceMode: 'https://schema.org/OnlineEventAttendanceMode',
+      location: { '@type': 'VirtualLocation', url },
+      maximumAttendeeCapacity: limits.participantsPerSpace,
+      remainingAttendeeCapacity: Math.max(0, limits.participantsPerSpace - count),
+    },
+  };
+}
