@@ -1,6 +1,7 @@
+import type { AddressInfo } from 'node:net';
 import { FakeClock } from '@convene/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectError, expectOk, Harness, startTestServer, type TestServer } from './helpers';
+import { expectError, expectOk, Harness, onPostgres, startTestServer, type TestServer } from './helpers';
 import { type HumanFixture, linkAgent, signup, startLink } from './helpers/accounts';
 
 let srv: TestServer;
@@ -243,5 +244,36 @@ describe('approval routes', () => {
       401,
     );
     expect((await poll(link.deviceCode)).body.status).toBe('pending');
+  });
+});
+
+describe.runIf(onPostgres())('across two nodes on one database', () => {
+  it('start on one node, approve on the other, and only one of the polls racing on both collects the token', async () => {
+    const a = await startTestServer();
+    const b = await startTestServer({ config: { publicUrl: a.url }, databaseUrl: a.databaseUrl as string });
+    try {
+      const ha = new Harness(a.url);
+      const hb = new Harness(`http://127.0.0.1:${(b.server.app.server.address() as AddressInfo).port}`);
+      const me = await signup(ha);
+      const link = await startLink(ha, 'Two-node agent');
+      expectOk(
+        await hb.post('/hub/me/link/approve', { headers: me.auth, body: { userCode: link.userCode } }),
+      );
+      const polls = await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          (i % 2 ? ha : hb).post('/hub/link/poll', { body: { deviceCode: link.deviceCode } }),
+        ),
+      );
+      expect(polls.filter((r) => r.status === 200)).toHaveLength(1);
+      expect(polls.filter((r) => r.status === 410)).toHaveLength(9);
+      const token = polls.find((r) => r.status === 200)?.body.token;
+      const space = await hb.createSpace({}, { 'X-User-Token': token });
+      expect((await ha.get(`/hub/space/${space.spaceId}/key`, { headers: me.auth })).body.privateKey).toBe(
+        space.ownerKey,
+      );
+    } finally {
+      await b.close();
+      await a.close();
+    }
   });
 });
