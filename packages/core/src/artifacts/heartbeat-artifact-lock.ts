@@ -5,6 +5,7 @@ import { artifacts } from '../db/schema';
 import type { Deps } from '../deps';
 import {
   artifactWhere,
+  asMember,
   findArtifact,
   lockExpiry,
   lockedError,
@@ -31,13 +32,9 @@ export async function heartbeatArtifactLock({
   key,
 }: HeartbeatArtifactLockOptions): Promise<TLockResult> {
   const { db, clock, config } = deps;
-  const { caller } = await authorize(db, clock, {
-    spaceId,
-    key,
-    allow: roles.member,
-    whenClosed: 'unauthorized',
-  });
-  if (!caller.participant) throw new Error('authorize let an invitation key through');
+  const { caller } = asMember(
+    await authorize(db, clock, { spaceId, key, allow: roles.member, whenClosed: 'unauthorized' }),
+  );
   requireArtifactId(artifactId);
   const me = caller.participant.id;
   const now = clock.now();
