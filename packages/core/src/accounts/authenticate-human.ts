@@ -16,10 +16,11 @@ const SESSION_REQUIRED =
 export async function authenticateHuman(deps: Deps, bearer: string | undefined): Promise<UserRow> {
   const user = await humanFromSession(deps, bearer);
   if (user) return user;
+  if (!bearer) throw new UnauthorizedError(SESSION_REQUIRED);
   throw new UnauthorizedError(
-    bearer?.startsWith('usr_')
+    bearer.startsWith('usr_')
       ? 'a usr_ API token cannot open a dashboard session: send the dashboard JWT'
-      : SESSION_REQUIRED,
+      : 'the dashboard session is invalid or has expired: log in again',
   );
 }
 
