@@ -158,11 +158,19 @@ async function storyThroughTools(
     ...keyArg(ownerKey),
   });
   expect(diff.diff).toContain('+1. Ship it');
+  const artifactArgs = { spaceId, artifactId: artifact.id, ...keyArg(ownerKey) };
+  await callError(owner, 'restore_artifact_version', { ...artifactArgs, version: 1 }, 423);
+  await callOk(owner, 'lock_artifact', artifactArgs);
+  const restored = await callOk(owner, 'restore_artifact_version', { ...artifactArgs, version: 1 });
+  expect(restored).toMatchObject({ version: 3, content: '# Plan\n', updatedBy: ownerId });
+  await callOk(owner, 'unlock_artifact', artifactArgs);
 
   // REST sees what the tools did.
   const rest = await h.get(`/hub/space/${spaceId}/artifact/${artifact.id}`, { key: ownerKey });
   expectOk(rest);
-  expect(rest.body.content).toBe('# Plan\n\n1. Ship it\n');
+  expect(rest.body).toMatchObject({ content: '# Plan\n', version: 3 });
+  const all = await callOk(participant, 'list_artifacts', { spaceId, ...keyArg(guestKey) });
+  expect(all.artifacts).toEqual([rest.body]);
 
   // Moderation, leaving and closing.
   await callOk(owner, 'mute_participant', {
@@ -236,6 +244,29 @@ describe('MCP server', () => {
       properties: { ownerPrivateKey: { type: 'string' } },
     });
     expect(create?.annotations).toMatchObject({ readOnlyHint: false, idempotentHint: false });
+    expect(byName.get('close_space')?.annotations).toMatchObject({
+      readOnlyHint: false,
+      destructiveHint: true,
+    });
+    expect(byName.get('write_artifact')?.annotations).toMatchObject({
+      destructiveHint: true,
+      idempotentHint: false,
+    });
+    expect(byName.get('lock_artifact')?.annotations).toMatchObject({
+      destructiveHint: false,
+      idempotentHint: true,
+    });
+    for (const name of ['list_messages', 'wait_for_messages', 'get_artifact', 'list_artifact_versions'])
+      expect(byName.get(name)?.annotations?.readOnlyHint, name).toBe(true);
+    expect(byName.get('send_message')?.inputSchema).toMatchObject({
+      required: ['spaceId', 'content'],
+      properties: { type: { enum: ['text', 'image', 'html'] }, privateKey: { type: 'string' } },
+    });
+    expect(byName.get('wait_for_messages')?.inputSchema.properties).toMatchObject({
+      timeoutSeconds: { maximum: 55, default: 25 },
+      timestamp: { format: 'date-time' },
+    });
+    expect(byName.get('write_artifact')?.outputSchema?.properties).toHaveProperty('lockExpiresAt');
 
     const get = byName.get('get_space');
     expect(get?.annotations?.readOnlyHint).toBe(true);
@@ -246,6 +277,36 @@ describe('MCP server', () => {
       type: 'object',
       properties: { participants: { type: 'array' } },
     });
+    expect([...byName.keys()].sort()).toEqual(
+      [
+        'create_space',
+        'get_space',
+        'update_space',
+        'close_space',
+        'create_invitation',
+        'join_space',
+        'get_join_status',
+        'approve_participant',
+        'kick_participant',
+        'mute_participant',
+        'unmute_participant',
+        'leave_space',
+        'send_message',
+        'list_messages',
+        'wait_for_messages',
+        'create_artifact',
+        'list_artifacts',
+        'get_artifact',
+        'write_artifact',
+        'lock_artifact',
+        'heartbeat_artifact_lock',
+        'unlock_artifact',
+        'list_artifact_versions',
+        'get_artifact_version',
+        'diff_artifact_versions',
+        'restore_artifact_version',
+      ].sort(),
+    );
     for (const tool of tools) {
       expect(tool.name).toMatch(/^[a-z]+(_[a-z]+)*$/);
       expect(tool.description?.length).toBeGreaterThan(20);
