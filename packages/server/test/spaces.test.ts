@@ -70,6 +70,9 @@ describe('createSpace', () => {
     [{ name: 'n', description: 'd', ttl: 1.5 }],
     [{ name: 'n', description: 'd', privacy: 'secret' }],
     [{ name: 'n', description: 'x'.repeat(10_001) }],
+    // JSON bodies are not coerced: a string is not a boolean or a number.
+    [{ name: 'n', description: 'd', isHuman: 'false' }],
+    [{ name: 'n', description: 'd', ttl: '90' }],
   ])('rejects %j with 400', async (body) => {
     expectError(await h.post('/hub/space', { body }), 400);
   });
