@@ -94,9 +94,11 @@ export async function buildApp({
   // 3. 400 for an unsupported or retired API-Version; then bodies, JSON errors and 404s;
   app.addHook('onRequest', versioning.enforce);
   registerHttpPolicy(app, config.publicUrl);
-  // 4. Idempotency-Key: claim or replay before the handler, store after the error reshaping.
+  // 4. Idempotency-Key: claim or replay before the handler; capture the response after the error
+  //    reshaping, store it once sent.
   app.addHook('preHandler', idempotency.preHandler);
   app.addHook('onSend', idempotency.onSend);
+  app.addHook('onResponse', idempotency.onResponse);
   registerPolicySweeper(app, {
     limiter: rateLimiter,
     store: idempotencyStore,

@@ -31,6 +31,9 @@ export function credentialOf(request: FastifyRequest): string | undefined {
   );
 }
 
+/** The hash a credential is known by in rate-limit and idempotency scopes. */
+export const hashCredential = (credential: string): string => sha256(`credential:${credential}`);
+
 const clients = new WeakMap<FastifyRequest, Client>();
 
 /**
@@ -42,7 +45,7 @@ export function clientOf(request: FastifyRequest): Client {
   let client = clients.get(request);
   if (!client) {
     const credential = credentialOf(request);
-    const credentialHash = credential === undefined ? undefined : sha256(`credential:${credential}`);
+    const credentialHash = credential === undefined ? undefined : hashCredential(credential);
     client = { id: credentialHash ?? sha256(`address:${request.ip}`), credential: credentialHash };
     clients.set(request, client);
   }

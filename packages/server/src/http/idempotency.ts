@@ -50,10 +50,17 @@ export interface IdempotencyPolicyOptions {
 
 interface Claim {
   scope: string;
+  /** What to store, once sent: a response to replay, or null for nothing (5xx, a stream). */
+  response?: StoredResponse | null;
+  /** Stored or released: nothing left to do. */
   settled: boolean;
 }
 
 const sha256 = (value: string): string => createHash('sha256').update(value).digest('hex');
+
+/** The record a write is kept under: method, path, credential (its hash) and Idempotency-Key. */
+export const idempotencyScope = (method: string, path: string, credentialHash: string, key: string): string =>
+  sha256([method, path, credentialHash, key].join('\n'));
 
 /** JSON with object keys sorted, so a retry that orders its fields differently is the same request. */
 function canonicalJson(value: unknown): string {
@@ -83,10 +90,11 @@ function replayableHeaders(reply: FastifyReply): Record<string, string> {
 }
 
 /**
- * Idempotency-Key on writes: `preHandler` claims the record or replays it, `onSend` stores the
- * response. Requests without the header cost nothing. Registered after the error reshaping
- * onSend hook, so the stored body is the final one; replays pass through the same onRequest
- * hooks as any request, so they carry fresh API-Version and rate-limit headers.
+ * Idempotency-Key on writes: `preHandler` claims the record or replays it, `onSend` captures the
+ * response and `onResponse` stores it. Requests without the header cost nothing. Registered
+ * after the error reshaping onSend hook, so the stored body is the final one; replays pass
+ * through the same onRequest hooks as any request, so they carry fresh API-Version and
+ * rate-limit headers.
  */
 export function idempotencyHooks(options: IdempotencyPolicyOptions) {
   const { store, clock } = options;
@@ -114,7 +122,7 @@ export function idempotencyHooks(options: IdempotencyPolicyOptions) {
     // Anonymous writes are never replayed: there is no caller to scope the record to.
     if (credential === undefined) return;
 
-    const scope = sha256([request.method, path, credential, key].join('\n'));
+    const scope = idempotencyScope(request.method, path, credential, key);
     const requestHash = sha256(`${query}\n${canonicalJson(request.body ?? null)}`);
     // Real time, not the injected clock: this bounds a wait, it is not a TTL.
     const deadline = Date.now() + options.waitMs;
@@ -125,10 +133,10 @@ export function idempotencyHooks(options: IdempotencyPolicyOptions) {
       if (await store.claim({ scope, requestHash, now, leaseUntil })) {
         const claim: Claim = { scope, settled: false };
         claims.set(request, claim);
-        // An aborted request, or a hijacked reply (its onSend never runs), leaves nothing to
-        // replay: free the claim so a retry runs.
+        // A hijacked reply (a stream, MCP) runs neither onSend nor onResponse: when its connection
+        // closes, free the claim so a retry runs.
         reply.raw.once('close', () => {
-          if (claim.settled) return;
+          if (claim.settled || claim.response !== undefined) return;
           claim.settled = true;
           store.release(scope).catch((err) => request.log.error({ err }, 'idempotency release failed'));
         });
@@ -147,30 +155,49 @@ export function idempotencyHooks(options: IdempotencyPolicyOptions) {
     }
   };
 
-  const onSend = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+  // The response is captured as it is sent, synchronously: an onSend hook that awaited would let
+  // Fastify send again (empty) for handlers that call reply.send() without returning the reply,
+  // as the OpenAPI adapter does. It is stored once the response has gone out; a retry arriving
+  // in between finds the claim still running and waits the few milliseconds for it.
+  const onSend = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    payload: unknown,
+    done: (err: null, payload: unknown) => void,
+  ) => {
     const claim = claims.get(request);
-    if (!claim || claim.settled) return payload;
+    if (claim && !claim.settled && claim.response === undefined) {
+      const storable =
+        payload === undefined || payload === null || typeof payload === 'string' || Buffer.isBuffer(payload);
+      // A 5xx is never replayed (the retry runs again), nor is a streamed body we cannot keep.
+      claim.response =
+        reply.statusCode >= 500 || !storable
+          ? null
+          : {
+              status: reply.statusCode,
+              headers: replayableHeaders(reply),
+              body: payload === undefined || payload === null ? '' : String(payload),
+            };
+    }
+    done(null, payload);
+  };
+
+  const onResponse = async (request: FastifyRequest) => {
+    const claim = claims.get(request);
+    if (!claim || claim.settled) return;
     claim.settled = true;
-    const storable =
-      payload === undefined || payload === null || typeof payload === 'string' || Buffer.isBuffer(payload);
     try {
-      // A 5xx is never replayed: the retry runs again. So is a streamed body we cannot keep.
-      if (reply.statusCode >= 500 || !storable) await store.release(claim.scope);
-      else
+      if (claim.response)
         await store.complete(
           claim.scope,
-          {
-            status: reply.statusCode,
-            headers: replayableHeaders(reply),
-            body: payload === undefined || payload === null ? '' : String(payload),
-          },
+          claim.response,
           new Date(clock.now().getTime() + options.ttlSeconds * 1000),
         );
+      else await store.release(claim.scope);
     } catch (err) {
       request.log.error({ err }, 'idempotency record not stored');
     }
-    return payload;
   };
 
-  return { preHandler, onSend };
+  return { preHandler, onSend, onResponse };
 }

@@ -52,14 +52,16 @@ export function registerHttpPolicy(app: FastifyInstance, publicUrl: string): voi
   });
 
   // trpc-to-openapi spreads the error formatter's shape into its own body; keep ours only.
-  app.addHook('onSend', async (_request, reply, payload) => {
+  // Synchronous on purpose: an onSend that yields lets Fastify send a second, empty answer for
+  // handlers that call reply.send() without returning the reply (the OpenAPI adapter does).
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (reply.statusCode < 400 || typeof payload !== 'string' || !payload.includes('"convene"'))
-      return payload;
+      return done(null, payload);
     try {
       const parsed = JSON.parse(payload) as { convene?: unknown };
-      return parsed.convene ? JSON.stringify(parsed.convene) : payload;
+      done(null, parsed.convene ? JSON.stringify(parsed.convene) : payload);
     } catch {
-      return payload;
+      done(null, payload);
     }
   });
 

@@ -1,0 +1,492 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { type Clock, FakeClock, rowsOf } from '@convene/core';
+import { createPostgresTestDatabase, migratedPgliteDump, testDatabaseServerUrl } from '@convene/core/testing';
+import { sql } from 'drizzle-orm';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig, type ServerConfig } from '../src/env';
+import { hashCredential } from '../src/http/client';
+import { idempotencyScope } from '../src/http/idempotency';
+import { createServer } from '../src/server';
+import { type ApiResponse, expectError, expectOk, freePort, Harness, type TestServer } from './helpers';
+
+/**
+ * startTestServer, but with test-only routes registered before the server listens (Fastify
+ * takes no routes after that): they pass through the same policy hooks as every route.
+ */
+async function startWithRoutes(
+  register: (app: FastifyInstance) => void,
+  options: { config?: Partial<ServerConfig>; clock?: Clock; databaseUrl?: string } = {},
+): Promise<TestServer> {
+  const port = await freePort();
+  const serverUrl = testDatabaseServerUrl();
+  let databaseUrl = options.databaseUrl;
+  let drop: (() => Promise<void>) | undefined;
+  if (!databaseUrl && serverUrl) {
+    const pg = await createPostgresTestDatabase(serverUrl);
+    databaseUrl = pg.url;
+    drop = pg.drop;
+  }
+  const config: ServerConfig = {
+    ...loadConfig({}),
+    port,
+    host: '127.0.0.1',
+    publicUrl: `http://127.0.0.1:${port}`,
+    databaseUrl: databaseUrl ?? 'memory://',
+    rateLimitMax: 100_000,
+    secret: 'test-secret-0123456789abcdef',
+    logLevel: 'silent',
+    ...options.config,
+  };
+  const server = await createServer(config, {
+    logger: false,
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(databaseUrl ? {} : { loadDataDir: await migratedPgliteDump() }),
+  });
+  register(server.app);
+  await server.app.listen({ port, host: '127.0.0.1' });
+  return {
+    url: config.publicUrl,
+    server,
+    databaseUrl,
+    async close() {
+      await server.close();
+      await drop?.();
+    },
+  };
+}
+
+/**
+ * A write whose side effect the test can count exactly: each execution bumps the count of its
+ * name. `{ status }` in the body picks the answer; `hold(name)` keeps executions of that name
+ * running until released.
+ */
+function effectRoutes() {
+  const runs = new Map<string, number>();
+  const gates = new Map<
+    string,
+    { entered: Promise<void>; enter: () => void; open: Promise<void>; release: () => void }
+  >();
+  const hold = (name: string) => {
+    let enter!: () => void;
+    let release!: () => void;
+    const gate = {
+      entered: new Promise<void>((r) => {
+        enter = r;
+      }),
+      open: new Promise<void>((r) => {
+        release = r;
+      }),
+      enter: () => enter(),
+      release: () => release(),
+    };
+    gates.set(name, gate);
+    return gate;
+  };
+  const register = (app: FastifyInstance) => {
+    app.route({
+      method: ['POST', 'PUT', 'PATCH', 'DELETE'],
+      url: '/test/effect/:name',
+      handler: async (request, reply) => {
+        const { name } = request.params as { name: string };
+        const n = (runs.get(name) ?? 0) + 1;
+        runs.set(name, n);
+        const gate = gates.get(name);
+        if (gate) {
+          gate.enter();
+          await gate.open;
+        }
+        const status = Number((request.body as { status?: number } | undefined)?.status ?? 201);
+        if (status >= 500) throw new Error('failed on purpose');
+        return reply
+          .code(status)
+          .header('Location', `/things/${name}/${n}`)
+          .header('X-Effect', String(n))
+          .send(status >= 400 ? { error: `refused on purpose (${n})` } : { name, n, method: request.method });
+      },
+    });
+  };
+  return { register, runs: (name: string) => runs.get(name) ?? 0, hold };
+}
+
+const newKey = () => randomBytes(32).toString('hex');
+const replayed = (res: ApiResponse) => res.headers.get('idempotency-replayed');
+
+const effects = effectRoutes();
+const clock = new FakeClock();
+let srv: TestServer;
+let h: Harness;
+beforeAll(async () => {
+  srv = await startWithRoutes(effects.register, {
+    clock,
+    config: { idempotencyWaitMs: 1_500, policySweepIntervalMs: 100 },
+  });
+  h = new Harness(srv.url);
+});
+afterAll(() => srv?.close());
+
+const records = async () =>
+  Number(
+    rowsOf<{ n: number | string }>(
+      await srv.server.database.db.execute(sql`select count(*) as n from idempotency_records`),
+    )[0]?.n,
+  );
+
+describe('a retry with the same Idempotency-Key', () => {
+  it('replays status, headers and body without running again', async () => {
+    const key = newKey();
+    const send = () =>
+      h.post('/test/effect/replay', {
+        key,
+        body: { a: 1 },
+        headers: { 'Idempotency-Key': randomUUIDFor('replay') },
+      });
+    const first = await send();
+    expect(first.status).toBe(201);
+    expect(replayed(first)).toBeNull();
+    const second = await send();
+    expect(effects.runs('replay')).toBe(1);
+    expect(second.status).toBe(201);
+    expect(second.body).toEqual(first.body);
+    expect(second.text).toBe(first.text);
+    expect(replayed(second)).toBe('true');
+    expect(second.headers.get('location')).toBe('/things/replay/1');
+    expect(second.headers.get('x-effect')).toBe('1');
+    expect(second.headers.get('content-type')).toBe(first.headers.get('content-type'));
+    // The policy headers are fresh: the replay is a request like any other.
+    expect(second.headers.get('api-version')).toBe('1');
+    expect(Number(second.headers.get('ratelimit-remaining'))).toBe(
+      Number(first.headers.get('ratelimit-remaining')) - 1,
+    );
+  });
+
+  it('replays a real write: the invitation is minted once', async () => {
+    const space = await h.createSpace();
+    const headers = { 'Idempotency-Key': randomUUID() };
+    const first = await h.post(`/hub/space/${space.spaceId}/invite`, { key: space.ownerKey, headers });
+    expectOk(first);
+    const retry = await h.post(`/hub/space/${space.spaceId}/invite`, { key: space.ownerKey, headers });
+    expectOk(retry);
+    expect(replayed(retry)).toBe('true');
+    expect(retry.body).toEqual(first.body);
+    const invitations = rowsOf<{ n: number | string }>(
+      await srv.server.database.db.execute(
+        sql`select count(*) as n from invitations where space_id = ${space.spaceId}`,
+      ),
+    );
+    expect(Number(invitations[0]?.n)).toBe(1);
+  });
+
+  it('replays a message send: the message is posted once', async () => {
+    const space = await h.createSpace();
+    const headers = { 'Idempotency-Key': randomUUID() };
+    const body = { content: 'only once', type: 'text' };
+    const first = await h.post(`/hub/space/${space.spaceId}/messages`, {
+      key: space.ownerKey,
+      body,
+      headers,
+    });
+    expectOk(first);
+    const retry = await h.post(`/hub/space/${space.spaceId}/messages`, {
+      key: space.ownerKey,
+      body,
+      headers,
+    });
+    expect(replayed(retry)).toBe('true');
+    expect(retry.body.messageId).toBe(first.body.messageId);
+    const list = await h.get(`/hub/space/${space.spaceId}/messages`, { key: space.ownerKey });
+    expect(list.body.messages.map((m: { content: string }) => m.content)).toEqual(['only once']);
+  });
+
+  it('replays a closing: the retry does not meet the closed space', async () => {
+    const space = await h.createSpace();
+    const headers = { 'Idempotency-Key': randomUUID() };
+    const first = await h.delete(`/hub/space/${space.spaceId}`, { key: space.ownerKey, headers });
+    expectOk(first);
+    const retry = await h.delete(`/hub/space/${space.spaceId}`, { key: space.ownerKey, headers });
+    expectOk(retry);
+    expect(replayed(retry)).toBe('true');
+    // Without the key, the second close is a new request and meets the closed space.
+    const fresh = await h.delete(`/hub/space/${space.spaceId}`, { key: space.ownerKey });
+    expect([401, 409]).toContain(fresh.status);
+  });
+
+  it('replays a stored 4xx too', async () => {
+    const key = newKey();
+    const headers = { 'Idempotency-Key': randomUUID() };
+    const first = await h.put('/test/effect/refused', { key, body: { status: 409 }, headers });
+    expectError(first, 409);
+    const retry = await h.put('/test/effect/refused', { key, body: { status: 409 }, headers });
+    expectError(retry, 409);
+    expect(replayed(retry)).toBe('true');
+    expect(retry.body).toEqual(first.body);
+    expect(effects.runs('refused')).toBe(1);
+  });
+
+  it('is the same request whatever the order of its JSON fields', async () => {
+    const key = newKey();
+    const headers = { 'Idempotency-Key': randomUUID() };
+    await h.patch('/test/effect/order', {
+      key,
+      body: { a: 1, b: { c: 2, d: [1, { e: 3, f: 4 }] } },
+      headers,
+    });
+    const retry = await h.request('PATCH', '/test/effect/order', {
+      key,
+      body: '{ "b": { "d": [1, { "f": 4, "e": 3 }], "c": 2 }, "a": 1 }',
+      raw: true,
+      headers,
+    });
+    expect(replayed(retry)).toBe('true');
+    expect(effects.runs('order')).toBe(1);
+  });
+});
+
+// One fresh key per name, so reruns of a test never meet old records.
+const keysByName = new Map<string, string>();
+function randomUUIDFor(name: string): string {
+  let key = keysByName.get(name);
+  if (!key) {
+    key = randomUUID();
+    keysByName.set(name, key);
+  }
+  return key;
+}
+
+describe('the same key with a different request', () => {
+  it('answers 422 and runs nothing', async () => {
+    const key = newKey();
+    const headers = { 'Idempotency-Key': randomUUID() };
+    expect((await h.post('/test/effect/mismatch', { key, body: { a: 1 }, headers })).status).toBe(201);
+    const other = await h.post('/test/effect/mismatch', { key, body: { a: 2 }, headers });
+    expectError(other, 422);
+    expect(other.body.error).toMatch(/Idempotency-Key/);
+    expectError(await h.post('/test/effect/mismatch?x=1', { key, body: { a: 1 }, headers }), 422);
+    expect(effects.runs('mismatch')).toBe(1);
+  });
+
+  it('answers 422 on a real update', async () => {
+    const space = await h.createSpace();
+    const headers = { 'Idempotency-Key': randomUUID() };
+    expectOk(
+      await h.put(`/hub/space/${space.spaceId}`, { key: space.ownerKey, body: { name: 'A' }, headers }),
+    );
+    expectError(
+      await h.put(`/hub/space/${space.spaceId}`, { key: space.ownerKey, body: { name: 'B' }, headers }),
+      422,
+    );
+    const view = await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey });
+    expect(view.body.name).toBe('A');
+  });
+});
+
+describe('the scope of a record', () => {
+  it('is the credential: another caller never receives a stored response', async () => {
+    const space = await h.createSpace();
+    const headers = { 'Idempotency-Key': randomUUID() };
+    expectOk(await h.post(`/hub/space/${space.spaceId}/invite`, { key: space.ownerKey, headers }));
+    const stranger = await h.post(`/hub/space/${space.spaceId}/invite`, { key: newKey(), headers });
+    expectError(stranger, 401);
+    expect(replayed(stranger)).toBeNull();
+    const other = newKey();
+    const first = await h.post('/test/effect/scoped', { key: other, body: {}, headers });
+    expect(replayed(first)).toBeNull();
+    expect(first.body.n).toBe(1);
+  });
+
+  it('is the method and the path', async () => {
+    const key = newKey();
+    const headers = { 'Idempotency-Key': randomUUID() };
+    await h.post('/test/effect/p1', { key, body: {}, headers });
+    const otherPath = await h.post('/test/effect/p2', { key, body: {}, headers });
+    const otherMethod = await h.put('/test/effect/p1', { key, body: {}, headers });
+    expect(replayed(otherPath)).toBeNull();
+    expect(replayed(otherMethod)).toBeNull();
+    expect(effects.runs('p1')).toBe(2);
+    expect(effects.runs('p2')).toBe(1);
+  });
+});
+
+describe('writes never replayed', () => {
+  it('re-executes after a 5xx, which is never stored', async () => {
+    const key = newKey();
+    const headers = { 'Idempotency-Key': randomUUID() };
+    expectError(await h.post('/test/effect/flaky', { key, body: { status: 500 }, headers }), 500);
+    expectError(await h.post('/test/effect/flaky', { key, body: { status: 500 }, headers }), 500);
+    expect(effects.runs('flaky')).toBe(2);
+    // Nothing was stored: the key is free again, and a request that succeeds is stored.
+    expect((await h.post('/test/effect/flaky', { key, body: { status: 201 }, headers })).status).toBe(201);
+    expect(replayed(await h.post('/test/effect/flaky', { key, body: { status: 201 }, headers }))).toBe(
+      'true',
+    );
+    expect(effects.runs('flaky')).toBe(3);
+  });
+
+  it('mints a fresh space on every createSpace, whatever credential comes with it', async () => {
+    const headers = { 'Idempotency-Key': randomUUID(), 'X-User-Token': `usr_${newKey()}` };
+    const body = { name: 'Twice', description: 'created twice' };
+    const first = await h.post('/hub/space', { body, headers });
+    const second = await h.post('/hub/space', { body, headers, key: newKey() });
+    expectOk(first);
+    expectOk(second);
+    expect(second.body.spaceId).not.toBe(first.body.spaceId);
+    expect(replayed(second)).toBeNull();
+  });
+
+  it('mints a fresh device code on every startLink', async () => {
+    const headers = { 'Idempotency-Key': randomUUID(), 'X-User-Token': `usr_${newKey()}` };
+    const first = await h.post('/hub/link/start', { body: { agentName: 'agent' }, headers });
+    const second = await h.post('/hub/link/start', { body: { agentName: 'agent' }, headers });
+    expectOk(first);
+    expectOk(second);
+    expect(second.body.deviceCode).not.toBe(first.body.deviceCode);
+    expect(replayed(second)).toBeNull();
+  });
+
+  it('runs anonymous writes every time', async () => {
+    const headers = { 'Idempotency-Key': randomUUID() };
+    await h.post('/test/effect/anonymous', { body: {}, headers });
+    const again = await h.post('/test/effect/anonymous', { body: {}, headers });
+    expect(replayed(again)).toBeNull();
+    expect(effects.runs('anonymous')).toBe(2);
+  });
+});
+
+describe('Idempotency-Key itself', () => {
+  it('is refused with 400 over 255 characters, on every write', async () => {
+    const long = { 'Idempotency-Key': 'k'.repeat(256) };
+    const space = await h.createSpace();
+    expectError(await h.post('/hub/space', { body: { name: 'n', description: 'd' }, headers: long }), 400);
+    expectError(
+      await h.post(`/hub/space/${space.spaceId}/invite`, { key: space.ownerKey, headers: long }),
+      400,
+    );
+    expectError(await h.post('/test/effect/long', { body: {}, headers: long }), 400);
+    expectError(await h.delete('/test/effect/long', { key: newKey(), headers: long }), 400);
+    expect(effects.runs('long')).toBe(0);
+    // Reads ignore it; 255 characters are fine.
+    expectOk(await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey, headers: long }));
+    const max = await h.post('/test/effect/long', {
+      key: newKey(),
+      body: {},
+      headers: { 'Idempotency-Key': 'k'.repeat(255) },
+    });
+    expect(max.status).toBe(201);
+  });
+
+  it('is not a requirement', async () => {
+    const key = newKey();
+    await h.post('/test/effect/keyless', { key, body: {} });
+    await h.post('/test/effect/keyless', { key, body: {} });
+    expect(effects.runs('keyless')).toBe(2);
+  });
+});
+
+describe('a duplicate arriving while the first is running', () => {
+  it('waits for the first and replays it', async () => {
+    const gate = effects.hold('slow');
+    const key = newKey();
+    const headers = { 'Idempotency-Key': randomUUID() };
+    const first = h.post('/test/effect/slow', { key, body: {}, headers });
+    await gate.entered;
+    const second = h.post('/test/effect/slow', { key, body: {}, headers });
+    await new Promise((r) => setTimeout(r, 200));
+    gate.release();
+    const [a, b] = await Promise.all([first, second]);
+    expect(a.status).toBe(201);
+    expect(b.status).toBe(201);
+    expect(b.body).toEqual(a.body);
+    expect(replayed(b)).toBe('true');
+    expect(effects.runs('slow')).toBe(1);
+  });
+
+  it('gets 409 if the first is still running after the wait, and the replay later', async () => {
+    const gate = effects.hold('stuck');
+    const key = newKey();
+    const headers = { 'Idempotency-Key': randomUUID() };
+    const first = h.post('/test/effect/stuck', { key, body: {}, headers });
+    await gate.entered;
+    const started = Date.now();
+    const second = await h.post('/test/effect/stuck', { key, body: {}, headers });
+    expectError(second, 409);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1_400);
+    gate.release();
+    expect((await first).status).toBe(201);
+    const third = await h.post('/test/effect/stuck', { key, body: {}, headers });
+    expect(replayed(third)).toBe('true');
+    expect(effects.runs('stuck')).toBe(1);
+  });
+
+  it('is refused with 422 at once if its body differs', async () => {
+    const gate = effects.hold('busy');
+    const key = newKey();
+    const headers = { 'Idempotency-Key': randomUUID() };
+    const first = h.post('/test/effect/busy', { key, body: { v: 1 }, headers });
+    await gate.entered;
+    const started = Date.now();
+    expectError(await h.post('/test/effect/busy', { key, body: { v: 2 }, headers }), 422);
+    expect(Date.now() - started).toBeLessThan(1_000);
+    gate.release();
+    await first;
+  });
+});
+
+describe('records in the database', () => {
+  it('outlive a node that died mid-request only for their lease', async () => {
+    // A node claimed this write and died: its `running` record stays until its lease ends.
+    const key = newKey();
+    const idempotencyKey = randomUUID();
+    const scope = idempotencyScope('POST', '/test/effect/orphan', hashCredential(key), idempotencyKey);
+    const now = clock.now();
+    await srv.server.database.db.execute(sql`
+      insert into idempotency_records (scope, request_hash, state, created_at, expires_at)
+      values (${scope}, 'whatever', 'running', ${now.toISOString()}::timestamptz,
+              ${new Date(now.getTime() + 60_000).toISOString()}::timestamptz)`);
+    const headers = { 'Idempotency-Key': idempotencyKey };
+    // Another body: refused at once; the same record is still the first's.
+    expectError(await h.post('/test/effect/orphan', { key, body: {}, headers }), 422);
+    expect(effects.runs('orphan')).toBe(0);
+    clock.advance(60_000);
+    const taken = await h.post('/test/effect/orphan', { key, body: {}, headers });
+    expect(taken.status).toBe(201);
+    expect(replayed(taken)).toBeNull();
+    expect(effects.runs('orphan')).toBe(1);
+  });
+
+  it('are replayed for 24 hours, then forgotten and swept', async () => {
+    const key = newKey();
+    const headers = { 'Idempotency-Key': randomUUID() };
+    await h.post('/test/effect/day', { key, body: {}, headers });
+    clock.advance(24 * 3600_000 - 1_000);
+    expect(replayed(await h.post('/test/effect/day', { key, body: {}, headers }))).toBe('true');
+    expect(await records()).toBeGreaterThan(0);
+    clock.advance(1_000);
+    const later = await h.post('/test/effect/day', { key, body: {}, headers });
+    expect(replayed(later)).toBeNull();
+    expect(effects.runs('day')).toBe(2);
+    // Everything stored is now older than the new record; move past it and let the sweeper run.
+    clock.advance(24 * 3600_000 + 1);
+    const deadline = Date.now() + 5_000;
+    while ((await records()) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(await records()).toBe(0);
+  });
+
+  it('keep no credential or key in the clear', async () => {
+    const key = newKey();
+    const idempotencyKey = randomUUID();
+    await h.post('/test/effect/clear', {
+      key,
+      body: { secret: 'no' },
+      headers: { 'Idempotency-Key': idempotencyKey },
+    });
+    const rows = rowsOf<{ scope: string; request_hash: string }>(
+      await srv.server.database.db.execute(sql`select scope, request_hash from idempotency_records`),
+    );
+    expect(rows.length).toBeGreaterThan(0);
+    for (const row of rows) {
+      expect(row.scope).toMatch(/^[0-9a-f]{64}$/);
+      expect(JSON.stringify(row)).not.toContain(key);
+      expect(JSON.stringify(row)).not.toContain(idempotencyKey);
+    }
+  });
+});
