@@ -1,0 +1,223 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { type Clock, FakeClock, rowsOf } from '@convene/core';
+import { createPostgresTestDatabase, migratedPgliteDump, testDatabaseServerUrl } from '@convene/core/testing';
+import { sql } from 'drizzle-orm';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig, type ServerConfig } from '../src/env';
+import { createServer } from '../src/server';
+import {
+  type ApiResponse,
+  expectError,
+  expectOk,
+  freePort,
+  Harness,
+  onPostgres,
+  type TestServer,
+} from './helpers';
+
+/**
+ * startTestServer, but with test-only routes registered before the server listens (Fastify
+ * takes no routes after that): they pass through the same policy hooks as every route.
+ */
+async function startWithRoutes(
+  register: (app: FastifyInstance) => void,
+  options: { config?: Partial<ServerConfig>; clock?: Clock; databaseUrl?: string } = {},
+): Promise<TestServer> {
+  const port = await freePort();
+  const serverUrl = testDatabaseServerUrl();
+  let databaseUrl = options.databaseUrl;
+  let drop: (() => Promise<void>) | undefined;
+  if (!databaseUrl && serverUrl) {
+    const pg = await createPostgresTestDatabase(serverUrl);
+    databaseUrl = pg.url;
+    drop = pg.drop;
+  }
+  const config: ServerConfig = {
+    ...loadConfig({}),
+    port,
+    host: '127.0.0.1',
+    publicUrl: `http://127.0.0.1:${port}`,
+    databaseUrl: databaseUrl ?? 'memory://',
+    rateLimitMax: 100_000,
+    secret: 'test-secret-0123456789abcdef',
+    logLevel: 'silent',
+    ...options.config,
+  };
+  const server = await createServer(config, {
+    logger: false,
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(databaseUrl ? {} : { loadDataDir: await migratedPgliteDump() }),
+  });
+  register(server.app);
+  await server.app.listen({ port, host: '127.0.0.1' });
+  return {
+    url: config.publicUrl,
+    server,
+    databaseUrl,
+    async close() {
+      await server.close();
+      await drop?.();
+    },
+  };
+}
+
+/** A write counted exactly across both nodes (they share this process), held open on demand. */
+function effectRoutes() {
+  const runs = new Map<string, number>();
+  const gates = new Map<
+    string,
+    { entered: Promise<void>; enter: () => void; open: Promise<void>; release: () => void }
+  >();
+  const hold = (name: string) => {
+    let enter!: () => void;
+    let release!: () => void;
+    const entered = new Promise<void>((r) => {
+      enter = r;
+    });
+    const open = new Promise<void>((r) => {
+      release = r;
+    });
+    const gate = { entered, open, enter: () => enter(), release: () => release() };
+    gates.set(name, gate);
+    return gate;
+  };
+  const register = (app: FastifyInstance) => {
+    app.post('/test/effect/:name', async (request, reply) => {
+      const { name } = request.params as { name: string };
+      const n = (runs.get(name) ?? 0) + 1;
+      runs.set(name, n);
+      const gate = gates.get(name);
+      if (gate) {
+        gate.enter();
+        await gate.open;
+      }
+      return reply.code(201).send({ name, n, node: request.hostname });
+    });
+  };
+  return { register, runs: (name: string) => runs.get(name) ?? 0, hold };
+}
+
+const newKey = () => randomBytes(32).toString('hex');
+const replayed = (res: ApiResponse) => res.headers.get('idempotency-replayed');
+
+describe.runIf(onPostgres())('two nodes on one PostgreSQL', () => {
+  const effects = effectRoutes();
+  const clock = new FakeClock();
+  const config: Partial<ServerConfig> = {
+    rateLimitMax: 4,
+    rateLimitWindowSeconds: 60,
+    idempotencyWaitMs: 1_500,
+  };
+  let nodeA: TestServer;
+  let nodeB: TestServer;
+  let a: Harness;
+  let b: Harness;
+  beforeAll(async () => {
+    nodeA = await startWithRoutes(effects.register, { clock, config });
+    nodeB = await startWithRoutes(effects.register, {
+      clock,
+      config,
+      databaseUrl: nodeA.databaseUrl as string,
+    });
+    a = new Harness(nodeA.url);
+    b = new Harness(nodeB.url);
+  });
+  afterAll(async () => {
+    await nodeB?.close();
+    await nodeA?.close();
+  });
+
+  it('share one rate-limit window per client', async () => {
+    const key = newKey();
+    const remaining: (string | null)[] = [];
+    for (const node of [a, b, a, b]) {
+      const res = await node.get('/api/health', { key });
+      expectOk(res);
+      remaining.push(res.headers.get('ratelimit-remaining'));
+    }
+    expect(remaining).toEqual(['3', '2', '1', '0']);
+    const onA = await a.get('/api/health', { key });
+    const onB = await b.get('/api/health', { key });
+    expectError(onA, 429);
+    expectError(onB, 429);
+    expect(onA.headers.get('retry-after')).toBe('60');
+    clock.advance(60_000);
+    expectOk(await b.get('/api/health', { key }));
+    expect((await a.get('/api/health', { key })).headers.get('ratelimit-remaining')).toBe('2');
+  });
+
+  it('count concurrent requests on both nodes exactly', async () => {
+    const key = newKey();
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).get('/api/health', { key })),
+    );
+    expect(answers.filter((r) => r.status === 200)).toHaveLength(4);
+    expect(answers.filter((r) => r.status === 429)).toHaveLength(6);
+  });
+
+  it('replay on one node a write made on the other', async () => {
+    const space = await a.createSpace();
+    const headers = { 'Idempotency-Key': randomUUID() };
+    const first = await a.post(`/hub/space/${space.spaceId}/invite`, { key: space.ownerKey, headers });
+    expectOk(first);
+    const retry = await b.post(`/hub/space/${space.spaceId}/invite`, { key: space.ownerKey, headers });
+    expectOk(retry);
+    expect(replayed(retry)).toBe('true');
+    expect(retry.body).toEqual(first.body);
+    const rows = rowsOf<{ n: number | string }>(
+      await nodeA.server.database.db.execute(
+        sql`select count(*) as n from invitations where space_id = ${space.spaceId}`,
+      ),
+    );
+    expect(Number(rows[0]?.n)).toBe(1);
+  });
+
+  it('run a duplicate sent to both nodes at once only once', async () => {
+    const gate = effects.hold('both');
+    const key = newKey();
+    const headers = { 'Idempotency-Key': randomUUID() };
+    const onA = a.post('/test/effect/both', { key, body: { x: 1 }, headers });
+    const onB = b.post('/test/effect/both', { key, body: { x: 1 }, headers });
+    await gate.entered;
+    await new Promise((r) => setTimeout(r, 200));
+    gate.release();
+    const answers = await Promise.all([onA, onB]);
+    expect(effects.runs('both')).toBe(1);
+    expect(answers.map((r) => r.status)).toEqual([201, 201]);
+    expect(answers[0]?.body).toEqual(answers[1]?.body);
+    expect(answers.map(replayed).filter((v) => v === 'true')).toHaveLength(1);
+  });
+
+  it('send one message for a duplicate sent to both nodes at once', async () => {
+    const space = await a.createSpace();
+    const body = { content: 'exactly once', type: 'text' };
+    for (let round = 0; round < 5; round++) {
+      clock.advance(60_000); // a fresh rate-limit window (4 requests) per round
+      const headers = { 'Idempotency-Key': randomUUID() };
+      const [x, y] = await Promise.all([
+        a.post(`/hub/space/${space.spaceId}/messages`, { key: space.ownerKey, body, headers }),
+        b.post(`/hub/space/${space.spaceId}/messages`, { key: space.ownerKey, body, headers }),
+      ]);
+      expectOk(x);
+      expectOk(y);
+      expect(x.body.messageId).toBe(y.body.messageId);
+    }
+    clock.advance(60_000);
+    const list = await b.get(`/hub/space/${space.spaceId}/messages`, { key: space.ownerKey });
+    expect(list.body.messages).toHaveLength(5);
+  });
+
+  it('answer 409 on the other node while the first is still running past the wait', async () => {
+    const gate = effects.hold('slow');
+    const key = newKey();
+    const headers = { 'Idempotency-Key': randomUUID() };
+    const first = a.post('/test/effect/slow', { key, body: {}, headers });
+    await gate.entered;
+    expectError(await b.post('/test/effect/slow', { key, body: {}, headers }), 409);
+    gate.release();
+    expect((await first).status).toBe(201);
+    expect(replayed(await b.post('/test/effect/slow', { key, body: {}, headers }))).toBe('true');
+    expect(effects.runs('slow')).toBe(1);
+  });
+});
