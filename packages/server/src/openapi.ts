@@ -81,7 +81,18 @@ function postProcess(doc: OpenAPIObject): void {
     const path = meta.openapi.path.replace(/\{(\w+)\}/g, '{$1}');
     const operation = (
       doc.paths?.[path] as
-        | Record<string, { responses?: Record<string, unknown>; security?: unknown; operationId?: string }>
+        | Record<
+            string,
+            {
+              responses?: Record<string, unknown>;
+              security?: unknown;
+              operationId?: string;
+              requestBody?: {
+                required?: boolean;
+                content?: Record<string, { schema?: { required?: string[] } }>;
+              };
+            }
+          >
         | undefined
     )?.[meta.openapi.method.toLowerCase()];
     if (!operation) continue;
@@ -106,6 +117,9 @@ function postProcess(doc: OpenAPIObject): void {
       };
     }
     operation.responses = responses;
+    // A body whose every field is optional may be left out (createApiToken, startLink…).
+    const body = operation.requestBody;
+    if (body && !(body.content?.['application/json']?.schema?.required?.length ?? 0)) body.required = false;
   }
 }
 

@@ -72,6 +72,10 @@ describe('/.well-known/oauth-authorization-server', () => {
       },
     });
     expect(res.body.response_types_supported).toEqual([]);
+    expect(res.body.jwks_uri).toBe(`${srv.url}/.well-known/jwks.json`);
+    const jwks = await h.get('/.well-known/jwks.json');
+    expectOk(jwks);
+    expect(jwks.body.keys[0]).toMatchObject({ kty: 'OKP', crv: 'Ed25519' });
   });
 
   it('points at a register_uri that registers without credentials', async () => {

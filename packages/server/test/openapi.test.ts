@@ -75,6 +75,13 @@ describe('/openapi.json', () => {
     expect((await new Validator().validate(broken)).valid).toBe(false);
   });
 
+  it('marks a request body required only when it has a required field', () => {
+    expect(byId('createSpace')?.op.requestBody.required).toBe(true);
+    expect(byId('joinSpace')?.op.requestBody.required).toBe(true);
+    expect(byId('createApiToken')?.op.requestBody.required).toBe(false);
+    expect(byId('startLink')?.op.requestBody.required).toBe(false);
+  });
+
   it('resolves every $ref to a component', () => {
     const refs = new Set<string>();
     const walk = (node: unknown): void => {

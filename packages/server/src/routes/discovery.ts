@@ -31,6 +31,8 @@ export function authorizationServerMetadata(publicUrl: string) {
   return {
     issuer: publicUrl,
     service_documentation: `${publicUrl}/auth.md`,
+    // Public keys of the dashboard JWTs (EdDSA).
+    jwks_uri: `${publicUrl}/.well-known/jwks.json`,
     // No OAuth authorization or token endpoint: credentials come from the agent_auth flows below.
     response_types_supported: [],
     grant_types_supported: [],
