@@ -17,6 +17,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app';
 import type { ServerConfig } from './env';
 import { EventHub } from './events/hub';
+import { policyStoresFor } from './http/stores';
 
 export interface ConveneServer {
   app: FastifyInstance;
@@ -69,6 +70,10 @@ export async function createServer(
       config,
       deps,
       logger: options.logger ?? true,
+      policies: policyStoresFor(database, {
+        max: config.rateLimitMax,
+        windowSeconds: config.rateLimitWindowSeconds,
+      }),
       ...(options.logStream ? { logStream: options.logStream } : {}),
     });
     // One LISTEN per process, fanning events out to this process's streams.
