@@ -352,6 +352,34 @@ describe('writes never replayed', () => {
   });
 });
 
+describe('hijacked replies', () => {
+  it('free their claim when the connection closes: MCP calls run each time, never hang', async () => {
+    const space = await h.createSpace();
+    const headers = {
+      'Idempotency-Key': randomUUID(),
+      Accept: 'application/json, text/event-stream',
+    };
+    const call = (id: number) =>
+      h.post('/mcp', {
+        key: space.ownerKey,
+        body: {
+          jsonrpc: '2.0',
+          id,
+          method: 'tools/call',
+          params: { name: 'send_message', arguments: { spaceId: space.spaceId, content: `call ${id}` } },
+        },
+        headers,
+      });
+    const first = await call(1);
+    expect(first.status, first.text).toBe(200);
+    const second = await call(1);
+    expect(second.status, second.text).toBe(200);
+    expect(replayed(second)).toBeNull();
+    const list = await h.get(`/hub/space/${space.spaceId}/messages`, { key: space.ownerKey });
+    expect(list.body.messages).toHaveLength(2);
+  });
+});
+
 describe('Idempotency-Key itself', () => {
   it('is refused with 400 over 255 characters, on every write', async () => {
     const long = { 'Idempotency-Key': 'k'.repeat(256) };
