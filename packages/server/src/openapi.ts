@@ -73,6 +73,16 @@ function postProcess(doc: OpenAPIObject): void {
     properties: {
       error: { type: 'string' },
       lockedBy: { type: 'string', format: 'uuid', description: 'On 423: participantId of the lock holder' },
+      lockExpiresAt: {
+        type: 'string',
+        format: 'date-time',
+        description: 'On 423 when someone holds the lock: its expiry',
+      },
+      version: {
+        type: 'integer',
+        description: 'On 409 from writeArtifact with a stale baseVersion: the current version',
+      },
+      retryAfter: { type: 'integer', description: 'On 429: seconds until the window resets' },
     },
     additionalProperties: true,
   };
