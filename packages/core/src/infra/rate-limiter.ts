@@ -62,7 +62,8 @@ export class SqlRateLimiter implements RateLimiter {
       .onConflictDoUpdate({
         target: rateLimits.key,
         set: {
-          points: sql`case when ${live} then ${rateLimits.points} + 1 else 1 end`,
+          // Counting stops just past the limit: enough to refuse, and no overflow under a flood.
+          points: sql`case when ${live} then least(${rateLimits.points} + 1, ${this.options.max + 1}::integer) else 1 end`,
           expire: sql`case when ${live} then ${rateLimits.expire} else excluded.expire end`,
         },
       })
