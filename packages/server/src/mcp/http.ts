@@ -41,7 +41,14 @@ export function registerMcpRoute(app: FastifyInstance, { deps }: McpRouteOptions
     for (const [name, value] of Object.entries(reply.getHeaders())) {
       if (value !== undefined) reply.raw.setHeader(name, value as string | number | readonly string[]);
     }
+    // A call still running at shutdown (a long wait) answers at once; its connection must then
+    // close too, or the server's close would wait for the keep-alive timeout.
+    const closeConnection = () => {
+      if (!reply.raw.headersSent) reply.raw.setHeader('Connection', 'close');
+    };
+    shutdown.signal.addEventListener('abort', closeConnection, { once: true });
     reply.raw.on('close', () => {
+      shutdown.signal.removeEventListener('abort', closeConnection);
       void transport.close();
       void server.close();
     });
