@@ -8,6 +8,7 @@ import { registerDiscoveryRoutes } from './discovery';
 import { registerIdentityRoutes } from './identity';
 import { registerOpenApiRoute } from './openapi';
 import { registerStreamRoutes } from './stream';
+import { registerWebRoutes } from './web';
 
 export interface RawRouteOptions {
   config: ServerConfig;
@@ -27,4 +28,5 @@ export async function registerRawRoutes(app: FastifyInstance, options: RawRouteO
   await registerArtifactFileRoutes(app, options); // download, diff
   await registerIdentityRoutes(app, options); // /.well-known/jwks.json
   await registerAgentRoutes(app, options); // /mcp, /ask, agent.md, /llms.txt
+  await registerWebRoutes(app, options); // /, /join, /space, /login, /link, /dashboard, /web/*
 }
