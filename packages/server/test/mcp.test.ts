@@ -158,6 +158,17 @@ async function storyThroughTools(
     ...keyArg(ownerKey),
   });
   expect(diff.diff).toContain('+1. Ship it');
+  const file = await callOk(participant, 'download_artifact', {
+    spaceId,
+    artifactId: artifact.id,
+    ...keyArg(guestKey),
+  });
+  expect(file).toEqual({
+    filename: 'Plan.md',
+    mediaType: 'text/markdown',
+    version: 2,
+    content: '# Plan\n\n1. Ship it\n',
+  });
   const artifactArgs = { spaceId, artifactId: artifact.id, ...keyArg(ownerKey) };
   await callError(owner, 'restore_artifact_version', { ...artifactArgs, version: 1 }, 423);
   await callOk(owner, 'lock_artifact', artifactArgs);
@@ -256,7 +267,13 @@ describe('MCP server', () => {
       destructiveHint: false,
       idempotentHint: true,
     });
-    for (const name of ['list_messages', 'wait_for_messages', 'get_artifact', 'list_artifact_versions'])
+    for (const name of [
+      'list_messages',
+      'wait_for_messages',
+      'get_artifact',
+      'download_artifact',
+      'list_artifact_versions',
+    ])
       expect(byName.get(name)?.annotations?.readOnlyHint, name).toBe(true);
     expect(byName.get('send_message')?.inputSchema).toMatchObject({
       required: ['spaceId', 'content'],
@@ -295,6 +312,7 @@ describe('MCP server', () => {
         'list_messages',
         'wait_for_messages',
         'create_artifact',
+        'download_artifact',
         'list_artifacts',
         'get_artifact',
         'write_artifact',

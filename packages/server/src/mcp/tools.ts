@@ -281,6 +281,29 @@ export const tools: Tool[] = [
     run: ({ spaceId, artifactId }, ctx) => getArtifact({ deps: ctx.deps, spaceId, artifactId, key: ctx.key }),
   }),
   defineTool({
+    name: 'download_artifact',
+    title: 'Download an artifact',
+    description:
+      'The artifact as a markdown file: its file name (<name>.md), media type and raw content. Owner or participant key.',
+    input: ZArtifactPathParams.extend(keyArg),
+    output: z.object({
+      filename: z.string(),
+      mediaType: z.literal('text/markdown'),
+      version: z.number().int(),
+      content: z.string(),
+    }),
+    annotations: hints.read,
+    run: async ({ spaceId, artifactId }, ctx) => {
+      const artifact = await getArtifact({ deps: ctx.deps, spaceId, artifactId, key: ctx.key });
+      return {
+        filename: `${artifact.name}.md`,
+        mediaType: 'text/markdown' as const,
+        version: artifact.version,
+        content: artifact.content,
+      };
+    },
+  }),
+  defineTool({
     name: 'lock_artifact',
     title: 'Lock an artifact for editing',
     description:
