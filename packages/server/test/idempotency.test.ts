@@ -445,6 +445,38 @@ describe('a duplicate arriving while the first is running', () => {
     expect(effects.runs('stuck')).toBe(1);
   });
 
+  it('still waits for the first when its client has gone away', async () => {
+    const gate = effects.hold('abandoned');
+    const key = newKey();
+    const headers = {
+      'Idempotency-Key': randomUUID(),
+      'X-Private-Key': key,
+      'Content-Type': 'application/json',
+    };
+    const controller = new AbortController();
+    const first = fetch(`${srv.url}/test/effect/abandoned`, {
+      method: 'POST',
+      headers,
+      body: '{}',
+      signal: controller.signal,
+    }).catch(() => 'aborted');
+    await gate.entered;
+    controller.abort();
+    expect(await first).toBe('aborted');
+    await new Promise((r) => setTimeout(r, 100));
+    const retry = h.post('/test/effect/abandoned', {
+      key,
+      body: {},
+      headers: { 'Idempotency-Key': headers['Idempotency-Key'] },
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    gate.release();
+    const answer = await retry;
+    expect(answer.status).toBe(201);
+    expect(replayed(answer)).toBe('true');
+    expect(effects.runs('abandoned')).toBe(1);
+  });
+
   it('is refused with 422 at once if its body differs', async () => {
     const gate = effects.hold('busy');
     const key = newKey();

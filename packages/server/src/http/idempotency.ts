@@ -54,6 +54,8 @@ interface Claim {
   response?: StoredResponse | null;
   /** Stored or released: nothing left to do. */
   settled: boolean;
+  /** The client went away while the handler was still running. */
+  orphaned?: boolean;
 }
 
 const sha256 = (value: string): string => createHash('sha256').update(value).digest('hex');
@@ -133,12 +135,13 @@ export function idempotencyHooks(options: IdempotencyPolicyOptions) {
       if (await store.claim({ scope, requestHash, now, leaseUntil })) {
         const claim: Claim = { scope, settled: false };
         claims.set(request, claim);
-        // A hijacked reply (a stream, MCP) runs neither onSend nor onResponse: when its connection
-        // closes, free the claim so a retry runs.
         reply.raw.once('close', () => {
-          if (claim.settled || claim.response !== undefined) return;
-          claim.settled = true;
-          store.release(scope).catch((err) => request.log.error({ err }, 'idempotency release failed'));
+          // A hijacked reply (a stream, MCP) runs neither onSend nor onResponse: settle it now (a
+          // release: nothing was captured), as any reply already answered. A client gone while
+          // the handler still runs: the handler's answer settles it (see onSend), never earlier,
+          // or a retry would run beside it.
+          if (reply.sent || claim.response !== undefined) void settle(request, claim);
+          else claim.orphaned = true;
         });
         return;
       }
@@ -178,13 +181,14 @@ export function idempotencyHooks(options: IdempotencyPolicyOptions) {
               headers: replayableHeaders(reply),
               body: payload === undefined || payload === null ? '' : String(payload),
             };
+      // Its client is gone: no onResponse may follow.
+      if (claim.orphaned) void settle(request, claim);
     }
     done(null, payload);
   };
 
-  const onResponse = async (request: FastifyRequest) => {
-    const claim = claims.get(request);
-    if (!claim || claim.settled) return;
+  const settle = async (request: FastifyRequest, claim: Claim) => {
+    if (claim.settled) return;
     claim.settled = true;
     try {
       if (claim.response)
@@ -197,6 +201,11 @@ export function idempotencyHooks(options: IdempotencyPolicyOptions) {
     } catch (err) {
       request.log.error({ err }, 'idempotency record not stored');
     }
+  };
+
+  const onResponse = async (request: FastifyRequest) => {
+    const claim = claims.get(request);
+    if (claim) await settle(request, claim);
   };
 
   return { preHandler, onSend, onResponse };
