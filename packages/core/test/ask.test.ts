@@ -1,0 +1,137 @@
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type AskDocument, ask, indexAskDocuments } from '../src/ask';
+import { FakeClock } from '../src/clock';
+import { rowsOf } from '../src/db';
+import { type Deps, defaultCoreConfig } from '../src/deps';
+import { SecretBox } from '../src/secrets';
+import { createSpace } from '../src/spaces';
+import { openTestDatabase, type TestDatabase } from '../src/testing';
+
+let t: TestDatabase;
+let deps: Deps;
+const clock = new FakeClock('2030-01-01T00:00:00.000Z');
+const config = { ...defaultCoreConfig, publicUrl: 'https://convene.example' };
+
+beforeAll(async () => {
+  t = await openTestDatabase();
+  // Only what these use cases read; ask needs db, clock and config, createSpace the box too.
+  deps = {
+    db: t.database.db,
+    clock,
+    box: new SecretBox('ask-test-secret-0123456789'),
+    config,
+  } as unknown as Deps;
+});
+afterAll(() => t?.close());
+
+const doc = (id: string, name: string, body: string, extra: Partial<AskDocument> = {}): AskDocument => ({
+  id,
+  kind: 'guide',
+  path: `/guide.md#${id}`,
+  name,
+  description: name,
+  body,
+  data: { guide: 'guide.md', guideTitle: 'Guide', section: name },
+  ...extra,
+});
+
+const storedIds = async () =>
+  rowsOf<{ id: string }>(await t.database.db.execute(sql`select id from ask_documents order by id`)).map(
+    (r) => r.id,
+  );
+
+describe('indexAskDocuments', () => {
+  it('makes the stored documentation exactly the given set', async () => {
+    await indexAskDocuments({
+      db: deps.db,
+      documents: [doc('a', 'Alpha', 'first pelican'), doc('b', 'Beta', 'second walrus')],
+    });
+    expect(await storedIds()).toEqual(['a', 'b']);
+    expect((await ask({ deps, query: 'pelican' })).results.map((r) => r.name)).toEqual(['Alpha']);
+
+    // b changes, a goes away, c arrives.
+    await indexAskDocuments({
+      db: deps.db,
+      documents: [doc('b', 'Beta', 'now about pelican'), doc('c', 'Gamma', 'third narwhal')],
+    });
+    expect(await storedIds()).toEqual(['b', 'c']);
+    expect((await ask({ deps, query: 'pelican' })).results.map((r) => r.name)).toEqual(['Beta']);
+    expect((await ask({ deps, query: 'walrus' })).results).toEqual([]);
+  });
+
+  it('lets several nodes index at once', async () => {
+    const documents = [doc('x', 'Xi', 'concurrent ocelot'), doc('y', 'Ypsilon', 'concurrent lynx')];
+    await Promise.all([
+      indexAskDocuments({ db: deps.db, documents }),
+      indexAskDocuments({ db: deps.db, documents }),
+      indexAskDocuments({ db: deps.db, documents }),
+    ]);
+    expect(await storedIds()).toEqual(['x', 'y']);
+  });
+});
+
+describe('ask', () => {
+  it('ranks a document with every word above one with some, and the name above the body', async () => {
+    await indexAskDocuments({
+      db: deps.db,
+      documents: [
+        doc('some', 'Unrelated', 'mentions the heron only'),
+        doc('every', 'Also unrelated', 'the heron and the egret'),
+        doc('named', 'Heron', 'nothing else'),
+      ],
+    });
+    const answer = await ask({ deps, query: 'heron egret' });
+    expect(answer.results.map((r) => r.url)).toEqual([
+      'https://convene.example/guide.md#every',
+      'https://convene.example/guide.md#named',
+      'https://convene.example/guide.md#some',
+    ]);
+    const named = (await ask({ deps, query: 'heron' })).results;
+    expect(named[0]?.url).toBe('https://convene.example/guide.md#named');
+  });
+
+  it('finds public open spaces by their text and never private or expired ones', async () => {
+    const visible = await createSpace({
+      deps,
+      input: { name: 'Marmot meetup', description: 'all about marmots', privacy: 'public', ttl: 3600 },
+    });
+    await createSpace({
+      deps,
+      input: { name: 'Marmot secrets', description: 'private marmots', privacy: 'private', ttl: 3600 },
+    });
+    const shortLived = await createSpace({
+      deps,
+      input: { name: 'Marmot flash', description: 'brief marmots', privacy: 'public', ttl: 60 },
+    });
+    const before = (await ask({ deps, query: 'marmot' })).results.map((r) => r.url).sort();
+    expect(before).toEqual(
+      [
+        `https://convene.example/hub/space/${visible.spaceId}`,
+        `https://convene.example/hub/space/${shortLived.spaceId}`,
+      ].sort(),
+    );
+    // The TTL is read from the injected clock.
+    clock.advance(61_000);
+    const after = (await ask({ deps, query: 'marmot' })).results.map((r) => r.url);
+    expect(after).toEqual([`https://convene.example/hub/space/${visible.spaceId}`]);
+  });
+
+  it('answers nothing for stop words or punctuation, and survives query syntax', async () => {
+    expect((await ask({ deps, query: 'the and of' })).results).toEqual([]);
+    expect((await ask({ deps, query: '!!! ??? ---' })).results).toEqual([]);
+    for (const query of ["it's", 'a & b | c', '"unterminated', "back\\slash 'quote'", '(marmot) -meetup OR'])
+      await expect(ask({ deps, query })).resolves.toMatchObject({ query });
+  });
+
+  it('answers in the NLWeb shape with a fresh query id each time', async () => {
+    const first = await ask({ deps, query: 'marmot' });
+    const second = await ask({ deps, query: 'marmot' });
+    expect(first._meta).toEqual({ response_type: 'list', version: '1' });
+    expect(first.query_id).not.toBe(second.query_id);
+    expect(first.results[0]).toMatchObject({
+      site: 'https://convene.example',
+      schema_object: { '@type': 'Event' },
+    });
+  });
+});
