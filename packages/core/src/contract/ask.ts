@@ -21,12 +21,9 @@ export const ZAskResultItem = z
     site: z.string().meta({ format: 'uri' }).optional(),
     score: z.number(),
     description: z.string(),
-    schema_object: z
-      .record(z.string(), z.unknown())
-      .optional()
-      .meta({
-        description: 'schema.org JSON-LD: WebAPI or TechArticle for documentation, Event for a space',
-      }),
+    schema_object: z.record(z.string(), z.unknown()).optional().meta({
+      description: 'schema.org JSON-LD: WebAPI or TechArticle for documentation, Event for a space',
+    }),
   })
   .meta({ id: 'AskResultItem' });
 export type TAskResultItem = z.infer<typeof ZAskResultItem>;
