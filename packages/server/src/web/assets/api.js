@@ -64,7 +64,7 @@ export function describeError(error, what = 'this space') {
     case 403:
       return `You cannot do that here: ${said}.`;
     case 404:
-      return `Not found: ${what} does not exist (${said}).`;
+      return `Not found (${said}). The link may be mistyped, or ${what} no longer exists.`;
     case 409:
       return `Not possible right now: ${said}.`;
     case 410:

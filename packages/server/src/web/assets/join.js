@@ -122,7 +122,7 @@ async function start() {
       return;
     }
   } catch (error) {
-    notify('join-notice', describeError(error, 'this invitation'));
+    notify('join-notice', describeError(error, error.status === 404 ? 'the space' : 'this invitation'));
     return;
   }
   if (existing?.key) {

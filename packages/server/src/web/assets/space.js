@@ -845,6 +845,24 @@ $('close-space-button').addEventListener('click', (event) =>
 
 // --- Opening the space -------------------------------------------------------------------------
 
+/**
+ * A pasted key says nothing of whose it is, and the API has no "who am I" for a space key.
+ * Moderating the owner is refused with 409 to the owner key and 401 to any other, and changes
+ * nothing: a safe probe. A participant learns its own id from the first message it sends.
+ */
+async function identify(me) {
+  const owner = [...state.participants.values()].find((p) => p.isOwner);
+  if (!owner) return me;
+  try {
+    await call('POST', `/participants/${encodeURIComponent(owner.participantId)}/approve`);
+  } catch (error) {
+    if (error.status === 409)
+      return { ...me, role: 'owner', participantId: owner.participantId, name: owner.name };
+    if (error.status === 401) return { ...me, role: 'participant' };
+  }
+  return me;
+}
+
 async function open(me) {
   state.me = me;
   try {
@@ -854,8 +872,9 @@ async function open(me) {
     showNoKey(describeError(error));
     return false;
   }
-  setSpaceCredentials(spaceId, me);
   state.participants = new Map(state.space.participants.map((p) => [p.participantId, p]));
+  if (!me.role && state.space.state === 'open') state.me = await identify(me);
+  setSpaceCredentials(spaceId, state.me);
   state.artifacts = new Map(state.space.artifacts.map((a) => [a.id, a]));
   $('no-key').hidden = true;
   $('space-layout').hidden = false;

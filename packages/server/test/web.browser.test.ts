@@ -1,0 +1,381 @@
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { Harness, type SpaceFixture, startTestServer, type TestServer } from './helpers';
+
+/** Debian's chromium: never a downloaded browser. CI installs it (.ci/run). */
+const CHROMIUM = '/usr/bin/chromium';
+
+/** Set to a directory to keep screenshots of the space page (wide and phone width) there. */
+const SCREENSHOT_DIR = process.env.WEB_SCREENSHOT_DIR;
+
+/** A 1×1 PNG, so an image message needs no network. */
+const PIXEL =
+  'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+
+describe.skipIf(!existsSync(CHROMIUM))('the human side in a browser', () => {
+  let srv: TestServer;
+  let h: Harness;
+  let context: BrowserContext;
+  let profile: string;
+  /** What went wrong inside pages: uncaught errors, console errors (CSP violations among them), dialogs. */
+  const problems: string[] = [];
+
+  beforeAll(async () => {
+    srv = await startTestServer();
+    h = new Harness(srv.url);
+    profile = mkdtempSync(join(tmpdir(), 'convene-chromium-'));
+    // launchPersistentContext passes the fresh profile as --user-data-dir.
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+      viewport: { width: 1280, height: 900 },
+    });
+    context.on('page', watch);
+  }, 60_000);
+
+  beforeEach(() => {
+    problems.length = 0;
+  });
+
+  afterAll(async () => {
+    await context?.close();
+    await srv?.close();
+    if (profile) rmSync(profile, { recursive: true, force: true });
+  });
+
+  function watch(page: Page) {
+    page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
+    page.on('console', (message) => {
+      // The browser logs every API error answer; the tests check those answers themselves.
+      if (
+        message.type() === 'error' &&
+        !/^Failed to load resource: the server responded with a status of 4\d\d/.test(message.text())
+      )
+        problems.push(`console: ${message.text()}`);
+    });
+    // An alert can only come from injected script; confirmations are answered by the tests.
+    page.on('dialog', (dialog) => {
+      if (dialog.type() !== 'alert') return;
+      problems.push(`dialog: ${dialog.message()}`);
+      void dialog.dismiss();
+    });
+  }
+
+  async function newPage(): Promise<Page> {
+    const page = await context.newPage();
+    return page;
+  }
+
+  /** Polls listMessages over REST until a message matching `match` arrives. */
+  async function waitForRestMessage(space: SpaceFixture, match: (m: any) => boolean) {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const res = await h.get(`/hub/space/${space.spaceId}/messages`, { key: space.ownerKey });
+      expect(res.status, res.text).toBe(200);
+      const found = res.body.messages.find(match);
+      if (found) return found;
+      if (Date.now() > deadline) throw new Error(`message not found in ${res.text}`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+
+  async function joinThroughTheLink(page: Page, space: SpaceFixture, name: string) {
+    const invite = await h.post(`/hub/space/${space.spaceId}/invite`, { key: space.ownerKey });
+    expect(invite.status).toBe(200);
+    await page.goto(invite.body.humanLink);
+    await page.getByLabel('Your name').fill(name);
+    await page.getByLabel('Your role').fill('reviewer');
+    await page.getByRole('button', { name: 'Join the space' }).click();
+    return invite.body as { humanLink: string; publicInvitationKey: string };
+  }
+
+  it('joins through the human link, keeps the key out of the URL, and sends a message that REST reads', async () => {
+    const space = await h.createSpace({ name: 'Design review', description: 'Review the design doc' });
+    const page = await newPage();
+    const invite = await joinThroughTheLink(page, space, 'Ada');
+
+    await page.waitForURL(`${srv.url}/space/${space.spaceId}`);
+    expect(page.url()).not.toContain('?');
+    expect(page.url()).not.toContain(invite.publicInvitationKey);
+    const kept = await page.evaluate(
+      (id) => JSON.parse(sessionStorage.getItem(`convene:space:${id}`) ?? 'null'),
+      space.spaceId,
+    );
+    expect(kept).toMatchObject({
+      role: 'participant',
+      name: 'Ada',
+      key: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
+
+    await expect.poll(() => page.locator('#live').textContent()).toBe('live');
+    await expect.poll(() => page.locator('#space-title').textContent()).toBe('Design review');
+    await expect.poll(() => page.locator('#participants li').count()).toBe(2);
+
+    await page.getByLabel('Message', { exact: true }).fill('Hello from the browser');
+    await page.keyboard.press('Enter');
+    const message = await waitForRestMessage(space, (m) => m.content === 'Hello from the browser');
+    expect(message).toMatchObject({
+      type: 'text',
+      senderName: 'Ada',
+      senderId: kept.participantId,
+      isOwner: false,
+    });
+    // The stream brings it back to the page too.
+    await expect.poll(() => page.locator('#messages .message.mine').count()).toBe(1);
+    await page.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
+
+  it('sanitises html messages, shows text as text and images only from safe sources', async () => {
+    const space = await h.createSpace({ name: 'Sanitising', description: 'html in messages' });
+    const page = await newPage();
+    await joinThroughTheLink(page, space, 'Grace');
+    await page.waitForURL(`${srv.url}/space/${space.spaceId}`);
+    await expect.poll(() => page.locator('#live').textContent()).toBe('live');
+
+    const send = (content: string, type: string) =>
+      h.post(`/hub/space/${space.spaceId}/messages`, { key: space.ownerKey, body: { content, type } });
+    expect((await send('<img src=x onerror=alert(1)><b>bold</b>', 'html')).status).toBe(200);
+    expect((await send('<b>not bold</b><script>alert(2)</script>', 'text')).status).toBe(200);
+    expect((await send(PIXEL, 'image')).status).toBe(200);
+    expect((await send('<a href="javascript:alert(3)">x</a><i>ok</i>', 'html')).status).toBe(200);
+
+    const messages = page.locator('#messages .message');
+    await expect.poll(() => messages.count()).toBe(4);
+
+    const html = page.locator('#messages .message[data-type=html]').first();
+    expect(await html.locator('b').textContent()).toBe('bold');
+    expect(await page.locator('#messages [onerror]').count()).toBe(0);
+    // The stripped img keeps no source at all ("x" is neither https: nor data:image).
+    expect(
+      await html.locator('.message-body img').evaluateAll((imgs) => imgs.map((i) => i.getAttribute('src'))),
+    ).toEqual([null]);
+
+    const text = page.locator('#messages .message[data-type=text] .message-body');
+    expect(await text.textContent()).toBe('<b>not bold</b><script>alert(2)</script>');
+    expect(await text.locator('b, script').count()).toBe(0);
+
+    const image = page.locator('#messages .message[data-type=image] .message-body img');
+    expect(await image.getAttribute('src')).toBe(PIXEL);
+
+    const link = page.locator('#messages .message[data-type=html]').nth(1);
+    expect(await link.locator('i').textContent()).toBe('ok');
+    expect(await link.locator('a').getAttribute('href')).toBeNull();
+
+    await page.waitForTimeout(300); // an alert, had one run, would have been recorded by now
+    await page.close();
+    // Chromium reports the payload's onerror against the page's CSP when DOMPurify parses it
+    // (in an inert document): the CSP is the second line of defence. Nothing else may show.
+    expect(problems.filter((p) => !/^console: Executing inline event handler violates/.test(p))).toEqual([]);
+  }, 60_000);
+
+  it('locks a document, edits and saves it with baseVersion, and REST sees version 2', async () => {
+    const space = await h.createSpace({ name: 'Writing', description: 'co-edit a document' });
+    const created = await h.post(`/hub/space/${space.spaceId}/artifact`, {
+      key: space.ownerKey,
+      body: { name: 'notes', type: 'markdown', content: '# Notes\n\nfirst draft\n' },
+    });
+    expect(created.status, created.text).toBe(200);
+    const artifactId = created.body.id;
+
+    const page = await newPage();
+    await joinThroughTheLink(page, space, 'Linus');
+    await page.waitForURL(`${srv.url}/space/${space.spaceId}`);
+    await expect.poll(() => page.locator('#live').textContent()).toBe('live');
+    await page.locator(`#artifacts button[data-artifact-id="${artifactId}"]`).click();
+    await expect
+      .poll(() => page.locator('#artifact-content-view').textContent())
+      .toBe('# Notes\n\nfirst draft\n');
+
+    await page.getByRole('button', { name: 'Lock and edit' }).click();
+    const editor = page.locator('#artifact-editor');
+    await editor.waitFor({ state: 'visible' });
+    expect(await editor.inputValue()).toBe('# Notes\n\nfirst draft\n');
+    const me = await page.evaluate(
+      (id) => JSON.parse(sessionStorage.getItem(`convene:space:${id}`) ?? 'null'),
+      space.spaceId,
+    );
+    const locked = await h.get(`/hub/space/${space.spaceId}/artifact/${artifactId}`, { key: space.ownerKey });
+    expect(locked.body.lockedBy).toBe(me.participantId);
+
+    await editor.fill('# Notes\n\nedited in the browser\n');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await expect.poll(() => page.locator('#artifact-notice').textContent()).toBe('Saved as version 2.');
+
+    const saved = await h.get(`/hub/space/${space.spaceId}/artifact/${artifactId}`, { key: space.ownerKey });
+    expect(saved.status).toBe(200);
+    expect(saved.body).toMatchObject({
+      content: '# Notes\n\nedited in the browser\n',
+      version: 2,
+      updatedBy: me.participantId,
+      lockedBy: me.participantId,
+    });
+
+    // A write by someone else meanwhile makes the next save a conflict, not a silent overwrite.
+    await h.delete(`/hub/space/${space.spaceId}/artifact/${artifactId}/lock`, { key: space.ownerKey });
+    await h.post(`/hub/space/${space.spaceId}/artifact/${artifactId}/lock`, { key: space.ownerKey });
+    await h.patch(`/hub/space/${space.spaceId}/artifact/${artifactId}`, {
+      key: space.ownerKey,
+      body: { content: 'owner version\n' },
+    });
+    await h.delete(`/hub/space/${space.spaceId}/artifact/${artifactId}/lock`, { key: space.ownerKey });
+    await expect.poll(() => page.getByRole('button', { name: 'Lock again' }).isVisible()).toBe(true);
+    await page.getByRole('button', { name: 'Lock again' }).click();
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await expect.poll(() => page.locator('#artifact-notice').textContent()).toContain('it is now version 3');
+    const untouched = await h.get(`/hub/space/${space.spaceId}/artifact/${artifactId}`, {
+      key: space.ownerKey,
+    });
+    expect(untouched.body).toMatchObject({ content: 'owner version\n', version: 3 });
+
+    // Keep the draft, save it as version 4, then release the lock.
+    await page.getByRole('button', { name: 'Keep my draft (replace it on save)' }).click();
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await expect.poll(() => page.locator('#artifact-notice').textContent()).toBe('Saved as version 4.');
+    await page.getByRole('button', { name: 'Done editing' }).click();
+    await expect.poll(() => page.locator('#artifact-editor').isHidden()).toBe(true);
+    const released = await h.get(`/hub/space/${space.spaceId}/artifact/${artifactId}`, {
+      key: space.ownerKey,
+    });
+    expect(released.body).toMatchObject({ content: '# Notes\n\nedited in the browser\n', version: 4 });
+    expect(released.body.lockedBy).toBeUndefined();
+
+    await page.getByRole('button', { name: 'History' }).click();
+    await expect.poll(() => page.locator('#artifact-versions li').count()).toBe(4);
+
+    await h.post(`/hub/space/${space.spaceId}/messages`, {
+      key: space.ownerKey,
+      body: { content: '<p>Thanks, <b>Linus</b>! The <i>notes</i> look good.</p>', type: 'html' },
+    });
+    await h.post(`/hub/space/${space.spaceId}/messages`, {
+      key: space.ownerKey,
+      body: { content: 'Next: the release checklist.', type: 'text' },
+    });
+    await expect.poll(() => page.locator('#messages .message').count()).toBe(2);
+    if (SCREENSHOT_DIR) {
+      mkdirSync(SCREENSHOT_DIR, { recursive: true });
+      await page.screenshot({ path: join(SCREENSHOT_DIR, 'space-page.png'), fullPage: true });
+      await page.setViewportSize({ width: 390, height: 844 });
+      await page.screenshot({ path: join(SCREENSHOT_DIR, 'space-page-phone.png'), fullPage: true });
+    }
+    await page.close();
+    expect(problems).toEqual([]);
+  }, 90_000);
+
+  it('waits for approval in a private space, then enters; the owner page shows moderation buttons', async () => {
+    const space = await h.createSpace({
+      name: 'Private room',
+      description: 'by approval',
+      privacy: 'private',
+      ownerName: 'Olga',
+    });
+    const page = await newPage();
+    await joinThroughTheLink(page, space, 'Hopper');
+    await page.getByRole('heading', { name: 'Waiting for approval' }).waitFor();
+
+    // The owner, in another tab of the same browser, opens the space with the owner key.
+    const owner = await newPage();
+    await owner.goto(`${srv.url}/space/${space.spaceId}`);
+    await owner.getByLabel('Space key').fill(space.ownerKey);
+    await owner.getByRole('button', { name: 'Open' }).click();
+    await expect.poll(() => owner.locator('#live').textContent()).toBe('live');
+    await owner.getByRole('button', { name: 'Approve Hopper' }).click();
+
+    await page.waitForURL(`${srv.url}/space/${space.spaceId}`, { timeout: 15_000 });
+    await expect.poll(() => page.locator('#live').textContent()).toBe('live');
+    // The owner's page learns the new status over the stream and offers to mute.
+    await owner.getByRole('button', { name: 'Mute Hopper' }).waitFor();
+    await owner.getByRole('button', { name: 'Mute Hopper' }).click();
+    await page.getByLabel('Message', { exact: true }).fill('can I speak?');
+    await page.keyboard.press('Enter');
+    await expect
+      .poll(() => page.locator('#send-notice').textContent())
+      .toBe('The owner has muted you: you can read, but not send, until they unmute you.');
+    await page.close();
+    await owner.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
+
+  it('creates a space on the home page, shows the owner key once, and opens it as the owner', async () => {
+    const page = await newPage();
+    await page.goto(`${srv.url}/`);
+    await page.getByLabel('Name', { exact: true }).fill('Launch party');
+    await page.getByLabel('Description').fill('Plan the launch');
+    await page.getByLabel('Your name').fill('Olga');
+    await page.getByRole('button', { name: 'Create the space' }).click();
+    await page.getByRole('heading', { name: 'Your space is ready' }).waitFor();
+    const ownerKey = (await page.locator('#owner-key').textContent()) ?? '';
+    expect(ownerKey).toMatch(/^[0-9a-f]{64}$/);
+    const humanLink = new URL((await page.locator('#human-link').textContent()) ?? '');
+    expect(humanLink.hash).toMatch(/^#key=/);
+    const spaceId = humanLink.pathname.split('/').pop()!;
+    const space = await h.get(`/hub/space/${spaceId}`, { key: ownerKey });
+    expect(space.body).toMatchObject({
+      name: 'Launch party',
+      description: 'Plan the launch',
+      privacy: 'public',
+    });
+
+    await page.getByRole('link', { name: 'Open the space' }).click();
+    await page.waitForURL(`${srv.url}/space/${spaceId}`);
+    await expect.poll(() => page.locator('#live').textContent()).toBe('live');
+    await page.getByRole('button', { name: 'Invite' }).click();
+    await expect.poll(() => page.locator('#invite-human').inputValue()).toMatch(/\/join\/.+#key=/);
+    await page.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
+
+  it('shows a readable error for a space that does not exist', async () => {
+    const page = await newPage();
+    await page.goto(`${srv.url}/join/00000000-0000-4000-8000-000000000000#key=nope`);
+    await expect
+      .poll(() => page.locator('#join-notice').textContent())
+      .toBe('Not found (space not found). The link may be mistyped, or the space no longer exists.');
+    expect(page.url()).toBe(`${srv.url}/join/00000000-0000-4000-8000-000000000000`);
+    await page.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
+
+  it('signs up, links an agent by its code, and manages tokens on the dashboard', async () => {
+    const start = await h.post('/hub/link/start', { body: { agentName: 'Build bot' } });
+    expect(start.status).toBe(200);
+    const page = await newPage();
+    await page.goto(start.body.verificationUriComplete);
+    await page.getByRole('link', { name: 'Log in to continue' }).click();
+    await page.waitForURL(/\/login\?next=/);
+    await page.locator('#signup-email').fill(`web-${Date.now()}@example.com`);
+    await page.locator('#signup-password').fill('a long password');
+    await page.getByRole('button', { name: 'Create the account' }).click();
+    await page.waitForURL(/\/link\?code=/);
+    await expect.poll(() => page.locator('#link-agent').textContent()).toBe('Build bot');
+    await page.getByRole('button', { name: 'Approve' }).click();
+    await expect.poll(() => page.locator('#link-status').textContent()).toMatch(/^Approved/);
+    const poll = await h.post('/hub/link/poll', { body: { deviceCode: start.body.deviceCode } });
+    expect(poll.body).toMatchObject({ status: 'approved', token: expect.stringMatching(/^usr_/) });
+
+    await page.goto(`${srv.url}/dashboard`);
+    await expect.poll(() => page.locator('#tokens tbody tr').count()).toBe(1);
+    await page.getByLabel('Name', { exact: true }).fill('laptop');
+    await page.getByRole('button', { name: 'Create a token' }).click();
+    await expect.poll(() => page.locator('#token-secret').textContent()).toMatch(/^usr_/);
+    await expect.poll(() => page.locator('#tokens tbody tr').count()).toBe(2);
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Revoke laptop' }).click();
+    await expect.poll(() => page.locator('#tokens tr.revoked').count()).toBe(1);
+    await page.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
+});
