@@ -44,7 +44,7 @@ export async function buildApp({
   const rateLimiter =
     policies?.rateLimiter ??
     new SqlRateLimiter(deps.db, { max: config.rateLimitMax, windowSeconds: config.rateLimitWindowSeconds });
-  const idempotencyStore = policies?.idempotency ?? new SqlIdempotencyStore(deps.db);
+  const idempotencyStore = policies?.idempotency ?? new SqlIdempotencyStore(deps.db, deps.box);
   const versioning = versioningHooks({
     policy: config.apiVersions,
     clock: deps.clock,

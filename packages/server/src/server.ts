@@ -70,10 +70,11 @@ export async function createServer(
       config,
       deps,
       logger: options.logger ?? true,
-      policies: policyStoresFor(database, {
-        max: config.rateLimitMax,
-        windowSeconds: config.rateLimitWindowSeconds,
-      }),
+      policies: policyStoresFor(
+        database,
+        { max: config.rateLimitMax, windowSeconds: config.rateLimitWindowSeconds },
+        deps.box,
+      ),
       ...(options.logStream ? { logStream: options.logStream } : {}),
     });
     // One LISTEN per process, fanning events out to this process's streams.

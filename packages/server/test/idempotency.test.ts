@@ -549,4 +549,20 @@ describe('records in the database', () => {
       expect(JSON.stringify(row)).not.toContain(idempotencyKey);
     }
   });
+
+  it('keep the secrets a response showed once sealed, and still replay them', async () => {
+    const space = await h.createSpace();
+    const headers = { 'Idempotency-Key': randomUUID() };
+    const first = await h.post(`/hub/space/${space.spaceId}/invite`, { key: space.ownerKey, headers });
+    expectOk(first);
+    const invitationKey: string = first.body.publicInvitationKey;
+    const rows = rowsOf<{ body: string | null }>(
+      await srv.server.database.db.execute(sql`select body from idempotency_records where state = 'done'`),
+    );
+    expect(rows.length).toBeGreaterThan(0);
+    for (const row of rows) expect(row.body ?? '').not.toContain(invitationKey);
+    const retry = await h.post(`/hub/space/${space.spaceId}/invite`, { key: space.ownerKey, headers });
+    expect(replayed(retry)).toBe('true');
+    expect(retry.body.publicInvitationKey).toBe(invitationKey);
+  });
 });

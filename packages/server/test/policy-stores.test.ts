@@ -5,6 +5,7 @@ import {
   type RateLimiter,
   type RateLimitOptions,
   rowsOf,
+  SecretBox,
   SqlIdempotencyStore,
   SqlRateLimiter,
 } from '@convene/core';
@@ -90,7 +91,10 @@ describe('SqlRateLimiter storage', () => {
 });
 
 const stores: [string, () => IdempotencyStore][] = [
-  ['SqlIdempotencyStore', () => new SqlIdempotencyStore(tdb.database.db)],
+  [
+    'SqlIdempotencyStore',
+    () => new SqlIdempotencyStore(tdb.database.db, new SecretBox('test-secret-0123456789')),
+  ],
   ['MemoryIdempotencyStore', () => new MemoryIdempotencyStore()],
 ];
 

@@ -1,6 +1,7 @@
 import { and, eq, inArray, lt, sql } from 'drizzle-orm';
 import { idempotencyRecords } from '../db/schema/infra';
 import type { Db } from '../db/types';
+import type { SecretBox } from '../secrets';
 
 /** A response worth replaying: status, the headers that describe it, and its body. */
 export interface StoredResponse {
@@ -40,9 +41,16 @@ export interface IdempotencyStore {
   sweep(now: Date, limit?: number): Promise<number>;
 }
 
-/** Records in the database, shared by every node. */
+/**
+ * Records in the database, shared by every node. Bodies are sealed with the server's SecretBox:
+ * a stored response may carry a secret shown once (a participant key, a `usr_` token), and
+ * secrets are never kept in plaintext at rest.
+ */
 export class SqlIdempotencyStore implements IdempotencyStore {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly box: SecretBox,
+  ) {}
 
   async claim({ scope, requestHash, now, leaseUntil }: ClaimInput): Promise<boolean> {
     // INSERT … ON CONFLICT: a live record blocks the claim; an expired one (a finished record
@@ -81,7 +89,7 @@ export class SqlIdempotencyStore implements IdempotencyStore {
       response: {
         status: row.status ?? 200,
         headers: (row.headers ?? {}) as Record<string, string>,
-        body: row.body ?? '',
+        body: row.body ? this.box.decrypt(row.body) : '',
       },
     };
   }
@@ -93,7 +101,7 @@ export class SqlIdempotencyStore implements IdempotencyStore {
         state: 'done',
         status: response.status,
         headers: response.headers,
-        body: response.body,
+        body: this.box.encrypt(response.body),
         expiresAt,
       })
       .where(and(eq(idempotencyRecords.scope, scope), eq(idempotencyRecords.state, 'running')));

@@ -4,6 +4,7 @@ import {
   MemoryRateLimiter,
   type RateLimiter,
   type RateLimitOptions,
+  type SecretBox,
   SqlIdempotencyStore,
   SqlRateLimiter,
 } from '@convene/core';
@@ -22,12 +23,13 @@ export interface PolicyStores {
 export function policyStoresFor(
   database: Pick<Database, 'db' | 'engine'>,
   limits: RateLimitOptions,
+  box: SecretBox,
 ): PolicyStores {
   return {
     rateLimiter:
       database.engine === 'postgres'
         ? new SqlRateLimiter(database.db, limits)
         : new MemoryRateLimiter(limits),
-    idempotency: new SqlIdempotencyStore(database.db),
+    idempotency: new SqlIdempotencyStore(database.db, box),
   };
 }
