@@ -60,6 +60,7 @@ export function buildOpenApiDocument(publicUrl: string): OpenAPIObject {
     paths: rawPaths as never,
   });
   postProcess(doc);
+  documentPolicies(doc);
   return doc;
 }
 
@@ -150,4 +151,58 @@ export function procedureMetas(record: unknown): ProcedureMeta[] {
     else if (value && typeof value === 'object') metas.push(...procedureMetas(value));
   }
   return metas;
+}
+
+const WRITE_METHODS = new Set(['post', 'put', 'patch', 'delete']);
+
+/**
+ * The policies every operation shares (src/http): the API-Version request header, the
+ * Idempotency-Key of writes, and the API-Version and RateLimit-* headers of every answer.
+ */
+function documentPolicies(doc: OpenAPIObject): void {
+  const components = (doc.components ??= {});
+  components.parameters = {
+    ...components.parameters,
+    ApiVersion: {
+      name: 'API-Version',
+      in: 'header',
+      required: false,
+      description: 'Requested major version; only `1` is served. Another value answers 400.',
+      schema: { type: 'string', enum: ['1'] },
+    },
+    IdempotencyKey: {
+      name: 'Idempotency-Key',
+      in: 'header',
+      required: false,
+      description:
+        'A fresh unique key (a UUID) per logical write; a retry within 24 hours replays the first answer with `Idempotency-Replayed: true`.',
+      schema: { type: 'string', maxLength: 255 },
+    },
+  };
+  const integer = { schema: { type: 'integer' } };
+  components.headers = {
+    ...components.headers,
+    'API-Version': { description: 'Major version served', schema: { type: 'string' } },
+    'RateLimit-Limit': { description: 'Requests allowed per window', ...integer },
+    'RateLimit-Remaining': { description: 'Requests left in this window', ...integer },
+    'RateLimit-Reset': { description: 'Seconds until the window resets', ...integer },
+    'RateLimit-Policy': { description: 'The policy, e.g. `300;w=60`', schema: { type: 'string' } },
+  };
+  const responseHeaders = Object.fromEntries(
+    Object.keys(components.headers).map((name) => [name, { $ref: `#/components/headers/${name}` }]),
+  );
+  for (const item of Object.values(doc.paths ?? {})) {
+    for (const [method, op] of Object.entries(item as Record<string, unknown>)) {
+      if (!op || typeof op !== 'object' || !('responses' in op)) continue;
+      const operation = op as { parameters?: unknown[]; responses: Record<string, { headers?: object }> };
+      const parameters = [{ $ref: '#/components/parameters/ApiVersion' }];
+      if (WRITE_METHODS.has(method)) parameters.push({ $ref: '#/components/parameters/IdempotencyKey' });
+      operation.parameters = [...(operation.parameters ?? []), ...parameters];
+      for (const response of Object.values(operation.responses)) {
+        if (response && typeof response === 'object' && !('$ref' in response)) {
+          response.headers = { ...responseHeaders, ...response.headers };
+        }
+      }
+    }
+  }
 }

@@ -82,6 +82,28 @@ describe('/openapi.json', () => {
     expect(byId('startLink')?.op.requestBody.required).toBe(false);
   });
 
+  it('documents the shared policies on every operation', () => {
+    for (const { method, op } of operations()) {
+      const names = (op.parameters ?? []).map((p: any) => p.$ref ?? p.name);
+      expect(names).toContain('#/components/parameters/ApiVersion');
+      expect(names.includes('#/components/parameters/IdempotencyKey')).toBe(
+        ['post', 'put', 'patch', 'delete'].includes(method),
+      );
+      for (const response of Object.values(op.responses) as any[]) {
+        expect(Object.keys(response.headers ?? {})).toEqual(
+          expect.arrayContaining([
+            'API-Version',
+            'RateLimit-Limit',
+            'RateLimit-Remaining',
+            'RateLimit-Reset',
+            'RateLimit-Policy',
+          ]),
+        );
+      }
+    }
+    expect(doc.components.parameters.IdempotencyKey.schema.maxLength).toBe(255);
+  });
+
   it('resolves every $ref to a component', () => {
     const refs = new Set<string>();
     const walk = (node: unknown): void => {
