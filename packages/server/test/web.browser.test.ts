@@ -79,6 +79,11 @@ describe.skipIf(!existsSync(CHROMIUM))('the human side in a browser', () => {
     return page;
   }
 
+  /** What the tab keeps for a space in sessionStorage. */
+  function storedCredentials(page: Page, spaceId: string): Promise<any> {
+    return page.evaluate(`JSON.parse(sessionStorage.getItem(${JSON.stringify(`convene:space:${spaceId}`)}))`);
+  }
+
   /** Polls listMessages over REST until a message matching `match` arrives. */
   async function waitForRestMessage(space: SpaceFixture, match: (m: any) => boolean) {
     const deadline = Date.now() + 10_000;
@@ -110,10 +115,7 @@ describe.skipIf(!existsSync(CHROMIUM))('the human side in a browser', () => {
     await page.waitForURL(`${srv.url}/space/${space.spaceId}`);
     expect(page.url()).not.toContain('?');
     expect(page.url()).not.toContain(invite.publicInvitationKey);
-    const kept = await page.evaluate(
-      (id) => JSON.parse(sessionStorage.getItem(`convene:space:${id}`) ?? 'null'),
-      space.spaceId,
-    );
+    const kept = await storedCredentials(page, space.spaceId);
     expect(kept).toMatchObject({
       role: 'participant',
       name: 'Ada',
@@ -204,10 +206,7 @@ describe.skipIf(!existsSync(CHROMIUM))('the human side in a browser', () => {
     const editor = page.locator('#artifact-editor');
     await editor.waitFor({ state: 'visible' });
     expect(await editor.inputValue()).toBe('# Notes\n\nfirst draft\n');
-    const me = await page.evaluate(
-      (id) => JSON.parse(sessionStorage.getItem(`convene:space:${id}`) ?? 'null'),
-      space.spaceId,
-    );
+    const me = await storedCredentials(page, space.spaceId);
     const locked = await h.get(`/hub/space/${space.spaceId}/artifact/${artifactId}`, { key: space.ownerKey });
     expect(locked.body.lockedBy).toBe(me.participantId);
 

@@ -69,16 +69,21 @@ function showSpace(space) {
   $('space-info').hidden = false;
 }
 
+/** The join's statusUrl, as a path of this site (PUBLIC_URL may name the host differently). */
+function statusPath(participantId) {
+  try {
+    const url = new URL(invitation.statusUrl);
+    if (url.pathname.startsWith('/hub/space/')) return url.pathname;
+  } catch {}
+  return `/hub/space/${encodeURIComponent(spaceId)}/join/${encodeURIComponent(participantId)}`;
+}
+
 async function waitForApproval(participantId, name) {
   $('join-section').hidden = true;
   $('waiting').hidden = false;
   for (;;) {
     try {
-      const { status, body } = await api(
-        'GET',
-        `/hub/space/${encodeURIComponent(spaceId)}/join/${encodeURIComponent(participantId)}`,
-        { key: invitation.key },
-      );
+      const { status, body } = await api('GET', statusPath(participantId), { key: invitation.key });
       if (status === 200 && body.participantPrivateKey) {
         notify('join-notice', 'Approved. Opening the space…', 'ok');
         goToSpace({ key: body.participantPrivateKey, participantId, role: 'participant', name });
@@ -169,8 +174,8 @@ $('join-form').addEventListener('submit', async (event) => {
         });
         return;
       }
-      setInvitation(spaceId, { ...invitation, participantId: body.participantId, name });
-      invitation.participantId = body.participantId;
+      Object.assign(invitation, { participantId: body.participantId, statusUrl: body.statusUrl, name });
+      setInvitation(spaceId, invitation);
       void waitForApproval(body.participantId, name);
     } catch (error) {
       notify('join-notice', describeError(error, 'this invitation'));

@@ -83,6 +83,7 @@ function renderSpace() {
   $('you').replaceChildren(
     who.name ? el('strong', {}, who.name) : 'You',
     isOwner() ? ' · owner of this space' : state.me.role === 'participant' ? ' · participant' : '',
+    me ? ' ' : '',
     me ? el('span', { class: `badge ${me.status}` }, STATUS_LABELS[me.status] ?? me.status) : '',
   );
 }
