@@ -60,7 +60,13 @@ function showSpace(space) {
             'li',
             {},
             avatar(p, true),
-            el('span', {}, p.name, p.isOwner ? ' (owner)' : '', p.role ? ` · ${p.role}` : ''),
+            el(
+              'span',
+              {},
+              p.name,
+              p.isOwner ? ' (owner)' : '',
+              p.role && p.role !== 'owner' ? ` · ${p.role}` : '',
+            ),
           ),
         )
       : [el('li', { class: 'empty' }, 'Nobody yet')]),

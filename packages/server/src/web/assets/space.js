@@ -153,7 +153,8 @@ function renderParticipants() {
             p.name,
             p.participantId === state.me.participantId ? ' (you)' : '',
           ),
-          p.role ? el('div', { class: 'person-role' }, p.role) : '',
+          // The owner's role defaults to "owner", which its badge already says.
+          p.role && !(p.isOwner && p.role === 'owner') ? el('div', { class: 'person-role' }, p.role) : '',
           el(
             'div',
             { class: 'person-badges' },
