@@ -1,13 +1,14 @@
-import { sql } from 'drizzle-orm';
-import { authorize, roles } from '../auth/authorize';
-import type { TSendMessageRequest, TSendMessageResult } from '../contract';
+import { type SQL, sql } from 'drizzle-orm';
+import { authorize, type ParticipantRow, roles } from '../auth/authorize';
+import type { TContextBundle, TSendMessageRequest, TSendMessageResult } from '../contract';
 import { rowsOf } from '../db/migrate';
+import type { Db } from '../db/types';
 import type { Deps } from '../deps';
 import { ForbiddenError, NotFoundError, UnauthorizedError } from '../errors';
 import { EVENTS_CHANNEL, MAX_INLINE_PAYLOAD } from '../events/append-event';
 import { isUuid, newId } from '../ids';
 import { hashSecret } from '../secrets';
-import { loadContext } from '../spaces/views';
+import { toArtifactSummary, toParticipantView } from '../spaces/views';
 
 export interface SendMessageOptions {
   deps: Deps;
@@ -19,6 +20,20 @@ export interface SendMessageOptions {
 interface Appended {
   seq: string | number;
   event_seq: string | number;
+  /** The context bundle's rows, read by the same statement (json, or its text on some drivers). */
+  participants: unknown;
+  artifacts: unknown;
+}
+
+type ParticipantJson = Pick<ParticipantRow, 'id' | 'name' | 'role' | 'status' | 'isOwner' | 'isHuman'>;
+interface ArtifactJson {
+  id: string;
+  name: string;
+  version: number;
+  updatedAt: string;
+  lockedBy: string | null;
+  lockedAt: string | null;
+  lockExpiresAt: string | null;
 }
 
 /**
@@ -26,7 +41,8 @@ interface Appended {
  * resolves the key to an active sender (locking that participant row, so a concurrent mute or
  * kick is either before it or after it), bumps the space's message and event sequences under the
  * space row lock, stamps the message `greatest(now, previous + 1µs)` so timestamps strictly
- * increase in commit order, inserts it and NOTIFYs every node, all in one implicit transaction.
+ * increase in commit order, inserts it and NOTIFYs every node, all in one implicit transaction,
+ * and reads the reply's context bundle on the way.
  * Only when it writes nothing does the full authorization run, to say why.
  */
 export async function sendMessage({
@@ -35,13 +51,9 @@ export async function sendMessage({
   key,
   input,
 }: SendMessageOptions): Promise<TSendMessageResult> {
-  const { db, clock, config } = deps;
+  const { db, clock } = deps;
   if (!isUuid(spaceId)) throw new NotFoundError('space');
   if (!key) throw new UnauthorizedError('X-Private-Key is required');
-
-  // The context does not depend on the message: read it alongside the write.
-  const context = loadContext(db, clock, config, spaceId);
-  context.catch(() => {});
 
   const messageId = newId();
   for (let attempt = 0; ; attempt++) {
@@ -53,7 +65,7 @@ export async function sendMessage({
       if (attempt < 3 && pgCode(error) === '40P01') continue;
       throw error;
     }
-    if (appended) return { messageId, ...(await context) };
+    if (appended) return { messageId, ...toContext(deps, appended) };
 
     // Nothing written: find out why (404, 401, 409), or refuse a muted sender (403).
     const { caller } = await authorize(db, clock, {
@@ -77,7 +89,10 @@ async function append(
   { content, type }: Pick<TSendMessageRequest, 'content' | 'type'>,
 ): Promise<Appended | undefined> {
   const now = clock.now().toISOString();
-  const result = await db.execute(sql`
+  const result = await executePrepared(
+    db,
+    'convene_send_message',
+    sql`
     with caller as (
       select p.id, p.name, p.is_owner
       from participants p
@@ -111,14 +126,72 @@ async function append(
       )::text as payload
       from inserted i
     )
-    select n.seq, n.event_seq, pg_notify(${EVENTS_CHANNEL}, case
-      when octet_length(n.payload) <= ${MAX_INLINE_PAYLOAD} then n.payload
-      -- Too big for NOTIFY: every node fetches the message once by its event id.
-      else json_build_object('spaceId', ${spaceId}::text, 'seq', n.event_seq, 'kind', 'message')::text
-    end)
+    select n.seq, n.event_seq,
+      pg_notify(${EVENTS_CHANNEL}, case
+        when octet_length(n.payload) <= ${MAX_INLINE_PAYLOAD} then n.payload
+        -- Too big for NOTIFY: every node fetches the message once by its event id.
+        else json_build_object('spaceId', ${spaceId}::text, 'seq', n.event_seq, 'kind', 'message')::text
+      end) as notified,
+      -- The context bundle of the reply, in the same round trip (the rows loadContext reads).
+      (select coalesce(json_agg(json_build_object(
+          'id', p.id, 'name', p.name, 'role', p.role, 'status', p.status,
+          'isOwner', p.is_owner, 'isHuman', p.is_human) order by p.created_at), '[]')
+        from participants p where p.space_id = ${spaceId}) as participants,
+      (select coalesce(json_agg(json_build_object(
+          'id', a.id, 'name', a.name, 'version', a.version, 'updatedAt', a.updated_at,
+          'lockedBy', a.locked_by, 'lockedAt', a.locked_at, 'lockExpiresAt', a.lock_expires_at
+        ) order by a.created_at), '[]')
+        from artifacts a where a.space_id = ${spaceId}) as artifacts
     from notice n
-  `);
+  `,
+  );
   return rowsOf<Appended>(result)[0];
+}
+
+/**
+ * Runs a statement as a named prepared statement: the hot path's large statement is then parsed
+ * and planned once per connection rather than on every message (drizzle's `execute` never
+ * prepares). Both drivers' sessions take the name; PGlite simply ignores it.
+ */
+function executePrepared(db: Db, name: string, query: SQL): Promise<unknown> {
+  const internals = db as unknown as {
+    dialect: { sqlToQuery(sql: SQL): { sql: string; params: unknown[] } };
+    session: {
+      prepareQuery(
+        query: { sql: string; params: unknown[] },
+        fields: undefined,
+        name: string,
+        arrayMode: boolean,
+      ): { execute(): Promise<unknown> };
+    };
+  };
+  return internals.session
+    .prepareQuery(internals.dialect.sqlToQuery(query), undefined, name, false)
+    .execute();
+}
+
+/** The reply's context bundle, mapped by the same functions as loadContext's. */
+function toContext({ clock, config }: Deps, appended: Appended): TContextBundle {
+  const json = <T>(value: unknown): T[] => (typeof value === 'string' ? JSON.parse(value) : value) as T[];
+  const date = (value: string | null) => (value === null ? null : new Date(value));
+  const now = clock.now();
+  return {
+    participants: json<ParticipantJson>(appended.participants).map((p) =>
+      toParticipantView(config, p as ParticipantRow),
+    ),
+    artifacts: json<ArtifactJson>(appended.artifacts).map((a) =>
+      toArtifactSummary(
+        {
+          ...a,
+          updatedAt: new Date(a.updatedAt),
+          lockedAt: date(a.lockedAt),
+          lockExpiresAt: date(a.lockExpiresAt),
+        },
+        now,
+      ),
+    ),
+    suggestedPollingIntervalMs: config.suggestedPollingIntervalMs,
+  };
 }
 
 function pgCode(error: unknown): string | undefined {

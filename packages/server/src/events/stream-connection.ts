@@ -40,6 +40,8 @@ export class StreamConnection implements HubSubscriber {
   /** Items that arrived while the backlog or a gap was being written. */
   private queue: HubItem[] = [];
   private busy = true;
+  /** Nothing is written before the stream is authorised and its headers are out. */
+  private started = false;
   private ended = false;
   private expirePending = false;
   private participantId = '';
@@ -62,6 +64,7 @@ export class StreamConnection implements HubSubscriber {
   async begin(start: StreamStart): Promise<void> {
     const { res, hub, spaceId, lastEventId, timestamp } = this.options;
     if (this.ended) return;
+    this.started = true;
     this.participantId = start.participantId;
     this.expiresAt = start.expiresAt.getTime();
     this.armExpiry();
@@ -114,7 +117,7 @@ export class StreamConnection implements HubSubscriber {
   }
 
   tick(): void {
-    if (this.ended) return;
+    if (this.ended || !this.started) return;
     this.write(': ping\n\n');
     if (this.options.clock.now().getTime() >= this.expiresAt) this.expire();
   }
@@ -191,7 +194,7 @@ export class StreamConnection implements HubSubscriber {
 
   private write(chunk: string): void {
     const { res } = this.options;
-    if (this.ended || res.destroyed) return;
+    if (this.ended || !this.started || res.destroyed) return;
     res.write(chunk);
     // A client this far behind resumes with Last-Event-ID instead of holding the server's memory.
     if (!this.busy && res.writableLength > MAX_BUFFERED_BYTES) this.end();
@@ -240,6 +243,11 @@ export class StreamConnection implements HubSubscriber {
     if (this.expiryTimer) clearTimeout(this.expiryTimer);
     this.unsubscribe();
     const { res } = this.options;
-    if (!res.destroyed && !res.writableEnded) res.end();
+    if (this.started && !res.destroyed && !res.writableEnded) res.end();
+  }
+
+  /** The client went away (or the server is closing) before or during the stream. */
+  get isEnded(): boolean {
+    return this.ended;
   }
 }

@@ -78,6 +78,11 @@ export async function registerStreamRoutes(
 
     reply.hijack();
     const res = reply.raw;
+    // The client left (or the server began closing) while the stream was being authorised.
+    if (connection.isEnded) {
+      res.destroy();
+      return;
+    }
     // A hijacked reply skips onSend and does not flush headers set by the policy hooks.
     for (const [name, value] of Object.entries(reply.getHeaders())) {
       if (value !== undefined) res.setHeader(name, value as string | number | readonly string[]);

@@ -1,0 +1,381 @@
+// `pnpm bench`: Convene's message path against bare baselines, on PostgreSQL, in one run.
+// Loopback only; every loop is bounded in count and time. See README "Benchmarks".
+import { type ChildProcess, execFileSync, fork } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { Agent, request } from 'node:http';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { openDatabase } from '@convene/core';
+import { createPostgresTestDatabase } from '@convene/core/testing';
+import { sql } from 'drizzle-orm';
+import { httpRequest, percentile, runLoad } from './http-load';
+import { SseFleet } from './sse-fleet';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const quick = process.argv.includes('--quick');
+const LOAD_MS = quick ? 4_000 : 10_000;
+const WARMUP_MS = quick ? 1_000 : 2_000;
+const CONNECTIONS = 16;
+const FANOUT_S = quick ? 5 : 10;
+
+const round = (n: number, d = 1) => Math.round(n * 10 ** d) / 10 ** d;
+
+async function main() {
+  const serverUrl = await ensurePostgres();
+  const { url: databaseUrl, drop } = await createPostgresTestDatabase(serverUrl);
+  const children: ChildProcess[] = [];
+  const results: Record<string, unknown> = {};
+  try {
+    console.log(`PostgreSQL: ${databaseUrl.replace(/\/\/[^@]*@/, '//')}`);
+
+    // 1. Request throughput and latency: bare route vs sendMessage.
+    const bare = await start('bare-route.ts', { DATABASE_URL: databaseUrl }, children);
+    const keys = Array.from({ length: CONNECTIONS }, () => randomBytes(32).toString('hex'));
+    await postJson(bare.port, '/keys', { keys });
+    const content = 'x'.repeat(180);
+    const bareRequest = (i: number) =>
+      httpRequest('POST', '/bare', { 'X-Key': keys[i]! }, JSON.stringify({ content }));
+    await load(bare.port, bareRequest, WARMUP_MS);
+    const bareRun = await load(bare.port, bareRequest, LOAD_MS);
+    progress('bare route', bareRun);
+    await stop(bare.child);
+
+    const convene = await start(
+      'convene-node.ts',
+      {
+        DATABASE_URL: databaseUrl,
+        RATE_LIMIT_MAX: '1000000000',
+        LOG_LEVEL: 'error',
+        SECRET: 'bench-secret-0123456789abcdef',
+      },
+      children,
+    );
+    const spaces = await Promise.all(
+      Array.from({ length: CONNECTIONS }, (_, i) => createSpace(convene.port, `bench ${i}`)),
+    );
+    const sendRequest = (i: number) =>
+      httpRequest(
+        'POST',
+        `/hub/space/${spaces[i]!.spaceId}/messages`,
+        { 'X-Private-Key': spaces[i]!.ownerPrivateKey },
+        JSON.stringify({ content }),
+      );
+    await load(convene.port, sendRequest, WARMUP_MS);
+    const sendRun = await load(convene.port, sendRequest, LOAD_MS);
+    progress('sendMessage', sendRun);
+    // Information only: every connection on one space (one row lock serialises them).
+    const oneSpace = (_: number) => sendRequest(0);
+    const oneSpaceRun = await load(convene.port, oneSpace, LOAD_MS / 2);
+    progress('sendMessage, one space', oneSpaceRun);
+
+    // 2. Fan-out: bare broadcaster vs Convene's stream.
+    const broadcaster = await start('bare-broadcaster.ts', {}, children);
+    const bare1000 = await fanOut({
+      port: broadcaster.port,
+      subscribers: 1000,
+      rate: 20,
+      path: '/sse',
+      headers: {},
+      readyMarker: ': hello',
+      publish: (body) => postJson(broadcaster.port, '/publish', body),
+    });
+    const bare5000 = await fanOut({
+      port: broadcaster.port,
+      subscribers: 5000,
+      rate: 10,
+      path: '/sse',
+      headers: {},
+      readyMarker: ': hello',
+      publish: (body) => postJson(broadcaster.port, '/publish', body),
+    });
+    await stop(broadcaster.child);
+
+    const conveneFan = async (subscribers: number, rate: number) => {
+      const space = await createSpace(convene.port, `fan-out ${subscribers}`);
+      return fanOut({
+        port: convene.port,
+        subscribers,
+        rate,
+        path: `/hub/space/${space.spaceId}/messages/stream`,
+        headers: { 'X-Private-Key': space.ownerPrivateKey },
+        readyMarker: 'event: context',
+        publish: (body) =>
+          postJson(convene.port, `/hub/space/${space.spaceId}/messages`, body, space.ownerPrivateKey),
+      });
+    };
+    const convene10 = await conveneFan(10, 20);
+    const convene1000 = await conveneFan(1000, 20);
+    const convene5000 = await conveneFan(5000, 10);
+    await stop(convene.child);
+
+    // 3. Report.
+    const rps = (r: typeof bareRun) => r.requests / (r.elapsedMs / 1000);
+    const row = (name: string, r: typeof bareRun) => ({
+      scenario: name,
+      'req/s': round(rps(r), 0),
+      'p50 ms': round(percentile(r.latencies, 50), 2),
+      'p99 ms': round(percentile(r.latencies, 99), 2),
+      errors: r.errors,
+    });
+    console.log(`\nRequests (${CONNECTIONS} keep-alive connections, ${LOAD_MS / 1000} s each)`);
+    console.table([
+      row('bare route (read 1 row by key + insert 1 row)', bareRun),
+      row(`sendMessage (${CONNECTIONS} spaces)`, sendRun),
+      row('sendMessage (1 space, info only)', oneSpaceRun),
+    ]);
+    const fanRow = (name: string, r: FanOutResult) => ({
+      scenario: name,
+      deliveries: r.deliveries,
+      lost: r.lost,
+      duplicated: r.duplicates,
+      reordered: r.reordered,
+      'p50 ms': round(r.p50),
+      'p99 ms': round(r.p99),
+      'send p50 ms': round(r.sendP50, 2),
+      'send p99 ms': round(r.sendP99, 2),
+    });
+    console.log(`\nFan-out (${FANOUT_S} s of messages each)`);
+    console.table([
+      fanRow('bare broadcaster 1000 × 20/s', bare1000),
+      fanRow('Convene stream 1000 × 20/s', convene1000),
+      fanRow('bare broadcaster 5000 × 10/s', bare5000),
+      fanRow('Convene stream 5000 × 10/s', convene5000),
+      fanRow('Convene stream 10 × 20/s', convene10),
+    ]);
+
+    const checks = [
+      {
+        target: 'sendMessage throughput ≥ 0.5× bare route',
+        ratio: rps(sendRun) / rps(bareRun),
+        ok: rps(sendRun) / rps(bareRun) >= 0.5 && sendRun.errors === 0,
+      },
+      {
+        target: 'sendMessage p99 ≤ 2× bare route',
+        ratio: percentile(sendRun.latencies, 99) / percentile(bareRun.latencies, 99),
+        ok: percentile(sendRun.latencies, 99) / percentile(bareRun.latencies, 99) <= 2,
+      },
+      {
+        target: 'fan-out 1000 × 20/s: 0 lost, duplicated or reordered',
+        ratio: convene1000.lost + convene1000.duplicates + convene1000.reordered,
+        ok: convene1000.lost + convene1000.duplicates + convene1000.reordered === 0,
+      },
+      {
+        target: 'fan-out 1000 × 20/s: p99 ≤ 2× bare broadcaster',
+        ratio: convene1000.p99 / bare1000.p99,
+        ok: convene1000.p99 / bare1000.p99 <= 2,
+      },
+      {
+        target: 'fan-out 5000 × 10/s: 0 lost',
+        ratio: convene5000.lost,
+        ok: convene5000.lost === 0,
+      },
+      {
+        target: 'sender p50 at 1000 subscribers ≤ 1.5× at 10',
+        ratio: convene1000.sendP50 / convene10.sendP50,
+        ok: convene1000.sendP50 / convene10.sendP50 <= 1.5,
+      },
+      {
+        target: 'sender p99 at 1000 subscribers ≤ 1.5× at 10',
+        ratio: convene1000.sendP99 / convene10.sendP99,
+        ok: convene1000.sendP99 / convene10.sendP99 <= 1.5,
+      },
+    ];
+    console.log('\nTargets');
+    console.table(
+      checks.map((c) => ({ target: c.target, value: round(c.ratio, 2), met: c.ok ? 'yes' : 'NO' })),
+    );
+    Object.assign(results, { bareRun: rps(bareRun), sendRun: rps(sendRun) });
+  } finally {
+    for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+    await drop().catch(() => {});
+  }
+}
+
+function progress(
+  name: string,
+  r: { requests: number; elapsedMs: number; errors: number; statuses: unknown },
+) {
+  console.log(
+    `  ${name}: ${round(r.requests / (r.elapsedMs / 1000), 0)} req/s, statuses ${JSON.stringify(r.statuses)}`,
+  );
+}
+
+interface FanOutOptions {
+  port: number;
+  subscribers: number;
+  /** Messages per second. */
+  rate: number;
+  path: string;
+  headers: Record<string, string>;
+  readyMarker: string;
+  publish: (body: { content: string }) => Promise<unknown>;
+}
+
+interface FanOutResult {
+  deliveries: number;
+  lost: number;
+  duplicates: number;
+  reordered: number;
+  p50: number;
+  p99: number;
+  sendP50: number;
+  sendP99: number;
+}
+
+/** Opens the subscribers, sends `rate` messages a second for FANOUT_S seconds, and checks every delivery. */
+async function fanOut(options: FanOutOptions): Promise<FanOutResult> {
+  const fleet = new SseFleet({
+    port: options.port,
+    path: options.path,
+    headers: options.headers,
+    count: options.subscribers,
+    concurrency: 50,
+    readyMarker: options.readyMarker,
+    messages: options.rate * FANOUT_S,
+  });
+  try {
+    const opening = performance.now();
+    await fleet.connect();
+    console.log(
+      `  ${options.subscribers} subscribers open on ${options.path} in ${round(performance.now() - opening, 0)} ms`,
+    );
+    const total = options.rate * FANOUT_S;
+    const interval = 1000 / options.rate;
+    const sendLatencies: number[] = [];
+    const started = performance.now();
+    const sends: Promise<unknown>[] = [];
+    for (let n = 0; n < total; n++) {
+      const due = started + n * interval;
+      const wait = due - performance.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      const t = performance.now();
+      sends.push(
+        options.publish({ content: `t=${t};n=${n}` }).then(() => sendLatencies.push(performance.now() - t)),
+      );
+    }
+    await Promise.all(sends);
+    await fleet.waitFor(total, 15_000);
+    const summary = fleet.summary(total);
+    console.log(`  ${JSON.stringify(summary)} p99 ${round(percentile(fleet.latencies, 99))} ms`);
+    return {
+      ...summary,
+      p50: percentile(fleet.latencies, 50),
+      p99: percentile(fleet.latencies, 99),
+      sendP50: percentile(sendLatencies, 50),
+      sendP99: percentile(sendLatencies, 99),
+    };
+  } finally {
+    fleet.close();
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+async function load(port: number, build: (i: number) => Buffer, durationMs: number) {
+  return runLoad({ port, connections: CONNECTIONS, durationMs, maxRequests: 1_000_000, request: build });
+}
+
+const agent = new Agent({ keepAlive: true, maxSockets: 8 });
+
+function postJson(port: number, path: string, body: unknown, key?: string): Promise<any> {
+  const payload = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: 'POST',
+        agent,
+        headers: {
+          'Content-Type': 'application/json',
+          'Content-Length': Buffer.byteLength(payload),
+          ...(key ? { 'X-Private-Key': key } : {}),
+        },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => {
+          text += c;
+        });
+        res.on('end', () => {
+          if ((res.statusCode ?? 500) >= 400)
+            reject(new Error(`${path} answered ${res.statusCode}: ${text}`));
+          else resolve(text ? JSON.parse(text) : undefined);
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+async function createSpace(
+  port: number,
+  name: string,
+): Promise<{ spaceId: string; ownerPrivateKey: string }> {
+  return postJson(port, '/hub/space', { name, description: 'benchmark' });
+}
+
+async function start(
+  file: string,
+  env: Record<string, string>,
+  children: ChildProcess[],
+): Promise<{ child: ChildProcess; port: number }> {
+  const child = fork(join(here, file), [], {
+    execArgv: ['--import', 'tsx'],
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  children.push(child);
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${file} did not start`)), 60_000);
+    child.once('message', (m: { ready: number }) => {
+      clearTimeout(timer);
+      resolve(m.ready);
+    });
+    child.once('exit', (code) => reject(new Error(`${file} exited with ${code}`)));
+  });
+  return { child, port };
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** BENCH_DATABASE_URL, else the throwaway test server on 55432, started if it is not running. */
+async function ensurePostgres(): Promise<string> {
+  const url = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:55432/postgres';
+  const probe = async () => {
+    try {
+      const database = await openDatabase({ url, migrate: false, maxConnections: 1 });
+      try {
+        await database.db.execute(sql`select 1`);
+        return true;
+      } finally {
+        await database.close();
+      }
+    } catch {
+      return false;
+    }
+  };
+  if (await probe()) return url;
+  if (process.env.BENCH_DATABASE_URL) throw new Error(`cannot reach ${url}`);
+  console.log('starting a throwaway PostgreSQL with scripts/test-postgres.sh');
+  return execFileSync(join(here, '../../../scripts/test-postgres.sh'), ['start'], {
+    encoding: 'utf8',
+  }).trim();
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,177 @@
+import { Agent, type ClientRequest, get, type IncomingMessage } from 'node:http';
+
+export interface FleetOptions {
+  port: number;
+  path: string;
+  headers: Record<string, string>;
+  count: number;
+  /** How many connections are being opened at once. */
+  concurrency: number;
+  /** A client is ready once it has read this marker (the context event, or the bare server's hello). */
+  readyMarker: string;
+  /** How many messages will be sent (n = 0 … messages - 1). */
+  messages: number;
+}
+
+interface Client {
+  request: ClientRequest;
+  response?: IncomingMessage;
+  buffer: string;
+  ready: boolean;
+  /** Message numbers seen (n), to count losses and duplicates. */
+  seen: Uint8Array;
+  distinct: number;
+  /** The last event id: ids must strictly increase. */
+  lastId: number;
+  received: number;
+  duplicates: number;
+  reordered: number;
+}
+
+/**
+ * N SSE subscribers over keep-alive HTTP/1.1 (loopback only). Each message carries
+ * `t=<sender's performance.now()>;n=<index>` in its content; each client checks that it sees
+ * every n exactly once, with strictly increasing event ids (the server's order), and every
+ * delivery's latency is recorded.
+ */
+export class SseFleet {
+  readonly latencies: number[] = [];
+  private readonly clients: Client[] = [];
+  private readonly agent = new Agent({ keepAlive: false, maxSockets: Number.POSITIVE_INFINITY });
+  errors = 0;
+
+  constructor(private readonly options: FleetOptions) {}
+
+  async connect(timeoutMs = 120_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    let next = 0;
+    const openOne = (): Promise<void> =>
+      new Promise((resolve, reject) => {
+        const client: Client = {
+          request: undefined as never,
+          buffer: '',
+          ready: false,
+          seen: new Uint8Array(this.options.messages),
+          distinct: 0,
+          lastId: 0,
+          received: 0,
+          duplicates: 0,
+          reordered: 0,
+        };
+        let settled = false;
+        const timer = setTimeout(
+          () =>
+            settle(
+              new Error(
+                `subscriber not ready after 30 s (status ${client.response?.statusCode}, read ${JSON.stringify(client.buffer.slice(0, 200))})`,
+              ),
+            ),
+          30_000,
+        );
+        const settle = (error?: Error) => {
+          if (settled) return;
+          settled = true;
+          clearTimeout(timer);
+          if (error) reject(error);
+          else resolve();
+        };
+        client.request = get(
+          {
+            host: '127.0.0.1',
+            port: this.options.port,
+            path: this.options.path,
+            headers: { Accept: 'text/event-stream', ...this.options.headers },
+            agent: this.agent,
+          },
+          (response) => {
+            client.response = response;
+            response.on('error', () => {});
+            if (response.statusCode !== 200) {
+              settle(new Error(`subscriber answered ${response.statusCode}`));
+              response.resume();
+              return;
+            }
+            response.setEncoding('utf8');
+            response.on('data', (chunk: string) => {
+              this.onData(client, chunk);
+              if (client.ready) settle();
+            });
+            response.on('end', () => settle(new Error('stream ended before it was ready')));
+          },
+        );
+        client.request.on('error', (error) => {
+          this.errors++;
+          settle(error);
+        });
+        this.clients.push(client);
+      });
+    const worker = async () => {
+      while (next < this.options.count) {
+        next++;
+        if (Date.now() > deadline) throw new Error('timed out opening subscribers');
+        await openOne();
+      }
+    };
+    await Promise.all(Array.from({ length: this.options.concurrency }, worker));
+  }
+
+  private onData(client: Client, chunk: string): void {
+    const now = performance.now();
+    client.buffer += chunk;
+    let end = client.buffer.indexOf('\n\n');
+    while (end >= 0) {
+      const frame = client.buffer.slice(0, end);
+      client.buffer = client.buffer.slice(end + 2);
+      if (!client.ready && frame.includes(this.options.readyMarker)) client.ready = true;
+      const at = frame.indexOf('t=');
+      if (at >= 0) {
+        const match = /t=([\d.]+);n=(\d+)/.exec(frame.slice(at, at + 64));
+        if (match) {
+          const n = Number(match[2]);
+          const id = Number(/^id: (\d+)/m.exec(frame)?.[1] ?? Number.NaN);
+          this.latencies.push(now - Number(match[1]));
+          client.received++;
+          if (!(id > client.lastId)) client.reordered++;
+          client.lastId = id;
+          if (client.seen[n]) client.duplicates++;
+          else {
+            client.seen[n] = 1;
+            client.distinct++;
+          }
+        }
+      }
+      end = client.buffer.indexOf('\n\n');
+    }
+  }
+
+  /** Waits until every client has seen `count` messages (or the time is up). */
+  async waitFor(count: number, timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline && this.clients.some((c) => c.distinct < count)) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  summary(sent: number) {
+    let lost = 0;
+    let duplicates = 0;
+    let reordered = 0;
+    let deliveries = 0;
+    for (const c of this.clients) {
+      lost += sent - c.distinct;
+      duplicates += c.duplicates;
+      reordered += c.reordered;
+      deliveries += c.received;
+    }
+    return { subscribers: this.clients.length, deliveries, lost, duplicates, reordered };
+  }
+
+  close(): void {
+    for (const c of this.clients) {
+      c.request.on('error', () => {});
+      c.request.destroy();
+      c.response?.destroy();
+    }
+    this.agent.destroy();
+  }
+}
