@@ -9,7 +9,7 @@ import { openDatabase } from '@convene/core';
 import { createPostgresTestDatabase } from '@convene/core/testing';
 import { sql } from 'drizzle-orm';
 import { httpRequest, percentile, runLoad } from './http-load';
-import { SseFleet } from './sse-fleet';
+import { wallClock } from './sse-fleet';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const quick = process.argv.includes('--quick');
@@ -40,6 +40,23 @@ async function main() {
     progress('bare route', bareRun);
     await stop(bare.child);
 
+    // Information: the message path alone, without the HTTP policy stack.
+    const core = await start('core-route.ts', { DATABASE_URL: databaseUrl }, children);
+    const coreSpaces = await Promise.all(
+      Array.from({ length: CONNECTIONS }, (_, i) => createSpace(core.port, `core ${i}`)),
+    );
+    const coreRequest = (i: number) =>
+      httpRequest(
+        'POST',
+        `/hub/space/${coreSpaces[i]!.spaceId}/messages`,
+        { 'X-Private-Key': coreSpaces[i]!.ownerPrivateKey },
+        JSON.stringify({ content }),
+      );
+    await load(core.port, coreRequest, WARMUP_MS);
+    const coreRun = await load(core.port, coreRequest, LOAD_MS / 2);
+    progress('sendMessage use case in a bare route', coreRun);
+    await stop(core.child);
+
     const convene = await start(
       'convene-node.ts',
       {
@@ -67,6 +84,8 @@ async function main() {
     const oneSpace = (_: number) => sendRequest(0);
     const oneSpaceRun = await load(convene.port, oneSpace, LOAD_MS / 2);
     progress('sendMessage, one space', oneSpaceRun);
+    const healthRun = await load(convene.port, () => httpRequest('GET', '/api/health', {}), LOAD_MS / 2);
+    progress('health', healthRun);
 
     // 2. Fan-out: bare broadcaster vs Convene's stream.
     const broadcaster = await start('bare-broadcaster.ts', {}, children);
@@ -122,6 +141,8 @@ async function main() {
       row('bare route (read 1 row by key + insert 1 row)', bareRun),
       row(`sendMessage (${CONNECTIONS} spaces)`, sendRun),
       row('sendMessage (1 space, info only)', oneSpaceRun),
+      row('health: HTTP policy + adapter floor (info only)', healthRun),
+      row('sendMessage use case in a bare route (info only)', coreRun),
     ]);
     const fanRow = (name: string, r: FanOutResult) => ({
       scenario: name,
@@ -222,24 +243,40 @@ interface FanOutResult {
   sendP99: number;
 }
 
-/** Opens the subscribers, sends `rate` messages a second for FANOUT_S seconds, and checks every delivery. */
+/**
+ * Opens the subscribers (in a child process), sends `rate` messages a second for FANOUT_S
+ * seconds from this process, and has every delivery checked.
+ */
 async function fanOut(options: FanOutOptions): Promise<FanOutResult> {
-  const fleet = new SseFleet({
-    port: options.port,
-    path: options.path,
-    headers: options.headers,
-    count: options.subscribers,
-    concurrency: 50,
-    readyMarker: options.readyMarker,
-    messages: options.rate * FANOUT_S,
+  const child = fork(join(here, 'fleet-child.ts'), [], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
+  const reply = <T>(): Promise<T> =>
+    new Promise((resolve, reject) => {
+      child.once('message', (m: T & { error?: string }) =>
+        m.error ? reject(new Error(m.error)) : resolve(m),
+      );
+      child.once('exit', (code) => reject(new Error(`subscriber process exited with ${code}`)));
+    });
   try {
+    const total = options.rate * FANOUT_S;
     const opening = performance.now();
-    await fleet.connect();
+    child.send({
+      open: {
+        port: options.port,
+        path: options.path,
+        headers: options.headers,
+        count: options.subscribers,
+        concurrency: 50,
+        readyMarker: options.readyMarker,
+        messages: total,
+      },
+    });
+    await reply<{ ready: true }>();
     console.log(
       `  ${options.subscribers} subscribers open on ${options.path} in ${round(performance.now() - opening, 0)} ms`,
     );
-    const total = options.rate * FANOUT_S;
     const interval = 1000 / options.rate;
     const sendLatencies: number[] = [];
     const started = performance.now();
@@ -250,22 +287,18 @@ async function fanOut(options: FanOutOptions): Promise<FanOutResult> {
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       const t = performance.now();
       sends.push(
-        options.publish({ content: `t=${t};n=${n}` }).then(() => sendLatencies.push(performance.now() - t)),
+        options
+          .publish({ content: `t=${wallClock()};n=${n}` })
+          .then(() => sendLatencies.push(performance.now() - t)),
       );
     }
     await Promise.all(sends);
-    await fleet.waitFor(total, 15_000);
-    const summary = fleet.summary(total);
-    console.log(`  ${JSON.stringify(summary)} p99 ${round(percentile(fleet.latencies, 99))} ms`);
-    return {
-      ...summary,
-      p50: percentile(fleet.latencies, 50),
-      p99: percentile(fleet.latencies, 99),
-      sendP50: percentile(sendLatencies, 50),
-      sendP99: percentile(sendLatencies, 99),
-    };
+    child.send({ finish: { sent: total } });
+    const { summary } = await reply<{ summary: Omit<FanOutResult, 'sendP50' | 'sendP99'> }>();
+    console.log(`  ${JSON.stringify(summary)}`);
+    return { ...summary, sendP50: percentile(sendLatencies, 50), sendP99: percentile(sendLatencies, 99) };
   } finally {
-    fleet.close();
+    if (child.exitCode === null) child.kill('SIGKILL');
     await new Promise((r) => setTimeout(r, 500));
   }
 }

@@ -13,6 +13,8 @@ export interface FleetOptions {
   messages: number;
 }
 
+export const wallClock = (): number => performance.timeOrigin + performance.now();
+
 interface Client {
   request: ClientRequest;
   response?: IncomingMessage;
@@ -30,7 +32,7 @@ interface Client {
 
 /**
  * N SSE subscribers over keep-alive HTTP/1.1 (loopback only). Each message carries
- * `t=<sender's performance.now()>;n=<index>` in its content; each client checks that it sees
+ * `t=<sender's wall clock in ms>;n=<index>` in its content; each client checks that it sees
  * every n exactly once, with strictly increasing event ids (the server's order), and every
  * delivery's latency is recorded.
  */
@@ -116,7 +118,8 @@ export class SseFleet {
   }
 
   private onData(client: Client, chunk: string): void {
-    const now = performance.now();
+    // Absolute time: the sender, in another process, stamps messages the same way.
+    const now = performance.timeOrigin + performance.now();
     client.buffer += chunk;
     let end = client.buffer.indexOf('\n\n');
     while (end >= 0) {

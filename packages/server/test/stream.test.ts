@@ -337,6 +337,37 @@ describe('streamMessages: events', () => {
   });
 });
 
+describe('streamMessages: fan-out in slices', () => {
+  it('keeps every stream in order when a fan-out yields between slices', async () => {
+    const hub = srv.server.app.eventHub!;
+    hub.fanoutSlice = 2;
+    try {
+      const space = await h.createSpace();
+      const streams = await Promise.all(Array.from({ length: 5 }, () => openStream(space)));
+      for (const s of streams) await s.until((e) => e.event === 'context');
+      const contents = ['a', 'b', `${'x'.repeat(8000)}`, 'c', 'd', 'e'];
+      await Promise.all([
+        (async () => {
+          for (const c of contents.slice(0, 3)) await send(space, space.ownerKey, c);
+        })(),
+        (async () => {
+          for (const c of contents.slice(3)) await send(space, space.ownerKey, c);
+        })(),
+      ]);
+      const expected = (await h.get(`/hub/space/${space.spaceId}/messages`, { key: space.ownerKey })).body
+        .messages;
+      for (const s of streams) {
+        const got = await s.take(contents.length);
+        expect(got.map((e) => e.json)).toEqual(expected);
+        expect(ids(got)).toEqual([1, 2, 3, 4, 5, 6]);
+        s.close();
+      }
+    } finally {
+      hub.fanoutSlice = 256;
+    }
+  });
+});
+
 describe('streamMessages: resuming', () => {
   it('resumes after a dropped connection with Last-Event-ID: every kind, nothing lost or repeated', async () => {
     const space = await h.createSpace();

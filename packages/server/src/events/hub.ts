@@ -40,11 +40,18 @@ export interface EventHubOptions {
 
 interface SpaceChannel {
   subscribers: Set<HubSubscriber>;
-  /** Notices waiting behind one being fetched, so each space's events stay in order. */
+  /** Notices waiting behind one being fetched or fanned out, so each space's events stay in order. */
   queue: EventNotice[];
-  fetching: boolean;
+  /** An event is being fetched, or written to the subscribers slice by slice. */
+  busy: boolean;
   context: { loading: boolean; dirtySeq: number | null };
 }
+
+/**
+ * Subscribers written to in one go; a larger fan-out yields to I/O between slices, so a sender's
+ * reply (or another space's event) never waits for thousands of socket writes.
+ */
+const FANOUT_SLICE = 256;
 
 const CONTEXT_KINDS = new Set<SpaceEventKind>([
   'participant-status',
@@ -74,6 +81,8 @@ export class EventHub {
   private unlisten: (() => Promise<void>) | undefined;
   private pinger: NodeJS.Timeout | undefined;
   private closed = false;
+  /** How many subscribers are written to before yielding to I/O (tests lower it). */
+  fanoutSlice = FANOUT_SLICE;
 
   constructor(private readonly options: EventHubOptions) {}
 
@@ -98,7 +107,7 @@ export class EventHub {
       channel = {
         subscribers: new Set(),
         queue: [],
-        fetching: false,
+        busy: false,
         context: { loading: false, dirtySeq: null },
       };
       this.spaces.set(spaceId, channel);
@@ -163,7 +172,7 @@ export class EventHub {
     for (const notice of notices) {
       const channel = this.spaces.get(notice.spaceId);
       if (!channel) continue;
-      if (channel.fetching) channel.queue.push(notice);
+      if (channel.busy) channel.queue.push(notice);
       else this.process(notice.spaceId, channel, notice);
     }
   }
@@ -174,28 +183,57 @@ export class EventHub {
       return;
     }
     // Too big for NOTIFY: fetch it once for every stream of this process, keeping order behind it.
-    channel.fetching = true;
-    this.read({ spaceId, afterSeq: notice.seq - 1, untilSeq: notice.seq, limit: 1 })
-      .then(
-        ([event]) => {
-          if (event) this.dispatch(spaceId, channel, event);
-        },
+    channel.busy = true;
+    this.read({ spaceId, afterSeq: notice.seq - 1, untilSeq: notice.seq, limit: 1 }).then(
+      ([event]) => {
+        channel.busy = false;
+        if (event) this.dispatch(spaceId, channel, event);
+        // A sliced fan-out carries on with the queue itself once it is done.
+        if (!channel.busy) this.next(spaceId, channel);
+      },
+      (error) => {
         // Streams notice the gap at the next event and fill it from the database themselves.
-        (error) => this.options.onError?.(error, `fetching event ${notice.seq} of space ${spaceId}`),
-      )
-      .finally(() => {
-        channel.fetching = false;
-        while (!channel.fetching && channel.queue.length > 0) {
-          this.process(spaceId, channel, channel.queue.shift()!);
-        }
-        this.dropIfIdle(spaceId, channel);
-      });
+        this.options.onError?.(error, `fetching event ${notice.seq} of space ${spaceId}`);
+        channel.busy = false;
+        this.next(spaceId, channel);
+      },
+    );
+  }
+
+  /** Processes the notices that queued up while the channel was busy. */
+  private next(spaceId: string, channel: SpaceChannel): void {
+    while (!channel.busy && channel.queue.length > 0) {
+      this.process(spaceId, channel, channel.queue.shift()!);
+    }
+    this.dropIfIdle(spaceId, channel);
   }
 
   private dispatch(spaceId: string, channel: SpaceChannel, event: StreamEvent): void {
     const item: HubItem = { type: 'event', event: { ...event, frame: sseFrame(event) } };
-    for (const subscriber of channel.subscribers) subscriber.deliver(item);
-    if (CONTEXT_KINDS.has(event.kind)) this.refreshContext(spaceId, channel, event.seq);
+    const after = () => {
+      if (CONTEXT_KINDS.has(event.kind)) this.refreshContext(spaceId, channel, event.seq);
+    };
+    if (channel.subscribers.size <= this.fanoutSlice) {
+      for (const subscriber of channel.subscribers) subscriber.deliver(item);
+      after();
+      return;
+    }
+    // Streams that subscribe from now on replay this event from the database: a snapshot suffices.
+    const subscribers = [...channel.subscribers];
+    channel.busy = true;
+    let i = 0;
+    const slice = () => {
+      const end = Math.min(i + this.fanoutSlice, subscribers.length);
+      for (; i < end; i++) subscribers[i]!.deliver(item);
+      if (i < subscribers.length && !this.closed) {
+        setImmediate(slice);
+        return;
+      }
+      channel.busy = false;
+      after();
+      this.next(spaceId, channel);
+    };
+    slice();
   }
 
   /** One context load per change, coalescing changes that arrive while one is loading. */
@@ -227,7 +265,7 @@ export class EventHub {
     if (
       this.spaces.get(spaceId) === channel &&
       channel.subscribers.size === 0 &&
-      !channel.fetching &&
+      !channel.busy &&
       !channel.context.loading
     )
       this.spaces.delete(spaceId);

@@ -1,0 +1,30 @@
+// The SSE subscribers of one fan-out scenario, in their own process so that parsing their
+// deliveries never delays the sender's measurements (and the other way round).
+import { percentile } from './http-load';
+import { type FleetOptions, SseFleet } from './sse-fleet';
+
+let fleet: SseFleet | undefined;
+process.on('message', async (message: { open?: FleetOptions; finish?: { sent: number } }) => {
+  try {
+    if (message.open) {
+      fleet = new SseFleet(message.open);
+      await fleet.connect();
+      process.send?.({ ready: true });
+    } else if (message.finish && fleet) {
+      await fleet.waitFor(message.finish.sent, 15_000);
+      const summary = fleet.summary(message.finish.sent);
+      process.send?.({
+        summary: {
+          ...summary,
+          p50: percentile(fleet.latencies, 50),
+          p99: percentile(fleet.latencies, 99),
+        },
+      });
+      fleet.close();
+      setTimeout(() => process.exit(0), 200);
+    }
+  } catch (error) {
+    process.send?.({ error: String(error) });
+    setTimeout(() => process.exit(1), 200);
+  }
+});
