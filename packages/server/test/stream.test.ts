@@ -48,6 +48,8 @@ describe('streamMessages: opening', () => {
     expect(stream.headers.get('cache-control')).toBe('no-cache');
     expect(stream.headers.get('x-accel-buffering')).toBe('no');
     expect(stream.headers.get('api-version')).toBe('1');
+    expect(stream.headers.get('ratelimit-limit')).toMatch(/^\d+$/);
+    expect(stream.headers.get('ratelimit-policy')).toMatch(/;w=\d+$/);
     const [e1, e2, context] = await stream.take(3);
     expect([e1, e2].map((e) => [e!.id, e!.event, e!.json.id, e!.json.content, e!.json.seq])).toEqual([
       ['1', 'message', m1, 'one', 1],
@@ -105,6 +107,18 @@ describe('streamMessages: opening', () => {
     await send(space, space.ownerKey, 'you can read this');
     expect((await stream.next()).json.content).toBe('you can read this');
     stream.close();
+  });
+
+  it('answers HEAD with the stream headers and no body', async () => {
+    const space = await h.createSpace();
+    const res = await fetch(`${srv.url}/hub/space/${space.spaceId}/messages/stream`, {
+      method: 'HEAD',
+      headers: { 'X-Private-Key': space.ownerKey },
+      signal: AbortSignal.timeout(3000),
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    expect(await res.text()).toBe('');
   });
 
   it('sends a ping comment every streamPingMs', async () => {

@@ -96,6 +96,12 @@ export async function registerStreamRoutes(
       Connection: 'keep-alive',
     });
     res.flushHeaders();
+    // HEAD mirrors GET's status and headers; it has no body to stream.
+    if (request.method === 'HEAD') {
+      connection.abandon();
+      res.end();
+      return;
+    }
     request.raw.socket.setNoDelay(true);
     request.raw.socket.setTimeout(0);
     void connection.begin(start);
