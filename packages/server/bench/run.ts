@@ -127,6 +127,23 @@ async function main() {
     const convene5000 = await conveneFan(5000, 10);
     await stop(convene.child);
 
+    // Information: the same route with the in-process rate limiter instead of the database's.
+    const memory = await start(
+      'convene-node.ts',
+      {
+        DATABASE_URL: databaseUrl,
+        RATE_LIMIT_MAX: '1000000000',
+        LOG_LEVEL: 'error',
+        SECRET: 'bench-secret-0123456789abcdef',
+        BENCH_RATE_LIMITER: 'memory',
+      },
+      children,
+    );
+    await load(memory.port, sendRequest, WARMUP_MS);
+    const memoryRun = await load(memory.port, sendRequest, LOAD_MS / 2);
+    progress('sendMessage, in-process rate limiter', memoryRun);
+    await stop(memory.child);
+
     // 3. Report.
     const rps = (r: typeof bareRun) => r.requests / (r.elapsedMs / 1000);
     const row = (name: string, r: typeof bareRun) => ({
@@ -141,6 +158,7 @@ async function main() {
       row('bare route (read 1 row by key + insert 1 row)', bareRun),
       row(`sendMessage (${CONNECTIONS} spaces)`, sendRun),
       row('sendMessage (1 space, info only)', oneSpaceRun),
+      row('sendMessage, in-process rate limiter (info only)', memoryRun),
       row('health: HTTP policy + adapter floor (info only)', healthRun),
       row('sendMessage use case in a bare route (info only)', coreRun),
     ]);

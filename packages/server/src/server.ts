@@ -17,7 +17,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app';
 import type { ServerConfig } from './env';
 import { EventHub } from './events/hub';
-import { policyStoresFor } from './http/stores';
+import { type PolicyStores, policyStoresFor } from './http/stores';
 
 export interface ConveneServer {
   app: FastifyInstance;
@@ -35,6 +35,8 @@ export interface CreateServerOptions {
   logStream?: { write(line: string): void };
   /** Test hook: start PGlite from a migrated dump. */
   loadDataDir?: OpenDatabaseOptions['loadDataDir'];
+  /** Benchmark hook: replace some of the default policy stores (e.g. an in-process rate limiter). */
+  policies?: Partial<PolicyStores>;
 }
 
 /** Composes the whole service: the one place ports get their real implementations. */
@@ -70,11 +72,14 @@ export async function createServer(
       config,
       deps,
       logger: options.logger ?? true,
-      policies: policyStoresFor(
-        database,
-        { max: config.rateLimitMax, windowSeconds: config.rateLimitWindowSeconds },
-        deps.box,
-      ),
+      policies: {
+        ...policyStoresFor(
+          database,
+          { max: config.rateLimitMax, windowSeconds: config.rateLimitWindowSeconds },
+          deps.box,
+        ),
+        ...options.policies,
+      },
       ...(options.logStream ? { logStream: options.logStream } : {}),
     });
     // One LISTEN per process, fanning events out to this process's streams.
