@@ -179,7 +179,7 @@ function documentPolicies(doc: OpenAPIObject): void {
       schema: { type: 'string', maxLength: 255 },
     },
   };
-  const integer = { schema: { type: 'integer' } };
+  const integer = { schema: { type: 'integer' as const } };
   components.headers = {
     ...components.headers,
     'API-Version': { description: 'Major version served', schema: { type: 'string' } },
