@@ -63,6 +63,20 @@ describe.each(limiters)('%s', (_name, make) => {
     expect(new Set(decisions.filter((d) => d.allowed).map((d) => d.remaining)).size).toBe(25);
   });
 
+  it('counts concurrent requests of many clients exactly, each on its own', async () => {
+    const limiter = make({ max: 7, windowSeconds: 60 });
+    const clients = Array.from({ length: 6 }, (_, i) => fresh(`many-${i}`));
+    const requests = clients.flatMap((client, i) => Array.from({ length: 5 + i }, () => client));
+    const decisions = await Promise.all(requests.map((client) => limiter.consume(client, at(5))));
+    clients.forEach((client, i) => {
+      const mine = decisions.filter((_, j) => requests[j] === client);
+      expect(mine.filter((d) => d.allowed)).toHaveLength(Math.min(5 + i, 7));
+      expect(mine.map((d) => d.remaining).sort((a, b) => b - a)).toEqual(
+        Array.from({ length: 5 + i }, (_, k) => Math.max(7 - 1 - k, 0)),
+      );
+    });
+  });
+
   it('sweeps only counters whose window has ended', async () => {
     const limiter = make({ max: 5, windowSeconds: 10 });
     const old = fresh('old');

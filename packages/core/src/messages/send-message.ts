@@ -1,8 +1,8 @@
-import { type SQL, sql } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import { authorize, type ParticipantRow, roles } from '../auth/authorize';
 import type { TContextBundle, TSendMessageRequest, TSendMessageResult } from '../contract';
 import { rowsOf } from '../db/migrate';
-import type { Db } from '../db/types';
+import { executePrepared } from '../db/prepared';
 import type { Deps } from '../deps';
 import { ForbiddenError, NotFoundError, UnauthorizedError } from '../errors';
 import { EVENTS_CHANNEL, MAX_INLINE_PAYLOAD } from '../events/append-event';
@@ -146,28 +146,6 @@ async function append(
   `,
   );
   return rowsOf<Appended>(result)[0];
-}
-
-/**
- * Runs a statement as a named prepared statement: the hot path's large statement is then parsed
- * and planned once per connection rather than on every message (drizzle's `execute` never
- * prepares). Both drivers' sessions take the name; PGlite simply ignores it.
- */
-function executePrepared(db: Db, name: string, query: SQL): Promise<unknown> {
-  const internals = db as unknown as {
-    dialect: { sqlToQuery(sql: SQL): { sql: string; params: unknown[] } };
-    session: {
-      prepareQuery(
-        query: { sql: string; params: unknown[] },
-        fields: undefined,
-        name: string,
-        arrayMode: boolean,
-      ): { execute(): Promise<unknown> };
-    };
-  };
-  return internals.session
-    .prepareQuery(internals.dialect.sqlToQuery(query), undefined, name, false)
-    .execute();
 }
 
 /** The reply's context bundle, mapped by the same functions as loadContext's. */
