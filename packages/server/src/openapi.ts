@@ -160,7 +160,8 @@ const WRITE_METHODS = new Set(['post', 'put', 'patch', 'delete']);
  * Idempotency-Key of writes, and the API-Version and RateLimit-* headers of every answer.
  */
 function documentPolicies(doc: OpenAPIObject): void {
-  const components = (doc.components ??= {});
+  doc.components ??= {};
+  const components = doc.components;
   components.parameters = {
     ...components.parameters,
     ApiVersion: {

@@ -129,7 +129,7 @@ export class SqlRateLimiter implements RateLimiter {
       // This batch's requests are the last `pending.length` of the count, in arrival order.
       const first = Number(row.points) - pending.length + 1;
       const resetAt = new Date(row.expire);
-      pending.forEach((p, i) => p.resolve(decide(this.options, first + i, resetAt)));
+      for (const [i, p] of pending.entries()) p.resolve(decide(this.options, first + i, resetAt));
       perClient.delete(row.key);
     }
     if (perClient.size > 0) throw new Error('rate limit upsert returned no row for some clients');

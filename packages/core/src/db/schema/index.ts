@@ -1,5 +1,5 @@
-export * from './ask-documents';
 export * from './artifacts';
+export * from './ask-documents';
 export * from './infra';
 export * from './invitations';
 export * from './messages';
