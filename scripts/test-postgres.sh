@@ -7,7 +7,7 @@
 set -euo pipefail
 cmd=${1:-start}
 port=${2:-55432}
-dir=${PGTEST_DIR:-/tmp/convene-pgtest}
+dir=${PGTEST_DIR:-/tmp/convene-pgtest-$port}
 
 find_bin() {
   local d

@@ -1,66 +1,23 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { type Clock, FakeClock, rowsOf } from '@convene/core';
-import { createPostgresTestDatabase, migratedPgliteDump, testDatabaseServerUrl } from '@convene/core/testing';
+import { FakeClock, rowsOf } from '@convene/core';
 import { sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig, type ServerConfig } from '../src/env';
-import { createServer } from '../src/server';
+import type { ServerConfig } from '../src/env';
 import {
   type ApiResponse,
   expectError,
   expectOk,
-  freePort,
   Harness,
   onPostgres,
+  type StartOptions,
+  startTestServer,
   type TestServer,
 } from './helpers';
 
-/**
- * startTestServer, but with test-only routes registered before the server listens (Fastify
- * takes no routes after that): they pass through the same policy hooks as every route.
- */
-async function startWithRoutes(
-  register: (app: FastifyInstance) => void,
-  options: { config?: Partial<ServerConfig>; clock?: Clock; databaseUrl?: string } = {},
-): Promise<TestServer> {
-  const port = await freePort();
-  const serverUrl = testDatabaseServerUrl();
-  let databaseUrl = options.databaseUrl;
-  let drop: (() => Promise<void>) | undefined;
-  if (!databaseUrl && serverUrl) {
-    const pg = await createPostgresTestDatabase(serverUrl);
-    databaseUrl = pg.url;
-    drop = pg.drop;
-  }
-  const config: ServerConfig = {
-    ...loadConfig({}),
-    port,
-    host: '127.0.0.1',
-    publicUrl: `http://127.0.0.1:${port}`,
-    databaseUrl: databaseUrl ?? 'memory://',
-    rateLimitMax: 100_000,
-    secret: 'test-secret-0123456789abcdef',
-    logLevel: 'silent',
-    ...options.config,
-  };
-  const server = await createServer(config, {
-    logger: false,
-    ...(options.clock ? { clock: options.clock } : {}),
-    ...(databaseUrl ? {} : { loadDataDir: await migratedPgliteDump() }),
-  });
-  register(server.app);
-  await server.app.listen({ port, host: '127.0.0.1' });
-  return {
-    url: config.publicUrl,
-    server,
-    databaseUrl,
-    async close() {
-      await server.close();
-      await drop?.();
-    },
-  };
-}
+/** startTestServer with test-only routes (see StartOptions.routes). */
+const startWithRoutes = (register: (app: FastifyInstance) => void, options: StartOptions = {}) =>
+  startTestServer({ ...options, routes: register });
 
 /** A write counted exactly across both nodes (they share this process), held open on demand. */
 function effectRoutes() {

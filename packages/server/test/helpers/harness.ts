@@ -1,6 +1,7 @@
 import { createServer as createNetServer } from 'node:net';
 import type { Clock } from '@convene/core';
 import { createPostgresTestDatabase, migratedPgliteDump, testDatabaseServerUrl } from '@convene/core/testing';
+import type { FastifyInstance } from 'fastify';
 import { loadConfig, type ServerConfig } from '../../src/env';
 import { type ConveneServer, createServer } from '../../src/server';
 
@@ -13,6 +14,11 @@ export interface TestServer {
 }
 
 export interface StartOptions {
+  /**
+   * Test-only routes, registered before the server listens (Fastify takes no routes after
+   * that): they pass through the same policy hooks as every route.
+   */
+  routes?: (app: FastifyInstance) => void;
   config?: Partial<ServerConfig>;
   clock?: Clock;
   /** Join an existing PostgreSQL database (a second node) instead of creating one. */
@@ -67,6 +73,7 @@ export async function startTestServer(options: StartOptions = {}): Promise<TestS
     ...(options.clock ? { clock: options.clock } : {}),
     ...(databaseUrl ? {} : { loadDataDir: await migratedPgliteDump() }),
   });
+  options.routes?.(server.app);
   await server.app.listen({ port, host: '127.0.0.1' });
   return {
     url: config.publicUrl,
