@@ -1,25 +1,45 @@
 import type { SQL } from 'drizzle-orm';
 import type { Db } from './types';
 
-/**
- * Runs a statement as a named prepared statement: a hot path's statement is then parsed and
- * planned once per connection rather than on every call (drizzle's `execute` never prepares).
- * Both drivers' sessions take the name; PGlite simply ignores it. The statement's text must not
- * vary between calls under one name.
- */
-export function executePrepared(db: Db, name: string, query: SQL): Promise<unknown> {
-  const internals = db as unknown as {
-    dialect: { sqlToQuery(sql: SQL): { sql: string; params: unknown[] } };
-    session: {
-      prepareQuery(
-        query: { sql: string; params: unknown[] },
-        fields: undefined,
-        name: string,
-        arrayMode: boolean,
-      ): { execute(): Promise<unknown> };
-    };
+interface Internals {
+  dialect: { sqlToQuery(sql: SQL): { sql: string; params: unknown[] } };
+  session: {
+    prepareQuery(
+      query: { sql: string; params: unknown[] },
+      fields: undefined,
+      name: string,
+      arrayMode: boolean,
+    ): { execute(values?: Record<string, unknown>): Promise<unknown> };
   };
-  return internals.session
-    .prepareQuery(internals.dialect.sqlToQuery(query), undefined, name, false)
-    .execute();
+}
+
+/**
+ * A hot path's statement, run as a named prepared statement: it is then parsed and planned once
+ * per connection rather than on every call (drizzle's `execute` never prepares). The text is
+ * written once with `sql.placeholder(name)` for what varies and compiled once per database
+ * handle, so a call only fills in its values: no query building per call. Both drivers' sessions
+ * take the name; PGlite simply ignores it.
+ */
+export class PreparedStatement<Values extends Record<string, unknown>> {
+  private readonly compiled = new WeakMap<Db, { execute(values: Values): Promise<unknown> }>();
+
+  constructor(
+    private readonly name: string,
+    private readonly query: SQL,
+  ) {}
+
+  execute(db: Db, values: Values): Promise<unknown> {
+    let prepared = this.compiled.get(db);
+    if (!prepared) {
+      const internals = db as unknown as Internals;
+      prepared = internals.session.prepareQuery(
+        internals.dialect.sqlToQuery(this.query),
+        undefined,
+        this.name,
+        false,
+      );
+      this.compiled.set(db, prepared);
+    }
+    return prepared.execute(values);
+  }
 }

@@ -1,6 +1,6 @@
 import { inArray, lt, sql } from 'drizzle-orm';
 import { rowsOf } from '../db/migrate';
-import { executePrepared } from '../db/prepared';
+import { PreparedStatement } from '../db/prepared';
 import { rateLimits } from '../db/schema/infra';
 import type { Db } from '../db/types';
 
@@ -47,6 +47,27 @@ function decide(options: RateLimitOptions, points: number, resetAt: Date): RateL
 const POINTS_CEILING = 2_000_000_000;
 /** Batches of one process in flight at once; more requests queue into the next batch. */
 const MAX_IN_FLIGHT = 4;
+
+/** Adds each client's number of requests to its window, or opens a new window; compiled once. */
+const countStatement = new PreparedStatement<{
+  clients: string[];
+  counts: number[];
+  at: string;
+  windowEnd: string;
+}>(
+  'convene_rate_limit',
+  sql`
+    insert into rate_limits (key, points, expire)
+    select t.key, t.n, ${sql.placeholder('windowEnd')}::timestamptz
+    from unnest(${sql.placeholder('clients')}::text[], ${sql.placeholder('counts')}::integer[]) as t(key, n)
+    on conflict (key) do update set
+      points = case when rate_limits.expire > ${sql.placeholder('at')}::timestamptz
+        then least(rate_limits.points + excluded.points, ${POINTS_CEILING}::integer)
+        else excluded.points end,
+      expire = case when rate_limits.expire > ${sql.placeholder('at')}::timestamptz
+        then rate_limits.expire else excluded.expire end
+    returning key, points, expire`,
+);
 
 interface Pending {
   client: string;
@@ -108,21 +129,7 @@ export class SqlRateLimiter implements RateLimiter {
     const counts = clients.map((client) => perClient.get(client)!.length);
     const at = now.toISOString();
     const windowEnd = new Date(now.getTime() + this.options.windowSeconds * 1000).toISOString();
-    const result = await executePrepared(
-      this.db,
-      'convene_rate_limit',
-      sql`
-        insert into rate_limits (key, points, expire)
-        select t.key, t.n, ${windowEnd}::timestamptz
-        from unnest(${sql.param(clients)}::text[], ${sql.param(counts)}::integer[]) as t(key, n)
-        on conflict (key) do update set
-          points = case when rate_limits.expire > ${at}::timestamptz
-            then least(rate_limits.points + excluded.points, ${POINTS_CEILING}::integer)
-            else excluded.points end,
-          expire = case when rate_limits.expire > ${at}::timestamptz
-            then rate_limits.expire else excluded.expire end
-        returning key, points, expire`,
-    );
+    const result = await countStatement.execute(this.db, { clients, counts, at, windowEnd });
     const rows = rowsOf<{ key: string; points: number | string; expire: string | Date }>(result);
     for (const row of rows) {
       const pending = perClient.get(row.key) ?? [];

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { authorize, type ParticipantRow, roles } from '../auth/authorize';
 import type { TContextBundle, TSendMessageRequest, TSendMessageResult } from '../contract';
 import { rowsOf } from '../db/migrate';
-import { executePrepared } from '../db/prepared';
+import { PreparedStatement } from '../db/prepared';
 import type { Deps } from '../deps';
 import { ForbiddenError, NotFoundError, UnauthorizedError } from '../errors';
 import { EVENTS_CHANNEL, MAX_INLINE_PAYLOAD } from '../events/append-event';
@@ -89,64 +89,76 @@ async function append(
   { content, type }: Pick<TSendMessageRequest, 'content' | 'type'>,
 ): Promise<Appended | undefined> {
   const now = clock.now().toISOString();
-  const result = await executePrepared(
-    db,
-    'convene_send_message',
-    sql`
-    with caller as (
-      select p.id, p.name, p.is_owner
-      from participants p
-      where p.key_hash = ${keyHash} and p.space_id = ${spaceId} and p.status = 'active'
-      for share
-    ), bumped as (
-      update spaces s set
-        message_seq = s.message_seq + 1,
-        event_seq = s.event_seq + 1,
-        last_message_at = greatest(
-          ${now}::timestamptz,
-          coalesce(s.last_message_at, s.created_at) + interval '1 microsecond'
-        )
-      where s.id = ${spaceId} and s.state = 'open' and s.expires_at > ${now}::timestamptz
-        and exists (select 1 from caller)
-      returning s.message_seq, s.event_seq, s.last_message_at
-    ), inserted as (
-      insert into messages (space_id, id, seq, event_seq, sender_id, sender_name, is_owner, type, content, created_at)
-      select ${spaceId}, ${messageId}, b.message_seq, b.event_seq, c.id, c.name, c.is_owner, ${type}, ${content}, b.last_message_at
-      from bumped b cross join caller c
-      returning seq, event_seq, sender_id, sender_name, is_owner, type, content, created_at
-    ), notice as (
-      select i.seq, i.event_seq, json_build_object(
-        'spaceId', ${spaceId}::text, 'seq', i.event_seq, 'kind', 'message',
-        'data', json_build_object(
-          'id', ${messageId}::text, 'senderId', i.sender_id, 'senderName', i.sender_name,
-          'isOwner', i.is_owner, 'content', i.content, 'type', i.type,
-          'timestamp', to_char(i.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
-          'seq', i.seq
-        )
-      )::text as payload
-      from inserted i
-    )
-    select n.seq, n.event_seq,
-      pg_notify(${EVENTS_CHANNEL}, case
-        when octet_length(n.payload) <= ${MAX_INLINE_PAYLOAD} then n.payload
-        -- Too big for NOTIFY: every node fetches the message once by its event id.
-        else json_build_object('spaceId', ${spaceId}::text, 'seq', n.event_seq, 'kind', 'message')::text
-      end) as notified,
-      -- The context bundle of the reply, in the same round trip (the rows loadContext reads).
-      (select coalesce(json_agg(json_build_object(
-          'id', p.id, 'name', p.name, 'role', p.role, 'status', p.status,
-          'isOwner', p.is_owner, 'isHuman', p.is_human) order by p.created_at), '[]')
-        from participants p where p.space_id = ${spaceId}) as participants,
-      (select coalesce(json_agg(json_build_object(
-          'id', a.id, 'name', a.name, 'version', a.version, 'updatedAt', a.updated_at,
-          'lockedBy', a.locked_by, 'lockedAt', a.locked_at, 'lockExpiresAt', a.lock_expires_at
-        ) order by a.created_at), '[]')
-        from artifacts a where a.space_id = ${spaceId}) as artifacts
-    from notice n
-  `,
-  );
+  const result = await appendStatement.execute(db, { keyHash, spaceId, now, messageId, type, content });
   return rowsOf<Appended>(result)[0];
 }
+
+/**
+ * Key check, sequence bump, insert, NOTIFY and the reply's context in one statement, compiled
+ * once (see PreparedStatement).
+ */
+const appendStatement = new PreparedStatement<{
+  keyHash: string;
+  spaceId: string;
+  now: string;
+  messageId: string;
+  type: string;
+  content: string;
+}>(
+  'convene_send_message',
+  sql`
+  with caller as (
+    select p.id, p.name, p.is_owner
+    from participants p
+    where p.key_hash = ${sql.placeholder('keyHash')} and p.space_id = ${sql.placeholder('spaceId')} and p.status = 'active'
+    for share
+  ), bumped as (
+    update spaces s set
+      message_seq = s.message_seq + 1,
+      event_seq = s.event_seq + 1,
+      last_message_at = greatest(
+        ${sql.placeholder('now')}::timestamptz,
+        coalesce(s.last_message_at, s.created_at) + interval '1 microsecond'
+      )
+    where s.id = ${sql.placeholder('spaceId')} and s.state = 'open' and s.expires_at > ${sql.placeholder('now')}::timestamptz
+      and exists (select 1 from caller)
+    returning s.message_seq, s.event_seq, s.last_message_at
+  ), inserted as (
+    insert into messages (space_id, id, seq, event_seq, sender_id, sender_name, is_owner, type, content, created_at)
+    select ${sql.placeholder('spaceId')}, ${sql.placeholder('messageId')}, b.message_seq, b.event_seq, c.id, c.name, c.is_owner, ${sql.placeholder('type')}, ${sql.placeholder('content')}, b.last_message_at
+    from bumped b cross join caller c
+    returning seq, event_seq, sender_id, sender_name, is_owner, type, content, created_at
+  ), notice as (
+    select i.seq, i.event_seq, json_build_object(
+      'spaceId', ${sql.placeholder('spaceId')}::text, 'seq', i.event_seq, 'kind', 'message',
+      'data', json_build_object(
+        'id', ${sql.placeholder('messageId')}::text, 'senderId', i.sender_id, 'senderName', i.sender_name,
+        'isOwner', i.is_owner, 'content', i.content, 'type', i.type,
+        'timestamp', to_char(i.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+        'seq', i.seq
+      )
+    )::text as payload
+    from inserted i
+  )
+  select n.seq, n.event_seq,
+    pg_notify(${EVENTS_CHANNEL}, case
+      when octet_length(n.payload) <= ${MAX_INLINE_PAYLOAD} then n.payload
+      -- Too big for NOTIFY: every node fetches the message once by its event id.
+      else json_build_object('spaceId', ${sql.placeholder('spaceId')}::text, 'seq', n.event_seq, 'kind', 'message')::text
+    end) as notified,
+    -- The context bundle of the reply, in the same round trip (the rows loadContext reads).
+    (select coalesce(json_agg(json_build_object(
+        'id', p.id, 'name', p.name, 'role', p.role, 'status', p.status,
+        'isOwner', p.is_owner, 'isHuman', p.is_human) order by p.created_at), '[]')
+      from participants p where p.space_id = ${sql.placeholder('spaceId')}) as participants,
+    (select coalesce(json_agg(json_build_object(
+        'id', a.id, 'name', a.name, 'version', a.version, 'updatedAt', a.updated_at,
+        'lockedBy', a.locked_by, 'lockedAt', a.locked_at, 'lockExpiresAt', a.lock_expires_at
+      ) order by a.created_at), '[]')
+      from artifacts a where a.space_id = ${sql.placeholder('spaceId')}) as artifacts
+  from notice n
+`,
+);
 
 /** The reply's context bundle, mapped by the same functions as loadContext's. */
 function toContext({ clock, config }: Deps, appended: Appended): TContextBundle {
