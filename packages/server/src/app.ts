@@ -9,7 +9,7 @@ import { fastifyTRPCOpenApiPlugin } from 'trpc-to-openapi';
 import type { ServerConfig } from './env';
 import { toHttpError } from './http/errors';
 import { idempotencyHooks } from './http/idempotency';
-import { registerHttpPolicy, sendError } from './http/policy';
+import { normaliseRequest, registerHttpPolicy, sendError } from './http/policy';
 import { rateLimitHook } from './http/rate-limit';
 import { redactedRequestSerializer } from './http/redact';
 import type { PolicyStores } from './http/stores';
@@ -76,7 +76,7 @@ export async function buildApp({
     // A URL Fastify cannot route (bad percent-encoding) skips the hooks: apply the same policy.
     frameworkErrors: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
       void (async () => {
-        await versioning.resolve(request, reply);
+        versioning.resolve(request, reply);
         await rateLimit(request, reply);
         return sendError(reply, 400, { error: error.message || 'bad request' });
       })().catch((thrown: unknown) => {
@@ -86,13 +86,17 @@ export async function buildApp({
     },
   });
 
-  // Cross-cutting policy, once, in this order, for every route (tRPC and raw alike):
+  // Cross-cutting policy, once, in this order, for every route (tRPC and raw alike), in one
+  // onRequest hook (one hook per step cost a promise and a hook-runner turn each):
   // 1. API-Version (and Deprecation/Sunset) first, so every answer carries it, a 429 included;
-  app.addHook('onRequest', versioning.resolve);
   // 2. RateLimit-* on every answer; over the limit, 429 and nothing else runs (one round trip);
-  app.addHook('onRequest', rateLimit);
   // 3. 400 for an unsupported or retired API-Version; then bodies, JSON errors and 404s;
-  app.addHook('onRequest', versioning.enforce);
+  app.addHook('onRequest', async (request, reply) => {
+    versioning.resolve(request, reply);
+    await rateLimit(request, reply);
+    versioning.enforce(request);
+    normaliseRequest(request);
+  });
   registerHttpPolicy(app, config.publicUrl);
   // 4. Idempotency-Key: claim or replay before the handler; capture the response after the error
   //    reshaping, store it once sent.

@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { toHttpError } from './errors';
 
 export function sendError(
@@ -10,33 +10,33 @@ export function sendError(
   return reply.code(status).headers(headers).type('application/json; charset=utf-8').send(body);
 }
 
+/**
+ * What every request needs before its body is read (run by the one onRequest hook, app.ts):
+ * body-less writes get a JSON content type, and HEAD on a procedure runs as the GET it mirrors.
+ */
+export function normaliseRequest(request: FastifyRequest): void {
+  const method = request.method;
+  // Body-less writes (approve, kick, invite, close…) need no content type.
+  if (
+    (method === 'POST' || method === 'PUT' || method === 'PATCH' || method === 'DELETE') &&
+    !request.headers['content-type'] &&
+    !hasBody(request.headers)
+  ) {
+    request.headers['content-type'] = 'application/json';
+  }
+  // Fastify answers HEAD on raw GET routes itself; the OpenAPI adapter would answer a bare 204
+  // without running the procedure. Run it as the GET it mirrors: Node drops the body of a HEAD.
+  if (method === 'HEAD' && request.routeOptions.url === OPENAPI_WILDCARD) request.raw.method = 'GET';
+}
+
 /** The route trpc-to-openapi registers; every REST procedure is served through it. */
 const OPENAPI_WILDCARD = '/*';
 
 /**
- * Request bodies and error answers, for every route, tRPC and raw alike: body-less writes, JSON
- * parsing, HEAD on procedures, JSON bodies for every error (Fastify's own included), unknown
- * routes. The version, rate-limit and idempotency policies are their own hooks (see app.ts).
+ * Request bodies and error answers, for every route, tRPC and raw alike: JSON parsing, JSON
+ * bodies for every error (Fastify's own included), unknown routes. The version, rate-limit and idempotency policies are their own hooks (see app.ts).
  */
 export function registerHttpPolicy(app: FastifyInstance, publicUrl: string): void {
-  app.addHook('onRequest', async (request) => {
-    // Body-less writes (approve, kick, invite, close…) need no content type.
-    if (
-      (request.method === 'POST' ||
-        request.method === 'PUT' ||
-        request.method === 'PATCH' ||
-        request.method === 'DELETE') &&
-      !request.headers['content-type'] &&
-      !hasBody(request.headers)
-    ) {
-      request.headers['content-type'] = 'application/json';
-    }
-    // Fastify answers HEAD on raw GET routes itself; the OpenAPI adapter would answer a bare 204
-    // without running the procedure. Run it as the GET it mirrors: Node drops the body of a HEAD.
-    if (request.method === 'HEAD' && request.routeOptions.url === OPENAPI_WILDCARD)
-      request.raw.method = 'GET';
-  });
-
   // An empty JSON body is an empty object; anything else must parse.
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {

@@ -70,7 +70,7 @@ export interface VersioningOptions {
 const rejected = new WeakMap<FastifyRequest, string>();
 
 /**
- * Two onRequest hooks around the rate limit: `resolve` sets the version headers first, so every
+ * Two steps of the onRequest hook, around the rate limit: `resolve` sets the version headers first, so every
  * answer (a 429 included) carries them; `enforce` refuses an unsupported or retired version
  * with 400 after the rate limit has counted the request and set its headers.
  */
@@ -92,7 +92,7 @@ export function versioningHooks({ policy, clock, publicUrl }: VersioningOptions)
   }
   const currentHeaders = { 'API-Version': policy.current };
 
-  const resolve = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+  const resolve = (request: FastifyRequest, reply: FastifyReply): void => {
     const header = request.headers['api-version'];
     const requested = (Array.isArray(header) ? header[0] : header)?.trim();
     if (requested === undefined || requested === policy.current) {
@@ -113,7 +113,7 @@ export function versioningHooks({ policy, clock, publicUrl }: VersioningOptions)
     );
   };
 
-  const enforce = async (request: FastifyRequest): Promise<void> => {
+  const enforce = (request: FastifyRequest): void => {
     const problem = rejected.get(request);
     if (problem) throw new ValidationError(problem);
   };
