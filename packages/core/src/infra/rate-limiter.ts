@@ -45,8 +45,12 @@ function decide(options: RateLimitOptions, points: number, resetAt: Date): RateL
 
 /** Room for any flood within one window, far from the integer column's overflow. */
 const POINTS_CEILING = 2_000_000_000;
-/** Batches of one process in flight at once; more requests queue into the next batch. */
-const MAX_IN_FLIGHT = 4;
+/**
+ * Batches of one process in flight at once; more requests queue into the next batch. Two rather
+ * than four: batches twice the size, half the statements, for a wait of at most one batch
+ * (bench: sendMessage 0.38x -> 0.43x of the bare route, p99 1.46x; `GET /api/health` 0.67x -> 0.93x).
+ */
+const MAX_IN_FLIGHT = 2;
 
 /** Adds each client's number of requests to its window, or opens a new window; compiled once. */
 const countStatement = new PreparedStatement<{
@@ -78,7 +82,7 @@ interface Pending {
 
 /**
  * Counters in the database, shared by every node. Requests of this process are counted in
- * batches: while up to four statements are in flight, the next requests queue, and the queue
+ * batches: while up to two statements are in flight, the next requests queue, and the queue
  * goes out as one prepared `INSERT … SELECT FROM unnest(…) ON CONFLICT DO UPDATE … RETURNING`
  * adding each client's number of requests. The row lock taken by the upsert serialises every
  * batch of one client across nodes, so the count stays exact: each request learns its own

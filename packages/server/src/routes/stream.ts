@@ -6,7 +6,7 @@ import { toHttpError } from '../http/errors';
 import { sendError } from '../http/policy';
 import { rawPaths } from '../openapi';
 import { appRouter } from '../routers';
-import { createContextFactory, headerValue } from '../trpc';
+import { createContextFactory, headerValue, t } from '../trpc';
 import type { RawRouteOptions } from '.';
 
 declare module 'fastify' {
@@ -118,12 +118,13 @@ export async function registerStreamRoutes(
  */
 function registerSendMessageBinding(app: FastifyInstance, { config, deps }: RawRouteOptions): void {
   const createContext = createContextFactory(deps);
+  const createCaller = t.createCallerFactory(appRouter);
   app.post('/hub/space/:spaceId/messages', async (request, reply) => {
     const { spaceId } = request.params as { spaceId: string };
     const ctx = createContext({ req: request, res: reply });
     const body = request.body && typeof request.body === 'object' ? request.body : {};
     try {
-      const result = await appRouter.createCaller(ctx).messages.sendMessage({
+      const result = await createCaller(ctx).messages.sendMessage({
         ...(body as Record<string, unknown>),
         spaceId,
       } as never);
