@@ -107,32 +107,38 @@ const appendStatement = new PreparedStatement<{
 }>(
   'convene_send_message',
   sql`
-  with caller as (
+  with input as materialized (
+    -- Every value once, typed here: the statement below reads them from this row.
+    select ${sql.placeholder('spaceId')}::uuid as space_id, ${sql.placeholder('keyHash')}::text as key_hash,
+      ${sql.placeholder('now')}::timestamptz as now, ${sql.placeholder('messageId')}::uuid as message_id,
+      ${sql.placeholder('type')}::text as type, ${sql.placeholder('content')}::text as content
+  ), caller as (
     select p.id, p.name, p.is_owner
     from participants p
-    where p.key_hash = ${sql.placeholder('keyHash')} and p.space_id = ${sql.placeholder('spaceId')} and p.status = 'active'
+    where p.key_hash = (select key_hash from input) and p.space_id = (select space_id from input)
+      and p.status = 'active'
     for share
   ), bumped as (
     update spaces s set
       message_seq = s.message_seq + 1,
       event_seq = s.event_seq + 1,
       last_message_at = greatest(
-        ${sql.placeholder('now')}::timestamptz,
+        (select now from input),
         coalesce(s.last_message_at, s.created_at) + interval '1 microsecond'
       )
-    where s.id = ${sql.placeholder('spaceId')} and s.state = 'open' and s.expires_at > ${sql.placeholder('now')}::timestamptz
+    where s.id = (select space_id from input) and s.state = 'open' and s.expires_at > (select now from input)
       and exists (select 1 from caller)
-    returning s.message_seq, s.event_seq, s.last_message_at
+    returning s.id, s.message_seq, s.event_seq, s.last_message_at
   ), inserted as (
     insert into messages (space_id, id, seq, event_seq, sender_id, sender_name, is_owner, type, content, created_at)
-    select ${sql.placeholder('spaceId')}, ${sql.placeholder('messageId')}, b.message_seq, b.event_seq, c.id, c.name, c.is_owner, ${sql.placeholder('type')}, ${sql.placeholder('content')}, b.last_message_at
-    from bumped b cross join caller c
-    returning seq, event_seq, sender_id, sender_name, is_owner, type, content, created_at
+    select b.id, i.message_id, b.message_seq, b.event_seq, c.id, c.name, c.is_owner, i.type, i.content, b.last_message_at
+    from bumped b cross join caller c cross join input i
+    returning space_id, id, seq, event_seq, sender_id, sender_name, is_owner, type, content, created_at
   ), notice as (
-    select i.seq, i.event_seq, json_build_object(
-      'spaceId', ${sql.placeholder('spaceId')}::text, 'seq', i.event_seq, 'kind', 'message',
+    select i.space_id, i.seq, i.event_seq, json_build_object(
+      'spaceId', i.space_id::text, 'seq', i.event_seq, 'kind', 'message',
       'data', json_build_object(
-        'id', ${sql.placeholder('messageId')}::text, 'senderId', i.sender_id, 'senderName', i.sender_name,
+        'id', i.id::text, 'senderId', i.sender_id, 'senderName', i.sender_name,
         'isOwner', i.is_owner, 'content', i.content, 'type', i.type,
         'timestamp', to_char(i.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
         'seq', i.seq
@@ -144,18 +150,18 @@ const appendStatement = new PreparedStatement<{
     pg_notify(${EVENTS_CHANNEL}, case
       when octet_length(n.payload) <= ${MAX_INLINE_PAYLOAD} then n.payload
       -- Too big for NOTIFY: every node fetches the message once by its event id.
-      else json_build_object('spaceId', ${sql.placeholder('spaceId')}::text, 'seq', n.event_seq, 'kind', 'message')::text
+      else json_build_object('spaceId', n.space_id::text, 'seq', n.event_seq, 'kind', 'message')::text
     end) as notified,
     -- The context bundle of the reply, in the same round trip (the rows loadContext reads).
     (select coalesce(json_agg(json_build_object(
         'id', p.id, 'name', p.name, 'role', p.role, 'status', p.status,
         'isOwner', p.is_owner, 'isHuman', p.is_human) order by p.created_at), '[]')
-      from participants p where p.space_id = ${sql.placeholder('spaceId')}) as participants,
+      from participants p where p.space_id = n.space_id) as participants,
     (select coalesce(json_agg(json_build_object(
         'id', a.id, 'name', a.name, 'version', a.version, 'updatedAt', a.updated_at,
         'lockedBy', a.locked_by, 'lockedAt', a.locked_at, 'lockExpiresAt', a.lock_expires_at
       ) order by a.created_at), '[]')
-      from artifacts a where a.space_id = ${sql.placeholder('spaceId')}) as artifacts
+      from artifacts a where a.space_id = n.space_id) as artifacts
   from notice n
 `,
 );
