@@ -7,6 +7,7 @@ import { hashCredential } from '../src/http/client';
 import { idempotencyScope } from '../src/http/idempotency';
 import {
   type ApiResponse,
+  effectRoutes,
   expectError,
   expectOk,
   Harness,
@@ -18,59 +19,6 @@ import {
 /** startTestServer with test-only routes (see StartOptions.routes). */
 const startWithRoutes = (register: (app: FastifyInstance) => void, options: StartOptions = {}) =>
   startTestServer({ ...options, routes: register });
-
-/**
- * A write whose side effect the test can count exactly: each execution bumps the count of its
- * name. `{ status }` in the body picks the answer; `hold(name)` keeps executions of that name
- * running until released.
- */
-function effectRoutes() {
-  const runs = new Map<string, number>();
-  const gates = new Map<
-    string,
-    { entered: Promise<void>; enter: () => void; open: Promise<void>; release: () => void }
-  >();
-  const hold = (name: string) => {
-    let enter!: () => void;
-    let release!: () => void;
-    const gate = {
-      entered: new Promise<void>((r) => {
-        enter = r;
-      }),
-      open: new Promise<void>((r) => {
-        release = r;
-      }),
-      enter: () => enter(),
-      release: () => release(),
-    };
-    gates.set(name, gate);
-    return gate;
-  };
-  const register = (app: FastifyInstance) => {
-    app.route({
-      method: ['POST', 'PUT', 'PATCH', 'DELETE'],
-      url: '/test/effect/:name',
-      handler: async (request, reply) => {
-        const { name } = request.params as { name: string };
-        const n = (runs.get(name) ?? 0) + 1;
-        runs.set(name, n);
-        const gate = gates.get(name);
-        if (gate) {
-          gate.enter();
-          await gate.open;
-        }
-        const status = Number((request.body as { status?: number } | undefined)?.status ?? 201);
-        if (status >= 500) throw new Error('failed on purpose');
-        return reply
-          .code(status)
-          .header('Location', `/things/${name}/${n}`)
-          .header('X-Effect', String(n))
-          .send(status >= 400 ? { error: `refused on purpose (${n})` } : { name, n, method: request.method });
-      },
-    });
-  };
-  return { register, runs: (name: string) => runs.get(name) ?? 0, hold };
-}
 
 const newKey = () => randomBytes(32).toString('hex');
 const replayed = (res: ApiResponse) => res.headers.get('idempotency-replayed');

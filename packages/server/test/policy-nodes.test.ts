@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServerConfig } from '../src/env';
 import {
   type ApiResponse,
+  effectRoutes,
   expectError,
   expectOk,
   Harness,
@@ -18,42 +19,6 @@ import {
 /** startTestServer with test-only routes (see StartOptions.routes). */
 const startWithRoutes = (register: (app: FastifyInstance) => void, options: StartOptions = {}) =>
   startTestServer({ ...options, routes: register });
-
-/** A write counted exactly across both nodes (they share this process), held open on demand. */
-function effectRoutes() {
-  const runs = new Map<string, number>();
-  const gates = new Map<
-    string,
-    { entered: Promise<void>; enter: () => void; open: Promise<void>; release: () => void }
-  >();
-  const hold = (name: string) => {
-    let enter!: () => void;
-    let release!: () => void;
-    const entered = new Promise<void>((r) => {
-      enter = r;
-    });
-    const open = new Promise<void>((r) => {
-      release = r;
-    });
-    const gate = { entered, open, enter: () => enter(), release: () => release() };
-    gates.set(name, gate);
-    return gate;
-  };
-  const register = (app: FastifyInstance) => {
-    app.post('/test/effect/:name', async (request, reply) => {
-      const { name } = request.params as { name: string };
-      const n = (runs.get(name) ?? 0) + 1;
-      runs.set(name, n);
-      const gate = gates.get(name);
-      if (gate) {
-        gate.enter();
-        await gate.open;
-      }
-      return reply.code(201).send({ name, n, node: request.hostname });
-    });
-  };
-  return { register, runs: (name: string) => runs.get(name) ?? 0, hold };
-}
 
 const newKey = () => randomBytes(32).toString('hex');
 const replayed = (res: ApiResponse) => res.headers.get('idempotency-replayed');

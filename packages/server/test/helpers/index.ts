@@ -1,4 +1,5 @@
 export * from './api';
 export * from './auth-checks';
+export * from './effects';
 export * from './factories';
 export * from './harness';
