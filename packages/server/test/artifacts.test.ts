@@ -79,16 +79,13 @@ const moderate = async (space: SpaceFixture, who: ParticipantFixture, action: st
 /** Keys that must answer 401 on every artifact route of `space`. */
 async function strangerKeys(space: SpaceFixture): Promise<Record<string, string>> {
   const other = await h.createSpace();
-  const kicked = await h.joinActive(space, { name: 'Kicked' });
-  await moderate(space, kicked, 'kick');
-  const left = await h.joinActive(space, { name: 'Left' });
-  expectOk(await h.post(`/hub/space/${space.spaceId}/leave`, { key: left.key }));
+  const { kicked, left } = await h.deadKeys(space);
   return {
     invitation: await h.invite(space),
     'other space owner': other.ownerKey,
     'other space participant': (await h.joinActive(other)).key,
-    kicked: kicked.key,
-    left: left.key,
+    kicked,
+    left,
   };
 }
 

@@ -47,37 +47,17 @@ async function userWithToken(): Promise<{ userId: string; token: string }> {
   return { userId, token };
 }
 
-/** The dead keys of a kicked and of a departed participant of `space`. */
-async function deadKeys(space: SpaceFixture): Promise<{ kicked: string; left: string }> {
-  const kicked = await h.joinActive(space, { name: 'Kicked' });
-  expectOk(
-    await h.post(`/hub/space/${space.spaceId}/participants/${kicked.participantId}/kick`, {
-      key: space.ownerKey,
-    }),
-  );
-  const left = await h.joinActive(space, { name: 'Left' });
-  expectOk(await h.post(`/hub/space/${space.spaceId}/leave`, { key: left.key }));
-  return { kicked: kicked.key, left: left.key };
-}
-
 /** Keys of every type that must not work where only the owner key does. */
 async function strangerKeys(space: SpaceFixture): Promise<Record<string, string>> {
   const other = await h.createSpace();
-  const kicked = await h.joinActive(space, { name: 'Kicked' });
-  expectOk(
-    await h.post(`/hub/space/${space.spaceId}/participants/${kicked.participantId}/kick`, {
-      key: space.ownerKey,
-    }),
-  );
-  const left = await h.joinActive(space, { name: 'Left' });
-  expectOk(await h.post(`/hub/space/${space.spaceId}/leave`, { key: left.key }));
+  const { kicked, left } = await h.deadKeys(space);
   return {
     participant: (await h.joinActive(space)).key,
     invitation: await h.invite(space),
     'other space owner': other.ownerKey,
     'other space invitation': await h.invite(other),
-    kicked: kicked.key,
-    left: left.key,
+    kicked,
+    left,
   };
 }
 
@@ -336,7 +316,7 @@ describe('joinSpace', () => {
         participant: (await h.joinActive(space)).key,
         'other space invitation': await h.invite(other),
         'other space owner': other.ownerKey,
-        ...(await deadKeys(space)),
+        ...(await h.deadKeys(space)),
       },
     });
   });
@@ -470,7 +450,7 @@ describe('getJoinStatus', () => {
         owner: space.ownerKey,
         participant: (await h.joinActive(space)).key,
         'other space invitation': await h.invite(other),
-        ...(await deadKeys(space)),
+        ...(await h.deadKeys(space)),
       },
     });
     // None of the refused polls spent the pending key.

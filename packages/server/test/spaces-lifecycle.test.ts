@@ -41,20 +41,13 @@ async function spaceRow(spaceId: string) {
 /** Keys that must not work on owner-only operations of `space`. */
 async function nonOwnerKeys(space: SpaceFixture): Promise<Record<string, string>> {
   const other = await h.createSpace();
-  const kicked = await h.joinActive(space, { name: 'Kicked' });
-  expectOk(
-    await h.post(`/hub/space/${space.spaceId}/participants/${kicked.participantId}/kick`, {
-      key: space.ownerKey,
-    }),
-  );
-  const left = await h.joinActive(space, { name: 'Left' });
-  expectOk(await h.post(`/hub/space/${space.spaceId}/leave`, { key: left.key }));
+  const { kicked, left } = await h.deadKeys(space);
   return {
     participant: (await h.joinActive(space)).key,
     invitation: await h.invite(space),
     'other space owner': other.ownerKey,
-    kicked: kicked.key,
-    left: left.key,
+    kicked,
+    left,
   };
 }
 

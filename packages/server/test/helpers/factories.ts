@@ -42,6 +42,19 @@ export class Harness extends Api {
     return res.body.publicInvitationKey;
   }
 
+  /** The dead keys of a kicked and of a departed participant of `space`: they answer 401 everywhere. */
+  async deadKeys(space: SpaceFixture): Promise<{ kicked: string; left: string }> {
+    const kicked = await this.joinActive(space, { name: 'Kicked' });
+    const kick = await this.post(`/hub/space/${space.spaceId}/participants/${kicked.participantId}/kick`, {
+      key: space.ownerKey,
+    });
+    expect(kick.status, kick.text).toBe(200);
+    const left = await this.joinActive(space, { name: 'Left' });
+    const leave = await this.post(`/hub/space/${space.spaceId}/leave`, { key: left.key });
+    expect(leave.status, leave.text).toBe(200);
+    return { kicked: kicked.key, left: left.key };
+  }
+
   /** A participant active at once (public space), or approved by the owner (private space). */
   async joinActive(
     space: SpaceFixture,
