@@ -89,7 +89,7 @@ function postProcess(doc: OpenAPIObject): void {
   };
   for (const meta of procedureMetas(appRouter._def.procedures)) {
     if (!meta?.openapi) continue;
-    const path = meta.openapi.path.replace(/\{(\w+)\}/g, '{$1}');
+    const path = meta.openapi.path;
     const operation = (
       doc.paths?.[path] as
         | Record<
