@@ -1,3 +1,4 @@
+import { STREAM_LEASE_SECONDS } from '@convene/core';
 import { z } from 'zod';
 import { defaultVersionPolicy, type VersionPolicy } from './http/versioning';
 
@@ -41,6 +42,11 @@ export interface ServerConfig {
   logLevel: z.infer<typeof ZEnv>['LOG_LEVEL'];
   /** Interval of `: ping` comments on event streams. */
   streamPingMs: number;
+  /**
+   * How often a node renews the leases of the spaces it streams (a third of
+   * STREAM_LEASE_SECONDS), and checks that it missed no event of them.
+   */
+  streamLeaseRenewMs: number;
   /** How long an idempotent write's response is replayed (24 h). */
   idempotencyTtlSeconds: number;
   /** How long a duplicate waits for the first copy still running before answering 409 (10 s). */
@@ -81,6 +87,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     trustProxy: e.TRUST_PROXY,
     logLevel: e.LOG_LEVEL,
     streamPingMs: 15_000,
+    streamLeaseRenewMs: (STREAM_LEASE_SECONDS * 1000) / 3,
     idempotencyTtlSeconds: 86_400,
     idempotencyWaitMs: 10_000,
     idempotencyLeaseSeconds: 60,

@@ -87,6 +87,7 @@ export async function createServer(
       database,
       deps,
       pingMs: config.streamPingMs,
+      leaseRenewMs: config.streamLeaseRenewMs,
       onError: (error, what) => app.log.error({ err: error }, `event hub: ${what}`),
     });
     app.eventHub = hub;

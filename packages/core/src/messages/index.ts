@@ -1,6 +1,7 @@
 // Use cases of this domain; each file exports one.
 
 export * from '../events/read-events';
+export * from '../events/stream-lease';
 export * from './list-messages';
 export * from './open-stream';
 export * from './send-message';

@@ -41,8 +41,8 @@ interface ArtifactJson {
  * resolves the key to an active sender (locking that participant row, so a concurrent mute or
  * kick is either before it or after it), bumps the space's message and event sequences under the
  * space row lock, stamps the message `greatest(now, previous + 1µs)` so timestamps strictly
- * increase in commit order, inserts it and NOTIFYs every node, all in one implicit transaction,
- * and reads the reply's context bundle on the way.
+ * increase in commit order, inserts it and, when some node listens to the space, NOTIFYs every
+ * node, all in one implicit transaction, and reads the reply's context bundle on the way.
  * Only when it writes nothing does the full authorization run, to say why.
  */
 export async function sendMessage({
@@ -128,14 +128,16 @@ const appendStatement = new PreparedStatement<{
       )
     where s.id = (select space_id from input) and s.state = 'open' and s.expires_at > (select now from input)
       and exists (select 1 from caller)
-    returning s.id, s.message_seq, s.event_seq, s.last_message_at
+    returning s.id, s.message_seq, s.event_seq, s.last_message_at, s.streamed_until
   ), inserted as (
     insert into messages (space_id, id, seq, event_seq, sender_id, sender_name, is_owner, type, content, created_at)
     select b.id, i.message_id, b.message_seq, b.event_seq, c.id, c.name, c.is_owner, i.type, i.content, b.last_message_at
     from bumped b cross join caller c cross join input i
     returning space_id, id, seq, event_seq, sender_id, sender_name, is_owner, type, content, created_at
   ), notice as (
-    select i.space_id, i.seq, i.event_seq, json_build_object(
+    -- Only a space some node listens to is notified (see spaces.streamed_until): NOTIFY
+    -- serialises every notifying commit of the database and wakes every listening connection.
+    select i.space_id, i.seq, i.event_seq, case when b.streamed_until > now() then json_build_object(
       'spaceId', i.space_id::text, 'seq', i.event_seq, 'kind', 'message',
       'data', json_build_object(
         'id', i.id::text, 'senderId', i.sender_id, 'senderName', i.sender_name,
@@ -143,15 +145,15 @@ const appendStatement = new PreparedStatement<{
         'timestamp', to_char(i.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
         'seq', i.seq
       )
-    )::text as payload
-    from inserted i
+    )::text end as payload
+    from inserted i cross join bumped b
   )
   select n.seq, n.event_seq,
-    pg_notify(${EVENTS_CHANNEL}, case
+    case when n.payload is not null then pg_notify(${EVENTS_CHANNEL}, case
       when octet_length(n.payload) <= ${MAX_INLINE_PAYLOAD} then n.payload
       -- Too big for NOTIFY: every node fetches the message once by its event id.
       else json_build_object('spaceId', n.space_id::text, 'seq', n.event_seq, 'kind', 'message')::text
-    end) as notified,
+    end) end as notified,
     -- The context bundle of the reply, in the same round trip (the rows loadContext reads).
     (select coalesce(json_agg(json_build_object(
         'id', p.id, 'name', p.name, 'role', p.role, 'status', p.status,

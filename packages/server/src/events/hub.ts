@@ -3,10 +3,13 @@ import {
   type Deps,
   EVENTS_CHANNEL,
   type EventNotice,
+  isUuid,
+  leaseStreams,
   loadContext,
   type ReadEventsOptions,
   readEvents,
   type SpaceEventKind,
+  STREAM_LEASE_SECONDS,
   type StreamEvent,
 } from '@convene/core';
 
@@ -35,6 +38,8 @@ export interface EventHubOptions {
   deps: Deps;
   /** Interval of `: ping` comments on every stream. */
   pingMs: number;
+  /** How often the leases of the spaces listened to are renewed, well inside the lease. */
+  leaseRenewMs: number;
   onError?: (error: unknown, what: string) => void;
 }
 
@@ -45,7 +50,20 @@ interface SpaceChannel {
   /** An event is being fetched, or written to the subscribers slice by slice. */
   busy: boolean;
   context: { loading: boolean; dirtySeq: number | null };
+  /** The highest event id this process has heard of for the space (notices and lease renewals). */
+  lastSeq: number;
 }
+
+/** A lease this process wrote (see leaseStreams), as far as its own clock can vouch for it. */
+interface Lease {
+  /** Until when (this process's clock) the space's messages are certainly notified. */
+  until: number;
+  /** A renewal under way; listeners wait for it. */
+  pending?: Promise<void>;
+}
+
+/** Trust a lease for half its length from the moment it was asked for (clock skew, slow commits). */
+const LEASE_TRUST_MS = (STREAM_LEASE_SECONDS * 1000) / 2;
 
 /**
  * Subscribers written to in one go; a larger fan-out yields to I/O between slices, so a sender's
@@ -76,6 +94,8 @@ export const contextFrame = (context: unknown): string =>
 export class EventHub {
   private readonly spaces = new Map<string, SpaceChannel>();
   private readonly inflightReads = new Map<string, Promise<StreamEvent[]>>();
+  private readonly leases = new Map<string, Lease>();
+  private renewer: NodeJS.Timeout | undefined;
   private pending: EventNotice[] = [];
   private flushScheduled = false;
   private unlisten: (() => Promise<void>) | undefined;
@@ -98,6 +118,22 @@ export class EventHub {
     this.unlisten = await this.options.database.listen(EVENTS_CHANNEL, (payload) => this.onNotice(payload));
     this.pinger = setInterval(() => this.tickAll(), this.options.pingMs);
     this.pinger.unref();
+    this.renewer = setInterval(() => void this.renewLeases(), this.options.leaseRenewMs);
+    this.renewer.unref();
+  }
+
+  /**
+   * Resolves once the space's messages are certainly notified to this process: a listener calls
+   * it after subscribing and before it reads its starting position. Messages of a space nobody
+   * listens to are not notified at all (see spaces.streamed_until), so the first listener of a
+   * space writes a lease; later ones find it held.
+   */
+  ready(spaceId: string): Promise<void> {
+    if (!isUuid(spaceId)) return Promise.resolve(); // names no space: the listener gets its 404
+    const lease = this.leases.get(spaceId);
+    if (lease?.pending) return lease.pending;
+    if (lease && lease.until > Date.now()) return Promise.resolve();
+    return this.lease([spaceId]);
   }
 
   /** Subscribe a stream to a space's live events; returns the unsubscribe function. */
@@ -109,6 +145,7 @@ export class EventHub {
         queue: [],
         busy: false,
         context: { loading: false, dirtySeq: null },
+        lastSeq: 0,
       };
       this.spaces.set(spaceId, channel);
     }
@@ -140,6 +177,7 @@ export class EventHub {
     if (this.closed) return;
     this.closed = true;
     if (this.pinger) clearInterval(this.pinger);
+    if (this.renewer) clearInterval(this.renewer);
     for (const channel of this.spaces.values()) {
       for (const subscriber of [...channel.subscribers]) subscriber.shutdown();
     }
@@ -156,7 +194,13 @@ export class EventHub {
       return;
     }
     // Nobody here listens to that space: nothing to do (the database has it for later replays).
-    if (!this.spaces.has(notice.spaceId)) return;
+    const channel = this.spaces.get(notice.spaceId);
+    if (!channel) return;
+    channel.lastSeq = Math.max(channel.lastSeq, notice.seq);
+    this.enqueue(notice);
+  }
+
+  private enqueue(notice: EventNotice): void {
     this.pending.push(notice);
     if (!this.flushScheduled) {
       this.flushScheduled = true;
@@ -269,6 +313,56 @@ export class EventHub {
       !channel.context.loading
     )
       this.spaces.delete(spaceId);
+  }
+
+  /**
+   * Writes the leases of `spaceIds` (see ready). A space whose last event id is beyond what this
+   * process heard of missed a notice (a lapsed lease, a listener reconnecting): its newest event
+   * is fetched and delivered, and each stream fills the gap before it from the database.
+   */
+  private lease(spaceIds: string[]): Promise<void> {
+    const asked = Date.now();
+    const pending = leaseStreams(this.options.deps.db, spaceIds).then((rows) => {
+      for (const { spaceId, eventSeq } of rows) {
+        this.leases.set(spaceId, { until: asked + LEASE_TRUST_MS });
+        const channel = this.spaces.get(spaceId);
+        if (!channel) continue;
+        if (channel.lastSeq === 0) channel.lastSeq = eventSeq;
+        else if (eventSeq > channel.lastSeq) {
+          channel.lastSeq = eventSeq;
+          // Without data, so the event is read from the database with its own kind.
+          this.enqueue({ spaceId, seq: eventSeq, kind: 'message' });
+        }
+      }
+    });
+    const settled = pending.finally(() => {
+      for (const spaceId of spaceIds) {
+        const lease = this.leases.get(spaceId);
+        if (lease?.pending === settled) {
+          if (lease.until > 0) delete lease.pending;
+          else this.leases.delete(spaceId);
+        }
+      }
+    });
+    for (const spaceId of spaceIds) {
+      this.leases.set(spaceId, { until: this.leases.get(spaceId)?.until ?? 0, pending: settled });
+    }
+    return settled;
+  }
+
+  /**
+   * Renews the lease of every space this process still listens to, forgets the others, and
+   * delivers what a missed notice left out; runs every `leaseRenewMs`.
+   */
+  renewLeases(): Promise<void> {
+    const now = Date.now();
+    for (const [spaceId, lease] of this.leases) {
+      if (!lease.pending && lease.until <= now && !this.spaces.has(spaceId)) this.leases.delete(spaceId);
+    }
+    const listened = [...this.spaces.keys()].filter(
+      (spaceId) => isUuid(spaceId) && !this.leases.get(spaceId)?.pending,
+    );
+    return this.lease(listened).catch((error) => this.options.onError?.(error, 'renewing stream leases'));
   }
 
   private tickAll(): void {

@@ -22,13 +22,16 @@ export function registerMcpRoute(app: FastifyInstance, { deps }: McpRouteOptions
   const watch: SpaceWatch = (spaceId, wake) => {
     const hub = app.eventHub;
     if (!hub || hub.isClosed) return () => {};
-    return hub.subscribe(spaceId, {
+    const unsubscribe = hub.subscribe(spaceId, {
       deliver: (item) => {
         if (item.type === 'event' && item.event.kind === 'message') wake();
       },
       tick: () => {},
       shutdown: wake,
     });
+    // A message committed before the lease holds is found by the wait's first read, or its next.
+    hub.ready(spaceId).then(wake, wake);
+    return unsubscribe;
   };
 
   app.post('/mcp', async (request, reply) => {

@@ -23,6 +23,12 @@ export const spaces = pgTable(
     eventSeq: bigint('event_seq', { mode: 'number' }).notNull().default(0),
     /** Timestamp of the newest message, so the next one can be made strictly later. */
     lastMessageAt: timestamp('last_message_at', { withTimezone: true, precision: 6, mode: 'string' }),
+    /**
+     * While later than the database's clock, some node has live listeners on this space (streams,
+     * MCP waits) and renews it: only then does a message NOTIFY the nodes. Database time, so every
+     * node and the sending statement compare one clock.
+     */
+    streamedUntil: timestamp('streamed_until', { withTimezone: true, precision: 3 }),
   },
   (t) => [
     index('spaces_public_open_idx')

@@ -1,0 +1,1 @@
+ALTER TABLE "spaces" ADD COLUMN "streamed_until" timestamp (3) with time zone;
