@@ -1,4 +1,5 @@
 import { inArray, lt, sql } from 'drizzle-orm';
+import { Batcher } from '../db/batcher';
 import { rowsOf } from '../db/migrate';
 import { PreparedStatement } from '../db/prepared';
 import { rateLimits } from '../db/schema/infra';
@@ -73,25 +74,24 @@ const countStatement = new PreparedStatement<{
     returning key, points, expire`,
 );
 
-interface Pending {
+interface Count {
   client: string;
   now: Date;
-  resolve(decision: RateLimitDecision): void;
-  reject(error: unknown): void;
 }
 
 /**
  * Counters in the database, shared by every node. Requests of this process are counted in
- * batches: while up to two statements are in flight, the next requests queue, and the queue
- * goes out as one prepared `INSERT … SELECT FROM unnest(…) ON CONFLICT DO UPDATE … RETURNING`
- * adding each client's number of requests. The row lock taken by the upsert serialises every
- * batch of one client across nodes, so the count stays exact: each request learns its own
- * position in the window from the count the statement returns. At low load a batch is one
- * request, one round trip; under load the round trips per request fall.
+ * batches (see Batcher): while up to two statements are in flight, the next requests queue, and
+ * the queue goes out as one prepared `INSERT … SELECT FROM unnest(…) ON CONFLICT DO UPDATE …
+ * RETURNING` adding each client's number of requests. The row lock taken by the upsert
+ * serialises every batch of one client across nodes, so the count stays exact: each request
+ * learns its own position in the window from the count the statement returns.
  */
 export class SqlRateLimiter implements RateLimiter {
-  private queue: Pending[] = [];
-  private inFlight = 0;
+  private readonly batcher = new Batcher<Count, RateLimitDecision>(
+    (batch) => this.count(batch),
+    MAX_IN_FLIGHT,
+  );
 
   constructor(
     private readonly db: Db,
@@ -99,35 +99,17 @@ export class SqlRateLimiter implements RateLimiter {
   ) {}
 
   consume(client: string, now: Date): Promise<RateLimitDecision> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ client, now, resolve, reject });
-      this.flush();
-    });
+    return this.batcher.push({ client, now });
   }
 
-  private flush(): void {
-    if (this.inFlight >= MAX_IN_FLIGHT || this.queue.length === 0) return;
-    const batch = this.queue;
-    this.queue = [];
-    this.inFlight += 1;
-    this.count(batch)
-      .catch((error: unknown) => {
-        for (const pending of batch) pending.reject(error);
-      })
-      .finally(() => {
-        this.inFlight -= 1;
-        this.flush();
-      });
-  }
-
-  private async count(batch: Pending[]): Promise<void> {
-    const perClient = new Map<string, Pending[]>();
+  private async count(batch: Count[]): Promise<RateLimitDecision[]> {
+    const perClient = new Map<string, number[]>();
     let now = batch[0]!.now;
-    for (const pending of batch) {
-      const list = perClient.get(pending.client);
-      if (list) list.push(pending);
-      else perClient.set(pending.client, [pending]);
-      if (pending.now > now) now = pending.now;
+    for (const [i, { client, now: at }] of batch.entries()) {
+      const list = perClient.get(client);
+      if (list) list.push(i);
+      else perClient.set(client, [i]);
+      if (at > now) now = at;
     }
     const clients = [...perClient.keys()];
     const counts = clients.map((client) => perClient.get(client)!.length);
@@ -135,15 +117,17 @@ export class SqlRateLimiter implements RateLimiter {
     const windowEnd = new Date(now.getTime() + this.options.windowSeconds * 1000).toISOString();
     const result = await countStatement.execute(this.db, { clients, counts, at, windowEnd });
     const rows = rowsOf<{ key: string; points: number | string; expire: string | Date }>(result);
+    const decisions: RateLimitDecision[] = new Array(batch.length);
     for (const row of rows) {
-      const pending = perClient.get(row.key) ?? [];
-      // This batch's requests are the last `pending.length` of the count, in arrival order.
-      const first = Number(row.points) - pending.length + 1;
+      const indexes = perClient.get(row.key) ?? [];
+      // This batch's requests are the last `indexes.length` of the count, in arrival order.
+      const first = Number(row.points) - indexes.length + 1;
       const resetAt = new Date(row.expire);
-      for (const [i, p] of pending.entries()) p.resolve(decide(this.options, first + i, resetAt));
+      for (const [n, i] of indexes.entries()) decisions[i] = decide(this.options, first + n, resetAt);
       perClient.delete(row.key);
     }
     if (perClient.size > 0) throw new Error('rate limit upsert returned no row for some clients');
+    return decisions;
   }
 
   async sweep(now: Date, limit = 1000): Promise<number> {

@@ -26,10 +26,12 @@ export const messages = pgTable(
     /** Strictly increasing within a space, microsecond precision: the polling cursor. */
     createdAt: timestamp('created_at', { withTimezone: true, precision: 6, mode: 'string' }).notNull(),
   },
+  // Two indexes, one per way messages are read: by event id (stream replays, gap filling) and by
+  // timestamp (the polling cursor). Every index is paid on the hottest write; `id` is a random
+  // UUID minted by the server and nothing reads a message by it, and `seq` rises with `eventSeq`
+  // under the same row lock.
   (t) => [
-    primaryKey({ columns: [t.spaceId, t.id] }),
-    uniqueIndex('messages_space_seq_idx').on(t.spaceId, t.seq),
+    primaryKey({ columns: [t.spaceId, t.eventSeq] }),
     uniqueIndex('messages_space_created_idx').on(t.spaceId, t.createdAt),
-    uniqueIndex('messages_space_event_seq_idx').on(t.spaceId, t.eventSeq),
   ],
 );
