@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { openDatabase } from '@convene/core';
 import { createPostgresTestDatabase } from '@convene/core/testing';
 import { sql } from 'drizzle-orm';
+import { postgresCpuMs, processCpuMs } from './cpu';
 import { httpRequest, percentile, runLoad } from './http-load';
 import { wallClock } from './sse-fleet';
 
@@ -36,7 +37,7 @@ async function main() {
     const bareRequest = (i: number) =>
       httpRequest('POST', '/bare', { 'X-Key': keys[i]! }, JSON.stringify({ content }));
     await load(bare.port, bareRequest, WARMUP_MS);
-    const bareRun = await load(bare.port, bareRequest, LOAD_MS);
+    const bareRun = await load(bare.port, bareRequest, LOAD_MS, bare.child);
     progress('bare route', bareRun);
     await stop(bare.child);
 
@@ -53,7 +54,7 @@ async function main() {
         JSON.stringify({ content }),
       );
     await load(core.port, coreRequest, WARMUP_MS);
-    const coreRun = await load(core.port, coreRequest, LOAD_MS / 2);
+    const coreRun = await load(core.port, coreRequest, LOAD_MS / 2, core.child);
     progress('sendMessage use case in a bare route', coreRun);
     await stop(core.child);
 
@@ -78,13 +79,18 @@ async function main() {
         JSON.stringify({ content }),
       );
     await load(convene.port, sendRequest, WARMUP_MS);
-    const sendRun = await load(convene.port, sendRequest, LOAD_MS);
+    const sendRun = await load(convene.port, sendRequest, LOAD_MS, convene.child);
     progress('sendMessage', sendRun);
     // Information only: every connection on one space (one row lock serialises them).
     const oneSpace = (_: number) => sendRequest(0);
-    const oneSpaceRun = await load(convene.port, oneSpace, LOAD_MS / 2);
+    const oneSpaceRun = await load(convene.port, oneSpace, LOAD_MS / 2, convene.child);
     progress('sendMessage, one space', oneSpaceRun);
-    const healthRun = await load(convene.port, () => httpRequest('GET', '/api/health', {}), LOAD_MS / 2);
+    const healthRun = await load(
+      convene.port,
+      () => httpRequest('GET', '/api/health', {}),
+      LOAD_MS / 2,
+      convene.child,
+    );
     progress('health', healthRun);
 
     // 2. Fan-out: bare broadcaster vs Convene's stream.
@@ -140,7 +146,7 @@ async function main() {
       children,
     );
     await load(memory.port, sendRequest, WARMUP_MS);
-    const memoryRun = await load(memory.port, sendRequest, LOAD_MS / 2);
+    const memoryRun = await load(memory.port, sendRequest, LOAD_MS / 2, memory.child);
     progress('sendMessage, in-process rate limiter', memoryRun);
     await stop(memory.child);
 
@@ -152,6 +158,8 @@ async function main() {
       'p50 ms': round(percentile(r.latencies, 50), 2),
       'p99 ms': round(percentile(r.latencies, 99), 2),
       errors: r.errors,
+      'server CPU µs/req': r.serverCpuUs ?? '-',
+      'PostgreSQL CPU µs/req': r.postgresCpuUs ?? '-',
     });
     console.log(`\nRequests (${CONNECTIONS} keep-alive connections, ${LOAD_MS / 1000} s each)`);
     console.table([
@@ -321,8 +329,28 @@ async function fanOut(options: FanOutOptions): Promise<FanOutResult> {
   }
 }
 
-async function load(port: number, build: (i: number) => Buffer, durationMs: number) {
-  return runLoad({ port, connections: CONNECTIONS, durationMs, maxRequests: 1_000_000, request: build });
+/**
+ * A closed-loop load; with `server`, also the CPU time per request of that process and of the
+ * local PostgreSQL processes (µs, from /proc; undefined where it cannot be read).
+ */
+async function load(port: number, build: (i: number) => Buffer, durationMs: number, server?: ChildProcess) {
+  const before = { server: server?.pid && processCpuMs(server.pid), postgres: postgresCpuMs() };
+  const run = await runLoad({
+    port,
+    connections: CONNECTIONS,
+    durationMs,
+    maxRequests: 1_000_000,
+    request: build,
+  });
+  const perRequest = (start: number | undefined, end: number | undefined) =>
+    start === undefined || end === undefined || run.requests === 0
+      ? undefined
+      : Math.round(((end - start) * 1000) / run.requests);
+  return {
+    ...run,
+    serverCpuUs: perRequest(before.server, server?.pid ? processCpuMs(server.pid) : undefined),
+    postgresCpuUs: perRequest(before.postgres, postgresCpuMs()),
+  };
 }
 
 const agent = new Agent({ keepAlive: true, maxSockets: 8 });

@@ -380,3 +380,79 @@ describe('concurrent senders', () => {
     expect(streamed).toEqual(polled);
   });
 });
+
+describe('group commit', () => {
+  it('gives each of a batch of concurrent sends its own answer, in arrival order per space', async () => {
+    const { deps } = srv.server;
+    const a = await h.createSpace();
+    const b = await h.createSpace();
+    const closed = await h.createSpace();
+    expectOk(await h.delete(`/hub/space/${closed.spaceId}`, { key: closed.ownerKey }));
+    const p = await h.joinActive(a, { name: 'P' });
+    const muted = await h.joinActive(a, { name: 'M' });
+    expectOk(
+      await h.post(`/hub/space/${a.spaceId}/participants/${muted.participantId}/mute`, { key: a.ownerKey }),
+    );
+    const kicked = await h.joinActive(a, { name: 'K' });
+    expectOk(
+      await h.post(`/hub/space/${a.spaceId}/participants/${kicked.participantId}/kick`, { key: a.ownerKey }),
+    );
+
+    // Called in one tick: the first two go out alone, every later one in the next statement.
+    const sends: [SpaceFixture, string, string][] = [
+      [a, a.ownerKey, 'a1'],
+      [b, b.ownerKey, 'b1'],
+      [a, p.key, 'a2'],
+      [a, muted.key, 'muted'],
+      [a, kicked.key, 'kicked'],
+      [closed, closed.ownerKey, 'closed'],
+      [a, a.ownerKey, 'a3'],
+      [b, b.ownerKey, 'b2'],
+      [a, 'f'.repeat(64), 'unknown key'],
+      [a, p.key, 'a4'],
+      [b, b.ownerKey, 'b3'],
+    ];
+    const settled = await Promise.allSettled(
+      sends.map(([space, key, content]) =>
+        sendMessage({ deps, spaceId: space.spaceId, key, input: { content, type: 'text' } }),
+      ),
+    );
+    const outcome = settled.map((s) =>
+      s.status === 'fulfilled' ? 'ok' : (s.reason as { code: string }).code,
+    );
+    expect(outcome).toEqual([
+      'ok',
+      'ok',
+      'ok',
+      'FORBIDDEN',
+      'UNAUTHORIZED',
+      'CONFLICT',
+      'ok',
+      'ok',
+      'UNAUTHORIZED',
+      'ok',
+      'ok',
+    ]);
+    // Each reply carries its own space's context.
+    const reply = (i: number) => (settled[i] as PromiseFulfilledResult<any>).value;
+    expect(reply(7).participants.map((x: any) => x.participantId)).toEqual([b.ownerId]);
+    expect(reply(9).participants.map((x: any) => x.name)).toEqual(['Owner', 'P', 'M', 'K']);
+
+    for (const [space, expected] of [
+      [a, ['a1', 'a2', 'a3', 'a4']],
+      [b, ['b1', 'b2', 'b3']],
+    ] as const) {
+      const messages = (await list(space, space.ownerKey)).body.messages;
+      expect(messages.map((m: any) => [m.content, m.seq])).toEqual(expected.map((c, i) => [c, i + 1]));
+      const ids = messages.map((m: any) => m.id);
+      expect(ids).toEqual(
+        expected.map(
+          (c) => reply(sends.findIndex(([s, , content]) => s === space && content === c)).messageId,
+        ),
+      );
+      for (let i = 1; i < messages.length; i++)
+        expect(messages[i].timestamp > messages[i - 1].timestamp).toBe(true);
+    }
+    expect((await list(closed, closed.ownerKey)).status).toBe(401);
+  });
+});

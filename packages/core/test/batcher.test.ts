@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import { Batcher } from '../src/db/batcher';
+
+/** A run that records each batch and answers after the current tick, as a database call would. */
+function recorder<T>(answer: (items: T[]) => unknown[] | Error = (items) => items.map((i) => `r${i}`)) {
+  const batches: T[][] = [];
+  const run = async (items: T[]) => {
+    batches.push(items);
+    await new Promise((resolve) => setImmediate(resolve));
+    const result = answer(items);
+    if (result instanceof Error) throw result;
+    return result;
+  };
+  return { batches, run };
+}
+
+describe('Batcher', () => {
+  it('runs the first items alone, then everything that queued meanwhile as one batch', async () => {
+    const { batches, run } = recorder<number>();
+    const batcher = new Batcher(run, 2);
+    const results = await Promise.all([1, 2, 3, 4, 5].map((i) => batcher.push(i)));
+    expect(results).toEqual(['r1', 'r2', 'r3', 'r4', 'r5']);
+    expect(batches).toEqual([[1], [2], [3, 4, 5]]);
+  });
+
+  it('keeps at most maxInFlight batches running', async () => {
+    let running = 0;
+    let most = 0;
+    const batcher = new Batcher(async (items: number[]) => {
+      running += 1;
+      most = Math.max(most, running);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      running -= 1;
+      return items;
+    }, 1);
+    const pushes: Promise<number>[] = [];
+    for (let round = 0; round < 5; round++) {
+      for (let i = 0; i < 3; i++) pushes.push(batcher.push(round * 3 + i));
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    expect(await Promise.all(pushes)).toEqual(Array.from({ length: 15 }, (_, i) => i));
+    expect(most).toBe(1);
+  });
+
+  it('fails every item of a failed batch, and only those', async () => {
+    const { batches, run } = recorder<number>((items) =>
+      items.includes(2) ? new Error('statement failed') : items.map((i) => i * 10),
+    );
+    const batcher = new Batcher(run, 1);
+    const settled = await Promise.allSettled([1, 2, 3, 4].map((i) => batcher.push(i)));
+    expect(batches).toEqual([[1], [2, 3, 4]]);
+    expect(settled.map((s) => (s.status === 'fulfilled' ? s.value : (s.reason as Error).message))).toEqual([
+      10,
+      'statement failed',
+      'statement failed',
+      'statement failed',
+    ]);
+    expect(await batcher.push(5)).toBe(50);
+  });
+
+  it('refuses a batch answered with the wrong number of results', async () => {
+    const batcher = new Batcher(async (items: number[]) => items.slice(1), 1);
+    await expect(batcher.push(1)).rejects.toThrow(/a batch of 1 answered 0 results/);
+  });
+});
