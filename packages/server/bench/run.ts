@@ -15,7 +15,7 @@ import { wallClock } from './sse-fleet';
 const here = dirname(fileURLToPath(import.meta.url));
 const quick = process.argv.includes('--quick');
 const LOAD_MS = quick ? 4_000 : 10_000;
-const WARMUP_MS = quick ? 1_000 : 2_000;
+const WARMUP_MS = quick ? 2_000 : 3_000;
 const CONNECTIONS = 16;
 const FANOUT_S = quick ? 5 : 10;
 
