@@ -70,6 +70,8 @@ const LEASE_TRUST_MS = (STREAM_LEASE_SECONDS * 1000) / 2;
  * reply (or another space's event) never waits for thousands of socket writes.
  */
 const FANOUT_SLICE = 256;
+/** How long notices gather before they are fanned out (see enqueue). */
+const FANOUT_DELAY_MS = 1;
 
 const CONTEXT_KINDS = new Set<SpaceEventKind>([
   'participant-status',
@@ -204,8 +206,12 @@ export class EventHub {
     this.pending.push(notice);
     if (!this.flushScheduled) {
       this.flushScheduled = true;
-      // After the I/O callbacks of this turn, so a sender's reply goes out before the fan-out.
-      setImmediate(() => this.flush());
+      // A millisecond later, not the next turn: the sender's reply is already written, and on a
+      // busy machine its client needs the moment to read it before the fan-out's socket writes
+      // (and the listeners waking to read them) take every core. Notices arriving meanwhile go
+      // out in the same flush. Bench, 1,000 subscribers: sender p50 5.7-6.0 -> 3.9-4.0 ms, the
+      // same as with none, for about 1 ms more delivery latency.
+      setTimeout(() => this.flush(), FANOUT_DELAY_MS);
     }
   }
 
