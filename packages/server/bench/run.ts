@@ -2,7 +2,7 @@
 // Loopback only; every loop is bounded in count and time. See README "Benchmarks".
 import { type ChildProcess, execFileSync, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { Agent, request } from 'node:http';
+import { Agent, type ClientRequest, get, request } from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openDatabase } from '@convene/core';
@@ -85,6 +85,12 @@ async function main() {
     const oneSpace = (_: number) => sendRequest(0);
     const oneSpaceRun = await load(convene.port, oneSpace, LOAD_MS / 2, convene.child);
     progress('sendMessage, one space', oneSpaceRun);
+    // Information only: a stream open on every space, so every message also pays its NOTIFY (a
+    // space nobody listens to is not notified) and the node's hub writes it to the stream.
+    const streams = await Promise.all(spaces.map((space) => openStream(convene.port, space)));
+    const streamedRun = await load(convene.port, sendRequest, LOAD_MS / 2, convene.child);
+    for (const stream of streams) stream.destroy();
+    progress('sendMessage, a stream on every space', streamedRun);
     const healthRun = await load(
       convene.port,
       () => httpRequest('GET', '/api/health', {}),
@@ -166,6 +172,7 @@ async function main() {
       row('bare route (read 1 row by key + insert 1 row)', bareRun),
       row(`sendMessage (${CONNECTIONS} spaces)`, sendRun),
       row('sendMessage (1 space, info only)', oneSpaceRun),
+      row('sendMessage, a stream on every space (info only)', streamedRun),
       row('sendMessage, in-process rate limiter (info only)', memoryRun),
       row('health: HTTP policy + adapter floor (info only)', healthRun),
       row('sendMessage use case in a bare route (info only)', coreRun),
@@ -386,6 +393,36 @@ function postJson(port: number, path: string, body: unknown, key?: string): Prom
     );
     req.on('error', reject);
     req.end(payload);
+  });
+}
+
+/** Opens an SSE stream on `space` that reads and drops everything; resolves once it is live. */
+function openStream(
+  port: number,
+  space: { spaceId: string; ownerPrivateKey: string },
+): Promise<ClientRequest> {
+  return new Promise((resolve, reject) => {
+    const req = get(
+      {
+        host: '127.0.0.1',
+        port,
+        path: `/hub/space/${space.spaceId}/messages/stream`,
+        headers: { 'X-Private-Key': space.ownerPrivateKey, Accept: 'text/event-stream' },
+      },
+      (res) => {
+        if (res.statusCode !== 200) reject(new Error(`stream answered ${res.statusCode}`));
+        res.setEncoding('utf8');
+        let live = false;
+        res.on('data', (chunk: string) => {
+          if (!live && chunk.includes('event: context')) {
+            live = true;
+            resolve(req);
+          }
+        });
+        res.on('error', () => {});
+      },
+    );
+    req.on('error', (error) => (req.destroyed ? undefined : reject(error)));
   });
 }
 
