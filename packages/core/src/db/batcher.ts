@@ -30,16 +30,11 @@ export class Batcher<Item, Result> {
     this.queue = [];
     this.inFlight += 1;
     this.run(batch.map((entry) => entry.item))
-      .then(
-        (results) => {
-          if (results.length !== batch.length)
-            throw new Error(`a batch of ${batch.length} answered ${results.length} results`);
-          for (const [i, entry] of batch.entries()) entry.resolve(results[i]!);
-        },
-        (error: unknown) => {
-          for (const entry of batch) entry.reject(error);
-        },
-      )
+      .then((results) => {
+        if (results.length !== batch.length)
+          throw new Error(`a batch of ${batch.length} answered ${results.length} results`);
+        for (const [i, entry] of batch.entries()) entry.resolve(results[i]!);
+      })
       .catch((error: unknown) => {
         for (const entry of batch) entry.reject(error);
       })
