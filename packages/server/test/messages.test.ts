@@ -1,4 +1,5 @@
-import { OffsetClock, sendMessage } from '@convene/core';
+import { OffsetClock, rowsOf, sendMessage } from '@convene/core';
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   expectError,
@@ -382,7 +383,7 @@ describe('concurrent senders', () => {
 });
 
 describe('group commit', () => {
-  it('gives each of a batch of concurrent sends its own answer, in arrival order per space', async () => {
+  it('gives each of a batch of concurrent sends its own answer, numbered in arrival order per space', async () => {
     const { deps } = srv.server;
     const a = await h.createSpace();
     const b = await h.createSpace();
@@ -438,21 +439,33 @@ describe('group commit', () => {
     expect(reply(7).participants.map((x: any) => x.participantId)).toEqual([b.ownerId]);
     expect(reply(9).participants.map((x: any) => x.name)).toEqual(['Owner', 'P', 'M', 'K']);
 
-    for (const [space, expected] of [
-      [a, ['a1', 'a2', 'a3', 'a4']],
-      [b, ['b1', 'b2', 'b3']],
+    // The three statements run on two connections, so whole batches may commit in either order;
+    // within the third, each space's messages are consecutive and in arrival order.
+    for (const [space, all, batched] of [
+      [a, ['a1', 'a2', 'a3', 'a4'], ['a2', 'a3', 'a4']],
+      [b, ['b1', 'b2', 'b3'], ['b2', 'b3']],
     ] as const) {
       const messages = (await list(space, space.ownerKey)).body.messages;
-      expect(messages.map((m: any) => [m.content, m.seq])).toEqual(expected.map((c, i) => [c, i + 1]));
-      const ids = messages.map((m: any) => m.id);
-      expect(ids).toEqual(
-        expected.map(
-          (c) => reply(sends.findIndex(([s, , content]) => s === space && content === c)).messageId,
-        ),
-      );
+      const contents: string[] = messages.map((m: any) => m.content);
+      expect([...contents].sort()).toEqual([...all]);
+      expect(messages.map((m: any) => m.seq)).toEqual(all.map((_, i) => i + 1));
+      const first = contents.indexOf(batched[0]);
+      expect(contents.slice(first, first + batched.length)).toEqual([...batched]);
+      for (const m of messages) {
+        const sent = sends.findIndex(([s, , content]) => s === space && content === m.content);
+        expect(m.id).toBe(reply(sent).messageId);
+      }
       for (let i = 1; i < messages.length; i++)
         expect(messages[i].timestamp > messages[i - 1].timestamp).toBe(true);
     }
     expect((await list(closed, closed.ownerKey)).status).toBe(401);
+
+    // One statement, one transaction: the rows the third batch wrote share their xmin.
+    const result = await deps.db.execute(
+      sql`select content, xmin::text as tx from messages where space_id in (${a.spaceId}, ${b.spaceId})`,
+    );
+    const tx = new Map(rowsOf<{ content: string; tx: string }>(result).map((r) => [r.content, r.tx]));
+    expect(new Set(['a2', 'a3', 'a4', 'b2', 'b3'].map((c) => tx.get(c))).size).toBe(1);
+    expect(new Set(['a1', 'b1', 'a2'].map((c) => tx.get(c))).size).toBe(3);
   });
 });
