@@ -150,6 +150,8 @@ describe('streamMessages: opening', () => {
     await expectStreamError({ key: invitation }, 401);
     await expectStreamError({ key: other.ownerKey }, 401);
     await expectStreamError({ key: kicked.key }, 401);
+    const { left } = await h.deadKeys(space);
+    await expectStreamError({ key: left }, 401);
     await expectStreamError({ key: space.ownerKey }, 404, '00000000-0000-4000-8000-000000000000');
     await expectStreamError({ key: space.ownerKey }, 404, 'not-a-uuid');
     await expectStreamError({ key: space.ownerKey, timestamp: 'yesterday' }, 400);
@@ -157,6 +159,13 @@ describe('streamMessages: opening', () => {
     await expectStreamError({ key: space.ownerKey, headers: { 'API-Version': '2' } }, 400);
     expectOk(await h.delete(`/hub/space/${space.spaceId}`, { key: space.ownerKey }));
     await expectStreamError({ key: space.ownerKey }, 401);
+    const short = await h.createSpace({ ttl: 30 });
+    clock.advance(31_000);
+    try {
+      await expectStreamError({ key: short.ownerKey }, 401);
+    } finally {
+      clock.advance(-31_000);
+    }
   });
 });
 

@@ -46,16 +46,45 @@ export async function authorize(
   if (!space) throw new NotFoundError('space');
 
   const caller = await findCaller(ex, spaceId, keyHash);
-  if (!caller || !allow.includes(caller.role)) {
+  checkAccess(space, caller?.role ?? null, clock.now(), { allow, whenClosed });
+  return { space, caller: caller! };
+}
+
+/**
+ * The rules of Authentication applied to what a key resolved to in an existing space: its role
+ * (null for a key that names nobody live there) must be allowed, and the space open.
+ */
+export function checkAccess(
+  space: Pick<SpaceRow, 'state' | 'expiresAt'>,
+  role: KeyRole | null,
+  now: Date,
+  { allow, whenClosed }: Pick<AuthorizeOptions, 'allow' | 'whenClosed'>,
+): void {
+  if (!role || !allow.includes(role)) {
     throw new UnauthorizedError(
-      caller ? `this operation needs ${describe(allow)}` : 'unknown key for this space',
+      role ? `this operation needs ${describe(allow)}` : 'unknown key for this space',
     );
   }
-  if (isClosed(space, clock.now())) {
+  if (isClosed(space, now)) {
     if (whenClosed === 'conflict') throw new SpaceClosedError();
     throw new UnauthorizedError('space is closed: its keys no longer work');
   }
-  return { space, caller };
+}
+
+/**
+ * The role of a key: that of the participant it belongs to while they are live (keys of left
+ * and kicked participants answer 401 everywhere; a waiting joiner has no usable key yet), else
+ * an invitation's, else none.
+ */
+export function roleOf(
+  participant: Pick<ParticipantRow, 'status' | 'isOwner'> | undefined,
+  isInvitation: boolean,
+): KeyRole | null {
+  if (participant) {
+    if (participant.status !== 'active' && participant.status !== 'muted') return null;
+    return participant.isOwner ? 'owner' : 'participant';
+  }
+  return isInvitation ? 'invitation' : null;
 }
 
 async function findCaller(ex: Executor, spaceId: string, keyHash: string): Promise<Caller | null> {
@@ -64,9 +93,8 @@ async function findCaller(ex: Executor, spaceId: string, keyHash: string): Promi
     .from(participants)
     .where(and(eq(participants.keyHash, keyHash), eq(participants.spaceId, spaceId)));
   if (participant) {
-    // Keys of left and kicked participants answer 401 everywhere; a waiting joiner has no usable key yet.
-    if (participant.status !== 'active' && participant.status !== 'muted') return null;
-    return { role: participant.isOwner ? 'owner' : 'participant', participant, invitationId: null };
+    const role = roleOf(participant, false);
+    return role === 'owner' || role === 'participant' ? { role, participant, invitationId: null } : null;
   }
   const [invitation] = await ex
     .select({ id: invitations.id })

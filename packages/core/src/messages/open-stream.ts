@@ -1,5 +1,13 @@
-import { authorize, roles } from '../auth/authorize';
+import { sql } from 'drizzle-orm';
+import { checkAccess, roleOf, roles } from '../auth/authorize';
+import type { TContextBundle } from '../contract';
+import { rowsOf } from '../db/migrate';
+import { PreparedStatement } from '../db/prepared';
 import type { Deps } from '../deps';
+import { NotFoundError, UnauthorizedError } from '../errors';
+import { isUuid } from '../ids';
+import { hashSecret } from '../secrets';
+import { contextFromJson, contextJsonColumns } from '../spaces/views';
 
 export interface OpenStreamOptions {
   deps: Deps;
@@ -16,26 +24,63 @@ export interface StreamStart {
    */
   eventSeq: number;
   expiresAt: Date;
+  /** The context bundle in that same snapshot, sent once the backlog is out. */
+  context: TContextBundle;
+}
+
+interface StartRow {
+  state: 'open' | 'closed';
+  expires_at: string | Date;
+  event_seq: string | number;
+  participant_id: string | null;
+  status: 'waitingForApproval' | 'active' | 'muted' | 'left' | 'kicked' | null;
+  is_owner: boolean | null;
+  is_invitation: boolean;
+  participants: unknown;
+  artifacts: unknown;
 }
 
 /**
  * Authorises a stream (owner or participant key, muted included) and takes the position it
- * starts from, in one snapshot, so that a kick or close committed before it refuses the stream
- * and one committed after it arrives as a live event that ends the stream. The caller must have
- * subscribed to live events before calling this.
+ * starts from and its context, in one statement and so one snapshot: a kick or close committed
+ * before it refuses the stream, one committed after it arrives as a live event that ends the
+ * stream. The caller must have subscribed to live events before calling this.
  */
 export async function openStream({ deps, spaceId, key }: OpenStreamOptions): Promise<StreamStart> {
-  const { db, clock } = deps;
-  return db.transaction(
-    async (tx) => {
-      const { space, caller } = await authorize(tx, clock, {
-        spaceId,
-        key,
-        allow: roles.member,
-        whenClosed: 'unauthorized',
-      });
-      return { participantId: caller.participant!.id, eventSeq: space.eventSeq, expiresAt: space.expiresAt };
-    },
-    { isolationLevel: 'repeatable read', accessMode: 'read only' },
-  );
+  const { db, clock, config } = deps;
+  if (!isUuid(spaceId)) throw new NotFoundError('space');
+  if (!key) throw new UnauthorizedError('X-Private-Key is required');
+  const [row] = rowsOf<StartRow>(await startStatement.execute(db, { spaceId, keyHash: hashSecret(key) }));
+  if (!row) throw new NotFoundError('space');
+  const now = clock.now();
+  const expiresAt = new Date(row.expires_at);
+  const participant =
+    row.participant_id === null ? undefined : { status: row.status!, isOwner: row.is_owner === true };
+  checkAccess({ state: row.state, expiresAt }, roleOf(participant, row.is_invitation), now, {
+    allow: roles.member,
+    whenClosed: 'unauthorized',
+  });
+  return {
+    participantId: row.participant_id!,
+    eventSeq: Number(row.event_seq),
+    expiresAt,
+    context: contextFromJson(config, now, row),
+  };
 }
+
+/** The space, the key's participant or invitation, and the context rows; compiled once. */
+const startStatement = new PreparedStatement<{ spaceId: string; keyHash: string }>(
+  'convene_open_stream',
+  sql`
+  select s.state, s.expires_at, s.event_seq,
+    p.id as participant_id, p.status, p.is_owner,
+    exists (
+      select 1 from invitations v
+      where v.key_hash = ${sql.placeholder('keyHash')} and v.space_id = s.id
+    ) as is_invitation,
+    ${contextJsonColumns(sql.raw('s.id'))}
+  from spaces s
+  left join participants p on p.key_hash = ${sql.placeholder('keyHash')} and p.space_id = s.id
+  where s.id = ${sql.placeholder('spaceId')}::uuid
+`,
+);

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
-import { authorize, type ParticipantRow, roles } from '../auth/authorize';
-import type { TContextBundle, TSendMessageRequest, TSendMessageResult } from '../contract';
+import { authorize, roles } from '../auth/authorize';
+import type { TSendMessageRequest, TSendMessageResult } from '../contract';
 import { Batcher } from '../db/batcher';
 import { rowsOf } from '../db/migrate';
 import { PreparedStatement } from '../db/prepared';
@@ -10,7 +10,7 @@ import { ForbiddenError, NotFoundError, UnauthorizedError } from '../errors';
 import { EVENTS_CHANNEL, MAX_INLINE_PAYLOAD } from '../events/append-event';
 import { isUuid, newId } from '../ids';
 import { hashSecret } from '../secrets';
-import { toArtifactSummary, toParticipantView } from '../spaces/views';
+import { contextFromJson, contextJsonColumns } from '../spaces/views';
 
 export interface SendMessageOptions {
   deps: Deps;
@@ -25,17 +25,6 @@ interface Appended {
   /** The context bundle's rows, read by the same statement (json, or its text on some drivers). */
   participants: unknown;
   artifacts: unknown;
-}
-
-type ParticipantJson = Pick<ParticipantRow, 'id' | 'name' | 'role' | 'status' | 'isOwner' | 'isHuman'>;
-interface ArtifactJson {
-  id: string;
-  name: string;
-  version: number;
-  updatedAt: string;
-  lockedBy: string | null;
-  lockedAt: string | null;
-  lockExpiresAt: string | null;
 }
 
 /**
@@ -68,7 +57,8 @@ export async function sendMessage({
   };
   for (let attempt = 0; ; attempt++) {
     const appended = await append(db, outgoing);
-    if (appended) return { messageId: outgoing.messageId, ...toContext(deps, appended) };
+    if (appended)
+      return { messageId: outgoing.messageId, ...contextFromJson(deps.config, clock.now(), appended) };
 
     // Nothing written: find out why (404, 401, 409), or refuse a muted sender (403).
     const { caller } = await authorize(db, clock, {
@@ -214,43 +204,11 @@ const appendStatement = new PreparedStatement<{
       -- Too big for NOTIFY: every node fetches the message once by its event id.
       else json_build_object('spaceId', n.space_id::text, 'seq', n.event_seq, 'kind', 'message')::text
     end) end as notified,
-    -- The context bundle of the reply, in the same round trip (the rows loadContext reads).
-    (select coalesce(json_agg(json_build_object(
-        'id', p.id, 'name', p.name, 'role', p.role, 'status', p.status,
-        'isOwner', p.is_owner, 'isHuman', p.is_human) order by p.created_at), '[]')
-      from participants p where p.space_id = n.space_id) as participants,
-    (select coalesce(json_agg(json_build_object(
-        'id', a.id, 'name', a.name, 'version', a.version, 'updatedAt', a.updated_at,
-        'lockedBy', a.locked_by, 'lockedAt', a.locked_at, 'lockExpiresAt', a.lock_expires_at
-      ) order by a.created_at), '[]')
-      from artifacts a where a.space_id = n.space_id) as artifacts
+    -- The context bundle of the reply, in the same round trip.
+    ${contextJsonColumns(sql.raw('n.space_id'))}
   from notice n
 `,
 );
-
-/** The reply's context bundle, mapped by the same functions as loadContext's. */
-function toContext({ clock, config }: Deps, appended: Appended): TContextBundle {
-  const json = <T>(value: unknown): T[] => (typeof value === 'string' ? JSON.parse(value) : value) as T[];
-  const date = (value: string | null) => (value === null ? null : new Date(value));
-  const now = clock.now();
-  return {
-    participants: json<ParticipantJson>(appended.participants).map((p) =>
-      toParticipantView(config, p as ParticipantRow),
-    ),
-    artifacts: json<ArtifactJson>(appended.artifacts).map((a) =>
-      toArtifactSummary(
-        {
-          ...a,
-          updatedAt: new Date(a.updatedAt),
-          lockedAt: date(a.lockedAt),
-          lockExpiresAt: date(a.lockExpiresAt),
-        },
-        now,
-      ),
-    ),
-    suggestedPollingIntervalMs: config.suggestedPollingIntervalMs,
-  };
-}
 
 function pgCode(error: unknown): string | undefined {
   for (let e: unknown = error; e && typeof e === 'object'; e = (e as { cause?: unknown }).cause) {

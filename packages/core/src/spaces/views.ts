@@ -1,4 +1,4 @@
-import { asc, eq } from 'drizzle-orm';
+import { asc, eq, type SQL, sql } from 'drizzle-orm';
 import type { Clock } from '../clock';
 import type { TArtifactSummary, TContextBundle, TParticipantView } from '../contract';
 import { artifacts, participants, type spaces } from '../db/schema';
@@ -63,10 +63,11 @@ export function toArtifactSummary(row: ArtifactSummaryRow, now: Date): TArtifact
   };
 }
 
-export const isExpired = (space: SpaceRow, now: Date): boolean => space.expiresAt.getTime() <= now.getTime();
+export const isExpired = (space: Pick<SpaceRow, 'expiresAt'>, now: Date): boolean =>
+  space.expiresAt.getTime() <= now.getTime();
 
 /** A space past its TTL behaves as closed. */
-export const isClosed = (space: SpaceRow, now: Date): boolean =>
+export const isClosed = (space: Pick<SpaceRow, 'state' | 'expiresAt'>, now: Date): boolean =>
   space.state === 'closed' || isExpired(space, now);
 
 export const ttlRemaining = (space: SpaceRow, now: Date): number =>
@@ -111,6 +112,60 @@ export async function loadContext(
       .filter((p) => !(options.hideWaiting && keyUncollected(p)))
       .map((p) => toParticipantView(config, p)),
     artifacts: artifactRows.map((a) => toArtifactSummary(a, now)),
+    suggestedPollingIntervalMs: config.suggestedPollingIntervalMs,
+  };
+}
+
+/**
+ * The context bundle's rows as two JSON columns, `participants` and `artifacts`, for a statement
+ * that reads them in the same round trip as its own work; `spaceId` is the SQL expression naming
+ * the space. Map them with contextFromJson: the same rows, order and mapping as loadContext.
+ */
+export const contextJsonColumns = (spaceId: SQL): SQL => sql`
+    (select coalesce(json_agg(json_build_object(
+        'id', p.id, 'name', p.name, 'role', p.role, 'status', p.status,
+        'isOwner', p.is_owner, 'isHuman', p.is_human) order by p.created_at), '[]')
+      from participants p where p.space_id = ${spaceId}) as participants,
+    (select coalesce(json_agg(json_build_object(
+        'id', a.id, 'name', a.name, 'version', a.version, 'updatedAt', a.updated_at,
+        'lockedBy', a.locked_by, 'lockedAt', a.locked_at, 'lockExpiresAt', a.lock_expires_at
+      ) order by a.created_at), '[]')
+      from artifacts a where a.space_id = ${spaceId}) as artifacts`;
+
+type ParticipantJson = Pick<ParticipantRow, 'id' | 'name' | 'role' | 'status' | 'isOwner' | 'isHuman'>;
+interface ArtifactJson {
+  id: string;
+  name: string;
+  version: number;
+  updatedAt: string;
+  lockedBy: string | null;
+  lockedAt: string | null;
+  lockExpiresAt: string | null;
+}
+
+/** The context bundle from the columns of contextJsonColumns (json, or its text on some drivers). */
+export function contextFromJson(
+  config: CoreConfig,
+  now: Date,
+  row: { participants: unknown; artifacts: unknown },
+): TContextBundle {
+  const json = <T>(value: unknown): T[] => (typeof value === 'string' ? JSON.parse(value) : value) as T[];
+  const date = (value: string | null) => (value === null ? null : new Date(value));
+  return {
+    participants: json<ParticipantJson>(row.participants).map((p) =>
+      toParticipantView(config, p as ParticipantRow),
+    ),
+    artifacts: json<ArtifactJson>(row.artifacts).map((a) =>
+      toArtifactSummary(
+        {
+          ...a,
+          updatedAt: new Date(a.updatedAt),
+          lockedAt: date(a.lockedAt),
+          lockExpiresAt: date(a.lockExpiresAt),
+        },
+        now,
+      ),
+    ),
     suggestedPollingIntervalMs: config.suggestedPollingIntervalMs,
   };
 }

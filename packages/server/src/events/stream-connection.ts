@@ -1,11 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import {
-  type Clock,
-  loadContext,
-  type StreamEvent,
-  type StreamStart,
-  type TParticipantView,
-} from '@convene/core';
+import type { Clock, StreamEvent, StreamStart, TParticipantView } from '@convene/core';
 import { contextFrame, type EventHub, type HubItem, type HubSubscriber, sseFrame } from './hub';
 
 /** A stream whose client reads slower than this much buffered output is ended; it resumes with Last-Event-ID. */
@@ -87,8 +81,8 @@ export class StreamConnection implements HubSubscriber {
       }
       if (this.ended) return;
       this.lastSent = Math.max(this.lastSent, start.eventSeq);
-      const { db, clock, config } = hub.deps;
-      this.write(contextFrame(await loadContext(db, clock, config, spaceId)));
+      // The context of the starting snapshot; later changes each bring a fresher one.
+      this.write(contextFrame(start.context));
       this.lastContextSeq = start.eventSeq;
       await this.drainQueue();
     } catch (error) {
