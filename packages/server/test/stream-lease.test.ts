@@ -81,6 +81,16 @@ describe('stream leases', () => {
     stream.close();
   });
 
+  it('leases nothing for HEAD, which never goes live', async () => {
+    const space = await h.createSpace();
+    const res = await fetch(`${srv.url}/hub/space/${space.spaceId}/messages/stream`, {
+      method: 'HEAD',
+      headers: { 'X-Private-Key': space.ownerKey },
+    });
+    expect(res.status).toBe(200);
+    expect(await streamedUntil(space)).toBeNull();
+  });
+
   it('lets later streams of the space share the lease this process holds', async () => {
     const space = await h.createSpace();
     const first = await SseStream.connect(srv.url, space.spaceId, { key: space.ownerKey });

@@ -71,7 +71,8 @@ export async function registerStreamRoutes(
     let start: Awaited<ReturnType<typeof openStream>>;
     try {
       // The space's messages are notified from here on; then the starting position is taken.
-      await hub.ready(spaceId);
+      // HEAD answers the stream's status and headers and never goes live.
+      if (request.method !== 'HEAD') await hub.ready(spaceId);
       start = await openStream({ deps, spaceId, key });
     } catch (error) {
       connection.abandon();
