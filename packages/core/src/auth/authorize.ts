@@ -39,15 +39,23 @@ export async function authorize(
   clock: Clock,
   { spaceId, key, allow, whenClosed }: AuthorizeOptions,
 ): Promise<{ space: SpaceRow; caller: Caller }> {
-  if (!isUuid(spaceId)) throw new NotFoundError('space');
-  if (!key) throw new UnauthorizedError('X-Private-Key is required');
-  const keyHash = hashSecret(key);
+  const keyHash = spaceKeyHash(spaceId, key);
   const [space] = await ex.select().from(spaces).where(eq(spaces.id, spaceId));
   if (!space) throw new NotFoundError('space');
 
   const caller = await findCaller(ex, spaceId, keyHash);
   checkAccess(space, caller?.role ?? null, clock.now(), { allow, whenClosed });
   return { space, caller: caller! };
+}
+
+/**
+ * The lookup hash of the key presented for a space, once the path names a space at all (404 for
+ * anything but a UUID) and a key is there (401): the checks every keyed operation makes first.
+ */
+export function spaceKeyHash(spaceId: string, key: string | undefined): string {
+  if (!isUuid(spaceId)) throw new NotFoundError('space');
+  if (!key) throw new UnauthorizedError('X-Private-Key is required');
+  return hashSecret(key);
 }
 
 /**

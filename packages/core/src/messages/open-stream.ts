@@ -1,12 +1,10 @@
 import { sql } from 'drizzle-orm';
-import { checkAccess, roleOf, roles } from '../auth/authorize';
+import { checkAccess, roleOf, roles, spaceKeyHash } from '../auth/authorize';
 import type { TContextBundle } from '../contract';
 import { rowsOf } from '../db/migrate';
 import { PreparedStatement } from '../db/prepared';
 import type { Deps } from '../deps';
-import { NotFoundError, UnauthorizedError } from '../errors';
-import { isUuid } from '../ids';
-import { hashSecret } from '../secrets';
+import { NotFoundError } from '../errors';
 import { contextFromJson, contextJsonColumns } from '../spaces/views';
 
 export interface OpenStreamOptions {
@@ -48,9 +46,8 @@ interface StartRow {
  */
 export async function openStream({ deps, spaceId, key }: OpenStreamOptions): Promise<StreamStart> {
   const { db, clock, config } = deps;
-  if (!isUuid(spaceId)) throw new NotFoundError('space');
-  if (!key) throw new UnauthorizedError('X-Private-Key is required');
-  const [row] = rowsOf<StartRow>(await startStatement.execute(db, { spaceId, keyHash: hashSecret(key) }));
+  const keyHash = spaceKeyHash(spaceId, key);
+  const [row] = rowsOf<StartRow>(await startStatement.execute(db, { spaceId, keyHash }));
   if (!row) throw new NotFoundError('space');
   const now = clock.now();
   const expiresAt = new Date(row.expires_at);

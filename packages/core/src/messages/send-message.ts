@@ -1,15 +1,14 @@
 import { sql } from 'drizzle-orm';
-import { authorize, roles } from '../auth/authorize';
+import { authorize, roles, spaceKeyHash } from '../auth/authorize';
 import type { TSendMessageRequest, TSendMessageResult } from '../contract';
 import { Batcher } from '../db/batcher';
 import { rowsOf } from '../db/migrate';
 import { PreparedStatement } from '../db/prepared';
 import type { Db } from '../db/types';
 import type { Deps } from '../deps';
-import { ForbiddenError, NotFoundError, UnauthorizedError } from '../errors';
+import { ForbiddenError } from '../errors';
 import { EVENTS_CHANNEL, MAX_INLINE_PAYLOAD } from '../events/append-event';
-import { isUuid, newId } from '../ids';
-import { hashSecret } from '../secrets';
+import { newId } from '../ids';
 import { contextFromJson, contextJsonColumns } from '../spaces/views';
 
 export interface SendMessageOptions {
@@ -44,12 +43,9 @@ export async function sendMessage({
   input,
 }: SendMessageOptions): Promise<TSendMessageResult> {
   const { db, clock } = deps;
-  if (!isUuid(spaceId)) throw new NotFoundError('space');
-  if (!key) throw new UnauthorizedError('X-Private-Key is required');
-
   const outgoing = {
     spaceId,
-    keyHash: hashSecret(key),
+    keyHash: spaceKeyHash(spaceId, key),
     messageId: newId(),
     type: input.type,
     content: input.content,
