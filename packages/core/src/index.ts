@@ -4,7 +4,6 @@ export * from './artifacts';
 export * from './ask';
 export * from './auth/authorize';
 export * from './clock';
-export * from './contract';
 export * from './db';
 export * from './deps';
 export * from './errors';

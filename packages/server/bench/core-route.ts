@@ -1,6 +1,8 @@
 // Information only: Convene's own sendMessage work (the core use case, its one prepared
 // statement and NOTIFY) in a bare Fastify route, without the HTTP policy hooks or tRPC. It shows
 // how much of the real route's cost is the message path itself.
+
+import { ZCreateSpaceRequest, ZSendMessageRequest } from '@convene/contract';
 import {
   createSpace,
   type Deps,
@@ -10,8 +12,6 @@ import {
   SecretBox,
   sendMessage,
   systemClock,
-  ZCreateSpaceRequest,
-  ZSendMessageRequest,
 } from '@convene/core';
 import Fastify from 'fastify';
 

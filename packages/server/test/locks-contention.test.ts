@@ -1,4 +1,5 @@
-import { limits, newId, schema } from '@convene/core';
+import { limits } from '@convene/contract';
+import { newId, schema } from '@convene/core';
 import { and, asc, eq, like } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {

@@ -1,4 +1,5 @@
-import { hashSecret, limits, mintUserToken, newId, schema } from '@convene/core';
+import { limits } from '@convene/contract';
+import { hashSecret, mintUserToken, newId, schema } from '@convene/core';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {

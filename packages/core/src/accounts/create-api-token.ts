@@ -1,4 +1,4 @@
-import type { TCreateApiTokenRequest, TCreateApiTokenResult } from '../contract';
+import type { TCreateApiTokenRequest, TCreateApiTokenResult } from '@convene/contract';
 import { apiTokens } from '../db/schema';
 import type { Executor } from '../db/types';
 import type { Deps } from '../deps';

@@ -1,5 +1,5 @@
+import type { TOk, TUserCodeRequest } from '@convene/contract';
 import { and, eq, gt } from 'drizzle-orm';
-import type { TOk, TUserCodeRequest } from '../contract';
 import { linkRequests } from '../db/schema';
 import type { Deps } from '../deps';
 import { NotFoundError } from '../errors';

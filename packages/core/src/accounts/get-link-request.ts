@@ -1,5 +1,5 @@
+import type { TLinkRequestView } from '@convene/contract';
 import { eq } from 'drizzle-orm';
-import type { TLinkRequestView } from '../contract';
 import { linkRequests } from '../db/schema';
 import type { Deps } from '../deps';
 import { NotFoundError } from '../errors';

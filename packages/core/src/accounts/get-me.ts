@@ -1,4 +1,4 @@
-import type { TUserView } from '../contract';
+import type { TUserView } from '@convene/contract';
 import type { Deps } from '../deps';
 import { authenticateHuman } from './authenticate-human';
 import { toUserView } from './views';

@@ -1,5 +1,5 @@
+import type { TMySpaceKey } from '@convene/contract';
 import { and, desc, eq, inArray, isNotNull } from 'drizzle-orm';
-import type { TMySpaceKey } from '../contract';
 import { participants, spaces } from '../db/schema';
 import type { Deps } from '../deps';
 import { NotFoundError, UnauthorizedError } from '../errors';

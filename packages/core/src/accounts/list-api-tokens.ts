@@ -1,5 +1,5 @@
+import type { TTokenList } from '@convene/contract';
 import { desc, eq } from 'drizzle-orm';
-import type { TTokenList } from '../contract';
 import { apiTokens } from '../db/schema';
 import type { Deps } from '../deps';
 import { authenticateHuman } from './authenticate-human';

@@ -1,5 +1,5 @@
+import type { TMySpaces } from '@convene/contract';
 import { desc, eq } from 'drizzle-orm';
-import type { TMySpaces } from '../contract';
 import { participants, spaces } from '../db/schema';
 import type { Deps } from '../deps';
 import { isClosed, ttlRemaining } from '../spaces/views';

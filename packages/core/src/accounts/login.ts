@@ -1,5 +1,5 @@
+import type { TLoginRequest, TSessionResult } from '@convene/contract';
 import { eq } from 'drizzle-orm';
-import type { TLoginRequest, TSessionResult } from '../contract';
 import { users } from '../db/schema';
 import type { Deps } from '../deps';
 import { UnauthorizedError } from '../errors';

@@ -1,6 +1,6 @@
+import type { TPollLinkRequest, TPollLinkResult } from '@convene/contract';
 import { and, eq, gt, isNotNull } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
-import type { TPollLinkRequest, TPollLinkResult } from '../contract';
 import { linkRequests } from '../db/schema';
 import type { Deps } from '../deps';
 import { GoneError, NotFoundError } from '../errors';

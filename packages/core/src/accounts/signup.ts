@@ -1,4 +1,4 @@
-import type { TSessionResult, TSignupRequest } from '../contract';
+import type { TSessionResult, TSignupRequest } from '@convene/contract';
 import { users } from '../db/schema';
 import type { Deps } from '../deps';
 import { ConflictError } from '../errors';

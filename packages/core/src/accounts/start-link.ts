@@ -1,4 +1,4 @@
-import type { TStartLinkRequest, TStartLinkResult } from '../contract';
+import type { TStartLinkRequest, TStartLinkResult } from '@convene/contract';
 import { linkRequests } from '../db/schema';
 import type { Deps } from '../deps';
 import { newId } from '../ids';

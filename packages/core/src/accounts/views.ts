@@ -1,4 +1,4 @@
-import type { TSessionResult, TTokenMetadata, TUserView } from '../contract';
+import type { TSessionResult, TTokenMetadata, TUserView } from '@convene/contract';
 import type { apiTokens, users } from '../db/schema';
 import type { Deps } from '../deps';
 

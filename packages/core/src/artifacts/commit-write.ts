@@ -1,6 +1,6 @@
+import type { TArtifactView } from '@convene/contract';
 import { and, eq, gt, sql } from 'drizzle-orm';
 import type { Caller } from '../auth/authorize';
-import type { TArtifactView } from '../contract';
 import { artifacts, artifactVersions } from '../db/schema';
 import type { Tx } from '../db/types';
 import type { Deps } from '../deps';

@@ -1,6 +1,6 @@
+import { limits, type TArtifactView, type TCreateArtifactRequest } from '@convene/contract';
 import { count, eq } from 'drizzle-orm';
 import { roles } from '../auth/authorize';
-import { limits, type TArtifactView, type TCreateArtifactRequest } from '../contract';
 import { artifacts, artifactVersions } from '../db/schema';
 import type { Deps } from '../deps';
 import { ConflictError } from '../errors';

@@ -1,5 +1,5 @@
+import type { TArtifactView } from '@convene/contract';
 import { authorize, roles } from '../auth/authorize';
-import type { TArtifactView } from '../contract';
 import type { Deps } from '../deps';
 import { findArtifact } from './shared';
 import { findVersion } from './versions';

@@ -1,6 +1,6 @@
+import type { TLockResult } from '@convene/contract';
 import { and, eq, gt } from 'drizzle-orm';
 import { authorize, roles } from '../auth/authorize';
-import type { TLockResult } from '../contract';
 import { artifacts } from '../db/schema';
 import type { Deps } from '../deps';
 import {

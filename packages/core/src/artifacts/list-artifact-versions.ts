@@ -1,6 +1,6 @@
+import type { TArtifactVersionList } from '@convene/contract';
 import { and, desc, eq, sql } from 'drizzle-orm';
 import { authorize, roles } from '../auth/authorize';
-import type { TArtifactVersionList } from '../contract';
 import { artifactVersions } from '../db/schema';
 import type { Deps } from '../deps';
 import { NotFoundError } from '../errors';

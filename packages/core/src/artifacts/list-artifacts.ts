@@ -1,6 +1,6 @@
+import type { TArtifactList } from '@convene/contract';
 import { asc, eq } from 'drizzle-orm';
 import { authorize, roles } from '../auth/authorize';
-import type { TArtifactList } from '../contract';
 import { artifacts } from '../db/schema';
 import type { Deps } from '../deps';
 import { toArtifactView } from './shared';

@@ -1,6 +1,6 @@
+import type { TLockResult } from '@convene/contract';
 import { and, eq, isNull, lte, or, sql } from 'drizzle-orm';
 import { roles } from '../auth/authorize';
-import type { TLockResult } from '../contract';
 import { artifacts } from '../db/schema';
 import type { Deps } from '../deps';
 import { appendEvent } from '../events/append-event';

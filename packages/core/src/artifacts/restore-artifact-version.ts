@@ -1,5 +1,5 @@
+import type { TArtifactView } from '@convene/contract';
 import { roles } from '../auth/authorize';
-import type { TArtifactView } from '../contract';
 import type { Deps } from '../deps';
 import { commitWrite } from './commit-write';
 import { authorizeForUpdate, findArtifact } from './shared';

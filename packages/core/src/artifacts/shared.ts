@@ -1,7 +1,7 @@
+import type { TArtifactView, TLockResult } from '@convene/contract';
 import { and, eq } from 'drizzle-orm';
 import { type AuthorizeOptions, authorize, type Caller, type SpaceRow } from '../auth/authorize';
 import type { Clock } from '../clock';
-import type { TArtifactView, TLockResult } from '../contract';
 import { artifacts, spaces } from '../db/schema';
 import type { Executor } from '../db/types';
 import { ArtifactLockedError, ForbiddenError, NotFoundError } from '../errors';

@@ -1,6 +1,6 @@
+import type { TArtifactView } from '@convene/contract';
 import { and, eq } from 'drizzle-orm';
 import { roles } from '../auth/authorize';
-import type { TArtifactView } from '../contract';
 import { artifacts } from '../db/schema';
 import type { Deps } from '../deps';
 import { appendEvent } from '../events/append-event';

@@ -1,5 +1,5 @@
+import type { TArtifactView, TWriteArtifactRequest } from '@convene/contract';
 import { roles } from '../auth/authorize';
-import type { TArtifactView, TWriteArtifactRequest } from '../contract';
 import type { Deps } from '../deps';
 import { commitWrite } from './commit-write';
 import { authorizeForUpdate } from './shared';

@@ -1,6 +1,6 @@
+import type { TAskResult, TAskResultItem } from '@convene/contract';
+import { limits } from '@convene/contract';
 import { sql } from 'drizzle-orm';
-import type { TAskResult, TAskResultItem } from '../contract';
-import { limits } from '../contract/limits';
 import { rowsOf } from '../db/migrate';
 import type { Deps } from '../deps';
 import { newId } from '../ids';

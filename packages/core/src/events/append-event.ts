@@ -1,3 +1,4 @@
+import type { TSpaceEventKind } from '@convene/contract';
 import { eq, sql } from 'drizzle-orm';
 import type { Clock } from '../clock';
 import { spaceEvents, spaces } from '../db/schema';
@@ -8,14 +9,8 @@ export const EVENTS_CHANNEL = 'convene_events';
 /** NOTIFY payloads must stay under 8000 bytes; larger events travel as a pointer. */
 export const MAX_INLINE_PAYLOAD = 7000;
 
-export type SpaceEventKind =
-  | 'message'
-  | 'participant-status'
-  | 'artifact-created'
-  | 'artifact-updated'
-  | 'artifact-locked'
-  | 'artifact-unlocked'
-  | 'space-closed';
+/** Every stream event a space records, named as on the wire. */
+export type SpaceEventKind = TSpaceEventKind;
 
 /** What travels between nodes: the space, its event id, and the event itself when it fits. */
 export interface EventNotice {

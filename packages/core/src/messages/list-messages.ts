@@ -1,6 +1,6 @@
+import { limits, type TListMessagesResult } from '@convene/contract';
 import { sql } from 'drizzle-orm';
 import { authorize, roles } from '../auth/authorize';
-import { limits, type TListMessagesResult } from '../contract';
 import { rowsOf } from '../db/migrate';
 import type { Deps } from '../deps';
 import { loadContext } from '../spaces/views';

@@ -1,6 +1,6 @@
+import type { TContextBundle } from '@convene/contract';
 import { sql } from 'drizzle-orm';
 import { checkAccess, roleOf, roles, spaceKeyHash } from '../auth/authorize';
-import type { TContextBundle } from '../contract';
 import { rowsOf } from '../db/migrate';
 import { PreparedStatement } from '../db/prepared';
 import type { Deps } from '../deps';

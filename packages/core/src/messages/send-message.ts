@@ -1,6 +1,6 @@
+import type { TSendMessageRequest, TSendMessageResult } from '@convene/contract';
 import { sql } from 'drizzle-orm';
 import { authorize, roles, spaceKeyHash } from '../auth/authorize';
-import type { TSendMessageRequest, TSendMessageResult } from '../contract';
 import { Batcher } from '../db/batcher';
 import { rowsOf } from '../db/migrate';
 import { PreparedStatement } from '../db/prepared';

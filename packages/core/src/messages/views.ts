@@ -1,5 +1,5 @@
+import type { TMessageView } from '@convene/contract';
 import { sql } from 'drizzle-orm';
-import type { TMessageView } from '../contract';
 
 /** A JS Date (millisecond precision) written the same way, with 6 fractional digits. */
 export const formatMicros = (date: Date): string => date.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');

@@ -1,5 +1,5 @@
+import type { TInvitationResult } from '@convene/contract';
 import { authorize, roles } from '../auth/authorize';
-import type { TInvitationResult } from '../contract';
 import { invitations } from '../db/schema';
 import type { Deps } from '../deps';
 import { newId } from '../ids';

@@ -1,6 +1,6 @@
+import type { TJoinStatus } from '@convene/contract';
 import { and, eq } from 'drizzle-orm';
 import { authorize, roles } from '../auth/authorize';
-import type { TJoinStatus } from '../contract';
 import { participants } from '../db/schema';
 import type { Deps } from '../deps';
 import { DomainError, NotFoundError } from '../errors';

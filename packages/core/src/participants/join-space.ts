@@ -1,7 +1,7 @@
+import { limits, type TJoinRequest, type TJoinResult } from '@convene/contract';
 import { count, eq } from 'drizzle-orm';
 import { resolveUserToken } from '../accounts/resolve-user-token';
 import { authorize, roles } from '../auth/authorize';
-import { limits, type TJoinRequest, type TJoinResult } from '../contract';
 import { participants, spaces } from '../db/schema';
 import type { Deps } from '../deps';
 import { ConflictError, SpaceClosedError } from '../errors';

@@ -1,6 +1,6 @@
+import type { TOk } from '@convene/contract';
 import { and, eq } from 'drizzle-orm';
 import { authorize, roles } from '../auth/authorize';
-import type { TOk } from '../contract';
 import { participants } from '../db/schema';
 import type { Deps } from '../deps';
 import { ConflictError, UnauthorizedError } from '../errors';

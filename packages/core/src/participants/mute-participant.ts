@@ -1,5 +1,5 @@
+import type { TOk } from '@convene/contract';
 import { authorize, roles } from '../auth/authorize';
-import type { TOk } from '../contract';
 import type { Deps } from '../deps';
 import { lockModerationTarget, notApplicable, transitionParticipant } from './moderation';
 

@@ -1,7 +1,7 @@
+import type { TOk } from '@convene/contract';
 import { and, eq } from 'drizzle-orm';
 import { releaseLocks } from '../artifacts/release-locks';
 import { authorize, roles } from '../auth/authorize';
-import type { TOk } from '../contract';
 import { spaces } from '../db/schema';
 import type { Deps } from '../deps';
 import { SpaceClosedError } from '../errors';

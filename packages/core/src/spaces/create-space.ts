@@ -1,5 +1,5 @@
+import type { TCreateSpaceRequest, TCreateSpaceResult } from '@convene/contract';
 import { resolveUserToken } from '../accounts/resolve-user-token';
-import type { TCreateSpaceRequest, TCreateSpaceResult } from '../contract';
 import { participants, spaces } from '../db/schema';
 import type { Deps } from '../deps';
 import { newId } from '../ids';

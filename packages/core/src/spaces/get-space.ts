@@ -1,5 +1,5 @@
+import type { TSpaceView } from '@convene/contract';
 import { authorize, roles } from '../auth/authorize';
-import type { TSpaceView } from '../contract';
 import type { Deps } from '../deps';
 import { isClosed, loadContext, ttlRemaining } from './views';
 

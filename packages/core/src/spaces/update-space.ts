@@ -1,6 +1,6 @@
+import type { TOk, TUpdateSpaceBody } from '@convene/contract';
 import { eq } from 'drizzle-orm';
 import { authorize, roles } from '../auth/authorize';
-import type { TOk, TUpdateSpaceBody } from '../contract';
 import { spaces } from '../db/schema';
 import type { Deps } from '../deps';
 

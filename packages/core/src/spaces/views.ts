@@ -1,6 +1,6 @@
+import type { TArtifactSummary, TContextBundle, TParticipantView } from '@convene/contract';
 import { asc, eq, type SQL, sql } from 'drizzle-orm';
 import type { Clock } from '../clock';
-import type { TArtifactSummary, TContextBundle, TParticipantView } from '../contract';
 import { artifacts, participants, type spaces } from '../db/schema';
 import type { Executor } from '../db/types';
 import type { CoreConfig } from '../deps';

@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
-import type { Clock, StreamEvent, StreamStart, TParticipantView } from '@convene/core';
+import type { TParticipantView } from '@convene/contract';
+import type { Clock, StreamEvent, StreamStart } from '@convene/core';
 import { contextFrame, type EventHub, type HubItem, type HubSubscriber, sseFrame } from './hub';
 
 /** A stream whose client reads slower than this much buffered output is ended; it resumes with Last-Event-ID. */

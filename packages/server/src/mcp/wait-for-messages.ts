@@ -1,4 +1,5 @@
-import { listMessages, type TListMessagesResult } from '@convene/core';
+import type { TListMessagesResult } from '@convene/contract';
+import { listMessages } from '@convene/core';
 import type { ToolContext } from './tool';
 
 export interface WaitForMessagesOptions {

@@ -1,4 +1,5 @@
-import { approveLink, ZOk, ZUserCodeRequest } from '@convene/core';
+import { ZOk, ZUserCodeRequest } from '@convene/contract';
+import { approveLink } from '@convene/core';
 import { procedure } from '../trpc';
 
 export const approveLinkProcedure = procedure

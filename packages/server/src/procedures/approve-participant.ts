@@ -1,4 +1,5 @@
-import { approveParticipant, ZOk, ZParticipantPathParams } from '@convene/core';
+import { ZOk, ZParticipantPathParams } from '@convene/contract';
+import { approveParticipant } from '@convene/core';
 import { procedure } from '../trpc';
 
 export const approveParticipantProcedure = procedure

@@ -1,4 +1,5 @@
-import { closeSpace, ZOk, ZSpaceIdParam } from '@convene/core';
+import { ZOk, ZSpaceIdParam } from '@convene/contract';
+import { closeSpace } from '@convene/core';
 import { procedure } from '../trpc';
 
 export const closeSpaceProcedure = procedure

@@ -1,4 +1,5 @@
-import { createApiToken, ZCreateApiTokenRequest, ZCreateApiTokenResult } from '@convene/core';
+import { ZCreateApiTokenRequest, ZCreateApiTokenResult } from '@convene/contract';
+import { createApiToken } from '@convene/core';
 import { procedure } from '../trpc';
 
 export const createApiTokenProcedure = procedure

@@ -1,4 +1,5 @@
-import { createArtifact, ZArtifactView, ZCreateArtifactRequest } from '@convene/core';
+import { ZArtifactView, ZCreateArtifactRequest } from '@convene/contract';
+import { createArtifact } from '@convene/core';
 import { procedure } from '../trpc';
 
 export const createArtifactProcedure = procedure

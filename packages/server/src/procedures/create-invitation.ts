@@ -1,4 +1,5 @@
-import { createInvitation, ZInvitationResult, ZSpaceIdParam } from '@convene/core';
+import { ZInvitationResult, ZSpaceIdParam } from '@convene/contract';
+import { createInvitation } from '@convene/core';
 import { procedure } from '../trpc';
 
 export const createInvitationProcedure = procedure

@@ -1,4 +1,5 @@
-import { createSpace, ZCreateSpaceRequest, ZCreateSpaceResult } from '@convene/core';
+import { ZCreateSpaceRequest, ZCreateSpaceResult } from '@convene/contract';
+import { createSpace } from '@convene/core';
 import { procedure } from '../trpc';
 
 export const createSpaceProcedure = procedure

@@ -1,4 +1,5 @@
-import { denyLink, ZOk, ZUserCodeRequest } from '@convene/core';
+import { ZOk, ZUserCodeRequest } from '@convene/contract';
+import { denyLink } from '@convene/core';
 import { procedure } from '../trpc';
 
 export const denyLinkProcedure = procedure

@@ -1,4 +1,5 @@
-import { getArtifactVersion, ZArtifactVersionPathParams, ZArtifactView } from '@convene/core';
+import { ZArtifactVersionPathParams, ZArtifactView } from '@convene/contract';
+import { getArtifactVersion } from '@convene/core';
 import { procedure } from '../trpc';
 
 export const getArtifactVersionProcedure = procedure

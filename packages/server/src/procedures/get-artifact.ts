@@ -1,4 +1,5 @@
-import { getArtifact, ZArtifactPathParams, ZArtifactView } from '@convene/core';
+import { ZArtifactPathParams, ZArtifactView } from '@convene/contract';
+import { getArtifact } from '@convene/core';
 import { procedure } from '../trpc';
 
 export const getArtifactProcedure = procedure

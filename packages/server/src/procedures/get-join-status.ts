@@ -1,4 +1,5 @@
-import { getJoinStatus, ZJoinStatus, ZParticipantPathParams } from '@convene/core';
+import { ZJoinStatus, ZParticipantPathParams } from '@convene/contract';
+import { getJoinStatus } from '@convene/core';
 import { procedure } from '../trpc';
 
 export const getJoinStatusProcedure = procedure

@@ -1,4 +1,5 @@
-import { getLinkRequest, ZLinkRequestView } from '@convene/core';
+import { ZLinkRequestView } from '@convene/contract';
+import { getLinkRequest } from '@convene/core';
 import { z } from 'zod';
 import { procedure } from '../trpc';
 

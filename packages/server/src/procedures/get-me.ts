@@ -1,4 +1,5 @@
-import { getMe, ZEmpty, ZUserView } from '@convene/core';
+import { ZEmpty, ZUserView } from '@convene/contract';
+import { getMe } from '@convene/core';
 import { procedure } from '../trpc';
 
 export const getMeProcedure = procedure

@@ -1,4 +1,5 @@
-import { getMySpaceKey, ZMySpaceKey, ZSpaceIdParam } from '@convene/core';
+import { ZMySpaceKey, ZSpaceIdParam } from '@convene/contract';
+import { getMySpaceKey } from '@convene/core';
 import { procedure } from '../trpc';
 
 export const getMySpaceKeyProcedure = procedure

@@ -1,4 +1,5 @@
-import { getSpace, ZSpaceIdParam, ZSpaceView } from '@convene/core';
+import { ZSpaceIdParam, ZSpaceView } from '@convene/contract';
+import { getSpace } from '@convene/core';
 import { procedure } from '../trpc';
 
 export const getSpaceProcedure = procedure

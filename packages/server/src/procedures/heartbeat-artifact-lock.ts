@@ -1,4 +1,5 @@
-import { heartbeatArtifactLock, ZArtifactPathParams, ZLockResult } from '@convene/core';
+import { ZArtifactPathParams, ZLockResult } from '@convene/contract';
+import { heartbeatArtifactLock } from '@convene/core';
 import { procedure } from '../trpc';
 
 export const heartbeatArtifactLockProcedure = procedure

@@ -1,4 +1,5 @@
-import { joinSpace, ZJoinResult, ZJoinSpaceInput } from '@convene/core';
+import { ZJoinResult, ZJoinSpaceInput } from '@convene/contract';
+import { joinSpace } from '@convene/core';
 import { procedure } from '../trpc';
 
 export const joinSpaceProcedure = procedure

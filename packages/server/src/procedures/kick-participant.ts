@@ -1,4 +1,5 @@
-import { kickParticipant, ZOk, ZParticipantPathParams } from '@convene/core';
+import { ZOk, ZParticipantPathParams } from '@convene/contract';
+import { kickParticipant } from '@convene/core';
 import { procedure } from '../trpc';
 
 export const kickParticipantProcedure = procedure

@@ -1,4 +1,5 @@
-import { leaveSpace, ZOk, ZSpaceIdParam } from '@convene/core';
+import { ZOk, ZSpaceIdParam } from '@convene/contract';
+import { leaveSpace } from '@convene/core';
 import { procedure } from '../trpc';
 
 export const leaveSpaceProcedure = procedure

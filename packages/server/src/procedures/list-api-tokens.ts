@@ -1,4 +1,5 @@
-import { listApiTokens, ZEmpty, ZTokenList } from '@convene/core';
+import { ZEmpty, ZTokenList } from '@convene/contract';
+import { listApiTokens } from '@convene/core';
 import { procedure } from '../trpc';
 
 export const listApiTokensProcedure = procedure

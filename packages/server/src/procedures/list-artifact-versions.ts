@@ -1,4 +1,5 @@
-import { listArtifactVersions, ZArtifactPathParams, ZArtifactVersionList } from '@convene/core';
+import { ZArtifactPathParams, ZArtifactVersionList } from '@convene/contract';
+import { listArtifactVersions } from '@convene/core';
 import { procedure } from '../trpc';
 
 export const listArtifactVersionsProcedure = procedure

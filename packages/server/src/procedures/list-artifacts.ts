@@ -1,4 +1,5 @@
-import { listArtifacts, ZArtifactList, ZSpaceIdParam } from '@convene/core';
+import { ZArtifactList, ZSpaceIdParam } from '@convene/contract';
+import { listArtifacts } from '@convene/core';
 import { procedure } from '../trpc';
 
 export const listArtifactsProcedure = procedure

@@ -1,4 +1,5 @@
-import { listMessages, ZListMessagesRequest, ZListMessagesResult } from '@convene/core';
+import { ZListMessagesRequest, ZListMessagesResult } from '@convene/contract';
+import { listMessages } from '@convene/core';
 import { procedure } from '../trpc';
 
 export const listMessagesProcedure = procedure

@@ -1,4 +1,5 @@
-import { listMySpaces, ZEmpty, ZMySpaces } from '@convene/core';
+import { ZEmpty, ZMySpaces } from '@convene/contract';
+import { listMySpaces } from '@convene/core';
 import { procedure } from '../trpc';
 
 export const listMySpacesProcedure = procedure

@@ -1,4 +1,5 @@
-import { lockArtifact, ZArtifactPathParams, ZLockResult } from '@convene/core';
+import { ZArtifactPathParams, ZLockResult } from '@convene/contract';
+import { lockArtifact } from '@convene/core';
 import { procedure } from '../trpc';
 
 export const lockArtifactProcedure = procedure

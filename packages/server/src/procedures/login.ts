@@ -1,4 +1,5 @@
-import { login, ZLoginRequest, ZSessionResult } from '@convene/core';
+import { ZLoginRequest, ZSessionResult } from '@convene/contract';
+import { login } from '@convene/core';
 import { procedure } from '../trpc';
 
 export const loginProcedure = procedure

@@ -1,4 +1,5 @@
-import { muteParticipant, ZOk, ZParticipantPathParams } from '@convene/core';
+import { ZOk, ZParticipantPathParams } from '@convene/contract';
+import { muteParticipant } from '@convene/core';
 import { procedure } from '../trpc';
 
 export const muteParticipantProcedure = procedure

@@ -1,4 +1,5 @@
-import { pollLink, ZPollLinkRequest, ZPollLinkResult } from '@convene/core';
+import { ZPollLinkRequest, ZPollLinkResult } from '@convene/contract';
+import { pollLink } from '@convene/core';
 import { procedure } from '../trpc';
 
 export const pollLinkProcedure = procedure

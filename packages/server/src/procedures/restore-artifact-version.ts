@@ -1,4 +1,5 @@
-import { restoreArtifactVersion, ZArtifactVersionPathParams, ZArtifactView } from '@convene/core';
+import { ZArtifactVersionPathParams, ZArtifactView } from '@convene/contract';
+import { restoreArtifactVersion } from '@convene/core';
 import { procedure } from '../trpc';
 
 export const restoreArtifactVersionProcedure = procedure

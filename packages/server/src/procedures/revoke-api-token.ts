@@ -1,4 +1,5 @@
-import { revokeApiToken, ZTokenIdParam } from '@convene/core';
+import { ZTokenIdParam } from '@convene/contract';
+import { revokeApiToken } from '@convene/core';
 import { z } from 'zod';
 import { procedure } from '../trpc';
 

@@ -1,4 +1,5 @@
-import { sendMessage, ZSendMessageRequest, ZSendMessageResult } from '@convene/core';
+import { ZSendMessageRequest, ZSendMessageResult } from '@convene/contract';
+import { sendMessage } from '@convene/core';
 import { procedure } from '../trpc';
 
 export const sendMessageProcedure = procedure

@@ -1,4 +1,5 @@
-import { signup, ZSessionResult, ZSignupRequest } from '@convene/core';
+import { ZSessionResult, ZSignupRequest } from '@convene/contract';
+import { signup } from '@convene/core';
 import { procedure } from '../trpc';
 
 export const signupProcedure = procedure

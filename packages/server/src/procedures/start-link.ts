@@ -1,4 +1,5 @@
-import { startLink, ZStartLinkRequest, ZStartLinkResult } from '@convene/core';
+import { ZStartLinkRequest, ZStartLinkResult } from '@convene/contract';
+import { startLink } from '@convene/core';
 import { procedure } from '../trpc';
 
 export const startLinkProcedure = procedure

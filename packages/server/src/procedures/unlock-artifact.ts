@@ -1,4 +1,5 @@
-import { unlockArtifact, ZArtifactPathParams, ZArtifactView } from '@convene/core';
+import { ZArtifactPathParams, ZArtifactView } from '@convene/contract';
+import { unlockArtifact } from '@convene/core';
 import { procedure } from '../trpc';
 
 export const unlockArtifactProcedure = procedure

@@ -1,4 +1,5 @@
-import { unmuteParticipant, ZOk, ZParticipantPathParams } from '@convene/core';
+import { ZOk, ZParticipantPathParams } from '@convene/contract';
+import { unmuteParticipant } from '@convene/core';
 import { procedure } from '../trpc';
 
 export const unmuteParticipantProcedure = procedure

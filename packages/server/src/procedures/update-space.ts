@@ -1,4 +1,5 @@
-import { updateSpace, ZOk, ZUpdateSpaceRequest } from '@convene/core';
+import { ZOk, ZUpdateSpaceRequest } from '@convene/contract';
+import { updateSpace } from '@convene/core';
 import { procedure } from '../trpc';
 
 export const updateSpaceProcedure = procedure

@@ -1,4 +1,5 @@
-import { writeArtifact, ZArtifactView, ZWriteArtifactRequest } from '@convene/core';
+import { ZArtifactView, ZWriteArtifactRequest } from '@convene/contract';
+import { writeArtifact } from '@convene/core';
 import { procedure } from '../trpc';
 
 export const writeArtifactProcedure = procedure

@@ -1,12 +1,5 @@
-import {
-  type AskDocument,
-  ask,
-  getAgentCard,
-  indexAskDocuments,
-  type TAskResult,
-  ZAskRequest,
-  ZAskResult,
-} from '@convene/core';
+import { type TAskResult, ZAskRequest, ZAskResult } from '@convene/contract';
+import { type AskDocument, ask, getAgentCard, indexAskDocuments } from '@convene/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { renderAgentCard } from '../agents/agent-card';
 import { GUIDES, guideDocuments, operationDocuments, readGuide } from '../agents/ask-documents';

@@ -1,4 +1,5 @@
-import { openStream, ZTimestampQuery } from '@convene/core';
+import { ZTimestampQuery } from '@convene/contract';
+import { openStream } from '@convene/core';
 import type { FastifyInstance } from 'fastify';
 import type { EventHub } from '../events/hub';
 import { StreamConnection } from '../events/stream-connection';

@@ -2,6 +2,7 @@ export * from './accounts';
 export * from './artifacts';
 export * from './ask';
 export * from './common';
+export * from './events';
 export * from './limits';
 export * from './messages';
 export * from './participants';

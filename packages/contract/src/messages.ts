@@ -103,9 +103,3 @@ export const ZListMessagesResult = z
   .extend(ZContextBundle.shape)
   .meta({ id: 'ListMessagesResult' });
 export type TListMessagesResult = z.infer<typeof ZListMessagesResult>;
-
-/** Payload of the `space-closed` stream event. */
-export const ZSpaceClosedEvent = z
-  .object({ spaceId: ZUuid, reason: z.enum(['closed', 'expired']) })
-  .meta({ id: 'SpaceClosedEvent' });
-export type TSpaceClosedEvent = z.infer<typeof ZSpaceClosedEvent>;

@@ -1,0 +1,48 @@
+import { z } from 'zod';
+import { ZUuid } from './common';
+import { ZMessageView } from './messages';
+import { ZArtifactSummary, ZContextBundle, ZParticipantView } from './views';
+
+/**
+ * The events of a space's stream (`GET /hub/space/{spaceId}/messages/stream`): the SSE `event:`
+ * name of each and the schema of its `data:`. Every event but `context` carries `id:`, the space's
+ * event sequence number, which a client sends back as `Last-Event-ID` to resume.
+ */
+export const ZSpaceClosedEvent = z
+  .object({ spaceId: ZUuid, reason: z.enum(['closed', 'expired']) })
+  .meta({ id: 'SpaceClosedEvent' });
+export type TSpaceClosedEvent = z.infer<typeof ZSpaceClosedEvent>;
+
+export const streamEventSchemas = {
+  message: ZMessageView,
+  'participant-status': ZParticipantView,
+  context: ZContextBundle,
+  'artifact-created': ZArtifactSummary,
+  'artifact-updated': ZArtifactSummary,
+  'artifact-locked': ZArtifactSummary,
+  'artifact-unlocked': ZArtifactSummary,
+  'space-closed': ZSpaceClosedEvent,
+} as const;
+
+export type TStreamEventName = keyof typeof streamEventSchemas;
+export const ZStreamEventName = z.enum(
+  Object.keys(streamEventSchemas) as [TStreamEventName, ...TStreamEventName[]],
+);
+
+/** The data of each stream event, by name. */
+export type TStreamEventData = { [K in TStreamEventName]: z.infer<(typeof streamEventSchemas)[K]> };
+
+/** The events a space records and replays: every stream event but the per-connection `context`. */
+export type TSpaceEventKind = Exclude<TStreamEventName, 'context'>;
+
+/**
+ * One parsed stream event: its name, its data and, except for `context`, its event id. A
+ * discriminated union, so `switch (ev.event)` narrows `ev.data`.
+ */
+export type TStreamEvent = {
+  [K in TStreamEventName]: {
+    event: K;
+    id: K extends 'context' ? undefined : number;
+    data: TStreamEventData[K];
+  };
+}[TStreamEventName];
