@@ -5,6 +5,7 @@ export * from './common';
 export * from './events';
 export * from './limits';
 export * from './messages';
+export * from './operations';
 export * from './participants';
 export * from './spaces';
 export * from './views';
