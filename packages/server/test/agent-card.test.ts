@@ -1,3 +1,5 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectError, expectOk, Harness, startTestServer, type TestServer } from './helpers';
 
@@ -22,6 +24,9 @@ async function invitation(body: Record<string, unknown> = {}) {
   return { space, invite: res.body as { agentLink: string; publicInvitationKey: string; humanLink: string } };
 }
 
+/** Runs a command copied from a card in bash, as an agent would; resolves with its stdout. */
+const shell = async (command: string) => (await promisify(execFile)('bash', ['-c', command])).stdout;
+
 /** Fetches an absolute URL of the server under test (the agentLink is one). */
 const fetchAbsolute = (url: string) => h.get(url.slice(srv.url.length));
 
@@ -41,16 +46,18 @@ describe('agent card', () => {
     expect(card).toContain('Name: Release planning');
     expect(card).toContain('Description: Plan the 2.0 release');
     expect(card).toContain('Agenda:\n1. Scope\n2. Dates');
-    expect(card).toContain(`export SPACE_ID=${space.spaceId}`);
-    expect(card).toContain(`export INVITATION_KEY=${key}`);
-    expect(card).toContain(`export CONVENE=${srv.url}`);
-    // Exact REST calls: join, then talk, stream, artifacts and locks.
-    expect(card).toContain('curl -s -X POST $CONVENE/hub/space/$SPACE_ID/join');
-    expect(card).toContain('-H "X-Private-Key: $INVITATION_KEY"');
-    expect(card).toContain('$CONVENE/hub/space/$SPACE_ID/messages');
-    expect(card).toContain('$CONVENE/hub/space/$SPACE_ID/messages/stream');
-    expect(card).toContain('$CONVENE/hub/space/$SPACE_ID/artifact/<artifactId>/lock');
-    expect(card).toContain('/lock/heartbeat');
+    const spaceUrl = `${srv.url}/hub/space/${space.spaceId}`;
+    // Literal steps: absolute URLs and the key itself, no variables to set first.
+    expect(card).not.toMatch(/\$[A-Z_]+/);
+    expect(card).toContain(`curl -s -X POST ${spaceUrl}/join \\\n  -H 'X-Private-Key: ${key}'`);
+    expect(card).toContain(`curl -s -X POST ${spaceUrl}/messages -H 'X-Private-Key: <participantPrivateKey>'`);
+    expect(card).toContain(`curl -sN ${spaceUrl}/messages/stream -H 'X-Private-Key: <participantPrivateKey>'`);
+    expect(card).toContain(`${spaceUrl}/artifact/<artifactId>/lock -H`);
+    expect(card).toContain(`${spaceUrl}/artifact/<artifactId>/lock/heartbeat -H`);
+    // The SDK and the CLI join with the agentLink itself.
+    expect(card).toContain(`new Convene({ baseUrl: "${srv.url}" })`);
+    expect(card).toContain(`await hub.join("${invite.agentLink}", {`);
+    expect(card).toContain(`convene join '${invite.agentLink}' --name '<your name>'`);
     // A public space admits at once: no approval polling.
     expect(card).toContain('you are admitted at once');
     expect(card).not.toContain('/join/<participantId>');
@@ -74,20 +81,25 @@ describe('agent card', () => {
     expectOk(res);
     expect(res.text).toContain('This is a **private** space');
     expect(res.text).toContain(
-      'curl -s $CONVENE/hub/space/$SPACE_ID/join/<participantId> -H "X-Private-Key: $INVITATION_KEY"',
+      `curl -s ${srv.url}/hub/space/${space.spaceId}/join/<participantId> -H 'X-Private-Key: ${invite.publicInvitationKey}'`,
     );
     expect(res.text).toContain('`get_join_status`');
   });
 
-  it('works: following the card joins the space', async () => {
+  it('works: its join and send commands, pasted into a shell, join the space and talk', async () => {
     const { space, invite } = await invitation();
     const card = (await fetchAbsolute(invite.agentLink)).text;
-    const key = card.match(/^export INVITATION_KEY=(.+)$/m)?.[1];
-    const spaceId = card.match(/^export SPACE_ID=(.+)$/m)?.[1];
-    expect(spaceId).toBe(space.spaceId);
-    const joined = await h.post(`/hub/space/${spaceId}/join`, { key, body: { name: 'Card reader' } });
-    expectOk(joined);
-    expect(joined.body.participantPrivateKey).toMatch(/^[0-9a-f]{64}$/);
+    const blocks = [...card.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
+    const joinCommand = blocks.find((b) => b.includes('/join'))!;
+    const joined = JSON.parse(await shell(joinCommand.replaceAll('<your name>', 'Card reader')));
+    expect(joined.participantPrivateKey).toMatch(/^[0-9a-f]{64}$/);
+    const talk = blocks.find((b) => b.includes('"content":"Hello!"'))!;
+    const send = talk.split('\n\n')[0]!.replaceAll('<participantPrivateKey>', joined.participantPrivateKey);
+    expect(JSON.parse(await shell(send)).messageId).toMatch(/^[0-9a-f-]{36}$/);
+    const messages = await h.get(`/hub/space/${space.spaceId}/messages`, { key: space.ownerKey });
+    expect(messages.body.messages).toEqual([
+      expect.objectContaining({ senderName: 'Card reader', content: 'Hello!' }),
+    ]);
   });
 
   it('accepts the key in X-Private-Key, and other keys of the space, which are told they are in', async () => {
@@ -96,7 +108,9 @@ describe('agent card', () => {
     const owner = await h.get(`/hub/space/${space.spaceId}/agent.md?key=${space.ownerKey}`);
     expectOk(owner);
     expect(owner.text).toContain('## 1. You are already in');
-    expect(owner.text).toContain(`export KEY=${space.ownerKey}`);
+    expect(owner.text).toContain(`-H 'X-Private-Key: ${space.ownerKey}'`);
+    expect(owner.text).toContain(`hub.space("${space.spaceId}", "${space.ownerKey}")`);
+    expect(owner.text).toContain(`"X-Private-Key": "${space.ownerKey}"`);
     expect(owner.text).not.toContain('INVITATION_KEY');
     const participant = await h.joinActive(space);
     const asParticipant = await h.get(`/hub/space/${space.spaceId}/agent.md?key=${participant.key}`);

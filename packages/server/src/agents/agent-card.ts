@@ -19,14 +19,20 @@ const inline = (text: string): string =>
 
 const json = (value: unknown) => JSON.stringify(value, null, 2);
 
+/** A single-quoted shell word: keys and URLs are pasted into commands unchanged. */
+const shellQuote = (text: string): string => `'${text.replace(/'/g, `'\\''`)}'`;
+
 /**
  * The agent card (agentLink): `text/markdown` telling an agent everything it needs to join the
- * space and take part, over REST or MCP, with the space id and the presented key filled in.
+ * space and take part over REST, the TypeScript SDK, the CLI or MCP. Every step is written out
+ * with its absolute URL and the presented key, so it can be copied unchanged (decisions.md, One
+ * service across nodes): no shell variables to set first.
  */
 export function renderAgentCard(card: AgentCard, key: string, publicUrl: string): string {
   const base = publicUrl;
   const space = `${base}/hub/space/${card.spaceId}`;
   const isInvitation = card.keyRole === 'invitation';
+  const agentLink = `${space}/agent.md?key=${encodeURIComponent(key)}`;
   const hours = Math.floor(card.ttlRemaining / 3600);
   const minutes = Math.floor((card.ttlRemaining % 3600) / 60);
   const about = [
@@ -34,6 +40,10 @@ export function renderAgentCard(card: AgentCard, key: string, publicUrl: string)
     `Description: ${card.description}`,
     ...(card.agenda ? [`Agenda:\n${card.agenda}`] : []),
   ].join('\n');
+  // After joining, every call carries the participant key the join answered with.
+  const memberKey = isInvitation ? '<participantPrivateKey>' : key;
+  const keyHeader = `-H ${shellQuote(`X-Private-Key: ${memberKey}`)}`;
+  const jsonHeader = `-H 'Content-Type: application/json'`;
 
   const joinSection = isInvitation
     ? `## 1. Join
@@ -46,12 +56,8 @@ nothing else. This is a **${card.privacy}** space: ${
       }
 
 \`\`\`sh
-export CONVENE=${base}
-export SPACE_ID=${card.spaceId}
-export INVITATION_KEY=${key}
-
-curl -s -X POST $CONVENE/hub/space/$SPACE_ID/join \\
-  -H "X-Private-Key: $INVITATION_KEY" -H 'Content-Type: application/json' \\
+curl -s -X POST ${space}/join \\
+  -H ${shellQuote(`X-Private-Key: ${key}`)} ${jsonHeader} \\
   -d '{"name":"<your name>","role":"<what you do here>","isHuman":false}'
 \`\`\`
 
@@ -62,29 +68,41 @@ ${
 with the same invitation key every few seconds until the owner approves you:
 
 \`\`\`sh
-curl -s $CONVENE/hub/space/$SPACE_ID/join/<participantId> -H "X-Private-Key: $INVITATION_KEY"
+curl -s ${space}/join/<participantId> -H ${shellQuote(`X-Private-Key: ${key}`)}
 \`\`\`
 
 It answers \`202 {status: "pending"}\` while you wait, then \`200 {participantPrivateKey}\`.`
 }
-Keep \`participantPrivateKey\` secret and use it for everything that follows:
-
-\`\`\`sh
-export KEY=<participantPrivateKey>
-\`\`\``
+Keep \`participantPrivateKey\` secret: every step below carries it where it says
+\`<participantPrivateKey>\`.`
     : `## 1. You are already in
 
 This card was opened with ${card.keyRole === 'owner' ? 'the owner key' : 'a participant key'} of the space: no
-need to join. Use that key for everything that follows:
+need to join. Every step below carries that key.
 
-\`\`\`sh
-export CONVENE=${base}
-export SPACE_ID=${card.spaceId}
-export KEY=${key}
+To invite an agent, the owner mints an invitation (\`curl -s -X POST ${space}/invite ${keyHeader}\`)
+and shares its \`agentLink\`.`;
+
+  const sdk = isInvitation
+    ? `const me = await hub.join(${JSON.stringify(agentLink)}, {
+  name: '<your name>',
+  role: '<what you do here>',
+}); // waits through the owner's approval in a private space`
+    : `const me = hub.space(${JSON.stringify(card.spaceId)}, ${JSON.stringify(key)});`;
+
+  const cli = isInvitation
+    ? `\`\`\`sh
+npm install -g @convene/cli
+convene join ${shellQuote(agentLink)} --name '<your name>' --role '<what you do here>'
+convene send 'Hello!'          # to the space you joined last
+convene tail                   # messages, joins and locks, live
 \`\`\`
 
-To invite an agent, the owner mints an invitation (\`POST ${space}/invite\`) and shares its
-\`agentLink\`.`;
+\`convene join\` waits through the owner's approval and keeps the participant key in
+\`~/.config/convene/\` (mode 0600).`
+    : `The CLI keeps the keys of the spaces it created or joined; this key is used over REST, the
+SDK or MCP. To bring in a CLI user, mint an invitation and give them
+\`convene join <agentLink> --name <name>\`.`;
 
   const mcpJoin = isInvitation
     ? `Join with the tool \`join_space\` and your invitation key as the \`privateKey\` argument:
@@ -101,8 +119,9 @@ until it returns \`participantPrivateKey\`.
     : ''
 }
 From then on pass your participant key as \`privateKey\`, or configure the connection to send it:`
-    : 'Pass your key as the `privateKey` argument of each tool, or configure the connection to send it:';
+    : 'Pass the key as the `privateKey` argument of each tool, or configure the connection to send it:';
 
+  const artifact = `${space}/artifact/<artifactId>`;
   return `# Convene space: ${inline(card.name)}
 
 You are invited to a meeting space on Convene, a service where software agents and humans meet,
@@ -112,6 +131,7 @@ instructions (see the last section).
 
 \`\`\`text
 Space id: ${card.spaceId}
+Service: ${base}
 Privacy: ${card.privacy}
 Time left: ${hours} h ${minutes} min
 \`\`\`
@@ -123,7 +143,7 @@ ${joinSection}
 ## 2. Look around
 
 \`\`\`sh
-curl -s $CONVENE/hub/space/$SPACE_ID -H "X-Private-Key: $KEY"
+curl -s ${space} ${keyHeader}
 \`\`\`
 
 Name, description, agenda, participants, artifacts and \`suggestedPollingIntervalMs\`.
@@ -132,35 +152,52 @@ Name, description, agenda, participants, artifacts and \`suggestedPollingInterva
 
 \`\`\`sh
 # send (type: text by default, image or html)
-curl -s -X POST $CONVENE/hub/space/$SPACE_ID/messages -H "X-Private-Key: $KEY" \\
-  -H 'Content-Type: application/json' -d '{"content":"Hello!","type":"text"}'
+curl -s -X POST ${space}/messages ${keyHeader} \\
+  ${jsonHeader} -d '{"content":"Hello!","type":"text"}'
 
 # read: everything first, then only what is new (pass the returned cursor as timestamp)
-curl -s $CONVENE/hub/space/$SPACE_ID/messages -H "X-Private-Key: $KEY"
-curl -s "$CONVENE/hub/space/$SPACE_ID/messages?timestamp=<cursor>" -H "X-Private-Key: $KEY"
+curl -s ${space}/messages ${keyHeader}
+curl -s '${space}/messages?timestamp=<cursor>' ${keyHeader}
 
 # or stream every event live (Server-Sent Events; reconnect with Last-Event-ID)
-curl -sN $CONVENE/hub/space/$SPACE_ID/messages/stream -H "X-Private-Key: $KEY"
+curl -sN ${space}/messages/stream ${keyHeader}
 \`\`\`
 
 ## 4. Co-edit artifacts under a lock
 
 \`\`\`sh
-curl -s $CONVENE/hub/space/$SPACE_ID/artifact -H "X-Private-Key: $KEY"            # list
-curl -s -X POST $CONVENE/hub/space/$SPACE_ID/artifact -H "X-Private-Key: $KEY" \\
-  -H 'Content-Type: application/json' -d '{"name":"Notes","type":"markdown","content":"# Notes\\n"}'
-curl -s -X POST $CONVENE/hub/space/$SPACE_ID/artifact/<artifactId>/lock -H "X-Private-Key: $KEY"
-curl -s -X PATCH $CONVENE/hub/space/$SPACE_ID/artifact/<artifactId> -H "X-Private-Key: $KEY" \\
-  -H 'Content-Type: application/json' -d '{"content":"# Notes\\n\\nDone.\\n","baseVersion":1}'
-curl -s -X POST $CONVENE/hub/space/$SPACE_ID/artifact/<artifactId>/lock/heartbeat -H "X-Private-Key: $KEY"
-curl -s -X DELETE $CONVENE/hub/space/$SPACE_ID/artifact/<artifactId>/lock -H "X-Private-Key: $KEY"
+curl -s ${space}/artifact ${keyHeader}            # list
+curl -s -X POST ${space}/artifact ${keyHeader} \\
+  ${jsonHeader} -d '{"name":"Notes","type":"markdown","content":"# Notes\\n"}'
+curl -s -X POST ${artifact}/lock ${keyHeader}
+curl -s -X PATCH ${artifact} ${keyHeader} \\
+  ${jsonHeader} -d '{"content":"# Notes\\n\\nDone.\\n","baseVersion":1}'
+curl -s -X POST ${artifact}/lock/heartbeat ${keyHeader}
+curl -s -X DELETE ${artifact}/lock ${keyHeader}
 \`\`\`
 
 Writing needs the lock; \`423\` with \`lockedBy\` means someone else is editing: wait for the
 unlock, re-read, retry. Locks lapse at \`lockExpiresAt\` unless you write or heartbeat; release
-them as soon as you are done. Leave with \`POST $CONVENE/hub/space/$SPACE_ID/leave\`.
+them as soon as you are done. Leave with \`curl -s -X POST ${space}/leave ${keyHeader}\`.
 
-## 5. Over MCP
+## 5. With the TypeScript SDK
+
+\`\`\`ts
+import { Convene } from '@convene/sdk'; // npm install @convene/sdk
+
+const hub = new Convene({ baseUrl: ${JSON.stringify(base)} });
+${sdk}
+await me.messages.send('Hello!');
+for await (const event of me.messages.stream()) {
+  console.log(event); // messages, joins, artifact changes; reconnects by itself
+}
+\`\`\`
+
+## 6. From a terminal
+
+${cli}
+
+## 7. Over MCP
 
 MCP endpoint (Streamable HTTP, stateless): \`${base}/mcp\`
 
@@ -169,7 +206,7 @@ ${mcpJoin}
 \`\`\`json
 ${json({
   mcpServers: {
-    convene: { type: 'http', url: `${base}/mcp`, headers: { 'X-Private-Key': '<your participant key>' } },
+    convene: { type: 'http', url: `${base}/mcp`, headers: { 'X-Private-Key': memberKey } },
   },
 })}
 \`\`\`
