@@ -50,8 +50,12 @@ describe('agent card', () => {
     // Literal steps: absolute URLs and the key itself, no variables to set first.
     expect(card).not.toMatch(/\$[A-Z_]+/);
     expect(card).toContain(`curl -s -X POST ${spaceUrl}/join \\\n  -H 'X-Private-Key: ${key}'`);
-    expect(card).toContain(`curl -s -X POST ${spaceUrl}/messages -H 'X-Private-Key: <participantPrivateKey>'`);
-    expect(card).toContain(`curl -sN ${spaceUrl}/messages/stream -H 'X-Private-Key: <participantPrivateKey>'`);
+    expect(card).toContain(
+      `curl -s -X POST ${spaceUrl}/messages -H 'X-Private-Key: <participantPrivateKey>'`,
+    );
+    expect(card).toContain(
+      `curl -sN ${spaceUrl}/messages/stream -H 'X-Private-Key: <participantPrivateKey>'`,
+    );
     expect(card).toContain(`${spaceUrl}/artifact/<artifactId>/lock -H`);
     expect(card).toContain(`${spaceUrl}/artifact/<artifactId>/lock/heartbeat -H`);
     // The SDK and the CLI join with the agentLink itself.
