@@ -6,6 +6,7 @@ import {
   createJwtSessions,
   type Database,
   type Deps,
+  loadSessionKeys,
   type OpenDatabaseOptions,
   openDatabase,
   SecretBox,
@@ -51,13 +52,15 @@ export async function createServer(
   });
   try {
     const secret = config.secret ?? (await loadOrCreateSecret(database, config));
+    const box = new SecretBox(secret);
     const deps: Deps = {
       db: database.db,
       clock: options.clock ?? systemClock,
-      box: new SecretBox(secret),
+      box,
+      // The deployment's issuer and key, from the database: a session minted by any node is
+      // accepted by every other, whatever their PUBLIC_URLs, and survives restarts.
       sessions: createJwtSessions({
-        secret,
-        issuer: config.publicUrl,
+        keys: await loadSessionKeys(database.db, box),
         ttlSeconds: config.sessionTtlSeconds,
         external: config.oidc,
       }),

@@ -92,7 +92,7 @@ describe('login', () => {
 });
 
 describe('dashboard JWT', () => {
-  it('is an EdDSA JWT from PUBLIC_URL, verifiable with /.well-known/jwks.json, valid 12 hours', async () => {
+  it('is an EdDSA JWT of the deployment (not of a node URL), verifiable with /.well-known/jwks.json, valid 12 hours', async () => {
     const human = await signup(h);
     const header = decodeProtectedHeader(human.jwt);
     expect(header).toMatchObject({ alg: 'EdDSA', typ: 'JWT' });
@@ -105,9 +105,10 @@ describe('dashboard JWT', () => {
     expect(jwks.body.keys[0]).not.toHaveProperty('d');
 
     const { payload } = await jwtVerify(human.jwt, createLocalJWKSet(jwks.body), {
-      issuer: srv.url,
       currentDate: clock.now(),
     });
+    expect(payload.iss).toMatch(/^urn:convene:deployment:[0-9a-f-]{36}$/);
+    expect(payload.aud).toBe(payload.iss);
     expect(payload.sub).toBe(human.id);
     expect(payload.exp! - payload.iat!).toBe(12 * 60 * 60);
   });

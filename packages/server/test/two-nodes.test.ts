@@ -9,6 +9,7 @@ import {
   startTestServer,
   type TestServer,
 } from './helpers';
+import { bearer, linkAgent, signup } from './helpers/accounts';
 
 /** Two server processes' worth of nodes on one PostgreSQL database serve the same spaces. */
 describe.runIf(onPostgres())('two nodes on one database', () => {
@@ -119,5 +120,47 @@ describe.runIf(onPostgres())('two nodes on one database', () => {
     ]);
     expect(results.map((r) => r.status).sort()).toEqual([200, 409]);
     expect(await recordedEvents(a, space.spaceId, 'space-closed')).toHaveLength(1);
+  });
+
+  it('accept a dashboard session minted by either node, whatever their PUBLIC_URLs, across restarts', async () => {
+    expect(a.url).not.toBe(b.url);
+    const human = await signup(onA);
+    const me = await onB.get('/hub/me', { headers: human.auth });
+    expectOk(me);
+    expect(me.body.id).toBe(human.id);
+    // Tokens: minted on B with A's session, listed on A, revoked on B with a session from B.
+    const minted = await onB.post('/hub/me/tokens', { headers: human.auth, body: { name: 'cross' } });
+    expectOk(minted, 201);
+    const login = await onB.post('/hub/auth/login', {
+      body: { email: human.email, password: human.password },
+    });
+    expectOk(login);
+    const listed = await onA.get('/hub/me/tokens', { headers: bearer(login.body.token) });
+    expect(listed.body.map((t: { id: string }) => t.id)).toContain(minted.body.id);
+    // Key recovery with either session on either node; the browser-link flow across nodes.
+    const space = await onA.createSpace({}, { 'X-User-Token': minted.body.token });
+    for (const [node, jwt] of [
+      [onA, login.body.token],
+      [onB, human.jwt],
+    ] as const) {
+      const key = await node.get(`/hub/space/${space.spaceId}/key`, { headers: bearer(jwt) });
+      expectOk(key);
+      expect(key.body).toEqual({ role: 'owner', privateKey: space.ownerKey });
+    }
+    expect(await linkAgent(onB, human)).toMatch(/^usr_/);
+    expectOk(
+      await onA.delete(`/hub/me/tokens/${minted.body.id}`, { headers: bearer(login.body.token) }),
+      204,
+    );
+    // The same JWKS on both nodes; a node started later on the same database keeps the sessions.
+    expect((await onA.get('/.well-known/jwks.json')).body).toEqual(
+      (await onB.get('/.well-known/jwks.json')).body,
+    );
+    const c = await startTestServer({ databaseUrl: a.databaseUrl! });
+    try {
+      expectOk(await new Harness(c.url).get('/hub/me', { headers: human.auth }));
+    } finally {
+      await c.close();
+    }
   });
 });

@@ -13,6 +13,7 @@ export * from './passwords';
 export * from './poll-link';
 export * from './resolve-user-token';
 export * from './revoke-api-token';
+export * from './session-keys';
 export * from './sessions';
 export * from './signup';
 export * from './start-link';

@@ -1,5 +1,5 @@
-import { createHash, createPrivateKey, createPublicKey, hkdfSync, type KeyObject } from 'node:crypto';
 import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, SignJWT } from 'jose';
+import type { SessionKeys } from './session-keys';
 import type { DashboardSessions, SessionIdentity } from './sessions';
 
 export interface ExternalIssuerOptions {
@@ -12,10 +12,8 @@ export interface ExternalIssuerOptions {
 }
 
 export interface JwtSessionsOptions {
-  /** The server SECRET: every node derives the same signing key from it. */
-  secret: string;
-  /** `iss` (and `aud`) of issued JWTs: the service's PUBLIC_URL. */
-  issuer: string;
+  /** The deployment's issuer and signing key (loadSessionKeys), the same on every node. */
+  keys: SessionKeys;
   /** Lifetime of an issued JWT; default 12 hours. */
   ttlSeconds?: number | undefined;
   /** An external OpenID Connect issuer whose JWTs are trusted beside the built-in ones. */
@@ -24,36 +22,12 @@ export interface JwtSessionsOptions {
 
 export const DEFAULT_SESSION_TTL_SECONDS = 12 * 60 * 60;
 
-/** PKCS#8 DER header of an Ed25519 private key; the 32-byte seed follows it. */
-const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
-
 /** ID-JAG assertions (rule 10) are never accepted as a session, whoever signed them. */
 const REFUSED_TYPES = new Set(['oauth-id-jag+jwt']);
 
-/** The Ed25519 key pair of dashboard JWTs, derived from SECRET so every node signs and verifies alike. */
-export function deriveSigningKey(secret: string): {
-  privateKey: KeyObject;
-  publicKey: KeyObject;
-  kid: string;
-} {
-  const seed = Buffer.from(hkdfSync('sha256', secret, 'convene', 'convene:dashboard-jwt:ed25519:v1', 32));
-  const privateKey = createPrivateKey({
-    key: Buffer.concat([ED25519_PKCS8_PREFIX, seed]),
-    format: 'der',
-    type: 'pkcs8',
-  });
-  const publicKey = createPublicKey(privateKey);
-  const jwk = publicKey.export({ format: 'jwk' });
-  // RFC 7638 thumbprint: SHA-256 of the required members in lexicographic order.
-  const kid = createHash('sha256')
-    .update(JSON.stringify({ crv: jwk.crv, kty: jwk.kty, x: jwk.x }))
-    .digest('base64url');
-  return { privateKey, publicKey, kid };
-}
-
 /** Dashboard sessions as EdDSA JWTs (jose), optionally also trusting an external OIDC issuer. */
 export function createJwtSessions(options: JwtSessionsOptions): DashboardSessions {
-  const { privateKey, publicKey, kid } = deriveSigningKey(options.secret);
+  const { issuer, privateKey, publicKey, kid } = options.keys;
   const ttlSeconds = options.ttlSeconds ?? DEFAULT_SESSION_TTL_SECONDS;
   const external = options.external;
   const remoteKeys = external ? createRemoteJWKSet(new URL(external.jwksUrl)) : undefined;
@@ -61,8 +35,8 @@ export function createJwtSessions(options: JwtSessionsOptions): DashboardSession
 
   async function verifyLocal(token: string, now: Date): Promise<SessionIdentity | null> {
     const { payload } = await jwtVerify(token, publicKey, {
-      issuer: options.issuer,
-      audience: options.issuer,
+      issuer,
+      audience: issuer,
       algorithms: ['EdDSA'],
       typ: 'JWT',
       currentDate: now,
@@ -97,8 +71,8 @@ export function createJwtSessions(options: JwtSessionsOptions): DashboardSession
       const expiresAt = new Date((issuedAt + ttlSeconds) * 1000);
       const token = await new SignJWT({ email: user.email, name: user.name })
         .setProtectedHeader({ alg: 'EdDSA', kid, typ: 'JWT' })
-        .setIssuer(options.issuer)
-        .setAudience(options.issuer)
+        .setIssuer(issuer)
+        .setAudience(issuer)
         .setSubject(user.id)
         .setIssuedAt(issuedAt)
         .setExpirationTime(issuedAt + ttlSeconds)
@@ -111,7 +85,7 @@ export function createJwtSessions(options: JwtSessionsOptions): DashboardSession
         const header = decodeProtectedHeader(token);
         if (typeof header.typ === 'string' && REFUSED_TYPES.has(header.typ.toLowerCase())) return null;
         const { iss } = decodeJwt(token);
-        if (iss === options.issuer) return await verifyLocal(token, now);
+        if (iss === issuer) return await verifyLocal(token, now);
         if (external && iss === external.issuer) return await verifyExternal(token, now);
         return null;
       } catch {

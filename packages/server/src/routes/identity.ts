@@ -3,8 +3,8 @@ import { rawPaths } from '../openapi';
 import type { RawRouteOptions } from '.';
 
 /**
- * The public keys of dashboard JWTs (`/.well-known/jwks.json`). Every node derives the same key
- * pair from SECRET, so any node's document verifies any node's tokens.
+ * The public keys of dashboard JWTs (`/.well-known/jwks.json`). The key pair is the deployment's,
+ * kept in the database, so any node's document verifies any node's tokens.
  */
 export async function registerIdentityRoutes(app: FastifyInstance, { deps }: RawRouteOptions): Promise<void> {
   const body = JSON.stringify(deps.sessions.jwks());
