@@ -1,18 +1,12 @@
 import { FakeClock } from '@convene/core';
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectError, expectOk, Harness, startTestServer, type TestServer } from './helpers';
+import { describe, expect, it } from 'vitest';
+import { expectError, expectOk, useServer, withServer } from './helpers';
 import { bearer, mintToken, signup } from './helpers/accounts';
 
-let srv: TestServer;
-let h: Harness;
 const clock = new FakeClock('2030-01-01T00:00:00.000Z');
 
-beforeAll(async () => {
-  srv = await startTestServer({ clock });
-  h = new Harness(srv.url);
-});
-afterAll(() => srv?.close());
+const { h } = useServer({ clock });
 
 describe('signup', () => {
   it('creates an account and answers 201 with a dashboard JWT and the user', async () => {
@@ -133,13 +127,10 @@ describe('dashboard JWT', () => {
     ).toString('base64url');
     expectError(await h.get('/hub/me', { headers: bearer(`${head}.${tampered}.${signature}`) }), 401);
     expectError(await h.get('/hub/me', { headers: bearer(`${head}.${body}.${'A'.repeat(86)}`) }), 401);
-    const other = await startTestServer({ clock, config: { secret: 'another-secret-0123456789' } });
-    try {
-      const foreign = await signup(new Harness(other.url));
+    await withServer({ clock, config: { secret: 'another-secret-0123456789' } }, async (other) => {
+      const foreign = await signup(other.h);
       expectError(await h.get('/hub/me', { headers: foreign.auth }), 401);
-    } finally {
-      await other.close();
-    }
+    });
   });
 });
 

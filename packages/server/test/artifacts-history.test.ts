@@ -4,29 +4,21 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeClock, unifiedDiff } from '@convene/core';
 import { applyPatch } from 'diff';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   type ApiResponse,
   expectError,
   expectKeyChecks,
   expectOk,
-  Harness,
   type ParticipantFixture,
   type SpaceFixture,
-  startTestServer,
-  type TestServer,
+  useServer,
 } from './helpers';
 
 // Version history, diffs and restores, checked byte for byte with unicode and CRLF content.
-let srv: TestServer;
-let h: Harness;
 const clock = new FakeClock('2030-01-01T00:00:00.000Z');
 
-beforeAll(async () => {
-  srv = await startTestServer({ clock });
-  h = new Harness(srv.url);
-});
-afterAll(() => srv?.close());
+const { srv, h } = useServer({ clock });
 
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
 const at = (offsetMs = 0) => new Date(clock.now().getTime() + offsetMs).toISOString();

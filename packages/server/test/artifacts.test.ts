@@ -1,30 +1,22 @@
 import { limits } from '@convene/contract';
 import { FakeClock, newId, schema } from '@convene/core';
 import { and, asc, eq, like } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   type ApiResponse,
   expectError,
   expectKeyChecks,
   expectOk,
-  Harness,
   type ParticipantFixture,
   type SpaceFixture,
-  startTestServer,
-  type TestServer,
+  useServer,
 } from './helpers';
 
 // Per-operation tests of the artifact routes: happy path, errors, and the key checks.
-let srv: TestServer;
-let h: Harness;
 const clock = new FakeClock('2030-01-01T00:00:00.000Z');
 const TTL_MS = 600_000;
 
-beforeAll(async () => {
-  srv = await startTestServer({ clock });
-  h = new Harness(srv.url);
-});
-afterAll(() => srv?.close());
+const { srv, h } = useServer({ clock });
 
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
 const at = (offsetMs = 0) => new Date(clock.now().getTime() + offsetMs).toISOString();

@@ -1,22 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type ApiResponse,
-  expectError,
-  expectOk,
-  Harness,
-  startTestServer,
-  type TestServer,
-} from './helpers';
+import { describe, expect, it } from 'vitest';
+import { type ApiResponse, expectError, expectOk, useServer } from './helpers';
 
-let srv: TestServer;
-let h: Harness;
-
-beforeAll(async () => {
-  srv = await startTestServer();
-  h = new Harness(srv.url);
-});
-afterAll(() => srv?.close());
+const { srv, h } = useServer();
 
 /** A word no document contains: letters only, so stemming treats the space and the query alike. */
 const uniqueWord = () => `zq${[...randomBytes(8)].map((b) => String.fromCharCode(97 + (b % 26))).join('')}`;

@@ -1,14 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectError, expectOk, Harness, startTestServer, type TestServer } from './helpers';
+import { describe, expect, it } from 'vitest';
+import { expectError, expectOk, useServer } from './helpers';
 
-let srv: TestServer;
-let h: Harness;
-
-beforeAll(async () => {
-  srv = await startTestServer();
-  h = new Harness(srv.url);
-});
-afterAll(() => srv?.close());
+const { srv, h } = useServer();
 
 describe('/.well-known/oauth-protected-resource', () => {
   it('names the resource, its authorization server and the key header (RFC 9728)', async () => {

@@ -1,19 +1,6 @@
 import { ArtifactLockedError } from '@convene/core';
-import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type ApiResponse,
-  expectError,
-  expectOk,
-  Harness,
-  type StartOptions,
-  startTestServer,
-  type TestServer,
-} from './helpers';
-
-/** startTestServer with test-only routes (see StartOptions.routes). */
-const startWithRoutes = (register: (app: FastifyInstance) => void, options: StartOptions = {}) =>
-  startTestServer({ ...options, routes: register });
+import { describe, expect, it } from 'vitest';
+import { type ApiResponse, expectError, expectOk, useServer } from './helpers';
 
 /** A JSON error as the spec shapes it, never HTML, with the policy headers. */
 function expectJsonError(res: ApiResponse, status: number) {
@@ -23,10 +10,8 @@ function expectJsonError(res: ApiResponse, status: number) {
   expect(res.headers.get('ratelimit-policy')).not.toBeNull();
 }
 
-let srv: TestServer;
-let h: Harness;
-beforeAll(async () => {
-  srv = await startWithRoutes((app) => {
+const { srv, h } = useServer({
+  routes: (app) => {
     app.get('/test/boom', async () => {
       throw new Error('connect ECONNREFUSED postgres://admin:hunter2@db.internal:5432 at /srv/app/db.js:42');
     });
@@ -40,10 +25,8 @@ beforeAll(async () => {
     app.get('/test/locked', async () => {
       throw new ArtifactLockedError('11111111-1111-4111-8111-111111111111', '2030-01-01T00:10:00.000Z');
     });
-  });
-  h = new Harness(srv.url);
+  },
 });
-afterAll(() => srv?.close());
 
 describe('bodies', () => {
   it('refuses malformed JSON with a JSON 400', async () => {

@@ -1,40 +1,21 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { FakeClock, rowsOf } from '@convene/core';
 import { sql } from 'drizzle-orm';
-import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { hashCredential } from '../src/http/client';
 import { idempotencyScope } from '../src/http/idempotency';
-import {
-  type ApiResponse,
-  effectRoutes,
-  expectError,
-  expectOk,
-  Harness,
-  type StartOptions,
-  startTestServer,
-  type TestServer,
-} from './helpers';
-
-/** startTestServer with test-only routes (see StartOptions.routes). */
-const startWithRoutes = (register: (app: FastifyInstance) => void, options: StartOptions = {}) =>
-  startTestServer({ ...options, routes: register });
+import { type ApiResponse, effectRoutes, expectError, expectOk, useServer } from './helpers';
 
 const newKey = () => randomBytes(32).toString('hex');
 const replayed = (res: ApiResponse) => res.headers.get('idempotency-replayed');
 
 const effects = effectRoutes();
 const clock = new FakeClock();
-let srv: TestServer;
-let h: Harness;
-beforeAll(async () => {
-  srv = await startWithRoutes(effects.register, {
-    clock,
-    config: { idempotencyWaitMs: 1_500, policySweepIntervalMs: 100 },
-  });
-  h = new Harness(srv.url);
+const { srv, h } = useServer({
+  routes: effects.register,
+  clock,
+  config: { idempotencyWaitMs: 1_500, policySweepIntervalMs: 100 },
 });
-afterAll(() => srv?.close());
 
 const records = async () =>
   Number(

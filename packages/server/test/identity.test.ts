@@ -2,21 +2,17 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type CryptoKey, exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectError, expectOk, Harness, startTestServer, type TestServer } from './helpers';
+import { expectError, expectOk, type StartOptions, useServer, withServer } from './helpers';
 import { bearer, type HumanFixture, linkAgent, mintToken, signup, startLink } from './helpers/accounts';
 
 describe('getMySpaceKey (key recovery)', () => {
-  let srv: TestServer;
-  let h: Harness;
+  const { h } = useServer();
   let human: HumanFixture;
   let token: string;
   beforeAll(async () => {
-    srv = await startTestServer();
-    h = new Harness(srv.url);
     human = await signup(h);
     token = (await mintToken(h, human)).token;
   });
-  afterAll(() => srv?.close());
 
   const keyOf = (spaceId: string, headers: Record<string, string>) =>
     h.get(`/hub/space/${spaceId}/key`, { headers });
@@ -124,8 +120,6 @@ describe('an external OpenID Connect issuer', () => {
   let jwksServer: Server;
   let issuer: string;
   let signingKey: CryptoKey;
-  let srv: TestServer;
-  let h: Harness;
   let jwksFetches = 0;
 
   beforeAll(async () => {
@@ -140,15 +134,13 @@ describe('an external OpenID Connect issuer', () => {
     });
     await new Promise<void>((resolve) => jwksServer.listen(0, '127.0.0.1', resolve));
     issuer = `http://127.0.0.1:${(jwksServer.address() as AddressInfo).port}`;
-    srv = await startTestServer({
-      config: { oidc: { issuer, jwksUrl: `${issuer}/jwks`, audience: 'convene-dashboard' } },
-    });
-    h = new Harness(srv.url);
   });
   afterAll(async () => {
-    await srv?.close();
     await new Promise((resolve) => jwksServer?.close(resolve));
   });
+  const { h } = useServer(() => ({
+    config: { oidc: { issuer, jwksUrl: `${issuer}/jwks`, audience: 'convene-dashboard' } },
+  }));
 
   const idToken = (
     claims: Record<string, unknown>,
@@ -229,13 +221,12 @@ describe('an external OpenID Connect issuer', () => {
 describe('logs', () => {
   it('never carry a password, token, device code, JWT or key through the whole flow', async () => {
     const lines: string[] = [];
-    const srv = await startTestServer({
+    const secrets: string[] = [];
+    const logged: StartOptions = {
       config: { logLevel: 'trace' },
       logStream: { write: (line) => void lines.push(line) },
-    });
-    const secrets: string[] = [];
-    try {
-      const h = new Harness(srv.url);
+    };
+    await withServer(logged, async ({ h }) => {
       const password = 'log-test-password-1234';
       const human = await signup(h, { email: 'logs@example.com', password });
       secrets.push(password, human.jwt);
@@ -275,9 +266,7 @@ describe('logs', () => {
       await h.get('/hub/me', { headers: bearer(minted.token) });
       await h.delete(`/hub/me/tokens/${minted.id}`, { headers: human.auth });
       await h.get(`/hub/space/${space.spaceId}/key`, { headers: { 'X-User-Token': minted.token } });
-    } finally {
-      await srv.close();
-    }
+    });
     const log = lines.join('');
     // The log did record the flow, so the assertions below have something to look at.
     expect(log).toContain('/hub/link/poll');

@@ -1,21 +1,15 @@
-import type { AddressInfo } from 'node:net';
 import { FakeClock } from '@convene/core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectError, expectOk, Harness, onPostgres, startTestServer, type TestServer } from './helpers';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { expectError, expectOk, onPostgres, useServer, withServer } from './helpers';
 import { type HumanFixture, linkAgent, signup, startLink } from './helpers/accounts';
 
-let srv: TestServer;
-let h: Harness;
-let human: HumanFixture;
 const clock = new FakeClock('2030-01-01T00:00:00.000Z');
 const TTL = 600;
-
+const { srv, h } = useServer({ clock, config: { linkTtlSeconds: TTL } });
+let human: HumanFixture;
 beforeAll(async () => {
-  srv = await startTestServer({ clock, config: { linkTtlSeconds: TTL } });
-  h = new Harness(srv.url);
   human = await signup(h);
 });
-afterAll(() => srv?.close());
 
 const poll = (deviceCode: unknown) => h.post('/hub/link/poll', { body: { deviceCode } });
 const approve = (userCode: string, who: HumanFixture = human) =>
@@ -249,31 +243,27 @@ describe('approval routes', () => {
 
 describe.runIf(onPostgres())('across two nodes on one database', () => {
   it('start on one node, approve on the other, and only one of the polls racing on both collects the token', async () => {
-    const a = await startTestServer();
-    const b = await startTestServer({ config: { publicUrl: a.url }, databaseUrl: a.databaseUrl as string });
-    try {
-      const ha = new Harness(a.url);
-      const hb = new Harness(`http://127.0.0.1:${(b.server.app.server.address() as AddressInfo).port}`);
-      const me = await signup(ha);
-      const link = await startLink(ha, 'Two-node agent');
-      expectOk(
-        await hb.post('/hub/me/link/approve', { headers: me.auth, body: { userCode: link.userCode } }),
-      );
-      const polls = await Promise.all(
-        Array.from({ length: 10 }, (_, i) =>
-          (i % 2 ? ha : hb).post('/hub/link/poll', { body: { deviceCode: link.deviceCode } }),
-        ),
-      );
-      expect(polls.filter((r) => r.status === 200)).toHaveLength(1);
-      expect(polls.filter((r) => r.status === 410)).toHaveLength(9);
-      const token = polls.find((r) => r.status === 200)?.body.token;
-      const space = await hb.createSpace({}, { 'X-User-Token': token });
-      expect((await ha.get(`/hub/space/${space.spaceId}/key`, { headers: me.auth })).body.privateKey).toBe(
-        space.ownerKey,
-      );
-    } finally {
-      await b.close();
-      await a.close();
-    }
+    await withServer({}, async ({ srv: a, h: ha }) => {
+      const second = { config: { publicUrl: a.url }, databaseUrl: a.databaseUrl as string };
+      await withServer(second, async ({ h: hb }) => {
+        const me = await signup(ha);
+        const link = await startLink(ha, 'Two-node agent');
+        expectOk(
+          await hb.post('/hub/me/link/approve', { headers: me.auth, body: { userCode: link.userCode } }),
+        );
+        const polls = await Promise.all(
+          Array.from({ length: 10 }, (_, i) =>
+            (i % 2 ? ha : hb).post('/hub/link/poll', { body: { deviceCode: link.deviceCode } }),
+          ),
+        );
+        expect(polls.filter((r) => r.status === 200)).toHaveLength(1);
+        expect(polls.filter((r) => r.status === 410)).toHaveLength(9);
+        const token = polls.find((r) => r.status === 200)?.body.token;
+        const space = await hb.createSpace({}, { 'X-User-Token': token });
+        expect((await ha.get(`/hub/space/${space.spaceId}/key`, { headers: me.auth })).body.privateKey).toBe(
+          space.ownerKey,
+        );
+      });
+    });
   });
 });

@@ -1,14 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectOk, Harness, startTestServer, type TestServer } from './helpers';
+import { describe, expect, it } from 'vitest';
+import { expectOk, useServer } from './helpers';
 
-let srv: TestServer;
-let h: Harness;
-
-beforeAll(async () => {
-  srv = await startTestServer();
-  h = new Harness(srv.url);
-});
-afterAll(() => srv?.close());
+const { srv, h } = useServer();
 
 describe('/llms.txt', () => {
   it('follows the llms.txt format and links the guides, the API and MCP', async () => {

@@ -1,15 +1,15 @@
 import { limits } from '@convene/contract';
 import { newId, schema } from '@convene/core';
 import { and, asc, eq, like } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   expectOk,
-  Harness,
+  type Harness,
   onPostgres,
   type ParticipantFixture,
   type SpaceFixture,
-  startTestServer,
   type TestServer,
+  useServer,
 } from './helpers';
 
 // Many participants racing for one lock, many times: on one node (PGlite and PostgreSQL) and on
@@ -155,13 +155,7 @@ async function verifyRecord(srv: TestServer, race: Race, writes: number) {
 }
 
 describe('one node', () => {
-  let srv: TestServer;
-  let h: Harness;
-  beforeAll(async () => {
-    srv = await startTestServer();
-    h = new Harness(srv.url);
-  });
-  afterAll(() => srv?.close());
+  const { srv, h } = useServer();
 
   it(
     'grants exactly one of many simultaneous lock requests, round after round',
@@ -204,20 +198,8 @@ describe('one node', () => {
 });
 
 describe.runIf(onPostgres())('two nodes on one PostgreSQL', () => {
-  let a: TestServer;
-  let b: TestServer;
-  let ha: Harness;
-  let hb: Harness;
-  beforeAll(async () => {
-    a = await startTestServer();
-    b = await startTestServer({ databaseUrl: a.databaseUrl! });
-    ha = new Harness(a.url);
-    hb = new Harness(b.url);
-  });
-  afterAll(async () => {
-    await b?.close();
-    await a?.close();
-  });
+  const { srv: a, h: ha } = useServer();
+  const { srv: b, h: hb } = useServer(() => ({ databaseUrl: a.databaseUrl! }));
 
   it(
     'grants exactly one of many simultaneous lock requests across nodes, round after round',

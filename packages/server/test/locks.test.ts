@@ -1,30 +1,22 @@
 import { FakeClock, schema } from '@convene/core';
 import { and, asc, eq, like } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   type ApiResponse,
   expectError,
   expectOk,
-  Harness,
   type ParticipantFixture,
   type SpaceFixture,
-  startTestServer,
-  type TestServer,
+  useServer,
 } from './helpers';
 
 // Lock lifetimes through an injected clock: expiry checked at use, takeover, heartbeat and write
 // refreshes, and the releases that leave, kick and close perform. LOCK_TTL_S is 60 here.
-let srv: TestServer;
-let h: Harness;
 const clock = new FakeClock('2031-06-01T12:00:00.000Z');
 const TTL_S = 60;
 const TTL_MS = TTL_S * 1000;
 
-beforeAll(async () => {
-  srv = await startTestServer({ clock, config: { lockTtlSeconds: TTL_S } });
-  h = new Harness(srv.url);
-});
-afterAll(() => srv?.close());
+const { srv, h } = useServer({ clock, config: { lockTtlSeconds: TTL_S } });
 
 const at = (offsetMs = 0) => new Date(clock.now().getTime() + offsetMs).toISOString();
 

@@ -1,21 +1,22 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectError, expectOk, Harness, onPostgres, startTestServer, type TestServer } from './helpers';
+import {
+  expectError,
+  expectOk,
+  Harness,
+  onPostgres,
+  startTestServer,
+  useServer,
+  withServer,
+} from './helpers';
 import { callError, callOk, connectMcp } from './helpers/mcp';
 
-let srv: TestServer;
-let h: Harness;
+const { srv, h } = useServer();
 let mcp: Client;
-
 beforeAll(async () => {
-  srv = await startTestServer();
-  h = new Harness(srv.url);
   mcp = await connectMcp(srv.url);
 });
-afterAll(async () => {
-  await mcp?.close();
-  await srv?.close();
-});
+afterAll(() => mcp?.close());
 
 /** The whole story through tools only; `keyFor` decides how each call carries its key. */
 async function storyThroughTools(
@@ -468,8 +469,7 @@ describe('wait_for_messages', () => {
   });
 
   it.runIf(onPostgres())('wakes for a message sent through another node', async () => {
-    const other = await startTestServer({ databaseUrl: srv.databaseUrl! });
-    try {
+    await withServer({ databaseUrl: srv.databaseUrl! }, async ({ h: other }) => {
       const space = await h.createSpace();
       const started = Date.now();
       const waiting = callOk(mcp, 'wait_for_messages', {
@@ -478,7 +478,7 @@ describe('wait_for_messages', () => {
         privateKey: space.ownerKey,
       });
       await new Promise((resolve) => setTimeout(resolve, 300));
-      const sent = await new Harness(other.url).post(`/hub/space/${space.spaceId}/messages`, {
+      const sent = await other.post(`/hub/space/${space.spaceId}/messages`, {
         key: space.ownerKey,
         body: { content: 'from node B' },
       });
@@ -487,9 +487,7 @@ describe('wait_for_messages', () => {
       expect(result.messages.map((m: { content: string }) => m.content)).toEqual(['from node B']);
       // Woken by the notification, not by the 2-second safety-net poll.
       expect(Date.now() - started).toBeLessThan(1900);
-    } finally {
-      await other.close();
-    }
+    });
   });
 });
 

@@ -1,26 +1,12 @@
 import { OffsetClock, rowsOf, sendMessage } from '@convene/core';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  expectError,
-  expectKeyChecks,
-  expectOk,
-  Harness,
-  type SpaceFixture,
-  startTestServer,
-  type TestServer,
-} from './helpers';
+import { describe, expect, it } from 'vitest';
+import { expectError, expectKeyChecks, expectOk, type SpaceFixture, useServer } from './helpers';
 import { SseStream } from './helpers/sse';
 
 const clock = new OffsetClock();
-let srv: TestServer;
-let h: Harness;
 
-beforeAll(async () => {
-  srv = await startTestServer({ clock });
-  h = new Harness(srv.url);
-});
-afterAll(() => srv?.close());
+const { srv, h } = useServer({ clock });
 
 const ISO_MICROS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;

@@ -1,27 +1,18 @@
 import { newId, schema } from '@convene/core';
 import { and, eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   expectError,
   expectKeyChecks,
   expectOk,
-  Harness,
   type ParticipantFixture,
   participantRow,
   recordedEvents,
   type SpaceFixture,
-  startTestServer,
-  type TestServer,
+  useServer,
 } from './helpers';
 
-let srv: TestServer;
-let h: Harness;
-
-beforeAll(async () => {
-  srv = await startTestServer();
-  h = new Harness(srv.url);
-});
-afterAll(() => srv?.close());
+const { srv, h } = useServer();
 
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
 type Action = 'approve' | 'kick' | 'mute' | 'unmute';

@@ -1,19 +1,14 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectOk, Harness, startTestServer, type TestServer } from './helpers';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { expectOk, useServer } from './helpers';
 
-let srv: TestServer;
-let h: Harness;
+const { h } = useServer();
 let doc: any;
-
 beforeAll(async () => {
-  srv = await startTestServer();
-  h = new Harness(srv.url);
   const res = await h.get('/openapi.json');
   expectOk(res);
   doc = res.body;
 });
-afterAll(() => srv?.close());
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'];
 

@@ -1,27 +1,18 @@
 import { limits } from '@convene/contract';
 import { hashSecret, mintUserToken, newId, schema } from '@convene/core';
 import { eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   expectError,
   expectKeyChecks,
   expectOk,
-  Harness,
   participantRow,
   recordedEvents,
   type SpaceFixture,
-  startTestServer,
-  type TestServer,
+  useServer,
 } from './helpers';
 
-let srv: TestServer;
-let h: Harness;
-
-beforeAll(async () => {
-  srv = await startTestServer();
-  h = new Harness(srv.url);
-});
-afterAll(() => srv?.close());
+const { srv, h } = useServer();
 
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
 const join = (spaceId: string, key: string | undefined, body: unknown = { name: 'Ada' }, headers = {}) =>

@@ -1,24 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { FakeClock, rowsOf } from '@convene/core';
 import { sql } from 'drizzle-orm';
-import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ServerConfig } from '../src/env';
-import {
-  type ApiResponse,
-  effectRoutes,
-  expectError,
-  expectOk,
-  Harness,
-  onPostgres,
-  type StartOptions,
-  startTestServer,
-  type TestServer,
-} from './helpers';
-
-/** startTestServer with test-only routes (see StartOptions.routes). */
-const startWithRoutes = (register: (app: FastifyInstance) => void, options: StartOptions = {}) =>
-  startTestServer({ ...options, routes: register });
+import { type ApiResponse, effectRoutes, expectError, expectOk, onPostgres, useServer } from './helpers';
 
 const newKey = () => randomBytes(32).toString('hex');
 const replayed = (res: ApiResponse) => res.headers.get('idempotency-replayed');
@@ -31,24 +16,13 @@ describe.runIf(onPostgres())('two nodes on one PostgreSQL', () => {
     rateLimitWindowSeconds: 60,
     idempotencyWaitMs: 1_500,
   };
-  let nodeA: TestServer;
-  let nodeB: TestServer;
-  let a: Harness;
-  let b: Harness;
-  beforeAll(async () => {
-    nodeA = await startWithRoutes(effects.register, { clock, config });
-    nodeB = await startWithRoutes(effects.register, {
-      clock,
-      config,
-      databaseUrl: nodeA.databaseUrl as string,
-    });
-    a = new Harness(nodeA.url);
-    b = new Harness(nodeB.url);
-  });
-  afterAll(async () => {
-    await nodeB?.close();
-    await nodeA?.close();
-  });
+  const { srv: nodeA, h: a } = useServer({ routes: effects.register, clock, config });
+  const { h: b } = useServer(() => ({
+    routes: effects.register,
+    clock,
+    config,
+    databaseUrl: nodeA.databaseUrl as string,
+  }));
 
   it('share one rate-limit window per client', async () => {
     const key = newKey();

@@ -1,16 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { FakeClock, rowsOf } from '@convene/core';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type ApiResponse,
-  expectError,
-  expectOk,
-  Harness,
-  onPostgres,
-  startTestServer,
-  type TestServer,
-} from './helpers';
+import { describe, expect, it } from 'vitest';
+import { type ApiResponse, expectError, expectOk, onPostgres, useServer, withServer } from './helpers';
 
 const newKey = () => randomBytes(32).toString('hex');
 
@@ -30,14 +22,8 @@ function expectRateLimitHeaders(
 }
 
 describe('the default policy: 300 requests per 60 s', () => {
-  let srv: TestServer;
-  let h: Harness;
   const clock = new FakeClock();
-  beforeAll(async () => {
-    srv = await startTestServer({ clock, config: { rateLimitMax: 300, rateLimitWindowSeconds: 60 } });
-    h = new Harness(srv.url);
-  });
-  afterAll(() => srv?.close());
+  const { srv, h } = useServer({ clock, config: { rateLimitMax: 300, rateLimitWindowSeconds: 60 } });
 
   it('announces limit, remaining, reset and policy, counting down per client', async () => {
     const key = newKey();
@@ -95,14 +81,8 @@ describe('the default policy: 300 requests per 60 s', () => {
 });
 
 describe('over the limit', () => {
-  let srv: TestServer;
-  let h: Harness;
   const clock = new FakeClock();
-  beforeAll(async () => {
-    srv = await startTestServer({ clock, config: { rateLimitMax: 3, rateLimitWindowSeconds: 20 } });
-    h = new Harness(srv.url);
-  });
-  afterAll(() => srv?.close());
+  const { srv, h } = useServer({ clock, config: { rateLimitMax: 3, rateLimitWindowSeconds: 20 } });
 
   const countSpaces = async () =>
     Number(
@@ -165,9 +145,7 @@ describe('over the limit', () => {
 
 describe('the address, when no credential is presented', () => {
   it('is the socket address unless TRUST_PROXY', async () => {
-    const srv = await startTestServer({ config: { rateLimitMax: 2, rateLimitWindowSeconds: 60 } });
-    try {
-      const h = new Harness(srv.url);
+    await withServer({ config: { rateLimitMax: 2, rateLimitWindowSeconds: 60 } }, async ({ h }) => {
       const from = (ip: string) => ({ headers: { 'X-Forwarded-For': ip } });
       expectOk(await h.get('/api/health', from('10.0.0.1')));
       expectOk(await h.get('/api/health', from('10.0.0.2')));
@@ -175,42 +153,33 @@ describe('the address, when no credential is presented', () => {
       expectError(await h.get('/api/health', from('10.0.0.3')), 429);
       // A credential is a client of its own, not the address.
       expectOk(await h.get('/api/health', { key: newKey() }));
-    } finally {
-      await srv.close();
-    }
+    });
   });
 
   it('is the forwarded address behind a trusted proxy', async () => {
-    const srv = await startTestServer({
-      config: { rateLimitMax: 2, rateLimitWindowSeconds: 60, trustProxy: true },
-    });
-    try {
-      const h = new Harness(srv.url);
-      const from = (ip: string) => ({ headers: { 'X-Forwarded-For': ip } });
-      expectOk(await h.get('/api/health', from('10.0.0.1')));
-      expectOk(await h.get('/api/health', from('10.0.0.1')));
-      expectError(await h.get('/api/health', from('10.0.0.1')), 429);
-      const other = await h.get('/api/health', from('10.0.0.2'));
-      expectOk(other);
-      expect(other.headers.get('ratelimit-remaining')).toBe('1');
-    } finally {
-      await srv.close();
-    }
+    await withServer(
+      {
+        config: { rateLimitMax: 2, rateLimitWindowSeconds: 60, trustProxy: true },
+      },
+      async ({ h }) => {
+        const from = (ip: string) => ({ headers: { 'X-Forwarded-For': ip } });
+        expectOk(await h.get('/api/health', from('10.0.0.1')));
+        expectOk(await h.get('/api/health', from('10.0.0.1')));
+        expectError(await h.get('/api/health', from('10.0.0.1')), 429);
+        const other = await h.get('/api/health', from('10.0.0.2'));
+        expectOk(other);
+        expect(other.headers.get('ratelimit-remaining')).toBe('1');
+      },
+    );
   });
 });
 
 describe.runIf(onPostgres())('counters in PostgreSQL', () => {
-  let srv: TestServer;
-  let h: Harness;
   const clock = new FakeClock();
-  beforeAll(async () => {
-    srv = await startTestServer({
-      clock,
-      config: { rateLimitMax: 10, rateLimitWindowSeconds: 30, policySweepIntervalMs: 50 },
-    });
-    h = new Harness(srv.url);
+  const { srv, h } = useServer({
+    clock,
+    config: { rateLimitMax: 10, rateLimitWindowSeconds: 30, policySweepIntervalMs: 50 },
   });
-  afterAll(() => srv?.close());
 
   const keys = async () =>
     rowsOf<{ key: string }>(await srv.server.database.db.execute(sql`select key from rate_limits`)).map(

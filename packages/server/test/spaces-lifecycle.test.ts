@@ -1,27 +1,19 @@
 import { newId, OffsetClock, schema } from '@convene/core';
 import { and, eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   expectError,
   expectKeyChecks,
   expectOk,
-  Harness,
   participantRow,
   recordedEvents,
   type SpaceFixture,
-  startTestServer,
-  type TestServer,
+  useServer,
 } from './helpers';
 
-let srv: TestServer;
-let h: Harness;
 const clock = new OffsetClock();
 
-beforeAll(async () => {
-  srv = await startTestServer({ clock });
-  h = new Harness(srv.url);
-});
-afterAll(() => srv?.close());
+const { srv, h } = useServer({ clock });
 
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
 const view = (space: SpaceFixture, key = space.ownerKey) => h.get(`/hub/space/${space.spaceId}`, { key });

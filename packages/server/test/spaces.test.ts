@@ -1,14 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectError, expectKeyChecks, expectOk, Harness, startTestServer, type TestServer } from './helpers';
+import { describe, expect, it } from 'vitest';
+import { expectError, expectKeyChecks, expectOk, useServer } from './helpers';
 
-let srv: TestServer;
-let h: Harness;
-
-beforeAll(async () => {
-  srv = await startTestServer();
-  h = new Harness(srv.url);
-});
-afterAll(() => srv?.close());
+const { srv, h } = useServer();
 
 describe('createSpace', () => {
   it('creates an open space and mints a 64-hex owner key', async () => {

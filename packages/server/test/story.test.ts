@@ -1,14 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectError, expectOk, Harness, recordedEvents, startTestServer, type TestServer } from './helpers';
+import { describe, expect, it } from 'vitest';
+import { expectError, expectOk, recordedEvents, useServer } from './helpers';
 
-let srv: TestServer;
-let h: Harness;
-
-beforeAll(async () => {
-  srv = await startTestServer();
-  h = new Harness(srv.url);
-});
-afterAll(() => srv?.close());
+const { srv, h } = useServer();
 
 /**
  * The issue's curl story, step by step, with the statuses and bodies the specification gives:

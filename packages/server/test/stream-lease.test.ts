@@ -1,28 +1,22 @@
 import { EVENTS_CHANNEL, type EventNotice } from '@convene/core';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectOk, Harness, type SpaceFixture, startTestServer, type TestServer } from './helpers';
+import { expectOk, type SpaceFixture, useServer } from './helpers';
 import { SseStream } from './helpers/sse';
 
 // Messages NOTIFY the nodes only while some node listens to their space (spaces.streamed_until).
-let srv: TestServer;
-let h: Harness;
+// Renewals only when a test asks for them, so a lapsed lease stays lapsed until then.
+const { srv, h } = useServer({ config: { streamLeaseRenewMs: 3_600_000 } });
 /** Every notice of the events channel, in the order the database delivered them. */
 const notices: EventNotice[] = [];
 let unlisten: () => Promise<void>;
 
 beforeAll(async () => {
-  // Renewals only when a test asks for them, so a lapsed lease stays lapsed until then.
-  srv = await startTestServer({ config: { streamLeaseRenewMs: 3_600_000 } });
-  h = new Harness(srv.url);
   unlisten = await srv.server.database.listen(EVENTS_CHANNEL, (payload) => {
     notices.push(JSON.parse(payload) as EventNotice);
   });
 });
-afterAll(async () => {
-  await unlisten?.();
-  await srv?.close();
-});
+afterAll(() => unlisten?.());
 
 const send = async (space: SpaceFixture, content: string): Promise<string> => {
   const res = await h.post(`/hub/space/${space.spaceId}/messages`, {
@@ -149,14 +143,9 @@ describe('stream leases', () => {
 });
 
 describe('stream leases renew on their own', () => {
-  let fast: TestServer;
-  beforeAll(async () => {
-    fast = await startTestServer({ config: { streamLeaseRenewMs: 100 } });
-  });
-  afterAll(() => fast?.close());
+  const { srv: fast, h: fh } = useServer({ config: { streamLeaseRenewMs: 100 } });
 
   it('renews the lease of a space streamed on this node every streamLeaseRenewMs', async () => {
-    const fh = new Harness(fast.url);
     const space = await fh.createSpace();
     const stream = await SseStream.connect(fast.url, space.spaceId, { key: space.ownerKey });
     await stream.next();

@@ -1,26 +1,12 @@
 import { OffsetClock, schema } from '@convene/core';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  expectError,
-  expectOk,
-  Harness,
-  onPostgres,
-  type SpaceFixture,
-  startTestServer,
-  type TestServer,
-} from './helpers';
+import { describe, expect, it } from 'vitest';
+import { expectError, expectOk, onPostgres, type SpaceFixture, useServer, withServer } from './helpers';
 import { type SseEvent, SseStream } from './helpers/sse';
 
 const clock = new OffsetClock();
-let srv: TestServer;
-let h: Harness;
 
-beforeAll(async () => {
-  srv = await startTestServer({ clock, config: { streamPingMs: 200 } });
-  h = new Harness(srv.url);
-});
-afterAll(() => srv?.close());
+const { srv, h } = useServer({ clock, config: { streamPingMs: 200 } });
 
 const send = async (space: { spaceId: string }, key: string, content: string, type = 'text') => {
   const res = await h.post(`/hub/space/${space.spaceId}/messages`, { key, body: { content, type } });
@@ -457,9 +443,7 @@ describe('streamMessages: resuming', () => {
   });
 
   it('ends every stream when the server closes', async () => {
-    const node = await startTestServer();
-    try {
-      const nh = new Harness(node.url);
+    await withServer({}, async ({ srv: node, h: nh }) => {
       const space = await nh.createSpace();
       const stream = await SseStream.connect(node.url, space.spaceId, { key: space.ownerKey });
       await stream.until((e) => e.event === 'context');
@@ -467,17 +451,13 @@ describe('streamMessages: resuming', () => {
       await node.close();
       await stream.waitForEnd(5000);
       expect(Date.now() - started).toBeLessThan(5000);
-    } finally {
-      await node.close();
-    }
+    });
   });
 });
 
 describe.runIf(onPostgres())('streamMessages across two nodes', () => {
   it('delivers what one node writes to streams on the other, in one order', async () => {
-    const second = await startTestServer({ databaseUrl: srv.databaseUrl! });
-    try {
-      const h2 = new Harness(second.url);
+    await withServer({ databaseUrl: srv.databaseUrl! }, async ({ srv: second, h: h2 }) => {
       const space = await h.createSpace();
       const onFirst = await openStream(space);
       const onSecond = await SseStream.connect(second.url, space.spaceId, { key: space.ownerKey });
@@ -520,8 +500,6 @@ describe.runIf(onPostgres())('streamMessages across two nodes', () => {
       expect([missed!.id, missed!.json.content]).toEqual(['22', 'while away']);
       resumed.close();
       onFirst.close();
-    } finally {
-      await second.close();
-    }
+    });
   });
 });

@@ -1,20 +1,14 @@
-import type { AddressInfo } from 'node:net';
 import { FakeClock } from '@convene/core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectError, expectOk, Harness, onPostgres, startTestServer, type TestServer } from './helpers';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { expectError, expectOk, onPostgres, useServer } from './helpers';
 import { type HumanFixture, mintToken, signup } from './helpers/accounts';
 
-let srv: TestServer;
-let h: Harness;
-let human: HumanFixture;
 const clock = new FakeClock('2030-01-01T00:00:00.000Z');
-
+const { h } = useServer({ clock });
+let human: HumanFixture;
 beforeAll(async () => {
-  srv = await startTestServer({ clock });
-  h = new Harness(srv.url);
   human = await signup(h);
 });
-afterAll(() => srv?.close());
 
 const spacesOf = async (who: HumanFixture): Promise<string[]> => {
   const res = await h.get('/hub/me/spaces', { headers: who.auth });
@@ -144,25 +138,13 @@ describe('revokeApiToken', () => {
 });
 
 describe.runIf(onPostgres())('two nodes on one database', () => {
-  let a: TestServer;
-  let b: TestServer;
-  let ha: Harness;
-  let hb: Harness;
-  beforeAll(async () => {
-    // No SECRET configured: both nodes take the one generated into the shared database. Both
-    // serve one PUBLIC_URL (the JWT issuer), as nodes behind one address do.
-    a = await startTestServer({ config: { secret: undefined } });
-    b = await startTestServer({
-      config: { secret: undefined, publicUrl: a.url },
-      databaseUrl: a.databaseUrl as string,
-    });
-    ha = new Harness(a.url);
-    hb = new Harness(`http://127.0.0.1:${(b.server.app.server.address() as AddressInfo).port}`);
-  });
-  afterAll(async () => {
-    await b?.close();
-    await a?.close();
-  });
+  // No SECRET configured: both nodes take the one generated into the shared database. Both
+  // serve one PUBLIC_URL (the JWT issuer), as nodes behind one address do.
+  const { srv: a, h: ha } = useServer({ config: { secret: undefined } });
+  const { h: hb } = useServer(() => ({
+    config: { secret: undefined, publicUrl: a.url },
+    databaseUrl: a.databaseUrl as string,
+  }));
 
   it('a dashboard JWT from one node is accepted by the other, with the same JWKS', async () => {
     const me = await signup(ha);

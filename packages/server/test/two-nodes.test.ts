@@ -1,33 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   expectError,
   expectOk,
-  Harness,
   onPostgres,
   participantRow,
   recordedEvents,
-  startTestServer,
-  type TestServer,
+  useServer,
+  withServer,
 } from './helpers';
 import { bearer, linkAgent, signup } from './helpers/accounts';
 
 /** Two server processes' worth of nodes on one PostgreSQL database serve the same spaces. */
 describe.runIf(onPostgres())('two nodes on one database', () => {
-  let a: TestServer;
-  let b: TestServer;
-  let onA: Harness;
-  let onB: Harness;
-
-  beforeAll(async () => {
-    a = await startTestServer();
-    b = await startTestServer({ databaseUrl: a.databaseUrl! });
-    onA = new Harness(a.url);
-    onB = new Harness(b.url);
-  });
-  afterAll(async () => {
-    await b?.close();
-    await a?.close();
-  });
+  const { srv: a, h: onA } = useServer();
+  const { srv: b, h: onB } = useServer(() => ({ databaseUrl: a.databaseUrl! }));
 
   it('creates on one node, joins, approves and kicks on the other', async () => {
     const space = await onA.createSpace({ privacy: 'private' });
@@ -156,11 +142,8 @@ describe.runIf(onPostgres())('two nodes on one database', () => {
     expect((await onA.get('/.well-known/jwks.json')).body).toEqual(
       (await onB.get('/.well-known/jwks.json')).body,
     );
-    const c = await startTestServer({ databaseUrl: a.databaseUrl! });
-    try {
-      expectOk(await new Harness(c.url).get('/hub/me', { headers: human.auth }));
-    } finally {
-      await c.close();
-    }
+    await withServer({ databaseUrl: a.databaseUrl! }, async ({ h: onC }) => {
+      expectOk(await onC.get('/hub/me', { headers: human.auth }));
+    });
   });
 });

@@ -1,16 +1,10 @@
 import { FakeClock } from '@convene/core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { defaultVersionPolicy, type VersionPolicy, validateVersionPolicy } from '../src/http/versioning';
-import { expectError, expectOk, Harness, onPostgres, startTestServer, type TestServer } from './helpers';
+import { expectError, expectOk, onPostgres, startTestServer, useServer } from './helpers';
 
 describe('API-Version', () => {
-  let srv: TestServer;
-  let h: Harness;
-  beforeAll(async () => {
-    srv = await startTestServer();
-    h = new Harness(srv.url);
-  });
-  afterAll(() => srv?.close());
+  const { h } = useServer();
 
   it('is 1 on every answer, with no deprecation headers', async () => {
     const space = await h.createSpace();
@@ -81,13 +75,7 @@ describe('a deprecated version', () => {
       { version: '1', status: 'current' },
     ],
   };
-  let srv: TestServer;
-  let h: Harness;
-  beforeAll(async () => {
-    srv = await startTestServer({ clock, config: { apiVersions: policy } });
-    h = new Harness(srv.url);
-  });
-  afterAll(() => srv?.close());
+  const { srv, h } = useServer({ clock, config: { apiVersions: policy } });
 
   it('is served with Deprecation, Sunset and a Link to the policy', async () => {
     const res = await h.get('/api/health', { headers: { 'API-Version': '0' } });

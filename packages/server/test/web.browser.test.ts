@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { Harness, type SpaceFixture, startTestServer, type TestServer } from './helpers';
+import { type SpaceFixture, useServer } from './helpers';
 
 /** Debian's chromium: never a downloaded browser. CI installs it (.ci/run). */
 const CHROMIUM = '/usr/bin/chromium';
@@ -16,16 +16,13 @@ const PIXEL =
   'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
 
 describe.skipIf(!existsSync(CHROMIUM))('the human side in a browser', () => {
-  let srv: TestServer;
-  let h: Harness;
+  const { srv, h } = useServer();
   let context: BrowserContext;
   let profile: string;
   /** What went wrong inside pages: uncaught errors, console errors (CSP violations among them), dialogs. */
   const problems: string[] = [];
 
   beforeAll(async () => {
-    srv = await startTestServer();
-    h = new Harness(srv.url);
     profile = mkdtempSync(join(tmpdir(), 'convene-chromium-'));
     // launchPersistentContext passes the fresh profile as --user-data-dir.
     context = await chromium.launchPersistentContext(profile, {
@@ -52,7 +49,6 @@ describe.skipIf(!existsSync(CHROMIUM))('the human side in a browser', () => {
 
   afterAll(async () => {
     await context?.close();
-    await srv?.close();
     if (profile) rmSync(profile, { recursive: true, force: true });
   });
 

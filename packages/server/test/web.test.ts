@@ -1,15 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Api, startTestServer, type TestServer } from './helpers';
+import { describe, expect, it } from 'vitest';
+import { useServer } from './helpers';
 
-let srv: TestServer;
-let api: Api;
-
-beforeAll(async () => {
-  srv = await startTestServer();
-  api = new Api(srv.url);
-});
-afterAll(() => srv?.close());
+const { srv, h: api } = useServer();
 
 /** Asserts an HTML page with the strict CSP and the frame every page shares. */
 async function expectPage(path: string): Promise<string> {

@@ -17,7 +17,16 @@ export interface RequestOptions {
 
 /** A thin HTTP client for tests: every call is real HTTP against a running server. */
 export class Api {
-  constructor(readonly baseUrl: string) {}
+  readonly #baseUrl: string | (() => string);
+
+  /** `baseUrl` may be a function: a fixture's client exists before its server listens. */
+  constructor(baseUrl: string | (() => string)) {
+    this.#baseUrl = baseUrl;
+  }
+
+  get baseUrl(): string {
+    return typeof this.#baseUrl === 'string' ? this.#baseUrl : this.#baseUrl();
+  }
 
   async request<T = any>(
     method: string,

@@ -6,7 +6,10 @@ import { loadConfig, type ServerConfig } from '../../src/env';
 import { type ConveneServer, createServer } from '../../src/server';
 
 export interface TestServer {
+  /** The server's PUBLIC_URL (the base of every URL it hands out). */
   url: string;
+  /** Where this node listens: its `url` unless the test gave it another node's PUBLIC_URL. */
+  listenUrl: string;
   server: ConveneServer;
   /** The PostgreSQL URL a second node would share (undefined on PGlite). */
   databaseUrl: string | undefined;
@@ -77,6 +80,7 @@ export async function startTestServer(options: StartOptions = {}): Promise<TestS
   await server.app.listen({ port, host: '127.0.0.1' });
   return {
     url: config.publicUrl,
+    listenUrl: `http://127.0.0.1:${port}`,
     server,
     databaseUrl,
     async close() {

@@ -2,4 +2,5 @@ export * from './api';
 export * from './auth-checks';
 export * from './effects';
 export * from './factories';
+export * from './fixture';
 export * from './harness';
