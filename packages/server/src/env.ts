@@ -47,6 +47,8 @@ export interface ServerConfig {
    * STREAM_LEASE_SECONDS), and checks that it missed no event of them.
    */
   streamLeaseRenewMs: number;
+  /** How often each node announces lapsed artifact locks (artifact-unlocked within 5 s). */
+  lockSweepIntervalMs: number;
   /** How long an idempotent write's response is replayed (24 h). */
   idempotencyTtlSeconds: number;
   /** How long a duplicate waits for the first copy still running before answering 409 (10 s). */
@@ -88,6 +90,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     logLevel: e.LOG_LEVEL,
     streamPingMs: 15_000,
     streamLeaseRenewMs: (STREAM_LEASE_SECONDS * 1000) / 3,
+    lockSweepIntervalMs: 1000,
     idempotencyTtlSeconds: 86_400,
     idempotencyWaitMs: 10_000,
     idempotencyLeaseSeconds: 60,

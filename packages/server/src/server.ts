@@ -18,6 +18,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app';
 import type { ServerConfig } from './env';
 import { EventHub } from './events/hub';
+import { startLockExpirySweeper } from './events/lock-expiry-sweeper';
 import { type PolicyStores, policyStoresFor } from './http/stores';
 
 export interface ConveneServer {
@@ -95,6 +96,11 @@ export async function createServer(
     });
     app.eventHub = hub;
     await hub.start();
+    const stopLockSweeper = startLockExpirySweeper({
+      deps,
+      intervalMs: config.lockSweepIntervalMs,
+      log: app.log,
+    });
     let closed: Promise<void> | undefined;
     return {
       app,
@@ -104,6 +110,7 @@ export async function createServer(
       close() {
         closed ??= (async () => {
           // Streams never finish by themselves: end them so the close below can complete.
+          await stopLockSweeper();
           await hub.close();
           await app.close();
           await database.close();

@@ -9,6 +9,7 @@ import {
   type SpaceFixture,
   useServer,
 } from './helpers';
+import { SseStream } from './helpers/sse';
 
 // Lock lifetimes through an injected clock: expiry checked at use, takeover, heartbeat and write
 // refreshes, and the releases that leave, kick and close perform. LOCK_TTL_S is 60 here.
@@ -212,6 +213,71 @@ describe('lock expiry', () => {
     expect(again.body.lockExpiresAt).toBe(at(TTL_MS));
     clock.advance(TTL_MS - 1);
     expectOk(await writeAs(r, r.alice, 'still mine'));
+  });
+});
+
+describe('the expiry sweep', () => {
+  it('announces a lapse to open streams within seconds, once, with nobody touching the artifact', async () => {
+    const r = await room();
+    const stream = await SseStream.connect(srv.url, r.space.spaceId, { key: r.bob.key });
+    try {
+      await stream.until((e) => e.event === 'context');
+      expectOk(await lockAs(r, r.alice));
+      await stream.until((e) => e.event === 'artifact-locked');
+      clock.advance(TTL_MS);
+      const started = Date.now();
+      const seen = await stream.until((e) => e.event === 'artifact-unlocked', 5000);
+      expect(Date.now() - started).toBeLessThan(5000);
+      expect(seen.at(-1)!.json).toEqual({
+        id: r.artifact.id,
+        name: 'Doc',
+        version: 1,
+        updatedAt: r.artifact.updatedAt,
+      });
+      // A fresh context follows; the lock columns are cleared; the event is recorded once, so a
+      // stream resuming with Last-Event-ID replays it.
+      await stream.until((e) => e.event === 'context' && e.json.artifacts[0].lockedBy === undefined);
+      expect(await lockColumns(r)).toEqual({ lockedBy: null, lockExpiresAt: null });
+      const resumed = await SseStream.connect(srv.url, r.space.spaceId, {
+        key: r.bob.key,
+        lastEventId: String(Number(seen.at(-1)!.id) - 1),
+      });
+      try {
+        expect((await resumed.next()).event).toBe('artifact-unlocked');
+      } finally {
+        resumed.close();
+      }
+      // Sweeps keep running: still exactly one unlocked event, and the former holder gets 423.
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      expect(stream.remaining.filter((e) => e.event === 'artifact-unlocked')).toEqual([]);
+      expectLockedByNobody(await writeAs(r, r.alice, 'lapsed'));
+      expect((await artifactEvents(r.space.spaceId)).map((e) => e.kind)).toEqual([
+        'artifact-created',
+        'artifact-locked',
+        'artifact-unlocked',
+      ]);
+    } finally {
+      stream.close();
+    }
+  });
+
+  it('leaves the locks of a space past its TTL alone: nothing follows its end', async () => {
+    const space = await h.createSpace({ ttl: 30 });
+    const alice = await h.joinActive(space, { name: 'Alice' });
+    const created = await h.post(`/hub/space/${space.spaceId}/artifact`, {
+      key: alice.key,
+      body: { name: 'Doc', type: 'markdown', content: 'v1' },
+    });
+    expectOk(created);
+    expectOk(
+      await h.post(`/hub/space/${space.spaceId}/artifact/${created.body.id}/lock`, { key: alice.key }),
+    );
+    clock.advance(TTL_MS);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect((await artifactEvents(space.spaceId)).map((e) => e.kind)).toEqual([
+      'artifact-created',
+      'artifact-locked',
+    ]);
   });
 });
 

@@ -9,6 +9,7 @@ import {
   withServer,
 } from './helpers';
 import { bearer, linkAgent, signup } from './helpers/accounts';
+import { SseStream } from './helpers/sse';
 
 /** Two server processes' worth of nodes on one PostgreSQL database serve the same spaces. */
 describe.runIf(onPostgres())('two nodes on one database', () => {
@@ -145,5 +146,46 @@ describe.runIf(onPostgres())('two nodes on one database', () => {
     await withServer({ databaseUrl: a.databaseUrl! }, async ({ h: onC }) => {
       expectOk(await onC.get('/hub/me', { headers: human.auth }));
     });
+  });
+
+  it('announce a lapsed lock once, on the streams of both nodes, within 5 s of its expiry', async () => {
+    const x = await startTestServer({ config: { lockTtlSeconds: 2 } });
+    const y = await startTestServer({ databaseUrl: x.databaseUrl!, config: { lockTtlSeconds: 2 } });
+    const onX = new Harness(x.url);
+    const streams: SseStream[] = [];
+    try {
+      const space = await onX.createSpace();
+      const alice = await onX.joinActive(space, { name: 'Alice' });
+      const created = await onX.post(`/hub/space/${space.spaceId}/artifact`, {
+        key: alice.key,
+        body: { name: 'Doc', type: 'markdown', content: 'v1' },
+      });
+      for (const node of [x, y]) {
+        const stream = await SseStream.connect(node.url, space.spaceId, { key: space.ownerKey });
+        await stream.until((e) => e.event === 'context');
+        streams.push(stream);
+      }
+      const lock = await new Harness(y.url).post(
+        `/hub/space/${space.spaceId}/artifact/${created.body.id}/lock`,
+        {
+          key: alice.key,
+        },
+      );
+      expectOk(lock);
+      const expiresAt = Date.parse(lock.body.lockExpiresAt);
+      for (const stream of streams) {
+        await stream.until((e) => e.event === 'artifact-unlocked', 9000);
+        expect(Date.now() - expiresAt).toBeLessThan(5000);
+      }
+      // Both nodes sweep every second: still one event after a few more rounds.
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      for (const stream of streams)
+        expect(stream.remaining.filter((e) => e.event === 'artifact-unlocked')).toEqual([]);
+      expect(await recordedEvents(x, space.spaceId, 'artifact-unlocked')).toHaveLength(1);
+    } finally {
+      for (const stream of streams) stream.close();
+      await y.close();
+      await x.close();
+    }
   });
 });

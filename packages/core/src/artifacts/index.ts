@@ -6,6 +6,7 @@ export * from './heartbeat-artifact-lock';
 export * from './list-artifact-versions';
 export * from './list-artifacts';
 export * from './lock-artifact';
+export * from './release-expired-locks';
 export * from './release-locks';
 export * from './restore-artifact-version';
 export * from './unlock-artifact';

@@ -8,7 +8,8 @@ import { toArtifactSummary } from '../spaces/views';
 /**
  * Releases the locks a participant holds (or every lock of the space when participantId is
  * null): leaving, being kicked and closing the space do this in their own transaction. Each
- * lock that was still live gets an `artifact-unlocked` event.
+ * lock cleared gets an `artifact-unlocked` event: a live one, or one that lapsed a moment ago
+ * and that the expiry sweep (releaseExpiredLocks) has not announced yet.
  *
  * It locks the space row before any artifact row, the order every artifact write uses, so a
  * release and a concurrent lock or write cannot deadlock, and a lock taken just before the
@@ -26,14 +27,12 @@ export async function releaseLocks(
     eq(artifacts.spaceId, spaceId),
     participantId ? eq(artifacts.lockedBy, participantId) : isNotNull(artifacts.lockedBy),
   );
-  // Read the expiries before clearing them: only locks still live are announced as released.
   const held = await ex
     .select({
       id: artifacts.id,
       name: artifacts.name,
       version: artifacts.version,
       updatedAt: artifacts.updatedAt,
-      lockExpiresAt: artifacts.lockExpiresAt,
     })
     .from(artifacts)
     .where(where)
@@ -41,9 +40,7 @@ export async function releaseLocks(
   if (held.length === 0) return;
   await ex.update(artifacts).set({ lockedBy: null, lockedAt: null, lockExpiresAt: null }).where(where);
   for (const row of held) {
-    if (row.lockExpiresAt && row.lockExpiresAt > now) {
-      const summary = toArtifactSummary({ ...row, lockedBy: null, lockedAt: null, lockExpiresAt: null }, now);
-      await appendEvent(ex, clock, spaceId, 'artifact-unlocked', summary);
-    }
+    const summary = toArtifactSummary({ ...row, lockedBy: null, lockedAt: null, lockExpiresAt: null }, now);
+    await appendEvent(ex, clock, spaceId, 'artifact-unlocked', summary);
   }
 }

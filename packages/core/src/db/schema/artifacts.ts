@@ -1,4 +1,5 @@
-import { integer, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { sql } from 'drizzle-orm';
+import { index, integer, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 
 export const artifacts = pgTable(
   'artifacts',
@@ -18,7 +19,11 @@ export const artifacts = pgTable(
     lockedAt: timestamp('locked_at', { withTimezone: true, precision: 3 }),
     lockExpiresAt: timestamp('lock_expires_at', { withTimezone: true, precision: 3 }),
   },
-  (t) => [primaryKey({ columns: [t.spaceId, t.id] })],
+  (t) => [
+    primaryKey({ columns: [t.spaceId, t.id] }),
+    // The expiry sweep's way to the locks that lapsed (releaseExpiredLocks): held locks only.
+    index('artifacts_lock_expires_at_idx').on(t.lockExpiresAt).where(sql`${t.lockedBy} is not null`),
+  ],
 );
 
 /** Every version ever written, the first included: history never loses a word. */

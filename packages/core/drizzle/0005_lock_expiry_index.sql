@@ -1,0 +1,1 @@
+CREATE INDEX "artifacts_lock_expires_at_idx" ON "artifacts" USING btree ("lock_expires_at") WHERE "artifacts"."locked_by" is not null;

@@ -1,0 +1,49 @@
+import { type Deps, releaseExpiredLocks } from '@convene/core';
+import type { FastifyBaseLogger } from 'fastify';
+
+export interface LockExpirySweeperOptions {
+  deps: Pick<Deps, 'db' | 'clock'>;
+  /** How often this node looks for lapsed locks (every node does; each lapse is announced once). */
+  intervalMs: number;
+  log: FastifyBaseLogger;
+}
+
+/** Batches of locks released per round before yielding to the next interval. */
+const BATCH = 100;
+const MAX_BATCHES = 10;
+
+/**
+ * Announces lapsed locks on this node's schedule: `artifact-unlocked` reaches every stream within
+ * about `intervalMs` of `lockExpiresAt` (decisions.md: within 5 s). Returns the stop function.
+ */
+export function startLockExpirySweeper({
+  deps,
+  intervalMs,
+  log,
+}: LockExpirySweeperOptions): () => Promise<void> {
+  let running: Promise<void> | undefined;
+  let failing = false;
+  const sweep = async () => {
+    try {
+      for (let i = 0; i < MAX_BATCHES; i++) {
+        if ((await releaseExpiredLocks({ deps, limit: BATCH })) < BATCH) break;
+      }
+      if (failing) log.info('lock expiry sweep recovered');
+      failing = false;
+    } catch (err) {
+      // Once per outage, not every second of it.
+      if (!failing) log.warn({ err }, 'lock expiry sweep failed; retrying every interval');
+      failing = true;
+    }
+  };
+  const timer = setInterval(() => {
+    running ??= sweep().finally(() => {
+      running = undefined;
+    });
+  }, intervalMs);
+  timer.unref();
+  return async () => {
+    clearInterval(timer);
+    await running;
+  };
+}
