@@ -219,7 +219,7 @@ describe('lock expiry', () => {
 describe('the expiry sweep', () => {
   it('announces a lapse to open streams within seconds, once, with nobody touching the artifact', async () => {
     const r = await room();
-    const stream = await SseStream.connect(srv.url, r.space.spaceId, { key: r.bob.key });
+    const stream = await SseStream.connect(srv.listenUrl, r.space.spaceId, { key: r.bob.key });
     try {
       await stream.until((e) => e.event === 'context');
       expectOk(await lockAs(r, r.alice));
@@ -238,7 +238,7 @@ describe('the expiry sweep', () => {
       // stream resuming with Last-Event-ID replays it.
       await stream.until((e) => e.event === 'context' && e.json.artifacts[0].lockedBy === undefined);
       expect(await lockColumns(r)).toEqual({ lockedBy: null, lockExpiresAt: null });
-      const resumed = await SseStream.connect(srv.url, r.space.spaceId, {
+      const resumed = await SseStream.connect(srv.listenUrl, r.space.spaceId, {
         key: r.bob.key,
         lastEventId: String(Number(seen.at(-1)!.id) - 1),
       });

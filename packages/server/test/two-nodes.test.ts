@@ -149,43 +149,39 @@ describe.runIf(onPostgres())('two nodes on one database', () => {
   });
 
   it('announce a lapsed lock once, on the streams of both nodes, within 5 s of its expiry', async () => {
-    const x = await startTestServer({ config: { lockTtlSeconds: 2 } });
-    const y = await startTestServer({ databaseUrl: x.databaseUrl!, config: { lockTtlSeconds: 2 } });
-    const onX = new Harness(x.url);
-    const streams: SseStream[] = [];
-    try {
-      const space = await onX.createSpace();
-      const alice = await onX.joinActive(space, { name: 'Alice' });
-      const created = await onX.post(`/hub/space/${space.spaceId}/artifact`, {
-        key: alice.key,
-        body: { name: 'Doc', type: 'markdown', content: 'v1' },
-      });
-      for (const node of [x, y]) {
-        const stream = await SseStream.connect(node.url, space.spaceId, { key: space.ownerKey });
-        await stream.until((e) => e.event === 'context');
-        streams.push(stream);
-      }
-      const lock = await new Harness(y.url).post(
-        `/hub/space/${space.spaceId}/artifact/${created.body.id}/lock`,
-        {
-          key: alice.key,
-        },
-      );
-      expectOk(lock);
-      const expiresAt = Date.parse(lock.body.lockExpiresAt);
-      for (const stream of streams) {
-        await stream.until((e) => e.event === 'artifact-unlocked', 9000);
-        expect(Date.now() - expiresAt).toBeLessThan(5000);
-      }
-      // Both nodes sweep every second: still one event after a few more rounds.
-      await new Promise((resolve) => setTimeout(resolve, 2500));
-      for (const stream of streams)
-        expect(stream.remaining.filter((e) => e.event === 'artifact-unlocked')).toEqual([]);
-      expect(await recordedEvents(x, space.spaceId, 'artifact-unlocked')).toHaveLength(1);
-    } finally {
-      for (const stream of streams) stream.close();
-      await y.close();
-      await x.close();
-    }
+    const config = { lockTtlSeconds: 2 };
+    await withServer({ config }, ({ srv: x, h: onX }) =>
+      withServer({ databaseUrl: x.databaseUrl!, config }, async ({ srv: y, h: onY }) => {
+        const streams: SseStream[] = [];
+        try {
+          const space = await onX.createSpace();
+          const alice = await onX.joinActive(space, { name: 'Alice' });
+          const created = await onX.post(`/hub/space/${space.spaceId}/artifact`, {
+            key: alice.key,
+            body: { name: 'Doc', type: 'markdown', content: 'v1' },
+          });
+          for (const node of [x, y]) {
+            const stream = await SseStream.connect(node.listenUrl, space.spaceId, { key: space.ownerKey });
+            await stream.until((e) => e.event === 'context');
+            streams.push(stream);
+          }
+          const path = `/hub/space/${space.spaceId}/artifact/${created.body.id}/lock`;
+          const lock = await onY.post(path, { key: alice.key });
+          expectOk(lock);
+          const expiresAt = Date.parse(lock.body.lockExpiresAt);
+          for (const stream of streams) {
+            await stream.until((e) => e.event === 'artifact-unlocked', 9000);
+            expect(Date.now() - expiresAt).toBeLessThan(5000);
+          }
+          // Both nodes sweep every second: still one event after a few more rounds.
+          await new Promise((resolve) => setTimeout(resolve, 2500));
+          for (const stream of streams)
+            expect(stream.remaining.filter((e) => e.event === 'artifact-unlocked')).toEqual([]);
+          expect(await recordedEvents(x, space.spaceId, 'artifact-unlocked')).toHaveLength(1);
+        } finally {
+          for (const stream of streams) stream.close();
+        }
+      }),
+    );
   });
 });
