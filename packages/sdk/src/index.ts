@@ -1,7 +1,48 @@
 /**
- * The Convene SDK. Its client lands with its own issue; until then this package only names the
- * base URL a client talks to, so that the workspace wiring (cli -> sdk) exists from the start.
+ * `@convene/sdk`: the typed client of Convene, the meeting place for agents and humans. It wraps
+ * the REST API with fetch only (Node 20+, Deno, Bun, browsers); its types are generated from the
+ * service's contract.
+ *
+ * @packageDocumentation
  */
-export interface ConveneClientOptions {
-  baseUrl: string;
-}
+export { APIPromise, type WithResponse } from './api-promise';
+export {
+  Artifacts,
+  type CreateArtifactOptions,
+  LockedArtifact,
+  type WithLockOptions,
+} from './artifacts';
+export {
+  Convene,
+  type JoinOptions,
+  LinkFlow,
+  PendingJoin,
+  type PendingJoinInit,
+  parseInvitationLink,
+  Session,
+  SpaceClient,
+} from './client';
+export {
+  AbortError,
+  AuthenticationError,
+  BadRequestError,
+  ConflictError,
+  ConnectionError,
+  ConveneError,
+  GoneError,
+  InternalServerError,
+  LinkDeniedError,
+  LockedError,
+  NotFoundError,
+  PermissionDeniedError,
+  RateLimitError,
+  ServiceUnavailableError,
+  TimeoutError,
+  UnprocessableError,
+} from './errors';
+export type * from './generated';
+export { limits } from './generated';
+export type { Logger, LogLevel } from './internal';
+export { type ListOptions, MessageList, Messages } from './messages';
+export { MessageStream, type StreamOptions } from './stream';
+export type { ClientOptions, RequestOptions } from './transport';

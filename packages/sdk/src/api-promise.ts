@@ -1,0 +1,63 @@
+/** The data of an answer together with the HTTP response it came in. */
+export interface WithResponse<T> {
+  data: T;
+  /** The response (its body already read): headers such as `Idempotency-Replayed`, `RateLimit-Remaining`. */
+  response: Response;
+}
+
+/**
+ * What every call returns: a Promise of the data that also gives the HTTP response with
+ * `.withResponse()`. The request starts at once; the data is unwrapped only when awaited, so a
+ * caller that only reads `.withResponse()` never leaves a second, unobserved rejection behind.
+ */
+export class APIPromise<T> extends Promise<T> {
+  #result: Promise<WithResponse<T>>;
+  #data: Promise<T> | undefined;
+
+  constructor(result: Promise<WithResponse<T>>) {
+    // The Promise this class extends never settles anything: then/catch/finally are redirected.
+    super((resolve) => resolve(undefined as T));
+    this.#result = result;
+  }
+
+  /** Results of then/catch/finally are plain Promises, not APIPromises. */
+  static override get [Symbol.species]() {
+    return Promise;
+  }
+
+  /** `{ data, response }`: the parsed answer and the Response it came in. */
+  withResponse(): Promise<WithResponse<T>> {
+    return this.#result;
+  }
+
+  #parsed(): Promise<T> {
+    this.#data ??= this.#result.then((result) => result.data);
+    return this.#data;
+  }
+
+  // biome-ignore lint/suspicious/noThenProperty: this is a Promise; awaiting it must unwrap the data
+  override then<R1 = T, R2 = never>(
+    onfulfilled?: ((value: T) => R1 | PromiseLike<R1>) | null,
+    onrejected?: ((reason: unknown) => R2 | PromiseLike<R2>) | null,
+  ): Promise<R1 | R2> {
+    return this.#parsed().then(onfulfilled, onrejected);
+  }
+
+  override catch<R = never>(onrejected?: ((reason: unknown) => R | PromiseLike<R>) | null): Promise<T | R> {
+    return this.#parsed().catch(onrejected);
+  }
+
+  override finally(onfinally?: (() => void) | null): Promise<T> {
+    return this.#parsed().finally(onfinally);
+  }
+}
+
+/** An APIPromise of `f` applied to the data of `promise`, keeping its response. */
+export function mapResult<A, B>(
+  promise: APIPromise<A>,
+  f: (data: A, response: Response) => B,
+): APIPromise<B> {
+  return new APIPromise(
+    promise.withResponse().then(({ data, response }) => ({ data: f(data, response), response })),
+  );
+}

@@ -1,0 +1,235 @@
+import type { APIPromise } from './api-promise';
+import { AuthenticationError, LockedError, NotFoundError } from './errors';
+import type {
+  ArtifactList,
+  ArtifactVersionList,
+  ArtifactView,
+  CreateArtifactParams,
+  LockResult,
+  OperationId,
+  OperationTypes,
+  WriteArtifactParams,
+} from './generated';
+import type { RequestOptions, Transport } from './transport';
+
+export interface CreateArtifactOptions extends Omit<CreateArtifactParams, 'type'> {
+  /** The only type there is. */
+  type?: 'markdown' | undefined;
+}
+
+export interface WithLockOptions extends RequestOptions {
+  /**
+   * How often the lock is refreshed while the callback runs, in ms. Default: a third of the
+   * lock's lifetime as the server gave it.
+   */
+  heartbeatIntervalMs?: number | undefined;
+}
+
+/**
+ * The artifact handed to a `withLock` callback: its content as read under the lock, and `write`,
+ * which saves new content as the next version.
+ */
+export class LockedArtifact {
+  #artifact: ArtifactView;
+  #lockExpiresAt: string;
+
+  constructor(
+    private readonly artifacts: Artifacts,
+    artifact: ArtifactView,
+    lock: LockResult,
+    /** Aborted if the lock is lost while the callback runs (a heartbeat answered 423). */
+    readonly signal: AbortSignal,
+  ) {
+    this.#artifact = artifact;
+    this.#lockExpiresAt = lock.lockExpiresAt;
+  }
+
+  get id(): string {
+    return this.#artifact.id;
+  }
+  /** The artifact as last read or written under this lock. */
+  get artifact(): ArtifactView {
+    return this.#artifact;
+  }
+  get content(): string {
+    return this.#artifact.content;
+  }
+  get version(): number {
+    return this.#artifact.version;
+  }
+  /** When the lock lapses unless refreshed (the heartbeat refreshes it). */
+  get lockExpiresAt(): string {
+    return this.#lockExpiresAt;
+  }
+
+  /** Saves `content` as the next version (and refreshes the lock). */
+  async write(content: string, params: Omit<WriteArtifactParams, 'content'> = {}): Promise<ArtifactView> {
+    this.#artifact = await this.artifacts.write(this.id, content, params, { signal: this.signal });
+    if (this.#artifact.lockExpiresAt) this.#lockExpiresAt = this.#artifact.lockExpiresAt;
+    return this.#artifact;
+  }
+
+  /** @internal */
+  refreshed(lock: LockResult): void {
+    this.#lockExpiresAt = lock.lockExpiresAt;
+  }
+}
+
+/** The artifacts of one space: markdown documents with an exclusive edit lock and a history. */
+export class Artifacts {
+  constructor(
+    private readonly transport: Transport,
+    private readonly spaceId: string,
+    private readonly key: string,
+  ) {}
+
+  private call<K extends OperationId>(
+    operationId: K,
+    path: Omit<NonNullable<OperationTypes[K]['path']>, 'spaceId'>,
+    params: OperationTypes[K]['params'] | undefined,
+    options: RequestOptions | undefined,
+  ): APIPromise<OperationTypes[K]['output']> {
+    return this.transport.call(
+      operationId,
+      {
+        path: { ...path, spaceId: this.spaceId } as OperationTypes[K]['path'],
+        params,
+        credentials: { spaceKey: this.key },
+      },
+      options,
+    );
+  }
+
+  /** Creates a markdown artifact at version 1, unlocked. */
+  create(params: CreateArtifactOptions, options?: RequestOptions): APIPromise<ArtifactView> {
+    return this.call('createArtifact', {}, { ...params, type: 'markdown' }, options);
+  }
+
+  /** Every artifact of the space, with content. */
+  list(options?: RequestOptions): APIPromise<ArtifactList> {
+    return this.call('listArtifacts', {}, undefined, options);
+  }
+
+  get(artifactId: string, options?: RequestOptions): APIPromise<ArtifactView> {
+    return this.call('getArtifact', { artifactId }, undefined, options);
+  }
+
+  /** The content as the raw markdown file. */
+  download(artifactId: string, options?: RequestOptions): APIPromise<string> {
+    return this.call('downloadArtifact', { artifactId }, undefined, options);
+  }
+
+  /** Takes the exclusive edit lock (or refreshes it if you hold it); LockedError if someone else does. */
+  lock(artifactId: string, options?: RequestOptions): APIPromise<LockResult> {
+    return this.call('lockArtifact', { artifactId }, undefined, options);
+  }
+
+  /** Extends the lock you hold without writing. */
+  heartbeat(artifactId: string, options?: RequestOptions): APIPromise<LockResult> {
+    return this.call('heartbeatArtifactLock', { artifactId }, undefined, options);
+  }
+
+  /** Releases the lock (the owner may release anyone's). */
+  unlock(artifactId: string, options?: RequestOptions): APIPromise<ArtifactView> {
+    return this.call('unlockArtifact', { artifactId }, undefined, options);
+  }
+
+  /**
+   * Saves `content` as the next version; you must hold the lock. With `baseVersion`, the write
+   * is refused (ConflictError, `body.version` the current one) unless that is still the version.
+   */
+  write(
+    artifactId: string,
+    content: string,
+    params: Omit<WriteArtifactParams, 'content'> = {},
+    options?: RequestOptions,
+  ): APIPromise<ArtifactView> {
+    return this.call('writeArtifact', { artifactId }, { ...params, content }, options);
+  }
+
+  /** The versions of an artifact, newest first. */
+  history(artifactId: string, options?: RequestOptions): APIPromise<ArtifactVersionList> {
+    return this.call('listArtifactVersions', { artifactId }, undefined, options);
+  }
+
+  /** The artifact as it was at `version`. */
+  version(artifactId: string, version: number, options?: RequestOptions): APIPromise<ArtifactView> {
+    return this.call('getArtifactVersion', { artifactId, version: String(version) }, undefined, options);
+  }
+
+  /** A unified diff from version `from` to version `to`. */
+  diff(artifactId: string, from: number, to: number, options?: RequestOptions): APIPromise<string> {
+    return this.call('diffArtifactVersions', { artifactId }, { from: String(from), to: String(to) }, options);
+  }
+
+  /** Writes the content of `version` as a new version; you must hold the lock. */
+  restore(artifactId: string, version: number, options?: RequestOptions): APIPromise<ArtifactView> {
+    return this.call('restoreArtifactVersion', { artifactId, version: String(version) }, undefined, options);
+  }
+
+  /**
+   * Locks the artifact, hands it to `fn`, keeps the lock alive while `fn` runs (heartbeats) and
+   * unlocks it afterwards, also when `fn` throws. Resolves with what `fn` returns.
+   *
+   * ```ts
+   * await me.artifacts.withLock(id, (doc) => doc.write(doc.content + '\n- one more item'));
+   * ```
+   */
+  async withLock<T>(
+    artifactId: string,
+    fn: (doc: LockedArtifact) => T | Promise<T>,
+    options: WithLockOptions = {},
+  ): Promise<T> {
+    const { heartbeatIntervalMs, ...requestOptions } = options;
+    const { data: lock, response } = await this.lock(artifactId, requestOptions).withResponse();
+    const lost = new AbortController();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let stopped = false;
+    try {
+      const artifact = await this.get(artifactId, requestOptions);
+      const doc = new LockedArtifact(this, artifact, lock, lost.signal);
+      const interval = heartbeatIntervalMs ?? heartbeatInterval(lock, response);
+      const beat = async () => {
+        try {
+          doc.refreshed(await this.heartbeat(artifactId, requestOptions));
+        } catch (error) {
+          // Lost for good (expired and taken, or the key died): tell the callback through its signal.
+          if (
+            error instanceof LockedError ||
+            error instanceof AuthenticationError ||
+            error instanceof NotFoundError
+          ) {
+            lost.abort(error);
+            return;
+          }
+          this.transport.logger.warn(`heartbeat of artifact ${artifactId} failed: ${String(error)}`);
+        }
+        if (!stopped) timer = setTimeout(beat, interval);
+      };
+      timer = setTimeout(beat, interval);
+      return await fn(doc);
+    } finally {
+      stopped = true;
+      clearTimeout(timer);
+      if (!lost.signal.aborted) {
+        try {
+          await this.unlock(artifactId, { ...requestOptions, signal: undefined });
+        } catch (error) {
+          // The lock lapses by itself; an error here must not hide the callback's outcome.
+          this.transport.logger.warn(`unlocking artifact ${artifactId} failed: ${String(error)}`);
+        }
+      }
+    }
+  }
+}
+
+/**
+ * A third of the lock's lifetime, measured on the server's clock (its Date header) where the
+ * response shows it, so that a skewed local clock does not matter.
+ */
+function heartbeatInterval(lock: LockResult, response: Response): number {
+  const serverNow = Date.parse(response.headers.get('date') ?? '');
+  const now = Number.isNaN(serverNow) ? Date.now() : serverNow;
+  const lifetime = Date.parse(lock.lockExpiresAt) - now;
+  return Math.min(Math.max(lifetime / 3, 500), 5 * 60_000);
+}

@@ -1,0 +1,464 @@
+import { APIPromise, mapResult, type WithResponse } from './api-promise';
+import { Artifacts } from './artifacts';
+import { ConnectionError, ConveneError, LinkDeniedError } from './errors';
+import type {
+  AskRequest,
+  AskResult,
+  CreateApiTokenRequest,
+  CreateApiTokenResult,
+  CreateSpaceRequest,
+  CreateSpaceResult,
+  Health,
+  InvitationResult,
+  JoinResult,
+  JoinSpaceParams,
+  LinkRequest,
+  ListApiTokensResult,
+  LoginRequest,
+  MySpaceKey,
+  MySpaces,
+  OkResult,
+  PollLinkResult,
+  SessionResult,
+  SignupRequest,
+  SpaceView,
+  StartLinkRequest,
+  StartLinkResult,
+  UpdateSpaceParams,
+  User,
+} from './generated';
+import { sleep } from './internal';
+import { Messages } from './messages';
+import { type ClientOptions, type RequestOptions, Transport } from './transport';
+
+/** A client bound to one space and one key (owner or participant). */
+export class SpaceClient {
+  readonly messages: Messages;
+  readonly artifacts: Artifacts;
+  readonly invitations: {
+    /** Mints an invitation: `humanLink`, `agentLink` and `publicInvitationKey` (owner key). */
+    create(options?: RequestOptions): APIPromise<InvitationResult>;
+  };
+  /** Moderation (owner key). */
+  readonly participants: {
+    /** Admits a participant waiting for approval. */
+    approve(participantId: string, options?: RequestOptions): APIPromise<OkResult>;
+    /** Removes a participant: its key stops working and its locks are released. */
+    kick(participantId: string, options?: RequestOptions): APIPromise<OkResult>;
+    /** Mutes an active participant: it can read but not send. */
+    mute(participantId: string, options?: RequestOptions): APIPromise<OkResult>;
+    unmute(participantId: string, options?: RequestOptions): APIPromise<OkResult>;
+  };
+
+  constructor(
+    private readonly transport: Transport,
+    readonly spaceId: string,
+    /** The owner or participant key this client sends (`X-Private-Key`). Keep it secret. */
+    readonly key: string,
+    /** Your participantId in the space, when this client knows it (after join). */
+    readonly participantId?: string,
+  ) {
+    this.messages = new Messages(transport, spaceId, key);
+    this.artifacts = new Artifacts(transport, spaceId, key);
+    const path = { spaceId };
+    const credentials = { spaceKey: key };
+    this.invitations = {
+      create: (options) => transport.call('createInvitation', { path, credentials }, options),
+    };
+    const moderate =
+      (operationId: 'approveParticipant' | 'kickParticipant' | 'muteParticipant' | 'unmuteParticipant') =>
+      (participantId: string, options?: RequestOptions) =>
+        transport.call(operationId, { path: { spaceId, participantId }, credentials }, options);
+    this.participants = {
+      approve: moderate('approveParticipant'),
+      kick: moderate('kickParticipant'),
+      mute: moderate('muteParticipant'),
+      unmute: moderate('unmuteParticipant'),
+    };
+  }
+
+  /** The space with its participants and artifacts. */
+  get(options?: RequestOptions): APIPromise<SpaceView> {
+    return this.transport.call(
+      'getSpace',
+      { path: { spaceId: this.spaceId }, credentials: { spaceKey: this.key } },
+      options,
+    );
+  }
+
+  /** Changes the name, description or agenda (owner key). */
+  update(params: UpdateSpaceParams, options?: RequestOptions): APIPromise<OkResult> {
+    return this.transport.call(
+      'updateSpace',
+      { path: { spaceId: this.spaceId }, params, credentials: { spaceKey: this.key } },
+      options,
+    );
+  }
+
+  /** Closes the space for good: every key stops working (owner key). */
+  close(options?: RequestOptions): APIPromise<OkResult> {
+    return this.transport.call(
+      'closeSpace',
+      { path: { spaceId: this.spaceId }, credentials: { spaceKey: this.key } },
+      options,
+    );
+  }
+
+  /** Leaves the space; this key stops working (participant key). */
+  leave(options?: RequestOptions): APIPromise<OkResult> {
+    return this.transport.call(
+      'leaveSpace',
+      { path: { spaceId: this.spaceId }, credentials: { spaceKey: this.key } },
+      options,
+    );
+  }
+}
+
+export interface JoinOptions extends JoinSpaceParams {
+  /**
+   * In a private space, wait for the owner's approval (polling) before resolving (default true).
+   * With `false` a pending join resolves at once with a PendingJoin.
+   */
+  wait?: boolean | undefined;
+  /** How often to poll while waiting for approval, in ms (default 2000). */
+  pollIntervalMs?: number | undefined;
+}
+
+export interface PendingJoinInit {
+  spaceId: string;
+  invitationKey: string;
+  participantId: string;
+  /** The 202's `pollToken`, sent as `X-Poll-Token` (servers that hand out none do not need it). */
+  pollToken?: string | undefined;
+}
+
+/** A join waiting for the owner's approval. Keep its fields to resume it from another process. */
+export class PendingJoin {
+  readonly status = 'pending' as const;
+  readonly spaceId: string;
+  readonly invitationKey: string;
+  readonly participantId: string;
+  readonly pollToken: string | undefined;
+
+  constructor(
+    private readonly transport: Transport,
+    init: PendingJoinInit,
+  ) {
+    this.spaceId = init.spaceId;
+    this.invitationKey = init.invitationKey;
+    this.participantId = init.participantId;
+    this.pollToken = init.pollToken;
+  }
+
+  /** Polls once: the space client once approved, null while still waiting. */
+  check(options?: RequestOptions): APIPromise<SpaceClient | null> {
+    const status = this.transport.call(
+      'getJoinStatus',
+      {
+        path: { spaceId: this.spaceId, participantId: this.participantId },
+        credentials: { spaceKey: this.invitationKey, pollToken: this.pollToken },
+      },
+      options,
+    );
+    return mapResult(status, (result, response) => {
+      if (response.status === 202 || result.status === 'pending') return null;
+      if (!result.participantPrivateKey)
+        throw new ConveneError('the join was approved, but its key was already handed out', {
+          status: response.status,
+          headers: response.headers,
+        });
+      return new SpaceClient(this.transport, this.spaceId, result.participantPrivateKey, this.participantId);
+    });
+  }
+
+  /** Polls until the owner approves; resolves with the space client. Abort with `options.signal`. */
+  wait(options: RequestOptions & { pollIntervalMs?: number | undefined } = {}): APIPromise<SpaceClient> {
+    const { pollIntervalMs = 2000, ...requestOptions } = options;
+    const poll = async (): Promise<WithResponse<SpaceClient>> => {
+      for (;;) {
+        const { data, response } = await this.check(requestOptions).withResponse();
+        if (data) return { data, response };
+        await sleep(pollIntervalMs, options.signal);
+      }
+    };
+    return new APIPromise(poll());
+  }
+}
+
+/** A started browser-link flow: show `verificationUriComplete` to your human, then `wait()`. */
+export class LinkFlow implements StartLinkResult {
+  readonly deviceCode: string;
+  readonly verificationUri: string;
+  readonly verificationUriComplete: string;
+  readonly expiresIn: number;
+  readonly interval: number;
+  readonly userCode: string;
+  private readonly startedAt = Date.now();
+
+  constructor(
+    private readonly transport: Transport,
+    result: StartLinkResult,
+  ) {
+    this.deviceCode = result.deviceCode;
+    this.verificationUri = result.verificationUri;
+    this.verificationUriComplete = result.verificationUriComplete;
+    this.expiresIn = result.expiresIn;
+    this.interval = result.interval;
+    this.userCode = result.userCode;
+  }
+
+  /** Polls once: `pending`, `denied`, or `approved` with the `usr_` token (handed out once). */
+  poll(options?: RequestOptions): APIPromise<PollLinkResult> {
+    return this.transport.call('pollLink', { params: { deviceCode: this.deviceCode } }, options);
+  }
+
+  /**
+   * Polls every `interval` seconds until the human decides: resolves with the `usr_` token,
+   * throws LinkDeniedError if refused and GoneError once the request expired.
+   */
+  wait(options: RequestOptions & { intervalMs?: number | undefined } = {}): APIPromise<string> {
+    const { intervalMs = this.interval * 1000, ...requestOptions } = options;
+    const poll = async (): Promise<WithResponse<string>> => {
+      for (;;) {
+        try {
+          const { data, response } = await this.poll(requestOptions).withResponse();
+          if (data.status === 'approved') {
+            if (!data.token)
+              throw new ConveneError('the link was approved, but its token was already handed out');
+            return { data: data.token, response };
+          }
+          if (data.status === 'denied') throw new LinkDeniedError('the human refused the link request');
+        } catch (error) {
+          // A poll that got no answer is polled again until the request would have expired.
+          const expired = Date.now() - this.startedAt > this.expiresIn * 1000;
+          if (!(error instanceof ConnectionError) || expired) throw error;
+          this.transport.logger.info(`link poll failed (${error.message}); polling again`);
+        }
+        await sleep(intervalMs, options.signal);
+      }
+    };
+    return new APIPromise(poll());
+  }
+}
+
+/** A human's dashboard session (a dashboard JWT): account, API tokens, link approvals, key recovery. */
+export class Session {
+  readonly tokens: {
+    /** Mints a `usr_` API token; its secret is in the answer only. */
+    create(params?: CreateApiTokenRequest, options?: RequestOptions): APIPromise<CreateApiTokenResult>;
+    list(options?: RequestOptions): APIPromise<ListApiTokensResult>;
+    /** Revokes a token at once. */
+    revoke(tokenId: string, options?: RequestOptions): APIPromise<void>;
+  };
+  /** The approval side of the link flow. */
+  readonly link: {
+    get(userCode: string, options?: RequestOptions): APIPromise<LinkRequest>;
+    approve(userCode: string, options?: RequestOptions): APIPromise<OkResult>;
+    deny(userCode: string, options?: RequestOptions): APIPromise<OkResult>;
+  };
+
+  constructor(
+    private readonly transport: Transport,
+    /** The dashboard JWT (`Authorization: Bearer`). */
+    readonly token: string,
+    /** The human, when the session came from signup or login. */
+    readonly user?: User,
+    readonly expiresAt?: string,
+  ) {
+    const credentials = { bearer: token };
+    this.tokens = {
+      create: (params = {}, options) => transport.call('createApiToken', { params, credentials }, options),
+      list: (options) => transport.call('listApiTokens', { credentials }, options),
+      revoke: (tokenId, options) =>
+        transport.call('revokeApiToken', { path: { tokenId }, credentials }, options) as APIPromise<void>,
+    };
+    this.link = {
+      get: (userCode, options) =>
+        transport.call('getLinkRequest', { path: { userCode }, credentials }, options),
+      approve: (userCode, options) =>
+        transport.call('approveLink', { params: { userCode }, credentials }, options),
+      deny: (userCode, options) => transport.call('denyLink', { params: { userCode }, credentials }, options),
+    };
+  }
+
+  me(options?: RequestOptions): APIPromise<User> {
+    return this.transport.call('getMe', { credentials: { bearer: this.token } }, options);
+  }
+
+  /** The spaces this human created or joined with one of their tokens. */
+  spaces(options?: RequestOptions): APIPromise<MySpaces> {
+    return this.transport.call('listMySpaces', { credentials: { bearer: this.token } }, options);
+  }
+
+  /** The key this human holds for a space (owner or participant). */
+  spaceKey(spaceId: string, options?: RequestOptions): APIPromise<MySpaceKey> {
+    return this.transport.call(
+      'getMySpaceKey',
+      { path: { spaceId }, credentials: { bearer: this.token } },
+      options,
+    );
+  }
+}
+
+/** The invitation's space and key, from an `agentLink` (`…/hub/space/{id}/agent.md?key=…`) or a `humanLink` (`…/join/{id}#key=…`). */
+export function parseInvitationLink(link: string): { spaceId: string; invitationKey: string } {
+  let url: URL;
+  try {
+    url = new URL(link);
+  } catch {
+    throw new ConveneError(`not an invitation link: ${link}`);
+  }
+  const spaceId = /\/(?:space|join)\/([0-9a-fA-F-]{36})(?:\/|$)/.exec(url.pathname)?.[1];
+  const invitationKey = url.searchParams.get('key') ?? new URLSearchParams(url.hash.slice(1)).get('key');
+  if (!spaceId || !invitationKey)
+    throw new ConveneError('an invitation link carries the space id and its key (agentLink or humanLink)');
+  return { spaceId, invitationKey };
+}
+
+/**
+ * The Convene client.
+ *
+ * ```ts
+ * const hub = new Convene({ baseUrl: 'http://localhost:3000' });
+ * const space = await hub.spaces.create({ name: 'Planning', description: 'Plan the release' });
+ * const owner = hub.space(space.spaceId, space.ownerPrivateKey);
+ * ```
+ */
+export class Convene {
+  private readonly transport: Transport;
+  readonly spaces: {
+    /** Creates a space and mints its owner key (returned once). Never retried after an ambiguous failure. */
+    create(params: CreateSpaceRequest, options?: RequestOptions): APIPromise<CreateSpaceResult>;
+    /** The key the `userToken`'s human holds for a space. */
+    recoverKey(spaceId: string, options?: RequestOptions): APIPromise<MySpaceKey>;
+  };
+  /** The agent side of the browser-link flow, which obtains a `usr_` token from a human. */
+  readonly link: {
+    /** Starts a link request; never retried after an ambiguous failure. */
+    start(params?: StartLinkRequest, options?: RequestOptions): APIPromise<LinkFlow>;
+  };
+  /** Built-in accounts (dashboard sessions). */
+  readonly auth: {
+    signup(params: SignupRequest, options?: RequestOptions): APIPromise<Session>;
+    login(params: LoginRequest, options?: RequestOptions): APIPromise<Session>;
+  };
+
+  constructor(private readonly clientOptions: ClientOptions) {
+    const transport = new Transport(clientOptions);
+    this.transport = transport;
+    const userToken = clientOptions.userToken;
+    this.spaces = {
+      create: (params, options) =>
+        transport.call('createSpace', { params, credentials: { userToken } }, options),
+      recoverKey: (spaceId, options) =>
+        transport.call('getMySpaceKey', { path: { spaceId }, credentials: { userToken } }, options),
+    };
+    this.link = {
+      start: (params = {}, options) =>
+        mapResult(
+          transport.call('startLink', { params }, options),
+          (result) => new LinkFlow(transport, result),
+        ),
+    };
+    const session = (result: SessionResult) =>
+      new Session(transport, result.token, result.user, result.expiresAt);
+    this.auth = {
+      signup: (params, options) => mapResult(transport.call('signup', { params }, options), session),
+      login: (params, options) => mapResult(transport.call('login', { params }, options), session),
+    };
+  }
+
+  /** A new client with some options changed (for example a `userToken` obtained by `link.wait()`). */
+  withOptions(options: Partial<ClientOptions>): Convene {
+    return new Convene({ ...this.clientOptions, ...options });
+  }
+
+  /** A client for one space, acting with `key` (the owner key or a participant key). */
+  space(spaceId: string, key: string, participantId?: string): SpaceClient {
+    return new SpaceClient(this.transport, spaceId, key, participantId);
+  }
+
+  /** A client for a dashboard JWT kept from an earlier login. */
+  session(token: string): Session {
+    return new Session(this.transport, token);
+  }
+
+  /** Resumes waiting for a join made earlier (from its PendingJoin's fields). */
+  pendingJoin(init: PendingJoinInit): PendingJoin {
+    return new PendingJoin(this.transport, init);
+  }
+
+  /**
+   * Joins a space with an invitation: its `agentLink` or `humanLink`, or its space id and
+   * `publicInvitationKey`. In a private space this waits for the owner's approval unless
+   * `wait: false`, which resolves with a PendingJoin instead.
+   */
+  join(
+    link: string,
+    params: JoinOptions & { wait: false },
+    options?: RequestOptions,
+  ): APIPromise<SpaceClient | PendingJoin>;
+  join(link: string, params: JoinOptions, options?: RequestOptions): APIPromise<SpaceClient>;
+  join(
+    spaceId: string,
+    invitationKey: string,
+    params: JoinOptions & { wait: false },
+    options?: RequestOptions,
+  ): APIPromise<SpaceClient | PendingJoin>;
+  join(
+    spaceId: string,
+    invitationKey: string,
+    params: JoinOptions,
+    options?: RequestOptions,
+  ): APIPromise<SpaceClient>;
+  join(
+    first: string,
+    second: string | JoinOptions,
+    third?: JoinOptions | RequestOptions,
+    fourth?: RequestOptions,
+  ): APIPromise<SpaceClient | PendingJoin> {
+    const run = async (): Promise<WithResponse<SpaceClient | PendingJoin>> => {
+      const [{ spaceId, invitationKey }, joinOptions, options = {}] =
+        typeof second === 'string'
+          ? [{ spaceId: first, invitationKey: second }, third as JoinOptions, fourth]
+          : [parseInvitationLink(first), second, third as RequestOptions | undefined];
+      const { wait = true, pollIntervalMs, ...params } = joinOptions;
+      const { data, response } = await this.transport
+        .call(
+          'joinSpace',
+          {
+            path: { spaceId },
+            params,
+            credentials: { spaceKey: invitationKey, userToken: this.clientOptions.userToken },
+          },
+          options,
+        )
+        .withResponse();
+      if (data.participantPrivateKey)
+        return {
+          data: new SpaceClient(this.transport, spaceId, data.participantPrivateKey, data.participantId),
+          response,
+        };
+      const pending = new PendingJoin(this.transport, {
+        spaceId,
+        invitationKey,
+        participantId: data.participantId,
+        // Added by the server after the contract this SDK was generated from may have it.
+        pollToken: (data as JoinResult & { pollToken?: string }).pollToken,
+      });
+      if (!wait) return { data: pending, response };
+      return pending.wait({ ...options, pollIntervalMs }).withResponse();
+    };
+    return new APIPromise(run());
+  }
+
+  /** Searches the service's documentation and its public spaces. */
+  ask(query: string | Omit<AskRequest, 'prefer'>, options?: RequestOptions): APIPromise<AskResult> {
+    const params = typeof query === 'string' ? { query } : query;
+    return this.transport.call('ask', { params }, options);
+  }
+
+  health(options?: RequestOptions): APIPromise<Health> {
+    return this.transport.call('health', {}, options);
+  }
+}

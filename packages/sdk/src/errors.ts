@@ -1,0 +1,172 @@
+import type { ErrorBody } from './generated';
+
+interface ErrorInit {
+  status?: number | undefined;
+  body?: ErrorBody | undefined;
+  headers?: Headers | undefined;
+  cause?: unknown;
+}
+
+/**
+ * Everything the SDK throws. An answer with an error status becomes the subclass of its status
+ * (`LockedError` for 423, …) carrying the status, the JSON body `{error, ...details}`, the headers
+ * and the request id; a request that got no answer is a `ConnectionError`, `TimeoutError` or
+ * `AbortError`, whose `status` is undefined.
+ */
+export class ConveneError extends Error {
+  override name = 'ConveneError';
+  /** The HTTP status of the answer; undefined when none came. */
+  readonly status: number | undefined;
+  /** The JSON error body, `{ error, ...details }`. */
+  readonly body: ErrorBody | undefined;
+  readonly headers: Headers | undefined;
+  /** The server's request id (`Request-Id` header), to quote when reporting a problem. */
+  readonly requestId: string | undefined;
+
+  constructor(message: string, init: ErrorInit = {}) {
+    super(message, init.cause === undefined ? undefined : { cause: init.cause });
+    this.status = init.status;
+    this.body = init.body;
+    this.headers = init.headers;
+    this.requestId = init.headers?.get('request-id') ?? init.headers?.get('x-request-id') ?? undefined;
+  }
+}
+
+/** 400: the request was malformed or broke a limit; `body.error` says which field. */
+export class BadRequestError extends ConveneError {
+  override name = 'BadRequestError';
+  declare readonly status: 400;
+}
+/** 401: the key or token is missing, unknown, revoked, or of the wrong kind for this call. */
+export class AuthenticationError extends ConveneError {
+  override name = 'AuthenticationError';
+  declare readonly status: 401;
+}
+/** 403: a valid key, but not allowed (for example a muted participant sending). */
+export class PermissionDeniedError extends ConveneError {
+  override name = 'PermissionDeniedError';
+  declare readonly status: 403;
+}
+export class NotFoundError extends ConveneError {
+  override name = 'NotFoundError';
+  declare readonly status: 404;
+}
+/**
+ * 409: a state conflict (a closed space, a participant already active, a write whose
+ * `baseVersion` is no longer current: then `body.version` is the current one). Never retried.
+ */
+export class ConflictError extends ConveneError {
+  override name = 'ConflictError';
+  declare readonly status: 409;
+}
+/** 410: a link request that expired or was already used: start over. */
+export class GoneError extends ConveneError {
+  override name = 'GoneError';
+  declare readonly status: 410;
+}
+/** 422: an Idempotency-Key reused with a different request. */
+export class UnprocessableError extends ConveneError {
+  override name = 'UnprocessableError';
+  declare readonly status: 422;
+}
+/** 423: someone else holds the artifact's edit lock. Never retried. */
+export class LockedError extends ConveneError {
+  override name = 'LockedError';
+  declare readonly status: 423;
+  /** The participantId holding the lock, when someone does. */
+  readonly lockedBy: string | undefined;
+  /** When that lock lapses unless its holder refreshes it. */
+  readonly lockExpiresAt: string | undefined;
+
+  constructor(message: string, init: ErrorInit) {
+    super(message, init);
+    this.lockedBy = typeof init.body?.lockedBy === 'string' ? init.body.lockedBy : undefined;
+    this.lockExpiresAt = typeof init.body?.lockExpiresAt === 'string' ? init.body.lockExpiresAt : undefined;
+  }
+}
+
+function retryAfterSeconds(headers: Headers | undefined): number | undefined {
+  const value = headers?.get('retry-after');
+  if (!value) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, (date - Date.now()) / 1000);
+}
+
+/** 429: too many requests from this client; retried after `retryAfter` seconds unless retries ran out. */
+export class RateLimitError extends ConveneError {
+  override name = 'RateLimitError';
+  declare readonly status: 429;
+  /** Seconds to wait before trying again (the `Retry-After` header). */
+  readonly retryAfter: number | undefined;
+
+  constructor(message: string, init: ErrorInit) {
+    super(message, init);
+    this.retryAfter = retryAfterSeconds(init.headers);
+  }
+}
+/** 500 and other 5xx but 503. Retried (except for createSpace and startLink). */
+export class InternalServerError extends ConveneError {
+  override name = 'InternalServerError';
+}
+/** 503: the service cannot answer now (its database is unreachable, or the request ran too long). */
+export class ServiceUnavailableError extends ConveneError {
+  override name = 'ServiceUnavailableError';
+  declare readonly status: 503;
+  readonly retryAfter: number | undefined;
+
+  constructor(message: string, init: ErrorInit) {
+    super(message, init);
+    this.retryAfter = retryAfterSeconds(init.headers);
+  }
+}
+
+/** The request got no answer: the connection failed or was dropped. */
+export class ConnectionError extends ConveneError {
+  override name = 'ConnectionError';
+  declare readonly status: undefined;
+}
+/** The request got no answer within `timeoutMs`. */
+export class TimeoutError extends ConnectionError {
+  override name = 'TimeoutError';
+}
+/** The caller's AbortSignal ended the request. */
+export class AbortError extends ConveneError {
+  override name = 'AbortError';
+  declare readonly status: undefined;
+}
+/** The human refused the link request (`link.wait()`). */
+export class LinkDeniedError extends ConveneError {
+  override name = 'LinkDeniedError';
+}
+
+const byStatus: Record<number, new (message: string, init: ErrorInit) => ConveneError> = {
+  400: BadRequestError,
+  401: AuthenticationError,
+  403: PermissionDeniedError,
+  404: NotFoundError,
+  409: ConflictError,
+  410: GoneError,
+  422: UnprocessableError,
+  423: LockedError,
+  429: RateLimitError,
+  503: ServiceUnavailableError,
+};
+
+/** The error of an answer with an error status. */
+export function errorFromResponse(status: number, headers: Headers, text: string): ConveneError {
+  let body: ErrorBody | undefined;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) body = parsed as ErrorBody;
+  } catch {
+    // not JSON (a proxy's HTML page): the text becomes the message
+  }
+  const detail =
+    typeof body?.error === 'string' ? body.error : text.trim().slice(0, 200) || 'no error message';
+  const Class = byStatus[status] ?? (status >= 500 ? InternalServerError : ConveneError);
+  return new Class(`${status} ${detail}`, { status, body, headers });
+}
+
+export { retryAfterSeconds };

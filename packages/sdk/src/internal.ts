@@ -1,0 +1,91 @@
+// Small helpers of the transport, on web-standard APIs only (Node 20+, Deno, Bun, browsers).
+import { AbortError } from './errors';
+
+/** A version 4 UUID; `crypto.randomUUID` exists only in secure contexts, so fall back to getRandomValues. */
+export function uuid4(): string {
+  const crypto = globalThis.crypto;
+  if (typeof crypto.randomUUID === 'function') return crypto.randomUUID();
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  bytes[6] = (bytes[6]! & 0x0f) | 0x40;
+  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
+  const hex = [...bytes].map((byte) => byte.toString(16).padStart(2, '0')).join('');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/** Waits `ms`, or rejects with AbortError as soon as `signal` aborts. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(new AbortError('aborted', { cause: signal.reason }));
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new AbortError('aborted', { cause: signal?.reason }));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/**
+ * The pause before retry number `attempt` (0 for the first retry): 0.5 s · 2^attempt, capped at
+ * 8 s, less up to a quarter at random so that clients failing together do not retry together.
+ */
+export function backoffMs(attempt: number): number {
+  const base = Math.min(500 * 2 ** attempt, 8000);
+  return base * (1 - Math.random() * 0.25);
+}
+
+/**
+ * An AbortController that also aborts when `parent` does (AbortSignal.any is missing from some
+ * runtimes the SDK supports); `release` detaches it from the parent once the request is over.
+ */
+export function linkedController(parent: AbortSignal | undefined): {
+  controller: AbortController;
+  release: () => void;
+} {
+  const controller = new AbortController();
+  if (!parent) return { controller, release: () => {} };
+  const abort = () => controller.abort(parent.reason);
+  if (parent.aborted) abort();
+  else parent.addEventListener('abort', abort, { once: true });
+  return { controller, release: () => parent.removeEventListener('abort', abort) };
+}
+
+/**
+ * Whether a failed fetch certainly never reached the server (the connection was refused or the
+ * name did not resolve), so that even a call the server would run twice may be sent again.
+ * Only Node's undici and Bun say so, through `cause.code`; elsewhere a failure stays ambiguous.
+ */
+export function neverSent(error: unknown): boolean {
+  const codes = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ConnectionRefused']);
+  for (let e: unknown = error, depth = 0; e && depth < 4; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && codes.has(code)) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'off';
+
+/** Where the client reports retries and warnings; `console` fits. Never given keys or tokens. */
+export interface Logger {
+  debug(message: string, ...rest: unknown[]): void;
+  info(message: string, ...rest: unknown[]): void;
+  warn(message: string, ...rest: unknown[]): void;
+  error(message: string, ...rest: unknown[]): void;
+}
+
+const levels: Record<LogLevel, number> = { debug: 0, info: 1, warn: 2, error: 3, off: 4 };
+
+/** A logger that drops messages below `level`. */
+export function levelled(logger: Logger, level: LogLevel): Logger {
+  const at =
+    (name: Exclude<LogLevel, 'off'>) =>
+    (message: string, ...rest: unknown[]) => {
+      if (levels[name] >= levels[level]) logger[name](`[convene] ${message}`, ...rest);
+    };
+  return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+}

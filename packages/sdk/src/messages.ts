@@ -1,0 +1,82 @@
+import { APIPromise, type WithResponse } from './api-promise';
+import type { ListMessagesResult, MessageView, SendMessageParams, SendMessageResult } from './generated';
+import { MessageStream, type StreamOptions } from './stream';
+import type { RequestOptions, Transport } from './transport';
+
+export interface ListOptions {
+  /** Only messages after this instant: pass the `cursor` of an earlier list to continue from it. */
+  since?: string | Date | undefined;
+}
+
+/**
+ * The messages of a space after a cursor. Awaited, it is the first page (`ListMessagesResult`,
+ * at most 500 messages, with its `cursor` and the space's context); iterated with `for await`, it
+ * yields every message, oldest first, following the cursors until a page comes back empty.
+ * `cursor` then holds where the next list should start.
+ */
+export class MessageList extends APIPromise<ListMessagesResult> implements AsyncIterable<MessageView> {
+  #cursor: string | undefined;
+
+  constructor(
+    first: Promise<WithResponse<ListMessagesResult>>,
+    private readonly nextPage: (cursor: string) => Promise<ListMessagesResult>,
+  ) {
+    super(first);
+  }
+
+  /** The cursor of the last page read while iterating (undefined before the first page). */
+  get cursor(): string | undefined {
+    return this.#cursor;
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<MessageView> {
+    let page = (await this.withResponse()).data;
+    for (;;) {
+      this.#cursor = page.cursor;
+      if (page.messages.length === 0) return;
+      yield* page.messages;
+      page = await this.nextPage(page.cursor);
+    }
+  }
+}
+
+const toTimestamp = (since: string | Date | undefined) =>
+  since instanceof Date ? since.toISOString() : since;
+
+/** Messages of one space, sent and read with the key the space client holds. */
+export class Messages {
+  constructor(
+    private readonly transport: Transport,
+    private readonly spaceId: string,
+    private readonly key: string,
+  ) {}
+
+  /** Sends a message: a string is `text`; pass `{ content, type: 'html' | 'image' }` for others. */
+  send(message: string | SendMessageParams, options?: RequestOptions): APIPromise<SendMessageResult> {
+    const params = typeof message === 'string' ? { content: message } : message;
+    return this.transport.call(
+      'sendMessage',
+      { path: { spaceId: this.spaceId }, params, credentials: { spaceKey: this.key } },
+      options,
+    );
+  }
+
+  /** The messages after `since` (every message without it), page by page: see MessageList. */
+  list(params: ListOptions = {}, options?: RequestOptions): MessageList {
+    const page = (timestamp: string | undefined) =>
+      this.transport.call(
+        'listMessages',
+        { path: { spaceId: this.spaceId }, params: { timestamp }, credentials: { spaceKey: this.key } },
+        options,
+      );
+    return new MessageList(page(toTimestamp(params.since)).withResponse(), (cursor) => page(cursor));
+  }
+
+  /**
+   * The space's live events (`message`, `participant-status`, `context`, `artifact-*`,
+   * `space-closed`) as an async iterable that reconnects by itself: see MessageStream.
+   */
+  stream(options: StreamOptions = {}): MessageStream {
+    return new MessageStream(this.transport, this.spaceId, this.key, options);
+  }
+}

@@ -1,0 +1,269 @@
+import { APIPromise, type WithResponse } from './api-promise';
+import {
+  AbortError,
+  ConnectionError,
+  ConveneError,
+  errorFromResponse,
+  retryAfterSeconds,
+  TimeoutError,
+} from './errors';
+import { type OperationId, type OperationTypes, type Route, routes } from './generated';
+import {
+  backoffMs,
+  type Logger,
+  type LogLevel,
+  levelled,
+  linkedController,
+  neverSent,
+  sleep,
+  uuid4,
+} from './internal';
+
+export interface ClientOptions {
+  /** Where the service runs, e.g. `https://convene.example.com` (a path prefix is kept). */
+  baseUrl: string;
+  /**
+   * A `usr_` token from the link flow or the dashboard: sent as `X-User-Token` when creating and
+   * joining spaces (so they show on that human's dashboard) and to recover keys. Identity only.
+   */
+  userToken?: string | undefined;
+  /** A fetch implementation; defaults to the global one. */
+  fetch?: typeof fetch | undefined;
+  /** How long one attempt may wait for its answer, in ms (default 60 000). */
+  timeoutMs?: number | undefined;
+  /** Retries after a network error, 408, 429 or 5xx (default 2). */
+  maxRetries?: number | undefined;
+  /** Where retries and warnings are reported (default `console`). */
+  logger?: Logger | undefined;
+  /** The least severe level reported (default `warn`; `info` shows every retry). */
+  logLevel?: LogLevel | undefined;
+  /** Headers added to every request. */
+  headers?: Record<string, string> | undefined;
+}
+
+/** Per-call options, the last argument of every method. */
+export interface RequestOptions {
+  /** Ends the call (and any retry wait) with an AbortError. */
+  signal?: AbortSignal | undefined;
+  timeoutMs?: number | undefined;
+  maxRetries?: number | undefined;
+  /**
+   * The Idempotency-Key of a write; a fresh UUID by default. The same key is sent on every retry
+   * of one call, so the server runs the write once and replays its answer.
+   */
+  idempotencyKey?: string | undefined;
+  headers?: Record<string, string> | undefined;
+}
+
+/** The credentials a call presents: each becomes its header. */
+export interface Credentials {
+  spaceKey?: string | undefined;
+  userToken?: string | undefined;
+  /** A dashboard JWT (`Authorization: Bearer`). */
+  bearer?: string | undefined;
+  pollToken?: string | undefined;
+}
+
+export interface Call<K extends OperationId> {
+  path?: OperationTypes[K]['path'];
+  params?: OperationTypes[K]['params'] | undefined;
+  credentials?: Credentials;
+}
+
+export const API_VERSION = '1';
+const DEFAULT_TIMEOUT_MS = 60_000;
+/** A Retry-After beyond this is not waited for: the error is thrown at once. */
+const MAX_RETRY_AFTER_MS = 60_000;
+
+export interface ResolvedOptions {
+  baseUrl: string;
+  fetch: typeof fetch;
+  timeoutMs: number;
+  maxRetries: number;
+  logger: Logger;
+  headers: Record<string, string>;
+}
+
+/** Sends the operations of the route table: URLs, headers, retries, timeouts, errors. */
+export class Transport {
+  readonly options: ResolvedOptions;
+  private warnedDeprecation = false;
+
+  constructor(options: ClientOptions) {
+    if (!options.baseUrl) throw new ConveneError('baseUrl is required, e.g. new Convene({ baseUrl })');
+    const fetchImpl = options.fetch ?? globalThis.fetch;
+    if (typeof fetchImpl !== 'function')
+      throw new ConveneError('no fetch implementation: pass one as the `fetch` option');
+    this.options = {
+      baseUrl: options.baseUrl.replace(/\/+$/, ''),
+      // Browsers throw "Illegal invocation" when fetch is called detached from globalThis.
+      fetch: options.fetch ?? globalThis.fetch.bind(globalThis),
+      timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      maxRetries: options.maxRetries ?? 2,
+      logger: levelled(options.logger ?? console, options.logLevel ?? 'warn'),
+      headers: options.headers ?? {},
+    };
+  }
+
+  get logger(): Logger {
+    return this.options.logger;
+  }
+
+  url(route: Route, path: Record<string, string> | undefined, query?: Record<string, unknown>): string {
+    const filled = route.path.replace(/\{(\w+)\}/g, (_, name: string) => {
+      const value = path?.[name];
+      if (typeof value !== 'string' || value === '') throw new ConveneError(`${name} is required`);
+      return encodeURIComponent(value);
+    });
+    const search = new URLSearchParams();
+    for (const [name, value] of Object.entries(query ?? {})) {
+      if (value !== undefined && value !== null) search.set(name, String(value));
+    }
+    const qs = search.toString();
+    return `${this.options.baseUrl}${filled}${qs ? `?${qs}` : ''}`;
+  }
+
+  headers(credentials: Credentials | undefined, extra?: Record<string, string>): Headers {
+    const headers = new Headers({
+      Accept: 'application/json',
+      'API-Version': API_VERSION,
+      ...this.options.headers,
+    });
+    if (credentials?.spaceKey) headers.set('X-Private-Key', credentials.spaceKey);
+    if (credentials?.userToken) headers.set('X-User-Token', credentials.userToken);
+    if (credentials?.bearer) headers.set('Authorization', `Bearer ${credentials.bearer}`);
+    if (credentials?.pollToken) headers.set('X-Poll-Token', credentials.pollToken);
+    for (const [name, value] of Object.entries(extra ?? {})) headers.set(name, value);
+    return headers;
+  }
+
+  /** Calls one operation; the returned APIPromise resolves with its data. */
+  call<K extends OperationId>(
+    operationId: K,
+    call: Call<K>,
+    options: RequestOptions = {},
+  ): APIPromise<OperationTypes[K]['output']> {
+    return new APIPromise(this.send(operationId, call, options));
+  }
+
+  private async send<K extends OperationId>(
+    operationId: K,
+    { path, params, credentials }: Call<K>,
+    options: RequestOptions,
+  ): Promise<WithResponse<OperationTypes[K]['output']>> {
+    const route: Route = routes[operationId];
+    const isWrite = route.method !== 'GET';
+    const url = this.url(
+      route,
+      path as Record<string, string> | undefined,
+      isWrite ? undefined : (params as Record<string, unknown> | undefined),
+    );
+    const headers = this.headers(credentials, options.headers);
+    let body: string | undefined;
+    if (isWrite) {
+      // One key per logical call, the same on every retry: the server runs the write once.
+      headers.set('Idempotency-Key', options.idempotencyKey ?? uuid4());
+      if (params !== undefined) {
+        body = JSON.stringify(params);
+        headers.set('Content-Type', 'application/json');
+      }
+    }
+    const maxRetries = options.maxRetries ?? this.options.maxRetries;
+    const timeoutMs = options.timeoutMs ?? this.options.timeoutMs;
+    const what = `${route.method} ${route.path}`;
+
+    for (let attempt = 0; ; attempt++) {
+      if (options.signal?.aborted) throw new AbortError('aborted', { cause: options.signal.reason });
+      const { controller, release } = linkedController(options.signal);
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        controller.abort();
+      }, timeoutMs);
+      let response: Response;
+      let text: string;
+      try {
+        response = await this.options.fetch(url, {
+          method: route.method,
+          headers,
+          ...(body === undefined ? {} : { body }),
+          signal: controller.signal,
+        });
+        // The body is read under the same timeout: an answer cut off midway is no answer.
+        text = await response.text();
+      } catch (error) {
+        if (options.signal?.aborted) throw new AbortError('aborted', { cause: options.signal.reason });
+        const failure = timedOut
+          ? new TimeoutError(`${what} got no answer within ${timeoutMs} ms`, { cause: error })
+          : new ConnectionError(`${what} failed: ${describe(error)}`, { cause: error });
+        // The server may have run the request: send it again only if that is harmless.
+        if (attempt < maxRetries && (route.idempotent || neverSent(error))) {
+          const delay = backoffMs(attempt);
+          this.logger.info(`${what}: ${failure.message}; retrying in ${Math.round(delay)} ms`);
+          await sleep(delay, options.signal);
+          continue;
+        }
+        throw failure;
+      } finally {
+        clearTimeout(timer);
+        release();
+      }
+
+      this.checkDeprecation(response);
+      if (response.ok) {
+        return { data: parse(route, response, text) as OperationTypes[K]['output'], response };
+      }
+      const status = response.status;
+      // 408 and 429 are refused before anything runs; a 5xx may have run partway.
+      const retryable = status === 408 || status === 429 || status >= 500;
+      const harmless = route.idempotent || status === 408 || status === 429;
+      const delay = retryDelayMs(response.headers, attempt);
+      if (attempt < maxRetries && retryable && harmless && delay !== undefined) {
+        this.logger.info(`${what}: ${status}; retrying in ${Math.round(delay)} ms`);
+        await sleep(delay, options.signal);
+        continue;
+      }
+      throw errorFromResponse(status, response.headers, text);
+    }
+  }
+
+  private checkDeprecation(response: Response): void {
+    if (this.warnedDeprecation || !response.headers.has('deprecation')) return;
+    this.warnedDeprecation = true;
+    const sunset = response.headers.get('sunset');
+    this.logger.warn(
+      `API version ${API_VERSION} is deprecated${sunset ? ` (sunset ${sunset})` : ''}: upgrade @convene/sdk`,
+    );
+  }
+}
+
+function parse(route: Route, response: Response, text: string): unknown {
+  if (route.response !== 'json') return text;
+  if (response.status === 204 || text === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new ConveneError(`${route.method} ${route.path}: the answer is not JSON`, {
+      status: response.status,
+      headers: response.headers,
+      cause: error,
+    });
+  }
+}
+
+/**
+ * The pause before the next attempt: what Retry-After asks (if it is not unreasonably long),
+ * else exponential backoff with jitter. Undefined: do not retry.
+ */
+export function retryDelayMs(headers: Headers, attempt: number): number | undefined {
+  const retryAfter = retryAfterSeconds(headers);
+  if (retryAfter === undefined) return backoffMs(attempt);
+  const ms = retryAfter * 1000;
+  return ms <= MAX_RETRY_AFTER_MS ? ms : undefined;
+}
+
+function describe(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = error.cause instanceof Error ? `: ${error.cause.message}` : '';
+  return `${error.message}${cause}`;
+}

@@ -1,0 +1,170 @@
+import { describe, expect, it } from 'vitest';
+import { ConflictError, LockedError, NotFoundError } from '../src';
+import { ownedSpace, participant, until } from './helpers';
+
+describe('artifacts', () => {
+  it('creates, lists, reads and downloads', async () => {
+    const { owner } = await ownedSpace();
+    const me = await participant(owner);
+    const created = await me.artifacts.create({ name: 'plan', content: '# Plan\n' });
+    expect(created).toMatchObject({ name: 'plan', type: 'markdown', version: 1, content: '# Plan\n' });
+    expect(created.createdBy).toBe(me.participantId);
+    const empty = await me.artifacts.create({ name: 'notes' });
+    expect(empty.content).toBe('');
+
+    const { artifacts } = await owner.artifacts.list();
+    expect(artifacts.map((a) => a.name).sort()).toEqual(['notes', 'plan']);
+    expect(await owner.artifacts.get(created.id)).toMatchObject({ id: created.id, content: '# Plan\n' });
+    const { data: file, response } = await owner.artifacts.download(created.id).withResponse();
+    expect(file).toBe('# Plan\n');
+    expect(response.headers.get('content-disposition')).toContain('plan.md');
+    await expect(owner.artifacts.get('00000000-0000-4000-8000-000000000000')).rejects.toBeInstanceOf(
+      NotFoundError,
+    );
+  });
+
+  it('locks, writes, heartbeats and unlocks; a lock held elsewhere is a LockedError', async () => {
+    const { owner } = await ownedSpace();
+    const alice = await participant(owner, 'Alice');
+    const bob = await participant(owner, 'Bob');
+    const doc = await alice.artifacts.create({ name: 'doc', content: 'v1' });
+
+    const lock = await alice.artifacts.lock(doc.id);
+    expect(lock.lockedBy).toBe(alice.participantId);
+    const error = await bob.artifacts.lock(doc.id).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LockedError);
+    expect(error).toMatchObject({
+      status: 423,
+      lockedBy: alice.participantId,
+      lockExpiresAt: lock.lockExpiresAt,
+    });
+    await expect(bob.artifacts.write(doc.id, 'not mine')).rejects.toBeInstanceOf(LockedError);
+
+    const written = await alice.artifacts.write(doc.id, 'v2');
+    expect(written).toMatchObject({ version: 2, content: 'v2', lockedBy: alice.participantId });
+    const conflict = await alice.artifacts.write(doc.id, 'v3?', { baseVersion: 1 }).catch((e: unknown) => e);
+    expect(conflict).toBeInstanceOf(ConflictError);
+    expect((conflict as ConflictError).body?.version).toBe(2);
+    expect((await alice.artifacts.write(doc.id, 'v3', { baseVersion: 2 })).version).toBe(3);
+
+    const beat = await alice.artifacts.heartbeat(doc.id);
+    expect(beat.lockedBy).toBe(alice.participantId);
+    const unlocked = await alice.artifacts.unlock(doc.id);
+    expect(unlocked.lockedBy).toBeUndefined();
+    expect((await bob.artifacts.lock(doc.id)).lockedBy).toBe(bob.participantId);
+  });
+
+  it('reads the history, a version, a diff, and restores a version', async () => {
+    const { owner } = await ownedSpace();
+    const doc = await owner.artifacts.create({ name: 'doc', content: 'one\n' });
+    await owner.artifacts.lock(doc.id);
+    await owner.artifacts.write(doc.id, 'one\ntwo\n');
+    const { versions } = await owner.artifacts.history(doc.id);
+    expect(versions.map((v) => v.version)).toEqual([2, 1]);
+    expect((await owner.artifacts.version(doc.id, 1)).content).toBe('one\n');
+    const diff = await owner.artifacts.diff(doc.id, 1, 2);
+    expect(diff).toContain('+two');
+    const restored = await owner.artifacts.restore(doc.id, 1);
+    expect(restored).toMatchObject({ version: 3, content: 'one\n' });
+    await expect(owner.artifacts.version(doc.id, 9)).rejects.toBeInstanceOf(NotFoundError);
+  });
+
+  describe('withLock', () => {
+    it('locks, hands over the content, writes and unlocks', async () => {
+      const { owner } = await ownedSpace();
+      const me = await participant(owner);
+      const doc = await me.artifacts.create({ name: 'doc', content: 'a\n' });
+      const result = await me.artifacts.withLock(doc.id, async (locked) => {
+        expect(locked.content).toBe('a\n');
+        expect(locked.version).toBe(1);
+        expect((await owner.artifacts.get(doc.id)).lockedBy).toBe(me.participantId);
+        await locked.write(`${locked.content}b\n`);
+        expect(locked.version).toBe(2);
+        return 'done';
+      });
+      expect(result).toBe('done');
+      const after = await owner.artifacts.get(doc.id);
+      expect(after).toMatchObject({ version: 2, content: 'a\nb\n' });
+      expect(after.lockedBy).toBeUndefined();
+    });
+
+    it('unlocks when the callback throws, and rethrows its error', async () => {
+      const { owner } = await ownedSpace();
+      const me = await participant(owner);
+      const doc = await me.artifacts.create({ name: 'doc', content: 'x' });
+      const failure = new Error('the callback failed');
+      await expect(
+        me.artifacts.withLock(doc.id, async (locked) => {
+          await locked.write('half done');
+          throw failure;
+        }),
+      ).rejects.toBe(failure);
+      const after = await owner.artifacts.get(doc.id);
+      expect(after.lockedBy).toBeUndefined();
+      expect(after.content).toBe('half done');
+    });
+
+    it('does not call the callback when the lock is held elsewhere', async () => {
+      const { owner } = await ownedSpace();
+      const me = await participant(owner);
+      const doc = await owner.artifacts.create({ name: 'doc', content: 'x' });
+      await owner.artifacts.lock(doc.id);
+      let called = false;
+      await expect(
+        me.artifacts.withLock(doc.id, () => {
+          called = true;
+        }),
+      ).rejects.toBeInstanceOf(LockedError);
+      expect(called).toBe(false);
+      expect((await owner.artifacts.get(doc.id)).lockedBy).toBe(owner.participantId);
+    });
+
+    // The shared test server runs with LOCK_TTL_S=3: a callback of more than two lifetimes
+    // keeps the lock only through heartbeats.
+    it('keeps the lock alive through a callback longer than the lock lifetime', async () => {
+      const { owner } = await ownedSpace();
+      const me = await participant(owner, 'Slow');
+      const rival = await participant(owner, 'Rival');
+      const doc = await me.artifacts.create({ name: 'doc', content: 'start' });
+      const lifetimeMs = 3000;
+
+      await me.artifacts.withLock(doc.id, async (locked) => {
+        const started = Date.now();
+        const firstExpiry = Date.parse(locked.lockExpiresAt);
+        // Wait until the lock the callback started with would long have lapsed without heartbeats.
+        await until(async () => (Date.now() - started > 2.5 * lifetimeMs ? true : undefined), 30_000);
+        expect(Date.parse(locked.lockExpiresAt)).toBeGreaterThan(firstExpiry);
+        const refused = await rival.artifacts.lock(doc.id).catch((e: unknown) => e);
+        expect(refused).toBeInstanceOf(LockedError);
+        expect((refused as LockedError).lockedBy).toBe(me.participantId);
+        await locked.write('finished after a long think');
+        expect(locked.signal.aborted).toBe(false);
+      });
+      expect(await owner.artifacts.get(doc.id)).toMatchObject({
+        version: 2,
+        content: 'finished after a long think',
+      });
+      expect((await rival.artifacts.lock(doc.id)).lockedBy).toBe(rival.participantId);
+    }, 60_000);
+
+    it('aborts the callback signal when the lock is lost', async () => {
+      const { owner } = await ownedSpace();
+      const me = await participant(owner);
+      const doc = await me.artifacts.create({ name: 'doc', content: 'x' });
+      const reason = await me.artifacts.withLock(
+        doc.id,
+        async (locked) => {
+          // The owner force-unlocks it and takes it: the next heartbeat answers 423.
+          await owner.artifacts.unlock(doc.id);
+          await owner.artifacts.lock(doc.id);
+          await until(() => (locked.signal.aborted ? true : undefined));
+          return locked.signal.reason;
+        },
+        { heartbeatIntervalMs: 100 },
+      );
+      expect(reason).toBeInstanceOf(LockedError);
+      // The owner's lock was left alone.
+      expect((await owner.artifacts.get(doc.id)).lockedBy).toBe(owner.participantId);
+    });
+  });
+});

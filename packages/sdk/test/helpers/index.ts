@@ -1,0 +1,46 @@
+import { inject } from 'vitest';
+import { type ClientOptions, Convene, type SpaceClient } from '../../src';
+
+export const serverUrl = (): string => inject('serverUrl');
+
+/** A client of the shared server; quiet unless a test asks for a logger. */
+export function hub(options: Partial<ClientOptions> = {}): Convene {
+  return new Convene({ baseUrl: serverUrl(), logLevel: 'off', ...options });
+}
+
+/** A fresh open space and its owner's client. */
+export async function ownedSpace(
+  client = hub(),
+  params: { privacy?: 'public' | 'private'; name?: string } = {},
+): Promise<{ owner: SpaceClient; spaceId: string; ownerId: string }> {
+  const space = await client.spaces.create({
+    name: params.name ?? 'SDK test space',
+    description: 'made by the SDK tests',
+    ...(params.privacy ? { privacy: params.privacy } : {}),
+  });
+  return {
+    owner: client.space(space.spaceId, space.ownerPrivateKey, space.ownerId),
+    spaceId: space.spaceId,
+    ownerId: space.ownerId,
+  };
+}
+
+/** A participant admitted to the owner's (public) space. */
+export async function participant(owner: SpaceClient, name = 'Agent', client = hub()): Promise<SpaceClient> {
+  const invitation = await owner.invitations.create();
+  return client.join(invitation.agentLink, { name, role: 'tester', isHuman: false });
+}
+
+/** Polls `check` until it returns something other than undefined (or throws after `timeoutMs`). */
+export async function until<T>(
+  check: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 20_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

@@ -1,0 +1,132 @@
+// Real Convene servers for the SDK's tests: the server's entry point run as a child process, as
+// a user runs it (`pnpm start`), on PGlite or on a fresh PostgreSQL database.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import postgres from 'postgres';
+
+const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '../../../..');
+const serverRoot = join(repoRoot, 'packages/server');
+
+/** The PostgreSQL server of this run (TEST_DATABASE_URL), or undefined on PGlite. */
+export const postgresUrl = (): string | undefined => process.env.TEST_DATABASE_URL || undefined;
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** A database for one server: a PGlite data directory, or a fresh PostgreSQL database. */
+export interface TestDatabase {
+  env: Record<string, string>;
+  drop(): Promise<void>;
+}
+
+export async function createDatabase(serverUrl = postgresUrl()): Promise<TestDatabase> {
+  if (!serverUrl) {
+    const dir = mkdtempSync(join(tmpdir(), 'convene-sdk-'));
+    return { env: { DATA_DIR: dir }, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+  }
+  const name = `convene_sdk_${randomBytes(6).toString('hex')}`;
+  const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`create database ${name}`);
+  await admin.end();
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return {
+    env: { DATABASE_URL: url.toString() },
+    async drop() {
+      const sql = postgres(serverUrl, { max: 1, onnotice: () => {} });
+      await sql.unsafe(`drop database if exists ${name} with (force)`);
+      await sql.end();
+    },
+  };
+}
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  /** Everything the current process printed. */
+  output(): string;
+  /** SIGTERM, then waits for the exit. */
+  stop(): Promise<void>;
+  /** Stops it and starts it again on the same port and data. */
+  restart(): Promise<void>;
+  /** Stops it and drops its database. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a server on its own database (on the PostgreSQL server `postgresServer`, else PGlite);
+ * resolves once it prints `listening on`.
+ */
+export async function startServer(
+  env: Record<string, string> = {},
+  postgresServer = postgresUrl(),
+): Promise<RunningServer> {
+  const database = await createDatabase(postgresServer);
+  const port = await freePort();
+  const fullEnv = {
+    ...process.env,
+    LOG_LEVEL: 'warn',
+    TEST_DATABASE_URL: '',
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    SECRET: 'sdk-test-secret-0123456789',
+    RATE_LIMIT_MAX: '1000000',
+    LOCK_TTL_S: '3',
+    ...database.env,
+    ...env,
+  };
+  let child: ChildProcess;
+  let text = '';
+  const launch = () =>
+    new Promise<void>((resolve, reject) => {
+      text = '';
+      child = spawn(join(repoRoot, 'node_modules/.bin/tsx'), ['src/main.ts'], {
+        cwd: serverRoot,
+        env: fullEnv,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      const onData = (chunk: Buffer) => {
+        text += chunk.toString();
+        if (/listening on http/.test(text)) resolve();
+      };
+      child.stdout?.on('data', onData);
+      child.stderr?.on('data', onData);
+      child.once('exit', (code) =>
+        reject(new Error(`server exited with ${code} before listening:\n${text}`)),
+      );
+    });
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+  };
+  await launch();
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    output: () => text,
+    stop,
+    async restart() {
+      await stop();
+      await launch();
+    },
+    async close() {
+      await stop();
+      await database.drop();
+    },
+  };
+}

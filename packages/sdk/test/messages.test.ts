@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import { BadRequestError, MessageList } from '../src';
+import { ownedSpace, participant } from './helpers';
+
+describe('messages', () => {
+  it('sends text as a string and other types as an object', async () => {
+    const { owner } = await ownedSpace();
+    const sent = await owner.messages.send('hello');
+    expect(sent.messageId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(sent.participants.length).toBe(1);
+    await owner.messages.send({ content: '<b>bold</b>', type: 'html' });
+    await expect(owner.messages.send({ content: 'not a url', type: 'image' })).rejects.toBeInstanceOf(
+      BadRequestError,
+    );
+    const page = await owner.messages.list();
+    expect(page.messages.map((m) => [m.content, m.type])).toEqual([
+      ['hello', 'text'],
+      ['<b>bold</b>', 'html'],
+    ]);
+    expect(page.messages[0]).toMatchObject({ id: sent.messageId, isOwner: true, seq: 1 });
+  });
+
+  it('lists a page when awaited and every message, oldest first, when iterated', async () => {
+    const { owner } = await ownedSpace();
+    const me = await participant(owner);
+    const before = await me.messages.list();
+    expect(before).toMatchObject({ messages: [] });
+    const list = me.messages.list();
+    expect(list).toBeInstanceOf(MessageList);
+    for (const n of [1, 2, 3]) await owner.messages.send(`m${n}`);
+
+    const seen: string[] = [];
+    const all = me.messages.list();
+    for await (const message of all) seen.push(message.content);
+    expect(seen).toEqual(['m1', 'm2', 'm3']);
+    // The cursor continues where the iteration stopped.
+    await owner.messages.send('m4');
+    const next: string[] = [];
+    for await (const message of me.messages.list({ since: all.cursor })) next.push(message.content);
+    expect(next).toEqual(['m4']);
+    // `since` also takes a Date.
+    const fromDate: string[] = [];
+    for await (const m of me.messages.list({ since: new Date(0) })) fromDate.push(m.content);
+    expect(fromDate).toEqual(['m1', 'm2', 'm3', 'm4']);
+  });
+
+  it('follows the cursors across pages of 500', async () => {
+    const { owner } = await ownedSpace();
+    const total = 520;
+    for (let n = 0; n < total; n += 20) {
+      await Promise.all(Array.from({ length: 20 }, (_, i) => owner.messages.send(`#${n + i}`)));
+    }
+    const first = await owner.messages.list();
+    expect(first.messages.length).toBe(500);
+    const seqs: number[] = [];
+    for await (const message of owner.messages.list()) seqs.push(message.seq);
+    expect(seqs).toEqual(Array.from({ length: total }, (_, i) => i + 1));
+  });
+});

@@ -1,0 +1,219 @@
+import { describe, expect, it } from 'vitest';
+import {
+  AuthenticationError,
+  ConflictError,
+  ConveneError,
+  NotFoundError,
+  PendingJoin,
+  PermissionDeniedError,
+  SpaceClient,
+} from '../src';
+import { hub, ownedSpace, participant, until } from './helpers';
+
+describe('spaces', () => {
+  it('creates, reads, updates and closes a space', async () => {
+    const client = hub();
+    const space = await client.spaces.create({
+      name: 'Release',
+      description: 'Plan 2.0',
+      agenda: 'scope',
+      privacy: 'private',
+      ttl: 3600,
+    });
+    expect(space.spaceId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(space.ownerPrivateKey).toMatch(/^[0-9a-f]{64}$/);
+    const owner = client.space(space.spaceId, space.ownerPrivateKey);
+
+    const view = await owner.get();
+    expect(view).toMatchObject({
+      spaceId: space.spaceId,
+      name: 'Release',
+      description: 'Plan 2.0',
+      agenda: 'scope',
+      privacy: 'private',
+      state: 'open',
+    });
+    expect(view.ttlRemaining).toBeGreaterThan(3500);
+    expect(view.participants).toEqual([
+      expect.objectContaining({ participantId: space.ownerId, isOwner: true }),
+    ]);
+
+    expect(await owner.update({ agenda: 'scope and dates' })).toEqual({ ok: true });
+    expect((await owner.get()).agenda).toBe('scope and dates');
+
+    expect(await owner.close()).toEqual({ ok: true });
+    // A closed space's keys stop working: 409 where the operation lists it, else 401.
+    await expect(owner.update({ agenda: 'x' })).rejects.toBeInstanceOf(ConflictError);
+    await expect(owner.get()).rejects.toBeInstanceOf(AuthenticationError);
+  });
+
+  it('gives the HTTP response with withResponse()', async () => {
+    const { owner } = await ownedSpace();
+    const { data, response } = await owner.get().withResponse();
+    expect(data.state).toBe('open');
+    expect(response.status).toBe(200);
+    expect(response.headers.get('api-version')).toBe('1');
+    expect(Number(response.headers.get('ratelimit-remaining'))).toBeGreaterThan(0);
+    // An APIPromise is a Promise: then, catch and finally work, and their results are plain Promises.
+    const promise = owner.get();
+    expect(promise).toBeInstanceOf(Promise);
+    const chained = promise.then((view) => view.name);
+    expect(chained.constructor).toBe(Promise);
+    expect(await chained).toBe('SDK test space');
+  });
+
+  it('throws typed errors with status, body, headers and message', async () => {
+    const client = hub();
+    const { spaceId } = await ownedSpace(client);
+    const error = await client
+      .space(spaceId, 'f'.repeat(64))
+      .get()
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AuthenticationError);
+    expect(error).toBeInstanceOf(ConveneError);
+    const auth = error as AuthenticationError;
+    expect(auth.status).toBe(401);
+    expect(auth.name).toBe('AuthenticationError');
+    expect(auth.body?.error).toEqual(expect.any(String));
+    expect(auth.message).toBe(`401 ${auth.body?.error}`);
+    expect(auth.headers?.get('www-authenticate')).toContain('resource_metadata=');
+
+    await expect(client.space('not-a-uuid', 'f'.repeat(64)).get()).rejects.toBeInstanceOf(NotFoundError);
+    await expect(client.spaces.create({ name: '', description: 'x' })).rejects.toMatchObject({
+      name: 'BadRequestError',
+      status: 400,
+    });
+  });
+});
+
+describe('invitations and joining', () => {
+  it('joins a public space with an agentLink, a humanLink, or the space id and key', async () => {
+    const client = hub();
+    const { owner, spaceId } = await ownedSpace(client);
+    const invitation = await owner.invitations.create();
+    expect(invitation.agentLink).toContain(`/hub/space/${spaceId}/agent.md?key=`);
+
+    const viaAgentLink = await client.join(invitation.agentLink, {
+      name: 'A',
+      role: 'writer',
+      isHuman: false,
+    });
+    expect(viaAgentLink).toBeInstanceOf(SpaceClient);
+    expect(viaAgentLink.spaceId).toBe(spaceId);
+    expect(viaAgentLink.key).toMatch(/^[0-9a-f]{64}$/);
+    const viaHumanLink = await client.join(invitation.humanLink, { name: 'B', isHuman: true });
+    const viaKey = await client.join(spaceId, invitation.publicInvitationKey, { name: 'C' });
+
+    const view = await viaKey.get();
+    const byName = Object.fromEntries(view.participants.map((p) => [p.name, p]));
+    expect(byName.A).toMatchObject({
+      participantId: viaAgentLink.participantId,
+      status: 'active',
+      role: 'writer',
+    });
+    expect(byName.B).toMatchObject({ participantId: viaHumanLink.participantId, isHuman: true });
+    expect(byName.C?.participantId).toBe(viaKey.participantId);
+  });
+
+  it('waits through the owner approval of a private space', async () => {
+    const client = hub();
+    const { owner } = await ownedSpace(client, { privacy: 'private' });
+    const invitation = await owner.invitations.create();
+
+    const joining = client.join(invitation.agentLink, { name: 'Waiting', pollIntervalMs: 100 });
+    const waiting = await until(async () =>
+      (await owner.get()).participants.find((p) => p.status === 'waitingForApproval'),
+    );
+    await owner.participants.approve(waiting.participantId);
+    const { data: me, response } = await joining.withResponse();
+    expect(response.status).toBe(200);
+    expect(me.participantId).toBe(waiting.participantId);
+    expect((await me.messages.send('approved and in')).messageId).toEqual(expect.any(String));
+  });
+
+  it('hands back a PendingJoin with wait: false, resumable from its fields', async () => {
+    const client = hub();
+    const { owner, spaceId } = await ownedSpace(client, { privacy: 'private' });
+    const invitation = await owner.invitations.create();
+
+    const pending = await client.join(invitation.agentLink, { name: 'Later', wait: false });
+    expect(pending).toBeInstanceOf(PendingJoin);
+    if (!(pending instanceof PendingJoin)) return;
+    expect(pending).toMatchObject({
+      status: 'pending',
+      spaceId,
+      invitationKey: invitation.publicInvitationKey,
+    });
+    expect(await pending.check()).toBeNull();
+
+    // Another process resumes it from the fields it kept.
+    const resumed = hub().pendingJoin({
+      spaceId: pending.spaceId,
+      invitationKey: pending.invitationKey,
+      participantId: pending.participantId,
+      pollToken: pending.pollToken,
+    });
+    await owner.participants.approve(pending.participantId);
+    const me = await resumed.wait({ pollIntervalMs: 100 });
+    expect(me.participantId).toBe(pending.participantId);
+    expect((await me.get()).participants.find((p) => p.participantId === me.participantId)?.status).toBe(
+      'active',
+    );
+  });
+
+  it('ends the wait with the server error when the owner refuses the join', async () => {
+    const client = hub();
+    const { owner } = await ownedSpace(client, { privacy: 'private' });
+    const invitation = await owner.invitations.create();
+    const pending = (await client.join(invitation.agentLink, {
+      name: 'Refused',
+      wait: false,
+    })) as PendingJoin;
+    await owner.participants.kick(pending.participantId);
+    await expect(pending.wait({ pollIntervalMs: 100 })).rejects.toBeInstanceOf(NotFoundError);
+  });
+
+  it('stops waiting when the signal aborts', async () => {
+    const client = hub();
+    const { owner } = await ownedSpace(client, { privacy: 'private' });
+    const invitation = await owner.invitations.create();
+    const controller = new AbortController();
+    const joining = client.join(
+      invitation.agentLink,
+      { name: 'Impatient', pollIntervalMs: 50 },
+      {
+        signal: controller.signal,
+      },
+    );
+    await until(async () => (await owner.get()).participants.find((p) => p.status === 'waitingForApproval'));
+    controller.abort();
+    await expect(joining).rejects.toMatchObject({ name: 'AbortError' });
+  });
+
+  it('refuses a link that is not an invitation', async () => {
+    await expect(hub().join('https://example.com/nothing', { name: 'x' })).rejects.toThrow(ConveneError);
+  });
+});
+
+describe('participants', () => {
+  it('mutes, unmutes and kicks; a participant leaves', async () => {
+    const { owner } = await ownedSpace();
+    const alice = await participant(owner, 'Alice');
+    const bob = await participant(owner, 'Bob');
+
+    await owner.participants.mute(alice.participantId!);
+    await expect(alice.messages.send('muted?')).rejects.toBeInstanceOf(PermissionDeniedError);
+    await owner.participants.unmute(alice.participantId!);
+    await alice.messages.send('free again');
+    // Unmuting someone who is not muted is a state conflict.
+    await expect(owner.participants.unmute(alice.participantId!)).rejects.toBeInstanceOf(ConflictError);
+
+    await owner.participants.kick(bob.participantId!);
+    await expect(bob.get()).rejects.toBeInstanceOf(AuthenticationError);
+
+    expect(await alice.leave()).toEqual({ ok: true });
+    await expect(alice.messages.send('gone')).rejects.toBeInstanceOf(AuthenticationError);
+    const statuses = Object.fromEntries((await owner.get()).participants.map((p) => [p.name, p.status]));
+    expect(statuses).toMatchObject({ Alice: 'left', Bob: 'kicked' });
+  });
+});

@@ -1,0 +1,27 @@
+import { defineConfig } from 'vitest/config';
+
+/**
+ * `unit`: what needs no server (generated code, bundle size, the package checks). Then the tests
+ * against a real server, on PGlite, and again on PostgreSQL when TEST_DATABASE_URL is set.
+ */
+const postgresUrl = process.env.TEST_DATABASE_URL;
+const server = {
+  include: ['test/*.test.ts'],
+  globalSetup: ['test/helpers/global-setup.ts'],
+  testTimeout: 60_000,
+  hookTimeout: 120_000,
+  pool: 'forks' as const,
+};
+
+export default defineConfig({
+  test: {
+    maxWorkers: 2,
+    projects: [
+      { test: { name: 'unit', include: ['test/unit/**/*.test.ts'], testTimeout: 180_000 } },
+      { test: { ...server, name: 'pglite', env: { TEST_DATABASE_URL: '' } } },
+      ...(postgresUrl
+        ? [{ test: { ...server, name: 'postgres', env: { TEST_DATABASE_URL: postgresUrl } } }]
+        : []),
+    ],
+  },
+});
