@@ -1,13 +1,12 @@
 // Real Convene servers for the SDK's tests: the server's entry point run as a child process, as
 // a user runs it (`pnpm start`), on PGlite or on a fresh PostgreSQL database.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import postgres from 'postgres';
+import { createPostgresTestDatabase } from '@convene/core/testing';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '../../../..');
 const serverRoot = join(repoRoot, 'packages/server');
@@ -37,20 +36,8 @@ export async function createDatabase(serverUrl = postgresUrl()): Promise<TestDat
     const dir = mkdtempSync(join(tmpdir(), 'convene-sdk-'));
     return { env: { DATA_DIR: dir }, drop: async () => rmSync(dir, { recursive: true, force: true }) };
   }
-  const name = `convene_sdk_${randomBytes(6).toString('hex')}`;
-  const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`create database ${name}`);
-  await admin.end();
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  return {
-    env: { DATABASE_URL: url.toString() },
-    async drop() {
-      const sql = postgres(serverUrl, { max: 1, onnotice: () => {} });
-      await sql.unsafe(`drop database if exists ${name} with (force)`);
-      await sql.end();
-    },
-  };
+  const pg = await createPostgresTestDatabase(serverUrl);
+  return { env: { DATABASE_URL: pg.url }, drop: () => pg.drop() };
 }
 
 export interface RunningServer {
