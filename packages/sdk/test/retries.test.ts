@@ -1,0 +1,245 @@
+// Retries, timeouts and idempotency, with an injected fetch in front of the real server: it can
+// answer in the server's place (a 429, a 503), or let the server run the request and then lose
+// the answer (a dropped connection, a timeout), which is where Idempotency-Key earns its keep.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  AbortError,
+  ConnectionError,
+  Convene,
+  LockedError,
+  RateLimitError,
+  ServiceUnavailableError,
+  TimeoutError,
+} from '../src';
+import { hub, ownedSpace, participant } from './helpers';
+import { type RunningServer, startServer } from './helpers/server';
+
+interface Sent {
+  method: string;
+  url: string;
+  idempotencyKey: string | null;
+}
+
+type Step = 'forward' | 'drop-after' | 'hang-after' | 'refused' | ((sent: Sent) => Response);
+
+/**
+ * A fetch that plays `steps` in order, one per call, then forwards every later call:
+ * - `forward`: to the real server;
+ * - `drop-after`: to the server, which runs it, then throws as a connection lost before the answer;
+ * - `hang-after`: to the server, then waits for the client's abort (its timeout) and throws;
+ * - `refused`: throws as a connection refused (the server never saw it);
+ * - a function: its Response, in the server's place.
+ */
+function scriptedFetch(...steps: Step[]) {
+  const sent: Sent[] = [];
+  const replayed: (string | null)[] = [];
+  const impl: typeof fetch = async (input, init) => {
+    const headers = new Headers(init?.headers);
+    const call: Sent = {
+      method: init?.method ?? 'GET',
+      url: String(input),
+      idempotencyKey: headers.get('idempotency-key'),
+    };
+    sent.push(call);
+    const step = steps[sent.length - 1] ?? 'forward';
+    if (typeof step === 'function') return step(call);
+    if (step === 'refused')
+      throw new TypeError('fetch failed', {
+        cause: Object.assign(new Error('connect refused'), { code: 'ECONNREFUSED' }),
+      });
+    const response = await fetch(input, init);
+    replayed.push(response.headers.get('idempotency-replayed'));
+    if (step === 'forward') return response;
+    await response.text();
+    if (step === 'hang-after')
+      await new Promise<void>((_, reject) =>
+        init?.signal?.addEventListener('abort', () => reject(new DOMException('aborted', 'AbortError'))),
+      );
+    throw new TypeError('fetch failed', { cause: new Error('other side closed') });
+  };
+  return { impl, sent, replayed };
+}
+
+const answer =
+  (status: number, headers: Record<string, string> = {}) =>
+  () =>
+    new Response(JSON.stringify({ error: `synthetic ${status}` }), {
+      status,
+      headers: { 'content-type': 'application/json', ...headers },
+    });
+
+describe('retries', () => {
+  it('waits out a 429 for its Retry-After, then succeeds with the same Idempotency-Key', async () => {
+    const { owner, spaceId } = await ownedSpace();
+    const fetch = scriptedFetch(answer(429, { 'retry-after': '1' }));
+    const client = hub({ fetch: fetch.impl }).space(spaceId, owner.key);
+    const started = Date.now();
+    const sent = await client.messages.send('after the wait');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+    expect(fetch.sent.length).toBe(2);
+    expect(fetch.sent[0]?.idempotencyKey).toMatch(/^[0-9a-f-]{36}$/);
+    expect(fetch.sent[1]?.idempotencyKey).toBe(fetch.sent[0]?.idempotencyKey);
+    expect((await owner.messages.list()).messages.map((m) => m.id)).toEqual([sent.messageId]);
+  });
+
+  it('retries a 503 and runs the write once', async () => {
+    const { owner, spaceId } = await ownedSpace();
+    const fetch = scriptedFetch(answer(503, { 'retry-after': '0' }));
+    await hub({ fetch: fetch.impl }).space(spaceId, owner.key).messages.send('once');
+    expect(fetch.sent.length).toBe(2);
+    expect((await owner.messages.list()).messages.length).toBe(1);
+  });
+
+  it('retries a write whose answer was lost, and the server replays it instead of running it again', async () => {
+    const { owner, spaceId } = await ownedSpace();
+    const fetch = scriptedFetch('drop-after');
+    const { data, response } = await hub({ fetch: fetch.impl })
+      .space(spaceId, owner.key)
+      .messages.send('exactly once')
+      .withResponse();
+    expect(fetch.sent.map((s) => s.idempotencyKey)).toEqual([
+      fetch.sent[0]?.idempotencyKey,
+      fetch.sent[0]?.idempotencyKey,
+    ]);
+    // The server ran the first request and replayed its answer to the second.
+    expect(fetch.replayed).toEqual([null, 'true']);
+    expect(response.headers.get('idempotency-replayed')).toBe('true');
+    const { messages } = await owner.messages.list();
+    expect(messages.map((m) => [m.id, m.content])).toEqual([[data.messageId, 'exactly once']]);
+  });
+
+  it('times out an attempt that gets no answer, retries it, and the server replays it', async () => {
+    const { owner, spaceId } = await ownedSpace();
+    const me = await participant(owner);
+    const doc = await me.artifacts.create({ name: 'doc', content: 'v1' });
+    await me.artifacts.lock(doc.id);
+    const fetch = scriptedFetch('hang-after');
+    const client = hub({ fetch: fetch.impl, timeoutMs: 500 }).space(spaceId, me.key);
+    const written = await client.artifacts.write(doc.id, 'v2');
+    expect(written.version).toBe(2);
+    expect(fetch.replayed).toEqual([null, 'true']);
+    expect((await owner.artifacts.history(doc.id)).versions.map((v) => v.version)).toEqual([2, 1]);
+
+    const once = scriptedFetch('hang-after');
+    const error = await hub({ fetch: once.impl, timeoutMs: 300, maxRetries: 0 })
+      .space(spaceId, me.key)
+      .get()
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TimeoutError);
+    expect(error).toBeInstanceOf(ConnectionError);
+  });
+
+  it('retries a read after a dropped connection', async () => {
+    const { owner, spaceId } = await ownedSpace();
+    const fetch = scriptedFetch('drop-after', 'drop-after');
+    expect((await hub({ fetch: fetch.impl }).space(spaceId, owner.key).get()).spaceId).toBe(spaceId);
+    expect(fetch.sent.length).toBe(3);
+  });
+
+  it('gives up after maxRetries with the last error', async () => {
+    const fetch = scriptedFetch(answer(503), answer(503), answer(503));
+    const error = await hub({ fetch: fetch.impl, maxRetries: 1 })
+      .health()
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ServiceUnavailableError);
+    expect(fetch.sent.length).toBe(2);
+  });
+
+  it('never retries createSpace or link.start after an ambiguous failure', async () => {
+    const fetch = scriptedFetch('drop-after', 'drop-after');
+    const client = hub({ fetch: fetch.impl });
+    await expect(client.spaces.create({ name: 'maybe', description: 'x' })).rejects.toBeInstanceOf(
+      ConnectionError,
+    );
+    await expect(client.link.start({ agentName: 'maybe' })).rejects.toBeInstanceOf(ConnectionError);
+    expect(fetch.sent.map((s) => s.method)).toEqual(['POST', 'POST']);
+
+    const fiveHundred = scriptedFetch(answer(500));
+    await expect(
+      hub({ fetch: fiveHundred.impl }).spaces.create({ name: 'x', description: 'x' }),
+    ).rejects.toMatchObject({
+      status: 500,
+    });
+    expect(fiveHundred.sent.length).toBe(1);
+  });
+
+  it('does retry createSpace when the server certainly did not run it (429, connection refused)', async () => {
+    const fetch = scriptedFetch(answer(429, { 'retry-after': '0' }), 'refused');
+    const space = await hub({ fetch: fetch.impl }).spaces.create({ name: 'third time', description: 'x' });
+    expect(space.ownerPrivateKey).toMatch(/^[0-9a-f]{64}$/);
+    expect(fetch.sent.length).toBe(3);
+  });
+
+  it('never retries a 423 or a 409', async () => {
+    const { owner, spaceId } = await ownedSpace();
+    const me = await participant(owner);
+    const doc = await owner.artifacts.create({ name: 'doc', content: 'x' });
+    await owner.artifacts.lock(doc.id);
+    const fetch = scriptedFetch();
+    const client = hub({ fetch: fetch.impl }).space(spaceId, me.key);
+    await expect(client.artifacts.lock(doc.id)).rejects.toBeInstanceOf(LockedError);
+    expect(fetch.sent.length).toBe(1);
+    await owner.close();
+    await expect(hub({ fetch: fetch.impl }).space(spaceId, owner.key).close()).rejects.toMatchObject({
+      status: 409,
+    });
+    expect(fetch.sent.length).toBe(2);
+  });
+
+  it('stops waiting for a retry when the signal aborts', async () => {
+    const fetch = scriptedFetch(answer(429, { 'retry-after': '30' }));
+    const controller = new AbortController();
+    const started = Date.now();
+    const call = hub({ fetch: fetch.impl }).health({ signal: controller.signal });
+    setTimeout(() => controller.abort(), 100);
+    await expect(call).rejects.toBeInstanceOf(AbortError);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(fetch.sent.length).toBe(1);
+  });
+
+  it('reuses a caller-chosen Idempotency-Key across calls', async () => {
+    const { owner, spaceId } = await ownedSpace();
+    const fetch = scriptedFetch();
+    const client = hub({ fetch: fetch.impl }).space(spaceId, owner.key);
+    const idempotencyKey = crypto.randomUUID();
+    const first = await client.messages.send('one', { idempotencyKey });
+    const { data: again, response } = await client.messages.send('one', { idempotencyKey }).withResponse();
+    expect(again.messageId).toBe(first.messageId);
+    expect(response.headers.get('idempotency-replayed')).toBe('true');
+    expect((await owner.messages.list()).messages.length).toBe(1);
+  });
+});
+
+describe('a real rate limit', () => {
+  let server: RunningServer;
+  beforeAll(async () => {
+    server = await startServer({ RATE_LIMIT_MAX: '3', RATE_LIMIT_WINDOW_S: '2' });
+  });
+  afterAll(() => server?.close());
+
+  it('is waited out through its Retry-After, or thrown as a RateLimitError without retries', async () => {
+    const logged: string[] = [];
+    const logger = { debug() {}, info: (m: string) => logged.push(m), warn() {}, error() {} };
+    const client = new Convene({ baseUrl: server.url, logger, logLevel: 'info' });
+    const space = await client.spaces.create({ name: 'limited', description: 'x' });
+    const owner = client.space(space.spaceId, space.ownerPrivateKey);
+    // The owner key is its own client: three requests per two-second window.
+    const strict = new Convene({ baseUrl: server.url, maxRetries: 0, logLevel: 'off' }).space(
+      space.spaceId,
+      owner.key,
+    );
+    let limited: unknown;
+    for (let i = 0; i < 4 && !limited; i++)
+      limited = await strict.get().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(limited).toBeInstanceOf(RateLimitError);
+    expect((limited as RateLimitError).retryAfter).toBeGreaterThan(0);
+    expect((limited as RateLimitError).retryAfter).toBeLessThanOrEqual(2);
+
+    const { response } = await owner.get().withResponse();
+    expect(response.status).toBe(200);
+    expect(logged.some((line) => line.includes('429; retrying'))).toBe(true);
+  });
+});

@@ -1,0 +1,179 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AuthenticationError, Convene, type MessageStream, type StreamEvent } from '../src';
+import { hub, ownedSpace, participant, serverUrl, until } from './helpers';
+import { freezingProxy } from './helpers/proxy';
+import { type RunningServer, startServer } from './helpers/server';
+
+/**
+ * Reads `stream` in the background into `events`; `done` settles when the loop ends (with its
+ * error, if any). A stuck test fails on its `until` instead of hanging.
+ */
+function reader(stream: MessageStream) {
+  const events: StreamEvent[] = [];
+  const done = (async () => {
+    for await (const event of stream) events.push(event);
+  })();
+  done.catch(() => {});
+  return { events, done };
+}
+
+const messages = (events: StreamEvent[]) =>
+  events.flatMap((event) => (event.event === 'message' ? [event.data.content] : []));
+
+describe('the event stream', () => {
+  it('delivers typed events: the backlog, context, then live events with increasing ids', async () => {
+    const { owner } = await ownedSpace();
+    await owner.messages.send('before');
+    const me = await participant(owner);
+    const controller = new AbortController();
+    const { events, done } = reader(me.messages.stream({ signal: controller.signal }));
+
+    await until(() => (events.some((e) => e.event === 'context') ? true : undefined));
+    await owner.messages.send('live');
+    const doc = await owner.artifacts.create({ name: 'doc', content: 'x' });
+    await owner.artifacts.lock(doc.id);
+    await until(() => (events.some((e) => e.event === 'artifact-locked') ? true : undefined));
+    controller.abort();
+    await done; // an abort ends the loop without an error
+
+    expect(events[0]).toMatchObject({ event: 'message', data: { content: 'before', isOwner: true } });
+    const context = events.find((e) => e.event === 'context');
+    expect(context?.id).toBeUndefined();
+    if (context?.event === 'context') expect(context.data.participants.length).toBe(2);
+    expect(messages(events)).toEqual(['before', 'live']);
+    const kinds = events.map((e) => e.event);
+    expect(kinds).toEqual(expect.arrayContaining(['artifact-created', 'artifact-locked']));
+    const created = events.find((e) => e.event === 'artifact-created');
+    if (created?.event === 'artifact-created') expect(created.data).toMatchObject({ id: doc.id, version: 1 });
+    const ids = events.flatMap((e) => (e.id === undefined ? [] : [e.id]));
+    expect(ids).toEqual([...ids].sort((a, b) => a - b));
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('replays only what follows `since`, and resumes after `lastEventId` with nothing twice', async () => {
+    const { owner } = await ownedSpace();
+    await owner.messages.send('old');
+    const cursor = (await owner.messages.list()).cursor;
+    await owner.messages.send('new 1');
+    await owner.messages.send('new 2');
+
+    const first = owner.messages.stream({ since: cursor });
+    const seen: StreamEvent[] = [];
+    for await (const event of first) {
+      seen.push(event);
+      if (event.event === 'message' && event.data.content === 'new 1') break;
+    }
+    expect(messages(seen)).toEqual(['new 1']);
+    await owner.messages.send('new 3');
+
+    const controller = new AbortController();
+    const { events, done } = reader(
+      owner.messages.stream({ lastEventId: first.lastEventId, signal: controller.signal }),
+    );
+    await until(() => (messages(events).includes('new 3') ? true : undefined));
+    controller.abort();
+    await done;
+    expect(messages(events)).toEqual(['new 2', 'new 3']);
+  });
+
+  it('ends after space-closed', async () => {
+    const { owner } = await ownedSpace();
+    const me = await participant(owner);
+    const { events, done } = reader(me.messages.stream());
+    await until(() => (events.length > 0 ? true : undefined));
+    await owner.close();
+    await done;
+    expect(events.at(-1)).toMatchObject({ event: 'space-closed', data: { reason: 'closed' } });
+  });
+
+  it('ends without an error once a kicked participant reconnects and its key is refused', async () => {
+    const { owner } = await ownedSpace();
+    const me = await participant(owner);
+    const { events, done } = reader(me.messages.stream());
+    await until(() => (events.length > 0 ? true : undefined));
+    await owner.participants.kick(me.participantId!);
+    await done;
+    expect(events.at(-1)).toMatchObject({
+      event: 'participant-status',
+      data: { participantId: me.participantId, status: 'kicked' },
+    });
+  });
+
+  it('throws the error of the first connection', async () => {
+    const { spaceId } = await ownedSpace();
+    const stream = hub().space(spaceId, 'f'.repeat(64)).messages.stream();
+    await expect(reader(stream).done).rejects.toBeInstanceOf(AuthenticationError);
+  });
+
+  it('replaces a connection that falls silent, and resumes where it was', async () => {
+    const { owner, spaceId } = await ownedSpace();
+    const proxy = await freezingProxy(serverUrl());
+    try {
+      const viaProxy = new Convene({ baseUrl: proxy.url, logLevel: 'off' }).space(spaceId, owner.key);
+      const controller = new AbortController();
+      const { events, done } = reader(
+        viaProxy.messages.stream({ idleTimeoutMs: 1500, signal: controller.signal }),
+      );
+      await owner.messages.send('m1');
+      await until(() => (messages(events).includes('m1') ? true : undefined));
+      proxy.freeze();
+      // Sent while the connection is frozen: only a new connection can bring it.
+      await owner.messages.send('m2');
+      await until(() => (messages(events).includes('m2') ? true : undefined));
+      controller.abort();
+      await done;
+      expect(messages(events)).toEqual(['m1', 'm2']);
+      expect(proxy.connections).toBeGreaterThanOrEqual(2);
+    } finally {
+      await proxy.close();
+    }
+  });
+});
+
+describe('the event stream across a server restart', () => {
+  let server: RunningServer;
+  beforeAll(async () => {
+    server = await startServer();
+  });
+  afterAll(() => server?.close());
+
+  it('reconnects with Last-Event-ID and sees every event exactly once, in order', async () => {
+    const logged: string[] = [];
+    const logger = { debug() {}, info: (line: string) => logged.push(line), warn() {}, error() {} };
+    const client = new Convene({ baseUrl: server.url, logger, logLevel: 'info', maxRetries: 5 });
+    const space = await client.spaces.create({ name: 'restart', description: 'x' });
+    const owner = client.space(space.spaceId, space.ownerPrivateKey, space.ownerId);
+    const invitation = await owner.invitations.create();
+    const me = await client.join(invitation.agentLink, { name: 'Reader' });
+
+    const controller = new AbortController();
+    const { events, done } = reader(me.messages.stream({ signal: controller.signal, maxReconnects: 30 }));
+    for (let i = 1; i <= 5; i++) await owner.messages.send(`m${i}`);
+    await until(() => (messages(events).includes('m5') ? true : undefined));
+
+    await server.restart();
+    // Written before the reader is back (it is still backing off): replayed from its Last-Event-ID.
+    for (let i = 6; i <= 10; i++) await owner.messages.send(`m${i}`);
+    const doc = await owner.artifacts.create({ name: 'after the restart' });
+    await until(
+      () =>
+        messages(events).includes('m10') && events.some((e) => e.event === 'artifact-created')
+          ? true
+          : undefined,
+      60_000,
+    );
+    await owner.messages.send('m11');
+    await until(() => (messages(events).includes('m11') ? true : undefined), 30_000);
+    controller.abort();
+    await done;
+
+    expect(messages(events)).toEqual(Array.from({ length: 11 }, (_, i) => `m${i + 1}`));
+    // It did reconnect, from the id of the last event it had.
+    expect(logged.some((line) => /ended; resuming after event \d+/.test(line))).toBe(true);
+    const ids = events.flatMap((e) => (e.id === undefined ? [] : [e.id]));
+    expect(ids).toEqual([...new Set(ids)].sort((a, b) => a - b));
+    expect(
+      events.filter((e) => e.event === 'artifact-created').map((e) => (e.data as { id: string }).id),
+    ).toEqual([doc.id]);
+  }, 120_000);
+});
