@@ -33,6 +33,7 @@ export class LockedArtifact {
   #artifact: ArtifactView;
   #lockExpiresAt: string;
 
+  /** @internal */
   constructor(
     private readonly artifacts: Artifacts,
     artifact: ArtifactView,
@@ -77,6 +78,7 @@ export class LockedArtifact {
 
 /** The artifacts of one space: markdown documents with an exclusive edit lock and a history. */
 export class Artifacts {
+  /** @internal */
   constructor(
     private readonly transport: Transport,
     private readonly spaceId: string,

@@ -50,6 +50,7 @@ export class SpaceClient {
     unmute(participantId: string, options?: RequestOptions): APIPromise<OkResult>;
   };
 
+  /** @internal */
   constructor(
     private readonly transport: Transport,
     readonly spaceId: string,
@@ -140,6 +141,7 @@ export class PendingJoin {
   readonly participantId: string;
   readonly pollToken: string | undefined;
 
+  /** @internal */
   constructor(
     private readonly transport: Transport,
     init: PendingJoinInit,
@@ -195,6 +197,7 @@ export class LinkFlow implements StartLinkResult {
   readonly userCode: string;
   private readonly startedAt = Date.now();
 
+  /** @internal */
   constructor(
     private readonly transport: Transport,
     result: StartLinkResult,
@@ -257,6 +260,7 @@ export class Session {
     deny(userCode: string, options?: RequestOptions): APIPromise<OkResult>;
   };
 
+  /** @internal */
   constructor(
     private readonly transport: Transport,
     /** The dashboard JWT (`Authorization: Bearer`). */

@@ -1,6 +1,7 @@
 import type { ErrorBody } from './generated';
 
-interface ErrorInit {
+/** What an error is made of. */
+export interface ErrorInit {
   status?: number | undefined;
   body?: ErrorBody | undefined;
   headers?: Headers | undefined;

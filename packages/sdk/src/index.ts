@@ -29,6 +29,7 @@ export {
   ConflictError,
   ConnectionError,
   ConveneError,
+  type ErrorInit,
   GoneError,
   InternalServerError,
   LinkDeniedError,

@@ -17,6 +17,7 @@ export interface ListOptions {
 export class MessageList extends APIPromise<ListMessagesResult> implements AsyncIterable<MessageView> {
   #cursor: string | undefined;
 
+  /** @internal */
   constructor(
     first: Promise<WithResponse<ListMessagesResult>>,
     private readonly nextPage: (cursor: string) => Promise<ListMessagesResult>,
@@ -45,6 +46,7 @@ const toTimestamp = (since: string | Date | undefined) =>
 
 /** Messages of one space, sent and read with the key the space client holds. */
 export class Messages {
+  /** @internal */
   constructor(
     private readonly transport: Transport,
     private readonly spaceId: string,

@@ -48,6 +48,7 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
   #lastEventId: number | undefined;
   #started = false;
 
+  /** @internal */
   constructor(
     private readonly transport: Transport,
     private readonly spaceId: string,

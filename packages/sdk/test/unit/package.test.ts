@@ -1,0 +1,138 @@
+// The package as a user meets it: packed, checked, installed from the tarball with npm in an
+// empty directory outside the workspace, and running the README's quick start there.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkTarball, packTarball } from '../../scripts/check-package';
+import { measureBundle } from '../../scripts/size';
+import { type RunningServer, startServer } from '../helpers/server';
+
+const run = promisify(execFile);
+const packageRoot = join(dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** The first ```js block after the README's "## Quick start" heading, verbatim. */
+function quickStart(readme: string): string {
+  const section = readme.split(/^## Quick start$/m)[1];
+  const code = section?.match(/```js\n([\s\S]*?)```/)?.[1];
+  if (!code) throw new Error('README.md has no ```js block under "## Quick start"');
+  return code;
+}
+
+describe('the published package', () => {
+  let tarball: string;
+  let project: string;
+  let server: RunningServer | undefined;
+
+  beforeAll(async () => {
+    tarball = packTarball();
+    project = mkdtempSync(join(tmpdir(), 'convene-sdk-user-'));
+    writeFileSync(
+      join(project, 'package.json'),
+      JSON.stringify({ name: 'user', private: true, type: 'module' }),
+    );
+  }, 180_000);
+  afterAll(async () => {
+    await server?.close();
+    if (project) rmSync(project, { recursive: true, force: true });
+    if (tarball) rmSync(dirname(tarball), { recursive: true, force: true });
+  });
+
+  it('passes publint (strict) and arethetypeswrong', () => {
+    expect(checkTarball(tarball)).toContain('No problems found');
+  });
+
+  it('ships dist, its declarations and the README, and depends on eventsource-parser alone', async () => {
+    const { stdout } = await run('tar', ['tzf', tarball]);
+    expect(stdout.trim().split('\n').sort()).toEqual(
+      [
+        'package/README.md',
+        'package/dist/index.cjs',
+        'package/dist/index.d.cts',
+        'package/dist/index.d.ts',
+        'package/dist/index.js',
+        'package/package.json',
+      ].sort(),
+    );
+    const { stdout: manifest } = await run('tar', ['xzf', tarball, '-O', 'package/package.json']);
+    const pkg = JSON.parse(manifest) as Record<string, unknown>;
+    expect(pkg.private).toBeUndefined();
+    expect(pkg.dependencies).toEqual({ 'eventsource-parser': expect.stringMatching(/^\^3\./) });
+    expect(JSON.stringify(pkg.exports)).not.toContain('src/');
+  });
+
+  it('installs with npm in an empty directory and runs the README quick start against a server', async () => {
+    await run('npm', ['install', tarball, '--no-audit', '--no-fund', '--loglevel=error'], { cwd: project });
+    expect(readdirSync(join(project, 'node_modules')).sort()).toEqual([
+      '.package-lock.json',
+      '@convene',
+      'eventsource-parser',
+    ]);
+
+    server = await startServer({}, undefined);
+    const code = quickStart(readFileSync(join(packageRoot, 'README.md'), 'utf8'));
+    writeFileSync(join(project, 'quickstart.mjs'), code);
+    const { stdout } = await run('node', ['quickstart.mjs'], {
+      cwd: project,
+      env: { ...process.env, CONVENE_URL: server.url },
+    });
+    expect(stdout).toContain('Planner: Hello! I will draft the plan.');
+    expect(stdout).toContain('# Plan\n- ship it');
+
+    // The same code type-checks against the declarations the tarball installed.
+    const tsc = join(packageRoot, 'node_modules/.bin/tsc');
+    await run(
+      tsc,
+      [
+        '--noEmit',
+        '--strict',
+        '--allowJs',
+        '--checkJs',
+        '--module',
+        'nodenext',
+        '--moduleResolution',
+        'nodenext',
+        '--target',
+        'es2022',
+        '--typeRoots',
+        join(packageRoot, 'node_modules/@types'),
+        '--types',
+        'node',
+        'quickstart.mjs',
+      ],
+      { cwd: project },
+    ).catch((error: { stdout?: string }) => {
+      throw new Error(`the quick start does not type-check against the package:\n${error.stdout}`);
+    });
+
+    // CommonJS consumers get the same client.
+    const { stdout: cjs } = await run(
+      'node',
+      ['-e', 'const sdk = require("@convene/sdk"); console.log(typeof sdk.Convene, typeof sdk.LockedError)'],
+      { cwd: project },
+    );
+    expect(cjs.trim()).toBe('function function');
+  });
+
+  it('has an API reference that builds without warnings', async () => {
+    await run(join(packageRoot, 'node_modules/.bin/typedoc'), ['--emit', 'none'], { cwd: packageRoot }).catch(
+      (error: { stdout?: string }) => {
+        throw new Error(`typedoc reported problems:\n${error.stdout}`);
+      },
+    );
+  });
+
+  it('costs a browser bundle under 15 kB gzip, with nothing of zod, the contract, the server or Node in it', async () => {
+    const size = await measureBundle();
+    expect(size.gzipBytes).toBeLessThan(15 * 1024);
+    expect(size.imports).toEqual([]);
+    const dependencies = size.modules.filter((id) => id.includes('node_modules'));
+    expect(dependencies.every((id) => id.includes('/eventsource-parser/'))).toBe(true);
+    expect(
+      size.modules.filter((id) => !id.includes('node_modules')).every((id) => id.startsWith('src/')),
+    ).toBe(true);
+  });
+});
