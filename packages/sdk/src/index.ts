@@ -46,4 +46,5 @@ export { limits } from './generated';
 export type { Logger, LogLevel } from './internal';
 export { type ListOptions, MessageList, Messages } from './messages';
 export { MessageStream, type StreamOptions } from './stream';
-export type { ClientOptions, RequestOptions } from './transport';
+/** The options of `new Convene(…)`, by the name the package's first skeleton gave them. */
+export type { ClientOptions, ClientOptions as ConveneClientOptions, RequestOptions } from './transport';

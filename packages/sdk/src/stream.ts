@@ -112,15 +112,13 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
         for (;;) {
           // Silence measures the server, not this reader: the timer runs only while reading.
           const idle = setTimeout(() => controller.abort(), idleTimeoutMs);
-          let chunk: ReadableStreamReadResult<Uint8Array>;
-          try {
-            chunk = await reader.read();
-          } catch {
-            break; // dropped, or replaced after a silence
-          } finally {
-            clearTimeout(idle);
-          }
-          if (chunk.done) break;
+          // A rejected read is a dropped connection, or one replaced after a silence.
+          const chunk = await reader.read().then(
+            (result) => result,
+            () => undefined,
+          );
+          clearTimeout(idle);
+          if (!chunk || chunk.done) break;
           parser.feed(decoder.decode(chunk.value, { stream: true }));
           while (pending.length > 0) {
             const { id, event } = pending.shift()!;
