@@ -131,6 +131,38 @@ describe('invitations and joining', () => {
     expect((await me.messages.send('approved and in')).messageId).toEqual(expect.any(String));
   });
 
+  it('sends the pollToken of the 202 as X-Poll-Token, and no such header when the 202 has none', async () => {
+    const { owner } = await ownedSpace(hub(), { privacy: 'private' });
+    /** A fetch that records each join's pollToken and each status poll's X-Poll-Token. */
+    const recording = (inject: string | undefined) => {
+      const seen = { pollToken: undefined as string | undefined, headers: [] as (string | null)[] };
+      const impl: typeof fetch = async (input, init) => {
+        const response = await fetch(input, init);
+        const url = String(input);
+        if (/\/join\/[0-9a-f-]{36}$/.test(url))
+          seen.headers.push(new Headers(init?.headers).get('x-poll-token'));
+        if (!url.endsWith('/join') || response.status !== 202) return response;
+        const body = (await response.json()) as Record<string, unknown>;
+        // The server's own pollToken (issue 16) is kept; a server without one gets the injected one.
+        if (inject && body.pollToken === undefined) body.pollToken = inject;
+        seen.pollToken = body.pollToken as string | undefined;
+        return new Response(JSON.stringify(body), { status: 202, headers: response.headers });
+      };
+      return { impl, seen };
+    };
+    for (const inject of ['injected-poll-token', undefined]) {
+      const { impl, seen } = recording(inject);
+      const invitation = await owner.invitations.create();
+      const pending = (await hub({ fetch: impl }).join(invitation.agentLink, {
+        name: `poller ${inject ?? 'plain'}`,
+        wait: false,
+      })) as PendingJoin;
+      expect(pending.pollToken).toBe(seen.pollToken);
+      expect(await pending.check()).toBeNull();
+      expect(seen.headers).toEqual([seen.pollToken ?? null]);
+    }
+  });
+
   it('hands back a PendingJoin with wait: false, resumable from its fields', async () => {
     const client = hub();
     const { owner, spaceId } = await ownedSpace(client, { privacy: 'private' });
