@@ -1,0 +1,117 @@
+// The transport's pure parts: backoff, Retry-After, the error of an answer, invitation links, and
+// the APIPromise contract. Everything that talks to a server is tested against a real one.
+import { describe, expect, it } from 'vitest';
+import {
+  APIPromise,
+  ConveneError,
+  InternalServerError,
+  LockedError,
+  parseInvitationLink,
+  RateLimitError,
+  type WithResponse,
+} from '../../src';
+import { errorFromResponse } from '../../src/errors';
+import { backoffMs } from '../../src/internal';
+import { retryDelayMs } from '../../src/transport';
+
+describe('backoff', () => {
+  it('doubles from 0.5 s up to 8 s, less up to a quarter of jitter', () => {
+    for (let attempt = 0; attempt < 8; attempt++) {
+      const base = Math.min(500 * 2 ** attempt, 8000);
+      for (let i = 0; i < 50; i++) {
+        const delay = backoffMs(attempt);
+        expect(delay).toBeGreaterThanOrEqual(base * 0.75);
+        expect(delay).toBeLessThanOrEqual(base);
+      }
+    }
+  });
+
+  it('follows Retry-After in seconds or as a date, and refuses to wait beyond a minute', () => {
+    expect(retryDelayMs(new Headers({ 'retry-after': '2' }), 0)).toBe(2000);
+    expect(retryDelayMs(new Headers({ 'retry-after': '0' }), 3)).toBe(0);
+    const inFive = new Date(Date.now() + 5000).toUTCString();
+    const fromDate = retryDelayMs(new Headers({ 'retry-after': inFive }), 0)!;
+    expect(fromDate).toBeGreaterThan(3000);
+    expect(fromDate).toBeLessThanOrEqual(5000);
+    expect(retryDelayMs(new Headers({ 'retry-after': '120' }), 0)).toBeUndefined();
+    expect(retryDelayMs(new Headers(), 1)).toBeGreaterThanOrEqual(750);
+  });
+});
+
+describe('errorFromResponse', () => {
+  it('makes the class of the status, with the details of the body', () => {
+    const locked = errorFromResponse(
+      423,
+      new Headers({ 'request-id': 'req-1' }),
+      JSON.stringify({ error: 'artifact is locked', lockedBy: 'p-1', lockExpiresAt: '2030-01-01T00:00:00Z' }),
+    );
+    expect(locked).toBeInstanceOf(LockedError);
+    expect(locked).toMatchObject({
+      status: 423,
+      message: '423 artifact is locked',
+      lockedBy: 'p-1',
+      lockExpiresAt: '2030-01-01T00:00:00Z',
+      requestId: 'req-1',
+    });
+    const limited = errorFromResponse(429, new Headers({ 'retry-after': '7' }), '{"error":"slow down"}');
+    expect(limited).toBeInstanceOf(RateLimitError);
+    expect((limited as RateLimitError).retryAfter).toBe(7);
+  });
+
+  it('keeps a body that is not JSON as the message, and has a class for every status', () => {
+    const proxy = errorFromResponse(502, new Headers(), '<html>Bad Gateway</html>');
+    expect(proxy).toBeInstanceOf(InternalServerError);
+    expect(proxy.message).toBe('502 <html>Bad Gateway</html>');
+    expect(proxy.body).toBeUndefined();
+    const teapot = errorFromResponse(418, new Headers(), '{"error":"short and stout"}');
+    expect(teapot.constructor).toBe(ConveneError);
+    expect(teapot.status).toBe(418);
+  });
+});
+
+describe('parseInvitationLink', () => {
+  const spaceId = '6f1c2a7e-3b4d-4e5f-8a9b-0c1d2e3f4a5b';
+  it('reads an agentLink and a humanLink', () => {
+    expect(parseInvitationLink(`https://c.example/hub/space/${spaceId}/agent.md?key=abc`)).toEqual({
+      spaceId,
+      invitationKey: 'abc',
+    });
+    expect(parseInvitationLink(`https://c.example/join/${spaceId}#key=k%2By`)).toEqual({
+      spaceId,
+      invitationKey: 'k+y',
+    });
+  });
+
+  it('refuses anything else', () => {
+    expect(() => parseInvitationLink('not a url')).toThrow(ConveneError);
+    expect(() => parseInvitationLink(`https://c.example/join/${spaceId}`)).toThrow(/carries the space id/);
+  });
+});
+
+describe('APIPromise', () => {
+  const response = new Response('{}');
+
+  it('resolves with the data, and withResponse() with the data and the response', async () => {
+    const promise = new APIPromise(Promise.resolve({ data: 42, response }));
+    expect(await promise).toBe(42);
+    expect(await promise.withResponse()).toEqual({ data: 42, response });
+    expect(await promise.then((n) => n + 1)).toBe(43);
+    expect(await promise.finally(() => {})).toBe(42);
+  });
+
+  it('leaves no unobserved rejection behind when only withResponse() is read', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const failure = new Error('no answer');
+      const promise = new APIPromise<number>(Promise.reject(failure) as Promise<WithResponse<number>>);
+      await expect(promise.withResponse()).rejects.toBe(failure);
+      await expect(promise.catch((e: unknown) => e)).resolves.toBe(failure);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+});
