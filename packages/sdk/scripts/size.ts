@@ -13,6 +13,8 @@ import { build } from 'tsdown';
 const packageRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 export interface BundleSize {
+  /** The minified bundle itself (an ES module). */
+  code: string;
   minifiedBytes: number;
   gzipBytes: number;
   /** Every module in the bundle, relative to the package (dependencies under node_modules). */
@@ -40,6 +42,7 @@ export async function measureBundle(): Promise<BundleSize> {
   const chunk = bundle?.chunks.find((c) => c.type === 'chunk');
   if (chunk?.type !== 'chunk') throw new Error('the build produced no chunk');
   return {
+    code: chunk.code,
     minifiedBytes: Buffer.byteLength(chunk.code),
     gzipBytes: gzipSync(chunk.code, { level: 9 }).length,
     modules: chunk.moduleIds.map((id) => id.replace(`${packageRoot}/`, '')),
