@@ -1,5 +1,7 @@
+import { ValidationError } from '@convene/core';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { toHttpError } from './errors';
+import { drainRequest, isJsonObject, jsonBodyProblem, urlHasNul } from './json-body';
 
 export function sendError(
   reply: FastifyReply,
@@ -16,6 +18,8 @@ export function sendError(
  */
 export function normaliseRequest(request: FastifyRequest): void {
   const method = request.method;
+  // U+0000 in a path segment or a query value: no text field may hold it.
+  if (urlHasNul(request.url)) throw new ValidationError('text fields cannot contain U+0000');
   // Body-less writes (approve, kick, invite, close…) need no content type.
   if (
     (method === 'POST' || method === 'PUT' || method === 'PATCH' || method === 'DELETE') &&
@@ -32,23 +36,38 @@ export function normaliseRequest(request: FastifyRequest): void {
 /** The route trpc-to-openapi registers; every REST procedure is served through it. */
 const OPENAPI_WILDCARD = '/*';
 
+/** The one route whose body may be a JSON array (a JSON-RPC batch). */
+const MCP_ROUTE = '/mcp';
+
+const badBody = (message: string): FastifyError => {
+  const error = new Error(message) as FastifyError;
+  error.statusCode = 400;
+  return error;
+};
+
 /**
  * Request bodies and error answers, for every route, tRPC and raw alike: JSON parsing, JSON
  * bodies for every error (Fastify's own included), unknown routes. The version, rate-limit and idempotency policies are their own hooks (see app.ts).
  */
 export function registerHttpPolicy(app: FastifyInstance, publicUrl: string): void {
-  // An empty JSON body is an empty object; anything else must parse.
+  // An empty JSON body is an empty object; anything else must parse, be an object (every
+  // operation's body is one; /mcp also takes a JSON-RPC batch), nest at most 64 levels and hold
+  // no U+0000, before any layer below (tRPC, zod, the MCP SDK) sees it.
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const text = String(body);
     if (text.trim() === '') return done(null, {});
+    let value: unknown;
     try {
-      done(null, JSON.parse(text));
+      value = JSON.parse(text);
     } catch {
-      const error = new Error('request body is not valid JSON') as FastifyError;
-      error.statusCode = 400;
-      done(error, undefined);
+      return done(badBody('request body is not valid JSON'), undefined);
     }
+    const problem = jsonBodyProblem(value);
+    if (problem) return done(badBody(problem), undefined);
+    const batch = Array.isArray(value) && request.routeOptions.url === MCP_ROUTE;
+    if (!isJsonObject(value) && !batch) return done(badBody('request body must be a JSON object'), undefined);
+    done(null, value);
   });
 
   // trpc-to-openapi spreads the error formatter's shape into its own body; keep ours only.
@@ -65,7 +84,10 @@ export function registerHttpPolicy(app: FastifyInstance, publicUrl: string): voi
     }
   });
 
-  app.setErrorHandler((error: FastifyError, _request, reply) => {
+  app.setErrorHandler(async (error: FastifyError, request, reply) => {
+    // Answered before the client has finished sending: read the rest first, or the client may
+    // see its connection reset instead of the answer.
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') await drainRequest(request.raw);
     if (
       error.validation ||
       error.code?.startsWith('FST_ERR_CTP') ||

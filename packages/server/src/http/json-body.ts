@@ -1,0 +1,74 @@
+import type { IncomingMessage } from 'node:http';
+
+/** Deepest nesting of arrays and objects a request body may have (decisions.md). */
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * What is wrong with a parsed JSON body, or null: nesting deeper than MAX_JSON_DEPTH (the layers
+ * below recurse and would overflow the stack), or U+0000 in any string or member name (PostgreSQL
+ * text cannot hold it). Walks the value without recursion, so a hostile body cannot overflow the
+ * stack here either.
+ */
+export function jsonBodyProblem(value: unknown): string | null {
+  const stack: { value: unknown; depth: number }[] = [{ value, depth: 0 }];
+  for (let item = stack.pop(); item; item = stack.pop()) {
+    const { value: node, depth } = item;
+    if (typeof node === 'string') {
+      if (node.includes('\u0000')) return 'text fields cannot contain U+0000';
+      continue;
+    }
+    if (node === null || typeof node !== 'object') continue;
+    if (depth >= MAX_JSON_DEPTH) return `request body is nested deeper than ${MAX_JSON_DEPTH} levels`;
+    if (Array.isArray(node)) {
+      for (const child of node) stack.push({ value: child, depth: depth + 1 });
+      continue;
+    }
+    for (const [name, child] of Object.entries(node)) {
+      if (name.includes('\u0000')) return 'text fields cannot contain U+0000';
+      stack.push({ value: child, depth: depth + 1 });
+    }
+  }
+  return null;
+}
+
+/** A JSON object, as every operation with a body expects (arrays, numbers, strings, null are not). */
+export const isJsonObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/** `%00` anywhere in the URL: U+0000 in a path segment or a query value. */
+export const urlHasNul = (url: string): boolean => /%00/i.test(url);
+
+/** How much of a refused body is read and thrown away so that its client can read the answer. */
+const DRAIN_LIMIT_BYTES = 16 * 1024 * 1024;
+const DRAIN_TIMEOUT_MS = 10_000;
+
+/**
+ * Reads and discards what is left of a request body, so that an answer sent before the client has
+ * finished sending (a body over the limit) is read by the client instead of ending in a reset
+ * connection. Bounded in bytes and time: a client that sends more than that is cut off.
+ */
+export function drainRequest(req: IncomingMessage): Promise<void> {
+  if (req.readableEnded || req.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    let received = 0;
+    const done = () => {
+      clearTimeout(timer);
+      req.removeListener('data', onData);
+      req.removeListener('end', done);
+      req.removeListener('close', done);
+      req.removeListener('error', done);
+      resolve();
+    };
+    const onData = (chunk: Buffer | string) => {
+      received += chunk.length;
+      if (received > DRAIN_LIMIT_BYTES) done();
+    };
+    const timer = setTimeout(done, DRAIN_TIMEOUT_MS);
+    timer.unref();
+    req.on('data', onData);
+    req.once('end', done);
+    req.once('close', done);
+    req.once('error', done);
+    req.resume();
+  });
+}

@@ -1,0 +1,196 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ApiResponse, expectError, Harness, startTestServer, type TestServer } from './helpers';
+import { mintToken, signup } from './helpers/accounts';
+import { freePort, onPostgres } from './helpers/harness';
+import { spawnServer } from './helpers/process';
+
+/** Bad input of every kind is a JSON 400 that changes nothing, never a 500 or a reset. */
+
+let srv: TestServer;
+let h: Harness;
+beforeAll(async () => {
+  srv = await startTestServer();
+  h = new Harness(srv.url);
+});
+afterAll(() => srv?.close());
+
+function expectBadRequest(res: ApiResponse, message?: RegExp) {
+  expectError(res, 400);
+  expect(Object.keys(res.body)).toContain('error');
+  if (message) expect(res.body.error).toMatch(message);
+}
+
+/** `{"a":{"a":…1…}}` nested `depth` levels. */
+const nestedObject = (depth: number): string => `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
+const nestedArray = (depth: number): string => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+
+describe('U+0000', () => {
+  it('in any body text field is 400 and changes nothing', async () => {
+    const space = await h.createSpace();
+    const participant = await h.joinActive(space);
+    const artifact = await h.post(`/hub/space/${space.spaceId}/artifact`, {
+      key: space.ownerKey,
+      body: { name: 'doc', type: 'markdown', content: 'v1' },
+    });
+    const human = await signup(h);
+    const cases: [string, string, Record<string, unknown>, Record<string, string>?][] = [
+      ['POST', '/hub/space', { name: 'a\u0000', description: 'd' }],
+      ['POST', '/hub/space', { name: 'a', description: 'd', ownerRole: 'x\u0000y' }],
+      ['PUT', `/hub/space/${space.spaceId}`, { agenda: '\u0000' }],
+      ['POST', `/hub/space/${space.spaceId}/messages`, { content: 'hi\u0000' }],
+      ['POST', `/hub/space/${space.spaceId}/artifact`, { name: 'n', type: 'markdown', content: '\u0000' }],
+      ['PATCH', `/hub/space/${space.spaceId}/artifact/${artifact.body.id}`, { content: 'x\u0000' }],
+      ['POST', '/hub/link/start', { agentName: 'agent\u0000' }],
+      ['POST', '/hub/link/poll', { deviceCode: '\u0000' }],
+      ['POST', '/hub/auth/signup', { email: 'nul@example.com', password: 'password\u0000x' }],
+      ['POST', '/hub/auth/login', { email: 'nul\u0000@example.com', password: 'password' }],
+      ['POST', '/hub/me/tokens', { name: 'tok\u0000' }, human.auth],
+      ['POST', '/hub/me/link/approve', { userCode: 'BCDF\u0000' }, human.auth],
+      ['POST', '/ask', { query: 'meeting\u0000space' }],
+      // A member name holding it, where no field is expected.
+      ['PUT', `/hub/space/${space.spaceId}`, { 'a\u0000': 'x' }],
+    ];
+    for (const [method, path, body, headers] of cases) {
+      const res = await h.request(method, path, {
+        key: path.includes(space.spaceId) ? space.ownerKey : undefined,
+        body,
+        ...(headers ? { headers } : {}),
+      });
+      expectBadRequest(res, /U\+0000/);
+    }
+    const sent = await h.post(`/hub/space/${space.spaceId}/messages`, {
+      key: participant.key,
+      body: { content: 'x\u0000' },
+    });
+    expectBadRequest(sent);
+    const messages = await h.get(`/hub/space/${space.spaceId}/messages`, { key: space.ownerKey });
+    expect(messages.body.messages).toEqual([]);
+    const view = await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey });
+    expect(view.body.agenda).toBe('');
+  });
+
+  it('in a query value or path segment is 400', async () => {
+    const space = await h.createSpace();
+    const human = await signup(h);
+    expectBadRequest(await h.get('/ask?query=a%00b'), /U\+0000/);
+    expectBadRequest(
+      await h.get(`/hub/space/${space.spaceId}/messages?timestamp=2030%00`, { key: space.ownerKey }),
+    );
+    expectBadRequest(await h.get('/hub/me/link/BCDF%00GHJK', { headers: human.auth }));
+  });
+});
+
+describe('nesting', () => {
+  it('deeper than 64 levels is 400 on every operation that takes a body', async () => {
+    const space = await h.createSpace();
+    const human = await signup(h);
+    const targets: [string, string, Record<string, string>][] = [
+      ['POST', '/hub/space', {}],
+      ['PUT', `/hub/space/${space.spaceId}`, { 'X-Private-Key': space.ownerKey }],
+      ['POST', `/hub/space/${space.spaceId}/messages`, { 'X-Private-Key': space.ownerKey }],
+      ['POST', `/hub/space/${space.spaceId}/artifact`, { 'X-Private-Key': space.ownerKey }],
+      ['POST', `/hub/space/${space.spaceId}/join`, {}],
+      ['POST', '/hub/link/start', {}],
+      ['POST', '/hub/link/poll', {}],
+      ['POST', '/hub/auth/signup', {}],
+      ['POST', '/hub/auth/login', {}],
+      ['POST', '/hub/me/tokens', human.auth],
+      ['POST', '/ask', {}],
+      ['POST', '/mcp', { Accept: 'application/json, text/event-stream' }],
+    ];
+    for (const [method, path, headers] of targets) {
+      for (const body of [`{"name":${nestedObject(5000)}}`, nestedArray(100_000), nestedObject(65)]) {
+        const res = await h.request(method, path, { body, raw: true, headers });
+        expectBadRequest(res, /nested deeper than 64/);
+      }
+    }
+  });
+
+  it('of 64 levels parses (and is refused by the contract, not by the parser)', async () => {
+    const res = await h.post('/hub/space', { body: `{"name":${nestedObject(63)}}`, raw: true });
+    expectBadRequest(res);
+    expect(res.body.error).not.toMatch(/nested/);
+  });
+});
+
+describe('bodies that are not objects', () => {
+  it('are 400 where an object is expected, and change nothing', async () => {
+    const space = await h.createSpace({ name: 'Before' });
+    const human = await signup(h);
+    for (const body of ['[]', '42', '"text"', 'null', 'true', '[{"name":"After"}]']) {
+      expectBadRequest(
+        await h.put(`/hub/space/${space.spaceId}`, { key: space.ownerKey, body, raw: true }),
+        /JSON object/,
+      );
+      expectBadRequest(await h.post('/hub/link/start', { body, raw: true }), /JSON object/);
+      expectBadRequest(
+        await h.post('/hub/me/tokens', { headers: human.auth, body, raw: true }),
+        /JSON object/,
+      );
+      expectBadRequest(await h.post('/hub/space', { body, raw: true }), /JSON object/);
+    }
+    const view = await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey });
+    expect(view.body.name).toBe('Before');
+    const tokens = await h.get('/hub/me/tokens', { headers: human.auth });
+    expect(tokens.body).toEqual([]);
+  });
+
+  it('a JSON-RPC batch is still an array on /mcp', async () => {
+    const res = await h.post('/mcp', {
+      headers: { Accept: 'application/json, text/event-stream' },
+      body: [{ jsonrpc: '2.0', id: 1, method: 'ping' }],
+    });
+    expect(res.status).toBe(200);
+  });
+});
+
+// Its own process: a client in the server's process never races the server's socket writes.
+describe.runIf(!onPostgres())('bodies over 2 MiB', () => {
+  it('always get the JSON 400, never a reset connection', async () => {
+    const child = spawnServer({ DATABASE_URL: 'memory://', PORT: String(await freePort()) });
+    const url = await child.ready;
+    const outcomes: string[] = [];
+    for (let i = 0; i < 16; i++) {
+      const body = JSON.stringify({ name: 'n', description: 'x'.repeat((3 + (i % 6)) * 1024 * 1024 + i) });
+      try {
+        const res = await fetch(`${url}/hub/space`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body,
+        });
+        const text = await res.text();
+        outcomes.push(`${res.status} ${JSON.parse(text).error}`);
+      } catch (error) {
+        outcomes.push(`failed: ${(error as { cause?: { code?: string } }).cause?.code ?? String(error)}`);
+      }
+    }
+    await child.stop();
+    expect(outcomes).toEqual(outcomes.map(() => '400 request body too large (limit 2 MiB)'));
+  }, 60_000);
+});
+
+describe('request logs', () => {
+  it('redact a key whose parameter name is percent-encoded', async () => {
+    const lines: string[] = [];
+    const logged = await startTestServer({
+      config: { logLevel: 'info' },
+      logStream: { write: (line) => void lines.push(line) },
+    });
+    try {
+      const api = new Harness(logged.url);
+      const space = await api.createSpace();
+      const human = await signup(api);
+      const token = await mintToken(api, human);
+      await api.get(`/hub/space/${space.spaceId}?%6Bey=${space.ownerKey}`);
+      await api.get(`/hub/space/${space.spaceId}/messages/stream?k%65y=${space.ownerKey}&timestamp=x`);
+      await api.get(`/hub/space/${space.spaceId}/agent.md?KEY=${space.ownerKey}`);
+      await api.get(`/hub/me?%74oken=${token.token}`);
+      const log = lines.join('\n');
+      expect(log).toContain('[redacted]');
+      expect(log).not.toContain(space.ownerKey);
+      expect(log).not.toContain(token.token);
+    } finally {
+      await logged.close();
+    }
+  });
+});
