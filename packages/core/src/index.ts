@@ -3,6 +3,7 @@ export * from './accounts';
 export * from './artifacts';
 export * from './ask';
 export * from './auth/authorize';
+export * from './auth/live-credential';
 export * from './clock';
 export * from './db';
 export * from './deps';

@@ -10,7 +10,7 @@ import type { ServerConfig } from './env';
 import { toHttpError } from './http/errors';
 import { idempotencyHooks } from './http/idempotency';
 import { normaliseRequest, registerHttpPolicy, sendError } from './http/policy';
-import { rateLimitHook } from './http/rate-limit';
+import { mcpBatchHook, rateLimitHook } from './http/rate-limit';
 import { redactedRequestSerializer } from './http/redact';
 import type { PolicyStores } from './http/stores';
 import { registerPolicySweeper } from './http/sweeper';
@@ -50,7 +50,11 @@ export async function buildApp({
     clock: deps.clock,
     publicUrl: config.publicUrl,
   });
-  const rateLimit = rateLimitHook({ limiter: rateLimiter, clock: deps.clock });
+  const rateLimit = rateLimitHook({
+    limiter: rateLimiter,
+    clock: deps.clock,
+    verifySession: async (token, now) => (await deps.sessions.verify(token, now)) !== null,
+  });
   const idempotency = idempotencyHooks({
     store: idempotencyStore,
     clock: deps.clock,
@@ -98,7 +102,9 @@ export async function buildApp({
     normaliseRequest(request);
   });
   registerHttpPolicy(app, config.publicUrl);
-  // 4. Idempotency-Key: claim or replay before the handler; capture the response after the error
+  // 4. Each further call of an MCP JSON-RPC batch counts as a request, once the body is parsed.
+  app.addHook('preHandler', mcpBatchHook(rateLimit.chargeMore));
+  // 5. Idempotency-Key: claim or replay before the handler; capture the response after the error
   //    reshaping, store it once sent.
   app.addHook('preHandler', idempotency.preHandler);
   app.addHook('onSend', idempotency.onSend);

@@ -1,11 +1,10 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { FakeClock, rowsOf } from '@convene/core';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import type { ServerConfig } from '../src/env';
 import { type ApiResponse, effectRoutes, expectError, expectOk, onPostgres, useServer } from './helpers';
 
-const newKey = () => randomBytes(32).toString('hex');
 const replayed = (res: ApiResponse) => res.headers.get('idempotency-replayed');
 
 describe.runIf(onPostgres())('two nodes on one PostgreSQL', () => {
@@ -23,9 +22,18 @@ describe.runIf(onPostgres())('two nodes on one PostgreSQL', () => {
     config,
     databaseUrl: nodeA.databaseUrl as string,
   }));
+  /**
+   * A live owner key (only a working credential is a client of its own); the window of the
+   * address that created it then ends, so every test starts with fresh windows.
+   */
+  const newKey = async () => {
+    const { ownerKey } = await a.createSpace();
+    clock.advance(60_000);
+    return ownerKey;
+  };
 
   it('share one rate-limit window per client', async () => {
-    const key = newKey();
+    const key = await newKey();
     const remaining: (string | null)[] = [];
     for (const node of [a, b, a, b]) {
       const res = await node.get('/api/health', { key });
@@ -44,7 +52,7 @@ describe.runIf(onPostgres())('two nodes on one PostgreSQL', () => {
   });
 
   it('count concurrent requests on both nodes exactly', async () => {
-    const key = newKey();
+    const key = await newKey();
     const answers = await Promise.all(
       Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).get('/api/health', { key })),
     );
@@ -71,7 +79,7 @@ describe.runIf(onPostgres())('two nodes on one PostgreSQL', () => {
 
   it('run a duplicate sent to both nodes at once only once', async () => {
     const gate = effects.hold('both');
-    const key = newKey();
+    const key = await newKey();
     const headers = { 'Idempotency-Key': randomUUID() };
     const onA = a.post('/test/effect/both', { key, body: { x: 1 }, headers });
     const onB = b.post('/test/effect/both', { key, body: { x: 1 }, headers });
@@ -106,7 +114,7 @@ describe.runIf(onPostgres())('two nodes on one PostgreSQL', () => {
 
   it('answer 409 on the other node while the first is still running past the wait', async () => {
     const gate = effects.hold('slow');
-    const key = newKey();
+    const key = await newKey();
     const headers = { 'Idempotency-Key': randomUUID() };
     const first = a.post('/test/effect/slow', { key, body: {}, headers });
     await gate.entered;

@@ -1,7 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import {
+  hashSecret,
   type IdempotencyStore,
+  isLiveCredential,
   MemoryIdempotencyStore,
   MemoryRateLimiter,
+  type RateLimitClient,
   type RateLimiter,
   type RateLimitOptions,
   rowsOf,
@@ -28,8 +32,25 @@ const fresh = (label: string) => `${label}-${++unique}-${Math.random().toString(
 
 const limiters: [string, (o: RateLimitOptions) => RateLimiter][] = [
   ['SqlRateLimiter', (o) => new SqlRateLimiter(tdb.database.db, o)],
-  ['MemoryRateLimiter', (o) => new MemoryRateLimiter(o)],
+  [
+    'MemoryRateLimiter',
+    (o) =>
+      new MemoryRateLimiter(o, (kind, lookup, now) => isLiveCredential(tdb.database.db, kind, lookup, now)),
+  ],
 ];
+
+/** A space (open until `expiresAt`) with one participant of `status` whose key is `key`. */
+async function storedKey(key: string, status: string, expiresAt = at(3_600_000)) {
+  const spaceId = randomUUID();
+  const created = at(0).toISOString();
+  await tdb.database.db.execute(sql`
+    insert into spaces (id, name, description, privacy, ttl_seconds, created_at, expires_at)
+    values (${spaceId}, 's', 'd', 'public', 3600, ${created}, ${expiresAt.toISOString()})`);
+  await tdb.database.db.execute(sql`
+    insert into participants (space_id, id, name, status, key_hash, created_at, updated_at)
+    values (${spaceId}, ${randomUUID()}, 'p', ${status}, ${hashSecret(key)}, ${created}, ${created})`);
+  return spaceId;
+}
 
 describe.each(limiters)('%s', (_name, make) => {
   it('counts requests in a fixed window that opens at the first request', async () => {
@@ -88,6 +109,40 @@ describe.each(limiters)('%s', (_name, make) => {
     // `live` kept its count; `old` starts over.
     expect((await limiter.consume(live, at(15_000))).remaining).toBe(3);
     expect((await limiter.consume(old, at(15_000))).remaining).toBe(4);
+  });
+});
+
+describe.each(limiters)('%s with credentials to check', (_name, make) => {
+  const client = (key: string, address: string): RateLimitClient => ({
+    address,
+    credential: { kind: 'space-key', lookup: hashSecret(key), bucket: `bucket-${key}` },
+  });
+
+  it('counts a live credential apart, and an unknown or dead one against the address', async () => {
+    const limiter = make({ max: 2, windowSeconds: 60 });
+    const live = fresh('live-key');
+    const kicked = fresh('kicked-key');
+    const expired = fresh('expired-key');
+    await storedKey(live, 'active');
+    await storedKey(kicked, 'kicked');
+    await storedKey(expired, 'active', at(1));
+    const address = fresh('address');
+    expect(await limiter.consume(client(live, address), at(5))).toMatchObject({
+      allowed: true,
+      remaining: 1,
+      bucket: `bucket-${live}`,
+    });
+    const [a, b, c] = await Promise.all([
+      limiter.consume(client(fresh('unknown'), address), at(5)),
+      limiter.consume(client(kicked, address), at(5)),
+      limiter.consume(client(expired, address), at(5)),
+    ]);
+    expect([a, b, c].map((d) => d.bucket)).toEqual([address, address, address]);
+    expect([a, b, c].filter((d) => d.allowed)).toHaveLength(2);
+    expect((await limiter.consume(client(live, address), at(6))).remaining).toBe(0);
+    expect(
+      await limiter.consume({ address, credential: { kind: 'verified', bucket: 'signed' } }, at(6)),
+    ).toMatchObject({ allowed: true, bucket: 'signed' });
   });
 });
 

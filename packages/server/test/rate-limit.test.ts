@@ -3,6 +3,7 @@ import { FakeClock, rowsOf } from '@convene/core';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { type ApiResponse, expectError, expectOk, onPostgres, useServer, withServer } from './helpers';
+import { mintToken, signup } from './helpers/accounts';
 
 const newKey = () => randomBytes(32).toString('hex');
 
@@ -83,6 +84,7 @@ describe('the default policy: 300 requests per 60 s', () => {
 describe('over the limit', () => {
   const clock = new FakeClock();
   const { srv, h } = useServer({ clock, config: { rateLimitMax: 3, rateLimitWindowSeconds: 20 } });
+  const WINDOW_MS = 20_000;
 
   const countSpaces = async () =>
     Number(
@@ -90,10 +92,16 @@ describe('over the limit', () => {
         await srv.server.database.db.execute(sql`select count(*) as n from spaces`),
       )[0]?.n,
     );
+  /** A live owner key, made from this address, whose window then ends: every test starts afresh. */
+  const ownerKey = async () => {
+    const space = await h.createSpace();
+    clock.advance(WINDOW_MS);
+    return space;
+  };
 
   it('answers 429 with Retry-After and runs nothing', async () => {
     // A credential presented makes the client, even on an operation that needs none.
-    const client = { 'X-User-Token': `usr_${newKey()}` };
+    const client = { 'X-Private-Key': (await ownerKey()).ownerKey };
     const body = { name: 'Limited', description: 'counting' };
     for (let i = 0; i < 3; i++) expectOk(await h.post('/hub/space', { body, headers: client }));
     const before = await countSpaces();
@@ -107,10 +115,11 @@ describe('over the limit', () => {
     // Every route is limited, raw ones too.
     expectError(await h.get('/.well-known/deprecation-policy', { headers: client }), 429);
     expectError(await h.get('/no/such/route', { headers: client }), 429);
+    clock.advance(WINDOW_MS);
   });
 
   it('starts a new window when the old one ends', async () => {
-    const key = newKey();
+    const { ownerKey: key } = await ownerKey();
     for (let i = 0; i < 3; i++) expectOk(await h.get('/api/health', { key }));
     expectError(await h.get('/api/health', { key }), 429);
     clock.advance(19_999);
@@ -121,38 +130,110 @@ describe('over the limit', () => {
     const again = await h.get('/api/health', { key });
     expectOk(again);
     expectRateLimitHeaders(again, { limit: 3, window: 20, remaining: 2, reset: 20 });
+    clock.advance(WINDOW_MS);
   });
 
-  it('counts each credential apart from the others and from the address', async () => {
-    const a = newKey();
-    const b = newKey();
+  it('counts each live credential apart from the others and from the address', async () => {
+    const { ownerKey: a } = await ownerKey();
+    const { ownerKey: b } = await ownerKey();
+    const human = await signup(h);
+    const token = await mintToken(h, human);
+    clock.advance(WINDOW_MS);
     for (let i = 0; i < 3; i++) expectOk(await h.get('/api/health', { key: a }));
     expectError(await h.get('/api/health', { key: a }), 429);
     // The same key in the query string is the same client.
     expectError(await h.get(`/api/health?key=${a}`), 429);
     expectOk(await h.get('/api/health', { key: b }));
-    // A secret is one client whichever header carries it.
-    expectError(await h.get('/api/health', { headers: { 'X-User-Token': a } }), 429);
-    const token = `usr_${newKey()}`;
-    const user = await h.get('/api/health', { headers: { 'X-User-Token': token } });
+    const user = await h.get('/api/health', { headers: { 'X-User-Token': token.token } });
     expectRateLimitHeaders(user, { limit: 3, window: 20, remaining: 2 });
-    const jwt = `eyJ.${newKey()}.sig`;
-    const bearer = await h.get('/api/health', { headers: { Authorization: `Bearer ${jwt}` } });
-    expectOk(bearer);
-    expectRateLimitHeaders(bearer, { limit: 3, window: 20, remaining: 2 });
+    const session = await h.get('/api/health', { headers: human.auth });
+    expectOk(session);
+    expectRateLimitHeaders(session, { limit: 3, window: 20, remaining: 2 });
+    // None of that touched the address.
+    const anonymous = await h.get('/api/health');
+    expectRateLimitHeaders(anonymous, { limit: 3, window: 20, remaining: 2 });
+    clock.advance(WINDOW_MS);
+  });
+
+  it('counts an unknown, malformed or dead credential against the address', async () => {
+    const space = await ownerKey();
+    const { kicked, left } = await h.deadKeys(space);
+    clock.advance(WINDOW_MS);
+    const human = await signup(h);
+    const token = await mintToken(h, human);
+    expect((await h.delete(`/hub/me/tokens/${token.id}`, { headers: human.auth })).status).toBe(204);
+    const closed = await h.createSpace();
+    expectOk(await h.delete(`/hub/space/${closed.spaceId}`, { key: closed.ownerKey }));
+    clock.advance(WINDOW_MS);
+    const invented: Record<string, string>[] = [
+      { 'X-Private-Key': newKey() },
+      { 'X-Private-Key': 'not-a-key' },
+      { 'X-Private-Key': `inv_${randomBytes(24).toString('base64url')}` },
+      { 'X-Private-Key': kicked },
+      { 'X-Private-Key': left },
+      { 'X-Private-Key': closed.ownerKey },
+      { 'X-User-Token': `usr_${randomBytes(32).toString('base64url')}` },
+      { 'X-User-Token': token.token },
+      { 'X-User-Token': space.ownerKey },
+      { Authorization: `Bearer eyJhbGciOiJFZERTQSJ9.${newKey()}.sig` },
+      { Authorization: 'Bearer x' },
+    ];
+    for (const [i, headers] of invented.entries()) {
+      const res = await h.get(`/api/health?n=${i}`, { headers });
+      if (i < 3) expectOk(res);
+      else expectError(res, 429);
+    }
+    // On a keyed operation too: guessing keys is throttled with the address.
+    expectError(await h.get(`/hub/space/${space.spaceId}`, { key: newKey() }), 429);
+    expectError(await h.post('/hub/auth/login', { headers: { 'X-Private-Key': newKey() }, body: {} }), 429);
+    expectError(await h.get(`/hub/space/${space.spaceId}/messages/stream?key=${newKey()}`), 429);
+    // A live key still has its own window.
+    expectOk(await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey }));
+    clock.advance(WINDOW_MS);
+  });
+
+  it('counts every call of an MCP JSON-RPC batch as a request', async () => {
+    const space = await ownerKey();
+    const call = (id: number) => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'send_message', arguments: { spaceId: space.spaceId, content: `m${id}` } },
+    });
+    const mcp = (body: unknown) =>
+      h.post('/mcp', {
+        key: space.ownerKey,
+        headers: { Accept: 'application/json, text/event-stream' },
+        body,
+      });
+    const two = await mcp([call(1), call(2)]);
+    expect(two.status, two.text).toBe(200);
+    expectRateLimitHeaders(two, { limit: 3, window: 20, remaining: 1 });
+    const refused = await mcp([call(3), call(4)]);
+    expectError(refused, 429);
+    const thirty = Array.from({ length: 30 }, (_, i) => call(10 + i));
+    clock.advance(WINDOW_MS);
+    expectError(await mcp(thirty), 429);
+    clock.advance(WINDOW_MS);
+    const listed = await h.get(`/hub/space/${space.spaceId}/messages`, { key: space.ownerKey });
+    expect(listed.body.messages.map((m: { content: string }) => m.content)).toEqual(['m1', 'm2']);
+    clock.advance(WINDOW_MS);
   });
 });
 
 describe('the address, when no credential is presented', () => {
   it('is the socket address unless TRUST_PROXY', async () => {
-    await withServer({ config: { rateLimitMax: 2, rateLimitWindowSeconds: 60 } }, async ({ h }) => {
+    const clock = new FakeClock();
+    await withServer({ clock, config: { rateLimitMax: 2, rateLimitWindowSeconds: 60 } }, async ({ h }) => {
+      const space = await h.createSpace();
+      clock.advance(60_000);
       const from = (ip: string) => ({ headers: { 'X-Forwarded-For': ip } });
       expectOk(await h.get('/api/health', from('10.0.0.1')));
       expectOk(await h.get('/api/health', from('10.0.0.2')));
       // X-Forwarded-For is ignored: both came from 127.0.0.1.
       expectError(await h.get('/api/health', from('10.0.0.3')), 429);
-      // A credential is a client of its own, not the address.
-      expectOk(await h.get('/api/health', { key: newKey() }));
+      // A live credential is a client of its own, not the address.
+      expectOk(await h.get('/api/health', { key: space.ownerKey }));
     });
   });
 

@@ -1,4 +1,5 @@
 import { inArray, lt, sql } from 'drizzle-orm';
+import { liveCredentialSql, type StoredCredentialKind } from '../auth/live-credential';
 import { Batcher } from '../db/batcher';
 import { rowsOf } from '../db/migrate';
 import { PreparedStatement } from '../db/prepared';
@@ -14,7 +15,34 @@ export interface RateLimitDecision {
   remaining: number;
   /** When the client's current window ends and its count starts again. */
   resetAt: Date;
+  /** The bucket counted, when the client was given as a RateLimitClient. */
+  bucket?: string;
 }
+
+/**
+ * A request's client before its credential is checked. The credential counts as the client only
+ * if it works: an unknown, malformed or revoked one counts against the address, so inventing
+ * credentials never buys fresh buckets.
+ */
+export interface RateLimitClient {
+  /** The bucket of the remote address. */
+  address: string;
+  credential?:
+    | {
+        /** Checked here: looked up by the SHA-256 it is stored under. */
+        kind: StoredCredentialKind;
+        lookup: string;
+        bucket: string;
+      }
+    | {
+        /** Checked by the caller already (a signed token). */
+        kind: 'verified';
+        bucket: string;
+      };
+}
+
+/** A bucket as given (already resolved), or a client whose credential is still to be checked. */
+export type RateLimitSubject = string | RateLimitClient;
 
 export interface RateLimitOptions {
   /** Requests allowed per window. */
@@ -30,18 +58,31 @@ export interface RateLimitOptions {
 export interface RateLimiter {
   readonly options: RateLimitOptions;
   /** Counts one request of `client` at `now`. */
-  consume(client: string, now: Date): Promise<RateLimitDecision>;
+  consume(client: RateLimitSubject, now: Date): Promise<RateLimitDecision>;
   /** Forgets up to `limit` counters whose window ended before `now`; returns how many. */
   sweep(now: Date, limit?: number): Promise<number>;
 }
 
-function decide(options: RateLimitOptions, points: number, resetAt: Date): RateLimitDecision {
+function decide(
+  options: RateLimitOptions,
+  points: number,
+  resetAt: Date,
+  bucket?: string,
+): RateLimitDecision {
   return {
     allowed: points <= options.max,
     limit: options.max,
     remaining: Math.max(options.max - points, 0),
     resetAt,
+    ...(bucket === undefined ? {} : { bucket }),
   };
+}
+
+/** Where a subject's count goes when its credential (if any) needs no lookup, else null. */
+function bucketWithoutLookup(client: RateLimitSubject): string | null {
+  if (typeof client === 'string') return client;
+  if (!client.credential) return client.address;
+  return client.credential.kind === 'verified' ? client.credential.bucket : null;
 }
 
 /** Room for any flood within one window, far from the integer column's overflow. */
@@ -53,29 +94,49 @@ const POINTS_CEILING = 2_000_000_000;
  */
 const MAX_IN_FLIGHT = 2;
 
-/** Adds each client's number of requests to its window, or opens a new window; compiled once. */
+/**
+ * Resolves each request's bucket (its credential's, when the credential works; else its address's),
+ * adds each bucket's number of requests to its window or opens a new window, and answers each
+ * request's bucket with the bucket's count; compiled once.
+ */
 const countStatement = new PreparedStatement<{
-  clients: string[];
-  counts: number[];
+  addresses: string[];
+  buckets: string[];
+  lookups: string[];
+  kinds: string[];
   at: string;
   windowEnd: string;
 }>(
   'convene_rate_limit',
   sql`
-    insert into rate_limits (key, points, expire)
-    select t.key, t.n, ${sql.placeholder('windowEnd')}::timestamptz
-    from unnest(${sql.placeholder('clients')}::text[], ${sql.placeholder('counts')}::integer[]) as t(key, n)
-    on conflict (key) do update set
-      points = case when rate_limits.expire > ${sql.placeholder('at')}::timestamptz
-        then least(rate_limits.points + excluded.points, ${POINTS_CEILING}::integer)
-        else excluded.points end,
-      expire = case when rate_limits.expire > ${sql.placeholder('at')}::timestamptz
-        then rate_limits.expire else excluded.expire end
-    returning key, points, expire`,
+    with input as (
+      select * from unnest(
+        ${sql.placeholder('addresses')}::text[], ${sql.placeholder('buckets')}::text[],
+        ${sql.placeholder('lookups')}::text[], ${sql.placeholder('kinds')}::text[]
+      ) with ordinality as t(address, bucket, lookup, kind, i)
+    ), resolved as (
+      select i, case
+        when kind = 'none' then address
+        when kind = 'verified' then bucket
+        when ${liveCredentialSql(sql`kind`, sql`lookup`, sql`${sql.placeholder('at')}::timestamptz`)} then bucket
+        else address end as key
+      from input
+    ), counted as (
+      insert into rate_limits (key, points, expire)
+      select key, count(*)::integer, ${sql.placeholder('windowEnd')}::timestamptz from resolved group by key
+      on conflict (key) do update set
+        points = case when rate_limits.expire > ${sql.placeholder('at')}::timestamptz
+          then least(rate_limits.points + excluded.points, ${POINTS_CEILING}::integer)
+          else excluded.points end,
+        expire = case when rate_limits.expire > ${sql.placeholder('at')}::timestamptz
+          then rate_limits.expire else excluded.expire end
+      returning key, points, expire
+    )
+    select r.i, c.key, c.points, c.expire from resolved r join counted c on c.key = r.key order by r.i`,
 );
 
 interface Count {
-  client: string;
+  client: RateLimitSubject;
   now: Date;
 }
 
@@ -98,36 +159,49 @@ export class SqlRateLimiter implements RateLimiter {
     readonly options: RateLimitOptions,
   ) {}
 
-  consume(client: string, now: Date): Promise<RateLimitDecision> {
+  consume(client: RateLimitSubject, now: Date): Promise<RateLimitDecision> {
     return this.batcher.push({ client, now });
   }
 
   private async count(batch: Count[]): Promise<RateLimitDecision[]> {
-    const perClient = new Map<string, number[]>();
     let now = batch[0]!.now;
-    for (const [i, { client, now: at }] of batch.entries()) {
-      const list = perClient.get(client);
-      if (list) list.push(i);
-      else perClient.set(client, [i]);
+    const addresses: string[] = [];
+    const buckets: string[] = [];
+    const lookups: string[] = [];
+    const kinds: string[] = [];
+    for (const { client, now: at } of batch) {
       if (at > now) now = at;
+      const resolved = bucketWithoutLookup(client);
+      const { address, credential } = typeof client === 'string' ? { address: '', credential: undefined } : client;
+      const stored = resolved === null && credential && credential.kind !== 'verified' ? credential : null;
+      addresses.push(resolved ?? address);
+      buckets.push(stored?.bucket ?? '');
+      lookups.push(stored?.lookup ?? '');
+      kinds.push(stored?.kind ?? 'none');
     }
-    const clients = [...perClient.keys()];
-    const counts = clients.map((client) => perClient.get(client)!.length);
     const at = now.toISOString();
     const windowEnd = new Date(now.getTime() + this.options.windowSeconds * 1000).toISOString();
-    const result = await countStatement.execute(this.db, { clients, counts, at, windowEnd });
-    const rows = rowsOf<{ key: string; points: number | string; expire: string | Date }>(result);
-    const decisions: RateLimitDecision[] = new Array(batch.length);
-    for (const row of rows) {
-      const indexes = perClient.get(row.key) ?? [];
-      // This batch's requests are the last `indexes.length` of the count, in arrival order.
-      const first = Number(row.points) - indexes.length + 1;
-      const resetAt = new Date(row.expire);
-      for (const [n, i] of indexes.entries()) decisions[i] = decide(this.options, first + n, resetAt);
-      perClient.delete(row.key);
-    }
-    if (perClient.size > 0) throw new Error('rate limit upsert returned no row for some clients');
-    return decisions;
+    const result = await countStatement.execute(this.db, { addresses, buckets, lookups, kinds, at, windowEnd });
+    const rows = rowsOf<{ i: number | string; key: string; points: number | string; expire: string | Date }>(
+      result,
+    );
+    if (rows.length !== batch.length) throw new Error('rate limit upsert returned no row for some clients');
+    // A bucket's requests in this batch are the last ones of its count, in arrival order.
+    const seen = new Map<string, number>();
+    const perBucket = new Map<string, number>();
+    for (const row of rows) perBucket.set(row.key, (perBucket.get(row.key) ?? 0) + 1);
+    return rows.map((row) => {
+      const before = seen.get(row.key) ?? 0;
+      seen.set(row.key, before + 1);
+      const position = Number(row.points) - perBucket.get(row.key)! + before + 1;
+      const client = batch[Number(row.i) - 1]!.client;
+      return decide(
+        this.options,
+        position,
+        new Date(row.expire),
+        typeof client === 'string' ? undefined : row.key,
+      );
+    });
   }
 
   async sweep(now: Date, limit = 1000): Promise<number> {
@@ -152,9 +226,30 @@ export class SqlRateLimiter implements RateLimiter {
 export class MemoryRateLimiter implements RateLimiter {
   private readonly counters = new Map<string, { points: number; expire: number }>();
 
-  constructor(readonly options: RateLimitOptions) {}
+  /**
+   * @param isLive checks a stored credential (see isLiveCredential); without it, a credential that
+   * needs a lookup never counts as a client of its own.
+   */
+  constructor(
+    readonly options: RateLimitOptions,
+    private readonly isLive?: (kind: StoredCredentialKind, lookup: string, now: Date) => Promise<boolean>,
+  ) {}
 
-  async consume(client: string, now: Date): Promise<RateLimitDecision> {
+  async consume(client: RateLimitSubject, now: Date): Promise<RateLimitDecision> {
+    let bucket = bucketWithoutLookup(client);
+    if (bucket === null) {
+      const { address, credential } = client as RateLimitClient;
+      const live =
+        credential && credential.kind !== 'verified' && this.isLive
+          ? await this.isLive(credential.kind, credential.lookup, now)
+          : false;
+      bucket = live && credential ? credential.bucket : address;
+    }
+    const decision = this.count(bucket, now);
+    return typeof client === 'string' ? decision : { ...decision, bucket };
+  }
+
+  private count(client: string, now: Date): RateLimitDecision {
     const t = now.getTime();
     let counter = this.counters.get(client);
     if (!counter || counter.expire <= t) {

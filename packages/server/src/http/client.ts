@@ -1,12 +1,21 @@
 import { createHash } from 'node:crypto';
+import type { RateLimitClient } from '@convene/core';
 import type { FastifyRequest } from 'fastify';
 
 /** Who is asking, as far as the HTTP policies care. Only hashes: a credential is never kept. */
 export interface Client {
-  /** The rate-limit bucket: the credential's hash, else the remote address's. */
-  id: string;
   /** SHA-256 of the credential presented, or undefined for an anonymous request. */
   credential: string | undefined;
+  /** The rate limit's view: the address, and the credential to check before it counts. */
+  rateLimit: RateLimitClient;
+}
+
+/** Where a credential was presented, which says how it is checked. */
+export type CredentialKind = 'space-key' | 'user-token' | 'jwt';
+
+export interface PresentedCredential {
+  kind: CredentialKind;
+  value: string;
 }
 
 const sha256 = (value: string): string => createHash('sha256').update(value).digest('hex');
@@ -21,32 +30,59 @@ const first = (value: unknown): string | undefined => {
  * `X-Private-Key` or in the `key` query parameter (streams, agent cards), a user token, a
  * dashboard JWT as an Authorization bearer.
  */
-export function credentialOf(request: FastifyRequest): string | undefined {
+export function presentedCredential(request: FastifyRequest): PresentedCredential | undefined {
   const headers = request.headers;
-  return (
-    first(headers['x-private-key']) ??
-    first((request.query as Record<string, unknown> | undefined)?.key) ??
-    first(headers['x-user-token']) ??
-    first(headers.authorization)?.match(/^Bearer\s+(\S+)/i)?.[1]
-  );
+  const spaceKey = first(headers['x-private-key']) ?? first((request.query as Record<string, unknown>)?.key);
+  if (spaceKey !== undefined) return { kind: 'space-key', value: spaceKey };
+  const userToken = first(headers['x-user-token']);
+  if (userToken !== undefined) return { kind: 'user-token', value: userToken };
+  const bearer = first(headers.authorization)?.match(/^Bearer\s+(\S+)/i)?.[1];
+  if (bearer === undefined) return undefined;
+  // A usr_ token sent as a bearer is still a user token (and never a session).
+  return { kind: bearer.startsWith('usr_') ? 'user-token' : 'jwt', value: bearer };
+}
+
+export function credentialOf(request: FastifyRequest): string | undefined {
+  return presentedCredential(request)?.value;
 }
 
 /** The hash a credential is known by in rate-limit and idempotency scopes. */
 export const hashCredential = (credential: string): string => sha256(`credential:${credential}`);
 
+/** The bucket of a remote address. */
+export const addressBucket = (ip: string): string => sha256(`address:${ip}`);
+
+/**
+ * Shapes a credential can have at all: 64 hex characters (owner and participant keys), `inv_` and
+ * 32 base64url characters (invitation keys), `usr_` and 43 (user tokens), three base64url parts
+ * (JWTs). Anything else is malformed: it is never looked up and counts against the address.
+ */
+const WELL_FORMED: Record<CredentialKind, RegExp> = {
+  'space-key': /^(?:[0-9a-f]{64}|inv_[A-Za-z0-9_-]{32})$/,
+  'user-token': /^usr_[A-Za-z0-9_-]{43}$/,
+  jwt: /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/,
+};
+
+export const isWellFormed = ({ kind, value }: PresentedCredential): boolean => WELL_FORMED[kind].test(value);
+
 const clients = new WeakMap<FastifyRequest, Client>();
 
 /**
- * The client of the rate limit and idempotency scopes: the credential presented, else the remote
- * address (`request.ip`, which honours X-Forwarded-For only under TRUST_PROXY). Computed once per
- * request.
+ * The client of the rate limit and idempotency scopes, computed once per request. Idempotency
+ * records are scoped by the credential presented (a write with a dead one fails anyway); the rate
+ * limit counts the credential as the client only once it is known to work (see rate-limit.ts),
+ * else the remote address (`request.ip`, which honours X-Forwarded-For only under TRUST_PROXY).
  */
 export function clientOf(request: FastifyRequest): Client {
   let client = clients.get(request);
   if (!client) {
-    const credential = credentialOf(request);
-    const credentialHash = credential === undefined ? undefined : hashCredential(credential);
-    client = { id: credentialHash ?? sha256(`address:${request.ip}`), credential: credentialHash };
+    const presented = presentedCredential(request);
+    const address = addressBucket(request.ip);
+    const bucket = presented === undefined ? undefined : hashCredential(presented.value);
+    let rateLimit: RateLimitClient = { address };
+    if (presented && bucket && isWellFormed(presented) && presented.kind !== 'jwt')
+      rateLimit = { address, credential: { kind: presented.kind, lookup: sha256(presented.value), bucket } };
+    client = { credential: bucket, rateLimit };
     clients.set(request, client);
   }
   return client;

@@ -1,6 +1,6 @@
-import { type Clock, RateLimitedError, type RateLimiter } from '@convene/core';
+import { type Clock, type RateLimitClient, RateLimitedError, type RateLimiter } from '@convene/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { clientOf } from './client';
+import { clientOf, isWellFormed, presentedCredential } from './client';
 
 /** Response headers the rate limit sets on every answer (a replay recomputes them). */
 export const RATE_LIMIT_HEADERS = [
@@ -13,19 +13,40 @@ export const RATE_LIMIT_HEADERS = [
 export interface RateLimitPolicyOptions {
   limiter: RateLimiter;
   clock: Clock;
+  /** Whether a bearer JWT is a live dashboard session (checked in process: it is signed). */
+  verifySession: (token: string, now: Date) => Promise<boolean>;
 }
+
+/** The bucket each request was counted in, so that what it goes on to do is counted there too. */
+const counted = new WeakMap<FastifyRequest, string>();
 
 /**
  * Counts the request against its client's window (one database round trip with a shared
  * store), sets `RateLimit-*` on the reply whatever happens next, and refuses the request with
- * 429 and `Retry-After` once the window is used up: nothing else runs then.
+ * 429 and `Retry-After` once the window is used up: nothing else runs then. The client is the
+ * credential presented only once it is known to work (a live key or token, a valid session);
+ * an unknown, malformed or revoked one counts against the remote address, so that inventing
+ * credentials never buys a fresh window.
  */
-export function rateLimitHook({ limiter, clock }: RateLimitPolicyOptions) {
+export function rateLimitHook({ limiter, clock, verifySession }: RateLimitPolicyOptions) {
   const { max, windowSeconds } = limiter.options;
   const policy = `${max};w=${windowSeconds}`;
-  return async function rateLimit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const now = clock.now();
-    const decision = await limiter.consume(clientOf(request).id, now);
+
+  const subjectOf = async (request: FastifyRequest, now: Date): Promise<RateLimitClient> => {
+    const client = clientOf(request).rateLimit;
+    const presented = presentedCredential(request);
+    if (presented?.kind !== 'jwt' || !isWellFormed(presented)) return client;
+    const bucket = clientOf(request).credential;
+    if (bucket && (await verifySession(presented.value, now)))
+      return { address: client.address, credential: { kind: 'verified', bucket } };
+    return client;
+  };
+
+  const setHeaders = (
+    reply: FastifyReply,
+    now: Date,
+    decision: Awaited<ReturnType<RateLimiter['consume']>>,
+  ) => {
     const reset = Math.max(1, Math.ceil((decision.resetAt.getTime() - now.getTime()) / 1000));
     reply.headers({
       'RateLimit-Limit': String(decision.limit),
@@ -33,6 +54,41 @@ export function rateLimitHook({ limiter, clock }: RateLimitPolicyOptions) {
       'RateLimit-Reset': String(reset),
       'RateLimit-Policy': policy,
     });
+    return reset;
+  };
+
+  async function rateLimit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const now = clock.now();
+    const decision = await limiter.consume(await subjectOf(request, now), now);
+    if (decision.bucket) counted.set(request, decision.bucket);
+    const reset = setHeaders(reply, now, decision);
     if (!decision.allowed) throw new RateLimitedError(reset);
+  }
+
+  /**
+   * Counts `extra` more requests of the same client as the request (the other calls of a
+   * JSON-RPC batch): 429 for the whole request once the window is used up.
+   */
+  async function chargeMore(request: FastifyRequest, reply: FastifyReply, extra: number): Promise<void> {
+    const bucket = counted.get(request);
+    if (!bucket || extra <= 0) return;
+    const now = clock.now();
+    const decisions = await Promise.all(Array.from({ length: extra }, () => limiter.consume(bucket, now)));
+    const last = decisions.reduce((a, b) => (b.remaining < a.remaining || !b.allowed ? b : a));
+    const reset = setHeaders(reply, now, last);
+    if (decisions.some((d) => !d.allowed)) throw new RateLimitedError(reset);
+  }
+
+  return Object.assign(rateLimit, { chargeMore });
+}
+
+/**
+ * MCP over HTTP carries several JSON-RPC calls in one batch: each counts as a request
+ * (decisions.md), counted once the body is parsed.
+ */
+export function mcpBatchHook(chargeMore: ReturnType<typeof rateLimitHook>['chargeMore']) {
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    if (request.routeOptions.url !== '/mcp' || !Array.isArray(request.body)) return;
+    await chargeMore(request, reply, request.body.length - 1);
   };
 }

@@ -1,6 +1,7 @@
 import {
   type Database,
   type IdempotencyStore,
+  isLiveCredential,
   MemoryRateLimiter,
   type RateLimiter,
   type RateLimitOptions,
@@ -29,7 +30,9 @@ export function policyStoresFor(
     rateLimiter:
       database.engine === 'postgres'
         ? new SqlRateLimiter(database.db, limits)
-        : new MemoryRateLimiter(limits),
+        : new MemoryRateLimiter(limits, (kind, lookup, now) =>
+            isLiveCredential(database.db, kind, lookup, now),
+          ),
     idempotency: new SqlIdempotencyStore(database.db, box),
   };
 }
