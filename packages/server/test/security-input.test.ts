@@ -1,18 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ApiResponse, expectError, Harness, startTestServer, type TestServer } from './helpers';
+import { describe, expect, it } from 'vitest';
+import { type ApiResponse, expectError, useServer, withServer } from './helpers';
 import { mintToken, signup } from './helpers/accounts';
 import { freePort, onPostgres } from './helpers/harness';
 import { spawnServer } from './helpers/process';
 
 /** Bad input of every kind is a JSON 400 that changes nothing, never a 500 or a reset. */
 
-let srv: TestServer;
-let h: Harness;
-beforeAll(async () => {
-  srv = await startTestServer();
-  h = new Harness(srv.url);
-});
-afterAll(() => srv?.close());
+const { h } = useServer();
 
 function expectBadRequest(res: ApiResponse, message?: RegExp) {
   expectError(res, 400);
@@ -172,12 +166,11 @@ describe.runIf(!onPostgres())('bodies over 2 MiB', () => {
 describe('request logs', () => {
   it('redact a key whose parameter name is percent-encoded', async () => {
     const lines: string[] = [];
-    const logged = await startTestServer({
-      config: { logLevel: 'info' },
-      logStream: { write: (line) => void lines.push(line) },
-    });
-    try {
-      const api = new Harness(logged.url);
+    const options = {
+      config: { logLevel: 'info' as const },
+      logStream: { write: (line: string) => void lines.push(line) },
+    };
+    await withServer(options, async ({ h: api }) => {
       const space = await api.createSpace();
       const human = await signup(api);
       const token = await mintToken(api, human);
@@ -189,8 +182,6 @@ describe('request logs', () => {
       expect(log).toContain('[redacted]');
       expect(log).not.toContain(space.ownerKey);
       expect(log).not.toContain(token.token);
-    } finally {
-      await logged.close();
-    }
+    });
   });
 });

@@ -172,7 +172,8 @@ export class SqlRateLimiter implements RateLimiter {
     for (const { client, now: at } of batch) {
       if (at > now) now = at;
       const resolved = bucketWithoutLookup(client);
-      const { address, credential } = typeof client === 'string' ? { address: '', credential: undefined } : client;
+      const { address, credential } =
+        typeof client === 'string' ? { address: '', credential: undefined } : client;
       const stored = resolved === null && credential && credential.kind !== 'verified' ? credential : null;
       addresses.push(resolved ?? address);
       buckets.push(stored?.bucket ?? '');
@@ -181,7 +182,14 @@ export class SqlRateLimiter implements RateLimiter {
     }
     const at = now.toISOString();
     const windowEnd = new Date(now.getTime() + this.options.windowSeconds * 1000).toISOString();
-    const result = await countStatement.execute(this.db, { addresses, buckets, lookups, kinds, at, windowEnd });
+    const result = await countStatement.execute(this.db, {
+      addresses,
+      buckets,
+      lookups,
+      kinds,
+      at,
+      windowEnd,
+    });
     const rows = rowsOf<{ i: number | string; key: string; points: number | string; expire: string | Date }>(
       result,
     );
