@@ -6,7 +6,9 @@ import Fastify, {
   type FastifyRequest,
 } from 'fastify';
 import { fastifyTRPCOpenApiPlugin } from 'trpc-to-openapi';
+import { appRouter, buildOpenApiDocument, declarations, neverReplayed, tools } from './api';
 import type { ServerConfig } from './env';
+import type { EventHub } from './events/hub';
 import { toHttpError } from './http/errors';
 import { idempotencyHooks } from './http/idempotency';
 import { normaliseRequest, registerHttpPolicy, sendError } from './http/policy';
@@ -15,9 +17,15 @@ import { redactedRequestSerializer } from './http/redact';
 import type { PolicyStores } from './http/stores';
 import { registerPolicySweeper } from './http/sweeper';
 import { versioningHooks } from './http/versioning';
-import { appRouter } from './routers';
-import { registerRawRoutes } from './routes';
+import { registerRoutes } from './rest/routes';
 import { type Context, createContextFactory } from './trpc';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The process's event hub (streams, MCP waits); set by createServer once it listens. */
+    eventHub: EventHub | null;
+  }
+}
 
 export interface AppOptions {
   config: ServerConfig;
@@ -29,9 +37,6 @@ export interface AppOptions {
   /** Storage of the rate limit and idempotency policies; defaults to the database for both. */
   policies?: PolicyStores;
 }
-
-/** Writes whose Idempotency-Key is never replayed: anonymous calls that mint credentials. */
-const NEVER_REPLAYED = ['POST /hub/space', 'POST /hub/link/start'];
 
 /** Builds the HTTP application: policy hooks, the raw route table, then the REST procedures. */
 export async function buildApp({
@@ -61,7 +66,7 @@ export async function buildApp({
     ttlSeconds: config.idempotencyTtlSeconds,
     leaseSeconds: config.idempotencyLeaseSeconds,
     waitMs: config.idempotencyWaitMs,
-    neverReplayed: NEVER_REPLAYED,
+    neverReplayed,
   });
 
   const app = Fastify({
@@ -116,7 +121,14 @@ export async function buildApp({
     intervalMs: config.policySweepIntervalMs,
   });
 
-  await registerRawRoutes(app, { config, deps });
+  app.decorate('eventHub', null);
+  let document: ReturnType<typeof buildOpenApiDocument> | undefined;
+  registerRoutes(app, declarations, {
+    app,
+    config,
+    deps,
+    api: { openapi: () => (document ??= buildOpenApiDocument(config.publicUrl)), tools },
+  });
 
   await app.register(fastifyTRPCOpenApiPlugin, {
     router: appRouter,

@@ -2,40 +2,23 @@ import type { Deps } from '@convene/core';
 import { initTRPC } from '@trpc/server';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { OpenApiMeta } from 'trpc-to-openapi';
+import type { Caller } from './caller';
 import { toHttpError } from './http/errors';
+import { restCaller } from './rest/caller';
 
-/** Status and headers of a success other than a plain 200, set by the procedure. */
+/** Status and headers of a success, set by the procedure from its contract (rest/procedures.ts). */
 export interface ResponseMeta {
   status?: number;
   headers?: Record<string, string>;
 }
 
-export interface Context {
-  deps: Deps;
-  /** The X-Private-Key header: the space key. */
-  key: string | undefined;
-  /** The X-User-Token header: identity only. */
-  userToken: string | undefined;
-  /** The bearer token of the Authorization header: the dashboard JWT. */
-  bearer: string | undefined;
-  /** The remote address, for what is keyed by client. */
-  ip: string;
+export interface Context extends Caller {
   resMeta: ResponseMeta;
-  req: FastifyRequest;
 }
-
-export type SecurityScheme = 'spaceKey' | 'userToken' | 'dashboardJwt';
-
-export type Meta = OpenApiMeta<{
-  /** The success status the OpenAPI document declares (the procedure sets it on ctx.resMeta). */
-  successStatus?: 200 | 201 | 202 | 204;
-  /** Credentials the operation accepts, any one of them; omitted for public operations. */
-  security?: SecurityScheme[];
-}>;
 
 export const t = initTRPC
   .context<Context>()
-  .meta<Meta>()
+  .meta<OpenApiMeta>()
   .create({
     // trpc-to-openapi spreads this shape into its error body; the onSend hook keeps only `convene`.
     errorFormatter: ({ error, ctx }) => ({
@@ -46,22 +29,9 @@ export const t = initTRPC
 export const router = t.router;
 export const procedure = t.procedure;
 
-export function headerValue(req: FastifyRequest, name: string): string | undefined {
-  const value = req.headers[name];
-  return Array.isArray(value) ? value[0] : value;
-}
-
 export function createContextFactory(deps: Deps) {
-  return ({ req }: { req: FastifyRequest; res: FastifyReply }): Context => {
-    const authorization = headerValue(req, 'authorization');
-    return {
-      deps,
-      key: headerValue(req, 'x-private-key') || undefined,
-      userToken: headerValue(req, 'x-user-token') || undefined,
-      bearer: authorization?.match(/^Bearer\s+(.+)$/i)?.[1]?.trim(),
-      ip: req.ip,
-      resMeta: {},
-      req,
-    };
-  };
+  return ({ req }: { req: FastifyRequest; res: FastifyReply }): Context => ({
+    ...restCaller(deps, req),
+    resMeta: {},
+  });
 }

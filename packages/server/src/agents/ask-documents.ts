@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type { AskDocument } from '@convene/core';
+import { toolName } from '../mcp/tool';
 
 /** The guides /ask searches and serves, by the path they are served at. */
 export const GUIDES = [
@@ -34,9 +35,6 @@ const CREDENTIALS: Record<string, string> = {
 export const words = (operationId: string): string =>
   operationId.replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase();
 
-/** `lockArtifact` → `lock_artifact`: the MCP tool named after an operation. */
-export const snakeCase = (operationId: string): string => words(operationId).replaceAll(' ', '_');
-
 /** JSON Pointer escaping (RFC 6901) of a path, for a fragment pointing into /openapi.json. */
 const pointer = (segment: string) => segment.replaceAll('~', '~0').replaceAll('/', '~1');
 
@@ -51,7 +49,7 @@ export function operationDocuments(
       const operation = item[method] as OpenApiOperation | undefined;
       if (!operation?.operationId) continue;
       const { operationId } = operation;
-      const tool = toolNames.has(snakeCase(operationId)) ? snakeCase(operationId) : undefined;
+      const tool = toolNames.has(toolName(operationId)) ? toolName(operationId) : undefined;
       const summary = operation.summary ?? words(operationId);
       const schemes = (operation.security ?? []).flatMap((s) => Object.keys(s));
       const auth = schemes.length

@@ -1,20 +1,16 @@
-import type { Deps } from '@convene/core';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import type { FastifyInstance } from 'fastify';
+import type { RouteHandlerMethod } from 'fastify';
 import { sendError } from '../http/policy';
+import type { RouteScope } from '../routes/scope';
 import { createMcpServer } from './server';
 import type { SpaceWatch } from './tool';
-
-export interface McpRouteOptions {
-  deps: Deps;
-}
 
 /**
  * `/mcp`: the Model Context Protocol over Streamable HTTP, stateless. Each POST gets a fresh
  * server and transport, so any node answers any request and nothing is kept between calls.
  * There are no server-initiated streams in stateless mode, so GET and DELETE answer 405.
  */
-export function registerMcpRoute(app: FastifyInstance, { deps }: McpRouteOptions): void {
+export function mcpHandler({ app, deps, api }: RouteScope): RouteHandlerMethod {
   const shutdown = new AbortController();
   app.addHook('preClose', async () => shutdown.abort());
 
@@ -34,8 +30,15 @@ export function registerMcpRoute(app: FastifyInstance, { deps }: McpRouteOptions
     return unsubscribe;
   };
 
-  app.post('/mcp', async (request, reply) => {
-    const server = createMcpServer({ deps, shutdown: shutdown.signal, watch });
+  return async (request, reply) => {
+    if (request.method !== 'POST')
+      return sendError(
+        reply,
+        405,
+        { error: 'this MCP endpoint is stateless: send JSON-RPC requests with POST' },
+        { Allow: 'POST' },
+      );
+    const server = createMcpServer({ deps, shutdown: shutdown.signal, watch, tools: api.tools });
     // No sessionIdGenerator: stateless mode (exactOptionalPropertyTypes forbids writing `undefined`).
     const transport = new StreamableHTTPServerTransport({ enableJsonResponse: true });
     // The transport writes to the raw response: Fastify's onSend hooks do not run and headers set
@@ -65,17 +68,5 @@ export function registerMcpRoute(app: FastifyInstance, { deps }: McpRouteOptions
         reply.raw.end(JSON.stringify({ error: 'internal error' }));
       }
     }
-  });
-
-  const notAllowed = async (_request: unknown, reply: Parameters<typeof sendError>[0]) =>
-    sendError(
-      reply,
-      405,
-      { error: 'this MCP endpoint is stateless: send JSON-RPC requests with POST' },
-      {
-        Allow: 'POST',
-      },
-    );
-  app.get('/mcp', notAllowed);
-  app.delete('/mcp', notAllowed);
+  };
 }

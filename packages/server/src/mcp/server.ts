@@ -11,7 +11,6 @@ import {
 import { toHttpError } from '../http/errors';
 import { mcpInstructions } from './instructions';
 import { type SpaceWatch, type Tool, toolJsonSchema } from './tool';
-import { tools as defaultTools } from './tools';
 
 export interface McpServerOptions {
   deps: Deps;
@@ -19,13 +18,14 @@ export interface McpServerOptions {
   shutdown: AbortSignal;
   /** Wakes wait_for_messages when a message is committed (the process's event hub). */
   watch?: SpaceWatch | undefined;
-  tools?: Tool[];
+  /** The tool table, derived from the operation declarations (mcp/tools.ts). */
+  tools: readonly Tool[];
 }
 
-const listings = new WeakMap<Tool[], McpTool[]>();
+const listings = new WeakMap<readonly Tool[], McpTool[]>();
 
 /** tools/list answers: JSON Schemas are derived once per table, not per request. */
-function listingOf(table: Tool[]): McpTool[] {
+function listingOf(table: readonly Tool[]): McpTool[] {
   let listing = listings.get(table);
   if (!listing) {
     listing = table.map((tool) => ({
@@ -53,7 +53,7 @@ const header = (headers: Record<string, string | string[] | undefined> | undefin
  * `McpServer.registerTool`, because McpServer validates arguments itself and answers a bad one
  * with a JSON-RPC flavoured message; here a bad argument is a 400 with the message REST gives.
  */
-export function createMcpServer({ deps, shutdown, watch, tools = defaultTools }: McpServerOptions): Server {
+export function createMcpServer({ deps, shutdown, watch, tools }: McpServerOptions): Server {
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
   const server = new Server(
     { name: 'convene', title: 'Convene meeting spaces', version: '1.0.0' },
@@ -74,6 +74,7 @@ export function createMcpServer({ deps, shutdown, watch, tools = defaultTools }:
         deps,
         key: argKey ?? header(headers, 'x-private-key'),
         userToken: header(headers, 'x-user-token'),
+        bearer: undefined,
         signal: AbortSignal.any([extra.signal, shutdown]),
         watch,
       });

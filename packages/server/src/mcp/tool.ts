@@ -1,14 +1,13 @@
-import type { Deps } from '@convene/core';
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import type { Caller } from '../caller';
 
-/** What a tool handler receives besides its arguments: the ports and the caller's credentials. */
-export interface ToolContext {
-  deps: Deps;
-  /** The space key: the `privateKey` argument, else the connection's X-Private-Key header. */
-  key: string | undefined;
-  /** The connection's X-User-Token header, or the `userToken` argument where a tool takes one. */
-  userToken: string | undefined;
+/**
+ * What a tool handler receives besides its arguments: the caller (its space key is the
+ * `privateKey` argument, else the connection's X-Private-Key header; its user token the
+ * `userToken` argument where a tool takes one, else X-User-Token), and what a long poll needs.
+ */
+export interface ToolContext extends Caller {
   /** Aborted when the client cancels the call, the connection drops, or the server shuts down. */
   signal: AbortSignal;
   /** Wakes long polls when a space may have news; absent where no event hub runs. */
@@ -22,8 +21,9 @@ export interface ToolContext {
 export type SpaceWatch = (spaceId: string, wake: () => void) => () => void;
 
 /**
- * One row of the MCP tool table: the operation's zod contract from core for input and output,
- * the hints a host shows its user, and a handler that calls one core use case (never HTTP).
+ * One row of the MCP tool table (derived from the declarations, src/operations): the operation's
+ * zod contract for input and output, the hints a host shows its user, and a handler that calls
+ * one core use case (never HTTP).
  */
 export interface Tool<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
   name: string;
@@ -36,6 +36,10 @@ export interface Tool<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.Z
 }
 
 export const defineTool = <I extends z.ZodType, O extends z.ZodType>(tool: Tool<I, O>): Tool => tool as never;
+
+/** `lockArtifact` → `lock_artifact`: the MCP tool named after an operation. */
+export const toolName = (operationId: string): string =>
+  operationId.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
 
 /** The key argument every keyed tool takes (the connection header is the alternative). */
 export const keyArg = {

@@ -1,7 +1,7 @@
 import { diffArtifactVersions, getArtifact } from '@convene/core';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { headerValue } from '../trpc';
-import type { RawRouteOptions } from '.';
+import type { FastifyRequest, RouteHandlerMethod } from 'fastify';
+import { headerValue } from '../rest/caller';
+import type { RouteScope } from './scope';
 
 interface ArtifactParams {
   spaceId: string;
@@ -11,43 +11,34 @@ interface ArtifactParams {
 const spaceKey = (request: FastifyRequest): string | undefined =>
   headerValue(request, 'x-private-key') || undefined;
 
-/**
- * The two artifact routes that answer something other than JSON: the markdown download and the
- * unified diff between two versions. Errors thrown here are DomainErrors, answered as JSON by
- * the app's one error handler.
- */
-export async function registerArtifactFileRoutes(
-  app: FastifyInstance,
-  { deps }: RawRouteOptions,
-): Promise<void> {
-  app.get<{ Params: ArtifactParams }>(
-    '/hub/space/:spaceId/artifact/:artifactId/download',
-    async (request, reply) => {
-      const { spaceId, artifactId } = request.params;
-      const artifact = await getArtifact({ deps, spaceId, artifactId, key: spaceKey(request) });
-      return reply
-        .type('text/markdown; charset=utf-8')
-        .header('Content-Disposition', contentDisposition(`${artifact.name}.md`))
-        .header('Cache-Control', 'no-store')
-        .send(artifact.content);
-    },
-  );
+/** The artifact's content as a markdown attachment (not JSON). */
+export function downloadHandler({ deps }: RouteScope): RouteHandlerMethod {
+  return async (request, reply) => {
+    const { spaceId, artifactId } = request.params as ArtifactParams;
+    const artifact = await getArtifact({ deps, spaceId, artifactId, key: spaceKey(request) });
+    return reply
+      .type('text/markdown; charset=utf-8')
+      .header('Content-Disposition', contentDisposition(`${artifact.name}.md`))
+      .header('Cache-Control', 'no-store')
+      .send(artifact.content);
+  };
+}
 
-  app.get<{ Params: ArtifactParams; Querystring: { from?: string; to?: string } }>(
-    '/hub/space/:spaceId/artifact/:artifactId/diff',
-    async (request, reply) => {
-      const { spaceId, artifactId } = request.params;
-      const diff = await diffArtifactVersions({
-        deps,
-        spaceId,
-        artifactId,
-        from: single(request.query.from),
-        to: single(request.query.to),
-        key: spaceKey(request),
-      });
-      return reply.type('text/x-diff; charset=utf-8').header('Cache-Control', 'no-store').send(diff);
-    },
-  );
+/** The unified diff between two versions (text/x-diff). */
+export function diffHandler({ deps }: RouteScope): RouteHandlerMethod {
+  return async (request, reply) => {
+    const { spaceId, artifactId } = request.params as ArtifactParams;
+    const query = request.query as { from?: string | string[]; to?: string | string[] };
+    const diff = await diffArtifactVersions({
+      deps,
+      spaceId,
+      artifactId,
+      from: single(query.from),
+      to: single(query.to),
+      key: spaceKey(request),
+    });
+    return reply.type('text/x-diff; charset=utf-8').header('Cache-Control', 'no-store').send(diff);
+  };
 }
 
 /** A repeated query parameter counts by its first value. */
@@ -78,77 +69,3 @@ function encodeRfc8187(value: string): string {
     (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
   );
 }
-
-const errorResponse = (description: string) => ({
-  description,
-  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
-});
-
-const pathParameters = [
-  { name: 'spaceId', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } },
-  { name: 'artifactId', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } },
-];
-
-const commonErrors = {
-  '401': errorResponse('Key missing, unknown, or of the wrong type; carries WWW-Authenticate'),
-  '404': errorResponse('No such space, artifact or version'),
-  '429': errorResponse('Rate limit exceeded; carries Retry-After'),
-};
-
-/** OpenAPI documentation of the raw artifact routes, merged into /openapi.json. */
-export const artifactFilePaths: Record<string, Record<string, unknown>> = {
-  '/hub/space/{spaceId}/artifact/{artifactId}/download': {
-    get: {
-      operationId: 'downloadArtifact',
-      tags: ['artifacts'],
-      summary: 'Download the content as a markdown attachment (any participant key, muted included)',
-      security: [{ spaceKey: [] }],
-      parameters: pathParameters,
-      responses: {
-        '200': {
-          description:
-            'The raw markdown, not JSON. `Content-Disposition: attachment; filename="<name>.md"`, with the exact name in `filename*` (RFC 6266) when it is not plain ASCII.',
-          headers: {
-            'Content-Disposition': { schema: { type: 'string' } },
-          },
-          content: { 'text/markdown': { schema: { type: 'string' } } },
-        },
-        ...commonErrors,
-      },
-    },
-  },
-  '/hub/space/{spaceId}/artifact/{artifactId}/diff': {
-    get: {
-      operationId: 'diffArtifactVersions',
-      tags: ['artifacts'],
-      summary: 'A unified diff between two versions of an artifact',
-      security: [{ spaceKey: [] }],
-      parameters: [
-        ...pathParameters,
-        {
-          name: 'from',
-          in: 'query',
-          required: true,
-          description: 'The version the diff starts from',
-          schema: { type: 'integer', minimum: 1 },
-        },
-        {
-          name: 'to',
-          in: 'query',
-          required: true,
-          description: 'The version the diff leads to',
-          schema: { type: 'integer', minimum: 1 },
-        },
-      ],
-      responses: {
-        '200': {
-          description:
-            'A unified diff (`diff -u` format, 3 lines of context) from version `from` to version `to`; an empty body when the contents are equal.',
-          content: { 'text/x-diff': { schema: { type: 'string' } } },
-        },
-        '400': errorResponse('from or to missing or not a number'),
-        ...commonErrors,
-      },
-    },
-  },
-};

@@ -1,15 +1,11 @@
-import type { FastifyInstance } from 'fastify';
+import type { RouteHandlerMethod } from 'fastify';
 import { deprecationPolicyDocument } from '../http/versioning';
-import type { RawRouteOptions } from '.';
+import type { RouteScope } from './scope';
 
 /** `/.well-known/deprecation-policy`, from the same version table as the Deprecation and Sunset headers. */
-export async function registerDeprecationRoutes(
-  app: FastifyInstance,
-  { config, deps }: RawRouteOptions,
-): Promise<void> {
-  app.get('/.well-known/deprecation-policy', async (_request, reply) =>
+export function deprecationPolicyHandler({ config, deps }: RouteScope): RouteHandlerMethod {
+  return async (_request, reply) =>
     reply
       .type('application/json; charset=utf-8')
-      .send(deprecationPolicyDocument(config.apiVersions, deps.clock.now(), config.publicUrl)),
-  );
+      .send(deprecationPolicyDocument(config.apiVersions, deps.clock.now(), config.publicUrl));
 }

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { isUuid, NotFoundError } from '@convene/core';
-import type { FastifyInstance } from 'fastify';
-import type { RawRouteOptions } from '.';
+import type { RouteHandlerMethod } from 'fastify';
+import type { RouteScope } from './scope';
 
 /** The auth guide's source; `{PUBLIC_URL}` stands for the service's address wherever it appears. */
 export const AUTH_GUIDE_FILE = new URL('../../content/auth.md', import.meta.url);
@@ -84,88 +84,34 @@ export function identiconSvg(participantId: string): string {
   ].join('');
 }
 
-const json = { 'application/json': { schema: { type: 'object', additionalProperties: true } } };
-const errorJson = { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } };
-
-/** The OpenAPI description of these routes, merged into /openapi.json. */
-export const discoveryPaths: Record<string, Record<string, unknown>> = {
-  '/.well-known/oauth-protected-resource': {
-    get: {
-      operationId: 'getProtectedResourceMetadata',
-      tags: ['discovery'],
-      summary: 'Protected-resource metadata (RFC 9728): where the WWW-Authenticate header of a 401 points',
-      security: [],
-      responses: { '200': { description: 'Protected-resource metadata', content: json } },
-    },
-  },
-  '/.well-known/oauth-authorization-server': {
-    get: {
-      operationId: 'getAuthorizationServerMetadata',
-      tags: ['discovery'],
-      summary: 'Authorization-server metadata (RFC 8414) with the agent_auth block',
-      security: [],
-      responses: { '200': { description: 'Authorization-server metadata', content: json } },
-    },
-  },
-  '/auth.md': {
-    get: {
-      operationId: 'getAuthGuide',
-      tags: ['discovery'],
-      summary: 'The authentication guide for agents, as markdown',
-      security: [],
-      responses: {
-        '200': { description: 'The guide', content: { 'text/markdown': { schema: { type: 'string' } } } },
-      },
-    },
-  },
-  '/avatar/{participantId}.svg': {
-    get: {
-      operationId: 'getAvatar',
-      tags: ['discovery'],
-      summary: "A participant's identicon, drawn from its id (public)",
-      security: [],
-      parameters: [
-        { name: 'participantId', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } },
-      ],
-      responses: {
-        '200': { description: 'SVG image', content: { 'image/svg+xml': { schema: { type: 'string' } } } },
-        '404': { description: 'Not a participant id', content: errorJson },
-        '429': { description: 'Rate limit exceeded; carries Retry-After', content: errorJson },
-      },
-    },
-  },
-};
-
 /**
  * Discovery documents (RFC 9728 and RFC 8414 with the agent_auth profile), the auth guide and
- * the avatars. All public.
+ * the avatars. All public; the documents are rendered once, when the route table is built.
  */
-export async function registerDiscoveryRoutes(
-  app: FastifyInstance,
-  { config }: RawRouteOptions,
-): Promise<void> {
-  const base = config.publicUrl;
-  const resource = JSON.stringify(protectedResourceMetadata(base));
-  const server = JSON.stringify(authorizationServerMetadata(base));
-  const guide = renderAuthGuide(base);
-
-  app.get('/.well-known/oauth-protected-resource', async (_request, reply) =>
+export function protectedResourceHandler({ config }: RouteScope): RouteHandlerMethod {
+  const resource = JSON.stringify(protectedResourceMetadata(config.publicUrl));
+  return async (_request, reply) =>
     reply
       .type('application/json; charset=utf-8')
       .header('Cache-Control', 'public, max-age=300')
-      .send(resource),
-  );
+      .send(resource);
+}
 
-  app.get('/.well-known/oauth-authorization-server', async (_request, reply) =>
-    reply.type('application/json; charset=utf-8').header('Cache-Control', 'public, max-age=300').send(server),
-  );
+export function authorizationServerHandler({ config }: RouteScope): RouteHandlerMethod {
+  const server = JSON.stringify(authorizationServerMetadata(config.publicUrl));
+  return async (_request, reply) =>
+    reply.type('application/json; charset=utf-8').header('Cache-Control', 'public, max-age=300').send(server);
+}
 
-  app.get('/auth.md', async (_request, reply) =>
-    reply.type('text/markdown; charset=utf-8').header('Cache-Control', 'public, max-age=300').send(guide),
-  );
+export function authGuideHandler({ config }: RouteScope): RouteHandlerMethod {
+  const guide = renderAuthGuide(config.publicUrl);
+  return async (_request, reply) =>
+    reply.type('text/markdown; charset=utf-8').header('Cache-Control', 'public, max-age=300').send(guide);
+}
 
-  app.get<{ Params: { file: string } }>('/avatar/:file', async (request, reply) => {
-    const match = /^(.+)\.svg$/.exec(request.params.file);
+export function avatarHandler(_scope: RouteScope): RouteHandlerMethod {
+  return async (request, reply) => {
+    const match = /^(.+)\.svg$/.exec((request.params as { file: string }).file);
     const participantId = match?.[1];
     if (!participantId || !isUuid(participantId)) throw new NotFoundError('avatar');
     return reply
@@ -173,5 +119,5 @@ export async function registerDiscoveryRoutes(
       .header('Cache-Control', 'public, max-age=86400, immutable')
       .header('X-Content-Type-Options', 'nosniff')
       .send(identiconSvg(participantId));
-  });
+  };
 }

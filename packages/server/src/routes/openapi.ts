@@ -1,11 +1,11 @@
-import type { FastifyInstance } from 'fastify';
-import { buildOpenApiDocument } from '../openapi';
-import type { RawRouteOptions } from '.';
+import type { RouteHandlerMethod } from 'fastify';
+import type { RouteScope } from './scope';
 
-export function registerOpenApiRoute(app: FastifyInstance, { config }: RawRouteOptions): void {
+/** `/openapi.json`: the document derived from the declarations, serialised on first request. */
+export function openApiHandler({ api }: RouteScope): RouteHandlerMethod {
   let cached: string | undefined;
-  app.get('/openapi.json', async (_request, reply) => {
-    cached ??= JSON.stringify(buildOpenApiDocument(config.publicUrl));
+  return async (_request, reply) => {
+    cached ??= JSON.stringify(api.openapi());
     return reply.type('application/json; charset=utf-8').send(cached);
-  });
+  };
 }

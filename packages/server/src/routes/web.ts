@@ -1,17 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import type { FastifyInstance, FastifyReply } from 'fastify';
-import {
-  CONTENT_SECURITY_POLICY,
-  dashboardPage,
-  homePage,
-  joinPage,
-  linkPage,
-  loginPage,
-  spacePage,
-} from '../web/pages';
-import type { RawRouteOptions } from '.';
+import type { FastifyReply, RouteHandlerMethod } from 'fastify';
+import { CONTENT_SECURITY_POLICY } from '../web/pages';
+import type { RouteScope } from './scope';
 
 const ASSETS = new URL('../web/assets/', import.meta.url);
 
@@ -71,38 +63,35 @@ function sendPage(reply: FastifyReply, html: string): FastifyReply {
   );
 }
 
-/**
- * The human side in the browser: server-rendered pages plus small ES modules that call the REST
- * API. No key ever appears in a page's URL path or query: the invitation key arrives in the
- * fragment, and the space key is kept in the tab's sessionStorage.
- */
-export async function registerWebRoutes(app: FastifyInstance, _options: RawRouteOptions): Promise<void> {
-  // Read once at start-up: the pages are the same for every request.
+// The human side in the browser: server-rendered pages plus small ES modules that call the REST
+// API. No key ever appears in a page's URL path or query: the invitation key arrives in the
+// fragment, and the space key is kept in the tab's sessionStorage.
+
+/** A page that is the same for every request: rendered once, when the route table is built. */
+export const staticPage =
+  (render: () => string) =>
+  (_scope: RouteScope): RouteHandlerMethod => {
+    const html = render();
+    return async (_request, reply) => sendPage(reply, html);
+  };
+
+/** A page of one space. Any id renders: the page asks the API, which answers 404 for a space that does not exist. */
+export const spacePageOf =
+  (render: (spaceId: string) => string) =>
+  (_scope: RouteScope): RouteHandlerMethod =>
+  async (request, reply) =>
+    sendPage(reply, render((request.params as { spaceId: string }).spaceId));
+
+/** The pages' scripts, styles and icon, read once. */
+export function assetHandler(_scope: RouteScope): RouteHandlerMethod {
   const assets = loadAssets();
-  const home = homePage();
-  const login = loginPage();
-  const link = linkPage();
-  const dashboard = dashboardPage();
-
-  app.get('/', async (_request, reply) => sendPage(reply, home));
-  app.get('/login', async (_request, reply) => sendPage(reply, login));
-  app.get('/link', async (_request, reply) => sendPage(reply, link));
-  app.get('/dashboard', async (_request, reply) => sendPage(reply, dashboard));
-  // Any id renders: the page asks the API, which answers 404 for a space that does not exist.
-  app.get<{ Params: { spaceId: string } }>('/join/:spaceId', async (request, reply) =>
-    sendPage(reply, joinPage(request.params.spaceId)),
-  );
-  app.get<{ Params: { spaceId: string } }>('/space/:spaceId', async (request, reply) =>
-    sendPage(reply, spacePage(request.params.spaceId)),
-  );
-
-  app.get<{ Params: { file: string } }>('/web/:file', async (request, reply) => {
-    const asset = assets.get(request.params.file);
+  return async (request, reply) => {
+    const asset = assets.get((request.params as { file: string }).file);
     if (!asset) return reply.callNotFound();
     return reply
       .type(asset.type)
       .header('X-Content-Type-Options', 'nosniff')
       .header('Cache-Control', 'no-cache')
       .send(asset.body);
-  });
+  };
 }

@@ -1,0 +1,16 @@
+import type { Deps } from '@convene/core';
+
+/**
+ * Who calls an operation, as every transport hands it to a use case: the ports and the
+ * credentials presented. REST reads them from headers, MCP from tool arguments and the
+ * connection's headers; a use case never sees a request.
+ */
+export interface Caller {
+  deps: Deps;
+  /** The space key (X-Private-Key, the `privateKey` tool argument). */
+  key: string | undefined;
+  /** A usr_ user token (X-User-Token, the `userToken` tool argument): identity only. */
+  userToken: string | undefined;
+  /** The dashboard JWT (Authorization: Bearer). */
+  bearer: string | undefined;
+}

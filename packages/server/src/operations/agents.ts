@@ -1,0 +1,114 @@
+import { operations as contract, ZAskResult } from '@convene/contract';
+import { mcpHandler } from '../mcp/http';
+import { agentCardHandler, agentGuideHandler, askHandler, llmsTxtHandler } from '../routes/agents';
+import { type Declaration, rawOperation, route } from './declare';
+
+const errorJson = { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } };
+const error = (description: string) => ({ description, content: errorJson });
+
+const askAnswer = {
+  description:
+    'Ranked results (schema.org objects: WebAPI or TechArticle for documentation, Event for public spaces). With prefer.streaming or `Accept: text/event-stream`: Server-Sent Events `start` {query_id, query}, one `result` per item, `complete` {query_id, count}.',
+  content: {
+    'application/json': { schema: ZAskResult },
+    'text/event-stream': { schema: { type: 'string' } },
+  },
+};
+
+const text = (operationId: string, summary: string, type: string) => ({
+  operationId,
+  tags: ['meta'],
+  summary,
+  security: [],
+  responses: { '200': { description: summary, content: { [type]: { schema: { type: 'string' } } } } },
+});
+
+/** What agents use besides REST: MCP, natural-language /ask, agent cards and guides. */
+export const agentOperations: Declaration[] = [
+  rawOperation(contract.ask, {
+    openapi: { responses: { '200': askAnswer, '400': { description: 'Empty or missing query' } } },
+    also: {
+      GET: {
+        openapi: {
+          operationId: 'askByQuery',
+          tags: ['meta'],
+          summary: 'Natural-language search over the documentation and public open spaces (query string)',
+          security: [],
+          parameters: [
+            { name: 'query', in: 'query', required: true, schema: { type: 'string', minLength: 1 } },
+          ],
+          responses: {
+            '200': askAnswer,
+            '400': error('Empty or missing query'),
+            '429': error('Rate limit exceeded; carries Retry-After'),
+          },
+        },
+      },
+    },
+    handler: askHandler,
+  }),
+  route('/mcp', {
+    POST: {
+      operationId: 'mcp',
+      tags: ['meta'],
+      summary:
+        'Model Context Protocol (Streamable HTTP, stateless): one tool per operation; the space key as the privateKey tool argument or the X-Private-Key header',
+      security: [],
+      requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } },
+      responses: {
+        '200': {
+          description: 'JSON-RPC response',
+          content: { 'application/json': { schema: { type: 'object' } } },
+        },
+        '202': { description: 'Notification accepted' },
+        '429': error('Rate limit exceeded; carries Retry-After'),
+      },
+    },
+    // Stateless: nothing to GET or DELETE (405).
+    GET: {},
+    DELETE: {},
+    handler: mcpHandler,
+  }),
+  route('/hub/space/{spaceId}/agent.md', {
+    GET: {
+      operationId: 'getAgentCard',
+      tags: ['participants'],
+      summary:
+        'The agent card (agentLink): markdown telling an agent how to join and take part, with the key filled in (any key of the space, usually the invitation key)',
+      security: [{ spaceKey: [] }],
+      parameters: [
+        { name: 'spaceId', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } },
+        {
+          name: 'key',
+          in: 'query',
+          required: false,
+          description: 'A key of the space (the invitation key); the X-Private-Key header also works',
+          schema: { type: 'string' },
+        },
+      ],
+      responses: {
+        '200': { description: 'The card', content: { 'text/markdown': { schema: { type: 'string' } } } },
+        '401': error('Key missing, unknown or dead; carries WWW-Authenticate'),
+        '404': error('No such space'),
+        '429': error('Rate limit exceeded; carries Retry-After'),
+      },
+    },
+    handler: agentCardHandler,
+  }),
+  route('/llms.txt', {
+    GET: text(
+      'getLlmsTxt',
+      'llms.txt: where a language model finds the guides, the API and MCP',
+      'text/plain',
+    ),
+    handler: llmsTxtHandler,
+  }),
+  route('/agent-guide.md', {
+    GET: text(
+      'getAgentGuide',
+      'The agent guide: how an agent joins a space and takes part, over REST or MCP',
+      'text/markdown',
+    ),
+    handler: agentGuideHandler,
+  }),
+];

@@ -1,0 +1,199 @@
+import type { HttpMethod, OperationContract } from '@convene/contract';
+import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type { RouteHandlerMethod } from 'fastify';
+import type { z } from 'zod';
+import type { Caller } from '../caller';
+import type { Tool, ToolContext } from '../mcp/tool';
+import type { RouteScope } from '../routes/scope';
+
+/**
+ * The server's side of an operation, declared once: the contract entry (operationId, method,
+ * path, schemas, statuses, credentials), the core use case it calls, how the use case's result
+ * becomes the answer, and the MCP tool that offers it. The tRPC procedure (and through
+ * trpc-to-openapi its REST route and OpenAPI operation) and the MCP tool are derived from it.
+ */
+export interface OperationDeclaration {
+  kind: 'operation';
+  contract: OperationContract;
+  /** Calls the one core use case; `input` is the contract's input, parsed. */
+  run(input: unknown, caller: Caller): Promise<unknown>;
+  /** The result as the answer; without it the result is the body of a plain success. */
+  respond?(result: unknown): Answer;
+  /** What /openapi.json says of the contract's pendingStatus answer. */
+  pending?: { description: string; headers?: Record<string, unknown> };
+  /**
+   * Bound as its own Fastify route rather than served through the OpenAPI adapter, whose
+   * per-request Fetch conversion costs the hottest write about a third of its throughput.
+   */
+  direct?: boolean;
+  tool?: ToolDeclaration;
+}
+
+/** A result as it goes out: the body, whether it is the pending answer (202), and headers. */
+export interface Answer<T = unknown> {
+  body: T;
+  pending?: boolean;
+  headers?: Record<string, string> | undefined;
+}
+
+/**
+ * The MCP tool of an operation: named after the operationId in snake_case, taking the contract's
+ * input (plus `privateKey` when the operation takes a space key) and calling the same use case.
+ */
+export interface ToolDeclaration {
+  title: string;
+  description: string;
+  annotations: ToolAnnotations;
+  /** Arguments in place of the contract's input (numbers where the path has strings)… */
+  input?: z.ZodObject;
+  /** …and how they become that input. */
+  toInput?(args: Record<string, unknown>): Record<string, unknown>;
+  /** Takes an optional usr_ token argument, so described; the connection's X-User-Token otherwise. */
+  userTokenArg?: string;
+  /** The tool's own answer, for an operation whose REST answer is not JSON (a file, a diff). */
+  output?: z.ZodType;
+  run?(input: never, ctx: ToolContext): Promise<unknown>;
+}
+
+/** How one method of a raw route is documented: as a contract operation, or as OpenAPI data. */
+export interface RouteMethod {
+  /** The contract operation served: its OpenAPI operation is derived from it, `openapi` added. */
+  contract?: OperationContract;
+  /** The OpenAPI operation as data (zod schemas allowed); absent, the method is left undocumented. */
+  openapi?: Record<string, unknown>;
+  tool?: ToolDeclaration;
+}
+
+/**
+ * A route the OpenAPI adapter cannot serve (an event stream, a file, a page, a discovery
+ * document, `/mcp`): its handler, built once from the route scope, and its documentation as data.
+ */
+export interface RouteDeclaration {
+  kind: 'route';
+  /** The path as OpenAPI writes it, with `{name}` segments. */
+  path: string;
+  /** The Fastify URL when it is not the path with `:name` segments. */
+  url?: string;
+  methods: Partial<Record<HttpMethod, RouteMethod>>;
+  handler(scope: RouteScope): RouteHandlerMethod;
+}
+
+/** An MCP tool with no REST operation of its own (a long poll). */
+export interface ToolOnlyDeclaration {
+  kind: 'tool';
+  tool: Tool;
+}
+
+export type Declaration = OperationDeclaration | RouteDeclaration | ToolOnlyDeclaration;
+
+type InputOf<C> = C extends OperationContract<infer I, z.ZodType> ? z.output<I> : never;
+type OutputOf<C> = C extends OperationContract<z.ZodType, infer O> ? z.input<O> : never;
+
+interface OperationOptions<C extends OperationContract> {
+  pending?: OperationDeclaration['pending'];
+  direct?: boolean;
+  tool?: TypedToolDeclaration<C>;
+}
+
+type TypedToolDeclaration<C extends OperationContract> = Omit<ToolDeclaration, 'toInput'> & {
+  toInput?(args: Record<string, unknown>): InputOf<C>;
+};
+
+// The overload with `respond` comes first: TypeScript types a lambda's parameters on its first
+// attempt, and `respond`'s come from `run`'s result.
+/** Declares an operation whose use case's result `respond` maps to its answer (pending, headers). */
+export function operation<C extends OperationContract, R>(
+  contract: C,
+  declaration: OperationOptions<C> & {
+    run(input: InputOf<C>, caller: Caller): Promise<R>;
+    respond(result: R): Answer<OutputOf<C>>;
+  },
+): OperationDeclaration;
+/** Declares an operation whose use case's result is the body of a plain success. */
+export function operation<C extends OperationContract>(
+  contract: C,
+  declaration: OperationOptions<C> & { run(input: InputOf<C>, caller: Caller): Promise<OutputOf<C>> },
+): OperationDeclaration;
+export function operation(contract: OperationContract, declaration: object): OperationDeclaration {
+  return { kind: 'operation', contract, ...declaration } as OperationDeclaration;
+}
+
+/** Declares a contract operation served by a raw route (its answer is not JSON, or not only). */
+export function rawOperation<
+  C extends OperationContract,
+  A extends z.ZodObject = C['input'] extends z.ZodObject ? C['input'] : never,
+>(
+  contract: C,
+  declaration: {
+    /** Added to the OpenAPI operation derived from the contract (the success answer's content…). */
+    openapi?: Record<string, unknown>;
+    /** Its tool answers JSON of its own: arguments `input` (the contract's by default), `output`. */
+    tool?: Omit<ToolDeclaration, 'input' | 'toInput' | 'output' | 'run'> & {
+      input?: A;
+      output: z.ZodType;
+      run(args: z.output<A>, ctx: ToolContext): Promise<unknown>;
+    };
+    /** Other methods the same handler serves at this path, outside the contract. */
+    also?: Partial<Record<HttpMethod, RouteMethod>>;
+    handler(scope: RouteScope): RouteHandlerMethod;
+  },
+): RouteDeclaration {
+  const { openapi, tool, also, handler } = declaration;
+  return {
+    kind: 'route',
+    path: contract.path,
+    methods: {
+      ...also,
+      [contract.method]: {
+        contract,
+        ...(openapi ? { openapi } : {}),
+        ...(tool ? { tool: tool as ToolDeclaration } : {}),
+      },
+    },
+    handler,
+  };
+}
+
+/** Declares a raw route outside the contract; a method maps to its OpenAPI operation, or `{}`. */
+export function route(
+  path: string,
+  declaration: Partial<Record<HttpMethod, Record<string, unknown>>> & {
+    url?: string;
+    handler(scope: RouteScope): RouteHandlerMethod;
+  },
+): RouteDeclaration {
+  const { url, handler, ...methods } = declaration;
+  return {
+    kind: 'route',
+    path,
+    ...(url ? { url } : {}),
+    methods: Object.fromEntries(
+      Object.entries(methods).map(([method, openapi]) => [
+        method,
+        Object.keys(openapi as object).length ? { openapi } : {},
+      ]),
+    ),
+    handler,
+  };
+}
+
+export const toolOnly = (tool: Tool): ToolOnlyDeclaration => ({ kind: 'tool', tool });
+
+/** Runs a declared operation: the status (the contract's), headers and body it answers. */
+export async function perform(
+  declaration: OperationDeclaration,
+  input: unknown,
+  caller: Caller,
+): Promise<{ status: number; headers: Record<string, string>; body: unknown }> {
+  const result = await declaration.run(input, caller);
+  const answer = declaration.respond ? declaration.respond(result) : { body: result };
+  const { successStatus, pendingStatus } = declaration.contract;
+  return {
+    status: answer.pending && pendingStatus ? pendingStatus : successStatus,
+    headers: answer.headers ?? {},
+    body: answer.body,
+  };
+}
+
+/** `/hub/space/{spaceId}` as Fastify writes it: `/hub/space/:spaceId`. */
+export const fastifyPath = (path: string): string => path.replace(/\{(\w+)\}/g, ':$1');

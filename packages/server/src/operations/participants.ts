@@ -1,0 +1,98 @@
+import { operations as contract } from '@convene/contract';
+import {
+  approveParticipant,
+  getJoinStatus,
+  joinSpace,
+  kickParticipant,
+  leaveSpace,
+  muteParticipant,
+  unmuteParticipant,
+} from '@convene/core';
+import { hints } from '../mcp/tool';
+import { type Declaration, operation } from './declare';
+
+/** The owner's moderation actions share their shape: a participant of the space in, `{ ok }` out. */
+function moderation(
+  action: typeof contract.approveParticipant,
+  useCase: typeof approveParticipant,
+  title: string,
+  description: string,
+): Declaration {
+  return operation(action, {
+    run: ({ spaceId, participantId }, { deps, key }) => useCase({ deps, spaceId, participantId, key }),
+    tool: { title, description, annotations: hints.setState },
+  });
+}
+
+export const participantOperations: Declaration[] = [
+  operation(contract.joinSpace, {
+    run: ({ spaceId, ...input }, { deps, key, userToken }) =>
+      joinSpace({ deps, spaceId, key, input, userToken }),
+    respond: ({ result, pending }) => ({
+      body: result,
+      pending,
+      headers: pending && result.statusUrl ? { Location: result.statusUrl } : undefined,
+    }),
+    pending: {
+      description: "Private space: the join waits for the owner's approval; poll statusUrl",
+      headers: {
+        Location: {
+          description: 'Absolute URL of the join-status poll (equals statusUrl)',
+          required: true,
+          schema: { type: 'string', format: 'uri' },
+        },
+      },
+    },
+    tool: {
+      title: 'Join a space',
+      description:
+        'Join a space with its invitation key (as privateKey). In a public space you are active at once and get your participantPrivateKey: use it from then on. In a private space you get status "pending": call get_join_status with the same invitation key until the owner approves.',
+      annotations: hints.create,
+      userTokenArg: 'Optional usr_ user token linking this participant to a human dashboard (identity only).',
+    },
+  }),
+  operation(contract.getJoinStatus, {
+    run: ({ spaceId, participantId }, { deps, key }) => getJoinStatus({ deps, spaceId, participantId, key }),
+    respond: ({ result, pending }) => ({ body: result, pending }),
+    pending: { description: "Still waiting for the owner's approval" },
+    tool: {
+      title: 'Poll a pending join',
+      description:
+        'Poll a join waiting for the owner’s approval, with the same invitation key used to join. Returns status "pending" while waiting, then participantPrivateKey once approved.',
+      annotations: hints.read,
+    },
+  }),
+  moderation(
+    contract.approveParticipant,
+    approveParticipant,
+    'Approve a participant',
+    'Admit a participant waiting for approval in a private space; it then gets its key from get_join_status. Owner key.',
+  ),
+  moderation(
+    contract.kickParticipant,
+    kickParticipant,
+    'Kick a participant',
+    'Remove a participant: its key stops working at once and its locks are released. Owner key.',
+  ),
+  moderation(
+    contract.muteParticipant,
+    muteParticipant,
+    'Mute a participant',
+    'Mute an active participant: it can still read but cannot send messages, create artifacts or take locks. Owner key.',
+  ),
+  moderation(
+    contract.unmuteParticipant,
+    unmuteParticipant,
+    'Unmute a participant',
+    'Let a muted participant send messages again. Owner key.',
+  ),
+  operation(contract.leaveSpace, {
+    run: ({ spaceId }, { deps, key }) => leaveSpace({ deps, spaceId, key }),
+    tool: {
+      title: 'Leave a space',
+      description:
+        'Leave the space: your participant key stops working and your locks are released. Participant key.',
+      annotations: hints.destroy,
+    },
+  }),
+];

@@ -1,0 +1,19 @@
+import type { Deps } from '@convene/core';
+import type { FastifyRequest } from 'fastify';
+import type { Caller } from '../caller';
+
+export function headerValue(req: FastifyRequest, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** The caller of a REST request: its credentials, from their headers. */
+export function restCaller(deps: Deps, req: FastifyRequest): Caller {
+  const authorization = headerValue(req, 'authorization');
+  return {
+    deps,
+    key: headerValue(req, 'x-private-key') || undefined,
+    userToken: headerValue(req, 'x-user-token') || undefined,
+    bearer: authorization?.match(/^Bearer\s+(.+)$/i)?.[1]?.trim(),
+  };
+}

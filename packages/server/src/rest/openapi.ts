@@ -1,0 +1,232 @@
+import { type OperationContract, pathParams } from '@convene/contract';
+import type { OpenAPIObject } from 'trpc-to-openapi';
+import { generateOpenApiDocument } from 'trpc-to-openapi';
+import type { z } from 'zod';
+import type { Declaration, OperationDeclaration } from '../operations/declare';
+import type { routerOf } from './procedures';
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'Validation failure, or unsupported API-Version',
+  401: 'Key or token missing, unknown, or of the wrong type; carries WWW-Authenticate',
+  403: 'Valid key, forbidden action',
+  404: 'Not found',
+  409: 'State conflict',
+  410: 'Link request expired or already consumed',
+  422: 'Idempotency-Key reused with a different body',
+  423: 'Artifact lock held by someone else',
+  429: 'Rate limit exceeded; carries Retry-After',
+};
+
+/**
+ * The OpenAPI 3.1 document of the declared operations: trpc-to-openapi documents the procedures
+ * from their contract schemas, the raw routes add theirs (derived from the contract where they
+ * serve a contract operation), and both get the contract's statuses and credentials.
+ */
+export function buildOpenApiDocument(
+  publicUrl: string,
+  declarations: readonly Declaration[],
+  router: ReturnType<typeof routerOf>,
+): OpenAPIObject {
+  const doc = generateOpenApiDocument(router, {
+    title: 'Convene',
+    description:
+      'A neutral meeting place where software agents and humans meet in shared spaces, talk, and co-edit markdown documents under exclusive locks.',
+    version: '1.0.0',
+    baseUrl: publicUrl,
+    securitySchemes: {
+      spaceKey: { type: 'apiKey', in: 'header', name: 'X-Private-Key' },
+      userToken: { type: 'apiKey', in: 'header', name: 'X-User-Token' },
+      dashboardJwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+    },
+    paths: rawPaths(declarations) as never,
+  });
+  documentProcedures(doc, declarations);
+  documentPolicies(doc);
+  return doc;
+}
+
+const errorResponse = (description: string) => ({
+  description,
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+});
+
+/** Error responses of the contract's statuses; `described` may say more of one than the table. */
+function errorResponses(
+  statuses: readonly number[],
+  described: Record<string, { description?: string }> = {},
+): Record<string, unknown> {
+  return Object.fromEntries(
+    statuses.map((status) => [
+      String(status),
+      errorResponse(described[String(status)]?.description ?? ERROR_DESCRIPTIONS[status] ?? 'Error'),
+    ]),
+  );
+}
+
+const securityOf = (contract: OperationContract) => contract.security.map((scheme) => ({ [scheme]: [] }));
+
+/** The raw routes' path items: contract operations derived from the contract, the rest as declared. */
+function rawPaths(declarations: readonly Declaration[]): Record<string, Record<string, unknown>> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const declaration of declarations) {
+    if (declaration.kind !== 'route') continue;
+    for (const [method, { contract, openapi }] of Object.entries(declaration.methods)) {
+      const operation = contract ? rawOperation(contract, openapi ?? {}) : openapi;
+      if (!operation) continue;
+      paths[declaration.path] = { ...paths[declaration.path], [method.toLowerCase()]: operation };
+    }
+  }
+  return paths;
+}
+
+/**
+ * A contract operation served by a raw route: id, tag, summary, credentials, path and query
+ * parameters or JSON body, and error statuses from the contract; the success answer (not JSON,
+ * or not only) and anything else from the declaration.
+ */
+function rawOperation(contract: OperationContract, extra: Record<string, unknown>): Record<string, unknown> {
+  const { responses = {}, ...rest } = extra as { responses?: Record<string, { description?: string }> };
+  const input = contract.input as z.ZodObject;
+  const inPath = Object.fromEntries(pathParams(contract.path).map((name) => [name, true as const]));
+  const path = Object.keys(inPath).length ? input.pick(inPath as never) : undefined;
+  const others = Object.keys(inPath).length ? input.omit(inPath as never) : input;
+  const success = String(contract.successStatus);
+  return {
+    operationId: contract.operationId,
+    tags: [contract.tag],
+    summary: contract.summary,
+    security: securityOf(contract),
+    requestParams: { ...(path ? { path } : {}), ...(contract.method === 'GET' ? { query: others } : {}) },
+    ...(contract.method === 'GET'
+      ? {}
+      : { requestBody: { required: true, content: { 'application/json': { schema: others } } } }),
+    ...rest,
+    responses: {
+      [success]: responses[success] ?? {
+        description: 'Successful response',
+        content: { 'application/json': { schema: contract.output } },
+      },
+      ...errorResponses(contract.errorStatuses, responses),
+    },
+  };
+}
+
+/** Statuses, error bodies and credentials of the procedures, from their contract (the generator knows only 200). */
+function documentProcedures(doc: OpenAPIObject, declarations: readonly Declaration[]): void {
+  doc.components ??= {};
+  doc.components.schemas ??= {};
+  doc.components.schemas.Error = {
+    type: 'object',
+    required: ['error'],
+    properties: {
+      error: { type: 'string' },
+      lockedBy: { type: 'string', format: 'uuid', description: 'On 423: participantId of the lock holder' },
+      lockExpiresAt: {
+        type: 'string',
+        format: 'date-time',
+        description: 'On 423 when someone holds the lock: its expiry',
+      },
+      version: {
+        type: 'integer',
+        description: 'On 409 from writeArtifact with a stale baseVersion: the current version',
+      },
+      retryAfter: { type: 'integer', description: 'On 429: seconds until the window resets' },
+    },
+    additionalProperties: true,
+  };
+  for (const declaration of declarations) {
+    if (declaration.kind === 'operation') documentProcedure(doc, declaration);
+  }
+}
+
+function documentProcedure(doc: OpenAPIObject, { contract, pending }: OperationDeclaration): void {
+  const operation = (
+    doc.paths?.[contract.path] as
+      | Record<
+          string,
+          {
+            responses?: Record<string, unknown>;
+            security?: unknown;
+            requestBody?: {
+              required?: boolean;
+              content?: Record<string, { schema?: { required?: string[] } }>;
+            };
+          }
+        >
+      | undefined
+  )?.[contract.method.toLowerCase()];
+  if (!operation) return;
+  operation.security = securityOf(contract);
+  const responses: Record<string, unknown> = {};
+  const ok = operation.responses?.['200'];
+  if (contract.successStatus === 204) responses['204'] = { description: 'No content' };
+  else if (ok) responses[String(contract.successStatus)] = ok;
+  // The pending answer has the operation's body schema (its fields say which answer it is).
+  if (contract.pendingStatus && pending && ok && typeof ok === 'object') {
+    responses[String(contract.pendingStatus)] = {
+      ...ok,
+      description: pending.description,
+      ...(pending.headers ? { headers: pending.headers } : {}),
+    };
+  }
+  Object.assign(responses, errorResponses(contract.errorStatuses));
+  operation.responses = responses;
+  // A body whose every field is optional may be left out (createApiToken, startLink…).
+  const body = operation.requestBody;
+  if (body && !(body.content?.['application/json']?.schema?.required?.length ?? 0)) body.required = false;
+}
+
+const WRITE_METHODS = new Set(['post', 'put', 'patch', 'delete']);
+
+/**
+ * The policies every operation shares (src/http): the API-Version request header, the
+ * Idempotency-Key of writes, and the API-Version and RateLimit-* headers of every answer.
+ */
+function documentPolicies(doc: OpenAPIObject): void {
+  doc.components ??= {};
+  const components = doc.components;
+  components.parameters = {
+    ...components.parameters,
+    ApiVersion: {
+      name: 'API-Version',
+      in: 'header',
+      required: false,
+      description: 'Requested major version; only `1` is served. Another value answers 400.',
+      schema: { type: 'string', enum: ['1'] },
+    },
+    IdempotencyKey: {
+      name: 'Idempotency-Key',
+      in: 'header',
+      required: false,
+      description:
+        'A fresh unique key (a UUID) per logical write; a retry within 24 hours replays the first answer with `Idempotency-Replayed: true`.',
+      schema: { type: 'string', maxLength: 255 },
+    },
+  };
+  const integer = { schema: { type: 'integer' as const } };
+  components.headers = {
+    ...components.headers,
+    'API-Version': { description: 'Major version served', schema: { type: 'string' } },
+    'RateLimit-Limit': { description: 'Requests allowed per window', ...integer },
+    'RateLimit-Remaining': { description: 'Requests left in this window', ...integer },
+    'RateLimit-Reset': { description: 'Seconds until the window resets', ...integer },
+    'RateLimit-Policy': { description: 'The policy, e.g. `300;w=60`', schema: { type: 'string' } },
+  };
+  const responseHeaders = Object.fromEntries(
+    Object.keys(components.headers).map((name) => [name, { $ref: `#/components/headers/${name}` }]),
+  );
+  for (const item of Object.values(doc.paths ?? {})) {
+    for (const [method, op] of Object.entries(item as Record<string, unknown>)) {
+      if (!op || typeof op !== 'object' || !('responses' in op)) continue;
+      const operation = op as { parameters?: unknown[]; responses: Record<string, { headers?: object }> };
+      const parameters = [{ $ref: '#/components/parameters/ApiVersion' }];
+      if (WRITE_METHODS.has(method)) parameters.push({ $ref: '#/components/parameters/IdempotencyKey' });
+      operation.parameters = [...(operation.parameters ?? []), ...parameters];
+      for (const response of Object.values(operation.responses)) {
+        if (response && typeof response === 'object' && !('$ref' in response)) {
+          response.headers = { ...responseHeaders, ...response.headers };
+        }
+      }
+    }
+  }
+}
