@@ -5,20 +5,20 @@ import Fastify, {
   type FastifyReply,
   type FastifyRequest,
 } from 'fastify';
-import { fastifyTRPCOpenApiPlugin } from 'trpc-to-openapi';
 import { appRouter, buildOpenApiDocument, declarations, neverReplayed, tools } from './api';
 import type { ServerConfig } from './env';
 import type { EventHub } from './events/hub';
 import { toHttpError } from './http/errors';
 import { idempotencyHooks } from './http/idempotency';
-import { normaliseRequest, registerHttpPolicy, sendError } from './http/policy';
+import { normaliseRequest, registerHttpPolicy } from './http/policy';
 import { mcpBatchHook, rateLimitHook } from './http/rate-limit';
 import { redactedRequestSerializer } from './http/redact';
+import { sendError } from './http/reply';
 import type { PolicyStores } from './http/stores';
 import { registerPolicySweeper } from './http/sweeper';
 import { versioningHooks } from './http/versioning';
+import { openApiAdapter } from './rest/adapter';
 import { registerRoutes } from './rest/routes';
-import { type Context, createContextFactory } from './trpc';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -107,6 +107,8 @@ export async function buildApp({
     normaliseRequest(request);
   });
   registerHttpPolicy(app, config.publicUrl);
+  const adapter = openApiAdapter(appRouter, deps);
+  app.addHook('onSend', adapter.onSend);
   // 4. Each further call of an MCP JSON-RPC batch counts as a request, once the body is parsed.
   app.addHook('preHandler', mcpBatchHook(rateLimit.chargeMore));
   // 5. Idempotency-Key: claim or replay before the handler; capture the response after the error
@@ -130,21 +132,7 @@ export async function buildApp({
     api: { openapi: () => (document ??= buildOpenApiDocument(config.publicUrl)), tools },
   });
 
-  await app.register(fastifyTRPCOpenApiPlugin, {
-    router: appRouter,
-    createContext: createContextFactory(deps),
-    responseMeta: ({ ctx, errors }: { ctx?: Context; errors: unknown[] }) => {
-      if (errors.length > 0) {
-        const { status, headers } = toHttpError(errors[0], config.publicUrl);
-        return { status, headers };
-      }
-      return { status: ctx?.resMeta.status ?? 200, headers: ctx?.resMeta.headers ?? {} };
-    },
-    onError: ({ error }: { error: { cause?: unknown } }) => {
-      if (toHttpError(error, config.publicUrl).status >= 500)
-        app.log.error({ err: error.cause ?? error }, 'procedure failed');
-    },
-  } as never);
+  await adapter.register(app);
 
   return app;
 }

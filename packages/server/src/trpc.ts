@@ -3,7 +3,6 @@ import { initTRPC } from '@trpc/server';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import type { Caller } from './caller';
-import { toHttpError } from './http/errors';
 import { restCaller } from './rest/caller';
 
 /** Status and headers of a success, set by the procedure from its contract (rest/procedures.ts). */
@@ -16,15 +15,8 @@ export interface Context extends Caller {
   resMeta: ResponseMeta;
 }
 
-export const t = initTRPC
-  .context<Context>()
-  .meta<OpenApiMeta>()
-  .create({
-    // trpc-to-openapi spreads this shape into its error body; the onSend hook keeps only `convene`.
-    errorFormatter: ({ error, ctx }) => ({
-      convene: toHttpError(error, ctx?.deps.config.publicUrl ?? '').body,
-    }),
-  });
+// Errors need no formatter: the adapter's error body is replaced by ours (rest/adapter.ts).
+export const t = initTRPC.context<Context>().meta<OpenApiMeta>().create();
 
 export const router = t.router;
 export const procedure = t.procedure;

@@ -1,16 +1,8 @@
 import { ValidationError } from '@convene/core';
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import { toHttpError } from './errors';
 import { drainRequest, isJsonObject, jsonBodyProblem, urlHasNul } from './json-body';
-
-export function sendError(
-  reply: FastifyReply,
-  status: number,
-  body: { error: string } & Record<string, unknown>,
-  headers: Record<string, string> = {},
-) {
-  return reply.code(status).headers(headers).type('application/json; charset=utf-8').send(body);
-}
+import { sendError } from './reply';
 
 /**
  * What every request needs before its body is read (run by the one onRequest hook, app.ts):
@@ -46,8 +38,10 @@ const badBody = (message: string): FastifyError => {
 };
 
 /**
- * Request bodies and error answers, for every route, tRPC and raw alike: JSON parsing, JSON
- * bodies for every error (Fastify's own included), unknown routes. The version, rate-limit and idempotency policies are their own hooks (see app.ts).
+ * Request bodies and error answers, for every route, tRPC and raw alike: JSON parsing; the one
+ * error handler, which answers whatever a route throws (domain errors, validation failures,
+ * Fastify's own) as JSON through http/errors.ts; unknown routes. The version, rate-limit and
+ * idempotency policies are their own hooks (see app.ts).
  */
 export function registerHttpPolicy(app: FastifyInstance, publicUrl: string): void {
   // An empty JSON body is an empty object; anything else must parse, be an object (every
@@ -68,20 +62,6 @@ export function registerHttpPolicy(app: FastifyInstance, publicUrl: string): voi
     const batch = Array.isArray(value) && request.routeOptions.url === MCP_ROUTE;
     if (!isJsonObject(value) && !batch) return done(badBody('request body must be a JSON object'), undefined);
     done(null, value);
-  });
-
-  // trpc-to-openapi spreads the error formatter's shape into its own body; keep ours only.
-  // Synchronous on purpose: an onSend that yields lets Fastify send a second, empty answer for
-  // handlers that call reply.send() without returning the reply (the OpenAPI adapter does).
-  app.addHook('onSend', (_request, reply, payload, done) => {
-    if (reply.statusCode < 400 || typeof payload !== 'string' || !payload.includes('"convene"'))
-      return done(null, payload);
-    try {
-      const parsed = JSON.parse(payload) as { convene?: unknown };
-      done(null, parsed.convene ? JSON.stringify(parsed.convene) : payload);
-    } catch {
-      done(null, payload);
-    }
   });
 
   app.setErrorHandler(async (error: FastifyError, request, reply) => {

@@ -1,6 +1,6 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { RouteHandlerMethod } from 'fastify';
-import { sendError } from '../http/policy';
+import { sendError, takeOver } from '../http/reply';
 import type { RouteScope } from '../routes/scope';
 import { createMcpServer } from './server';
 import type { SpaceWatch } from './tool';
@@ -41,12 +41,8 @@ export function mcpHandler({ app, deps, api }: RouteScope): RouteHandlerMethod {
     const server = createMcpServer({ deps, shutdown: shutdown.signal, watch, tools: api.tools });
     // No sessionIdGenerator: stateless mode (exactOptionalPropertyTypes forbids writing `undefined`).
     const transport = new StreamableHTTPServerTransport({ enableJsonResponse: true });
-    // The transport writes to the raw response: Fastify's onSend hooks do not run and headers set
-    // by the policy hooks (API-Version, rate limits) would be lost unless copied first.
-    reply.hijack();
-    for (const [name, value] of Object.entries(reply.getHeaders())) {
-      if (value !== undefined) reply.raw.setHeader(name, value as string | number | readonly string[]);
-    }
+    // The transport writes to the raw response.
+    takeOver(reply);
     // A call still running at shutdown (a long wait) answers at once; its connection must then
     // close too, or the server's close would wait for the keep-alive timeout.
     const closeConnection = () => {

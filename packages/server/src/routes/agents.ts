@@ -4,8 +4,7 @@ import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import { renderAgentCard } from '../agents/agent-card';
 import { GUIDES, guideDocuments, operationDocuments, readGuide } from '../agents/ask-documents';
 import { renderLlmsTxt } from '../agents/llms-txt';
-import { toHttpError } from '../http/errors';
-import { sendError } from '../http/policy';
+import { MEDIA, sendRaw, takeOver } from '../http/reply';
 import { headerValue } from '../rest/caller';
 import type { RouteScope } from './scope';
 
@@ -30,16 +29,11 @@ export function askHandler({ deps, config, api }: RouteScope): RouteHandlerMetho
       const { query } = request.query as { query?: string | string[] };
       input = { query: Array.isArray(query) ? query[0] : (query ?? '') };
     }
-    const parsed = ZAskRequest.safeParse(input);
-    if (!parsed.success) {
-      const { status, body, headers } = toHttpError(parsed.error, config.publicUrl);
-      return sendError(reply, status, body, headers);
-    }
+    const { query, prefer } = ZAskRequest.parse(input);
     await ensureIndexed();
-    const result = await ask({ deps, query: parsed.data.query });
-    if (parsed.data.prefer?.streaming === true || wantsEventStream(request))
-      return streamAnswer(reply, result);
-    return reply.type('application/json; charset=utf-8').send(result);
+    const result = await ask({ deps, query });
+    if (prefer?.streaming === true || wantsEventStream(request)) return streamAnswer(reply, result);
+    return sendRaw(reply, { type: MEDIA.json, body: result });
   };
 }
 
@@ -53,27 +47,24 @@ export function agentCardHandler({ deps, config }: RouteScope): RouteHandlerMeth
       headerValue(request, 'x-private-key') ||
       undefined;
     const card = await getAgentCard({ deps, spaceId, key });
-    return reply
-      .type('text/markdown; charset=utf-8')
-      .header('Cache-Control', 'no-store')
-      .header('X-Content-Type-Options', 'nosniff')
-      .send(renderAgentCard(card, key ?? '', config.publicUrl));
+    return sendRaw(reply, {
+      type: MEDIA.markdown,
+      body: renderAgentCard(card, key ?? '', config.publicUrl),
+      cache: 'no-store',
+      nosniff: true,
+    });
   };
 }
 
 export function agentGuideHandler({ config }: RouteScope): RouteHandlerMethod {
   const agentGuide = readGuide(GUIDES[0].url, config.publicUrl) ?? '';
   return async (_request, reply) =>
-    reply
-      .type('text/markdown; charset=utf-8')
-      .header('Cache-Control', 'public, max-age=300')
-      .send(agentGuide);
+    sendRaw(reply, { type: MEDIA.markdown, body: agentGuide, cache: 'public' });
 }
 
 export function llmsTxtHandler({ config }: RouteScope): RouteHandlerMethod {
   const llmsTxt = renderLlmsTxt(config.publicUrl);
-  return async (_request, reply) =>
-    reply.type('text/plain; charset=utf-8').header('Cache-Control', 'public, max-age=300').send(llmsTxt);
+  return async (_request, reply) => sendRaw(reply, { type: MEDIA.text, body: llmsTxt, cache: 'public' });
 }
 
 /** What /ask searches of the documentation: every operation of the API, and the guides by section. */
@@ -98,12 +89,7 @@ function wantsEventStream(request: FastifyRequest): boolean {
 
 /** The answer as Server-Sent Events: `start`, one `result` per item, then `complete`. */
 function streamAnswer(reply: FastifyReply, result: TAskResult): void {
-  reply.hijack();
-  const raw = reply.raw;
-  // Headers set by the policy hooks (API-Version, rate limits) are not flushed after hijack.
-  for (const [name, value] of Object.entries(reply.getHeaders())) {
-    if (value !== undefined) raw.setHeader(name, value as string | number | readonly string[]);
-  }
+  const raw = takeOver(reply);
   raw.writeHead(200, {
     'Content-Type': 'text/event-stream; charset=utf-8',
     'Cache-Control': 'no-cache',

@@ -1,5 +1,6 @@
 import { diffArtifactVersions, getArtifact } from '@convene/core';
 import type { FastifyRequest, RouteHandlerMethod } from 'fastify';
+import { MEDIA, sendRaw } from '../http/reply';
 import { headerValue } from '../rest/caller';
 import type { RouteScope } from './scope';
 
@@ -16,11 +17,12 @@ export function downloadHandler({ deps }: RouteScope): RouteHandlerMethod {
   return async (request, reply) => {
     const { spaceId, artifactId } = request.params as ArtifactParams;
     const artifact = await getArtifact({ deps, spaceId, artifactId, key: spaceKey(request) });
-    return reply
-      .type('text/markdown; charset=utf-8')
-      .header('Content-Disposition', contentDisposition(`${artifact.name}.md`))
-      .header('Cache-Control', 'no-store')
-      .send(artifact.content);
+    return sendRaw(reply, {
+      type: MEDIA.markdown,
+      body: artifact.content,
+      cache: 'no-store',
+      headers: { 'Content-Disposition': contentDisposition(`${artifact.name}.md`) },
+    });
   };
 }
 
@@ -37,7 +39,7 @@ export function diffHandler({ deps }: RouteScope): RouteHandlerMethod {
       to: single(query.to),
       key: spaceKey(request),
     });
-    return reply.type('text/x-diff; charset=utf-8').header('Cache-Control', 'no-store').send(diff);
+    return sendRaw(reply, { type: MEDIA.diff, body: diff, cache: 'no-store' });
   };
 }
 

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { isUuid, NotFoundError } from '@convene/core';
 import type { RouteHandlerMethod } from 'fastify';
+import { MEDIA, sendRaw } from '../http/reply';
 import type { RouteScope } from './scope';
 
 /** The auth guide's source; `{PUBLIC_URL}` stands for the service's address wherever it appears. */
@@ -90,23 +91,17 @@ export function identiconSvg(participantId: string): string {
  */
 export function protectedResourceHandler({ config }: RouteScope): RouteHandlerMethod {
   const resource = JSON.stringify(protectedResourceMetadata(config.publicUrl));
-  return async (_request, reply) =>
-    reply
-      .type('application/json; charset=utf-8')
-      .header('Cache-Control', 'public, max-age=300')
-      .send(resource);
+  return async (_request, reply) => sendRaw(reply, { type: MEDIA.json, body: resource, cache: 'public' });
 }
 
 export function authorizationServerHandler({ config }: RouteScope): RouteHandlerMethod {
   const server = JSON.stringify(authorizationServerMetadata(config.publicUrl));
-  return async (_request, reply) =>
-    reply.type('application/json; charset=utf-8').header('Cache-Control', 'public, max-age=300').send(server);
+  return async (_request, reply) => sendRaw(reply, { type: MEDIA.json, body: server, cache: 'public' });
 }
 
 export function authGuideHandler({ config }: RouteScope): RouteHandlerMethod {
   const guide = renderAuthGuide(config.publicUrl);
-  return async (_request, reply) =>
-    reply.type('text/markdown; charset=utf-8').header('Cache-Control', 'public, max-age=300').send(guide);
+  return async (_request, reply) => sendRaw(reply, { type: MEDIA.markdown, body: guide, cache: 'public' });
 }
 
 export function avatarHandler(_scope: RouteScope): RouteHandlerMethod {
@@ -114,10 +109,11 @@ export function avatarHandler(_scope: RouteScope): RouteHandlerMethod {
     const match = /^(.+)\.svg$/.exec((request.params as { file: string }).file);
     const participantId = match?.[1];
     if (!participantId || !isUuid(participantId)) throw new NotFoundError('avatar');
-    return reply
-      .type('image/svg+xml')
-      .header('Cache-Control', 'public, max-age=86400, immutable')
-      .header('X-Content-Type-Options', 'nosniff')
-      .send(identiconSvg(participantId));
+    return sendRaw(reply, {
+      type: MEDIA.svg,
+      body: identiconSvg(participantId),
+      cache: 'immutable',
+      nosniff: true,
+    });
   };
 }

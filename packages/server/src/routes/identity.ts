@@ -1,4 +1,5 @@
 import type { RouteHandlerMethod } from 'fastify';
+import { MEDIA, sendRaw } from '../http/reply';
 import type { RouteScope } from './scope';
 
 /**
@@ -7,9 +8,5 @@ import type { RouteScope } from './scope';
  */
 export function jwksHandler({ deps }: RouteScope): RouteHandlerMethod {
   const body = JSON.stringify(deps.sessions.jwks());
-  return async (_request, reply) =>
-    reply
-      .type('application/jwk-set+json; charset=utf-8')
-      .header('Cache-Control', 'public, max-age=300')
-      .send(body);
+  return async (_request, reply) => sendRaw(reply, { type: MEDIA.jwks, body, cache: 'public' });
 }

@@ -1,4 +1,5 @@
 import type { RouteHandlerMethod } from 'fastify';
+import { MEDIA, sendRaw } from '../http/reply';
 import type { RouteScope } from './scope';
 
 /** `/openapi.json`: the document derived from the declarations, serialised on first request. */
@@ -6,6 +7,6 @@ export function openApiHandler({ api }: RouteScope): RouteHandlerMethod {
   let cached: string | undefined;
   return async (_request, reply) => {
     cached ??= JSON.stringify(api.openapi());
-    return reply.type('application/json; charset=utf-8').send(cached);
+    return sendRaw(reply, { type: MEDIA.json, body: cached });
   };
 }

@@ -1,17 +1,17 @@
 import { ZTimestampQuery } from '@convene/contract';
-import { openStream } from '@convene/core';
+import { openStream, ValidationError } from '@convene/core';
 import type { RouteHandlerMethod } from 'fastify';
 import { StreamConnection } from '../events/stream-connection';
-import { toHttpError } from '../http/errors';
-import { sendError } from '../http/policy';
+import { sendError, takeOver } from '../http/reply';
 import { headerValue } from '../rest/caller';
 import type { RouteScope } from './scope';
 
 /**
  * GET /hub/space/{spaceId}/messages/stream: Server-Sent Events. Errors before the stream starts
- * are ordinary JSON errors; after that, the stream subscribes, replays its backlog and goes live.
+ * are thrown to the app's error handler (JSON, like every error); after that, the stream
+ * subscribes, replays its backlog and goes live.
  */
-export function streamHandler({ app, config, deps }: RouteScope): RouteHandlerMethod {
+export function streamHandler({ app, deps }: RouteScope): RouteHandlerMethod {
   return async (request, reply) => {
     const { spaceId } = request.params as { spaceId: string };
     const query = request.query as Record<string, string | string[] | undefined>;
@@ -19,21 +19,13 @@ export function streamHandler({ app, config, deps }: RouteScope): RouteHandlerMe
     // The header wins; `?key=` is for clients that cannot set headers (EventSource in a browser).
     const key = headerValue(request, 'x-private-key') || first(query.key) || undefined;
 
-    let timestamp: string | undefined;
     const rawTimestamp = first(query.timestamp);
-    if (rawTimestamp !== undefined) {
-      const parsed = ZTimestampQuery.safeParse(rawTimestamp);
-      if (!parsed.success) {
-        const { status, body } = toHttpError(parsed.error, config.publicUrl);
-        return sendError(reply, status, body);
-      }
-      timestamp = parsed.data;
-    }
+    const timestamp = rawTimestamp === undefined ? undefined : ZTimestampQuery.parse(rawTimestamp);
     let lastEventId: number | undefined;
     const rawLastEventId = headerValue(request, 'last-event-id')?.trim();
     if (rawLastEventId) {
       if (!/^\d{1,15}$/.test(rawLastEventId))
-        return sendError(reply, 400, { error: 'Last-Event-ID must be an event id sent by this stream' });
+        throw new ValidationError('Last-Event-ID must be an event id sent by this stream');
       lastEventId = Number(rawLastEventId);
     }
 
@@ -58,21 +50,14 @@ export function streamHandler({ app, config, deps }: RouteScope): RouteHandlerMe
       start = await openStream({ deps, spaceId, key });
     } catch (error) {
       connection.abandon();
-      const { status, body, headers } = toHttpError(error, config.publicUrl);
-      if (status >= 500) request.log.error({ err: error }, 'opening an event stream failed');
-      return sendError(reply, status, body, headers);
+      throw error;
     }
 
-    reply.hijack();
-    const res = reply.raw;
+    const res = takeOver(reply);
     // The client left (or the server began closing) while the stream was being authorised.
     if (connection.isEnded) {
       res.destroy();
       return;
-    }
-    // A hijacked reply skips onSend and does not flush headers set by the policy hooks.
-    for (const [name, value] of Object.entries(reply.getHeaders())) {
-      if (value !== undefined) res.setHeader(name, value as string | number | readonly string[]);
     }
     res.writeHead(200, {
       'Content-Type': 'text/event-stream; charset=utf-8',

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { FastifyReply, RouteHandlerMethod } from 'fastify';
+import { MEDIA, sendRaw } from '../http/reply';
 import { CONTENT_SECURITY_POLICY } from '../web/pages';
 import type { RouteScope } from './scope';
 
@@ -49,19 +50,15 @@ function loadAssets(): Map<string, { body: string; type: string }> {
   return assets;
 }
 
-function sendPage(reply: FastifyReply, html: string): FastifyReply {
-  return (
-    reply
-      .type('text/html; charset=utf-8')
-      .header('Content-Security-Policy', CONTENT_SECURITY_POLICY)
-      // Keys travel in fragments and sessionStorage; never let a URL leak through a Referer.
-      .header('Referrer-Policy', 'no-referrer')
-      .header('X-Content-Type-Options', 'nosniff')
-      .header('X-Frame-Options', 'DENY')
-      .header('Cache-Control', 'no-cache')
-      .send(html)
-  );
-}
+const PAGE_HEADERS = {
+  'Content-Security-Policy': CONTENT_SECURITY_POLICY,
+  // Keys travel in fragments and sessionStorage; never let a URL leak through a Referer.
+  'Referrer-Policy': 'no-referrer',
+  'X-Frame-Options': 'DENY',
+};
+
+const sendPage = (reply: FastifyReply, html: string): FastifyReply =>
+  sendRaw(reply, { type: MEDIA.html, body: html, cache: 'no-cache', nosniff: true, headers: PAGE_HEADERS });
 
 // The human side in the browser: server-rendered pages plus small ES modules that call the REST
 // API. No key ever appears in a page's URL path or query: the invitation key arrives in the
@@ -88,10 +85,6 @@ export function assetHandler(_scope: RouteScope): RouteHandlerMethod {
   return async (request, reply) => {
     const asset = assets.get((request.params as { file: string }).file);
     if (!asset) return reply.callNotFound();
-    return reply
-      .type(asset.type)
-      .header('X-Content-Type-Options', 'nosniff')
-      .header('Cache-Control', 'no-cache')
-      .send(asset.body);
+    return sendRaw(reply, { type: asset.type, body: asset.body, cache: 'no-cache', nosniff: true });
   };
 }

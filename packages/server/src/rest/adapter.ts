@@ -1,0 +1,47 @@
+import type { Deps } from '@convene/core';
+import type { FastifyInstance, FastifyRequest, onSendHookHandler } from 'fastify';
+import { fastifyTRPCOpenApiPlugin } from 'trpc-to-openapi';
+import { type HttpError, toHttpError } from '../http/errors';
+import { type Context, createContextFactory } from '../trpc';
+import type { routerOf } from './procedures';
+
+/**
+ * The procedures served at their REST paths by trpc-to-openapi. The adapter writes errors in a
+ * shape of its own (`{message, code, issues}`); ours comes from the one mapping every route uses
+ * (http/errors.ts), made once when the adapter reports the error and sent in its place.
+ */
+export function openApiAdapter(router: ReturnType<typeof routerOf>, deps: Deps) {
+  const publicUrl = deps.config.publicUrl;
+  const failures = new WeakMap<FastifyRequest, HttpError>();
+
+  /**
+   * Puts our error body in place of the adapter's; register it before anything reads bodies.
+   * Synchronous on purpose: an onSend that yields lets Fastify send a second, empty answer for
+   * handlers that call reply.send() without returning the reply (the adapter does).
+   */
+  const onSend: onSendHookHandler = (request, _reply, payload, done) => {
+    const failure = failures.get(request);
+    done(null, failure ? JSON.stringify(failure.body) : payload);
+  };
+
+  const register = (app: FastifyInstance) =>
+    app.register(fastifyTRPCOpenApiPlugin, {
+      router,
+      createContext: createContextFactory(deps),
+      responseMeta: ({ ctx, errors }: { ctx?: Context; errors: unknown[] }) => {
+        if (errors.length > 0) {
+          const { status, headers } = toHttpError(errors[0], publicUrl);
+          return { status, headers };
+        }
+        return { status: ctx?.resMeta.status ?? 200, headers: ctx?.resMeta.headers ?? {} };
+      },
+      // Called once per failed request, before the answer is written (the request is Fastify's).
+      onError: ({ error, req }: { error: { cause?: unknown }; req: FastifyRequest }) => {
+        const failure = toHttpError(error, publicUrl);
+        failures.set(req, failure);
+        if (failure.status >= 500) app.log.error({ err: error.cause ?? error }, 'procedure failed');
+      },
+    } as never);
+
+  return { onSend, register };
+}
