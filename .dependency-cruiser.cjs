@@ -1,0 +1,105 @@
+/**
+ * The workspace's import rules, checked by `pnpm lint` (`pnpm deps`): no import circles anywhere,
+ * and dependencies that point one way through the layers:
+ *
+ *   contract <- core <- server <- (nothing)
+ *   contract <- sdk (types only) <- cli, web
+ *
+ * Tests, benchmarks and scripts may reach further (a test starts a real server on a database from
+ * core's testing helpers; the SDK's generator reads the contract); the rules below bind each
+ * package's shipped source. The one allowed exception: the CLI's `serve` command loads the server
+ * lazily, with a dynamic import.
+ */
+const layer = (name, comment, from, to) => ({ name, comment, severity: 'error', from, to });
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      comment: 'No module may import itself back through a chain of imports.',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'not-to-unresolvable',
+      comment:
+        'Every import resolves: a package is imported only where its package.json lists it. (The browser pages import by URL, /web/…; the shared vitest config is read from each package.)',
+      severity: 'error',
+      from: { pathNot: '^vitest\\.shared\\.ts$' },
+      to: { couldNotResolve: true, pathNot: '^/web/' },
+    },
+    layer(
+      'contract-is-zod-only',
+      'The wire contract depends on zod and nothing else.',
+      { path: '^packages/contract/src/' },
+      { pathNot: ['^packages/contract/src/', '(^|/)node_modules/zod/'] },
+    ),
+    layer(
+      'core-below-transports',
+      'core is the domain: it never imports the server, the SDK or the apps.',
+      { path: '^packages/core/src/' },
+      { path: '^(packages/(server|sdk)|apps)/' },
+    ),
+    layer(
+      'core-has-no-transport',
+      'core never imports tRPC, Fastify, MCP or node:http.',
+      { path: '^packages/core/src/' },
+      {
+        path: [
+          '(^|/node_modules/)(fastify|@fastify/[^/]+|@trpc/[^/]+|trpc-to-openapi|@modelcontextprotocol/[^/]+)(/|$)',
+          '^(node:)?https?$',
+          '^(node:)?http2$',
+        ],
+      },
+    ),
+    layer(
+      'nothing-imports-the-server',
+      'The server is the outer ring: only the CLI may load it (`convene serve`), lazily.',
+      { pathNot: '^packages/server/' },
+      { path: '^packages/server/', dependencyTypesNot: ['dynamic-import'] },
+    ),
+    layer(
+      'only-the-cli-loads-the-server',
+      'The one lazy import of the server is the CLI’s.',
+      { pathNot: ['^packages/server/', '^apps/cli/src/'] },
+      { path: '^packages/server/' },
+    ),
+    layer(
+      'server-not-on-clients',
+      'The server never imports the SDK or the apps.',
+      { path: '^packages/server/' },
+      { path: '^(packages/sdk|apps)/' },
+    ),
+    layer(
+      'sdk-on-the-contract-types-only',
+      'The SDK ships without the server, core, or zod at run time: the contract only as types.',
+      { path: '^packages/sdk/src/' },
+      { path: '^packages/contract/', dependencyTypesNot: ['type-only'] },
+    ),
+    layer(
+      'sdk-not-on-core-or-server',
+      'The SDK talks to the service over HTTP only.',
+      { path: '^packages/sdk/src/' },
+      { path: '^(packages/(core|server)|apps)/' },
+    ),
+    layer(
+      'clients-on-the-sdk',
+      'The CLI and the web app talk to the service through the SDK only.',
+      { path: '^apps/(cli|web)/src/' },
+      { path: '^packages/(core|contract)/' },
+    ),
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '(^|/)(node_modules|dist|\\.turbo|\\.data)/' },
+    // Type-only imports count: a circle of types is still a circle to read through.
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.base.json' },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+      extensions: ['.ts', '.tsx', '.js', '.mjs', '.cjs', '.d.ts'],
+    },
+  },
+};
