@@ -1,15 +1,10 @@
 import type { TSendMessageRequest, TSendMessageResult } from '@convene/contract';
-import { sql } from 'drizzle-orm';
 import { authorize, roles, spaceKeyHash } from '../auth/authorize';
-import { Batcher } from '../db/batcher';
-import { rowsOf } from '../db/migrate';
-import { PreparedStatement } from '../db/prepared';
-import type { Db } from '../db/types';
 import type { Deps } from '../deps';
 import { ForbiddenError } from '../errors';
-import { EVENTS_CHANNEL, MAX_INLINE_PAYLOAD } from '../events/append-event';
 import { newId } from '../ids';
-import { contextFromJson, contextJsonColumns } from '../spaces/views';
+import { contextFromJson } from '../spaces/views';
+import { appendMessage } from './append-messages';
 
 export interface SendMessageOptions {
   deps: Deps;
@@ -18,23 +13,12 @@ export interface SendMessageOptions {
   input: Pick<TSendMessageRequest, 'content' | 'type'>;
 }
 
-interface Appended {
-  seq: string | number;
-  event_seq: string | number;
-  /** The context bundle's rows, read by the same statement (json, or its text on some drivers). */
-  participants: unknown;
-  artifacts: unknown;
-}
-
 /**
  * The owner or an active participant posts a message. The hot path is one statement, shared
- * with the messages other requests of this process send at the same moment (group commit): it
- * resolves the key to an active sender (locking that participant row, so a concurrent mute or
- * kick is either before it or after it), bumps the space's message and event sequences under the
- * space row lock, stamps the message `greatest(now, previous + 1µs)` so timestamps strictly
- * increase in commit order, inserts it and, when some node listens to the space, NOTIFYs every
- * node, all in one implicit transaction, and reads the reply's context bundle on the way.
- * Only when it writes nothing does the full authorization run, to say why.
+ * with the messages other requests of this process send at the same moment (group commit,
+ * ./append-messages.ts): it checks the key, numbers, stamps and inserts the message, NOTIFYs
+ * the nodes that listen and reads the reply's context bundle. Only when it writes nothing does
+ * the full authorization run, to say why.
  */
 export async function sendMessage({
   deps,
@@ -52,7 +36,7 @@ export async function sendMessage({
     now: clock.now(),
   };
   for (let attempt = 0; ; attempt++) {
-    const appended = await append(db, outgoing);
+    const appended = await appendMessage(db, outgoing);
     if (appended)
       return { messageId: outgoing.messageId, ...contextFromJson(deps.config, clock.now(), appended) };
 
@@ -68,148 +52,4 @@ export async function sendMessage({
     // The sender's status changed between the two reads (e.g. unmuted): try again.
     if (attempt >= 3) throw new ForbiddenError('the sender is not an active participant');
   }
-}
-
-interface Outgoing {
-  spaceId: string;
-  keyHash: string;
-  messageId: string;
-  type: string;
-  content: string;
-  now: Date;
-}
-
-/** Sending statements of one process in flight at once; more sends queue into the next batch. */
-const MAX_IN_FLIGHT = 2;
-const batchers = new WeakMap<Db, Batcher<Outgoing, Appended | undefined>>();
-
-/**
- * Appends the message, together with the messages other requests of this process are sending
- * at the same moment (one statement, one commit: see Batcher). Undefined when nothing was
- * written: the key is no active sender of an open space.
- */
-function append(db: Db, outgoing: Outgoing): Promise<Appended | undefined> {
-  let batcher = batchers.get(db);
-  if (!batcher) {
-    batcher = new Batcher((batch) => appendBatch(db, batch), MAX_IN_FLIGHT);
-    batchers.set(db, batcher);
-  }
-  return batcher.push(outgoing);
-}
-
-async function appendBatch(db: Db, batch: Outgoing[]): Promise<(Appended | undefined)[]> {
-  let now = batch[0]!.now;
-  for (const item of batch) if (item.now > now) now = item.now;
-  const values = {
-    spaceIds: batch.map((m) => m.spaceId),
-    keyHashes: batch.map((m) => m.keyHash),
-    messageIds: batch.map((m) => m.messageId),
-    types: batch.map((m) => m.type),
-    contents: batch.map((m) => m.content),
-    now: now.toISOString(),
-  };
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const rows = rowsOf<Appended & { id: string }>(await appendStatement.execute(db, values));
-      const byId = new Map(rows.map((row) => [row.id, row]));
-      return batch.map((m) => byId.get(m.messageId));
-    } catch (error) {
-      // A moderation transaction locking rows in the other order: PostgreSQL picks a victim.
-      if (attempt < 3 && pgCode(error) === '40P01') continue;
-      throw error;
-    }
-  }
-}
-
-/**
- * Key checks, sequence bumps, inserts, NOTIFY and the replies' contexts of a batch of messages
- * in one statement, compiled once (see PreparedStatement). Messages of one space in a batch take
- * consecutive sequence numbers and timestamps 1 µs apart, in arrival order.
- */
-const appendStatement = new PreparedStatement<{
-  spaceIds: string[];
-  keyHashes: string[];
-  messageIds: string[];
-  types: string[];
-  contents: string[];
-  now: string;
-}>(
-  'convene_send_messages',
-  sql`
-  with input as materialized (
-    select t.space_id, t.key_hash, t.message_id, t.type, t.content, t.ord
-    from unnest(
-      ${sql.placeholder('spaceIds')}::uuid[], ${sql.placeholder('keyHashes')}::text[],
-      ${sql.placeholder('messageIds')}::uuid[], ${sql.placeholder('types')}::text[],
-      ${sql.placeholder('contents')}::text[]
-    ) with ordinality as t(space_id, key_hash, message_id, type, content, ord)
-  ), author as (
-    -- The key's active participant in that space, locked so that a concurrent mute or kick
-    -- commits either before the message or after it.
-    select i.ord, i.space_id, p.id, p.name, p.is_owner
-    from input i join participants p on p.key_hash = i.key_hash and p.space_id = i.space_id
-    where p.status = 'active'
-    for share of p
-  ), caller as (
-    select a.*, row_number() over (partition by a.space_id order by a.ord) as k,
-      count(*) over (partition by a.space_id) as n
-    from author a
-  ), locked as (
-    -- The open spaces written to, locked in one order so that batches never wait in a cycle.
-    select s.id from spaces s
-    where s.id in (select space_id from caller) and s.state = 'open'
-      and s.expires_at > ${sql.placeholder('now')}::timestamptz
-    order by s.id
-    for no key update
-  ), bumped as (
-    update spaces s set
-      message_seq = s.message_seq + c.n,
-      event_seq = s.event_seq + c.n,
-      last_message_at = greatest(
-        ${sql.placeholder('now')}::timestamptz,
-        coalesce(s.last_message_at, s.created_at) + interval '1 microsecond'
-      ) + (c.n - 1) * interval '1 microsecond'
-    from (select distinct space_id, n from caller) c
-    where s.id = c.space_id and s.id in (select id from locked)
-    -- Only a space some node listens to is notified (see spaces.streamed_until): NOTIFY
-    -- serialises every notifying commit of the database and wakes every listening connection.
-    returning s.id, s.message_seq, s.event_seq, s.last_message_at, s.streamed_until > now() as streamed, c.n
-  ), inserted as (
-    insert into messages (space_id, id, seq, event_seq, sender_id, sender_name, is_owner, type, content, created_at)
-    select b.id, i.message_id, b.message_seq - b.n + c.k, b.event_seq - b.n + c.k, c.id, c.name, c.is_owner,
-      i.type, i.content, b.last_message_at - (b.n - c.k) * interval '1 microsecond'
-    from caller c join bumped b on b.id = c.space_id join input i on i.ord = c.ord
-    order by b.id, c.k
-    returning space_id, id, seq, event_seq, sender_id, sender_name, is_owner, type, content, created_at
-  ), notice as (
-    select i.space_id, i.id, i.seq, i.event_seq,
-      case when (select b.streamed from bumped b where b.id = i.space_id) then json_build_object(
-        'spaceId', i.space_id::text, 'seq', i.event_seq, 'kind', 'message',
-        'data', json_build_object(
-          'id', i.id::text, 'senderId', i.sender_id, 'senderName', i.sender_name,
-          'isOwner', i.is_owner, 'content', i.content, 'type', i.type,
-          'timestamp', to_char(i.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
-          'seq', i.seq
-        )
-      )::text end as payload
-    from inserted i
-  )
-  select n.id, n.seq, n.event_seq,
-    case when n.payload is not null then pg_notify(${EVENTS_CHANNEL}, case
-      when octet_length(n.payload) <= ${MAX_INLINE_PAYLOAD} then n.payload
-      -- Too big for NOTIFY: every node fetches the message once by its event id.
-      else json_build_object('spaceId', n.space_id::text, 'seq', n.event_seq, 'kind', 'message')::text
-    end) end as notified,
-    -- The context bundle of the reply, in the same round trip.
-    ${contextJsonColumns(sql.raw('n.space_id'))}
-  from notice n
-`,
-);
-
-function pgCode(error: unknown): string | undefined {
-  for (let e: unknown = error; e && typeof e === 'object'; e = (e as { cause?: unknown }).cause) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string') return code;
-  }
-  return undefined;
 }

@@ -1,0 +1,66 @@
+import { Batcher } from '../db/batcher';
+import { rowsOf } from '../db/migrate';
+import { DEADLOCK_DETECTED, sqlState } from '../db/pg-error';
+import type { Db } from '../db/types';
+import { appendStatement } from './append-statement';
+
+/** A message on its way into the database. */
+export interface Outgoing {
+  spaceId: string;
+  keyHash: string;
+  messageId: string;
+  type: string;
+  content: string;
+  now: Date;
+}
+
+/** What the statement answers for a message it wrote. */
+export interface Appended {
+  seq: string | number;
+  event_seq: string | number;
+  /** The context bundle's rows, read by the same statement (json, or its text on some drivers). */
+  participants: unknown;
+  artifacts: unknown;
+}
+
+/** Sending statements of one process in flight at once; more sends queue into the next batch. */
+const MAX_IN_FLIGHT = 2;
+const batchers = new WeakMap<Db, Batcher<Outgoing, Appended | undefined>>();
+
+/**
+ * Appends the message, together with the messages other requests of this process are sending
+ * at the same moment (one statement, one commit: see Batcher). Undefined when nothing was
+ * written: the key is no active sender of an open space.
+ */
+export function appendMessage(db: Db, outgoing: Outgoing): Promise<Appended | undefined> {
+  let batcher = batchers.get(db);
+  if (!batcher) {
+    batcher = new Batcher((batch) => appendBatch(db, batch), MAX_IN_FLIGHT);
+    batchers.set(db, batcher);
+  }
+  return batcher.push(outgoing);
+}
+
+async function appendBatch(db: Db, batch: Outgoing[]): Promise<(Appended | undefined)[]> {
+  let now = batch[0]!.now;
+  for (const item of batch) if (item.now > now) now = item.now;
+  const values = {
+    spaceIds: batch.map((m) => m.spaceId),
+    keyHashes: batch.map((m) => m.keyHash),
+    messageIds: batch.map((m) => m.messageId),
+    types: batch.map((m) => m.type),
+    contents: batch.map((m) => m.content),
+    now: now.toISOString(),
+  };
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const rows = rowsOf<Appended & { id: string }>(await appendStatement.execute(db, values));
+      const byId = new Map(rows.map((row) => [row.id, row]));
+      return batch.map((m) => byId.get(m.messageId));
+    } catch (error) {
+      // A moderation transaction locking rows in the other order: PostgreSQL picks a victim.
+      if (attempt < 3 && sqlState(error) === DEADLOCK_DETECTED) continue;
+      throw error;
+    }
+  }
+}
