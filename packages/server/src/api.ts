@@ -14,8 +14,8 @@ export const tools = mcpTools(declarations);
 export const buildOpenApiDocument = (publicUrl: string) => documentOf(publicUrl, declarations, appRouter);
 
 /**
- * Writes whose Idempotency-Key is never replayed (`replayable: false` in the contract): anonymous
- * calls that mint credentials, where a retry must mint afresh.
+ * Writes whose Idempotency-Key is never replayed (`replayable: false` in the contract): the
+ * anonymous calls that mint credentials (a retry must mint afresh), and /ask.
  */
 export const neverReplayed: readonly string[] = declarations.flatMap((declaration) => {
   const contracts =
