@@ -36,16 +36,20 @@ export const ZJoinResult = z
       .string()
       .meta({ format: 'uri', description: 'The join-status poll URL, also sent as Location (202)' })
       .optional(),
+    pollToken: z.string().optional().meta({
+      description:
+        'Present while waiting for approval (202): send it as X-Poll-Token, with the invitation key, to getJoinStatus. Only this joiner holds it; keep it secret.',
+    }),
   })
   .meta({ id: 'JoinResult' });
 export type TJoinResult = z.infer<typeof ZJoinResult>;
 
 export const ZJoinStatus = z
   .object({
-    participantPrivateKey: z
-      .string()
-      .optional()
-      .meta({ description: 'Present once approved (200); handed out by the first such poll only' }),
+    participantPrivateKey: z.string().optional().meta({
+      description:
+        'Present once approved (200); handed out by the first such poll only, to the holder of the pollToken',
+    }),
     status: z.literal('pending').optional().meta({ description: 'Present while waiting (202)' }),
   })
   .meta({ id: 'JoinStatus' });

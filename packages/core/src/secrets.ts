@@ -11,6 +11,9 @@ export const mintSpaceKey = (): string => randomBytes(32).toString('hex');
 /** publicInvitationKey: opaque, distinguishable from space keys at a glance. */
 export const mintInvitationKey = (): string => `inv_${randomBytes(24).toString('base64url')}`;
 
+/** The pollToken of a private-space join: what only that joiner holds (X-Poll-Token). */
+export const mintPollToken = (): string => `poll_${randomBytes(32).toString('base64url')}`;
+
 /** User API tokens carry the `usr_` prefix. */
 export const mintUserToken = (): string => `usr_${randomBytes(32).toString('base64url')}`;
 

@@ -133,10 +133,12 @@ export interface JoinResult {
   status?: 'pending' | undefined;
   /** The join-status poll URL, also sent as Location (202) */
   statusUrl?: string | undefined;
+  /** Present while waiting for approval (202): send it as X-Poll-Token, with the invitation key, to getJoinStatus. Only this joiner holds it; keep it secret. */
+  pollToken?: string | undefined;
 }
 
 export interface JoinStatus {
-  /** Present once approved (200); handed out by the first such poll only */
+  /** Present once approved (200); handed out by the first such poll only, to the holder of the pollToken */
   participantPrivateKey?: string | undefined;
   /** Present while waiting (202) */
   status?: 'pending' | undefined;
@@ -658,7 +660,7 @@ export const routes = {
     idempotent: true,
     response: 'json',
   },
-  joinSpace: { method: 'POST', path: '/hub/space/{spaceId}/join', idempotent: true, response: 'json' },
+  joinSpace: { method: 'POST', path: '/hub/space/{spaceId}/join', idempotent: false, response: 'json' },
   getJoinStatus: {
     method: 'GET',
     path: '/hub/space/{spaceId}/join/{participantId}',

@@ -14,8 +14,10 @@ export const tools = mcpTools(declarations);
 export const buildOpenApiDocument = (publicUrl: string) => documentOf(publicUrl, declarations, appRouter);
 
 /**
- * Writes whose Idempotency-Key is never replayed (`replayable: false` in the contract): the
- * anonymous calls that mint credentials (a retry must mint afresh), and /ask.
+ * Writes whose Idempotency-Key is never replayed (`replayable: false` in the contract): calls
+ * that mint credentials for whoever calls them, anonymously (a retry must mint afresh) or with a
+ * shared invitation key (a replay could hand one joiner's key to another), and /ask. Path
+ * templates: the idempotency hook matches `{name}` segments.
  */
 export const neverReplayed: readonly string[] = declarations.flatMap((declaration) => {
   const contracts =
@@ -26,12 +28,7 @@ export const neverReplayed: readonly string[] = declarations.flatMap((declaratio
         : [];
   return contracts
     .filter((contract) => !contract.replayable && contract.method !== 'GET')
-    .map((contract) => {
-      // The idempotency hook matches the request's own path: a template would never match.
-      if (contract.path.includes('{'))
-        throw new Error(`${contract.operationId}: a write never replayed cannot have path parameters`);
-      return `${contract.method} ${contract.path}`;
-    });
+    .map((contract) => `${contract.method} ${contract.path}`);
 });
 
 export { declarations };

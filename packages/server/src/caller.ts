@@ -13,4 +13,6 @@ export interface Caller {
   userToken: string | undefined;
   /** The dashboard JWT (Authorization: Bearer). */
   bearer: string | undefined;
+  /** A private-space join's pollToken (X-Poll-Token, the `pollToken` tool argument). */
+  pollToken?: string | undefined;
 }

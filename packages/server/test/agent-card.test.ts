@@ -78,7 +78,7 @@ describe('agent card', () => {
     expectOk(res);
     expect(res.text).toContain('This is a **private** space');
     expect(res.text).toContain(
-      `curl -s ${srv.url}/hub/space/${space.spaceId}/join/<participantId> -H 'X-Private-Key: ${invite.publicInvitationKey}'`,
+      `curl -s ${srv.url}/hub/space/${space.spaceId}/join/<participantId> -H 'X-Private-Key: ${invite.publicInvitationKey}' -H 'X-Poll-Token: <pollToken>'`,
     );
     expect(res.text).toContain('`get_join_status`');
   });

@@ -54,6 +54,7 @@ describe('getMySpaceKey (key recovery)', () => {
     );
     const poll = await h.get(`/hub/space/${host.spaceId}/join/${pending.participantId}`, {
       key: pending.invitationKey,
+      headers: { 'X-Poll-Token': pending.pollToken },
     });
     expectOk(poll);
     const res = await keyOf(host.spaceId, human.auth);

@@ -47,9 +47,11 @@ async function storyThroughTools(
     ...keyArg(invitation.publicInvitationKey),
   });
   expect(joined.status).toBe('pending');
+  expect(joined.pollToken).toMatch(/^poll_/);
   const waiting = await callOk(guest, 'get_join_status', {
     spaceId,
     participantId: joined.participantId,
+    pollToken: joined.pollToken,
     ...keyArg(invitation.publicInvitationKey),
   });
   expect(waiting).toEqual({ status: 'pending' });
@@ -58,9 +60,22 @@ async function storyThroughTools(
     participantId: joined.participantId,
     ...keyArg(ownerKey),
   });
+  // Anyone else holding the invitation key and the joiner's id gets nothing.
+  await callError(
+    guest,
+    'get_join_status',
+    {
+      spaceId,
+      participantId: joined.participantId,
+      pollToken: `poll_${'x'.repeat(43)}`,
+      ...keyArg(invitation.publicInvitationKey),
+    },
+    404,
+  );
   const approved = await callOk(guest, 'get_join_status', {
     spaceId,
     participantId: joined.participantId,
+    pollToken: joined.pollToken,
     ...keyArg(invitation.publicInvitationKey),
   });
   const guestKey: string = approved.participantPrivateKey;

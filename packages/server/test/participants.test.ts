@@ -17,8 +17,11 @@ const { srv, h } = useServer();
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
 const join = (spaceId: string, key: string | undefined, body: unknown = { name: 'Ada' }, headers = {}) =>
   h.post(`/hub/space/${spaceId}/join`, { key, body, headers });
-const poll = (spaceId: string, participantId: string, key: string | undefined) =>
-  h.get(`/hub/space/${spaceId}/join/${participantId}`, { key });
+const poll = (spaceId: string, participantId: string, key: string | undefined, pollToken?: string) =>
+  h.get(`/hub/space/${spaceId}/join/${participantId}`, {
+    key,
+    headers: pollToken === undefined ? {} : { 'X-Poll-Token': pollToken },
+  });
 
 /** A human with a valid `usr_` token, made directly in the database. */
 async function userWithToken(): Promise<{ userId: string; token: string }> {
@@ -138,7 +141,12 @@ describe('joinSpace', () => {
     const res = await join(space.spaceId, invitation, { name: 'Bob' });
     expectOk(res, 202);
     const statusUrl = `${srv.url}/hub/space/${space.spaceId}/join/${res.body.participantId}`;
-    expect(res.body).toEqual({ participantId: res.body.participantId, status: 'pending', statusUrl });
+    expect(res.body).toEqual({
+      participantId: res.body.participantId,
+      status: 'pending',
+      statusUrl,
+      pollToken: expect.stringMatching(/^poll_[A-Za-z0-9_-]{43}$/),
+    });
     expect(res.headers.get('location')).toBe(statusUrl);
 
     const view = await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey });
@@ -196,7 +204,12 @@ describe('joinSpace', () => {
         key: priv.ownerKey,
       }),
     );
-    const collected = await poll(priv.spaceId, pending.participantId, pending.invitationKey);
+    const collected = await poll(
+      priv.spaceId,
+      pending.participantId,
+      pending.invitationKey,
+      pending.pollToken,
+    );
     expectOk(collected);
     const after = await participantRow(srv, priv.spaceId, pending.participantId);
     expect(after?.keyHash).toBe(hashSecret(collected.body.participantPrivateKey));
@@ -319,18 +332,28 @@ describe('getJoinStatus', () => {
     const space = await h.createSpace({ privacy: 'private' });
     const pending = await h.joinPending(space);
 
-    const waiting = await poll(space.spaceId, pending.participantId, pending.invitationKey);
+    const waiting = await poll(
+      space.spaceId,
+      pending.participantId,
+      pending.invitationKey,
+      pending.pollToken,
+    );
     expectOk(waiting, 202);
     expect(waiting.body).toEqual({ status: 'pending' });
     // Polling does not change anything.
-    expectOk(await poll(space.spaceId, pending.participantId, pending.invitationKey), 202);
+    expectOk(await poll(space.spaceId, pending.participantId, pending.invitationKey, pending.pollToken), 202);
 
     expectOk(
       await h.post(`/hub/space/${space.spaceId}/participants/${pending.participantId}/approve`, {
         key: space.ownerKey,
       }),
     );
-    const approved = await poll(space.spaceId, pending.participantId, pending.invitationKey);
+    const approved = await poll(
+      space.spaceId,
+      pending.participantId,
+      pending.invitationKey,
+      pending.pollToken,
+    );
     expectOk(approved);
     expect(Object.keys(approved.body)).toEqual(['participantPrivateKey']);
     expect(approved.body.participantPrivateKey).toMatch(/^[0-9a-f]{64}$/);
@@ -341,7 +364,7 @@ describe('getJoinStatus', () => {
     );
 
     // Handed out once: a later poll (the joiner's or anyone's with the same invitation key) is 404.
-    const again = await poll(space.spaceId, pending.participantId, pending.invitationKey);
+    const again = await poll(space.spaceId, pending.participantId, pending.invitationKey, pending.pollToken);
     expectError(again, 404);
     expect(again.body.error).toMatch(/not found/);
   });
@@ -352,7 +375,7 @@ describe('getJoinStatus', () => {
     const base = `/hub/space/${space.spaceId}/participants/${pending.participantId}`;
     expectOk(await h.post(`${base}/approve`, { key: space.ownerKey }));
     expectOk(await h.post(`${base}/mute`, { key: space.ownerKey }));
-    const res = await poll(space.spaceId, pending.participantId, pending.invitationKey);
+    const res = await poll(space.spaceId, pending.participantId, pending.invitationKey, pending.pollToken);
     expectOk(res);
     expectOk(await h.get(`/hub/space/${space.spaceId}`, { key: res.body.participantPrivateKey }));
   });
@@ -366,12 +389,15 @@ describe('getJoinStatus', () => {
         key: space.ownerKey,
       }),
     );
-    const res = await poll(space.spaceId, pending.participantId, pending.invitationKey);
+    const res = await poll(space.spaceId, pending.participantId, pending.invitationKey, pending.pollToken);
     expectOk(res);
     const row = await participantRow(srv, space.spaceId, pending.participantId);
     expect(row?.userId).toBe(userId);
     expect(srv.server.deps.box.decrypt(row?.keyEnc ?? '')).toBe(res.body.participantPrivateKey);
-    expectError(await poll(space.spaceId, pending.participantId, pending.invitationKey), 404);
+    expectError(
+      await poll(space.spaceId, pending.participantId, pending.invitationKey, pending.pollToken),
+      404,
+    );
   });
 
   it('answers 404 with a reason once the owner refused the join by kicking', async () => {
@@ -382,7 +408,7 @@ describe('getJoinStatus', () => {
         key: space.ownerKey,
       }),
     );
-    const res = await poll(space.spaceId, pending.participantId, pending.invitationKey);
+    const res = await poll(space.spaceId, pending.participantId, pending.invitationKey, pending.pollToken);
     expectError(res, 404);
     expect(res.body.error).toMatch(/refused/);
   });
@@ -391,18 +417,18 @@ describe('getJoinStatus', () => {
     const space = await h.createSpace({ privacy: 'private' });
     const pending = await h.joinPending(space);
     const otherInvitation = await h.invite(space);
-    expectError(await poll(space.spaceId, pending.participantId, otherInvitation), 404);
-    expectError(await poll(space.spaceId, UNKNOWN_ID, pending.invitationKey), 404);
-    expectError(await poll(space.spaceId, 'not-a-uuid', pending.invitationKey), 404);
-    expectError(await poll(space.spaceId, space.ownerId, pending.invitationKey), 404);
-    expectError(await poll(UNKNOWN_ID, pending.participantId, pending.invitationKey), 404);
+    expectError(await poll(space.spaceId, pending.participantId, otherInvitation, pending.pollToken), 404);
+    expectError(await poll(space.spaceId, UNKNOWN_ID, pending.invitationKey, pending.pollToken), 404);
+    expectError(await poll(space.spaceId, 'not-a-uuid', pending.invitationKey, pending.pollToken), 404);
+    expectError(await poll(space.spaceId, space.ownerId, pending.invitationKey, pending.pollToken), 404);
+    expectError(await poll(UNKNOWN_ID, pending.participantId, pending.invitationKey, pending.pollToken), 404);
     // A public joiner got its key in the join response: nothing to poll for.
     const pub = await h.createSpace();
     const invitation = await h.invite(pub);
     const joined = await join(pub.spaceId, invitation);
     expectError(await poll(pub.spaceId, joined.body.participantId, invitation), 404);
     // The failed polls did not spend the pending key.
-    expectOk(await poll(space.spaceId, pending.participantId, pending.invitationKey), 202);
+    expectOk(await poll(space.spaceId, pending.participantId, pending.invitationKey, pending.pollToken), 202);
   });
 
   it('hides joiners from invitation-key holders until their key is collected', async () => {
@@ -420,7 +446,7 @@ describe('getJoinStatus', () => {
       }),
     );
     expect(await visibleTo(pending.invitationKey)).toBe(false);
-    expectOk(await poll(space.spaceId, pending.participantId, pending.invitationKey));
+    expectOk(await poll(space.spaceId, pending.participantId, pending.invitationKey, pending.pollToken));
     expect(await visibleTo(pending.invitationKey)).toBe(true);
   });
 
@@ -428,7 +454,10 @@ describe('getJoinStatus', () => {
     const space = await h.createSpace({ privacy: 'private' });
     const pending = await h.joinPending(space);
     expectOk(await h.delete(`/hub/space/${space.spaceId}`, { key: space.ownerKey }));
-    expectError(await poll(space.spaceId, pending.participantId, pending.invitationKey), 401);
+    expectError(
+      await poll(space.spaceId, pending.participantId, pending.invitationKey, pending.pollToken),
+      401,
+    );
   });
 
   it('accepts only an invitation key of the space', async () => {
@@ -446,6 +475,6 @@ describe('getJoinStatus', () => {
       },
     });
     // None of the refused polls spent the pending key.
-    expectOk(await poll(space.spaceId, pending.participantId, pending.invitationKey), 202);
+    expectOk(await poll(space.spaceId, pending.participantId, pending.invitationKey, pending.pollToken), 202);
   });
 });

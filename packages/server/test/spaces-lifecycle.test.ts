@@ -134,7 +134,10 @@ describe('closeSpace', () => {
 
     for (const key of [space.ownerKey, p.key, invitation]) expectError(await view(space, key), 401);
     expectError(
-      await h.get(`/hub/space/${space.spaceId}/join/${pending.participantId}`, { key: invitation }),
+      await h.get(`/hub/space/${space.spaceId}/join/${pending.participantId}`, {
+        key: pending.invitationKey,
+        headers: { 'X-Poll-Token': pending.pollToken },
+      }),
       401,
     );
     for (const res of [
@@ -234,7 +237,10 @@ describe('TTL expiry (injected clock)', () => {
     clock.advance(10_000);
     for (const key of [space.ownerKey, p.key, invitation]) expectError(await view(space, key), 401);
     expectError(
-      await h.get(`/hub/space/${space.spaceId}/join/${pending.participantId}`, { key: invitation }),
+      await h.get(`/hub/space/${space.spaceId}/join/${pending.participantId}`, {
+        key: pending.invitationKey,
+        headers: { 'X-Poll-Token': pending.pollToken },
+      }),
       401,
     );
     const base = `/hub/space/${space.spaceId}`;

@@ -49,11 +49,14 @@ describe('the story of a private space', () => {
     expectOk(join, 202);
     const participantId: string = join.body.participantId;
     const statusUrl = `${srv.url}${base}/join/${participantId}`;
-    expect(join.body).toEqual({ participantId, status: 'pending', statusUrl });
+    const pollToken: string = join.body.pollToken;
+    expect(join.body).toEqual({ participantId, status: 'pending', statusUrl, pollToken });
     expect(join.headers.get('location')).toBe(statusUrl);
 
     // 4. Poll: 202 pending while the owner has not decided.
-    const waiting = await fetch(statusUrl, { headers: { 'X-Private-Key': invitationKey } });
+    const waiting = await fetch(statusUrl, {
+      headers: { 'X-Private-Key': invitationKey, 'X-Poll-Token': pollToken },
+    });
     expect(waiting.status).toBe(202);
     expect(await waiting.json()).toEqual({ status: 'pending' });
 
@@ -70,7 +73,9 @@ describe('the story of a private space', () => {
     expect(approve.body).toEqual({ ok: true });
 
     // 6. Poll: 200 with the participant key.
-    const approved = await fetch(statusUrl, { headers: { 'X-Private-Key': invitationKey } });
+    const approved = await fetch(statusUrl, {
+      headers: { 'X-Private-Key': invitationKey, 'X-Poll-Token': pollToken },
+    });
     expect(approved.status).toBe(200);
     const { participantPrivateKey: key } = (await approved.json()) as any;
     expect(key).toMatch(/^[0-9a-f]{64}$/);

@@ -24,16 +24,17 @@ describe.runIf(onPostgres())('two nodes on one database', () => {
     const join = await onB.post(`${base}/join`, { key: invitation, body: { name: 'Roamer' } });
     expectOk(join, 202);
     const participantId = join.body.participantId;
+    const polling = { key: invitation, headers: { 'X-Poll-Token': join.body.pollToken } };
     // Each node hands out its own PUBLIC_URL.
     expect(join.headers.get('location')).toBe(`${b.url}${base}/join/${participantId}`);
 
-    expectOk(await onA.get(`${base}/join/${participantId}`, { key: invitation }), 202);
+    expectOk(await onA.get(`${base}/join/${participantId}`, polling), 202);
     expectOk(await onA.post(`${base}/participants/${participantId}/approve`, { key: space.ownerKey }));
-    const poll = await onB.get(`${base}/join/${participantId}`, { key: invitation });
+    const poll = await onB.get(`${base}/join/${participantId}`, polling);
     expectOk(poll);
     const key = poll.body.participantPrivateKey;
     // Collected once, whichever node is asked next.
-    expectError(await onA.get(`${base}/join/${participantId}`, { key: invitation }), 404);
+    expectError(await onA.get(`${base}/join/${participantId}`, polling), 404);
 
     expectOk(await onA.get(base, { key }));
     expectOk(await onB.post(`${base}/participants/${participantId}/mute`, { key: space.ownerKey }));
@@ -89,11 +90,12 @@ describe.runIf(onPostgres())('two nodes on one database', () => {
       }),
     );
     const path = `/hub/space/${space.spaceId}/join/${pending.participantId}`;
+    const polling = { key: pending.invitationKey, headers: { 'X-Poll-Token': pending.pollToken } };
     const polls = await Promise.all([
-      onA.get(path, { key: pending.invitationKey }),
-      onB.get(path, { key: pending.invitationKey }),
-      onA.get(path, { key: pending.invitationKey }),
-      onB.get(path, { key: pending.invitationKey }),
+      onA.get(path, polling),
+      onB.get(path, polling),
+      onA.get(path, polling),
+      onB.get(path, polling),
     ]);
     expect(polls.map((r) => r.status).sort()).toEqual([200, 404, 404, 404]);
   });

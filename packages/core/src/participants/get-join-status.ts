@@ -3,8 +3,9 @@ import { and, eq } from 'drizzle-orm';
 import { authorize, roles } from '../auth/authorize';
 import { participants } from '../db/schema';
 import type { Deps } from '../deps';
-import { DomainError, NotFoundError } from '../errors';
+import { DomainError, NotFoundError, UnauthorizedError } from '../errors';
 import { isUuid } from '../ids';
+import { hashSecret } from '../secrets';
 
 export interface GetJoinStatusOptions {
   deps: Deps;
@@ -12,6 +13,8 @@ export interface GetJoinStatusOptions {
   participantId: string;
   /** The invitation key the join was made with. */
   key: string | undefined;
+  /** The pollToken the join answered with (X-Poll-Token). */
+  pollToken: string | undefined;
 }
 
 /** What the caller answers: the body, and whether the join is still waiting (202). */
@@ -21,18 +24,21 @@ export interface JoinStatusOutcome {
 }
 
 /**
- * A private-space joiner polls with the invitation key it joined with. While the owner has not
- * decided: pending. Once approved, the first poll hands out the key minted at join and forgets
- * its sealed copy (a human linked through X-User-Token keeps one for getMySpaceKey); every
- * later poll is 404, so a key is never handed out twice, even to someone else holding the same
- * invitation key. A join that was refused (kicked), or that nobody made through this invitation,
- * is 404 as well, with a message that says which.
+ * A private-space joiner polls with the invitation key it joined with and the pollToken the join
+ * answered with: the invitation key is shared, and a joiner's id is visible to the space, so only
+ * the pollToken tells the joiner from anyone else holding the invitation. Without it: 401; with
+ * another one: 404, as for a join that does not exist. While the owner has not decided: pending.
+ * Once approved, the first poll hands out the key minted at join and forgets its sealed copy (a
+ * human linked through X-User-Token keeps one for getMySpaceKey); every later poll is 404, so a
+ * key is never handed out twice. A join that was refused (kicked), or that nobody made through
+ * this invitation, is 404 as well, with a message that says which.
  */
 export async function getJoinStatus({
   deps,
   spaceId,
   participantId,
   key,
+  pollToken,
 }: GetJoinStatusOptions): Promise<JoinStatusOutcome> {
   const { db, clock, box } = deps;
   return db.transaction(async (tx) => {
@@ -52,6 +58,12 @@ export async function getJoinStatus({
     if (!row || row.invitationId === null || row.invitationId !== caller.invitationId) {
       throw new NotFoundError('pending join request');
     }
+    // Joins made before pollTokens existed have none to check; every join since has one.
+    if (row.pollTokenHash !== null) {
+      if (!pollToken)
+        throw new UnauthorizedError('X-Poll-Token is required: send the pollToken the join answered with');
+      if (hashSecret(pollToken) !== row.pollTokenHash) throw new NotFoundError('pending join request');
+    }
     switch (row.status) {
       case 'waitingForApproval':
         return { pending: true, result: { status: 'pending' } };
@@ -65,7 +77,7 @@ export async function getJoinStatus({
         const participantPrivateKey = box.decrypt(row.keyEnc);
         await tx
           .update(participants)
-          .set({ invitationId: null, keyEnc: row.userId ? row.keyEnc : null })
+          .set({ invitationId: null, pollTokenHash: null, keyEnc: row.userId ? row.keyEnc : null })
           .where(and(eq(participants.spaceId, spaceId), eq(participants.id, participantId)));
         return { pending: false, result: { participantPrivateKey } };
       }

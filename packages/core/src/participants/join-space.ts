@@ -7,7 +7,7 @@ import type { Deps } from '../deps';
 import { ConflictError, SpaceClosedError } from '../errors';
 import { appendEvent } from '../events/append-event';
 import { newId } from '../ids';
-import { hashSecret, mintSpaceKey } from '../secrets';
+import { hashSecret, mintPollToken, mintSpaceKey } from '../secrets';
 import { isClosed, toParticipantView } from '../spaces/views';
 
 export interface JoinSpaceOptions {
@@ -32,9 +32,10 @@ export const joinStatusUrl = (publicUrl: string, spaceId: string, participantId:
 
 /**
  * Joining with an invitation key. A public space admits the joiner at once and returns its key;
- * a private one records it as waitingForApproval and returns the poll URL. Either way the key is
- * minted now: a waiting joiner's key is kept encrypted (and tied to the invitation it came
- * through) until its first successful join-status poll collects it.
+ * a private one records it as waitingForApproval and returns the poll URL and a pollToken. Either
+ * way the key is minted now: a waiting joiner's key is kept encrypted (and tied to the invitation
+ * it came through and to the pollToken's hash) until its first successful join-status poll,
+ * presenting both, collects it.
  */
 export async function joinSpace({
   deps,
@@ -46,6 +47,7 @@ export async function joinSpace({
   const { db, clock, config, box } = deps;
   const participantId = newId();
   const participantPrivateKey = mintSpaceKey();
+  const pollToken = mintPollToken();
   const outcome = await db.transaction(async (tx) => {
     const { caller } = await authorize(tx, clock, {
       spaceId,
@@ -78,8 +80,10 @@ export async function joinSpace({
         keyHash: hashSecret(participantPrivateKey),
         // Sealed where it must be handed out again: to the join-status poll, or to the linked human.
         keyEnc: pending || userId ? box.encrypt(participantPrivateKey) : null,
-        // The join-status ticket: only the invitation the join came through may collect the key.
+        // The join-status ticket: the invitation the join came through, and the pollToken only
+        // this joiner was given (anyone else holding the invitation key lacks it).
         invitationId: pending ? caller.invitationId : null,
+        pollTokenHash: pending ? hashSecret(pollToken) : null,
         userId,
         createdAt: now,
         updatedAt: now,
@@ -96,6 +100,7 @@ export async function joinSpace({
         participantId,
         status: 'pending',
         statusUrl: joinStatusUrl(config.publicUrl, spaceId, participantId),
+        pollToken,
       },
     };
   }

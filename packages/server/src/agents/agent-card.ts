@@ -64,11 +64,12 @@ curl -s -X POST ${space}/join \\
 ${
   card.privacy === 'public'
     ? `The answer is \`200 {participantId, participantPrivateKey}\`: you are in.`
-    : `The answer is \`202 {participantId, status: "pending", statusUrl}\`. Poll your join status
-with the same invitation key every few seconds until the owner approves you:
+    : `The answer is \`202 {participantId, status: "pending", statusUrl, pollToken}\`. Poll your join
+status with the same invitation key and your \`pollToken\` (only you hold it: keep it secret) every
+few seconds until the owner approves you:
 
 \`\`\`sh
-curl -s ${space}/join/<participantId> -H ${shellQuote(`X-Private-Key: ${key}`)}
+curl -s ${space}/join/<participantId> -H ${shellQuote(`X-Private-Key: ${key}`)} -H 'X-Poll-Token: <pollToken>'
 \`\`\`
 
 It answers \`202 {status: "pending"}\` while you wait, then \`200 {participantPrivateKey}\`.`
@@ -113,7 +114,7 @@ ${json({ spaceId: card.spaceId, name: '<your name>', role: '<what you do here>',
 ${
   card.privacy === 'private'
     ? `
-Then call \`get_join_status\` with \`{"spaceId": "${card.spaceId}", "participantId": "<participantId>", "privateKey": "${key}"}\`
+Then call \`get_join_status\` with \`{"spaceId": "${card.spaceId}", "participantId": "<participantId>", "pollToken": "<pollToken>", "privateKey": "${key}"}\`
 until it returns \`participantPrivateKey\`.
 `
     : ''

@@ -42,8 +42,8 @@ export interface IdempotencyPolicyOptions {
   /** How long a duplicate waits for the first request before answering 409 (10 s). */
   waitMs: number;
   /**
-   * `METHOD /path` of writes never replayed whatever credential comes with them: the anonymous
-   * credential-minting calls, where a retry must mint a fresh resource.
+   * `METHOD /path` of writes never replayed whatever credential comes with them (path templates
+   * with `{param}` segments): the credential-minting calls, where a retry must mint afresh.
    */
   neverReplayed: readonly string[];
 }
@@ -100,7 +100,10 @@ function replayableHeaders(reply: FastifyReply): Record<string, string> {
  */
 export function idempotencyHooks(options: IdempotencyPolicyOptions) {
   const { store, clock } = options;
-  const neverReplayed = new Set(options.neverReplayed);
+  const neverReplayed = options.neverReplayed.map(
+    (template) =>
+      new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{\w+\}/g, '[^/]+')}$`),
+  );
   const claims = new WeakMap<FastifyRequest, Claim>();
 
   const replay = (reply: FastifyReply, response: StoredResponse) =>
@@ -119,7 +122,8 @@ export function idempotencyHooks(options: IdempotencyPolicyOptions) {
       throw new ValidationError(`Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`);
 
     const { path, query } = splitUrl(request.url);
-    if (neverReplayed.has(`${request.method} ${path}`)) return;
+    const route = `${request.method} ${path}`;
+    if (neverReplayed.some((pattern) => pattern.test(route))) return;
     const { credential } = clientOf(request);
     // Anonymous writes are never replayed: there is no caller to scope the record to.
     if (credential === undefined) return;

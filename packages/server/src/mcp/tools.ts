@@ -41,9 +41,14 @@ function toolOf(
     output: tool.output ?? contract.output,
     annotations: tool.annotations,
     run: async (parsed, ctx) => {
-      const { privateKey: _key, userToken, ...args } = parsed as Record<string, unknown>;
-      // The argument wins over the connection's X-User-Token header, as privateKey does.
-      const caller = typeof userToken === 'string' ? { ...ctx, userToken } : ctx;
+      const { privateKey: _key, userToken, pollToken, ...args } = parsed as Record<string, unknown>;
+      // The argument wins over the connection's X-User-Token header, as privateKey does; a
+      // pollToken travels as REST's X-Poll-Token does, beside the input.
+      const caller = {
+        ...ctx,
+        ...(typeof userToken === 'string' ? { userToken } : {}),
+        ...(typeof pollToken === 'string' ? { pollToken } : {}),
+      };
       if (tool.run) return tool.run(args as never, caller);
       if (!operation) throw new Error(`tool ${contract.operationId} has nothing to run`);
       const answer = await perform(operation, tool.toInput ? tool.toInput(args) : args, caller);

@@ -1,4 +1,4 @@
-import { operations as contract } from '@convene/contract';
+import { operations as contract, ZParticipantPathParams } from '@convene/contract';
 import {
   approveParticipant,
   getJoinStatus,
@@ -8,6 +8,7 @@ import {
   muteParticipant,
   unmuteParticipant,
 } from '@convene/core';
+import { z } from 'zod';
 import { hints } from '../mcp/tool';
 import { type Declaration, operation } from './declare';
 
@@ -46,20 +47,24 @@ export const participantOperations: Declaration[] = [
     tool: {
       title: 'Join a space',
       description:
-        'Join a space with its invitation key (as privateKey). In a public space you are active at once and get your participantPrivateKey: use it from then on. In a private space you get status "pending": call get_join_status with the same invitation key until the owner approves.',
+        'Join a space with its invitation key (as privateKey). In a public space you are active at once and get your participantPrivateKey: use it from then on. In a private space you get status "pending" and a pollToken: call get_join_status with the same invitation key and that pollToken until the owner approves.',
       annotations: hints.create,
       userTokenArg: 'Optional usr_ user token linking this participant to a human dashboard (identity only).',
     },
   }),
   operation(contract.getJoinStatus, {
-    run: ({ spaceId, participantId }, { deps, key }) => getJoinStatus({ deps, spaceId, participantId, key }),
+    run: ({ spaceId, participantId }, { deps, key, pollToken }) =>
+      getJoinStatus({ deps, spaceId, participantId, key, pollToken }),
     respond: ({ result, pending }) => ({ body: result, pending }),
     pending: { description: "Still waiting for the owner's approval" },
     tool: {
       title: 'Poll a pending join',
       description:
-        'Poll a join waiting for the owner’s approval, with the same invitation key used to join. Returns status "pending" while waiting, then participantPrivateKey once approved.',
+        'Poll a join waiting for the owner’s approval, with the same invitation key used to join and the pollToken join_space returned. Returns status "pending" while waiting, then participantPrivateKey once approved.',
       annotations: hints.read,
+      input: ZParticipantPathParams.extend({
+        pollToken: z.string().describe('The pollToken join_space returned with status "pending".'),
+      }),
     },
   }),
   moderation(

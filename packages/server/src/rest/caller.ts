@@ -14,6 +14,7 @@ export function restCaller(deps: Deps, req: FastifyRequest): Caller {
     deps,
     key: headerValue(req, 'x-private-key') || undefined,
     userToken: headerValue(req, 'x-user-token') || undefined,
+    pollToken: headerValue(req, 'x-poll-token') || undefined,
     bearer: authorization?.match(/^Bearer\s+(.+)$/i)?.[1]?.trim(),
   };
 }

@@ -202,6 +202,14 @@ function documentPolicies(doc: OpenAPIObject): void {
         'A fresh unique key (a UUID) per logical write; a retry within 24 hours replays the first answer with `Idempotency-Replayed: true`.',
       schema: { type: 'string', maxLength: 255 },
     },
+    PollToken: {
+      name: 'X-Poll-Token',
+      in: 'header',
+      required: true,
+      description:
+        'The pollToken the 202 of joinSpace answered with: only the joiner holds it (the invitation key is shared). Missing: 401; another one: 404.',
+      schema: { type: 'string' },
+    },
   };
   const integer = { schema: { type: 'integer' as const } };
   components.headers = {
@@ -218,9 +226,15 @@ function documentPolicies(doc: OpenAPIObject): void {
   for (const item of Object.values(doc.paths ?? {})) {
     for (const [method, op] of Object.entries(item as Record<string, unknown>)) {
       if (!op || typeof op !== 'object' || !('responses' in op)) continue;
-      const operation = op as { parameters?: unknown[]; responses: Record<string, { headers?: object }> };
+      const operation = op as {
+        operationId?: string;
+        parameters?: unknown[];
+        responses: Record<string, { headers?: object }>;
+      };
       const parameters = [{ $ref: '#/components/parameters/ApiVersion' }];
       if (WRITE_METHODS.has(method)) parameters.push({ $ref: '#/components/parameters/IdempotencyKey' });
+      if (operation.operationId === 'getJoinStatus')
+        parameters.push({ $ref: '#/components/parameters/PollToken' });
       operation.parameters = [...(operation.parameters ?? []), ...parameters];
       for (const response of Object.values(operation.responses)) {
         if (response && typeof response === 'object' && !('$ref' in response)) {

@@ -20,6 +20,8 @@ export interface PendingJoinFixture {
   /** The invitation key the join was made with: the one getJoinStatus answers to. */
   invitationKey: string;
   statusUrl: string;
+  /** What only this joiner holds: getJoinStatus wants it as X-Poll-Token. */
+  pollToken: string;
 }
 
 /** Factories that keep tests short: each one is a real HTTP call that must succeed. */
@@ -79,6 +81,7 @@ export class Harness extends Api {
     expect(approve.status, approve.text).toBe(200);
     const poll = await this.get(`/hub/space/${space.spaceId}/join/${res.body.participantId}`, {
       key: invitationKey,
+      headers: { 'X-Poll-Token': res.body.pollToken },
     });
     expect(poll.status, poll.text).toBe(200);
     return { participantId: res.body.participantId, key: poll.body.participantPrivateKey };
@@ -97,7 +100,12 @@ export class Harness extends Api {
       ...options,
     });
     expect(res.status, res.text).toBe(202);
-    return { participantId: res.body.participantId, invitationKey, statusUrl: res.body.statusUrl };
+    return {
+      participantId: res.body.participantId,
+      invitationKey,
+      statusUrl: res.body.statusUrl,
+      pollToken: res.body.pollToken,
+    };
   }
 }
 

@@ -23,6 +23,11 @@ export const participants = pgTable(
     keyEnc: text('key_enc'),
     /** The invitation a joiner came through; getJoinStatus only answers to that same key. */
     invitationId: uuid('invitation_id'),
+    /**
+     * SHA-256 of the pollToken a private-space join answered with: only its holder collects the
+     * key (the invitation key is shared). Cleared with invitationId once the key is collected.
+     */
+    pollTokenHash: text('poll_token_hash'),
     /** The human this participant is linked to (X-User-Token at create or join). */
     userId: uuid('user_id'),
     createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull(),

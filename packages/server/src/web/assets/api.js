@@ -19,11 +19,13 @@ function idempotencyKey() {
 
 /**
  * Calls the API. `key` goes in X-Private-Key, `bearer` (the dashboard JWT) in Authorization,
- * `userToken` in X-User-Token. Resolves to `{ status, body }` for any 2xx; rejects with ApiError.
+ * `userToken` in X-User-Token, `pollToken` in X-Poll-Token. Resolves to `{ status, body }` for any
+ * 2xx; rejects with ApiError.
  */
-export async function api(method, path, { key, bearer, userToken, body, text = false } = {}) {
+export async function api(method, path, { key, bearer, userToken, pollToken, body, text = false } = {}) {
   const headers = { Accept: text ? 'text/plain, text/markdown, text/x-diff' : 'application/json' };
   if (key) headers['X-Private-Key'] = key;
+  if (pollToken) headers['X-Poll-Token'] = pollToken;
   if (bearer) headers.Authorization = `Bearer ${bearer}`;
   if (userToken) headers['X-User-Token'] = userToken;
   if (body !== undefined) headers['Content-Type'] = 'application/json';

@@ -89,7 +89,10 @@ async function waitForApproval(participantId, name) {
   $('waiting').hidden = false;
   for (;;) {
     try {
-      const { status, body } = await api('GET', statusPath(participantId), { key: invitation.key });
+      const { status, body } = await api('GET', statusPath(participantId), {
+        key: invitation.key,
+        pollToken: invitation.pollToken,
+      });
       if (status === 200 && body.participantPrivateKey) {
         notify('join-notice', 'Approved. Opening the space…', 'ok');
         goToSpace({ key: body.participantPrivateKey, participantId, role: 'participant', name });
@@ -180,7 +183,12 @@ $('join-form').addEventListener('submit', async (event) => {
         });
         return;
       }
-      Object.assign(invitation, { participantId: body.participantId, statusUrl: body.statusUrl, name });
+      Object.assign(invitation, {
+        participantId: body.participantId,
+        statusUrl: body.statusUrl,
+        pollToken: body.pollToken,
+        name,
+      });
       setInvitation(spaceId, invitation);
       void waitForApproval(body.participantId, name);
     } catch (error) {

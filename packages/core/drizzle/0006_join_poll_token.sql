@@ -1,0 +1,1 @@
+ALTER TABLE "participants" ADD COLUMN "poll_token_hash" text;

@@ -1,0 +1,131 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { expectError, expectOk, participantRow, useServer } from './helpers';
+
+/**
+ * A private-space join hands its key only to the joiner: the invitation key is shared and the
+ * joiner's id is visible to the space, so the pollToken the 202 carries is what proves the join.
+ */
+const { srv, h } = useServer();
+
+const statusOf = (spaceId: string, participantId: string, key: string, pollToken?: string) =>
+  h.get(`/hub/space/${spaceId}/join/${participantId}`, {
+    key,
+    headers: pollToken === undefined ? {} : { 'X-Poll-Token': pollToken },
+  });
+
+describe('a private-space join', () => {
+  it('answers the key only to the holder of its pollToken, not to another holder of the invitation', async () => {
+    const space = await h.createSpace({ privacy: 'private' });
+    const pending = await h.joinPending(space, { name: 'Joiner' });
+    expect(pending.pollToken).toMatch(/^poll_[A-Za-z0-9_-]{43}$/);
+    // Another holder of the same invitation key, who learnt the joiner's id.
+    const thief = (token?: string) =>
+      statusOf(space.spaceId, pending.participantId, pending.invitationKey, token);
+    expectError(await thief(), 401);
+    expectError(await thief(`poll_${'A'.repeat(43)}`), 404);
+    expectOk(
+      await statusOf(space.spaceId, pending.participantId, pending.invitationKey, pending.pollToken),
+      202,
+    );
+    expectOk(
+      await h.post(`/hub/space/${space.spaceId}/participants/${pending.participantId}/approve`, {
+        key: space.ownerKey,
+      }),
+    );
+    expectError(await thief(), 401);
+    expectError(await thief(`poll_${'A'.repeat(43)}`), 404);
+    // The thief's tries did not spend the key: the joiner collects it.
+    const collected = await statusOf(
+      space.spaceId,
+      pending.participantId,
+      pending.invitationKey,
+      pending.pollToken,
+    );
+    expectOk(collected);
+    expect(collected.body.participantPrivateKey).toMatch(/^[0-9a-f]{64}$/);
+    expectOk(await h.get(`/hub/space/${space.spaceId}`, { key: collected.body.participantPrivateKey }));
+    // Stored as a hash only, and forgotten once the key is collected.
+    const row = await participantRow(srv, space.spaceId, pending.participantId);
+    expect(row?.pollTokenHash).toBeNull();
+    expect(JSON.stringify(row)).not.toContain(pending.pollToken);
+  });
+
+  it('keeps only the pollToken hash while waiting', async () => {
+    const space = await h.createSpace({ privacy: 'private' });
+    const pending = await h.joinPending(space);
+    const row = await participantRow(srv, space.spaceId, pending.participantId);
+    expect(row?.pollTokenHash).toMatch(/^[0-9a-f]{64}$/);
+    expect(JSON.stringify(row)).not.toContain(pending.pollToken);
+  });
+
+  it('never lets a pollToken work for another join or another space', async () => {
+    const space = await h.createSpace({ privacy: 'private' });
+    const first = await h.joinPending(space, { name: 'First' });
+    const second = await h.joinPending(space, { name: 'Second' });
+    const other = await h.createSpace({ privacy: 'private' });
+    const elsewhere = await h.joinPending(other);
+    for (const id of [first.participantId, second.participantId]) {
+      expectOk(
+        await h.post(`/hub/space/${space.spaceId}/participants/${id}/approve`, { key: space.ownerKey }),
+      );
+    }
+    expectOk(
+      await h.post(`/hub/space/${other.spaceId}/participants/${elsewhere.participantId}/approve`, {
+        key: other.ownerKey,
+      }),
+    );
+    // Second's token on first's join (same invitation key): nothing.
+    expectError(
+      await statusOf(space.spaceId, first.participantId, first.invitationKey, second.pollToken),
+      404,
+    );
+    // Another space's join, its own invitation key and token, through this space: nothing.
+    expectError(
+      await statusOf(space.spaceId, elsewhere.participantId, elsewhere.invitationKey, elsewhere.pollToken),
+      401,
+    );
+    expectError(
+      await statusOf(space.spaceId, elsewhere.participantId, first.invitationKey, elsewhere.pollToken),
+      404,
+    );
+    // Each joiner still collects its own.
+    expectOk(await statusOf(space.spaceId, first.participantId, first.invitationKey, first.pollToken));
+    expectOk(await statusOf(space.spaceId, second.participantId, second.invitationKey, second.pollToken));
+    expectOk(
+      await statusOf(other.spaceId, elsewhere.participantId, elsewhere.invitationKey, elsewhere.pollToken),
+    );
+  });
+});
+
+describe('a join repeated with the same Idempotency-Key', () => {
+  it('is never replayed to a second holder of the invitation (public space: a key of its own)', async () => {
+    const space = await h.createSpace();
+    const invitationKey = await h.invite(space);
+    const headers = { 'Idempotency-Key': 'shared-constant-key' };
+    const join = () =>
+      h.post(`/hub/space/${space.spaceId}/join`, { key: invitationKey, headers, body: { name: 'Same' } });
+    const first = await join();
+    const second = await join();
+    expectOk(first);
+    expectOk(second);
+    expect(second.headers.get('idempotency-replayed')).toBeNull();
+    expect(second.body.participantPrivateKey).not.toBe(first.body.participantPrivateKey);
+    expect(second.body.participantId).not.toBe(first.body.participantId);
+  });
+
+  it('is never replayed in a private space either (no pollToken handed to another caller)', async () => {
+    const space = await h.createSpace({ privacy: 'private' });
+    const invitationKey = await h.invite(space);
+    const headers = { 'Idempotency-Key': randomUUID() };
+    const join = () =>
+      h.post(`/hub/space/${space.spaceId}/join`, { key: invitationKey, headers, body: { name: 'Same' } });
+    const first = await join();
+    const second = await join();
+    expectOk(first, 202);
+    expectOk(second, 202);
+    expect(second.headers.get('idempotency-replayed')).toBeNull();
+    expect(second.body.pollToken).not.toBe(first.body.pollToken);
+    expect(second.body.participantId).not.toBe(first.body.participantId);
+  });
+});
