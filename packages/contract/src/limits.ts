@@ -12,5 +12,9 @@ export const limits = {
   participantsPerSpace: 1000,
   artifactsPerSpace: 1000,
   messagesPerPage: 500,
+  /** A listMessages page also stops once its content reaches this many bytes (UTF-8). */
+  messagesPageBytes: 4 * 1024 * 1024,
+  /** Roles are cut to this many characters in context bundles (they may hold 10,000). */
+  contextRoleMax: 200,
   idempotencyKeyMax: 255,
 } as const;

@@ -821,5 +821,7 @@ export const limits = {
   participantsPerSpace: 1000,
   artifactsPerSpace: 1000,
   messagesPerPage: 500,
+  messagesPageBytes: 4194304,
+  contextRoleMax: 200,
   idempotencyKeyMax: 255,
 } as const;

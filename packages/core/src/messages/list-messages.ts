@@ -15,8 +15,9 @@ export interface ListMessagesOptions {
 }
 
 /**
- * Polling: the messages after `timestamp`, oldest first, at most one page. Timestamps strictly
- * increase in commit order, so passing back `cursor` yields every message exactly once.
+ * Polling: the messages after `timestamp`, oldest first, at most one page: 500 messages or 4 MiB
+ * of content, whichever comes first (the cursor is then the last message returned). Timestamps
+ * strictly increase in commit order, so passing back `cursor` yields every message exactly once.
  */
 export async function listMessages({
   deps,
@@ -34,12 +35,19 @@ export async function listMessages({
   });
   const after = timestamp === undefined ? null : truncateToMicros(timestamp);
   const [result, context] = await Promise.all([
+    // At most a page of messages, and no more content than a page's bytes: a message is returned
+    // while the content before it stays under the limit, so a page always holds at least one.
     db.execute(sql`
-      select ${messageRowColumns} from messages m
-      where m.space_id = ${spaceId}
-        ${after === null ? sql`` : sql`and m.created_at > ${after}::timestamptz`}
+      select ${messageRowColumns} from (
+        select m.*, sum(octet_length(m.content)) over (order by m.created_at) as page_bytes
+        from messages m
+        where m.space_id = ${spaceId}
+          ${after === null ? sql`` : sql`and m.created_at > ${after}::timestamptz`}
+        order by m.created_at
+        limit ${limits.messagesPerPage}
+      ) m
+      where m.page_bytes - octet_length(m.content) < ${limits.messagesPageBytes}
       order by m.created_at
-      limit ${limits.messagesPerPage}
     `),
     loadContext(db, clock, config, spaceId),
   ]);

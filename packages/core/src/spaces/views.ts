@@ -1,5 +1,5 @@
-import type { TArtifactSummary, TContextBundle, TParticipantView } from '@convene/contract';
-import { asc, eq, type SQL, sql } from 'drizzle-orm';
+import { limits, type TArtifactSummary, type TContextBundle, type TParticipantView } from '@convene/contract';
+import { asc, eq, getTableColumns, type SQL, sql } from 'drizzle-orm';
 import type { Clock } from '../clock';
 import { artifacts, participants, type spaces } from '../db/schema';
 import type { Executor } from '../db/types';
@@ -80,7 +80,15 @@ export interface ContextOptions {
    * against anyone else holding the same invitation key.
    */
   hideWaiting?: boolean;
+  /** Roles whole (SpaceView); a context bundle cuts them to 200 characters. */
+  wholeRoles?: boolean;
 }
+
+/**
+ * A participant's role as context bundles carry it: cut to 200 characters, so that a bundle sent
+ * with every message and poll stays small however long the roles (SpaceView has them whole).
+ */
+const contextRole = sql<string>`left(${participants.role}, ${sql.raw(String(limits.contextRoleMax))})`;
 
 /** A private-space joiner whose key is still to be collected by getJoinStatus. */
 const keyUncollected = (p: ParticipantRow): boolean =>
@@ -96,7 +104,10 @@ export async function loadContext(
 ): Promise<TContextBundle> {
   const [participantRows, artifactRows] = await Promise.all([
     ex
-      .select()
+      .select({
+        ...getTableColumns(participants),
+        role: options.wholeRoles ? participants.role : contextRole,
+      })
       .from(participants)
       .where(eq(participants.spaceId, spaceId))
       .orderBy(asc(participants.createdAt)),
@@ -123,7 +134,7 @@ export async function loadContext(
  */
 export const contextJsonColumns = (spaceId: SQL): SQL => sql`
     (select coalesce(json_agg(json_build_object(
-        'id', p.id, 'name', p.name, 'role', p.role, 'status', p.status,
+        'id', p.id, 'name', p.name, 'role', left(p.role, ${sql.raw(String(limits.contextRoleMax))}), 'status', p.status,
         'isOwner', p.is_owner, 'isHuman', p.is_human) order by p.created_at), '[]')
       from participants p where p.space_id = ${spaceId}) as participants,
     (select coalesce(json_agg(json_build_object(
