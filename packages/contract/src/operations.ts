@@ -478,8 +478,7 @@ export const operations = {
     input: ZDiffArtifactVersionsRequest,
     output: z.string(),
     successStatus: 200,
-    // 413 (a diff over its input bound, decisions.md "Abuse and faults") joins once it is served.
-    errorStatuses: [400, 401, 404, 429],
+    errorStatuses: [400, 401, 404, 413, 429],
     security: keyed,
     response: 'diff',
   }),

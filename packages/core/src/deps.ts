@@ -1,4 +1,5 @@
 import type { DashboardSessions } from './accounts/sessions';
+import type { DiffEngine } from './artifacts/diff-engine';
 import type { Clock } from './clock';
 import type { Db } from './db/types';
 import type { SecretBox } from './secrets';
@@ -18,6 +19,8 @@ export interface Deps {
   box: SecretBox;
   /** Dashboard JWTs: issued for built-in accounts, verified on /hub/me/* and key recovery. */
   sessions: DashboardSessions;
+  /** Unified diffs of artifact versions, computed off the request thread and cached. */
+  diffs: DiffEngine;
   config: CoreConfig;
 }
 

@@ -84,8 +84,18 @@ export class ArtifactLockedError extends DomainError {
 }
 
 export class RateLimitedError extends DomainError {
-  constructor(readonly retryAfterSeconds: number) {
-    super('RATE_LIMITED', 'rate limit exceeded', { retryAfter: retryAfterSeconds });
+  constructor(
+    readonly retryAfterSeconds: number,
+    message = 'rate limit exceeded',
+  ) {
+    super('RATE_LIMITED', message, { retryAfter: retryAfterSeconds });
+  }
+}
+
+/** An answer that would be larger than the service computes (413). */
+export class PayloadTooLargeError extends DomainError {
+  constructor(message: string) {
+    super('PAYLOAD_TOO_LARGE', message);
   }
 }
 

@@ -551,7 +551,7 @@ export interface OperationTypes {
   };
   /**
    * A unified diff (text/x-diff) from one version to another.
-   * `GET /hub/space/{spaceId}/artifact/{artifactId}/diff`: 200; errors 400, 401, 404, 429.
+   * `GET /hub/space/{spaceId}/artifact/{artifactId}/diff`: 200; errors 400, 401, 404, 413, 429.
    */
   diffArtifactVersions: {
     path: { spaceId: string; artifactId: string };

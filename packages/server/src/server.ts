@@ -12,6 +12,7 @@ import {
   SecretBox,
   schema,
   systemClock,
+  WorkerDiffEngine,
 } from '@convene/core';
 import { sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
@@ -65,6 +66,8 @@ export async function createServer(
         ttlSeconds: config.sessionTtlSeconds,
         external: config.oidc,
       }),
+      // Worker threads, started at the first diff.
+      diffs: new WorkerDiffEngine(),
       config: {
         publicUrl: config.publicUrl,
         lockTtlSeconds: config.lockTtlSeconds,
@@ -113,6 +116,7 @@ export async function createServer(
           await stopLockSweeper();
           await hub.close();
           await app.close();
+          await deps.diffs.close();
           await database.close();
         })();
         return closed;

@@ -796,7 +796,7 @@ describe('OpenAPI document', () => {
       listArtifactVersions: ['200', '401', '404', '429'],
       getArtifactVersion: ['200', '401', '404', '429'],
       restoreArtifactVersion: ['200', '401', '404', '423', '429'],
-      diffArtifactVersions: ['200', '400', '401', '404', '429'],
+      diffArtifactVersions: ['200', '400', '401', '404', '413', '429'],
     })) {
       const op = operations.get(id);
       expect(op, id).toBeDefined();

@@ -1,5 +1,6 @@
 export * from './create-artifact';
 export * from './diff-artifact-versions';
+export * from './diff-engine';
 export * from './get-artifact';
 export * from './get-artifact-version';
 export * from './heartbeat-artifact-lock';

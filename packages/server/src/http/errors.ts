@@ -17,7 +17,7 @@ export function statusOf(code: ErrorCode): number {
     case 'GONE':
       return 410;
     case 'PAYLOAD_TOO_LARGE':
-      return 400;
+      return 413;
     case 'IDEMPOTENCY_MISMATCH':
       return 422;
     case 'LOCKED':
