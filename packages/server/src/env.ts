@@ -61,7 +61,7 @@ export interface ServerConfig {
   apiVersions: VersionPolicy;
   sessionTtlSeconds: number;
   /** Trusted external OpenID Connect issuer (OIDC_ISSUER + OIDC_JWKS_URL), if any. */
-  oidc: { issuer: string; jwksUrl: string; audience: string | undefined } | undefined;
+  oidc: { issuer: string; jwksUrl: string; audience: string } | undefined;
 }
 
 /** The one place that reads the environment; everything else receives a ServerConfig. */
@@ -72,8 +72,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     throw new Error(`invalid configuration: ${problems}`);
   }
   const e = parsed.data;
-  if (Boolean(e.OIDC_ISSUER) !== Boolean(e.OIDC_JWKS_URL)) {
-    throw new Error('invalid configuration: OIDC_ISSUER and OIDC_JWKS_URL are set together or not at all');
+  const oidcSet = [e.OIDC_ISSUER, e.OIDC_JWKS_URL, e.OIDC_AUDIENCE].filter(Boolean).length;
+  if (oidcSet !== 0 && oidcSet !== 3) {
+    throw new Error(
+      'invalid configuration: OIDC_ISSUER, OIDC_JWKS_URL and OIDC_AUDIENCE are set together or not at all',
+    );
   }
   return {
     port: e.PORT,
@@ -98,7 +101,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     apiVersions: defaultVersionPolicy,
     sessionTtlSeconds: e.SESSION_TTL_S,
     oidc:
-      e.OIDC_ISSUER && e.OIDC_JWKS_URL
+      e.OIDC_ISSUER && e.OIDC_JWKS_URL && e.OIDC_AUDIENCE
         ? { issuer: e.OIDC_ISSUER, jwksUrl: e.OIDC_JWKS_URL, audience: e.OIDC_AUDIENCE }
         : undefined,
   };

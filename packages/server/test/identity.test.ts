@@ -2,6 +2,7 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type CryptoKey, exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/env';
 import { expectError, expectOk, type StartOptions, useServer, withServer } from './helpers';
 import { bearer, type HumanFixture, linkAgent, mintToken, signup, startLink } from './helpers/accounts';
 
@@ -156,13 +157,20 @@ describe('an external OpenID Connect issuer', () => {
       .sign(options.key ?? signingKey);
 
   it('finds or creates the human by sub, who then uses the dashboard like any other', async () => {
-    const jwt = await idToken({ sub: 'idp|alice', email: 'Alice@Corp.example', name: 'Alice' });
+    const jwt = await idToken({
+      sub: 'idp|alice',
+      email: 'Alice@Corp.example',
+      email_verified: true,
+      name: 'Alice',
+    });
     const first = await h.get('/hub/me', { headers: bearer(jwt) });
     expectOk(first);
     expect(first.body).toMatchObject({ email: 'alice@corp.example', name: 'Alice' });
     // A later token for the same subject (even with another email) is the same human.
     const again = await h.get('/hub/me', {
-      headers: bearer(await idToken({ sub: 'idp|alice', email: 'alice@elsewhere.example' })),
+      headers: bearer(
+        await idToken({ sub: 'idp|alice', email: 'alice@elsewhere.example', email_verified: true }),
+      ),
     });
     expect(again.body.id).toBe(first.body.id);
 
@@ -182,22 +190,26 @@ describe('an external OpenID Connect issuer', () => {
   it('links a built-in account with the same email on first sight', async () => {
     const local = await signup(h, { email: 'bob@corp.example' });
     const res = await h.get('/hub/me', {
-      headers: bearer(await idToken({ sub: 'idp|bob', email: 'bob@corp.example' })),
+      headers: bearer(await idToken({ sub: 'idp|bob', email: 'bob@corp.example', email_verified: true })),
     });
     expectOk(res);
     expect(res.body.id).toBe(local.id);
   });
 
-  it('does not link by an email the issuer marks unverified', async () => {
+  it('does not link by an email the issuer marks unverified, or does not say it verified', async () => {
     const local = await signup(h, { email: 'carol@corp.example' });
-    const res = await h.get('/hub/me', {
-      headers: bearer(
-        await idToken({ sub: 'idp|mallory', email: 'carol@corp.example', email_verified: false }),
-      ),
-    });
-    expectOk(res);
-    expect(res.body.id).not.toBe(local.id);
-    expect(res.body.email).not.toBe('carol@corp.example');
+    for (const [sub, verified] of [
+      ['idp|mallory', { email_verified: false }],
+      ['idp|trudy', {}],
+      ['idp|eve', { email_verified: 'true' }],
+    ] as const) {
+      const res = await h.get('/hub/me', {
+        headers: bearer(await idToken({ sub, email: 'carol@corp.example', ...verified })),
+      });
+      expectOk(res);
+      expect(res.body.id).not.toBe(local.id);
+      expect(res.body.email).not.toBe('carol@corp.example');
+    }
   });
 
   it('refuses tokens with another issuer, audience or key, expired ones, ID-JAG assertions and no sub', async () => {
@@ -205,12 +217,29 @@ describe('an external OpenID Connect issuer', () => {
     const refused = [
       await idToken({ sub: 'x' }, { iss: 'http://127.0.0.1:1' }),
       await idToken({ sub: 'x' }, { aud: 'someone-else' }),
+      // No audience at all: a token minted for no one in particular is not for this service.
+      await new SignJWT({ sub: 'x' })
+        .setProtectedHeader({ alg: 'ES256', kid: 'idp-key-1', typ: 'JWT' })
+        .setIssuer(issuer)
+        .setIssuedAt()
+        .setExpirationTime('1h')
+        .sign(signingKey),
       await idToken({ sub: 'x' }, { key: other.privateKey }),
       await idToken({ sub: 'x' }, { exp: '-1m' }),
       await idToken({ sub: 'x' }, { typ: 'oauth-id-jag+jwt' }),
       await idToken({ email: 'nosub@corp.example' }),
     ];
     for (const jwt of refused) expectError(await h.get('/hub/me', { headers: bearer(jwt) }), 401);
+  });
+
+  it('cannot be configured without an audience', () => {
+    const env = { OIDC_ISSUER: issuer, OIDC_JWKS_URL: `${issuer}/jwks` };
+    expect(() => loadConfig(env)).toThrow(/OIDC_AUDIENCE/);
+    expect(loadConfig({ ...env, OIDC_AUDIENCE: 'convene-dashboard' }).oidc).toEqual({
+      issuer,
+      jwksUrl: `${issuer}/jwks`,
+      audience: 'convene-dashboard',
+    });
   });
 
   it('still accepts the built-in accounts beside it', async () => {

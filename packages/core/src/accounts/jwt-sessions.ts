@@ -7,8 +7,11 @@ export interface ExternalIssuerOptions {
   issuer: string;
   /** Where its public keys are published (its `jwks_uri`). */
   jwksUrl: string;
-  /** Expected `aud`; when unset any audience of that issuer is accepted. */
-  audience?: string | undefined;
+  /**
+   * The `aud` its tokens must carry (this deployment's client id there). Required: without it, a
+   * token the issuer minted for any other application would open a dashboard here.
+   */
+  audience: string;
 }
 
 export interface JwtSessionsOptions {
@@ -49,13 +52,14 @@ export function createJwtSessions(options: JwtSessionsOptions): DashboardSession
     if (!external || !remoteKeys) return null;
     const { payload } = await jwtVerify(token, remoteKeys, {
       issuer: external.issuer,
-      ...(external.audience ? { audience: external.audience } : {}),
+      audience: external.audience,
       currentDate: now,
       requiredClaims: ['sub', 'exp'],
     });
     if (!payload.sub) return null;
     const email =
-      typeof payload.email === 'string' && payload.email_verified !== false ? payload.email : undefined;
+      // Only an email the issuer says it verified: a missing claim proves nothing.
+      typeof payload.email === 'string' && payload.email_verified === true ? payload.email : undefined;
     return {
       kind: 'external',
       issuer: external.issuer,

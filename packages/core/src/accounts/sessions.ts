@@ -17,7 +17,7 @@ export type SessionIdentity =
       kind: 'external';
       issuer: string;
       subject: string;
-      /** Present only when the issuer does not say it is unverified. */
+      /** Present only when the issuer says it verified it (`email_verified: true`). */
       email: string | undefined;
       name: string | undefined;
     };
