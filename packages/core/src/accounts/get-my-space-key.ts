@@ -1,6 +1,6 @@
 import type { TMySpaceKey } from '@convene/contract';
 import { and, desc, eq, inArray, isNotNull } from 'drizzle-orm';
-import { participants, spaces } from '../db/schema';
+import { participants, spaceColumns, spaces } from '../db/schema';
 import type { Deps } from '../deps';
 import { NotFoundError, UnauthorizedError } from '../errors';
 import { isUuid } from '../ids';
@@ -36,7 +36,7 @@ export async function getMySpaceKey({
     );
   }
   if (!isUuid(spaceId)) throw new NotFoundError('space');
-  const [space] = await db.select().from(spaces).where(eq(spaces.id, spaceId));
+  const [space] = await db.select(spaceColumns).from(spaces).where(eq(spaces.id, spaceId));
   if (!space || isClosed(space, clock.now())) throw new NotFoundError('key for this space');
   const [held] = await db
     .select({ isOwner: participants.isOwner, keyEnc: participants.keyEnc })

@@ -67,23 +67,25 @@ export async function ask({ deps, query, limit = 10 }: AskOptions): Promise<TAsk
   );
 
   // Only public spaces that are open and not past their TTL; never private, closed or expired.
+  // Their search vectors are stored and indexed (public and open only), so a query reads only the
+  // spaces that match, and counts participants only for the few it answers with.
   const spaces = rowsOf<SpaceRow>(
     await db.execute(sql`
-      select s.id, s.name, s.description, s.agenda,
+      with ranked as (
+        select s.id, s.name, s.description, s.agenda,
+               (ts_rank(s.search, q.any_terms)
+                 + case when s.search @@ q.all_terms then ${bonus} else 0 end)::float8 as score
+        from spaces s, ${terms}
+        where s.privacy = 'public' and s.state = 'open' and s.expires_at > ${clock.now().toISOString()}
+          and s.search @@ q.any_terms
+        order by score desc, s.id
+        limit ${limit}
+      )
+      select r.id, r.name, r.description, r.agenda, r.score,
              (select count(*) from participants p
-               where p.space_id = s.id and p.status in ('active', 'muted'))::int as participant_count,
-             (ts_rank(v.doc, q.any_terms)
-               + case when v.doc @@ q.all_terms then ${bonus} else 0 end)::float8 as score
-      from spaces s
-      cross join lateral (
-        select setweight(to_tsvector('english', s.name), 'A')
-            || setweight(to_tsvector('english', s.description), 'B')
-            || setweight(to_tsvector('english', s.agenda), 'C') as doc
-      ) v, ${terms}
-      where s.privacy = 'public' and s.state = 'open' and s.expires_at > ${clock.now().toISOString()}
-        and v.doc @@ q.any_terms
-      order by score desc, s.id
-      limit ${limit}`),
+               where p.space_id = r.id and p.status in ('active', 'muted'))::int as participant_count
+      from ranked r
+      order by r.score desc, r.id`),
   );
 
   const site = config.publicUrl;

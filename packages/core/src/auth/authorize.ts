@@ -1,6 +1,6 @@
 import { and, eq } from 'drizzle-orm';
 import type { Clock } from '../clock';
-import { invitations, participants, spaces } from '../db/schema';
+import { invitations, participants, spaceColumns, spaces } from '../db/schema';
 import type { Executor } from '../db/types';
 import { NotFoundError, SpaceClosedError, UnauthorizedError } from '../errors';
 import { isUuid } from '../ids';
@@ -9,7 +9,7 @@ import { isClosed } from '../spaces/views';
 
 export type KeyRole = 'owner' | 'participant' | 'invitation';
 
-export type SpaceRow = typeof spaces.$inferSelect;
+export type SpaceRow = Omit<typeof spaces.$inferSelect, 'search'>;
 export type ParticipantRow = typeof participants.$inferSelect;
 
 export type Caller =
@@ -40,7 +40,7 @@ export async function authorize(
   { spaceId, key, allow, whenClosed }: AuthorizeOptions,
 ): Promise<{ space: SpaceRow; caller: Caller }> {
   const keyHash = spaceKeyHash(spaceId, key);
-  const [space] = await ex.select().from(spaces).where(eq(spaces.id, spaceId));
+  const [space] = await ex.select(spaceColumns).from(spaces).where(eq(spaces.id, spaceId));
   if (!space) throw new NotFoundError('space');
 
   const caller = await findCaller(ex, spaceId, keyHash);

@@ -2,7 +2,7 @@ import { limits, type TJoinRequest, type TJoinResult } from '@convene/contract';
 import { count, eq } from 'drizzle-orm';
 import { resolveUserToken } from '../accounts/resolve-user-token';
 import { authorize, roles } from '../auth/authorize';
-import { participants, spaces } from '../db/schema';
+import { participants, spaceColumns, spaces } from '../db/schema';
 import type { Deps } from '../deps';
 import { ConflictError, SpaceClosedError } from '../errors';
 import { appendEvent } from '../events/append-event';
@@ -57,7 +57,7 @@ export async function joinSpace({
     });
     // The space row lock serialises joins, so the participant limit cannot be overshot, and
     // orders this join against a concurrent close.
-    const [space] = await tx.select().from(spaces).where(eq(spaces.id, spaceId)).for('update');
+    const [space] = await tx.select(spaceColumns).from(spaces).where(eq(spaces.id, spaceId)).for('update');
     if (!space || isClosed(space, clock.now())) throw new SpaceClosedError();
     const [row] = await tx.select({ n: count() }).from(participants).where(eq(participants.spaceId, spaceId));
     // Every participant record counts, the departed included: it is the length of SpaceView.participants.

@@ -5,7 +5,7 @@ import { artifacts, participants, type spaces } from '../db/schema';
 import type { Executor } from '../db/types';
 import type { CoreConfig } from '../deps';
 
-type SpaceRow = typeof spaces.$inferSelect;
+type SpaceRow = Omit<typeof spaces.$inferSelect, 'search'>;
 type ParticipantRow = typeof participants.$inferSelect;
 type ArtifactRow = typeof artifacts.$inferSelect;
 type ArtifactSummaryRow = Pick<

@@ -1,5 +1,7 @@
-import { sql } from 'drizzle-orm';
-import { bigint, index, integer, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { getTableColumns, type SQL, sql } from 'drizzle-orm';
+import { bigint, customType, index, integer, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+
+const tsvector = customType<{ data: string }>({ dataType: () => 'tsvector' });
 
 export const spaces = pgTable(
   'spaces',
@@ -29,10 +31,30 @@ export const spaces = pgTable(
      * node and the sending statement compare one clock.
      */
     streamedUntil: timestamp('streamed_until', { withTimezone: true, precision: 3 }),
+    /**
+     * What /ask searches of a space, kept up to date by the database: name (A), description (B)
+     * and agenda (C), indexed for public open spaces only, so a query never reads every space.
+     */
+    search: tsvector('search')
+      .notNull()
+      .generatedAlwaysAs(
+        (): SQL =>
+          sql`setweight(to_tsvector('english', ${spaces.name}), 'A') || setweight(to_tsvector('english', ${spaces.description}), 'B') || setweight(to_tsvector('english', ${spaces.agenda}), 'C')`,
+      ),
   },
   (t) => [
     index('spaces_public_open_idx')
       .on(t.createdAt)
       .where(sql`${t.privacy} = 'public' and ${t.state} = 'open'`),
+    index('spaces_public_search_idx')
+      .using('gin', t.search)
+      .where(sql`${t.privacy} = 'public' and ${t.state} = 'open'`),
   ],
 );
+
+const { search: _search, ...withoutSearch } = getTableColumns(spaces);
+/**
+ * Every column but `search`: what reading a space selects. The search vector can be as large as
+ * the texts it indexes, and only /ask needs it.
+ */
+export const spaceColumns = withoutSearch;

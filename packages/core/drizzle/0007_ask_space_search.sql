@@ -1,0 +1,2 @@
+ALTER TABLE "spaces" ADD COLUMN "search" "tsvector" GENERATED ALWAYS AS (setweight(to_tsvector('english', "spaces"."name"), 'A') || setweight(to_tsvector('english', "spaces"."description"), 'B') || setweight(to_tsvector('english', "spaces"."agenda"), 'C')) STORED NOT NULL;--> statement-breakpoint
+CREATE INDEX "spaces_public_search_idx" ON "spaces" USING gin ("search") WHERE "spaces"."privacy" = 'public' and "spaces"."state" = 'open';

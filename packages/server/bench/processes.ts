@@ -1,0 +1,64 @@
+// The server processes a benchmark runs, and the PostgreSQL it runs them on.
+import { type ChildProcess, execFileSync, fork } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { openDatabase } from '@convene/core';
+import { sql } from 'drizzle-orm';
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+/** Forks a benchmark process (a file of this folder) and waits for the port it listens on. */
+export async function start(
+  file: string,
+  env: Record<string, string>,
+  children: ChildProcess[],
+): Promise<{ child: ChildProcess; port: number }> {
+  const child = fork(join(here, file), [], {
+    execArgv: ['--import', 'tsx'],
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  children.push(child);
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${file} did not start`)), 60_000);
+    child.once('message', (m: { ready: number }) => {
+      clearTimeout(timer);
+      resolve(m.ready);
+    });
+    child.once('exit', (code) => reject(new Error(`${file} exited with ${code}`)));
+  });
+  return { child, port };
+}
+
+export async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** BENCH_DATABASE_URL, else the throwaway test server on 55432, started if it is not running. */
+export async function ensurePostgres(): Promise<string> {
+  const url = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:55432/postgres';
+  const probe = async () => {
+    try {
+      const database = await openDatabase({ url, migrate: false, maxConnections: 1 });
+      try {
+        await database.db.execute(sql`select 1`);
+        return true;
+      } finally {
+        await database.close();
+      }
+    } catch {
+      return false;
+    }
+  };
+  if (await probe()) return url;
+  if (process.env.BENCH_DATABASE_URL) throw new Error(`cannot reach ${url}`);
+  console.log('starting a throwaway PostgreSQL with scripts/test-postgres.sh');
+  return execFileSync(join(here, '../../../scripts/test-postgres.sh'), ['start'], {
+    encoding: 'utf8',
+  }).trim();
+}
