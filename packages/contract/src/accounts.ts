@@ -83,6 +83,7 @@ export const ZCreateApiTokenResult = z
     name: z.string(),
     token: z.string().meta({ description: 'The `usr_` token; shown once only' }),
     prefix: z.string(),
+    expiresAt: ZDateTime.optional().meta({ description: 'When the token stops working' }),
   })
   .meta({ id: 'CreateApiTokenResult' });
 export type TCreateApiTokenResult = z.infer<typeof ZCreateApiTokenResult>;
@@ -95,6 +96,7 @@ export const ZTokenMetadata = z
     createdAt: ZDateTime,
     lastUsedAt: ZDateTime.optional(),
     revoked: z.boolean(),
+    expiresAt: ZDateTime.optional().meta({ description: 'When the token stops working (or stopped)' }),
   })
   .meta({ id: 'TokenMetadata' });
 export type TTokenMetadata = z.infer<typeof ZTokenMetadata>;

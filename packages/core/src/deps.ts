@@ -9,6 +9,8 @@ export interface CoreConfig {
   publicUrl: string;
   lockTtlSeconds: number;
   linkTtlSeconds: number;
+  /** How long a `usr_` token works after it is minted. */
+  userTokenTtlSeconds: number;
   suggestedPollingIntervalMs: number;
 }
 
@@ -28,5 +30,6 @@ export const defaultCoreConfig: CoreConfig = {
   publicUrl: 'http://localhost:3000',
   lockTtlSeconds: 600,
   linkTtlSeconds: 600,
+  userTokenTtlSeconds: 90 * 86_400,
   suggestedPollingIntervalMs: 2000,
 };

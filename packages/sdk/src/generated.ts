@@ -349,6 +349,8 @@ export interface CreateApiTokenResult {
   /** The `usr_` token; shown once only */
   token: string;
   prefix: string;
+  /** When the token stops working */
+  expiresAt?: string | undefined;
 }
 
 export interface TokenMetadata {
@@ -358,6 +360,8 @@ export interface TokenMetadata {
   createdAt: string;
   lastUsedAt?: string | undefined;
   revoked: boolean;
+  /** When the token stops working (or stopped) */
+  expiresAt?: string | undefined;
 }
 
 export type ListApiTokensResult = TokenMetadata[];

@@ -12,6 +12,12 @@ const ZEnv = z.object({
   RATE_LIMIT_WINDOW_S: z.coerce.number().int().positive().default(60),
   LOCK_TTL_S: z.coerce.number().int().positive().default(600),
   LINK_TTL_S: z.coerce.number().int().positive().default(600),
+  /** How long a `usr_` user token works after it is minted (default 90 days). */
+  USER_TOKEN_TTL_S: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(90 * 86_400),
   SECRET: z.string().min(16).optional(),
   /** Trust X-Forwarded-For for the client address (only behind a proxy you control). */
   TRUST_PROXY: z
@@ -37,6 +43,7 @@ export interface ServerConfig {
   rateLimitWindowSeconds: number;
   lockTtlSeconds: number;
   linkTtlSeconds: number;
+  userTokenTtlSeconds: number;
   secret: string | undefined;
   trustProxy: boolean;
   logLevel: z.infer<typeof ZEnv>['LOG_LEVEL'];
@@ -88,6 +95,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     rateLimitWindowSeconds: e.RATE_LIMIT_WINDOW_S,
     lockTtlSeconds: e.LOCK_TTL_S,
     linkTtlSeconds: e.LINK_TTL_S,
+    userTokenTtlSeconds: e.USER_TOKEN_TTL_S,
     secret: e.SECRET,
     trustProxy: e.TRUST_PROXY,
     logLevel: e.LOG_LEVEL,

@@ -72,6 +72,7 @@ export async function createServer(
         publicUrl: config.publicUrl,
         lockTtlSeconds: config.lockTtlSeconds,
         linkTtlSeconds: config.linkTtlSeconds,
+        userTokenTtlSeconds: config.userTokenTtlSeconds,
         suggestedPollingIntervalMs: 2000,
       },
     };

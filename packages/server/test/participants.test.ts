@@ -38,6 +38,7 @@ async function userWithToken(): Promise<{ userId: string; token: string }> {
     prefix: token.slice(0, 8),
     tokenHash: hashSecret(token),
     createdAt: new Date(),
+    expiresAt: new Date(Date.now() + 3_600_000),
   });
   return { userId, token };
 }

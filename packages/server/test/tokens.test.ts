@@ -25,6 +25,7 @@ describe('createApiToken', () => {
       name: 'CI runner',
       token: expect.stringMatching(/^usr_[A-Za-z0-9_-]{40,}$/),
       prefix: expect.any(String),
+      expiresAt: new Date(clock.now().getTime() + 90 * 86_400_000).toISOString(),
     });
     expect(res.body.token.startsWith(res.body.prefix)).toBe(true);
     expect(res.body.prefix.length).toBeLessThan(res.body.token.length / 2);
@@ -61,6 +62,7 @@ describe('listApiTokens', () => {
         prefix: second.prefix,
         createdAt: clock.now().toISOString(),
         revoked: false,
+        expiresAt: new Date(clock.now().getTime() + 90 * 86_400_000).toISOString(),
       },
       {
         id: first.id,
@@ -68,6 +70,7 @@ describe('listApiTokens', () => {
         prefix: first.prefix,
         createdAt: new Date(clock.now().getTime() - 1000).toISOString(),
         revoked: false,
+        expiresAt: new Date(clock.now().getTime() - 1000 + 90 * 86_400_000).toISOString(),
       },
     ]);
     expect(res.text).not.toContain(first.token);

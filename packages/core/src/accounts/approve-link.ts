@@ -44,6 +44,7 @@ export async function approveLink({ deps, bearer, input }: ApproveLinkOptions): 
       userId: user.id,
       name: request.agentName ?? LINKED_TOKEN_NAME,
       now,
+      ttlSeconds: deps.config.userTokenTtlSeconds,
     });
     await tx
       .update(linkRequests)

@@ -25,16 +25,27 @@ export async function createApiToken({
     userId: user.id,
     name: input.name ?? DEFAULT_TOKEN_NAME,
     now: deps.clock.now(),
+    ttlSeconds: deps.config.userTokenTtlSeconds,
   });
 }
 
-/** The one place a `usr_` token row is written (dashboard and link approval alike). */
+/**
+ * The one place a `usr_` token row is written (dashboard and link approval alike). Every token
+ * expires: a token an agent forgot in a config file stops working on its own.
+ */
 export async function insertApiToken(
   ex: Executor,
-  { userId, name, now, id = newId() }: { userId: string; name: string; now: Date; id?: string },
+  {
+    userId,
+    name,
+    now,
+    ttlSeconds,
+    id = newId(),
+  }: { userId: string; name: string; now: Date; ttlSeconds: number; id?: string },
 ): Promise<TCreateApiTokenResult> {
   const token = mintUserToken();
   const prefix = displayPrefix(token);
+  const expiresAt = new Date(now.getTime() + ttlSeconds * 1000);
   await ex.insert(apiTokens).values({
     id,
     userId,
@@ -42,6 +53,7 @@ export async function insertApiToken(
     prefix,
     tokenHash: hashSecret(token),
     createdAt: now,
+    expiresAt,
   });
-  return { id, name, token, prefix };
+  return { id, name, token, prefix, expiresAt: expiresAt.toISOString() };
 }

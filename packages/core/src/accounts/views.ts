@@ -21,6 +21,7 @@ export const toTokenMetadata = (row: ApiTokenRow): TTokenMetadata => ({
   createdAt: row.createdAt.toISOString(),
   ...(row.lastUsedAt ? { lastUsedAt: row.lastUsedAt.toISOString() } : {}),
   revoked: row.revokedAt !== null,
+  expiresAt: row.expiresAt.toISOString(),
 });
 
 /** Signs a dashboard JWT for a built-in account. */

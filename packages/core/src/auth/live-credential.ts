@@ -18,7 +18,7 @@ export const liveCredentialSql = (kind: SQL, lookup: SQL, at: SQL): SQL => sql`(
     or exists (select 1 from invitations v join spaces s on s.id = v.space_id
       where v.key_hash = ${lookup} and s.state = 'open' and s.expires_at > ${at})))
   or (${kind} = 'user-token' and exists (select 1 from api_tokens t
-      where t.token_hash = ${lookup} and t.revoked_at is null))
+      where t.token_hash = ${lookup} and t.revoked_at is null and t.expires_at > ${at}))
 )`;
 
 /** liveCredentialSql as one query, where no batched statement can carry it (in-process counters). */

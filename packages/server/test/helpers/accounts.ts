@@ -18,6 +18,8 @@ export interface TokenFixture {
   name: string;
   token: string;
   prefix: string;
+  /** When the token stops working (USER_TOKEN_TTL_S after it was minted). */
+  expiresAt: string;
 }
 
 export const bearer = (jwt: string): Record<string, string> => ({ Authorization: `Bearer ${jwt}` });

@@ -32,6 +32,8 @@ export const apiTokens = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull(),
     lastUsedAt: timestamp('last_used_at', { withTimezone: true, precision: 3 }),
     revokedAt: timestamp('revoked_at', { withTimezone: true, precision: 3 }),
+    /** After this the token no longer works (USER_TOKEN_TTL_S after it was minted). */
+    expiresAt: timestamp('expires_at', { withTimezone: true, precision: 3 }).notNull(),
   },
   (t) => [uniqueIndex('api_tokens_hash_idx').on(t.tokenHash), index('api_tokens_user_idx').on(t.userId)],
 );
