@@ -10,7 +10,8 @@ import type { SpaceWatch } from './tool';
  * server and transport, so any node answers any request and nothing is kept between calls.
  * There are no server-initiated streams in stateless mode, so GET and DELETE answer 405.
  */
-export function mcpHandler({ app, deps, api }: RouteScope): RouteHandlerMethod {
+export function mcpHandler({ app, config, deps, api }: RouteScope): RouteHandlerMethod {
+  const allowedOrigin = new URL(config.publicUrl).origin;
   const shutdown = new AbortController();
   app.addHook('preClose', async () => shutdown.abort());
 
@@ -38,6 +39,8 @@ export function mcpHandler({ app, deps, api }: RouteScope): RouteHandlerMethod {
         { error: 'this MCP endpoint is stateless: send JSON-RPC requests with POST' },
         { Allow: 'POST' },
       );
+    const refused = refusal(request.headers, allowedOrigin);
+    if (refused) return sendError(reply, refused.status, { error: refused.error });
     const server = createMcpServer({ deps, shutdown: shutdown.signal, watch, tools: api.tools });
     // No sessionIdGenerator: stateless mode (exactOptionalPropertyTypes forbids writing `undefined`).
     const transport = new StreamableHTTPServerTransport({ enableJsonResponse: true });
@@ -65,4 +68,23 @@ export function mcpHandler({ app, deps, api }: RouteScope): RouteHandlerMethod {
       }
     }
   };
+}
+
+/**
+ * What /mcp refuses before the MCP transport sees the request, as a JSON error: a browser page of
+ * another origin (DNS rebinding: a page whose host name now points at this server; its Origin
+ * gives it away), and a Host the transport cannot build a URL from (it would answer an empty 400).
+ * Requests without Origin (every non-browser MCP client) pass.
+ */
+export function refusal(
+  headers: Record<string, string | string[] | undefined>,
+  allowedOrigin: string,
+): { status: number; error: string } | null {
+  const origin = headers.origin;
+  if (origin !== undefined && origin !== allowedOrigin)
+    return { status: 403, error: `requests from origin ${String(origin)} are not allowed here` };
+  const host = headers.host;
+  if (typeof host !== 'string' || host === '' || !URL.canParse(`http://${host}/`))
+    return { status: 400, error: 'the Host header is missing or invalid' };
+  return null;
 }
