@@ -19,6 +19,10 @@ const ZEnv = z.object({
     .positive()
     .default(90 * 86_400),
   SECRET: z.string().min(16).optional(),
+  /** The database password a generated SECRET was sealed with, after that password changed. */
+  PREVIOUS_DATABASE_PASSWORD: z.string().min(1).optional(),
+  /** Read as postgres.js reads it, when DATABASE_URL names no password. */
+  PGPASSWORD: z.string().min(1).optional(),
   /** Trust X-Forwarded-For for the client address (only behind a proxy you control). */
   TRUST_PROXY: z
     .enum(['true', 'false', '1', '0'])
@@ -45,6 +49,9 @@ export interface ServerConfig {
   linkTtlSeconds: number;
   userTokenTtlSeconds: number;
   secret: string | undefined;
+  /** The PostgreSQL password (DATABASE_URL's, else PGPASSWORD): what a generated SECRET is sealed with. */
+  databasePassword: string | undefined;
+  previousDatabasePassword: string | undefined;
   trustProxy: boolean;
   logLevel: z.infer<typeof ZEnv>['LOG_LEVEL'];
   /** Interval of `: ping` comments on event streams. */
@@ -97,6 +104,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     linkTtlSeconds: e.LINK_TTL_S,
     userTokenTtlSeconds: e.USER_TOKEN_TTL_S,
     secret: e.SECRET,
+    databasePassword: databasePassword(e.DATABASE_URL) ?? e.PGPASSWORD,
+    previousDatabasePassword: e.PREVIOUS_DATABASE_PASSWORD,
     trustProxy: e.TRUST_PROXY,
     logLevel: e.LOG_LEVEL,
     streamPingMs: 15_000,
@@ -113,4 +122,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
         ? { issuer: e.OIDC_ISSUER, jwksUrl: e.OIDC_JWKS_URL, audience: e.OIDC_AUDIENCE }
         : undefined,
   };
+}
+
+function databasePassword(url: string | undefined): string | undefined {
+  if (!url?.startsWith('postgres')) return undefined;
+  try {
+    const password = new URL(url).password;
+    return password ? decodeURIComponent(password) : undefined;
+  } catch {
+    return undefined;
+  }
 }

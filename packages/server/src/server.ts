@@ -1,6 +1,3 @@
-import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import {
   type Clock,
   createJwtSessions,
@@ -10,17 +7,16 @@ import {
   type OpenDatabaseOptions,
   openDatabase,
   SecretBox,
-  schema,
   systemClock,
   WorkerDiffEngine,
 } from '@convene/core';
-import { sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app';
 import type { ServerConfig } from './env';
 import { EventHub } from './events/hub';
 import { startLockExpirySweeper } from './events/lock-expiry-sweeper';
 import { type PolicyStores, policyStoresFor } from './http/stores';
+import { loadOrCreateSecret } from './secret';
 
 export interface ConveneServer {
   app: FastifyInstance;
@@ -127,30 +123,4 @@ export async function createServer(
     await database.close();
     throw error;
   }
-}
-
-/**
- * SECRET unset: generated once and kept under DATA_DIR (embedded) or in the database, so every
- * node sharing one PostgreSQL agrees on it.
- */
-async function loadOrCreateSecret(database: Database, config: ServerConfig): Promise<string> {
-  if (database.engine === 'pglite' && config.databaseUrl !== 'memory://') {
-    const file = join(config.dataDir, 'secret');
-    try {
-      return readFileSync(file, 'utf8').trim();
-    } catch {
-      mkdirSync(config.dataDir, { recursive: true });
-      const secret = randomBytes(32).toString('hex');
-      writeFileSync(file, secret, { mode: 0o600 });
-      return secret;
-    }
-  }
-  const candidate = randomBytes(32).toString('hex');
-  await database.db.insert(schema.settings).values({ key: 'secret', value: candidate }).onConflictDoNothing();
-  const [row] = await database.db
-    .select({ value: schema.settings.value })
-    .from(schema.settings)
-    .where(sql`${schema.settings.key} = 'secret'`);
-  if (!row) throw new Error('could not load the server secret');
-  return row.value;
 }

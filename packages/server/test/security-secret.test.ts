@@ -1,0 +1,103 @@
+import { openDatabase, rowsOf } from '@convene/core';
+import { createPostgresTestDatabase, testDatabaseServerUrl } from '@convene/core/testing';
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig, type ServerConfig } from '../src/env';
+import { createServer } from '../src/server';
+import { onPostgres } from './helpers';
+
+/**
+ * A generated SECRET is kept in the database (every node sharing it must agree) but never in
+ * clear: sealed under a key derived from the database password, which a copy of the data lacks.
+ */
+describe.runIf(onPostgres())('the generated SECRET on PostgreSQL', () => {
+  let url: string;
+  let drop: () => Promise<void>;
+  beforeAll(async () => {
+    ({ url, drop } = await createPostgresTestDatabase(testDatabaseServerUrl()!));
+  });
+  afterAll(() => drop?.());
+
+  /** The test server trusts loopback: any password connects, which lets a test change it. */
+  const withPassword = (password: string | undefined) => {
+    const u = new URL(url);
+    u.password = password ?? '';
+    return u.toString();
+  };
+  const configFor = (password: string | undefined, extra: Record<string, string> = {}): ServerConfig =>
+    loadConfig({ DATABASE_URL: withPassword(password), LOG_LEVEL: 'silent', PORT: '0', ...extra });
+  const open = (config: ServerConfig) => createServer(config, { logger: false });
+  /** The settings table as a copy of the database would show it. */
+  const settings = async (databaseUrl: string) => {
+    const database = await openDatabase({ url: databaseUrl, maxConnections: 1 });
+    try {
+      return rowsOf<{ key: string; value: string }>(
+        await database.db.execute(sql`select key, value from settings order by key`),
+      );
+    } finally {
+      await database.close();
+    }
+  };
+
+  it('is refused without a database password to seal it with', async () => {
+    await expect(open(configFor(undefined))).rejects.toThrow(/SECRET is required/);
+  });
+
+  it('is sealed, the same for every node, and never stored in clear', async () => {
+    const config = configFor('db-password-1');
+    const a = await open(config);
+    const b = await open(config);
+    try {
+      // Each node opens what the other sealed: they hold the same SECRET.
+      expect(b.deps.box.decrypt(a.deps.box.encrypt('shared'))).toBe('shared');
+    } finally {
+      await a.close();
+      await b.close();
+    }
+    const rows = await settings(url);
+    expect(rows.map((r) => r.key)).toContain('secret-sealed');
+    expect(rows.map((r) => r.key)).not.toContain('secret');
+    // Not the hex of a 32-byte secret anywhere in the table.
+    expect(JSON.stringify(rows)).not.toMatch(/"[0-9a-f]{64}"/);
+  });
+
+  it('opens only with the password it was sealed with, and is resealed after a change', async () => {
+    await expect(open(configFor('another-password'))).rejects.toThrow(/PREVIOUS_DATABASE_PASSWORD/);
+    const first = await open(configFor('db-password-1'));
+    const sealedBefore = first.deps.box.encrypt('kept');
+    await first.close();
+    const moved = await open(configFor('db-password-2', { PREVIOUS_DATABASE_PASSWORD: 'db-password-1' }));
+    expect(moved.deps.box.decrypt(sealedBefore)).toBe('kept');
+    await moved.close();
+    // From now on the new password alone opens it.
+    const again = await open(configFor('db-password-2'));
+    expect(again.deps.box.decrypt(sealedBefore)).toBe('kept');
+    await again.close();
+  });
+
+  it('moves a secret an earlier version kept in clear under the seal', async () => {
+    const { url: legacyUrl, drop: dropLegacy } = await createPostgresTestDatabase(testDatabaseServerUrl()!);
+    try {
+      const legacy = new URL(legacyUrl);
+      legacy.password = 'db-password-3';
+      const config = loadConfig({ DATABASE_URL: legacy.toString(), LOG_LEVEL: 'silent', PORT: '0' });
+      const clear = 'c'.repeat(64);
+      const seed = await openDatabase({ url: legacyUrl, maxConnections: 1 });
+      await seed.db.execute(sql`insert into settings (key, value) values ('secret', ${clear})`);
+      await seed.close();
+      await (await open(config)).close();
+      const rows = await settings(legacyUrl);
+      expect(rows.map((r) => r.key)).not.toContain('secret');
+      expect(JSON.stringify(rows)).not.toContain(clear);
+      // The same SECRET as before: what it sealed still opens.
+      const check = await open({ ...config, secret: clear });
+      const sealedWithOld = check.deps.box.encrypt('x');
+      await check.close();
+      const after = await open(config);
+      expect(after.deps.box.decrypt(sealedWithOld)).toBe('x');
+      await after.close();
+    } finally {
+      await dropLegacy();
+    }
+  });
+});
