@@ -1,4 +1,4 @@
-import { type Deps, SqlIdempotencyStore, SqlRateLimiter } from '@convene/core';
+import { type Deps, purgeSpaces, SqlIdempotencyStore, SqlRateLimiter } from '@convene/core';
 import Fastify, {
   type FastifyError,
   type FastifyInstance,
@@ -121,6 +121,18 @@ export async function buildApp({
     store: idempotencyStore,
     clock: deps.clock,
     intervalMs: config.policySweepIntervalMs,
+    // Closed and expired spaces, with all they hold, once their retention is over.
+    also: [
+      {
+        sweep: (now, limit) =>
+          purgeSpaces({
+            db: deps.db,
+            now,
+            retentionSeconds: config.spaceRetentionSeconds,
+            limit: Math.min(limit, 200),
+          }),
+      },
+    ],
   });
 
   app.decorate('eventHub', null);

@@ -12,6 +12,12 @@ const ZEnv = z.object({
   RATE_LIMIT_WINDOW_S: z.coerce.number().int().positive().default(60),
   LOCK_TTL_S: z.coerce.number().int().positive().default(600),
   LINK_TTL_S: z.coerce.number().int().positive().default(600),
+  /** How long a closed or expired space is kept (dashboards show it) before it is deleted. */
+  SPACE_RETENTION_S: z.coerce
+    .number()
+    .int()
+    .nonnegative()
+    .default(7 * 86_400),
   /** How long a `usr_` user token works after it is minted (default 90 days). */
   USER_TOKEN_TTL_S: z.coerce
     .number()
@@ -48,6 +54,8 @@ export interface ServerConfig {
   lockTtlSeconds: number;
   linkTtlSeconds: number;
   userTokenTtlSeconds: number;
+  /** Closed and expired spaces are deleted, with all they hold, this long after. */
+  spaceRetentionSeconds: number;
   secret: string | undefined;
   /** The PostgreSQL password (DATABASE_URL's, else PGPASSWORD): what a generated SECRET is sealed with. */
   databasePassword: string | undefined;
@@ -103,6 +111,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     lockTtlSeconds: e.LOCK_TTL_S,
     linkTtlSeconds: e.LINK_TTL_S,
     userTokenTtlSeconds: e.USER_TOKEN_TTL_S,
+    spaceRetentionSeconds: e.SPACE_RETENTION_S,
     secret: e.SECRET,
     databasePassword: databasePassword(e.DATABASE_URL) ?? e.PGPASSWORD,
     previousDatabasePassword: e.PREVIOUS_DATABASE_PASSWORD,

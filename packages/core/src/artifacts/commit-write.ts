@@ -15,6 +15,7 @@ import {
   requireArtifactId,
   toArtifactView,
 } from './shared';
+import { chargeArtifactStorage } from './storage';
 
 export interface CommitWriteOptions {
   deps: Deps;
@@ -75,6 +76,7 @@ export async function commitWrite({
       { version: latest.version },
     );
   }
+  await chargeArtifactStorage(tx, spaceId, content);
   await tx.insert(artifactVersions).values({
     spaceId,
     artifactId,

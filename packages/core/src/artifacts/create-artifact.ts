@@ -8,6 +8,7 @@ import { appendEvent } from '../events/append-event';
 import { newId } from '../ids';
 import { toArtifactSummary } from '../spaces/views';
 import { authorizeForUpdate, refuseMuted, toArtifactView } from './shared';
+import { chargeArtifactStorage } from './storage';
 
 export interface CreateArtifactOptions {
   deps: Deps;
@@ -40,6 +41,7 @@ export async function createArtifact({
     if ((existing?.n ?? 0) >= limits.artifactsPerSpace) {
       throw new ConflictError(`a space holds at most ${limits.artifactsPerSpace} artifacts`);
     }
+    await chargeArtifactStorage(tx, spaceId, input.content);
     const now = clock.now();
     const me = caller.participant.id;
     const [row] = await tx

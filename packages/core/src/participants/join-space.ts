@@ -1,8 +1,8 @@
 import { limits, type TJoinRequest, type TJoinResult } from '@convene/contract';
-import { count, eq } from 'drizzle-orm';
+import { and, count, eq, lt, sql } from 'drizzle-orm';
 import { resolveUserToken } from '../accounts/resolve-user-token';
 import { authorize, roles } from '../auth/authorize';
-import { participants, spaceColumns, spaces } from '../db/schema';
+import { invitations, participants, spaceColumns, spaces } from '../db/schema';
 import type { Deps } from '../deps';
 import { ConflictError, SpaceClosedError } from '../errors';
 import { appendEvent } from '../events/append-event';
@@ -63,6 +63,24 @@ export async function joinSpace({
     // Every participant record counts, the departed included: it is the length of SpaceView.participants.
     if ((row?.n ?? 0) >= limits.participantsPerSpace) {
       throw new ConflictError(`this space already has ${limits.participantsPerSpace} participants`);
+    }
+    // One invitation admits so many joins: no single invitee can fill the space.
+    if (caller.role !== 'invitation') throw new Error('authorize let a non-invitation key join');
+    const [used] = await tx
+      .update(invitations)
+      .set({ joins: sql`${invitations.joins} + 1` })
+      .where(
+        and(
+          eq(invitations.spaceId, spaceId),
+          eq(invitations.id, caller.invitationId),
+          lt(invitations.joins, limits.joinsPerInvitation),
+        ),
+      )
+      .returning({ joins: invitations.joins });
+    if (!used) {
+      throw new ConflictError(
+        `this invitation has admitted ${limits.joinsPerInvitation} joins; ask the owner for a new invitation`,
+      );
     }
     const userId = await resolveUserToken(tx, clock, userToken);
     const pending = space.privacy === 'private';

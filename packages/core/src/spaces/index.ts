@@ -1,5 +1,6 @@
 export * from './close-space';
 export * from './create-space';
 export * from './get-space';
+export * from './purge-spaces';
 export * from './update-space';
 export * from './views';

@@ -1,19 +1,26 @@
 import type { Clock, IdempotencyStore, RateLimiter } from '@convene/core';
 import type { FastifyInstance } from 'fastify';
 
+/** Something that deletes up to `limit` records past their time, returning how many. */
+export interface Sweepable {
+  sweep(now: Date, limit: number): Promise<number>;
+}
+
 export interface SweeperOptions {
   limiter: RateLimiter;
   store: IdempotencyStore;
   clock: Clock;
   intervalMs: number;
+  /** More to sweep on the same schedule (closed and expired spaces past their retention). */
+  also?: Sweepable[];
 }
 
 const BATCH = 1000;
 const MAX_BATCHES = 20;
 
 /**
- * Deletes expired rate-limit counters and idempotency records while the app runs: a few indexed
- * DELETEs per interval on each node, whichever node gets there first.
+ * Deletes expired rate-limit counters and idempotency records (and whatever `also` names) while
+ * the app runs: a few indexed DELETEs per interval on each node, whichever node gets there first.
  */
 export function registerPolicySweeper(app: FastifyInstance, options: SweeperOptions): void {
   let timer: NodeJS.Timeout | undefined;
@@ -22,13 +29,13 @@ export function registerPolicySweeper(app: FastifyInstance, options: SweeperOpti
     if (running) return;
     running = true;
     try {
-      for (const target of [options.limiter, options.store]) {
+      for (const target of [options.limiter, options.store, ...(options.also ?? [])]) {
         for (let i = 0; i < MAX_BATCHES; i++) {
           if ((await target.sweep(options.clock.now(), BATCH)) < BATCH) break;
         }
       }
     } catch (err) {
-      app.log.warn({ err }, 'sweeping expired policy records failed');
+      app.log.warn({ err }, 'sweeping expired records failed');
     } finally {
       running = false;
     }

@@ -21,6 +21,11 @@ export const spaces = pgTable(
     closedAt: timestamp('closed_at', { withTimezone: true, precision: 3 }),
     /** Last message sequence number handed out (MessageView.seq); bumped under the row lock. */
     messageSeq: bigint('message_seq', { mode: 'number' }).notNull().default(0),
+    /**
+     * Bytes of artifact content the space stores, every version counted (UTF-8): bounded by
+     * limits.artifactBytesPerSpace, bumped by the statement that writes a version.
+     */
+    artifactBytes: bigint('artifact_bytes', { mode: 'number' }).notNull().default(0),
     /** Last stream event id handed out; messages and other events share this sequence. */
     eventSeq: bigint('event_seq', { mode: 'number' }).notNull().default(0),
     /** Timestamp of the newest message, so the next one can be made strictly later. */
@@ -46,6 +51,9 @@ export const spaces = pgTable(
     index('spaces_public_open_idx')
       .on(t.createdAt)
       .where(sql`${t.privacy} = 'public' and ${t.state} = 'open'`),
+    // What the retention sweep looks for: spaces past their TTL, and closed ones.
+    index('spaces_expires_at_idx').on(t.expiresAt),
+    index('spaces_closed_at_idx').on(t.closedAt).where(sql`${t.closedAt} is not null`),
     index('spaces_public_search_idx')
       .using('gin', t.search)
       .where(sql`${t.privacy} = 'public' and ${t.state} = 'open'`),
