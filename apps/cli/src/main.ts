@@ -1,5 +1,7 @@
-import type { ConveneClientOptions } from '@convene/sdk';
+#!/usr/bin/env node
+import { run } from './program';
 
-// The terminal client arrives with its own issue; it will talk to the service only through the SDK.
-const options: ConveneClientOptions = { baseUrl: process.env.CONVENE_URL ?? 'http://localhost:3000' };
-console.log(`convene CLI: not yet implemented (would talk to ${options.baseUrl})`);
+const code = await run(process.argv);
+// Let stdout and stderr drain (they are asynchronous on pipes), then end even if an idle
+// keep-alive connection would hold the process open.
+process.stdout.write('', () => process.stderr.write('', () => process.exit(code)));

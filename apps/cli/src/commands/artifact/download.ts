@@ -1,0 +1,48 @@
+import { writeFileSync } from 'node:fs';
+import type { Command } from '@commander-js/extra-typings';
+import { type App, examples } from '../../app';
+import { findArtifact } from '../../lib/artifacts';
+
+export function registerArtifactDownload(artifact: Command, app: App): void {
+  artifact
+    .command('download')
+    .argument('[artifact]', 'name or id (asked for on a terminal)')
+    .usage('ARTIFACT [-o FILE] [options]')
+    .summary('the markdown as it is, to stdout or a file')
+    .option('-o, --output <file>', 'write to this file instead of stdout')
+    .option('-s, --space <space>', 'name or id (default: the default space)')
+    .addHelpText(
+      'after',
+      examples('convene artifact download plan.md > plan.md', 'convene artifact download plan.md -o plan.md'),
+    )
+    .action(async (reference, options, command) => {
+      const ctx = app.context(command);
+      const found = await findArtifact(
+        ctx,
+        options.space,
+        reference,
+        'convene artifact download ARTIFACT [-o FILE]',
+      );
+      const markdown = await found.space.artifacts.download(found.artifact.id);
+      const { out } = ctx;
+      if (options.output !== undefined) {
+        writeFileSync(options.output, markdown);
+        out.result(
+          {
+            id: found.artifact.id,
+            name: found.artifact.name,
+            file: options.output,
+            bytes: Buffer.byteLength(markdown),
+          },
+          {
+            quiet: () => options.output,
+            human: () => out.success(`Saved ${out.c.bold(found.artifact.name)} to ${options.output}`),
+          },
+        );
+        return;
+      }
+      // The content is the output, even with --json: a document is not JSON.
+      if (out.mode.json) out.json({ id: found.artifact.id, name: found.artifact.name, content: markdown });
+      else out.raw(markdown);
+    });
+}

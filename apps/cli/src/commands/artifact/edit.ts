@@ -1,0 +1,147 @@
+import type { Command } from '@commander-js/extra-typings';
+import { type App, examples } from '../../app';
+import { explainingLocks, findArtifact } from '../../lib/artifacts';
+import { EditFile, editorCommand, runEditor } from '../../lib/editor';
+import { CliError } from '../../lib/errors';
+import { ExitCode } from '../../lib/exit-codes';
+import { relative } from '../../lib/render';
+
+export function registerArtifactEdit(artifact: Command, app: App): void {
+  artifact
+    .command('edit')
+    .argument('[artifact]', 'name or id (asked for on a terminal)')
+    .usage('ARTIFACT [options]')
+    .summary('edit a document in $EDITOR under its lock')
+    .description(
+      'Edit a document in your editor ($VISUAL, else $EDITOR, else vi). convene takes the lock, ' +
+        'keeps it alive while the editor is open, and when you save and quit writes a new version ' +
+        '(only if the text changed, and only over the version you started from), then releases the ' +
+        'lock. If the editor fails or you press Ctrl-C, nothing is written, the lock is released and ' +
+        'your text is kept in a file whose path is printed. If someone else holds the lock, it says ' +
+        'who and until when (exit 6).',
+    )
+    .option('-s, --space <space>', 'name or id (default: the default space)')
+    .addHelpText(
+      'after',
+      examples('convene artifact edit plan.md', 'EDITOR="code --wait" convene artifact edit plan.md'),
+    )
+    .action(async (reference, options, command) => {
+      const ctx = app.context(command);
+      const { out } = ctx;
+      const found = await findArtifact(ctx, options.space, reference, 'convene artifact edit ARTIFACT');
+      const { space, artifact: summary, names } = found;
+      ctx.handlesInterrupt = true;
+      const lock = await explainingLocks(summary.name, names, () => space.artifacts.lock(summary.id));
+      const heartbeat = new Heartbeat(
+        () => space.artifacts.heartbeat(summary.id),
+        lock.lockExpiresAt,
+        (message) => out.warn(message),
+      );
+      let file: EditFile | undefined;
+      try {
+        // Read under the lock: nobody can write between this version and ours.
+        const doc = await space.artifacts.get(summary.id);
+        file = new EditFile(doc.name, doc.content);
+        const editor = editorCommand();
+        out.info(
+          `Editing ${out.c.bold(doc.name)} (version ${doc.version}) in ${editor}; locked, kept alive while it is open.`,
+        );
+        const exit = await runEditor(editor, file.path);
+        heartbeat.stop();
+        if (ctx.signal.aborted || !exit.ok) {
+          const kept = file.keep(doc.name);
+          throw new CliError(
+            `${ctx.signal.aborted ? 'interrupted' : exit.ok ? 'stopped' : exit.reason}: nothing was saved`,
+            {
+              exitCode: ctx.signal.aborted ? ExitCode.interrupted : ExitCode.error,
+              hint: `Your text is kept in ${kept}\nSave it later with: convene artifact write ${JSON.stringify(doc.name)} --file ${JSON.stringify(kept)}`,
+            },
+          );
+        }
+        const text = file.read();
+        if (text === doc.content) {
+          out.result(
+            { ...doc, changed: false },
+            {
+              quiet: () => String(doc.version),
+              human: () =>
+                out.success(
+                  `No changes to ${out.c.bold(doc.name)}: nothing written (still version ${doc.version})`,
+                ),
+            },
+          );
+          return;
+        }
+        let saved: Awaited<ReturnType<typeof space.artifacts.write>>;
+        try {
+          saved = await explainingLocks(doc.name, names, () =>
+            space.artifacts.write(doc.id, text, { baseVersion: doc.version }),
+          );
+        } catch (error) {
+          const kept = file.keep(doc.name);
+          const reason = error instanceof Error ? error.message : String(error);
+          throw new CliError(`could not save ${doc.name}: ${reason}`, {
+            exitCode: error instanceof CliError ? error.exitCode : ExitCode.error,
+            hint: `Your text is kept in ${kept}`,
+            cause: error,
+          });
+        }
+        out.result(
+          { ...saved, changed: true },
+          {
+            quiet: () => String(saved.version),
+            human: () => out.success(`Saved ${out.c.bold(saved.name)} as version ${saved.version}`),
+          },
+        );
+      } finally {
+        heartbeat.stop();
+        file?.remove();
+        // Leave the lock as it was: released, unless it was held before the edit began.
+        if (!found.heldByMe) {
+          await space.artifacts.unlock(summary.id).catch((error: unknown) => {
+            out.warn(`could not release the lock: ${(error as Error).message} (it lapses by itself)`);
+          });
+        }
+      }
+    });
+}
+
+/**
+ * Keeps a lock alive: refreshes it at a third of its remaining lifetime (measured on this
+ * machine's clock against the server's expiry, so at least every 5 s if the clocks disagree).
+ */
+class Heartbeat {
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly beat: () => Promise<{ lockExpiresAt: string }>,
+    expiresAt: string,
+    private readonly warn: (message: string) => void,
+  ) {
+    this.schedule(expiresAt);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+  }
+
+  private schedule(expiresAt: string): void {
+    if (this.stopped) return;
+    const remaining = new Date(expiresAt).getTime() - Date.now();
+    const wait = remaining > 3000 ? Math.min(remaining / 3, 60_000) : Math.max(remaining / 3, 500);
+    this.timer = setTimeout(() => {
+      this.beat().then(
+        (lock) => this.schedule(lock.lockExpiresAt),
+        (error: unknown) => {
+          if (this.stopped) return;
+          this.warn(
+            `could not keep the lock: ${(error as Error).message}; saving may fail (${relative(expiresAt)})`,
+          );
+          this.schedule(new Date(Date.now() + 15_000).toISOString());
+        },
+      );
+    }, wait);
+  }
+}

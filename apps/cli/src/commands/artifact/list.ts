@@ -1,0 +1,44 @@
+import type { Command } from '@commander-js/extra-typings';
+import { type App, examples } from '../../app';
+import { relative } from '../../lib/render';
+
+export function registerArtifactList(artifact: Command, app: App): void {
+  artifact
+    .command('list')
+    .alias('ls')
+    .summary('the documents of a space')
+    .option('-s, --space <space>', 'name or id (default: the default space)')
+    .addHelpText(
+      'after',
+      examples('convene artifact list', 'convene artifact list --json | jq -r ".[].name"'),
+    )
+    .action(async (options, command) => {
+      const ctx = app.context(command);
+      const saved = ctx.space(options.space);
+      const view = await ctx.spaceClient(saved).get();
+      const names = new Map(view.participants.map((p) => [p.participantId, p.name]));
+      const { out } = ctx;
+      out.result(view.artifacts, {
+        quiet: () => view.artifacts.map((a) => a.id).join('\n') || undefined,
+        human: () =>
+          out.table(
+            view.artifacts,
+            [
+              { header: 'name', value: (a) => a.name, style: (t) => out.c.bold(t) },
+              { header: 'id', value: (a) => a.id },
+              { header: 'version', value: (a) => String(a.version) },
+              { header: 'updated', value: (a) => relative(a.updatedAt) },
+              {
+                header: 'lock',
+                value: (a) =>
+                  a.lockedBy
+                    ? `${a.lockedBy === saved.participantId ? 'you' : (names.get(a.lockedBy) ?? a.lockedBy)}${a.lockExpiresAt ? `, ${relative(a.lockExpiresAt)}` : ''}`
+                    : '',
+                style: (t) => out.c.yellow(t),
+              },
+            ],
+            'No documents yet: `convene artifact create NAME`.',
+          ),
+      });
+    });
+}

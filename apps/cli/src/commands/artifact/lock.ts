@@ -1,0 +1,63 @@
+import type { Command } from '@commander-js/extra-typings';
+import { type App, examples } from '../../app';
+import { explainingLocks, findArtifact } from '../../lib/artifacts';
+import { relative, when } from '../../lib/render';
+
+export function registerArtifactLock(artifact: Command, app: App): void {
+  artifact
+    .command('lock')
+    .argument('[artifact]', 'name or id (asked for on a terminal)')
+    .usage('ARTIFACT [options]')
+    .summary('take the edit lock (others cannot write until you unlock)')
+    .description(
+      'Take the exclusive edit lock of a document, or refresh it if you hold it. It lapses after ' +
+        'the server’s lock lifetime (10 minutes by default) unless you write or lock again.',
+    )
+    .option('-s, --space <space>', 'name or id (default: the default space)')
+    .addHelpText('after', examples('convene artifact lock plan.md', 'convene artifact lock plan.md --json'))
+    .action(async (reference, options, command) => {
+      const ctx = app.context(command);
+      const found = await findArtifact(ctx, options.space, reference, 'convene artifact lock ARTIFACT');
+      const lock = await explainingLocks(found.artifact.name, found.names, () =>
+        found.space.artifacts.lock(found.artifact.id),
+      );
+      ctx.out.result(lock, {
+        quiet: () => lock.lockExpiresAt,
+        human: () => {
+          ctx.out.success(
+            `Locked ${ctx.out.c.bold(found.artifact.name)} until ${when(lock.lockExpiresAt)} (${relative(lock.lockExpiresAt)})`,
+          );
+          ctx.out.hint(
+            `Write with \`convene artifact write ${JSON.stringify(found.artifact.name)} --file F\`; release with \`convene artifact unlock\`.`,
+          );
+        },
+      });
+    });
+}
+
+export function registerArtifactUnlock(artifact: Command, app: App): void {
+  artifact
+    .command('unlock')
+    .argument('[artifact]', 'name or id (asked for on a terminal)')
+    .usage('ARTIFACT [options]')
+    .summary('release the lock (the owner can release anyone’s)')
+    .option('-s, --space <space>', 'name or id (default: the default space)')
+    .addHelpText('after', examples('convene artifact unlock plan.md'))
+    .action(async (reference, options, command) => {
+      const ctx = app.context(command);
+      const found = await findArtifact(ctx, options.space, reference, 'convene artifact unlock ARTIFACT');
+      const doc = await explainingLocks(found.artifact.name, found.names, () =>
+        found.space.artifacts.unlock(found.artifact.id),
+      );
+      const holder = found.artifact.lockedBy;
+      ctx.out.result(doc, {
+        quiet: () => doc.id,
+        human: () =>
+          ctx.out.success(
+            holder && holder !== found.saved.participantId
+              ? `Released ${found.names.get(holder) ?? holder}’s lock on ${ctx.out.c.bold(doc.name)}`
+              : `Unlocked ${ctx.out.c.bold(doc.name)}`,
+          ),
+      });
+    });
+}

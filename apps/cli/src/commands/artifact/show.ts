@@ -1,0 +1,45 @@
+import type { Command } from '@commander-js/extra-typings';
+import { type App, examples } from '../../app';
+import { findArtifact } from '../../lib/artifacts';
+import { relative } from '../../lib/render';
+
+export function registerArtifactShow(artifact: Command, app: App): void {
+  artifact
+    .command('show')
+    .argument('[artifact]', 'name or id (asked for on a terminal)')
+    .usage('ARTIFACT [options]')
+    .summary('a document: its details and content')
+    .option('-s, --space <space>', 'name or id (default: the default space)')
+    .addHelpText(
+      'after',
+      examples('convene artifact show plan.md', 'convene artifact show plan.md --json | jq .version'),
+    )
+    .action(async (reference, options, command) => {
+      const ctx = app.context(command);
+      const found = await findArtifact(ctx, options.space, reference, 'convene artifact show ARTIFACT');
+      const doc = await found.space.artifacts.get(found.artifact.id);
+      const { out } = ctx;
+      out.result(doc, {
+        quiet: () => doc.id,
+        human: () => {
+          const holder = doc.lockedBy ? (found.names.get(doc.lockedBy) ?? doc.lockedBy) : undefined;
+          out.fields([
+            ['name', out.c.bold(doc.name)],
+            ['id', doc.id],
+            [
+              'version',
+              `${doc.version}, updated ${relative(doc.updatedAt)} by ${found.names.get(doc.updatedBy) ?? doc.updatedBy}`,
+            ],
+            [
+              'lock',
+              holder
+                ? `${holder}${doc.lockExpiresAt ? `, lapses ${relative(doc.lockExpiresAt)}` : ''}`
+                : undefined,
+            ],
+          ]);
+          out.line();
+          out.raw(doc.content.endsWith('\n') || doc.content === '' ? doc.content : `${doc.content}\n`);
+        },
+      });
+    });
+}

@@ -1,0 +1,58 @@
+import { type Command, Option } from '@commander-js/extra-typings';
+import { type App, examples } from '../../app';
+import { explainingLocks, findArtifact } from '../../lib/artifacts';
+import { UsageError } from '../../lib/errors';
+import { readTextFile } from '../../lib/input';
+
+export function registerArtifactWrite(artifact: Command, app: App): void {
+  artifact
+    .command('write')
+    .argument('[artifact]', 'name or id (asked for on a terminal)')
+    .usage('ARTIFACT --file F [--base-version N] [options]')
+    .summary('replace a document’s content with a file')
+    .description(
+      'Replace the content of a document with a file (`-` reads stdin) as a new version. Takes ' +
+        'the lock for the write and releases it after, unless you already hold it (then keeps it). ' +
+        'With --base-version, refuses (exit 6) if someone saved another version since that one.',
+    )
+    .addOption(new Option('-f, --file <file>', 'the new content (`-` reads stdin)'))
+    .option('--base-version <n>', 'the version your text is based on')
+    .option('-s, --space <space>', 'name or id (default: the default space)')
+    .addHelpText(
+      'after',
+      examples(
+        'convene artifact write plan.md --file plan.md',
+        'convene artifact write plan.md --file - --base-version 3 < plan.md',
+      ),
+    )
+    .action(async (reference, options, command) => {
+      const ctx = app.context(command);
+      if (options.file === undefined) {
+        throw new UsageError(
+          '--file is required',
+          'Usage: convene artifact write ARTIFACT --file F (`-` reads stdin)',
+        );
+      }
+      if (options.baseVersion !== undefined && !/^[1-9]\d*$/.test(options.baseVersion)) {
+        throw new UsageError(`--base-version must be a version number, not "${options.baseVersion}"`);
+      }
+      const found = await findArtifact(
+        ctx,
+        options.space,
+        reference,
+        'convene artifact write ARTIFACT --file F',
+      );
+      const content = await readTextFile(options.file);
+      const write = { ...(options.baseVersion ? { baseVersion: Number(options.baseVersion) } : {}) };
+      const { space, artifact: summary } = found;
+      const doc = await explainingLocks(summary.name, found.names, () =>
+        found.heldByMe
+          ? space.artifacts.write(summary.id, content, write)
+          : space.artifacts.withLock(summary.id, (locked) => locked.write(content, write)),
+      );
+      ctx.out.result(doc, {
+        quiet: () => String(doc.version),
+        human: () => ctx.out.success(`Saved ${ctx.out.c.bold(doc.name)} as version ${doc.version}`),
+      });
+    });
+}

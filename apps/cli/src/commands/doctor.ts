@@ -1,0 +1,186 @@
+import type { Command } from '@commander-js/extra-typings';
+import { ConveneError } from '@convene/sdk';
+import { type App, examples } from '../app';
+import type { Context } from '../lib/context';
+import { CliError } from '../lib/errors';
+import { relative } from '../lib/render';
+import { VERSION } from '../version';
+
+/** The API version this CLI speaks. */
+const API_VERSION = '1';
+
+interface Check {
+  name: string;
+  status: 'ok' | 'warn' | 'fail';
+  detail: string;
+  hint?: string;
+}
+
+export function registerDoctor(program: Command, app: App): void {
+  program
+    .command('doctor')
+    .summary('check the server, the API version, your credentials and the clock')
+    .description(
+      'Check what convene needs: the server answers and speaks API version 1, the credential file ' +
+        'is private, the token, session and default space key work, and this machine’s clock ' +
+        'agrees with the server’s (lock expiries depend on it). Exits 1 if a check fails.',
+    )
+    .addHelpText(
+      'after',
+      examples('convene doctor', 'convene doctor --url https://convene.example.com --json'),
+    )
+    .action(async (_options, command) => {
+      const ctx = app.context(command);
+      const checks = await runChecks(ctx);
+      const { out } = ctx;
+      out.result(
+        { url: ctx.url, cli: VERSION, checks },
+        {
+          human: () => {
+            for (const check of checks) {
+              const mark =
+                check.status === 'ok'
+                  ? out.c.green('✓')
+                  : check.status === 'warn'
+                    ? out.c.yellow('!')
+                    : out.c.red('✗');
+              out.line(`${mark} ${out.c.bold(check.name)}: ${check.detail}`);
+              if (check.hint) out.line(`  ${out.c.dim(check.hint)}`);
+            }
+          },
+        },
+      );
+      const failed = checks.filter((c) => c.status === 'fail');
+      if (failed.length) {
+        throw new CliError(
+          `${failed.length} check${failed.length > 1 ? 's' : ''} failed: ${failed.map((c) => c.name).join(', ')}`,
+        );
+      }
+    });
+}
+
+async function runChecks(ctx: Context): Promise<Check[]> {
+  const checks: Check[] = [];
+  const hub = ctx.hub();
+  const started = Date.now();
+  let response: Response | undefined;
+  try {
+    ({ response } = await hub.health().withResponse());
+    checks.push({ name: 'server', status: 'ok', detail: `${ctx.url} answers (${Date.now() - started} ms)` });
+  } catch (error) {
+    checks.push({
+      name: 'server',
+      status: 'fail',
+      detail: `${ctx.url} does not answer: ${(error as Error).message}`,
+      hint: ctx.urlIsExplicit
+        ? 'Is it running, and is the URL right?'
+        : 'Start one with `convene serve`, or pass --url.',
+    });
+  }
+  if (response) {
+    const version = response.headers.get('api-version');
+    checks.push(
+      version === API_VERSION
+        ? { name: 'API version', status: 'ok', detail: `${version}` }
+        : {
+            name: 'API version',
+            status: 'fail',
+            detail: `the server speaks ${version ?? 'no version'}, this CLI ${API_VERSION}`,
+            hint: 'Is this a Convene server? Update convene or the server.',
+          },
+    );
+    const date = response.headers.get('date');
+    if (date) {
+      // The Date header has whole seconds; round trip time bounds the rest.
+      const skew = Math.round((new Date(date).getTime() + 500 - (started + Date.now()) / 2) / 1000);
+      checks.push(
+        Math.abs(skew) <= 30
+          ? { name: 'clock', status: 'ok', detail: `within ${Math.max(1, Math.abs(skew))} s of the server` }
+          : {
+              name: 'clock',
+              status: 'warn',
+              detail: `${Math.abs(skew)} s ${skew > 0 ? 'behind' : 'ahead of'} the server`,
+              hint: 'Lock and expiry times will look off; sync the clock (NTP).',
+            },
+      );
+    }
+  }
+
+  const problems = ctx.store.permissionProblems();
+  checks.push(
+    problems.length
+      ? {
+          name: 'credentials file',
+          status: 'fail',
+          detail: problems.join('; '),
+          hint: `chmod 700 ${ctx.store.dir} && chmod 600 ${ctx.store.file}`,
+        }
+      : { name: 'credentials file', status: 'ok', detail: `${ctx.store.file} (private)` },
+  );
+
+  const host = ctx.host();
+  const token = ctx.userToken();
+  checks.push(
+    token
+      ? {
+          name: 'token',
+          status: 'ok',
+          detail: `${token.slice(0, 8)}… ${ctx.env.CONVENE_TOKEN ? '(CONVENE_TOKEN)' : '(saved)'}`,
+        }
+      : {
+          name: 'token',
+          status: 'ok',
+          detail: 'none: spaces you create are not linked to a dashboard (`convene login`)',
+        },
+  );
+  if (host.session) {
+    const expired = new Date(host.session.expiresAt).getTime() <= Date.now();
+    if (expired) {
+      checks.push({ name: 'session', status: 'warn', detail: 'expired', hint: 'convene login --password' });
+    } else if (response) {
+      try {
+        const me = await ctx.session().me();
+        checks.push({
+          name: 'session',
+          status: 'ok',
+          detail: `${me.email}, ends ${relative(host.session.expiresAt)}`,
+        });
+      } catch (error) {
+        checks.push({
+          name: 'session',
+          status: 'fail',
+          detail: (error as Error).message,
+          hint: 'convene login --password',
+        });
+      }
+    }
+  }
+  const space = host.defaultSpace ? host.spaces[host.defaultSpace] : undefined;
+  if (space && response) {
+    try {
+      const view = await hub.space(space.spaceId, space.key).get();
+      checks.push({
+        name: 'default space',
+        status: 'ok',
+        detail: `${view.name}: ${view.state}, your ${space.role} key works`,
+      });
+    } catch (error) {
+      const status = error instanceof ConveneError ? error.status : undefined;
+      checks.push({
+        name: 'default space',
+        status: 'fail',
+        detail: `${space.name}: ${(error as Error).message}`,
+        ...(status === 401
+          ? { hint: 'The key no longer works: `convene space use` another, or join again.' }
+          : {}),
+      });
+    }
+  } else if (!space) {
+    checks.push({
+      name: 'default space',
+      status: 'ok',
+      detail: 'none yet (`convene space create` or `convene join`)',
+    });
+  }
+  return checks;
+}

@@ -1,0 +1,37 @@
+import type { Command } from '@commander-js/extra-typings';
+import { type App, examples } from '../app';
+
+export function registerInvite(program: Command, app: App): void {
+  program
+    .command('invite')
+    .argument('[space]', 'name or id (default: the default space)')
+    .summary('mint an invitation: links for humans and agents, and its key (owner)')
+    .description(
+      'Mint an invitation to a space. Send the humanLink to a person (it opens the join page), ' +
+        'the agentLink to an agent (a markdown card with every step), or the link and key to ' +
+        'someone with convene: `convene join LINK`.',
+    )
+    .addHelpText(
+      'after',
+      examples('convene invite', 'convene invite "Release plan" --json | jq -r .agentLink'),
+    )
+    .action(async (reference, _options, command) => {
+      const ctx = app.context(command);
+      const saved = ctx.space(reference);
+      ctx.requireOwner(saved, 'invite');
+      const invitation = await ctx.spaceClient(saved).invitations.create();
+      const { out } = ctx;
+      out.result(invitation, {
+        quiet: () => invitation.humanLink,
+        human: () => {
+          out.success(`Invitation to ${out.c.bold(saved.name)}`);
+          out.fields([
+            ['for people', invitation.humanLink],
+            ['for agents', invitation.agentLink],
+            ['key', invitation.publicInvitationKey],
+          ]);
+          out.hint(`From another terminal: convene join "${invitation.humanLink}" --name NAME`);
+        },
+      });
+    });
+}

@@ -1,0 +1,178 @@
+import { hostname } from 'node:os';
+import type { Command } from '@commander-js/extra-typings';
+import { ConveneError } from '@convene/sdk';
+import open from 'open';
+import { type App, examples } from '../app';
+import type { Context } from '../lib/context';
+import { CliError, UsageError } from '../lib/errors';
+import { ExitCode } from '../lib/exit-codes';
+import { readStdin } from '../lib/input';
+import { required } from '../lib/prompts';
+
+export function registerLogin(program: Command, app: App): void {
+  program
+    .command('login')
+    .summary('link this terminal to your account (browser), or log in with a password')
+    .description(
+      'Link this terminal to your Convene account, so the spaces you create or join show on your ' +
+        'dashboard (spaces themselves never need an account). By default it prints a URL and a ' +
+        'code, opens the browser when there is one, and waits until you approve there. ' +
+        '--with-token reads a usr_ token (minted on the dashboard) from stdin instead. ' +
+        '--password logs in with email and password: the dashboard session that ' +
+        '`convene token …` needs.',
+    )
+    .option('--with-token', 'read a usr_ token from stdin')
+    .option('--password', 'log in with email and password (asked for; the password may be piped)')
+    .option('--email <email>', 'the account’s email (with --password)')
+    .addHelpText(
+      'after',
+      examples(
+        'convene login',
+        'echo "$MY_CONVENE_TOKEN" | convene login --with-token',
+        'convene login --password --email ada@example.com',
+        'printf "%s" "$PASSWORD" | convene login --password --email ada@example.com',
+      ),
+    )
+    .action(async (options, command) => {
+      const ctx = app.context(command);
+      if (options.withToken && options.password) {
+        throw new UsageError('--with-token and --password cannot be used together');
+      }
+      if (options.withToken) return loginWithToken(ctx);
+      if (options.password) return loginWithPassword(ctx, options.email);
+      return loginWithBrowser(ctx);
+    });
+}
+
+async function loginWithBrowser(ctx: Context): Promise<void> {
+  const { out } = ctx;
+  const link = await ctx.hub().link.start({ agentName: `convene CLI on ${hostname()}` });
+  const started = {
+    userCode: link.userCode,
+    verificationUri: link.verificationUri,
+    verificationUriComplete: link.verificationUriComplete,
+    expiresIn: link.expiresIn,
+  };
+  if (out.mode.json) out.jsonLine(started);
+  else {
+    // Both on stdout: whoever runs this (a person, or an agent for its person) needs them.
+    out.line(`Open this page and approve the code ${out.c.bold(link.userCode)}:`);
+    out.line(`  ${link.verificationUriComplete}`);
+  }
+  if (out.mode.interactive) {
+    // Best effort: a terminal without a browser (SSH, a container) still has the URL above.
+    open(link.verificationUriComplete).catch(() => {});
+  }
+  ctx.handlesInterrupt = true;
+  const spinner = out.spinner('Waiting for you to approve in the browser');
+  let token: string;
+  try {
+    token = await link.wait({ signal: ctx.signal });
+  } catch (error) {
+    spinner.fail('Not linked');
+    if (ctx.signal.aborted) throw new CliError('stopped waiting', { hint: 'Run `convene login` again.' });
+    if (error instanceof ConveneError && (error.status === 410 || error.status === 404)) {
+      throw new CliError('the link request expired or was already used', {
+        exitCode: ExitCode.auth,
+        hint: 'Run `convene login` again.',
+      });
+    }
+    throw error;
+  }
+  saveToken(ctx, token);
+  spinner.stop(`Logged in to ${ctx.url}`);
+  out.result(
+    { url: ctx.url, prefix: token.slice(0, 8) },
+    {
+      human: () => out.hint('Spaces you create or join from now on are linked to your dashboard.'),
+    },
+  );
+}
+
+async function loginWithToken(ctx: Context): Promise<void> {
+  const { out } = ctx;
+  const token = process.stdin.isTTY
+    ? await required(out, undefined, {
+        message: 'Paste your usr_ token',
+        secret: true,
+        usage: 'echo TOKEN | convene login --with-token',
+      })
+    : (await readStdin()).trim();
+  if (!/^usr_\S+$/.test(token)) {
+    throw new UsageError(
+      'that is not a usr_ token',
+      'Mint one on the dashboard, or with `convene token create`.',
+    );
+  }
+  saveToken(ctx, token);
+  out.result(
+    { url: ctx.url, prefix: token.slice(0, 8) },
+    {
+      human: () =>
+        out.success(`Saved the token for ${ctx.url}: spaces you create or join are linked to your dashboard`),
+    },
+  );
+}
+
+async function loginWithPassword(ctx: Context, emailOption: string | undefined): Promise<void> {
+  const { out } = ctx;
+  const email = await required(out, emailOption, {
+    message: 'Email',
+    usage: 'convene login --password --email EMAIL',
+  });
+  const password =
+    process.stdin.isTTY || out.mode.interactive
+      ? await required(out, undefined, {
+          message: 'Password',
+          secret: true,
+          usage: 'convene login --password --email EMAIL',
+        })
+      : (await readStdin()).replace(/\r?\n$/, '');
+  if (!password)
+    throw new UsageError(
+      'no password given',
+      'Pipe it in: printf "%s" "$PASSWORD" | convene login --password --email EMAIL',
+    );
+  ctx.using = { kind: 'server' };
+  let session: Awaited<ReturnType<ReturnType<Context['hub']>['auth']['login']>>;
+  try {
+    session = await ctx.hub().auth.login({ email, password });
+  } catch (error) {
+    if (error instanceof ConveneError && error.status === 401) {
+      throw new CliError('wrong email or password', {
+        exitCode: ExitCode.auth,
+        hint: `Check them, or create an account at ${ctx.url}/login.`,
+      });
+    }
+    throw error;
+  }
+  const { token, user, expiresAt } = session;
+  ctx.store.updateHost(ctx.url, (host) => {
+    host.session = { token, expiresAt, user: { id: user.id, email: user.email, name: user.name } };
+  });
+  // The session manages tokens; a usr_ token is what links new spaces to the dashboard.
+  let minted: string | undefined;
+  if (!ctx.host().userToken) {
+    const created = await ctx.session().tokens.create({ name: `convene CLI on ${hostname()}` });
+    saveToken(ctx, created.token);
+    minted = created.prefix;
+  }
+  out.result(
+    { url: ctx.url, user, expiresAt, ...(minted ? { tokenPrefix: minted } : {}) },
+    {
+      human: () => {
+        out.success(
+          `Logged in to ${ctx.url} as ${out.c.bold(user.email)} (session until ${new Date(expiresAt).toLocaleString()})`,
+        );
+        if (minted)
+          out.hint(`Minted the token ${minted}… for this terminal: new spaces are linked to your dashboard.`);
+      },
+    },
+  );
+}
+
+function saveToken(ctx: Context, token: string): void {
+  ctx.store.updateHost(ctx.url, (host) => {
+    host.userToken = token;
+  });
+}

@@ -1,0 +1,48 @@
+import type { Command } from '@commander-js/extra-typings';
+import { type App, examples } from '../app';
+import { parseSince } from '../lib/duration';
+import { UsageError } from '../lib/errors';
+import { type MessageLike, printMessage } from '../lib/render';
+
+export function registerMessages(program: Command, app: App): void {
+  program
+    .command('messages')
+    .alias('msgs')
+    .argument('[space]', 'name or id (default: the default space)')
+    .summary('read the messages of a space')
+    .description(
+      'Print the most recent messages of a space, oldest first. --since starts after an instant ' +
+        '(a date-time, or a duration back from now); --limit keeps the last N (0: all).',
+    )
+    .option('--since <time>', 'only messages after this: 2030-01-01T12:00:00Z, or 10m, 2h, 1d')
+    .option('-n, --limit <n>', 'at most this many, the most recent (0: no limit)', '100')
+    .addHelpText(
+      'after',
+      examples(
+        'convene messages',
+        'convene messages --since 1h',
+        'convene messages "Release plan" --limit 0 --json | jq -r ".[].content"',
+      ),
+    )
+    .action(async (reference, options, command) => {
+      const ctx = app.context(command);
+      if (!/^\d+$/.test(options.limit))
+        throw new UsageError(`--limit must be a whole number, not "${options.limit}"`);
+      const limit = Number(options.limit);
+      const since = options.since === undefined ? undefined : parseSince(options.since);
+      const saved = ctx.space(reference);
+      const kept: MessageLike[] = [];
+      for await (const message of ctx.spaceClient(saved).messages.list(since ? { since } : {})) {
+        kept.push(message);
+        if (limit > 0 && kept.length > limit) kept.shift();
+      }
+      const { out } = ctx;
+      out.result(kept, {
+        quiet: () => kept.map((m) => (m as { id?: string }).id).join('\n') || undefined,
+        human: () => {
+          if (kept.length === 0) out.info(out.c.dim(since ? 'No messages since then.' : 'No messages yet.'));
+          for (const message of kept) printMessage(out, message);
+        },
+      });
+    });
+}

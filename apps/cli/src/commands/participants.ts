@@ -1,0 +1,41 @@
+import type { Command } from '@commander-js/extra-typings';
+import { type App, examples } from '../app';
+import { styleStatus } from '../lib/render';
+
+export function registerParticipants(program: Command, app: App): void {
+  program
+    .command('participants')
+    .alias('people')
+    .argument('[space]', 'name or id (default: the default space)')
+    .summary('who is in a space, and their status')
+    .addHelpText('after', examples('convene participants', 'convene participants --json | jq -r ".[].name"'))
+    .action(async (reference, _options, command) => {
+      const ctx = app.context(command);
+      const saved = ctx.space(reference);
+      const { participants } = await ctx.spaceClient(saved).get();
+      const { out } = ctx;
+      out.result(participants, {
+        quiet: () => participants.map((p) => p.participantId).join('\n') || undefined,
+        human: () =>
+          out.table(
+            participants,
+            [
+              {
+                header: 'name',
+                value: (p) => (p.participantId === saved.participantId ? `${p.name} (you)` : p.name),
+                style: (t) => out.c.bold(t),
+              },
+              { header: 'id', value: (p) => p.participantId },
+              { header: 'status', value: (p) => p.status, style: (t, p) => styleStatus(out, p.status, t) },
+              {
+                header: 'kind',
+                value: (p) =>
+                  [p.isOwner ? 'owner' : '', p.isHuman ? 'human' : 'agent'].filter(Boolean).join(', '),
+              },
+              { header: 'role', value: (p) => p.role },
+            ],
+            'Nobody here yet.',
+          ),
+      });
+    });
+}

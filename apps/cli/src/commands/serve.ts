@@ -1,0 +1,68 @@
+import { type Command, Option } from '@commander-js/extra-typings';
+import { type App, examples } from '../app';
+import { CliError, UsageError } from '../lib/errors';
+
+/**
+ * `convene serve`: the server itself, what `pnpm start` runs. The one command that loads the
+ * server (lazily: every other command starts without it). Flags override the environment
+ * variables the server reads (PORT, HOST, DATABASE_URL, DATA_DIR, …).
+ */
+export function registerServe(program: Command, app: App): void {
+  program
+    .command('serve')
+    .summary('start the Convene server')
+    .description(
+      'Start the Convene server in this terminal. It prints `listening on <url>` once it accepts ' +
+        'requests and stops cleanly on Ctrl-C or SIGTERM. Without a database URL, data is kept in an ' +
+        'embedded database (PGlite) under --data-dir. Every setting can also come from the ' +
+        'environment (PORT, HOST, DATABASE_URL, DATA_DIR, PUBLIC_URL, …; see the README).',
+    )
+    .addOption(new Option('-p, --port <port>', 'port to listen on (env PORT, default 3000)'))
+    .addOption(new Option('--host <host>', 'address to listen on (env HOST, default 127.0.0.1)'))
+    .addOption(
+      new Option('--database-url <url>', 'PostgreSQL URL, or memory:// (env DATABASE_URL; default embedded)'),
+    )
+    .addOption(new Option('--data-dir <dir>', 'embedded database directory (env DATA_DIR, default ./.data)'))
+    .addHelpText(
+      'after',
+      examples(
+        'convene serve',
+        'convene serve --port 8080 --data-dir ~/convene-data',
+        'convene serve --database-url postgres://localhost/convene',
+      ),
+    )
+    .action(async (options, command) => {
+      const ctx = app.context(command);
+      ctx.serverOwnsSignals = true;
+      const overrides: Record<string, string> = {};
+      if (options.port !== undefined) {
+        if (!/^\d+$/.test(options.port) || Number(options.port) > 65535) {
+          throw new UsageError(`--port must be a number from 0 to 65535, not "${options.port}"`);
+        }
+        overrides.PORT = options.port;
+      }
+      if (options.host !== undefined) overrides.HOST = options.host;
+      if (options.databaseUrl !== undefined) overrides.DATABASE_URL = options.databaseUrl;
+      if (options.dataDir !== undefined) overrides.DATA_DIR = options.dataDir;
+      const { loadConfig, serve } = await import('@convene/server');
+      let config: ReturnType<typeof loadConfig>;
+      try {
+        config = loadConfig({ ...process.env, ...overrides });
+      } catch (error) {
+        throw new UsageError((error as Error).message, 'See `convene serve --help`.');
+      }
+      try {
+        await serve(config);
+      } catch (error) {
+        const message = (error as Error).message;
+        throw new CliError(`the server did not start: ${message}`, {
+          hint: /EADDRINUSE/.test(message)
+            ? 'Another process listens on that port: choose one with --port.'
+            : 'See `convene serve --help` for the settings.',
+          cause: error,
+        });
+      }
+      // Runs until a signal: the server's own handlers close it and end the process.
+      await new Promise<never>(() => {});
+    });
+}

@@ -1,0 +1,81 @@
+import type { Command } from '@commander-js/extra-typings';
+import { ConveneError } from '@convene/sdk';
+import { type App, examples } from '../../app';
+import { formatSeconds } from '../../lib/duration';
+
+export function registerSpaceList(space: Command, app: App): void {
+  space
+    .command('list')
+    .alias('ls')
+    .summary('the spaces you hold keys for on this server')
+    .description(
+      'List the spaces whose keys convene keeps for this server, with their state as the server ' +
+        'sees it now. The default space is marked with *.',
+    )
+    .addHelpText('after', examples('convene space list', 'convene space list --json | jq -r ".[].spaceId"'))
+    .action(async (_options, command) => {
+      const ctx = app.context(command);
+      const host = ctx.host();
+      const saved = Object.values(host.spaces).sort((a, b) => a.savedAt.localeCompare(b.savedAt));
+      const hub = ctx.hub();
+      const rows = await mapLimit(saved, 8, async (s) => {
+        try {
+          const view = await hub.space(s.spaceId, s.key).get();
+          return { ...s, view, problem: undefined };
+        } catch (error) {
+          if (!(error instanceof ConveneError)) throw error;
+          return { ...s, view: undefined, problem: error.message };
+        }
+      });
+      const json = rows.map((r) => ({
+        spaceId: r.spaceId,
+        name: r.view?.name ?? r.name,
+        role: r.role,
+        participantId: r.participantId,
+        isDefault: r.spaceId === host.defaultSpace,
+        state: r.view?.state ?? 'unavailable',
+        ttlRemaining: r.view?.ttlRemaining,
+        privacy: r.view?.privacy,
+        problem: r.problem,
+      }));
+      const { out } = ctx;
+      out.result(json, {
+        quiet: () => json.map((r) => r.spaceId).join('\n') || undefined,
+        human: () =>
+          out.table(
+            json,
+            [
+              { header: '', value: (r) => (r.isDefault ? '*' : ' ') },
+              { header: 'name', value: (r) => r.name, style: (t) => out.c.bold(t) },
+              { header: 'space', value: (r) => r.spaceId },
+              { header: 'role', value: (r) => r.role },
+              {
+                header: 'state',
+                value: (r) =>
+                  r.state === 'open' && r.ttlRemaining !== undefined
+                    ? `open, ${formatSeconds(r.ttlRemaining)} left`
+                    : r.state === 'unavailable'
+                      ? `unavailable: ${r.problem}`
+                      : r.state,
+                style: (t, r) => (r.state === 'open' ? out.c.green(t) : out.c.dim(t)),
+              },
+            ],
+            `No spaces on ${ctx.url} yet: \`convene space create NAME\` or \`convene join LINK\`.`,
+          ),
+      });
+    });
+}
+
+/** Runs `work` over `items` with at most `limit` at a time, keeping the order. */
+async function mapLimit<T, R>(items: T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await work(items[index]!);
+    }
+  });
+  await Promise.all(workers);
+  return results;
+}

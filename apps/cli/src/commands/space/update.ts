@@ -1,0 +1,45 @@
+import type { Command } from '@commander-js/extra-typings';
+import { type App, examples } from '../../app';
+import { UsageError } from '../../lib/errors';
+
+export function registerSpaceUpdate(space: Command, app: App): void {
+  space
+    .command('update')
+    .argument('[space]', 'name or id (default: the default space)')
+    .summary('change the name, description or agenda (owner)')
+    .option('--name <name>', 'the new name')
+    .option('-d, --description <text>', 'the new description')
+    .option('--agenda <text>', 'the new agenda')
+    .addHelpText(
+      'after',
+      examples(
+        'convene space update --agenda "1. scope 2. dates 3. owners"',
+        'convene space update Standup --name Retro',
+      ),
+    )
+    .action(async (reference, options, command) => {
+      const ctx = app.context(command);
+      const changes = {
+        ...(options.name !== undefined ? { name: options.name } : {}),
+        ...(options.description !== undefined ? { description: options.description } : {}),
+        ...(options.agenda !== undefined ? { agenda: options.agenda } : {}),
+      };
+      if (Object.keys(changes).length === 0) {
+        throw new UsageError('nothing to change', 'Pass --name, --description or --agenda.');
+      }
+      const saved = ctx.space(reference);
+      ctx.requireOwner(saved, 'update it');
+      const result = await ctx.spaceClient(saved).update(changes);
+      if (changes.name !== undefined) {
+        ctx.store.updateHost(ctx.url, (host) => {
+          const entry = host.spaces[saved.spaceId];
+          if (entry) entry.name = changes.name!;
+        });
+      }
+      ctx.out.result(result, {
+        quiet: () => saved.spaceId,
+        human: () =>
+          ctx.out.success(`Updated ${Object.keys(changes).join(', ')} of ${changes.name ?? saved.name}`),
+      });
+    });
+}

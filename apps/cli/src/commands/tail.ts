@@ -1,0 +1,173 @@
+import type { Command } from '@commander-js/extra-typings';
+import type { TStreamEvent } from '@convene/sdk';
+import { type App, examples } from '../app';
+import type { Context } from '../lib/context';
+import { parseSince } from '../lib/duration';
+import { UsageError } from '../lib/errors';
+import { printMessage, when } from '../lib/render';
+
+export function registerTail(program: Command, app: App): void {
+  program
+    .command('tail')
+    .argument('[space]', 'name or id (default: the default space)')
+    .summary('follow a space live: messages, joins, locks')
+    .description(
+      'Follow a space as it happens: messages, people joining and leaving, documents created, ' +
+        'edited, locked and unlocked. Starts with the last messages (--lines), or everything after ' +
+        '--since. Reconnects by itself (a dropped connection, a server restart) without losing or ' +
+        'repeating anything. Ctrl-C stops it (exit 0). With --json, one JSON event per line ' +
+        '(NDJSON): {"event", "id", "data"}, data as the API sends it.',
+    )
+    .option('--since <time>', 'start after this instant: 2030-01-01T12:00:00Z, or 10m, 2h')
+    .option('-n, --lines <n>', 'how many earlier messages to show first (without --since)', '10')
+    .addHelpText(
+      'after',
+      examples(
+        'convene tail',
+        'convene tail "Release plan" --since 1h',
+        'convene tail --json | jq -c "select(.event == \\"message\\") | .data.content"',
+      ),
+    )
+    .action(async (reference, options, command) => {
+      const ctx = app.context(command);
+      if (!/^\d+$/.test(options.lines))
+        throw new UsageError(`--lines must be a whole number, not "${options.lines}"`);
+      const since = options.since === undefined ? undefined : parseSince(options.since);
+      const saved = ctx.space(reference);
+      const space = ctx.spaceClient(saved);
+      ctx.handlesInterrupt = true;
+      const view = new TailView(
+        ctx,
+        saved.name,
+        since === undefined ? Number(options.lines) : Number.POSITIVE_INFINITY,
+      );
+      try {
+        for await (const event of space.messages.stream({
+          signal: ctx.signal,
+          ...(since ? { since } : {}),
+        })) {
+          view.show(event);
+        }
+      } catch (error) {
+        if (!ctx.signal.aborted) throw error;
+      }
+      view.end(ctx.signal.aborted);
+    });
+}
+
+/**
+ * What `tail` prints for each event. The backlog (messages before the first `context`) is held
+ * back so only its last lines show; the context bundles keep the names behind ids (who locked a
+ * document) and the statuses that tell a join from an unmute.
+ */
+class TailView {
+  private backlog: TStreamEvent[] | undefined = [];
+  private contexts = 0;
+  private readonly names = new Map<string, string>();
+  private readonly statuses = new Map<string, string>();
+  private closed = false;
+
+  constructor(
+    private readonly ctx: Context,
+    private readonly spaceName: string,
+    private readonly lines: number,
+  ) {}
+
+  show(event: TStreamEvent): void {
+    if (event.event === 'context') {
+      this.contexts++;
+      for (const p of event.data.participants) {
+        this.names.set(p.participantId, p.name);
+        this.statuses.set(p.participantId, p.status);
+      }
+      if (this.backlog) {
+        const held = this.backlog.slice(Math.max(0, this.backlog.length - this.lines));
+        this.backlog = undefined;
+        for (const e of held) this.print(e);
+        this.ctx.out.info(this.ctx.out.c.dim(`Following ${this.spaceName} live (Ctrl-C to stop)`));
+      } else if (this.contexts > 1) {
+        this.ctx.out.info(this.ctx.out.c.dim('Reconnected'));
+      }
+      if (this.ctx.out.mode.json) this.ctx.out.jsonLine(event);
+      return;
+    }
+    if (this.backlog && event.event === 'message') {
+      this.backlog.push(event);
+      return;
+    }
+    this.print(event);
+  }
+
+  end(interrupted: boolean): void {
+    if (this.backlog) for (const e of this.backlog.slice(-this.lines)) this.print(e);
+    if (!interrupted && !this.closed) this.ctx.out.info(this.ctx.out.c.dim('The stream ended.'));
+  }
+
+  private print(event: TStreamEvent): void {
+    const { out } = this.ctx;
+    if (out.mode.json) {
+      out.jsonLine(event);
+      if (event.event === 'space-closed') this.closed = true;
+      return;
+    }
+    const note = (text: string) =>
+      out.line(`${out.c.dim(when(new Date().toISOString()))}  ${out.c.dim(text)}`);
+    switch (event.event) {
+      case 'message':
+        printMessage(out, event.data);
+        return;
+      case 'participant-status': {
+        const p = event.data;
+        const before = this.statuses.get(p.participantId);
+        this.names.set(p.participantId, p.name);
+        this.statuses.set(p.participantId, p.status);
+        note(`${p.name} ${statusChange(before, p.status)}`);
+        return;
+      }
+      case 'artifact-created':
+        note(`document "${event.data.name}" created`);
+        return;
+      case 'artifact-updated':
+        note(`document "${event.data.name}" is now version ${event.data.version}`);
+        return;
+      case 'artifact-locked': {
+        const holder = event.data.lockedBy
+          ? (this.names.get(event.data.lockedBy) ?? event.data.lockedBy)
+          : 'someone';
+        const until = event.data.lockExpiresAt ? ` until ${when(event.data.lockExpiresAt)}` : '';
+        note(`document "${event.data.name}" locked by ${holder}${until}`);
+        return;
+      }
+      case 'artifact-unlocked':
+        note(`document "${event.data.name}" unlocked`);
+        return;
+      case 'space-closed':
+        this.closed = true;
+        note(event.data.reason === 'expired' ? 'the space expired' : 'the space was closed');
+        return;
+      default:
+        return;
+    }
+  }
+}
+
+function statusChange(before: string | undefined, after: string): string {
+  switch (after) {
+    case 'waitingForApproval':
+      return 'asks to join (`convene approve NAME`)';
+    case 'active':
+      return before === 'muted'
+        ? 'was unmuted'
+        : before === 'waitingForApproval'
+          ? 'was approved and joined'
+          : 'joined';
+    case 'muted':
+      return 'was muted';
+    case 'left':
+      return 'left';
+    case 'kicked':
+      return 'was removed';
+    default:
+      return `is now ${after}`;
+  }
+}

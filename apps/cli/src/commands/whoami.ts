@@ -1,0 +1,91 @@
+import type { Command } from '@commander-js/extra-typings';
+import { type App, examples } from '../app';
+import { CliError } from '../lib/errors';
+import { ExitCode } from '../lib/exit-codes';
+import { relative } from '../lib/render';
+
+export function registerWhoami(program: Command, app: App): void {
+  program
+    .command('whoami')
+    .summary('who you are on this server: account, token, default space')
+    .description(
+      'Show what convene holds for this server: the account of the dashboard session (checked with ' +
+        'the server), the usr_ token and where it comes from, and the default space. Exits 4 when ' +
+        'neither a token nor a session is there.',
+    )
+    .addHelpText('after', examples('convene whoami', 'convene whoami --json | jq .user.email'))
+    .action(async (_options, command) => {
+      const ctx = app.context(command);
+      const host = ctx.host();
+      const token = ctx.userToken();
+      const stored = host.session;
+      let user = stored?.user;
+      let sessionValid = stored !== undefined && new Date(stored.expiresAt).getTime() > Date.now();
+      if (sessionValid) {
+        try {
+          user = await ctx.session().me();
+        } catch {
+          sessionValid = false;
+        }
+      }
+      const space = host.defaultSpace ? host.spaces[host.defaultSpace] : undefined;
+      const result = {
+        url: ctx.url,
+        ...(user ? { user } : {}),
+        ...(stored ? { session: { expiresAt: stored.expiresAt, valid: sessionValid } } : {}),
+        ...(token
+          ? {
+              userToken: {
+                prefix: token.slice(0, 8),
+                source: ctx.env.CONVENE_TOKEN ? 'CONVENE_TOKEN' : 'saved',
+              },
+            }
+          : {}),
+        ...(space
+          ? {
+              defaultSpace: {
+                spaceId: space.spaceId,
+                name: space.name,
+                role: space.role,
+                participantId: space.participantId,
+              },
+            }
+          : {}),
+        spaces: Object.keys(host.spaces).length,
+      };
+      const { out } = ctx;
+      out.result(result, {
+        quiet: () => user?.email,
+        human: () =>
+          out.fields([
+            ['server', ctx.url],
+            [
+              'account',
+              user ? `${user.name ? `${user.name} ` : ''}<${user.email}>` : 'none (spaces work without one)',
+            ],
+            [
+              'session',
+              stored
+                ? sessionValid
+                  ? `valid, ends ${relative(stored.expiresAt)}`
+                  : 'expired: `convene login --password`'
+                : undefined,
+            ],
+            [
+              'token',
+              token
+                ? `${token.slice(0, 8)}… (${result.userToken?.source === 'saved' ? 'saved' : 'from CONVENE_TOKEN'})`
+                : 'none',
+            ],
+            ['space', space ? `${space.name} (${space.role}, default)` : undefined],
+            ['spaces', `${result.spaces} with keys on this machine`],
+          ]),
+      });
+      if (!token && !sessionValid) {
+        throw new CliError(`not logged in to ${ctx.url}`, {
+          exitCode: ExitCode.auth,
+          hint: 'Run `convene login` (browser) or `convene login --password`.',
+        });
+      }
+    });
+}

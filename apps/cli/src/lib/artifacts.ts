@@ -1,0 +1,76 @@
+import { LockedError } from '@convene/sdk';
+import type { Context } from './context';
+import { CliError } from './errors';
+import { ExitCode } from './exit-codes';
+import { choose } from './prompts';
+import { relative, when } from './render';
+import { pick } from './resolve';
+
+/**
+ * The space, the artifact named by a person (name or id) and the participants' names, from one
+ * read of the space (its context bundle carries the artifacts' summaries and lock holders).
+ */
+export async function findArtifact(
+  ctx: Context,
+  spaceReference: string | undefined,
+  given: string | undefined,
+  usage: string,
+) {
+  const saved = ctx.space(spaceReference);
+  const space = ctx.spaceClient(saved);
+  const view = await space.get();
+  const reference = await choose(ctx.out, given, {
+    message: 'Which document?',
+    usage,
+    items: view.artifacts,
+    id: (a) => a.id,
+    label: (a) => `${a.name} (v${a.version})`,
+  });
+  const artifact = pick(view.artifacts, reference, {
+    noun: 'document',
+    id: (a) => a.id,
+    name: (a) => a.name,
+    listCommand: 'convene artifact list',
+  });
+  const names = new Map(view.participants.map((p) => [p.participantId, p.name]));
+  return { saved, space, artifact, names, heldByMe: artifact.lockedBy === saved.participantId };
+}
+
+/** A 423 in words: who holds the lock and until when (exit 6). */
+export function lockedFailure(
+  error: LockedError,
+  artifactName: string,
+  names: ReadonlyMap<string, string>,
+): CliError {
+  const holder = error.lockedBy ? (names.get(error.lockedBy) ?? error.lockedBy) : undefined;
+  const until = error.lockExpiresAt
+    ? ` until ${when(error.lockExpiresAt)} (${relative(error.lockExpiresAt)})`
+    : '';
+  return new CliError(
+    holder
+      ? `"${artifactName}" is locked by ${holder}${until}`
+      : `you do not hold the lock on "${artifactName}"`,
+    {
+      exitCode: ExitCode.conflict,
+      hint: holder
+        ? 'Wait for them to finish (`convene tail` shows the unlock), or ask the owner to force it with `convene artifact unlock`.'
+        : 'Take it with `convene artifact lock`.',
+      details: { lockedBy: error.lockedBy, lockExpiresAt: error.lockExpiresAt },
+      cause: error,
+    },
+  );
+}
+
+/** Runs `body`, turning a 423 into the holder's name and expiry. */
+export async function explainingLocks<T>(
+  artifactName: string,
+  names: ReadonlyMap<string, string>,
+  body: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await body();
+  } catch (error) {
+    if (error instanceof LockedError) throw lockedFailure(error, artifactName, names);
+    throw error;
+  }
+}

@@ -1,0 +1,171 @@
+import { Convene } from '@convene/sdk';
+import { CliError, UsageError } from './errors';
+import { ExitCode } from './exit-codes';
+import { detectMode, Output } from './output';
+import { CredentialStore, type HostEntry, hostKey, type StoredSpace } from './store';
+
+export const DEFAULT_URL = 'http://localhost:3000';
+
+/** The options every command takes (declared once on the program). */
+export interface GlobalOptions {
+  url?: string;
+  json?: boolean;
+  quiet?: boolean;
+  color?: boolean;
+}
+
+/** What is being used when a call fails: decides the hint (`convene login`, `convene join …`). */
+export type Using =
+  | { kind: 'space'; space: StoredSpace }
+  | { kind: 'session' }
+  | { kind: 'server' }
+  | { kind: 'none' };
+
+/**
+ * Everything a command needs, built once per run: the output mode, the server, the credential
+ * store, SDK clients, and the interrupt signal (Ctrl-C).
+ */
+export class Context {
+  readonly out: Output;
+  readonly store: CredentialStore;
+  /** Aborted by the first Ctrl-C (SIGINT) or SIGTERM. */
+  readonly signal: AbortSignal;
+  /** Set by commands that finish cleanly on Ctrl-C (tail, edit, waits); others exit 130 at once. */
+  handlesInterrupt = false;
+  /** Set by `serve`: the server stops itself on SIGINT and SIGTERM, as it always has. */
+  serverOwnsSignals = false;
+  using: Using = { kind: 'none' };
+  private readonly explicitUrl: string | undefined;
+
+  constructor(
+    readonly options: GlobalOptions,
+    signal: AbortSignal,
+    readonly env: NodeJS.ProcessEnv = process.env,
+  ) {
+    this.out = new Output(detectMode(options, env));
+    this.store = new CredentialStore();
+    this.signal = signal;
+    this.explicitUrl = options.url ?? (env.CONVENE_URL || undefined);
+  }
+
+  /** --url, else CONVENE_URL, else the server saved by `login --url` or `join LINK`, else localhost:3000. */
+  get url(): string {
+    return normaliseUrl(this.explicitUrl ?? this.store.read().url ?? DEFAULT_URL);
+  }
+
+  /** Whether the server was named on this command line or in the environment. */
+  get urlIsExplicit(): boolean {
+    return this.explicitUrl !== undefined;
+  }
+
+  host(): HostEntry {
+    return this.store.host(this.url);
+  }
+
+  /** The `usr_` token sent with creates and joins: CONVENE_TOKEN, else the one `convene login` saved. */
+  userToken(): string | undefined {
+    return this.env.CONVENE_TOKEN || this.host().userToken;
+  }
+
+  /** The SDK client for this server (anonymous, plus the user token when there is one). */
+  hub(url: string = this.url): Convene {
+    const userToken = this.userToken();
+    return new Convene({ baseUrl: url, ...(userToken ? { userToken } : {}) });
+  }
+
+  /**
+   * The space a command acts on: the one named (an id, a saved space's name, or the start of its
+   * id), else the default space.
+   */
+  space(reference: string | undefined): StoredSpace {
+    const host = this.host();
+    const saved = Object.values(host.spaces);
+    if (reference === undefined || reference === '') {
+      const chosen = host.defaultSpace ? host.spaces[host.defaultSpace] : undefined;
+      if (chosen) return chosen;
+      throw new CliError(`no space chosen on ${this.url}`, {
+        exitCode: saved.length ? ExitCode.usage : ExitCode.auth,
+        hint: saved.length
+          ? 'Name one (see `convene space list`) or pick a default with `convene space use SPACE`.'
+          : 'Create one with `convene space create NAME`, or join one with `convene join LINK`.',
+      });
+    }
+    const byId = host.spaces[reference];
+    if (byId) return byId;
+    const byName = saved.filter((s) => s.name.toLowerCase() === reference.toLowerCase());
+    if (byName.length === 1) return byName[0]!;
+    if (byName.length > 1) {
+      throw new UsageError(
+        `${byName.length} saved spaces are called "${reference}"`,
+        `Name one by id: ${byName.map((s) => s.spaceId).join(', ')}`,
+      );
+    }
+    const byPrefix = reference.length >= 4 ? saved.filter((s) => s.spaceId.startsWith(reference)) : [];
+    if (byPrefix.length === 1) return byPrefix[0]!;
+    throw new CliError(`no key for space "${reference}" on ${this.url}`, {
+      exitCode: ExitCode.auth,
+      hint: isUuid(reference)
+        ? `Join it with \`convene join ${reference} --key KEY\` (or the invitation link).`
+        : 'See the spaces you hold keys for with `convene space list`.',
+    });
+  }
+
+  /** The SDK client bound to a saved space and its key; failures are explained as this space's. */
+  spaceClient(space: StoredSpace) {
+    this.using = { kind: 'space', space };
+    return this.hub().space(space.spaceId, space.key);
+  }
+
+  /** The dashboard session of `convene login --password`, as an SDK session (exit 4 without one). */
+  session() {
+    const stored = this.host().session;
+    if (!stored || new Date(stored.expiresAt).getTime() <= Date.now()) {
+      throw new CliError(
+        stored ? 'your dashboard session has expired' : `not logged in to ${this.url} with a password`,
+        {
+          exitCode: ExitCode.auth,
+          hint: 'Log in with `convene login --password` (tokens are managed from the dashboard session).',
+        },
+      );
+    }
+    this.using = { kind: 'session' };
+    return this.hub().auth.session(stored.token);
+  }
+
+  /** Saves a space key and makes the space the default (the last created or joined). */
+  saveSpace(space: Omit<StoredSpace, 'savedAt'>, url: string = this.url): void {
+    this.store.updateHost(url, (host) => {
+      host.spaces[space.spaceId] = { ...space, savedAt: new Date().toISOString() };
+      host.defaultSpace = space.spaceId;
+    });
+  }
+
+  /** Forgets a space whose key stopped working for good (left, closed). */
+  forgetSpace(spaceId: string): void {
+    this.store.updateHost(this.url, (host) => {
+      delete host.spaces[spaceId];
+      if (host.defaultSpace === spaceId) delete host.defaultSpace;
+    });
+  }
+
+  /** Fails early when the command needs the owner key and the saved key is a participant's. */
+  requireOwner(space: StoredSpace, action: string): void {
+    if (space.role !== 'owner') {
+      throw new CliError(`only the owner of "${space.name}" can ${action}`, {
+        exitCode: ExitCode.auth,
+        hint: 'Your key for this space is a participant key; ask the owner.',
+      });
+    }
+  }
+}
+
+export function normaliseUrl(url: string): string {
+  try {
+    return hostKey(url);
+  } catch {
+    throw new UsageError(`"${url}" is not a URL`, 'Pass the server as --url http://host:port.');
+  }
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const isUuid = (value: string): boolean => UUID.test(value);

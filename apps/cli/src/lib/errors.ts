@@ -1,0 +1,32 @@
+import { ExitCode } from './exit-codes';
+
+/**
+ * An error the CLI reports itself: what went wrong, the exit code, and what to try next. Every
+ * failure ends up as one of these before it is printed (see `report` in main.ts).
+ */
+export class CliError extends Error {
+  readonly exitCode: ExitCode;
+  /** What to try next: a command line or a sentence. */
+  readonly hint: string | undefined;
+  /** Extra fields for `--json` error output (e.g. `lockedBy`). */
+  readonly details: Record<string, unknown>;
+
+  constructor(
+    message: string,
+    options: { exitCode?: ExitCode; hint?: string; cause?: unknown; details?: Record<string, unknown> } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'CliError';
+    this.exitCode = options.exitCode ?? ExitCode.error;
+    this.hint = options.hint;
+    this.details = options.details ?? {};
+  }
+}
+
+/** Bad command-line input: exit 2, with the command's usage as the hint. */
+export class UsageError extends CliError {
+  constructor(message: string, hint?: string) {
+    super(message, { exitCode: ExitCode.usage, ...(hint ? { hint } : {}) });
+    this.name = 'UsageError';
+  }
+}

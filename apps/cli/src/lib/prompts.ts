@@ -1,0 +1,78 @@
+import * as clack from '@clack/prompts';
+import { CliError, UsageError } from './errors';
+import type { Output } from './output';
+
+const cancelled = () => new CliError('cancelled', { hint: 'Nothing was changed.' });
+
+/**
+ * A required value: the one given, else asked for on a terminal, else a usage error (exit 2)
+ * naming the command's usage, so scripts fail fast instead of hanging on a prompt.
+ */
+export async function required(
+  out: Output,
+  value: string | undefined,
+  ask: { message: string; placeholder?: string; initial?: string; usage: string; secret?: boolean },
+): Promise<string> {
+  if (value !== undefined && value !== '') return value;
+  if (!out.mode.interactive) {
+    throw new UsageError(
+      `missing ${ask.message.replace(/[?:]\s*$/, '').toLowerCase()}`,
+      `Usage: ${ask.usage}`,
+    );
+  }
+  const common = {
+    message: ask.message,
+    output: process.stderr,
+    validate: (input: string | undefined) => (input?.trim() ? undefined : 'required'),
+  };
+  const answer = ask.secret
+    ? await clack.password(common)
+    : await clack.text({
+        ...common,
+        ...(ask.placeholder ? { placeholder: ask.placeholder } : {}),
+        ...(ask.initial ? { initialValue: ask.initial } : {}),
+      });
+  if (clack.isCancel(answer)) throw cancelled();
+  return answer.trim();
+}
+
+/**
+ * Asks before something that cannot be undone. Without a terminal there is nobody to ask: the
+ * command line itself is the decision, as with `--yes`.
+ */
+export async function confirm(out: Output, message: string, yes: boolean | undefined): Promise<void> {
+  if (yes || !out.mode.interactive) return;
+  const answer = await clack.confirm({ message, output: process.stderr, initialValue: false });
+  if (clack.isCancel(answer) || !answer) throw cancelled();
+}
+
+/**
+ * A required choice among things the server knows (a document, a participant): the one named,
+ * else a list to pick from on a terminal, else a usage error.
+ */
+export async function choose<T>(
+  out: Output,
+  reference: string | undefined,
+  ask: {
+    message: string;
+    usage: string;
+    items: readonly T[];
+    label: (item: T) => string;
+    id: (item: T) => string;
+  },
+): Promise<string> {
+  if (reference !== undefined && reference !== '') return reference;
+  if (!out.mode.interactive || ask.items.length === 0) {
+    throw new UsageError(
+      `missing ${ask.message.replace(/[?:]\s*$/, '').toLowerCase()}`,
+      `Usage: ${ask.usage}`,
+    );
+  }
+  const answer = await clack.select({
+    message: ask.message,
+    output: process.stderr,
+    options: ask.items.map((item) => ({ value: ask.id(item), label: ask.label(item) })),
+  });
+  if (clack.isCancel(answer)) throw cancelled();
+  return answer;
+}

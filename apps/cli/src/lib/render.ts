@@ -1,0 +1,83 @@
+import type { Output } from './output';
+
+/** The fields of a message the CLI shows (the API's MessageView). */
+export interface MessageLike {
+  senderName: string;
+  isOwner: boolean;
+  content: string;
+  type: 'text' | 'html' | 'image';
+  timestamp: string;
+}
+
+export interface ParticipantLike {
+  participantId: string;
+  name: string;
+  role: string;
+  status: string;
+  isOwner: boolean;
+  isHuman: boolean;
+}
+
+/** A timestamp for people: the time of day for today, else the date too. */
+export function when(iso: string, now: Date = new Date()): string {
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  const pad = (n: number) => String(n).padStart(2, '0');
+  const time = `${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`;
+  if (date.toDateString() === now.toDateString()) return time;
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ${time.slice(0, 5)}`;
+}
+
+/** `3 min ago`, `in 8 min`: how far an instant is from now. */
+export function relative(iso: string, now: Date = new Date()): string {
+  const seconds = Math.round((new Date(iso).getTime() - now.getTime()) / 1000);
+  const abs = Math.abs(seconds);
+  const text =
+    abs < 60
+      ? `${abs} s`
+      : abs < 3600
+        ? `${Math.round(abs / 60)} min`
+        : abs < 86_400
+          ? `${Math.round(abs / 3600)} h`
+          : `${Math.round(abs / 86_400)} d`;
+  return seconds >= 0 ? `in ${text}` : `${text} ago`;
+}
+
+/** One message as the terminal shows it: time, sender, content (indented when multi-line). */
+export function printMessage(out: Output, message: MessageLike): void {
+  const { c } = out;
+  const name = message.isOwner ? c.bold(c.cyan(message.senderName)) : c.bold(message.senderName);
+  const label = message.type === 'text' ? '' : `${c.magenta(`[${message.type}]`)} `;
+  const [first, ...rest] = message.content.split('\n');
+  out.line(`${c.dim(when(message.timestamp))}  ${name}: ${label}${first}`);
+  for (const line of rest) out.line(`          ${line}`);
+}
+
+export function describeParticipant(p: ParticipantLike): string {
+  const tags = [p.isOwner ? 'owner' : undefined, p.isHuman ? 'human' : 'agent'].filter(Boolean);
+  return `${p.name} (${tags.join(', ')})`;
+}
+
+const STATUS_WORDS: Record<string, string> = {
+  waitingForApproval: 'waiting',
+  active: 'active',
+  muted: 'muted',
+  left: 'left',
+  kicked: 'removed',
+};
+
+export function statusWord(status: string): string {
+  return STATUS_WORDS[status] ?? status;
+}
+
+export function styleStatus(out: Output, status: string, text: string = statusWord(status)): string {
+  switch (status) {
+    case 'active':
+      return out.c.green(text);
+    case 'waitingForApproval':
+    case 'muted':
+      return out.c.yellow(text);
+    default:
+      return out.c.dim(text);
+  }
+}

@@ -1,0 +1,204 @@
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import envPaths from 'env-paths';
+import { z } from 'zod';
+import { CliError } from './errors';
+
+/**
+ * Where `convene` keeps what it knows (decisions.md, "The SDK and the CLI"):
+ * `$XDG_CONFIG_HOME/convene/`, else `~/.config/convene/` (also on macOS, as gh does), files 0600.
+ */
+export function configDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.XDG_CONFIG_HOME) return join(env.XDG_CONFIG_HOME, 'convene');
+  if (process.platform === 'win32') return envPaths('convene', { suffix: '' }).config;
+  return join(homedir(), '.config', 'convene');
+}
+
+/** Where texts of interrupted edits are kept (`$XDG_DATA_HOME/convene/recovered`). */
+export function recoveryDir(): string {
+  return join(envPaths('convene', { suffix: '' }).data, 'recovered');
+}
+
+const ZStoredSpace = z.object({
+  spaceId: z.string(),
+  name: z.string(),
+  role: z.enum(['owner', 'participant']),
+  /** The space key (owner or participant), sent as X-Private-Key. */
+  key: z.string(),
+  participantId: z.string(),
+  savedAt: z.string(),
+});
+export type StoredSpace = z.infer<typeof ZStoredSpace>;
+
+const ZSession = z.object({
+  /** The dashboard JWT of `convene login --password`. */
+  token: z.string(),
+  expiresAt: z.string(),
+  user: z.object({ id: z.string(), email: z.string(), name: z.string() }),
+});
+export type StoredSession = z.infer<typeof ZSession>;
+
+const ZHost = z.object({
+  /** The `usr_` token of `convene login`: links spaces created or joined to the human's dashboard. */
+  userToken: z.string().optional(),
+  session: ZSession.optional(),
+  /** The space commands use when none is named: the last created or joined, or `space use`. */
+  defaultSpace: z.string().optional(),
+  spaces: z.record(z.string(), ZStoredSpace).default({}),
+});
+export type HostEntry = z.infer<typeof ZHost>;
+
+const ZStoreFile = z.object({
+  version: z.literal(1),
+  /** The server used when neither --url nor CONVENE_URL says (set by `login --url`, `join LINK`). */
+  url: z.string().optional(),
+  hosts: z.record(z.string(), ZHost).default({}),
+});
+export type StoreFile = z.infer<typeof ZStoreFile>;
+
+const emptyHost = (): HostEntry => ({ spaces: {} });
+
+/** One key per server: scheme, host, port and any base path, without a trailing slash. */
+export function hostKey(url: string): string {
+  const parsed = new URL(url);
+  return `${parsed.origin}${parsed.pathname}`.replace(/\/+$/, '');
+}
+
+/**
+ * The credential file (`credentials.json`, 0600 in a 0700 directory). Every change is a
+ * read-modify-write under a lock file and lands with an atomic rename, so two terminals saving
+ * keys at once never lose one.
+ */
+export class CredentialStore {
+  readonly dir: string;
+  readonly file: string;
+
+  constructor(dir: string = configDir()) {
+    this.dir = dir;
+    this.file = join(dir, 'credentials.json');
+  }
+
+  read(): StoreFile {
+    let text: string;
+    try {
+      text = readFileSync(this.file, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, hosts: {} };
+      throw new CliError(`cannot read ${this.file}: ${(error as Error).message}`, {
+        hint: 'Check the permissions of the file and its directory.',
+      });
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+    const result = ZStoreFile.safeParse(parsed);
+    if (!result.success) {
+      // Never overwrite a file we cannot read: it may hold the only copy of a space key.
+      throw new CliError(`${this.file} is not a credentials file convene can read`, {
+        hint: `Move it aside (it may hold space keys you want to keep), then run the command again.`,
+      });
+    }
+    return result.data;
+  }
+
+  host(url: string): HostEntry {
+    return this.read().hosts[hostKey(url)] ?? emptyHost();
+  }
+
+  /** Changes the file under the lock: `change` edits the file's object in place. */
+  update<T>(change: (file: StoreFile) => T): T {
+    this.ensureDir();
+    return this.withLock(() => {
+      const file = this.read();
+      const result = change(file);
+      const temporary = `${this.file}.${process.pid}.tmp`;
+      writeFileSync(temporary, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
+      renameSync(temporary, this.file);
+      return result;
+    });
+  }
+
+  /** Edits one server's entry, creating it when needed. */
+  updateHost<T>(url: string, change: (host: HostEntry) => T): T {
+    return this.update((file) => {
+      const key = hostKey(url);
+      file.hosts[key] ??= emptyHost();
+      return change(file.hosts[key]);
+    });
+  }
+
+  /** Files or a directory readable by others: what `doctor` reports. */
+  permissionProblems(): string[] {
+    if (process.platform === 'win32') return [];
+    const problems: string[] = [];
+    for (const [path, wanted] of [
+      [this.dir, 0o700],
+      [this.file, 0o600],
+    ] as const) {
+      if (!existsSync(path)) continue;
+      const mode = statSync(path).mode & 0o777;
+      if (mode & 0o077) problems.push(`${path} is mode ${mode.toString(8)}, expected ${wanted.toString(8)}`);
+    }
+    return problems;
+  }
+
+  private ensureDir(): void {
+    if (!existsSync(this.dir)) {
+      mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+      // mkdir's mode is filtered by the umask; the directory must not be readable by others.
+      if (process.platform !== 'win32') chmodSync(this.dir, 0o700);
+    }
+  }
+
+  private withLock<T>(body: () => T): T {
+    const lock = `${this.file}.lock`;
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      try {
+        closeSync(openSync(lock, 'wx', 0o600));
+        break;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+        // A lock left by a process that died mid-write is old: take it over.
+        if (isStale(lock)) rmSync(lock, { force: true });
+        else if (Date.now() > deadline) {
+          throw new CliError(`${lock} has been held for 10 s`, {
+            hint: 'Another convene is saving credentials; if none is running, delete the lock file.',
+          });
+        } else sleepSync(20);
+      }
+    }
+    try {
+      return body();
+    } finally {
+      rmSync(lock, { force: true });
+    }
+  }
+}
+
+function isStale(lock: string): boolean {
+  try {
+    return Date.now() - statSync(lock).mtimeMs > 10_000;
+  } catch {
+    return false;
+  }
+}
+
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}

@@ -1,0 +1,167 @@
+import { Command, CommanderError, Option } from '@commander-js/extra-typings';
+import pc from 'picocolors';
+import { type App, createApp, examples } from './app';
+import { registerArtifact } from './commands/artifact';
+import { registerAsk } from './commands/ask';
+import { registerCompletion } from './commands/completion';
+import { registerDoctor } from './commands/doctor';
+import { registerInvite } from './commands/invite';
+import { registerJoin } from './commands/join';
+import { registerLeave } from './commands/leave';
+import { registerLogin } from './commands/login';
+import { registerLogout } from './commands/logout';
+import { registerMcp } from './commands/mcp';
+import { registerMessages } from './commands/messages';
+import { registerModeration } from './commands/moderate';
+import { registerParticipants } from './commands/participants';
+import { registerSend } from './commands/send';
+import { registerServe } from './commands/serve';
+import { registerSpace } from './commands/space';
+import { registerTail } from './commands/tail';
+import { registerToken } from './commands/token';
+import { registerWhoami } from './commands/whoami';
+import { Context } from './lib/context';
+import type { CliError } from './lib/errors';
+import { ExitCode } from './lib/exit-codes';
+import { explain } from './lib/failure';
+import { VERSION } from './version';
+
+/** The whole command tree. Exported for `completion`, which walks it. */
+export function buildProgram(app: App): Command {
+  const program = new Command()
+    .name('convene')
+    .description('Meeting spaces for agents and humans, from a terminal.')
+    .usage('<command> [options]')
+    .version(VERSION, '-v, --version', 'print the version')
+    .helpOption('-h, --help', 'show help for a command')
+    .addOption(
+      new Option('--url <url>', 'the Convene server (env CONVENE_URL; default http://localhost:3000)'),
+    )
+    .addOption(new Option('--json', 'print JSON (the API’s own field names) instead of text'))
+    .addOption(new Option('-q, --quiet', 'print only the essential value (an id), no status lines'))
+    .addOption(new Option('--no-color', 'plain text without colours (also NO_COLOR=1)'))
+    .configureHelp({
+      showGlobalOptions: true,
+      // gh style: the command list names commands; their arguments are in each command's help.
+      subcommandTerm: (command) => [command.name(), ...command.aliases()].join(', '),
+    })
+    .showSuggestionAfterError(true)
+    .addHelpText(
+      'after',
+      `${examples(
+        'convene space create "Release plan" --ttl 2h',
+        'convene invite',
+        'convene join "http://localhost:3000/join/…#key=…" --name Ada --human',
+        'convene send "Draft is ready for review"',
+        'convene tail',
+      )}
+Environment:
+  CONVENE_URL     the server (same as --url)
+  CONVENE_TOKEN   a usr_ token linking what you create or join to your dashboard
+  NO_COLOR, CI, AI_AGENT   plain text: no colours, spinners or prompts
+
+Exit codes: 0 ok, 1 error, 2 usage, 4 authentication needed, 5 not found, 6 locked or conflict.
+Keys and tokens are kept in $XDG_CONFIG_HOME/convene/credentials.json (mode 0600).
+`,
+    );
+
+  program.commandsGroup('Spaces and messages:');
+  registerSpace(program, app);
+  registerInvite(program, app);
+  registerJoin(program, app);
+  registerParticipants(program, app);
+  registerModeration(program, app);
+  registerLeave(program, app);
+  registerSend(program, app);
+  registerMessages(program, app);
+  registerTail(program, app);
+  registerArtifact(program, app);
+  program.commandsGroup('Account:');
+  registerLogin(program, app);
+  registerLogout(program, app);
+  registerWhoami(program, app);
+  registerToken(program, app);
+  program.commandsGroup('Server and tools:');
+  registerServe(program, app);
+  registerAsk(program, app);
+  registerMcp(program, app);
+  registerDoctor(program, app);
+  registerCompletion(program, app);
+  program.commandsGroup('Help:').helpCommand('help [command]', 'show help for a command');
+
+  for (const command of walk(program)) {
+    command.exitOverride();
+    command.configureOutput({
+      outputError: (message, write) => write(formatCommanderError(message, command)),
+    });
+  }
+  return program;
+}
+
+/** Every command of the tree, the program first. */
+export function walk(command: Command): Command[] {
+  return [command, ...command.commands.flatMap((sub) => walk(sub as Command))];
+}
+
+function fullName(command: Command): string {
+  const names: string[] = [];
+  for (let c: Command | null = command; c; c = c.parent as Command | null) names.unshift(c.name());
+  return names.join(' ');
+}
+
+function formatCommanderError(message: string, command: Command): string {
+  const text = message.replace(/^error: /, '').trimEnd();
+  const color = pc.createColors(Boolean(process.stderr.isTTY) && !process.env.NO_COLOR);
+  return `${color.red('✗')} ${text}\n${color.dim(`Run \`${fullName(command)} --help\` for usage.`)}\n`;
+}
+
+/**
+ * Runs one command line and returns its exit code. Ctrl-C aborts what is running: commands
+ * that finish cleanly on it (tail, edit, waits) do so; anything else ends at once with 130.
+ */
+export async function run(argv: string[]): Promise<number> {
+  const controller = new AbortController();
+  const app = createApp(controller.signal);
+  let interrupted = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (app.current()?.serverOwnsSignals) return;
+    if (interrupted || !app.current()?.handlesInterrupt) process.exit(signal === 'SIGINT' ? 130 : 143);
+    interrupted = true;
+    controller.abort(new Error(signal));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  const program = buildProgram(app);
+  try {
+    await program.parseAsync(argv);
+    return ExitCode.ok;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // --help, --version, and a group named without a subcommand (its help is shown): not failures.
+      if (
+        error.code === 'commander.helpDisplayed' ||
+        error.code === 'commander.version' ||
+        error.code === 'commander.help' ||
+        error.code === 'commander.executeSubCommandAsync'
+      ) {
+        return ExitCode.ok;
+      }
+      return ExitCode.usage;
+    }
+    const ctx = app.current() ?? new Context(program.opts(), controller.signal);
+    const failure = explain(error, ctx);
+    report(ctx, failure);
+    return failure.exitCode;
+  }
+}
+
+function report(ctx: Context, failure: CliError): void {
+  if (ctx.out.mode.json) {
+    process.stderr.write(
+      `${JSON.stringify({ error: failure.message, ...failure.details, ...(failure.hint ? { hint: failure.hint } : {}), exitCode: failure.exitCode })}\n`,
+    );
+    return;
+  }
+  ctx.out.error(failure.message, failure.hint);
+}

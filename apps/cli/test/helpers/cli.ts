@@ -1,0 +1,125 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { bundle } from './paths';
+
+export interface RunResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** stdout parsed as JSON (fails the test with the output when it is not). */
+  json<T = any>(): T;
+}
+
+export interface RunOptions {
+  env?: Record<string, string | undefined>;
+  input?: string;
+  cwd?: string;
+  timeoutMs?: number;
+}
+
+/**
+ * One person (or agent) at a terminal: their own config and data directories, the server's
+ * URL in CONVENE_URL, and `run(...args)` to call `convene` as a child process.
+ */
+export class User {
+  readonly home: string;
+  readonly env: Record<string, string>;
+
+  constructor(url: string | undefined, env: Record<string, string> = {}) {
+    this.home = mkdtempSync(join(tmpdir(), 'convene-cli-user-'));
+    this.env = {
+      HOME: this.home,
+      XDG_CONFIG_HOME: join(this.home, 'config'),
+      XDG_DATA_HOME: join(this.home, 'data'),
+      ...(url ? { CONVENE_URL: url } : {}),
+      ...env,
+    };
+  }
+
+  /** Runs `convene ...args` and waits for it to exit. */
+  run(args: string[], options: RunOptions = {}): Promise<RunResult> {
+    const child = this.spawn(args, options);
+    return finished(child, options);
+  }
+
+  spawn(args: string[], options: RunOptions = {}): ChildProcess {
+    const base = { ...process.env };
+    // The test runner's own environment must not leak in (a real CONVENE_URL, colours, CI).
+    for (const name of [
+      'CONVENE_URL',
+      'CONVENE_TOKEN',
+      'NO_COLOR',
+      'FORCE_COLOR',
+      'CI',
+      'AI_AGENT',
+      'EDITOR',
+      'VISUAL',
+    ]) {
+      delete base[name];
+    }
+    return spawn(process.execPath, [bundle, ...args], {
+      cwd: options.cwd ?? this.home,
+      env: { ...base, ...this.env, ...options.env } as NodeJS.ProcessEnv,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+  }
+
+  credentials(): any {
+    return JSON.parse(readFileSync(join(this.env.XDG_CONFIG_HOME!, 'convene/credentials.json'), 'utf8'));
+  }
+
+  remove(): void {
+    rmSync(this.home, { recursive: true, force: true });
+  }
+}
+
+export function finished(child: ChildProcess, options: RunOptions = {}): Promise<RunResult> {
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk) => {
+    stdout += chunk;
+  });
+  child.stderr?.on('data', (chunk) => {
+    stderr += chunk;
+  });
+  if (options.input !== undefined) child.stdin?.end(options.input);
+  else child.stdin?.end();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(
+        new Error(`convene did not exit within ${options.timeoutMs ?? 30_000} ms\n${stdout}\n${stderr}`),
+      );
+    }, options.timeoutMs ?? 30_000);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve({
+        code,
+        stdout,
+        stderr,
+        json() {
+          try {
+            return JSON.parse(stdout);
+          } catch {
+            throw new Error(`stdout is not JSON (exit ${code}):\n${stdout}\nstderr:\n${stderr}`);
+          }
+        },
+      });
+    });
+  });
+}
+
+/** Waits until `check` passes (polling), for conditions a loaded machine reaches late. */
+export async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await check();
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+}

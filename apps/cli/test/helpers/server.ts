@@ -1,0 +1,96 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createPostgresTestDatabase } from '@convene/core/testing';
+import { bundle } from './paths';
+
+export const onPostgres = (): boolean => Boolean(process.env.TEST_DATABASE_URL);
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface TestServer {
+  url: string;
+  /** Stops the process (SIGTERM) and waits for it. */
+  stop(): Promise<void>;
+  /** Starts it again on the same port and data. */
+  start(): Promise<void>;
+  /** Stops it for good and removes its data. */
+  close(): Promise<void>;
+  output(): string;
+}
+
+/**
+ * A real server, started the way a user starts it (`convene serve`), as a child process on a free
+ * port: embedded PGlite in a temporary directory, or a fresh database on TEST_DATABASE_URL.
+ */
+export async function startServer(env: Record<string, string> = {}): Promise<TestServer> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const dataDir = mkdtempSync(join(tmpdir(), 'convene-cli-data-'));
+  const pg = onPostgres() ? await createPostgresTestDatabase(process.env.TEST_DATABASE_URL!) : undefined;
+  const args = [
+    'serve',
+    '--port',
+    String(port),
+    ...(pg ? ['--database-url', pg.url] : ['--data-dir', dataDir]),
+  ];
+  let child: ChildProcess | undefined;
+  let text = '';
+  const start = () =>
+    new Promise<void>((resolve, reject) => {
+      const process_ = spawn(process.execPath, [bundle, ...args], {
+        env: {
+          ...process.env,
+          TEST_DATABASE_URL: '',
+          PUBLIC_URL: url,
+          LOG_LEVEL: 'warn',
+          RATE_LIMIT_MAX: '100000',
+          ...env,
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      child = process_;
+      const onData = (chunk: Buffer) => {
+        text += chunk.toString();
+        if (text.includes(`listening on ${url}`)) resolve();
+      };
+      process_.stdout?.on('data', onData);
+      process_.stderr?.on('data', onData);
+      process_.once('exit', (code) =>
+        reject(new Error(`server exited with ${code} before listening:\n${text}`)),
+      );
+    });
+  const stop = async () => {
+    const running = child;
+    if (!running || running.exitCode !== null) return;
+    const exited = new Promise((resolve) => running.once('exit', resolve));
+    running.kill('SIGTERM');
+    await exited;
+  };
+  await start();
+  return {
+    url,
+    stop,
+    start: async () => {
+      text = '';
+      await start();
+    },
+    async close() {
+      await stop();
+      await pg?.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+    output: () => text,
+  };
+}

@@ -1,0 +1,316 @@
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { User } from './helpers/cli';
+import { startServer, type TestServer } from './helpers/server';
+
+let server: TestServer;
+const users: User[] = [];
+const user = (env: Record<string, string> = {}) => {
+  const u = new User(server.url, env);
+  users.push(u);
+  return u;
+};
+
+beforeAll(async () => {
+  server = await startServer();
+});
+afterAll(async () => {
+  await server?.close();
+  for (const u of users) u.remove();
+});
+
+describe('space create, list, show, use, update, close', () => {
+  it('creates a space, keeps its owner key (0600) and makes it the default', async () => {
+    const owner = user();
+    const created = await owner.run([
+      'space',
+      'create',
+      'Release plan',
+      '-d',
+      'Plan 2.0',
+      '--ttl',
+      '2h',
+      '--agenda',
+      'scope',
+      '--json',
+    ]);
+    expect(created.code).toBe(0);
+    const body = created.json();
+    expect(body).toEqual({
+      spaceId: expect.any(String),
+      ownerId: expect.any(String),
+      ownerPrivateKey: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
+
+    const file = join(owner.env.XDG_CONFIG_HOME!, 'convene/credentials.json');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(statSync(join(owner.env.XDG_CONFIG_HOME!, 'convene')).mode & 0o777).toBe(0o700);
+    const host = owner.credentials().hosts[server.url];
+    expect(host.defaultSpace).toBe(body.spaceId);
+    expect(host.spaces[body.spaceId]).toMatchObject({
+      role: 'owner',
+      key: body.ownerPrivateKey,
+      participantId: body.ownerId,
+      name: 'Release plan',
+    });
+
+    const shown = (await owner.run(['space', 'show', '--json'])).json();
+    expect(shown).toMatchObject({
+      spaceId: body.spaceId,
+      name: 'Release plan',
+      description: 'Plan 2.0',
+      agenda: 'scope',
+      privacy: 'public',
+      state: 'open',
+    });
+    expect(shown.ttlRemaining).toBeGreaterThan(7000);
+    expect(shown.ttlRemaining).toBeLessThanOrEqual(7200);
+
+    const human = await owner.run(['space', 'show']);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toContain('Release plan');
+    expect(human.stdout).toContain('open, closes in 1h 59m');
+    // Not a terminal: plain text, no escape codes.
+    expect(human.stdout).not.toContain('\u001b[');
+  });
+
+  it('lists saved spaces with their state, marks the default, and switches with `space use` (name, id or prefix)', async () => {
+    const owner = user();
+    const a = (await owner.run(['space', 'create', 'Alpha', '--json'])).json();
+    const b = (await owner.run(['space', 'create', 'Beta', '--private', '--json'])).json();
+    let list = (await owner.run(['space', 'list', '--json'])).json();
+    expect(list.map((s: any) => [s.name, s.isDefault, s.state, s.role])).toEqual([
+      ['Alpha', false, 'open', 'owner'],
+      ['Beta', true, 'open', 'owner'],
+    ]);
+    expect(list[1].privacy).toBe('private');
+
+    expect((await owner.run(['space', 'use', 'alpha'])).code).toBe(0);
+    expect((await owner.run(['space', 'show', '--json'])).json().spaceId).toBe(a.spaceId);
+    expect((await owner.run(['space', 'use', b.spaceId.slice(0, 8), '-q'])).stdout.trim()).toBe(b.spaceId);
+    list = (await owner.run(['space', 'list', '--json'])).json();
+    expect(list.find((s: any) => s.isDefault).spaceId).toBe(b.spaceId);
+
+    const table = await owner.run(['space', 'list']);
+    expect(table.stdout).toMatch(/\*\s+Beta/);
+
+    const unknown = await owner.run(['space', 'use', 'Gamma']);
+    expect(unknown.code).toBe(4);
+    expect(unknown.stderr).toContain('no key for space "Gamma"');
+    expect(unknown.stderr).toContain('convene space list');
+  });
+
+  it('updates name, description and agenda (owner only) and refuses an empty update', async () => {
+    const owner = user();
+    const { spaceId } = (await owner.run(['space', 'create', 'Old name', '--json'])).json();
+    const updated = await owner.run([
+      'space',
+      'update',
+      '--name',
+      'New name',
+      '--agenda',
+      '1. dates',
+      '-d',
+      'desc',
+      '--json',
+    ]);
+    expect(updated.code).toBe(0);
+    expect(updated.json()).toEqual({ ok: true });
+    expect((await owner.run(['space', 'show', 'New name', '--json'])).json()).toMatchObject({
+      spaceId,
+      name: 'New name',
+      agenda: '1. dates',
+      description: 'desc',
+    });
+    const empty = await owner.run(['space', 'update']);
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toContain('nothing to change');
+  });
+
+  it('closes a space: its keys stop working and it is forgotten', async () => {
+    const owner = user();
+    const { spaceId, ownerPrivateKey } = (
+      await owner.run(['space', 'create', 'Short-lived', '--json'])
+    ).json();
+    const closed = await owner.run(['space', 'close', 'Short-lived']);
+    expect(closed.code).toBe(0);
+    expect(closed.stderr).toContain('Closed Short-lived');
+    expect(owner.credentials().hosts[server.url].spaces[spaceId]).toBeUndefined();
+    const response = await fetch(`${server.url}/hub/space/${spaceId}`, {
+      headers: { 'x-private-key': ownerPrivateKey },
+    });
+    expect(response.status).toBe(401);
+    const again = await owner.run(['space', 'show']);
+    expect(again.code).toBe(4);
+    expect(again.stderr).toContain('no space chosen');
+  });
+
+  it('answers with the right exit code and a next step when there is no space or no server', async () => {
+    const nobody = user();
+    const none = await nobody.run(['send', 'hello']);
+    expect(none.code).toBe(4);
+    expect(none.stderr).toContain('convene space create NAME');
+    expect(none.stderr).toContain('convene join LINK');
+
+    const offline = new User('http://127.0.0.1:9');
+    users.push(offline);
+    const down = await offline.run(['space', 'create', 'X']);
+    expect(down.code).toBe(1);
+    expect(down.stderr).toContain('cannot reach http://127.0.0.1:9');
+
+    const badUrl = await nobody.run(['space', 'list', '--url', 'not a url']);
+    expect(badUrl.code).toBe(2);
+  });
+
+  it('fails with usage (exit 2) when a required argument is missing and nobody can be asked', async () => {
+    const someone = user();
+    const missing = await someone.run(['space', 'create']);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('missing name of the space');
+    expect(missing.stderr).toContain('Usage: convene space create NAME');
+    const ttl = await someone.run(['space', 'create', 'X', '--ttl', 'forever']);
+    expect(ttl.code).toBe(2);
+    expect(ttl.stderr).toContain('--ttl must be a duration');
+  });
+});
+
+describe('invite, join, participants, moderation, leave', () => {
+  it('invites, and a second person joins a public space by link; the key is kept and the space is the default', async () => {
+    const owner = user();
+    (await owner.run(['space', 'create', 'Open room', '--json'])).json();
+    const invitation = (await owner.run(['invite', '--json'])).json();
+    expect(invitation).toEqual({
+      humanLink: expect.stringContaining(`${server.url}/join/`),
+      agentLink: expect.stringContaining('/agent.md?key='),
+      publicInvitationKey: expect.any(String),
+    });
+    // The second terminal has no CONVENE_URL: the link names the server.
+    const guest = new User(undefined);
+    users.push(guest);
+    const joined = await guest.run([
+      'join',
+      invitation.humanLink,
+      '--name',
+      'Ada',
+      '--role',
+      'reviewer',
+      '--human',
+      '--json',
+    ]);
+    expect(joined.code).toBe(0);
+    const body = joined.json();
+    expect(body.participantPrivateKey).toMatch(/^[0-9a-f]{64}$/);
+    const saved = guest.credentials();
+    expect(saved.url).toBe(server.url);
+    expect(saved.hosts[server.url].defaultSpace).toBe(body.spaceId);
+
+    const people = (await guest.run(['participants', '--json'])).json();
+    expect(people.map((p: any) => [p.name, p.role, p.status, p.isHuman])).toEqual(
+      [
+        ['Owner', 'owner', 'active', false],
+        ['Ada', 'reviewer', 'active', true],
+      ].map(([name, role, status, isHuman]) =>
+        name === 'Owner'
+          ? [expect.any(String), expect.any(String), status, isHuman]
+          : [name, role, status, isHuman],
+      ),
+    );
+
+    // The agent link works too, and a space id with --key.
+    const agent = user();
+    expect((await agent.run(['join', invitation.agentLink, '--name', 'Bot'])).code).toBe(0);
+    const third = user();
+    const byId = await third.run([
+      'join',
+      body.spaceId,
+      '--key',
+      invitation.publicInvitationKey,
+      '--name',
+      'Cy',
+      '-q',
+    ]);
+    expect(byId.code).toBe(0);
+    expect(byId.stdout.trim()).toMatch(/^[0-9a-f-]{36}$/);
+    const noKey = await third.run(['join', body.spaceId]);
+    expect(noKey.code).toBe(2);
+    expect(noKey.stderr).toContain('--key');
+  });
+
+  it('waits through approval in a private space; the owner approves by name', async () => {
+    const owner = user();
+    (await owner.run(['space', 'create', 'Private room', '--private'])).code;
+    const { humanLink } = (await owner.run(['invite', '--json'])).json();
+    const guest = user();
+    const joining = guest.run(['join', humanLink, '--name', 'Grace', '--json'], { timeoutMs: 60_000 });
+    // The owner sees Grace waiting, then approves her by name.
+    await expect
+      .poll(
+        async () => (await owner.run(['participants', '--json'])).json().map((p: any) => [p.name, p.status]),
+        { timeout: 20_000 },
+      )
+      .toContainEqual(['Grace', 'waitingForApproval']);
+    const approved = await owner.run(['approve', 'grace']);
+    expect(approved.code).toBe(0);
+    expect(approved.stderr).toContain('Approved Grace');
+    const joined = await joining;
+    expect(joined.code).toBe(0);
+    expect(joined.json().participantPrivateKey).toMatch(/^[0-9a-f]{64}$/);
+    expect((await guest.run(['send', 'thanks'])).code).toBe(0);
+  });
+
+  it('mutes, unmutes and kicks by name or id; the owner verbs need the owner key', async () => {
+    const owner = user();
+    await owner.run(['space', 'create', 'Moderated']);
+    const { humanLink } = (await owner.run(['invite', '--json'])).json();
+    const guest = user();
+    const { participantId } = (await guest.run(['join', humanLink, '--name', 'Mallory', '--json'])).json();
+
+    expect((await owner.run(['mute', 'Mallory'])).code).toBe(0);
+    const muted = await guest.run(['send', 'can I talk?']);
+    expect(muted.code).toBe(4);
+    expect(muted.stderr).toContain('muted');
+    expect((await owner.run(['unmute', participantId.slice(0, 8)])).code).toBe(0);
+    expect((await guest.run(['send', 'yes'])).code).toBe(0);
+
+    const notOwner = await guest.run(['kick', 'Owner']);
+    expect(notOwner.code).toBe(4);
+    expect(notOwner.stderr).toContain('only the owner');
+
+    const unknown = await owner.run(['kick', 'Nobody']);
+    expect(unknown.code).toBe(5);
+    expect(unknown.stderr).toContain('no participant "Nobody"');
+    expect(unknown.stderr).toContain('convene participants');
+
+    const kicked = await owner.run(['kick', participantId, '--json']);
+    expect(kicked.code).toBe(0);
+    expect(kicked.json()).toEqual({ ok: true, participantId });
+    const after = await guest.run(['send', 'still here?']);
+    expect(after.code).toBe(4);
+    expect(after.stderr).toContain('convene join LINK');
+
+    const missing = await owner.run(['mute']);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('Usage: convene mute PARTICIPANT');
+  });
+
+  it('leaves a space: the key is forgotten and stops working', async () => {
+    const owner = user();
+    const { spaceId } = (await owner.run(['space', 'create', 'Leaving', '--json'])).json();
+    const { humanLink } = (await owner.run(['invite', '--json'])).json();
+    const guest = user();
+    const { participantPrivateKey } = (
+      await guest.run(['join', humanLink, '--name', 'Lea', '--json'])
+    ).json();
+    const left = await guest.run(['leave', '--json']);
+    expect(left.code).toBe(0);
+    expect(left.json()).toEqual({ ok: true });
+    expect(guest.credentials().hosts[server.url].spaces[spaceId]).toBeUndefined();
+    const response = await fetch(`${server.url}/hub/space/${spaceId}`, {
+      headers: { 'x-private-key': participantPrivateKey },
+    });
+    expect(response.status).toBe(401);
+    const people = (await owner.run(['participants', '--json'])).json();
+    expect(people.find((p: any) => p.name === 'Lea').status).toBe('left');
+  });
+});

@@ -1,0 +1,66 @@
+import { cpSync, rmSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { defineConfig, type UserConfig } from 'tsdown';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const repo = resolve(here, '../..');
+
+/**
+ * The files the bundled server reads from disk at run time, relative to the repository. They
+ * ship in the package under `assets/`, in the same layout as in the repository.
+ */
+const SERVER_FILES = ['packages/core/drizzle', 'packages/server/content', 'packages/server/src/web/assets'];
+
+/**
+ * The workspace packages (sdk, contract, core, server) are bundled: they are not published, so
+ * the tarball must carry them. Their code finds its files relative to `import.meta.url`
+ * (`new URL('../web/assets/', import.meta.url)`), which in a bundle is the chunk's URL. This
+ * plugin gives each workspace module the URL it had in the repository, moved under `assets/`,
+ * so every such path lands on the copy shipped there, and the server's code needs no option.
+ */
+// Spelled in pieces: the loader of this config file rewrites the literal expression anywhere in it.
+const META_URL = ['import', 'meta', 'url'].join('.');
+
+function workspaceModuleUrls() {
+  return {
+    name: 'convene:workspace-module-urls',
+    transform(code: string, id: string) {
+      const path = id.split('?')[0]!;
+      if (!code.includes(META_URL)) return null;
+      const fromRepo = relative(repo, path);
+      if (!fromRepo.startsWith('packages/') || fromRepo.includes('node_modules')) return null;
+      // Chunks are written to the output directory, one level below the assets' parent.
+      const url = `new URL(${JSON.stringify(`../assets/${fromRepo}`)}, ${META_URL}).href`;
+      return { code: code.replaceAll(META_URL, url), map: null };
+    },
+  };
+}
+
+const config: UserConfig = defineConfig({
+  entry: { convene: 'src/main.ts' },
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  outDir: 'dist',
+  clean: true,
+  dts: false,
+  sourcemap: false,
+  deps: {
+    // The workspace packages are bundled (they resolve to source, not node_modules). Of the
+    // packages in node_modules only trpc-to-openapi is, because the workspace patches it
+    // (patches/); its own dependencies are listed. Everything else is a dependency.
+    onlyBundle: ['trpc-to-openapi'],
+  },
+  plugins: [workspaceModuleUrls()],
+  hooks: {
+    // Beside the output directory (the package root for dist/; the tests build elsewhere).
+    'build:done': ({ options }) => {
+      const assets = join(dirname(options.outDir), 'assets');
+      rmSync(assets, { recursive: true, force: true });
+      for (const path of SERVER_FILES) cpSync(join(repo, path), join(assets, path), { recursive: true });
+    },
+  },
+});
+
+export default config;

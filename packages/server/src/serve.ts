@@ -1,0 +1,43 @@
+import type { ServerConfig } from './env';
+import { type ConveneServer, createServer } from './server';
+
+/**
+ * Runs the service as a process: start, print the readiness line scripts wait for, and stop
+ * cleanly on SIGTERM/SIGINT. What `pnpm start` and `convene serve` both run.
+ */
+export async function serve(config: ServerConfig): Promise<ConveneServer> {
+  const server = await createServer(config);
+  const address = await server.app.listen({ port: config.port, host: config.host });
+  // The readiness line scripts wait for; migrations ran before it.
+  console.log(
+    `Convene listening on ${address} (public URL ${config.publicUrl}, database ${describeDatabase(config)})`,
+  );
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`${signal} received: shutting down`);
+    const force = setTimeout(() => {
+      console.error('shutdown took too long; exiting');
+      process.exit(1);
+    }, 14_000);
+    force.unref();
+    server.close().then(
+      () => process.exit(0),
+      (error) => {
+        console.error('shutdown failed', error);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  return server;
+}
+
+function describeDatabase(config: ServerConfig): string {
+  if (!config.databaseUrl) return `embedded PGlite in ${config.dataDir}`;
+  if (config.databaseUrl === 'memory://') return 'in-memory PGlite';
+  return 'PostgreSQL';
+}
