@@ -124,7 +124,7 @@ export function fishScript(nodes: CompletionNode[]): string {
     const at = node.path === '' ? ['__fish_use_subcommand'] : seen;
     const notDeeper = below ? [`not __fish_seen_subcommand_from ${below}`] : [];
     for (const sub of node.subcommands) {
-      const condition = [...at, ...notDeeper].join('; and ');
+      const condition = (node.path === '' ? at : [...at, ...notDeeper]).join('; and ');
       lines.push(
         `complete -c convene -n ${single(condition)} -a ${single(sub.name)} -d ${single(oneLine(sub.description))}`,
       );

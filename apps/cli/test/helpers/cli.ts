@@ -17,6 +17,8 @@ export interface RunOptions {
   input?: string;
   cwd?: string;
   timeoutMs?: number;
+  /** Its own process group, so a test can send the group a terminal's Ctrl-C (SIGINT). */
+  detached?: boolean;
 }
 
 /**
@@ -63,6 +65,7 @@ export class User {
       cwd: options.cwd ?? this.home,
       env: { ...base, ...this.env, ...options.env } as NodeJS.ProcessEnv,
       stdio: ['pipe', 'pipe', 'pipe'],
+      detached: options.detached ?? false,
     });
   }
 

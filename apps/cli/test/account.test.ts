@@ -1,0 +1,173 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually, finished, User } from './helpers/cli';
+import { startServer, type TestServer } from './helpers/server';
+
+let server: TestServer;
+const users: User[] = [];
+const user = () => {
+  const u = new User(server.url);
+  users.push(u);
+  return u;
+};
+
+beforeAll(async () => {
+  server = await startServer();
+});
+afterAll(async () => {
+  await server?.close();
+  for (const u of users) u.remove();
+});
+
+/** A human with an account, as the browser's signup page makes one. */
+async function signup(): Promise<{ email: string; password: string; jwt: string }> {
+  const email = `ada-${randomUUID()}@example.com`;
+  const password = 'correct horse battery';
+  const response = await fetch(`${server.url}/hub/auth/signup`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password, name: 'Ada' }),
+  });
+  expect(response.status).toBe(201);
+  return { email, password, jwt: ((await response.json()) as any).token };
+}
+
+async function asHuman(jwt: string, method: string, path: string, body?: unknown) {
+  const response = await fetch(`${server.url}${path}`, {
+    method,
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${jwt}` },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return {
+    status: response.status,
+    body: response.status === 204 ? undefined : ((await response.json()) as any),
+  };
+}
+
+describe('login through the browser link', () => {
+  it('prints the URL and code, waits for the approval, keeps the token; new spaces reach the dashboard', async () => {
+    const human = await signup();
+    const agent = user();
+    const child = agent.spawn(['login']);
+    const done = finished(child, { timeoutMs: 60_000 });
+    let stdout = '';
+    child.stdout!.on('data', (chunk) => {
+      stdout += chunk;
+    });
+    const code = await eventually(() => {
+      const match = stdout.match(/approve the code (\w{4}-\w{4}):\s*\n\s*(http\S+)/);
+      expect(match).not.toBeNull();
+      expect(match![2]).toContain(`${server.url}/link?code=`);
+      return match![1]!;
+    });
+    expect((await asHuman(human.jwt, 'POST', '/hub/me/link/approve', { userCode: code })).status).toBe(200);
+    const result = await done;
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain(`Logged in to ${server.url}`);
+    expect(agent.credentials().hosts[server.url].userToken).toMatch(/^usr_/);
+
+    const { spaceId } = (await agent.run(['space', 'create', 'Linked', '--json'])).json();
+    const mine = await asHuman(human.jwt, 'GET', '/hub/me/spaces');
+    expect(mine.body.spaces.map((s: any) => s.spaceId)).toContain(spaceId);
+
+    const who = await agent.run(['whoami', '--json']);
+    expect(who.code).toBe(0);
+    expect(who.json()).toMatchObject({
+      url: server.url,
+      userToken: { source: 'saved' },
+      defaultSpace: { spaceId, role: 'owner' },
+    });
+  });
+
+  it('stops with exit 4 when the request is refused in the browser', async () => {
+    const human = await signup();
+    const agent = user();
+    const child = agent.spawn(['login', '--json']);
+    const done = finished(child, { timeoutMs: 60_000 });
+    let stdout = '';
+    child.stdout!.on('data', (chunk) => {
+      stdout += chunk;
+    });
+    const started = await eventually(() => JSON.parse(stdout.split('\n')[0]!));
+    expect(started).toMatchObject({
+      userCode: expect.any(String),
+      verificationUriComplete: expect.stringContaining('/link?code='),
+    });
+    expect(
+      (await asHuman(human.jwt, 'POST', '/hub/me/link/deny', { userCode: started.userCode })).status,
+    ).toBe(200);
+    const result = await done;
+    expect(result.code).toBe(4);
+    expect(JSON.parse(result.stderr).error).toMatch(/refused|denied/);
+  });
+});
+
+describe('login --with-token, --password; whoami; token; logout', () => {
+  it('saves a piped usr_ token and refuses anything else', async () => {
+    const someone = user();
+    const saved = await someone.run(['login', '--with-token'], { input: 'usr_abcdefghijklmnop\n' });
+    expect(saved.code).toBe(0);
+    expect(someone.credentials().hosts[server.url].userToken).toBe('usr_abcdefghijklmnop');
+    const bad = await someone.run(['login', '--with-token'], { input: 'not-a-token\n' });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('not a usr_ token');
+    // CONVENE_TOKEN overrides the saved one.
+    const env = await someone.run(['whoami', '--json'], { env: { CONVENE_TOKEN: 'usr_fromenv' } });
+    expect(env.json().userToken).toEqual({ prefix: 'usr_from', source: 'CONVENE_TOKEN' });
+  });
+
+  it('logs in with a password, mints a token for this terminal, manages tokens, and logs out', async () => {
+    const human = await signup();
+    const someone = user();
+    const wrong = await someone.run(['login', '--password', '--email', human.email], {
+      input: 'wrong password',
+    });
+    expect(wrong.code).toBe(4);
+    expect(wrong.stderr).toContain('wrong email or password');
+
+    const noSession = await someone.run(['token', 'list']);
+    expect(noSession.code).toBe(4);
+    expect(noSession.stderr).toContain('convene login --password');
+
+    const login = await someone.run(['login', '--password', '--email', human.email, '--json'], {
+      input: `${human.password}\n`,
+    });
+    expect(login.code).toBe(0);
+    expect(login.json()).toMatchObject({
+      user: { email: human.email, name: 'Ada' },
+      tokenPrefix: expect.stringMatching(/^usr_/),
+    });
+    const host = someone.credentials().hosts[server.url];
+    expect(host.session.user.email).toBe(human.email);
+    expect(host.userToken).toMatch(/^usr_/);
+
+    const who = await someone.run(['whoami']);
+    expect(who.code).toBe(0);
+    expect(who.stdout).toContain(`Ada <${human.email}>`);
+    expect((await someone.run(['whoami', '-q'])).stdout.trim()).toBe(human.email);
+
+    const created = (await someone.run(['token', 'create', 'CI bot', '--json'])).json();
+    expect(created).toMatchObject({
+      name: 'CI bot',
+      token: expect.stringMatching(/^usr_/),
+      id: expect.any(String),
+    });
+    let tokens = (await someone.run(['token', 'list', '--json'])).json();
+    expect(tokens.map((t: any) => t.name)).toEqual(
+      expect.arrayContaining(['CI bot', expect.stringContaining('convene CLI on')]),
+    );
+    expect(tokens.every((t: any) => t.token === undefined)).toBe(true);
+    expect((await someone.run(['token', 'revoke', created.id])).code).toBe(0);
+    tokens = (await someone.run(['token', 'list', '--json'])).json();
+    expect(tokens.find((t: any) => t.id === created.id).revoked).toBe(true);
+    const table = await someone.run(['token', 'list']);
+    expect(table.stdout).toMatch(/CI bot\s+\S+\s+usr_\S*….*revoked/);
+
+    const out = await someone.run(['logout', '--json']);
+    expect(out.json()).toEqual({ url: server.url, userToken: true, session: true });
+    const after = await someone.run(['whoami']);
+    expect(after.code).toBe(4);
+    expect(after.stderr).toContain('not logged in');
+    expect(after.stderr).toContain('convene login');
+  });
+});

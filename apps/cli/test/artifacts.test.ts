@@ -1,0 +1,248 @@
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually, finished, User } from './helpers/cli';
+import { startServer, type TestServer } from './helpers/server';
+
+const LOCK_TTL_S = 6;
+let server: TestServer;
+let owner: User;
+let guest: User;
+
+beforeAll(async () => {
+  // A short lock lifetime, so the heartbeat test can outlive it.
+  server = await startServer({ LOCK_TTL_S: String(LOCK_TTL_S) });
+  owner = new User(server.url);
+  guest = new User(server.url);
+  await owner.run(['space', 'create', 'Docs']);
+  const { humanLink } = (await owner.run(['invite', '--json'])).json();
+  expect((await guest.run(['join', humanLink, '--name', 'Gus'])).code).toBe(0);
+});
+afterAll(async () => {
+  await server?.close();
+  owner?.remove();
+  guest?.remove();
+});
+
+/** A shell script standing in for the person at the editor. */
+function editor(user: User, name: string, body: string): string {
+  const path = join(user.home, `${name}.sh`);
+  writeFileSync(path, `#!/bin/sh\n${body}\n`);
+  chmodSync(path, 0o755);
+  return path;
+}
+
+const artifacts = async (user: User) => (await user.run(['artifact', 'list', '--json'])).json();
+const byName = async (user: User, name: string) => (await artifacts(user)).find((a: any) => a.name === name);
+
+describe('create, list, show, write, download, history, diff, restore', () => {
+  it('goes through a document’s life by name and by id', async () => {
+    const source = join(guest.home, 'plan.md');
+    writeFileSync(source, '# Plan\n\n- scope\n');
+    const created = await guest.run(['artifact', 'create', 'plan.md', '--file', source, '--json']);
+    expect(created.code).toBe(0);
+    const doc = created.json();
+    expect(doc).toMatchObject({
+      name: 'plan.md',
+      version: 1,
+      content: '# Plan\n\n- scope\n',
+      type: 'markdown',
+    });
+
+    const list = await artifacts(owner);
+    expect(list.map((a: any) => [a.name, a.version, a.id])).toEqual([['plan.md', 1, doc.id]]);
+    const table = await owner.run(['artifact', 'list']);
+    expect(table.stdout).toMatch(/plan\.md\s+[0-9a-f-]{36}\s+1/);
+
+    const shown = await owner.run(['artifact', 'show', doc.id.slice(0, 8)]);
+    expect(shown.stdout).toContain('# Plan\n\n- scope\n');
+    expect(shown.stdout).toMatch(/version\s+1, updated .* by Gus/);
+
+    const next = join(guest.home, 'plan2.md');
+    writeFileSync(next, '# Plan\n\n- scope\n- dates\n');
+    const written = await guest.run([
+      'artifact',
+      'write',
+      'plan.md',
+      '--file',
+      next,
+      '--base-version',
+      '1',
+      '--json',
+    ]);
+    expect(written.code).toBe(0);
+    expect(written.json()).toMatchObject({ version: 2, content: '# Plan\n\n- scope\n- dates\n' });
+    // The write took the lock and released it.
+    expect((await byName(owner, 'plan.md')).lockedBy).toBeUndefined();
+
+    const stale = await guest.run(['artifact', 'write', 'plan.md', '--file', source, '--base-version', '1']);
+    expect(stale.code).toBe(6);
+    expect(stale.stderr).toMatch(/version/);
+    expect((await byName(owner, 'plan.md')).version).toBe(2);
+
+    expect(
+      (await guest.run(['artifact', 'write', 'plan.md', '--file', '-'], { input: 'piped\n' })).code,
+    ).toBe(0);
+
+    const downloaded = await owner.run(['artifact', 'download', 'plan.md']);
+    expect(downloaded.stdout).toBe('piped\n');
+    const out = join(owner.home, 'copy.md');
+    const saved = await owner.run(['artifact', 'download', 'plan.md', '-o', out, '--json']);
+    expect(saved.json()).toMatchObject({ file: out, bytes: 6 });
+    expect(readFileSync(out, 'utf8')).toBe('piped\n');
+
+    const history = (await owner.run(['artifact', 'history', 'plan.md', '--json'])).json();
+    expect(history.map((v: any) => v.version)).toEqual([3, 2, 1]);
+    const diff = await owner.run(['artifact', 'diff', 'plan.md', '1', '2']);
+    expect(diff.code).toBe(0);
+    expect(diff.stdout).toContain('+- dates');
+    expect((await owner.run(['artifact', 'diff', 'plan.md', '1', 'two'])).code).toBe(2);
+
+    const restored = await owner.run(['artifact', 'restore', 'plan.md', '2', '--json']);
+    expect(restored.code).toBe(0);
+    expect(restored.json()).toMatchObject({ version: 4, content: '# Plan\n\n- scope\n- dates\n' });
+
+    const missing = await owner.run(['artifact', 'show', 'nope.md']);
+    expect(missing.code).toBe(5);
+    expect(missing.stderr).toContain('convene artifact list');
+    expect((await owner.run(['artifact', 'show'])).code).toBe(2);
+  });
+
+  it('locks and unlocks; a write into someone else’s lock names the holder (exit 6); the owner force-unlocks', async () => {
+    await owner.run(['artifact', 'create', 'locked.md']);
+    const lock = await owner.run(['artifact', 'lock', 'locked.md', '--json']);
+    expect(lock.code).toBe(0);
+    const { lockedBy, lockExpiresAt } = lock.json();
+    expect(lockedBy).toBe(
+      owner.credentials().hosts[server.url].spaces[
+        Object.keys(owner.credentials().hosts[server.url].spaces)[0]!
+      ].participantId,
+    );
+
+    const file = join(guest.home, 'x.md');
+    writeFileSync(file, 'mine');
+    const refused = await guest.run(['artifact', 'write', 'locked.md', '--file', file]);
+    expect(refused.code).toBe(6);
+    expect(refused.stderr).toMatch(/"locked\.md" is locked by \S+ until/);
+    const refusedJson = await guest.run(['artifact', 'write', 'locked.md', '--file', file, '--json']);
+    expect(JSON.parse(refusedJson.stderr)).toMatchObject({ lockedBy, lockExpiresAt, exitCode: 6 });
+
+    // The holder writes and keeps the lock.
+    const holderFile = join(owner.home, 'o.md');
+    writeFileSync(holderFile, 'owner text');
+    expect((await owner.run(['artifact', 'write', 'locked.md', '--file', holderFile])).code).toBe(0);
+    expect((await byName(owner, 'locked.md')).lockedBy).toBe(lockedBy);
+
+    // Gus takes a lock; the owner force-unlocks it.
+    expect((await owner.run(['artifact', 'unlock', 'locked.md'])).code).toBe(0);
+    expect((await guest.run(['artifact', 'lock', 'locked.md'])).code).toBe(0);
+    const forced = await owner.run(['artifact', 'unlock', 'locked.md']);
+    expect(forced.code).toBe(0);
+    expect(forced.stderr).toContain('Released Gus');
+    expect((await byName(owner, 'locked.md')).lockedBy).toBeUndefined();
+  });
+});
+
+describe('artifact edit', () => {
+  it('saves what the editor saved as a new version over the version it opened, and unlocks', async () => {
+    await guest.run(['artifact', 'create', 'edit.md', '--file', '-'], { input: 'first line\n' });
+    const ed = editor(guest, 'append', 'printf "added in the editor\\n" >> "$1"');
+    const edited = await guest.run(['artifact', 'edit', 'edit.md', '--json'], { env: { EDITOR: ed } });
+    expect(edited.code).toBe(0);
+    expect(edited.json()).toMatchObject({
+      version: 2,
+      changed: true,
+      content: 'first line\nadded in the editor\n',
+    });
+    const doc = await byName(owner, 'edit.md');
+    expect(doc.version).toBe(2);
+    expect(doc.lockedBy).toBeUndefined();
+    // $VISUAL wins over $EDITOR.
+    const visual = editor(guest, 'visual', 'printf "from visual\\n" >> "$1"');
+    const both = await guest.run(['artifact', 'edit', 'edit.md'], {
+      env: { EDITOR: '/bin/false', VISUAL: visual },
+    });
+    expect(both.code).toBe(0);
+    expect(both.stderr).toContain('Saved edit.md as version 3');
+  });
+
+  it('writes nothing when the text did not change', async () => {
+    const unchanged = await guest.run(['artifact', 'edit', 'edit.md'], { env: { EDITOR: 'true' } });
+    expect(unchanged.code).toBe(0);
+    expect(unchanged.stderr).toContain('No changes to edit.md: nothing written');
+    const doc = await byName(owner, 'edit.md');
+    expect(doc.version).toBe(3);
+    expect(doc.lockedBy).toBeUndefined();
+  });
+
+  it('keeps the text in a named file and unlocks when the editor exits non-zero', async () => {
+    const ed = editor(guest, 'fail', 'printf "half-done work\\n" >> "$1"\nexit 3');
+    const failed = await guest.run(['artifact', 'edit', 'edit.md'], { env: { EDITOR: ed } });
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toContain('exited with 3: nothing was saved');
+    const kept = failed.stderr.match(/Your text is kept in (\S+)/)?.[1];
+    expect(kept).toBeDefined();
+    expect(kept!.startsWith(join(guest.env.XDG_DATA_HOME!, 'convene/recovered'))).toBe(true);
+    expect(readFileSync(kept!, 'utf8')).toContain('half-done work');
+    const doc = await byName(owner, 'edit.md');
+    expect(doc.version).toBe(3);
+    expect(doc.lockedBy).toBeUndefined();
+  });
+
+  it('keeps the text and unlocks on Ctrl-C (exit 130)', async () => {
+    const marker = join(guest.home, 'editor-open');
+    const ed = editor(
+      guest,
+      'interrupted',
+      `printf "typed before Ctrl-C\\n" >> "$1"\ntouch "${marker}"\nsleep 60`,
+    );
+    const child = guest.spawn(['artifact', 'edit', 'edit.md'], { env: { EDITOR: ed }, detached: true });
+    const done = finished(child, { timeoutMs: 60_000 });
+    await eventually(() => expect(existsSync(marker)).toBe(true));
+    // A terminal's Ctrl-C reaches the whole foreground group: convene and the editor.
+    process.kill(-child.pid!, 'SIGINT');
+    const result = await done;
+    expect(result.code).toBe(130);
+    expect(result.stderr).toContain('interrupted: nothing was saved');
+    const kept = result.stderr.match(/Your text is kept in (\S+)/)?.[1];
+    expect(readFileSync(kept!, 'utf8')).toContain('typed before Ctrl-C');
+    const doc = await byName(owner, 'edit.md');
+    expect(doc.version).toBe(3);
+    expect(doc.lockedBy).toBeUndefined();
+  });
+
+  it('refuses when someone else holds the lock, naming them and the expiry, without opening the editor', async () => {
+    expect((await owner.run(['artifact', 'lock', 'edit.md'])).code).toBe(0);
+    const marker = join(guest.home, 'should-not-open');
+    const ed = editor(guest, 'never', `touch "${marker}"`);
+    const refused = await guest.run(['artifact', 'edit', 'edit.md'], { env: { EDITOR: ed } });
+    expect(refused.code).toBe(6);
+    expect(refused.stderr).toMatch(/"edit\.md" is locked by \S+ until \d{2}:\d{2}:\d{2} \(in \d+ s\)/);
+    expect(existsSync(marker)).toBe(false);
+    expect((await owner.run(['artifact', 'unlock', 'edit.md'])).code).toBe(0);
+  });
+
+  it('keeps the lock alive while the editor stays open longer than the lock lifetime', async () => {
+    const marker = join(guest.home, 'slow-open');
+    const release = join(guest.home, 'slow-release');
+    const ed = editor(
+      guest,
+      'slow',
+      `touch "${marker}"\nwhile [ ! -e "${release}" ]; do sleep 0.2; done\nprintf "after a long think\\n" >> "$1"`,
+    );
+    const child = guest.spawn(['artifact', 'edit', 'edit.md'], { env: { EDITOR: ed } });
+    const done = finished(child, { timeoutMs: 60_000 });
+    await eventually(() => expect(existsSync(marker)).toBe(true));
+    const opened = Date.now();
+    // Outlive the lock's lifetime, then check nobody else can take it.
+    await eventually(() => expect(Date.now() - opened).toBeGreaterThan((LOCK_TTL_S + 2) * 1000), 30_000);
+    const other = await owner.run(['artifact', 'lock', 'edit.md']);
+    expect(other.code).toBe(6);
+    expect(other.stderr).toContain('locked by Gus');
+    writeFileSync(release, '');
+    const result = await done;
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain('Saved edit.md as version 4');
+    expect((await byName(owner, 'edit.md')).lockedBy).toBeUndefined();
+  }, 60_000);
+});

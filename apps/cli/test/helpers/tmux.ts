@@ -1,0 +1,44 @@
+import { execFileSync } from 'node:child_process';
+
+const quote = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`;
+
+/**
+ * A real terminal (tmux, on a private socket) running one command, for what only shows on a
+ * TTY: `tail` as a person sees it, Ctrl-C as a keyboard sends it.
+ */
+export class Terminal {
+  private readonly socket = `convene-test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+  private readonly session = 'cli';
+
+  constructor(command: string[], env: Record<string, string>, cwd: string) {
+    const line = [
+      'env',
+      ...Object.entries(env).map(([k, v]) => quote(`${k}=${v}`)),
+      ...command.map(quote),
+      // Keep the pane after the command exits, showing its exit code.
+      `; echo "EXIT=$?"; sleep 600`,
+    ].join(' ');
+    this.tmux('new-session', '-d', '-s', this.session, '-x', '160', '-y', '50', '-c', cwd, line);
+  }
+
+  /** Everything the pane shows, scrollback included. */
+  screen(): string {
+    return this.tmux('capture-pane', '-p', '-J', '-S', '-1000', '-t', this.session);
+  }
+
+  press(...keys: string[]): void {
+    this.tmux('send-keys', '-t', this.session, ...keys);
+  }
+
+  close(): void {
+    try {
+      this.tmux('kill-server');
+    } catch {
+      // already gone
+    }
+  }
+
+  private tmux(...args: string[]): string {
+    return execFileSync('tmux', ['-L', this.socket, '-f', '/dev/null', ...args], { encoding: 'utf8' });
+  }
+}

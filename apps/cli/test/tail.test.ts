@@ -1,0 +1,109 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually, finished, User } from './helpers/cli';
+import { bundle } from './helpers/paths';
+import { startServer, type TestServer } from './helpers/server';
+import { Terminal } from './helpers/tmux';
+
+let server: TestServer;
+let owner: User;
+let guest: User;
+let space: { spaceId: string; key: string };
+
+beforeAll(async () => {
+  server = await startServer();
+  owner = new User(server.url);
+  guest = new User(server.url);
+  await owner.run(['space', 'create', 'Live']);
+  space = Object.values(owner.credentials().hosts[server.url].spaces)[0] as any;
+  // Twelve earlier messages, straight through the API.
+  for (let i = 1; i <= 12; i++) await post(`earlier ${String(i).padStart(2, '0')}`);
+});
+afterAll(async () => {
+  await server?.close();
+  owner?.remove();
+  guest?.remove();
+});
+
+async function post(content: string) {
+  const response = await fetch(`${server.url}/hub/space/${space.spaceId}/messages`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-private-key': space.key },
+    body: JSON.stringify({ content }),
+  });
+  expect(response.status).toBe(200);
+}
+
+const count = (text: string, part: string) => text.split(part).length - 1;
+
+describe('tail in a terminal', () => {
+  it('shows the last lines, then messages, joins and locks live; survives a server restart; Ctrl-C exits 0', async () => {
+    const terminal = new Terminal([process.execPath, bundle, 'tail'], owner.env, owner.home);
+    try {
+      await eventually(() => expect(terminal.screen()).toContain('Following Live live'));
+      const start = terminal.screen();
+      // The last 10 of the backlog, oldest first; not the two before them.
+      expect(start).toContain('earlier 03');
+      expect(start).toContain('earlier 12');
+      expect(start).not.toContain('earlier 02');
+      expect(start.indexOf('earlier 03')).toBeLessThan(start.indexOf('earlier 12'));
+
+      const { humanLink } = (await owner.run(['invite', '--json'])).json();
+      expect((await guest.run(['join', humanLink, '--name', 'Gus'])).code).toBe(0);
+      await eventually(() => expect(terminal.screen()).toContain('Gus joined'));
+
+      expect((await guest.run(['send', 'hello from gus'])).code).toBe(0);
+      await eventually(() => expect(terminal.screen()).toMatch(/Gus: hello from gus/));
+
+      expect((await guest.run(['artifact', 'create', 'notes.md'])).code).toBe(0);
+      expect((await guest.run(['artifact', 'lock', 'notes.md'])).code).toBe(0);
+      await eventually(() => expect(terminal.screen()).toMatch(/document "notes\.md" locked by Gus until/));
+      expect((await guest.run(['artifact', 'unlock', 'notes.md'])).code).toBe(0);
+      await eventually(() => expect(terminal.screen()).toContain('document "notes.md" unlocked'));
+
+      await server.stop();
+      await server.start();
+      expect((await guest.run(['send', 'after the restart'])).code).toBe(0);
+      await eventually(() => expect(terminal.screen()).toMatch(/Gus: after the restart/), 40_000);
+      const screen = terminal.screen();
+      // Nothing lost, nothing shown twice.
+      expect(count(screen, 'hello from gus')).toBe(1);
+      expect(count(screen, 'after the restart')).toBe(1);
+      expect(count(screen, 'earlier 12')).toBe(1);
+
+      terminal.press('C-c');
+      await eventually(() => expect(terminal.screen()).toContain('EXIT=0'));
+    } finally {
+      terminal.close();
+    }
+  }, 120_000);
+});
+
+describe('tail --json', () => {
+  it('prints one JSON event per line (NDJSON) and exits 0 on SIGINT', async () => {
+    const child = owner.spawn(['tail', '--json', '--since', '1h']);
+    const done = finished(child, { timeoutMs: 60_000 });
+    let stdout = '';
+    child.stdout!.on('data', (chunk) => {
+      stdout += chunk;
+    });
+    await eventually(() => expect(stdout).toContain('"event":"context"'));
+    await post('a json line');
+    await eventually(() => expect(stdout).toContain('a json line'));
+    child.kill('SIGINT');
+    const result = await done;
+    expect(result.code).toBe(0);
+    const events = stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    const messages = events.filter((e) => e.event === 'message').map((e) => e.data.content);
+    // --since 1h: the whole backlog, then the live one.
+    expect(messages.slice(0, 12)).toEqual(
+      Array.from({ length: 12 }, (_, i) => `earlier ${String(i + 1).padStart(2, '0')}`),
+    );
+    expect(messages.at(-1)).toBe('a json line');
+    for (const e of events.filter((e) => e.event !== 'context')) expect(e.id).toEqual(expect.any(Number));
+    const ids = events.filter((e) => e.id !== undefined).map((e) => e.id);
+    expect(ids).toEqual([...ids].sort((a, b) => a - b));
+  });
+});

@@ -1,0 +1,191 @@
+import { execFileSync } from 'node:child_process';
+import { chmodSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { User } from './helpers/cli';
+import { startServer, type TestServer } from './helpers/server';
+
+let server: TestServer;
+let owner: User;
+
+beforeAll(async () => {
+  server = await startServer();
+  owner = new User(server.url);
+  await owner.run(['space', 'create', 'Tools']);
+});
+afterAll(async () => {
+  await server?.close();
+  owner?.remove();
+});
+
+describe('help, version, usage errors', () => {
+  it('has help with examples everywhere, exit 0', async () => {
+    const root = await owner.run(['--help']);
+    expect(root.code).toBe(0);
+    for (const name of [
+      'space',
+      'invite',
+      'join',
+      'send',
+      'tail',
+      'artifact',
+      'login',
+      'serve',
+      'mcp',
+      'completion',
+      'doctor',
+    ]) {
+      expect(root.stdout).toMatch(new RegExp(`^  ${name}\\b`, 'm'));
+    }
+    expect(root.stdout).toContain(
+      'Exit codes: 0 ok, 1 error, 2 usage, 4 authentication needed, 5 not found, 6 locked',
+    );
+    for (const args of [
+      ['artifact', 'edit', '--help'],
+      ['help', 'send'],
+      ['space', 'create', '-h'],
+      ['mcp', 'config', '--help'],
+    ]) {
+      const help = await owner.run(args);
+      expect(help.code).toBe(0);
+      expect(help.stdout).toContain('Examples:');
+      expect(help.stdout).toContain('--json');
+    }
+    expect((await owner.run([])).code).toBe(0);
+    expect((await owner.run(['--version'])).stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+  });
+
+  it('answers unknown commands and options with exit 2, a suggestion and where to look', async () => {
+    const typo = await owner.run(['sned', 'hi']);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toContain("unknown command 'sned'");
+    expect(typo.stderr).toContain('send');
+    const option = await owner.run(['space', 'list', '--colour']);
+    expect(option.code).toBe(2);
+    expect(option.stderr).toContain('convene space list --help');
+    const choice = await owner.run(['completion', 'powershell']);
+    expect(choice.code).toBe(2);
+  });
+
+  it('prints plain text off a terminal, and colours only when forced; --quiet keeps the essential value', async () => {
+    const plain = await owner.run(['space', 'list']);
+    expect(plain.stdout).not.toContain('\u001b[');
+    const forced = await owner.run(['space', 'list'], { env: { FORCE_COLOR: '1' } });
+    expect(forced.stdout).toContain('\u001b[');
+    const noColor = await owner.run(['space', 'list', '--no-color'], { env: { FORCE_COLOR: '1' } });
+    expect(noColor.stdout).not.toContain('\u001b[');
+    const quiet = await owner.run(['send', 'quietly', '-q']);
+    expect(quiet.stderr).toBe('');
+    expect(quiet.stdout.trim()).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe('ask', () => {
+  it('searches the server’s documentation', async () => {
+    const answer = await owner.run(['ask', 'how', 'do', 'I', 'lock', 'an', 'artifact', '--json']);
+    expect(answer.code).toBe(0);
+    const body = answer.json();
+    expect(body.query).toBe('how do I lock an artifact');
+    expect(body.results.length).toBeGreaterThan(0);
+    expect(body.results.map((r: any) => r.url).join(' ')).toMatch(/lock/i);
+    const text = await owner.run(['ask', 'lock artifact']);
+    expect(text.stdout).toContain(server.url);
+    expect((await owner.run(['ask'])).code).toBe(2);
+  });
+});
+
+describe('mcp config', () => {
+  it('prints the configuration of each client, with the space key only when asked', async () => {
+    const claude = (await owner.run(['mcp', 'config'])).json();
+    expect(claude).toEqual({ mcpServers: { convene: { type: 'http', url: `${server.url}/mcp` } } });
+    const cursor = (await owner.run(['mcp', 'config', '--client', 'cursor'])).json();
+    expect(cursor).toEqual({ mcpServers: { convene: { url: `${server.url}/mcp` } } });
+    const vscode = (await owner.run(['mcp', 'config', '--client', 'vscode', '--space', 'Tools'])).json();
+    const [space] = Object.values(owner.credentials().hosts[server.url].spaces) as any[];
+    expect(vscode).toEqual({
+      servers: {
+        convene: { type: 'http', url: `${server.url}/mcp`, headers: { 'X-Private-Key': space.key } },
+      },
+    });
+    const withHint = await owner.run(['mcp', 'config']);
+    expect(withHint.stderr).toContain(`claude mcp add --transport http convene ${server.url}/mcp`);
+    expect((await owner.run(['mcp', 'config', '--client', 'emacs'])).code).toBe(2);
+
+    // The configuration works: the MCP endpoint answers a tools/list with the key's header.
+    const response = await fetch(`${server.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        ...vscode.servers.convene.headers,
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(response.status).toBe(200);
+    expect(await response.text()).toContain('send_message');
+  });
+});
+
+describe('completion', () => {
+  it('completes commands, subcommands and flags in bash', async () => {
+    const script = (await owner.run(['completion', 'bash'])).stdout;
+    const file = join(owner.home, 'convene.bash');
+    writeFileSync(file, script);
+    const complete = (words: string[]) =>
+      execFileSync(
+        'bash',
+        [
+          '-c',
+          `source ${file}; COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _convene; printf '%s\\n' "\${COMPREPLY[@]}"`,
+        ],
+        { encoding: 'utf8' },
+      )
+        .trim()
+        .split('\n');
+    expect(complete(['convene', 'sp'])).toEqual(['space']);
+    expect(complete(['convene', 'artifact', 'e'])).toEqual(['edit']);
+    expect(complete(['convene', 'space', 'create', '--pr'])).toEqual(['--private']);
+    expect(complete(['convene', '--json', 'tail', '--si'])).toEqual(['--since']);
+  });
+
+  it('prints zsh and fish scripts naming every command', async () => {
+    const zsh = (await owner.run(['completion', 'zsh'])).stdout;
+    expect(zsh).toContain('#compdef convene');
+    expect(zsh).toContain("_convene_subcommands['artifact']=");
+    expect(zsh).toMatch(/edit:edit a document in \$EDITOR/);
+    const fish = (await owner.run(['completion', 'fish'])).stdout;
+    expect(fish).toContain("complete -c convene -n '__fish_use_subcommand' -a 'space'");
+    expect(fish).toContain("-a 'edit'");
+  });
+});
+
+describe('doctor', () => {
+  it('checks the server, version, credentials, clock and default space', async () => {
+    const ok = await owner.run(['doctor', '--json']);
+    expect(ok.code).toBe(0);
+    const checks = Object.fromEntries(ok.json().checks.map((c: any) => [c.name, c.status]));
+    expect(checks).toMatchObject({
+      server: 'ok',
+      'API version': 'ok',
+      clock: 'ok',
+      'credentials file': 'ok',
+      'default space': 'ok',
+    });
+    const text = await owner.run(['doctor']);
+    expect(text.stdout).toMatch(/✓ server: .* answers/);
+  });
+
+  it('fails (exit 1) with what to do when the file is readable by others or the server is down', async () => {
+    chmodSync(join(owner.env.XDG_CONFIG_HOME!, 'convene/credentials.json'), 0o644);
+    const loose = await owner.run(['doctor']);
+    expect(loose.code).toBe(1);
+    expect(loose.stdout).toContain('✗ credentials file');
+    expect(loose.stdout).toContain('chmod 600');
+    chmodSync(join(owner.env.XDG_CONFIG_HOME!, 'convene/credentials.json'), 0o600);
+
+    const down = await owner.run(['doctor', '--url', 'http://127.0.0.1:9']);
+    expect(down.code).toBe(1);
+    expect(down.stdout).toContain('✗ server');
+    expect(down.stderr).toContain('failed: server');
+  });
+});

@@ -1,0 +1,147 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { serverOfLink } from '../src/commands/join';
+import { formatSeconds, parseDuration, parseSince, parseTtl } from '../src/lib/duration';
+import { safeFileName } from '../src/lib/editor';
+import { detectMode } from '../src/lib/output';
+import { pick } from '../src/lib/resolve';
+import { CredentialStore, hostKey } from '../src/lib/store';
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+const tempDir = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'convene-unit-'));
+  dirs.push(dir);
+  return dir;
+};
+
+describe('durations and times', () => {
+  it('parses the durations people type', () => {
+    expect(parseDuration('90')).toBe(90);
+    expect(parseDuration('45s')).toBe(45);
+    expect(parseDuration('2h')).toBe(7200);
+    expect(parseDuration('1h30m')).toBe(5400);
+    expect(parseDuration('7d')).toBe(604_800);
+    expect(parseDuration('2 hours')).toBeUndefined();
+    expect(parseTtl('30d')).toBe(2_592_000);
+    expect(() => parseTtl('31d')).toThrow(/--ttl/);
+    expect(() => parseTtl('0')).toThrow(/--ttl/);
+    expect(formatSeconds(7199)).toBe('1h 59m');
+    expect(formatSeconds(90_000)).toBe('1d 1h');
+    expect(formatSeconds(42)).toBe('42s');
+  });
+
+  it('reads --since as a date-time or a duration back from now', () => {
+    const now = new Date('2030-01-01T12:00:00.000Z');
+    expect(parseSince('10m', now)).toBe('2030-01-01T11:50:00.000Z');
+    expect(parseSince('2030-01-01T10:00:00+02:00', now)).toBe('2030-01-01T10:00:00+02:00');
+    expect(parseSince('2030-01-01T10:00:00.123456Z', now)).toBe('2030-01-01T10:00:00.123456Z');
+    expect(() => parseSince('yesterday', now)).toThrow(/--since/);
+  });
+});
+
+describe('links, names and ids', () => {
+  it('finds the server an invitation link points at', () => {
+    const id = '6f1c2a7e-3b4d-4e5f-8a9b-0c1d2e3f4a5b';
+    expect(serverOfLink(`http://localhost:3000/join/${id}#key=inv_x`)).toBe('http://localhost:3000');
+    expect(serverOfLink(`https://example.com/convene/hub/space/${id}/agent.md?key=inv_x`)).toBe(
+      'https://example.com/convene',
+    );
+    expect(serverOfLink(id)).toBeUndefined();
+    expect(serverOfLink('https://example.com/elsewhere')).toBeUndefined();
+    expect(hostKey('HTTP://Example.com:80/')).toBe('http://example.com');
+  });
+
+  it('picks by id, name in any case, or id prefix; two of a name ask for the id', () => {
+    const items = [
+      { id: 'aaaa1111-0000-0000-0000-000000000000', name: 'Ada' },
+      { id: 'bbbb2222-0000-0000-0000-000000000000', name: 'Bob' },
+      { id: 'cccc3333-0000-0000-0000-000000000000', name: 'bob' },
+    ];
+    const what = { noun: 'participant', id: (i: any) => i.id, name: (i: any) => i.name, listCommand: 'x' };
+    expect(pick(items, 'ADA', what).id).toBe(items[0]!.id);
+    expect(pick(items, 'cccc', what).name).toBe('bob');
+    expect(pick(items, items[1]!.id, what).name).toBe('Bob');
+    expect(() => pick(items, 'bob', what)).toThrow(/2 participants are called "bob"/);
+    expect(() => pick(items, 'abc', what)).toThrow(/no participant "abc"/);
+  });
+
+  it('makes a safe file name of a document name', () => {
+    expect(safeFileName('plan.md')).toBe('plan.md');
+    expect(safeFileName('Release plan / 2.0')).toBe('Release-plan-2.0.md');
+    expect(safeFileName('../../etc/passwd')).toBe('etc-passwd.md');
+    expect(safeFileName('***')).toBe('document.md');
+  });
+});
+
+describe('output mode', () => {
+  const tty = { stdin: { isTTY: true }, stdout: { isTTY: true }, stderr: { isTTY: true } };
+  const piped = { stdin: { isTTY: false }, stdout: { isTTY: false }, stderr: { isTTY: false } };
+  it('is rich only at a terminal without NO_COLOR, CI or AI_AGENT', () => {
+    expect(detectMode({}, {}, tty)).toEqual({
+      json: false,
+      quiet: false,
+      color: true,
+      spin: true,
+      interactive: true,
+    });
+    expect(detectMode({}, {}, piped)).toMatchObject({ color: false, spin: false, interactive: false });
+    expect(detectMode({}, { NO_COLOR: '1' }, tty)).toMatchObject({
+      color: false,
+      spin: false,
+      interactive: true,
+    });
+    expect(detectMode({}, { CI: 'true' }, tty)).toMatchObject({
+      color: false,
+      spin: false,
+      interactive: false,
+    });
+    expect(detectMode({}, { AI_AGENT: 'claude' }, tty)).toMatchObject({ color: false, interactive: false });
+    expect(detectMode({ json: true }, {}, tty)).toMatchObject({ json: true, spin: false });
+    expect(detectMode({ color: false }, { FORCE_COLOR: '1' }, piped).color).toBe(false);
+    expect(detectMode({}, { FORCE_COLOR: '1' }, piped).color).toBe(true);
+  });
+});
+
+describe('credential store', () => {
+  it('writes 0600 in a 0700 directory, and refuses to overwrite a file it cannot read', () => {
+    const dir = join(tempDir(), 'convene');
+    const store = new CredentialStore(dir);
+    store.updateHost('http://localhost:3000/', (host) => {
+      host.userToken = 'usr_x';
+    });
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    expect(statSync(store.file).mode & 0o777).toBe(0o600);
+    expect(store.host('http://localhost:3000').userToken).toBe('usr_x');
+    writeFileSync(store.file, '{ not json');
+    expect(() => store.update(() => {})).toThrow(/not a credentials file/);
+    expect(readFileSync(store.file, 'utf8')).toBe('{ not json');
+  });
+
+  it('loses no key when many processes save at once', async () => {
+    const dir = join(tempDir(), 'convene');
+    const script = `
+      import { CredentialStore } from ${JSON.stringify(join(import.meta.dirname, '../src/lib/store.ts'))};
+      const store = new CredentialStore(process.argv[1]);
+      for (let i = 0; i < 10; i++) store.updateHost('http://h', (host) => {
+        host.spaces[process.argv[2] + '-' + i] = { spaceId: 'x', name: 'x', role: 'owner', key: 'k', participantId: 'p', savedAt: '' };
+      });`;
+    const tsx = join(import.meta.dirname, '../node_modules/.bin/tsx');
+    await Promise.all(
+      Array.from(
+        { length: 6 },
+        (_, n) =>
+          new Promise<void>((resolve, reject) => {
+            const child = spawn(tsx, ['--eval', script, dir, String(n)], { stdio: 'inherit' });
+            child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`exit ${code}`))));
+          }),
+      ),
+    );
+    expect(Object.keys(new CredentialStore(dir).host('http://h').spaces)).toHaveLength(60);
+  }, 60_000);
+});
