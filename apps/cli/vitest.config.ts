@@ -3,5 +3,11 @@ import { conveneVitestConfig } from '../../vitest.shared';
 const config = conveneVitestConfig();
 // The CLI is tested as it ships: bundled once for the whole run, then run as child processes.
 config.test = { ...config.test, globalSetup: ['test/helpers/build.ts'] };
+// Every test starts processes (a server per file, `convene` per command): on a loaded machine
+// that takes seconds, so the limits are wider than the other packages'.
+for (const project of config.test.projects as { test: Record<string, unknown> }[]) {
+  project.test.testTimeout = 120_000;
+  project.test.hookTimeout = 180_000;
+}
 
 export default config;

@@ -1,22 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, finished, User } from './helpers/cli';
-import { startServer, type TestServer } from './helpers/server';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { eventually, finished } from './helpers/cli';
+import { serverForFile, type TestServer } from './helpers/server';
 
+const file = serverForFile();
+const user = () => file.user();
 let server: TestServer;
-const users: User[] = [];
-const user = () => {
-  const u = new User(server.url);
-  users.push(u);
-  return u;
-};
-
-beforeAll(async () => {
-  server = await startServer();
-});
-afterAll(async () => {
-  await server?.close();
-  for (const u of users) u.remove();
+beforeAll(() => {
+  server = file.server;
 });
 
 /** A human with an account, as the browser's signup page makes one. */

@@ -1,23 +1,14 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { User } from './helpers/cli';
-import { startServer, type TestServer } from './helpers/server';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { eventually, finished } from './helpers/cli';
+import { serverForFile, type TestServer } from './helpers/server';
 
+const file = serverForFile();
+const user = (env: Record<string, string> = {}) => file.user({ env });
 let server: TestServer;
-const users: User[] = [];
-const user = (env: Record<string, string> = {}) => {
-  const u = new User(server.url, env);
-  users.push(u);
-  return u;
-};
-
-beforeAll(async () => {
-  server = await startServer();
-});
-afterAll(async () => {
-  await server?.close();
-  for (const u of users) u.remove();
+beforeAll(() => {
+  server = file.server;
 });
 
 describe('space create, list, show, use, update, close', () => {
@@ -153,8 +144,7 @@ describe('space create, list, show, use, update, close', () => {
     expect(none.stderr).toContain('convene space create NAME');
     expect(none.stderr).toContain('convene join LINK');
 
-    const offline = new User('http://127.0.0.1:9');
-    users.push(offline);
+    const offline = file.user({ url: 'http://127.0.0.1:9' });
     const down = await offline.run(['space', 'create', 'X']);
     expect(down.code).toBe(1);
     expect(down.stderr).toContain('cannot reach http://127.0.0.1:9');
@@ -186,8 +176,7 @@ describe('invite, join, participants, moderation, leave', () => {
       publicInvitationKey: expect.any(String),
     });
     // The second terminal has no CONVENE_URL: the link names the server.
-    const guest = new User(undefined);
-    users.push(guest);
+    const guest = file.user({ url: undefined });
     const joined = await guest.run([
       'join',
       invitation.humanLink,
@@ -257,6 +246,31 @@ describe('invite, join, participants, moderation, leave', () => {
     expect(joined.code).toBe(0);
     expect(joined.json().participantPrivateKey).toMatch(/^[0-9a-f]{64}$/);
     expect((await guest.run(['send', 'thanks'])).code).toBe(0);
+  });
+
+  it('resumes a join stopped with Ctrl-C while it waited, without asking twice', async () => {
+    const owner = user();
+    await owner.run(['space', 'create', 'Patient room', '--private']);
+    const { agentLink } = (await owner.run(['invite', '--json'])).json();
+    const guest = user();
+    const child = guest.spawn(['join', agentLink, '--name', 'Pat']);
+    const waited = finished(child, { timeoutMs: 60_000 });
+    await eventually(async () =>
+      expect((await owner.run(['participants', '--json'])).json().map((p: any) => p.name)).toContain('Pat'),
+    );
+    child.kill('SIGINT');
+    const stopped = await waited;
+    expect(stopped.code).toBe(130);
+    expect(stopped.stderr).toContain('run the same `convene join` again');
+    expect(Object.keys(guest.credentials().hosts[server.url].pendingJoins)).toHaveLength(1);
+
+    expect((await owner.run(['approve', 'Pat'])).code).toBe(0);
+    const resumed = await guest.run(['join', agentLink, '--name', 'Pat', '--json'], { timeoutMs: 60_000 });
+    expect(resumed.code).toBe(0);
+    expect(resumed.json().participantPrivateKey).toMatch(/^[0-9a-f]{64}$/);
+    expect(guest.credentials().hosts[server.url].pendingJoins).toEqual({});
+    const names = (await owner.run(['participants', '--json'])).json().map((p: any) => p.name);
+    expect(names.filter((n: string) => n === 'Pat')).toHaveLength(1);
   });
 
   it('mutes, unmutes and kicks by name or id; the owner verbs need the owner key', async () => {

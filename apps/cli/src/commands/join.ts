@@ -1,8 +1,11 @@
 import { userInfo } from 'node:os';
 import type { Command } from '@commander-js/extra-typings';
+import { PendingJoin, parseInvitationLink, type SpaceClient } from '@convene/sdk';
 import { type App, examples } from '../app';
+import type { Context } from '../lib/context';
 import { isUuid, normaliseUrl } from '../lib/context';
 import { CliError, UsageError } from '../lib/errors';
+import { ExitCode } from '../lib/exit-codes';
 import { required } from '../lib/prompts';
 
 /** The server an invitation link points at: what comes before `/join/` or `/hub/space/`. */
@@ -77,24 +80,58 @@ export function registerJoin(program: Command, app: App): void {
         ...(options.role !== undefined ? { role: options.role } : {}),
         isHuman: options.human === true,
       };
+      const invitation = linkServer
+        ? parseInvitationLink(reference)
+        : { spaceId: reference, invitationKey: options.key! };
       ctx.handlesInterrupt = true;
       const spinner = out.spinner(`Joining as ${name}`);
-      const joinOptions = { ...profile, signal: ctx.signal };
-      let member: Awaited<ReturnType<typeof hub.join>>;
+      const waiting = (pending: PendingJoin) => {
+        spinner.message('Waiting for the owner to approve you');
+        return pending.wait({ signal: ctx.signal });
+      };
+      // A join still waiting from an earlier `convene join` is waited for again, not asked twice.
+      const earlier = ctx.store.host(url).pendingJoins?.[invitation.spaceId];
+      let member: SpaceClient;
       try {
-        member = linkServer
-          ? await hub.join(reference, joinOptions)
-          : await hub.join(reference, options.key!, joinOptions);
+        if (earlier && earlier.invitationKey === invitation.invitationKey) {
+          member = await waiting(hub.pendingJoin(earlier));
+        } else {
+          const joined = await hub.join(
+            invitation.spaceId,
+            invitation.invitationKey,
+            { ...profile, wait: false },
+            { signal: ctx.signal },
+          );
+          if (joined instanceof PendingJoin) {
+            ctx.store.updateHost(url, (host) => {
+              host.pendingJoins = {
+                ...host.pendingJoins,
+                [joined.spaceId]: {
+                  spaceId: joined.spaceId,
+                  invitationKey: joined.invitationKey,
+                  participantId: joined.participantId,
+                  ...(joined.pollToken ? { pollToken: joined.pollToken } : {}),
+                  name,
+                },
+              };
+            });
+            member = await waiting(joined);
+          } else member = joined;
+        }
       } catch (error) {
         spinner.fail('Not joined');
         if (ctx.signal.aborted) {
           throw new CliError('stopped waiting for approval', {
-            hint: 'The owner can still approve you; join again to wait for it.',
+            exitCode: ExitCode.interrupted,
+            hint: 'The owner can still approve you: run the same `convene join` again to keep waiting.',
           });
         }
+        forgetPending(ctx, url, invitation.spaceId);
         throw error;
       }
+      forgetPending(ctx, url, invitation.spaceId);
       const key = member.key;
+      // Set by every join; the participant the key belongs to.
       const participantId = member.participantId!;
       const view = await member.get();
       if (url !== ctx.url) {
@@ -120,4 +157,11 @@ export function registerJoin(program: Command, app: App): void {
         },
       );
     });
+}
+
+function forgetPending(ctx: Context, url: string, spaceId: string): void {
+  if (!ctx.store.host(url).pendingJoins?.[spaceId]) return;
+  ctx.store.updateHost(url, (host) => {
+    if (host.pendingJoins) delete host.pendingJoins[spaceId];
+  });
 }

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import type { Command } from '@commander-js/extra-typings';
-import { ConveneError } from '@convene/sdk';
+import { ConveneError, LinkDeniedError } from '@convene/sdk';
 import open from 'open';
 import { type App, examples } from '../app';
 import type { Context } from '../lib/context';
@@ -71,6 +71,12 @@ async function loginWithBrowser(ctx: Context): Promise<void> {
   } catch (error) {
     spinner.fail('Not linked');
     if (ctx.signal.aborted) throw new CliError('stopped waiting', { hint: 'Run `convene login` again.' });
+    if (error instanceof LinkDeniedError) {
+      throw new CliError('the link request was refused in the browser', {
+        exitCode: ExitCode.auth,
+        hint: 'Run `convene login` again if that was a mistake.',
+      });
+    }
     if (error instanceof ConveneError && (error.status === 410 || error.status === 404)) {
       throw new CliError('the link request expired or was already used', {
         exitCode: ExitCode.auth,
@@ -147,6 +153,8 @@ async function loginWithPassword(ctx: Context, emailOption: string | undefined):
     throw error;
   }
   const { token, user, expiresAt } = session;
+  // A session from login always carries its human and expiry.
+  if (!user || !expiresAt) throw new CliError('the server answered the login without the session’s user');
   ctx.store.updateHost(ctx.url, (host) => {
     host.session = { token, expiresAt, user: { id: user.id, email: user.email, name: user.name } };
   });

@@ -1,5 +1,5 @@
 import type { Command } from '@commander-js/extra-typings';
-import type { TStreamEvent } from '@convene/sdk';
+import type { StreamEvent } from '@convene/sdk';
 import { type App, examples } from '../app';
 import type { Context } from '../lib/context';
 import { parseSince } from '../lib/duration';
@@ -61,7 +61,7 @@ export function registerTail(program: Command, app: App): void {
  * document) and the statuses that tell a join from an unmute.
  */
 class TailView {
-  private backlog: TStreamEvent[] | undefined = [];
+  private backlog: StreamEvent[] | undefined = [];
   private contexts = 0;
   private readonly names = new Map<string, string>();
   private readonly statuses = new Map<string, string>();
@@ -73,7 +73,7 @@ class TailView {
     private readonly lines: number,
   ) {}
 
-  show(event: TStreamEvent): void {
+  show(event: StreamEvent): void {
     if (event.event === 'context') {
       this.contexts++;
       for (const p of event.data.participants) {
@@ -103,7 +103,7 @@ class TailView {
     if (!interrupted && !this.closed) this.ctx.out.info(this.ctx.out.c.dim('The stream ended.'));
   }
 
-  private print(event: TStreamEvent): void {
+  private print(event: StreamEvent): void {
     const { out } = this.ctx;
     if (out.mode.json) {
       out.jsonLine(event);

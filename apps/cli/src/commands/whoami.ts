@@ -1,4 +1,5 @@
 import type { Command } from '@commander-js/extra-typings';
+import { AuthenticationError } from '@convene/sdk';
 import { type App, examples } from '../app';
 import { CliError } from '../lib/errors';
 import { ExitCode } from '../lib/exit-codes';
@@ -24,7 +25,8 @@ export function registerWhoami(program: Command, app: App): void {
       if (sessionValid) {
         try {
           user = await ctx.session().me();
-        } catch {
+        } catch (error) {
+          if (!(error instanceof AuthenticationError)) throw error;
           sessionValid = false;
         }
       }

@@ -129,7 +129,7 @@ export class Context {
       );
     }
     this.using = { kind: 'session' };
-    return this.hub().auth.session(stored.token);
+    return this.hub().session(stored.token);
   }
 
   /** Saves a space key and makes the space the default (the last created or joined). */

@@ -1,4 +1,11 @@
-import { ConnectionError, ConveneError, LockedError, RateLimitError, TimeoutError } from '@convene/sdk';
+import {
+  AbortError,
+  ConnectionError,
+  ConveneError,
+  LockedError,
+  RateLimitError,
+  TimeoutError,
+} from '@convene/sdk';
 import type { Context } from './context';
 import { CliError } from './errors';
 import { ExitCode } from './exit-codes';
@@ -18,10 +25,10 @@ export function explain(error: unknown, ctx: Context): CliError {
       cause: error,
     });
   }
-  if (error instanceof ConveneError) return fromStatus(error, ctx);
-  if (error instanceof Error && error.name === 'AbortError') {
-    return new CliError('interrupted', { exitCode: ExitCode.error });
+  if (error instanceof AbortError || (error instanceof Error && error.name === 'AbortError')) {
+    return new CliError('interrupted', { exitCode: ExitCode.interrupted });
   }
+  if (error instanceof ConveneError) return fromStatus(error, ctx);
   const message = error instanceof Error ? error.message : String(error);
   return new CliError(message, {
     hint: 'This looks like a bug in convene; please report it with the command you ran.',
@@ -91,7 +98,7 @@ function fromStatus(error: ConveneError, ctx: Context): CliError {
       });
     }
     default:
-      if (error.status >= 500) {
+      if (error.status !== undefined && error.status >= 500) {
         return new CliError(`the server failed: ${message}`, {
           hint: 'Try again; `convene doctor` checks the server.',
         });

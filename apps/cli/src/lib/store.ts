@@ -50,6 +50,15 @@ const ZSession = z.object({
 });
 export type StoredSession = z.infer<typeof ZSession>;
 
+const ZPendingJoin = z.object({
+  spaceId: z.string(),
+  invitationKey: z.string(),
+  participantId: z.string(),
+  pollToken: z.string().optional(),
+  name: z.string(),
+});
+export type StoredPendingJoin = z.infer<typeof ZPendingJoin>;
+
 const ZHost = z.object({
   /** The `usr_` token of `convene login`: links spaces created or joined to the human's dashboard. */
   userToken: z.string().optional(),
@@ -57,6 +66,8 @@ const ZHost = z.object({
   /** The space commands use when none is named: the last created or joined, or `space use`. */
   defaultSpace: z.string().optional(),
   spaces: z.record(z.string(), ZStoredSpace).default({}),
+  /** Joins still waiting for approval when `join` stopped: the next `join` resumes them. */
+  pendingJoins: z.record(z.string(), ZPendingJoin).optional(),
 });
 export type HostEntry = z.infer<typeof ZHost>;
 

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bundle } from './paths';
@@ -125,4 +125,18 @@ export async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 20_
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
+}
+
+/** A shell script standing in for the person at the editor (`EDITOR=<it>`). */
+export function editor(user: User, name: string, body: string): string {
+  const path = join(user.home, `${name}.sh`);
+  writeFileSync(path, `#!/bin/sh\n${body}\n`);
+  chmodSync(path, 0o755);
+  return path;
+}
+
+/** A document of the user's default space, by name, as `artifact list --json` shows it. */
+export async function byName(user: User, name: string): Promise<any> {
+  const list = (await user.run(['artifact', 'list', '--json'])).json();
+  return list.find((a: any) => a.name === name);
 }

@@ -4,6 +4,8 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createPostgresTestDatabase } from '@convene/core/testing';
+import { afterAll, beforeAll } from 'vitest';
+import { User } from './cli';
 import { bundle } from './paths';
 
 export const onPostgres = (): boolean => Boolean(process.env.TEST_DATABASE_URL);
@@ -92,5 +94,32 @@ export async function startServer(env: Record<string, string> = {}): Promise<Tes
       rmSync(dataDir, { recursive: true, force: true });
     },
     output: () => text,
+  };
+}
+
+/**
+ * One server for a test file (started before its tests, closed after them) and the people who
+ * use it, whose homes are removed at the end.
+ */
+export function serverForFile(env: Record<string, string> = {}) {
+  let server: TestServer | undefined;
+  const users: User[] = [];
+  beforeAll(async () => {
+    server = await startServer(env);
+  });
+  afterAll(async () => {
+    await server?.close();
+    for (const u of users) u.remove();
+  });
+  return {
+    get server(): TestServer {
+      return server!;
+    },
+    /** Someone at a terminal with CONVENE_URL set to this server (`url: undefined`: none). */
+    user(options: { url?: string | undefined; env?: Record<string, string> } = {}): User {
+      const u = new User('url' in options ? options.url : server!.url, options.env);
+      users.push(u);
+      return u;
+    },
   };
 }

@@ -107,8 +107,9 @@ export function registerArtifactEdit(artifact: Command, app: App): void {
 }
 
 /**
- * Keeps a lock alive: refreshes it at a third of its remaining lifetime (measured on this
- * machine's clock against the server's expiry, so at least every 5 s if the clocks disagree).
+ * Keeps a lock alive: refreshes it at a third of its remaining lifetime, at most a minute apart.
+ * The lifetime is measured on this machine's clock against the server's expiry; when that looks
+ * short (a skewed clock, or a short lock lifetime) it refreshes at least every half second.
  */
 class Heartbeat {
   private timer: NodeJS.Timeout | undefined;

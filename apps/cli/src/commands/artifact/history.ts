@@ -17,7 +17,7 @@ export function registerArtifactHistory(artifact: Command, app: App): void {
     .action(async (reference, options, command) => {
       const ctx = app.context(command);
       const found = await findArtifact(ctx, options.space, reference, 'convene artifact history ARTIFACT');
-      const versions = await found.space.artifacts.history(found.artifact.id);
+      const { versions } = await found.space.artifacts.history(found.artifact.id);
       const { out } = ctx;
       out.result(versions, {
         quiet: () => versions.map((v) => String(v.version)).join('\n') || undefined,

@@ -1,0 +1,53 @@
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { byName, editor, eventually, finished, User } from './helpers/cli';
+import { startServer, type TestServer } from './helpers/server';
+
+// A short lock lifetime, so that an editor can stay open longer than it. A server of its own:
+// the other artifact tests would lose their locks to a slow machine.
+const LOCK_TTL_S = 8;
+let server: TestServer;
+let owner: User;
+let guest: User;
+
+beforeAll(async () => {
+  server = await startServer({ LOCK_TTL_S: String(LOCK_TTL_S) });
+  owner = new User(server.url);
+  guest = new User(server.url);
+  await owner.run(['space', 'create', 'Heartbeat']);
+  const { humanLink } = (await owner.run(['invite', '--json'])).json();
+  expect((await guest.run(['join', humanLink, '--name', 'Gus'])).code).toBe(0);
+  expect((await guest.run(['artifact', 'create', 'edit.md'])).code).toBe(0);
+});
+afterAll(async () => {
+  await server?.close();
+  owner?.remove();
+  guest?.remove();
+});
+
+describe('artifact edit', () => {
+  it('keeps the lock alive while the editor stays open longer than the lock lifetime', async () => {
+    const marker = join(guest.home, 'slow-open');
+    const release = join(guest.home, 'slow-release');
+    const ed = editor(
+      guest,
+      'slow',
+      `touch "${marker}"\nwhile [ ! -e "${release}" ]; do sleep 0.2; done\nprintf "after a long think\\n" >> "$1"`,
+    );
+    const child = guest.spawn(['artifact', 'edit', 'edit.md'], { env: { EDITOR: ed } });
+    const done = finished(child, { timeoutMs: 60_000 });
+    await eventually(() => expect(existsSync(marker)).toBe(true));
+    const opened = Date.now();
+    // Outlive the lock's lifetime, then check nobody else can take it.
+    await eventually(() => expect(Date.now() - opened).toBeGreaterThan((LOCK_TTL_S + 2) * 1000), 30_000);
+    const other = await owner.run(['artifact', 'lock', 'edit.md']);
+    expect(other.code).toBe(6);
+    expect(other.stderr).toContain('locked by Gus');
+    writeFileSync(release, '');
+    const result = await done;
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain('Saved edit.md as version 2');
+    expect((await byName(owner, 'edit.md')).lockedBy).toBeUndefined();
+  });
+});
