@@ -61,6 +61,18 @@ describe('login through the browser link', () => {
     const mine = await asHuman(human.jwt, 'GET', '/hub/me/spaces');
     expect(mine.body.spaces.map((s: any) => s.spaceId)).toContain(spaceId);
 
+    // Another machine with the same token recovers the owner key by the space's id.
+    const elsewhere = user();
+    const token = agent.credentials().hosts[server.url].userToken;
+    expect((await elsewhere.run(['login', '--with-token'], { input: token })).code).toBe(0);
+    const recovered = await elsewhere.run(['space', 'use', spaceId, '--json']);
+    expect(recovered.code).toBe(0);
+    expect(recovered.json()).toMatchObject({ spaceId, name: 'Linked', role: 'owner' });
+    expect(elsewhere.credentials().hosts[server.url].spaces[spaceId]).toMatchObject({ role: 'owner', name: 'Linked' });
+    expect((await elsewhere.run(['invite', '-q'])).stdout).toContain(`/join/${spaceId}`);
+    const unknown = await elsewhere.run(['space', 'use', randomUUID()]);
+    expect(unknown.code).toBe(5);
+
     const who = await agent.run(['whoami', '--json']);
     expect(who.code).toBe(0);
     expect(who.json()).toMatchObject({

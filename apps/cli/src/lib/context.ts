@@ -116,6 +116,12 @@ export class Context {
     return this.hub().space(space.spaceId, space.key);
   }
 
+  /** Whether a dashboard session is saved for this server and has not expired. */
+  hasSession(): boolean {
+    const stored = this.host().session;
+    return stored !== undefined && new Date(stored.expiresAt).getTime() > Date.now();
+  }
+
   /** The dashboard session of `convene login --password`, as an SDK session (exit 4 without one). */
   session() {
     const stored = this.host().session;

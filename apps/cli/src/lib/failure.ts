@@ -57,6 +57,12 @@ function fromStatus(error: ConveneError, ctx: Context): CliError {
               : 'The owner key stops working when the space closes or expires. Create a new one with `convene space create NAME`.',
         });
       }
+      if (using.kind === 'server') {
+        return new CliError(message, {
+          exitCode: ExitCode.auth,
+          hint: 'Your token may have been revoked: run `convene login` again.',
+        });
+      }
       return new CliError(message, { exitCode: ExitCode.auth, hint: 'Check the key you passed.' });
     case 403:
       return new CliError(message, {

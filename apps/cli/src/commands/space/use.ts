@@ -1,21 +1,35 @@
 import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../../app';
+import { type Context, isUuid } from '../../lib/context';
 import { required } from '../../lib/prompts';
+import type { StoredSpace } from '../../lib/store';
 
 export function registerSpaceUse(space: Command, app: App): void {
   space
     .command('use')
     .argument('[space]', 'name or id of a space you hold a key for')
     .usage('SPACE')
-    .summary('make a space the default')
-    .addHelpText('after', examples('convene space use "Release plan"', 'convene space use 3f2e'))
+    .summary('make a space the default (or recover its key after `convene login`)')
+    .description(
+      'Make a space the default for commands that name none. A space whose key this machine does not have yet (created or joined elsewhere) is recovered by its id from your account, after `convene login`.',
+    )
+    .addHelpText(
+      'after',
+      examples(
+        'convene space use "Release plan"',
+        'convene space use 3f2e',
+        '# after `convene login` on a new machine',
+        'convene space use 3f2e1c0a-…',
+      ),
+    )
     .action(async (reference, _options, command) => {
       const ctx = app.context(command);
       const name = await required(ctx.out, reference, {
         message: 'Space (name or id)',
         usage: 'convene space use SPACE',
       });
-      const saved = ctx.space(name);
+      const canRecover = isUuid(name) && !ctx.host().spaces[name] && (ctx.hasSession() || ctx.userToken());
+      const saved = canRecover ? await recoverKey(ctx, name) : ctx.space(name);
       ctx.store.updateHost(ctx.url, (host) => {
         host.defaultSpace = saved.spaceId;
       });
@@ -28,4 +42,26 @@ export function registerSpaceUse(space: Command, app: App): void {
         },
       );
     });
+}
+
+/**
+ * The key the logged-in human holds for a space (getMySpaceKey), with the dashboard session or
+ * the usr_ token; saved like a key of a space created or joined here.
+ */
+async function recoverKey(ctx: Context, spaceId: string): Promise<StoredSpace> {
+  const session = ctx.hasSession() ? ctx.session() : undefined;
+  if (!session) ctx.using = { kind: 'server' };
+  const { role, privateKey } = session
+    ? await session.spaceKey(spaceId)
+    : await ctx.hub().spaces.recoverKey(spaceId);
+  const view = await ctx.hub().space(spaceId, privateKey).get();
+  // Which participant the key is: the dashboard lists it; the owner is the one marked so.
+  const listed = session ? (await session.spaces()).spaces.find((s) => s.spaceId === spaceId) : undefined;
+  const participantId =
+    listed?.participantId ??
+    (role === 'owner' ? view.participants.find((p) => p.isOwner)?.participantId : undefined);
+  const space = { spaceId, name: view.name, role, key: privateKey, participantId: participantId ?? '' };
+  ctx.saveSpace(space);
+  ctx.out.success(`Recovered your ${role} key for ${ctx.out.c.bold(view.name)}`);
+  return { ...space, savedAt: new Date().toISOString() };
 }
