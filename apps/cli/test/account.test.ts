@@ -68,7 +68,10 @@ describe('login through the browser link', () => {
     const recovered = await elsewhere.run(['space', 'use', spaceId, '--json']);
     expect(recovered.code).toBe(0);
     expect(recovered.json()).toMatchObject({ spaceId, name: 'Linked', role: 'owner' });
-    expect(elsewhere.credentials().hosts[server.url].spaces[spaceId]).toMatchObject({ role: 'owner', name: 'Linked' });
+    expect(elsewhere.credentials().hosts[server.url].spaces[spaceId]).toMatchObject({
+      role: 'owner',
+      name: 'Linked',
+    });
     expect((await elsewhere.run(['invite', '-q'])).stdout).toContain(`/join/${spaceId}`);
     const unknown = await elsewhere.run(['space', 'use', randomUUID()]);
     expect(unknown.code).toBe(5);
