@@ -7,8 +7,10 @@
  *
  * Tests, benchmarks and scripts may reach further (a test starts a real server on a database from
  * core's testing helpers; the SDK's generator reads the contract); the rules below bind each
- * package's shipped source. The one allowed exception: the CLI's `serve` command loads the server
- * lazily, with a dynamic import.
+ * package's shipped source. The allowed exceptions: the CLI's `serve` command loads the server
+ * lazily, with a dynamic import; and the server serves the web app's build, through the one
+ * entry of @convene/web made for it (apps/web/index.ts: where the build is, how to read it),
+ * which itself loads no browser code and no SDK.
  */
 const layer = (name, comment, from, to) => ({ name, comment, severity: 'error', from, to });
 
@@ -24,10 +26,10 @@ module.exports = {
     {
       name: 'not-to-unresolvable',
       comment:
-        'Every import resolves: a package is imported only where its package.json lists it. (The browser pages import by URL, /web/…; the shared vitest config is read from each package.)',
+        'Every import resolves: a package is imported only where its package.json lists it. (The shared vitest config is read from each package.)',
       severity: 'error',
       from: { pathNot: '^vitest\\.shared\\.ts$' },
-      to: { couldNotResolve: true, pathNot: '^/web/' },
+      to: { couldNotResolve: true },
     },
     layer(
       'contract-is-zod-only',
@@ -67,9 +69,15 @@ module.exports = {
     ),
     layer(
       'server-not-on-clients',
-      'The server never imports the SDK or the apps.',
+      'The server never imports the SDK or the apps, but the web app’s entry for serving its build.',
       { path: '^packages/server/' },
-      { path: '^(packages/sdk|apps)/' },
+      { path: '^(packages/sdk|apps)/', pathNot: '^apps/web/(index\\.ts|src/shell/html\\.ts)$' },
+    ),
+    layer(
+      'web-serving-entry-is-asset-only',
+      'What the server loads of the web app reads files and fills a slot: no browser code, no SDK.',
+      { path: '^apps/web/(index\\.ts|src/shell/html\\.ts)$' },
+      { pathNot: ['^apps/web/src/shell/html\\.ts$', '^(node:)?(fs|path|url)$'] },
     ),
     layer(
       'sdk-on-the-contract-types-only',

@@ -1,4 +1,5 @@
 import { STREAM_LEASE_SECONDS } from '@convene/core';
+import { webDistDir } from '@convene/web';
 import { z } from 'zod';
 import { defaultVersionPolicy, type VersionPolicy } from './http/versioning';
 
@@ -84,6 +85,8 @@ export interface ServerConfig {
   sessionTtlSeconds: number;
   /** Trusted external OpenID Connect issuer (OIDC_ISSUER + OIDC_JWKS_URL), if any. */
   oidc: { issuer: string; jwksUrl: string; audience: string } | undefined;
+  /** The build of the browser pages (@convene/web) served at /, /space/…, /web/…: its dist/ by default. */
+  webDir: string;
 }
 
 /** The one place that reads the environment; everything else receives a ServerConfig. */
@@ -130,6 +133,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
       e.OIDC_ISSUER && e.OIDC_JWKS_URL && e.OIDC_AUDIENCE
         ? { issuer: e.OIDC_ISSUER, jwksUrl: e.OIDC_JWKS_URL, audience: e.OIDC_AUDIENCE }
         : undefined,
+    webDir: webDistDir,
   };
 }
 

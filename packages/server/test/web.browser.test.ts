@@ -106,6 +106,8 @@ describe.skipIf(!existsSync(CHROMIUM))('the human side in a browser', () => {
   it('joins through the human link, keeps the key out of the URL, and sends a message that REST reads', async () => {
     const space = await h.createSpace({ name: 'Design review', description: 'Review the design doc' });
     const page = await newPage();
+    const requests: { url: string; headers: Record<string, string> }[] = [];
+    page.on('request', (request) => requests.push({ url: request.url(), headers: request.headers() }));
     const invite = await joinThroughTheLink(page, space, 'Ada');
 
     await page.waitForURL(`${srv.url}/space/${space.spaceId}`);
@@ -133,6 +135,16 @@ describe.skipIf(!existsSync(CHROMIUM))('the human side in a browser', () => {
     });
     // The stream brings it back to the page too.
     await expect.poll(() => page.locator('#messages .message.mine').count()).toBe(1);
+
+    // No request the page made carried a key in its URL: the stream sends it as a header too.
+    for (const { url } of requests) {
+      expect(url).not.toContain(kept.key);
+      expect(url).not.toContain(invite.publicInvitationKey);
+      expect(new URL(url).searchParams.has('key')).toBe(false);
+    }
+    const stream = requests.find(({ url }) => url.endsWith(`/hub/space/${space.spaceId}/messages/stream`));
+    expect(stream?.headers['x-private-key']).toBe(kept.key);
+    expect(stream?.headers.accept).toBe('text/event-stream');
     await page.close();
     expect(problems).toEqual([]);
   }, 60_000);
@@ -329,6 +341,51 @@ describe.skipIf(!existsSync(CHROMIUM))('the human side in a browser', () => {
     await expect.poll(() => page.locator('#live').textContent()).toBe('live');
     await page.getByRole('button', { name: 'Invite' }).click();
     await expect.poll(() => page.locator('#invite-human').inputValue()).toMatch(/\/join\/.+#key=/);
+    await page.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
+
+  it('ends the page of a removed participant and every page of a closed space; a pasted key learns whose it is', async () => {
+    const space = await h.createSpace({ name: 'Short meeting', description: 'ends soon' });
+    const removed = await newPage();
+    await joinThroughTheLink(removed, space, 'Kim');
+    await removed.waitForURL(`${srv.url}/space/${space.spaceId}`);
+    await expect.poll(() => removed.locator('#live').textContent()).toBe('live');
+    const kim = await storedCredentials(removed, space.spaceId);
+
+    // A participant key pasted into a fresh tab: the first message sent with it says whose it is.
+    const pasted = await h.joinActive(space, { name: 'Pat', isHuman: true });
+    const page = await newPage();
+    await page.goto(`${srv.url}/space/${space.spaceId}`);
+    await page.getByLabel('Space key').fill(pasted.key);
+    await page.getByRole('button', { name: 'Open' }).click();
+    await expect.poll(() => page.locator('#live').textContent()).toBe('live');
+    expect(await storedCredentials(page, space.spaceId)).toEqual({ key: pasted.key, role: 'participant' });
+    await page.getByLabel('Message', { exact: true }).fill('who am I?');
+    await page.keyboard.press('Enter');
+    await expect
+      .poll(() => storedCredentials(page, space.spaceId))
+      .toEqual({ key: pasted.key, role: 'participant', participantId: pasted.participantId, name: 'Pat' });
+    await expect.poll(() => page.locator('#messages .message.mine').count()).toBe(1);
+    await expect.poll(() => page.getByRole('button', { name: 'Leave the space' }).isVisible()).toBe(true);
+
+    const kick = await h.post(`/hub/space/${space.spaceId}/participants/${kim.participantId}/kick`, {
+      key: space.ownerKey,
+    });
+    expect(kick.status, kick.text).toBe(200);
+    await expect
+      .poll(() => removed.locator('#space-notice').textContent())
+      .toBe('The owner removed you from this space.');
+    expect(await removed.locator('#live').textContent()).toBe('ended');
+    expect(await removed.getByRole('button', { name: 'Send' }).isDisabled()).toBe(true);
+
+    const close = await h.delete(`/hub/space/${space.spaceId}`, { key: space.ownerKey });
+    expect(close.status, close.text).toBe(200);
+    await expect.poll(() => page.locator('#space-notice').textContent()).toBe('The owner closed this space.');
+    expect(await page.locator('#live').textContent()).toBe('ended');
+    expect(await page.locator('#space-state').textContent()).toBe('closed');
+    expect(await page.getByRole('button', { name: 'Send' }).isDisabled()).toBe(true);
+    await removed.close();
     await page.close();
     expect(problems).toEqual([]);
   }, 60_000);

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { useServer } from './helpers';
 
@@ -94,6 +96,11 @@ describe('pages', () => {
     expect(html).toContain('data-space-id="&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;"');
   });
 
+  it('writes the id in as text, whatever replacement pattern it holds', async () => {
+    const html = await expectPage(`/join/${encodeURIComponent('$&$\'$`" x=1')}`);
+    expect(html).toContain('data-space-id="$&amp;$&#39;$`&quot; x=1" id="page"');
+  });
+
   it('answers HEAD like GET, without a body', async () => {
     const res = await fetch(`${srv.url}/dashboard`, { method: 'HEAD' });
     expect(res.status).toBe(200);
@@ -114,12 +121,29 @@ describe('pages', () => {
   });
 });
 
+/** The scripts a page loads: its own module and every chunk it imports, transitively. */
+async function scriptsOf(page: string): Promise<Map<string, string>> {
+  const html = await expectPage(page);
+  const entry = /<script type="module" src="\/web\/([a-z]+\.js)"><\/script>/.exec(html)?.[1];
+  expect(entry, html).toBeDefined();
+  const scripts = new Map<string, string>();
+  const load = async (file: string) => {
+    if (scripts.has(file)) return;
+    const res = await api.get(`/web/${file}`);
+    expect(res.status, file).toBe(200);
+    scripts.set(file, res.text);
+    for (const [, chunk] of res.text.matchAll(/from\s*"\.\/(chunk-[A-Z0-9]+\.js)"/g)) await load(chunk!);
+  };
+  await load(entry!);
+  return scripts;
+}
+
+const PAGES = ['/', `/join/${randomUUID()}`, `/space/${randomUUID()}`, '/login', '/link', '/dashboard'];
+
 describe('assets', () => {
   it.each([
     ['style.css', 'text/css; charset=utf-8'],
     ['icon.svg', 'image/svg+xml'],
-    ['api.js', 'text/javascript; charset=utf-8'],
-    ['ui.js', 'text/javascript; charset=utf-8'],
     ['home.js', 'text/javascript; charset=utf-8'],
     ['join.js', 'text/javascript; charset=utf-8'],
     ['space.js', 'text/javascript; charset=utf-8'],
@@ -131,32 +155,89 @@ describe('assets', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe(type);
     expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(res.headers.get('cache-control')).toBe('no-cache');
     expect(res.text.length).toBeGreaterThan(100);
   });
 
-  it("serves DOMPurify's ES module build from node_modules", async () => {
-    const res = await api.get('/web/purify.js');
-    expect(res.status).toBe(200);
-    expect(res.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
-    expect(res.text).toMatch(/@license DOMPurify 3\./);
-    expect(res.text).toContain('export { purify_default as default }');
-    expect(res.text).not.toContain('sourceMappingURL');
-  });
-
-  it('never inserts user data as markup: innerHTML is not used by any page module', async () => {
-    for (const file of ['ui.js', 'home.js', 'join.js', 'space.js', 'login.js', 'link.js', 'dashboard.js']) {
+  it.each(PAGES)('serves every script %s loads, shared chunks cached for good', async (page) => {
+    const scripts = await scriptsOf(page);
+    for (const [file, code] of scripts) {
+      expect(code, file).not.toContain('sourceMappingURL');
       const res = await api.get(`/web/${file}`);
-      expect(res.text, file).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write/);
+      expect(res.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+      if (file.startsWith('chunk-'))
+        expect(res.headers.get('cache-control')).toBe('public, max-age=86400, immutable');
     }
   });
 
-  it.each(['../pages.ts', 'nope.js', '..%2Fpages.ts', 'style.css.map'])(
-    'answers a JSON 404 for /web/%s',
-    async (file) => {
-      const res = await api.get(`/web/${file}`);
-      expect(res.status).toBe(404);
+  it('bundles DOMPurify, with its licence, into the space page only', async () => {
+    const space = [...(await scriptsOf(`/space/${randomUUID()}`)).values()].join('\n');
+    expect(space).toMatch(/@license DOMPurify 3\./);
+    for (const page of PAGES.filter((p) => !p.startsWith('/space/'))) {
+      const code = [...(await scriptsOf(page)).values()].join('\n');
+      expect(code, page).not.toMatch(/DOMPurify/);
+    }
+  });
+
+  it('never inserts markup: no script but the one carrying DOMPurify uses innerHTML and the like', async () => {
+    for (const page of PAGES.filter((p) => !p.startsWith('/space/'))) {
+      for (const [file, code] of await scriptsOf(page))
+        expect(code, file).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write/);
+    }
+  });
+
+  it('no hand-written API client is left: every page reaches the API through @convene/sdk', async () => {
+    for (const page of PAGES) {
+      const code = [...(await scriptsOf(page)).values()].join('\n');
+      // The SDK's marks: the API-Version header it sends and the error classes it throws.
+      expect(code, page).toContain('API-Version');
+      expect(code, page).toContain('ConveneError');
+    }
+    expect((await api.get('/web/api.js')).status).toBe(404);
+  });
+
+  it('answers 304 to a browser that has the asset already', async () => {
+    const first = await api.get('/web/style.css');
+    const etag = first.headers.get('etag');
+    expect(etag).toMatch(/^"[A-Za-z0-9_-]{22}"$/);
+    const again = await api.get('/web/style.css', { headers: { 'If-None-Match': etag! } });
+    expect(again.status).toBe(304);
+    expect(again.text).toBe('');
+    const stale = await api.get('/web/style.css', { headers: { 'If-None-Match': '"something-else"' } });
+    expect(stale.status).toBe(200);
+    expect(stale.text).toBe(first.text);
+  });
+
+  it.each([
+    '../pages.ts',
+    'nope.js',
+    '..%2Fpages.ts',
+    'style.css.map',
+    'chunk-NOPE.js',
+    '..%2Fpages%2Fhome.html',
+  ])('answers a JSON 404 for /web/%s', async (file) => {
+    const res = await api.get(`/web/${file}`);
+    expect(res.status).toBe(404);
+    expect(res.headers.get('content-type')).toMatch(/application\/json/);
+    expect(typeof res.body.error).toBe('string');
+  });
+});
+
+describe('without a build of the pages', () => {
+  const { h } = useServer({ config: { webDir: join(tmpdir(), `convene-no-web-${randomUUID()}`) } });
+
+  it.each(['/', `/space/${randomUUID()}`, '/web/home.js'])(
+    '%s answers a JSON 503 saying so',
+    async (path) => {
+      const res = await h.get(path);
+      expect(res.status).toBe(503);
       expect(res.headers.get('content-type')).toMatch(/application\/json/);
-      expect(typeof res.body.error).toBe('string');
+      expect(res.body.error).toMatch(/not built/);
     },
   );
+
+  it('the API works all the same', async () => {
+    const res = await h.post('/hub/space', { body: { name: 'No pages', description: 'API only' } });
+    expect(res.status).toBe(200);
+  });
 });

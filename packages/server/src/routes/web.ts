@@ -1,54 +1,59 @@
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { type PageName, readWebBuild, type WebBuild, withSpaceId } from '@convene/web';
 import type { FastifyReply, RouteHandlerMethod } from 'fastify';
-import { MEDIA, sendRaw } from '../http/reply';
-import { CONTENT_SECURITY_POLICY } from '../web/pages';
+import { MEDIA, sendError, sendRaw } from '../http/reply';
 import type { RouteScope } from './scope';
 
-const ASSETS = new URL('../web/assets/', import.meta.url);
+// The human side in the browser: the shells and scripts of @convene/web's build (config.webDir),
+// served as they are. No key ever appears in a page's URL path or query: the invitation key
+// arrives in the fragment, and the space key is kept in the tab's sessionStorage.
 
-/** DOMPurify's ES module build, from the installed package (no bundler, no copy in the repo). */
-function dompurifyModule(): string {
-  const main = createRequire(import.meta.url).resolve('dompurify');
-  return readFileSync(join(dirname(main), 'purify.es.mjs'), 'utf8').replace(
-    /\n\/\/# sourceMappingURL=.*\s*$/,
-    '\n',
-  );
+/** Scripts only from this origin, no inline code or style, no framing, no plugins. */
+export const CONTENT_SECURITY_POLICY = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  // Avatars are ours; image messages are https: URLs or data:image URIs (checked in the page too).
+  "img-src 'self' https: data:",
+  "connect-src 'self'",
+  "font-src 'self'",
+  "manifest-src 'self'",
+  "form-action 'self'",
+  "base-uri 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+interface Served {
+  build: WebBuild | undefined;
+  /** A strong validator of each asset's bytes, so a browser revalidates for a 304, not a download. */
+  etags: Map<string, string>;
 }
 
-const TYPES: Record<string, string> = {
-  js: 'text/javascript; charset=utf-8',
-  css: 'text/css; charset=utf-8',
-  svg: 'image/svg+xml',
-};
+/** The build, read once per server (its route scope), when its first web route is built. */
+const served = new WeakMap<RouteScope, Served>();
 
-/** The pages' files: their names are fixed here, so a request can never name another file. */
-const ASSET_FILES = [
-  'style.css',
-  'icon.svg',
-  'api.js',
-  'ui.js',
-  'home.js',
-  'join.js',
-  'space.js',
-  'login.js',
-  'link.js',
-  'dashboard.js',
-];
-
-function loadAssets(): Map<string, { body: string; type: string }> {
-  const assets = new Map<string, { body: string; type: string }>();
-  for (const name of ASSET_FILES) {
-    const extension = name.slice(name.lastIndexOf('.') + 1);
-    assets.set(name, {
-      body: readFileSync(new URL(name, ASSETS), 'utf8'),
-      type: TYPES[extension] ?? 'application/octet-stream',
-    });
+function servedBy(scope: RouteScope): Served {
+  let read = served.get(scope);
+  if (!read) {
+    const build = readWebBuild(scope.config.webDir);
+    if (!build)
+      scope.app.log.warn(
+        `the web pages are not built (nothing in ${scope.config.webDir}): run \`pnpm build\`; until then they answer 503`,
+      );
+    const etags = new Map(
+      [...(build?.assets ?? [])].map(([name, asset]) => [
+        name,
+        `"${createHash('sha256').update(asset.body).digest('base64url').slice(0, 22)}"`,
+      ]),
+    );
+    read = { build, etags };
+    served.set(scope, read);
   }
-  assets.set('purify.js', { body: dompurifyModule(), type: TYPES.js! });
-  return assets;
+  return read;
 }
+
+const notBuilt = (reply: FastifyReply) =>
+  sendError(reply, 503, { error: 'the web pages are not built on this server: run `pnpm build`' });
 
 const PAGE_HEADERS = {
   'Content-Security-Policy': CONTENT_SECURITY_POLICY,
@@ -60,31 +65,43 @@ const PAGE_HEADERS = {
 const sendPage = (reply: FastifyReply, html: string): FastifyReply =>
   sendRaw(reply, { type: MEDIA.html, body: html, cache: 'no-cache', nosniff: true, headers: PAGE_HEADERS });
 
-// The human side in the browser: server-rendered pages plus small ES modules that call the REST
-// API. No key ever appears in a page's URL path or query: the invitation key arrives in the
-// fragment, and the space key is kept in the tab's sessionStorage.
-
-/** A page that is the same for every request: rendered once, when the route table is built. */
+/** A page that is the same for every request. */
 export const staticPage =
-  (render: () => string) =>
-  (_scope: RouteScope): RouteHandlerMethod => {
-    const html = render();
-    return async (_request, reply) => sendPage(reply, html);
+  (name: PageName) =>
+  (scope: RouteScope): RouteHandlerMethod => {
+    const { build } = servedBy(scope);
+    return async (_request, reply) => (build ? sendPage(reply, build.pages[name]) : notBuilt(reply));
   };
 
 /** A page of one space. Any id renders: the page asks the API, which answers 404 for a space that does not exist. */
 export const spacePageOf =
-  (render: (spaceId: string) => string) =>
-  (_scope: RouteScope): RouteHandlerMethod =>
-  async (request, reply) =>
-    sendPage(reply, render((request.params as { spaceId: string }).spaceId));
+  (name: 'join' | 'space') =>
+  (scope: RouteScope): RouteHandlerMethod => {
+    const { build } = servedBy(scope);
+    return async (request, reply) =>
+      build
+        ? sendPage(reply, withSpaceId(build.pages[name], (request.params as { spaceId: string }).spaceId))
+        : notBuilt(reply);
+  };
 
-/** The pages' scripts, styles and icon, read once. */
-export function assetHandler(_scope: RouteScope): RouteHandlerMethod {
-  const assets = loadAssets();
+/** The pages' scripts, styles and icon: only the files the build produced can be named. */
+export function assetHandler(scope: RouteScope): RouteHandlerMethod {
+  const { build, etags } = servedBy(scope);
   return async (request, reply) => {
-    const asset = assets.get((request.params as { file: string }).file);
-    if (!asset) return reply.callNotFound();
-    return sendRaw(reply, { type: asset.type, body: asset.body, cache: 'no-cache', nosniff: true });
+    if (!build) return notBuilt(reply);
+    const file = (request.params as { file: string }).file;
+    const asset = build.assets.get(file);
+    const etag = etags.get(file);
+    if (!asset || !etag) return reply.callNotFound();
+    // A browser that has these bytes already gets an empty 304.
+    const fresh = request.headers['if-none-match'] === etag;
+    if (fresh) reply.code(304);
+    return sendRaw(reply, {
+      type: asset.contentType,
+      body: fresh ? '' : asset.body,
+      cache: asset.immutable ? 'immutable' : 'no-cache',
+      nosniff: true,
+      headers: { ETag: etag },
+    });
   };
 }

@@ -1,40 +1,18 @@
 /**
- * The human side's pages, rendered on the server as static skeletons: landmarks, headings, forms
- * and empty regions. Each page's ES module (served from ./assets) fills them by calling the REST
- * API with fetch, the same API agents use. Nothing here reads a key, a token or the database:
- * the keys live in the browser (URL fragment, sessionStorage) and never reach the server in a URL
- * path, so a page is the same for everyone and an unknown space id still renders.
+ * The pages' HTML shells, rendered once at build time into dist/pages/: landmarks, headings, forms
+ * and empty regions. Each page's script (dist/assets, served at /web/) fills them through
+ * @convene/sdk, the same API agents use. Nothing here reads a key, a token or the database: the
+ * keys live in the browser (URL fragment, sessionStorage) and never reach the server in a URL, so
+ * a page is the same for everyone. The server serves the shells as they are, except that it
+ * writes the space id of /join/{spaceId} and /space/{spaceId} into SPACE_ID_SLOT (./html.ts).
  */
-
-/** Escapes text for an HTML text node or a double-quoted attribute. */
-export function escapeHtml(text: string): string {
-  return text
-    .replaceAll('&', '&amp;')
-    .replaceAll('<', '&lt;')
-    .replaceAll('>', '&gt;')
-    .replaceAll('"', '&quot;')
-    .replaceAll("'", '&#39;');
-}
-
-/** Scripts only from this origin, no inline code or style, no framing, no plugins. */
-export const CONTENT_SECURITY_POLICY = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  // Avatars are ours; image messages are https: URLs or data:image URIs (checked in the page too).
-  "img-src 'self' https: data:",
-  "connect-src 'self'",
-  "font-src 'self'",
-  "manifest-src 'self'",
-  "form-action 'self'",
-  "base-uri 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+import { limits } from '@convene/sdk';
+import { escapeHtml, type PageName, SPACE_ID_SLOT } from './html';
 
 interface LayoutOptions {
   title: string;
-  /** The page's module under /web/, without the extension. */
-  script: string;
+  /** The page's script under /web/, without the extension. */
+  script: PageName;
   body: string;
   /** Shown in the navigation as the current page. */
   current?: 'home' | 'dashboard' | 'login';
@@ -95,14 +73,14 @@ export function homePage(): string {
 <h2 id="create-title">Create a space</h2>
 <form id="create-space" class="stack">
 <label for="space-name">Name</label>
-<input id="space-name" name="name" required maxlength="200" autocomplete="off" placeholder="Release planning">
+<input id="space-name" name="name" required maxlength="${limits.nameMax}" autocomplete="off" placeholder="Release planning">
 <label for="space-description">Description</label>
-<textarea id="space-description" name="description" required maxlength="10000" rows="2" placeholder="What the space is for"></textarea>
+<textarea id="space-description" name="description" required maxlength="${limits.textMax}" rows="2" placeholder="What the space is for"></textarea>
 <label for="space-agenda">Agenda <span class="optional">(optional)</span></label>
-<textarea id="space-agenda" name="agenda" maxlength="10000" rows="3"></textarea>
+<textarea id="space-agenda" name="agenda" maxlength="${limits.textMax}" rows="3"></textarea>
 <div class="row">
-<div class="field"><label for="owner-name">Your name</label><input id="owner-name" name="ownerName" maxlength="200" autocomplete="name"></div>
-<div class="field"><label for="owner-role">Your role <span class="optional">(optional)</span></label><input id="owner-role" name="ownerRole" maxlength="10000" placeholder="facilitator"></div>
+<div class="field"><label for="owner-name">Your name</label><input id="owner-name" name="ownerName" maxlength="${limits.nameMax}" autocomplete="name"></div>
+<div class="field"><label for="owner-role">Your role <span class="optional">(optional)</span></label><input id="owner-role" name="ownerRole" maxlength="${limits.textMax}" placeholder="facilitator"></div>
 </div>
 <div class="row">
 <fieldset class="field"><legend>Who can join</legend>
@@ -137,11 +115,11 @@ ${notice('create-notice')}
   });
 }
 
-export function joinPage(spaceId: string): string {
+export function joinPage(): string {
   return layout({
     title: 'Join a space',
     script: 'join',
-    body: `<div data-space-id="${escapeHtml(spaceId)}" id="page" hidden></div>
+    body: `<div ${SPACE_ID_SLOT} id="page" hidden></div>
 <section class="card" aria-labelledby="space-title">
 <p class="eyebrow">You are invited to</p>
 <h1 id="space-title">a space</h1>
@@ -158,9 +136,9 @@ ${notice('join-notice')}
 <h2 id="join-title">Join</h2>
 <form id="join-form" class="stack">
 <label for="join-name">Your name</label>
-<input id="join-name" name="name" required maxlength="200" autocomplete="name">
+<input id="join-name" name="name" required maxlength="${limits.nameMax}" autocomplete="name">
 <label for="join-role">Your role <span class="optional">(optional)</span></label>
-<input id="join-role" name="role" maxlength="10000" placeholder="reviewer">
+<input id="join-role" name="role" maxlength="${limits.textMax}" placeholder="reviewer">
 <label class="choice" id="link-dashboard-row" hidden><input type="checkbox" id="link-dashboard" checked> Keep this space on my dashboard</label>
 <button type="submit" class="primary">Join the space</button>
 </form>
@@ -173,11 +151,11 @@ ${notice('join-notice')}
   });
 }
 
-export function spacePage(spaceId: string): string {
+export function spacePage(): string {
   return layout({
     title: 'Space',
     script: 'space',
-    body: `<div data-space-id="${escapeHtml(spaceId)}" id="page" hidden></div>
+    body: `<div ${SPACE_ID_SLOT} id="page" hidden></div>
 <header class="space-header">
 <div>
 <h1 id="space-title">Space</h1>
@@ -203,7 +181,7 @@ ${notice('space-notice')}
 <ol id="messages" class="messages" aria-live="polite" aria-relevant="additions"></ol>
 <form id="send-form" class="send-form">
 <label for="message-content" class="visually-hidden">Message</label>
-<textarea id="message-content" name="content" rows="2" required maxlength="65536" placeholder="Write a message (Enter sends, Shift+Enter for a new line)"></textarea>
+<textarea id="message-content" name="content" rows="2" required maxlength="${limits.messageMax}" placeholder="Write a message (Enter sends, Shift+Enter for a new line)"></textarea>
 <div class="send-row">
 <label for="message-type" class="visually-hidden">Message type</label>
 <select id="message-type" name="type">
@@ -235,7 +213,7 @@ ${notice('send-notice')}
 <summary>New document</summary>
 <form id="artifact-form" class="stack">
 <label for="artifact-name">Name</label>
-<input id="artifact-name" name="name" required maxlength="200" placeholder="notes">
+<input id="artifact-name" name="name" required maxlength="${limits.nameMax}" placeholder="notes">
 <label for="artifact-content">Content (markdown)</label>
 <textarea id="artifact-content" name="content" rows="4" required></textarea>
 <button type="submit">Create</button>
@@ -299,7 +277,7 @@ ${notice('login-notice')}
 <h2 id="signup-title">Create an account</h2>
 <form id="signup-form" class="stack">
 <label for="signup-name">Name <span class="optional">(optional)</span></label>
-<input id="signup-name" name="name" maxlength="200" autocomplete="name">
+<input id="signup-name" name="name" maxlength="${limits.nameMax}" autocomplete="name">
 <label for="signup-email">Email</label>
 <input id="signup-email" name="email" type="email" required autocomplete="email">
 <label for="signup-password">Password <span class="optional">(8 characters or more)</span></label>
@@ -361,7 +339,7 @@ ${notice('dashboard-notice')}
 <p class="meta">A token links the spaces an agent creates or joins to you (header <code>X-User-Token</code>). It grants no power in any space.</p>
 <form id="token-form" class="inline-form">
 <label for="token-name">Name</label>
-<input id="token-name" name="name" maxlength="200" placeholder="my agent">
+<input id="token-name" name="name" maxlength="${limits.nameMax}" placeholder="my agent">
 <button type="submit" class="primary">Create a token</button>
 </form>
 <div id="token-created" class="created" hidden>
@@ -378,3 +356,15 @@ ${notice('dashboard-notice')}
 </div>`,
   });
 }
+
+/** Every page's shell, by its name. */
+export const shells: Record<PageName, () => string> = {
+  home: homePage,
+  join: joinPage,
+  space: spacePage,
+  login: loginPage,
+  link: linkPage,
+  dashboard: dashboardPage,
+};
+
+export type { PageName };

@@ -1,11 +1,15 @@
 // /link?code=XXXX-XXXX: a logged-in human sees which agent asks to be linked, and approves or
 // refuses. The code is not a secret (the agent polls with its own device code).
-import { api, describeError, getSession, logOut } from '/web/api.js';
-import { $, busy, formatTime, notify, renderSessionNav } from '/web/ui.js';
+import type { LinkRequest } from '@convene/sdk';
+import { $, busy, notify, renderSessionNav } from '../lib/dom';
+import { describeError, statusOf } from '../lib/errors';
+import { formatTime } from '../lib/format';
+import { sessionOf } from '../lib/hub';
+import { getSession, logOut } from '../lib/storage';
 
 renderSessionNav();
 
-const STATUS_TEXT = {
+const STATUS_TEXT: Record<LinkRequest['status'], string> = {
   pending: 'Waiting for your answer',
   approved: 'Approved: the agent receives its token at its next poll.',
   denied: 'Refused.',
@@ -14,23 +18,20 @@ const STATUS_TEXT = {
 };
 
 const session = getSession();
-const params = new URLSearchParams(location.search);
-const codeInput = $('link-code');
-codeInput.value = params.get('code') ?? '';
+const codeInput = $('link-code', HTMLInputElement);
+codeInput.value = new URLSearchParams(location.search).get('code') ?? '';
 let userCode = '';
-
-const normalise = (code) => code.trim().toUpperCase();
 
 if (!session) {
   const back = `/link${codeInput.value ? `?code=${encodeURIComponent(codeInput.value)}` : ''}`;
-  $('link-login-button').href = `/login?next=${encodeURIComponent(back)}`;
+  $('link-login-button', HTMLAnchorElement).href = `/login?next=${encodeURIComponent(back)}`;
   $('link-login').hidden = false;
   $('link-form').hidden = true;
   notify('link-notice', 'Log in first: the agent is linked to the account you are logged in with.', 'warn');
 }
 
-function failed(error) {
-  if (error.status === 401) {
+function failed(error: unknown): void {
+  if (statusOf(error) === 401) {
     logOut();
     notify('link-notice', 'Your session has expired. Log in again to continue.');
     $('link-login').hidden = false;
@@ -38,37 +39,36 @@ function failed(error) {
   }
   notify(
     'link-notice',
-    error.status === 404
+    statusOf(error) === 404
       ? 'No pending request has this code. Check the code, or ask the agent to start again (codes last 10 minutes).'
       : describeError(error, 'this link request'),
   );
 }
 
-async function lookUp() {
-  userCode = normalise(codeInput.value);
-  if (!userCode) return;
+async function lookUp(): Promise<void> {
+  userCode = codeInput.value.trim().toUpperCase();
+  if (!userCode || !session) return;
   notify('link-notice', '');
   $('link-request').hidden = true;
   try {
-    const { body } = await api('GET', `/hub/me/link/${encodeURIComponent(userCode)}`, {
-      bearer: session.token,
-    });
-    $('link-agent').textContent = body.agentName ?? 'an unnamed agent';
+    const request = await sessionOf(session).link.get(userCode);
+    $('link-agent').textContent = request.agentName ?? 'an unnamed agent';
     $('link-status').textContent =
-      body.status === 'pending'
-        ? `${STATUS_TEXT.pending} (until ${formatTime(body.expiresAt)}).`
-        : (STATUS_TEXT[body.status] ?? body.status);
-    $('link-actions').hidden = body.status !== 'pending';
+      request.status === 'pending'
+        ? `${STATUS_TEXT.pending} (until ${formatTime(request.expiresAt)}).`
+        : (STATUS_TEXT[request.status] ?? request.status);
+    $('link-actions').hidden = request.status !== 'pending';
     $('link-request').hidden = false;
   } catch (error) {
     failed(error);
   }
 }
 
-async function decide(button, decision) {
+async function decide(button: EventTarget | null, decision: 'approve' | 'deny'): Promise<void> {
+  if (!session) return;
   await busy(button, async () => {
     try {
-      await api('POST', `/hub/me/link/${decision}`, { bearer: session.token, body: { userCode } });
+      await sessionOf(session).link[decision](userCode);
       $('link-actions').hidden = true;
       $('link-status').textContent = decision === 'approve' ? STATUS_TEXT.approved : STATUS_TEXT.denied;
       notify(
@@ -82,9 +82,9 @@ async function decide(button, decision) {
   });
 }
 
-$('link-form').addEventListener('submit', (event) => {
+$('link-form', HTMLFormElement).addEventListener('submit', (event) => {
   event.preventDefault();
-  void busy(event.currentTarget.querySelector('button'), lookUp);
+  void busy($('link-form').querySelector('button'), lookUp);
 });
 $('link-approve').addEventListener('click', (event) => decide(event.currentTarget, 'approve'));
 $('link-deny').addEventListener('click', (event) => decide(event.currentTarget, 'deny'));

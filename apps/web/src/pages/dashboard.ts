@@ -1,24 +1,19 @@
 // /dashboard: the logged-in human's spaces and API tokens.
-import { api, describeError, getSession, logOut, setSpaceCredentials } from '/web/api.js';
-import {
-  $,
-  busy,
-  el,
-  formatDuration,
-  formatTime,
-  notify,
-  renderSessionNav,
-  wireCopyButtons,
-} from '/web/ui.js';
+import type { MySpace, TokenMetadata } from '@convene/sdk';
+import { $, busy, confirmed, el, notify, renderSessionNav, submitButton, wireCopyButtons } from '../lib/dom';
+import { describeError, statusOf } from '../lib/errors';
+import { formatDuration, formatTime } from '../lib/format';
+import { sessionOf } from '../lib/hub';
+import { getSession, logOut, setSpaceCredentials } from '../lib/storage';
 
 renderSessionNav();
 wireCopyButtons();
 
 const session = getSession();
-const as = { bearer: session?.token };
+const account = session ? sessionOf(session) : undefined;
 
-function failed(error, what) {
-  if (error.status === 401) {
+function failed(error: unknown, what: string): void {
+  if (statusOf(error) === 401) {
     logOut();
     $('dashboard').hidden = true;
     $('dashboard-login').hidden = false;
@@ -28,13 +23,14 @@ function failed(error, what) {
   notify('dashboard-notice', describeError(error, what));
 }
 
-async function openSpace(button, space) {
+async function openSpace(button: EventTarget | null, space: MySpace): Promise<void> {
+  if (!account) return;
   await busy(button, async () => {
     try {
-      const { body } = await api('GET', `/hub/space/${encodeURIComponent(space.spaceId)}/key`, as);
+      const key = await account.spaceKey(space.spaceId);
       setSpaceCredentials(space.spaceId, {
-        key: body.privateKey,
-        role: body.role,
+        key: key.privateKey,
+        role: key.role,
         participantId: space.participantId,
       });
       location.assign(`/space/${encodeURIComponent(space.spaceId)}`);
@@ -44,9 +40,10 @@ async function openSpace(button, space) {
   });
 }
 
-async function loadSpaces() {
-  const { body } = await api('GET', '/hub/me/spaces', as);
-  const rows = body.spaces.map((space) => {
+async function loadSpaces(): Promise<void> {
+  if (!account) return;
+  const { spaces } = await account.spaces();
+  const rows = spaces.map((space) => {
     const usable = space.state === 'open' && (space.status === 'active' || space.status === 'muted');
     return el(
       'tr',
@@ -57,31 +54,29 @@ async function loadSpaces() {
         'td',
         {},
         el('span', { class: `badge ${space.state}` }, space.state),
-        space.status && space.status !== 'active'
-          ? el('span', { class: `badge ${space.status}` }, space.status)
-          : '',
+        space.status !== 'active' && el('span', { class: `badge ${space.status}` }, space.status),
       ),
       el('td', {}, space.state === 'open' ? formatDuration(space.ttlRemaining) : '—'),
       el(
         'td',
         { class: 'actions' },
-        usable
-          ? el(
-              'button',
-              { type: 'button', class: 'small primary', onclick: (e) => openSpace(e.currentTarget, space) },
-              'Open',
-            )
-          : '',
+        usable &&
+          el(
+            'button',
+            { type: 'button', class: 'small primary', onclick: (e) => openSpace(e.currentTarget, space) },
+            'Open',
+          ),
       ),
     );
   });
-  $('spaces').tBodies[0].replaceChildren(...rows);
+  $('spaces', HTMLTableElement).tBodies[0]?.replaceChildren(...rows);
   $('spaces-empty').hidden = rows.length > 0;
 }
 
-async function loadTokens() {
-  const { body } = await api('GET', '/hub/me/tokens', as);
-  const rows = body.map((token) =>
+async function loadTokens(): Promise<void> {
+  if (!account) return;
+  const tokens = await account.tokens.list();
+  const rows = tokens.map((token) =>
     el(
       'tr',
       { class: token.revoked ? 'revoked' : '' },
@@ -107,15 +102,16 @@ async function loadTokens() {
       ),
     ),
   );
-  $('tokens').tBodies[0].replaceChildren(...rows);
+  $('tokens', HTMLTableElement).tBodies[0]?.replaceChildren(...rows);
   $('tokens-empty').hidden = rows.length > 0;
 }
 
-async function revoke(button, token) {
-  if (!confirm(`Revoke "${token.name}"? An agent using it is no longer linked to you.`)) return;
+async function revoke(button: EventTarget | null, token: TokenMetadata): Promise<void> {
+  if (!account) return;
+  if (!confirmed(`Revoke "${token.name}"? An agent using it is no longer linked to you.`)) return;
   await busy(button, async () => {
     try {
-      await api('DELETE', `/hub/me/tokens/${encodeURIComponent(token.id)}`, as);
+      await account.tokens.revoke(token.id);
       notify('dashboard-notice', `Revoked "${token.name}".`, 'ok');
       await loadTokens();
     } catch (error) {
@@ -124,16 +120,17 @@ async function revoke(button, token) {
   });
 }
 
-$('token-form').addEventListener('submit', async (event) => {
+const tokenForm = $('token-form', HTMLFormElement);
+tokenForm.addEventListener('submit', async (event) => {
   event.preventDefault();
-  const form = event.currentTarget;
-  const name = $('token-name').value.trim();
-  await busy(form.querySelector('button'), async () => {
+  if (!account) return;
+  const name = $('token-name', HTMLInputElement).value.trim();
+  await busy(submitButton(tokenForm), async () => {
     try {
-      const { body } = await api('POST', '/hub/me/tokens', { ...as, body: name ? { name } : {} });
-      $('token-secret').textContent = body.token;
+      const created = await account.tokens.create(name ? { name } : {});
+      $('token-secret').textContent = created.token;
       $('token-created').hidden = false;
-      form.reset();
+      tokenForm.reset();
       notify('dashboard-notice', '');
       await loadTokens();
     } catch (error) {
@@ -147,13 +144,13 @@ $('logout').addEventListener('click', () => {
   location.assign('/login');
 });
 
-async function start() {
-  if (!session) {
+async function start(): Promise<void> {
+  if (!account) {
     $('dashboard-login').hidden = false;
     return;
   }
   try {
-    const { body: me } = await api('GET', '/hub/me', as);
+    const me = await account.me();
     $('who').textContent = `Logged in as ${me.name} (${me.email}).`;
     $('dashboard').hidden = false;
     await Promise.all([loadSpaces(), loadTokens()]);

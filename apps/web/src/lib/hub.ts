@@ -1,0 +1,25 @@
+// The pages' only way to the service: @convene/sdk, the client agents use, on the page's origin.
+import { Convene, type Session } from '@convene/sdk';
+import { getBrowserToken, type StoredSession, setBrowserToken } from './storage';
+
+/** The API is served by the same server as the page (the CSP allows no other: connect-src 'self'). */
+export const hub = new Convene({ baseUrl: location.origin });
+
+/** The client of a logged-in human's dashboard session. */
+export const sessionOf = (session: StoredSession): Session => hub.session(session.token);
+
+/**
+ * A `usr_` token for this browser tab, minted on first use while logged in, so that spaces
+ * created or joined here show on the dashboard (the API links them through X-User-Token only).
+ */
+export async function browserUserToken(session: StoredSession): Promise<string> {
+  const kept = getBrowserToken();
+  if (kept) return kept;
+  const { token } = await sessionOf(session).tokens.create({ name: 'Browser' });
+  setBrowserToken(token);
+  return token;
+}
+
+/** The client that creates and joins spaces, linked to the logged-in human when `userToken` is given. */
+export const hubAs = (userToken: string | undefined): Convene =>
+  userToken ? hub.withOptions({ userToken }) : hub;

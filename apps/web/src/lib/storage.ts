@@ -1,0 +1,82 @@
+// What the tab remembers: sessionStorage, gone when the tab closes, never sent anywhere. Keys
+// live here and in the URL fragment, never in a page's address or query.
+import type { User } from '@convene/sdk';
+
+/** A space key this tab holds, and what it knows of whose it is. */
+export interface SpaceCredentials {
+  key: string;
+  participantId?: string | undefined;
+  role?: 'owner' | 'participant' | undefined;
+  name?: string | undefined;
+}
+
+/** An invitation being used, kept across reloads of /join while a private space's owner decides. */
+export interface Invitation {
+  key: string;
+  participantId?: string | undefined;
+  /** The 202's pollToken: only this joiner's polls collect the key. */
+  pollToken?: string | undefined;
+  name?: string | undefined;
+}
+
+/** The dashboard session: the JWT and the human it belongs to. */
+export interface StoredSession {
+  token: string;
+  user: User;
+  expiresAt?: string | undefined;
+}
+
+const spaceSlot = (spaceId: string) => `convene:space:${spaceId}`;
+const inviteSlot = (spaceId: string) => `convene:invite:${spaceId}`;
+const SESSION = 'convene:session';
+const BROWSER_TOKEN = 'convene:user-token';
+
+/** The stored object, if it is one with a string `field` (anything else was not written by us). */
+function read(slot: string, field: string): Record<string, unknown> | undefined {
+  try {
+    const parsed: unknown = JSON.parse(sessionStorage.getItem(slot) ?? 'null');
+    if (
+      parsed &&
+      typeof parsed === 'object' &&
+      typeof (parsed as Record<string, unknown>)[field] === 'string'
+    )
+      return parsed as Record<string, unknown>;
+  } catch {
+    // unreadable: as if nothing was kept
+  }
+  return undefined;
+}
+
+const write = (slot: string, value: unknown) => sessionStorage.setItem(slot, JSON.stringify(value));
+
+export const getSpaceCredentials = (spaceId: string) =>
+  read(spaceSlot(spaceId), 'key') as SpaceCredentials | undefined;
+export const setSpaceCredentials = (spaceId: string, credentials: SpaceCredentials) =>
+  write(spaceSlot(spaceId), credentials);
+export const forgetSpaceCredentials = (spaceId: string) => sessionStorage.removeItem(spaceSlot(spaceId));
+
+export const getInvitation = (spaceId: string) => read(inviteSlot(spaceId), 'key') as Invitation | undefined;
+export const setInvitation = (spaceId: string, invitation: Invitation) =>
+  write(inviteSlot(spaceId), invitation);
+export const forgetInvitation = (spaceId: string) => sessionStorage.removeItem(inviteSlot(spaceId));
+
+/** The dashboard session, if logged in and not expired. */
+export function getSession(): StoredSession | undefined {
+  const session = read(SESSION, 'token') as StoredSession | undefined;
+  if (!session) return undefined;
+  if (session.expiresAt && Date.parse(session.expiresAt) <= Date.now()) {
+    logOut();
+    return undefined;
+  }
+  return session;
+}
+
+export const setSession = (session: StoredSession) => write(SESSION, session);
+
+export function logOut(): void {
+  sessionStorage.removeItem(SESSION);
+  sessionStorage.removeItem(BROWSER_TOKEN);
+}
+
+export const getBrowserToken = () => sessionStorage.getItem(BROWSER_TOKEN) ?? undefined;
+export const setBrowserToken = (token: string) => sessionStorage.setItem(BROWSER_TOKEN, token);

@@ -1,0 +1,186 @@
+// /join/{spaceId}#key=…: the invitation key travels in the fragment, so it never reaches the
+// server's logs. The page shows the space, joins, waits for approval in a private space, then
+// opens the space page with the participant key kept in this tab's sessionStorage.
+import { PendingJoin, type SpaceView } from '@convene/sdk';
+import { avatar } from '../lib/avatar';
+import { $, busy, el, notify, pause, renderSessionNav, submitButton } from '../lib/dom';
+import { describeError, statusOf } from '../lib/errors';
+import { formatDuration } from '../lib/format';
+import { browserUserToken, hub, hubAs } from '../lib/hub';
+import {
+  forgetInvitation,
+  getInvitation,
+  getSession,
+  getSpaceCredentials,
+  type Invitation,
+  type SpaceCredentials,
+  setInvitation,
+  setSpaceCredentials,
+} from '../lib/storage';
+
+renderSessionNav();
+
+const spaceId = $('page').dataset.spaceId ?? '';
+const spacePath = `/space/${encodeURIComponent(spaceId)}`;
+const session = getSession();
+let pollInterval = 2000;
+
+const fragmentKey = new URLSearchParams(location.hash.slice(1)).get('key')?.trim() || undefined;
+if (fragmentKey) {
+  if (getInvitation(spaceId)?.key !== fragmentKey) setInvitation(spaceId, { key: fragmentKey });
+  // Out of the address bar (and of screenshots and shared screens); the tab keeps it.
+  history.replaceState(null, '', location.pathname);
+}
+const invitation: Invitation | undefined = getInvitation(spaceId);
+
+function goToSpace(credentials: SpaceCredentials): void {
+  setSpaceCredentials(spaceId, credentials);
+  forgetInvitation(spaceId);
+  location.assign(spacePath);
+}
+
+function showSpace(space: SpaceView): void {
+  $('space-title').textContent = space.name;
+  document.title = `Join ${space.name} · Convene`;
+  $('space-description').textContent = space.description;
+  if (space.agenda) {
+    $('space-agenda').textContent = space.agenda;
+    $('space-agenda-block').hidden = false;
+  }
+  $('space-privacy').textContent =
+    space.privacy === 'private' ? 'Private: the owner approves each joiner' : 'Public: you join at once';
+  $('space-ttl').textContent = formatDuration(space.ttlRemaining);
+  const here = space.participants.filter((p) => p.status === 'active' || p.status === 'muted');
+  $('space-participants').replaceChildren(
+    ...(here.length
+      ? here.map((p) =>
+          el(
+            'li',
+            {},
+            avatar(p, true),
+            el('span', {}, p.name, p.isOwner && ' (owner)', p.role && p.role !== 'owner' && ` · ${p.role}`),
+          ),
+        )
+      : [el('li', { class: 'empty' }, 'Nobody yet')]),
+  );
+  pollInterval = space.suggestedPollingIntervalMs || pollInterval;
+  $('space-info').hidden = false;
+}
+
+async function waitForApproval(pending: PendingJoin, name: string | undefined): Promise<void> {
+  $('join-section').hidden = true;
+  $('waiting').hidden = false;
+  for (;;) {
+    try {
+      const approved = await pending.check();
+      if (approved) {
+        notify('join-notice', 'Approved. Opening the space…', 'ok');
+        goToSpace({ key: approved.key, participantId: pending.participantId, role: 'participant', name });
+        return;
+      }
+      notify('join-notice', '');
+    } catch (error) {
+      // A refusal (kicked while waiting), a closed space, or a key already handed out ends the
+      // wait; a hiccup does not.
+      const status = statusOf(error);
+      if (status === 401 || status === 404 || status === 409 || (status !== undefined && status < 400)) {
+        $('waiting').hidden = true;
+        forgetInvitation(spaceId);
+        notify('join-notice', `You were not let in. ${describeError(error, 'this invitation')}`);
+        return;
+      }
+      notify('join-notice', `${describeError(error)} Still trying…`, 'warn');
+    }
+    await pause(pollInterval);
+  }
+}
+
+const pendingJoin = (invitation: Invitation & { participantId: string }) =>
+  hub.pendingJoin({
+    spaceId,
+    invitationKey: invitation.key,
+    participantId: invitation.participantId,
+    pollToken: invitation.pollToken,
+  });
+
+async function start(): Promise<void> {
+  const existing = getSpaceCredentials(spaceId);
+  if (!invitation) {
+    if (existing) {
+      location.replace(spacePath);
+      return;
+    }
+    notify(
+      'join-notice',
+      'This link has no invitation key. Open the whole link you were sent (it ends with #key=…), or ask the owner for a new one.',
+    );
+    return;
+  }
+  try {
+    const space = await hub.space(spaceId, invitation.key).get();
+    showSpace(space);
+    if (space.state === 'closed') {
+      notify('join-notice', 'This space has closed.', 'warn');
+      return;
+    }
+  } catch (error) {
+    notify('join-notice', describeError(error, statusOf(error) === 404 ? 'the space' : 'this invitation'));
+    return;
+  }
+  if (existing) {
+    notify('join-notice', '', 'ok');
+    $('join-section').prepend(
+      el(
+        'p',
+        {},
+        'You already joined this space in this tab. ',
+        el('a', { href: spacePath }, 'Open it'),
+        ' or join again under another name.',
+      ),
+    );
+  }
+  if (invitation.participantId) {
+    await waitForApproval(
+      pendingJoin({ ...invitation, participantId: invitation.participantId }),
+      invitation.name,
+    );
+    return;
+  }
+  if (session) $('link-dashboard-row').hidden = false;
+  $('join-section').hidden = false;
+  const nameInput = $('join-name', HTMLInputElement);
+  nameInput.value = session?.user.name ?? '';
+  nameInput.focus();
+}
+
+const joinForm = $('join-form', HTMLFormElement);
+joinForm.addEventListener('submit', async (event) => {
+  event.preventDefault();
+  if (!invitation) return;
+  const name = $('join-name', HTMLInputElement).value.trim();
+  const role = $('join-role', HTMLInputElement).value.trim();
+  notify('join-notice', '');
+  await busy(submitButton(joinForm), async () => {
+    try {
+      const linked = session && $('link-dashboard', HTMLInputElement).checked;
+      const userToken = linked ? await browserUserToken(session) : undefined;
+      const joined = await hubAs(userToken).join(spaceId, invitation.key, {
+        name,
+        role,
+        isHuman: true,
+        wait: false,
+      });
+      if (!(joined instanceof PendingJoin)) {
+        goToSpace({ key: joined.key, participantId: joined.participantId, role: 'participant', name });
+        return;
+      }
+      Object.assign(invitation, { participantId: joined.participantId, pollToken: joined.pollToken, name });
+      setInvitation(spaceId, invitation);
+      void waitForApproval(joined, name);
+    } catch (error) {
+      notify('join-notice', describeError(error, 'this invitation'));
+    }
+  });
+});
+
+void start();

@@ -1,0 +1,245 @@
+// Documents: the list, opening one, following its changes, its history (versions, changes,
+// restore), download, and creating one. Editing it under its lock is the editor's (./editor.ts).
+import type { ArtifactSummary, StreamEventName } from '@convene/sdk';
+import { $, busy, confirmed, el, notify, submitButton } from '../../lib/dom';
+import { describeError } from '../../lib/errors';
+import { formatTime } from '../../lib/format';
+import { isDirty, lockLost, releaseLock, renderDocument, restoreVersion, wireEditor } from './editor';
+import { lockHolder, participantName, space, state } from './state';
+
+export type ArtifactEventName = Extract<StreamEventName, `artifact-${string}`>;
+
+export function renderArtifacts(): void {
+  const list = [...state.artifacts.values()].sort((a, b) => a.name.localeCompare(b.name));
+  $('artifacts').replaceChildren(
+    ...(list.length
+      ? list.map((a) => {
+          const holder = lockHolder(a);
+          return el(
+            'li',
+            {},
+            el(
+              'button',
+              {
+                type: 'button',
+                dataset: { artifactId: a.id },
+                'aria-current': state.doc?.artifact.id === a.id ? 'true' : undefined,
+              },
+              el('span', {}, a.name),
+              el(
+                'span',
+                {},
+                holder &&
+                  el(
+                    'span',
+                    { class: 'badge locked', title: `locked by ${participantName(holder)}` },
+                    holder === state.me.participantId ? 'editing' : 'locked',
+                  ),
+                ' ',
+                el('span', { class: 'badge' }, `v${a.version}`),
+              ),
+            ),
+          );
+        })
+      : [el('li', { class: 'empty' }, 'No documents yet.')]),
+  );
+  $('new-artifact').hidden = state.ended;
+}
+
+async function openArtifact(id: string): Promise<void> {
+  if (state.doc?.editing && state.doc.artifact.id !== id) {
+    if (!confirmed('Stop editing the open document? Unsaved changes are lost and its lock is released.'))
+      return;
+    await releaseLock();
+  }
+  try {
+    const artifact = await space().artifacts.get(id);
+    state.doc = { artifact, editing: false, lockLost: false };
+    notify('artifact-notice', '');
+    $('artifact-history').hidden = true;
+    $('artifact-history-button').setAttribute('aria-expanded', 'false');
+    renderDocument();
+    renderArtifacts();
+    $('artifact-view').hidden = false;
+    $('artifact-view').scrollIntoView({ behavior: 'smooth', block: 'start' });
+  } catch (error) {
+    notify('space-notice', describeError(error, 'this document'));
+  }
+}
+
+async function refreshArtifact(): Promise<void> {
+  const doc = state.doc;
+  if (!doc) return;
+  try {
+    const artifact = await space().artifacts.get(doc.artifact.id);
+    if (state.doc !== doc) return;
+    doc.artifact = artifact;
+    renderDocument();
+  } catch (error) {
+    notify('artifact-notice', describeError(error, 'this document'));
+  }
+}
+
+/** The stream's news of an artifact: the list, and the open document if it is this one. */
+export function artifactChanged(name: ArtifactEventName, summary: ArtifactSummary): void {
+  const kept = { ...state.artifacts.get(summary.id), ...summary };
+  if (name === 'artifact-unlocked') {
+    kept.lockedBy = undefined;
+    kept.lockExpiresAt = undefined;
+  }
+  state.artifacts.set(summary.id, kept);
+  renderArtifacts();
+  const doc = state.doc;
+  if (!doc || doc.artifact.id !== summary.id) return;
+  if (doc.editing) {
+    // Someone else took or released it: the lock is gone for this tab.
+    const takenByOther =
+      name === 'artifact-locked' && state.me.participantId && summary.lockedBy !== state.me.participantId;
+    if (name === 'artifact-unlocked' || takenByOther) lockLost();
+    return;
+  }
+  void refreshArtifact();
+}
+
+async function loadHistory(): Promise<void> {
+  const doc = state.doc;
+  if (!doc) return;
+  const id = doc.artifact.id;
+  $('artifact-version-view').hidden = true;
+  try {
+    const { versions } = await space().artifacts.history(id);
+    $('artifact-versions').replaceChildren(
+      ...versions.map((v) =>
+        el(
+          'li',
+          {},
+          el(
+            'span',
+            {},
+            el('strong', {}, `Version ${v.version}`),
+            ` · ${participantName(v.updatedBy)} · `,
+            el('time', { datetime: v.updatedAt }, formatTime(v.updatedAt)),
+            ` · ${v.size} bytes`,
+          ),
+          el(
+            'button',
+            {
+              type: 'button',
+              class: 'small',
+              onclick: () =>
+                showVersion(async () => (await space().artifacts.version(id, v.version)).content),
+            },
+            'View',
+          ),
+          v.version > 1 &&
+            el(
+              'button',
+              {
+                type: 'button',
+                class: 'small',
+                onclick: () =>
+                  showVersion(
+                    async () =>
+                      (await space().artifacts.diff(id, v.version - 1, v.version)) || '(no changes)',
+                  ),
+              },
+              'Changes',
+            ),
+          doc.editing &&
+            !doc.lockLost &&
+            v.version !== doc.artifact.version &&
+            el(
+              'button',
+              {
+                type: 'button',
+                class: 'small',
+                onclick: async () => {
+                  if (await restoreVersion(v.version)) await loadHistory();
+                },
+              },
+              'Restore',
+            ),
+        ),
+      ),
+    );
+  } catch (error) {
+    notify('artifact-notice', describeError(error, 'this document'));
+  }
+}
+
+async function showVersion(read: () => Promise<string>): Promise<void> {
+  try {
+    const view = $('artifact-version-view');
+    view.textContent = await read();
+    view.hidden = false;
+  } catch (error) {
+    notify('artifact-notice', describeError(error, 'this version'));
+  }
+}
+
+async function download(): Promise<void> {
+  const artifact = state.doc?.artifact;
+  if (!artifact) return;
+  try {
+    const markdown = await space().artifacts.download(artifact.id);
+    const url = URL.createObjectURL(new Blob([markdown], { type: 'text/markdown' }));
+    const link = el('a', { href: url, download: `${artifact.name.replace(/[\\/:*?"<>|]+/g, '_')}.md` });
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10_000);
+  } catch (error) {
+    notify('artifact-notice', describeError(error, 'this document'));
+  }
+}
+
+export function wireDocuments(): void {
+  wireEditor({ onSaved: renderArtifacts });
+
+  $('artifacts').addEventListener('click', (event) => {
+    const button = event.target instanceof Element ? event.target.closest('button[data-artifact-id]') : null;
+    if (button instanceof HTMLButtonElement && button.dataset.artifactId)
+      void openArtifact(button.dataset.artifactId);
+  });
+
+  $('artifact-close').addEventListener('click', async () => {
+    if (state.doc?.editing) {
+      if (isDirty() && !confirmed('Discard your unsaved changes and release the lock?')) return;
+      await releaseLock();
+    }
+    state.doc = undefined;
+    $('artifact-view').hidden = true;
+    renderArtifacts();
+  });
+
+  $('artifact-download').addEventListener('click', (event) => busy(event.currentTarget, download));
+
+  $('artifact-history-button').addEventListener('click', async (event) => {
+    const panel = $('artifact-history');
+    const open = panel.hidden;
+    panel.hidden = !open;
+    if (event.currentTarget instanceof Element)
+      event.currentTarget.setAttribute('aria-expanded', String(open));
+    if (open) await loadHistory();
+  });
+
+  const form = $('artifact-form', HTMLFormElement);
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    await busy(submitButton(form), async () => {
+      try {
+        const created = await space().artifacts.create({
+          name: $('artifact-name', HTMLInputElement).value.trim(),
+          content: $('artifact-content', HTMLTextAreaElement).value,
+        });
+        form.reset();
+        $('new-artifact', HTMLDetailsElement).open = false;
+        state.artifacts.set(created.id, created);
+        renderArtifacts();
+        await openArtifact(created.id);
+      } catch (error) {
+        notify('space-notice', describeError(error, 'this space'));
+      }
+    });
+  });
+}

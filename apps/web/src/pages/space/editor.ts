@@ -1,0 +1,262 @@
+// The editor: the open document's panel, and editing it under its exclusive lock (lock, keep it
+// alive, save with baseVersion, resolve a conflict, release). Documents (the list, opening,
+// history) sit above this module and call into it.
+import { ConflictError, Convene, LockedError } from '@convene/sdk';
+import { $, busy, confirmed, el, notify } from '../../lib/dom';
+import { describeError, statusOf } from '../../lib/errors';
+import { formatTime } from '../../lib/format';
+import { isOwner, lockHolder, participantName, space, spaceId, state } from './state';
+
+const editor = () => $('artifact-editor', HTMLTextAreaElement);
+
+/** Whether the open document has changes that are not saved. */
+export const isDirty = (): boolean => Boolean(state.doc?.editing && editor().value !== state.doc.saved);
+
+/** Shows the open document: its meta line, the toolbar this tab may use, the text or the editor. */
+export function renderDocument(): void {
+  const doc = state.doc;
+  if (!doc) return;
+  const { artifact, editing } = doc;
+  const holder = lockHolder(artifact);
+  const mine = holder !== undefined && holder === state.me.participantId;
+  $('artifact-title').textContent = artifact.name;
+  $('artifact-meta').replaceChildren(
+    `Version ${artifact.version} · updated by ${participantName(artifact.updatedBy)} `,
+    el('time', { datetime: artifact.updatedAt }, formatTime(artifact.updatedAt)),
+    holder
+      ? ` · ${mine ? 'locked by you' : `locked by ${participantName(holder)}`} until ${formatTime(artifact.lockExpiresAt)}`
+      : ' · unlocked',
+  );
+  const lockedByOther = holder !== undefined && !mine;
+  const lock = $('artifact-lock', HTMLButtonElement);
+  lock.hidden = editing && !doc.lockLost;
+  lock.textContent = doc.lockLost ? 'Lock again' : 'Lock and edit';
+  lock.disabled = state.ended || (lockedByOther && !doc.lockLost);
+  $('artifact-save').hidden = !editing;
+  $('artifact-unlock').hidden = !editing;
+  $('artifact-force-unlock').hidden = !(isOwner() && lockedByOther && !state.ended);
+  $('artifact-content-view').hidden = editing;
+  editor().hidden = !editing;
+  if (!editing) $('artifact-content-view').textContent = artifact.content;
+}
+
+/** Puts `content` in the editor as the saved state of `version`. */
+function loadDraft(content: string, version: number): void {
+  if (!state.doc) return;
+  state.doc.baseVersion = version;
+  state.doc.saved = content;
+  editor().value = content;
+}
+
+async function lockArtifact(): Promise<void> {
+  const doc = state.doc;
+  if (!doc) return;
+  notify('artifact-notice', '');
+  try {
+    const lock = await space().artifacts.lock(doc.artifact.id);
+    if (doc.editing && doc.lockLost) {
+      // Keep the draft; the save's baseVersion says whether someone wrote in between.
+      doc.lockLost = false;
+    } else {
+      doc.artifact = await space().artifacts.get(doc.artifact.id);
+      loadDraft(doc.artifact.content, doc.artifact.version);
+    }
+    doc.artifact.lockedBy = lock.lockedBy;
+    doc.artifact.lockExpiresAt = lock.lockExpiresAt;
+    doc.editing = true;
+    startHeartbeat(lock.lockExpiresAt);
+    renderDocument();
+    editor().focus();
+  } catch (error) {
+    if (error instanceof LockedError) {
+      const holder = error.lockedBy ? participantName(error.lockedBy) : 'someone';
+      const until = error.lockExpiresAt ? ` until ${formatTime(error.lockExpiresAt)}` : '';
+      notify(
+        'artifact-notice',
+        `${holder} is editing this document${until}. Try again when they are done.`,
+        'warn',
+      );
+    } else notify('artifact-notice', describeError(error, 'this document'));
+  }
+}
+
+function startHeartbeat(expiresAt: string): void {
+  const doc = state.doc;
+  if (!doc) return;
+  clearInterval(doc.heartbeat);
+  const ttl = Math.max(10_000, Date.parse(expiresAt) - Date.now());
+  // Well before the lock lapses, so a slow network never loses it.
+  doc.heartbeat = setInterval(heartbeat, Math.max(5_000, Math.floor(ttl / 3)));
+}
+
+async function heartbeat(): Promise<void> {
+  const doc = state.doc;
+  if (!doc?.editing) return;
+  try {
+    const lock = await space().artifacts.heartbeat(doc.artifact.id);
+    doc.artifact.lockExpiresAt = lock.lockExpiresAt;
+    renderDocument();
+  } catch (error) {
+    if (statusOf(error) === 423 || statusOf(error) === 401) lockLost();
+  }
+}
+
+/** The lock is gone for this tab (lapsed, taken, or released by the owner); the draft stays. */
+export function lockLost(): void {
+  const doc = state.doc;
+  if (!doc?.editing || doc.lockLost) return;
+  doc.lockLost = true;
+  clearInterval(doc.heartbeat);
+  notify(
+    'artifact-notice',
+    'You no longer hold the lock (it lapsed, or the owner released it). Your text is still here: lock again to save it.',
+    'warn',
+  );
+  renderDocument();
+}
+
+async function saveArtifact(onSaved: () => void): Promise<void> {
+  const doc = state.doc;
+  if (!doc) return;
+  const content = editor().value;
+  notify('artifact-notice', '');
+  try {
+    const saved = await space().artifacts.write(doc.artifact.id, content, {
+      ...(doc.baseVersion === undefined ? {} : { baseVersion: doc.baseVersion }),
+    });
+    doc.artifact = saved;
+    loadDraft(content, saved.version);
+    const summary = state.artifacts.get(saved.id);
+    if (summary) state.artifacts.set(saved.id, { ...summary, version: saved.version });
+    startHeartbeat(saved.lockExpiresAt ?? new Date(Date.now() + 60_000).toISOString());
+    renderDocument();
+    onSaved();
+    notify('artifact-notice', `Saved as version ${saved.version}.`, 'ok');
+  } catch (error) {
+    if (error instanceof ConflictError && typeof error.body?.version === 'number')
+      showConflict(error.body.version);
+    else if (error instanceof LockedError) lockLost();
+    else notify('artifact-notice', describeError(error, 'this document'));
+  }
+}
+
+/** Someone wrote a newer version since this draft began: let the human choose, never merge silently. */
+function showConflict(version: number): void {
+  notify(
+    'artifact-notice',
+    `This document changed since you started (it is now version ${version}). Nothing was saved.`,
+    'warn',
+  );
+  const reload = async () => {
+    const doc = state.doc;
+    if (!doc) return;
+    try {
+      doc.artifact = await space().artifacts.get(doc.artifact.id);
+      loadDraft(doc.artifact.content, doc.artifact.version);
+      notify('artifact-notice', `Loaded version ${doc.artifact.version}. Your draft was discarded.`, 'ok');
+      renderDocument();
+    } catch (error) {
+      notify('artifact-notice', describeError(error, 'this document'));
+    }
+  };
+  const keep = () => {
+    if (state.doc) state.doc.baseVersion = version;
+    notify('artifact-notice', `Your draft replaces version ${version} when you save.`, 'ok');
+  };
+  $('artifact-notice').append(
+    el(
+      'span',
+      { class: 'toolbar' },
+      el(
+        'button',
+        { type: 'button', class: 'small', onclick: reload },
+        `Load version ${version} (discard my draft)`,
+      ),
+      el('button', { type: 'button', class: 'small', onclick: keep }, 'Keep my draft (replace it on save)'),
+    ),
+  );
+}
+
+/** Stops editing here (heartbeats too) without telling the server. */
+export function stopEditing(): void {
+  if (!state.doc) return;
+  clearInterval(state.doc.heartbeat);
+  state.doc.editing = false;
+  state.doc.lockLost = false;
+}
+
+/** Stops editing and releases the lock (the owner's force-unlock too). */
+export async function releaseLock(): Promise<void> {
+  const doc = state.doc;
+  if (!doc) return;
+  stopEditing();
+  try {
+    doc.artifact = await space().artifacts.unlock(doc.artifact.id);
+  } catch (error) {
+    notify('artifact-notice', describeError(error, 'this document'));
+  }
+}
+
+/** Writes a former version's content as the next version (lock holder only). */
+export async function restoreVersion(version: number): Promise<boolean> {
+  const doc = state.doc;
+  if (!doc) return false;
+  if (isDirty() && !confirmed('Restoring replaces your unsaved changes. Go on?')) return false;
+  try {
+    doc.artifact = await space().artifacts.restore(doc.artifact.id, version);
+    loadDraft(doc.artifact.content, doc.artifact.version);
+    renderDocument();
+    notify('artifact-notice', `Restored version ${version} as version ${doc.artifact.version}.`, 'ok');
+    return true;
+  } catch (error) {
+    notify('artifact-notice', describeError(error, 'this document'));
+    return false;
+  }
+}
+
+/**
+ * A client whose requests outlive the page (fetch keepalive), without retries: what a closing
+ * tab can still send.
+ */
+const parting = new Convene({
+  baseUrl: location.origin,
+  maxRetries: 0,
+  fetch: (input, init) => fetch(input, { ...init, keepalive: true }),
+});
+
+/** Wires the editor's toolbar; `onSaved` runs after each save (the documents list shows the new version). */
+export function wireEditor({ onSaved }: { onSaved: () => void }): void {
+  $('artifact-lock').addEventListener('click', (event) => busy(event.currentTarget, lockArtifact));
+  $('artifact-save').addEventListener('click', (event) =>
+    busy(event.currentTarget, () => saveArtifact(onSaved)),
+  );
+  $('artifact-unlock').addEventListener('click', (event) =>
+    busy(event.currentTarget, async () => {
+      if (isDirty() && !confirmed('Discard your unsaved changes and release the lock?')) return;
+      notify('artifact-notice', '');
+      await releaseLock();
+      renderDocument();
+    }),
+  );
+  $('artifact-force-unlock').addEventListener('click', (event) =>
+    busy(event.currentTarget, async () => {
+      const holder = participantName(lockHolder(state.doc?.artifact));
+      if (!confirmed(`Release ${holder}'s lock? Their unsaved changes cannot be saved afterwards.`)) return;
+      await releaseLock();
+      renderDocument();
+    }),
+  );
+
+  addEventListener('beforeunload', (event) => {
+    if (isDirty()) event.preventDefault();
+  });
+  // A closed tab should not keep a document locked for the lock's whole lifetime.
+  addEventListener('pagehide', () => {
+    const doc = state.doc;
+    if (!doc?.editing || doc.lockLost) return;
+    parting
+      .space(spaceId, state.me.key)
+      .artifacts.unlock(doc.artifact.id)
+      .catch(() => {});
+  });
+}

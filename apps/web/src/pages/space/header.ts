@@ -1,0 +1,34 @@
+// The space's header and the "You" panel: name, state, privacy, time left, and the actions this
+// key may take (invite and close for the owner, leave for a participant).
+import { $, el } from '../../lib/dom';
+import { formatDuration, STATUS_LABELS } from '../../lib/format';
+import { isOwner, state } from './state';
+
+export function renderSpace(): void {
+  const { space } = state;
+  if (!space) return;
+  $('space-title').textContent = space.name;
+  document.title = `${space.name} · Convene`;
+  $('space-description').textContent = space.description;
+  if (space.agenda) {
+    $('space-agenda').textContent = space.agenda;
+    $('agenda-block').hidden = false;
+  }
+  const closed = state.ended || space.state === 'closed';
+  const badge = $('space-state');
+  badge.textContent = closed ? 'closed' : 'open';
+  badge.className = `badge ${closed ? 'closed' : 'open'}`;
+  $('space-privacy').textContent = space.privacy === 'private' ? '· private' : '· public';
+  $('space-ttl').textContent = closed ? '' : `· ${formatDuration(space.ttlRemaining)}`;
+  $('invite-button').hidden = !isOwner() || closed;
+  $('close-space-button').hidden = !isOwner() || closed;
+  $('leave-button').hidden = isOwner() || closed || !state.me.participantId;
+  const me = state.me.participantId ? state.participants.get(state.me.participantId) : undefined;
+  const name = me?.name ?? state.me.name;
+  $('you').replaceChildren(
+    name ? el('strong', {}, name) : 'You',
+    isOwner() ? ' · owner of this space' : state.me.role === 'participant' ? ' · participant' : '',
+    me ? ' ' : '',
+    me ? el('span', { class: `badge ${me.status}` }, STATUS_LABELS[me.status]) : '',
+  );
+}

@@ -1,0 +1,151 @@
+// /space/{spaceId}: messages live, participants and moderation, documents with lock, edit, save
+// and history. The space key comes from this tab's sessionStorage (put there by the join page,
+// the home page or the dashboard), or is pasted; never from the URL. This module opens the space
+// and wires the parts: participants.ts, messages.ts, documents.ts, editor.ts, stream.ts.
+import { AuthenticationError, ConflictError, type SpaceView } from '@convene/sdk';
+import { $, busy, confirmed, notify, renderSessionNav, submitButton, wireCopyButtons } from '../../lib/dom';
+import { describeError } from '../../lib/errors';
+import { sessionOf } from '../../lib/hub';
+import {
+  forgetSpaceCredentials,
+  getSession,
+  getSpaceCredentials,
+  type SpaceCredentials,
+} from '../../lib/storage';
+import { renderArtifacts, wireDocuments } from './documents';
+import { renderSpace } from './header';
+import { wireMessages } from './messages';
+import { renderParticipants } from './participants';
+import { rememberMe, space, spaceId, state } from './state';
+import { connectStream, endSpace } from './stream';
+
+renderSessionNav();
+wireCopyButtons();
+wireMessages();
+wireDocuments();
+
+/**
+ * A pasted key says nothing of whose it is, and the API has no "who am I" for a space key.
+ * Moderating the owner is refused with 409 to the owner key and 401 to any other, and changes
+ * nothing: a safe probe. A participant learns its own id from the first message it sends.
+ */
+async function identify(me: SpaceCredentials): Promise<SpaceCredentials> {
+  const owner = [...state.participants.values()].find((p) => p.isOwner);
+  if (!owner) return me;
+  try {
+    await space().participants.approve(owner.participantId);
+  } catch (error) {
+    if (error instanceof ConflictError)
+      return { ...me, role: 'owner', participantId: owner.participantId, name: owner.name };
+    if (error instanceof AuthenticationError) return { ...me, role: 'participant' };
+  }
+  return me;
+}
+
+let ticking: ReturnType<typeof setInterval> | undefined;
+
+async function open(me: SpaceCredentials): Promise<void> {
+  state.me = me;
+  let view: SpaceView;
+  try {
+    view = await space().get();
+  } catch (error) {
+    showNoKey(describeError(error));
+    return;
+  }
+  state.space = view;
+  state.participants = new Map(view.participants.map((p) => [p.participantId, p]));
+  rememberMe(!me.role && view.state === 'open' ? await identify(me) : me);
+  state.artifacts = new Map(view.artifacts.map((a) => [a.id, a]));
+  $('no-key').hidden = true;
+  $('space-layout').hidden = false;
+  notify('space-notice', '');
+  renderParticipants();
+  renderArtifacts();
+  if (view.state === 'closed') {
+    endSpace('This space has closed.');
+    return;
+  }
+  void connectStream();
+  clearInterval(ticking);
+  ticking = setInterval(() => {
+    if (state.ended || !state.space) return;
+    state.space.ttlRemaining = Math.max(0, state.space.ttlRemaining - 30);
+    renderSpace();
+  }, 30_000);
+}
+
+function showNoKey(problem?: string): void {
+  $('no-key').hidden = false;
+  $('space-layout').hidden = true;
+  $('live').textContent = '';
+  if (problem) notify('space-notice', problem);
+  $('recover-key').hidden = !getSession();
+}
+
+const keyForm = $('key-form', HTMLFormElement);
+keyForm.addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const key = $('key-input', HTMLInputElement).value.trim();
+  if (key) await busy(submitButton(keyForm), () => open({ key }));
+});
+
+$('recover-key').addEventListener('click', (event) =>
+  busy(event.currentTarget, async () => {
+    const session = getSession();
+    if (!session) return;
+    try {
+      const account = sessionOf(session);
+      const key = await account.spaceKey(spaceId);
+      const { spaces } = await account.spaces();
+      const entry = spaces.find((s) => s.spaceId === spaceId && s.role === key.role);
+      await open({ key: key.privateKey, role: key.role, participantId: entry?.participantId });
+    } catch (error) {
+      notify('space-notice', describeError(error, 'your key for this space'));
+    }
+  }),
+);
+
+// --- Owner and participant actions -------------------------------------------------------------
+
+$('invite-button').addEventListener('click', (event) =>
+  busy(event.currentTarget, async () => {
+    try {
+      const invitation = await space().invitations.create();
+      $('invite-human', HTMLInputElement).value = invitation.humanLink;
+      $('invite-agent', HTMLInputElement).value = invitation.agentLink;
+      $('invite-result').hidden = false;
+      $('invite-human', HTMLInputElement).select();
+    } catch (error) {
+      notify('space-notice', describeError(error));
+    }
+  }),
+);
+
+$('leave-button').addEventListener('click', (event) =>
+  busy(event.currentTarget, async () => {
+    if (!confirmed('Leave this space? Your key stops working and you would need a new invitation.')) return;
+    try {
+      await space().leave();
+      forgetSpaceCredentials(spaceId);
+      endSpace('You left this space.', 'ok');
+    } catch (error) {
+      notify('space-notice', describeError(error));
+    }
+  }),
+);
+
+$('close-space-button').addEventListener('click', (event) =>
+  busy(event.currentTarget, async () => {
+    if (!confirmed('Close this space for everyone? This cannot be undone.')) return;
+    try {
+      await space().close();
+    } catch (error) {
+      notify('space-notice', describeError(error));
+    }
+  }),
+);
+
+const kept = getSpaceCredentials(spaceId);
+if (kept) void open(kept);
+else showNoKey();

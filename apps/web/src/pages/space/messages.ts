@@ -1,0 +1,117 @@
+// Messages: the list the stream fills (each once, html sanitised, images only from safe
+// sources), and the send form.
+import type { MessageView } from '@convene/sdk';
+import { avatar } from '../../lib/avatar';
+import { messageBody } from '../../lib/content';
+import { $, busy, el, notify, submitButton } from '../../lib/dom';
+import { describeError, statusOf } from '../../lib/errors';
+import { formatTime } from '../../lib/format';
+import { renderArtifacts } from './documents';
+import { renderParticipants } from './participants';
+import { rememberMe, type Sender, space, state } from './state';
+
+export function appendMessage(message: MessageView): void {
+  if (state.seen.has(message.id)) return;
+  const { senderId, senderName, isOwner } = message;
+  state.seen.set(message.id, { senderId, senderName, isOwner });
+  if (state.sentIds.has(message.id)) learnWhoIAm(message);
+  const list = $('messages');
+  list.querySelector('.empty')?.remove();
+  const sender = state.participants.get(message.senderId) ?? { avatarUrl: `/avatar/${message.senderId}.svg` };
+  const mine = message.senderId === state.me.participantId;
+  const nearBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 80;
+  list.append(
+    el(
+      'li',
+      { class: `message${mine ? ' mine' : ''}`, dataset: { messageId: message.id, type: message.type } },
+      avatar(sender),
+      el(
+        'div',
+        { class: 'bubble' },
+        el(
+          'div',
+          { class: 'message-head' },
+          el('strong', {}, message.senderName),
+          message.isOwner && el('span', { class: 'badge owner' }, 'owner'),
+          el(
+            'time',
+            { datetime: message.timestamp, title: message.timestamp },
+            formatTime(message.timestamp),
+          ),
+        ),
+        messageBody(message),
+      ),
+    ),
+  );
+  if (nearBottom || mine) list.scrollTop = list.scrollHeight;
+}
+
+/** After the backlog: an empty space says so. */
+export function showEmptyMessages(): void {
+  const list = $('messages');
+  if (list.children.length === 0) list.append(el('li', { class: 'empty' }, 'No messages yet. Say hello.'));
+}
+
+/** A pasted key says nothing of whose it is: the first message sent with it does. */
+function learnWhoIAm(message: Sender): void {
+  if (state.me.participantId) return;
+  rememberMe({
+    ...state.me,
+    participantId: message.senderId,
+    role: message.isOwner ? 'owner' : 'participant',
+    name: message.senderName,
+  });
+  renderParticipants();
+  renderArtifacts();
+}
+
+const PLACEHOLDERS: Record<MessageView['type'], string> = {
+  image: 'An https:// image URL, or a data:image/…;base64 URI',
+  html: 'HTML, e.g. <b>bold</b> (sanitised before display)',
+  text: 'Write a message (Enter sends, Shift+Enter for a new line)',
+};
+
+const messageType = (value: string): MessageView['type'] =>
+  value === 'html' || value === 'image' ? value : 'text';
+
+export function wireMessages(): void {
+  const form = $('send-form', HTMLFormElement);
+  const input = $('message-content', HTMLTextAreaElement);
+  const type = $('message-type', HTMLSelectElement);
+
+  input.addEventListener('keydown', (event) => {
+    if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      form.requestSubmit();
+    }
+  });
+
+  type.addEventListener('change', () => {
+    input.placeholder = PLACEHOLDERS[messageType(type.value)];
+  });
+
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const content = input.value;
+    if (!content.trim()) return;
+    notify('send-notice', '');
+    await busy(submitButton(form), async () => {
+      try {
+        const sent = await space().messages.send({ content, type: messageType(type.value) });
+        state.sentIds.add(sent.messageId);
+        // The stream may have brought it back before this answer came.
+        const seen = state.seen.get(sent.messageId);
+        if (seen) learnWhoIAm(seen);
+        input.value = '';
+        input.focus();
+      } catch (error) {
+        notify(
+          'send-notice',
+          statusOf(error) === 403
+            ? 'The owner has muted you: you can read, but not send, until they unmute you.'
+            : describeError(error),
+        );
+      }
+    });
+  });
+}

@@ -1,0 +1,100 @@
+// Participants: who is here, their status, and the owner's moderation (approve, mute, unmute,
+// remove), which the stream then reports back to every tab.
+import type { ParticipantView } from '@convene/sdk';
+import { avatar } from '../../lib/avatar';
+import { $, busy, confirmed, el, notify } from '../../lib/dom';
+import { describeError } from '../../lib/errors';
+import { STATUS_LABELS } from '../../lib/format';
+import { renderSpace } from './header';
+import { isOwner, space, state } from './state';
+
+type Moderation = 'approve' | 'kick' | 'mute' | 'unmute';
+
+const STATUS_ORDER: Record<ParticipantView['status'], number> = {
+  waitingForApproval: 0,
+  active: 1,
+  muted: 2,
+  left: 3,
+  kicked: 4,
+};
+
+function moderationButtons(p: ParticipantView): HTMLElement | undefined {
+  if (!isOwner() || p.isOwner || state.ended) return undefined;
+  const actions: [Moderation, string, string][] = [];
+  if (p.status === 'waitingForApproval') actions.push(['approve', 'Approve', 'primary']);
+  if (p.status === 'active') actions.push(['mute', 'Mute', '']);
+  if (p.status === 'muted') actions.push(['unmute', 'Unmute', '']);
+  if (p.status === 'waitingForApproval' || p.status === 'active' || p.status === 'muted')
+    actions.push(['kick', p.status === 'waitingForApproval' ? 'Refuse' : 'Remove', 'danger']);
+  if (!actions.length) return undefined;
+  return el(
+    'div',
+    { class: 'moderation' },
+    actions.map(([action, label, kind]) =>
+      el(
+        'button',
+        {
+          type: 'button',
+          class: `small ${kind}`,
+          'aria-label': `${label} ${p.name}`,
+          onclick: (event) => moderate(event.currentTarget, p, action),
+        },
+        label,
+      ),
+    ),
+  );
+}
+
+async function moderate(button: EventTarget | null, participant: ParticipantView, action: Moderation) {
+  if (action === 'kick' && !confirmed(`Remove ${participant.name} from the space? Their key stops working.`))
+    return;
+  await busy(button, async () => {
+    try {
+      await space().participants[action](participant.participantId);
+      notify('space-notice', '');
+    } catch (error) {
+      notify('space-notice', describeError(error, 'this participant'));
+    }
+  });
+}
+
+export function renderParticipants(): void {
+  const people = [...state.participants.values()].sort(
+    (a, b) =>
+      Number(b.isOwner) - Number(a.isOwner) ||
+      STATUS_ORDER[a.status] - STATUS_ORDER[b.status] ||
+      a.name.localeCompare(b.name),
+  );
+  $('participants').replaceChildren(
+    ...people.map((p) => {
+      const gone = p.status === 'left' || p.status === 'kicked';
+      return el(
+        'li',
+        { class: gone ? 'gone' : '', dataset: { participantId: p.participantId } },
+        avatar(p),
+        el(
+          'div',
+          {},
+          el('div', { class: 'person-name' }, p.name, p.participantId === state.me.participantId && ' (you)'),
+          // The owner's role defaults to "owner", which its badge already says.
+          p.role && !(p.isOwner && p.role === 'owner') && el('div', { class: 'person-role' }, p.role),
+          el(
+            'div',
+            { class: 'person-badges' },
+            p.isOwner && el('span', { class: 'badge owner' }, 'owner'),
+            el('span', { class: `badge ${p.status}` }, STATUS_LABELS[p.status]),
+            el('span', { class: 'badge' }, p.isHuman ? 'human' : 'agent'),
+          ),
+          moderationButtons(p),
+        ),
+      );
+    }),
+  );
+  renderSpace();
+}
+
+/** The stream's news of one participant; the caller decides what it means for this tab. */
+export function participantChanged(participant: ParticipantView): void {
+  state.participants.set(participant.participantId, participant);
+  renderParticipants();
+}

@@ -1,0 +1,125 @@
+// The space's live events, through the SDK's stream: the key goes in the X-Private-Key header
+// (never in the URL), and the SDK resumes a dropped connection with Last-Event-ID, so every event
+// arrives once, in order.
+import { Convene, type StreamEvent } from '@convene/sdk';
+import { $, type NoticeKind, notify } from '../../lib/dom';
+import { describeError } from '../../lib/errors';
+import { artifactChanged, renderArtifacts } from './documents';
+import { renderDocument, stopEditing } from './editor';
+import { appendMessage, showEmptyMessages } from './messages';
+import { participantChanged, renderParticipants } from './participants';
+import { space, spaceId, state } from './state';
+
+function setLive(text: string, on: boolean): void {
+  const live = $('live');
+  live.textContent = text;
+  live.classList.toggle('on', on);
+}
+
+let connected = false;
+
+/**
+ * The stream's own client. Its fetch tells the page when a connection opens and when the SDK
+ * starts another one after a drop: that is what the "live" indicator shows.
+ */
+const streaming = new Convene({
+  baseUrl: location.origin,
+  fetch: async (input, init) => {
+    if (connected) setLive('reconnecting…', false);
+    connected = false;
+    const response = await fetch(input, init);
+    if (response.ok) {
+      connected = true;
+      setLive('live', true);
+    }
+    return response;
+  },
+});
+
+let controller: AbortController | undefined;
+/** Where a new stream resumes after the previous one failed. */
+let lastEventId: number | undefined;
+
+/** The space has ended for this tab: read-only from now on. */
+export function endSpace(text: string, kind: NoticeKind = 'warn'): void {
+  state.ended = true;
+  controller?.abort();
+  setLive('ended', false);
+  type Control = HTMLButtonElement | HTMLTextAreaElement | HTMLSelectElement;
+  for (const control of $('send-form').querySelectorAll<Control>('button, textarea, select'))
+    control.disabled = true;
+  for (const button of $('artifact-form').querySelectorAll('button')) button.disabled = true;
+  stopEditing();
+  notify('space-notice', text, kind);
+  renderParticipants();
+  renderArtifacts();
+  renderDocument();
+}
+
+function handle(event: StreamEvent): void {
+  switch (event.event) {
+    case 'message':
+      appendMessage(event.data);
+      break;
+    case 'participant-status': {
+      const participant = event.data;
+      participantChanged(participant);
+      if (participant.participantId !== state.me.participantId) break;
+      if (participant.status === 'kicked') endSpace('The owner removed you from this space.', 'error');
+      else if (participant.status === 'left') endSpace('You left this space.');
+      else if (participant.status === 'muted')
+        notify('send-notice', 'The owner has muted you: you can read, but not send.', 'warn');
+      else if (participant.status === 'active') notify('send-notice', '');
+      break;
+    }
+    case 'context':
+      state.participants = new Map(event.data.participants.map((p) => [p.participantId, p]));
+      state.artifacts = new Map(event.data.artifacts.map((a) => [a.id, a]));
+      renderParticipants();
+      renderArtifacts();
+      showEmptyMessages();
+      break;
+    case 'space-closed':
+      endSpace(event.data.reason === 'expired' ? 'This space has expired.' : 'The owner closed this space.');
+      break;
+    default:
+      artifactChanged(event.event, event.data);
+  }
+}
+
+/** Reads the stream until the space ends for this tab; a stream that fails is replaced. */
+export async function connectStream(): Promise<void> {
+  const mine = new AbortController();
+  controller = mine;
+  const stream = streaming
+    .space(spaceId, state.me.key)
+    .messages.stream({ signal: mine.signal, ...(lastEventId === undefined ? {} : { lastEventId }) });
+  let failure: unknown;
+  try {
+    for await (const event of stream) {
+      try {
+        handle(event);
+      } catch (error) {
+        console.error(`bad ${event.event} event`, error);
+      }
+    }
+  } catch (error) {
+    failure = error;
+  }
+  lastEventId = stream.lastEventId;
+  if (state.ended || mine.signal.aborted) return;
+  // The stream ended without saying why (the key no longer opens the space), or failed for good:
+  // ask the API why.
+  connected = false;
+  setLive('disconnected', false);
+  try {
+    await space().get();
+  } catch (error) {
+    endSpace(describeError(error), 'error');
+    return;
+  }
+  if (failure) console.warn('the stream failed; reconnecting', failure);
+  setTimeout(() => {
+    if (!state.ended && controller === mine) void connectStream();
+  }, 3000);
+}

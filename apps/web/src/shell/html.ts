@@ -1,0 +1,28 @@
+// What the shells and the server that serves them agree on. No imports: the server loads this
+// (through the package's index.ts) without the pages' browser code or the SDK.
+
+/** Escapes text for an HTML text node or a double-quoted attribute. */
+export function escapeHtml(text: string): string {
+  return text
+    .replaceAll('&', '&amp;')
+    .replaceAll('<', '&lt;')
+    .replaceAll('>', '&gt;')
+    .replaceAll('"', '&quot;')
+    .replaceAll("'", '&#39;');
+}
+
+/**
+ * Where a space's page (join, space) carries its space id, empty in the built shell. Any id
+ * renders: the page asks the API, which answers 404 for a space that does not exist.
+ */
+export const SPACE_ID_SLOT = 'data-space-id=""';
+
+/** A space page's shell with the space id of its URL path written in, escaped. */
+export function withSpaceId(shell: string, spaceId: string): string {
+  // A function, not a string: `$&` and the like in the id must stay text, not replacement patterns.
+  return shell.replace(SPACE_ID_SLOT, () => `data-space-id="${escapeHtml(spaceId)}"`);
+}
+
+/** The pages, by the name of their shell (`dist/pages/<name>.html`) and script (`/web/<name>.js`). */
+export const PAGE_NAMES = ['home', 'join', 'space', 'login', 'link', 'dashboard'] as const;
+export type PageName = (typeof PAGE_NAMES)[number];

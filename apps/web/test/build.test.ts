@@ -1,0 +1,97 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readWebBuild, type WebBuild as ServedBuild } from '../index';
+import { buildWeb, type WebBuild } from '../scripts/build';
+import { PAGE_NAMES } from '../src/shell/html';
+
+const src = fileURLToPath(new URL('../src/', import.meta.url));
+
+/** Every TypeScript source of the pages, with its path under src/. */
+function sources(dir = src): { path: string; code: string }[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sources(path);
+    return entry.name.endsWith('.ts')
+      ? [{ path: relative(src, path), code: readFileSync(path, 'utf8') }]
+      : [];
+  });
+}
+
+describe('the build', () => {
+  let outDir: string;
+  let build: WebBuild;
+  let served: ServedBuild;
+
+  beforeAll(async () => {
+    outDir = mkdtempSync(join(tmpdir(), 'convene-web-'));
+    build = await buildWeb(outDir);
+    const read = readWebBuild(outDir);
+    if (!read) throw new Error('the build could not be read back');
+    served = read;
+  });
+  afterAll(() => rmSync(outDir, { recursive: true, force: true }));
+
+  it('has a shell and a script for every page, and each shell loads only its own script', () => {
+    for (const page of PAGE_NAMES) {
+      const html = served.pages[page];
+      expect(html).toMatch(/^<!doctype html>/);
+      const scripts = [...html.matchAll(/<script\b[^>]*>/g)].map(([tag]) => tag);
+      expect(scripts).toEqual([`<script type="module" src="/web/${page}.js">`]);
+      expect(served.assets.get(`${page}.js`)?.contentType).toBe('text/javascript; charset=utf-8');
+    }
+    expect([...served.assets.keys()].sort()).toEqual(build.assets);
+  });
+
+  it('puts nothing in a shell that the CSP would refuse: no inline script, style or handler', () => {
+    for (const page of PAGE_NAMES) {
+      const html = served.pages[page];
+      expect(html, page).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+      expect(html, page).not.toMatch(/\sstyle=|<style|\son[a-z]+=/i);
+      // Every file a shell names is in the build.
+      for (const [, file] of html.matchAll(/"\/web\/([^"]+)"/g))
+        expect(served.assets.has(file!), file).toBe(true);
+    }
+  });
+
+  it('marks only the content-named chunks as immutable, and every import of a script resolves', () => {
+    for (const [name, asset] of served.assets) {
+      expect(asset.immutable, name).toBe(/^chunk-[A-Z0-9]+\.js$/.test(name));
+      if (!name.endsWith('.js')) continue;
+      const code = asset.body.toString('utf8');
+      for (const [, imported] of code.matchAll(/from\s*"\.\/([^"]+)"/g))
+        expect(served.assets.has(imported!), `${name} imports ${imported}`).toBe(true);
+      expect(code, name).not.toContain('sourceMappingURL');
+    }
+  });
+
+  it('keeps the pages light: what each page loads, gzipped', () => {
+    const budgets: Record<string, number> = { space: 35 * 1024 };
+    for (const { page, gzipBytes } of build.pages)
+      expect(gzipBytes, `${page}: ${gzipBytes} bytes`).toBeLessThan(budgets[page] ?? 15 * 1024);
+  });
+});
+
+describe('the sources', () => {
+  it('never insert markup: html reaches the page only through DOMPurify (lib/content.ts)', () => {
+    for (const { path, code } of sources())
+      expect(code, path).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write|DOMParser/);
+    const sanitisers = sources().filter(({ code }) => /from 'dompurify'/.test(code));
+    expect(sanitisers.map(({ path }) => path)).toEqual(['lib/content.ts']);
+  });
+
+  it('reach the service only through @convene/sdk: no fetch of their own, no EventSource, no XMLHttpRequest', () => {
+    for (const { path, code } of sources()) {
+      // The one use of fetch allowed is as the SDK's `fetch` option, wrapping the browser's.
+      const rest = code.replace(/fetch: (?:async )?\(input, init\) =>[\s\S]*?fetch\(input, /g, '');
+      expect(rest, path).not.toMatch(/\bfetch\(|EventSource|XMLHttpRequest|sendBeacon/);
+    }
+  });
+
+  it('keep keys out of addresses: no page writes a key into a URL or a query', () => {
+    for (const { path, code } of sources())
+      expect(code, path).not.toMatch(/[?&]key=|searchParams\.set\(['"]key/);
+  });
+});
