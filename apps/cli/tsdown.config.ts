@@ -10,12 +10,12 @@ const repo = resolve(here, '../..');
  * The files the bundled server reads from disk at run time, relative to the repository. They
  * ship in the package under `assets/`, in the same layout as in the repository.
  */
-const SERVER_FILES = ['packages/core/drizzle', 'packages/server/content', 'packages/server/src/web/assets'];
+const SERVER_FILES = ['packages/core/drizzle', 'packages/server/content', 'apps/web/dist'];
 
 /**
  * The workspace packages (sdk, contract, core, server) are bundled: they are not published, so
  * the tarball must carry them. Their code finds its files relative to `import.meta.url`
- * (`new URL('../web/assets/', import.meta.url)`), which in a bundle is the chunk's URL. This
+ * (`new URL('./dist/', import.meta.url)` in apps/web), which in a bundle is the chunk's URL. This
  * plugin gives each workspace module the URL it had in the repository, moved under `assets/`,
  * so every such path lands on the copy shipped there, and the server's code needs no option.
  */
@@ -29,7 +29,8 @@ function workspaceModuleUrls() {
       const path = id.split('?')[0]!;
       if (!code.includes(META_URL)) return null;
       const fromRepo = relative(repo, path);
-      if (!fromRepo.startsWith('packages/') || fromRepo.includes('node_modules')) return null;
+      const inWorkspace = fromRepo.startsWith('packages/') || fromRepo.startsWith('apps/web/');
+      if (!inWorkspace || fromRepo.includes('node_modules')) return null;
       // Chunks are written to the output directory, one level below the assets' parent.
       const url = `new URL(${JSON.stringify(`../assets/${fromRepo}`)}, ${META_URL}).href`;
       return { code: code.replaceAll(META_URL, url), map: null };
