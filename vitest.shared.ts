@@ -11,6 +11,9 @@ export function conveneVitestConfig() {
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks' as const,
+    // expect.poll waits for a condition; on a loaded machine (CI, two workers beside real server
+    // processes and a browser) one second is not enough for a page to catch up.
+    expect: { poll: { timeout: 10_000 } },
   };
   return defineConfig({
     test: {

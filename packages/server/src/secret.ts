@@ -29,10 +29,15 @@ const mint = (): string => randomBytes(32).toString('hex');
 /**
  * SECRET unset: generated once and kept under DATA_DIR (embedded PGlite, a file of mode 0600) or
  * in the database (PostgreSQL), so every node sharing the database agrees on it. In the database
- * it is sealed under a key derived from the database password (never in clear), which requires a
- * DATABASE_URL with a password; without one, SECRET must be set.
+ * it is sealed under a key derived from the database password. A DATABASE_URL without a password
+ * (trust or peer authentication) leaves nothing to seal it with: it is then kept as it is, with a
+ * warning, rather than refusing to start a deployment that decisions.md says needs no SECRET.
  */
-export async function loadOrCreateSecret(database: Database, config: ServerConfig): Promise<string> {
+export async function loadOrCreateSecret(
+  database: Database,
+  config: ServerConfig,
+  warn: (message: string) => void,
+): Promise<string> {
   if (config.databaseUrl === 'memory://') return mint();
   if (database.engine === 'pglite') {
     const file = join(config.dataDir, 'secret');
@@ -45,13 +50,7 @@ export async function loadOrCreateSecret(database: Database, config: ServerConfi
       return secret;
     }
   }
-  const password = config.databasePassword;
-  if (!password)
-    throw new Error(
-      'SECRET is required: DATABASE_URL names no password to seal a generated SECRET with, and it is never kept in clear in the database. Set SECRET to 64 random hex characters, the same on every node.',
-    );
   const db = database.db;
-  const box = sealWith(password);
   const read = async (key: string) =>
     (
       await db
@@ -59,6 +58,21 @@ export async function loadOrCreateSecret(database: Database, config: ServerConfi
         .from(schema.settings)
         .where(eq(schema.settings.key, key))
     )[0]?.value;
+  const password = config.databasePassword;
+  if (!password) {
+    warn(
+      'SECRET is unset and DATABASE_URL names no password to seal the generated one with: it is kept unsealed in the database, so a copy of the database opens the keys it protects. Set SECRET (64 random hex characters, the same on every node) or connect with a password.',
+    );
+    if (await read(SEALED))
+      throw new Error(
+        'the generated SECRET in the database is sealed with a database password, and DATABASE_URL names none: connect with that password, or set SECRET',
+      );
+    await db.insert(schema.settings).values({ key: CLEAR, value: mint() }).onConflictDoNothing();
+    const clear = await read(CLEAR);
+    if (!clear) throw new Error('could not load the server secret');
+    return clear;
+  }
+  const box = sealWith(password);
 
   // A secret an earlier version kept in clear is sealed now, and its clear copy removed.
   const clear = await read(CLEAR);

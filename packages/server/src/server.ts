@@ -49,7 +49,8 @@ export async function createServer(
     loadDataDir: options.loadDataDir,
   });
   try {
-    const secret = config.secret ?? (await loadOrCreateSecret(database, config));
+    const warnings: string[] = [];
+    const secret = config.secret ?? (await loadOrCreateSecret(database, config, (m) => warnings.push(m)));
     const box = new SecretBox(secret);
     const deps: Deps = {
       db: database.db,
@@ -86,6 +87,7 @@ export async function createServer(
       },
       ...(options.logStream ? { logStream: options.logStream } : {}),
     });
+    for (const warning of warnings) app.log.warn(warning);
     // One LISTEN per process, fanning events out to this process's streams.
     const hub = new EventHub({
       database,

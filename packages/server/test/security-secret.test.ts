@@ -39,8 +39,42 @@ describe.runIf(onPostgres())('the generated SECRET on PostgreSQL', () => {
     }
   };
 
-  it('is refused without a database password to seal it with', async () => {
-    await expect(open(configFor(undefined))).rejects.toThrow(/SECRET is required/);
+  it('is kept unsealed, with a warning, when there is no database password to seal it with', async () => {
+    const scratch = await createPostgresTestDatabase(testDatabaseServerUrl()!);
+    try {
+      const u = new URL(scratch.url);
+      u.password = '';
+      const config = loadConfig({ DATABASE_URL: u.toString(), LOG_LEVEL: 'warn', PORT: '0' });
+      const lines: string[] = [];
+      const logStream = { write: (line: string) => void lines.push(line) };
+      const a = await createServer(config, { logStream });
+      const b = await createServer(config, { logger: false });
+      try {
+        // Both nodes start and agree, as decisions.md promises of an unset SECRET.
+        expect(b.deps.box.decrypt(a.deps.box.encrypt('shared'))).toBe('shared');
+      } finally {
+        await a.close();
+        await b.close();
+      }
+      expect(lines.join('\n')).toMatch(/SECRET is unset and DATABASE_URL names no password/);
+      // The warning names the problem, never the secret.
+      const rows = await settings(scratch.url);
+      const clear = rows.find((r) => r.key === 'secret')?.value;
+      expect(clear).toMatch(/^[0-9a-f]{64}$/);
+      expect(lines.join('\n')).not.toContain(clear);
+      // Once connected with a password, it is sealed and the unsealed copy deleted.
+      u.password = 'db-password-0';
+      const sealed = await createServer(
+        loadConfig({ DATABASE_URL: u.toString(), LOG_LEVEL: 'silent', PORT: '0' }),
+        {
+          logger: false,
+        },
+      );
+      await sealed.close();
+      expect((await settings(scratch.url)).map((r) => r.key)).not.toContain('secret');
+    } finally {
+      await scratch.drop();
+    }
   });
 
   it('is sealed, the same for every node, and never stored in clear', async () => {
