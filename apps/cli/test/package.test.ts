@@ -82,7 +82,11 @@ describe.runIf(!onPostgres())('the packed tarball', () => {
       // What the server reads from disk shipped in the package: migrations ran; pages, assets and guides load.
       expect((await fetch(`${url}/`)).status).toBe(200);
       expect((await fetch(`${url}/web/style.css`)).status).toBe(200);
-      expect((await fetch(`${url}/web/purify.js`)).status).toBe(200);
+      // The space page's script, and every chunk the page it belongs to imports.
+      const script = await (await fetch(`${url}/web/space.js`)).text();
+      const chunks = [...script.matchAll(/"\.\/(chunk-[\w-]+\.js)"/g)].map((m) => m[1]);
+      expect(chunks.length).toBeGreaterThan(0);
+      for (const chunk of chunks) expect((await fetch(`${url}/web/${chunk}`)).status).toBe(200);
       expect(await (await fetch(`${url}/auth.md`)).text()).toContain(url);
 
       const as = { CONVENE_URL: url };
