@@ -3,9 +3,26 @@ import { createHash } from 'node:crypto';
 import { openDatabase } from '@convene/core';
 import Fastify from 'fastify';
 
-// postgres.js itself (drizzle's client underneath), with the pool size Convene uses.
-const database = await openDatabase({ url: process.env.DATABASE_URL!, migrate: false, maxConnections: 10 });
-const sql = (database.db as any).$client as any;
+// postgres.js itself (drizzle's client underneath), with the pool size Convene uses; or, without
+// DATABASE_URL, an embedded PGlite under BENCH_DATA_DIR, as Convene's default.
+const database = await openDatabase({
+  url: process.env.DATABASE_URL || undefined,
+  dataDir: process.env.BENCH_DATA_DIR,
+  migrate: false,
+  maxConnections: 10,
+});
+const client = (database.db as any).$client as any;
+/** One tagged-template query on either driver: postgres.js's own, or PGlite's query(). */
+const sql =
+  database.engine === 'postgres'
+    ? client
+    : async (strings: TemplateStringsArray, ...values: unknown[]) =>
+        (
+          await client.query(
+            strings.reduce((text, part, i) => `${text}$${i}${part}`),
+            values,
+          )
+        ).rows;
 await sql`create table if not exists bench_keys (key_hash text primary key, id uuid not null)`;
 await sql`create table if not exists bench_rows (id bigserial primary key, key_id uuid not null, payload text not null, created_at timestamptz not null default now())`;
 

@@ -5,6 +5,8 @@ export type RequestFor = (connection: number) => Buffer;
 
 export interface LoadOptions {
   port: number;
+  /** The port of each connection, when the load is spread over several servers. */
+  portOf?: (connection: number) => number;
   connections: number;
   durationMs: number;
   /** Hard ceiling on requests, whatever the duration. */
@@ -36,7 +38,11 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const one = (index: number) =>
     new Promise<void>((resolve) => {
       const request = options.request(index);
-      const socket: Socket = connect({ port: options.port, host: '127.0.0.1', noDelay: true });
+      const socket: Socket = connect({
+        port: options.portOf?.(index) ?? options.port,
+        host: '127.0.0.1',
+        noDelay: true,
+      });
       let buffer: Buffer = Buffer.alloc(0);
       let sentAt = 0;
       const send = () => {

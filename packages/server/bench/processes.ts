@@ -12,11 +12,17 @@ export async function start(
   file: string,
   env: Record<string, string>,
   children: ChildProcess[],
+  options: {
+    /** More Node flags (e.g. --cpu-prof). */
+    execArgv?: string[];
+    /** Its standard output goes nowhere: a server logging at the default level, as in production. */
+    quiet?: boolean;
+  } = {},
 ): Promise<{ child: ChildProcess; port: number }> {
   const child = fork(join(here, file), [], {
-    execArgv: ['--import', 'tsx'],
+    execArgv: ['--import', 'tsx', ...(options.execArgv ?? [])],
     env: { ...process.env, ...env },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    stdio: ['ignore', options.quiet ? 'ignore' : 'inherit', 'inherit', 'ipc'],
   });
   children.push(child);
   const port = await new Promise<number>((resolve, reject) => {

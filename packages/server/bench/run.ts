@@ -1,256 +1,446 @@
-// `pnpm bench`: Convene's message path against bare baselines, on PostgreSQL, in one run.
+// `pnpm bench`: Convene's message path against bare baselines, side by side in one run.
 // Loopback only; every loop is bounded in count and time. See README "Benchmarks".
+//
+//   pnpm bench [--quick] [--conns 16,50,200] [--only requests,nodes,pglite,fanout] [--cpu-prof]
+//
+// Every rule stays in force: the rate limit is raised by configuration (closed-loop senders far
+// exceed any human limit) but still counted on every request, idempotency and the HTTP policy
+// run, and the servers log at the default level (to /dev/null, as to a file in production).
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, type ClientRequest, get, request } from 'node:http';
-import { dirname, join } from 'node:path';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { createPostgresTestDatabase } from '@convene/core/testing';
-import { postgresCpuMs, processCpuMs } from './cpu';
-import { httpRequest, percentile, runLoad } from './http-load';
+import { postgresCpuMs, processCpuMs, processRssBytes } from './cpu';
+import { httpRequest, type LoadResult, percentile, runLoad } from './http-load';
 import { ensurePostgres, start, stop } from './processes';
 import { wallClock } from './sse-fleet';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const quick = process.argv.includes('--quick');
-const LOAD_MS = quick ? 4_000 : 10_000;
-const WARMUP_MS = quick ? 2_000 : 3_000;
-const CONNECTIONS = 16;
-const FANOUT_S = quick ? 5 : 10;
+const repo = join(here, '../../..');
+const resultsDir = join(repo, 'bench/results');
+
+const { values: args } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    conns: { type: 'string', default: '16,50,200' },
+    only: { type: 'string', default: 'requests,nodes,pglite,fanout' },
+    'cpu-prof': { type: 'boolean', default: false },
+  },
+});
+const CONNS = args.conns
+  .split(',')
+  .map(Number)
+  .filter((n) => Number.isInteger(n) && n > 0);
+const SECTIONS = new Set(args.only.split(','));
+const LOAD_MS = args.quick ? 4_000 : 10_000;
+const WARMUP_MS = args.quick ? 2_000 : 3_000;
+/** The connections of the two-node, profile and information rows. */
+const MAIN_CONNS = 50;
+const PGLITE_CONNS = 16;
+const FANOUT_S = args.quick ? 5 : 10;
 
 const round = (n: number, d = 1) => Math.round(n * 10 ** d) / 10 ** d;
+const CONTENT = 'x'.repeat(180);
+
+/** A Convene node as the benchmark runs it: every rule on, the rate limit raised, default logging. */
+const conveneEnv = (databaseUrl: string | undefined, extra: Record<string, string> = {}) => ({
+  ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+  RATE_LIMIT_MAX: '1000000000',
+  SECRET: 'bench-secret-0123456789abcdef0123456789abcdef0123456789abcdef0123',
+  ...extra,
+});
+
+interface RequestRow {
+  section: string;
+  scenario: string;
+  connections: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  statuses: Record<number, number>;
+  /** CPU per request, µs: the server process(es), and every local PostgreSQL process. */
+  serverCpuUs?: number | undefined;
+  postgresCpuUs?: number | undefined;
+}
+
+interface FanOutRow {
+  scenario: string;
+  subscribers: number;
+  rate: number;
+  openMs: number;
+  deliveries: number;
+  lost: number;
+  duplicated: number;
+  reordered: number;
+  p50: number;
+  p99: number;
+  sendP50: number;
+  sendP99: number;
+  /** Server memory grown by opening the subscribers, MiB per 1,000 streams. */
+  rssPer1000MiB?: number | undefined;
+}
+
+interface Target {
+  target: string;
+  value: number;
+  limit: string;
+  met: boolean;
+}
+
+const requestRows: RequestRow[] = [];
+const fanOutRows: FanOutRow[] = [];
+const targets: Target[] = [];
+const profiles: { file: string; top: { fn: string; selfPct: number }[] }[] = [];
 
 async function main() {
-  const serverUrl = await ensurePostgres();
-  const { url: databaseUrl, drop } = await createPostgresTestDatabase(serverUrl);
   const children: ChildProcess[] = [];
-  const results: Record<string, unknown> = {};
+  const cleanups: (() => Promise<void> | void)[] = [];
   try {
-    console.log(`PostgreSQL: ${databaseUrl.replace(/\/\/[^@]*@/, '//')}`);
-
-    // 1. Request throughput and latency: bare route vs sendMessage.
-    const bare = await start('bare-route.ts', { DATABASE_URL: databaseUrl }, children);
-    const keys = Array.from({ length: CONNECTIONS }, () => randomBytes(32).toString('hex'));
-    await postJson(bare.port, '/keys', { keys });
-    const content = 'x'.repeat(180);
-    const bareRequest = (i: number) =>
-      httpRequest('POST', '/bare', { 'X-Key': keys[i]! }, JSON.stringify({ content }));
-    await load(bare.port, bareRequest, WARMUP_MS);
-    const bareRun = await load(bare.port, bareRequest, LOAD_MS, bare.child);
-    progress('bare route', bareRun);
-    await stop(bare.child);
-
-    // Information: the message path alone, without the HTTP policy stack.
-    const core = await start('core-route.ts', { DATABASE_URL: databaseUrl }, children);
-    const coreSpaces = await Promise.all(
-      Array.from({ length: CONNECTIONS }, (_, i) => createSpace(core.port, `core ${i}`)),
-    );
-    const coreRequest = (i: number) =>
-      httpRequest(
-        'POST',
-        `/hub/space/${coreSpaces[i]!.spaceId}/messages`,
-        { 'X-Private-Key': coreSpaces[i]!.ownerPrivateKey },
-        JSON.stringify({ content }),
-      );
-    await load(core.port, coreRequest, WARMUP_MS);
-    const coreRun = await load(core.port, coreRequest, LOAD_MS / 2, core.child);
-    progress('sendMessage use case in a bare route', coreRun);
-    await stop(core.child);
-
-    const convene = await start(
-      'convene-node.ts',
-      {
-        DATABASE_URL: databaseUrl,
-        RATE_LIMIT_MAX: '1000000000',
-        LOG_LEVEL: 'error',
-        SECRET: 'bench-secret-0123456789abcdef',
-      },
-      children,
-    );
-    const spaces = await Promise.all(
-      Array.from({ length: CONNECTIONS }, (_, i) => createSpace(convene.port, `bench ${i}`)),
-    );
-    const sendRequest = (i: number) =>
-      httpRequest(
-        'POST',
-        `/hub/space/${spaces[i]!.spaceId}/messages`,
-        { 'X-Private-Key': spaces[i]!.ownerPrivateKey },
-        JSON.stringify({ content }),
-      );
-    await load(convene.port, sendRequest, WARMUP_MS);
-    const sendRun = await load(convene.port, sendRequest, LOAD_MS, convene.child);
-    progress('sendMessage', sendRun);
-    // Information only: every connection on one space (one row lock serialises them).
-    const oneSpace = (_: number) => sendRequest(0);
-    const oneSpaceRun = await load(convene.port, oneSpace, LOAD_MS / 2, convene.child);
-    progress('sendMessage, one space', oneSpaceRun);
-    // Information only: a stream open on every space, so every message also pays its NOTIFY (a
-    // space nobody listens to is not notified) and the node's hub writes it to the stream.
-    const streams = await Promise.all(spaces.map((space) => openStream(convene.port, space)));
-    const streamedRun = await load(convene.port, sendRequest, LOAD_MS / 2, convene.child);
-    for (const stream of streams) stream.destroy();
-    progress('sendMessage, a stream on every space', streamedRun);
-    const healthRun = await load(
-      convene.port,
-      () => httpRequest('GET', '/api/health', {}),
-      LOAD_MS / 2,
-      convene.child,
-    );
-    progress('health', healthRun);
-
-    // 2. Fan-out: bare broadcaster vs Convene's stream.
-    const broadcaster = await start('bare-broadcaster.ts', {}, children);
-    const bare1000 = await fanOut({
-      port: broadcaster.port,
-      subscribers: 1000,
-      rate: 20,
-      path: '/sse',
-      headers: {},
-      readyMarker: ': hello',
-      publish: (body) => postJson(broadcaster.port, '/publish', body),
-    });
-    const bare5000 = await fanOut({
-      port: broadcaster.port,
-      subscribers: 5000,
-      rate: 10,
-      path: '/sse',
-      headers: {},
-      readyMarker: ': hello',
-      publish: (body) => postJson(broadcaster.port, '/publish', body),
-    });
-    await stop(broadcaster.child);
-
-    const conveneFan = async (subscribers: number, rate: number) => {
-      const space = await createSpace(convene.port, `fan-out ${subscribers}`);
-      return fanOut({
-        port: convene.port,
-        subscribers,
-        rate,
-        path: `/hub/space/${space.spaceId}/messages/stream`,
-        headers: { 'X-Private-Key': space.ownerPrivateKey },
-        readyMarker: 'event: context',
-        publish: (body) =>
-          postJson(convene.port, `/hub/space/${space.spaceId}/messages`, body, space.ownerPrivateKey),
-      });
-    };
-    const convene10 = await conveneFan(10, 20);
-    const convene1000 = await conveneFan(1000, 20);
-    const convene5000 = await conveneFan(5000, 10);
-    await stop(convene.child);
-
-    // Information: the same route with the in-process rate limiter instead of the database's.
-    const memory = await start(
-      'convene-node.ts',
-      {
-        DATABASE_URL: databaseUrl,
-        RATE_LIMIT_MAX: '1000000000',
-        LOG_LEVEL: 'error',
-        SECRET: 'bench-secret-0123456789abcdef',
-        BENCH_RATE_LIMITER: 'memory',
-      },
-      children,
-    );
-    await load(memory.port, sendRequest, WARMUP_MS);
-    const memoryRun = await load(memory.port, sendRequest, LOAD_MS / 2, memory.child);
-    progress('sendMessage, in-process rate limiter', memoryRun);
-    await stop(memory.child);
-
-    // 3. Report.
-    const rps = (r: typeof bareRun) => r.requests / (r.elapsedMs / 1000);
-    const row = (name: string, r: typeof bareRun) => ({
-      scenario: name,
-      'req/s': round(rps(r), 0),
-      'p50 ms': round(percentile(r.latencies, 50), 2),
-      'p99 ms': round(percentile(r.latencies, 99), 2),
-      errors: r.errors,
-      'server CPU µs/req': r.serverCpuUs ?? '-',
-      'PostgreSQL CPU µs/req': r.postgresCpuUs ?? '-',
-    });
-    console.log(`\nRequests (${CONNECTIONS} keep-alive connections, ${LOAD_MS / 1000} s each)`);
-    console.table([
-      row('bare route (read 1 row by key + insert 1 row)', bareRun),
-      row(`sendMessage (${CONNECTIONS} spaces)`, sendRun),
-      row('sendMessage (1 space, info only)', oneSpaceRun),
-      row('sendMessage, a stream on every space (info only)', streamedRun),
-      row('sendMessage, in-process rate limiter (info only)', memoryRun),
-      row('health: HTTP policy + adapter floor (info only)', healthRun),
-      row('sendMessage use case in a bare route (info only)', coreRun),
-    ]);
-    const fanRow = (name: string, r: FanOutResult) => ({
-      scenario: name,
-      deliveries: r.deliveries,
-      lost: r.lost,
-      duplicated: r.duplicates,
-      reordered: r.reordered,
-      'p50 ms': round(r.p50),
-      'p99 ms': round(r.p99),
-      'send p50 ms': round(r.sendP50, 2),
-      'send p99 ms': round(r.sendP99, 2),
-    });
-    console.log(`\nFan-out (${FANOUT_S} s of messages each)`);
-    console.table([
-      fanRow('bare broadcaster 1000 × 20/s', bare1000),
-      fanRow('Convene stream 1000 × 20/s', convene1000),
-      fanRow('bare broadcaster 5000 × 10/s', bare5000),
-      fanRow('Convene stream 5000 × 10/s', convene5000),
-      fanRow('Convene stream 10 × 20/s', convene10),
-    ]);
-
-    const checks = [
-      {
-        target: 'sendMessage throughput ≥ 0.5× bare route',
-        ratio: rps(sendRun) / rps(bareRun),
-        ok: rps(sendRun) / rps(bareRun) >= 0.5 && sendRun.errors === 0,
-      },
-      {
-        target: 'sendMessage p99 ≤ 2× bare route',
-        ratio: percentile(sendRun.latencies, 99) / percentile(bareRun.latencies, 99),
-        ok: percentile(sendRun.latencies, 99) / percentile(bareRun.latencies, 99) <= 2,
-      },
-      {
-        target: 'fan-out 1000 × 20/s: 0 lost, duplicated or reordered',
-        ratio: convene1000.lost + convene1000.duplicates + convene1000.reordered,
-        ok: convene1000.lost + convene1000.duplicates + convene1000.reordered === 0,
-      },
-      {
-        target: 'fan-out 1000 × 20/s: p99 ≤ 2× bare broadcaster',
-        ratio: convene1000.p99 / bare1000.p99,
-        ok: convene1000.p99 / bare1000.p99 <= 2,
-      },
-      {
-        target: 'fan-out 5000 × 10/s: 0 lost',
-        ratio: convene5000.lost,
-        ok: convene5000.lost === 0,
-      },
-      {
-        target: 'sender p50 at 1000 subscribers ≤ 1.5× at 10',
-        ratio: convene1000.sendP50 / convene10.sendP50,
-        ok: convene1000.sendP50 / convene10.sendP50 <= 1.5,
-      },
-      {
-        target: 'sender p99 at 1000 subscribers ≤ 1.5× at 10',
-        ratio: convene1000.sendP99 / convene10.sendP99,
-        ok: convene1000.sendP99 / convene10.sendP99 <= 1.5,
-      },
-    ];
-    console.log('\nTargets');
-    console.table(
-      checks.map((c) => ({ target: c.target, value: round(c.ratio, 2), met: c.ok ? 'yes' : 'NO' })),
-    );
-    Object.assign(results, { bareRun: rps(bareRun), sendRun: rps(sendRun) });
+    const needsPostgres = ['requests', 'nodes', 'fanout'].some((s) => SECTIONS.has(s)) || args['cpu-prof'];
+    let databaseUrl = '';
+    if (needsPostgres) {
+      const serverUrl = await ensurePostgres();
+      const created = await createPostgresTestDatabase(serverUrl);
+      databaseUrl = created.url;
+      cleanups.push(created.drop);
+      console.log(`PostgreSQL: ${databaseUrl.replace(/\/\/[^@]*@/, '//')}`);
+    }
+    if (SECTIONS.has('requests')) await requestsSection(databaseUrl, children);
+    if (SECTIONS.has('nodes')) await nodesSection(databaseUrl, children);
+    if (SECTIONS.has('pglite')) await pgliteSection(children, cleanups);
+    if (SECTIONS.has('fanout')) await fanOutSection(databaseUrl, children);
+    if (args['cpu-prof']) await profileSection(databaseUrl, children);
+    report();
   } finally {
     for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
-    await drop().catch(() => {});
+    for (const cleanup of cleanups.reverse()) await Promise.resolve(cleanup()).catch(() => {});
   }
 }
 
-function progress(
-  name: string,
-  r: { requests: number; elapsedMs: number; errors: number; statuses: unknown },
-) {
-  console.log(
-    `  ${name}: ${round(r.requests / (r.elapsedMs / 1000), 0)} req/s, statuses ${JSON.stringify(r.statuses)}`,
+/** sendMessage against the bare route at each connection count, both servers up side by side. */
+async function requestsSection(databaseUrl: string, children: ChildProcess[]) {
+  const maxConns = Math.max(...CONNS, MAIN_CONNS);
+  const bare = await startBare({ DATABASE_URL: databaseUrl }, maxConns, children);
+  const convene = await start('convene-node.ts', conveneEnv(databaseUrl), children, { quiet: true });
+  const spaces = await createSpaces(convene.port, maxConns, 'bench');
+  for (const conns of CONNS) {
+    const bareRun = await measured('requests', 'bare route', conns, bare.port, bare.request, bare.child);
+    const sendRun = await measured(
+      'requests',
+      'sendMessage',
+      conns,
+      convene.port,
+      sendTo(spaces),
+      convene.child,
+    );
+    checkRequests(`${conns} connections, PostgreSQL`, sendRun, bareRun, 0.6, 1.5);
+  }
+  // Information rows at MAIN_CONNS: what shares of the cost are.
+  const info = (scenario: string, build: (i: number) => Buffer, child = convene.child, port = convene.port) =>
+    measured('information', scenario, MAIN_CONNS, port, build, child, LOAD_MS / 2);
+  await info('sendMessage, every connection on one space', () => sendTo(spaces)(0));
+  const streams = await Promise.all(spaces.slice(0, MAIN_CONNS).map((s) => openStream(convene.port, s)));
+  await info('sendMessage, a stream open on every space', sendTo(spaces));
+  for (const stream of streams) stream.destroy();
+  await info('GET /api/health (the HTTP policy floor)', () => httpRequest('GET', '/api/health', {}));
+  await stop(convene.child);
+  await stop(bare.child);
+  const core = await start('core-route.ts', { DATABASE_URL: databaseUrl }, children);
+  const coreSpaces = await createSpaces(core.port, MAIN_CONNS, 'core');
+  await info('the sendMessage use case in a bare route', sendTo(coreSpaces), core.child, core.port);
+  await stop(core.child);
+}
+
+/** Two nodes on one PostgreSQL, the connections spread over both, beside one node. */
+async function nodesSection(databaseUrl: string, children: ChildProcess[]) {
+  const bare = await startBare({ DATABASE_URL: databaseUrl }, MAIN_CONNS, children);
+  const bareRun = await measured('nodes', 'bare route', MAIN_CONNS, bare.port, bare.request, bare.child);
+  await stop(bare.child);
+  const one = await start('convene-node.ts', conveneEnv(databaseUrl), children, { quiet: true });
+  const spaces = await createSpaces(one.port, MAIN_CONNS, 'nodes');
+  const oneRun = await measured(
+    'nodes',
+    'sendMessage, one node',
+    MAIN_CONNS,
+    one.port,
+    sendTo(spaces),
+    one.child,
   );
+  const two = await start(
+    'convene-node.ts',
+    conveneEnv(databaseUrl, { PUBLIC_URL: 'http://node-2.invalid' }),
+    children,
+    { quiet: true },
+  );
+  const both = await measured(
+    'nodes',
+    'sendMessage, two nodes (half the connections each)',
+    MAIN_CONNS,
+    one.port,
+    sendTo(spaces),
+    [one.child, two.child],
+    LOAD_MS,
+    (i) => (i % 2 === 0 ? one.port : two.port),
+  );
+  targets.push({
+    target: `two nodes vs one node, ${MAIN_CONNS} connections (measured, no target on 2 cores)`,
+    value: round(both.rps / oneRun.rps, 2),
+    limit: 'report',
+    met: both.errors === 0,
+  });
+  checkRequests(`${MAIN_CONNS} connections over two nodes`, both, bareRun, 0, Number.POSITIVE_INFINITY);
+  await stop(two.child);
+  await stop(one.child);
+}
+
+/** Embedded PGlite: Convene's default database, against a bare route on PGlite. */
+async function pgliteSection(children: ChildProcess[], cleanups: (() => void)[]) {
+  const dirs = ['bare', 'convene'].map((name) => mkdtempSync(join(tmpdir(), `convene-bench-${name}-`)));
+  cleanups.push(() => {
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+  const bare = await startBare({ DATABASE_URL: '', BENCH_DATA_DIR: dirs[0]! }, PGLITE_CONNS, children);
+  const bareRun = await measured(
+    'pglite',
+    'bare route on PGlite',
+    PGLITE_CONNS,
+    bare.port,
+    bare.request,
+    bare.child,
+  );
+  await stop(bare.child);
+  const convene = await start(
+    'convene-node.ts',
+    conveneEnv(undefined, { DATABASE_URL: '', DATA_DIR: dirs[1]! }),
+    children,
+    { quiet: true },
+  );
+  const spaces = await createSpaces(convene.port, PGLITE_CONNS, 'pglite');
+  const sendRun = await measured(
+    'pglite',
+    'sendMessage on PGlite',
+    PGLITE_CONNS,
+    convene.port,
+    sendTo(spaces),
+    convene.child,
+  );
+  await stop(convene.child);
+  checkRequests(`${PGLITE_CONNS} connections, PGlite`, sendRun, bareRun, 0.5, Number.POSITIVE_INFINITY);
+}
+
+/** Fan-out to many streams against a bare SSE broadcaster, and the memory streams hold. */
+async function fanOutSection(databaseUrl: string, children: ChildProcess[]) {
+  const broadcaster = await start('bare-broadcaster.ts', {}, children);
+  const bareFan = (subscribers: number, rate: number) =>
+    fanOut(`bare broadcaster ${subscribers} × ${rate}/s`, {
+      port: broadcaster.port,
+      subscribers,
+      rate,
+      path: '/sse',
+      headers: {},
+      readyMarker: ': hello',
+      publish: (body) => postJson(broadcaster.port, '/publish', body),
+      server: broadcaster.child,
+    });
+  const bare1000 = await bareFan(1000, 20);
+  const bare5000 = await bareFan(5000, 10);
+  await stop(broadcaster.child);
+
+  const convene = await start('convene-node.ts', conveneEnv(databaseUrl), children, { quiet: true });
+  const conveneFan = async (subscribers: number, rate: number) => {
+    const [space] = await createSpaces(convene.port, 1, `fan-out ${subscribers}`);
+    return fanOut(`Convene ${subscribers} × ${rate}/s`, {
+      port: convene.port,
+      subscribers,
+      rate,
+      path: `/hub/space/${space!.spaceId}/messages/stream`,
+      headers: { 'X-Private-Key': space!.ownerPrivateKey },
+      readyMarker: 'event: context',
+      publish: (body) =>
+        postJson(convene.port, `/hub/space/${space!.spaceId}/messages`, body, space!.ownerPrivateKey),
+      server: convene.child,
+    });
+  };
+  const convene10 = await conveneFan(10, 20);
+  const convene1000 = await conveneFan(1000, 20);
+  const convene5000 = await conveneFan(5000, 10);
+  await stop(convene.child);
+
+  for (const [c, b] of [
+    [convene1000, bare1000],
+    [convene5000, bare5000],
+  ] as const) {
+    const faults = c.lost + c.duplicated + c.reordered;
+    targets.push(
+      {
+        target: `${c.scenario}: lost + duplicated + reordered`,
+        value: faults,
+        limit: '= 0',
+        met: faults === 0,
+      },
+      {
+        target: `${c.scenario}: delivery p50 / bare`,
+        value: round(c.p50 / b.p50, 2),
+        limit: '≤ 1.3',
+        met: c.p50 / b.p50 <= 1.3,
+      },
+      {
+        target: `${c.scenario}: delivery p99 / bare`,
+        value: round(c.p99 / b.p99, 2),
+        limit: '≤ 1.5',
+        met: c.p99 / b.p99 <= 1.5,
+      },
+    );
+  }
+  const rss = convene5000.rssPer1000MiB ?? convene1000.rssPer1000MiB;
+  if (rss !== undefined)
+    targets.push({
+      target: 'server memory per 1,000 open streams, MiB',
+      value: round(rss, 1),
+      limit: '≤ 25',
+      met: rss <= 25,
+    });
+  targets.push({
+    target: 'sendMessage p50 with 1,000 listeners / with 10',
+    value: round(convene1000.sendP50 / convene10.sendP50, 2),
+    limit: '≤ 1.2',
+    met: convene1000.sendP50 / convene10.sendP50 <= 1.2,
+  });
+}
+
+/** A CPU profile of one node under MAIN_CONNS senders, and where its time went. */
+async function profileSection(databaseUrl: string, children: ChildProcess[]) {
+  const dir = join(resultsDir, 'profiles');
+  mkdirSync(dir, { recursive: true });
+  const node = await start('convene-node.ts', conveneEnv(databaseUrl), children, {
+    quiet: true,
+    execArgv: [
+      '--cpu-prof',
+      '--cpu-prof-dir',
+      dir,
+      '--cpu-prof-name',
+      `sendMessage-${MAIN_CONNS}-${stamp()}.cpuprofile`,
+    ],
+  });
+  const spaces = await createSpaces(node.port, MAIN_CONNS, 'profile');
+  await measured(
+    'profile',
+    'sendMessage under --cpu-prof',
+    MAIN_CONNS,
+    node.port,
+    sendTo(spaces),
+    node.child,
+  );
+  await stop(node.child);
+  const file = join(dir, `sendMessage-${MAIN_CONNS}-${stamp()}.cpuprofile`);
+  profiles.push({ file: relative(repo, file), top: topFunctions(file, 15) });
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/** One measured closed-loop run (after a warm-up), recorded as a row. */
+async function measured(
+  section: string,
+  scenario: string,
+  connections: number,
+  port: number,
+  build: (i: number) => Buffer,
+  servers: ChildProcess | ChildProcess[],
+  durationMs = LOAD_MS,
+  portOf?: (i: number) => number,
+): Promise<RequestRow> {
+  const list = Array.isArray(servers) ? servers : [servers];
+  const options = {
+    port,
+    connections,
+    maxRequests: 5_000_000,
+    request: build,
+    ...(portOf ? { portOf } : {}),
+  };
+  await runLoad({ ...options, durationMs: WARMUP_MS });
+  const cpuOf = () =>
+    list.reduce((sum, c) => sum + (c.pid ? (processCpuMs(c.pid) ?? Number.NaN) : Number.NaN), 0);
+  const before = { server: cpuOf(), postgres: postgresCpuMs() };
+  const run: LoadResult = await runLoad({ ...options, durationMs });
+  const perRequest = (start: number | undefined, end: number | undefined) =>
+    start === undefined || end === undefined || Number.isNaN(start) || run.requests === 0
+      ? undefined
+      : Math.round(((end - start) * 1000) / run.requests);
+  const row: RequestRow = {
+    section,
+    scenario,
+    connections,
+    rps: run.requests / (run.elapsedMs / 1000),
+    p50: percentile(run.latencies, 50),
+    p99: percentile(run.latencies, 99),
+    errors: run.errors,
+    statuses: run.statuses,
+    serverCpuUs: perRequest(before.server, cpuOf()),
+    postgresCpuUs: perRequest(before.postgres, postgresCpuMs()),
+  };
+  requestRows.push(row);
+  console.log(
+    `  ${scenario}, ${connections} connections: ${round(row.rps, 0)} req/s, p99 ${round(row.p99, 2)} ms, statuses ${JSON.stringify(run.statuses)}`,
+  );
+  return row;
+}
+
+function checkRequests(label: string, run: RequestRow, bare: RequestRow, minRps: number, maxP99: number) {
+  const rps = run.rps / bare.rps;
+  const p99 = run.p99 / bare.p99;
+  targets.push({
+    target: `sendMessage req/s / bare, ${label}`,
+    value: round(rps, 2),
+    limit: minRps > 0 ? `≥ ${minRps}` : 'report',
+    met: rps >= minRps && run.errors === 0,
+  });
+  targets.push({
+    target: `sendMessage p99 / bare, ${label}`,
+    value: round(p99, 2),
+    limit: Number.isFinite(maxP99) ? `≤ ${maxP99}` : 'report',
+    met: p99 <= maxP99 && run.errors === 0,
+  });
+}
+
+/** The bare route, with `count` keys registered; its request for connection i uses key i. */
+async function startBare(env: Record<string, string>, count: number, children: ChildProcess[]) {
+  const bare = await start('bare-route.ts', env, children);
+  const keys = Array.from({ length: count }, () => randomBytes(32).toString('hex'));
+  await postJson(bare.port, '/keys', { keys });
+  const request = (i: number) =>
+    httpRequest('POST', '/bare', { 'X-Key': keys[i % count]! }, JSON.stringify({ content: CONTENT }));
+  return { ...bare, request };
+}
+
+type Space = { spaceId: string; ownerPrivateKey: string };
+
+const sendTo = (spaces: Space[]) => (i: number) => {
+  const space = spaces[i % spaces.length]!;
+  return httpRequest(
+    'POST',
+    `/hub/space/${space.spaceId}/messages`,
+    { 'X-Private-Key': space.ownerPrivateKey },
+    JSON.stringify({ content: CONTENT }),
+  );
+};
+
+async function createSpaces(port: number, count: number, name: string): Promise<Space[]> {
+  const spaces: Space[] = [];
+  for (let i = 0; i < count; i += 20)
+    spaces.push(
+      ...(await Promise.all(
+        Array.from({ length: Math.min(20, count - i) }, (_, j) =>
+          postJson(port, '/hub/space', { name: `${name} ${i + j}`, description: 'benchmark' }),
+        ),
+      )),
+    );
+  return spaces;
 }
 
 interface FanOutOptions {
@@ -262,24 +452,14 @@ interface FanOutOptions {
   headers: Record<string, string>;
   readyMarker: string;
   publish: (body: { content: string }) => Promise<unknown>;
-}
-
-interface FanOutResult {
-  deliveries: number;
-  lost: number;
-  duplicates: number;
-  reordered: number;
-  p50: number;
-  p99: number;
-  sendP50: number;
-  sendP99: number;
+  server: ChildProcess;
 }
 
 /**
  * Opens the subscribers (in a child process), sends `rate` messages a second for FANOUT_S
  * seconds from this process, and has every delivery checked.
  */
-async function fanOut(options: FanOutOptions): Promise<FanOutResult> {
+async function fanOut(scenario: string, options: FanOutOptions): Promise<FanOutRow> {
   const child = fork(join(here, 'fleet-child.ts'), [], {
     execArgv: ['--import', 'tsx'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -293,6 +473,7 @@ async function fanOut(options: FanOutOptions): Promise<FanOutResult> {
     });
   try {
     const total = options.rate * FANOUT_S;
+    const rssBefore = options.server.pid ? processRssBytes(options.server.pid) : undefined;
     const opening = performance.now();
     child.send({
       open: {
@@ -306,16 +487,15 @@ async function fanOut(options: FanOutOptions): Promise<FanOutResult> {
       },
     });
     await reply<{ ready: true }>();
-    console.log(
-      `  ${options.subscribers} subscribers open on ${options.path} in ${round(performance.now() - opening, 0)} ms`,
-    );
+    const openMs = performance.now() - opening;
+    await new Promise((r) => setTimeout(r, 1000));
+    const rssAfter = options.server.pid ? processRssBytes(options.server.pid) : undefined;
     const interval = 1000 / options.rate;
     const sendLatencies: number[] = [];
     const started = performance.now();
     const sends: Promise<unknown>[] = [];
     for (let n = 0; n < total; n++) {
-      const due = started + n * interval;
-      const wait = due - performance.now();
+      const wait = started + n * interval - performance.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       const t = performance.now();
       sends.push(
@@ -326,37 +506,142 @@ async function fanOut(options: FanOutOptions): Promise<FanOutResult> {
     }
     await Promise.all(sends);
     child.send({ finish: { sent: total } });
-    const { summary } = await reply<{ summary: Omit<FanOutResult, 'sendP50' | 'sendP99'> }>();
-    console.log(`  ${JSON.stringify(summary)}`);
-    return { ...summary, sendP50: percentile(sendLatencies, 50), sendP99: percentile(sendLatencies, 99) };
+    const { summary } = await reply<{
+      summary: {
+        deliveries: number;
+        lost: number;
+        duplicates: number;
+        reordered: number;
+        p50: number;
+        p99: number;
+      };
+    }>();
+    const row: FanOutRow = {
+      scenario,
+      subscribers: options.subscribers,
+      rate: options.rate,
+      openMs,
+      deliveries: summary.deliveries,
+      lost: summary.lost,
+      duplicated: summary.duplicates,
+      reordered: summary.reordered,
+      p50: summary.p50,
+      p99: summary.p99,
+      sendP50: percentile(sendLatencies, 50),
+      sendP99: percentile(sendLatencies, 99),
+      rssPer1000MiB:
+        rssBefore !== undefined && rssAfter !== undefined && options.subscribers >= 1000
+          ? (rssAfter - rssBefore) / 2 ** 20 / (options.subscribers / 1000)
+          : undefined,
+    };
+    fanOutRows.push(row);
+    console.log(`  ${scenario}: ${JSON.stringify({ ...summary, openMs: round(openMs, 0) })}`);
+    return row;
   } finally {
     if (child.exitCode === null) child.kill('SIGKILL');
     await new Promise((r) => setTimeout(r, 500));
   }
 }
 
-/**
- * A closed-loop load; with `server`, also the CPU time per request of that process and of the
- * local PostgreSQL processes (µs, from /proc; undefined where it cannot be read).
- */
-async function load(port: number, build: (i: number) => Buffer, durationMs: number, server?: ChildProcess) {
-  const before = { server: server?.pid && processCpuMs(server.pid), postgres: postgresCpuMs() };
-  const run = await runLoad({
-    port,
-    connections: CONNECTIONS,
-    durationMs,
-    maxRequests: 1_000_000,
-    request: build,
-  });
-  const perRequest = (start: number | undefined, end: number | undefined) =>
-    start === undefined || end === undefined || run.requests === 0
-      ? undefined
-      : Math.round(((end - start) * 1000) / run.requests);
-  return {
-    ...run,
-    serverCpuUs: perRequest(before.server, server?.pid ? processCpuMs(server.pid) : undefined),
-    postgresCpuUs: perRequest(before.postgres, postgresCpuMs()),
+/** The functions with the most self time in a .cpuprofile, as shares of all samples. */
+function topFunctions(file: string, count: number): { fn: string; selfPct: number }[] {
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as {
+    nodes: {
+      id: number;
+      callFrame: { functionName: string; url: string; lineNumber: number };
+      hitCount?: number;
+    }[];
   };
+  const byFunction = new Map<string, number>();
+  let total = 0;
+  for (const node of profile.nodes) {
+    const hits = node.hitCount ?? 0;
+    total += hits;
+    const { functionName, url, lineNumber } = node.callFrame;
+    const where = url
+      ? `${url.replace(/^.*node_modules\/(?:\.pnpm\/[^/]+\/node_modules\/)?/, '').replace(/^file:\/\/.*\/packages\//, '')}:${lineNumber + 1}`
+      : '';
+    const key = `${functionName || '(anonymous)'} ${where}`.trim();
+    byFunction.set(key, (byFunction.get(key) ?? 0) + hits);
+  }
+  return [...byFunction]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, count)
+    .map(([fn, hits]) => ({ fn, selfPct: round((100 * hits) / total, 1) }));
+}
+
+const started = new Date();
+const stamp = () => started.toISOString().replace(/[:.]/g, '-');
+
+function report() {
+  if (requestRows.length) {
+    console.log(
+      `\nRequests (closed loop, keep-alive, ${LOAD_MS / 1000} s each after ${WARMUP_MS / 1000} s of warm-up)`,
+    );
+    console.table(
+      requestRows.map((r) => ({
+        section: r.section,
+        scenario: r.scenario,
+        conns: r.connections,
+        'req/s': round(r.rps, 0),
+        'p50 ms': round(r.p50, 2),
+        'p99 ms': round(r.p99, 2),
+        errors: r.errors,
+        'server CPU µs/req': r.serverCpuUs ?? '-',
+        'PostgreSQL CPU µs/req': r.postgresCpuUs ?? '-',
+      })),
+    );
+  }
+  if (fanOutRows.length) {
+    console.log(`\nFan-out (${FANOUT_S} s of messages each)`);
+    console.table(
+      fanOutRows.map((r) => ({
+        scenario: r.scenario,
+        'open ms': round(r.openMs, 0),
+        deliveries: r.deliveries,
+        'lost/dup/reord': `${r.lost}/${r.duplicated}/${r.reordered}`,
+        'p50 ms': round(r.p50),
+        'p99 ms': round(r.p99),
+        'send p50 ms': round(r.sendP50, 2),
+        'send p99 ms': round(r.sendP99, 2),
+        'MiB/1000 streams': r.rssPer1000MiB === undefined ? '-' : round(r.rssPer1000MiB, 1),
+      })),
+    );
+  }
+  for (const profile of profiles) {
+    console.log(`\nCPU profile ${profile.file} (open it in Chrome DevTools or speedscope); most self time:`);
+    console.table(profile.top);
+  }
+  console.log('\nTargets');
+  console.table(targets.map((t) => ({ ...t, met: t.met ? 'yes' : 'NO' })));
+  mkdirSync(resultsDir, { recursive: true });
+  const result = {
+    date: started.toISOString(),
+    machine: {
+      cpus: cpus().length,
+      cpu: cpus()[0]?.model,
+      memoryGiB: round(totalmem() / 2 ** 30, 0),
+      node: process.version,
+    },
+    options: {
+      conns: CONNS,
+      sections: [...SECTIONS],
+      quick: args.quick,
+      loadMs: LOAD_MS,
+      warmupMs: WARMUP_MS,
+      fanOutS: FANOUT_S,
+    },
+    requests: requestRows,
+    fanOut: fanOutRows,
+    profiles,
+    targets,
+  };
+  const text = `${JSON.stringify(result, null, 2)}\n`;
+  writeFileSync(join(resultsDir, `${stamp()}.json`), text);
+  writeFileSync(join(resultsDir, 'latest.json'), text);
+  console.log(
+    `\nResults: ${relative(repo, join(resultsDir, `${stamp()}.json`))} (and bench/results/latest.json)`,
+  );
 }
 
 const agent = new Agent({ keepAlive: true, maxSockets: 8 });
@@ -396,10 +681,7 @@ function postJson(port: number, path: string, body: unknown, key?: string): Prom
 }
 
 /** Opens an SSE stream on `space` that reads and drops everything; resolves once it is live. */
-function openStream(
-  port: number,
-  space: { spaceId: string; ownerPrivateKey: string },
-): Promise<ClientRequest> {
+function openStream(port: number, space: Space): Promise<ClientRequest> {
   return new Promise((resolve, reject) => {
     const req = get(
       {
@@ -423,13 +705,6 @@ function openStream(
     );
     req.on('error', (error) => (req.destroyed ? undefined : reject(error)));
   });
-}
-
-async function createSpace(
-  port: number,
-  name: string,
-): Promise<{ spaceId: string; ownerPrivateKey: string }> {
-  return postJson(port, '/hub/space', { name, description: 'benchmark' });
 }
 
 main().then(
