@@ -3,6 +3,7 @@ import {
   hashSecret,
   type IdempotencyStore,
   isLiveCredential,
+  LIVE_FOR_MS,
   MemoryIdempotencyStore,
   MemoryRateLimiter,
   type RateLimitClient,
@@ -143,6 +144,32 @@ describe.each(limiters)('%s with credentials to check', (_name, make) => {
     expect(
       await limiter.consume({ address, credential: { kind: 'verified', bucket: 'signed' } }, at(6)),
     ).toMatchObject({ allowed: true, bucket: 'signed' });
+  });
+});
+
+describe('MemoryRateLimiter credential lookups', () => {
+  it('looks a live credential up once per LIVE_FOR_MS, and a dead one on every request', async () => {
+    const lookups: string[] = [];
+    const limiter = new MemoryRateLimiter({ max: 100, windowSeconds: 60 }, async (kind, lookup, now) => {
+      lookups.push(lookup);
+      return isLiveCredential(tdb.database.db, kind, lookup, now);
+    });
+    const live = fresh('cached-key');
+    await storedKey(live, 'active');
+    const address = fresh('address');
+    const as = (key: string) => ({
+      address,
+      credential: { kind: 'space-key' as const, lookup: hashSecret(key), bucket: `bucket-${key}` },
+    });
+    for (let i = 0; i < 5; i++)
+      expect((await limiter.consume(as(live), at(i))).bucket).toBe(`bucket-${live}`);
+    expect(lookups).toEqual([hashSecret(live)]);
+    // After LIVE_FOR_MS it is looked up again (and found live again).
+    await limiter.consume(as(live), at(LIVE_FOR_MS));
+    expect(lookups).toHaveLength(2);
+    const unknown = fresh('unknown-key');
+    for (let i = 0; i < 3; i++) expect((await limiter.consume(as(unknown), at(i))).bucket).toBe(address);
+    expect(lookups.filter((l) => l === hashSecret(unknown))).toHaveLength(3);
   });
 });
 

@@ -231,8 +231,19 @@ export class SqlRateLimiter implements RateLimiter {
  * Counters in this process: right where one process owns the database (embedded PGlite, whose
  * data directory admits one server), and for tests. Costs no round trip.
  */
+/** How long a credential found live is taken as live without a new lookup (MemoryRateLimiter). */
+export const LIVE_FOR_MS = 5_000;
+
 export class MemoryRateLimiter implements RateLimiter {
   private readonly counters = new Map<string, { points: number; expire: number }>();
+  /**
+   * Credentials found live, by bucket, until when (ms): one lookup per credential every
+   * LIVE_FOR_MS instead of one per request (on PGlite a lookup holds the only connection for
+   * milliseconds that every other request waits through). A credential revoked meanwhile keeps
+   * its own bucket at most that long; its requests are refused by the use cases all the same.
+   * Dead credentials are never remembered, so they keep costing their address.
+   */
+  private readonly live = new Map<string, number>();
 
   /**
    * @param isLive checks a stored credential (see isLiveCredential); without it, a credential that
@@ -249,12 +260,26 @@ export class MemoryRateLimiter implements RateLimiter {
       const { address, credential } = client as RateLimitClient;
       const live =
         credential && credential.kind !== 'verified' && this.isLive
-          ? await this.isLive(credential.kind, credential.lookup, now)
+          ? await this.isLiveCached(credential.kind, credential.lookup, credential.bucket, now)
           : false;
       bucket = live && credential ? credential.bucket : address;
     }
     const decision = this.count(bucket, now);
     return typeof client === 'string' ? decision : { ...decision, bucket };
+  }
+
+  private async isLiveCached(
+    kind: StoredCredentialKind,
+    lookup: string,
+    bucket: string,
+    now: Date,
+  ): Promise<boolean> {
+    const t = now.getTime();
+    if ((this.live.get(bucket) ?? 0) > t) return true;
+    const live = (await this.isLive?.(kind, lookup, now)) ?? false;
+    if (live) this.live.set(bucket, t + LIVE_FOR_MS);
+    else this.live.delete(bucket);
+    return live;
   }
 
   private count(client: string, now: Date): RateLimitDecision {
@@ -277,6 +302,7 @@ export class MemoryRateLimiter implements RateLimiter {
         n += 1;
       }
     }
+    for (const [bucket, until] of this.live) if (until <= now.getTime()) this.live.delete(bucket);
     return n;
   }
 }
