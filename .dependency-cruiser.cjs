@@ -97,6 +97,12 @@ module.exports = {
       { path: '^apps/(cli|web)/src/' },
       { path: '^packages/(core|contract)/' },
     ),
+    layer(
+      'web-is-light',
+      'The browser code of the web app is its own modules, the SDK and DOMPurify: nothing else is bundled into the pages (no Node built-ins, no other package).',
+      { path: '^apps/web/src/' },
+      { pathNot: ['^apps/web/src/', '^packages/sdk/src/', '(^|/)node_modules/dompurify/'] },
+    ),
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

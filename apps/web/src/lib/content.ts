@@ -4,26 +4,69 @@ import type { MessageView } from '@convene/sdk';
 import DOMPurify, { type Config } from 'dompurify';
 import { el } from './dom';
 import { isImageSource } from './image-source';
+import { mask, unmask } from './markup-mask';
 
-DOMPurify.addHook('afterSanitizeAttributes', (node) => {
+/** This module's own sanitiser: its hooks apply to messages only. */
+const purify = DOMPurify(window);
+
+/**
+ * What an html message may hold: formatted text, lists, tables, links and images. Nothing that
+ * acts (script, forms, frames, media, styles), nothing that names itself (`id`, `name`: a message
+ * would clobber the page's globals and take the ids the page looks its own elements up by), and
+ * nothing that dresses as the page (`class`, `style`, `data-*`).
+ */
+const SANITIZE: Config = {
+  ALLOWED_TAGS: [
+    ...['a', 'abbr', 'b', 'bdi', 'bdo', 'blockquote', 'br', 'cite', 'code', 'del', 'details', 'dfn'],
+    ...['div', 'em', 'figcaption', 'figure', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'hr', 'i', 'img'],
+    ...['ins', 'kbd', 'mark', 'p', 'pre', 'q', 'rp', 'rt', 'ruby', 's', 'samp', 'small', 'span'],
+    ...['strong', 'sub', 'summary', 'sup', 'time', 'u', 'var', 'wbr'],
+    ...['ul', 'ol', 'li', 'dl', 'dt', 'dd'],
+    ...['table', 'caption', 'colgroup', 'col', 'thead', 'tbody', 'tfoot', 'tr', 'th', 'td'],
+  ],
+  ALLOWED_ATTR: [
+    ...['href', 'src', 'alt', 'title', 'lang', 'dir', 'datetime', 'open', 'start', 'reversed'],
+    ...['colspan', 'rowspan', 'span', 'scope', 'headers', 'abbr'],
+  ],
+  ALLOW_DATA_ATTR: false,
+  // A masked <style> (markup-mask.ts) goes with what it holds, as a real one would.
+  ADD_FORBID_CONTENTS: [mask('style'), mask('<base').slice(1)],
+};
+
+// DOMPurify parses the markup in an inert document of its own and walks every node of it: each
+// text gets its masked characters back before DOMPurify looks at it, and each attribute value
+// before DOMPurify judges it. Nothing reaches the live page but the fragment it returns.
+purify.addHook('beforeSanitizeElements', (node) => {
+  if (node instanceof CharacterData) node.data = unmask(node.data);
+});
+purify.addHook('uponSanitizeAttribute', (_node, data) => {
+  data.attrValue = unmask(data.attrValue);
+});
+purify.addHook('afterSanitizeAttributes', (node) => {
   // Links in messages leave the page without telling the other site where they came from.
   if (node.tagName === 'A' && node.hasAttribute('href')) {
     node.setAttribute('target', '_blank');
     node.setAttribute('rel', 'noopener noreferrer nofollow');
   }
-  if (node.tagName === 'IMG' && !isImageSource(node.getAttribute('src') ?? '')) node.removeAttribute('src');
+  if (node.tagName === 'IMG') {
+    if (!isImageSource(node.getAttribute('src') ?? '')) node.removeAttribute('src');
+    imageAttributes(node);
+  }
 });
 
-const SANITIZE: Config = {
-  USE_PROFILES: { html: true },
-  // Inline style is refused by the page's CSP anyway; forms and media have no place in a message.
-  FORBID_TAGS: ['style', 'form', 'input', 'button', 'textarea', 'select', 'video', 'audio', 'source'],
-  FORBID_ATTR: ['style', 'srcset'],
-};
+/**
+ * An image from another site tells it the reader's address whatever we do (SECURITY.md); it
+ * learns nothing more: no Referer, and nothing fetched before the reader scrolls to it.
+ */
+function imageAttributes(img: Element): void {
+  img.setAttribute('referrerpolicy', 'no-referrer');
+  img.setAttribute('loading', 'lazy');
+  img.setAttribute('decoding', 'async');
+}
 
 /** Sanitised markup of an html message, as a fragment (never the raw content). */
 export function sanitizedFragment(html: string): DocumentFragment {
-  return DOMPurify.sanitize(html, { ...SANITIZE, RETURN_DOM_FRAGMENT: true });
+  return purify.sanitize(mask(html), { ...SANITIZE, RETURN_DOM_FRAGMENT: true });
 }
 
 /** The body of a message: text as text, html sanitised, an image only from a safe source. */
@@ -34,16 +77,9 @@ export function messageBody(message: MessageView): HTMLElement {
     return body;
   }
   if (message.type === 'image' && isImageSource(message.content)) {
-    return el(
-      'div',
-      { class: 'message-body image' },
-      el('img', {
-        src: message.content.trim(),
-        alt: `Image sent by ${message.senderName}`,
-        loading: 'lazy',
-        referrerpolicy: 'no-referrer',
-      }),
-    );
+    const img = el('img', { src: message.content.trim(), alt: `Image sent by ${message.senderName}` });
+    imageAttributes(img);
+    return el('div', { class: 'message-body image' }, img);
   }
   return el('div', { class: 'message-body text' }, message.content);
 }
