@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { type SpaceFixture, useServer } from './helpers';
-import { hasChromium, useBrowser } from './helpers/browser';
+import { hasChromium, secretInUrl, useBrowser } from './helpers/browser';
 
 /** Set to a directory to keep screenshots of the space page (wide and phone width) there. */
 const SCREENSHOT_DIR = process.env.WEB_SCREENSHOT_DIR;
@@ -23,15 +23,16 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
 
   /** Polls listMessages over REST until a message matching `match` arrives. */
   async function waitForRestMessage(space: SpaceFixture, match: (m: any) => boolean) {
-    const deadline = Date.now() + 10_000;
-    for (;;) {
-      const res = await h.get(`/hub/space/${space.spaceId}/messages`, { key: space.ownerKey });
-      expect(res.status, res.text).toBe(200);
-      const found = res.body.messages.find(match);
-      if (found) return found;
-      if (Date.now() > deadline) throw new Error(`message not found in ${res.text}`);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
+    let found: any;
+    await expect
+      .poll(async () => {
+        const res = await h.get(`/hub/space/${space.spaceId}/messages`, { key: space.ownerKey });
+        expect(res.status, res.text).toBe(200);
+        found = res.body.messages.find(match);
+        return found !== undefined;
+      })
+      .toBe(true);
+    return found;
   }
 
   async function joinThroughTheLink(page: Page, space: SpaceFixture, name: string) {
@@ -279,6 +280,8 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
     // The owner's page learns the new status over the stream and offers to mute.
     await owner.getByRole('button', { name: 'Mute Hopper' }).waitFor();
     await owner.getByRole('button', { name: 'Mute Hopper' }).click();
+    // Muted on the server (the owner's page heard it back) before Hopper tries to speak.
+    await owner.getByRole('button', { name: 'Unmute Hopper' }).waitFor();
     await page.getByLabel('Message', { exact: true }).fill('can I speak?');
     await page.keyboard.press('Enter');
     await expect
@@ -361,6 +364,37 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
     await removed.close();
     await page.close();
     expect(problems).toEqual([]);
+  }, 60_000);
+
+  it('counts a request with a secret in its URL as a problem, the check every test here ends with', async () => {
+    const uuid = '00000000-0000-4000-8000-000000000000';
+    for (const clean of [
+      `${srv.url}/space/${uuid}`,
+      `${srv.url}/avatar/${uuid}.svg`,
+      `${srv.url}/web/chunk-APIXX3BC.js`,
+      `${srv.url}/link?code=ABCD-EFGH`,
+      `${srv.url}/login?next=%2Flink%3Fcode%3DABCD-EFGH`,
+      `${srv.url}/hub/space/${uuid}/messages/stream`,
+    ])
+      expect(secretInUrl(clean), clean).toBeUndefined();
+    for (const leaking of [
+      `${srv.url}/hub/space/${uuid}/messages/stream?key=abc`,
+      `${srv.url}/hub/space/${uuid}?%6Bey=abc`,
+      `${srv.url}/x?access_token=abc`,
+      `${srv.url}/x/${'ab12'.repeat(16)}`,
+      `${srv.url}/x?q=inv_AbCdEfGhIjKlMnOpQrStUvWx`,
+      `${srv.url}/x?q=usr_AbCdEfGhIjKlMnOpQrStUvWx`,
+      `${srv.url}/x?q=eyJhbGciOiJFZERTQSJ9.eyJzdWIiOiIxIn0.sig`,
+    ])
+      expect(secretInUrl(leaking), leaking).toBeDefined();
+
+    const page = await newPage();
+    await page.goto(`${srv.url}/login`);
+    await page.evaluate(`fetch('/openapi.json?key=${'0'.repeat(64)}').catch(() => {})`);
+    await expect.poll(() => problems.length).toBe(1);
+    expect(problems[0]).toMatch(/^secret in a URL \(a key parameter\): GET /);
+    problems.length = 0;
+    await page.close();
   }, 60_000);
 
   it('shows a readable error for a space that does not exist', async () => {

@@ -10,12 +10,28 @@ export const CHROMIUM = '/usr/bin/chromium';
 /** Browser tests are skipped where there is no chromium (`describe.skipIf(!hasChromium)`). */
 export const hasChromium: boolean = existsSync(CHROMIUM);
 
+/**
+ * A secret in a URL ends up in logs, history and Referers: space keys (64 hex digits), invitation
+ * keys, poll and user tokens, JWTs, or any `key`/`token` query parameter. The pages send them as
+ * headers only; the human link carries its key in the fragment, which no request includes.
+ */
+export function secretInUrl(url: string): string | undefined {
+  const { pathname, search } = new URL(url);
+  const named = [...new URLSearchParams(search).keys()].find((name) => /key|token|secret|jwt/i.test(name));
+  if (named) return `a ${named} parameter`;
+  const found = `${pathname}${search}`.match(
+    /[0-9a-f]{64}|(?:inv|usr|poll)_[\w-]{16,}|eyJ[\w-]{8,}\.[\w-]+/i,
+  );
+  return found ? `"${found[0].slice(0, 12)}…"` : undefined;
+}
+
 export interface BrowserFixture {
   /** The browser, one fresh profile for the enclosing file or `describe`. */
   readonly context: BrowserContext;
   /**
    * What went wrong inside its pages since the test began: uncaught errors, console errors (CSP
-   * violations among them) and alerts. A test ends with `expect(problems).toEqual([])`.
+   * violations among them), alerts, and any request with a secret in its URL. A test ends with
+   * `expect(problems).toEqual([])`.
    */
   problems: string[];
   newPage(): Promise<Page>;
@@ -31,6 +47,10 @@ export function useBrowser(): BrowserFixture {
   const problems: string[] = [];
 
   function watch(page: Page) {
+    page.on('request', (request) => {
+      const secret = secretInUrl(request.url());
+      if (secret) problems.push(`secret in a URL (${secret}): ${request.method()} ${request.url()}`);
+    });
     page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
     page.on('console', (message) => {
       // The browser logs every API error answer; the tests check those answers themselves.
