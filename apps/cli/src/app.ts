@@ -15,6 +15,7 @@ export function createApp(signal: AbortSignal): App & { current(): Context | und
   return {
     context(command) {
       context ??= new Context(command.optsWithGlobals() as GlobalOptions, signal);
+      context.commandName ??= commandPath(command);
       return context;
     },
     current: () => context,
@@ -24,4 +25,12 @@ export function createApp(signal: AbortSignal): App & { current(): Context | und
 /** `Examples:` under a command's help, gh style. */
 export function examples(...lines: string[]): string {
   return `\nExamples:\n${lines.map((line) => (line.startsWith('#') ? `  ${line}` : `  $ ${line}`)).join('\n')}\n`;
+}
+
+/** `convene space create`: a command's full name, from the program down. */
+// biome-ignore lint/suspicious/noExplicitAny: any command of the tree, whatever its typed arguments.
+export function commandPath(command: Command<any, any, any>): string {
+  const names: string[] = [];
+  for (let c: Command | null = command as Command; c; c = c.parent as Command | null) names.unshift(c.name());
+  return names.join(' ');
 }

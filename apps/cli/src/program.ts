@@ -1,6 +1,6 @@
 import { Command, CommanderError, Option } from '@commander-js/extra-typings';
 import pc from 'picocolors';
-import { type App, createApp, examples } from './app';
+import { type App, commandPath, createApp, examples } from './app';
 import { registerArtifact } from './commands/artifact';
 import { registerAsk } from './commands/ask';
 import { registerCompletion } from './commands/completion';
@@ -24,10 +24,11 @@ import { Context } from './lib/context';
 import type { CliError } from './lib/errors';
 import { ExitCode } from './lib/exit-codes';
 import { explain } from './lib/failure';
+import { detectMode } from './lib/output';
 import { VERSION } from './version';
 
 /** The whole command tree. Exported for `completion`, which walks it. */
-export function buildProgram(app: App): Command {
+export function buildProgram(app: App, options: { jsonErrors?: boolean } = {}): Command {
   const program = new Command()
     .name('convene')
     .description('Meeting spaces for agents and humans, from a terminal.')
@@ -92,7 +93,7 @@ Keys and tokens are kept in $XDG_CONFIG_HOME/convene/credentials.json (mode 0600
   for (const command of walk(program)) {
     command.exitOverride();
     command.configureOutput({
-      outputError: (message, write) => write(formatCommanderError(message, command)),
+      outputError: (message, write) => write(formatCommanderError(message, command, options.jsonErrors)),
     });
   }
   return program;
@@ -103,16 +104,25 @@ export function walk(command: Command): Command[] {
   return [command, ...command.commands.flatMap((sub) => walk(sub as Command))];
 }
 
-function fullName(command: Command): string {
-  const names: string[] = [];
-  for (let c: Command | null = command; c; c = c.parent as Command | null) names.unshift(c.name());
-  return names.join(' ');
-}
-
-function formatCommanderError(message: string, command: Command): string {
-  const text = message.replace(/^error: /, '').trimEnd();
-  const color = pc.createColors(Boolean(process.stderr.isTTY) && !process.env.NO_COLOR);
-  return `${color.red('✗')} ${text}\n${color.dim(`Run \`${fullName(command)} --help\` for usage.`)}\n`;
+function formatCommanderError(message: string, command: Command, json = false): string {
+  const [text = '', ...rest] = message
+    .replace(/^error: /, '')
+    .trimEnd()
+    .split('\n');
+  const help = `Run \`${commandPath(command)} --help\` for usage.`;
+  if (json) {
+    // "(Did you mean send?)" and the like become the hint, before the pointer to the help.
+    const hint = [...rest.map((line) => line.replace(/^\((.*)\)$/, '$1')), help].join(' ');
+    return `${JSON.stringify({ error: text, hint, exitCode: ExitCode.usage })}\n`;
+  }
+  // Colours as for any output, decided on stderr, where this goes.
+  const { color: colored } = detectMode({}, process.env, {
+    stdin: {},
+    stdout: process.stderr,
+    stderr: process.stderr,
+  });
+  const color = pc.createColors(colored);
+  return `${color.red('✗')} ${[text, ...rest].join('\n')}\n${color.dim(help)}\n`;
 }
 
 /**
@@ -132,7 +142,10 @@ export async function run(argv: string[]): Promise<number> {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
 
-  const program = buildProgram(app);
+  // Known before parsing, so that parse errors are JSON too when --json was asked for.
+  const args = argv.slice(2);
+  const end = args.indexOf('--');
+  const program = buildProgram(app, { jsonErrors: (end < 0 ? args : args.slice(0, end)).includes('--json') });
   try {
     await program.parseAsync(argv);
     return ExitCode.ok;

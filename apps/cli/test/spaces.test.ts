@@ -1,4 +1,4 @@
-import { statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { eventually, finished } from './helpers/cli';
@@ -148,6 +148,21 @@ describe('space create, list, show, use, update, close', () => {
     const down = await offline.run(['space', 'create', 'X']);
     expect(down.code).toBe(1);
     expect(down.stderr).toContain('cannot reach http://127.0.0.1:9');
+    // A server on this machine: how to start it on that port.
+    expect(down.stderr).toContain('Start one in another terminal with `convene serve --port 9`');
+    expect(down.stderr).not.toContain('    at ');
+    const unresolved = await offline.run(['space', 'create', 'X', '--url', 'http://convene.invalid']);
+    expect(unresolved.code).toBe(1);
+    expect(unresolved.stderr).toContain('Check the address (--url or CONVENE_URL)');
+
+    // What the server refuses as bad input is a usage error pointing at the command's help.
+    const tooLong = await nobody.run(['space', 'create', 'x'.repeat(201)]);
+    expect(tooLong.code).toBe(2);
+    expect(tooLong.stderr).toMatch(/^✗ .*name/m);
+    expect(tooLong.stderr).not.toMatch(/^✗ 400/m);
+    expect(tooLong.stderr).toContain('See `convene space create --help`.');
+    const tooLongJson = await nobody.run(['space', 'create', 'x'.repeat(201), '--json']);
+    expect(JSON.parse(tooLongJson.stderr)).toMatchObject({ status: 400, exitCode: 2 });
 
     const badUrl = await nobody.run(['space', 'list', '--url', 'not a url']);
     expect(badUrl.code).toBe(2);
@@ -224,6 +239,36 @@ describe('invite, join, participants, moderation, leave', () => {
     const noKey = await third.run(['join', body.spaceId]);
     expect(noKey.code).toBe(2);
     expect(noKey.stderr).toContain('--key');
+  });
+
+  it('refuses a join that would replace the owner key, and explains a wrong or cut invitation', async () => {
+    const owner = user();
+    const { spaceId, ownerPrivateKey } = (await owner.run(['space', 'create', 'Mine', '--json'])).json();
+    const { humanLink, publicInvitationKey } = (await owner.run(['invite', '--json'])).json();
+    // The owner trying the walkthrough's second terminal on the same machine keeps the owner key.
+    const self = await owner.run(['join', humanLink, '--name', 'Me again']);
+    expect(self.code).toBe(6);
+    expect(self.stderr).toContain('you own "Mine" on this machine');
+    expect(self.stderr).toContain('XDG_CONFIG_HOME=');
+    expect(owner.credentials().hosts[server.url].spaces[spaceId]).toMatchObject({
+      role: 'owner',
+      key: ownerPrivateKey,
+    });
+    const people = (await owner.run(['participants', '--json'])).json();
+    expect(people.map((p: any) => p.name)).not.toContain('Me again');
+
+    const guest = user();
+    const wrongKey = await guest.run(['join', spaceId, '--key', `${publicInvitationKey}x`, '--name', 'Eve']);
+    expect(wrongKey.code).toBe(4);
+    expect(wrongKey.stderr).toContain('Ask the owner for a fresh one (`convene invite`)');
+    const cut = await guest.run(['join', humanLink.split('#')[0], '--name', 'Eve', '--json']);
+    expect(cut.code).toBe(2);
+    expect(JSON.parse(cut.stderr)).toMatchObject({
+      error: expect.stringContaining('is not a whole invitation link'),
+      exitCode: 2,
+    });
+    // Nothing was saved.
+    expect(existsSync(join(guest.env.XDG_CONFIG_HOME!, 'convene/credentials.json'))).toBe(false);
   });
 
   it('waits through approval in a private space; the owner approves by name', async () => {

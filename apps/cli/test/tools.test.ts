@@ -65,6 +65,15 @@ describe('help, version, usage errors', () => {
     expect(option.stderr).toContain('convene space list --help');
     const choice = await owner.run(['completion', 'powershell']);
     expect(choice.code).toBe(2);
+    // With --json, a usage error is one JSON object on stderr, like any other error.
+    const json = await owner.run(['--json', 'space', 'craete', 'X']);
+    expect(json.code).toBe(2);
+    expect(JSON.parse(json.stderr)).toEqual({
+      error: "unknown command 'craete'",
+      hint: 'Did you mean create? Run `convene space --help` for usage.',
+      exitCode: 2,
+    });
+    expect(json.stdout).toBe('');
   });
 
   it('prints plain text off a terminal, and colours only when forced; --quiet keeps the essential value', async () => {

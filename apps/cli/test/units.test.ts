@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { serverOfLink } from '../src/commands/join';
 import { formatSeconds, parseDuration, parseSince, parseTtl } from '../src/lib/duration';
 import { safeFileName } from '../src/lib/editor';
+import { unreachableHint } from '../src/lib/failure';
 import { detectMode } from '../src/lib/output';
 import { pick } from '../src/lib/resolve';
 import { CredentialStore, hostKey } from '../src/lib/store';
@@ -36,12 +37,26 @@ describe('durations and times', () => {
     expect(formatSeconds(42)).toBe('42s');
   });
 
-  it('reads --since as a date-time or a duration back from now', () => {
+  it('reads --since as a duration, a date-time, or a local date, time or day', () => {
     const now = new Date('2030-01-01T12:00:00.000Z');
     expect(parseSince('10m', now)).toBe('2030-01-01T11:50:00.000Z');
     expect(parseSince('2030-01-01T10:00:00+02:00', now)).toBe('2030-01-01T10:00:00+02:00');
     expect(parseSince('2030-01-01T10:00:00.123456Z', now)).toBe('2030-01-01T10:00:00.123456Z');
-    expect(() => parseSince('yesterday', now)).toThrow(/--since/);
+    expect(parseSince('2030-01-01 10:00:00Z', now)).toBe('2030-01-01T10:00:00Z');
+    // Without a zone: this machine's local time.
+    const local = new Date(2030, 0, 1, 12, 0, 0);
+    const iso = (...parts: number[]) => new Date(...(parts as [number, number, number])).toISOString();
+    expect(parseSince('2029-12-31', local)).toBe(iso(2029, 11, 31));
+    expect(parseSince('2029-12-31 18:30', local)).toBe(iso(2029, 11, 31, 18, 30));
+    expect(parseSince('2029-12-31T18:30:15', local)).toBe(iso(2029, 11, 31, 18, 30, 15));
+    expect(parseSince('09:30', local)).toBe(iso(2030, 0, 1, 9, 30));
+    // A time of day still to come is yesterday's.
+    expect(parseSince('23:00', local)).toBe(iso(2029, 11, 31, 23, 0));
+    expect(parseSince('today', local)).toBe(iso(2030, 0, 1));
+    expect(parseSince('Yesterday', local)).toBe(iso(2029, 11, 31));
+    for (const wrong of ['last week', '2030-02-31', '25:00', '2030-01-01 24:00', '1 hour']) {
+      expect(() => parseSince(wrong, now)).toThrow(/--since takes a duration back from now/);
+    }
   });
 });
 
@@ -76,6 +91,18 @@ describe('links, names and ids', () => {
     expect(safeFileName('Release plan / 2.0')).toBe('Release-plan-2.0.md');
     expect(safeFileName('../../etc/passwd')).toBe('etc-passwd.md');
     expect(safeFileName('***')).toBe('document.md');
+  });
+});
+
+describe('a server that does not answer', () => {
+  it('says how to start one on this machine, on its port, or to check a remote address', () => {
+    expect(unreachableHint('http://localhost:3000', false)).toBe(
+      'No server answers there. Start one in another terminal with `convene serve`, or point at another with --url or CONVENE_URL.',
+    );
+    expect(unreachableHint('http://127.0.0.1:8080', true)).toBe(
+      'No server answers there. Start one in another terminal with `convene serve --port 8080`.',
+    );
+    expect(unreachableHint('https://convene.example.com', true)).toMatch(/^Check the address/);
   });
 });
 

@@ -3,6 +3,7 @@ import { ConveneError } from '@convene/sdk';
 import { type App, examples } from '../app';
 import type { Context } from '../lib/context';
 import { CliError } from '../lib/errors';
+import { unreachableHint } from '../lib/failure';
 import { relative } from '../lib/render';
 import { VERSION } from '../version';
 
@@ -72,9 +73,7 @@ async function runChecks(ctx: Context): Promise<Check[]> {
       name: 'server',
       status: 'fail',
       detail: `${ctx.url} does not answer: ${(error as Error).message}`,
-      hint: ctx.urlIsExplicit
-        ? 'Is it running, and is the URL right?'
-        : 'Start one with `convene serve`, or pass --url.',
+      hint: unreachableHint(ctx.url, ctx.urlIsExplicit),
     });
   }
   if (response) {

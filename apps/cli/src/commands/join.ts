@@ -65,6 +65,17 @@ export function registerJoin(program: Command, app: App): void {
       }
       // A link names its server; --url or CONVENE_URL still win (a proxy, another address).
       const url = linkServer && !ctx.urlIsExplicit ? linkServer : ctx.url;
+      const invitation = linkServer
+        ? invitationOf(reference)
+        : { spaceId: reference, invitationKey: options.key! };
+      // One key per space is kept: an owner key it would replace is worth more than a second seat.
+      const held = ctx.store.host(url).spaces[invitation.spaceId];
+      if (held?.role === 'owner') {
+        throw new CliError(`you own "${held.name}" on this machine: joining would replace your owner key`, {
+          exitCode: ExitCode.conflict,
+          hint: 'To join as someone else here, give them their own configuration directory, e.g. `XDG_CONFIG_HOME=~/.config/ada convene join …`.',
+        });
+      }
       const name =
         options.name ??
         (out.mode.interactive
@@ -80,9 +91,7 @@ export function registerJoin(program: Command, app: App): void {
         ...(options.role !== undefined ? { role: options.role } : {}),
         isHuman: options.human === true,
       };
-      const invitation = linkServer
-        ? parseInvitationLink(reference)
-        : { spaceId: reference, invitationKey: options.key! };
+      ctx.using = { kind: 'invitation' };
       ctx.handlesInterrupt = true;
       const spinner = out.spinner(`Joining as ${name}`);
       const waiting = (pending: PendingJoin) => {
@@ -157,6 +166,18 @@ export function registerJoin(program: Command, app: App): void {
         },
       );
     });
+}
+
+/** The space and key of a link, or a usage error saying what is missing from it. */
+function invitationOf(link: string): { spaceId: string; invitationKey: string } {
+  try {
+    return parseInvitationLink(link);
+  } catch {
+    throw new UsageError(
+      `"${link}" is not a whole invitation link: its space id or key is missing`,
+      'Paste the whole link `convene invite` printed, in quotes (its key follows `#key=` or `?key=`).',
+    );
+  }
 }
 
 function forgetPending(ctx: Context, url: string, spaceId: string): void {

@@ -14,7 +14,10 @@ export function registerMessages(program: Command, app: App): void {
       'Print the most recent messages of a space, oldest first. --since starts after an instant ' +
         '(a date-time, or a duration back from now); --limit keeps the last N (0: all).',
     )
-    .option('--since <time>', 'only messages after this: 2030-01-01T12:00:00Z, or 10m, 2h, 1d')
+    .option(
+      '--since <time>',
+      'only messages after this: 10m, 2h, 1d, 09:30, yesterday, 2030-01-01 12:00, 2030-01-01T12:00:00Z',
+    )
     .option('-n, --limit <n>', 'at most this many, the most recent (0: no limit)', '100')
     .addHelpText(
       'after',

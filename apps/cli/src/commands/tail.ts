@@ -18,7 +18,10 @@ export function registerTail(program: Command, app: App): void {
         'repeating anything. Ctrl-C stops it (exit 0). With --json, one JSON event per line ' +
         '(NDJSON): {"event", "id", "data"}, data as the API sends it.',
     )
-    .option('--since <time>', 'start after this instant: 2030-01-01T12:00:00Z, or 10m, 2h')
+    .option(
+      '--since <time>',
+      'start after this: 10m, 2h, 09:30, yesterday, 2030-01-01 12:00, 2030-01-01T12:00:00Z',
+    )
     .option('-n, --lines <n>', 'how many earlier messages to show first (without --since)', '10')
     .addHelpText(
       'after',

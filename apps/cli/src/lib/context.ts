@@ -18,6 +18,7 @@ export interface GlobalOptions {
 export type Using =
   | { kind: 'space'; space: StoredSpace }
   | { kind: 'session' }
+  | { kind: 'invitation' }
   | { kind: 'server' }
   | { kind: 'none' };
 
@@ -35,6 +36,8 @@ export class Context {
   /** Set by `serve`: the server stops itself on SIGINT and SIGTERM, as it always has. */
   serverOwnsSignals = false;
   using: Using = { kind: 'none' };
+  /** The command being run (`convene space create`), for hints that point at its help. */
+  commandName: string | undefined;
   private readonly explicitUrl: string | undefined;
 
   constructor(

@@ -22,19 +22,52 @@ export function parseTtl(text: string): number {
   return seconds;
 }
 
+const SINCE_FORMATS =
+  'a duration back from now (10m, 2h, 1d), a date-time (2030-01-01T12:00:00Z), a local date and ' +
+  'time (2030-01-01 12:00), a date (2030-01-01), a time today (09:30), today or yesterday';
+
 /**
- * A `--since` value: an RFC 3339 date-time as the API takes it, or a duration back from now
- * (`10m`, `2h`). Returns the date-time to send.
+ * A `--since` value, as people type it: a duration back from now (`10m`, `2h`), an RFC 3339
+ * date-time (sent as it is: the API keeps microseconds), or local time: `2030-01-01 12:00`,
+ * `2030-01-01`, `09:30` (today, or yesterday when that is still to come), `today`, `yesterday`.
+ * Returns the date-time to send.
  */
 export function parseSince(text: string, now: Date = new Date()): string {
-  const seconds = parseDuration(text);
+  const trimmed = text.trim();
+  const seconds = parseDuration(trimmed);
   if (seconds !== undefined) return new Date(now.getTime() - seconds * 1000).toISOString();
-  if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i.test(text.trim())) {
-    return text.trim();
+  if (/^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i.test(trimmed)) {
+    if (!Number.isNaN(new Date(trimmed.replace(' ', 'T')).getTime())) return trimmed.replace(' ', 'T');
   }
-  throw new UsageError(
-    `--since must be a date-time (2030-01-01T12:00:00Z) or a duration back from now (10m, 2h), not "${text}"`,
-  );
+  const local = localInstant(trimmed.toLowerCase(), now);
+  if (local) return local.toISOString();
+  throw new UsageError(`--since takes ${SINCE_FORMATS}; not "${text}"`);
+}
+
+/** A date, a date and time, or a time of day without a zone, in this machine's time zone. */
+function localInstant(text: string, now: Date): Date | undefined {
+  const midnight = new Date(now.getFullYear(), now.getMonth(), now.getDate());
+  if (text === 'today') return midnight;
+  if (text === 'yesterday') return new Date(now.getFullYear(), now.getMonth(), now.getDate() - 1);
+  const date = text.match(/^(\d{4})-(\d{2})-(\d{2})(?:[t ](\d{2}):(\d{2})(?::(\d{2}))?)?$/);
+  if (date) {
+    const [, y, mo, d, h = '0', mi = '0', s = '0'] = date;
+    const at = new Date(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s));
+    // new Date rolls 2030-02-31 over into March: a date that does not exist is refused instead.
+    return at.getMonth() === Number(mo) - 1 && at.getDate() === Number(d) && Number(h) < 24 && Number(mi) < 60
+      ? at
+      : undefined;
+  }
+  const time = text.match(/^(\d{1,2}):(\d{2})(?::(\d{2}))?$/);
+  if (time) {
+    const [, h, mi, s = '0'] = time;
+    if (Number(h) > 23 || Number(mi) > 59 || Number(s) > 59) return undefined;
+    const at = new Date(now.getFullYear(), now.getMonth(), now.getDate(), Number(h), Number(mi), Number(s));
+    // 23:00 typed at 00:10 means last night.
+    if (at.getTime() > now.getTime()) at.setDate(at.getDate() - 1);
+    return at;
+  }
+  return undefined;
 }
 
 /** `2h 5m` style, for people: how long until a lock or a space lapses. */

@@ -19,9 +19,7 @@ export function explain(error: unknown, ctx: Context): CliError {
   if (error instanceof CliError) return error;
   if (error instanceof ConnectionError || error instanceof TimeoutError) {
     return new CliError(`cannot reach ${ctx.url}: ${error.message}`, {
-      hint: ctx.urlIsExplicit
-        ? 'Is the server running? `convene doctor` checks the connection.'
-        : 'Start a server with `convene serve`, or point at one with --url or CONVENE_URL.',
+      hint: unreachableHint(ctx.url, ctx.urlIsExplicit),
       cause: error,
     });
   }
@@ -36,10 +34,45 @@ export function explain(error: unknown, ctx: Context): CliError {
   });
 }
 
+/**
+ * What to do about a server that does not answer: start one when it would run on this machine
+ * (the command line to start it on that port), else check the address.
+ */
+export function unreachableHint(server: string, explicit: boolean): string {
+  const url = new URL(server);
+  const local = ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
+  if (!local) {
+    return `Check the address (--url or CONVENE_URL) and your connection; \`convene doctor\` checks the server.`;
+  }
+  const port = url.port || (url.protocol === 'https:' ? '443' : '80');
+  const serve = port === '3000' ? 'convene serve' : `convene serve --port ${port}`;
+  return `No server answers there. Start one in another terminal with \`${serve}\`${
+    explicit ? '' : ', or point at another with --url or CONVENE_URL'
+  }.`;
+}
+
+/** The bad-input statuses: the command line asked for something the server refuses as such. */
+const BAD_INPUT = new Set([400, 413, 422]);
+
 function fromStatus(error: ConveneError, ctx: Context): CliError {
-  const message = error.message;
+  // "400 name: too long" reads better without the number; --json keeps it as `status`.
+  const message = error.message.replace(/^\d{3} /, '');
   const using = ctx.using;
   const spaceName = using.kind === 'space' ? `"${using.space.name}"` : 'this space';
+  if (using.kind === 'invitation' && (error.status === 401 || error.status === 404)) {
+    return new CliError(message, {
+      exitCode: error.status === 401 ? ExitCode.auth : ExitCode.notFound,
+      hint: 'The invitation may be mistyped, revoked, or its space closed. Ask the owner for a fresh one (`convene invite`) and paste the whole link, quoted.',
+      details: { status: error.status },
+    });
+  }
+  if (error.status !== undefined && BAD_INPUT.has(error.status)) {
+    return new CliError(message, {
+      exitCode: ExitCode.usage,
+      hint: ctx.commandName ? `See \`${ctx.commandName} --help\`.` : 'Check the values you passed.',
+      details: { ...detailsOf(error), status: error.status },
+    });
+  }
   switch (error.status) {
     case 401:
       if (using.kind === 'session') {
