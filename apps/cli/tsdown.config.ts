@@ -1,4 +1,4 @@
-import { cpSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, rmSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig, type UserConfig } from 'tsdown';
@@ -59,7 +59,12 @@ const config: UserConfig = defineConfig({
     'build:done': ({ options }) => {
       const assets = join(dirname(options.outDir), 'assets');
       rmSync(assets, { recursive: true, force: true });
-      for (const path of SERVER_FILES) cpSync(join(repo, path), join(assets, path), { recursive: true });
+      for (const path of SERVER_FILES) {
+        if (!existsSync(join(repo, path))) {
+          throw new Error(`${path} is missing: build it first (pnpm --filter @convene/web build)`);
+        }
+        cpSync(join(repo, path), join(assets, path), { recursive: true });
+      }
     },
   },
 });

@@ -1,119 +1,247 @@
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+// The package as a newcomer meets it: packed in the repository with the READMEs' own command,
+// installed from the tarball on a machine with nothing but Node and npm, and each README's quick
+// start run there command by command, verbatim, in a blank directory.
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { finished } from './helpers/cli';
-import { repoRoot } from './helpers/paths';
+import { eventually, finished, type RunResult } from './helpers/cli';
+import { cliRoot, repoRoot } from './helpers/paths';
 import { freePort, onPostgres } from './helpers/server';
 
 const work = mkdtempSync(join(tmpdir(), 'convene-package-'));
-afterAll(() => rmSync(work, { recursive: true, force: true }));
+const started: ChildProcess[] = [];
+afterAll(() => {
+  // A walkthrough that failed half-way may leave its server or tail running.
+  for (const child of started) if (child.exitCode === null) process.kill(-child.pid!, 'SIGKILL');
+  rmSync(work, { recursive: true, force: true });
+});
+
+/** The ```sh blocks of a README between two headings. */
+function shBlocks(file: string, from: string, to: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  const start = text.indexOf(`\n${from}\n`);
+  const end = text.indexOf(`\n${to}\n`, start);
+  if (start < 0 || end < 0) throw new Error(`${file} has no section "${from}" followed by "${to}"`);
+  return [...text.slice(start, end).matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!.trim());
+}
+
+const READMES = [
+  {
+    name: 'README.md, From a terminal',
+    blocks: shBlocks(join(repoRoot, 'README.md'), '## From a terminal', '## Use it from an MCP host'),
+  },
+  {
+    name: 'apps/cli/README.md, Install and Quick start',
+    blocks: shBlocks(join(cliRoot, 'README.md'), '## Install', '## Commands'),
+  },
+];
+/** What runs in the repository (`pnpm …`), what installs the tarball, and the walkthrough. */
+const parts = READMES.map(({ name, blocks }) => ({
+  name,
+  repository: blocks.filter((b) => b.startsWith('pnpm ')),
+  install: blocks.filter((b) => b.startsWith('npm install')),
+  walkthrough: blocks.filter((b) => !b.startsWith('pnpm ') && !b.startsWith('npm install')),
+}));
+
+// A machine with Node and npm and nothing else on PATH (bash runs the READMEs' lines).
+const bin = join(work, 'bin');
+mkdirSync(bin);
+for (const tool of ['node', 'npm', 'npx', 'bash', 'sh']) {
+  symlinkSync(
+    execFileSync('bash', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).trim(),
+    join(bin, tool),
+  );
+}
+const prefix = join(work, 'global');
+const {
+  CONVENE_URL: _url,
+  CONVENE_TOKEN: _token,
+  TEST_DATABASE_URL: _db,
+  XDG_CONFIG_HOME: _config,
+  XDG_DATA_HOME: _data,
+  EDITOR: _editor,
+  VISUAL: _visual,
+  CI: _ci,
+  PORT: _port,
+  ...machine
+} = process.env;
+// The rest of the environment stays: it may carry the machine's certificates for the registry.
+const base = {
+  ...machine,
+  PATH: `${join(prefix, 'bin')}:${bin}`,
+  // `npm install -g` installs here instead of the machine's global prefix.
+  npm_config_prefix: prefix,
+  // The user's npm cache, so a second run does not download everything again.
+  npm_config_cache: process.env.npm_config_cache ?? join(process.env.HOME ?? work, '.npm'),
+  npm_config_audit: 'false',
+  npm_config_fund: 'false',
+} as Record<string, string>;
+
+/** A terminal of the READMEs: bash running one block, its output collected. */
+function terminal(block: string, cwd: string, env: Record<string, string>, timeoutMs = 240_000) {
+  // Its own process group, so Ctrl-C (SIGINT to the group) reaches it as a keyboard's would.
+  const child = spawn('bash', ['-e', '-c', block], {
+    cwd,
+    env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+    detached: true,
+  });
+  started.push(child);
+  const result = finished(child, { timeoutMs });
+  let output = '';
+  child.stdout!.on('data', (chunk) => {
+    output += chunk;
+  });
+  child.stderr!.on('data', (chunk) => {
+    output += chunk;
+  });
+  return { child, result, output: () => output };
+}
+
+function expectOk(block: string, result: RunResult): RunResult {
+  if (result.code !== 0) {
+    throw new Error(
+      `"${block}" exited with ${result.code}\n--- stdout\n${result.stdout}\n--- stderr\n${result.stderr}`,
+    );
+  }
+  return result;
+}
 
 // Once per run (it packs and installs from the registry), on the embedded database.
-describe.runIf(!onPostgres())('the packed tarball', () => {
-  it('installs with `npm install -g` on a machine with only Node and npm, and its convene serves and works', async () => {
-    execFileSync('pnpm', ['--filter', '@convene/cli', 'pack', '--pack-destination', work], {
-      cwd: repoRoot,
-      stdio: 'ignore',
-    });
-    const tarball = readdirSync(work).find((f) => f.endsWith('.tgz'));
-    expect(tarball).toBeDefined();
-
-    // Outside the workspace, with nothing on PATH but Node and npm.
-    const prefix = join(work, 'global');
-    const home = join(work, 'home');
-    const path = [dirname(process.execPath), '/usr/bin', '/bin'].join(':');
-    // The rest of the environment stays: it may carry the machine's certificates for the registry.
-    const { CONVENE_URL: _url, CONVENE_TOKEN: _token, TEST_DATABASE_URL: _db, ...machine } = process.env;
-    const env = {
-      ...machine,
-      PATH: path,
-      HOME: home,
-      XDG_CONFIG_HOME: join(home, 'config'),
-      XDG_DATA_HOME: join(home, 'data'),
-    } as Record<string, string>;
-    execFileSync(
-      'npm',
-      ['install', '-g', '--prefix', prefix, '--no-audit', '--no-fund', join(work, tarball!)],
-      {
-        cwd: work,
-        // The user's npm cache, so a second run does not download everything again.
-        env: {
-          ...env,
-          npm_config_cache: process.env.npm_config_cache ?? join(process.env.HOME ?? home, '.npm'),
-        },
-        stdio: ['ignore', 'ignore', 'pipe'],
-        timeout: 240_000,
-      },
-    );
-    const convene = join(prefix, 'bin/convene');
-    const run = (args: string[], extra: Record<string, string> = {}) =>
-      finished(
-        spawn(convene, args, { cwd: work, env: { ...env, ...extra }, stdio: ['pipe', 'pipe', 'pipe'] }),
-        {
-          timeoutMs: 60_000,
-        },
-      );
-
-    expect((await run(['--version'])).stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
-
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}`;
-    const server = spawn(convene, ['serve', '--port', String(port), '--data-dir', join(work, 'data')], {
-      cwd: work,
-      env: { ...env, PUBLIC_URL: url, LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let log = '';
-    server.stdout!.on('data', (chunk) => {
-      log += chunk;
-    });
-    server.stderr!.on('data', (chunk) => {
-      log += chunk;
-    });
-    try {
-      const deadline = Date.now() + 90_000;
-      while (!log.includes(`listening on ${url}`)) {
-        if (server.exitCode !== null || Date.now() > deadline)
-          throw new Error(`convene serve did not start:\n${log}`);
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-      // What the server reads from disk shipped in the package: migrations ran; pages, assets and guides load.
-      expect((await fetch(`${url}/`)).status).toBe(200);
-      expect((await fetch(`${url}/web/style.css`)).status).toBe(200);
-      // The space page's script, and every chunk the page it belongs to imports.
-      const script = await (await fetch(`${url}/web/space.js`)).text();
-      const chunks = [...script.matchAll(/"\.\/(chunk-[\w-]+\.js)"/g)].map((m) => m[1]);
-      expect(chunks.length).toBeGreaterThan(0);
-      for (const chunk of chunks) expect((await fetch(`${url}/web/${chunk}`)).status).toBe(200);
-      expect(await (await fetch(`${url}/auth.md`)).text()).toContain(url);
-
-      const as = { CONVENE_URL: url };
-      const created = await run(['space', 'create', 'From the tarball', '--json'], as);
-      expect(created.code).toBe(0);
-      const { humanLink } = (await run(['invite', '--json'], as)).json();
-      const guest = { XDG_CONFIG_HOME: join(home, 'guest') };
-      expect((await run(['join', humanLink, '--name', 'Tara', '--json'], guest)).code).toBe(0);
-      expect((await run(['send', 'hello from the tarball'], guest)).code).toBe(0);
-      const messages = (await run(['messages', '--json'], as)).json();
-      expect(messages.map((m: any) => m.content)).toEqual(['hello from the tarball']);
-      const doc = await finished(
-        spawn(convene, ['artifact', 'create', 'notes.md', '--file', '-'], {
-          cwd: work,
-          env: { ...env, ...as },
-          stdio: ['pipe', 'pipe', 'pipe'],
-        }),
-        { input: '# Notes\n' },
-      );
-      expect(doc.code).toBe(0);
-      expect((await run(['artifact', 'download', 'notes.md'], guest)).stdout).toBe('# Notes\n');
-      const answer = (await run(['ask', 'lock an artifact', '--json'], as)).json();
-      expect(answer.results.length).toBeGreaterThan(0);
-    } finally {
-      const exited = new Promise((resolve) => server.once('exit', resolve));
-      server.kill('SIGTERM');
-      expect(await exited).toBe(0);
+describe.runIf(!onPostgres())('the packed tarball and the READMEs', () => {
+  it('packs with the READMEs’ command and installs as they say, globally or in a project', async () => {
+    for (const part of parts) {
+      expect(part.repository, part.name).toEqual(['pnpm install\npnpm --filter @convene/cli pack']);
+      expect(part.install, part.name).toEqual(['npm install -g ./convene-cli-*.tgz']);
     }
-  }, 300_000);
+    // `pnpm install` has run: this test runs in the installed checkout. The pack runs verbatim.
+    for (const old of readdirSync(repoRoot).filter((f) => /^convene-cli-.*\.tgz$/.test(f)))
+      rmSync(join(repoRoot, old));
+    expectOk(
+      'pnpm --filter @convene/cli pack',
+      await terminal('pnpm --filter @convene/cli pack', repoRoot, process.env as Record<string, string>)
+        .result,
+    );
+    const tarball = readdirSync(repoRoot).find((f) => /^convene-cli-\d+\.\d+\.\d+\.tgz$/.test(f));
+    expect(tarball).toBeDefined();
+    const downloads = join(work, 'downloads');
+    mkdirSync(downloads);
+    renameSync(join(repoRoot, tarball!), join(downloads, tarball!));
+
+    const install = parts[0]!.install[0]!;
+    expectOk(install, await terminal(install, downloads, { ...base, HOME: join(work, 'home') }).result);
+    const version = await terminal('convene --version', work, base).result;
+    expect(version.stdout.trim()).toBe(
+      JSON.parse(readFileSync(join(cliRoot, 'package.json'), 'utf8')).version,
+    );
+
+    // The other way apps/cli/README.md names: into a project, run with npx.
+    const local = readFileSync(join(cliRoot, 'README.md'), 'utf8').match(
+      /`(npm install \.\/convene-cli-\*\.tgz && npx convene --help)`/,
+    )?.[1];
+    expect(local).toBeDefined();
+    const project = join(work, 'project');
+    mkdirSync(project);
+    renameSync(join(downloads, tarball!), join(project, tarball!));
+    const help = expectOk(
+      local!,
+      await terminal(local!, project, { ...base, HOME: join(work, 'home') }).result,
+    );
+    expect(help.stdout).toContain('Usage: convene <command> [options]');
+  }, 600_000);
+
+  for (const [index, part] of parts.entries()) {
+    it(`runs the walkthrough of ${part.name} in a blank directory`, async () => {
+      expect(existsSync(join(prefix, 'bin/convene')), 'installed by the test above').toBe(true);
+      const dir = join(work, `walkthrough-${index}`);
+      const home = join(dir, 'home');
+      mkdirSync(home, { recursive: true });
+      // The person at the editor adds a line and quits.
+      const editor = join(work, `editor-${index}.sh`);
+      writeFileSync(editor, '#!/bin/sh\nprintf -- "- dates\\n" >> "$1"\n', { mode: 0o755 });
+      const port = await freePort();
+      const url = `http://localhost:${port}`;
+      // Not port 3000 (the README's default): the environment points the same commands elsewhere.
+      const env = { ...base, HOME: home, CONVENE_URL: url, EDITOR: editor };
+
+      // Exactly one placeholder, the link `convene invite` prints, which the reader pastes.
+      const placeholders = part.walkthrough.join('\n').match(/"<[^">]+>"/g) ?? [];
+      expect(placeholders).toEqual(['"<the link for people>"']);
+
+      let server: ReturnType<typeof terminal> | undefined;
+      let link: string | undefined;
+      const seen: string[] = [];
+      try {
+        for (const written of part.walkthrough) {
+          const block = link ? written.replace(placeholders[0]!, JSON.stringify(link)) : written;
+          seen.push(block);
+          if (block === 'convene serve') {
+            server = terminal(block, dir, { ...env, PORT: String(port) }, 600_000);
+            await eventually(() => {
+              if (server!.child.exitCode !== null)
+                throw new Error(`convene serve exited:\n${server!.output()}`);
+              expect(server!.output()).toContain(`listening on http://127.0.0.1:${port}`);
+            }, 120_000);
+            await expectServesPages(url);
+          } else if (block === 'convene tail') {
+            const tail = terminal(block, dir, env);
+            await eventually(() => expect(tail.output()).toMatch(/Ada: I'll draft the dates/), 60_000);
+            await eventually(() => expect(tail.output()).toContain('Following Release plan live'), 60_000);
+            process.kill(-tail.child.pid!, 'SIGINT');
+            expect((await tail.result).code, 'Ctrl-C ends tail with 0').toBe(0);
+          } else {
+            const result = expectOk(block, await terminal(block, dir, env).result);
+            if (block.includes('convene invite')) {
+              link = result.stdout.match(/^for people\s+(\S+)$/m)?.[1];
+              expect(link).toMatch(new RegExp(`^${url}/join/[0-9a-f-]{36}#key=inv_`));
+            }
+            if (block.includes('convene join')) expect(result.stderr).toContain('Joined Release plan as Ada');
+            if (block.includes('convene artifact edit')) {
+              expect(result.stderr).toContain('Saved plan.md as version 2');
+              expect(result.stdout).toMatch(/^VERSION\s+BY\s+WHEN\s+BYTES\n2\s+\S+.*\n1\s+/m);
+            }
+          }
+        }
+        // Every block ran, and the README's people ended with their own keys.
+        expect(seen.some((b) => b.includes('convene join "http'))).toBe(true);
+        const keys = (config: string) =>
+          Object.values(
+            JSON.parse(readFileSync(join(config, 'convene/credentials.json'), 'utf8')).hosts[url].spaces,
+          );
+        expect(keys(join(home, '.config')).map((s: any) => s.role)).toEqual(['owner']);
+        expect(keys(join(home, '.config/ada')).map((s: any) => s.role)).toEqual(['participant']);
+      } finally {
+        if (server && server.child.exitCode === null) {
+          // Ctrl-C in the first terminal.
+          process.kill(-server.child.pid!, 'SIGINT');
+          expect((await server.result).code, 'Ctrl-C stops convene serve cleanly').toBe(0);
+        }
+      }
+      expect(existsSync(join(dir, '.data')), 'the server kept its data in ./.data').toBe(true);
+    }, 600_000);
+  }
 });
+
+/** What the server reads from disk shipped in the package: pages, their scripts, the guides. */
+async function expectServesPages(url: string): Promise<void> {
+  expect((await fetch(`${url}/`)).status).toBe(200);
+  expect((await fetch(`${url}/web/style.css`)).status).toBe(200);
+  // The space page's script, and every chunk it imports.
+  const script = await (await fetch(`${url}/web/space.js`)).text();
+  const chunks = [...script.matchAll(/"\.\/(chunk-[\w-]+\.js)"/g)].map((m) => m[1]);
+  expect(chunks.length).toBeGreaterThan(0);
+  for (const chunk of chunks) expect((await fetch(`${url}/web/${chunk}`)).status).toBe(200);
+  expect(await (await fetch(`${url}/auth.md`)).text()).toContain(url);
+}
