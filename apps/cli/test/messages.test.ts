@@ -63,8 +63,10 @@ describe('send', () => {
     const both = await guest.run(['send', '--html', '--image', 'https://x.y/z.png']);
     expect(both.code).toBe(2);
     const image = await guest.run(['send', '--image', 'http://insecure.example/x.png']);
-    expect(image.code).toBe(1);
+    // Refused by the server as invalid: a usage error, pointing at the command's help.
+    expect(image.code).toBe(2);
     expect(image.stderr).toContain('https:');
+    expect(image.stderr).toContain('See `convene send --help`.');
     const missing = await guest.run(['send', '--file', join(guest.home, 'nope.txt')]);
     expect(missing.code).toBe(5);
     expect(missing.stderr).toContain('no such file');
@@ -93,9 +95,11 @@ describe('messages', () => {
     const ids = (await owner.run(['messages', '-q'])).stdout.trim().split('\n');
     expect(ids).toEqual(all.map((m: any) => m.id));
 
-    const bad = await owner.run(['messages', '--since', 'yesterday']);
+    const fromYesterday = (await owner.run(['messages', '--since', 'yesterday', '--json'])).json();
+    expect(fromYesterday).toHaveLength(all.length);
+    const bad = await owner.run(['messages', '--since', 'last week']);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain('--since must be');
+    expect(bad.stderr).toContain('--since takes a duration back from now');
     const badLimit = await owner.run(['messages', '--limit', 'x']);
     expect(badLimit.code).toBe(2);
   });

@@ -107,3 +107,59 @@ describe('tail --json', () => {
     expect(ids).toEqual([...ids].sort((a, b) => a - b));
   });
 });
+
+describe('at a terminal', () => {
+  it('asks for a missing argument, in colour; with CI set it fails with usage instead', async () => {
+    const someone = new User(server.url);
+    const asked = new Terminal([process.execPath, bundle, 'space', 'create'], someone.env, someone.home);
+    try {
+      await eventually(() => expect(asked.screen()).toContain('Name of the space'));
+      asked.press('Typed at the prompt', 'Enter');
+      await eventually(() => expect(asked.screen()).toContain('EXIT=0'));
+      expect(asked.screen()).toContain('Created public space Typed at the prompt');
+      expect(asked.screen({ escapes: true })).toContain('\u001b[');
+      expect((await someone.run(['space', 'show', '--json'])).json().name).toBe('Typed at the prompt');
+    } finally {
+      asked.close();
+    }
+    const automated = new Terminal(
+      [process.execPath, bundle, 'space', 'create'],
+      { ...someone.env, CI: '1' },
+      someone.home,
+    );
+    try {
+      await eventually(() => expect(automated.screen()).toContain('EXIT=2'));
+      expect(automated.screen()).toContain('missing name of the space');
+      // No foreground colour (ESC [3xm) anywhere.
+      expect(automated.screen({ escapes: true })).not.toContain('\u001b[3');
+    } finally {
+      automated.close();
+      someone.remove();
+    }
+  });
+
+  it('shows a spinner while a join waits for approval, then the result', async () => {
+    const host = new User(server.url);
+    const visitor = new User(server.url);
+    try {
+      await host.run(['space', 'create', 'Guarded', '--private']);
+      const { humanLink } = (await host.run(['invite', '--json'])).json();
+      const waiting = new Terminal(
+        [process.execPath, bundle, 'join', humanLink, '--name', 'Tess'],
+        visitor.env,
+        visitor.home,
+      );
+      try {
+        await eventually(() => expect(waiting.screen()).toContain('Waiting for the owner to approve you'));
+        expect((await host.run(['approve', 'Tess'])).code).toBe(0);
+        await eventually(() => expect(waiting.screen()).toContain('EXIT=0'));
+        expect(waiting.screen()).toContain('Joined Guarded as Tess');
+      } finally {
+        waiting.close();
+      }
+    } finally {
+      host.remove();
+      visitor.remove();
+    }
+  });
+});

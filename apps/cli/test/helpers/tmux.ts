@@ -21,9 +21,10 @@ export class Terminal {
     this.tmux('new-session', '-d', '-s', this.session, '-x', '160', '-y', '50', '-c', cwd, line);
   }
 
-  /** Everything the pane shows, scrollback included. */
-  screen(): string {
-    return this.tmux('capture-pane', '-p', '-J', '-S', '-1000', '-t', this.session);
+  /** Everything the pane shows, scrollback included; with `escapes`, its colour codes too. */
+  screen(options: { escapes?: boolean } = {}): string {
+    const escapes = options.escapes ? ['-e'] : [];
+    return this.tmux('capture-pane', '-p', '-J', ...escapes, '-S', '-1000', '-t', this.session);
   }
 
   press(...keys: string[]): void {
