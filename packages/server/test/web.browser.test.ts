@@ -215,6 +215,9 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
     await h.delete(`/hub/space/${space.spaceId}/artifact/${artifactId}/lock`, { key: space.ownerKey });
     await expect.poll(() => page.getByRole('button', { name: 'Lock again' }).isVisible()).toBe(true);
     await page.getByRole('button', { name: 'Lock again' }).click();
+    // Locked again (the button goes) before saving; owner events still on their way must not
+    // take the new lock from the page: it asks the server instead of believing them.
+    await page.getByRole('button', { name: 'Lock again' }).waitFor({ state: 'hidden' });
     await page.getByRole('button', { name: 'Save', exact: true }).click();
     await expect.poll(() => page.locator('#artifact-notice').textContent()).toContain('it is now version 3');
     const untouched = await h.get(`/hub/space/${space.spaceId}/artifact/${artifactId}`, {
@@ -255,6 +258,48 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
     await page.close();
     expect(problems).toEqual([]);
   }, 90_000);
+
+  it('keeps its lock when the stream tells of an unlock older than the lock it holds', async () => {
+    const space = await h.createSpace({ name: 'Stale events', description: 'events on their way' });
+    const created = await h.post(`/hub/space/${space.spaceId}/artifact`, {
+      key: space.ownerKey,
+      body: { name: 'plan', type: 'markdown', content: 'first\n' },
+    });
+    expect(created.status, created.text).toBe(200);
+    const lockPath = `/hub/space/${space.spaceId}/artifact/${created.body.id}/lock`;
+    const page = await newPage();
+    await joinThroughTheLink(page, space, 'Edsger');
+    await page.waitForURL(`${srv.url}/space/${space.spaceId}`);
+    await expect.poll(() => page.locator('#live').textContent()).toBe('live');
+    await page.locator(`#artifacts button[data-artifact-id="${created.body.id}"]`).click();
+    await page.getByRole('button', { name: 'Lock and edit' }).click();
+    await page.locator('#artifact-editor').waitFor({ state: 'visible' });
+    const me = await storedCredentials(page, space.spaceId);
+
+    // The page's question to the server waits until the participant holds the lock again, as a
+    // lock taken meanwhile would: by then the "unlocked" event it asks about is stale.
+    let relock = () => {};
+    const relocked = new Promise<void>((resolve) => {
+      relock = resolve;
+    });
+    await page.route(`**${lockPath}/heartbeat`, async (route) => {
+      await relocked;
+      await route.continue();
+    });
+    const checked = page.waitForResponse((response) => response.url().endsWith(`${lockPath}/heartbeat`));
+    expect((await h.delete(lockPath, { key: space.ownerKey })).status).toBe(200);
+    expect((await h.post(lockPath, { key: me.key })).status).toBe(200);
+    relock();
+    expect((await checked).status()).toBe(200);
+    await page.unroute(`**${lockPath}/heartbeat`);
+
+    expect(await page.getByRole('button', { name: 'Lock again' }).isHidden()).toBe(true);
+    await page.locator('#artifact-editor').fill('second\n');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await expect.poll(() => page.locator('#artifact-notice').textContent()).toBe('Saved as version 2.');
+    await page.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
 
   it('waits for approval in a private space, then enters; the owner page shows moderation buttons', async () => {
     const space = await h.createSpace({
@@ -337,12 +382,22 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
     await page.getByRole('button', { name: 'Open' }).click();
     await expect.poll(() => page.locator('#live').textContent()).toBe('live');
     expect(await storedCredentials(page, space.spaceId)).toEqual({ key: pasted.key, role: 'participant' });
+    // The message comes back on the stream before the answer to sending it (held here until
+    // then): the page learns whose it is from the answer, and marks it as its own all the same.
+    const messagesPath = `/hub/space/${space.spaceId}/messages`;
+    await page.route(`**${messagesPath}`, async (route) => {
+      if (route.request().method() !== 'POST') return route.continue();
+      const response = await route.fetch();
+      await page.locator('#messages .message', { hasText: 'who am I?' }).waitFor();
+      return route.fulfill({ response });
+    });
     await page.getByLabel('Message', { exact: true }).fill('who am I?');
     await page.keyboard.press('Enter');
     await expect
       .poll(() => storedCredentials(page, space.spaceId))
       .toEqual({ key: pasted.key, role: 'participant', participantId: pasted.participantId, name: 'Pat' });
     await expect.poll(() => page.locator('#messages .message.mine').count()).toBe(1);
+    await page.unroute(`**${messagesPath}`);
     await expect.poll(() => page.getByRole('button', { name: 'Leave the space' }).isVisible()).toBe(true);
 
     const kick = await h.post(`/hub/space/${space.spaceId}/participants/${kim.participantId}/kick`, {

@@ -4,7 +4,7 @@ import type { ArtifactSummary, StreamEventName } from '@convene/sdk';
 import { $, busy, confirmed, el, notify, submitButton } from '../../lib/dom';
 import { describeError } from '../../lib/errors';
 import { formatTime } from '../../lib/format';
-import { isDirty, lockLost, releaseLock, renderDocument, restoreVersion, wireEditor } from './editor';
+import { checkLock, isDirty, releaseLock, renderDocument, restoreVersion, wireEditor } from './editor';
 import { lockHolder, participantName, space, state } from './state';
 
 export type ArtifactEventName = Extract<StreamEventName, `artifact-${string}`>;
@@ -92,10 +92,10 @@ export function artifactChanged(name: ArtifactEventName, summary: ArtifactSummar
   const doc = state.doc;
   if (!doc || doc.artifact.id !== summary.id) return;
   if (doc.editing) {
-    // Someone else took or released it: the lock is gone for this tab.
+    // Someone else took or released it: the lock may be gone for this tab.
     const takenByOther =
       name === 'artifact-locked' && state.me.participantId && summary.lockedBy !== state.me.participantId;
-    if (name === 'artifact-unlocked' || takenByOther) lockLost();
+    if (name === 'artifact-unlocked' || takenByOther) void checkLock();
     return;
   }
   void refreshArtifact();

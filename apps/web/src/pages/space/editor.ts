@@ -63,6 +63,7 @@ async function lockArtifact(): Promise<void> {
     }
     doc.artifact.lockedBy = lock.lockedBy;
     doc.artifact.lockExpiresAt = lock.lockExpiresAt;
+    doc.taken = (doc.taken ?? 0) + 1;
     doc.editing = true;
     startHeartbeat(lock.lockExpiresAt);
     renderDocument();
@@ -92,17 +93,27 @@ function startHeartbeat(expiresAt: string): void {
 async function heartbeat(): Promise<void> {
   const doc = state.doc;
   if (!doc?.editing) return;
+  const taken = doc.taken;
   try {
     const lock = await space().artifacts.heartbeat(doc.artifact.id);
     doc.artifact.lockExpiresAt = lock.lockExpiresAt;
     renderDocument();
   } catch (error) {
+    // Refused for a lock this tab has taken again since it asked: not about the lock it holds.
+    if (doc.taken !== taken) return;
     if (statusOf(error) === 423 || statusOf(error) === 401) lockLost();
   }
 }
 
+/**
+ * The stream says the document being edited was unlocked, or locked by someone else. The event
+ * may be older than this tab's own lock (taken again while the event was on its way), so the
+ * server, not the event, says whether the lock is lost: a heartbeat keeps it or is refused.
+ */
+export const checkLock = (): Promise<void> => heartbeat();
+
 /** The lock is gone for this tab (lapsed, taken, or released by the owner); the draft stays. */
-export function lockLost(): void {
+function lockLost(): void {
   const doc = state.doc;
   if (!doc?.editing || doc.lockLost) return;
   doc.lockLost = true;

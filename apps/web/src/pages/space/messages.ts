@@ -61,6 +61,10 @@ function learnWhoIAm(message: Sender): void {
     role: message.isOwner ? 'owner' : 'participant',
     name: message.senderName,
   });
+  // What the stream brought back before the answer that told whose it is, is this tab's too.
+  for (const item of $('messages').querySelectorAll<HTMLElement>('li.message'))
+    if (state.seen.get(item.dataset.messageId ?? '')?.senderId === message.senderId)
+      item.classList.add('mine');
   renderParticipants();
   renderArtifacts();
 }

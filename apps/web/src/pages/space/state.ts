@@ -20,6 +20,8 @@ export interface OpenDocument {
   editing: boolean;
   /** The lock lapsed or was taken while editing: the draft stays, saving needs the lock again. */
   lockLost: boolean;
+  /** How many times this tab has taken the lock: an answer about an earlier one is stale. */
+  taken?: number | undefined;
   /** The version the draft started from: a save is refused (409) if someone wrote since. */
   baseVersion?: number | undefined;
   /** The content as last saved or loaded, to tell unsaved changes. */
