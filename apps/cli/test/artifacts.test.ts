@@ -77,6 +77,18 @@ describe('create, list, show, write, download, history, diff, restore', () => {
     const saved = await owner.run(['artifact', 'download', 'plan.md', '-o', out, '--json']);
     expect(saved.json()).toMatchObject({ file: out, bytes: 6 });
     expect(readFileSync(out, 'utf8')).toBe('piped\n');
+    const nowhere = await owner.run([
+      'artifact',
+      'download',
+      'plan.md',
+      '-o',
+      join(owner.home, 'no/dir/x.md'),
+    ]);
+    expect(nowhere.code).toBe(5);
+    expect(nowhere.stderr).toContain(
+      `cannot open ${join(owner.home, 'no/dir/x.md')}: no such file or directory`,
+    );
+    expect(nowhere.stderr).not.toContain('bug');
 
     const history = (await owner.run(['artifact', 'history', 'plan.md', '--json'])).json();
     expect(history.map((v: any) => v.version)).toEqual([3, 2, 1]);
@@ -162,7 +174,7 @@ describe('artifact edit', () => {
     expect(doc.lockedBy).toBeUndefined();
   });
 
-  it('keeps the text in a named file and unlocks when the editor exits non-zero', async () => {
+  it('keeps the text in a named file and unlocks when the editor exits non-zero or cannot run', async () => {
     const ed = editor(guest, 'fail', 'printf "half-done work\\n" >> "$1"\nexit 3');
     const failed = await guest.run(['artifact', 'edit', 'edit.md'], { env: { EDITOR: ed } });
     expect(failed.code).toBe(1);
@@ -174,6 +186,12 @@ describe('artifact edit', () => {
     const doc = await byName(owner, 'edit.md');
     expect(doc.version).toBe(3);
     expect(doc.lockedBy).toBeUndefined();
+
+    const absent = await guest.run(['artifact', 'edit', 'edit.md'], { env: { EDITOR: 'no-such-editor' } });
+    expect(absent.code).toBe(1);
+    expect(absent.stderr).toContain('cannot run the editor `no-such-editor` (not found): nothing was saved');
+    expect(absent.stderr).toContain('Set $VISUAL or $EDITOR');
+    expect((await byName(owner, 'edit.md')).lockedBy).toBeUndefined();
   });
 
   it('keeps the text and unlocks on Ctrl-C (exit 130)', async () => {

@@ -45,7 +45,7 @@ export class EditFile {
   }
 }
 
-export type EditorExit = { ok: true } | { ok: false; reason: string };
+export type EditorExit = { ok: true } | { ok: false; reason: string; hint?: string };
 
 /**
  * Opens the editor on a file and resolves when it exits. The command runs through the shell,
@@ -59,6 +59,13 @@ export function runEditor(command: string, file: string): Promise<EditorExit> {
     );
     child.once('exit', (code, signal) => {
       if (code === 0) resolve({ ok: true });
+      // The shell's own codes for a command it could not run.
+      else if (code === 127 || code === 126)
+        resolve({
+          ok: false,
+          reason: `cannot run the editor \`${command}\` (${code === 127 ? 'not found' : 'not executable'})`,
+          hint: 'Set $VISUAL or $EDITOR to an editor you have, e.g. EDITOR=nano.',
+        });
       else
         resolve({
           ok: false,

@@ -27,6 +27,7 @@ export function explain(error: unknown, ctx: Context): CliError {
     return new CliError('interrupted', { exitCode: ExitCode.interrupted });
   }
   if (error instanceof ConveneError) return fromStatus(error, ctx);
+  if (isFileSystemError(error)) return fromFileSystem(error);
   const message = error instanceof Error ? error.message : String(error);
   return new CliError(message, {
     hint: 'This looks like a bug in convene; please report it with the command you ran.',
@@ -151,4 +152,35 @@ function detailsOf(error: ConveneError): Record<string, unknown> {
   if (!body || typeof body !== 'object') return {};
   const { error: _message, ...rest } = body as Record<string, unknown>;
   return rest;
+}
+
+/** A failed open, read or write of a file the command line named (`-o`, `--file`). */
+function isFileSystemError(error: unknown): error is NodeJS.ErrnoException & { path: string } {
+  const e = error as NodeJS.ErrnoException;
+  return (
+    error instanceof Error &&
+    typeof e.code === 'string' &&
+    typeof e.syscall === 'string' &&
+    typeof e.path === 'string'
+  );
+}
+
+const FILE_PROBLEMS: Record<string, string> = {
+  ENOENT: 'no such file or directory',
+  ENOTDIR: 'a part of the path is not a directory',
+  EISDIR: 'it is a directory',
+  EACCES: 'permission denied',
+  EPERM: 'not permitted',
+  EROFS: 'read-only file system',
+  ENOSPC: 'no space left on the device',
+};
+
+function fromFileSystem(error: NodeJS.ErrnoException & { path: string }): CliError {
+  const verb = error.syscall === 'open' || error.syscall === 'read' ? 'open' : error.syscall;
+  const problem = FILE_PROBLEMS[error.code!] ?? error.message;
+  return new CliError(`cannot ${verb} ${error.path}: ${problem}`, {
+    exitCode: error.code === 'ENOENT' ? ExitCode.notFound : ExitCode.error,
+    hint: 'Check the path and its permissions.',
+    cause: error,
+  });
 }

@@ -54,7 +54,7 @@ export function registerArtifactEdit(artifact: Command, app: App): void {
             `${ctx.signal.aborted ? 'interrupted' : exit.ok ? 'stopped' : exit.reason}: nothing was saved`,
             {
               exitCode: ctx.signal.aborted ? ExitCode.interrupted : ExitCode.error,
-              hint: `Your text is kept in ${kept}\nSave it later with: convene artifact write ${JSON.stringify(doc.name)} --file ${JSON.stringify(kept)}`,
+              hint: `${!exit.ok && exit.hint ? `${exit.hint}\n` : ''}Your text is kept in ${kept}\nSave it later with: convene artifact write ${JSON.stringify(doc.name)} --file ${JSON.stringify(kept)}`,
             },
           );
         }
