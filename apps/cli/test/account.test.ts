@@ -166,6 +166,14 @@ describe('login --with-token, --password; whoami; token; logout', () => {
     expect((await someone.run(['token', 'revoke', created.id])).code).toBe(0);
     tokens = (await someone.run(['token', 'list', '--json'])).json();
     expect(tokens.find((t: any) => t.id === created.id).revoked).toBe(true);
+    // By name too; a name no live token has is not found.
+    const second = (await someone.run(['token', 'create', 'Second', '--json'])).json();
+    const byName = await someone.run(['token', 'revoke', 'second', '--json']);
+    expect(byName.json()).toEqual({ id: second.id, revoked: true });
+    const gone = await someone.run(['token', 'revoke', 'Nothing like it']);
+    expect(gone.code).toBe(5);
+    expect(gone.stderr).toContain('convene token list');
+    expect((await someone.run(['token', 'revoke'])).code).toBe(2);
     const table = await someone.run(['token', 'list']);
     expect(table.stdout).toMatch(/CI bot\s+\S+\s+usr_\S*….*revoked/);
 

@@ -96,6 +96,18 @@ describe('create, list, show, write, download, history, diff, restore', () => {
     expect(diff.code).toBe(0);
     expect(diff.stdout).toContain('+- dates');
     expect((await owner.run(['artifact', 'diff', 'plan.md', '1', 'two'])).code).toBe(2);
+    // Without versions: what the last save changed (2 → 3).
+    const last = (await owner.run(['artifact', 'diff', 'plan.md', '--json'])).json();
+    expect(last).toMatchObject({ from: 2, to: 3, diff: expect.stringContaining('+piped') });
+    expect((await owner.run(['artifact', 'diff', 'plan.md', '2', '--json'])).json()).toMatchObject({
+      from: 2,
+      to: 3,
+    });
+    const first = await owner.run(['artifact', 'diff', 'plan.md', '1', '1']);
+    expect(first.code).toBe(0);
+    const noVersion = await owner.run(['artifact', 'restore', 'plan.md']);
+    expect(noVersion.code).toBe(2);
+    expect(noVersion.stderr).toContain('Usage: convene artifact restore ARTIFACT VERSION');
 
     const restored = await owner.run(['artifact', 'restore', 'plan.md', '2', '--json']);
     expect(restored.code).toBe(0);
@@ -109,6 +121,9 @@ describe('create, list, show, write, download, history, diff, restore', () => {
 
   it('locks and unlocks; a write into someone else’s lock names the holder (exit 6); the owner force-unlocks', async () => {
     await owner.run(['artifact', 'create', 'locked.md']);
+    const single = await owner.run(['artifact', 'diff', 'locked.md']);
+    expect(single.code).toBe(2);
+    expect(single.stderr).toContain('"locked.md" has no version before 1 to compare with');
     const lock = await owner.run(['artifact', 'lock', 'locked.md', '--json']);
     expect(lock.code).toBe(0);
     const { lockedBy, lockExpiresAt } = lock.json();

@@ -7,34 +7,46 @@ import type { Output } from '../../lib/output';
 export function registerArtifactDiff(artifact: Command, app: App): void {
   artifact
     .command('diff')
-    .argument('<artifact>', 'name or id')
-    .argument('<from>', 'the older version number')
-    .argument('<to>', 'the newer version number')
-    .usage('ARTIFACT FROM TO [options]')
-    .summary('a unified diff between two versions')
+    .argument('[artifact]', 'name or id (asked for on a terminal)')
+    .argument('[from]', 'the older version (default: the one before TO)')
+    .argument('[to]', 'the newer version (default: the latest)')
+    .usage('ARTIFACT [FROM [TO]] [options]')
+    .summary('a unified diff between two versions (default: the last change)')
     .option('-s, --space <space>', 'name or id (default: the default space)')
     .addHelpText(
       'after',
-      examples('convene artifact diff plan.md 1 2', 'convene artifact diff plan.md 2 5 | less'),
+      examples(
+        '# what the last save changed',
+        'convene artifact diff plan.md',
+        'convene artifact diff plan.md 1 2',
+        'convene artifact diff plan.md 2 | less',
+      ),
     )
-    .action(async (reference, from, to, options, command) => {
+    .action(async (reference, fromArgument, toArgument, options, command) => {
       const ctx = app.context(command);
       for (const [label, value] of [
-        ['FROM', from],
-        ['TO', to],
+        ['FROM', fromArgument],
+        ['TO', toArgument],
       ] as const) {
-        if (!/^[1-9]\d*$/.test(value))
+        if (value !== undefined && !/^[1-9]\d*$/.test(value))
           throw new UsageError(`${label} must be a version number (1, 2, …), not "${value}"`);
       }
       const found = await findArtifact(
         ctx,
         options.space,
         reference,
-        'convene artifact diff ARTIFACT FROM TO',
+        'convene artifact diff ARTIFACT [FROM [TO]]',
       );
-      const diff = await found.space.artifacts.diff(found.artifact.id, Number(from), Number(to));
-      if (ctx.out.mode.json)
-        ctx.out.json({ id: found.artifact.id, from: Number(from), to: Number(to), diff });
+      const to = toArgument === undefined ? found.artifact.version : Number(toArgument);
+      const from = fromArgument === undefined ? to - 1 : Number(fromArgument);
+      if (from < 1) {
+        throw new UsageError(
+          `"${found.artifact.name}" has no version before ${to} to compare with`,
+          `Name two versions: convene artifact diff ${JSON.stringify(found.artifact.name)} FROM TO`,
+        );
+      }
+      const diff = await found.space.artifacts.diff(found.artifact.id, from, to);
+      if (ctx.out.mode.json) ctx.out.json({ id: found.artifact.id, from, to, diff });
       else printDiff(ctx.out, diff);
     });
 }

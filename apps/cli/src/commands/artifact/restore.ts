@@ -2,12 +2,14 @@ import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../../app';
 import { explainingLocks, findArtifact } from '../../lib/artifacts';
 import { UsageError } from '../../lib/errors';
+import { choose } from '../../lib/prompts';
+import { relative } from '../../lib/render';
 
 export function registerArtifactRestore(artifact: Command, app: App): void {
   artifact
     .command('restore')
-    .argument('<artifact>', 'name or id')
-    .argument('<version>', 'the version to bring back')
+    .argument('[artifact]', 'name or id (asked for on a terminal)')
+    .argument('[version]', 'the version to bring back (picked from the history on a terminal)')
     .usage('ARTIFACT VERSION [options]')
     .summary('save an earlier version again as the newest')
     .description(
@@ -16,17 +18,28 @@ export function registerArtifactRestore(artifact: Command, app: App): void {
     )
     .option('-s, --space <space>', 'name or id (default: the default space)')
     .addHelpText('after', examples('convene artifact restore plan.md 2'))
-    .action(async (reference, version, options, command) => {
+    .action(async (reference, versionArgument, options, command) => {
       const ctx = app.context(command);
-      if (!/^[1-9]\d*$/.test(version))
-        throw new UsageError(`VERSION must be a version number, not "${version}"`);
-      const found = await findArtifact(
-        ctx,
-        options.space,
-        reference,
-        'convene artifact restore ARTIFACT VERSION',
-      );
+      const usage = 'convene artifact restore ARTIFACT VERSION';
+      if (versionArgument !== undefined && !/^[1-9]\d*$/.test(versionArgument))
+        throw new UsageError(`VERSION must be a version number, not "${versionArgument}"`);
+      const found = await findArtifact(ctx, options.space, reference, usage);
       const { space, artifact: summary } = found;
+      const version =
+        versionArgument ??
+        (await choose(ctx.out, undefined, {
+          message: `Which version of ${summary.name}?`,
+          usage,
+          // Not the latest: restoring it would change nothing.
+          items: ctx.out.mode.interactive
+            ? (
+                await space.artifacts.history(summary.id)
+              ).versions.filter((v) => v.version !== summary.version)
+            : [],
+          id: (v) => String(v.version),
+          label: (v) =>
+            `version ${v.version}, ${relative(v.updatedAt)} by ${found.names.get(v.updatedBy) ?? v.updatedBy}`,
+        }));
       const doc = await explainingLocks(summary.name, found.names, () =>
         found.heldByMe
           ? space.artifacts.restore(summary.id, Number(version))
