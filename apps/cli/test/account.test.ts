@@ -76,6 +76,26 @@ describe('login through the browser link', () => {
     const unknown = await elsewhere.run(['space', 'use', randomUUID()]);
     expect(unknown.code).toBe(5);
 
+    // With --json the flow is NDJSON: how to approve, then the result.
+    const again = agent.spawn(['login', '--json']);
+    const relinked = finished(again, { timeoutMs: 60_000 });
+    let lines = '';
+    again.stdout!.on('data', (chunk) => {
+      lines += chunk;
+    });
+    const { userCode } = await eventually(() => JSON.parse(lines.split('\n')[0]!));
+    expect((await asHuman(human.jwt, 'POST', '/hub/me/link/approve', { userCode })).status).toBe(200);
+    const relink = await relinked;
+    expect(relink.code).toBe(0);
+    const records = relink.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(records).toEqual([
+      expect.objectContaining({ userCode, verificationUriComplete: expect.stringContaining(userCode) }),
+      { url: server.url, prefix: expect.stringMatching(/^usr_/) },
+    ]);
+
     const who = await agent.run(['whoami', '--json']);
     expect(who.code).toBe(0);
     expect(who.json()).toMatchObject({

@@ -87,12 +87,13 @@ async function loginWithBrowser(ctx: Context): Promise<void> {
   }
   saveToken(ctx, token);
   spinner.stop(`Logged in to ${ctx.url}`);
-  out.result(
-    { url: ctx.url, prefix: token.slice(0, 8) },
-    {
+  const linked = { url: ctx.url, prefix: token.slice(0, 8) };
+  // With --json, a second line after the one that started the flow: stdout stays NDJSON.
+  if (out.mode.json) out.jsonLine(linked);
+  else
+    out.result(linked, {
       human: () => out.hint('Spaces you create or join from now on are linked to your dashboard.'),
-    },
-  );
+    });
 }
 
 async function loginWithToken(ctx: Context): Promise<void> {
