@@ -70,6 +70,10 @@ describe('send', () => {
     const missing = await guest.run(['send', '--file', join(guest.home, 'nope.txt')]);
     expect(missing.code).toBe(5);
     expect(missing.stderr).toContain('no such file');
+    const directory = await guest.run(['send', '--file', guest.home]);
+    expect(directory.code).toBe(1);
+    expect(directory.stderr).toContain(`cannot open ${guest.home}: it is a directory`);
+    expect(directory.stderr).toContain('Check the path');
     const unknownSpace = await guest.run(['send', 'Nowhere', 'hi']);
     expect(unknownSpace.code).toBe(4);
     expect(unknownSpace.stderr).toContain('no key for space "Nowhere"');

@@ -27,7 +27,7 @@ export function explain(error: unknown, ctx: Context): CliError {
     return new CliError('interrupted', { exitCode: ExitCode.interrupted });
   }
   if (error instanceof ConveneError) return fromStatus(error, ctx);
-  if (isFileSystemError(error)) return fromFileSystem(error);
+  if (isFileSystemError(error)) return fileError(error);
   const message = error instanceof Error ? error.message : String(error);
   return new CliError(message, {
     hint: 'This looks like a bug in convene; please report it with the command you ran.',
@@ -175,8 +175,10 @@ const FILE_PROBLEMS: Record<string, string> = {
   ENOSPC: 'no space left on the device',
 };
 
-function fromFileSystem(error: NodeJS.ErrnoException & { path: string }): CliError {
-  const verb = error.syscall === 'open' || error.syscall === 'read' ? 'open' : error.syscall;
+/** A file that could not be opened, read or written, with its path and the reason in words. */
+export function fileError(error: NodeJS.ErrnoException & { path: string }): CliError {
+  const verb =
+    !error.syscall || error.syscall === 'open' || error.syscall === 'read' ? 'open' : error.syscall;
   const problem = FILE_PROBLEMS[error.code!] ?? error.message;
   return new CliError(`cannot ${verb} ${error.path}: ${problem}`, {
     exitCode: error.code === 'ENOENT' ? ExitCode.notFound : ExitCode.error,

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { CliError, UsageError } from './errors';
-import { ExitCode } from './exit-codes';
+import { UsageError } from './errors';
+import { fileError } from './failure';
 
 /** All of stdin as text. */
 export async function readStdin(): Promise<string> {
@@ -15,13 +15,8 @@ export async function readTextFile(path: string): Promise<string> {
   try {
     return readFileSync(path, 'utf8');
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new CliError(
-      `cannot read ${path}: ${code === 'ENOENT' ? 'no such file' : (error as Error).message}`,
-      {
-        exitCode: code === 'ENOENT' ? ExitCode.notFound : ExitCode.error,
-      },
-    );
+    // A directory's read error does not name the path: give it, to explain it like any other.
+    throw fileError(Object.assign(error as NodeJS.ErrnoException, { path }));
   }
 }
 
