@@ -1,4 +1,10 @@
-import { type Deps, purgeSpaces, SqlIdempotencyStore, SqlRateLimiter } from '@convene/core';
+import {
+  type Deps,
+  purgeSpaces,
+  SqlIdempotencyStore,
+  SqlRateLimiter,
+  sendMessageResultOf,
+} from '@convene/core';
 import Fastify, {
   type FastifyError,
   type FastifyInstance,
@@ -64,9 +70,19 @@ export async function buildApp({
     store: idempotencyStore,
     clock: deps.clock,
     ttlSeconds: config.idempotencyTtlSeconds,
-    leaseSeconds: config.idempotencyLeaseSeconds,
     waitMs: config.idempotencyWaitMs,
     neverReplayed,
+    // The only outcome a statement records itself: a group-committed send (see sendMessage).
+    renderOutcome: (outcome) => {
+      const result = sendMessageResultOf(deps.config, deps.clock.now(), outcome);
+      return (
+        result && {
+          status: 200,
+          headers: { 'content-type': 'application/json; charset=utf-8' },
+          body: JSON.stringify(result),
+        }
+      );
+    },
   });
 
   const app = Fastify({
@@ -111,11 +127,9 @@ export async function buildApp({
   app.addHook('onSend', adapter.onSend);
   // 4. Each further call of an MCP JSON-RPC batch counts as a request, once the body is parsed.
   app.addHook('preHandler', mcpBatchHook(rateLimit.chargeMore));
-  // 5. Idempotency-Key: claim or replay before the handler; capture the response after the error
-  //    reshaping, store it once sent.
+  // 5. Idempotency-Key: replay, or mark the write as guarded before the handler; the handler's
+  //    transaction records it (http/idempotency.ts; the idempotent middleware of trpc.ts, rest/direct.ts).
   app.addHook('preHandler', idempotency.preHandler);
-  app.addHook('onSend', idempotency.onSend);
-  app.addHook('onResponse', idempotency.onResponse);
   registerPolicySweeper(app, {
     limiter: rateLimiter,
     store: idempotencyStore,

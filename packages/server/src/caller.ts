@@ -1,4 +1,4 @@
-import type { Deps } from '@convene/core';
+import type { Deps, IdempotencyGuard } from '@convene/core';
 
 /**
  * Who calls an operation, as every transport hands it to a use case: the ports and the
@@ -15,4 +15,9 @@ export interface Caller {
   bearer: string | undefined;
   /** A private-space join's pollToken (X-Poll-Token, the `pollToken` tool argument). */
   pollToken?: string | undefined;
+  /**
+   * The Idempotency-Key record of a REST write whose use case records it in its own statement
+   * (OperationDeclaration.recordsIdempotency); absent everywhere else.
+   */
+  idempotency?: IdempotencyGuard | undefined;
 }

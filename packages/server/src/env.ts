@@ -76,8 +76,6 @@ export interface ServerConfig {
   idempotencyTtlSeconds: number;
   /** How long a duplicate waits for the first copy still running before answering 409 (10 s). */
   idempotencyWaitMs: number;
-  /** How long a running claim survives a node that died mid-request. */
-  idempotencyLeaseSeconds: number;
   /** How often each node deletes expired rate-limit counters and idempotency records. */
   policySweepIntervalMs: number;
   /** The API versions served, with their deprecation and sunset dates. */
@@ -125,7 +123,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     lockSweepIntervalMs: 1000,
     idempotencyTtlSeconds: 86_400,
     idempotencyWaitMs: 10_000,
-    idempotencyLeaseSeconds: 60,
     policySweepIntervalMs: 60_000,
     apiVersions: defaultVersionPolicy,
     sessionTtlSeconds: e.SESSION_TTL_S,

@@ -1,8 +1,9 @@
-import type { Deps } from '@convene/core';
+import type { Deps, StoredResponse } from '@convene/core';
 import { initTRPC } from '@trpc/server';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import type { Caller } from './caller';
+import { type GuardedRequest, guardOf, refusalOf } from './http/idempotency';
 import { restCaller } from './rest/caller';
 
 /** Status and headers of a success, set by the procedure from its contract (rest/procedures.ts). */
@@ -13,17 +14,65 @@ export interface ResponseMeta {
 
 export interface Context extends Caller {
   resMeta: ResponseMeta;
+  /** A write made with an Idempotency-Key (see the idempotent middleware below). */
+  guarded: GuardedRequest | undefined;
 }
 
 // Errors need no formatter: the adapter's error body is replaced by ours (rest/adapter.ts).
 export const t = initTRPC.context<Context>().meta<OpenApiMeta>().create();
 
 export const router = t.router;
-export const procedure = t.procedure;
+
+/** A stored answer given again through the adapter, marked as a replay. */
+function replayed(ctx: Context, stored: StoredResponse) {
+  ctx.resMeta = { status: stored.status, headers: { ...stored.headers, 'Idempotency-Replayed': 'true' } };
+  // Returned ahead of the output check: a stored refusal is no output of the contract.
+  return { ok: true as const, data: stored.body === '' ? undefined : JSON.parse(stored.body) };
+}
+
+/**
+ * Writes made with an Idempotency-Key (http/idempotency.ts) record their answer in the
+ * transaction of the write itself: the procedure runs with `ctx.deps.db` bound to it, so the
+ * write, its record and its answer commit together, or not at all. A replay comes back through
+ * the adapter with the stored status, headers and body.
+ */
+const idempotent = t.middleware(async ({ ctx, next }) => {
+  const { guarded } = ctx;
+  if (!guarded) return next();
+  const outcome = await guarded.run(
+    ctx.deps.db,
+    async (tx) => {
+      // In place, not next({ ctx }): tRPC would hand the procedure a copy, and the status and
+      // headers it sets on ctx.resMeta would be lost.
+      const deps = ctx.deps;
+      ctx.deps = { ...deps, db: tx };
+      let result: Awaited<ReturnType<typeof next>>;
+      try {
+        result = await next();
+      } finally {
+        ctx.deps = deps;
+      }
+      // Thrown, so that the savepoint of the write is undone.
+      if (!result.ok) throw result.error;
+      const response: StoredResponse = {
+        status: ctx.resMeta.status ?? 200,
+        headers: { ...ctx.resMeta.headers, 'content-type': 'application/json' },
+        body: result.data === undefined ? '' : JSON.stringify(result.data),
+      };
+      return { value: result, response };
+    },
+    (error) => refusalOf(error, ctx.deps.config.publicUrl),
+  );
+  if ('replay' in outcome) return replayed(ctx, outcome.replay) as never;
+  return outcome.value;
+});
+
+export const procedure = t.procedure.use(idempotent);
 
 export function createContextFactory(deps: Deps) {
   return ({ req }: { req: FastifyRequest; res: FastifyReply }): Context => ({
     ...restCaller(deps, req),
     resMeta: {},
+    guarded: guardOf(req),
   });
 }

@@ -4,7 +4,8 @@ import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { hashCredential } from '../src/http/client';
 import { idempotencyScope } from '../src/http/idempotency';
-import { type ApiResponse, effectRoutes, expectError, expectOk, useServer } from './helpers';
+import { type ApiResponse, effectRoutes, expectError, expectOk, onPostgres, useServer } from './helpers';
+import { signup } from './helpers/accounts';
 
 const newKey = () => randomBytes(32).toString('hex');
 const replayed = (res: ApiResponse) => res.headers.get('idempotency-replayed');
@@ -101,6 +102,36 @@ describe('a retry with the same Idempotency-Key', () => {
     // Without the key, the second close is a new request and meets the closed space.
     const fresh = await h.delete(`/hub/space/${space.spaceId}`, { key: space.ownerKey });
     expect([401, 409]).toContain(fresh.status);
+  });
+
+  it('answers a guarded write as an unguarded one: 201 for a minted token, 204 without a body for its revocation, and so do their replays', async () => {
+    const human = await signup(h);
+    const headers = { ...human.auth, 'Idempotency-Key': randomUUID() };
+    const first = await h.post('/hub/me/tokens', { headers, body: { name: 'once' } });
+    expectOk(first, 201);
+    const retry = await h.post('/hub/me/tokens', { headers, body: { name: 'once' } });
+    expectOk(retry, 201);
+    expect(replayed(retry)).toBe('true');
+    expect(retry.headers.get('content-type')).toBe(first.headers.get('content-type'));
+    expect(retry.text).toBe(first.text);
+    const revoke = { ...human.auth, 'Idempotency-Key': randomUUID() };
+    const revoked = await h.delete(`/hub/me/tokens/${first.body.id}`, { headers: revoke });
+    expectOk(revoked, 204);
+    expect(revoked.text).toBe('');
+    const again = await h.delete(`/hub/me/tokens/${first.body.id}`, { headers: revoke });
+    expectOk(again, 204);
+    expect(replayed(again)).toBe('true');
+    expect(again.text).toBe('');
+    // A refusal is stored in the same way: the same 401 (and its header) again.
+    const space = await h.createSpace();
+    const path = `/hub/space/${space.spaceId}/invite`;
+    const refusal = { 'Idempotency-Key': randomUUID() };
+    const refused = await h.post(path, { key: 'inv_unknown', headers: refusal });
+    expectError(refused, 401);
+    const twice = await h.post(path, { key: 'inv_unknown', headers: refusal });
+    expectError(twice, 401);
+    expect(replayed(twice)).toBe('true');
+    expect(twice.headers.get('www-authenticate')).toBe(refused.headers.get('www-authenticate'));
   });
 
   it('replays a stored 4xx too', async () => {
@@ -384,26 +415,46 @@ describe('a duplicate arriving while the first is running', () => {
 });
 
 describe('records in the database', () => {
-  it('outlive a node that died mid-request only for their lease', async () => {
-    // A node claimed this write and died: its `running` record stays until its lease ends.
-    const key = newKey();
-    const idempotencyKey = randomUUID();
-    const scope = idempotencyScope('POST', '/test/effect/orphan', hashCredential(key), idempotencyKey);
-    const now = clock.now();
-    await srv.server.database.db.execute(sql`
-      insert into idempotency_records (scope, request_hash, state, created_at, expires_at)
-      values (${scope}, 'whatever', 'running', ${now.toISOString()}::timestamptz,
-              ${new Date(now.getTime() + 60_000).toISOString()}::timestamptz)`);
-    const headers = { 'Idempotency-Key': idempotencyKey };
-    // Another body: refused at once; the same record is still the first's.
-    expectError(await h.post('/test/effect/orphan', { key, body: {}, headers }), 422);
-    expect(effects.runs('orphan')).toBe(0);
-    clock.advance(60_000);
-    const taken = await h.post('/test/effect/orphan', { key, body: {}, headers });
-    expect(taken.status).toBe(201);
-    expect(replayed(taken)).toBeNull();
-    expect(effects.runs('orphan')).toBe(1);
-  });
+  it.runIf(onPostgres())(
+    'are never left behind by a write that dies before committing: its duplicate runs at once',
+    async () => {
+      // A node claimed this write in its transaction and died (kill -9): PostgreSQL ends the
+      // transaction with the connection, the record with it, and the duplicate waiting on it runs.
+      const key = newKey();
+      const idempotencyKey = randomUUID();
+      const scope = idempotencyScope('POST', '/test/effect/orphan', hashCredential(key), idempotencyKey);
+      const now = clock.now();
+      let claimed!: (pid: number) => void;
+      const holder = new Promise<number>((resolve) => (claimed = resolve));
+      const dying = srv.server.database.db
+        .transaction(async (tx) => {
+          await tx.execute(sql`
+            insert into idempotency_records (scope, request_hash, state, created_at, expires_at)
+            values (${scope}, 'whatever', 'done', ${now.toISOString()}::timestamptz,
+                    ${new Date(now.getTime() + 86_400_000).toISOString()}::timestamptz)`);
+          const [row] = rowsOf<{ pid: number }>(await tx.execute(sql`select pg_backend_pid() as pid`));
+          claimed(row!.pid);
+          await new Promise(() => {}); // never commits
+        })
+        .catch(() => 'died');
+      const pid = await holder;
+      const retry = h.post('/test/effect/orphan', {
+        key,
+        body: {},
+        headers: { 'Idempotency-Key': idempotencyKey },
+      });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(effects.runs('orphan')).toBe(0);
+      const killed = Date.now();
+      await srv.server.database.db.execute(sql`select pg_terminate_backend(${pid})`);
+      const answer = await retry;
+      expect(answer.status).toBe(201);
+      expect(replayed(answer)).toBeNull();
+      expect(Date.now() - killed).toBeLessThan(1_000);
+      expect(effects.runs('orphan')).toBe(1);
+      expect(await dying).toBe('died');
+    },
+  );
 
   it('are replayed for 24 hours, then forgotten and swept', async () => {
     const key = newKey();

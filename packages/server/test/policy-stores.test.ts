@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import {
   hashSecret,
-  type IdempotencyStore,
+  IdempotencyBusyError,
+  type IdempotencyGuard,
   isLiveCredential,
   LIVE_FOR_MS,
-  MemoryIdempotencyStore,
   MemoryRateLimiter,
   type RateLimitClient,
   type RateLimiter,
@@ -14,12 +14,12 @@ import {
   SqlIdempotencyStore,
   SqlRateLimiter,
 } from '@convene/core';
-import { openTestDatabase, type TestDatabase } from '@convene/core/testing';
+import { openTestDatabase, type TestDatabase, testDatabaseServerUrl } from '@convene/core/testing';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 // The storage ports of the HTTP policies, on this run's database (PGlite, or PostgreSQL with
-// TEST_DATABASE_URL) and in memory: both implementations must behave the same.
+// TEST_DATABASE_URL) and in memory.
 let tdb: TestDatabase;
 beforeAll(async () => {
   tdb = await openTestDatabase();
@@ -186,81 +186,122 @@ describe('SqlRateLimiter storage', () => {
   });
 });
 
-const stores: [string, () => IdempotencyStore][] = [
-  [
-    'SqlIdempotencyStore',
-    () => new SqlIdempotencyStore(tdb.database.db, new SecretBox('test-secret-0123456789')),
-  ],
-  ['MemoryIdempotencyStore', () => new MemoryIdempotencyStore()],
-];
-
-describe.each(stores)('%s', (_name, make) => {
-  const lease = at(60_000);
+describe('SqlIdempotencyStore', () => {
+  const make = () => new SqlIdempotencyStore(tdb.database.db, new SecretBox('test-secret-0123456789'));
   const response = { status: 201, headers: { 'content-type': 'application/json' }, body: '{"ok":true}' };
+  const guard = (scope: string, requestHash = 'h', now = at(0), ttlMs = 86_400_000): IdempotencyGuard => ({
+    scope,
+    requestHash,
+    now,
+    expiresAt: new Date(now.getTime() + ttlMs),
+  });
+  const db = () => tdb.database.db;
 
-  it('lets exactly one of concurrent claims win', async () => {
+  it('commits a record with the write that claimed it, and nothing when that write fails', async () => {
     const store = make();
     const scope = fresh('scope');
-    const results = await Promise.all(
-      Array.from({ length: 12 }, () =>
-        store.claim({ scope, requestHash: 'h', now: at(0), leaseUntil: lease }),
-      ),
-    );
-    expect(results.filter(Boolean)).toHaveLength(1);
-    expect(await store.get(scope, at(1))).toEqual({ state: 'running', requestHash: 'h' });
+    await expect(
+      db().transaction(async (tx) => {
+        expect(await store.claim(tx, guard(scope), 1000)).toBeUndefined();
+        await store.complete(tx, scope, response);
+        throw new Error('the write failed');
+      }),
+    ).rejects.toThrow('the write failed');
+    expect(await store.get(scope, at(1))).toBeUndefined();
+    await db().transaction(async (tx) => {
+      expect(await store.claim(tx, guard(scope), 1000)).toBeUndefined();
+      await store.complete(tx, scope, response);
+    });
+    expect(await store.get(scope, at(1))).toEqual({ requestHash: 'h', response });
   });
 
-  it('stores a completed response and keeps it until it expires', async () => {
+  it('hands a live record to a later claim instead of the scope, until it expires', async () => {
     const store = make();
     const scope = fresh('scope');
-    expect(await store.claim({ scope, requestHash: 'h', now: at(0), leaseUntil: lease })).toBe(true);
-    await store.complete(scope, response, at(86_400_000));
-    expect(await store.get(scope, at(86_399_999))).toEqual({ state: 'done', requestHash: 'h', response });
-    expect(await store.claim({ scope, requestHash: 'h', now: at(86_399_999), leaseUntil: lease })).toBe(
-      false,
-    );
+    await db().transaction(async (tx) => {
+      await store.claim(tx, guard(scope), 1000);
+      await store.complete(tx, scope, response);
+    });
+    const later = await db().transaction((tx) => store.claim(tx, guard(scope, 'h', at(86_399_999)), 1000));
+    expect(later).toEqual({ requestHash: 'h', response });
     // Expired: invisible, and a new claim takes the record over.
     expect(await store.get(scope, at(86_400_000))).toBeUndefined();
-    expect(
-      await store.claim({ scope, requestHash: 'h2', now: at(86_400_000), leaseUntil: at(86_460_000) }),
-    ).toBe(true);
-    expect(await store.get(scope, at(86_400_001))).toEqual({ state: 'running', requestHash: 'h2' });
+    await db().transaction(async (tx) => {
+      expect(await store.claim(tx, guard(scope, 'h2', at(86_400_000)), 1000)).toBeUndefined();
+      await store.complete(tx, scope, { ...response, status: 200 });
+    });
+    expect(await store.get(scope, at(86_400_001))).toEqual({
+      requestHash: 'h2',
+      response: { ...response, status: 200 },
+    });
   });
 
-  it('frees a claim whose lease ran out (its node died) and a released one', async () => {
-    const store = make();
-    const scope = fresh('scope');
-    expect(await store.claim({ scope, requestHash: 'h', now: at(0), leaseUntil: lease })).toBe(true);
-    expect(await store.claim({ scope, requestHash: 'h', now: at(59_999), leaseUntil: lease })).toBe(false);
-    expect(await store.claim({ scope, requestHash: 'h', now: at(60_000), leaseUntil: at(120_000) })).toBe(
-      true,
-    );
-    await store.release(scope);
-    expect(await store.get(scope, at(60_001))).toBeUndefined();
-    expect(await store.claim({ scope, requestHash: 'h', now: at(60_001), leaseUntil: at(120_000) })).toBe(
-      true,
-    );
-  });
+  it.runIf(Boolean(testDatabaseServerUrl()))(
+    'makes a claim wait for a concurrent one: a replay when it commits, the scope when it fails, 409 past the wait',
+    async () => {
+      const store = make();
+      for (const fate of ['commit', 'fail'] as const) {
+        const scope = fresh('scope');
+        let hold!: () => void;
+        const held = new Promise<void>((resolve) => (hold = resolve));
+        let claimed!: () => void;
+        const firstClaimed = new Promise<void>((resolve) => (claimed = resolve));
+        const first = db()
+          .transaction(async (tx) => {
+            await store.claim(tx, guard(scope), 1000);
+            await store.complete(tx, scope, response);
+            claimed();
+            await held;
+            if (fate === 'fail') throw new Error('failed');
+          })
+          .catch(() => 'failed');
+        await firstClaimed;
+        const second = db().transaction(async (tx) => store.claim(tx, guard(scope), 5000));
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        hold();
+        await first;
+        expect(await second).toEqual(fate === 'commit' ? { requestHash: 'h', response } : undefined);
+      }
+      const scope = fresh('scope');
+      let hold!: () => void;
+      const held = new Promise<void>((resolve) => (hold = resolve));
+      let claimed!: () => void;
+      const firstClaimed = new Promise<void>((resolve) => (claimed = resolve));
+      const first = db().transaction(async (tx) => {
+        await store.claim(tx, guard(scope), 1000);
+        claimed();
+        await held;
+      });
+      await firstClaimed;
+      const started = Date.now();
+      await expect(db().transaction((tx) => store.claim(tx, guard(scope), 300))).rejects.toBeInstanceOf(
+        IdempotencyBusyError,
+      );
+      expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+      hold();
+      await first;
+    },
+  );
 
-  it('never releases a completed record', async () => {
+  it('keeps a refusal unless a record exists', async () => {
     const store = make();
     const scope = fresh('scope');
-    await store.claim({ scope, requestHash: 'h', now: at(0), leaseUntil: lease });
-    await store.complete(scope, response, at(1_000_000));
-    await store.release(scope);
-    expect((await store.get(scope, at(1)))?.state).toBe('done');
+    await store.recordRefusal(guard(scope), { ...response, status: 423 });
+    await store.recordRefusal(guard(scope, 'h2'), { ...response, status: 409 });
+    expect(await store.get(scope, at(1))).toEqual({
+      requestHash: 'h',
+      response: { ...response, status: 423 },
+    });
   });
 
   it('sweeps expired records only', async () => {
     const store = make();
     const old = fresh('old');
     const live = fresh('live');
-    await store.claim({ scope: old, requestHash: 'h', now: at(0), leaseUntil: lease });
-    await store.complete(old, response, at(1_000));
-    await store.claim({ scope: live, requestHash: 'h', now: at(0), leaseUntil: lease });
-    await store.complete(live, response, at(10_000));
+    await store.recordRefusal(guard(old, 'h', at(0), 1_000), response);
+    await store.recordRefusal(guard(live, 'h', at(0), 10_000), response);
     expect(await store.sweep(at(5_000))).toBeGreaterThanOrEqual(1);
-    expect(await store.get(live, at(5_000))).toMatchObject({ state: 'done' });
+    expect(await store.get(live, at(5_000))).toEqual({ requestHash: 'h', response });
     // Even read at an earlier instant, the swept record is gone.
     expect(await store.get(old, at(0))).toBeUndefined();
   });

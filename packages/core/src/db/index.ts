@@ -9,6 +9,7 @@ import type { Db } from './types';
 
 export * from './data-dir-lock';
 export { migrate, migrationsFolder, rowsOf } from './migrate';
+export { isDatabaseUnavailable } from './pg-error';
 export * as schema from './schema';
 export type { Db, Executor, Schema, Tx } from './types';
 

@@ -1,6 +1,8 @@
-import { and, eq, inArray, lt, sql } from 'drizzle-orm';
+import { eq, inArray, lt, sql } from 'drizzle-orm';
+import { LOCK_NOT_AVAILABLE, sqlState } from '../db/pg-error';
 import { idempotencyRecords } from '../db/schema/infra';
-import type { Db } from '../db/types';
+import type { Db, Executor } from '../db/types';
+import { ConflictError } from '../errors';
 import type { SecretBox } from '../secrets';
 
 /** A response worth replaying: status, the headers that describe it, and its body. */
@@ -10,33 +12,60 @@ export interface StoredResponse {
   body: string;
 }
 
-export type IdempotencyRecord =
-  | { state: 'running'; requestHash: string }
-  | { state: 'done'; requestHash: string; response: StoredResponse };
+/**
+ * A finished write's record: the response to replay, or what its own statement recorded instead
+ * (`outcome`, rendered into a response by whoever knows the operation: see sendMessage).
+ */
+export interface IdempotencyRecord {
+  requestHash: string;
+  response?: StoredResponse;
+  outcome?: unknown;
+}
 
-export interface ClaimInput {
+/** Which write a record is for, and until when it is replayed. */
+export interface IdempotencyGuard {
   /** Hash of method, path, credential and Idempotency-Key. */
   scope: string;
   /** Hash of what was sent, to tell a retry from a reuse of the key (422). */
   requestHash: string;
   now: Date;
-  /** Until when the claim holds if the claimant never completes or releases it (a dead node). */
-  leaseUntil: Date;
+  /** 24 h after the write. */
+  expiresAt: Date;
 }
 
 /**
- * Records of writes made with an Idempotency-Key. `claim` is atomic across nodes: exactly one of
- * concurrent duplicates gets `true` and runs; the others read the record until it is done.
+ * A duplicate waited `waitMs` for the first request with its Idempotency-Key, on another node (or
+ * in another transaction), and that one is still running.
+ */
+export class IdempotencyBusyError extends ConflictError {
+  constructor() {
+    super('a request with this Idempotency-Key is still being processed; retry it later');
+  }
+}
+
+/**
+ * Records of writes made with an Idempotency-Key, completed in the transaction of the write they
+ * guard. `claim` and `complete` run inside that transaction: the record commits exactly when the
+ * write does, so a crash or an outage can never leave a write without its record (a retry would
+ * run it twice) nor a record without its write (a retry would wait for nothing).
  */
 export interface IdempotencyStore {
-  /** True when the caller now owns `scope`: no record existed, or only an expired one. */
-  claim(input: ClaimInput): Promise<boolean>;
   /** The live record of `scope` at `now`, if any. */
   get(scope: string, now: Date): Promise<IdempotencyRecord | undefined>;
-  /** Stores the response of a claimed scope, kept until `expiresAt`. */
-  complete(scope: string, response: StoredResponse, expiresAt: Date): Promise<void>;
-  /** Drops a claim that produced nothing to replay (a 5xx, an aborted request), so a retry runs again. */
-  release(scope: string): Promise<void>;
+  /**
+   * Inside the write's transaction, before the write: takes `scope` for it. While another
+   * transaction holds the scope (a duplicate still running, on any node) this waits for it to
+   * end, at most `waitMs` (then IdempotencyBusyError). Returns the live record when there is one
+   * (nothing to run: replay it), else undefined (the scope is this transaction's).
+   */
+  claim(tx: Executor, guard: IdempotencyGuard, waitMs: number): Promise<IdempotencyRecord | undefined>;
+  /** In the same transaction, after the write: the response its record replays. */
+  complete(tx: Executor, scope: string, response: StoredResponse): Promise<void>;
+  /**
+   * Outside any transaction: the answer to a write that changed nothing (a refusal, 4xx), kept
+   * unless a record already exists. Nothing depends on it being atomic: nothing was written.
+   */
+  recordRefusal(guard: IdempotencyGuard, response: StoredResponse): Promise<void>;
   /** Deletes up to `limit` records expired before `now`; returns how many. */
   sweep(now: Date, limit?: number): Promise<number>;
 }
@@ -52,65 +81,58 @@ export class SqlIdempotencyStore implements IdempotencyStore {
     private readonly box: SecretBox,
   ) {}
 
-  async claim({ scope, requestHash, now, leaseUntil }: ClaimInput): Promise<boolean> {
-    // INSERT … ON CONFLICT: a live record blocks the claim; an expired one (a finished record
-    // past 24 h, or the claim of a node that died mid-request) is taken over in the same statement.
-    const rows = await this.db
-      .insert(idempotencyRecords)
-      .values({ scope, requestHash, state: 'running', createdAt: now, expiresAt: leaseUntil })
-      .onConflictDoUpdate({
-        target: idempotencyRecords.scope,
-        set: {
-          requestHash,
-          state: 'running',
-          status: null,
-          headers: null,
-          body: null,
-          createdAt: now,
-          expiresAt: leaseUntil,
-        },
-        setWhere: sql`${idempotencyRecords.expiresAt} <= ${now.toISOString()}::timestamptz`,
-      })
-      .returning({ scope: idempotencyRecords.scope });
-    return rows.length === 1;
+  get(scope: string, now: Date): Promise<IdempotencyRecord | undefined> {
+    return this.read(this.db, scope, now);
   }
 
-  async get(scope: string, now: Date): Promise<IdempotencyRecord | undefined> {
-    const [row] = await this.db
-      .select()
-      .from(idempotencyRecords)
-      .where(eq(idempotencyRecords.scope, scope))
-      .limit(1);
-    if (!row || row.expiresAt.getTime() <= now.getTime()) return undefined;
-    if (row.state === 'running') return { state: 'running', requestHash: row.requestHash };
-    return {
-      state: 'done',
-      requestHash: row.requestHash,
-      response: {
-        status: row.status ?? 200,
-        headers: (row.headers ?? {}) as Record<string, string>,
-        body: row.body ? this.box.decrypt(row.body) : '',
-      },
-    };
+  async claim(tx: Executor, guard: IdempotencyGuard, waitMs: number): Promise<IdempotencyRecord | undefined> {
+    // A duplicate's uncommitted row makes this INSERT wait for its transaction; bound the wait.
+    await tx.execute(sql.raw(`set local lock_timeout = ${Math.max(1, Math.floor(waitMs))}`));
+    let rows: { scope: string }[];
+    try {
+      rows = await tx
+        .insert(idempotencyRecords)
+        .values(this.placeholder(guard))
+        .onConflictDoUpdate({
+          target: idempotencyRecords.scope,
+          set: (({ scope: _scope, ...rest }) => rest)(this.placeholder(guard)),
+          // A record past its 24 h is forgotten: the key is free again.
+          setWhere: sql`${idempotencyRecords.expiresAt} <= ${guard.now.toISOString()}::timestamptz`,
+        })
+        .returning({ scope: idempotencyRecords.scope });
+    } catch (error) {
+      if (sqlState(error) === LOCK_NOT_AVAILABLE) throw new IdempotencyBusyError();
+      throw error;
+    }
+    await tx.execute(sql`set local lock_timeout to default`);
+    if (rows.length === 1) return undefined;
+    const record = await this.read(tx, guard.scope, guard.now);
+    // The row exists and is not expired, or the insert would have taken it over.
+    if (!record) throw new Error('an idempotency record vanished while it was locked');
+    return record;
   }
 
-  async complete(scope: string, response: StoredResponse, expiresAt: Date): Promise<void> {
-    await this.db
+  async complete(tx: Executor, scope: string, response: StoredResponse): Promise<void> {
+    await tx
       .update(idempotencyRecords)
       .set({
-        state: 'done',
         status: response.status,
         headers: response.headers,
         body: this.box.encrypt(response.body),
-        expiresAt,
       })
-      .where(and(eq(idempotencyRecords.scope, scope), eq(idempotencyRecords.state, 'running')));
+      .where(eq(idempotencyRecords.scope, scope));
   }
 
-  async release(scope: string): Promise<void> {
+  async recordRefusal(guard: IdempotencyGuard, response: StoredResponse): Promise<void> {
     await this.db
-      .delete(idempotencyRecords)
-      .where(and(eq(idempotencyRecords.scope, scope), eq(idempotencyRecords.state, 'running')));
+      .insert(idempotencyRecords)
+      .values({
+        ...this.placeholder(guard),
+        status: response.status,
+        headers: response.headers,
+        body: this.box.encrypt(response.body),
+      })
+      .onConflictDoNothing();
   }
 
   async sweep(now: Date, limit = 1000): Promise<number> {
@@ -126,50 +148,38 @@ export class SqlIdempotencyStore implements IdempotencyStore {
       .returning({ scope: idempotencyRecords.scope });
     return deleted.length;
   }
-}
 
-/** Records in this process, for tests of the policy without a database. */
-export class MemoryIdempotencyStore implements IdempotencyStore {
-  private readonly records = new Map<string, IdempotencyRecord & { expiresAt: number }>();
-
-  async claim({ scope, requestHash, now, leaseUntil }: ClaimInput): Promise<boolean> {
-    const existing = this.records.get(scope);
-    if (existing && existing.expiresAt > now.getTime()) return false;
-    this.records.set(scope, { state: 'running', requestHash, expiresAt: leaseUntil.getTime() });
-    return true;
+  /** The row a claim writes; `complete` fills in the response before it commits. */
+  private placeholder(guard: IdempotencyGuard) {
+    return {
+      scope: guard.scope,
+      requestHash: guard.requestHash,
+      state: 'done' as const,
+      status: null,
+      headers: null,
+      body: null,
+      outcome: null,
+      createdAt: guard.now,
+      expiresAt: guard.expiresAt,
+    };
   }
 
-  async get(scope: string, now: Date): Promise<IdempotencyRecord | undefined> {
-    const record = this.records.get(scope);
-    if (!record || record.expiresAt <= now.getTime()) return undefined;
-    const { expiresAt: _expiresAt, ...rest } = record;
-    return rest;
-  }
-
-  async complete(scope: string, response: StoredResponse, expiresAt: Date): Promise<void> {
-    const record = this.records.get(scope);
-    if (record?.state !== 'running') return;
-    this.records.set(scope, {
-      state: 'done',
-      requestHash: record.requestHash,
-      response,
-      expiresAt: expiresAt.getTime(),
-    });
-  }
-
-  async release(scope: string): Promise<void> {
-    if (this.records.get(scope)?.state === 'running') this.records.delete(scope);
-  }
-
-  async sweep(now: Date, limit = Number.POSITIVE_INFINITY): Promise<number> {
-    let n = 0;
-    for (const [scope, record] of this.records) {
-      if (n >= limit) break;
-      if (record.expiresAt < now.getTime()) {
-        this.records.delete(scope);
-        n += 1;
-      }
-    }
-    return n;
+  private async read(ex: Executor, scope: string, now: Date): Promise<IdempotencyRecord | undefined> {
+    const [row] = await ex
+      .select()
+      .from(idempotencyRecords)
+      .where(eq(idempotencyRecords.scope, scope))
+      .limit(1);
+    if (!row || row.expiresAt.getTime() <= now.getTime()) return undefined;
+    if (row.outcome !== null && row.outcome !== undefined)
+      return { requestHash: row.requestHash, outcome: row.outcome };
+    return {
+      requestHash: row.requestHash,
+      response: {
+        status: row.status ?? 200,
+        headers: (row.headers ?? {}) as Record<string, string>,
+        body: row.body ? this.box.decrypt(row.body) : '',
+      },
+    };
   }
 }

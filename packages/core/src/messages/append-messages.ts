@@ -2,6 +2,7 @@ import { Batcher } from '../db/batcher';
 import { rowsOf } from '../db/migrate';
 import { DEADLOCK_DETECTED, sqlState } from '../db/pg-error';
 import type { Db } from '../db/types';
+import type { IdempotencyGuard } from '../infra/idempotency-store';
 import { appendStatement } from './append-statement';
 
 /** A message on its way into the database. */
@@ -12,7 +13,12 @@ export interface Outgoing {
   type: string;
   content: string;
   now: Date;
+  /** The Idempotency-Key record to write with the message (see IdempotencyStore). */
+  guard: IdempotencyGuard | undefined;
 }
+
+/** A duplicate's record took this send's Idempotency-Key first: nothing was written. */
+export type Recorded = 'recorded';
 
 /** What the statement answers for a message it wrote. */
 export interface Appended {
@@ -25,14 +31,15 @@ export interface Appended {
 
 /** Sending statements of one process in flight at once; more sends queue into the next batch. */
 const MAX_IN_FLIGHT = 2;
-const batchers = new WeakMap<Db, Batcher<Outgoing, Appended | undefined>>();
+const batchers = new WeakMap<Db, Batcher<Outgoing, Appended | Recorded | undefined>>();
 
 /**
  * Appends the message, together with the messages other requests of this process are sending
  * at the same moment (one statement, one commit: see Batcher). Undefined when nothing was
- * written: the key is no active sender of an open space.
+ * written: the key is no active sender of an open space; `recorded` when a duplicate's record
+ * holds the send's Idempotency-Key. Same-node duplicates are kept out of one batch by the caller.
  */
-export function appendMessage(db: Db, outgoing: Outgoing): Promise<Appended | undefined> {
+export function appendMessage(db: Db, outgoing: Outgoing): Promise<Appended | Recorded | undefined> {
   let batcher = batchers.get(db);
   if (!batcher) {
     batcher = new Batcher((batch) => appendBatch(db, batch), MAX_IN_FLIGHT);
@@ -41,7 +48,7 @@ export function appendMessage(db: Db, outgoing: Outgoing): Promise<Appended | un
   return batcher.push(outgoing);
 }
 
-async function appendBatch(db: Db, batch: Outgoing[]): Promise<(Appended | undefined)[]> {
+async function appendBatch(db: Db, batch: Outgoing[]): Promise<(Appended | Recorded | undefined)[]> {
   let now = batch[0]!.now;
   for (const item of batch) if (item.now > now) now = item.now;
   const values = {
@@ -50,13 +57,21 @@ async function appendBatch(db: Db, batch: Outgoing[]): Promise<(Appended | undef
     messageIds: batch.map((m) => m.messageId),
     types: batch.map((m) => m.type),
     contents: batch.map((m) => m.content),
+    scopes: batch.map((m) => m.guard?.scope ?? null),
+    requestHashes: batch.map((m) => m.guard?.requestHash ?? null),
+    recordsExpireAt: batch.map((m) => m.guard?.expiresAt.toISOString() ?? null),
     now: now.toISOString(),
   };
   for (let attempt = 0; ; attempt++) {
     try {
-      const rows = rowsOf<Appended & { id: string }>(await appendStatement.execute(db, values));
+      const rows = rowsOf<Appended & { id: string; recorded: boolean }>(
+        await appendStatement.execute(db, values),
+      );
       const byId = new Map(rows.map((row) => [row.id, row]));
-      return batch.map((m) => byId.get(m.messageId));
+      return batch.map((m) => {
+        const row = byId.get(m.messageId);
+        return row?.recorded ? 'recorded' : row;
+      });
     } catch (error) {
       // A moderation transaction locking rows in the other order: PostgreSQL picks a victim.
       if (attempt < 3 && sqlState(error) === DEADLOCK_DETECTED) continue;

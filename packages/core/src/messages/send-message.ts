@@ -1,8 +1,9 @@
 import type { TSendMessageRequest, TSendMessageResult } from '@convene/contract';
 import { authorize, roles, spaceKeyHash } from '../auth/authorize';
-import type { Deps } from '../deps';
-import { ForbiddenError } from '../errors';
+import type { CoreConfig, Deps } from '../deps';
+import { ConflictError, ForbiddenError } from '../errors';
 import { newId } from '../ids';
+import type { IdempotencyGuard } from '../infra/idempotency-store';
 import { contextFromJson } from '../spaces/views';
 import { appendMessage } from './append-messages';
 
@@ -11,6 +12,48 @@ export interface SendMessageOptions {
   spaceId: string;
   key: string | undefined;
   input: Pick<TSendMessageRequest, 'content' | 'type'>;
+  /**
+   * The request's Idempotency-Key record: written by the sending statement itself, in the same
+   * commit as the message (see IdempotencyStore), so a retry after any crash either finds the
+   * message and its record or neither. Same-node duplicates are kept out of one batch by the caller.
+   */
+  idempotency?: IdempotencyGuard | undefined;
+}
+
+/**
+ * A duplicate of this send (same Idempotency-Key) committed first, on this node or another: its
+ * record holds the answer to replay (IdempotencyStore.get). Callers with a guard turn this into
+ * the replay; 409 is only the fallback of a caller that does not.
+ */
+export class IdempotencyRecordedError extends ConflictError {
+  constructor() {
+    super('a request with this Idempotency-Key has already been answered; retry it to get the answer');
+  }
+}
+
+/** What the sending statement records for a guarded send: the answer, as its rows. */
+interface SendOutcome {
+  kind: 'sendMessage';
+  messageId: string;
+  participants: unknown;
+  artifacts: unknown;
+}
+
+/**
+ * The answer of a guarded send, rebuilt from the outcome its statement recorded (lock fields as
+ * of `now`, like every context bundle); undefined for an outcome of another kind.
+ */
+export function sendMessageResultOf(
+  config: CoreConfig,
+  now: Date,
+  outcome: unknown,
+): TSendMessageResult | undefined {
+  const recorded = outcome as Partial<SendOutcome> | null;
+  if (recorded?.kind !== 'sendMessage' || typeof recorded.messageId !== 'string') return undefined;
+  return {
+    messageId: recorded.messageId,
+    ...contextFromJson(config, now, { participants: recorded.participants, artifacts: recorded.artifacts }),
+  };
 }
 
 /**
@@ -25,6 +68,7 @@ export async function sendMessage({
   spaceId,
   key,
   input,
+  idempotency,
 }: SendMessageOptions): Promise<TSendMessageResult> {
   const { db, clock } = deps;
   const outgoing = {
@@ -34,9 +78,11 @@ export async function sendMessage({
     type: input.type,
     content: input.content,
     now: clock.now(),
+    guard: idempotency,
   };
   for (let attempt = 0; ; attempt++) {
     const appended = await appendMessage(db, outgoing);
+    if (appended === 'recorded') throw new IdempotencyRecordedError();
     if (appended)
       return { messageId: outgoing.messageId, ...contextFromJson(deps.config, clock.now(), appended) };
 

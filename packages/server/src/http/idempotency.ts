@@ -1,44 +1,29 @@
 import { createHash } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import {
   type Clock,
-  ConflictError,
+  type Db,
+  type Executor,
+  IdempotencyBusyError,
+  type IdempotencyGuard,
   IdempotencyMismatchError,
+  type IdempotencyRecord,
   type IdempotencyStore,
   type StoredResponse,
   ValidationError,
 } from '@convene/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { clientOf } from './client';
-import { RATE_LIMIT_HEADERS } from './rate-limit';
-import { VERSION_HEADERS } from './versioning';
+import { toHttpError } from './errors';
 
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 
 const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
-
-/**
- * Headers never stored: the policy sets them afresh on every answer (a replay gets the current
- * rate-limit count), and the transport ones describe one connection.
- */
-const NOT_REPLAYED = new Set([
-  ...RATE_LIMIT_HEADERS,
-  ...VERSION_HEADERS,
-  'idempotency-replayed',
-  'content-length',
-  'date',
-  'connection',
-  'keep-alive',
-  'transfer-encoding',
-]);
 
 export interface IdempotencyPolicyOptions {
   store: IdempotencyStore;
   clock: Clock;
   /** How long a finished record is replayed (24 h). */
   ttlSeconds: number;
-  /** How long a claim holds if its node dies before completing it. */
-  leaseSeconds: number;
   /** How long a duplicate waits for the first request before answering 409 (10 s). */
   waitMs: number;
   /**
@@ -46,16 +31,48 @@ export interface IdempotencyPolicyOptions {
    * with `{param}` segments): the credential-minting calls, where a retry must mint afresh.
    */
   neverReplayed: readonly string[];
+  /** The answer of a record whose write recorded an outcome instead of a body (sendMessage). */
+  renderOutcome: (outcome: unknown) => StoredResponse | undefined;
 }
 
-interface Claim {
-  scope: string;
-  /** What to store, once sent: a response to replay, or null for nothing (5xx, a stream). */
-  response?: StoredResponse | null;
-  /** Stored or released: nothing left to do. */
-  settled: boolean;
-  /** The client went away while the handler was still running. */
-  orphaned?: boolean;
+/**
+ * A guarded write in flight: a write made with a credential and an Idempotency-Key. Its record is
+ * written by the write's own transaction (`run`), or by the use case's own statement
+ * (sendMessage: `guard` is handed to it), never after the answer.
+ */
+export interface GuardedRequest {
+  readonly guard: IdempotencyGuard;
+  /**
+   * Runs the write and its record in one transaction: claims the scope (waiting, on any node,
+   * for a duplicate still running), runs `work` in a savepoint with the transaction as its
+   * database, stores the answer it renders, and commits. A refusal (4xx) is stored too, with
+   * the savepoint's writes undone; a failure (5xx) stores nothing and commits nothing. Returns
+   * the record to replay instead when a duplicate came first.
+   */
+  run<T>(
+    db: Db,
+    work: (tx: Executor) => Promise<{ value: T; response: StoredResponse }>,
+    refusal: (error: unknown) => StoredResponse | undefined,
+  ): Promise<{ value: T } | { replay: StoredResponse }>;
+  /** The answer recorded for this scope by a duplicate that came first. */
+  recorded(): Promise<StoredResponse>;
+  /** Stores the refusal of a write that changed nothing (the use case recorded no outcome). */
+  refused(response: StoredResponse): Promise<void>;
+  /** The write is over (a use case that records its own outcome): same-node duplicates may go on. */
+  release(): void;
+}
+
+interface InFlight {
+  requestHash: string;
+  /** Resolves when the write has committed or given up: a same-node duplicate may look again. */
+  done: Promise<void>;
+}
+
+/** The answer a refusal (4xx) stores, as the one error mapping writes it; none for a failure (5xx). */
+export function refusalOf(error: unknown, publicUrl: string): StoredResponse | undefined {
+  const { status, headers, body } = toHttpError(error, publicUrl);
+  if (status >= 500) return undefined;
+  return { status, headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) };
 }
 
 const sha256 = (value: string): string => createHash('sha256').update(value).digest('hex');
@@ -82,21 +99,25 @@ function splitUrl(url: string): { path: string; query: string } {
   return { path: path.length > 1 ? path.replace(/\/+$/, '') : path, query: at === -1 ? '' : url.slice(at) };
 }
 
-function replayableHeaders(reply: FastifyReply): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(reply.getHeaders())) {
-    if (value === undefined || NOT_REPLAYED.has(name.toLowerCase())) continue;
-    headers[name] = Array.isArray(value) ? value.join(', ') : String(value);
-  }
-  return headers;
-}
+const guards = new WeakMap<FastifyRequest, GuardedRequest>();
+
+/** The guarded write a request is, if it is one (set by the idempotency preHandler). */
+export const guardOf = (request: FastifyRequest): GuardedRequest | undefined => guards.get(request);
+
+/** Sends a stored answer again, marked as a replay. */
+export const sendReplay = (reply: FastifyReply, response: StoredResponse) =>
+  reply
+    .code(response.status)
+    .headers(response.headers)
+    .header('Idempotency-Replayed', 'true')
+    .send(response.body === '' ? undefined : response.body);
 
 /**
- * Idempotency-Key on writes: `preHandler` claims the record or replays it, `onSend` captures the
- * response and `onResponse` stores it. Requests without the header cost nothing. Registered
- * after the error reshaping onSend hook, so the stored body is the final one; replays pass
- * through the same onRequest hooks as any request, so they carry fresh API-Version and
- * rate-limit headers.
+ * Idempotency-Key on writes. The preHandler replays a finished write at once, keeps same-node
+ * duplicates waiting for the first (up to `waitMs`, without a database connection), and marks
+ * the request as a guarded write whose handler records it atomically (GuardedRequest). Requests
+ * without the header cost nothing. Replays pass through the same onRequest hooks as any
+ * request, so they carry fresh API-Version and rate-limit headers.
  */
 export function idempotencyHooks(options: IdempotencyPolicyOptions) {
   const { store, clock } = options;
@@ -104,14 +125,26 @@ export function idempotencyHooks(options: IdempotencyPolicyOptions) {
     (template) =>
       new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{\w+\}/g, '[^/]+')}$`),
   );
-  const claims = new WeakMap<FastifyRequest, Claim>();
+  const inFlight = new Map<string, InFlight>();
 
-  const replay = (reply: FastifyReply, response: StoredResponse) =>
-    reply
-      .code(response.status)
-      .headers(response.headers)
-      .header('Idempotency-Replayed', 'true')
-      .send(response.body === '' ? undefined : response.body);
+  const answerOf = (record: IdempotencyRecord): StoredResponse => {
+    const answer = record.response ?? options.renderOutcome(record.outcome);
+    if (!answer) throw new Error('an idempotency record holds an outcome nobody renders');
+    return answer;
+  };
+
+  /** Waits for a same-node duplicate; false when it is still running at the deadline. */
+  const waitFor = async (first: InFlight, deadline: number): Promise<boolean> => {
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), Math.max(0, deadline - Date.now()));
+    });
+    try {
+      return await Promise.race([first.done.then(() => true as const), timedOut]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
 
   const preHandler = async (request: FastifyRequest, reply: FastifyReply) => {
     if (!WRITES.has(request.method)) return;
@@ -132,85 +165,99 @@ export function idempotencyHooks(options: IdempotencyPolicyOptions) {
     const requestHash = sha256(`${query}\n${canonicalJson(request.body ?? null)}`);
     // Real time, not the injected clock: this bounds a wait, it is not a TTL.
     const deadline = Date.now() + options.waitMs;
-    let pause = 10;
-    for (;;) {
-      const now = clock.now();
-      const leaseUntil = new Date(now.getTime() + options.leaseSeconds * 1000);
-      if (await store.claim({ scope, requestHash, now, leaseUntil })) {
-        const claim: Claim = { scope, settled: false };
-        claims.set(request, claim);
-        reply.raw.once('close', () => {
-          // A hijacked reply (a stream, MCP) runs neither onSend nor onResponse: settle it now (a
-          // release: nothing was captured), as any reply already answered. A client gone while
-          // the handler still runs: the handler's answer settles it (see onSend), never earlier,
-          // or a retry would run beside it.
-          if (reply.sent || claim.response !== undefined) void settle(request, claim);
-          else claim.orphaned = true;
-        });
-        return;
-      }
-      const record = await store.get(scope, clock.now());
-      if (record && record.requestHash !== requestHash) throw new IdempotencyMismatchError();
-      if (record?.state === 'done') return replay(reply, record.response);
-      // Still running (or released a moment ago): wait for it, on this node or another.
-      if (Date.now() >= deadline)
-        throw new ConflictError(
-          'a request with this Idempotency-Key is still being processed; retry it later',
-        );
-      await sleep(pause);
-      pause = Math.min(pause * 2, 200);
+    for (let first = inFlight.get(scope); first; first = inFlight.get(scope)) {
+      if (first.requestHash !== requestHash) throw new IdempotencyMismatchError();
+      if (!(await waitFor(first, deadline))) throw new IdempotencyBusyError();
     }
-  };
-
-  // The response is captured as it is sent, synchronously: an onSend hook that awaited would let
-  // Fastify send again (empty) for handlers that call reply.send() without returning the reply,
-  // as the OpenAPI adapter does. It is stored once the response has gone out; a retry arriving
-  // in between finds the claim still running and waits the few milliseconds for it.
-  const onSend = (
-    request: FastifyRequest,
-    reply: FastifyReply,
-    payload: unknown,
-    done: (err: null, payload: unknown) => void,
-  ) => {
-    const claim = claims.get(request);
-    if (claim && !claim.settled && claim.response === undefined) {
-      const storable =
-        payload === undefined || payload === null || typeof payload === 'string' || Buffer.isBuffer(payload);
-      // A 5xx is never replayed (the retry runs again), nor is a streamed body we cannot keep.
-      claim.response =
-        reply.statusCode >= 500 || !storable
-          ? null
-          : {
-              status: reply.statusCode,
-              headers: replayableHeaders(reply),
-              body: payload === undefined || payload === null ? '' : String(payload),
-            };
-      // Its client is gone: no onResponse may follow.
-      if (claim.orphaned) void settle(request, claim);
+    const record = await store.get(scope, clock.now());
+    if (record) {
+      if (record.requestHash !== requestHash) throw new IdempotencyMismatchError();
+      return sendReplay(reply, answerOf(record));
     }
-    done(null, payload);
+    // A duplicate may have started while the record was read.
+    if (inFlight.has(scope)) return preHandler(request, reply);
+
+    let finish!: () => void;
+    const mine: InFlight = { requestHash, done: new Promise<void>((resolve) => (finish = resolve)) };
+    inFlight.set(scope, mine);
+    let finished = false;
+    const release = () => {
+      if (finished) return;
+      finished = true;
+      if (inFlight.get(scope) === mine) inFlight.delete(scope);
+      finish();
+    };
+    let consumed = false;
+    const now = clock.now();
+    const guard: IdempotencyGuard = {
+      scope,
+      requestHash,
+      now,
+      expiresAt: new Date(now.getTime() + options.ttlSeconds * 1000),
+    };
+    guards.set(request, {
+      guard,
+      async run(db, work, refusal) {
+        consumed = true;
+        try {
+          return await runGuarded(db, guard, work, refusal);
+        } finally {
+          release();
+        }
+      },
+      async recorded() {
+        const found = await store.get(scope, clock.now());
+        if (!found) throw new Error('no idempotency record to replay');
+        if (found.requestHash !== requestHash) throw new IdempotencyMismatchError();
+        return answerOf(found);
+      },
+      async refused(response) {
+        await store.recordRefusal(guard, response);
+      },
+      release() {
+        consumed = true;
+        release();
+      },
+    });
+    // A handler that never records (a hijacked reply, a route that writes nothing) frees the
+    // scope once answered; a recording one frees it when its write has committed or given up,
+    // whenever its client leaves.
+    reply.raw.once('close', () => {
+      if (!consumed) release();
+    });
   };
 
-  const settle = async (request: FastifyRequest, claim: Claim) => {
-    if (claim.settled) return;
-    claim.settled = true;
-    try {
-      if (claim.response)
-        await store.complete(
-          claim.scope,
-          claim.response,
-          new Date(clock.now().getTime() + options.ttlSeconds * 1000),
-        );
-      else await store.release(claim.scope);
-    } catch (err) {
-      request.log.error({ err }, 'idempotency record not stored');
-    }
-  };
+  async function runGuarded<T>(
+    db: Db,
+    guard: IdempotencyGuard,
+    work: (tx: Executor) => Promise<{ value: T; response: StoredResponse }>,
+    refusal: (error: unknown) => StoredResponse | undefined,
+  ): Promise<{ value: T } | { replay: StoredResponse }> {
+    const outcome = await db.transaction(
+      async (tx): Promise<{ value: T } | { replay: StoredResponse } | { refused: unknown }> => {
+        const existing = await store.claim(tx, guard, options.waitMs);
+        if (existing) {
+          if (existing.requestHash !== guard.requestHash) throw new IdempotencyMismatchError();
+          return { replay: answerOf(existing) };
+        }
+        let done: { value: T; response: StoredResponse };
+        try {
+          done = await tx.transaction((savepoint) => work(savepoint));
+        } catch (error) {
+          const refused = refusal(error);
+          // A failure commits nothing: its retry runs again.
+          if (!refused) throw error;
+          // A refusal wrote nothing (its savepoint is undone) and is replayed as it was answered.
+          await store.complete(tx, guard.scope, refused);
+          return { refused: error };
+        }
+        await store.complete(tx, guard.scope, done.response);
+        return { value: done.value };
+      },
+    );
+    if ('refused' in outcome) throw outcome.refused;
+    return outcome;
+  }
 
-  const onResponse = async (request: FastifyRequest) => {
-    const claim = claims.get(request);
-    if (claim) await settle(request, claim);
-  };
-
-  return { preHandler, onSend, onResponse };
+  return { preHandler };
 }

@@ -26,6 +26,12 @@ export interface OperationDeclaration {
    * per-request Fetch conversion costs the hottest write about a third of its throughput.
    */
   direct?: boolean;
+  /**
+   * Its use case writes the Idempotency-Key record of a guarded REST write itself, in its own
+   * statement, from `caller.idempotency` (sendMessage's group commit), instead of the write running
+   * in the record's transaction (see rest/direct.ts and the idempotent middleware of trpc.ts).
+   */
+  recordsIdempotency?: boolean;
   tool?: ToolDeclaration;
 }
 
@@ -92,6 +98,7 @@ type OutputOf<C> = C extends OperationContract<z.ZodType, infer O> ? z.input<O> 
 interface OperationOptions<C extends OperationContract> {
   pending?: OperationDeclaration['pending'];
   direct?: boolean;
+  recordsIdempotency?: boolean;
   tool?: TypedToolDeclaration<C>;
 }
 

@@ -10,8 +10,10 @@ export const messageOperations: Declaration[] = [
   operation(contract.sendMessage, {
     // The hottest write: bound without the OpenAPI adapter (see OperationDeclaration.direct).
     direct: true,
-    run: ({ spaceId, content, type }, { deps, key }) =>
-      sendMessage({ deps, spaceId, key, input: { content, type } }),
+    // Its group commit writes a guarded send's Idempotency-Key record in the sending statement.
+    recordsIdempotency: true,
+    run: ({ spaceId, content, type }, { deps, key, idempotency }) =>
+      sendMessage({ deps, spaceId, key, input: { content, type }, idempotency }),
     tool: {
       title: 'Send a message',
       description:

@@ -21,7 +21,7 @@ export interface StartOptions {
    * Test-only routes, registered before the server listens (Fastify takes no routes after
    * that): they pass through the same policy hooks as every route.
    */
-  routes?: (app: FastifyInstance) => void;
+  routes?: (app: FastifyInstance, server: ConveneServer) => void;
   config?: Partial<ServerConfig>;
   clock?: Clock;
   /** Join an existing PostgreSQL database (a second node) instead of creating one. */
@@ -76,7 +76,7 @@ export async function startTestServer(options: StartOptions = {}): Promise<TestS
     ...(options.clock ? { clock: options.clock } : {}),
     ...(databaseUrl ? {} : { loadDataDir: await migratedPgliteDump() }),
   });
-  options.routes?.(server.app);
+  options.routes?.(server.app, server);
   await server.app.listen({ port, host: '127.0.0.1' });
   return {
     url: config.publicUrl,

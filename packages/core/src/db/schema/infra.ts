@@ -2,8 +2,9 @@ import { index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-
 
 /**
  * Stored responses for Idempotency-Key replays, scoped by method, path and credential. A row is
- * claimed (`running`) by the first request with one INSERT … ON CONFLICT, so duplicates on any
- * node wait for it instead of running twice.
+ * inserted inside the transaction of the write it guards, before the write, and holds its
+ * response when that transaction commits: a duplicate on any node waits on the uncommitted row
+ * and then replays it, and a write that never commits (a crash, a database outage) leaves no row.
  */
 export const idempotencyRecords = pgTable(
   'idempotency_records',
@@ -12,18 +13,19 @@ export const idempotencyRecords = pgTable(
     scope: text('scope').primaryKey(),
     /** SHA-256 of the request body and query, to tell a retry from a reuse with another body (422). */
     requestHash: text('request_hash').notNull(),
-    /** `running` while the first request is in flight, then `done`. */
+    /** Always `done` when visible (the row commits with its response); `running` is no longer written. */
     state: text('state', { enum: ['running', 'done'] }).notNull(),
     status: integer('status'),
     /** The response headers worth replaying (content type, Location…), not per-response ones. */
     headers: jsonb('headers'),
     body: text('body'),
-    createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull(),
     /**
-     * While `running`: the end of the claim's lease (a node that died mid-request frees its claim
-     * then). Once `done`: 24 h after completion. Either way, a row past it is free to take over and
-     * is swept.
+     * What a write recorded inside its own statement instead of a body (sendMessage's group commit
+     * writes `{kind, messageId, participants, artifacts}`); the body is rendered from it on replay.
      */
+    outcome: jsonb('outcome'),
+    createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull(),
+    /** 24 h after the write: a row past it is forgotten (taken over by a new write) and swept. */
     expiresAt: timestamp('expires_at', { withTimezone: true, precision: 3 }).notNull(),
   },
   (t) => [index('idempotency_records_expires_at_idx').on(t.expiresAt)],
