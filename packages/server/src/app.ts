@@ -16,12 +16,14 @@ import type { ServerConfig } from './env';
 import type { EventHub } from './events/hub';
 import { toHttpError } from './http/errors';
 import { idempotencyHooks } from './http/idempotency';
+import { serializeError } from './http/log-errors';
 import { normaliseRequest, registerHttpPolicy } from './http/policy';
 import { mcpBatchHook, rateLimitHook } from './http/rate-limit';
 import { redactedRequestSerializer } from './http/redact';
 import { sendError } from './http/reply';
 import type { PolicyStores } from './http/stores';
 import { registerPolicySweeper } from './http/sweeper';
+import { startRequestTimer } from './http/timeout';
 import { versioningHooks } from './http/versioning';
 import { openApiAdapter } from './rest/adapter';
 import { registerRoutes } from './rest/routes';
@@ -89,7 +91,11 @@ export async function buildApp({
     logger: logger
       ? {
           level: config.logLevel,
-          serializers: { req: redactedRequestSerializer },
+          // No key, hash, email or bound value ever reaches a log line (see log-errors.ts).
+          serializers: {
+            req: redactedRequestSerializer,
+            err: serializeError,
+          },
           ...(logStream ? { stream: logStream } : {}),
         }
       : false,
@@ -117,6 +123,8 @@ export async function buildApp({
   // 2. RateLimit-* on every answer; over the limit, 429 and nothing else runs (one round trip);
   // 3. 400 for an unsupported or retired API-Version; then bodies, JSON errors and 404s;
   app.addHook('onRequest', async (request, reply) => {
+    // 0. A request that cannot finish in time answers 503 (streams and long waits excepted).
+    startRequestTimer(request, reply, config.requestTimeoutMs);
     versioning.resolve(request, reply);
     await rateLimit(request, reply);
     versioning.enforce(request);

@@ -70,6 +70,13 @@ export interface ServerConfig {
    * STREAM_LEASE_SECONDS), and checks that it missed no event of them.
    */
   streamLeaseRenewMs: number;
+  /** Open event streams per credential and per remote address on one node (429 beyond). */
+  streamsPerCredential: number;
+  streamsPerAddress: number;
+  /** A stream is closed once this much output is queued for a client that does not read. */
+  streamMaxQueuedBytes: number;
+  /** A request that has not been answered after this long answers 503 (streams and long waits excepted). */
+  requestTimeoutMs: number;
   /** How often each node announces lapsed artifact locks (artifact-unlocked within 5 s). */
   lockSweepIntervalMs: number;
   /** How long an idempotent write's response is replayed (24 h). */
@@ -120,6 +127,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     logLevel: e.LOG_LEVEL,
     streamPingMs: 15_000,
     streamLeaseRenewMs: (STREAM_LEASE_SECONDS * 1000) / 3,
+    streamsPerCredential: 20,
+    streamsPerAddress: 200,
+    streamMaxQueuedBytes: 1024 * 1024,
+    requestTimeoutMs: 30_000,
     lockSweepIntervalMs: 1000,
     idempotencyTtlSeconds: 86_400,
     idempotencyWaitMs: 10_000,

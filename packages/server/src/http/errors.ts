@@ -1,5 +1,6 @@
-import { DomainError, type ErrorCode } from '@convene/core';
+import { DomainError, type ErrorCode, isDatabaseUnavailable } from '@convene/core';
 import { TRPCError } from '@trpc/server';
+import { RETRY_AFTER_SECONDS } from './timeout';
 
 /** The one mapping from the domain's error vocabulary to HTTP statuses. */
 export function statusOf(code: ErrorCode): number {
@@ -82,6 +83,14 @@ export function toHttpError(thrown: unknown, publicUrl: string): HttpError {
         break;
     }
   }
+  // The database cannot be reached or cannot answer in time: the client retries (decisions.md,
+  // Abuse and faults), never a 500.
+  if (isDatabaseUnavailable(cause))
+    return {
+      status: 503,
+      body: { error: 'the service is briefly unavailable (its database cannot be reached); retry shortly' },
+      headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) },
+    };
   // 5xx never leak internals.
   return { status: 500, body: { error: 'internal error' }, headers: {} };
 }

@@ -14,6 +14,7 @@ import {
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { clientOf } from './client';
 import { toHttpError } from './errors';
+import { hasTimedOut } from './timeout';
 
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 
@@ -200,7 +201,7 @@ export function idempotencyHooks(options: IdempotencyPolicyOptions) {
       async run(db, work, refusal) {
         consumed = true;
         try {
-          return await runGuarded(db, guard, work, refusal);
+          return await runGuarded(db, guard, work, refusal, () => hasTimedOut(request));
         } finally {
           release();
         }
@@ -232,6 +233,7 @@ export function idempotencyHooks(options: IdempotencyPolicyOptions) {
     guard: IdempotencyGuard,
     work: (tx: Executor) => Promise<{ value: T; response: StoredResponse }>,
     refusal: (error: unknown) => StoredResponse | undefined,
+    abandoned: () => boolean,
   ): Promise<{ value: T } | { replay: StoredResponse }> {
     const outcome = await db.transaction(
       async (tx): Promise<{ value: T } | { replay: StoredResponse } | { refused: unknown }> => {
@@ -251,6 +253,8 @@ export function idempotencyHooks(options: IdempotencyPolicyOptions) {
           await store.complete(tx, guard.scope, refused);
           return { refused: error };
         }
+        // Answered 503 already (too slow): the client was told it did not happen, so it must not.
+        if (abandoned()) throw new Error('the request timed out before its write committed');
         await store.complete(tx, guard.scope, done.response);
         return { value: done.value };
       },

@@ -85,7 +85,8 @@ export function registerHttpPolicy(app: FastifyInstance, publicUrl: string): voi
       return sendError(reply, 400, { error: message });
     }
     const mapped = toHttpError(error, publicUrl);
-    if (mapped.status >= 500) reply.log.error({ err: error }, 'unhandled error');
+    if (mapped.status === 503) reply.log.warn({ err: error }, 'unavailable');
+    else if (mapped.status >= 500) reply.log.error({ err: error }, 'unhandled error');
     return sendError(reply, mapped.status, mapped.body, mapped.headers);
   });
 

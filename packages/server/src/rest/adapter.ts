@@ -39,7 +39,9 @@ export function openApiAdapter(router: ReturnType<typeof routerOf>, deps: Deps) 
       onError: ({ error, req }: { error: { cause?: unknown }; req: FastifyRequest }) => {
         const failure = toHttpError(error, publicUrl);
         failures.set(req, failure);
-        if (failure.status >= 500) app.log.error({ err: error.cause ?? error }, 'procedure failed');
+        // 503: the database is away or slow; each request need not say so at error level.
+        if (failure.status === 503) app.log.warn({ err: error.cause ?? error }, 'procedure unavailable');
+        else if (failure.status >= 500) app.log.error({ err: error.cause ?? error }, 'procedure failed');
       },
     } as never);
 

@@ -1,0 +1,87 @@
+/**
+ * The `err` serializer of every log line: an error as far as it can be told without its data.
+ * Database errors carry the statement and its bound values (drizzle's "Failed query: … params:
+ * …", the message of every error wrapping it) and PostgreSQL's messages may quote a value
+ * ("invalid input syntax for type uuid: …"); bound values are key hashes, emails, tokens. So a
+ * database error is logged by its SQLSTATE and the names PostgreSQL gives (constraint, table,
+ * column, routine), never by its message, and no error is logged with properties it was not
+ * vetted for.
+ */
+export interface LoggedError {
+  [field: string]: unknown;
+  type: string;
+  message: string;
+  code?: string;
+  constraint?: string;
+  table?: string;
+  column?: string;
+  routine?: string;
+  cause?: LoggedError;
+}
+
+const MAX_CAUSES = 5;
+
+/** An error whose message may carry a statement's values. */
+function isDatabaseError(e: object): boolean {
+  const name = (e as { name?: unknown }).name;
+  const ctor = (e as { constructor?: { name?: unknown } }).constructor?.name;
+  const message = (e as { message?: unknown }).message;
+  return (
+    name === 'PostgresError' ||
+    ctor === 'PostgresError' ||
+    ctor === 'DrizzleQueryError' ||
+    (typeof message === 'string' && /Failed query:|\bparams:/.test(message)) ||
+    typeof (e as { severity?: unknown }).severity === 'string'
+  );
+}
+
+/** Whether this error or one of its causes is a database error. */
+function carriesDatabaseError(error: unknown): boolean {
+  let e: unknown = error;
+  for (let i = 0; i <= MAX_CAUSES && e && typeof e === 'object'; i++, e = (e as { cause?: unknown }).cause) {
+    if (isDatabaseError(e)) return true;
+  }
+  return false;
+}
+
+const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+
+/** The frames of a stack, without its first line (which repeats the message). */
+const framesOf = (stack: unknown): string | undefined =>
+  typeof stack === 'string'
+    ? stack
+        .split('\n')
+        .filter((line) => /^\s+at /.test(line))
+        .join('\n')
+    : undefined;
+
+export function serializeError(error: unknown, depth = 0): LoggedError & { stack: string } {
+  if (!error || typeof error !== 'object')
+    return {
+      type: typeof error,
+      message: typeof error === 'string' ? '[string thrown]' : String(error),
+      stack: '',
+    };
+  const e = error as Record<string, unknown>;
+  const type = text(e.name) ?? (e.constructor as { name?: string } | undefined)?.name ?? 'Error';
+  const fromDatabase = carriesDatabaseError(error);
+  const code = text(e.code);
+  const logged: LoggedError = {
+    type,
+    // A wrapper of a database error repeats its message: name the failure, not its data.
+    message: fromDatabase
+      ? `database error${code && /^[0-9A-Z]{5}$/.test(code) ? ` ${code}` : ''} (statement and values not logged)`
+      : (text(e.message) ?? ''),
+  };
+  if (code) logged.code = code;
+  const constraint = text(e.constraint_name) ?? text(e.constraint);
+  if (constraint) logged.constraint = constraint;
+  const table = text(e.table_name) ?? text(e.table);
+  if (table) logged.table = table;
+  const column = text(e.column_name) ?? text(e.column);
+  if (column) logged.column = column;
+  const routine = text(e.routine);
+  if (routine) logged.routine = routine;
+  if (e.cause !== undefined && depth < MAX_CAUSES) logged.cause = serializeError(e.cause, depth + 1);
+  return { ...logged, stack: framesOf(e.stack) ?? '' };
+}

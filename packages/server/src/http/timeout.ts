@@ -1,0 +1,37 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { sendError } from './reply';
+
+/** Seconds a client is told to wait before retrying a 503 (a timeout, or the database away). */
+export const RETRY_AFTER_SECONDS = 2;
+
+const timedOut = new WeakSet<FastifyRequest>();
+
+/**
+ * True once the request has been answered 503 for taking too long: its handler must not commit
+ * what it was doing (a guarded write's transaction rolls back), and its late answer is dropped.
+ */
+export const hasTimedOut = (request: FastifyRequest): boolean => timedOut.has(request);
+
+/**
+ * A request that cannot finish in `ms` answers 503 `{error}` with Retry-After (decisions.md,
+ * Abuse and faults), whatever it waits on: a database that does not answer, a lock, a pool with
+ * no free connection. Streams and long waits (`/mcp`'s wait_for_messages) hijack their reply
+ * before then and are left alone, as is a route whose config says `longWait: true`.
+ */
+export function startRequestTimer(request: FastifyRequest, reply: FastifyReply, ms: number): void {
+  if ((request.routeOptions.config as { longWait?: boolean } | undefined)?.longWait) return;
+  const timer = setTimeout(() => {
+    if (reply.sent || reply.raw.headersSent) return;
+    timedOut.add(request);
+    request.log.warn({ timeoutMs: ms }, 'request timed out');
+    sendError(
+      reply,
+      503,
+      { error: `the request could not be completed within ${Math.round(ms / 1000)} s; retry it` },
+      { 'Retry-After': String(RETRY_AFTER_SECONDS) },
+    );
+  }, ms);
+  timer.unref();
+  reply.raw.once('close', () => clearTimeout(timer));
+  reply.raw.once('finish', () => clearTimeout(timer));
+}

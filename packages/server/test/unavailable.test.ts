@@ -1,0 +1,117 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { isDatabaseUnavailable } from '@convene/core';
+import { sql } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { effectRoutes, expectError, useServer } from './helpers';
+
+// When the database is away or slow: 503 with Retry-After, never 500, nothing half done, and
+// logs that never carry a bound value (decisions.md, Abuse and faults). The fault suite
+// (`pnpm test:faults`) restarts a real PostgreSQL under load; these pin each rule down.
+const effects = effectRoutes();
+const lines: string[] = [];
+const secret = `secret-${randomBytes(8).toString('hex')}`;
+const email = `${randomBytes(6).toString('hex')}@example.com`;
+const { srv, h } = useServer(() => ({
+  config: { requestTimeoutMs: 1500, logLevel: 'info' },
+  logStream: { write: (line) => void lines.push(line) },
+  routes: (app, server) => {
+    effects.register(app, server);
+    // What postgres.js throws when the server is gone, wrapped the way drizzle wraps it.
+    app.get('/test/db-gone', async () => {
+      const cause = Object.assign(new Error(`write CONNECTION_CLOSED 127.0.0.1:5432`), {
+        code: 'CONNECTION_CLOSED',
+      });
+      throw Object.assign(new Error(`Failed query: select 1\nparams: ${secret}`), { cause });
+    });
+    app.get('/test/db-restarting', async () => {
+      throw Object.assign(new Error('terminating connection due to administrator command'), {
+        name: 'PostgresError',
+        code: '57P01',
+        severity: 'FATAL',
+      });
+    });
+    // A real failing statement whose bound values are secrets.
+    app.get('/test/db-fails', async () => {
+      await server.database.db.execute(sql`select ${secret}::int, ${email}::text`);
+    });
+  },
+}));
+
+describe('the database unreachable', () => {
+  it('answers 503 JSON with Retry-After, never 500', async () => {
+    for (const path of ['/test/db-gone', '/test/db-restarting']) {
+      const res = await h.get(path);
+      expectError(res, 503);
+      expect(res.headers.get('retry-after')).toBe('2');
+      expect(res.body.error).toMatch(/retry/);
+    }
+  });
+
+  it('is told apart from a bad request by the error, through every wrapper', () => {
+    const wrap = (cause: unknown) => Object.assign(new Error('Failed query'), { cause });
+    expect(isDatabaseUnavailable(wrap(Object.assign(new Error('x'), { code: 'ECONNREFUSED' })))).toBe(true);
+    expect(isDatabaseUnavailable(wrap(Object.assign(new Error('x'), { code: '08006' })))).toBe(true);
+    expect(isDatabaseUnavailable(wrap(Object.assign(new Error('x'), { code: '57P03' })))).toBe(true);
+    expect(isDatabaseUnavailable(wrap(Object.assign(new Error('x'), { code: 'CONNECT_TIMEOUT' })))).toBe(
+      true,
+    );
+    // A constraint or a type error is the request's own fault, or a bug: not a 503.
+    expect(isDatabaseUnavailable(wrap(Object.assign(new Error('x'), { code: '23505' })))).toBe(false);
+    expect(isDatabaseUnavailable(wrap(Object.assign(new Error('x'), { code: '22P02' })))).toBe(false);
+    expect(isDatabaseUnavailable(new Error('plain'))).toBe(false);
+  });
+});
+
+describe('a request that cannot finish in time', () => {
+  it('answers 503 with Retry-After, and a guarded write it held commits nothing', async () => {
+    const gate = effects.hold('slow');
+    const key = randomBytes(32).toString('hex');
+    const headers = { 'Idempotency-Key': randomUUID() };
+    const started = Date.now();
+    const first = await h.post('/test/effect/slow', { key, body: {}, headers });
+    expectError(first, 503);
+    expect(first.headers.get('retry-after')).toBe('2');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1_400);
+    gate.release();
+    // The write was told it failed: it rolled back, so its retry runs (and is not a replay).
+    let retry = await h.post('/test/effect/slow', { key, body: {}, headers });
+    for (let i = 0; retry.status === 409 && i < 20; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      retry = await h.post('/test/effect/slow', { key, body: {}, headers });
+    }
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get('idempotency-replayed')).toBeNull();
+    expect(effects.runs('slow')).toBe(2);
+  });
+
+  it('leaves streams alone', async () => {
+    const space = await h.createSpace();
+    const controller = new AbortController();
+    const res = await fetch(`${srv.listenUrl}/hub/space/${space.spaceId}/messages/stream`, {
+      headers: { 'X-Private-Key': space.ownerKey },
+      signal: controller.signal,
+    });
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    await reader.read();
+    await new Promise((resolve) => setTimeout(resolve, 1_800));
+    // Still open after the timeout: a message sent now arrives.
+    await h.post(`/hub/space/${space.spaceId}/messages`, { key: space.ownerKey, body: { content: 'late' } });
+    let text = '';
+    while (!text.includes('late')) text += new TextDecoder().decode((await reader.read()).value);
+    controller.abort();
+  });
+});
+
+describe('logs', () => {
+  it('never carry a bound value, a key or an email, even for a failing statement', async () => {
+    const res = await h.get('/test/db-fails');
+    expectError(res, 500);
+    await h.get('/test/db-gone');
+    const log = lines.join('\n');
+    expect(log).toContain('database error 22P02');
+    expect(log).not.toContain(secret);
+    expect(log).not.toContain(email);
+    expect(log).not.toContain('params:');
+  });
+});
