@@ -2,6 +2,7 @@ import type { DashboardSessions } from './accounts/sessions';
 import type { DiffEngine } from './artifacts/diff-engine';
 import type { Clock } from './clock';
 import type { Db } from './db/types';
+import type { EventBus } from './events/event-bus';
 import type { SecretBox } from './secrets';
 
 export interface CoreConfig {
@@ -23,6 +24,8 @@ export interface Deps {
   sessions: DashboardSessions;
   /** Unified diffs of artifact versions, computed off the request thread and cached. */
   diffs: DiffEngine;
+  /** Stream events between nodes (LISTEN/NOTIFY today). */
+  events: EventBus;
   config: CoreConfig;
 }
 

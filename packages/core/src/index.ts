@@ -9,6 +9,7 @@ export * from './db';
 export * from './deps';
 export * from './errors';
 export * from './events/append-event';
+export * from './events/event-bus';
 export * from './ids';
 export * from './infra';
 export * from './messages';

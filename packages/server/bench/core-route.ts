@@ -4,6 +4,7 @@
 
 import { ZCreateSpaceRequest, ZSendMessageRequest } from '@convene/contract';
 import {
+  createNotifyBus,
   createSpace,
   type Deps,
   defaultCoreConfig,
@@ -20,6 +21,7 @@ const deps = {
   db: database.db,
   clock: systemClock,
   box: new SecretBox('bench-secret-0123456789abcdef'),
+  events: createNotifyBus(database),
   config: defaultCoreConfig,
 } as unknown as Deps;
 // A listener, as every real node has, so NOTIFY costs what it costs in production.

@@ -1,6 +1,7 @@
 import {
   type Clock,
   createJwtSessions,
+  createNotifyBus,
   type Database,
   type Deps,
   loadSessionKeys,
@@ -56,6 +57,7 @@ export async function createServer(
       db: database.db,
       clock: options.clock ?? systemClock,
       box,
+      events: createNotifyBus(database),
       // The deployment's issuer and key, from the database: a session minted by any node is
       // accepted by every other, whatever their PUBLIC_URLs, and survives restarts.
       sessions: createJwtSessions({
@@ -90,17 +92,18 @@ export async function createServer(
     for (const warning of warnings) app.log.warn(warning);
     // One LISTEN per process, fanning events out to this process's streams.
     const hub = new EventHub({
-      database,
       deps,
+      caps: { perCredential: config.streamsPerCredential, perAddress: config.streamsPerAddress },
       pingMs: config.streamPingMs,
       leaseRenewMs: config.streamLeaseRenewMs,
       onError: (error, what) => app.log.error({ err: error }, `event hub: ${what}`),
     });
     app.eventHub = hub;
     await hub.start();
-    const stopLockSweeper = startLockExpirySweeper({
+    const stopLockSweeper = await startLockExpirySweeper({
       deps,
-      intervalMs: config.lockSweepIntervalMs,
+      // PGlite runs each query on the event loop: sweep half as often (still well within 5 s).
+      intervalMs: database.engine === 'pglite' ? config.lockSweepIntervalMs * 2 : config.lockSweepIntervalMs,
       log: app.log,
     });
     let closed: Promise<void> | undefined;

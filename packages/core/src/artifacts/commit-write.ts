@@ -85,6 +85,6 @@ export async function commitWrite({
     updatedBy: me,
     updatedAt: now,
   });
-  await appendEvent(tx, clock, spaceId, 'artifact-updated', toArtifactSummary(row, now));
+  await appendEvent(tx, deps, spaceId, 'artifact-updated', toArtifactSummary(row, now));
   return toArtifactView(row, now);
 }

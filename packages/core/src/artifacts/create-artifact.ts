@@ -68,7 +68,7 @@ export async function createArtifact({
       updatedBy: me,
       updatedAt: now,
     });
-    await appendEvent(tx, clock, spaceId, 'artifact-created', toArtifactSummary(row, now));
+    await appendEvent(tx, deps, spaceId, 'artifact-created', toArtifactSummary(row, now));
     return toArtifactView(row, now);
   });
 }

@@ -67,10 +67,10 @@ export async function lockArtifact({
     const held = activeLock(before, now);
     if (before.lockedBy && !held) {
       const lapsed = { ...before, lockedBy: null, lockedAt: null, lockExpiresAt: null };
-      await appendEvent(tx, clock, spaceId, 'artifact-unlocked', toArtifactSummary(lapsed, now));
+      await appendEvent(tx, deps, spaceId, 'artifact-unlocked', toArtifactSummary(lapsed, now));
     }
     if (held?.lockedBy !== me) {
-      await appendEvent(tx, clock, spaceId, 'artifact-locked', toArtifactSummary(row, now));
+      await appendEvent(tx, deps, spaceId, 'artifact-locked', toArtifactSummary(row, now));
     }
     return toLockResult(row);
   });

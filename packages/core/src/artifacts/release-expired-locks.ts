@@ -6,7 +6,7 @@ import { toArtifactSummary } from '../spaces/views';
 import { artifactWhere } from './shared';
 
 export interface ReleaseExpiredLocksOptions {
-  deps: Pick<Deps, 'db' | 'clock'>;
+  deps: Pick<Deps, 'db' | 'clock' | 'events'>;
   /** Locks released per call at most; the caller calls again while it gets this many. */
   limit?: number;
 }
@@ -48,7 +48,7 @@ export async function releaseExpiredLocks({
         .from(spaces)
         .where(eq(spaces.id, spaceId))
         .for('no key update');
-      if (!space || space.state !== 'open' || space.expiresAt <= now) return false;
+      if (space?.state !== 'open' || space.expiresAt <= now) return false;
       const [row] = await tx
         .update(artifacts)
         .set({ lockedBy: null, lockedAt: null, lockExpiresAt: null })
@@ -58,7 +58,7 @@ export async function releaseExpiredLocks({
         .returning();
       // Another node's sweep, a takeover, an unlock or a refresh got there first.
       if (!row) return false;
-      await appendEvent(tx, clock, spaceId, 'artifact-unlocked', toArtifactSummary(row, now));
+      await appendEvent(tx, deps, spaceId, 'artifact-unlocked', toArtifactSummary(row, now));
       return true;
     });
     if (done) released += 1;

@@ -3,6 +3,7 @@ import type { Clock } from '../clock';
 import { artifacts, spaces } from '../db/schema';
 import type { Executor } from '../db/types';
 import { appendEvent } from '../events/append-event';
+import type { EventBus } from '../events/event-bus';
 import { toArtifactSummary } from '../spaces/views';
 
 /**
@@ -17,11 +18,11 @@ import { toArtifactSummary } from '../spaces/views';
  */
 export async function releaseLocks(
   ex: Executor,
-  clock: Clock,
+  deps: { clock: Clock; events: EventBus },
   spaceId: string,
   participantId: string | null,
 ): Promise<void> {
-  const now = clock.now();
+  const now = deps.clock.now();
   await ex.select({ id: spaces.id }).from(spaces).where(eq(spaces.id, spaceId)).for('no key update');
   const where = and(
     eq(artifacts.spaceId, spaceId),
@@ -41,6 +42,6 @@ export async function releaseLocks(
   await ex.update(artifacts).set({ lockedBy: null, lockedAt: null, lockExpiresAt: null }).where(where);
   for (const row of held) {
     const summary = toArtifactSummary({ ...row, lockedBy: null, lockedAt: null, lockExpiresAt: null }, now);
-    await appendEvent(ex, clock, spaceId, 'artifact-unlocked', summary);
+    await appendEvent(ex, deps, spaceId, 'artifact-unlocked', summary);
   }
 }

@@ -47,7 +47,7 @@ export async function unlockArtifact({
       .returning();
     // Cannot miss while the space row is locked; if it ever did, the lock is gone all the same.
     if (!row) return toArtifactView(await findArtifact(tx, spaceId, artifactId), now);
-    await appendEvent(tx, clock, spaceId, 'artifact-unlocked', toArtifactSummary(row, now));
+    await appendEvent(tx, deps, spaceId, 'artifact-unlocked', toArtifactSummary(row, now));
     return toArtifactView(row, now);
   });
 }

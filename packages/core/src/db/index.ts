@@ -19,8 +19,13 @@ export type Notification = (payload: string) => void;
 export interface Database {
   readonly db: Db;
   readonly engine: 'postgres' | 'pglite';
-  /** LISTEN on a channel; NOTIFY is sent with `pg_notify` inside the writing transaction. */
-  listen(channel: string, onPayload: Notification): Promise<() => Promise<void>>;
+  /**
+   * LISTEN on a channel; NOTIFY is sent with `pg_notify` inside the writing transaction. On
+   * PostgreSQL the listening connection is re-established whenever it drops (a restart, a network
+   * cut), retrying until the server is back; `onReconnect` is then called, since notices sent
+   * in between are lost.
+   */
+  listen(channel: string, onPayload: Notification, onReconnect?: () => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -49,17 +54,85 @@ export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<D
   return database;
 }
 
+/** Connecting gives up after this long (then a request answers 503 and its client retries). */
+const CONNECT_TIMEOUT_S = 5;
+/** Longest pause between attempts to listen again after the connection dropped. */
+const MAX_RELISTEN_PAUSE_MS = 2000;
+
 function openPostgres(url: string, max: number): Database {
-  const client = postgres(url, { max, onnotice: () => {}, connection: { application_name: 'convene' } });
+  // The pool reconnects by itself: a connection that broke is replaced on the next query.
+  const client = postgres(url, {
+    max,
+    onnotice: () => {},
+    connect_timeout: CONNECT_TIMEOUT_S,
+    connection: { application_name: 'convene' },
+  });
   const db = drizzlePostgres(client, { schema }) as unknown as Db;
+  const listeners: (() => Promise<void>)[] = [];
   return {
     db,
     engine: 'postgres',
-    async listen(channel, onPayload) {
-      const sub = await client.listen(channel, onPayload);
-      return () => sub.unlisten();
+    async listen(channel, onPayload, onReconnect) {
+      const listener = await listenResiliently(url, channel, onPayload, onReconnect);
+      listeners.push(listener);
+      return listener;
     },
-    close: () => client.end({ timeout: 5 }),
+    async close() {
+      await Promise.all(listeners.map((stop) => stop()));
+      await client.end({ timeout: 5 });
+    },
+  };
+}
+
+/**
+ * LISTEN on a connection of its own that comes back after it drops. postgres.js's own
+ * `listen` re-listens once when its connection closes and gives up silently if the server is
+ * still away, leaving the node deaf for good; here every close schedules attempts until one
+ * succeeds.
+ */
+async function listenResiliently(
+  url: string,
+  channel: string,
+  onPayload: Notification,
+  onReconnect: (() => void) | undefined,
+): Promise<() => Promise<void>> {
+  let stopped = false;
+  let retrying: NodeJS.Timeout | undefined;
+  const quoted = `"${channel.replace(/"/g, '""')}"`;
+  const connection = postgres(url, {
+    max: 1,
+    idle_timeout: 0,
+    max_lifetime: null,
+    fetch_types: false,
+    onnotice: () => {},
+    connect_timeout: CONNECT_TIMEOUT_S,
+    connection: { application_name: 'convene-listen' },
+    onclose: () => {
+      if (!stopped) relisten(100);
+    },
+    // Untyped, but what postgres.js's own listen() passes: every NotificationResponse.
+    ...({
+      onnotify: (name: string, payload: string) => {
+        if (name === channel) onPayload(payload);
+      },
+    } as object),
+  });
+  const relisten = (pauseMs: number) => {
+    if (stopped || retrying) return;
+    retrying = setTimeout(() => {
+      retrying = undefined;
+      connection.unsafe(`listen ${quoted}`).then(
+        () => onReconnect?.(),
+        () => relisten(Math.min(pauseMs * 2, MAX_RELISTEN_PAUSE_MS)),
+      );
+    }, pauseMs);
+    retrying.unref();
+  };
+  await connection.unsafe(`listen ${quoted}`);
+  return async () => {
+    stopped = true;
+    clearTimeout(retrying);
+    await connection.end({ timeout: 2 });
   };
 }
 
@@ -78,6 +151,7 @@ async function openPglite(
     return {
       db,
       engine: 'pglite',
+      // One process, no connection to lose: nothing to re-establish.
       async listen(channel, onPayload) {
         const unlisten = await client.listen(channel, onPayload);
         return () => unlisten();

@@ -2,6 +2,8 @@ import { Batcher } from '../db/batcher';
 import { rowsOf } from '../db/migrate';
 import { DEADLOCK_DETECTED, sqlState } from '../db/pg-error';
 import type { Db } from '../db/types';
+import type { EventBus } from '../events/event-bus';
+import type { EventNotice } from '../events/notice';
 import type { IdempotencyGuard } from '../infra/idempotency-store';
 import { appendStatement } from './append-statement';
 
@@ -39,16 +41,24 @@ const batchers = new WeakMap<Db, Batcher<Outgoing, Appended | Recorded | undefin
  * written: the key is no active sender of an open space; `recorded` when a duplicate's record
  * holds the send's Idempotency-Key. Same-node duplicates are kept out of one batch by the caller.
  */
-export function appendMessage(db: Db, outgoing: Outgoing): Promise<Appended | Recorded | undefined> {
+export function appendMessage(
+  db: Db,
+  events: EventBus,
+  outgoing: Outgoing,
+): Promise<Appended | Recorded | undefined> {
   let batcher = batchers.get(db);
   if (!batcher) {
-    batcher = new Batcher((batch) => appendBatch(db, batch), MAX_IN_FLIGHT);
+    batcher = new Batcher((batch) => appendBatch(db, events, batch), MAX_IN_FLIGHT);
     batchers.set(db, batcher);
   }
   return batcher.push(outgoing);
 }
 
-async function appendBatch(db: Db, batch: Outgoing[]): Promise<(Appended | Recorded | undefined)[]> {
+async function appendBatch(
+  db: Db,
+  events: EventBus,
+  batch: Outgoing[],
+): Promise<(Appended | Recorded | undefined)[]> {
   let now = batch[0]!.now;
   for (const item of batch) if (item.now > now) now = item.now;
   const values = {
@@ -61,12 +71,15 @@ async function appendBatch(db: Db, batch: Outgoing[]): Promise<(Appended | Recor
     requestHashes: batch.map((m) => m.guard?.requestHash ?? null),
     recordsExpireAt: batch.map((m) => m.guard?.expiresAt.toISOString() ?? null),
     now: now.toISOString(),
+    notify: events.notifiesInSql,
   };
   for (let attempt = 0; ; attempt++) {
     try {
-      const rows = rowsOf<Appended & { id: string; recorded: boolean }>(
+      const rows = rowsOf<Appended & { id: string; recorded: boolean; notice: string | null }>(
         await appendStatement.execute(db, values),
       );
+      // Committed (one statement, one implicit transaction): publish what it did not notify.
+      for (const row of rows) if (row.notice) await events.publish(db, JSON.parse(row.notice) as EventNotice);
       const byId = new Map(rows.map((row) => [row.id, row]));
       return batch.map((m) => {
         const row = byId.get(m.messageId);

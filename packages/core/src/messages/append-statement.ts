@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { PreparedStatement } from '../db/prepared';
-import { EVENTS_CHANNEL, MAX_INLINE_PAYLOAD } from '../events/append-event';
+import { EVENTS_CHANNEL, MAX_INLINE_PAYLOAD } from '../events/notice';
 import { contextJsonColumns } from '../spaces/views';
 
 /**
@@ -27,6 +27,8 @@ export const appendStatement = new PreparedStatement<{
   /** ISO date-times, as text: drizzle's postgres.js driver passes timestamptz[] values unserialised. */
   recordsExpireAt: (string | null)[];
   now: string;
+  /** Whether the statement NOTIFYs itself (the bus is LISTEN/NOTIFY) or returns its notices. */
+  notify: boolean;
 }>(
   'convene_send_messages',
   sql`
@@ -114,7 +116,9 @@ export const appendStatement = new PreparedStatement<{
     from inserted i
   )
   select n.id, n.seq, n.event_seq, false as recorded,
-    case when n.payload is not null then pg_notify(${EVENTS_CHANNEL}, case
+    -- A bus that does not notify in SQL (EventBus.notifiesInSql) publishes these itself.
+    case when not ${sql.placeholder('notify')}::boolean then n.payload end as notice,
+    case when ${sql.placeholder('notify')}::boolean and n.payload is not null then pg_notify(${EVENTS_CHANNEL}, case
       when octet_length(n.payload) <= ${MAX_INLINE_PAYLOAD} then n.payload
       -- Too big for NOTIFY: every node fetches the message once by its event id.
       else json_build_object('spaceId', n.space_id::text, 'seq', n.event_seq, 'kind', 'message')::text
@@ -123,7 +127,7 @@ export const appendStatement = new PreparedStatement<{
   from notice n join context c on c.space_id = n.space_id
   union all
   -- Guarded sends whose Idempotency-Key a duplicate recorded first: nothing written.
-  select i.message_id, null, null, true, null, null, null
+  select i.message_id, null, null, true, null, null, null, null
   from author a join input i on i.ord = a.ord
   where i.scope is not null and a.space_id in (select id from locked)
     and i.scope not in (select scope from claimed)

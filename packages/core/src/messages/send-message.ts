@@ -81,7 +81,7 @@ export async function sendMessage({
     guard: idempotency,
   };
   for (let attempt = 0; ; attempt++) {
-    const appended = await appendMessage(db, outgoing);
+    const appended = await appendMessage(db, deps.events, outgoing);
     if (appended === 'recorded') throw new IdempotencyRecordedError();
     if (appended)
       return { messageId: outgoing.messageId, ...contextFromJson(deps.config, clock.now(), appended) };

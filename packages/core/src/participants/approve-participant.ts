@@ -25,7 +25,7 @@ export async function approveParticipant({
     await authorize(tx, clock, { spaceId, key, allow: roles.owner, whenClosed: 'conflict' });
     const row = await lockModerationTarget(tx, spaceId, participantId);
     if (row.status !== 'waitingForApproval') throw notApplicable('approve', row.status);
-    await transitionParticipant({ ex: tx, clock, config, row, to: 'active' });
+    await transitionParticipant({ ex: tx, clock, events: deps.events, config, row, to: 'active' });
   });
   return { ok: true };
 }

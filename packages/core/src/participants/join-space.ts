@@ -108,7 +108,7 @@ export async function joinSpace({
       })
       .returning();
     if (!inserted) throw new Error('participant insert returned nothing');
-    await appendEvent(tx, clock, spaceId, 'participant-status', toParticipantView(config, inserted));
+    await appendEvent(tx, deps, spaceId, 'participant-status', toParticipantView(config, inserted));
     return pending;
   });
   if (outcome) {

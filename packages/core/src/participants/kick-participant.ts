@@ -25,7 +25,7 @@ export async function kickParticipant({
     await authorize(tx, clock, { spaceId, key, allow: roles.owner, whenClosed: 'conflict' });
     const row = await lockModerationTarget(tx, spaceId, participantId);
     if (row.status === 'left' || row.status === 'kicked') throw notApplicable('kick', row.status);
-    await transitionParticipant({ ex: tx, clock, config, row, to: 'kicked' });
+    await transitionParticipant({ ex: tx, clock, events: deps.events, config, row, to: 'kicked' });
   });
   return { ok: true };
 }

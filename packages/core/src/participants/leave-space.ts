@@ -38,7 +38,7 @@ export async function leaveSpace({ deps, spaceId, key }: LeaveSpaceOptions): Pro
     if (!row || (row.status !== 'active' && row.status !== 'muted')) {
       throw new UnauthorizedError('this key no longer works: its participant was removed');
     }
-    await transitionParticipant({ ex: tx, clock, config, row, to: 'left' });
+    await transitionParticipant({ ex: tx, clock, events: deps.events, config, row, to: 'left' });
   });
   return { ok: true };
 }

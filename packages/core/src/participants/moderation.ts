@@ -7,6 +7,7 @@ import type { Executor } from '../db/types';
 import type { CoreConfig } from '../deps';
 import { ConflictError, NotFoundError } from '../errors';
 import { appendEvent } from '../events/append-event';
+import type { EventBus } from '../events/event-bus';
 import { isUuid } from '../ids';
 import { toParticipantView } from '../spaces/views';
 
@@ -36,6 +37,7 @@ export async function lockModerationTarget(
 export interface TransitionOptions {
   ex: Executor;
   clock: Clock;
+  events: EventBus;
   config: CoreConfig;
   row: ParticipantRow;
   to: ParticipantStatus;
@@ -50,6 +52,7 @@ export interface TransitionOptions {
 export async function transitionParticipant({
   ex,
   clock,
+  events,
   config,
   row,
   to,
@@ -62,8 +65,14 @@ export async function transitionParticipant({
     .where(and(eq(participants.spaceId, row.spaceId), eq(participants.id, row.id)))
     .returning();
   if (!updated) throw new NotFoundError('participant');
-  if (to === 'kicked' || to === 'left') await releaseLocks(ex, clock, row.spaceId, row.id);
-  await appendEvent(ex, clock, row.spaceId, 'participant-status', toParticipantView(config, updated));
+  if (to === 'kicked' || to === 'left') await releaseLocks(ex, { clock, events }, row.spaceId, row.id);
+  await appendEvent(
+    ex,
+    { clock, events },
+    row.spaceId,
+    'participant-status',
+    toParticipantView(config, updated),
+  );
   return updated;
 }
 

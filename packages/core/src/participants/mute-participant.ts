@@ -22,7 +22,7 @@ export async function muteParticipant({
     await authorize(tx, clock, { spaceId, key, allow: roles.owner, whenClosed: 'conflict' });
     const row = await lockModerationTarget(tx, spaceId, participantId);
     if (row.status !== 'active') throw notApplicable('mute', row.status);
-    await transitionParticipant({ ex: tx, clock, config, row, to: 'muted' });
+    await transitionParticipant({ ex: tx, clock, events: deps.events, config, row, to: 'muted' });
   });
   return { ok: true };
 }

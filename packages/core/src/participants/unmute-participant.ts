@@ -22,7 +22,7 @@ export async function unmuteParticipant({
     await authorize(tx, clock, { spaceId, key, allow: roles.owner, whenClosed: 'conflict' });
     const row = await lockModerationTarget(tx, spaceId, participantId);
     if (row.status !== 'muted') throw notApplicable('unmute', row.status);
-    await transitionParticipant({ ex: tx, clock, config, row, to: 'active' });
+    await transitionParticipant({ ex: tx, clock, events: deps.events, config, row, to: 'active' });
   });
   return { ok: true };
 }

@@ -24,7 +24,7 @@ export async function closeSpace({ deps, spaceId, key }: CloseSpaceOptions): Pro
     await authorize(tx, clock, { spaceId, key, allow: roles.owner, whenClosed: 'conflict' });
     // releaseLocks takes the space row, then the artifact rows: the order artifact writers use,
     // so a close never deadlocks with them, and a lock taken just before is seen and released.
-    await releaseLocks(tx, clock, spaceId, null);
+    await releaseLocks(tx, deps, spaceId, null);
     const now = clock.now();
     const [closed] = await tx
       .update(spaces)
@@ -33,7 +33,7 @@ export async function closeSpace({ deps, spaceId, key }: CloseSpaceOptions): Pro
       .returning({ id: spaces.id });
     // A concurrent close won the race.
     if (!closed) throw new SpaceClosedError();
-    await appendEvent(tx, clock, spaceId, 'space-closed', { spaceId, reason: 'closed' });
+    await appendEvent(tx, deps, spaceId, 'space-closed', { spaceId, reason: 'closed' });
   });
   return { ok: true };
 }

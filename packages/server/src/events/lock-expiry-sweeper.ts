@@ -2,7 +2,7 @@ import { type Deps, releaseExpiredLocks } from '@convene/core';
 import type { FastifyBaseLogger } from 'fastify';
 
 export interface LockExpirySweeperOptions {
-  deps: Pick<Deps, 'db' | 'clock'>;
+  deps: Pick<Deps, 'db' | 'clock' | 'events'>;
   /** How often this node looks for lapsed locks (every node does; each lapse is announced once). */
   intervalMs: number;
   log: FastifyBaseLogger;
@@ -14,13 +14,15 @@ const MAX_BATCHES = 10;
 
 /**
  * Announces lapsed locks on this node's schedule: `artifact-unlocked` reaches every stream within
- * about `intervalMs` of `lockExpiresAt` (decisions.md: within 5 s). Returns the stop function.
+ * about `intervalMs` of `lockExpiresAt` (decisions.md: within 5 s). The first sweep runs before
+ * this resolves, so the statement's first (slowest) run is paid at start-up, not while serving:
+ * on PGlite a query holds the event loop. Resolves to the stop function.
  */
-export function startLockExpirySweeper({
+export async function startLockExpirySweeper({
   deps,
   intervalMs,
   log,
-}: LockExpirySweeperOptions): () => Promise<void> {
+}: LockExpirySweeperOptions): Promise<() => Promise<void>> {
   let running: Promise<void> | undefined;
   let failing = false;
   const sweep = async () => {
@@ -36,6 +38,7 @@ export function startLockExpirySweeper({
       failing = true;
     }
   };
+  await sweep();
   const timer = setInterval(() => {
     running ??= sweep().finally(() => {
       running = undefined;

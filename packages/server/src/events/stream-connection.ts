@@ -1,10 +1,10 @@
 import type { ServerResponse } from 'node:http';
 import type { TParticipantView } from '@convene/contract';
 import type { Clock, StreamEvent, StreamStart } from '@convene/core';
-import { contextFrame, type EventHub, type HubItem, type HubSubscriber, sseFrame } from './hub';
+import type { HubSubscriber } from './fan-out';
+import { contextFrame, type HubItem, sseFrame } from './frames';
+import type { EventHub } from './hub';
 
-/** A stream whose client reads slower than this much buffered output is ended; it resumes with Last-Event-ID. */
-const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
 const BACKLOG_PAGE = 500;
 /** setTimeout's ceiling; later expiries are re-armed. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -18,6 +18,11 @@ export interface StreamConnectionOptions {
   lastEventId: number | undefined;
   /** Replay the messages after this instant; neither: every message of the space. */
   timestamp: string | undefined;
+  /**
+   * A client with this much output queued and unread is cut off (it resumes with Last-Event-ID):
+   * a stalled reader holds at most this much of the server's memory, and never slows the others.
+   */
+  maxQueuedBytes: number;
   onError?: (error: unknown) => void;
 }
 
@@ -32,8 +37,9 @@ export class StreamConnection implements HubSubscriber {
   /** The event id of the last event written (or covered by the backlog). */
   private lastSent = 0;
   private lastContextSeq = 0;
-  /** Items that arrived while the backlog or a gap was being written. */
+  /** Items that arrived while the backlog or a gap was being written, and their size. */
   private queue: HubItem[] = [];
+  private queuedBytes = 0;
   private busy = true;
   /** Nothing is written before the stream is authorised and its headers are out. */
   private started = false;
@@ -95,6 +101,11 @@ export class StreamConnection implements HubSubscriber {
   deliver(item: HubItem): void {
     if (this.ended) return;
     if (this.busy) {
+      this.queuedBytes += itemBytes(item);
+      if (this.queuedBytes + this.options.res.writableLength >= this.options.maxQueuedBytes) {
+        this.cutOff();
+        return;
+      }
       this.queue.push(item);
       return;
     }
@@ -154,7 +165,9 @@ export class StreamConnection implements HubSubscriber {
   private async drainQueue(): Promise<void> {
     try {
       while (this.queue.length > 0 && !this.ended) {
-        const gap = this.handle(this.queue.shift()!);
+        const item = this.queue.shift()!;
+        this.queuedBytes -= itemBytes(item);
+        const gap = this.handle(item);
         if (gap) await gap;
       }
     } catch (error) {
@@ -190,9 +203,21 @@ export class StreamConnection implements HubSubscriber {
   private write(chunk: string): void {
     const { res } = this.options;
     if (this.ended || !this.started || res.destroyed) return;
+    // A client that left this much unread resumes with Last-Event-ID instead of holding the
+    // server's memory. Checked before writing, so one large frame alone never trips it.
+    if (res.writableLength >= this.options.maxQueuedBytes) {
+      this.cutOff();
+      return;
+    }
     res.write(chunk);
-    // A client this far behind resumes with Last-Event-ID instead of holding the server's memory.
-    if (!this.busy && res.writableLength > MAX_BUFFERED_BYTES) this.end();
+  }
+
+  /** Ends a stream whose client stopped reading, dropping what it has not read. */
+  private cutOff(): void {
+    if (this.ended) return;
+    this.end();
+    // end() would wait for the unread output to drain, which a stalled client never lets happen.
+    this.options.res.destroy();
   }
 
   private drained(): Promise<void> {
@@ -241,8 +266,10 @@ export class StreamConnection implements HubSubscriber {
     if (this.started && !res.destroyed && !res.writableEnded) res.end();
   }
 
-  /** The client went away (or the server is closing) before or during the stream. */
+  /** The client went away, was cut off, or the server is closing, before or during the stream. */
   get isEnded(): boolean {
     return this.ended;
   }
 }
+
+const itemBytes = (item: HubItem): number => (item.type === 'event' ? item.event.frame : item.frame).length;

@@ -2,6 +2,7 @@ import { ZTimestampQuery } from '@convene/contract';
 import { openStream, ValidationError } from '@convene/core';
 import type { RouteHandlerMethod } from 'fastify';
 import { StreamConnection } from '../events/stream-connection';
+import { hashCredential } from '../http/client';
 import { sendError, takeOver } from '../http/reply';
 import { headerValue } from '../rest/caller';
 import type { RouteScope } from './scope';
@@ -11,7 +12,7 @@ import type { RouteScope } from './scope';
  * are thrown to the app's error handler (JSON, like every error); after that, the stream
  * subscribes, replays its backlog and goes live.
  */
-export function streamHandler({ app, deps }: RouteScope): RouteHandlerMethod {
+export function streamHandler({ app, config, deps }: RouteScope): RouteHandlerMethod {
   return async (request, reply) => {
     const { spaceId } = request.params as { spaceId: string };
     const query = request.query as Record<string, string | string[] | undefined>;
@@ -32,6 +33,10 @@ export function streamHandler({ app, deps }: RouteScope): RouteHandlerMethod {
     const hub = app.eventHub;
     if (!hub || hub.isClosed) return sendError(reply, 503, { error: 'the server is shutting down' });
 
+    // At most 20 open streams per key and 200 per address on this node (429 beyond). A request
+    // without a key is refused below (401) and holds nothing.
+    if (key !== undefined) reply.raw.once('close', hub.admit(hashCredential(key), request.ip));
+
     // Subscribe first, so that nothing committed after the starting position can be missed.
     const connection = new StreamConnection({
       hub,
@@ -40,6 +45,7 @@ export function streamHandler({ app, deps }: RouteScope): RouteHandlerMethod {
       clock: deps.clock,
       lastEventId,
       timestamp,
+      maxQueuedBytes: config.streamMaxQueuedBytes,
       onError: (error) => request.log.error({ err: error }, 'event stream failed'),
     });
     let start: Awaited<ReturnType<typeof openStream>>;

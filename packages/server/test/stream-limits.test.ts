@@ -1,0 +1,142 @@
+import { connect, type Socket } from 'node:net';
+import { rowsOf } from '@convene/core';
+import { sql } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { expectError, expectOk, onPostgres, useServer } from './helpers';
+import { SseStream } from './helpers/sse';
+
+// Streams a client holds: capped per key and per address (429 beyond), cut off once their client
+// leaves too much unread (it resumes with Last-Event-ID), and fed again after the node's LISTEN
+// connection dropped. Caps and the bound are lowered here; the defaults are 20, 200 and 1 MiB.
+const MAX_QUEUED = 64 * 1024;
+const { srv, h } = useServer({
+  config: { streamsPerCredential: 3, streamsPerAddress: 5, streamMaxQueuedBytes: MAX_QUEUED },
+});
+
+const open = (spaceId: string, key: string, headers: Record<string, string> = {}) =>
+  SseStream.open(srv.listenUrl, spaceId, { key, headers });
+
+describe('open streams', () => {
+  it('are capped per key and per address on a node: 429 with Retry-After beyond, a slot again once one closes', async () => {
+    const space = await h.createSpace();
+    const member = await h.joinActive(space);
+    const streams: SseStream[] = [];
+    try {
+      for (let i = 0; i < 3; i++) streams.push((await open(space.spaceId, space.ownerKey)) as SseStream);
+      const fourth = await open(space.spaceId, space.ownerKey);
+      expect(fourth).not.toBeInstanceOf(SseStream);
+      const refused = fourth as { status: number; headers: Headers; body: { error: string } };
+      expect(refused.status).toBe(429);
+      expect(refused.headers.get('retry-after')).toBe('5');
+      expect(refused.body.error).toMatch(/too many open streams for this key/);
+      // Another key from the same address: two more, then the address is full.
+      for (let i = 0; i < 2; i++) streams.push((await open(space.spaceId, member.key)) as SseStream);
+      const sixth = await open(space.spaceId, member.key);
+      expect((sixth as { status: number }).status).toBe(429);
+      expect((sixth as { body: { error: string } }).body.error).toMatch(/for this address/);
+      // Closing one frees its slot (once the server has seen the close).
+      streams.shift()!.close();
+      let again = await open(space.spaceId, space.ownerKey);
+      for (let i = 0; !(again instanceof SseStream) && i < 50; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        again = await open(space.spaceId, space.ownerKey);
+      }
+      expect(again).toBeInstanceOf(SseStream);
+      streams.push(again as SseStream);
+      // Refused streams and unknown keys hold no slot.
+      expectError(await h.get(`/hub/space/${space.spaceId}`, { key: 'f'.repeat(64) }), 401);
+    } finally {
+      for (const stream of streams) stream.close();
+    }
+  });
+});
+
+describe('a client that stops reading', () => {
+  it('is cut off once its unread output passes the bound, and resumes with Last-Event-ID with nothing lost', async () => {
+    const space = await h.createSpace();
+    const path = `/hub/space/${space.spaceId}/messages/stream`;
+    // A raw socket that reads the headers and first frames, then never reads again.
+    const url = new URL(srv.listenUrl);
+    const socket: Socket = connect(Number(url.port), url.hostname);
+    let head = '';
+    await new Promise<void>((resolve) => {
+      socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nX-Private-Key: ${space.ownerKey}\r\n\r\n`);
+      socket.on('data', (chunk) => {
+        head += chunk.toString();
+        if (head.includes('event: context')) {
+          socket.pause();
+          resolve();
+        }
+      });
+    });
+    expect(head).toMatch(/^HTTP\/1.1 200/);
+    // A healthy reader beside it sees every message, in order, while the stalled one is cut.
+    const reader = await SseStream.connect(srv.listenUrl, space.spaceId, { key: space.ownerKey });
+    await reader.until((e) => e.event === 'context');
+    const hub = srv.server.app.eventHub!;
+    expect(hub.openStreams).toBe(2);
+    const big = 'x'.repeat(60_000);
+    // The paused socket's kernel buffers fill first (a few MB on loopback), then the server's.
+    let sent = 0;
+    while (hub.openStreams > 1 && sent < 600) {
+      expectOk(
+        await h.post(`/hub/space/${space.spaceId}/messages`, {
+          key: space.ownerKey,
+          body: { content: `${sent} ${big}` },
+        }),
+      );
+      sent++;
+    }
+    expect(hub.openStreams).toBe(1);
+    const seen = await reader.take(sent, 20_000);
+    expect(seen.map((e) => Number(e.json.content.split(' ')[0]))).toEqual([...Array(sent).keys()]);
+    reader.close();
+    // The cut client resumes after the last event it received: everything after it, once each.
+    const resumed = await SseStream.connect(srv.listenUrl, space.spaceId, {
+      key: space.ownerKey,
+      lastEventId: String(Number(seen[0]!.id) - 1),
+    });
+    try {
+      const replay = await resumed.take(sent, 20_000);
+      expect(replay.map((e) => e.id)).toEqual(seen.map((e) => e.id));
+    } finally {
+      resumed.close();
+    }
+    socket.destroy();
+  }, 120_000);
+});
+
+describe.runIf(onPostgres())('the node’s LISTEN connection', () => {
+  it('comes back after it drops, and its streams get what was sent meanwhile', async () => {
+    const space = await h.createSpace();
+    const stream = await SseStream.connect(srv.listenUrl, space.spaceId, { key: space.ownerKey });
+    try {
+      await stream.until((e) => e.event === 'context');
+      const killed = rowsOf<{ n: number | string }>(
+        await srv.server.database.db.execute(sql`
+          select count(pg_terminate_backend(pid)) as n from pg_stat_activity
+          where application_name = 'convene-listen' and datname = current_database()`),
+      );
+      expect(Number(killed[0]?.n)).toBeGreaterThan(0);
+      // Sent while the node may not be listening: delivered once it listens again (resync).
+      expectOk(
+        await h.post(`/hub/space/${space.spaceId}/messages`, {
+          key: space.ownerKey,
+          body: { content: 'during' },
+        }),
+      );
+      const during = await stream.until((e) => e.event === 'message', 15_000);
+      expect(during.at(-1)!.json.content).toBe('during');
+      expectOk(
+        await h.post(`/hub/space/${space.spaceId}/messages`, {
+          key: space.ownerKey,
+          body: { content: 'after' },
+        }),
+      );
+      const after = await stream.until((e) => e.event === 'message', 10_000);
+      expect(after.at(-1)!.json.content).toBe('after');
+    } finally {
+      stream.close();
+    }
+  });
+});
