@@ -4,6 +4,7 @@ import {
   createNotifyBus,
   type Database,
   type Deps,
+  isDatabaseUnavailable,
   loadSessionKeys,
   type OpenDatabaseOptions,
   openDatabase,
@@ -96,7 +97,11 @@ export async function createServer(
       caps: { perCredential: config.streamsPerCredential, perAddress: config.streamsPerAddress },
       pingMs: config.streamPingMs,
       leaseRenewMs: config.streamLeaseRenewMs,
-      onError: (error, what) => app.log.error({ err: error }, `event hub: ${what}`),
+      // The database away is an outage the hub rides out (it renews and resyncs once back).
+      onError: (error, what) =>
+        isDatabaseUnavailable(error)
+          ? app.log.warn({ err: error }, `event hub: ${what}`)
+          : app.log.error({ err: error }, `event hub: ${what}`),
     });
     app.eventHub = hub;
     await hub.start();

@@ -58,6 +58,14 @@ export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<D
 const CONNECT_TIMEOUT_S = 5;
 /** Longest pause between attempts to listen again after the connection dropped. */
 const MAX_RELISTEN_PAUSE_MS = 2000;
+/**
+ * Seconds before a pooled connection that failed is tried again, after `retries` failures in a
+ * row across the pool. postgres.js's default grows to 10-20 s after a few seconds of outage, so a
+ * node kept every request waiting that long after the database was back; here it stays under 1 s
+ * (a connection attempt to a server that is down is refused at once, and costs little).
+ */
+const reconnectBackoff = (retries: number): number =>
+  Math.min(0.05 * 2 ** retries, 1) * (0.5 + Math.random() / 2);
 
 function openPostgres(url: string, max: number): Database {
   // The pool reconnects by itself: a connection that broke is replaced on the next query.
@@ -65,6 +73,7 @@ function openPostgres(url: string, max: number): Database {
     max,
     onnotice: () => {},
     connect_timeout: CONNECT_TIMEOUT_S,
+    backoff: reconnectBackoff,
     connection: { application_name: 'convene' },
   });
   const db = drizzlePostgres(client, { schema }) as unknown as Db;
@@ -106,6 +115,7 @@ async function listenResiliently(
     fetch_types: false,
     onnotice: () => {},
     connect_timeout: CONNECT_TIMEOUT_S,
+    backoff: reconnectBackoff,
     connection: { application_name: 'convene-listen' },
     onclose: () => {
       if (!stopped) relisten(100);
