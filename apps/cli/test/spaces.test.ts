@@ -90,6 +90,10 @@ describe('space create, list, show, use, update, close', () => {
     expect(unknown.code).toBe(4);
     expect(unknown.stderr).toContain('no key for space "Gamma"');
     expect(unknown.stderr).toContain('convene space list');
+    expect(unknown.stderr).not.toContain('Did you mean');
+    const typo = await owner.run(['send', 'Alpah', 'hello']);
+    expect(typo.code).toBe(4);
+    expect(typo.stderr).toContain('Did you mean "Alpha"?');
   });
 
   it('updates name, description and agenda (owner only) and refuses an empty update', async () => {

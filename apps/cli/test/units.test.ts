@@ -8,7 +8,7 @@ import { formatSeconds, parseDuration, parseSince, parseTtl } from '../src/lib/d
 import { safeFileName } from '../src/lib/editor';
 import { unreachableHint } from '../src/lib/failure';
 import { detectMode } from '../src/lib/output';
-import { pick } from '../src/lib/resolve';
+import { closest, pick } from '../src/lib/resolve';
 import { CredentialStore, hostKey } from '../src/lib/store';
 
 const dirs: string[] = [];
@@ -84,6 +84,23 @@ describe('links, names and ids', () => {
     expect(pick(items, items[1]!.id, what).name).toBe('Bob');
     expect(() => pick(items, 'bob', what)).toThrow(/2 participants are called "bob"/);
     expect(() => pick(items, 'abc', what)).toThrow(/no participant "abc"/);
+  });
+
+  it('suggests the name a typo most likely meant', () => {
+    const names = ['plan.md', 'notes.md', 'Release plan', 'Ada'];
+    expect(closest('plna.md', names)).toBe('plan.md');
+    expect(closest('relese plan', names)).toBe('Release plan');
+    expect(closest('ad', names)).toBe('Ada');
+    expect(closest('budget.md', names)).toBeUndefined();
+    const what = {
+      noun: 'document',
+      id: (n: string) => n,
+      name: (n: string) => n,
+      listCommand: 'convene artifact list',
+    };
+    expect(() => pick(names, 'note.md', what)).toThrow(
+      expect.objectContaining({ hint: 'Did you mean "notes.md"? See them with `convene artifact list`.' }),
+    );
   });
 
   it('makes a safe file name of a document name', () => {

@@ -2,6 +2,7 @@ import { Convene } from '@convene/sdk';
 import { CliError, UsageError } from './errors';
 import { ExitCode } from './exit-codes';
 import { detectMode, Output } from './output';
+import { closest } from './resolve';
 import { CredentialStore, type HostEntry, hostKey, type StoredSpace } from './store';
 
 export const DEFAULT_URL = 'http://localhost:3000';
@@ -105,11 +106,15 @@ export class Context {
     }
     const byPrefix = reference.length >= 4 ? saved.filter((s) => s.spaceId.startsWith(reference)) : [];
     if (byPrefix.length === 1) return byPrefix[0]!;
+    const near = closest(
+      reference,
+      saved.map((s) => s.name),
+    );
     throw new CliError(`no key for space "${reference}" on ${this.url}`, {
       exitCode: ExitCode.auth,
       hint: isUuid(reference)
         ? `Join it with \`convene join ${reference} --key KEY\` (or the invitation link).`
-        : 'See the spaces you hold keys for with `convene space list`.',
+        : `${near ? `Did you mean "${near}"? ` : ''}See the spaces you hold keys for with \`convene space list\`.`,
     });
   }
 

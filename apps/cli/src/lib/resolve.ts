@@ -23,8 +23,40 @@ export function pick<T>(
   const prefixed =
     reference.length >= 4 ? items.filter((item) => what.id(item).startsWith(reference.toLowerCase())) : [];
   if (prefixed.length === 1) return prefixed[0]!;
+  const near = closest(reference, items.map(what.name));
   throw new CliError(`no ${what.noun} "${reference}"`, {
     exitCode: ExitCode.notFound,
-    hint: `See them with \`${what.listCommand}\`.`,
+    hint: `${near ? `Did you mean "${near}"? ` : ''}See them with \`${what.listCommand}\`.`,
   });
+}
+
+/**
+ * The name a typo most likely meant: the one fewest edits away (any case), if it is within a
+ * third of the name's length, as commander suggests commands.
+ */
+export function closest(typed: string, names: readonly string[]): string | undefined {
+  let best: { name: string; distance: number } | undefined;
+  for (const name of new Set(names)) {
+    const distance = editDistance(typed.toLowerCase(), name.toLowerCase());
+    if (distance <= Math.max(1, Math.floor(name.length / 3)) && (!best || distance < best.distance)) {
+      best = { name, distance };
+    }
+  }
+  return best?.name;
+}
+
+/** Levenshtein distance, with a swap of two neighbours counted as one edit (`sned` → `send`). */
+function editDistance(a: string, b: string): number {
+  const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) d[0]![j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1);
+      }
+    }
+  }
+  return d[a.length]![b.length]!;
 }
