@@ -24,7 +24,14 @@ const work = mkdtempSync(join(tmpdir(), 'convene-package-'));
 const started: ChildProcess[] = [];
 afterAll(() => {
   // A walkthrough that failed half-way may leave its server or tail running.
-  for (const child of started) if (child.exitCode === null) process.kill(-child.pid!, 'SIGKILL');
+  for (const child of started) {
+    if (child.exitCode !== null || child.signalCode !== null) continue;
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
   rmSync(work, { recursive: true, force: true });
 });
 

@@ -13,7 +13,18 @@ const tempDir = () => {
   dirs.push(dir);
   return dir;
 };
+const started: ChildProcess[] = [];
 afterAll(() => {
+  // A test that failed half-way leaves its server running (pnpm, tsx and the server are a group).
+  for (const child of started) {
+    if (child.exitCode === null && child.signalCode === null) {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  }
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -27,7 +38,10 @@ function fromRoot(
     cwd: repoRoot,
     env: { ...process.env, TEST_DATABASE_URL: '', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // Its own process group, so whatever it starts can be stopped with it.
+    detached: true,
   });
+  started.push(child);
   let text = '';
   child.stdout!.on('data', (chunk) => {
     text += chunk;
