@@ -220,7 +220,7 @@ describe('listMessages', () => {
     expect(third.body.messages).toEqual([]);
     // With nothing new, the cursor is the timestamp that was passed.
     expect(third.body.cursor).toBe(second.body.cursor);
-  });
+  }, 120_000);
 
   it('gives strictly increasing microsecond timestamps even within one millisecond', async () => {
     const { deps } = srv.server;
