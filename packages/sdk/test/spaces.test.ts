@@ -62,6 +62,35 @@ describe('spaces', () => {
     expect(await chained).toBe('SDK test space');
   });
 
+  it("carries the server's Request-Id on answers and errors", async () => {
+    const { owner, spaceId } = await ownedSpace();
+    const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+    const { response } = await owner.messages.send('hi').withResponse();
+    const first = response.headers.get('request-id');
+    expect(first).toMatch(uuid);
+    const { response: again } = await owner.get().withResponse();
+    expect(again.headers.get('request-id')).toMatch(uuid);
+    expect(again.headers.get('request-id')).not.toBe(first);
+
+    const error = await hub()
+      .space(spaceId, 'f'.repeat(64))
+      .get()
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AuthenticationError);
+    const { requestId } = error as AuthenticationError;
+    expect(requestId).toMatch(uuid);
+    expect(requestId).toBe((error as AuthenticationError).headers?.get('request-id'));
+    // Every error status carries it, a 404 too.
+    const missing = await owner.artifacts
+      .get('00000000-0000-4000-8000-000000000000')
+      .catch((e: unknown) => e);
+    expect(missing).toBeInstanceOf(NotFoundError);
+    expect((missing as NotFoundError).requestId).toMatch(uuid);
+    // An id of the caller's own (e.g. a trace id) is echoed, so both logs can be joined.
+    const traced = await owner.get({ headers: { 'Request-Id': 'trace-42' } }).withResponse();
+    expect(traced.response.headers.get('request-id')).toBe('trace-42');
+  });
+
   it('throws typed errors with status, body, headers and message', async () => {
     const client = hub();
     const { spaceId } = await ownedSpace(client);

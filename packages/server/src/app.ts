@@ -21,6 +21,7 @@ import { normaliseRequest, registerHttpPolicy } from './http/policy';
 import { mcpBatchHook, rateLimitHook } from './http/rate-limit';
 import { redactedRequestSerializer } from './http/redact';
 import { sendError } from './http/reply';
+import { requestIds } from './http/request-id';
 import type { PolicyStores } from './http/stores';
 import { registerPolicySweeper } from './http/sweeper';
 import { startRequestTimer } from './http/timeout';
@@ -87,7 +88,11 @@ export async function buildApp({
     },
   });
 
+  const ids = requestIds();
   const app = Fastify({
+    // A random id per request (or the client's own, when well formed): its Request-Id header and
+    // the reqId of its log lines.
+    genReqId: ids.genReqId,
     logger: logger
       ? {
           level: config.logLevel,
@@ -116,6 +121,8 @@ export async function buildApp({
       });
     },
   });
+
+  ids.stamp(app.server);
 
   // Cross-cutting policy, once, in this order, for every route (tRPC and raw alike), in one
   // onRequest hook (one hook per step cost a promise and a hook-runner turn each):

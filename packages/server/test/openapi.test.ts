@@ -92,6 +92,7 @@ describe('/openapi.json', () => {
             'RateLimit-Remaining',
             'RateLimit-Reset',
             'RateLimit-Policy',
+            'Request-Id',
           ]),
         );
       }

@@ -180,7 +180,7 @@ const WRITE_METHODS = new Set(['post', 'put', 'patch', 'delete']);
 
 /**
  * The policies every operation shares (src/http): the API-Version request header, the
- * Idempotency-Key of writes, and the API-Version and RateLimit-* headers of every answer.
+ * Idempotency-Key of writes, and the API-Version, RateLimit-* and Request-Id headers of every answer.
  */
 function documentPolicies(doc: OpenAPIObject): void {
   doc.components ??= {};
@@ -219,6 +219,11 @@ function documentPolicies(doc: OpenAPIObject): void {
     'RateLimit-Remaining': { description: 'Requests left in this window', ...integer },
     'RateLimit-Reset': { description: 'Seconds until the window resets', ...integer },
     'RateLimit-Policy': { description: 'The policy, e.g. `300;w=60`', schema: { type: 'string' } },
+    'Request-Id': {
+      description:
+        "The id of this request in the server's logs (a UUID, or the `Request-Id` or `X-Request-Id` the client sent when it is 1 to 128 of `A-Z a-z 0-9 . _ : -`); quote it when reporting a problem",
+      schema: { type: 'string' },
+    },
   };
   const responseHeaders = Object.fromEntries(
     Object.keys(components.headers).map((name) => [name, { $ref: `#/components/headers/${name}` }]),

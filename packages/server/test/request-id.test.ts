@@ -1,0 +1,181 @@
+import { connect } from 'node:net';
+import { ArtifactLockedError } from '@convene/core';
+import { describe, expect, it } from 'vitest';
+import { type ApiResponse, startTestServer, useServer, withServer } from './helpers';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+/** The server's log lines, parsed. */
+function logOf(lines: string[]): { reqId?: string; msg?: string; res?: { statusCode?: number } }[] {
+  return lines.flatMap((line) =>
+    line
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l)),
+  );
+}
+
+const lines: string[] = [];
+const { srv, h } = useServer({
+  config: { logLevel: 'info' },
+  logStream: { write: (line) => void lines.push(line) },
+  routes: (app) => {
+    app.get('/test/boom', async () => {
+      throw new Error('an unexpected failure');
+    });
+    app.get('/test/locked', async () => {
+      throw new ArtifactLockedError('11111111-1111-4111-8111-111111111111', '2030-01-01T00:10:00.000Z');
+    });
+  },
+});
+
+/**
+ * Checks the answer's Request-Id: a fresh UUID, the reqId of the log line of its arrival and of
+ * the one of its completion (Fastify logs none for a URL it cannot route).
+ */
+async function expectLoggedId(
+  res: ApiResponse | Response,
+  status: number,
+  { completed = true } = {},
+): Promise<string> {
+  expect(res.status).toBe(status);
+  const id = res.headers.get('request-id');
+  expect(id).toMatch(UUID);
+  const logged = (msg: string) => logOf(lines).find((l) => l.reqId === id && l.msg === msg);
+  await expect.poll(() => logged('incoming request')).toBeDefined();
+  if (completed)
+    await expect.poll(() => logged('request completed')).toMatchObject({ res: { statusCode: status } });
+  return id!;
+}
+
+describe('Request-Id', () => {
+  it('names every answer, success or error, with the id of its log line', async () => {
+    const space = await h.createSpace();
+    const answers: [ApiResponse, number, { completed?: boolean }?][] = [
+      [await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey }), 200], // a procedure
+      [
+        await h.post(`/hub/space/${space.spaceId}/messages`, {
+          key: space.ownerKey,
+          body: { content: 'hi' },
+        }),
+        200,
+      ], // bound directly
+      [await h.get('/openapi.json'), 200], // raw routes
+      [await h.get('/.well-known/oauth-protected-resource'), 200],
+      [await h.request('HEAD', '/api/health'), 200],
+      [await h.post('/hub/space', { body: '{"name":', raw: true }), 400], // unparsable body
+      [await h.post('/hub/space', { body: { name: '' } }), 400], // a contract violation
+      [await h.get('/hub/space/%zz'), 400, { completed: false }], // unroutable: Fastify's frameworkErrors
+      [await h.get('/api/health', { headers: { 'API-Version': '7' } }), 400],
+      [await h.get(`/hub/space/${space.spaceId}`), 401],
+      [await h.get('/no/such/route'), 404],
+      [await h.get('/hub/space/00000000-0000-4000-8000-000000000000', { key: space.ownerKey }), 404],
+      [await h.get('/test/locked'), 423],
+      [await h.get('/test/boom'), 500],
+    ];
+    const ids = new Set<string>();
+    for (const [res, status, options] of answers) ids.add(await expectLoggedId(res, status, options));
+    expect(ids.size).toBe(answers.length);
+  });
+
+  it('names the event stream and MCP answers, whose replies are taken over', async () => {
+    const space = await h.createSpace();
+    const controller = new AbortController();
+    const stream = await fetch(`${srv.url}/hub/space/${space.spaceId}/messages/stream`, {
+      headers: { 'X-Private-Key': space.ownerKey },
+      signal: controller.signal,
+    });
+    expect(stream.headers.get('content-type')).toMatch(/text\/event-stream/);
+    expect(stream.headers.get('request-id')).toMatch(UUID);
+    controller.abort();
+    const mcp = await fetch(`${srv.url}/mcp`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    await mcp.text();
+    await expectLoggedId(mcp, 200);
+    const refused = await fetch(`${srv.url}/mcp`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Origin: 'https://elsewhere.example' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    await refused.text();
+    await expectLoggedId(refused, 403);
+  });
+
+  it('gives a replayed write its own id', async () => {
+    const space = await h.createSpace();
+    const write = () =>
+      h.post(`/hub/space/${space.spaceId}/messages`, {
+        key: space.ownerKey,
+        body: { content: 'once' },
+        headers: { 'Idempotency-Key': 'request-id-replay' },
+      });
+    const first = await write();
+    const replay = await write();
+    expect(replay.headers.get('idempotency-replayed')).toBe('true');
+    expect(replay.body).toEqual(first.body);
+    const ids = [await expectLoggedId(first, 200), await expectLoggedId(replay, 200)];
+    expect(ids[0]).not.toBe(ids[1]);
+  });
+
+  it("echoes a client's well-formed id, and replaces any other", async () => {
+    const echoed = await h.get('/api/health', { headers: { 'Request-Id': 'trace-7f3a:2.b_c' } });
+    expect(echoed.headers.get('request-id')).toBe('trace-7f3a:2.b_c');
+    const proxied = await h.get('/no/such/route', { headers: { 'X-Request-Id': 'lb-42' } });
+    expect(proxied.status).toBe(404);
+    expect(proxied.headers.get('request-id')).toBe('lb-42');
+    await expect
+      .poll(() => logOf(lines).some((l) => l.reqId === 'lb-42' && l.msg === 'request completed'))
+      .toBe(true);
+    for (const chosen of ['x'.repeat(129), 'two words', 'line\tbreak', 'ünïcode', '']) {
+      const res = await h.get('/api/health', { headers: { 'Request-Id': chosen } });
+      expect(res.headers.get('request-id')).toMatch(UUID);
+    }
+  });
+
+  it('names a 429', async () => {
+    await withServer({ config: { rateLimitMax: 1 } }, async ({ h: api }) => {
+      await api.get('/api/health');
+      const limited = await api.get('/api/health');
+      expect(limited.status).toBe(429);
+      expect(limited.headers.get('request-id')).toMatch(UUID);
+    });
+  });
+
+  it("names Fastify's own 503 for a request that arrives while the server closes", async () => {
+    const log: string[] = [];
+    let closing = false;
+    let finish: () => void = () => {};
+    const server = await startTestServer({
+      config: { logLevel: 'info' },
+      logStream: { write: (line) => void log.push(line) },
+      routes: (app) => {
+        app.get('/test/held', () => new Promise((resolve) => (finish = () => resolve({ ok: true }))));
+        app.addHook('preClose', async () => {
+          closing = true;
+        });
+      },
+    });
+    // A request in flight keeps its connection open through the close; the next request on that
+    // connection, sent once the close has begun, is answered 503 by Fastify before any hook runs.
+    const socket = connect(Number(new URL(server.listenUrl).port), '127.0.0.1');
+    let received = '';
+    socket.on('data', (chunk) => (received += chunk.toString()));
+    socket.write('GET /test/held HTTP/1.1\r\nHost: x\r\n\r\n');
+    await expect.poll(() => logOf(log).some((l) => l.msg === 'incoming request')).toBe(true);
+    const closed = server.close();
+    await expect.poll(() => closing).toBe(true);
+    socket.write('GET /api/health HTTP/1.1\r\nHost: x\r\n\r\n');
+    await expect.poll(() => logOf(log).find((l) => l.res?.statusCode === 503)).toBeDefined();
+    const refused = logOf(log).find((l) => l.res?.statusCode === 503);
+    finish();
+    await closed;
+    await expect.poll(() => received).toMatch(/HTTP\/1\.1 503/);
+    socket.destroy();
+    const answer = received.slice(received.indexOf('HTTP/1.1 503'));
+    expect(answer).toMatch(new RegExp(`\r\nrequest-id: ${refused?.reqId}\r\n`, 'i'));
+    expect(refused?.reqId).toMatch(UUID);
+  });
+});
