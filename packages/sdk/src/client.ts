@@ -131,6 +131,8 @@ export interface PendingJoinInit {
   participantId: string;
   /** The 202's `pollToken`, sent as `X-Poll-Token` (servers that hand out none do not need it). */
   pollToken?: string | undefined;
+  /** The 202's `statusUrl` (also its `Location`): where the join's status is polled. */
+  statusUrl?: string | undefined;
 }
 
 /** A join waiting for the owner's approval. Keep its fields to resume it from another process. */
@@ -140,6 +142,8 @@ export class PendingJoin {
   readonly invitationKey: string;
   readonly participantId: string;
   readonly pollToken: string | undefined;
+  /** Where the join's status is polled, as the server named it (undefined for a resumed join). */
+  readonly statusUrl: string | undefined;
 
   /** @internal */
   constructor(
@@ -150,6 +154,7 @@ export class PendingJoin {
     this.invitationKey = init.invitationKey;
     this.participantId = init.participantId;
     this.pollToken = init.pollToken;
+    this.statusUrl = init.statusUrl;
   }
 
   /** Polls once: the space client once approved, null while still waiting. */
@@ -449,6 +454,7 @@ export class Convene {
         participantId: data.participantId,
         // Added by the server after the contract this SDK was generated from may have it.
         pollToken: (data as JoinResult & { pollToken?: string }).pollToken,
+        statusUrl: data.statusUrl,
       });
       if (!wait) return { data: pending, response };
       return pending.wait({ ...options, pollIntervalMs }).withResponse();

@@ -197,7 +197,9 @@ describe('invitations and joining', () => {
     const { owner, spaceId } = await ownedSpace(client, { privacy: 'private' });
     const invitation = await owner.invitations.create();
 
-    const pending = await client.join(invitation.agentLink, { name: 'Later', wait: false });
+    const { data: pending, response } = await client
+      .join(invitation.agentLink, { name: 'Later', wait: false })
+      .withResponse();
     expect(pending).toBeInstanceOf(PendingJoin);
     if (!(pending instanceof PendingJoin)) return;
     expect(pending).toMatchObject({
@@ -205,6 +207,10 @@ describe('invitations and joining', () => {
       spaceId,
       invitationKey: invitation.publicInvitationKey,
     });
+    // Where to poll, as the server named it.
+    expect(response.status).toBe(202);
+    expect(pending.statusUrl).toMatch(new RegExp(`/hub/space/${spaceId}/join/${pending.participantId}$`));
+    expect(pending.statusUrl).toBe(response.headers.get('location'));
     expect(await pending.check()).toBeNull();
 
     // Another process resumes it from the fields it kept.
