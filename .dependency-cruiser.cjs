@@ -6,7 +6,8 @@
  *   contract <- sdk (types only) <- cli, web
  *
  * Tests, benchmarks and scripts may reach further (a test starts a real server on a database from
- * core's testing helpers; the SDK's generator reads the contract); the rules below bind each
+ * core's testing helpers; the server's tests drive it through the SDK; the SDK's generator reads
+ * the contract); the rules below bind each
  * package's shipped source. The allowed exceptions: the CLI's `serve` command loads the server
  * lazily, with a dynamic import; and the server serves the web app's build, through the one
  * entry of @convene/web made for it (apps/web/index.ts: where the build is, how to read it),
@@ -69,8 +70,8 @@ module.exports = {
     ),
     layer(
       'server-not-on-clients',
-      'The server never imports the SDK or the apps, but the web app’s entry for serving its build.',
-      { path: '^packages/server/' },
+      'The server never imports the SDK or the apps, but the web app’s entry for serving its build. Its tests drive the service through the SDK, as agents do.',
+      { path: '^packages/server/', pathNot: '^packages/server/test/' },
       { path: '^(packages/sdk|apps)/', pathNot: '^apps/web/(index\\.ts|src/shell/html\\.ts)$' },
     ),
     layer(

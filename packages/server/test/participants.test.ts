@@ -1,18 +1,31 @@
 import { limits } from '@convene/contract';
 import { hashSecret, mintUserToken, newId, schema } from '@convene/core';
+import {
+  AuthenticationError,
+  ConflictError,
+  NotFoundError,
+  type PendingJoinInit,
+  type SpaceClient,
+} from '@convene/sdk';
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import {
+  expectAnswer,
   expectError,
   expectKeyChecks,
   expectOk,
   participantRow,
   recordedEvents,
   type SpaceFixture,
+  sdkError,
   useServer,
 } from './helpers';
 
-const { srv, h } = useServer();
+/**
+ * Invitations and joins as the SDK makes them; the exact wire shapes (which fields a join answers,
+ * Location), bodies that break the contract, and missing or wrong keys over raw HTTP.
+ */
+const { srv, h, sdk } = useServer();
 
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
 const join = (spaceId: string, key: string | undefined, body: unknown = { name: 'Ada' }, headers = {}) =>
@@ -59,26 +72,26 @@ async function strangerKeys(space: SpaceFixture): Promise<Record<string, string>
 
 describe('createInvitation', () => {
   it('mints an invitation key with its browser and agent links', async () => {
-    const space = await h.createSpace();
-    const res = await h.post(`/hub/space/${space.spaceId}/invite`, { key: space.ownerKey });
-    expectOk(res);
-    const key: string = res.body.publicInvitationKey;
+    const { owner, spaceId } = await sdk.createSpace();
+    const res = await owner.invitations.create().withResponse();
+    expectAnswer(res);
+    const key = res.data.publicInvitationKey;
     expect(key).toMatch(/^inv_[A-Za-z0-9_-]{32}$/);
-    expect(res.body).toEqual({
-      humanLink: `${srv.url}/join/${space.spaceId}#key=${key}`,
-      agentLink: `${srv.url}/hub/space/${space.spaceId}/agent.md?key=${encodeURIComponent(key)}`,
+    expect(res.data).toEqual({
+      humanLink: `${srv.url}/join/${spaceId}#key=${key}`,
+      agentLink: `${srv.url}/hub/space/${spaceId}/agent.md?key=${encodeURIComponent(key)}`,
       publicInvitationKey: key,
     });
     // Every call mints a fresh key; each one works.
-    const second = await h.post(`/hub/space/${space.spaceId}/invite`, { key: space.ownerKey });
-    expect(second.body.publicInvitationKey).not.toBe(key);
-    expectOk(await h.get(`/hub/space/${space.spaceId}`, { key }));
-    expectOk(await h.get(`/hub/space/${space.spaceId}`, { key: second.body.publicInvitationKey }));
+    const second = await owner.invitations.create();
+    expect(second.publicInvitationKey).not.toBe(key);
+    expectAnswer(await sdk.space(spaceId, key).get().withResponse());
+    expectAnswer(await sdk.space(spaceId, second.publicInvitationKey).get().withResponse());
   });
 
   it('stores only the hash of the invitation key', async () => {
-    const space = await h.createSpace();
-    const key = await h.invite(space);
+    const space = await sdk.createSpace();
+    const key = (await space.owner.invitations.create()).publicInvitationKey;
     const rows = await srv.server.database.db
       .select()
       .from(schema.invitations)
@@ -89,17 +102,16 @@ describe('createInvitation', () => {
   });
 
   it('answers 404 for an unknown or non-UUID space', async () => {
-    const space = await h.createSpace();
-    expectError(await h.post(`/hub/space/${UNKNOWN_ID}/invite`, { key: space.ownerKey }), 404);
-    expectError(await h.post('/hub/space/nope/invite', { key: space.ownerKey }), 404);
+    const { ownerKey } = await sdk.createSpace();
+    await sdkError(sdk.space(UNKNOWN_ID, ownerKey).invitations.create(), NotFoundError);
+    await sdkError(sdk.space('nope', ownerKey).invitations.create(), NotFoundError);
   });
 
   it('answers 409 on a closed space', async () => {
-    const space = await h.createSpace();
-    expectOk(await h.delete(`/hub/space/${space.spaceId}`, { key: space.ownerKey }));
-    const res = await h.post(`/hub/space/${space.spaceId}/invite`, { key: space.ownerKey });
-    expectError(res, 409);
-    expect(res.body).toEqual({ error: 'space is closed' });
+    const { owner } = await sdk.createSpace();
+    expectAnswer(await owner.close().withResponse());
+    const error = await sdkError(owner.invitations.create(), ConflictError);
+    expect(error.body).toEqual({ error: 'space is closed' });
   });
 
   it('refuses every key but the owner key of the space', async () => {
@@ -163,10 +175,10 @@ describe('joinSpace', () => {
   });
 
   it('appends a participant-status event for each join, active or waiting', async () => {
-    const pub = await h.createSpace();
-    const active = await h.joinActive(pub, { name: 'Active' });
-    const priv = await h.createSpace({ privacy: 'private' });
-    const waiting = await h.joinPending(priv, { name: 'Waiting' });
+    const pub = await sdk.createSpace();
+    const active = await sdk.joinActive(pub.owner, { name: 'Active' });
+    const priv = await sdk.createSpace({ privacy: 'private' });
+    const waiting = await sdk.joinPending(priv.owner, { name: 'Waiting' });
     expect((await recordedEvents(srv, pub.spaceId, 'participant-status')).map((e) => e.data)).toEqual([
       {
         participantId: active.participantId,
@@ -185,9 +197,9 @@ describe('joinSpace', () => {
   });
 
   it('stores keys only as hashes (a sealed copy only while a private joiner has not collected it)', async () => {
-    const space = await h.createSpace();
-    const p = await h.joinActive(space);
-    const row = await participantRow(srv, space.spaceId, p.participantId);
+    const space = await sdk.createSpace();
+    const p = await sdk.joinActive(space.owner);
+    const row = await participantRow(srv, space.spaceId, p.participantId!);
     expect(row?.keyHash).toBe(hashSecret(p.key));
     expect(row?.keyEnc).toBeNull();
     expect(JSON.stringify(row)).not.toContain(p.key);
@@ -195,45 +207,31 @@ describe('joinSpace', () => {
     expect(owner?.keyHash).toBe(hashSecret(space.ownerKey));
     expect(JSON.stringify(owner)).not.toContain(space.ownerKey);
 
-    const priv = await h.createSpace({ privacy: 'private' });
-    const pending = await h.joinPending(priv);
+    const priv = await sdk.createSpace({ privacy: 'private' });
+    const pending = await sdk.joinPending(priv.owner);
     const waitingRow = await participantRow(srv, priv.spaceId, pending.participantId);
     expect(waitingRow?.keyHash).toMatch(/^[0-9a-f]{64}$/);
     expect(waitingRow?.keyEnc).toMatch(/^v1\./);
-    expectOk(
-      await h.post(`/hub/space/${priv.spaceId}/participants/${pending.participantId}/approve`, {
-        key: priv.ownerKey,
-      }),
-    );
-    const collected = await poll(
-      priv.spaceId,
-      pending.participantId,
-      pending.invitationKey,
-      pending.pollToken,
-    );
-    expectOk(collected);
+    expectAnswer(await priv.owner.participants.approve(pending.participantId).withResponse());
+    const collected = await pending.check().withResponse();
+    expectAnswer(collected);
+    const key = (collected.data as SpaceClient).key;
     const after = await participantRow(srv, priv.spaceId, pending.participantId);
-    expect(after?.keyHash).toBe(hashSecret(collected.body.participantPrivateKey));
+    expect(after?.keyHash).toBe(hashSecret(key));
     expect(after?.keyEnc).toBeNull();
-    expect(waitingRow?.keyEnc).not.toContain(collected.body.participantPrivateKey);
-    expect(JSON.stringify(after)).not.toContain(collected.body.participantPrivateKey);
+    expect(waitingRow?.keyEnc).not.toContain(key);
+    expect(JSON.stringify(after)).not.toContain(key);
   });
 
   it('links the participant to the human of a valid X-User-Token and keeps its key sealed', async () => {
     const { userId, token } = await userWithToken();
-    const space = await h.createSpace();
-    const res = await join(
-      space.spaceId,
-      await h.invite(space),
-      { name: 'Linked' },
-      { 'X-User-Token': token },
-    );
-    expectOk(res);
-    const row = await participantRow(srv, space.spaceId, res.body.participantId);
+    const { owner, spaceId } = await sdk.createSpace();
+    const res = await sdk.joinActive(owner, { name: 'Linked' }, sdk.hub({ userToken: token }));
+    const row = await participantRow(srv, spaceId, res.participantId!);
     expect(row?.userId).toBe(userId);
     expect(row?.keyEnc).toMatch(/^v1\./);
-    expect(srv.server.deps.box.decrypt(row?.keyEnc ?? '')).toBe(res.body.participantPrivateKey);
-    expect(row?.keyEnc).not.toContain(res.body.participantPrivateKey);
+    expect(srv.server.deps.box.decrypt(row?.keyEnc ?? '')).toBe(res.key);
+    expect(row?.keyEnc).not.toContain(res.key);
   });
 
   it('silently ignores an invalid X-User-Token', async () => {
@@ -253,12 +251,12 @@ describe('joinSpace', () => {
   });
 
   it('lets names repeat: every join is a new participant', async () => {
-    const space = await h.createSpace();
-    const a = await h.joinActive(space, { name: 'Twin' });
-    const b = await h.joinActive(space, { name: 'Twin' });
+    const { owner } = await sdk.createSpace();
+    const a = await sdk.joinActive(owner, { name: 'Twin' });
+    const b = await sdk.joinActive(owner, { name: 'Twin' });
     expect(a.participantId).not.toBe(b.participantId);
-    const view = await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey });
-    expect(view.body.participants.filter((p: any) => p.name === 'Twin')).toHaveLength(2);
+    const view = await owner.get();
+    expect(view.participants.filter((p) => p.name === 'Twin')).toHaveLength(2);
   });
 
   it.each([
@@ -274,24 +272,23 @@ describe('joinSpace', () => {
   });
 
   it('answers 404 for an unknown or non-UUID space', async () => {
-    const space = await h.createSpace();
-    const invitation = await h.invite(space);
-    expectError(await join(UNKNOWN_ID, invitation), 404);
-    expectError(await join('not-a-uuid', invitation), 404);
+    const { owner } = await sdk.createSpace();
+    const invitation = (await owner.invitations.create()).publicInvitationKey;
+    await sdkError(sdk.hub().join(UNKNOWN_ID, invitation, { name: 'Ada' }), NotFoundError);
+    await sdkError(sdk.hub().join('not-a-uuid', invitation, { name: 'Ada' }), NotFoundError);
   });
 
   it('answers 409 on a closed space', async () => {
-    const space = await h.createSpace();
-    const invitation = await h.invite(space);
-    expectOk(await h.delete(`/hub/space/${space.spaceId}`, { key: space.ownerKey }));
-    const res = await join(space.spaceId, invitation);
-    expectError(res, 409);
-    expect(res.body).toEqual({ error: 'space is closed' });
+    const { owner } = await sdk.createSpace();
+    const invitation = await owner.invitations.create();
+    expectAnswer(await owner.close().withResponse());
+    const error = await sdkError(sdk.hub().join(invitation.agentLink, { name: 'Ada' }), ConflictError);
+    expect(error.body).toEqual({ error: 'space is closed' });
   });
 
   it(`answers 409 once a space has ${limits.participantsPerSpace} participants`, async () => {
-    const space = await h.createSpace();
-    const invitation = await h.invite(space);
+    const space = await sdk.createSpace();
+    const invitation = await space.owner.invitations.create();
     const now = new Date();
     // The owner plus 998 joined directly in the database leaves room for exactly one more.
     await srv.server.database.db.insert(schema.participants).values(
@@ -304,10 +301,12 @@ describe('joinSpace', () => {
         updatedAt: now,
       })),
     );
-    expectOk(await join(space.spaceId, invitation, { name: 'Last' }));
-    const res = await join(space.spaceId, invitation, { name: 'One too many' });
-    expectError(res, 409);
-    expect(res.body.error).toMatch(/1000 participants/);
+    expectAnswer(await sdk.hub().join(invitation.agentLink, { name: 'Last' }).withResponse());
+    const error = await sdkError(
+      sdk.hub().join(invitation.agentLink, { name: 'One too many' }),
+      ConflictError,
+    );
+    expect(error.body?.error).toMatch(/1000 participants/);
   });
 
   it('accepts only an invitation key of the space', async () => {
@@ -371,94 +370,96 @@ describe('getJoinStatus', () => {
   });
 
   it('hands out the key of a participant muted before collecting it', async () => {
-    const space = await h.createSpace({ privacy: 'private' });
-    const pending = await h.joinPending(space);
-    const base = `/hub/space/${space.spaceId}/participants/${pending.participantId}`;
-    expectOk(await h.post(`${base}/approve`, { key: space.ownerKey }));
-    expectOk(await h.post(`${base}/mute`, { key: space.ownerKey }));
-    const res = await poll(space.spaceId, pending.participantId, pending.invitationKey, pending.pollToken);
-    expectOk(res);
-    expectOk(await h.get(`/hub/space/${space.spaceId}`, { key: res.body.participantPrivateKey }));
+    const { owner } = await sdk.createSpace({ privacy: 'private' });
+    const pending = await sdk.joinPending(owner);
+    expectAnswer(await owner.participants.approve(pending.participantId).withResponse());
+    expectAnswer(await owner.participants.mute(pending.participantId).withResponse());
+    const res = await pending.check().withResponse();
+    expectAnswer(res);
+    expectAnswer(await (res.data as SpaceClient).get().withResponse());
   });
 
   it('keeps the sealed key of a linked human after collection (for key recovery)', async () => {
     const { userId, token } = await userWithToken();
-    const space = await h.createSpace({ privacy: 'private' });
-    const pending = await h.joinPending(space, {}, { headers: { 'X-User-Token': token } });
-    expectOk(
-      await h.post(`/hub/space/${space.spaceId}/participants/${pending.participantId}/approve`, {
-        key: space.ownerKey,
-      }),
-    );
-    const res = await poll(space.spaceId, pending.participantId, pending.invitationKey, pending.pollToken);
-    expectOk(res);
-    const row = await participantRow(srv, space.spaceId, pending.participantId);
+    const { owner, spaceId } = await sdk.createSpace({ privacy: 'private' });
+    const pending = await sdk.joinPending(owner, {}, sdk.hub({ userToken: token }));
+    expectAnswer(await owner.participants.approve(pending.participantId).withResponse());
+    const res = await pending.check().withResponse();
+    expectAnswer(res);
+    const row = await participantRow(srv, spaceId, pending.participantId);
     expect(row?.userId).toBe(userId);
-    expect(srv.server.deps.box.decrypt(row?.keyEnc ?? '')).toBe(res.body.participantPrivateKey);
-    expectError(
-      await poll(space.spaceId, pending.participantId, pending.invitationKey, pending.pollToken),
-      404,
-    );
+    expect(srv.server.deps.box.decrypt(row?.keyEnc ?? '')).toBe((res.data as SpaceClient).key);
+    await sdkError(pending.check(), NotFoundError);
   });
 
   it('answers 404 with a reason once the owner refused the join by kicking', async () => {
-    const space = await h.createSpace({ privacy: 'private' });
-    const pending = await h.joinPending(space);
-    expectOk(
-      await h.post(`/hub/space/${space.spaceId}/participants/${pending.participantId}/kick`, {
-        key: space.ownerKey,
-      }),
-    );
-    const res = await poll(space.spaceId, pending.participantId, pending.invitationKey, pending.pollToken);
-    expectError(res, 404);
-    expect(res.body.error).toMatch(/refused/);
+    const { owner } = await sdk.createSpace({ privacy: 'private' });
+    const pending = await sdk.joinPending(owner);
+    expectAnswer(await owner.participants.kick(pending.participantId).withResponse());
+    const error = await sdkError(pending.check(), NotFoundError);
+    expect(error.body?.error).toMatch(/refused/);
   });
 
   it('answers 404 to another invitation key of the same space, and for ids it never issued', async () => {
-    const space = await h.createSpace({ privacy: 'private' });
-    const pending = await h.joinPending(space);
-    const otherInvitation = await h.invite(space);
-    expectError(await poll(space.spaceId, pending.participantId, otherInvitation, pending.pollToken), 404);
-    expectError(await poll(space.spaceId, UNKNOWN_ID, pending.invitationKey, pending.pollToken), 404);
-    expectError(await poll(space.spaceId, 'not-a-uuid', pending.invitationKey, pending.pollToken), 404);
-    expectError(await poll(space.spaceId, space.ownerId, pending.invitationKey, pending.pollToken), 404);
-    expectError(await poll(UNKNOWN_ID, pending.participantId, pending.invitationKey, pending.pollToken), 404);
+    const { owner, ownerId } = await sdk.createSpace({ privacy: 'private' });
+    const pending = await sdk.joinPending(owner);
+    const otherInvitation = (await owner.invitations.create()).publicInvitationKey;
+    const check = (init: Partial<PendingJoinInit>) =>
+      sdk
+        .hub()
+        .pendingJoin({
+          spaceId: pending.spaceId,
+          invitationKey: pending.invitationKey,
+          participantId: pending.participantId,
+          pollToken: pending.pollToken,
+          ...init,
+        })
+        .check();
+    await sdkError(check({ invitationKey: otherInvitation }), NotFoundError);
+    await sdkError(check({ participantId: UNKNOWN_ID }), NotFoundError);
+    await sdkError(check({ participantId: 'not-a-uuid' }), NotFoundError);
+    await sdkError(check({ participantId: ownerId }), NotFoundError);
+    await sdkError(check({ spaceId: UNKNOWN_ID }), NotFoundError);
     // A public joiner got its key in the join response: nothing to poll for.
-    const pub = await h.createSpace();
-    const invitation = await h.invite(pub);
-    const joined = await join(pub.spaceId, invitation);
-    expectError(await poll(pub.spaceId, joined.body.participantId, invitation), 404);
+    const pub = await sdk.createSpace();
+    const invitation = (await pub.owner.invitations.create()).publicInvitationKey;
+    const joined = await sdk.hub().join(pub.spaceId, invitation, { name: 'Ada' });
+    await sdkError(
+      sdk
+        .hub()
+        .pendingJoin({
+          spaceId: pub.spaceId,
+          invitationKey: invitation,
+          participantId: joined.participantId!,
+        })
+        .check(),
+      NotFoundError,
+    );
     // The failed polls did not spend the pending key.
-    expectOk(await poll(space.spaceId, pending.participantId, pending.invitationKey, pending.pollToken), 202);
+    const still = await pending.check().withResponse();
+    expectAnswer(still, 202);
+    expect(still.data).toBeNull();
   });
 
   it('hides joiners from invitation-key holders until their key is collected', async () => {
-    const space = await h.createSpace({ privacy: 'private' });
-    const pending = await h.joinPending(space);
-    const visibleTo = async (key: string) =>
-      (await h.get(`/hub/space/${space.spaceId}`, { key })).body.participants.some(
-        (p: any) => p.participantId === pending.participantId,
-      );
-    expect(await visibleTo(pending.invitationKey)).toBe(false);
-    expect(await visibleTo(space.ownerKey)).toBe(true);
-    expectOk(
-      await h.post(`/hub/space/${space.spaceId}/participants/${pending.participantId}/approve`, {
-        key: space.ownerKey,
-      }),
-    );
-    expect(await visibleTo(pending.invitationKey)).toBe(false);
-    expectOk(await poll(space.spaceId, pending.participantId, pending.invitationKey, pending.pollToken));
-    expect(await visibleTo(pending.invitationKey)).toBe(true);
+    const { owner } = await sdk.createSpace({ privacy: 'private' });
+    const pending = await sdk.joinPending(owner);
+    const visibleTo = async (client: SpaceClient) =>
+      (await client.get()).participants.some((p) => p.participantId === pending.participantId);
+    const invited = sdk.space(pending.spaceId, pending.invitationKey);
+    expect(await visibleTo(invited)).toBe(false);
+    expect(await visibleTo(owner)).toBe(true);
+    expectAnswer(await owner.participants.approve(pending.participantId).withResponse());
+    expect(await visibleTo(invited)).toBe(false);
+    expectAnswer(await pending.check().withResponse());
+    expect(await visibleTo(invited)).toBe(true);
   });
 
   it('answers 401 once the space is closed', async () => {
-    const space = await h.createSpace({ privacy: 'private' });
-    const pending = await h.joinPending(space);
-    expectOk(await h.delete(`/hub/space/${space.spaceId}`, { key: space.ownerKey }));
-    expectError(
-      await poll(space.spaceId, pending.participantId, pending.invitationKey, pending.pollToken),
-      401,
-    );
+    const { owner } = await sdk.createSpace({ privacy: 'private' });
+    const pending = await sdk.joinPending(owner);
+    expectAnswer(await owner.close().withResponse());
+    await sdkError(pending.check(), AuthenticationError);
   });
 
   it('accepts only an invitation key of the space', async () => {

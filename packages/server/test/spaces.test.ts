@@ -1,28 +1,34 @@
+import { NotFoundError } from '@convene/sdk';
 import { describe, expect, it } from 'vitest';
-import { expectError, expectKeyChecks, expectOk, useServer } from './helpers';
+import { expectAnswer, expectError, expectKeyChecks, sdkError, useServer } from './helpers';
 
-const { srv, h } = useServer();
+/**
+ * Spaces as the SDK creates and reads them; what the SDK never sends (bodies that break the
+ * contract, missing or wrong keys) is checked over raw HTTP.
+ */
+const { srv, h, sdk } = useServer();
 
 describe('createSpace', () => {
   it('creates an open space and mints a 64-hex owner key', async () => {
-    const res = await h.post('/hub/space', {
-      body: {
+    const hub = sdk.hub();
+    const res = await hub.spaces
+      .create({
         name: 'Design review',
         description: 'Review the plan',
         agenda: '1. plan',
         privacy: 'private',
         ttl: 3600,
-      },
-    });
-    expectOk(res);
-    expect(res.body.spaceId).toMatch(/^[0-9a-f-]{36}$/);
-    expect(res.body.ownerId).toMatch(/^[0-9a-f-]{36}$/);
-    expect(res.body.ownerPrivateKey).toMatch(/^[0-9a-f]{64}$/);
+      })
+      .withResponse();
+    expectAnswer(res);
+    expect(res.data.spaceId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(res.data.ownerId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(res.data.ownerPrivateKey).toMatch(/^[0-9a-f]{64}$/);
 
-    const view = await h.get(`/hub/space/${res.body.spaceId}`, { key: res.body.ownerPrivateKey });
-    expectOk(view);
-    expect(view.body).toMatchObject({
-      spaceId: res.body.spaceId,
+    const view = await hub.space(res.data.spaceId, res.data.ownerPrivateKey).get().withResponse();
+    expectAnswer(view);
+    expect(view.data).toMatchObject({
+      spaceId: res.data.spaceId,
       name: 'Design review',
       description: 'Review the plan',
       agenda: '1. plan',
@@ -31,14 +37,14 @@ describe('createSpace', () => {
       artifacts: [],
       suggestedPollingIntervalMs: 2000,
     });
-    expect(view.body.ttlRemaining).toBeGreaterThan(3590);
-    expect(view.body.ttlRemaining).toBeLessThanOrEqual(3600);
-    expect(view.body.participants).toEqual([
+    expect(view.data.ttlRemaining).toBeGreaterThan(3590);
+    expect(view.data.ttlRemaining).toBeLessThanOrEqual(3600);
+    expect(view.data.participants).toEqual([
       {
-        participantId: res.body.ownerId,
+        participantId: res.data.ownerId,
         name: 'Owner',
         role: 'owner',
-        avatarUrl: `${srv.url}/avatar/${res.body.ownerId}.svg`,
+        avatarUrl: `${srv.url}/avatar/${res.data.ownerId}.svg`,
         status: 'active',
         isOwner: true,
         isHuman: false,
@@ -47,10 +53,10 @@ describe('createSpace', () => {
   });
 
   it('defaults privacy to public and ttl to a day', async () => {
-    const space = await h.createSpace();
-    const view = await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey });
-    expect(view.body.privacy).toBe('public');
-    expect(view.body.ttlRemaining).toBeGreaterThan(86_390);
+    const { owner } = await sdk.createSpace();
+    const view = await owner.get();
+    expect(view.privacy).toBe('public');
+    expect(view.ttlRemaining).toBeGreaterThan(86_390);
   });
 
   it.each([
@@ -77,9 +83,9 @@ describe('createSpace', () => {
 
 describe('getSpace', () => {
   it('answers 404 for an unknown or non-UUID space id', async () => {
-    const space = await h.createSpace();
-    expectError(await h.get('/hub/space/00000000-0000-4000-8000-000000000000', { key: space.ownerKey }), 404);
-    expectError(await h.get('/hub/space/not-a-uuid', { key: space.ownerKey }), 404);
+    const { ownerKey } = await sdk.createSpace();
+    await sdkError(sdk.space('00000000-0000-4000-8000-000000000000', ownerKey).get(), NotFoundError);
+    await sdkError(sdk.space('not-a-uuid', ownerKey).get(), NotFoundError);
   });
 
   it('refuses missing and unknown keys, and keys of another space', async () => {

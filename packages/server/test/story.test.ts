@@ -1,87 +1,94 @@
+import { AuthenticationError, ConflictError, PendingJoin, SpaceClient } from '@convene/sdk';
 import { describe, expect, it } from 'vitest';
-import { expectError, expectOk, recordedEvents, useServer } from './helpers';
+import { expectAnswer, recordedEvents, sdkError, useServer } from './helpers';
 
-const { srv, h } = useServer();
+const { srv, sdk } = useServer();
 
 /**
- * The issue's curl story, step by step, with the statuses and bodies the specification gives:
- * a private space, an invitation, a join that waits for approval, moderation, and the close.
+ * The issue's curl story, step by step, as an agent lives it through the SDK, with the statuses
+ * and bodies the specification gives: a private space, an invitation, a join that waits for
+ * approval, moderation, and the close.
  */
 describe('the story of a private space', () => {
   it('goes from creation to close', async () => {
+    const hub = sdk.hub();
     // 1. Create a private space: 200 CreateSpaceResult.
-    const created = await h.post('/hub/space', {
-      body: {
+    const created = await hub.spaces
+      .create({
         name: 'Launch review',
         description: 'Go/no-go for the launch',
         privacy: 'private',
         ownerName: 'Lead',
-      },
-    });
-    expectOk(created);
-    const { spaceId, ownerId, ownerPrivateKey: ownerKey } = created.body;
-    expect(created.body).toEqual({
+      })
+      .withResponse();
+    expectAnswer(created);
+    const { spaceId, ownerId, ownerPrivateKey: ownerKey } = created.data;
+    expect(created.data).toEqual({
       spaceId: expect.stringMatching(/^[0-9a-f-]{36}$/),
       ownerId: expect.stringMatching(/^[0-9a-f-]{36}$/),
       ownerPrivateKey: expect.stringMatching(/^[0-9a-f]{64}$/),
     });
-    const base = `/hub/space/${spaceId}`;
+    const owner = hub.space(spaceId, ownerKey, ownerId);
 
     // 2. Invite: 200 with both links and the key.
-    const invite = await h.post(`${base}/invite`, { key: ownerKey });
-    expectOk(invite);
-    const invitationKey: string = invite.body.publicInvitationKey;
-    expect(invite.body.humanLink).toBe(`${srv.url}/join/${spaceId}#key=${invitationKey}`);
-    expect(invite.body.agentLink).toBe(
+    const invite = await owner.invitations.create().withResponse();
+    expectAnswer(invite);
+    const invitationKey = invite.data.publicInvitationKey;
+    expect(invite.data.humanLink).toBe(`${srv.url}/join/${spaceId}#key=${invitationKey}`);
+    expect(invite.data.agentLink).toBe(
       `${srv.url}/hub/space/${spaceId}/agent.md?key=${encodeURIComponent(invitationKey)}`,
     );
 
     // The joiner looks before joining: the invitation key reads the space.
-    const preview = await h.get(base, { key: invitationKey });
-    expectOk(preview);
-    expect(preview.body).toMatchObject({ name: 'Launch review', privacy: 'private', state: 'open' });
+    const invited = hub.space(spaceId, invitationKey);
+    const preview = await invited.get().withResponse();
+    expectAnswer(preview);
+    expect(preview.data).toMatchObject({ name: 'Launch review', privacy: 'private', state: 'open' });
 
-    // 3. Join: 202 pending, with Location = statusUrl.
-    const join = await h.post(`${base}/join`, {
-      key: invitationKey,
-      body: { name: 'Checker', role: 'qa', isHuman: false },
-    });
-    expectOk(join, 202);
-    const participantId: string = join.body.participantId;
-    const statusUrl = `${srv.url}${base}/join/${participantId}`;
-    const pollToken: string = join.body.pollToken;
-    expect(join.body).toEqual({ participantId, status: 'pending', statusUrl, pollToken });
-    expect(join.headers.get('location')).toBe(statusUrl);
+    // 3. Join with the agent link: 202 pending, with Location = statusUrl.
+    const join = await hub
+      .join(invite.data.agentLink, { name: 'Checker', role: 'qa', isHuman: false, wait: false })
+      .withResponse();
+    expectAnswer(join, 202);
+    expect(join.data).toBeInstanceOf(PendingJoin);
+    const pending = join.data as PendingJoin;
+    const participantId = pending.participantId;
+    const statusUrl = `${srv.url}/hub/space/${spaceId}/join/${participantId}`;
+    expect({
+      participantId,
+      status: pending.status,
+      statusUrl: pending.statusUrl,
+      pollToken: pending.pollToken,
+    }).toEqual({ participantId, status: 'pending', statusUrl, pollToken: expect.any(String) });
+    expect(join.response.headers.get('location')).toBe(statusUrl);
 
     // 4. Poll: 202 pending while the owner has not decided.
-    const waiting = await fetch(statusUrl, {
-      headers: { 'X-Private-Key': invitationKey, 'X-Poll-Token': pollToken },
-    });
-    expect(waiting.status).toBe(202);
-    expect(await waiting.json()).toEqual({ status: 'pending' });
+    const waiting = await pending.check().withResponse();
+    expectAnswer(waiting, 202);
+    expect(waiting.data).toBeNull();
 
     // The owner sees the waiting joiner.
-    const ownerView = await h.get(base, { key: ownerKey });
-    expect(ownerView.body.participants.map((p: any) => [p.participantId, p.status])).toEqual([
+    const ownerView = await owner.get();
+    expect(ownerView.participants.map((p) => [p.participantId, p.status])).toEqual([
       [ownerId, 'active'],
       [participantId, 'waitingForApproval'],
     ]);
 
     // 5. Approve: 200 { ok: true }.
-    const approve = await h.post(`${base}/participants/${participantId}/approve`, { key: ownerKey });
-    expectOk(approve);
-    expect(approve.body).toEqual({ ok: true });
+    const approve = await owner.participants.approve(participantId).withResponse();
+    expectAnswer(approve);
+    expect(approve.data).toEqual({ ok: true });
 
     // 6. Poll: 200 with the participant key.
-    const approved = await fetch(statusUrl, {
-      headers: { 'X-Private-Key': invitationKey, 'X-Poll-Token': pollToken },
-    });
-    expect(approved.status).toBe(200);
-    const { participantPrivateKey: key } = (await approved.json()) as any;
-    expect(key).toMatch(/^[0-9a-f]{64}$/);
-    const mine = await h.get(base, { key });
-    expectOk(mine);
-    expect(mine.body.participants).toContainEqual(
+    const approved = await pending.check().withResponse();
+    expectAnswer(approved);
+    expect(approved.data).toBeInstanceOf(SpaceClient);
+    const me = approved.data as SpaceClient;
+    expect(me.key).toMatch(/^[0-9a-f]{64}$/);
+    expect(me.participantId).toBe(participantId);
+    const mine = await me.get().withResponse();
+    expectAnswer(mine);
+    expect(mine.data.participants).toContainEqual(
       expect.objectContaining({
         participantId,
         name: 'Checker',
@@ -92,31 +99,30 @@ describe('the story of a private space', () => {
     );
 
     // 7. Mute: 200; the participant still reads.
-    const mute = await h.post(`${base}/participants/${participantId}/mute`, { key: ownerKey });
-    expectOk(mute);
-    expect(mute.body).toEqual({ ok: true });
-    expectOk(await h.get(base, { key }));
+    const mute = await owner.participants.mute(participantId).withResponse();
+    expectAnswer(mute);
+    expect(mute.data).toEqual({ ok: true });
+    expectAnswer(await me.get().withResponse());
 
     // 8. Unmute: 200.
-    const unmute = await h.post(`${base}/participants/${participantId}/unmute`, { key: ownerKey });
-    expectOk(unmute);
-    expect(unmute.body).toEqual({ ok: true });
+    const unmute = await owner.participants.unmute(participantId).withResponse();
+    expectAnswer(unmute);
+    expect(unmute.data).toEqual({ ok: true });
 
     // 9. Kick: 200; the key stops working at once.
-    const kick = await h.post(`${base}/participants/${participantId}/kick`, { key: ownerKey });
-    expectOk(kick);
-    expect(kick.body).toEqual({ ok: true });
-    expectError(await h.get(base, { key }), 401);
-    expectError(await h.post(`${base}/participants/${participantId}/kick`, { key: ownerKey }), 409);
+    const kick = await owner.participants.kick(participantId).withResponse();
+    expectAnswer(kick);
+    expect(kick.data).toEqual({ ok: true });
+    await sdkError(me.get(), AuthenticationError);
+    await sdkError(owner.participants.kick(participantId), ConflictError);
 
     // 10. Close: 200; every key stops working.
-    const close = await h.delete(base, { key: ownerKey });
-    expectOk(close);
-    expect(close.body).toEqual({ ok: true });
-    expectError(await h.get(base, { key: ownerKey }), 401);
-    expectError(await h.get(base, { key: invitationKey }), 401);
-    const again = await h.delete(base, { key: ownerKey });
-    expectError(again, 409);
+    const close = await owner.close().withResponse();
+    expectAnswer(close);
+    expect(close.data).toEqual({ ok: true });
+    await sdkError(owner.get(), AuthenticationError);
+    await sdkError(invited.get(), AuthenticationError);
+    const again = await sdkError(owner.close(), ConflictError);
     expect(again.body).toEqual({ error: 'space is closed' });
 
     // The stream heard every step, in order.

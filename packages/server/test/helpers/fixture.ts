@@ -1,12 +1,15 @@
 import { afterAll, beforeAll } from 'vitest';
 import { Harness } from './factories';
 import { type StartOptions, startTestServer, type TestServer } from './harness';
+import { Sdk } from './sdk';
 
 export interface ServerFixture {
   /** The running server; its fields may be read once the file's (or describe's) hooks have run. */
   srv: TestServer;
-  /** Factories and a client bound to where `srv` listens. */
+  /** Factories and a raw HTTP client bound to where `srv` listens. */
   h: Harness;
+  /** The SDK's clients and factories bound to the same place, for tests of behaviour. */
+  sdk: Sdk;
 }
 
 /**
@@ -14,7 +17,7 @@ export interface ServerFixture {
  * `beforeAll`, closed in `afterAll`. Options may be a function, read when the server starts, so a
  * second node can take the first one's `databaseUrl`, or a test its issuer's address.
  *
- *   const { srv, h } = useServer({ clock });
+ *   const { srv, h, sdk } = useServer({ clock });
  */
 export function useServer(options: StartOptions | (() => StartOptions) = {}): ServerFixture {
   let started: TestServer | undefined;
@@ -45,7 +48,7 @@ export function useServer(options: StartOptions | (() => StartOptions) = {}): Se
     started = await startTestServer(typeof options === 'function' ? options() : options);
   });
   afterAll(() => srv.close());
-  return { srv, h: new Harness(() => srv.listenUrl) };
+  return { srv, h: new Harness(() => srv.listenUrl), sdk: new Sdk(() => srv.listenUrl) };
 }
 
 /** A server for one test: started, handed to `body`, and closed whatever `body` does. */
@@ -55,7 +58,7 @@ export async function withServer<T>(
 ): Promise<T> {
   const srv = await startTestServer(options);
   try {
-    return await body({ srv, h: new Harness(srv.listenUrl) });
+    return await body({ srv, h: new Harness(srv.listenUrl), sdk: new Sdk(() => srv.listenUrl) });
   } finally {
     await srv.close();
   }

@@ -4,3 +4,4 @@ export * from './effects';
 export * from './factories';
 export * from './fixture';
 export * from './harness';
+export * from './sdk';
