@@ -1,12 +1,33 @@
 import { OffsetClock, rowsOf, sendMessage } from '@convene/core';
+import {
+  AuthenticationError,
+  ConflictError,
+  type MessageView,
+  NotFoundError,
+  PermissionDeniedError,
+  type SendMessageParams,
+  type SpaceClient,
+} from '@convene/sdk';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { expectError, expectKeyChecks, expectOk, type SpaceFixture, useServer } from './helpers';
+import {
+  expectAnswer,
+  expectError,
+  expectKeyChecks,
+  expectOk,
+  type OwnedSpace,
+  sdkError,
+  useServer,
+} from './helpers';
 import { SseStream } from './helpers/sse';
 
 const clock = new OffsetClock();
 
-const { srv, h } = useServer({ clock });
+/**
+ * Messages sent and read through the SDK; bodies and timestamps that break the contract, and
+ * missing or wrong keys, over raw HTTP.
+ */
+const { srv, h, sdk } = useServer({ clock });
 
 const ISO_MICROS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -19,14 +40,18 @@ const list = (space: { spaceId: string }, key: string, timestamp?: string) =>
     { key },
   );
 
+/** The first page of a client's messages (after `since`). */
+const page = (client: SpaceClient, since?: string) => client.messages.list({ since });
+const idOf = (client: SpaceClient): string => client.participantId!;
+
 describe('sendMessage', () => {
   it('posts a message and answers its id with the context bundle', async () => {
-    const space = await h.createSpace({ ownerName: 'Olga' });
-    const res = await send(space, space.ownerKey, { content: 'Hello, world' });
-    expectOk(res);
-    expect(res.body.messageId).toMatch(UUID);
-    expect(res.body).toEqual({
-      messageId: res.body.messageId,
+    const space = await sdk.createSpace({ ownerName: 'Olga' });
+    const res = await space.owner.messages.send('Hello, world').withResponse();
+    expectAnswer(res);
+    expect(res.data.messageId).toMatch(UUID);
+    expect(res.data).toEqual({
+      messageId: res.data.messageId,
       participants: [
         {
           participantId: space.ownerId,
@@ -42,11 +67,11 @@ describe('sendMessage', () => {
       suggestedPollingIntervalMs: 2000,
     });
 
-    const listed = await list(space, space.ownerKey);
-    expectOk(listed);
-    expect(listed.body.messages).toEqual([
+    const listed = await page(space.owner).withResponse();
+    expectAnswer(listed);
+    expect(listed.data.messages).toEqual([
       {
-        id: res.body.messageId,
+        id: res.data.messageId,
         senderId: space.ownerId,
         senderName: 'Olga',
         isOwner: true,
@@ -59,9 +84,9 @@ describe('sendMessage', () => {
   });
 
   it('lets an active participant send text, html and image messages', async () => {
-    const space = await h.createSpace();
-    const p = await h.joinActive(space, { name: 'Ada' });
-    const bodies = [
+    const space = await sdk.createSpace();
+    const p = await sdk.joinActive(space.owner, { name: 'Ada' });
+    const bodies: SendMessageParams[] = [
       { content: 'plain', type: 'text' },
       { content: '<b>bold</b>', type: 'html' },
       { content: 'https://example.com/cat.png', type: 'image' },
@@ -69,15 +94,15 @@ describe('sendMessage', () => {
       { content: `data:image/webp;base64,${'A'.repeat(1_000_000)}`, type: 'image' },
       { content: 'x'.repeat(65_536) },
     ];
-    for (const body of bodies) expectOk(await send(space, p.key, body));
-    const listed = await list(space, space.ownerKey);
-    expect(
-      listed.body.messages.map((m: any) => [m.type, m.content.slice(0, 30), m.senderName, m.isOwner]),
-    ).toEqual(bodies.map((b) => [b.type ?? 'text', b.content.slice(0, 30), 'Ada', false]));
-    expect(listed.body.messages.map((m: any) => m.seq)).toEqual([1, 2, 3, 4, 5, 6]);
+    for (const body of bodies) expectAnswer(await p.messages.send(body).withResponse());
+    const listed = await page(space.owner);
+    expect(listed.messages.map((m) => [m.type, m.content.slice(0, 30), m.senderName, m.isOwner])).toEqual(
+      bodies.map((b) => [b.type ?? 'text', b.content.slice(0, 30), 'Ada', false]),
+    );
+    expect(listed.messages.map((m) => m.seq)).toEqual([1, 2, 3, 4, 5, 6]);
     // The context of a participant's reply lists both of them.
-    const res = await send(space, p.key, { content: 'again' });
-    expect(res.body.participants.map((x: any) => x.participantId)).toEqual([space.ownerId, p.participantId]);
+    const res = await p.messages.send('again');
+    expect(res.participants.map((x) => x.participantId)).toEqual([space.ownerId, idOf(p)]);
   });
 
   it.each([
@@ -109,57 +134,41 @@ describe('sendMessage', () => {
   });
 
   it('refuses a muted participant with 403, and lets them send again once unmuted', async () => {
-    const space = await h.createSpace();
-    const p = await h.joinActive(space);
-    expectOk(
-      await h.post(`/hub/space/${space.spaceId}/participants/${p.participantId}/mute`, {
-        key: space.ownerKey,
-      }),
-    );
-    const refused = await send(space, p.key, { content: 'let me speak' });
-    expectError(refused, 403);
-    expect(refused.body.error).toMatch(/muted/);
-    expectOk(
-      await h.post(`/hub/space/${space.spaceId}/participants/${p.participantId}/unmute`, {
-        key: space.ownerKey,
-      }),
-    );
-    expectOk(await send(space, p.key, { content: 'thanks' }));
-    const listed = await list(space, space.ownerKey);
-    expect(listed.body.messages.map((m: any) => m.content)).toEqual(['thanks']);
-    expect(listed.body.messages[0].seq).toBe(1);
+    const space = await sdk.createSpace();
+    const p = await sdk.joinActive(space.owner);
+    expectAnswer(await space.owner.participants.mute(idOf(p)).withResponse());
+    const refused = await sdkError(p.messages.send('let me speak'), PermissionDeniedError);
+    expect(refused.body?.error).toMatch(/muted/);
+    expectAnswer(await space.owner.participants.unmute(idOf(p)).withResponse());
+    expectAnswer(await p.messages.send('thanks').withResponse());
+    const listed = await page(space.owner);
+    expect(listed.messages.map((m) => m.content)).toEqual(['thanks']);
+    expect(listed.messages[0]?.seq).toBe(1);
   });
 
   it('answers 409 once the space is closed or expired', async () => {
-    const space = await h.createSpace();
-    expectOk(await h.delete(`/hub/space/${space.spaceId}`, { key: space.ownerKey }));
-    const closed = await send(space, space.ownerKey, { content: 'anyone?' });
-    expectError(closed, 409);
-    expect(closed.body.error).toBe('space is closed');
+    const space = await sdk.createSpace();
+    expectAnswer(await space.owner.close().withResponse());
+    const closed = await sdkError(space.owner.messages.send('anyone?'), ConflictError);
+    expect(closed.body?.error).toBe('space is closed');
 
-    const short = await h.createSpace({ ttl: 30 });
-    expectOk(await send(short, short.ownerKey, { content: 'before' }));
+    const short = await sdk.createSpace({ ttl: 30 });
+    expectAnswer(await short.owner.messages.send('before').withResponse());
     clock.advance(31_000);
     try {
-      expectError(await send(short, short.ownerKey, { content: 'after' }), 409);
+      await sdkError(short.owner.messages.send('after'), ConflictError);
     } finally {
       clock.advance(-31_000);
     }
   });
 
   it('answers 404 for an unknown or non-UUID space', async () => {
-    const space = await h.createSpace();
-    expectError(
-      await h.post('/hub/space/00000000-0000-4000-8000-000000000000/messages', {
-        key: space.ownerKey,
-        body: { content: 'hi' },
-      }),
-      404,
+    const { ownerKey } = await sdk.createSpace();
+    await sdkError(
+      sdk.space('00000000-0000-4000-8000-000000000000', ownerKey).messages.send('hi'),
+      NotFoundError,
     );
-    expectError(
-      await h.post('/hub/space/nope/messages', { key: space.ownerKey, body: { content: 'hi' } }),
-      404,
-    );
+    await sdkError(sdk.space('nope', ownerKey).messages.send('hi'), NotFoundError);
   });
 
   it('refuses missing, unknown and wrong-type keys, and those of left or kicked participants', async () => {
@@ -190,8 +199,9 @@ describe('sendMessage', () => {
 });
 
 describe('listMessages', () => {
+  // 503 sends one after another, then every page twice: more than the default 30 s on a loaded machine.
   it('pages oldest first with the cursor, 500 at most per call', async () => {
-    const space = await h.createSpace();
+    const space = await sdk.createSpace();
     const { deps } = srv.server;
     for (let i = 1; i <= 503; i++) {
       await sendMessage({
@@ -201,30 +211,37 @@ describe('listMessages', () => {
         input: { content: `m${i}`, type: 'text' },
       });
     }
-    const first = await list(space, space.ownerKey);
-    expectOk(first);
-    expect(first.body.messages).toHaveLength(500);
-    expect(first.body.messages[0].content).toBe('m1');
-    expect(first.body.messages[499].content).toBe('m500');
-    expect(first.body.cursor).toBe(first.body.messages[499].timestamp);
-    expect(first.body).toMatchObject({ artifacts: [], suggestedPollingIntervalMs: 2000 });
-    expect(first.body.participants).toHaveLength(1);
+    const answer = await page(space.owner).withResponse();
+    expectAnswer(answer);
+    const first = answer.data;
+    expect(first.messages).toHaveLength(500);
+    expect(first.messages[0]?.content).toBe('m1');
+    expect(first.messages[499]?.content).toBe('m500');
+    expect(first.cursor).toBe(first.messages[499]?.timestamp);
+    expect(first).toMatchObject({ artifacts: [], suggestedPollingIntervalMs: 2000 });
+    expect(first.participants).toHaveLength(1);
 
-    const second = await list(space, space.ownerKey, first.body.cursor);
-    expect(second.body.messages.map((m: any) => [m.content, m.seq])).toEqual([
+    const second = await page(space.owner, first.cursor);
+    expect(second.messages.map((m) => [m.content, m.seq])).toEqual([
       ['m501', 501],
       ['m502', 502],
       ['m503', 503],
     ]);
-    const third = await list(space, space.ownerKey, second.body.cursor);
-    expect(third.body.messages).toEqual([]);
+    const third = await page(space.owner, second.cursor);
+    expect(third.messages).toEqual([]);
     // With nothing new, the cursor is the timestamp that was passed.
-    expect(third.body.cursor).toBe(second.body.cursor);
+    expect(third.cursor).toBe(second.cursor);
+    // Iterated, the list follows the cursors through every page, each message once.
+    const all = space.owner.messages.list();
+    const contents: string[] = [];
+    for await (const message of all) contents.push(message.content);
+    expect(contents).toEqual(Array.from({ length: 503 }, (_, i) => `m${i + 1}`));
+    expect(all.cursor).toBe(second.cursor);
   }, 120_000);
 
   it('gives strictly increasing microsecond timestamps even within one millisecond', async () => {
     const { deps } = srv.server;
-    const fresh = await h.createSpace();
+    const fresh = await sdk.createSpace();
     // A frozen clock an hour ahead: every message is stamped in the same millisecond.
     const base = Math.floor(Date.now() / 1000) * 1000 + 3_600_000;
     const at = (ms: number, fraction: string, zone = 'Z') =>
@@ -238,8 +255,8 @@ describe('listMessages', () => {
         input: { content: `f${i}`, type: 'text' },
       });
     }
-    const listed = await list(fresh, fresh.ownerKey);
-    expect(listed.body.messages.map((m: any) => m.timestamp)).toEqual([
+    const listed = await page(fresh.owner);
+    expect(listed.messages.map((m) => m.timestamp)).toEqual([
       at(base, '000000'),
       at(base, '000001'),
       at(base, '000002'),
@@ -252,41 +269,36 @@ describe('listMessages', () => {
       key: fresh.ownerKey,
       input: { content: 'late', type: 'text' },
     });
-    const after = await list(fresh, fresh.ownerKey, at(base, '000002'));
-    expect(after.body.messages.map((m: any) => [m.content, m.timestamp])).toEqual([
-      ['late', at(base, '000003')],
-    ]);
+    const after = await page(fresh.owner, at(base, '000002'));
+    expect(after.messages.map((m) => [m.content, m.timestamp])).toEqual([['late', at(base, '000003')]]);
     // Offsets and extra digits are understood (cut to microseconds, never rounded up).
-    const viaOffset = await list(fresh, fresh.ownerKey, at(base + 3_600_000, '0000019', '+01:00'));
-    expect(viaOffset.body.messages.map((m: any) => m.content)).toEqual(['f2', 'late']);
-    expect(viaOffset.body.cursor).toBe(at(base, '000003'));
+    const viaOffset = await page(fresh.owner, at(base + 3_600_000, '0000019', '+01:00'));
+    expect(viaOffset.messages.map((m) => m.content)).toEqual(['f2', 'late']);
+    expect(viaOffset.cursor).toBe(at(base, '000003'));
   });
 
   it('starts at the space creation time when there is nothing yet', async () => {
-    const space = await h.createSpace();
-    const empty = await list(space, space.ownerKey);
-    expectOk(empty);
-    expect(empty.body.messages).toEqual([]);
-    expect(empty.body.cursor).toMatch(ISO_MICROS);
-    expectOk(await send(space, space.ownerKey, { content: 'first' }));
+    const { owner } = await sdk.createSpace();
+    const answer = await page(owner).withResponse();
+    expectAnswer(answer);
+    const empty = answer.data;
+    expect(empty.messages).toEqual([]);
+    expect(empty.cursor).toMatch(ISO_MICROS);
+    expectAnswer(await owner.messages.send('first').withResponse());
     // The first message lies after the creation-time cursor, even in the same millisecond.
-    const next = await list(space, space.ownerKey, empty.body.cursor);
-    expect(next.body.messages.map((m: any) => m.content)).toEqual(['first']);
-    expect(next.body.messages[0].timestamp > empty.body.cursor).toBe(true);
+    const next = await page(owner, empty.cursor);
+    expect(next.messages.map((m) => m.content)).toEqual(['first']);
+    expect(next.messages[0]!.timestamp > empty.cursor).toBe(true);
   });
 
   it('lets muted participants read', async () => {
-    const space = await h.createSpace();
-    const p = await h.joinActive(space);
-    expectOk(await send(space, space.ownerKey, { content: 'hi' }));
-    expectOk(
-      await h.post(`/hub/space/${space.spaceId}/participants/${p.participantId}/mute`, {
-        key: space.ownerKey,
-      }),
-    );
-    const res = await list(space, p.key);
-    expectOk(res);
-    expect(res.body.messages.map((m: any) => m.content)).toEqual(['hi']);
+    const space = await sdk.createSpace();
+    const p = await sdk.joinActive(space.owner);
+    expectAnswer(await space.owner.messages.send('hi').withResponse());
+    expectAnswer(await space.owner.participants.mute(idOf(p)).withResponse());
+    const res = await page(p).withResponse();
+    expectAnswer(res);
+    expect(res.data.messages.map((m) => m.content)).toEqual(['hi']);
   });
 
   it.each([
@@ -320,35 +332,37 @@ describe('listMessages', () => {
 
 describe('concurrent senders', () => {
   it('delivers every message exactly once, in order, to a cursor poller and a stream', async () => {
-    const space: SpaceFixture = await h.createSpace();
-    const senders = [space.ownerKey];
-    for (let i = 0; i < 3; i++) senders.push((await h.joinActive(space, { name: `P${i}` })).key);
+    const space = await sdk.createSpace();
+    const senders = [space.owner];
+    for (let i = 0; i < 3; i++) senders.push(await sdk.joinActive(space.owner, { name: `P${i}` }));
+    // The stream as it goes over the wire: the SDK's own reader would hide a duplicate.
     const stream = await SseStream.connect(srv.url, space.spaceId, { key: space.ownerKey });
     await stream.until((e) => e.event === 'context');
 
     const perSender = 15;
     const total = senders.length * perSender;
-    const polled: any[] = [];
+    const polled: MessageView[] = [];
     let sending = true;
     const poller = (async () => {
       let cursor: string | undefined;
       while (sending || polled.length < total) {
-        const res = await list(space, space.ownerKey, cursor);
-        expect(res.status).toBe(200);
-        polled.push(...res.body.messages);
-        cursor = res.body.cursor;
-        if (!sending && res.body.messages.length === 0) break;
+        const res = await page(space.owner, cursor).withResponse();
+        expect(res.response.status).toBe(200);
+        polled.push(...res.data.messages);
+        cursor = res.data.cursor;
+        if (!sending && res.data.messages.length === 0) break;
       }
     })();
     await Promise.all(
-      senders.map(async (key, s) => {
-        for (let i = 0; i < perSender; i++) expectOk(await send(space, key, { content: `${s}:${i}` }));
+      senders.map(async (sender, s) => {
+        for (let i = 0; i < perSender; i++)
+          expectAnswer(await sender.messages.send(`${s}:${i}`).withResponse());
       }),
     );
     sending = false;
     await poller;
 
-    const streamed = (await stream.take(total, 10_000)).map((e) => {
+    const streamed: MessageView[] = (await stream.take(total, 10_000)).map((e) => {
       expect(e.event).toBe('message');
       return e.json;
     });
@@ -356,7 +370,7 @@ describe('concurrent senders', () => {
     for (const seen of [polled, streamed]) {
       expect(seen.map((m) => m.seq)).toEqual(Array.from({ length: total }, (_, i) => i + 1));
       const stamps = seen.map((m) => m.timestamp);
-      for (let i = 1; i < stamps.length; i++) expect(stamps[i] > stamps[i - 1]).toBe(true);
+      for (let i = 1; i < stamps.length; i++) expect(stamps[i]! > stamps[i - 1]!).toBe(true);
       // Each sender's own messages keep their order.
       for (let s = 0; s < senders.length; s++) {
         expect(seen.filter((m) => m.content.startsWith(`${s}:`)).map((m) => m.content)).toEqual(
@@ -371,22 +385,18 @@ describe('concurrent senders', () => {
 describe('group commit', () => {
   it('gives each of a batch of concurrent sends its own answer, numbered in arrival order per space', async () => {
     const { deps } = srv.server;
-    const a = await h.createSpace();
-    const b = await h.createSpace();
-    const closed = await h.createSpace();
-    expectOk(await h.delete(`/hub/space/${closed.spaceId}`, { key: closed.ownerKey }));
-    const p = await h.joinActive(a, { name: 'P' });
-    const muted = await h.joinActive(a, { name: 'M' });
-    expectOk(
-      await h.post(`/hub/space/${a.spaceId}/participants/${muted.participantId}/mute`, { key: a.ownerKey }),
-    );
-    const kicked = await h.joinActive(a, { name: 'K' });
-    expectOk(
-      await h.post(`/hub/space/${a.spaceId}/participants/${kicked.participantId}/kick`, { key: a.ownerKey }),
-    );
+    const a = await sdk.createSpace();
+    const b = await sdk.createSpace();
+    const closed = await sdk.createSpace();
+    expectAnswer(await closed.owner.close().withResponse());
+    const p = await sdk.joinActive(a.owner, { name: 'P' });
+    const muted = await sdk.joinActive(a.owner, { name: 'M' });
+    expectAnswer(await a.owner.participants.mute(idOf(muted)).withResponse());
+    const kicked = await sdk.joinActive(a.owner, { name: 'K' });
+    expectAnswer(await a.owner.participants.kick(idOf(kicked)).withResponse());
 
     // Called in one tick: the first two go out alone, every later one in the next statement.
-    const sends: [SpaceFixture, string, string][] = [
+    const sends: [OwnedSpace, string, string][] = [
       [a, a.ownerKey, 'a1'],
       [b, b.ownerKey, 'b1'],
       [a, p.key, 'a2'],
@@ -431,10 +441,10 @@ describe('group commit', () => {
       [a, ['a1', 'a2', 'a3', 'a4'], ['a2', 'a3', 'a4']],
       [b, ['b1', 'b2', 'b3'], ['b2', 'b3']],
     ] as const) {
-      const messages = (await list(space, space.ownerKey)).body.messages;
-      const contents: string[] = messages.map((m: any) => m.content);
+      const { messages } = await page(space.owner);
+      const contents = messages.map((m) => m.content);
       expect([...contents].sort()).toEqual([...all]);
-      expect(messages.map((m: any) => m.seq)).toEqual(all.map((_, i) => i + 1));
+      expect(messages.map((m) => m.seq)).toEqual(all.map((_, i) => i + 1));
       const first = contents.indexOf(batched[0]);
       expect(contents.slice(first, first + batched.length)).toEqual([...batched]);
       for (const m of messages) {
@@ -442,9 +452,9 @@ describe('group commit', () => {
         expect(m.id).toBe(reply(sent).messageId);
       }
       for (let i = 1; i < messages.length; i++)
-        expect(messages[i].timestamp > messages[i - 1].timestamp).toBe(true);
+        expect(messages[i]!.timestamp > messages[i - 1]!.timestamp).toBe(true);
     }
-    expect((await list(closed, closed.ownerKey)).status).toBe(401);
+    await sdkError(page(closed.owner), AuthenticationError);
 
     // One statement, one transaction: the rows the third batch wrote share their xmin.
     const result = await deps.db.execute(

@@ -1,29 +1,30 @@
 import { newId, schema } from '@convene/core';
+import { AuthenticationError, ConflictError, NotFoundError, type SpaceClient } from '@convene/sdk';
 import { and, eq } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
-  expectError,
+  expectAnswer,
   expectKeyChecks,
-  expectOk,
-  type ParticipantFixture,
+  type OwnedSpace,
   participantRow,
   recordedEvents,
-  type SpaceFixture,
+  sdkError,
   useServer,
 } from './helpers';
 
-const { srv, h } = useServer();
+/** Moderation as the owner's SDK client does it; which keys each route refuses over raw HTTP. */
+const { srv, h, sdk } = useServer();
 
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
 type Action = 'approve' | 'kick' | 'mute' | 'unmute';
-const moderate = (space: SpaceFixture, participantId: string, action: Action, key = space.ownerKey) =>
-  h.post(`/hub/space/${space.spaceId}/participants/${participantId}/${action}`, { key });
-const leave = (spaceId: string, key: string | undefined) => h.post(`/hub/space/${spaceId}/leave`, { key });
-const statusOf = async (space: SpaceFixture, participantId: string) =>
+type Space = { spaceId: string };
+const statusOf = async (space: Space, participantId: string) =>
   (await participantRow(srv, space.spaceId, participantId))?.status;
+/** A participant's id, which a client returned by a join always knows. */
+const idOf = (client: SpaceClient): string => client.participantId!;
 
 /** An artifact locked by `holder` for ten minutes, made directly in the database. */
-async function lockedArtifact(space: SpaceFixture, holder: string): Promise<string> {
+async function lockedArtifact(space: Space, holder: string): Promise<string> {
   const id = newId();
   const now = new Date();
   await srv.server.database.db.insert(schema.artifacts).values({
@@ -44,7 +45,7 @@ async function lockedArtifact(space: SpaceFixture, holder: string): Promise<stri
   return id;
 }
 
-async function lockHolder(space: SpaceFixture, artifactId: string): Promise<string | null | undefined> {
+async function lockHolder(space: Space, artifactId: string): Promise<string | null | undefined> {
   const [row] = await srv.server.database.db
     .select({ lockedBy: schema.artifacts.lockedBy })
     .from(schema.artifacts)
@@ -53,7 +54,7 @@ async function lockHolder(space: SpaceFixture, artifactId: string): Promise<stri
 }
 
 /** The participant-status events recorded for one participant, as [status] in order. */
-async function statusEvents(space: SpaceFixture, participantId: string): Promise<string[]> {
+async function statusEvents(space: Space, participantId: string): Promise<string[]> {
   return (await recordedEvents(srv, space.spaceId, 'participant-status'))
     .filter((e) => e.data.participantId === participantId)
     .map((e) => e.data.status);
@@ -82,11 +83,11 @@ async function ownerOnlyKeyChecks(action: Action): Promise<void> {
 
 describe('approveParticipant', () => {
   it('turns a waiting joiner active and announces it', async () => {
-    const space = await h.createSpace({ privacy: 'private' });
-    const pending = await h.joinPending(space, { name: 'Waiting' });
-    const res = await moderate(space, pending.participantId, 'approve');
-    expectOk(res);
-    expect(res.body).toEqual({ ok: true });
+    const space = await sdk.createSpace({ privacy: 'private' });
+    const pending = await sdk.joinPending(space.owner, { name: 'Waiting' });
+    const res = await space.owner.participants.approve(pending.participantId).withResponse();
+    expectAnswer(res);
+    expect(res.data).toEqual({ ok: true });
     expect(await statusOf(space, pending.participantId)).toBe('active');
     const events = await recordedEvents(srv, space.spaceId, 'participant-status');
     expect(events.at(-1)?.data).toEqual({
@@ -101,26 +102,27 @@ describe('approveParticipant', () => {
   });
 
   it('answers 409 for a participant who is not waiting, and for the owner', async () => {
-    const space = await h.createSpace({ privacy: 'private' });
-    const pending = await h.joinPending(space);
-    expectOk(await moderate(space, pending.participantId, 'approve'));
-    const again = await moderate(space, pending.participantId, 'approve');
-    expectError(again, 409);
-    expect(again.body.error).toMatch(/already active/);
-    expectError(await moderate(space, space.ownerId, 'approve'), 409);
-    const refused = await h.joinPending(space);
-    expectOk(await moderate(space, refused.participantId, 'kick'));
-    expectError(await moderate(space, refused.participantId, 'approve'), 409);
+    const space = await sdk.createSpace({ privacy: 'private' });
+    const { participants } = space.owner;
+    const pending = await sdk.joinPending(space.owner);
+    expectAnswer(await participants.approve(pending.participantId).withResponse());
+    const again = await sdkError(participants.approve(pending.participantId), ConflictError);
+    expect(again.body?.error).toMatch(/already active/);
+    await sdkError(participants.approve(space.ownerId), ConflictError);
+    const refused = await sdk.joinPending(space.owner);
+    expectAnswer(await participants.kick(refused.participantId).withResponse());
+    await sdkError(participants.approve(refused.participantId), ConflictError);
     expect(await statusOf(space, refused.participantId)).toBe('kicked');
   });
 
   it('answers 404 for an unknown, non-UUID or other-space participant', async () => {
-    const space = await h.createSpace({ privacy: 'private' });
-    const other = await h.createSpace({ privacy: 'private' });
-    const elsewhere = await h.joinPending(other);
-    expectError(await moderate(space, UNKNOWN_ID, 'approve'), 404);
-    expectError(await moderate(space, 'not-a-uuid', 'approve'), 404);
-    expectError(await moderate(space, elsewhere.participantId, 'approve'), 404);
+    const space = await sdk.createSpace({ privacy: 'private' });
+    const other = await sdk.createSpace({ privacy: 'private' });
+    const elsewhere = await sdk.joinPending(other.owner);
+    const { participants } = space.owner;
+    await sdkError(participants.approve(UNKNOWN_ID), NotFoundError);
+    await sdkError(participants.approve('not-a-uuid'), NotFoundError);
+    await sdkError(participants.approve(elsewhere.participantId), NotFoundError);
     expect(await statusOf(other, elsewhere.participantId)).toBe('waitingForApproval');
   });
 
@@ -129,30 +131,31 @@ describe('approveParticipant', () => {
 
 describe('kickParticipant', () => {
   it('kicks an active participant: its key answers 401 everywhere', async () => {
-    const space = await h.createSpace();
-    const p = await h.joinActive(space, { name: 'Mallory' });
-    const res = await moderate(space, p.participantId, 'kick');
-    expectOk(res);
-    expect(res.body).toEqual({ ok: true });
-    expect(await statusOf(space, p.participantId)).toBe('kicked');
-    expectError(await h.get(`/hub/space/${space.spaceId}`, { key: p.key }), 401);
-    expectError(await leave(space.spaceId, p.key), 401);
-    expect(await statusEvents(space, p.participantId)).toEqual(['active', 'kicked']);
-    const view = await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey });
-    expect(view.body.participants).toContainEqual(
-      expect.objectContaining({ participantId: p.participantId, status: 'kicked' }),
+    const space = await sdk.createSpace();
+    const p = await sdk.joinActive(space.owner, { name: 'Mallory' });
+    const res = await space.owner.participants.kick(idOf(p)).withResponse();
+    expectAnswer(res);
+    expect(res.data).toEqual({ ok: true });
+    expect(await statusOf(space, idOf(p))).toBe('kicked');
+    await sdkError(p.get(), AuthenticationError);
+    await sdkError(p.leave(), AuthenticationError);
+    expect(await statusEvents(space, idOf(p))).toEqual(['active', 'kicked']);
+    const view = await space.owner.get();
+    expect(view.participants).toContainEqual(
+      expect.objectContaining({ participantId: idOf(p), status: 'kicked' }),
     );
   });
 
   it('kicks waiting and muted participants too', async () => {
-    const space = await h.createSpace({ privacy: 'private' });
-    const waiting = await h.joinPending(space);
-    expectOk(await moderate(space, waiting.participantId, 'kick'));
+    const space = await sdk.createSpace({ privacy: 'private' });
+    const { participants } = space.owner;
+    const waiting = await sdk.joinPending(space.owner);
+    expectAnswer(await participants.kick(waiting.participantId).withResponse());
     expect(await statusOf(space, waiting.participantId)).toBe('kicked');
-    const muted = await h.joinActive(space);
-    expectOk(await moderate(space, muted.participantId, 'mute'));
-    expectOk(await moderate(space, muted.participantId, 'kick'));
-    expect(await statusEvents(space, muted.participantId)).toEqual([
+    const muted = await sdk.joinActive(space.owner);
+    expectAnswer(await participants.mute(idOf(muted)).withResponse());
+    expectAnswer(await participants.kick(idOf(muted)).withResponse());
+    expect(await statusEvents(space, idOf(muted))).toEqual([
       'waitingForApproval',
       'active',
       'muted',
@@ -161,102 +164,101 @@ describe('kickParticipant', () => {
   });
 
   it("releases the kicked participant's locks, and only those", async () => {
-    const space = await h.createSpace();
-    const p = await h.joinActive(space);
-    const bystander = await h.joinActive(space);
-    const mine = await lockedArtifact(space, p.participantId);
-    const theirs = await lockedArtifact(space, bystander.participantId);
-    expectOk(await moderate(space, p.participantId, 'kick'));
+    const space = await sdk.createSpace();
+    const p = await sdk.joinActive(space.owner);
+    const bystander = await sdk.joinActive(space.owner);
+    const mine = await lockedArtifact(space, idOf(p));
+    const theirs = await lockedArtifact(space, idOf(bystander));
+    expectAnswer(await space.owner.participants.kick(idOf(p)).withResponse());
     expect(await lockHolder(space, mine)).toBeNull();
-    expect(await lockHolder(space, theirs)).toBe(bystander.participantId);
+    expect(await lockHolder(space, theirs)).toBe(idOf(bystander));
     const unlocked = await recordedEvents(srv, space.spaceId, 'artifact-unlocked');
     expect(unlocked.map((e) => e.data.id)).toEqual([mine]);
   });
 
   it('answers 409 for a kicked or left participant, and for the owner', async () => {
-    const space = await h.createSpace();
-    const p = await h.joinActive(space);
-    expectOk(await moderate(space, p.participantId, 'kick'));
-    const again = await moderate(space, p.participantId, 'kick');
-    expectError(again, 409);
-    expect(again.body.error).toMatch(/was kicked/);
-    const gone = await h.joinActive(space);
-    expectOk(await leave(space.spaceId, gone.key));
-    expectError(await moderate(space, gone.participantId, 'kick'), 409);
-    const owner = await moderate(space, space.ownerId, 'kick');
-    expectError(owner, 409);
-    expect(owner.body.error).toMatch(/owner/);
-    expectOk(await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey }));
+    const space = await sdk.createSpace();
+    const { participants } = space.owner;
+    const p = await sdk.joinActive(space.owner);
+    expectAnswer(await participants.kick(idOf(p)).withResponse());
+    const again = await sdkError(participants.kick(idOf(p)), ConflictError);
+    expect(again.body?.error).toMatch(/was kicked/);
+    const gone = await sdk.joinActive(space.owner);
+    expectAnswer(await gone.leave().withResponse());
+    await sdkError(participants.kick(idOf(gone)), ConflictError);
+    const owner = await sdkError(participants.kick(space.ownerId), ConflictError);
+    expect(owner.body?.error).toMatch(/owner/);
+    expectAnswer(await space.owner.get().withResponse());
   });
 
   it('answers 404 for an unknown participant', async () => {
-    const space = await h.createSpace();
-    expectError(await moderate(space, UNKNOWN_ID, 'kick'), 404);
-    expectError(await moderate(space, 'x', 'kick'), 404);
+    const { owner } = await sdk.createSpace();
+    await sdkError(owner.participants.kick(UNKNOWN_ID), NotFoundError);
+    await sdkError(owner.participants.kick('x'), NotFoundError);
   });
 
   it('refuses every key but the owner key', () => ownerOnlyKeyChecks('kick'));
 });
 
 describe('muteParticipant and unmuteParticipant', () => {
-  let space: SpaceFixture;
-  let p: ParticipantFixture;
+  let space: OwnedSpace;
+  let p: SpaceClient;
   beforeAll(async () => {
-    space = await h.createSpace();
-    p = await h.joinActive(space);
+    space = await sdk.createSpace();
+    p = await sdk.joinActive(space.owner);
   });
 
   it('mutes an active participant, who still reads', async () => {
-    const res = await moderate(space, p.participantId, 'mute');
-    expectOk(res);
-    expect(res.body).toEqual({ ok: true });
-    expect(await statusOf(space, p.participantId)).toBe('muted');
-    const view = await h.get(`/hub/space/${space.spaceId}`, { key: p.key });
-    expectOk(view);
-    expect(view.body.participants).toContainEqual(
-      expect.objectContaining({ participantId: p.participantId, status: 'muted' }),
+    const res = await space.owner.participants.mute(idOf(p)).withResponse();
+    expectAnswer(res);
+    expect(res.data).toEqual({ ok: true });
+    expect(await statusOf(space, idOf(p))).toBe('muted');
+    const view = await p.get().withResponse();
+    expectAnswer(view);
+    expect(view.data.participants).toContainEqual(
+      expect.objectContaining({ participantId: idOf(p), status: 'muted' }),
     );
   });
 
   it('answers 409 to muting a muted participant', async () => {
-    const res = await moderate(space, p.participantId, 'mute');
-    expectError(res, 409);
-    expect(res.body.error).toMatch(/is muted/);
+    const error = await sdkError(space.owner.participants.mute(idOf(p)), ConflictError);
+    expect(error.body?.error).toMatch(/is muted/);
   });
 
   it('unmutes a muted participant', async () => {
-    const res = await moderate(space, p.participantId, 'unmute');
-    expectOk(res);
-    expect(res.body).toEqual({ ok: true });
-    expect(await statusOf(space, p.participantId)).toBe('active');
-    expect(await statusEvents(space, p.participantId)).toEqual(['active', 'muted', 'active']);
+    const res = await space.owner.participants.unmute(idOf(p)).withResponse();
+    expectAnswer(res);
+    expect(res.data).toEqual({ ok: true });
+    expect(await statusOf(space, idOf(p))).toBe('active');
+    expect(await statusEvents(space, idOf(p))).toEqual(['active', 'muted', 'active']);
   });
 
   it('answers 409 to unmuting an active participant', async () => {
-    expectError(await moderate(space, p.participantId, 'unmute'), 409);
+    await sdkError(space.owner.participants.unmute(idOf(p)), ConflictError);
   });
 
   it('answers 409 to muting or unmuting anyone not active or muted, and the owner', async () => {
-    const priv = await h.createSpace({ privacy: 'private' });
-    const waiting = await h.joinPending(priv);
-    expectError(await moderate(priv, waiting.participantId, 'mute'), 409);
-    expectError(await moderate(priv, waiting.participantId, 'unmute'), 409);
-    const kicked = await h.joinActive(priv);
-    expectOk(await moderate(priv, kicked.participantId, 'kick'));
-    expectError(await moderate(priv, kicked.participantId, 'mute'), 409);
-    expectError(await moderate(priv, kicked.participantId, 'unmute'), 409);
-    const left = await h.joinActive(priv);
-    expectOk(await leave(priv.spaceId, left.key));
-    expectError(await moderate(priv, left.participantId, 'mute'), 409);
-    expectError(await moderate(priv, left.participantId, 'unmute'), 409);
-    expectError(await moderate(priv, priv.ownerId, 'mute'), 409);
-    expectError(await moderate(priv, priv.ownerId, 'unmute'), 409);
+    const priv = await sdk.createSpace({ privacy: 'private' });
+    const { participants } = priv.owner;
+    const waiting = await sdk.joinPending(priv.owner);
+    await sdkError(participants.mute(waiting.participantId), ConflictError);
+    await sdkError(participants.unmute(waiting.participantId), ConflictError);
+    const kicked = await sdk.joinActive(priv.owner);
+    expectAnswer(await participants.kick(idOf(kicked)).withResponse());
+    await sdkError(participants.mute(idOf(kicked)), ConflictError);
+    await sdkError(participants.unmute(idOf(kicked)), ConflictError);
+    const left = await sdk.joinActive(priv.owner);
+    expectAnswer(await left.leave().withResponse());
+    await sdkError(participants.mute(idOf(left)), ConflictError);
+    await sdkError(participants.unmute(idOf(left)), ConflictError);
+    await sdkError(participants.mute(priv.ownerId), ConflictError);
+    await sdkError(participants.unmute(priv.ownerId), ConflictError);
     expect(await statusOf(priv, waiting.participantId)).toBe('waitingForApproval');
   });
 
   it('answers 404 for unknown participants', async () => {
-    expectError(await moderate(space, UNKNOWN_ID, 'mute'), 404);
-    expectError(await moderate(space, UNKNOWN_ID, 'unmute'), 404);
+    await sdkError(space.owner.participants.mute(UNKNOWN_ID), NotFoundError);
+    await sdkError(space.owner.participants.unmute(UNKNOWN_ID), NotFoundError);
   });
 
   it('refuses every key but the owner key (mute)', () => ownerOnlyKeyChecks('mute'));
@@ -265,24 +267,24 @@ describe('muteParticipant and unmuteParticipant', () => {
 
 describe('leaveSpace', () => {
   it('lets a participant leave: its key then answers 401', async () => {
-    const space = await h.createSpace();
-    const p = await h.joinActive(space);
-    const res = await leave(space.spaceId, p.key);
-    expectOk(res);
-    expect(res.body).toEqual({ ok: true });
-    expect(await statusOf(space, p.participantId)).toBe('left');
-    expectError(await h.get(`/hub/space/${space.spaceId}`, { key: p.key }), 401);
-    expectError(await leave(space.spaceId, p.key), 401);
-    expect(await statusEvents(space, p.participantId)).toEqual(['active', 'left']);
+    const space = await sdk.createSpace();
+    const p = await sdk.joinActive(space.owner);
+    const res = await p.leave().withResponse();
+    expectAnswer(res);
+    expect(res.data).toEqual({ ok: true });
+    expect(await statusOf(space, idOf(p))).toBe('left');
+    await sdkError(p.get(), AuthenticationError);
+    await sdkError(p.leave(), AuthenticationError);
+    expect(await statusEvents(space, idOf(p))).toEqual(['active', 'left']);
   });
 
   it('lets a muted participant leave, releasing its locks', async () => {
-    const space = await h.createSpace();
-    const p = await h.joinActive(space);
-    const artifact = await lockedArtifact(space, p.participantId);
-    expectOk(await moderate(space, p.participantId, 'mute'));
-    expectOk(await leave(space.spaceId, p.key));
-    expect(await statusOf(space, p.participantId)).toBe('left');
+    const space = await sdk.createSpace();
+    const p = await sdk.joinActive(space.owner);
+    const artifact = await lockedArtifact(space, idOf(p));
+    expectAnswer(await space.owner.participants.mute(idOf(p)).withResponse());
+    expectAnswer(await p.leave().withResponse());
+    expect(await statusOf(space, idOf(p))).toBe('left');
     expect(await lockHolder(space, artifact)).toBeNull();
     const unlocked = await recordedEvents(srv, space.spaceId, 'artifact-unlocked');
     expect(unlocked.map((e) => e.data)).toEqual([expect.objectContaining({ id: artifact, version: 1 })]);
@@ -290,27 +292,23 @@ describe('leaveSpace', () => {
   });
 
   it('answers 409 to the owner, who closes the space instead', async () => {
-    const space = await h.createSpace();
-    const res = await leave(space.spaceId, space.ownerKey);
-    expectError(res, 409);
-    expect(res.body.error).toMatch(/owner/);
+    const space = await sdk.createSpace();
+    const error = await sdkError(space.owner.leave(), ConflictError);
+    expect(error.body?.error).toMatch(/owner/);
     expect(await statusOf(space, space.ownerId)).toBe('active');
   });
 
   it('answers 404 for an unknown space', async () => {
-    const space = await h.createSpace();
-    const p = await h.joinActive(space);
-    expectError(await leave(UNKNOWN_ID, p.key), 404);
-    expectError(await leave('nope', p.key), 404);
+    const { owner } = await sdk.createSpace();
+    const p = await sdk.joinActive(owner);
+    await sdkError(sdk.space(UNKNOWN_ID, p.key).leave(), NotFoundError);
+    await sdkError(sdk.space('nope', p.key).leave(), NotFoundError);
   });
 
   it('refuses invitation keys, keys of another space, kicked and left keys', async () => {
     const space = await h.createSpace();
     const other = await h.createSpace();
-    const kicked = await h.joinActive(space);
-    expectOk(await moderate(space, kicked.participantId, 'kick'));
-    const left = await h.joinActive(space);
-    expectOk(await leave(space.spaceId, left.key));
+    const { kicked, left } = await h.deadKeys(space);
     await expectKeyChecks(h, {
       method: 'POST',
       path: `/hub/space/${space.spaceId}/leave`,
@@ -318,8 +316,8 @@ describe('leaveSpace', () => {
         invitation: await h.invite(space),
         'other space participant': (await h.joinActive(other)).key,
         'other space owner': other.ownerKey,
-        kicked: kicked.key,
-        left: left.key,
+        kicked,
+        left,
       },
     });
   });
@@ -327,22 +325,17 @@ describe('leaveSpace', () => {
 
 describe('on a closed space', () => {
   it('answers 409 "space is closed" to every moderation and to leave', async () => {
-    const space = await h.createSpace({ privacy: 'private' });
-    const waiting = await h.joinPending(space);
-    const active = await h.joinActive(space);
-    expectOk(await h.delete(`/hub/space/${space.spaceId}`, { key: space.ownerKey }));
+    const space = await sdk.createSpace({ privacy: 'private' });
+    const waiting = await sdk.joinPending(space.owner);
+    const active = await sdk.joinActive(space.owner);
+    expectAnswer(await space.owner.close().withResponse());
     for (const action of ['approve', 'kick', 'mute', 'unmute'] as const) {
-      const res = await moderate(
-        space,
-        action === 'approve' ? waiting.participantId : active.participantId,
-        action,
-      );
-      expectError(res, 409);
-      expect(res.body).toEqual({ error: 'space is closed' });
+      const target = action === 'approve' ? waiting.participantId : idOf(active);
+      const error = await sdkError(space.owner.participants[action](target), ConflictError);
+      expect(error.body).toEqual({ error: 'space is closed' });
     }
-    const res = await leave(space.spaceId, active.key);
-    expectError(res, 409);
-    expect(res.body).toEqual({ error: 'space is closed' });
-    expect(await statusOf(space, active.participantId)).toBe('active');
+    const error = await sdkError(active.leave(), ConflictError);
+    expect(error.body).toEqual({ error: 'space is closed' });
+    expect(await statusOf(space, idOf(active))).toBe('active');
   });
 });
