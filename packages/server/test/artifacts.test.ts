@@ -1,73 +1,81 @@
 import { limits } from '@convene/contract';
 import { FakeClock, newId, schema } from '@convene/core';
+import {
+  AuthenticationError,
+  ConflictError,
+  type CreateArtifactOptions,
+  LockedError,
+  NotFoundError,
+  PermissionDeniedError,
+  type SpaceClient,
+} from '@convene/sdk';
 import { and, asc, eq, like } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import {
-  type ApiResponse,
+  expectAnswer,
   expectError,
   expectKeyChecks,
   expectOk,
-  type ParticipantFixture,
+  type OwnedSpace,
   type SpaceFixture,
+  sdkError,
   useServer,
 } from './helpers';
 
-// Per-operation tests of the artifact routes: happy path, errors, and the key checks.
+// Per-operation tests of the artifact routes: the behaviour through the SDK (happy paths, locks,
+// versions, domain errors), and over raw HTTP what the SDK never sends (bodies that break the
+// contract, missing and wrong keys) and the download's headers.
 const clock = new FakeClock('2030-01-01T00:00:00.000Z');
 const TTL_MS = 600_000;
 
-const { srv, h } = useServer({ clock });
+const { srv, h, sdk } = useServer({ clock });
 
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
 const at = (offsetMs = 0) => new Date(clock.now().getTime() + offsetMs).toISOString();
 
 interface Room {
-  space: SpaceFixture;
-  owner: ParticipantFixture;
-  alice: ParticipantFixture;
-  bob: ParticipantFixture;
+  space: OwnedSpace;
+  owner: SpaceClient;
+  alice: SpaceClient;
+  bob: SpaceClient;
 }
 
 async function room(): Promise<Room> {
-  const space = await h.createSpace();
+  const space = await sdk.createSpace();
   return {
     space,
-    owner: { participantId: space.ownerId, key: space.ownerKey },
-    alice: await h.joinActive(space, { name: 'Alice' }),
-    bob: await h.joinActive(space, { name: 'Bob' }),
+    owner: space.owner,
+    alice: await sdk.joinActive(space.owner, { name: 'Alice' }),
+    bob: await sdk.joinActive(space.owner, { name: 'Bob' }),
   };
 }
 
-const artifactsPath = (space: SpaceFixture) => `/hub/space/${space.spaceId}/artifact`;
-const artifactPath = (space: SpaceFixture, id: string) => `${artifactsPath(space)}/${id}`;
+/** A participant's id, which a client returned by a join always knows. */
+const idOf = (client: SpaceClient): string => client.participantId!;
 
-async function create(space: SpaceFixture, key: string, body: Record<string, unknown> = {}) {
-  const res = await h.post(artifactsPath(space), {
-    key,
-    body: { name: 'Plan', type: 'markdown', content: '# Plan\n', ...body },
-  });
-  expectOk(res);
-  return res.body;
+const artifactsPath = (space: { spaceId: string }) => `/hub/space/${space.spaceId}/artifact`;
+const artifactPath = (space: { spaceId: string }, id: string) => `${artifactsPath(space)}/${id}`;
+
+async function create(client: SpaceClient, params: Partial<CreateArtifactOptions> = {}) {
+  const res = await client.artifacts.create({ name: 'Plan', content: '# Plan\n', ...params }).withResponse();
+  expectAnswer(res);
+  return res.data;
 }
 
-async function lock(space: SpaceFixture, id: string, key: string) {
-  const res = await h.post(`${artifactPath(space, id)}/lock`, { key });
-  expectOk(res);
-  return res.body;
+async function lock(client: SpaceClient, id: string) {
+  const res = await client.artifacts.lock(id).withResponse();
+  expectAnswer(res);
+  return res.data;
 }
 
-const read = async (space: SpaceFixture, id: string) => {
-  const res = await h.get(artifactPath(space, id), { key: space.ownerKey });
-  expectOk(res);
-  return res.body;
+const read = async (space: OwnedSpace, id: string) => {
+  const res = await space.owner.artifacts.get(id).withResponse();
+  expectAnswer(res);
+  return res.data;
 };
 
-const moderate = async (space: SpaceFixture, who: ParticipantFixture, action: string) =>
-  expectOk(
-    await h.post(`/hub/space/${space.spaceId}/participants/${who.participantId}/${action}`, {
-      key: space.ownerKey,
-    }),
-  );
+const moderate = async (space: OwnedSpace, who: SpaceClient, action: 'mute' | 'unmute') =>
+  expectAnswer(await space.owner.participants[action](idOf(who)).withResponse());
 
 /** Keys that must answer 401 on every artifact route of `space`. */
 async function strangerKeys(space: SpaceFixture): Promise<Record<string, string>> {
@@ -92,19 +100,20 @@ async function artifactEvents(spaceId: string) {
     .orderBy(asc(spaceEvents.seq));
 }
 
-function expectLocked(res: ApiResponse, holder: string, expiresAt: string) {
-  expectError(res, 423);
-  expect(res.body.lockedBy).toBe(holder);
-  expect(res.body.lockExpiresAt).toBe(expiresAt);
+async function expectLocked(call: PromiseLike<unknown>, holder: string, expiresAt: string) {
+  const error = await sdkError(call, LockedError);
+  expect(error.body?.lockedBy).toBe(holder);
+  expect(error.body?.lockExpiresAt).toBe(expiresAt);
+  expect([error.lockedBy, error.lockExpiresAt]).toEqual([holder, expiresAt]);
 }
 
-function expectLockedByNobody(res: ApiResponse) {
-  expectError(res, 423);
-  expect(res.body).not.toHaveProperty('lockedBy');
-  expect(res.body).not.toHaveProperty('lockExpiresAt');
+async function expectLockedByNobody(call: PromiseLike<unknown>) {
+  const error = await sdkError(call, LockedError);
+  expect(error.body).not.toHaveProperty('lockedBy');
+  expect(error.body).not.toHaveProperty('lockExpiresAt');
 }
 
-function expectNoLockFields(view: Record<string, unknown>) {
+function expectNoLockFields(view: object | undefined) {
   expect(view).not.toHaveProperty('lockedBy');
   expect(view).not.toHaveProperty('lockedAt');
   expect(view).not.toHaveProperty('lockExpiresAt');
@@ -113,52 +122,49 @@ function expectNoLockFields(view: Record<string, unknown>) {
 describe('createArtifact', () => {
   it('creates version 1, unlocked, for the owner and for a participant, and announces it', async () => {
     const { space, alice } = await room();
-    const res = await h.post(artifactsPath(space), {
-      key: alice.key,
-      body: { name: 'Design notes', type: 'markdown', content: '# Notes\n\n- one\n' },
-    });
-    expectOk(res);
-    expect(res.headers.get('content-type')).toMatch(/application\/json/);
-    expect(res.body).toEqual({
+    const res = await alice.artifacts
+      .create({ name: 'Design notes', content: '# Notes\n\n- one\n' })
+      .withResponse();
+    expectAnswer(res);
+    expect(res.response.headers.get('content-type')).toMatch(/application\/json/);
+    expect(res.data).toEqual({
       id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       spaceId: space.spaceId,
       name: 'Design notes',
       type: 'markdown',
       content: '# Notes\n\n- one\n',
       version: 1,
-      createdBy: alice.participantId,
-      updatedBy: alice.participantId,
+      createdBy: idOf(alice),
+      updatedBy: idOf(alice),
       createdAt: at(),
       updatedAt: at(),
     });
-    const byOwner = await create(space, space.ownerKey, { name: 'Agenda' });
+    const byOwner = await create(space.owner, { name: 'Agenda' });
     expect(byOwner.createdBy).toBe(space.ownerId);
 
     expect(await artifactEvents(space.spaceId)).toEqual([
       {
         kind: 'artifact-created',
-        data: { id: res.body.id, name: 'Design notes', version: 1, updatedAt: at() },
+        data: { id: res.data.id, name: 'Design notes', version: 1, updatedAt: at() },
       },
       { kind: 'artifact-created', data: { id: byOwner.id, name: 'Agenda', version: 1, updatedAt: at() } },
     ]);
-    const view = await h.get(`/hub/space/${space.spaceId}`, { key: alice.key });
-    expect(view.body.artifacts.map((a: { id: string }) => a.id)).toEqual([res.body.id, byOwner.id]);
-    const versions = await h.get(`${artifactPath(space, res.body.id)}/versions`, { key: alice.key });
-    expect(versions.body.versions).toEqual([
-      { version: 1, updatedBy: alice.participantId, updatedAt: at(), size: 15 },
-    ]);
+    const view = await alice.get();
+    expect(view.artifacts.map((a) => a.id)).toEqual([res.data.id, byOwner.id]);
+    const versions = await alice.artifacts.history(res.data.id);
+    expect(versions.versions).toEqual([{ version: 1, updatedBy: idOf(alice), updatedAt: at(), size: 15 }]);
   });
 
   it('defaults content to empty and accepts 200-character names and exactly 1 MiB of UTF-8', async () => {
-    const { space, alice } = await room();
-    const empty = await create(space, alice.key, { content: undefined });
+    const { alice } = await room();
+    const empty = await create(alice, { content: undefined });
     expect(empty.content).toBe('');
-    expect((await create(space, alice.key, { name: 'n'.repeat(200) })).name).toHaveLength(200);
+    expect((await create(alice, { name: 'n'.repeat(200) })).name).toHaveLength(200);
     const ascii = 'a'.repeat(limits.artifactContentMax);
-    expect((await create(space, alice.key, { content: ascii })).content).toBe(ascii);
+    expect((await create(alice, { content: ascii })).content).toBe(ascii);
     // 2-byte characters: half as many fit in the same 1 MiB.
     const accents = 'é'.repeat(limits.artifactContentMax / 2);
-    expect((await create(space, alice.key, { content: accents })).content).toBe(accents);
+    expect((await create(alice, { content: accents })).content).toBe(accents);
   });
 
   it.each([
@@ -181,12 +187,9 @@ describe('createArtifact', () => {
   it('refuses a muted participant with 403', async () => {
     const { space, alice } = await room();
     await moderate(space, alice, 'mute');
-    expectError(
-      await h.post(artifactsPath(space), { key: alice.key, body: { name: 'x', type: 'markdown' } }),
-      403,
-    );
+    await sdkError(alice.artifacts.create({ name: 'x' }), PermissionDeniedError);
     await moderate(space, alice, 'unmute');
-    await create(space, alice.key);
+    await create(alice);
   });
 
   it('answers 409 once the space holds 1,000 artifacts', async () => {
@@ -206,31 +209,26 @@ describe('createArtifact', () => {
         updatedAt: now,
       })),
     );
-    await create(space, alice.key, { name: 'the thousandth' });
-    const res = await h.post(artifactsPath(space), {
-      key: alice.key,
-      body: { name: 'one too many', type: 'markdown' },
-    });
-    expectError(res, 409);
-    const list = await h.get(artifactsPath(space), { key: alice.key });
-    expect(list.body.artifacts).toHaveLength(limits.artifactsPerSpace);
+    await create(alice, { name: 'the thousandth' });
+    await sdkError(alice.artifacts.create({ name: 'one too many' }), ConflictError);
+    const list = await alice.artifacts.list();
+    expect(list.artifacts).toHaveLength(limits.artifactsPerSpace);
   });
 
   it('answers 409 on a closed or expired space, 404 for an unknown one', async () => {
-    const closed = await h.createSpace();
-    expectOk(await h.delete(`/hub/space/${closed.spaceId}`, { key: closed.ownerKey }));
-    const body = { name: 'late', type: 'markdown' };
-    const res = await h.post(artifactsPath(closed), { key: closed.ownerKey, body });
-    expectError(res, 409);
-    expect(res.body.error).toBe('space is closed');
+    const closed = await sdk.createSpace();
+    expectAnswer(await closed.owner.close().withResponse());
+    const params = { name: 'late' };
+    const error = await sdkError(closed.owner.artifacts.create(params), ConflictError);
+    expect(error.body?.error).toBe('space is closed');
 
-    const expiring = await h.createSpace({ ttl: 60 });
-    const participant = await h.joinActive(expiring);
+    const expiring = await sdk.createSpace({ ttl: 60 });
+    const participant = await sdk.joinActive(expiring.owner);
     clock.advance(60_000);
-    expectError(await h.post(artifactsPath(expiring), { key: participant.key, body }), 409);
+    await sdkError(participant.artifacts.create(params), ConflictError);
 
-    expectError(await h.post(`/hub/space/${UNKNOWN_ID}/artifact`, { key: closed.ownerKey, body }), 404);
-    expectError(await h.post('/hub/space/not-a-uuid/artifact', { key: closed.ownerKey, body }), 404);
+    await sdkError(sdk.space(UNKNOWN_ID, closed.ownerKey).artifacts.create(params), NotFoundError);
+    await sdkError(sdk.space('not-a-uuid', closed.ownerKey).artifacts.create(params), NotFoundError);
   });
 
   it('refuses missing, unknown and wrong keys with 401', async () => {
@@ -247,32 +245,32 @@ describe('createArtifact', () => {
 describe('listArtifacts', () => {
   it('lists every artifact oldest first with content, lock fields only on locked ones; muted included', async () => {
     const { space, alice, bob } = await room();
-    const first = await create(space, alice.key, { name: 'first', content: 'one' });
+    const first = await create(alice, { name: 'first', content: 'one' });
     clock.advance(1);
-    const second = await create(space, bob.key, { name: 'second', content: 'two' });
-    const held = await lock(space, second.id, bob.key);
+    const second = await create(bob, { name: 'second', content: 'two' });
+    const held = await lock(bob, second.id);
     await moderate(space, alice, 'mute');
-    const res = await h.get(artifactsPath(space), { key: alice.key });
-    expectOk(res);
-    expect(res.body.artifacts).toEqual([
+    const res = await alice.artifacts.list().withResponse();
+    expectAnswer(res);
+    expect(res.data.artifacts).toEqual([
       first,
       {
         ...second,
-        lockedBy: bob.participantId,
+        lockedBy: idOf(bob),
         lockedAt: at(),
         lockExpiresAt: held.lockExpiresAt,
       },
     ]);
-    expectNoLockFields(res.body.artifacts[0]);
-    expectOk(await h.get(artifactsPath(space), { key: space.ownerKey }));
+    expectNoLockFields(res.data.artifacts[0]);
+    expectAnswer(await space.owner.artifacts.list().withResponse());
   });
 
   it('answers an empty list for a space without artifacts, 404 for an unknown space', async () => {
-    const { space, bob } = await room();
-    const res = await h.get(artifactsPath(space), { key: bob.key });
-    expectOk(res);
-    expect(res.body).toEqual({ artifacts: [] });
-    expectError(await h.get(`/hub/space/${UNKNOWN_ID}/artifact`, { key: bob.key }), 404);
+    const { bob } = await room();
+    const res = await bob.artifacts.list().withResponse();
+    expectAnswer(res);
+    expect(res.data).toEqual({ artifacts: [] });
+    await sdkError(sdk.space(UNKNOWN_ID, bob.key).artifacts.list(), NotFoundError);
   });
 
   it('answers 401 on a closed space and for missing, unknown and wrong keys', async () => {
@@ -282,34 +280,34 @@ describe('listArtifacts', () => {
       path: artifactsPath(space),
       wrongKeys: await strangerKeys(space),
     });
-    expectOk(await h.delete(`/hub/space/${space.spaceId}`, { key: space.ownerKey }));
-    expectError(await h.get(artifactsPath(space), { key: alice.key }), 401);
-    expectError(await h.get(artifactsPath(space), { key: space.ownerKey }), 401);
+    expectAnswer(await space.owner.close().withResponse());
+    await sdkError(alice.artifacts.list(), AuthenticationError);
+    await sdkError(space.owner.artifacts.list(), AuthenticationError);
   });
 });
 
 describe('getArtifact', () => {
   it('answers the full artifact to any participant, muted included', async () => {
     const { space, alice, bob } = await room();
-    const artifact = await create(space, alice.key, { content: 'line 1\r\nline 2 😀\n' });
+    const artifact = await create(alice, { content: 'line 1\r\nline 2 😀\n' });
     await moderate(space, bob, 'mute');
-    const res = await h.get(artifactPath(space, artifact.id), { key: bob.key });
-    expectOk(res);
-    expect(res.body).toEqual(artifact);
+    const res = await bob.artifacts.get(artifact.id).withResponse();
+    expectAnswer(res);
+    expect(res.data).toEqual(artifact);
   });
 
   it('answers 404 for an unknown, malformed or other-space artifact id', async () => {
-    const { space, alice } = await room();
-    const other = await h.createSpace();
-    const elsewhere = await create(other, other.ownerKey);
-    expectError(await h.get(artifactPath(space, UNKNOWN_ID), { key: alice.key }), 404);
-    expectError(await h.get(artifactPath(space, 'nope'), { key: alice.key }), 404);
-    expectError(await h.get(artifactPath(space, elsewhere.id), { key: alice.key }), 404);
+    const { alice } = await room();
+    const other = await sdk.createSpace();
+    const elsewhere = await create(other.owner);
+    await sdkError(alice.artifacts.get(UNKNOWN_ID), NotFoundError);
+    await sdkError(alice.artifacts.get('nope'), NotFoundError);
+    await sdkError(alice.artifacts.get(elsewhere.id), NotFoundError);
   });
 
   it('refuses missing, unknown and wrong keys with 401', async () => {
     const { space, alice } = await room();
-    const artifact = await create(space, alice.key);
+    const artifact = await create(alice);
     await expectKeyChecks(h, {
       method: 'GET',
       path: artifactPath(space, artifact.id),
@@ -321,13 +319,13 @@ describe('getArtifact', () => {
 describe('lockArtifact', () => {
   it('gives the caller the lock for 10 minutes and shows it on the artifact', async () => {
     const { space, alice } = await room();
-    const artifact = await create(space, alice.key);
-    const res = await h.post(`${artifactPath(space, artifact.id)}/lock`, { key: alice.key });
-    expectOk(res);
-    expect(res.body).toEqual({ lockedBy: alice.participantId, lockExpiresAt: at(TTL_MS) });
+    const artifact = await create(alice);
+    const res = await alice.artifacts.lock(artifact.id).withResponse();
+    expectAnswer(res);
+    expect(res.data).toEqual({ lockedBy: idOf(alice), lockExpiresAt: at(TTL_MS) });
     expect(await read(space, artifact.id)).toEqual({
       ...artifact,
-      lockedBy: alice.participantId,
+      lockedBy: idOf(alice),
       lockedAt: at(),
       lockExpiresAt: at(TTL_MS),
     });
@@ -339,7 +337,7 @@ describe('lockArtifact', () => {
         name: 'Plan',
         version: 1,
         updatedAt: artifact.updatedAt,
-        lockedBy: alice.participantId,
+        lockedBy: idOf(alice),
         lockExpiresAt: at(TTL_MS),
       },
     });
@@ -347,8 +345,8 @@ describe('lockArtifact', () => {
 
   it('lets the owner lock too', async () => {
     const { space, alice } = await room();
-    const artifact = await create(space, alice.key);
-    expect(await lock(space, artifact.id, space.ownerKey)).toEqual({
+    const artifact = await create(alice);
+    expect(await lock(space.owner, artifact.id)).toEqual({
       lockedBy: space.ownerId,
       lockExpiresAt: at(TTL_MS),
     });
@@ -356,13 +354,13 @@ describe('lockArtifact', () => {
 
   it('refreshes a lock the caller already holds, keeping lockedAt, announcing nothing', async () => {
     const { space, alice } = await room();
-    const artifact = await create(space, alice.key);
-    await lock(space, artifact.id, alice.key);
+    const artifact = await create(alice);
+    await lock(alice, artifact.id);
     const lockedAt = at();
     const eventsBefore = await artifactEvents(space.spaceId);
     clock.advance(120_000);
-    expect(await lock(space, artifact.id, alice.key)).toEqual({
-      lockedBy: alice.participantId,
+    expect(await lock(alice, artifact.id)).toEqual({
+      lockedBy: idOf(alice),
       lockExpiresAt: at(TTL_MS),
     });
     const view = await read(space, artifact.id);
@@ -373,44 +371,36 @@ describe('lockArtifact', () => {
 
   it('answers 423 with the holder and expiry when someone else holds it, even to the owner', async () => {
     const { space, alice, bob } = await room();
-    const artifact = await create(space, alice.key);
-    const held = await lock(space, artifact.id, alice.key);
-    expectLocked(
-      await h.post(`${artifactPath(space, artifact.id)}/lock`, { key: bob.key }),
-      alice.participantId,
-      held.lockExpiresAt,
-    );
-    expectLocked(
-      await h.post(`${artifactPath(space, artifact.id)}/lock`, { key: space.ownerKey }),
-      alice.participantId,
-      held.lockExpiresAt,
-    );
-    expect((await read(space, artifact.id)).lockedBy).toBe(alice.participantId);
+    const artifact = await create(alice);
+    const held = await lock(alice, artifact.id);
+    await expectLocked(bob.artifacts.lock(artifact.id), idOf(alice), held.lockExpiresAt);
+    await expectLocked(space.owner.artifacts.lock(artifact.id), idOf(alice), held.lockExpiresAt);
+    expect((await read(space, artifact.id)).lockedBy).toBe(idOf(alice));
   });
 
   it('refuses a muted participant with 403, even on a lock they hold', async () => {
     const { space, alice, bob } = await room();
-    const artifact = await create(space, alice.key);
-    const other = await create(space, alice.key, { name: 'other' });
-    await lock(space, artifact.id, bob.key);
+    const artifact = await create(alice);
+    const other = await create(alice, { name: 'other' });
+    await lock(bob, artifact.id);
     await moderate(space, bob, 'mute');
-    expectError(await h.post(`${artifactPath(space, other.id)}/lock`, { key: bob.key }), 403);
-    expectError(await h.post(`${artifactPath(space, artifact.id)}/lock`, { key: bob.key }), 403);
+    await sdkError(bob.artifacts.lock(other.id), PermissionDeniedError);
+    await sdkError(bob.artifacts.lock(artifact.id), PermissionDeniedError);
     expectNoLockFields(await read(space, other.id));
   });
 
   it('answers 404 for an unknown or malformed artifact, 401 on a closed space', async () => {
     const { space, alice } = await room();
-    const artifact = await create(space, alice.key);
-    expectError(await h.post(`${artifactPath(space, UNKNOWN_ID)}/lock`, { key: alice.key }), 404);
-    expectError(await h.post(`${artifactPath(space, 'x')}/lock`, { key: alice.key }), 404);
-    expectOk(await h.delete(`/hub/space/${space.spaceId}`, { key: space.ownerKey }));
-    expectError(await h.post(`${artifactPath(space, artifact.id)}/lock`, { key: alice.key }), 401);
+    const artifact = await create(alice);
+    await sdkError(alice.artifacts.lock(UNKNOWN_ID), NotFoundError);
+    await sdkError(alice.artifacts.lock('x'), NotFoundError);
+    expectAnswer(await space.owner.close().withResponse());
+    await sdkError(alice.artifacts.lock(artifact.id), AuthenticationError);
   });
 
   it('refuses missing, unknown and wrong keys with 401', async () => {
     const { space, alice } = await room();
-    const artifact = await create(space, alice.key);
+    const artifact = await create(alice);
     await expectKeyChecks(h, {
       method: 'POST',
       path: `${artifactPath(space, artifact.id)}/lock`,
@@ -423,26 +413,23 @@ describe('lockArtifact', () => {
 describe('writeArtifact', () => {
   it('overwrites the content, bumps the version, refreshes the lock and announces it', async () => {
     const { space, alice } = await room();
-    const artifact = await create(space, alice.key);
-    await lock(space, artifact.id, alice.key);
+    const artifact = await create(alice);
+    await lock(alice, artifact.id);
     const lockedAt = at();
     clock.advance(30_000);
-    const res = await h.patch(artifactPath(space, artifact.id), {
-      key: alice.key,
-      body: { content: '# Plan\n\nv2\n' },
-    });
-    expectOk(res);
-    expect(res.body).toEqual({
+    const res = await alice.artifacts.write(artifact.id, '# Plan\n\nv2\n').withResponse();
+    expectAnswer(res);
+    expect(res.data).toEqual({
       ...artifact,
       content: '# Plan\n\nv2\n',
       version: 2,
-      updatedBy: alice.participantId,
+      updatedBy: idOf(alice),
       updatedAt: at(),
-      lockedBy: alice.participantId,
+      lockedBy: idOf(alice),
       lockedAt,
       lockExpiresAt: at(TTL_MS),
     });
-    expect(await read(space, artifact.id)).toEqual(res.body);
+    expect(await read(space, artifact.id)).toEqual(res.data);
     expect((await artifactEvents(space.spaceId)).at(-1)).toEqual({
       kind: 'artifact-updated',
       data: {
@@ -450,7 +437,7 @@ describe('writeArtifact', () => {
         name: 'Plan',
         version: 2,
         updatedAt: at(),
-        lockedBy: alice.participantId,
+        lockedBy: idOf(alice),
         lockExpiresAt: at(TTL_MS),
       },
     });
@@ -458,67 +445,58 @@ describe('writeArtifact', () => {
 
   it('lets the owner write under its own lock, and accepts empty content', async () => {
     const { space, alice } = await room();
-    const artifact = await create(space, alice.key);
-    await lock(space, artifact.id, space.ownerKey);
-    const res = await h.patch(artifactPath(space, artifact.id), {
-      key: space.ownerKey,
-      body: { content: '' },
-    });
-    expectOk(res);
-    expect(res.body).toMatchObject({ content: '', version: 2, updatedBy: space.ownerId });
+    const artifact = await create(alice);
+    await lock(space.owner, artifact.id);
+    const res = await space.owner.artifacts.write(artifact.id, '').withResponse();
+    expectAnswer(res);
+    expect(res.data).toMatchObject({ content: '', version: 2, updatedBy: space.ownerId });
   });
 
   it('answers 423 naming the holder to anyone else, the owner included; nothing changes', async () => {
     const { space, alice, bob } = await room();
-    const artifact = await create(space, alice.key);
-    const held = await lock(space, artifact.id, alice.key);
-    for (const key of [bob.key, space.ownerKey]) {
-      expectLocked(
-        await h.patch(artifactPath(space, artifact.id), { key, body: { content: 'intruder' } }),
-        alice.participantId,
-        held.lockExpiresAt,
-      );
+    const artifact = await create(alice);
+    const held = await lock(alice, artifact.id);
+    for (const client of [bob, space.owner]) {
+      await expectLocked(client.artifacts.write(artifact.id, 'intruder'), idOf(alice), held.lockExpiresAt);
     }
     expect(await read(space, artifact.id)).toMatchObject({ content: artifact.content, version: 1 });
   });
 
   it('answers 423 without a holder when nobody holds the lock', async () => {
     const { space, alice } = await room();
-    const artifact = await create(space, alice.key);
-    expectLockedByNobody(
-      await h.patch(artifactPath(space, artifact.id), { key: alice.key, body: { content: 'x' } }),
-    );
+    const artifact = await create(alice);
+    await expectLockedByNobody(alice.artifacts.write(artifact.id, 'x'));
     expect((await read(space, artifact.id)).version).toBe(1);
   });
 
   it('applies baseVersion: the current one writes, a stale one is 409 with the current version', async () => {
     const { space, alice } = await room();
-    const artifact = await create(space, alice.key);
-    await lock(space, artifact.id, alice.key);
-    const path = artifactPath(space, artifact.id);
-    expectOk(await h.patch(path, { key: alice.key, body: { content: 'v2', baseVersion: 1 } }));
-    const stale = await h.patch(path, { key: alice.key, body: { content: 'stale', baseVersion: 1 } });
-    expectError(stale, 409);
-    expect(stale.body.version).toBe(2);
-    const ahead = await h.patch(path, { key: alice.key, body: { content: 'ahead', baseVersion: 7 } });
-    expectError(ahead, 409);
-    expect(ahead.body.version).toBe(2);
+    const artifact = await create(alice);
+    await lock(alice, artifact.id);
+    expectAnswer(await alice.artifacts.write(artifact.id, 'v2', { baseVersion: 1 }).withResponse());
+    const stale = await sdkError(
+      alice.artifacts.write(artifact.id, 'stale', { baseVersion: 1 }),
+      ConflictError,
+    );
+    expect(stale.body?.version).toBe(2);
+    const ahead = await sdkError(
+      alice.artifacts.write(artifact.id, 'ahead', { baseVersion: 7 }),
+      ConflictError,
+    );
+    expect(ahead.body?.version).toBe(2);
     expect(await read(space, artifact.id)).toMatchObject({ content: 'v2', version: 2 });
-    const versions = await h.get(`${path}/versions`, { key: alice.key });
-    expect(versions.body.versions.map((v: { version: number }) => v.version)).toEqual([2, 1]);
+    const versions = await alice.artifacts.history(artifact.id);
+    expect(versions.versions.map((v) => v.version)).toEqual([2, 1]);
   });
 
   it('lets a muted holder keep writing', async () => {
     const { space, alice } = await room();
-    const artifact = await create(space, alice.key);
-    await lock(space, artifact.id, alice.key);
+    const artifact = await create(alice);
+    await lock(alice, artifact.id);
     await moderate(space, alice, 'mute');
-    const res = await h.patch(artifactPath(space, artifact.id), {
-      key: alice.key,
-      body: { content: 'muted' },
-    });
-    expectOk(res);
-    expect(res.body.version).toBe(2);
+    const res = await alice.artifacts.write(artifact.id, 'muted').withResponse();
+    expectAnswer(res);
+    expect(res.data.version).toBe(2);
   });
 
   it.each([
@@ -529,8 +507,8 @@ describe('writeArtifact', () => {
     ['baseVersion zero', { content: 'x', baseVersion: 0 }],
   ])('refuses %s with 400; nothing changes', async (_label, body) => {
     const { space, alice } = await room();
-    const artifact = await create(space, alice.key);
-    const held = await lock(space, artifact.id, alice.key);
+    const artifact = await create(alice);
+    const held = await lock(alice, artifact.id);
     expectError(await h.patch(artifactPath(space, artifact.id), { key: alice.key, body }), 400);
     expect(await read(space, artifact.id)).toMatchObject({
       content: artifact.content,
@@ -541,24 +519,18 @@ describe('writeArtifact', () => {
 
   it('answers 404 for unknown artifacts and 401 on a closed space', async () => {
     const { space, alice } = await room();
-    const artifact = await create(space, alice.key);
-    await lock(space, artifact.id, alice.key);
-    expectError(
-      await h.patch(artifactPath(space, UNKNOWN_ID), { key: alice.key, body: { content: 'x' } }),
-      404,
-    );
-    expectError(await h.patch(artifactPath(space, '42'), { key: alice.key, body: { content: 'x' } }), 404);
-    expectOk(await h.delete(`/hub/space/${space.spaceId}`, { key: space.ownerKey }));
-    expectError(
-      await h.patch(artifactPath(space, artifact.id), { key: alice.key, body: { content: 'x' } }),
-      401,
-    );
+    const artifact = await create(alice);
+    await lock(alice, artifact.id);
+    await sdkError(alice.artifacts.write(UNKNOWN_ID, 'x'), NotFoundError);
+    await sdkError(alice.artifacts.write('42', 'x'), NotFoundError);
+    expectAnswer(await space.owner.close().withResponse());
+    await sdkError(alice.artifacts.write(artifact.id, 'x'), AuthenticationError);
   });
 
   it('refuses missing, unknown and wrong keys with 401', async () => {
     const { space, alice } = await room();
-    const artifact = await create(space, alice.key);
-    await lock(space, artifact.id, alice.key);
+    const artifact = await create(alice);
+    await lock(alice, artifact.id);
     await expectKeyChecks(h, {
       method: 'PATCH',
       path: artifactPath(space, artifact.id),
@@ -572,53 +544,52 @@ describe('writeArtifact', () => {
 describe('heartbeatArtifactLock', () => {
   it('extends the holder’s lock without writing', async () => {
     const { space, alice } = await room();
-    const artifact = await create(space, alice.key);
-    await lock(space, artifact.id, alice.key);
+    const artifact = await create(alice);
+    await lock(alice, artifact.id);
     const eventsBefore = await artifactEvents(space.spaceId);
     clock.advance(400_000);
-    const res = await h.post(`${artifactPath(space, artifact.id)}/lock/heartbeat`, { key: alice.key });
-    expectOk(res);
-    expect(res.body).toEqual({ lockedBy: alice.participantId, lockExpiresAt: at(TTL_MS) });
+    const res = await alice.artifacts.heartbeat(artifact.id).withResponse();
+    expectAnswer(res);
+    expect(res.data).toEqual({ lockedBy: idOf(alice), lockExpiresAt: at(TTL_MS) });
     expect(await read(space, artifact.id)).toMatchObject({ version: 1, lockExpiresAt: at(TTL_MS) });
     expect(await artifactEvents(space.spaceId)).toEqual(eventsBefore);
   });
 
   it('answers 423 naming the holder to others, and without a holder when nobody holds it', async () => {
     const { space, alice, bob } = await room();
-    const artifact = await create(space, alice.key);
-    const path = `${artifactPath(space, artifact.id)}/lock/heartbeat`;
-    expectLockedByNobody(await h.post(path, { key: alice.key }));
-    const held = await lock(space, artifact.id, alice.key);
-    expectLocked(await h.post(path, { key: bob.key }), alice.participantId, held.lockExpiresAt);
-    expectLocked(await h.post(path, { key: space.ownerKey }), alice.participantId, held.lockExpiresAt);
+    const artifact = await create(alice);
+    await expectLockedByNobody(alice.artifacts.heartbeat(artifact.id));
+    const held = await lock(alice, artifact.id);
+    await expectLocked(bob.artifacts.heartbeat(artifact.id), idOf(alice), held.lockExpiresAt);
+    await expectLocked(space.owner.artifacts.heartbeat(artifact.id), idOf(alice), held.lockExpiresAt);
     expect((await read(space, artifact.id)).lockExpiresAt).toBe(held.lockExpiresAt);
   });
 
   it('lets a muted holder heartbeat', async () => {
     const { space, alice } = await room();
-    const artifact = await create(space, alice.key);
-    await lock(space, artifact.id, alice.key);
+    const artifact = await create(alice);
+    await lock(alice, artifact.id);
     await moderate(space, alice, 'mute');
     clock.advance(1000);
-    const res = await h.post(`${artifactPath(space, artifact.id)}/lock/heartbeat`, { key: alice.key });
-    expectOk(res);
-    expect(res.body.lockExpiresAt).toBe(at(TTL_MS));
+    const res = await alice.artifacts.heartbeat(artifact.id).withResponse();
+    expectAnswer(res);
+    expect(res.data.lockExpiresAt).toBe(at(TTL_MS));
   });
 
   it('answers 404 for unknown artifacts and 401 on a closed space', async () => {
     const { space, alice } = await room();
-    const artifact = await create(space, alice.key);
-    await lock(space, artifact.id, alice.key);
-    expectError(await h.post(`${artifactPath(space, UNKNOWN_ID)}/lock/heartbeat`, { key: alice.key }), 404);
-    expectError(await h.post(`${artifactPath(space, 'zzz')}/lock/heartbeat`, { key: alice.key }), 404);
-    expectOk(await h.delete(`/hub/space/${space.spaceId}`, { key: space.ownerKey }));
-    expectError(await h.post(`${artifactPath(space, artifact.id)}/lock/heartbeat`, { key: alice.key }), 401);
+    const artifact = await create(alice);
+    await lock(alice, artifact.id);
+    await sdkError(alice.artifacts.heartbeat(UNKNOWN_ID), NotFoundError);
+    await sdkError(alice.artifacts.heartbeat('zzz'), NotFoundError);
+    expectAnswer(await space.owner.close().withResponse());
+    await sdkError(alice.artifacts.heartbeat(artifact.id), AuthenticationError);
   });
 
   it('refuses missing, unknown and wrong keys with 401', async () => {
     const { space, alice } = await room();
-    const artifact = await create(space, alice.key);
-    await lock(space, artifact.id, alice.key);
+    const artifact = await create(alice);
+    await lock(alice, artifact.id);
     await expectKeyChecks(h, {
       method: 'POST',
       path: `${artifactPath(space, artifact.id)}/lock/heartbeat`,
@@ -630,12 +601,12 @@ describe('heartbeatArtifactLock', () => {
 describe('unlockArtifact', () => {
   it('releases the holder’s lock and answers the artifact without lock fields', async () => {
     const { space, alice } = await room();
-    const artifact = await create(space, alice.key);
-    await lock(space, artifact.id, alice.key);
-    const res = await h.delete(`${artifactPath(space, artifact.id)}/lock`, { key: alice.key });
-    expectOk(res);
-    expect(res.body).toEqual(artifact);
-    expectNoLockFields(res.body);
+    const artifact = await create(alice);
+    await lock(alice, artifact.id);
+    const res = await alice.artifacts.unlock(artifact.id).withResponse();
+    expectAnswer(res);
+    expect(res.data).toEqual(artifact);
+    expectNoLockFields(res.data);
     expect((await artifactEvents(space.spaceId)).map((e) => e.kind)).toEqual([
       'artifact-created',
       'artifact-locked',
@@ -651,17 +622,13 @@ describe('unlockArtifact', () => {
 
   it('lets the owner force-unlock someone else’s lock, after which others may lock', async () => {
     const { space, alice, bob } = await room();
-    const artifact = await create(space, alice.key);
-    await lock(space, artifact.id, alice.key);
-    const res = await h.delete(`${artifactPath(space, artifact.id)}/lock`, { key: space.ownerKey });
-    expectOk(res);
-    expectNoLockFields(res.body);
-    const bobs = await lock(space, artifact.id, bob.key);
-    expectLocked(
-      await h.patch(artifactPath(space, artifact.id), { key: alice.key, body: { content: 'late' } }),
-      bob.participantId,
-      bobs.lockExpiresAt,
-    );
+    const artifact = await create(alice);
+    await lock(alice, artifact.id);
+    const res = await space.owner.artifacts.unlock(artifact.id).withResponse();
+    expectAnswer(res);
+    expectNoLockFields(res.data);
+    const bobs = await lock(bob, artifact.id);
+    await expectLocked(alice.artifacts.write(artifact.id, 'late'), idOf(bob), bobs.lockExpiresAt);
     expect((await artifactEvents(space.spaceId)).map((e) => e.kind)).toEqual([
       'artifact-created',
       'artifact-locked',
@@ -672,64 +639,61 @@ describe('unlockArtifact', () => {
 
   it('answers 423 naming the holder to another participant; the lock stays', async () => {
     const { space, alice, bob } = await room();
-    const artifact = await create(space, alice.key);
-    const held = await lock(space, artifact.id, alice.key);
-    expectLocked(
-      await h.delete(`${artifactPath(space, artifact.id)}/lock`, { key: bob.key }),
-      alice.participantId,
-      held.lockExpiresAt,
-    );
-    expect((await read(space, artifact.id)).lockedBy).toBe(alice.participantId);
+    const artifact = await create(alice);
+    const held = await lock(alice, artifact.id);
+    await expectLocked(bob.artifacts.unlock(artifact.id), idOf(alice), held.lockExpiresAt);
+    expect((await read(space, artifact.id)).lockedBy).toBe(idOf(alice));
   });
 
   it('answers 200 with the artifact when nobody holds the lock, announcing nothing', async () => {
     const { space, alice, bob } = await room();
-    const artifact = await create(space, alice.key);
-    const res = await h.delete(`${artifactPath(space, artifact.id)}/lock`, { key: bob.key });
-    expectOk(res);
-    expect(res.body).toEqual(artifact);
+    const artifact = await create(alice);
+    const res = await bob.artifacts.unlock(artifact.id).withResponse();
+    expectAnswer(res);
+    expect(res.data).toEqual(artifact);
     expect((await artifactEvents(space.spaceId)).map((e) => e.kind)).toEqual(['artifact-created']);
   });
 
   it('lets a muted holder unlock', async () => {
     const { space, alice } = await room();
-    const artifact = await create(space, alice.key);
-    await lock(space, artifact.id, alice.key);
+    const artifact = await create(alice);
+    await lock(alice, artifact.id);
     await moderate(space, alice, 'mute');
-    expectOk(await h.delete(`${artifactPath(space, artifact.id)}/lock`, { key: alice.key }));
+    expectAnswer(await alice.artifacts.unlock(artifact.id).withResponse());
     expectNoLockFields(await read(space, artifact.id));
   });
 
   it('answers 404 for unknown artifacts and 401 on a closed space', async () => {
     const { space, alice } = await room();
-    const artifact = await create(space, alice.key);
-    expectError(await h.delete(`${artifactPath(space, UNKNOWN_ID)}/lock`, { key: alice.key }), 404);
-    expectError(await h.delete(`${artifactPath(space, 'bad')}/lock`, { key: alice.key }), 404);
-    expectOk(await h.delete(`/hub/space/${space.spaceId}`, { key: space.ownerKey }));
-    expectError(await h.delete(`${artifactPath(space, artifact.id)}/lock`, { key: space.ownerKey }), 401);
+    const artifact = await create(alice);
+    await sdkError(alice.artifacts.unlock(UNKNOWN_ID), NotFoundError);
+    await sdkError(alice.artifacts.unlock('bad'), NotFoundError);
+    expectAnswer(await space.owner.close().withResponse());
+    await sdkError(space.owner.artifacts.unlock(artifact.id), AuthenticationError);
   });
 
   it('refuses missing, unknown and wrong keys with 401; the lock stays', async () => {
     const { space, alice } = await room();
-    const artifact = await create(space, alice.key);
-    await lock(space, artifact.id, alice.key);
+    const artifact = await create(alice);
+    await lock(alice, artifact.id);
     await expectKeyChecks(h, {
       method: 'DELETE',
       path: `${artifactPath(space, artifact.id)}/lock`,
       wrongKeys: await strangerKeys(space),
     });
-    expect((await read(space, artifact.id)).lockedBy).toBe(alice.participantId);
+    expect((await read(space, artifact.id)).lockedBy).toBe(idOf(alice));
   });
 });
 
 describe('downloadArtifact', () => {
-  const download = (space: SpaceFixture, id: string, key?: string) =>
+  // Over raw HTTP: these tests are about the answer's headers and exact bytes.
+  const download = (space: { spaceId: string }, id: string, key?: string) =>
     fetch(`${srv.url}${artifactPath(space, id)}/download`, key ? { headers: { 'X-Private-Key': key } } : {});
 
   it('serves the exact bytes as a markdown attachment named after the artifact', async () => {
     const { space, alice, bob } = await room();
     const content = '# Plan\r\n\r\nCafé 😀 e\u0301\n';
-    const artifact = await create(space, alice.key, { content });
+    const artifact = await create(alice, { content });
     await moderate(space, bob, 'mute');
     const res = await download(space, artifact.id, bob.key);
     expect(res.status).toBe(200);
@@ -751,7 +715,7 @@ describe('downloadArtifact', () => {
     ["it's (v2)*", 'attachment; filename="it\'s (v2)*.md"'],
   ])('names %j per RFC 6266', async (name, header) => {
     const { space, alice } = await room();
-    const artifact = await create(space, alice.key, { name });
+    const artifact = await create(alice, { name });
     const res = await download(space, artifact.id, alice.key);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-disposition')).toBe(header);
@@ -759,7 +723,7 @@ describe('downloadArtifact', () => {
 
   it('answers JSON 404 for unknown artifacts and JSON 401 for missing, unknown and wrong keys', async () => {
     const { space, alice } = await room();
-    const artifact = await create(space, alice.key);
+    const artifact = await create(alice);
     expectError(await h.get(`${artifactPath(space, UNKNOWN_ID)}/download`, { key: alice.key }), 404);
     expectError(await h.get(`${artifactPath(space, 'x')}/download`, { key: alice.key }), 404);
     expectError(
