@@ -3,22 +3,24 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeClock, unifiedDiff } from '@convene/core';
+import { AuthenticationError, LockedError, NotFoundError, type SpaceClient } from '@convene/sdk';
 import { applyPatch } from 'diff';
 import { describe, expect, it } from 'vitest';
 import {
-  type ApiResponse,
+  expectAnswer,
   expectError,
   expectKeyChecks,
-  expectOk,
-  type ParticipantFixture,
-  type SpaceFixture,
+  type OwnedSpace,
+  sdkError,
   useServer,
 } from './helpers';
 
-// Version history, diffs and restores, checked byte for byte with unicode and CRLF content.
+// Version history, diffs and restores, checked byte for byte with unicode and CRLF content: read
+// through the SDK, with raw HTTP for the exact bytes and headers, ill-formed versions and queries,
+// and the key checks.
 const clock = new FakeClock('2030-01-01T00:00:00.000Z');
 
-const { srv, h } = useServer({ clock });
+const { srv, h, sdk } = useServer({ clock });
 
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
 const at = (offsetMs = 0) => new Date(clock.now().getTime() + offsetMs).toISOString();
@@ -33,39 +35,39 @@ const CONTENTS = [
 ];
 
 interface Room {
-  space: SpaceFixture;
-  alice: ParticipantFixture;
-  bob: ParticipantFixture;
+  space: OwnedSpace;
+  alice: SpaceClient;
+  bob: SpaceClient;
 }
 
 async function room(): Promise<Room> {
-  const space = await h.createSpace();
+  const space = await sdk.createSpace();
   return {
     space,
-    alice: await h.joinActive(space, { name: 'Alice' }),
-    bob: await h.joinActive(space, { name: 'Bob' }),
+    alice: await sdk.joinActive(space.owner, { name: 'Alice' }),
+    bob: await sdk.joinActive(space.owner, { name: 'Bob' }),
   };
 }
 
-const artifactPath = (space: SpaceFixture, id: string) => `/hub/space/${space.spaceId}/artifact/${id}`;
+/** A participant's id, which a client returned by a join always knows. */
+const idOf = (client: SpaceClient): string => client.participantId!;
 
-async function create(space: SpaceFixture, key: string, content: string, name = 'Notes') {
-  const res = await h.post(`/hub/space/${space.spaceId}/artifact`, {
-    key,
-    body: { name, type: 'markdown', content },
-  });
-  expectOk(res);
-  return res.body;
+const artifactPath = (space: { spaceId: string }, id: string) => `/hub/space/${space.spaceId}/artifact/${id}`;
+
+async function create(client: SpaceClient, content: string, name = 'Notes') {
+  const res = await client.artifacts.create({ name, content }).withResponse();
+  expectAnswer(res);
+  return res.data;
 }
 
-async function lock(space: SpaceFixture, id: string, key: string) {
-  expectOk(await h.post(`${artifactPath(space, id)}/lock`, { key }));
+async function lock(client: SpaceClient, id: string) {
+  expectAnswer(await client.artifacts.lock(id).withResponse());
 }
 
-async function write(space: SpaceFixture, id: string, key: string, content: string) {
-  const res = await h.patch(artifactPath(space, id), { key, body: { content } });
-  expectOk(res);
-  return res.body;
+async function write(client: SpaceClient, id: string, content: string) {
+  const res = await client.artifacts.write(id, content).withResponse();
+  expectAnswer(res);
+  return res.data;
 }
 
 /** Raw bytes of a response body, so nothing is normalised on the way. */
@@ -74,7 +76,7 @@ async function rawGet(path: string, key: string) {
   return { res, body: Buffer.from(await res.arrayBuffer()) };
 }
 
-const diffOf = (space: SpaceFixture, id: string, from: number | string, to: number | string, key: string) =>
+const diffOf = (space: { spaceId: string }, id: string, from: number, to: number, key: string) =>
   rawGet(`${artifactPath(space, id)}/diff?from=${from}&to=${to}`, key);
 
 /** Applies a unified diff with GNU patch when the machine has it (an implementation other than ours). */
@@ -96,21 +98,21 @@ function gnuPatch(original: string, diff: string): string | undefined {
  */
 async function historyOf(r: Room) {
   const times: string[] = [];
-  const artifact = await create(r.space, r.alice.key, CONTENTS[0]!);
+  const artifact = await create(r.alice, CONTENTS[0]!);
   times.push(at());
-  await lock(r.space, artifact.id, r.alice.key);
+  await lock(r.alice, artifact.id);
   clock.advance(1000);
-  await write(r.space, artifact.id, r.alice.key, CONTENTS[1]!);
+  await write(r.alice, artifact.id, CONTENTS[1]!);
   times.push(at());
-  expectOk(await h.delete(`${artifactPath(r.space, artifact.id)}/lock`, { key: r.alice.key }));
-  await lock(r.space, artifact.id, r.bob.key);
+  expectAnswer(await r.alice.artifacts.unlock(artifact.id).withResponse());
+  await lock(r.bob, artifact.id);
   clock.advance(1000);
-  await write(r.space, artifact.id, r.bob.key, CONTENTS[2]!);
+  await write(r.bob, artifact.id, CONTENTS[2]!);
   times.push(at());
   clock.advance(1000);
-  await write(r.space, artifact.id, r.bob.key, CONTENTS[3]!);
+  await write(r.bob, artifact.id, CONTENTS[3]!);
   times.push(at());
-  const authors = [r.alice, r.alice, r.bob, r.bob].map((p) => p.participantId);
+  const authors = [r.alice, r.alice, r.bob, r.bob].map(idOf);
   return { artifact, times, authors };
 }
 
@@ -124,15 +126,11 @@ describe('listArtifactVersions', () => {
       updatedAt: times[i],
       size: bytes(content),
     })).reverse();
-    expectOk(
-      await h.post(`/hub/space/${r.space.spaceId}/participants/${r.alice.participantId}/mute`, {
-        key: r.space.ownerKey,
-      }),
-    );
-    for (const key of [r.alice.key, r.bob.key, r.space.ownerKey]) {
-      const res = await h.get(`${artifactPath(r.space, artifact.id)}/versions`, { key });
-      expectOk(res);
-      expect(res.body).toEqual({ versions: expected });
+    expectAnswer(await r.space.owner.participants.mute(idOf(r.alice)).withResponse());
+    for (const client of [r.alice, r.bob, r.space.owner]) {
+      const res = await client.artifacts.history(artifact.id).withResponse();
+      expectAnswer(res);
+      expect(res.data).toEqual({ versions: expected });
     }
     // Sizes count bytes, not characters: the emoji and combining marks make them differ.
     expect(bytes(CONTENTS[1]!)).toBeGreaterThan(CONTENTS[1]!.length);
@@ -140,16 +138,16 @@ describe('listArtifactVersions', () => {
 
   it('answers 404 for unknown artifacts, 401 for closed spaces and wrong keys', async () => {
     const r = await room();
-    const artifact = await create(r.space, r.alice.key, 'x');
-    expectError(await h.get(`${artifactPath(r.space, UNKNOWN_ID)}/versions`, { key: r.alice.key }), 404);
-    expectError(await h.get(`${artifactPath(r.space, 'v1')}/versions`, { key: r.alice.key }), 404);
+    const artifact = await create(r.alice, 'x');
+    await sdkError(r.alice.artifacts.history(UNKNOWN_ID), NotFoundError);
+    await sdkError(r.alice.artifacts.history('v1'), NotFoundError);
     await expectKeyChecks(h, {
       method: 'GET',
       path: `${artifactPath(r.space, artifact.id)}/versions`,
       wrongKeys: { invitation: await h.invite(r.space), 'other space': (await h.createSpace()).ownerKey },
     });
-    expectOk(await h.delete(`/hub/space/${r.space.spaceId}`, { key: r.space.ownerKey }));
-    expectError(await h.get(`${artifactPath(r.space, artifact.id)}/versions`, { key: r.alice.key }), 401);
+    expectAnswer(await r.space.owner.close().withResponse());
+    await sdkError(r.alice.artifacts.history(artifact.id), AuthenticationError);
   });
 });
 
@@ -159,18 +157,16 @@ describe('getArtifactVersion', () => {
     const { artifact, times, authors } = await historyOf(r);
     // Bob still holds the lock: the current view shows it, old versions do not.
     for (const [i, content] of CONTENTS.entries()) {
-      const res = await h.get(`${artifactPath(r.space, artifact.id)}/versions/${i + 1}`, {
-        key: r.alice.key,
-      });
-      expectOk(res);
-      expect(res.body).toEqual({
+      const res = await r.alice.artifacts.version(artifact.id, i + 1).withResponse();
+      expectAnswer(res);
+      expect(res.data).toEqual({
         id: artifact.id,
         spaceId: r.space.spaceId,
         name: 'Notes',
         type: 'markdown',
         content,
         version: i + 1,
-        createdBy: r.alice.participantId,
+        createdBy: idOf(r.alice),
         updatedBy: authors[i],
         createdAt: times[0],
         updatedAt: times[i],
@@ -180,16 +176,16 @@ describe('getArtifactVersion', () => {
         Buffer.from(content, 'utf8'),
       );
     }
-    const current = await h.get(artifactPath(r.space, artifact.id), { key: r.alice.key });
-    expect(current.body.lockedBy).toBe(r.bob.participantId);
-    const latest = await h.get(`${artifactPath(r.space, artifact.id)}/versions/4`, { key: r.alice.key });
-    const { lockedBy: _l, lockedAt: _a, lockExpiresAt: _e, ...unlocked } = current.body;
-    expect(latest.body).toEqual(unlocked);
+    const current = await r.alice.artifacts.get(artifact.id);
+    expect(current.lockedBy).toBe(idOf(r.bob));
+    const latest = await r.alice.artifacts.version(artifact.id, 4);
+    const { lockedBy: _l, lockedAt: _a, lockExpiresAt: _e, ...unlocked } = current;
+    expect(latest).toEqual(unlocked);
   });
 
   it.each(['0', '2', '-1', '1.5', 'abc', '01', '99999999999'])('answers 404 for version %s', async (v) => {
     const r = await room();
-    const artifact = await create(r.space, r.alice.key, 'x');
+    const artifact = await create(r.alice, 'x');
     expectError(
       await h.get(`${artifactPath(r.space, artifact.id)}/versions/${v}`, { key: r.alice.key }),
       404,
@@ -198,8 +194,8 @@ describe('getArtifactVersion', () => {
 
   it('answers 404 for an unknown artifact and 401 for wrong keys', async () => {
     const r = await room();
-    const artifact = await create(r.space, r.alice.key, 'x');
-    expectError(await h.get(`${artifactPath(r.space, UNKNOWN_ID)}/versions/1`, { key: r.alice.key }), 404);
+    const artifact = await create(r.alice, 'x');
+    await sdkError(r.alice.artifacts.version(UNKNOWN_ID, 1), NotFoundError);
     await expectKeyChecks(h, {
       method: 'GET',
       path: `${artifactPath(r.space, artifact.id)}/versions/1`,
@@ -211,9 +207,9 @@ describe('getArtifactVersion', () => {
 describe('diffArtifactVersions', () => {
   it('serves a unified diff in the diff -u format', async () => {
     const r = await room();
-    const artifact = await create(r.space, r.alice.key, 'a\nb\nc\n', 'Plan');
-    await lock(r.space, artifact.id, r.alice.key);
-    await write(r.space, artifact.id, r.alice.key, 'a\nB\nc\n');
+    const artifact = await create(r.alice, 'a\nb\nc\n', 'Plan');
+    await lock(r.alice, artifact.id);
+    await write(r.alice, artifact.id, 'a\nB\nc\n');
     const { res, body } = await diffOf(r.space, artifact.id, 1, 2, r.bob.key);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('text/x-diff; charset=utf-8');
@@ -233,9 +229,9 @@ describe('diffArtifactVersions', () => {
     const { artifact } = await historyOf(r);
     for (let from = 1; from <= CONTENTS.length; from++) {
       for (let to = 1; to <= CONTENTS.length; to++) {
-        const { res, body } = await diffOf(r.space, artifact.id, from, to, r.alice.key);
-        expect(res.status).toBe(200);
-        const diff = body.toString('utf8');
+        const res = await r.alice.artifacts.diff(artifact.id, from, to).withResponse();
+        expectAnswer(res);
+        const diff = res.data;
         if (from === to) {
           expect(diff).toBe('');
           continue;
@@ -275,119 +271,116 @@ describe('diffArtifactVersions', () => {
     ['from empty', '?from=&to=1'],
   ])('answers 400 when %s', async (_label, query) => {
     const r = await room();
-    const artifact = await create(r.space, r.alice.key, 'x');
+    const artifact = await create(r.alice, 'x');
     expectError(await h.get(`${artifactPath(r.space, artifact.id)}/diff${query}`, { key: r.alice.key }), 400);
   });
 
   it('answers 404 when either version or the artifact is missing', async () => {
     const r = await room();
-    const artifact = await create(r.space, r.alice.key, 'x');
-    for (const query of ['?from=1&to=2', '?from=2&to=1', '?from=0&to=1', '?from=-1&to=1']) {
-      expectError(
-        await h.get(`${artifactPath(r.space, artifact.id)}/diff${query}`, { key: r.alice.key }),
-        404,
-      );
+    const artifact = await create(r.alice, 'x');
+    for (const [from, to] of [
+      [1, 2],
+      [2, 1],
+      [0, 1],
+      [-1, 1],
+    ] as const) {
+      await sdkError(r.alice.artifacts.diff(artifact.id, from, to), NotFoundError);
     }
-    expectError(
-      await h.get(`${artifactPath(r.space, UNKNOWN_ID)}/diff?from=1&to=1`, { key: r.alice.key }),
-      404,
-    );
-    expectError(await h.get(`${artifactPath(r.space, 'x')}/diff?from=1&to=1`, { key: r.alice.key }), 404);
+    await sdkError(r.alice.artifacts.diff(UNKNOWN_ID, 1, 1), NotFoundError);
+    await sdkError(r.alice.artifacts.diff('x', 1, 1), NotFoundError);
   });
 
   it('answers 401 for missing, unknown and wrong keys, and on a closed space', async () => {
     const r = await room();
-    const artifact = await create(r.space, r.alice.key, 'x');
+    const artifact = await create(r.alice, 'x');
     const path = `${artifactPath(r.space, artifact.id)}/diff?from=1&to=1`;
     await expectKeyChecks(h, {
       method: 'GET',
       path,
       wrongKeys: { invitation: await h.invite(r.space), 'other space': (await h.createSpace()).ownerKey },
     });
-    expectOk(await h.delete(`/hub/space/${r.space.spaceId}`, { key: r.space.ownerKey }));
-    expectError(await h.get(path, { key: r.alice.key }), 401);
+    expectAnswer(await r.space.owner.close().withResponse());
+    await sdkError(r.alice.artifacts.diff(artifact.id, 1, 1), AuthenticationError);
   });
 });
 
 describe('restoreArtifactVersion', () => {
-  const restore = (space: SpaceFixture, id: string, version: number | string, key: string) =>
-    h.post(`${artifactPath(space, id)}/versions/${version}/restore`, { key });
-
   it('writes the old content as a new version, byte for byte, refreshing the lock', async () => {
     const r = await room();
     const { artifact } = await historyOf(r);
     clock.advance(5000);
-    const res = await restore(r.space, artifact.id, 1, r.bob.key);
-    expectOk(res);
-    expect(res.body).toMatchObject({
+    const res = await r.bob.artifacts.restore(artifact.id, 1).withResponse();
+    expectAnswer(res);
+    expect(res.data).toMatchObject({
       content: CONTENTS[0],
       version: 5,
-      updatedBy: r.bob.participantId,
+      updatedBy: idOf(r.bob),
       updatedAt: at(),
-      lockedBy: r.bob.participantId,
+      lockedBy: idOf(r.bob),
       lockExpiresAt: at(600_000),
     });
     const { res: dl, body } = await rawGet(`${artifactPath(r.space, artifact.id)}/download`, r.alice.key);
     expect(dl.status).toBe(200);
     expect(body).toEqual(Buffer.from(CONTENTS[0]!, 'utf8'));
+    expect(await r.alice.artifacts.download(artifact.id)).toBe(CONTENTS[0]);
     const diff = await diffOf(r.space, artifact.id, 1, 5, r.alice.key);
     expect(diff.res.status).toBe(200);
     expect(diff.body.length).toBe(0);
-    const versions = await h.get(`${artifactPath(r.space, artifact.id)}/versions`, { key: r.alice.key });
-    expect(versions.body.versions.map((v: { version: number }) => v.version)).toEqual([5, 4, 3, 2, 1]);
-    expect(versions.body.versions[0].size).toBe(bytes(CONTENTS[0]!));
+    const versions = await r.alice.artifacts.history(artifact.id);
+    expect(versions.versions.map((v) => v.version)).toEqual([5, 4, 3, 2, 1]);
+    expect(versions.versions[0]?.size).toBe(bytes(CONTENTS[0]!));
   });
 
   it('restores an empty version too, and lets a muted holder restore', async () => {
     const r = await room();
     const { artifact } = await historyOf(r);
-    expectOk(
-      await h.post(`/hub/space/${r.space.spaceId}/participants/${r.bob.participantId}/mute`, {
-        key: r.space.ownerKey,
-      }),
-    );
-    const res = await restore(r.space, artifact.id, 3, r.bob.key);
-    expectOk(res);
-    expect(res.body).toMatchObject({ content: '', version: 5 });
+    expectAnswer(await r.space.owner.participants.mute(idOf(r.bob)).withResponse());
+    const res = await r.bob.artifacts.restore(artifact.id, 3).withResponse();
+    expectAnswer(res);
+    expect(res.data).toMatchObject({ content: '', version: 5 });
   });
 
   it('answers 423 naming the holder to others, without a holder when nobody holds it', async () => {
     const r = await room();
     const { artifact } = await historyOf(r);
-    const expectLocked = (res: ApiResponse) => {
-      expectError(res, 423);
-      expect(res.body.lockedBy).toBe(r.bob.participantId);
-      expect(typeof res.body.lockExpiresAt).toBe('string');
+    const expectLocked = async (call: PromiseLike<unknown>) => {
+      const error = await sdkError(call, LockedError);
+      expect(error.body?.lockedBy).toBe(idOf(r.bob));
+      expect(typeof error.body?.lockExpiresAt).toBe('string');
     };
-    expectLocked(await restore(r.space, artifact.id, 1, r.alice.key));
-    expectLocked(await restore(r.space, artifact.id, 1, r.space.ownerKey));
-    expectOk(await h.delete(`${artifactPath(r.space, artifact.id)}/lock`, { key: r.bob.key }));
-    const free = await restore(r.space, artifact.id, 1, r.bob.key);
-    expectError(free, 423);
+    await expectLocked(r.alice.artifacts.restore(artifact.id, 1));
+    await expectLocked(r.space.owner.artifacts.restore(artifact.id, 1));
+    expectAnswer(await r.bob.artifacts.unlock(artifact.id).withResponse());
+    const free = await sdkError(r.bob.artifacts.restore(artifact.id, 1), LockedError);
     expect(free.body).not.toHaveProperty('lockedBy');
-    const versions = await h.get(`${artifactPath(r.space, artifact.id)}/versions`, { key: r.alice.key });
-    expect(versions.body.versions).toHaveLength(4);
+    const versions = await r.alice.artifacts.history(artifact.id);
+    expect(versions.versions).toHaveLength(4);
   });
 
   it('answers 404 for a missing version or artifact, even to the holder', async () => {
     const r = await room();
-    const artifact = await create(r.space, r.alice.key, 'x');
-    await lock(r.space, artifact.id, r.alice.key);
-    for (const v of ['2', '0', 'abc']) expectError(await restore(r.space, artifact.id, v, r.alice.key), 404);
-    expectError(await restore(r.space, UNKNOWN_ID, 1, r.alice.key), 404);
-    expectError(await restore(r.space, 'nope', 1, r.alice.key), 404);
+    const artifact = await create(r.alice, 'x');
+    await lock(r.alice, artifact.id);
+    for (const v of [2, 0]) await sdkError(r.alice.artifacts.restore(artifact.id, v), NotFoundError);
+    // Not a version number at all: only raw HTTP sends that.
+    expectError(
+      await h.post(`${artifactPath(r.space, artifact.id)}/versions/abc/restore`, { key: r.alice.key }),
+      404,
+    );
+    await sdkError(r.alice.artifacts.restore(UNKNOWN_ID, 1), NotFoundError);
+    await sdkError(r.alice.artifacts.restore('nope', 1), NotFoundError);
   });
 
   it('answers 401 for missing, unknown and wrong keys, and on a closed space', async () => {
     const r = await room();
-    const artifact = await create(r.space, r.alice.key, 'x');
-    await lock(r.space, artifact.id, r.alice.key);
+    const artifact = await create(r.alice, 'x');
+    await lock(r.alice, artifact.id);
     await expectKeyChecks(h, {
       method: 'POST',
       path: `${artifactPath(r.space, artifact.id)}/versions/1/restore`,
       wrongKeys: { invitation: await h.invite(r.space), 'other space': (await h.createSpace()).ownerKey },
     });
-    expectOk(await h.delete(`/hub/space/${r.space.spaceId}`, { key: r.space.ownerKey }));
-    expectError(await restore(r.space, artifact.id, 1, r.alice.key), 401);
+    expectAnswer(await r.space.owner.close().withResponse());
+    await sdkError(r.alice.artifacts.restore(artifact.id, 1), AuthenticationError);
   });
 });
