@@ -6,14 +6,7 @@ import { FakeClock, unifiedDiff } from '@convene/core';
 import { AuthenticationError, LockedError, NotFoundError, type SpaceClient } from '@convene/sdk';
 import { applyPatch } from 'diff';
 import { describe, expect, it } from 'vitest';
-import {
-  expectAnswer,
-  expectError,
-  expectKeyChecks,
-  type OwnedSpace,
-  sdkError,
-  useServer,
-} from './helpers';
+import { expectAnswer, expectError, expectKeyChecks, type OwnedSpace, sdkError, useServer } from './helpers';
 
 // Version history, diffs and restores, checked byte for byte with unicode and CRLF content: read
 // through the SDK, with raw HTTP for the exact bytes and headers, ill-formed versions and queries,
