@@ -6,7 +6,15 @@ import { FakeClock, unifiedDiff } from '@convene/core';
 import { AuthenticationError, LockedError, NotFoundError, type SpaceClient } from '@convene/sdk';
 import { applyPatch } from 'diff';
 import { describe, expect, it } from 'vitest';
-import { expectAnswer, expectError, expectKeyChecks, type OwnedSpace, sdkError, useServer } from './helpers';
+import {
+  expectAnswer,
+  expectError,
+  expectKeyChecks,
+  idOf,
+  type OwnedSpace,
+  sdkError,
+  useServer,
+} from './helpers';
 
 // Version history, diffs and restores, checked byte for byte with unicode and CRLF content: read
 // through the SDK, with raw HTTP for the exact bytes and headers, ill-formed versions and queries,
@@ -41,9 +49,6 @@ async function room(): Promise<Room> {
     bob: await sdk.joinActive(space.owner, { name: 'Bob' }),
   };
 }
-
-/** A participant's id, which a client returned by a join always knows. */
-const idOf = (client: SpaceClient): string => client.participantId!;
 
 const artifactPath = (space: { spaceId: string }, id: string) => `/hub/space/${space.spaceId}/artifact/${id}`;
 

@@ -16,6 +16,7 @@ import {
   expectError,
   expectKeyChecks,
   expectOk,
+  idOf,
   type OwnedSpace,
   type SpaceFixture,
   sdkError,
@@ -49,9 +50,6 @@ async function room(): Promise<Room> {
     bob: await sdk.joinActive(space.owner, { name: 'Bob' }),
   };
 }
-
-/** A participant's id, which a client returned by a join always knows. */
-const idOf = (client: SpaceClient): string => client.participantId!;
 
 const artifactsPath = (space: { spaceId: string }) => `/hub/space/${space.spaceId}/artifact`;
 const artifactPath = (space: { spaceId: string }, id: string) => `${artifactsPath(space)}/${id}`;

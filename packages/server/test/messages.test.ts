@@ -15,6 +15,7 @@ import {
   expectError,
   expectKeyChecks,
   expectOk,
+  idOf,
   type OwnedSpace,
   sdkError,
   useServer,
@@ -42,8 +43,6 @@ const list = (space: { spaceId: string }, key: string, timestamp?: string) =>
 
 /** The first page of a client's messages (after `since`). */
 const page = (client: SpaceClient, since?: string) => client.messages.list({ since });
-const idOf = (client: SpaceClient): string => client.participantId!;
-
 describe('sendMessage', () => {
   it('posts a message and answers its id with the context bundle', async () => {
     const space = await sdk.createSpace({ ownerName: 'Olga' });

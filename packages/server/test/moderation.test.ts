@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import {
   expectAnswer,
   expectKeyChecks,
+  idOf,
   type OwnedSpace,
   participantRow,
   recordedEvents,
@@ -20,9 +21,6 @@ type Action = 'approve' | 'kick' | 'mute' | 'unmute';
 type Space = { spaceId: string };
 const statusOf = async (space: Space, participantId: string) =>
   (await participantRow(srv, space.spaceId, participantId))?.status;
-/** A participant's id, which a client returned by a join always knows. */
-const idOf = (client: SpaceClient): string => client.participantId!;
-
 /** An artifact locked by `holder` for ten minutes, made directly in the database. */
 async function lockedArtifact(space: Space, holder: string): Promise<string> {
   const id = newId();

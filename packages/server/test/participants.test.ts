@@ -14,6 +14,7 @@ import {
   expectError,
   expectKeyChecks,
   expectOk,
+  idOf,
   participantRow,
   recordedEvents,
   type SpaceFixture,
@@ -199,7 +200,7 @@ describe('joinSpace', () => {
   it('stores keys only as hashes (a sealed copy only while a private joiner has not collected it)', async () => {
     const space = await sdk.createSpace();
     const p = await sdk.joinActive(space.owner);
-    const row = await participantRow(srv, space.spaceId, p.participantId!);
+    const row = await participantRow(srv, space.spaceId, idOf(p));
     expect(row?.keyHash).toBe(hashSecret(p.key));
     expect(row?.keyEnc).toBeNull();
     expect(JSON.stringify(row)).not.toContain(p.key);
@@ -227,7 +228,7 @@ describe('joinSpace', () => {
     const { userId, token } = await userWithToken();
     const { owner, spaceId } = await sdk.createSpace();
     const res = await sdk.joinActive(owner, { name: 'Linked' }, sdk.hub({ userToken: token }));
-    const row = await participantRow(srv, spaceId, res.participantId!);
+    const row = await participantRow(srv, spaceId, idOf(res));
     expect(row?.userId).toBe(userId);
     expect(row?.keyEnc).toMatch(/^v1\./);
     expect(srv.server.deps.box.decrypt(row?.keyEnc ?? '')).toBe(res.key);
@@ -430,7 +431,7 @@ describe('getJoinStatus', () => {
         .pendingJoin({
           spaceId: pub.spaceId,
           invitationKey: invitation,
-          participantId: joined.participantId!,
+          participantId: idOf(joined),
         })
         .check(),
       NotFoundError,

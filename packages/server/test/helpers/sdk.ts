@@ -91,6 +91,12 @@ export class Sdk {
   }
 }
 
+/** A participant's id, which a client returned by a join (or the factories) always knows. */
+export function idOf(client: SpaceClient): string {
+  if (!client.participantId) throw new Error('this client was made without its participantId');
+  return client.participantId;
+}
+
 /** What every success carries: its status and API-Version. */
 export function expectAnswer({ response }: WithResponse<unknown>, status = 200): void {
   expect(response.status).toBe(status);
