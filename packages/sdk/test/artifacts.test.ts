@@ -57,14 +57,14 @@ describe('artifacts', () => {
   it('reads the history, a version, a diff, and restores a version', async () => {
     const { owner } = await ownedSpace();
     const doc = await owner.artifacts.create({ name: 'doc', content: 'one\n' });
-    await owner.artifacts.lock(doc.id);
-    await owner.artifacts.write(doc.id, 'one\ntwo\n');
+    // Locks live 3 s on this server (LOCK_TTL_S): withLock keeps them alive however slow the machine.
+    await owner.artifacts.withLock(doc.id, (locked) => locked.write('one\ntwo\n'));
     const { versions } = await owner.artifacts.history(doc.id);
     expect(versions.map((v) => v.version)).toEqual([2, 1]);
     expect((await owner.artifacts.version(doc.id, 1)).content).toBe('one\n');
     const diff = await owner.artifacts.diff(doc.id, 1, 2);
     expect(diff).toContain('+two');
-    const restored = await owner.artifacts.restore(doc.id, 1);
+    const restored = await owner.artifacts.withLock(doc.id, () => owner.artifacts.restore(doc.id, 1));
     expect(restored).toMatchObject({ version: 3, content: 'one\n' });
     await expect(owner.artifacts.version(doc.id, 9)).rejects.toBeInstanceOf(NotFoundError);
   });

@@ -1,26 +1,32 @@
 import { newId, OffsetClock, schema } from '@convene/core';
+import { AuthenticationError, ConflictError, NotFoundError } from '@convene/sdk';
 import { and, eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import {
+  expectAnswer,
   expectError,
   expectKeyChecks,
   expectOk,
+  idOf,
   participantRow,
   recordedEvents,
   type SpaceFixture,
+  sdkError,
   useServer,
 } from './helpers';
 
 const clock = new OffsetClock();
 
-const { srv, h } = useServer({ clock });
+/**
+ * A space's life as its owner's SDK client lives it; bodies that break the contract and the key
+ * checks over raw HTTP.
+ */
+const { srv, h, sdk } = useServer({ clock });
 
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
 const view = (space: SpaceFixture, key = space.ownerKey) => h.get(`/hub/space/${space.spaceId}`, { key });
 const update = (space: SpaceFixture, body: unknown, key: string | undefined = space.ownerKey) =>
   h.put(`/hub/space/${space.spaceId}`, { key, body });
-const close = (space: SpaceFixture, key: string | undefined = space.ownerKey) =>
-  h.delete(`/hub/space/${space.spaceId}`, { key });
 
 async function spaceRow(spaceId: string) {
   const [row] = await srv.server.database.db
@@ -45,22 +51,22 @@ async function nonOwnerKeys(space: SpaceFixture): Promise<Record<string, string>
 
 describe('updateSpace', () => {
   it('changes only the fields given', async () => {
-    const space = await h.createSpace({ name: 'Before', description: 'Old', agenda: 'A' });
-    const res = await update(space, { name: 'After', agenda: '1. ship' });
-    expectOk(res);
-    expect(res.body).toEqual({ ok: true });
-    expect((await view(space)).body).toMatchObject({ name: 'After', description: 'Old', agenda: '1. ship' });
-    expectOk(await update(space, { description: '' }));
-    expect((await view(space)).body).toMatchObject({ name: 'After', description: '', agenda: '1. ship' });
+    const { owner } = await sdk.createSpace({ name: 'Before', description: 'Old', agenda: 'A' });
+    const res = await owner.update({ name: 'After', agenda: '1. ship' }).withResponse();
+    expectAnswer(res);
+    expect(res.data).toEqual({ ok: true });
+    expect(await owner.get()).toMatchObject({ name: 'After', description: 'Old', agenda: '1. ship' });
+    expectAnswer(await owner.update({ description: '' }).withResponse());
+    expect(await owner.get()).toMatchObject({ name: 'After', description: '', agenda: '1. ship' });
   });
 
   it('accepts an empty update as a no-op', async () => {
-    const space = await h.createSpace({ name: 'Same' });
-    const res = await update(space, {});
-    expectOk(res);
-    expect(res.body).toEqual({ ok: true });
-    expect((await view(space)).body.name).toBe('Same');
-    // A body-less PUT is the same empty update.
+    const space = await sdk.createSpace({ name: 'Same' });
+    const res = await space.owner.update({}).withResponse();
+    expectAnswer(res);
+    expect(res.data).toEqual({ ok: true });
+    expect((await space.owner.get()).name).toBe('Same');
+    // A body-less PUT (which the SDK never sends) is the same empty update.
     expectOk(await h.put(`/hub/space/${space.spaceId}`, { key: space.ownerKey }));
   });
 
@@ -86,17 +92,16 @@ describe('updateSpace', () => {
   });
 
   it('answers 404 for an unknown or non-UUID space', async () => {
-    const space = await h.createSpace();
-    expectError(await h.put(`/hub/space/${UNKNOWN_ID}`, { key: space.ownerKey, body: { name: 'x' } }), 404);
-    expectError(await h.put('/hub/space/xyz', { key: space.ownerKey, body: { name: 'x' } }), 404);
+    const { ownerKey } = await sdk.createSpace();
+    await sdkError(sdk.space(UNKNOWN_ID, ownerKey).update({ name: 'x' }), NotFoundError);
+    await sdkError(sdk.space('xyz', ownerKey).update({ name: 'x' }), NotFoundError);
   });
 
   it('answers 409 "space is closed" once closed', async () => {
-    const space = await h.createSpace();
-    expectOk(await close(space));
-    const res = await update(space, { name: 'Too late' });
-    expectError(res, 409);
-    expect(res.body).toEqual({ error: 'space is closed' });
+    const space = await sdk.createSpace();
+    expectAnswer(await space.owner.close().withResponse());
+    const error = await sdkError(space.owner.update({ name: 'Too late' }), ConflictError);
+    expect(error.body).toEqual({ error: 'space is closed' });
     expect((await spaceRow(space.spaceId))?.name).toBe('Test space');
   });
 
@@ -114,10 +119,10 @@ describe('updateSpace', () => {
 
 describe('closeSpace', () => {
   it('closes the space: state closed, closedAt set, a space-closed event', async () => {
-    const space = await h.createSpace();
-    const res = await close(space);
-    expectOk(res);
-    expect(res.body).toEqual({ ok: true });
+    const space = await sdk.createSpace();
+    const res = await space.owner.close().withResponse();
+    expectAnswer(res);
+    expect(res.data).toEqual({ ok: true });
     const row = await spaceRow(space.spaceId);
     expect(row?.state).toBe('closed');
     expect(row?.closedAt).toBeInstanceOf(Date);
@@ -126,37 +131,34 @@ describe('closeSpace', () => {
   });
 
   it('stops every key of the space: 401 where 409 is not listed, 409 where it is', async () => {
-    const space = await h.createSpace({ privacy: 'private' });
-    const p = await h.joinActive(space);
-    const pending = await h.joinPending(space);
-    const invitation = await h.invite(space);
-    expectOk(await close(space));
+    const space = await sdk.createSpace({ privacy: 'private' });
+    const { owner } = space;
+    const p = await sdk.joinActive(owner);
+    const pending = await sdk.joinPending(owner);
+    const invitation = (await owner.invitations.create()).publicInvitationKey;
+    expectAnswer(await owner.close().withResponse());
 
-    for (const key of [space.ownerKey, p.key, invitation]) expectError(await view(space, key), 401);
-    expectError(
-      await h.get(`/hub/space/${space.spaceId}/join/${pending.participantId}`, {
-        key: pending.invitationKey,
-        headers: { 'X-Poll-Token': pending.pollToken },
-      }),
-      401,
-    );
-    for (const res of [
-      await update(space, { name: 'x' }),
-      await close(space),
-      await h.post(`/hub/space/${space.spaceId}/invite`, { key: space.ownerKey }),
-      await h.post(`/hub/space/${space.spaceId}/join`, { key: invitation, body: { name: 'Late' } }),
-      await h.post(`/hub/space/${space.spaceId}/leave`, { key: p.key }),
+    for (const client of [owner, p, sdk.space(space.spaceId, invitation)])
+      await sdkError(client.get(), AuthenticationError);
+    await sdkError(pending.check(), AuthenticationError);
+    // One after another, as an agent would: each call starts when it is made.
+    for (const call of [
+      () => owner.update({ name: 'x' }),
+      () => owner.close(),
+      () => owner.invitations.create(),
+      () => sdk.hub().join(space.spaceId, invitation, { name: 'Late' }),
+      () => p.leave(),
     ]) {
-      expectError(res, 409);
-      expect(res.body).toEqual({ error: 'space is closed' });
+      const error = await sdkError(call(), ConflictError);
+      expect(error.body).toEqual({ error: 'space is closed' });
     }
     // Only one close happened.
     expect(await recordedEvents(srv, space.spaceId, 'space-closed')).toHaveLength(1);
   });
 
   it('releases every lock of the space, announcing each once (a lapsed one too, if the sweep has not yet)', async () => {
-    const space = await h.createSpace();
-    const p = await h.joinActive(space);
+    const space = await sdk.createSpace();
+    const p = await sdk.joinActive(space.owner);
     const now = clock.now();
     const artifact = (holder: string, expiresInMs: number) => ({
       spaceId: space.spaceId,
@@ -173,10 +175,10 @@ describe('closeSpace', () => {
       lockedAt: now,
       lockExpiresAt: new Date(now.getTime() + expiresInMs),
     });
-    const live = [artifact(space.ownerId, 600_000), artifact(p.participantId, 600_000)];
-    const stale = artifact(p.participantId, -1000);
+    const live = [artifact(space.ownerId, 600_000), artifact(idOf(p), 600_000)];
+    const stale = artifact(idOf(p), -1000);
     await srv.server.database.db.insert(schema.artifacts).values([...live, stale]);
-    expectOk(await close(space));
+    expectAnswer(await space.owner.close().withResponse());
     const rows = await srv.server.database.db
       .select({ lockedBy: schema.artifacts.lockedBy, lockExpiresAt: schema.artifacts.lockExpiresAt })
       .from(schema.artifacts)
@@ -199,9 +201,9 @@ describe('closeSpace', () => {
   });
 
   it('answers 404 for an unknown or non-UUID space', async () => {
-    const space = await h.createSpace();
-    expectError(await h.delete(`/hub/space/${UNKNOWN_ID}`, { key: space.ownerKey }), 404);
-    expectError(await h.delete('/hub/space/123', { key: space.ownerKey }), 404);
+    const { ownerKey } = await sdk.createSpace();
+    await sdkError(sdk.space(UNKNOWN_ID, ownerKey).close(), NotFoundError);
+    await sdkError(sdk.space('123', ownerKey).close(), NotFoundError);
   });
 
   it('refuses every key but the owner key, and leaves the space open', async () => {
@@ -217,49 +219,44 @@ describe('closeSpace', () => {
 
 describe('TTL expiry (injected clock)', () => {
   it('counts ttlRemaining down with the clock', async () => {
-    const space = await h.createSpace({ ttl: 120 });
+    const { owner } = await sdk.createSpace({ ttl: 120 });
     // Seconds are rounded up; a slow machine may take a second between two requests.
-    expect((await view(space)).body.ttlRemaining).toBeGreaterThanOrEqual(119);
-    expect((await view(space)).body.ttlRemaining).toBeLessThanOrEqual(120);
+    expect((await owner.get()).ttlRemaining).toBeGreaterThanOrEqual(119);
+    expect((await owner.get()).ttlRemaining).toBeLessThanOrEqual(120);
     clock.advance(30_000);
-    expect((await view(space)).body.ttlRemaining).toBeGreaterThanOrEqual(89);
-    expect((await view(space)).body.ttlRemaining).toBeLessThanOrEqual(90);
+    expect((await owner.get()).ttlRemaining).toBeGreaterThanOrEqual(89);
+    expect((await owner.get()).ttlRemaining).toBeLessThanOrEqual(90);
   });
 
   it('kills every key once the TTL has elapsed: 401 where 409 is not listed, 409 where it is', async () => {
-    const space = await h.createSpace({ privacy: 'private', ttl: 60 });
-    const p = await h.joinActive(space);
-    const pending = await h.joinPending(space);
-    const invitation = await h.invite(space);
+    const space = await sdk.createSpace({ privacy: 'private', ttl: 60 });
+    const { owner } = space;
+    const p = await sdk.joinActive(owner);
+    const pending = await sdk.joinPending(owner);
+    const invitation = (await owner.invitations.create()).publicInvitationKey;
     clock.advance(50_000);
-    expectOk(await view(space, p.key));
+    expectAnswer(await p.get().withResponse());
 
     clock.advance(10_000);
-    for (const key of [space.ownerKey, p.key, invitation]) expectError(await view(space, key), 401);
-    expectError(
-      await h.get(`/hub/space/${space.spaceId}/join/${pending.participantId}`, {
-        key: pending.invitationKey,
-        headers: { 'X-Poll-Token': pending.pollToken },
-      }),
-      401,
-    );
-    const base = `/hub/space/${space.spaceId}`;
-    for (const res of [
-      await update(space, { name: 'x' }),
-      await close(space),
-      await h.post(`${base}/invite`, { key: space.ownerKey }),
-      await h.post(`${base}/join`, { key: invitation, body: { name: 'Late' } }),
-      await h.post(`${base}/participants/${pending.participantId}/approve`, { key: space.ownerKey }),
-      await h.post(`${base}/participants/${p.participantId}/mute`, { key: space.ownerKey }),
-      await h.post(`${base}/participants/${p.participantId}/kick`, { key: space.ownerKey }),
-      await h.post(`${base}/leave`, { key: p.key }),
+    for (const client of [owner, p, sdk.space(space.spaceId, invitation)])
+      await sdkError(client.get(), AuthenticationError);
+    await sdkError(pending.check(), AuthenticationError);
+    for (const call of [
+      () => owner.update({ name: 'x' }),
+      () => owner.close(),
+      () => owner.invitations.create(),
+      () => sdk.hub().join(space.spaceId, invitation, { name: 'Late' }),
+      () => owner.participants.approve(pending.participantId),
+      () => owner.participants.mute(idOf(p)),
+      () => owner.participants.kick(idOf(p)),
+      () => p.leave(),
     ]) {
-      expectError(res, 409);
-      expect(res.body).toEqual({ error: 'space is closed' });
+      const error = await sdkError(call(), ConflictError);
+      expect(error.body).toEqual({ error: 'space is closed' });
     }
     // Expiry is derived, never written; nothing changed.
     expect((await spaceRow(space.spaceId))?.state).toBe('open');
-    expect((await participantRow(srv, space.spaceId, p.participantId))?.status).toBe('active');
+    expect((await participantRow(srv, space.spaceId, idOf(p)))?.status).toBe('active');
     const [pendingRow] = await srv.server.database.db
       .select({ status: schema.participants.status })
       .from(schema.participants)

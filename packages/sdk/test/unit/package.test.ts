@@ -1,7 +1,15 @@
 // The package as a user meets it: packed, checked, installed from the tarball with npm in an
 // empty directory outside the workspace, and running the README's quick start there.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,6 +28,43 @@ function quickStart(readme: string): string {
   const code = section?.match(/```js\n([\s\S]*?)```/)?.[1];
   if (!code) throw new Error('README.md has no ```js block under "## Quick start"');
   return code;
+}
+
+/**
+ * The other runtimes the SDK promises, from the npm registry (the packages that ship their
+ * binaries), pinned, installed once per machine outside the workspace so that no install of the
+ * workspace carries 200 MB of runtimes. Resolves with their binaries, or with why they could not
+ * be had (no registry), in which case the test says so and is skipped.
+ */
+const RUNTIMES = { bun: '1.4.5', deno: '2.9.6' } as const;
+
+async function installRuntimes(): Promise<{ bun: string; deno: string } | { problem: string }> {
+  const dir = join(tmpdir(), `convene-runtimes-bun-${RUNTIMES.bun}-deno-${RUNTIMES.deno}`);
+  const bin = (name: string) => join(dir, 'node_modules/.bin', name);
+  const ready = () => existsSync(bin('bun')) && existsSync(bin('deno'));
+  if (!ready()) {
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'runtimes', private: true }));
+    try {
+      await run(
+        'npm',
+        [
+          'install',
+          `bun@${RUNTIMES.bun}`,
+          `deno@${RUNTIMES.deno}`,
+          '--no-audit',
+          '--no-fund',
+          '--no-save',
+          '--loglevel=error',
+        ],
+        { cwd: dir },
+      );
+    } catch (error) {
+      return { problem: `npm could not install bun and deno: ${(error as Error).message.split('\n')[0]}` };
+    }
+    if (!ready()) return { problem: `npm installed bun and deno into ${dir}, but not their binaries` };
+  }
+  return { bun: bin('bun'), deno: bin('deno') };
 }
 
 describe('the published package', () => {
@@ -116,6 +161,25 @@ describe('the published package', () => {
     );
     expect(cjs.trim()).toBe('function function');
   });
+
+  it('runs the same quick start under Bun and Deno', async (ctx) => {
+    const runtimes = await installRuntimes();
+    if ('problem' in runtimes) return ctx.skip(`Bun and Deno not verified: ${runtimes.problem}`);
+    expect(server, 'the npm quick start test starts the server').toBeDefined();
+    const env = { ...process.env, CONVENE_URL: server!.url, NO_COLOR: '1' };
+    for (const [name, command] of [
+      ['bun', [runtimes.bun, 'quickstart.mjs']],
+      // Deno reads @convene/sdk from the node_modules npm installed beside package.json.
+      ['deno', [runtimes.deno, 'run', '--allow-net', '--allow-env', '--allow-read', 'quickstart.mjs']],
+    ] as const) {
+      const [bin, ...args] = command;
+      const { stdout } = await run(bin, args, { cwd: project, env }).catch((error: { stderr?: string }) => {
+        throw new Error(`the quick start failed under ${name}:\n${error.stderr}`);
+      });
+      expect(stdout, name).toContain('Planner: Hello! I will draft the plan.');
+      expect(stdout, name).toContain('# Plan\n- ship it');
+    }
+  }, 300_000);
 
   it('has an API reference that builds without warnings', async () => {
     await run(join(packageRoot, 'node_modules/.bin/typedoc'), ['--emit', 'none'], { cwd: packageRoot }).catch(
