@@ -1,108 +1,114 @@
 import { createServer as createHttpServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { type Convene, NotFoundError, type Session } from '@convene/sdk';
 import { type CryptoKey, exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/env';
-import { expectError, expectOk, type StartOptions, useServer, withServer } from './helpers';
+import {
+  expectAnswer,
+  expectError,
+  expectOk,
+  idOf,
+  type StartOptions,
+  sdkError,
+  useServer,
+  withServer,
+} from './helpers';
 import { bearer, type HumanFixture, linkAgent, mintToken, signup, startLink } from './helpers/accounts';
 
 describe('getMySpaceKey (key recovery)', () => {
-  const { h } = useServer();
+  // Recovery as the human's dashboard session (session.spaceKey) and as an agent holding the
+  // human's token (spaces.recoverKey) do it through the SDK; missing and wrong identities raw.
+  const { h, sdk } = useServer();
   let human: HumanFixture;
   let token: string;
+  /** The human's two identities: the dashboard session and an agent holding one of its tokens. */
+  let session: Session;
+  let agent: Convene;
   beforeAll(async () => {
     human = await signup(h);
     token = (await mintToken(h, human)).token;
+    session = sdk.hub().session(human.jwt);
+    agent = sdk.hub({ userToken: token });
   });
 
   const keyOf = (spaceId: string, headers: Record<string, string>) =>
     h.get(`/hub/space/${spaceId}/key`, { headers });
+  const recoveries = (spaceId: string) => [
+    () => session.spaceKey(spaceId),
+    () => agent.spaces.recoverKey(spaceId),
+  ];
 
   it('returns the owner key of a space created with X-User-Token, with the JWT and with the token', async () => {
-    const space = await h.createSpace({}, { 'X-User-Token': token });
-    for (const headers of [human.auth, { 'X-User-Token': token }]) {
-      const res = await keyOf(space.spaceId, headers);
-      expectOk(res);
-      expect(res.body).toEqual({ role: 'owner', privateKey: space.ownerKey });
+    const space = await sdk.createSpace({}, agent);
+    for (const recover of recoveries(space.spaceId)) {
+      const res = await recover().withResponse();
+      expectAnswer(res);
+      expect(res.data).toEqual({ role: 'owner', privateKey: space.ownerKey });
     }
     // The recovered key is the real one: it works as the owner key.
-    const { body } = await keyOf(space.spaceId, human.auth);
-    expectOk(await h.post(`/hub/space/${space.spaceId}/invite`, { key: body.privateKey }));
+    const { privateKey } = await session.spaceKey(space.spaceId);
+    expectAnswer(await sdk.space(space.spaceId, privateKey).invitations.create().withResponse());
   });
 
   it('returns the participant key of a join made with X-User-Token, with the JWT and with the token', async () => {
-    const host = await h.createSpace();
-    const joined = await h.joinActive(
-      host,
-      { name: 'Linked human', isHuman: true },
-      { headers: { 'X-User-Token': token } },
-    );
-    for (const headers of [human.auth, { 'X-User-Token': token }]) {
-      const res = await keyOf(host.spaceId, headers);
-      expectOk(res);
-      expect(res.body).toEqual({ role: 'participant', privateKey: joined.key });
+    const host = await sdk.createSpace();
+    const joined = await sdk.joinActive(host.owner, { name: 'Linked human', isHuman: true }, agent);
+    for (const recover of recoveries(host.spaceId)) {
+      const res = await recover().withResponse();
+      expectAnswer(res);
+      expect(res.data).toEqual({ role: 'participant', privateKey: joined.key });
     }
   });
 
   it('recovers a private-space participant key once approved (and still after the join-status poll)', async () => {
-    const host = await h.createSpace({ privacy: 'private' });
-    const pending = await h.joinPending(host, {}, { headers: { 'X-User-Token': token } });
-    expectError(await keyOf(host.spaceId, human.auth), 404);
-    expectOk(
-      await h.post(`/hub/space/${host.spaceId}/participants/${pending.participantId}/approve`, {
-        key: host.ownerKey,
-      }),
-    );
-    const poll = await h.get(`/hub/space/${host.spaceId}/join/${pending.participantId}`, {
-      key: pending.invitationKey,
-      headers: { 'X-Poll-Token': pending.pollToken },
-    });
-    expectOk(poll);
-    const res = await keyOf(host.spaceId, human.auth);
-    expectOk(res);
-    expect(res.body).toEqual({ role: 'participant', privateKey: poll.body.participantPrivateKey });
+    const host = await sdk.createSpace({ privacy: 'private' });
+    const pending = await sdk.joinPending(host.owner, {}, agent);
+    await sdkError(session.spaceKey(host.spaceId), NotFoundError);
+    expectAnswer(await host.owner.participants.approve(pending.participantId).withResponse());
+    const poll = await pending.check().withResponse();
+    expectAnswer(poll);
+    const res = await session.spaceKey(host.spaceId).withResponse();
+    expectAnswer(res);
+    expect(res.data).toEqual({ role: 'participant', privateKey: poll.data?.key });
   });
 
   it('works with a token obtained through the link flow', async () => {
-    const linked = await linkAgent(h, human, 'Recovering agent');
-    const space = await h.createSpace({}, { 'X-User-Token': linked });
-    expect((await keyOf(space.spaceId, { 'X-User-Token': linked })).body.privateKey).toBe(space.ownerKey);
-    expect((await keyOf(space.spaceId, human.auth)).body.privateKey).toBe(space.ownerKey);
+    const linked = sdk.hub({ userToken: await linkAgent(h, human, 'Recovering agent') });
+    const space = await sdk.createSpace({}, linked);
+    expect((await linked.spaces.recoverKey(space.spaceId)).privateKey).toBe(space.ownerKey);
+    expect((await session.spaceKey(space.spaceId)).privateKey).toBe(space.ownerKey);
   });
 
   it('answers 404 where the human holds no key', async () => {
     const other = await signup(h);
-    const otherToken = (await mintToken(h, other)).token;
-    const anonymous = await h.createSpace();
-    const theirs = await h.createSpace({}, { 'X-User-Token': otherToken });
-    expectError(await keyOf(anonymous.spaceId, human.auth), 404);
-    expectError(await keyOf(theirs.spaceId, human.auth), 404);
-    expectError(await keyOf(theirs.spaceId, { 'X-User-Token': token }), 404);
-    expectError(await keyOf('00000000-0000-4000-8000-000000000000', human.auth), 404);
-    expectError(await keyOf('not-a-uuid', human.auth), 404);
+    const otherAgent = sdk.hub({ userToken: (await mintToken(h, other)).token });
+    const anonymous = await sdk.createSpace();
+    const theirs = await sdk.createSpace({}, otherAgent);
+    await sdkError(session.spaceKey(anonymous.spaceId), NotFoundError);
+    await sdkError(session.spaceKey(theirs.spaceId), NotFoundError);
+    await sdkError(agent.spaces.recoverKey(theirs.spaceId), NotFoundError);
+    await sdkError(session.spaceKey('00000000-0000-4000-8000-000000000000'), NotFoundError);
+    await sdkError(session.spaceKey('not-a-uuid'), NotFoundError);
     // A space joined anonymously, even by the same human, holds no recoverable key.
-    await h.joinActive(anonymous, { name: 'unlinked' });
-    expectError(await keyOf(anonymous.spaceId, human.auth), 404);
+    await sdk.joinActive(anonymous.owner, { name: 'unlinked' });
+    await sdkError(session.spaceKey(anonymous.spaceId), NotFoundError);
   });
 
   it('answers 404 once the key is dead: kicked, left, closed', async () => {
-    const host = await h.createSpace();
-    const kicked = await h.joinActive(host, {}, { headers: { 'X-User-Token': token } });
-    expectOk(
-      await h.post(`/hub/space/${host.spaceId}/participants/${kicked.participantId}/kick`, {
-        key: host.ownerKey,
-      }),
-    );
-    expectError(await keyOf(host.spaceId, human.auth), 404);
+    const host = await sdk.createSpace();
+    const kicked = await sdk.joinActive(host.owner, {}, agent);
+    expectAnswer(await host.owner.participants.kick(idOf(kicked)).withResponse());
+    await sdkError(session.spaceKey(host.spaceId), NotFoundError);
 
-    const left = await h.createSpace();
-    const leaver = await h.joinActive(left, {}, { headers: { 'X-User-Token': token } });
-    expectOk(await h.post(`/hub/space/${left.spaceId}/leave`, { key: leaver.key }));
-    expectError(await keyOf(left.spaceId, human.auth), 404);
+    const left = await sdk.createSpace();
+    const leaver = await sdk.joinActive(left.owner, {}, agent);
+    expectAnswer(await leaver.leave().withResponse());
+    await sdkError(session.spaceKey(left.spaceId), NotFoundError);
 
-    const closed = await h.createSpace({}, { 'X-User-Token': token });
-    expectOk(await h.delete(`/hub/space/${closed.spaceId}`, { key: closed.ownerKey }));
-    expectError(await keyOf(closed.spaceId, human.auth), 404);
+    const closed = await sdk.createSpace({}, agent);
+    expectAnswer(await closed.owner.close().withResponse());
+    await sdkError(session.spaceKey(closed.spaceId), NotFoundError);
   });
 
   it('answers 401 with WWW-Authenticate without a valid identity', async () => {

@@ -1,14 +1,20 @@
 import { FakeClock } from '@convene/core';
+import { type ConveneError, GoneError, NotFoundError, type Session } from '@convene/sdk';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { expectError, expectOk, onPostgres, useServer, withServer } from './helpers';
+import { expectAnswer, expectError, expectOk, onPostgres, sdkError, useServer, withServer } from './helpers';
 import { type HumanFixture, linkAgent, signup, startLink } from './helpers/accounts';
 
+// The browser-link flow as the agent (hub.link) and the human's dashboard session (session.link)
+// drive it through the SDK; the exact start answer, bad bodies and credentials over raw HTTP.
 const clock = new FakeClock('2030-01-01T00:00:00.000Z');
 const TTL = 600;
-const { srv, h } = useServer({ clock, config: { linkTtlSeconds: TTL } });
+const { srv, h, sdk } = useServer({ clock, config: { linkTtlSeconds: TTL } });
 let human: HumanFixture;
+/** The human's dashboard session, as the SDK holds it. */
+let session: Session;
 beforeAll(async () => {
   human = await signup(h);
+  session = sdk.hub().session(human.jwt);
 });
 
 const poll = (deviceCode: unknown) => h.post('/hub/link/poll', { body: { deviceCode } });
@@ -43,8 +49,8 @@ describe('startLink', () => {
   });
 
   it('mints a fresh request each time', async () => {
-    const a = await startLink(h);
-    const b = await startLink(h);
+    const a = await sdk.hub().link.start();
+    const b = await sdk.hub().link.start();
     expect(a.deviceCode).not.toBe(b.deviceCode);
     expect(a.userCode).not.toBe(b.userCode);
   });
@@ -59,129 +65,130 @@ describe('startLink', () => {
 
 describe('the link flow', () => {
   it('pending until approved, then the token exactly once, then 410', async () => {
-    const link = await startLink(h, 'Build bot');
+    const link = await sdk.hub().link.start({ agentName: 'Build bot' });
     for (let i = 0; i < 3; i++) {
       // Polling faster than the interval is answered normally.
-      const pending = await poll(link.deviceCode);
-      expectOk(pending);
-      expect(pending.body).toEqual({ status: 'pending' });
+      const pending = await link.poll().withResponse();
+      expectAnswer(pending);
+      expect(pending.data).toEqual({ status: 'pending' });
     }
 
-    const view = await h.get(`/hub/me/link/${link.userCode}`, { headers: human.auth });
-    expectOk(view);
-    expect(view.body).toEqual({
+    const view = await session.link.get(link.userCode).withResponse();
+    expectAnswer(view);
+    expect(view.data).toEqual({
       agentName: 'Build bot',
       status: 'pending',
       expiresAt: new Date(clock.now().getTime() + TTL * 1000).toISOString(),
     });
 
-    const ok = await approve(link.userCode);
-    expectOk(ok);
-    expect(ok.body).toEqual({ ok: true });
+    const ok = await session.link.approve(link.userCode).withResponse();
+    expectAnswer(ok);
+    expect(ok.data).toEqual({ ok: true });
 
-    const approved = await poll(link.deviceCode);
-    expectOk(approved);
-    expect(approved.body).toEqual({
+    const approved = await link.poll().withResponse();
+    expectAnswer(approved);
+    const token = approved.data.token!;
+    const prefix = approved.data.prefix!;
+    expect(approved.data).toEqual({
       status: 'approved',
       token: expect.stringMatching(/^usr_[A-Za-z0-9_-]{40,}$/),
-      prefix: approved.body.token.slice(0, approved.body.prefix.length),
+      prefix: token.slice(0, prefix.length),
     });
-    expect(approved.body.prefix.length).toBeGreaterThanOrEqual(6);
+    expect(prefix.length).toBeGreaterThanOrEqual(6);
 
     // Consumed: the token is never handed out again.
-    const again = await poll(link.deviceCode);
-    expectError(again, 410);
-    expect(again.text).not.toContain(approved.body.token);
-    expect((await h.get(`/hub/me/link/${link.userCode}`, { headers: human.auth })).body.status).toBe(
-      'consumed',
-    );
+    const again = await sdkError(link.poll(), GoneError);
+    expect(JSON.stringify(again.body)).not.toContain(token);
+    expect((await session.link.get(link.userCode)).status).toBe('consumed');
 
     // The token belongs to the approving human, named after the agent, and works as X-User-Token.
-    const tokens = await h.get('/hub/me/tokens', { headers: human.auth });
-    const minted = tokens.body.find((t: { prefix: string }) => t.prefix === approved.body.prefix);
+    const tokens = await session.tokens.list();
+    const minted = tokens.find((t) => t.prefix === prefix);
     expect(minted).toMatchObject({ name: 'Build bot', revoked: false });
-    const space = await h.createSpace({ name: 'Linked' }, { 'X-User-Token': approved.body.token });
-    const mine = await h.get('/hub/me/spaces', { headers: human.auth });
-    expect(mine.body.spaces.map((s: { spaceId: string }) => s.spaceId)).toContain(space.spaceId);
+    const space = await sdk.createSpace({ name: 'Linked' }, sdk.hub({ userToken: token }));
+    const mine = await session.spaces();
+    expect(mine.spaces.map((s) => s.spaceId)).toContain(space.spaceId);
   });
 
   it('accepts the user code without the dash and in any case', async () => {
-    const link = await startLink(h);
+    const link = await sdk.hub().link.start();
     const typed = link.userCode.replace('-', '').toLowerCase();
-    expectOk(await h.get(`/hub/me/link/${typed}`, { headers: human.auth }));
-    expectOk(await approve(` ${typed.slice(0, 4)} ${typed.slice(4)} `));
-    expect((await poll(link.deviceCode)).body.status).toBe('approved');
+    expectAnswer(await session.link.get(typed).withResponse());
+    expectAnswer(await session.link.approve(` ${typed.slice(0, 4)} ${typed.slice(4)} `).withResponse());
+    expect((await link.poll()).status).toBe('approved');
   });
 
   it('names a token from an anonymous agent generically', async () => {
-    const link = await startLink(h);
-    expect((await h.get(`/hub/me/link/${link.userCode}`, { headers: human.auth })).body.agentName).toBeNull();
-    await approve(link.userCode);
-    const { body } = await poll(link.deviceCode);
-    const tokens = await h.get('/hub/me/tokens', { headers: human.auth });
-    expect(tokens.body.find((t: { prefix: string }) => t.prefix === body.prefix).name).toBe('Linked agent');
+    const link = await sdk.hub().link.start();
+    expect((await session.link.get(link.userCode)).agentName).toBeNull();
+    await session.link.approve(link.userCode);
+    const { prefix } = await link.poll();
+    const tokens = await session.tokens.list();
+    expect(tokens.find((t) => t.prefix === prefix)?.name).toBe('Linked agent');
   });
 
   it('refused: the poll answers denied, and keeps answering it; no token is minted', async () => {
-    const other = await signup(h);
-    const link = await startLink(h, 'Refused agent');
-    const ok = await deny(link.userCode, other);
-    expectOk(ok);
-    expect(ok.body).toEqual({ ok: true });
+    const other = sdk.hub().session((await signup(h)).jwt);
+    const link = await sdk.hub().link.start({ agentName: 'Refused agent' });
+    const ok = await other.link.deny(link.userCode).withResponse();
+    expectAnswer(ok);
+    expect(ok.data).toEqual({ ok: true });
     for (let i = 0; i < 2; i++) {
-      const res = await poll(link.deviceCode);
-      expectOk(res);
-      expect(res.body).toEqual({ status: 'denied' });
+      const res = await link.poll().withResponse();
+      expectAnswer(res);
+      expect(res.data).toEqual({ status: 'denied' });
     }
-    expect((await h.get('/hub/me/tokens', { headers: other.auth })).body).toEqual([]);
+    expect(await other.tokens.list()).toEqual([]);
     // Decided once: neither approve nor deny applies any more.
-    expectError(await approve(link.userCode, other), 404);
-    expectError(await deny(link.userCode, other), 404);
+    await sdkError(other.link.approve(link.userCode), NotFoundError);
+    await sdkError(other.link.deny(link.userCode), NotFoundError);
   });
 
   it('an approved request cannot be approved or refused again', async () => {
-    const link = await startLink(h);
-    expectOk(await approve(link.userCode));
-    expectError(await approve(link.userCode), 404);
-    expectError(await deny(link.userCode), 404);
-    expect((await poll(link.deviceCode)).body.status).toBe('approved');
+    const link = await sdk.hub().link.start();
+    expectAnswer(await session.link.approve(link.userCode).withResponse());
+    await sdkError(session.link.approve(link.userCode), NotFoundError);
+    await sdkError(session.link.deny(link.userCode), NotFoundError);
+    expect((await link.poll()).status).toBe('approved');
   });
 
   it('expires after LINK_TTL_S: the poll answers 410, and the code can no longer be decided', async () => {
-    const pending = await startLink(h);
-    const approvedLate = await startLink(h);
-    const approvedInTime = await startLink(h, 'Late collector');
-    const denied = await startLink(h);
-    expectOk(await approve(approvedInTime.userCode));
-    expectOk(await deny(denied.userCode));
+    const start = (agentName?: string) => sdk.hub().link.start(agentName ? { agentName } : {});
+    const pending = await start();
+    const approvedLate = await start();
+    const approvedInTime = await start('Late collector');
+    const denied = await start();
+    expectAnswer(await session.link.approve(approvedInTime.userCode).withResponse());
+    expectAnswer(await session.link.deny(denied.userCode).withResponse());
 
     clock.advance((TTL - 1) * 1000);
-    expect((await poll(pending.deviceCode)).body).toEqual({ status: 'pending' });
+    expect(await pending.poll()).toEqual({ status: 'pending' });
     clock.advance(1000);
 
-    expectError(await poll(pending.deviceCode), 410);
-    expectError(await approve(approvedLate.userCode), 404);
-    expectError(await deny(approvedLate.userCode), 404);
-    expectError(await poll(approvedLate.deviceCode), 410);
+    await sdkError(pending.poll(), GoneError);
+    await sdkError(session.link.approve(approvedLate.userCode), NotFoundError);
+    await sdkError(session.link.deny(approvedLate.userCode), NotFoundError);
+    await sdkError(approvedLate.poll(), GoneError);
     // An approval nobody collected in time is not handed out late; its token is revoked.
-    expectError(await poll(approvedInTime.deviceCode), 410);
-    expectError(await poll(denied.deviceCode), 410);
-    const view = await h.get(`/hub/me/link/${pending.userCode}`, { headers: human.auth });
-    expectOk(view);
-    expect(view.body.status).toBe('expired');
-    const tokens = await h.get('/hub/me/tokens', { headers: human.auth });
-    expect(tokens.body.find((t: { name: string }) => t.name === 'Late collector')).toMatchObject({
-      revoked: true,
-    });
+    await sdkError(approvedInTime.poll(), GoneError);
+    await sdkError(denied.poll(), GoneError);
+    const view = await session.link.get(pending.userCode).withResponse();
+    expectAnswer(view);
+    expect(view.data.status).toBe('expired');
+    const tokens = await session.tokens.list();
+    expect(tokens.find((t) => t.name === 'Late collector')).toMatchObject({ revoked: true });
   });
 
   it('hands the token to exactly one of many concurrent polls', async () => {
-    const link = await startLink(h);
-    await approve(link.userCode);
-    const results = await Promise.all(Array.from({ length: 8 }, () => poll(link.deviceCode)));
-    const statuses = results.map((r) => r.status).sort();
+    const link = await sdk.hub().link.start();
+    await session.link.approve(link.userCode);
+    const results = await Promise.allSettled(Array.from({ length: 8 }, () => link.poll()));
+    const statuses = results
+      .map((r) => (r.status === 'fulfilled' ? 200 : (r.reason as ConveneError).status))
+      .sort();
     expect(statuses).toEqual([200, 410, 410, 410, 410, 410, 410, 410]);
-    expect(results.find((r) => r.status === 200)?.body.token).toMatch(/^usr_/);
+    const collected = results.find((r) => r.status === 'fulfilled');
+    expect(collected?.status === 'fulfilled' && collected.value.token).toMatch(/^usr_/);
   });
 });
 

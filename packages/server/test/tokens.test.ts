@@ -1,34 +1,40 @@
 import { FakeClock } from '@convene/core';
+import { AuthenticationError, NotFoundError, type Session } from '@convene/sdk';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { expectError, expectOk, onPostgres, useServer } from './helpers';
+import { expectAnswer, expectError, expectOk, onPostgres, sdkError, useServer } from './helpers';
 import { type HumanFixture, mintToken, signup } from './helpers/accounts';
 
+// API tokens as the human's SDK session mints, lists and revokes them, and as agents use them
+// (X-User-Token through the SDK's userToken); the exact 201/204 wire shapes, bad bodies and
+// credentials over raw HTTP.
 const clock = new FakeClock('2030-01-01T00:00:00.000Z');
-const { h } = useServer({ clock });
+const { h, sdk } = useServer({ clock });
 let human: HumanFixture;
+let session: Session;
 beforeAll(async () => {
   human = await signup(h);
+  session = sdk.hub().session(human.jwt);
 });
 
-const spacesOf = async (who: HumanFixture): Promise<string[]> => {
-  const res = await h.get('/hub/me/spaces', { headers: who.auth });
-  expectOk(res);
-  return res.body.spaces.map((s: { spaceId: string }) => s.spaceId);
+const spacesOf = async (who: Session): Promise<string[]> => {
+  const res = await who.spaces().withResponse();
+  expectAnswer(res);
+  return res.data.spaces.map((s) => s.spaceId);
 };
 
 describe('createApiToken', () => {
   it('answers 201 with the usr_ token, shown once, and its display prefix', async () => {
-    const res = await h.post('/hub/me/tokens', { headers: human.auth, body: { name: 'CI runner' } });
-    expectOk(res, 201);
-    expect(res.body).toEqual({
+    const res = await session.tokens.create({ name: 'CI runner' }).withResponse();
+    expectAnswer(res, 201);
+    expect(res.data).toEqual({
       id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       name: 'CI runner',
       token: expect.stringMatching(/^usr_[A-Za-z0-9_-]{40,}$/),
       prefix: expect.any(String),
       expiresAt: new Date(clock.now().getTime() + 90 * 86_400_000).toISOString(),
     });
-    expect(res.body.token.startsWith(res.body.prefix)).toBe(true);
-    expect(res.body.prefix.length).toBeLessThan(res.body.token.length / 2);
+    expect(res.data.token.startsWith(res.data.prefix)).toBe(true);
+    expect(res.data.prefix.length).toBeLessThan(res.data.token.length / 2);
   });
 
   it('takes no body at all, and names the token by default', async () => {
@@ -47,15 +53,15 @@ describe('createApiToken', () => {
 
 describe('listApiTokens', () => {
   it('lists metadata, newest first, never a secret; lastUsedAt follows use', async () => {
-    const me = await signup(h);
-    const first = await mintToken(h, me, 'first');
+    const me = sdk.hub().session((await signup(h)).jwt);
+    const first = await me.tokens.create({ name: 'first' });
     clock.advance(1000);
-    const second = await mintToken(h, me, 'second');
-    await mintToken(h, human, 'someone else’s');
+    const second = await me.tokens.create({ name: 'second' });
+    await session.tokens.create({ name: 'someone else’s' });
 
-    const res = await h.get('/hub/me/tokens', { headers: me.auth });
-    expectOk(res);
-    expect(res.body).toEqual([
+    const res = await me.tokens.list().withResponse();
+    expectAnswer(res);
+    expect(res.data).toEqual([
       {
         id: second.id,
         name: 'second',
@@ -73,56 +79,53 @@ describe('listApiTokens', () => {
         expiresAt: new Date(clock.now().getTime() - 1000 + 90 * 86_400_000).toISOString(),
       },
     ]);
-    expect(res.text).not.toContain(first.token);
-    expect(res.text).not.toContain(second.token);
-    expect(res.text).not.toMatch(/hash/i);
+    const text = JSON.stringify(res.data);
+    expect(text).not.toContain(first.token);
+    expect(text).not.toContain(second.token);
+    expect(text).not.toMatch(/hash/i);
 
     clock.advance(5000);
-    await h.createSpace({}, { 'X-User-Token': first.token });
-    const after = await h.get('/hub/me/tokens', { headers: me.auth });
-    expect(after.body.find((t: { id: string }) => t.id === first.id).lastUsedAt).toBe(
-      clock.now().toISOString(),
-    );
-    expect(after.body.find((t: { id: string }) => t.id === second.id)).not.toHaveProperty('lastUsedAt');
+    await sdk.createSpace({}, sdk.hub({ userToken: first.token }));
+    const after = await me.tokens.list();
+    expect(after.find((t) => t.id === first.id)?.lastUsedAt).toBe(clock.now().toISOString());
+    expect(after.find((t) => t.id === second.id)).not.toHaveProperty('lastUsedAt');
   });
 });
 
 describe('revokeApiToken', () => {
   it('answers 204 with no body, and the token stops working at once', async () => {
-    const me = await signup(h);
-    const token = await mintToken(h, me);
-    const before = await h.createSpace({}, { 'X-User-Token': token.token });
-    expectOk(await h.get(`/hub/space/${before.spaceId}/key`, { headers: { 'X-User-Token': token.token } }));
+    const person = await signup(h);
+    const me = sdk.hub().session(person.jwt);
+    const token = await me.tokens.create();
+    const agent = sdk.hub({ userToken: token.token });
+    const before = await sdk.createSpace({}, agent);
+    expectAnswer(await agent.spaces.recoverKey(before.spaceId).withResponse());
 
-    const res = await h.delete(`/hub/me/tokens/${token.id}`, { headers: me.auth });
+    // The exact answer over the wire: 204 and nothing else.
+    const res = await h.delete(`/hub/me/tokens/${token.id}`, { headers: person.auth });
     expectOk(res, 204);
     expect(res.text).toBe('');
 
-    const list = await h.get('/hub/me/tokens', { headers: me.auth });
-    expect(list.body).toEqual([expect.objectContaining({ id: token.id, revoked: true })]);
+    expect(await me.tokens.list()).toEqual([expect.objectContaining({ id: token.id, revoked: true })]);
     // Revoked: identity no longer proven, so key recovery refuses and createSpace links nothing.
-    expectError(
-      await h.get(`/hub/space/${before.spaceId}/key`, { headers: { 'X-User-Token': token.token } }),
-      401,
-    );
-    const after = await h.createSpace({}, { 'X-User-Token': token.token });
+    await sdkError(agent.spaces.recoverKey(before.spaceId), AuthenticationError);
+    const after = await sdk.createSpace({}, agent);
     expect(await spacesOf(me)).toEqual([before.spaceId]);
     expect(await spacesOf(me)).not.toContain(after.spaceId);
     // Revoking again changes nothing and still succeeds.
-    expectOk(await h.delete(`/hub/me/tokens/${token.id}`, { headers: me.auth }), 204);
+    const again = await me.tokens.revoke(token.id).withResponse();
+    expectAnswer(again, 204);
+    expect(again.data).toBeUndefined();
   });
 
   it('answers 404 for an unknown id, a non-UUID, and another human’s token (which keeps working)', async () => {
-    const theirs = await mintToken(h, human);
-    const me = await signup(h);
-    expectError(
-      await h.delete('/hub/me/tokens/00000000-0000-4000-8000-000000000000', { headers: me.auth }),
-      404,
-    );
-    expectError(await h.delete('/hub/me/tokens/not-a-uuid', { headers: me.auth }), 404);
-    expectError(await h.delete(`/hub/me/tokens/${theirs.id}`, { headers: me.auth }), 404);
-    const space = await h.createSpace({}, { 'X-User-Token': theirs.token });
-    expect(await spacesOf(human)).toContain(space.spaceId);
+    const theirs = await session.tokens.create();
+    const me = sdk.hub().session((await signup(h)).jwt);
+    await sdkError(me.tokens.revoke('00000000-0000-4000-8000-000000000000'), NotFoundError);
+    await sdkError(me.tokens.revoke('not-a-uuid'), NotFoundError);
+    await sdkError(me.tokens.revoke(theirs.id), NotFoundError);
+    const space = await sdk.createSpace({}, sdk.hub({ userToken: theirs.token }));
+    expect(await spacesOf(session)).toContain(space.spaceId);
   });
 
   it('cannot be done with the token itself', async () => {
@@ -135,16 +138,16 @@ describe('revokeApiToken', () => {
       await h.delete(`/hub/me/tokens/${token.id}`, { headers: { Authorization: `Bearer ${token.token}` } }),
       401,
     );
-    const list = await h.get('/hub/me/tokens', { headers: human.auth });
-    expect(list.body.find((t: { id: string }) => t.id === token.id).revoked).toBe(false);
+    const list = await session.tokens.list();
+    expect(list.find((t) => t.id === token.id)?.revoked).toBe(false);
   });
 });
 
 describe.runIf(onPostgres())('two nodes on one database', () => {
   // No SECRET configured: both nodes take the one generated into the shared database. Both
   // serve one PUBLIC_URL (the JWT issuer), as nodes behind one address do.
-  const { srv: a, h: ha } = useServer({ config: { secret: undefined } });
-  const { h: hb } = useServer(() => ({
+  const { srv: a, h: ha, sdk: sdkA } = useServer({ config: { secret: undefined } });
+  const { h: hb, sdk: sdkB } = useServer(() => ({
     config: { secret: undefined, publicUrl: a.url },
     databaseUrl: a.databaseUrl as string,
   }));
@@ -161,20 +164,19 @@ describe.runIf(onPostgres())('two nodes on one database', () => {
 
   it('a revocation on one node is observed by the other at once', async () => {
     const me = await signup(ha);
-    const token = await mintToken(ha, me);
-    const space = await hb.createSpace({}, { 'X-User-Token': token.token });
-    const key = await hb.get(`/hub/space/${space.spaceId}/key`, { headers: { 'X-User-Token': token.token } });
-    expectOk(key);
-    expect(key.body.privateKey).toBe(space.ownerKey);
+    const onA = sdkA.hub().session(me.jwt);
+    const token = await onA.tokens.create();
+    const agentOnB = sdkB.hub({ userToken: token.token });
+    const space = await sdkB.createSpace({}, agentOnB);
+    const key = await agentOnB.spaces.recoverKey(space.spaceId).withResponse();
+    expectAnswer(key);
+    expect(key.data.privateKey).toBe(space.ownerKey);
 
-    expectOk(await ha.delete(`/hub/me/tokens/${token.id}`, { headers: me.auth }), 204);
-    expectError(
-      await hb.get(`/hub/space/${space.spaceId}/key`, { headers: { 'X-User-Token': token.token } }),
-      401,
-    );
-    const later = await hb.createSpace({}, { 'X-User-Token': token.token });
-    const mine = await hb.get('/hub/me/spaces', { headers: me.auth });
-    expect(mine.body.spaces.map((s: { spaceId: string }) => s.spaceId)).toEqual([space.spaceId]);
+    expectAnswer(await onA.tokens.revoke(token.id).withResponse(), 204);
+    await sdkError(agentOnB.spaces.recoverKey(space.spaceId), AuthenticationError);
+    const later = await sdkB.createSpace({}, agentOnB);
+    const mine = await sdkB.hub().session(me.jwt).spaces();
+    expect(mine.spaces.map((s) => s.spaceId)).toEqual([space.spaceId]);
     expect(later.spaceId).not.toBe(space.spaceId);
   });
 });

@@ -1,10 +1,19 @@
+import {
+  AuthenticationError,
+  ConflictError,
+  ConveneError,
+  NotFoundError,
+  type PendingJoin,
+  type SpaceClient,
+} from '@convene/sdk';
 import { describe, expect, it } from 'vitest';
 import {
-  expectError,
+  expectAnswer,
   expectOk,
   onPostgres,
   participantRow,
   recordedEvents,
+  sdkError,
   useServer,
   withServer,
 } from './helpers';
@@ -13,44 +22,63 @@ import { SseStream } from './helpers/sse';
 
 /** Two server processes' worth of nodes on one PostgreSQL database serve the same spaces. */
 describe.runIf(onPostgres())('two nodes on one database', () => {
-  const { srv: a, h: onA } = useServer();
-  const { srv: b, h: onB } = useServer(() => ({ databaseUrl: a.databaseUrl! }));
+  const { srv: a, h: onA, sdk: sdkA } = useServer();
+  const { srv: b, h: onB, sdk: sdkB } = useServer(() => ({ databaseUrl: a.databaseUrl! }));
+  /** The status a settled call answered with (200 for a success). */
+  const statusOf = (result: PromiseSettledResult<unknown>): number | undefined =>
+    result.status === 'fulfilled'
+      ? 200
+      : result.reason instanceof ConveneError
+        ? result.reason.status
+        : undefined;
 
   it('creates on one node, joins, approves and kicks on the other', async () => {
-    const space = await onA.createSpace({ privacy: 'private' });
-    const base = `/hub/space/${space.spaceId}`;
-    const invitation = await onB.invite(space);
+    const space = await sdkA.createSpace({ privacy: 'private' });
+    const ownerOnB = sdkB.space(space.spaceId, space.ownerKey, space.ownerId);
+    const invitation = (await ownerOnB.invitations.create()).publicInvitationKey;
 
-    const join = await onB.post(`${base}/join`, { key: invitation, body: { name: 'Roamer' } });
-    expectOk(join, 202);
-    const participantId = join.body.participantId;
-    const polling = { key: invitation, headers: { 'X-Poll-Token': join.body.pollToken } };
+    const join = await sdkB
+      .hub()
+      .join(space.spaceId, invitation, { name: 'Roamer', wait: false })
+      .withResponse();
+    expectAnswer(join, 202);
+    const pendingOnB = join.data as PendingJoin;
+    const participantId = pendingOnB.participantId;
     // Each node hands out its own PUBLIC_URL.
-    expect(join.headers.get('location')).toBe(`${b.url}${base}/join/${participantId}`);
-
-    expectOk(await onA.get(`${base}/join/${participantId}`, polling), 202);
-    expectOk(await onA.post(`${base}/participants/${participantId}/approve`, { key: space.ownerKey }));
-    const poll = await onB.get(`${base}/join/${participantId}`, polling);
-    expectOk(poll);
-    const key = poll.body.participantPrivateKey;
-    // Collected once, whichever node is asked next.
-    expectError(await onA.get(`${base}/join/${participantId}`, polling), 404);
-
-    expectOk(await onA.get(base, { key }));
-    expectOk(await onB.post(`${base}/participants/${participantId}/mute`, { key: space.ownerKey }));
-    const seenOnA = await onA.get(base, { key: space.ownerKey });
-    expect(seenOnA.body.participants).toContainEqual(
-      expect.objectContaining({ participantId, status: 'muted' }),
+    expect(join.response.headers.get('location')).toBe(
+      `${b.url}/hub/space/${space.spaceId}/join/${participantId}`,
     );
-    expectOk(await onA.post(`${base}/participants/${participantId}/unmute`, { key: space.ownerKey }));
-    expectOk(await onB.post(`${base}/participants/${participantId}/kick`, { key: space.ownerKey }));
-    expectError(await onA.get(base, { key }), 401);
-    expectError(await onB.get(base, { key }), 401);
+    const pendingOnA = sdkA.hub().pendingJoin({
+      spaceId: space.spaceId,
+      invitationKey: invitation,
+      participantId,
+      pollToken: pendingOnB.pollToken,
+    });
+
+    const waiting = await pendingOnA.check().withResponse();
+    expectAnswer(waiting, 202);
+    expect(waiting.data).toBeNull();
+    expectAnswer(await space.owner.participants.approve(participantId).withResponse());
+    const poll = await pendingOnB.check().withResponse();
+    expectAnswer(poll);
+    const key = (poll.data as SpaceClient).key;
+    // Collected once, whichever node is asked next.
+    await sdkError(pendingOnA.check(), NotFoundError);
+
+    const meOnA = sdkA.space(space.spaceId, key);
+    const meOnB = sdkB.space(space.spaceId, key);
+    expectAnswer(await meOnA.get().withResponse());
+    expectAnswer(await ownerOnB.participants.mute(participantId).withResponse());
+    const seenOnA = await space.owner.get();
+    expect(seenOnA.participants).toContainEqual(expect.objectContaining({ participantId, status: 'muted' }));
+    expectAnswer(await space.owner.participants.unmute(participantId).withResponse());
+    expectAnswer(await ownerOnB.participants.kick(participantId).withResponse());
+    await sdkError(meOnA.get(), AuthenticationError);
+    await sdkError(meOnB.get(), AuthenticationError);
     expect((await participantRow(a, space.spaceId, participantId))?.status).toBe('kicked');
 
-    expectOk(await onA.delete(base, { key: space.ownerKey }));
-    const closed = await onB.put(base, { key: space.ownerKey, body: { name: 'x' } });
-    expectError(closed, 409);
+    expectAnswer(await space.owner.close().withResponse());
+    const closed = await sdkError(ownerOnB.update({ name: 'x' }), ConflictError);
     expect(closed.body).toEqual({ error: 'space is closed' });
 
     const events = await recordedEvents(b, space.spaceId);
@@ -65,16 +93,17 @@ describe.runIf(onPostgres())('two nodes on one database', () => {
   });
 
   it('applies concurrent moderations of one participant one at a time', async () => {
-    const space = await onA.createSpace({ privacy: 'private' });
-    const pending = await onA.joinPending(space);
-    const path = `/hub/space/${space.spaceId}/participants/${pending.participantId}/approve`;
-    const results = await Promise.all([
-      onA.post(path, { key: space.ownerKey }),
-      onB.post(path, { key: space.ownerKey }),
-      onA.post(path, { key: space.ownerKey }),
-      onB.post(path, { key: space.ownerKey }),
+    const space = await sdkA.createSpace({ privacy: 'private' });
+    const pending = await sdkA.joinPending(space.owner);
+    const ownerOnB = sdkB.space(space.spaceId, space.ownerKey);
+    const approve = (owner: SpaceClient) => owner.participants.approve(pending.participantId);
+    const results = await Promise.allSettled([
+      approve(space.owner),
+      approve(ownerOnB),
+      approve(space.owner),
+      approve(ownerOnB),
     ]);
-    expect(results.map((r) => r.status).sort()).toEqual([200, 409, 409, 409]);
+    expect(results.map(statusOf).sort()).toEqual([200, 409, 409, 409]);
     const approvals = (await recordedEvents(a, space.spaceId, 'participant-status')).filter(
       (e) => e.data.status === 'active',
     );
@@ -82,32 +111,38 @@ describe.runIf(onPostgres())('two nodes on one database', () => {
   });
 
   it('hands a pending key out once when both nodes are polled at once', async () => {
-    const space = await onB.createSpace({ privacy: 'private' });
-    const pending = await onB.joinPending(space);
-    expectOk(
-      await onA.post(`/hub/space/${space.spaceId}/participants/${pending.participantId}/approve`, {
-        key: space.ownerKey,
-      }),
+    const space = await sdkB.createSpace({ privacy: 'private' });
+    const pending = await sdkB.joinPending(space.owner);
+    expectAnswer(
+      await sdkA
+        .space(space.spaceId, space.ownerKey)
+        .participants.approve(pending.participantId)
+        .withResponse(),
     );
-    const path = `/hub/space/${space.spaceId}/join/${pending.participantId}`;
-    const polling = { key: pending.invitationKey, headers: { 'X-Poll-Token': pending.pollToken } };
-    const polls = await Promise.all([
-      onA.get(path, polling),
-      onB.get(path, polling),
-      onA.get(path, polling),
-      onB.get(path, polling),
+    const pendingOnA = sdkA.hub().pendingJoin({
+      spaceId: space.spaceId,
+      invitationKey: pending.invitationKey,
+      participantId: pending.participantId,
+      pollToken: pending.pollToken,
+    });
+    const polls = await Promise.allSettled([
+      pendingOnA.check(),
+      pending.check(),
+      pendingOnA.check(),
+      pending.check(),
     ]);
-    expect(polls.map((r) => r.status).sort()).toEqual([200, 404, 404, 404]);
+    // A poll resolves with the client once approved (200), with null while pending (202).
+    const statuses = polls.map((r) => (r.status === 'fulfilled' ? (r.value ? 200 : 202) : statusOf(r)));
+    expect(statuses.sort()).toEqual([200, 404, 404, 404]);
   });
 
   it('closes once when both nodes are asked at once', async () => {
-    const space = await onA.createSpace();
-    const path = `/hub/space/${space.spaceId}`;
-    const results = await Promise.all([
-      onA.delete(path, { key: space.ownerKey }),
-      onB.delete(path, { key: space.ownerKey }),
+    const space = await sdkA.createSpace();
+    const results = await Promise.allSettled([
+      space.owner.close(),
+      sdkB.space(space.spaceId, space.ownerKey).close(),
     ]);
-    expect(results.map((r) => r.status).sort()).toEqual([200, 409]);
+    expect(results.map(statusOf).sort()).toEqual([200, 409]);
     expect(await recordedEvents(a, space.spaceId, 'space-closed')).toHaveLength(1);
   });
 
