@@ -1,12 +1,15 @@
 import { FakeClock } from '@convene/core';
+import { AuthenticationError, ConflictError } from '@convene/sdk';
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { expectError, expectOk, useServer, withServer } from './helpers';
+import { expectAnswer, expectError, expectOk, idOf, sdkError, useServer, withServer } from './helpers';
 import { bearer, mintToken, signup } from './helpers/accounts';
 
+// Accounts as the SDK's auth and session use them; the exact signup answer, bad bodies, missing
+// and wrong credentials and the JWT itself over raw HTTP.
 const clock = new FakeClock('2030-01-01T00:00:00.000Z');
 
-const { h } = useServer({ clock });
+const { h, sdk } = useServer({ clock });
 
 describe('signup', () => {
   it('creates an account and answers 201 with a dashboard JWT and the user', async () => {
@@ -26,18 +29,19 @@ describe('signup', () => {
   });
 
   it('names the human after the email when no name is given', async () => {
-    const res = await h.post('/hub/auth/signup', {
-      body: { email: 'grace@example.com', password: '12345678' },
-    });
-    expectOk(res, 201);
-    expect(res.body.user.name).toBe('grace');
+    const res = await sdk
+      .hub()
+      .auth.signup({ email: 'grace@example.com', password: '12345678' })
+      .withResponse();
+    expectAnswer(res, 201);
+    expect(res.data.user?.name).toBe('grace');
   });
 
   it('refuses a duplicate email, whatever its case, with 409', async () => {
     await signup(h, { email: 'dup@example.com' });
-    expectError(
-      await h.post('/hub/auth/signup', { body: { email: 'DUP@example.COM', password: 'another-pass' } }),
-      409,
+    await sdkError(
+      sdk.hub().auth.signup({ email: 'DUP@example.COM', password: 'another-pass' }),
+      ConflictError,
     );
   });
 
@@ -56,28 +60,30 @@ describe('signup', () => {
 describe('login', () => {
   it('logs in with the right password, in any case of the email', async () => {
     const human = await signup(h, { email: 'login@example.com', password: 'hunter2hunter2' });
-    const res = await h.post('/hub/auth/login', {
-      body: { email: 'LOGIN@example.com', password: 'hunter2hunter2' },
-    });
-    expectOk(res);
-    expect(res.body.user).toMatchObject({ id: human.id, email: 'login@example.com' });
-    const me = await h.get('/hub/me', { headers: bearer(res.body.token) });
-    expectOk(me);
-    expect(me.body.id).toBe(human.id);
+    const res = await sdk
+      .hub()
+      .auth.login({ email: 'LOGIN@example.com', password: 'hunter2hunter2' })
+      .withResponse();
+    expectAnswer(res);
+    expect(res.data.user).toMatchObject({ id: human.id, email: 'login@example.com' });
+    const me = await res.data.me().withResponse();
+    expectAnswer(me);
+    expect(me.data.id).toBe(human.id);
   });
 
   it('answers 401 with WWW-Authenticate for a wrong password or an unknown email', async () => {
     await signup(h, { email: 'wrong@example.com', password: 'right-password' });
-    const wrong = await h.post('/hub/auth/login', {
-      body: { email: 'wrong@example.com', password: 'wrong-password' },
-    });
-    expectError(wrong, 401);
-    const unknown = await h.post('/hub/auth/login', {
-      body: { email: 'nobody@example.com', password: 'whatever1' },
-    });
-    expectError(unknown, 401);
+    const { auth } = sdk.hub();
+    const wrong = await sdkError(
+      auth.login({ email: 'wrong@example.com', password: 'wrong-password' }),
+      AuthenticationError,
+    );
+    const unknown = await sdkError(
+      auth.login({ email: 'nobody@example.com', password: 'whatever1' }),
+      AuthenticationError,
+    );
     // The same answer for both: a login does not tell who has an account.
-    expect(unknown.body.error).toBe(wrong.body.error);
+    expect(unknown.body?.error).toBe(wrong.body?.error);
   });
 
   it('rejects a body without a password with 400', async () => {
@@ -161,9 +167,9 @@ describe('/hub/me/*', () => {
 
   it('GET /hub/me answers the human', async () => {
     const human = await signup(h, { name: 'Linus' });
-    const res = await h.get('/hub/me', { headers: human.auth });
-    expectOk(res);
-    expect(res.body).toEqual({
+    const res = await sdk.hub().session(human.jwt).me().withResponse();
+    expectAnswer(res);
+    expect(res.data).toEqual({
       id: human.id,
       email: human.email,
       name: 'Linus',
@@ -176,21 +182,22 @@ describe('GET /hub/me/spaces', () => {
   it('lists the spaces created or joined with the human’s tokens, and nothing else', async () => {
     const human = await signup(h);
     const other = await signup(h);
-    const token = await mintToken(h, human);
-    const otherToken = await mintToken(h, other);
+    const agent = sdk.hub({ userToken: (await mintToken(h, human)).token });
+    const otherAgent = sdk.hub({ userToken: (await mintToken(h, other)).token });
 
-    const owned = await h.createSpace({ name: 'Owned', ttl: 3600 }, { 'X-User-Token': token.token });
-    await h.createSpace({ name: 'Anonymous' });
-    await h.createSpace({ name: 'Someone else’s' }, { 'X-User-Token': otherToken.token });
+    const owned = await sdk.createSpace({ name: 'Owned', ttl: 3600 }, agent);
+    await sdk.createSpace({ name: 'Anonymous' });
+    await sdk.createSpace({ name: 'Someone else’s' }, otherAgent);
     // An invalid token is ignored: the space is created, linked to nobody.
-    await h.createSpace({ name: 'Bad token' }, { 'X-User-Token': 'usr_nonsense' });
-    const host = await h.createSpace({ name: 'Hosted', ttl: 60 });
-    const joined = await h.joinActive(host, { name: 'Me' }, { headers: { 'X-User-Token': token.token } });
+    await sdk.createSpace({ name: 'Bad token' }, sdk.hub({ userToken: 'usr_nonsense' }));
+    const host = await sdk.createSpace({ name: 'Hosted', ttl: 60 });
+    const joined = await sdk.joinActive(host.owner, { name: 'Me' }, agent);
 
-    const res = await h.get('/hub/me/spaces', { headers: human.auth });
-    expectOk(res);
-    expect(res.body.spaces).toHaveLength(2);
-    const byName = Object.fromEntries(res.body.spaces.map((s: { name: string }) => [s.name, s]));
+    const session = sdk.hub().session(human.jwt);
+    const res = await session.spaces().withResponse();
+    expectAnswer(res);
+    expect(res.data.spaces).toHaveLength(2);
+    const byName = Object.fromEntries(res.data.spaces.map((s) => [s.name, s]));
     expect(byName.Owned).toEqual({
       spaceId: owned.spaceId,
       name: 'Owned',
@@ -204,7 +211,7 @@ describe('GET /hub/me/spaces', () => {
     expect(byName.Hosted).toMatchObject({
       spaceId: host.spaceId,
       role: 'participant',
-      participantId: joined.participantId,
+      participantId: idOf(joined),
       state: 'open',
       ttlRemaining: 60,
     });
@@ -212,13 +219,16 @@ describe('GET /hub/me/spaces', () => {
     // Past its TTL a space shows as closed.
     clock.advance(61_000);
     try {
-      const later = await h.get('/hub/me/spaces', { headers: human.auth });
-      const hosted = later.body.spaces.find((s: { spaceId: string }) => s.spaceId === host.spaceId);
+      const later = await session.spaces();
+      const hosted = later.spaces.find((s) => s.spaceId === host.spaceId);
       expect(hosted).toMatchObject({ state: 'closed', ttlRemaining: 0 });
     } finally {
       clock.advance(-61_000);
     }
-    const empty = await h.get('/hub/me/spaces', { headers: (await signup(h)).auth });
-    expect(empty.body).toEqual({ spaces: [] });
+    const empty = await sdk
+      .hub()
+      .session((await signup(h)).jwt)
+      .spaces();
+    expect(empty).toEqual({ spaces: [] });
   });
 });
