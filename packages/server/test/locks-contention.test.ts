@@ -1,39 +1,50 @@
 import { limits } from '@convene/contract';
 import { newId, schema } from '@convene/core';
+import { ConflictError, type ConveneError, LockedError, type SpaceClient } from '@convene/sdk';
 import { and, asc, eq, like } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import {
-  expectOk,
-  type Harness,
+  expectAnswer,
+  idOf,
+  type OwnedSpace,
   onPostgres,
-  type ParticipantFixture,
-  type SpaceFixture,
+  type Sdk,
   type TestServer,
   useServer,
 } from './helpers';
 
-// Many participants racing for one lock, many times: on one node (PGlite and PostgreSQL) and on
-// two nodes sharing one PostgreSQL. Never two holders at once; every successful write counted.
-// They make hundreds of requests, so they get more time than the default on a busy machine.
+// Many participants racing for one lock, many times, each through its own SDK client: on one node
+// (PGlite and PostgreSQL) and on two nodes sharing one PostgreSQL. Never two holders at once;
+// every successful write counted. They make hundreds of requests, so they get more time than the
+// default on a busy machine.
 const RACE_TIMEOUT_MS = 120_000;
 
-interface Race {
-  space: SpaceFixture;
-  artifactId: string;
-  participants: ParticipantFixture[];
+interface Racer {
+  participantId: string;
+  key: string;
 }
 
-async function setUpRace(h: Harness, count: number): Promise<Race> {
-  const space = await h.createSpace();
-  const participants = [{ participantId: space.ownerId, key: space.ownerKey }];
-  for (let i = 1; i < count; i++) participants.push(await h.joinActive(space, { name: `Racer ${i}` }));
-  const res = await h.post(`/hub/space/${space.spaceId}/artifact`, {
-    key: space.ownerKey,
-    body: { name: 'Contested', type: 'markdown', content: 'start\n' },
-  });
-  expectOk(res);
-  return { space, artifactId: res.body.id, participants };
+interface Race {
+  space: OwnedSpace;
+  artifactId: string;
+  participants: Racer[];
 }
+
+async function setUpRace(sdk: Sdk, count: number): Promise<Race> {
+  const space = await sdk.createSpace();
+  const participants: Racer[] = [{ participantId: space.ownerId, key: space.ownerKey }];
+  for (let i = 1; i < count; i++) {
+    const racer = await sdk.joinActive(space.owner, { name: `Racer ${i}` });
+    participants.push({ participantId: idOf(racer), key: racer.key });
+  }
+  const res = await space.owner.artifacts.create({ name: 'Contested', content: 'start\n' }).withResponse();
+  expectAnswer(res);
+  return { space, artifactId: res.data.id, participants };
+}
+
+/** Each racer's client, on the nodes in turn. */
+const clientsOf = (nodes: Sdk[], race: Race): SpaceClient[] =>
+  race.participants.map((p, i) => nodes[i % nodes.length]!.space(race.space.spaceId, p.key, p.participantId));
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -41,27 +52,24 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * Everyone fires a lock request at the same moment, `rounds` times: exactly one wins each round,
  * every loser is told the winner; the winner writes and unlocks before the next round.
  */
-async function simultaneousRounds(nodes: Harness[], race: Race, rounds: number): Promise<number> {
-  const path = `/hub/space/${race.space.spaceId}/artifact/${race.artifactId}`;
+async function simultaneousRounds(nodes: Sdk[], race: Race, rounds: number): Promise<number> {
+  const clients = clientsOf(nodes, race);
   let writes = 0;
   for (let round = 0; round < rounds; round++) {
-    const results = await Promise.all(
-      race.participants.map((p, i) => nodes[i % nodes.length]!.post(`${path}/lock`, { key: p.key })),
-    );
-    const winners = results.flatMap((res, i) => (res.status === 200 ? [race.participants[i]!] : []));
+    const results = await Promise.allSettled(clients.map((c) => c.artifacts.lock(race.artifactId)));
+    const winners = clients.filter((_, i) => results[i]!.status === 'fulfilled');
     expect(winners, `round ${round}`).toHaveLength(1);
     const winner = winners[0]!;
-    for (const res of results) {
-      if (res.status === 200) expect(res.body.lockedBy).toBe(winner.participantId);
+    for (const result of results) {
+      if (result.status === 'fulfilled') expect(result.value.lockedBy).toBe(idOf(winner));
       else {
-        expect(res.status, res.text).toBe(423);
-        expect(res.body.lockedBy).toBe(winner.participantId);
+        expect(result.reason, (result.reason as Error).message).toBeInstanceOf(LockedError);
+        expect((result.reason as LockedError).lockedBy).toBe(idOf(winner));
       }
     }
-    const node = nodes[race.participants.indexOf(winner) % nodes.length]!;
-    expectOk(await node.patch(path, { key: winner.key, body: { content: `round ${round}\n` } }));
+    expectAnswer(await winner.artifacts.write(race.artifactId, `round ${round}\n`).withResponse());
     writes++;
-    expectOk(await node.delete(`${path}/lock`, { key: winner.key }));
+    expectAnswer(await winner.artifacts.unlock(race.artifactId).withResponse());
   }
   return writes;
 }
@@ -71,42 +79,45 @@ async function simultaneousRounds(nodes: Harness[], race: Race, rounds: number):
  * records who holds the lock according to the server's answers; it is cleared before the unlock
  * is sent, so a second holder can only show up if the server granted two locks at once.
  */
-async function freeForAll(nodes: Harness[], race: Race, cycles: number) {
-  const path = `/hub/space/${race.space.spaceId}/artifact/${race.artifactId}`;
+async function freeForAll(nodes: Sdk[], race: Race, cycles: number) {
   let holder: string | null = null;
   let overlaps = 0;
   let writes = 0;
   let refusals = 0;
   await Promise.all(
-    race.participants.map(async (p, i) => {
-      const node = nodes[i % nodes.length]!;
+    clientsOf(nodes, race).map(async (client) => {
+      const me = idOf(client);
       for (let done = 0; done < cycles; ) {
-        const lock = await node.post(`${path}/lock`, { key: p.key });
-        if (lock.status === 423) {
-          expect(typeof lock.body.lockedBy).toBe('string');
-          expect(lock.body.lockedBy).not.toBe(p.participantId);
+        try {
+          await client.artifacts.lock(race.artifactId);
+        } catch (error) {
+          expect(error, (error as Error).message).toBeInstanceOf(LockedError);
+          expect(typeof (error as LockedError).lockedBy).toBe('string');
+          expect((error as LockedError).lockedBy).not.toBe(me);
           refusals++;
           await pause(2 + Math.random() * 8);
           continue;
         }
-        expect(lock.status, lock.text).toBe(200);
         if (holder !== null) overlaps++;
-        holder = p.participantId;
-        const write = await node.patch(path, {
-          key: p.key,
-          body: { content: `${p.participantId} #${done}\n` },
-        });
-        expect(write.status, write.text).toBe(200);
-        expect(write.body.updatedBy).toBe(p.participantId);
+        holder = me;
+        const write = await client.artifacts.write(race.artifactId, `${me} #${done}\n`);
+        expect(write.updatedBy).toBe(me);
         writes++;
-        if (holder !== p.participantId) overlaps++;
+        if (holder !== me) overlaps++;
         holder = null;
-        expectOk(await node.delete(`${path}/lock`, { key: p.key }));
+        expectAnswer(await client.artifacts.unlock(race.artifactId).withResponse());
         done++;
       }
     }),
   );
   return { overlaps, writes, refusals };
+}
+
+/** How many creations succeeded and how many were refused as over the limit. */
+function creations(results: PromiseSettledResult<unknown>[]) {
+  const refused = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as ConveneError] : []));
+  for (const error of refused) expect(error, error.message).toBeInstanceOf(ConflictError);
+  return { created: results.length - refused.length, refused: refused.length };
 }
 
 /** What the database recorded: the version, the history, and the lock/write event sequence. */
@@ -155,13 +166,13 @@ async function verifyRecord(srv: TestServer, race: Race, writes: number) {
 }
 
 describe('one node', () => {
-  const { srv, h } = useServer();
+  const { srv, sdk } = useServer();
 
   it(
     'grants exactly one of many simultaneous lock requests, round after round',
     async () => {
-      const race = await setUpRace(h, 8);
-      const writes = await simultaneousRounds([h], race, 10);
+      const race = await setUpRace(sdk, 8);
+      const writes = await simultaneousRounds([sdk], race, 10);
       await verifyRecord(srv, race, writes);
     },
     RACE_TIMEOUT_MS,
@@ -170,8 +181,8 @@ describe('one node', () => {
   it(
     'never has two holders while participants lock, write and unlock in a free-for-all',
     async () => {
-      const race = await setUpRace(h, 6);
-      const { overlaps, writes } = await freeForAll([h], race, 6);
+      const race = await setUpRace(sdk, 6);
+      const { overlaps, writes } = await freeForAll([sdk], race, 6);
       expect(overlaps).toBe(0);
       expect(writes).toBe(36);
       await verifyRecord(srv, race, writes);
@@ -180,32 +191,26 @@ describe('one node', () => {
   );
 
   it('stops concurrent creators at exactly 1,000 artifacts', async () => {
-    const space = await h.createSpace();
+    const space = await sdk.createSpace();
     await fillArtifacts(srv, space, limits.artifactsPerSpace - 5);
-    const results = await Promise.all(
-      Array.from({ length: 15 }, (_, i) =>
-        h.post(`/hub/space/${space.spaceId}/artifact`, {
-          key: space.ownerKey,
-          body: { name: `late ${i}`, type: 'markdown' },
-        }),
-      ),
+    const results = await Promise.allSettled(
+      Array.from({ length: 15 }, (_, i) => space.owner.artifacts.create({ name: `late ${i}` })),
     );
-    expect(results.filter((r) => r.status === 200)).toHaveLength(5);
-    expect(results.filter((r) => r.status === 409)).toHaveLength(10);
-    const list = await h.get(`/hub/space/${space.spaceId}/artifact`, { key: space.ownerKey });
-    expect(list.body.artifacts).toHaveLength(limits.artifactsPerSpace);
+    expect(creations(results)).toEqual({ created: 5, refused: 10 });
+    const list = await space.owner.artifacts.list();
+    expect(list.artifacts).toHaveLength(limits.artifactsPerSpace);
   });
 });
 
 describe.runIf(onPostgres())('two nodes on one PostgreSQL', () => {
-  const { srv: a, h: ha } = useServer();
-  const { srv: b, h: hb } = useServer(() => ({ databaseUrl: a.databaseUrl! }));
+  const { srv: a, sdk: onA } = useServer();
+  const { srv: b, sdk: onB } = useServer(() => ({ databaseUrl: a.databaseUrl! }));
 
   it(
     'grants exactly one of many simultaneous lock requests across nodes, round after round',
     async () => {
-      const race = await setUpRace(ha, 10);
-      const writes = await simultaneousRounds([ha, hb], race, 12);
+      const race = await setUpRace(onA, 10);
+      const writes = await simultaneousRounds([onA, onB], race, 12);
       await verifyRecord(a, race, writes);
     },
     RACE_TIMEOUT_MS,
@@ -214,8 +219,8 @@ describe.runIf(onPostgres())('two nodes on one PostgreSQL', () => {
   it(
     'never has two holders in a free-for-all across nodes, and counts every write',
     async () => {
-      const race = await setUpRace(hb, 8);
-      const { overlaps, writes } = await freeForAll([ha, hb], race, 6);
+      const race = await setUpRace(onB, 8);
+      const { overlaps, writes } = await freeForAll([onA, onB], race, 6);
       expect(overlaps).toBe(0);
       expect(writes).toBe(48);
       await verifyRecord(b, race, writes);
@@ -224,24 +229,21 @@ describe.runIf(onPostgres())('two nodes on one PostgreSQL', () => {
   );
 
   it('stops concurrent creators on both nodes at exactly 1,000 artifacts', async () => {
-    const space = await ha.createSpace();
+    const space = await onA.createSpace();
     await fillArtifacts(a, space, limits.artifactsPerSpace - 6);
-    const results = await Promise.all(
+    const ownerOnB = onB.space(space.spaceId, space.ownerKey);
+    const results = await Promise.allSettled(
       Array.from({ length: 20 }, (_, i) =>
-        (i % 2 ? ha : hb).post(`/hub/space/${space.spaceId}/artifact`, {
-          key: space.ownerKey,
-          body: { name: `late ${i}`, type: 'markdown' },
-        }),
+        (i % 2 ? space.owner : ownerOnB).artifacts.create({ name: `late ${i}` }),
       ),
     );
-    expect(results.filter((r) => r.status === 200)).toHaveLength(6);
-    expect(results.filter((r) => r.status === 409)).toHaveLength(14);
-    const list = await hb.get(`/hub/space/${space.spaceId}/artifact`, { key: space.ownerKey });
-    expect(list.body.artifacts).toHaveLength(limits.artifactsPerSpace);
+    expect(creations(results)).toEqual({ created: 6, refused: 14 });
+    const list = await ownerOnB.artifacts.list();
+    expect(list.artifacts).toHaveLength(limits.artifactsPerSpace);
   });
 });
 
-async function fillArtifacts(srv: TestServer, space: SpaceFixture, count: number) {
+async function fillArtifacts(srv: TestServer, space: OwnedSpace, count: number) {
   const now = new Date();
   await srv.server.database.db.insert(schema.artifacts).values(
     Array.from({ length: count }, (_, i) => ({
