@@ -4,10 +4,10 @@ import { defineConfig } from 'vitest/config';
  * Every suite runs on PGlite, and again on PostgreSQL when TEST_DATABASE_URL is set: two
  * projects over the same files, the first with the variable cleared.
  */
-export function conveneVitestConfig() {
+export function conveneVitestConfig({ include = ['test/**/*.test.ts'] }: { include?: string[] } = {}) {
   const postgresUrl = process.env.TEST_DATABASE_URL;
   const base = {
-    include: ['test/**/*.test.ts'],
+    include,
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks' as const,

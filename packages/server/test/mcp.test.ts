@@ -399,6 +399,29 @@ describe('MCP server', () => {
     await callError(mcp, 'create_space', { name: 'n', description: 'd', ttl: 0 }, 400);
   });
 
+  it('answers a version no artifact can have (beyond 2^31) with 404, as REST does, not 500', async () => {
+    const space = await h.createSpace();
+    const created = await h.post(`/hub/space/${space.spaceId}/artifact`, {
+      key: space.ownerKey,
+      body: { name: 'doc', type: 'markdown', content: 'x' },
+    });
+    const args = { spaceId: space.spaceId, artifactId: created.body.id, privateKey: space.ownerKey };
+    await callOk(mcp, 'lock_artifact', args);
+    for (const version of [2 ** 31, 2 ** 53 - 1]) {
+      const rest = await h.get(
+        `/hub/space/${space.spaceId}/artifact/${created.body.id}/versions/${version}`,
+        {
+          key: space.ownerKey,
+        },
+      );
+      expectError(rest, 404);
+      await callError(mcp, 'get_artifact_version', { ...args, version }, 404);
+      await callError(mcp, 'restore_artifact_version', { ...args, version }, 404);
+      await callError(mcp, 'diff_artifact_versions', { ...args, from: 1, to: version }, 404);
+      await callError(mcp, 'diff_artifact_versions', { ...args, from: version, to: 1 }, 404);
+    }
+  });
+
   it('takes the key from the X-Private-Key connection header', async () => {
     const space = await h.createSpace({ name: 'Header space' });
     const withHeader = await connectMcp(srv.url, { 'X-Private-Key': space.ownerKey });
