@@ -57,7 +57,7 @@ export type TCreateArtifactRequest = z.infer<typeof ZCreateArtifactBody>;
 
 export const ZWriteArtifactBody = z.object({
   content: ZArtifactContent,
-  baseVersion: z.number().int().min(1).optional().meta({
+  baseVersion: z.number().int().min(1).max(limits.versionMax).optional().meta({
     description:
       'Optional optimistic check: the version this content was based on. If it is not the current version the write is refused with 409 `{error, version}` and nothing changes.',
   }),

@@ -21,4 +21,6 @@ export const limits = {
   /** Roles are cut to this many characters in context bundles (they may hold 10,000). */
   contextRoleMax: 200,
   idempotencyKeyMax: 255,
+  /** Versions are PostgreSQL integers: none can be above this. */
+  versionMax: 2_147_483_647,
 } as const;

@@ -503,6 +503,8 @@ describe('writeArtifact', () => {
     ['content over 1 MiB', { content: '😀'.repeat(262_145) }],
     ['baseVersion not an integer', { content: 'x', baseVersion: 1.5 }],
     ['baseVersion zero', { content: 'x', baseVersion: 0 }],
+    // Found by the fuzz test: PostgreSQL's integer overflowed into a 500.
+    ['baseVersion beyond any version (2^31)', { content: 'x', baseVersion: 2 ** 31 }],
   ])('refuses %s with 400; nothing changes', async (_label, body) => {
     const { space, alice } = await room();
     const artifact = await create(alice);

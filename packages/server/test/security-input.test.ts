@@ -136,6 +136,15 @@ describe('bodies that are not objects', () => {
     });
     expect(res.status).toBe(200);
   });
+
+  it('an empty JSON-RPC batch is 400 on /mcp (JSON-RPC 2.0: an invalid request), not an empty 202', async () => {
+    const res = await h.post('/mcp', {
+      headers: { Accept: 'application/json, text/event-stream' },
+      body: '[]',
+      raw: true,
+    });
+    expectBadRequest(res, /at least one call/);
+  });
 });
 
 // Its own process: a client in the server's process never races the server's socket writes.

@@ -1,4 +1,4 @@
-import type { TArtifactView, TLockResult } from '@convene/contract';
+import { limits, type TArtifactView, type TLockResult } from '@convene/contract';
 import { and, eq } from 'drizzle-orm';
 import { type AuthorizeOptions, authorize, type Caller, type SpaceRow } from '../auth/authorize';
 import type { Clock } from '../clock';
@@ -112,5 +112,5 @@ export const lockExpiry = (now: Date, ttlSeconds: number): Date =>
 export function parseVersion(value: string): number | null {
   if (!/^[1-9]\d{0,9}$/.test(value)) return null;
   const version = Number(value);
-  return version <= 2_147_483_647 ? version : null;
+  return version <= limits.versionMax ? version : null;
 }

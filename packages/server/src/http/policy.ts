@@ -61,6 +61,9 @@ export function registerHttpPolicy(app: FastifyInstance, publicUrl: string): voi
     if (problem) return done(badBody(problem), undefined);
     const batch = Array.isArray(value) && request.routeOptions.url === MCP_ROUTE;
     if (!isJsonObject(value) && !batch) return done(badBody('request body must be a JSON object'), undefined);
+    // JSON-RPC 2.0: an empty batch is an invalid request (the MCP transport would answer it 202).
+    if (batch && (value as unknown[]).length === 0)
+      return done(badBody('a JSON-RPC batch must hold at least one call'), undefined);
     done(null, value);
   });
 
