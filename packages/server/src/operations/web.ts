@@ -1,10 +1,10 @@
-import { assetHandler, spacePageOf, staticPage } from '../routes/web';
+import { assetHandler, loginPage, spacePageOf, staticPage } from '../routes/web';
 import { type Declaration, route } from './declare';
 
 /** The pages for humans, @convene/web's build (undocumented in /openapi.json: they are not API). */
 export const webOperations: Declaration[] = [
   route('/', { GET: {}, handler: staticPage('home') }),
-  route('/login', { GET: {}, handler: staticPage('login') }),
+  route('/login', { GET: {}, handler: loginPage }),
   route('/link', { GET: {}, handler: staticPage('link') }),
   route('/dashboard', { GET: {}, handler: staticPage('dashboard') }),
   route('/join/{spaceId}', { GET: {}, handler: spacePageOf('join') }),

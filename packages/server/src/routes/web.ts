@@ -73,6 +73,41 @@ export const staticPage =
     return async (_request, reply) => (build ? sendPage(reply, build.pages[name]) : notBuilt(reply));
   };
 
+/**
+ * Whether `next` is a path on this server, as a browser reads it: it starts with one `/`, holds
+ * no control character, space or backslash (browsers drop tabs and newlines anywhere in a URL and
+ * read `\` as `/`, so `/\t/evil.example` and `/\evil.example` are both `//evil.example`), and
+ * resolves on this origin.
+ */
+export function isSameSitePath(next: string, origin: string): boolean {
+  if (!next.startsWith('/') || next.startsWith('//')) return false;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it looks for.
+  if (/[\u0000-\u0020\u007f\\]/.test(next)) return false;
+  return URL.canParse(next, origin) && new URL(next, origin).origin === origin;
+}
+
+/**
+ * `/login?next=`: where the page goes once the human is logged in. decisions.md: only a path on
+ * this server. Any other `next` (another site in any spelling, or several) is dropped by a
+ * redirect to the bare /login before the page runs, so the page's script never sees it.
+ */
+export function loginPage(scope: RouteScope): RouteHandlerMethod {
+  const { build } = servedBy(scope);
+  const origin = new URL(scope.config.publicUrl).origin;
+  return async (request, reply) => {
+    const next = (request.query as Record<string, unknown>).next;
+    if (next === undefined || (typeof next === 'string' && isSameSitePath(next, origin)))
+      return build ? sendPage(reply, build.pages.login) : notBuilt(reply);
+    reply.code(303);
+    return sendRaw(reply, {
+      type: MEDIA.text,
+      body: 'See /login\n',
+      cache: 'no-store',
+      headers: { Location: `${scope.config.publicUrl}/login` },
+    });
+  };
+}
+
 /** A page of one space. Any id renders: the page asks the API, which answers 404 for a space that does not exist. */
 export const spacePageOf =
   (name: 'join' | 'space') =>
