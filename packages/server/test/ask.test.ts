@@ -131,9 +131,12 @@ describe('/ask over the documentation', () => {
     const lock = results.find((r) => r.schema_object?.identifier === 'lockArtifact');
     expect(lock, JSON.stringify(results.map((r) => r.name))).toBeDefined();
     expect(results.indexOf(lock!)).toBeLessThan(3);
+    // A JSON Pointer in a URI fragment is percent-encoded (RFC 6901 section 6): braces may not stand in a URI.
     expect(lock?.url).toBe(
-      `${srv.url}/openapi.json#/paths/~1hub~1space~1{spaceId}~1artifact~1{artifactId}~1lock/post`,
+      `${srv.url}/openapi.json#/paths/~1hub~1space~1%7BspaceId%7D~1artifact~1%7BartifactId%7D~1lock/post`,
     );
+    expect(URL.canParse(lock!.url)).toBe(true);
+    expect(lock!.url).not.toMatch(/[{}]/);
     expect(lock?.description).toContain('MCP tool: lock_artifact');
     expect(lock?.schema_object).toMatchObject({
       '@type': 'WebAPI',

@@ -35,8 +35,11 @@ const CREDENTIALS: Record<string, string> = {
 export const words = (operationId: string): string =>
   operationId.replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase();
 
-/** JSON Pointer escaping (RFC 6901) of a path, for a fragment pointing into /openapi.json. */
-const pointer = (segment: string) => segment.replaceAll('~', '~0').replaceAll('/', '~1');
+/**
+ * A path as one JSON Pointer segment (RFC 6901), written for a URI fragment pointing into
+ * /openapi.json: percent-encoded (its section 6), since `{` and `}` may not stand in a URI.
+ */
+const pointer = (segment: string) => encodeURIComponent(segment.replaceAll('~', '~0').replaceAll('/', '~1'));
 
 /** One document per operation of the OpenAPI document. */
 export function operationDocuments(
