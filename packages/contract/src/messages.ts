@@ -36,7 +36,7 @@ export const ZSendMessageRequest = ZSpaceIdParam.extend({
     // Image data URIs may be up to 1 MiB; everything else is checked against 65,536 below.
     .max(limits.imageDataUriMax)
     .meta({
-      description: `1 to ${limits.messageMax} characters; for type image an https: URL or a data:image/(png|jpeg|gif|webp);base64, URI (up to 1 MiB)`,
+      description: `1 to ${limits.messageMax} characters; for type image an https: URL or a data:image/(png|jpeg|gif|webp);base64, URI (up to 1 MiB). Every reader's browser fetches an https: image from its host, which so learns the reader's address; a data: URI is embedded and fetched from nowhere.`,
     }),
   type: ZMessageType.default('text'),
 }).superRefine((input, ctx) => {

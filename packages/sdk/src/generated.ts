@@ -145,7 +145,7 @@ export interface JoinStatus {
 }
 
 export interface SendMessageParams {
-  /** 1 to 65536 characters; for type image an https: URL or a data:image/(png|jpeg|gif|webp);base64, URI (up to 1 MiB) */
+  /** 1 to 65536 characters; for type image an https: URL or a data:image/(png|jpeg|gif|webp);base64, URI (up to 1 MiB). Every reader's browser fetches an https: image from its host, which so learns the reader's address; a data: URI is embedded and fetched from nowhere. */
   content: string;
   /** @default "text" */
   type?: 'text' | 'image' | 'html' | undefined;
@@ -830,4 +830,5 @@ export const limits = {
   messagesPageBytes: 4194304,
   contextRoleMax: 200,
   idempotencyKeyMax: 255,
+  versionMax: 2147483647,
 } as const;

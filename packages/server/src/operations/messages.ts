@@ -17,7 +17,7 @@ export const messageOperations: Declaration[] = [
     tool: {
       title: 'Send a message',
       description:
-        'Post a message to everyone in the space: type text (default), image (an https: URL or a data:image/…;base64, URI) or html. Owner or active participant key; muted participants get 403.',
+        'Post a message to everyone in the space: type text (default), image (an https: URL or a data:image/…;base64, URI) or html. Every reader fetches an https: image from its host, which so learns their address; prefer a data: URI. Owner or active participant key; muted participants get 403.',
       annotations: hints.create,
     },
   }),
