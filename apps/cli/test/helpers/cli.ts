@@ -25,6 +25,18 @@ export interface RunOptions {
  * One person (or agent) at a terminal: their own config and data directories, the server's
  * URL in CONVENE_URL, and `run(...args)` to call `convene` as a child process.
  */
+/** The test runner's own environment that must not leak into a CLI under test (a real CONVENE_URL, colours, CI). */
+export const LEAKY_ENV = [
+  'CONVENE_URL',
+  'CONVENE_TOKEN',
+  'NO_COLOR',
+  'FORCE_COLOR',
+  'CI',
+  'AI_AGENT',
+  'EDITOR',
+  'VISUAL',
+] as const;
+
 export class User {
   readonly home: string;
   readonly env: Record<string, string>;
@@ -48,19 +60,7 @@ export class User {
 
   spawn(args: string[], options: RunOptions = {}): ChildProcess {
     const base = { ...process.env };
-    // The test runner's own environment must not leak in (a real CONVENE_URL, colours, CI).
-    for (const name of [
-      'CONVENE_URL',
-      'CONVENE_TOKEN',
-      'NO_COLOR',
-      'FORCE_COLOR',
-      'CI',
-      'AI_AGENT',
-      'EDITOR',
-      'VISUAL',
-    ]) {
-      delete base[name];
-    }
+    for (const name of LEAKY_ENV) delete base[name];
     return spawn(process.execPath, [bundle, ...args], {
       cwd: options.cwd ?? this.home,
       env: { ...base, ...this.env, ...options.env } as NodeJS.ProcessEnv,

@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { LEAKY_ENV } from './cli';
 
 const quote = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`;
 
@@ -13,6 +14,8 @@ export class Terminal {
   constructor(command: string[], env: Record<string, string>, cwd: string) {
     const line = [
       'env',
+      // The tmux server inherits the runner's environment (CI=true in CI): drop what would leak.
+      ...LEAKY_ENV.flatMap((name) => ['-u', name]),
       ...Object.entries(env).map(([k, v]) => quote(`${k}=${v}`)),
       ...command.map(quote),
       // Keep the pane after the command exits, showing its exit code.
