@@ -1,7 +1,10 @@
-import type { SQL } from 'drizzle-orm';
+import { PGlite } from '@electric-sql/pglite';
+import { fillPlaceholders, type SQL } from 'drizzle-orm';
+import { PgliteNamedStatement } from './pglite-named-statement';
 import type { Db } from './types';
 
 interface Internals {
+  $client: unknown;
   dialect: { sqlToQuery(sql: SQL): { sql: string; params: unknown[] } };
   session: {
     prepareQuery(
@@ -17,8 +20,9 @@ interface Internals {
  * A hot path's statement, run as a named prepared statement: it is then parsed and planned once
  * per connection rather than on every call (drizzle's `execute` never prepares). The text is
  * written once with `sql.placeholder(name)` for what varies and compiled once per database
- * handle, so a call only fills in its values: no query building per call. Both drivers' sessions
- * take the name; PGlite simply ignores it.
+ * handle, so a call only fills in its values: no query building per call. postgres.js prepares
+ * by the name; drizzle's PGlite driver ignores it, so on PGlite the statement is kept prepared by
+ * PgliteNamedStatement.
  */
 export class PreparedStatement<Values extends Record<string, unknown>> {
   private readonly compiled = new WeakMap<Db, { execute(values: Values): Promise<unknown> }>();
@@ -32,12 +36,13 @@ export class PreparedStatement<Values extends Record<string, unknown>> {
     let prepared = this.compiled.get(db);
     if (!prepared) {
       const internals = db as unknown as Internals;
-      prepared = internals.session.prepareQuery(
-        internals.dialect.sqlToQuery(this.query),
-        undefined,
-        this.name,
-        false,
-      );
+      const query = internals.dialect.sqlToQuery(this.query);
+      if (internals.$client instanceof PGlite) {
+        const statement = new PgliteNamedStatement(internals.$client, this.name, query.sql);
+        prepared = { execute: (values) => statement.execute(fillPlaceholders(query.params, values)) };
+      } else {
+        prepared = internals.session.prepareQuery(query, undefined, this.name, false);
+      }
       this.compiled.set(db, prepared);
     }
     return prepared.execute(values);
