@@ -257,12 +257,15 @@ async function fanOutSection(databaseUrl: string, children: ChildProcess[]) {
   const convene = await start('convene-node.ts', conveneEnv(databaseUrl), children, { quiet: true });
   const conveneFan = async (subscribers: number, rate: number) => {
     const [space] = await createSpaces(convene.port, 1, `fan-out ${subscribers}`);
+    // The subscribers are participants, as many streams each as one key may hold.
+    const keys = await joinParticipants(convene.port, space!, Math.ceil(subscribers / STREAMS_PER_KEY));
     return fanOut(`Convene ${subscribers} × ${rate}/s`, {
       port: convene.port,
       subscribers,
       rate,
       path: `/hub/space/${space!.spaceId}/messages/stream`,
-      headers: { 'X-Private-Key': space!.ownerPrivateKey },
+      headers: {},
+      keys: { values: keys, perKey: STREAMS_PER_KEY },
       readyMarker: 'event: context',
       publish: (body) =>
         postJson(convene.port, `/hub/space/${space!.spaceId}/messages`, body, space!.ownerPrivateKey),
@@ -445,7 +448,35 @@ async function createSpaces(port: number, count: number, name: string): Promise<
   return spaces;
 }
 
+/** Streams each fan-out participant holds: the server's cap for one key. */
+const STREAMS_PER_KEY = 20;
+
+/** `count` participants joined to a public space; their keys. */
+async function joinParticipants(port: number, space: Space, count: number): Promise<string[]> {
+  const keys: string[] = [];
+  let invitation: { publicInvitationKey: string } | undefined;
+  for (let i = 0; i < count; i += 20) {
+    // An invitation admits 100 joins.
+    if (i % 100 === 0)
+      invitation = await postJson(port, `/hub/space/${space.spaceId}/invite`, {}, space.ownerPrivateKey);
+    keys.push(
+      ...(await Promise.all(
+        Array.from({ length: Math.min(20, count - i) }, (_, j) =>
+          postJson(
+            port,
+            `/hub/space/${space.spaceId}/join`,
+            { name: `listener ${i + j}`, role: 'listens', isHuman: false },
+            invitation!.publicInvitationKey,
+          ).then((joined: { participantPrivateKey: string }) => joined.participantPrivateKey),
+        ),
+      )),
+    );
+  }
+  return keys;
+}
+
 interface FanOutOptions {
+  keys?: { values: string[]; perKey: number };
   port: number;
   subscribers: number;
   /** Messages per second. */
@@ -486,6 +517,7 @@ async function fanOut(scenario: string, options: FanOutOptions): Promise<FanOutR
         concurrency: 50,
         readyMarker: options.readyMarker,
         messages: total,
+        ...(options.keys ? { keys: options.keys } : {}),
       },
     });
     await reply<{ ready: true }>();

@@ -11,7 +11,15 @@ export interface FleetOptions {
   readyMarker: string;
   /** How many messages will be sent (n = 0 … messages - 1). */
   messages: number;
+  /**
+   * Keys to spread the clients over, `perKey` clients each, sent as X-Private-Key: a server caps
+   * the streams of one credential (decisions.md: 20) and of one address (200, see below).
+   */
+  keys?: { values: string[]; perKey: number };
 }
+
+/** Clients per loopback source address (127.0.0.10, .11, …): under the server's cap of 200. */
+const PER_ADDRESS = 150;
 
 export const wallClock = (): number => performance.timeOrigin + performance.now();
 
@@ -47,7 +55,7 @@ export class SseFleet {
   async connect(timeoutMs = 120_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     let next = 0;
-    const openOne = (): Promise<void> =>
+    const openOne = (i: number): Promise<void> =>
       new Promise((resolve, reject) => {
         const client: Client = {
           request: undefined as never,
@@ -82,7 +90,8 @@ export class SseFleet {
             host: '127.0.0.1',
             port: this.options.port,
             path: this.options.path,
-            headers: { Accept: 'text/event-stream', ...this.options.headers },
+            headers: { Accept: 'text/event-stream', ...this.options.headers, ...this.keyHeader(i) },
+            localAddress: `127.0.0.${10 + Math.floor(i / PER_ADDRESS)}`,
             agent: this.agent,
           },
           (response) => {
@@ -109,12 +118,20 @@ export class SseFleet {
       });
     const worker = async () => {
       while (next < this.options.count) {
-        next++;
+        const i = next++;
         if (Date.now() > deadline) throw new Error('timed out opening subscribers');
-        await openOne();
+        await openOne(i);
       }
     };
     await Promise.all(Array.from({ length: this.options.concurrency }, worker));
+  }
+
+  private keyHeader(i: number): Record<string, string> {
+    const keys = this.options.keys;
+    if (!keys) return {};
+    const key = keys.values[Math.floor(i / keys.perKey)];
+    if (!key) throw new Error(`no key for subscriber ${i}: ${keys.values.length} keys × ${keys.perKey}`);
+    return { 'X-Private-Key': key };
   }
 
   private onData(client: Client, chunk: string): void {
