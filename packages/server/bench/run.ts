@@ -8,7 +8,16 @@
 // run, and the servers log at the default level (to /dev/null, as to a file in production).
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { Agent, type ClientRequest, get, request } from 'node:http';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { dirname, join, relative } from 'node:path';
@@ -322,16 +331,11 @@ async function fanOutSection(databaseUrl: string, children: ChildProcess[]) {
 /** A CPU profile of one node under MAIN_CONNS senders, and where its time went. */
 async function profileSection(databaseUrl: string, children: ChildProcess[]) {
   const dir = join(resultsDir, 'profiles');
-  mkdirSync(dir, { recursive: true });
+  // Every thread of the node writes a profile (tsx's loader runs in a worker): each its own file.
+  const threads = mkdtempSync(join(tmpdir(), 'convene-cpu-prof-'));
   const node = await start('convene-node.ts', conveneEnv(databaseUrl), children, {
     quiet: true,
-    execArgv: [
-      '--cpu-prof',
-      '--cpu-prof-dir',
-      dir,
-      '--cpu-prof-name',
-      `sendMessage-${MAIN_CONNS}-${stamp()}.cpuprofile`,
-    ],
+    execArgv: ['--cpu-prof', '--cpu-prof-dir', threads],
   });
   const spaces = await createSpaces(node.port, MAIN_CONNS, 'profile');
   await measured(
@@ -343,7 +347,15 @@ async function profileSection(databaseUrl: string, children: ChildProcess[]) {
     node.child,
   );
   await stop(node.child);
+  // The main thread's is the one with the most samples.
+  const [main] = readdirSync(threads)
+    .map((name) => join(threads, name))
+    .sort((a, b) => statSync(b).size - statSync(a).size);
+  if (!main) throw new Error('the node wrote no CPU profile');
+  mkdirSync(dir, { recursive: true });
   const file = join(dir, `sendMessage-${MAIN_CONNS}-${stamp()}.cpuprofile`);
+  renameSync(main, file);
+  rmSync(threads, { recursive: true, force: true });
   profiles.push({ file: relative(repo, file), top: topFunctions(file, 15) });
 }
 
