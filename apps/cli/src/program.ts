@@ -5,6 +5,7 @@ import { registerArtifact } from './commands/artifact';
 import { registerAsk } from './commands/ask';
 import { registerCompletion } from './commands/completion';
 import { registerDoctor } from './commands/doctor';
+import { registerInbox } from './commands/inbox';
 import { registerInvite } from './commands/invite';
 import { registerJoin } from './commands/join';
 import { registerLeave } from './commands/leave';
@@ -75,6 +76,7 @@ Keys and tokens are kept in $XDG_CONFIG_HOME/convene/credentials.json (mode 0600
   registerLeave(program, app);
   registerSend(program, app);
   registerMessages(program, app);
+  registerInbox(program, app);
   registerTail(program, app);
   registerArtifact(program, app);
   program.commandsGroup('Account:');

@@ -12,6 +12,24 @@ export const ZParticipantPathParams = ZSpaceIdParam.extend({
   participantId: z.string().meta({ format: 'uuid' }),
 });
 
+/** A UUID the client sends in a body (a mention, a message replied to): anything else is 400. */
+export const ZUuidInput = z
+  .string()
+  .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, 'must be a UUID')
+  .meta({ format: 'uuid' });
+
+/**
+ * `wait`: a long poll, in seconds (0 to 60). A query parameter is a string on the wire: numbers
+ * in text are read as numbers.
+ */
+export const ZWaitQuery = z.coerce
+  .number()
+  .min(0)
+  .max(limits.waitMaxSeconds)
+  .meta({
+    description: `Long poll: when nothing new is there yet, wait up to this many seconds (at most ${limits.waitMaxSeconds}) and answer as soon as something arrives`,
+  });
+
 export const ZOk = z.object({ ok: z.boolean() }).meta({ id: 'OkResult' });
 export type TOk = z.infer<typeof ZOk>;
 

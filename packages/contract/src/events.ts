@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ZUuid } from './common';
 import { ZMessageView } from './messages';
 import { ZArtifactSummary, ZContextBundle, ZParticipantView } from './views';
+import { ZWebhookDisabledEvent } from './webhooks';
 
 /**
  * The events of a space's stream (`GET /hub/space/{spaceId}/messages/stream`): the SSE `event:`
@@ -22,6 +23,7 @@ export const streamEventSchemas = {
   'artifact-locked': ZArtifactSummary,
   'artifact-unlocked': ZArtifactSummary,
   'space-closed': ZSpaceClosedEvent,
+  'webhook-disabled': ZWebhookDisabledEvent,
 } as const;
 
 export type TStreamEventName = keyof typeof streamEventSchemas;

@@ -23,4 +23,12 @@ export const limits = {
   idempotencyKeyMax: 255,
   /** Versions are PostgreSQL integers: none can be above this. */
   versionMax: 2_147_483_647,
+  /** Explicit mentions of one message. */
+  mentionsMax: 50,
+  /** The longest long-poll (`wait`), in seconds. */
+  waitMaxSeconds: 60,
+  /** maxMessagesPerMinute, per participant. */
+  messagesPerMinuteMax: 10_000,
+  webhooksPerParticipant: 10,
+  webhookUrlMax: 2000,
 } as const;

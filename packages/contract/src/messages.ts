@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ZDateTime, ZSpaceIdParam, ZUuid } from './common';
+import { ZDateTime, ZSpaceIdParam, ZUuid, ZUuidInput, ZWaitQuery } from './common';
 import { limits } from './limits';
 import { ZContextBundle } from './views';
 
@@ -39,6 +39,14 @@ export const ZSendMessageRequest = ZSpaceIdParam.extend({
       description: `1 to ${limits.messageMax} characters; for type image an https: URL or a data:image/(png|jpeg|gif|webp);base64, URI (up to 1 MiB). Every reader's browser fetches an https: image from its host, which so learns the reader's address; a data: URI is embedded and fetched from nowhere.`,
     }),
   type: ZMessageType.default('text'),
+  mentions: z
+    .array(ZUuidInput)
+    .max(limits.mentionsMax)
+    .optional()
+    .meta({
+      description: `Participants this message is for (at most ${limits.mentionsMax}); each must be in the space (400 otherwise). \`@Name\` in text content mentions too (exact name, any case)`,
+    }),
+  replyTo: ZUuidInput.optional().meta({ description: 'The id of a message of this space this one answers' }),
 }).superRefine((input, ctx) => {
   const problem =
     input.type === 'image'
@@ -51,7 +59,12 @@ export const ZSendMessageRequest = ZSpaceIdParam.extend({
 export type TSendMessageRequest = z.infer<typeof ZSendMessageRequest>;
 
 export const ZSendMessageResult = z
-  .object({ messageId: ZUuid })
+  .object({
+    messageId: ZUuid,
+    mentions: z.array(ZUuid).meta({
+      description: 'Everyone the message mentions: the explicit mentions and those named with `@Name`',
+    }),
+  })
   .extend(ZContextBundle.shape)
   .meta({ id: 'SendMessageResult' });
 export type TSendMessageResult = z.infer<typeof ZSendMessageResult>;
@@ -68,6 +81,10 @@ export const ZMessageView = z
       description: 'Strictly increasing within a space, microsecond precision (6 fractional digits, UTC)',
     }),
     seq: z.number().int().meta({ description: '1, 2, 3… per space, in the same order as timestamps' }),
+    mentions: z
+      .array(ZUuid)
+      .meta({ description: 'The participants mentioned (explicitly or by `@Name`); empty when none' }),
+    replyTo: ZUuid.optional().meta({ description: 'The message this one answers' }),
   })
   .meta({ id: 'MessageView' });
 export type TMessageView = z.infer<typeof ZMessageView>;
@@ -89,6 +106,7 @@ export const ZListMessagesRequest = ZSpaceIdParam.extend({
   timestamp: ZTimestampQuery.optional().meta({
     description: 'Only messages after this instant (pass the previous cursor)',
   }),
+  wait: ZWaitQuery.optional(),
 });
 export type TListMessagesRequest = z.infer<typeof ZListMessagesRequest>;
 

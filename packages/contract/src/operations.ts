@@ -29,6 +29,7 @@ import {
 } from './artifacts';
 import { ZAskRequest, ZAskResult } from './ask';
 import { ZEmpty, ZOk, ZParticipantPathParams, ZSpaceIdParam } from './common';
+import { ZAckInboxRequest, ZAckInboxResult, ZGetInboxRequest, ZInboxResult } from './inbox';
 import {
   ZListMessagesRequest,
   ZListMessagesResult,
@@ -38,6 +39,7 @@ import {
 } from './messages';
 import { ZInvitationResult, ZJoinResult, ZJoinSpaceInput, ZJoinStatus } from './participants';
 import { ZCreateSpaceRequest, ZCreateSpaceResult, ZSpaceView, ZUpdateSpaceRequest } from './spaces';
+import { ZCreateWebhookRequest, ZCreateWebhookResult, ZWebhookList, ZWebhookPathParams } from './webhooks';
 
 /**
  * Every operation of the public REST API as data: its operationId, method and path, the schema of
@@ -61,6 +63,7 @@ export type OperationTag =
   | 'invitations'
   | 'participants'
   | 'messages'
+  | 'webhooks'
   | 'artifacts'
   | 'linking'
   | 'account';
@@ -175,7 +178,7 @@ export const operations = {
     method: 'PUT',
     path: '/hub/space/{spaceId}',
     tag: 'spaces',
-    summary: 'Change the name, description or agenda of a space (owner key)',
+    summary: 'Change the name, description, agenda or per-participant message budget of a space (owner key)',
     input: ZUpdateSpaceRequest,
     output: ZOk,
     successStatus: 200,
@@ -326,7 +329,8 @@ export const operations = {
     method: 'GET',
     path: '/hub/space/{spaceId}/messages',
     tag: 'messages',
-    summary: 'Poll messages after a timestamp cursor, oldest first (at most 500 per call)',
+    summary:
+      'Poll messages after a timestamp cursor, oldest first (at most 500 per call); `wait` long-polls up to 60 s',
     input: ZListMessagesRequest,
     output: ZListMessagesResult,
     successStatus: 200,
@@ -345,6 +349,69 @@ export const operations = {
     errorStatuses: [400, 401, 404, 429],
     security: keyed,
     response: 'event-stream',
+  }),
+  getInbox: op({
+    operationId: 'getInbox',
+    method: 'GET',
+    path: '/hub/space/{spaceId}/inbox',
+    tag: 'messages',
+    summary:
+      'The messages that mention you or reply to one of yours, after your acknowledged position, with unread counts; `wait` long-polls up to 60 s',
+    input: ZGetInboxRequest,
+    output: ZInboxResult,
+    successStatus: 200,
+    errorStatuses: [400, 401, 404, 429],
+    security: keyed,
+  }),
+  ackInbox: op({
+    operationId: 'ackInbox',
+    method: 'POST',
+    path: '/hub/space/{spaceId}/inbox/ack',
+    tag: 'messages',
+    summary: 'Move your read position forward to a message seq (never backwards)',
+    input: ZAckInboxRequest,
+    output: ZAckInboxResult,
+    successStatus: 200,
+    errorStatuses: [400, 401, 404, 409, 429],
+    security: keyed,
+  }),
+
+  createWebhook: op({
+    operationId: 'createWebhook',
+    method: 'POST',
+    path: '/hub/space/{spaceId}/webhooks',
+    tag: 'webhooks',
+    summary:
+      'Register a signed webhook for this space’s events (owner or participant key); the secret is returned once',
+    input: ZCreateWebhookRequest,
+    output: ZCreateWebhookResult,
+    successStatus: 201,
+    errorStatuses: [400, 401, 404, 409, 429],
+    security: keyed,
+  }),
+  listWebhooks: op({
+    operationId: 'listWebhooks',
+    method: 'GET',
+    path: '/hub/space/{spaceId}/webhooks',
+    tag: 'webhooks',
+    summary: 'Your webhooks in this space (the owner sees everyone’s), never their secrets',
+    input: ZSpaceIdParam,
+    output: ZWebhookList,
+    successStatus: 200,
+    errorStatuses: [401, 404, 429],
+    security: keyed,
+  }),
+  deleteWebhook: op({
+    operationId: 'deleteWebhook',
+    method: 'DELETE',
+    path: '/hub/space/{spaceId}/webhooks/{webhookId}',
+    tag: 'webhooks',
+    summary: 'Delete a webhook (its participant, or the owner); nothing more is delivered to it',
+    input: ZWebhookPathParams,
+    output: ZOk,
+    successStatus: 200,
+    errorStatuses: [401, 404, 409, 429],
+    security: keyed,
   }),
 
   createArtifact: op({

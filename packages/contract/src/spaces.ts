@@ -37,6 +37,9 @@ export const ZSpaceView = z
     privacy: ZPrivacy,
     state: z.enum(['open', 'closed']),
     ttlRemaining: z.number().int(),
+    maxMessagesPerMinute: z.number().int().optional().meta({
+      description: 'The budget each participant may send per minute (429 beyond it); absent when none',
+    }),
   })
   .extend(ZContextBundle.shape)
   .meta({ id: 'SpaceView' });
@@ -48,6 +51,17 @@ export const ZUpdateSpaceBody = z
     name: ZName.optional(),
     description: ZText.optional(),
     agenda: ZText.optional(),
+    maxMessagesPerMinute: z
+      .number()
+      .int()
+      .min(1)
+      .max(limits.messagesPerMinuteMax)
+      .nullable()
+      .optional()
+      .meta({
+        description:
+          'Messages each participant (the owner included) may send per minute; beyond it sendMessage answers 429 with Retry-After for that sender only. null removes the budget',
+      }),
   })
   .meta({ id: 'UpdateSpaceRequest' });
 export type TUpdateSpaceBody = z.infer<typeof ZUpdateSpaceBody>;

@@ -12,6 +12,14 @@ export const ZParticipantView = z
     status: ZParticipantStatus,
     isOwner: z.boolean(),
     isHuman: z.boolean(),
+    lastSeenAt: ZDateTime.optional().meta({
+      description:
+        'When the server last saw this participant’s key work (any authenticated call, an open stream), to within 5 s; absent if never',
+    }),
+    lastReadSeq: z
+      .number()
+      .int()
+      .meta({ description: 'The participant’s inbox read position: the last message seq they acknowledged' }),
   })
   .meta({ id: 'ParticipantView' });
 export type TParticipantView = z.infer<typeof ZParticipantView>;

@@ -3,7 +3,9 @@ import type { DiffEngine } from './artifacts/diff-engine';
 import type { Clock } from './clock';
 import type { Db } from './db/types';
 import type { EventBus } from './events/event-bus';
+import type { SpaceWatch } from './events/space-watch';
 import type { SecretBox } from './secrets';
+import { defaultWebhookUrlPolicy, type WebhookUrlPolicy } from './webhooks/url-policy';
 
 export interface CoreConfig {
   /** Absolute base of every URL the service hands out. */
@@ -13,6 +15,13 @@ export interface CoreConfig {
   /** How long a `usr_` token works after it is minted. */
   userTokenTtlSeconds: number;
   suggestedPollingIntervalMs: number;
+  /** Where webhooks may point (SSRF guard). */
+  webhookUrls: WebhookUrlPolicy;
+  /**
+   * The waits between a webhook delivery's attempts; once they are spent (about 24 h) the
+   * delivery is given up.
+   */
+  webhookRetryDelaysMs: readonly number[];
 }
 
 /** The ports every use case receives; composed once by the server (or a test). */
@@ -27,7 +36,17 @@ export interface Deps {
   /** Stream events between nodes (LISTEN/NOTIFY today). */
   events: EventBus;
   config: CoreConfig;
+  /** Space events as they commit, on any node: long polls wait on it. Absent, they answer at once. */
+  watch?: SpaceWatch | undefined;
 }
+
+/**
+ * After the first attempt: 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, 2 h, 4 h, 8 h, 8 h. The last
+ * attempt comes about 23 h 43 min after the event.
+ */
+export const defaultWebhookRetryDelaysMs: readonly number[] = [
+  5, 30, 120, 600, 1800, 3600, 7200, 14_400, 28_800, 28_800,
+].map((seconds) => seconds * 1000);
 
 export const defaultCoreConfig: CoreConfig = {
   publicUrl: 'http://localhost:3000',
@@ -35,4 +54,6 @@ export const defaultCoreConfig: CoreConfig = {
   linkTtlSeconds: 600,
   userTokenTtlSeconds: 90 * 86_400,
   suggestedPollingIntervalMs: 2000,
+  webhookUrls: defaultWebhookUrlPolicy,
+  webhookRetryDelaysMs: defaultWebhookRetryDelaysMs,
 };

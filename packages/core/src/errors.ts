@@ -53,6 +53,14 @@ export class NotFoundError extends DomainError {
   }
 }
 
+/** A join the owner refused (kicked before approval): nothing more will come of it. */
+export class JoinRefusedError extends NotFoundError {
+  constructor() {
+    super('join request');
+    this.message = 'join request refused: the owner removed this participant';
+  }
+}
+
 export class ConflictError extends DomainError {
   constructor(message: string, details: Record<string, unknown> = {}) {
     super('CONFLICT', message, details);

@@ -20,6 +20,15 @@ export const mintUserToken = (): string => `usr_${randomBytes(32).toString('base
 /** Device codes of the link flow: long, random, never in a URL. */
 export const mintDeviceCode = (): string => randomBytes(32).toString('base64url');
 
+/**
+ * Webhook signing secrets, in the Standard Webhooks form: `whsec_` and the base64 of 24 random
+ * bytes (the HMAC key is those bytes).
+ */
+export const mintWebhookSecret = (): string => `whsec_${randomBytes(24).toString('base64')}`;
+
+/** MCP session ids: a client's connection secret (visible ASCII, as the transport requires). */
+export const mintMcpSessionId = (): string => randomBytes(24).toString('base64url');
+
 const USER_CODE_ALPHABET = 'BCDFGHJKLMNPQRSTVWXZ';
 /** 8 characters from a vowel-free alphabet (no words, no 0/O or 1/I confusion). */
 export const mintUserCode = (): string =>

@@ -27,13 +27,19 @@ import type {
   UpdateSpaceParams,
   User,
 } from './generated';
+import { Inbox } from './inbox';
 import { sleep } from './internal';
 import { Messages } from './messages';
 import { type ClientOptions, type RequestOptions, Transport } from './transport';
+import { Webhooks } from './webhooks';
 
 /** A client bound to one space and one key (owner or participant). */
 export class SpaceClient {
   readonly messages: Messages;
+  /** What concerns you (mentions, replies), with a read position the server keeps. */
+  readonly inbox: Inbox;
+  /** Signed webhooks that push the space's events to you. */
+  readonly webhooks: Webhooks;
   readonly artifacts: Artifacts;
   readonly invitations: {
     /** Mints an invitation: `humanLink`, `agentLink` and `publicInvitationKey` (owner key). */
@@ -60,6 +66,8 @@ export class SpaceClient {
     readonly participantId?: string,
   ) {
     this.messages = new Messages(transport, spaceId, key);
+    this.inbox = new Inbox(transport, spaceId, key);
+    this.webhooks = new Webhooks(transport, spaceId, key);
     this.artifacts = new Artifacts(transport, spaceId, key);
     const path = { spaceId };
     const credentials = { spaceKey: key };
@@ -87,7 +95,10 @@ export class SpaceClient {
     );
   }
 
-  /** Changes the name, description or agenda (owner key). */
+  /**
+   * Changes the name, description or agenda, or sets `maxMessagesPerMinute`, the budget of each
+   * participant's messages per minute (`null` removes it) (owner key).
+   */
   update(params: UpdateSpaceParams, options?: RequestOptions): APIPromise<OkResult> {
     return this.transport.call(
       'updateSpace',

@@ -68,6 +68,8 @@ export interface SpaceView {
   privacy: 'public' | 'private';
   state: 'open' | 'closed';
   ttlRemaining: number;
+  /** The budget each participant may send per minute (429 beyond it); absent when none */
+  maxMessagesPerMinute?: number | undefined;
   participants: ParticipantView[];
   artifacts: ArtifactSummary[];
   suggestedPollingIntervalMs: number;
@@ -81,6 +83,10 @@ export interface ParticipantView {
   status: 'waitingForApproval' | 'active' | 'muted' | 'left' | 'kicked';
   isOwner: boolean;
   isHuman: boolean;
+  /** When the server last saw this participant’s key work (any authenticated call, an open stream), to within 5 s; absent if never */
+  lastSeenAt?: string | undefined;
+  /** The participant’s inbox read position: the last message seq they acknowledged */
+  lastReadSeq: number;
 }
 
 export interface ArtifactSummary {
@@ -96,6 +102,8 @@ export interface UpdateSpaceParams {
   name?: string | undefined;
   description?: string | undefined;
   agenda?: string | undefined;
+  /** Messages each participant (the owner included) may send per minute; beyond it sendMessage answers 429 with Retry-After for that sender only. null removes the budget */
+  maxMessagesPerMinute?: number | null | undefined;
 }
 
 export interface OkResult {
@@ -149,10 +157,16 @@ export interface SendMessageParams {
   content: string;
   /** @default "text" */
   type?: 'text' | 'image' | 'html' | undefined;
+  /** Participants this message is for (at most 50); each must be in the space (400 otherwise). `@Name` in text content mentions too (exact name, any case) */
+  mentions?: string[] | undefined;
+  /** The id of a message of this space this one answers */
+  replyTo?: string | undefined;
 }
 
 export interface SendMessageResult {
   messageId: string;
+  /** Everyone the message mentions: the explicit mentions and those named with `@Name` */
+  mentions: string[];
   participants: ParticipantView[];
   artifacts: ArtifactSummary[];
   suggestedPollingIntervalMs: number;
@@ -161,6 +175,8 @@ export interface SendMessageResult {
 export interface ListMessagesParams {
   /** Only messages after this instant (pass the previous cursor) */
   timestamp?: string | undefined;
+  /** Long poll: when nothing new is there yet, wait up to this many seconds (at most 60) and answer as soon as something arrives */
+  wait?: number | undefined;
 }
 
 export interface ListMessagesResult {
@@ -184,11 +200,140 @@ export interface MessageView {
   timestamp: string;
   /** 1, 2, 3… per space, in the same order as timestamps */
   seq: number;
+  /** The participants mentioned (explicitly or by `@Name`); empty when none */
+  mentions: string[];
+  /** The message this one answers */
+  replyTo?: string | undefined;
 }
 
 export interface StreamMessagesParams {
   /** Replay only the messages after this instant (Last-Event-ID takes precedence) */
   timestamp?: string | undefined;
+}
+
+export interface GetInboxParams {
+  /** Read past this seq instead of the read position when it is further on (to page without acknowledging) */
+  after?: number | undefined;
+  /** At most this many messages (default and maximum 500) */
+  limit?: number | undefined;
+  /** Long poll: when nothing new is there yet, wait up to this many seconds (at most 60) and answer as soon as something arrives */
+  wait?: number | undefined;
+}
+
+export interface InboxResult {
+  /** The messages that mention you or reply to one of yours, after your read position, oldest first */
+  messages: MessageView[];
+  /** Your read position (the last seq acknowledged) */
+  lastReadSeq: number;
+  unread: UnreadCounts;
+}
+
+export interface UnreadCounts {
+  /** Messages that mention you or reply to one of yours */
+  inbox: number;
+  /** Of those, the ones that mention you */
+  mentions: number;
+  /** Of those, the ones that reply to one of your messages */
+  replies: number;
+  /** Every message of the space after your position */
+  messages: number;
+}
+
+export interface AckInboxParams {
+  /** Everything up to this message seq has been handled; the position never moves back (a lower seq changes nothing) */
+  seq: number;
+}
+
+export interface AckInboxResult {
+  lastReadSeq: number;
+  unread: UnreadCounts;
+}
+
+export interface CreateWebhookParams {
+  /** An http: or https: URL the service POSTs events to; loopback, private and link-local addresses are refused unless the operator allows them */
+  url: string;
+  /** The event types to deliver; every type when absent */
+  events?:
+    | Array<
+        | 'message'
+        | 'mention'
+        | 'participant-status'
+        | 'artifact-created'
+        | 'artifact-updated'
+        | 'artifact-locked'
+        | 'artifact-unlocked'
+        | 'space-closed'
+        | 'webhook-disabled'
+      >
+    | undefined;
+}
+
+export interface CreateWebhookResult {
+  id: string;
+  /** Who registered it */
+  participantId: string;
+  url: string;
+  /** Absent: every event type */
+  events?:
+    | Array<
+        | 'message'
+        | 'mention'
+        | 'participant-status'
+        | 'artifact-created'
+        | 'artifact-updated'
+        | 'artifact-locked'
+        | 'artifact-unlocked'
+        | 'space-closed'
+        | 'webhook-disabled'
+      >
+    | undefined;
+  createdAt: string;
+  /** False once delivery gave up (see disabledAt) */
+  enabled: boolean;
+  disabledAt?: string | undefined;
+  lastSuccessAt?: string | undefined;
+  lastFailureAt?: string | undefined;
+  /** The last failure: an HTTP status or a network error */
+  lastError?: string | undefined;
+  /** Failed attempts since the last success */
+  failures: number;
+  /** The signing secret (`whsec_` + base64), returned once: verify each delivery’s webhook-signature with it (Standard Webhooks) */
+  secret: string;
+}
+
+export interface WebhookList {
+  webhooks: WebhookView[];
+}
+
+export interface WebhookView {
+  id: string;
+  /** Who registered it */
+  participantId: string;
+  url: string;
+  /** Absent: every event type */
+  events?:
+    | Array<
+        | 'message'
+        | 'mention'
+        | 'participant-status'
+        | 'artifact-created'
+        | 'artifact-updated'
+        | 'artifact-locked'
+        | 'artifact-unlocked'
+        | 'space-closed'
+        | 'webhook-disabled'
+      >
+    | undefined;
+  createdAt: string;
+  /** False once delivery gave up (see disabledAt) */
+  enabled: boolean;
+  disabledAt?: string | undefined;
+  lastSuccessAt?: string | undefined;
+  lastFailureAt?: string | undefined;
+  /** The last failure: an HTTP status or a network error */
+  lastError?: string | undefined;
+  /** Failed attempts since the last success */
+  failures: number;
 }
 
 export interface CreateArtifactParams {
@@ -377,11 +522,35 @@ export interface SpaceClosedEvent {
   reason: 'closed' | 'expired';
 }
 
+export interface WebhookDisabledEvent {
+  webhookId: string;
+  participantId: string;
+  reason: string;
+}
+
 export interface ErrorBody {
   error: string;
   /** On 423: participantId of the current lock holder */
   lockedBy?: string | undefined;
   [key: string]: unknown;
+}
+
+export interface WebhookPayload {
+  type:
+    | 'message'
+    | 'mention'
+    | 'participant-status'
+    | 'artifact-created'
+    | 'artifact-updated'
+    | 'artifact-locked'
+    | 'artifact-unlocked'
+    | 'space-closed'
+    | 'webhook-disabled';
+  /** When the event happened */
+  timestamp: string;
+  spaceId: string;
+  /** The event’s data, as on the stream: MessageView for message and mention, ParticipantView, ArtifactSummary, {spaceId, reason}, WebhookDisabledEvent */
+  data: unknown;
 }
 
 /**
@@ -410,7 +579,7 @@ export interface OperationTypes {
    */
   getSpace: { path: { spaceId: string }; params: undefined; output: SpaceView };
   /**
-   * Change the name, description or agenda of a space (owner key).
+   * Change the name, description, agenda or per-participant message budget of a space (owner key).
    * `PUT /hub/space/{spaceId}`: 200; errors 400, 401, 404, 409, 429.
    */
   updateSpace: { path: { spaceId: string }; params: UpdateSpaceParams; output: OkResult };
@@ -478,7 +647,7 @@ export interface OperationTypes {
    */
   sendMessage: { path: { spaceId: string }; params: SendMessageParams; output: SendMessageResult };
   /**
-   * Poll messages after a timestamp cursor, oldest first (at most 500 per call).
+   * Poll messages after a timestamp cursor, oldest first (at most 500 per call); `wait` long-polls up to 60 s.
    * `GET /hub/space/{spaceId}/messages`: 200; errors 400, 401, 404, 429.
    */
   listMessages: { path: { spaceId: string }; params: ListMessagesParams; output: ListMessagesResult };
@@ -487,6 +656,31 @@ export interface OperationTypes {
    * `GET /hub/space/{spaceId}/messages/stream`: 200; errors 400, 401, 404, 429.
    */
   streamMessages: { path: { spaceId: string }; params: StreamMessagesParams; output: string };
+  /**
+   * The messages that mention you or reply to one of yours, after your acknowledged position, with unread counts; `wait` long-polls up to 60 s.
+   * `GET /hub/space/{spaceId}/inbox`: 200; errors 400, 401, 404, 429.
+   */
+  getInbox: { path: { spaceId: string }; params: GetInboxParams; output: InboxResult };
+  /**
+   * Move your read position forward to a message seq (never backwards).
+   * `POST /hub/space/{spaceId}/inbox/ack`: 200; errors 400, 401, 404, 409, 429.
+   */
+  ackInbox: { path: { spaceId: string }; params: AckInboxParams; output: AckInboxResult };
+  /**
+   * Register a signed webhook for this space’s events (owner or participant key); the secret is returned once.
+   * `POST /hub/space/{spaceId}/webhooks`: 201; errors 400, 401, 404, 409, 429.
+   */
+  createWebhook: { path: { spaceId: string }; params: CreateWebhookParams; output: CreateWebhookResult };
+  /**
+   * Your webhooks in this space (the owner sees everyone’s), never their secrets.
+   * `GET /hub/space/{spaceId}/webhooks`: 200; errors 401, 404, 429.
+   */
+  listWebhooks: { path: { spaceId: string }; params: undefined; output: WebhookList };
+  /**
+   * Delete a webhook (its participant, or the owner); nothing more is delivered to it.
+   * `DELETE /hub/space/{spaceId}/webhooks/{webhookId}`: 200; errors 401, 404, 409, 429.
+   */
+  deleteWebhook: { path: { spaceId: string; webhookId: string }; params: undefined; output: OkResult };
   /**
    * Create a markdown artifact (owner or active participant; version 1, unlocked).
    * `POST /hub/space/{spaceId}/artifact`: 200; errors 400, 401, 403, 404, 409, 429.
@@ -704,6 +898,21 @@ export const routes = {
     idempotent: true,
     response: 'event-stream',
   },
+  getInbox: { method: 'GET', path: '/hub/space/{spaceId}/inbox', idempotent: true, response: 'json' },
+  ackInbox: { method: 'POST', path: '/hub/space/{spaceId}/inbox/ack', idempotent: true, response: 'json' },
+  createWebhook: {
+    method: 'POST',
+    path: '/hub/space/{spaceId}/webhooks',
+    idempotent: true,
+    response: 'json',
+  },
+  listWebhooks: { method: 'GET', path: '/hub/space/{spaceId}/webhooks', idempotent: true, response: 'json' },
+  deleteWebhook: {
+    method: 'DELETE',
+    path: '/hub/space/{spaceId}/webhooks/{webhookId}',
+    idempotent: true,
+    response: 'json',
+  },
   createArtifact: {
     method: 'POST',
     path: '/hub/space/{spaceId}/artifact',
@@ -795,6 +1004,7 @@ export interface StreamEventData {
   'artifact-locked': ArtifactSummary;
   'artifact-unlocked': ArtifactSummary;
   'space-closed': SpaceClosedEvent;
+  'webhook-disabled': WebhookDisabledEvent;
 }
 
 export type StreamEventName = keyof StreamEventData;
@@ -831,4 +1041,9 @@ export const limits = {
   contextRoleMax: 200,
   idempotencyKeyMax: 255,
   versionMax: 2147483647,
+  mentionsMax: 50,
+  waitMaxSeconds: 60,
+  messagesPerMinuteMax: 10000,
+  webhooksPerParticipant: 10,
+  webhookUrlMax: 2000,
 } as const;

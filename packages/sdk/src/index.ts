@@ -43,8 +43,15 @@ export {
 } from './errors';
 export type * from './generated';
 export { limits } from './generated';
+export { type FollowOptions, Inbox } from './inbox';
 export type { Logger, LogLevel } from './internal';
 export { type ListOptions, MessageList, Messages } from './messages';
 export { MessageStream, type StreamOptions } from './stream';
 /** The options of `new Convene(…)`, by the name the package's first skeleton gave them. */
 export type { ClientOptions, ClientOptions as ConveneClientOptions, RequestOptions } from './transport';
+export {
+  type VerifyWebhookOptions,
+  verifyWebhook,
+  Webhooks,
+  WebhookVerificationError,
+} from './webhooks';

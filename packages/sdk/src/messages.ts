@@ -1,11 +1,17 @@
 import { APIPromise, type WithResponse } from './api-promise';
 import type { ListMessagesResult, MessageView, SendMessageParams, SendMessageResult } from './generated';
+import { longPollOptions } from './inbox';
 import { MessageStream, type StreamOptions } from './stream';
 import type { RequestOptions, Transport } from './transport';
 
 export interface ListOptions {
   /** Only messages after this instant: pass the `cursor` of an earlier list to continue from it. */
   since?: string | Date | undefined;
+  /**
+   * Long poll: when nothing is there after `since` yet, wait up to this many seconds (at most 60)
+   * and answer as soon as a message arrives. Iterating, only the last page waits.
+   */
+  wait?: number | undefined;
 }
 
 /**
@@ -53,7 +59,11 @@ export class Messages {
     private readonly key: string,
   ) {}
 
-  /** Sends a message: a string is `text`; pass `{ content, type: 'html' | 'image' }` for others. */
+  /**
+   * Sends a message: a string is `text`; pass `{ content, type: 'html' | 'image' }` for others,
+   * and `mentions` (participant ids) or `replyTo` (a message id) to address it (`@Name` in text
+   * mentions too).
+   */
   send(message: string | SendMessageParams, options?: RequestOptions): APIPromise<SendMessageResult> {
     const params = typeof message === 'string' ? { content: message } : message;
     return this.transport.call(
@@ -68,8 +78,12 @@ export class Messages {
     const page = (timestamp: string | undefined) =>
       this.transport.call(
         'listMessages',
-        { path: { spaceId: this.spaceId }, params: { timestamp }, credentials: { spaceKey: this.key } },
-        options,
+        {
+          path: { spaceId: this.spaceId },
+          params: { timestamp, wait: params.wait },
+          credentials: { spaceKey: this.key },
+        },
+        longPollOptions(params.wait, options),
       );
     return new MessageList(page(toTimestamp(params.since)).withResponse(), (cursor) => page(cursor));
   }

@@ -18,14 +18,16 @@ import { toHttpError } from './http/errors';
 import { idempotencyHooks } from './http/idempotency';
 import { serializeError } from './http/log-errors';
 import { normaliseRequest, registerHttpPolicy } from './http/policy';
+import { Presence } from './http/presence';
 import { mcpBatchHook, rateLimitHook } from './http/rate-limit';
 import { redactedRequestSerializer } from './http/redact';
 import { sendError } from './http/reply';
 import { requestIds } from './http/request-id';
 import type { PolicyStores } from './http/stores';
 import { registerPolicySweeper } from './http/sweeper';
-import { startRequestTimer } from './http/timeout';
+import { declaredWaitMs, startRequestTimer } from './http/timeout';
 import { versioningHooks } from './http/versioning';
+import type { McpSessionStreams } from './mcp/session-streams';
 import { openApiAdapter } from './rest/adapter';
 import { registerRoutes } from './rest/routes';
 
@@ -33,6 +35,12 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** The process's event hub (streams, MCP waits); set by createServer once it listens. */
     eventHub: EventHub | null;
+    /** The MCP sessions' notification streams of this process; set by createServer. */
+    mcpStreams: McpSessionStreams | null;
+    /** Aborted when the server begins to close: long polls answer at once. */
+    shutdownSignal: AbortSignal;
+    /** Verified presence: moves lastSeenAt for the keys used. */
+    presence: Presence;
   }
 }
 
@@ -129,20 +137,27 @@ export async function buildApp({
   // 1. API-Version (and Deprecation/Sunset) first, so every answer carries it, a 429 included;
   // 2. RateLimit-* on every answer; over the limit, 429 and nothing else runs (one round trip);
   // 3. 400 for an unsupported or retired API-Version; then bodies, JSON errors and 404s;
+  // 4. the space key presented counts as its participant being seen (lastSeenAt).
+  const presence = new Presence(deps);
+  app.decorate('presence', presence);
   app.addHook('onRequest', async (request, reply) => {
-    // 0. A request that cannot finish in time answers 503 (streams and long waits excepted).
-    startRequestTimer(request, reply, config.requestTimeoutMs);
+    // 0. A request that cannot finish in time answers 503 (streams and long waits excepted; a
+    //    long poll's `wait` is added to its time).
+    startRequestTimer(request, reply, config.requestTimeoutMs + declaredWaitMs(request));
     versioning.resolve(request, reply);
     await rateLimit(request, reply);
     versioning.enforce(request);
     normaliseRequest(request);
+    await presence.touchRequest(request);
   });
   registerHttpPolicy(app, config.publicUrl);
-  const adapter = openApiAdapter(appRouter, deps);
+  const shutdown = new AbortController();
+  app.addHook('preClose', async () => shutdown.abort());
+  const adapter = openApiAdapter(appRouter, deps, shutdown.signal);
   app.addHook('onSend', adapter.onSend);
-  // 4. Each further call of an MCP JSON-RPC batch counts as a request, once the body is parsed.
+  // 5. Each further call of an MCP JSON-RPC batch counts as a request, once the body is parsed.
   app.addHook('preHandler', mcpBatchHook(rateLimit.chargeMore));
-  // 5. Idempotency-Key: replay, or mark the write as guarded before the handler; the handler's
+  // 6. Idempotency-Key: replay, or mark the write as guarded before the handler; the handler's
   //    transaction records it (http/idempotency.ts; the idempotent middleware of trpc.ts, rest/direct.ts).
   app.addHook('preHandler', idempotency.preHandler);
   registerPolicySweeper(app, {
@@ -165,6 +180,8 @@ export async function buildApp({
   });
 
   app.decorate('eventHub', null);
+  app.decorate('mcpStreams', null);
+  app.decorate('shutdownSignal', shutdown.signal);
   let document: ReturnType<typeof buildOpenApiDocument> | undefined;
   registerRoutes(app, declarations, {
     app,

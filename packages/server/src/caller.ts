@@ -20,4 +20,9 @@ export interface Caller {
    * (OperationDeclaration.recordsIdempotency); absent everywhere else.
    */
   idempotency?: IdempotencyGuard | undefined;
+  /**
+   * Aborted when the client goes away or the server shuts down: long polls (`wait`) end then.
+   * Absent where nothing waits.
+   */
+  signal?: AbortSignal | undefined;
 }

@@ -1,5 +1,7 @@
-import { STREAM_LEASE_SECONDS } from '@convene/core';
+import { isIP } from 'node:net';
+import { defaultWebhookRetryDelaysMs, STREAM_LEASE_SECONDS, type WebhookUrlPolicy } from '@convene/core';
 import { webDistDir } from '@convene/web';
+import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { defaultVersionPolicy, type VersionPolicy } from './http/versioning';
 
@@ -42,6 +44,34 @@ const ZEnv = z.object({
   OIDC_ISSUER: z.string().min(1).optional(),
   OIDC_JWKS_URL: z.string().url().optional(),
   OIDC_AUDIENCE: z.string().min(1).optional(),
+  /** Let webhooks reach loopback, private and link-local addresses (only on a network you trust). */
+  WEBHOOK_ALLOW_PRIVATE: z
+    .enum(['true', 'false', '1', '0'])
+    .default('false')
+    .transform((v) => v === 'true' || v === '1'),
+  /** Non-public addresses or CIDR ranges webhooks may reach nevertheless, comma-separated. */
+  WEBHOOK_ALLOW_NETWORKS: z
+    .string()
+    .default('')
+    .transform((v) =>
+      v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    )
+    .refine((list) => list.every((entry) => isIP(entry) !== 0 || ipaddr.isValidCIDR(entry)), {
+      message: 'each entry must be an IP address or a CIDR range',
+    }),
+  /** The waits between a webhook delivery's attempts, in seconds, comma-separated. */
+  WEBHOOK_RETRY_DELAYS_S: z
+    .string()
+    .optional()
+    .transform((v) => (v === undefined ? undefined : v.split(',').map((s) => Number(s.trim()))))
+    .refine((list) => list === undefined || list.every((n) => Number.isFinite(n) && n >= 0), {
+      message: 'a comma-separated list of seconds',
+    }),
+  /** How long a webhook receiver has to answer one delivery. */
+  WEBHOOK_TIMEOUT_S: z.coerce.number().positive().max(60).default(10),
 });
 
 export interface ServerConfig {
@@ -88,6 +118,14 @@ export interface ServerConfig {
   /** The API versions served, with their deprecation and sunset dates. */
   apiVersions: VersionPolicy;
   sessionTtlSeconds: number;
+  /** Where webhooks may point (WEBHOOK_ALLOW_PRIVATE, WEBHOOK_ALLOW_NETWORKS). */
+  webhookUrls: WebhookUrlPolicy;
+  /** The waits between a webhook delivery's attempts (about 24 h in all by default). */
+  webhookRetryDelaysMs: readonly number[];
+  /** How long a receiver has to answer. */
+  webhookTimeoutMs: number;
+  /** How often each node looks at the webhook queue without being told to. */
+  webhookPollMs: number;
   /** Trusted external OpenID Connect issuer (OIDC_ISSUER + OIDC_JWKS_URL), if any. */
   oidc: { issuer: string; jwksUrl: string; audience: string } | undefined;
   /** The build of the browser pages (@convene/web) served at /, /space/…, /web/…: its dist/ by default. */
@@ -137,6 +175,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     policySweepIntervalMs: 60_000,
     apiVersions: defaultVersionPolicy,
     sessionTtlSeconds: e.SESSION_TTL_S,
+    webhookUrls: { allowPrivate: e.WEBHOOK_ALLOW_PRIVATE, allowNetworks: e.WEBHOOK_ALLOW_NETWORKS },
+    webhookRetryDelaysMs: e.WEBHOOK_RETRY_DELAYS_S?.map((s) => s * 1000) ?? defaultWebhookRetryDelaysMs,
+    webhookTimeoutMs: e.WEBHOOK_TIMEOUT_S * 1000,
+    webhookPollMs: 10_000,
     oidc:
       e.OIDC_ISSUER && e.OIDC_JWKS_URL && e.OIDC_AUDIENCE
         ? { issuer: e.OIDC_ISSUER, jwksUrl: e.OIDC_JWKS_URL, audience: e.OIDC_AUDIENCE }

@@ -17,8 +17,12 @@ import { buildApp } from './app';
 import type { ServerConfig } from './env';
 import { EventHub } from './events/hub';
 import { startLockExpirySweeper } from './events/lock-expiry-sweeper';
+import { hubSpaceWatch } from './events/space-watch';
 import { type PolicyStores, policyStoresFor } from './http/stores';
+import { McpSessionStreams } from './mcp/session-streams';
 import { loadOrCreateSecret } from './secret';
+import { webhookPoster } from './webhooks/post';
+import { WebhookWorker } from './webhooks/worker';
 
 export interface ConveneServer {
   app: FastifyInstance;
@@ -74,6 +78,8 @@ export async function createServer(
         linkTtlSeconds: config.linkTtlSeconds,
         userTokenTtlSeconds: config.userTokenTtlSeconds,
         suggestedPollingIntervalMs: 2000,
+        webhookUrls: config.webhookUrls,
+        webhookRetryDelaysMs: config.webhookRetryDelaysMs,
       },
     };
     const app = await buildApp({
@@ -105,6 +111,27 @@ export async function createServer(
     });
     app.eventHub = hub;
     await hub.start();
+    // Long polls wait on the hub: the SpaceWatch port of core.
+    deps.watch = hubSpaceWatch(hub);
+    const mcpStreams = new McpSessionStreams({
+      database,
+      deps,
+      hub,
+      pingMs: config.streamPingMs,
+      onError: (error, what) => app.log.error({ err: error }, `MCP sessions: ${what}`),
+    });
+    app.mcpStreams = mcpStreams;
+    await mcpStreams.start();
+    const webhooks = new WebhookWorker({
+      database,
+      deps,
+      poster: webhookPoster({ policy: config.webhookUrls, timeoutMs: config.webhookTimeoutMs }),
+      pollMs: config.webhookPollMs,
+      // Longer than an attempt may take, so no other node claims a delivery still being attempted.
+      leaseMs: config.webhookTimeoutMs + 30_000,
+      onError: (error, what) => app.log.error({ err: error }, `webhooks: ${what}`),
+    });
+    await webhooks.start();
     const stopLockSweeper = await startLockExpirySweeper({
       deps,
       // PGlite runs each query on the event loop: sweep half as often (still well within 5 s).
@@ -121,6 +148,8 @@ export async function createServer(
         closed ??= (async () => {
           // Streams never finish by themselves: end them so the close below can complete.
           await stopLockSweeper();
+          await webhooks.close();
+          await mcpStreams.close();
           await hub.close();
           await app.close();
           await deps.diffs.close();

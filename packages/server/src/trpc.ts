@@ -69,10 +69,24 @@ const idempotent = t.middleware(async ({ ctx, next }) => {
 
 export const procedure = t.procedure.use(idempotent);
 
-export function createContextFactory(deps: Deps) {
-  return ({ req }: { req: FastifyRequest; res: FastifyReply }): Context => ({
+export function createContextFactory(deps: Deps, shutdown: AbortSignal) {
+  return ({ req, res }: { req: FastifyRequest; res: FastifyReply }): Context => ({
     ...restCaller(deps, req),
+    ...(isLongPoll(req) ? { signal: requestSignal(res, shutdown) } : {}),
     resMeta: {},
     guarded: guardOf(req),
   });
+}
+
+/** A GET with `wait`: it may wait for a minute, and must stop when its client or the server goes. */
+const isLongPoll = (req: FastifyRequest): boolean =>
+  req.method === 'GET' && typeof req.query === 'object' && req.query !== null && 'wait' in req.query;
+
+/** Aborted when the response closes before it is finished (the client left) or the server shuts down. */
+function requestSignal(res: FastifyReply, shutdown: AbortSignal): AbortSignal {
+  const gone = new AbortController();
+  res.raw.once('close', () => {
+    if (!res.raw.writableFinished) gone.abort();
+  });
+  return AbortSignal.any([gone.signal, shutdown]);
 }

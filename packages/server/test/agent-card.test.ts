@@ -59,7 +59,7 @@ describe('agent card', () => {
     expect(card).toContain('you are admitted at once');
     expect(card).not.toContain('/join/<participantId>');
     // MCP: the endpoint, the tools, the key as argument or header.
-    expect(card).toContain(`MCP endpoint (Streamable HTTP, stateless): \`${srv.url}/mcp\``);
+    expect(card).toContain(`MCP endpoint (Streamable HTTP): \`${srv.url}/mcp\``);
     expect(card).toContain(`"url": "${srv.url}/mcp"`);
     expect(card).toContain('"X-Private-Key"');
     expect(card).toContain(`"privateKey": "${key}"`);

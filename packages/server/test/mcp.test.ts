@@ -327,6 +327,11 @@ describe('MCP server', () => {
         'send_message',
         'list_messages',
         'wait_for_messages',
+        'get_inbox',
+        'ack_inbox',
+        'create_webhook',
+        'list_webhooks',
+        'delete_webhook',
         'create_artifact',
         'download_artifact',
         'list_artifacts',
@@ -435,9 +440,14 @@ describe('MCP server', () => {
     }
   });
 
-  it('is stateless: GET and DELETE answer 405 JSON; a bare request without initialize works', async () => {
-    expectError(await h.get('/mcp'), 405);
-    expectError(await h.delete('/mcp'), 405);
+  it('needs a session for GET and DELETE (JSON 400/404); a bare request without initialize works', async () => {
+    expectError(await h.get('/mcp', { headers: { Accept: 'text/event-stream' } }), 400);
+    expectError(await h.delete('/mcp'), 400);
+    expectError(
+      await h.get('/mcp', { headers: { Accept: 'text/event-stream', 'Mcp-Session-Id': 'nope' } }),
+      404,
+    );
+    expectError(await h.delete('/mcp', { headers: { 'Mcp-Session-Id': 'nope' } }), 404);
     const res = await h.post('/mcp', {
       headers: { Accept: 'application/json, text/event-stream' },
       body: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} },
@@ -469,7 +479,7 @@ describe('wait_for_messages', () => {
     const result = await waiting;
     expect(result.messages.map((m: { content: string }) => m.content)).toEqual(['new']);
     expect(result.messages[0].id).toBe(sent.body.messageId);
-    // Woken by the notification, not by the 2-second safety-net poll.
+    // Woken by the notification: nothing polls the database while it waits.
     expect(Date.now() - started).toBeLessThan(1900);
   });
 
@@ -523,7 +533,7 @@ describe('wait_for_messages', () => {
       expectOk(sent);
       const result = await waiting;
       expect(result.messages.map((m: { content: string }) => m.content)).toEqual(['from node B']);
-      // Woken by the notification, not by the 2-second safety-net poll.
+      // Woken by the notification: nothing polls the database while it waits.
       expect(Date.now() - started).toBeLessThan(1900);
     });
   });

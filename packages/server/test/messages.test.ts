@@ -51,6 +51,7 @@ describe('sendMessage', () => {
     expect(res.data.messageId).toMatch(UUID);
     expect(res.data).toEqual({
       messageId: res.data.messageId,
+      mentions: [],
       participants: [
         {
           participantId: space.ownerId,
@@ -60,6 +61,9 @@ describe('sendMessage', () => {
           status: 'active',
           isOwner: true,
           isHuman: false,
+          // The send itself: the server saw the owner's key work.
+          lastSeenAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+          lastReadSeq: 0,
         },
       ],
       artifacts: [],
@@ -78,6 +82,7 @@ describe('sendMessage', () => {
         type: 'text',
         timestamp: expect.stringMatching(ISO_MICROS),
         seq: 1,
+        mentions: [],
       },
     ]);
   });

@@ -96,6 +96,7 @@ describe('approveParticipant', () => {
       status: 'active',
       isOwner: false,
       isHuman: false,
+      lastReadSeq: 0,
     });
   });
 

@@ -146,6 +146,9 @@ describe('joinSpace', () => {
       status: 'active',
       isOwner: false,
       isHuman: true,
+      // The getSpace itself: the server saw the new key work.
+      lastSeenAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      lastReadSeq: 0,
     });
   });
 
@@ -189,6 +192,7 @@ describe('joinSpace', () => {
         status: 'active',
         isOwner: false,
         isHuman: false,
+        lastReadSeq: 0,
       },
     ]);
     const events = await recordedEvents(srv, priv.spaceId, 'participant-status');

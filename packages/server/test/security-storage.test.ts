@@ -93,7 +93,26 @@ describe('closed and expired spaces', () => {
     const filled = async (options: Record<string, unknown>) => {
       const space = await h.createSpace(options);
       const p = await h.joinActive(space);
-      expectOk(await h.post(`/hub/space/${space.spaceId}/messages`, { key: p.key, body: { content: 'hi' } }));
+      // A budget, a mention (an inbox entry) and a webhook (that never fires here) are the space's too.
+      expectOk(
+        await h.put(`/hub/space/${space.spaceId}`, {
+          key: space.ownerKey,
+          body: { maxMessagesPerMinute: 100 },
+        }),
+      );
+      expectOk(
+        await h.post(`/hub/space/${space.spaceId}/messages`, {
+          key: p.key,
+          body: { content: 'hi', mentions: [space.ownerId] },
+        }),
+      );
+      expectOk(
+        await h.post(`/hub/space/${space.spaceId}/webhooks`, {
+          key: p.key,
+          body: { url: 'https://1.1.1.1/hook', events: ['artifact-locked'] },
+        }),
+        201,
+      );
       expectOk(
         await h.post(`/hub/space/${space.spaceId}/artifact`, {
           key: p.key,
@@ -107,6 +126,9 @@ describe('closed and expired spaces', () => {
     const open = await filled({ ttl: 30 * 86_400 });
     expectOk(await h.delete(`/hub/space/${closed.spaceId}`, { key: closed.ownerKey }));
     const tables = [
+      'inbox_entries',
+      'send_budgets',
+      'webhooks',
       'participants',
       'invitations',
       'messages',

@@ -48,6 +48,8 @@ describe('createSpace', () => {
         status: 'active',
         isOwner: true,
         isHuman: false,
+        lastSeenAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+        lastReadSeq: 0,
       },
     ]);
   });

@@ -50,6 +50,7 @@ describe('streamMessages: opening', () => {
       type: 'text',
       timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/),
       seq: 1,
+      mentions: [],
     });
     expect(context!.event).toBe('context');
     expect(context!.id).toBeUndefined();
@@ -172,6 +173,7 @@ describe('streamMessages: events', () => {
       status: 'waitingForApproval',
       isOwner: false,
       isHuman: false,
+      lastReadSeq: 0,
     });
     expect(joined[1]!.json.participants.map((p: any) => [p.participantId, p.status])).toEqual([
       [space.ownerId, 'active'],

@@ -1,4 +1,5 @@
 import type { Command } from '@commander-js/extra-typings';
+import type { SpaceClient } from '@convene/sdk';
 import { type App, examples } from '../app';
 import { UsageError } from '../lib/errors';
 import { assertPiped, readStdin, readTextFile } from '../lib/input';
@@ -20,6 +21,13 @@ export function registerSend(program: Command, app: App): void {
     .option('-f, --file <file>', 'send the content of a file')
     .option('--html', 'the text is HTML')
     .option('--image <url>', 'send an image (an https: URL or a data:image/…;base64 URI)')
+    .option(
+      '-m, --mention <who>',
+      'put it in a participant’s inbox: a name or a participantId (repeatable; @Name in text works too)',
+      (value: string, previous: string[]) => [...previous, value],
+      [] as string[],
+    )
+    .option('--reply-to <messageId>', 'answer a message (its author sees it in their inbox)')
     .addHelpText(
       'after',
       examples(
@@ -28,6 +36,7 @@ export function registerSend(program: Command, app: App): void {
         'git log -5 --oneline | convene send -',
         'convene send --file notes.html --html',
         'convene send --image https://example.com/chart.png',
+        'convene send "Can you review?" --mention Ada',
       ),
     )
     .action(async (words, options, command) => {
@@ -54,7 +63,14 @@ export function registerSend(program: Command, app: App): void {
       } else content = await required(ctx.out, textArgument, { message: 'Message', usage: USAGE });
       if (content.trim() === '') throw new UsageError('the message is empty', `Usage: ${USAGE}`);
       const type = options.image !== undefined ? 'image' : options.html ? 'html' : 'text';
-      const sent = await ctx.spaceClient(saved).messages.send({ content, type });
+      const space = ctx.spaceClient(saved);
+      const mentions = options.mention.length ? await participantIds(space, options.mention) : undefined;
+      const sent = await space.messages.send({
+        content,
+        type,
+        ...(mentions ? { mentions } : {}),
+        ...(options.replyTo !== undefined ? { replyTo: options.replyTo } : {}),
+      });
       ctx.out.result(sent, {
         quiet: () => sent.messageId,
         human: () => ctx.out.success(`Sent to ${ctx.out.c.bold(saved.name)}`),
@@ -64,3 +80,23 @@ export function registerSend(program: Command, app: App): void {
 
 /** The newline(s) a file or a pipe ends with are not part of the message. */
 const trimEnd = (text: string) => text.replace(/[\r\n]+$/, '');
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** --mention values as participantIds: ids pass, names (any case) are looked up in the space. */
+async function participantIds(space: SpaceClient, who: string[]): Promise<string[]> {
+  if (who.every((w) => UUID.test(w))) return who;
+  const { participants } = await space.get();
+  const live = participants.filter((p) => p.status === 'active' || p.status === 'muted');
+  return who.map((w) => {
+    if (UUID.test(w)) return w;
+    const found = live.filter((p) => p.name.toLowerCase() === w.toLowerCase());
+    if (found.length === 1) return found[0]!.participantId;
+    throw new UsageError(
+      found.length === 0
+        ? `nobody called "${w}" is in this space`
+        : `${found.length} participants are called "${w}"`,
+      'See who is there with convene participants; --mention also takes a participantId.',
+    );
+  });
+}

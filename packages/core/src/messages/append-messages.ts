@@ -5,7 +5,7 @@ import type { Db } from '../db/types';
 import type { EventBus } from '../events/event-bus';
 import type { EventNotice } from '../events/notice';
 import type { IdempotencyGuard } from '../infra/idempotency-store';
-import { appendStatement } from './append-statement';
+import { type AppendValues, fullStatement, plainStatement } from './append-statement';
 
 /** A message on its way into the database. */
 export interface Outgoing {
@@ -14,6 +14,11 @@ export interface Outgoing {
   messageId: string;
   type: string;
   content: string;
+  /** Participants mentioned explicitly. */
+  mentions: string[];
+  replyTo: string | null;
+  /** The text after each `@` of a text message, matched against names by the statement. */
+  names: string[];
   now: Date;
   /** The Idempotency-Key record to write with the message (see IdempotencyStore). */
   guard: IdempotencyGuard | undefined;
@@ -22,13 +27,22 @@ export interface Outgoing {
 /** A duplicate's record took this send's Idempotency-Key first: nothing was written. */
 export type Recorded = 'recorded';
 
-/** What the statement answers for a message it wrote. */
+/** What the statement answers for a message it wrote, or refused although its sender may send. */
 export interface Appended {
   seq: string | number;
   event_seq: string | number;
+  mentions: string[] | string | null;
   /** The context bundle's rows, read by the same statement (json, or its text on some drivers). */
   participants: unknown;
   artifacts: unknown;
+  /**
+   * Why nothing was written although the sender may send: a bad mention or reply, or the budget
+   * (`budgeted`: the plain statement left a space with a budget to the full one).
+   */
+  refused: 'mention' | 'reply' | 'budget' | 'budgeted' | null;
+  /** The mention refused, or the end of the budget window. */
+  detail: string | null;
+  budget: number | null;
 }
 
 /** Sending statements of one process in flight at once; more sends queue into the next batch. */
@@ -59,9 +73,29 @@ async function appendBatch(
   events: EventBus,
   batch: Outgoing[],
 ): Promise<(Appended | Recorded | undefined)[]> {
+  // The everyday send (no mention, no reply, no budget) runs the plain statement, which plans and
+  // executes no more than sending did before messages could be addressed or budgeted; the rest,
+  // and what the plain one leaves to it (spaces with a budget), run the full one.
+  const full = batch.some((m) => m.replyTo !== null || m.mentions.length > 0 || m.names.length > 0);
+  const answers = await run(db, events, full, batch);
+  if (full) return answers;
+  const deferred = batch.filter((_, i) => (answers[i] as Appended | undefined)?.refused === 'budgeted');
+  if (deferred.length === 0) return answers;
+  const again = new Map(
+    (await run(db, events, true, deferred)).map((answer, i) => [deferred[i]!.messageId, answer]),
+  );
+  return batch.map((m, i) => (again.has(m.messageId) ? again.get(m.messageId) : answers[i]));
+}
+
+async function run(
+  db: Db,
+  events: EventBus,
+  full: boolean,
+  batch: Outgoing[],
+): Promise<(Appended | Recorded | undefined)[]> {
   let now = batch[0]!.now;
   for (const item of batch) if (item.now > now) now = item.now;
-  const values = {
+  const values: AppendValues = {
     spaceIds: batch.map((m) => m.spaceId),
     keyHashes: batch.map((m) => m.keyHash),
     messageIds: batch.map((m) => m.messageId),
@@ -72,11 +106,21 @@ async function appendBatch(
     recordsExpireAt: batch.map((m) => m.guard?.expiresAt.toISOString() ?? null),
     now: now.toISOString(),
     notify: events.notifiesInSql,
+    ...(full
+      ? {
+          replyTos: batch.map((m) => m.replyTo),
+          mentionOrds: batch.flatMap((m, i) => m.mentions.map(() => i + 1)),
+          mentionIds: batch.flatMap((m) => m.mentions),
+          nameOrds: batch.flatMap((m, i) => m.names.map(() => i + 1)),
+          names: batch.flatMap((m) => m.names),
+        }
+      : {}),
   };
+  const statement = full ? fullStatement : plainStatement;
   for (let attempt = 0; ; attempt++) {
     try {
       const rows = rowsOf<Appended & { id: string; recorded: boolean; notice: string | null }>(
-        await appendStatement.execute(db, values),
+        await statement.execute(db, values),
       );
       // Committed (one statement, one implicit transaction): publish what it did not notify.
       for (const row of rows) if (row.notice) await events.publish(db, JSON.parse(row.notice) as EventNotice);

@@ -3,6 +3,7 @@ import { sql } from 'drizzle-orm';
 import { authorize, roles } from '../auth/authorize';
 import { rowsOf } from '../db/migrate';
 import type { Deps } from '../deps';
+import { longPoll } from '../events/long-poll';
 import { loadContext } from '../spaces/views';
 import { formatMicros, type MessageRow, messageRowColumns, toMessageView, truncateToMicros } from './views';
 
@@ -12,14 +13,39 @@ export interface ListMessagesOptions {
   key: string | undefined;
   /** Only messages after this instant (an RFC 3339 date-time, already validated). */
   timestamp?: string | undefined;
+  /** Long poll: with no message to answer yet, wait up to this many seconds for one. */
+  wait?: number | undefined;
+  /** Ends a wait early. */
+  signal?: AbortSignal | undefined;
+  /** Called every few seconds while waiting. */
+  onHeartbeat?: ((elapsedMs: number) => void) | undefined;
 }
 
 /**
- * Polling: the messages after `timestamp`, oldest first, at most one page: 500 messages or 4 MiB
- * of content, whichever comes first (the cursor is then the last message returned). Timestamps
+ * Polling, or long polling with `wait`: answers as soon as a message after `timestamp` is
+ * committed on any node, or with none when the time is up; it wakes on the space's events and
+ * reads nothing while it waits. A space closed or a key invalidated meanwhile ends it (401).
+ */
+export function listMessages(options: ListMessagesOptions): Promise<TListMessagesResult> {
+  const { deps, spaceId, wait, signal, onHeartbeat } = options;
+  return longPoll({
+    watch: deps.watch,
+    spaceId,
+    waitSeconds: wait,
+    signal,
+    onHeartbeat,
+    read: () => readMessages(options),
+    hasNews: (result) => result.messages.length > 0,
+    wakesOn: (event) => !event.kind.startsWith('artifact-'),
+  });
+}
+
+/**
+ * The messages after `timestamp`, oldest first, at most one page: 500 messages or 4 MiB of
+ * content, whichever comes first (the cursor is then the last message returned). Timestamps
  * strictly increase in commit order, so passing back `cursor` yields every message exactly once.
  */
-export async function listMessages({
+async function readMessages({
   deps,
   spaceId,
   key,

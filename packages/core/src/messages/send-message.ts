@@ -1,17 +1,18 @@
-import type { TSendMessageRequest, TSendMessageResult } from '@convene/contract';
+import { limits, type TSendMessageRequest, type TSendMessageResult } from '@convene/contract';
 import { authorize, roles, spaceKeyHash } from '../auth/authorize';
 import type { CoreConfig, Deps } from '../deps';
-import { ConflictError, ForbiddenError } from '../errors';
+import { ConflictError, ForbiddenError, RateLimitedError, ValidationError } from '../errors';
 import { newId } from '../ids';
 import type { IdempotencyGuard } from '../infra/idempotency-store';
 import { contextFromJson } from '../spaces/views';
-import { appendMessage } from './append-messages';
+import { type Appended, appendMessage } from './append-messages';
+import { uuidArray } from './views';
 
 export interface SendMessageOptions {
   deps: Deps;
   spaceId: string;
   key: string | undefined;
-  input: Pick<TSendMessageRequest, 'content' | 'type'>;
+  input: Pick<TSendMessageRequest, 'content' | 'type' | 'mentions' | 'replyTo'>;
   /**
    * The request's Idempotency-Key record: written by the sending statement itself, in the same
    * commit as the message (see IdempotencyStore), so a retry after any crash either finds the
@@ -35,6 +36,7 @@ export class IdempotencyRecordedError extends ConflictError {
 interface SendOutcome {
   kind: 'sendMessage';
   messageId: string;
+  mentions: unknown;
   participants: unknown;
   artifacts: unknown;
 }
@@ -52,6 +54,7 @@ export function sendMessageResultOf(
   if (recorded?.kind !== 'sendMessage' || typeof recorded.messageId !== 'string') return undefined;
   return {
     messageId: recorded.messageId,
+    mentions: uuidArray(recorded.mentions as string[] | string | null | undefined),
     ...contextFromJson(config, now, { participants: recorded.participants, artifacts: recorded.artifacts }),
   };
 }
@@ -59,9 +62,10 @@ export function sendMessageResultOf(
 /**
  * The owner or an active participant posts a message. The hot path is one statement, shared
  * with the messages other requests of this process send at the same moment (group commit,
- * ./append-messages.ts): it checks the key, numbers, stamps and inserts the message, NOTIFYs
- * the nodes that listen and reads the reply's context bundle. Only when it writes nothing does
- * the full authorization run, to say why.
+ * ./append-messages.ts): it checks the key, the mentions, the reply and the sender's budget,
+ * numbers, stamps and inserts the message, files it in the inboxes it concerns, NOTIFYs the
+ * nodes that listen and reads the reply's context bundle. Only when it writes nothing does the
+ * full authorization run, to say why.
  */
 export async function sendMessage({
   deps,
@@ -77,14 +81,22 @@ export async function sendMessage({
     messageId: newId(),
     type: input.type,
     content: input.content,
+    mentions: input.mentions ?? [],
+    replyTo: input.replyTo ?? null,
+    names: input.type === 'text' ? nameFragments(input.content) : [],
     now: clock.now(),
     guard: idempotency,
   };
   for (let attempt = 0; ; attempt++) {
     const appended = await appendMessage(db, deps.events, outgoing);
     if (appended === 'recorded') throw new IdempotencyRecordedError();
+    if (appended?.refused) throw refusal(appended, clock.now());
     if (appended)
-      return { messageId: outgoing.messageId, ...contextFromJson(deps.config, clock.now(), appended) };
+      return {
+        messageId: outgoing.messageId,
+        mentions: uuidArray(appended.mentions),
+        ...contextFromJson(deps.config, clock.now(), appended),
+      };
 
     // Nothing written: find out why (404, 401, 409), or refuse a muted sender (403).
     const { caller } = await authorize(db, clock, {
@@ -98,4 +110,36 @@ export async function sendMessage({
     // The sender's status changed between the two reads (e.g. unmuted): try again.
     if (attempt >= 3) throw new ForbiddenError('the sender is not an active participant');
   }
+}
+
+/** The error of a send the statement refused although its sender may send. */
+function refusal(appended: Appended, now: Date): Error {
+  if (appended.refused === 'budget') {
+    const end = new Date(appended.detail ?? now.toISOString()).getTime();
+    const error = new RateLimitedError(Math.max(1, Math.ceil((end - now.getTime()) / 1000)));
+    error.message = `this space allows each participant ${appended.budget} messages per minute`;
+    return error;
+  }
+  if (appended.refused === 'reply') return new ValidationError('replyTo names no message of this space');
+  return new ValidationError(`mentions: ${appended.detail} is not in this space`);
+}
+
+/** At most this many `@` are looked at in one message. */
+const MAX_NAME_FRAGMENTS = 64;
+/** An `@` that starts a word (not the one of an e-mail address). */
+const AT_SIGN = /(?<![\p{L}\p{N}_])@/gu;
+
+/**
+ * The text after each `@` that starts a word, long enough to hold any participant name and the
+ * character after it: the sending statement matches them against the names in the space.
+ */
+export function nameFragments(content: string): string[] {
+  const fragments: string[] = [];
+  for (const match of content.matchAll(AT_SIGN)) {
+    const start = match.index + 1;
+    const fragment = content.slice(start, start + limits.nameMax + 1);
+    if (fragment) fragments.push(fragment);
+    if (fragments.length >= MAX_NAME_FRAGMENTS) break;
+  }
+  return fragments;
 }

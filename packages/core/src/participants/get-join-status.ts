@@ -3,7 +3,7 @@ import { and, eq } from 'drizzle-orm';
 import { authorize, roles } from '../auth/authorize';
 import { participants } from '../db/schema';
 import type { Deps } from '../deps';
-import { DomainError, NotFoundError, UnauthorizedError } from '../errors';
+import { JoinRefusedError, NotFoundError, UnauthorizedError } from '../errors';
 import { isUuid } from '../ids';
 import { hashSecret } from '../secrets';
 
@@ -68,7 +68,7 @@ export async function getJoinStatus({
       case 'waitingForApproval':
         return { pending: true, result: { status: 'pending' } };
       case 'kicked':
-        throw new DomainError('NOT_FOUND', 'join request refused: the owner removed this participant');
+        throw new JoinRefusedError();
       case 'left':
         throw new NotFoundError('pending join request');
       case 'active':

@@ -6,4 +6,5 @@ export * from './join-space';
 export * from './kick-participant';
 export * from './leave-space';
 export * from './mute-participant';
+export * from './record-presence';
 export * from './unmute-participant';

@@ -31,6 +31,7 @@ export async function getSpace({ deps, spaceId, key }: GetSpaceOptions): Promise
     privacy: space.privacy,
     state: isClosed(space, now) ? 'closed' : 'open',
     ttlRemaining: ttlRemaining(space, now),
+    ...(space.maxMessagesPerMinute !== null ? { maxMessagesPerMinute: space.maxMessagesPerMinute } : {}),
     ...context,
   };
 }

@@ -13,6 +13,11 @@ export interface PurgeSpacesOptions {
 
 /** Every table that holds a space's rows, children first. */
 const SPACE_TABLES = [
+  'inbox_entries',
+  'send_budgets',
+  'webhook_deliveries',
+  'webhooks',
+  'mcp_subscriptions',
   'messages',
   'space_events',
   'artifact_versions',

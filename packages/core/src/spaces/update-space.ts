@@ -12,13 +12,17 @@ export interface UpdateSpaceOptions {
   input: TUpdateSpaceBody;
 }
 
-/** The owner renames the space or rewrites its description or agenda. */
+/**
+ * The owner renames the space, rewrites its description or agenda, or sets (null: removes) the
+ * budget of messages each participant may send per minute.
+ */
 export async function updateSpace({ deps, spaceId, key, input }: UpdateSpaceOptions): Promise<TOk> {
   const { db, clock } = deps;
   const changes = {
     ...(input.name !== undefined ? { name: input.name } : {}),
     ...(input.description !== undefined ? { description: input.description } : {}),
     ...(input.agenda !== undefined ? { agenda: input.agenda } : {}),
+    ...(input.maxMessagesPerMinute !== undefined ? { maxMessagesPerMinute: input.maxMessagesPerMinute } : {}),
   };
   await db.transaction(async (tx) => {
     await authorize(tx, clock, { spaceId, key, allow: roles.owner, whenClosed: 'conflict' });

@@ -36,6 +36,8 @@ export function toParticipantView(config: CoreConfig, row: ParticipantRow): TPar
     status: row.status,
     isOwner: row.isOwner,
     isHuman: row.isHuman,
+    ...(row.lastSeenAt ? { lastSeenAt: row.lastSeenAt.toISOString() } : {}),
+    lastReadSeq: Number(row.lastReadSeq),
   };
 }
 
@@ -135,7 +137,8 @@ export async function loadContext(
 export const contextJsonColumns = (spaceId: SQL): SQL => sql`
     (select coalesce(json_agg(json_build_object(
         'id', p.id, 'name', p.name, 'role', left(p.role, ${sql.raw(String(limits.contextRoleMax))}), 'status', p.status,
-        'isOwner', p.is_owner, 'isHuman', p.is_human) order by p.created_at), '[]')
+        'isOwner', p.is_owner, 'isHuman', p.is_human, 'lastSeenAt', p.last_seen_at,
+        'lastReadSeq', p.last_read_seq) order by p.created_at), '[]')
       from participants p where p.space_id = ${spaceId}) as participants,
     (select coalesce(json_agg(json_build_object(
         'id', a.id, 'name', a.name, 'version', a.version, 'updatedAt', a.updated_at,
@@ -143,7 +146,10 @@ export const contextJsonColumns = (spaceId: SQL): SQL => sql`
       ) order by a.created_at), '[]')
       from artifacts a where a.space_id = ${spaceId}) as artifacts`;
 
-type ParticipantJson = Pick<ParticipantRow, 'id' | 'name' | 'role' | 'status' | 'isOwner' | 'isHuman'>;
+type ParticipantJson = Pick<ParticipantRow, 'id' | 'name' | 'role' | 'status' | 'isOwner' | 'isHuman'> & {
+  lastSeenAt: string | null;
+  lastReadSeq: number | string;
+};
 interface ArtifactJson {
   id: string;
   name: string;
@@ -164,7 +170,11 @@ export function contextFromJson(
   const date = (value: string | null) => (value === null ? null : new Date(value));
   return {
     participants: json<ParticipantJson>(row.participants).map((p) =>
-      toParticipantView(config, p as ParticipantRow),
+      toParticipantView(config, {
+        ...p,
+        lastSeenAt: date(p.lastSeenAt),
+        lastReadSeq: Number(p.lastReadSeq),
+      } as ParticipantRow),
     ),
     artifacts: json<ArtifactJson>(row.artifacts).map((a) =>
       toArtifactSummary(

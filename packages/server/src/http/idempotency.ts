@@ -72,7 +72,8 @@ interface InFlight {
 /** The answer a refusal (4xx) stores, as the one error mapping writes it; none for a failure (5xx). */
 export function refusalOf(error: unknown, publicUrl: string): StoredResponse | undefined {
   const { status, headers, body } = toHttpError(error, publicUrl);
-  if (status >= 500) return undefined;
+  // A 429 (a sender's message budget) is "not now", not an answer: its retry must run again.
+  if (status >= 500 || status === 429) return undefined;
   return { status, headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) };
 }
 

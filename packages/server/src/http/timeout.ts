@@ -13,6 +13,16 @@ const timedOut = new WeakSet<FastifyRequest>();
 export const hasTimedOut = (request: FastifyRequest): boolean => timedOut.has(request);
 
 /**
+ * How long beyond the request timeout a long poll may take: the `wait` (seconds, at most 60) a
+ * GET asks for. The contract validates the value; here it only stretches the timer.
+ */
+export function declaredWaitMs(request: FastifyRequest): number {
+  if (request.method !== 'GET') return 0;
+  const wait = Number((request.query as { wait?: unknown } | undefined)?.wait);
+  return Number.isFinite(wait) && wait > 0 ? Math.min(wait, 60) * 1000 : 0;
+}
+
+/**
  * A request that cannot finish in `ms` answers 503 `{error}` with Retry-After (decisions.md,
  * Abuse and faults), whatever it waits on: a database that does not answer, a lock, a pool with
  * no free connection. Streams and long waits (`/mcp`'s wait_for_messages) hijack their reply

@@ -1,51 +1,105 @@
+import { createMcpSession, deleteMcpSession, touchMcpSession } from '@convene/core';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import type { RouteHandlerMethod } from 'fastify';
+import type { FastifyReply, RouteHandlerMethod } from 'fastify';
 import { sendError, takeOver } from '../http/reply';
+import { headerValue } from '../rest/caller';
 import type { RouteScope } from '../routes/scope';
 import { createMcpServer } from './server';
-import type { SpaceWatch } from './tool';
+
+/** How long a node trusts a session id it has checked (a DELETE on another node lands within it). */
+const SESSION_CHECK_MS = 30_000;
 
 /**
- * `/mcp`: the Model Context Protocol over Streamable HTTP, stateless. Each POST gets a fresh
- * server and transport, so any node answers any request and nothing is kept between calls.
- * There are no server-initiated streams in stateless mode, so GET and DELETE answer 405.
+ * `/mcp`: the Model Context Protocol over Streamable HTTP. Every POST gets a fresh server and
+ * transport; what a session keeps between requests (its id, its resource subscriptions) is in
+ * the database, so any node answers any request of any session. `initialize` starts a session
+ * (`Mcp-Session-Id`); requests without one still work, minus resource subscriptions. GET opens
+ * the session's notification stream (`notifications/resources/updated`) on whichever node it
+ * reaches; DELETE ends the session.
  */
 export function mcpHandler({ app, config, deps, api }: RouteScope): RouteHandlerMethod {
   const allowedOrigin = new URL(config.publicUrl).origin;
   const shutdown = new AbortController();
   app.addHook('preClose', async () => shutdown.abort());
+  const checked = new Map<string, number>();
+  // Sessions ended on this node: a check that was under way when one ended must not trust it again.
+  const ended = new Set<string>();
 
-  // The event hub is attached once the server listens (and may be absent in bare app tests).
-  const watch: SpaceWatch = (spaceId, wake) => {
-    const hub = app.eventHub;
-    if (!hub || hub.isClosed) return () => {};
-    const unsubscribe = hub.subscribe(spaceId, {
-      deliver: (item) => {
-        if (item.type === 'event' && item.event.kind === 'message') wake();
-      },
-      tick: () => {},
-      shutdown: wake,
-    });
-    // A message committed before the lease holds is found by the wait's first read, or its next.
-    hub.ready(spaceId).then(wake, wake);
-    return unsubscribe;
+  /** Whether the session exists (on any node); answers 404 itself when it does not. */
+  const liveSession = async (sessionId: string, reply: FastifyReply): Promise<boolean> => {
+    const now = Date.now();
+    if ((checked.get(sessionId) ?? 0) > now) return true;
+    // Ended meanwhile (by a DELETE this node answered while the check ran): unknown from now on.
+    if ((await touchMcpSession({ deps, sessionId })) && !ended.has(sessionId)) {
+      if (checked.size > 10_000) checked.clear();
+      checked.set(sessionId, now + SESSION_CHECK_MS);
+      return true;
+    }
+    checked.delete(sessionId);
+    sendError(reply, 404, { error: 'unknown or expired MCP session: send initialize again' });
+    return false;
   };
 
   return async (request, reply) => {
-    if (request.method !== 'POST')
-      return sendError(
-        reply,
-        405,
-        { error: 'this MCP endpoint is stateless: send JSON-RPC requests with POST' },
-        { Allow: 'POST' },
-      );
     const refused = refusal(request.headers, allowedOrigin);
     if (refused) return sendError(reply, refused.status, { error: refused.error });
-    const server = createMcpServer({ deps, shutdown: shutdown.signal, watch, tools: api.tools });
-    // No sessionIdGenerator: stateless mode (exactOptionalPropertyTypes forbids writing `undefined`).
-    const transport = new StreamableHTTPServerTransport({ enableJsonResponse: true });
+    const sessionId = headerValue(request, 'mcp-session-id') || undefined;
+
+    if (request.method === 'DELETE') {
+      if (!sessionId)
+        return sendError(reply, 400, { error: 'DELETE /mcp ends a session: send its Mcp-Session-Id' });
+      checked.delete(sessionId);
+      if (ended.size > 10_000) ended.clear();
+      ended.add(sessionId);
+      if (!(await deleteMcpSession({ deps, sessionId })))
+        return sendError(reply, 404, { error: 'unknown or expired MCP session' });
+      return reply.code(200).send({ ok: true });
+    }
+
+    if (request.method === 'GET') {
+      if (!sessionId)
+        return sendError(reply, 400, {
+          error:
+            'the notification stream belongs to a session: send initialize first, then its Mcp-Session-Id',
+        });
+      if (!(headerValue(request, 'accept') ?? '').includes('text/event-stream'))
+        return sendError(reply, 406, { error: 'the notification stream is text/event-stream: accept it' });
+      const streams = app.mcpStreams;
+      if (!streams) return sendError(reply, 503, { error: 'the server is shutting down' });
+      if (!(await liveSession(sessionId, reply))) return reply;
+      const res = takeOver(reply);
+      res.writeHead(200, {
+        'Content-Type': 'text/event-stream; charset=utf-8',
+        'Cache-Control': 'no-cache, no-transform',
+        'X-Accel-Buffering': 'no',
+        Connection: 'keep-alive',
+        'Mcp-Session-Id': sessionId,
+      });
+      res.flushHeaders();
+      request.raw.socket.setNoDelay(true);
+      request.raw.socket.setTimeout(0);
+      streams.open(sessionId, res);
+      return reply;
+    }
+
+    const messages = Array.isArray(request.body) ? request.body : [request.body];
+    const initializing = messages.some((m) => (m as { method?: unknown } | null)?.method === 'initialize');
+    let session = sessionId;
+    if (initializing) session = await createMcpSession({ deps });
+    else if (session && !(await liveSession(session, reply))) return reply;
+
+    const server = createMcpServer({ deps, shutdown: shutdown.signal, tools: api.tools, sessionId: session });
+    // One JSON answer, unless a call asked for progress notifications: they need the call's own
+    // event stream. No sessionIdGenerator: the transport keeps nothing, the session is ours.
+    const wantsProgress = messages.some(
+      (m) =>
+        (m as { params?: { _meta?: { progressToken?: unknown } } } | null)?.params?._meta?.progressToken !==
+        undefined,
+    );
+    const transport = new StreamableHTTPServerTransport({ enableJsonResponse: !wantsProgress });
     // The transport writes to the raw response.
     takeOver(reply);
+    if (initializing && session) reply.raw.setHeader('Mcp-Session-Id', session);
     // A call still running at shutdown (a long wait) answers at once; its connection must then
     // close too, or the server's close would wait for the keep-alive timeout.
     const closeConnection = () => {
@@ -67,6 +121,7 @@ export function mcpHandler({ app, config, deps, api }: RouteScope): RouteHandler
         reply.raw.end(JSON.stringify({ error: 'internal error' }));
       }
     }
+    return reply;
   };
 }
 

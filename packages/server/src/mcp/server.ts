@@ -1,25 +1,36 @@
-import type { Deps } from '@convene/core';
+import {
+  type Deps,
+  listResources,
+  readResource,
+  resourceTemplates,
+  subscribeToResource,
+  unsubscribeFromResource,
+} from '@convene/core';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema,
   type CallToolResult,
   ErrorCode,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
   McpError,
   type Tool as McpTool,
+  ReadResourceRequestSchema,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { toHttpError } from '../http/errors';
 import { mcpInstructions } from './instructions';
-import { type SpaceWatch, type Tool, toolJsonSchema } from './tool';
+import { type Tool, toolJsonSchema } from './tool';
 
 export interface McpServerOptions {
   deps: Deps;
   /** Aborted when the server shuts down, so long waits end at once. */
   shutdown: AbortSignal;
-  /** Wakes wait_for_messages when a message is committed (the process's event hub). */
-  watch?: SpaceWatch | undefined;
-  /** The tool table, derived from the operation declarations (mcp/tools.ts). */
   tools: readonly Tool[];
+  /** The request's Mcp-Session-Id, once checked: resource subscriptions belong to it. */
+  sessionId?: string | undefined;
 }
 
 const listings = new WeakMap<readonly Tool[], McpTool[]>();
@@ -47,17 +58,21 @@ const header = (headers: Record<string, string | string[] | undefined> | undefin
 };
 
 /**
- * A fresh MCP server for one HTTP request (stateless, so any node can answer any request).
+ * A fresh MCP server for one HTTP request: what a session needs between requests (its resource
+ * subscriptions) is in the database, so any node can answer any request.
  *
- * It is the SDK's low-level `Server` with our own tools/list and tools/call handlers rather than
- * `McpServer.registerTool`, because McpServer validates arguments itself and answers a bad one
- * with a JSON-RPC flavoured message; here a bad argument is a 400 with the message REST gives.
+ * It is the SDK's low-level `Server` with our own handlers rather than `McpServer.registerTool`,
+ * because McpServer validates arguments itself and answers a bad one with a JSON-RPC flavoured
+ * message; here a bad argument is a 400 with the message REST gives.
  */
-export function createMcpServer({ deps, shutdown, watch, tools }: McpServerOptions): Server {
+export function createMcpServer({ deps, shutdown, tools, sessionId }: McpServerOptions): Server {
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
   const server = new Server(
     { name: 'convene', title: 'Convene meeting spaces', version: '1.0.0' },
-    { capabilities: { tools: {} }, instructions: mcpInstructions(deps.config.publicUrl) },
+    {
+      capabilities: { tools: {}, resources: { subscribe: true } },
+      instructions: mcpInstructions(deps.config.publicUrl),
+    },
   );
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listingOf(tools) }));
@@ -68,6 +83,7 @@ export function createMcpServer({ deps, shutdown, watch, tools }: McpServerOptio
     const headers = extra.requestInfo?.headers;
     const args = (request.params.arguments ?? {}) as Record<string, unknown>;
     const argKey = typeof args.privateKey === 'string' && args.privateKey ? args.privateKey : undefined;
+    const progressToken = request.params._meta?.progressToken;
     try {
       const input = tool.input.parse(args);
       const output = await tool.run(input, {
@@ -76,7 +92,16 @@ export function createMcpServer({ deps, shutdown, watch, tools }: McpServerOptio
         userToken: header(headers, 'x-user-token'),
         bearer: undefined,
         signal: AbortSignal.any([extra.signal, shutdown]),
-        watch,
+        progress:
+          progressToken === undefined
+            ? undefined
+            : (progress, total, message) =>
+                void extra
+                  .sendNotification({
+                    method: 'notifications/progress',
+                    params: { progressToken, progress, ...(total === undefined ? {} : { total }), message },
+                  })
+                  .catch(() => {}),
       });
       // Parsing drops anything the contract does not publish, so no internal field leaks.
       const structuredContent = tool.output.parse(output) as Record<string, unknown>;
@@ -86,7 +111,55 @@ export function createMcpServer({ deps, shutdown, watch, tools }: McpServerOptio
     }
   });
 
+  // Resources: a space's transcript and its artifacts, read with the connection's X-Private-Key.
+  const keyOf = (extra: { requestInfo?: { headers?: Record<string, string | string[] | undefined> } }) =>
+    header(extra.requestInfo?.headers, 'x-private-key');
+  server.setRequestHandler(ListResourcesRequestSchema, async (_request, extra) => ({
+    resources: await resourceCall(deps, () => listResources({ deps, key: keyOf(extra) })),
+  }));
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
+    resourceTemplates: resourceTemplates.map((template) => ({ ...template })),
+  }));
+  server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => ({
+    contents: [
+      await resourceCall(deps, () => readResource({ deps, key: keyOf(extra), uri: request.params.uri })),
+    ],
+  }));
+  server.setRequestHandler(SubscribeRequestSchema, async (request, extra) => {
+    if (!sessionId) throw noSession();
+    await resourceCall(deps, () =>
+      subscribeToResource({ deps, key: keyOf(extra), sessionId, uri: request.params.uri }),
+    );
+    return {};
+  });
+  server.setRequestHandler(UnsubscribeRequestSchema, async (request) => {
+    if (!sessionId) throw noSession();
+    await resourceCall(deps, () => unsubscribeFromResource({ deps, sessionId, uri: request.params.uri }));
+    return {};
+  });
+
   return server;
+}
+
+const noSession = () =>
+  new McpError(
+    ErrorCode.InvalidRequest,
+    'resource subscriptions belong to a session: send initialize first and then its Mcp-Session-Id header',
+  );
+
+/** A resource call's DomainError as a JSON-RPC error carrying the REST status and message. */
+async function resourceCall<T>(deps: Deps, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    const { status, body } = toHttpError(error, deps.config.publicUrl);
+    if (status >= 500) throw error;
+    throw new McpError(
+      status === 404 ? ErrorCode.InvalidParams : ErrorCode.InvalidRequest,
+      `${status}: ${body.error}`,
+      { ...body, status },
+    );
+  }
 }
 
 /**

@@ -5,20 +5,17 @@ import type { Caller } from '../caller';
 /**
  * What a tool handler receives besides its arguments: the caller (its space key is the
  * `privateKey` argument, else the connection's X-Private-Key header; its user token the
- * `userToken` argument where a tool takes one, else X-User-Token), and what a long poll needs.
+ * `userToken` argument where a tool takes one, else X-User-Token), and what a long wait needs.
  */
 export interface ToolContext extends Caller {
   /** Aborted when the client cancels the call, the connection drops, or the server shuts down. */
   signal: AbortSignal;
-  /** Wakes long polls when a space may have news; absent where no event hub runs. */
-  watch?: SpaceWatch | undefined;
+  /**
+   * Sends a progress notification for this call, when its client asked for them (a
+   * progressToken): a long wait tells the client it is alive.
+   */
+  progress?: ((progress: number, total: number | undefined, message: string) => void) | undefined;
 }
-
-/**
- * Calls `wake` whenever a message is committed in the space, on any node (the event hub listens
- * to the database's notifications); returns the function that stops watching.
- */
-export type SpaceWatch = (spaceId: string, wake: () => void) => () => void;
 
 /**
  * One row of the MCP tool table (derived from the declarations, src/operations): the operation's

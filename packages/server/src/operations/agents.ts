@@ -15,6 +15,14 @@ const askAnswer = {
   },
 };
 
+const mcpSessionHeader = (required: boolean) => ({
+  name: 'Mcp-Session-Id',
+  in: 'header',
+  required,
+  description: 'The session id initialize answered',
+  schema: { type: 'string' },
+});
+
 const text = (operationId: string, summary: string, type: string) => ({
   operationId,
   tags: ['meta'],
@@ -52,21 +60,51 @@ export const agentOperations: Declaration[] = [
       operationId: 'mcp',
       tags: ['meta'],
       summary:
-        'Model Context Protocol (Streamable HTTP, stateless): one tool per operation; the space key as the privateKey tool argument or the X-Private-Key header',
+        'Model Context Protocol (Streamable HTTP): one tool per operation, resources (convene://space/{spaceId}/messages, convene://space/{spaceId}/artifact/{artifactId}) with subscriptions; the space key as the privateKey tool argument or the X-Private-Key header. initialize answers an Mcp-Session-Id; a call with a progressToken answers as an event stream carrying its progress notifications',
       security: [],
+      parameters: [mcpSessionHeader(false)],
       requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } },
       responses: {
         '200': {
-          description: 'JSON-RPC response',
-          content: { 'application/json': { schema: { type: 'object' } } },
+          description: 'JSON-RPC response (an event stream when a call asked for progress)',
+          content: {
+            'application/json': { schema: { type: 'object' } },
+            'text/event-stream': { schema: { type: 'string' } },
+          },
         },
         '202': { description: 'Notification accepted' },
+        '404': error('Unknown or expired Mcp-Session-Id: initialize again'),
         '429': error('Rate limit exceeded; carries Retry-After'),
       },
     },
-    // Stateless: nothing to GET or DELETE (405).
-    GET: {},
-    DELETE: {},
+    GET: {
+      operationId: 'mcpNotifications',
+      tags: ['meta'],
+      summary:
+        'A session’s notification stream: notifications/resources/updated for each subscribed resource that changes, whichever node serves it',
+      security: [],
+      parameters: [mcpSessionHeader(true)],
+      responses: {
+        '200': {
+          description: 'JSON-RPC notifications as Server-Sent Events',
+          content: { 'text/event-stream': { schema: { type: 'string' } } },
+        },
+        '400': error('No Mcp-Session-Id'),
+        '404': error('Unknown or expired Mcp-Session-Id'),
+        '406': error('The client does not accept text/event-stream'),
+      },
+    },
+    DELETE: {
+      operationId: 'mcpEndSession',
+      tags: ['meta'],
+      summary: 'End an MCP session and its subscriptions',
+      security: [],
+      parameters: [mcpSessionHeader(true)],
+      responses: {
+        '200': { description: 'Ended', content: { 'application/json': { schema: { type: 'object' } } } },
+        '404': error('Unknown or expired Mcp-Session-Id'),
+      },
+    },
     handler: mcpHandler,
   }),
   route('/hub/space/{spaceId}/agent.md', {

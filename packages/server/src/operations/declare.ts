@@ -82,6 +82,8 @@ export interface RouteDeclaration {
   url?: string;
   methods: Partial<Record<HttpMethod, RouteMethod>>;
   handler(scope: RouteScope): RouteHandlerMethod;
+  /** It may wait longer than the request timeout before answering (see http/timeout.ts). */
+  longWait?: boolean;
 }
 
 /** An MCP tool with no REST operation of its own (a long poll). */
@@ -167,13 +169,15 @@ export function route(
   declaration: Partial<Record<HttpMethod, Record<string, unknown>>> & {
     url?: string;
     handler(scope: RouteScope): RouteHandlerMethod;
+    longWait?: boolean;
   },
 ): RouteDeclaration {
-  const { url, handler, ...methods } = declaration;
+  const { url, handler, longWait, ...methods } = declaration;
   return {
     kind: 'route',
     path,
     ...(url ? { url } : {}),
+    ...(longWait ? { longWait } : {}),
     methods: Object.fromEntries(
       Object.entries(methods).map(([method, openapi]) => [
         method,

@@ -1,3 +1,4 @@
+import { a2aOperations } from './a2a';
 import { accountOperations } from './account';
 import { agentOperations } from './agents';
 import { artifactOperations } from './artifacts';
@@ -9,6 +10,7 @@ import { metaOperations } from './meta';
 import { participantOperations } from './participants';
 import { spaceOperations } from './spaces';
 import { webOperations } from './web';
+import { webhookOperations } from './webhooks';
 
 /**
  * Every operation and route of the service, declared once. The tRPC router (and through
@@ -21,10 +23,12 @@ export const declarations: readonly Declaration[] = [
   ...spaceOperations,
   ...participantOperations,
   ...messageOperations,
+  ...webhookOperations,
   ...artifactOperations,
   ...linkingOperations,
   ...accountOperations,
   ...agentOperations,
+  ...a2aOperations,
   ...discoveryOperations,
   ...webOperations,
 ];

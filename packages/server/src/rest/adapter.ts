@@ -10,7 +10,7 @@ import type { routerOf } from './procedures';
  * shape of its own (`{message, code, issues}`); ours comes from the one mapping every route uses
  * (http/errors.ts), made once when the adapter reports the error and sent in its place.
  */
-export function openApiAdapter(router: ReturnType<typeof routerOf>, deps: Deps) {
+export function openApiAdapter(router: ReturnType<typeof routerOf>, deps: Deps, shutdown: AbortSignal) {
   const publicUrl = deps.config.publicUrl;
   const failures = new WeakMap<FastifyRequest, HttpError>();
 
@@ -27,7 +27,7 @@ export function openApiAdapter(router: ReturnType<typeof routerOf>, deps: Deps) 
   const register = (app: FastifyInstance) =>
     app.register(fastifyTRPCOpenApiPlugin, {
       router,
-      createContext: createContextFactory(deps),
+      createContext: createContextFactory(deps, shutdown),
       responseMeta: ({ ctx, errors }: { ctx?: Context; errors: unknown[] }) => {
         if (errors.length > 0) {
           const { status, headers } = toHttpError(errors[0], publicUrl);

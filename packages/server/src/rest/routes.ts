@@ -18,7 +18,8 @@ export function registerRoutes(
     if (declaration.kind === 'route') {
       const handler = declaration.handler(scope);
       const url = declaration.url ?? fastifyPath(declaration.path);
-      for (const method of Object.keys(declaration.methods)) app.route({ method, url, handler });
+      const config = declaration.longWait ? { longWait: true } : {};
+      for (const method of Object.keys(declaration.methods)) app.route({ method, url, handler, config });
     } else if (declaration.kind === 'operation' && declaration.direct) {
       app.route(directRoute(declaration, scope.deps));
     }

@@ -81,5 +81,14 @@ export function streamHandler({ app, config, deps }: RouteScope): RouteHandlerMe
     request.raw.socket.setNoDelay(true);
     request.raw.socket.setTimeout(0);
     void connection.begin(start);
+    // An open stream keeps its participant seen (lastSeenAt), as a call would.
+    if (key) {
+      const seen = setInterval(
+        () => void app.presence.touch(key).catch((error) => request.log.warn({ err: error }, 'presence')),
+        config.streamPingMs,
+      );
+      seen.unref();
+      res.once('close', () => clearInterval(seen));
+    }
   };
 }

@@ -82,6 +82,9 @@ function handle(event: StreamEvent): void {
     case 'space-closed':
       endSpace(event.data.reason === 'expired' ? 'This space has expired.' : 'The owner closed this space.');
       break;
+    case 'webhook-disabled':
+      // A participant's push channel gave up: nothing this page shows.
+      break;
     default:
       artifactChanged(event.event, event.data);
   }

@@ -1,3 +1,4 @@
+export * from './agents';
 export * from './artifacts';
 export * from './ask-documents';
 export * from './infra';

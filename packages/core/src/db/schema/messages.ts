@@ -25,13 +25,17 @@ export const messages = pgTable(
     content: text('content').notNull(),
     /** Strictly increasing within a space, microsecond precision: the polling cursor. */
     createdAt: timestamp('created_at', { withTimezone: true, precision: 6, mode: 'string' }).notNull(),
+    /** The participants the message mentions (explicitly or by `@Name`); null when none. */
+    mentions: uuid('mentions').array(),
+    /** The message this one answers, in the same space. */
+    replyTo: uuid('reply_to'),
   },
-  // Two indexes, one per way messages are read: by event id (stream replays, gap filling) and by
-  // timestamp (the polling cursor). Every index is paid on the hottest write; `id` is a random
-  // UUID minted by the server and nothing reads a message by it, and `seq` rises with `eventSeq`
-  // under the same row lock.
+  // Three indexes, one per way messages are read: by event id (stream replays, gap filling), by
+  // timestamp (the polling cursor) and by id (replyTo, A2A tasks). Every index is paid on the
+  // hottest write; `seq` rises with `eventSeq` under the same row lock, so it needs none.
   (t) => [
     primaryKey({ columns: [t.spaceId, t.eventSeq] }),
     uniqueIndex('messages_space_created_idx').on(t.spaceId, t.createdAt),
+    uniqueIndex('messages_space_id_idx').on(t.spaceId, t.id),
   ],
 );

@@ -1,4 +1,14 @@
-import { boolean, index, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import {
+  bigint,
+  boolean,
+  index,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core';
 
 export const participantStatuses = ['waitingForApproval', 'active', 'muted', 'left', 'kicked'] as const;
 
@@ -32,6 +42,14 @@ export const participants = pgTable(
     userId: uuid('user_id'),
     createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull(),
     updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3 }).notNull(),
+    /**
+     * The last time the server saw this participant's key work (any authenticated call, an open
+     * stream), written at most every few seconds per key (see recordPresence): presence the server
+     * vouches for, never a client's claim.
+     */
+    lastSeenAt: timestamp('last_seen_at', { withTimezone: true, precision: 3 }),
+    /** The inbox read position: the highest message seq acknowledged; it never moves back. */
+    lastReadSeq: bigint('last_read_seq', { mode: 'number' }).notNull().default(0),
   },
   (t) => [
     primaryKey({ columns: [t.spaceId, t.id] }),

@@ -1,5 +1,15 @@
 import { getTableColumns, type SQL, sql } from 'drizzle-orm';
-import { bigint, customType, index, integer, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import {
+  bigint,
+  boolean,
+  customType,
+  index,
+  integer,
+  pgTable,
+  text,
+  timestamp,
+  uuid,
+} from 'drizzle-orm/pg-core';
 
 const tsvector = customType<{ data: string }>({ dataType: () => 'tsvector' });
 
@@ -46,6 +56,13 @@ export const spaces = pgTable(
         (): SQL =>
           sql`setweight(to_tsvector('english', ${spaces.name}), 'A') || setweight(to_tsvector('english', ${spaces.description}), 'B') || setweight(to_tsvector('english', ${spaces.agenda}), 'C')`,
       ),
+    /** The owner's budget against runaway senders: messages per participant per minute; null, none. */
+    maxMessagesPerMinute: integer('max_messages_per_minute'),
+    /**
+     * Whether the space has an enabled webhook: a write to it then NOTIFYs the webhook workers.
+     * Kept on the row every write already updates, so a space without webhooks pays nothing.
+     */
+    hasWebhooks: boolean('has_webhooks').notNull().default(false),
   },
   (t) => [
     index('spaces_public_open_idx')

@@ -1,0 +1,68 @@
+import type { Command } from '@commander-js/extra-typings';
+import { type App, examples } from '../app';
+import { UsageError } from '../lib/errors';
+import { printMessage } from '../lib/render';
+
+export function registerInbox(program: Command, app: App): void {
+  program
+    .command('inbox')
+    .argument('[space]', 'name or id (default: the default space)')
+    .summary('what mentions you or replies to you, since you last acknowledged')
+    .description(
+      'Print the messages that mention you (@Name included) or reply to one of yours, after your ' +
+        'read position, which the server keeps. --ack moves the position past what was printed, ' +
+        'so the next run (on any machine) starts after it. --wait waits up to that many seconds ' +
+        'for something when nothing is there. --follow keeps printing each new one as it comes ' +
+        'and acknowledges it once printed; Ctrl-C stops (exit 0). With --json: the API’s answer, ' +
+        'or with --follow one message per line.',
+    )
+    .option('--ack', 'acknowledge what was printed')
+    .option('--wait <seconds>', 'wait up to this long for something new (at most 60)')
+    .option('-f, --follow', 'keep printing new messages, acknowledging each')
+    .addHelpText(
+      'after',
+      examples('convene inbox', 'convene inbox --ack', 'convene inbox --follow --json | jq -r .content'),
+    )
+    .action(async (reference, options, command) => {
+      const ctx = app.context(command);
+      const wait = options.wait === undefined ? undefined : Number(options.wait);
+      if (wait !== undefined && !(Number.isInteger(wait) && wait >= 0 && wait <= 60))
+        throw new UsageError(`--wait must be a whole number of seconds from 0 to 60, not "${options.wait}"`);
+      const saved = ctx.space(reference);
+      const inbox = ctx.spaceClient(saved).inbox;
+      const { out } = ctx;
+
+      if (options.follow) {
+        ctx.handlesInterrupt = true;
+        out.info(out.c.dim(`Following your inbox in ${saved.name} (Ctrl-C to stop)`));
+        try {
+          for await (const message of inbox.follow({ signal: ctx.signal, ...(wait ? { wait } : {}) })) {
+            if (out.mode.json) out.jsonLine(message);
+            else printMessage(out, message);
+          }
+        } catch (error) {
+          if (!ctx.signal.aborted) throw error;
+        }
+        return;
+      }
+
+      const page = await inbox.get(wait === undefined ? {} : { wait });
+      const last = page.messages.at(-1);
+      const acked = options.ack && last ? await inbox.ack(last.seq) : undefined;
+      const result = acked ? { ...page, ...acked } : page;
+      out.result(result, {
+        quiet: () => page.messages.map((m) => m.id).join('\n') || undefined,
+        human: () => {
+          if (page.messages.length === 0) out.info(out.c.dim('Nothing new for you.'));
+          for (const message of page.messages) printMessage(out, message);
+          const { unread } = result;
+          out.info(
+            out.c.dim(
+              `${unread.inbox} unread for you (${unread.mentions} mentions, ${unread.replies} replies), ` +
+                `${unread.messages} messages in all${acked ? '; acknowledged' : ''}`,
+            ),
+          );
+        },
+      });
+    });
+}

@@ -1,0 +1,84 @@
+import { and, eq, gt, inArray, lte, sql } from 'drizzle-orm';
+import { mcpSessions, mcpSubscriptions } from '../db/schema';
+import type { Deps } from '../deps';
+import { hashSecret, mintMcpSessionId } from '../secrets';
+
+/** The channel a node LISTENs on for changes of its sessions' subscriptions (payload: the session's hash). */
+export const MCP_SESSIONS_CHANNEL = 'convene_mcp';
+
+/** A session lives this long after its last use. */
+export const MCP_SESSION_TTL_MS = 24 * 60 * 60 * 1000;
+
+export interface McpSessionOptions {
+  deps: Deps;
+}
+
+/** Starts an MCP session (on `initialize`): its id is returned once and stored as a hash. */
+export async function createMcpSession({ deps }: McpSessionOptions): Promise<string> {
+  const { db, clock } = deps;
+  const id = mintMcpSessionId();
+  const now = clock.now();
+  await db.insert(mcpSessions).values({
+    id: hashSecret(id),
+    createdAt: now,
+    expiresAt: new Date(now.getTime() + MCP_SESSION_TTL_MS),
+  });
+  return id;
+}
+
+/**
+ * Whether a session id names a live session, on whichever node started it; using it keeps it
+ * alive for another day (refreshed at most once an hour).
+ */
+export async function touchMcpSession({
+  deps,
+  sessionId,
+}: McpSessionOptions & { sessionId: string }): Promise<boolean> {
+  const { db, clock } = deps;
+  const now = clock.now();
+  const [row] = await db
+    .update(mcpSessions)
+    .set({
+      expiresAt: sql`greatest(${mcpSessions.expiresAt}, ${new Date(now.getTime() + MCP_SESSION_TTL_MS).toISOString()}::timestamptz)`,
+    })
+    .where(and(eq(mcpSessions.id, hashSecret(sessionId)), gt(mcpSessions.expiresAt, now)))
+    .returning({ id: mcpSessions.id });
+  return row !== undefined;
+}
+
+/** Ends a session (DELETE /mcp): its subscriptions go with it. */
+export async function deleteMcpSession({
+  deps,
+  sessionId,
+}: McpSessionOptions & { sessionId: string }): Promise<boolean> {
+  const hash = hashSecret(sessionId);
+  return deps.db.transaction(async (tx) => {
+    await tx.delete(mcpSubscriptions).where(eq(mcpSubscriptions.sessionId, hash));
+    const deleted = await tx
+      .delete(mcpSessions)
+      .where(eq(mcpSessions.id, hash))
+      .returning({ id: mcpSessions.id });
+    await tx.execute(sql`select pg_notify(${MCP_SESSIONS_CHANNEL}, ${hash})`);
+    return deleted.length > 0;
+  });
+}
+
+/** Forgets up to `limit` sessions unused for a day, with their subscriptions; returns how many. */
+export async function sweepMcpSessions({
+  deps,
+  limit = 1000,
+}: McpSessionOptions & { limit?: number }): Promise<number> {
+  const { db, clock } = deps;
+  return db.transaction(async (tx) => {
+    const expired = await tx
+      .select({ id: mcpSessions.id })
+      .from(mcpSessions)
+      .where(lte(mcpSessions.expiresAt, clock.now()))
+      .limit(limit);
+    if (expired.length === 0) return 0;
+    const ids = expired.map((row) => row.id);
+    await tx.delete(mcpSubscriptions).where(inArray(mcpSubscriptions.sessionId, ids));
+    await tx.delete(mcpSessions).where(inArray(mcpSessions.id, ids));
+    return ids.length;
+  });
+}

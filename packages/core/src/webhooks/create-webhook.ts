@@ -1,0 +1,80 @@
+import { limits, type TCreateWebhookBody, type TCreateWebhookResult } from '@convene/contract';
+import { and, count, eq, isNull } from 'drizzle-orm';
+import { authorize, roles } from '../auth/authorize';
+import { webhooks } from '../db/schema';
+import type { Deps } from '../deps';
+import { ConflictError } from '../errors';
+import { newId } from '../ids';
+import { mintWebhookSecret } from '../secrets';
+import { refreshHasWebhooks } from './queue';
+import { checkWebhookUrl, type HostLookup } from './url-policy';
+import { toWebhookView } from './views';
+
+export interface CreateWebhookOptions {
+  deps: Deps;
+  spaceId: string;
+  key: string | undefined;
+  input: TCreateWebhookBody;
+  /** Test hook: how host names resolve (the system resolver by default). */
+  resolve?: HostLookup;
+}
+
+/**
+ * A participant (or the owner) registers a URL for the space's events. The URL must reach a
+ * public address (config.webhookUrls decides otherwise); the signing secret is minted here,
+ * returned once and kept encrypted, since signing needs it back.
+ */
+export async function createWebhook({
+  deps,
+  spaceId,
+  key,
+  input,
+  resolve,
+}: CreateWebhookOptions): Promise<TCreateWebhookResult> {
+  const { db, clock, box, config } = deps;
+  const { caller } = await authorize(db, clock, {
+    spaceId,
+    key,
+    allow: roles.member,
+    whenClosed: 'conflict',
+  });
+  const participant = caller.participant!;
+  const url = await checkWebhookUrl(input.url, config.webhookUrls, resolve);
+  const secret = mintWebhookSecret();
+  const row = await db.transaction(async (tx) => {
+    const [existing] = await tx
+      .select({ n: count() })
+      .from(webhooks)
+      .where(
+        and(
+          eq(webhooks.spaceId, spaceId),
+          eq(webhooks.participantId, participant.id),
+          isNull(webhooks.disabledAt),
+        ),
+      );
+    if ((existing?.n ?? 0) >= limits.webhooksPerParticipant)
+      throw new ConflictError(
+        `a participant has at most ${limits.webhooksPerParticipant} webhooks per space`,
+      );
+    const [inserted] = await tx
+      .insert(webhooks)
+      .values({
+        spaceId,
+        id: newId(),
+        participantId: participant.id,
+        url: url.toString(),
+        events: input.events ? [...new Set(input.events)] : null,
+        secretEnc: box.encrypt(secret),
+        createdAt: clock.now(),
+      })
+      .returning();
+    // It hears of the events after this commit, and only those.
+    const cursorSeq = await refreshHasWebhooks(tx, spaceId);
+    await tx
+      .update(webhooks)
+      .set({ cursorSeq })
+      .where(and(eq(webhooks.spaceId, spaceId), eq(webhooks.id, inserted!.id)));
+    return inserted!;
+  });
+  return { ...toWebhookView(row), secret };
+}

@@ -1,0 +1,79 @@
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
+import { ValidationError } from '../errors';
+
+/** Where webhooks may point. By default only public unicast addresses (no SSRF). */
+export interface WebhookUrlPolicy {
+  /** Allow loopback, private, link-local and every other non-public range (the operator's call). */
+  allowPrivate: boolean;
+  /** Addresses or CIDR ranges allowed even though they are not public (e.g. `10.1.0.0/16`). */
+  allowNetworks: readonly string[];
+}
+
+export const defaultWebhookUrlPolicy: WebhookUrlPolicy = { allowPrivate: false, allowNetworks: [] };
+
+/**
+ * Whether a webhook may reach `address`. The same rule as the delivering agent's
+ * (request-filtering-agent): a listed network is allowed; the unspecified address never is;
+ * anything but public unicast (loopback, private, link-local, unique-local, carrier-grade NAT,
+ * multicast, reserved, IPv4-mapped…) only with `allowPrivate`.
+ */
+export function addressAllowed(address: string, policy: WebhookUrlPolicy): boolean {
+  if (!ipaddr.isValid(address)) return false;
+  const parsed = ipaddr.parse(address);
+  for (const entry of policy.allowNetworks) {
+    if (isIP(entry) !== 0) {
+      if (ipaddr.parse(entry).toNormalizedString() === parsed.toNormalizedString()) return true;
+    } else if (ipaddr.isValidCIDR(entry)) {
+      const range = ipaddr.parseCIDR(entry);
+      if (range[0].kind() === parsed.kind() && parsed.match(range)) return true;
+    }
+  }
+  const range = parsed.range();
+  if (range === 'unspecified') return false;
+  return range === 'unicast' || policy.allowPrivate;
+}
+
+export type HostLookup = (hostname: string) => Promise<string[]>;
+
+const systemLookup: HostLookup = async (hostname) =>
+  (await lookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address);
+
+/**
+ * A webhook URL as registered: http: or https:, no credentials in it, and a host whose every
+ * address is allowed (checked again at each delivery, when it connects, against DNS rebinding).
+ * Anything else is a 400 that says why.
+ */
+export async function checkWebhookUrl(
+  raw: string,
+  policy: WebhookUrlPolicy,
+  resolve: HostLookup = systemLookup,
+): Promise<URL> {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ValidationError('url must be an absolute http: or https: URL');
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw new ValidationError('url must be an absolute http: or https: URL');
+  if (url.username || url.password) throw new ValidationError('url must not carry credentials');
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (!host) throw new ValidationError('url must name a host');
+  let addresses: string[];
+  if (isIP(host) !== 0) addresses = [host];
+  else {
+    try {
+      addresses = await resolve(host);
+    } catch {
+      throw new ValidationError(`url's host ${host} does not resolve`);
+    }
+  }
+  const refused = addresses.find((address) => !addressAllowed(address, policy));
+  if (refused !== undefined || addresses.length === 0)
+    throw new ValidationError(
+      `url's host ${host} resolves to ${refused ?? 'nothing'}: loopback, private and link-local addresses are not allowed`,
+    );
+  return url;
+}

@@ -1,0 +1,80 @@
+import type { APIPromise } from './api-promise';
+import type { AckInboxResult, GetInboxParams, InboxResult, MessageView } from './generated';
+import type { RequestOptions, Transport } from './transport';
+
+/** How much longer than its `wait` a long poll's attempt may take before it counts as timed out. */
+const LONG_POLL_SLACK_MS = 15_000;
+
+/** The request options of a long poll of `wait` seconds: the attempt timeout covers the wait. */
+export function longPollOptions(wait: number | undefined, options: RequestOptions = {}): RequestOptions {
+  if (!wait || options.timeoutMs !== undefined) return options;
+  return { ...options, timeoutMs: wait * 1000 + LONG_POLL_SLACK_MS };
+}
+
+export interface FollowOptions {
+  /** How long each long poll waits for something new, in seconds (default 30, at most 60). */
+  wait?: number | undefined;
+  /** Ends the iteration (with an AbortError from the pending poll). */
+  signal?: AbortSignal | undefined;
+}
+
+/**
+ * Your inbox in one space: the messages that mention you or reply to one of yours, after your
+ * read position, which the server keeps. Acknowledge what you have handled (`ack`), and a restart
+ * (on any machine) resumes with exactly what was not acknowledged.
+ */
+export class Inbox {
+  /** @internal */
+  constructor(
+    private readonly transport: Transport,
+    private readonly spaceId: string,
+    private readonly key: string,
+  ) {}
+
+  /**
+   * The messages after your read position (or after `after` when further on), oldest first, with
+   * unread counts. Reading moves nothing. `wait` (seconds, at most 60) answers as soon as
+   * something arrives when nothing is there yet.
+   */
+  get(params: GetInboxParams = {}, options?: RequestOptions): APIPromise<InboxResult> {
+    return this.transport.call(
+      'getInbox',
+      { path: { spaceId: this.spaceId }, params, credentials: { spaceKey: this.key } },
+      longPollOptions(params.wait, options),
+    );
+  }
+
+  /** Moves your read position to `seq` (a MessageView's `seq`); it never moves back. */
+  ack(seq: number, options?: RequestOptions): APIPromise<AckInboxResult> {
+    return this.transport.call(
+      'ackInbox',
+      { path: { spaceId: this.spaceId }, params: { seq }, credentials: { spaceKey: this.key } },
+      options,
+    );
+  }
+
+  /**
+   * Every message of your inbox, for ever: what was not acknowledged first, then each new one as
+   * it arrives (long polls). A message is acknowledged when the loop asks for the next one, so a
+   * crash inside the loop's body leaves it to be handled again after a restart; leaving the loop
+   * (`break`, an exception) acknowledges nothing more.
+   *
+   *   for await (const message of space.inbox.follow()) await handle(message);
+   */
+  async *follow(options: FollowOptions = {}): AsyncGenerator<MessageView, void, undefined> {
+    const wait = options.wait ?? 30;
+    let after: number | undefined;
+    for (;;) {
+      const page = await this.get(
+        { wait, ...(after === undefined ? {} : { after }) },
+        { signal: options.signal },
+      );
+      for (const message of page.messages) {
+        yield message;
+        // Asked for the next one: this one is handled.
+        await this.ack(message.seq, { signal: options.signal });
+        after = message.seq;
+      }
+    }
+  }
+}

@@ -1,0 +1,126 @@
+import type { APIPromise } from './api-promise';
+import { ConveneError } from './errors';
+import type {
+  CreateWebhookParams,
+  CreateWebhookResult,
+  OkResult,
+  WebhookList,
+  WebhookPayload,
+} from './generated';
+import type { RequestOptions, Transport } from './transport';
+
+/** Your webhooks in one space: the service POSTs the space's events to them, signed. */
+export class Webhooks {
+  /** @internal */
+  constructor(
+    private readonly transport: Transport,
+    private readonly spaceId: string,
+    private readonly key: string,
+  ) {}
+
+  /**
+   * Registers `url` for the space's events (every type, or `events`). The answer carries the
+   * signing `secret`, shown this once: keep it to verify deliveries (verifyWebhook).
+   */
+  create(params: CreateWebhookParams, options?: RequestOptions): APIPromise<CreateWebhookResult> {
+    return this.transport.call(
+      'createWebhook',
+      { path: { spaceId: this.spaceId }, params, credentials: { spaceKey: this.key } },
+      options,
+    );
+  }
+
+  /** Your webhooks in the space (the owner's key lists everyone's), without their secrets. */
+  list(options?: RequestOptions): APIPromise<WebhookList> {
+    return this.transport.call(
+      'listWebhooks',
+      { path: { spaceId: this.spaceId }, credentials: { spaceKey: this.key } },
+      options,
+    );
+  }
+
+  /** Deletes a webhook: nothing more is delivered to it. */
+  delete(webhookId: string, options?: RequestOptions): APIPromise<OkResult> {
+    return this.transport.call(
+      'deleteWebhook',
+      { path: { spaceId: this.spaceId, webhookId }, credentials: { spaceKey: this.key } },
+      options,
+    );
+  }
+}
+
+/** A delivery that does not verify: wrong or missing signature, or too old. */
+export class WebhookVerificationError extends ConveneError {
+  override name = 'WebhookVerificationError';
+}
+
+export interface VerifyWebhookOptions {
+  /** The request body exactly as received (the signature covers its bytes). */
+  body: string;
+  /** The request headers: `webhook-id`, `webhook-timestamp`, `webhook-signature`. */
+  headers: Headers | Record<string, string | string[] | undefined>;
+  /** The webhook's secret (`whsec_…`) that createWebhook answered. */
+  secret: string;
+  /** How far `webhook-timestamp` may be from now, in seconds (default 300): replays are refused. */
+  toleranceSeconds?: number | undefined;
+  /** The current time (tests). */
+  now?: Date | undefined;
+}
+
+/**
+ * Verifies a delivery (Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `id.timestamp.body`
+ * under the secret's bytes) and returns its payload; throws WebhookVerificationError otherwise.
+ * Deliveries are retried with the same `webhook-id`: use it to drop duplicates. Web Crypto only,
+ * so it runs in Node 20+, Deno, Bun, edge functions and browsers.
+ */
+export async function verifyWebhook(options: VerifyWebhookOptions): Promise<WebhookPayload> {
+  const header = (name: string): string | undefined => {
+    if (options.headers instanceof Headers) return options.headers.get(name) ?? undefined;
+    const found = Object.entries(options.headers).find(([key]) => key.toLowerCase() === name)?.[1];
+    return Array.isArray(found) ? found[0] : found;
+  };
+  const id = header('webhook-id');
+  const timestamp = header('webhook-timestamp');
+  const signatures = header('webhook-signature');
+  if (!id || !timestamp || !signatures)
+    throw new WebhookVerificationError('missing webhook-id, webhook-timestamp or webhook-signature');
+  const seconds = Number(timestamp);
+  const now = (options.now ?? new Date()).getTime() / 1000;
+  if (!Number.isInteger(seconds) || Math.abs(now - seconds) > (options.toleranceSeconds ?? 300))
+    throw new WebhookVerificationError('webhook-timestamp is too far from now');
+  const secret = options.secret.startsWith('whsec_') ? options.secret.slice(6) : options.secret;
+  const key = await crypto.subtle.importKey(
+    'raw',
+    fromBase64(secret),
+    { name: 'HMAC', hash: 'SHA-256' },
+    false,
+    ['verify'],
+  );
+  const signed = new TextEncoder().encode(`${id}.${timestamp}.${options.body}`);
+  // The header may carry several space-separated signatures (while a secret is rotated).
+  for (const candidate of signatures.split(' ')) {
+    const [version, value] = candidate.split(',');
+    if (version !== 'v1' || !value) continue;
+    let signature: Uint8Array<ArrayBuffer>;
+    try {
+      signature = fromBase64(value);
+    } catch {
+      continue;
+    }
+    if (await crypto.subtle.verify('HMAC', key, signature, signed)) {
+      try {
+        return JSON.parse(options.body) as WebhookPayload;
+      } catch (error) {
+        throw new WebhookVerificationError('the body is not JSON', { cause: error });
+      }
+    }
+  }
+  throw new WebhookVerificationError('no valid signature');
+}
+
+function fromBase64(text: string): Uint8Array<ArrayBuffer> {
+  const binary = atob(text);
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return bytes;
+}

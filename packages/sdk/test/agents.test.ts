@@ -1,0 +1,168 @@
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import {
+  BadRequestError,
+  type MessageView,
+  RateLimitError,
+  verifyWebhook,
+  WebhookVerificationError,
+} from '../src';
+import { hub, ownedSpace, participant, until } from './helpers';
+
+describe('mentions, replies and the inbox', () => {
+  it('addresses messages and reads the inbox from the server’s read position', async () => {
+    const { owner } = await ownedSpace();
+    const ada = await participant(owner, 'Ada');
+    const bob = await participant(owner, 'Bob');
+    const mine = await ada.messages.send('my question');
+    const explicit = await bob.messages.send({ content: 'for you', mentions: [ada.participantId!] });
+    expect(explicit.mentions).toEqual([ada.participantId]);
+    await bob.messages.send('hello @ada');
+    await bob.messages.send({ content: 'an answer', replyTo: mine.messageId });
+    await bob.messages.send('not for Ada');
+    await expect(
+      bob.messages.send({ content: 'x', mentions: ['00000000-0000-4000-8000-000000000000'] }),
+    ).rejects.toBeInstanceOf(BadRequestError);
+
+    const inbox = await ada.inbox.get();
+    expect(inbox.messages.map((m) => m.content)).toEqual(['for you', 'hello @ada', 'an answer']);
+    expect(inbox.messages[2]).toMatchObject({ replyTo: mine.messageId, mentions: [] });
+    expect(inbox.unread).toEqual({ inbox: 3, mentions: 2, replies: 1, messages: 5 });
+    const acked = await ada.inbox.ack(inbox.messages[1]!.seq);
+    expect(acked).toMatchObject({ lastReadSeq: inbox.messages[1]!.seq, unread: { inbox: 1 } });
+    // Another client with the same key (a restarted agent) resumes there.
+    const restarted = hub().space(ada.spaceId, ada.key);
+    expect((await restarted.inbox.get()).messages.map((m) => m.content)).toEqual(['an answer']);
+    const view = await owner.get();
+    expect(view.participants.find((p) => p.participantId === ada.participantId)).toMatchObject({
+      lastReadSeq: inbox.messages[1]!.seq,
+      lastSeenAt: expect.any(String),
+    });
+  });
+
+  it('follows the inbox, acknowledging each message when the next is asked for', async () => {
+    const { owner } = await ownedSpace();
+    const agent = await participant(owner, 'Worker');
+    await owner.messages.send('@Worker one');
+    const seen: string[] = [];
+    const controller = new AbortController();
+    const following = (async () => {
+      try {
+        for await (const message of agent.inbox.follow({ wait: 20, signal: controller.signal })) {
+          seen.push(message.content);
+          if (message.content === '@Worker two') break;
+        }
+      } catch (error) {
+        if (!controller.signal.aborted) throw error;
+      }
+    })();
+    await until(() => (seen.length === 1 ? true : undefined));
+    // Asked for the next one: 'one' is acknowledged, and the long poll wakes for 'two'.
+    await until(async () => ((await agent.inbox.get()).lastReadSeq === 1 ? true : undefined));
+    await owner.messages.send('@Worker two');
+    await following;
+    expect(seen).toEqual(['@Worker one', '@Worker two']);
+    // Left with break while handling 'two': it stays unacknowledged for the next run.
+    const next = await agent.inbox.get();
+    expect(next.messages.map((m) => m.content)).toEqual(['@Worker two']);
+  });
+
+  it('long-polls messages with wait', async () => {
+    const { owner } = await ownedSpace();
+    const reader = await participant(owner, 'Reader');
+    const first = await reader.messages.list();
+    const waiting = reader.messages.list({ since: first.cursor, wait: 20 });
+    const sent = await owner.messages.send('news');
+    const page = await waiting;
+    expect(page.messages.map((m: MessageView) => m.id)).toEqual([sent.messageId]);
+  });
+
+  it('throttles a sender beyond the space’s budget', async () => {
+    const { owner } = await ownedSpace();
+    const agent = await participant(owner, 'Loop', hub({ maxRetries: 0 }));
+    await owner.update({ maxMessagesPerMinute: 2 });
+    expect((await owner.get()).maxMessagesPerMinute).toBe(2);
+    await agent.messages.send('1');
+    await agent.messages.send('2');
+    const refused = await agent.messages.send('3').catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(RateLimitError);
+    expect((refused as RateLimitError).retryAfter).toBeGreaterThan(0);
+    await owner.messages.send('the owner still talks');
+  });
+});
+
+describe('webhooks', () => {
+  it('creates, lists and deletes a webhook, and verifies its signed deliveries', async () => {
+    const received: { headers: IncomingHttpHeaders; body: string }[] = [];
+    const receiver = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => {
+        body += chunk.toString();
+      });
+      req.on('end', () => {
+        received.push({ headers: req.headers, body });
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    try {
+      const { owner } = await ownedSpace();
+      const agent = await participant(owner, 'Hooked');
+      const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+      const created = await agent.webhooks.create({ url, events: ['mention'] });
+      expect(created).toMatchObject({ url, events: ['mention'], enabled: true, failures: 0 });
+      expect(created.secret).toMatch(/^whsec_/);
+      const listed = await agent.webhooks.list();
+      expect(listed.webhooks.map((w) => w.id)).toEqual([created.id]);
+      expect(listed.webhooks[0]).not.toHaveProperty('secret');
+
+      await owner.messages.send('nothing for the agent');
+      const sent = await owner.messages.send('@Hooked over to you');
+      await until(() => (received.length > 0 ? true : undefined));
+      const [delivery] = received;
+      const payload = await verifyWebhook({
+        body: delivery!.body,
+        headers: delivery!.headers as Record<string, string>,
+        secret: created.secret,
+      });
+      expect(payload).toMatchObject({
+        type: 'mention',
+        spaceId: agent.spaceId,
+        data: { id: sent.messageId },
+      });
+      // Tampered, signed with another secret, or replayed later: refused.
+      await expect(
+        verifyWebhook({
+          body: `${delivery!.body} `,
+          headers: delivery!.headers as Record<string, string>,
+          secret: created.secret,
+        }),
+      ).rejects.toBeInstanceOf(WebhookVerificationError);
+      const other = await agent.webhooks.create({ url: `${url}/other` });
+      await expect(
+        verifyWebhook({
+          body: delivery!.body,
+          headers: delivery!.headers as Record<string, string>,
+          secret: other.secret,
+        }),
+      ).rejects.toBeInstanceOf(WebhookVerificationError);
+      await expect(
+        verifyWebhook({
+          body: delivery!.body,
+          headers: delivery!.headers as Record<string, string>,
+          secret: created.secret,
+          now: new Date(Date.now() + 3_600_000),
+        }),
+      ).rejects.toThrow(/too far/);
+
+      expect(await agent.webhooks.delete(created.id)).toEqual({ ok: true });
+      expect((await agent.webhooks.list()).webhooks.map((w) => w.id)).toEqual([other.id]);
+      await expect(agent.webhooks.create({ url: 'http://10.0.0.1/hook' })).rejects.toBeInstanceOf(
+        BadRequestError,
+      );
+    } finally {
+      await new Promise((resolve) => receiver.close(resolve));
+    }
+  });
+});

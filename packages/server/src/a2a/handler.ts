@@ -1,0 +1,171 @@
+import { type Deps, findKeySpace, UnauthorizedError } from '@convene/core';
+import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
+import { toHttpError } from '../http/errors';
+import { sendRaw, takeOver } from '../http/reply';
+import { headerValue } from '../rest/caller';
+import type { RouteScope } from '../routes/scope';
+import { A2A_ERRORS, A2AError, ZJsonRpcRequest, ZMessageSendParams, ZTaskQueryParams } from './protocol';
+import {
+  type A2AContext,
+  getA2ATask,
+  resubscribeA2ATask,
+  type StreamItem,
+  sendA2AMessage,
+  streamA2AMessage,
+} from './service';
+
+/** A `: ping` comment keeps idle streams (and their proxies) open. */
+const PING_MS = 15_000;
+
+/**
+ * The A2A JSON-RPC endpoint: `POST /a2a` (the space is the key's) and `POST
+ * /hub/space/{spaceId}/a2a`. The key travels as `X-Private-Key` (the agent cards' apiKey scheme);
+ * a missing or dead key is HTTP 401 like everywhere, every other refusal a JSON-RPC error whose
+ * `data` carries the REST status and error. `message/stream` and `tasks/resubscribe` answer
+ * Server-Sent Events, one JSON-RPC response per event.
+ */
+export function a2aHandler({ app, deps }: RouteScope): RouteHandlerMethod {
+  return async (request, reply) => {
+    const envelope = ZJsonRpcRequest.safeParse(request.body);
+    if (!envelope.success)
+      return sendRaw(reply, {
+        type: 'application/json',
+        body: rpcError(null, new A2AError(A2A_ERRORS.invalidRequest, 'not a JSON-RPC 2.0 request')),
+      });
+    const { id = null, method, params } = envelope.data;
+    const ctx = await contextOf(deps, request, reply, app.shutdownSignal);
+    try {
+      switch (method) {
+        case 'message/send':
+          return answer(reply, id, await sendA2AMessage(ctx, parse(ZMessageSendParams, params)));
+        case 'tasks/get':
+          return answer(reply, id, await getA2ATask(ctx, parse(ZTaskQueryParams, params)));
+        case 'message/stream':
+          return await stream(request, reply, id, streamA2AMessage(ctx, parse(ZMessageSendParams, params)));
+        case 'tasks/resubscribe':
+          return await stream(request, reply, id, resubscribeA2ATask(ctx, parse(ZTaskQueryParams, params)));
+        case 'tasks/cancel':
+          throw new A2AError(
+            A2A_ERRORS.taskNotCancelable,
+            'a message once posted stays in the space, and a join is the owner’s to decide',
+          );
+        case 'tasks/pushNotificationConfig/set':
+        case 'tasks/pushNotificationConfig/get':
+        case 'tasks/pushNotificationConfig/list':
+        case 'tasks/pushNotificationConfig/delete':
+          throw new A2AError(
+            A2A_ERRORS.unsupportedOperation,
+            'push notifications: register a webhook instead (POST /hub/space/{spaceId}/webhooks)',
+          );
+        default:
+          throw new A2AError(A2A_ERRORS.methodNotFound, `method not found: ${method}`);
+      }
+    } catch (error) {
+      return sendRaw(reply, { type: 'application/json', body: rpcError(id, asA2AError(error, deps)) });
+    }
+  };
+}
+
+/** The caller: a key that works on the path's space, or the key's own space on /a2a. */
+async function contextOf(
+  deps: Deps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  shutdown: AbortSignal,
+): Promise<A2AContext> {
+  const key = headerValue(request, 'x-private-key') || undefined;
+  if (!key) throw new UnauthorizedError('X-Private-Key is required: the agent card’s spaceKey scheme');
+  const found = await findKeySpace({ deps, key });
+  const pathSpace = (request.params as { spaceId?: string }).spaceId;
+  // A key of another space (or of nobody) is refused by the use case's own authorisation.
+  if (!found || (pathSpace !== undefined && pathSpace !== found.spaceId))
+    throw new UnauthorizedError('unknown key for this space');
+  const gone = new AbortController();
+  reply.raw.once('close', () => gone.abort());
+  return {
+    deps,
+    key,
+    spaceId: found.spaceId,
+    role: found.role,
+    signal: AbortSignal.any([gone.signal, shutdown]),
+  };
+}
+
+function parse<T>(
+  schema: {
+    safeParse(
+      v: unknown,
+    ):
+      | { success: true; data: T }
+      | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } };
+  },
+  params: unknown,
+): T {
+  const parsed = schema.safeParse(params);
+  if (!parsed.success)
+    throw new A2AError(
+      A2A_ERRORS.invalidParams,
+      `invalid params: ${parsed.error.issues.map((i) => `${i.path.map(String).join('.') || '(params)'}: ${i.message}`).join('; ')}`,
+    );
+  return parsed.data;
+}
+
+const answer = (reply: FastifyReply, id: unknown, result: unknown) =>
+  sendRaw(reply, { type: 'application/json', body: { jsonrpc: '2.0', id, result } });
+
+function rpcError(id: unknown, error: A2AError) {
+  return {
+    jsonrpc: '2.0',
+    id,
+    error: { code: error.code, message: error.message, ...(error.data ? { data: error.data } : {}) },
+  };
+}
+
+/** A refusal of the service as a JSON-RPC error; 401 stays HTTP (thrown to the error handler). */
+function asA2AError(error: unknown, deps: Deps): A2AError {
+  if (error instanceof A2AError) return error;
+  const { status, body } = toHttpError(error, deps.config.publicUrl);
+  if (status === 401) throw error;
+  if (status >= 500) throw error;
+  const code = status === 400 ? A2A_ERRORS.invalidParams : A2A_ERRORS.refused;
+  return new A2AError(code, `${status}: ${body.error}`, { ...body, status });
+}
+
+/** Writes a task's events as Server-Sent Events: each a JSON-RPC response to the request. */
+async function stream(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  id: unknown,
+  items: AsyncGenerator<StreamItem>,
+): Promise<FastifyReply> {
+  // The first item (or a refusal) comes before the stream starts, as a plain JSON-RPC answer.
+  const first = await items.next();
+  const res = takeOver(reply);
+  res.writeHead(200, {
+    'Content-Type': 'text/event-stream; charset=utf-8',
+    'Cache-Control': 'no-cache',
+    'X-Accel-Buffering': 'no',
+    Connection: 'keep-alive',
+  });
+  request.raw.socket.setNoDelay(true);
+  request.raw.socket.setTimeout(0);
+  const write = (result: unknown) => res.write(`data: ${JSON.stringify({ jsonrpc: '2.0', id, result })}\n\n`);
+  const ping = setInterval(() => res.write(': ping\n\n'), PING_MS);
+  ping.unref();
+  res.once('close', () => void items.return(undefined));
+  try {
+    if (!first.done) write(first.value);
+    for await (const item of items) {
+      if (res.writableEnded || res.destroyed) break;
+      write(item);
+    }
+  } catch (error) {
+    const failure = error instanceof A2AError ? error : new A2AError(A2A_ERRORS.internal, 'internal error');
+    if (!(error instanceof A2AError)) request.log.error({ err: error }, 'A2A stream failed');
+    if (!res.writableEnded) res.write(`data: ${JSON.stringify(rpcError(id, failure))}\n\n`);
+  } finally {
+    clearInterval(ping);
+    if (!res.writableEnded) res.end();
+  }
+  return reply;
+}

@@ -1,0 +1,34 @@
+import { operations as contract } from '@convene/contract';
+import { createWebhook, deleteWebhook, listWebhooks } from '@convene/core';
+import { hints } from '../mcp/tool';
+import { type Declaration, operation } from './declare';
+
+/** Signed webhooks: a participant's own push channel for a space's events. */
+export const webhookOperations: Declaration[] = [
+  operation(contract.createWebhook, {
+    run: ({ spaceId, ...input }, { deps, key }) => createWebhook({ deps, spaceId, key, input }),
+    tool: {
+      title: 'Register a webhook',
+      description:
+        'Have the space’s events POSTed to a URL, signed (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature, HMAC-SHA256 with the returned secret, shown once). `events` filters by type (message, mention, participant-status, artifact-*, space-closed, webhook-disabled); all by default. A message reaches your webhook once: as `mention` if it mentions you or replies to you, else as `message`; never your own. Retried with backoff for 24 h, then the webhook is disabled. Private and loopback addresses are refused. Owner or participant key.',
+      annotations: { ...hints.create, openWorldHint: true },
+    },
+  }),
+  operation(contract.listWebhooks, {
+    run: ({ spaceId }, { deps, key }) => listWebhooks({ deps, spaceId, key }),
+    tool: {
+      title: 'List webhooks',
+      description:
+        'Your webhooks in this space (the owner sees everyone’s): URL, event types, whether enabled, the last success and failure. Never the secret.',
+      annotations: hints.read,
+    },
+  }),
+  operation(contract.deleteWebhook, {
+    run: ({ spaceId, webhookId }, { deps, key }) => deleteWebhook({ deps, spaceId, key, webhookId }),
+    tool: {
+      title: 'Delete a webhook',
+      description: 'Stop a webhook: nothing more is delivered to it. Its participant or the owner.',
+      annotations: hints.destroy,
+    },
+  }),
+];

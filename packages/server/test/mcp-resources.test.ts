@@ -1,0 +1,228 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { describe, expect, it } from 'vitest';
+import { expectOk, onPostgres, type SpaceFixture, useServer } from './helpers';
+import { connectMcp } from './helpers/mcp';
+
+const { srv, h } = useServer();
+
+/** Collects `notifications/resources/updated` and waits for them. */
+function watchUpdates(client: Client) {
+  const uris: string[] = [];
+  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => {
+    uris.push(notification.params.uri);
+  });
+  return {
+    uris,
+    async until(uri: string, count = 1, timeoutMs = 10_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (uris.filter((u) => u === uri).length < count) {
+        if (Date.now() > deadline) throw new Error(`no notification for ${uri}; got ${JSON.stringify(uris)}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    },
+  };
+}
+
+const messagesUri = (space: SpaceFixture) => `convene://space/${space.spaceId}/messages`;
+
+describe('MCP resources', () => {
+  it('lists templates and the key’s own resources, and reads them', async () => {
+    const space = await h.createSpace({ name: 'Resources' });
+    const guest = await h.joinActive(space);
+    const artifact = await h.post(`/hub/space/${space.spaceId}/artifact`, {
+      key: guest.key,
+      body: { name: 'Plan', type: 'markdown', content: '# Plan\n' },
+    });
+    expectOk(artifact);
+    await h.post(`/hub/space/${space.spaceId}/messages`, { key: guest.key, body: { content: 'hello' } });
+    const client = await connectMcp(srv.url, { 'X-Private-Key': guest.key });
+    try {
+      const templates = await client.listResourceTemplates();
+      expect(templates.resourceTemplates.map((t) => t.uriTemplate)).toEqual([
+        'convene://space/{spaceId}/messages',
+        'convene://space/{spaceId}/artifact/{artifactId}',
+      ]);
+      const listed = await client.listResources();
+      const artifactUri = `convene://space/${space.spaceId}/artifact/${artifact.body.id}`;
+      expect(listed.resources.map((r) => [r.uri, r.mimeType])).toEqual([
+        [messagesUri(space), 'application/json'],
+        [artifactUri, 'text/markdown'],
+      ]);
+      const transcript = await client.readResource({ uri: messagesUri(space) });
+      const json = JSON.parse((transcript.contents[0] as { text: string }).text);
+      expect(json.messages.map((m: any) => m.content)).toEqual(['hello']);
+      expect(json.cursor).toBe(json.messages[0].timestamp);
+      const doc = await client.readResource({ uri: artifactUri });
+      expect(doc.contents[0]).toEqual({ uri: artifactUri, mimeType: 'text/markdown', text: '# Plan\n' });
+
+      await expect(client.readResource({ uri: 'convene://space/nope/messages' })).rejects.toThrow(
+        /400: unknown resource/,
+      );
+      const other = await h.createSpace();
+      await expect(client.readResource({ uri: messagesUri(other) })).rejects.toThrow(
+        /401: unknown key for this space/,
+      );
+      await expect(
+        client.readResource({
+          uri: `convene://space/${space.spaceId}/artifact/00000000-0000-4000-8000-000000000000`,
+        }),
+      ).rejects.toThrow(/404: artifact not found/);
+    } finally {
+      await client.close();
+    }
+    // Without a key there is nothing to list.
+    const anonymous = await connectMcp(srv.url);
+    try {
+      expect((await anonymous.listResources()).resources).toEqual([]);
+    } finally {
+      await anonymous.close();
+    }
+  });
+
+  it('notifies a subscribed session of a message sent over REST and of an artifact write, until it unsubscribes', async () => {
+    const space = await h.createSpace();
+    const guest = await h.joinActive(space);
+    const client = await connectMcp(srv.url, { 'X-Private-Key': guest.key });
+    const updates = watchUpdates(client);
+    try {
+      await client.subscribeResource({ uri: messagesUri(space) });
+      expectOk(
+        await h.post(`/hub/space/${space.spaceId}/messages`, {
+          key: space.ownerKey,
+          body: { content: 'ping' },
+        }),
+      );
+      await updates.until(messagesUri(space));
+
+      const created = await h.post(`/hub/space/${space.spaceId}/artifact`, {
+        key: space.ownerKey,
+        body: { name: 'Doc', type: 'markdown', content: 'v1' },
+      });
+      const docUri = `convene://space/${space.spaceId}/artifact/${created.body.id}`;
+      await client.subscribeResource({ uri: docUri });
+      const base = `/hub/space/${space.spaceId}/artifact/${created.body.id}`;
+      expectOk(await h.post(`${base}/lock`, { key: space.ownerKey }));
+      expectOk(await h.patch(base, { key: space.ownerKey, body: { content: 'v2' } }));
+      await updates.until(docUri);
+
+      await client.unsubscribeResource({ uri: messagesUri(space) });
+      const before = updates.uris.filter((u) => u === messagesUri(space)).length;
+      // The unsubscription reaches the stream's node through the database's notification.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expectOk(
+        await h.post(`/hub/space/${space.spaceId}/messages`, { key: space.ownerKey, body: { content: 'x' } }),
+      );
+      expectOk(await h.patch(base, { key: space.ownerKey, body: { content: 'v3' } }));
+      await updates.until(docUri, 2);
+      expect(updates.uris.filter((u) => u === messagesUri(space))).toHaveLength(before);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('refuses a subscription with a key that may not read the space', async () => {
+    const space = await h.createSpace();
+    const invitation = await h.invite(space);
+    const client = await connectMcp(srv.url, { 'X-Private-Key': invitation });
+    try {
+      await expect(client.subscribeResource({ uri: messagesUri(space) })).rejects.toThrow(/401/);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('sends progress notifications while wait_for_messages waits', async () => {
+    const space = await h.createSpace();
+    const client = await connectMcp(srv.url);
+    try {
+      const progress: unknown[] = [];
+      const started = Date.now();
+      const result = await client.callTool(
+        {
+          name: 'wait_for_messages',
+          arguments: { spaceId: space.spaceId, timeoutSeconds: 2, privateKey: space.ownerKey },
+        },
+        undefined,
+        { onprogress: (p) => progress.push(p), resetTimeoutOnProgress: true },
+      );
+      expect(Date.now() - started).toBeGreaterThanOrEqual(1900);
+      expect((result.structuredContent as { messages: unknown[] }).messages).toEqual([]);
+      expect(progress.length).toBeGreaterThanOrEqual(1);
+      expect(progress[0]).toEqual({ progress: 0, total: 2, message: 'waiting for messages' });
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('answers JSON-RPC errors to a subscription without a session', async () => {
+    const space = await h.createSpace();
+    const res = await h.post('/mcp', {
+      key: space.ownerKey,
+      headers: { Accept: 'application/json, text/event-stream' },
+      body: { jsonrpc: '2.0', id: 1, method: 'resources/subscribe', params: { uri: messagesUri(space) } },
+    });
+    expectOk(res);
+    expect(res.body.error.message).toMatch(/resource subscriptions belong to a session/);
+  });
+
+  it('ends a session with DELETE: its id is then unknown (404)', async () => {
+    const client = await connectMcp(srv.url);
+    const transport = (client as unknown as { transport: StreamableHTTPClientTransport }).transport;
+    const sessionId = transport.sessionId!;
+    expect(sessionId).toMatch(/^[A-Za-z0-9_-]{32}$/);
+    await transport.terminateSession();
+    const res = await h.post('/mcp', {
+      headers: { Accept: 'application/json, text/event-stream', 'Mcp-Session-Id': sessionId },
+      body: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} },
+    });
+    expect(res.status).toBe(404);
+    await client.close();
+  });
+});
+
+describe.runIf(onPostgres())('MCP sessions across nodes', () => {
+  const { srv: b } = useServer(() => ({ databaseUrl: srv.databaseUrl! }));
+
+  it('notifies on the stream one node holds of a subscription another node took and a send on a third path', async () => {
+    const space = await h.createSpace();
+    const guest = await h.joinActive(space);
+    // Requests (POST) go to node A, the notification stream (GET) to node B.
+    const split: typeof fetch = (input, init) => {
+      const url = new URL(String(input instanceof Request ? input.url : input));
+      const target = new URL(url.pathname, (init?.method ?? 'GET') === 'GET' ? b.listenUrl : srv.listenUrl);
+      return fetch(target, init);
+    };
+    const client = new McpClient({ name: 'split', version: '1.0.0' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL('/mcp', srv.listenUrl), {
+        requestInit: { headers: { 'X-Private-Key': guest.key } },
+        fetch: split,
+      }),
+    );
+    const updates = watchUpdates(client);
+    try {
+      await client.subscribeResource({ uri: messagesUri(space) });
+      // A send on node B itself, then one on node A.
+      expectOk(
+        await fetch(`${b.listenUrl}/hub/space/${space.spaceId}/messages`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-private-key': space.ownerKey },
+          body: JSON.stringify({ content: 'on B' }),
+        }).then(async (r) => ({ status: r.status, headers: r.headers, body: await r.json(), text: '' })),
+      );
+      await updates.until(messagesUri(space));
+      expectOk(
+        await h.post(`/hub/space/${space.spaceId}/messages`, {
+          key: space.ownerKey,
+          body: { content: 'on A' },
+        }),
+      );
+      await updates.until(messagesUri(space), 2);
+    } finally {
+      await client.close();
+    }
+  });
+});
