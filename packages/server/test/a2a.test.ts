@@ -267,8 +267,17 @@ describe('A2A JSON-RPC', () => {
       }),
       401,
     );
+    // Not JSON-RPC at all is HTTP's 400 {error} (as on /mcp); a path that is no space id, 404.
+    expectError(await rpc({ hello: 1 }), 400);
+    expectError(await rpc({ jsonrpc: '2.0', id: 1, method: 'tasks/get', params: ['x'] }), 400);
+    expectError(
+      await h.post('/hub/space/nope/a2a', {
+        key: space.ownerKey,
+        body: { jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: 'x' } },
+      }),
+      404,
+    );
     const cases: [unknown, number][] = [
-      [{ hello: 1 }, -32600],
       [{ jsonrpc: '2.0', id: 1, method: 'nope' }, -32601],
       [{ jsonrpc: '2.0', id: 1, method: 'message/send', params: {} }, -32602],
       [{ jsonrpc: '2.0', id: 1, method: 'message/send', params: { message: userMessage('') } }, -32602],

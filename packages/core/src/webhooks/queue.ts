@@ -1,4 +1,4 @@
-import { type SQL, sql } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import { rowsOf } from '../db/migrate';
 import type { Executor } from '../db/types';
 import type { Deps } from '../deps';

@@ -1,4 +1,11 @@
-import { type Deps, findKeySpace, UnauthorizedError } from '@convene/core';
+import {
+  type Deps,
+  findKeySpace,
+  isUuid,
+  NotFoundError,
+  UnauthorizedError,
+  ValidationError,
+} from '@convene/core';
 import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import { toHttpError } from '../http/errors';
 import { sendRaw, takeOver } from '../http/reply';
@@ -26,12 +33,15 @@ const PING_MS = 15_000;
  */
 export function a2aHandler({ app, deps }: RouteScope): RouteHandlerMethod {
   return async (request, reply) => {
+    const pathSpace = (request.params as { spaceId?: string }).spaceId;
+    if (pathSpace !== undefined && !isUuid(pathSpace)) throw new NotFoundError('space');
+    // Not a JSON-RPC request at all is the HTTP layer's 400 {error}, as on /mcp; a request that
+    // is one gets its refusals as JSON-RPC errors.
     const envelope = ZJsonRpcRequest.safeParse(request.body);
     if (!envelope.success)
-      return sendRaw(reply, {
-        type: 'application/json',
-        body: rpcError(null, new A2AError(A2A_ERRORS.invalidRequest, 'not a JSON-RPC 2.0 request')),
-      });
+      throw new ValidationError(
+        'not a JSON-RPC 2.0 request: {jsonrpc: "2.0", method, id?, params?: object} expected',
+      );
     const { id = null, method, params } = envelope.data;
     const ctx = await contextOf(deps, request, reply, app.shutdownSignal);
     try {

@@ -57,7 +57,8 @@ export const ZJsonRpcRequest = z.object({
   jsonrpc: z.literal('2.0'),
   id: z.union([z.string(), z.number(), z.null()]).optional(),
   method: z.string(),
-  params: z.unknown().optional(),
+  // A2A's params are by name: an object (the documented request schema says the same).
+  params: z.record(z.string(), z.unknown()).optional(),
 });
 
 export type TaskState = 'submitted' | 'working' | 'completed' | 'rejected';

@@ -31,7 +31,8 @@ const rpc = (operationId: string, summary: string, parameters: unknown[] = []) =
             id: { type: ['string', 'number', 'null'] },
             method: {
               type: 'string',
-              enum: ['message/send', 'message/stream', 'tasks/get', 'tasks/resubscribe', 'tasks/cancel'],
+              description:
+                'message/send, message/stream, tasks/get, tasks/resubscribe, tasks/cancel; any other is a JSON-RPC error',
             },
             params: { type: 'object' },
           },
@@ -45,7 +46,9 @@ const rpc = (operationId: string, summary: string, parameters: unknown[] = []) =
         'A JSON-RPC response (a Task, or an error); for message/stream and tasks/resubscribe an event stream',
       content: { ...json, 'text/event-stream': { schema: { type: 'string' } } },
     },
+    '400': { description: 'Not a JSON-RPC 2.0 request', content: errorJson },
     '401': { description: 'Key missing or dead; carries WWW-Authenticate', content: errorJson },
+    ...(parameters.length ? { '404': { description: 'No such space', content: errorJson } } : {}),
     '429': { description: 'Rate limit exceeded; carries Retry-After', content: errorJson },
   },
 });
