@@ -1,0 +1,124 @@
+import { describe, expect, it } from 'vitest';
+import { longPoll } from '../src/events/long-poll';
+import type { StreamEvent } from '../src/events/read-events';
+import type { SpaceWatch } from '../src/events/space-watch';
+
+/** A SpaceWatch a test drives by hand: `emit` is a commit heard on the space. */
+function fakeWatch() {
+  const listeners = new Set<(event: StreamEvent) => void>();
+  const watch: SpaceWatch = {
+    async watch(_spaceId, onEvent) {
+      listeners.add(onEvent);
+      return () => listeners.delete(onEvent);
+    },
+  };
+  const emit = (event: StreamEvent) => {
+    for (const listener of listeners) listener(event);
+  };
+  return { watch, emit, listening: () => listeners.size };
+}
+
+const message = (seq: number): StreamEvent => ({ seq, kind: 'message', data: {} });
+const statusEvent = (seq: number): StreamEvent => ({ seq, kind: 'participant-status', data: {} });
+const waitUntil = async (condition: () => boolean) => {
+  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 5));
+};
+
+describe('longPoll', () => {
+  it('reads the database only when an event says so, never on a timer', async () => {
+    const { watch, emit, listening } = fakeWatch();
+    let reads = 0;
+    let stored: number[] = [];
+    const polling = longPoll({
+      watch,
+      spaceId: 's',
+      waitSeconds: 10,
+      read: async () => {
+        reads += 1;
+        return [...stored];
+      },
+      hasNews: (result) => result.length > 0,
+      wakesOn: (event) => event.kind === 'message',
+    });
+    await waitUntil(() => listening() === 1 && reads === 2);
+    // Idle for a while: an idle wait costs its subscription and nothing else.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(reads).toBe(2);
+    // An event that cannot change the answer is not read for.
+    emit(statusEvent(1));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(reads).toBe(2);
+    stored = [2];
+    emit(message(2));
+    expect(await polling).toEqual([2]);
+    expect(reads).toBe(3);
+    // Answered: the subscription is gone.
+    expect(listening()).toBe(0);
+  });
+
+  it('answers at once, without subscribing, when the first read has news', async () => {
+    const { watch, listening } = fakeWatch();
+    let reads = 0;
+    const result = await longPoll({
+      watch,
+      spaceId: 's',
+      waitSeconds: 10,
+      read: async () => {
+        reads += 1;
+        return [1];
+      },
+      hasNews: (r) => r.length > 0,
+      wakesOn: () => true,
+    });
+    expect(result).toEqual([1]);
+    expect(reads).toBe(1);
+    expect(listening()).toBe(0);
+  });
+
+  it('catches a commit between the first read and the subscription with the second read', async () => {
+    const { watch } = fakeWatch();
+    let reads = 0;
+    const result = await longPoll({
+      watch,
+      spaceId: 's',
+      waitSeconds: 10,
+      // The message commits right after the first read, before anyone listens.
+      read: async () => (++reads === 1 ? [] : [7]),
+      hasNews: (r) => r.length > 0,
+      wakesOn: () => true,
+    });
+    expect(result).toEqual([7]);
+    expect(reads).toBe(2);
+  });
+
+  it('answers the last read when the time is up, or when its signal aborts', async () => {
+    const { watch, listening } = fakeWatch();
+    const started = Date.now();
+    const empty = await longPoll({
+      watch,
+      spaceId: 's',
+      waitSeconds: 0.2,
+      read: async () => [] as number[],
+      hasNews: (r) => r.length > 0,
+      wakesOn: () => true,
+    });
+    expect(empty).toEqual([]);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(190);
+    expect(listening()).toBe(0);
+
+    const controller = new AbortController();
+    const aborted = longPoll({
+      watch,
+      spaceId: 's',
+      waitSeconds: 60,
+      signal: controller.signal,
+      read: async () => [] as number[],
+      hasNews: (r) => r.length > 0,
+      wakesOn: () => true,
+    });
+    await waitUntil(() => listening() === 1);
+    controller.abort();
+    expect(await aborted).toEqual([]);
+    expect(listening()).toBe(0);
+  });
+});
