@@ -215,9 +215,12 @@ export class StreamConnection implements HubSubscriber {
   /** Ends a stream whose client stopped reading, dropping what it has not read. */
   private cutOff(): void {
     if (this.ended) return;
-    this.end();
-    // end() would wait for the unread output to drain, which a stalled client never lets happen.
-    this.options.res.destroy();
+    // Nothing more is written to it from here; end() would wait for the unread output to drain,
+    // which a stalled client never lets happen, so the socket is reset instead (reap).
+    this.ended = true;
+    if (this.expiryTimer) clearTimeout(this.expiryTimer);
+    this.unsubscribe();
+    reap(this.options.res);
   }
 
   private drained(): Promise<void> {
@@ -270,6 +273,31 @@ export class StreamConnection implements HubSubscriber {
   get isEnded(): boolean {
     return this.ended;
   }
+}
+
+/**
+ * Responses of cut-off streams waiting for their reset, done a few per turn of the event loop.
+ * A reset rather than a close: a closed socket would stay behind, orphaned, holding its unsent
+ * output (up to the kernel's send buffer, megabytes on loopback) for minutes while the kernel
+ * probes a client that never reads; a reset frees it at once. A few at a time: clients that
+ * stalled together are cut together, and resetting 500 sockets with megabytes queued each (and
+ * failing their pending writes) in one go held the event loop for a second, ten a turn for 30 ms each (fault
+ * test: readers' p99 latency 1.0 s, then 0.27 s, 30-70 ms without them).
+ */
+const doomed: ServerResponse[] = [];
+const RESETS_PER_TURN = 2;
+
+function reap(res: ServerResponse): void {
+  doomed.push(res);
+  if (doomed.length === 1) setImmediate(reapSome);
+}
+
+function reapSome(): void {
+  for (const res of doomed.splice(0, RESETS_PER_TURN)) {
+    if (res.socket && !res.socket.destroyed) res.socket.resetAndDestroy();
+    else res.destroy();
+  }
+  if (doomed.length > 0) setImmediate(reapSome);
 }
 
 const itemBytes = (item: HubItem): number => (item.type === 'event' ? item.event.frame : item.frame).length;
