@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Starts (or stops) a throwaway PostgreSQL server on loopback for tests and benchmarks.
 #   scripts/test-postgres.sh start [PORT]   prints the TEST_DATABASE_URL to use
-#   scripts/test-postgres.sh stop
+#   scripts/test-postgres.sh restart PORT [SECONDS]   fast shutdown, SECONDS down, start again
+#   scripts/test-postgres.sh stop [PORT]
 # Installs Debian's postgresql package when the machine lacks it. initdb refuses root, so the
 # cluster belongs to the postgres user.
 set -euo pipefail
@@ -15,6 +16,10 @@ find_bin() {
     [ -x "$d/initdb" ] && { echo "$d"; return 0; }
   done
   return 1
+}
+
+options() {
+  echo "-p $port -k /tmp -c listen_addresses=127.0.0.1 -c max_connections=400 -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
 }
 
 as_pg() {
@@ -35,12 +40,19 @@ case "$cmd" in
     rm -rf "$dir"; mkdir -p "$dir"
     [ "$(id -u)" = 0 ] && chown postgres "$dir"
     as_pg "$bin/initdb -D $dir --auth=trust -U postgres -E UTF8 >/dev/null"
-    as_pg "$bin/pg_ctl -D $dir -l $dir/server.log -w -o \"-p $port -k /tmp -c listen_addresses=127.0.0.1 -c max_connections=400 -c fsync=off -c synchronous_commit=off -c full_page_writes=off\" start >/dev/null"
+    as_pg "$bin/pg_ctl -D $dir -l $dir/server.log -w -o \"$(options)\" start >/dev/null"
     echo "postgres://postgres@127.0.0.1:$port/postgres"
+    ;;
+  restart)
+    # A fast shutdown (every session ended), SECONDS of outage, then the same cluster again.
+    bin=$(find_bin)
+    as_pg "$bin/pg_ctl -D $dir -m fast -w stop >/dev/null"
+    sleep "${3:-0}"
+    as_pg "$bin/pg_ctl -D $dir -l $dir/server.log -w -o \"$(options)\" start >/dev/null"
     ;;
   stop)
     bin=$(find_bin) || exit 0
     [ -f "$dir/postmaster.pid" ] && as_pg "$bin/pg_ctl -D $dir -m fast stop >/dev/null" || true
     ;;
-  *) echo "usage: $0 start|stop [port]" >&2; exit 2 ;;
+  *) echo "usage: $0 start|restart|stop [port]" >&2; exit 2 ;;
 esac

@@ -42,8 +42,10 @@ describe.runIf(!onPostgres())('server process on the embedded database', () => {
     const first = spawnServer({ DATA_DIR: dir, PORT: String(port) });
     await first.ready;
     const space = await new Harness(await first.ready).createSpace({ name: 'Survives a crash' });
-    // The server is the process holding the data-directory lock (tsx runs it as a child).
-    process.kill(Number(readFileSync(join(dir, 'convene.lock'), 'utf8')), 'SIGKILL');
+    // The server is the process holding the data-directory lock.
+    const pid = Number(readFileSync(join(dir, 'convene.lock'), 'utf8'));
+    expect(pid).toBe(first.child.pid);
+    process.kill(pid, 'SIGKILL');
     await first.exited;
     const again = spawnServer({ DATA_DIR: dir, PORT: String(port) });
     const h = new Harness(await again.ready);

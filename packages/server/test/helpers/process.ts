@@ -14,9 +14,12 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts the real server entry point (`src/main.ts`) as its own process. */
+/**
+ * Starts the real server entry point (`src/main.ts`) as its own process: one process (tsx as a
+ * loader, not its CLI, which would run the server as a child), so a signal reaches the server.
+ */
 export function spawnServer(env: Record<string, string>): ServerProcess {
-  const child = spawn(join(serverRoot, 'node_modules/.bin/tsx'), ['src/main.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: serverRoot,
     env: { ...process.env, LOG_LEVEL: 'warn', TEST_DATABASE_URL: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
