@@ -2,18 +2,21 @@ import type { StreamEvent } from '@convene/core';
 
 /** A stream event serialised once for every subscriber of this process. */
 export interface HubEvent extends StreamEvent {
-  /** The whole SSE frame: `id:`, `event:`, `data:` and the blank line. */
-  frame: string;
+  /**
+   * The whole SSE frame (`id:`, `event:`, `data:` and the blank line), encoded once: written to
+   * every stream as it is, where a string would be encoded again for each socket.
+   */
+  frame: Buffer;
 }
 
 /** What the fan-out hands each stream of a space. */
 export type HubItem =
   | { type: 'event'; event: HubEvent }
   /** A context snapshot taken after the event `afterSeq` (a participant or artifact change). */
-  | { type: 'context'; afterSeq: number; frame: string };
+  | { type: 'context'; afterSeq: number; frame: Buffer };
 
-export const sseFrame = (event: StreamEvent): string =>
-  `id: ${event.seq}\nevent: ${event.kind}\ndata: ${JSON.stringify(event.data)}\n\n`;
+export const sseFrame = (event: StreamEvent): Buffer =>
+  Buffer.from(`id: ${event.seq}\nevent: ${event.kind}\ndata: ${JSON.stringify(event.data)}\n\n`);
 
-export const contextFrame = (context: unknown): string =>
-  `event: context\ndata: ${JSON.stringify(context)}\n\n`;
+export const contextFrame = (context: unknown): Buffer =>
+  Buffer.from(`event: context\ndata: ${JSON.stringify(context)}\n\n`);

@@ -180,9 +180,9 @@ export class StreamConnection implements HubSubscriber {
   }
 
   /** Writes one event; false once the stream has ended (closed space, or the listener left). */
-  private writeEvent(event: StreamEvent, frame?: string): boolean {
+  private writeEvent(event: StreamEvent, frame?: Buffer): boolean {
     if (this.ended) return false;
-    const shared = event as StreamEvent & { frame?: string };
+    const shared = event as StreamEvent & { frame?: Buffer };
     // Replayed pages are shared between streams reading the same range: serialise once.
     shared.frame ??= frame ?? sseFrame(event);
     this.write(shared.frame);
@@ -200,7 +200,7 @@ export class StreamConnection implements HubSubscriber {
     return view.participantId === this.participantId && (view.status === 'kicked' || view.status === 'left');
   }
 
-  private write(chunk: string): void {
+  private write(chunk: string | Buffer): void {
     const { res } = this.options;
     if (this.ended || !this.started || res.destroyed) return;
     // A client that left this much unread resumes with Last-Event-ID instead of holding the
