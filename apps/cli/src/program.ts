@@ -20,6 +20,7 @@ import { registerServe } from './commands/serve';
 import { registerSpace } from './commands/space';
 import { registerTail } from './commands/tail';
 import { registerToken } from './commands/token';
+import { registerWebhook } from './commands/webhook';
 import { registerWhoami } from './commands/whoami';
 import { Context } from './lib/context';
 import type { CliError } from './lib/errors';
@@ -84,6 +85,7 @@ Keys and tokens are kept in $XDG_CONFIG_HOME/convene/credentials.json (mode 0600
   registerLogout(program, app);
   registerWhoami(program, app);
   registerToken(program, app);
+  registerWebhook(program, app);
   program.commandsGroup('Server and tools:');
   registerServe(program, app);
   registerAsk(program, app);

@@ -58,3 +58,29 @@ describe('send --mention, --reply-to and inbox', () => {
     expect((await result).code).toBe(0);
   });
 });
+
+describe('webhook', () => {
+  it('adds a webhook (its secret shown once), lists it and removes it; a private address is refused', async () => {
+    // A public address literal: registering it needs no DNS, and it is removed before anything is sent.
+    const url = 'https://93.184.215.14/convene-hook';
+    const added = (await guest.run(['webhook', 'add', url, '--event', 'mention', '--json'])).json();
+    expect(added).toMatchObject({ url, events: ['mention'], enabled: true, failures: 0 });
+    expect(added.secret).toMatch(/^whsec_/);
+
+    const listed = await guest.run(['webhook', 'list']);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain(added.id);
+    expect(listed.stdout).toContain(url);
+    expect(listed.stdout).not.toContain(added.secret);
+    // The owner sees everyone's.
+    expect((await owner.run(['webhook', 'list', '--json'])).json().map((w: any) => w.id)).toEqual([added.id]);
+
+    const refused = await guest.run(['webhook', 'add', 'http://127.0.0.1:9/hook']);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('loopback, private and link-local addresses are not allowed');
+
+    expect((await guest.run(['webhook', 'remove', added.id])).code).toBe(0);
+    const after = await guest.run(['webhook', 'list']);
+    expect(after.stderr + after.stdout).toContain('No webhooks yet');
+  });
+});

@@ -1,0 +1,105 @@
+import type { Command } from '@commander-js/extra-typings';
+import type { CreateWebhookParams } from '@convene/sdk';
+import { type App, examples } from '../app';
+import { relative } from '../lib/render';
+
+type EventType = NonNullable<CreateWebhookParams['events']>[number];
+
+/** `convene webhook add | list | remove`: the signed webhooks that push a space's events to you. */
+export function registerWebhook(program: Command, app: App): void {
+  const webhook = program
+    .command('webhook')
+    .summary('signed webhooks that push a space’s events to a URL: add, list, remove')
+    .description(
+      'A webhook POSTs each event of the space (or only the --event types) to your URL, signed the ' +
+        'Standard Webhooks way with a secret shown once by `add`; failed deliveries are retried for ' +
+        'about 24 h, then the webhook is disabled. Loopback and private addresses are refused unless ' +
+        'the server’s operator allows them.',
+    )
+    .usage('<command> [options]')
+    .addHelpText(
+      'after',
+      examples(
+        'convene webhook add https://example.com/hook --event mention',
+        'convene webhook list',
+        'convene webhook remove 0b6f2c1e-…',
+      ),
+    );
+
+  webhook
+    .command('add')
+    .argument('<url>', 'an http: or https: URL to POST events to')
+    .option('-s, --space <space>', 'name or id (default: the default space)')
+    .option(
+      '-e, --event <type>',
+      'deliver only this type (repeatable): message, mention, participant-status, artifact-created, artifact-updated, artifact-locked, artifact-unlocked, space-closed, webhook-disabled',
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
+    .summary('register a webhook; prints its signing secret once')
+    .action(async (url, options, command) => {
+      const ctx = app.context(command);
+      const saved = ctx.space(options.space);
+      const created = await ctx.spaceClient(saved).webhooks.create({
+        url,
+        ...(options.event ? { events: options.event as EventType[] } : {}),
+      });
+      const { out } = ctx;
+      out.result(created, {
+        quiet: () => created.secret,
+        human: () => {
+          out.success(
+            `Webhook ${created.id} will POST ${created.events?.join(', ') ?? 'every event'} to ${url}`,
+          );
+          out.info(
+            `Signing secret (shown once; verify each delivery with it): ${out.c.bold(created.secret)}`,
+          );
+        },
+      });
+    });
+
+  webhook
+    .command('list')
+    .alias('ls')
+    .option('-s, --space <space>', 'name or id (default: the default space)')
+    .summary('your webhooks in a space (the owner sees everyone’s), never their secrets')
+    .action(async (options, command) => {
+      const ctx = app.context(command);
+      const { webhooks } = await ctx.spaceClient(ctx.space(options.space)).webhooks.list();
+      const { out } = ctx;
+      out.result(webhooks, {
+        quiet: () => webhooks.map((w) => w.id).join('\n') || undefined,
+        human: () =>
+          out.table(
+            webhooks,
+            [
+              { header: 'id', value: (w) => w.id },
+              { header: 'url', value: (w) => w.url, style: (s) => out.c.bold(s) },
+              { header: 'events', value: (w) => w.events?.join(',') ?? 'all' },
+              { header: 'created', value: (w) => relative(w.createdAt) },
+              {
+                header: 'state',
+                value: (w) =>
+                  !w.enabled ? 'disabled' : w.failures ? `failing (${w.lastError ?? w.failures})` : 'enabled',
+                style: (s, w) => (w.enabled && !w.failures ? out.c.green(s) : out.c.yellow(s)),
+              },
+            ],
+            'No webhooks yet: `convene webhook add URL`.',
+          ),
+      });
+    });
+
+  webhook
+    .command('remove')
+    .alias('rm')
+    .argument('<id>', 'the webhook’s id (see `convene webhook list`)')
+    .option('-s, --space <space>', 'name or id (default: the default space)')
+    .summary('delete a webhook and the deliveries still queued for it')
+    .action(async (id, options, command) => {
+      const ctx = app.context(command);
+      await ctx.spaceClient(ctx.space(options.space)).webhooks.delete(id);
+      ctx.out.result(
+        { id, deleted: true },
+        { quiet: () => id, human: () => ctx.out.success(`Removed webhook ${id}`) },
+      );
+    });
+}
