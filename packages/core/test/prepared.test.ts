@@ -85,6 +85,32 @@ describe('PreparedStatement', () => {
     },
   );
 
+  // Left to choose, PostgreSQL planned the batched rate-limit statement anew on every call: the
+  // pool's sessions keep one generic plan per statement instead (db/index.ts).
+  it.skipIf(!process.env.TEST_DATABASE_URL)(
+    'keeps one generic plan per statement in every session of the PostgreSQL pool',
+    async () => {
+      const modes = await Promise.all(
+        Array.from({ length: 12 }, async () =>
+          rowsOf<{ plan_cache_mode: string }>(await database.db.execute(sql`show plan_cache_mode`)),
+        ),
+      );
+      expect(new Set(modes.flat().map((r) => r.plan_cache_mode))).toEqual(new Set(['force_generic_plan']));
+      const plans = await database.db.transaction(async (tx) => {
+        for (let i = 0; i < 8; i++) await echo.execute(tx as unknown as Database['db'], values);
+        return rowsOf<{ generic_plans: number | string; custom_plans: number | string }>(
+          await tx.execute(
+            sql`select generic_plans, custom_plans from pg_prepared_statements
+              where statement like '%with ordinality as t(id, name, ord)%' and statement not like '%pg_prepared_statements%'`,
+          ),
+        );
+      });
+      expect(plans).toHaveLength(1);
+      expect(Number(plans[0]!.custom_plans)).toBe(0);
+      expect(Number(plans[0]!.generic_plans)).toBeGreaterThanOrEqual(8);
+    },
+  );
+
   it('reports a failing call as the database error and stays usable', async () => {
     const error = await failing.execute(database.db, { value: 'not a number' }).then(
       () => undefined,

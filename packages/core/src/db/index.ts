@@ -74,7 +74,12 @@ function openPostgres(url: string, max: number): Database {
     onnotice: () => {},
     connect_timeout: CONNECT_TIMEOUT_S,
     backoff: reconnectBackoff,
-    connection: { application_name: 'convene' },
+    // Every statement is prepared (by postgres.js, or by name: PreparedStatement) and keeps one
+    // generic plan per connection. Left to choose, PostgreSQL re-planned the rate limiter's
+    // batched statement on every call (its custom plans, costed for the batch's known array
+    // sizes, always looked cheaper): 0.7 ms of planning per request batch, 1.55 ms of PostgreSQL
+    // CPU for a batch of one against 0.34 ms with its generic plan.
+    connection: { application_name: 'convene', plan_cache_mode: 'force_generic_plan' },
   });
   const db = drizzlePostgres(client, { schema }) as unknown as Db;
   const listeners: (() => Promise<void>)[] = [];

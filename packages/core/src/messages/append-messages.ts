@@ -5,7 +5,7 @@ import type { Db } from '../db/types';
 import type { EventBus } from '../events/event-bus';
 import type { EventNotice } from '../events/notice';
 import type { IdempotencyGuard } from '../infra/idempotency-store';
-import { type AppendValues, fullStatement, plainStatement } from './append-statement';
+import { type AppendValues, appendStatement } from './append-statement';
 
 /** A message on its way into the database. */
 export interface Outgoing {
@@ -116,7 +116,10 @@ async function run(
         }
       : {}),
   };
-  const statement = full ? fullStatement : plainStatement;
+  const statement = appendStatement(
+    full,
+    batch.some((m) => m.guard !== undefined),
+  );
   for (let attempt = 0; ; attempt++) {
     try {
       const rows = rowsOf<Appended & { id: string; recorded: boolean; notice: string | null }>(

@@ -110,7 +110,7 @@ const addressing = {
  * nothing and records nothing: it comes back with `refused`. Webhooks cost a column of the space
  * row (the workers queue deliveries from the log afterwards).
  */
-function appendSql(full: boolean): SQL {
+function appendSql(full: boolean, guarded: boolean): SQL {
   const a = full ? addressing : undefined;
   const now = sql`${sql.placeholder('now')}::timestamptz`;
   return sql`
@@ -177,7 +177,9 @@ function appendSql(full: boolean): SQL {
     select v.* from valid v
     where v.space_id in (select id from locked)
       ${full ? sql`and v.ord not in (select ord from over_budget)` : sql``}
-  ), claimed as (
+  ), ${
+    guarded
+      ? sql`claimed as (
     -- Guarded sends record their answer with the message, under the space lock (see above).
     insert into idempotency_records (scope, request_hash, state, status, headers, outcome, created_at, expires_at)
     select i.scope, i.request_hash, 'done', 200, '{}'::jsonb, json_build_object(
@@ -194,11 +196,13 @@ function appendSql(full: boolean): SQL {
     -- A record past its 24 h is forgotten; a live one belongs to a duplicate that came first.
     where idempotency_records.expires_at <= ${now}
     returning scope
-  ), caller as (
+  ),`
+      : sql``
+  } caller as (
     select e.*, row_number() over (partition by e.space_id order by e.ord) as k,
       count(*) over (partition by e.space_id) as n
-    from eligible e join input i on i.ord = e.ord
-    where i.scope is null or i.scope in (select scope from claimed)
+    from eligible e
+    ${guarded ? sql`join input i on i.ord = e.ord where i.scope is null or i.scope in (select scope from claimed)` : sql``}
   ), bumped as (
     update spaces s set
       message_seq = s.message_seq + c.n,
@@ -243,11 +247,15 @@ function appendSql(full: boolean): SQL {
     case when n.has_webhooks then ${notifyWebhookWorkersSql} end as webhooks_notified,
     c.participants, c.artifacts
   from notice n join context c on c.space_id = n.space_id
-  union all
+  ${
+    guarded
+      ? sql`union all
   -- Guarded sends whose Idempotency-Key a duplicate recorded first: nothing written.
   select i.message_id, null, null, null, true, null, null, null, null, null, null, null, null
   from eligible e join input i on i.ord = e.ord
-  where i.scope is not null and i.scope not in (select scope from claimed)
+  where i.scope is not null and i.scope not in (select scope from claimed)`
+      : sql``
+  }
   union all
   ${
     full
@@ -267,10 +275,20 @@ function appendSql(full: boolean): SQL {
 `;
 }
 
-/** Messages without mentions or a reply, to spaces without a budget: the everyday send. */
-export const plainStatement = new PreparedStatement<AppendValues>('convene_send_messages', appendSql(false));
-/** Everything else: addressed messages, and messages to spaces with a budget. */
-export const fullStatement = new PreparedStatement<AppendValues>(
-  'convene_send_full_messages',
-  appendSql(true),
-);
+/**
+ * The statement for a batch, compiled once per variant: `full` for addressed messages and spaces
+ * with a budget (the plain one, the everyday send, plans and runs none of that), `guarded` when
+ * some message carries an Idempotency-Key record (the others neither insert records nor look
+ * for a duplicate's). Every piece a batch does not need is left out of the plan: each costs its
+ * set-up on every execution, whether it finds rows or not.
+ */
+const statements = new Map<string, PreparedStatement<AppendValues>>();
+export function appendStatement(full: boolean, guarded: boolean): PreparedStatement<AppendValues> {
+  const name = `convene_send_${full ? 'full' : 'plain'}${guarded ? '_guarded' : ''}`;
+  let statement = statements.get(name);
+  if (!statement) {
+    statement = new PreparedStatement<AppendValues>(name, appendSql(full, guarded));
+    statements.set(name, statement);
+  }
+  return statement;
+}
