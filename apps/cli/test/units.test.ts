@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { serverOfLink } from '../src/commands/join';
 import { formatSeconds, parseDuration, parseSince, parseTtl } from '../src/lib/duration';
-import { safeFileName } from '../src/lib/editor';
+import { runEditor, safeFileName } from '../src/lib/editor';
 import { unreachableHint } from '../src/lib/failure';
 import { detectMode } from '../src/lib/output';
 import { closest, pick } from '../src/lib/resolve';
@@ -189,3 +189,16 @@ describe('credential store', () => {
     expect(Object.keys(new CredentialStore(dir).host('http://h').spaces)).toHaveLength(60);
   }, 60_000);
 });
+
+describe('runEditor', () => {
+  // Ctrl-C reaches the editor and convene together; the editor's end may be seen first.
+  it.skipIf(process.platform === 'win32')('tells an editor ended by Ctrl-C from one that failed', async () => {
+    const file = join(tempDir(), 'doc.md');
+    writeFileSync(file, 'text');
+    expect(await runEditor('kill -INT $$ #', file)).toMatchObject({ ok: false, interrupted: true });
+    expect(await runEditor('exit 130 #', file)).toMatchObject({ ok: false, interrupted: true });
+    expect(await runEditor('exit 3 #', file)).toMatchObject({ ok: false, interrupted: false });
+    expect(await runEditor('true', file)).toEqual({ ok: true });
+  });
+});
+

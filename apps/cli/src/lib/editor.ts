@@ -45,7 +45,18 @@ export class EditFile {
   }
 }
 
-export type EditorExit = { ok: true } | { ok: false; reason: string; hint?: string };
+export type EditorExit =
+  | { ok: true }
+  | {
+      ok: false;
+      reason: string;
+      hint?: string;
+      /**
+       * The editor ended on Ctrl-C: stopped by SIGINT (or its shell exiting 130). A terminal's
+       * Ctrl-C reaches the editor and convene together, and the editor's exit may be seen first.
+       */
+      interrupted?: boolean;
+    };
 
 /**
  * Opens the editor on a file and resolves when it exits. The command runs through the shell,
@@ -70,6 +81,7 @@ export function runEditor(command: string, file: string): Promise<EditorExit> {
         resolve({
           ok: false,
           reason: signal ? `${command} was stopped by ${signal}` : `${command} exited with ${code}`,
+          interrupted: signal === 'SIGINT' || code === 130,
         });
     });
   });

@@ -48,12 +48,14 @@ export function registerArtifactEdit(artifact: Command, app: App): void {
         );
         const exit = await runEditor(editor, file.path);
         heartbeat.stop();
-        if (ctx.signal.aborted || !exit.ok) {
+        // Ctrl-C, whether convene or the editor noticed it first.
+        const interrupted = ctx.signal.aborted || (!exit.ok && exit.interrupted === true);
+        if (interrupted || !exit.ok) {
           const kept = file.keep(doc.name);
           throw new CliError(
-            `${ctx.signal.aborted ? 'interrupted' : exit.ok ? 'stopped' : exit.reason}: nothing was saved`,
+            `${interrupted ? 'interrupted' : exit.ok ? 'stopped' : exit.reason}: nothing was saved`,
             {
-              exitCode: ctx.signal.aborted ? ExitCode.interrupted : ExitCode.error,
+              exitCode: interrupted ? ExitCode.interrupted : ExitCode.error,
               hint: `${!exit.ok && exit.hint ? `${exit.hint}\n` : ''}Your text is kept in ${kept}\nSave it later with: convene artifact write ${JSON.stringify(doc.name)} --file ${JSON.stringify(kept)}`,
             },
           );
