@@ -192,13 +192,15 @@ describe('credential store', () => {
 
 describe('runEditor', () => {
   // Ctrl-C reaches the editor and convene together; the editor's end may be seen first.
-  it.skipIf(process.platform === 'win32')('tells an editor ended by Ctrl-C from one that failed', async () => {
-    const file = join(tempDir(), 'doc.md');
-    writeFileSync(file, 'text');
-    expect(await runEditor('kill -INT $$ #', file)).toMatchObject({ ok: false, interrupted: true });
-    expect(await runEditor('exit 130 #', file)).toMatchObject({ ok: false, interrupted: true });
-    expect(await runEditor('exit 3 #', file)).toMatchObject({ ok: false, interrupted: false });
-    expect(await runEditor('true', file)).toEqual({ ok: true });
-  });
+  it.skipIf(process.platform === 'win32')(
+    'tells an editor ended by Ctrl-C from one that failed',
+    async () => {
+      const file = join(tempDir(), 'doc.md');
+      writeFileSync(file, 'text');
+      expect(await runEditor('kill -INT $$ #', file)).toMatchObject({ ok: false, interrupted: true });
+      expect(await runEditor('exit 130 #', file)).toMatchObject({ ok: false, interrupted: true });
+      expect(await runEditor('exit 3 #', file)).toMatchObject({ ok: false, interrupted: false });
+      expect(await runEditor('true', file)).toEqual({ ok: true });
+    },
+  );
 });
-
