@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { byName, editor, eventually, finished, User } from './helpers/cli';
+import { byName, editor, eventually, finished, joinAs, User } from './helpers/cli';
 import { startServer, type TestServer } from './helpers/server';
 
 let server: TestServer;
@@ -13,8 +13,7 @@ beforeAll(async () => {
   owner = new User(server.url);
   guest = new User(server.url);
   await owner.run(['space', 'create', 'Docs']);
-  const { humanLink } = (await owner.run(['invite', '--json'])).json();
-  expect((await guest.run(['join', humanLink, '--name', 'Gus'])).code).toBe(0);
+  await joinAs(owner, guest, 'Gus');
 });
 afterAll(async () => {
   await server?.close();

@@ -1,7 +1,7 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { byName, editor, eventually, finished, User } from './helpers/cli';
+import { byName, editor, eventually, finished, joinAs, User } from './helpers/cli';
 import { startServer, type TestServer } from './helpers/server';
 
 // A short lock lifetime, so that an editor can stay open longer than it. A server of its own:
@@ -16,8 +16,7 @@ beforeAll(async () => {
   owner = new User(server.url);
   guest = new User(server.url);
   await owner.run(['space', 'create', 'Heartbeat']);
-  const { humanLink } = (await owner.run(['invite', '--json'])).json();
-  expect((await guest.run(['join', humanLink, '--name', 'Gus'])).code).toBe(0);
+  await joinAs(owner, guest, 'Gus');
   expect((await guest.run(['artifact', 'create', 'edit.md'])).code).toBe(0);
 });
 afterAll(async () => {

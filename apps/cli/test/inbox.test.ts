@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, finished, User } from './helpers/cli';
+import { eventually, finished, joinAs, User } from './helpers/cli';
 import { startServer, type TestServer } from './helpers/server';
 
 let server: TestServer;
@@ -11,8 +11,7 @@ beforeAll(async () => {
   owner = new User(server.url);
   guest = new User(server.url);
   await owner.run(['space', 'create', 'Desk', '--owner-name', 'Olga']);
-  const { humanLink } = (await owner.run(['invite', '--json'])).json();
-  expect((await guest.run(['join', humanLink, '--name', 'Gus'])).code).toBe(0);
+  await joinAs(owner, guest, 'Gus');
 });
 afterAll(async () => {
   await server?.close();

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { User } from './helpers/cli';
+import { joinAs, User } from './helpers/cli';
 import { startServer, type TestServer } from './helpers/server';
 
 let server: TestServer;
@@ -14,8 +14,7 @@ beforeAll(async () => {
   owner = new User(server.url);
   guest = new User(server.url);
   spaceId = (await owner.run(['space', 'create', 'Chat', '--json'])).json().spaceId;
-  const { humanLink } = (await owner.run(['invite', '--json'])).json();
-  expect((await guest.run(['join', humanLink, '--name', 'Guest'])).code).toBe(0);
+  await joinAs(owner, guest, 'Guest');
 });
 afterAll(async () => {
   await server?.close();

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, finished, User } from './helpers/cli';
+import { eventually, finished, joinAs, User } from './helpers/cli';
 import { bundle } from './helpers/paths';
 import { startServer, type TestServer } from './helpers/server';
 import { Terminal } from './helpers/tmux';
@@ -47,8 +47,7 @@ describe('tail in a terminal', () => {
       expect(start).not.toContain('earlier 02');
       expect(start.indexOf('earlier 03')).toBeLessThan(start.indexOf('earlier 12'));
 
-      const { humanLink } = (await owner.run(['invite', '--json'])).json();
-      expect((await guest.run(['join', humanLink, '--name', 'Gus'])).code).toBe(0);
+      await joinAs(owner, guest, 'Gus');
       await eventually(() => expect(terminal.screen()).toContain('Gus joined'));
 
       expect((await guest.run(['send', 'hello from gus'])).code).toBe(0);

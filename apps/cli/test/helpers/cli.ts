@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { expect } from 'vitest';
 import { bundle } from './paths';
 
 export interface RunResult {
@@ -139,4 +140,10 @@ export function editor(user: User, name: string, body: string): string {
 export async function byName(user: User, name: string): Promise<any> {
   const list = (await user.run(['artifact', 'list', '--json'])).json();
   return list.find((a: any) => a.name === name);
+}
+
+/** `guest` joins the owner's default space through its humanLink, as `name`. */
+export async function joinAs(owner: User, guest: User, name: string): Promise<void> {
+  const { humanLink } = (await owner.run(['invite', '--json'])).json();
+  expect((await guest.run(['join', humanLink, '--name', name])).code).toBe(0);
 }
