@@ -155,6 +155,8 @@ export async function buildApp({
   app.addHook('preClose', async () => shutdown.abort());
   const adapter = openApiAdapter(appRouter, deps, shutdown.signal);
   app.addHook('onSend', adapter.onSend);
+  // 2b. A request whose count was left to its use case and answered without it is counted now.
+  app.addHook('onSend', rateLimit.settlePending);
   // 5. Each further call of an MCP JSON-RPC batch counts as a request, once the body is parsed.
   app.addHook('preHandler', mcpBatchHook(rateLimit.chargeMore));
   // 6. Idempotency-Key: replay, or mark the write as guarded before the handler; the handler's

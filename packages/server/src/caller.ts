@@ -1,4 +1,4 @@
-import type { Deps, IdempotencyGuard } from '@convene/core';
+import type { Deps, IdempotencyGuard, PendingCount } from '@convene/core';
 
 /**
  * Who calls an operation, as every transport hands it to a use case: the ports and the
@@ -20,6 +20,11 @@ export interface Caller {
    * (OperationDeclaration.recordsIdempotency); absent everywhere else.
    */
   idempotency?: IdempotencyGuard | undefined;
+  /**
+   * The request's count against the rate limit, left to a use case that counts it in its own
+   * statement (OperationDeclaration.countsRateLimit, REST only); absent everywhere else.
+   */
+  rateLimit?: PendingCount | undefined;
   /**
    * Aborted when the client goes away or the server shuts down: long polls (`wait`) end then.
    * Absent where nothing waits.

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { FakeClock, rowsOf } from '@convene/core';
+import { FakeClock, rowsOf, SqlRateLimiter } from '@convene/core';
 import { sql } from 'drizzle-orm';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { type ApiResponse, expectError, expectOk, onPostgres, useServer, withServer } from './helpers';
 import { mintToken, signup } from './helpers/accounts';
 
@@ -218,6 +218,126 @@ describe('over the limit', () => {
     const listed = await h.get(`/hub/space/${space.spaceId}/messages`, { key: space.ownerKey });
     // The calls of a batch run side by side: both sent, in either order.
     expect(listed.body.messages.map((m: { content: string }) => m.content).sort()).toEqual(['m1', 'm2']);
+    clock.advance(WINDOW_MS);
+  });
+});
+
+describe('sendMessage, counted in its own statement where the counters are in PostgreSQL', () => {
+  const clock = new FakeClock();
+  const { h } = useServer({ clock, config: { rateLimitMax: 4, rateLimitWindowSeconds: 20 } });
+  const WINDOW_MS = 20_000;
+  const messagesOf = async (space: { spaceId: string; ownerKey: string }) =>
+    (await h.get(`/hub/space/${space.spaceId}/messages`, { key: space.ownerKey })).body.messages as {
+      content: string;
+    }[];
+  const send = (space: { spaceId: string }, key: string, content: unknown, headers = {}) =>
+    h.post(`/hub/space/${space.spaceId}/messages`, { key, body: { content }, headers });
+  /** A space whose creator's address window then ends: every test starts afresh. */
+  const freshSpace = async () => {
+    const space = await h.createSpace();
+    clock.advance(WINDOW_MS);
+    return space;
+  };
+
+  it('counts each send once, in the window it shares with every other request of the key', async () => {
+    const space = await freshSpace();
+    const consume = vi.spyOn(SqlRateLimiter.prototype, 'consume');
+    try {
+      const remaining: (string | null)[] = [];
+      for (const content of ['one', 'two', 'three']) {
+        const res = await send(space, space.ownerKey, content);
+        expectOk(res);
+        expectRateLimitHeaders(res, { limit: 4, window: 20 });
+        remaining.push(res.headers.get('ratelimit-remaining'));
+      }
+      expect(remaining).toEqual(['3', '2', '1']);
+      // On PostgreSQL no send made a round trip of its own to the counters.
+      if (onPostgres()) expect(consume).not.toHaveBeenCalled();
+    } finally {
+      consume.mockRestore();
+    }
+    expectOk(await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey }));
+    clock.advance(5_000);
+    const refused = await send(space, space.ownerKey, 'four');
+    expectError(refused, 429);
+    expect(refused.body.error).toMatch(/rate limit/i);
+    expect(refused.headers.get('retry-after')).toBe('15');
+    expectRateLimitHeaders(refused, { limit: 4, window: 20, remaining: 0, reset: 15 });
+    expectError(await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey }), 429);
+    clock.advance(WINDOW_MS);
+    expect((await messagesOf(space)).map((m) => m.content)).toEqual(['one', 'two', 'three']);
+  });
+
+  it('lets exactly the limit of concurrent sends through and writes nothing for the others', async () => {
+    const space = await freshSpace();
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => send(space, space.ownerKey, `m${i}`)),
+    );
+    const sent = answers.filter((r) => r.status === 200);
+    expect(sent).toHaveLength(4);
+    expect(answers.filter((r) => r.status === 429)).toHaveLength(6);
+    expect(sent.map((r) => r.headers.get('ratelimit-remaining')).sort()).toEqual(['0', '1', '2', '3']);
+    for (const res of answers) expectRateLimitHeaders(res, { limit: 4, window: 20 });
+    clock.advance(WINDOW_MS);
+    expect(await messagesOf(space)).toHaveLength(4);
+    clock.advance(WINDOW_MS);
+  });
+
+  it('counts sends that fail, before or after the statement, and answers 429 over the limit', async () => {
+    const space = await freshSpace();
+    const muted = await h.joinActive(space, { name: 'Muted' });
+    expectOk(
+      await h.post(`/hub/space/${space.spaceId}/participants/${muted.participantId}/mute`, {
+        key: space.ownerKey,
+      }),
+    );
+    clock.advance(WINDOW_MS);
+    // A bad body (never reaches the statement) and a muted sender (refused after it) each count.
+    const bad = await send(space, space.ownerKey, '');
+    expectError(bad, 400);
+    expectRateLimitHeaders(bad, { limit: 4, window: 20, remaining: 3 });
+    const unparsable = await h.post(`/hub/space/${space.spaceId}/messages`, {
+      key: space.ownerKey,
+      body: '{"content":',
+      raw: true,
+    });
+    expectError(unparsable, 400);
+    expectRateLimitHeaders(unparsable, { limit: 4, window: 20, remaining: 2 });
+    const mutedAnswer = await send(space, muted.key, 'hello?');
+    expectError(mutedAnswer, 403);
+    expectRateLimitHeaders(mutedAnswer, { limit: 4, window: 20, remaining: 3 });
+    // A replay counts too, and over the limit becomes the 429 it would have been.
+    const guarded = { 'Idempotency-Key': `k-${randomBytes(8).toString('hex')}` };
+    const first = await send(space, space.ownerKey, 'once', guarded);
+    expectOk(first);
+    expectRateLimitHeaders(first, { limit: 4, window: 20, remaining: 1 });
+    const replay = await send(space, space.ownerKey, 'once', guarded);
+    expectOk(replay);
+    expect(replay.headers.get('idempotency-replayed')).toBe('true');
+    expectRateLimitHeaders(replay, { limit: 4, window: 20, remaining: 0 });
+    const overReplay = await send(space, space.ownerKey, 'once', guarded);
+    expectError(overReplay, 429);
+    expect(overReplay.headers.get('idempotency-replayed')).toBeNull();
+    expect(overReplay.headers.get('retry-after')).toBe('20');
+    // Over the limit, a bad body is refused for the limit first, as on every route.
+    expectError(await send(space, space.ownerKey, ''), 429);
+    clock.advance(WINDOW_MS);
+    expect((await messagesOf(space)).map((m) => m.content)).toEqual(['once']);
+    clock.advance(WINDOW_MS);
+  });
+
+  it('counts a send with an unknown key against the address', async () => {
+    const space = await freshSpace();
+    const invented = await send(space, newKey(), 'guess');
+    expectError(invented, 401);
+    expectRateLimitHeaders(invented, { limit: 4, window: 20, remaining: 3 });
+    expectRateLimitHeaders(await h.get('/api/health'), { limit: 4, window: 20, remaining: 2 });
+    // The owner's key is a client of its own, untouched.
+    expectRateLimitHeaders(await h.get('/api/health', { key: space.ownerKey }), {
+      limit: 4,
+      window: 20,
+      remaining: 3,
+    });
     clock.advance(WINDOW_MS);
   });
 });

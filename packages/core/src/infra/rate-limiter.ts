@@ -1,4 +1,4 @@
-import { inArray, lt, sql } from 'drizzle-orm';
+import { inArray, lt, type SQL, sql } from 'drizzle-orm';
 import { liveCredentialSql, type StoredCredentialKind } from '../auth/live-credential';
 import { Batcher } from '../db/batcher';
 import { rowsOf } from '../db/migrate';
@@ -57,6 +57,11 @@ export interface RateLimitOptions {
  */
 export interface RateLimiter {
   readonly options: RateLimitOptions;
+  /**
+   * Whether a statement may count a request in its own round trip (see PendingCount): the
+   * counters are the database's `rate_limits` rows.
+   */
+  readonly countsInStatements?: boolean;
   /** Counts one request of `client` at `now`. */
   consume(client: RateLimitSubject, now: Date): Promise<RateLimitDecision>;
   /** Forgets up to `limit` counters whose window ended before `now`; returns how many. */
@@ -78,6 +83,11 @@ function decide(
   };
 }
 
+/** Seconds until the window of `decision` ends, seen at `now` (RateLimit-Reset, Retry-After). */
+export function retryAfterSeconds(decision: RateLimitDecision, now: Date): number {
+  return Math.max(1, Math.ceil((decision.resetAt.getTime() - now.getTime()) / 1000));
+}
+
 /** Where a subject's count goes when its credential (if any) needs no lookup, else null. */
 function bucketWithoutLookup(client: RateLimitSubject): string | null {
   if (typeof client === 'string') return client;
@@ -94,11 +104,77 @@ const POINTS_CEILING = 2_000_000_000;
  */
 const MAX_IN_FLIGHT = 2;
 
+/** What a request's count is computed from, as columns of a batched statement (see rateCountSql). */
+export interface RateLimitColumns {
+  /** The bucket when no credential is checked: the address, the verified bucket, or the bucket given. */
+  address: string;
+  /** The credential's bucket, once `lookup` is found live (stored kinds only). */
+  bucket: string;
+  lookup: string;
+  kind: StoredCredentialKind | 'none';
+}
+
+export function rateLimitColumns(client: RateLimitSubject): RateLimitColumns {
+  const resolved = bucketWithoutLookup(client);
+  const credential = typeof client === 'string' ? undefined : client.credential;
+  if (resolved !== null || !credential || credential.kind === 'verified')
+    return { address: resolved ?? '', bucket: '', lookup: '', kind: 'none' };
+  return {
+    address: (client as RateLimitClient).address,
+    bucket: credential.bucket,
+    lookup: credential.lookup,
+    kind: credential.kind,
+  };
+}
+
 /**
- * Resolves each request's bucket (its credential's, when the credential works; else its address's),
- * adds each bucket's number of requests to its window or opens a new window, and answers each
- * request's bucket with the bucket's count; compiled once.
+ * Counting, as common table expressions that any batched statement can carry: the rate limiter's
+ * own, and a statement that counts the requests whose work it does (see PendingCount). `source`
+ * names a relation of (ord, address, bucket, lookup, kind) columns (RateLimitColumns, `ord` a
+ * request's place in the batch). It resolves each request's bucket (its credential's when the
+ * credential works, else its address's), adds each bucket's requests to its window or opens a
+ * new window, and gives each request its position in the window: `rl_position (ord, key,
+ * position, expire)`. Buckets are locked in key order, so that batches never wait in a cycle.
  */
+export function rateCountSql(source: SQL, at: SQL, windowEnd: SQL): SQL {
+  return sql`
+  rl_resolved as (
+    select ord, case
+      when kind = 'none' then address
+      when ${liveCredentialSql(sql`kind`, sql`lookup`, at)} then bucket
+      else address end as key
+    from ${source}
+  ), rl_counted as (
+    insert into rate_limits (key, points, expire)
+    select key, count(*)::integer, ${windowEnd} from rl_resolved group by key order by key
+    on conflict (key) do update set
+      points = case when rate_limits.expire > ${at}
+        then least(rate_limits.points + excluded.points, ${POINTS_CEILING}::integer)
+        else excluded.points end,
+      expire = case when rate_limits.expire > ${at} then rate_limits.expire else excluded.expire end
+    returning key, points, expire
+  ), rl_position as (
+    -- A bucket's requests in this batch are the last ones of its count, in batch order.
+    select r.ord, c.key, c.expire,
+      c.points - count(*) over (partition by c.key) + row_number() over (partition by c.key order by r.ord)
+        as position
+    from rl_resolved r join rl_counted c on c.key = r.key
+  )`;
+}
+
+/** One request's place in its window, as rateCountSql answers it. */
+export interface RateLimitRow {
+  key: string;
+  position: number | string;
+  expire: string | Date;
+}
+
+/** The decision of a request counted at `row` (given as a RateLimitClient when `bucket`). */
+export function rateLimitDecision(options: RateLimitOptions, row: RateLimitRow, bucket: boolean) {
+  return decide(options, Number(row.position), new Date(row.expire), bucket ? row.key : undefined);
+}
+
+/** The rate limiter's own statement, compiled once. */
 const countStatement = new PreparedStatement<{
   addresses: string[];
   buckets: string[];
@@ -109,31 +185,30 @@ const countStatement = new PreparedStatement<{
 }>(
   'convene_rate_limit',
   sql`
-    with input as (
+    with rl_source as (
       select * from unnest(
         ${sql.placeholder('addresses')}::text[], ${sql.placeholder('buckets')}::text[],
         ${sql.placeholder('lookups')}::text[], ${sql.placeholder('kinds')}::text[]
-      ) with ordinality as t(address, bucket, lookup, kind, i)
-    ), resolved as (
-      select i, case
-        when kind = 'none' then address
-        when kind = 'verified' then bucket
-        when ${liveCredentialSql(sql`kind`, sql`lookup`, sql`${sql.placeholder('at')}::timestamptz`)} then bucket
-        else address end as key
-      from input
-    ), counted as (
-      insert into rate_limits (key, points, expire)
-      select key, count(*)::integer, ${sql.placeholder('windowEnd')}::timestamptz from resolved group by key
-      on conflict (key) do update set
-        points = case when rate_limits.expire > ${sql.placeholder('at')}::timestamptz
-          then least(rate_limits.points + excluded.points, ${POINTS_CEILING}::integer)
-          else excluded.points end,
-        expire = case when rate_limits.expire > ${sql.placeholder('at')}::timestamptz
-          then rate_limits.expire else excluded.expire end
-      returning key, points, expire
-    )
-    select r.i, c.key, c.points, c.expire from resolved r join counted c on c.key = r.key order by r.i`,
+      ) with ordinality as t(address, bucket, lookup, kind, ord)
+    ), ${rateCountSql(sql`rl_source`, sql`${sql.placeholder('at')}::timestamptz`, sql`${sql.placeholder('windowEnd')}::timestamptz`)}
+    select ord, key, position, expire from rl_position order by ord`,
 );
+
+/**
+ * A request the rate limiter leaves to the statement that does its work, which counts it in the
+ * same round trip (sendMessage's: see appendMessage). The statement calls `settle` once, with
+ * the decision, and writes nothing for a request over the limit; a request that ends without
+ * reaching such a statement is counted by the limiter all the same (the server's rate-limit hook).
+ */
+export interface PendingCount {
+  readonly client: RateLimitSubject;
+  /** When the request arrived. */
+  readonly now: Date;
+  readonly options: RateLimitOptions;
+  /** Set once the request is counted. */
+  readonly decision: RateLimitDecision | undefined;
+  settle(decision: RateLimitDecision): void;
+}
 
 interface Count {
   client: RateLimitSubject;
@@ -149,6 +224,7 @@ interface Count {
  * learns its own position in the window from the count the statement returns.
  */
 export class SqlRateLimiter implements RateLimiter {
+  readonly countsInStatements = true;
   private readonly batcher = new Batcher<Count, RateLimitDecision>(
     (batch) => this.count(batch),
     MAX_IN_FLIGHT,
@@ -165,51 +241,21 @@ export class SqlRateLimiter implements RateLimiter {
 
   private async count(batch: Count[]): Promise<RateLimitDecision[]> {
     let now = batch[0]!.now;
-    const addresses: string[] = [];
-    const buckets: string[] = [];
-    const lookups: string[] = [];
-    const kinds: string[] = [];
-    for (const { client, now: at } of batch) {
-      if (at > now) now = at;
-      const resolved = bucketWithoutLookup(client);
-      const { address, credential } =
-        typeof client === 'string' ? { address: '', credential: undefined } : client;
-      const stored = resolved === null && credential && credential.kind !== 'verified' ? credential : null;
-      addresses.push(resolved ?? address);
-      buckets.push(stored?.bucket ?? '');
-      lookups.push(stored?.lookup ?? '');
-      kinds.push(stored?.kind ?? 'none');
-    }
-    const at = now.toISOString();
-    const windowEnd = new Date(now.getTime() + this.options.windowSeconds * 1000).toISOString();
+    for (const { now: at } of batch) if (at > now) now = at;
+    const columns = batch.map(({ client }) => rateLimitColumns(client));
     const result = await countStatement.execute(this.db, {
-      addresses,
-      buckets,
-      lookups,
-      kinds,
-      at,
-      windowEnd,
+      addresses: columns.map((c) => c.address),
+      buckets: columns.map((c) => c.bucket),
+      lookups: columns.map((c) => c.lookup),
+      kinds: columns.map((c) => c.kind),
+      at: now.toISOString(),
+      windowEnd: new Date(now.getTime() + this.options.windowSeconds * 1000).toISOString(),
     });
-    const rows = rowsOf<{ i: number | string; key: string; points: number | string; expire: string | Date }>(
-      result,
-    );
+    const rows = rowsOf<RateLimitRow & { ord: number | string }>(result);
     if (rows.length !== batch.length) throw new Error('rate limit upsert returned no row for some clients');
-    // A bucket's requests in this batch are the last ones of its count, in arrival order.
-    const seen = new Map<string, number>();
-    const perBucket = new Map<string, number>();
-    for (const row of rows) perBucket.set(row.key, (perBucket.get(row.key) ?? 0) + 1);
-    return rows.map((row) => {
-      const before = seen.get(row.key) ?? 0;
-      seen.set(row.key, before + 1);
-      const position = Number(row.points) - perBucket.get(row.key)! + before + 1;
-      const client = batch[Number(row.i) - 1]!.client;
-      return decide(
-        this.options,
-        position,
-        new Date(row.expire),
-        typeof client === 'string' ? undefined : row.key,
-      );
-    });
+    return rows.map((row) =>
+      rateLimitDecision(this.options, row, typeof batch[Number(row.ord) - 1]!.client !== 'string'),
+    );
   }
 
   async sweep(now: Date, limit = 1000): Promise<number> {

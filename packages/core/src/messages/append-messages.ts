@@ -5,6 +5,12 @@ import type { Db } from '../db/types';
 import type { EventBus } from '../events/event-bus';
 import type { EventNotice } from '../events/notice';
 import type { IdempotencyGuard } from '../infra/idempotency-store';
+import {
+  type PendingCount,
+  type RateLimitRow,
+  rateLimitColumns,
+  rateLimitDecision,
+} from '../infra/rate-limiter';
 import { type AppendValues, appendStatement } from './append-statement';
 
 /** A message on its way into the database. */
@@ -22,6 +28,11 @@ export interface Outgoing {
   now: Date;
   /** The Idempotency-Key record to write with the message (see IdempotencyStore). */
   guard: IdempotencyGuard | undefined;
+  /**
+   * The request's count against the rate limit, when left to this statement: settled by the
+   * first statement that runs the message (a request over the limit writes nothing).
+   */
+  count?: PendingCount | undefined;
 }
 
 /** A duplicate's record took this send's Idempotency-Key first: nothing was written. */
@@ -87,6 +98,16 @@ async function appendBatch(
   return batch.map((m, i) => (again.has(m.messageId) ? again.get(m.messageId) : answers[i]));
 }
 
+/** A row of the sending statement: a message's outcome, and its count when the statement counted it. */
+type Row = Appended & {
+  id: string;
+  recorded: boolean;
+  notice: string | null;
+  rate_key?: RateLimitRow['key'] | null;
+  rate_position?: RateLimitRow['position'] | null;
+  rate_expire?: RateLimitRow['expire'] | null;
+};
+
 async function run(
   db: Db,
   events: EventBus,
@@ -116,21 +137,44 @@ async function run(
         }
       : {}),
   };
-  const statement = appendStatement(
+  // Requests left to this statement to count (and not counted by an earlier one of the batch).
+  const counts = batch.map((m) => (m.count && !m.count.decision ? m.count : undefined));
+  const counting = counts.find((c) => c !== undefined);
+  if (counting) {
+    const columns = counts.map((c) => (c ? rateLimitColumns(c.client) : undefined));
+    Object.assign(values, {
+      rlAddresses: columns.map((c) => c?.address ?? ''),
+      rlBuckets: columns.map((c) => c?.bucket ?? ''),
+      rlLookups: columns.map((c) => c?.lookup ?? ''),
+      rlKinds: columns.map((c) => c?.kind ?? 'skip'),
+      rlWindowEnd: new Date(now.getTime() + counting.options.windowSeconds * 1000).toISOString(),
+      rlMax: counting.options.max,
+    });
+  }
+  const statement = appendStatement({
     full,
-    batch.some((m) => m.guard !== undefined),
-  );
+    guarded: batch.some((m) => m.guard !== undefined),
+    counted: counting !== undefined,
+  });
   for (let attempt = 0; ; attempt++) {
     try {
-      const rows = rowsOf<Appended & { id: string; recorded: boolean; notice: string | null }>(
-        await statement.execute(db, values),
-      );
+      const rows = rowsOf<Row>(await statement.execute(db, values));
       // Committed (one statement, one implicit transaction): publish what it did not notify.
       for (const row of rows) if (row.notice) await events.publish(db, JSON.parse(row.notice) as EventNotice);
       const byId = new Map(rows.map((row) => [row.id, row]));
-      return batch.map((m) => {
+      return batch.map((m, i) => {
         const row = byId.get(m.messageId);
-        return row?.recorded ? 'recorded' : row;
+        const count = counts[i];
+        if (count && row?.rate_key)
+          count.settle(
+            rateLimitDecision(
+              count.options,
+              { key: row.rate_key, position: row.rate_position!, expire: row.rate_expire! },
+              typeof count.client !== 'string',
+            ),
+          );
+        if (!row || (row.seq === null && !row.recorded && row.refused === null)) return undefined;
+        return row.recorded ? 'recorded' : row;
       });
     } catch (error) {
       // A moderation transaction locking rows in the other order: PostgreSQL picks a victim.

@@ -1,6 +1,7 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { PreparedStatement } from '../db/prepared';
 import { EVENTS_CHANNEL, MAX_INLINE_PAYLOAD } from '../events/notice';
+import { rateCountSql } from '../infra/rate-limiter';
 import { contextJsonColumns } from '../spaces/views';
 import { notifyWebhookWorkersSql } from '../webhooks/notify';
 import { messageJsonSql } from './views';
@@ -19,7 +20,11 @@ export interface AppendValues {
   now: string;
   /** Whether the statement NOTIFYs itself (the bus is LISTEN/NOTIFY) or returns its notices. */
   notify: boolean;
-  /** Addressed batches only: replyTos, mentionOrds, mentionIds, nameOrds, names. */
+  /**
+   * Addressed batches only: replyTos, mentionOrds, mentionIds, nameOrds, names. Counting batches
+   * only: rlAddresses, rlBuckets, rlLookups, rlKinds (RateLimitColumns; kind `skip` for a message
+   * counted already), rlWindowEnd and rlMax.
+   */
   [more: string]: unknown;
 }
 
@@ -110,13 +115,14 @@ const addressing = {
  * nothing and records nothing: it comes back with `refused`. Webhooks cost a column of the space
  * row (the workers queue deliveries from the log afterwards).
  */
-function appendSql(full: boolean, guarded: boolean): SQL {
+function appendSql({ full, guarded, counted }: Variant): SQL {
   const a = full ? addressing : undefined;
   const now = sql`${sql.placeholder('now')}::timestamptz`;
   return sql`
   with input as materialized (
     select t.space_id, t.key_hash, t.message_id, t.type, t.content, t.reply_to, t.scope, t.request_hash,
       t.record_expires_at::timestamptz as record_expires_at, t.ord
+      ${counted ? sql`, t.rl_address as address, t.rl_bucket as bucket, t.rl_lookup as lookup, t.rl_kind as kind` : sql``}
     from unnest(
       ${sql.placeholder('spaceIds')}::uuid[], ${sql.placeholder('keyHashes')}::text[],
       ${sql.placeholder('messageIds')}::uuid[], ${sql.placeholder('types')}::text[],
@@ -124,14 +130,29 @@ function appendSql(full: boolean, guarded: boolean): SQL {
       ${full ? sql`${sql.placeholder('replyTos')}::uuid[]` : sql`null::uuid[]`},
       ${sql.placeholder('scopes')}::text[], ${sql.placeholder('requestHashes')}::text[],
       ${sql.placeholder('recordsExpireAt')}::text[]
+      ${
+        counted
+          ? sql`, ${sql.placeholder('rlAddresses')}::text[], ${sql.placeholder('rlBuckets')}::text[],
+      ${sql.placeholder('rlLookups')}::text[], ${sql.placeholder('rlKinds')}::text[]`
+          : sql``
+      }
     ) with ordinality as t(space_id, key_hash, message_id, type, content, reply_to, scope, request_hash,
-      record_expires_at, ord)
-  ), author as (
+      record_expires_at, ${counted ? sql`rl_address, rl_bucket, rl_lookup, rl_kind, ` : sql``}ord)
+  ), ${
+    counted
+      ? sql`rl_source as (
+    -- The requests this statement counts against the rate limit (see PendingCount), first: their
+    -- buckets are locked before any participant or space row.
+    select * from input where kind <> 'skip'
+  ), ${rateCountSql(sql`rl_source`, now, sql`${sql.placeholder('rlWindowEnd')}::timestamptz`)},`
+      : sql``
+  } author as (
     -- The key's active participant in that space, locked so that a concurrent mute or kick
-    -- commits either before the message or after it.
+    -- commits either before the message or after it. A request over the rate limit writes nothing.
     select i.ord, i.space_id, p.id, p.name, p.is_owner
     from input i join participants p on p.key_hash = i.key_hash and p.space_id = i.space_id
     where p.status = 'active'
+      ${counted ? sql`and i.ord not in (select ord from rl_position where position > ${sql.placeholder('rlMax')}::int)` : sql``}
     for share of p
   ), ${a ? a.checks : sql`valid as (select * from author),`} locked as (
     -- The open spaces written to, locked in one order so that batches never wait in a cycle.
@@ -233,7 +254,7 @@ function appendSql(full: boolean, guarded: boolean): SQL {
         'data', ${messageJsonSql(sql.raw('i'))}
       )::text end as payload
     from inserted i
-  )
+  )${counted ? sql`, outcome as (` : sql``}
   select n.id, n.seq, n.event_seq, n.mentions, false as recorded, null as refused, null as detail,
     null::int as budget,
     -- A bus that does not notify in SQL (EventBus.notifiesInSql) publishes these itself.
@@ -272,22 +293,43 @@ function appendSql(full: boolean, guarded: boolean): SQL {
   where a.space_id not in (select id from locked) and s.state = 'open' and s.expires_at > ${now}
     and s.max_messages_per_minute is not null`
   }
+  ${
+    counted
+      ? sql`)
+  -- Every message counted, with its place in its rate-limit window, and what became of it.
+  select i.message_id as id, o.seq, o.event_seq, o.mentions, coalesce(o.recorded, false) as recorded,
+    o.refused, o.detail, o.budget, o.notice, o.participants, o.artifacts,
+    r.key as rate_key, r.position as rate_position, r.expire as rate_expire
+  from input i left join outcome o on o.id = i.message_id left join rl_position r on r.ord = i.ord
+  where o.id is not null or r.ord is not null`
+      : sql``
+  }
 `;
+}
+
+/** The pieces a batch needs (see appendStatement). */
+export interface Variant {
+  full: boolean;
+  guarded: boolean;
+  counted: boolean;
 }
 
 /**
  * The statement for a batch, compiled once per variant: `full` for addressed messages and spaces
  * with a budget (the plain one, the everyday send, plans and runs none of that), `guarded` when
  * some message carries an Idempotency-Key record (the others neither insert records nor look
- * for a duplicate's). Every piece a batch does not need is left out of the plan: each costs its
- * set-up on every execution, whether it finds rows or not.
+ * for a duplicate's), `counted` when some request is left to it to count against the rate limit
+ * (PendingCount: the request's own round trip to the counters saved). Every piece a batch does
+ * not need is left out of the plan: each costs its set-up on every execution, whether it finds
+ * rows or not.
  */
 const statements = new Map<string, PreparedStatement<AppendValues>>();
-export function appendStatement(full: boolean, guarded: boolean): PreparedStatement<AppendValues> {
-  const name = `convene_send_${full ? 'full' : 'plain'}${guarded ? '_guarded' : ''}`;
+export function appendStatement(variant: Variant): PreparedStatement<AppendValues> {
+  const { full, guarded, counted } = variant;
+  const name = `convene_send_${full ? 'full' : 'plain'}${guarded ? '_guarded' : ''}${counted ? '_counted' : ''}`;
   let statement = statements.get(name);
   if (!statement) {
-    statement = new PreparedStatement<AppendValues>(name, appendSql(full, guarded));
+    statement = new PreparedStatement<AppendValues>(name, appendSql(variant));
     statements.set(name, statement);
   }
   return statement;

@@ -4,6 +4,7 @@ import type { CoreConfig, Deps } from '../deps';
 import { ConflictError, ForbiddenError, RateLimitedError, ValidationError } from '../errors';
 import { newId } from '../ids';
 import type { IdempotencyGuard } from '../infra/idempotency-store';
+import { type PendingCount, retryAfterSeconds } from '../infra/rate-limiter';
 import { contextFromJson } from '../spaces/views';
 import { type Appended, appendMessage } from './append-messages';
 import { uuidArray } from './views';
@@ -19,6 +20,11 @@ export interface SendMessageOptions {
    * message and its record or neither. Same-node duplicates are kept out of one batch by the caller.
    */
   idempotency?: IdempotencyGuard | undefined;
+  /**
+   * The request's count against the rate limit, left to the sending statement (one round trip
+   * fewer): a request over the limit writes nothing and is refused with 429.
+   */
+  rateLimit?: PendingCount | undefined;
 }
 
 /**
@@ -64,8 +70,9 @@ export function sendMessageResultOf(
  * with the messages other requests of this process send at the same moment (group commit,
  * ./append-messages.ts): it checks the key, the mentions, the reply and the sender's budget,
  * numbers, stamps and inserts the message, files it in the inboxes it concerns, NOTIFYs the
- * nodes that listen and reads the reply's context bundle. Only when it writes nothing does the
- * full authorization run, to say why.
+ * nodes that listen and reads the reply's context bundle (and counts the request against the
+ * rate limit, when that is left to it). Only when it writes nothing does the full authorization
+ * run, to say why.
  */
 export async function sendMessage({
   deps,
@@ -73,6 +80,7 @@ export async function sendMessage({
   key,
   input,
   idempotency,
+  rateLimit,
 }: SendMessageOptions): Promise<TSendMessageResult> {
   const { db, clock } = deps;
   const outgoing = {
@@ -86,9 +94,12 @@ export async function sendMessage({
     names: input.type === 'text' ? nameFragments(input.content) : [],
     now: clock.now(),
     guard: idempotency,
+    count: rateLimit,
   };
   for (let attempt = 0; ; attempt++) {
     const appended = await appendMessage(db, deps.events, outgoing);
+    const counted = rateLimit?.decision;
+    if (counted && !counted.allowed) throw new RateLimitedError(retryAfterSeconds(counted, rateLimit.now));
     if (appended === 'recorded') throw new IdempotencyRecordedError();
     if (appended?.refused) throw refusal(appended, clock.now());
     if (appended)

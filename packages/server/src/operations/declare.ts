@@ -32,6 +32,12 @@ export interface OperationDeclaration {
    * in the record's transaction (see rest/direct.ts and the idempotent middleware of trpc.ts).
    */
   recordsIdempotency?: boolean;
+  /**
+   * Its use case counts a direct REST request against the rate limit in its own statement, from
+   * `caller.rateLimit` (sendMessage's group commit), rather than the rate-limit hook in a round
+   * trip of its own (see http/rate-limit.ts).
+   */
+  countsRateLimit?: boolean;
   tool?: ToolDeclaration;
 }
 
@@ -101,6 +107,7 @@ interface OperationOptions<C extends OperationContract> {
   pending?: OperationDeclaration['pending'];
   direct?: boolean;
   recordsIdempotency?: boolean;
+  countsRateLimit?: boolean;
   tool?: TypedToolDeclaration<C>;
 }
 

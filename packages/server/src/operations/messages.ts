@@ -15,8 +15,17 @@ export const messageOperations: Declaration[] = [
     direct: true,
     // Its group commit writes a guarded send's Idempotency-Key record in the sending statement.
     recordsIdempotency: true,
-    run: ({ spaceId, content, type, mentions, replyTo }, { deps, key, idempotency }) =>
-      sendMessage({ deps, spaceId, key, input: { content, type, mentions, replyTo }, idempotency }),
+    // …and counts the request against the rate limit in that statement too.
+    countsRateLimit: true,
+    run: ({ spaceId, content, type, mentions, replyTo }, { deps, key, idempotency, rateLimit }) =>
+      sendMessage({
+        deps,
+        spaceId,
+        key,
+        input: { content, type, mentions, replyTo },
+        idempotency,
+        rateLimit,
+      }),
     tool: {
       title: 'Send a message',
       description:

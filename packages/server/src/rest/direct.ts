@@ -2,6 +2,7 @@ import { type Deps, IdempotencyRecordedError, type StoredResponse } from '@conve
 import type { RouteOptions } from 'fastify';
 import type { Caller } from '../caller';
 import { type GuardedRequest, guardOf, refusalOf, sendReplay } from '../http/idempotency';
+import { COUNTED_BY_USE_CASE, pendingCountOf } from '../http/rate-limit';
 import { fastifyPath, type OperationDeclaration, perform } from '../operations/declare';
 import { restCaller } from './caller';
 
@@ -18,10 +19,11 @@ export function directRoute(declaration: OperationDeclaration, deps: Deps): Rout
   return {
     method: contract.method,
     url: fastifyPath(contract.path),
+    config: declaration.countsRateLimit ? COUNTED_BY_USE_CASE : {},
     handler: async (request, reply) => {
       const body = request.body && typeof request.body === 'object' ? request.body : {};
       const input = contract.input.parse({ ...body, ...(request.params as object) });
-      const caller = restCaller(deps, request);
+      const caller = { ...restCaller(deps, request), rateLimit: pendingCountOf(request) };
       const guarded = guardOf(request);
       const answer = guarded
         ? await performOnce(declaration, input, caller, guarded)
