@@ -76,6 +76,7 @@ export async function buildApp({
     limiter: rateLimiter,
     clock: deps.clock,
     verifySession: async (token, now) => (await deps.sessions.verify(token, now)) !== null,
+    publicUrl: config.publicUrl,
   });
   const idempotency = idempotencyHooks({
     store: idempotencyStore,

@@ -24,6 +24,8 @@ export interface RateLimitPolicyOptions {
   clock: Clock;
   /** Whether a bearer JWT is a live dashboard session (checked in process: it is signed). */
   verifySession: (token: string, now: Date) => Promise<boolean>;
+  /** For the answers it writes itself (WWW-Authenticate never applies to them). */
+  publicUrl: string;
 }
 
 /** The bucket each request was counted in, so that what it goes on to do is counted there too. */
@@ -49,7 +51,7 @@ export const pendingCountOf = (request: FastifyRequest): PendingCount | undefine
  * an unknown, malformed or revoked one counts against the remote address, so that inventing
  * credentials never buys a fresh window.
  */
-export function rateLimitHook({ limiter, clock, verifySession }: RateLimitPolicyOptions) {
+export function rateLimitHook({ limiter, clock, verifySession, publicUrl }: RateLimitPolicyOptions) {
   const { max, windowSeconds } = limiter.options;
   const policy = `${max};w=${windowSeconds}`;
 
@@ -112,10 +114,18 @@ export function rateLimitHook({ limiter, clock, verifySession }: RateLimitPolicy
   async function settlePending(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
     const count = pending.get(request);
     if (!count || count.decision) return payload;
-    const decision = await limiter.consume(count.client, count.now);
-    count.settle(decision);
-    if (decision.allowed) return payload;
-    const refused = toHttpError(new RateLimitedError(retryAfterSeconds(decision, count.now)), '');
+    let refusal: unknown;
+    try {
+      const decision = await limiter.consume(count.client, count.now);
+      count.settle(decision);
+      if (decision.allowed) return payload;
+      refusal = new RateLimitedError(retryAfterSeconds(decision, count.now));
+    } catch (error) {
+      // Not counted (the database is away): answered as the hook's own failure would be (503).
+      if (reply.statusCode >= 500) return payload;
+      refusal = error;
+    }
+    const refused = toHttpError(refusal, publicUrl);
     for (const name of ['location', 'idempotency-replayed', 'www-authenticate']) reply.removeHeader(name);
     reply
       .code(refused.status)
