@@ -136,7 +136,9 @@ export async function buildApp({
   // Cross-cutting policy, once, in this order, for every route (tRPC and raw alike), in one
   // onRequest hook (one hook per step cost a promise and a hook-runner turn each):
   // 1. API-Version (and Deprecation/Sunset) first, so every answer carries it, a 429 included;
-  // 2. RateLimit-* on every answer; over the limit, 429 and nothing else runs (one round trip);
+  // 2. RateLimit-* on every answer; over the limit, 429 and nothing else runs (one round trip;
+  //    on PostgreSQL a REST send is counted by its own sending statement instead, which writes
+  //    nothing over the limit: see http/rate-limit.ts);
   // 3. 400 for an unsupported or retired API-Version; then bodies, JSON errors and 404s;
   // 4. the space key presented counts as its participant being seen (lastSeenAt).
   const presence = new Presence(deps);

@@ -24,7 +24,7 @@ export interface RateLimitPolicyOptions {
   clock: Clock;
   /** Whether a bearer JWT is a live dashboard session (checked in process: it is signed). */
   verifySession: (token: string, now: Date) => Promise<boolean>;
-  /** For the answers it writes itself (WWW-Authenticate never applies to them). */
+  /** The service's public URL, for the error answers it writes itself. */
   publicUrl: string;
 }
 
