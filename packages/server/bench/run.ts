@@ -139,16 +139,11 @@ async function requestsSection(databaseUrl: string, children: ChildProcess[]) {
   const convene = await start('convene-node.ts', conveneEnv(databaseUrl), children, { quiet: true });
   const spaces = await createSpaces(convene.port, maxConns, 'bench');
   for (const conns of CONNS) {
-    const bareRun = await measured('requests', 'bare route', conns, bare.port, bare.request, bare.child);
-    const sendRun = await measured(
-      'requests',
-      'sendMessage',
-      conns,
-      convene.port,
-      sendTo(spaces),
-      convene.child,
-    );
-    checkRequests(`${conns} connections, PostgreSQL`, sendRun, bareRun, 0.6, 1.5);
+    const [bareRun, sendRun] = await sideBySide('requests', conns, [
+      { scenario: 'bare route', port: bare.port, build: bare.request, servers: bare.child },
+      { scenario: 'sendMessage', port: convene.port, build: sendTo(spaces), servers: convene.child },
+    ]);
+    checkRequests(`${conns} connections, PostgreSQL`, sendRun!, bareRun!, 0.6, 1.5);
   }
   // Information rows at MAIN_CONNS: what shares of the cost are.
   const info = (scenario: string, build: (i: number) => Buffer, child = convene.child, port = convene.port) =>
@@ -169,34 +164,26 @@ async function requestsSection(databaseUrl: string, children: ChildProcess[]) {
 /** Two nodes on one PostgreSQL, the connections spread over both, beside one node. */
 async function nodesSection(databaseUrl: string, children: ChildProcess[]) {
   const bare = await startBare({ DATABASE_URL: databaseUrl }, MAIN_CONNS, children);
-  const bareRun = await measured('nodes', 'bare route', MAIN_CONNS, bare.port, bare.request, bare.child);
-  await stop(bare.child);
   const one = await start('convene-node.ts', conveneEnv(databaseUrl), children, { quiet: true });
   const spaces = await createSpaces(one.port, MAIN_CONNS, 'nodes');
-  const oneRun = await measured(
-    'nodes',
-    'sendMessage, one node',
-    MAIN_CONNS,
-    one.port,
-    sendTo(spaces),
-    one.child,
-  );
   const two = await start(
     'convene-node.ts',
     conveneEnv(databaseUrl, { PUBLIC_URL: 'http://node-2.invalid' }),
     children,
     { quiet: true },
   );
-  const both = await measured(
-    'nodes',
-    'sendMessage, two nodes (half the connections each)',
-    MAIN_CONNS,
-    one.port,
-    sendTo(spaces),
-    [one.child, two.child],
-    LOAD_MS,
-    (i) => (i % 2 === 0 ? one.port : two.port),
-  );
+  const [bareRun, oneRun, both] = (await sideBySide('nodes', MAIN_CONNS, [
+    { scenario: 'bare route', port: bare.port, build: bare.request, servers: bare.child },
+    { scenario: 'sendMessage, one node', port: one.port, build: sendTo(spaces), servers: one.child },
+    {
+      scenario: 'sendMessage, two nodes (half the connections each)',
+      port: one.port,
+      build: sendTo(spaces),
+      servers: [one.child, two.child],
+      portOf: (i) => (i % 2 === 0 ? one.port : two.port),
+    },
+  ])) as [RequestRow, RequestRow, RequestRow];
+  await stop(bare.child);
   targets.push({
     target: `two nodes vs one node, ${MAIN_CONNS} connections (measured, no target on 2 cores)`,
     value: round(both.rps / oneRun.rps, 2),
@@ -215,15 +202,6 @@ async function pgliteSection(children: ChildProcess[], cleanups: (() => void)[])
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   });
   const bare = await startBare({ DATABASE_URL: '', BENCH_DATA_DIR: dirs[0]! }, PGLITE_CONNS, children);
-  const bareRun = await measured(
-    'pglite',
-    'bare route on PGlite',
-    PGLITE_CONNS,
-    bare.port,
-    bare.request,
-    bare.child,
-  );
-  await stop(bare.child);
   const convene = await start(
     'convene-node.ts',
     conveneEnv(undefined, { DATABASE_URL: '', DATA_DIR: dirs[1]! }),
@@ -231,14 +209,11 @@ async function pgliteSection(children: ChildProcess[], cleanups: (() => void)[])
     { quiet: true },
   );
   const spaces = await createSpaces(convene.port, PGLITE_CONNS, 'pglite');
-  const sendRun = await measured(
-    'pglite',
-    'sendMessage on PGlite',
-    PGLITE_CONNS,
-    convene.port,
-    sendTo(spaces),
-    convene.child,
-  );
+  const [bareRun, sendRun] = (await sideBySide('pglite', PGLITE_CONNS, [
+    { scenario: 'bare route on PGlite', port: bare.port, build: bare.request, servers: bare.child },
+    { scenario: 'sendMessage on PGlite', port: convene.port, build: sendTo(spaces), servers: convene.child },
+  ])) as [RequestRow, RequestRow];
+  await stop(bare.child);
   await stop(convene.child);
   // PGlite runs inside the server process: no PostgreSQL process's CPU is theirs.
   for (const row of [bareRun, sendRun]) row.postgresCpuUs = undefined;
@@ -362,6 +337,103 @@ async function profileSection(databaseUrl: string, children: ChildProcess[]) {
 // ---------------------------------------------------------------------------------------------
 
 /** One measured closed-loop run (after a warm-up), recorded as a row. */
+/** One scenario of a side-by-side measurement: where its connections go and what they send. */
+interface Scenario {
+  scenario: string;
+  port: number;
+  build: (i: number) => Buffer;
+  servers: ChildProcess | ChildProcess[];
+  portOf?: (i: number) => number;
+}
+
+/** Slices each side-by-side measurement is cut into, alternating between its scenarios. */
+const SLICES = 10;
+
+/**
+ * Measures scenarios side by side: after a warm-up of each, their runs alternate in SLICES slices
+ * (A B, B A, A B…), so that every scenario sees the same machine. On a shared VM the CPU left to
+ * a run changes by half within minutes; back-to-back runs compared one such minute with another.
+ * Each row sums its slices: requests per second, latency percentiles over every request, CPU per
+ * request of its server process(es) and of PostgreSQL while it ran.
+ */
+async function sideBySide(
+  section: string,
+  connections: number,
+  scenarios: Scenario[],
+  durationMs = LOAD_MS,
+): Promise<RequestRow[]> {
+  const loadOf = (s: Scenario, ms: number) =>
+    runLoad({
+      port: s.port,
+      connections,
+      maxRequests: 5_000_000,
+      request: s.build,
+      durationMs: ms,
+      ...(s.portOf ? { portOf: s.portOf } : {}),
+    });
+  const totals = scenarios.map(() => ({
+    requests: 0,
+    errors: 0,
+    elapsedMs: 0,
+    latencies: [] as number[],
+    statuses: {} as Record<number, number>,
+    serverMs: 0,
+    postgresMs: 0 as number | undefined,
+  }));
+  for (const s of scenarios) await loadOf(s, WARMUP_MS);
+  const slices = scenarios.length > 1 ? SLICES : 1;
+  for (let slice = 0; slice < slices; slice++) {
+    const order = scenarios.map((_, i) => i);
+    if (slice % 2 === 1) order.reverse();
+    for (const i of order) {
+      const s = scenarios[i]!;
+      const total = totals[i]!;
+      const servers = Array.isArray(s.servers) ? s.servers : [s.servers];
+      const cpuOf = () =>
+        servers.reduce((sum, c) => sum + (c.pid ? (processCpuMs(c.pid) ?? Number.NaN) : Number.NaN), 0);
+      const before = { server: cpuOf(), postgres: postgresCpuMs() };
+      const run: LoadResult = await loadOf(s, durationMs / slices);
+      const after = { server: cpuOf(), postgres: postgresCpuMs() };
+      total.requests += run.requests;
+      total.errors += run.errors;
+      total.elapsedMs += run.elapsedMs;
+      for (const latency of run.latencies) total.latencies.push(latency);
+      for (const [status, n] of Object.entries(run.statuses))
+        total.statuses[Number(status)] = (total.statuses[Number(status)] ?? 0) + n;
+      total.serverMs += after.server - before.server;
+      total.postgresMs =
+        total.postgresMs === undefined || before.postgres === undefined || after.postgres === undefined
+          ? undefined
+          : total.postgresMs + after.postgres - before.postgres;
+    }
+  }
+  return scenarios.map((s, i) => {
+    const total = totals[i]!;
+    const perRequest = (ms: number | undefined) =>
+      ms === undefined || Number.isNaN(ms) || total.requests === 0
+        ? undefined
+        : Math.round((ms * 1000) / total.requests);
+    const row: RequestRow = {
+      section,
+      scenario: s.scenario,
+      connections,
+      rps: total.requests / (total.elapsedMs / 1000),
+      p50: percentile(total.latencies, 50),
+      p99: percentile(total.latencies, 99),
+      errors: total.errors,
+      statuses: total.statuses,
+      serverCpuUs: perRequest(total.serverMs),
+      postgresCpuUs: perRequest(total.postgresMs),
+    };
+    requestRows.push(row);
+    console.log(
+      `  ${s.scenario}, ${connections} connections: ${round(row.rps, 0)} req/s, p99 ${round(row.p99, 2)} ms, statuses ${JSON.stringify(total.statuses)}`,
+    );
+    return row;
+  });
+}
+
+/** One scenario on its own (the information rows: shares of the cost, no ratio). */
 async function measured(
   section: string,
   scenario: string,
@@ -370,42 +442,9 @@ async function measured(
   build: (i: number) => Buffer,
   servers: ChildProcess | ChildProcess[],
   durationMs = LOAD_MS,
-  portOf?: (i: number) => number,
 ): Promise<RequestRow> {
-  const list = Array.isArray(servers) ? servers : [servers];
-  const options = {
-    port,
-    connections,
-    maxRequests: 5_000_000,
-    request: build,
-    ...(portOf ? { portOf } : {}),
-  };
-  await runLoad({ ...options, durationMs: WARMUP_MS });
-  const cpuOf = () =>
-    list.reduce((sum, c) => sum + (c.pid ? (processCpuMs(c.pid) ?? Number.NaN) : Number.NaN), 0);
-  const before = { server: cpuOf(), postgres: postgresCpuMs() };
-  const run: LoadResult = await runLoad({ ...options, durationMs });
-  const perRequest = (start: number | undefined, end: number | undefined) =>
-    start === undefined || end === undefined || Number.isNaN(start) || run.requests === 0
-      ? undefined
-      : Math.round(((end - start) * 1000) / run.requests);
-  const row: RequestRow = {
-    section,
-    scenario,
-    connections,
-    rps: run.requests / (run.elapsedMs / 1000),
-    p50: percentile(run.latencies, 50),
-    p99: percentile(run.latencies, 99),
-    errors: run.errors,
-    statuses: run.statuses,
-    serverCpuUs: perRequest(before.server, cpuOf()),
-    postgresCpuUs: perRequest(before.postgres, postgresCpuMs()),
-  };
-  requestRows.push(row);
-  console.log(
-    `  ${scenario}, ${connections} connections: ${round(row.rps, 0)} req/s, p99 ${round(row.p99, 2)} ms, statuses ${JSON.stringify(run.statuses)}`,
-  );
-  return row;
+  const [row] = await sideBySide(section, connections, [{ scenario, port, build, servers }], durationMs);
+  return row!;
 }
 
 function checkRequests(label: string, run: RequestRow, bare: RequestRow, minRps: number, maxP99: number) {
