@@ -42,6 +42,41 @@ describe('Batcher', () => {
     expect(most).toBe(1);
   });
 
+  it('overlaps the batches in flight only once they have been out overlapAfterMs', async () => {
+    const releases: (() => void)[] = [];
+    const batches: number[][] = [];
+    const batcher = new Batcher(
+      (items: number[]) => {
+        batches.push(items);
+        return new Promise<number[]>((resolve) => releases.push(() => resolve(items)));
+      },
+      2,
+      150,
+    );
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    const first = batcher.push(1);
+    await sleep(5);
+    const queued = [batcher.push(2), batcher.push(3)];
+    await sleep(5);
+    // The first is out, and not for long: the others wait for it, together.
+    expect(batches).toEqual([[1]]);
+    await sleep(200);
+    // Out past 150 ms, it is stalled: the queue goes out beside it, as one batch.
+    expect(batches).toEqual([[1], [2, 3]]);
+    const last = batcher.push(4);
+    await sleep(5);
+    expect(batches).toHaveLength(2); // two in flight: no more
+    releases[1]!();
+    expect(await Promise.all(queued)).toEqual([2, 3]);
+    // The one still in flight has long stalled: the next goes out at once.
+    await sleep(5);
+    expect(batches).toEqual([[1], [2, 3], [4]]);
+    releases[0]!();
+    releases[2]!();
+    expect(await first).toBe(1);
+    expect(await last).toBe(4);
+  });
+
   it('fails every item of a failed batch, and only those', async () => {
     const { batches, run } = recorder<number>((items) =>
       items.includes(2) ? new Error('statement failed') : items.map((i) => i * 10),

@@ -1,20 +1,29 @@
 /**
  * Group commit for a hot statement: callers push one item each and get its own result, while
  * the items of concurrent callers go to the database together as one statement. At most
- * `maxInFlight` statements run at once; items arriving meanwhile queue, and the queue goes out
- * whole as the next statement. At low load a batch is one item, one round trip, no added wait;
- * under load the round trips, plan set-ups and commits per item fall with the batch size.
+ * `maxInFlight` statements run at once (with `overlapAfterMs`, one until it stalls); items
+ * arriving meanwhile queue, and the queue goes out whole as the next statement. At low load a
+ * batch is one item, one round trip, no added wait; under load the round trips, plan set-ups and
+ * commits per item fall with the batch size.
  */
 export class Batcher<Item, Result> {
   private queue: { item: Item; resolve(result: Result): void; reject(error: unknown): void }[] = [];
-  private inFlight = 0;
+  /** When each batch in flight went out (performance.now()). */
+  private readonly started = new Set<number>();
+  /** The wake-up armed to overlap the batches in flight once they stall. */
+  private timer: NodeJS.Timeout | undefined;
 
   /**
    * @param run executes one batch; it returns one result per item, in the items' order.
+   * @param overlapAfterMs with it, a further batch goes out only once every batch in flight has
+   * been out this long (stalled: a row lock, a slow commit); until then items keep queueing into
+   * one batch. Fewer, larger batches cost less per item; the overlap keeps a stall from holding
+   * every caller of the process.
    */
   constructor(
     private readonly run: (items: Item[]) => Promise<Result[]>,
     private readonly maxInFlight: number,
+    private readonly overlapAfterMs?: number,
   ) {}
 
   push(item: Item): Promise<Result> {
@@ -25,10 +34,23 @@ export class Batcher<Item, Result> {
   }
 
   private flush(): void {
-    if (this.inFlight >= this.maxInFlight || this.queue.length === 0) return;
+    if (this.started.size >= this.maxInFlight || this.queue.length === 0) return;
+    if (this.started.size > 0 && this.overlapAfterMs !== undefined) {
+      const wait = Math.max(...this.started) + this.overlapAfterMs - performance.now();
+      if (wait > 0) {
+        this.timer ??= setTimeout(() => {
+          this.timer = undefined;
+          this.flush();
+        }, wait).unref();
+        return;
+      }
+    }
     const batch = this.queue;
     this.queue = [];
-    this.inFlight += 1;
+    // Distinct keys, even for two batches started within one clock tick.
+    let startedAt = performance.now();
+    while (this.started.has(startedAt)) startedAt += 1e-6;
+    this.started.add(startedAt);
     this.run(batch.map((entry) => entry.item))
       .then((results) => {
         if (results.length !== batch.length)
@@ -39,7 +61,7 @@ export class Batcher<Item, Result> {
         for (const entry of batch) entry.reject(error);
       })
       .finally(() => {
-        this.inFlight -= 1;
+        this.started.delete(startedAt);
         this.flush();
       });
   }

@@ -56,8 +56,15 @@ export interface Appended {
   budget: number | null;
 }
 
-/** Sending statements of one process in flight at once; more sends queue into the next batch. */
+/**
+ * One sending statement of a process in flight, and the sends arriving meanwhile queue into the
+ * next: larger batches, fewer statements (bench, interleaved with the previous two in flight:
+ * PostgreSQL CPU per message -25 to -35 %, server -10 to -15 %, p99 lower at 16, 50 and 200
+ * connections). A statement out for longer than STALLED_MS (waiting on a row lock, a slow commit)
+ * lets a second one go, so that a stall never holds every sender of the process.
+ */
 const MAX_IN_FLIGHT = 2;
+const STALLED_MS = 20;
 const batchers = new WeakMap<Db, Batcher<Outgoing, Appended | Recorded | undefined>>();
 
 /**
@@ -73,7 +80,7 @@ export function appendMessage(
 ): Promise<Appended | Recorded | undefined> {
   let batcher = batchers.get(db);
   if (!batcher) {
-    batcher = new Batcher((batch) => appendBatch(db, events, batch), MAX_IN_FLIGHT);
+    batcher = new Batcher((batch) => appendBatch(db, events, batch), MAX_IN_FLIGHT, STALLED_MS);
     batchers.set(db, batcher);
   }
   return batcher.push(outgoing);
