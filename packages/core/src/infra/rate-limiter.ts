@@ -114,6 +114,7 @@ export interface RateLimitColumns {
   kind: StoredCredentialKind | 'none';
 }
 
+/** The columns of a request's count by `client`: a lookup only for a stored credential. */
 export function rateLimitColumns(client: RateLimitSubject): RateLimitColumns {
   const resolved = bucketWithoutLookup(client);
   const credential = typeof client === 'string' ? undefined : client.credential;
