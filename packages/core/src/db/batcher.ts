@@ -8,8 +8,8 @@
  */
 export class Batcher<Item, Result> {
   private queue: { item: Item; resolve(result: Result): void; reject(error: unknown): void }[] = [];
-  /** When each batch in flight went out (performance.now()). */
-  private readonly started = new Set<number>();
+  /** When each batch in flight went out (performance.now()), oldest first. */
+  private readonly started: number[] = [];
   /** The wake-up armed to overlap the batches in flight once they stall. */
   private timer: NodeJS.Timeout | undefined;
 
@@ -34,9 +34,10 @@ export class Batcher<Item, Result> {
   }
 
   private flush(): void {
-    if (this.started.size >= this.maxInFlight || this.queue.length === 0) return;
-    if (this.started.size > 0 && this.overlapAfterMs !== undefined) {
-      const wait = Math.max(...this.started) + this.overlapAfterMs - performance.now();
+    if (this.started.length >= this.maxInFlight || this.queue.length === 0) return;
+    const newest = this.started.at(-1);
+    if (newest !== undefined && this.overlapAfterMs !== undefined) {
+      const wait = newest + this.overlapAfterMs - performance.now();
       if (wait > 0) {
         this.timer ??= setTimeout(() => {
           this.timer = undefined;
@@ -47,10 +48,8 @@ export class Batcher<Item, Result> {
     }
     const batch = this.queue;
     this.queue = [];
-    // Distinct keys, even for two batches started within one clock tick.
-    let startedAt = performance.now();
-    while (this.started.has(startedAt)) startedAt += 1e-6;
-    this.started.add(startedAt);
+    const startedAt = performance.now();
+    this.started.push(startedAt);
     this.run(batch.map((entry) => entry.item))
       .then((results) => {
         if (results.length !== batch.length)
@@ -61,7 +60,8 @@ export class Batcher<Item, Result> {
         for (const entry of batch) entry.reject(error);
       })
       .finally(() => {
-        this.started.delete(startedAt);
+        // Equal times are interchangeable: whichever is removed, the others stay in order.
+        this.started.splice(this.started.indexOf(startedAt), 1);
         this.flush();
       });
   }
