@@ -139,6 +139,7 @@ export async function run(argv: string[]): Promise<number> {
   let interrupted = false;
   const onSignal = (signal: NodeJS.Signals) => {
     if (app.current()?.serverOwnsSignals) return;
+    if (signal === 'SIGINT' && app.current()?.editorOwnsInterrupt) return;
     if (interrupted || !app.current()?.handlesInterrupt) process.exit(signal === 'SIGINT' ? 130 : 143);
     interrupted = true;
     controller.abort(new Error(signal));

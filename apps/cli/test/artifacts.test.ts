@@ -208,12 +208,14 @@ describe('artifact edit', () => {
     expect((await byName(owner, 'edit.md')).lockedBy).toBeUndefined();
   });
 
-  it('keeps the text and unlocks on Ctrl-C (exit 130)', async () => {
+  it('keeps the text and unlocks when Ctrl-C stops the editor (exit 130)', async () => {
     const marker = join(guest.home, 'editor-open');
+    // An editor that dies of SIGINT, as `code --wait` does. Node takes the signal's default
+    // action from its first instruction, so no signal can slip past it (a shell's `sleep` can).
     const ed = editor(
       guest,
       'interrupted',
-      `printf "typed before Ctrl-C\\n" >> "$1"\ntouch "${marker}"\nsleep 60`,
+      `printf "typed before Ctrl-C\\n" >> "$1"\nexec "${process.execPath}" -e 'require("fs").writeFileSync(process.argv[1], ""); setTimeout(() => {}, 60000)' "${marker}"`,
     );
     const child = guest.spawn(['artifact', 'edit', 'edit.md'], { env: { EDITOR: ed }, detached: true });
     const done = finished(child, { timeoutMs: 60_000 });
@@ -227,6 +229,31 @@ describe('artifact edit', () => {
     expect(readFileSync(kept!, 'utf8')).toContain('typed before Ctrl-C');
     const doc = await byName(owner, 'edit.md');
     expect(doc.version).toBe(3);
+    expect(doc.lockedBy).toBeUndefined();
+  });
+
+  it('leaves Ctrl-C to an editor that carries on, and saves what it saves', async () => {
+    const marker = join(guest.home, 'carrying-on');
+    const go = join(guest.home, 'quit-now');
+    const ed = editor(
+      guest,
+      'carries-on',
+      `trap '' INT\nprintf "kept going\\n" >> "$1"\ntouch "${marker}"\nwhile [ ! -e "${go}" ]; do sleep 0.05; done`,
+    );
+    const child = guest.spawn(['artifact', 'edit', 'edit.md'], { env: { EDITOR: ed }, detached: true });
+    const done = finished(child, { timeoutMs: 60_000 });
+    await eventually(() => expect(existsSync(marker)).toBe(true));
+    process.kill(-child.pid!, 'SIGINT');
+    // Twice, as an impatient person would: still the editor's.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    process.kill(-child.pid!, 'SIGINT');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    writeFileSync(go, '');
+    const result = await done;
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain('Saved edit.md as version 4');
+    const doc = await byName(owner, 'edit.md');
+    expect(doc.version).toBe(4);
     expect(doc.lockedBy).toBeUndefined();
   });
 

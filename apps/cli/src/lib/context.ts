@@ -34,6 +34,11 @@ export class Context {
   readonly signal: AbortSignal;
   /** Set by commands that finish cleanly on Ctrl-C (tail, edit, waits); others exit 130 at once. */
   handlesInterrupt = false;
+  /**
+   * Set while an editor is open: a terminal's Ctrl-C reaches the editor too, and the editor decides
+   * (as git does). An editor that carries on keeps the edit; one stopped by it ends the edit.
+   */
+  editorOwnsInterrupt = false;
   /** Set by `serve`: the server stops itself on SIGINT and SIGTERM, as it always has. */
   serverOwnsSignals = false;
   using: Using = { kind: 'none' };

@@ -60,11 +60,17 @@ export type EditorExit =
 
 /**
  * Opens the editor on a file and resolves when it exits. The command runs through the shell,
- * as git does, so `EDITOR="code --wait"` works; the file name is quoted.
+ * as git does, so `EDITOR="code --wait"` works; the file name is quoted. The shell `exec`s it, so
+ * that how the editor ends is what convene sees: a shell left waiting would die of a Ctrl-C the
+ * editor itself chose to carry on through.
  */
 export function runEditor(command: string, file: string): Promise<EditorExit> {
   return new Promise((resolve) => {
-    const child = spawn(`${command} ${shellQuote(file)}`, { shell: true, stdio: 'inherit' });
+    const line = `${command} ${shellQuote(file)}`;
+    const child = spawn(process.platform === 'win32' ? line : `exec ${line}`, {
+      shell: true,
+      stdio: 'inherit',
+    });
     child.once('error', (error) =>
       resolve({ ok: false, reason: `cannot start ${command}: ${error.message}` }),
     );

@@ -16,7 +16,7 @@ export function registerArtifactEdit(artifact: Command, app: App): void {
       'Edit a document in your editor ($VISUAL, else $EDITOR, else vi). convene takes the lock, ' +
         'keeps it alive while the editor is open, and when you save and quit writes a new version ' +
         '(only if the text changed, and only over the version you started from), then releases the ' +
-        'lock. If the editor fails or you press Ctrl-C, nothing is written, the lock is released and ' +
+        'lock. If the editor fails or is stopped by Ctrl-C, nothing is written, the lock is released and ' +
         'your text is kept in a file whose path is printed. If someone else holds the lock, it says ' +
         'who and until when (exit 6).',
     )
@@ -46,9 +46,14 @@ export function registerArtifactEdit(artifact: Command, app: App): void {
         out.info(
           `Editing ${out.c.bold(doc.name)} (version ${doc.version}) in ${editor}; locked, kept alive while it is open.`,
         );
-        const exit = await runEditor(editor, file.path);
+        // Ctrl-C before the editor opened: nothing to edit.
+        if (ctx.signal.aborted) throw new CliError('interrupted', { exitCode: ExitCode.interrupted });
+        ctx.editorOwnsInterrupt = true;
+        const exit = await runEditor(editor, file.path).finally(() => {
+          ctx.editorOwnsInterrupt = false;
+        });
         heartbeat.stop();
-        // Ctrl-C, whether convene or the editor noticed it first.
+        // The editor stopped by Ctrl-C, or convene asked to stop (SIGTERM) while it was open.
         const interrupted = ctx.signal.aborted || (!exit.ok && exit.interrupted === true);
         if (interrupted || !exit.ok) {
           const kept = file.keep(doc.name);
