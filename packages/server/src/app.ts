@@ -23,6 +23,7 @@ import { mcpBatchHook, rateLimitHook } from './http/rate-limit';
 import { redactedRequestSerializer } from './http/redact';
 import { sendError } from './http/reply';
 import { requestIds } from './http/request-id';
+import { logWhenDone, RequestLog } from './http/request-log';
 import type { PolicyStores } from './http/stores';
 import { registerPolicySweeper } from './http/sweeper';
 import { declaredWaitMs, startRequestTimer } from './http/timeout';
@@ -113,6 +114,8 @@ export async function buildApp({
           ...(logStream ? { stream: logStream } : {}),
         }
       : false,
+    // One line per request, when it ends (http/request-log.ts).
+    logController: new RequestLog(),
     bodyLimit: 2 * 1024 * 1024,
     trustProxy: config.trustProxy,
     // Streams are long-lived; SIGTERM ends them explicitly.
@@ -120,6 +123,7 @@ export async function buildApp({
     return503OnClosing: true,
     // A URL Fastify cannot route (bad percent-encoding) skips the hooks: apply the same policy.
     frameworkErrors: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+      if (logger) logWhenDone(request, reply);
       void (async () => {
         versioning.resolve(request, reply);
         await rateLimit(request, reply);
@@ -144,7 +148,9 @@ export async function buildApp({
   const presence = new Presence(deps);
   app.decorate('presence', presence);
   app.addHook('onRequest', async (request, reply) => {
-    // 0. A request that cannot finish in time answers 503 (streams and long waits excepted; a
+    // 0. Its log line, written when it ends, however it ends.
+    if (logger) logWhenDone(request, reply);
+    //    A request that cannot finish in time answers 503 (streams and long waits excepted; a
     //    long poll's `wait` is added to its time).
     startRequestTimer(request, reply, config.requestTimeoutMs + declaredWaitMs(request));
     versioning.resolve(request, reply);
