@@ -23,7 +23,7 @@ import { mcpBatchHook, rateLimitHook } from './http/rate-limit';
 import { redactedRequestSerializer } from './http/redact';
 import { sendError } from './http/reply';
 import { requestIds } from './http/request-id';
-import { logWhenDone, RequestLog } from './http/request-log';
+import { logWhenDone, RequestLog, standardOutput } from './http/request-log';
 import type { PolicyStores } from './http/stores';
 import { registerPolicySweeper } from './http/sweeper';
 import { declaredWaitMs, startRequestTimer } from './http/timeout';
@@ -111,7 +111,7 @@ export async function buildApp({
             req: redactedRequestSerializer,
             err: serializeError,
           },
-          ...(logStream ? { stream: logStream } : {}),
+          stream: logStream ?? standardOutput(),
         }
       : false,
     // One line per request, when it ends (http/request-log.ts).

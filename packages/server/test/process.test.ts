@@ -37,6 +37,30 @@ describe.runIf(!onPostgres())('server process on the embedded database', () => {
     expect(await again.stop('SIGTERM')).toBe(0);
   }, 90_000);
 
+  it('writes one line per request to standard output, and loses none when it stops', async () => {
+    const port = await freePort();
+    const server = spawnServer({ DATA_DIR: dir, PORT: String(port), LOG_LEVEL: 'info' });
+    const url = await server.ready;
+    const lineOf = (id: string) =>
+      server
+        .output()
+        .split('\n')
+        .filter((line) => line.includes(`"reqId":"${id}"`));
+    // Buffered, but written within a quarter of a second while the server runs.
+    await fetch(`${url}/api/health`, { headers: { 'Request-Id': 'log-while-running' } });
+    await expect.poll(() => lineOf('log-while-running').length, { timeout: 5_000 }).toBe(1);
+    expect(JSON.parse(lineOf('log-while-running')[0]!)).toMatchObject({
+      msg: 'request completed',
+      req: { method: 'GET', url: '/api/health' },
+      res: { statusCode: 200 },
+    });
+    // Answered just before SIGTERM: written by the time the process has exited.
+    const burst = Array.from({ length: 20 }, (_, i) => `log-before-stop-${i}`);
+    await Promise.all(burst.map((id) => fetch(`${url}/api/health`, { headers: { 'Request-Id': id } })));
+    expect(await server.stop('SIGTERM')).toBe(0);
+    for (const id of burst) expect(lineOf(id)).toHaveLength(1);
+  }, 90_000);
+
   it('starts again after a crash on the same data', async () => {
     const port = await freePort();
     const first = spawnServer({ DATA_DIR: dir, PORT: String(port) });
