@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { serverOfLink } from '../src/commands/join';
 import { formatSeconds, parseDuration, parseSince, parseTtl } from '../src/lib/duration';
-import { runEditor, safeFileName } from '../src/lib/editor';
+import { isPlainCommand, runEditor, safeFileName } from '../src/lib/editor';
 import { unreachableHint } from '../src/lib/failure';
 import { detectMode } from '../src/lib/output';
 import { closest, pick } from '../src/lib/resolve';
@@ -203,4 +203,19 @@ describe('runEditor', () => {
       expect(await runEditor('true', file)).toEqual({ ok: true });
     },
   );
+
+  it('has the shell exec a plain command, and run anything else itself', () => {
+    for (const plain of ['vim', 'code --wait', "vim -c 'set ft=markdown'", '/usr/bin/nano -w', 'true'])
+      expect(isPlainCommand(plain), plain).toBe(true);
+    for (const shell of [
+      'exit 130 #',
+      'kill -INT $$',
+      'vim; echo done',
+      'TERM=xterm vim',
+      'a | b',
+      'exit 3',
+      '',
+    ])
+      expect(isPlainCommand(shell), shell).toBe(false);
+  });
 });

@@ -58,19 +58,43 @@ export type EditorExit =
       interrupted?: boolean;
     };
 
+/** What only a shell can run: operators, expansions, comments, and words that are not programs. */
+const SHELL_SYNTAX = /[;&|<>()`$#\n\\]/;
+const SHELL_WORDS = new Set([
+  'exit',
+  'kill',
+  'cd',
+  ':',
+  '.',
+  'eval',
+  'exec',
+  'set',
+  'trap',
+  'command',
+  '!',
+  '{',
+]);
+
+/**
+ * Whether the shell can `exec` the command: a program and its arguments (`vim`, `code --wait`,
+ * `vim -c 'set ft=markdown'`), with no operator, expansion, assignment or builtin.
+ */
+export function isPlainCommand(command: string): boolean {
+  const first = command.trim().split(/\s+/)[0] ?? '';
+  return first !== '' && !SHELL_SYNTAX.test(command) && !first.includes('=') && !SHELL_WORDS.has(first);
+}
+
 /**
  * Opens the editor on a file and resolves when it exits. The command runs through the shell,
- * as git does, so `EDITOR="code --wait"` works; the file name is quoted. The shell `exec`s it, so
- * that how the editor ends is what convene sees: a shell left waiting would die of a Ctrl-C the
- * editor itself chose to carry on through.
+ * as git does, so `EDITOR="code --wait"` works; the file name is quoted. A plain command is
+ * `exec`ed by that shell, so that how the editor ends is what convene sees: a shell left waiting
+ * (dash) dies of a Ctrl-C that the editor itself carried on through.
  */
 export function runEditor(command: string, file: string): Promise<EditorExit> {
   return new Promise((resolve) => {
     const line = `${command} ${shellQuote(file)}`;
-    const child = spawn(process.platform === 'win32' ? line : `exec ${line}`, {
-      shell: true,
-      stdio: 'inherit',
-    });
+    const exec = process.platform !== 'win32' && isPlainCommand(command);
+    const child = spawn(exec ? `exec ${line}` : line, { shell: true, stdio: 'inherit' });
     child.once('error', (error) =>
       resolve({ ok: false, reason: `cannot start ${command}: ${error.message}` }),
     );
