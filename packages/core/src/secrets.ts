@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes, randomInt } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, hash, randomBytes, randomInt } from 'node:crypto';
 
 /**
  * Every secret the service hands out is minted here: random bytes from the CSPRNG, stored as a
@@ -34,7 +34,7 @@ const USER_CODE_ALPHABET = 'BCDFGHJKLMNPQRSTVWXZ';
 export const mintUserCode = (): string =>
   Array.from({ length: 8 }, () => USER_CODE_ALPHABET[randomInt(USER_CODE_ALPHABET.length)]).join('');
 
-export const hashSecret = (secret: string): string => createHash('sha256').update(secret).digest('hex');
+export const hashSecret = (secret: string): string => hash('sha256', secret, 'hex');
 
 /** The short display prefix stored beside a hash so lists can tell tokens apart. */
 export const displayPrefix = (secret: string): string => secret.slice(0, 8);

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { RateLimitClient } from '@convene/core';
 import type { FastifyRequest } from 'fastify';
 
@@ -18,7 +18,8 @@ export interface PresentedCredential {
   value: string;
 }
 
-const sha256 = (value: string): string => createHash('sha256').update(value).digest('hex');
+/** One-shot `crypto.hash`: half the cost of a `createHash` object (four per request). */
+const sha256 = (value: string): string => hash('sha256', value, 'hex');
 
 const first = (value: unknown): string | undefined => {
   const v = Array.isArray(value) ? value[0] : value;

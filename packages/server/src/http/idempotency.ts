@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import {
   type Clock,
   type Db,
@@ -77,7 +77,7 @@ export function refusalOf(error: unknown, publicUrl: string): StoredResponse | u
   return { status, headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) };
 }
 
-const sha256 = (value: string): string => createHash('sha256').update(value).digest('hex');
+const sha256 = (value: string): string => hash('sha256', value, 'hex');
 
 /** The record a write is kept under: method, path, credential (its hash) and Idempotency-Key. */
 export const idempotencyScope = (method: string, path: string, credentialHash: string, key: string): string =>
