@@ -8,6 +8,7 @@ import { formatSeconds, parseDuration, parseSince, parseTtl } from '../src/lib/d
 import { isPlainCommand, runEditor, safeFileName } from '../src/lib/editor';
 import { unreachableHint } from '../src/lib/failure';
 import { detectMode } from '../src/lib/output';
+import { relative, when } from '../src/lib/render';
 import { closest, pick } from '../src/lib/resolve';
 import { CredentialStore, hostKey } from '../src/lib/store';
 
@@ -57,6 +58,15 @@ describe('durations and times', () => {
     for (const wrong of ['last week', '2030-02-31', '25:00', '2030-01-01 24:00', '1 hour']) {
       expect(() => parseSince(wrong, now)).toThrow(/--since takes a duration back from now/);
     }
+  });
+
+  it('names an instant by its time today, and by date and time on another day', () => {
+    const now = new Date(2030, 0, 1, 23, 55, 0);
+    expect(when(new Date(2030, 0, 1, 23, 59, 30).toISOString(), now)).toBe('23:59:30');
+    // A lock taken five minutes before midnight ends tomorrow.
+    expect(when(new Date(2030, 0, 2, 0, 5, 0).toISOString(), now)).toBe('2030-01-02 00:05');
+    expect(relative(new Date(2030, 0, 2, 0, 5, 0).toISOString(), now)).toBe('in 10 min');
+    expect(relative(new Date(2030, 0, 1, 23, 54, 15).toISOString(), now)).toBe('45 s ago');
   });
 });
 
