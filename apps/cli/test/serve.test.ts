@@ -85,12 +85,17 @@ describe.runIf(!onPostgres())('pnpm start and pnpm convene', () => {
     const tsx = join(repoRoot, 'node_modules/.bin/tsx');
     const first = fromRoot(
       tsx,
-      ['apps/cli/src/main.ts', 'serve', '--port', String(port), '--data-dir', data],
+      ['apps/cli/src/main.ts', 'serve', '--port', String(port), '--data-dir', data, '--log-format', 'text'],
       {
         PORT: '1',
+        LOG_FORMAT: 'json',
+        LOG_LEVEL: 'info',
       },
     );
     await until(first.output, new RegExp(`listening on http://127.0.0.1:${port}`), first.child);
+    // Its log as text for a person, whatever LOG_FORMAT said.
+    await fetch(`http://127.0.0.1:${port}/api/health`);
+    await until(first.output, / {2}200 {2}GET \/api\/health {2}[\d.]+ ms/, first.child);
 
     const second = fromRoot(
       tsx,
@@ -105,6 +110,9 @@ describe.runIf(!onPostgres())('pnpm start and pnpm convene', () => {
     const bad = fromRoot(tsx, ['apps/cli/src/main.ts', 'serve', '--port', 'eighty'], {});
     expect(await new Promise((resolve) => bad.child.once('exit', resolve))).toBe(2);
     expect(bad.output()).toContain('--port must be a number');
+    const badFormat = fromRoot(tsx, ['apps/cli/src/main.ts', 'serve', '--log-format', 'yaml'], {});
+    expect(await new Promise((resolve) => badFormat.child.once('exit', resolve))).toBe(2);
+    expect(badFormat.output()).toMatch(/--log-format/);
 
     const exited = new Promise((resolve) => first.child.once('exit', resolve));
     process.kill(Number(readFileSync(join(data, 'convene.lock'), 'utf8')), 'SIGINT');

@@ -38,6 +38,8 @@ const ZEnv = z.object({
     .default('false')
     .transform((v) => v === 'true' || v === '1'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** `json` (one JSON object per line) or `text` (for a person); unset: text on a terminal, else json. */
+  LOG_FORMAT: z.enum(['json', 'text']).optional(),
   /** Lifetime of a dashboard JWT issued by the built-in accounts. */
   SESSION_TTL_S: z.coerce.number().int().positive().default(43_200),
   /** An external OpenID Connect issuer whose JWTs are also trusted as dashboard sessions. */
@@ -93,6 +95,8 @@ export interface ServerConfig {
   previousDatabasePassword: string | undefined;
   trustProxy: boolean;
   logLevel: z.infer<typeof ZEnv>['LOG_LEVEL'];
+  /** How a server process prints its log (serve.ts); unset: text on a terminal, else json. */
+  logFormat?: 'json' | 'text' | undefined;
   /** Interval of `: ping` comments on event streams. */
   streamPingMs: number;
   /**
@@ -163,6 +167,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     previousDatabasePassword: e.PREVIOUS_DATABASE_PASSWORD,
     trustProxy: e.TRUST_PROXY,
     logLevel: e.LOG_LEVEL,
+    logFormat: e.LOG_FORMAT,
     streamPingMs: 15_000,
     streamLeaseRenewMs: (STREAM_LEASE_SECONDS * 1000) / 3,
     streamsPerCredential: 20,

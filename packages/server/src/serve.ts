@@ -1,4 +1,5 @@
 import type { ServerConfig } from './env';
+import { textOutput } from './http/request-log';
 import { type ConveneServer, createServer } from './server';
 
 /**
@@ -6,7 +7,10 @@ import { type ConveneServer, createServer } from './server';
  * cleanly on SIGTERM/SIGINT. What `pnpm start` and `convene serve` both run.
  */
 export async function serve(config: ServerConfig): Promise<ConveneServer> {
-  const server = await createServer(config);
+  // JSON for log collectors; text for a person watching a terminal.
+  const text = (config.logFormat ?? (process.stdout.isTTY ? 'text' : 'json')) === 'text';
+  const color = text && process.stdout.isTTY === true && !process.env.NO_COLOR;
+  const server = await createServer(config, text ? { logStream: textOutput(process.stdout, color) } : {});
   const address = await server.app.listen({ port: config.port, host: config.host });
   // The readiness line scripts wait for; migrations ran before it.
   console.log(

@@ -61,6 +61,23 @@ describe.runIf(!onPostgres())('server process on the embedded database', () => {
     for (const id of burst) expect(lineOf(id)).toHaveLength(1);
   }, 90_000);
 
+  it('prints its log as text for a person when LOG_FORMAT=text', async () => {
+    const server = spawnServer({
+      DATA_DIR: dir,
+      PORT: String(await freePort()),
+      LOG_LEVEL: 'info',
+      LOG_FORMAT: 'text',
+    });
+    const url = await server.ready;
+    await fetch(`${url}/api/health?key=secret-in-the-url`);
+    expect(await server.stop('SIGTERM')).toBe(0);
+    expect(server.output()).toMatch(
+      /\d\d:\d\d:\d\d {2}200 {2}GET \/api\/health\?key=\[redacted\] {2}[\d.]+ ms\n/,
+    );
+    expect(server.output()).not.toContain('secret-in-the-url');
+    expect(server.output()).not.toContain('"reqId"');
+  }, 90_000);
+
   it('starts again after a crash on the same data', async () => {
     const port = await freePort();
     const first = spawnServer({ DATA_DIR: dir, PORT: String(port) });

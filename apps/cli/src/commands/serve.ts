@@ -23,6 +23,12 @@ export function registerServe(program: Command, app: App): void {
       new Option('--database-url <url>', 'PostgreSQL URL, or memory:// (env DATABASE_URL; default embedded)'),
     )
     .addOption(new Option('--data-dir <dir>', 'embedded database directory (env DATA_DIR, default ./.data)'))
+    .addOption(
+      new Option(
+        '--log-format <format>',
+        'json, or text for a person (env LOG_FORMAT; default text on a terminal)',
+      ).choices(['json', 'text']),
+    )
     .addHelpText(
       'after',
       examples(
@@ -44,6 +50,7 @@ export function registerServe(program: Command, app: App): void {
       if (options.host !== undefined) overrides.HOST = options.host;
       if (options.databaseUrl !== undefined) overrides.DATABASE_URL = options.databaseUrl;
       if (options.dataDir !== undefined) overrides.DATA_DIR = options.dataDir;
+      if (options.logFormat !== undefined) overrides.LOG_FORMAT = options.logFormat;
       const { loadConfig, serve } = await import('@convene/server');
       let config: ReturnType<typeof loadConfig>;
       try {

@@ -50,3 +50,68 @@ export function logWhenDone(request: FastifyRequest, reply: FastifyReply): void 
  */
 export const standardOutput = (): DestinationStream =>
   pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: 250 });
+
+/** The fields of a log line that the text format shows. */
+interface LogLine {
+  time?: number;
+  level?: number;
+  msg?: string;
+  req?: { method?: string; url?: string };
+  res?: { statusCode?: number };
+  responseTime?: number;
+  err?: { type?: string; message?: string };
+}
+
+const LEVELS: Record<number, string> = {
+  10: 'TRACE',
+  20: 'DEBUG',
+  30: 'INFO',
+  40: 'WARN',
+  50: 'ERROR',
+  60: 'FATAL',
+};
+
+/**
+ * One log line as a person reads it in a terminal: `14:03:07  200  POST /hub/space  4 ms` for a
+ * request, `14:03:07  WARN  <message>: <error>` for anything else. The same fields as the JSON
+ * line (redacted alike); colours only where `color` says.
+ */
+export function formatLogLine(json: string, color: boolean): string {
+  let line: LogLine;
+  try {
+    line = JSON.parse(json) as LogLine;
+  } catch {
+    return json.trimEnd();
+  }
+  const paint = (code: number, text: string) => (color ? `\u001b[${code}m${text}\u001b[39m` : text);
+  const dim = (text: string) => (color ? `\u001b[2m${text}\u001b[22m` : text);
+  const time = dim(new Date(line.time ?? Date.now()).toTimeString().slice(0, 8));
+  const level = line.level ?? 30;
+  if (line.req && line.responseTime !== undefined) {
+    const status = line.res?.statusCode;
+    const code = status === undefined ? '---' : String(status);
+    const shown =
+      status === undefined || status >= 500
+        ? paint(31, code)
+        : status >= 400
+          ? paint(33, code)
+          : paint(32, code);
+    const took = `${line.responseTime < 10 ? line.responseTime.toFixed(1) : Math.round(line.responseTime)} ms`;
+    const aborted = line.msg === 'request aborted' ? ' (client went away)' : '';
+    return `${time}  ${shown}  ${line.req.method ?? ''} ${line.req.url ?? ''}  ${dim(took)}${aborted}`;
+  }
+  const name = LEVELS[level] ?? String(level);
+  const label = level >= 50 ? paint(31, name) : level >= 40 ? paint(33, name) : name;
+  const cause = line.err?.message ? `: ${line.err.message}` : '';
+  return `${time}  ${label}  ${line.msg ?? ''}${cause}`;
+}
+
+/** A log destination writing each line as `formatLogLine` shows it. */
+export const textOutput = (
+  out: { write(text: string): unknown },
+  color: boolean,
+): { write(line: string): void } => ({
+  write: (json) => {
+    for (const line of json.split('\n')) if (line.trim() !== '') out.write(`${formatLogLine(line, color)}\n`);
+  },
+});
