@@ -408,7 +408,8 @@ describe('a duplicate arriving while the first is running', () => {
     await gate.entered;
     const started = Date.now();
     expectError(await h.post('/test/effect/busy', { key, body: { v: 2 }, headers }), 422);
-    expect(Date.now() - started).toBeLessThan(1_000);
+    // Without waiting the 10 s a duplicate with the same body may wait (a loaded machine's margin).
+    expect(Date.now() - started).toBeLessThan(5_000);
     gate.release();
     await first;
   });
@@ -450,7 +451,8 @@ describe('records in the database', () => {
       const answer = await retry;
       expect(answer.status).toBe(201);
       expect(replayed(answer)).toBeNull();
-      expect(Date.now() - killed).toBeLessThan(1_000);
+      // At once, not after the 10 s wait for a claim that is still running.
+      expect(Date.now() - killed).toBeLessThan(5_000);
       expect(effects.runs('orphan')).toBe(1);
       expect(await dying).toBe('died');
     },
