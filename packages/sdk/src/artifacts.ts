@@ -192,6 +192,9 @@ export class Artifacts {
       const doc = new LockedArtifact(this, artifact, lock, lost.signal);
       const interval = heartbeatIntervalMs ?? heartbeatInterval(lock, response);
       const beat = async () => {
+        // The next beat is due an interval after this one was sent, not after its answer: a slow
+        // answer (a loaded server, a long round trip) must not stretch the gap toward the expiry.
+        const sent = Date.now();
         try {
           doc.refreshed(await this.heartbeat(artifactId, requestOptions));
         } catch (error) {
@@ -206,7 +209,7 @@ export class Artifacts {
           }
           this.transport.logger.warn(`heartbeat of artifact ${artifactId} failed: ${String(error)}`);
         }
-        if (!stopped) timer = setTimeout(beat, interval);
+        if (!stopped) timer = setTimeout(beat, Math.max(0, interval - (Date.now() - sent)));
       };
       timer = setTimeout(beat, interval);
       return await fn(doc);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConflictError, LockedError, NotFoundError } from '../src';
-import { ownedSpace, participant, until } from './helpers';
+import { hub, ownedSpace, participant, until } from './helpers';
 
 describe('artifacts', () => {
   it('creates, lists, reads and downloads', async () => {
@@ -145,6 +145,35 @@ describe('artifacts', () => {
         content: 'finished after a long think',
       });
       expect((await rival.artifacts.lock(doc.id)).lockedBy).toBe(rival.participantId);
+    }, 60_000);
+
+    it('sends each heartbeat an interval after the previous one was sent, however slow its answer', async () => {
+      const beats: { sent: number; answered: number }[] = [];
+      // Every heartbeat answers 600 ms late, longer than the 400 ms interval.
+      const slow: typeof fetch = async (input, init) => {
+        const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+        if (!url.endsWith('/heartbeat')) return fetch(input, init);
+        const beat = { sent: Date.now(), answered: 0 };
+        beats.push(beat);
+        await new Promise((resolve) => setTimeout(resolve, 600));
+        const response = await fetch(input, init);
+        beat.answered = Date.now();
+        return response;
+      };
+      const { owner } = await ownedSpace();
+      const me = await participant(owner, 'Far away', hub({ fetch: slow }));
+      const doc = await me.artifacts.create({ name: 'doc', content: 'x' });
+      await me.artifacts.withLock(
+        doc.id,
+        () => until(() => (beats.filter((b) => b.answered > 0).length >= 3 ? true : undefined), 30_000),
+        { heartbeatIntervalMs: 400 },
+      );
+      // Once an answer is in, the next beat goes at once when the interval is already over (it
+      // waited a whole interval more, 400 ms, before).
+      for (let i = 1; i < 3; i++) {
+        const due = Math.max(beats[i - 1]!.sent + 400, beats[i - 1]!.answered);
+        expect(beats[i]!.sent - due).toBeLessThan(300);
+      }
     }, 60_000);
 
     it('aborts the callback signal when the lock is lost', async () => {
