@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import type { RateLimitClient } from '@convene/core';
+import { hashSecret, type RateLimitClient } from '@convene/core';
 import type { FastifyRequest } from 'fastify';
 
 /** Who is asking, as far as the HTTP policies care. Only hashes: a credential is never kept. */
@@ -18,8 +18,11 @@ export interface PresentedCredential {
   value: string;
 }
 
-/** One-shot `crypto.hash`: half the cost of a `createHash` object (four per request). */
-const sha256 = (value: string): string => hash('sha256', value, 'hex');
+/**
+ * SHA-256 in hex, for the names of rate-limit buckets and idempotency scopes. One-shot
+ * `crypto.hash`: half the cost of a `createHash` object (several per request).
+ */
+export const sha256 = (value: string): string => hash('sha256', value, 'hex');
 
 const first = (value: unknown): string | undefined => {
   const v = Array.isArray(value) ? value[0] : value;
@@ -82,7 +85,11 @@ export function clientOf(request: FastifyRequest): Client {
     const bucket = presented === undefined ? undefined : hashCredential(presented.value);
     let rateLimit: RateLimitClient = { address };
     if (presented && bucket && isWellFormed(presented) && presented.kind !== 'jwt')
-      rateLimit = { address, credential: { kind: presented.kind, lookup: sha256(presented.value), bucket } };
+      rateLimit = {
+        address,
+        // Looked up as keys and tokens are stored: by core's hashSecret.
+        credential: { kind: presented.kind, lookup: hashSecret(presented.value), bucket },
+      };
     client = { credential: bucket, rateLimit };
     clients.set(request, client);
   }

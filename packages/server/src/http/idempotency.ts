@@ -1,4 +1,3 @@
-import { hash } from 'node:crypto';
 import {
   type Clock,
   type Db,
@@ -12,7 +11,7 @@ import {
   ValidationError,
 } from '@convene/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { clientOf } from './client';
+import { clientOf, sha256 } from './client';
 import { toHttpError } from './errors';
 import { hasTimedOut } from './timeout';
 
@@ -76,8 +75,6 @@ export function refusalOf(error: unknown, publicUrl: string): StoredResponse | u
   if (status >= 500 || status === 429) return undefined;
   return { status, headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) };
 }
-
-const sha256 = (value: string): string => hash('sha256', value, 'hex');
 
 /** The record a write is kept under: method, path, credential (its hash) and Idempotency-Key. */
 export const idempotencyScope = (method: string, path: string, credentialHash: string, key: string): string =>
