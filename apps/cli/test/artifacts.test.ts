@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { byName, editor, eventually, finished, joinAs, User } from './helpers/cli';
+import { byName, editing, editor, joinAs, User } from './helpers/cli';
 import { startServer, type TestServer } from './helpers/server';
 
 let server: TestServer;
@@ -217,9 +217,7 @@ describe('artifact edit', () => {
       'interrupted',
       `printf "typed before Ctrl-C\\n" >> "$1"\nexec "${process.execPath}" -e 'require("fs").writeFileSync(process.argv[1], ""); setTimeout(() => {}, 60000)' "${marker}"`,
     );
-    const child = guest.spawn(['artifact', 'edit', 'edit.md'], { env: { EDITOR: ed }, detached: true });
-    const done = finished(child, { timeoutMs: 60_000 });
-    await eventually(() => expect(existsSync(marker)).toBe(true));
+    const { child, done } = await editing(guest, 'edit.md', ed, marker);
     // A terminal's Ctrl-C reaches the whole foreground group: convene and the editor.
     process.kill(-child.pid!, 'SIGINT');
     const result = await done;
@@ -240,9 +238,7 @@ describe('artifact edit', () => {
       'carries-on',
       `trap '' INT\nprintf "kept going\\n" >> "$1"\ntouch "${marker}"\nwhile [ ! -e "${go}" ]; do sleep 0.05; done`,
     );
-    const child = guest.spawn(['artifact', 'edit', 'edit.md'], { env: { EDITOR: ed }, detached: true });
-    const done = finished(child, { timeoutMs: 60_000 });
-    await eventually(() => expect(existsSync(marker)).toBe(true));
+    const { child, done } = await editing(guest, 'edit.md', ed, marker);
     process.kill(-child.pid!, 'SIGINT');
     // Twice, as an impatient person would: still the editor's.
     await new Promise((resolve) => setTimeout(resolve, 200));

@@ -1,7 +1,7 @@
-import { existsSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { byName, editor, eventually, finished, joinAs, User } from './helpers/cli';
+import { byName, editing, editor, eventually, joinAs, User } from './helpers/cli';
 import { startServer, type TestServer } from './helpers/server';
 
 // A short lock lifetime, so that an editor can stay open longer than it. A server of its own:
@@ -34,9 +34,7 @@ describe('artifact edit', () => {
       'slow',
       `touch "${marker}"\nwhile [ ! -e "${release}" ]; do sleep 0.2; done\nprintf "after a long think\\n" >> "$1"`,
     );
-    const child = guest.spawn(['artifact', 'edit', 'edit.md'], { env: { EDITOR: ed } });
-    const done = finished(child, { timeoutMs: 60_000 });
-    await eventually(() => expect(existsSync(marker)).toBe(true));
+    const { done } = await editing(guest, 'edit.md', ed, marker);
     const opened = Date.now();
     // Outlive the lock's lifetime, then check nobody else can take it.
     await eventually(() => expect(Date.now() - opened).toBeGreaterThan((LOCK_TTL_S + 2) * 1000), 30_000);

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
@@ -134,6 +134,23 @@ export function editor(user: User, name: string, body: string): string {
   writeFileSync(path, `#!/bin/sh\n${body}\n`);
   chmodSync(path, 0o755);
   return path;
+}
+
+/**
+ * `convene artifact edit ARTIFACT` with EDITOR set to `ed`, once the editor has the file open
+ * (it touches `marker`): the running child and its result to come. In its own process group, so a
+ * test can send the group a terminal's Ctrl-C.
+ */
+export async function editing(
+  user: User,
+  artifact: string,
+  ed: string,
+  marker: string,
+): Promise<{ child: ChildProcess; done: Promise<RunResult> }> {
+  const child = user.spawn(['artifact', 'edit', artifact], { env: { EDITOR: ed }, detached: true });
+  const done = finished(child, { timeoutMs: 60_000 });
+  await eventually(() => expect(existsSync(marker)).toBe(true));
+  return { child, done };
 }
 
 /** A document of the user's default space, by name, as `artifact list --json` shows it. */
