@@ -4,6 +4,7 @@ import {
   SqlIdempotencyStore,
   SqlRateLimiter,
   sendMessageResultOf,
+  sweepStreamNodes,
 } from '@convene/core';
 import Fastify, {
   type FastifyError,
@@ -187,6 +188,8 @@ export async function buildApp({
             limit: Math.min(limit, 200),
           }),
       },
+      // Stream slots of nodes that stopped long ago without retiring (a crash).
+      { sweep: (_now, limit) => sweepStreamNodes(deps.db, limit) },
     ],
   });
 

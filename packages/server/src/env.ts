@@ -1,5 +1,10 @@
 import { isIP } from 'node:net';
-import { defaultWebhookRetryDelaysMs, STREAM_LEASE_SECONDS, type WebhookUrlPolicy } from '@convene/core';
+import {
+  defaultWebhookRetryDelaysMs,
+  STREAM_LEASE_SECONDS,
+  STREAM_NODE_LEASE_SECONDS,
+  type WebhookUrlPolicy,
+} from '@convene/core';
 import { webDistDir } from '@convene/web';
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
@@ -104,9 +109,14 @@ export interface ServerConfig {
    * STREAM_LEASE_SECONDS), and checks that it missed no event of them.
    */
   streamLeaseRenewMs: number;
-  /** Open event streams per credential and per remote address on one node (429 beyond). */
+  /** Open event streams per credential and per remote address across every node (429 beyond). */
   streamsPerCredential: number;
   streamsPerAddress: number;
+  /**
+   * How often a node renews its lease in `stream_nodes` (a third of STREAM_NODE_LEASE_SECONDS):
+   * its streams count against the caps while it runs, and stop counting soon after a crash.
+   */
+  streamNodeRenewMs: number;
   /** A stream is closed once this much output is queued for a client that does not read. */
   streamMaxQueuedBytes: number;
   /** A request that has not been answered after this long answers 503 (streams and long waits excepted). */
@@ -172,6 +182,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     streamLeaseRenewMs: (STREAM_LEASE_SECONDS * 1000) / 3,
     streamsPerCredential: 20,
     streamsPerAddress: 200,
+    streamNodeRenewMs: (STREAM_NODE_LEASE_SECONDS * 1000) / 3,
     streamMaxQueuedBytes: 1024 * 1024,
     requestTimeoutMs: 30_000,
     lockSweepIntervalMs: 1000,

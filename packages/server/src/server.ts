@@ -100,7 +100,13 @@ export async function createServer(
     // One LISTEN per process, fanning events out to this process's streams.
     const hub = new EventHub({
       deps,
-      caps: { perCredential: config.streamsPerCredential, perAddress: config.streamsPerAddress },
+      caps: {
+        perCredential: config.streamsPerCredential,
+        perAddress: config.streamsPerAddress,
+        renewMs: config.streamNodeRenewMs,
+        // An embedded database has one server: what a crashed run left is forgotten at start.
+        exclusive: database.engine === 'pglite',
+      },
       pingMs: config.streamPingMs,
       leaseRenewMs: config.streamLeaseRenewMs,
       // The database away is an outage the hub rides out (it renews and resyncs once back).

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { expectError, expectOk, onPostgres, useServer } from './helpers';
 import { SseStream } from './helpers/sse';
 
-// Streams a client holds: capped per key and per address (429 beyond), cut off once their client
+// Streams a client holds: capped per key and per address across nodes (429 beyond), cut off once their client
 // leaves too much unread (it resumes with Last-Event-ID), and fed again after the node's LISTEN
 // connection dropped. Caps and the bound are lowered here; the defaults are 20, 200 and 1 MiB.
 const MAX_QUEUED = 64 * 1024;
@@ -17,7 +17,7 @@ const open = (spaceId: string, key: string, headers: Record<string, string> = {}
   SseStream.open(srv.listenUrl, spaceId, { key, headers });
 
 describe('open streams', () => {
-  it('are capped per key and per address on a node: 429 with Retry-After beyond, a slot again once one closes', async () => {
+  it('are capped per key and per address: 429 with Retry-After beyond, a slot again once one closes', async () => {
     const space = await h.createSpace();
     const member = await h.joinActive(space);
     const streams: SseStream[] = [];
@@ -45,6 +45,43 @@ describe('open streams', () => {
       streams.push(again as SseStream);
       // Refused streams and unknown keys hold no slot.
       expectError(await h.get(`/hub/space/${space.spaceId}`, { key: 'f'.repeat(64) }), 401);
+    } finally {
+      for (const stream of streams) stream.close();
+    }
+  });
+});
+
+describe.runIf(onPostgres())('open streams on two nodes', () => {
+  const { srv: b } = useServer(() => ({
+    databaseUrl: srv.databaseUrl!,
+    config: { streamsPerCredential: 3, streamsPerAddress: 5 },
+  }));
+  const openOn = (node: typeof srv, spaceId: string, key: string) =>
+    SseStream.open(node.listenUrl, spaceId, { key });
+
+  it('share one count: opens racing on both nodes admit exactly the cap, and a close on one frees a slot on the other', async () => {
+    const space = await h.createSpace();
+    const tries = await Promise.all(
+      [srv, b, srv, b, srv, b, srv, b].map((node) => openOn(node, space.spaceId, space.ownerKey)),
+    );
+    const streams = tries.filter((t): t is SseStream => t instanceof SseStream);
+    try {
+      expect(streams).toHaveLength(3);
+      expect(
+        tries.filter((t) => !(t instanceof SseStream)).map((t) => (t as { status: number }).status),
+      ).toEqual([429, 429, 429, 429, 429]);
+      // Free one on whichever node holds it; the other node (or either) admits one again.
+      streams.shift()!.close();
+      let again = await openOn(b, space.spaceId, space.ownerKey);
+      for (let i = 0; !(again instanceof SseStream) && i < 50; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        again = await openOn(b, space.spaceId, space.ownerKey);
+      }
+      expect(again).toBeInstanceOf(SseStream);
+      streams.push(again as SseStream);
+      expect((await openOn(srv, space.spaceId, space.ownerKey)) as { status: number }).toMatchObject({
+        status: 429,
+      });
     } finally {
       for (const stream of streams) stream.close();
     }

@@ -2,6 +2,7 @@
 
 export * from '../events/read-events';
 export * from '../events/stream-lease';
+export * from '../events/stream-slots';
 export * from './get-message-thread';
 export * from './list-messages';
 export * from './open-stream';

@@ -12,8 +12,8 @@ export interface EventHubOptions {
   pingMs: number;
   /** How often the leases of the spaces listened to are renewed, well inside the lease. */
   leaseRenewMs: number;
-  /** Open streams per credential and per remote address on this node. */
-  caps: StreamCapsOptions;
+  /** Open streams per credential and per remote address across every node, and the node's lease. */
+  caps: Omit<StreamCapsOptions, 'db' | 'onError'>;
   onError?: (error: unknown, what: string) => void;
 }
 
@@ -21,7 +21,7 @@ export interface EventHubOptions {
  * The event side of one process: it hears every node's notices through the EventBus port
  * (`deps.events`), fans them out to this process's streams (fan-out.ts), keeps the stream
  * leases that make the spaces it listens to notified (leases.ts), and counts open streams
- * against their caps (stream-caps.ts). When the bus says notices may have been lost (its
+ * against their caps across every node (stream-caps.ts). When the bus says notices may have been lost (its
  * connection came back), the leases are renewed at once, which delivers the newest event of
  * every space listened to; streams fill any gap before it from the database.
  */
@@ -51,7 +51,7 @@ export class EventHub {
         for (const { spaceId, eventSeq } of spaces) this.fanOut.observe(spaceId, eventSeq);
       },
     });
-    this.caps = new StreamCaps(options.caps);
+    this.caps = new StreamCaps({ ...options.caps, db: options.deps.db, onError });
   }
 
   get deps(): Deps {
@@ -72,6 +72,7 @@ export class EventHub {
   }
 
   async start(): Promise<void> {
+    await this.caps.start();
     this.stopListening = await this.options.deps.events.subscribe({
       notice: (notice) => this.fanOut.notice(notice),
       resync: () => void this.renewLeases(),
@@ -96,10 +97,10 @@ export class EventHub {
   }
 
   /**
-   * Counts a new stream of `credential` from `address` against the caps, or throws a 429
-   * (TooManyStreamsError); returns the function that counts it out again.
+   * Takes a slot for a new stream of `credential` from `address` (both hashed) under the caps,
+   * or throws a 429 (TooManyStreamsError); resolves to the function that gives it back.
    */
-  admit(credential: string, address: string): () => void {
+  admit(credential: string, address: string): Promise<() => void> {
     return this.caps.admit(credential, address);
   }
 
@@ -137,6 +138,7 @@ export class EventHub {
     if (this.pinger) clearInterval(this.pinger);
     if (this.renewer) clearInterval(this.renewer);
     this.fanOut.close();
+    await this.caps.close();
     await this.stopListening?.().catch((error) => this.options.onError?.(error, 'unlisten'));
   }
 }

@@ -1,62 +1,123 @@
-import { RateLimitedError } from '@convene/core';
+import { randomUUID } from 'node:crypto';
+import {
+  claimStreamSlot,
+  type Db,
+  forgetStreamNodes,
+  releaseStreamSlots,
+  renewStreamNode,
+  retireStreamNode,
+} from '@convene/core';
 
 export interface StreamCapsOptions {
-  /** Open streams one credential may hold on this node (20). */
+  db: Db;
+  /** Open streams one credential may hold across every node (20). */
   perCredential: number;
-  /** Open streams one remote address may hold on this node (200). */
+  /** Open streams one remote address may hold across every node (200). */
   perAddress: number;
-}
-
-/** How long a refused client is told to wait: a stream of its own has to end first. */
-const RETRY_AFTER_SECONDS = 5;
-
-/** A stream beyond a cap: 429 with Retry-After, as every other limit. */
-export class TooManyStreamsError extends RateLimitedError {
-  constructor(what: string) {
-    super(RETRY_AFTER_SECONDS);
-    this.message = `too many open streams for this ${what}; close one first`;
-  }
+  /** How often this node says it is alive, well inside STREAM_NODE_LEASE_SECONDS. */
+  renewMs: number;
+  /**
+   * This node is the only one its database can have (embedded PGlite): slots an earlier run
+   * left behind (a crash) are forgotten when it starts, instead of after their lease.
+   */
+  exclusive: boolean;
+  onError(error: unknown, what: string): void;
 }
 
 /**
- * The open-stream caps (decisions.md, Abuse and faults: 20 per credential, 200 per remote
- * address, 429 beyond). A stream holds memory and a socket of the node that serves it, so the caps
- * are counted per node, where that memory is: a client cannot make one node hold more than its
- * share, whatever it does on the others (each node is bounded by its own caps).
+ * This node's side of the open-stream caps (decisions.md, Abuse and faults: 20 per credential,
+ * 200 per remote address, 429 beyond). The count is the database's (`stream_slots`, see
+ * claimStreamSlot), so the caps hold across every node as the rate limits do. The node keeps its
+ * lease alive (its slots count while it runs, and stop counting soon after a crash), gives slots
+ * back in batches as streams end, and retries what it could not give back (the database away)
+ * at the next renewal.
  */
 export class StreamCaps {
-  private readonly byCredential = new Map<string, number>();
-  private readonly byAddress = new Map<string, number>();
+  readonly nodeId = randomUUID();
+  private local = 0;
+  private readonly unreleased = new Set<string>();
+  private flushing: Promise<void> | undefined;
+  private renewer: NodeJS.Timeout | undefined;
+  private retired = false;
 
   constructor(private readonly options: StreamCapsOptions) {}
 
-  /** Counts a stream in, or throws TooManyStreamsError; returns the function that counts it out. */
-  admit(credential: string, address: string): () => void {
-    if ((this.byCredential.get(credential) ?? 0) >= this.options.perCredential)
-      throw new TooManyStreamsError('key');
-    if ((this.byAddress.get(address) ?? 0) >= this.options.perAddress)
-      throw new TooManyStreamsError('address');
-    bump(this.byCredential, credential, 1);
-    bump(this.byAddress, address, 1);
+  /** Takes the node's lease (and, when exclusive, clears a previous run's slots). */
+  async start(): Promise<void> {
+    if (this.options.exclusive) await forgetStreamNodes(this.options.db);
+    await renewStreamNode(this.options.db, this.nodeId);
+    this.renewer = setInterval(() => void this.renew(), this.options.renewMs);
+    this.renewer.unref();
+  }
+
+  /**
+   * Takes a slot for a new stream of `credential` from `address` (both hashed), or throws a 429
+   * (TooManyStreamsError); resolves to the function that gives the slot back.
+   */
+  async admit(credential: string, address: string): Promise<() => void> {
+    const slotId = randomUUID();
+    const { db, perCredential, perAddress } = this.options;
+    await claimStreamSlot(db, {
+      slotId,
+      nodeId: this.nodeId,
+      credential,
+      address,
+      perCredential,
+      perAddress,
+    });
+    this.local++;
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      bump(this.byCredential, credential, -1);
-      bump(this.byAddress, address, -1);
+      this.local--;
+      this.unreleased.add(slotId);
+      this.flush();
     };
   }
 
-  /** Streams counted now (tests, metrics). */
+  /** Streams holding a slot on this node (tests, metrics). */
   get open(): number {
-    let n = 0;
-    for (const count of this.byAddress.values()) n += count;
-    return n;
+    return this.local;
   }
-}
 
-function bump(counts: Map<string, number>, key: string, by: number): void {
-  const next = (counts.get(key) ?? 0) + by;
-  if (next <= 0) counts.delete(key);
-  else counts.set(key, next);
+  /** Stops renewing and gives back every slot of this node at once (shutdown). */
+  async close(): Promise<void> {
+    if (this.renewer) clearInterval(this.renewer);
+    this.retired = true;
+    await this.flushing;
+    await retireStreamNode(this.options.db, this.nodeId).catch((error) =>
+      this.options.onError(error, 'retiring stream slots'),
+    );
+  }
+
+  private async renew(): Promise<void> {
+    try {
+      await renewStreamNode(this.options.db, this.nodeId);
+    } catch (error) {
+      this.options.onError(error, 'renewing the stream node lease');
+    }
+    this.flush();
+  }
+
+  /** Deletes the slots given back since the last flush, one statement at a time. */
+  private flush(): void {
+    if (this.flushing || this.retired || this.unreleased.size === 0) return;
+    const slotIds = [...this.unreleased];
+    let released = false;
+    this.flushing = releaseStreamSlots(this.options.db, slotIds)
+      .then(
+        () => {
+          released = true;
+          for (const slotId of slotIds) this.unreleased.delete(slotId);
+        },
+        // Kept for the next renewal; until then they only make the caps stricter.
+        (error) => this.options.onError(error, 'releasing stream slots'),
+      )
+      .finally(() => {
+        this.flushing = undefined;
+        // Streams that ended meanwhile; after a failure, the renewal retries.
+        if (released) this.flush();
+      });
+  }
 }

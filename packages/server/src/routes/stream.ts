@@ -2,7 +2,7 @@ import { ZTimestampQuery } from '@convene/contract';
 import { openStream, ValidationError } from '@convene/core';
 import type { RouteHandlerMethod } from 'fastify';
 import { StreamConnection } from '../events/stream-connection';
-import { hashCredential } from '../http/client';
+import { hashCredential, sha256 } from '../http/client';
 import { sendError, takeOver } from '../http/reply';
 import { headerValue } from '../rest/caller';
 import type { RouteScope } from './scope';
@@ -33,10 +33,6 @@ export function streamHandler({ app, config, deps }: RouteScope): RouteHandlerMe
     const hub = app.eventHub;
     if (!hub || hub.isClosed) return sendError(reply, 503, { error: 'the server is shutting down' });
 
-    // At most 20 open streams per key and 200 per address on this node (429 beyond). A request
-    // without a key is refused below (401) and holds nothing.
-    if (key !== undefined) reply.raw.once('close', hub.admit(hashCredential(key), request.ip));
-
     // Subscribe first, so that nothing committed after the starting position can be missed.
     const connection = new StreamConnection({
       hub,
@@ -49,19 +45,25 @@ export function streamHandler({ app, config, deps }: RouteScope): RouteHandlerMe
       onError: (error) => request.log.error({ err: error }, 'event stream failed'),
     });
     let start: Awaited<ReturnType<typeof openStream>>;
+    let release: () => void;
     try {
       // The space's messages are notified from here on; then the starting position is taken.
       // HEAD answers the stream's status and headers and never goes live.
       if (request.method !== 'HEAD') await hub.ready(spaceId);
       start = await openStream({ deps, spaceId, key });
+      // At most 20 open streams per key and 200 per address across every node (429 beyond),
+      // counted once the key is known to be good: a refused stream holds no slot.
+      release = await hub.admit(hashCredential(key!), sha256(request.ip));
     } catch (error) {
       connection.abandon();
       throw error;
     }
 
     const res = takeOver(reply);
+    res.once('close', release);
     // The client left (or the server began closing) while the stream was being authorised.
     if (connection.isEnded) {
+      release();
       res.destroy();
       return;
     }

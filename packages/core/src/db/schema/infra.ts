@@ -1,4 +1,4 @@
-import { index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { index, integer, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 
 /**
  * Stored responses for Idempotency-Key replays, scoped by method, path and credential. A row is
@@ -50,3 +50,36 @@ export const settings = pgTable('settings', {
   key: text('key').primaryKey(),
   value: text('value').notNull(),
 });
+
+/**
+ * The server processes running now, for the stream caps: a node renews its row every few
+ * seconds while it runs, and the stream slots of a node whose row has lapsed (a crash) stop
+ * counting.
+ */
+export const streamNodes = pgTable('stream_nodes', {
+  id: uuid('id').primaryKey(),
+  aliveUntil: timestamp('alive_until', { withTimezone: true, precision: 3 }).notNull(),
+});
+
+/**
+ * One row per open event stream, counted against the caps of its credential and of its remote
+ * address across every node (decisions.md: 20 per credential, 200 per address).
+ */
+export const streamSlots = pgTable(
+  'stream_slots',
+  {
+    id: uuid('id').primaryKey(),
+    /** The node serving the stream (stream_nodes). */
+    nodeId: uuid('node_id').notNull(),
+    /** SHA-256 of the credential; never the credential. */
+    credential: text('credential').notNull(),
+    /** SHA-256 of the remote address. */
+    address: text('address').notNull(),
+    openedAt: timestamp('opened_at', { withTimezone: true, precision: 3 }).notNull(),
+  },
+  (t) => [
+    index('stream_slots_credential_idx').on(t.credential),
+    index('stream_slots_address_idx').on(t.address),
+    index('stream_slots_node_id_idx').on(t.nodeId),
+  ],
+);
