@@ -89,9 +89,15 @@ describe('stream slots', () => {
     await claim(stopping, 'key-10', 'addr-10');
     await lapse(old, 601);
     await lapse(recent, 30);
+    // A claim that finished after its node retired.
+    await db.execute(sql`insert into stream_slots (id, node_id, credential, address, opened_at)
+      values (${randomUUID()}, ${randomUUID()}, 'key-11', 'addr-11', now())`);
 
-    expect(await sweepStreamNodes(db, 1)).toBe(1);
-    expect(await sweepStreamNodes(db, 1000)).toBe(2); // the other slot, then the node
+    expect(await sweepStreamNodes(db, 2)).toBe(2);
+    expect(await sweepStreamNodes(db, 1000)).toBe(2); // the last slot, then the node
+    expect(rowsOf(await db.execute(sql`select id from stream_slots where credential = 'key-11'`))).toEqual(
+      [],
+    );
     expect(await slotsOf(old)).toBe(0);
     expect(await slotsOf(recent)).toBe(1);
     const nodes = async () =>

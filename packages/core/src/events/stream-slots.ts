@@ -116,23 +116,25 @@ export async function forgetStreamNodes(db: Db): Promise<void> {
 }
 
 /**
- * Deletes up to `limit` slots of nodes whose lease ended long ago, and such nodes once they have
- * none left; returns how many rows went (the policy sweeper calls it until fewer than `limit`).
+ * Deletes up to `limit` slots of nodes whose lease ended long ago (or that are gone: a claim that
+ * finished as its node retired), and such nodes once they have none left; returns how many rows
+ * went (the policy sweeper calls it until fewer than `limit`).
  */
 export async function sweepStreamNodes(db: Db, limit: number): Promise<number> {
   return db.transaction(async (tx) => {
-    const lapsed = sql`select id from stream_nodes
-      where alive_until < now() - make_interval(secs => ${LAPSED_NODE_RETENTION_SECONDS})`;
+    const retention = sql`now() - make_interval(secs => ${LAPSED_NODE_RETENTION_SECONDS})`;
     const slots = rowsOf(
       await tx.execute(sql`
         delete from stream_slots where id in (
-          select id from stream_slots where node_id in (${lapsed}) limit ${limit}
+          select s.id from stream_slots s left join stream_nodes n on n.id = s.node_id
+          where n.id is null or n.alive_until < ${retention}
+          limit ${limit}
         ) returning id`),
     ).length;
     if (slots === limit) return slots;
     const nodes = rowsOf(
       await tx.execute(sql`
-        delete from stream_nodes n where n.id in (${lapsed})
+        delete from stream_nodes n where n.alive_until < ${retention}
           and not exists (select 1 from stream_slots s where s.node_id = n.id)
         returning id`),
     ).length;

@@ -21,9 +21,9 @@ export interface EventHubOptions {
  * The event side of one process: it hears every node's notices through the EventBus port
  * (`deps.events`), fans them out to this process's streams (fan-out.ts), keeps the stream
  * leases that make the spaces it listens to notified (leases.ts), and counts open streams
- * against their caps across every node (stream-caps.ts). When the bus says notices may have been lost (its
- * connection came back), the leases are renewed at once, which delivers the newest event of
- * every space listened to; streams fill any gap before it from the database.
+ * against their caps across every node (stream-caps.ts). When the bus says notices may have
+ * been lost (its connection came back), the leases are renewed at once, which delivers the
+ * newest event of every space listened to; streams fill any gap before it from the database.
  */
 export class EventHub {
   private readonly fanOut: FanOut;
