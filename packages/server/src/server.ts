@@ -104,7 +104,7 @@ export async function createServer(
         perCredential: config.streamsPerCredential,
         perAddress: config.streamsPerAddress,
         renewMs: config.streamNodeRenewMs,
-        // An embedded database has one server: what a crashed run left is forgotten at start.
+        // An embedded database has one server: its own count is the whole count.
         exclusive: database.engine === 'pglite',
       },
       pingMs: config.streamPingMs,

@@ -34,55 +34,35 @@ export interface StreamSlotClaim {
   /** Open streams allowed per credential (20) and per address (200), across every node. */
   perCredential: number;
   perAddress: number;
+  /** Slots the node has given back and not yet deleted: they no longer count. */
+  releasing?: readonly string[];
 }
 
 /**
  * Counts a new stream against the caps of its credential and its address across every node, and
  * takes a slot for it, or throws TooManyStreamsError (decisions.md: at most 20 open streams per
- * credential and 200 per remote address, 429 beyond). Transaction-scoped advisory locks on the
- * credential and the address (always in that order) serialise the claims that could exceed the
- * same cap, so two nodes can never both take the last slot; slots of lapsed nodes do not count.
+ * credential and 200 per remote address, 429 beyond). One call of the `claim_stream_slot`
+ * function (migration 0013): advisory locks on the credential and the address, always in that
+ * order, serialise the claims that could exceed the same cap, so two nodes never both take the
+ * last slot. The claiming node's own slots always count, another node's while its lease runs.
  */
-export async function claimStreamSlot(db: Db, claim: StreamSlotClaim): Promise<void> {
-  const refused = await db.transaction(async (tx) => {
-    await tx.execute(sql`
-      select pg_advisory_xact_lock(hashtextextended(${`stream-slots:credential:${claim.credential}`}, 0)),
-             pg_advisory_xact_lock(hashtextextended(${`stream-slots:address:${claim.address}`}, 0))`);
-    // A new statement, so its snapshot has every slot committed before the locks were granted.
-    const [counts] = rowsOf<{
-      by_credential: number | string;
-      by_address: number | string;
-      taken: number | string;
-    }>(
-      await tx.execute(sql`
-        with live as (
-          select s.credential, s.address
-          from stream_slots s join stream_nodes n on n.id = s.node_id
-          where (s.credential = ${claim.credential} or s.address = ${claim.address})
-            and n.alive_until > now()
-        ), counts as (
-          select count(*) filter (where credential = ${claim.credential}) as by_credential,
-                 count(*) filter (where address = ${claim.address}) as by_address
-          from live
-        ), taken as (
-          insert into stream_slots (id, node_id, credential, address, opened_at)
-          select ${claim.slotId}, ${claim.nodeId}, ${claim.credential}, ${claim.address}, now()
-          from counts
-          where by_credential < ${claim.perCredential} and by_address < ${claim.perAddress}
-          returning id
-        )
-        select by_credential, by_address, (select count(*) from taken) as taken from counts`),
-    );
-    if (Number(counts?.taken) === 1) return undefined;
-    return Number(counts?.by_credential) >= claim.perCredential ? 'key' : 'address';
-  });
-  if (refused) throw new TooManyStreamsError(refused);
+export async function claimStreamSlot(ex: Executor, claim: StreamSlotClaim): Promise<void> {
+  const [row] = rowsOf<{ refused: 'key' | 'address' | null }>(
+    await ex.execute(sql`
+      select claim_stream_slot(
+        ${claim.slotId}, ${claim.nodeId}, ${claim.credential}, ${claim.address},
+        ${claim.perCredential}, ${claim.perAddress}, ${uuidArray(claim.releasing ?? [])}::uuid[]
+      ) as refused`),
+  );
+  if (row?.refused) throw new TooManyStreamsError(row.refused);
 }
+
+const uuidArray = (ids: readonly string[]) => `{${ids.join(',')}}`;
 
 /** Gives slots back (their streams ended). */
 export async function releaseStreamSlots(ex: Executor, slotIds: readonly string[]): Promise<void> {
   if (slotIds.length === 0) return;
-  await ex.execute(sql`delete from stream_slots where id = any(${`{${slotIds.join(',')}}`}::uuid[])`);
+  await ex.execute(sql`delete from stream_slots where id = any(${uuidArray(slotIds)}::uuid[])`);
 }
 
 /**
@@ -101,17 +81,6 @@ export async function retireStreamNode(db: Db, nodeId: string): Promise<void> {
   await db.transaction(async (tx) => {
     await tx.execute(sql`delete from stream_slots where node_id = ${nodeId}`);
     await tx.execute(sql`delete from stream_nodes where id = ${nodeId}`);
-  });
-}
-
-/**
- * Forgets every node and slot: for a server that is the only one its database can have (the
- * embedded PGlite, one data directory per server), starting again after a crash.
- */
-export async function forgetStreamNodes(db: Db): Promise<void> {
-  await db.transaction(async (tx) => {
-    await tx.execute(sql`delete from stream_slots`);
-    await tx.execute(sql`delete from stream_nodes`);
   });
 }
 

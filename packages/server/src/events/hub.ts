@@ -1,7 +1,7 @@
 import { type Deps, loadContext, type ReadEventsOptions, readEvents, type StreamEvent } from '@convene/core';
 import { FanOut, type HubSubscriber } from './fan-out';
 import { StreamLeases } from './leases';
-import { StreamCaps, type StreamCapsOptions } from './stream-caps';
+import { type StreamCaps, type StreamCapsOptions, streamCaps } from './stream-caps';
 
 export type { HubSubscriber } from './fan-out';
 export { contextFrame, type HubEvent, type HubItem, sseFrame } from './frames';
@@ -51,7 +51,7 @@ export class EventHub {
         for (const { spaceId, eventSeq } of spaces) this.fanOut.observe(spaceId, eventSeq);
       },
     });
-    this.caps = new StreamCaps({ ...options.caps, db: options.deps.db, onError });
+    this.caps = streamCaps({ ...options.caps, db: options.deps.db, onError });
   }
 
   get deps(): Deps {

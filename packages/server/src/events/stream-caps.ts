@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import {
   claimStreamSlot,
   type Db,
-  forgetStreamNodes,
   releaseStreamSlots,
   renewStreamNode,
   retireStreamNode,
+  TooManyStreamsError,
 } from '@convene/core';
 
 export interface StreamCapsOptions {
@@ -17,22 +17,43 @@ export interface StreamCapsOptions {
   /** How often this node says it is alive, well inside STREAM_NODE_LEASE_SECONDS. */
   renewMs: number;
   /**
-   * This node is the only one its database can have (embedded PGlite): slots an earlier run
-   * left behind (a crash) are forgotten when it starts, instead of after their lease.
+   * This node is the only one its database can have (embedded PGlite, one server per data
+   * directory): its own count is the whole count, kept in memory.
    */
   exclusive: boolean;
   onError(error: unknown, what: string): void;
 }
 
 /**
- * This node's side of the open-stream caps (decisions.md, Abuse and faults: 20 per credential,
- * 200 per remote address, 429 beyond). The count is the database's (`stream_slots`, see
- * claimStreamSlot), so the caps hold across every node as the rate limits do. The node keeps its
- * lease alive (its slots count while it runs, and stop counting soon after a crash), gives slots
- * back in batches as streams end, and retries what it could not give back (the database away)
- * at the next renewal.
+ * The open-stream caps (decisions.md, Abuse and faults: 20 per credential, 200 per remote
+ * address, 429 beyond), counted across every node that shares the database.
  */
-export class StreamCaps {
+export interface StreamCaps {
+  start(): Promise<void>;
+  /**
+   * Takes a slot for a new stream of `credential` from `address` (both hashed), or throws a 429
+   * (TooManyStreamsError); resolves to the function that gives the slot back.
+   */
+  admit(credential: string, address: string): Promise<() => void>;
+  /** Streams holding a slot on this node (tests, metrics). */
+  readonly open: number;
+  /** Gives back every slot of this node (shutdown). */
+  close(): Promise<void>;
+}
+
+export function streamCaps(options: StreamCapsOptions): StreamCaps {
+  return options.exclusive ? new LocalStreamCaps(options) : new SharedStreamCaps(options);
+}
+
+/**
+ * The caps of a node that shares its database (PostgreSQL): the count is the database's
+ * (`stream_slots`, see claimStreamSlot), so the caps hold across every node as the rate limits
+ * do. The node keeps its lease alive (its slots count while it runs, and stop counting soon
+ * after a crash), gives slots back in batches as streams end (a slot given back no longer counts
+ * for this node's claims, even before its row is deleted), and retries what it could not give
+ * back (the database away, a claim whose answer was lost) at the next renewal.
+ */
+class SharedStreamCaps implements StreamCaps {
   readonly nodeId = randomUUID();
   private local = 0;
   private readonly unreleased = new Set<string>();
@@ -42,29 +63,31 @@ export class StreamCaps {
 
   constructor(private readonly options: StreamCapsOptions) {}
 
-  /** Takes the node's lease (and, when exclusive, clears a previous run's slots). */
   async start(): Promise<void> {
-    if (this.options.exclusive) await forgetStreamNodes(this.options.db);
     await renewStreamNode(this.options.db, this.nodeId);
     this.renewer = setInterval(() => void this.renew(), this.options.renewMs);
     this.renewer.unref();
   }
 
-  /**
-   * Takes a slot for a new stream of `credential` from `address` (both hashed), or throws a 429
-   * (TooManyStreamsError); resolves to the function that gives the slot back.
-   */
   async admit(credential: string, address: string): Promise<() => void> {
     const slotId = randomUUID();
     const { db, perCredential, perAddress } = this.options;
-    await claimStreamSlot(db, {
-      slotId,
-      nodeId: this.nodeId,
-      credential,
-      address,
-      perCredential,
-      perAddress,
-    });
+    const releasing = [...this.unreleased];
+    try {
+      await claimStreamSlot(db, {
+        slotId,
+        nodeId: this.nodeId,
+        credential,
+        address,
+        perCredential,
+        perAddress,
+        releasing,
+      });
+    } catch (error) {
+      // The claim may have committed with its answer lost: give the slot back, to be sure.
+      if (!(error instanceof TooManyStreamsError)) this.unreleased.add(slotId);
+      throw error;
+    }
     this.local++;
     let released = false;
     return () => {
@@ -76,12 +99,10 @@ export class StreamCaps {
     };
   }
 
-  /** Streams holding a slot on this node (tests, metrics). */
   get open(): number {
     return this.local;
   }
 
-  /** Stops renewing and gives back every slot of this node at once (shutdown). */
   async close(): Promise<void> {
     if (this.renewer) clearInterval(this.renewer);
     this.retired = true;
@@ -111,7 +132,7 @@ export class StreamCaps {
           released = true;
           for (const slotId of slotIds) this.unreleased.delete(slotId);
         },
-        // Kept for the next renewal; until then they only make the caps stricter.
+        // Kept for the next renewal; meanwhile this node's claims already leave them out.
         (error) => this.options.onError(error, 'releasing stream slots'),
       )
       .finally(() => {
@@ -120,4 +141,44 @@ export class StreamCaps {
         if (released) this.flush();
       });
   }
+}
+
+/** The caps of the only node of its database: counted in memory, exactly and for free. */
+class LocalStreamCaps implements StreamCaps {
+  private readonly byCredential = new Map<string, number>();
+  private readonly byAddress = new Map<string, number>();
+
+  constructor(private readonly options: StreamCapsOptions) {}
+
+  async start(): Promise<void> {}
+
+  async admit(credential: string, address: string): Promise<() => void> {
+    if ((this.byCredential.get(credential) ?? 0) >= this.options.perCredential)
+      throw new TooManyStreamsError('key');
+    if ((this.byAddress.get(address) ?? 0) >= this.options.perAddress)
+      throw new TooManyStreamsError('address');
+    bump(this.byCredential, credential, 1);
+    bump(this.byAddress, address, 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      bump(this.byCredential, credential, -1);
+      bump(this.byAddress, address, -1);
+    };
+  }
+
+  get open(): number {
+    let n = 0;
+    for (const count of this.byAddress.values()) n += count;
+    return n;
+  }
+
+  async close(): Promise<void> {}
+}
+
+function bump(counts: Map<string, number>, key: string, by: number): void {
+  const next = (counts.get(key) ?? 0) + by;
+  if (next <= 0) counts.delete(key);
+  else counts.set(key, next);
 }
