@@ -325,6 +325,10 @@ describe('streamMessages: events', () => {
     expect(last.at(-1)!.json).toMatchObject({ participantId: kicked.participantId, status: 'kicked' });
     await kickedStream.waitForEnd();
     expect(kickedStream.remaining).toEqual([]);
+    // The kick's context reaches the others before the next change (a change made while a
+    // context is loading is folded into the one after it).
+    const afterKick = await bystanderStream.until((e) => e.event === 'context');
+    expect(kinds(afterKick)).toEqual(['participant-status', 'context']);
 
     expectOk(await h.post(`/hub/space/${space.spaceId}/leave`, { key: leaver.key }));
     await leaverStream.until(
@@ -336,13 +340,7 @@ describe('streamMessages: events', () => {
     // Others' departures do not end a stream.
     await send(space, space.ownerKey, 'still here');
     const seen = await bystanderStream.until((e) => e.event === 'message');
-    expect(kinds(seen)).toEqual([
-      'participant-status',
-      'context',
-      'participant-status',
-      'context',
-      'message',
-    ]);
+    expect(kinds(seen)).toEqual(['participant-status', 'context', 'message']);
     expect(bystanderStream.ended).toBe(false);
     bystanderStream.close();
   });
