@@ -229,7 +229,9 @@ describe('deliveries', () => {
       receiver.received
         .filter((d) => JSON.parse(d.body).spaceId === space.spaceId)
         .map((d) => JSON.parse(d.body));
+    // Deliveries are attempted side by side, so they may arrive in any order: wait for each kind.
     await receiver.until(() => bodies().some((b) => b.type === 'participant-status'), 15_000);
+    await receiver.until(() => bodies().some((b) => b.type === 'message'), 15_000);
     await receiver.until(() => bodies().filter((b) => b.type === 'mention').length === 4, 15_000);
     const byType = bodies().map((b) => [b.type, b.data.content ?? b.data.status]);
     // ada-all: plain as message, reply and ping as mention, the mute; ada-mentions: reply and ping.
