@@ -2,7 +2,7 @@ import { ZTimestampQuery } from '@convene/contract';
 import { openStream, ValidationError } from '@convene/core';
 import type { RouteHandlerMethod } from 'fastify';
 import { StreamConnection } from '../events/stream-connection';
-import { hashCredential, sha256 } from '../http/client';
+import { clientOf } from '../http/client';
 import { sendError, takeOver } from '../http/reply';
 import { headerValue } from '../rest/caller';
 import type { RouteScope } from './scope';
@@ -52,8 +52,10 @@ export function streamHandler({ app, config, deps }: RouteScope): RouteHandlerMe
       if (request.method !== 'HEAD') await hub.ready(spaceId);
       start = await openStream({ deps, spaceId, key });
       // At most 20 open streams per key and 200 per address across every node (429 beyond),
-      // counted once the key is known to be good: a refused stream holds no slot.
-      release = await hub.admit(hashCredential(key!), sha256(request.ip));
+      // counted once the key is known to be good: a refused stream holds no slot. The hashes are
+      // the request's rate-limit client's (its key, as presented, and its address bucket).
+      const client = clientOf(request);
+      release = await hub.admit(client.credential!, client.rateLimit.address);
     } catch (error) {
       connection.abandon();
       throw error;
