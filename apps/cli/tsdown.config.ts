@@ -8,9 +8,17 @@ const repo = resolve(here, '../..');
 
 /**
  * The files the bundled server reads from disk at run time, relative to the repository. They
- * ship in the package under `assets/`, in the same layout as in the repository.
+ * ship in the package under `assets/`, in the same layout as in the repository. The diff worker
+ * is a thread's entry point (`new Worker(new URL('./diff-worker.mjs', …))` in core's
+ * diff-engine.ts), loaded from its file, not bundled; it imports unified-diff.mjs beside it.
  */
-const SERVER_FILES = ['packages/core/drizzle', 'packages/server/content', 'apps/web/dist'];
+const SERVER_FILES = [
+  'packages/core/drizzle',
+  'packages/core/src/artifacts/diff-worker.mjs',
+  'packages/core/src/artifacts/unified-diff.mjs',
+  'packages/server/content',
+  'apps/web/dist',
+];
 
 /**
  * The workspace packages (sdk, contract, core, server) are bundled: they are not published, so

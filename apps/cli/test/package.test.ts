@@ -223,6 +223,15 @@ describe.runIf(!onPostgres())('the packed tarball and the READMEs', () => {
         }
         // Every block ran, and the README's people ended with their own keys.
         expect(seen.some((b) => b.includes('convene join "http'))).toBe(true);
+        // The diff of the edit comes from the server's diff worker, a file shipped beside the
+        // bundle: without it the server answers the replace-everything patch (-# Plan, +# Plan).
+        const diff = expectOk(
+          'convene artifact diff plan.md',
+          await terminal('convene artifact diff plan.md', dir, env).result,
+        );
+        expect(diff.stdout).toMatch(/^ # Plan$/m);
+        expect(diff.stdout).toMatch(/^\+- dates$/m);
+        expect(diff.stdout).not.toMatch(/^-# Plan$/m);
         const keys = (config: string) =>
           Object.values(
             JSON.parse(readFileSync(join(config, 'convene/credentials.json'), 'utf8')).hosts[url].spaces,
