@@ -77,6 +77,24 @@ describe('tail in a terminal', () => {
   }, 120_000);
 });
 
+describe('tail with the server down', () => {
+  it('says it cannot reach the server, after the retries any command makes', async () => {
+    const gone = await startServer();
+    const user = new User(gone.url);
+    try {
+      expect((await user.run(['space', 'create', 'Gone'])).code).toBe(0);
+      await gone.close();
+      const tail = await user.run(['tail']);
+      expect(tail.code).toBe(1);
+      expect(tail.stderr).toContain(`cannot reach ${gone.url}`);
+      expect(tail.stderr).toContain('ECONNREFUSED');
+      expect(tail.stderr).toContain('Start one in another terminal with `convene serve --port');
+    } finally {
+      user.remove();
+    }
+  });
+});
+
 describe('tail --json', () => {
   it('prints one JSON event per line (NDJSON) and exits 0 on SIGINT', async () => {
     const child = owner.spawn(['tail', '--json', '--since', '1h']);

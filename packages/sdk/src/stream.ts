@@ -2,7 +2,7 @@ import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { AbortError, ConnectionError, type ConveneError, errorFromResponse, TimeoutError } from './errors';
 import { routes, type StreamEvent, type StreamEventName } from './generated';
 import { backoffMs, linkedController, sleep } from './internal';
-import { retryDelayMs, type Transport } from './transport';
+import { describeNetworkError, retryDelayMs, type Transport } from './transport';
 
 export interface StreamOptions {
   /** Replay only the messages after this instant (the backlog); without it, every message. */
@@ -16,7 +16,10 @@ export interface StreamOptions {
    * server sends a `: ping` every 15 s).
    */
   idleTimeoutMs?: number | undefined;
-  /** Consecutive failed connection attempts before the stream gives up with the last error (default 10). */
+  /**
+   * Consecutive failed attempts to reconnect a stream that was live before it gives up with the
+   * last error (default 10). The first connection is retried as any call is (`maxRetries`).
+   */
   maxReconnects?: number | undefined;
   /** How long to wait for a connection's headers, in ms (default: the client's timeoutMs). */
   timeoutMs?: number | undefined;
@@ -42,7 +45,7 @@ const FINAL = new Set([401, 403, 404, 410]);
  * `Last-Event-ID`, so each event arrives once and in order even across a server restart. It
  * ends after `space-closed`, when the signal aborts or the loop breaks, and when a reconnection
  * finds the key no longer valid (kicked, left, closed, expired: 401/403/404/410). An error of the
- * first connection (a wrong key, say) is thrown.
+ * first connection (a wrong key, say, or a server that is down after the client's retries) is thrown.
  */
 export class MessageStream implements AsyncIterable<StreamEvent> {
   #lastEventId: number | undefined;
@@ -94,7 +97,10 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
           throw result;
         }
         const retryable = status === undefined || status === 408 || status === 429 || status >= 500;
-        if (!retryable || ++failures > maxReconnects) throw result;
+        // A stream that never connected fails like any call, after the client's retries (a
+        // server that is down says so in seconds); one that was live keeps trying to come back.
+        const attempts = connectedOnce ? maxReconnects : this.transport.options.maxRetries;
+        if (!retryable || ++failures > attempts) throw result;
         const delay = result.headers ? retryDelayMs(result.headers, failures - 1) : backoffMs(failures - 1);
         if (delay === undefined) throw result;
         this.transport.logger.info(`stream of space ${this.spaceId}: ${result.message}; reconnecting`);
@@ -177,7 +183,7 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
       if (options.signal?.aborted) return new AbortError('aborted', { cause: error });
       return timedOut
         ? new TimeoutError(`the stream got no answer within ${timeoutMs} ms`, { cause: error })
-        : new ConnectionError(`the stream could not connect: ${String(error)}`, { cause: error });
+        : new ConnectionError(`the stream could not connect: ${describeNetworkError(error)}`, { cause: error });
     } finally {
       clearTimeout(timer);
     }

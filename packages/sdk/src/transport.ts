@@ -195,7 +195,7 @@ export class Transport {
         if (options.signal?.aborted) throw new AbortError('aborted', { cause: options.signal.reason });
         const failure = timedOut
           ? new TimeoutError(`${what} got no answer within ${timeoutMs} ms`, { cause: error })
-          : new ConnectionError(`${what} failed: ${describe(error)}`, { cause: error });
+          : new ConnectionError(`${what} failed: ${describeNetworkError(error)}`, { cause: error });
         // The server may have run the request: send it again only if that is harmless.
         if (attempt < maxRetries && (route.idempotent || neverSent(error))) {
           const delay = backoffMs(attempt);
@@ -262,7 +262,8 @@ export function retryDelayMs(headers: Headers, attempt: number): number | undefi
   return ms <= MAX_RETRY_AFTER_MS ? ms : undefined;
 }
 
-function describe(error: unknown): string {
+/** A network error in a sentence: fetch's own message and its cause's (`connect ECONNREFUSED …`). */
+export function describeNetworkError(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   const cause = error.cause instanceof Error ? `: ${error.cause.message}` : '';
   return `${error.message}${cause}`;

@@ -1,5 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AuthenticationError, Convene, type MessageStream, type StreamEvent } from '../src';
+import { AuthenticationError, ConnectionError, Convene, type MessageStream, type StreamEvent } from '../src';
 import { hub, ownedSpace, participant, serverUrl, until } from './helpers';
 import { freezingProxy } from './helpers/proxy';
 import { type RunningServer, startServer } from './helpers/server';
@@ -103,6 +104,22 @@ describe('the event stream', () => {
     const { spaceId } = await ownedSpace();
     const stream = hub().space(spaceId, 'f'.repeat(64)).messages.stream();
     await expect(reader(stream).done).rejects.toBeInstanceOf(AuthenticationError);
+  });
+
+  it('gives up on a server that is down after the client’s retries, not its reconnections', async () => {
+    let attempts = 0;
+    const down = new Convene({
+      baseUrl: 'http://127.0.0.1:9',
+      logLevel: 'off',
+      maxRetries: 1,
+      fetch: async () => {
+        attempts++;
+        throw new TypeError('fetch failed');
+      },
+    });
+    const stream = down.space(randomUUID(), 'f'.repeat(64)).messages.stream({ maxReconnects: 30 });
+    await expect(reader(stream).done).rejects.toBeInstanceOf(ConnectionError);
+    expect(attempts).toBe(2);
   });
 
   it('replaces a connection that falls silent, and resumes where it was', async () => {
