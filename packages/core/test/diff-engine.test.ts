@@ -59,6 +59,21 @@ describe('WorkerDiffEngine', () => {
     expect(pool.computed).toBe(2);
   });
 
+  it('reports a worker that cannot start, and answers its diff with the replace-everything patch', async () => {
+    const errors: unknown[] = [];
+    const pool = engine({
+      workerUrl: new URL('./no-such-worker.mjs', import.meta.url),
+      onWorkerError: (error) => errors.push(error),
+    });
+    const from = { version: 1, content: '# Plan\n' };
+    const to = { version: 2, content: '# Plan\n- dates\n' };
+    const diff = await pool.diff({ key: 'broken', fileName: 'plan.md', from, to });
+    expect(diff).toMatch(/^-# Plan$/m);
+    expect(diff).toMatch(/^\+# Plan$/m);
+    expect(errors).toHaveLength(1);
+    expect(String(errors[0])).toContain('no-such-worker.mjs');
+  });
+
   it('refuses diffs beyond its queue with 429', async () => {
     const pool = engine({ timeoutMs: 200, maxQueue: 2 });
     const { from, to } = worstCase(5_000);

@@ -58,6 +58,8 @@ export async function createServer(
     const warnings: string[] = [];
     const secret = config.secret ?? (await loadOrCreateSecret(database, config, (m) => warnings.push(m)));
     const box = new SecretBox(secret);
+    // Logged once the app's logger exists (a worker failing before then has nothing to diff).
+    let diffWorkerFailed = (_error: unknown) => {};
     const deps: Deps = {
       db: database.db,
       clock: options.clock ?? systemClock,
@@ -71,7 +73,7 @@ export async function createServer(
         external: config.oidc,
       }),
       // Worker threads, started at the first diff.
-      diffs: new WorkerDiffEngine(),
+      diffs: new WorkerDiffEngine({ onWorkerError: (error) => diffWorkerFailed(error) }),
       config: {
         publicUrl: config.publicUrl,
         lockTtlSeconds: config.lockTtlSeconds,
@@ -97,6 +99,11 @@ export async function createServer(
       ...(options.logStream ? { logStream: options.logStream } : {}),
     });
     for (const warning of warnings) app.log.warn(warning);
+    diffWorkerFailed = (error) =>
+      app.log.error(
+        { err: error },
+        'a diff worker failed; its diff was answered with the replace-everything patch',
+      );
     // One LISTEN per process, fanning events out to this process's streams.
     const hub = new EventHub({
       deps,

@@ -30,6 +30,13 @@ export interface DiffEngineOptions {
   maxQueue?: number;
   /** Bytes of finished diffs kept for repeats (default 32 MiB). */
   cacheBytes?: number;
+  /** The worker's script (default diff-worker.mjs beside this module; tests name another). */
+  workerUrl?: URL;
+  /**
+   * A worker that failed (its script would not load, it threw, it died): its diff is answered with
+   * the replace-everything patch, which is valid but says little, so the failure is reported here.
+   */
+  onWorkerError?: (error: unknown) => void;
 }
 
 /** Finished diffs, least recently used first out, bounded in bytes (UTF-16, as held). */
@@ -107,6 +114,8 @@ export class WorkerDiffEngine extends CachingDiffEngine {
   private readonly size: number;
   private readonly timeoutMs: number;
   private readonly maxQueue: number;
+  private readonly workerUrl: URL;
+  private readonly onWorkerError: (error: unknown) => void;
   private readonly idle: Worker[] = [];
   private readonly busy = new Map<Worker, Task>();
   private readonly queue: Task[] = [];
@@ -118,6 +127,8 @@ export class WorkerDiffEngine extends CachingDiffEngine {
     this.size = Math.max(1, options.workers ?? 1);
     this.timeoutMs = options.timeoutMs ?? DIFF_TIMEOUT_MS;
     this.maxQueue = options.maxQueue ?? 16;
+    this.workerUrl = options.workerUrl ?? new URL('./diff-worker.mjs', import.meta.url);
+    this.onWorkerError = options.onWorkerError ?? (() => {});
   }
 
   protected compute(request: DiffRequest): Promise<string> {
@@ -144,7 +155,7 @@ export class WorkerDiffEngine extends CachingDiffEngine {
   }
 
   private spawn(): Worker {
-    const worker = new Worker(new URL('./diff-worker.mjs', import.meta.url));
+    const worker = new Worker(this.workerUrl);
     worker.unref();
     worker.on('message', (message: { id: number; diff?: string; error?: string }) => {
       const task = this.busy.get(worker);
@@ -160,7 +171,10 @@ export class WorkerDiffEngine extends CachingDiffEngine {
       if (task) this.abandon(worker, task);
       else this.drop(worker);
     };
-    worker.on('error', lost);
+    worker.on('error', (error) => {
+      this.onWorkerError(error);
+      lost();
+    });
     worker.on('exit', lost);
     return worker;
   }
