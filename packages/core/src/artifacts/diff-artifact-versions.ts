@@ -21,7 +21,8 @@ export const DIFF_MAX_INPUT_BYTES = 2 * 1024 * 1024;
 
 /**
  * A unified diff from version `from` to version `to` (either order; equal contents give an
- * empty body, as `diff -u` does). File headers name `<name>.md` and the version; lines keep their
+ * empty body, as `diff -u` does). File headers name the artifact as a markdown file (`<name>.md`,
+ * or the name alone when it already ends in `.md`) and the version; lines keep their
  * exact bytes, CR of CRLF included, and a missing final newline is marked as `diff` marks it.
  * Computed by the diff engine (off the request thread, cached by artifact and versions); two
  * versions of more than 2 MiB together are refused with 413.
@@ -51,10 +52,18 @@ export async function diffArtifactVersions({
   return deps.diffs.diff({
     // Versions never change: the pair names its diff for good.
     key: `${spaceId}/${artifactId}/${older.version}/${newer.version}`,
-    fileName: `${artifact.name}.md`,
+    fileName: diffFileName(artifact.name),
     from: { version: older.version, content: older.content },
     to: { version: newer.version, content: newer.content },
   });
+}
+
+/**
+ * `plan` is `plan.md`, and `plan.md` stays `plan.md` (not `plan.md.md`). Downloads still add
+ * `.md` to every name, as the spec's decisions.md fixes `filename="<name>.md"`.
+ */
+function diffFileName(name: string): string {
+  return /\.md$/i.test(name) ? name : `${name}.md`;
 }
 
 function versionParam(name: string, value: string | undefined): string {
