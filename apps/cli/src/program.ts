@@ -78,6 +78,7 @@ Keys and tokens are kept in $XDG_CONFIG_HOME/convene/credentials.json (mode 0600
   registerSend(program, app);
   registerMessages(program, app);
   registerInbox(program, app);
+  registerWebhook(program, app);
   registerTail(program, app);
   registerArtifact(program, app);
   program.commandsGroup('Account:');
@@ -85,7 +86,6 @@ Keys and tokens are kept in $XDG_CONFIG_HOME/convene/credentials.json (mode 0600
   registerLogout(program, app);
   registerWhoami(program, app);
   registerToken(program, app);
-  registerWebhook(program, app);
   program.commandsGroup('Server and tools:');
   registerServe(program, app);
   registerAsk(program, app);

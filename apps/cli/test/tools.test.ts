@@ -55,6 +55,19 @@ describe('help, version, usage errors', () => {
     expect((await owner.run(['--version'])).stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
   });
 
+  it('groups the commands by what they act on', async () => {
+    const root = (await owner.run(['--help'])).stdout;
+    /** The commands listed under a heading of the root help (first word of each entry). */
+    const group = (heading: string) =>
+      (root.split(`\n${heading}\n`)[1] ?? '')
+        .split('\n\n')[0]!
+        .split('\n')
+        .flatMap((line) => line.match(/^ {2}(\w+)/)?.[1] ?? []);
+    // A webhook belongs to one space, like the inbox beside it; the account is yours on the server.
+    expect(group('Spaces and messages:')).toEqual(expect.arrayContaining(['inbox', 'webhook', 'tail']));
+    expect(group('Account:')).toEqual(['login', 'logout', 'whoami', 'token']);
+  });
+
   it('answers unknown commands and options with exit 2, a suggestion and where to look', async () => {
     const typo = await owner.run(['sned', 'hi']);
     expect(typo.code).toBe(2);
