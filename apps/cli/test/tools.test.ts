@@ -68,6 +68,18 @@ describe('help, version, usage errors', () => {
     expect(group('Account:')).toEqual(['login', 'logout', 'whoami', 'token']);
   });
 
+  it('leaves the global --url out of serve’s help: serve is the server, placed by --port and --host', async () => {
+    const serve = await owner.run(['serve', '--help']);
+    expect(serve.code).toBe(0);
+    expect(serve.stdout).toMatch(/^ {2}-p, --port <port>/m);
+    expect(serve.stdout).toMatch(/^ {2}--host <host>/m);
+    expect(serve.stdout).toMatch(/^Global Options:\n(.+\n)* {2}--json\b/m);
+    expect(serve.stdout).not.toContain('--url');
+    expect((await owner.run(['help', 'serve'])).stdout).not.toContain('--url');
+    // Every other command still lists it.
+    expect((await owner.run(['space', 'list', '--help'])).stdout).toMatch(/^ {2}--url <url>/m);
+  });
+
   it('answers unknown commands and options with exit 2, a suggestion and where to look', async () => {
     const typo = await owner.run(['sned', 'hi']);
     expect(typo.code).toBe(2);

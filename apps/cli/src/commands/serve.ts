@@ -1,4 +1,4 @@
-import { type Command, Option } from '@commander-js/extra-typings';
+import { type Command, Help, Option } from '@commander-js/extra-typings';
 import { type App, examples } from '../app';
 import { CliError, UsageError } from '../lib/errors';
 
@@ -29,6 +29,16 @@ export function registerServe(program: Command, app: App): void {
         'json, or text for a person (env LOG_FORMAT; default text on a terminal)',
       ).choices(['json', 'text']),
     )
+    .configureHelp({
+      // The program's help settings (global options shown), less --url: that option names the
+      // server the other commands talk to, and serve is that server (--port and --host say where).
+      ...program.configureHelp(),
+      visibleGlobalOptions(cmd) {
+        return Help.prototype.visibleGlobalOptions
+          .call(this, cmd)
+          .filter((option) => option.long !== '--url');
+      },
+    })
     .addHelpText(
       'after',
       examples(
