@@ -1,7 +1,9 @@
-import { existsSync, statSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { eventually, finished } from './helpers/cli';
+import { eventually, finished, LEAKY_ENV } from './helpers/cli';
+import { bundle } from './helpers/paths';
 import { serverForFile, type TestServer } from './helpers/server';
 
 const file = serverForFile();
@@ -244,6 +246,33 @@ describe('invite, join, participants, moderation, leave', () => {
     const noKey = await third.run(['join', body.spaceId]);
     expect(noKey.code).toBe(2);
     expect(noKey.stderr).toContain('--key');
+  });
+
+  it('prints a join command that works as printed, also typed by the owner’s own account', async () => {
+    const owner = user();
+    const { spaceId, ownerPrivateKey } = (await owner.run(['space', 'create', 'Desk', '--json'])).json();
+    const invite = await owner.run(['invite']);
+    expect(invite.code).toBe(0);
+    const command = invite.stderr.match(/joins with: (.+)$/m)?.[1];
+    expect(command).toMatch(
+      /^XDG_CONFIG_HOME=~\/\.config\/ada convene join "http:\/\/\S+\/join\/\S+" --name Ada --human$/,
+    );
+    // A shell of the same user (same HOME, same environment) runs it, with `convene` on the PATH.
+    const bin = join(owner.home, 'bin');
+    mkdirSync(bin);
+    writeFileSync(join(bin, 'convene'), `#!/bin/sh\nexec "${process.execPath}" "${bundle}" "$@"\n`);
+    chmodSync(join(bin, 'convene'), 0o755);
+    const env: NodeJS.ProcessEnv = { ...process.env, ...owner.env, PATH: `${bin}:${process.env.PATH}` };
+    for (const name of LEAKY_ENV) delete env[name];
+    const joined = await finished(spawn('sh', ['-c', command!], { cwd: owner.home, env }));
+    expect(joined.stderr).not.toContain('✗');
+    expect(joined.code).toBe(0);
+    const ada = JSON.parse(readFileSync(join(owner.home, '.config/ada/convene/credentials.json'), 'utf8'));
+    expect(ada.hosts[server.url].spaces[spaceId]).toMatchObject({ role: 'participant', name: 'Desk' });
+    expect(owner.credentials().hosts[server.url].spaces[spaceId]).toMatchObject({
+      role: 'owner',
+      key: ownerPrivateKey,
+    });
   });
 
   it('refuses a join that would replace the owner key, and explains a wrong or cut invitation', async () => {

@@ -30,7 +30,12 @@ export function registerInvite(program: Command, app: App): void {
             ['for agents', invitation.agentLink],
             ['key', invitation.publicInvitationKey],
           ]);
-          out.hint(`From another terminal: convene join "${invitation.humanLink}" --name NAME`);
+          // As the README's walkthrough does it: on this machine, this configuration directory
+          // holds the owner key, and `join` refuses to replace it.
+          out.hint(
+            'Another person, with their own keys (their own configuration directory), joins with: ' +
+              `XDG_CONFIG_HOME=~/.config/ada convene join "${invitation.humanLink}" --name Ada --human`,
+          );
         },
       });
     });
