@@ -158,6 +158,11 @@ describe('space create, list, show, use, update, close', () => {
     // A server on this machine: how to start it on that port.
     expect(down.stderr).toContain('Start one in another terminal with `convene serve --port 9`');
     expect(down.stderr).not.toContain('    at ');
+    // The list is of the keys kept here; with none, no server was asked: not "no spaces on it".
+    const listed = await offline.run(['space', 'list']);
+    expect(listed.code).toBe(0);
+    expect(listed.stderr).toContain('No spaces saved for http://127.0.0.1:9:');
+    expect(listed.stderr).not.toContain('No spaces on');
     const unresolved = await offline.run(['space', 'create', 'X', '--url', 'http://convene.invalid']);
     expect(unresolved.code).toBe(1);
     expect(unresolved.stderr).toContain('Check the address (--url or CONVENE_URL)');

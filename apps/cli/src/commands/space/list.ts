@@ -60,7 +60,8 @@ export function registerSpaceList(space: Command, app: App): void {
                 style: (t, r) => (r.state === 'open' ? out.c.green(t) : out.c.dim(t)),
               },
             ],
-            `No spaces on ${ctx.url} yet: \`convene space create NAME\` or \`convene join LINK\`.`,
+            // The rows are the keys this configuration keeps: with none, no server was asked.
+            `No spaces saved for ${ctx.url}: \`convene space create NAME\` or \`convene join LINK\`.`,
           ),
       });
     });
