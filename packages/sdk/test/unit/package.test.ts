@@ -11,7 +11,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -107,6 +107,15 @@ describe('the published package', () => {
     expect(pkg.private).toBeUndefined();
     expect(pkg.dependencies).toEqual({ 'eventsource-parser': expect.stringMatching(/^\^3\./) });
     expect(JSON.stringify(pkg.exports)).not.toContain('src/');
+  });
+
+  it('is installed from a checkout as the README says: its pack command, the tarball it writes', () => {
+    const install = readFileSync(join(packageRoot, 'README.md'), 'utf8')
+      .split(/^## Install$/m)[1]
+      ?.split(/^## /m)[0];
+    expect(install).toContain('```sh\npnpm install\npnpm --filter @convene/sdk pack\n```');
+    expect(install).toContain(`\`${basename(tarball)}\` today`);
+    expect(install).toContain(`npm install <path to the checkout>/${basename(tarball)}\n`);
   });
 
   it('installs with npm in an empty directory and runs the README quick start against a server', async () => {
