@@ -30,6 +30,14 @@ function quickStart(readme: string): string {
   return code;
 }
 
+/** The ```text block of the README's "## Quick start": what the quick start prints. */
+function quickStartOutput(readme: string): string {
+  const section = readme.split(/^## Quick start$/m)[1]?.split(/^## /m)[0];
+  const output = section?.match(/```text\n([\s\S]*?)```/)?.[1];
+  if (!output) throw new Error('README.md has no ```text block under "## Quick start"');
+  return output;
+}
+
 /**
  * The other runtimes the SDK promises, from the npm registry (the packages that ship their
  * binaries), pinned, installed once per machine outside the workspace so that no install of the
@@ -127,12 +135,14 @@ describe('the published package', () => {
     ]);
 
     server = await startServer({}, undefined);
-    const code = quickStart(readFileSync(join(packageRoot, 'README.md'), 'utf8'));
-    writeFileSync(join(project, 'quickstart.mjs'), code);
+    const readme = readFileSync(join(packageRoot, 'README.md'), 'utf8');
+    writeFileSync(join(project, 'quickstart.mjs'), quickStart(readme));
     const { stdout } = await run('node', ['quickstart.mjs'], {
       cwd: project,
       env: { ...process.env, CONVENE_URL: server.url },
     });
+    // Exactly the output the README shows.
+    expect(stdout).toBe(quickStartOutput(readme));
     expect(stdout).toContain('Planner: Hello! I will draft the plan.');
     expect(stdout).toContain('# Plan\n- ship it');
 
