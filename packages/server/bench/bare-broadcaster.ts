@@ -1,6 +1,7 @@
 // Baseline: a bare SSE broadcaster. Publishing answers first, then writes one shared frame to
 // every subscriber, as Convene's hub does.
 import { createServer, type ServerResponse } from 'node:http';
+import { answerMemoryProbes } from './processes';
 
 const subscribers = new Set<ServerResponse>();
 let seq = 0;
@@ -36,6 +37,7 @@ const server = createServer((req, res) => {
 server.listen(0, '127.0.0.1', () => {
   process.send?.({ ready: (server.address() as { port: number }).port });
 });
+answerMemoryProbes();
 process.on('SIGTERM', () => {
   for (const sub of subscribers) sub.end();
   server.close(() => process.exit(0));

@@ -3,6 +3,7 @@
 import { MemoryRateLimiter } from '@convene/core';
 import { loadConfig } from '../src/env';
 import { createServer } from '../src/server';
+import { answerMemoryProbes } from './processes';
 
 const config = loadConfig(process.env);
 const server = await createServer(config, {
@@ -20,6 +21,7 @@ const server = await createServer(config, {
 });
 const address = await server.app.listen({ port: 0, host: '127.0.0.1' });
 process.send?.({ ready: Number(new URL(address).port) });
+answerMemoryProbes();
 process.on('SIGTERM', () => {
   void server.close().then(() => process.exit(0));
 });

@@ -36,13 +36,3 @@ export function postgresCpuMs(): number | undefined {
   }
   return total;
 }
-
-/** Resident memory of `pid` in bytes (VmRSS), or undefined where /proc cannot be read. */
-export function processRssBytes(pid: number): number | undefined {
-  try {
-    const match = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return match ? Number(match[1]) * 1024 : undefined;
-  } catch {
-    return undefined;
-  }
-}

@@ -36,6 +36,39 @@ export async function start(
   return { child, port };
 }
 
+/**
+ * A server's memory as the benchmark compares it: its resident set right after a full garbage
+ * collection (the process runs with --expose-gc and answers with answerMemoryProbes), so that
+ * garbage not yet collected, which comes and goes with the collector's timing, is not counted.
+ */
+export function memoryOf(child: ChildProcess): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.off('message', answer);
+      reject(new Error('the server did not answer the memory probe'));
+    }, 10_000);
+    const answer = (m: { memory?: number }) => {
+      if (typeof m?.memory !== 'number') return;
+      clearTimeout(timer);
+      child.off('message', answer);
+      resolve(m.memory);
+    };
+    child.on('message', answer);
+    child.send({ memory: true });
+  });
+}
+
+/** In a benchmark's server process: answers memoryOf (the flag --expose-gc gives it gc()). */
+export function answerMemoryProbes(): void {
+  process.on('message', (m: { memory?: boolean }) => {
+    if (!m?.memory) return;
+    const gc = (globalThis as { gc?: () => void }).gc;
+    if (!gc) throw new Error('a memory probe needs --expose-gc');
+    gc();
+    process.send?.({ memory: process.memoryUsage().rss });
+  });
+}
+
 export async function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null) return;
   const exited = new Promise((r) => child.once('exit', r));
