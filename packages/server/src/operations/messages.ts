@@ -65,7 +65,7 @@ export const messageOperations: Declaration[] = [
   rawOperation(contract.streamMessages, {
     openapi: {
       description:
-        'Events: `message` (MessageView), `participant-status` (ParticipantView), `context` ({participants, artifacts, suggestedPollingIntervalMs}; no id), `artifact-created|updated|locked|unlocked` (ArtifactSummary), `space-closed` ({spaceId, reason: closed|expired}, then the stream ends). Every event but `context` has `id:`, the space event sequence number; send it back as `Last-Event-ID` to resume with every kind of event replayed. A `: ping` comment is sent every 15 s. A client that leaves more than 1 MiB unread is disconnected and resumes with `Last-Event-ID`; a node holds at most 20 open streams per key and 200 per remote address (429 with Retry-After beyond).',
+        'Events: `message` (MessageView), `participant-status` (ParticipantView), `context` ({participants, artifacts, suggestedPollingIntervalMs}; no id), `artifact-created|updated|locked|unlocked` (ArtifactSummary), `space-closed` ({spaceId, reason: closed|expired}, then the stream ends). Every event but `context` has `id:`, the space event sequence number; send it back as `Last-Event-ID` to resume with every kind of event replayed. A `: ping` comment is sent every 15 s. A client that leaves more than 1 MiB unread is disconnected and resumes with `Last-Event-ID`; at most 20 streams per key and 200 per remote address are open at once, across every server node (429 with Retry-After beyond).',
       parameters: [
         {
           name: 'key',
