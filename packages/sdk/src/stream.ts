@@ -183,7 +183,9 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
       if (options.signal?.aborted) return new AbortError('aborted', { cause: error });
       return timedOut
         ? new TimeoutError(`the stream got no answer within ${timeoutMs} ms`, { cause: error })
-        : new ConnectionError(`the stream could not connect: ${describeNetworkError(error)}`, { cause: error });
+        : new ConnectionError(`the stream could not connect: ${describeNetworkError(error)}`, {
+            cause: error,
+          });
     } finally {
       clearTimeout(timer);
     }
