@@ -259,10 +259,8 @@ async function fanOutSection(databaseUrl: string, children: ChildProcess[]) {
       server: convene.child,
     };
   };
-  // Convene's subscribers open first, each right after its participants joined, as a server's
-  // memory is measured around the opening: left idle meanwhile, V8 gives memory back, and the
-  // opening then counts the heap's regrowth too. The 10-stream target opens before the 1,000: a
-  // server's first streams also load and compile the stream path, which 1,000 streams do not hold.
+  // The 10-stream target opens before the 1,000: a server's first streams also load and compile
+  // the stream path, which is not memory that 1,000 streams hold.
   const [convene10, convene1000, bare1000] = await fanOutSideBySide(20, [
     await conveneFan(10, 20),
     await conveneFan(1000, 20),
