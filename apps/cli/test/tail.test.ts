@@ -58,12 +58,15 @@ describe('tail in a terminal', () => {
       await eventually(() => expect(terminal.screen()).toMatch(/document "notes\.md" locked by Gus until/));
       expect((await guest.run(['artifact', 'unlock', 'notes.md'])).code).toBe(0);
       await eventually(() => expect(terminal.screen()).toContain('document "notes.md" unlocked'));
+      // Each change brings a fresh context; none of them is a reconnection.
+      expect(terminal.screen()).not.toContain('Reconnected');
 
       await server.stop();
       await server.start();
       expect((await guest.run(['send', 'after the restart'])).code).toBe(0);
       await eventually(() => expect(terminal.screen()).toMatch(/Gus: after the restart/), 40_000);
       const screen = terminal.screen();
+      expect(count(screen, 'Reconnected')).toBe(1);
       // Nothing lost, nothing shown twice.
       expect(count(screen, 'hello from gus')).toBe(1);
       expect(count(screen, 'after the restart')).toBe(1);

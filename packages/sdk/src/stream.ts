@@ -23,6 +23,12 @@ export interface StreamOptions {
   maxReconnects?: number | undefined;
   /** How long to wait for a connection's headers, in ms (default: the client's timeoutMs). */
   timeoutMs?: number | undefined;
+  /**
+   * Called each time the stream is connected again after a dropped or silent connection; its
+   * events resume after `lastEventId`. (A `context` event follows every participant or artifact
+   * change too, so a context alone does not mean a reconnection.)
+   */
+  onReconnect?: (() => void) | undefined;
 }
 
 const eventNames = new Set<string>([
@@ -107,6 +113,7 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
         if (!(await pause(delay))) return;
         continue;
       }
+      if (connectedOnce) this.options.onReconnect?.();
       connectedOnce = true;
 
       const pending: Decoded[] = [];

@@ -164,9 +164,20 @@ describe('the event stream across a server restart', () => {
     const me = await client.join(invitation.agentLink, { name: 'Reader' });
 
     const controller = new AbortController();
-    const { events, done } = reader(me.messages.stream({ signal: controller.signal, maxReconnects: 30 }));
+    let reconnections = 0;
+    const { events, done } = reader(
+      me.messages.stream({
+        signal: controller.signal,
+        maxReconnects: 30,
+        onReconnect: () => reconnections++,
+      }),
+    );
     for (let i = 1; i <= 5; i++) await owner.messages.send(`m${i}`);
     await until(() => (messages(events).includes('m5') ? true : undefined));
+    // A change's context event is no reconnection.
+    const before = await owner.artifacts.create({ name: 'before the restart' });
+    await until(() => (events.filter((e) => e.event === 'context').length >= 2 ? true : undefined));
+    expect(reconnections).toBe(0);
 
     await server.restart();
     // Written before the reader is back (it is still backing off): replayed from its Last-Event-ID.
@@ -174,7 +185,8 @@ describe('the event stream across a server restart', () => {
     const doc = await owner.artifacts.create({ name: 'after the restart' });
     await until(
       () =>
-        messages(events).includes('m10') && events.some((e) => e.event === 'artifact-created')
+        messages(events).includes('m10') &&
+        events.some((e) => e.event === 'artifact-created' && (e.data as { id: string }).id === doc.id)
           ? true
           : undefined,
       60_000,
@@ -185,12 +197,13 @@ describe('the event stream across a server restart', () => {
     await done;
 
     expect(messages(events)).toEqual(Array.from({ length: 11 }, (_, i) => `m${i + 1}`));
-    // It did reconnect, from the id of the last event it had.
+    // It did reconnect, from the id of the last event it had, and said so.
     expect(logged.some((line) => /ended; resuming after event \d+/.test(line))).toBe(true);
+    expect(reconnections).toBeGreaterThanOrEqual(1);
     const ids = events.flatMap((e) => (e.id === undefined ? [] : [e.id]));
     expect(ids).toEqual([...new Set(ids)].sort((a, b) => a - b));
     expect(
       events.filter((e) => e.event === 'artifact-created').map((e) => (e.data as { id: string }).id),
-    ).toEqual([doc.id]);
+    ).toEqual([before.id, doc.id]);
   }, 120_000);
 });

@@ -48,6 +48,7 @@ export function registerTail(program: Command, app: App): void {
         for await (const event of space.messages.stream({
           signal: ctx.signal,
           ...(since ? { since } : {}),
+          onReconnect: () => view.reconnected(),
         })) {
           view.show(event);
         }
@@ -65,7 +66,6 @@ export function registerTail(program: Command, app: App): void {
  */
 class TailView {
   private backlog: StreamEvent[] | undefined = [];
-  private contexts = 0;
   private readonly names = new Map<string, string>();
   private readonly statuses = new Map<string, string>();
   private closed = false;
@@ -78,7 +78,6 @@ class TailView {
 
   show(event: StreamEvent): void {
     if (event.event === 'context') {
-      this.contexts++;
       for (const p of event.data.participants) {
         this.names.set(p.participantId, p.name);
         this.statuses.set(p.participantId, p.status);
@@ -88,8 +87,6 @@ class TailView {
         this.backlog = undefined;
         for (const e of held) this.print(e);
         this.ctx.out.info(this.ctx.out.c.dim(`Following ${this.spaceName} live (Ctrl-C to stop)`));
-      } else if (this.contexts > 1) {
-        this.ctx.out.info(this.ctx.out.c.dim('Reconnected'));
       }
       if (this.ctx.out.mode.json) this.ctx.out.jsonLine(event);
       return;
@@ -99,6 +96,11 @@ class TailView {
       return;
     }
     this.print(event);
+  }
+
+  /** The stream came back after a drop (a server restart): it resumes where it was. */
+  reconnected(): void {
+    this.ctx.out.info(this.ctx.out.c.dim('Reconnected'));
   }
 
   end(interrupted: boolean): void {
