@@ -4,8 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { serverOfLink } from '../src/commands/join';
+import { normaliseUrl } from '../src/lib/context';
 import { formatSeconds, parseDuration, parseSince, parseTtl } from '../src/lib/duration';
 import { isPlainCommand, runEditor, safeFileName } from '../src/lib/editor';
+import { UsageError } from '../src/lib/errors';
 import { unreachableHint } from '../src/lib/failure';
 import { detectMode } from '../src/lib/output';
 import { relative, when } from '../src/lib/render';
@@ -67,6 +69,9 @@ describe('durations and times', () => {
     expect(when(new Date(2030, 0, 2, 0, 5, 0).toISOString(), now)).toBe('2030-01-02 00:05');
     expect(relative(new Date(2030, 0, 2, 0, 5, 0).toISOString(), now)).toBe('in 10 min');
     expect(relative(new Date(2030, 0, 1, 23, 54, 15).toISOString(), now)).toBe('45 s ago');
+    // Just now, a little before or after: neither "in 0 s" nor "0 s ago".
+    expect(relative(new Date(now.getTime() - 300).toISOString(), now)).toBe('now');
+    expect(relative(new Date(now.getTime() + 300).toISOString(), now)).toBe('now');
   });
 });
 
@@ -80,6 +85,17 @@ describe('links, names and ids', () => {
     expect(serverOfLink(id)).toBeUndefined();
     expect(serverOfLink('https://example.com/elsewhere')).toBeUndefined();
     expect(hostKey('HTTP://Example.com:80/')).toBe('http://example.com');
+  });
+
+  it('takes --url as an http or https URL, and says how to write one that lacks its scheme', () => {
+    expect(normaliseUrl('http://localhost:3000/')).toBe('http://localhost:3000');
+    // `localhost:3000` parses, its scheme being `localhost:`.
+    expect(() => normaliseUrl('localhost:3000')).toThrow(UsageError);
+    expect(() => normaliseUrl('localhost:3000')).toThrow(
+      '"localhost:3000" is not an http:// or https:// URL',
+    );
+    expect(() => normaliseUrl('ftp://example.com')).toThrow(UsageError);
+    expect(() => normaliseUrl('not a url')).toThrow('"not a url" is not a URL');
   });
 
   it('picks by id, name in any case, or id prefix; two of a name ask for the id', () => {

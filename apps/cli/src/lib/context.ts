@@ -179,11 +179,20 @@ export class Context {
 }
 
 export function normaliseUrl(url: string): string {
+  let key: string;
   try {
-    return hostKey(url);
+    key = hostKey(url);
   } catch {
     throw new UsageError(`"${url}" is not a URL`, 'Pass the server as --url http://host:port.');
   }
+  // `localhost:3000` parses, with `localhost:` as its scheme.
+  if (!/^https?:\/\//.test(key)) {
+    throw new UsageError(
+      `"${url}" is not an http:// or https:// URL`,
+      `Pass the server as --url http://${url.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '')}.`,
+    );
+  }
+  return key;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -31,6 +31,8 @@ export function when(iso: string, now: Date = new Date()): string {
 /** `3 min ago`, `in 8 min`: how far an instant is from now. */
 export function relative(iso: string, now: Date = new Date()): string {
   const seconds = Math.round((new Date(iso).getTime() - now.getTime()) / 1000);
+  // Within half a second either way (a just-saved version: -0 would read "in 0 s").
+  if (seconds === 0) return 'now';
   const abs = Math.abs(seconds);
   const text =
     abs < 60
