@@ -81,5 +81,13 @@ describe('webhook', () => {
     expect((await guest.run(['webhook', 'remove', added.id])).code).toBe(0);
     const after = await guest.run(['webhook', 'list']);
     expect(after.stderr + after.stdout).toContain('No webhooks yet');
+
+    // In text, the secret is the data on standard output (`webhook add URL > secret` keeps it).
+    const text = await guest.run(['webhook', 'add', url]);
+    expect(text.code).toBe(0);
+    expect(text.stdout.trim()).toMatch(/^whsec_\S+$/);
+    expect(text.stderr).toContain(`will POST every event to ${url}`);
+    const id = (await guest.run(['webhook', 'list', '--json'])).json()[0].id;
+    expect((await guest.run(['webhook', 'remove', id])).code).toBe(0);
   });
 });

@@ -131,6 +131,11 @@ describe('space create, list, show, use, update, close', () => {
     const { spaceId, ownerPrivateKey } = (
       await owner.run(['space', 'create', 'Short-lived', '--json'])
     ).json();
+    // Off a terminal, closing for good takes the space's name (or --yes for the default space).
+    const unnamed = await owner.run(['space', 'close']);
+    expect(unnamed.code).toBe(2);
+    expect(unnamed.stderr).toContain('name the space to close');
+    expect(owner.credentials().hosts[server.url].spaces[spaceId]).toBeDefined();
     const closed = await owner.run(['space', 'close', 'Short-lived']);
     expect(closed.code).toBe(0);
     expect(closed.stderr).toContain('Closed Short-lived');

@@ -50,9 +50,9 @@ export function registerWebhook(program: Command, app: App): void {
           out.success(
             `Webhook ${created.id} will POST ${created.events?.join(', ') ?? 'every event'} to ${url}`,
           );
-          out.info(
-            `Signing secret (shown once; verify each delivery with it): ${out.c.bold(created.secret)}`,
-          );
+          // Data on standard output, as token create's token: `webhook add URL > secret` keeps it.
+          out.line(created.secret);
+          out.hint('The signing secret, shown this once: verify each delivery with it.');
         },
       });
     });

@@ -1,5 +1,6 @@
 import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../../app';
+import { UsageError } from '../../lib/errors';
 import { confirm } from '../../lib/prompts';
 
 export function registerSpaceClose(space: Command, app: App): void {
@@ -9,12 +10,20 @@ export function registerSpaceClose(space: Command, app: App): void {
     .usage('SPACE [options]')
     .summary('close a space for good (owner)')
     .description(
-      'Close a space for good: every key stops working and open streams end. Asks first on a terminal.',
+      'Close a space for good: every key stops working and open streams end. Asks first on a terminal; elsewhere it takes the space by name or id (or --yes for the default space).',
     )
     .option('-y, --yes', 'do not ask for confirmation')
     .addHelpText('after', examples('convene space close "Release plan"', 'convene space close 3f2e… --yes'))
     .action(async (reference, options, command) => {
       const ctx = app.context(command);
+      // Off a terminal nobody is asked: closing for good takes the space's name, or --yes to
+      // close the default one.
+      if (reference === undefined && !options.yes && !ctx.out.mode.interactive) {
+        throw new UsageError(
+          'name the space to close',
+          'Usage: convene space close SPACE (or --yes alone to close the default space)',
+        );
+      }
       const saved = ctx.space(reference);
       ctx.requireOwner(saved, 'close it');
       await confirm(ctx.out, `Close "${saved.name}" for good? Every key stops working.`, options.yes);
