@@ -350,6 +350,8 @@ describe('invite, join, participants, moderation, leave', () => {
     child.kill('SIGINT');
     const stopped = await waited;
     expect(stopped.code).toBe(130);
+    // Off a terminal too, the log says what it waited for.
+    expect(stopped.stderr).toContain('Waiting for the owner to approve you…');
     expect(stopped.stderr).toContain('run the same `convene join` again');
     expect(Object.keys(guest.credentials().hosts[server.url].pendingJoins)).toHaveLength(1);
 

@@ -162,14 +162,19 @@ export class Output {
   }
 
   /**
-   * A spinner on stderr while something takes time; without a terminal, the message once (so a
+   * A spinner on stderr while something takes time; without a terminal, each message once (so a
    * log still shows what the process waits for), and nothing with --json or --quiet.
    */
   spinner(text: string): Spinner {
     if (!this.mode.spin) {
       this.info(`${text}…`);
+      let shown = text;
       return {
-        message: () => {},
+        message: (next) => {
+          if (next === shown) return;
+          shown = next;
+          this.info(`${next}…`);
+        },
         stop: (done) => done && this.success(done),
         fail: (failed) => failed && this.info(failed),
       };
