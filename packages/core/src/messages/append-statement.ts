@@ -41,11 +41,13 @@ const addressing = {
     select m.ord, m.pid
     from unnest(${sql.placeholder('mentionOrds')}::int[], ${sql.placeholder('mentionIds')}::uuid[]) as m(ord, pid)
   ), bad_mention as (
-    -- Only someone in the space (active or muted) can be mentioned.
+    -- Only someone in the space (active or muted) can be mentioned. One primary-key probe per
+    -- mention: \`offset 0\` keeps PostgreSQL from hashing every participant instead (see
+    -- liveCredentialSql).
     select x.ord, min(x.pid::text) as pid
     from explicit x join input i on i.ord = x.ord
     where not exists (select 1 from participants p
-      where p.space_id = i.space_id and p.id = x.pid and p.status in ('active', 'muted'))
+      where p.space_id = i.space_id and p.id = x.pid and p.status in ('active', 'muted') offset 0)
     group by x.ord
   ), named_any as (
     -- @Name: a live participant whose name (any case) starts the text after an @ and is followed
