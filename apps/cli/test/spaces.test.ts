@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { eventually, finished, LEAKY_ENV } from './helpers/cli';
+import { eventually, finished, joinAs, LEAKY_ENV } from './helpers/cli';
 import { bundle } from './helpers/paths';
 import { serverForFile, type TestServer } from './helpers/server';
 
@@ -147,6 +147,29 @@ describe('space create, list, show, use, update, close', () => {
     const again = await owner.run(['space', 'show']);
     expect(again.code).toBe(4);
     expect(again.stderr).toContain('no space chosen');
+  });
+
+  it('reports a closed space to its participants one way (exit 6, no "join again"), whatever the command', async () => {
+    const owner = user();
+    const guest = user();
+    (await owner.run(['space', 'create', 'Finished', '--json'])).json();
+    await joinAs(owner, guest, 'Gus');
+    expect((await owner.run(['space', 'close', 'Finished'])).code).toBe(0);
+    // The server answers 409 to some of these and 401 ("its keys no longer work") to others.
+    for (const args of [['send', 'hello'], ['messages'], ['inbox'], ['artifact', 'list'], ['tail']]) {
+      const result = await guest.run(args);
+      expect({ args, code: result.code }).toEqual({ args, code: 6 });
+      expect(result.stderr).toContain('"Finished" is closed');
+      expect(result.stderr).toContain('convene space list');
+      expect(result.stderr).not.toContain('convene join');
+    }
+    const json = await guest.run(['messages', '--json']);
+    expect(JSON.parse(json.stderr)).toMatchObject({ exitCode: 6 });
+    const listed = (await guest.run(['space', 'list', '--json'])).json();
+    expect(listed).toEqual([expect.objectContaining({ name: 'Finished', state: 'closed' })]);
+    const doctor = await guest.run(['doctor']);
+    expect(doctor.stdout).toContain('"Finished" is closed');
+    expect(doctor.stdout).not.toContain('join again');
   });
 
   it('answers with the right exit code and a next step when there is no space or no server', async () => {

@@ -3,7 +3,7 @@ import { ConveneError } from '@convene/sdk';
 import { type App, examples } from '../app';
 import type { Context } from '../lib/context';
 import { CliError } from '../lib/errors';
-import { unreachableHint } from '../lib/failure';
+import { closedHint, isSpaceClosed, unreachableHint } from '../lib/failure';
 import { relative } from '../lib/render';
 import { VERSION } from '../version';
 
@@ -165,14 +165,23 @@ async function runChecks(ctx: Context): Promise<Check[]> {
       });
     } catch (error) {
       const status = error instanceof ConveneError ? error.status : undefined;
-      checks.push({
-        name: 'default space',
-        status: 'fail',
-        detail: `${space.name}: ${(error as Error).message}`,
-        ...(status === 401
-          ? { hint: 'The key no longer works: `convene space use` another, or join again.' }
-          : {}),
-      });
+      checks.push(
+        isSpaceClosed(error)
+          ? {
+              name: 'default space',
+              status: 'fail',
+              detail: `"${space.name}" is closed: its keys no longer work`,
+              hint: `${closedHint(`"${space.name}"`)}; pick one with \`convene space use SPACE\`.`,
+            }
+          : {
+              name: 'default space',
+              status: 'fail',
+              detail: `${space.name}: ${(error as Error).message}`,
+              ...(status === 401
+                ? { hint: 'The key no longer works: `convene space use` another, or join again.' }
+                : {}),
+            },
+      );
     }
   } else if (!space) {
     checks.push({

@@ -60,6 +60,7 @@ function fromStatus(error: ConveneError, ctx: Context): CliError {
   const message = error.message.replace(/^\d{3} /, '');
   const using = ctx.using;
   const spaceName = using.kind === 'space' ? `"${using.space.name}"` : 'this space';
+  if (isSpaceClosed(error)) return spaceClosed(ctx, spaceName, detailsOf(error));
   if (using.kind === 'invitation' && (error.status === 401 || error.status === 404)) {
     return new CliError(message, {
       exitCode: error.status === 401 ? ExitCode.auth : ExitCode.notFound,
@@ -87,7 +88,7 @@ function fromStatus(error: ConveneError, ctx: Context): CliError {
           exitCode: ExitCode.auth,
           hint:
             using.space.role === 'participant'
-              ? 'The key no longer works if you left, were removed, or the space closed or expired. Join again with `convene join LINK`.'
+              ? 'The key no longer works if you left or were removed. Join again with `convene join LINK`.'
               : 'The owner key stops working when the space closes or expires. Create a new one with `convene space create NAME`.',
         });
       }
@@ -114,9 +115,7 @@ function fromStatus(error: ConveneError, ctx: Context): CliError {
     case 409:
       return new CliError(message, {
         exitCode: ExitCode.conflict,
-        hint: /closed/.test(message)
-          ? `${spaceName} is closed for good; \`convene space list\` shows the others.`
-          : 'The state changed meanwhile; look again and retry.',
+        hint: 'The state changed meanwhile; look again and retry.',
         details: detailsOf(error),
       });
     case 410:
@@ -146,6 +145,36 @@ function fromStatus(error: ConveneError, ctx: Context): CliError {
       return new CliError(message, { exitCode: ExitCode.error, details: detailsOf(error) });
   }
 }
+
+/**
+ * Whether the server refused a key because its space is closed or past its TTL. It answers 409
+ * "space is closed" where the operation's table lists 409, and 401 "space is closed: its keys no
+ * longer work" elsewhere (decisions.md); to a person both are the same fact.
+ */
+export function isSpaceClosed(error: unknown): boolean {
+  return (
+    error instanceof ConveneError &&
+    (error.status === 401 || error.status === 409) &&
+    /^(\d{3} )?space is closed\b/.test(error.message)
+  );
+}
+
+/**
+ * A closed space, whichever status said so: exit 6 (a state conflict, as the exit codes list it),
+ * and no "join again", which cannot help: closing is for good.
+ */
+function spaceClosed(ctx: Context, spaceName: string, details: Record<string, unknown>): CliError {
+  const owner = ctx.using.kind === 'space' && ctx.using.space.role === 'owner';
+  return new CliError(`${spaceName} is closed: its keys no longer work`, {
+    exitCode: ExitCode.conflict,
+    hint: `${closedHint(spaceName)}${owner ? '; `convene space create NAME` starts a new one' : ''}.`,
+    details,
+  });
+}
+
+/** What to say of a closed space: for good, and where the others are. */
+export const closedHint = (spaceName: string): string =>
+  `${spaceName[0]!.toUpperCase()}${spaceName.slice(1)} was closed by its owner or reached the end of its time to live, for good; \`convene space list\` shows your other spaces`;
 
 function detailsOf(error: ConveneError): Record<string, unknown> {
   const body = error.body;

@@ -2,6 +2,7 @@ import type { Command } from '@commander-js/extra-typings';
 import { ConveneError } from '@convene/sdk';
 import { type App, examples } from '../../app';
 import { formatSeconds } from '../../lib/duration';
+import { isSpaceClosed } from '../../lib/failure';
 
 export function registerSpaceList(space: Command, app: App): void {
   space
@@ -21,10 +22,12 @@ export function registerSpaceList(space: Command, app: App): void {
       const rows = await mapLimit(saved, 8, async (s) => {
         try {
           const view = await hub.space(s.spaceId, s.key).get();
-          return { ...s, view, problem: undefined };
+          return { ...s, view, closed: false, problem: undefined };
         } catch (error) {
           if (!(error instanceof ConveneError)) throw error;
-          return { ...s, view: undefined, problem: error.message };
+          // Closed (or expired) is a state, not a problem: say it as `space show` would.
+          if (isSpaceClosed(error)) return { ...s, view: undefined, closed: true, problem: undefined };
+          return { ...s, view: undefined, closed: false, problem: error.message };
         }
       });
       const json = rows.map((r) => ({
@@ -33,7 +36,7 @@ export function registerSpaceList(space: Command, app: App): void {
         role: r.role,
         participantId: r.participantId,
         isDefault: r.spaceId === host.defaultSpace,
-        state: r.view?.state ?? 'unavailable',
+        state: r.view?.state ?? (r.closed ? 'closed' : 'unavailable'),
         ttlRemaining: r.view?.ttlRemaining,
         privacy: r.view?.privacy,
         problem: r.problem,
