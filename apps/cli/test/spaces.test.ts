@@ -126,6 +126,30 @@ describe('space create, list, show, use, update, close', () => {
     expect(empty.stderr).toContain('nothing to change');
   });
 
+  it('refreshes a participant’s saved name of a space the owner renamed when listing, and keeps it offline', async () => {
+    const owner = user();
+    const guest = user();
+    const { spaceId } = (await owner.run(['space', 'create', 'Standup', '--json'])).json();
+    await joinAs(owner, guest, 'Gus');
+    expect((await owner.run(['space', 'update', '--name', 'Retro'])).code).toBe(0);
+    const listed = await guest.run(['space', 'list']);
+    expect(listed.stdout).toMatch(/\*\s+Retro\s/);
+    // What the list showed is the name the other commands take, and the one they print.
+    expect(guest.credentials().hosts[server.url].spaces[spaceId].name).toBe('Retro');
+    const sent = await guest.run(['send', 'Retro', 'hello']);
+    expect(sent.code).toBe(0);
+    expect(sent.stderr).toContain('Sent to Retro');
+    expect((await guest.run(['whoami', '--json'])).json().defaultSpace.name).toBe('Retro');
+    // A server that does not answer: the saved names, as they are, and the list still exit 0.
+    const credentials = guest.credentials();
+    credentials.hosts['http://127.0.0.1:9'] = credentials.hosts[server.url];
+    writeFileSync(join(guest.env.XDG_CONFIG_HOME!, 'convene/credentials.json'), JSON.stringify(credentials));
+    const offline = await guest.run(['space', 'list', '--json', '--url', 'http://127.0.0.1:9']);
+    expect(offline.code).toBe(0);
+    expect(offline.json()).toEqual([expect.objectContaining({ name: 'Retro', state: 'unavailable' })]);
+    expect(guest.credentials().hosts['http://127.0.0.1:9'].spaces[spaceId].name).toBe('Retro');
+  });
+
   it('closes a space: its keys stop working and it is forgotten', async () => {
     const owner = user();
     const { spaceId, ownerPrivateKey } = (

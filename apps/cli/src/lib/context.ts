@@ -119,7 +119,7 @@ export class Context {
       exitCode: ExitCode.auth,
       hint: isUuid(reference)
         ? `Join it with \`convene join ${reference} --key KEY\` (or the invitation link).`
-        : `${near ? `Did you mean "${near}"? ` : ''}See the spaces you hold keys for with \`convene space list\`.`,
+        : `${near ? `Did you mean "${near}"? ` : ''}See the spaces you hold keys for, by their current names, with \`convene space list\`.`,
     });
   }
 
@@ -156,6 +156,22 @@ export class Context {
     this.store.updateHost(url, (host) => {
       host.spaces[space.spaceId] = { ...space, savedAt: new Date().toISOString() };
       host.defaultSpace = space.spaceId;
+    });
+  }
+
+  /**
+   * Keeps the saved names of spaces as the server now names them (the owner may rename a space
+   * after you joined), so the name a listing shows is the one other commands take.
+   */
+  refreshSpaceNames(views: readonly { spaceId: string; name: string }[]): void {
+    const host = this.host();
+    const renamed = views.filter((v) => host.spaces[v.spaceId] && host.spaces[v.spaceId]!.name !== v.name);
+    if (renamed.length === 0) return;
+    this.store.updateHost(this.url, (entry) => {
+      for (const { spaceId, name } of renamed) {
+        const saved = entry.spaces[spaceId];
+        if (saved) saved.name = name;
+      }
     });
   }
 

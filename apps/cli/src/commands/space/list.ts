@@ -30,6 +30,7 @@ export function registerSpaceList(space: Command, app: App): void {
           return { ...s, view: undefined, closed: false, problem: error.message };
         }
       });
+      ctx.refreshSpaceNames(rows.flatMap((r) => (r.view ? [r.view] : [])));
       const json = rows.map((r) => ({
         spaceId: r.spaceId,
         name: r.view?.name ?? r.name,

@@ -13,6 +13,7 @@ export function registerSpaceShow(space: Command, app: App): void {
       const ctx = app.context(command);
       const saved = ctx.space(reference);
       const view = await ctx.spaceClient(saved).get();
+      ctx.refreshSpaceNames([view]);
       const { out } = ctx;
       out.result(view, {
         quiet: () => view.spaceId,
