@@ -154,6 +154,37 @@ describe('create, list, show, write, download, history, diff, restore', () => {
     expect(forced.stderr).toContain('Released Gus');
     expect((await byName(owner, 'locked.md')).lockedBy).toBeUndefined();
   });
+
+  it('points each hint at the right thing: the document’s versions, its own unlock, and who can force a lock', async () => {
+    await owner.run(['artifact', 'create', 'hints.md']);
+    const version = await owner.run(['artifact', 'diff', 'hints.md', '7']);
+    expect(version.code).toBe(5);
+    expect(version.stderr).toContain('version 7 of this artifact not found');
+    expect(version.stderr).toContain('`convene artifact history "hints.md"`');
+    expect(version.stderr).not.toContain('convene participants');
+    const restore = await owner.run(['artifact', 'restore', 'hints.md', '7']);
+    expect(restore.code).toBe(5);
+    expect(restore.stderr).toContain('`convene artifact history "hints.md"`');
+
+    // The lock's hint names the document to unlock.
+    const locked = await guest.run(['artifact', 'lock', 'hints.md']);
+    expect(locked.code).toBe(0);
+    expect(locked.stderr).toContain('release with `convene artifact unlock "hints.md"`');
+    // Someone else's lock: a participant asks the owner; the owner can release it.
+    const file = join(owner.home, 'h.md');
+    writeFileSync(file, 'text');
+    const asOwner = await owner.run(['artifact', 'write', 'hints.md', '--file', file]);
+    expect(asOwner.code).toBe(6);
+    expect(asOwner.stderr).toContain('"hints.md" is locked by Gus');
+    expect(asOwner.stderr).not.toContain('ask the owner');
+    expect(asOwner.stderr).toContain('`convene artifact unlock "hints.md"`');
+    expect((await guest.run(['artifact', 'unlock', 'hints.md'])).code).toBe(0);
+    expect((await owner.run(['artifact', 'lock', 'hints.md'])).code).toBe(0);
+    const asGuest = await guest.run(['artifact', 'write', 'hints.md', '--file', file]);
+    expect(asGuest.code).toBe(6);
+    expect(asGuest.stderr).toContain('ask the owner');
+    expect((await owner.run(['artifact', 'unlock', 'hints.md'])).code).toBe(0);
+  });
 });
 
 describe('artifact edit', () => {

@@ -79,6 +79,12 @@ describe('webhook', () => {
     expect(refused.stderr).toContain('loopback, private and link-local addresses are not allowed');
 
     expect((await guest.run(['webhook', 'remove', added.id])).code).toBe(0);
+    // Gone: the hint points at the webhooks, not at participants or documents.
+    const again = await guest.run(['webhook', 'remove', added.id]);
+    expect(again.code).toBe(5);
+    expect(again.stderr).toContain('webhook not found');
+    expect(again.stderr).toContain('`convene webhook list`');
+    expect(again.stderr).not.toContain('convene participants');
     const after = await guest.run(['webhook', 'list']);
     expect(after.stderr + after.stdout).toContain('No webhooks yet');
 

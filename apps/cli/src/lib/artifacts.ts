@@ -32,16 +32,30 @@ export async function findArtifact(
     name: (a) => a.name,
     listCommand: 'convene artifact list',
   });
+  ctx.artifact = artifact.name;
   const names = new Map(view.participants.map((p) => [p.participantId, p.name]));
-  return { saved, space, artifact, names, heldByMe: artifact.lockedBy === saved.participantId };
+  return {
+    saved,
+    space,
+    artifact,
+    names,
+    heldByMe: artifact.lockedBy === saved.participantId,
+    /** What a 423 is explained with: the holder's name, and whether you may force the lock. */
+    lockContext: { artifactName: artifact.name, names, owner: saved.role === 'owner' },
+  };
 }
 
-/** A 423 in words: who holds the lock and until when (exit 6). */
-export function lockedFailure(
-  error: LockedError,
-  artifactName: string,
-  names: ReadonlyMap<string, string>,
-): CliError {
+/** What explains a 423: the document, the participants' names, and whether you own the space. */
+export interface LockContext {
+  artifactName: string;
+  names: ReadonlyMap<string, string>;
+  /** The owner may release anyone's lock; a participant asks the owner to. */
+  owner: boolean;
+}
+
+/** A 423 in words: who holds the lock and until when (exit 6), and what you can do about it. */
+export function lockedFailure(error: LockedError, { artifactName, names, owner }: LockContext): CliError {
+  const unlock = `convene artifact unlock ${JSON.stringify(artifactName)}`;
   const holder = error.lockedBy ? (names.get(error.lockedBy) ?? error.lockedBy) : undefined;
   const until = error.lockExpiresAt
     ? ` until ${when(error.lockExpiresAt)} (${relative(error.lockExpiresAt)})`
@@ -53,8 +67,10 @@ export function lockedFailure(
     {
       exitCode: ExitCode.conflict,
       hint: holder
-        ? 'Wait for them to finish (`convene tail` shows the unlock), or ask the owner to force it with `convene artifact unlock`.'
-        : 'Take it with `convene artifact lock`.',
+        ? `Wait for them to finish (\`convene tail\` shows the unlock), or ${
+            owner ? 'release their lock yourself (you own the space) with' : 'ask the owner to force it with'
+          } \`${unlock}\`.`
+        : `Take it with \`convene artifact lock ${JSON.stringify(artifactName)}\`.`,
       details: { lockedBy: error.lockedBy, lockExpiresAt: error.lockExpiresAt },
       cause: error,
     },
@@ -62,15 +78,11 @@ export function lockedFailure(
 }
 
 /** Runs `body`, turning a 423 into the holder's name and expiry. */
-export async function explainingLocks<T>(
-  artifactName: string,
-  names: ReadonlyMap<string, string>,
-  body: () => Promise<T>,
-): Promise<T> {
+export async function explainingLocks<T>(about: LockContext, body: () => Promise<T>): Promise<T> {
   try {
     return await body();
   } catch (error) {
-    if (error instanceof LockedError) throw lockedFailure(error, artifactName, names);
+    if (error instanceof LockedError) throw lockedFailure(error, about);
     throw error;
   }
 }

@@ -42,6 +42,8 @@ export class Context {
   /** Set by `serve`: the server stops itself on SIGINT and SIGTERM, as it always has. */
   serverOwnsSignals = false;
   using: Using = { kind: 'none' };
+  /** The document the command acts on, once found: hints name it (`artifact history "plan.md"`). */
+  artifact: string | undefined;
   /** The command being run (`convene space create`), for hints that point at its help. */
   commandName: string | undefined;
   private readonly explicitUrl: string | undefined;

@@ -109,7 +109,7 @@ function fromStatus(error: ConveneError, ctx: Context): CliError {
         exitCode: ExitCode.notFound,
         hint:
           using.kind === 'space'
-            ? `Check the name or id (\`convene participants\`, \`convene artifact list\`).`
+            ? notFoundHint(message, ctx.artifact)
             : 'Check the id, and that --url points at the right server.',
       });
     case 409:
@@ -126,7 +126,7 @@ function fromStatus(error: ConveneError, ctx: Context): CliError {
         exitCode: ExitCode.conflict,
         hint: locked?.lockExpiresAt
           ? `The lock lapses at ${locked.lockExpiresAt} unless its holder keeps it.`
-          : 'Take the lock first with `convene artifact lock ARTIFACT`.',
+          : `Take the lock first with \`convene artifact lock ${ctx.artifact ? JSON.stringify(ctx.artifact) : 'ARTIFACT'}\`.`,
         details: detailsOf(error),
       });
     }
@@ -144,6 +144,25 @@ function fromStatus(error: ConveneError, ctx: Context): CliError {
       }
       return new CliError(message, { exitCode: ExitCode.error, details: detailsOf(error) });
   }
+}
+
+/**
+ * Where to look for what a space's 404 names: the server says what it did not find ("webhook not
+ * found", "version 7 of this artifact not found"), so the hint lists that kind of thing.
+ */
+function notFoundHint(message: string, artifact: string | undefined): string {
+  const doc = artifact ? JSON.stringify(artifact) : 'ARTIFACT';
+  const where: [RegExp, string][] = [
+    [/^webhook\b/, 'See the webhooks with `convene webhook list`.'],
+    [/^version\b/, `\`convene artifact history ${doc}\` lists its versions.`],
+    [/^artifact\b/, 'See the documents with `convene artifact list`.'],
+    [/^participant\b/, 'See who is there with `convene participants`.'],
+    [/^message\b/, 'See the messages and their ids with `convene messages --json`.'],
+  ];
+  return (
+    where.find(([subject]) => subject.test(message))?.[1] ??
+    'Check the name or id (`convene participants`, `convene artifact list`).'
+  );
 }
 
 /**

@@ -29,9 +29,9 @@ export function registerArtifactEdit(artifact: Command, app: App): void {
       const ctx = app.context(command);
       const { out } = ctx;
       const found = await findArtifact(ctx, options.space, reference, 'convene artifact edit ARTIFACT');
-      const { space, artifact: summary, names } = found;
+      const { space, artifact: summary } = found;
       ctx.handlesInterrupt = true;
-      const lock = await explainingLocks(summary.name, names, () => space.artifacts.lock(summary.id));
+      const lock = await explainingLocks(found.lockContext, () => space.artifacts.lock(summary.id));
       const heartbeat = new Heartbeat(
         () => space.artifacts.heartbeat(summary.id),
         lock.lockExpiresAt,
@@ -81,7 +81,7 @@ export function registerArtifactEdit(artifact: Command, app: App): void {
         }
         let saved: Awaited<ReturnType<typeof space.artifacts.write>>;
         try {
-          saved = await explainingLocks(doc.name, names, () =>
+          saved = await explainingLocks({ ...found.lockContext, artifactName: doc.name }, () =>
             space.artifacts.write(doc.id, text, { baseVersion: doc.version }),
           );
         } catch (error) {

@@ -18,7 +18,7 @@ export function registerArtifactLock(artifact: Command, app: App): void {
     .action(async (reference, options, command) => {
       const ctx = app.context(command);
       const found = await findArtifact(ctx, options.space, reference, 'convene artifact lock ARTIFACT');
-      const lock = await explainingLocks(found.artifact.name, found.names, () =>
+      const lock = await explainingLocks(found.lockContext, () =>
         found.space.artifacts.lock(found.artifact.id),
       );
       ctx.out.result(lock, {
@@ -28,7 +28,7 @@ export function registerArtifactLock(artifact: Command, app: App): void {
             `Locked ${ctx.out.c.bold(found.artifact.name)} until ${when(lock.lockExpiresAt)} (${relative(lock.lockExpiresAt)})`,
           );
           ctx.out.hint(
-            `Write with \`convene artifact write ${JSON.stringify(found.artifact.name)} --file F\`; release with \`convene artifact unlock\`.`,
+            `Write with \`convene artifact write ${JSON.stringify(found.artifact.name)} --file F\`; release with \`convene artifact unlock ${JSON.stringify(found.artifact.name)}\`.`,
           );
         },
       });
@@ -46,7 +46,7 @@ export function registerArtifactUnlock(artifact: Command, app: App): void {
     .action(async (reference, options, command) => {
       const ctx = app.context(command);
       const found = await findArtifact(ctx, options.space, reference, 'convene artifact unlock ARTIFACT');
-      const doc = await explainingLocks(found.artifact.name, found.names, () =>
+      const doc = await explainingLocks(found.lockContext, () =>
         found.space.artifacts.unlock(found.artifact.id),
       );
       const holder = found.artifact.lockedBy;

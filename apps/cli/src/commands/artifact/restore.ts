@@ -40,7 +40,7 @@ export function registerArtifactRestore(artifact: Command, app: App): void {
           label: (v) =>
             `version ${v.version}, ${relative(v.updatedAt)} by ${found.names.get(v.updatedBy) ?? v.updatedBy}`,
         }));
-      const doc = await explainingLocks(summary.name, found.names, () =>
+      const doc = await explainingLocks(found.lockContext, () =>
         found.heldByMe
           ? space.artifacts.restore(summary.id, Number(version))
           : space.artifacts.withLock(summary.id, () => space.artifacts.restore(summary.id, Number(version))),

@@ -45,7 +45,7 @@ export function registerArtifactWrite(artifact: Command, app: App): void {
       const content = await readTextFile(options.file);
       const write = { ...(options.baseVersion ? { baseVersion: Number(options.baseVersion) } : {}) };
       const { space, artifact: summary } = found;
-      const doc = await explainingLocks(summary.name, found.names, () =>
+      const doc = await explainingLocks(found.lockContext, () =>
         found.heldByMe
           ? space.artifacts.write(summary.id, content, write)
           : space.artifacts.withLock(summary.id, (locked) => locked.write(content, write)),
