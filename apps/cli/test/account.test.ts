@@ -128,6 +128,53 @@ describe('login through the browser link', () => {
   });
 });
 
+/** A human with an account and a `usr_` token minted for them, and the terminal that minted it. */
+async function withToken(name = 'CI bot') {
+  const human = await signup();
+  const terminal = user();
+  const login = await terminal.run(['login', '--password', '--email', human.email], {
+    input: human.password,
+  });
+  expect(login.code).toBe(0);
+  const token = (await terminal.run(['token', 'create', name, '-q'])).stdout.trim();
+  expect(token).toMatch(/^usr_/);
+  return { human, terminal, token };
+}
+
+describe('whoami with a token', () => {
+  it('checks a CONVENE_TOKEN with the server: valid is exit 0 and says so; one that does not work is exit 4', async () => {
+    const { human, terminal, token } = await withToken();
+    const agent = user();
+    const valid = await agent.run(['whoami'], { env: { CONVENE_TOKEN: token } });
+    expect(valid.code).toBe(0);
+    expect(valid.stdout).toMatch(/token\s+usr_\S+… \(from CONVENE_TOKEN\), valid/);
+    expect(valid.stdout).not.toContain('account  none');
+    const json = await agent.run(['whoami', '--json'], { env: { CONVENE_TOKEN: token } });
+    expect(json.code).toBe(0);
+    expect(json.json().userToken).toEqual({
+      prefix: token.slice(0, 8),
+      source: 'CONVENE_TOKEN',
+      valid: true,
+    });
+
+    // Where the dashboard session knows the token, whoami names it and its account.
+    const mine = await terminal.run(['whoami'], { env: { CONVENE_TOKEN: token } });
+    expect(mine.code).toBe(0);
+    expect(mine.stdout).toContain(`"CI bot" of ${human.email}`);
+
+    const bogus = await agent.run(['whoami'], { env: { CONVENE_TOKEN: 'usr_not-a-real-one' } });
+    expect(bogus.code).toBe(4);
+    expect(bogus.stdout).toMatch(/token\s+usr_not-… \(from CONVENE_TOKEN\), not valid/);
+    expect(bogus.stderr).toContain('the token in CONVENE_TOKEN does not work');
+    // doctor checks it the same way.
+    const doctor = await agent.run(['doctor', '--json'], { env: { CONVENE_TOKEN: 'usr_not-a-real-one' } });
+    expect(doctor.code).toBe(1);
+    expect(doctor.json().checks).toContainEqual(expect.objectContaining({ name: 'token', status: 'fail' }));
+    const healthy = await agent.run(['doctor', '--json'], { env: { CONVENE_TOKEN: token } });
+    expect(healthy.json().checks).toContainEqual(expect.objectContaining({ name: 'token', status: 'ok' }));
+  });
+});
+
 describe('login --with-token, --password; whoami; token; logout', () => {
   it('saves a piped usr_ token and refuses anything else', async () => {
     const someone = user();
@@ -139,7 +186,7 @@ describe('login --with-token, --password; whoami; token; logout', () => {
     expect(bad.stderr).toContain('not a usr_ token');
     // CONVENE_TOKEN overrides the saved one.
     const env = await someone.run(['whoami', '--json'], { env: { CONVENE_TOKEN: 'usr_fromenv' } });
-    expect(env.json().userToken).toEqual({ prefix: 'usr_from', source: 'CONVENE_TOKEN' });
+    expect(env.json().userToken).toEqual({ prefix: 'usr_from', source: 'CONVENE_TOKEN', valid: false });
   });
 
   it('logs in with a password, mints a token for this terminal, manages tokens, and logs out', async () => {

@@ -119,13 +119,24 @@ async function runChecks(ctx: Context): Promise<Check[]> {
 
   const host = ctx.host();
   const token = ctx.userToken();
+  const tokenSource = ctx.env.CONVENE_TOKEN ? '(CONVENE_TOKEN)' : '(saved)';
+  const tokenWorks = token && response ? await ctx.userTokenWorks(token).catch(() => undefined) : undefined;
   checks.push(
     token
-      ? {
-          name: 'token',
-          status: 'ok',
-          detail: `${token.slice(0, 8)}… ${ctx.env.CONVENE_TOKEN ? '(CONVENE_TOKEN)' : '(saved)'}`,
-        }
+      ? tokenWorks === false
+        ? {
+            name: 'token',
+            status: 'fail',
+            detail: `${token.slice(0, 8)}… ${tokenSource} does not work: revoked, expired or unknown`,
+            hint: ctx.env.CONVENE_TOKEN
+              ? 'Mint a new one (`convene token create`) or unset CONVENE_TOKEN.'
+              : 'convene login',
+          }
+        : {
+            name: 'token',
+            status: 'ok',
+            detail: `${token.slice(0, 8)}… ${tokenSource}${tokenWorks ? ', works' : ''}`,
+          }
       : {
           name: 'token',
           status: 'ok',

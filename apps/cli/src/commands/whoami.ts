@@ -10,9 +10,9 @@ export function registerWhoami(program: Command, app: App): void {
     .command('whoami')
     .summary('who you are on this server: account, token, default space')
     .description(
-      'Show what convene holds for this server: the account of the dashboard session (checked with ' +
-        'the server), the usr_ token and where it comes from, and the default space. Exits 4 when ' +
-        'neither a token nor a session is there.',
+      'Show what convene holds for this server, checked with the server: the account of the ' +
+        'dashboard session, the usr_ token (saved, or CONVENE_TOKEN) and whether it works, and the ' +
+        'default space. Exits 4 when neither a working token nor a session is there.',
     )
     .addHelpText('after', examples('convene whoami', 'convene whoami --json | jq .user.email'))
     .action(async (_options, command) => {
@@ -30,6 +30,13 @@ export function registerWhoami(program: Command, app: App): void {
           sessionValid = false;
         }
       }
+      const source = ctx.env.CONVENE_TOKEN ? 'CONVENE_TOKEN' : 'saved';
+      const tokenValid = token ? await ctx.userTokenWorks(token) : false;
+      // The server names a token's account only to a dashboard session, and only its own tokens.
+      const known =
+        token && tokenValid && sessionValid
+          ? (await ctx.session().tokens.list()).find((t) => token.startsWith(t.prefix))
+          : undefined;
       const space = host.defaultSpace ? host.spaces[host.defaultSpace] : undefined;
       const result = {
         url: ctx.url,
@@ -39,7 +46,9 @@ export function registerWhoami(program: Command, app: App): void {
           ? {
               userToken: {
                 prefix: token.slice(0, 8),
-                source: ctx.env.CONVENE_TOKEN ? 'CONVENE_TOKEN' : 'saved',
+                source,
+                valid: tokenValid,
+                ...(known ? { name: known.name, id: known.id } : {}),
               },
             }
           : {}),
@@ -63,7 +72,11 @@ export function registerWhoami(program: Command, app: App): void {
             ['server', ctx.url],
             [
               'account',
-              user ? `${user.name ? `${user.name} ` : ''}<${user.email}>` : 'none (spaces work without one)',
+              user
+                ? `${user.name ? `${user.name} ` : ''}<${user.email}>`
+                : tokenValid
+                  ? 'linked by the token (the server names accounts to a dashboard session only)'
+                  : 'none (spaces work without one)',
             ],
             [
               'session',
@@ -76,13 +89,32 @@ export function registerWhoami(program: Command, app: App): void {
             [
               'token',
               token
-                ? `${token.slice(0, 8)}… (${result.userToken?.source === 'saved' ? 'saved' : 'from CONVENE_TOKEN'})`
+                ? `${token.slice(0, 8)}… (${source === 'saved' ? 'saved' : 'from CONVENE_TOKEN'}), ${
+                    !tokenValid
+                      ? 'not valid (revoked, expired or unknown)'
+                      : known && user
+                        ? `valid: "${known.name}" of ${user.email}`
+                        : sessionValid && user
+                          ? `valid, not one of ${user.email}’s`
+                          : 'valid'
+                  }`
                 : 'none',
             ],
             ['space', space ? `${space.name} (${space.role}, default)` : undefined],
             ['spaces', `${result.spaces} with keys on this machine`],
           ]),
       });
+      if (token && !tokenValid) {
+        const which = source === 'saved' ? 'the saved token' : 'the token in CONVENE_TOKEN';
+        const hint =
+          source === 'saved'
+            ? 'Log in again with `convene login` (or `convene logout` to forget it).'
+            : 'Mint a new one (`convene token create`, or the dashboard) or unset CONVENE_TOKEN.';
+        if (!sessionValid) {
+          throw new CliError(`${which} does not work on ${ctx.url}`, { exitCode: ExitCode.auth, hint });
+        }
+        out.warn(`${which[0]!.toUpperCase()}${which.slice(1)} does not work here. ${hint}`);
+      }
       if (!token && !sessionValid) {
         throw new CliError(`not logged in to ${ctx.url}`, {
           exitCode: ExitCode.auth,

@@ -1,4 +1,5 @@
-import { Convene } from '@convene/sdk';
+import { randomUUID } from 'node:crypto';
+import { AuthenticationError, Convene, NotFoundError } from '@convene/sdk';
 import { CliError, UsageError } from './errors';
 import { ExitCode } from './exit-codes';
 import { detectMode, Output } from './output';
@@ -76,6 +77,22 @@ export class Context {
   /** The `usr_` token sent with creates and joins: CONVENE_TOKEN, else the one `convene login` saved. */
   userToken(): string | undefined {
     return this.env.CONVENE_TOKEN || this.host().userToken;
+  }
+
+  /**
+   * Whether the server accepts a `usr_` token (unknown, revoked and expired ones it refuses).
+   * Key recovery is the one route where a token identifies its human: for a space nobody holds,
+   * a token that works is answered 404 (no key there), one that does not 401.
+   */
+  async userTokenWorks(token: string): Promise<boolean> {
+    try {
+      await this.hub().withOptions({ userToken: token }).spaces.recoverKey(randomUUID());
+      return true;
+    } catch (error) {
+      if (error instanceof NotFoundError) return true;
+      if (error instanceof AuthenticationError) return false;
+      throw error;
+    }
   }
 
   /** The SDK client for this server (anonymous, plus the user token when there is one). */
