@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { eventually, finished } from './helpers/cli';
 import { serverForFile, type TestServer } from './helpers/server';
@@ -176,14 +178,27 @@ describe('whoami with a token', () => {
 });
 
 describe('login --with-token, --password; whoami; token; logout', () => {
-  it('saves a piped usr_ token and refuses anything else', async () => {
+  it('saves a piped usr_ token the server accepts, and refuses anything else, saving nothing', async () => {
+    const { token } = await withToken();
     const someone = user();
-    const saved = await someone.run(['login', '--with-token'], { input: 'usr_abcdefghijklmnop\n' });
+    const unknown = await someone.run(['login', '--with-token'], { input: 'usr_abcdefghijklmnop\n' });
+    expect(unknown.code).toBe(4);
+    expect(unknown.stderr).toContain(`${server.url} does not accept this token`);
+    expect(unknown.stderr).toContain('convene token create');
+    expect(existsSync(join(someone.env.XDG_CONFIG_HOME!, 'convene/credentials.json'))).toBe(false);
+    const offline = await someone.run(['login', '--with-token', '--url', 'http://127.0.0.1:9'], {
+      input: `${token}\n`,
+    });
+    expect(offline.code).toBe(1);
+    expect(offline.stderr).toContain('cannot reach http://127.0.0.1:9');
+    expect(existsSync(join(someone.env.XDG_CONFIG_HOME!, 'convene/credentials.json'))).toBe(false);
+    const saved = await someone.run(['login', '--with-token'], { input: `${token}\n` });
     expect(saved.code).toBe(0);
-    expect(someone.credentials().hosts[server.url].userToken).toBe('usr_abcdefghijklmnop');
+    expect(someone.credentials().hosts[server.url].userToken).toBe(token);
     const bad = await someone.run(['login', '--with-token'], { input: 'not-a-token\n' });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('not a usr_ token');
+    expect(someone.credentials().hosts[server.url].userToken).toBe(token);
     // CONVENE_TOKEN overrides the saved one.
     const env = await someone.run(['whoami', '--json'], { env: { CONVENE_TOKEN: 'usr_fromenv' } });
     expect(env.json().userToken).toEqual({ prefix: 'usr_from', source: 'CONVENE_TOKEN', valid: false });

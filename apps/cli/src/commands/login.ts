@@ -17,7 +17,8 @@ export function registerLogin(program: Command, app: App): void {
       'Link this terminal to your Convene account, so the spaces you create or join show on your ' +
         'dashboard (spaces themselves never need an account). By default it prints a URL and a ' +
         'code, opens the browser when there is one, and waits until you approve there. ' +
-        '--with-token reads a usr_ token (minted on the dashboard) from stdin instead. ' +
+        '--with-token reads a usr_ token (minted on the dashboard) from stdin instead, and saves it ' +
+        'once the server accepts it. ' +
         '--password logs in with email and password: the dashboard session that ' +
         '`convene token …` needs.',
     )
@@ -110,6 +111,15 @@ async function loginWithToken(ctx: Context): Promise<void> {
       'that is not a usr_ token',
       'Mint one on the dashboard, or with `convene token create`.',
     );
+  }
+  // Checked before it is saved: a mistyped or revoked token would otherwise link nothing, silently
+  // (the server ignores a token it does not know on creates and joins).
+  ctx.using = { kind: 'server' };
+  if (!(await ctx.userTokenWorks(token))) {
+    throw new CliError(`${ctx.url} does not accept this token`, {
+      exitCode: ExitCode.auth,
+      hint: 'It may be mistyped, revoked or expired, or from another server: mint a new one on the dashboard or with `convene token create`.',
+    });
   }
   saveToken(ctx, token);
   out.result(
