@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { User } from './helpers/cli';
@@ -216,6 +216,35 @@ describe('doctor', () => {
     expect(loose.stdout).toContain('✗ credentials file');
     expect(loose.stdout).toContain('chmod 600');
     chmodSync(join(owner.env.XDG_CONFIG_HOME!, 'convene/credentials.json'), 0o600);
+
+    // A credentials file it cannot read is one failed check; the others still run.
+    const broken = new User(server.url);
+    try {
+      mkdirSync(join(broken.env.XDG_CONFIG_HOME!, 'convene'), { recursive: true, mode: 0o700 });
+      writeFileSync(join(broken.env.XDG_CONFIG_HOME!, 'convene/credentials.json'), '{"version": 1, oops', {
+        mode: 0o600,
+      });
+      const unreadable = await broken.run(['doctor', '--json']);
+      expect(unreadable.code).toBe(1);
+      const checks = unreadable.json().checks;
+      expect(checks.map((c: any) => [c.name, c.status])).toEqual([
+        ['server', 'ok'],
+        ['API version', 'ok'],
+        ['clock', 'ok'],
+        ['credentials file', 'fail'],
+        ['token', 'warn'],
+        ['default space', 'warn'],
+      ]);
+      expect(checks[3].detail).toContain('is not a credentials file convene can read');
+      expect(checks[3].hint).toContain('Move it aside');
+      expect(checks[4].detail).toContain('not checked');
+      expect(JSON.parse(unreadable.stderr).error).toBe('1 check failed: credentials file');
+      const text = await broken.run(['doctor']);
+      expect(text.stdout).toMatch(/✓ server: .* answers/);
+      expect(text.stdout).toContain('✗ credentials file');
+    } finally {
+      broken.remove();
+    }
 
     const down = await owner.run(['doctor', '--url', 'http://127.0.0.1:9']);
     expect(down.code).toBe(1);

@@ -62,6 +62,9 @@ export function registerDoctor(program: Command, app: App): void {
 
 async function runChecks(ctx: Context): Promise<Check[]> {
   const checks: Check[] = [];
+  // Read first: a file that cannot be read is one failed check, not the end of the others (which
+  // then go on without it: the server of --url, CONVENE_URL or the default).
+  const unreadable = ctx.store.readProblem();
   const hub = ctx.hub();
   const started = Date.now();
   let response: Response | undefined;
@@ -107,42 +110,32 @@ async function runChecks(ctx: Context): Promise<Check[]> {
 
   const problems = ctx.store.permissionProblems();
   checks.push(
-    problems.length
+    unreadable
       ? {
           name: 'credentials file',
           status: 'fail',
-          detail: problems.join('; '),
-          hint: `chmod 700 ${ctx.store.dir} && chmod 600 ${ctx.store.file}`,
+          detail: unreadable.message,
+          ...(unreadable.hint ? { hint: unreadable.hint } : {}),
         }
-      : { name: 'credentials file', status: 'ok', detail: `${ctx.store.file} (private)` },
+      : problems.length
+        ? {
+            name: 'credentials file',
+            status: 'fail',
+            detail: problems.join('; '),
+            hint: `chmod 700 ${ctx.store.dir} && chmod 600 ${ctx.store.file}`,
+          }
+        : { name: 'credentials file', status: 'ok', detail: `${ctx.store.file} (private)` },
   );
 
+  if (unreadable) {
+    const notChecked = 'not checked: the credentials file cannot be read';
+    if (ctx.env.CONVENE_TOKEN) await checkToken(ctx, checks, response);
+    else checks.push({ name: 'token', status: 'warn', detail: notChecked });
+    checks.push({ name: 'default space', status: 'warn', detail: notChecked });
+    return checks;
+  }
+  await checkToken(ctx, checks, response);
   const host = ctx.host();
-  const token = ctx.userToken();
-  const tokenSource = ctx.env.CONVENE_TOKEN ? '(CONVENE_TOKEN)' : '(saved)';
-  const tokenWorks = token && response ? await ctx.userTokenWorks(token).catch(() => undefined) : undefined;
-  checks.push(
-    token
-      ? tokenWorks === false
-        ? {
-            name: 'token',
-            status: 'fail',
-            detail: `${token.slice(0, 8)}… ${tokenSource} does not work: revoked, expired or unknown`,
-            hint: ctx.env.CONVENE_TOKEN
-              ? 'Mint a new one (`convene token create`) or unset CONVENE_TOKEN.'
-              : 'convene login',
-          }
-        : {
-            name: 'token',
-            status: 'ok',
-            detail: `${token.slice(0, 8)}… ${tokenSource}${tokenWorks ? ', works' : ''}`,
-          }
-      : {
-          name: 'token',
-          status: 'ok',
-          detail: 'none: spaces you create are not linked to a dashboard (`convene login`)',
-        },
-  );
   if (host.session) {
     const expired = new Date(host.session.expiresAt).getTime() <= Date.now();
     if (expired) {
@@ -202,4 +195,33 @@ async function runChecks(ctx: Context): Promise<Check[]> {
     });
   }
   return checks;
+}
+
+/** Whether the token in use (saved, or CONVENE_TOKEN) works, asked of the server when it answers. */
+async function checkToken(ctx: Context, checks: Check[], response: Response | undefined): Promise<void> {
+  const token = ctx.userToken();
+  const tokenSource = ctx.env.CONVENE_TOKEN ? '(CONVENE_TOKEN)' : '(saved)';
+  const tokenWorks = token && response ? await ctx.userTokenWorks(token).catch(() => undefined) : undefined;
+  checks.push(
+    token
+      ? tokenWorks === false
+        ? {
+            name: 'token',
+            status: 'fail',
+            detail: `${token.slice(0, 8)}… ${tokenSource} does not work: revoked, expired or unknown`,
+            hint: ctx.env.CONVENE_TOKEN
+              ? 'Mint a new one (`convene token create`) or unset CONVENE_TOKEN.'
+              : 'convene login',
+          }
+        : {
+            name: 'token',
+            status: 'ok',
+            detail: `${token.slice(0, 8)}… ${tokenSource}${tokenWorks ? ', works' : ''}`,
+          }
+      : {
+          name: 'token',
+          status: 'ok',
+          detail: 'none: spaces you create are not linked to a dashboard (`convene login`)',
+        },
+  );
 }

@@ -95,6 +95,8 @@ export function hostKey(url: string): string {
 export class CredentialStore {
   readonly dir: string;
   readonly file: string;
+  /** Set by `doctor` once it has reported the file unreadable: reads then see an empty file. */
+  private unreadableAsEmpty = false;
 
   constructor(dir: string = configDir()) {
     this.dir = dir;
@@ -102,6 +104,30 @@ export class CredentialStore {
   }
 
   read(): StoreFile {
+    try {
+      return this.readFile();
+    } catch (error) {
+      if (this.unreadableAsEmpty && error instanceof CliError) return { version: 1, hosts: {} };
+      throw error;
+    }
+  }
+
+  /**
+   * Why the file cannot be read, if it cannot; from then on reads see an empty file (writes still
+   * refuse to replace it), so `doctor` can go on with the checks that do not need it.
+   */
+  readProblem(): CliError | undefined {
+    try {
+      this.readFile();
+      return undefined;
+    } catch (error) {
+      if (!(error instanceof CliError)) throw error;
+      this.unreadableAsEmpty = true;
+      return error;
+    }
+  }
+
+  private readFile(): StoreFile {
     let text: string;
     try {
       text = readFileSync(this.file, 'utf8');
@@ -135,7 +161,8 @@ export class CredentialStore {
   update<T>(change: (file: StoreFile) => T): T {
     this.ensureDir();
     return this.withLock(() => {
-      const file = this.read();
+      // Never the empty stand-in of an unreadable file: that would overwrite it.
+      const file = this.readFile();
       const result = change(file);
       const temporary = `${this.file}.${process.pid}.tmp`;
       writeFileSync(temporary, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
