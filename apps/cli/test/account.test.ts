@@ -256,6 +256,24 @@ describe('login --with-token, --password; whoami; token; logout', () => {
     expect(gone.code).toBe(5);
     expect(gone.stderr).toContain('convene token list');
     expect((await someone.run(['token', 'revoke'])).code).toBe(2);
+    // The token itself, or its start as `token list` shows it (with or without the …).
+    const third = (await someone.run(['token', 'create', 'Third', '--json'])).json();
+    const fourth = (await someone.run(['token', 'create', 'Fourth', '--json'])).json();
+    const byToken = await someone.run(['token', 'revoke', third.token, '--json']);
+    expect(byToken.code).toBe(0);
+    expect(byToken.json()).toEqual({ id: third.id, revoked: true });
+    const byPrefix = await someone.run(['token', 'revoke', `${fourth.prefix}…`, '--json']);
+    expect(byPrefix.code).toBe(0);
+    expect(byPrefix.json()).toEqual({ id: fourth.id, revoked: true });
+    // A start that several live tokens share is a usage error naming them.
+    const fifth = (await someone.run(['token', 'create', 'Fifth', '--json'])).json();
+    const ambiguous = await someone.run(['token', 'revoke', 'usr_']);
+    expect(ambiguous.code).toBe(2);
+    expect(ambiguous.stderr).toContain('tokens start with "usr_"');
+    expect(ambiguous.stderr).toContain(`${fifth.id} (Fifth, ${fifth.prefix}…)`);
+    expect(
+      (await someone.run(['token', 'list', '--json'])).json().find((t: any) => t.id === fifth.id).revoked,
+    ).toBe(false);
     const table = await someone.run(['token', 'list']);
     expect(table.stdout).toMatch(/CI bot\s+\S+\s+usr_\S*….*revoked/);
 

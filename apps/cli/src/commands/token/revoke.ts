@@ -1,5 +1,6 @@
 import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../../app';
+import { UsageError } from '../../lib/errors';
 import { choose } from '../../lib/prompts';
 import { pick } from '../../lib/resolve';
 
@@ -8,11 +9,19 @@ export function registerTokenRevoke(token: Command, app: App): void {
     .command('revoke')
     .argument(
       '[token]',
-      'the token’s id or name (see `convene token list`; picked from a list on a terminal)',
+      'the token’s id, name, prefix (as `convene token list` shows it) or the token itself; picked from a list on a terminal',
     )
-    .usage('ID')
+    .usage('ID|NAME|PREFIX|TOKEN')
     .summary('revoke a token, effective at once')
-    .addHelpText('after', examples('convene token revoke 0b6f2c1e-…', 'convene token revoke "CI bot"'))
+    .addHelpText(
+      'after',
+      examples(
+        'convene token revoke 0b6f2c1e-…',
+        'convene token revoke "CI bot"',
+        'convene token revoke usr_Ab3x…',
+        'convene token revoke "$LEAKED_TOKEN"',
+      ),
+    )
     .action(async (reference, _options, command) => {
       const ctx = app.context(command);
       const session = ctx.session();
@@ -26,12 +35,15 @@ export function registerTokenRevoke(token: Command, app: App): void {
         label: (t) => `${t.name} (${t.prefix}…)`,
       });
       // A name names a live token: a revoked one of the same name is history.
-      const found = pick(tokens.find((t) => t.id === chosen) ? tokens : live, chosen, {
-        noun: 'token',
-        id: (t) => t.id,
-        name: (t) => t.name,
-        listCommand: 'convene token list',
-      });
+      const found =
+        byToken(live, chosen) ??
+        byToken(tokens, chosen) ??
+        pick(tokens.find((t) => t.id === chosen) ? tokens : live, chosen, {
+          noun: 'token',
+          id: (t) => t.id,
+          name: (t) => t.name,
+          listCommand: 'convene token list',
+        });
       await session.tokens.revoke(found.id);
       ctx.out.result(
         { id: found.id, revoked: true },
@@ -41,4 +53,27 @@ export function registerTokenRevoke(token: Command, app: App): void {
         },
       );
     });
+}
+
+/**
+ * The token a `usr_` string names: the token itself (its stored prefix is its start), or a start
+ * of it as `token list` shows it (the … may be kept). Undefined when nothing matches; several is a
+ * usage error that names them.
+ */
+function byToken<T extends { id: string; name: string; prefix: string }>(
+  tokens: readonly T[],
+  reference: string,
+): T | undefined {
+  const typed = reference.replace(/(…|\.\.\.)$/, '');
+  if (!typed.startsWith('usr_')) return undefined;
+  const matches = tokens.filter((t) =>
+    typed.length >= t.prefix.length ? typed.startsWith(t.prefix) : t.prefix.startsWith(typed),
+  );
+  if (matches.length > 1) {
+    throw new UsageError(
+      `${matches.length} tokens start with "${typed}"`,
+      `Name one by id: ${matches.map((t) => `${t.id} (${t.name}, ${t.prefix}…)`).join(', ')}`,
+    );
+  }
+  return matches[0];
 }
