@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { eventually, finished } from './helpers/cli';
@@ -105,6 +105,13 @@ describe('login through the browser link', () => {
       userToken: { source: 'saved' },
       defaultSpace: { spaceId, role: 'owner' },
     });
+
+    // Revoking takes the dashboard session, which the browser link does not give: said, not hidden.
+    const out = await agent.run(['logout']);
+    expect(out.code).toBe(0);
+    expect(out.stderr).toContain('could not revoke the token');
+    expect(out.stderr).toContain('convene login --password');
+    expect(agent.credentials().hosts[server.url].userToken).toBeUndefined();
   });
 
   it('stops with exit 4 when the request is refused in the browser', async () => {
@@ -202,6 +209,35 @@ describe('login --with-token, --password; whoami; token; logout', () => {
     // CONVENE_TOKEN overrides the saved one.
     const env = await someone.run(['whoami', '--json'], { env: { CONVENE_TOKEN: 'usr_fromenv' } });
     expect(env.json().userToken).toEqual({ prefix: 'usr_from', source: 'CONVENE_TOKEN', valid: false });
+    // A token given with --with-token may be in use elsewhere: logout forgets it, the server keeps it.
+    const out = await someone.run(['logout']);
+    expect(out.code).toBe(0);
+    expect(out.stderr).toContain('stays valid on the server');
+    expect(someone.credentials().hosts[server.url].userToken).toBeUndefined();
+    expect((await user().run(['whoami'], { env: { CONVENE_TOKEN: token } })).code).toBe(0);
+  });
+
+  it('logs out offline: forgets the token and says it could not be revoked', async () => {
+    const human = await signup();
+    const someone = user();
+    const login = await someone.run(['login', '--password', '--email', human.email], {
+      input: human.password,
+    });
+    expect(login.code).toBe(0);
+    const credentials = someone.credentials();
+    const token = credentials.hosts[server.url].userToken;
+    credentials.hosts['http://127.0.0.1:9'] = credentials.hosts[server.url];
+    writeFileSync(
+      join(someone.env.XDG_CONFIG_HOME!, 'convene/credentials.json'),
+      JSON.stringify(credentials),
+    );
+    const out = await someone.run(['logout', '--url', 'http://127.0.0.1:9']);
+    expect(out.code).toBe(0);
+    expect(out.stderr).toContain('Logged out of http://127.0.0.1:9');
+    expect(out.stderr).toContain(`could not revoke the token ${token.slice(0, 8)}… on the server`);
+    expect(out.stderr).toContain('cannot reach http://127.0.0.1:9');
+    expect(someone.credentials().hosts['http://127.0.0.1:9'].userToken).toBeUndefined();
+    expect(someone.credentials().hosts['http://127.0.0.1:9'].session).toBeUndefined();
   });
 
   it('logs in with a password, mints a token for this terminal, manages tokens, and logs out', async () => {
@@ -277,8 +313,11 @@ describe('login --with-token, --password; whoami; token; logout', () => {
     const table = await someone.run(['token', 'list']);
     expect(table.stdout).toMatch(/CI bot\s+\S+\s+usr_\S*….*revoked/);
 
+    // The token login minted for this terminal is revoked on the server, then forgotten.
+    const minted = someone.credentials().hosts[server.url].userToken;
     const out = await someone.run(['logout', '--json']);
-    expect(out.json()).toEqual({ url: server.url, userToken: true, session: true });
+    expect(out.json()).toEqual({ url: server.url, userToken: true, session: true, tokenRevoked: true });
+    expect((await user().run(['whoami'], { env: { CONVENE_TOKEN: minted } })).code).toBe(4);
     const after = await someone.run(['whoami']);
     expect(after.code).toBe(4);
     expect(after.stderr).toContain('not logged in');

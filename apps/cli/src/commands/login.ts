@@ -86,7 +86,7 @@ async function loginWithBrowser(ctx: Context): Promise<void> {
     }
     throw error;
   }
-  saveToken(ctx, token);
+  saveToken(ctx, token, { minted: true });
   spinner.stop(`Logged in to ${ctx.url}`);
   const linked = { url: ctx.url, prefix: token.slice(0, 8) };
   // With --json, a second line after the one that started the flow: stdout stays NDJSON.
@@ -121,7 +121,7 @@ async function loginWithToken(ctx: Context): Promise<void> {
       hint: 'It may be mistyped, revoked or expired, or from another server: mint a new one on the dashboard or with `convene token create`.',
     });
   }
-  saveToken(ctx, token);
+  saveToken(ctx, token, { minted: false });
   out.result(
     { url: ctx.url, prefix: token.slice(0, 8) },
     {
@@ -173,7 +173,7 @@ async function loginWithPassword(ctx: Context, emailOption: string | undefined):
   let minted: string | undefined;
   if (!ctx.host().userToken) {
     const created = await ctx.session().tokens.create({ name: `convene CLI on ${hostname()}` });
-    saveToken(ctx, created.token);
+    saveToken(ctx, created.token, { minted: true });
     minted = created.prefix;
   }
   out.result(
@@ -190,8 +190,10 @@ async function loginWithPassword(ctx: Context, emailOption: string | undefined):
   );
 }
 
-function saveToken(ctx: Context, token: string): void {
+/** Saves the token; `minted`: convene obtained it, so `logout` revokes it. */
+function saveToken(ctx: Context, token: string, { minted }: { minted: boolean }): void {
   ctx.store.updateHost(ctx.url, (host) => {
     host.userToken = token;
+    host.userTokenMinted = minted;
   });
 }

@@ -1,33 +1,89 @@
 import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../app';
+import type { Context } from '../lib/context';
+import { explain } from '../lib/failure';
 
 export function registerLogout(program: Command, app: App): void {
   program
     .command('logout')
-    .summary('forget the token and session of this server (space keys stay)')
+    .summary('revoke and forget the token, forget the session of this server (space keys stay)')
     .description(
-      'Forget the usr_ token and the dashboard session kept for this server. Space keys are kept: ' +
-        'spaces never needed an account. Revoke tokens themselves with `convene token revoke`.',
+      'Log out of this server: revoke on the server the usr_ token convene obtained (by `login` in ' +
+        'the browser or `login --password`; revoking takes the dashboard session), then forget the ' +
+        'token and the dashboard session. A token given with `login --with-token` may be in use ' +
+        'elsewhere, so it is only forgotten. Offline, or without a session, the token is still ' +
+        'forgotten and logout says it could not be revoked. Space keys are kept: spaces never ' +
+        'needed an account.',
     )
     .addHelpText('after', examples('convene logout', 'convene logout --url https://convene.example.com'))
     .action(async (_options, command) => {
       const ctx = app.context(command);
-      const removed = ctx.store.updateHost(ctx.url, (host) => {
-        const had = { userToken: host.userToken !== undefined, session: host.session !== undefined };
-        delete host.userToken;
-        delete host.session;
+      const host = ctx.host();
+      const token = host.userToken;
+      const revocation = token && host.userTokenMinted ? await revoke(ctx, token) : undefined;
+      const removed = ctx.store.updateHost(ctx.url, (entry) => {
+        const had = { userToken: entry.userToken !== undefined, session: entry.session !== undefined };
+        delete entry.userToken;
+        delete entry.userTokenMinted;
+        delete entry.session;
         return had;
       });
       const { out } = ctx;
+      const shown = token ? `${token.slice(0, 8)}…` : '';
       out.result(
-        { url: ctx.url, ...removed },
+        {
+          url: ctx.url,
+          ...removed,
+          ...(revocation ? { tokenRevoked: revocation.revoked } : {}),
+          ...(revocation?.problem ? { problem: revocation.problem } : {}),
+        },
         {
           human: () => {
             if (removed.userToken || removed.session) out.success(`Logged out of ${ctx.url}`);
             else out.info(`Not logged in to ${ctx.url}; nothing to forget.`);
+            if (revocation?.revoked) out.info(`Revoked the token ${shown} on the server.`);
+            else if (revocation) {
+              out.warn(
+                `Forgot it here, but could not revoke the token ${shown} on the server: ${revocation.problem}`,
+              );
+            } else if (token) {
+              out.hint(
+                `The token ${shown} was given with --with-token, so it stays valid on the server; ` +
+                  `\`convene token revoke ${shown}\` (logged in with --password) or the dashboard revokes it.`,
+              );
+            }
             if (ctx.env.CONVENE_TOKEN) out.warn('CONVENE_TOKEN is still set in your environment.');
           },
         },
       );
     });
+}
+
+/**
+ * Revokes the token convene obtained, with the dashboard session (the only credential the server
+ * revokes tokens for). Never throws: logging out forgets the token here whatever the server says.
+ */
+async function revoke(ctx: Context, token: string): Promise<{ revoked: boolean; problem?: string }> {
+  const dashboard = `revoke it on the dashboard (${ctx.url}/dashboard).`;
+  if (!ctx.hasSession()) {
+    return {
+      revoked: false,
+      problem: `that takes the dashboard session of \`convene login --password\`; ${dashboard}`,
+    };
+  }
+  try {
+    const session = ctx.session();
+    // The server keeps a token's first characters beside its hash: what identifies it here.
+    const matches = (await session.tokens.list()).filter((t) => token.startsWith(t.prefix));
+    if (matches.length !== 1) {
+      return {
+        revoked: false,
+        problem: `${matches.length ? 'several' : 'none'} of your account's tokens start like it; ${dashboard}`,
+      };
+    }
+    if (!matches[0]!.revoked) await session.tokens.revoke(matches[0]!.id);
+    return { revoked: true };
+  } catch (error) {
+    return { revoked: false, problem: `${explain(error, ctx).message}; ${dashboard}` };
+  }
 }

@@ -62,6 +62,11 @@ export type StoredPendingJoin = z.infer<typeof ZPendingJoin>;
 const ZHost = z.object({
   /** The `usr_` token of `convene login`: links spaces created or joined to the human's dashboard. */
   userToken: z.string().optional(),
+  /**
+   * Whether convene obtained `userToken` itself (the browser link, or minted by `login --password`),
+   * so `logout` revokes it; a token given with `--with-token` may be in use elsewhere and is kept.
+   */
+  userTokenMinted: z.boolean().optional(),
   session: ZSession.optional(),
   /** The space commands use when none is named: the last created or joined, or `space use`. */
   defaultSpace: z.string().optional(),
