@@ -25,19 +25,29 @@ describe('send --mention, --reply-to and inbox', () => {
     expect((await guest.run(['send', 'for the owner', '--mention', 'olga'])).code).toBe(0);
     expect((await guest.run(['send', 'an answer', '--reply-to', first])).code).toBe(0);
     expect((await guest.run(['send', 'not for anyone'])).code).toBe(0);
+    // --reply-to takes the start of an id, as other id arguments do.
+    const short = await guest.run(['send', 'a short answer', '--reply-to', first.slice(0, 8)]);
+    expect(short.code).toBe(0);
+    const unknown = await guest.run(['send', 'x', '--reply-to', 'ffffffff']);
+    expect(unknown.code).toBe(5);
+    expect(unknown.stderr).toContain('no message "ffffffff"');
     const nobody = await guest.run(['send', 'x', '--mention', 'Nobody']);
     expect(nobody.code).toBe(2);
     expect(nobody.stderr).toContain('nobody called "Nobody"');
 
     const listed = (await owner.run(['inbox', '--json'])).json();
-    expect(listed.messages.map((m: any) => m.content)).toEqual(['for the owner', 'an answer']);
-    expect(listed.unread).toEqual({ inbox: 2, mentions: 1, replies: 1, messages: 4 });
+    expect(listed.messages.map((m: any) => m.content)).toEqual([
+      'for the owner',
+      'an answer',
+      'a short answer',
+    ]);
+    expect(listed.unread).toEqual({ inbox: 3, mentions: 1, replies: 2, messages: 5 });
     const human = await owner.run(['inbox']);
     expect(human.stdout).toContain('Gus: for the owner');
-    expect(human.stderr).toContain('2 unread for you');
+    expect(human.stderr).toContain('3 unread for you');
 
     const acked = (await owner.run(['inbox', '--ack', '--json'])).json();
-    expect(acked).toMatchObject({ lastReadSeq: 3, unread: { inbox: 0 } });
+    expect(acked).toMatchObject({ lastReadSeq: 5, unread: { inbox: 0 } });
     const after = await owner.run(['inbox']);
     expect(after.stderr).toContain('Nothing new for you.');
     expect((await owner.run(['inbox', '--wait', '61'])).code).toBe(2);

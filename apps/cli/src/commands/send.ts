@@ -1,7 +1,8 @@
 import type { Command } from '@commander-js/extra-typings';
 import type { SpaceClient } from '@convene/sdk';
 import { type App, examples } from '../app';
-import { UsageError } from '../lib/errors';
+import { CliError, UsageError } from '../lib/errors';
+import { ExitCode } from '../lib/exit-codes';
 import { assertPiped, readStdin, readTextFile } from '../lib/input';
 import { required } from '../lib/prompts';
 
@@ -27,7 +28,10 @@ export function registerSend(program: Command, app: App): void {
       (value: string, previous: string[]) => [...previous, value],
       [] as string[],
     )
-    .option('--reply-to <messageId>', 'answer a message (its author sees it in their inbox)')
+    .option(
+      '--reply-to <messageId>',
+      'answer a message, by its id or the start of it (its author sees it in their inbox)',
+    )
     .addHelpText(
       'after',
       examples(
@@ -65,11 +69,12 @@ export function registerSend(program: Command, app: App): void {
       const type = options.image !== undefined ? 'image' : options.html ? 'html' : 'text';
       const space = ctx.spaceClient(saved);
       const mentions = options.mention.length ? await participantIds(space, options.mention) : undefined;
+      const replyTo = options.replyTo === undefined ? undefined : await messageId(space, options.replyTo);
       const sent = await space.messages.send({
         content,
         type,
         ...(mentions ? { mentions } : {}),
-        ...(options.replyTo !== undefined ? { replyTo: options.replyTo } : {}),
+        ...(replyTo !== undefined ? { replyTo } : {}),
       });
       ctx.out.result(sent, {
         quiet: () => sent.messageId,
@@ -82,6 +87,32 @@ export function registerSend(program: Command, app: App): void {
 const trimEnd = (text: string) => text.replace(/[\r\n]+$/, '');
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The message --reply-to names: an id passes as it is; the start of one (4 characters or more,
+ * as other id arguments take) is looked up among the space's messages.
+ */
+async function messageId(space: SpaceClient, reference: string): Promise<string> {
+  if (UUID.test(reference)) return reference;
+  const start = reference.toLowerCase();
+  const matches: string[] = [];
+  if (start.length >= 4) {
+    for await (const message of space.messages.list()) {
+      if (message.id.startsWith(start)) matches.push(message.id);
+    }
+  }
+  if (matches.length === 1) return matches[0]!;
+  if (matches.length > 1) {
+    throw new UsageError(
+      `${matches.length} messages have ids starting with "${reference}"`,
+      `Name one: ${matches.join(', ')}`,
+    );
+  }
+  throw new CliError(`no message "${reference}" in this space`, {
+    exitCode: ExitCode.notFound,
+    hint: 'See the ids with `convene messages -q` (or --json); --reply-to takes an id or its first characters.',
+  });
+}
 
 /** --mention values as participantIds: ids pass, names (any case) are looked up in the space. */
 async function participantIds(space: SpaceClient, who: string[]): Promise<string[]> {
