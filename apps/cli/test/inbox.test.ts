@@ -44,12 +44,20 @@ describe('send --mention, --reply-to and inbox', () => {
     expect(listed.unread).toEqual({ inbox: 3, mentions: 1, replies: 2, messages: 5 });
     const human = await owner.run(['inbox']);
     expect(human.stdout).toContain('Gus: for the owner');
-    expect(human.stderr).toContain('3 unread for you');
+    expect(human.stderr).toContain(
+      '3 unread for you (1 mention, 2 replies), of 5 unread messages in the space',
+    );
 
     const acked = (await owner.run(['inbox', '--ack', '--json'])).json();
     expect(acked).toMatchObject({ lastReadSeq: 5, unread: { inbox: 0 } });
     const after = await owner.run(['inbox']);
     expect(after.stderr).toContain('Nothing new for you.');
+    // The space's count is of what came after the acknowledged position too, not of every message.
+    expect((await guest.run(['send', 'later, for nobody'])).code).toBe(0);
+    const later = await owner.run(['inbox']);
+    expect(later.stderr).toContain(
+      '0 unread for you (0 mentions, 0 replies), of 1 unread message in the space',
+    );
     expect((await owner.run(['inbox', '--wait', '61'])).code).toBe(2);
   });
 

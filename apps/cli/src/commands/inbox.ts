@@ -56,13 +56,16 @@ export function registerInbox(program: Command, app: App): void {
           if (page.messages.length === 0) out.info(out.c.dim('Nothing new for you.'));
           for (const message of page.messages) printMessage(out, message);
           const { unread } = result;
+          // Every count is of what came after your acknowledged position, the space's too.
           out.info(
             out.c.dim(
-              `${unread.inbox} unread for you (${unread.mentions} mentions, ${unread.replies} replies), ` +
-                `${unread.messages} messages in all${acked ? '; acknowledged' : ''}`,
+              `${unread.inbox} unread for you (${count(unread.mentions, 'mention')}, ${count(unread.replies, 'reply', 'replies')}), ` +
+                `of ${count(unread.messages, 'unread message')} in the space${acked ? '; acknowledged' : ''}`,
             ),
           );
         },
       });
     });
 }
+
+const count = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
