@@ -95,7 +95,15 @@ Keys and tokens are kept in $XDG_CONFIG_HOME/convene/credentials.json (mode 0600
   program.commandsGroup('Help:').helpCommand('help [command]', 'show help for a command');
 
   for (const command of walk(program)) {
-    command.exitOverride();
+    command.exitOverride((error) => {
+      // A group named without one of its commands (`convene space`): commander shows its help on
+      // stderr as an error (exit code 1, "commander.help"), which is a usage error here. The bare
+      // program keeps its help as an answer, and so does help asked for.
+      if (error.code === 'commander.help' && error.exitCode !== 0 && command !== program) {
+        throw new CommanderError(ExitCode.usage, 'convene.missingCommand', error.message);
+      }
+      throw error;
+    });
     command.configureOutput({
       outputError: (message, write) => write(formatCommanderError(message, command, options.jsonErrors)),
     });
@@ -156,7 +164,7 @@ export async function run(argv: string[]): Promise<number> {
     return ExitCode.ok;
   } catch (error) {
     if (error instanceof CommanderError) {
-      // --help, --version, and a group named without a subcommand (its help is shown): not failures.
+      // --help, --version, and the program named alone (its help is shown): not failures.
       if (
         error.code === 'commander.helpDisplayed' ||
         error.code === 'commander.version' ||

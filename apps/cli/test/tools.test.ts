@@ -52,6 +52,16 @@ describe('help, version, usage errors', () => {
       expect(help.stdout).toContain('--json');
     }
     expect((await owner.run([])).code).toBe(0);
+    // A group named without one of its commands is a usage error: its help, on stderr, exit 2.
+    for (const group of ['space', 'mcp', 'token', 'artifact', 'webhook']) {
+      const bare = await owner.run([group]);
+      expect({ group, code: bare.code }).toEqual({ group, code: 2 });
+      expect(bare.stderr).toMatch(new RegExp(`^Usage: convene ${group}\\b.* <command>`));
+      expect(bare.stdout).toBe('');
+      // Asked for, the same help is no failure.
+      expect((await owner.run([group, '--help'])).code).toBe(0);
+      expect((await owner.run(['help', group])).code).toBe(0);
+    }
     expect((await owner.run(['--version'])).stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
   });
 
