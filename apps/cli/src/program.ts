@@ -23,7 +23,7 @@ import { registerToken } from './commands/token';
 import { registerWebhook } from './commands/webhook';
 import { registerWhoami } from './commands/whoami';
 import { Context } from './lib/context';
-import type { CliError } from './lib/errors';
+import { type CliError, NoSpaceSavedError } from './lib/errors';
 import { ExitCode } from './lib/exit-codes';
 import { explain } from './lib/failure';
 import { detectMode } from './lib/output';
@@ -176,7 +176,9 @@ export async function run(argv: string[]): Promise<number> {
       return ExitCode.usage;
     }
     const ctx = app.current() ?? new Context(program.opts(), controller.signal);
-    const failure = explain(error, ctx);
+    // Nothing saved for this server: a server that does not answer is the problem to report.
+    const down = error instanceof NoSpaceSavedError ? await ctx.unreachable() : undefined;
+    const failure = explain(down ?? error, ctx);
     report(ctx, failure);
     return failure.exitCode;
   }

@@ -128,13 +128,15 @@ describe.runIf(!onPostgres())('pnpm start and pnpm convene', () => {
         ['--silent', 'convene', 'artifact', 'create', 'x', '--file', 'missing.md'],
         {
           cwd: repoRoot,
-          env: { ...process.env, ...user.env, INIT_CWD: here },
+          env: { ...process.env, ...user.env, CONVENE_URL: 'http://127.0.0.1:9', INIT_CWD: here },
           stdio: ['pipe', 'pipe', 'pipe'],
         },
       );
       const result = await finished(child, { timeoutMs: 150_000 });
-      // The relative path is read where the command was typed (then the space is missing: exit 4).
-      expect(result.stderr).toContain('no space chosen');
+      // It ran from source as far as the space, checked before the file: none is saved, and no
+      // server answers at CONVENE_URL, which is what it reports (exit 1).
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain('cannot reach http://127.0.0.1:9');
       const version = spawn('pnpm', ['--silent', 'convene', '--version'], {
         cwd: repoRoot,
         stdio: ['pipe', 'pipe', 'pipe'],

@@ -210,6 +210,15 @@ describe('space create, list, show, use, update, close', () => {
     // A server on this machine: how to start it on that port.
     expect(down.stderr).toContain('Start one in another terminal with `convene serve --port 9`');
     expect(down.stderr).not.toContain('    at ');
+    // Commands that need a saved space: with none saved for a server that does not answer, the
+    // server is the problem to report (creating a space there would fail too).
+    for (const args of [['send', 'hello'], ['messages'], ['send', 'Somewhere', 'hi']]) {
+      const noSpace = await offline.run(args);
+      expect({ args, code: noSpace.code }).toEqual({ args, code: 1 });
+      expect(noSpace.stderr).toContain('cannot reach http://127.0.0.1:9');
+      expect(noSpace.stderr).toContain('convene serve --port 9');
+      expect(noSpace.stderr).not.toContain('no space chosen');
+    }
     // The list is of the keys kept here; with none, no server was asked: not "no spaces on it".
     const listed = await offline.run(['space', 'list']);
     expect(listed.code).toBe(0);

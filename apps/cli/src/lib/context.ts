@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { AuthenticationError, Convene, NotFoundError } from '@convene/sdk';
-import { CliError, UsageError } from './errors';
+import { AuthenticationError, ConnectionError, Convene, NotFoundError } from '@convene/sdk';
+import { CliError, NoSpaceSavedError, UsageError } from './errors';
 import { ExitCode } from './exit-codes';
 import { detectMode, Output } from './output';
 import { closest } from './resolve';
@@ -95,6 +95,17 @@ export class Context {
     }
   }
 
+  /** Why the server does not answer (one quick try, no retries), or undefined when it does. */
+  async unreachable(): Promise<ConnectionError | undefined> {
+    try {
+      await new Convene({ baseUrl: this.url, maxRetries: 0, timeoutMs: 5_000 }).health();
+      return undefined;
+    } catch (error) {
+      if (error instanceof ConnectionError) return error;
+      return undefined;
+    }
+  }
+
   /** The SDK client for this server (anonymous, plus the user token when there is one). */
   hub(url: string = this.url): Convene {
     const userToken = this.userToken();
@@ -111,7 +122,7 @@ export class Context {
     if (reference === undefined || reference === '') {
       const chosen = host.defaultSpace ? host.spaces[host.defaultSpace] : undefined;
       if (chosen) return chosen;
-      throw new CliError(`no space chosen on ${this.url}`, {
+      throw new (saved.length ? CliError : NoSpaceSavedError)(`no space chosen on ${this.url}`, {
         exitCode: saved.length ? ExitCode.usage : ExitCode.auth,
         hint: saved.length
           ? 'Name one (see `convene space list`) or pick a default with `convene space use SPACE`.'
@@ -134,12 +145,15 @@ export class Context {
       reference,
       saved.map((s) => s.name),
     );
-    throw new CliError(`no key for space "${reference}" on ${this.url}`, {
-      exitCode: ExitCode.auth,
-      hint: isUuid(reference)
-        ? `Join it with \`convene join ${reference} --key KEY\` (or the invitation link).`
-        : `${near ? `Did you mean "${near}"? ` : ''}See the spaces you hold keys for, by their current names, with \`convene space list\`.`,
-    });
+    throw new (saved.length ? CliError : NoSpaceSavedError)(
+      `no key for space "${reference}" on ${this.url}`,
+      {
+        exitCode: ExitCode.auth,
+        hint: isUuid(reference)
+          ? `Join it with \`convene join ${reference} --key KEY\` (or the invitation link).`
+          : `${near ? `Did you mean "${near}"? ` : ''}See the spaces you hold keys for, by their current names, with \`convene space list\`.`,
+      },
+    );
   }
 
   /** The SDK client bound to a saved space and its key; failures are explained as this space's. */

@@ -30,3 +30,15 @@ export class UsageError extends CliError {
     this.name = 'UsageError';
   }
 }
+
+/**
+ * A command needed a saved space and this configuration holds none for the server: the reporter
+ * first asks whether the server answers, since a wrong or stopped server is the likelier problem
+ * (and the hint, creating or joining a space, would fail there too).
+ */
+export class NoSpaceSavedError extends CliError {
+  constructor(message: string, options: { exitCode: ExitCode; hint: string }) {
+    super(message, options);
+    this.name = 'NoSpaceSavedError';
+  }
+}
