@@ -88,6 +88,17 @@ describe('help, version, usage errors', () => {
     expect((await owner.run(['help', 'serve'])).stdout).not.toContain('--url');
     // Every other command still lists it.
     expect((await owner.run(['space', 'list', '--help'])).stdout).toMatch(/^ {2}--url <url>/m);
+    // Given anyway, it is refused before any server starts (usage, exit 2), wherever it is written.
+    const dataDir = join(owner.home, 'serve-data');
+    for (const args of [
+      ['serve', '--url', 'http://127.0.0.1:9', '--port', '0', '--data-dir', dataDir],
+      ['--url', 'http://127.0.0.1:9', 'serve', '--port', '0', '--data-dir', dataDir],
+    ]) {
+      const refused = await owner.run(args, { timeoutMs: 15_000 });
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain('serve takes no --url');
+      expect(refused.stderr).toContain('--port');
+    }
   });
 
   it('answers unknown commands and options with exit 2, a suggestion and where to look', async () => {
@@ -190,6 +201,9 @@ describe('completion', () => {
     expect(complete(['convene', 'artifact', 'e'])).toEqual(['edit']);
     expect(complete(['convene', 'space', 'create', '--pr'])).toEqual(['--private']);
     expect(complete(['convene', '--json', 'tail', '--si'])).toEqual(['--since']);
+    // serve takes no --url (it is the server); the other commands do.
+    expect(complete(['convene', 'serve', '--u'])).toEqual(['']);
+    expect(complete(['convene', 'send', '--u'])).toEqual(['--url']);
   });
 
   it('prints zsh and fish scripts naming every command', async () => {

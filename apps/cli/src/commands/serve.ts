@@ -49,6 +49,14 @@ export function registerServe(program: Command, app: App): void {
     )
     .action(async (options, command) => {
       const ctx = app.context(command);
+      // The global --url names the server the other commands talk to; serve is that server, and
+      // starting it while silently ignoring where you said it was would mislead.
+      if ((command.optsWithGlobals() as { url?: string }).url !== undefined) {
+        throw new UsageError(
+          'serve takes no --url: it is the server, not a client of one',
+          'Place it with --port and --host (PUBLIC_URL sets the URL it hands out). See `convene serve --help`.',
+        );
+      }
       ctx.serverOwnsSignals = true;
       const overrides: Record<string, string> = {};
       if (options.port !== undefined) {

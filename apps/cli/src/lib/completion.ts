@@ -11,9 +11,13 @@ export interface CompletionNode {
 /** The tree of a program, walked once: every path with what may follow it. */
 export function completionTree(program: Command): CompletionNode[] {
   const nodes: CompletionNode[] = [];
-  const globals = program.options.filter((o) => !o.hidden);
   const visit = (command: Command, path: string) => {
-    const own = path === '' ? globals : [...command.options.filter((o) => !o.hidden), ...globals];
+    // The program's options as each command's help lists them (serve leaves out --url).
+    const globals = path === '' ? [] : command.createHelp().visibleGlobalOptions(command);
+    const own =
+      path === ''
+        ? program.options.filter((o) => !o.hidden)
+        : [...command.options.filter((o) => !o.hidden), ...globals];
     nodes.push({
       path,
       subcommands: command.commands
