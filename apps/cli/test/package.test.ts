@@ -143,6 +143,10 @@ describe.runIf(!onPostgres())('the packed tarball and the READMEs', () => {
     );
     const tarball = readdirSync(repoRoot).find((f) => /^convene-cli-\d+\.\d+\.\d+\.tgz$/.test(f));
     expect(tarball).toBeDefined();
+    // Where apps/cli/README.md says it lands, under the name it gives.
+    const readme = readFileSync(join(cliRoot, 'README.md'), 'utf8').replace(/\s+/g, ' ');
+    expect(readme).toContain('That writes `convene-cli-<version>.tgz` at the root of the checkout');
+    expect(readme).toContain(`(\`${tarball}\` today)`);
     const downloads = join(work, 'downloads');
     mkdirSync(downloads);
     renameSync(join(repoRoot, tarball!), join(downloads, tarball!));
