@@ -11,8 +11,9 @@ export function registerWebhook(program: Command, app: App): void {
     .command('webhook')
     .summary('signed webhooks that push a space’s events to a URL: add, list, remove')
     .description(
-      'A webhook POSTs each event of the space (or only the --event types) to your URL, signed the ' +
-        'Standard Webhooks way with a secret shown once by `add`; failed deliveries are retried for ' +
+      'A webhook POSTs each event of the space (or only the --event types) to your URL, but never ' +
+        'your own messages, signed the Standard Webhooks way with a secret shown once by `add`; ' +
+        'failed deliveries are retried for ' +
         'about 24 h, then the webhook is disabled. Loopback and private addresses are refused unless ' +
         'the server’s operator allows them.',
     )
