@@ -37,6 +37,27 @@ describe('database', () => {
     }
   });
 
+  // A new database's tables are small: probing by key must still be the plan, or the plans each
+  // session keeps scan whole tables once they have grown (PLANNER_SETTINGS).
+  it('plans a probe by key on a small table, not a scan of it', async () => {
+    const t = await openTestDatabase();
+    try {
+      const plan = await t.database.db.transaction(async (tx) => {
+        await tx.execute(sql`create temporary table probe_rows (key text primary key, n int) on commit drop`);
+        await tx.execute(sql`insert into probe_rows select 'k' || n, n from generate_series(1, 300) as n`);
+        await tx.execute(sql`analyze probe_rows`);
+        return rowsOf<{ 'QUERY PLAN': string }>(
+          await tx.execute(sql`explain select n from probe_rows where key = 'k7'`),
+        )
+          .map((row) => row['QUERY PLAN'])
+          .join('\n');
+      });
+      expect(plan).toMatch(/Index Scan using probe_rows_pkey/);
+    } finally {
+      await t.close();
+    }
+  });
+
   it('refuses a second server on the same PGlite data directory, and takes over a stale lock', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'convene-lock-'));
     dirs.push(dir);
