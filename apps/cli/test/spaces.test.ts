@@ -474,4 +474,35 @@ describe('invite, join, participants, moderation, leave', () => {
     const people = (await owner.run(['participants', '--json'])).json();
     expect(people.find((p: any) => p.name === 'Lea').status).toBe('left');
   });
+
+  it('leaves a closed space: forgets it here, says so, exit 0 (was refused as closed)', async () => {
+    const owner = user();
+    const { spaceId } = (await owner.run(['space', 'create', 'Wrapped up', '--json'])).json();
+    const guest = user();
+    await joinAs(owner, guest, 'Lou');
+    const { spaceId: otherId } = (await guest.run(['space', 'create', 'Still open', '--json'])).json();
+    expect((await owner.run(['space', 'close', 'Wrapped up'])).code).toBe(0);
+    const left = await guest.run(['leave', 'Wrapped up', '--yes']);
+    expect({ code: left.code, stderr: left.stderr }).toEqual({ code: 0, stderr: expect.any(String) });
+    expect(left.stderr).toContain('Forgot Wrapped up here: it was already closed');
+    const saved = guest.credentials().hosts[server.url];
+    expect(saved.spaces[spaceId]).toBeUndefined();
+    expect(saved.spaces[otherId]).toBeDefined();
+    // Gone from the list; a second leave is the usual "no key" (nothing left to forget).
+    expect((await guest.run(['space', 'list', '--json'])).json().map((s: any) => s.spaceId)).toEqual([
+      otherId,
+    ]);
+    expect((await guest.run(['leave', spaceId, '--yes'])).code).toBe(4);
+
+    // --json says it was closed rather than left; the default space is forgotten with it.
+    const other = user();
+    (await other.run(['space', 'create', 'Closed too', '--json'])).json();
+    const guest2 = user();
+    await joinAs(other, guest2, 'Max');
+    expect((await other.run(['space', 'close', 'Closed too'])).code).toBe(0);
+    const json = await guest2.run(['leave', '--json']);
+    expect(json.code).toBe(0);
+    expect(json.json()).toEqual({ ok: true, closed: true });
+    expect(guest2.credentials().hosts[server.url].defaultSpace).toBeUndefined();
+  });
 });
