@@ -114,4 +114,21 @@ describe('webhook', () => {
     const id = (await guest.run(['webhook', 'list', '--json'])).json()[0].id;
     expect((await guest.run(['webhook', 'remove', id])).code).toBe(0);
   });
+
+  it('removes a webhook by the start of its id (4 characters or more), as other id arguments take', async () => {
+    const url = 'https://93.184.215.14/convene-hook';
+    const { id } = (await guest.run(['webhook', 'add', url, '--json'])).json();
+    // Nothing starts with this (ids are lowercase hex), nor with fewer than 4 characters.
+    for (const reference of ['zzzz', id.slice(0, 3)]) {
+      const none = await guest.run(['webhook', 'remove', reference]);
+      expect({ reference, code: none.code }).toEqual({ reference, code: 5 });
+      expect(none.stderr).toContain(`no webhook "${reference}"`);
+      expect(none.stderr).toContain('`convene webhook list`');
+    }
+    expect((await guest.run(['webhook', 'list', '-q'])).stdout.trim()).toBe(id);
+    const removed = await guest.run(['webhook', 'remove', id.slice(0, 8).toUpperCase(), '--json']);
+    expect(removed.code).toBe(0);
+    expect(removed.json()).toEqual({ id, deleted: true });
+    expect((await guest.run(['webhook', 'list', '--json'])).json()).toEqual([]);
+  });
 });

@@ -11,7 +11,7 @@ import { UsageError } from '../src/lib/errors';
 import { unreachableHint } from '../src/lib/failure';
 import { detectMode } from '../src/lib/output';
 import { relative, when } from '../src/lib/render';
-import { closest, pick } from '../src/lib/resolve';
+import { byIdStart, closest, pick } from '../src/lib/resolve';
 import { CredentialStore, hostKey } from '../src/lib/store';
 
 const dirs: string[] = [];
@@ -110,6 +110,42 @@ describe('links, names and ids', () => {
     expect(pick(items, items[1]!.id, what).name).toBe('Bob');
     expect(() => pick(items, 'bob', what)).toThrow(/2 participants are called "bob"/);
     expect(() => pick(items, 'abc', what)).toThrow(/no participant "abc"/);
+  });
+
+  it('finds by id or its start (4 characters or more); several starting so are a usage error naming them', () => {
+    const items = [
+      { id: 'abcd1111-0000-4000-8000-000000000000', url: 'https://a.example/hook' },
+      { id: 'abcd2222-0000-4000-8000-000000000000', url: 'https://b.example/hook' },
+    ];
+    const what = {
+      noun: 'webhook',
+      id: (w: (typeof items)[number]) => w.id,
+      label: (w: (typeof items)[number]) => `${w.id} (${w.url})`,
+      listCommand: 'convene webhook list',
+    };
+    expect(byIdStart(items, items[1]!.id, what)).toBe(items[1]);
+    expect(byIdStart(items, 'ABCD2', what)).toBe(items[1]);
+    let several: unknown;
+    try {
+      byIdStart(items, 'abcd', what);
+    } catch (error) {
+      several = error;
+    }
+    expect(several).toBeInstanceOf(UsageError);
+    expect(several).toMatchObject({
+      exitCode: 2,
+      message: '2 webhooks have ids starting with "abcd"',
+      hint: `Name one: ${items[0]!.id} (https://a.example/hook), ${items[1]!.id} (https://b.example/hook)`,
+    });
+    for (const none of ['abc', 'ffff']) {
+      expect(() => byIdStart(items, none, what)).toThrow(
+        expect.objectContaining({
+          exitCode: 5,
+          message: `no webhook "${none}"`,
+          hint: expect.stringContaining('`convene webhook list`'),
+        }),
+      );
+    }
   });
 
   it('suggests the name a typo most likely meant', () => {

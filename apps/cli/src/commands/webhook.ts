@@ -1,7 +1,9 @@
 import type { Command } from '@commander-js/extra-typings';
 import type { CreateWebhookParams } from '@convene/sdk';
 import { type App, examples } from '../app';
+import { isUuid } from '../lib/context';
 import { relative } from '../lib/render';
+import { byIdStart } from '../lib/resolve';
 
 type EventType = NonNullable<CreateWebhookParams['events']>[number];
 
@@ -23,7 +25,7 @@ export function registerWebhook(program: Command, app: App): void {
       examples(
         'convene webhook add https://example.com/hook --event mention',
         'convene webhook list',
-        'convene webhook remove 0b6f2c1e-…',
+        'convene webhook remove 0b6f2c1e',
       ),
     );
 
@@ -92,12 +94,26 @@ export function registerWebhook(program: Command, app: App): void {
   webhook
     .command('remove')
     .alias('rm')
-    .argument('<id>', 'the webhook’s id (see `convene webhook list`)')
+    .argument(
+      '<id>',
+      'the webhook’s id or the start of it, 4 characters or more (see `convene webhook list`)',
+    )
     .option('-s, --space <space>', 'name or id (default: the default space)')
     .summary('delete a webhook and the deliveries still queued for it')
-    .action(async (id, options, command) => {
+    .action(async (reference, options, command) => {
       const ctx = app.context(command);
-      await ctx.spaceClient(ctx.space(options.space)).webhooks.delete(id);
+      const space = ctx.spaceClient(ctx.space(options.space));
+      // A whole id goes as it is (the server says when it names no webhook); a start is looked up
+      // among the webhooks this key sees, as `list` shows them.
+      const id = isUuid(reference)
+        ? reference
+        : byIdStart((await space.webhooks.list()).webhooks, reference, {
+            noun: 'webhook',
+            id: (w) => w.id,
+            label: (w) => `${w.id} (${w.url})`,
+            listCommand: 'convene webhook list',
+          }).id;
+      await space.webhooks.delete(id);
       ctx.out.result(
         { id, deleted: true },
         { quiet: () => id, human: () => ctx.out.success(`Removed webhook ${id}`) },

@@ -31,6 +31,33 @@ export function pick<T>(
 }
 
 /**
+ * Finds what an argument that takes only an id names: the id, or its start (4 characters or more,
+ * any case), as `pick` takes a prefix. Several that start so are a usage error naming them; none is
+ * not found, with where to see the ids.
+ */
+export function byIdStart<T>(
+  items: readonly T[],
+  reference: string,
+  what: { noun: string; id: (item: T) => string; label: (item: T) => string; listCommand: string },
+): T {
+  const start = reference.toLowerCase();
+  const exact = items.find((item) => what.id(item) === start);
+  if (exact) return exact;
+  const matches = start.length >= 4 ? items.filter((item) => what.id(item).startsWith(start)) : [];
+  if (matches.length === 1) return matches[0]!;
+  if (matches.length > 1) {
+    throw new UsageError(
+      `${matches.length} ${what.noun}s have ids starting with "${reference}"`,
+      `Name one: ${matches.map(what.label).join(', ')}`,
+    );
+  }
+  throw new CliError(`no ${what.noun} "${reference}"`, {
+    exitCode: ExitCode.notFound,
+    hint: `See the ${what.noun}s and their ids with \`${what.listCommand}\` (an id or its first 4 characters or more).`,
+  });
+}
+
+/**
  * The name a typo most likely meant: the one fewest edits away (any case), if it is within a
  * third of the name's length, as commander suggests commands.
  */
