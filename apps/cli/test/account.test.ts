@@ -95,7 +95,16 @@ describe('login through the browser link', () => {
       .map((line) => JSON.parse(line));
     expect(records).toEqual([
       expect.objectContaining({ userCode, verificationUriComplete: expect.stringContaining(userCode) }),
-      { url: server.url, prefix: expect.stringMatching(/^usr_/) },
+      {
+        url: server.url,
+        prefix: expect.stringMatching(/^usr_/),
+        // The token the first link minted is replaced; revoking it takes a session this terminal lacks.
+        replacedToken: {
+          prefix: expect.stringMatching(/^usr_/),
+          revoked: false,
+          problem: expect.stringContaining('convene login --password'),
+        },
+      },
     ]);
 
     const who = await agent.run(['whoami', '--json']);
@@ -134,6 +143,88 @@ describe('login through the browser link', () => {
     const result = await done;
     expect(result.code).toBe(4);
     expect(JSON.parse(result.stderr).error).toMatch(/refused|denied/);
+  });
+});
+
+/** `convene login` through the browser link, approved by the human as soon as the code shows. */
+async function browserLogin(terminal: ReturnType<typeof user>, jwt: string, args: string[] = []) {
+  const child = terminal.spawn(['login', ...args]);
+  const done = finished(child, { timeoutMs: 60_000 });
+  let stdout = '';
+  child.stdout!.on('data', (chunk) => {
+    stdout += chunk;
+  });
+  const userCode = await eventually(() => {
+    const code = stdout.match(/\b(\w{4}-\w{4})\b/)?.[1];
+    expect(code).toBeDefined();
+    return code!;
+  });
+  expect((await asHuman(jwt, 'POST', '/hub/me/link/approve', { userCode })).status).toBe(200);
+  return done;
+}
+
+describe('a login that replaces the saved token', () => {
+  it('revokes the token convene minted before (not one given with --with-token), and says when it cannot', async () => {
+    const human = await signup();
+    const someone = user();
+    const saved = () => someone.credentials().hosts[server.url];
+    const works = async (token: string) =>
+      (await user().run(['whoami'], { env: { CONVENE_TOKEN: token } })).code === 0;
+    const password = () =>
+      someone.run(['login', '--password', '--email', human.email], { input: human.password });
+    expect((await password()).code).toBe(0);
+    const first = saved().userToken;
+    // A second password login keeps the token it minted: it replaces nothing.
+    expect((await password()).code).toBe(0);
+    expect(saved().userToken).toBe(first);
+
+    // The browser link replaces it: the old one is revoked with the session (it stayed valid).
+    const relinked = await browserLogin(someone, human.jwt);
+    expect(relinked.code).toBe(0);
+    expect(relinked.stderr).toContain(`Revoked the token ${first.slice(0, 8)}… it replaces on the server`);
+    const second = saved().userToken;
+    expect(second).not.toBe(first);
+    expect(await works(first)).toBe(false);
+    expect(await works(second)).toBe(true);
+
+    // --with-token replacing a minted token revokes it too.
+    const given = (await someone.run(['token', 'create', 'CI bot', '-q'])).stdout.trim();
+    const withToken = await someone.run(['login', '--with-token', '--json'], { input: `${given}\n` });
+    expect(withToken.code).toBe(0);
+    expect(withToken.json()).toEqual({
+      url: server.url,
+      prefix: given.slice(0, 8),
+      replacedToken: { prefix: second.slice(0, 8), revoked: true },
+    });
+    expect(await works(second)).toBe(false);
+
+    // A token given with --with-token may be in use elsewhere: replaced, it is not revoked.
+    const again = await browserLogin(someone, human.jwt);
+    expect(again.code).toBe(0);
+    expect(again.stderr).toContain(`replaces the token ${given.slice(0, 8)}…, given with --with-token`);
+    expect(await works(given)).toBe(true);
+    const third = saved().userToken;
+    // The same token given again replaces nothing and stays convene’s to revoke at logout.
+    const same = await someone.run(['login', '--with-token', '--json'], { input: `${third}\n` });
+    expect(same.json()).toEqual({ url: server.url, prefix: third.slice(0, 8) });
+    expect(saved().userTokenMinted).toBe(true);
+    expect(await works(third)).toBe(true);
+
+    // Without a session nothing can revoke it: the new token is saved all the same, and it says so.
+    const credentials = someone.credentials();
+    delete credentials.hosts[server.url].session;
+    writeFileSync(
+      join(someone.env.XDG_CONFIG_HOME!, 'convene/credentials.json'),
+      JSON.stringify(credentials),
+    );
+    const unrevoked = await browserLogin(someone, human.jwt);
+    expect(unrevoked.code).toBe(0);
+    expect(unrevoked.stderr).toContain(
+      `Saved the new token, but could not revoke the token ${third.slice(0, 8)}… it replaces on the server`,
+    );
+    expect(unrevoked.stderr).toContain('convene login --password');
+    expect(saved().userToken).not.toBe(third);
+    expect(await works(saved().userToken)).toBe(true);
   });
 });
 

@@ -8,6 +8,7 @@ import { CliError, UsageError } from '../lib/errors';
 import { ExitCode } from '../lib/exit-codes';
 import { readStdin } from '../lib/input';
 import { required } from '../lib/prompts';
+import { type Revocation, revokeMintedToken } from '../lib/tokens';
 
 export function registerLogin(program: Command, app: App): void {
   program
@@ -20,7 +21,8 @@ export function registerLogin(program: Command, app: App): void {
         '--with-token reads a usr_ token (minted on the dashboard) from stdin instead, and saves it ' +
         'once the server accepts it. ' +
         '--password logs in with email and password: the dashboard session that ' +
-        '`convene token …` needs.',
+        '`convene token …` needs. A token convene minted earlier that a new login replaces is ' +
+        'revoked with that session (best effort: the new token is saved either way).',
     )
     .option('--with-token', 'read a usr_ token from stdin')
     .option('--password', 'log in with email and password (asked for; the password may be piped)')
@@ -86,14 +88,17 @@ async function loginWithBrowser(ctx: Context): Promise<void> {
     }
     throw error;
   }
-  saveToken(ctx, token, { minted: true });
+  const replaced = await saveToken(ctx, token, { minted: true });
   spinner.stop(`Logged in to ${ctx.url}`);
-  const linked = { url: ctx.url, prefix: token.slice(0, 8) };
+  const linked = { url: ctx.url, prefix: token.slice(0, 8), ...replacedField(replaced) };
   // With --json, a second line after the one that started the flow: stdout stays NDJSON.
   if (out.mode.json) out.jsonLine(linked);
   else
     out.result(linked, {
-      human: () => out.hint('Spaces you create or join from now on are linked to your dashboard.'),
+      human: () => {
+        reportReplaced(ctx, replaced);
+        out.hint('Spaces you create or join from now on are linked to your dashboard.');
+      },
     });
 }
 
@@ -121,12 +126,14 @@ async function loginWithToken(ctx: Context): Promise<void> {
       hint: 'It may be mistyped, revoked or expired, or from another server: mint a new one on the dashboard or with `convene token create`.',
     });
   }
-  saveToken(ctx, token, { minted: false });
+  const replaced = await saveToken(ctx, token, { minted: false });
   out.result(
-    { url: ctx.url, prefix: token.slice(0, 8) },
+    { url: ctx.url, prefix: token.slice(0, 8), ...replacedField(replaced) },
     {
-      human: () =>
-        out.success(`Saved the token for ${ctx.url}: spaces you create or join are linked to your dashboard`),
+      human: () => {
+        out.success(`Saved the token for ${ctx.url}: spaces you create or join are linked to your dashboard`);
+        reportReplaced(ctx, replaced);
+      },
     },
   );
 }
@@ -169,11 +176,12 @@ async function loginWithPassword(ctx: Context, emailOption: string | undefined):
   ctx.store.updateHost(ctx.url, (host) => {
     host.session = { token, expiresAt, user: { id: user.id, email: user.email, name: user.name } };
   });
-  // The session manages tokens; a usr_ token is what links new spaces to the dashboard.
+  // The session manages tokens; a usr_ token is what links new spaces to the dashboard. A token
+  // already saved is kept, so a second login mints none (and replaces nothing).
   let minted: string | undefined;
   if (!ctx.host().userToken) {
     const created = await ctx.session().tokens.create({ name: `convene CLI on ${hostname()}` });
-    saveToken(ctx, created.token, { minted: true });
+    await saveToken(ctx, created.token, { minted: true });
     minted = created.prefix;
   }
   out.result(
@@ -190,10 +198,60 @@ async function loginWithPassword(ctx: Context, emailOption: string | undefined):
   );
 }
 
-/** Saves the token; `minted`: convene obtained it, so `logout` revokes it. */
-function saveToken(ctx: Context, token: string, { minted }: { minted: boolean }): void {
-  ctx.store.updateHost(ctx.url, (host) => {
+/** The token a login replaced, and whether convene revoked it (it does only for one it minted). */
+interface Replaced {
+  prefix: string;
+  revocation: Revocation | undefined;
+}
+
+/**
+ * Saves the token; `minted`: convene obtained it, so `logout` revokes it. A token convene minted
+ * earlier that this one replaces is revoked on the server (best effort, with the dashboard
+ * session): nobody else holds it, and once replaced here nothing would ever revoke it. The new
+ * token is saved first, whatever becomes of the old one.
+ */
+async function saveToken(
+  ctx: Context,
+  token: string,
+  { minted }: { minted: boolean },
+): Promise<Replaced | undefined> {
+  const previous = ctx.store.updateHost(ctx.url, (host) => {
+    const old = { token: host.userToken, minted: host.userTokenMinted === true };
     host.userToken = token;
-    host.userTokenMinted = minted;
+    // The same token given again stays convene's to revoke if it was.
+    host.userTokenMinted = minted || (old.token === token && old.minted);
+    return old;
   });
+  if (previous.token === undefined || previous.token === token) return undefined;
+  const prefix = previous.token.slice(0, 8);
+  if (!previous.minted) return { prefix, revocation: undefined };
+  return { prefix, revocation: await revokeMintedToken(ctx, previous.token) };
+}
+
+/** The replaced token in a login's --json result. */
+function replacedField(replaced: Replaced | undefined) {
+  if (!replaced) return {};
+  const { prefix, revocation } = replaced;
+  return {
+    replacedToken: {
+      prefix,
+      revoked: revocation?.revoked ?? false,
+      ...(revocation?.problem ? { problem: revocation.problem } : {}),
+    },
+  };
+}
+
+function reportReplaced(ctx: Context, replaced: Replaced | undefined): void {
+  if (!replaced) return;
+  const { out } = ctx;
+  const shown = `${replaced.prefix}…`;
+  if (!replaced.revocation) {
+    out.info(`It replaces the token ${shown}, given with --with-token, which stays valid on the server.`);
+  } else if (replaced.revocation.revoked) {
+    out.info(`Revoked the token ${shown} it replaces on the server.`);
+  } else {
+    out.warn(
+      `Saved the new token, but could not revoke the token ${shown} it replaces on the server: ${replaced.revocation.problem}`,
+    );
+  }
 }

@@ -1,7 +1,6 @@
 import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../app';
-import type { Context } from '../lib/context';
-import { explain } from '../lib/failure';
+import { revokeMintedToken } from '../lib/tokens';
 
 export function registerLogout(program: Command, app: App): void {
   program
@@ -20,7 +19,7 @@ export function registerLogout(program: Command, app: App): void {
       const ctx = app.context(command);
       const host = ctx.host();
       const token = host.userToken;
-      const revocation = token && host.userTokenMinted ? await revoke(ctx, token) : undefined;
+      const revocation = token && host.userTokenMinted ? await revokeMintedToken(ctx, token) : undefined;
       const removed = ctx.store.updateHost(ctx.url, (entry) => {
         const had = { userToken: entry.userToken !== undefined, session: entry.session !== undefined };
         delete entry.userToken;
@@ -57,33 +56,4 @@ export function registerLogout(program: Command, app: App): void {
         },
       );
     });
-}
-
-/**
- * Revokes the token convene obtained, with the dashboard session (the only credential the server
- * revokes tokens for). Never throws: logging out forgets the token here whatever the server says.
- */
-async function revoke(ctx: Context, token: string): Promise<{ revoked: boolean; problem?: string }> {
-  const dashboard = `revoke it on the dashboard (${ctx.url}/dashboard).`;
-  if (!ctx.hasSession()) {
-    return {
-      revoked: false,
-      problem: `that takes the dashboard session of \`convene login --password\`; ${dashboard}`,
-    };
-  }
-  try {
-    const session = ctx.session();
-    // The server keeps a token's first characters beside its hash: what identifies it here.
-    const matches = (await session.tokens.list()).filter((t) => token.startsWith(t.prefix));
-    if (matches.length !== 1) {
-      return {
-        revoked: false,
-        problem: `${matches.length ? 'several' : 'none'} of your account's tokens start like it; ${dashboard}`,
-      };
-    }
-    if (!matches[0]!.revoked) await session.tokens.revoke(matches[0]!.id);
-    return { revoked: true };
-  } catch (error) {
-    return { revoked: false, problem: `${explain(error, ctx).message}; ${dashboard}` };
-  }
 }
