@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -122,21 +123,51 @@ describe.runIf(!onPostgres())('pnpm start and pnpm convene', () => {
   it('pnpm convene runs the CLI from source, in the directory it was typed in', async () => {
     const user = new User(undefined);
     try {
-      const here = tempDir();
+      // A space saved for a server that does not answer: `artifact create --file` then reads the
+      // file before it calls the server, so where it looked for the file shows in what it reports.
+      const spaceId = randomUUID();
+      const configDir = join(user.env.XDG_CONFIG_HOME!, 'convene');
+      mkdirSync(configDir, { recursive: true, mode: 0o700 });
+      const space = { spaceId, name: 'Offline', role: 'owner', key: 'own_x', participantId: randomUUID() };
+      writeFileSync(
+        join(configDir, 'credentials.json'),
+        JSON.stringify({
+          version: 1,
+          hosts: {
+            'http://127.0.0.1:9': {
+              defaultSpace: spaceId,
+              spaces: { [spaceId]: { ...space, savedAt: new Date().toISOString() } },
+            },
+          },
+        }),
+        { mode: 0o600 },
+      );
+      // Typed in apps/ (no package.json there, so pnpm runs the root's script), `cli/README.md` is
+      // apps/cli/README.md; from the root, where pnpm runs scripts, there is no such file.
+      const typedIn = join(repoRoot, 'apps');
+      expect(existsSync(join(typedIn, 'cli/README.md'))).toBe(true);
+      expect(existsSync(join(repoRoot, 'cli/README.md'))).toBe(false);
+      const env: NodeJS.ProcessEnv = { ...process.env, ...user.env, CONVENE_URL: 'http://127.0.0.1:9' };
+      // Where it was typed reaches the script as INIT_CWD, which pnpm sets itself (it does not keep
+      // one it inherits, as the pnpm running vitest passes down): none is handed in here.
+      delete env.INIT_CWD;
       const child = spawn(
         'pnpm',
-        ['--silent', 'convene', 'artifact', 'create', 'x', '--file', 'missing.md'],
+        ['--silent', 'convene', 'artifact', 'create', 'x', '--file', 'cli/README.md'],
         {
-          cwd: repoRoot,
-          env: { ...process.env, ...user.env, CONVENE_URL: 'http://127.0.0.1:9', INIT_CWD: here },
+          cwd: typedIn,
+          env,
           stdio: ['pipe', 'pipe', 'pipe'],
         },
       );
       const result = await finished(child, { timeoutMs: 150_000 });
-      // It ran from source as far as the space, checked before the file: none is saved, and no
-      // server answers at CONVENE_URL, which is what it reports (exit 1).
-      expect(result.code).toBe(1);
-      expect(result.stderr).toContain('cannot reach http://127.0.0.1:9');
+      // It read the file where it was typed, then tried the server (exit 1); run from the root it
+      // would be "cannot open cli/README.md" (exit 5).
+      expect(result.stderr).not.toContain('cannot open');
+      expect({ code: result.code, stderr: result.stderr }).toEqual({
+        code: 1,
+        stderr: expect.stringContaining('cannot reach http://127.0.0.1:9: POST /hub/space/'),
+      });
       const version = spawn('pnpm', ['--silent', 'convene', '--version'], {
         cwd: repoRoot,
         stdio: ['pipe', 'pipe', 'pipe'],
