@@ -197,6 +197,7 @@ describe.runIf(!onPostgres())('the packed tarball and the READMEs', () => {
       expect(placeholders).toEqual(['"<the link for people>"']);
 
       let server: ReturnType<typeof terminal> | undefined;
+      let stopped: RunResult | undefined;
       let link: string | undefined;
       const seen: string[] = [];
       try {
@@ -251,9 +252,13 @@ describe.runIf(!onPostgres())('the packed tarball and the READMEs', () => {
         if (server && server.child.exitCode === null) {
           // Ctrl-C in the first terminal.
           process.kill(-server.child.pid!, 'SIGINT');
-          expect((await server.result).code, 'Ctrl-C stops convene serve cleanly').toBe(0);
+          stopped = await server.result;
         }
       }
+      // Checked after the walkthrough, so that a failure in it is the one reported, and with what
+      // the server printed, so that a shutdown that failed or took too long says why.
+      if (stopped)
+        expect(stopped.code, `Ctrl-C stops convene serve cleanly; it printed:\n${server!.output()}`).toBe(0);
       expect(existsSync(join(dir, '.data')), 'the server kept its data in ./.data').toBe(true);
     }, 600_000);
   }
