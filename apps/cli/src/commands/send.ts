@@ -1,10 +1,11 @@
 import type { Command } from '@commander-js/extra-typings';
 import type { SpaceClient } from '@convene/sdk';
 import { type App, examples } from '../app';
-import { CliError, UsageError } from '../lib/errors';
-import { ExitCode } from '../lib/exit-codes';
+import { isUuid } from '../lib/context';
+import { UsageError } from '../lib/errors';
 import { assertPiped, readStdin, readTextFile } from '../lib/input';
 import { required } from '../lib/prompts';
+import { byIdStart } from '../lib/resolve';
 
 const USAGE = 'convene send [SPACE] TEXT | --file F | - [--html | --image URL]';
 
@@ -86,41 +87,29 @@ export function registerSend(program: Command, app: App): void {
 /** The newline(s) a file or a pipe ends with are not part of the message. */
 const trimEnd = (text: string) => text.replace(/[\r\n]+$/, '');
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /**
  * The message --reply-to names: an id passes as it is; the start of one (4 characters or more,
  * as other id arguments take) is looked up among the space's messages.
  */
 async function messageId(space: SpaceClient, reference: string): Promise<string> {
-  if (UUID.test(reference)) return reference;
-  const start = reference.toLowerCase();
-  const matches: string[] = [];
-  if (start.length >= 4) {
-    for await (const message of space.messages.list()) {
-      if (message.id.startsWith(start)) matches.push(message.id);
-    }
-  }
-  if (matches.length === 1) return matches[0]!;
-  if (matches.length > 1) {
-    throw new UsageError(
-      `${matches.length} messages have ids starting with "${reference}"`,
-      `Name one: ${matches.join(', ')}`,
-    );
-  }
-  throw new CliError(`no message "${reference}" in this space`, {
-    exitCode: ExitCode.notFound,
-    hint: 'See the ids with `convene messages -q` (or --json); --reply-to takes an id or its first characters.',
-  });
+  if (isUuid(reference)) return reference;
+  const messages: { id: string }[] = [];
+  if (reference.length >= 4) for await (const message of space.messages.list()) messages.push(message);
+  return byIdStart(messages, reference, {
+    noun: 'message',
+    id: (m) => m.id,
+    label: (m) => m.id,
+    listCommand: 'convene messages -q',
+  }).id;
 }
 
 /** --mention values as participantIds: ids pass, names (any case) are looked up in the space. */
 async function participantIds(space: SpaceClient, who: string[]): Promise<string[]> {
-  if (who.every((w) => UUID.test(w))) return who;
+  if (who.every((w) => isUuid(w))) return who;
   const { participants } = await space.get();
   const live = participants.filter((p) => p.status === 'active' || p.status === 'muted');
   return who.map((w) => {
-    if (UUID.test(w)) return w;
+    if (isUuid(w)) return w;
     const found = live.filter((p) => p.name.toLowerCase() === w.toLowerCase());
     if (found.length === 1) return found[0]!.participantId;
     throw new UsageError(
