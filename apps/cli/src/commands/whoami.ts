@@ -4,6 +4,7 @@ import { type App, examples } from '../app';
 import { CliError } from '../lib/errors';
 import { ExitCode } from '../lib/exit-codes';
 import { relative } from '../lib/render';
+import { tokensStartingLike } from '../lib/tokens';
 
 export function registerWhoami(program: Command, app: App): void {
   program
@@ -35,7 +36,7 @@ export function registerWhoami(program: Command, app: App): void {
       // The server names a token's account only to a dashboard session, and only its own tokens.
       const known =
         token && tokenValid && sessionValid
-          ? (await ctx.session().tokens.list()).find((t) => token.startsWith(t.prefix))
+          ? tokensStartingLike(await ctx.session().tokens.list(), token)[0]
           : undefined;
       const space = host.defaultSpace ? host.spaces[host.defaultSpace] : undefined;
       const result = {

@@ -1,6 +1,17 @@
 import type { Context } from './context';
 import { explain } from './failure';
 
+/**
+ * The listed tokens a `usr_` string may be. The server keeps each token's first characters
+ * (`prefix`) beside its hash: the token itself starts with its prefix, and a shorter start (as
+ * `token list` shows it) is a start of the prefix.
+ */
+export function tokensStartingLike<T extends { prefix: string }>(tokens: readonly T[], typed: string): T[] {
+  return tokens.filter((t) =>
+    typed.length >= t.prefix.length ? typed.startsWith(t.prefix) : t.prefix.startsWith(typed),
+  );
+}
+
 /** What became of a token convene tried to revoke; `problem` says why it could not. */
 export interface Revocation {
   revoked: boolean;
@@ -22,8 +33,7 @@ export async function revokeMintedToken(ctx: Context, token: string): Promise<Re
   }
   try {
     const session = ctx.session();
-    // The server keeps a token's first characters beside its hash: what identifies it here.
-    const matches = (await session.tokens.list()).filter((t) => token.startsWith(t.prefix));
+    const matches = tokensStartingLike(await session.tokens.list(), token);
     if (matches.length !== 1) {
       return {
         revoked: false,

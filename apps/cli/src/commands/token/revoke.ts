@@ -3,6 +3,7 @@ import { type App, examples } from '../../app';
 import { UsageError } from '../../lib/errors';
 import { choose } from '../../lib/prompts';
 import { pick } from '../../lib/resolve';
+import { tokensStartingLike } from '../../lib/tokens';
 
 export function registerTokenRevoke(token: Command, app: App): void {
   token
@@ -66,9 +67,7 @@ function byToken<T extends { id: string; name: string; prefix: string }>(
 ): T | undefined {
   const typed = reference.replace(/(…|\.\.\.)$/, '');
   if (!typed.startsWith('usr_')) return undefined;
-  const matches = tokens.filter((t) =>
-    typed.length >= t.prefix.length ? typed.startsWith(t.prefix) : t.prefix.startsWith(typed),
-  );
+  const matches = tokensStartingLike(tokens, typed);
   if (matches.length > 1) {
     throw new UsageError(
       `${matches.length} tokens start with "${typed}"`,
