@@ -77,6 +77,24 @@ describe('Batcher', () => {
     expect(await last).toBe(4);
   });
 
+  it('sends the next batch before the callers of the one that came back resume', async () => {
+    const releases: (() => void)[] = [];
+    const batches: number[][] = [];
+    const batcher = new Batcher((items: number[]) => {
+      batches.push(items);
+      return new Promise<number[]>((resolve) => releases.push(() => resolve(items)));
+    }, 1);
+    const first = batcher.push(1);
+    const queued = [batcher.push(2), batcher.push(3)];
+    expect(batches).toEqual([[1]]);
+    releases[0]!();
+    // The first caller's next step already finds the queue on its way to the database.
+    await first;
+    expect(batches).toEqual([[1], [2, 3]]);
+    releases[1]!();
+    expect(await Promise.all(queued)).toEqual([2, 3]);
+  });
+
   it('fails every item of a failed batch, and only those', async () => {
     const { batches, run } = recorder<number>((items) =>
       items.includes(2) ? new Error('statement failed') : items.map((i) => i * 10),
