@@ -1,3 +1,4 @@
+import { SENDING_CONNECTIONS, sendingDbOf } from '../db';
 import { Batcher } from '../db/batcher';
 import { rowsOf } from '../db/migrate';
 import { DEADLOCK_DETECTED, sqlState } from '../db/pg-error';
@@ -63,7 +64,7 @@ export interface Appended {
  * connections). A statement out for longer than STALLED_MS (waiting on a row lock, a slow commit)
  * lets a second one go, so that a stall never holds every sender of the process.
  */
-const MAX_IN_FLIGHT = 2;
+const MAX_IN_FLIGHT = SENDING_CONNECTIONS;
 const STALLED_MS = 20;
 const batchers = new WeakMap<Db, Batcher<Outgoing, Appended | Recorded | undefined>>();
 
@@ -80,7 +81,7 @@ export function appendMessage(
 ): Promise<Appended | Recorded | undefined> {
   let batcher = batchers.get(db);
   if (!batcher) {
-    batcher = new Batcher((batch) => appendBatch(db, events, batch), MAX_IN_FLIGHT, STALLED_MS);
+    batcher = new Batcher((batch) => appendBatch(sendingDbOf(db), events, batch), MAX_IN_FLIGHT, STALLED_MS);
     batchers.set(db, batcher);
   }
   return batcher.push(outgoing);
