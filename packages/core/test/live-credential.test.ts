@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { liveCredentialSql } from '../src/auth/live-credential';
 import { type Db, rowsOf } from '../src/db';
 import { openTestDatabase, type TestDatabase } from '../src/testing';
+import { seedSpaces } from './seed';
 
 /** Spaces in the database, each with one live participant whose key hash is `hash-<n>`. */
 const SPACES = 300;
@@ -13,19 +14,7 @@ describe('liveCredentialSql', () => {
   beforeAll(async () => {
     t = await openTestDatabase();
     db = t.database.db;
-    await db.execute(sql`
-      insert into spaces (id, name, description, privacy, ttl_seconds, created_at, expires_at)
-      select ('00000000-0000-4000-8000-' || lpad(n::text, 12, '0'))::uuid, 'space ' || n, '', 'private',
-        86400, now(), now() + interval '1 day'
-      from generate_series(1, ${SPACES}) as n`);
-    await db.execute(sql`
-      insert into participants (space_id, id, name, status, key_hash, created_at, updated_at)
-      select ('00000000-0000-4000-8000-' || lpad(n::text, 12, '0'))::uuid,
-        ('00000000-0000-4000-9000-' || lpad(n::text, 12, '0'))::uuid, 'p' || n, 'active', 'hash-' || n,
-        now(), now()
-      from generate_series(1, ${SPACES}) as n`);
-    await db.execute(sql`analyze spaces`);
-    await db.execute(sql`analyze participants`);
+    await seedSpaces(db, SPACES);
   });
   afterAll(() => t.close());
 

@@ -5,9 +5,10 @@ import { type Db, rowsOf, SENDING_CONNECTIONS, sendingDbOf } from '../src/db';
 import type { EventBus } from '../src/events/event-bus';
 import { appendMessage } from '../src/messages/append-messages';
 import { openTestDatabase, type TestDatabase } from '../src/testing';
+import { seededSpaceId, seedSpaces } from './seed';
 
-const SPACE = '00000000-0000-4000-8000-000000000001';
-const KEY_HASH = 'sender-key-hash';
+const SPACE = seededSpaceId(1);
+const KEY_HASH = 'hash-1';
 
 /** A bus that NOTIFYs in SQL, as the PostgreSQL one does; nobody listens here. */
 const bus: EventBus = {
@@ -22,12 +23,7 @@ describe('the connections of group-committed sends', () => {
   beforeAll(async () => {
     t = await openTestDatabase();
     db = t.database.db;
-    await db.execute(sql`
-      insert into spaces (id, name, description, privacy, ttl_seconds, created_at, expires_at)
-      values (${SPACE}, 'sends', '', 'private', 86400, now(), now() + interval '1 day')`);
-    await db.execute(sql`
-      insert into participants (space_id, id, name, status, key_hash, is_owner, created_at, updated_at)
-      values (${SPACE}, ${randomUUID()}, 'sender', 'active', ${KEY_HASH}, true, now(), now())`);
+    await seedSpaces(db, 1);
   });
   afterAll(() => t.close());
 

@@ -81,7 +81,8 @@ export function appendMessage(
 ): Promise<Appended | Recorded | undefined> {
   let batcher = batchers.get(db);
   if (!batcher) {
-    batcher = new Batcher((batch) => appendBatch(sendingDbOf(db), events, batch), MAX_IN_FLIGHT, STALLED_MS);
+    const sending = sendingDbOf(db);
+    batcher = new Batcher((batch) => appendBatch(sending, events, batch), MAX_IN_FLIGHT, STALLED_MS);
     batchers.set(db, batcher);
   }
   return batcher.push(outgoing);
