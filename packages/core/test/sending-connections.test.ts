@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Db, rowsOf, SENDING_CONNECTIONS, sendingDbOf } from '../src/db';
+import { defaultCoreConfig } from '../src/deps';
 import type { EventBus } from '../src/events/event-bus';
 import { appendMessage } from '../src/messages/append-messages';
 import { openTestDatabase, type TestDatabase } from '../src/testing';
@@ -34,7 +35,7 @@ describe('the connections of group-committed sends', () => {
       await Promise.all(Array.from({ length: 5 }, () => db.execute(sql`select pg_sleep(0.05)`)));
       const sent = 12;
       for (let i = 0; i < sent; i++) {
-        const appended = await appendMessage(db, bus, {
+        const appended = await appendMessage(db, bus, defaultCoreConfig, {
           spaceId: SPACE,
           keyHash: KEY_HASH,
           messageId: randomUUID(),

@@ -1,8 +1,10 @@
+import type { TParticipantView } from '@convene/contract';
 import { SENDING_CONNECTIONS, sendingDbOf } from '../db';
 import { Batcher } from '../db/batcher';
 import { rowsOf } from '../db/migrate';
 import { DEADLOCK_DETECTED, sqlState } from '../db/pg-error';
 import type { Db } from '../db/types';
+import type { CoreConfig } from '../deps';
 import type { EventBus } from '../events/event-bus';
 import type { EventNotice } from '../events/notice';
 import type { IdempotencyGuard } from '../infra/idempotency-store';
@@ -12,6 +14,13 @@ import {
   rateLimitColumns,
   rateLimitDecision,
 } from '../infra/rate-limiter';
+import {
+  type ChangedParticipant,
+  type ParticipantsAt,
+  type ParticipantsCache,
+  participantsCacheOf,
+} from '../spaces/context-cache';
+import { jsonArray } from '../spaces/views';
 import { type AppendValues, appendStatement } from './append-statement';
 
 /** A message on its way into the database. */
@@ -44,8 +53,9 @@ export interface Appended {
   seq: string | number;
   event_seq: string | number;
   mentions: string[] | string | null;
-  /** The context bundle's rows, read by the same statement (json, or its text on some drivers). */
-  participants: unknown;
+  /** The space's participants, as the same statement saw them (see ParticipantsCache). */
+  participants: readonly TParticipantView[];
+  /** The context bundle's artifacts, read by the same statement (json, or its text on some drivers). */
   artifacts: unknown;
   /**
    * Why nothing was written although the sender may send: a bad mention or reply, or the budget
@@ -68,6 +78,14 @@ const MAX_IN_FLIGHT = SENDING_CONNECTIONS;
 const STALLED_MS = 20;
 const batchers = new WeakMap<Db, Batcher<Outgoing, Appended | Recorded | undefined>>();
 
+/** What a batch's statement needs besides its messages. */
+interface Sending {
+  db: Db;
+  events: EventBus;
+  config: CoreConfig;
+  participants: ParticipantsCache;
+}
+
 /**
  * Appends the message, together with the messages other requests of this process are sending
  * at the same moment (one statement, one commit: see Batcher). Undefined when nothing was
@@ -77,54 +95,62 @@ const batchers = new WeakMap<Db, Batcher<Outgoing, Appended | Recorded | undefin
 export function appendMessage(
   db: Db,
   events: EventBus,
+  config: CoreConfig,
   outgoing: Outgoing,
 ): Promise<Appended | Recorded | undefined> {
   let batcher = batchers.get(db);
   if (!batcher) {
-    const sending = sendingDbOf(db);
-    batcher = new Batcher((batch) => appendBatch(sending, events, batch), MAX_IN_FLIGHT, STALLED_MS);
+    const sending: Sending = { db: sendingDbOf(db), events, config, participants: participantsCacheOf(db) };
+    batcher = new Batcher((batch) => appendBatch(sending, batch), MAX_IN_FLIGHT, STALLED_MS);
     batchers.set(db, batcher);
   }
   return batcher.push(outgoing);
 }
 
 async function appendBatch(
-  db: Db,
-  events: EventBus,
+  sending: Sending,
   batch: Outgoing[],
 ): Promise<(Appended | Recorded | undefined)[]> {
   // The everyday send (no mention, no reply, no budget) runs the plain statement, which plans and
   // executes no more than sending did before messages could be addressed or budgeted; the rest,
   // and what the plain one leaves to it (spaces with a budget), run the full one.
   const full = batch.some((m) => m.replyTo !== null || m.mentions.length > 0 || m.names.length > 0);
-  const answers = await run(db, events, full, batch);
+  const answers = await run(sending, full, batch);
   if (full) return answers;
   const deferred = batch.filter((_, i) => (answers[i] as Appended | undefined)?.refused === 'budgeted');
   if (deferred.length === 0) return answers;
   const again = new Map(
-    (await run(db, events, true, deferred)).map((answer, i) => [deferred[i]!.messageId, answer]),
+    (await run(sending, true, deferred)).map((answer, i) => [deferred[i]!.messageId, answer]),
   );
   return batch.map((m, i) => (again.has(m.messageId) ? again.get(m.messageId) : answers[i]));
 }
 
 /** A row of the sending statement: a message's outcome, and its count when the statement counted it. */
-type Row = Appended & {
+type Row = Omit<Appended, 'participants'> & {
   id: string;
   recorded: boolean;
   notice: string | null;
+  /** The participants changed since the space's snapshot in contextSince (all without one). */
+  participants: unknown;
+  /** The statement's snapshot, where it read the participants. */
+  snapshot: string | null;
   rate_key?: RateLimitRow['key'] | null;
   rate_position?: RateLimitRow['position'] | null;
   rate_expire?: RateLimitRow['expire'] | null;
 };
 
 async function run(
-  db: Db,
-  events: EventBus,
+  { db, events, config, participants }: Sending,
   full: boolean,
   batch: Outgoing[],
 ): Promise<(Appended | Recorded | undefined)[]> {
   let now = batch[0]!.now;
   for (const item of batch) if (item.now > now) now = item.now;
+  // Each space's participants are read from where this process has them, but where a guarded
+  // send records its answer, which holds all of them (the statement reads them all there too).
+  const bases = new Map<string, ParticipantsAt | undefined>();
+  for (const m of batch) if (m.guard) bases.set(m.spaceId, undefined);
+  for (const m of batch) if (!bases.has(m.spaceId)) bases.set(m.spaceId, participants.get(m.spaceId));
   const values: AppendValues = {
     spaceIds: batch.map((m) => m.spaceId),
     keyHashes: batch.map((m) => m.keyHash),
@@ -134,6 +160,7 @@ async function run(
     scopes: batch.map((m) => m.guard?.scope ?? null),
     requestHashes: batch.map((m) => m.guard?.requestHash ?? null),
     recordsExpireAt: batch.map((m) => m.guard?.expiresAt.toISOString() ?? null),
+    contextSince: batch.map((m) => bases.get(m.spaceId)?.snapshot ?? null),
     now: now.toISOString(),
     notify: events.notifiesInSql,
     ...(full
@@ -171,6 +198,17 @@ async function run(
       // Committed (one statement, one implicit transaction): publish what it did not notify.
       for (const row of rows) if (row.notice) await events.publish(db, JSON.parse(row.notice) as EventNotice);
       const byId = new Map(rows.map((row) => [row.id, row]));
+      // Each space's participants once, from the first of its rows that read them.
+      const read = new Map<string, readonly TParticipantView[]>();
+      for (const m of batch) {
+        const row = byId.get(m.messageId);
+        if (!row?.snapshot || read.has(m.spaceId)) continue;
+        const rows = jsonArray<ChangedParticipant>(row.participants);
+        read.set(
+          m.spaceId,
+          participants.advance(config, m.spaceId, bases.get(m.spaceId), rows, row.snapshot).views,
+        );
+      }
       return batch.map((m, i) => {
         const row = byId.get(m.messageId);
         const count = counts[i];
@@ -183,7 +221,7 @@ async function run(
             ),
           );
         if (!row || (row.seq === null && !row.recorded && row.refused === null)) return undefined;
-        return row.recorded ? 'recorded' : row;
+        return row.recorded ? 'recorded' : { ...row, participants: read.get(m.spaceId) ?? [] };
       });
     } catch (error) {
       // A moderation transaction locking rows in the other order: PostgreSQL picks a victim.

@@ -17,6 +17,11 @@ export interface AppendValues {
   requestHashes: (string | null)[];
   /** ISO date-times, as text: drizzle's postgres.js driver passes timestamptz[] values unserialised. */
   recordsExpireAt: (string | null)[];
+  /**
+   * The snapshot each message's space's participants were last read at (ParticipantsCache), the
+   * same for every message of a space; null reads all of them.
+   */
+  contextSince: (string | null)[];
   now: string;
   /** Whether the statement NOTIFYs itself (the bus is LISTEN/NOTIFY) or returns its notices. */
   notify: boolean;
@@ -123,7 +128,7 @@ function appendSql({ full, guarded, counted }: Variant): SQL {
   return sql`
   with input as materialized (
     select t.space_id, t.key_hash, t.message_id, t.type, t.content, t.reply_to, t.scope, t.request_hash,
-      t.record_expires_at::timestamptz as record_expires_at, t.ord
+      t.record_expires_at::timestamptz as record_expires_at, t.context_since, t.ord
       ${counted ? sql`, t.rl_address as address, t.rl_bucket as bucket, t.rl_lookup as lookup, t.rl_kind as kind` : sql``}
     from unnest(
       ${sql.placeholder('spaceIds')}::uuid[], ${sql.placeholder('keyHashes')}::text[],
@@ -131,7 +136,7 @@ function appendSql({ full, guarded, counted }: Variant): SQL {
       ${sql.placeholder('contents')}::text[],
       ${full ? sql`${sql.placeholder('replyTos')}::uuid[]` : sql`null::uuid[]`},
       ${sql.placeholder('scopes')}::text[], ${sql.placeholder('requestHashes')}::text[],
-      ${sql.placeholder('recordsExpireAt')}::text[]
+      ${sql.placeholder('recordsExpireAt')}::text[], ${sql.placeholder('contextSince')}::text[]
       ${
         counted
           ? sql`, ${sql.placeholder('rlAddresses')}::text[], ${sql.placeholder('rlBuckets')}::text[],
@@ -139,7 +144,7 @@ function appendSql({ full, guarded, counted }: Variant): SQL {
           : sql``
       }
     ) with ordinality as t(space_id, key_hash, message_id, type, content, reply_to, scope, request_hash,
-      record_expires_at, ${counted ? sql`rl_address, rl_bucket, rl_lookup, rl_kind, ` : sql``}ord)
+      record_expires_at, context_since, ${counted ? sql`rl_address, rl_bucket, rl_lookup, rl_kind, ` : sql``}ord)
   ), ${
     counted
       ? sql`rl_source as (
@@ -166,9 +171,13 @@ function appendSql({ full, guarded, counted }: Variant): SQL {
     order by s.id
     for no key update
   ), context as (
-    -- The context bundle of the replies (and of the recorded answers), once per space.
-    select l.id as space_id, ${contextJsonColumns(sql.raw('l.id'))}
-    from locked l
+    -- The context bundle of the replies (and of the recorded answers), once per space: the
+    -- participants changed since the snapshot the node has them at (see ParticipantsCache); all
+    -- of them where a guarded send records the answer.
+    select c.space_id, ${contextJsonColumns(sql.raw('c.space_id'), sql.raw('c.since'))}
+    from (select l.id as space_id, (select case when bool_or(i.scope is not null) then null
+          else min(i.context_since) end from input i where i.space_id = l.id)::pg_snapshot as since
+      from locked l) c
   ), ${
     full
       ? sql`budget_use as (
@@ -268,13 +277,13 @@ function appendSql({ full, guarded, counted }: Variant): SQL {
     end) end as notified,
     -- Spaces with webhooks wake the workers, which queue the message from the log.
     case when n.has_webhooks then ${notifyWebhookWorkersSql} end as webhooks_notified,
-    c.participants, c.artifacts
+    c.participants, c.artifacts, c.snapshot
   from notice n join context c on c.space_id = n.space_id
   ${
     guarded
       ? sql`union all
   -- Guarded sends whose Idempotency-Key a duplicate recorded first: nothing written.
-  select i.message_id, null, null, null, true, null, null, null, null, null, null, null, null
+  select i.message_id, null, null, null, true, null, null, null, null, null, null, null, null, null
   from eligible e join input i on i.ord = e.ord
   where i.scope is not null and i.scope not in (select scope from claimed)`
       : sql``
@@ -284,13 +293,13 @@ function appendSql({ full, guarded, counted }: Variant): SQL {
     full
       ? sql`-- Sends refused although their sender may send: nothing written, nothing recorded.
   select i.message_id, null, null, null, false, ${a!.refusedReason}, ${a!.refusedDetail}, o.budget,
-    null, null, null, null, null
+    null, null, null, null, null, null
   from author a join input i on i.ord = a.ord
   ${a!.refusedMention}
   left join over_budget o on o.ord = a.ord
   where a.space_id in (select id from locked) and a.ord not in (select ord from eligible)`
       : sql`-- Sends to an open space with a budget: nothing written here, the full variant sends them.
-  select i.message_id, null, null, null, false, 'budgeted', null, null, null, null, null, null, null
+  select i.message_id, null, null, null, false, 'budgeted', null, null, null, null, null, null, null, null
   from author a join input i on i.ord = a.ord join spaces s on s.id = a.space_id
   where a.space_id not in (select id from locked) and s.state = 'open' and s.expires_at > ${now}
     and s.max_messages_per_minute is not null`
@@ -300,7 +309,7 @@ function appendSql({ full, guarded, counted }: Variant): SQL {
       ? sql`)
   -- Every message counted, with its place in its rate-limit window, and what became of it.
   select i.message_id as id, o.seq, o.event_seq, o.mentions, coalesce(o.recorded, false) as recorded,
-    o.refused, o.detail, o.budget, o.notice, o.participants, o.artifacts,
+    o.refused, o.detail, o.budget, o.notice, o.participants, o.artifacts, o.snapshot,
     r.key as rate_key, r.position as rate_position, r.expire as rate_expire
   from input i left join outcome o on o.id = i.message_id left join rl_position r on r.ord = i.ord
   where o.id is not null or r.ord is not null`

@@ -5,7 +5,8 @@ import { rowsOf } from '../db/migrate';
 import { PreparedStatement } from '../db/prepared';
 import type { Deps } from '../deps';
 import { NotFoundError } from '../errors';
-import { contextFromJson, contextJsonColumns } from '../spaces/views';
+import { type ChangedParticipant, participantsCacheOf } from '../spaces/context-cache';
+import { artifactsFromJson, contextJsonColumns, jsonArray } from '../spaces/views';
 
 export interface OpenStreamOptions {
   deps: Deps;
@@ -36,6 +37,7 @@ interface StartRow {
   is_invitation: boolean;
   participants: unknown;
   artifacts: unknown;
+  snapshot: string;
 }
 
 /**
@@ -47,7 +49,12 @@ interface StartRow {
 export async function openStream({ deps, spaceId, key }: OpenStreamOptions): Promise<StreamStart> {
   const { db, clock, config } = deps;
   const keyHash = spaceKeyHash(spaceId, key);
-  const [row] = rowsOf<StartRow>(await startStatement.execute(db, { spaceId, keyHash }));
+  // The participants are read since where this process has them (see ParticipantsCache).
+  const participants = participantsCacheOf(db);
+  const base = participants.get(spaceId);
+  const [row] = rowsOf<StartRow>(
+    await startStatement.execute(db, { spaceId, keyHash, since: base?.snapshot ?? null }),
+  );
   if (!row) throw new NotFoundError('space');
   const now = clock.now();
   const expiresAt = new Date(row.expires_at);
@@ -61,12 +68,24 @@ export async function openStream({ deps, spaceId, key }: OpenStreamOptions): Pro
     participantId: row.participant_id!,
     eventSeq: Number(row.event_seq),
     expiresAt,
-    context: contextFromJson(config, now, row),
+    context: {
+      participants: [
+        ...participants.advance(
+          config,
+          spaceId,
+          base,
+          jsonArray<ChangedParticipant>(row.participants),
+          row.snapshot,
+        ).views,
+      ],
+      artifacts: artifactsFromJson(now, row.artifacts),
+      suggestedPollingIntervalMs: config.suggestedPollingIntervalMs,
+    },
   };
 }
 
 /** The space, the key's participant or invitation, and the context rows; compiled once. */
-const startStatement = new PreparedStatement<{ spaceId: string; keyHash: string }>(
+const startStatement = new PreparedStatement<{ spaceId: string; keyHash: string; since: string | null }>(
   'convene_open_stream',
   sql`
   select s.state, s.expires_at, s.event_seq,
@@ -75,7 +94,7 @@ const startStatement = new PreparedStatement<{ spaceId: string; keyHash: string 
       select 1 from invitations v
       where v.key_hash = ${sql.placeholder('keyHash')} and v.space_id = s.id
     ) as is_invitation,
-    ${contextJsonColumns(sql.raw('s.id'))}
+    ${contextJsonColumns(sql.raw('s.id'), sql`${sql.placeholder('since')}::pg_snapshot`)}
   from spaces s
   left join participants p on p.key_hash = ${sql.placeholder('keyHash')} and p.space_id = s.id
   where s.id = ${sql.placeholder('spaceId')}::uuid

@@ -5,7 +5,7 @@ import { ConflictError, ForbiddenError, RateLimitedError, ValidationError } from
 import { newId } from '../ids';
 import type { IdempotencyGuard } from '../infra/idempotency-store';
 import { type PendingCount, retryAfterSeconds } from '../infra/rate-limiter';
-import { contextFromJson } from '../spaces/views';
+import { artifactsFromJson, contextFromJson } from '../spaces/views';
 import { type Appended, appendMessage } from './append-messages';
 import { uuidArray } from './views';
 
@@ -97,7 +97,7 @@ export async function sendMessage({
     count: rateLimit,
   };
   for (let attempt = 0; ; attempt++) {
-    const appended = await appendMessage(db, deps.events, outgoing);
+    const appended = await appendMessage(db, deps.events, deps.config, outgoing);
     const counted = rateLimit?.decision;
     if (counted && !counted.allowed) throw new RateLimitedError(retryAfterSeconds(counted, rateLimit.now));
     if (appended === 'recorded') throw new IdempotencyRecordedError();
@@ -106,7 +106,9 @@ export async function sendMessage({
       return {
         messageId: outgoing.messageId,
         mentions: uuidArray(appended.mentions),
-        ...contextFromJson(deps.config, clock.now(), appended),
+        participants: [...appended.participants],
+        artifacts: artifactsFromJson(clock.now(), appended.artifacts),
+        suggestedPollingIntervalMs: deps.config.suggestedPollingIntervalMs,
       };
 
     // Nothing written: find out why (404, 401, 409), or refuse a muted sender (403).

@@ -112,7 +112,7 @@ export async function loadContext(
       })
       .from(participants)
       .where(eq(participants.spaceId, spaceId))
-      .orderBy(asc(participants.createdAt)),
+      .orderBy(asc(participants.createdAt), asc(participants.id)),
     ex
       .select(artifactSummaryColumns)
       .from(artifacts)
@@ -133,20 +133,38 @@ export async function loadContext(
  * The context bundle's rows as two JSON columns, `participants` and `artifacts`, for a statement
  * that reads them in the same round trip as its own work; `spaceId` is the SQL expression naming
  * the space. Map them with contextFromJson: the same rows, order and mapping as loadContext.
+ *
+ * With `changedSince` (an SQL pg_snapshot, or null), the participants are only those changed
+ * since that snapshot (all of them when it is null), each with `created` (its place in the
+ * order), and a third column, `snapshot`, is the statement's own: see context-cache.ts.
  */
-export const contextJsonColumns = (spaceId: SQL): SQL => sql`
+export const contextJsonColumns = (spaceId: SQL, changedSince?: SQL): SQL => sql`
     (select coalesce(json_agg(json_build_object(
         'id', p.id, 'name', p.name, 'role', left(p.role, ${sql.raw(String(limits.contextRoleMax))}), 'status', p.status,
         'isOwner', p.is_owner, 'isHuman', p.is_human, 'lastSeenAt', p.last_seen_at,
-        'lastReadSeq', p.last_read_seq) order by p.created_at), '[]')
-      from participants p where p.space_id = ${spaceId}) as participants,
+        'lastReadSeq', p.last_read_seq${changedSince ? sql`, 'created', extract(epoch from p.created_at)` : sql``}
+      ) order by p.created_at, p.id), '[]')
+      from participants p where p.space_id = ${spaceId}${
+        changedSince
+          ? sql`
+        -- Rows last changed before the snapshot's xmin are visible to it: the index skips them.
+        and p.changed_by >= coalesce(pg_snapshot_xmin(${changedSince}), '0'::xid8)
+        and (${changedSince} is null or not pg_visible_in_snapshot(p.changed_by, ${changedSince}))`
+          : sql``
+      }) as participants,
     (select coalesce(json_agg(json_build_object(
         'id', a.id, 'name', a.name, 'version', a.version, 'updatedAt', a.updated_at,
         'lockedBy', a.locked_by, 'lockedAt', a.locked_at, 'lockExpiresAt', a.lock_expires_at
       ) order by a.created_at), '[]')
-      from artifacts a where a.space_id = ${spaceId}) as artifacts`;
+      from artifacts a where a.space_id = ${spaceId}) as artifacts${
+        changedSince ? sql`, pg_current_snapshot()::text as snapshot` : sql``
+      }`;
 
-type ParticipantJson = Pick<ParticipantRow, 'id' | 'name' | 'role' | 'status' | 'isOwner' | 'isHuman'> & {
+/** A participant as contextJsonColumns has it. */
+export type ParticipantJson = Pick<
+  ParticipantRow,
+  'id' | 'name' | 'role' | 'status' | 'isOwner' | 'isHuman'
+> & {
   lastSeenAt: string | null;
   lastReadSeq: number | string;
 };
@@ -166,27 +184,39 @@ export function contextFromJson(
   now: Date,
   row: { participants: unknown; artifacts: unknown },
 ): TContextBundle {
-  const json = <T>(value: unknown): T[] => (typeof value === 'string' ? JSON.parse(value) : value) as T[];
-  const date = (value: string | null) => (value === null ? null : new Date(value));
   return {
-    participants: json<ParticipantJson>(row.participants).map((p) =>
-      toParticipantView(config, {
-        ...p,
-        lastSeenAt: date(p.lastSeenAt),
-        lastReadSeq: Number(p.lastReadSeq),
-      } as ParticipantRow),
-    ),
-    artifacts: json<ArtifactJson>(row.artifacts).map((a) =>
-      toArtifactSummary(
-        {
-          ...a,
-          updatedAt: new Date(a.updatedAt),
-          lockedAt: date(a.lockedAt),
-          lockExpiresAt: date(a.lockExpiresAt),
-        },
-        now,
-      ),
-    ),
+    participants: participantsFromJson(config, row.participants),
+    artifacts: artifactsFromJson(now, row.artifacts),
     suggestedPollingIntervalMs: config.suggestedPollingIntervalMs,
   };
 }
+
+/** contextJsonColumns' participants as ParticipantViews. */
+export const participantsFromJson = (config: CoreConfig, value: unknown): TParticipantView[] =>
+  jsonArray<ParticipantJson>(value).map((p) => participantFromJson(config, p));
+
+/** One participant of contextJsonColumns as a ParticipantView. */
+export const participantFromJson = (config: CoreConfig, p: ParticipantJson): TParticipantView =>
+  toParticipantView(config, {
+    ...p,
+    lastSeenAt: p.lastSeenAt === null ? null : new Date(p.lastSeenAt),
+    lastReadSeq: Number(p.lastReadSeq),
+  } as ParticipantRow);
+
+/** contextJsonColumns' artifacts as summaries, lock fields as of `now`. */
+export const artifactsFromJson = (now: Date, value: unknown): TArtifactSummary[] =>
+  jsonArray<ArtifactJson>(value).map((a) =>
+    toArtifactSummary(
+      {
+        ...a,
+        updatedAt: new Date(a.updatedAt),
+        lockedAt: a.lockedAt === null ? null : new Date(a.lockedAt),
+        lockExpiresAt: a.lockExpiresAt === null ? null : new Date(a.lockExpiresAt),
+      },
+      now,
+    ),
+  );
+
+/** A json column as postgres.js (parsed) or another driver (text) returns it. */
+export const jsonArray = <T>(value: unknown): T[] =>
+  (typeof value === 'string' ? JSON.parse(value) : value) as T[];

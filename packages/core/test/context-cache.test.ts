@@ -1,0 +1,191 @@
+import { randomUUID } from 'node:crypto';
+import type { TParticipantView } from '@convene/contract';
+import { sql } from 'drizzle-orm';
+import { afterAll, afterEach, beforeAll, describe, expect, it, type MockInstance, vi } from 'vitest';
+import { spaceKeyHash } from '../src/auth/authorize';
+import { systemClock } from '../src/clock';
+import { type Db, rowsOf } from '../src/db';
+import { defaultCoreConfig } from '../src/deps';
+import type { EventBus } from '../src/events/event-bus';
+import { appendMessage } from '../src/messages/append-messages';
+import { openStream } from '../src/messages/open-stream';
+import { type ChangedParticipant, ParticipantsCache } from '../src/spaces/context-cache';
+import { loadContext } from '../src/spaces/views';
+import { openTestDatabase, type TestDatabase } from '../src/testing';
+import { seededSpaceId, seedSpaces } from './seed';
+
+const SPACE = seededSpaceId(1);
+const KEY_HASH = 'hash-1';
+const config = defaultCoreConfig;
+
+/** A bus that NOTIFYs in SQL, as the PostgreSQL one does; nobody listens here. */
+const bus: EventBus = {
+  notifiesInSql: true,
+  publish: async () => {},
+  subscribe: async () => async () => {},
+};
+
+/** Sends a message as the seeded participant; the participants its reply carries. */
+async function send(db: Db, guard?: { scope: string }): Promise<readonly TParticipantView[]> {
+  const now = new Date();
+  const appended = await appendMessage(db, bus, config, {
+    spaceId: SPACE,
+    keyHash: KEY_HASH,
+    messageId: randomUUID(),
+    type: 'text',
+    content: 'hello',
+    mentions: [],
+    replyTo: null,
+    names: [],
+    now,
+    guard: guard && {
+      scope: guard.scope,
+      requestHash: 'request',
+      now,
+      expiresAt: new Date(now.getTime() + 86_400_000),
+    },
+  });
+  if (!appended || appended === 'recorded' || appended.refused) throw new Error('not sent');
+  return appended.participants;
+}
+
+/** `count` more active participants of the space, `name-<i>`, all created in the same millisecond. */
+async function join(db: Db, count: number, prefix: string): Promise<void> {
+  await db.execute(sql`
+    insert into participants (space_id, id, name, status, key_hash, created_at, updated_at)
+    select ${SPACE}::uuid, gen_random_uuid(), ${prefix} || n, 'active', null, now(), now()
+    from generate_series(1, ${count}) as n`);
+}
+
+const everyone = async (db: Db) => (await loadContext(db, systemClock, config, SPACE)).participants;
+const idOf = async (db: Db, name: string) =>
+  rowsOf<{ id: string }>(await db.execute(sql`select id from participants where name = ${name}`))[0]!.id;
+
+describe("a send's participants, read since the last send", () => {
+  let t: TestDatabase;
+  let db: Db;
+  let advance: MockInstance<ParticipantsCache['advance']>;
+  /** How many participants the last send read from the database. */
+  const lastRead = () => (advance.mock.lastCall![3] as ChangedParticipant[]).length;
+
+  beforeAll(async () => {
+    t = await openTestDatabase();
+    db = t.database.db;
+    await seedSpaces(db, 1);
+    await join(db, 40, 'listener-');
+    advance = vi.spyOn(ParticipantsCache.prototype, 'advance');
+  });
+  afterEach(() => advance.mockClear());
+  afterAll(() => t.close());
+
+  it('are every participant, in order, and then only the ones changed are read again', async () => {
+    expect(await send(db)).toEqual(await everyone(db));
+    expect(lastRead()).toBe(41);
+
+    expect(await send(db)).toEqual(await everyone(db));
+    expect(lastRead()).toBe(0);
+
+    // Presence, the inbox position, a mute, and newcomers created in the same millisecond as others.
+    await db.execute(sql`update participants set last_seen_at = now() where name = 'listener-3'`);
+    await db.execute(sql`update participants set last_read_seq = 7 where name = 'listener-9'`);
+    await db.execute(sql`update participants set status = 'muted' where name = 'listener-20'`);
+    await join(db, 3, 'late-');
+    const participants = await send(db);
+    expect(participants).toEqual(await everyone(db));
+    expect(lastRead()).toBe(6);
+    expect(participants.find((p) => p.name === 'listener-20')?.status).toBe('muted');
+    expect(participants.find((p) => p.name === 'listener-9')?.lastReadSeq).toBe(7);
+    expect(participants).toHaveLength(44);
+
+    // An update that changes nothing is no change.
+    await db.execute(sql`update participants set status = status where name = 'listener-1'`);
+    expect(await send(db)).toEqual(await everyone(db));
+    expect(lastRead()).toBe(0);
+  });
+
+  it('reads every participant where a guarded send records its answer', async () => {
+    await send(db);
+    const scope = `scope-${randomUUID()}`;
+    expect(await send(db, { scope })).toEqual(await everyone(db));
+    expect(lastRead()).toBe(44);
+    const [record] = rowsOf<{ participants: number }>(
+      await db.execute(
+        sql`select json_array_length((outcome->'participants')::json) as participants from idempotency_records where scope = ${scope}`,
+      ),
+    );
+    expect(Number(record!.participants)).toBe(44);
+  });
+
+  it('open streams from the same participants, read since the last send', async () => {
+    await send(db);
+    const key = 'a'.repeat(64);
+    const hash = spaceKeyHash(SPACE, key);
+    await db.execute(sql`update participants set key_hash = ${hash} where key_hash = ${KEY_HASH}`);
+    await db.execute(sql`update participants set role = 'reads' where name = 'listener-12'`);
+    try {
+      const deps = { db, clock: systemClock, config } as Parameters<typeof openStream>[0]['deps'];
+      const start = await openStream({ deps, spaceId: SPACE, key });
+      // The two rows changed: the key's participant and the role.
+      expect(lastRead()).toBe(2);
+      expect(start.context.participants).toEqual(await everyone(db));
+      expect(start.context.participants.find((p) => p.name === 'listener-12')?.role).toBe('reads');
+    } finally {
+      await db.execute(sql`update participants set key_hash = ${KEY_HASH} where key_hash = ${hash}`);
+    }
+  });
+
+  it.skipIf(!process.env.TEST_DATABASE_URL)(
+    'never misses a change that was still uncommitted when the last send read',
+    async () => {
+      await send(db);
+      const id = await idOf(db, 'listener-5');
+      let during: readonly TParticipantView[] = [];
+      await db.transaction(async (tx) => {
+        await tx.execute(sql`update participants set name = 'renamed' where id = ${id}`);
+        // A later transaction commits meanwhile: the one in progress is older than what is seen.
+        await db.execute(sql`update participants set last_read_seq = 1 where name = 'listener-6'`);
+        // Another connection: the change is in progress, invisible to this send.
+        during = await send(db);
+      });
+      expect(during.find((p) => p.participantId === id)?.name).toBe('listener-5');
+      const after = await send(db);
+      expect(after.find((p) => p.participantId === id)?.name).toBe('renamed');
+      expect(after).toEqual(await everyone(db));
+    },
+  );
+});
+
+describe('ParticipantsCache', () => {
+  const row = (id: string, created: number): ChangedParticipant => ({
+    id,
+    name: id,
+    role: '',
+    status: 'active',
+    isOwner: false,
+    isHuman: false,
+    lastSeenAt: null,
+    lastReadSeq: 0,
+    created,
+  });
+  const ids = (views: readonly TParticipantView[]) => views.map((v) => v.participantId);
+
+  it('keeps the order of creation, then id, as participants join', () => {
+    const cache = new ParticipantsCache();
+    const first = cache.advance(config, 's', undefined, [row('b', 1), row('c', 2)], 'S1');
+    const next = cache.advance(config, 's', first, [row('a', 2), row('d', 0.5)], 'S2');
+    expect(ids(next.views)).toEqual(['d', 'b', 'a', 'c']);
+    expect(ids(first.views)).toEqual(['b', 'c']);
+  });
+
+  it('replaces an entry only from the entry it holds, and forgets the oldest spaces beyond its bound', () => {
+    const cache = new ParticipantsCache(4);
+    const base = cache.advance(config, 'a', undefined, [row('a1', 1), row('a2', 2)], 'A1');
+    const newer = cache.advance(config, 'a', base, [row('a3', 3)], 'A2');
+    // A read that started from the same entry and came back later does not undo the newer one.
+    cache.advance(config, 'a', base, [], 'A3');
+    expect(cache.get('a')).toBe(newer);
+    cache.advance(config, 'b', undefined, [row('b1', 1), row('b2', 2)], 'B1');
+    expect(cache.get('a')).toBeUndefined();
+    expect(cache.get('b')?.snapshot).toBe('B1');
+  });
+});
