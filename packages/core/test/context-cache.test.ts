@@ -9,7 +9,13 @@ import { defaultCoreConfig } from '../src/deps';
 import type { EventBus } from '../src/events/event-bus';
 import { appendMessage } from '../src/messages/append-messages';
 import { openStream } from '../src/messages/open-stream';
-import { type ChangedParticipant, ParticipantsCache } from '../src/spaces/context-cache';
+import {
+  type ChangedParticipant,
+  isAssembled,
+  jsonWithParticipants,
+  ParticipantsCache,
+  participantsForReply,
+} from '../src/spaces/context-cache';
 import { loadContext } from '../src/spaces/views';
 import { openTestDatabase, type TestDatabase } from '../src/testing';
 import { seededSpaceId, seedSpaces } from './seed';
@@ -187,5 +193,30 @@ describe('ParticipantsCache', () => {
     cache.advance(config, 'b', undefined, [row('b1', 1), row('b2', 2)], 'B1');
     expect(cache.get('a')).toBeUndefined();
     expect(cache.get('b')?.snapshot).toBe('B1');
+  });
+
+  it("assembles a reply's JSON from each participant's, the same JSON as serialising it whole", () => {
+    const cache = new ParticipantsCache();
+    const tricky = ['"participants":[]', '$& $1 $$', 'Zoë 🦊 \\ "quoted"'];
+    const at = cache.advance(
+      config,
+      's',
+      undefined,
+      tricky.map((name, i) => ({ ...row(`p${i}`, i), name })),
+      'S1',
+    );
+    const participants = participantsForReply(at.views);
+    expect(isAssembled(participants)).toBe(true);
+    const reply = { messageId: '"participants":[]', mentions: [], participants, artifacts: [], n: 1 };
+    const json = jsonWithParticipants(reply).toString();
+    expect(JSON.parse(json)).toEqual(JSON.parse(JSON.stringify(reply)));
+    expect(json.length).toBe(JSON.stringify(reply).length);
+    // Twice, from the views' JSON made the first time.
+    expect(jsonWithParticipants(reply).toString()).toBe(json);
+    // Any other array is serialised as it is.
+    expect(isAssembled([...at.views])).toBe(false);
+    expect(jsonWithParticipants({ participants: [...at.views] }).toString()).toBe(
+      JSON.stringify({ participants: at.views }),
+    );
   });
 });

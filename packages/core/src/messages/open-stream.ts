@@ -5,7 +5,7 @@ import { rowsOf } from '../db/migrate';
 import { PreparedStatement } from '../db/prepared';
 import type { Deps } from '../deps';
 import { NotFoundError } from '../errors';
-import { type ChangedParticipant, participantsCacheOf } from '../spaces/context-cache';
+import { type ChangedParticipant, participantsCacheOf, participantsForReply } from '../spaces/context-cache';
 import { artifactsFromJson, contextJsonColumns, jsonArray } from '../spaces/views';
 
 export interface OpenStreamOptions {
@@ -69,15 +69,15 @@ export async function openStream({ deps, spaceId, key }: OpenStreamOptions): Pro
     eventSeq: Number(row.event_seq),
     expiresAt,
     context: {
-      participants: [
-        ...participants.advance(
+      participants: participantsForReply(
+        participants.advance(
           config,
           spaceId,
           base,
           jsonArray<ChangedParticipant>(row.participants),
           row.snapshot,
         ).views,
-      ],
+      ),
       artifacts: artifactsFromJson(now, row.artifacts),
       suggestedPollingIntervalMs: config.suggestedPollingIntervalMs,
     },

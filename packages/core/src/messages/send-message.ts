@@ -5,6 +5,7 @@ import { ConflictError, ForbiddenError, RateLimitedError, ValidationError } from
 import { newId } from '../ids';
 import type { IdempotencyGuard } from '../infra/idempotency-store';
 import { type PendingCount, retryAfterSeconds } from '../infra/rate-limiter';
+import { participantsForReply } from '../spaces/context-cache';
 import { artifactsFromJson, contextFromJson } from '../spaces/views';
 import { type Appended, appendMessage } from './append-messages';
 import { uuidArray } from './views';
@@ -106,7 +107,7 @@ export async function sendMessage({
       return {
         messageId: outgoing.messageId,
         mentions: uuidArray(appended.mentions),
-        participants: [...appended.participants],
+        participants: participantsForReply(appended.participants),
         artifacts: artifactsFromJson(clock.now(), appended.artifacts),
         suggestedPollingIntervalMs: deps.config.suggestedPollingIntervalMs,
       };

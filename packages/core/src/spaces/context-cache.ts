@@ -78,6 +78,53 @@ export class ParticipantsCache {
   }
 }
 
+/** Each view's JSON, encoded once: views are never changed, and a space's unchanged ones are reused. */
+const viewJson = new WeakMap<TParticipantView, Buffer>();
+/** Arrays of views (made by toParticipantView) whose JSON may be assembled from viewJson. */
+const assembled = new WeakSet<readonly TParticipantView[]>();
+const COMMA = Buffer.from(',');
+const EMPTY_PARTICIPANTS = '"participants":[';
+
+/** A copy of a cached space's views, for a reply, which jsonWithParticipants can assemble. */
+export function participantsForReply(views: readonly TParticipantView[]): TParticipantView[] {
+  const copy = [...views];
+  assembled.add(copy);
+  return copy;
+}
+
+/**
+ * JSON.stringify(value), encoded, but the `participants` of a cached space (participantsForReply)
+ * are assembled from each view's JSON, encoded once, instead of serialised and encoded again: a
+ * reply of 1,000 participants is 300 kB of JSON, 0.6 ms to stringify and encode on every send. The
+ * participants must be the first key of that name in the JSON (a string holding it is escaped).
+ */
+export function jsonWithParticipants(value: { participants?: unknown }): Buffer {
+  const { participants } = value;
+  if (!isAssembled(participants)) return Buffer.from(JSON.stringify(value));
+  const json = JSON.stringify({ ...value, participants: [] });
+  const at = json.indexOf(EMPTY_PARTICIPANTS) + EMPTY_PARTICIPANTS.length;
+  const parts: Buffer[] = [Buffer.from(json.slice(0, at))];
+  for (const view of participants as TParticipantView[]) {
+    if (parts.length > 1) parts.push(COMMA);
+    parts.push(jsonOf(view));
+  }
+  parts.push(Buffer.from(json.slice(at)));
+  return Buffer.concat(parts);
+}
+
+/** True when jsonWithParticipants assembles these participants rather than serialising them. */
+export const isAssembled = (participants: unknown): boolean =>
+  Array.isArray(participants) && assembled.has(participants);
+
+function jsonOf(view: TParticipantView): Buffer {
+  let json = viewJson.get(view);
+  if (json === undefined) {
+    json = Buffer.from(JSON.stringify(view));
+    viewJson.set(view, json);
+  }
+  return json;
+}
+
 function merge(
   config: CoreConfig,
   base: ParticipantsAt | undefined,

@@ -1,4 +1,4 @@
-import type { StreamEvent } from '@convene/core';
+import { jsonWithParticipants, type StreamEvent } from '@convene/core';
 
 /** A stream event serialised once for every subscriber of this process. */
 export interface HubEvent extends StreamEvent {
@@ -18,5 +18,8 @@ export type HubItem =
 export const sseFrame = (event: StreamEvent): Buffer =>
   Buffer.from(`id: ${event.seq}\nevent: ${event.kind}\ndata: ${JSON.stringify(event.data)}\n\n`);
 
-export const contextFrame = (context: unknown): Buffer =>
-  Buffer.from(`event: context\ndata: ${JSON.stringify(context)}\n\n`);
+const CONTEXT_HEAD = Buffer.from('event: context\ndata: ');
+const FRAME_END = Buffer.from('\n\n');
+
+export const contextFrame = (context: { participants?: unknown }): Buffer =>
+  Buffer.concat([CONTEXT_HEAD, jsonWithParticipants(context), FRAME_END]);

@@ -1,4 +1,10 @@
-import { type Deps, IdempotencyRecordedError, type StoredResponse } from '@convene/core';
+import {
+  type Deps,
+  IdempotencyRecordedError,
+  isAssembled,
+  jsonWithParticipants,
+  type StoredResponse,
+} from '@convene/core';
 import type { RouteOptions } from 'fastify';
 import type { Caller } from '../caller';
 import { type GuardedRequest, guardOf, refusalOf, sendReplay } from '../http/idempotency';
@@ -29,7 +35,16 @@ export function directRoute(declaration: OperationDeclaration, deps: Deps): Rout
         ? await performOnce(declaration, input, caller, guarded)
         : await perform(declaration, input, caller);
       if ('replay' in answer) return sendReplay(reply, answer.replay);
-      return reply.code(answer.status).headers(answer.headers).send(contract.output.parse(answer.body));
+      reply.code(answer.status).headers(answer.headers);
+      const participants = (answer.body as { participants?: unknown } | undefined)?.participants;
+      if (!isAssembled(participants)) return reply.send(contract.output.parse(answer.body));
+      // Participants of a cached space (participantsForReply), all made by toParticipantView: the
+      // rest of the answer is checked here, and their JSON, made once per participant, is put in
+      // place (see jsonWithParticipants).
+      const checked = contract.output.parse({ ...(answer.body as object), participants: [] });
+      return reply
+        .type('application/json; charset=utf-8')
+        .send(jsonWithParticipants({ ...(checked as object), participants }));
     },
   };
 }
