@@ -10,8 +10,9 @@ import { type ParticipantJson, participantFromJson } from './views';
 export interface ParticipantsAt {
   readonly snapshot: string;
   readonly views: readonly TParticipantView[];
-  /** Each view's place in the order, by participant id. */
+  /** Each participant's place in the order: its creation time, and its index in `views`. */
   readonly created: ReadonlyMap<string, number>;
+  readonly places: ReadonlyMap<string, number>;
 }
 
 /** A participant of a changed-since read (contextJsonColumns with `changedSince`). */
@@ -133,22 +134,25 @@ function merge(
 ): ParticipantsAt {
   if (base && rows.length === 0) return { ...base, snapshot };
   const views = base ? [...base.views] : [];
-  const created = new Map(base?.created);
-  const places = new Map(base ? views.map((view, i) => [view.participantId, i]) : []);
-  let added = false;
+  const changed: TParticipantView[] = [];
+  const joined: ChangedParticipant[] = [];
   for (const row of rows) {
-    const view = participantFromJson(config, row);
-    const place = places.get(row.id);
-    if (place === undefined) {
-      places.set(row.id, views.length);
-      views.push(view);
-      created.set(row.id, Number(row.created));
-      added = true;
-    } else views[place] = view;
+    const place = base?.places.get(row.id);
+    if (place === undefined) joined.push(row);
+    else views[place] = participantFromJson(config, row);
   }
-  // Participants joined since: in the bundle's order, which the rows read keep among themselves.
-  if (added && base) views.sort((a, b) => order(created, a.participantId, b.participantId));
-  return { snapshot, views, created };
+  // Changes only (the everyday case: presence, inbox positions, moderation): the order and the
+  // places stay, and only the views array is copied.
+  if (base && joined.length === 0) return { snapshot, views, created: base.created, places: base.places };
+  const created = new Map(base?.created);
+  for (const row of joined) {
+    created.set(row.id, Number(row.created));
+    changed.push(participantFromJson(config, row));
+  }
+  views.push(...changed);
+  // Participants who joined since: in the bundle's order (the rows read keep it among themselves).
+  if (base) views.sort((a, b) => order(created, a.participantId, b.participantId));
+  return { snapshot, views, created, places: new Map(views.map((view, i) => [view.participantId, i])) };
 }
 
 /** created, then id (PostgreSQL compares uuids as their bytes, as lowercase hex compares). */
