@@ -12,6 +12,7 @@ import { openStream } from '../src/messages/open-stream';
 import {
   type ChangedParticipant,
   isAssembled,
+  jsonPartsWithParticipants,
   jsonWithParticipants,
   ParticipantsCache,
   participantsForReply,
@@ -211,8 +212,11 @@ describe('ParticipantsCache', () => {
     const json = jsonWithParticipants(reply).toString();
     expect(JSON.parse(json)).toEqual(JSON.parse(JSON.stringify(reply)));
     expect(json.length).toBe(JSON.stringify(reply).length);
-    // Twice, from the views' JSON made the first time.
+    // Twice: every answer from the same read shares its participants' JSON.
     expect(jsonWithParticipants(reply).toString()).toBe(json);
+    expect(participantsForReply(at.views)).toBe(participants);
+    const another = { ...reply, n: 2 };
+    expect(jsonPartsWithParticipants(another)[1]).toBe(jsonPartsWithParticipants(reply)[1]);
     // Any other array is serialised as it is.
     expect(isAssembled([...at.views])).toBe(false);
     expect(jsonWithParticipants({ participants: [...at.views] }).toString()).toBe(

@@ -1,4 +1,4 @@
-import { jsonWithParticipants, type StreamEvent } from '@convene/core';
+import { jsonPartsWithParticipants, type StreamEvent } from '@convene/core';
 
 /** A stream event serialised once for every subscriber of this process. */
 export interface HubEvent extends StreamEvent {
@@ -21,5 +21,15 @@ export const sseFrame = (event: StreamEvent): Buffer =>
 const CONTEXT_HEAD = Buffer.from('event: context\ndata: ');
 const FRAME_END = Buffer.from('\n\n');
 
+/**
+ * A context event in parts: a stream's first context writes them as they are, so streams that
+ * start from the same participants share the Buffer of their JSON (jsonPartsWithParticipants).
+ */
+export const contextFrameParts = (context: { participants?: unknown }): Buffer[] => [
+  CONTEXT_HEAD,
+  ...jsonPartsWithParticipants(context),
+  FRAME_END,
+];
+
 export const contextFrame = (context: { participants?: unknown }): Buffer =>
-  Buffer.concat([CONTEXT_HEAD, jsonWithParticipants(context), FRAME_END]);
+  Buffer.concat(contextFrameParts(context));

@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { TParticipantView } from '@convene/contract';
 import type { Clock, StreamEvent, StreamStart } from '@convene/core';
 import type { HubSubscriber } from './fan-out';
-import { contextFrame, type HubItem, sseFrame } from './frames';
+import { contextFrameParts, type HubItem, sseFrame } from './frames';
 import type { EventHub } from './hub';
 
 const BACKLOG_PAGE = 500;
@@ -89,7 +89,7 @@ export class StreamConnection implements HubSubscriber {
       if (this.ended) return;
       this.lastSent = Math.max(this.lastSent, start.eventSeq);
       // The context of the starting snapshot; later changes each bring a fresher one.
-      this.write(contextFrame(start.context));
+      for (const part of contextFrameParts(start.context)) this.write(part);
       this.lastContextSeq = start.eventSeq;
       await this.drainQueue();
     } catch (error) {
