@@ -23,6 +23,7 @@ import { cpus, tmpdir, totalmem } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { limits } from '@convene/contract';
 import { createPostgresTestDatabase } from '@convene/core/testing';
 import { postgresCpuMs, processCpuMs } from './cpu';
 import { httpRequest, type LoadResult, percentile, runLoad } from './http-load';
@@ -244,15 +245,20 @@ async function fanOutSection(databaseUrl: string, children: ChildProcess[]) {
   });
   const conveneFan = async (subscribers: number, rate: number): Promise<FanOutTarget> => {
     const [space] = await createSpaces(convene.port, 1, `fan-out ${subscribers}`);
-    // The subscribers are participants, as many streams each as one key may hold.
-    const keys = await joinParticipants(convene.port, space!, Math.ceil(subscribers / STREAMS_PER_KEY));
+    // Up to the cap of participants, each listener is a participant of its own (the owner, who
+    // sends, listens too), as in a space of that many agents: every send's reply then carries them
+    // all (the context bundle). Beyond it, as many streams per participant as one key may hold.
+    const onePerParticipant = subscribers <= limits.participantsPerSpace;
+    const keys = onePerParticipant
+      ? [space!.ownerPrivateKey, ...(await joinParticipants(convene.port, space!, subscribers - 1))]
+      : await joinParticipants(convene.port, space!, Math.ceil(subscribers / STREAMS_PER_KEY));
     return {
       scenario: `Convene ${subscribers} × ${rate}/s`,
       port: convene.port,
       subscribers,
       path: `/hub/space/${space!.spaceId}/messages/stream`,
       headers: {},
-      keys: { values: keys, perKey: STREAMS_PER_KEY },
+      keys: { values: keys, perKey: onePerParticipant ? 1 : STREAMS_PER_KEY },
       readyMarker: 'event: context',
       publish: (body) =>
         postJson(convene.port, `/hub/space/${space!.spaceId}/messages`, body, space!.ownerPrivateKey),
