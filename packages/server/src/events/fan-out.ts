@@ -120,11 +120,21 @@ export class FanOut {
     }
   }
 
-  /** Every subscriber, for the ping interval. */
+  /**
+   * Every subscriber, for the ping interval, in slices like a fan-out: pinging 5,000 streams in
+   * one go held the event loop 50-80 ms, and the messages sent meanwhile waited for it (bench,
+   * 5,000 streams: delivery p99 1.48-1.77x the broadcaster's in three runs, 1.12x sliced).
+   */
   tick(): void {
-    for (const channel of this.spaces.values()) {
-      for (const subscriber of channel.subscribers) subscriber.tick();
-    }
+    const subscribers: HubSubscriber[] = [];
+    for (const channel of this.spaces.values()) subscribers.push(...channel.subscribers);
+    let i = 0;
+    const slice = () => {
+      const end = Math.min(i + this.slice, subscribers.length);
+      for (; i < end; i++) subscribers[i]!.tick();
+      if (i < subscribers.length && !this.closed) setImmediate(slice);
+    };
+    slice();
   }
 
   /** Ends every stream (server shutdown). */
