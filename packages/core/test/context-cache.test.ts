@@ -16,6 +16,7 @@ import {
   jsonWithParticipants,
   ParticipantsCache,
   participantsForReply,
+  readContext,
 } from '../src/spaces/context-cache';
 import { loadContext } from '../src/spaces/views';
 import { openTestDatabase, type TestDatabase } from '../src/testing';
@@ -139,6 +140,16 @@ describe("a send's participants, read since the last send", () => {
     } finally {
       await db.execute(sql`update participants set key_hash = ${KEY_HASH} where key_hash = ${hash}`);
     }
+  });
+
+  it("reads a stream's later contexts the same way", async () => {
+    await send(db);
+    await db.execute(sql`update participants set status = 'kicked' where name = 'listener-30'`);
+    const context = await readContext(db, systemClock, config, SPACE);
+    expect(lastRead()).toBe(1);
+    expect(context).toEqual(await loadContext(db, systemClock, config, SPACE));
+    expect(context?.participants.find((p) => p.name === 'listener-30')?.status).toBe('kicked');
+    expect(await readContext(db, systemClock, config, randomUUID())).toBeUndefined();
   });
 
   it.skipIf(!process.env.TEST_DATABASE_URL)(

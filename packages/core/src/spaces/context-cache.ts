@@ -1,7 +1,17 @@
-import type { TParticipantView } from '@convene/contract';
+import type { TContextBundle, TParticipantView } from '@convene/contract';
+import { sql } from 'drizzle-orm';
+import type { Clock } from '../clock';
+import { rowsOf } from '../db/migrate';
+import { PreparedStatement } from '../db/prepared';
 import type { Db } from '../db/types';
 import type { CoreConfig } from '../deps';
-import { type ParticipantJson, participantFromJson } from './views';
+import {
+  artifactsFromJson,
+  contextJsonColumns,
+  jsonArray,
+  type ParticipantJson,
+  participantFromJson,
+} from './views';
 
 /**
  * A space's participants as one statement read them: their views in the context bundle's order
@@ -199,3 +209,33 @@ export function participantsCacheOf(db: Db): ParticipantsCache {
   }
   return cache;
 }
+
+/**
+ * A space's context bundle, its participants read since where this process has them: what a
+ * stream is sent after a participant or artifact change. Undefined for a space that is gone.
+ */
+export async function readContext(
+  db: Db,
+  clock: Clock,
+  config: CoreConfig,
+  spaceId: string,
+): Promise<TContextBundle | undefined> {
+  const cache = participantsCacheOf(db);
+  const base = cache.get(spaceId);
+  const [row] = rowsOf<{ participants: unknown; artifacts: unknown; snapshot: string }>(
+    await contextStatement.execute(db, { spaceId, since: base?.snapshot ?? null }),
+  );
+  if (!row) return undefined;
+  const changed = jsonArray<ChangedParticipant>(row.participants);
+  return {
+    participants: participantsForReply(cache.advance(config, spaceId, base, changed, row.snapshot).views),
+    artifacts: artifactsFromJson(clock.now(), row.artifacts),
+    suggestedPollingIntervalMs: config.suggestedPollingIntervalMs,
+  };
+}
+
+const contextStatement = new PreparedStatement<{ spaceId: string; since: string | null }>(
+  'convene_read_context',
+  sql`select ${contextJsonColumns(sql.raw('s.id'), sql`${sql.placeholder('since')}::pg_snapshot`)}
+  from spaces s where s.id = ${sql.placeholder('spaceId')}::uuid`,
+);

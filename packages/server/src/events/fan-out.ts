@@ -19,8 +19,8 @@ export interface HubSubscriber {
 export interface FanOutOptions {
   /** Reads one event too big for its notice (shared by the streams asking at once). */
   readEvent(spaceId: string, seq: number): Promise<StreamEvent | undefined>;
-  /** The context bundle of a space, after a participant or artifact change. */
-  loadContext(spaceId: string): Promise<TContextBundle>;
+  /** The context bundle of a space, after a participant or artifact change (none: it is gone). */
+  loadContext(spaceId: string): Promise<TContextBundle | undefined>;
   onError(error: unknown, what: string): void;
 }
 
@@ -241,6 +241,7 @@ export class FanOut {
       .loadContext(spaceId)
       .then(
         (context) => {
+          if (!context) return;
           const item: HubItem = { type: 'context', afterSeq, frame: contextFrame(context) };
           for (const subscriber of channel.subscribers) subscriber.deliver(item);
         },

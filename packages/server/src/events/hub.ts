@@ -1,4 +1,4 @@
-import { type Deps, loadContext, type ReadEventsOptions, readEvents, type StreamEvent } from '@convene/core';
+import { type Deps, type ReadEventsOptions, readContext, readEvents, type StreamEvent } from '@convene/core';
 import { FanOut, type HubSubscriber } from './fan-out';
 import { StreamLeases } from './leases';
 import { type StreamCaps, type StreamCapsOptions, streamCaps } from './stream-caps';
@@ -40,8 +40,9 @@ export class EventHub {
     this.fanOut = new FanOut({
       readEvent: async (spaceId, seq) =>
         (await this.read({ spaceId, afterSeq: seq - 1, untilSeq: seq, limit: 1 }))[0],
+      // Participants read since where this process has them (ParticipantsCache).
       loadContext: (spaceId) =>
-        loadContext(options.deps.db, options.deps.clock, options.deps.config, spaceId),
+        readContext(options.deps.db, options.deps.clock, options.deps.config, spaceId),
       onError,
     });
     this.leases = new StreamLeases({
