@@ -1,5 +1,12 @@
 export * from './close-space';
-export { isAssembled, jsonPartsWithParticipants, jsonWithParticipants, readContext } from './context-cache';
+export {
+  isAssembled,
+  jsonPartsWithParticipants,
+  jsonWithParticipants,
+  ParticipantsCache,
+  participantsForReply,
+  readContext,
+} from './context-cache';
 export * from './create-space';
 export * from './get-space';
 export * from './purge-spaces';

@@ -89,7 +89,7 @@ export class StreamConnection implements HubSubscriber {
       if (this.ended) return;
       this.lastSent = Math.max(this.lastSent, start.eventSeq);
       // The context of the starting snapshot; later changes each bring a fresher one.
-      for (const part of contextFrameParts(start.context)) this.write(part);
+      this.write(...contextFrameParts(start.context));
       this.lastContextSeq = start.eventSeq;
       await this.drainQueue();
     } catch (error) {
@@ -200,16 +200,18 @@ export class StreamConnection implements HubSubscriber {
     return view.participantId === this.participantId && (view.status === 'kicked' || view.status === 'left');
   }
 
-  private write(chunk: string | Buffer): void {
+  /** Writes one frame (in parts: a context's participants are one shared Buffer, see frames.ts). */
+  private write(...frame: (string | Buffer)[]): void {
     const { res } = this.options;
     if (this.ended || !this.started || res.destroyed) return;
     // A client that left this much unread resumes with Last-Event-ID instead of holding the
-    // server's memory. Checked before writing, so one large frame alone never trips it.
+    // server's memory. Checked once before the frame, so one large frame alone never trips it,
+    // and a frame is never cut between its parts.
     if (res.writableLength >= this.options.maxQueuedBytes) {
       this.cutOff();
       return;
     }
-    res.write(chunk);
+    for (const part of frame) res.write(part);
   }
 
   /** Ends a stream whose client stopped reading, dropping what it has not read. */

@@ -1,0 +1,81 @@
+import { EventEmitter } from 'node:events';
+import type { ServerResponse } from 'node:http';
+import type { TParticipantView } from '@convene/contract';
+import { defaultCoreConfig, ParticipantsCache, participantsForReply, systemClock } from '@convene/core';
+import { describe, expect, it } from 'vitest';
+import type { EventHub } from '../src/events/hub';
+import { StreamConnection } from '../src/events/stream-connection';
+
+/** A response that keeps what is written, unread: its writableLength only grows. */
+class UnreadResponse extends EventEmitter {
+  writableLength = 0;
+  writableNeedDrain = false;
+  writableEnded = false;
+  destroyed = false;
+  written: Buffer[] = [];
+  socket = {
+    destroyed: false,
+    resetAndDestroy: () => {
+      this.destroyed = true;
+    },
+  };
+  write(chunk: string | Buffer): boolean {
+    const buffer = Buffer.from(chunk);
+    this.written.push(buffer);
+    this.writableLength += buffer.length;
+    return true;
+  }
+  end(): void {
+    this.writableEnded = true;
+  }
+  destroy(): void {
+    this.destroyed = true;
+  }
+}
+
+describe('StreamConnection', () => {
+  it('writes a first context larger than the unread bound whole, then cuts off the next write', async () => {
+    // 300 participants with long names: about 150 kB of context against a bound of 64 kB.
+    const rows = Array.from({ length: 300 }, (_, i) => ({
+      id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+      name: `参加者 ${i} ${'名'.repeat(150)}`,
+      role: 'listens',
+      status: 'active' as const,
+      isOwner: false,
+      isHuman: false,
+      lastSeenAt: null,
+      lastReadSeq: 0,
+      created: i,
+    }));
+    const at = new ParticipantsCache().advance(defaultCoreConfig, 's', undefined, rows, 'S1');
+    const participants: TParticipantView[] = participantsForReply(at.views);
+    const res = new UnreadResponse();
+    const hub = { subscribe: () => () => {}, read: async () => [] } as unknown as EventHub;
+    const connection = new StreamConnection({
+      hub,
+      res: res as unknown as ServerResponse,
+      spaceId: 's',
+      clock: systemClock,
+      lastEventId: undefined,
+      timestamp: undefined,
+      maxQueuedBytes: 64 * 1024,
+    });
+    await connection.begin({
+      participantId: rows[0]!.id,
+      eventSeq: 0,
+      expiresAt: new Date(Date.now() + 60_000),
+      context: { participants, artifacts: [], suggestedPollingIntervalMs: 2000 },
+    });
+    const text = Buffer.concat(res.written).toString();
+    expect(text.startsWith('event: context\ndata: ')).toBe(true);
+    expect(text.endsWith('\n\n')).toBe(true);
+    expect(JSON.parse(text.slice('event: context\ndata: '.length, -2)).participants).toHaveLength(300);
+    expect(res.writableLength).toBeGreaterThan(64 * 1024);
+    expect(connection.isEnded).toBe(false);
+
+    // The client still reads nothing: the next frame is not written, and the stream is cut off.
+    connection.tick();
+    expect(connection.isEnded).toBe(true);
+    expect(Buffer.concat(res.written).toString()).toBe(text);
+  });
+});
