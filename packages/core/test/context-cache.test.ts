@@ -15,6 +15,7 @@ import {
   jsonPartsWithParticipants,
   jsonWithParticipants,
   ParticipantsCache,
+  participantsCacheOf,
   participantsForReply,
   readContext,
 } from '../src/spaces/context-cache';
@@ -150,6 +151,17 @@ describe("a send's participants, read since the last send", () => {
     expect(context).toEqual(await loadContext(db, systemClock, config, SPACE));
     expect(context?.participants.find((p) => p.name === 'listener-30')?.status).toBe('kicked');
     expect(await readContext(db, systemClock, config, randomUUID())).toBeUndefined();
+  });
+
+  it('reads every participant again when the database server has restarted since the last read', async () => {
+    await send(db);
+    const cache = participantsCacheOf(db);
+    const entry = cache.get(SPACE)!;
+    expect(entry.snapshot).toMatch(/^\d+:\d+:[\d,]*@[\d.]+$/);
+    // The same snapshot, as taken by an earlier run of the server.
+    cache.advance(config, SPACE, entry, [], entry.snapshot.replace(/@.*/, '@1'));
+    expect(await send(db)).toEqual(await everyone(db));
+    expect(lastRead()).toBe((await everyone(db)).length);
   });
 
   it.skipIf(!process.env.TEST_DATABASE_URL)(

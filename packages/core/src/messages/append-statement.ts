@@ -176,7 +176,7 @@ function appendSql({ full, guarded, counted }: Variant): SQL {
     -- of them where a guarded send records the answer.
     select c.space_id, ${contextJsonColumns(sql.raw('c.space_id'), sql.raw('c.since'))}
     from (select l.id as space_id, (select case when bool_or(i.scope is not null) then null
-          else min(i.context_since) end from input i where i.space_id = l.id)::pg_snapshot as since
+          else min(i.context_since) end from input i where i.space_id = l.id) as since
       from locked l) c
   ), ${
     full

@@ -94,7 +94,7 @@ const startStatement = new PreparedStatement<{ spaceId: string; keyHash: string;
       select 1 from invitations v
       where v.key_hash = ${sql.placeholder('keyHash')} and v.space_id = s.id
     ) as is_invitation,
-    ${contextJsonColumns(sql.raw('s.id'), sql`${sql.placeholder('since')}::pg_snapshot`)}
+    ${contextJsonColumns(sql.raw('s.id'), sql`${sql.placeholder('since')}::text`)}
   from spaces s
   left join participants p on p.key_hash = ${sql.placeholder('keyHash')} and p.space_id = s.id
   where s.id = ${sql.placeholder('spaceId')}::uuid

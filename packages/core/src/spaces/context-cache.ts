@@ -15,7 +15,8 @@ import {
 
 /**
  * A space's participants as one statement read them: their views in the context bundle's order
- * (created, then id), and that statement's snapshot (pg_current_snapshot(), as text).
+ * (created, then id), and that statement's snapshot (pg_current_snapshot() with when the database
+ * server started, as text).
  */
 export interface ParticipantsAt {
   readonly snapshot: string;
@@ -40,7 +41,9 @@ const MAX_PARTICIPANTS = 100_000;
  * Each participant row names the transaction that last changed it (`changed_by`, stamped by a
  * trigger on every update and by default on insert). A read started from a cached entry asks for
  * the rows whose `changed_by` its snapshot does not see: exactly the rows changed or added since,
- * as the new snapshot sees them. Rows are never deleted while their space lives. So the entry
+ * as the new snapshot sees them (a snapshot of an earlier run of the database server, which a
+ * restart or a failover may have reused the transaction ids of, reads everything). Rows are never
+ * deleted while their space lives (purgeSpaces deletes a space with all it holds). So the entry
  * merged with the rows read is what a full read would have returned in the same statement, on any
  * node, whatever other nodes did meanwhile: the cache only saves work, it never decides an answer.
  *
@@ -236,6 +239,6 @@ export async function readContext(
 
 const contextStatement = new PreparedStatement<{ spaceId: string; since: string | null }>(
   'convene_read_context',
-  sql`select ${contextJsonColumns(sql.raw('s.id'), sql`${sql.placeholder('since')}::pg_snapshot`)}
+  sql`select ${contextJsonColumns(sql.raw('s.id'), sql`${sql.placeholder('since')}::text`)}
   from spaces s where s.id = ${sql.placeholder('spaceId')}::uuid`,
 );

@@ -134,22 +134,29 @@ export async function loadContext(
  * that reads them in the same round trip as its own work; `spaceId` is the SQL expression naming
  * the space. Map them with contextFromJson: the same rows, order and mapping as loadContext.
  *
- * With `changedSince` (an SQL pg_snapshot, or null), the participants are only those changed
- * since that snapshot (all of them when it is null), each with `created` (its place in the
- * order), and a third column, `snapshot`, is the statement's own: see context-cache.ts.
+ * With `changedSince` (an SQL text: a `snapshot` this column gave before, or null), the
+ * participants are only those changed since that snapshot (all of them when it is null, or when
+ * it was taken before the database server last started: a restart or a failover may have handed
+ * out its transaction ids again), each with `created` (its place in the order), and a third
+ * column, `snapshot`, is the statement's own: see context-cache.ts.
  */
-export const contextJsonColumns = (spaceId: SQL, changedSince?: SQL): SQL => sql`
+export const contextJsonColumns = (spaceId: SQL, changedSince?: SQL): SQL => {
+  const since =
+    changedSince &&
+    sql`(case when split_part(${changedSince}, '@', 2) = ${serverStart}
+    then split_part(${changedSince}, '@', 1)::pg_snapshot end)`;
+  return sql`
     (select coalesce(json_agg(json_build_object(
         'id', p.id, 'name', p.name, 'role', left(p.role, ${sql.raw(String(limits.contextRoleMax))}), 'status', p.status,
         'isOwner', p.is_owner, 'isHuman', p.is_human, 'lastSeenAt', p.last_seen_at,
-        'lastReadSeq', p.last_read_seq${changedSince ? sql`, 'created', extract(epoch from p.created_at)` : sql``}
+        'lastReadSeq', p.last_read_seq${since ? sql`, 'created', extract(epoch from p.created_at)` : sql``}
       ) order by p.created_at, p.id), '[]')
       from participants p where p.space_id = ${spaceId}${
-        changedSince
+        since
           ? sql`
         -- Rows last changed before the snapshot's xmin are visible to it: the index skips them.
-        and p.changed_by >= coalesce(pg_snapshot_xmin(${changedSince}), '0'::xid8)
-        and (${changedSince} is null or not pg_visible_in_snapshot(p.changed_by, ${changedSince}))`
+        and p.changed_by >= coalesce(pg_snapshot_xmin(${since}), '0'::xid8)
+        and (${since} is null or not pg_visible_in_snapshot(p.changed_by, ${since}))`
           : sql``
       }) as participants,
     (select coalesce(json_agg(json_build_object(
@@ -157,8 +164,12 @@ export const contextJsonColumns = (spaceId: SQL, changedSince?: SQL): SQL => sql
         'lockedBy', a.locked_by, 'lockedAt', a.locked_at, 'lockExpiresAt', a.lock_expires_at
       ) order by a.created_at), '[]')
       from artifacts a where a.space_id = ${spaceId}) as artifacts${
-        changedSince ? sql`, pg_current_snapshot()::text as snapshot` : sql``
+        since ? sql`, pg_current_snapshot()::text || '@' || ${serverStart} as snapshot` : sql``
       }`;
+};
+
+/** When the database server started: a snapshot is only compared with those of the same run. */
+const serverStart = sql`extract(epoch from pg_postmaster_start_time())::text`;
 
 /** A participant as contextJsonColumns has it. */
 export type ParticipantJson = Pick<

@@ -12,7 +12,12 @@ import {
 
 export const participantStatuses = ['waitingForApproval', 'active', 'muted', 'left', 'kicked'] as const;
 
-/** Everyone in a space, the owner included (isOwner). The owner key lives on the owner's row. */
+/**
+ * Everyone in a space, the owner included (isOwner). The owner key lives on the owner's row.
+ * Rows are never deleted but with their whole space (purgeSpaces): processes cache a space's
+ * participants and read only the rows changed since (`changed_by`, a column of migration 0014
+ * that this schema leaves out; see spaces/context-cache.ts), which cannot see a deletion.
+ */
 export const participants = pgTable(
   'participants',
   {
