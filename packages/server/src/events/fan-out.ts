@@ -128,13 +128,7 @@ export class FanOut {
   tick(): void {
     const subscribers: HubSubscriber[] = [];
     for (const channel of this.spaces.values()) subscribers.push(...channel.subscribers);
-    let i = 0;
-    const slice = () => {
-      const end = Math.min(i + this.slice, subscribers.length);
-      for (; i < end; i++) subscribers[i]!.tick();
-      if (i < subscribers.length && !this.closed) setImmediate(slice);
-    };
-    slice();
+    this.inSlices(subscribers, (subscriber) => subscriber.tick());
   }
 
   /** Ends every stream (server shutdown). */
@@ -213,19 +207,33 @@ export class FanOut {
       return;
     }
     // Streams that subscribe from now on replay this event from the database: a snapshot suffices.
-    const subscribers = [...channel.subscribers];
     channel.busy = true;
+    this.inSlices(
+      [...channel.subscribers],
+      (subscriber) => subscriber.deliver(item),
+      () => {
+        channel.busy = false;
+        after();
+        this.next(spaceId, channel);
+      },
+    );
+  }
+
+  /**
+   * `each` for every item, `slice` at a time, yielding to I/O between slices (so a sender's reply
+   * or another space's event never waits for thousands of socket writes); then `done`, also when
+   * the hub closes midway.
+   */
+  private inSlices<T>(items: T[], each: (item: T) => void, done?: () => void): void {
     let i = 0;
     const slice = () => {
-      const end = Math.min(i + this.slice, subscribers.length);
-      for (; i < end; i++) subscribers[i]!.deliver(item);
-      if (i < subscribers.length && !this.closed) {
+      const end = Math.min(i + this.slice, items.length);
+      for (; i < end; i++) each(items[i]!);
+      if (i < items.length && !this.closed) {
         setImmediate(slice);
         return;
       }
-      channel.busy = false;
-      after();
-      this.next(spaceId, channel);
+      done?.();
     };
     slice();
   }
