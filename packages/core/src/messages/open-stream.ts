@@ -5,8 +5,8 @@ import { rowsOf } from '../db/migrate';
 import { PreparedStatement } from '../db/prepared';
 import type { Deps } from '../deps';
 import { NotFoundError } from '../errors';
-import { type ChangedParticipant, participantsCacheOf, participantsForReply } from '../spaces/context-cache';
-import { artifactsFromJson, contextJsonColumns, jsonArray } from '../spaces/views';
+import { type ChangedContextRow, contextAfterRead, participantsCacheOf } from '../spaces/context-cache';
+import { contextJsonColumns } from '../spaces/views';
 
 export interface OpenStreamOptions {
   deps: Deps;
@@ -27,7 +27,7 @@ export interface StreamStart {
   context: TContextBundle;
 }
 
-interface StartRow {
+interface StartRow extends ChangedContextRow {
   state: 'open' | 'closed';
   expires_at: string | Date;
   event_seq: string | number;
@@ -35,9 +35,6 @@ interface StartRow {
   status: 'waitingForApproval' | 'active' | 'muted' | 'left' | 'kicked' | null;
   is_owner: boolean | null;
   is_invitation: boolean;
-  participants: unknown;
-  artifacts: unknown;
-  snapshot: string;
 }
 
 /**
@@ -68,19 +65,7 @@ export async function openStream({ deps, spaceId, key }: OpenStreamOptions): Pro
     participantId: row.participant_id!,
     eventSeq: Number(row.event_seq),
     expiresAt,
-    context: {
-      participants: participantsForReply(
-        participants.advance(
-          config,
-          spaceId,
-          base,
-          jsonArray<ChangedParticipant>(row.participants),
-          row.snapshot,
-        ).views,
-      ),
-      artifacts: artifactsFromJson(now, row.artifacts),
-      suggestedPollingIntervalMs: config.suggestedPollingIntervalMs,
-    },
+    context: contextAfterRead(participants, config, now, spaceId, base, row),
   };
 }
 

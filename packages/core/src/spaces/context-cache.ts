@@ -101,6 +101,8 @@ const viewJson = new WeakMap<TParticipantView, Buffer>();
 const replyViews = new WeakMap<readonly TParticipantView[], TParticipantView[]>();
 const assembled = new WeakMap<readonly TParticipantView[], Buffer | undefined>();
 const COMMA = Buffer.from(',');
+const OPEN = Buffer.from('[');
+const CLOSE = Buffer.from(']');
 const EMPTY_PARTICIPANTS = '"participants":[';
 
 /**
@@ -141,12 +143,12 @@ export function jsonWithParticipants(value: { participants?: unknown }): Buffer 
 function participantsJson(views: TParticipantView[]): Buffer {
   let json = assembled.get(views);
   if (json === undefined) {
-    const parts: Buffer[] = [Buffer.from('[')];
+    const parts: Buffer[] = [OPEN];
     for (const view of views) {
       if (parts.length > 1) parts.push(COMMA);
       parts.push(jsonOf(view));
     }
-    parts.push(Buffer.from(']'));
+    parts.push(CLOSE);
     json = Buffer.concat(parts);
     assembled.set(views, json);
   }
@@ -174,7 +176,6 @@ function merge(
 ): ParticipantsAt {
   if (base && rows.length === 0) return { ...base, snapshot };
   const views = base ? [...base.views] : [];
-  const changed: TParticipantView[] = [];
   const joined: ChangedParticipant[] = [];
   for (const row of rows) {
     const place = base?.places.get(row.id);
@@ -187,9 +188,8 @@ function merge(
   const created = new Map(base?.created);
   for (const row of joined) {
     created.set(row.id, Number(row.created));
-    changed.push(participantFromJson(config, row));
+    views.push(participantFromJson(config, row));
   }
-  views.push(...changed);
   // Participants who joined since: in the bundle's order (the rows read keep it among themselves).
   if (base) views.sort((a, b) => order(created, a.participantId, b.participantId));
   return { snapshot, views, created, places: new Map(views.map((view, i) => [view.participantId, i])) };
@@ -213,6 +213,33 @@ export function participantsCacheOf(db: Db): ParticipantsCache {
   return cache;
 }
 
+/** The columns of contextJsonColumns with `changedSince`. */
+export interface ChangedContextRow {
+  participants: unknown;
+  artifacts: unknown;
+  snapshot: string;
+}
+
+/**
+ * The context bundle of a read made from `base` (the space's entry when it started), the cache
+ * advanced to it: a stream's first context, and the ones after each change.
+ */
+export function contextAfterRead(
+  cache: ParticipantsCache,
+  config: CoreConfig,
+  now: Date,
+  spaceId: string,
+  base: ParticipantsAt | undefined,
+  row: ChangedContextRow,
+): TContextBundle {
+  const changed = jsonArray<ChangedParticipant>(row.participants);
+  return {
+    participants: participantsForReply(cache.advance(config, spaceId, base, changed, row.snapshot).views),
+    artifacts: artifactsFromJson(now, row.artifacts),
+    suggestedPollingIntervalMs: config.suggestedPollingIntervalMs,
+  };
+}
+
 /**
  * A space's context bundle, its participants read since where this process has them: what a
  * stream is sent after a participant or artifact change. Undefined for a space that is gone.
@@ -225,16 +252,10 @@ export async function readContext(
 ): Promise<TContextBundle | undefined> {
   const cache = participantsCacheOf(db);
   const base = cache.get(spaceId);
-  const [row] = rowsOf<{ participants: unknown; artifacts: unknown; snapshot: string }>(
+  const [row] = rowsOf<ChangedContextRow>(
     await contextStatement.execute(db, { spaceId, since: base?.snapshot ?? null }),
   );
-  if (!row) return undefined;
-  const changed = jsonArray<ChangedParticipant>(row.participants);
-  return {
-    participants: participantsForReply(cache.advance(config, spaceId, base, changed, row.snapshot).views),
-    artifacts: artifactsFromJson(clock.now(), row.artifacts),
-    suggestedPollingIntervalMs: config.suggestedPollingIntervalMs,
-  };
+  return row && contextAfterRead(cache, config, clock.now(), spaceId, base, row);
 }
 
 const contextStatement = new PreparedStatement<{ spaceId: string; since: string | null }>(
