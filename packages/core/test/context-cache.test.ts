@@ -34,12 +34,12 @@ const bus: EventBus = {
   subscribe: async () => async () => {},
 };
 
-/** Sends a message as the seeded participant; the participants its reply carries. */
-async function send(db: Db, guard?: { scope: string }): Promise<readonly TParticipantView[]> {
+/** Sends a message as the participant seeded in space `n`; the participants its reply carries. */
+async function send(db: Db, guard?: { scope: string }, n = 1): Promise<readonly TParticipantView[]> {
   const now = new Date();
   const appended = await appendMessage(db, bus, config, {
-    spaceId: SPACE,
-    keyHash: KEY_HASH,
+    spaceId: seededSpaceId(n),
+    keyHash: `hash-${n}`,
     messageId: randomUUID(),
     type: 'text',
     content: 'hello',
@@ -58,15 +58,16 @@ async function send(db: Db, guard?: { scope: string }): Promise<readonly TPartic
   return appended.participants;
 }
 
-/** `count` more active participants of the space, `name-<i>`, all created in the same millisecond. */
-async function join(db: Db, count: number, prefix: string): Promise<void> {
+/** `count` more active participants of space `space`, `<prefix><i>`, all created in the same millisecond. */
+async function join(db: Db, count: number, prefix: string, space = 1): Promise<void> {
   await db.execute(sql`
     insert into participants (space_id, id, name, status, key_hash, created_at, updated_at)
-    select ${SPACE}::uuid, gen_random_uuid(), ${prefix} || n, 'active', null, now(), now()
+    select ${seededSpaceId(space)}::uuid, gen_random_uuid(), ${prefix} || n, 'active', null, now(), now()
     from generate_series(1, ${count}) as n`);
 }
 
-const everyone = async (db: Db) => (await loadContext(db, systemClock, config, SPACE)).participants;
+const everyone = async (db: Db, space = 1) =>
+  (await loadContext(db, systemClock, config, seededSpaceId(space))).participants;
 const idOf = async (db: Db, name: string) =>
   rowsOf<{ id: string }>(await db.execute(sql`select id from participants where name = ${name}`))[0]!.id;
 
@@ -181,6 +182,76 @@ describe("a send's participants, read since the last send", () => {
       const after = await send(db);
       expect(after.find((p) => p.participantId === id)?.name).toBe('renamed');
       expect(after).toEqual(await everyone(db));
+    },
+  );
+});
+
+describe('sends batched into one statement', () => {
+  let t: TestDatabase;
+  let db: Db;
+  let advance: MockInstance<ParticipantsCache['advance']>;
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  beforeAll(async () => {
+    t = await openTestDatabase();
+    db = t.database.db;
+    await seedSpaces(db, 3);
+    await join(db, 12, 'a-', 1);
+    await join(db, 7, 'b-', 2);
+    advance = vi.spyOn(ParticipantsCache.prototype, 'advance');
+  });
+  afterEach(() => advance.mockClear());
+  afterAll(() => t.close());
+
+  it("read each space's participants from where this process has them: since its snapshot, or all", async () => {
+    await send(db, undefined, 1);
+    await db.execute(sql`update participants set role = 'edits' where name = 'a-4'`);
+    await db.execute(sql`update participants set role = 'reviews' where name = 'b-2'`);
+    advance.mockClear();
+    // The first send goes out alone; the two behind it queue into the next statement.
+    const [, one, two] = await Promise.all([
+      send(db, undefined, 3),
+      send(db, undefined, 1),
+      send(db, undefined, 2),
+    ]);
+    expect(one).toEqual(await everyone(db, 1));
+    expect(two).toEqual(await everyone(db, 2));
+    expect(one.find((p) => p.name === 'a-4')?.role).toBe('edits');
+    expect(two.find((p) => p.name === 'b-2')?.role).toBe('reviews');
+    const readOf = (space: number) => advance.mock.calls.find((call) => call[1] === seededSpaceId(space))!;
+    const [read1, read2] = [readOf(1), readOf(2)];
+    // One statement (one snapshot): space 1 from its cached snapshot, space 2 whole.
+    expect(read1[4]).toBe(read2[4]);
+    expect(read1[2]).toBeDefined();
+    expect(read1[3].map((p) => p.name)).toEqual(['a-4']);
+    expect(read2[2]).toBeUndefined();
+    expect(read2[3]).toHaveLength(8);
+  });
+
+  it.skipIf(!process.env.TEST_DATABASE_URL)(
+    'in flight together from the same cached participants, each answers what it saw, and the next send the rest',
+    async () => {
+      await send(db, undefined, 1);
+      const id = await idOf(db, 'a-5');
+      const sends: Promise<readonly TParticipantView[]>[] = [];
+      await db.transaction(async (tx) => {
+        await tx.execute(sql`update participants set name = 'renamed' where id = ${id}`);
+        // The space's row is held, so the sends wait inside their statements.
+        await tx.execute(sql`select id from spaces where id = ${seededSpaceId(1)} for update`);
+        sends.push(send(db, undefined, 1));
+        // Past STALLED_MS: the second statement goes out beside the first, from the same entry.
+        await sleep(60);
+        sends.push(send(db, undefined, 1));
+        await sleep(60);
+      });
+      const answers = await Promise.all(sends);
+      const bases = advance.mock.calls.filter((call) => call[1] === seededSpaceId(1)).map((call) => call[2]);
+      expect(bases.slice(-2)[0]).toBe(bases.slice(-2)[1]);
+      // Both statements started before the rename committed.
+      for (const answer of answers) expect(answer.find((p) => p.participantId === id)?.name).toBe('a-5');
+      const after = await send(db, undefined, 1);
+      expect(after.find((p) => p.participantId === id)?.name).toBe('renamed');
+      expect(after).toEqual(await everyone(db, 1));
     },
   );
 });
