@@ -36,19 +36,28 @@ export async function start(
   return { child, port };
 }
 
+/** A server's memory after a full garbage collection, bytes. */
+export interface MemoryProbe {
+  /** The resident set: what the machine gives the process. */
+  rss: number;
+  /** What JavaScript holds: the live heap, and the Buffers (external memory) it references. */
+  js: number;
+  external: number;
+}
+
 /**
- * A server's memory as the benchmark compares it: its resident set right after a full garbage
- * collection (the process runs with --expose-gc and answers with answerMemoryProbes), so that
- * garbage not yet collected, which comes and goes with the collector's timing, is not counted.
+ * A server's memory right after a full garbage collection (the process runs with --expose-gc and
+ * answers with answerMemoryProbes), so that garbage not yet collected, which comes and goes with
+ * the collector's timing, is not counted.
  */
-export function memoryOf(child: ChildProcess): Promise<number> {
+export function memoryOf(child: ChildProcess): Promise<MemoryProbe> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.off('message', answer);
       reject(new Error('the server did not answer the memory probe'));
     }, 10_000);
-    const answer = (m: { memory?: number }) => {
-      if (typeof m?.memory !== 'number') return;
+    const answer = (m: { memory?: MemoryProbe }) => {
+      if (typeof m?.memory?.rss !== 'number') return;
       clearTimeout(timer);
       child.off('message', answer);
       resolve(m.memory);
@@ -58,6 +67,27 @@ export function memoryOf(child: ChildProcess): Promise<number> {
   });
 }
 
+/**
+ * A server's memory once it has settled: its external memory (Buffers, the output of its sockets
+ * among them) is back under `drainedBelow` (10 s at most), then the least of three probes a second
+ * apart, as the collector gives pages back over seconds. One probe a second after 1,000 streams
+ * opened swung by tens of MiB from run to run.
+ */
+export async function settledMemoryOf(
+  child: ChildProcess,
+  drainedBelow = Number.POSITIVE_INFINITY,
+): Promise<MemoryProbe> {
+  const second = () => new Promise((r) => setTimeout(r, 1000));
+  for (let i = 0; i < 10 && (await memoryOf(child)).external >= drainedBelow; i++) await second();
+  let least = await memoryOf(child);
+  for (let i = 0; i < 2; i++) {
+    await second();
+    const probe = await memoryOf(child);
+    if (probe.rss < least.rss) least = probe;
+  }
+  return least;
+}
+
 /** In a benchmark's server process: answers memoryOf (the flag --expose-gc gives it gc()). */
 export function answerMemoryProbes(): void {
   process.on('message', (m: { memory?: boolean }) => {
@@ -65,7 +95,8 @@ export function answerMemoryProbes(): void {
     const gc = (globalThis as { gc?: () => void }).gc;
     if (!gc) throw new Error('a memory probe needs --expose-gc');
     gc();
-    process.send?.({ memory: process.memoryUsage().rss });
+    const { rss, heapUsed, external } = process.memoryUsage();
+    process.send?.({ memory: { rss, js: heapUsed + external, external } satisfies MemoryProbe });
   });
 }
 

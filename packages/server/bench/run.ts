@@ -27,7 +27,7 @@ import { limits } from '@convene/contract';
 import { createPostgresTestDatabase } from '@convene/core/testing';
 import { postgresCpuMs, processCpuMs } from './cpu';
 import { httpRequest, type LoadResult, percentile, runLoad } from './http-load';
-import { ensurePostgres, memoryOf, start, stop } from './processes';
+import { ensurePostgres, settledMemoryOf, start, stop } from './processes';
 import { wallClock } from './sse-fleet';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -92,8 +92,10 @@ interface FanOutRow {
   p99: number;
   sendP50: number;
   sendP99: number;
-  /** Server memory grown by opening the subscribers, MiB per 1,000 streams. */
+  /** Server memory grown by opening the subscribers, settled, MiB per 1,000 streams: resident set. */
   rssPer1000MiB?: number | undefined;
+  /** The same, held by JavaScript: live heap and Buffers. */
+  jsPer1000MiB?: number | undefined;
 }
 
 interface Target {
@@ -227,7 +229,7 @@ async function pgliteSection(children: ChildProcess[], cleanups: (() => void)[])
  * alternating slices (see fanOutSideBySide), so that a stall of the machine lands on both.
  */
 async function fanOutSection(databaseUrl: string, children: ChildProcess[]) {
-  // --expose-gc: the memory of open streams is measured after a full collection (memoryOf).
+  // --expose-gc: the memory of open streams is measured after a full collection (settledMemoryOf).
   const broadcaster = await start('bare-broadcaster.ts', {}, children, { execArgv: ['--expose-gc'] });
   const convene = await start('convene-node.ts', conveneEnv(databaseUrl), children, {
     quiet: true,
@@ -302,14 +304,16 @@ async function fanOutSection(databaseUrl: string, children: ChildProcess[]) {
       },
     );
   }
-  const rss = convene5000!.rssPer1000MiB ?? convene1000!.rssPer1000MiB;
-  if (rss !== undefined)
+  // Each size: the 1,000 streams are as many participants, whose first contexts are 300 kB each.
+  for (const c of [convene1000!, convene5000!]) {
+    const rss = c.rssPer1000MiB!;
     targets.push({
-      target: 'server memory per 1,000 open streams, MiB',
+      target: `${c.scenario}: server memory per 1,000 open streams, MiB (resident)`,
       value: round(rss, 1),
       limit: '≤ 25',
       met: rss <= 25,
     });
+  }
   targets.push({
     target: 'sendMessage p50 with 1,000 listeners / with 10',
     value: round(convene1000!.sendP50 / convene10!.sendP50, 2),
@@ -560,6 +564,7 @@ interface OpenFleet {
   child: ChildProcess;
   openMs: number;
   rssPer1000MiB: number | undefined;
+  jsPer1000MiB: number | undefined;
   /** Messages sent so far (each carries its number n). */
   sent: number;
   sendLatencies: number[];
@@ -611,7 +616,7 @@ async function openFleet(target: FanOutTarget, messages: number): Promise<OpenFl
     execArgv: ['--import', 'tsx'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  const memoryBefore = await memoryOf(target.server);
+  const memoryBefore = await settledMemoryOf(target.server);
   const opening = performance.now();
   child.send({
     open: {
@@ -627,16 +632,17 @@ async function openFleet(target: FanOutTarget, messages: number): Promise<OpenFl
   });
   await replyOf<{ ready: true }>(child);
   const openMs = performance.now() - opening;
-  await new Promise((r) => setTimeout(r, 1000));
-  const memoryAfter = await memoryOf(target.server);
+  // Settled: once the first contexts are out of the server (the subscribers read 300 MB of them
+  // with 1,000 participants) and the collector has given back what opening used.
+  const memoryAfter = await settledMemoryOf(target.server, memoryBefore.external + 4 * 2 ** 20);
+  const perThousand = (bytes: number) =>
+    target.subscribers >= 1000 ? bytes / 2 ** 20 / (target.subscribers / 1000) : undefined;
   return {
     target,
     child,
     openMs,
-    rssPer1000MiB:
-      target.subscribers >= 1000
-        ? (memoryAfter - memoryBefore) / 2 ** 20 / (target.subscribers / 1000)
-        : undefined,
+    rssPer1000MiB: perThousand(memoryAfter.rss - memoryBefore.rss),
+    jsPer1000MiB: perThousand(memoryAfter.js - memoryBefore.js),
     sent: 0,
     sendLatencies: [],
   };
@@ -689,6 +695,7 @@ async function finishFleet(fleet: OpenFleet, sent: number, rate: number): Promis
     sendP50: percentile(fleet.sendLatencies, 50),
     sendP99: percentile(fleet.sendLatencies, 99),
     rssPer1000MiB: fleet.rssPer1000MiB,
+    jsPer1000MiB: fleet.jsPer1000MiB,
   };
   fanOutRows.push(row);
   console.log(`  ${target.scenario}: ${JSON.stringify({ ...summary, openMs: round(fleet.openMs, 0) })}`);
@@ -756,7 +763,8 @@ function report() {
         'p99 ms': round(r.p99),
         'send p50 ms': round(r.sendP50, 2),
         'send p99 ms': round(r.sendP99, 2),
-        'MiB/1000 streams': r.rssPer1000MiB === undefined ? '-' : round(r.rssPer1000MiB, 1),
+        'MiB/1000 streams (RSS / JS)':
+          r.rssPer1000MiB === undefined ? '-' : `${round(r.rssPer1000MiB, 1)} / ${round(r.jsPer1000MiB!, 1)}`,
       })),
     );
   }
