@@ -115,6 +115,7 @@ describe("a send's participants, read since the last send", () => {
 
   it('reads every participant where a guarded send records its answer', async () => {
     await send(db);
+    // The process asks from its cached snapshot as for any send: the statement reads them all.
     const scope = `scope-${randomUUID()}`;
     expect(await send(db, { scope })).toEqual(await everyone(db));
     expect(lastRead()).toBe(44);

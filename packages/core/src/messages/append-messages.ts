@@ -146,10 +146,10 @@ async function run(
 ): Promise<(Appended | Recorded | undefined)[]> {
   let now = batch[0]!.now;
   for (const item of batch) if (item.now > now) now = item.now;
-  // Each space's participants are read from where this process has them, but where a guarded
-  // send records its answer, which holds all of them (the statement reads them all there too).
+  // Each space's participants are read from where this process has them; where a guarded send
+  // records its answer, which holds all of them, the statement reads them all (see `context` in
+  // append-statement.ts), and they replace the cached ones whole.
   const bases = new Map<string, ParticipantsAt | undefined>();
-  for (const m of batch) if (m.guard) bases.set(m.spaceId, undefined);
   for (const m of batch) if (!bases.has(m.spaceId)) bases.set(m.spaceId, participants.get(m.spaceId));
   const values: AppendValues = {
     spaceIds: batch.map((m) => m.spaceId),
