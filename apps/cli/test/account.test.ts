@@ -275,6 +275,42 @@ describe('whoami with a token', () => {
   });
 });
 
+describe('a password login as another account', () => {
+  it('replaces the saved token of the account before with one of its own, and leaves that one alone', async () => {
+    const [ada, grace] = [await signup(), await signup()];
+    const someone = user();
+    const saved = () => someone.credentials().hosts[server.url].userToken as string;
+    const works = async (token: string) =>
+      (await user().run(['whoami'], { env: { CONVENE_TOKEN: token } })).code === 0;
+    const tokensOf = async (jwt: string) =>
+      ((await asHuman(jwt, 'GET', '/hub/me/tokens')).body as { prefix: string }[]).map((t) => t.prefix);
+    const asAda = await someone.run(['login', '--password', '--email', ada.email], { input: ada.password });
+    expect(asAda.code).toBe(0);
+    const adas = saved();
+    const asGrace = await someone.run(['login', '--password', '--email', grace.email, '--json'], {
+      input: grace.password,
+    });
+    expect(asGrace.code).toBe(0);
+    const graces = saved();
+    expect(graces).not.toBe(adas);
+    expect(asGrace.json()).toMatchObject({
+      user: { email: grace.email },
+      tokenPrefix: graces.slice(0, 8),
+      replacedToken: { prefix: adas.slice(0, 8), revoked: false },
+    });
+    // New spaces now reach Grace's dashboard; Ada's token is still Ada's to revoke.
+    expect(await tokensOf(grace.jwt)).toContain(graces.slice(0, 8));
+    expect(await tokensOf(ada.jwt)).not.toContain(graces.slice(0, 8));
+    expect(await works(graces)).toBe(true);
+    expect(await works(adas)).toBe(true);
+    // Logging in as Grace again keeps her token.
+    expect(
+      (await someone.run(['login', '--password', '--email', grace.email], { input: grace.password })).code,
+    ).toBe(0);
+    expect(saved()).toBe(graces);
+  });
+});
+
 describe('login --with-token, --password; whoami; token; logout', () => {
   it('saves a piped usr_ token the server accepts, and refuses anything else, saving nothing', async () => {
     const { token } = await withToken();

@@ -8,7 +8,7 @@ import { CliError, UsageError } from '../lib/errors';
 import { ExitCode } from '../lib/exit-codes';
 import { readStdin } from '../lib/input';
 import { required } from '../lib/prompts';
-import { type Revocation, revokeMintedToken } from '../lib/tokens';
+import { type Revocation, revokeMintedToken, tokensStartingLike } from '../lib/tokens';
 
 export function registerLogin(program: Command, app: App): void {
   program
@@ -21,8 +21,10 @@ export function registerLogin(program: Command, app: App): void {
         '--with-token reads a usr_ token (minted on the dashboard) from stdin instead, and saves it ' +
         'once the server accepts it. ' +
         '--password logs in with email and password: the dashboard session that ' +
-        '`convene token …` needs. A token convene minted earlier that a new login replaces is ' +
-        'revoked with that session (best effort: the new token is saved either way).',
+        '`convene token …` needs; it mints a token unless one of this account is saved (one of ' +
+        'another account is replaced, and stays valid on the server). A token convene minted ' +
+        'earlier that a new login replaces is revoked with that session (best effort: the new ' +
+        'token is saved either way).',
     )
     .option('--with-token', 'read a usr_ token from stdin')
     .option('--password', 'log in with email and password (asked for; the password may be piped)')
@@ -176,16 +178,38 @@ async function loginWithPassword(ctx: Context, emailOption: string | undefined):
   ctx.store.updateHost(ctx.url, (host) => {
     host.session = { token, expiresAt, user: { id: user.id, email: user.email, name: user.name } };
   });
-  // The session manages tokens; a usr_ token is what links new spaces to the dashboard. A token
-  // already saved is kept, so a second login mints none (and replaces nothing).
+  // The session manages tokens; a usr_ token is what links new spaces to the dashboard. A token of
+  // this account already saved is kept, so a second login mints none (and replaces nothing). One of
+  // another account (an earlier login as someone else) would link this account's spaces to that
+  // one's dashboard: it is replaced, and left alone on the server, which this session cannot revoke.
+  const saved = ctx.host().userToken;
+  const own =
+    saved !== undefined &&
+    tokensStartingLike(await ctx.session().tokens.list(), saved).some((t) => !t.revoked);
   let minted: string | undefined;
-  if (!ctx.host().userToken) {
+  let foreign: string | undefined;
+  if (!own) {
     const created = await ctx.session().tokens.create({ name: `convene CLI on ${hostname()}` });
-    await saveToken(ctx, created.token, { minted: true });
+    if (saved === undefined) await saveToken(ctx, created.token, { minted: true });
+    else {
+      ctx.store.updateHost(ctx.url, (host) => {
+        host.userToken = created.token;
+        host.userTokenMinted = true;
+      });
+      foreign = saved.slice(0, 8);
+    }
     minted = created.prefix;
   }
   out.result(
-    { url: ctx.url, user, expiresAt, ...(minted ? { tokenPrefix: minted } : {}) },
+    {
+      url: ctx.url,
+      user,
+      expiresAt,
+      ...(minted ? { tokenPrefix: minted } : {}),
+      ...(foreign
+        ? { replacedToken: { prefix: foreign, revoked: false, problem: 'it is not a token of this account' } }
+        : {}),
+    },
     {
       human: () => {
         out.success(
@@ -193,6 +217,10 @@ async function loginWithPassword(ctx: Context, emailOption: string | undefined):
         );
         if (minted)
           out.hint(`Minted the token ${minted}… for this terminal: new spaces are linked to your dashboard.`);
+        if (foreign)
+          out.info(
+            `It replaces the token ${foreign}…, which is not one of this account's and stays valid on the server: revoke it from its own account's dashboard if it is no longer needed.`,
+          );
       },
     },
   );
