@@ -181,7 +181,8 @@ async function loginWithPassword(ctx: Context, emailOption: string | undefined):
   // The session manages tokens; a usr_ token is what links new spaces to the dashboard. A token of
   // this account already saved is kept, so a second login mints none (and replaces nothing). One of
   // another account (an earlier login as someone else) would link this account's spaces to that
-  // one's dashboard: it is replaced, and left alone on the server, which this session cannot revoke.
+  // one's dashboard: it is replaced, and left alone on the server, which this session cannot revoke
+  // (a revoked one of this account is replaced the same way).
   const saved = ctx.host().userToken;
   const own =
     saved !== undefined &&
@@ -207,7 +208,13 @@ async function loginWithPassword(ctx: Context, emailOption: string | undefined):
       expiresAt,
       ...(minted ? { tokenPrefix: minted } : {}),
       ...(foreign
-        ? { replacedToken: { prefix: foreign, revoked: false, problem: 'it is not a token of this account' } }
+        ? {
+            replacedToken: {
+              prefix: foreign,
+              revoked: false,
+              problem: 'it is not a live token of this account',
+            },
+          }
         : {}),
     },
     {
@@ -219,7 +226,7 @@ async function loginWithPassword(ctx: Context, emailOption: string | undefined):
           out.hint(`Minted the token ${minted}… for this terminal: new spaces are linked to your dashboard.`);
         if (foreign)
           out.info(
-            `It replaces the token ${foreign}…, which is not one of this account's and stays valid on the server: revoke it from its own account's dashboard if it is no longer needed.`,
+            `It replaces the token ${foreign}…, which is not a live token of this account; if it belongs to another account, it stays valid there until revoked from that account's dashboard.`,
           );
       },
     },
