@@ -78,8 +78,11 @@ export async function settledMemoryOf(
   drainedBelow = Number.POSITIVE_INFINITY,
 ): Promise<MemoryProbe> {
   const second = () => new Promise((r) => setTimeout(r, 1000));
-  for (let i = 0; i < 10 && (await memoryOf(child)).external >= drainedBelow; i++) await second();
   let least = await memoryOf(child);
+  for (let i = 0; i < 10 && least.external >= drainedBelow; i++) {
+    await second();
+    least = await memoryOf(child);
+  }
   for (let i = 0; i < 2; i++) {
     await second();
     const probe = await memoryOf(child);

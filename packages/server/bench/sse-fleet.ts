@@ -142,11 +142,8 @@ export class SseFleet {
     // eventsource-parser (the SDK's) is. Appending each piece and searching from the start took
     // the subscriber process seconds of CPU for 1,000 first contexts of 300 kB.
     const straddles = chunk.startsWith('\n') && client.pending.at(-1)?.endsWith('\n') === true;
-    if (!straddles && !chunk.includes('\n\n')) {
-      client.pending.push(chunk);
-      return;
-    }
     client.pending.push(chunk);
+    if (!straddles && !chunk.includes('\n\n')) return;
     let buffer = client.pending.join('');
     client.pending = [];
     let end = buffer.indexOf('\n\n');

@@ -181,42 +181,20 @@ async function loginWithPassword(ctx: Context, emailOption: string | undefined):
   // The session manages tokens; a usr_ token is what links new spaces to the dashboard. A token of
   // this account already saved is kept, so a second login mints none (and replaces nothing). One of
   // another account (an earlier login as someone else) would link this account's spaces to that
-  // one's dashboard: it is replaced, and left alone on the server, which this session cannot revoke
-  // (a revoked one of this account is replaced the same way).
+  // one's dashboard: it is replaced like any other (saveToken), and a revoked one of this account too.
   const saved = ctx.host().userToken;
   const own =
     saved !== undefined &&
     tokensStartingLike(await ctx.session().tokens.list(), saved).some((t) => !t.revoked);
   let minted: string | undefined;
-  let foreign: string | undefined;
+  let replaced: Replaced | undefined;
   if (!own) {
     const created = await ctx.session().tokens.create({ name: `convene CLI on ${hostname()}` });
-    if (saved === undefined) await saveToken(ctx, created.token, { minted: true });
-    else {
-      ctx.store.updateHost(ctx.url, (host) => {
-        host.userToken = created.token;
-        host.userTokenMinted = true;
-      });
-      foreign = saved.slice(0, 8);
-    }
+    replaced = await saveToken(ctx, created.token, { minted: true });
     minted = created.prefix;
   }
   out.result(
-    {
-      url: ctx.url,
-      user,
-      expiresAt,
-      ...(minted ? { tokenPrefix: minted } : {}),
-      ...(foreign
-        ? {
-            replacedToken: {
-              prefix: foreign,
-              revoked: false,
-              problem: 'it is not a live token of this account',
-            },
-          }
-        : {}),
-    },
+    { url: ctx.url, user, expiresAt, ...(minted ? { tokenPrefix: minted } : {}), ...replacedField(replaced) },
     {
       human: () => {
         out.success(
@@ -224,10 +202,7 @@ async function loginWithPassword(ctx: Context, emailOption: string | undefined):
         );
         if (minted)
           out.hint(`Minted the token ${minted}… for this terminal: new spaces are linked to your dashboard.`);
-        if (foreign)
-          out.info(
-            `It replaces the token ${foreign}…, which is not a live token of this account; if it belongs to another account, it stays valid there until revoked from that account's dashboard.`,
-          );
+        reportReplaced(ctx, replaced);
       },
     },
   );
