@@ -318,4 +318,65 @@ describe('ParticipantsCache', () => {
       JSON.stringify({ participants: at.views }),
     );
   });
+
+  it('keeps the views that a read in flight beside this one already brought, when equal', () => {
+    const cache = new ParticipantsCache();
+    const base = cache.advance(config, 's', undefined, [row('a', 1), row('b', 2), row('c', 3)], 'S1');
+    const seen = (r: ChangedParticipant) => ({ ...r, lastSeenAt: '2026-01-01T00:00:00Z' });
+    // Two reads started from `base`; the one finishing first saw a and b change, and d join.
+    const first = cache.advance(config, 's', base, [seen(row('a', 1)), seen(row('b', 2)), row('d', 4)], 'S2');
+    // The later one also saw b change again and c change.
+    const later = [
+      seen(row('a', 1)),
+      { ...seen(row('b', 2)), lastReadSeq: 7 },
+      seen(row('c', 3)),
+      row('d', 4),
+    ];
+    const second = cache.advance(config, 's', base, later, 'S3');
+    expect(ids(second.views)).toEqual(['a', 'b', 'c', 'd']);
+    expect(second.views[0]).toBe(first.views[0]);
+    expect(second.views[3]).toBe(first.views[3]);
+    expect(second.views[1]).not.toBe(first.views[1]);
+    expect(second.views[1]!.lastReadSeq).toBe(7);
+    expect(second.views[2]!.lastSeenAt).toBe('2026-01-01T00:00:00.000Z');
+    expect(second.views[2]).not.toBe(base.views[2]);
+  });
+
+  it('shares the pieces of JSON whose participants did not change with the reads before', () => {
+    const cache = new ParticipantsCache();
+    const pad = (i: number) => `p${String(i).padStart(4, '0')}`;
+    const all = Array.from({ length: 200 }, (_, i) => row(pad(i), i));
+    const first = cache.advance(config, 's', undefined, all, 'S1');
+    const partsOf = (views: readonly TParticipantView[]) =>
+      jsonPartsWithParticipants({ participants: participantsForReply(views), n: 1 });
+    const before = partsOf(first.views);
+    // One participant seen again (the 150th of 200), then one more joining.
+    const seen = cache.advance(
+      config,
+      's',
+      first,
+      [{ ...all[150]!, lastSeenAt: '2026-01-01T00:00:00Z' }],
+      'S2',
+    );
+    const after = partsOf(seen.views);
+    expect(after.length).toBe(before.length);
+    const changed = after.flatMap((part, i) => (part === before[i] ? [] : [i]));
+    // The head and tail of the reply are its own; of the participants, only the piece holding the
+    // changed one is new.
+    expect(changed).toEqual([0, 3, after.length - 1]);
+    const whole = (parts: Buffer[]) => JSON.parse(Buffer.concat(parts).toString());
+    expect(whole(after)).toEqual({ participants: seen.views, n: 1 });
+    expect(whole(after).participants[150].lastSeenAt).toBe('2026-01-01T00:00:00.000Z');
+
+    const joined = cache.advance(config, 's', seen, [row('p9999', 1000)], 'S3');
+    const more = partsOf(joined.views);
+    for (let i = 1; i <= 3; i++) expect(more[i]).toBe(after[i]);
+    expect(more[4]).not.toBe(after[4]);
+    expect(Buffer.concat(more).toString()).toBe(JSON.stringify({ participants: joined.views, n: 1 }));
+    // The first read's JSON is unchanged by the later ones.
+    expect(Buffer.concat(partsOf(first.views)).toString()).toBe(
+      JSON.stringify({ participants: first.views, n: 1 }),
+    );
+    expect(Buffer.concat(partsOf([])).toString()).toBe('{"participants":[],"n":1}');
+  });
 });

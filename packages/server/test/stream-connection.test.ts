@@ -25,6 +25,8 @@ class UnreadResponse extends EventEmitter {
     this.writableLength += buffer.length;
     return true;
   }
+  cork(): void {}
+  uncork(): void {}
   end(): void {
     this.writableEnded = true;
   }

@@ -23,7 +23,8 @@ const FRAME_END = Buffer.from('\n\n');
 
 /**
  * A context event in parts: a stream's first context writes them as they are, so streams that
- * start from the same participants share the Buffer of their JSON (jsonPartsWithParticipants).
+ * start from the same participants, or nearly, share the pieces of their JSON
+ * (jsonPartsWithParticipants).
  */
 export const contextFrameParts = (context: { participants?: unknown }): Buffer[] => [
   CONTEXT_HEAD,

@@ -200,7 +200,7 @@ export class StreamConnection implements HubSubscriber {
     return view.participantId === this.participantId && (view.status === 'kicked' || view.status === 'left');
   }
 
-  /** Writes one frame (in parts: a context's participants are one shared Buffer, see frames.ts). */
+  /** Writes one frame (in parts: a context's participants are pieces shared between streams, see frames.ts). */
   private write(...frame: (string | Buffer)[]): void {
     const { res } = this.options;
     if (this.ended || !this.started || res.destroyed) return;
@@ -211,7 +211,14 @@ export class StreamConnection implements HubSubscriber {
       this.cutOff();
       return;
     }
+    if (frame.length === 1) {
+      res.write(frame[0]!);
+      return;
+    }
+    // The parts go out in one write (and one chunk of the response) rather than one each.
+    res.cork();
     for (const part of frame) res.write(part);
+    res.uncork();
   }
 
   /** Ends a stream whose client stopped reading, dropping what it has not read. */
