@@ -475,6 +475,28 @@ describe('invite, join, participants, moderation, leave', () => {
     expect(people.find((p: any) => p.name === 'Lea').status).toBe('left');
   });
 
+  it('leaves a space it was removed from: forgets the key the server refuses, says so, exit 0', async () => {
+    const owner = user();
+    const { spaceId } = (await owner.run(['space', 'create', 'Kicked out', '--json'])).json();
+    const guest = user();
+    await joinAs(owner, guest, 'Kim');
+    expect((await owner.run(['kick', 'Kim'])).code).toBe(0);
+    const left = await guest.run(['leave', '--yes']);
+    expect({ code: left.code, stderr: left.stderr }).toEqual({ code: 0, stderr: expect.any(String) });
+    expect(left.stderr).toContain('Forgot Kicked out here: the server no longer takes its key');
+    expect(guest.credentials().hosts[server.url].spaces[spaceId]).toBeUndefined();
+
+    const other = user();
+    const { spaceId: otherId } = (await other.run(['space', 'create', 'Kicked too', '--json'])).json();
+    const guest2 = user();
+    await joinAs(other, guest2, 'Kit');
+    expect((await other.run(['kick', 'Kit'])).code).toBe(0);
+    const json = await guest2.run(['leave', '--json']);
+    expect(json.code).toBe(0);
+    expect(json.json()).toEqual({ ok: true, keyRefused: true });
+    expect(guest2.credentials().hosts[server.url].spaces[otherId]).toBeUndefined();
+  });
+
   it('leaves a closed space: forgets it here, says so, exit 0 (was refused as closed)', async () => {
     const owner = user();
     const { spaceId } = (await owner.run(['space', 'create', 'Wrapped up', '--json'])).json();

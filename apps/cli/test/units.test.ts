@@ -112,6 +112,23 @@ describe('links, names and ids', () => {
     expect(() => pick(items, 'abc', what)).toThrow(/no participant "abc"/);
   });
 
+  it('answers an id start that several share with a usage error naming them, not "not found"', () => {
+    const items = [
+      { id: 'abcd1111-0000-4000-8000-000000000000', name: 'Ada' },
+      { id: 'abcd2222-0000-4000-8000-000000000000', name: 'Bob' },
+      { id: 'ffff3333-0000-4000-8000-000000000000', name: 'Cy' },
+    ];
+    const what = { noun: 'participant', id: (i: any) => i.id, name: (i: any) => i.name, listCommand: 'x' };
+    expect(() => pick(items, 'ABCD', what)).toThrow(
+      expect.objectContaining({
+        exitCode: 2,
+        message: '2 participants have ids starting with "ABCD"',
+        hint: `Name one: Ada (${items[0]!.id}), Bob (${items[1]!.id})`,
+      }),
+    );
+    expect(pick(items, 'abcd2', what).name).toBe('Bob');
+  });
+
   it('finds by id or its start (4 characters or more); several starting so are a usage error naming them', () => {
     const items = [
       { id: 'abcd1111-0000-4000-8000-000000000000', url: 'https://a.example/hook' },

@@ -1,4 +1,5 @@
 import type { Command } from '@commander-js/extra-typings';
+import { ConveneError } from '@convene/sdk';
 import { type App, examples } from '../app';
 import { isSpaceClosed } from '../lib/failure';
 import { confirm } from '../lib/prompts';
@@ -10,7 +11,8 @@ export function registerLeave(program: Command, app: App): void {
     .summary('leave a space; your key stops working')
     .description(
       'Leave a space: your key stops working and convene forgets it. A space already closed (or ' +
-        'past its time to live) is only forgotten here: its keys no longer work anywhere.',
+        'past its time to live), or one whose server no longer takes your key (you were removed), ' +
+        'is only forgotten here.',
     )
     .option('-y, --yes', 'do not ask for confirmation')
     .addHelpText('after', examples('convene leave', 'convene leave "Release plan" --yes'))
@@ -18,26 +20,31 @@ export function registerLeave(program: Command, app: App): void {
       const ctx = app.context(command);
       const saved = ctx.space(reference);
       await confirm(ctx.out, `Leave "${saved.name}"? Your key stops working.`, options.yes);
-      let result: unknown;
-      let closed = false;
+      let result: { ok: true; closed?: true; keyRefused?: true };
       try {
-        result = await ctx.spaceClient(saved).leave();
+        result = (await ctx.spaceClient(saved).leave()) as { ok: true };
       } catch (error) {
-        // Closing ended every membership already; what is left to do is to stop holding its key.
-        if (!isSpaceClosed(error)) throw error;
-        closed = true;
-        result = { ok: true, closed: true };
+        // Closing ended every membership already, and a key the server refuses (its participant
+        // was removed, or left elsewhere) is a membership over: what is left to do is to stop
+        // holding the key.
+        if (isSpaceClosed(error)) result = { ok: true, closed: true };
+        else if (error instanceof ConveneError && error.status === 401)
+          result = { ok: true, keyRefused: true };
+        else throw error;
       }
       ctx.forgetSpace(saved.spaceId);
       const { out } = ctx;
+      const name = out.c.bold(saved.name);
       out.result(result, {
         quiet: () => saved.spaceId,
         human: () =>
-          closed
-            ? out.success(
-                `Forgot ${out.c.bold(saved.name)} here: it was already closed, so its keys no longer work anywhere`,
-              )
-            : out.success(`Left ${out.c.bold(saved.name)}`),
+          out.success(
+            result.closed
+              ? `Forgot ${name} here: it was already closed, so its keys no longer work anywhere`
+              : result.keyRefused
+                ? `Forgot ${name} here: the server no longer takes its key (you were removed, or left already)`
+                : `Left ${name}`,
+          ),
       });
     });
 }

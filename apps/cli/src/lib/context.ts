@@ -3,7 +3,7 @@ import { AuthenticationError, ConnectionError, Convene, NotFoundError } from '@c
 import { CliError, NoSpaceSavedError, UsageError } from './errors';
 import { ExitCode } from './exit-codes';
 import { detectMode, Output } from './output';
-import { closest } from './resolve';
+import { closest, find } from './resolve';
 import { CredentialStore, type HostEntry, hostKey, type StoredSpace } from './store';
 
 export const DEFAULT_URL = 'http://localhost:3000';
@@ -129,18 +129,12 @@ export class Context {
           : 'Create one with `convene space create NAME`, or join one with `convene join LINK`.',
       });
     }
-    const byId = host.spaces[reference];
-    if (byId) return byId;
-    const byName = saved.filter((s) => s.name.toLowerCase() === reference.toLowerCase());
-    if (byName.length === 1) return byName[0]!;
-    if (byName.length > 1) {
-      throw new UsageError(
-        `${byName.length} saved spaces are called "${reference}"`,
-        `Name one by id: ${byName.map((s) => s.spaceId).join(', ')}`,
-      );
-    }
-    const byPrefix = reference.length >= 4 ? saved.filter((s) => s.spaceId.startsWith(reference)) : [];
-    if (byPrefix.length === 1) return byPrefix[0]!;
+    const found = find(saved, reference, {
+      noun: 'saved space',
+      id: (s) => s.spaceId,
+      name: (s) => s.name,
+    });
+    if (found) return found;
     const near = closest(
       reference,
       saved.map((s) => s.name),

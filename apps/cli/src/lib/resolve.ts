@@ -3,13 +3,29 @@ import { ExitCode } from './exit-codes';
 
 /**
  * Finds a participant or an artifact by what a person would type: its id, its name (any case),
- * or the start of its id (4 characters or more). Two of the same name ask for the id.
+ * or the start of its id (4 characters or more). Two of the same name, or two whose ids start so,
+ * ask for the id.
  */
 export function pick<T>(
   items: readonly T[],
   reference: string,
   what: { noun: string; id: (item: T) => string; name: (item: T) => string; listCommand: string },
 ): T {
+  const found = find(items, reference, what);
+  if (found) return found;
+  const near = closest(reference, items.map(what.name));
+  throw new CliError(`no ${what.noun} "${reference}"`, {
+    exitCode: ExitCode.notFound,
+    hint: `${near ? `Did you mean "${near}"? ` : ''}See them with \`${what.listCommand}\`.`,
+  });
+}
+
+/** What `pick` finds, undefined when nothing is named so (several are a usage error naming them). */
+export function find<T>(
+  items: readonly T[],
+  reference: string,
+  what: { noun: string; id: (item: T) => string; name: (item: T) => string },
+): T | undefined {
   const exact = items.find((item) => what.id(item) === reference);
   if (exact) return exact;
   const named = items.filter((item) => what.name(item).toLowerCase() === reference.toLowerCase());
@@ -22,12 +38,13 @@ export function pick<T>(
   }
   const prefixed =
     reference.length >= 4 ? items.filter((item) => what.id(item).startsWith(reference.toLowerCase())) : [];
-  if (prefixed.length === 1) return prefixed[0]!;
-  const near = closest(reference, items.map(what.name));
-  throw new CliError(`no ${what.noun} "${reference}"`, {
-    exitCode: ExitCode.notFound,
-    hint: `${near ? `Did you mean "${near}"? ` : ''}See them with \`${what.listCommand}\`.`,
-  });
+  if (prefixed.length > 1) {
+    throw new UsageError(
+      `${prefixed.length} ${what.noun}s have ids starting with "${reference}"`,
+      `Name one: ${prefixed.map((item) => `${what.name(item)} (${what.id(item)})`).join(', ')}`,
+    );
+  }
+  return prefixed[0];
 }
 
 /**
