@@ -251,7 +251,11 @@ export class FanOut {
         (context) => {
           if (!context) return;
           const item: HubItem = { type: 'context', afterSeq, frame: contextFrame(context) };
-          for (const subscriber of channel.subscribers) subscriber.deliver(item);
+          // In slices like events: a context of 250 participants written to 5,000 streams in one
+          // go would hold the event loop as pings did. A stream takes a context only if it is
+          // newer than the last it wrote, so one still going out when a fresher one is loaded
+          // never overwrites it.
+          this.inSlices([...channel.subscribers], (subscriber) => subscriber.deliver(item));
         },
         (error) => this.options.onError(error, `loading the context of space ${spaceId}`),
       )
