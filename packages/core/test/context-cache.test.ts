@@ -347,8 +347,10 @@ describe('ParticipantsCache', () => {
     const pad = (i: number) => `p${String(i).padStart(4, '0')}`;
     const all = Array.from({ length: 200 }, (_, i) => row(pad(i), i));
     const first = cache.advance(config, 's', undefined, all, 'S1');
-    const partsOf = (views: readonly TParticipantView[]) =>
-      jsonPartsWithParticipants({ participants: participantsForReply(views), n: 1 });
+    const partsOf = (views: readonly TParticipantView[]) => {
+      const reply = { participants: participantsForReply(views), n: 1 };
+      return jsonPartsWithParticipants(reply);
+    };
     const before = partsOf(first.views);
     // One participant seen again (the 150th of 200), then one more joining.
     const seen = cache.advance(
