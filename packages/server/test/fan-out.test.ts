@@ -66,4 +66,45 @@ describe('FanOut', () => {
     expect(loaded).toBe(1);
     for (const items of received) expect(items).toEqual(['event 1', 'context 1']);
   });
+
+  it('holds the events heard while a context goes out in slices until every stream has it', async () => {
+    const fanOut = new FanOut({
+      readEvent: async () => undefined,
+      loadContext: async () => ({ participants: [], artifacts: [], suggestedPollingIntervalMs: 2000 }),
+      onError: () => {},
+    });
+    // 3,000 streams, 1,000 a turn, each write taking 2 µs: a slice takes 2 ms, longer than the
+    // next notice's 1 ms timer.
+    fanOut.slice = 1000;
+    const received: string[][] = [];
+    const unsubscribe: (() => void)[] = [];
+    for (let i = 0; i < 3000; i++) {
+      const items: string[] = [];
+      received.push(items);
+      unsubscribe.push(
+        fanOut.subscribe('a', {
+          deliver: (item) => {
+            const until = performance.now() + 0.002;
+            while (performance.now() < until);
+            items.push(item.type === 'context' ? `context ${item.afterSeq}` : `event ${item.event.seq}`);
+            // Once the first slice of the context is out, the first 2,000 streams close (the
+            // next event fits in one slice) and a message is sent.
+            if (i === 999 && item.type === 'context') {
+              for (const close of unsubscribe.slice(0, 2000)) close();
+              fanOut.notice({ spaceId: 'a', seq: 2, kind: 'message', data: { n: 2 } });
+            }
+          },
+          tick: () => {},
+          shutdown: () => {},
+        }),
+      );
+    }
+    fanOut.notice({ spaceId: 'a', seq: 1, kind: 'participant-status', data: { participantId: 'p' } });
+    const last = received[2999]!;
+    for (let waited = 0; last.length < 3 && waited < 5000; waited += 5) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    for (const items of received.slice(2000)) expect(items).toEqual(['event 1', 'context 1', 'event 2']);
+    for (const items of received.slice(0, 2000)) expect(items).toEqual(['event 1', 'context 1']);
+  });
 });

@@ -26,9 +26,12 @@ export interface FanOutOptions {
 
 interface SpaceChannel {
   subscribers: Set<HubSubscriber>;
-  /** Notices waiting behind one being fetched or fanned out, so each space's events stay in order. */
-  queue: EventNotice[];
-  /** An event is being fetched, or written to the subscribers slice by slice. */
+  /**
+   * Notices, and contexts loaded, waiting behind an event being fetched or an event or a context
+   * being written slice by slice: every stream of the space gets them in the same order.
+   */
+  queue: (EventNotice | ContextItem)[];
+  /** An event is being fetched, or an event or a context written to the subscribers slice by slice. */
   busy: boolean;
   context: { loading: boolean; dirtySeq: number | null };
   /**
@@ -37,6 +40,8 @@ interface SpaceChannel {
    */
   lastSeq: number;
 }
+
+type ContextItem = Extract<HubItem, { type: 'context' }>;
 
 /**
  * Subscribers written to in one go; a larger fan-out yields to I/O between slices, so a sender's
@@ -165,7 +170,11 @@ export class FanOut {
     }
   }
 
-  private process(spaceId: string, channel: SpaceChannel, notice: EventNotice): void {
+  private process(spaceId: string, channel: SpaceChannel, notice: EventNotice | ContextItem): void {
+    if ('type' in notice) {
+      this.deliverContext(spaceId, channel, notice);
+      return;
+    }
     if (notice.data !== undefined) {
       this.dispatch(spaceId, channel, { seq: notice.seq, kind: notice.kind, data: notice.data });
       return;
@@ -188,7 +197,7 @@ export class FanOut {
     );
   }
 
-  /** Processes the notices that queued up while the channel was busy. */
+  /** Processes the notices (and contexts) that queued up while the channel was busy. */
   private next(spaceId: string, channel: SpaceChannel): void {
     while (!channel.busy && channel.queue.length > 0) {
       this.process(spaceId, channel, channel.queue.shift()!);
@@ -238,6 +247,27 @@ export class FanOut {
     slice();
   }
 
+  /**
+   * A context to every stream of the space, in slices like an event (a context of 250
+   * participants written to 5,000 streams in one go held the event loop as pings did), the events
+   * heard meanwhile queued behind it.
+   */
+  private deliverContext(spaceId: string, channel: SpaceChannel, item: ContextItem): void {
+    if (channel.subscribers.size <= this.slice) {
+      for (const subscriber of channel.subscribers) subscriber.deliver(item);
+      return;
+    }
+    channel.busy = true;
+    this.inSlices(
+      [...channel.subscribers],
+      (subscriber) => subscriber.deliver(item),
+      () => {
+        channel.busy = false;
+        this.next(spaceId, channel);
+      },
+    );
+  }
+
   /** One context load per change, coalescing changes that arrive while one is loading. */
   private refreshContext(spaceId: string, channel: SpaceChannel, afterSeq: number): void {
     if (channel.context.loading) {
@@ -250,12 +280,9 @@ export class FanOut {
       .then(
         (context) => {
           if (!context) return;
-          const item: HubItem = { type: 'context', afterSeq, frame: contextFrame(context) };
-          // In slices like events: a context of 250 participants written to 5,000 streams in one
-          // go would hold the event loop as pings did. A stream takes a context only if it is
-          // newer than the last it wrote, so one still going out when a fresher one is loaded
-          // never overwrites it.
-          this.inSlices([...channel.subscribers], (subscriber) => subscriber.deliver(item));
+          const item: ContextItem = { type: 'context', afterSeq, frame: contextFrame(context) };
+          if (channel.busy) channel.queue.push(item);
+          else this.deliverContext(spaceId, channel, item);
         },
         (error) => this.options.onError(error, `loading the context of space ${spaceId}`),
       )

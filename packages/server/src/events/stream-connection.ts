@@ -215,10 +215,13 @@ export class StreamConnection implements HubSubscriber {
       res.write(frame[0]!);
       return;
     }
-    // The parts go out in one write (and one chunk of the response) rather than one each.
+    // The parts go out in one write of the socket rather than one each.
     res.cork();
-    for (const part of frame) res.write(part);
-    res.uncork();
+    try {
+      for (const part of frame) res.write(part);
+    } finally {
+      res.uncork();
+    }
   }
 
   /** Ends a stream whose client stopped reading, dropping what it has not read. */
