@@ -449,10 +449,47 @@ describe('invite, join, participants, moderation, leave', () => {
     const after = await guest.run(['send', 'still here?']);
     expect(after.code).toBe(4);
     expect(after.stderr).toContain('convene join LINK');
+    expect(after.stderr).toContain('convene leave');
+
+    // Kicking again, or the owner: the conflict says where they stand, not "retry".
+    const again = await owner.run(['kick', participantId]);
+    expect(again.code).toBe(6);
+    expect(again.stderr).toContain(
+      'Mallory is removed (kicked); only participants who are active, muted or waiting for approval can be removed',
+    );
+    expect(again.stderr).not.toContain('retry');
+    const ownerKick = await owner.run(['kick', 'Owner']);
+    expect(ownerKick.code).toBe(6);
+    expect(ownerKick.stderr).toContain('The owner of a space cannot be moderated.');
+
+    // A namesake who joins after the kick is the one a name means (the kicked one cannot be).
+    const namesake = user();
+    const { participantId: secondId } = (
+      await namesake.run(['join', humanLink, '--name', 'Mallory', '--json'])
+    ).json();
+    const muteByName = await owner.run(['mute', 'Mallory', '--json']);
+    expect(muteByName.code).toBe(0);
+    expect(muteByName.json()).toEqual({ ok: true, participantId: secondId });
 
     const missing = await owner.run(['mute']);
     expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('missing participant to mute');
     expect(missing.stderr).toContain('Usage: convene mute PARTICIPANT');
+    const short = await owner.run(['mute', secondId.slice(0, 3)]);
+    expect(short.code).toBe(5);
+    expect(short.stderr).toContain('An id start needs 4 characters or more.');
+
+    // A space past its time to live is closed, whatever the participant's standing.
+    const brief = user();
+    const { spaceId: briefId } = (
+      await brief.run(['space', 'create', 'Brief', '--ttl', '3s', '--json'])
+    ).json();
+    await joinAs(brief, user(), 'Bea');
+    await new Promise((resolve) => setTimeout(resolve, 3200));
+    const late = await brief.run(['kick', 'Bea', '--space', briefId]);
+    expect(late.code).toBe(6);
+    expect(late.stderr).toContain('is closed: its keys no longer work');
+    expect(late.stderr).toContain('convene leave');
   });
 
   it('leaves a space: the key is forgotten and stops working', async () => {

@@ -1,7 +1,19 @@
 import type { Command } from '@commander-js/extra-typings';
+import { ConveneError } from '@convene/sdk';
 import { type App, examples } from '../app';
+import { CliError } from '../lib/errors';
+import { ExitCode } from '../lib/exit-codes';
+import { isSpaceClosed } from '../lib/failure';
 import { choose } from '../lib/prompts';
-import { pick } from '../lib/resolve';
+import { find, pick } from '../lib/resolve';
+
+const STATUS = {
+  waitingForApproval: 'waiting for approval',
+  active: 'active',
+  muted: 'muted',
+  left: 'gone (left)',
+  kicked: 'removed (kicked)',
+} as const;
 
 /** The owner's four moderation verbs share one shape: a participant, by name or id. */
 const ACTIONS = [
@@ -53,22 +65,39 @@ export function registerModeration(program: Command, app: App): void {
         ctx.requireOwner(saved, action.name);
         const space = ctx.spaceClient(saved);
         const { participants } = await space.get();
+        const candidates = participants.filter(
+          (p) => !p.isOwner && (action.candidates as readonly string[]).includes(p.status),
+        );
         const chosen = await choose(ctx.out, reference, {
-          message: `Who do you want to ${action.name}?`,
+          message: `Participant to ${action.name}`,
           usage: `convene ${action.name} PARTICIPANT [--space SPACE]`,
-          items: participants.filter(
-            (p) => !p.isOwner && (action.candidates as readonly string[]).includes(p.status),
-          ),
+          items: candidates,
           id: (p) => p.participantId,
           label: (p) => `${p.name} (${p.status})`,
         });
-        const participant = pick(participants, chosen, {
+        const what = {
           noun: 'participant',
-          id: (p) => p.participantId,
-          name: (p) => p.name,
+          id: (p: (typeof participants)[number]) => p.participantId,
+          name: (p: (typeof participants)[number]) => p.name,
           listCommand: 'convene participants',
-        });
-        const result = await space.participants[action.call](participant.participantId);
+        };
+        // A name shared with someone this cannot apply to (a kicked namesake) names the one it can.
+        const participant = find(candidates, chosen, what) ?? pick(participants, chosen, what);
+        let result: { ok: boolean };
+        try {
+          result = await space.participants[action.call](participant.participantId);
+        } catch (error) {
+          if (!(error instanceof ConveneError) || error.status !== 409 || isSpaceClosed(error)) throw error;
+          // Not "the state changed": where the participant stands is why.
+          throw new CliError(error.message.replace(/^\d{3} /, ''), {
+            exitCode: ExitCode.conflict,
+            hint: participant.isOwner
+              ? 'The owner of a space cannot be moderated.'
+              : `${participant.name} is ${STATUS[participant.status]}; only participants who are ${listed(
+                  action.candidates.map((status) => STATUS[status]),
+                )} can be ${action.done.toLowerCase()} (see \`convene participants\`).`,
+          });
+        }
         ctx.out.result(
           { ...result, participantId: participant.participantId },
           {
@@ -80,3 +109,7 @@ export function registerModeration(program: Command, app: App): void {
       });
   }
 }
+
+/** "a", "a or b", "a, b or c". */
+const listed = (items: readonly string[]): string =>
+  items.length < 2 ? (items[0] ?? '') : `${items.slice(0, -1).join(', ')} or ${items.at(-1)}`;

@@ -88,7 +88,7 @@ function fromStatus(error: ConveneError, ctx: Context): CliError {
           exitCode: ExitCode.auth,
           hint:
             using.space.role === 'participant'
-              ? 'The key no longer works if you left or were removed. Join again with `convene join LINK`.'
+              ? 'The key no longer works if you left or were removed. Join again with `convene join LINK`, or forget the space here with `convene leave`.'
               : 'The owner key stops working when the space closes or expires. Create a new one with `convene space create NAME`.',
         });
       }
@@ -193,7 +193,7 @@ function spaceClosed(ctx: Context, spaceName: string, details: Record<string, un
 
 /** What to say of a closed space: for good, and where the others are. */
 export const closedHint = (spaceName: string): string =>
-  `${spaceName[0]!.toUpperCase()}${spaceName.slice(1)} was closed by its owner or reached the end of its time to live, for good; \`convene space list\` shows your other spaces`;
+  `${spaceName[0]!.toUpperCase()}${spaceName.slice(1)} was closed by its owner or reached the end of its time to live, for good; \`convene leave\` forgets it here, and \`convene space list\` shows your other spaces`;
 
 function detailsOf(error: ConveneError): Record<string, unknown> {
   const body = error.body;

@@ -15,10 +15,7 @@ export async function required(
 ): Promise<string> {
   if (value !== undefined && value !== '') return value;
   if (!out.mode.interactive) {
-    throw new UsageError(
-      `missing ${ask.message.replace(/[?:]\s*$/, '').toLowerCase()}`,
-      `Usage: ${ask.usage}`,
-    );
+    throw new UsageError(missing(ask.message), `Usage: ${ask.usage}`);
   }
   const common = {
     message: ask.message,
@@ -63,10 +60,7 @@ export async function choose<T>(
 ): Promise<string> {
   if (reference !== undefined && reference !== '') return reference;
   if (!out.mode.interactive || ask.items.length === 0) {
-    throw new UsageError(
-      `missing ${ask.message.replace(/[?:]\s*$/, '').toLowerCase()}`,
-      `Usage: ${ask.usage}`,
-    );
+    throw new UsageError(missing(ask.message), `Usage: ${ask.usage}`);
   }
   const answer = await clack.select({
     message: ask.message,
@@ -75,4 +69,13 @@ export async function choose<T>(
   });
   if (clack.isCancel(answer)) throw cancelled();
   return answer;
+}
+
+/**
+ * What a prompt asks for, as the error when nobody can be asked: "missing token" for "Which
+ * token?", "missing version of plan.md" for "Which version of plan.md?" (names keep their case).
+ */
+function missing(message: string): string {
+  const what = message.replace(/[?:]\s*$/, '').replace(/^(Which|Paste) /, '');
+  return `missing ${what[0]!.toLowerCase()}${what.slice(1)}`;
 }

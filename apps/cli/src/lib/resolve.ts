@@ -14,9 +14,10 @@ export function pick<T>(
   const found = find(items, reference, what);
   if (found) return found;
   const near = closest(reference, items.map(what.name));
+  const short = /^[0-9a-f-]{1,3}$/i.test(reference) ? 'An id start needs 4 characters or more. ' : '';
   throw new CliError(`no ${what.noun} "${reference}"`, {
     exitCode: ExitCode.notFound,
-    hint: `${near ? `Did you mean "${near}"? ` : ''}See them with \`${what.listCommand}\`.`,
+    hint: `${short}${near ? `Did you mean "${near}"? ` : ''}See them with \`${what.listCommand}\`.`,
   });
 }
 
