@@ -518,6 +518,11 @@ describe('invite, join, participants, moderation, leave', () => {
     const guest = user();
     await joinAs(owner, guest, 'Kim');
     expect((await owner.run(['kick', 'Kim'])).code).toBe(0);
+    const listed = await guest.run(['space', 'list']);
+    expect(listed.stdout).toContain('key refused (removed, or left): `convene leave` forgets it');
+    expect((await guest.run(['space', 'list', '--json'])).json()).toEqual([
+      expect.objectContaining({ spaceId, state: 'unavailable', problem: expect.stringContaining('401') }),
+    ]);
     const left = await guest.run(['leave', '--yes']);
     expect({ code: left.code, stderr: left.stderr }).toEqual({ code: 0, stderr: expect.any(String) });
     expect(left.stderr).toContain('Forgot Kicked out here: the server no longer takes its key');

@@ -22,12 +22,15 @@ export function registerSpaceList(space: Command, app: App): void {
       const rows = await mapLimit(saved, 8, async (s) => {
         try {
           const view = await hub.space(s.spaceId, s.key).get();
-          return { ...s, view, closed: false, problem: undefined };
+          return { ...s, view, closed: false, problem: undefined, refused: false };
         } catch (error) {
           if (!(error instanceof ConveneError)) throw error;
           // Closed (or expired) is a state, not a problem: say it as `space show` would.
-          if (isSpaceClosed(error)) return { ...s, view: undefined, closed: true, problem: undefined };
-          return { ...s, view: undefined, closed: false, problem: error.message };
+          if (isSpaceClosed(error))
+            return { ...s, view: undefined, closed: true, problem: undefined, refused: false };
+          // The key no longer works: its participant was removed, or left elsewhere.
+          const refused = error.status === 401;
+          return { ...s, view: undefined, closed: false, problem: error.message, refused };
         }
       });
       ctx.refreshSpaceNames(rows.flatMap((r) => (r.view ? [r.view] : [])));
@@ -42,6 +45,7 @@ export function registerSpaceList(space: Command, app: App): void {
         privacy: r.view?.privacy,
         problem: r.problem,
       }));
+      const refused = new Set(rows.filter((r) => r.refused).map((r) => r.spaceId));
       const { out } = ctx;
       out.result(json, {
         quiet: () => json.map((r) => r.spaceId).join('\n') || undefined,
@@ -58,9 +62,11 @@ export function registerSpaceList(space: Command, app: App): void {
                 value: (r) =>
                   r.state === 'open' && r.ttlRemaining !== undefined
                     ? `open, ${formatSeconds(r.ttlRemaining)} left`
-                    : r.state === 'unavailable'
-                      ? `unavailable: ${r.problem}`
-                      : r.state,
+                    : refused.has(r.spaceId)
+                      ? 'key refused (removed, or left): `convene leave` forgets it'
+                      : r.state === 'unavailable'
+                        ? `unavailable: ${r.problem}`
+                        : r.state,
                 style: (t, r) => (r.state === 'open' ? out.c.green(t) : out.c.dim(t)),
               },
             ],
