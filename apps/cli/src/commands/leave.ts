@@ -20,9 +20,9 @@ export function registerLeave(program: Command, app: App): void {
       const ctx = app.context(command);
       const saved = ctx.space(reference);
       await confirm(ctx.out, `Leave "${saved.name}"? Your key stops working.`, options.yes);
-      let result: { ok: true; closed?: true; keyRefused?: true };
+      let result: { ok: boolean; closed?: true; keyRefused?: true };
       try {
-        result = (await ctx.spaceClient(saved).leave()) as { ok: true };
+        result = await ctx.spaceClient(saved).leave();
       } catch (error) {
         // Closing ended every membership already, and a key the server refuses (its participant
         // was removed, or left elsewhere) is a membership over: what is left to do is to stop

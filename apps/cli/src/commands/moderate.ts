@@ -1,9 +1,7 @@
 import type { Command } from '@commander-js/extra-typings';
 import { ConveneError } from '@convene/sdk';
 import { type App, examples } from '../app';
-import { CliError } from '../lib/errors';
-import { ExitCode } from '../lib/exit-codes';
-import { isSpaceClosed } from '../lib/failure';
+import { conflictError, isSpaceClosed } from '../lib/failure';
 import { choose } from '../lib/prompts';
 import { find, pick } from '../lib/resolve';
 
@@ -89,14 +87,14 @@ export function registerModeration(program: Command, app: App): void {
         } catch (error) {
           if (!(error instanceof ConveneError) || error.status !== 409 || isSpaceClosed(error)) throw error;
           // Not "the state changed": where the participant stands is why.
-          throw new CliError(error.message.replace(/^\d{3} /, ''), {
-            exitCode: ExitCode.conflict,
-            hint: participant.isOwner
+          throw conflictError(
+            error,
+            participant.isOwner
               ? 'The owner of a space cannot be moderated.'
               : `${participant.name} is ${STATUS[participant.status]}; only participants who are ${listed(
                   action.candidates.map((status) => STATUS[status]),
                 )} can be ${action.done.toLowerCase()} (see \`convene participants\`).`,
-          });
+          );
         }
         ctx.out.result(
           { ...result, participantId: participant.participantId },

@@ -55,9 +55,22 @@ export function unreachableHint(server: string, explicit: boolean): string {
 /** The bad-input statuses: the command line asked for something the server refuses as such. */
 const BAD_INPUT = new Set([400, 413, 422]);
 
+/** "400 name: too long" reads better without the number; --json keeps it as `status`. */
+const serverWords = (error: ConveneError): string => error.message.replace(/^\d{3} /, '');
+
+/**
+ * A 409 of the server (not a closed space): exit 6, its words, and `hint`, which a command that
+ * knows why it conflicted can give (the default suits a race with another client).
+ */
+export function conflictError(
+  error: ConveneError,
+  hint = 'The state changed meanwhile; look again and retry.',
+): CliError {
+  return new CliError(serverWords(error), { exitCode: ExitCode.conflict, hint, details: detailsOf(error) });
+}
+
 function fromStatus(error: ConveneError, ctx: Context): CliError {
-  // "400 name: too long" reads better without the number; --json keeps it as `status`.
-  const message = error.message.replace(/^\d{3} /, '');
+  const message = serverWords(error);
   const using = ctx.using;
   const spaceName = using.kind === 'space' ? `"${using.space.name}"` : 'this space';
   if (isSpaceClosed(error)) return spaceClosed(ctx, spaceName, detailsOf(error));
@@ -113,11 +126,7 @@ function fromStatus(error: ConveneError, ctx: Context): CliError {
             : 'Check the id, and that --url points at the right server.',
       });
     case 409:
-      return new CliError(message, {
-        exitCode: ExitCode.conflict,
-        hint: 'The state changed meanwhile; look again and retry.',
-        details: detailsOf(error),
-      });
+      return conflictError(error);
     case 410:
       return new CliError(message, { exitCode: ExitCode.error, hint: 'Start over.' });
     case 423: {

@@ -19,18 +19,18 @@ export function registerSpaceList(space: Command, app: App): void {
       const host = ctx.host();
       const saved = Object.values(host.spaces).sort((a, b) => a.savedAt.localeCompare(b.savedAt));
       const hub = ctx.hub();
+      // Spaces whose key the server no longer takes: its participant was removed, or left elsewhere.
+      const refused = new Set<string>();
       const rows = await mapLimit(saved, 8, async (s) => {
         try {
           const view = await hub.space(s.spaceId, s.key).get();
-          return { ...s, view, closed: false, problem: undefined, refused: false };
+          return { ...s, view, closed: false, problem: undefined };
         } catch (error) {
           if (!(error instanceof ConveneError)) throw error;
           // Closed (or expired) is a state, not a problem: say it as `space show` would.
-          if (isSpaceClosed(error))
-            return { ...s, view: undefined, closed: true, problem: undefined, refused: false };
-          // The key no longer works: its participant was removed, or left elsewhere.
-          const refused = error.status === 401;
-          return { ...s, view: undefined, closed: false, problem: error.message, refused };
+          if (isSpaceClosed(error)) return { ...s, view: undefined, closed: true, problem: undefined };
+          if (error.status === 401) refused.add(s.spaceId);
+          return { ...s, view: undefined, closed: false, problem: error.message };
         }
       });
       ctx.refreshSpaceNames(rows.flatMap((r) => (r.view ? [r.view] : [])));
@@ -45,7 +45,6 @@ export function registerSpaceList(space: Command, app: App): void {
         privacy: r.view?.privacy,
         problem: r.problem,
       }));
-      const refused = new Set(rows.filter((r) => r.refused).map((r) => r.spaceId));
       const { out } = ctx;
       out.result(json, {
         quiet: () => json.map((r) => r.spaceId).join('\n') || undefined,
