@@ -1,16 +1,30 @@
 import { describe, expect, it } from 'vitest';
 import { FanOut, type HubSubscriber } from '../src/events/fan-out';
+import type { HubItem } from '../src/events/frames';
 
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
+/** A fan-out writing `slice` streams a turn, whose context loads call `onLoad`. */
+const fanOutOf = (slice: number, onLoad = () => {}): FanOut => {
+  const fanOut = new FanOut({
+    readEvent: async () => undefined,
+    loadContext: async () => {
+      onLoad();
+      return { participants: [], artifacts: [], suggestedPollingIntervalMs: 2000 };
+    },
+    onError: () => {},
+  });
+  fanOut.slice = slice;
+  return fanOut;
+};
+
+/** What a stream was handed, as the tests compare it: `event 3`, `context 3`. */
+const labelOf = (item: HubItem): string =>
+  item.type === 'context' ? `context ${item.afterSeq}` : `event ${item.event.seq}`;
+
 describe('FanOut', () => {
   it('pings its streams in slices, yielding to I/O between them', async () => {
-    const fanOut = new FanOut({
-      readEvent: async () => undefined,
-      loadContext: async () => ({ participants: [], artifacts: [], suggestedPollingIntervalMs: 2000 }),
-      onError: () => {},
-    });
-    fanOut.slice = 3;
+    const fanOut = fanOutOf(3);
     let ticks = 0;
     const subscriber = (): HubSubscriber => ({
       deliver: () => {},
@@ -32,22 +46,13 @@ describe('FanOut', () => {
 
   it('writes a context event in slices too, after the event that changed the participants', async () => {
     let loaded = 0;
-    const fanOut = new FanOut({
-      readEvent: async () => undefined,
-      loadContext: async () => {
-        loaded++;
-        return { participants: [], artifacts: [], suggestedPollingIntervalMs: 2000 };
-      },
-      onError: () => {},
-    });
-    fanOut.slice = 3;
+    const fanOut = fanOutOf(3, () => loaded++);
     const received: string[][] = [];
     for (let i = 0; i < 7; i++) {
       const items: string[] = [];
       received.push(items);
       fanOut.subscribe('a', {
-        deliver: (item) =>
-          void items.push(item.type === 'context' ? `context ${item.afterSeq}` : `event ${item.event.seq}`),
+        deliver: (item) => void items.push(labelOf(item)),
         tick: () => {},
         shutdown: () => {},
       });
@@ -68,14 +73,9 @@ describe('FanOut', () => {
   });
 
   it('holds the events heard while a context goes out in slices until every stream has it', async () => {
-    const fanOut = new FanOut({
-      readEvent: async () => undefined,
-      loadContext: async () => ({ participants: [], artifacts: [], suggestedPollingIntervalMs: 2000 }),
-      onError: () => {},
-    });
     // 3,000 streams, 1,000 a turn, each write taking 2 µs: a slice takes 2 ms, longer than the
     // next notice's 1 ms timer.
-    fanOut.slice = 1000;
+    const fanOut = fanOutOf(1000);
     const received: string[][] = [];
     const unsubscribe: (() => void)[] = [];
     for (let i = 0; i < 3000; i++) {
@@ -86,7 +86,7 @@ describe('FanOut', () => {
           deliver: (item) => {
             const until = performance.now() + 0.002;
             while (performance.now() < until);
-            items.push(item.type === 'context' ? `context ${item.afterSeq}` : `event ${item.event.seq}`);
+            items.push(labelOf(item));
             // Once the first slice of the context is out, the first 2,000 streams close (the
             // next event fits in one slice) and a message is sent.
             if (i === 999 && item.type === 'context') {
