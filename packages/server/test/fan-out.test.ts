@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FanOut, type HubSubscriber } from '../src/events/fan-out';
 import type { HubItem } from '../src/events/frames';
 
@@ -106,5 +106,41 @@ describe('FanOut', () => {
     }
     for (const items of received.slice(2000)) expect(items).toEqual(['event 1', 'context 1', 'event 2']);
     for (const items of received.slice(0, 2000)) expect(items).toEqual(['event 1', 'context 1']);
+  });
+  describe('wake-ups', () => {
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    it('wakes every stream of a space at the earliest time asked, with one timer per space', () => {
+      vi.useFakeTimers();
+      const fanOut = fanOutOf(256);
+      const woken = { a: 0, b: 0 };
+      const subscriber = (space: 'a' | 'b'): HubSubscriber => ({
+        deliver: () => {},
+        tick: () => {},
+        wake: () => void woken[space]++,
+        shutdown: () => {},
+      });
+      for (let i = 0; i < 3; i++) fanOut.subscribe('a', subscriber('a'));
+      const unsubscribeB = fanOut.subscribe('b', subscriber('b'));
+
+      // Three streams of a ask for 500, 200 and 900 ms: one timer, at 200.
+      fanOut.wakeAt('a', 500);
+      fanOut.wakeAt('a', 200);
+      fanOut.wakeAt('a', 900);
+      fanOut.wakeAt('b', 300);
+      expect(vi.getTimerCount()).toBe(2);
+      vi.advanceTimersByTime(199);
+      expect(woken).toEqual({ a: 0, b: 0 });
+      vi.advanceTimersByTime(1);
+      expect(woken).toEqual({ a: 3, b: 0 });
+
+      // A space whose last stream goes drops its timer with it.
+      unsubscribeB();
+      expect(vi.getTimerCount()).toBe(0);
+      vi.advanceTimersByTime(1000);
+      expect(woken).toEqual({ a: 3, b: 0 });
+    });
   });
 });

@@ -52,7 +52,7 @@ describe('StreamConnection', () => {
     const at = new ParticipantsCache().advance(defaultCoreConfig, 's', undefined, rows, 'S1');
     const participants: TParticipantView[] = participantsForReply(at.views);
     const res = new UnreadResponse();
-    const hub = { subscribe: () => () => {}, read: async () => [] } as unknown as EventHub;
+    const hub = { subscribe: () => () => {}, read: async () => [], wakeAt: () => {} } as unknown as EventHub;
     const connection = new StreamConnection({
       hub,
       res: res as unknown as ServerResponse,
@@ -79,5 +79,56 @@ describe('StreamConnection', () => {
     connection.tick();
     expect(connection.isEnded).toBe(true);
     expect(Buffer.concat(res.written).toString()).toBe(text);
+  });
+  it('asks the hub to wake it at its expiry, then closes as expired; pings keep its participant seen', async () => {
+    let now = Date.parse('2026-11-24T12:00:00Z');
+    const wakeUps: [string, number][] = [];
+    const hub = {
+      subscribe: () => () => {},
+      read: async () => [],
+      wakeAt: (spaceId: string, delayMs: number) => void wakeUps.push([spaceId, delayMs]),
+    } as unknown as EventHub;
+    const res = new UnreadResponse();
+    let pings = 0;
+    const connection = new StreamConnection({
+      hub,
+      res: res as unknown as ServerResponse,
+      spaceId: 's',
+      clock: { now: () => new Date(now) },
+      lastEventId: undefined,
+      timestamp: undefined,
+      maxQueuedBytes: 64 * 1024,
+      onPing: () => void pings++,
+    });
+    // Not live yet: neither pinged nor woken.
+    connection.tick();
+    connection.wake();
+    expect([pings, wakeUps.length, res.written.length]).toEqual([0, 0, 0]);
+
+    await connection.begin({
+      participantId: 'p',
+      eventSeq: 4,
+      expiresAt: new Date(now + 60_000),
+      context: { participants: [], artifacts: [], suggestedPollingIntervalMs: 2000 },
+    });
+    expect(wakeUps).toEqual([['s', 60_000]]);
+    connection.tick();
+    expect(pings).toBe(1);
+
+    // Woken early (another stream of the space asked for sooner): it asks again for the rest.
+    now += 45_000;
+    connection.wake();
+    expect(wakeUps).toEqual([
+      ['s', 60_000],
+      ['s', 15_000],
+    ]);
+    expect(connection.isEnded).toBe(false);
+
+    now += 15_000;
+    connection.wake();
+    const text = Buffer.concat(res.written).toString();
+    expect(text).toContain('id: 5\nevent: space-closed\ndata: {"spaceId":"s","reason":"expired"}\n\n');
+    expect(connection.isEnded).toBe(true);
+    expect(res.writableEnded).toBe(true);
   });
 });

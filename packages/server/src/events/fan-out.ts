@@ -12,6 +12,8 @@ export interface HubSubscriber {
   deliver(item: HubItem): void;
   /** Called every ping interval: send `: ping`, check expiry. */
   tick(): void;
+  /** Called when a wake-up it asked for (FanOut.wakeAt) is due: check expiry. */
+  wake?(): void;
   /** End the stream (server shutdown). */
   shutdown(): void;
 }
@@ -39,6 +41,8 @@ interface SpaceChannel {
    * -1 until the first is heard (0 is a real answer: a space with no event yet).
    */
   lastSeq: number;
+  /** The space's one timer of wake-ups (wakeAt): when it is due (Date.now()), and the timer. */
+  wakeUp: { at: number; timer: NodeJS.Timeout } | undefined;
 }
 
 type ContextItem = Extract<HubItem, { type: 'context' }>;
@@ -90,6 +94,7 @@ export class FanOut {
         busy: false,
         context: { loading: false, dirtySeq: null },
         lastSeq: -1,
+        wakeUp: undefined,
       };
       this.spaces.set(spaceId, channel);
     }
@@ -136,10 +141,30 @@ export class FanOut {
     this.inSlices(subscribers, (subscriber) => subscriber.tick());
   }
 
+  /**
+   * Wakes every subscriber of the space in `delayMs` (HubSubscriber.wake), or sooner if one asked
+   * for sooner: a space's streams share one timer for their expiry instead of holding one each. A
+   * subscriber woken early asks again.
+   */
+  wakeAt(spaceId: string, delayMs: number): void {
+    const channel = this.spaces.get(spaceId);
+    if (!channel || this.closed) return;
+    const at = Date.now() + delayMs;
+    if (channel.wakeUp && channel.wakeUp.at <= at) return;
+    if (channel.wakeUp) clearTimeout(channel.wakeUp.timer);
+    const timer = setTimeout(() => {
+      channel.wakeUp = undefined;
+      for (const subscriber of [...channel.subscribers]) subscriber.wake?.();
+    }, delayMs);
+    timer.unref();
+    channel.wakeUp = { at, timer };
+  }
+
   /** Ends every stream (server shutdown). */
   close(): void {
     this.closed = true;
     for (const channel of this.spaces.values()) {
+      if (channel.wakeUp) clearTimeout(channel.wakeUp.timer);
       for (const subscriber of [...channel.subscribers]) subscriber.shutdown();
     }
     this.spaces.clear();
@@ -290,7 +315,9 @@ export class FanOut {
       channel.subscribers.size === 0 &&
       !channel.busy &&
       !channel.context.loading
-    )
+    ) {
+      if (channel.wakeUp) clearTimeout(channel.wakeUp.timer);
       this.spaces.delete(spaceId);
+    }
   }
 }

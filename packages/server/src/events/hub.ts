@@ -97,6 +97,11 @@ export class EventHub {
     return this.fanOut.subscribe(spaceId, subscriber);
   }
 
+  /** Wakes the space's subscribers in `delayMs` (their expiry): one timer per space. */
+  wakeAt(spaceId: string, delayMs: number): void {
+    this.fanOut.wakeAt(spaceId, delayMs);
+  }
+
   /**
    * Takes a slot for a new stream of `credential` from `address` (both hashed) under the caps,
    * or throws a 429 (TooManyStreamsError); resolves to the function that gives it back.

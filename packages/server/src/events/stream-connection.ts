@@ -23,6 +23,8 @@ export interface StreamConnectionOptions {
    * a stalled reader holds at most this much of the server's memory, and never slows the others.
    */
   maxQueuedBytes: number;
+  /** Called at every ping while the stream is live: an open stream keeps its participant seen. */
+  onPing?: () => void;
   onError?: (error: unknown) => void;
 }
 
@@ -47,7 +49,6 @@ export class StreamConnection implements HubSubscriber {
   private expirePending = false;
   private participantId = '';
   private expiresAt = Number.POSITIVE_INFINITY;
-  private expiryTimer: NodeJS.Timeout | undefined;
   private readonly unsubscribe: () => void;
 
   constructor(private readonly options: StreamConnectionOptions) {
@@ -125,7 +126,13 @@ export class StreamConnection implements HubSubscriber {
   tick(): void {
     if (this.ended || !this.started) return;
     this.write(': ping\n\n');
+    this.options.onPing?.();
     if (this.options.clock.now().getTime() >= this.expiresAt) this.expire();
+  }
+
+  wake(): void {
+    if (this.ended || !this.started) return;
+    this.armExpiry();
   }
 
   shutdown(): void {
@@ -230,7 +237,6 @@ export class StreamConnection implements HubSubscriber {
     // Nothing more is written to it from here; end() would wait for the unread output to drain,
     // which a stalled client never lets happen, so the socket is reset instead (reap).
     this.ended = true;
-    if (this.expiryTimer) clearTimeout(this.expiryTimer);
     this.unsubscribe();
     reap(this.options.res);
   }
@@ -256,8 +262,8 @@ export class StreamConnection implements HubSubscriber {
       this.expire();
       return;
     }
-    this.expiryTimer = setTimeout(() => this.armExpiry(), Math.min(delay, MAX_TIMER_MS));
-    this.expiryTimer.unref();
+    // The space's streams share one timer (the hub's); a wake-up before the expiry asks again.
+    this.options.hub.wakeAt(this.options.spaceId, Math.min(delay, MAX_TIMER_MS));
   }
 
   /** The TTL elapsed: the space behaves as closed, announced like a close, then the stream ends. */
@@ -275,7 +281,6 @@ export class StreamConnection implements HubSubscriber {
   private end(): void {
     if (this.ended) return;
     this.ended = true;
-    if (this.expiryTimer) clearTimeout(this.expiryTimer);
     this.unsubscribe();
     const { res } = this.options;
     if (this.started && !res.destroyed && !res.writableEnded) res.end();

@@ -61,6 +61,17 @@ export function sendError(
   return reply.code(status).headers(headers).type(MEDIA.json).send(body);
 }
 
+/** What a reply's policy stops when the reply is taken over (its request timer). */
+const onTakeOver = new WeakMap<FastifyReply, () => void>();
+
+/**
+ * Runs `stop` if the reply is taken over (takeOver): a stream can stay open for hours, and what
+ * only guards an answer (the request timer and its listeners) would be held all that time.
+ */
+export function whenTakenOver(reply: FastifyReply, stop: () => void): void {
+  onTakeOver.set(reply, stop);
+}
+
 /**
  * Takes the response over for a writer of its own (an event stream, the MCP transport). A
  * hijacked reply skips onSend and does not flush headers set by the policy hooks: they are copied
@@ -68,6 +79,11 @@ export function sendError(
  */
 export function takeOver(reply: FastifyReply): ServerResponse {
   reply.hijack();
+  const stop = onTakeOver.get(reply);
+  if (stop) {
+    onTakeOver.delete(reply);
+    stop();
+  }
   const raw = reply.raw;
   for (const [name, value] of Object.entries(reply.getHeaders())) {
     if (value !== undefined) raw.setHeader(name, value as string | number | readonly string[]);

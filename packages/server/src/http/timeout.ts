@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { sendError } from './reply';
+import { sendError, whenTakenOver } from './reply';
 
 /** Seconds a client is told to wait before retrying a 503 (a timeout, or the database away). */
 export const RETRY_AFTER_SECONDS = 2;
@@ -25,8 +25,8 @@ export function declaredWaitMs(request: FastifyRequest): number {
 /**
  * A request that cannot finish in `ms` answers 503 `{error}` with Retry-After (decisions.md,
  * Abuse and faults), whatever it waits on: a database that does not answer, a lock, a pool with
- * no free connection. Streams and long waits (`/mcp`'s wait_for_messages) hijack their reply
- * before then and are left alone, as is a route whose config says `longWait: true`.
+ * no free connection. Streams and long waits (`/mcp`'s wait_for_messages) take their reply over
+ * (takeOver), which stops the timer; a route whose config says `longWait: true` has none.
  */
 export function startRequestTimer(request: FastifyRequest, reply: FastifyReply, ms: number): void {
   if ((request.routeOptions.config as { longWait?: boolean } | undefined)?.longWait) return;
@@ -42,6 +42,13 @@ export function startRequestTimer(request: FastifyRequest, reply: FastifyReply, 
     );
   }, ms);
   timer.unref();
-  reply.raw.once('close', () => clearTimeout(timer));
-  reply.raw.once('finish', () => clearTimeout(timer));
+  const { raw } = reply;
+  const stop = () => {
+    clearTimeout(timer);
+    raw.off('close', stop);
+    raw.off('finish', stop);
+  };
+  raw.on('close', stop);
+  raw.on('finish', stop);
+  whenTakenOver(reply, stop);
 }

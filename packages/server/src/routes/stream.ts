@@ -42,6 +42,14 @@ export function streamHandler({ app, config, deps }: RouteScope): RouteHandlerMe
       lastEventId,
       timestamp,
       maxQueuedBytes: config.streamMaxQueuedBytes,
+      // An open stream keeps its participant seen (lastSeenAt), as a call would, at each ping:
+      // the hub's one timer, not one per stream.
+      ...(key
+        ? {
+            onPing: () =>
+              void app.presence.touch(key).catch((error) => request.log.warn({ err: error }, 'presence')),
+          }
+        : {}),
       onError: (error) => request.log.error({ err: error }, 'event stream failed'),
     });
     let start: Awaited<ReturnType<typeof openStream>>;
@@ -85,14 +93,5 @@ export function streamHandler({ app, config, deps }: RouteScope): RouteHandlerMe
     request.raw.socket.setNoDelay(true);
     request.raw.socket.setTimeout(0);
     void connection.begin(start);
-    // An open stream keeps its participant seen (lastSeenAt), as a call would.
-    if (key) {
-      const seen = setInterval(
-        () => void app.presence.touch(key).catch((error) => request.log.warn({ err: error }, 'presence')),
-        config.streamPingMs,
-      );
-      seen.unref();
-      res.once('close', () => clearInterval(seen));
-    }
   };
 }
