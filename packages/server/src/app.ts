@@ -146,7 +146,7 @@ export async function buildApp({
   //    nothing over the limit: see http/rate-limit.ts);
   // 3. 400 for an unsupported or retired API-Version; then bodies, JSON errors and 404s;
   // 4. the space key presented counts as its participant being seen (lastSeenAt).
-  const presence = new Presence(deps);
+  const presence = new Presence(deps, config.presenceIntervalMs);
   app.decorate('presence', presence);
   app.addHook('onRequest', async (request, reply) => {
     // 0. Its log line, written when it ends, however it ends.

@@ -104,6 +104,8 @@ export interface ServerConfig {
   logFormat?: 'json' | 'text' | undefined;
   /** Interval of `: ping` comments on event streams. */
   streamPingMs: number;
+  /** How often one key's lastSeenAt is written at most, per node (5 s; tests shorten it). */
+  presenceIntervalMs: number;
   /**
    * How often a node renews the leases of the spaces it streams (a third of
    * STREAM_LEASE_SECONDS), and checks that it missed no event of them.
@@ -179,6 +181,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,
     streamPingMs: 15_000,
+    presenceIntervalMs: 5_000,
     streamLeaseRenewMs: (STREAM_LEASE_SECONDS * 1000) / 3,
     streamsPerCredential: 20,
     streamsPerAddress: 200,

@@ -141,6 +141,33 @@ describe('FanOut', () => {
       expect(vi.getTimerCount()).toBe(0);
       vi.advanceTimersByTime(1000);
       expect(woken).toEqual({ a: 3, b: 0 });
+
+      // Once woken, the space takes the next request (its streams woken early ask again).
+      fanOut.wakeAt('a', 400);
+      vi.advanceTimersByTime(400);
+      expect(woken).toEqual({ a: 6, b: 0 });
+
+      // Closing the hub drops every timer.
+      fanOut.wakeAt('a', 100);
+      expect(vi.getTimerCount()).toBe(1);
+      fanOut.close();
+      expect(vi.getTimerCount()).toBe(0);
+    });
+
+    it('wakes a large space in slices', async () => {
+      const fanOut = fanOutOf(2);
+      let woken = 0;
+      let inFirstTurn: number | undefined;
+      const wake = () => {
+        // Read once the timer's turn is over (microtasks run before the next slice's turn).
+        if (woken++ === 0) queueMicrotask(() => (inFirstTurn = woken));
+      };
+      for (let i = 0; i < 5; i++)
+        fanOut.subscribe('a', { deliver: () => {}, tick: () => {}, wake, shutdown: () => {} });
+      fanOut.wakeAt('a', 1);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(inFirstTurn).toBe(2);
+      expect(woken).toBe(5);
     });
   });
 });

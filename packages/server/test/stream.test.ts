@@ -6,7 +6,7 @@ import { type SseEvent, SseStream } from './helpers/sse';
 
 const clock = new OffsetClock();
 
-const { srv, h } = useServer({ clock, config: { streamPingMs: 200 } });
+const { srv, h } = useServer({ clock, config: { streamPingMs: 200, presenceIntervalMs: 100 } });
 
 const send = async (space: { spaceId: string }, key: string, content: string, type = 'text') => {
   const res = await h.post(`/hub/space/${space.spaceId}/messages`, { key, body: { content, type } });
@@ -113,6 +113,32 @@ describe('streamMessages: opening', () => {
     const stream = await openStream(space);
     await stream.waitUntil(() => stream.comments.filter((c) => c === 'ping').length >= 2, 3000, 'two pings');
     stream.close();
+  });
+
+  it('keeps its participant seen at each ping, not only when it opens', async () => {
+    const space = await h.createSpace();
+    const guest = await h.joinActive(space, { name: 'Listener' });
+    const lastSeen = async () => {
+      const view = await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey });
+      const listener = view.body.participants.find((p: any) => p.participantId === guest.participantId);
+      return Date.parse(listener.lastSeenAt);
+    };
+    const stream = await SseStream.connect(srv.url, space.spaceId, { key: guest.key });
+    try {
+      await stream.until((e) => e.event === 'context');
+      const opened = await lastSeen();
+      clock.advance(60_000);
+      try {
+        const pings = () => stream.comments.filter((c) => c === 'ping').length;
+        const before = pings();
+        await stream.waitUntil(() => pings() >= before + 2, 3000, 'two more pings');
+        expect(await lastSeen()).toBeGreaterThanOrEqual(opened + 60_000);
+      } finally {
+        clock.advance(-60_000);
+      }
+    } finally {
+      stream.close();
+    }
   });
 
   it('answers JSON errors before the stream starts: 401, 404, 400', async () => {

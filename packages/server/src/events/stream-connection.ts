@@ -126,7 +126,8 @@ export class StreamConnection implements HubSubscriber {
   tick(): void {
     if (this.ended || !this.started) return;
     this.write(': ping\n\n');
-    this.options.onPing?.();
+    // Not for a stream the ping just cut off (its client stopped reading).
+    if (!this.ended) this.options.onPing?.();
     if (this.options.clock.now().getTime() >= this.expiresAt) this.expire();
   }
 

@@ -2,12 +2,10 @@ import { type Deps, recordPresence } from '@convene/core';
 import type { FastifyRequest } from 'fastify';
 import { presentedCredential } from './client';
 
-/** How often one key's lastSeenAt is written at most, per node. */
-export const PRESENCE_INTERVAL_MS = 5000;
-
 /**
  * Verified presence: each request presenting a space key (and each open stream, every ping)
- * moves its participant's `lastSeenAt`, at most once every PRESENCE_INTERVAL_MS per key and node.
+ * moves its participant's `lastSeenAt`, at most once every `intervalMs` per key and node (5 s:
+ * `presenceIntervalMs` of the config).
  * The write is awaited before the request goes on, so an answer that lists participants already
  * shows its caller seen; a key that names no live participant changes nothing.
  */
@@ -17,7 +15,7 @@ export class Presence {
 
   constructor(
     private readonly deps: Deps,
-    private readonly intervalMs = PRESENCE_INTERVAL_MS,
+    private readonly intervalMs: number,
   ) {}
 
   async touch(key: string): Promise<void> {
