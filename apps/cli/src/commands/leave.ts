@@ -1,5 +1,5 @@
 import type { Command } from '@commander-js/extra-typings';
-import { ConveneError } from '@convene/sdk';
+import { AuthenticationError } from '@convene/sdk';
 import { type App, examples } from '../app';
 import { isSpaceClosed } from '../lib/failure';
 import { confirm } from '../lib/prompts';
@@ -28,8 +28,7 @@ export function registerLeave(program: Command, app: App): void {
         // was removed, or left elsewhere) is a membership over: what is left to do is to stop
         // holding the key.
         if (isSpaceClosed(error)) result = { ok: true, closed: true };
-        else if (error instanceof ConveneError && error.status === 401)
-          result = { ok: true, keyRefused: true };
+        else if (error instanceof AuthenticationError) result = { ok: true, keyRefused: true };
         else throw error;
       }
       ctx.forgetSpace(saved.spaceId);

@@ -1,5 +1,5 @@
 import type { Command } from '@commander-js/extra-typings';
-import { ConveneError } from '@convene/sdk';
+import { ConflictError } from '@convene/sdk';
 import { type App, examples } from '../app';
 import { conflictError, isSpaceClosed } from '../lib/failure';
 import { choose } from '../lib/prompts';
@@ -85,7 +85,7 @@ export function registerModeration(program: Command, app: App): void {
         try {
           result = await space.participants[action.call](participant.participantId);
         } catch (error) {
-          if (!(error instanceof ConveneError) || error.status !== 409 || isSpaceClosed(error)) throw error;
+          if (!(error instanceof ConflictError) || isSpaceClosed(error)) throw error;
           // Not "the state changed": where the participant stands is why.
           throw conflictError(
             error,

@@ -1,5 +1,5 @@
 import type { Command } from '@commander-js/extra-typings';
-import { ConveneError } from '@convene/sdk';
+import { AuthenticationError, ConveneError } from '@convene/sdk';
 import { type App, examples } from '../../app';
 import { formatSeconds } from '../../lib/duration';
 import { isSpaceClosed } from '../../lib/failure';
@@ -29,7 +29,7 @@ export function registerSpaceList(space: Command, app: App): void {
           if (!(error instanceof ConveneError)) throw error;
           // Closed (or expired) is a state, not a problem: say it as `space show` would.
           if (isSpaceClosed(error)) return { ...s, view: undefined, closed: true, problem: undefined };
-          if (error.status === 401) refused.add(s.spaceId);
+          if (error instanceof AuthenticationError) refused.add(s.spaceId);
           return { ...s, view: undefined, closed: false, problem: error.message };
         }
       });
