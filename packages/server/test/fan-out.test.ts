@@ -158,15 +158,24 @@ describe('FanOut', () => {
       const fanOut = fanOutOf(2);
       let woken = 0;
       let inFirstTurn: number | undefined;
+      let firstTurnOver: () => void = () => {};
+      const firstWake = new Promise<void>((resolve) => (firstTurnOver = resolve));
       const wake = () => {
         // Read once the timer's turn is over (microtasks run before the next slice's turn).
-        if (woken++ === 0) queueMicrotask(() => (inFirstTurn = woken));
+        if (woken++ === 0)
+          queueMicrotask(() => {
+            inFirstTurn = woken;
+            firstTurnOver();
+          });
       };
       for (let i = 0; i < 5; i++)
         fanOut.subscribe('a', { deliver: () => {}, tick: () => {}, wake, shutdown: () => {} });
       fanOut.wakeAt('a', 1);
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await firstWake;
       expect(inFirstTurn).toBe(2);
+      await nextTurn();
+      expect(woken).toBe(4);
+      await nextTurn();
       expect(woken).toBe(5);
     });
   });
