@@ -11,13 +11,15 @@ export interface WithResponse<T> {
  * caller that only reads `.withResponse()` never leaves a second, unobserved rejection behind.
  */
 export class APIPromise<T> extends Promise<T> {
-  #result: Promise<WithResponse<T>>;
-  #data: Promise<T> | undefined;
+  // TypeScript's `private`, not `#`: declarations with `#private` do not compile for targets
+  // before ES2015, TypeScript 5's default.
+  private readonly answer: Promise<WithResponse<T>>;
+  private data: Promise<T> | undefined;
 
   constructor(result: Promise<WithResponse<T>>) {
     // The Promise this class extends never settles anything: then/catch/finally are redirected.
     super((resolve) => resolve(undefined as T));
-    this.#result = result;
+    this.answer = result;
   }
 
   /** Results of then/catch/finally are plain Promises, not APIPromises. */
@@ -27,12 +29,12 @@ export class APIPromise<T> extends Promise<T> {
 
   /** `{ data, response }`: the parsed answer and the Response it came in. */
   withResponse(): Promise<WithResponse<T>> {
-    return this.#result;
+    return this.answer;
   }
 
-  #parsed(): Promise<T> {
-    this.#data ??= this.#result.then((result) => result.data);
-    return this.#data;
+  private parsed(): Promise<T> {
+    this.data ??= this.answer.then((result) => result.data);
+    return this.data;
   }
 
   // biome-ignore lint/suspicious/noThenProperty: this is a Promise; awaiting it must unwrap the data
@@ -40,15 +42,15 @@ export class APIPromise<T> extends Promise<T> {
     onfulfilled?: ((value: T) => R1 | PromiseLike<R1>) | null,
     onrejected?: ((reason: unknown) => R2 | PromiseLike<R2>) | null,
   ): Promise<R1 | R2> {
-    return this.#parsed().then(onfulfilled, onrejected);
+    return this.parsed().then(onfulfilled, onrejected);
   }
 
   override catch<R = never>(onrejected?: ((reason: unknown) => R | PromiseLike<R>) | null): Promise<T | R> {
-    return this.#parsed().catch(onrejected);
+    return this.parsed().catch(onrejected);
   }
 
   override finally(onfinally?: (() => void) | null): Promise<T> {
-    return this.#parsed().finally(onfinally);
+    return this.parsed().finally(onfinally);
   }
 }
 

@@ -30,8 +30,8 @@ export interface WithLockOptions extends RequestOptions {
  * which saves new content as the next version.
  */
 export class LockedArtifact {
-  #artifact: ArtifactView;
-  #lockExpiresAt: string;
+  private current: ArtifactView;
+  private expiresAt: string;
 
   /** @internal */
   constructor(
@@ -41,38 +41,38 @@ export class LockedArtifact {
     /** Aborted if the lock is lost while the callback runs (a heartbeat answered 423). */
     readonly signal: AbortSignal,
   ) {
-    this.#artifact = artifact;
-    this.#lockExpiresAt = lock.lockExpiresAt;
+    this.current = artifact;
+    this.expiresAt = lock.lockExpiresAt;
   }
 
   get id(): string {
-    return this.#artifact.id;
+    return this.current.id;
   }
   /** The artifact as last read or written under this lock. */
   get artifact(): ArtifactView {
-    return this.#artifact;
+    return this.current;
   }
   get content(): string {
-    return this.#artifact.content;
+    return this.current.content;
   }
   get version(): number {
-    return this.#artifact.version;
+    return this.current.version;
   }
   /** When the lock lapses unless refreshed (the heartbeat refreshes it). */
   get lockExpiresAt(): string {
-    return this.#lockExpiresAt;
+    return this.expiresAt;
   }
 
   /** Saves `content` as the next version (and refreshes the lock). */
   async write(content: string, params: Omit<WriteArtifactParams, 'content'> = {}): Promise<ArtifactView> {
-    this.#artifact = await this.artifacts.write(this.id, content, params, { signal: this.signal });
-    if (this.#artifact.lockExpiresAt) this.#lockExpiresAt = this.#artifact.lockExpiresAt;
-    return this.#artifact;
+    this.current = await this.artifacts.write(this.id, content, params, { signal: this.signal });
+    if (this.current.lockExpiresAt) this.expiresAt = this.current.lockExpiresAt;
+    return this.current;
   }
 
   /** @internal */
   refreshed(lock: LockResult): void {
-    this.#lockExpiresAt = lock.lockExpiresAt;
+    this.expiresAt = lock.lockExpiresAt;
   }
 }
 

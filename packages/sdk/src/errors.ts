@@ -1,5 +1,18 @@
 import type { ErrorBody } from './generated';
 
+/** Where each error class's prototype holds its kind: the same symbol in every copy of the SDK. */
+const KIND = Symbol.for('@convene/sdk:error-kind');
+
+/** The kind a prototype itself was marked with (not one it inherits). */
+const kindOf = (prototype: object): unknown =>
+  Object.hasOwn(prototype, KIND) ? (prototype as Record<symbol, unknown>)[KIND] : undefined;
+
+/** Marks error classes with their kinds, for `instanceof` across copies of the SDK (ConveneError). */
+export function markErrorKinds(classes: Record<string, { prototype: object }>): void {
+  for (const [kind, Class] of Object.entries(classes))
+    Object.defineProperty(Class.prototype, KIND, { value: `@convene/sdk:${kind}` });
+}
+
 /** What an error is made of. */
 export interface ErrorInit {
   status?: number | undefined;
@@ -16,6 +29,24 @@ export interface ErrorInit {
  */
 export class ConveneError extends Error {
   override name = 'ConveneError';
+
+  /**
+   * `instanceof` also recognises the errors of the package's other build: an application that
+   * loads the SDK both with `import` and with `require` holds two copies of every class, and an
+   * error thrown by one copy must still be a `LockedError` to code that imported the other. Each
+   * class of this module marks its prototype with its kind under a global symbol (see the end of
+   * the module); a user's own subclass matches only itself, as usual.
+   */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    // biome-ignore lint/complexity/noThisInStatic: the class asked about, LockedError as much as ConveneError
+    const Class = this;
+    if (Function.prototype[Symbol.hasInstance].call(Class, value)) return true;
+    const kind = kindOf(Class.prototype);
+    if (kind === undefined || typeof value !== 'object' || value === null) return false;
+    for (let proto = Object.getPrototypeOf(value); proto !== null; proto = Object.getPrototypeOf(proto))
+      if (kindOf(proto) === kind) return true;
+    return false;
+  }
   /** The HTTP status of the answer; undefined when none came. */
   readonly status: number | undefined;
   /** The JSON error body, `{ error, ...details }`. */
@@ -141,6 +172,25 @@ export class AbortError extends ConveneError {
 export class LinkDeniedError extends ConveneError {
   override name = 'LinkDeniedError';
 }
+
+markErrorKinds({
+  ConveneError,
+  BadRequestError,
+  AuthenticationError,
+  PermissionDeniedError,
+  NotFoundError,
+  ConflictError,
+  GoneError,
+  UnprocessableError,
+  LockedError,
+  RateLimitError,
+  InternalServerError,
+  ServiceUnavailableError,
+  ConnectionError,
+  TimeoutError,
+  AbortError,
+  LinkDeniedError,
+});
 
 const byStatus: Record<number, new (message: string, init: ErrorInit) => ConveneError> = {
   400: BadRequestError,

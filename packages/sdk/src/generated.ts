@@ -835,9 +835,10 @@ export interface Route {
   path: string;
   /**
    * Whether sending it twice does no more than sending it once: a GET, or a write the server
-   * replays from its Idempotency-Key (every write made with a credential but createSpace and
-   * startLink). Others (createSpace, startLink, and the anonymous pollLink, signup, login, ask)
-   * are never retried after an ambiguous failure: the server would run them again.
+   * replays from its Idempotency-Key. The others (createSpace, startLink, joinSpace and the
+   * anonymous pollLink, signup, login, ask) are never retried after an ambiguous failure: the
+   * server would run them again (it never replays a join: the invitation key is shared, so a
+   * replay could hand one joiner's key to another).
    */
   idempotent: boolean;
   response: 'json' | 'event-stream' | 'markdown' | 'diff';
@@ -1021,7 +1022,18 @@ export type StreamEvent = {
   };
 }[StreamEventName];
 
-/** The service's limits (decisions.md): beyond them a request is refused with 400 or 409. */
+/**
+ * A webhook delivery as verifyWebhook returns it: `switch (event.type)` narrows `event.data`
+ * (a MessageView for `message` and `mention`, else the data of the stream event of that name).
+ */
+export type WebhookEvent = {
+  [K in WebhookPayload['type']]: Omit<WebhookPayload, 'type' | 'data'> & {
+    type: K;
+    data: K extends 'mention' ? MessageView : K extends StreamEventName ? StreamEventData[K] : never;
+  };
+}[WebhookPayload['type']];
+
+/** The service's limits, as it enforces them: beyond them a request is refused with 400 or 409. */
 export const limits = {
   ttlMin: 1,
   ttlMax: 2592000,

@@ -42,7 +42,7 @@ export {
   UnprocessableError,
 } from './errors';
 export type * from './generated';
-export { limits } from './generated';
+export { limits, routes } from './generated';
 export { type FollowOptions, Inbox } from './inbox';
 export type { Logger, LogLevel } from './internal';
 export { type ListOptions, MessageList, Messages } from './messages';

@@ -21,7 +21,7 @@ export interface ListOptions {
  * `cursor` then holds where the next list should start.
  */
 export class MessageList extends APIPromise<ListMessagesResult> implements AsyncIterable<MessageView> {
-  #cursor: string | undefined;
+  private lastCursor: string | undefined;
 
   /** @internal */
   constructor(
@@ -33,13 +33,13 @@ export class MessageList extends APIPromise<ListMessagesResult> implements Async
 
   /** The cursor of the last page read while iterating (undefined before the first page). */
   get cursor(): string | undefined {
-    return this.#cursor;
+    return this.lastCursor;
   }
 
   async *[Symbol.asyncIterator](): AsyncIterator<MessageView> {
     let page = (await this.withResponse()).data;
     for (;;) {
-      this.#cursor = page.cursor;
+      this.lastCursor = page.cursor;
       if (page.messages.length === 0) return;
       yield* page.messages;
       page = await this.nextPage(page.cursor);

@@ -54,8 +54,8 @@ const FINAL = new Set([401, 403, 404, 410]);
  * first connection (a wrong key, say, or a server that is down after the client's retries) is thrown.
  */
 export class MessageStream implements AsyncIterable<StreamEvent> {
-  #lastEventId: number | undefined;
-  #started = false;
+  private lastId: number | undefined;
+  private started = false;
 
   /** @internal */
   constructor(
@@ -64,17 +64,17 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
     private readonly key: string,
     private readonly options: StreamOptions = {},
   ) {
-    this.#lastEventId = options.lastEventId;
+    this.lastId = options.lastEventId;
   }
 
   /** The id of the last event delivered: pass it as `lastEventId` to resume later, elsewhere. */
   get lastEventId(): number | undefined {
-    return this.#lastEventId;
+    return this.lastId;
   }
 
   [Symbol.asyncIterator](): AsyncIterator<StreamEvent> {
-    if (this.#started) throw new Error('a MessageStream can be iterated once; open another with stream()');
-    this.#started = true;
+    if (this.started) throw new Error('a MessageStream can be iterated once; open another with stream()');
+    this.started = true;
     return this.events();
   }
 
@@ -137,8 +137,8 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
             const { id, event } = pending.shift()!;
             if (id !== undefined) {
               // A replay that overlaps what was delivered is dropped: each event once.
-              if (this.#lastEventId !== undefined && id <= this.#lastEventId) continue;
-              this.#lastEventId = id;
+              if (this.lastId !== undefined && id <= this.lastId) continue;
+              this.lastId = id;
             }
             if (!event) continue;
             delivered = true;
@@ -156,7 +156,7 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
       failures = delivered ? 0 : failures + 1;
       if (failures > maxReconnects) throw new ConnectionError('the stream keeps closing before any event');
       this.transport.logger.info(
-        `stream of space ${this.spaceId} ended; resuming after event ${this.#lastEventId ?? '(none)'}`,
+        `stream of space ${this.spaceId} ended; resuming after event ${this.lastId ?? '(none)'}`,
       );
       // A short jittered pause, so that the clients of a restarted server spread out.
       if (!(await pause(backoffMs(failures)))) return;
@@ -167,14 +167,14 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
   private async connect(controller: AbortController): Promise<Response | ConveneError> {
     const { transport, options } = this;
     const since = options.since instanceof Date ? options.since.toISOString() : options.since;
-    const resuming = this.#lastEventId !== undefined;
+    const resuming = this.lastId !== undefined;
     const url = transport.url(
       routes.streamMessages,
       { spaceId: this.spaceId },
       resuming ? {} : { timestamp: since },
     );
     const headers = transport.headers({ spaceKey: this.key }, { Accept: 'text/event-stream' });
-    if (resuming) headers.set('Last-Event-ID', String(this.#lastEventId));
+    if (resuming) headers.set('Last-Event-ID', String(this.lastId));
     const timeoutMs = options.timeoutMs ?? transport.options.timeoutMs;
     let timedOut = false;
     const timer = setTimeout(() => {

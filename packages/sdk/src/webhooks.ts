@@ -1,11 +1,11 @@
 import type { APIPromise } from './api-promise';
-import { ConveneError } from './errors';
+import { ConveneError, markErrorKinds } from './errors';
 import type {
   CreateWebhookParams,
   CreateWebhookResult,
   OkResult,
+  WebhookEvent,
   WebhookList,
-  WebhookPayload,
 } from './generated';
 import type { RequestOptions, Transport } from './transport';
 
@@ -53,6 +53,7 @@ export class Webhooks {
 export class WebhookVerificationError extends ConveneError {
   override name = 'WebhookVerificationError';
 }
+markErrorKinds({ WebhookVerificationError });
 
 export interface VerifyWebhookOptions {
   /** The request body exactly as received (the signature covers its bytes). */
@@ -73,7 +74,7 @@ export interface VerifyWebhookOptions {
  * Deliveries are retried with the same `webhook-id`: use it to drop duplicates. Web Crypto only,
  * so it runs in Node 20+, Deno, Bun, edge functions and browsers.
  */
-export async function verifyWebhook(options: VerifyWebhookOptions): Promise<WebhookPayload> {
+export async function verifyWebhook(options: VerifyWebhookOptions): Promise<WebhookEvent> {
   const header = (name: string): string | undefined => {
     if (options.headers instanceof Headers) return options.headers.get(name) ?? undefined;
     const found = Object.entries(options.headers).find(([key]) => key.toLowerCase() === name)?.[1];
@@ -109,7 +110,7 @@ export async function verifyWebhook(options: VerifyWebhookOptions): Promise<Webh
     }
     if (await crypto.subtle.verify('HMAC', key, signature, signed)) {
       try {
-        return JSON.parse(options.body) as WebhookPayload;
+        return JSON.parse(options.body) as WebhookEvent;
       } catch (error) {
         throw new WebhookVerificationError('the body is not JSON', { cause: error });
       }

@@ -181,6 +181,118 @@ describe('the published package', () => {
     expect(cjs.trim()).toBe('function function');
   });
 
+  it('exports at run time every value its declarations export, from both builds', async () => {
+    const ts = (await import('typescript')).default;
+    /** The value exports (classes, functions, constants) that TypeScript sees in the declarations. */
+    const declared = (probe: string, source: string) => {
+      const file = join(project, probe);
+      writeFileSync(file, source);
+      const program = ts.createProgram([file], {
+        module: ts.ModuleKind.NodeNext,
+        moduleResolution: ts.ModuleResolutionKind.NodeNext,
+        target: ts.ScriptTarget.ES2022,
+        noEmit: true,
+        types: [],
+      });
+      const checker = program.getTypeChecker();
+      const statement = program.getSourceFile(file)!.statements[0] as import('typescript').ImportDeclaration;
+      const module = checker.getSymbolAtLocation(statement.moduleSpecifier);
+      if (!module) throw new Error(`${probe}: TypeScript did not resolve @convene/sdk`);
+      return checker
+        .getExportsOfModule(module)
+        .filter((symbol) => {
+          const target = symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol;
+          return (target.flags & ts.SymbolFlags.Value) !== 0;
+        })
+        .map((symbol) => symbol.name)
+        .sort();
+    };
+    const runtime = async (source: string) =>
+      JSON.parse(
+        (await run('node', ['--input-type=module', '-e', source], { cwd: project })).stdout,
+      ) as string[];
+    const esm = await runtime(
+      `console.log(JSON.stringify(Object.keys(await import('@convene/sdk')).sort()))`,
+    );
+    const cjs = await runtime(
+      `import { createRequire } from 'node:module';
+       const sdk = createRequire(import.meta.url)('@convene/sdk');
+       console.log(JSON.stringify(Object.keys(sdk).filter((name) => name !== '__esModule').sort()))`,
+    );
+    expect(esm).toContain('routes');
+    expect(declared('exports.mts', `import * as sdk from '@convene/sdk';\n`)).toEqual(esm);
+    // A .cts file resolves the package as require does: its CommonJS declarations.
+    expect(declared('exports.cts', `import * as sdk from '@convene/sdk';\n`)).toEqual(cjs);
+    expect(cjs).toEqual(esm);
+  });
+
+  it('recognises its errors across its ESM and CommonJS builds (instanceof)', async () => {
+    // An application that imports the SDK and also requires it (through a CommonJS dependency)
+    // holds two copies of every class: an error of one copy must be recognised by the other.
+    const { stdout } = await run(
+      'node',
+      [
+        '--input-type=module',
+        '-e',
+        `import { createRequire } from 'node:module';
+         const esm = await import('@convene/sdk');
+         const cjs = createRequire(import.meta.url)('@convene/sdk');
+         const locked = new esm.LockedError('423 held', { status: 423, body: { error: 'held', lockedBy: 'p' } });
+         const timeout = new cjs.TimeoutError('no answer');
+         console.log(JSON.stringify({
+           twoCopies: esm.LockedError !== cjs.LockedError,
+           lockedAsLocked: locked instanceof cjs.LockedError,
+           lockedAsBase: locked instanceof cjs.ConveneError,
+           timeoutAsConnection: timeout instanceof esm.ConnectionError,
+           webhook: new cjs.WebhookVerificationError('bad') instanceof esm.WebhookVerificationError,
+           lockedAsNotFound: locked instanceof cjs.NotFoundError,
+           baseAsLocked: new cjs.ConveneError('x') instanceof esm.LockedError,
+           connectionAsTimeout: new esm.ConnectionError('x') instanceof cjs.TimeoutError,
+           plainAsBase: new Error('x') instanceof cjs.ConveneError,
+         }));`,
+      ],
+      { cwd: project },
+    );
+    expect(JSON.parse(stdout)).toEqual({
+      twoCopies: true,
+      lockedAsLocked: true,
+      lockedAsBase: true,
+      timeoutAsConnection: true,
+      webhook: true,
+      lockedAsNotFound: false,
+      baseAsLocked: false,
+      connectionAsTimeout: false,
+      plainAsBase: false,
+    });
+  });
+
+  it("type-checks under TypeScript's defaults (target ES5, CommonJS) without skipLibCheck", async () => {
+    writeFileSync(
+      join(project, 'defaults.ts'),
+      `import { Convene, LockedError } from '@convene/sdk';\n` +
+        `export const hub = new Convene({ baseUrl: 'http://localhost:3000' });\n` +
+        `export const isLocked = (error: unknown) => error instanceof LockedError && error.lockedBy;\n`,
+    );
+    const tsc = join(packageRoot, 'node_modules/.bin/tsc');
+    await run(
+      tsc,
+      [
+        '--noEmit',
+        '--strict',
+        '--module',
+        'commonjs',
+        '--typeRoots',
+        join(packageRoot, 'node_modules/@types'),
+        '--types',
+        'node',
+        'defaults.ts',
+      ],
+      { cwd: project },
+    ).catch((error: { stdout?: string }) => {
+      throw new Error(`the declarations do not compile under TypeScript's defaults:\n${error.stdout}`);
+    });
+  });
+
   it('runs the same quick start under Bun and Deno', async (ctx) => {
     const runtimes = await installRuntimes();
     if ('problem' in runtimes) return ctx.skip(`Bun and Deno not verified: ${runtimes.problem}`);
