@@ -168,6 +168,12 @@ export class PendingJoin {
     this.statusUrl = init.statusUrl;
   }
 
+  /** What `hub.pendingJoin(…)` resumes it from, in this or another process: `JSON.stringify` gives it. */
+  toJSON(): PendingJoinInit {
+    const { spaceId, invitationKey, participantId, pollToken, statusUrl } = this;
+    return { spaceId, invitationKey, participantId, pollToken, statusUrl };
+  }
+
   /** Polls once: the space client once approved, null while still waiting. */
   check(options?: RequestOptions): APIPromise<SpaceClient | null> {
     const status = this.transport.call(
@@ -386,6 +392,11 @@ export class Convene {
       signup: (params, options) => mapResult(transport.call('signup', { params }, options), session),
       login: (params, options) => mapResult(transport.call('login', { params }, options), session),
     };
+  }
+
+  /** The server only: logged or saved as JSON, the client never shows its `userToken` or headers. */
+  toJSON(): { baseUrl: string } {
+    return this.transport.toJSON();
   }
 
   /** A new client with some options changed (for example a `userToken` obtained by `link.wait()`). */

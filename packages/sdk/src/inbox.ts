@@ -1,4 +1,5 @@
 import type { APIPromise } from './api-promise';
+import { AbortError } from './errors';
 import type { AckInboxResult, GetInboxParams, InboxResult, MessageView } from './generated';
 import type { RequestOptions, Transport } from './transport';
 
@@ -14,7 +15,7 @@ export function longPollOptions(wait: number | undefined, options: RequestOption
 export interface FollowOptions {
   /** How long each long poll waits for something new, in seconds (default 30, at most 60). */
   wait?: number | undefined;
-  /** Ends the iteration (with an AbortError from the pending poll). */
+  /** Ends the iteration, without an error (the pending long poll is cancelled). */
   signal?: AbortSignal | undefined;
 }
 
@@ -62,19 +63,23 @@ export class Inbox {
    *   for await (const message of space.inbox.follow()) await handle(message);
    */
   async *follow(options: FollowOptions = {}): AsyncGenerator<MessageView, void, undefined> {
+    const { signal } = options;
     const wait = options.wait ?? 30;
     let after: number | undefined;
-    for (;;) {
-      const page = await this.get(
-        { wait, ...(after === undefined ? {} : { after }) },
-        { signal: options.signal },
-      );
-      for (const message of page.messages) {
-        yield message;
-        // Asked for the next one: this one is handled.
-        await this.ack(message.seq, { signal: options.signal });
-        after = message.seq;
+    try {
+      for (;;) {
+        const page = await this.get({ wait, ...(after === undefined ? {} : { after }) }, { signal });
+        for (const message of page.messages) {
+          yield message;
+          // Asked for the next one: this one is handled.
+          await this.ack(message.seq, { signal });
+          after = message.seq;
+        }
       }
+    } catch (error) {
+      // Aborting is how a caller stops following: the loop ends, as a stream's does.
+      if (signal?.aborted && error instanceof AbortError) return;
+      throw error;
     }
   }
 }

@@ -74,6 +74,8 @@ export const API_VERSION = '1';
 const DEFAULT_TIMEOUT_MS = 60_000;
 /** A Retry-After beyond this is not waited for: the error is thrown at once. */
 const MAX_RETRY_AFTER_MS = 60_000;
+/** A retry wait at least this long is logged as a warning (the default level), shorter ones as info. */
+const NOTICEABLE_WAIT_MS = 5_000;
 
 export interface ResolvedOptions {
   baseUrl: string;
@@ -107,6 +109,14 @@ export class Transport {
 
   get logger(): Logger {
     return this.options.logger;
+  }
+
+  /**
+   * The server only: a client object logged or saved as JSON (a PendingJoin kept to resume later,
+   * say) never carries the headers (an `Authorization` of yours), the fetch or the logger.
+   */
+  toJSON(): { baseUrl: string } {
+    return { baseUrl: this.options.baseUrl };
   }
 
   url(route: Route, path: Record<string, string> | undefined, query?: Record<string, unknown>): string {
@@ -219,7 +229,10 @@ export class Transport {
       const harmless = route.idempotent || status === 408 || status === 429;
       const delay = retryDelayMs(response.headers, attempt);
       if (attempt < maxRetries && retryable && harmless && delay !== undefined) {
-        this.logger.info(`${what}: ${status}; retrying in ${Math.round(delay)} ms`);
+        // A wait the caller would notice (a Retry-After of seconds) is said at the default level.
+        this.logger[delay >= NOTICEABLE_WAIT_MS ? 'warn' : 'info'](
+          `${what}: ${status}; retrying in ${Math.round(delay)} ms`,
+        );
         await sleep(delay, options.signal);
         continue;
       }

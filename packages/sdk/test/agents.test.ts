@@ -68,6 +68,21 @@ describe('mentions, replies and the inbox', () => {
     expect(next.messages.map((m) => m.content)).toEqual(['@Worker two']);
   });
 
+  it('stops following the inbox without an error when its signal aborts', async () => {
+    const { owner } = await ownedSpace();
+    const agent = await participant(owner, 'Idle');
+    const controller = new AbortController();
+    const seen: string[] = [];
+    const following = (async () => {
+      for await (const message of agent.inbox.follow({ wait: 20, signal: controller.signal }))
+        seen.push(message.content);
+      return 'ended';
+    })();
+    setTimeout(() => controller.abort(), 200);
+    await expect(following).resolves.toBe('ended');
+    expect(seen).toEqual([]);
+  });
+
   it('long-polls messages with wait', async () => {
     const { owner } = await ownedSpace();
     const reader = await participant(owner, 'Reader');

@@ -11,7 +11,7 @@ import {
   ServiceUnavailableError,
   TimeoutError,
 } from '../src';
-import { hub, ownedSpace, participant } from './helpers';
+import { hub, ownedSpace, participant, until } from './helpers';
 import { type RunningServer, startServer } from './helpers/server';
 
 interface Sent {
@@ -195,6 +195,20 @@ describe('retries', () => {
     await expect(call).rejects.toBeInstanceOf(AbortError);
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(fetch.sent.length).toBe(1);
+  });
+
+  it('warns at the default log level before waiting out a long Retry-After', async () => {
+    const fetch = scriptedFetch(answer(429, { 'retry-after': '30' }));
+    const warned: string[] = [];
+    const logger = { debug() {}, info() {}, warn: (line: string) => warned.push(line), error() {} };
+    const controller = new AbortController();
+    const call = new Convene({ baseUrl: 'http://127.0.0.1:9', fetch: fetch.impl, logger }).health({
+      signal: controller.signal,
+    });
+    await until(() => (warned.length > 0 ? true : undefined));
+    controller.abort();
+    await expect(call).rejects.toBeInstanceOf(AbortError);
+    expect(warned).toEqual([expect.stringMatching(/429; retrying in 30000 ms$/)]);
   });
 
   it('reuses a caller-chosen Idempotency-Key across calls', async () => {

@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   APIPromise,
+  Convene,
   ConveneError,
   InternalServerError,
   LockedError,
@@ -113,5 +114,34 @@ describe('APIPromise', () => {
     } finally {
       process.off('unhandledRejection', onUnhandled);
     }
+  });
+});
+
+describe('clients as JSON', () => {
+  const hub = new Convene({
+    baseUrl: 'http://convene.test/',
+    userToken: 'usr_secret-token',
+    headers: { Authorization: 'Bearer secret-header' },
+  });
+  const secrets = /usr_secret-token|secret-header/;
+
+  it('show the server, never the user token or the headers', () => {
+    expect(JSON.parse(JSON.stringify(hub))).toEqual({ baseUrl: 'http://convene.test' });
+    expect(JSON.stringify(hub.space('space-id', 'space-key'))).not.toMatch(secrets);
+    expect(JSON.stringify(hub.withOptions({ maxRetries: 0 }))).not.toMatch(secrets);
+  });
+
+  it('save a pending join as exactly what resumes it', () => {
+    const init = {
+      spaceId: 'space-id',
+      invitationKey: 'invitation-key',
+      participantId: 'participant-id',
+      pollToken: 'poll-token',
+      statusUrl: 'http://convene.test/hub/space/space-id/join/participant-id',
+    };
+    const saved = JSON.stringify(hub.pendingJoin(init));
+    expect(JSON.parse(saved)).toEqual(init);
+    const resumed = hub.pendingJoin(JSON.parse(saved));
+    expect(resumed.toJSON()).toEqual(init);
   });
 });
