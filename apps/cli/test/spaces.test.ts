@@ -371,6 +371,34 @@ describe('invite, join, participants, moderation, leave', () => {
     expect(existsSync(join(guest.env.XDG_CONFIG_HOME!, 'convene/credentials.json'))).toBe(false);
   });
 
+  it('refuses a second join of a space whose participant key still works (exit 6); a dead key may be replaced', async () => {
+    const owner = user();
+    const { spaceId } = (await owner.run(['space', 'create', 'Once', '--json'])).json();
+    const { humanLink } = (await owner.run(['invite', '--json'])).json();
+    const ada = user();
+    const first = (await ada.run(['join', humanLink, '--name', 'Ada', '--json'])).json();
+    const again = await ada.run(['join', humanLink, '--name', 'Ada']);
+    expect(again.code).toBe(6);
+    expect(again.stderr).toContain('you are already in "Once" as Ada on this machine');
+    expect(again.stderr).toContain('XDG_CONFIG_HOME=');
+    expect(again.stderr).toContain('`convene leave "Once"`');
+    expect(ada.credentials().hosts[server.url].spaces[spaceId].key).toBe(first.participantPrivateKey);
+    const adas = async () =>
+      (await owner.run(['participants', '--json'])).json().filter((p: any) => p.name === 'Ada');
+    expect(await adas()).toHaveLength(1);
+    // Muted, she is still in: refused as well.
+    expect((await owner.run(['mute', 'Ada'])).code).toBe(0);
+    expect((await ada.run(['join', humanLink, '--name', 'Ada'])).code).toBe(6);
+
+    // Removed, her key is dead: joining again replaces it.
+    expect((await owner.run(['kick', 'Ada'])).code).toBe(0);
+    const back = await ada.run(['join', humanLink, '--name', 'Ada', '--json']);
+    expect(back.code).toBe(0);
+    expect(back.json().participantPrivateKey).not.toBe(first.participantPrivateKey);
+    expect(ada.credentials().hosts[server.url].spaces[spaceId].key).toBe(back.json().participantPrivateKey);
+    expect((await adas()).map((p: any) => p.status).sort()).toEqual(['active', 'kicked']);
+  });
+
   it('waits through approval in a private space; the owner approves by name', async () => {
     const owner = user();
     (await owner.run(['space', 'create', 'Private room', '--private'])).code;

@@ -1,12 +1,24 @@
 import { userInfo } from 'node:os';
 import type { Command } from '@commander-js/extra-typings';
-import { PendingJoin, parseInvitationLink, type SpaceClient } from '@convene/sdk';
+import {
+  AuthenticationError,
+  NotFoundError,
+  PendingJoin,
+  parseInvitationLink,
+  type SpaceClient,
+} from '@convene/sdk';
 import { type App, examples } from '../app';
 import type { Context } from '../lib/context';
 import { isUuid, normaliseUrl } from '../lib/context';
 import { CliError, UsageError } from '../lib/errors';
 import { ExitCode } from '../lib/exit-codes';
+import { isSpaceClosed } from '../lib/failure';
 import { required } from '../lib/prompts';
+import type { StoredSpace } from '../lib/store';
+
+/** How someone else on this machine joins: with their own credential file. */
+const OWN_PROFILE =
+  'To join as someone else here, give them their own configuration directory, e.g. `XDG_CONFIG_HOME=~/.config/ada convene join …`';
 
 /** The server an invitation link points at: what comes before `/join/` or `/hub/space/`. */
 export function serverOfLink(link: string): string | undefined {
@@ -73,9 +85,10 @@ export function registerJoin(program: Command, app: App): void {
       if (held?.role === 'owner') {
         throw new CliError(`you own "${held.name}" on this machine: joining would replace your owner key`, {
           exitCode: ExitCode.conflict,
-          hint: 'To join as someone else here, give them their own configuration directory, e.g. `XDG_CONFIG_HOME=~/.config/ada convene join …`.',
+          hint: `${OWN_PROFILE}.`,
         });
       }
+      if (held) await refuseSecondSeat(ctx, url, held);
       const name =
         options.name ??
         (out.mode.interactive
@@ -166,6 +179,32 @@ export function registerJoin(program: Command, app: App): void {
         },
       );
     });
+}
+
+/**
+ * A participant key the server still takes means this person is in the space: joining again would
+ * make a second participant of the same name (which the moderation verbs and `send -m` could not
+ * tell apart) and replace the key here while the first participant stays. A dead key (left,
+ * kicked, the space closed or gone) may be replaced.
+ */
+async function refuseSecondSeat(ctx: Context, url: string, held: StoredSpace): Promise<void> {
+  let view: Awaited<ReturnType<SpaceClient['get']>>;
+  try {
+    view = await ctx.hub(url).space(held.spaceId, held.key).get();
+  } catch (error) {
+    if (error instanceof AuthenticationError || error instanceof NotFoundError || isSpaceClosed(error))
+      return;
+    throw error;
+  }
+  const me = view.participants.find((p) => p.participantId === held.participantId);
+  throw new CliError(
+    `you are already in "${view.name}"${me ? ` as ${me.name}` : ''} on this machine: joining again would add a second participant and replace your key`,
+    {
+      exitCode: ExitCode.conflict,
+      hint: `${OWN_PROFILE}; to join again under another name, leave first with \`convene leave ${JSON.stringify(view.name)}\`.`,
+      details: { spaceId: held.spaceId, participantId: held.participantId },
+    },
+  );
 }
 
 /** The space and key of a link, or a usage error saying what is missing from it. */
