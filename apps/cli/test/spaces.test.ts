@@ -421,6 +421,25 @@ describe('invite, join, participants, moderation, leave', () => {
     expect((await guest.run(['send', 'thanks'])).code).toBe(0);
   });
 
+  it('tells a joiner the owner refused it when kicked while waiting (exit 4), not that the invitation is wrong', async () => {
+    const owner = user();
+    await owner.run(['space', 'create', 'Selective', '--private']);
+    const { humanLink } = (await owner.run(['invite', '--json'])).json();
+    const guest = user();
+    const joining = guest.run(['join', humanLink, '--name', 'Eve'], { timeoutMs: 60_000 });
+    await eventually(async () =>
+      expect(
+        (await owner.run(['participants', '--json'])).json().map((p: any) => [p.name, p.status]),
+      ).toContainEqual(['Eve', 'waitingForApproval']),
+    );
+    expect((await owner.run(['kick', 'Eve'])).code).toBe(0);
+    const refused = await joining;
+    expect(refused.code).toBe(4);
+    expect(refused.stderr).toContain('the owner refused your request to join');
+    expect(refused.stderr).not.toContain('mistyped');
+    expect(guest.credentials().hosts[server.url].pendingJoins).toEqual({});
+  });
+
   it('resumes a join stopped with Ctrl-C while it waited, without asking twice', async () => {
     const owner = user();
     await owner.run(['space', 'create', 'Patient room', '--private']);
@@ -538,6 +557,14 @@ describe('invite, join, participants, moderation, leave', () => {
     expect(response.status).toBe(401);
     const people = (await owner.run(['participants', '--json'])).json();
     expect(people.find((p: any) => p.name === 'Lea').status).toBe('left');
+
+    // The owner cannot leave: it closes the space instead, and keeps its key until then.
+    const ownerLeaves = await owner.run(['leave', '--yes']);
+    expect(ownerLeaves.code).toBe(6);
+    expect(ownerLeaves.stderr).toContain('the owner cannot leave');
+    expect(ownerLeaves.stderr).toContain('`convene space close "Leaving"`');
+    expect(ownerLeaves.stderr).not.toContain('retry');
+    expect(owner.credentials().hosts[server.url].spaces[spaceId].role).toBe('owner');
   });
 
   it('leaves a space it was removed from: forgets the key the server refuses, says so, exit 0', async () => {

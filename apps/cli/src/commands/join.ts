@@ -149,6 +149,14 @@ export function registerJoin(program: Command, app: App): void {
           });
         }
         forgetPending(ctx, url, invitation.spaceId);
+        // Not a wrong invitation: the owner removed this joiner while it waited (the server's 404
+        // says "join request refused").
+        if (error instanceof NotFoundError && /^(\d{3} )?join request refused\b/.test(error.message)) {
+          throw new CliError('the owner refused your request to join (you were removed while waiting)', {
+            exitCode: ExitCode.auth,
+            hint: 'Ask the owner if that was a mistake; the same `convene join` asks again.',
+          });
+        }
         throw error;
       }
       forgetPending(ctx, url, invitation.spaceId);

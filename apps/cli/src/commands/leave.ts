@@ -1,7 +1,7 @@
 import type { Command } from '@commander-js/extra-typings';
-import { AuthenticationError } from '@convene/sdk';
+import { AuthenticationError, ConflictError } from '@convene/sdk';
 import { type App, examples } from '../app';
-import { isSpaceClosed } from '../lib/failure';
+import { conflictError, isSpaceClosed } from '../lib/failure';
 import { confirm } from '../lib/prompts';
 
 export function registerLeave(program: Command, app: App): void {
@@ -12,7 +12,7 @@ export function registerLeave(program: Command, app: App): void {
     .description(
       'Leave a space: your key stops working and convene forgets it. A space already closed (or ' +
         'past its time to live), or one whose server no longer takes your key (you were removed), ' +
-        'is only forgotten here.',
+        'is only forgotten here. The owner cannot leave an open space: `convene space close` ends it.',
     )
     .option('-y, --yes', 'do not ask for confirmation')
     .addHelpText('after', examples('convene leave', 'convene leave "Release plan" --yes'))
@@ -29,7 +29,14 @@ export function registerLeave(program: Command, app: App): void {
         // holding the key.
         if (isSpaceClosed(error)) result = { ok: true, closed: true };
         else if (error instanceof AuthenticationError) result = { ok: true, keyRefused: true };
-        else throw error;
+        // The owner's membership ends only with the space (an open one: a closed one is forgotten
+        // above), which is not the state changing meanwhile.
+        else if (error instanceof ConflictError && saved.role === 'owner') {
+          throw conflictError(
+            error,
+            `Close it for good with \`convene space close ${JSON.stringify(saved.name)}\`: every key stops working and convene forgets it.`,
+          );
+        } else throw error;
       }
       ctx.forgetSpace(saved.spaceId);
       const { out } = ctx;
