@@ -297,4 +297,37 @@ describe('artifact edit', () => {
     expect(existsSync(marker)).toBe(false);
     expect((await owner.run(['artifact', 'unlock', 'edit.md'])).code).toBe(0);
   });
+
+  it('suggests saving kept text over the version it was edited from: refused once someone saved since', async () => {
+    /** A failed edit's suggested save command, as arguments of convene. */
+    const failedEdit = async (text: string) => {
+      const ed = editor(guest, 'offline', `printf "${text}\\n" >> "$1"\nexit 3`);
+      const failed = await guest.run(['artifact', 'edit', 'edit.md'], { env: { EDITOR: ed } });
+      expect(failed.code).toBe(1);
+      const command = failed.stderr.match(/Save it later with: convene (.+)$/m)?.[1];
+      expect(command).toBeDefined();
+      return [...command!.matchAll(/"((?:[^"\\]|\\.)*)"|(\S+)/g)].map(([, quoted, bare]) =>
+        quoted === undefined ? bare! : (JSON.parse(`"${quoted}"`) as string),
+      );
+    };
+    const before = (await byName(owner, 'edit.md')).version;
+    const stale = await failedEdit('written offline');
+    expect(stale).toContain('--base-version');
+    expect(stale[stale.indexOf('--base-version') + 1]).toBe(String(before));
+    // Someone saves meanwhile: the suggested command must not overwrite their version.
+    const theirs = join(owner.home, 'theirs.md');
+    writeFileSync(theirs, 'their version\n');
+    expect((await owner.run(['artifact', 'write', 'edit.md', '--file', theirs])).code).toBe(0);
+    const refused = await guest.run(stale);
+    expect(refused.code).toBe(6);
+    expect((await owner.run(['artifact', 'download', 'edit.md'])).stdout).toBe('their version\n');
+    // Nobody saved since this one: it saves.
+    const fresh = await failedEdit('written offline again');
+    const saved = await guest.run(fresh);
+    expect(saved.code).toBe(0);
+    expect((await byName(owner, 'edit.md')).version).toBe(before + 2);
+    expect((await owner.run(['artifact', 'download', 'edit.md'])).stdout).toBe(
+      'their version\nwritten offline again\n',
+    );
+  });
 });

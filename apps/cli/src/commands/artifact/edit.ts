@@ -61,7 +61,7 @@ export function registerArtifactEdit(artifact: Command, app: App): void {
             `${interrupted ? 'interrupted' : exit.ok ? 'stopped' : exit.reason}: nothing was saved`,
             {
               exitCode: interrupted ? ExitCode.interrupted : ExitCode.error,
-              hint: `${!exit.ok && exit.hint ? `${exit.hint}\n` : ''}Your text is kept in ${kept}\nSave it later with: convene artifact write ${JSON.stringify(doc.name)} --file ${JSON.stringify(kept)}`,
+              hint: `${!exit.ok && exit.hint ? `${exit.hint}\n` : ''}${keptHint(doc, kept)}`,
             },
           );
         }
@@ -89,7 +89,7 @@ export function registerArtifactEdit(artifact: Command, app: App): void {
           const reason = error instanceof Error ? error.message : String(error);
           throw new CliError(`could not save ${doc.name}: ${reason}`, {
             exitCode: error instanceof CliError ? error.exitCode : ExitCode.error,
-            hint: `Your text is kept in ${kept}`,
+            hint: keptHint(doc, kept),
             cause: error,
           });
         }
@@ -152,4 +152,17 @@ class Heartbeat {
       );
     }, wait);
   }
+}
+
+/**
+ * Where an unsaved edit was kept, and the command that saves it later: based on the version it
+ * was edited from, so that it is refused (exit 6) rather than overwriting a version someone saved
+ * meanwhile.
+ */
+function keptHint(doc: { name: string; version: number }, kept: string): string {
+  return (
+    `Your text is kept in ${kept}\n` +
+    `Save it later with: convene artifact write ${JSON.stringify(doc.name)} --file ${JSON.stringify(kept)} --base-version ${doc.version}\n` +
+    '(refused if someone saved another version since; `convene artifact diff` shows what changed)'
+  );
 }
