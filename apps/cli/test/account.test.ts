@@ -408,6 +408,15 @@ describe('login --with-token, --password; whoami; token; logout', () => {
       expect.arrayContaining(['CI bot', expect.stringContaining('convene CLI on')]),
     );
     expect(tokens.every((t: any) => t.token === undefined)).toBe(true);
+    // A name a live token has (any case) is refused: `token revoke NAME` would not know which.
+    const twice = await someone.run(['token', 'create', 'ci bot']);
+    expect(twice.code).toBe(6);
+    expect(twice.stderr).toContain('you already have a token called "CI bot"');
+    expect(twice.stderr).toContain('`convene token revoke "CI bot"`');
+    const blank = await someone.run(['token', 'create', ' ']);
+    expect(blank.code).toBe(2);
+    expect(blank.stderr).toContain('the token’s name cannot be blank');
+    expect((await someone.run(['token', 'list', '--json'])).json()).toHaveLength(tokens.length);
     expect((await someone.run(['token', 'revoke', created.id])).code).toBe(0);
     tokens = (await someone.run(['token', 'list', '--json'])).json();
     expect(tokens.find((t: any) => t.id === created.id).revoked).toBe(true);

@@ -35,6 +35,17 @@ describe('create, list, show, write, download, history, diff, restore', () => {
       type: 'markdown',
     });
 
+    // A second of the name (any case) is refused: every command given the name would ask for an id.
+    for (const name of ['plan.md', 'Plan.MD']) {
+      const twice = await owner.run(['artifact', 'create', name]);
+      expect({ name, code: twice.code }).toEqual({ name, code: 6 });
+      expect(twice.stderr).toContain('Docs already has a document called "plan.md"');
+      expect(twice.stderr).toContain('`convene artifact edit "plan.md"`');
+    }
+    const blank = await owner.run(['artifact', 'create', '   ']);
+    expect(blank.code).toBe(2);
+    expect(blank.stderr).toContain('the document’s name cannot be blank');
+
     const list = (await owner.run(['artifact', 'list', '--json'])).json();
     expect(list.map((a: any) => [a.name, a.version, a.id])).toEqual([['plan.md', 1, doc.id]]);
     const table = await owner.run(['artifact', 'list']);

@@ -250,6 +250,18 @@ describe('space create, list, show, use, update, close', () => {
     const ttl = await someone.run(['space', 'create', 'X', '--ttl', 'forever']);
     expect(ttl.code).toBe(2);
     expect(ttl.stderr).toContain('--ttl must be a duration');
+    // A name of spaces alone is refused like an empty one, before anything is made.
+    for (const [args, what] of [
+      [['space', 'create', '   '], 'the space’s name'],
+      [['space', 'create', 'X', '--owner-name', ' '], '--owner-name'],
+      [['space', 'update', '--name', '\t'], '--name'],
+      [['join', `${server.url}/join/00000000-0000-4000-8000-000000000000#key=k`, '--name', '  '], '--name'],
+    ] as const) {
+      const blank = await someone.run([...args]);
+      expect({ args, code: blank.code }).toEqual({ args, code: 2 });
+      expect(blank.stderr).toContain(`${what} cannot be blank`);
+    }
+    expect(existsSync(join(someone.env.XDG_CONFIG_HOME!, 'convene/credentials.json'))).toBe(false);
   });
 });
 

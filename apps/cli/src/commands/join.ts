@@ -13,6 +13,7 @@ import { isUuid, normaliseUrl } from '../lib/context';
 import { CliError, UsageError } from '../lib/errors';
 import { ExitCode } from '../lib/exit-codes';
 import { isSpaceClosed } from '../lib/failure';
+import { checkName } from '../lib/input';
 import { required } from '../lib/prompts';
 import type { StoredSpace } from '../lib/store';
 
@@ -58,6 +59,7 @@ export function registerJoin(program: Command, app: App): void {
     .action(async (target, options, command) => {
       const ctx = app.context(command);
       const { out } = ctx;
+      checkName(options.name, '--name');
       const reference = await required(out, target, {
         message: 'Invitation link',
         usage: 'convene join LINK | SPACE --key KEY [options]',

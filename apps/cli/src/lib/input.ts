@@ -20,6 +20,18 @@ export async function readTextFile(path: string): Promise<string> {
   }
 }
 
+/**
+ * A name given on the command line (a space's, yours in it, a document's, a token's). The server
+ * takes any string that is not empty, but one of spaces alone is a name nobody can read in a list
+ * or type back: a usage error, as an empty one is.
+ */
+export function checkName<T extends string | undefined>(value: T, what: string): T {
+  if (value !== undefined && value.trim() === '') {
+    throw new UsageError(`${what} cannot be blank`, 'Give a name with something other than spaces in it.');
+  }
+  return value;
+}
+
 /** Refuses to wait for stdin that nobody will type into: a terminal with nothing piped. */
 export function assertPiped(what: string): void {
   if (process.stdin.isTTY) {

@@ -1,6 +1,8 @@
 import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../../app';
-import { readTextFile } from '../../lib/input';
+import { CliError } from '../../lib/errors';
+import { ExitCode } from '../../lib/exit-codes';
+import { checkName, readTextFile } from '../../lib/input';
 import { required } from '../../lib/prompts';
 
 export function registerArtifactCreate(artifact: Command, app: App): void {
@@ -21,13 +23,28 @@ export function registerArtifactCreate(artifact: Command, app: App): void {
     )
     .action(async (nameArgument, options, command) => {
       const ctx = app.context(command);
-      const name = await required(ctx.out, nameArgument, {
-        message: 'Name of the document',
-        usage: 'convene artifact create NAME [--file F]',
-      });
+      const name = checkName(
+        await required(ctx.out, nameArgument, {
+          message: 'Name of the document',
+          usage: 'convene artifact create NAME [--file F]',
+        }),
+        'the document’s name',
+      );
       const saved = ctx.space(options.space);
+      const space = ctx.spaceClient(saved);
+      // Documents are named as people type them (any case): a second of a name would make every
+      // command given that name ask for an id instead.
+      const existing = (await space.get()).artifacts.find((a) => a.name.toLowerCase() === name.toLowerCase());
+      if (existing) {
+        const quoted = JSON.stringify(existing.name);
+        throw new CliError(`${saved.name} already has a document called ${quoted}`, {
+          exitCode: ExitCode.conflict,
+          hint: `Edit it with \`convene artifact edit ${quoted}\`, or replace its text with \`convene artifact write ${quoted} --file ${options.file ?? 'F'}\`; or pick another name.`,
+          details: { id: existing.id },
+        });
+      }
       const content = options.file === undefined ? '' : await readTextFile(options.file);
-      const doc = await ctx.spaceClient(saved).artifacts.create({ name, content });
+      const doc = await space.artifacts.create({ name, content });
       ctx.out.result(doc, {
         quiet: () => doc.id,
         human: () => {

@@ -1,6 +1,7 @@
 import { type Command, Option } from '@commander-js/extra-typings';
 import { type App, examples } from '../../app';
 import { formatSeconds, parseTtl } from '../../lib/duration';
+import { checkName } from '../../lib/input';
 import { required } from '../../lib/prompts';
 
 export function registerSpaceCreate(space: Command, app: App): void {
@@ -30,10 +31,14 @@ export function registerSpaceCreate(space: Command, app: App): void {
     .action(async (nameArgument, options, command) => {
       const ctx = app.context(command);
       const ttl = options.ttl === undefined ? undefined : parseTtl(options.ttl);
-      const name = await required(ctx.out, nameArgument, {
-        message: 'Name of the space',
-        usage: 'convene space create NAME [options]',
-      });
+      checkName(options.ownerName, '--owner-name');
+      const name = checkName(
+        await required(ctx.out, nameArgument, {
+          message: 'Name of the space',
+          usage: 'convene space create NAME [options]',
+        }),
+        'the space’s name',
+      );
       const created = await ctx.hub().spaces.create({
         name,
         description: options.description ?? '',

@@ -1,6 +1,7 @@
 import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../../app';
 import { UsageError } from '../../lib/errors';
+import { checkName } from '../../lib/input';
 
 export function registerSpaceUpdate(space: Command, app: App): void {
   space
@@ -19,6 +20,7 @@ export function registerSpaceUpdate(space: Command, app: App): void {
     )
     .action(async (reference, options, command) => {
       const ctx = app.context(command);
+      checkName(options.name, '--name');
       const changes = {
         ...(options.name !== undefined ? { name: options.name } : {}),
         ...(options.description !== undefined ? { description: options.description } : {}),

@@ -1,5 +1,8 @@
 import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../../app';
+import { CliError } from '../../lib/errors';
+import { ExitCode } from '../../lib/exit-codes';
+import { checkName } from '../../lib/input';
 
 export function registerTokenCreate(token: Command, app: App): void {
   token
@@ -13,7 +16,23 @@ export function registerTokenCreate(token: Command, app: App): void {
     )
     .action(async (name, _options, command) => {
       const ctx = app.context(command);
-      const created = await ctx.session().tokens.create(name === undefined ? {} : { name });
+      checkName(name, 'the token’s name');
+      const session = ctx.session();
+      // `token revoke NAME` names a live token (any case): two of a name would ask for an id.
+      const live =
+        name === undefined
+          ? undefined
+          : (await session.tokens.list()).find(
+              (t) => !t.revoked && t.name.toLowerCase() === name.toLowerCase(),
+            );
+      if (live) {
+        throw new CliError(`you already have a token called "${live.name}" (${live.prefix}…)`, {
+          exitCode: ExitCode.conflict,
+          hint: `Pick another name, or revoke that one first with \`convene token revoke ${JSON.stringify(live.name)}\`.`,
+          details: { id: live.id },
+        });
+      }
+      const created = await session.tokens.create(name === undefined ? {} : { name });
       const { out } = ctx;
       out.result(created, {
         quiet: () => created.token,
