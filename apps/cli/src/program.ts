@@ -23,10 +23,11 @@ import { registerToken } from './commands/token';
 import { registerWebhook } from './commands/webhook';
 import { registerWhoami } from './commands/whoami';
 import { Context } from './lib/context';
-import { type CliError, NoSpaceSavedError } from './lib/errors';
+import { type CliError, NoSpaceSavedError, UsageError } from './lib/errors';
 import { ExitCode } from './lib/exit-codes';
 import { explain } from './lib/failure';
 import { detectMode } from './lib/output';
+import { closest } from './lib/resolve';
 import { VERSION } from './version';
 
 /** The whole command tree. Exported for `completion`, which walks it. */
@@ -92,7 +93,17 @@ Keys and tokens are kept in $XDG_CONFIG_HOME/convene/credentials.json (mode 0600
   registerMcp(program, app);
   registerDoctor(program, app);
   registerCompletion(program, app);
-  program.commandsGroup('Help:').helpCommand('help [command]', 'show help for a command');
+  // A command of our own rather than commander's, which answers a name it does not know with the
+  // general help and exit 0, and reads only the first word (`help space create` was space's help).
+  program
+    .commandsGroup('Help:')
+    .command('help')
+    .argument('[command...]', 'a command, or a group and one of its commands')
+    .summary('show help for a command')
+    .addHelpText('after', examples('convene help send', 'convene help space create'))
+    .action((words) => {
+      helpFor(program, words).help();
+    });
 
   for (const command of walk(program)) {
     command.exitOverride((error) => {
@@ -109,6 +120,30 @@ Keys and tokens are kept in $XDG_CONFIG_HOME/convene/credentials.json (mode 0600
     });
   }
   return program;
+}
+
+/**
+ * The command `convene help WORDS…` names, by name or alias, word by word. A word that names no
+ * command is a usage error naming it, with the nearest name, as commander answers `convene sned`.
+ */
+function helpFor(program: Command, words: readonly string[]): Command {
+  let command = program;
+  for (const word of words) {
+    const names = (c: Command) => [c.name(), ...c.aliases()];
+    const sub = command.commands.find((c) => names(c as Command).includes(word));
+    if (!sub) {
+      const near = closest(
+        word,
+        command.commands.flatMap((c) => names(c as Command)),
+      );
+      throw new UsageError(
+        `unknown command '${word}'`,
+        `${near ? `Did you mean ${near}? ` : ''}Run \`${commandPath(command)} --help\` for usage.`,
+      );
+    }
+    command = sub as Command;
+  }
+  return command;
 }
 
 /** Every command of the tree, the program first. */

@@ -37,8 +37,15 @@ describe('space create, list, show, use, update, close', () => {
     });
 
     const file = join(owner.env.XDG_CONFIG_HOME!, 'convene/credentials.json');
+    const dir = join(owner.env.XDG_CONFIG_HOME!, 'convene');
     expect(statSync(file).mode & 0o777).toBe(0o600);
-    expect(statSync(join(owner.env.XDG_CONFIG_HOME!, 'convene')).mode & 0o777).toBe(0o700);
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    // Opened to others by hand: the next save closes the directory and the file again.
+    chmodSync(dir, 0o755);
+    chmodSync(file, 0o644);
+    expect((await owner.run(['space', 'use', body.spaceId])).code).toBe(0);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
     const host = owner.credentials().hosts[server.url];
     expect(host.defaultSpace).toBe(body.spaceId);
     expect(host.spaces[body.spaceId]).toMatchObject({
