@@ -200,12 +200,14 @@ export class CredentialStore {
     return problems;
   }
 
+  /**
+   * The directory, created 0700; one found readable by others (made by hand, or by a umask before
+   * convene created it) is closed to them before a key is written into it, as the file is.
+   */
   private ensureDir(): void {
-    if (!existsSync(this.dir)) {
-      mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-      // mkdir's mode is filtered by the umask; the directory must not be readable by others.
-      if (process.platform !== 'win32') chmodSync(this.dir, 0o700);
-    }
+    if (!existsSync(this.dir)) mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    // mkdir's mode is filtered by the umask; the directory must not be readable by others.
+    if (process.platform !== 'win32' && statSync(this.dir).mode & 0o077) chmodSync(this.dir, 0o700);
   }
 
   private withLock<T>(body: () => T): T {
