@@ -26,7 +26,7 @@ import { Context } from './lib/context';
 import { type CliError, NoSpaceSavedError, UsageError } from './lib/errors';
 import { ExitCode } from './lib/exit-codes';
 import { explain } from './lib/failure';
-import { detectMode } from './lib/output';
+import { detectMode, toJson } from './lib/output';
 import { closest } from './lib/resolve';
 import { VERSION } from './version';
 
@@ -222,7 +222,7 @@ export async function run(argv: string[]): Promise<number> {
 function report(ctx: Context, failure: CliError): void {
   if (ctx.out.mode.json) {
     process.stderr.write(
-      `${JSON.stringify({ error: failure.message, ...failure.details, ...(failure.hint ? { hint: failure.hint } : {}), exitCode: failure.exitCode })}\n`,
+      `${toJson({ error: failure.message, ...failure.details, ...(failure.hint ? { hint: failure.hint } : {}), exitCode: failure.exitCode })}\n`,
     );
     return;
   }

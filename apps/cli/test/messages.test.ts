@@ -1,8 +1,12 @@
 import { writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { joinAs, User } from './helpers/cli';
+import { eventually, finished, joinAs, User } from './helpers/cli';
+import { bundle } from './helpers/paths';
 import { startServer, type TestServer } from './helpers/server';
+import { Terminal } from './helpers/tmux';
 
 let server: TestServer;
 let owner: User;
@@ -133,6 +137,131 @@ describe('messages', () => {
       expect((await room.run(['messages', '--json'])).json()).toHaveLength(100);
     } finally {
       room.remove();
+    }
+  });
+});
+
+describe('text from others, printed to a terminal', () => {
+  // What a participant may put in a name, a role, a message or a document: a screen clear, a
+  // window title (OSC … BEL), hidden text, a C1 CSI (U+009B) and a right-to-left override.
+  const attack = '\u001b[2J\u001b]0;pwned\u0007\u001b[8m\u009b8m\u202e';
+  const shown = '\\x1b[2J\\x1b]0;pwned\\x07\\x1b[8m\\x9b8m\\u202e';
+  // None of what a terminal acts on: C0 but newline and tab, DEL, C1, bidirectional controls.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: finding them is the point.
+  const actedOn = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+  const content = `x ${attack}\tend\nsecond line`;
+  let mallory: User;
+  let docId = '';
+
+  beforeAll(async () => {
+    mallory = new User(server.url);
+    const { humanLink } = (await owner.run(['invite', '--json'])).json();
+    const joined = await mallory.run([
+      'join',
+      humanLink,
+      '--name',
+      `Mal${attack}\nory`,
+      '--role',
+      `r${attack}`,
+    ]);
+    expect(joined.code).toBe(0);
+    expect((await mallory.run(['send', '-'], { input: content })).code).toBe(0);
+    const file = join(mallory.home, 'evil.md');
+    writeFileSync(file, `# Title ${attack}\n\tindented\n`);
+    const created = await mallory.run(['artifact', 'create', `evil${attack}.md`, '--file', file, '--json']);
+    expect(created.code).toBe(0);
+    docId = created.json().id;
+    expect(
+      (await owner.run(['space', 'update', '--description', `about ${attack}`, '--agenda', `1. ${attack}`]))
+        .code,
+    ).toBe(0);
+  });
+  afterAll(() => mallory?.remove());
+
+  it('is shown with its control characters escaped, by every command that prints it', async () => {
+    for (const [args, user] of [
+      [['messages'], owner],
+      [['participants'], owner],
+      [['space', 'show'], guest],
+      [['artifact', 'list'], owner],
+      [['artifact', 'show', docId], owner],
+    ] as const) {
+      const result = await user.run([...args]);
+      expect({ args, code: result.code }).toEqual({ args, code: 0 });
+      expect({ args, stdout: result.stdout }).not.toEqual({ args, stdout: expect.stringMatching(actedOn) });
+      expect(result.stdout).toContain(shown);
+    }
+    // Text of several lines keeps its lines and tabs; a name is kept to one line.
+    const messages = (await owner.run(['messages'])).stdout;
+    expect(messages).toContain(`Mal${shown}\\x0aory: x ${shown}\tend\n`);
+    expect(messages).toMatch(/\n\s+second line\n/);
+    expect((await owner.run(['artifact', 'show', docId])).stdout).toContain(`# Title ${shown}\n\tindented\n`);
+  });
+
+  it('is escaped in colour too, where the CLI’s own colours stay escape sequences', async () => {
+    const result = await owner.run(['messages'], { env: { FORCE_COLOR: '1' } });
+    expect(result.stdout).toContain('\u001b[1m');
+    expect(result.stdout).toContain(shown);
+    // Only colours (ESC [ … m) are left, and none of them is the 8m (hidden) of the attack.
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: colours start with ESC.
+    expect(result.stdout.replace(/\u001b\[[0-9;]*m/g, '')).not.toMatch(actedOn);
+    expect(result.stdout).not.toContain('\u001b[8m');
+  });
+
+  it('is escaped as it streams (tail)', async () => {
+    const child = owner.spawn(['tail']);
+    const done = finished(child, { timeoutMs: 60_000 });
+    let stdout = '';
+    child.stdout!.on('data', (chunk) => {
+      stdout += chunk;
+    });
+    await eventually(() => expect(stdout).toContain('second line'));
+    expect((await mallory.run(['artifact', 'lock', docId])).code).toBe(0);
+    await eventually(() => expect(stdout).toContain('locked by'));
+    child.kill('SIGINT');
+    expect((await done).code).toBe(0);
+    expect(stdout).toContain(`Mal${shown}\\x0aory: x ${shown}`);
+    expect(stdout).toContain(`document "evil${shown}.md" locked by Mal${shown}\\x0aory`);
+    expect(stdout).not.toMatch(actedOn);
+  });
+
+  it('stays exact in --json, and in a download to a file or a pipe; a download to a terminal is escaped', async () => {
+    const json = await owner.run(['messages', '--json']);
+    expect(json.json().at(-1).content).toBe(content);
+    expect(json.stdout).not.toMatch(actedOn);
+    const download = await owner.run(['artifact', 'download', docId]);
+    expect(download.stdout).toBe(`# Title ${attack}\n\tindented\n`);
+    const terminal = new Terminal(
+      [process.execPath, bundle, 'artifact', 'download', docId],
+      owner.env,
+      owner.home,
+    );
+    try {
+      await eventually(() => expect(terminal.screen()).toContain('EXIT=0'));
+      expect(terminal.screen()).toContain(`# Title ${shown}`);
+    } finally {
+      terminal.close();
+    }
+  });
+
+  it('is escaped in an error the server words', async () => {
+    // A server that quotes what it was given in its error, as a Convene server may.
+    const quoting = createServer((_request, response) => {
+      response.writeHead(404, { 'content-type': 'application/json', 'api-version': '1' });
+      response.end(JSON.stringify({ error: `space ${attack} not found` }));
+    });
+    await new Promise<void>((resolve) => quoting.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(quoting.address() as AddressInfo).port}`;
+      const result = await owner.run(['join', spaceId, '--key', 'inv_x', '--url', url]);
+      expect(result.code).toBe(5);
+      expect(result.stderr).toContain(`space ${shown} not found`);
+      expect(result.stderr).not.toMatch(actedOn);
+      const json = await owner.run(['join', spaceId, '--key', 'inv_x', '--url', url, '--json']);
+      expect(JSON.parse(json.stderr).error).toBe(`space ${attack} not found`);
+      expect(json.stderr).not.toMatch(actedOn);
+    } finally {
+      quoting.close();
     }
   });
 });

@@ -4,6 +4,7 @@ import { type App, examples } from '../app';
 import type { Context } from '../lib/context';
 import { parseSince } from '../lib/duration';
 import { UsageError } from '../lib/errors';
+import { inline } from '../lib/output';
 import { printMessage, when } from '../lib/render';
 
 export function registerTail(program: Command, app: App): void {
@@ -115,8 +116,9 @@ class TailView {
       if (event.event === 'space-closed') this.closed = true;
       return;
     }
+    // One line each, whatever the names in it hold.
     const note = (text: string) =>
-      out.line(`${out.c.dim(when(new Date().toISOString()))}  ${out.c.dim(text)}`);
+      out.line(`${out.c.dim(when(new Date().toISOString()))}  ${out.c.dim(inline(text))}`);
     switch (event.event) {
       case 'message':
         printMessage(out, event.data);

@@ -1,7 +1,65 @@
+import { randomBytes } from 'node:crypto';
 import * as clack from '@clack/prompts';
 import pc from 'picocolors';
 
 type Colors = ReturnType<typeof pc.createColors>;
+
+/**
+ * What a terminal acts on instead of showing, in text that came from elsewhere (a name, a
+ * message, a document, a server's error): the C0 controls (ESC starts the sequences that clear
+ * the screen, retitle the window, write the clipboard or hide text), DEL, the C1 controls (some
+ * terminals take U+009B for ESC [), and the bidirectional embeddings, overrides and isolates,
+ * which reorder what follows them. Newline and tab are kept, for text of several lines; `inline`
+ * takes them too.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding them is the point.
+const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding them is the point.
+const UNSAFE_INLINE = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+/** What JSON leaves as it is of those: every C0 control is escaped by JSON.stringify already. */
+const UNSAFE_IN_JSON = /[\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+
+const hex = (char: string, digits: number) => char.charCodeAt(0).toString(16).padStart(digits, '0');
+/** `\x1b` for ESC, `\u202e` for RIGHT-TO-LEFT OVERRIDE: visible, and plainly not the text's own. */
+const shown = (char: string) => (char.charCodeAt(0) <= 0xff ? `\\x${hex(char, 2)}` : `\\u${hex(char, 4)}`);
+
+/** Text made safe to print: control characters (not newline and tab) shown as `\x1b`, `\u202e`. */
+export const neutralise = (text: string): string => text.replace(UNSAFE, shown);
+
+/** The same for a slot of one line (a name in a table, a message's sender): newline and tab too. */
+export const inline = (text: string): string => text.replace(UNSAFE_INLINE, shown);
+
+/**
+ * JSON as JSON.stringify writes it, with the C1 controls and bidirectional marks it leaves raw
+ * written as `\u` escapes too: the same JSON value, and nothing a terminal would act on.
+ */
+export const toJson = (value: unknown, indent?: number): string =>
+  String(JSON.stringify(value, null, indent)).replace(UNSAFE_IN_JSON, (char) => `\\u${hex(char, 4)}`);
+
+const ESC = '\u001b';
+/**
+ * Stands for ESC in the colours the CLI applies itself, until a line is printed: every other
+ * control character in it is then shown escaped, and the marks become ESC again. Random to each
+ * run and never printed, so text from a server cannot pass its escape sequences off as colours.
+ */
+const MARK = `\ue000${randomBytes(8).toString('hex')}`;
+const MARKED_SGR = new RegExp(`${MARK}\\[[0-9;]*m`, 'g');
+
+/** picocolors' colours, each neutralising what it wraps and writing its own ESC as the mark. */
+function markedColors(enabled: boolean): Colors {
+  const colors = pc.createColors(enabled);
+  const marked: Record<string, unknown> = { ...colors };
+  for (const [name, format] of Object.entries(colors)) {
+    if (typeof format !== 'function') continue;
+    // The marks of nested colours go in as ESC, so picocolors can reopen an outer colour.
+    marked[name] = (text: unknown) =>
+      format(neutralise(String(text)).replaceAll(MARK, ESC)).replaceAll(ESC, MARK);
+  }
+  return marked as unknown as Colors;
+}
+
+/** A line as the terminal gets it: what it quotes neutralised, the CLI's own colours real. */
+const printable = (text: string): string => neutralise(text).replaceAll(MARK, ESC);
 
 /** What the environment allows: decided once per run from the streams, the flags and the variables. */
 export interface OutputMode {
@@ -51,8 +109,14 @@ export interface Spinner {
   fail(text?: string): void;
 }
 
-/** Every byte the CLI prints goes through here. Data on stdout; status, hints and errors on stderr. */
+/**
+ * Every byte the CLI prints goes through here. Data on stdout; status, hints and errors on stderr.
+ * Text from others (names, messages, documents, a server's words) is printed with its control
+ * characters neutralised, wherever a command puts it; only `raw` to a file or a pipe, and JSON
+ * (which escapes them), carry it as it is.
+ */
 export class Output {
+  /** Colours: they neutralise what they wrap too, so `c.bold(name)` is safe to print. */
   readonly c: Colors;
 
   constructor(
@@ -60,27 +124,35 @@ export class Output {
     private readonly stdout: NodeJS.WritableStream = process.stdout,
     private readonly stderr: NodeJS.WritableStream = process.stderr,
   ) {
-    this.c = pc.createColors(mode.color);
+    this.c = markedColors(mode.color);
   }
 
   /** A line of data on stdout. */
   line(text = ''): void {
-    this.stdout.write(`${text}\n`);
+    this.stdout.write(`${printable(text)}\n`);
   }
 
-  /** Raw data on stdout, as it is (artifact content, a diff). */
+  /** Text of several lines on stdout (a document's content), ending with a newline. */
+  text(text: string): void {
+    this.stdout.write(printable(text.endsWith('\n') || text === '' ? text : `${text}\n`));
+  }
+
+  /**
+   * Data as it is, byte for byte, to a file or a pipe (a downloaded document, a completion
+   * script); on a terminal, which would act on its control characters, neutralised as any text.
+   */
   raw(text: string): void {
-    this.stdout.write(text);
+    this.stdout.write((this.stdout as { isTTY?: boolean }).isTTY ? printable(text) : text);
   }
 
   /** A value in `--json` mode: the API's own field names, indented for people and parsers alike. */
   json(value: unknown): void {
-    this.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+    this.stdout.write(`${toJson(value, 2)}\n`);
   }
 
   /** One NDJSON record (`tail --json`). */
   jsonLine(value: unknown): void {
-    this.stdout.write(`${JSON.stringify(value)}\n`);
+    this.stdout.write(`${toJson(value)}\n`);
   }
 
   /**
@@ -98,30 +170,30 @@ export class Output {
   /** A status line on stderr (`✓ Created …`); silent with --json or --quiet. */
   success(text: string): void {
     if (this.mode.json || this.mode.quiet) return;
-    this.stderr.write(`${this.c.green('✓')} ${text}\n`);
+    this.stderr.write(`${printable(`${this.c.green('✓')} ${text}`)}\n`);
   }
 
   /** Progress or context on stderr; silent with --json or --quiet. */
   info(text: string): void {
     if (this.mode.json || this.mode.quiet) return;
-    this.stderr.write(`${text}\n`);
+    this.stderr.write(`${printable(text)}\n`);
   }
 
   /** What to try next, on stderr; silent with --json or --quiet. */
   hint(text: string): void {
     if (this.mode.json || this.mode.quiet) return;
-    this.stderr.write(`${this.c.dim(text)}\n`);
+    this.stderr.write(`${printable(this.c.dim(text))}\n`);
   }
 
   /** A warning on stderr, always shown (but never on stdout). */
   warn(text: string): void {
-    this.stderr.write(`${this.c.yellow('!')} ${text}\n`);
+    this.stderr.write(`${printable(`${this.c.yellow('!')} ${text}`)}\n`);
   }
 
   /** An error on stderr. */
   error(message: string, hint?: string): void {
-    this.stderr.write(`${this.c.red('✗')} ${message}\n`);
-    if (hint) this.stderr.write(`${this.c.dim(hint)}\n`);
+    this.stderr.write(`${printable(`${this.c.red('✗')} ${message}`)}\n`);
+    if (hint) this.stderr.write(`${printable(this.c.dim(hint))}\n`);
   }
 
   /** Label/value pairs, labels aligned. Empty values are left out. */
@@ -141,7 +213,8 @@ export class Output {
       this.info(this.c.dim(empty));
       return;
     }
-    const cells = rows.map((row) => columns.map((column) => column.value(row)));
+    // A cell is one line: a name with a newline in it must not break the table.
+    const cells = rows.map((row) => columns.map((column) => inline(column.value(row))));
     const widths = columns.map((column, i) =>
       Math.max(column.header.length, ...cells.map((row) => visibleLength(row[i]!))),
     );
@@ -180,15 +253,13 @@ export class Output {
       };
     }
     const s = clack.spinner({ output: this.stderr as NodeJS.WriteStream, withGuide: false });
-    s.start(text);
+    s.start(printable(text));
     return {
-      message: (next) => s.message(next),
-      stop: (done) => s.stop(done ?? text),
-      fail: (failed) => s.error(failed ?? text),
+      message: (next) => s.message(printable(next)),
+      stop: (done) => s.stop(printable(done ?? text)),
+      fail: (failed) => s.error(printable(failed ?? text)),
     };
   }
 }
 
-// biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI escape sequences start with ESC.
-const ANSI = /\u001b\[[0-9;]*m/g;
-const visibleLength = (text: string) => text.replace(ANSI, '').length;
+const visibleLength = (text: string) => text.replace(MARKED_SGR, '').length;

@@ -1,6 +1,6 @@
 import * as clack from '@clack/prompts';
 import { CliError, UsageError } from './errors';
-import type { Output } from './output';
+import { inline, neutralise, type Output } from './output';
 
 const cancelled = () => new CliError('cancelled', { hint: 'Nothing was changed.' });
 
@@ -18,7 +18,7 @@ export async function required(
     throw new UsageError(missing(ask.message), `Usage: ${ask.usage}`);
   }
   const common = {
-    message: ask.message,
+    message: neutralise(ask.message),
     output: process.stderr,
     validate: (input: string | undefined) => (input?.trim() ? undefined : 'required'),
   };
@@ -39,7 +39,11 @@ export async function required(
  */
 export async function confirm(out: Output, message: string, yes: boolean | undefined): Promise<void> {
   if (yes || !out.mode.interactive) return;
-  const answer = await clack.confirm({ message, output: process.stderr, initialValue: false });
+  const answer = await clack.confirm({
+    message: neutralise(message),
+    output: process.stderr,
+    initialValue: false,
+  });
   if (clack.isCancel(answer) || !answer) throw cancelled();
 }
 
@@ -63,9 +67,10 @@ export async function choose<T>(
     throw new UsageError(missing(ask.message), `Usage: ${ask.usage}`);
   }
   const answer = await clack.select({
-    message: ask.message,
+    // Prompts write to the terminal themselves: the names in them are neutralised here.
+    message: neutralise(ask.message),
     output: process.stderr,
-    options: ask.items.map((item) => ({ value: ask.id(item), label: ask.label(item) })),
+    options: ask.items.map((item) => ({ value: ask.id(item), label: inline(ask.label(item)) })),
   });
   if (clack.isCancel(answer)) throw cancelled();
   return answer;

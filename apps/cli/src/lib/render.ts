@@ -1,4 +1,4 @@
-import type { Output } from './output';
+import { inline, type Output } from './output';
 
 /** The fields of a message the CLI shows (the API's MessageView). */
 export interface MessageLike {
@@ -48,7 +48,9 @@ export function relative(iso: string, now: Date = new Date()): string {
 /** One message as the terminal shows it: time, sender, content (indented when multi-line). */
 export function printMessage(out: Output, message: MessageLike): void {
   const { c } = out;
-  const name = message.isOwner ? c.bold(c.cyan(message.senderName)) : c.bold(message.senderName);
+  // The header is one line: a newline in a name would start a made-up message.
+  const sender = inline(message.senderName);
+  const name = message.isOwner ? c.bold(c.cyan(sender)) : c.bold(sender);
   const label = message.type === 'text' ? '' : `${c.magenta(`[${message.type}]`)} `;
   const [first, ...rest] = message.content.split('\n');
   out.line(`${c.dim(when(message.timestamp))}  ${name}: ${label}${first}`);
@@ -57,7 +59,7 @@ export function printMessage(out: Output, message: MessageLike): void {
 
 export function describeParticipant(p: ParticipantLike): string {
   const tags = [p.isOwner ? 'owner' : undefined, p.isHuman ? 'human' : 'agent'].filter(Boolean);
-  return `${p.name} (${tags.join(', ')})`;
+  return `${inline(p.name)} (${tags.join(', ')})`;
 }
 
 const STATUS_WORDS: Record<string, string> = {

@@ -38,7 +38,7 @@ export function registerArtifactShow(artifact: Command, app: App): void {
             ],
           ]);
           out.line();
-          out.raw(doc.content.endsWith('\n') || doc.content === '' ? doc.content : `${doc.content}\n`);
+          out.text(doc.content);
         },
       });
     });
