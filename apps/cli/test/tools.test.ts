@@ -120,6 +120,25 @@ describe('help, version, usage errors', () => {
       exitCode: 2,
     });
     expect(json.stdout).toBe('');
+    // Help for a command that does not exist says so (not the general help), with a suggestion.
+    const unknownHelp = await owner.run(['help', 'nosuch']);
+    expect(unknownHelp.code).toBe(2);
+    expect(unknownHelp.stderr).toContain("unknown command 'nosuch'");
+    expect(unknownHelp.stderr).not.toContain('Usage:');
+    expect(unknownHelp.stdout).toBe('');
+    expect((await owner.run(['help', 'sned'])).stderr).toContain('Did you mean send?');
+    const nestedTypo = await owner.run(['--json', 'help', 'space', 'craete']);
+    expect(nestedTypo.code).toBe(2);
+    expect(JSON.parse(nestedTypo.stderr)).toEqual({
+      error: "unknown command 'craete'",
+      hint: 'Did you mean create? Run `convene space --help` for usage.',
+      exitCode: 2,
+    });
+    // Every word counts: `help space create` is create's help, as `space create --help` is.
+    const nested = await owner.run(['help', 'space', 'create']);
+    expect(nested.code).toBe(0);
+    expect(nested.stdout).toBe((await owner.run(['space', 'create', '--help'])).stdout);
+    expect((await owner.run(['help', 'people'])).stdout).toContain('Usage: convene participants');
   });
 
   it('prints plain text off a terminal, and colours only when forced; --quiet keeps the essential value', async () => {
