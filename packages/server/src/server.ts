@@ -49,10 +49,13 @@ export async function createServer(
   config: ServerConfig,
   options: CreateServerOptions = {},
 ): Promise<ConveneServer> {
+  // Logged once the app's logger exists.
+  const notices: string[] = [];
   const database = await openDatabase({
     url: config.databaseUrl,
     dataDir: config.dataDir,
     loadDataDir: options.loadDataDir,
+    onDataDirTightened: (message) => notices.push(message),
   });
   try {
     const warnings: string[] = [];
@@ -98,6 +101,7 @@ export async function createServer(
       },
       ...(options.logStream ? { logStream: options.logStream } : {}),
     });
+    for (const notice of notices) app.log.info(notice);
     for (const warning of warnings) app.log.warn(warning);
     diffWorkerFailed = (error) =>
       app.log.error(

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createPostgresTestDatabase } from '@convene/core/testing';
@@ -76,6 +76,32 @@ describe.runIf(!onPostgres())('server process on the embedded database', () => {
     );
     expect(server.output()).not.toContain('secret-in-the-url');
     expect(server.output()).not.toContain('"reqId"');
+  }, 90_000);
+
+  it('keeps its data directory private: made 0700 under a permissive umask, an open one closed to 0700', async () => {
+    const data = join(dir, 'private', 'data');
+    // Started under umask 000, answers, leaves its data directory 0700, stops: what it printed.
+    const run = async () => {
+      const server = spawnServer(
+        { DATA_DIR: data, PORT: String(await freePort()), LOG_LEVEL: 'info' },
+        { umask: '000' },
+      );
+      // Answered: past the readiness line, its signal handlers are in place.
+      expect((await fetch(`${await server.ready}/api/health`)).status).toBe(200);
+      expect(statSync(data).mode & 0o777).toBe(0o700);
+      expect(await server.stop('SIGTERM')).toBe(0);
+      return server.output();
+    };
+    expect(await run()).not.toContain('made it private');
+
+    // Opened by hand, or made by an earlier version: closed again at the next start, said once.
+    chmodSync(data, 0o755);
+    const said = (await run()).split('\n').filter((line) => line.includes('made it private'));
+    expect(said).toHaveLength(1);
+    expect(JSON.parse(said[0]!)).toMatchObject({
+      level: 30,
+      msg: `data directory ${data} was open to other users (mode 755): made it private (700)`,
+    });
   }, 90_000);
 
   it('starts again after a crash on the same data', async () => {

@@ -39,6 +39,8 @@ export interface OpenDatabaseOptions {
   loadDataDir?: Blob | File | undefined;
   /** Run migrations (default true). */
   migrate?: boolean | undefined;
+  /** Told when an existing data directory open to other users was made private (the server logs it). */
+  onDataDirTightened?: ((message: string) => void) | undefined;
 }
 
 export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<Database> {
@@ -49,6 +51,7 @@ export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<D
       : await openPglite(
           url === 'memory://' ? undefined : (options.dataDir ?? './.data'),
           options.loadDataDir,
+          options.onDataDirTightened,
         );
   if (options.migrate !== false) await migrate(database.db);
   return database;
@@ -183,8 +186,9 @@ async function listenResiliently(
 async function openPglite(
   dataDir: string | undefined,
   loadDataDir: Blob | File | undefined,
+  onDataDirTightened: ((message: string) => void) | undefined,
 ): Promise<Database> {
-  const unlock = dataDir ? lockDataDir(dataDir) : () => {};
+  const unlock = dataDir ? lockDataDir(dataDir, onDataDirTightened) : () => {};
   try {
     const client = new PGlite({
       ...(dataDir ? { dataDir } : {}),
