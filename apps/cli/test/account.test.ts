@@ -420,6 +420,16 @@ describe('login --with-token, --password; whoami; token; logout', () => {
     expect((await someone.run(['token', 'revoke', created.id])).code).toBe(0);
     tokens = (await someone.run(['token', 'list', '--json'])).json();
     expect(tokens.find((t: any) => t.id === created.id).revoked).toBe(true);
+    // Again: exit 0 (nothing left to do), but no claim of revoking it now.
+    const twiceRevoked = await someone.run(['token', 'revoke', created.id]);
+    expect(twiceRevoked.code).toBe(0);
+    expect(twiceRevoked.stderr).toContain('was already revoked; nothing changed.');
+    expect(twiceRevoked.stderr).not.toContain('✓');
+    expect((await someone.run(['token', 'revoke', created.id, '--json'])).json()).toEqual({
+      id: created.id,
+      revoked: true,
+      alreadyRevoked: true,
+    });
     // By name too; a name no live token has is not found.
     const second = (await someone.run(['token', 'create', 'Second', '--json'])).json();
     const byName = await someone.run(['token', 'revoke', 'second', '--json']);

@@ -113,8 +113,11 @@ describe('create, list, show, write, download, history, diff, restore', () => {
       from: 2,
       to: 3,
     });
+    // Nothing to show is said, not printed as an empty line.
     const first = await owner.run(['artifact', 'diff', 'plan.md', '1', '1']);
     expect(first.code).toBe(0);
+    expect(first.stdout).toBe('');
+    expect(first.stderr).toContain('Nothing to compare: FROM and TO are both version 1 of "plan.md".');
     const noVersion = await owner.run(['artifact', 'restore', 'plan.md']);
     expect(noVersion.code).toBe(2);
     expect(noVersion.stderr).toContain('Usage: convene artifact restore ARTIFACT VERSION');
@@ -164,6 +167,13 @@ describe('create, list, show, write, download, history, diff, restore', () => {
     expect(forced.code).toBe(0);
     expect(forced.stderr).toContain('Released Gus');
     expect((await byName(owner, 'locked.md')).lockedBy).toBeUndefined();
+    // Unlocking it again claims nothing: it was not locked (exit 0, idempotent).
+    const again = await owner.run(['artifact', 'unlock', 'locked.md']);
+    expect(again.code).toBe(0);
+    expect(again.stderr).toContain('locked.md was not locked; nothing to release.');
+    expect(again.stderr).not.toContain('✓');
+    const againJson = await owner.run(['artifact', 'unlock', 'locked.md', '--json']);
+    expect(againJson.json()).toMatchObject({ name: 'locked.md', wasLocked: false });
   });
 
   it('points each hint at the right thing: the document’s versions, its own unlock, and who can force a lock', async () => {

@@ -92,6 +92,17 @@ describe('webhook', () => {
     // The owner sees everyone's.
     expect((await owner.run(['webhook', 'list', '--json'])).json().map((w: any) => w.id)).toEqual([added.id]);
 
+    // Event types are checked here, naming the valid ones, not by the server's validation.
+    const bogus = await guest.run(['webhook', 'add', url, '--event', 'bogus']);
+    expect(bogus.code).toBe(2);
+    expect(bogus.stderr).toContain(
+      'The event types are message, mention, participant-status, artifact-created, artifact-updated, artifact-locked, artifact-unlocked, space-closed, webhook-disabled.',
+    );
+    expect((await guest.run(['webhook', 'add', url, '-e', 'mentoin'])).stderr).toContain(
+      'Did you mean mention?',
+    );
+    expect((await guest.run(['webhook', 'list', '--json'])).json()).toHaveLength(1);
+
     const refused = await guest.run(['webhook', 'add', 'http://127.0.0.1:9/hook']);
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toContain('loopback, private and link-local addresses are not allowed');

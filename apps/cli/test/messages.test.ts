@@ -109,6 +109,13 @@ describe('messages', () => {
     expect(bad.stderr).toContain('--since takes a duration back from now');
     const badLimit = await owner.run(['messages', '--limit', 'x']);
     expect(badLimit.code).toBe(2);
+    // A negative count is not "not a whole number": the error says what is taken.
+    const negative = await owner.run(['messages', '--limit', '-1']);
+    expect(negative.code).toBe(2);
+    expect(negative.stderr).toContain('--limit must be 0 or a positive whole number (0: no limit), not "-1"');
+    const lines = await owner.run(['tail', '--lines', '-1']);
+    expect(lines.code).toBe(2);
+    expect(lines.stderr).toContain('--lines must be 0 or a positive whole number, not "-1"');
   });
 
   it('pages through more messages than one API page holds', async () => {

@@ -1,7 +1,7 @@
 import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../app';
 import { parseSince } from '../lib/duration';
-import { UsageError } from '../lib/errors';
+import { parseCount } from '../lib/input';
 import { type MessageLike, printMessage } from '../lib/render';
 
 export function registerMessages(program: Command, app: App): void {
@@ -29,9 +29,7 @@ export function registerMessages(program: Command, app: App): void {
     )
     .action(async (reference, options, command) => {
       const ctx = app.context(command);
-      if (!/^\d+$/.test(options.limit))
-        throw new UsageError(`--limit must be a whole number, not "${options.limit}"`);
-      const limit = Number(options.limit);
+      const limit = parseCount(options.limit, '--limit', 'no limit');
       const since = options.since === undefined ? undefined : parseSince(options.since);
       const saved = ctx.space(reference);
       const kept: MessageLike[] = [];

@@ -3,7 +3,7 @@ import type { StreamEvent } from '@convene/sdk';
 import { type App, examples } from '../app';
 import type { Context } from '../lib/context';
 import { parseSince } from '../lib/duration';
-import { UsageError } from '../lib/errors';
+import { parseCount } from '../lib/input';
 import { inline } from '../lib/output';
 import { printMessage, when } from '../lib/render';
 
@@ -34,17 +34,12 @@ export function registerTail(program: Command, app: App): void {
     )
     .action(async (reference, options, command) => {
       const ctx = app.context(command);
-      if (!/^\d+$/.test(options.lines))
-        throw new UsageError(`--lines must be a whole number, not "${options.lines}"`);
+      const lines = parseCount(options.lines, '--lines');
       const since = options.since === undefined ? undefined : parseSince(options.since);
       const saved = ctx.space(reference);
       const space = ctx.spaceClient(saved);
       ctx.handlesInterrupt = true;
-      const view = new TailView(
-        ctx,
-        saved.name,
-        since === undefined ? Number(options.lines) : Number.POSITIVE_INFINITY,
-      );
+      const view = new TailView(ctx, saved.name, since === undefined ? lines : Number.POSITIVE_INFINITY);
       try {
         for await (const event of space.messages.stream({
           signal: ctx.signal,

@@ -1,11 +1,36 @@
-import type { Command } from '@commander-js/extra-typings';
+import { type Command, InvalidArgumentError } from '@commander-js/extra-typings';
 import type { CreateWebhookParams } from '@convene/sdk';
 import { type App, examples } from '../app';
 import { isUuid } from '../lib/context';
 import { relative } from '../lib/render';
-import { byIdStart } from '../lib/resolve';
+import { byIdStart, closest } from '../lib/resolve';
 
 type EventType = NonNullable<CreateWebhookParams['events']>[number];
+
+/** The types `--event` takes: the SDK's, each once (`satisfies` holds the list to its type). */
+const EVENT_TYPES = Object.keys({
+  message: 0,
+  mention: 0,
+  'participant-status': 0,
+  'artifact-created': 0,
+  'artifact-updated': 0,
+  'artifact-locked': 0,
+  'artifact-unlocked': 0,
+  'space-closed': 0,
+  'webhook-disabled': 0,
+} satisfies Record<EventType, 0>) as EventType[];
+
+/** One --event more, refused here with the valid names rather than by the server's validation. */
+function eventType(value: string, previous: EventType[] = []): EventType[] {
+  const type = EVENT_TYPES.find((t) => t === value);
+  if (!type) {
+    const near = closest(value, EVENT_TYPES);
+    throw new InvalidArgumentError(
+      `${near ? `Did you mean ${near}? ` : ''}The event types are ${EVENT_TYPES.join(', ')}.`,
+    );
+  }
+  return [...previous, type];
+}
 
 /** `convene webhook add | list | remove`: the signed webhooks that push a space's events to you. */
 export function registerWebhook(program: Command, app: App): void {
@@ -33,18 +58,14 @@ export function registerWebhook(program: Command, app: App): void {
     .command('add')
     .argument('<url>', 'an http: or https: URL to POST events to')
     .option('-s, --space <space>', 'name or id (default: the default space)')
-    .option(
-      '-e, --event <type>',
-      'deliver only this type (repeatable): message, mention, participant-status, artifact-created, artifact-updated, artifact-locked, artifact-unlocked, space-closed, webhook-disabled',
-      (value: string, previous: string[] = []) => [...previous, value],
-    )
+    .option('-e, --event <type>', `deliver only this type (repeatable): ${EVENT_TYPES.join(', ')}`, eventType)
     .summary('register a webhook; prints its signing secret once')
     .action(async (url, options, command) => {
       const ctx = app.context(command);
       const saved = ctx.space(options.space);
       const created = await ctx.spaceClient(saved).webhooks.create({
         url,
-        ...(options.event ? { events: options.event as EventType[] } : {}),
+        ...(options.event ? { events: options.event } : {}),
       });
       const { out } = ctx;
       out.result(created, {

@@ -32,6 +32,23 @@ export function checkName<T extends string | undefined>(value: T, what: string):
   return value;
 }
 
+/** A count option (--limit, --lines): a whole number, 0 or more; `zero` says what 0 means. */
+export function parseCount(value: string, flag: string, zero?: string): number {
+  if (!/^\d+$/.test(value)) {
+    throw new UsageError(
+      `${flag} must be 0 or a positive whole number${zero ? ` (0: ${zero})` : ''}, not "${value}"`,
+    );
+  }
+  return Number(value);
+}
+
+/** A version number given on the command line (VERSION, FROM, --base-version): 1, 2, … */
+export function checkVersion(value: string | undefined, label: string): void {
+  if (value !== undefined && !/^[1-9]\d*$/.test(value)) {
+    throw new UsageError(`${label} must be a version number (1, 2, …), not "${value}"`);
+  }
+}
+
 /** Refuses to wait for stdin that nobody will type into: a terminal with nothing piped. */
 export function assertPiped(what: string): void {
   if (process.stdin.isTTY) {

@@ -2,6 +2,7 @@ import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../../app';
 import { findArtifact } from '../../lib/artifacts';
 import { UsageError } from '../../lib/errors';
+import { checkVersion } from '../../lib/input';
 import type { Output } from '../../lib/output';
 
 export function registerArtifactDiff(artifact: Command, app: App): void {
@@ -24,13 +25,8 @@ export function registerArtifactDiff(artifact: Command, app: App): void {
     )
     .action(async (reference, fromArgument, toArgument, options, command) => {
       const ctx = app.context(command);
-      for (const [label, value] of [
-        ['FROM', fromArgument],
-        ['TO', toArgument],
-      ] as const) {
-        if (value !== undefined && !/^[1-9]\d*$/.test(value))
-          throw new UsageError(`${label} must be a version number (1, 2, …), not "${value}"`);
-      }
+      checkVersion(fromArgument, 'FROM');
+      checkVersion(toArgument, 'TO');
       const found = await findArtifact(
         ctx,
         options.space,
@@ -47,7 +43,15 @@ export function registerArtifactDiff(artifact: Command, app: App): void {
       }
       const diff = await found.space.artifacts.diff(found.artifact.id, from, to);
       if (ctx.out.mode.json) ctx.out.json({ id: found.artifact.id, from, to, diff });
-      else printDiff(ctx.out, diff);
+      else if (diff === '') {
+        // Not an empty line: say why there is nothing to show.
+        const name = JSON.stringify(found.artifact.name);
+        ctx.out.info(
+          from === to
+            ? `Nothing to compare: FROM and TO are both version ${from} of ${name}.`
+            : `Versions ${from} and ${to} of ${name} are the same text.`,
+        );
+      } else printDiff(ctx.out, diff);
     });
 }
 

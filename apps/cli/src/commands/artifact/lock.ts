@@ -50,14 +50,21 @@ export function registerArtifactUnlock(artifact: Command, app: App): void {
         found.space.artifacts.unlock(found.artifact.id),
       );
       const holder = found.artifact.lockedBy;
-      ctx.out.result(doc, {
-        quiet: () => doc.id,
-        human: () =>
-          ctx.out.success(
-            holder && holder !== found.saved.participantId
-              ? `Released ${found.names.get(holder) ?? holder}’s lock on ${ctx.out.c.bold(doc.name)}`
-              : `Unlocked ${ctx.out.c.bold(doc.name)}`,
-          ),
-      });
+      const name = ctx.out.c.bold(doc.name);
+      // Unlocking what nobody holds changes nothing (exit 0, as the server answers): said as such.
+      ctx.out.result(
+        { ...doc, wasLocked: holder !== undefined },
+        {
+          quiet: () => doc.id,
+          human: () =>
+            holder === undefined
+              ? ctx.out.info(`${name} was not locked; nothing to release.`)
+              : ctx.out.success(
+                  holder !== found.saved.participantId
+                    ? `Released ${found.names.get(holder) ?? holder}’s lock on ${name}`
+                    : `Unlocked ${name}`,
+                ),
+        },
+      );
     });
 }

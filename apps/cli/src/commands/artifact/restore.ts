@@ -1,7 +1,7 @@
 import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../../app';
 import { explainingLocks, findArtifact } from '../../lib/artifacts';
-import { UsageError } from '../../lib/errors';
+import { checkVersion } from '../../lib/input';
 import { choose } from '../../lib/prompts';
 import { relative } from '../../lib/render';
 
@@ -21,8 +21,7 @@ export function registerArtifactRestore(artifact: Command, app: App): void {
     .action(async (reference, versionArgument, options, command) => {
       const ctx = app.context(command);
       const usage = 'convene artifact restore ARTIFACT VERSION';
-      if (versionArgument !== undefined && !/^[1-9]\d*$/.test(versionArgument))
-        throw new UsageError(`VERSION must be a version number, not "${versionArgument}"`);
+      checkVersion(versionArgument, 'VERSION');
       const found = await findArtifact(ctx, options.space, reference, usage);
       const { space, artifact: summary } = found;
       const version =

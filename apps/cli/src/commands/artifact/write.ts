@@ -2,7 +2,7 @@ import { type Command, Option } from '@commander-js/extra-typings';
 import { type App, examples } from '../../app';
 import { explainingLocks, findArtifact } from '../../lib/artifacts';
 import { UsageError } from '../../lib/errors';
-import { readTextFile } from '../../lib/input';
+import { checkVersion, readTextFile } from '../../lib/input';
 
 export function registerArtifactWrite(artifact: Command, app: App): void {
   artifact
@@ -33,9 +33,7 @@ export function registerArtifactWrite(artifact: Command, app: App): void {
           'Usage: convene artifact write ARTIFACT --file F (`-` reads stdin)',
         );
       }
-      if (options.baseVersion !== undefined && !/^[1-9]\d*$/.test(options.baseVersion)) {
-        throw new UsageError(`--base-version must be a version number, not "${options.baseVersion}"`);
-      }
+      checkVersion(options.baseVersion, '--base-version');
       const found = await findArtifact(
         ctx,
         options.space,

@@ -45,13 +45,22 @@ export function registerTokenRevoke(token: Command, app: App): void {
           name: (t) => t.name,
           listCommand: 'convene token list',
         });
+      const name = ctx.out.c.bold(found.name);
+      // Revoking is idempotent (exit 0 either way), but never claimed when it had happened before.
+      if (found.revoked) {
+        ctx.out.result(
+          { id: found.id, revoked: true, alreadyRevoked: true },
+          {
+            quiet: () => found.id,
+            human: () => ctx.out.info(`Token ${name} (${found.id}) was already revoked; nothing changed.`),
+          },
+        );
+        return;
+      }
       await session.tokens.revoke(found.id);
       ctx.out.result(
         { id: found.id, revoked: true },
-        {
-          quiet: () => found.id,
-          human: () => ctx.out.success(`Revoked token ${ctx.out.c.bold(found.name)} (${found.id})`),
-        },
+        { quiet: () => found.id, human: () => ctx.out.success(`Revoked token ${name} (${found.id})`) },
       );
     });
 }
