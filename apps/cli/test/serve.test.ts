@@ -114,6 +114,25 @@ describe.runIf(!onPostgres())('pnpm start and pnpm convene', () => {
     const badFormat = fromRoot(tsx, ['apps/cli/src/main.ts', 'serve', '--log-format', 'yaml'], {});
     expect(await new Promise((resolve) => badFormat.child.once('exit', resolve))).toBe(2);
     expect(badFormat.output()).toMatch(/--log-format/);
+    // Not PostgreSQL: refused, not the embedded database in its place.
+    const elsewhere = tempDir();
+    const badUrl = fromRoot(
+      tsx,
+      [
+        'apps/cli/src/main.ts',
+        'serve',
+        '--database-url',
+        'mysql://x/y',
+        '--data-dir',
+        join(elsewhere, 'data'),
+      ],
+      {},
+    );
+    expect(await new Promise((resolve) => badUrl.child.once('exit', resolve))).toBe(2);
+    expect(badUrl.output()).toContain('DATABASE_URL: must be a PostgreSQL URL');
+    expect(badUrl.output()).toContain('not a mysql: URL');
+    expect(badUrl.output()).not.toContain('listening');
+    expect(existsSync(join(elsewhere, 'data'))).toBe(false);
 
     const exited = new Promise((resolve) => first.child.once('exit', resolve));
     process.kill(Number(readFileSync(join(data, 'convene.lock'), 'utf8')), 'SIGINT');

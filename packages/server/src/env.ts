@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import {
+  databaseUrlProblem,
   defaultWebhookRetryDelaysMs,
   STREAM_LEASE_SECONDS,
   STREAM_NODE_LEASE_SECONDS,
@@ -14,7 +15,15 @@ const ZEnv = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().default('127.0.0.1'),
   PUBLIC_URL: z.string().url().optional(),
-  DATABASE_URL: z.string().optional(),
+  DATABASE_URL: z
+    .string()
+    .optional()
+    // Empty is unset: the embedded database.
+    .transform((url) => url || undefined)
+    .superRefine((url, ctx) => {
+      const problem = databaseUrlProblem(url);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    }),
   DATA_DIR: z.string().default('./.data'),
   RATE_LIMIT_MAX: z.coerce.number().int().positive().default(300),
   RATE_LIMIT_WINDOW_S: z.coerce.number().int().positive().default(60),

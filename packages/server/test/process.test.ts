@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createPostgresTestDatabase } from '@convene/core/testing';
@@ -102,6 +102,32 @@ describe.runIf(!onPostgres())('server process on the embedded database', () => {
       level: 30,
       msg: `data directory ${data} was open to other users (mode 755): made it private (700)`,
     });
+  }, 90_000);
+
+  it('refuses a DATABASE_URL that is not PostgreSQL before listening; an empty one is the embedded database', async () => {
+    const data = join(dir, 'not-used');
+    const mysql = spawnServer({
+      DATABASE_URL: 'mysql://x/y',
+      DATA_DIR: data,
+      PORT: String(await freePort()),
+    });
+    try {
+      // Exits (1) rather than listening (its URL).
+      expect(await Promise.race([mysql.exited, mysql.ready])).toBe(1);
+    } finally {
+      await mysql.stop();
+    }
+    expect(mysql.output()).toContain(
+      'invalid configuration: DATABASE_URL: must be a PostgreSQL URL (postgres://… or postgresql://…), memory://, or empty for the embedded database, not a mysql: URL',
+    );
+    expect(mysql.output()).not.toContain('listening');
+    // Not the embedded database under another name.
+    expect(existsSync(data)).toBe(false);
+
+    const empty = spawnServer({ DATABASE_URL: '', DATA_DIR: data, PORT: String(await freePort()) });
+    expect((await fetch(`${await empty.ready}/api/health`)).status).toBe(200);
+    expect(empty.output()).toContain(`database embedded PGlite in ${data}`);
+    expect(await empty.stop('SIGTERM')).toBe(0);
   }, 90_000);
 
   it('starts again after a crash on the same data', async () => {

@@ -20,7 +20,10 @@ export function registerServe(program: Command, app: App): void {
     .addOption(new Option('-p, --port <port>', 'port to listen on (env PORT, default 3000)'))
     .addOption(new Option('--host <host>', 'address to listen on (env HOST, default 127.0.0.1)'))
     .addOption(
-      new Option('--database-url <url>', 'PostgreSQL URL, or memory:// (env DATABASE_URL; default embedded)'),
+      new Option(
+        '--database-url <url>',
+        'postgres:// or postgresql:// URL, or memory:// (env DATABASE_URL; default embedded)',
+      ),
     )
     .addOption(new Option('--data-dir <dir>', 'embedded database directory (env DATA_DIR, default ./.data)'))
     .addOption(

@@ -43,10 +43,26 @@ export interface OpenDatabaseOptions {
   onDataDirTightened?: ((message: string) => void) | undefined;
 }
 
+const POSTGRES_URL = /^postgres(ql)?:\/\//;
+
+/**
+ * Why a database URL cannot be opened, or undefined when it can: PostgreSQL's own schemes,
+ * `memory://`, or empty (the embedded database). Anything else used to open the embedded
+ * database without a word, as if it had been left empty. Only the scheme is quoted (a URL may
+ * hold a password).
+ */
+export function databaseUrlProblem(url: string | undefined): string | undefined {
+  if (!url || url === 'memory://' || POSTGRES_URL.test(url)) return undefined;
+  const scheme = /^[a-z][a-z0-9+.-]*:/i.exec(url)?.[0];
+  return `must be a PostgreSQL URL (postgres://… or postgresql://…), memory://, or empty for the embedded database${scheme ? `, not a ${scheme} URL` : `; this one has no scheme`}`;
+}
+
 export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<Database> {
   const url = options.url;
+  const problem = databaseUrlProblem(url);
+  if (problem) throw new Error(`the database URL ${problem}`);
   const database =
-    url && /^postgres(ql)?:\/\//.test(url)
+    url && POSTGRES_URL.test(url)
       ? openPostgres(url, options.maxConnections ?? 10)
       : await openPglite(
           url === 'memory://' ? undefined : (options.dataDir ?? './.data'),
