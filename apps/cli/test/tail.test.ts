@@ -1,5 +1,6 @@
+import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, finished, joinAs, User } from './helpers/cli';
+import { eventually, finished, joinAs, LEAKY_ENV, type RunResult, User } from './helpers/cli';
 import { bundle } from './helpers/paths';
 import { startServer, type TestServer } from './helpers/server';
 import { Terminal } from './helpers/tmux';
@@ -180,6 +181,47 @@ describe('at a terminal', () => {
     } finally {
       host.remove();
       visitor.remove();
+    }
+  });
+});
+
+describe('a reader that stops early', () => {
+  /** `convene …args | head -1` as a shell runs it; with pipefail the status is convene's. */
+  function headOne(user: User, args: string[]): Promise<RunResult> {
+    const base = { ...process.env };
+    for (const name of LEAKY_ENV) delete base[name];
+    const env = { ...base, ...user.env };
+    const pipeline = spawn(
+      'bash',
+      ['-c', 'set -o pipefail; "$@" | head -1', 'bash', process.execPath, bundle, ...args],
+      { cwd: user.home, env, stdio: ['pipe', 'pipe', 'pipe'] },
+    );
+    return finished(pipeline, { timeoutMs: 60_000 });
+  }
+
+  it('ends convene quietly with exit 0 (messages, tail, tail --json)', async () => {
+    const reader = new User(server.url);
+    try {
+      expect((await reader.run(['space', 'create', 'Long'])).code).toBe(0);
+      const saved = Object.values(reader.credentials().hosts[server.url].spaces)[0] as any;
+      // Far more than a pipe holds once head has its line and exits: convene is still writing.
+      for (let i = 0; i < 12; i++) {
+        const response = await fetch(`${server.url}/hub/space/${saved.spaceId}/messages`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-private-key': saved.key },
+          body: JSON.stringify({ content: `${i} ${'x'.repeat(60_000)}` }),
+        });
+        expect(response.status).toBe(200);
+      }
+      for (const args of [['messages'], ['tail'], ['tail', '--json']]) {
+        const result = await headOne(reader, args);
+        expect({ args, code: result.code }).toEqual({ args, code: 0 });
+        // No stack trace: at most tail's "Following … live".
+        expect(result.stderr).not.toMatch(/EPIPE|Error/);
+        expect(result.stdout.split('\n')).toHaveLength(2);
+      }
+    } finally {
+      reader.remove();
     }
   });
 });
