@@ -48,6 +48,8 @@ export function buildProgram(app: App, options: { jsonErrors?: boolean } = {}): 
       showGlobalOptions: true,
       // gh style: the command list names commands; their arguments are in each command's help.
       subcommandTerm: (command) => [command.name(), ...command.aliases()].join(', '),
+      // A command given only a summary says it under its usage line too, rather than nothing.
+      commandDescription: (command) => command.description() || command.summary(),
     })
     .showSuggestionAfterError(true)
     .addHelpText(

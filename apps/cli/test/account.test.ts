@@ -437,7 +437,9 @@ describe('login --with-token, --password; whoami; token; logout', () => {
     const gone = await someone.run(['token', 'revoke', 'Nothing like it']);
     expect(gone.code).toBe(5);
     expect(gone.stderr).toContain('convene token list');
-    expect((await someone.run(['token', 'revoke'])).code).toBe(2);
+    const noToken = await someone.run(['token', 'revoke']);
+    expect(noToken.code).toBe(2);
+    expect(noToken.stderr).toContain('Usage: convene token revoke ID|NAME|PREFIX|TOKEN');
     // The token itself, or its start as `token list` shows it (with or without the …).
     const third = (await someone.run(['token', 'create', 'Third', '--json'])).json();
     const fourth = (await someone.run(['token', 'create', 'Fourth', '--json'])).json();

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { eventually, finished, joinAs, LEAKY_ENV } from './helpers/cli';
+import { eventually, finished, joinAs, LEAKY_ENV, type User } from './helpers/cli';
 import { bundle } from './helpers/paths';
 import { serverForFile, type TestServer } from './helpers/server';
 
@@ -12,6 +12,14 @@ let server: TestServer;
 beforeAll(() => {
   server = file.server;
 });
+
+/** Until the owner sees `name` waiting for approval. */
+const waitingForApproval = (owner: User, name: string) =>
+  eventually(async () =>
+    expect(
+      (await owner.run(['participants', '--json'])).json().map((p: any) => [p.name, p.status]),
+    ).toContainEqual([name, 'waitingForApproval']),
+  );
 
 describe('space create, list, show, use, update, close', () => {
   it('creates a space, keeps its owner key (0600) and makes it the default', async () => {
@@ -167,6 +175,10 @@ describe('space create, list, show, use, update, close', () => {
     expect(unnamed.code).toBe(2);
     expect(unnamed.stderr).toContain('name the space to close');
     expect(owner.credentials().hosts[server.url].spaces[spaceId]).toBeDefined();
+    // Its help says the same: SPACE may be left out (for the default space).
+    expect((await owner.run(['space', 'close', '--help'])).stdout).toContain(
+      'Usage: convene space close [SPACE] [options]',
+    );
     const closed = await owner.run(['space', 'close', 'Short-lived']);
     expect(closed.code).toBe(0);
     expect(closed.stderr).toContain('Closed Short-lived');
@@ -446,17 +458,22 @@ describe('invite, join, participants, moderation, leave', () => {
     const { humanLink } = (await owner.run(['invite', '--json'])).json();
     const guest = user();
     const joining = guest.run(['join', humanLink, '--name', 'Eve'], { timeoutMs: 60_000 });
-    await eventually(async () =>
-      expect(
-        (await owner.run(['participants', '--json'])).json().map((p: any) => [p.name, p.status]),
-      ).toContainEqual(['Eve', 'waitingForApproval']),
-    );
+    await waitingForApproval(owner, 'Eve');
     expect((await owner.run(['kick', 'Eve'])).code).toBe(0);
     const refused = await joining;
     expect(refused.code).toBe(4);
     expect(refused.stderr).toContain('the owner refused your request to join');
     expect(refused.stderr).not.toContain('mistyped');
     expect(guest.credentials().hosts[server.url].pendingJoins).toEqual({});
+
+    // `reject` says it plainly, and applies only to someone waiting.
+    const rex = user();
+    const rexJoining = rex.run(['join', humanLink, '--name', 'Rex'], { timeoutMs: 60_000 });
+    await waitingForApproval(owner, 'Rex');
+    const rejected = await owner.run(['reject', 'Rex']);
+    expect(rejected.code).toBe(0);
+    expect(rejected.stderr).toContain('Refused Rex in Selective');
+    expect((await rexJoining).code).toBe(4);
   });
 
   it('resumes a join stopped with Ctrl-C while it waited, without asking twice', async () => {
@@ -499,6 +516,13 @@ describe('invite, join, participants, moderation, leave', () => {
     expect(muted.stderr).toContain('muted');
     expect((await owner.run(['unmute', participantId.slice(0, 8)])).code).toBe(0);
     expect((await guest.run(['send', 'yes'])).code).toBe(0);
+
+    // `reject` refuses a request to join: someone admitted is kicked, not rejected.
+    const notWaiting = await owner.run(['reject', 'Mallory']);
+    expect(notWaiting.code).toBe(6);
+    expect(notWaiting.stderr).toContain('Mallory is not waiting for approval');
+    expect(notWaiting.stderr).toContain('To remove them, `convene kick`.');
+    expect((await guest.run(['send', 'still in'])).code).toBe(0);
 
     const notOwner = await guest.run(['kick', 'Owner']);
     expect(notOwner.code).toBe(4);

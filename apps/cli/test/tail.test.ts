@@ -124,6 +124,9 @@ describe('tail --json', () => {
     );
     expect(messages.at(-1)).toBe('a json line');
     for (const e of events.filter((e) => e.event !== 'context')) expect(e.id).toEqual(expect.any(Number));
+    // As the README says: context lines carry no id.
+    for (const e of events.filter((e) => e.event === 'context'))
+      expect(Object.keys(e)).toEqual(['event', 'data']);
     const ids = events.filter((e) => e.id !== undefined).map((e) => e.id);
     expect(ids).toEqual([...ids].sort((a, b) => a - b));
   });

@@ -2,6 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { commandPath, createApp } from '../src/app';
+import { buildProgram, walk } from '../src/program';
 import { User } from './helpers/cli';
 import { startServer, type TestServer } from './helpers/server';
 
@@ -76,6 +78,28 @@ describe('help, version, usage errors', () => {
     // A webhook belongs to one space, like the inbox beside it; the account is yours on the server.
     expect(group('Spaces and messages:')).toEqual(expect.arrayContaining(['inbox', 'webhook', 'tail']));
     expect(group('Account:')).toEqual(['login', 'logout', 'whoami', 'token']);
+  });
+
+  it('describes every command in its help, under its usage line, and gives examples', async () => {
+    const commands = walk(buildProgram(createApp(new AbortController().signal)))
+      .slice(1)
+      .map((command) => commandPath(command).split(' ').slice(1));
+    expect(commands).toContainEqual(['webhook', 'add']);
+    // A few at a time: one process per command.
+    for (let i = 0; i < commands.length; i += 6) {
+      await Promise.all(
+        commands.slice(i, i + 6).map(async (path) => {
+          const help = await owner.run([...path, '--help']);
+          expect({ path, code: help.code }).toEqual({ path, code: 0 });
+          // Usage, a blank line, then what the command does (not straight into its arguments).
+          expect({ path, describes: /^Usage: .+\n\n(?!Arguments:|Options:)\S/.test(help.stdout) }).toEqual({
+            path,
+            describes: true,
+          });
+          expect({ path, examples: help.stdout.includes('\nExamples:\n') }).toEqual({ path, examples: true });
+        }),
+      );
+    }
   });
 
   it('leaves the global --url out of serve’s help: serve is the server, placed by --port and --host', async () => {

@@ -21,7 +21,15 @@ export function registerMcp(program: Command, app: App): void {
   const mcp = program
     .command('mcp')
     .summary('connect MCP hosts (Claude, Cursor, VS Code) to this server')
-    .usage('<command> [options]');
+    .description(
+      'Connect an MCP host (Claude Code, Cursor, VS Code) to this server’s /mcp endpoint, where ' +
+        'agents use spaces through tools. `convene mcp config` prints the configuration to save.',
+    )
+    .usage('<command> [options]')
+    .addHelpText(
+      'after',
+      examples('convene mcp config > .mcp.json', 'convene mcp config --client vscode --space "Release plan"'),
+    );
   mcp
     .command('config')
     .summary('print the MCP configuration for this server')

@@ -1,6 +1,8 @@
 import type { Command } from '@commander-js/extra-typings';
 import { ConflictError } from '@convene/sdk';
 import { type App, examples } from '../app';
+import { CliError } from '../lib/errors';
+import { ExitCode } from '../lib/exit-codes';
 import { conflictError, isSpaceClosed } from '../lib/failure';
 import { choose } from '../lib/prompts';
 import { find, pick } from '../lib/resolve';
@@ -13,18 +15,41 @@ const STATUS = {
   kicked: 'removed (kicked)',
 } as const;
 
-/** The owner's four moderation verbs share one shape: a participant, by name or id. */
+/**
+ * The owner's moderation verbs share one shape: a participant, by name or id. `reject` is `kick`
+ * kept to those waiting for approval, under the name a person looks for to refuse a request.
+ */
 const ACTIONS = [
   {
     name: 'approve',
     summary: 'admit someone waiting to join a private space (owner)',
+    description:
+      'Admit a participant waiting to join your private space (`convene participants` shows them ' +
+      'as waitingForApproval): their `convene join` finishes with their key. Only the owner can; ' +
+      '`convene reject` refuses instead.',
     done: 'Approved',
     call: 'approve',
     candidates: ['waitingForApproval'],
   },
   {
+    name: 'reject',
+    summary: 'refuse someone waiting to join a private space (owner)',
+    description:
+      'Refuse a participant waiting to join your private space: their `convene join` stops, ' +
+      'saying the owner refused the request (they may ask again). Only the owner can; it is ' +
+      '`convene kick` of someone still waiting.',
+    done: 'Refused',
+    call: 'kick',
+    candidates: ['waitingForApproval'],
+  },
+  {
     name: 'kick',
     summary: 'remove a participant; their key stops working (owner)',
+    description:
+      'Remove a participant (active or muted): their key stops working at once, for reading as ' +
+      'well as sending, and their edit locks are released; joining again makes a new participant. ' +
+      'Kicking someone still waiting for approval refuses their request, as `convene reject` ' +
+      'does. Only the owner can, and the owner cannot be removed.',
     done: 'Removed',
     call: 'kick',
     candidates: ['active', 'muted', 'waitingForApproval'],
@@ -32,6 +57,9 @@ const ACTIONS = [
   {
     name: 'mute',
     summary: 'stop a participant from sending; they still read (owner)',
+    description:
+      'Stop an active participant from sending messages; they still read, follow the space and ' +
+      'edit its documents. Only the owner can; `convene unmute` gives them their voice back.',
     done: 'Muted',
     call: 'mute',
     candidates: ['active'],
@@ -39,6 +67,7 @@ const ACTIONS = [
   {
     name: 'unmute',
     summary: 'let a muted participant send again (owner)',
+    description: 'Let a muted participant send messages again. Only the owner can.',
     done: 'Unmuted',
     call: 'unmute',
     candidates: ['muted'],
@@ -52,6 +81,7 @@ export function registerModeration(program: Command, app: App): void {
       .argument('[participant]', 'name or id (asked for on a terminal)')
       .usage('PARTICIPANT [--space SPACE]')
       .summary(action.summary)
+      .description(action.description)
       .option('-s, --space <space>', 'name or id (default: the default space)')
       .addHelpText(
         'after',
@@ -81,20 +111,25 @@ export function registerModeration(program: Command, app: App): void {
         };
         // A name shared with someone this cannot apply to (a kicked namesake) names the one it can.
         const participant = find(candidates, chosen, what) ?? pick(participants, chosen, what);
+        // Not "the state changed": where the participant stands is why.
+        const standing = participant.isOwner
+          ? 'The owner of a space cannot be moderated.'
+          : `${participant.name} is ${STATUS[participant.status]}; only participants who are ${listed(
+              action.candidates.map((status) => STATUS[status]),
+            )} can be ${action.done.toLowerCase()} (see \`convene participants\`).`;
+        // `reject` kicks, which the server allows of anyone admitted too: its narrower rule is kept here.
+        if (action.call !== action.name && !candidates.includes(participant)) {
+          throw new CliError(`${participant.name} is not waiting for approval`, {
+            exitCode: ExitCode.conflict,
+            hint: participant.isOwner ? standing : `${standing} To remove them, \`convene kick\`.`,
+          });
+        }
         let result: { ok: boolean };
         try {
           result = await space.participants[action.call](participant.participantId);
         } catch (error) {
           if (!(error instanceof ConflictError) || isSpaceClosed(error)) throw error;
-          // Not "the state changed": where the participant stands is why.
-          throw conflictError(
-            error,
-            participant.isOwner
-              ? 'The owner of a space cannot be moderated.'
-              : `${participant.name} is ${STATUS[participant.status]}; only participants who are ${listed(
-                  action.candidates.map((status) => STATUS[status]),
-                )} can be ${action.done.toLowerCase()} (see \`convene participants\`).`,
-          );
+          throw conflictError(error, standing);
         }
         ctx.out.result(
           { ...result, participantId: participant.participantId },

@@ -8,6 +8,11 @@ export function registerParticipants(program: Command, app: App): void {
     .alias('people')
     .argument('[space]', 'name or id (default: the default space)')
     .summary('who is in a space, and their status')
+    .description(
+      'List the participants of a space: name (yours marked "(you)"), id, status (active, muted, ' +
+        'waitingForApproval, left, kicked), owner or not, human or agent, and role. The names and ' +
+        'ids are what `approve`, `reject`, `kick`, `mute`, `unmute` and `send --mention` take.',
+    )
     .addHelpText('after', examples('convene participants', 'convene participants --json | jq -r ".[].name"'))
     .action(async (reference, _options, command) => {
       const ctx = app.context(command);

@@ -17,7 +17,10 @@ export function registerTail(program: Command, app: App): void {
         'edited, locked and unlocked. Starts with the last messages (--lines), or everything after ' +
         '--since. Reconnects by itself (a dropped connection, a server restart) without losing or ' +
         'repeating anything. Ctrl-C stops it (exit 0). With --json, one JSON event per line ' +
-        '(NDJSON): {"event", "id", "data"}, data as the API sends it.',
+        '(NDJSON): {"event", "id", "data"}, data as the API sends it, except `context` lines: ' +
+        '{"event": "context", "data": {participants, artifacts, suggestedPollingIntervalMs}}, with no ' +
+        'id, once after the earlier messages (and after each reconnection), then a fresh one after ' +
+        'the lines of participant or document changes (one may follow several).',
     )
     .option(
       '--since <time>',

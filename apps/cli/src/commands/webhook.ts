@@ -60,6 +60,19 @@ export function registerWebhook(program: Command, app: App): void {
     .option('-s, --space <space>', 'name or id (default: the default space)')
     .option('-e, --event <type>', `deliver only this type (repeatable): ${EVENT_TYPES.join(', ')}`, eventType)
     .summary('register a webhook; prints its signing secret once')
+    .description(
+      'Register URL to receive the space’s events (all of them, or the --event types), signed. ' +
+        'The signing secret is printed once, on standard output: keep it to verify deliveries. It ' +
+        'is yours: it never receives your own messages, and stops when you leave or are removed.',
+    )
+    .addHelpText(
+      'after',
+      examples(
+        'convene webhook add https://example.com/hook',
+        'convene webhook add https://example.com/hook --event mention --event artifact-updated',
+        'convene webhook add https://example.com/hook -q > webhook-secret',
+      ),
+    )
     .action(async (url, options, command) => {
       const ctx = app.context(command);
       const saved = ctx.space(options.space);
@@ -86,6 +99,11 @@ export function registerWebhook(program: Command, app: App): void {
     .alias('ls')
     .option('-s, --space <space>', 'name or id (default: the default space)')
     .summary('your webhooks in a space (the owner sees everyone’s), never their secrets')
+    .description(
+      'List your webhooks in a space (the owner sees everyone’s): id, URL, event types, and ' +
+        'whether deliveries succeed, fail or gave up (disabled). Secrets are never shown again.',
+    )
+    .addHelpText('after', examples('convene webhook list', 'convene webhook list --json'))
     .action(async (options, command) => {
       const ctx = app.context(command);
       const { webhooks } = await ctx.spaceClient(ctx.space(options.space)).webhooks.list();
@@ -121,6 +139,10 @@ export function registerWebhook(program: Command, app: App): void {
     )
     .option('-s, --space <space>', 'name or id (default: the default space)')
     .summary('delete a webhook and the deliveries still queued for it')
+    .description(
+      'Delete a webhook, by its id or the start of it, and drop the deliveries still queued for it.',
+    )
+    .addHelpText('after', examples('convene webhook remove 0b6f2c1e', 'convene webhook rm 0b6f'))
     .action(async (reference, options, command) => {
       const ctx = app.context(command);
       const space = ctx.spaceClient(ctx.space(options.space));

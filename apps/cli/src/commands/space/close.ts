@@ -6,14 +6,26 @@ import { confirm } from '../../lib/prompts';
 export function registerSpaceClose(space: Command, app: App): void {
   space
     .command('close')
-    .argument('[space]', 'name or id (default: the default space)')
-    .usage('SPACE [options]')
+    .argument(
+      '[space]',
+      'name or id (default: the default space, after confirming; elsewhere only with --yes)',
+    )
+    .usage('[SPACE] [options]')
     .summary('close a space for good (owner)')
     .description(
-      'Close a space for good: every key stops working and open streams end. Asks first on a terminal; elsewhere it takes the space by name or id (or --yes for the default space).',
+      'Close a space for good: every key stops working and open streams end. On a terminal it asks ' +
+        'first, and SPACE defaults to the default space; elsewhere nobody is asked, so name the ' +
+        'space, or give --yes alone to close the default space.',
     )
     .option('-y, --yes', 'do not ask for confirmation')
-    .addHelpText('after', examples('convene space close "Release plan"', 'convene space close 3f2e… --yes'))
+    .addHelpText(
+      'after',
+      examples(
+        'convene space close "Release plan"',
+        'convene space close 3f2e… --yes',
+        'convene space close --yes',
+      ),
+    )
     .action(async (reference, options, command) => {
       const ctx = app.context(command);
       // Off a terminal nobody is asked: closing for good takes the space's name, or --yes to

@@ -10,6 +10,12 @@ export function registerTokenCreate(token: Command, app: App): void {
     .argument('[name]', 'a name to recognise it by')
     .usage('[NAME]')
     .summary('mint a usr_ token (shown once)')
+    .description(
+      'Mint a usr_ token of your account, printed this once: give it to an agent as CONVENE_TOKEN, ' +
+        'or to `convene login --with-token` elsewhere, so the spaces it creates or joins show on ' +
+        'your dashboard (it opens no space). NAME tells your tokens apart (default "API token"); a ' +
+        'name one of your live tokens has is refused.',
+    )
     .addHelpText(
       'after',
       examples('convene token create "CI bot"', 'convene token create --json | jq -r .token'),

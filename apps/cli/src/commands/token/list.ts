@@ -7,6 +7,11 @@ export function registerTokenList(token: Command, app: App): void {
     .command('list')
     .alias('ls')
     .summary('your tokens, newest first (never their secrets)')
+    .description(
+      'List the tokens of your account, newest first: name, id, the prefix the token starts with, ' +
+        'when it was created and last used, and whether it is revoked. A token is shown only when ' +
+        'it is created.',
+    )
     .addHelpText('after', examples('convene token list', 'convene token list --json'))
     .action(async (_options, command) => {
       const ctx = app.context(command);

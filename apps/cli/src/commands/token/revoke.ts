@@ -14,6 +14,11 @@ export function registerTokenRevoke(token: Command, app: App): void {
     )
     .usage('ID|NAME|PREFIX|TOKEN')
     .summary('revoke a token, effective at once')
+    .description(
+      'Revoke a token of your account at once: whatever uses it no longer links to your dashboard. ' +
+        'Name it by id, by name (a live token), by the prefix `convene token list` shows, or give ' +
+        'the token itself. A token already revoked is left as it is (exit 0, and said so).',
+    )
     .addHelpText(
       'after',
       examples(
@@ -30,7 +35,7 @@ export function registerTokenRevoke(token: Command, app: App): void {
       const live = tokens.filter((t) => !t.revoked);
       const chosen = await choose(ctx.out, reference, {
         message: 'Which token?',
-        usage: 'convene token revoke ID',
+        usage: 'convene token revoke ID|NAME|PREFIX|TOKEN',
         items: live,
         id: (t) => t.id,
         label: (t) => `${t.name} (${t.prefix}…)`,
