@@ -17,6 +17,7 @@ import { registerModeration } from './commands/moderate';
 import { registerParticipants } from './commands/participants';
 import { registerSend } from './commands/send';
 import { registerServe } from './commands/serve';
+import { registerSignup } from './commands/signup';
 import { registerSpace } from './commands/space';
 import { registerTail } from './commands/tail';
 import { registerToken } from './commands/token';
@@ -86,6 +87,7 @@ Keys and tokens are kept in $XDG_CONFIG_HOME/convene/credentials.json (mode 0600
   registerArtifact(program, app);
   program.commandsGroup('Account:');
   registerLogin(program, app);
+  registerSignup(program, app);
   registerLogout(program, app);
   registerWhoami(program, app);
   registerToken(program, app);

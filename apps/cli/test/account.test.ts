@@ -311,6 +311,38 @@ describe('a password login as another account', () => {
   });
 });
 
+describe('signup', () => {
+  it('creates the account login --password takes, keeps its session and mints a token; a taken email is exit 6', async () => {
+    const email = `grace-${randomUUID()}@example.com`;
+    const password = 'correct horse battery';
+    const newcomer = user();
+    const wrong = await newcomer.run(['login', '--password', '--email', email], { input: password });
+    expect(wrong.code).toBe(4);
+    expect(wrong.stderr).toContain('create an account with `convene signup`');
+
+    const signed = await newcomer.run(['signup', '--email', email, '--name', 'Grace', '--json'], {
+      input: password,
+    });
+    expect(signed.code).toBe(0);
+    expect(signed.json()).toMatchObject({ user: { email, name: 'Grace' }, tokenPrefix: expect.any(String) });
+    const saved = newcomer.credentials().hosts[server.url];
+    expect(saved.session.user.email).toBe(email);
+    expect(saved.userToken).toMatch(/^usr_/);
+    expect((await newcomer.run(['whoami', '-q'])).stdout.trim()).toBe(email);
+    expect((await newcomer.run(['token', 'list', '--json'])).json()).toHaveLength(1);
+    // The account works for a password login elsewhere.
+    expect((await user().run(['login', '--password', '--email', email], { input: password })).code).toBe(0);
+
+    const taken = await user().run(['signup', '--email', email], { input: password });
+    expect(taken.code).toBe(6);
+    expect(taken.stderr).toContain('already exists');
+    expect(taken.stderr).toContain(`convene login --password --email ${email}`);
+    const short = await user().run(['signup', '--email', `x-${email}`], { input: 'short' });
+    expect(short.code).toBe(2);
+    expect(short.stderr).toContain('See `convene signup --help`.');
+  });
+});
+
 describe('login --with-token, --password; whoami; token; logout', () => {
   it('saves a piped usr_ token the server accepts, and refuses anything else, saving nothing', async () => {
     const { token } = await withToken();

@@ -77,7 +77,7 @@ describe('help, version, usage errors', () => {
         .flatMap((line) => line.match(/^ {2}(\w+)/)?.[1] ?? []);
     // A webhook belongs to one space, like the inbox beside it; the account is yours on the server.
     expect(group('Spaces and messages:')).toEqual(expect.arrayContaining(['inbox', 'webhook', 'tail']));
-    expect(group('Account:')).toEqual(['login', 'logout', 'whoami', 'token']);
+    expect(group('Account:')).toEqual(['login', 'signup', 'logout', 'whoami', 'token']);
   });
 
   it('describes every command in its help, under its usage line, and gives examples', async () => {

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import type { Command } from '@commander-js/extra-typings';
-import { ConveneError, LinkDeniedError } from '@convene/sdk';
+import { ConveneError, LinkDeniedError, type Session } from '@convene/sdk';
 import open from 'open';
 import { type App, examples } from '../app';
 import type { Context } from '../lib/context';
@@ -140,40 +140,52 @@ async function loginWithToken(ctx: Context): Promise<void> {
   );
 }
 
-async function loginWithPassword(ctx: Context, emailOption: string | undefined): Promise<void> {
+/**
+ * The email and password of an account (`login --password`, `signup`): the email from --email or
+ * asked for, the password asked for on a terminal, else read from stdin.
+ */
+export async function emailAndPassword(
+  ctx: Context,
+  emailOption: string | undefined,
+  command: string,
+): Promise<{ email: string; password: string }> {
   const { out } = ctx;
-  const email = await required(out, emailOption, {
-    message: 'Email',
-    usage: 'convene login --password --email EMAIL',
-  });
+  const usage = `${command} --email EMAIL`;
+  const email = await required(out, emailOption, { message: 'Email', usage });
   const password =
     process.stdin.isTTY || out.mode.interactive
-      ? await required(out, undefined, {
-          message: 'Password',
-          secret: true,
-          usage: 'convene login --password --email EMAIL',
-        })
+      ? await required(out, undefined, { message: 'Password', secret: true, usage })
       : (await readStdin()).replace(/\r?\n$/, '');
-  if (!password)
-    throw new UsageError(
-      'no password given',
-      'Pipe it in: printf "%s" "$PASSWORD" | convene login --password --email EMAIL',
-    );
+  if (!password) throw new UsageError('no password given', `Pipe it in: printf "%s" "$PASSWORD" | ${usage}`);
+  return { email, password };
+}
+
+async function loginWithPassword(ctx: Context, emailOption: string | undefined): Promise<void> {
+  const { email, password } = await emailAndPassword(ctx, emailOption, 'convene login --password');
   ctx.using = { kind: 'server' };
-  let session: Awaited<ReturnType<ReturnType<Context['hub']>['auth']['login']>>;
+  let session: Session;
   try {
     session = await ctx.hub().auth.login({ email, password });
   } catch (error) {
     if (error instanceof ConveneError && error.status === 401) {
       throw new CliError('wrong email or password', {
         exitCode: ExitCode.auth,
-        hint: `Check them, or create an account at ${ctx.url}/login.`,
+        hint: 'Check them, or create an account with `convene signup`.',
       });
     }
     throw error;
   }
+  await keepSession(ctx, session, 'Logged in to');
+}
+
+/**
+ * Keeps the dashboard session of a password login or a signup, and makes sure this terminal has a
+ * usr_ token of that account (minting one), then says so. `did` starts the status line.
+ */
+export async function keepSession(ctx: Context, session: Session, did: string): Promise<void> {
+  const { out } = ctx;
   const { token, user, expiresAt } = session;
-  // A session from login always carries its human and expiry.
+  // A session from login or signup always carries its human and expiry.
   if (!user || !expiresAt) throw new CliError('the server answered the login without the session’s user');
   ctx.store.updateHost(ctx.url, (host) => {
     host.session = { token, expiresAt, user: { id: user.id, email: user.email, name: user.name } };
@@ -198,7 +210,7 @@ async function loginWithPassword(ctx: Context, emailOption: string | undefined):
     {
       human: () => {
         out.success(
-          `Logged in to ${ctx.url} as ${out.c.bold(user.email)} (session until ${new Date(expiresAt).toLocaleString()})`,
+          `${did} ${ctx.url} as ${out.c.bold(user.email)} (session until ${new Date(expiresAt).toLocaleString()})`,
         );
         if (minted)
           out.hint(`Minted the token ${minted}… for this terminal: new spaces are linked to your dashboard.`);
