@@ -31,6 +31,8 @@ export function registerArtifactCreate(artifact: Command, app: App): void {
         'the document’s name',
       );
       const saved = ctx.space(options.space);
+      // The file first: a path that does not open is the first thing to report.
+      const content = options.file === undefined ? '' : await readTextFile(options.file);
       const space = ctx.spaceClient(saved);
       // Documents are named as people type them (any case): a second of a name would make every
       // command given that name ask for an id instead.
@@ -43,7 +45,6 @@ export function registerArtifactCreate(artifact: Command, app: App): void {
           details: { id: existing.id },
         });
       }
-      const content = options.file === undefined ? '' : await readTextFile(options.file);
       const doc = await space.artifacts.create({ name, content });
       ctx.out.result(doc, {
         quiet: () => doc.id,
