@@ -1,5 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commandPath, createApp } from '../src/app';
@@ -317,5 +319,43 @@ describe('doctor', () => {
     expect(down.code).toBe(1);
     expect(down.stdout).toContain('✗ server');
     expect(down.stderr).toContain('failed: server');
+  });
+});
+
+describe('a server that is not Convene', () => {
+  it('is named as such, by its status, not its page; doctor tells it from nothing listening', async () => {
+    const other = createServer((_request, response) => {
+      response.writeHead(404, { 'content-type': 'text/html' });
+      response.end('<html>nope</html>');
+    });
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
+    const someone = new User(url);
+    try {
+      const said = `the server at ${url} answered HTTP 404 but is not a Convene server (or not this API version)`;
+      // A request that reaches it, and a command that first looks for a saved space.
+      for (const args of [['space', 'create', 'Elsewhere'], ['messages']]) {
+        const result = await someone.run(args);
+        expect({ args, code: result.code }).toEqual({ args, code: 1 });
+        expect(result.stderr).toBe(
+          `✗ ${said}\nCheck the address (--url or CONVENE_URL); \`convene doctor\` checks the server.\n`,
+        );
+      }
+      const json = await someone.run(['space', 'create', 'Elsewhere', '--json']);
+      expect(JSON.parse(json.stderr)).toMatchObject({ error: said, status: 404, exitCode: 1 });
+
+      const doctor = await someone.run(['doctor']);
+      expect(doctor.code).toBe(1);
+      expect(doctor.stdout).toContain(`✗ server: ${said}`);
+      expect(doctor.stdout).not.toContain('No server answers there');
+      expect(doctor.stdout).not.toContain('<html>');
+    } finally {
+      someone.remove();
+      other.close();
+    }
+    // Nothing listening is still said so.
+    const down = await owner.run(['doctor', '--url', url]);
+    expect(down.stdout).toContain(`✗ server: ${url} does not answer`);
+    expect(down.stdout).toContain('No server answers there');
   });
 });

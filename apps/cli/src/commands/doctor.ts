@@ -4,6 +4,7 @@ import { type App, examples } from '../app';
 import type { Context } from '../lib/context';
 import { CliError } from '../lib/errors';
 import { closedHint, isSpaceClosed, unreachableHint } from '../lib/failure';
+import { isNotConvene, notConvene } from '../lib/not-convene';
 import { relative } from '../lib/render';
 import { VERSION } from '../version';
 
@@ -72,11 +73,13 @@ async function runChecks(ctx: Context): Promise<Check[]> {
     ({ response } = await hub.health().withResponse());
     checks.push({ name: 'server', status: 'ok', detail: `${ctx.url} answers (${Date.now() - started} ms)` });
   } catch (error) {
+    // Something that answers, but not as Convene does, is not "nothing listens".
+    const other = isNotConvene(error) ? notConvene(error, ctx.url) : undefined;
     checks.push({
       name: 'server',
       status: 'fail',
-      detail: `${ctx.url} does not answer: ${(error as Error).message}`,
-      hint: unreachableHint(ctx.url, ctx.urlIsExplicit),
+      detail: other?.message ?? `${ctx.url} does not answer: ${(error as Error).message}`,
+      hint: other?.hint ?? unreachableHint(ctx.url, ctx.urlIsExplicit),
     });
   }
   if (response) {

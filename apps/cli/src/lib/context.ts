@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { AuthenticationError, ConnectionError, Convene, NotFoundError } from '@convene/sdk';
+import {
+  AuthenticationError,
+  ConnectionError,
+  Convene,
+  type ConveneError,
+  NotFoundError,
+} from '@convene/sdk';
 import { CliError, NoSpaceSavedError, UsageError } from './errors';
 import { ExitCode } from './exit-codes';
+import { isNotConvene } from './not-convene';
 import { detectMode, Output } from './output';
 import { closest, find } from './resolve';
 import { CredentialStore, type HostEntry, hostKey, type StoredSpace } from './store';
@@ -48,6 +55,7 @@ export class Context {
   /** The command being run (`convene space create`), for hints that point at its help. */
   commandName: string | undefined;
   private readonly explicitUrl: string | undefined;
+  private requested: string | undefined;
 
   constructor(
     readonly options: GlobalOptions,
@@ -95,19 +103,28 @@ export class Context {
     }
   }
 
-  /** Why the server does not answer (one quick try, no retries), or undefined when it does. */
-  async unreachable(): Promise<ConnectionError | undefined> {
+  /**
+   * Why the server cannot be used (one quick try, no retries): nothing answers, or what answers is
+   * not Convene; undefined when it is.
+   */
+  async unreachable(): Promise<ConnectionError | ConveneError | undefined> {
     try {
       await new Convene({ baseUrl: this.url, maxRetries: 0, timeoutMs: 5_000 }).health();
       return undefined;
     } catch (error) {
-      if (error instanceof ConnectionError) return error;
+      if (error instanceof ConnectionError || isNotConvene(error)) return error;
       return undefined;
     }
   }
 
+  /** The server the command's requests went to: `url`, or the one an invitation link names. */
+  get server(): string {
+    return this.requested ?? this.url;
+  }
+
   /** The SDK client for this server (anonymous, plus the user token when there is one). */
   hub(url: string = this.url): Convene {
+    this.requested = url;
     const userToken = this.userToken();
     return new Convene({ baseUrl: url, ...(userToken ? { userToken } : {}) });
   }

@@ -9,6 +9,7 @@ import {
 import type { Context } from './context';
 import { CliError } from './errors';
 import { ExitCode } from './exit-codes';
+import { isNotConvene, notConvene } from './not-convene';
 
 /**
  * Turns whatever a command threw into a CliError: what went wrong (the server's own words), the
@@ -18,11 +19,12 @@ import { ExitCode } from './exit-codes';
 export function explain(error: unknown, ctx: Context): CliError {
   if (error instanceof CliError) return error;
   if (error instanceof ConnectionError || error instanceof TimeoutError) {
-    return new CliError(`cannot reach ${ctx.url}: ${error.message}`, {
-      hint: unreachableHint(ctx.url, ctx.urlIsExplicit),
+    return new CliError(`cannot reach ${ctx.server}: ${error.message}`, {
+      hint: unreachableHint(ctx.server, ctx.urlIsExplicit),
       cause: error,
     });
   }
+  if (isNotConvene(error)) return notConvene(error, ctx.server);
   if (error instanceof AbortError || (error instanceof Error && error.name === 'AbortError')) {
     return new CliError('interrupted', { exitCode: ExitCode.interrupted });
   }
