@@ -11,12 +11,8 @@ export async function serve(config: ServerConfig): Promise<ConveneServer> {
   const text = (config.logFormat ?? (process.stdout.isTTY ? 'text' : 'json')) === 'text';
   const color = text && process.stdout.isTTY === true && !process.env.NO_COLOR;
   const server = await createServer(config, text ? { logStream: textOutput(process.stdout, color) } : {});
-  const address = await server.app.listen({ port: config.port, host: config.host });
-  // The readiness line scripts wait for; migrations ran before it.
-  console.log(
-    `Convene listening on ${address} (public URL ${config.publicUrl}, database ${describeDatabase(config)})`,
-  );
-
+  // Stopped cleanly from here on: a signal sent as soon as the readiness line is read must find
+  // the handlers in place (before them, SIGTERM and SIGINT kill the process outright).
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
@@ -37,6 +33,12 @@ export async function serve(config: ServerConfig): Promise<ConveneServer> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  const address = await server.app.listen({ port: config.port, host: config.host });
+  // The readiness line scripts wait for; migrations ran before it.
+  console.log(
+    `Convene listening on ${address} (public URL ${config.publicUrl}, database ${describeDatabase(config)})`,
+  );
+
   return server;
 }
 
