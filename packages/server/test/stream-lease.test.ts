@@ -1,6 +1,6 @@
 import { EVENTS_CHANNEL, type EventNotice } from '@convene/core';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { expectOk, type SpaceFixture, useServer } from './helpers';
 import { SseStream } from './helpers/sse';
 
@@ -54,6 +54,8 @@ async function barrier(): Promise<void> {
   const id = await send(listened, 'barrier');
   await stream.until((e) => e.event === 'message' && e.json.id === id);
   stream.close();
+  // This test's own listener is another connection, which may hear the notice after the server's.
+  await vi.waitFor(() => expect(notices.some((n) => n.spaceId === listened.spaceId)).toBe(true));
 }
 
 describe('stream leases', () => {
@@ -71,7 +73,8 @@ describe('stream leases', () => {
     const id = await send(space, 'somebody listens');
     const live = await stream.next();
     expect([live.event, live.json.id, live.json.content]).toEqual(['message', id, 'somebody listens']);
-    expect(noticesOf(space).map((n) => n.seq)).toEqual([Number(live.id)]);
+    // The stream heard it through the server's listener; this test's may hear it a moment later.
+    await vi.waitFor(() => expect(noticesOf(space).map((n) => n.seq)).toEqual([Number(live.id)]));
     stream.close();
   });
 
@@ -120,7 +123,7 @@ describe('stream leases', () => {
 
     const next = await send(space, 'notified again');
     expect((await stream.next()).json.id).toBe(next);
-    expect(noticesOf(space)).toHaveLength(2);
+    await vi.waitFor(() => expect(noticesOf(space)).toHaveLength(2));
     stream.close();
   });
 
