@@ -200,7 +200,12 @@ describe('mcp config', () => {
     expect(claude).toEqual({ mcpServers: { convene: { type: 'http', url: `${server.url}/mcp` } } });
     const cursor = (await owner.run(['mcp', 'config', '--client', 'cursor'])).json();
     expect(cursor).toEqual({ mcpServers: { convene: { url: `${server.url}/mcp` } } });
-    const vscode = (await owner.run(['mcp', 'config', '--client', 'vscode', '--space', 'Tools'])).json();
+    const withKey = await owner.run(['mcp', 'config', '--client', 'vscode', '--space', 'Tools']);
+    // A key in a project file: said on stderr, where the redirection into the file does not go.
+    expect(withKey.stderr).toContain(
+      'this configuration holds your owner key of "Tools": keep the file out of version control',
+    );
+    const vscode = withKey.json();
     const [space] = Object.values(owner.credentials().hosts[server.url].spaces) as any[];
     expect(vscode).toEqual({
       servers: {
@@ -209,6 +214,7 @@ describe('mcp config', () => {
     });
     const withHint = await owner.run(['mcp', 'config']);
     expect(withHint.stderr).toContain(`claude mcp add --transport http convene ${server.url}/mcp`);
+    expect(withHint.stderr).not.toContain('holds your');
     expect((await owner.run(['mcp', 'config', '--client', 'emacs'])).code).toBe(2);
 
     // The configuration works: the MCP endpoint answers a tools/list with the key's header.

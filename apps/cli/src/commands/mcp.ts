@@ -57,6 +57,12 @@ export function registerMcp(program: Command, app: App): void {
       // The configuration is the output, in every mode: it is JSON already.
       ctx.out.json(config);
       ctx.out.hint(`Save it as ${format.file}.`);
+      // A project's MCP file is easily committed along with the project: say what it holds.
+      if (space)
+        ctx.out.warn(
+          `this configuration holds your ${space.role === 'owner' ? 'owner' : 'participant'} key of "${space.name}": ` +
+            'keep the file out of version control (add it to .gitignore)',
+        );
       if (options.client === 'claude') {
         const header = space ? ` --header "X-Private-Key: ${space.key}"` : '';
         ctx.out.hint(`Or: claude mcp add --transport http convene ${server.url}${header}`);
