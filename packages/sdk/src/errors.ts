@@ -7,6 +7,16 @@ const KIND = Symbol.for('@convene/sdk:error-kind');
 const kindOf = (prototype: object): unknown =>
   Object.hasOwn(prototype, KIND) ? (prototype as Record<symbol, unknown>)[KIND] : undefined;
 
+/** `value instanceof Class`, or an instance of the same kind of class from another copy of the SDK. */
+function isInstance(Class: { prototype: object }, value: unknown): boolean {
+  if (Function.prototype[Symbol.hasInstance].call(Class, value)) return true;
+  const kind = kindOf(Class.prototype);
+  if (kind === undefined || typeof value !== 'object' || value === null) return false;
+  for (let proto = Object.getPrototypeOf(value); proto !== null; proto = Object.getPrototypeOf(proto))
+    if (kindOf(proto) === kind) return true;
+  return false;
+}
+
 /** Marks error classes with their kinds, for `instanceof` across copies of the SDK (ConveneError). */
 export function markErrorKinds(classes: Record<string, { prototype: object }>): void {
   for (const [kind, Class] of Object.entries(classes))
@@ -39,13 +49,7 @@ export class ConveneError extends Error {
    */
   static override [Symbol.hasInstance](value: unknown): boolean {
     // biome-ignore lint/complexity/noThisInStatic: the class asked about, LockedError as much as ConveneError
-    const Class = this;
-    if (Function.prototype[Symbol.hasInstance].call(Class, value)) return true;
-    const kind = kindOf(Class.prototype);
-    if (kind === undefined || typeof value !== 'object' || value === null) return false;
-    for (let proto = Object.getPrototypeOf(value); proto !== null; proto = Object.getPrototypeOf(proto))
-      if (kindOf(proto) === kind) return true;
-    return false;
+    return isInstance(this, value);
   }
   /** The HTTP status of the answer; undefined when none came. */
   readonly status: number | undefined;
