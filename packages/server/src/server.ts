@@ -49,17 +49,18 @@ export async function createServer(
   config: ServerConfig,
   options: CreateServerOptions = {},
 ): Promise<ConveneServer> {
-  // Logged once the app's logger exists.
-  const notices: string[] = [];
+  // What start-up has to say before the app's logger exists, logged once it does.
+  const early: { level: 'info' | 'warn'; message: string }[] = [];
   const database = await openDatabase({
     url: config.databaseUrl,
     dataDir: config.dataDir,
     loadDataDir: options.loadDataDir,
-    onDataDirTightened: (message) => notices.push(message),
+    onDataDirTightened: (message) => early.push({ level: 'info', message }),
   });
   try {
-    const warnings: string[] = [];
-    const secret = config.secret ?? (await loadOrCreateSecret(database, config, (m) => warnings.push(m)));
+    const secret =
+      config.secret ??
+      (await loadOrCreateSecret(database, config, (message) => early.push({ level: 'warn', message })));
     const box = new SecretBox(secret);
     // Logged once the app's logger exists (a worker failing before then has nothing to diff).
     let diffWorkerFailed = (_error: unknown) => {};
@@ -101,8 +102,7 @@ export async function createServer(
       },
       ...(options.logStream ? { logStream: options.logStream } : {}),
     });
-    for (const notice of notices) app.log.info(notice);
-    for (const warning of warnings) app.log.warn(warning);
+    for (const { level, message } of early) app.log[level](message);
     diffWorkerFailed = (error) =>
       app.log.error(
         { err: error },
