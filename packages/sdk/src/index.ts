@@ -46,7 +46,7 @@ export { limits, routes } from './generated';
 export { type FollowOptions, Inbox } from './inbox';
 export type { Logger, LogLevel } from './internal';
 export { type ListOptions, MessageList, Messages } from './messages';
-export { MessageStream, type StreamOptions } from './stream';
+export { type DisconnectInfo, MessageStream, type ReconnectInfo, type StreamOptions } from './stream';
 /** The options of `new Convene(…)`, by the name the package's first skeleton gave them. */
 export type { ClientOptions, ClientOptions as ConveneClientOptions, RequestOptions } from './transport';
 export {

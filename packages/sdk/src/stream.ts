@@ -24,11 +24,36 @@ export interface StreamOptions {
   /** How long to wait for a connection's headers, in ms (default: the client's timeoutMs). */
   timeoutMs?: number | undefined;
   /**
-   * Called each time the stream is connected again after a dropped or silent connection; its
-   * events resume after `lastEventId`. (A `context` event follows every participant or artifact
-   * change too, so a context alone does not mean a reconnection.)
+   * Called when a live stream is without its connection and about to wait `delayMs` before trying
+   * again: first when the connection is lost (`attempt` 1; `error` says why: a `ConnectionError`
+   * for a dropped or ended connection, a `TimeoutError` for one that fell silent), then after each
+   * reconnection attempt that failed (`attempt` 2, 3…, with that attempt's error). Not called for
+   * the first connection, whose errors are thrown, nor when the stream ends.
    */
-  onReconnect?: (() => void) | undefined;
+  onDisconnect?: ((info: DisconnectInfo) => void) | undefined;
+  /**
+   * Called each time the stream is connected again after `onDisconnect`, `attempts` being how many
+   * tries it took; its events resume after `lastEventId`. (A `context` event follows every
+   * participant or artifact change too, so a context alone does not mean a reconnection.)
+   */
+  onReconnect?: ((info: ReconnectInfo) => void) | undefined;
+}
+
+/** What `onDisconnect` is told: why the stream is without a connection, and the attempt it makes next. */
+export interface DisconnectInfo {
+  error: ConveneError;
+  /** The reconnection attempt about to be made: 1 right after the connection is lost. */
+  attempt: number;
+  /** How long the stream waits before that attempt, in ms. */
+  delayMs: number;
+}
+
+/** What `onReconnect` is told. */
+export interface ReconnectInfo {
+  /** How many attempts the reconnection took (1: the first one succeeded). */
+  attempts: number;
+  /** The id of the last event delivered before the connection was lost: events resume after it. */
+  lastEventId: number | undefined;
 }
 
 const eventNames = new Set<string>([
@@ -89,6 +114,10 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
       );
     let connectedOnce = false;
     let failures = 0;
+    /** Reconnection attempts since the live connection was lost (0 while connected). */
+    let attempt = 0;
+    const disconnected = (error: ConveneError, delayMs: number) =>
+      this.options.onDisconnect?.({ error, attempt: ++attempt, delayMs });
 
     for (;;) {
       if (signal?.aborted) return;
@@ -110,10 +139,12 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
         const delay = result.headers ? retryDelayMs(result.headers, failures - 1) : backoffMs(failures - 1);
         if (delay === undefined) throw result;
         this.transport.logger.info(`stream of space ${this.spaceId}: ${result.message}; reconnecting`);
+        if (connectedOnce) disconnected(result, delay);
         if (!(await pause(delay))) return;
         continue;
       }
-      if (connectedOnce) this.options.onReconnect?.();
+      if (connectedOnce) this.options.onReconnect?.({ attempts: attempt, lastEventId: this.lastId });
+      attempt = 0;
       connectedOnce = true;
 
       const pending: Decoded[] = [];
@@ -121,14 +152,22 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
       const decoder = new TextDecoder();
       const reader = result.body!.getReader();
       let delivered = false;
+      let silent = false;
+      let cut: unknown;
       try {
         for (;;) {
           // Silence measures the server, not this reader: the timer runs only while reading.
-          const idle = setTimeout(() => controller.abort(), idleTimeoutMs);
+          const idle = setTimeout(() => {
+            silent = true;
+            controller.abort();
+          }, idleTimeoutMs);
           // A rejected read is a dropped connection, or one replaced after a silence.
           const chunk = await reader.read().then(
             (result) => result,
-            () => undefined,
+            (error: unknown) => {
+              cut = error;
+              return undefined;
+            },
           );
           clearTimeout(idle);
           if (!chunk || chunk.done) break;
@@ -159,7 +198,16 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
         `stream of space ${this.spaceId} ended; resuming after event ${this.lastId ?? '(none)'}`,
       );
       // A short jittered pause, so that the clients of a restarted server spread out.
-      if (!(await pause(backoffMs(failures)))) return;
+      const delay = backoffMs(failures);
+      disconnected(
+        silent
+          ? new TimeoutError(`the stream was silent for ${idleTimeoutMs} ms`)
+          : cut === undefined
+            ? new ConnectionError('the server ended the stream')
+            : new ConnectionError(`the stream was cut: ${describeNetworkError(cut)}`, { cause: cut }),
+        delay,
+      );
+      if (!(await pause(delay))) return;
     }
   }
 

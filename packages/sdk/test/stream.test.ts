@@ -1,6 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AuthenticationError, ConnectionError, Convene, type MessageStream, type StreamEvent } from '../src';
+import {
+  AuthenticationError,
+  ConnectionError,
+  Convene,
+  type DisconnectInfo,
+  type MessageStream,
+  type ReconnectInfo,
+  type StreamEvent,
+  TimeoutError,
+} from '../src';
 import { hub, ownedSpace, participant, serverUrl, until } from './helpers';
 import { freezingProxy } from './helpers/proxy';
 import { type RunningServer, startServer } from './helpers/server';
@@ -117,9 +126,15 @@ describe('the event stream', () => {
         throw new TypeError('fetch failed');
       },
     });
-    const stream = down.space(randomUUID(), 'f'.repeat(64)).messages.stream({ maxReconnects: 30 });
+    const disconnects: DisconnectInfo[] = [];
+    const stream = down.space(randomUUID(), 'f'.repeat(64)).messages.stream({
+      maxReconnects: 30,
+      onDisconnect: (info) => disconnects.push(info),
+    });
     await expect(reader(stream).done).rejects.toBeInstanceOf(ConnectionError);
     expect(attempts).toBe(2);
+    // A stream that never connected was never disconnected: its error is thrown instead.
+    expect(disconnects).toEqual([]);
   });
 
   it('replaces a connection that falls silent, and resumes where it was', async () => {
@@ -128,8 +143,15 @@ describe('the event stream', () => {
     try {
       const viaProxy = new Convene({ baseUrl: proxy.url, logLevel: 'off' }).space(spaceId, owner.key);
       const controller = new AbortController();
+      const disconnects: DisconnectInfo[] = [];
+      const reconnects: ReconnectInfo[] = [];
       const { events, done } = reader(
-        viaProxy.messages.stream({ idleTimeoutMs: 1500, signal: controller.signal }),
+        viaProxy.messages.stream({
+          idleTimeoutMs: 1500,
+          signal: controller.signal,
+          onDisconnect: (info) => disconnects.push(info),
+          onReconnect: (info) => reconnects.push(info),
+        }),
       );
       await owner.messages.send('m1');
       await until(() => (messages(events).includes('m1') ? true : undefined));
@@ -141,6 +163,11 @@ describe('the event stream', () => {
       await done;
       expect(messages(events)).toEqual(['m1', 'm2']);
       expect(proxy.connections).toBeGreaterThanOrEqual(2);
+      // Told that it lost the connection to silence, then that it was back after m1.
+      expect(disconnects[0]).toMatchObject({ attempt: 1, delayMs: expect.any(Number) });
+      expect(disconnects[0]!.error).toBeInstanceOf(TimeoutError);
+      const m1 = events.find((e) => e.event === 'message' && e.data.content === 'm1');
+      expect(reconnects[0]).toEqual({ attempts: 1, lastEventId: m1!.id });
     } finally {
       await proxy.close();
     }
@@ -165,11 +192,17 @@ describe('the event stream across a server restart', () => {
 
     const controller = new AbortController();
     let reconnections = 0;
+    // What the hooks were told, in order: `lost 1 ConnectionError`, `lost 2 …`, `back after 2`.
+    const told: string[] = [];
     const { events, done } = reader(
       me.messages.stream({
         signal: controller.signal,
         maxReconnects: 30,
-        onReconnect: () => reconnections++,
+        onDisconnect: ({ error, attempt }) => told.push(`lost ${attempt} ${error.name}`),
+        onReconnect: ({ attempts }) => {
+          reconnections++;
+          told.push(`back after ${attempts}`);
+        },
       }),
     );
     for (let i = 1; i <= 5; i++) await owner.messages.send(`m${i}`);
@@ -200,6 +233,17 @@ describe('the event stream across a server restart', () => {
     // It did reconnect, from the id of the last event it had, and said so.
     expect(logged.some((line) => /ended; resuming after event \d+/.test(line))).toBe(true);
     expect(reconnections).toBeGreaterThanOrEqual(1);
+    // Each loss is told before its reconnection, attempt by attempt; the first by why it was lost.
+    expect(told[0]).toMatch(/^lost 1 ConnectionError$/);
+    let expected = 1;
+    for (const line of told) {
+      if (line.startsWith('lost')) expect(line).toMatch(new RegExp(`^lost ${expected++} \\w*Error$`));
+      else {
+        expect(line).toBe(`back after ${expected - 1}`);
+        expected = 1;
+      }
+    }
+    expect(told.at(-1)).toMatch(/^back after \d+$/);
     const ids = events.flatMap((e) => (e.id === undefined ? [] : [e.id]));
     expect(ids).toEqual([...new Set(ids)].sort((a, b) => a - b));
     expect(
