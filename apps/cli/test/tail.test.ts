@@ -68,6 +68,9 @@ describe('tail in a terminal', () => {
       await eventually(() => expect(terminal.screen()).toMatch(/Gus: after the restart/), 40_000);
       const screen = terminal.screen();
       expect(count(screen, 'Reconnected')).toBe(1);
+      // The drop is told when it happens, before the stream is back.
+      expect(count(screen, 'Connection lost')).toBe(1);
+      expect(screen.indexOf('Connection lost')).toBeLessThan(screen.indexOf('Reconnected'));
       // Nothing lost, nothing shown twice.
       expect(count(screen, 'hello from gus')).toBe(1);
       expect(count(screen, 'after the restart')).toBe(1);
@@ -78,6 +81,45 @@ describe('tail in a terminal', () => {
     } finally {
       terminal.close();
     }
+  }, 120_000);
+});
+
+describe('tail across a restart, piped', () => {
+  it('says on stderr that the connection was lost, then that it is back; stdout and --json hold only events', async () => {
+    const text = owner.spawn(['tail']);
+    const json = owner.spawn(['tail', '--json']);
+    const seen = { text: '', textErr: '', json: '', jsonErr: '' };
+    text.stdout!.on('data', (chunk) => (seen.text += chunk));
+    text.stderr!.on('data', (chunk) => (seen.textErr += chunk));
+    json.stdout!.on('data', (chunk) => (seen.json += chunk));
+    json.stderr!.on('data', (chunk) => (seen.jsonErr += chunk));
+    const done = [finished(text, { timeoutMs: 90_000 }), finished(json, { timeoutMs: 90_000 })];
+    await eventually(() => {
+      expect(seen.textErr).toContain('Following Live live');
+      expect(seen.json).toContain('"event":"context"');
+    });
+
+    await server.stop();
+    // Said while the server is down: a dropped connection is not a quiet space.
+    await eventually(() => expect(seen.textErr).toMatch(/Connection lost \(.+\), reconnecting…\n/));
+    expect(seen.textErr).not.toContain('Reconnected');
+    await server.start();
+    await post('piped after the restart');
+    await eventually(() => {
+      expect(seen.text).toContain('piped after the restart');
+      expect(seen.json).toContain('piped after the restart');
+      expect(seen.textErr).toContain('Reconnected');
+    }, 40_000);
+    text.kill('SIGINT');
+    json.kill('SIGINT');
+    for (const result of await Promise.all(done)) expect(result.code).toBe(0);
+
+    expect(count(seen.textErr, 'Connection lost')).toBe(1);
+    expect(seen.textErr.indexOf('Connection lost')).toBeLessThan(seen.textErr.indexOf('Reconnected'));
+    expect(seen.text).not.toMatch(/Connection lost|Reconnected/);
+    // --json: nothing but NDJSON events on stdout, and no notices on stderr either.
+    expect(seen.jsonErr).toBe('');
+    for (const line of seen.json.trim().split('\n')) expect(JSON.parse(line)).toHaveProperty('event');
   }, 120_000);
 });
 

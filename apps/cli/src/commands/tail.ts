@@ -16,8 +16,10 @@ export function registerTail(program: Command, app: App): void {
       'Follow a space as it happens: messages, people joining and leaving, documents created, ' +
         'edited, locked and unlocked. Starts with the last messages (--lines), or everything after ' +
         '--since. Reconnects by itself (a dropped connection, a server restart) without losing or ' +
-        'repeating anything. Ctrl-C stops it (exit 0). With --json, one JSON event per line ' +
-        '(NDJSON): {"event", "id", "data"}, data as the API sends it, except `context` lines: ' +
+        'repeating anything, and says so on stderr ("Connection lost (…), reconnecting…", then ' +
+        '"Reconnected"; not with --json or --quiet). Ctrl-C stops it (exit 0). With --json, one ' +
+        'JSON event per line (NDJSON): {"event", "id", "data"}, data as the API sends it, except ' +
+        '`context` lines: ' +
         '{"event": "context", "data": {participants, artifacts, suggestedPollingIntervalMs}}, with no ' +
         'id, once after the earlier messages (and after each reconnection), then a fresh one after ' +
         'the lines of participant or document changes (one may follow several).',
@@ -47,6 +49,7 @@ export function registerTail(program: Command, app: App): void {
         for await (const event of space.messages.stream({
           signal: ctx.signal,
           ...(since ? { since } : {}),
+          onDisconnect: ({ error, attempt }) => view.disconnected(error.message, attempt),
           onReconnect: () => view.reconnected(),
         })) {
           view.show(event);
@@ -97,7 +100,15 @@ class TailView {
     this.print(event);
   }
 
-  /** The stream came back after a drop (a server restart): it resumes where it was. */
+  /**
+   * The connection dropped (a server restart, a network cut) or fell silent: said once, on
+   * stderr, so that a dropped connection is not taken for a quiet space; the SDK keeps trying.
+   */
+  disconnected(reason: string, attempt: number): void {
+    if (attempt === 1) this.ctx.out.info(this.ctx.out.c.yellow(`Connection lost (${reason}), reconnecting…`));
+  }
+
+  /** The stream came back after a drop: it resumes where it was. */
   reconnected(): void {
     this.ctx.out.info(this.ctx.out.c.dim('Reconnected'));
   }
