@@ -97,17 +97,16 @@ Keys and tokens are kept in $XDG_CONFIG_HOME/convene/credentials.json (mode 0600
   registerMcp(program, app);
   registerDoctor(program, app);
   registerCompletion(program, app);
-  // A command of our own rather than commander's, which answers a name it does not know with the
-  // general help and exit 0, and reads only the first word (`help space create` was space's help).
-  program
-    .commandsGroup('Help:')
-    .command('help')
-    .argument('[command...]', 'a command, or a group and one of its commands')
-    .summary('show help for a command')
-    .addHelpText('after', examples('convene help send', 'convene help space create'))
-    .action((words) => {
-      helpFor(program, words).help();
-    });
+  program.commandsGroup('Help:');
+  for (const group of walk(program).filter((command) => command.commands.length > 0)) {
+    const path = commandPath(group);
+    addHelpCommand(group).addHelpText(
+      'after',
+      group === program
+        ? examples('convene help send', 'convene help space create')
+        : examples(`${path} help ${group.commands[0]!.name()}`),
+    );
+  }
 
   for (const command of walk(program)) {
     command.exitOverride((error) => {
@@ -124,6 +123,22 @@ Keys and tokens are kept in $XDG_CONFIG_HOME/convene/credentials.json (mode 0600
     });
   }
   return program;
+}
+
+/**
+ * `help [command…]` of the program and of each group (`convene space help create`): our own rather
+ * than commander's, which answers a name it does not know with the group's help as if it were
+ * asked for (the general help and exit 0 for the program; `space help nosuch` printed space's help
+ * with nothing said), and reads only the first word (`help space create` was space's help).
+ */
+function addHelpCommand(group: Command) {
+  return group
+    .command('help')
+    .argument('[command...]', 'a command, or a group and one of its commands')
+    .summary('show help for a command')
+    .action((words) => {
+      helpFor(group, words).help();
+    });
 }
 
 /**

@@ -165,6 +165,20 @@ describe('help, version, usage errors', () => {
     expect(nested.code).toBe(0);
     expect(nested.stdout).toBe((await owner.run(['space', 'create', '--help'])).stdout);
     expect((await owner.run(['help', 'people'])).stdout).toContain('Usage: convene participants');
+    // A group's own help command says so too, rather than showing the group's help as if all were well.
+    for (const group of ['space', 'artifact', 'token']) {
+      const unknown = await owner.run([group, 'help', 'nosuch']);
+      expect({ group, code: unknown.code }).toEqual({ group, code: 2 });
+      expect(unknown.stderr).toContain("unknown command 'nosuch'");
+      expect(unknown.stderr).toContain(`Run \`convene ${group} --help\` for usage.`);
+      expect(unknown.stderr).not.toContain('Usage:');
+      expect(unknown.stdout).toBe('');
+    }
+    expect((await owner.run(['space', 'help', 'craete'])).stderr).toContain('Did you mean create?');
+    const groupHelp = await owner.run(['space', 'help', 'create']);
+    expect(groupHelp.code).toBe(0);
+    expect(groupHelp.stdout).toBe(nested.stdout);
+    expect((await owner.run(['space', 'help'])).stdout).toBe((await owner.run(['space', '--help'])).stdout);
   });
 
   it('prints plain text off a terminal, and colours only when forced; --quiet keeps the essential value', async () => {
