@@ -43,7 +43,8 @@ export interface OpenDatabaseOptions {
   onDataDirTightened?: ((message: string) => void) | undefined;
 }
 
-const POSTGRES_URL = /^postgres(ql)?:\/\//;
+/** PostgreSQL's schemes, in any case (URL schemes are case-insensitive: `POSTGRES://` is one). */
+const POSTGRES_URL = /^postgres(ql)?:\/\//i;
 
 /**
  * Why a database URL cannot be opened, or undefined when it can: PostgreSQL's own schemes,

@@ -1,0 +1,39 @@
+import { sql } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { databaseUrlProblem, openDatabase } from '../src/db';
+
+describe('the database URL', () => {
+  it('takes PostgreSQL’s schemes in any case, as URL schemes are case-insensitive', async () => {
+    for (const url of [
+      'postgres://convene@localhost/convene',
+      'postgresql://convene@localhost/convene',
+      'POSTGRES://convene@localhost/convene',
+      'PostgreSQL://convene@localhost/convene',
+    ]) {
+      expect({ url, problem: databaseUrlProblem(url) }).toEqual({ url, problem: undefined });
+    }
+    // Opened as PostgreSQL, not refused nor taken for the embedded database (it connects lazily).
+    const database = await openDatabase({ url: 'POSTGRES://convene@127.0.0.1:1/convene', migrate: false });
+    try {
+      expect(database.engine).toBe('postgres');
+    } finally {
+      await database.close();
+    }
+  });
+
+  it('still refuses other schemes, naming only the scheme', () => {
+    expect(databaseUrlProblem('mysql://root:hunter2@db/x')).toMatch(/, not a mysql: URL$/);
+    expect(databaseUrlProblem('POSTGRESX://db/x')).toMatch(/, not a POSTGRESX: URL$/);
+    expect(databaseUrlProblem('db.example.com/convene')).toMatch(/has no scheme$/);
+  });
+
+  it.runIf(process.env.TEST_DATABASE_URL)('connects with the scheme in capitals', async () => {
+    const url = process.env.TEST_DATABASE_URL!.replace(/^[a-z]+:/i, (scheme) => scheme.toUpperCase());
+    const database = await openDatabase({ url, migrate: false });
+    try {
+      expect(await database.db.execute(sql`select 1 as one`)).toBeTruthy();
+    } finally {
+      await database.close();
+    }
+  });
+});
