@@ -216,7 +216,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
 }
 
 function databasePassword(url: string | undefined): string | undefined {
-  if (!url?.startsWith('postgres')) return undefined;
+  // In any case, as the database accepts the scheme (`POSTGRES://` too).
+  if (!url || !/^postgres/i.test(url)) return undefined;
   try {
     const password = new URL(url).password;
     return password ? decodeURIComponent(password) : undefined;
