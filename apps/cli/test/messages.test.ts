@@ -56,6 +56,31 @@ describe('send', () => {
     expect(messages[4].isOwner).toBe(true);
   });
 
+  it('takes the space as --space too, as the other commands of a space do', async () => {
+    const solo = new User(server.url);
+    try {
+      expect((await solo.run(['space', 'create', 'First'])).code).toBe(0);
+      expect((await solo.run(['space', 'create', 'Second'])).code).toBe(0); // now the default
+      expect((await solo.run(['send', '--space', 'First', 'by option'])).code).toBe(0);
+      const file = join(solo.home, 'note.txt');
+      writeFileSync(file, 'from a file\n');
+      expect((await solo.run(['send', '-s', 'first', '--file', file])).code).toBe(0);
+      expect((await solo.run(['send', 'to the default'])).code).toBe(0);
+      const contents = async (space: string) =>
+        (await solo.run(['messages', space, '--json'])).json().map((m: any) => m.content);
+      expect(await contents('First')).toEqual(['by option', 'from a file']);
+      expect(await contents('Second')).toEqual(['to the default']);
+      // The space named twice, or a word too many: a usage error, nothing sent.
+      const twice = await solo.run(['send', 'Second', 'hi', '--space', 'First']);
+      expect(twice.code).toBe(2);
+      expect(twice.stderr).toContain('--space names the space');
+      expect((await solo.run(['send', '--space', 'First', '--file', file, 'extra'])).code).toBe(2);
+      expect(await contents('First')).toHaveLength(2);
+    } finally {
+      solo.remove();
+    }
+  });
+
   it('explains bad input: no text, too many words, --html with --image, a bad image, a missing file', async () => {
     const none = await guest.run(['send']);
     expect(none.code).toBe(2);

@@ -7,19 +7,21 @@ import { assertPiped, readStdin, readTextFile } from '../lib/input';
 import { required } from '../lib/prompts';
 import { byIdStart } from '../lib/resolve';
 
-const USAGE = 'convene send [SPACE] TEXT | --file F | - [--html | --image URL]';
+const USAGE = 'convene send [SPACE] TEXT | --file F | - [--space SPACE] [--html | --image URL]';
 
 export function registerSend(program: Command, app: App): void {
   program
     .command('send')
     .argument('[space-and-text...]', 'the text (`-` reads stdin), after an optional space name or id')
-    .usage('[SPACE] TEXT | --file F | - [--html | --image URL]')
+    .usage('[SPACE] TEXT | --file F | - [--space SPACE] [--html | --image URL]')
     .summary('send a message')
     .description(
-      'Send a message to a space (the default space unless one is named first). The text comes ' +
+      'Send a message to a space (the default space unless one is named first, or with --space, ' +
+        'as other commands name it). The text comes ' +
         'from the argument, a file (--file), or stdin (`-`). --html sends it as HTML (readers ' +
         'sanitise it); --image sends an https: image URL.',
     )
+    .option('-s, --space <space>', 'name or id (default: the default space)')
     .option('-f, --file <file>', 'send the content of a file')
     .option('--html', 'the text is HTML')
     .option('--image <url>', 'send an image (an https: URL or a data:image/…;base64 URI)')
@@ -38,6 +40,7 @@ export function registerSend(program: Command, app: App): void {
       examples(
         'convene send "Draft is ready for review"',
         'convene send "Release plan" "Dates are fixed"',
+        'convene send --space "Release plan" --file notes.md',
         'git log -5 --oneline | convene send -',
         'convene send --file notes.html --html',
         'convene send --image https://example.com/chart.png',
@@ -50,13 +53,15 @@ export function registerSend(program: Command, app: App): void {
         throw new UsageError('--html and --image cannot be used together', `Usage: ${USAGE}`);
       }
       const sourceGiven = options.file !== undefined || options.image !== undefined;
-      if (words.length > (sourceGiven ? 1 : 2)) {
+      const textWords = sourceGiven ? 0 : 1;
+      if (words.length > textWords + (options.space === undefined ? 1 : 0)) {
         throw new UsageError(
           `too many arguments (${words.length})`,
-          `Quote text with spaces: convene send "hello world". Usage: ${USAGE}`,
+          `${options.space === undefined ? '' : '--space names the space; '}Quote text with spaces: convene send "hello world". Usage: ${USAGE}`,
         );
       }
-      const spaceReference = sourceGiven ? words[0] : words.length === 2 ? words[0] : undefined;
+      // Without --space, a word before the text (the only word with --file or --image) names the space.
+      const spaceReference = options.space ?? (words.length > textWords ? words[0] : undefined);
       const textArgument = sourceGiven ? undefined : words.at(-1);
       const saved = ctx.space(spaceReference);
       let content: string;
