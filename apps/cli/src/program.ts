@@ -27,7 +27,7 @@ import { Context } from './lib/context';
 import { type CliError, NoSpaceSavedError, UsageError } from './lib/errors';
 import { ExitCode } from './lib/exit-codes';
 import { explain } from './lib/failure';
-import { detectMode, toJson } from './lib/output';
+import { detectMode, neutralise, toJson } from './lib/output';
 import { closest } from './lib/resolve';
 import { VERSION } from './version';
 
@@ -179,7 +179,7 @@ function formatCommanderError(message: string, command: Command, json = false): 
   if (json) {
     // "(Did you mean send?)" and the like become the hint, before the pointer to the help.
     const hint = [...rest.map((line) => line.replace(/^\((.*)\)$/, '$1')), help].join(' ');
-    return `${JSON.stringify({ error: text, hint, exitCode: ExitCode.usage })}\n`;
+    return `${toJson({ error: text, hint, exitCode: ExitCode.usage })}\n`;
   }
   // Colours as for any output, decided on stderr, where this goes.
   const { color: colored } = detectMode({}, process.env, {
@@ -188,7 +188,8 @@ function formatCommanderError(message: string, command: Command, json = false): 
     stderr: process.stderr,
   });
   const color = pc.createColors(colored);
-  return `${color.red('✗')} ${[text, ...rest].join('\n')}\n${color.dim(help)}\n`;
+  // Commander quotes what was typed (`unknown option '--…'`): a pasted name may hold escapes.
+  return `${color.red('✗')} ${neutralise([text, ...rest].join('\n'))}\n${color.dim(help)}\n`;
 }
 
 /**

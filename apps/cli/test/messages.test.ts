@@ -173,14 +173,15 @@ describe('messages', () => {
   });
 });
 
+// None of what a terminal acts on: C0 but newline and tab, DEL, C1, bidirectional controls.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding them is the point.
+const actedOn = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+
 describe('text from others, printed to a terminal', () => {
   // What a participant may put in a name, a role, a message or a document: a screen clear, a
   // window title (OSC … BEL), hidden text, a C1 CSI (U+009B) and a right-to-left override.
   const attack = '\u001b[2J\u001b]0;pwned\u0007\u001b[8m\u009b8m\u202e';
   const shown = '\\x1b[2J\\x1b]0;pwned\\x07\\x1b[8m\\x9b8m\\u202e';
-  // None of what a terminal acts on: C0 but newline and tab, DEL, C1, bidirectional controls.
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: finding them is the point.
-  const actedOn = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
   const content = `x ${attack}\tend\nsecond line`;
   let mallory: User;
   let docId = '';
@@ -295,6 +296,42 @@ describe('text from others, printed to a terminal', () => {
     } finally {
       quoting.close();
     }
+  });
+});
+
+describe('text from elsewhere in warnings and usage errors', () => {
+  it('is escaped in what the SDK warns of, such as the sunset date a server announces', async () => {
+    // A header carries no ESC, but it may carry a C1 CSI (U+009B), which some terminals act on.
+    const sunsetting = createServer((_request, response) => {
+      response.writeHead(404, {
+        'content-type': 'application/json',
+        'api-version': '1',
+        deprecation: 'true',
+        sunset: 'soon \u009b2J\u009b8m',
+      });
+      response.end(JSON.stringify({ error: 'space not found' }));
+    });
+    await new Promise<void>((resolve) => sunsetting.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(sunsetting.address() as AddressInfo).port}`;
+      const result = await owner.run(['join', spaceId, '--key', 'inv_x', '--url', url]);
+      expect(result.code).toBe(5);
+      expect(result.stderr).toContain('API version 1 is deprecated (sunset soon \\x9b2J\\x9b8m)');
+      expect(result.stderr).not.toMatch(actedOn);
+    } finally {
+      sunsetting.close();
+    }
+  });
+
+  it('is escaped in a usage error that quotes what was typed', async () => {
+    const text = await owner.run(['send', '--x\u001b]0;pwned\u0007\u001b[2J', 'hi']);
+    expect(text.code).toBe(2);
+    expect(text.stderr).toContain("unknown option '--x\\x1b]0;pwned\\x07\\x1b[2J'");
+    expect(text.stderr).not.toMatch(actedOn);
+    const json = await owner.run(['--json', 'send', '--x\u009b2J\u202e', 'hi']);
+    expect(json.code).toBe(2);
+    expect(JSON.parse(json.stderr).error).toBe("unknown option '--x\u009b2J\u202e'");
+    expect(json.stderr).not.toMatch(actedOn);
   });
 });
 

@@ -4,6 +4,7 @@ import {
   ConnectionError,
   Convene,
   type ConveneError,
+  type Logger,
   NotFoundError,
 } from '@convene/sdk';
 import { CliError, NoSpaceSavedError, UsageError } from './errors';
@@ -73,6 +74,19 @@ export class Context {
     return normaliseUrl(this.explicitUrl ?? this.store.read().url ?? DEFAULT_URL);
   }
 
+  /**
+   * Where the SDK's warnings go (a deprecated API version and its sunset date, a long Retry-After
+   * wait, a heartbeat or an unlock that failed): warnings of ours on stderr, neutralised as any
+   * text, since they quote the server's headers and errors. Its info and debug lines are dropped,
+   * as its default level drops them.
+   */
+  private readonly sdkLogger: Logger = {
+    debug: () => {},
+    info: () => {},
+    warn: (message) => this.out.warn(message),
+    error: (message) => this.out.warn(message),
+  };
+
   /** Whether the server was named on this command line or in the environment. */
   get urlIsExplicit(): boolean {
     return this.explicitUrl !== undefined;
@@ -109,7 +123,12 @@ export class Context {
    */
   async unreachable(): Promise<ConnectionError | ConveneError | undefined> {
     try {
-      await new Convene({ baseUrl: this.url, maxRetries: 0, timeoutMs: 5_000 }).health();
+      await new Convene({
+        baseUrl: this.url,
+        maxRetries: 0,
+        timeoutMs: 5_000,
+        logger: this.sdkLogger,
+      }).health();
       return undefined;
     } catch (error) {
       if (error instanceof ConnectionError || isNotConvene(error)) return error;
@@ -126,7 +145,7 @@ export class Context {
   hub(url: string = this.url): Convene {
     this.requested = url;
     const userToken = this.userToken();
-    return new Convene({ baseUrl: url, ...(userToken ? { userToken } : {}) });
+    return new Convene({ baseUrl: url, logger: this.sdkLogger, ...(userToken ? { userToken } : {}) });
   }
 
   /**
