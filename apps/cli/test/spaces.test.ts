@@ -84,6 +84,24 @@ describe('space create, list, show, use, update, close', () => {
     expect(human.stdout).not.toContain('\u001b[');
   });
 
+  it('shows names that hold a newline on one line each: the space, its participants, its documents', async () => {
+    const owner = user();
+    expect(
+      (await owner.run(['space', 'create', 'Plan\nB', '--owner-name', 'Ow\nner', '-d', 'one\ntwo'])).code,
+    ).toBe(0);
+    expect((await owner.run(['artifact', 'create', 'doc\nname.md'])).code).toBe(0);
+    expect((await owner.run(['artifact', 'lock', 'doc\nname.md'])).code).toBe(0);
+    const human = await owner.run(['space', 'show']);
+    expect(human.code).toBe(0);
+    const lines = human.stdout.split('\n');
+    // The header is the name, on its line; the description keeps its lines.
+    expect(lines.slice(0, 3)).toEqual(['Plan\\x0aB', 'one', 'two']);
+    expect(lines).toContain('  Ow\\x0aner (owner, agent)  active');
+    expect(lines.find((line) => line.startsWith('  doc'))).toMatch(
+      /^ {2}doc\\x0aname\.md {2}v1, updated .*, locked by Ow\\x0aner$/,
+    );
+  });
+
   it('lists saved spaces with their state, marks the default, and switches with `space use` (name, id or prefix)', async () => {
     const owner = user();
     const a = (await owner.run(['space', 'create', 'Alpha', '--json'])).json();

@@ -1,6 +1,7 @@
 import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../../app';
 import { formatSeconds } from '../../lib/duration';
+import { inline } from '../../lib/output';
 import { describeParticipant, relative, styleStatus } from '../../lib/render';
 
 export function registerSpaceShow(space: Command, app: App): void {
@@ -18,7 +19,8 @@ export function registerSpaceShow(space: Command, app: App): void {
       out.result(view, {
         quiet: () => view.spaceId,
         human: () => {
-          out.line(out.c.bold(view.name));
+          // Names are one line each, whatever they hold (a newline is shown as \x0a).
+          out.line(out.c.bold(inline(view.name)));
           if (view.description) out.line(view.description);
           out.line();
           out.fields([
@@ -40,8 +42,8 @@ export function registerSpaceShow(space: Command, app: App): void {
           out.line(out.c.bold(`Documents (${view.artifacts.length})`));
           const names = new Map(view.participants.map((p) => [p.participantId, p.name]));
           for (const a of view.artifacts) {
-            const lock = a.lockedBy ? `, locked by ${names.get(a.lockedBy) ?? a.lockedBy}` : '';
-            out.line(`  ${a.name}  v${a.version}, updated ${relative(a.updatedAt)}${lock}`);
+            const lock = a.lockedBy ? `, locked by ${inline(names.get(a.lockedBy) ?? a.lockedBy)}` : '';
+            out.line(`  ${inline(a.name)}  v${a.version}, updated ${relative(a.updatedAt)}${lock}`);
           }
         },
       });
