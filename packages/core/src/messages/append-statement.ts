@@ -2,7 +2,7 @@ import { type SQL, sql } from 'drizzle-orm';
 import { PreparedStatement } from '../db/prepared';
 import { EVENTS_CHANNEL, MAX_INLINE_PAYLOAD } from '../events/notice';
 import { rateCountSql } from '../infra/rate-limiter';
-import { contextJsonColumns } from '../spaces/views';
+import { changedSinceFrom, contextJsonColumns } from '../spaces/views';
 import { notifyWebhookWorkersSql } from '../webhooks/notify';
 import { messageJsonSql } from './views';
 
@@ -174,10 +174,12 @@ function appendSql({ full, guarded, counted }: Variant): SQL {
     -- The context bundle of the replies (and of the recorded answers), once per space: the
     -- participants changed since the snapshot the node has them at (see ParticipantsCache); all
     -- of them where a guarded send records the answer.
-    select c.space_id, ${contextJsonColumns(sql.raw('c.space_id'), sql.raw('c.since'))}
-    from (select l.id as space_id, (select case when bool_or(i.scope is not null) then null
-          else min(i.context_since) end from input i where i.space_id = l.id) as since
-      from locked l) c
+    select l.id as space_id, ${contextJsonColumns(sql.raw('l.id'), 'since')}
+    from locked l cross join lateral ${changedSinceFrom(
+      sql`(select case when bool_or(i.scope is not null) then null else min(i.context_since) end
+        from input i where i.space_id = l.id)`,
+      'since',
+    )}
   ), ${
     full
       ? sql`budget_use as (

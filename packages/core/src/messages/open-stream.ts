@@ -6,7 +6,7 @@ import { PreparedStatement } from '../db/prepared';
 import type { Deps } from '../deps';
 import { NotFoundError } from '../errors';
 import { type ChangedContextRow, contextAfterRead, participantsCacheOf } from '../spaces/context-cache';
-import { contextJsonColumns } from '../spaces/views';
+import { changedSinceFrom, contextJsonColumns } from '../spaces/views';
 
 export interface OpenStreamOptions {
   deps: Deps;
@@ -79,8 +79,8 @@ const startStatement = new PreparedStatement<{ spaceId: string; keyHash: string;
       select 1 from invitations v
       where v.key_hash = ${sql.placeholder('keyHash')} and v.space_id = s.id
     ) as is_invitation,
-    ${contextJsonColumns(sql.raw('s.id'), sql`${sql.placeholder('since')}::text`)}
-  from spaces s
+    ${contextJsonColumns(sql.raw('s.id'), 'since')}
+  from spaces s cross join ${changedSinceFrom(sql`${sql.placeholder('since')}::text`, 'since')}
   left join participants p on p.key_hash = ${sql.placeholder('keyHash')} and p.space_id = s.id
   where s.id = ${sql.placeholder('spaceId')}::uuid
 `,

@@ -7,6 +7,7 @@ import type { Db } from '../db/types';
 import type { CoreConfig } from '../deps';
 import {
   artifactsFromJson,
+  changedSinceFrom,
   contextJsonColumns,
   jsonArray,
   type ParticipantJson,
@@ -303,6 +304,7 @@ export async function readContext(
 
 const contextStatement = new PreparedStatement<{ spaceId: string; since: string | null }>(
   'convene_read_context',
-  sql`select ${contextJsonColumns(sql.raw('s.id'), sql`${sql.placeholder('since')}::text`)}
-  from spaces s where s.id = ${sql.placeholder('spaceId')}::uuid`,
+  sql`select ${contextJsonColumns(sql.raw('s.id'), 'since')}
+  from spaces s cross join ${changedSinceFrom(sql`${sql.placeholder('since')}::text`, 'since')}
+  where s.id = ${sql.placeholder('spaceId')}::uuid`,
 );
