@@ -100,6 +100,11 @@ describe('space create, list, show, use, update, close', () => {
     expect(lines.find((line) => line.startsWith('  doc'))).toMatch(
       /^ {2}doc\\x0aname\.md {2}v1, updated .*, locked by Ow\\x0aner$/,
     );
+    // So are the status lines that name them.
+    const unlocked = await owner.run(['artifact', 'unlock', 'doc\nname.md']);
+    expect(unlocked.stderr.split('\n')[0]).toMatch(/^✓ .*doc\\x0aname\.md/);
+    const renamed = await owner.run(['space', 'update', '--name', 'Plan\nC']);
+    expect(renamed.stderr).toBe('✓ Updated name of Plan\\x0aC\n');
   });
 
   it('lists saved spaces with their state, marks the default, and switches with `space use` (name, id or prefix)', async () => {

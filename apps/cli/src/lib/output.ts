@@ -61,6 +61,9 @@ function markedColors(enabled: boolean): Colors {
 /** A line as the terminal gets it: what it quotes neutralised, the CLI's own colours real. */
 const printable = (text: string): string => neutralise(text).replaceAll(MARK, ESC);
 
+/** The same for a status line, kept to one line whatever the names in it hold (`\x0a`). */
+const printableLine = (text: string): string => inline(text).replaceAll(MARK, ESC);
+
 /** What the environment allows: decided once per run from the streams, the flags and the variables. */
 export interface OutputMode {
   /** `--json`: machine output on stdout, nothing else there. */
@@ -167,16 +170,16 @@ export class Output {
     } else render.human();
   }
 
-  /** A status line on stderr (`✓ Created …`); silent with --json or --quiet. */
+  /** A status line on stderr (`✓ Created …`), one line; silent with --json or --quiet. */
   success(text: string): void {
     if (this.mode.json || this.mode.quiet) return;
-    this.stderr.write(`${printable(`${this.c.green('✓')} ${text}`)}\n`);
+    this.stderr.write(`${printableLine(`${this.c.green('✓')} ${text}`)}\n`);
   }
 
-  /** Progress or context on stderr; silent with --json or --quiet. */
+  /** Progress or context on stderr, one line; silent with --json or --quiet. */
   info(text: string): void {
     if (this.mode.json || this.mode.quiet) return;
-    this.stderr.write(`${printable(text)}\n`);
+    this.stderr.write(`${printableLine(text)}\n`);
   }
 
   /** What to try next, on stderr; silent with --json or --quiet. */
