@@ -103,8 +103,8 @@ describe('send', () => {
     expect(directory.stderr).toContain(`cannot open ${guest.home}: it is a directory`);
     expect(directory.stderr).toContain('Check the path');
     const unknownSpace = await guest.run(['send', 'Nowhere', 'hi']);
-    expect(unknownSpace.code).toBe(4);
-    expect(unknownSpace.stderr).toContain('no key for space "Nowhere"');
+    expect(unknownSpace.code).toBe(5);
+    expect(unknownSpace.stderr).toContain('no space "Nowhere" among those you hold keys for');
   });
 });
 

@@ -127,14 +127,24 @@ describe('space create, list, show, use, update, close', () => {
     const table = await owner.run(['space', 'list']);
     expect(table.stdout).toMatch(/\*\s+Beta/);
 
+    // A space named so nowhere is not found (5), as a document or a participant named so is.
     const unknown = await owner.run(['space', 'use', 'Gamma']);
-    expect(unknown.code).toBe(4);
-    expect(unknown.stderr).toContain('no key for space "Gamma"');
+    expect(unknown.code).toBe(5);
+    expect(unknown.stderr).toContain('no space "Gamma" among those you hold keys for');
     expect(unknown.stderr).toContain('convene space list');
     expect(unknown.stderr).not.toContain('Did you mean');
     const typo = await owner.run(['send', 'Alpah', 'hello']);
-    expect(typo.code).toBe(4);
+    expect(typo.code).toBe(5);
     expect(typo.stderr).toContain('Did you mean "Alpha"?');
+    const unknownDoc = await owner.run(['artifact', 'show', 'nosuch.md']);
+    expect(unknownDoc.code).toBe(5);
+    const json = await owner.run(['messages', 'Gamma', '--json']);
+    expect(JSON.parse(json.stderr)).toMatchObject({ exitCode: 5 });
+    // A whole id names a space that may exist: what is missing is its key (4), and how to get one.
+    const unheld = await owner.run(['send', '1b2c3d4e-0000-4000-8000-000000000000', 'hello']);
+    expect(unheld.code).toBe(4);
+    expect(unheld.stderr).toContain('no key for space 1b2c3d4e-0000-4000-8000-000000000000');
+    expect(unheld.stderr).toContain('convene join 1b2c3d4e-0000-4000-8000-000000000000 --key KEY');
   });
 
   it('updates name, description and agenda (owner only) and refuses an empty update', async () => {
@@ -673,7 +683,7 @@ describe('invite, join, participants, moderation, leave', () => {
     const saved = guest.credentials().hosts[server.url];
     expect(saved.spaces[spaceId]).toBeUndefined();
     expect(saved.spaces[otherId]).toBeDefined();
-    // Gone from the list; a second leave is the usual "no key" (nothing left to forget).
+    // Gone from the list; a second leave is the usual "no key" for its id (nothing left to forget).
     expect((await guest.run(['space', 'list', '--json'])).json().map((s: any) => s.spaceId)).toEqual([
       otherId,
     ]);

@@ -171,19 +171,24 @@ export class Context {
       name: (s) => s.name,
     });
     if (found) return found;
+    const Failure = saved.length ? CliError : NoSpaceSavedError;
+    // A whole id names a space, which may well exist: what is missing is its key (exit 4, as any
+    // credential). A name or the start of an id names nothing convene knows: not found (exit 5),
+    // as a participant or a document named so would be.
+    if (isUuid(reference)) {
+      throw new Failure(`no key for space ${reference} on ${this.url}`, {
+        exitCode: ExitCode.auth,
+        hint: `Join it with \`convene join ${reference} --key KEY\` (or the invitation link).`,
+      });
+    }
     const near = closest(
       reference,
       saved.map((s) => s.name),
     );
-    throw new (saved.length ? CliError : NoSpaceSavedError)(
-      `no key for space "${reference}" on ${this.url}`,
-      {
-        exitCode: ExitCode.auth,
-        hint: isUuid(reference)
-          ? `Join it with \`convene join ${reference} --key KEY\` (or the invitation link).`
-          : `${near ? `Did you mean "${near}"? ` : ''}See the spaces you hold keys for, by their current names, with \`convene space list\`.`,
-      },
-    );
+    throw new Failure(`no space "${reference}" among those you hold keys for on ${this.url}`, {
+      exitCode: ExitCode.notFound,
+      hint: `${near ? `Did you mean "${near}"? ` : ''}See them, by their current names, with \`convene space list\`.`,
+    });
   }
 
   /** The SDK client bound to a saved space and its key; failures are explained as this space's. */

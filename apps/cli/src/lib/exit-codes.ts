@@ -3,8 +3,15 @@ export const ExitCode = {
   ok: 0,
   error: 1,
   usage: 2,
-  /** A credential is missing or no longer works: log in, or join the space again. */
+  /**
+   * A credential is missing or no longer works: no key for the space id named (or for any space),
+   * a key that stopped working, not logged in, not the owner. Log in, or join the space (again).
+   */
   auth: 4,
+  /**
+   * What was named names nothing: a space by a name or the start of an id (among those convene
+   * holds keys for), a participant, a document, a version, a token, a webhook, a message, a file.
+   */
   notFound: 5,
   /** Locked by someone else, or a state conflict (a closed space, a stale baseVersion). */
   conflict: 6,
