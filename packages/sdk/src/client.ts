@@ -62,7 +62,13 @@ export class SpaceClient {
     readonly spaceId: string,
     /** The owner or participant key this client sends (`X-Private-Key`). Keep it secret. */
     readonly key: string,
-    /** Your participantId in the space, when this client knows it (after join). */
+    /**
+     * Your participantId in the space, when this client knows it: the client `hub.join` returns
+     * knows it, and `hub.space(spaceId, key, participantId)` is told it (for the owner, the
+     * `ownerId` that `spaces.create` returns). Otherwise undefined: no answer of the API says
+     * which participant a key is (`get()` marks the owner among the participants, but a
+     * participant key reads the same list), so a client made from a key alone cannot learn it.
+     */
     readonly participantId?: string,
   ) {
     this.messages = new Messages(transport, spaceId, key);
@@ -404,7 +410,11 @@ export class Convene {
     return new Convene({ ...this.clientOptions, ...options });
   }
 
-  /** A client for one space, acting with `key` (the owner key or a participant key). */
+  /**
+   * A client for one space, acting with `key` (the owner key or a participant key). Pass the key's
+   * `participantId` too when you have it (the owner's is `ownerId` in the answer of
+   * `spaces.create`) for `client.participantId`: the SDK cannot learn it from the key.
+   */
   space(spaceId: string, key: string, participantId?: string): SpaceClient {
     return new SpaceClient(this.transport, spaceId, key, participantId);
   }
