@@ -355,6 +355,34 @@ describe('MCP server', () => {
     }
   });
 
+  it('caps the long polls of list_messages and get_inbox at 55 s, as wait_for_messages, below the MCP client’s 60 s timeout', async () => {
+    const { tools } = await mcp.listTools();
+    const byName = new Map(tools.map((t) => [t.name, t]));
+    for (const name of ['list_messages', 'get_inbox']) {
+      const tool = byName.get(name);
+      expect(tool?.inputSchema.properties?.wait, name).toMatchObject({
+        maximum: 55,
+        description: expect.stringContaining('at most 55'),
+      });
+      expect(tool?.description, name).toContain('`wait` (seconds, at most 55 here)');
+    }
+    // wait_for_messages waits by timeoutSeconds alone: no second parameter that does nothing.
+    expect(byName.get('wait_for_messages')?.inputSchema.properties).not.toHaveProperty('wait');
+
+    const space = await h.createSpace();
+    await h.post(`/hub/space/${space.spaceId}/messages`, { key: space.ownerKey, body: { content: 'there' } });
+    for (const name of ['list_messages', 'get_inbox'])
+      await callError(mcp, name, { spaceId: space.spaceId, wait: 56, privateKey: space.ownerKey }, 400);
+    const page = await callOk(mcp, 'list_messages', {
+      spaceId: space.spaceId,
+      wait: 55,
+      privateKey: space.ownerKey,
+    });
+    expect(page.messages.map((m: { content: string }) => m.content)).toEqual(['there']);
+    // REST keeps its own limit (a message is there, so it answers at once).
+    expectOk(await h.get(`/hub/space/${space.spaceId}/messages?wait=60`, { key: space.ownerKey }));
+  });
+
   it('creates a space through a tool; REST sees the same space', async () => {
     const created = await callOk(mcp, 'create_space', {
       name: 'MCP space',
