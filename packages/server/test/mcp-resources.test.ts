@@ -4,7 +4,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { expectOk, onPostgres, type SpaceFixture, useServer } from './helpers';
-import { connectMcp } from './helpers/mcp';
+import { callOk, connectMcp } from './helpers/mcp';
 
 const { srv, h } = useServer();
 
@@ -79,6 +79,27 @@ describe('MCP resources', () => {
       expect((await anonymous.listResources()).resources).toEqual([]);
     } finally {
       await anonymous.close();
+    }
+  });
+
+  it('gives an empty transcript the cursor list_messages gives: the space’s creation time, never null', async () => {
+    const space = await h.createSpace();
+    const client = await connectMcp(srv.url, { 'X-Private-Key': space.ownerKey });
+    try {
+      const transcript = await client.readResource({ uri: messagesUri(space) });
+      const json = JSON.parse((transcript.contents[0] as { text: string }).text);
+      const listed = await callOk(client, 'list_messages', { spaceId: space.spaceId });
+      expect(json).toEqual({ messages: [], cursor: listed.cursor });
+      expect(json.cursor).toMatch(/^\d{4}-\d{2}-\d{2}T[\d:.]+Z$/);
+      // It is a cursor: passed back as timestamp, it reads the first message.
+      await h.post(`/hub/space/${space.spaceId}/messages`, {
+        key: space.ownerKey,
+        body: { content: 'first' },
+      });
+      const next = await callOk(client, 'list_messages', { spaceId: space.spaceId, timestamp: json.cursor });
+      expect(next.messages.map((m: { content: string }) => m.content)).toEqual(['first']);
+    } finally {
+      await client.close();
     }
   });
 

@@ -6,7 +6,7 @@ import { rowsOf } from '../db/migrate';
 import { artifacts, mcpSubscriptions, participants, spaces } from '../db/schema';
 import type { Deps } from '../deps';
 import { ValidationError } from '../errors';
-import { type MessageRow, messageRowColumns, toMessageView } from '../messages/views';
+import { formatMicros, type MessageRow, messageRowColumns, toMessageView } from '../messages/views';
 import { hashSecret } from '../secrets';
 import { isClosed } from '../spaces/views';
 import { MCP_SESSIONS_CHANNEL } from './sessions';
@@ -65,14 +65,14 @@ export interface ResourceOptions {
 
 /** Authorizes a key for a resource: owner or participant key of its space (muted included). */
 async function authorizeResource({ deps, key }: ResourceOptions, ref: ResourceRef) {
-  const { caller } = await authorize(deps.db, deps.clock, {
+  const { space, caller } = await authorize(deps.db, deps.clock, {
     spaceId: ref.spaceId,
     key,
     allow: roles.member,
     whenClosed: 'unauthorized',
   });
   if (ref.kind === 'artifact') await findArtifact(deps.db, ref.spaceId, ref.artifactId);
-  return caller.participant!;
+  return { space, participant: caller.participant! };
 }
 
 export interface ResourceContent {
@@ -83,11 +83,13 @@ export interface ResourceContent {
 
 /**
  * A resource's content: the transcript's latest page (the last 500 messages, oldest first, with
- * the cursor to poll or wait from) as JSON, or an artifact's markdown.
+ * the cursor to poll or wait from) as JSON, or an artifact's markdown. The cursor is the last
+ * message's timestamp, or the space's creation time when there is none, as listMessages answers
+ * without a timestamp.
  */
 export async function readResource(options: ResourceOptions & { uri: string }): Promise<ResourceContent> {
   const ref = parseResourceUri(options.uri);
-  await authorizeResource(options, ref);
+  const { space } = await authorizeResource(options, ref);
   const { db } = options.deps;
   if (ref.kind === 'artifact') {
     const row = await findArtifact(db, ref.spaceId, ref.artifactId);
@@ -105,7 +107,7 @@ export async function readResource(options: ResourceOptions & { uri: string }): 
   return {
     uri: ref.uri,
     mimeType: 'application/json',
-    text: JSON.stringify({ messages, cursor: messages.at(-1)?.timestamp ?? null }),
+    text: JSON.stringify({ messages, cursor: messages.at(-1)?.timestamp ?? formatMicros(space.createdAt) }),
   };
 }
 
@@ -162,7 +164,7 @@ export interface SubscriptionOptions extends ResourceOptions {
  */
 export async function subscribeToResource(options: SubscriptionOptions): Promise<void> {
   const ref = parseResourceUri(options.uri);
-  const participant = await authorizeResource(options, ref);
+  const { participant } = await authorizeResource(options, ref);
   const { db, clock } = options.deps;
   const sessionId = hashSecret(options.sessionId);
   await db.transaction(async (tx) => {
