@@ -38,7 +38,10 @@ export const ZArtifactType = z.enum(['markdown']);
 
 /** Path parameters are plain strings: an id that is not a UUID names nothing (404). */
 export const ZArtifactPathParams = ZSpaceIdParam.extend({
-  artifactId: z.string().meta({ format: 'uuid' }),
+  artifactId: z.string().meta({
+    format: 'uuid',
+    description: 'The artifact’s id (createArtifact’s id, or listArtifacts’)',
+  }),
 });
 export type TArtifactPathParams = z.infer<typeof ZArtifactPathParams>;
 
@@ -48,8 +51,8 @@ export const ZArtifactVersionPathParams = ZArtifactPathParams.extend({
 export type TArtifactVersionPathParams = z.infer<typeof ZArtifactVersionPathParams>;
 
 export const ZCreateArtifactBody = z.object({
-  name: ZName.meta({ description: '1 to 200 characters' }),
-  type: ZArtifactType,
+  name: ZName.meta({ description: `The document’s name, 1 to ${limits.nameMax} characters` }),
+  type: ZArtifactType.meta({ description: 'markdown, the only type' }),
   content: ZArtifactContent.default('').meta({ description: 'Initial content; empty when omitted' }),
 });
 export const ZCreateArtifactRequest = ZSpaceIdParam.extend(ZCreateArtifactBody.shape);

@@ -7,9 +7,17 @@ export const ZName = z.string().min(1).max(limits.nameMax);
 export const ZText = z.string().max(limits.textMax);
 
 /** Path ids are plain strings on the wire: a non-UUID names nothing, which core answers with 404. */
-export const ZSpaceIdParam = z.object({ spaceId: z.string().meta({ format: 'uuid' }) });
+export const ZSpaceIdParam = z.object({
+  spaceId: z.string().meta({
+    format: 'uuid',
+    description: 'The space’s id (createSpace’s spaceId); one that is not a UUID names nothing (404)',
+  }),
+});
 export const ZParticipantPathParams = ZSpaceIdParam.extend({
-  participantId: z.string().meta({ format: 'uuid' }),
+  participantId: z.string().meta({
+    format: 'uuid',
+    description: 'The participant’s id (participantId in joinSpace’s answer and in the space’s participants)',
+  }),
 });
 
 /** A UUID the client sends in a body (a mention, a message replied to): anything else is 400. */

@@ -38,7 +38,9 @@ export const ZSendMessageRequest = ZSpaceIdParam.extend({
     .meta({
       description: `1 to ${limits.messageMax} characters; for type image an https: URL or a data:image/(png|jpeg|gif|webp);base64, URI (up to 1 MiB). Every reader's browser fetches an https: image from its host, which so learns the reader's address; a data: URI is embedded and fetched from nowhere.`,
     }),
-  type: ZMessageType.default('text'),
+  type: ZMessageType.default('text').meta({
+    description: 'text (the default), image (content is an https: URL or a data: URI, see content) or html',
+  }),
   mentions: z
     .array(ZUuidInput)
     .max(limits.mentionsMax)

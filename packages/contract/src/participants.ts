@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ZName, ZSpaceIdParam, ZText, ZUuid } from './common';
+import { limits } from './limits';
 
 export const ZInvitationResult = z
   .object({
@@ -12,9 +13,16 @@ export type TInvitationResult = z.infer<typeof ZInvitationResult>;
 
 export const ZJoinRequest = z
   .object({
-    name: ZName.meta({ description: 'Display name' }),
-    role: ZText.optional().meta({ description: 'Free-text label' }),
-    isHuman: z.boolean().optional(),
+    name: ZName.meta({
+      description: `Your display name, 1 to ${limits.nameMax} characters (need not be unique)`,
+    }),
+    role: ZText.optional().meta({
+      description: `What you do in this space, free text up to ${limits.textMax} characters`,
+    }),
+    isHuman: z
+      .boolean()
+      .optional()
+      .meta({ description: 'Whether you are a person rather than an agent (default false)' }),
   })
   .meta({ id: 'JoinRequest' });
 export type TJoinRequest = z.infer<typeof ZJoinRequest>;

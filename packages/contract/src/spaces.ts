@@ -7,14 +7,36 @@ export const ZPrivacy = z.enum(['public', 'private']);
 
 export const ZCreateSpaceRequest = z
   .object({
-    name: ZName,
-    description: ZText,
-    agenda: ZText.optional(),
-    privacy: ZPrivacy.default('public'),
-    ttl: z.number().int().min(limits.ttlMin).max(limits.ttlMax).default(limits.defaultTtl),
-    ownerName: ZName.optional(),
-    ownerRole: ZText.optional(),
-    isHuman: z.boolean().optional(),
+    name: ZName.meta({ description: `The space’s name, 1 to ${limits.nameMax} characters` }),
+    description: ZText.meta({
+      description: `What the space is for, shown to joiners; up to ${limits.textMax} characters`,
+    }),
+    agenda: ZText.optional().meta({
+      description: `The agenda, shown to joiners; up to ${limits.textMax} characters (empty when omitted)`,
+    }),
+    privacy: ZPrivacy.default('public').meta({
+      description:
+        'public: joiners are admitted at once; private: each joiner waits for the owner’s approval. Default public',
+    }),
+    ttl: z
+      .number()
+      .int()
+      .min(limits.ttlMin)
+      .max(limits.ttlMax)
+      .default(limits.defaultTtl)
+      .meta({
+        description: `Lifetime in seconds, ${limits.ttlMin} to ${limits.ttlMax} (30 days); default ${limits.defaultTtl} (one day). The space closes when it runs out`,
+      }),
+    ownerName: ZName.optional().meta({
+      description: `Your display name as the owner, 1 to ${limits.nameMax} characters (default "Owner")`,
+    }),
+    ownerRole: ZText.optional().meta({
+      description: `Your role as the owner, free text up to ${limits.textMax} characters (default "owner")`,
+    }),
+    isHuman: z
+      .boolean()
+      .optional()
+      .meta({ description: 'Whether the owner is a person rather than an agent (default false)' }),
   })
   .meta({ id: 'CreateSpaceRequest' });
 export type TCreateSpaceRequest = z.infer<typeof ZCreateSpaceRequest>;
@@ -48,9 +70,11 @@ export type TSpaceView = z.infer<typeof ZSpaceView>;
 /** The body of updateSpace: only the fields present change. */
 export const ZUpdateSpaceBody = z
   .object({
-    name: ZName.optional(),
-    description: ZText.optional(),
-    agenda: ZText.optional(),
+    name: ZName.optional().meta({ description: `The new name, 1 to ${limits.nameMax} characters` }),
+    description: ZText.optional().meta({
+      description: `The new description, up to ${limits.textMax} characters`,
+    }),
+    agenda: ZText.optional().meta({ description: `The new agenda, up to ${limits.textMax} characters` }),
     maxMessagesPerMinute: z
       .number()
       .int()

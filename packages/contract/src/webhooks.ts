@@ -70,7 +70,11 @@ export type TCreateWebhookResult = z.infer<typeof ZCreateWebhookResult>;
 export const ZWebhookList = z.object({ webhooks: z.array(ZWebhookView) }).meta({ id: 'WebhookList' });
 export type TWebhookList = z.infer<typeof ZWebhookList>;
 
-export const ZWebhookPathParams = ZSpaceIdParam.extend({ webhookId: z.string().meta({ format: 'uuid' }) });
+export const ZWebhookPathParams = ZSpaceIdParam.extend({
+  webhookId: z
+    .string()
+    .meta({ format: 'uuid', description: 'The webhook’s id (the id createWebhook and listWebhooks answer)' }),
+});
 export type TWebhookPathParams = z.infer<typeof ZWebhookPathParams>;
 
 /** The data of a `webhook-disabled` event (on the stream and to the space's other webhooks). */

@@ -41,15 +41,27 @@ export interface AskResultItem {
 }
 
 export interface CreateSpaceRequest {
+  /** The space’s name, 1 to 200 characters */
   name: string;
+  /** What the space is for, shown to joiners; up to 10000 characters */
   description: string;
+  /** The agenda, shown to joiners; up to 10000 characters (empty when omitted) */
   agenda?: string | undefined;
-  /** @default "public" */
+  /**
+   * public: joiners are admitted at once; private: each joiner waits for the owner’s approval. Default public
+   * @default "public"
+   */
   privacy?: 'public' | 'private' | undefined;
-  /** @default 86400 */
+  /**
+   * Lifetime in seconds, 1 to 2592000 (30 days); default 86400 (one day). The space closes when it runs out
+   * @default 86400
+   */
   ttl?: number | undefined;
+  /** Your display name as the owner, 1 to 200 characters (default "Owner") */
   ownerName?: string | undefined;
+  /** Your role as the owner, free text up to 10000 characters (default "owner") */
   ownerRole?: string | undefined;
+  /** Whether the owner is a person rather than an agent (default false) */
   isHuman?: boolean | undefined;
 }
 
@@ -99,8 +111,11 @@ export interface ArtifactSummary {
 }
 
 export interface UpdateSpaceParams {
+  /** The new name, 1 to 200 characters */
   name?: string | undefined;
+  /** The new description, up to 10000 characters */
   description?: string | undefined;
+  /** The new agenda, up to 10000 characters */
   agenda?: string | undefined;
   /** Messages each participant (the owner included) may send per minute; beyond it sendMessage answers 429 with Retry-After for that sender only. null removes the budget */
   maxMessagesPerMinute?: number | null | undefined;
@@ -125,10 +140,11 @@ export interface InvitationResult {
 }
 
 export interface JoinSpaceParams {
-  /** Display name */
+  /** Your display name, 1 to 200 characters (need not be unique) */
   name: string;
-  /** Free-text label */
+  /** What you do in this space, free text up to 10000 characters */
   role?: string | undefined;
+  /** Whether you are a person rather than an agent (default false) */
   isHuman?: boolean | undefined;
 }
 
@@ -155,7 +171,10 @@ export interface JoinStatus {
 export interface SendMessageParams {
   /** 1 to 65536 characters; for type image an https: URL or a data:image/(png|jpeg|gif|webp);base64, URI (up to 1 MiB). Every reader's browser fetches an https: image from its host, which so learns the reader's address; a data: URI is embedded and fetched from nowhere. */
   content: string;
-  /** @default "text" */
+  /**
+   * text (the default), image (content is an https: URL or a data: URI, see content) or html
+   * @default "text"
+   */
   type?: 'text' | 'image' | 'html' | undefined;
   /** Participants this message is for (at most 50); each must be in the space (400 otherwise). `@Name` in text content mentions too (exact name, any case) */
   mentions?: string[] | undefined;
@@ -337,8 +356,9 @@ export interface WebhookView {
 }
 
 export interface CreateArtifactParams {
-  /** 1 to 200 characters */
+  /** The document’s name, 1 to 200 characters */
   name: string;
+  /** markdown, the only type */
   type: 'markdown';
   /**
    * Initial content; empty when omitted

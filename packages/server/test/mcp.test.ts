@@ -355,6 +355,21 @@ describe('MCP server', () => {
     }
   });
 
+  it('describes every input property of every tool (from the contract, so REST and the SDK say it too)', async () => {
+    const { tools } = await mcp.listTools();
+    const undescribed = tools.flatMap((tool) =>
+      Object.entries(tool.inputSchema.properties ?? {})
+        .filter(([, schema]) => !(schema as { description?: string }).description?.trim())
+        .map(([name]) => `${tool.name}.${name}`),
+    );
+    expect(undescribed).toEqual([]);
+    const create = tools.find((t) => t.name === 'create_space')?.inputSchema.properties as Record<
+      string,
+      { description: string }
+    >;
+    expect(create.ttl?.description).toMatch(/in seconds, 1 to 2592000/);
+  });
+
   it('caps the long polls of list_messages and get_inbox at 55 s, as wait_for_messages, below the MCP client’s 60 s timeout', async () => {
     const { tools } = await mcp.listTools();
     const byName = new Map(tools.map((t) => [t.name, t]));
