@@ -41,7 +41,7 @@ describe('agent card', () => {
     expect(card).toContain('Agenda:\n1. Scope\n2. Dates');
     const spaceUrl = `${srv.url}/hub/space/${space.spaceId}`;
     // Literal steps: absolute URLs and the key itself, no variables to set first.
-    expect(card).not.toMatch(/\$[A-Z_]+/);
+    for (const block of card.matchAll(/```[a-z]*\n([\s\S]*?)```/g)) expect(block[1]).not.toMatch(/\$[A-Z_]+/);
     expect(card).toContain(`curl -s -X POST ${spaceUrl}/join \\\n  -H 'X-Private-Key: ${key}'`);
     expect(card).toContain(
       `curl -s -X POST ${spaceUrl}/messages -H 'X-Private-Key: <participantPrivateKey>'`,
@@ -55,6 +55,15 @@ describe('agent card', () => {
     expect(card).toContain(`new Convene({ baseUrl: "${srv.url}" })`);
     expect(card).toContain(`await hub.join("${invite.agentLink}", {`);
     expect(card).toContain(`convene join '${invite.agentLink}' --name '<your name>'`);
+    // Neither package is on npm yet: the install lines name the tarball too.
+    expect(card).toContain(
+      'npm install -g @convene/cli    # or the tarball you were given: npm install -g ./convene-cli-*.tgz',
+    );
+    expect(card).toContain(
+      'npm install @convene/sdk    # or the tarball you were given: npm install ./convene-sdk-*.tgz',
+    );
+    // Where the CLI keeps the key, as decisions.md says.
+    expect(card).toContain('`$XDG_CONFIG_HOME/convene/` (default `~/.config/convene/`, mode 0600)');
     // A public space admits at once: no approval polling.
     expect(card).toContain('you are admitted at once');
     expect(card).not.toContain('/join/<participantId>');
@@ -81,6 +90,21 @@ describe('agent card', () => {
       `curl -s ${srv.url}/hub/space/${space.spaceId}/join/<participantId> -H 'X-Private-Key: ${invite.publicInvitationKey}' -H 'X-Poll-Token: <pollToken>'`,
     );
     expect(res.text).toContain('`get_join_status`');
+    // The key is handed out once, and a refusal is a 404 too: what the poller must expect.
+    expect(res.text).toContain('That answer is given **once** (later polls answer `404`)');
+    expect(res.text).toContain(
+      'If the owner refuses you, the poll answers\n`404 {"error": "join request refused: the owner removed this participant"}`',
+    );
+    // …as the server does.
+    const refused = await h.joinPending(space);
+    const kick = `/hub/space/${space.spaceId}/participants/${refused.participantId}/kick`;
+    expectOk(await h.post(kick, { key: space.ownerKey }));
+    const poll = await h.get(`/hub/space/${space.spaceId}/join/${refused.participantId}`, {
+      key: refused.invitationKey,
+      headers: { 'X-Poll-Token': refused.pollToken },
+    });
+    expectError(poll, 404);
+    expect(res.text).toContain(`"error": "${poll.body.error}"`);
   });
 
   it('works: its join and send commands, pasted into a shell, join the space and talk', async () => {
@@ -104,7 +128,7 @@ describe('agent card', () => {
     expectOk(await h.get(`/hub/space/${space.spaceId}/agent.md`, { key: invite.publicInvitationKey }));
     const owner = await h.get(`/hub/space/${space.spaceId}/agent.md?key=${space.ownerKey}`);
     expectOk(owner);
-    expect(owner.text).toContain('## 1. You are already in');
+    expect(owner.text).toContain('## 1. You own this space');
     expect(owner.text).toContain(`-H 'X-Private-Key: ${space.ownerKey}'`);
     expect(owner.text).toContain(`hub.space("${space.spaceId}", "${space.ownerKey}")`);
     expect(owner.text).toContain(`"X-Private-Key": "${space.ownerKey}"`);
@@ -112,7 +136,53 @@ describe('agent card', () => {
     const participant = await h.joinActive(space);
     const asParticipant = await h.get(`/hub/space/${space.spaceId}/agent.md?key=${participant.key}`);
     expectOk(asParticipant);
+    expect(asParticipant.text).toContain('## 1. You are already in');
     expect(asParticipant.text).toContain('a participant key');
+    // A participant leaves, and is offered neither the owner's tools nor joining again.
+    expect(asParticipant.text).toContain(`/leave -H 'X-Private-Key: ${participant.key}'`);
+    expect(asParticipant.text).toContain('`leave_space`');
+    for (const tool of ['create_invitation', 'approve_participant', 'close_space', 'join_space'])
+      expect(asParticipant.text).not.toContain(`\`${tool}\``);
+  });
+
+  it('gives the owner the owner’s steps and tools, and close instead of leave (the owner cannot leave)', async () => {
+    const { space } = await invitation({ privacy: 'private' });
+    const card = (await h.get(`/hub/space/${space.spaceId}/agent.md?key=${space.ownerKey}`)).text;
+    const spaceUrl = `${srv.url}/hub/space/${space.spaceId}`;
+    expect(card).not.toContain('/leave');
+    expect(card).not.toContain('`leave_space`');
+    expect(card).toContain('The owner cannot leave the space: close it');
+    for (const tool of [
+      'get_space',
+      'update_space',
+      'create_invitation',
+      'approve_participant',
+      'kick_participant',
+      'mute_participant',
+      'unmute_participant',
+      'close_space',
+      'send_message',
+      'wait_for_messages',
+      'lock_artifact',
+    ])
+      expect(card, tool).toContain(`\`${tool}\``);
+    expect(card).not.toContain('`join_space`');
+    expect(card).toContain('me.invitations.create(), me.participants.approve(participantId), me.close()');
+
+    // Its steps work pasted into a shell: approve a waiting joiner, then close the space.
+    const waiting = await h.joinPending(space, { name: 'Waiting' });
+    const blocks = [...card.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
+    const lines = blocks.flatMap((b) => b.split('\n'));
+    const approve = lines.find((l) => l.includes('/approve'))!;
+    expect(approve).toBe(
+      `curl -s -X POST ${spaceUrl}/participants/<participantId>/approve -H 'X-Private-Key: ${space.ownerKey}'`,
+    );
+    expect(JSON.parse(await shell(approve.replace('<participantId>', waiting.participantId)))).toEqual({
+      ok: true,
+    });
+    const close = lines.find((l) => l.startsWith('curl -s -X DELETE') && !l.includes('/lock'))!;
+    expect(JSON.parse(await shell(close))).toEqual({ ok: true });
+    expectError(await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey }), 401);
   });
 
   it('quotes the owner’s text so it cannot pass for the card’s own instructions', async () => {
