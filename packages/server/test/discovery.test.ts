@@ -1,5 +1,8 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { expectError, expectOk, useServer } from './helpers';
+import { mintToken, signup } from './helpers/accounts';
 
 const { srv, h } = useServer();
 
@@ -125,10 +128,50 @@ describe('/auth.md', () => {
       'X-User-Token',
       'WWW-Authenticate',
       '401',
-      'DELETE /hub/me/tokens/{tokenId}',
+      `DELETE ${srv.url}/hub/me/tokens/$TOKEN_ID`,
     ]) {
       expect(guide, needle).toContain(needle);
     }
+  });
+
+  it('gives every step as an absolute URL, never a path template', async () => {
+    const guide = (await h.get('/auth.md')).text;
+    expect(guide.replaceAll(`${srv.url}/hub/`, '')).not.toContain('/hub/');
+    expect(guide).not.toMatch(/\{\w+\}/);
+    // The rate limit as decisions.md has it: per verified credential, else per address.
+    const limit = guide.split('\n').find((line) => line.startsWith('| `429`'));
+    expect(limit).toContain(
+      '`RATE_LIMIT_MAX` requests per `RATE_LIMIT_WINDOW_S` seconds (300 per 60 s by default)',
+    );
+    expect(limit).toContain('per client: your credential once it is verified, else your remote address');
+  });
+
+  it('has approve, close, leave and token revocation commands that work pasted into bash', async () => {
+    const guide = (await h.get('/auth.md')).text;
+    const lines = [...guide.matchAll(/```sh\n([\s\S]*?)```/g)]
+      .flatMap((m) => m[1]!.replaceAll('\\\n', '').split('\n'))
+      .map((line) => line.trim());
+    const command = (needle: string) => lines.find((line) => line.includes(needle))!;
+    /** Runs a line of the guide in bash with its variables set; resolves with what it prints. */
+    const run = async (line: string, env: Record<string, string>) =>
+      (await promisify(execFile)('bash', ['-c', line], { env: { ...process.env, ...env } })).stdout;
+
+    const space = await h.createSpace({ privacy: 'private' });
+    const waiting = await h.joinPending(space);
+    const env = { SPACE_ID: space.spaceId, OWNER_KEY: space.ownerKey };
+    const ok = JSON.stringify({ ok: true });
+    expect(await run(command('/approve'), { ...env, PARTICIPANT_ID: waiting.participantId })).toBe(ok);
+    const participant = await h.joinActive(space);
+    expect(await run(command('/leave'), { ...env, PARTICIPANT_KEY: participant.key })).toBe(ok);
+    expect(await run(command(`-X DELETE ${srv.url}/hub/space/`), env)).toBe(ok);
+    expectError(await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey }), 401);
+
+    const human = await signup(h);
+    const token = await mintToken(h, human);
+    // 204: nothing printed; the token is revoked.
+    expect(await run(command('/hub/me/tokens/'), { TOKEN_ID: token.id, DASHBOARD_JWT: human.jwt })).toBe('');
+    const listed = await h.get('/hub/me/tokens', { headers: human.auth });
+    expect(listed.body).toEqual([expect.objectContaining({ id: token.id, revoked: true })]);
   });
 });
 
