@@ -75,7 +75,12 @@ async function loginWithBrowser(ctx: Context): Promise<void> {
     token = await link.wait({ signal: ctx.signal });
   } catch (error) {
     spinner.fail('Not linked');
-    if (ctx.signal.aborted) throw new CliError('stopped waiting', { hint: 'Run `convene login` again.' });
+    if (ctx.signal.aborted) {
+      throw new CliError('stopped waiting for the browser', {
+        exitCode: ExitCode.interrupted,
+        hint: 'Nothing was linked: run `convene login` again (a new code).',
+      });
+    }
     if (error instanceof LinkDeniedError) {
       throw new CliError('the link request was refused in the browser', {
         exitCode: ExitCode.auth,

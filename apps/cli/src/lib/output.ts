@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import * as clack from '@clack/prompts';
 import pc from 'picocolors';
 
 type Colors = ReturnType<typeof pc.createColors>;
@@ -255,14 +254,45 @@ export class Output {
         fail: (failed) => failed && this.info(failed),
       };
     }
-    const s = clack.spinner({ output: this.stderr as NodeJS.WriteStream, withGuide: false });
-    s.start(printable(text));
-    return {
-      message: (next) => s.message(printable(next)),
-      stop: (done) => s.stop(printable(done ?? text)),
-      fail: (failed) => s.error(printable(failed ?? text)),
-    };
+    return terminalSpinner(this.stderr, this.c, text);
   }
+}
+
+/**
+ * The spinner a person sees: redrawn on one line of stderr. Its own, not the prompt library's:
+ * that one puts the terminal in raw mode, where Ctrl-C is a key it answers with "Canceled" and
+ * exit 0 instead of the SIGINT every wait here ends on (130, with what to do next).
+ */
+function terminalSpinner(stderr: NodeJS.WritableStream, c: Colors, text: string): Spinner {
+  const frames = ['◒', '◐', '◓', '◑'];
+  const showCursor = () => stderr.write('\u001b[?25h');
+  let shown = text;
+  let frame = 0;
+  const draw = () => {
+    const line = `${c.magenta(frames[frame++ % frames.length]!)}  ${shown}`;
+    stderr.write(`\r\u001b[2K${printableLine(line)}`);
+  };
+  stderr.write('\u001b[?25l');
+  process.once('exit', showCursor);
+  draw();
+  const timer = setInterval(draw, 80);
+  timer.unref();
+  let running = true;
+  const end = (mark: string, last: string) => {
+    if (!running) return;
+    running = false;
+    clearInterval(timer);
+    process.removeListener('exit', showCursor);
+    stderr.write(`\r\u001b[2K${printableLine(`${mark}  ${last}`)}\n`);
+    showCursor();
+  };
+  return {
+    message: (next) => {
+      shown = next;
+    },
+    stop: (done) => end(c.green('◇'), done ?? shown),
+    fail: (failed) => end(c.red('▲'), failed ?? shown),
+  };
 }
 
 const visibleLength = (text: string) => text.replace(MARKED_SGR, '').length;
