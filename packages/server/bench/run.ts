@@ -866,6 +866,7 @@ function postJson(
   body: unknown,
   key?: string,
   onLastByte?: () => void,
+  retried = false,
 ): Promise<any> {
   const payload = JSON.stringify(body);
   return new Promise((resolve, reject) => {
@@ -896,7 +897,16 @@ function postJson(
         });
       },
     );
-    req.on('error', reject);
+    req.on('error', (error: NodeJS.ErrnoException) => {
+      // A kept-alive socket the server closed as this request went out on it (Node's servers,
+      // the bare broadcaster's among them, close sockets idle for 5 s, and the fan-out pauses
+      // between slices; a full run on a loaded machine ended on such an ECONNRESET): the request
+      // never reached the server, so it goes again once, on a new socket. A duplicate this made
+      // would show in the fan-out's duplicate count.
+      if (req.reusedSocket && error.code === 'ECONNRESET' && !retried)
+        postJson(port, path, body, key, onLastByte, true).then(resolve, reject);
+      else reject(error);
+    });
     req.end(payload);
   });
 }
