@@ -10,6 +10,7 @@ import type {
   OperationTypes,
   WriteArtifactParams,
 } from './generated';
+import { showAs } from './internal';
 import type { RequestOptions, Transport } from './transport';
 
 export interface CreateArtifactOptions extends Omit<CreateArtifactParams, 'type'> {
@@ -63,6 +64,11 @@ export class LockedArtifact {
     return this.expiresAt;
   }
 
+  /** The artifact's id, version and lock, never the key it is written with: what `JSON.stringify` shows. */
+  toJSON(): { id: string; version: number; lockExpiresAt: string } {
+    return { id: this.id, version: this.version, lockExpiresAt: this.lockExpiresAt };
+  }
+
   /** Saves `content` as the next version (and refreshes the lock). */
   async write(content: string, params: Omit<WriteArtifactParams, 'content'> = {}): Promise<ArtifactView> {
     this.current = await this.artifacts.write(this.id, content, params, { signal: this.signal });
@@ -84,6 +90,11 @@ export class Artifacts {
     private readonly spaceId: string,
     private readonly key: string,
   ) {}
+
+  /** The space, never the key: what `JSON.stringify` and `console.log` show. */
+  toJSON(): { spaceId: string } {
+    return { spaceId: this.spaceId };
+  }
 
   private call<K extends OperationId>(
     operationId: K,
@@ -238,3 +249,6 @@ function heartbeatInterval(lock: LockResult, response: Response): number {
   const lifetime = Date.parse(lock.lockExpiresAt) - now;
   return Math.min(Math.max(lifetime / 3, 500), 5 * 60_000);
 }
+
+showAs(Artifacts, 'Artifacts', (resource) => resource.toJSON());
+showAs(LockedArtifact, 'LockedArtifact', (doc) => doc.toJSON());

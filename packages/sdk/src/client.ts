@@ -28,7 +28,7 @@ import type {
   User,
 } from './generated';
 import { Inbox } from './inbox';
-import { sleep } from './internal';
+import { showAs, sleep } from './internal';
 import { Messages } from './messages';
 import { type ClientOptions, type RequestOptions, Transport } from './transport';
 import { Webhooks } from './webhooks';
@@ -90,6 +90,11 @@ export class SpaceClient {
       mute: moderate('muteParticipant'),
       unmute: moderate('unmuteParticipant'),
     };
+  }
+
+  /** Who this client is, never its key: what `JSON.stringify` and `console.log` show. */
+  toJSON(): { baseUrl: string; spaceId: string; participantId: string | undefined } {
+    return { ...this.transport.toJSON(), spaceId: this.spaceId, participantId: this.participantId };
   }
 
   /** The space with its participants and artifacts. */
@@ -238,6 +243,22 @@ export class LinkFlow implements StartLinkResult {
     this.userCode = result.userCode;
   }
 
+  /**
+   * What a human is shown, never the `deviceCode`, which whoever holds it can exchange for the
+   * token: what `JSON.stringify` and `console.log` show.
+   */
+  toJSON(): Omit<StartLinkResult, 'deviceCode'> & { baseUrl: string } {
+    const { verificationUri, verificationUriComplete, expiresIn, interval, userCode } = this;
+    return {
+      ...this.transport.toJSON(),
+      verificationUri,
+      verificationUriComplete,
+      expiresIn,
+      interval,
+      userCode,
+    };
+  }
+
   /** Polls once: `pending`, `denied`, or `approved` with the `usr_` token (handed out once). */
   poll(options?: RequestOptions): APIPromise<PollLinkResult> {
     return this.transport.call('pollLink', { params: { deviceCode: this.deviceCode } }, options);
@@ -311,6 +332,11 @@ export class Session {
         transport.call('approveLink', { params: { userCode }, credentials }, options),
       deny: (userCode, options) => transport.call('denyLink', { params: { userCode }, credentials }, options),
     };
+  }
+
+  /** The server and when the session ends, never its JWT: what `JSON.stringify` and `console.log` show. */
+  toJSON(): { baseUrl: string; expiresAt: string | undefined } {
+    return { ...this.transport.toJSON(), expiresAt: this.expiresAt };
   }
 
   me(options?: RequestOptions): APIPromise<User> {
@@ -400,7 +426,7 @@ export class Convene {
     };
   }
 
-  /** The server only: logged or saved as JSON, the client never shows its `userToken` or headers. */
+  /** The server only, never the `userToken` or the headers: what `JSON.stringify` and `console.log` show. */
   toJSON(): { baseUrl: string } {
     return this.transport.toJSON();
   }
@@ -504,3 +530,15 @@ export class Convene {
     return this.transport.call('health', {}, options);
   }
 }
+
+// console.log and util.inspect would otherwise walk into keys, tokens and the client's headers.
+showAs(SpaceClient, 'SpaceClient', (client) => client.toJSON());
+// The invitation key and pollToken are in the JSON that resumes a join, never in a log.
+showAs(PendingJoin, 'PendingJoin', ({ status, spaceId, participantId }) => ({
+  status,
+  spaceId,
+  participantId,
+}));
+showAs(LinkFlow, 'LinkFlow', (flow) => flow.toJSON());
+showAs(Session, 'Session', (session) => session.toJSON());
+showAs(Convene, 'Convene', (hub) => hub.toJSON());

@@ -1,6 +1,7 @@
 import type { APIPromise } from './api-promise';
 import { AbortError } from './errors';
 import type { AckInboxResult, GetInboxParams, InboxResult, MessageView } from './generated';
+import { showAs } from './internal';
 import type { RequestOptions, Transport } from './transport';
 
 /** How much longer than its `wait` a long poll's attempt may take before it counts as timed out. */
@@ -31,6 +32,11 @@ export class Inbox {
     private readonly spaceId: string,
     private readonly key: string,
   ) {}
+
+  /** The space, never the key: what `JSON.stringify` and `console.log` show. */
+  toJSON(): { spaceId: string } {
+    return { spaceId: this.spaceId };
+  }
 
   /**
    * The messages after your read position (or after `after` when further on), oldest first, with
@@ -83,3 +89,5 @@ export class Inbox {
     }
   }
 }
+
+showAs(Inbox, 'Inbox', (resource) => resource.toJSON());

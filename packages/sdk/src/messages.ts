@@ -1,6 +1,7 @@
 import { APIPromise, type WithResponse } from './api-promise';
 import type { ListMessagesResult, MessageView, SendMessageParams, SendMessageResult } from './generated';
 import { longPollOptions } from './inbox';
+import { showAs } from './internal';
 import { MessageStream, type StreamOptions } from './stream';
 import type { RequestOptions, Transport } from './transport';
 
@@ -31,6 +32,11 @@ export class MessageList extends APIPromise<ListMessagesResult> implements Async
     super(first);
   }
 
+  /** Where the list is, never the key its pages are read with: what `JSON.stringify` shows. */
+  toJSON(): { cursor: string | undefined } {
+    return { cursor: this.lastCursor };
+  }
+
   /** The cursor of the last page read while iterating (undefined before the first page). */
   get cursor(): string | undefined {
     return this.lastCursor;
@@ -58,6 +64,11 @@ export class Messages {
     private readonly spaceId: string,
     private readonly key: string,
   ) {}
+
+  /** The space, never the key: what `JSON.stringify` and `console.log` show. */
+  toJSON(): { spaceId: string } {
+    return { spaceId: this.spaceId };
+  }
 
   /**
    * Sends a message: a string is `text`; pass `{ content, type: 'html' | 'image' }` for others,
@@ -96,3 +107,6 @@ export class Messages {
     return new MessageStream(this.transport, this.spaceId, this.key, options);
   }
 }
+
+showAs(Messages, 'Messages', (resource) => resource.toJSON());
+showAs(MessageList, 'MessageList', (list) => list.toJSON());

@@ -1,7 +1,7 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { AbortError, ConnectionError, type ConveneError, errorFromResponse, TimeoutError } from './errors';
 import { routes, type StreamEvent, type StreamEventName } from './generated';
-import { backoffMs, linkedController, sleep } from './internal';
+import { backoffMs, linkedController, showAs, sleep } from './internal';
 import { describeNetworkError, retryDelayMs, type Transport } from './transport';
 
 export interface StreamOptions {
@@ -95,6 +95,11 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
   /** The id of the last event delivered: pass it as `lastEventId` to resume later, elsewhere. */
   get lastEventId(): number | undefined {
     return this.lastId;
+  }
+
+  /** The space and where the stream is, never the key: what `JSON.stringify` and `console.log` show. */
+  toJSON(): { baseUrl: string; spaceId: string; lastEventId: number | undefined } {
+    return { ...this.transport.toJSON(), spaceId: this.spaceId, lastEventId: this.lastId };
   }
 
   [Symbol.asyncIterator](): AsyncIterator<StreamEvent> {
@@ -272,3 +277,5 @@ interface Decoded {
   id: number | undefined;
   event: StreamEvent | undefined;
 }
+
+showAs(MessageStream, 'MessageStream', (stream) => stream.toJSON());

@@ -15,6 +15,7 @@ import {
   levelled,
   linkedController,
   neverSent,
+  showAs,
   sleep,
   uuid4,
 } from './internal';
@@ -112,8 +113,8 @@ export class Transport {
   }
 
   /**
-   * The server only: a client object logged or saved as JSON (a PendingJoin kept to resume later,
-   * say) never carries the headers (an `Authorization` of yours), the fetch or the logger.
+   * The server only: a client object logged or saved as JSON never carries the headers (an
+   * `Authorization` of yours), the fetch or the logger.
    */
   toJSON(): { baseUrl: string } {
     return { baseUrl: this.options.baseUrl };
@@ -249,6 +250,8 @@ export class Transport {
     );
   }
 }
+
+showAs(Transport, 'Transport', (transport) => transport.toJSON());
 
 function parse(route: Route, response: Response, text: string): unknown {
   if (route.response !== 'json') return text;

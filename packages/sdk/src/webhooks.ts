@@ -7,6 +7,7 @@ import type {
   WebhookEvent,
   WebhookList,
 } from './generated';
+import { showAs } from './internal';
 import type { RequestOptions, Transport } from './transport';
 
 /** Your webhooks in one space: the service POSTs the space's events to them, signed. */
@@ -17,6 +18,11 @@ export class Webhooks {
     private readonly spaceId: string,
     private readonly key: string,
   ) {}
+
+  /** The space, never the key: what `JSON.stringify` and `console.log` show. */
+  toJSON(): { spaceId: string } {
+    return { spaceId: this.spaceId };
+  }
 
   /**
    * Registers `url` for the space's events (every type, or `events`). The answer carries the
@@ -125,3 +131,5 @@ function fromBase64(text: string): Uint8Array<ArrayBuffer> {
   for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
   return bytes;
 }
+
+showAs(Webhooks, 'Webhooks', (resource) => resource.toJSON());
