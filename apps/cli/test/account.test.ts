@@ -466,6 +466,23 @@ describe('login --with-token, --password; whoami; token; logout', () => {
     const second = (await someone.run(['token', 'create', 'Second', '--json'])).json();
     const byName = await someone.run(['token', 'revoke', 'second', '--json']);
     expect(byName.json()).toEqual({ id: second.id, revoked: true });
+    // A revoked token named by name or id start: already revoked, not "no token".
+    for (const reference of ['Second', second.id.slice(0, 8)]) {
+      const again = await someone.run(['token', 'revoke', reference]);
+      expect({ reference, code: again.code }).toEqual({ reference, code: 0 });
+      expect(again.stderr).toContain('was already revoked; nothing changed.');
+    }
+    expect((await someone.run(['token', 'revoke', 'second', '--json'])).json()).toEqual({
+      id: second.id,
+      revoked: true,
+      alreadyRevoked: true,
+    });
+    // A live token of the same name comes first.
+    const reborn = (await someone.run(['token', 'create', 'Second', '--json'])).json();
+    expect((await someone.run(['token', 'revoke', 'Second', '--json'])).json()).toEqual({
+      id: reborn.id,
+      revoked: true,
+    });
     const gone = await someone.run(['token', 'revoke', 'Nothing like it']);
     expect(gone.code).toBe(5);
     expect(gone.stderr).toContain('convene token list');

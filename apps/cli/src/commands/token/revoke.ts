@@ -1,8 +1,9 @@
 import type { Command } from '@commander-js/extra-typings';
+import type { TokenMetadata as Token } from '@convene/sdk';
 import { type App, examples } from '../../app';
 import { UsageError } from '../../lib/errors';
 import { choose } from '../../lib/prompts';
-import { pick } from '../../lib/resolve';
+import { find, pick } from '../../lib/resolve';
 import { tokensStartingLike } from '../../lib/tokens';
 
 export function registerTokenRevoke(token: Command, app: App): void {
@@ -16,7 +17,7 @@ export function registerTokenRevoke(token: Command, app: App): void {
     .summary('revoke a token, effective at once')
     .description(
       'Revoke a token of your account at once: whatever uses it no longer links to your dashboard. ' +
-        'Name it by id, by name (a live token), by the prefix `convene token list` shows, or give ' +
+        'Name it by id (or its start), by name (a live token before a revoked one), by the prefix `convene token list` shows, or give ' +
         'the token itself. A token already revoked is left as it is (exit 0, and said so).',
     )
     .addHelpText(
@@ -40,16 +41,19 @@ export function registerTokenRevoke(token: Command, app: App): void {
         id: (t) => t.id,
         label: (t) => `${t.name} (${t.prefix}…)`,
       });
-      // A name names a live token: a revoked one of the same name is history.
+      // A name or an id start names a live token first; else a revoked one, to say it was already
+      // revoked (as its full id or the token itself do) rather than that there is no such token.
+      const what = { noun: 'token', id: (t: Token) => t.id, name: (t: Token) => t.name };
       const found =
         byToken(live, chosen) ??
         byToken(tokens, chosen) ??
-        pick(tokens.find((t) => t.id === chosen) ? tokens : live, chosen, {
-          noun: 'token',
-          id: (t) => t.id,
-          name: (t) => t.name,
-          listCommand: 'convene token list',
-        });
+        find(live, chosen, what) ??
+        find(
+          tokens.filter((t) => t.revoked),
+          chosen,
+          what,
+        ) ??
+        pick(tokens, chosen, { ...what, listCommand: 'convene token list' });
       const name = ctx.out.c.bold(found.name);
       // Revoking is idempotent (exit 0 either way), but never claimed when it had happened before.
       if (found.revoked) {
