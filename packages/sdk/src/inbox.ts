@@ -4,13 +4,18 @@ import type { AckInboxResult, GetInboxParams, InboxResult, MessageView } from '.
 import { showAs } from './internal';
 import type { RequestOptions, Transport } from './transport';
 
-/** How much longer than its `wait` a long poll's attempt may take before it counts as timed out. */
-const LONG_POLL_SLACK_MS = 15_000;
-
-/** The request options of a long poll of `wait` seconds: the attempt timeout covers the wait. */
-export function longPollOptions(wait: number | undefined, options: RequestOptions = {}): RequestOptions {
-  if (!wait || options.timeoutMs !== undefined) return options;
-  return { ...options, timeoutMs: wait * 1000 + LONG_POLL_SLACK_MS };
+/**
+ * The request options of a long poll of `wait` seconds: the server holds its answer that long on
+ * purpose, so the wait is added to the attempt's timeout, the call's `timeoutMs` or else the
+ * client's.
+ */
+export function longPollOptions(
+  transport: Transport,
+  wait: number | undefined,
+  options: RequestOptions = {},
+): RequestOptions {
+  if (!wait) return options;
+  return { ...options, timeoutMs: (options.timeoutMs ?? transport.options.timeoutMs) + wait * 1000 };
 }
 
 export interface FollowOptions {
@@ -47,7 +52,7 @@ export class Inbox {
     return this.transport.call(
       'getInbox',
       { path: { spaceId: this.spaceId }, params, credentials: { spaceKey: this.key } },
-      longPollOptions(params.wait, options),
+      longPollOptions(this.transport, params.wait, options),
     );
   }
 

@@ -94,7 +94,7 @@ export class Messages {
           params: { timestamp, wait: params.wait },
           credentials: { spaceKey: this.key },
         },
-        longPollOptions(params.wait, options),
+        longPollOptions(this.transport, params.wait, options),
       );
     return new MessageList(page(toTimestamp(params.since)).withResponse(), (cursor) => page(cursor));
   }

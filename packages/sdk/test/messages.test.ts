@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BadRequestError, MessageList } from '../src';
-import { ownedSpace, participant } from './helpers';
+import { hub, ownedSpace, participant } from './helpers';
 
 describe('messages', () => {
   it('sends text as a string and other types as an object', async () => {
@@ -55,5 +55,23 @@ describe('messages', () => {
     const seqs: number[] = [];
     for await (const message of owner.messages.list()) seqs.push(message.seq);
     expect(seqs).toEqual(Array.from({ length: total }, (_, i) => i + 1));
+  });
+
+  it("adds a long poll's wait to the timeout, the call's as the client's", async () => {
+    const { owner, spaceId } = await ownedSpace();
+    const short = { timeoutMs: 300, maxRetries: 0 };
+    const shortClient = hub(short).space(spaceId, owner.key);
+    // An empty space and inbox: each poll waits its full second, beyond the 300 ms timeout.
+    const polls: [string, () => Promise<{ messages: unknown[] }>][] = [
+      ['messages.list, timeoutMs per call', () => owner.messages.list({ wait: 1 }, short)],
+      ['messages.list, timeoutMs of the client', () => shortClient.messages.list({ wait: 1 })],
+      ['inbox.get, timeoutMs per call', () => owner.inbox.get({ wait: 1 }, short)],
+      ['inbox.get, timeoutMs of the client', () => shortClient.inbox.get({ wait: 1 })],
+    ];
+    for (const [name, poll] of polls) {
+      const started = Date.now();
+      expect((await poll()).messages, name).toEqual([]);
+      expect(Date.now() - started, name).toBeGreaterThanOrEqual(900);
+    }
   });
 });
