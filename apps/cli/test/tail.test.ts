@@ -230,6 +230,38 @@ describe('at a terminal', () => {
   });
 });
 
+describe('tail started after someone asked to join', () => {
+  it('shows the requests already waiting, once, as it shows those that come later', async () => {
+    const host = new User(server.url);
+    const visitor = new User(server.url);
+    try {
+      await host.run(['space', 'create', 'Doorstep', '--private']);
+      const { humanLink } = (await host.run(['invite', '--json'])).json();
+      const joining = visitor.spawn(['join', humanLink, '--name', 'Vera']);
+      const joined = finished(joining, { timeoutMs: 60_000 });
+      await eventually(async () =>
+        expect((await host.run(['participants', '--json'])).stdout).toContain('waitingForApproval'),
+      );
+      const tail = host.spawn(['tail']);
+      const done = finished(tail, { timeoutMs: 60_000 });
+      let stdout = '';
+      tail.stdout!.on('data', (chunk) => {
+        stdout += chunk;
+      });
+      await eventually(() => expect(stdout).toContain('Vera asks to join (`convene approve NAME`)'));
+      expect((await host.run(['approve', 'Vera'])).code).toBe(0);
+      await eventually(() => expect(stdout).toContain('Vera was approved and joined'));
+      tail.kill('SIGINT');
+      expect((await done).code).toBe(0);
+      expect(count(stdout, 'asks to join')).toBe(1);
+      expect((await joined).code).toBe(0);
+    } finally {
+      host.remove();
+      visitor.remove();
+    }
+  });
+});
+
 describe('a reader that stops early', () => {
   /** `convene …args | head -1` as a shell runs it; with pipefail the status is convene's. */
   function headOne(user: User, args: string[]): Promise<RunResult> {

@@ -88,6 +88,13 @@ class TailView {
         const held = this.backlog.slice(Math.max(0, this.backlog.length - this.lines));
         this.backlog = undefined;
         for (const e of held) this.print(e);
+        // Who asked to join before tail started: otherwise only requests made while it runs show.
+        if (!this.ctx.out.mode.json) {
+          for (const p of event.data.participants) {
+            if (p.status === 'waitingForApproval')
+              this.note(`${p.name} ${statusChange(undefined, p.status)}`);
+          }
+        }
         this.ctx.out.info(this.ctx.out.c.dim(`Following ${this.spaceName} live (Ctrl-C to stop)`));
       }
       if (this.ctx.out.mode.json) this.ctx.out.jsonLine(event);
@@ -118,6 +125,12 @@ class TailView {
     if (!interrupted && !this.closed) this.ctx.out.info(this.ctx.out.c.dim('The stream ended.'));
   }
 
+  /** A line of what happened (not a message): one line, whatever the names in it hold. */
+  private note(text: string): void {
+    const { out } = this.ctx;
+    out.line(`${out.c.dim(when(new Date().toISOString()))}  ${out.c.dim(inline(text))}`);
+  }
+
   private print(event: StreamEvent): void {
     const { out } = this.ctx;
     if (out.mode.json) {
@@ -125,9 +138,7 @@ class TailView {
       if (event.event === 'space-closed') this.closed = true;
       return;
     }
-    // One line each, whatever the names in it hold.
-    const note = (text: string) =>
-      out.line(`${out.c.dim(when(new Date().toISOString()))}  ${out.c.dim(inline(text))}`);
+    const note = (text: string) => this.note(text);
     switch (event.event) {
       case 'message':
         printMessage(out, event.data);
