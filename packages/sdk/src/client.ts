@@ -1,6 +1,6 @@
 import { APIPromise, mapResult, type WithResponse } from './api-promise';
 import { Artifacts } from './artifacts';
-import { ConnectionError, ConveneError, LinkDeniedError } from './errors';
+import { ConnectionError, ConveneError, LinkDeniedError, NotFoundError } from './errors';
 import type {
   AskRequest,
   AskResult,
@@ -166,6 +166,8 @@ export class PendingJoin {
   readonly pollToken: string | undefined;
   /** Where the join's status is polled, as the server named it (undefined for a resumed join). */
   readonly statusUrl: string | undefined;
+  /** The poll that handed out the key: the server hands a key out once, this object as often as asked. */
+  private approved: WithResponse<SpaceClient> | undefined;
 
   /** @internal */
   constructor(
@@ -185,8 +187,13 @@ export class PendingJoin {
     return { spaceId, invitationKey, participantId, pollToken, statusUrl };
   }
 
-  /** Polls once: the space client once approved, null while still waiting. */
+  /**
+   * Polls once: the space client once approved, null while still waiting. The server hands the
+   * key out once: this object gives the same client again, but any other (`hub.pendingJoin(saved)`)
+   * then gets a NotFoundError, so save the client's key as soon as you have it.
+   */
   check(options?: RequestOptions): APIPromise<SpaceClient | null> {
+    if (this.approved) return new APIPromise(Promise.resolve(this.approved));
     const status = this.transport.call(
       'getJoinStatus',
       {
@@ -195,15 +202,28 @@ export class PendingJoin {
       },
       options,
     );
-    return mapResult(status, (result, response) => {
-      if (response.status === 202 || result.status === 'pending') return null;
-      if (!result.participantPrivateKey)
-        throw new ConveneError('the join was approved, but its key was already handed out', {
-          status: response.status,
-          headers: response.headers,
-        });
-      return new SpaceClient(this.transport, this.spaceId, result.participantPrivateKey, this.participantId);
-    });
+    const answer = status.withResponse().then(
+      ({ data: result, response }): WithResponse<SpaceClient | null> => {
+        if (response.status === 202 || result.status === 'pending') return { data: null, response };
+        if (!result.participantPrivateKey)
+          throw new ConveneError('the join was approved, but its key was already handed out', {
+            status: response.status,
+            headers: response.headers,
+          });
+        const client = new SpaceClient(
+          this.transport,
+          this.spaceId,
+          result.participantPrivateKey,
+          this.participantId,
+        );
+        this.approved = { data: client, response };
+        return this.approved;
+      },
+      (error: unknown) => {
+        throw explainNoPendingJoin(error);
+      },
+    );
+    return new APIPromise(answer);
   }
 
   /** Polls until the owner approves; resolves with the space client. Abort with `options.signal`. */
@@ -218,6 +238,22 @@ export class PendingJoin {
     };
     return new APIPromise(poll());
   }
+}
+
+/**
+ * The server answers a poll 404 "pending join request not found" once the key was collected (it
+ * hands it out once), and for a join it does not know: say the likely cause, which costs a
+ * joiner its participant when its key was not saved. A refusal has its own message and is kept.
+ */
+function explainNoPendingJoin(error: unknown): unknown {
+  if (!(error instanceof NotFoundError) || error.body?.error !== 'pending join request not found')
+    return error;
+  return new NotFoundError(
+    '404 pending join request not found: its key was already handed out (a join key is given once: ' +
+      'save it as soon as check() or wait() returns the client), or no join of this invitation and ' +
+      'pollToken waits under this participantId',
+    { status: 404, body: error.body, headers: error.headers, cause: error },
+  );
 }
 
 /** A started browser-link flow: show `verificationUriComplete` to your human, then `wait()`. */

@@ -228,6 +228,36 @@ describe('invitations and joining', () => {
     );
   });
 
+  it('gives the key of an approved join once: the same client again, a clear 404 elsewhere', async () => {
+    const client = hub();
+    const { owner } = await ownedSpace(client, { privacy: 'private' });
+    const invitation = await owner.invitations.create();
+    const pending = (await client.join(invitation.agentLink, { name: 'Once', wait: false })) as PendingJoin;
+    const saved = JSON.stringify(pending);
+    await owner.participants.approve(pending.participantId);
+
+    const me = await pending.check();
+    expect(me).toBeInstanceOf(SpaceClient);
+    // Asked again, the same object gives the same client; the server would not give the key again.
+    expect(await pending.check()).toBe(me);
+    expect(await pending.wait()).toBe(me);
+    // Resumed elsewhere after the key was collected: a NotFoundError that says why.
+    const resumed = hub().pendingJoin(JSON.parse(saved));
+    for (const attempt of [resumed.check(), resumed.wait({ pollIntervalMs: 50 })]) {
+      const error = await attempt.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(NotFoundError);
+      expect(error).toMatchObject({
+        status: 404,
+        body: { error: 'pending join request not found' },
+        message: expect.stringMatching(/^404 pending join request not found: its key was already handed out/),
+      });
+    }
+    expect((await me!.get()).participants.some((p) => p.participantId === me!.participantId)).toBe(true);
+  });
+
   it('ends the wait with the server error when the owner refuses the join', async () => {
     const client = hub();
     const { owner } = await ownedSpace(client, { privacy: 'private' });
@@ -237,7 +267,9 @@ describe('invitations and joining', () => {
       wait: false,
     })) as PendingJoin;
     await owner.participants.kick(pending.participantId);
-    await expect(pending.wait({ pollIntervalMs: 100 })).rejects.toBeInstanceOf(NotFoundError);
+    const refusal = pending.wait({ pollIntervalMs: 100 });
+    await expect(refusal).rejects.toBeInstanceOf(NotFoundError);
+    await expect(refusal).rejects.toThrow(/^404 join request refused: /);
   });
 
   it('stops waiting when the signal aborts', async () => {
