@@ -63,6 +63,18 @@ describe('space create, list, show, use, update, close', () => {
       name: 'Release plan',
     });
 
+    // Plain output keeps the key out of the scrollback and says where it is.
+    const plain = await owner.run(['space', 'create', 'Quiet key']);
+    expect(plain.code).toBe(0);
+    const kept = Object.values(owner.credentials().hosts[server.url].spaces).find(
+      (s: any) => s.name === 'Quiet key',
+    ) as any;
+    expect(plain.stdout + plain.stderr).not.toContain(kept.key);
+    expect(plain.stdout).toContain(kept.spaceId);
+    expect(plain.stderr).toContain(`The owner key is kept in ${file}`);
+    expect(plain.stderr).toContain('`--json` prints it');
+    expect((await owner.run(['space', 'use', body.spaceId])).code).toBe(0);
+
     const shown = (await owner.run(['space', 'show', '--json'])).json();
     expect(shown).toMatchObject({
       spaceId: body.spaceId,

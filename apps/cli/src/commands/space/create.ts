@@ -62,11 +62,11 @@ export function registerSpaceCreate(space: Command, app: App): void {
           out.success(
             `Created ${options.private ? 'private' : 'public'} space ${out.c.bold(name)} (closes in ${formatSeconds(ttl ?? 86_400)})`,
           );
-          out.fields([
-            ['space', created.spaceId],
-            ['owner key', created.ownerPrivateKey],
-          ]);
-          out.hint(`The owner key is saved in ${ctx.store.file}; this space is now your default.`);
+          // Not the owner key: convene keeps it, and a terminal's scrollback or a CI log should not.
+          out.fields([['space', created.spaceId]]);
+          out.hint(
+            `The owner key is kept in ${ctx.store.file} (only you can read it), not shown: \`--json\` prints it for scripts, and \`jq -r '.hosts[].spaces["${created.spaceId}"].key // empty' ${ctx.store.file}\` reads it back. This space is now your default.`,
+          );
           out.hint('Next: `convene invite` prints the links that let others join.');
         },
       });
