@@ -153,7 +153,10 @@ export interface PendingJoinInit {
   participantId: string;
   /** The 202's `pollToken`, sent as `X-Poll-Token` (servers that hand out none do not need it). */
   pollToken?: string | undefined;
-  /** The 202's `statusUrl` (also its `Location`): where the join's status is polled. */
+  /**
+   * The 202's `statusUrl` (also its `Location`), for information: resuming does not need it (the
+   * poll's address is made from the ids), so `toJSON` leaves it out.
+   */
   statusUrl?: string | undefined;
 }
 
@@ -164,7 +167,7 @@ export class PendingJoin {
   readonly invitationKey: string;
   readonly participantId: string;
   readonly pollToken: string | undefined;
-  /** Where the join's status is polled, as the server named it (undefined for a resumed join). */
+  /** Where the join's status is polled, as the server named it (undefined for a join resumed without it). */
   readonly statusUrl: string | undefined;
   /** The poll that handed out the key: the server hands a key out once, this object as often as asked. */
   private approved: WithResponse<SpaceClient> | undefined;
@@ -181,10 +184,13 @@ export class PendingJoin {
     this.statusUrl = init.statusUrl;
   }
 
-  /** What `hub.pendingJoin(…)` resumes it from, in this or another process: `JSON.stringify` gives it. */
-  toJSON(): PendingJoinInit {
-    const { spaceId, invitationKey, participantId, pollToken, statusUrl } = this;
-    return { spaceId, invitationKey, participantId, pollToken, statusUrl };
+  /**
+   * Exactly what `hub.pendingJoin(…)` needs to resume it, in this or another process: `spaceId`,
+   * `invitationKey`, `participantId` and `pollToken`. `JSON.stringify` gives it.
+   */
+  toJSON(): Omit<PendingJoinInit, 'statusUrl'> {
+    const { spaceId, invitationKey, participantId, pollToken } = this;
+    return { spaceId, invitationKey, participantId, pollToken };
   }
 
   /**

@@ -131,15 +131,15 @@ describe('clients as JSON', () => {
     expect(JSON.stringify(hub.withOptions({ maxRetries: 0 }))).not.toMatch(secrets);
   });
 
-  it('save a pending join as exactly what resumes it', () => {
+  it('save a pending join as exactly what resumes it: the four fields the README names', () => {
     const init = {
       spaceId: 'space-id',
       invitationKey: 'invitation-key',
       participantId: 'participant-id',
       pollToken: 'poll-token',
-      statusUrl: 'http://convene.test/hub/space/space-id/join/participant-id',
     };
-    const saved = JSON.stringify(hub.pendingJoin(init));
+    const statusUrl = 'http://convene.test/hub/space/space-id/join/participant-id';
+    const saved = JSON.stringify(hub.pendingJoin({ ...init, statusUrl }));
     expect(JSON.parse(saved)).toEqual(init);
     const resumed = hub.pendingJoin(JSON.parse(saved));
     expect(resumed.toJSON()).toEqual(init);
