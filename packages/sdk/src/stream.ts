@@ -143,7 +143,13 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
         if (!retryable || ++failures > attempts) throw result;
         const delay = result.headers ? retryDelayMs(result.headers, failures - 1) : backoffMs(failures - 1);
         if (delay === undefined) throw result;
-        this.transport.logger.info(`stream of space ${this.spaceId}: ${result.message}; reconnecting`);
+        // A stream never connected retries as a call does; a live one reconnects.
+        this.transport.logger.info(
+          `space ${this.spaceId}: ${result.message}; ` +
+            (connectedOnce
+              ? `reconnecting in ${Math.round(delay)} ms (failure ${failures} of ${attempts} allowed)`
+              : `connecting again in ${Math.round(delay)} ms (retry ${failures} of ${attempts})`),
+        );
         if (connectedOnce) disconnected(result, delay);
         if (!(await pause(delay))) return;
         continue;

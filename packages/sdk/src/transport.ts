@@ -182,6 +182,9 @@ export class Transport {
     const maxRetries = options.maxRetries ?? this.options.maxRetries;
     const timeoutMs = options.timeoutMs ?? this.options.timeoutMs;
     const what = `${route.method} ${route.path}`;
+    // Said after the failure, whose message names the route already.
+    const retrying = (delay: number, attempt: number) =>
+      `retrying in ${Math.round(delay)} ms (retry ${attempt + 1} of ${maxRetries})`;
 
     for (let attempt = 0; ; attempt++) {
       if (options.signal?.aborted) throw new AbortError('aborted', { cause: options.signal.reason });
@@ -210,7 +213,7 @@ export class Transport {
         // The server may have run the request: send it again only if that is harmless.
         if (attempt < maxRetries && (route.idempotent || neverSent(error))) {
           const delay = backoffMs(attempt);
-          this.logger.info(`${what}: ${failure.message}; retrying in ${Math.round(delay)} ms`);
+          this.logger.info(`${failure.message}; ${retrying(delay, attempt)}`);
           await sleep(delay, options.signal);
           continue;
         }
@@ -232,7 +235,7 @@ export class Transport {
       if (attempt < maxRetries && retryable && harmless && delay !== undefined) {
         // A wait the caller would notice (a Retry-After of seconds) is said at the default level.
         this.logger[delay >= NOTICEABLE_WAIT_MS ? 'warn' : 'info'](
-          `${what}: ${status}; retrying in ${Math.round(delay)} ms`,
+          `${what} answered ${status}; ${retrying(delay, attempt)}`,
         );
         await sleep(delay, options.signal);
         continue;

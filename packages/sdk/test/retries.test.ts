@@ -208,7 +208,20 @@ describe('retries', () => {
     await until(() => (warned.length > 0 ? true : undefined));
     controller.abort();
     await expect(call).rejects.toBeInstanceOf(AbortError);
-    expect(warned).toEqual([expect.stringMatching(/429; retrying in 30000 ms$/)]);
+    expect(warned).toEqual([expect.stringMatching(/answered 429; retrying in 30000 ms \(retry 1 of 2\)$/)]);
+  });
+
+  it('logs each retry once, naming the route once and the retry it makes', async () => {
+    const fetch = scriptedFetch('refused', answer(503, { 'retry-after': '0' }));
+    const logged: string[] = [];
+    const logger = { debug() {}, info: (line: string) => logged.push(line), warn() {}, error() {} };
+    await hub({ fetch: fetch.impl, logger, logLevel: 'info' }).health();
+    expect(logged).toEqual([
+      expect.stringMatching(
+        /^\[convene\] GET \/api\/health failed: fetch failed: connect refused; retrying in \d+ ms \(retry 1 of 2\)$/,
+      ),
+      '[convene] GET /api/health answered 503; retrying in 0 ms (retry 2 of 2)',
+    ]);
   });
 
   it('reuses a caller-chosen Idempotency-Key across calls', async () => {

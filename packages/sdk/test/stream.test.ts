@@ -117,9 +117,11 @@ describe('the event stream', () => {
 
   it('gives up on a server that is down after the client’s retries, not its reconnections', async () => {
     let attempts = 0;
+    const logged: string[] = [];
     const down = new Convene({
       baseUrl: 'http://127.0.0.1:9',
-      logLevel: 'off',
+      logger: { debug() {}, info: (line: string) => logged.push(line), warn() {}, error() {} },
+      logLevel: 'info',
       maxRetries: 1,
       fetch: async () => {
         attempts++;
@@ -127,12 +129,21 @@ describe('the event stream', () => {
       },
     });
     const disconnects: DisconnectInfo[] = [];
-    const stream = down.space(randomUUID(), 'f'.repeat(64)).messages.stream({
+    const spaceId = randomUUID();
+    const stream = down.space(spaceId, 'f'.repeat(64)).messages.stream({
       maxReconnects: 30,
       onDisconnect: (info) => disconnects.push(info),
     });
     await expect(reader(stream).done).rejects.toBeInstanceOf(ConnectionError);
     expect(attempts).toBe(2);
+    // Its one retry is logged as a retry of the first connection, not a reconnection.
+    expect(logged).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^\\[convene\\] space ${spaceId}: the stream could not connect: fetch failed; connecting again in \\d+ ms \\(retry 1 of 1\\)$`,
+        ),
+      ),
+    ]);
     // A stream that never connected was never disconnected: its error is thrown instead.
     expect(disconnects).toEqual([]);
   });
@@ -232,6 +243,9 @@ describe('the event stream across a server restart', () => {
     expect(messages(events)).toEqual(Array.from({ length: 11 }, (_, i) => `m${i + 1}`));
     // It did reconnect, from the id of the last event it had, and said so.
     expect(logged.some((line) => /ended; resuming after event \d+/.test(line))).toBe(true);
+    // A failed attempt to come back is logged as a reconnection, with how many failures remain allowed.
+    for (const line of logged.filter((line) => line.includes('could not connect')))
+      expect(line).toMatch(/; reconnecting in \d+ ms \(failure \d+ of 30 allowed\)$/);
     expect(reconnections).toBeGreaterThanOrEqual(1);
     // Each loss is told before its reconnection, attempt by attempt; the first by why it was lost.
     expect(told[0]).toMatch(/^lost 1 ConnectionError$/);
