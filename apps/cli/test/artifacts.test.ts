@@ -74,7 +74,10 @@ describe('create, list, show, write, download, history, diff, restore', () => {
 
     const stale = await guest.run(['artifact', 'write', 'plan.md', '--file', source, '--base-version', '1']);
     expect(stale.code).toBe(6);
-    expect(stale.stderr).toMatch(/version/);
+    // What changed, how to see it, and the retry.
+    expect(stale.stderr).toContain('"plan.md" is at version 2 now, not 1');
+    expect(stale.stderr).toContain('`convene artifact diff "plan.md" 1 2`');
+    expect(stale.stderr).toContain('`--base-version 2`');
     expect((await byName(owner, 'plan.md')).version).toBe(2);
 
     expect(
@@ -203,7 +206,10 @@ describe('create, list, show, write, download, history, diff, restore', () => {
     expect((await owner.run(['artifact', 'lock', 'hints.md'])).code).toBe(0);
     const asGuest = await guest.run(['artifact', 'write', 'hints.md', '--file', file]);
     expect(asGuest.code).toBe(6);
-    expect(asGuest.stderr).toContain('ask the owner');
+    // The owner holds it: nobody to force it, they release it themselves.
+    expect(asGuest.stderr).toContain('The owner holds it');
+    expect(asGuest.stderr).toContain('ask them to release it');
+    expect(asGuest.stderr).not.toContain('force');
     expect((await owner.run(['artifact', 'unlock', 'hints.md'])).code).toBe(0);
   });
 });

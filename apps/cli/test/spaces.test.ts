@@ -157,6 +157,10 @@ describe('space create, list, show, use, update, close', () => {
     expect(unheld.code).toBe(4);
     expect(unheld.stderr).toContain('no key for space 1b2c3d4e-0000-4000-8000-000000000000');
     expect(unheld.stderr).toContain('convene join 1b2c3d4e-0000-4000-8000-000000000000 --key KEY');
+    // A key linked to one's account comes back after a login.
+    expect(unheld.stderr).toContain(
+      '`convene login` then `convene space use 1b2c3d4e-0000-4000-8000-000000000000` recovers your key',
+    );
   });
 
   it('updates name, description and agenda (owner only) and refuses an empty update', async () => {
@@ -242,7 +246,14 @@ describe('space create, list, show, use, update, close', () => {
     const guest = user();
     (await owner.run(['space', 'create', 'Finished', '--json'])).json();
     await joinAs(owner, guest, 'Gus');
+    const { humanLink } = (await owner.run(['invite', '--json'])).json();
     expect((await owner.run(['space', 'close', 'Finished'])).code).toBe(0);
+    // Someone who never joined: nothing of it is kept here for `leave` to forget.
+    const late = await user().run(['join', humanLink, '--name', 'Late']);
+    expect(late.code).toBe(6);
+    expect(late.stderr).toContain('is closed: it takes no one new');
+    expect(late.stderr).toContain('convene space list');
+    expect(late.stderr).not.toContain('convene leave');
     // The server answers 409 to some of these and 401 ("its keys no longer work") to others.
     for (const args of [['send', 'hello'], ['messages'], ['inbox'], ['artifact', 'list'], ['tail']]) {
       const result = await guest.run(args);

@@ -41,7 +41,12 @@ export async function findArtifact(
     names,
     heldByMe: artifact.lockedBy === saved.participantId,
     /** What a 423 is explained with: the holder's name, and whether you may force the lock. */
-    lockContext: { artifactName: artifact.name, names, owner: saved.role === 'owner' },
+    lockContext: {
+      artifactName: artifact.name,
+      names,
+      owner: saved.role === 'owner',
+      ownerId: view.participants.find((p) => p.isOwner)?.participantId,
+    },
   };
 }
 
@@ -51,10 +56,15 @@ export interface LockContext {
   names: ReadonlyMap<string, string>;
   /** The owner may release anyone's lock; a participant asks the owner to. */
   owner: boolean;
+  /** The owner's participant id: a lock the owner holds is theirs to release, not to force. */
+  ownerId?: string | undefined;
 }
 
 /** A 423 in words: who holds the lock and until when (exit 6), and what you can do about it. */
-export function lockedFailure(error: LockedError, { artifactName, names, owner }: LockContext): CliError {
+export function lockedFailure(
+  error: LockedError,
+  { artifactName, names, owner, ownerId }: LockContext,
+): CliError {
   const unlock = `convene artifact unlock ${JSON.stringify(artifactName)}`;
   const holder = error.lockedBy ? (names.get(error.lockedBy) ?? error.lockedBy) : undefined;
   const until = error.lockExpiresAt
@@ -67,9 +77,13 @@ export function lockedFailure(error: LockedError, { artifactName, names, owner }
     {
       exitCode: ExitCode.conflict,
       hint: holder
-        ? `Wait for them to finish (\`convene tail\` shows the unlock), or ${
-            owner ? 'release their lock yourself (you own the space) with' : 'ask the owner to force it with'
-          } \`${unlock}\`.`
+        ? !owner && error.lockedBy !== undefined && error.lockedBy === ownerId
+          ? `The owner holds it: wait for them to finish (\`convene tail\` shows the unlock), or ask them to release it (\`${unlock}\` on their side).`
+          : `Wait for them to finish (\`convene tail\` shows the unlock), or ${
+              owner
+                ? 'release their lock yourself (you own the space) with'
+                : 'ask the owner to force it with'
+            } \`${unlock}\`.`
         : `Take it with \`convene artifact lock ${JSON.stringify(artifactName)}\`.`,
       details: { lockedBy: error.lockedBy, lockExpiresAt: error.lockExpiresAt },
       cause: error,

@@ -178,7 +178,7 @@ export class Context {
     if (isUuid(reference)) {
       throw new Failure(`no key for space ${reference} on ${this.url}`, {
         exitCode: ExitCode.auth,
-        hint: `Join it with \`convene join ${reference} --key KEY\` (or the invitation link).`,
+        hint: `Join it with \`convene join ${reference} --key KEY\` (or the invitation link). If you created or joined it while logged in, \`convene login\` then \`convene space use ${reference}\` recovers your key from your account.`,
       });
     }
     const near = closest(

@@ -195,16 +195,26 @@ export function isSpaceClosed(error: unknown): boolean {
  */
 function spaceClosed(ctx: Context, spaceName: string, details: Record<string, unknown>): CliError {
   const owner = ctx.using.kind === 'space' && ctx.using.space.role === 'owner';
-  return new CliError(`${spaceName} is closed: its keys no longer work`, {
-    exitCode: ExitCode.conflict,
-    hint: `${closedHint(spaceName)}${owner ? '; `convene space create NAME` starts a new one' : ''}.`,
-    details,
-  });
+  // Joining one: nothing of it is kept here for `leave` to forget.
+  const joining = ctx.using.kind === 'invitation';
+  return new CliError(
+    `${spaceName} is closed: ${joining ? 'it takes no one new' : 'its keys no longer work'}`,
+    {
+      exitCode: ExitCode.conflict,
+      hint: `${closedHint(spaceName, { held: !joining })}${owner ? '; `convene space create NAME` starts a new one' : ''}.`,
+      details,
+    },
+  );
 }
 
-/** What to say of a closed space: for good, and where the others are. */
-export const closedHint = (spaceName: string): string =>
-  `${spaceName[0]!.toUpperCase()}${spaceName.slice(1)} was closed by its owner or reached the end of its time to live, for good; \`convene leave\` forgets it here, and \`convene space list\` shows your other spaces`;
+/**
+ * What to say of a closed space: for good, and where the others are; `held` (a key of it is kept
+ * here): that `leave` forgets it.
+ */
+export const closedHint = (spaceName: string, { held = true }: { held?: boolean } = {}): string =>
+  `${spaceName[0]!.toUpperCase()}${spaceName.slice(1)} was closed by its owner or reached the end of its time to live, for good; ${
+    held ? '`convene leave` forgets it here, and ' : ''
+  }\`convene space list\` shows your other spaces`;
 
 function detailsOf(error: ConveneError): Record<string, unknown> {
   const body = error.body;
