@@ -339,6 +339,37 @@ describe('doctor', () => {
     expect(down.code).toBe(1);
     expect(down.stdout).toContain('✗ server');
     expect(down.stderr).toContain('failed: server');
+
+    // With a saved token and default space for the server that is down: neither is ticked.
+    const stranded = new User('http://127.0.0.1:9');
+    try {
+      const saved = owner.credentials();
+      const host = { ...saved.hosts[server.url], userToken: 'usr_savedButUnchecked' };
+      mkdirSync(join(stranded.env.XDG_CONFIG_HOME!, 'convene'), { recursive: true, mode: 0o700 });
+      writeFileSync(
+        join(stranded.env.XDG_CONFIG_HOME!, 'convene/credentials.json'),
+        JSON.stringify({ ...saved, hosts: { 'http://127.0.0.1:9': host } }),
+        { mode: 0o600 },
+      );
+      const checks = (await stranded.run(['doctor', '--json'])).json().checks;
+      expect(checks).toContainEqual({
+        name: 'token',
+        status: 'warn',
+        detail: 'usr_save… (saved): not checked: the server does not answer',
+      });
+      expect(checks).toContainEqual(
+        expect.objectContaining({
+          name: 'default space',
+          status: 'warn',
+          detail: expect.stringContaining('not checked'),
+        }),
+      );
+      const text = await stranded.run(['doctor']);
+      expect(text.stdout).not.toContain('✓ token');
+      expect(text.stdout).toContain('! token: usr_save… (saved): not checked');
+    } finally {
+      stranded.remove();
+    }
   });
 });
 

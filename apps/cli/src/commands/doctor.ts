@@ -8,6 +8,9 @@ import { isNotConvene, notConvene } from '../lib/not-convene';
 import { relative } from '../lib/render';
 import { VERSION } from '../version';
 
+/** What a check that needs the server says when it does not answer: neither a tick nor a cross. */
+const SERVER_DOWN = 'not checked: the server does not answer';
+
 /** The API version this CLI speaks. */
 const API_VERSION = '1';
 
@@ -143,7 +146,9 @@ async function runChecks(ctx: Context): Promise<Check[]> {
     const expired = new Date(host.session.expiresAt).getTime() <= Date.now();
     if (expired) {
       checks.push({ name: 'session', status: 'warn', detail: 'expired', hint: 'convene login --password' });
-    } else if (response) {
+    } else if (!response) {
+      checks.push({ name: 'session', status: 'warn', detail: SERVER_DOWN });
+    } else {
       try {
         const me = await ctx.session().me();
         checks.push({
@@ -162,7 +167,9 @@ async function runChecks(ctx: Context): Promise<Check[]> {
     }
   }
   const space = host.defaultSpace ? host.spaces[host.defaultSpace] : undefined;
-  if (space && response) {
+  if (space && !response) {
+    checks.push({ name: 'default space', status: 'warn', detail: `${space.name}: ${SERVER_DOWN}` });
+  } else if (space) {
     try {
       const view = await hub.space(space.spaceId, space.key).get();
       checks.push({
@@ -207,20 +214,26 @@ async function checkToken(ctx: Context, checks: Check[], response: Response | un
   const tokenWorks = token && response ? await ctx.userTokenWorks(token).catch(() => undefined) : undefined;
   checks.push(
     token
-      ? tokenWorks === false
+      ? tokenWorks === undefined
         ? {
             name: 'token',
-            status: 'fail',
-            detail: `${token.slice(0, 8)}… ${tokenSource} does not work: revoked, expired or unknown`,
-            hint: ctx.env.CONVENE_TOKEN
-              ? 'Mint a new one (`convene token create`) or unset CONVENE_TOKEN.'
-              : 'convene login',
+            status: 'warn',
+            detail: `${token.slice(0, 8)}… ${tokenSource}: ${response ? 'not checked: the server did not say' : SERVER_DOWN}`,
           }
-        : {
-            name: 'token',
-            status: 'ok',
-            detail: `${token.slice(0, 8)}… ${tokenSource}${tokenWorks ? ', works' : ''}`,
-          }
+        : tokenWorks === false
+          ? {
+              name: 'token',
+              status: 'fail',
+              detail: `${token.slice(0, 8)}… ${tokenSource} does not work: revoked, expired or unknown`,
+              hint: ctx.env.CONVENE_TOKEN
+                ? 'Mint a new one (`convene token create`) or unset CONVENE_TOKEN.'
+                : 'convene login',
+            }
+          : {
+              name: 'token',
+              status: 'ok',
+              detail: `${token.slice(0, 8)}… ${tokenSource}, works`,
+            }
       : {
           name: 'token',
           status: 'ok',
