@@ -198,3 +198,25 @@ describe.runIf(!onPostgres())('pnpm start and pnpm convene', () => {
     }
   }, 240_000);
 });
+
+describe('serve --help', () => {
+  it('names environment variables the CLI README explains (it says "see the README")', async () => {
+    const someone = new User(undefined);
+    const help = (await someone.run(['serve', '--help'])).stdout;
+    someone.remove();
+    expect(help).toContain('see the README');
+    // "(env PORT, …)" after each option, and the list in the description: "environment (PORT, …)".
+    const unwrapped = help.replace(/\s+/g, ' ');
+    const listed = unwrapped.match(/environment \(([^;)]*)/)?.[1] ?? '';
+    const named = new Set([
+      ...[...unwrapped.matchAll(/\benv ([A-Z_]+)/g)].map((m) => m[1]!),
+      ...(listed.match(/[A-Z_]{3,}/g) ?? []),
+    ]);
+    expect([...named]).toEqual(
+      expect.arrayContaining(['PORT', 'HOST', 'DATABASE_URL', 'DATA_DIR', 'PUBLIC_URL']),
+    );
+    const readme = readFileSync(join(repoRoot, 'apps/cli/README.md'), 'utf8');
+    for (const name of named)
+      expect({ name, explained: readme.includes(`\`${name}\``) }).toEqual({ name, explained: true });
+  });
+});
