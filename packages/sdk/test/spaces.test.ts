@@ -240,8 +240,9 @@ describe('invitations and joining', () => {
     expect(await pending.wait()).toBe(me);
     // Resumed elsewhere after the key was collected: a NotFoundError that says why.
     const resumed = hub().pendingJoin(JSON.parse(saved));
-    for (const attempt of [resumed.check(), resumed.wait({ pollIntervalMs: 50 })]) {
-      const error = await attempt.then(
+    // One after the other: made together, the second's rejection would go unhandled meanwhile.
+    for (const attempt of [() => resumed.check(), () => resumed.wait({ pollIntervalMs: 50 })]) {
+      const error = await attempt().then(
         () => undefined,
         (e: unknown) => e,
       );
