@@ -262,6 +262,34 @@ describe('tail started after someone asked to join', () => {
   });
 });
 
+describe('tail of a participant who is removed', () => {
+  it('ends with the error of a key that stopped working (exit 4), as inbox --follow does', async () => {
+    const host = new User(server.url);
+    const member = new User(server.url);
+    try {
+      expect((await host.run(['space', 'create', 'Door'])).code).toBe(0);
+      await joinAs(host, member, 'Kim');
+      const tail = member.spawn(['tail']);
+      const done = finished(tail, { timeoutMs: 60_000 });
+      let stderr = '';
+      tail.stderr!.on('data', (chunk) => {
+        stderr += chunk;
+      });
+      await eventually(() => expect(stderr).toContain('Following Door live'));
+      expect((await host.run(['kick', 'Kim'])).code).toBe(0);
+      const result = await done;
+      expect(result.stdout).toContain('Kim was removed');
+      expect(result.stderr).toContain('unknown key for this space ("Door")');
+      expect(result.stderr).toContain('The key no longer works if you left or were removed');
+      expect(result.stderr).not.toContain('The stream ended');
+      expect(result.code).toBe(4);
+    } finally {
+      host.remove();
+      member.remove();
+    }
+  });
+});
+
 describe('a reader that stops early', () => {
   /** `convene …args | head -1` as a shell runs it; with pipefail the status is convene's. */
   function headOne(user: User, args: string[]): Promise<RunResult> {

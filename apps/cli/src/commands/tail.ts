@@ -17,7 +17,9 @@ export function registerTail(program: Command, app: App): void {
         'edited, locked and unlocked. Starts with the last messages (--lines), or everything after ' +
         '--since. Reconnects by itself (a dropped connection, a server restart) without losing or ' +
         'repeating anything, and says so on stderr ("Connection lost (…), reconnecting…", then ' +
-        '"Reconnected"; not with --json or --quiet). Ctrl-C stops it (exit 0). With --json, one ' +
+        '"Reconnected"; not with --json or --quiet). Ctrl-C stops it (exit 0), as the space’s closing ' +
+        'does; if your key stops working (you were removed), it fails as any command would (exit 4). ' +
+        'With --json, one ' +
         'JSON event per line (NDJSON): {"event", "id", "data"}, data as the API sends it, except ' +
         '`context` lines: ' +
         '{"event": "context", "data": {participants, artifacts, suggestedPollingIntervalMs}}, with no ' +
@@ -57,6 +59,10 @@ export function registerTail(program: Command, app: App): void {
       } catch (error) {
         if (!ctx.signal.aborted) throw error;
       }
+      // The SDK ends a live stream quietly when reconnecting finds the key refused (removed, left
+      // elsewhere, the space closed without our seeing it): asking once more fails as any command
+      // would (exit 4 or 6, with what to do), rather than exit 0 as if the stream had just ended.
+      if (!ctx.signal.aborted && !view.closed) await space.get();
       view.end(ctx.signal.aborted);
     });
 }
@@ -70,7 +76,8 @@ class TailView {
   private backlog: StreamEvent[] | undefined = [];
   private readonly names = new Map<string, string>();
   private readonly statuses = new Map<string, string>();
-  private closed = false;
+  /** The space closed (or expired) while it was followed: the stream's end needs no explaining. */
+  closed = false;
 
   constructor(
     private readonly ctx: Context,
