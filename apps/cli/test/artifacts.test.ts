@@ -246,6 +246,18 @@ describe('artifact edit', () => {
     expect(doc.lockedBy).toBeUndefined();
   });
 
+  it('refuses, before locking, to open vi without a terminal when neither $VISUAL nor $EDITOR is set', async () => {
+    // stdin is a pipe here, as for an agent or a script: vi would fail, or wait on the pipe with the lock kept alive.
+    const blind = await guest.run(['artifact', 'edit', 'edit.md']);
+    expect(blind.code).toBe(2);
+    expect(blind.stderr).toContain('no editor to open');
+    expect(blind.stderr).toContain('convene artifact write "edit.md" --file F --base-version N');
+    expect(blind.stderr).not.toContain('Editing');
+    const doc = await byName(owner, 'edit.md');
+    expect(doc.version).toBe(3);
+    expect(doc.lockedBy).toBeUndefined();
+  });
+
   it('keeps the text in a named file and unlocks when the editor exits non-zero or cannot run', async () => {
     const ed = editor(guest, 'fail', 'printf "half-done work\\n" >> "$1"\nexit 3');
     const failed = await guest.run(['artifact', 'edit', 'edit.md'], { env: { EDITOR: ed } });

@@ -2,7 +2,7 @@ import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../../app';
 import { explainingLocks, findArtifact } from '../../lib/artifacts';
 import { EditFile, editorCommand, runEditor } from '../../lib/editor';
-import { CliError } from '../../lib/errors';
+import { CliError, UsageError } from '../../lib/errors';
 import { ExitCode } from '../../lib/exit-codes';
 import { relative } from '../../lib/render';
 
@@ -28,6 +28,7 @@ export function registerArtifactEdit(artifact: Command, app: App): void {
     .action(async (reference, options, command) => {
       const ctx = app.context(command);
       const { out } = ctx;
+      refuseBlindEditor(reference);
       const found = await findArtifact(ctx, options.space, reference, 'convene artifact edit ARTIFACT');
       const { space, artifact: summary } = found;
       ctx.handlesInterrupt = true;
@@ -111,6 +112,21 @@ export function registerArtifactEdit(artifact: Command, app: App): void {
         }
       }
     });
+}
+
+/**
+ * vi, the editor of last resort, needs a terminal: given a pipe (an agent, a script), it fails or
+ * waits on the pipe while the lock is kept alive. An editor set on purpose is run as it is (a
+ * script can be one); with none set and no terminal, the text is written another way.
+ */
+function refuseBlindEditor(reference: string | undefined): void {
+  if (process.env.VISUAL || process.env.EDITOR || process.stdin.isTTY || process.platform === 'win32') return;
+  const name = JSON.stringify(reference ?? 'ARTIFACT');
+  throw new UsageError(
+    'no editor to open: $VISUAL and $EDITOR are not set, and vi needs a terminal',
+    `Set EDITOR (e.g. EDITOR="code --wait"), or edit a copy: \`convene artifact download ${name} -o F\`, ` +
+      `then \`convene artifact write ${name} --file F --base-version N\` (N: the version downloaded).`,
+  );
 }
 
 /**
