@@ -31,9 +31,14 @@ describe('send --mention, --reply-to and inbox', () => {
     const unknown = await guest.run(['send', 'x', '--reply-to', 'ffffffff']);
     expect(unknown.code).toBe(5);
     expect(unknown.stderr).toContain('no message "ffffffff"');
+    // A name that names nobody is not found (exit 5), as for every other name; a typo gets the name.
     const nobody = await guest.run(['send', 'x', '--mention', 'Nobody']);
-    expect(nobody.code).toBe(2);
-    expect(nobody.stderr).toContain('nobody called "Nobody"');
+    expect(nobody.code).toBe(5);
+    expect(nobody.stderr).toContain('nobody called "Nobody" is in this space');
+    expect(nobody.stderr).toContain('See who is there with `convene participants`');
+    const typo = await guest.run(['send', 'x', '--mention', 'Olgq']);
+    expect(typo.code).toBe(5);
+    expect(typo.stderr).toContain('Did you mean "Olga"?');
 
     const listed = (await owner.run(['inbox', '--json'])).json();
     expect(listed.messages.map((m: any) => m.content)).toEqual([

@@ -105,6 +105,13 @@ describe('send', () => {
     const unknownSpace = await guest.run(['send', 'Nowhere', 'hi']);
     expect(unknownSpace.code).toBe(5);
     expect(unknownSpace.stderr).toContain('no space "Nowhere" among those you hold keys for');
+    // Two words unquoted are a space and a text: the likelier meaning is said too.
+    const unquoted = await guest.run(['send', 'hello', 'world']);
+    expect(unquoted.code).toBe(5);
+    expect(unquoted.stderr).toContain('no space "hello"');
+    expect(unquoted.stderr).toContain(
+      'To send "hello world" to the default space, quote it: convene send "hello world"',
+    );
   });
 });
 

@@ -2,10 +2,11 @@ import type { Command } from '@commander-js/extra-typings';
 import type { SpaceClient } from '@convene/sdk';
 import { type App, examples } from '../app';
 import { isUuid } from '../lib/context';
-import { UsageError } from '../lib/errors';
+import { CliError, UsageError } from '../lib/errors';
+import { ExitCode } from '../lib/exit-codes';
 import { assertPiped, readStdin, readTextFile } from '../lib/input';
 import { required } from '../lib/prompts';
-import { byIdStart } from '../lib/resolve';
+import { byIdStart, closest, find } from '../lib/resolve';
 
 const USAGE = 'convene send [SPACE] TEXT | --file F | - [--space SPACE] [--html | --image URL]';
 
@@ -63,7 +64,7 @@ export function registerSend(program: Command, app: App): void {
       // Without --space, a word before the text (the only word with --file or --image) names the space.
       const spaceReference = options.space ?? (words.length > textWords ? words[0] : undefined);
       const textArgument = sourceGiven ? undefined : words.at(-1);
-      const saved = ctx.space(spaceReference);
+      const saved = withQuotingHint(() => ctx.space(spaceReference), options.space, sourceGiven, words);
       let content: string;
       if (options.image !== undefined) content = options.image;
       else if (options.file !== undefined) content = trimEnd(await readTextFile(options.file));
@@ -89,6 +90,30 @@ export function registerSend(program: Command, app: App): void {
     });
 }
 
+/**
+ * `convene send hello world` names a space "hello": when no space is called so, the text was more
+ * likely two words left unquoted, and the error says how to send them.
+ */
+function withQuotingHint<T>(
+  resolve: () => T,
+  spaceOption: string | undefined,
+  sourceGiven: boolean,
+  words: string[],
+): T {
+  try {
+    return resolve();
+  } catch (error) {
+    if (spaceOption !== undefined || sourceGiven || words.length !== 2) throw error;
+    if (!(error instanceof CliError) || error.exitCode !== ExitCode.notFound) throw error;
+    const text = JSON.stringify(words.join(' '));
+    const Failure = error.constructor as typeof CliError;
+    throw new Failure(error.message, {
+      exitCode: error.exitCode,
+      hint: `${error.hint ? `${error.hint} ` : ''}To send ${text} to the default space, quote it: convene send ${text}.`,
+    });
+  }
+}
+
 /** The newline(s) a file or a pipe ends with are not part of the message. */
 const trimEnd = (text: string) => text.replace(/[\r\n]+$/, '');
 
@@ -108,20 +133,29 @@ async function messageId(space: SpaceClient, reference: string): Promise<string>
   }).id;
 }
 
-/** --mention values as participantIds: ids pass, names (any case) are looked up in the space. */
+/**
+ * --mention values as participantIds: ids pass; names (any case) and id starts are looked up among
+ * those in the space. One that names nobody is not found (exit 5), as any participant named so.
+ */
 async function participantIds(space: SpaceClient, who: string[]): Promise<string[]> {
   if (who.every((w) => isUuid(w))) return who;
   const { participants } = await space.get();
   const live = participants.filter((p) => p.status === 'active' || p.status === 'muted');
   return who.map((w) => {
     if (isUuid(w)) return w;
-    const found = live.filter((p) => p.name.toLowerCase() === w.toLowerCase());
-    if (found.length === 1) return found[0]!.participantId;
-    throw new UsageError(
-      found.length === 0
-        ? `nobody called "${w}" is in this space`
-        : `${found.length} participants are called "${w}"`,
-      'See who is there with convene participants; --mention also takes a participantId.',
+    const found = find(live, w, {
+      noun: 'participant',
+      id: (p) => p.participantId,
+      name: (p) => p.name,
+    });
+    if (found) return found.participantId;
+    const near = closest(
+      w,
+      live.map((p) => p.name),
     );
+    throw new CliError(`nobody called "${w}" is in this space`, {
+      exitCode: ExitCode.notFound,
+      hint: `${near ? `Did you mean "${near}"? ` : ''}See who is there with \`convene participants\`; --mention also takes a participantId.`,
+    });
   });
 }
