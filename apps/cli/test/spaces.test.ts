@@ -212,6 +212,13 @@ describe('space create, list, show, use, update, close', () => {
     expect(offline.code).toBe(0);
     expect(offline.json()).toEqual([expect.objectContaining({ name: 'Retro', state: 'unavailable' })]);
     expect(guest.credentials().hosts['http://127.0.0.1:9'].spaces[spaceId].name).toBe('Retro');
+    // In a table: the state not checked, and why said once on stderr, with how to start the server.
+    const table = await guest.run(['space', 'list', '--url', 'http://127.0.0.1:9']);
+    expect(table.code).toBe(0);
+    expect(table.stdout).toMatch(/\*\s+Retro\s.*not checked: no answer/);
+    expect(table.stdout).not.toContain('ECONNREFUSED');
+    expect(table.stderr).toContain('http://127.0.0.1:9 does not answer: the states are not checked');
+    expect(table.stderr).toContain('`convene serve --port 9`');
   });
 
   it('closes a space: its keys stop working and it is forgotten', async () => {

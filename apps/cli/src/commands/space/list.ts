@@ -1,8 +1,8 @@
 import type { Command } from '@commander-js/extra-typings';
-import { AuthenticationError, ConveneError } from '@convene/sdk';
+import { AuthenticationError, ConnectionError, ConveneError } from '@convene/sdk';
 import { type App, examples } from '../../app';
 import { formatSeconds } from '../../lib/duration';
-import { isSpaceClosed } from '../../lib/failure';
+import { isSpaceClosed, unreachableHint } from '../../lib/failure';
 
 export function registerSpaceList(space: Command, app: App): void {
   space
@@ -21,6 +21,8 @@ export function registerSpaceList(space: Command, app: App): void {
       const hub = ctx.hub();
       // Spaces whose key the server no longer takes: its participant was removed, or left elsewhere.
       const refused = new Set<string>();
+      // Spaces the server was not there to ask about: their state is unknown, not a problem of theirs.
+      const unasked = new Set<string>();
       const rows = await mapLimit(saved, 8, async (s) => {
         try {
           const view = await hub.space(s.spaceId, s.key).get();
@@ -30,6 +32,7 @@ export function registerSpaceList(space: Command, app: App): void {
           // Closed (or expired) is a state, not a problem: say it as `space show` would.
           if (isSpaceClosed(error)) return { ...s, view: undefined, closed: true, problem: undefined };
           if (error instanceof AuthenticationError) refused.add(s.spaceId);
+          if (error instanceof ConnectionError) unasked.add(s.spaceId);
           return { ...s, view: undefined, closed: false, problem: error.message };
         }
       });
@@ -63,9 +66,11 @@ export function registerSpaceList(space: Command, app: App): void {
                     ? `open, ${formatSeconds(r.ttlRemaining)} left`
                     : refused.has(r.spaceId)
                       ? 'key refused (removed, or left): `convene leave` forgets it'
-                      : r.state === 'unavailable'
-                        ? `unavailable: ${r.problem}`
-                        : r.state,
+                      : unasked.has(r.spaceId)
+                        ? 'not checked: no answer'
+                        : r.state === 'unavailable'
+                          ? `unavailable: ${r.problem}`
+                          : r.state,
                 style: (t, r) => (r.state === 'open' ? out.c.green(t) : out.c.dim(t)),
               },
             ],
@@ -73,6 +78,12 @@ export function registerSpaceList(space: Command, app: App): void {
             `No spaces saved for ${ctx.url}: \`convene space create NAME\` or \`convene join LINK\`.`,
           ),
       });
+      // Said once, not on every row: the rows are the saved keys, the server is what is missing.
+      if (unasked.size > 0 && !out.mode.json) {
+        out.warn(
+          `${ctx.url} does not answer: the states are not checked. ${unreachableHint(ctx.url, ctx.urlIsExplicit)}`,
+        );
+      }
     });
 }
 
