@@ -321,6 +321,14 @@ describe('space create, list, show, use, update, close', () => {
 
     const badUrl = await nobody.run(['space', 'list', '--url', 'not a url']);
     expect(badUrl.code).toBe(2);
+    // From the environment, the error names it: there is no --url on the command line to fix.
+    for (const value of ['not a url', 'localhost:3720']) {
+      const badEnv = await nobody.run(['space', 'list'], { env: { CONVENE_URL: value } });
+      expect(badEnv.code).toBe(2);
+      expect(badEnv.stderr).toContain(`CONVENE_URL "${value}" is not`);
+      expect(badEnv.stderr).toContain('Set CONVENE_URL to the server, e.g. CONVENE_URL=http://');
+      expect(badEnv.stderr).not.toContain('--url');
+    }
   });
 
   it('fails with usage (exit 2) when a required argument is missing and nobody can be asked', async () => {

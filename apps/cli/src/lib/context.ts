@@ -71,7 +71,11 @@ export class Context {
 
   /** --url, else CONVENE_URL, else the server saved by `login --url` or `join LINK`, else localhost:3000. */
   get url(): string {
-    return normaliseUrl(this.explicitUrl ?? this.store.read().url ?? DEFAULT_URL);
+    const fromEnv = this.options.url === undefined && this.explicitUrl !== undefined;
+    return normaliseUrl(
+      this.explicitUrl ?? this.store.read().url ?? DEFAULT_URL,
+      fromEnv ? 'CONVENE_URL' : '--url',
+    );
   }
 
   /**
@@ -262,18 +266,27 @@ export class Context {
   }
 }
 
-export function normaliseUrl(url: string): string {
+/**
+ * A server's URL as the credential file keys it. `from` is where the text came from: an error
+ * about CONVENE_URL says so, since there is no --url on the command line to correct.
+ */
+export function normaliseUrl(url: string, from: '--url' | 'CONVENE_URL' = '--url'): string {
+  const named = from === 'CONVENE_URL' ? `CONVENE_URL "${url}"` : `"${url}"`;
+  const fix = (example: string) =>
+    from === 'CONVENE_URL'
+      ? `Set CONVENE_URL to the server, e.g. CONVENE_URL=${example}, or unset it.`
+      : `Pass the server as --url ${example}.`;
   let key: string;
   try {
     key = hostKey(url);
   } catch {
-    throw new UsageError(`"${url}" is not a URL`, 'Pass the server as --url http://host:port.');
+    throw new UsageError(`${named} is not a URL`, fix('http://host:port'));
   }
   // `localhost:3000` parses, with `localhost:` as its scheme.
   if (!/^https?:\/\//.test(key)) {
     throw new UsageError(
-      `"${url}" is not an http:// or https:// URL`,
-      `Pass the server as --url http://${url.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '')}.`,
+      `${named} is not an http:// or https:// URL`,
+      fix(`http://${url.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '')}`),
     );
   }
   return key;
