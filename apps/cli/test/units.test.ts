@@ -35,6 +35,15 @@ describe('durations and times', () => {
     expect(parseTtl('30d')).toBe(2_592_000);
     expect(() => parseTtl('31d')).toThrow(/--ttl/);
     expect(() => parseTtl('0')).toThrow(/--ttl/);
+    // A bare number would be seconds: `--ttl 2` meant as 2 hours closed the space 2 s later.
+    expect(() => parseTtl('2')).toThrow(
+      expect.objectContaining({
+        exitCode: 2,
+        message: '--ttl needs a unit: "2" alone would be 2 seconds',
+        hint: 'Write 2h (hours), 2d (days), 2m (minutes) or 2s (seconds).',
+      }),
+    );
+    expect(parseTtl('2s')).toBe(2);
     expect(formatSeconds(7199)).toBe('1h 59m');
     expect(formatSeconds(90_000)).toBe('1d 1h');
     expect(formatSeconds(42)).toBe('42s');

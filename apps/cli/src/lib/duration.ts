@@ -15,6 +15,15 @@ export function parseDuration(text: string): number | undefined {
 
 /** A `--ttl` value, within the service's limits (1 s to 30 days). */
 export function parseTtl(text: string): number {
+  // The API counts seconds, people hours: a number alone is more likely hours meant than seconds,
+  // and a space closed seconds after it opened cannot be opened again.
+  const bare = text.trim();
+  if (/^[1-9]\d*$/.test(bare)) {
+    throw new UsageError(
+      `--ttl needs a unit: "${bare}" alone would be ${bare} seconds`,
+      `Write ${bare}h (hours), ${bare}d (days), ${bare}m (minutes) or ${bare}s (seconds).`,
+    );
+  }
   const seconds = parseDuration(text);
   if (seconds === undefined || seconds < 1 || seconds > 2_592_000) {
     throw new UsageError(`--ttl must be a duration from 1s to 30d (e.g. 90m, 2h, 7d), not "${text}"`);

@@ -17,7 +17,12 @@ export function registerSpaceCreate(space: Command, app: App): void {
     .option('-d, --description <text>', 'what the space is for')
     .option('--agenda <text>', 'the agenda, shown to everyone who joins')
     .option('--private', 'joiners wait for your approval (`convene approve`)')
-    .addOption(new Option('--ttl <duration>', 'close the space after this long (30m, 2h, 7d; default 24h)'))
+    .addOption(
+      new Option(
+        '--ttl <duration>',
+        'close the space after this long, with its unit (30m, 2h, 7d; default 24h)',
+      ),
+    )
     .option('--owner-name <name>', 'your display name in the space')
     .option('--human', 'mark yourself as a human (default: an agent)')
     .addHelpText(
