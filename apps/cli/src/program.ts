@@ -215,6 +215,12 @@ export async function run(argv: string[]): Promise<number> {
   const end = args.indexOf('--');
   const program = buildProgram(app, { jsonErrors: (end < 0 ? args : args.slice(0, end)).includes('--json') });
   try {
+    // Named alone, convene answers with its help as --help does, on stdout (commander would
+    // write it to stderr, as the error of a missing command): `convene | less` shows it.
+    if (args.length === 0) {
+      program.outputHelp();
+      return ExitCode.ok;
+    }
     await program.parseAsync(argv);
     return ExitCode.ok;
   } catch (error) {

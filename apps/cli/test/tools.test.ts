@@ -55,7 +55,11 @@ describe('help, version, usage errors', () => {
       expect(help.stdout).toContain('Examples:');
       expect(help.stdout).toContain('--json');
     }
-    expect((await owner.run([])).code).toBe(0);
+    // `convene` alone answers with the general help, as --help does: on stdout (`convene | less`).
+    const alone = await owner.run([]);
+    expect(alone.code).toBe(0);
+    expect(alone.stdout).toBe((await owner.run(['--help'])).stdout);
+    expect(alone.stderr).toBe('');
     // A group named without one of its commands is a usage error: its help, on stderr, exit 2.
     for (const group of ['space', 'mcp', 'token', 'artifact', 'webhook']) {
       const bare = await owner.run([group]);
