@@ -118,6 +118,10 @@ describe('links, names and ids', () => {
     expect(pick(items, 'cccc', what).name).toBe('bob');
     expect(pick(items, items[1]!.id, what).name).toBe('Bob');
     expect(() => pick(items, 'bob', what)).toThrow(/2 participants are called "bob"/);
+    // Each with its name as well as its id, as for an id start several share.
+    expect(() => pick(items, 'bob', what)).toThrow(
+      expect.objectContaining({ hint: `Name one by id: Bob (${items[1]!.id}), bob (${items[2]!.id})` }),
+    );
     expect(() => pick(items, 'abc', what)).toThrow(/no participant "abc"/);
   });
 
@@ -180,6 +184,12 @@ describe('links, names and ids', () => {
     expect(closest('relese plan', names)).toBe('Release plan');
     expect(closest('ad', names)).toBe('Ada');
     expect(closest('budget.md', names)).toBeUndefined();
+    // The start of a name, typed without the rest (a document's extension, a space's last words).
+    expect(closest('plan', names)).toBe('plan.md');
+    expect(closest('release', names)).toBe('Release plan');
+    // Too short to mean one, or the start of two: nothing guessed.
+    expect(closest('no', ['notes.md', 'nothing.md'])).toBeUndefined();
+    expect(closest('plan', ['plan.md', 'plan-b.md'])).toBeUndefined();
     const what = {
       noun: 'document',
       id: (n: string) => n,

@@ -34,7 +34,7 @@ export function find<T>(
   if (named.length > 1) {
     throw new UsageError(
       `${named.length} ${what.noun}s are called "${reference}"`,
-      `Name one by id: ${named.map(what.id).join(', ')}`,
+      `Name one by id: ${named.map((item) => `${what.name(item)} (${what.id(item)})`).join(', ')}`,
     );
   }
   const prefixed =
@@ -77,17 +77,21 @@ export function byIdStart<T>(
 
 /**
  * The name a typo most likely meant: the one fewest edits away (any case), if it is within a
- * third of the name's length, as commander suggests commands.
+ * third of the name's length, as commander suggests commands; else the one name that starts with
+ * what was typed (3 characters or more), as `plan` for `plan.md` or `release` for `Release plan`.
  */
 export function closest(typed: string, names: readonly string[]): string | undefined {
   let best: { name: string; distance: number } | undefined;
+  const lower = typed.toLowerCase();
   for (const name of new Set(names)) {
-    const distance = editDistance(typed.toLowerCase(), name.toLowerCase());
+    const distance = editDistance(lower, name.toLowerCase());
     if (distance <= Math.max(1, Math.floor(name.length / 3)) && (!best || distance < best.distance)) {
       best = { name, distance };
     }
   }
-  return best?.name;
+  if (best || lower.length < 3) return best?.name;
+  const started = [...new Set(names)].filter((name) => name.toLowerCase().startsWith(lower));
+  return started.length === 1 ? started[0] : undefined;
 }
 
 /** Levenshtein distance, with a swap of two neighbours counted as one edit (`sned` → `send`). */
