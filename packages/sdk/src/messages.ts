@@ -101,7 +101,7 @@ export class Messages {
 
   /**
    * The space's live events (`message`, `participant-status`, `context`, `artifact-*`,
-   * `space-closed`) as an async iterable that reconnects by itself: see MessageStream.
+   * `space-closed`, `webhook-disabled`) as an async iterable that reconnects by itself: see MessageStream.
    */
   stream(options: StreamOptions = {}): MessageStream {
     return new MessageStream(this.transport, this.spaceId, this.key, options);

@@ -56,16 +56,23 @@ export interface ReconnectInfo {
   lastEventId: number | undefined;
 }
 
-const eventNames = new Set<string>([
-  'message',
-  'participant-status',
-  'context',
-  'artifact-created',
-  'artifact-updated',
-  'artifact-locked',
-  'artifact-unlocked',
-  'space-closed',
-] satisfies StreamEventName[]);
+/**
+ * The events this SDK delivers: every name of StreamEventData, which the compiler checks both
+ * ways (an array `satisfies StreamEventName[]` let `webhook-disabled` be left out and dropped).
+ */
+const eventNames = new Set<string>(
+  Object.keys({
+    message: true,
+    'participant-status': true,
+    context: true,
+    'artifact-created': true,
+    'artifact-updated': true,
+    'artifact-locked': true,
+    'artifact-unlocked': true,
+    'space-closed': true,
+    'webhook-disabled': true,
+  } satisfies Record<StreamEventName, true>),
+);
 
 /** Statuses that mean the key or the space is gone for good: reconnecting cannot help. */
 const FINAL = new Set([401, 403, 404, 410]);

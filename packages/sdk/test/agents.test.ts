@@ -5,6 +5,7 @@ import {
   BadRequestError,
   type MessageView,
   RateLimitError,
+  type StreamEvent,
   verifyWebhook,
   WebhookVerificationError,
 } from '../src';
@@ -176,6 +177,37 @@ describe('webhooks', () => {
       await expect(agent.webhooks.create({ url: 'http://10.0.0.1/hook' })).rejects.toBeInstanceOf(
         BadRequestError,
       );
+    } finally {
+      await new Promise((resolve) => receiver.close(resolve));
+    }
+  });
+
+  it('tells the stream when a webhook is disabled (webhook-disabled)', async () => {
+    // A receiver that answers 410 Gone has its webhook disabled at once.
+    const receiver = createServer((_req, res) => res.writeHead(410).end());
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    try {
+      const { owner } = await ownedSpace();
+      const agent = await participant(owner, 'Gone');
+      const controller = new AbortController();
+      const events: StreamEvent[] = [];
+      const done = (async () => {
+        for await (const event of owner.messages.stream({ signal: controller.signal })) events.push(event);
+      })();
+      done.catch(() => {});
+      const hook = await owner.webhooks.create({
+        url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/gone`,
+        events: ['message'],
+      });
+      await agent.messages.send('for the owner’s webhook');
+      const disabled = await until(() => events.find((e) => e.event === 'webhook-disabled'));
+      controller.abort();
+      await done;
+      expect(disabled).toMatchObject({
+        event: 'webhook-disabled',
+        id: expect.any(Number),
+        data: { webhookId: hook.id, participantId: owner.participantId },
+      });
     } finally {
       await new Promise((resolve) => receiver.close(resolve));
     }
