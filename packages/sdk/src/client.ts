@@ -1,6 +1,6 @@
 import { APIPromise, mapResult, type WithResponse } from './api-promise';
 import { Artifacts } from './artifacts';
-import { ConnectionError, ConveneError, LinkDeniedError, NotFoundError } from './errors';
+import { ConnectionError, ConveneError, isTransient, LinkDeniedError, NotFoundError } from './errors';
 import type {
   AskRequest,
   AskResult,
@@ -232,13 +232,25 @@ export class PendingJoin {
     return new APIPromise(answer);
   }
 
-  /** Polls until the owner approves; resolves with the space client. Abort with `options.signal`. */
+  /**
+   * Polls until the owner approves; resolves with the space client. A poll that gets no answer or
+   * a 5xx (a server restarting) is made again at the next interval. Abort with `options.signal`.
+   */
   wait(options: RequestOptions & { pollIntervalMs?: number | undefined } = {}): APIPromise<SpaceClient> {
     const { pollIntervalMs = 2000, ...requestOptions } = options;
     const poll = async (): Promise<WithResponse<SpaceClient>> => {
       for (;;) {
-        const { data, response } = await this.check(requestOptions).withResponse();
-        if (data) return { data, response };
+        try {
+          const { data, response } = await this.check(requestOptions).withResponse();
+          if (data) return { data, response };
+        } catch (error) {
+          // An approval can take hours: a server restart on the way must not end the wait, which
+          // (in hub.join) would lose the join and its pollToken with the error.
+          if (!isTransient(error)) throw error;
+          this.transport.logger.info(
+            `join ${this.participantId}: ${(error as Error).message}; polling again in ${pollIntervalMs} ms`,
+          );
+        }
         await sleep(pollIntervalMs, options.signal);
       }
     };

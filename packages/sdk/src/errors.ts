@@ -172,6 +172,18 @@ export class AbortError extends ConveneError {
   override name = 'AbortError';
   declare readonly status: undefined;
 }
+/**
+ * Whether another attempt may well succeed: no answer came (the connection failed, was dropped or
+ * timed out), or a 5xx (a restarting server, its database away). For the loops that wait on the
+ * server for a long time, such as a join's wait for approval, which poll again after it.
+ */
+export function isTransient(error: unknown): boolean {
+  return (
+    error instanceof ConnectionError ||
+    (error instanceof ConveneError && error.status !== undefined && error.status >= 500)
+  );
+}
+
 /** The human refused the link request (`link.wait()`). */
 export class LinkDeniedError extends ConveneError {
   override name = 'LinkDeniedError';

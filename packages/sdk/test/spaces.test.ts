@@ -160,6 +160,36 @@ describe('invitations and joining', () => {
     expect((await me.messages.send('approved and in')).messageId).toEqual(expect.any(String));
   });
 
+  it('keeps waiting for the approval through polls that get no answer (a server restart)', async () => {
+    const { owner } = await ownedSpace(hub(), { privacy: 'private' });
+    const invitation = await owner.invitations.create();
+    // The first three status polls meet a refused connection, as while the server restarts.
+    let polls = 0;
+    const restarting: typeof fetch = async (input, init) => {
+      if (/\/join\/[0-9a-f-]{36}$/.test(String(input)) && ++polls <= 3)
+        throw new TypeError('fetch failed', {
+          cause: Object.assign(new Error('connect refused'), { code: 'ECONNREFUSED' }),
+        });
+      return fetch(input, init);
+    };
+    // No retry inside a poll: each refused connection reaches the wait itself.
+    const joined = hub({ fetch: restarting, maxRetries: 0 })
+      .join(invitation.agentLink, { name: 'Patient', pollIntervalMs: 50 })
+      .then(
+        (client) => client,
+        (error: unknown) => error,
+      );
+    await until(() => (polls > 3 ? true : undefined));
+    const waiting = await until(async () =>
+      (await owner.get()).participants.find((p) => p.status === 'waitingForApproval'),
+    );
+    await owner.participants.approve(waiting.participantId);
+    // Without the wait's patience, the join (and its pollToken) would be lost to the first failure.
+    const me = await joined;
+    expect(me).toBeInstanceOf(SpaceClient);
+    expect((me as SpaceClient).participantId).toBe(waiting.participantId);
+  });
+
   it('sends the pollToken of the 202 as X-Poll-Token, and no such header when the 202 has none', async () => {
     const { owner } = await ownedSpace(hub(), { privacy: 'private' });
     /** A fetch that records each join's pollToken and each status poll's X-Poll-Token. */
