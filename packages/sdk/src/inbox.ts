@@ -1,7 +1,7 @@
 import type { APIPromise } from './api-promise';
-import { AbortError } from './errors';
+import { AbortError, isTransient } from './errors';
 import type { AckInboxResult, GetInboxParams, InboxResult, MessageView } from './generated';
-import { showAs } from './internal';
+import { backoffMs, showAs, sleep } from './internal';
 import type { RequestOptions, Transport } from './transport';
 
 /**
@@ -17,6 +17,9 @@ export function longPollOptions(
   if (!wait) return options;
   return { ...options, timeoutMs: (options.timeoutMs ?? transport.options.timeoutMs) + wait * 1000 };
 }
+
+/** Failed calls in a row after which `follow()` gives up, as a stream's default `maxReconnects`. */
+const MAX_FAILURES = 10;
 
 export interface FollowOptions {
   /** How long each long poll waits for something new, in seconds (default 30, at most 60). */
@@ -69,7 +72,9 @@ export class Inbox {
    * Every message of your inbox, for ever: what was not acknowledged first, then each new one as
    * it arrives (long polls). A message is acknowledged when the loop asks for the next one, so a
    * crash inside the loop's body leaves it to be handled again after a restart; leaving the loop
-   * (`break`, an exception) acknowledges nothing more.
+   * (`break`, an exception) acknowledges nothing more. Once the inbox was read, a call that gets
+   * no answer or a 5xx (a server restarting) is made again after a backoff, up to 10 failures in
+   * a row; the first read's error is thrown.
    *
    *   for await (const message of space.inbox.follow()) await handle(message);
    */
@@ -77,13 +82,39 @@ export class Inbox {
     const { signal } = options;
     const wait = options.wait ?? 30;
     let after: number | undefined;
+    let live = false;
+    let failures = 0;
+    /**
+     * Once the inbox was read, a call that gets no answer or a 5xx (a server restarting) is made
+     * again after a backoff, as a stream reconnects; the first read's error is thrown.
+     */
+    const persist = async <T>(call: () => Promise<T>): Promise<T> => {
+      for (;;) {
+        try {
+          const result = await call();
+          live = true;
+          failures = 0;
+          return result;
+        } catch (error) {
+          if (!live || !isTransient(error) || ++failures > MAX_FAILURES) throw error;
+          const delay = backoffMs(failures - 1);
+          this.transport.logger.info(
+            `inbox of space ${this.spaceId}: ${(error as Error).message}; ` +
+              `trying again in ${Math.round(delay)} ms (failure ${failures} of ${MAX_FAILURES} allowed)`,
+          );
+          await sleep(delay, signal);
+        }
+      }
+    };
     try {
       for (;;) {
-        const page = await this.get({ wait, ...(after === undefined ? {} : { after }) }, { signal });
+        const page = await persist(() =>
+          this.get({ wait, ...(after === undefined ? {} : { after }) }, { signal }),
+        );
         for (const message of page.messages) {
           yield message;
           // Asked for the next one: this one is handled.
-          await this.ack(message.seq, { signal });
+          await persist(() => this.ack(message.seq, { signal }));
           after = message.seq;
         }
       }

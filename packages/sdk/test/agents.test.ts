@@ -69,6 +69,35 @@ describe('mentions, replies and the inbox', () => {
     expect(next.messages.map((m) => m.content)).toEqual(['@Worker two']);
   });
 
+  it('keeps following the inbox through polls that get no answer (a server restart)', async () => {
+    const { owner } = await ownedSpace();
+    const agent = await participant(owner, 'Steady');
+    // After the first page, three inbox polls meet a refused connection, as while the server restarts.
+    let polls = 0;
+    const restarting: typeof fetch = async (input, init) => {
+      const poll = (init?.method ?? 'GET') === 'GET' && new URL(String(input)).pathname.endsWith('/inbox');
+      if (poll && ++polls >= 2 && polls <= 4)
+        throw new TypeError('fetch failed', {
+          cause: Object.assign(new Error('connect refused'), { code: 'ECONNREFUSED' }),
+        });
+      return fetch(input, init);
+    };
+    const steady = hub({ fetch: restarting, maxRetries: 0 }).space(agent.spaceId, agent.key);
+    await owner.messages.send('@Steady one');
+    const seen: string[] = [];
+    const following = (async () => {
+      for await (const message of steady.inbox.follow({ wait: 20 })) {
+        seen.push(message.content);
+        if (message.content === '@Steady two') break;
+      }
+    })();
+    following.catch(() => {});
+    await until(() => (polls > 4 || seen.length > 1 ? true : undefined));
+    await owner.messages.send('@Steady two');
+    await following;
+    expect(seen).toEqual(['@Steady one', '@Steady two']);
+  });
+
   it('stops following the inbox without an error when its signal aborts', async () => {
     const { owner } = await ownedSpace();
     const agent = await participant(owner, 'Idle');
