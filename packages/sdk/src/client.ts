@@ -513,25 +513,28 @@ export class Convene {
    * Joins a space with an invitation: its `agentLink` or `humanLink`, or its space id and
    * `publicInvitationKey`. In a private space this waits for the owner's approval unless
    * `wait: false`, which resolves with a PendingJoin instead.
+   *
+   * Typed by `wait`: left out or `true`, the space client; otherwise (`false`, or a `boolean` only
+   * known at run time) the client or a PendingJoin.
    */
   join(
     link: string,
-    params: JoinOptions & { wait: false },
+    params: JoinOptions & { wait?: true | undefined },
     options?: RequestOptions,
-  ): APIPromise<SpaceClient | PendingJoin>;
-  join(link: string, params: JoinOptions, options?: RequestOptions): APIPromise<SpaceClient>;
+  ): APIPromise<SpaceClient>;
+  join(link: string, params: JoinOptions, options?: RequestOptions): APIPromise<SpaceClient | PendingJoin>;
   join(
     spaceId: string,
     invitationKey: string,
-    params: JoinOptions & { wait: false },
+    params: JoinOptions & { wait?: true | undefined },
     options?: RequestOptions,
-  ): APIPromise<SpaceClient | PendingJoin>;
+  ): APIPromise<SpaceClient>;
   join(
     spaceId: string,
     invitationKey: string,
     params: JoinOptions,
     options?: RequestOptions,
-  ): APIPromise<SpaceClient>;
+  ): APIPromise<SpaceClient | PendingJoin>;
   join(
     first: string,
     second: string | JoinOptions,
