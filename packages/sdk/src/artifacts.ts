@@ -18,6 +18,10 @@ export interface CreateArtifactOptions extends Omit<CreateArtifactParams, 'type'
   type?: 'markdown' | undefined;
 }
 
+/**
+ * The request options of each call `withLock` makes. An `idempotencyKey` is the lock's only: each
+ * heartbeat and the unlock is a write of its own, with its own key.
+ */
 export interface WithLockOptions extends RequestOptions {
   /**
    * How often the lock is refreshed while the callback runs, in ms. Default: a third of the
@@ -193,8 +197,13 @@ export class Artifacts {
     fn: (doc: LockedArtifact) => T | Promise<T>,
     options: WithLockOptions = {},
   ): Promise<T> {
-    const { heartbeatIntervalMs, ...requestOptions } = options;
-    const { data: lock, response } = await this.lock(artifactId, requestOptions).withResponse();
+    // One key for several writes would have the server replay the first heartbeat's answer to
+    // every later one, without extending the lock: the key is the lock's alone.
+    const { heartbeatIntervalMs, idempotencyKey, ...requestOptions } = options;
+    const { data: lock, response } = await this.lock(artifactId, {
+      ...requestOptions,
+      idempotencyKey,
+    }).withResponse();
     const lost = new AbortController();
     let timer: ReturnType<typeof setTimeout> | undefined;
     let stopped = false;

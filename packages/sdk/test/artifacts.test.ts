@@ -176,6 +176,38 @@ describe('artifacts', () => {
       }
     }, 60_000);
 
+    it('gives an idempotencyKey to the lock only: every heartbeat is a fresh write that extends the lock', async () => {
+      const beats: { key: string | null; replayed: string | null }[] = [];
+      const recording: typeof fetch = async (input, init) => {
+        const response = await fetch(input, init);
+        if (String(input).endsWith('/heartbeat'))
+          beats.push({
+            key: new Headers(init?.headers).get('idempotency-key'),
+            replayed: response.headers.get('idempotency-replayed'),
+          });
+        return response;
+      };
+      const { owner } = await ownedSpace();
+      const me = await participant(owner, 'Careful', hub({ fetch: recording }));
+      const doc = await me.artifacts.create({ name: 'doc', content: 'x' });
+      const expiries = await me.artifacts.withLock(
+        doc.id,
+        async (locked) => {
+          const seen: string[] = [];
+          await until(() => {
+            if (seen.at(-1) !== locked.lockExpiresAt) seen.push(locked.lockExpiresAt);
+            return beats.length >= 3 ? true : undefined;
+          }, 30_000);
+          return seen;
+        },
+        { idempotencyKey: crypto.randomUUID(), heartbeatIntervalMs: 300 },
+      );
+      // A replayed heartbeat would answer the first one's expiry again, and the lock would lapse.
+      expect(beats.map((b) => b.replayed)).toEqual([null, null, null]);
+      expect(new Set(beats.map((b) => b.key)).size).toBe(3);
+      expect(expiries.length).toBeGreaterThanOrEqual(3);
+    });
+
     it('aborts the callback signal when the lock is lost', async () => {
       const { owner } = await ownedSpace();
       const me = await participant(owner);
