@@ -418,7 +418,10 @@ export function parseInvitationLink(link: string): { spaceId: string; invitation
   try {
     url = new URL(link);
   } catch {
-    throw new ConveneError(`not an invitation link: ${link}`);
+    // Not repeated: what was passed may be a key (the invitation key instead of its link).
+    throw new ConveneError(
+      'not an invitation link: pass the agentLink or humanLink, or the space id and the invitation key',
+    );
   }
   const spaceId = /\/(?:space|join)\/([0-9a-fA-F-]{36})(?:\/|$)/.exec(url.pathname)?.[1];
   const invitationKey = url.searchParams.get('key') ?? new URLSearchParams(url.hash.slice(1)).get('key');

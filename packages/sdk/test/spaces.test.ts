@@ -320,6 +320,18 @@ describe('invitations and joining', () => {
   it('refuses a link that is not an invitation', async () => {
     await expect(hub().join('https://example.com/nothing', { name: 'x' })).rejects.toThrow(ConveneError);
   });
+
+  it('never repeats a key given in place of the link in its error, which ends up in logs', async () => {
+    const { owner } = await ownedSpace();
+    const { publicInvitationKey } = await owner.invitations.create();
+    // The key alone, as an agent card shows it, instead of the agentLink.
+    const refused = await hub()
+      .join(publicInvitationKey, { name: 'x' })
+      .catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(ConveneError);
+    expect((refused as ConveneError).message).toMatch(/invitation link/);
+    expect(String(refused)).not.toContain(publicInvitationKey);
+  });
 });
 
 describe('participants', () => {
