@@ -71,7 +71,7 @@ export class SpaceClient {
      */
     readonly participantId?: string,
   ) {
-    this.messages = new Messages(transport, spaceId, key);
+    this.messages = new Messages(transport, spaceId, key, participantId);
     this.inbox = new Inbox(transport, spaceId, key);
     this.webhooks = new Webhooks(transport, spaceId, key);
     this.artifacts = new Artifacts(transport, spaceId, key);

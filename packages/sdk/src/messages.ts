@@ -63,6 +63,8 @@ export class Messages {
     private readonly transport: Transport,
     private readonly spaceId: string,
     private readonly key: string,
+    /** Whose key it is, when the space client knows: its stream ends with its membership. */
+    private readonly participantId?: string,
   ) {}
 
   /** The space, never the key: what `JSON.stringify` and `console.log` show. */
@@ -104,7 +106,7 @@ export class Messages {
    * `space-closed`, `webhook-disabled`) as an async iterable that reconnects by itself: see MessageStream.
    */
   stream(options: StreamOptions = {}): MessageStream {
-    return new MessageStream(this.transport, this.spaceId, this.key, options);
+    return new MessageStream(this.transport, this.spaceId, this.key, options, this.participantId);
   }
 }
 

@@ -81,8 +81,9 @@ const FINAL = new Set([401, 403, 404, 410]);
  * A space's event stream as an async iterable of typed events (`for await (const ev of stream)`).
  * It reconnects by itself after a dropped connection or 45 s of silence, resuming with
  * `Last-Event-ID`, so each event arrives once and in order even across a server restart. It
- * ends after `space-closed`, when the signal aborts or the loop breaks, and when a reconnection
- * finds the key no longer valid (kicked, left, closed, expired: 401/403/404/410). An error of the
+ * ends after `space-closed`, after its own participant's kick or departure (`participant-status`,
+ * when the client knows its participantId), when the signal aborts or the loop breaks, and when a
+ * reconnection finds the key no longer valid (kicked, left, closed, expired: 401/403/404/410). An error of the
  * first connection (a wrong key, say, or a server that is down after the client's retries) is thrown.
  */
 export class MessageStream implements AsyncIterable<StreamEvent> {
@@ -95,6 +96,8 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
     private readonly spaceId: string,
     private readonly key: string,
     private readonly options: StreamOptions = {},
+    /** The key's participant, if known: the stream ends after its own kick or departure. */
+    private readonly participantId?: string,
   ) {
     this.lastId = options.lastEventId;
   }
@@ -200,7 +203,7 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
             if (!event) continue;
             delivered = true;
             yield event;
-            if (event.event === 'space-closed') return;
+            if (event.event === 'space-closed' || this.isOwnEnd(event)) return;
           }
         }
       } finally {
@@ -227,6 +230,20 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
       );
       if (!(await pause(delay))) return;
     }
+  }
+
+  /**
+   * The key's own participant kicked or gone: the server ends the stream right after this event,
+   * and its key is dead, so it ends here rather than being taken for a lost connection. (A client
+   * that was not told its participantId learns it from the refused reconnection instead.)
+   */
+  private isOwnEnd(event: StreamEvent): boolean {
+    return (
+      event.event === 'participant-status' &&
+      this.participantId !== undefined &&
+      event.data.participantId === this.participantId &&
+      (event.data.status === 'kicked' || event.data.status === 'left')
+    );
   }
 
   /** One connection attempt: the streaming Response, or the error it met. */

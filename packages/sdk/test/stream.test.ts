@@ -99,7 +99,8 @@ describe('the event stream', () => {
   it('ends without an error once a kicked participant reconnects and its key is refused', async () => {
     const { owner } = await ownedSpace();
     const me = await participant(owner);
-    const { events, done } = reader(me.messages.stream());
+    // Made from the key alone, the client does not know which participant is kicked.
+    const { events, done } = reader(hub().space(me.spaceId, me.key).messages.stream());
     await until(() => (events.length > 0 ? true : undefined));
     await owner.participants.kick(me.participantId!);
     await done;
@@ -107,6 +108,31 @@ describe('the event stream', () => {
       event: 'participant-status',
       data: { participantId: me.participantId, status: 'kicked' },
     });
+  });
+
+  it('ends right after its own participant is kicked or leaves, without reporting a lost connection', async () => {
+    const { owner } = await ownedSpace();
+    for (const end of ['kick', 'leave'] as const) {
+      let connections = 0;
+      const counting: typeof fetch = async (input, init) => {
+        if (String(input).includes('/messages/stream')) connections++;
+        return fetch(input, init);
+      };
+      const me = await participant(owner, `Ends by ${end}`, hub({ fetch: counting }));
+      const disconnects: DisconnectInfo[] = [];
+      const { events, done } = reader(me.messages.stream({ onDisconnect: (info) => disconnects.push(info) }));
+      await until(() => (events.length > 0 ? true : undefined));
+      if (end === 'kick') await owner.participants.kick(me.participantId!);
+      else await me.leave();
+      await done;
+      expect(events.at(-1)).toMatchObject({
+        event: 'participant-status',
+        data: { participantId: me.participantId, status: end === 'kick' ? 'kicked' : 'left' },
+      });
+      // The end of its membership is no dropped connection: no hook, no reconnection attempt.
+      expect(disconnects).toEqual([]);
+      expect(connections).toBe(1);
+    }
   });
 
   it('throws the error of the first connection', async () => {
