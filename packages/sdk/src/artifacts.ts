@@ -73,9 +73,14 @@ export class LockedArtifact {
     return { id: this.id, version: this.version, lockExpiresAt: this.lockExpiresAt };
   }
 
-  /** Saves `content` as the next version (and refreshes the lock). */
+  /**
+   * Saves `content` as the next version (and refreshes the lock). After the lock was lost it is
+   * refused as the server refuses it: a LockedError (`lockedBy` the new holder, if any).
+   */
   async write(content: string, params: Omit<WriteArtifactParams, 'content'> = {}): Promise<ArtifactView> {
-    this.current = await this.artifacts.write(this.id, content, params, { signal: this.signal });
+    // Not sent with `signal`: once the lock is lost that would only say 'aborted', where the
+    // server's 423 says who holds the lock now.
+    this.current = await this.artifacts.write(this.id, content, params);
     if (this.current.lockExpiresAt) this.expiresAt = this.current.lockExpiresAt;
     return this.current;
   }

@@ -227,5 +227,25 @@ describe('artifacts', () => {
       // The owner's lock was left alone.
       expect((await owner.artifacts.get(doc.id)).lockedBy).toBe(owner.participantId);
     });
+
+    it('refuses a write after the lock was lost with the LockedError that says who holds it', async () => {
+      const { owner } = await ownedSpace();
+      const me = await participant(owner);
+      const doc = await me.artifacts.create({ name: 'doc', content: 'x' });
+      const refused = await me.artifacts.withLock(
+        doc.id,
+        async (locked) => {
+          await owner.artifacts.unlock(doc.id);
+          await owner.artifacts.lock(doc.id);
+          await until(() => (locked.signal.aborted ? true : undefined));
+          return locked.write('too late').catch((error: unknown) => error);
+        },
+        { heartbeatIntervalMs: 100 },
+      );
+      // Not a bare 'aborted': the lock is someone else's now.
+      expect(refused).toBeInstanceOf(LockedError);
+      expect((refused as LockedError).lockedBy).toBe(owner.participantId);
+      expect((await owner.artifacts.get(doc.id)).content).toBe('x');
+    });
   });
 });
