@@ -1,5 +1,5 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import { AbortError, ConnectionError, type ConveneError, errorFromResponse, TimeoutError } from './errors';
+import { AbortError, ConnectionError, ConveneError, errorFromResponse, TimeoutError } from './errors';
 import { routes, type StreamEvent, type StreamEventName } from './generated';
 import { backoffMs, linkedController, showAs, sleep } from './internal';
 import { describeNetworkError, retryDelayMs, type Transport } from './transport';
@@ -113,7 +113,8 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
   }
 
   [Symbol.asyncIterator](): AsyncIterator<StreamEvent> {
-    if (this.started) throw new Error('a MessageStream can be iterated once; open another with stream()');
+    if (this.started)
+      throw new ConveneError('a MessageStream can be iterated once; open another with stream()');
     this.started = true;
     return this.events();
   }

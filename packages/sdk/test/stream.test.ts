@@ -4,6 +4,7 @@ import {
   AuthenticationError,
   ConnectionError,
   Convene,
+  ConveneError,
   type DisconnectInfo,
   type MessageStream,
   type ReconnectInfo,
@@ -133,6 +134,18 @@ describe('the event stream', () => {
       expect(disconnects).toEqual([]);
       expect(connections).toBe(1);
     }
+  });
+
+  it('is read once: a second loop over the same stream throws a ConveneError', async () => {
+    const { owner } = await ownedSpace();
+    const controller = new AbortController();
+    const stream = owner.messages.stream({ signal: controller.signal });
+    const { events, done } = reader(stream);
+    await until(() => (events.length > 0 ? true : undefined));
+    expect(() => stream[Symbol.asyncIterator]()).toThrow(ConveneError);
+    expect(() => stream[Symbol.asyncIterator]()).toThrow(/iterated once/);
+    controller.abort();
+    await done;
   });
 
   it('throws the error of the first connection', async () => {
