@@ -66,6 +66,16 @@ export class ConveneError extends Error {
     this.headers = init.headers;
     this.requestId = init.headers?.get('request-id') ?? init.headers?.get('x-request-id') ?? undefined;
   }
+
+  /**
+   * What `JSON.stringify` shows: the name, the message (not an enumerable field of an Error, so
+   * otherwise left out), the status, body, request id and a subclass's details (`lockedBy`,
+   * `retryAfter`…). Not the headers, which would show as `{}`.
+   */
+  toJSON(): Record<string, unknown> {
+    const { headers: _, name, message, ...fields } = this;
+    return { name, message, ...fields };
+  }
 }
 
 /** 400: the request was malformed or broke a limit; `body.error` says which field. */

@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { type LockedArtifact, PendingJoin } from '../src';
+import { type LockedArtifact, LockedError, PendingJoin } from '../src';
 import { hub, serverUrl } from './helpers';
 
 describe('objects that hold credentials', () => {
@@ -92,5 +92,29 @@ describe('objects that hold credentials', () => {
       `SpaceClient { baseUrl: '${serverUrl()}', spaceId: '${space.spaceId}', participantId: '${me.participantId}' }`,
     );
     expect(inspect(pending)).toContain(pending.participantId);
+  });
+
+  it('saves an error as JSON with its message and details', async () => {
+    const space = await hub().spaces.create({ name: 'Errors', description: 'saved as JSON' });
+    const owner = hub().space(space.spaceId, space.ownerPrivateKey, space.ownerId);
+    const doc = await owner.artifacts.create({ name: 'doc', content: 'x' });
+    await owner.artifacts.lock(doc.id);
+    const me = await hub().join((await owner.invitations.create()).agentLink, { name: 'Second' });
+    const error = (await me.artifacts.lock(doc.id).then(
+      () => undefined,
+      (e: unknown) => e,
+    )) as LockedError;
+    expect(error).toBeInstanceOf(LockedError);
+    // An Error's message is not an own enumerable field: JSON.stringify used to leave it out.
+    expect(JSON.parse(JSON.stringify(error))).toEqual({
+      name: 'LockedError',
+      message: error.message,
+      status: 423,
+      body: error.body,
+      requestId: error.requestId,
+      lockedBy: owner.participantId,
+      lockExpiresAt: error.lockExpiresAt,
+    });
+    expect(error.message).toMatch(/^423 /);
   });
 });
