@@ -264,5 +264,5 @@ function heartbeatInterval(lock: LockResult, response: Response): number {
   return Math.min(Math.max(lifetime / 3, 500), 5 * 60_000);
 }
 
-showAs(Artifacts, 'Artifacts', (resource) => resource.toJSON());
-showAs(LockedArtifact, 'LockedArtifact', (doc) => doc.toJSON());
+showAs(Artifacts, 'Artifacts');
+showAs(LockedArtifact, 'LockedArtifact');

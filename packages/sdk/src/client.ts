@@ -592,13 +592,13 @@ export class Convene {
 }
 
 // console.log and util.inspect would otherwise walk into keys, tokens and the client's headers.
-showAs(SpaceClient, 'SpaceClient', (client) => client.toJSON());
+showAs(SpaceClient, 'SpaceClient');
 // The invitation key and pollToken are in the JSON that resumes a join, never in a log.
 showAs(PendingJoin, 'PendingJoin', ({ status, spaceId, participantId }) => ({
   status,
   spaceId,
   participantId,
 }));
-showAs(LinkFlow, 'LinkFlow', (flow) => flow.toJSON());
-showAs(Session, 'Session', (session) => session.toJSON());
-showAs(Convene, 'Convene', (hub) => hub.toJSON());
+showAs(LinkFlow, 'LinkFlow');
+showAs(Session, 'Session');
+showAs(Convene, 'Convene');

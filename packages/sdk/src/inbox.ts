@@ -126,4 +126,4 @@ export class Inbox {
   }
 }
 
-showAs(Inbox, 'Inbox', (resource) => resource.toJSON());
+showAs(Inbox, 'Inbox');

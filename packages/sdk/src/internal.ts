@@ -92,14 +92,20 @@ export function levelled(logger: Logger, level: LogLevel): Logger {
 
 /**
  * Makes `console.log` and Node's `util.inspect` show the instances of `Class` as `name { …view }`
- * instead of walking their fields, which hold keys, tokens and the client's headers. The hook is
- * Node's global symbol, set on the prototype: no Node import (browsers ignore it) and nothing in the
- * declarations. Pair it with a `toJSON` for `JSON.stringify`.
+ * instead of walking their fields, which hold keys, tokens and the client's headers: by default
+ * what its `toJSON` gives `JSON.stringify`, else `view`. The hook is Node's global symbol, set on
+ * the prototype: no Node import (browsers ignore it) and nothing in the declarations.
  */
+export function showAs<T extends { toJSON(): object }>(Class: { prototype: T }, name: string): void;
 export function showAs<T extends object>(
   Class: { prototype: T },
   name: string,
-  view: (self: T) => Record<string, unknown>,
+  view: (self: T) => object,
+): void;
+export function showAs<T extends object>(
+  Class: { prototype: T },
+  name: string,
+  view: (self: T) => object = (self) => (self as T & { toJSON(): object }).toJSON(),
 ): void {
   Object.defineProperty(Class.prototype, Symbol.for('nodejs.util.inspect.custom'), {
     value(this: T, depth: number, options: object, inspect?: (value: unknown, options: object) => string) {

@@ -110,5 +110,5 @@ export class Messages {
   }
 }
 
-showAs(Messages, 'Messages', (resource) => resource.toJSON());
-showAs(MessageList, 'MessageList', (list) => list.toJSON());
+showAs(Messages, 'Messages');
+showAs(MessageList, 'MessageList');

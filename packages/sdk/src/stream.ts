@@ -309,4 +309,4 @@ interface Decoded {
   event: StreamEvent | undefined;
 }
 
-showAs(MessageStream, 'MessageStream', (stream) => stream.toJSON());
+showAs(MessageStream, 'MessageStream');

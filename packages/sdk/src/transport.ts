@@ -254,7 +254,7 @@ export class Transport {
   }
 }
 
-showAs(Transport, 'Transport', (transport) => transport.toJSON());
+showAs(Transport, 'Transport');
 
 function parse(route: Route, response: Response, text: string): unknown {
   if (route.response !== 'json') return text;

@@ -132,4 +132,4 @@ function fromBase64(text: string): Uint8Array<ArrayBuffer> {
   return bytes;
 }
 
-showAs(Webhooks, 'Webhooks', (resource) => resource.toJSON());
+showAs(Webhooks, 'Webhooks');
