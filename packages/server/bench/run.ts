@@ -27,7 +27,7 @@ import { limits } from '@convene/contract';
 import { createPostgresTestDatabase } from '@convene/core/testing';
 import { postgresCpuMs, processCpuMs } from './cpu';
 import { httpRequest, type LoadResult, percentile, runLoad } from './http-load';
-import { ensurePostgres, settledMemoryOf, start, stop } from './processes';
+import { checkpoint, ensurePostgres, settledMemoryOf, start, stop } from './processes';
 import { wallClock } from './sse-fleet';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -118,19 +118,25 @@ async function main() {
   const cleanups: (() => Promise<void> | void)[] = [];
   try {
     const needsPostgres = ['requests', 'nodes', 'fanout'].some((s) => SECTIONS.has(s)) || args['cpu-prof'];
-    let databaseUrl = '';
-    if (needsPostgres) {
-      const serverUrl = await ensurePostgres();
+    const serverUrl = needsPostgres ? await ensurePostgres() : '';
+    /**
+     * Each PostgreSQL section runs on a database of its own, created for it and dropped after it,
+     * after a checkpoint: the rows, dead tuples and dirty pages a section leaves (the request
+     * sections insert messages by the tens of thousands) are never vacuumed or flushed during the next one.
+     */
+    const section = async (name: string, run: (databaseUrl: string) => Promise<void>) => {
       const created = await createPostgresTestDatabase(serverUrl);
-      databaseUrl = created.url;
       cleanups.push(created.drop);
-      console.log(`PostgreSQL: ${databaseUrl.replace(/\/\/[^@]*@/, '//')}`);
-    }
-    if (SECTIONS.has('requests')) await requestsSection(databaseUrl, children);
-    if (SECTIONS.has('nodes')) await nodesSection(databaseUrl, children);
+      await checkpoint(serverUrl);
+      console.log(`PostgreSQL (${name}): ${created.url.replace(/\/\/[^@]*@/, '//')}`);
+      await run(created.url);
+      await created.drop();
+    };
+    if (SECTIONS.has('requests')) await section('requests', (url) => requestsSection(url, children));
+    if (SECTIONS.has('nodes')) await section('nodes', (url) => nodesSection(url, children));
     if (SECTIONS.has('pglite')) await pgliteSection(children, cleanups);
-    if (SECTIONS.has('fanout')) await fanOutSection(databaseUrl, children);
-    if (args['cpu-prof']) await profileSection(databaseUrl, children);
+    if (SECTIONS.has('fanout')) await section('fan-out', (url) => fanOutSection(url, children));
+    if (args['cpu-prof']) await section('profile', (url) => profileSection(url, children));
     report();
   } finally {
     for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
