@@ -1,6 +1,9 @@
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { databaseUrlProblem, openDatabase } from '../src/db';
+import { databaseUrlProblem, isMemoryUrl, openDatabase } from '../src/db';
 
 describe('the database URL', () => {
   it('takes PostgreSQL’s schemes in any case, as URL schemes are case-insensitive', async () => {
@@ -16,6 +19,26 @@ describe('the database URL', () => {
     const database = await openDatabase({ url: 'POSTGRES://convene@127.0.0.1:1/convene', migrate: false });
     try {
       expect(database.engine).toBe('postgres');
+    } finally {
+      await database.close();
+    }
+  });
+
+  it('takes memory:// in any case, and opens it in memory, not under a data directory', async () => {
+    for (const url of ['memory://', 'MEMORY://', 'Memory://']) {
+      expect({ url, problem: databaseUrlProblem(url), memory: isMemoryUrl(url) }).toEqual({
+        url,
+        problem: undefined,
+        memory: true,
+      });
+    }
+    expect(isMemoryUrl('memory://x')).toBe(false);
+    expect(isMemoryUrl(undefined)).toBe(false);
+    const dataDir = join(mkdtempSync(join(tmpdir(), 'convene-memory-url-')), 'data');
+    const database = await openDatabase({ url: 'MEMORY://', dataDir, migrate: false });
+    try {
+      expect(database.engine).toBe('pglite');
+      expect(existsSync(dataDir)).toBe(false);
     } finally {
       await database.close();
     }

@@ -1,7 +1,7 @@
 import { randomBytes, scryptSync } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Database, SecretBox, schema } from '@convene/core';
+import { type Database, isMemoryUrl, SecretBox, schema } from '@convene/core';
 import { eq } from 'drizzle-orm';
 import type { ServerConfig } from './env';
 
@@ -38,7 +38,7 @@ export async function loadOrCreateSecret(
   config: ServerConfig,
   warn: (message: string) => void,
 ): Promise<string> {
-  if (config.databaseUrl === 'memory://') return mint();
+  if (isMemoryUrl(config.databaseUrl)) return mint();
   if (database.engine === 'pglite') {
     const file = join(config.dataDir, 'secret');
     try {

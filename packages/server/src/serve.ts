@@ -1,3 +1,4 @@
+import { isMemoryUrl } from '@convene/core';
 import type { ServerConfig } from './env';
 import { textOutput } from './http/request-log';
 import { type ConveneServer, createServer } from './server';
@@ -44,6 +45,6 @@ export async function serve(config: ServerConfig): Promise<ConveneServer> {
 
 function describeDatabase(config: ServerConfig): string {
   if (!config.databaseUrl) return `embedded PGlite in ${config.dataDir}`;
-  if (config.databaseUrl === 'memory://') return 'in-memory PGlite';
+  if (isMemoryUrl(config.databaseUrl)) return 'in-memory PGlite';
   return 'PostgreSQL';
 }

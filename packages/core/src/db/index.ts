@@ -46,6 +46,10 @@ export interface OpenDatabaseOptions {
 /** PostgreSQL's schemes, in any case (URL schemes are case-insensitive: `POSTGRES://` is one). */
 const POSTGRES_URL = /^postgres(ql)?:\/\//i;
 
+/** `memory://`, in any case: an in-memory PGlite (tests, throwaway servers). */
+export const isMemoryUrl = (url: string | undefined): boolean =>
+  url !== undefined && /^memory:\/\/$/i.test(url);
+
 /**
  * Why a database URL cannot be opened, or undefined when it can: PostgreSQL's own schemes,
  * `memory://`, or empty (the embedded database). Anything else used to open the embedded
@@ -53,7 +57,7 @@ const POSTGRES_URL = /^postgres(ql)?:\/\//i;
  * hold a password).
  */
 export function databaseUrlProblem(url: string | undefined): string | undefined {
-  if (!url || url === 'memory://' || POSTGRES_URL.test(url)) return undefined;
+  if (!url || isMemoryUrl(url) || POSTGRES_URL.test(url)) return undefined;
   const scheme = /^[a-z][a-z0-9+.-]*:/i.exec(url)?.[0];
   return `must be a PostgreSQL URL (postgres://… or postgresql://…), memory://, or empty for the embedded database${scheme ? `, not a ${scheme} URL` : `; this one has no scheme`}`;
 }
@@ -66,7 +70,7 @@ export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<D
     url && POSTGRES_URL.test(url)
       ? openPostgres(url, options.maxConnections ?? 10)
       : await openPglite(
-          url === 'memory://' ? undefined : (options.dataDir ?? './.data'),
+          isMemoryUrl(url) ? undefined : (options.dataDir ?? './.data'),
           options.loadDataDir,
           options.onDataDirTightened,
         );
