@@ -84,6 +84,13 @@ describe('create, list, show, write, download, history, diff, restore', () => {
       (await guest.run(['artifact', 'write', 'plan.md', '--file', '-'], { input: 'piped\n' })).code,
     ).toBe(0);
 
+    // Nothing on stdin (a command before the pipe that failed) is refused, not saved as a version.
+    const empty = await guest.run(['artifact', 'write', 'plan.md', '--file', '-'], { input: '' });
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toContain('nothing came on stdin');
+    expect(empty.stderr).toContain('--file /dev/null');
+    expect((await byName(owner, 'plan.md')).version).toBe(3);
+
     const downloaded = await owner.run(['artifact', 'download', 'plan.md']);
     expect(downloaded.stdout).toBe('piped\n');
     const out = join(owner.home, 'copy.md');

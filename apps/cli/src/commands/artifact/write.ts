@@ -43,6 +43,14 @@ export function registerArtifactWrite(artifact: Command, app: App): void {
         'convene artifact write ARTIFACT --file F',
       );
       const content = await readTextFile(options.file);
+      // An empty pipe is most often a command before it that failed: emptying a document takes
+      // an empty file, on purpose.
+      if (options.file === '-' && content === '') {
+        throw new UsageError(
+          'nothing came on stdin: the document is left as it is',
+          'To empty it on purpose: --file /dev/null (every version is kept).',
+        );
+      }
       const write = { ...(options.baseVersion ? { baseVersion: Number(options.baseVersion) } : {}) };
       const { space, artifact: summary } = found;
       const doc = await explainingLocks(found.lockContext, () =>
