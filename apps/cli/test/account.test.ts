@@ -364,6 +364,11 @@ describe('login --with-token, --password; whoami; token; logout', () => {
     const bad = await someone.run(['login', '--with-token'], { input: 'not-a-token\n' });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('not a usr_ token');
+    // An unset variable piped in is an empty line: said as such, not as a malformed token.
+    const empty = await someone.run(['login', '--with-token'], { input: '\n' });
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toContain('nothing came on stdin');
+    expect(empty.stderr).not.toContain('not a usr_ token');
     expect(someone.credentials().hosts[server.url].userToken).toBe(token);
     // CONVENE_TOKEN overrides the saved one.
     const env = await someone.run(['whoami', '--json'], { env: { CONVENE_TOKEN: 'usr_fromenv' } });

@@ -118,6 +118,13 @@ async function loginWithToken(ctx: Context): Promise<void> {
         usage: 'echo TOKEN | convene login --with-token',
       })
     : (await readStdin()).trim();
+  if (token === '') {
+    // `echo "$UNSET_VARIABLE" | convene login --with-token` pipes an empty line.
+    throw new UsageError(
+      'nothing came on stdin: no token to save',
+      'Pipe the token in: echo "$TOKEN" | convene login --with-token (is the variable set?).',
+    );
+  }
   if (!/^usr_\S+$/.test(token)) {
     throw new UsageError(
       'that is not a usr_ token',
