@@ -112,6 +112,13 @@ describe('send', () => {
     expect(unquoted.stderr).toContain(
       'To send "hello world" to the default space, quote it: convene send "hello world"',
     );
+    // A caption beside --image is taken for a space: what it is for is said.
+    const caption = await guest.run(['send', '--image', 'https://example.com/chart.png', 'our chart']);
+    expect(caption.code).toBe(5);
+    expect(caption.stderr).toContain('no space "our chart"');
+    expect(caption.stderr).toContain(
+      'With --image, the message is the image alone and a word beside it names the space: send "our chart" as a message of its own.',
+    );
   });
 });
 

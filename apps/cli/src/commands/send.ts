@@ -64,7 +64,8 @@ export function registerSend(program: Command, app: App): void {
       // Without --space, a word before the text (the only word with --file or --image) names the space.
       const spaceReference = options.space ?? (words.length > textWords ? words[0] : undefined);
       const textArgument = sourceGiven ? undefined : words.at(-1);
-      const saved = withQuotingHint(() => ctx.space(spaceReference), options.space, sourceGiven, words);
+      const source = options.image !== undefined ? 'image' : options.file !== undefined ? 'file' : undefined;
+      const saved = withQuotingHint(() => ctx.space(spaceReference), options.space, source, words);
       let content: string;
       if (options.image !== undefined) content = options.image;
       else if (options.file !== undefined) content = trimEnd(await readTextFile(options.file));
@@ -92,24 +93,28 @@ export function registerSend(program: Command, app: App): void {
 
 /**
  * `convene send hello world` names a space "hello": when no space is called so, the text was more
- * likely two words left unquoted, and the error says how to send them.
+ * likely two words left unquoted, and the error says how to send them. Likewise the one word
+ * beside --file or --image (`convene send --image URL caption`) names a space, not a caption.
  */
 function withQuotingHint<T>(
   resolve: () => T,
   spaceOption: string | undefined,
-  sourceGiven: boolean,
+  source: 'file' | 'image' | undefined,
   words: string[],
 ): T {
   try {
     return resolve();
   } catch (error) {
-    if (spaceOption !== undefined || sourceGiven || words.length !== 2) throw error;
+    if (spaceOption !== undefined || words.length !== (source ? 1 : 2)) throw error;
     if (!(error instanceof CliError) || error.exitCode !== ExitCode.notFound) throw error;
     const text = JSON.stringify(words.join(' '));
+    const hint = source
+      ? `With --${source}, the message is the ${source} alone and a word beside it names the space: send ${text} as a message of its own.`
+      : `To send ${text} to the default space, quote it: convene send ${text}.`;
     const Failure = error.constructor as typeof CliError;
     throw new Failure(error.message, {
       exitCode: error.exitCode,
-      hint: `${error.hint ? `${error.hint} ` : ''}To send ${text} to the default space, quote it: convene send ${text}.`,
+      hint: `${error.hint ? `${error.hint} ` : ''}${hint}`,
     });
   }
 }
