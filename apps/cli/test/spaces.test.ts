@@ -585,7 +585,13 @@ describe('invite, join, participants, moderation, leave', () => {
     const muted = await guest.run(['send', 'can I talk?']);
     expect(muted.code).toBe(4);
     expect(muted.stderr).toContain('muted');
+    const mutedAgain = await owner.run(['mute', 'Mallory']);
+    expect(mutedAgain.code).toBe(0);
+    expect(mutedAgain.stderr).toContain('Mallory is already muted in Moderated; nothing changed.');
     expect((await owner.run(['unmute', participantId.slice(0, 8)])).code).toBe(0);
+    const unmutedAgain = await owner.run(['unmute', 'Mallory']);
+    expect(unmutedAgain.code).toBe(0);
+    expect(unmutedAgain.stderr).toContain('Mallory is already active in Moderated; nothing changed.');
     expect((await guest.run(['send', 'yes'])).code).toBe(0);
 
     // `reject` refuses a request to join: someone admitted is kicked, not rejected.
@@ -612,13 +618,13 @@ describe('invite, join, participants, moderation, leave', () => {
     expect(after.stderr).toContain('convene join LINK');
     expect(after.stderr).toContain('convene leave');
 
-    // Kicking again, or the owner: the conflict says where they stand, not "retry".
+    // Kicking again is done already: said so, exit 0, as any command finding its work done.
     const again = await owner.run(['kick', participantId]);
-    expect(again.code).toBe(6);
-    expect(again.stderr).toContain(
-      'Mallory is removed (kicked); only participants who are active, muted or waiting for approval can be removed',
-    );
-    expect(again.stderr).not.toContain('retry');
+    expect(again.code).toBe(0);
+    expect(again.stderr).toContain('Mallory is already removed (kicked) in Moderated; nothing changed.');
+    const againJson = await owner.run(['kick', participantId, '--json']);
+    expect(againJson.json()).toEqual({ ok: true, participantId, unchanged: true });
+    // The owner: the conflict says where they stand, not "retry".
     const ownerKick = await owner.run(['kick', 'Owner']);
     expect(ownerKick.code).toBe(6);
     expect(ownerKick.stderr).toContain('The owner of a space cannot be moderated.');

@@ -18,6 +18,8 @@ const STATUS = {
 /**
  * The owner's moderation verbs share one shape: a participant, by name or id. `reject` is `kick`
  * kept to those waiting for approval, under the name a person looks for to refuse a request.
+ * `already`: the standings in which the verb is already done (the server answers 409): said so,
+ * exit 0, as for every command that finds its work done.
  */
 const ACTIONS = [
   {
@@ -30,6 +32,7 @@ const ACTIONS = [
     done: 'Approved',
     call: 'approve',
     candidates: ['waitingForApproval'],
+    already: ['active', 'muted'],
   },
   {
     name: 'reject',
@@ -41,6 +44,7 @@ const ACTIONS = [
     done: 'Refused',
     call: 'kick',
     candidates: ['waitingForApproval'],
+    already: ['kicked', 'left'],
   },
   {
     name: 'kick',
@@ -53,6 +57,7 @@ const ACTIONS = [
     done: 'Removed',
     call: 'kick',
     candidates: ['active', 'muted', 'waitingForApproval'],
+    already: ['kicked', 'left'],
   },
   {
     name: 'mute',
@@ -63,6 +68,7 @@ const ACTIONS = [
     done: 'Muted',
     call: 'mute',
     candidates: ['active'],
+    already: ['muted'],
   },
   {
     name: 'unmute',
@@ -71,6 +77,7 @@ const ACTIONS = [
     done: 'Unmuted',
     call: 'unmute',
     candidates: ['muted'],
+    already: ['active'],
   },
 ] as const;
 
@@ -117,6 +124,19 @@ export function registerModeration(program: Command, app: App): void {
           : `${participant.name} is ${STATUS[participant.status]}; only participants who are ${listed(
               action.candidates.map((status) => STATUS[status]),
             )} can be ${action.done.toLowerCase()} (see \`convene participants\`).`;
+        if (!participant.isOwner && (action.already as readonly string[]).includes(participant.status)) {
+          ctx.out.result(
+            { ok: true, participantId: participant.participantId, unchanged: true },
+            {
+              quiet: () => participant.participantId,
+              human: () =>
+                ctx.out.info(
+                  `${ctx.out.c.bold(participant.name)} is already ${STATUS[participant.status]} in ${saved.name}; nothing changed.`,
+                ),
+            },
+          );
+          return;
+        }
         // `reject` kicks, which the server allows of anyone admitted too: its narrower rule is kept here.
         if (action.call !== action.name && !candidates.includes(participant)) {
           throw new CliError(`${participant.name} is not waiting for approval`, {
