@@ -627,7 +627,10 @@ describe('invite, join, participants, moderation, leave', () => {
     // The owner: the conflict says where they stand, not "retry".
     const ownerKick = await owner.run(['kick', 'Owner']);
     expect(ownerKick.code).toBe(6);
-    expect(ownerKick.stderr).toContain('The owner of a space cannot be moderated.');
+    expect(ownerKick.stderr).toContain('the owner of a space cannot be moderated');
+    expect(ownerKick.stderr).toContain('To end the space for everyone, `convene space close`.');
+    // Said once, not as the message and again as the hint.
+    expect(ownerKick.stderr.match(/cannot be moderated/gi)).toHaveLength(1);
 
     // A namesake who joins after the kick is the one a name means (the kicked one cannot be).
     const namesake = user();

@@ -118,13 +118,20 @@ export function registerModeration(program: Command, app: App): void {
         };
         // A name shared with someone this cannot apply to (a kicked namesake) names the one it can.
         const participant = find(candidates, chosen, what) ?? pick(participants, chosen, what);
+        if (participant.isOwner) {
+          // Said once, here: the server's 409 would say the same again as its message.
+          throw new CliError('the owner of a space cannot be moderated', {
+            exitCode: ExitCode.conflict,
+            ...(action.call === 'kick'
+              ? { hint: 'To end the space for everyone, `convene space close`.' }
+              : {}),
+          });
+        }
         // Not "the state changed": where the participant stands is why.
-        const standing = participant.isOwner
-          ? 'The owner of a space cannot be moderated.'
-          : `${participant.name} is ${STATUS[participant.status]}; only participants who are ${listed(
-              action.candidates.map((status) => STATUS[status]),
-            )} can be ${action.done.toLowerCase()} (see \`convene participants\`).`;
-        if (!participant.isOwner && (action.already as readonly string[]).includes(participant.status)) {
+        const standing = `${participant.name} is ${STATUS[participant.status]}; only participants who are ${listed(
+          action.candidates.map((status) => STATUS[status]),
+        )} can be ${action.done.toLowerCase()} (see \`convene participants\`).`;
+        if ((action.already as readonly string[]).includes(participant.status)) {
           ctx.out.result(
             { ok: true, participantId: participant.participantId, unchanged: true },
             {
@@ -141,7 +148,7 @@ export function registerModeration(program: Command, app: App): void {
         if (action.call !== action.name && !candidates.includes(participant)) {
           throw new CliError(`${participant.name} is not waiting for approval`, {
             exitCode: ExitCode.conflict,
-            hint: participant.isOwner ? standing : `${standing} To remove them, \`convene kick\`.`,
+            hint: `${standing} To remove them, \`convene kick\`.`,
           });
         }
         let result: { ok: boolean };
