@@ -55,6 +55,15 @@ describe('help, version, usage errors', () => {
       expect(help.stdout).toContain('Examples:');
       expect(help.stdout).toContain('--json');
     }
+    // Defaults read as values, not as JSON: no quoted numbers, no empty list.
+    for (const [args, shown] of [
+      [['messages', '--help'], '(default: 100)'],
+      [['tail', '--help'], '(default: 10)'],
+    ] as const) {
+      const help = (await owner.run([...args])).stdout.replace(/\s+/g, ' ');
+      expect(help).toContain(shown);
+    }
+    expect((await owner.run(['send', '--help'])).stdout).not.toContain('(default: [])');
     // `convene` alone answers with the general help, as --help does: on stdout (`convene | less`).
     const alone = await owner.run([]);
     expect(alone.code).toBe(0);

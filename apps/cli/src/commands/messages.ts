@@ -1,4 +1,4 @@
-import type { Command } from '@commander-js/extra-typings';
+import { type Command, Option } from '@commander-js/extra-typings';
 import { type App, examples } from '../app';
 import { parseSince } from '../lib/duration';
 import { parseCount } from '../lib/input';
@@ -18,7 +18,9 @@ export function registerMessages(program: Command, app: App): void {
       '--since <time>',
       'only messages after this: 10m, 2h, 1d, 09:30, yesterday, 2030-01-01 12:00, 2030-01-01T12:00:00Z',
     )
-    .option('-n, --limit <n>', 'at most this many, the most recent (0: no limit)', '100')
+    .addOption(
+      new Option('-n, --limit <n>', 'at most this many, the most recent (0: no limit)').default('100', '100'),
+    )
     .addHelpText(
       'after',
       examples(

@@ -29,8 +29,8 @@ export function registerSend(program: Command, app: App): void {
     .option(
       '-m, --mention <who>',
       'put it in a participant’s inbox: a name or a participantId (repeatable; @Name in text works too)',
-      (value: string, previous: string[]) => [...previous, value],
-      [] as string[],
+      // No default, so the help shows none (commander prints an empty list as "default: []").
+      (value: string, previous: string[] = []) => [...previous, value],
     )
     .option(
       '--reply-to <messageId>',
@@ -76,7 +76,7 @@ export function registerSend(program: Command, app: App): void {
       if (content.trim() === '') throw new UsageError('the message is empty', `Usage: ${USAGE}`);
       const type = options.image !== undefined ? 'image' : options.html ? 'html' : 'text';
       const space = ctx.spaceClient(saved);
-      const mentions = options.mention.length ? await participantIds(space, options.mention) : undefined;
+      const mentions = options.mention?.length ? await participantIds(space, options.mention) : undefined;
       const replyTo = options.replyTo === undefined ? undefined : await messageId(space, options.replyTo);
       const sent = await space.messages.send({
         content,

@@ -1,4 +1,4 @@
-import type { Command } from '@commander-js/extra-typings';
+import { type Command, Option } from '@commander-js/extra-typings';
 import type { StreamEvent } from '@convene/sdk';
 import { type App, examples } from '../app';
 import type { Context } from '../lib/context';
@@ -30,7 +30,12 @@ export function registerTail(program: Command, app: App): void {
       '--since <time>',
       'start after this: 10m, 2h, 09:30, yesterday, 2030-01-01 12:00, 2030-01-01T12:00:00Z',
     )
-    .option('-n, --lines <n>', 'how many earlier messages to show first (without --since)', '10')
+    .addOption(
+      new Option('-n, --lines <n>', 'how many earlier messages to show first (without --since)').default(
+        '10',
+        '10',
+      ),
+    )
     .addHelpText(
       'after',
       examples(
