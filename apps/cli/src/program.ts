@@ -28,6 +28,7 @@ import { type CliError, NoSpaceSavedError, UsageError } from './lib/errors';
 import { ExitCode } from './lib/exit-codes';
 import { explain } from './lib/failure';
 import { detectMode, neutralise, toJson } from './lib/output';
+import { listed } from './lib/render';
 import { closest } from './lib/resolve';
 import { VERSION } from './version';
 
@@ -171,10 +172,11 @@ export function walk(command: Command): Command[] {
 }
 
 function formatCommanderError(message: string, command: Command, json = false): string {
-  const [text = '', ...rest] = message
+  const [said = '', ...rest] = message
     .replace(/^error: /, '')
     .trimEnd()
     .split('\n');
+  const text = withChoices(said, command);
   const help = `Run \`${commandPath(command)} --help\` for usage.`;
   if (json) {
     // "(Did you mean send?)" and the like become the hint, before the pointer to the help.
@@ -190,6 +192,14 @@ function formatCommanderError(message: string, command: Command, json = false): 
   const color = pc.createColors(colored);
   // Commander quotes what was typed (`unknown option '--…'`): a pasted name may hold escapes.
   return `${color.red('✗')} ${neutralise([text, ...rest].join('\n'))}\n${color.dim(help)}\n`;
+}
+
+/** "missing required argument 'shell'" of an argument with choices ends with them: ": bash, zsh or fish". */
+function withChoices(text: string, command: Command): string {
+  const name = /^missing required argument '([^']+)'$/.exec(text)?.[1];
+  const choices = command.registeredArguments.find((argument) => argument.name() === name)?.argChoices;
+  if (!choices?.length) return text;
+  return `${text}: ${listed(choices)}`;
 }
 
 /**

@@ -150,6 +150,10 @@ describe('help, version, usage errors', () => {
     expect(option.stderr).toContain('convene space list --help');
     const choice = await owner.run(['completion', 'powershell']);
     expect(choice.code).toBe(2);
+    // A missing argument that has choices lists them.
+    const noShell = await owner.run(['completion']);
+    expect(noShell.code).toBe(2);
+    expect(noShell.stderr).toContain("missing required argument 'shell': bash, zsh or fish");
     // With --json, a usage error is one JSON object on stderr, like any other error.
     const json = await owner.run(['--json', 'space', 'craete', 'X']);
     expect(json.code).toBe(2);

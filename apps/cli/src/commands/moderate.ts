@@ -5,6 +5,7 @@ import { CliError } from '../lib/errors';
 import { ExitCode } from '../lib/exit-codes';
 import { conflictError, isSpaceClosed } from '../lib/failure';
 import { choose } from '../lib/prompts';
+import { listed } from '../lib/render';
 import { find, pick } from '../lib/resolve';
 
 const STATUS = {
@@ -169,7 +170,3 @@ export function registerModeration(program: Command, app: App): void {
       });
   }
 }
-
-/** "a", "a or b", "a, b or c". */
-const listed = (items: readonly string[]): string =>
-  items.length < 2 ? (items[0] ?? '') : `${items.slice(0, -1).join(', ')} or ${items.at(-1)}`;

@@ -85,3 +85,7 @@ export function styleStatus(out: Output, status: string, text: string = statusWo
       return out.c.dim(text);
   }
 }
+
+/** "a", "a or b", "a, b or c". */
+export const listed = (items: readonly string[]): string =>
+  items.length < 2 ? (items[0] ?? '') : `${items.slice(0, -1).join(', ')} or ${items.at(-1)}`;
