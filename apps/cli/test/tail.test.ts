@@ -278,9 +278,11 @@ describe('tail of a participant who is removed', () => {
       await eventually(() => expect(stderr).toContain('Following Door live'));
       expect((await host.run(['kick', 'Kim'])).code).toBe(0);
       const result = await done;
-      expect(result.stdout).toContain('Kim was removed');
-      expect(result.stderr).toContain('unknown key for this space ("Door")');
-      expect(result.stderr).toContain('The key no longer works if you left or were removed');
+      expect(result.stdout).toContain('You (Kim) were removed');
+      expect(result.stderr).toContain('you were removed from "Door": your key no longer works');
+      expect(result.stderr).toContain('`convene leave` forgets it here');
+      // Said as what happened, without a reconnection attempt before it.
+      expect(result.stderr).not.toContain('reconnecting');
       expect(result.stderr).not.toContain('The stream ended');
       expect(result.code).toBe(4);
     } finally {

@@ -3,6 +3,8 @@ import type { StreamEvent } from '@convene/sdk';
 import { type App, examples } from '../app';
 import type { Context } from '../lib/context';
 import { parseSince } from '../lib/duration';
+import { CliError } from '../lib/errors';
+import { ExitCode } from '../lib/exit-codes';
 import { parseCount } from '../lib/input';
 import { inline } from '../lib/output';
 import { printMessage, when } from '../lib/render';
@@ -51,7 +53,12 @@ export function registerTail(program: Command, app: App): void {
       const saved = ctx.space(reference);
       const space = ctx.spaceClient(saved);
       ctx.handlesInterrupt = true;
-      const view = new TailView(ctx, saved.name, since === undefined ? lines : Number.POSITIVE_INFINITY);
+      const view = new TailView(
+        ctx,
+        saved.name,
+        saved.participantId,
+        since === undefined ? lines : Number.POSITIVE_INFINITY,
+      );
       try {
         for await (const event of space.messages.stream({
           signal: ctx.signal,
@@ -60,14 +67,23 @@ export function registerTail(program: Command, app: App): void {
           onReconnect: () => view.reconnected(),
         })) {
           view.show(event);
+          // The server ends the stream of someone who left or was removed right after saying so:
+          // nothing to reconnect to.
+          if (view.departed) break;
         }
       } catch (error) {
         if (!ctx.signal.aborted) throw error;
       }
+      if (view.departed === 'kicked') {
+        throw new CliError(`you were removed from ${JSON.stringify(saved.name)}: your key no longer works`, {
+          exitCode: ExitCode.auth,
+          hint: '`convene leave` forgets it here; to come back, ask the owner for a new invitation (`convene join LINK`).',
+        });
+      }
       // The SDK ends a live stream quietly when reconnecting finds the key refused (removed, left
       // elsewhere, the space closed without our seeing it): asking once more fails as any command
       // would (exit 4 or 6, with what to do), rather than exit 0 as if the stream had just ended.
-      if (!ctx.signal.aborted && !view.closed) await space.get();
+      if (!ctx.signal.aborted && !view.closed && !view.departed) await space.get();
       view.end(ctx.signal.aborted);
     });
 }
@@ -83,10 +99,13 @@ class TailView {
   private readonly statuses = new Map<string, string>();
   /** The space closed (or expired) while it was followed: the stream's end needs no explaining. */
   closed = false;
+  /** You left (elsewhere) or were removed while following: the stream ends there. */
+  departed: 'left' | 'kicked' | undefined;
 
   constructor(
     private readonly ctx: Context,
     private readonly spaceName: string,
+    private readonly me: string,
     private readonly lines: number,
   ) {}
 
@@ -112,6 +131,13 @@ class TailView {
       if (this.ctx.out.mode.json) this.ctx.out.jsonLine(event);
       return;
     }
+    if (
+      event.event === 'participant-status' &&
+      event.data.participantId === this.me &&
+      (event.data.status === 'kicked' || event.data.status === 'left')
+    ) {
+      this.departed = event.data.status;
+    }
     if (this.backlog && event.event === 'message') {
       this.backlog.push(event);
       return;
@@ -124,7 +150,8 @@ class TailView {
    * stderr, so that a dropped connection is not taken for a quiet space; the SDK keeps trying.
    */
   disconnected(reason: string, attempt: number): void {
-    if (attempt === 1) this.ctx.out.info(this.ctx.out.c.yellow(`Connection lost (${reason}), reconnecting…`));
+    if (attempt === 1 && !this.departed)
+      this.ctx.out.info(this.ctx.out.c.yellow(`Connection lost (${reason}), reconnecting…`));
   }
 
   /** The stream came back after a drop: it resumes where it was. */
@@ -134,7 +161,8 @@ class TailView {
 
   end(interrupted: boolean): void {
     if (this.backlog) for (const e of this.backlog.slice(-this.lines)) this.print(e);
-    if (!interrupted && !this.closed) this.ctx.out.info(this.ctx.out.c.dim('The stream ended.'));
+    if (!interrupted && !this.closed && !this.departed)
+      this.ctx.out.info(this.ctx.out.c.dim('The stream ended.'));
   }
 
   /** A line of what happened (not a message): one line, whatever the names in it hold. */
@@ -160,7 +188,12 @@ class TailView {
         const before = this.statuses.get(p.participantId);
         this.names.set(p.participantId, p.name);
         this.statuses.set(p.participantId, p.status);
-        note(`${p.name} ${statusChange(before, p.status)}`);
+        const change = statusChange(before, p.status);
+        if (p.participantId !== this.me) {
+          note(`${p.name} ${change}`);
+          return;
+        }
+        note(`You (${p.name}) ${change.replace(/^was /, 'were ').replace(/^asks /, 'ask ')}`);
         return;
       }
       case 'artifact-created':
