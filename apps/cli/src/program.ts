@@ -137,6 +137,7 @@ function addHelpCommand(group: Command) {
     .command('help')
     .argument('[command...]', 'a command, or a group and one of its commands')
     .summary('show help for a command')
+    .description('Show the help of a command, as its --help does: `help send`, `help space create`.')
     .action((words) => {
       helpFor(group, words).help();
     });

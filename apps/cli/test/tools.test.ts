@@ -106,11 +106,14 @@ describe('help, version, usage errors', () => {
         commands.slice(i, i + 6).map(async (path) => {
           const help = await owner.run([...path, '--help']);
           expect({ path, code: help.code }).toEqual({ path, code: 0 });
-          // Usage, a blank line, then what the command does (not straight into its arguments).
-          expect({ path, describes: /^Usage: .+\n\n(?!Arguments:|Options:)\S/.test(help.stdout) }).toEqual({
-            path,
-            describes: true,
-          });
+          // Usage, a blank line, then what the command does in a sentence (not straight into its
+          // arguments, nor the lower-case one-line summary of the command list).
+          expect({ path, describes: /^Usage: .+\n\n(?!Arguments:|Options:)[A-Z]/.test(help.stdout) }).toEqual(
+            {
+              path,
+              describes: true,
+            },
+          );
           expect({ path, examples: help.stdout.includes('\nExamples:\n') }).toEqual({ path, examples: true });
         }),
       );

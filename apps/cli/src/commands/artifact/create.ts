@@ -11,6 +11,9 @@ export function registerArtifactCreate(artifact: Command, app: App): void {
     .argument('[name]', 'the document’s name')
     .usage('NAME [--file F] [options]')
     .summary('create a markdown document (empty, or from a file)')
+    .description(
+      'Create a markdown document in the space, empty or with the content of a file (`-` reads stdin), as version 1. Names are unique in a space, in any case (exit 6 for a name taken).',
+    )
     .option('-f, --file <file>', 'initial content from a file (`-` reads stdin)')
     .option('-s, --space <space>', 'name or id (default: the default space)')
     .addHelpText(

@@ -13,6 +13,9 @@ export function registerArtifactDiff(artifact: Command, app: App): void {
     .argument('[to]', 'the newer version (default: the latest)')
     .usage('ARTIFACT [FROM [TO]] [options]')
     .summary('a unified diff between two versions (default: the last change)')
+    .description(
+      'Print a unified diff between two versions of a document: FROM to TO, or what the last save changed when no version is given. Every version is kept (`convene artifact history`).',
+    )
     .option('-s, --space <space>', 'name or id (default: the default space)')
     .addHelpText(
       'after',

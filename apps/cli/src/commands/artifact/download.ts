@@ -9,6 +9,9 @@ export function registerArtifactDownload(artifact: Command, app: App): void {
     .argument('[artifact]', 'name or id (asked for on a terminal)')
     .usage('ARTIFACT [-o FILE] [options]')
     .summary('the markdown as it is, to stdout or a file')
+    .description(
+      'Print a document’s markdown exactly as saved, or write it to a file with -o: the content alone, for editing or piping.',
+    )
     .option('-o, --output <file>', 'write to this file instead of stdout')
     .option('-s, --space <space>', 'name or id (default: the default space)')
     .addHelpText(

@@ -9,6 +9,9 @@ export function registerArtifactHistory(artifact: Command, app: App): void {
     .argument('[artifact]', 'name or id (asked for on a terminal)')
     .usage('ARTIFACT [options]')
     .summary('the versions of a document, newest first')
+    .description(
+      'List the versions of a document, newest first: who saved each, when, and its size. `convene artifact diff` compares two, `convene artifact restore` saves an old one again.',
+    )
     .option('-s, --space <space>', 'name or id (default: the default space)')
     .addHelpText(
       'after',

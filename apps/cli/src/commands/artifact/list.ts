@@ -7,6 +7,9 @@ export function registerArtifactList(artifact: Command, app: App): void {
     .command('list')
     .alias('ls')
     .summary('the documents of a space')
+    .description(
+      'List the documents of a space: name, id, version, last update, and who holds the edit lock, until when.',
+    )
     .option('-s, --space <space>', 'name or id (default: the default space)')
     .addHelpText(
       'after',

@@ -41,6 +41,9 @@ export function registerArtifactUnlock(artifact: Command, app: App): void {
     .argument('[artifact]', 'name or id (asked for on a terminal)')
     .usage('ARTIFACT [options]')
     .summary('release the lock (the owner can release anyone’s)')
+    .description(
+      'Release the edit lock of a document you hold; the space’s owner can release anyone’s. A document nobody has locked is left as it is (exit 0).',
+    )
     .option('-s, --space <space>', 'name or id (default: the default space)')
     .addHelpText('after', examples('convene artifact unlock plan.md'))
     .action(async (reference, options, command) => {

@@ -9,6 +9,9 @@ export function registerArtifactShow(artifact: Command, app: App): void {
     .argument('[artifact]', 'name or id (asked for on a terminal)')
     .usage('ARTIFACT [options]')
     .summary('a document: its details and content')
+    .description(
+      'Show a document: its version, who saved it last and when, who holds its edit lock, and its content.',
+    )
     .option('-s, --space <space>', 'name or id (default: the default space)')
     .addHelpText(
       'after',

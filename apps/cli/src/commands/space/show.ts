@@ -9,6 +9,9 @@ export function registerSpaceShow(space: Command, app: App): void {
     .command('show')
     .argument('[space]', 'name or id (default: the default space)')
     .summary('a space: description, agenda, participants, documents')
+    .description(
+      'Show a space: its state and time left, description and agenda, participants with their status, and documents.',
+    )
     .addHelpText('after', examples('convene space show', 'convene space show "Release plan" --json'))
     .action(async (reference, _options, command) => {
       const ctx = app.context(command);

@@ -8,6 +8,9 @@ export function registerSpaceUpdate(space: Command, app: App): void {
     .command('update')
     .argument('[space]', 'name or id (default: the default space)')
     .summary('change the name, description or agenda (owner)')
+    .description(
+      'Change a space’s name, description or agenda. Only the owner can; what is not given stays as it is.',
+    )
     .option('--name <name>', 'the new name')
     .option('-d, --description <text>', 'the new description')
     .option('--agenda <text>', 'the new agenda')
