@@ -21,7 +21,7 @@ import {
 } from './internal';
 
 export interface ClientOptions {
-  /** Where the service runs, e.g. `https://convene.example.com` (a path prefix is kept). */
+  /** Where the service runs, an absolute http(s) URL such as `https://convene.example.com` (a path prefix is kept). */
   baseUrl: string;
   /**
    * A `usr_` token from the link flow or the dashboard: sent as `X-User-Token` when creating and
@@ -94,6 +94,12 @@ export class Transport {
 
   constructor(options: ClientOptions) {
     if (!options.baseUrl) throw new ConveneError('baseUrl is required, e.g. new Convene({ baseUrl })');
+    // Said now: fetch would refuse each request ("unknown scheme"), and the SDK take that for a
+    // connection failure and retry it before throwing a ConnectionError.
+    if (!/^https?:$/.test(parsedProtocol(options.baseUrl)))
+      throw new ConveneError(
+        `baseUrl must be an absolute http(s) URL, such as http://localhost:3000 (got ${options.baseUrl})`,
+      );
     const fetchImpl = options.fetch ?? globalThis.fetch;
     if (typeof fetchImpl !== 'function')
       throw new ConveneError('no fetch implementation: pass one as the `fetch` option');
@@ -255,6 +261,15 @@ export class Transport {
 }
 
 showAs(Transport, 'Transport');
+
+/** The scheme of `url` (`http:`), or '' when it is not an absolute URL. */
+function parsedProtocol(url: string): string {
+  try {
+    return new URL(url).protocol;
+  } catch {
+    return '';
+  }
+}
 
 function parse(route: Route, response: Response, text: string): unknown {
   if (route.response !== 'json') return text;

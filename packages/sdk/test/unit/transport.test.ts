@@ -145,3 +145,14 @@ describe('clients as JSON', () => {
     expect(resumed.toJSON()).toEqual(init);
   });
 });
+
+describe('the client’s options', () => {
+  it('refuses a baseUrl that is not an absolute http(s) URL at once, not after retried requests', () => {
+    for (const baseUrl of ['localhost:3000', 'http//localhost:3000', 'ftp://localhost:3000', '/hub']) {
+      expect(() => new Convene({ baseUrl }), baseUrl).toThrow(ConveneError);
+      expect(() => new Convene({ baseUrl }), baseUrl).toThrow(/^baseUrl must be an absolute http\(s\) URL/);
+    }
+    for (const baseUrl of ['http://localhost:3000', 'https://convene.example.com/prefix/'])
+      expect(new Convene({ baseUrl }).toJSON(), baseUrl).toEqual({ baseUrl: baseUrl.replace(/\/$/, '') });
+  });
+});
