@@ -185,6 +185,36 @@ describe.runIf(onPostgres())('two nodes on one database', () => {
     });
   });
 
+  it("gives each node's streams its own PUBLIC_URL in participant-status events, live and replayed", async () => {
+    const space = await onA.createSpace();
+    const streams: SseStream[] = [];
+    try {
+      for (const node of [a, b]) {
+        const stream = await SseStream.connect(node.listenUrl, space.spaceId, { key: space.ownerKey });
+        await stream.until((e) => e.event === 'context');
+        streams.push(stream);
+      }
+      // The event is recorded on A, with A's URL at hand.
+      const alice = await onA.joinActive(space, { name: 'Alice' });
+      const avatar = (node: { url: string }) => `${node.url}/avatar/${alice.participantId}.svg`;
+      const onStreamA = (await streams[0]!.until((e) => e.event === 'participant-status')).at(-1)!;
+      const onStreamB = (await streams[1]!.until((e) => e.event === 'participant-status')).at(-1)!;
+      expect(onStreamA.json.avatarUrl).toBe(avatar(a));
+      expect(onStreamB.json.avatarUrl).toBe(avatar(b));
+
+      const replay = await SseStream.connect(b.listenUrl, space.spaceId, {
+        key: space.ownerKey,
+        lastEventId: '0',
+      });
+      streams.push(replay);
+      const replayed = (await replay.until((e) => e.event === 'participant-status')).at(-1)!;
+      expect(replayed.id).toBe(onStreamB.id);
+      expect(replayed.json.avatarUrl).toBe(avatar(b));
+    } finally {
+      for (const stream of streams) stream.close();
+    }
+  });
+
   it('announce a lapsed lock once, on the streams of both nodes, within 5 s of its expiry', async () => {
     const config = { lockTtlSeconds: 2 };
     await withServer({ config }, ({ srv: x, h: onX }) =>

@@ -41,6 +41,19 @@ export function toParticipantView(config: CoreConfig, row: ParticipantRow): TPar
   };
 }
 
+/**
+ * An event as this node hands it out. A participant-status event is recorded (and notified to
+ * every node) with the avatarUrl of the node that made the change, but every URL a node hands out
+ * is built from its own PUBLIC_URL (decisions.md), so the URL is drawn again from the id.
+ */
+export function servedEvent<T extends { kind: string; data?: unknown }>(config: CoreConfig, event: T): T {
+  if (event.kind !== 'participant-status') return event;
+  const view = event.data as { participantId?: unknown; avatarUrl?: unknown } | undefined;
+  if (typeof view?.participantId !== 'string') return event;
+  const url = avatarUrl(config, view.participantId);
+  return view.avatarUrl === url ? event : { ...event, data: { ...view, avatarUrl: url } };
+}
+
 /** Lock fields appear only while a lock is held and not yet expired. */
 export function activeLock(
   row: ArtifactSummaryRow,

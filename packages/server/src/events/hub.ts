@@ -1,4 +1,11 @@
-import { type Deps, type ReadEventsOptions, readContext, readEvents, type StreamEvent } from '@convene/core';
+import {
+  type Deps,
+  type ReadEventsOptions,
+  readContext,
+  readEvents,
+  type StreamEvent,
+  servedEvent,
+} from '@convene/core';
 import { FanOut, type HubSubscriber } from './fan-out';
 import { StreamLeases } from './leases';
 import { type StreamCaps, type StreamCapsOptions, streamCaps } from './stream-caps';
@@ -75,7 +82,7 @@ export class EventHub {
   async start(): Promise<void> {
     await this.caps.start();
     this.stopListening = await this.options.deps.events.subscribe({
-      notice: (notice) => this.fanOut.notice(notice),
+      notice: (notice) => this.fanOut.notice(servedEvent(this.options.deps.config, notice)),
       resync: () => void this.renewLeases(),
     });
     this.pinger = setInterval(() => this.fanOut.tick(), this.options.pingMs);
@@ -123,7 +130,10 @@ export class EventHub {
     const key = JSON.stringify(options);
     let read = this.inflightReads.get(key);
     if (!read) {
-      read = readEvents(this.options.deps.db, options).finally(() => this.inflightReads.delete(key));
+      const { db, config } = this.options.deps;
+      read = readEvents(db, options)
+        .then((events) => events.map((event) => servedEvent(config, event)))
+        .finally(() => this.inflightReads.delete(key));
       this.inflightReads.set(key, read);
     }
     return read;
