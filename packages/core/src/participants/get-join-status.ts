@@ -15,6 +15,11 @@ export interface GetJoinStatusOptions {
   key: string | undefined;
   /** The pollToken the join answered with (X-Poll-Token). */
   pollToken: string | undefined;
+  /**
+   * Refuse even the pending answer without the pollToken (401), for callers that name a join by
+   * a handle carrying its pollToken (an A2A task id), where a participantId alone names nothing.
+   */
+  requirePollToken?: boolean | undefined;
 }
 
 /** What the caller answers: the body, and whether the join is still waiting (202). */
@@ -26,8 +31,10 @@ export interface JoinStatusOutcome {
 /**
  * A private-space joiner polls with the invitation key it joined with and the pollToken the join
  * answered with: the invitation key is shared, and a joiner's id is visible to the space, so only
- * the pollToken tells the joiner from anyone else holding the invitation. Without it: 401; with
- * another one: 404, as for a join that does not exist. While the owner has not decided: pending.
+ * the pollToken tells the joiner from anyone else holding the invitation. Without it a waiting join
+ * answers pending, as the specification's poll with the invitation key alone does, and anything
+ * else 401; with another one: 404, as for a join that does not exist. While the owner has not
+ * decided: pending.
  * Once approved, the first poll hands out the key minted at join and forgets its sealed copy (a
  * human linked through X-User-Token keeps one for getMySpaceKey); every later poll is 404, so a
  * key is never handed out twice. A join that was refused (kicked), or that nobody made through
@@ -39,6 +46,7 @@ export async function getJoinStatus({
   participantId,
   key,
   pollToken,
+  requirePollToken,
 }: GetJoinStatusOptions): Promise<JoinStatusOutcome> {
   const { db, clock, box } = deps;
   return db.transaction(async (tx) => {
@@ -60,8 +68,13 @@ export async function getJoinStatus({
     }
     // Joins made before pollTokens existed have none to check; every join since has one.
     if (row.pollTokenHash !== null) {
-      if (!pollToken)
+      if (!pollToken) {
+        // The specification's poll (the invitation key alone) learns that the join still waits;
+        // only the key needs the pollToken.
+        if (row.status === 'waitingForApproval' && !requirePollToken)
+          return { pending: true, result: { status: 'pending' } };
         throw new UnauthorizedError('X-Poll-Token is required: send the pollToken the join answered with');
+      }
       if (hashSecret(pollToken) !== row.pollTokenHash) throw new NotFoundError('pending join request');
     }
     switch (row.status) {

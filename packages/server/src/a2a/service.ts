@@ -242,6 +242,7 @@ async function joinState(ctx: A2AContext, taskId: string): Promise<A2ATask> {
       participantId,
       key: ctx.key,
       ...(pollToken ? { pollToken } : {}),
+      requirePollToken: true,
     } as Parameters<typeof getJoinStatus>[0]);
     if (pending)
       return joinTask(ctx.spaceId, taskId, 'submitted', {
