@@ -469,6 +469,13 @@ describe('invite, join, participants, moderation, leave', () => {
       error: expect.stringContaining('is not a whole invitation link'),
       exitCode: 2,
     });
+    // A key pasted where the link goes is said to be one, and never repeated (output lands in logs).
+    for (const key of [publicInvitationKey, ownerPrivateKey]) {
+      const pasted = await guest.run(['join', key, '--name', 'Eve']);
+      expect(pasted.code).toBe(2);
+      expect(pasted.stderr).toContain('that is a key, not an invitation link');
+      expect(pasted.stderr).not.toContain(key);
+    }
     // Nothing was saved.
     expect(existsSync(join(guest.env.XDG_CONFIG_HOME!, 'convene/credentials.json'))).toBe(false);
   });

@@ -65,6 +65,13 @@ export function registerJoin(program: Command, app: App): void {
         usage: 'convene join LINK | SPACE --key KEY [options]',
       });
       const linkServer = serverOfLink(reference);
+      if (!linkServer && !isUuid(reference) && looksLikeKey(reference)) {
+        // Not repeated: error output ends up in logs and screenshots.
+        throw new UsageError(
+          'that is a key, not an invitation link',
+          'Pass the link `convene invite` printed, or the space id with the invitation key: convene join SPACE_ID --key KEY.',
+        );
+      }
       if (!linkServer && !isUuid(reference)) {
         throw new UsageError(
           `"${reference}" is neither an invitation link nor a space id`,
@@ -235,3 +242,6 @@ function forgetPending(ctx: Context, url: string, spaceId: string): void {
     if (host.pendingJoins) delete host.pendingJoins[spaceId];
   });
 }
+
+/** An invitation key (inv_…) or a 64-hex owner or participant key, given where a link goes. */
+const looksLikeKey = (text: string): boolean => /^inv_\S+$/.test(text) || /^[0-9a-f]{64}$/i.test(text);
