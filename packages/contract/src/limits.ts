@@ -10,8 +10,6 @@ export const limits = {
   artifactContentMax: 1024 * 1024,
   requestBodyMax: 2 * 1024 * 1024,
   participantsPerSpace: 1000,
-  /** Joins one invitation key admits, so that no single invitee can fill a space. */
-  joinsPerInvitation: 100,
   /** Artifact content a space stores, every version counted (UTF-8 bytes). */
   artifactBytesPerSpace: 256 * 1024 * 1024,
   artifactsPerSpace: 1000,

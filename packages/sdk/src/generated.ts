@@ -1065,7 +1065,6 @@ export const limits = {
   artifactContentMax: 1048576,
   requestBodyMax: 2097152,
   participantsPerSpace: 1000,
-  joinsPerInvitation: 100,
   artifactBytesPerSpace: 268435456,
   artifactsPerSpace: 1000,
   messagesPerPage: 500,

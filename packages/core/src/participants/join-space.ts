@@ -1,5 +1,5 @@
 import { limits, type TJoinRequest, type TJoinResult } from '@convene/contract';
-import { and, count, eq, lt, sql } from 'drizzle-orm';
+import { and, count, eq, sql } from 'drizzle-orm';
 import { resolveUserToken } from '../accounts/resolve-user-token';
 import { authorize, roles } from '../auth/authorize';
 import { invitations, participants, spaceColumns, spaces } from '../db/schema';
@@ -64,24 +64,13 @@ export async function joinSpace({
     if ((row?.n ?? 0) >= limits.participantsPerSpace) {
       throw new ConflictError(`this space already has ${limits.participantsPerSpace} participants`);
     }
-    // One invitation admits so many joins: no single invitee can fill the space.
+    // The joins each invitation made, kept as a record. Not capped: decisions.md bounds a space
+    // (1,000 participants), not an invitation, and one invitation may admit a full space.
     if (caller.role !== 'invitation') throw new Error('authorize let a non-invitation key join');
-    const [used] = await tx
+    await tx
       .update(invitations)
       .set({ joins: sql`${invitations.joins} + 1` })
-      .where(
-        and(
-          eq(invitations.spaceId, spaceId),
-          eq(invitations.id, caller.invitationId),
-          lt(invitations.joins, limits.joinsPerInvitation),
-        ),
-      )
-      .returning({ joins: invitations.joins });
-    if (!used) {
-      throw new ConflictError(
-        `this invitation has admitted ${limits.joinsPerInvitation} joins; ask the owner for a new invitation`,
-      );
-    }
+      .where(and(eq(invitations.spaceId, spaceId), eq(invitations.id, caller.invitationId)));
     const userId = await resolveUserToken(tx, clock, userToken);
     const pending = space.privacy === 'private';
     const now = clock.now();

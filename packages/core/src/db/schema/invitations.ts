@@ -7,7 +7,7 @@ export const invitations = pgTable(
     id: uuid('id').notNull(),
     /** SHA-256 of the publicInvitationKey. */
     keyHash: text('key_hash').notNull(),
-    /** Joins made with this invitation, bounded by limits.joinsPerInvitation. */
+    /** Joins made with this invitation (a record; not capped). */
     joins: integer('joins').notNull().default(0),
     createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull(),
   },
