@@ -657,12 +657,15 @@ describe('invite, join, participants, moderation, leave', () => {
     expect(short.stderr).toContain('An id start needs 4 characters or more.');
 
     // A space past its time to live is closed, whatever the participant's standing.
+    // Long enough for the invite and join processes on a loaded machine (3 s was not: the join
+    // met the expired space, exit 6), then waited out from after its creation.
     const brief = user();
     const { spaceId: briefId } = (
-      await brief.run(['space', 'create', 'Brief', '--ttl', '3s', '--json'])
+      await brief.run(['space', 'create', 'Brief', '--ttl', '8s', '--json'])
     ).json();
+    const expired = Date.now() + 8_200;
     await joinAs(brief, user(), 'Bea');
-    await new Promise((resolve) => setTimeout(resolve, 3200));
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, expired - Date.now())));
     const late = await brief.run(['kick', 'Bea', '--space', briefId]);
     expect(late.code).toBe(6);
     expect(late.stderr).toContain('is closed: its keys no longer work');
