@@ -67,9 +67,6 @@ export function registerTail(program: Command, app: App): void {
           onReconnect: () => view.reconnected(),
         })) {
           view.show(event);
-          // The server ends the stream of someone who left or was removed right after saying so:
-          // nothing to reconnect to.
-          if (view.departed) break;
         }
       } catch (error) {
         if (!ctx.signal.aborted) throw error;
@@ -99,8 +96,8 @@ class TailView {
   private readonly statuses = new Map<string, string>();
   /** The space closed (or expired) while it was followed: the stream's end needs no explaining. */
   closed = false;
-  /** You left (elsewhere) or were removed while following: the stream ends there. */
-  departed: 'left' | 'kicked' | undefined;
+  /** Your own status as the stream last said it (the SDK ends the stream after a kick or leaving). */
+  private myStatus: string | undefined;
 
   constructor(
     private readonly ctx: Context,
@@ -131,12 +128,8 @@ class TailView {
       if (this.ctx.out.mode.json) this.ctx.out.jsonLine(event);
       return;
     }
-    if (
-      event.event === 'participant-status' &&
-      event.data.participantId === this.me &&
-      (event.data.status === 'kicked' || event.data.status === 'left')
-    ) {
-      this.departed = event.data.status;
+    if (event.event === 'participant-status' && event.data.participantId === this.me) {
+      this.myStatus = event.data.status;
     }
     if (this.backlog && event.event === 'message') {
       this.backlog.push(event);
@@ -145,13 +138,17 @@ class TailView {
     this.print(event);
   }
 
+  /** You left (elsewhere) or were removed while following: the stream ended there. */
+  get departed(): 'left' | 'kicked' | undefined {
+    return this.myStatus === 'left' || this.myStatus === 'kicked' ? this.myStatus : undefined;
+  }
+
   /**
    * The connection dropped (a server restart, a network cut) or fell silent: said once, on
    * stderr, so that a dropped connection is not taken for a quiet space; the SDK keeps trying.
    */
   disconnected(reason: string, attempt: number): void {
-    if (attempt === 1 && !this.departed)
-      this.ctx.out.info(this.ctx.out.c.yellow(`Connection lost (${reason}), reconnecting…`));
+    if (attempt === 1) this.ctx.out.info(this.ctx.out.c.yellow(`Connection lost (${reason}), reconnecting…`));
   }
 
   /** The stream came back after a drop: it resumes where it was. */

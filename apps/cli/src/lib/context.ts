@@ -195,10 +195,13 @@ export class Context {
     });
   }
 
-  /** The SDK client bound to a saved space and its key; failures are explained as this space's. */
+  /**
+   * The SDK client bound to a saved space, its key and its participant (so its streams end right
+   * after that participant's own kick or departure); failures are explained as this space's.
+   */
   spaceClient(space: StoredSpace) {
     this.using = { kind: 'space', space };
-    return this.hub().space(space.spaceId, space.key);
+    return this.hub().space(space.spaceId, space.key, space.participantId);
   }
 
   /** Whether a dashboard session is saved for this server and has not expired. */
