@@ -53,8 +53,9 @@ export function registerSend(program: Command, app: App): void {
       if (options.html && options.image !== undefined) {
         throw new UsageError('--html and --image cannot be used together', `Usage: ${USAGE}`);
       }
-      const sourceGiven = options.file !== undefined || options.image !== undefined;
-      const textWords = sourceGiven ? 0 : 1;
+      // The content comes from --image or --file, or else from the last word (or stdin).
+      const source = options.image !== undefined ? 'image' : options.file !== undefined ? 'file' : undefined;
+      const textWords = source ? 0 : 1;
       if (words.length > textWords + (options.space === undefined ? 1 : 0)) {
         throw new UsageError(
           `too many arguments (${words.length})`,
@@ -63,8 +64,7 @@ export function registerSend(program: Command, app: App): void {
       }
       // Without --space, a word before the text (the only word with --file or --image) names the space.
       const spaceReference = options.space ?? (words.length > textWords ? words[0] : undefined);
-      const textArgument = sourceGiven ? undefined : words.at(-1);
-      const source = options.image !== undefined ? 'image' : options.file !== undefined ? 'file' : undefined;
+      const textArgument = source ? undefined : words.at(-1);
       const saved = withQuotingHint(() => ctx.space(spaceReference), options.space, source, words);
       let content: string;
       if (options.image !== undefined) content = options.image;
