@@ -109,9 +109,24 @@ describe('send', () => {
     const unquoted = await guest.run(['send', 'hello', 'world']);
     expect(unquoted.code).toBe(5);
     expect(unquoted.stderr).toContain('no space "hello"');
+    // The words are said once, in the command that sends them.
     expect(unquoted.stderr).toContain(
-      'To send "hello world" to the default space, quote it: convene send "hello world"',
+      'To send the words as one message to the default space, quote them: convene send "hello world".',
     );
+    expect(unquoted.stderr.split('"hello world"')).toHaveLength(2);
+    // With `-` the text comes from stdin: the word before it can only be a space.
+    const piped = await guest.run(['send', 'Nowhere', '-'], { input: 'from a pipe\n' });
+    expect(piped.code).toBe(5);
+    expect(piped.stderr).not.toContain('quote');
+    // Nobody's default space to send to: no quoting hint that would fail there too.
+    const newcomer = new User(server.url);
+    try {
+      const none = await newcomer.run(['send', 'hello', 'world']);
+      expect(none.code).toBe(5);
+      expect(none.stderr).not.toContain('quote');
+    } finally {
+      newcomer.remove();
+    }
     // A caption beside --image is taken for a space: what it is for is said.
     const caption = await guest.run(['send', '--image', 'https://example.com/chart.png', 'our chart']);
     expect(caption.code).toBe(5);

@@ -65,7 +65,12 @@ export function registerSend(program: Command, app: App): void {
       // Without --space, a word before the text (the only word with --file or --image) names the space.
       const spaceReference = options.space ?? (words.length > textWords ? words[0] : undefined);
       const textArgument = source ? undefined : words.at(-1);
-      const saved = withQuotingHint(() => ctx.space(spaceReference), options.space, source, words);
+      const saved = withQuotingHint(() => ctx.space(spaceReference), {
+        spaceOption: options.space,
+        source,
+        words,
+        hasDefault: ctx.host().defaultSpace !== undefined,
+      });
       let content: string;
       if (options.image !== undefined) content = options.image;
       else if (options.file !== undefined) content = trimEnd(await readTextFile(options.file));
@@ -93,24 +98,31 @@ export function registerSend(program: Command, app: App): void {
 
 /**
  * `convene send hello world` names a space "hello": when no space is called so, the text was more
- * likely two words left unquoted, and the error says how to send them. Likewise the one word
- * beside --file or --image (`convene send --image URL caption`) names a space, not a caption.
+ * likely two words left unquoted, and the error says how to send them to the default space (once,
+ * as the command that does it; not when there is no default space, nor when the text is `-`,
+ * stdin, since a word before it can only name a space). Likewise the one word beside --file or
+ * --image (`convene send --image URL caption`) names a space, not a caption.
  */
 function withQuotingHint<T>(
   resolve: () => T,
-  spaceOption: string | undefined,
-  source: 'file' | 'image' | undefined,
-  words: string[],
+  how: {
+    spaceOption: string | undefined;
+    source: 'file' | 'image' | undefined;
+    words: string[];
+    hasDefault: boolean;
+  },
 ): T {
   try {
     return resolve();
   } catch (error) {
+    const { spaceOption, source, words } = how;
     if (spaceOption !== undefined || words.length !== (source ? 1 : 2)) throw error;
     if (!(error instanceof CliError) || error.exitCode !== ExitCode.notFound) throw error;
+    if (!source && (words[1] === '-' || !how.hasDefault)) throw error;
     const text = JSON.stringify(words.join(' '));
     const hint = source
       ? `With --${source}, the message is the ${source} alone and a word beside it names the space: send ${text} as a message of its own.`
-      : `To send ${text} to the default space, quote it: convene send ${text}.`;
+      : `To send the words as one message to the default space, quote them: convene send ${text}.`;
     const Failure = error.constructor as typeof CliError;
     throw new Failure(error.message, {
       exitCode: error.exitCode,
