@@ -260,6 +260,42 @@ describe('text from others, printed to a terminal', () => {
     expect((await owner.run(['artifact', 'show', docId])).stdout).toContain(`# Title ${shown}\n\tindented\n`);
   });
 
+  it('keeps a name to one line in errors, hints and label/value output', async () => {
+    // Someone else's lock: the error names its holder.
+    expect((await mallory.run(['artifact', 'lock', docId])).code).toBe(0);
+    const locked = await guest.run(['artifact', 'lock', docId]);
+    expect(locked.code).toBe(6);
+    expect(locked.stderr).toContain(`locked by Mal${shown}\\x0aory until`);
+    // A suggestion quotes a name.
+    const mention = await guest.run(['send', 'hi', '--mention', 'Mal']);
+    expect(mention.code).toBe(5);
+    expect(mention.stderr).toContain(`Did you mean "Mal${shown}\\x0aory"?`);
+    // The holder and the author, in `artifact show`.
+    const show = await owner.run(['artifact', 'show', docId]);
+    expect(show.stdout).toContain(`by Mal${shown}\\x0aory\n`);
+    expect(show.stdout).toContain(` Mal${shown}\\x0aory, lapses`);
+    // Released: the tail test below sees it locked afresh.
+    expect((await mallory.run(['artifact', 'unlock', docId])).code).toBe(0);
+    // A space's name, in what `join` prints and in a suggestion of it.
+    const host = new User(server.url);
+    const visitor = new User(server.url);
+    try {
+      expect((await host.run(['space', 'create', `Team${attack}\nB`])).code).toBe(0);
+      const { humanLink } = (await host.run(['invite', '--json'])).json();
+      const joined = await visitor.run(['join', humanLink, '--name', 'Vic']);
+      expect(joined.code).toBe(0);
+      expect(joined.stdout).toMatch(/^space {8}Team.*\\x0aB \(/m);
+      const typo = await visitor.run(['space', 'use', 'Tea']);
+      expect(typo.code).toBe(5);
+      expect(typo.stderr).toContain(`Did you mean "Team${shown}\\x0aB"?`);
+      for (const output of [joined.stdout, typo.stderr]) expect(output).not.toMatch(actedOn);
+    } finally {
+      host.remove();
+      visitor.remove();
+    }
+    for (const output of [locked.stderr, mention.stderr, show.stdout]) expect(output).not.toMatch(actedOn);
+  });
+
   it('is escaped in colour too, where the CLI’s own colours stay escape sequences', async () => {
     const result = await owner.run(['messages'], { env: { FORCE_COLOR: '1' } });
     expect(result.stdout).toContain('\u001b[1m');

@@ -14,6 +14,7 @@ import { CliError, UsageError } from '../lib/errors';
 import { ExitCode } from '../lib/exit-codes';
 import { isSpaceClosed } from '../lib/failure';
 import { checkName } from '../lib/input';
+import { inline } from '../lib/output';
 import { required } from '../lib/prompts';
 import type { StoredSpace } from '../lib/store';
 
@@ -187,7 +188,7 @@ export function registerJoin(program: Command, app: App): void {
           quiet: () => participantId,
           human: () => {
             out.fields([
-              ['space', `${view.name} (${view.spaceId})`],
+              ['space', `${inline(view.name)} (${view.spaceId})`],
               ['participant', participantId],
               ['server', url],
             ]);

@@ -5,6 +5,7 @@ import { isUuid } from '../lib/context';
 import { CliError, UsageError } from '../lib/errors';
 import { ExitCode } from '../lib/exit-codes';
 import { assertPiped, readStdin, readTextFile } from '../lib/input';
+import { inline } from '../lib/output';
 import { required } from '../lib/prompts';
 import { byIdStart, closest, find } from '../lib/resolve';
 
@@ -172,7 +173,7 @@ async function participantIds(space: SpaceClient, who: string[]): Promise<string
     );
     throw new CliError(`nobody called "${w}" is in this space`, {
       exitCode: ExitCode.notFound,
-      hint: `${near ? `Did you mean "${near}"? ` : ''}See who is there with \`convene participants\`; --mention also takes a participantId.`,
+      hint: `${near ? `Did you mean "${inline(near)}"? ` : ''}See who is there with \`convene participants\`; --mention also takes a participantId.`,
     });
   });
 }

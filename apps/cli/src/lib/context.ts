@@ -10,7 +10,7 @@ import {
 import { CliError, NoSpaceSavedError, UsageError } from './errors';
 import { ExitCode } from './exit-codes';
 import { isNotConvene } from './not-convene';
-import { detectMode, Output } from './output';
+import { detectMode, inline, Output } from './output';
 import { closest, find } from './resolve';
 import { CredentialStore, type HostEntry, hostKey, type StoredSpace } from './store';
 
@@ -191,7 +191,7 @@ export class Context {
     );
     throw new Failure(`no space "${reference}" among those you hold keys for on ${this.url}`, {
       exitCode: ExitCode.notFound,
-      hint: `${near ? `Did you mean "${near}"? ` : ''}See them, by their current names, with \`convene space list\`.`,
+      hint: `${near ? `Did you mean "${inline(near)}"? ` : ''}See them, by their current names, with \`convene space list\`.`,
     });
   }
 

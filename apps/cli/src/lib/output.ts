@@ -192,9 +192,9 @@ export class Output {
     this.stderr.write(`${printable(`${this.c.yellow('!')} ${text}`)}\n`);
   }
 
-  /** An error on stderr. */
+  /** An error on stderr: what went wrong on one line (a name in it cannot start another), then the hint. */
   error(message: string, hint?: string): void {
-    this.stderr.write(`${printable(`${this.c.red('✗')} ${message}`)}\n`);
+    this.stderr.write(`${printableLine(`${this.c.red('✗')} ${message}`)}\n`);
     if (hint) this.stderr.write(`${printable(this.c.dim(hint))}\n`);
   }
 

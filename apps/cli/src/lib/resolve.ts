@@ -1,5 +1,6 @@
 import { CliError, UsageError } from './errors';
 import { ExitCode } from './exit-codes';
+import { inline } from './output';
 
 /**
  * Finds a participant or an artifact by what a person would type: its id, its name (any case),
@@ -17,7 +18,7 @@ export function pick<T>(
   const short = /^[0-9a-f-]{1,3}$/i.test(reference) ? 'An id start needs 4 characters or more. ' : '';
   throw new CliError(`no ${what.noun} "${reference}"`, {
     exitCode: ExitCode.notFound,
-    hint: `${short}${near ? `Did you mean "${near}"? ` : ''}See them with \`${what.listCommand}\`.`,
+    hint: `${short}${near ? `Did you mean "${inline(near)}"? ` : ''}See them with \`${what.listCommand}\`.`,
   });
 }
 
@@ -34,7 +35,7 @@ export function find<T>(
   if (named.length > 1) {
     throw new UsageError(
       `${named.length} ${what.noun}s are called "${reference}"`,
-      `Name one by id: ${named.map((item) => `${what.name(item)} (${what.id(item)})`).join(', ')}`,
+      `Name one by id: ${named.map((item) => `${inline(what.name(item))} (${what.id(item)})`).join(', ')}`,
     );
   }
   const prefixed =
@@ -42,7 +43,7 @@ export function find<T>(
   if (prefixed.length > 1) {
     throw new UsageError(
       `${prefixed.length} ${what.noun}s have ids starting with "${reference}"`,
-      `Name one: ${prefixed.map((item) => `${what.name(item)} (${what.id(item)})`).join(', ')}`,
+      `Name one: ${prefixed.map((item) => `${inline(what.name(item))} (${what.id(item)})`).join(', ')}`,
     );
   }
   return prefixed[0];
@@ -66,7 +67,7 @@ export function byIdStart<T>(
   if (matches.length > 1) {
     throw new UsageError(
       `${matches.length} ${what.noun}s have ids starting with "${reference}"`,
-      `Name one: ${matches.map(what.label).join(', ')}`,
+      `Name one: ${matches.map((item) => inline(what.label(item))).join(', ')}`,
     );
   }
   throw new CliError(`no ${what.noun} "${reference}"`, {

@@ -1,6 +1,7 @@
 import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../../app';
 import { findArtifact } from '../../lib/artifacts';
+import { inline } from '../../lib/output';
 import { relative } from '../../lib/render';
 
 export function registerArtifactShow(artifact: Command, app: App): void {
@@ -25,13 +26,13 @@ export function registerArtifactShow(artifact: Command, app: App): void {
       out.result(doc, {
         quiet: () => doc.id,
         human: () => {
-          const holder = doc.lockedBy ? (found.names.get(doc.lockedBy) ?? doc.lockedBy) : undefined;
+          const holder = doc.lockedBy ? inline(found.names.get(doc.lockedBy) ?? doc.lockedBy) : undefined;
           out.fields([
-            ['name', out.c.bold(doc.name)],
+            ['name', out.c.bold(inline(doc.name))],
             ['id', doc.id],
             [
               'version',
-              `${doc.version}, updated ${relative(doc.updatedAt)} by ${found.names.get(doc.updatedBy) ?? doc.updatedBy}`,
+              `${doc.version}, updated ${relative(doc.updatedAt)} by ${inline(found.names.get(doc.updatedBy) ?? doc.updatedBy)}`,
             ],
             [
               'lock',

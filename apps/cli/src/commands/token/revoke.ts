@@ -2,6 +2,7 @@ import type { Command } from '@commander-js/extra-typings';
 import type { TokenMetadata as Token } from '@convene/sdk';
 import { type App, examples } from '../../app';
 import { UsageError } from '../../lib/errors';
+import { inline } from '../../lib/output';
 import { choose } from '../../lib/prompts';
 import { find, pick } from '../../lib/resolve';
 import { tokensStartingLike } from '../../lib/tokens';
@@ -89,7 +90,7 @@ function byToken<T extends { id: string; name: string; prefix: string }>(
   if (matches.length > 1) {
     throw new UsageError(
       `${matches.length} tokens start with "${typed}"`,
-      `Name one by id: ${matches.map((t) => `${t.id} (${t.name}, ${t.prefix}…)`).join(', ')}`,
+      `Name one by id: ${matches.map((t) => `${t.id} (${inline(t.name)}, ${t.prefix}…)`).join(', ')}`,
     );
   }
   return matches[0];
