@@ -51,7 +51,14 @@ describe('space create, list, show, use, update, close', () => {
     // Opened to others by hand: the next save closes the directory and the file again.
     chmodSync(dir, 0o755);
     chmodSync(file, 0o644);
-    expect((await owner.run(['space', 'use', body.spaceId])).code).toBe(0);
+    // Said on stderr, once, by any command that reads it (as ssh and gh do), --json too.
+    const warning = `! ${file} is readable by other users (mode 644), and it holds your keys: chmod 600 ${file}`;
+    const listed = await owner.run(['space', 'list', '--json']);
+    expect(listed.json()).toHaveLength(1);
+    expect(listed.stderr.split(warning)).toHaveLength(2);
+    const used = await owner.run(['space', 'use', body.spaceId]);
+    expect(used.code).toBe(0);
+    expect(used.stderr.split(warning)).toHaveLength(2);
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(statSync(dir).mode & 0o777).toBe(0o700);
     const host = owner.credentials().hosts[server.url];

@@ -324,6 +324,8 @@ describe('doctor', () => {
     expect(loose.code).toBe(1);
     expect(loose.stdout).toContain('✗ credentials file');
     expect(loose.stdout).toContain('chmod 600');
+    // Its own check says so: not a second time on stderr.
+    expect(loose.stderr).not.toContain('readable by other users');
     chmodSync(join(owner.env.XDG_CONFIG_HOME!, 'convene/credentials.json'), 0o600);
 
     // A credentials file it cannot read is one failed check; the others still run.

@@ -102,6 +102,12 @@ export class CredentialStore {
   readonly file: string;
   /** Set by `doctor` once it has reported the file unreadable: reads then see an empty file. */
   private unreadableAsEmpty = false;
+  /**
+   * Told, once, when the file is found readable by other users (it holds keys), as ssh and gh
+   * warn; unset by `doctor`, whose own check reports it.
+   */
+  warnIfOpen: ((text: string) => void) | undefined;
+  private openChecked = false;
 
   constructor(dir: string = configDir()) {
     this.dir = dir;
@@ -142,6 +148,7 @@ export class CredentialStore {
         hint: 'Check the permissions of the file and its directory.',
       });
     }
+    this.checkOpen();
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
@@ -156,6 +163,17 @@ export class CredentialStore {
       });
     }
     return result.data;
+  }
+
+  private checkOpen(): void {
+    if (this.openChecked || process.platform === 'win32') return;
+    this.openChecked = true;
+    const mode = statSync(this.file).mode & 0o777;
+    if (mode & 0o077) {
+      this.warnIfOpen?.(
+        `${this.file} is readable by other users (mode ${mode.toString(8)}), and it holds your keys: chmod 600 ${this.file}`,
+      );
+    }
   }
 
   host(url: string): HostEntry {
