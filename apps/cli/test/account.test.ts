@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { eventually, finished } from './helpers/cli';
+import { follow } from './helpers/cli';
 import { serverForFile, type TestServer } from './helpers/server';
 
 const file = serverForFile();
@@ -41,20 +41,11 @@ describe('login through the browser link', () => {
   it('prints the URL and code, waits for the approval, keeps the token; new spaces reach the dashboard', async () => {
     const human = await signup();
     const agent = user();
-    const child = agent.spawn(['login']);
-    const done = finished(child, { timeoutMs: 60_000 });
-    let stdout = '';
-    child.stdout!.on('data', (chunk) => {
-      stdout += chunk;
-    });
-    const code = await eventually(() => {
-      const match = stdout.match(/approve the code (\w{4}-\w{4}):\s*\n\s*(http\S+)/);
-      expect(match).not.toBeNull();
-      expect(match![2]).toContain(`${server.url}/link?code=`);
-      return match![1]!;
-    });
+    const login = follow(agent, ['login']);
+    const [, code, link] = await login.waitFor(/approve the code (\w{4}-\w{4}):\s*\n\s*(http\S+)/);
+    expect(link).toContain(`${server.url}/link?code=`);
     expect((await asHuman(human.jwt, 'POST', '/hub/me/link/approve', { userCode: code })).status).toBe(200);
-    const result = await done;
+    const result = await login.done;
     expect(result.code).toBe(0);
     expect(result.stderr).toContain(`Logged in to ${server.url}`);
     expect(agent.credentials().hosts[server.url].userToken).toMatch(/^usr_/);
@@ -79,15 +70,10 @@ describe('login through the browser link', () => {
     expect(unknown.code).toBe(5);
 
     // With --json the flow is NDJSON: how to approve, then the result.
-    const again = agent.spawn(['login', '--json']);
-    const relinked = finished(again, { timeoutMs: 60_000 });
-    let lines = '';
-    again.stdout!.on('data', (chunk) => {
-      lines += chunk;
-    });
-    const { userCode } = await eventually(() => JSON.parse(lines.split('\n')[0]!));
+    const again = follow(agent, ['login', '--json']);
+    const { userCode } = JSON.parse((await again.waitFor(/^.*\n/))[0]);
     expect((await asHuman(human.jwt, 'POST', '/hub/me/link/approve', { userCode })).status).toBe(200);
-    const relink = await relinked;
+    const relink = await again.done;
     expect(relink.code).toBe(0);
     const records = relink.stdout
       .trim()
@@ -126,13 +112,8 @@ describe('login through the browser link', () => {
   it('stops with exit 4 when the request is refused in the browser', async () => {
     const human = await signup();
     const agent = user();
-    const child = agent.spawn(['login', '--json']);
-    const done = finished(child, { timeoutMs: 60_000 });
-    let stdout = '';
-    child.stdout!.on('data', (chunk) => {
-      stdout += chunk;
-    });
-    const started = await eventually(() => JSON.parse(stdout.split('\n')[0]!));
+    const login = follow(agent, ['login', '--json']);
+    const started = JSON.parse((await login.waitFor(/^.*\n/))[0]);
     expect(started).toMatchObject({
       userCode: expect.any(String),
       verificationUriComplete: expect.stringContaining('/link?code='),
@@ -140,7 +121,7 @@ describe('login through the browser link', () => {
     expect(
       (await asHuman(human.jwt, 'POST', '/hub/me/link/deny', { userCode: started.userCode })).status,
     ).toBe(200);
-    const result = await done;
+    const result = await login.done;
     expect(result.code).toBe(4);
     expect(JSON.parse(result.stderr).error).toMatch(/refused|denied/);
   });
@@ -148,19 +129,10 @@ describe('login through the browser link', () => {
 
 /** `convene login` through the browser link, approved by the human as soon as the code shows. */
 async function browserLogin(terminal: ReturnType<typeof user>, jwt: string, args: string[] = []) {
-  const child = terminal.spawn(['login', ...args]);
-  const done = finished(child, { timeoutMs: 60_000 });
-  let stdout = '';
-  child.stdout!.on('data', (chunk) => {
-    stdout += chunk;
-  });
-  const userCode = await eventually(() => {
-    const code = stdout.match(/\b(\w{4}-\w{4})\b/)?.[1];
-    expect(code).toBeDefined();
-    return code!;
-  });
+  const login = follow(terminal, ['login', ...args]);
+  const [, userCode] = await login.waitFor(/\b(\w{4}-\w{4})\b/);
   expect((await asHuman(jwt, 'POST', '/hub/me/link/approve', { userCode })).status).toBe(200);
-  return done;
+  return login.done;
 }
 
 describe('a login that replaces the saved token', () => {

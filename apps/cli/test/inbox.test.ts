@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, finished, joinAs, User } from './helpers/cli';
+import { follow, joinAs, User } from './helpers/cli';
 import { startServer, type TestServer } from './helpers/server';
 
 let server: TestServer;
@@ -67,17 +67,13 @@ describe('send --mention, --reply-to and inbox', () => {
   });
 
   it('follows the inbox, one JSON message per line, acknowledging each', async () => {
-    const child = owner.spawn(['inbox', '--follow', '--json']);
-    const result = finished(child, { timeoutMs: 60_000 });
-    let out = '';
-    child.stdout?.on('data', (chunk) => {
-      out += chunk;
-    });
+    const inbox = follow(owner, ['inbox', '--follow', '--json']);
     expect((await guest.run(['send', '@Olga are you there?'])).code).toBe(0);
-    await eventually(() => expect(out).toContain('are you there?'));
-    expect(JSON.parse(out.trim().split('\n')[0]!)).toMatchObject({ content: '@Olga are you there?' });
-    child.kill('SIGINT');
-    expect((await result).code).toBe(0);
+    await inbox.waitFor('are you there?');
+    expect(JSON.parse(inbox.stdout().trim().split('\n')[0]!)).toMatchObject({
+      content: '@Olga are you there?',
+    });
+    expect((await inbox.interrupt()).code).toBe(0);
   });
 });
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, finished, User } from './helpers/cli';
+import { eventually, follow, User } from './helpers/cli';
 import { bundle } from './helpers/paths';
 import { startServer, type TestServer } from './helpers/server';
 import { Terminal } from './helpers/tmux';
@@ -40,15 +40,9 @@ async function ctrlCOnTerminal(who: User, args: string[], waiting: string): Prom
 
 /** SIGINT without a terminal, as a script's Ctrl-C or `timeout -s INT` sends it. */
 async function sigintWithoutTerminal(who: User, args: string[], waiting: string) {
-  const child = who.spawn(args);
-  const done = finished(child, { timeoutMs: 60_000 });
-  let stderr = '';
-  child.stderr!.on('data', (chunk) => {
-    stderr += chunk;
-  });
-  await eventually(() => expect(stderr).toContain(waiting));
-  child.kill('SIGINT');
-  return done;
+  const waits = follow(who, args);
+  await waits.waitFor(waiting, { in: 'stderr' });
+  return waits.interrupt();
 }
 
 describe('Ctrl-C while a wait goes on ends with 130 and what to do next', () => {

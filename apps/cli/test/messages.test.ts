@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, finished, joinAs, User } from './helpers/cli';
+import { eventually, follow, joinAs, User } from './helpers/cli';
 import { bundle } from './helpers/paths';
 import { startServer, type TestServer } from './helpers/server';
 import { Terminal } from './helpers/tmux';
@@ -307,17 +307,12 @@ describe('text from others, printed to a terminal', () => {
   });
 
   it('is escaped as it streams (tail)', async () => {
-    const child = owner.spawn(['tail']);
-    const done = finished(child, { timeoutMs: 60_000 });
-    let stdout = '';
-    child.stdout!.on('data', (chunk) => {
-      stdout += chunk;
-    });
-    await eventually(() => expect(stdout).toContain('second line'));
+    const tail = follow(owner, ['tail']);
+    await tail.waitFor('second line');
     expect((await mallory.run(['artifact', 'lock', docId])).code).toBe(0);
-    await eventually(() => expect(stdout).toContain('locked by'));
-    child.kill('SIGINT');
-    expect((await done).code).toBe(0);
+    await tail.waitFor('locked by');
+    expect((await tail.interrupt()).code).toBe(0);
+    const stdout = tail.stdout();
     expect(stdout).toContain(`Mal${shown}\\x0aory: x ${shown}`);
     expect(stdout).toContain(`document "evil${shown}.md" locked by Mal${shown}\\x0aory`);
     expect(stdout).not.toMatch(actedOn);

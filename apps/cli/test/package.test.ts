@@ -16,7 +16,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { eventually, finished, type RunResult } from './helpers/cli';
+import { type RunResult, watch } from './helpers/cli';
 import { cliRoot, repoRoot } from './helpers/paths';
 import { freePort, onPostgres } from './helpers/server';
 
@@ -106,15 +106,7 @@ function terminal(block: string, cwd: string, env: Record<string, string>, timeo
     detached: true,
   });
   started.push(child);
-  const result = finished(child, { timeoutMs });
-  let output = '';
-  child.stdout!.on('data', (chunk) => {
-    output += chunk;
-  });
-  child.stderr!.on('data', (chunk) => {
-    output += chunk;
-  });
-  return { child, result, output: () => output };
+  return watch(child, { timeoutMs });
 }
 
 function expectOk(block: string, result: RunResult): RunResult {
@@ -138,8 +130,7 @@ describe.runIf(!onPostgres())('the packed tarball and the READMEs', () => {
       rmSync(join(repoRoot, old));
     expectOk(
       'pnpm --filter @convene/cli pack',
-      await terminal('pnpm --filter @convene/cli pack', repoRoot, process.env as Record<string, string>)
-        .result,
+      await terminal('pnpm --filter @convene/cli pack', repoRoot, process.env as Record<string, string>).done,
     );
     const tarball = readdirSync(repoRoot).find((f) => /^convene-cli-\d+\.\d+\.\d+\.tgz$/.test(f));
     expect(tarball).toBeDefined();
@@ -154,11 +145,11 @@ describe.runIf(!onPostgres())('the packed tarball and the READMEs', () => {
     const install = parts[0]!.install[0]!;
     const installed = expectOk(
       install,
-      await terminal(install, downloads, { ...base, HOME: join(work, 'home') }).result,
+      await terminal(install, downloads, { ...base, HOME: join(work, 'home') }).done,
     );
     // Every dependency supports the Node.js the READMEs name (20.12+): npm warns of none.
     expect(`${installed.stdout}${installed.stderr}`).not.toContain('EBADENGINE');
-    const version = await terminal('convene --version', work, base).result;
+    const version = await terminal('convene --version', work, base).done;
     expect(version.stdout.trim()).toBe(
       JSON.parse(readFileSync(join(cliRoot, 'package.json'), 'utf8')).version,
     );
@@ -173,7 +164,7 @@ describe.runIf(!onPostgres())('the packed tarball and the READMEs', () => {
     renameSync(join(downloads, tarball!), join(project, tarball!));
     const help = expectOk(
       local!,
-      await terminal(local!, project, { ...base, HOME: join(work, 'home') }).result,
+      await terminal(local!, project, { ...base, HOME: join(work, 'home') }).done,
     );
     expect(help.stdout).toContain('Usage: convene <command> [options]');
   }, 600_000);
@@ -206,20 +197,19 @@ describe.runIf(!onPostgres())('the packed tarball and the READMEs', () => {
           seen.push(block);
           if (block === 'convene serve') {
             server = terminal(block, dir, { ...env, PORT: String(port) }, 600_000);
-            await eventually(() => {
-              if (server!.child.exitCode !== null)
-                throw new Error(`convene serve exited:\n${server!.output()}`);
-              expect(server!.output()).toContain(`listening on http://127.0.0.1:${port}`);
-            }, 120_000);
+            await server.waitFor(`listening on http://127.0.0.1:${port}`, {
+              in: 'output',
+              timeoutMs: 120_000,
+            });
             await expectServesPages(url);
           } else if (block === 'convene tail') {
             const tail = terminal(block, dir, env);
-            await eventually(() => expect(tail.output()).toMatch(/Ada: I'll draft the dates/), 60_000);
-            await eventually(() => expect(tail.output()).toContain('Following Release plan live'), 60_000);
+            await tail.waitFor(/Ada: I'll draft the dates/, { in: 'output', timeoutMs: 60_000 });
+            await tail.waitFor('Following Release plan live', { in: 'output', timeoutMs: 60_000 });
             process.kill(-tail.child.pid!, 'SIGINT');
-            expect((await tail.result).code, 'Ctrl-C ends tail with 0').toBe(0);
+            expect((await tail.done).code, 'Ctrl-C ends tail with 0').toBe(0);
           } else {
-            const result = expectOk(block, await terminal(block, dir, env).result);
+            const result = expectOk(block, await terminal(block, dir, env).done);
             if (block.includes('convene invite')) {
               link = result.stdout.match(/^for people\s+(\S+)$/m)?.[1];
               expect(link).toMatch(new RegExp(`^${url}/join/[0-9a-f-]{36}#key=inv_`));
@@ -237,7 +227,7 @@ describe.runIf(!onPostgres())('the packed tarball and the READMEs', () => {
         // bundle: without it the server answers the replace-everything patch (-# Plan, +# Plan).
         const diff = expectOk(
           'convene artifact diff plan.md',
-          await terminal('convene artifact diff plan.md', dir, env).result,
+          await terminal('convene artifact diff plan.md', dir, env).done,
         );
         expect(diff.stdout).toMatch(/^ # Plan$/m);
         expect(diff.stdout).toMatch(/^\+- dates$/m);
@@ -252,7 +242,7 @@ describe.runIf(!onPostgres())('the packed tarball and the READMEs', () => {
         if (server && server.child.exitCode === null) {
           // Ctrl-C in the first terminal.
           process.kill(-server.child.pid!, 'SIGINT');
-          stopped = await server.result;
+          stopped = await server.done;
         }
       }
       // Checked after the walkthrough, so that a failure in it is the one reported, and with what

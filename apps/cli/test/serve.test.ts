@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { finished, User } from './helpers/cli';
+import { type Followed, finished, User, watch } from './helpers/cli';
 import { repoRoot } from './helpers/paths';
 import { freePort, onPostgres } from './helpers/server';
 
@@ -29,12 +29,8 @@ afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-/** Runs a command of the repository root the way a developer does, and collects its output. */
-function fromRoot(
-  command: string,
-  args: string[],
-  env: Record<string, string>,
-): { child: ChildProcess; output: () => string } {
+/** Runs a command of the repository root the way a developer does, and follows what it prints. */
+function fromRoot(command: string, args: string[], env: Record<string, string>): Followed {
   const child = spawn(command, args, {
     cwd: repoRoot,
     env: { ...process.env, TEST_DATABASE_URL: '', LOG_LEVEL: 'warn', ...env },
@@ -43,26 +39,12 @@ function fromRoot(
     detached: true,
   });
   started.push(child);
-  let text = '';
-  child.stdout!.on('data', (chunk) => {
-    text += chunk;
-  });
-  child.stderr!.on('data', (chunk) => {
-    text += chunk;
-  });
-  return { child, output: () => text };
+  return watch(child, { timeoutMs: 240_000 });
 }
 
-async function until(output: () => string, pattern: RegExp, child: ChildProcess): Promise<RegExpMatchArray> {
-  // From source (turbo, then tsx compiling the server) on a machine busy with other tests: minutes.
-  const deadline = Date.now() + 150_000;
-  for (;;) {
-    const match = output().match(pattern);
-    if (match) return match;
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`no ${pattern} in:\n${output()}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+/** What it printed, once `pattern` shows: from source (turbo, then tsx compiling the server) on a busy machine, minutes. */
+const until = (process_: Followed, pattern: RegExp) =>
+  process_.waitFor(pattern, { in: 'output', timeoutMs: 150_000 });
 
 // From source, as the repository runs it (the bundle is what every other test file runs).
 describe.runIf(!onPostgres())('pnpm start and pnpm convene', () => {
@@ -70,7 +52,7 @@ describe.runIf(!onPostgres())('pnpm start and pnpm convene', () => {
     const port = await freePort();
     const data = tempDir();
     const server = fromRoot('pnpm', ['start'], { PORT: String(port), DATA_DIR: data });
-    const [, url] = await until(server.output, /listening on (http:\/\/\S+)/, server.child);
+    const [, url] = await until(server, /listening on (http:\/\/\S+)/);
     expect(url).toBe(`http://127.0.0.1:${port}`);
     expect(server.output()).toContain(`embedded PGlite in ${data}`);
     expect((await fetch(`${url}/api/health`)).status).toBe(200);
@@ -93,26 +75,25 @@ describe.runIf(!onPostgres())('pnpm start and pnpm convene', () => {
         LOG_LEVEL: 'info',
       },
     );
-    await until(first.output, new RegExp(`listening on http://127.0.0.1:${port}`), first.child);
+    await until(first, new RegExp(`listening on http://127.0.0.1:${port}`));
     // Its log as text for a person, whatever LOG_FORMAT said.
     await fetch(`http://127.0.0.1:${port}/api/health`);
-    await until(first.output, / {2}200 {2}GET \/api\/health {2}[\d.]+ ms/, first.child);
+    await until(first, / {2}200 {2}GET \/api\/health {2}[\d.]+ ms/);
 
     const second = fromRoot(
       tsx,
       ['apps/cli/src/main.ts', 'serve', '--port', String(await freePort()), '--data-dir', data],
       {},
     );
-    const secondExit = await new Promise((resolve) => second.child.once('exit', resolve));
-    expect(secondExit).toBe(1);
+    expect((await second.done).code).toBe(1);
     expect(second.output()).toContain('the server did not start');
     expect(second.output()).toMatch(/in use/);
 
     const bad = fromRoot(tsx, ['apps/cli/src/main.ts', 'serve', '--port', 'eighty'], {});
-    expect(await new Promise((resolve) => bad.child.once('exit', resolve))).toBe(2);
+    expect((await bad.done).code).toBe(2);
     expect(bad.output()).toContain('--port must be a number');
     const badFormat = fromRoot(tsx, ['apps/cli/src/main.ts', 'serve', '--log-format', 'yaml'], {});
-    expect(await new Promise((resolve) => badFormat.child.once('exit', resolve))).toBe(2);
+    expect((await badFormat.done).code).toBe(2);
     expect(badFormat.output()).toMatch(/--log-format/);
     // Not PostgreSQL: refused, not the embedded database in its place.
     const elsewhere = tempDir();
@@ -128,7 +109,7 @@ describe.runIf(!onPostgres())('pnpm start and pnpm convene', () => {
       ],
       {},
     );
-    expect(await new Promise((resolve) => badUrl.child.once('exit', resolve))).toBe(2);
+    expect((await badUrl.done).code).toBe(2);
     expect(badUrl.output()).toContain('DATABASE_URL: must be a PostgreSQL URL');
     expect(badUrl.output()).toContain('not a mysql: URL');
     expect(badUrl.output()).not.toContain('listening');

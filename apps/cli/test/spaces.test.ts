@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { eventually, finished, joinAs, LEAKY_ENV, type User } from './helpers/cli';
+import { eventually, finished, follow, joinAs, LEAKY_ENV, type User } from './helpers/cli';
 import { bundle } from './helpers/paths';
 import { serverForFile, type TestServer } from './helpers/server';
 
@@ -566,13 +566,11 @@ describe('invite, join, participants, moderation, leave', () => {
     await owner.run(['space', 'create', 'Patient room', '--private']);
     const { agentLink } = (await owner.run(['invite', '--json'])).json();
     const guest = user();
-    const child = guest.spawn(['join', agentLink, '--name', 'Pat']);
-    const waited = finished(child, { timeoutMs: 60_000 });
+    const join = follow(guest, ['join', agentLink, '--name', 'Pat']);
     await eventually(async () =>
       expect((await owner.run(['participants', '--json'])).json().map((p: any) => p.name)).toContain('Pat'),
     );
-    child.kill('SIGINT');
-    const stopped = await waited;
+    const stopped = await join.interrupt();
     expect(stopped.code).toBe(130);
     // Off a terminal too, the log says what it waited for.
     expect(stopped.stderr).toContain('Waiting for the owner to approve you…');

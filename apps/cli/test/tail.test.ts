@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, finished, joinAs, LEAKY_ENV, type RunResult, User } from './helpers/cli';
+import { eventually, finished, follow, joinAs, LEAKY_ENV, type RunResult, User } from './helpers/cli';
 import { bundle } from './helpers/paths';
 import { startServer, type TestServer } from './helpers/server';
 import { Terminal } from './helpers/tmux';
@@ -86,40 +86,29 @@ describe('tail in a terminal', () => {
 
 describe('tail across a restart, piped', () => {
   it('says on stderr that the connection was lost, then that it is back; stdout and --json hold only events', async () => {
-    const text = owner.spawn(['tail']);
-    const json = owner.spawn(['tail', '--json']);
-    const seen = { text: '', textErr: '', json: '', jsonErr: '' };
-    text.stdout!.on('data', (chunk) => (seen.text += chunk));
-    text.stderr!.on('data', (chunk) => (seen.textErr += chunk));
-    json.stdout!.on('data', (chunk) => (seen.json += chunk));
-    json.stderr!.on('data', (chunk) => (seen.jsonErr += chunk));
-    const done = [finished(text, { timeoutMs: 90_000 }), finished(json, { timeoutMs: 90_000 })];
-    await eventually(() => {
-      expect(seen.textErr).toContain('Following Live live');
-      expect(seen.json).toContain('"event":"context"');
-    });
+    const text = follow(owner, ['tail'], { timeoutMs: 90_000 });
+    const json = follow(owner, ['tail', '--json'], { timeoutMs: 90_000 });
+    await text.waitFor('Following Live live', { in: 'stderr' });
+    await json.waitFor('"event":"context"');
 
     await server.stop();
     // Said while the server is down: a dropped connection is not a quiet space.
-    await eventually(() => expect(seen.textErr).toMatch(/Connection lost \(.+\), reconnecting…\n/));
-    expect(seen.textErr).not.toContain('Reconnected');
+    await text.waitFor(/Connection lost \(.+\), reconnecting…\n/, { in: 'stderr' });
+    expect(text.stderr()).not.toContain('Reconnected');
     await server.start();
     await post('piped after the restart');
-    await eventually(() => {
-      expect(seen.text).toContain('piped after the restart');
-      expect(seen.json).toContain('piped after the restart');
-      expect(seen.textErr).toContain('Reconnected');
-    }, 40_000);
-    text.kill('SIGINT');
-    json.kill('SIGINT');
-    for (const result of await Promise.all(done)) expect(result.code).toBe(0);
+    await text.waitFor('piped after the restart', { timeoutMs: 40_000 });
+    await json.waitFor('piped after the restart', { timeoutMs: 40_000 });
+    await text.waitFor('Reconnected', { in: 'stderr', timeoutMs: 40_000 });
+    for (const result of await Promise.all([text.interrupt(), json.interrupt()])) expect(result.code).toBe(0);
 
-    expect(count(seen.textErr, 'Connection lost')).toBe(1);
-    expect(seen.textErr.indexOf('Connection lost')).toBeLessThan(seen.textErr.indexOf('Reconnected'));
-    expect(seen.text).not.toMatch(/Connection lost|Reconnected/);
+    const notices = text.stderr();
+    expect(count(notices, 'Connection lost')).toBe(1);
+    expect(notices.indexOf('Connection lost')).toBeLessThan(notices.indexOf('Reconnected'));
+    expect(text.stdout()).not.toMatch(/Connection lost|Reconnected/);
     // --json: nothing but NDJSON events on stdout, and no notices on stderr either.
-    expect(seen.jsonErr).toBe('');
-    for (const line of seen.json.trim().split('\n')) expect(JSON.parse(line)).toHaveProperty('event');
+    expect(json.stderr()).toBe('');
+    for (const line of json.stdout().trim().split('\n')) expect(JSON.parse(line)).toHaveProperty('event');
   }, 120_000);
 });
 
@@ -143,19 +132,13 @@ describe('tail with the server down', () => {
 
 describe('tail --json', () => {
   it('prints one JSON event per line (NDJSON) and exits 0 on SIGINT', async () => {
-    const child = owner.spawn(['tail', '--json', '--since', '1h']);
-    const done = finished(child, { timeoutMs: 60_000 });
-    let stdout = '';
-    child.stdout!.on('data', (chunk) => {
-      stdout += chunk;
-    });
-    await eventually(() => expect(stdout).toContain('"event":"context"'));
+    const tail = follow(owner, ['tail', '--json', '--since', '1h']);
+    await tail.waitFor('"event":"context"');
     await post('a json line');
-    await eventually(() => expect(stdout).toContain('a json line'));
-    child.kill('SIGINT');
-    const result = await done;
+    await tail.waitFor('a json line');
+    const result = await tail.interrupt();
     expect(result.code).toBe(0);
-    const events = stdout
+    const events = result.stdout
       .trim()
       .split('\n')
       .map((line) => JSON.parse(line));
@@ -237,24 +220,18 @@ describe('tail started after someone asked to join', () => {
     try {
       await host.run(['space', 'create', 'Doorstep', '--private']);
       const { humanLink } = (await host.run(['invite', '--json'])).json();
-      const joining = visitor.spawn(['join', humanLink, '--name', 'Vera']);
-      const joined = finished(joining, { timeoutMs: 60_000 });
+      const joining = follow(visitor, ['join', humanLink, '--name', 'Vera']);
       await eventually(async () =>
         expect((await host.run(['participants', '--json'])).stdout).toContain('waitingForApproval'),
       );
-      const tail = host.spawn(['tail']);
-      const done = finished(tail, { timeoutMs: 60_000 });
-      let stdout = '';
-      tail.stdout!.on('data', (chunk) => {
-        stdout += chunk;
-      });
-      await eventually(() => expect(stdout).toContain('Vera asks to join (`convene approve NAME`)'));
+      const tail = follow(host, ['tail']);
+      await tail.waitFor('Vera asks to join (`convene approve NAME`)');
       expect((await host.run(['approve', 'Vera'])).code).toBe(0);
-      await eventually(() => expect(stdout).toContain('Vera was approved and joined'));
-      tail.kill('SIGINT');
-      expect((await done).code).toBe(0);
-      expect(count(stdout, 'asks to join')).toBe(1);
-      expect((await joined).code).toBe(0);
+      await tail.waitFor('Vera was approved and joined');
+      const tailed = await tail.interrupt();
+      expect(tailed.code).toBe(0);
+      expect(count(tailed.stdout, 'asks to join')).toBe(1);
+      expect((await joining.done).code).toBe(0);
     } finally {
       host.remove();
       visitor.remove();
@@ -269,15 +246,10 @@ describe('tail of a participant who is removed', () => {
     try {
       expect((await host.run(['space', 'create', 'Door'])).code).toBe(0);
       await joinAs(host, member, 'Kim');
-      const tail = member.spawn(['tail']);
-      const done = finished(tail, { timeoutMs: 60_000 });
-      let stderr = '';
-      tail.stderr!.on('data', (chunk) => {
-        stderr += chunk;
-      });
-      await eventually(() => expect(stderr).toContain('Following Door live'));
+      const tail = follow(member, ['tail']);
+      await tail.waitFor('Following Door live', { in: 'stderr' });
       expect((await host.run(['kick', 'Kim'])).code).toBe(0);
-      const result = await done;
+      const result = await tail.done;
       expect(result.stdout).toContain('You (Kim) were removed');
       expect(result.stderr).toContain('you were removed from "Door": your key no longer works');
       expect(result.stderr).toContain('`convene leave` forgets it here');

@@ -115,6 +115,80 @@ export function finished(child: ChildProcess, options: RunOptions = {}): Promise
   });
 }
 
+/** A process still running, and what it has printed so far. */
+export interface Followed {
+  readonly child: ChildProcess;
+  /** What it printed so far on stdout, on stderr, and on both in the order it came. */
+  stdout(): string;
+  stderr(): string;
+  output(): string;
+  /** Its result once it exits (the test fails if that takes longer than `timeoutMs`, 60 s unless told). */
+  readonly done: Promise<RunResult>;
+  /**
+   * Waits until `text` shows in what it printed (on stdout unless told): the match. Fails after
+   * `timeoutMs` (20 s unless told), or as soon as it ended without printing it.
+   */
+  waitFor(
+    text: string | RegExp,
+    options?: { in?: 'stdout' | 'stderr' | 'output'; timeoutMs?: number },
+  ): Promise<RegExpMatchArray>;
+  /** A terminal's Ctrl-C (SIGINT), then its result. */
+  interrupt(): Promise<RunResult>;
+}
+
+/** `convene ...args` left running, for what it prints while it waits or follows (tail, join, login). */
+export function follow(user: User, args: string[], options: RunOptions = {}): Followed {
+  return watch(user.spawn(args, options), options);
+}
+
+/** Any child process left running (a shell, a server), followed as `follow` does. */
+export function watch(child: ChildProcess, options: RunOptions = {}): Followed {
+  const seen = { stdout: '', stderr: '', output: '' };
+  let closed = false;
+  child.stdout?.on('data', (chunk) => {
+    seen.stdout += chunk;
+    seen.output += chunk;
+  });
+  child.stderr?.on('data', (chunk) => {
+    seen.stderr += chunk;
+    seen.output += chunk;
+  });
+  child.once('close', () => {
+    closed = true;
+  });
+  const done = finished(child, { timeoutMs: 60_000, ...options });
+  // A test that never waits for its end must not fail the run when it is stopped late.
+  done.catch(() => {});
+  return {
+    child,
+    stdout: () => seen.stdout,
+    stderr: () => seen.stderr,
+    output: () => seen.output,
+    done,
+    async waitFor(text, { in: stream = 'stdout', timeoutMs = 20_000 } = {}) {
+      const pattern =
+        typeof text === 'string' ? new RegExp(text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')) : text;
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        // Whether it had ended is read before its output, so nothing it printed last is missed.
+        const ended = closed;
+        const match = seen[stream].match(pattern);
+        if (match) return match;
+        if (ended || Date.now() > deadline) {
+          throw new Error(
+            `${ended ? 'it ended' : `after ${timeoutMs} ms`} without ${pattern} on ${stream}:\n${seen.output}`,
+          );
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    },
+    interrupt() {
+      child.kill('SIGINT');
+      return done;
+    },
+  };
+}
+
 /** Waits until `check` passes (polling), for conditions a loaded machine reaches late. */
 export async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 20_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
