@@ -64,6 +64,14 @@ describe('Ctrl-C while a wait goes on ends with 130 and what to do next', () => 
     expect(again.stderr).toContain('Joined Guarded as Tess');
   });
 
+  it('a prompt for a missing argument, on a terminal: nothing is done', async () => {
+    const someone = user();
+    const screen = await ctrlCOnTerminal(someone, ['space', 'create'], 'Name of the space');
+    expect(screen).toContain('EXIT=130');
+    expect(screen).toContain('Nothing was changed.');
+    expect((await someone.run(['space', 'list', '--json'])).json()).toEqual([]);
+  });
+
   it('join waiting for approval, without a terminal', async () => {
     const result = await sigintWithoutTerminal(
       user(),

@@ -1,8 +1,17 @@
 import * as clack from '@clack/prompts';
 import { CliError, UsageError } from './errors';
+import { ExitCode } from './exit-codes';
 import { inline, neutralise, type Output } from './output';
 
-const cancelled = () => new CliError('cancelled', { hint: 'Nothing was changed.' });
+/**
+ * A prompt left with Ctrl-C (or Esc, which the prompt library does not tell apart) is interrupted,
+ * exit 130 as a Ctrl-C anywhere else; answering No to a confirmation is exit 1.
+ */
+const cancelled = ({ declined = false } = {}) =>
+  new CliError('cancelled', {
+    exitCode: declined ? ExitCode.error : ExitCode.interrupted,
+    hint: 'Nothing was changed.',
+  });
 
 /**
  * A required value: the one given, else asked for on a terminal, else a usage error (exit 2)
@@ -44,7 +53,8 @@ export async function confirm(out: Output, message: string, yes: boolean | undef
     output: process.stderr,
     initialValue: false,
   });
-  if (clack.isCancel(answer) || !answer) throw cancelled();
+  if (clack.isCancel(answer)) throw cancelled();
+  if (!answer) throw cancelled({ declined: true });
 }
 
 /**
