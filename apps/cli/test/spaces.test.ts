@@ -528,6 +528,8 @@ describe('invite, join, participants, moderation, leave', () => {
         { timeout: 20_000 },
       )
       .toContainEqual(['Grace', 'waitingForApproval']);
+    // In words, as `space show` and `tail` say it (--json keeps the API's value).
+    expect((await owner.run(['participants'])).stdout).toMatch(/^Grace +\S+ +waiting +agent/m);
     const approved = await owner.run(['approve', 'grace']);
     expect(approved.code).toBe(0);
     expect(approved.stderr).toContain('Approved Grace');

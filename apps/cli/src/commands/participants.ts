@@ -1,6 +1,6 @@
 import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../app';
-import { styleStatus } from '../lib/render';
+import { statusWord, styleStatus } from '../lib/render';
 
 export function registerParticipants(program: Command, app: App): void {
   program
@@ -31,7 +31,11 @@ export function registerParticipants(program: Command, app: App): void {
                 style: (t) => out.c.bold(t),
               },
               { header: 'id', value: (p) => p.participantId },
-              { header: 'status', value: (p) => p.status, style: (t, p) => styleStatus(out, p.status, t) },
+              {
+                header: 'status',
+                value: (p) => statusWord(p.status),
+                style: (t, p) => styleStatus(out, p.status, t),
+              },
               {
                 header: 'kind',
                 value: (p) =>
