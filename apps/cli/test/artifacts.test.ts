@@ -344,6 +344,28 @@ describe('artifact edit', () => {
     expect((await owner.run(['artifact', 'unlock', 'edit.md'])).code).toBe(0);
   });
 
+  it('keeps the text when the owner took the lock over while the editor was open, without trying to release it', async () => {
+    const marker = join(guest.home, 'taken-over');
+    const go = join(guest.home, 'taken-over-quit');
+    const ed = editor(
+      guest,
+      'taken-over',
+      `printf "mine\\n" >> "$1"\ntouch "${marker}"\nwhile [ ! -e "${go}" ]; do sleep 0.05; done`,
+    );
+    const { done } = await editing(guest, 'edit.md', ed, marker);
+    expect((await owner.run(['artifact', 'unlock', 'edit.md'])).code).toBe(0);
+    expect((await owner.run(['artifact', 'lock', 'edit.md'])).code).toBe(0);
+    writeFileSync(go, '');
+    const result = await done;
+    expect(result.code).toBe(6);
+    expect(result.stderr).toContain('is locked by');
+    expect(readFileSync(result.stderr.match(/Your text is kept in (\S+)/)![1]!, 'utf8')).toContain('mine');
+    // The lock is the owner's now: there was nothing of ours to release.
+    expect(result.stderr).not.toContain('could not release the lock');
+    expect((await byName(owner, 'edit.md')).lockedBy).toBeDefined();
+    expect((await owner.run(['artifact', 'unlock', 'edit.md'])).code).toBe(0);
+  });
+
   it('suggests saving kept text over the version it was edited from: refused once someone saved since', async () => {
     /** A failed edit's suggested save command, as arguments of convene. */
     const failedEdit = async (text: string) => {

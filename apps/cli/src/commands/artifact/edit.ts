@@ -1,4 +1,5 @@
 import type { Command } from '@commander-js/extra-typings';
+import { LockedError } from '@convene/sdk';
 import { type App, examples } from '../../app';
 import { explainingLocks, findArtifact } from '../../lib/artifacts';
 import { EditFile, editorCommand, runEditor } from '../../lib/editor';
@@ -107,6 +108,8 @@ export function registerArtifactEdit(artifact: Command, app: App): void {
         // Leave the lock as it was: released, unless it was held before the edit began.
         if (!found.heldByMe) {
           await space.artifacts.unlock(summary.id).catch((error: unknown) => {
+            // Someone else holds it now (the owner took it over): nothing of ours to release.
+            if (error instanceof LockedError) return;
             out.warn(`could not release the lock: ${(error as Error).message} (it lapses by itself)`);
           });
         }
