@@ -1,6 +1,6 @@
 import { APIPromise, mapResult, type WithResponse } from './api-promise';
 import { Artifacts } from './artifacts';
-import { ConnectionError, ConveneError, isTransient, LinkDeniedError, NotFoundError } from './errors';
+import { ConveneError, isTransient, LinkDeniedError, NotFoundError } from './errors';
 import type {
   AskRequest,
   AskResult,
@@ -320,7 +320,9 @@ export class LinkFlow implements StartLinkResult {
 
   /**
    * Polls every `interval` seconds until the human decides: resolves with the `usr_` token,
-   * throws LinkDeniedError if refused and GoneError once the request expired.
+   * throws LinkDeniedError if refused and GoneError once the request expired. A poll that gets no
+   * answer or a 5xx (a server restarting) is made again at the next interval. Abort with
+   * `options.signal`.
    */
   wait(options: RequestOptions & { intervalMs?: number | undefined } = {}): APIPromise<string> {
     const { intervalMs = this.interval * 1000, ...requestOptions } = options;
@@ -335,10 +337,13 @@ export class LinkFlow implements StartLinkResult {
           }
           if (data.status === 'denied') throw new LinkDeniedError('the human refused the link request');
         } catch (error) {
-          // A poll that got no answer is polled again until the request would have expired.
+          // A poll that got no answer or a 5xx (a server restarting) is made again, as a join's
+          // wait does, until the request would have expired: the human may take minutes.
           const expired = Date.now() - this.startedAt > this.expiresIn * 1000;
-          if (!(error instanceof ConnectionError) || expired) throw error;
-          this.transport.logger.info(`link poll failed (${error.message}); polling again`);
+          if (!isTransient(error) || expired) throw error;
+          this.transport.logger.info(
+            `link poll failed (${(error as Error).message}); polling again in ${intervalMs} ms`,
+          );
         }
         await sleep(intervalMs, options.signal);
       }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { AuthenticationError, GoneError, LinkDeniedError, LinkFlow, Session } from '../src';
-import { hub } from './helpers';
+import { hub, until } from './helpers';
 
 const newAccount = () => ({
   email: `sdk-${randomUUID()}@example.com`,
@@ -82,6 +82,42 @@ describe('the browser-link flow', () => {
     const linked = agent.withOptions({ userToken: token });
     const space = await linked.spaces.create({ name: 'From a linked agent', description: 'x' });
     expect((await human.spaces()).spaces.map((s) => s.spaceId)).toEqual([space.spaceId]);
+  });
+
+  it('keeps waiting for the human through polls that meet a restarting server (no answer, a 5xx)', async () => {
+    // The first polls meet what a restarting server gives: a refused connection, a 502 from a
+    // proxy in front of it, a 503 while its database is away.
+    const failures = [
+      () => {
+        throw new TypeError('fetch failed', {
+          cause: Object.assign(new Error('connect refused'), { code: 'ECONNREFUSED' }),
+        });
+      },
+      () => new Response('<html>Bad Gateway</html>', { status: 502 }),
+      () => new Response(JSON.stringify({ error: 'database unavailable' }), { status: 503 }),
+    ];
+    let polls = 0;
+    const restarting: typeof fetch = async (input, init) => {
+      if (String(input).endsWith('/link/poll') && polls < failures.length) return failures[polls++]!();
+      return fetch(input, init);
+    };
+    // No retry inside a poll: each failure reaches the wait itself, as PendingJoin.wait's do.
+    const link = await hub({ fetch: restarting, maxRetries: 0 }).link.start({ agentName: 'patient agent' });
+    let ended: unknown;
+    const waiting = link.wait({ intervalMs: 50 }).then(
+      (token) => token,
+      (error: unknown) => {
+        ended = error;
+        return error;
+      },
+    );
+    await until(() => {
+      if (ended) throw ended; // the wait gave up on a poll it should have made again
+      return polls === failures.length ? true : undefined;
+    });
+    const human = await hub().auth.signup(newAccount());
+    await human.link.approve(link.userCode);
+    expect(await waiting).toMatch(/^usr_/);
   });
 
   it('throws LinkDeniedError when the human refuses', async () => {
