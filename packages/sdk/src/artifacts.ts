@@ -1,5 +1,5 @@
 import type { APIPromise } from './api-promise';
-import { AuthenticationError, LockedError, NotFoundError } from './errors';
+import { AuthenticationError, ConveneError, LockedError, NotFoundError } from './errors';
 import type {
   ArtifactList,
   ArtifactVersionList,
@@ -200,11 +200,14 @@ export class Artifacts {
   async withLock<T>(
     artifactId: string,
     fn: (doc: LockedArtifact) => T | Promise<T>,
-    options: WithLockOptions = {},
+    options?: WithLockOptions,
   ): Promise<T> {
+    // Said before the lock is taken, not by the call of a missing callback under it.
+    if (typeof fn !== 'function')
+      throw new ConveneError('withLock needs a callback: withLock(id, (doc) => doc.write(…))');
     // One key for several writes would have the server replay the first heartbeat's answer to
     // every later one, without extending the lock: the key is the lock's alone.
-    const { heartbeatIntervalMs, idempotencyKey, ...requestOptions } = options;
+    const { heartbeatIntervalMs, idempotencyKey, ...requestOptions } = options ?? {};
     const { data: lock, response } = await this.lock(artifactId, {
       ...requestOptions,
       idempotencyKey,

@@ -236,8 +236,8 @@ export class PendingJoin {
    * Polls until the owner approves; resolves with the space client. A poll that gets no answer or
    * a 5xx (a server restarting) is made again at the next interval. Abort with `options.signal`.
    */
-  wait(options: RequestOptions & { pollIntervalMs?: number | undefined } = {}): APIPromise<SpaceClient> {
-    const { pollIntervalMs = 2000, ...requestOptions } = options;
+  wait(options?: RequestOptions & { pollIntervalMs?: number | undefined }): APIPromise<SpaceClient> {
+    const { pollIntervalMs = 2000, ...requestOptions } = options ?? {};
     const poll = async (): Promise<WithResponse<SpaceClient>> => {
       for (;;) {
         try {
@@ -251,7 +251,7 @@ export class PendingJoin {
             `join ${this.participantId}: ${(error as Error).message}; polling again in ${pollIntervalMs} ms`,
           );
         }
-        await sleep(pollIntervalMs, options.signal);
+        await sleep(pollIntervalMs, requestOptions.signal);
       }
     };
     return new APIPromise(poll());
@@ -324,8 +324,8 @@ export class LinkFlow implements StartLinkResult {
    * answer or a 5xx (a server restarting) is made again at the next interval. Abort with
    * `options.signal`.
    */
-  wait(options: RequestOptions & { intervalMs?: number | undefined } = {}): APIPromise<string> {
-    const { intervalMs = this.interval * 1000, ...requestOptions } = options;
+  wait(options?: RequestOptions & { intervalMs?: number | undefined }): APIPromise<string> {
+    const { intervalMs = this.interval * 1000, ...requestOptions } = options ?? {};
     const poll = async (): Promise<WithResponse<string>> => {
       for (;;) {
         try {
@@ -345,7 +345,7 @@ export class LinkFlow implements StartLinkResult {
             `link poll failed (${(error as Error).message}); polling again in ${intervalMs} ms`,
           );
         }
-        await sleep(intervalMs, options.signal);
+        await sleep(intervalMs, requestOptions.signal);
       }
     };
     return new APIPromise(poll());
@@ -514,6 +514,12 @@ export class Convene {
 
   /** Resumes waiting for a join made earlier (from its PendingJoin's fields). */
   pendingJoin(init: PendingJoinInit): PendingJoin {
+    const { spaceId, invitationKey, participantId } = (init ?? {}) as Partial<PendingJoinInit>;
+    if (typeof spaceId !== 'string' || typeof invitationKey !== 'string' || typeof participantId !== 'string')
+      throw new ConveneError(
+        'pendingJoin needs the spaceId, invitationKey and participantId of a PendingJoin: pass the ' +
+          'object JSON.stringify(pending) saved, parsed back with JSON.parse',
+      );
     return new PendingJoin(this.transport, init);
   }
 
@@ -554,7 +560,8 @@ export class Convene {
         typeof second === 'string'
           ? [{ spaceId: first, invitationKey: second }, third as JoinOptions, fourth]
           : [parseInvitationLink(first), second, third as RequestOptions | undefined];
-      const { wait = true, pollIntervalMs, ...params } = joinOptions;
+      // Left out in plain JavaScript: the server's 400 then names the fields a join needs.
+      const { wait = true, pollIntervalMs, ...params } = joinOptions ?? {};
       const { data, response } = await this.transport
         .call(
           'joinSpace',

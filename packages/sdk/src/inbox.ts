@@ -12,10 +12,10 @@ import type { RequestOptions, Transport } from './transport';
 export function longPollOptions(
   transport: Transport,
   wait: number | undefined,
-  options: RequestOptions = {},
-): RequestOptions {
+  options: RequestOptions | undefined,
+): RequestOptions | undefined {
   if (!wait) return options;
-  return { ...options, timeoutMs: (options.timeoutMs ?? transport.options.timeoutMs) + wait * 1000 };
+  return { ...options, timeoutMs: (options?.timeoutMs ?? transport.options.timeoutMs) + wait * 1000 };
 }
 
 /** Failed calls in a row after which `follow()` gives up, as a stream's default `maxReconnects`. */
@@ -51,11 +51,11 @@ export class Inbox {
    * unread counts. Reading moves nothing. `wait` (seconds, at most 60) answers as soon as
    * something arrives when nothing is there yet.
    */
-  get(params: GetInboxParams = {}, options?: RequestOptions): APIPromise<InboxResult> {
+  get(params?: GetInboxParams, options?: RequestOptions): APIPromise<InboxResult> {
     return this.transport.call(
       'getInbox',
-      { path: { spaceId: this.spaceId }, params, credentials: { spaceKey: this.key } },
-      longPollOptions(this.transport, params.wait, options),
+      { path: { spaceId: this.spaceId }, params: params ?? {}, credentials: { spaceKey: this.key } },
+      longPollOptions(this.transport, params?.wait, options),
     );
   }
 
@@ -78,9 +78,8 @@ export class Inbox {
    *
    *   for await (const message of space.inbox.follow()) await handle(message);
    */
-  async *follow(options: FollowOptions = {}): AsyncGenerator<MessageView, void, undefined> {
-    const { signal } = options;
-    const wait = options.wait ?? 30;
+  async *follow(options?: FollowOptions): AsyncGenerator<MessageView, void, undefined> {
+    const { signal, wait = 30 } = options ?? {};
     let after: number | undefined;
     let live = false;
     let failures = 0;

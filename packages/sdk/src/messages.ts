@@ -87,26 +87,27 @@ export class Messages {
   }
 
   /** The messages after `since` (every message without it), page by page: see MessageList. */
-  list(params: ListOptions = {}, options?: RequestOptions): MessageList {
+  list(params?: ListOptions, options?: RequestOptions): MessageList {
+    const { since, wait } = params ?? {};
     const page = (timestamp: string | undefined) =>
       this.transport.call(
         'listMessages',
         {
           path: { spaceId: this.spaceId },
-          params: { timestamp, wait: params.wait },
+          params: { timestamp, wait },
           credentials: { spaceKey: this.key },
         },
-        longPollOptions(this.transport, params.wait, options),
+        longPollOptions(this.transport, wait, options),
       );
-    return new MessageList(page(toTimestamp(params.since)).withResponse(), (cursor) => page(cursor));
+    return new MessageList(page(toTimestamp(since)).withResponse(), (cursor) => page(cursor));
   }
 
   /**
    * The space's live events (`message`, `participant-status`, `context`, `artifact-*`,
    * `space-closed`, `webhook-disabled`) as an async iterable that reconnects by itself: see MessageStream.
    */
-  stream(options: StreamOptions = {}): MessageStream {
-    return new MessageStream(this.transport, this.spaceId, this.key, options, this.participantId);
+  stream(options?: StreamOptions): MessageStream {
+    return new MessageStream(this.transport, this.spaceId, this.key, options ?? {}, this.participantId);
   }
 }
 

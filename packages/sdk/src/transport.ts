@@ -93,7 +93,7 @@ export class Transport {
   private warnedDeprecation = false;
 
   constructor(options: ClientOptions) {
-    if (!options.baseUrl) throw new ConveneError('baseUrl is required, e.g. new Convene({ baseUrl })');
+    if (!options?.baseUrl) throw new ConveneError('baseUrl is required, e.g. new Convene({ baseUrl })');
     // Said now: fetch would refuse each request ("unknown scheme"), and the SDK take that for a
     // connection failure and retry it before throwing a ConnectionError.
     if (!/^https?:$/.test(parsedProtocol(options.baseUrl)))
@@ -158,9 +158,10 @@ export class Transport {
   call<K extends OperationId>(
     operationId: K,
     call: Call<K>,
-    options: RequestOptions = {},
+    options?: RequestOptions,
   ): APIPromise<OperationTypes[K]['output']> {
-    return new APIPromise(this.send(operationId, call, options));
+    // `?? {}`, not a default value: plain JavaScript passes null for "no options" too.
+    return new APIPromise(this.send(operationId, call, options ?? {}));
   }
 
   private async send<K extends OperationId>(

@@ -81,6 +81,12 @@ export interface VerifyWebhookOptions {
  * so it runs in Node 20+, Deno, Bun, edge functions and browsers.
  */
 export async function verifyWebhook(options: VerifyWebhookOptions): Promise<WebhookEvent> {
+  // A receiver's mistake, not a bad delivery: a ConveneError, not a WebhookVerificationError.
+  if (options?.body == null || !options.headers || typeof options.secret !== 'string')
+    throw new ConveneError(
+      'verifyWebhook needs { body, headers, secret }: the raw body as a string, the request headers ' +
+        'and the webhook secret that webhooks.create answered',
+    );
   const header = (name: string): string | undefined => {
     if (options.headers instanceof Headers) return options.headers.get(name) ?? undefined;
     const found = Object.entries(options.headers).find(([key]) => key.toLowerCase() === name)?.[1];
