@@ -101,10 +101,9 @@ export async function verifyWebhook(options: VerifyWebhookOptions): Promise<Webh
   const now = (options.now ?? new Date()).getTime() / 1000;
   if (!Number.isInteger(seconds) || Math.abs(now - seconds) > (options.toleranceSeconds ?? 300))
     throw new WebhookVerificationError('webhook-timestamp is too far from now');
-  const secret = options.secret.startsWith('whsec_') ? options.secret.slice(6) : options.secret;
   const key = await crypto.subtle.importKey(
     'raw',
-    fromBase64(secret),
+    secretBytes(options.secret),
     { name: 'HMAC', hash: 'SHA-256' },
     false,
     ['verify'],
@@ -129,6 +128,26 @@ export async function verifyWebhook(options: VerifyWebhookOptions): Promise<Webh
     }
   }
   throw new WebhookVerificationError('no valid signature');
+}
+
+/**
+ * The key bytes of a `whsec_` secret. An empty or undecodable one is the receiver's configuration
+ * (a variable left unset, a secret cut short), not a bad delivery: a ConveneError that says so,
+ * where Web Crypto and atob would throw a bare DOMException.
+ */
+function secretBytes(secret: string): Uint8Array<ArrayBuffer> {
+  let bytes: Uint8Array<ArrayBuffer> | undefined;
+  try {
+    bytes = fromBase64(secret.startsWith('whsec_') ? secret.slice(6) : secret);
+  } catch {
+    // said below
+  }
+  if (!bytes?.length)
+    throw new ConveneError(
+      'verifyWebhook: the secret is not a webhook secret (whsec_ and base64, as webhooks.create ' +
+        'answered it): is the variable that holds it set?',
+    );
+  return bytes;
 }
 
 function fromBase64(text: string): Uint8Array<ArrayBuffer> {

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import {
   BadRequestError,
+  ConveneError,
   type MessageView,
   RateLimitError,
   type StreamEvent,
@@ -208,6 +209,21 @@ describe('webhooks', () => {
       );
     } finally {
       await new Promise((resolve) => receiver.close(resolve));
+    }
+  });
+
+  it('says that a secret is not a webhook secret (unset, cut, or another value) rather than a DOMException', async () => {
+    const headers = {
+      'webhook-id': 'msg_1',
+      'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
+      'webhook-signature': 'v1,AAAA',
+    };
+    for (const secret of ['', 'whsec_', 'whsec_not base64!']) {
+      const error = await verifyWebhook({ body: '{}', headers, secret }).catch((e: unknown) => e);
+      // The receiver's configuration, not the delivery: not a WebhookVerificationError (a 400 to send back).
+      expect(error).toBeInstanceOf(ConveneError);
+      expect(error).not.toBeInstanceOf(WebhookVerificationError);
+      expect((error as Error).message).toMatch(/not a webhook secret/);
     }
   });
 
