@@ -47,4 +47,29 @@ describe('artifact edit', () => {
     expect(result.stderr).toContain('Saved edit.md as version 2');
     expect((await byName(owner, 'edit.md')).lockedBy).toBeUndefined();
   });
+
+  it('leaves alone a lock someone took after the owner’s lapsed (the server was down), when its save fails', async () => {
+    const marker = join(owner.home, 'lapse-open');
+    const release = join(owner.home, 'lapse-release');
+    const ed = editor(
+      owner,
+      'lapse',
+      `touch "${marker}"\nwhile [ ! -e "${release}" ]; do sleep 0.2; done\nprintf "the owner's text\\n" >> "$1"`,
+    );
+    const { done } = await editing(owner, 'edit.md', ed, marker);
+    // No heartbeat reaches a stopped server: the owner's lock lapses, and Gus takes it.
+    await server.stop();
+    const stopped = Date.now();
+    await eventually(() => expect(Date.now() - stopped).toBeGreaterThan((LOCK_TTL_S + 1) * 1000), 30_000);
+    await server.start();
+    await eventually(async () => expect((await guest.run(['artifact', 'lock', 'edit.md'])).code).toBe(0));
+    writeFileSync(release, '');
+    const result = await done;
+    expect(result.code).toBe(6);
+    expect(result.stderr).toContain('is locked by Gus');
+    // Releasing "its" lock would have forced Gus's (an owner's unlock does): it is still his.
+    const gus = (await guest.run(['space', 'show', '--json'])).json();
+    const doc = await byName(owner, 'edit.md');
+    expect(doc.lockedBy).toBe(gus.participants.find((p: any) => p.name === 'Gus').participantId);
+  });
 });

@@ -34,8 +34,15 @@ export function registerArtifactEdit(artifact: Command, app: App): void {
       const { space, artifact: summary } = found;
       ctx.handlesInterrupt = true;
       const lock = await explainingLocks(found.lockContext, () => space.artifacts.lock(summary.id));
+      // Set once the server says the lock is not ours any more (it lapsed, and someone may hold it).
+      let lost = false;
+      const noticingLoss = <T>(call: Promise<T>) =>
+        call.catch((error: unknown) => {
+          if (error instanceof LockedError) lost = true;
+          throw error;
+        });
       const heartbeat = new Heartbeat(
-        () => space.artifacts.heartbeat(summary.id),
+        () => noticingLoss(space.artifacts.heartbeat(summary.id)),
         lock.lockExpiresAt,
         (message) => out.warn(message),
       );
@@ -84,7 +91,7 @@ export function registerArtifactEdit(artifact: Command, app: App): void {
         let saved: Awaited<ReturnType<typeof space.artifacts.write>>;
         try {
           saved = await explainingLocks({ ...found.lockContext, artifactName: doc.name }, () =>
-            space.artifacts.write(doc.id, text, { baseVersion: doc.version }),
+            noticingLoss(space.artifacts.write(doc.id, text, { baseVersion: doc.version })),
           );
         } catch (error) {
           const kept = file.keep(doc.name);
@@ -105,8 +112,9 @@ export function registerArtifactEdit(artifact: Command, app: App): void {
       } finally {
         heartbeat.stop();
         file?.remove();
-        // Leave the lock as it was: released, unless it was held before the edit began.
-        if (!found.heldByMe) {
+        // Leave the lock as it was: released, unless it was held before the edit began, or lost:
+        // whoever holds it now keeps it (an owner's unlock would force theirs).
+        if (!found.heldByMe && !lost) {
           await space.artifacts.unlock(summary.id).catch((error: unknown) => {
             // Someone else holds it now (the owner took it over): nothing of ours to release.
             if (error instanceof LockedError) return;
