@@ -173,11 +173,18 @@ export function walk(command: Command): Command[] {
 }
 
 function formatCommanderError(message: string, command: Command, json = false): string {
-  const [said = '', ...rest] = message
+  let [said = '', ...rest] = message
     .replace(/^error: /, '')
     .trimEnd()
     .split('\n');
   const text = withChoices(said, command);
+  const unknown = /^unknown command '(.*)'$/.exec(said)?.[1];
+  if (unknown !== undefined) {
+    // Commander suggests the name fewest edits away (`hist`: list); ours prefers what it starts.
+    const names = command.commands.flatMap((c) => [c.name(), ...c.aliases()]);
+    const near = closest(unknown, names);
+    rest = near ? [`(Did you mean ${near}?)`] : [];
+  }
   const help = `Run \`${commandPath(command)} --help\` for usage.`;
   if (json) {
     // "(Did you mean send?)" and the like become the hint, before the pointer to the help.

@@ -166,6 +166,11 @@ describe('help, version, usage errors', () => {
       exitCode: 2,
     });
     expect(json.stdout).toBe('');
+    // The start of a command is the command it starts (hist is history, not list, one letter away).
+    const started = await owner.run(['artifact', 'hist', 'plan.md']);
+    expect(started.code).toBe(2);
+    expect(started.stderr).toContain('Did you mean history?');
+    expect((await owner.run(['art', 'list'])).stderr).toContain('Did you mean artifact?');
     // Help for a command that does not exist says so (not the general help), with a suggestion.
     const unknownHelp = await owner.run(['help', 'nosuch']);
     expect(unknownHelp.code).toBe(2);

@@ -187,6 +187,8 @@ describe('links, names and ids', () => {
     // The start of a name, typed without the rest (a document's extension, a space's last words).
     expect(closest('plan', names)).toBe('plan.md');
     expect(closest('release', names)).toBe('Release plan');
+    // Even when another name is fewer edits away: `hist` means history, not list.
+    expect(closest('hist', ['list', 'history'])).toBe('history');
     // Too short to mean one, or the start of two: nothing guessed.
     expect(closest('no', ['notes.md', 'nothing.md'])).toBeUndefined();
     expect(closest('plan', ['plan.md', 'plan-b.md'])).toBeUndefined();

@@ -77,22 +77,26 @@ export function byIdStart<T>(
 }
 
 /**
- * The name a typo most likely meant: the one fewest edits away (any case), if it is within a
- * third of the name's length, as commander suggests commands; else the one name that starts with
- * what was typed (3 characters or more), as `plan` for `plan.md` or `release` for `Release plan`.
+ * The name a typo most likely meant: the one name that starts with what was typed (3 characters or
+ * more), as `plan` for `plan.md`, `release` for `Release plan` or `hist` for `history` (though
+ * `list` is one letter away); else the one fewest edits away (any case), if it is within a third of
+ * the name's length, as commander suggests commands.
  */
 export function closest(typed: string, names: readonly string[]): string | undefined {
-  let best: { name: string; distance: number } | undefined;
   const lower = typed.toLowerCase();
-  for (const name of new Set(names)) {
+  const unique = [...new Set(names)];
+  if (lower.length >= 3) {
+    const started = unique.filter((name) => name.toLowerCase().startsWith(lower));
+    if (started.length === 1) return started[0];
+  }
+  let best: { name: string; distance: number } | undefined;
+  for (const name of unique) {
     const distance = editDistance(lower, name.toLowerCase());
     if (distance <= Math.max(1, Math.floor(name.length / 3)) && (!best || distance < best.distance)) {
       best = { name, distance };
     }
   }
-  if (best || lower.length < 3) return best?.name;
-  const started = [...new Set(names)].filter((name) => name.toLowerCase().startsWith(lower));
-  return started.length === 1 ? started[0] : undefined;
+  return best?.name;
 }
 
 /** Levenshtein distance, with a swap of two neighbours counted as one edit (`sned` → `send`). */
