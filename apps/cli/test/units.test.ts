@@ -142,6 +142,25 @@ describe('links, names and ids', () => {
     expect(pick(items, 'abcd2', what).name).toBe('Bob');
   });
 
+  it('says an id start needs 4 characters only of what starts an id, not of a short name (Ed, Bea)', () => {
+    const people = [
+      { id: 'ff001111-0000-4000-8000-000000000000', name: 'Ada' },
+      { id: 'ed002222-0000-4000-8000-000000000000', name: 'Bob' },
+    ];
+    const what = {
+      noun: 'participant',
+      id: (p: any) => p.id,
+      name: (p: any) => p.name,
+      listCommand: 'convene participants',
+    };
+    expect(() => pick(people, 'Bea', what)).toThrow(
+      expect.objectContaining({ exitCode: 5, hint: 'See them with `convene participants`.' }),
+    );
+    expect(() => pick(people, 'ED', what)).toThrow(
+      expect.objectContaining({ hint: expect.stringContaining('An id start needs 4 characters or more.') }),
+    );
+  });
+
   it('finds by id or its start (4 characters or more); several starting so are a usage error naming them', () => {
     const items = [
       { id: 'abcd1111-0000-4000-8000-000000000000', url: 'https://a.example/hook' },

@@ -15,7 +15,10 @@ export function pick<T>(
   const found = find(items, reference, what);
   if (found) return found;
   const near = closest(reference, items.map(what.name));
-  const short = /^[0-9a-f-]{1,3}$/i.test(reference) ? 'An id start needs 4 characters or more. ' : '';
+  // Said of what starts an id (too short to be taken as one), not of a short name (Ed, Bea).
+  const startsAnId =
+    reference.length < 4 && items.some((item) => what.id(item).startsWith(reference.toLowerCase()));
+  const short = startsAnId ? 'An id start needs 4 characters or more. ' : '';
   throw new CliError(`no ${what.noun} "${reference}"`, {
     exitCode: ExitCode.notFound,
     hint: `${short}${near ? `Did you mean "${inline(near)}"? ` : ''}See them with \`${what.listCommand}\`.`,
