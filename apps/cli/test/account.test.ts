@@ -144,7 +144,12 @@ describe('a login that replaces the saved token', () => {
       (await user().run(['whoami'], { env: { CONVENE_TOKEN: token } })).code === 0;
     const password = () =>
       someone.run(['login', '--password', '--email', human.email], { input: human.password });
-    expect((await password()).code).toBe(0);
+    const loggedIn = await password();
+    expect(loggedIn.code).toBe(0);
+    // Its end as other times are shown (12 h on: today's time of day, or tomorrow's date and time), not in a locale's format.
+    expect(loggedIn.stderr).toMatch(
+      /\(session until (\d{2}:\d{2}:\d{2}|\d{4}-\d{2}-\d{2} \d{2}:\d{2}), in 12 h\)/,
+    );
     const first = saved().userToken;
     // A second password login keeps the token it minted: it replaces nothing.
     expect((await password()).code).toBe(0);

@@ -8,6 +8,7 @@ import { CliError, UsageError } from '../lib/errors';
 import { ExitCode } from '../lib/exit-codes';
 import { readStdin } from '../lib/input';
 import { required } from '../lib/prompts';
+import { relative, when } from '../lib/render';
 import { type Revocation, revokeMintedToken, tokensStartingLike } from '../lib/tokens';
 
 export function registerLogin(program: Command, app: App): void {
@@ -222,7 +223,7 @@ export async function keepSession(ctx: Context, session: Session, did: string): 
     {
       human: () => {
         out.success(
-          `${did} ${ctx.url} as ${out.c.bold(user.email)} (session until ${new Date(expiresAt).toLocaleString()})`,
+          `${did} ${ctx.url} as ${out.c.bold(user.email)} (session until ${when(expiresAt)}, ${relative(expiresAt)})`,
         );
         if (minted)
           out.hint(`Minted the token ${minted}… for this terminal: new spaces are linked to your dashboard.`);
