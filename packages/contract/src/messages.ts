@@ -98,7 +98,8 @@ export type TMessageView = z.infer<typeof ZMessageView>;
 export const ZTimestampQuery = z.preprocess(
   (value) => (typeof value === 'string' ? value.replace(/ (\d{2}:?\d{2})$/, '+$1') : value),
   z.iso
-    .datetime({ offset: true })
+    // `abort`: a value that is no date-time at all is said once, not again by the check below.
+    .datetime({ offset: true, abort: true, error: 'not an RFC 3339 date-time (e.g. 2030-01-01T12:00:00Z)' })
     // Year 0000 parses in JavaScript but is outside PostgreSQL's calendar.
     .refine((value) => !value.startsWith('0000') && !Number.isNaN(Date.parse(value)), 'not a valid date-time')
     .meta({ format: 'date-time', example: '2030-01-01T12:00:00.000000Z' }),

@@ -311,9 +311,17 @@ describe('listMessages', () => {
     ['2030-02-30T00:00:00Z'],
     ['0000-01-01T00:00:00Z'],
     ['1700000000'],
-  ])('refuses timestamp=%s with 400', async (timestamp) => {
+  ])('refuses timestamp=%s with 400, said once', async (timestamp) => {
     const space = await h.createSpace();
-    expectError(await list(space, space.ownerKey, timestamp), 400);
+    const res = await list(space, space.ownerKey, timestamp);
+    expectError(res, 400);
+    expect(res.body.error.match(/timestamp:/g)).toHaveLength(1);
+  });
+
+  it('says what a timestamp looks like', async () => {
+    const space = await h.createSpace();
+    const res = await list(space, space.ownerKey, 'yesterday');
+    expect(res.body.error).toMatch(/timestamp: not an RFC 3339 date-time \(e\.g\. 2030-01-01T12:00:00Z\)/);
   });
 
   it('refuses missing, unknown and wrong-type keys; a closed space answers 401; unknown spaces 404', async () => {
