@@ -10,7 +10,6 @@ import type {
   CreateSpaceResult,
   Health,
   InvitationResult,
-  JoinResult,
   JoinSpaceParams,
   LinkRequest,
   ListApiTokensResult,
@@ -441,7 +440,7 @@ export function parseInvitationLink(link: string): { spaceId: string; invitation
  * ```ts
  * const hub = new Convene({ baseUrl: 'http://localhost:3000' });
  * const space = await hub.spaces.create({ name: 'Planning', description: 'Plan the release' });
- * const owner = hub.space(space.spaceId, space.ownerPrivateKey);
+ * const owner = hub.space(space.spaceId, space.ownerPrivateKey, space.ownerId);
  * ```
  */
 export class Convene {
@@ -582,8 +581,7 @@ export class Convene {
         spaceId,
         invitationKey,
         participantId: data.participantId,
-        // Added by the server after the contract this SDK was generated from may have it.
-        pollToken: (data as JoinResult & { pollToken?: string }).pollToken,
+        pollToken: data.pollToken,
         statusUrl: data.statusUrl,
       });
       if (!wait) return { data: pending, response };

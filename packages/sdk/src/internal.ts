@@ -1,5 +1,5 @@
 // Small helpers of the transport, on web-standard APIs only (Node 20+, Deno, Bun, browsers).
-import { AbortError } from './errors';
+import { AbortError, ConveneError } from './errors';
 
 /** A version 4 UUID; `crypto.randomUUID` exists only in secure contexts, so fall back to getRandomValues. */
 export function uuid4(): string {
@@ -114,4 +114,22 @@ export function showAs<T extends object>(
       return inspect ? `${name} ${inspect(shown, { ...options, depth })}` : shown;
     },
   });
+}
+
+/**
+ * A `since` as the server's `timestamp`: a Date as ISO 8601, a string (a cursor, microseconds
+ * kept) as it is. What is plainly no date-time is said here, under the name the caller used,
+ * rather than by the server under its wire name (`timestamp`).
+ */
+export function timestampOf(since: string | Date | undefined): string | undefined {
+  if (since === undefined || since === null) return undefined;
+  if (since instanceof Date) {
+    if (Number.isNaN(since.getTime())) throw new ConveneError('since is an invalid Date');
+    return since.toISOString();
+  }
+  if (typeof since !== 'string' || !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/.test(since))
+    throw new ConveneError(
+      `since must be a Date or an RFC 3339 date-time such as a list's cursor (2030-01-01T12:00:00Z), not ${JSON.stringify(since)}`,
+    );
+  return since;
 }

@@ -1,7 +1,7 @@
 import { APIPromise, type WithResponse } from './api-promise';
 import type { ListMessagesResult, MessageView, SendMessageParams, SendMessageResult } from './generated';
 import { longPollOptions } from './inbox';
-import { showAs } from './internal';
+import { showAs, timestampOf } from './internal';
 import { MessageStream, type StreamOptions } from './stream';
 import type { RequestOptions, Transport } from './transport';
 
@@ -53,9 +53,6 @@ export class MessageList extends APIPromise<ListMessagesResult> implements Async
   }
 }
 
-const toTimestamp = (since: string | Date | undefined) =>
-  since instanceof Date ? since.toISOString() : since;
-
 /** Messages of one space, sent and read with the key the space client holds. */
 export class Messages {
   /** @internal */
@@ -99,7 +96,9 @@ export class Messages {
         },
         longPollOptions(this.transport, wait, options),
       );
-    return new MessageList(page(toTimestamp(since)).withResponse(), (cursor) => page(cursor));
+    // A `since` that is no date-time rejects the list, as a refused request would.
+    const first = Promise.resolve(since).then((value) => page(timestampOf(value)).withResponse());
+    return new MessageList(first, (cursor) => page(cursor));
   }
 
   /**

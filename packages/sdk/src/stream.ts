@@ -1,7 +1,7 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { AbortError, ConnectionError, ConveneError, errorFromResponse, TimeoutError } from './errors';
 import { routes, type StreamEvent, type StreamEventName } from './generated';
-import { backoffMs, linkedController, showAs, sleep } from './internal';
+import { backoffMs, linkedController, showAs, sleep, timestampOf } from './internal';
 import { describeNetworkError, retryDelayMs, type Transport } from './transport';
 
 export interface StreamOptions {
@@ -88,6 +88,8 @@ const FINAL = new Set([401, 403, 404, 410]);
  */
 export class MessageStream implements AsyncIterable<StreamEvent> {
   private lastId: number | undefined;
+  /** `since` as the server takes it (timestampOf): checked when the stream is made. */
+  private readonly since: string | undefined;
   private started = false;
 
   /** @internal */
@@ -100,6 +102,7 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
     private readonly participantId?: string,
   ) {
     this.lastId = options.lastEventId;
+    this.since = timestampOf(options.since);
   }
 
   /** The id of the last event delivered: pass it as `lastEventId` to resume later, elsewhere. */
@@ -250,12 +253,11 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
   /** One connection attempt: the streaming Response, or the error it met. */
   private async connect(controller: AbortController): Promise<Response | ConveneError> {
     const { transport, options } = this;
-    const since = options.since instanceof Date ? options.since.toISOString() : options.since;
     const resuming = this.lastId !== undefined;
     const url = transport.url(
       routes.streamMessages,
       { spaceId: this.spaceId },
-      resuming ? {} : { timestamp: since },
+      resuming ? {} : { timestamp: this.since },
     );
     const headers = transport.headers({ spaceKey: this.key }, { Accept: 'text/event-stream' });
     if (resuming) headers.set('Last-Event-ID', String(this.lastId));

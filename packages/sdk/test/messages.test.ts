@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BadRequestError, MessageList } from '../src';
+import { BadRequestError, ConveneError, MessageList } from '../src';
 import { hub, ownedSpace, participant } from './helpers';
 
 describe('messages', () => {
@@ -42,6 +42,25 @@ describe('messages', () => {
     const fromDate: string[] = [];
     for await (const m of me.messages.list({ since: new Date(0) })) fromDate.push(m.content);
     expect(fromDate).toEqual(['m1', 'm2', 'm3', 'm4']);
+  });
+
+  it('says a `since` that is no date-time by its own name, before asking the server', async () => {
+    const { owner } = await ownedSpace();
+    await owner.messages.send('hello');
+    for (const since of ['yesterday', new Date('not a date')]) {
+      const listed = await owner.messages.list({ since }).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(listed).toBeInstanceOf(ConveneError);
+      expect(listed).not.toBeInstanceOf(BadRequestError);
+      expect((listed as Error).message).toMatch(/^since /);
+      expect(() => owner.messages.stream({ since })).toThrow(/^since /);
+    }
+    // What looks like a date-time but is none is the server's to say, as a 400.
+    await expect(owner.messages.list({ since: '2030-02-30T00:00:00Z' })).rejects.toBeInstanceOf(
+      BadRequestError,
+    );
   });
 
   it('follows the cursors across pages of 500', async () => {
