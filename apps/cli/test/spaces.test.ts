@@ -155,6 +155,8 @@ describe('space create, list, show, use, update, close', () => {
     const typo = await owner.run(['send', 'Alpah', 'hello']);
     expect(typo.code).toBe(5);
     expect(typo.stderr).toContain('Did you mean "Alpha"?');
+    // One suggestion: a space one letter away is the likelier meaning than unquoted words.
+    expect(typo.stderr).not.toContain('quote');
     const unknownDoc = await owner.run(['artifact', 'show', 'nosuch.md']);
     expect(unknownDoc.code).toBe(5);
     const json = await owner.run(['messages', 'Gamma', '--json']);

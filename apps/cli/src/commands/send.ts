@@ -71,6 +71,7 @@ export function registerSend(program: Command, app: App): void {
         source,
         words,
         hasDefault: ctx.host().defaultSpace !== undefined,
+        spaceNames: Object.values(ctx.host().spaces).map((s) => s.name),
       });
       let content: string;
       if (options.image !== undefined) content = options.image;
@@ -101,7 +102,8 @@ export function registerSend(program: Command, app: App): void {
  * `convene send hello world` names a space "hello": when no space is called so, the text was more
  * likely two words left unquoted, and the error says how to send them to the default space (once,
  * as the command that does it; not when there is no default space, nor when the text is `-`,
- * stdin, since a word before it can only name a space). Likewise the one word beside --file or
+ * stdin, since a word before it can only name a space, nor when a space is called nearly so, the
+ * likelier meaning, which the error suggests). Likewise the one word beside --file or
  * --image (`convene send --image URL caption`) names a space, not a caption.
  */
 function withQuotingHint<T>(
@@ -111,6 +113,7 @@ function withQuotingHint<T>(
     source: 'file' | 'image' | undefined;
     words: string[];
     hasDefault: boolean;
+    spaceNames: string[];
   },
 ): T {
   try {
@@ -120,6 +123,8 @@ function withQuotingHint<T>(
     if (spaceOption !== undefined || words.length !== (source ? 1 : 2)) throw error;
     if (!(error instanceof CliError) || error.exitCode !== ExitCode.notFound) throw error;
     if (!source && (words[1] === '-' || !how.hasDefault)) throw error;
+    // A space one typo away (`send Alpah hello`, Alpha) is the likelier meaning: its suggestion alone.
+    if (closest(words[0]!, how.spaceNames)) throw error;
     const text = JSON.stringify(words.join(' '));
     const hint = source
       ? `With --${source}, the message is the ${source} alone and a word beside it names the space: send ${text} as a message of its own.`
