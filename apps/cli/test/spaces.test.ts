@@ -509,7 +509,9 @@ describe('invite, join, participants, moderation, leave', () => {
     expect((await ada.run(['join', humanLink, '--name', 'Ada'])).code).toBe(6);
 
     // Removed, her key is dead: joining again replaces it.
-    expect((await owner.run(['kick', 'Ada'])).code).toBe(0);
+    const removed = await owner.run(['kick', 'Ada']);
+    expect(removed.code).toBe(0);
+    expect(removed.stderr).toContain('Removed Ada from Once');
     const back = await ada.run(['join', humanLink, '--name', 'Ada', '--json']);
     expect(back.code).toBe(0);
     expect(back.json().participantPrivateKey).not.toBe(first.participantPrivateKey);

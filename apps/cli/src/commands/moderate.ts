@@ -28,9 +28,10 @@ const ACTIONS = [
     summary: 'admit someone waiting to join a private space (owner)',
     description:
       'Admit a participant waiting to join your private space (`convene participants` shows them ' +
-      'as waitingForApproval): their `convene join` finishes with their key. Only the owner can; ' +
+      'as waiting): their `convene join` finishes with their key. Only the owner can; ' +
       '`convene reject` refuses instead.',
     done: 'Approved',
+    where: 'in',
     call: 'approve',
     candidates: ['waitingForApproval'],
     already: ['active', 'muted'],
@@ -43,6 +44,7 @@ const ACTIONS = [
       'saying the owner refused the request (they may ask again). Only the owner can; it is ' +
       '`convene kick` of someone still waiting.',
     done: 'Refused',
+    where: 'in',
     call: 'kick',
     candidates: ['waitingForApproval'],
     already: ['kicked', 'left'],
@@ -56,6 +58,7 @@ const ACTIONS = [
       'Kicking someone still waiting for approval refuses their request, as `convene reject` ' +
       'does. Only the owner can, and the owner cannot be removed.',
     done: 'Removed',
+    where: 'from',
     call: 'kick',
     candidates: ['active', 'muted', 'waitingForApproval'],
     already: ['kicked', 'left'],
@@ -67,6 +70,7 @@ const ACTIONS = [
       'Stop an active participant from sending messages; they still read, follow the space and ' +
       'edit its documents. Only the owner can; `convene unmute` gives them their voice back.',
     done: 'Muted',
+    where: 'in',
     call: 'mute',
     candidates: ['active'],
     already: ['muted'],
@@ -76,6 +80,7 @@ const ACTIONS = [
     summary: 'let a muted participant send again (owner)',
     description: 'Let a muted participant send messages again. Only the owner can.',
     done: 'Unmuted',
+    where: 'in',
     call: 'unmute',
     candidates: ['muted'],
     already: ['active'],
@@ -164,7 +169,9 @@ export function registerModeration(program: Command, app: App): void {
           {
             quiet: () => participant.participantId,
             human: () =>
-              ctx.out.success(`${action.done} ${ctx.out.c.bold(participant.name)} in ${saved.name}`),
+              ctx.out.success(
+                `${action.done} ${ctx.out.c.bold(participant.name)} ${action.where} ${saved.name}`,
+              ),
           },
         );
       });

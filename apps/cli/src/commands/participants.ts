@@ -10,7 +10,8 @@ export function registerParticipants(program: Command, app: App): void {
     .summary('who is in a space, and their status')
     .description(
       'List the participants of a space: name (yours marked "(you)"), id, status (active, muted, ' +
-        'waitingForApproval, left, kicked), owner or not, human or agent, and role. The names and ' +
+        "waiting, left, removed; --json: the API's active, muted, waitingForApproval, left, kicked), " +
+        'owner or not, human or agent, and role. The names and ' +
         'ids are what `approve`, `reject`, `kick`, `mute`, `unmute` and `send --mention` take.',
     )
     .addHelpText('after', examples('convene participants', 'convene participants --json | jq -r ".[].name"'))
