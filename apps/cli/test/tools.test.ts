@@ -427,6 +427,9 @@ describe('a server that is not Convene', () => {
       expect(doctor.stdout).toContain(`✗ server: ${said}`);
       expect(doctor.stdout).not.toContain('No server answers there');
       expect(doctor.stdout).not.toContain('<html>');
+      // Doctor does not point at itself.
+      expect(doctor.stdout).toContain('Check the address (--url or CONVENE_URL).');
+      expect(doctor.stdout).not.toContain('`convene doctor`');
     } finally {
       someone.remove();
       other.close();

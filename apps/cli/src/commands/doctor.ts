@@ -79,12 +79,12 @@ async function runChecks(ctx: Context): Promise<Check[]> {
     checks.push({ name: 'server', status: 'ok', detail: `${ctx.url} answers (${Date.now() - started} ms)` });
   } catch (error) {
     // Something that answers, but not as Convene does, is not "nothing listens".
-    const other = isNotConvene(error) ? notConvene(error, ctx.url) : undefined;
+    const other = isNotConvene(error) ? notConvene(error, ctx.url, { fromDoctor: true }) : undefined;
     checks.push({
       name: 'server',
       status: 'fail',
       detail: other?.message ?? `${ctx.url} does not answer: ${(error as Error).message}`,
-      hint: other?.hint ?? unreachableHint(ctx.url, ctx.urlIsExplicit),
+      hint: other?.hint ?? unreachableHint(ctx.url, ctx.urlIsExplicit, { fromDoctor: true }),
     });
   }
   if (response) {

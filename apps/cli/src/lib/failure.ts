@@ -41,11 +41,11 @@ export function explain(error: unknown, ctx: Context): CliError {
  * What to do about a server that does not answer: start one when it would run on this machine
  * (the command line to start it on that port), else check the address.
  */
-export function unreachableHint(server: string, explicit: boolean): string {
+export function unreachableHint(server: string, explicit: boolean, { fromDoctor = false } = {}): string {
   const url = new URL(server);
   const local = ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
   if (!local) {
-    return `Check the address (--url or CONVENE_URL) and your connection; \`convene doctor\` checks the server.`;
+    return `Check the address (--url or CONVENE_URL) and your connection${fromDoctor ? '' : '; `convene doctor` checks the server'}.`;
   }
   const port = url.port || (url.protocol === 'https:' ? '443' : '80');
   const serve = port === '3000' ? 'convene serve' : `convene serve --port ${port}`;

@@ -11,9 +11,14 @@ export function isNotConvene(error: unknown): error is ConveneError {
 
 /**
  * An answer that is not Convene's: its status, not its body (an HTML page as the error says
- * nothing), and where to look: the address, or a proxy in front of Convene for a 5xx.
+ * nothing), and where to look: the address, or a proxy in front of Convene for a 5xx (and
+ * `convene doctor`, unless that is what is asking).
  */
-export function notConvene(error: ConveneError, server: string): CliError {
+export function notConvene(
+  error: ConveneError,
+  server: string,
+  { fromDoctor = false }: { fromDoctor?: boolean } = {},
+): CliError {
   return new CliError(
     `the server at ${server} answered HTTP ${error.status} but is not a Convene server (or not this API version)`,
     {
@@ -21,7 +26,7 @@ export function notConvene(error: ConveneError, server: string): CliError {
         error.status !== undefined && error.status >= 500
           ? 'A proxy in front of Convene answers so while Convene is down; else check'
           : 'Check'
-      } the address (--url or CONVENE_URL); \`convene doctor\` checks the server.`,
+      } the address (--url or CONVENE_URL)${fromDoctor ? '' : '; `convene doctor` checks the server'}.`,
       details: { status: error.status },
       cause: error,
     },
