@@ -202,7 +202,8 @@ describe('at a terminal', () => {
         await eventually(() => expect(waiting.screen()).toContain('Waiting for the owner to approve you'));
         expect((await host.run(['approve', 'Tess'])).code).toBe(0);
         await eventually(() => expect(waiting.screen()).toContain('EXIT=0'));
-        expect(waiting.screen()).toContain('Joined Guarded as Tess');
+        // Done is said with the ✓ every other success line has (the spinner's ◇ was its own).
+        expect(waiting.screen()).toContain('✓  Joined Guarded as Tess');
       } finally {
         waiting.close();
       }

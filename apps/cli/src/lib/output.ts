@@ -290,7 +290,7 @@ function terminalSpinner(stderr: NodeJS.WritableStream, c: Colors, text: string)
     message: (next) => {
       shown = next;
     },
-    stop: (done) => end(c.green('◇'), done ?? shown),
+    stop: (done) => end(c.green('✓'), done ?? shown),
     fail: (failed) => end(c.red('▲'), failed ?? shown),
   };
 }
