@@ -252,6 +252,27 @@ describe('whoami with a token', () => {
   });
 });
 
+describe('a token the server does not take, sent with a create or a join', () => {
+  it('is said: the server ignores it, so the space or the membership is not on the dashboard', async () => {
+    const { token } = await withToken();
+    const bogus = { CONVENE_TOKEN: 'usr_not-a-real-one' };
+    const owner = user();
+    const created = await owner.run(['space', 'create', 'Unlinked'], { env: bogus });
+    expect(created.code).toBe(0);
+    expect(created.stderr).toContain(
+      `! ${server.url} does not accept the token in CONVENE_TOKEN: this space is not linked to your dashboard`,
+    );
+    const { humanLink } = (await owner.run(['invite', '--json'])).json();
+    const joined = await user().run(['join', humanLink, '--name', 'Jo'], { env: bogus });
+    expect(joined.code).toBe(0);
+    expect(joined.stderr).toContain('this membership is not linked to your dashboard');
+    // A token that works, or none, says nothing of it.
+    const linked = await user().run(['space', 'create', 'Linked'], { env: { CONVENE_TOKEN: token } });
+    expect(linked.stderr).not.toContain('dashboard');
+    expect((await user().run(['space', 'create', 'Plain'])).stderr).not.toContain('dashboard');
+  });
+});
+
 describe('a password login as another account', () => {
   it('replaces the saved token of the account before with one of its own, and leaves that one alone', async () => {
     const [ada, grace] = [await signup(), await signup()];

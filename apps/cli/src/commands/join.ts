@@ -182,6 +182,7 @@ export function registerJoin(program: Command, app: App): void {
       }
       ctx.saveSpace({ spaceId: view.spaceId, name: view.name, role: 'participant', key, participantId }, url);
       spinner.stop(`Joined ${out.c.bold(view.name)} as ${name}`);
+      await ctx.warnIfTokenIgnored('this membership', url);
       out.result(
         { spaceId: view.spaceId, participantId, participantPrivateKey: key },
         {

@@ -111,15 +111,31 @@ export class Context {
    * Key recovery is the one route where a token identifies its human: for a space nobody holds,
    * a token that works is answered 404 (no key there), one that does not 401.
    */
-  async userTokenWorks(token: string): Promise<boolean> {
+  async userTokenWorks(token: string, url: string = this.url): Promise<boolean> {
     try {
-      await this.hub().withOptions({ userToken: token }).spaces.recoverKey(randomUUID());
+      await this.hub(url).withOptions({ userToken: token }).spaces.recoverKey(randomUUID());
       return true;
     } catch (error) {
       if (error instanceof NotFoundError) return true;
       if (error instanceof AuthenticationError) return false;
       throw error;
     }
+  }
+
+  /**
+   * After a create or a join that sent a `usr_` token: the server ignores one it does not take (a
+   * revoked or mistyped token), so what was made would silently stay off the dashboard; say so.
+   * A check that cannot be made (a network failure) says nothing.
+   */
+  async warnIfTokenIgnored(what: 'this space' | 'this membership', url: string = this.url): Promise<void> {
+    const token = this.userToken();
+    if (!token || (await this.userTokenWorks(token, url).catch(() => true))) return;
+    const fromEnv = Boolean(this.env.CONVENE_TOKEN);
+    this.out.warn(
+      `${url} does not accept the token ${fromEnv ? 'in CONVENE_TOKEN' : 'convene saved'}: ${what} is not linked to your dashboard. ${
+        fromEnv ? 'Check CONVENE_TOKEN (`convene whoami` tests it).' : 'Log in again with `convene login`.'
+      }`,
+    );
   }
 
   /**

@@ -60,6 +60,7 @@ export function registerSpaceCreate(space: Command, app: App): void {
         key: created.ownerPrivateKey,
         participantId: created.ownerId,
       });
+      await ctx.warnIfTokenIgnored('this space');
       const { out } = ctx;
       out.result(created, {
         quiet: () => created.spaceId,
