@@ -203,7 +203,7 @@ describe('at a terminal', () => {
         expect((await host.run(['approve', 'Tess'])).code).toBe(0);
         await eventually(() => expect(waiting.screen()).toContain('EXIT=0'));
         // Done is said with the ✓ every other success line has (the spinner's ◇ was its own).
-        expect(waiting.screen()).toContain('✓  Joined Guarded as Tess');
+        expect(waiting.screen()).toContain('✓ Joined Guarded as Tess');
       } finally {
         waiting.close();
       }

@@ -283,7 +283,8 @@ function terminalSpinner(stderr: NodeJS.WritableStream, c: Colors, text: string)
     running = false;
     clearInterval(timer);
     process.removeListener('exit', showCursor);
-    stderr.write(`\r\u001b[2K${printableLine(`${mark}  ${last}`)}\n`);
+    // One space after the mark, as every other status line has (the frames take two).
+    stderr.write(`\r\u001b[2K${printableLine(`${mark} ${last}`)}\n`);
     showCursor();
   };
   return {
