@@ -246,4 +246,31 @@ describe.runIf(onPostgres())('MCP sessions across nodes', () => {
       await client.close();
     }
   });
+
+  it('forgets a session at once on every node when one node ends it (DELETE)', async () => {
+    const mcpPost = (base: string, sessionId: string) =>
+      fetch(`${base}/mcp`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-session-id': sessionId,
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+      });
+    const client = await connectMcp(srv.listenUrl);
+    const sessionId = (client as unknown as { transport: StreamableHTTPClientTransport }).transport
+      .sessionId!;
+    // Node A has seen the session work; node B ends it.
+    expect((await mcpPost(srv.listenUrl, sessionId)).status).toBe(200);
+    const ended = await fetch(`${b.listenUrl}/mcp`, {
+      method: 'DELETE',
+      headers: { 'mcp-session-id': sessionId },
+    });
+    expect(ended.status).toBe(200);
+    const after = await mcpPost(srv.listenUrl, sessionId);
+    expect(after.status).toBe(404);
+    expect(((await after.json()) as { error: string }).error).toMatch(/unknown or expired MCP session/);
+    await client.close().catch(() => {});
+  });
 });

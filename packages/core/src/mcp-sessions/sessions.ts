@@ -26,9 +26,13 @@ export async function createMcpSession({ deps }: McpSessionOptions): Promise<str
   return id;
 }
 
+/** How stale a session's expiry may get before a use renews it (one write an hour, not one a request). */
+const RENEW_AFTER_MS = 60 * 60 * 1000;
+
 /**
- * Whether a session id names a live session, on whichever node started it; using it keeps it
- * alive for another day (refreshed at most once an hour).
+ * Whether a session id names a live session, on whichever node started it: read on every use,
+ * so a session ended on one node is unknown on all of them at once. Using it keeps it alive for
+ * another day (renewed at most once an hour).
  */
 export async function touchMcpSession({
   deps,
@@ -36,14 +40,19 @@ export async function touchMcpSession({
 }: McpSessionOptions & { sessionId: string }): Promise<boolean> {
   const { db, clock } = deps;
   const now = clock.now();
+  const id = hashSecret(sessionId);
   const [row] = await db
-    .update(mcpSessions)
-    .set({
-      expiresAt: sql`greatest(${mcpSessions.expiresAt}, ${new Date(now.getTime() + MCP_SESSION_TTL_MS).toISOString()}::timestamptz)`,
-    })
-    .where(and(eq(mcpSessions.id, hashSecret(sessionId)), gt(mcpSessions.expiresAt, now)))
-    .returning({ id: mcpSessions.id });
-  return row !== undefined;
+    .select({ expiresAt: mcpSessions.expiresAt })
+    .from(mcpSessions)
+    .where(and(eq(mcpSessions.id, id), gt(mcpSessions.expiresAt, now)));
+  if (!row) return false;
+  const renewed = new Date(now.getTime() + MCP_SESSION_TTL_MS);
+  if (renewed.getTime() - row.expiresAt.getTime() > RENEW_AFTER_MS)
+    await db
+      .update(mcpSessions)
+      .set({ expiresAt: sql`greatest(${mcpSessions.expiresAt}, ${renewed.toISOString()}::timestamptz)` })
+      .where(eq(mcpSessions.id, id));
+  return true;
 }
 
 /** Ends a session (DELETE /mcp): its subscriptions go with it. */

@@ -6,9 +6,6 @@ import { headerValue } from '../rest/caller';
 import type { RouteScope } from '../routes/scope';
 import { createMcpServer } from './server';
 
-/** How long a node trusts a session id it has checked (a DELETE on another node lands within it). */
-const SESSION_CHECK_MS = 30_000;
-
 /**
  * `/mcp`: the Model Context Protocol over Streamable HTTP. Every POST gets a fresh server and
  * transport; what a session keeps between requests (its id, its resource subscriptions) is in
@@ -21,21 +18,13 @@ export function mcpHandler({ app, config, deps, api }: RouteScope): RouteHandler
   const allowedOrigin = new URL(config.publicUrl).origin;
   const shutdown = new AbortController();
   app.addHook('preClose', async () => shutdown.abort());
-  const checked = new Map<string, number>();
-  // Sessions ended on this node: a check that was under way when one ended must not trust it again.
-  const ended = new Set<string>();
 
-  /** Whether the session exists (on any node); answers 404 itself when it does not. */
+  /**
+   * Whether the session exists, checked in the database on every use, so that a session one node
+   * ended is unknown to every node at once; answers 404 itself when it does not.
+   */
   const liveSession = async (sessionId: string, reply: FastifyReply): Promise<boolean> => {
-    const now = Date.now();
-    if ((checked.get(sessionId) ?? 0) > now) return true;
-    // Ended meanwhile (by a DELETE this node answered while the check ran): unknown from now on.
-    if ((await touchMcpSession({ deps, sessionId })) && !ended.has(sessionId)) {
-      if (checked.size > 10_000) checked.clear();
-      checked.set(sessionId, now + SESSION_CHECK_MS);
-      return true;
-    }
-    checked.delete(sessionId);
+    if (await touchMcpSession({ deps, sessionId })) return true;
     sendError(reply, 404, { error: 'unknown or expired MCP session: send initialize again' });
     return false;
   };
@@ -48,9 +37,6 @@ export function mcpHandler({ app, config, deps, api }: RouteScope): RouteHandler
     if (request.method === 'DELETE') {
       if (!sessionId)
         return sendError(reply, 400, { error: 'DELETE /mcp ends a session: send its Mcp-Session-Id' });
-      checked.delete(sessionId);
-      if (ended.size > 10_000) ended.clear();
-      ended.add(sessionId);
       if (!(await deleteMcpSession({ deps, sessionId })))
         return sendError(reply, 404, { error: 'unknown or expired MCP session' });
       return reply.code(200).send({ ok: true });
