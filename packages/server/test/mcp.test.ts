@@ -483,6 +483,33 @@ describe('MCP server', () => {
     }
   });
 
+  it('answers malformed params of a known method with -32602 (invalid params), never -32603', async () => {
+    const cases: [string, unknown][] = [
+      ['tools/call', { name: 42 }],
+      ['tools/call', { name: 'get_space', arguments: 'x' }],
+      ['tools/call', {}],
+      ['resources/read', {}],
+      ['resources/read', { uri: 5 }],
+      ['resources/subscribe', { uri: ['a'] }],
+    ];
+    for (const [method, params] of cases) {
+      const res = await h.post('/mcp', {
+        headers: { Accept: 'application/json, text/event-stream' },
+        body: { jsonrpc: '2.0', id: 9, method, params },
+      });
+      expectOk(res);
+      expect(res.body.error?.code, `${method} ${JSON.stringify(params)}: ${JSON.stringify(res.body)}`).toBe(
+        -32602,
+      );
+      expect(res.body.id).toBe(9);
+    }
+    const unknown = await h.post('/mcp', {
+      headers: { Accept: 'application/json, text/event-stream' },
+      body: { jsonrpc: '2.0', id: 10, method: 'tools/frobnicate', params: {} },
+    });
+    expect(unknown.body.error?.code).toBe(-32601);
+  });
+
   it('needs a session for GET and DELETE (JSON 400/404); a bare request without initialize works', async () => {
     expectError(await h.get('/mcp', { headers: { Accept: 'text/event-stream' } }), 400);
     expectError(await h.delete('/mcp'), 400);

@@ -7,6 +7,7 @@ import {
   unsubscribeFromResource,
 } from '@convene/core';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { AnyObjectSchema, SchemaOutput } from '@modelcontextprotocol/sdk/server/zod-compat.js';
 import {
   CallToolRequestSchema,
   type CallToolResult,
@@ -17,9 +18,11 @@ import {
   McpError,
   type Tool as McpTool,
   ReadResourceRequestSchema,
+  type ServerResult,
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
 import { toHttpError } from '../http/errors';
 import { mcpInstructions } from './instructions';
 import { type Tool, toolJsonSchema } from './tool';
@@ -75,9 +78,9 @@ export function createMcpServer({ deps, shutdown, tools, sessionId }: McpServerO
     },
   );
 
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listingOf(tools) }));
+  onRequest(server, ListToolsRequestSchema, () => ({ tools: listingOf(tools) }));
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+  onRequest(server, CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const tool = byName.get(request.params.name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `unknown tool ${request.params.name}`);
     const headers = extra.requestInfo?.headers;
@@ -114,31 +117,52 @@ export function createMcpServer({ deps, shutdown, tools, sessionId }: McpServerO
   // Resources: a space's transcript and its artifacts, read with the connection's X-Private-Key.
   const keyOf = (extra: { requestInfo?: { headers?: Record<string, string | string[] | undefined> } }) =>
     header(extra.requestInfo?.headers, 'x-private-key');
-  server.setRequestHandler(ListResourcesRequestSchema, async (_request, extra) => ({
+  onRequest(server, ListResourcesRequestSchema, async (_request, extra) => ({
     resources: await resourceCall(deps, () => listResources({ deps, key: keyOf(extra) })),
   }));
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
+  onRequest(server, ListResourceTemplatesRequestSchema, () => ({
     resourceTemplates: resourceTemplates.map((template) => ({ ...template })),
   }));
-  server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => ({
+  onRequest(server, ReadResourceRequestSchema, async (request, extra) => ({
     contents: [
       await resourceCall(deps, () => readResource({ deps, key: keyOf(extra), uri: request.params.uri })),
     ],
   }));
-  server.setRequestHandler(SubscribeRequestSchema, async (request, extra) => {
+  onRequest(server, SubscribeRequestSchema, async (request, extra) => {
     if (!sessionId) throw noSession();
     await resourceCall(deps, () =>
       subscribeToResource({ deps, key: keyOf(extra), sessionId, uri: request.params.uri }),
     );
     return {};
   });
-  server.setRequestHandler(UnsubscribeRequestSchema, async (request) => {
+  onRequest(server, UnsubscribeRequestSchema, async (request) => {
     if (!sessionId) throw noSession();
     await resourceCall(deps, () => unsubscribeFromResource({ deps, sessionId, uri: request.params.uri }));
     return {};
   });
 
   return server;
+}
+
+type RequestExtra = Parameters<Parameters<Server['setRequestHandler']>[1]>[1];
+
+/**
+ * Registers a request handler whose params are checked by the method's schema with a JSON-RPC
+ * -32602 (invalid params) for a mismatch. The SDK parses them before any handler runs and turns
+ * its own validation failure into -32603 (internal error), which tells a client the server broke.
+ */
+function onRequest<T extends AnyObjectSchema>(
+  server: Server,
+  schema: T,
+  handler: (request: SchemaOutput<T>, extra: RequestExtra) => ServerResult | Promise<ServerResult>,
+): void {
+  const strict = schema as unknown as z.ZodObject<{ method: z.ZodLiteral<string> }>;
+  server.setRequestHandler(z.looseObject({ method: strict.shape.method }), (request, extra) => {
+    const parsed = strict.safeParse(request);
+    if (!parsed.success)
+      throw new McpError(ErrorCode.InvalidParams, `invalid params: ${z.prettifyError(parsed.error)}`);
+    return handler(parsed.data as SchemaOutput<T>, extra);
+  });
 }
 
 const noSession = () =>
