@@ -8,7 +8,10 @@ const { srv } = useServer();
 const ping = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' });
 
 /** A raw POST to /mcp with exactly these headers (Host and Origin included, or left out). */
-function postMcp(headers: Record<string, string>): Promise<{ status: number; type: string; body: string }> {
+function postMcp(
+  headers: Record<string, string>,
+  body: string = ping,
+): Promise<{ status: number; type: string; body: string }> {
   const url = new URL(`${srv.url}/mcp`);
   return new Promise((resolve, reject) => {
     const req = httpRequest(
@@ -21,7 +24,7 @@ function postMcp(headers: Record<string, string>): Promise<{ status: number; typ
         headers: {
           'Content-Type': 'application/json',
           Accept: 'application/json, text/event-stream',
-          'Content-Length': Buffer.byteLength(ping),
+          'Content-Length': Buffer.byteLength(body),
           ...headers,
         },
       },
@@ -37,7 +40,7 @@ function postMcp(headers: Record<string, string>): Promise<{ status: number; typ
       },
     );
     req.on('error', reject);
-    req.end(ping);
+    req.end(body);
   });
 }
 
@@ -48,6 +51,22 @@ describe('/mcp', () => {
       const res = await postMcp(headers);
       expect(res.status, res.body).toBe(200);
       expect(JSON.parse(res.body)).toMatchObject({ jsonrpc: '2.0', id: 1, result: {} });
+    }
+  });
+
+  it('takes the loopback names of a loopback PUBLIC_URL as its own origin (same scheme and port)', async () => {
+    const { host, port } = new URL(srv.url);
+    for (const origin of [`http://localhost:${port}`, `http://[::1]:${port}`, `http://127.0.0.1:${port}`]) {
+      const res = await postMcp({ Host: host, Origin: origin });
+      expect(res.status, `${origin}: ${res.body}`).toBe(200);
+    }
+    for (const origin of [
+      `http://localhost:${Number(port) + 1}`,
+      `https://localhost:${port}`,
+      'http://localhost',
+    ]) {
+      const res = await postMcp({ Host: host, Origin: origin });
+      expect(res.status, origin).toBe(403);
     }
   });
 
@@ -74,5 +93,64 @@ describe('/mcp', () => {
       expect(res.type).toMatch(/application\/json/);
       expect(JSON.parse(res.body).error).toMatch(/Host/);
     }
+  });
+
+  /** A refusal every client can read: JSON `{error: string}` (spec, Errors), never a JSON-RPC envelope. */
+  const expectJsonError = (
+    res: { status: number; type: string; body: string },
+    status: number,
+    what: string,
+  ) => {
+    expect(res.status, `${what}: ${res.body}`).toBe(status);
+    expect(res.type).toMatch(/application\/json/);
+    const body = JSON.parse(res.body);
+    expect(typeof body.error, `${what}: ${res.body}`).toBe('string');
+    expect(body.jsonrpc).toBeUndefined();
+  };
+
+  it('answers a body that is no JSON-RPC 2.0 message with a JSON 400 {error} naming what is wrong', async () => {
+    const host = new URL(srv.url).host;
+    const initialize = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    };
+    const cases: [string, unknown, RegExp][] = [
+      ['version 1.0', { jsonrpc: '1.0', id: 1, method: 'ping' }, /JSON-RPC 2\.0/],
+      ['no version', { id: 1, method: 'ping' }, /JSON-RPC 2\.0/],
+      ['no method', { jsonrpc: '2.0', id: 1 }, /JSON-RPC 2\.0/],
+      ['method not a string', { jsonrpc: '2.0', id: 1, method: 7 }, /JSON-RPC 2\.0/],
+      ['params not an object', { jsonrpc: '2.0', id: 1, method: 'ping', params: 'x' }, /JSON-RPC 2\.0/],
+      ['batch of numbers', [1, 2], /call 1 .*JSON-RPC 2\.0/],
+      ['one bad call in a batch', [JSON.parse(ping), { jsonrpc: '1.0', id: 2, method: 'ping' }], /call 2/],
+      [
+        'initialize beside another call',
+        [initialize, { jsonrpc: '2.0', id: 2, method: 'ping' }],
+        /initialize/,
+      ],
+      [
+        'a batch of 101',
+        Array.from({ length: 101 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'ping' })),
+        /100/,
+      ],
+    ];
+    for (const [what, body, message] of cases) {
+      const res = await postMcp({ Host: host }, JSON.stringify(body));
+      expectJsonError(res, 400, what);
+      expect(JSON.parse(res.body).error, what).toMatch(message);
+    }
+  });
+
+  it('answers a wrong content type 400, an Accept without JSON and event streams 406, an unknown MCP-Protocol-Version 400, all as JSON {error}', async () => {
+    const host = new URL(srv.url).host;
+    expectJsonError(await postMcp({ Host: host, 'Content-Type': 'text/plain' }), 400, 'text/plain');
+    expectJsonError(await postMcp({ Host: host, Accept: 'text/html' }), 406, 'Accept: text/html');
+    expectJsonError(await postMcp({ Host: host, Accept: 'application/json' }), 406, 'Accept: JSON only');
+    const old = await postMcp({ Host: host, 'MCP-Protocol-Version': '1999-01-01' });
+    expectJsonError(old, 400, 'MCP-Protocol-Version');
+    expect(JSON.parse(old.body).error).toMatch(/2025-06-18/);
+    // The supported versions still pass.
+    expect((await postMcp({ Host: host, 'MCP-Protocol-Version': '2025-06-18' })).status).toBe(200);
   });
 });

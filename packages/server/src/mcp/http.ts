@@ -1,5 +1,6 @@
 import { createMcpSession, deleteMcpSession, touchMcpSession } from '@convene/core';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyReply, RouteHandlerMethod } from 'fastify';
 import { sendError, takeOver } from '../http/reply';
 import { headerValue } from '../rest/caller';
@@ -68,6 +69,8 @@ export function mcpHandler({ app, config, deps, api }: RouteScope): RouteHandler
       return reply;
     }
 
+    const malformed = postRefusal(request.headers, request.body);
+    if (malformed) return sendError(reply, malformed.status, { error: malformed.error });
     const messages = Array.isArray(request.body) ? request.body : [request.body];
     const initializing = messages.some((m) => (m as { method?: unknown } | null)?.method === 'initialize');
     let session = sessionId;
@@ -122,10 +125,80 @@ export function refusal(
   allowedOrigin: string,
 ): { status: number; error: string } | null {
   const origin = headers.origin;
-  if (origin !== undefined && origin !== allowedOrigin)
+  if (origin !== undefined && !sameOrigin(String(origin), allowedOrigin))
     return { status: 403, error: `requests from origin ${String(origin)} are not allowed here` };
   const host = headers.host;
   if (typeof host !== 'string' || host === '' || !URL.canParse(`http://${host}/`))
     return { status: 400, error: 'the Host header is missing or invalid' };
+  return null;
+}
+
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * Whether a request's Origin is the service's own: PUBLIC_URL's origin, or, when PUBLIC_URL names
+ * a loopback host, the same scheme and port under another loopback name (`localhost`, `127.0.0.1`,
+ * `[::1]` all reach this server; a rebinding page's origin carries its own domain name).
+ */
+function sameOrigin(origin: string, allowedOrigin: string): boolean {
+  if (origin === allowedOrigin) return true;
+  if (!URL.canParse(origin)) return false;
+  const given = new URL(origin);
+  const own = new URL(allowedOrigin);
+  return (
+    LOOPBACK.has(own.hostname) &&
+    LOOPBACK.has(given.hostname) &&
+    given.protocol === own.protocol &&
+    given.port === own.port
+  );
+}
+
+/** The SDK transport's own limit on a batch (it would answer more with a JSON-RPC envelope). */
+const MAX_BATCH = 100;
+
+/**
+ * What a POST to /mcp must be before the MCP transport sees it, refused as JSON `{error}` like
+ * every other refusal of the service (the transport would answer a JSON-RPC envelope whose `error`
+ * is an object, and 415 for a content type): JSON accepted along with event streams, a JSON body,
+ * a supported MCP-Protocol-Version when one is sent, and JSON-RPC 2.0 messages, at most 100 to a
+ * batch, with `initialize` alone.
+ */
+export function postRefusal(
+  headers: Record<string, string | string[] | undefined>,
+  body: unknown,
+): { status: number; error: string } | null {
+  const accept = String(headers.accept ?? '');
+  if (!accept.includes('application/json') || !accept.includes('text/event-stream'))
+    return {
+      status: 406,
+      error: 'POST /mcp answers JSON or an event stream: Accept both application/json and text/event-stream',
+    };
+  const type = String(headers['content-type'] ?? '')
+    .split(';')[0]
+    ?.trim()
+    .toLowerCase();
+  if (type !== 'application/json') return { status: 400, error: 'request bodies must be application/json' };
+  const version = headers['mcp-protocol-version'];
+  if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(String(version)))
+    return {
+      status: 400,
+      error: `unsupported MCP-Protocol-Version ${String(version)} (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`,
+    };
+  const batch = Array.isArray(body);
+  const messages: unknown[] = batch ? body : [body];
+  if (messages.length > MAX_BATCH)
+    return { status: 400, error: `a JSON-RPC batch holds at most ${MAX_BATCH} calls` };
+  const invalid = messages.findIndex((message) => !JSONRPCMessageSchema.safeParse(message).success);
+  if (invalid >= 0)
+    return {
+      status: 400,
+      error: `${batch ? `call ${invalid + 1} of the batch is` : 'the body is'} not a JSON-RPC 2.0 message: it needs "jsonrpc": "2.0" and a string "method" (with "id" for a request, "params" an object when given), or is a response`,
+    };
+  if (
+    batch &&
+    messages.length > 1 &&
+    messages.some((m) => (m as { method?: unknown }).method === 'initialize')
+  )
+    return { status: 400, error: 'initialize must be sent alone, not in a batch' };
   return null;
 }

@@ -73,7 +73,12 @@ export const agentOperations: Declaration[] = [
           },
         },
         '202': { description: 'Notification accepted' },
+        '400': error(
+          'A body that is no JSON-RPC 2.0 message or batch (at most 100 calls, initialize alone), not application/json, or an unsupported MCP-Protocol-Version',
+        ),
+        '403': error('An Origin other than the service’s own (DNS rebinding)'),
         '404': error('Unknown or expired Mcp-Session-Id: initialize again'),
+        '406': error('Accept lacks application/json or text/event-stream'),
         '429': error('Rate limit exceeded; carries Retry-After'),
       },
     },
