@@ -447,6 +447,76 @@ describe('MCP server', () => {
     await callError(mcp, 'create_space', { name: 'n', description: 'd', ttl: 0 }, 400);
   });
 
+  it('answers U+0000 in a tool argument as the tool’s 400 with REST’s message, and the other calls of its batch still run', async () => {
+    const space = await h.createSpace();
+    const rest = await h.post(`/hub/space/${space.spaceId}/messages`, {
+      key: space.ownerKey,
+      body: { content: 'hi\u0000' },
+    });
+    expectError(rest, 400);
+    const body = await callError(
+      mcp,
+      'send_message',
+      { spaceId: space.spaceId, privateKey: space.ownerKey, content: 'hi\u0000' },
+      400,
+    );
+    expect(body.error).toBe(rest.body.error);
+    // In a member name too, and nothing was written.
+    await callError(mcp, 'create_space', { name: 'n', description: 'd', 'x\u0000': 1 }, 400);
+    const batch = await h.post('/mcp', {
+      headers: { Accept: 'application/json, text/event-stream' },
+      key: space.ownerKey,
+      body: [
+        {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'send_message', arguments: { spaceId: space.spaceId, content: 'a\u0000' } },
+        },
+        {
+          jsonrpc: '2.0',
+          id: 2,
+          method: 'tools/call',
+          params: { name: 'send_message', arguments: { spaceId: space.spaceId, content: 'fine' } },
+        },
+      ],
+    });
+    expectOk(batch);
+    const byId = new Map((batch.body as { id: number; result: any }[]).map((m) => [m.id, m.result]));
+    expect(byId.get(1).isError).toBe(true);
+    expect(byId.get(1).content[0].text).toBe(`400: ${rest.body.error}`);
+    expect(byId.get(2).isError).toBeFalsy();
+    const messages = await h.get(`/hub/space/${space.spaceId}/messages`, { key: space.ownerKey });
+    expect(messages.body.messages.map((m: { content: string }) => m.content)).toEqual(['fine']);
+    // Outside a tool's arguments it is still the HTTP 400 every body gets, as is nesting past 64 levels anywhere.
+    expectError(
+      await h.post('/mcp', {
+        headers: { Accept: 'application/json, text/event-stream' },
+        body: {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'get\u0000space', arguments: {} },
+        },
+      }),
+      400,
+    );
+    let deep: unknown = 1;
+    for (let i = 0; i < 70; i++) deep = { a: deep };
+    expectError(
+      await h.post('/mcp', {
+        headers: { Accept: 'application/json, text/event-stream' },
+        body: {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'get_space', arguments: { deep } },
+        },
+      }),
+      400,
+    );
+  });
+
   it('answers a version no artifact can have (beyond 2^31) with 404, as REST does, not 500', async () => {
     const space = await h.createSpace();
     const created = await h.post(`/hub/space/${space.spaceId}/artifact`, {

@@ -3,29 +3,34 @@ import type { IncomingMessage } from 'node:http';
 /** Deepest nesting of arrays and objects a request body may have (decisions.md). */
 export const MAX_JSON_DEPTH = 64;
 
+/** The answer to U+0000 in a text field, wherever it is found. */
+export const NUL_PROBLEM = 'text fields cannot contain U+0000';
+
 /**
  * What is wrong with a parsed JSON body, or null: nesting deeper than MAX_JSON_DEPTH (the layers
  * below recurse and would overflow the stack), or U+0000 in any string or member name (PostgreSQL
- * text cannot hold it). Walks the value without recursion, so a hostile body cannot overflow the
- * stack here either.
+ * text cannot hold it) outside `nulCheckedLater` (values whose handler answers U+0000 itself, as
+ * a tool's arguments on /mcp). Walks the value without recursion, so a hostile body cannot
+ * overflow the stack here either.
  */
-export function jsonBodyProblem(value: unknown): string | null {
-  const stack: { value: unknown; depth: number }[] = [{ value, depth: 0 }];
+export function jsonBodyProblem(value: unknown, nulCheckedLater?: ReadonlySet<unknown>): string | null {
+  const stack: { value: unknown; depth: number; nul: boolean }[] = [{ value, depth: 0, nul: true }];
   for (let item = stack.pop(); item; item = stack.pop()) {
     const { value: node, depth } = item;
+    const nul = item.nul && !nulCheckedLater?.has(node);
     if (typeof node === 'string') {
-      if (node.includes('\u0000')) return 'text fields cannot contain U+0000';
+      if (nul && node.includes('\u0000')) return NUL_PROBLEM;
       continue;
     }
     if (node === null || typeof node !== 'object') continue;
     if (depth >= MAX_JSON_DEPTH) return `request body is nested deeper than ${MAX_JSON_DEPTH} levels`;
     if (Array.isArray(node)) {
-      for (const child of node) stack.push({ value: child, depth: depth + 1 });
+      for (const child of node) stack.push({ value: child, depth: depth + 1, nul });
       continue;
     }
     for (const [name, child] of Object.entries(node)) {
-      if (name.includes('\u0000')) return 'text fields cannot contain U+0000';
-      stack.push({ value: child, depth: depth + 1 });
+      if (nul && name.includes('\u0000')) return NUL_PROBLEM;
+      stack.push({ value: child, depth: depth + 1, nul });
     }
   }
   return null;

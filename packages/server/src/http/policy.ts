@@ -1,7 +1,7 @@
 import { ValidationError } from '@convene/core';
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import { toHttpError } from './errors';
-import { drainRequest, isJsonObject, jsonBodyProblem, urlHasNul } from './json-body';
+import { drainRequest, isJsonObject, jsonBodyProblem, NUL_PROBLEM, urlHasNul } from './json-body';
 import { sendError } from './reply';
 
 /**
@@ -11,7 +11,7 @@ import { sendError } from './reply';
 export function normaliseRequest(request: FastifyRequest): void {
   const method = request.method;
   // U+0000 in a path segment or a query value: no text field may hold it.
-  if (urlHasNul(request.url)) throw new ValidationError('text fields cannot contain U+0000');
+  if (urlHasNul(request.url)) throw new ValidationError(NUL_PROBLEM);
   // Body-less writes (approve, kick, invite, close…) need no content type.
   if (
     (method === 'POST' || method === 'PUT' || method === 'PATCH' || method === 'DELETE') &&
@@ -57,9 +57,10 @@ export function registerHttpPolicy(app: FastifyInstance, publicUrl: string): voi
     } catch {
       return done(badBody('request body is not valid JSON'), undefined);
     }
-    const problem = jsonBodyProblem(value);
+    const mcp = request.routeOptions.url === MCP_ROUTE;
+    const problem = jsonBodyProblem(value, mcp ? toolArguments(value) : undefined);
     if (problem) return done(badBody(problem), undefined);
-    const batch = Array.isArray(value) && request.routeOptions.url === MCP_ROUTE;
+    const batch = Array.isArray(value) && mcp;
     if (!isJsonObject(value) && !batch) return done(badBody('request body must be a JSON object'), undefined);
     // JSON-RPC 2.0: an empty batch is an invalid request (the MCP transport would answer it 202).
     if (batch && (value as unknown[]).length === 0)
@@ -96,6 +97,21 @@ export function registerHttpPolicy(app: FastifyInstance, publicUrl: string): voi
   app.setNotFoundHandler((request, reply) =>
     sendError(reply, 404, { error: `no route for ${request.method} ${request.url.split('?')[0]}` }),
   );
+}
+
+/**
+ * The arguments of each tools/call in an /mcp body: U+0000 there is the tool's own 400 (a tool
+ * result, as every other invalid argument), so that the client reads it as that call's answer and
+ * the other calls of a batch still run. Anywhere else in the body it is the HTTP 400.
+ */
+function toolArguments(body: unknown): Set<unknown> {
+  const found = new Set<unknown>();
+  for (const message of Array.isArray(body) ? body : [body]) {
+    const { method, params } = (message ?? {}) as { method?: unknown; params?: { arguments?: unknown } };
+    if (method === 'tools/call' && params?.arguments && typeof params.arguments === 'object')
+      found.add(params.arguments);
+  }
+  return found;
 }
 
 function hasBody(headers: Record<string, unknown>): boolean {

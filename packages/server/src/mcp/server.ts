@@ -5,6 +5,7 @@ import {
   resourceTemplates,
   subscribeToResource,
   unsubscribeFromResource,
+  ValidationError,
 } from '@convene/core';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { AnyObjectSchema, SchemaOutput } from '@modelcontextprotocol/sdk/server/zod-compat.js';
@@ -24,6 +25,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { toHttpError } from '../http/errors';
+import { jsonBodyProblem, NUL_PROBLEM } from '../http/json-body';
 import { mcpInstructions } from './instructions';
 import { type Tool, toolJsonSchema } from './tool';
 
@@ -88,6 +90,8 @@ export function createMcpServer({ deps, shutdown, tools, sessionId }: McpServerO
     const argKey = typeof args.privateKey === 'string' && args.privateKey ? args.privateKey : undefined;
     const progressToken = request.params._meta?.progressToken;
     try {
+      // The HTTP layer left U+0000 in the arguments to the tool (http/policy.ts): the same 400.
+      if (jsonBodyProblem(args) === NUL_PROBLEM) throw new ValidationError(NUL_PROBLEM);
       const input = tool.input.parse(args);
       const output = await tool.run(input, {
         deps,
