@@ -1,7 +1,12 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  EmptyResultSchema,
+  ListResourcesResultSchema,
+  ReadResourceResultSchema,
+  ResourceUpdatedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { expectOk, onPostgres, type SpaceFixture, useServer } from './helpers';
 import { callOk, connectMcp } from './helpers/mcp';
@@ -79,6 +84,33 @@ describe('MCP resources', () => {
       expect((await anonymous.listResources()).resources).toEqual([]);
     } finally {
       await anonymous.close();
+    }
+  });
+
+  it('takes the key as a privateKey param beside the uri, as tools take it as an argument (a connection without the header)', async () => {
+    const space = await h.createSpace({ name: 'Keys as params' });
+    const guest = await h.joinActive(space);
+    await h.post(`/hub/space/${space.spaceId}/messages`, { key: guest.key, body: { content: 'hello' } });
+    // A wrong header: the param wins, as privateKey does over X-Private-Key for tools.
+    const client = await connectMcp(srv.url, { 'X-Private-Key': 'f'.repeat(64) });
+    try {
+      const listed = await client.request(
+        { method: 'resources/list', params: { privateKey: guest.key } },
+        ListResourcesResultSchema,
+      );
+      expect(listed.resources.map((r) => r.uri)).toEqual([messagesUri(space)]);
+      const read = await client.request(
+        { method: 'resources/read', params: { uri: messagesUri(space), privateKey: guest.key } },
+        ReadResourceResultSchema,
+      );
+      expect(JSON.parse((read.contents[0] as { text: string }).text).messages[0].content).toBe('hello');
+      await client.request(
+        { method: 'resources/subscribe', params: { uri: messagesUri(space), privateKey: guest.key } },
+        EmptyResultSchema,
+      );
+      await expect(client.readResource({ uri: messagesUri(space) })).rejects.toThrow(/401: /);
+    } finally {
+      await client.close();
     }
   });
 

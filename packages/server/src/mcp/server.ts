@@ -118,24 +118,30 @@ export function createMcpServer({ deps, shutdown, tools, sessionId }: McpServerO
     }
   });
 
-  // Resources: a space's transcript and its artifacts, read with the connection's X-Private-Key.
-  const keyOf = (extra: { requestInfo?: { headers?: Record<string, string | string[] | undefined> } }) =>
-    header(extra.requestInfo?.headers, 'x-private-key');
-  onRequest(server, ListResourcesRequestSchema, async (_request, extra) => ({
-    resources: await resourceCall(deps, () => listResources({ deps, key: keyOf(extra) })),
+  // Resources: a space's transcript and its artifacts. The key is a `privateKey` param beside the
+  // uri (as tools take it as an argument; the method's schema does not keep it, so it is read from
+  // the request as sent), else the connection's X-Private-Key.
+  const keyOf = (extra: RequestExtra, sent: SentRequest) => {
+    const param = sent.params?.privateKey;
+    return typeof param === 'string' && param ? param : header(extra.requestInfo?.headers, 'x-private-key');
+  };
+  onRequest(server, ListResourcesRequestSchema, async (_request, extra, sent) => ({
+    resources: await resourceCall(deps, () => listResources({ deps, key: keyOf(extra, sent) })),
   }));
   onRequest(server, ListResourceTemplatesRequestSchema, () => ({
     resourceTemplates: resourceTemplates.map((template) => ({ ...template })),
   }));
-  onRequest(server, ReadResourceRequestSchema, async (request, extra) => ({
+  onRequest(server, ReadResourceRequestSchema, async (request, extra, sent) => ({
     contents: [
-      await resourceCall(deps, () => readResource({ deps, key: keyOf(extra), uri: request.params.uri })),
+      await resourceCall(deps, () =>
+        readResource({ deps, key: keyOf(extra, sent), uri: request.params.uri }),
+      ),
     ],
   }));
-  onRequest(server, SubscribeRequestSchema, async (request, extra) => {
+  onRequest(server, SubscribeRequestSchema, async (request, extra, sent) => {
     if (!sessionId) throw noSession();
     await resourceCall(deps, () =>
-      subscribeToResource({ deps, key: keyOf(extra), sessionId, uri: request.params.uri }),
+      subscribeToResource({ deps, key: keyOf(extra, sent), sessionId, uri: request.params.uri }),
     );
     return {};
   });
@@ -149,6 +155,8 @@ export function createMcpServer({ deps, shutdown, tools, sessionId }: McpServerO
 }
 
 type RequestExtra = Parameters<Parameters<Server['setRequestHandler']>[1]>[1];
+/** A request as the client sent it, before its method's schema dropped what it does not name. */
+type SentRequest = { params?: Record<string, unknown> };
 
 /**
  * Registers a request handler whose params are checked by the method's schema with a JSON-RPC
@@ -158,14 +166,18 @@ type RequestExtra = Parameters<Parameters<Server['setRequestHandler']>[1]>[1];
 function onRequest<T extends AnyObjectSchema>(
   server: Server,
   schema: T,
-  handler: (request: SchemaOutput<T>, extra: RequestExtra) => ServerResult | Promise<ServerResult>,
+  handler: (
+    request: SchemaOutput<T>,
+    extra: RequestExtra,
+    sent: SentRequest,
+  ) => ServerResult | Promise<ServerResult>,
 ): void {
   const strict = schema as unknown as z.ZodObject<{ method: z.ZodLiteral<string> }>;
   server.setRequestHandler(z.looseObject({ method: strict.shape.method }), (request, extra) => {
     const parsed = strict.safeParse(request);
     if (!parsed.success)
       throw new McpError(ErrorCode.InvalidParams, `invalid params: ${z.prettifyError(parsed.error)}`);
-    return handler(parsed.data as SchemaOutput<T>, extra);
+    return handler(parsed.data as SchemaOutput<T>, extra, request as SentRequest);
   });
 }
 
