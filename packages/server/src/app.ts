@@ -168,7 +168,7 @@ export async function buildApp({
   // 2b. A request whose count was left to its use case and answered without it is counted now.
   app.addHook('onSend', rateLimit.settlePending);
   // 5. Each further call of an MCP JSON-RPC batch counts as a request, once the body is parsed.
-  app.addHook('preHandler', mcpBatchHook(rateLimit.chargeMore));
+  app.addHook('preHandler', mcpBatchHook(rateLimit));
   // 6. Idempotency-Key: replay, or mark the write as guarded before the handler; the handler's
   //    transaction records it (http/idempotency.ts; the idempotent middleware of trpc.ts, rest/direct.ts).
   app.addHook('preHandler', idempotency.preHandler);

@@ -222,6 +222,72 @@ describe('over the limit', () => {
   });
 });
 
+describe('MCP calls carrying their key as the privateKey argument', () => {
+  const clock = new FakeClock();
+  const { h } = useServer({ clock, config: { rateLimitMax: 3, rateLimitWindowSeconds: 20 } });
+  const WINDOW_MS = 20_000;
+  const call = (id: number, spaceId: string, privateKey?: string) => ({
+    jsonrpc: '2.0',
+    id,
+    method: 'tools/call',
+    params: { name: 'get_space', arguments: { spaceId, ...(privateKey ? { privateKey } : {}) } },
+  });
+  const mcp = (body: unknown) =>
+    h.post('/mcp', { headers: { Accept: 'application/json, text/event-stream' }, body });
+
+  it('count against that key, as the X-Private-Key header would: agents on one address do not share a window', async () => {
+    const a = await h.createSpace();
+    const b = await h.createSpace();
+    clock.advance(WINDOW_MS);
+    // Two agents from one address, each with its own key in the arguments.
+    for (let i = 0; i < 3; i++) {
+      for (const space of [a, b]) {
+        const res = await mcp(call(i, space.spaceId, space.ownerKey));
+        expect(res.status, res.text).toBe(200);
+        expect(res.body.result.isError, res.text).toBeFalsy();
+        expectRateLimitHeaders(res, { limit: 3, window: 20, remaining: 2 - i });
+      }
+    }
+    const refused = await mcp(call(9, a.spaceId, a.ownerKey));
+    expectError(refused, 429);
+    expect(refused.headers.get('retry-after')).toBeTruthy();
+    // The address has its own window still: anonymous calls and other keys pass.
+    expectOk(await h.get('/api/health'));
+    // A batch counts each call against the key it carries; over any of them the batch is 429.
+    const c = await h.createSpace();
+    const d = await h.createSpace();
+    clock.advance(WINDOW_MS);
+    const batch = await mcp([
+      call(1, c.spaceId, c.ownerKey),
+      call(2, c.spaceId, c.ownerKey),
+      call(3, d.spaceId, d.ownerKey),
+    ]);
+    expect(batch.status, batch.text).toBe(200);
+    expectRateLimitHeaders(batch, { limit: 3, window: 20, remaining: 1 });
+    expectError(await mcp([call(4, c.spaceId, c.ownerKey), call(5, c.spaceId, c.ownerKey)]), 429);
+    clock.advance(WINDOW_MS);
+  });
+
+  it('count an unknown or malformed key, or none, against the address, and a body that does not parse too', async () => {
+    const space = await h.createSpace();
+    clock.advance(WINDOW_MS);
+    expect((await mcp(call(1, space.spaceId, 'f'.repeat(64)))).status).toBe(200);
+    expect((await mcp(call(2, space.spaceId, 'nope'))).status).toBe(200);
+    expectError(
+      await h.post('/mcp', {
+        headers: { Accept: 'application/json, text/event-stream' },
+        body: '{',
+        raw: true,
+      }),
+      400,
+    );
+    expectError(await mcp(call(3, space.spaceId)), 429);
+    // The live key is still a client of its own.
+    expect((await mcp(call(4, space.spaceId, space.ownerKey))).status).toBe(200);
+    clock.advance(WINDOW_MS);
+  });
+});
+
 describe('sendMessage, counted in its own statement where the counters are in PostgreSQL', () => {
   const clock = new FakeClock();
   const { h } = useServer({ clock, config: { rateLimitMax: 4, rateLimitWindowSeconds: 20 } });

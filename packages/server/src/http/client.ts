@@ -69,6 +69,26 @@ const WELL_FORMED: Record<CredentialKind, RegExp> = {
 
 export const isWellFormed = ({ kind, value }: PresentedCredential): boolean => WELL_FORMED[kind].test(value);
 
+/**
+ * The rate limit's client for a credential presented from `address`: the credential, to be
+ * looked up as keys and tokens are stored (core's hashSecret) before it counts, when it is well
+ * formed and stored; else the address. JWTs are verified by the caller (rate-limit.ts).
+ */
+export function rateLimitClient(
+  presented: PresentedCredential | undefined,
+  address: string,
+): RateLimitClient {
+  if (!presented || !isWellFormed(presented) || presented.kind === 'jwt') return { address };
+  return {
+    address,
+    credential: {
+      kind: presented.kind,
+      lookup: hashSecret(presented.value),
+      bucket: hashCredential(presented.value),
+    },
+  };
+}
+
 const clients = new WeakMap<FastifyRequest, Client>();
 
 /**
@@ -83,14 +103,7 @@ export function clientOf(request: FastifyRequest): Client {
     const presented = presentedCredential(request);
     const address = addressBucket(request.ip);
     const bucket = presented === undefined ? undefined : hashCredential(presented.value);
-    let rateLimit: RateLimitClient = { address };
-    if (presented && bucket && isWellFormed(presented) && presented.kind !== 'jwt')
-      rateLimit = {
-        address,
-        // Looked up as keys and tokens are stored: by core's hashSecret.
-        credential: { kind: presented.kind, lookup: hashSecret(presented.value), bucket },
-      };
-    client = { credential: bucket, rateLimit };
+    client = { credential: bucket, rateLimit: rateLimitClient(presented, address) };
     clients.set(request, client);
   }
   return client;

@@ -8,7 +8,7 @@ import {
   retryAfterSeconds,
 } from '@convene/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { clientOf, isWellFormed, presentedCredential } from './client';
+import { clientOf, isWellFormed, presentedCredential, rateLimitClient } from './client';
 import { toHttpError } from './errors';
 
 /** Response headers the rate limit sets on every answer (a replay recomputes them). */
@@ -84,8 +84,9 @@ export function rateLimitHook({ limiter, clock, verifySession, publicUrl }: Rate
   async function rateLimit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const now = clock.now();
     const client = await subjectOf(request, now);
-    if (limiter.countsInStatements && countedByUseCase(request)) {
-      // Left to the use case's statement; counted by `settlePending` if the request never gets there.
+    if ((limiter.countsInStatements && countedByUseCase(request)) || countedByBody(request)) {
+      // Left to the use case's statement, or to the MCP calls' own keys once the body is parsed
+      // (chargeCalls); counted by `settlePending` if the request never gets there.
       let decision: RateLimitDecision | undefined;
       pending.set(request, {
         client,
@@ -142,12 +143,48 @@ export function rateLimitHook({ limiter, clock, verifySession, publicUrl }: Rate
     if (!bucket || extra <= 0) return;
     const now = clock.now();
     const decisions = await Promise.all(Array.from({ length: extra }, () => limiter.consume(bucket, now)));
-    const last = decisions.reduce((a, b) => (b.remaining < a.remaining || !b.allowed ? b : a));
-    const reset = setHeaders(reply, now, last);
+    const reset = setHeaders(reply, now, tightest(decisions));
     if (decisions.some((d) => !d.allowed)) throw new RateLimitedError(reset);
   }
 
-  return Object.assign(rateLimit, { chargeMore, settlePending });
+  /**
+   * Counts the JSON-RPC calls of an MCP request that presented no credential in its headers, once
+   * its body is parsed: each call against the space key it carries as its `privateKey` argument
+   * (or param), verified as a header key is, else against the address. Agents that pass their key
+   * per call, as the README shows, are clients of their own, as they would be with the header.
+   * 429 for the whole request once any of those windows is used up.
+   */
+  async function chargeCalls(request: FastifyRequest, reply: FastifyReply, calls: unknown[]): Promise<void> {
+    const count = pending.get(request);
+    if (!count || count.decision) return;
+    const address = clientOf(request).rateLimit.address;
+    const decisions = await Promise.all(
+      calls.map((call) => limiter.consume(rateLimitClient(keyOfCall(call), address), count.now)),
+    );
+    const decision = tightest(decisions);
+    count.settle(decision);
+    if (decisions.some((d) => !d.allowed)) throw new RateLimitedError(retryAfterSeconds(decision, count.now));
+  }
+
+  return Object.assign(rateLimit, { chargeMore, chargeCalls, settlePending });
+}
+
+/** The decision a response reports among several: a refusal, else the fewest requests left. */
+const tightest = (decisions: RateLimitDecision[]): RateLimitDecision =>
+  decisions.reduce((a, b) => (b.remaining < a.remaining || !b.allowed ? b : a));
+
+/** An MCP POST without a credential header: its calls are counted by the keys they carry. */
+const countedByBody = (request: FastifyRequest): boolean =>
+  request.method === 'POST' &&
+  request.routeOptions.url === '/mcp' &&
+  presentedCredential(request) === undefined;
+
+/** The space key a JSON-RPC call carries: a tool's `privateKey` argument, or a resource method's param. */
+function keyOfCall(call: unknown): { kind: 'space-key'; value: string } | undefined {
+  const params = (call as { params?: { privateKey?: unknown; arguments?: { privateKey?: unknown } } } | null)
+    ?.params;
+  const key = params?.arguments?.privateKey ?? params?.privateKey;
+  return typeof key === 'string' && key !== '' ? { kind: 'space-key', value: key } : undefined;
 }
 
 const countedByUseCase = (request: FastifyRequest): boolean =>
@@ -155,11 +192,14 @@ const countedByUseCase = (request: FastifyRequest): boolean =>
 
 /**
  * MCP over HTTP carries several JSON-RPC calls in one batch: each counts as a request
- * (decisions.md), counted once the body is parsed.
+ * (decisions.md), counted once the body is parsed; without a credential header, each against the
+ * key it carries.
  */
-export function mcpBatchHook(chargeMore: ReturnType<typeof rateLimitHook>['chargeMore']) {
+export function mcpBatchHook({ chargeMore, chargeCalls }: ReturnType<typeof rateLimitHook>) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    if (request.routeOptions.url !== '/mcp' || !Array.isArray(request.body)) return;
-    await chargeMore(request, reply, request.body.length - 1);
+    if (request.routeOptions.url !== '/mcp' || request.method !== 'POST') return;
+    const calls = Array.isArray(request.body) ? request.body : [request.body];
+    if (countedByBody(request)) return chargeCalls(request, reply, calls);
+    await chargeMore(request, reply, calls.length - 1);
   };
 }
