@@ -225,11 +225,9 @@ function check(
     return `${res.status} body does not parse: ${res.text.slice(0, 100)}`;
   if (res.status >= 400) {
     if (!json) return `error ${res.status} is not JSON (${res.type})`;
+    // /mcp included: its JSON-RPC errors travel in 200 answers, its refusals as {error} like any other.
     const error = (body as { error?: unknown } | undefined)?.error;
-    // /mcp answers JSON-RPC errors for JSON-RPC requests: `error` is then an object.
-    const jsonRpc = op.operationId === 'mcp' && typeof error === 'object' && error !== null;
-    if (typeof error !== 'string' && !jsonRpc)
-      return `error ${res.status} without {error}: ${res.text.slice(0, 100)}`;
+    if (typeof error !== 'string') return `error ${res.status} without {error}: ${res.text.slice(0, 100)}`;
     return null;
   }
   if (sent.invalid) return `invalid request (${sent.invalid}) answered ${res.status}`;
