@@ -463,24 +463,22 @@ describe('MCP server', () => {
     expect(body.error).toBe(rest.body.error);
     // In a member name too, and nothing was written.
     await callError(mcp, 'create_space', { name: 'n', description: 'd', 'x\u0000': 1 }, 400);
-    const batch = await h.post('/mcp', {
-      headers: { Accept: 'application/json, text/event-stream' },
-      key: space.ownerKey,
-      body: [
-        {
+    /** A raw POST of tools/call messages (id, name, arguments) to /mcp. */
+    const callsOf = (...calls: [number, string, Record<string, unknown>][]) =>
+      h.post('/mcp', {
+        headers: { Accept: 'application/json, text/event-stream' },
+        key: space.ownerKey,
+        body: calls.map(([id, name, args]) => ({
           jsonrpc: '2.0',
-          id: 1,
+          id,
           method: 'tools/call',
-          params: { name: 'send_message', arguments: { spaceId: space.spaceId, content: 'a\u0000' } },
-        },
-        {
-          jsonrpc: '2.0',
-          id: 2,
-          method: 'tools/call',
-          params: { name: 'send_message', arguments: { spaceId: space.spaceId, content: 'fine' } },
-        },
-      ],
-    });
+          params: { name, arguments: args },
+        })),
+      });
+    const batch = await callsOf(
+      [1, 'send_message', { spaceId: space.spaceId, content: 'a\u0000' }],
+      [2, 'send_message', { spaceId: space.spaceId, content: 'fine' }],
+    );
     expectOk(batch);
     const byId = new Map((batch.body as { id: number; result: any }[]).map((m) => [m.id, m.result]));
     expect(byId.get(1).isError).toBe(true);
@@ -489,32 +487,10 @@ describe('MCP server', () => {
     const messages = await h.get(`/hub/space/${space.spaceId}/messages`, { key: space.ownerKey });
     expect(messages.body.messages.map((m: { content: string }) => m.content)).toEqual(['fine']);
     // Outside a tool's arguments it is still the HTTP 400 every body gets, as is nesting past 64 levels anywhere.
-    expectError(
-      await h.post('/mcp', {
-        headers: { Accept: 'application/json, text/event-stream' },
-        body: {
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'tools/call',
-          params: { name: 'get\u0000space', arguments: {} },
-        },
-      }),
-      400,
-    );
+    expectError(await callsOf([1, 'get\u0000space', { spaceId: space.spaceId }]), 400);
     let deep: unknown = 1;
     for (let i = 0; i < 70; i++) deep = { a: deep };
-    expectError(
-      await h.post('/mcp', {
-        headers: { Accept: 'application/json, text/event-stream' },
-        body: {
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'tools/call',
-          params: { name: 'get_space', arguments: { deep } },
-        },
-      }),
-      400,
-    );
+    expectError(await callsOf([1, 'get_space', { spaceId: space.spaceId, deep }]), 400);
   });
 
   it('answers a version no artifact can have (beyond 2^31) with 404, as REST does, not 500', async () => {
