@@ -537,6 +537,8 @@ describe('MCP server', () => {
       ['resources/read', {}],
       ['resources/read', { uri: 5 }],
       ['resources/subscribe', { uri: ['a'] }],
+      ['initialize', {}],
+      ['initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: 'me' }],
     ];
     for (const [method, params] of cases) {
       const res = await h.post('/mcp', {

@@ -13,6 +13,9 @@ import {
   CallToolRequestSchema,
   type CallToolResult,
   ErrorCode,
+  type InitializeRequest,
+  InitializeRequestSchema,
+  type InitializeResult,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
@@ -79,6 +82,11 @@ export function createMcpServer({ deps, shutdown, tools, sessionId }: McpServerO
       instructions: mcpInstructions(deps.config.publicUrl),
     },
   );
+
+  // The SDK answers initialize itself, after parsing its params with a -32603 for a bad one: the
+  // same answer (version negotiation, capabilities, instructions), behind onRequest's check.
+  const initialize = (server as unknown as SdkInitialize)._oninitialize.bind(server);
+  onRequest(server, InitializeRequestSchema, (request) => initialize(request));
 
   onRequest(server, ListToolsRequestSchema, () => ({ tools: listingOf(tools) }));
 
@@ -153,6 +161,9 @@ export function createMcpServer({ deps, shutdown, tools, sessionId }: McpServerO
 
   return server;
 }
+
+/** The SDK Server's own initialize handler (not public API; see createMcpServer). */
+type SdkInitialize = { _oninitialize(request: InitializeRequest): Promise<InitializeResult> };
 
 type RequestExtra = Parameters<Parameters<Server['setRequestHandler']>[1]>[1];
 /** A request as the client sent it, before its method's schema dropped what it does not name. */
