@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { byName, editing, editor, joinAs, User } from './helpers/cli';
+import { byName, editing, editor, heldEditor, joinAs, User } from './helpers/cli';
 import { startServer, type TestServer } from './helpers/server';
 
 let server: TestServer;
@@ -308,20 +308,18 @@ describe('artifact edit', () => {
   });
 
   it('leaves Ctrl-C to an editor that carries on, and saves what it saves', async () => {
-    const marker = join(guest.home, 'carrying-on');
-    const go = join(guest.home, 'quit-now');
-    const ed = editor(
-      guest,
-      'carries-on',
-      `trap '' INT\nprintf "kept going\\n" >> "$1"\ntouch "${marker}"\nwhile [ ! -e "${go}" ]; do sleep 0.05; done`,
-    );
-    const { child, done } = await editing(guest, 'edit.md', ed, marker);
+    const held = heldEditor(guest, 'carries-on', {
+      text: 'kept going',
+      write: 'first',
+      ignoreInterrupt: true,
+    });
+    const { child, done } = await editing(guest, 'edit.md', held.ed, held.opened);
     process.kill(-child.pid!, 'SIGINT');
     // Twice, as an impatient person would: still the editor's.
     await new Promise((resolve) => setTimeout(resolve, 200));
     process.kill(-child.pid!, 'SIGINT');
     await new Promise((resolve) => setTimeout(resolve, 200));
-    writeFileSync(go, '');
+    held.release();
     const result = await done;
     expect(result.code).toBe(0);
     expect(result.stderr).toContain('Saved edit.md as version 4');
@@ -345,17 +343,11 @@ describe('artifact edit', () => {
   });
 
   it('keeps the text when the owner took the lock over while the editor was open, without trying to release it', async () => {
-    const marker = join(guest.home, 'taken-over');
-    const go = join(guest.home, 'taken-over-quit');
-    const ed = editor(
-      guest,
-      'taken-over',
-      `printf "mine\\n" >> "$1"\ntouch "${marker}"\nwhile [ ! -e "${go}" ]; do sleep 0.05; done`,
-    );
-    const { done } = await editing(guest, 'edit.md', ed, marker);
+    const held = heldEditor(guest, 'taken-over', { text: 'mine', write: 'first' });
+    const { done } = await editing(guest, 'edit.md', held.ed, held.opened);
     expect((await owner.run(['artifact', 'unlock', 'edit.md'])).code).toBe(0);
     expect((await owner.run(['artifact', 'lock', 'edit.md'])).code).toBe(0);
-    writeFileSync(go, '');
+    held.release();
     const result = await done;
     expect(result.code).toBe(6);
     expect(result.stderr).toContain('is locked by');

@@ -1,7 +1,5 @@
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { byName, editing, editor, eventually, joinAs, User } from './helpers/cli';
+import { byName, editing, eventually, heldEditor, joinAs, User } from './helpers/cli';
 import { startServer, type TestServer } from './helpers/server';
 
 // A short lock lifetime, so that an editor can stay open longer than it. A server of its own:
@@ -27,21 +25,15 @@ afterAll(async () => {
 
 describe('artifact edit', () => {
   it('keeps the lock alive while the editor stays open longer than the lock lifetime', async () => {
-    const marker = join(guest.home, 'slow-open');
-    const release = join(guest.home, 'slow-release');
-    const ed = editor(
-      guest,
-      'slow',
-      `touch "${marker}"\nwhile [ ! -e "${release}" ]; do sleep 0.2; done\nprintf "after a long think\\n" >> "$1"`,
-    );
-    const { done } = await editing(guest, 'edit.md', ed, marker);
+    const held = heldEditor(guest, 'slow', { text: 'after a long think', write: 'last' });
+    const { done } = await editing(guest, 'edit.md', held.ed, held.opened);
     const opened = Date.now();
     // Outlive the lock's lifetime, then check nobody else can take it.
     await eventually(() => expect(Date.now() - opened).toBeGreaterThan((LOCK_TTL_S + 2) * 1000), 30_000);
     const other = await owner.run(['artifact', 'lock', 'edit.md']);
     expect(other.code).toBe(6);
     expect(other.stderr).toContain('locked by Gus');
-    writeFileSync(release, '');
+    held.release();
     const result = await done;
     expect(result.code).toBe(0);
     expect(result.stderr).toContain('Saved edit.md as version 2');
@@ -49,21 +41,15 @@ describe('artifact edit', () => {
   });
 
   it('leaves alone a lock someone took after the owner’s lapsed (the server was down), when its save fails', async () => {
-    const marker = join(owner.home, 'lapse-open');
-    const release = join(owner.home, 'lapse-release');
-    const ed = editor(
-      owner,
-      'lapse',
-      `touch "${marker}"\nwhile [ ! -e "${release}" ]; do sleep 0.2; done\nprintf "the owner's text\\n" >> "$1"`,
-    );
-    const { done } = await editing(owner, 'edit.md', ed, marker);
+    const held = heldEditor(owner, 'lapse', { text: "the owner's text", write: 'last' });
+    const { done } = await editing(owner, 'edit.md', held.ed, held.opened);
     // No heartbeat reaches a stopped server: the owner's lock lapses, and Gus takes it.
     await server.stop();
     const stopped = Date.now();
     await eventually(() => expect(Date.now() - stopped).toBeGreaterThan((LOCK_TTL_S + 1) * 1000), 30_000);
     await server.start();
     await eventually(async () => expect((await guest.run(['artifact', 'lock', 'edit.md'])).code).toBe(0));
-    writeFileSync(release, '');
+    held.release();
     const result = await done;
     expect(result.code).toBe(6);
     expect(result.stderr).toContain('is locked by Gus');

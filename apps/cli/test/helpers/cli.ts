@@ -211,6 +211,33 @@ export function editor(user: User, name: string, body: string): string {
 }
 
 /**
+ * An editor (see `editor`) that a test holds open: it says it has the file open by touching
+ * `opened`, then stays until the test calls `release()`. It appends the line `text` to the file
+ * as it opens it (`write: 'first'`) or once released (`'last'`); with `ignoreInterrupt`, it
+ * ignores Ctrl-C, as some editors do.
+ */
+export function heldEditor(
+  user: User,
+  name: string,
+  {
+    text,
+    write,
+    ignoreInterrupt = false,
+  }: { text: string; write: 'first' | 'last'; ignoreInterrupt?: boolean },
+): { ed: string; opened: string; release(): void } {
+  const opened = join(user.home, `${name}-open`);
+  const released = join(user.home, `${name}-release`);
+  const append = `printf "${text}\\n" >> "$1"`;
+  const hold = `touch "${opened}"\nwhile [ ! -e "${released}" ]; do sleep 0.05; done`;
+  const body = write === 'first' ? `${append}\n${hold}` : `${hold}\n${append}`;
+  return {
+    ed: editor(user, name, ignoreInterrupt ? `trap '' INT\n${body}` : body),
+    opened,
+    release: () => writeFileSync(released, ''),
+  };
+}
+
+/**
  * `convene artifact edit ARTIFACT` with EDITOR set to `ed`, once the editor has the file open
  * (it touches `marker`): the running child and its result to come. In its own process group, so a
  * test can send the group a terminal's Ctrl-C.
