@@ -2,6 +2,9 @@ import { DomainError, type ErrorCode, isDatabaseUnavailable } from '@convene/cor
 import { TRPCError } from '@trpc/server';
 import { RETRY_AFTER_SECONDS } from './timeout';
 
+/** The answer to a body of another content type than JSON, on every route (400, not 415). */
+export const NOT_JSON_BODY = 'request bodies must be application/json';
+
 /** The one mapping from the domain's error vocabulary to HTTP statuses. */
 export function statusOf(code: ErrorCode): number {
   switch (code) {
@@ -76,7 +79,7 @@ export function toHttpError(thrown: unknown, publicUrl: string): HttpError {
       // The specification's statuses only: a wrong content type is a bad request, a method a
       // path does not serve names nothing.
       case 'UNSUPPORTED_MEDIA_TYPE':
-        return { status: 400, body: { error: 'request bodies must be application/json' }, headers: {} };
+        return { status: 400, body: { error: NOT_JSON_BODY }, headers: {} };
       case 'METHOD_NOT_SUPPORTED':
         return { status: 404, body: { error: 'no such route' }, headers: {} };
       default:

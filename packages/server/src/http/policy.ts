@@ -1,6 +1,6 @@
 import { ValidationError } from '@convene/core';
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
-import { toHttpError } from './errors';
+import { NOT_JSON_BODY, toHttpError } from './errors';
 import { drainRequest, isJsonObject, jsonBodyProblem, NUL_PROBLEM, urlHasNul } from './json-body';
 import { sendError } from './reply';
 
@@ -84,7 +84,7 @@ export function registerHttpPolicy(app: FastifyInstance, publicUrl: string): voi
         error.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
           ? 'request body too large (limit 2 MiB)'
           : error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || error.statusCode === 415
-            ? 'request bodies must be application/json'
+            ? NOT_JSON_BODY
             : error.message;
       return sendError(reply, 400, { error: message });
     }

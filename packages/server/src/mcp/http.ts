@@ -2,6 +2,7 @@ import { createMcpSession, deleteMcpSession, touchMcpSession } from '@convene/co
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyReply, RouteHandlerMethod } from 'fastify';
+import { NOT_JSON_BODY } from '../http/errors';
 import { sendError, takeOver } from '../http/reply';
 import { headerValue } from '../rest/caller';
 import type { RouteScope } from '../routes/scope';
@@ -177,7 +178,7 @@ export function postRefusal(
     .split(';')[0]
     ?.trim()
     .toLowerCase();
-  if (type !== 'application/json') return { status: 400, error: 'request bodies must be application/json' };
+  if (type !== 'application/json') return { status: 400, error: NOT_JSON_BODY };
   const version = headers['mcp-protocol-version'];
   if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(String(version)))
     return {
