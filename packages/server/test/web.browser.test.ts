@@ -45,6 +45,24 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
     return invite.body as { humanLink: string; publicInvitationKey: string };
   }
 
+  /** A participant named `name` joins in a new page, opens a new document `plan` and locks it. */
+  async function editingParticipant(space: SpaceFixture, name: string) {
+    const created = await h.post(`/hub/space/${space.spaceId}/artifact`, {
+      key: space.ownerKey,
+      body: { name: 'plan', type: 'markdown', content: 'first\n' },
+    });
+    expect(created.status, created.text).toBe(200);
+    const lockPath = `/hub/space/${space.spaceId}/artifact/${created.body.id}/lock`;
+    const page = await newPage();
+    await joinThroughTheLink(page, space, name);
+    await page.waitForURL(`${srv.url}/space/${space.spaceId}`);
+    await expect.poll(() => page.locator('#live').textContent()).toBe('live');
+    await page.locator(`#artifacts button[data-artifact-id="${created.body.id}"]`).click();
+    await page.getByRole('button', { name: 'Lock and edit' }).click();
+    await page.locator('#artifact-editor').waitFor({ state: 'visible' });
+    return { page, lockPath };
+  }
+
   it('joins through the human link, keeps the key out of the URL, and sends a message that REST reads', async () => {
     const space = await h.createSpace({ name: 'Design review', description: 'Review the design doc' });
     const page = await newPage();
@@ -261,19 +279,7 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
 
   it('keeps its lock when the stream tells of an unlock older than the lock it holds', async () => {
     const space = await h.createSpace({ name: 'Stale events', description: 'events on their way' });
-    const created = await h.post(`/hub/space/${space.spaceId}/artifact`, {
-      key: space.ownerKey,
-      body: { name: 'plan', type: 'markdown', content: 'first\n' },
-    });
-    expect(created.status, created.text).toBe(200);
-    const lockPath = `/hub/space/${space.spaceId}/artifact/${created.body.id}/lock`;
-    const page = await newPage();
-    await joinThroughTheLink(page, space, 'Edsger');
-    await page.waitForURL(`${srv.url}/space/${space.spaceId}`);
-    await expect.poll(() => page.locator('#live').textContent()).toBe('live');
-    await page.locator(`#artifacts button[data-artifact-id="${created.body.id}"]`).click();
-    await page.getByRole('button', { name: 'Lock and edit' }).click();
-    await page.locator('#artifact-editor').waitFor({ state: 'visible' });
+    const { page, lockPath } = await editingParticipant(space, 'Edsger');
     const me = await storedCredentials(page, space.spaceId);
 
     // The page's question to the server waits until the participant holds the lock again, as a
@@ -295,6 +301,37 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
 
     expect(await page.getByRole('button', { name: 'Lock again' }).isHidden()).toBe(true);
     await page.locator('#artifact-editor').fill('second\n');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await expect.poll(() => page.locator('#artifact-notice').textContent()).toBe('Saved as version 2.');
+    await page.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
+
+  it('says who holds a lock taken from it, and offers Save again only once it locks again', async () => {
+    const space = await h.createSpace({
+      name: 'Taken',
+      description: 'a lock taken away',
+      ownerName: 'Grace',
+    });
+    const { page, lockPath } = await editingParticipant(space, 'Barbara');
+    await page.locator('#artifact-editor').fill('my draft\n');
+
+    // The owner releases the participant's lock and takes the document.
+    expect((await h.delete(lockPath, { key: space.ownerKey })).status).toBe(200);
+    expect((await h.post(lockPath, { key: space.ownerKey })).status).toBe(200);
+    await expect
+      .poll(() => page.locator('#artifact-notice').textContent())
+      .toContain('no longer hold the lock');
+    await expect.poll(() => page.locator('#artifact-meta').textContent()).toContain('locked by Grace');
+    expect(await page.locator('#artifact-meta').textContent()).not.toContain('locked by you');
+    expect(await page.getByRole('button', { name: 'Save', exact: true }).isHidden()).toBe(true);
+    expect(await page.locator('#artifact-editor').inputValue()).toBe('my draft\n');
+
+    // Once the owner is done, locking again lets the draft be saved.
+    expect((await h.delete(lockPath, { key: space.ownerKey })).status).toBe(200);
+    await page.getByRole('button', { name: 'Lock again' }).click();
+    await page.getByRole('button', { name: 'Lock again' }).waitFor({ state: 'hidden' });
+    expect(await page.locator('#artifact-meta').textContent()).toContain('locked by you');
     await page.getByRole('button', { name: 'Save', exact: true }).click();
     await expect.poll(() => page.locator('#artifact-notice').textContent()).toBe('Saved as version 2.');
     await page.close();

@@ -32,7 +32,8 @@ export function renderDocument(): void {
   lock.hidden = editing && !doc.lockLost;
   lock.textContent = doc.lockLost ? 'Lock again' : 'Lock and edit';
   lock.disabled = state.ended || (lockedByOther && !doc.lockLost);
-  $('artifact-save').hidden = !editing;
+  // Saving needs the lock: while it is lost, "Lock again" is the way on.
+  $('artifact-save').hidden = !editing || doc.lockLost;
   $('artifact-unlock').hidden = !editing;
   $('artifact-force-unlock').hidden = !(isOwner() && lockedByOther && !state.ended);
   $('artifact-content-view').hidden = editing;
@@ -101,7 +102,7 @@ async function heartbeat(): Promise<void> {
   } catch (error) {
     // Refused for a lock this tab has taken again since it asked: not about the lock it holds.
     if (doc.taken !== taken) return;
-    if (statusOf(error) === 423 || statusOf(error) === 401) lockLost();
+    if (statusOf(error) === 423 || statusOf(error) === 401) lockLost(error);
   }
 }
 
@@ -112,15 +113,23 @@ async function heartbeat(): Promise<void> {
  */
 export const checkLock = (): Promise<void> => heartbeat();
 
-/** The lock is gone for this tab (lapsed, taken, or released by the owner); the draft stays. */
-function lockLost(): void {
+/**
+ * The lock is gone for this tab (lapsed, taken, or released by the owner); the draft stays. The
+ * refusal says who holds it now, if anyone: the page stops saying "locked by you".
+ */
+function lockLost(refusal: unknown): void {
   const doc = state.doc;
-  if (!doc?.editing || doc.lockLost) return;
+  if (!doc?.editing) return;
+  const taken = refusal instanceof LockedError && refusal.lockedBy ? refusal : undefined;
+  doc.artifact.lockedBy = taken?.lockedBy;
+  doc.artifact.lockExpiresAt = taken?.lockExpiresAt;
   doc.lockLost = true;
   clearInterval(doc.heartbeat);
   notify(
     'artifact-notice',
-    'You no longer hold the lock (it lapsed, or the owner released it). Your text is still here: lock again to save it.',
+    taken
+      ? `You no longer hold the lock: ${participantName(taken.lockedBy)} has it now. Your text is still here: lock again when they are done to save it.`
+      : 'You no longer hold the lock (it lapsed, or the owner released it). Your text is still here: lock again to save it.',
     'warn',
   );
   renderDocument();
@@ -146,7 +155,7 @@ async function saveArtifact(onSaved: () => void): Promise<void> {
   } catch (error) {
     if (error instanceof ConflictError && typeof error.body?.version === 'number')
       showConflict(error.body.version);
-    else if (error instanceof LockedError) lockLost();
+    else if (error instanceof LockedError) lockLost(error);
     else notify('artifact-notice', describeError(error, 'this document'));
   }
 }
