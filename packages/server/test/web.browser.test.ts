@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { FakeClock } from '@convene/core';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { type SpaceFixture, useServer } from './helpers';
@@ -526,6 +527,40 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
     page.once('dialog', (dialog) => void dialog.accept());
     await page.getByRole('button', { name: 'Revoke laptop' }).click();
     await expect.poll(() => page.locator('#tokens tr.revoked').count()).toBe(1);
+    await page.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
+});
+
+describe.skipIf(!hasChromium)('the human side when the service asks for a pause (429)', () => {
+  const clock = new FakeClock();
+  const WINDOW_S = 2;
+  const { srv, h } = useServer({ clock, config: { rateLimitMax: 40, rateLimitWindowSeconds: WINDOW_S } });
+  const { problems, newPage } = useBrowser();
+
+  it('says why a send waits, and sends it once the window has passed', async () => {
+    const space = await h.createSpace({ name: 'Busy', description: 'too many requests', ownerName: 'Ida' });
+    const page = await newPage();
+    await page.goto(`${srv.url}/space/${space.spaceId}`);
+    await page.getByLabel('Space key').fill(space.ownerKey);
+    await page.getByRole('button', { name: 'Open' }).click();
+    await expect.poll(() => page.locator('#live').textContent()).toBe('live');
+
+    // Another client with the same key uses up its window (the clock stands still meanwhile).
+    while ((await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey })).status !== 429);
+    await page.getByLabel('Message', { exact: true }).fill('sent after the pause');
+    await page.keyboard.press('Enter');
+    await expect
+      .poll(() => page.locator('#service-notice').textContent())
+      .toBe(
+        `Too many requests from this tab: the service asks it to wait ${WINDOW_S} s before trying again.`,
+      );
+    expect(await page.getByRole('button', { name: 'Send' }).isDisabled()).toBe(true);
+
+    clock.advance(WINDOW_S * 1000);
+    await expect.poll(() => page.locator('#messages .message').count(), { timeout: 15_000 }).toBe(1);
+    await expect.poll(() => page.locator('#service-notice').isHidden()).toBe(true);
+    expect(await page.locator('#messages .message-body').textContent()).toBe('sent after the pause');
     await page.close();
     expect(problems).toEqual([]);
   }, 60_000);

@@ -41,6 +41,7 @@ function layout({ title, script, body, current }: LayoutOptions): string {
 </nav>
 </header>
 <main id="main" tabindex="-1">
+${notice('service-notice')}
 ${body}
 </main>
 <footer class="site-footer">
