@@ -99,6 +99,13 @@ interface FanOutRow {
   rssPer1000MiB?: number | undefined;
   /** The same, held by JavaScript: live heap and Buffers. */
   jsPer1000MiB?: number | undefined;
+  /**
+   * CPU time per delivery (µs) while the target's messages went out: of its server, of its
+   * subscribers' process (reading and parsing), and of PostgreSQL. Undefined off Linux.
+   */
+  serverCpuUsPerDelivery?: number | undefined;
+  subscriberCpuUsPerDelivery?: number | undefined;
+  postgresCpuUsPerDelivery?: number | undefined;
 }
 
 interface Target {
@@ -616,6 +623,8 @@ interface OpenFleet {
   sendLatencies: number[];
   /** The same sends, to the last byte of their answers (before parsing them). */
   lastByteLatencies: number[];
+  /** CPU time (ms) used during the target's own slices: server, subscribers, PostgreSQL. */
+  cpuMs: { server: number; subscribers: number; postgres: number } | undefined;
 }
 
 /** Slices of each rate's messages, alternating between the targets. */
@@ -637,8 +646,15 @@ async function fanOutSideBySide(rate: number, targets: FanOutTarget[]): Promise<
     for (let slice = 0; slice < FANOUT_SLICES; slice++) {
       for (let j = 0; j < fleets.length; j++) {
         const fleet = fleets[(slice + j) % fleets.length]!;
+        const before = cpuOfFleet(fleet);
         await sendSlice(fleet, rate, Math.min(perSlice, total - fleet.sent));
         await new Promise((r) => setTimeout(r, FANOUT_SLICE_GAP_MS));
+        const after = cpuOfFleet(fleet);
+        if (before && after && fleet.cpuMs) {
+          fleet.cpuMs.server += after.server - before.server;
+          fleet.cpuMs.subscribers += after.subscribers - before.subscribers;
+          fleet.cpuMs.postgres += after.postgres - before.postgres;
+        } else fleet.cpuMs = undefined;
       }
     }
     const rows: FanOutRow[] = [];
@@ -648,6 +664,15 @@ async function fanOutSideBySide(rate: number, targets: FanOutTarget[]): Promise<
     for (const { child } of fleets) if (child.exitCode === null) child.kill('SIGKILL');
     await new Promise((r) => setTimeout(r, 500));
   }
+}
+
+/** CPU time (ms) used so far by a fleet's server, its subscribers' process and PostgreSQL. */
+function cpuOfFleet({ target, child }: OpenFleet) {
+  const server = processCpuMs(target.server.pid!);
+  const subscribers = processCpuMs(child.pid!);
+  const postgres = postgresCpuMs();
+  if (server === undefined || subscribers === undefined || postgres === undefined) return undefined;
+  return { server, subscribers, postgres };
 }
 
 /** The next message of a fleet's child process (its answer to the last command). */
@@ -697,6 +722,7 @@ async function openFleet(target: FanOutTarget, messages: number): Promise<OpenFl
     sent: 0,
     sendLatencies: [],
     lastByteLatencies: [],
+    cpuMs: { server: 0, subscribers: 0, postgres: 0 },
   };
 }
 
@@ -751,6 +777,11 @@ async function finishFleet(fleet: OpenFleet, sent: number, rate: number): Promis
     sendLastByteP50: percentile(fleet.lastByteLatencies, 50),
     rssPer1000MiB: fleet.rssPer1000MiB,
     jsPer1000MiB: fleet.jsPer1000MiB,
+    ...(fleet.cpuMs && {
+      serverCpuUsPerDelivery: (fleet.cpuMs.server * 1000) / summary.deliveries,
+      subscriberCpuUsPerDelivery: (fleet.cpuMs.subscribers * 1000) / summary.deliveries,
+      postgresCpuUsPerDelivery: (fleet.cpuMs.postgres * 1000) / summary.deliveries,
+    }),
   };
   fanOutRows.push(row);
   console.log(`  ${target.scenario}: ${JSON.stringify({ ...summary, openMs: round(fleet.openMs, 0) })}`);
@@ -821,6 +852,10 @@ function report() {
         'send p50 ms, last byte': round(r.sendLastByteP50, 2),
         'MiB/1000 streams (RSS / JS)':
           r.rssPer1000MiB === undefined ? '-' : `${round(r.rssPer1000MiB, 1)} / ${round(r.jsPer1000MiB!, 1)}`,
+        'CPU µs/delivery (server / subscribers / PG)':
+          r.serverCpuUsPerDelivery === undefined
+            ? '-'
+            : `${round(r.serverCpuUsPerDelivery, 1)} / ${round(r.subscriberCpuUsPerDelivery!, 1)} / ${round(r.postgresCpuUsPerDelivery!, 1)}`,
       })),
     );
   }
