@@ -154,7 +154,7 @@ export function rateLimitHook({ limiter, clock, verifySession, publicUrl }: Rate
    * per call, as the README shows, are clients of their own, as they would be with the header.
    * 429 for the whole request once any of those windows is used up.
    */
-  async function chargeCalls(request: FastifyRequest, reply: FastifyReply, calls: unknown[]): Promise<void> {
+  async function chargeCalls(request: FastifyRequest, calls: unknown[]): Promise<void> {
     const count = pending.get(request);
     if (!count || count.decision) return;
     const address = clientOf(request).rateLimit.address;
@@ -199,7 +199,7 @@ export function mcpBatchHook({ chargeMore, chargeCalls }: ReturnType<typeof rate
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     if (request.routeOptions.url !== '/mcp' || request.method !== 'POST') return;
     const calls = Array.isArray(request.body) ? request.body : [request.body];
-    if (countedByBody(request)) return chargeCalls(request, reply, calls);
+    if (countedByBody(request)) return chargeCalls(request, calls);
     await chargeMore(request, reply, calls.length - 1);
   };
 }
