@@ -490,6 +490,24 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
     await page.close();
   }, 60_000);
 
+  it('takes an invitation key pasted on the space page to the join page, which joins with it', async () => {
+    const space = await h.createSpace({ name: 'Pasted invitation', description: 'a key that only joins' });
+    const invitationKey = await h.invite(space);
+    const page = await newPage();
+    await page.goto(`${srv.url}/space/${space.spaceId}`);
+    await page.getByLabel('Space key').fill(invitationKey);
+    await page.getByRole('button', { name: 'Open' }).click();
+    await page.waitForURL(`${srv.url}/join/${space.spaceId}`);
+    await expect.poll(() => page.locator('#space-title').textContent()).toBe('Pasted invitation');
+    await page.getByLabel('Your name').fill('Ken');
+    await page.getByRole('button', { name: 'Join the space' }).click();
+    await page.waitForURL(`${srv.url}/space/${space.spaceId}`);
+    await expect.poll(() => page.locator('#live').textContent()).toBe('live');
+    expect(await storedCredentials(page, space.spaceId)).toMatchObject({ role: 'participant', name: 'Ken' });
+    await page.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
+
   it('shows a readable error for a space that does not exist', async () => {
     const page = await newPage();
     await page.goto(`${srv.url}/join/00000000-0000-4000-8000-000000000000#key=nope`);

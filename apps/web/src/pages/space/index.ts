@@ -11,6 +11,7 @@ import {
   getSession,
   getSpaceCredentials,
   type SpaceCredentials,
+  setInvitation,
 } from '../../lib/storage';
 import { renderArtifacts, wireDocuments } from './documents';
 import { renderSpace } from './header';
@@ -24,12 +25,16 @@ wireCopyButtons();
 wireMessages();
 wireDocuments();
 
+/** After every message there is: listing from here reads nothing. */
+const END_OF_TIME = new Date('9999-12-31T00:00:00Z');
+
 /**
  * A pasted key says nothing of whose it is, and the API has no "who am I" for a space key.
  * Moderating the owner is refused with 409 to the owner key and 401 to any other, and changes
- * nothing: a safe probe. A participant learns its own id from the first message it sends.
+ * nothing: a safe probe. A participant learns its own id from the first message it sends. An
+ * invitation key reads the space too, but not its messages: it is for the join page.
  */
-async function identify(me: SpaceCredentials): Promise<SpaceCredentials> {
+async function identify(me: SpaceCredentials): Promise<SpaceCredentials | 'invitation'> {
   const owner = [...state.participants.values()].find((p) => p.isOwner);
   if (!owner) return me;
   try {
@@ -37,9 +42,14 @@ async function identify(me: SpaceCredentials): Promise<SpaceCredentials> {
   } catch (error) {
     if (error instanceof ConflictError)
       return { ...me, role: 'owner', participantId: owner.participantId, name: owner.name };
-    if (error instanceof AuthenticationError) return { ...me, role: 'participant' };
+    if (!(error instanceof AuthenticationError)) return me;
   }
-  return me;
+  try {
+    await space().messages.list({ since: END_OF_TIME });
+  } catch (error) {
+    if (error instanceof AuthenticationError) return 'invitation';
+  }
+  return { ...me, role: 'participant' };
 }
 
 let ticking: ReturnType<typeof setInterval> | undefined;
@@ -55,7 +65,13 @@ async function open(me: SpaceCredentials): Promise<void> {
   }
   state.space = view;
   state.participants = new Map(view.participants.map((p) => [p.participantId, p]));
-  rememberMe(!me.role && view.state === 'open' ? await identify(me) : me);
+  const known = !me.role && view.state === 'open' ? await identify(me) : me;
+  if (known === 'invitation') {
+    setInvitation(spaceId, { key: me.key });
+    location.assign(`/join/${encodeURIComponent(spaceId)}`);
+    return;
+  }
+  rememberMe(known);
   state.artifacts = new Map(view.artifacts.map((a) => [a.id, a]));
   $('no-key').hidden = true;
   $('space-layout').hidden = false;
