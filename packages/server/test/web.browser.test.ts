@@ -13,6 +13,20 @@ const SCREENSHOT_DIR = process.env.WEB_SCREENSHOT_DIR;
 const PIXEL =
   'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
 
+/** Opens the page of a space at `base` and pastes `key` into "Open this space". */
+async function pasteKey(page: Page, base: string, spaceId: string, key: string): Promise<void> {
+  await page.goto(`${base}/space/${spaceId}`);
+  await page.getByLabel('Space key').fill(key);
+  await page.getByRole('button', { name: 'Open' }).click();
+}
+
+/** The id, else the accessible name, of what has the keyboard focus. */
+const focused = (page: Page): Promise<string> =>
+  page.evaluate(() => {
+    const active = document.activeElement;
+    return active?.id || active?.getAttribute('aria-label') || active?.tagName || '';
+  });
+
 describe.skipIf(!hasChromium)('the human side in a browser', () => {
   const { srv, h } = useServer();
   const { problems, newPage } = useBrowser();
@@ -415,9 +429,7 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
     // A participant key pasted into a fresh tab: the first message sent with it says whose it is.
     const pasted = await h.joinActive(space, { name: 'Pat', isHuman: true });
     const page = await newPage();
-    await page.goto(`${srv.url}/space/${space.spaceId}`);
-    await page.getByLabel('Space key').fill(pasted.key);
-    await page.getByRole('button', { name: 'Open' }).click();
+    await pasteKey(page, srv.url, space.spaceId, pasted.key);
     await expect.poll(() => page.locator('#live').textContent()).toBe('live');
     expect(await storedCredentials(page, space.spaceId)).toEqual({ key: pasted.key, role: 'participant' });
     // The message comes back on the stream before the answer to sending it (held here until
@@ -490,13 +502,40 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
     await page.close();
   }, 60_000);
 
+  it('keeps the keyboard focus: a document opened with Enter takes it, moderation keeps it on the participant', async () => {
+    const space = await h.createSpace({ name: 'Keyboard', description: 'no mouse', ownerName: 'Kay' });
+    await h.joinActive(space, { name: 'Robo' });
+    const created = await h.post(`/hub/space/${space.spaceId}/artifact`, {
+      key: space.ownerKey,
+      body: { name: 'agenda', type: 'markdown', content: '# Agenda\n' },
+    });
+    expect(created.status, created.text).toBe(200);
+    const page = await newPage();
+    await pasteKey(page, srv.url, space.spaceId, space.ownerKey);
+    await expect.poll(() => page.locator('#live').textContent()).toBe('live');
+
+    await page.locator(`#artifacts button[data-artifact-id="${created.body.id}"]`).focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => focused(page)).toBe('artifact-title');
+    expect(await page.locator('#artifact-title').textContent()).toBe('agenda');
+
+    // Each change comes back on the stream and redraws the list: the focus stays on Robo's row.
+    await page.getByRole('button', { name: 'Mute Robo' }).focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('button', { name: 'Unmute Robo' }).waitFor();
+    await expect.poll(() => focused(page)).toBe('Unmute Robo');
+    await page.keyboard.press('Enter');
+    await page.getByRole('button', { name: 'Mute Robo' }).waitFor();
+    await expect.poll(() => focused(page)).toBe('Mute Robo');
+    await page.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
+
   it('takes an invitation key pasted on the space page to the join page, which joins with it', async () => {
     const space = await h.createSpace({ name: 'Pasted invitation', description: 'a key that only joins' });
     const invitationKey = await h.invite(space);
     const page = await newPage();
-    await page.goto(`${srv.url}/space/${space.spaceId}`);
-    await page.getByLabel('Space key').fill(invitationKey);
-    await page.getByRole('button', { name: 'Open' }).click();
+    await pasteKey(page, srv.url, space.spaceId, invitationKey);
     await page.waitForURL(`${srv.url}/join/${space.spaceId}`);
     await expect.poll(() => page.locator('#space-title').textContent()).toBe('Pasted invitation');
     await page.getByLabel('Your name').fill('Ken');
@@ -559,9 +598,7 @@ describe.skipIf(!hasChromium)('the human side when the service asks for a pause 
   it('says why a send waits, and sends it once the window has passed', async () => {
     const space = await h.createSpace({ name: 'Busy', description: 'too many requests', ownerName: 'Ida' });
     const page = await newPage();
-    await page.goto(`${srv.url}/space/${space.spaceId}`);
-    await page.getByLabel('Space key').fill(space.ownerKey);
-    await page.getByRole('button', { name: 'Open' }).click();
+    await pasteKey(page, srv.url, space.spaceId, space.ownerKey);
     await expect.poll(() => page.locator('#live').textContent()).toBe('live');
 
     // Another client with the same key uses up its window (the clock stands still meanwhile).

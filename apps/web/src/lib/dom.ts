@@ -63,6 +63,31 @@ function append(node: Element, children: Child[]): void {
   }
 }
 
+/** The button that had the keyboard focus when `busy` disabled it, while it is busy. */
+let focusedWhileBusy: HTMLButtonElement | undefined;
+
+/**
+ * Replaces a list's items without losing the keyboard focus: a list redrawn while someone tabs
+ * through it (the stream redraws on every change) would drop the focus to the page's start. When
+ * the focus was inside an item with a `data-key`, it goes to the new item of that key: the control
+ * of the same name, else the item's first button.
+ */
+export function replaceItems(list: HTMLElement, items: Node[]): void {
+  const active =
+    document.activeElement && document.activeElement !== document.body
+      ? document.activeElement
+      : focusedWhileBusy;
+  const item = active instanceof HTMLElement && list.contains(active) ? active.closest('[data-key]') : null;
+  const key = item instanceof HTMLElement ? item.dataset.key : undefined;
+  const name = active?.getAttribute('aria-label') ?? active?.textContent;
+  list.replaceChildren(...items);
+  if (key === undefined) return;
+  const again = [...list.querySelectorAll<HTMLElement>('[data-key]')].find((i) => i.dataset.key === key);
+  const buttons = [...(again?.querySelectorAll('button') ?? [])];
+  const target = buttons.find((b) => (b.getAttribute('aria-label') ?? b.textContent) === name) ?? buttons[0];
+  target?.focus({ preventScroll: true });
+}
+
 export type NoticeKind = 'error' | 'ok' | 'warn' | '';
 
 /** Shows a message in a page's notice region (a live region); an empty text hides it. */
@@ -83,11 +108,20 @@ export function notify(id: string, text: string, kind: NoticeKind = 'error'): vo
 /** Runs an async action with its button disabled, so a double click cannot send twice. */
 export async function busy<T>(target: EventTarget | null | undefined, action: () => Promise<T>): Promise<T> {
   const button = target instanceof HTMLButtonElement ? target : undefined;
+  // A disabled button loses the keyboard focus: it is given back when the button is enabled again
+  // (or, by replaceItems, to the button that took its place meanwhile).
+  const focused = button !== undefined && document.activeElement === button;
   if (button) button.disabled = true;
+  if (focused) focusedWhileBusy = button;
   try {
     return await action();
   } finally {
     if (button) button.disabled = false;
+    if (focused && focusedWhileBusy === button) {
+      focusedWhileBusy = undefined;
+      if (button.isConnected && document.activeElement === document.body)
+        button.focus({ preventScroll: true });
+    }
   }
 }
 

@@ -230,7 +230,7 @@ ${notice('send-notice')}
 </div>
 <section id="artifact-view" class="panel artifact-view" aria-labelledby="artifact-title" hidden>
 <div class="panel-head">
-<h2 id="artifact-title">Document</h2>
+<h2 id="artifact-title" tabindex="-1">Document</h2>
 <button type="button" id="artifact-close" aria-label="Close the document">Close</button>
 </div>
 <p id="artifact-meta" class="meta"></p>

@@ -1,7 +1,7 @@
 // Documents: the list, opening one, following its changes, its history (versions, changes,
 // restore), download, and creating one. Editing it under its lock is the editor's (./editor.ts).
 import type { ArtifactSummary, StreamEventName } from '@convene/sdk';
-import { $, busy, confirmed, el, notify, submitButton } from '../../lib/dom';
+import { $, busy, confirmed, el, notify, replaceItems, submitButton } from '../../lib/dom';
 import { describeError } from '../../lib/errors';
 import { formatTime } from '../../lib/format';
 import { checkLock, isDirty, releaseLock, renderDocument, restoreVersion, wireEditor } from './editor';
@@ -11,13 +11,14 @@ export type ArtifactEventName = Extract<StreamEventName, `artifact-${string}`>;
 
 export function renderArtifacts(): void {
   const list = [...state.artifacts.values()].sort((a, b) => a.name.localeCompare(b.name));
-  $('artifacts').replaceChildren(
-    ...(list.length
+  replaceItems(
+    $('artifacts'),
+    list.length
       ? list.map((a) => {
           const holder = lockHolder(a);
           return el(
             'li',
-            {},
+            { dataset: { key: a.id } },
             el(
               'button',
               {
@@ -41,7 +42,7 @@ export function renderArtifacts(): void {
             ),
           );
         })
-      : [el('li', { class: 'empty' }, 'No documents yet.')]),
+      : [el('li', { class: 'empty' }, 'No documents yet.')],
   );
   $('new-artifact').hidden = state.ended;
 }
@@ -62,6 +63,8 @@ async function openArtifact(id: string): Promise<void> {
     renderArtifacts();
     $('artifact-view').hidden = false;
     $('artifact-view').scrollIntoView({ behavior: 'smooth', block: 'start' });
+    // The keyboard goes with the eye: to the document, not back to the start of the page.
+    $('artifact-title').focus({ preventScroll: true });
   } catch (error) {
     notify('space-notice', describeError(error, 'this document'));
   }

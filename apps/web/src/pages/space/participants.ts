@@ -2,7 +2,7 @@
 // remove), which the stream then reports back to every tab.
 import type { ParticipantView } from '@convene/sdk';
 import { avatar } from '../../lib/avatar';
-import { $, busy, confirmed, el, notify } from '../../lib/dom';
+import { $, busy, confirmed, el, notify, replaceItems } from '../../lib/dom';
 import { describeError } from '../../lib/errors';
 import { STATUS_LABELS } from '../../lib/format';
 import { renderSpace } from './header';
@@ -65,12 +65,13 @@ export function renderParticipants(): void {
       STATUS_ORDER[a.status] - STATUS_ORDER[b.status] ||
       a.name.localeCompare(b.name),
   );
-  $('participants').replaceChildren(
-    ...people.map((p) => {
+  replaceItems(
+    $('participants'),
+    people.map((p) => {
       const gone = p.status === 'left' || p.status === 'kicked';
       return el(
         'li',
-        { class: gone ? 'gone' : '', dataset: { participantId: p.participantId } },
+        { class: gone ? 'gone' : '', dataset: { participantId: p.participantId, key: p.participantId } },
         avatar(p),
         el(
           'div',
