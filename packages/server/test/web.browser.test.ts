@@ -22,10 +22,9 @@ async function pasteKey(page: Page, base: string, spaceId: string, key: string):
 
 /** The id, else the accessible name, of what has the keyboard focus. */
 const focused = (page: Page): Promise<string> =>
-  page.evaluate(() => {
-    const active = document.activeElement;
-    return active?.id || active?.getAttribute('aria-label') || active?.tagName || '';
-  });
+  page.evaluate(
+    `(({ activeElement: a }) => a?.id || a?.getAttribute('aria-label') || a?.tagName || '')(document)`,
+  );
 
 describe.skipIf(!hasChromium)('the human side in a browser', () => {
   const { srv, h } = useServer();
