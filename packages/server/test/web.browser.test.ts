@@ -530,6 +530,21 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
     expect(problems).toEqual([]);
   }, 60_000);
 
+  it('asks for a key without empty badges where the space state and the live dot go', async () => {
+    const space = await h.createSpace({ name: 'Keyless', description: 'no key in this tab' });
+    const page = await newPage();
+    await page.goto(`${srv.url}/space/${space.spaceId}`);
+    await page.locator('#no-key').waitFor();
+    expect(await page.locator('#space-state').isVisible()).toBe(false);
+    expect(await page.locator('#live').isVisible()).toBe(false);
+    await pasteKey(page, srv.url, space.spaceId, space.ownerKey);
+    await expect.poll(() => page.locator('#live').textContent()).toBe('live');
+    expect(await page.locator('#space-state').textContent()).toBe('open');
+    expect(await page.locator('#space-state').isVisible()).toBe(true);
+    await page.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
+
   it('takes an invitation key pasted on the space page to the join page, which joins with it', async () => {
     const space = await h.createSpace({ name: 'Pasted invitation', description: 'a key that only joins' });
     const invitationKey = await h.invite(space);
