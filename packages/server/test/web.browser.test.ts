@@ -457,6 +457,8 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
       .poll(() => removed.locator('#space-notice').textContent())
       .toBe('The owner removed you from this space.');
     expect(await removed.locator('#live').textContent()).toBe('ended');
+    // The space goes on for the others: it is not "closed", this tab was removed from it.
+    expect(await removed.locator('#space-state').textContent()).toBe('removed');
     expect(await removed.getByRole('button', { name: 'Send' }).isDisabled()).toBe(true);
 
     const close = await h.delete(`/hub/space/${space.spaceId}`, { key: space.ownerKey });

@@ -2,7 +2,7 @@
 // key may take (invite and close for the owner, leave for a participant).
 import { $, el } from '../../lib/dom';
 import { formatDuration, STATUS_LABELS } from '../../lib/format';
-import { isOwner, state } from './state';
+import { isOwner, myself, state } from './state';
 
 export function renderSpace(): void {
   const { space } = state;
@@ -15,15 +15,17 @@ export function renderSpace(): void {
     $('agenda-block').hidden = false;
   }
   const closed = state.ended || space.state === 'closed';
+  const me = myself();
+  // A tab removed from the space, or that left it, says so: the space goes on for the others.
+  const gone = me?.status === 'kicked' || me?.status === 'left' ? me.status : undefined;
   const badge = $('space-state');
-  badge.textContent = closed ? 'closed' : 'open';
-  badge.className = `badge ${closed ? 'closed' : 'open'}`;
+  badge.textContent = gone ? STATUS_LABELS[gone] : closed ? 'closed' : 'open';
+  badge.className = `badge ${gone ?? (closed ? 'closed' : 'open')}`;
   $('space-privacy').textContent = space.privacy === 'private' ? '· private' : '· public';
   $('space-ttl').textContent = closed ? '' : `· ${formatDuration(space.ttlRemaining)}`;
   $('invite-button').hidden = !isOwner() || closed;
   $('close-space-button').hidden = !isOwner() || closed;
   $('leave-button').hidden = isOwner() || closed || !state.me.participantId;
-  const me = state.me.participantId ? state.participants.get(state.me.participantId) : undefined;
   const name = me?.name ?? state.me.name;
   $('you').replaceChildren(
     name ? el('strong', {}, name) : 'You',

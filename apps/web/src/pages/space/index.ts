@@ -17,7 +17,7 @@ import { renderArtifacts, wireDocuments } from './documents';
 import { renderSpace } from './header';
 import { wireMessages } from './messages';
 import { renderParticipants } from './participants';
-import { rememberMe, space, spaceId, state } from './state';
+import { myself, rememberMe, space, spaceId, state } from './state';
 import { connectStream, endSpace } from './stream';
 
 renderSessionNav();
@@ -144,6 +144,9 @@ $('leave-button').addEventListener('click', (event) =>
     try {
       await space().leave();
       forgetSpaceCredentials(spaceId);
+      // The stream that would have said so ends here.
+      const me = myself();
+      if (me) state.participants.set(me.participantId, { ...me, status: 'left' });
       endSpace('You left this space.', 'ok');
     } catch (error) {
       notify('space-notice', describeError(error));

@@ -52,6 +52,10 @@ export const space = (): SpaceClient => hub.space(spaceId, state.me.key);
 
 export const isOwner = () => state.me.role === 'owner';
 
+/** This tab's own participant record, once known. */
+export const myself = (): ParticipantView | undefined =>
+  state.me.participantId ? state.participants.get(state.me.participantId) : undefined;
+
 export const participantName = (id: string | undefined) =>
   (id && state.participants.get(id)?.name) || 'someone';
 
