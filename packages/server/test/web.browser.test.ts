@@ -365,9 +365,7 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
 
     // The owner, in another tab of the same browser, opens the space with the owner key.
     const owner = await newPage();
-    await owner.goto(`${srv.url}/space/${space.spaceId}`);
-    await owner.getByLabel('Space key').fill(space.ownerKey);
-    await owner.getByRole('button', { name: 'Open' }).click();
+    await pasteKey(owner, srv.url, space.spaceId, space.ownerKey);
     await expect.poll(() => owner.locator('#live').textContent()).toBe('live');
     await owner.getByRole('button', { name: 'Approve Hopper' }).click();
 
@@ -385,6 +383,29 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
       .toBe('The owner has muted you: you can read, but not send, until they unmute you.');
     await page.close();
     await owner.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
+
+  it('tells a joiner whom the owner refused that they were refused, not that the link is wrong', async () => {
+    const space = await h.createSpace({
+      name: 'Closed door',
+      description: 'by approval',
+      privacy: 'private',
+    });
+    const page = await newPage();
+    await joinThroughTheLink(page, space, 'Turing');
+    await page.getByRole('heading', { name: 'Waiting for approval' }).waitFor();
+    const view = await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey });
+    const joiner = view.body.participants.find((p: { name: string }) => p.name === 'Turing');
+    const refuse = await h.post(`/hub/space/${space.spaceId}/participants/${joiner.participantId}/kick`, {
+      key: space.ownerKey,
+    });
+    expect(refuse.status, refuse.text).toBe(200);
+    await expect
+      .poll(() => page.locator('#join-notice').textContent(), { timeout: 10_000 })
+      .toBe('The owner did not let you in. Ask them for a new invitation if you think this is a mistake.');
+    expect(await page.getByRole('heading', { name: 'Waiting for approval' }).isVisible()).toBe(false);
+    await page.close();
     expect(problems).toEqual([]);
   }, 60_000);
 

@@ -86,7 +86,13 @@ async function waitForApproval(pending: PendingJoin, name: string | undefined): 
       if (status === 401 || status === 404 || status === 409 || (status !== undefined && status < 400)) {
         $('waiting').hidden = true;
         forgetInvitation(spaceId);
-        notify('join-notice', `You were not let in. ${describeError(error, 'this invitation')}`);
+        // A join this tab made and waited on is no longer pending: the owner refused it.
+        notify(
+          'join-notice',
+          status === 404
+            ? 'The owner did not let you in. Ask them for a new invitation if you think this is a mistake.'
+            : `You were not let in. ${describeError(error, 'this invitation')}`,
+        );
         return;
       }
       notify('join-notice', `${describeError(error)} Still trying…`, 'warn');
