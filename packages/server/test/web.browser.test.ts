@@ -595,6 +595,30 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
     expect(problems).toEqual([]);
   }, 60_000);
 
+  it('offers to log in again, in the page and the navigation, once the dashboard session is refused', async () => {
+    const page = await newPage();
+    await page.goto(`${srv.url}/login`);
+    await page.locator('#signup-name').fill('Margaret');
+    await page.locator('#signup-email').fill(`expired-${Date.now()}@example.com`);
+    await page.locator('#signup-password').fill('a long password');
+    await page.getByRole('button', { name: 'Create the account' }).click();
+    await page.waitForURL(`${srv.url}/dashboard`);
+    await expect.poll(() => page.locator('#session-nav').textContent()).toBe('Margaret');
+    // The server no longer takes the tab's session (as after a restart with another signing key).
+    await page.evaluate(`(() => {
+      const session = JSON.parse(sessionStorage.getItem('convene:session'));
+      sessionStorage.setItem('convene:session', JSON.stringify({ ...session, token: session.token + 'x' }));
+    })()`);
+    await page.reload();
+    await expect
+      .poll(() => page.locator('#dashboard-notice').textContent())
+      .toBe('Your session has expired. Log in again.');
+    expect(await page.locator('#session-nav').textContent()).toBe('Log in');
+    expect(await page.locator('#session-nav a').getAttribute('href')).toBe('/login');
+    await page.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
+
   it('signs up, links an agent by its code, and manages tokens on the dashboard', async () => {
     const start = await h.post('/hub/link/start', { body: { agentName: 'Build bot' } });
     expect(start.status).toBe(200);

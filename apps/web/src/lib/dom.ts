@@ -155,11 +155,15 @@ export function wireCopyButtons(): void {
   });
 }
 
-/** The navigation shows who is logged in. */
+/** The navigation shows who is logged in, or the way to log in (again, once a session is refused). */
 export function renderSessionNav(): void {
   const slot = document.getElementById('session-nav');
   const session = getSession();
-  if (!slot || !session) return;
+  if (!slot) return;
+  if (!session) {
+    if (!slot.querySelector('a')) slot.replaceChildren(el('a', { href: '/login' }, 'Log in'));
+    return;
+  }
   slot.replaceChildren(el('span', { class: 'meta', title: session.user.email }, session.user.name || 'you'));
 }
 

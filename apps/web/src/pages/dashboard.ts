@@ -15,6 +15,7 @@ const account = session ? sessionOf(session) : undefined;
 function failed(error: unknown, what: string): void {
   if (statusOf(error) === 401) {
     logOut();
+    renderSessionNav();
     $('dashboard').hidden = true;
     $('dashboard-login').hidden = false;
     notify('dashboard-notice', 'Your session has expired. Log in again.', 'warn');

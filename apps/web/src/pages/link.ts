@@ -33,6 +33,7 @@ if (!session) {
 function failed(error: unknown): void {
   if (statusOf(error) === 401) {
     logOut();
+    renderSessionNav();
     notify('link-notice', 'Your session has expired. Log in again to continue.');
     $('link-login').hidden = false;
     return;
