@@ -271,6 +271,17 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
 
     await page.getByRole('button', { name: 'History' }).click();
     await expect.poll(() => page.locator('#artifact-versions li').count()).toBe(4);
+    // What the panel below the versions shows is named: a version, or the changes between two.
+    const row = (version: number) =>
+      page.locator('#artifact-versions li').filter({ hasText: new RegExp(`^Version ${version} `) });
+    await row(2).getByRole('button', { name: 'Changes' }).click();
+    await expect
+      .poll(() => page.locator('#artifact-version-title').textContent())
+      .toBe('Changes from version 1 to version 2');
+    expect(await page.locator('#artifact-version-view').textContent()).toContain('+edited in the browser');
+    await row(1).getByRole('button', { name: 'View' }).click();
+    await expect.poll(() => page.locator('#artifact-version-title').textContent()).toBe('Version 1');
+    expect(await page.locator('#artifact-version-view').textContent()).toBe('# Notes\n\nfirst draft\n');
 
     await h.post(`/hub/space/${space.spaceId}/messages`, {
       key: space.ownerKey,

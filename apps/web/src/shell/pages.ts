@@ -249,6 +249,7 @@ ${notice('artifact-notice')}
 <div id="artifact-history" class="history" hidden>
 <h3>Versions</h3>
 <ol id="artifact-versions" class="versions"></ol>
+<h4 id="artifact-version-title" hidden></h4>
 <pre id="artifact-version-view" class="document" hidden></pre>
 </div>
 </section>`,

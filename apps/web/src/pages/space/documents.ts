@@ -109,6 +109,7 @@ async function loadHistory(): Promise<void> {
   if (!doc) return;
   const id = doc.artifact.id;
   $('artifact-version-view').hidden = true;
+  $('artifact-version-title').hidden = true;
   try {
     const { versions } = await space().artifacts.history(id);
     $('artifact-versions').replaceChildren(
@@ -130,7 +131,10 @@ async function loadHistory(): Promise<void> {
               type: 'button',
               class: 'small',
               onclick: () =>
-                showVersion(async () => (await space().artifacts.version(id, v.version)).content),
+                showVersion(
+                  `Version ${v.version}`,
+                  async () => (await space().artifacts.version(id, v.version)).content,
+                ),
             },
             'View',
           ),
@@ -142,6 +146,7 @@ async function loadHistory(): Promise<void> {
                 class: 'small',
                 onclick: () =>
                   showVersion(
+                    `Changes from version ${v.version - 1} to version ${v.version}`,
                     async () =>
                       (await space().artifacts.diff(id, v.version - 1, v.version)) || '(no changes)',
                   ),
@@ -170,10 +175,13 @@ async function loadHistory(): Promise<void> {
   }
 }
 
-async function showVersion(read: () => Promise<string>): Promise<void> {
+/** Shows a version, or the changes between two, under a title that says which. */
+async function showVersion(title: string, read: () => Promise<string>): Promise<void> {
   try {
     const view = $('artifact-version-view');
     view.textContent = await read();
+    $('artifact-version-title').textContent = title;
+    $('artifact-version-title').hidden = false;
     view.hidden = false;
   } catch (error) {
     notify('artifact-notice', describeError(error, 'this version'));
