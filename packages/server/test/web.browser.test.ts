@@ -4,6 +4,7 @@ import { FakeClock } from '@convene/core';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { type SpaceFixture, useServer } from './helpers';
+import { mintToken, signup } from './helpers/accounts';
 import { hasChromium, secretInUrl, useBrowser } from './helpers/browser';
 
 /** Set to a directory to keep screenshots of the space page (wide and phone width) there. */
@@ -626,6 +627,35 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
       .toBe('Your session has expired. Log in again.');
     expect(await page.locator('#session-nav').textContent()).toBe('Log in');
     expect(await page.locator('#session-nav a').getAttribute('href')).toBe('/login');
+    await page.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
+
+  it('lists a space the human waits to enter with a status in words on the dashboard', async () => {
+    const human = await signup(h, { name: 'Rita' });
+    const { token } = await mintToken(h, human);
+    const space = await h.createSpace({
+      name: 'Antechamber',
+      description: 'by approval',
+      privacy: 'private',
+    });
+    const join = await h.post(`/hub/space/${space.spaceId}/join`, {
+      key: await h.invite(space),
+      headers: { 'X-User-Token': token },
+      body: { name: 'Rita', isHuman: true },
+    });
+    expect(join.status, join.text).toBe(202);
+    const page = await newPage();
+    await page.goto(`${srv.url}/login?next=/dashboard`);
+    await page.locator('#login-email').fill(human.email);
+    await page.locator('#login-password').fill(human.password);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.waitForURL(`${srv.url}/dashboard`);
+    await expect.poll(() => page.locator('#spaces tbody tr').count()).toBe(1);
+    expect(await page.locator('#spaces tbody .badge').allTextContents()).toEqual([
+      'open',
+      'waiting for approval',
+    ]);
     await page.close();
     expect(problems).toEqual([]);
   }, 60_000);

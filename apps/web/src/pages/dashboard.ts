@@ -2,7 +2,7 @@
 import type { MySpace, TokenMetadata } from '@convene/sdk';
 import { $, busy, confirmed, el, notify, renderSessionNav, submitButton, wireCopyButtons } from '../lib/dom';
 import { describeError, statusOf } from '../lib/errors';
-import { formatDuration, formatTime } from '../lib/format';
+import { formatDuration, formatTime, STATUS_LABELS } from '../lib/format';
 import { sessionOf } from '../lib/hub';
 import { getSession, logOut, setSpaceCredentials } from '../lib/storage';
 
@@ -55,7 +55,8 @@ async function loadSpaces(): Promise<void> {
         'td',
         {},
         el('span', { class: `badge ${space.state}` }, space.state),
-        space.status !== 'active' && el('span', { class: `badge ${space.status}` }, space.status),
+        space.status !== 'active' &&
+          el('span', { class: `badge ${space.status}` }, STATUS_LABELS[space.status]),
       ),
       el('td', {}, space.state === 'open' ? formatDuration(space.ttlRemaining) : '—'),
       el(
