@@ -500,6 +500,13 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
     expect(await page.locator('#live').textContent()).toBe('ended');
     expect(await page.locator('#space-state').textContent()).toBe('closed');
     expect(await page.getByRole('button', { name: 'Send' }).isDisabled()).toBe(true);
+    // Reloaded, the tab says its key no longer opens the space, not that it holds none.
+    await page.reload();
+    await page.locator('#no-key').waitFor();
+    await expect.poll(() => page.locator('#space-notice').textContent()).toMatch(/^Your key does not open/);
+    expect(await page.locator('#no-key-text').textContent()).toBe(
+      'The key this tab kept no longer opens this space. Paste another key, use the invitation link you were given, or fetch your key from your dashboard.',
+    );
     await removed.close();
     await page.close();
     expect(problems).toEqual([]);

@@ -167,7 +167,7 @@ export function spacePage(): string {
 ${notice('space-notice')}
 <section id="no-key" class="card" aria-labelledby="no-key-title" hidden>
 <h2 id="no-key-title">Open this space</h2>
-<p>This tab holds no key for this space. Paste your owner or participant key, use the invitation link you were given, or fetch your key from your dashboard.</p>
+<p id="no-key-text">This tab holds no key for this space. Paste your owner or participant key, use the invitation link you were given, or fetch your key from your dashboard.</p>
 <form id="key-form" class="stack">
 <label for="key-input">Space key</label>
 <input id="key-input" name="key" required autocomplete="off" spellcheck="false">

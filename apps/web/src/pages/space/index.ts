@@ -54,13 +54,17 @@ async function identify(me: SpaceCredentials): Promise<SpaceCredentials | 'invit
 
 let ticking: ReturnType<typeof setInterval> | undefined;
 
-async function open(me: SpaceCredentials): Promise<void> {
+/** Opens the space with `me`'s key; `kept`: the key this tab kept, not one just given. */
+async function open(me: SpaceCredentials, kept = false): Promise<void> {
   state.me = me;
   let view: SpaceView;
   try {
     view = await space().get();
   } catch (error) {
     showNoKey(describeError(error));
+    if (kept && error instanceof AuthenticationError)
+      $('no-key-text').textContent =
+        'The key this tab kept no longer opens this space. Paste another key, use the invitation link you were given, or fetch your key from your dashboard.';
     return;
   }
   state.space = view;
@@ -166,5 +170,5 @@ $('close-space-button').addEventListener('click', (event) =>
 );
 
 const kept = getSpaceCredentials(spaceId);
-if (kept) void open(kept);
+if (kept) void open(kept, true);
 else showNoKey();
