@@ -168,10 +168,38 @@ export class ServiceUnavailableError extends ConveneError {
   }
 }
 
-/** The request got no answer: the connection failed or was dropped. */
+/** What a request that got no answer was: which operation, sent where, and the system's error code. */
+export interface ConnectionErrorInit extends ErrorInit {
+  operation?: string | undefined;
+  method?: string | undefined;
+  url?: string | undefined;
+  code?: string | undefined;
+}
+
+/**
+ * The request got no answer: the connection failed or was dropped. Its message is the network's
+ * reason, then the operation and the URL it was sent to (`connect ECONNREFUSED 127.0.0.1:3000
+ * (sendMessage: POST http://localhost:3000/hub/space/…/messages)`).
+ */
 export class ConnectionError extends ConveneError {
   override name = 'ConnectionError';
   declare readonly status: undefined;
+  /** The operation that got no answer (`sendMessage`), as the API reference names it. */
+  readonly operation: string | undefined;
+  /** Its HTTP method. */
+  readonly method: string | undefined;
+  /** The URL it was sent to: the client's baseUrl and the operation's path, ids filled in. */
+  readonly url: string | undefined;
+  /** The system's error code when there is one: `ECONNREFUSED`, `ENOTFOUND`, `ECONNRESET`… */
+  readonly code: string | undefined;
+
+  constructor(message: string, init: ConnectionErrorInit = {}) {
+    super(message, init);
+    this.operation = init.operation;
+    this.method = init.method;
+    this.url = init.url;
+    this.code = init.code;
+  }
 }
 /** The request got no answer within `timeoutMs`. */
 export class TimeoutError extends ConnectionError {

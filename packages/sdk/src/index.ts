@@ -28,6 +28,7 @@ export {
   BadRequestError,
   ConflictError,
   ConnectionError,
+  type ConnectionErrorInit,
   ConveneError,
   type ErrorInit,
   GoneError,

@@ -188,8 +188,10 @@ export class Transport {
     }
     const maxRetries = options.maxRetries ?? this.options.maxRetries;
     const timeoutMs = options.timeoutMs ?? this.options.timeoutMs;
-    const what = `${route.method} ${route.path}`;
-    // Said after the failure, whose message names the route already.
+    // The URL as sent (ids filled in, not the route's template), without any user:password in it.
+    const shownUrl = withoutCredentials(url);
+    const what = `${route.method} ${shownUrl}`;
+    // Said after the failure, whose message names the request already.
     const retrying = (delay: number, attempt: number) =>
       `retrying in ${Math.round(delay)} ms (retry ${attempt + 1} of ${maxRetries})`;
 
@@ -214,9 +216,16 @@ export class Transport {
         text = await response.text();
       } catch (error) {
         if (options.signal?.aborted) throw new AbortError('aborted', { cause: options.signal.reason });
+        const request = {
+          cause: error,
+          operation: operationId,
+          method: route.method,
+          url: shownUrl,
+          code: networkErrorCode(error),
+        };
         const failure = timedOut
-          ? new TimeoutError(`${what} got no answer within ${timeoutMs} ms`, { cause: error })
-          : new ConnectionError(`${what} failed: ${describeNetworkError(error)}`, { cause: error });
+          ? new TimeoutError(`no answer within ${timeoutMs} ms (${operationId}: ${what})`, request)
+          : new ConnectionError(`${describeNetworkError(error)} (${operationId}: ${what})`, request);
         // The server may have run the request: send it again only if that is harmless.
         if (attempt < maxRetries && (route.idempotent || neverSent(error))) {
           const delay = backoffMs(attempt);
@@ -232,7 +241,7 @@ export class Transport {
 
       this.checkDeprecation(response);
       if (response.ok) {
-        return { data: parse(route, response, text) as OperationTypes[K]['output'], response };
+        return { data: parse(what, route, response, text) as OperationTypes[K]['output'], response };
       }
       const status = response.status;
       // 408 and 429 are refused before anything runs; a 5xx may have run partway.
@@ -272,13 +281,26 @@ function parsedProtocol(url: string): string {
   }
 }
 
-function parse(route: Route, response: Response, text: string): unknown {
+/** A URL to show: the same, less any `user:password@` it carries. */
+function withoutCredentials(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (!parsed.username && !parsed.password) return url;
+    parsed.username = '';
+    parsed.password = '';
+    return parsed.href;
+  } catch {
+    return url;
+  }
+}
+
+function parse(what: string, route: Route, response: Response, text: string): unknown {
   if (route.response !== 'json') return text;
   if (response.status === 204 || text === '') return undefined;
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new ConveneError(`${route.method} ${route.path}: the answer is not JSON`, {
+    throw new ConveneError(`${what}: the answer is not JSON`, {
       status: response.status,
       headers: response.headers,
       cause: error,
@@ -297,9 +319,31 @@ export function retryDelayMs(headers: Headers, attempt: number): number | undefi
   return ms <= MAX_RETRY_AFTER_MS ? ms : undefined;
 }
 
-/** A network error in a sentence: fetch's own message and its cause's (`connect ECONNREFUSED …`). */
+/**
+ * A network error in a sentence: the system's words (`connect ECONNREFUSED 127.0.0.1:3000`,
+ * `getaddrinfo ENOTFOUND …`), which Node's fetch puts in the cause of its "fetch failed", else
+ * the error's own message (a browser's "Failed to fetch").
+ */
 export function describeNetworkError(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
-  const cause = error.cause instanceof Error ? `: ${error.cause.message}` : '';
-  return `${error.message}${cause}`;
+  const cause = error.cause;
+  if (cause instanceof Error) {
+    // Connecting to every address of a name fails as an AggregateError, often without a message.
+    const first = cause instanceof AggregateError ? cause.errors.find((e) => e instanceof Error) : undefined;
+    const words = cause.message || (first as Error | undefined)?.message || networkErrorCode(cause);
+    // Without a system code ("bad port", "invalid onRequestStart method"), fetch's words frame them.
+    if (words) return networkErrorCode(cause) ? words : `${error.message}: ${words}`;
+  }
+  return error.message;
+}
+
+/** The system's error code of a network failure (`ECONNREFUSED`), looked for along its causes. */
+function networkErrorCode(error: unknown): string | undefined {
+  for (let e: unknown = error, depth = 0; e && depth < 4; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && code !== '') return code;
+    const next = (e as { cause?: unknown }).cause;
+    e = next ?? (e instanceof AggregateError ? e.errors[0] : undefined);
+  }
+  return undefined;
 }

@@ -1,6 +1,7 @@
 // Retries, timeouts and idempotency, with an injected fetch in front of the real server: it can
 // answer in the server's place (a 429, a 503), or let the server run the request and then lose
 // the answer (a dropped connection, a timeout), which is where Idempotency-Key earns its keep.
+import { type AddressInfo, createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   AbortError,
@@ -11,7 +12,7 @@ import {
   ServiceUnavailableError,
   TimeoutError,
 } from '../src';
-import { hub, ownedSpace, participant, until } from './helpers';
+import { hub, ownedSpace, participant, serverUrl, until } from './helpers';
 import { type RunningServer, startServer } from './helpers/server';
 
 interface Sent {
@@ -58,6 +59,15 @@ function scriptedFetch(...steps: Step[]) {
     throw new TypeError('fetch failed', { cause: new Error('other side closed') });
   };
   return { impl, sent, replayed };
+}
+
+/** A port nothing listens on: one the system just handed out and took back. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }
 
 const answer =
@@ -127,6 +137,37 @@ describe('retries', () => {
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TimeoutError);
     expect(error).toBeInstanceOf(ConnectionError);
+    expect((error as TimeoutError).message).toBe(
+      `no answer within 300 ms (getSpace: GET ${serverUrl()}/hub/space/${spaceId})`,
+    );
+    expect(error).toMatchObject({
+      operation: 'getSpace',
+      method: 'GET',
+      url: `${serverUrl()}/hub/space/${spaceId}`,
+    });
+  });
+
+  it('names the operation and the URL it sent, not the route template, when no answer comes', async () => {
+    const spaceId = crypto.randomUUID();
+    const port = await closedPort();
+    const client = new Convene({ baseUrl: `http://127.0.0.1:${port}`, maxRetries: 0, logLevel: 'off' });
+    const error = await client
+      .space(spaceId, 'a'.repeat(64))
+      .messages.send('hello')
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConnectionError);
+    const url = `http://127.0.0.1:${port}/hub/space/${spaceId}/messages`;
+    // Node's own words for the failure, not fetch's "fetch failed" around them.
+    expect((error as ConnectionError).message).toBe(
+      `connect ECONNREFUSED 127.0.0.1:${port} (sendMessage: POST ${url})`,
+    );
+    expect(error).toMatchObject({ operation: 'sendMessage', method: 'POST', url, code: 'ECONNREFUSED' });
+    expect((error as ConnectionError).cause).toBeInstanceOf(TypeError);
+    expect(JSON.parse(JSON.stringify(error))).toMatchObject({
+      name: 'ConnectionError',
+      url,
+      code: 'ECONNREFUSED',
+    });
   });
 
   it('retries a read after a dropped connection', async () => {
@@ -218,9 +259,9 @@ describe('retries', () => {
     await hub({ fetch: fetch.impl, logger, logLevel: 'info' }).health();
     expect(logged).toEqual([
       expect.stringMatching(
-        /^\[convene\] GET \/api\/health failed: fetch failed: connect refused; retrying in \d+ ms \(retry 1 of 2\)$/,
+        /^\[convene\] connect refused \(health: GET http:\/\/[^ ]+\/api\/health\); retrying in \d+ ms \(retry 1 of 2\)$/,
       ),
-      '[convene] GET /api/health answered 503; retrying in 0 ms (retry 2 of 2)',
+      `[convene] GET ${serverUrl()}/api/health answered 503; retrying in 0 ms (retry 2 of 2)`,
     ]);
   });
 
