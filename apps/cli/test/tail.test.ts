@@ -112,6 +112,38 @@ describe('tail across a restart, piped', () => {
   }, 120_000);
 });
 
+describe('join across a restart, piped', () => {
+  it('says while it waits for approval that the server does not answer, then that it is back', async () => {
+    const host = new User(server.url);
+    const joiner = new User(server.url);
+    try {
+      await host.run(['space', 'create', 'Waiting room', '--private']);
+      const { agentLink } = (await host.run(['invite', '--json'])).json();
+      const join = follow(joiner, ['join', agentLink, '--name', 'Wes'], { timeoutMs: 90_000 });
+      await join.waitFor('Waiting for the owner to approve you…', { in: 'stderr' });
+
+      await server.stop();
+      // Said while the server is down: an outage is not an owner who has not decided yet.
+      await join.waitFor(/\S+ does not answer \(ECONNREFUSED\); still waiting, trying again every 2 s…\n/, {
+        in: 'stderr',
+      });
+      await server.start();
+      await join.waitFor('Reconnected; waiting for the owner to approve you…', {
+        in: 'stderr',
+        timeoutMs: 40_000,
+      });
+      expect((await host.run(['approve', 'Wes', '--space', 'Waiting room'])).code).toBe(0);
+      const joined = await join.done;
+      expect(joined.code).toBe(0);
+      expect(count(joined.stderr, 'does not answer')).toBe(1);
+      expect(joined.stderr).toContain('Joined Waiting room as Wes');
+    } finally {
+      host.remove();
+      joiner.remove();
+    }
+  }, 120_000);
+});
+
 describe('tail with the server down', () => {
   it('says it cannot reach the server, after the retries any command makes', async () => {
     const gone = await startServer();

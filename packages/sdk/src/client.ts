@@ -27,7 +27,7 @@ import type {
   User,
 } from './generated';
 import { Inbox } from './inbox';
-import { showAs, sleep } from './internal';
+import { type OutageHooks, outage, showAs, sleep } from './internal';
 import { Messages } from './messages';
 import { type ClientOptions, type RequestOptions, Transport } from './transport';
 import { Webhooks } from './webhooks';
@@ -136,10 +136,11 @@ export class SpaceClient {
   }
 }
 
-export interface JoinOptions extends JoinSpaceParams {
+export interface JoinOptions extends JoinSpaceParams, OutageHooks {
   /**
    * In a private space, wait for the owner's approval (polling) before resolving (default true).
-   * With `false` a pending join resolves at once with a PendingJoin.
+   * With `false` a pending join resolves at once with a PendingJoin. While it waits, `onDisconnect`
+   * and `onReconnect` say when the server stops answering and when it answers again.
    */
   wait?: boolean | undefined;
   /** How often to poll while waiting for approval, in ms (default 2000). */
@@ -233,14 +234,19 @@ export class PendingJoin {
 
   /**
    * Polls until the owner approves; resolves with the space client. A poll that gets no answer or
-   * a 5xx (a server restarting) is made again at the next interval. Abort with `options.signal`.
+   * a 5xx (a server restarting) is made again at the next interval, and told to `onDisconnect`
+   * (then `onReconnect` once the server answers again). Abort with `options.signal`.
    */
-  wait(options?: RequestOptions & { pollIntervalMs?: number | undefined }): APIPromise<SpaceClient> {
-    const { pollIntervalMs = 2000, ...requestOptions } = options ?? {};
+  wait(
+    options?: RequestOptions & OutageHooks & { pollIntervalMs?: number | undefined },
+  ): APIPromise<SpaceClient> {
+    const { pollIntervalMs = 2000, onDisconnect, onReconnect, ...requestOptions } = options ?? {};
+    const contact = outage({ onDisconnect, onReconnect });
     const poll = async (): Promise<WithResponse<SpaceClient>> => {
       for (;;) {
         try {
           const { data, response } = await this.check(requestOptions).withResponse();
+          contact.answered();
           if (data) return { data, response };
         } catch (error) {
           // An approval can take hours: a server restart on the way must not end the wait, which
@@ -249,6 +255,7 @@ export class PendingJoin {
           this.transport.logger.info(
             `join ${this.participantId}: ${(error as Error).message}; polling again in ${pollIntervalMs} ms`,
           );
+          contact.failed(error as ConveneError, pollIntervalMs);
         }
         await sleep(pollIntervalMs, requestOptions.signal);
       }
@@ -320,15 +327,17 @@ export class LinkFlow implements StartLinkResult {
   /**
    * Polls every `interval` seconds until the human decides: resolves with the `usr_` token,
    * throws LinkDeniedError if refused and GoneError once the request expired. A poll that gets no
-   * answer or a 5xx (a server restarting) is made again at the next interval. Abort with
-   * `options.signal`.
+   * answer or a 5xx (a server restarting) is made again at the next interval, and told to
+   * `onDisconnect` (then `onReconnect` once the server answers again). Abort with `options.signal`.
    */
-  wait(options?: RequestOptions & { intervalMs?: number | undefined }): APIPromise<string> {
-    const { intervalMs = this.interval * 1000, ...requestOptions } = options ?? {};
+  wait(options?: RequestOptions & OutageHooks & { intervalMs?: number | undefined }): APIPromise<string> {
+    const { intervalMs = this.interval * 1000, onDisconnect, onReconnect, ...requestOptions } = options ?? {};
+    const contact = outage({ onDisconnect, onReconnect });
     const poll = async (): Promise<WithResponse<string>> => {
       for (;;) {
         try {
           const { data, response } = await this.poll(requestOptions).withResponse();
+          contact.answered();
           if (data.status === 'approved') {
             if (!data.token)
               throw new ConveneError('the link was approved, but its token was already handed out');
@@ -343,6 +352,7 @@ export class LinkFlow implements StartLinkResult {
           this.transport.logger.info(
             `link poll failed (${(error as Error).message}); polling again in ${intervalMs} ms`,
           );
+          contact.failed(error as ConveneError, intervalMs);
         }
         await sleep(intervalMs, requestOptions.signal);
       }
@@ -560,7 +570,7 @@ export class Convene {
           ? [{ spaceId: first, invitationKey: second }, third as JoinOptions, fourth]
           : [parseInvitationLink(first), second, third as RequestOptions | undefined];
       // Left out in plain JavaScript: the server's 400 then names the fields a join needs.
-      const { wait = true, pollIntervalMs, ...params } = joinOptions ?? {};
+      const { wait = true, pollIntervalMs, onDisconnect, onReconnect, ...params } = joinOptions ?? {};
       const { data, response } = await this.transport
         .call(
           'joinSpace',
@@ -585,7 +595,7 @@ export class Convene {
         statusUrl: data.statusUrl,
       });
       if (!wait) return { data: pending, response };
-      return pending.wait({ ...options, pollIntervalMs }).withResponse();
+      return pending.wait({ ...options, pollIntervalMs, onDisconnect, onReconnect }).withResponse();
     };
     return new APIPromise(run());
   }

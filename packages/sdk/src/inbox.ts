@@ -1,7 +1,7 @@
 import type { APIPromise } from './api-promise';
-import { AbortError, isTransient } from './errors';
+import { AbortError, type ConveneError, isTransient } from './errors';
 import type { AckInboxResult, GetInboxParams, InboxResult, MessageView } from './generated';
-import { backoffMs, showAs, sleep } from './internal';
+import { backoffMs, type OutageHooks, outage, showAs, sleep } from './internal';
 import type { RequestOptions, Transport } from './transport';
 
 /**
@@ -21,7 +21,7 @@ export function longPollOptions(
 /** Failed calls in a row after which `follow()` gives up, as a stream's default `maxReconnects`. */
 const MAX_FAILURES = 10;
 
-export interface FollowOptions {
+export interface FollowOptions extends OutageHooks {
   /** How long each long poll waits for something new, in seconds (default 30, at most 60). */
   wait?: number | undefined;
   /** Ends the iteration, without an error (the pending long poll is cancelled). */
@@ -79,7 +79,8 @@ export class Inbox {
    *   for await (const message of space.inbox.follow()) await handle(message);
    */
   async *follow(options?: FollowOptions): AsyncGenerator<MessageView, void, undefined> {
-    const { signal, wait = 30 } = options ?? {};
+    const { signal, wait = 30, onDisconnect, onReconnect } = options ?? {};
+    const contact = outage({ onDisconnect, onReconnect });
     let after: number | undefined;
     let live = false;
     let failures = 0;
@@ -93,6 +94,7 @@ export class Inbox {
           const result = await call();
           live = true;
           failures = 0;
+          contact.answered();
           return result;
         } catch (error) {
           if (!live || !isTransient(error) || ++failures > MAX_FAILURES) throw error;
@@ -101,6 +103,7 @@ export class Inbox {
             `inbox of space ${this.spaceId}: ${(error as Error).message}; ` +
               `trying again in ${Math.round(delay)} ms (failure ${failures} of ${MAX_FAILURES} allowed)`,
           );
+          contact.failed(error as ConveneError, delay);
           await sleep(delay, signal);
         }
       }

@@ -53,6 +53,50 @@ export function linkedController(parent: AbortSignal | undefined): {
   return { controller, release: () => parent.removeEventListener('abort', abort) };
 }
 
+/** What `onDisconnect` is told: why the server is out of reach, and the attempt made next. */
+export interface DisconnectInfo {
+  error: ConveneError;
+  /** The attempt about to be made: 1 right after contact is lost. */
+  attempt: number;
+  /** How long the loop waits before that attempt, in ms. */
+  delayMs: number;
+}
+
+/**
+ * The hooks of a loop that waits on the server for long and outlasts its restarts (a join's or a
+ * link's `wait()`, `inbox.follow()`, like a stream's): what tells a server that does not answer
+ * from one that has nothing new yet.
+ */
+export interface OutageHooks {
+  /**
+   * Called when a call gets no answer or a 5xx (`attempt` 1), then after each further attempt
+   * that fails (`attempt` 2, 3…), each time before waiting `delayMs` to try again.
+   */
+  onDisconnect?: ((info: DisconnectInfo) => void) | undefined;
+  /** Called once the server answers again after `onDisconnect`, `attempts` being how many tries it took. */
+  onReconnect?: ((info: { attempts: number }) => void) | undefined;
+}
+
+/** Counts a loop's failures in a row and tells its hooks when contact is lost and found again. */
+export function outage(hooks: OutageHooks): {
+  failed(error: ConveneError, delayMs: number): void;
+  answered(): void;
+} {
+  let failures = 0;
+  return {
+    failed(error, delayMs) {
+      failures += 1;
+      hooks.onDisconnect?.({ error, attempt: failures, delayMs });
+    },
+    answered() {
+      if (failures === 0) return;
+      const attempts = failures;
+      failures = 0;
+      hooks.onReconnect?.({ attempts });
+    },
+  };
+}
+
 /**
  * Whether a failed fetch certainly never reached the server (the connection was refused or the
  * name did not resolve), so that even a call the server would run twice may be sent again.

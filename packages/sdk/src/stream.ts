@@ -1,7 +1,10 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { AbortError, ConnectionError, ConveneError, errorFromResponse, TimeoutError } from './errors';
 import { routes, type StreamEvent, type StreamEventName } from './generated';
-import { backoffMs, linkedController, showAs, sleep, timestampOf } from './internal';
+import { backoffMs, type DisconnectInfo, linkedController, showAs, sleep, timestampOf } from './internal';
+
+export type { DisconnectInfo };
+
 import { describeNetworkError, retryDelayMs, type Transport } from './transport';
 
 export interface StreamOptions {
@@ -37,15 +40,6 @@ export interface StreamOptions {
    * participant or artifact change too, so a context alone does not mean a reconnection.)
    */
   onReconnect?: ((info: ReconnectInfo) => void) | undefined;
-}
-
-/** What `onDisconnect` is told: why the stream is without a connection, and the attempt it makes next. */
-export interface DisconnectInfo {
-  error: ConveneError;
-  /** The reconnection attempt about to be made: 1 right after the connection is lost. */
-  attempt: number;
-  /** How long the stream waits before that attempt, in ms. */
-  delayMs: number;
 }
 
 /** What `onReconnect` is told. */

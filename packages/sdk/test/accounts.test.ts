@@ -104,7 +104,14 @@ describe('the browser-link flow', () => {
     // No retry inside a poll: each failure reaches the wait itself, as PendingJoin.wait's do.
     const link = await hub({ fetch: restarting, maxRetries: 0 }).link.start({ agentName: 'patient agent' });
     let ended: unknown;
-    const waiting = link.wait({ intervalMs: 50 }).then(
+    const disconnects: string[] = [];
+    const reconnects: { attempts: number }[] = [];
+    const hooks = {
+      onDisconnect: ({ error, attempt }: { error: Error; attempt: number }) =>
+        disconnects.push(`${attempt} ${error.name}`),
+      onReconnect: (info: { attempts: number }) => reconnects.push(info),
+    };
+    const waiting = link.wait({ intervalMs: 50, ...hooks }).then(
       (token) => token,
       (error: unknown) => {
         ended = error;
@@ -118,6 +125,8 @@ describe('the browser-link flow', () => {
     const human = await hub().auth.signup(newAccount());
     await human.link.approve(link.userCode);
     expect(await waiting).toMatch(/^usr_/);
+    expect(disconnects).toEqual(['1 ConnectionError', '2 InternalServerError', '3 ServiceUnavailableError']);
+    expect(reconnects).toEqual([{ attempts: 3 }]);
   });
 
   it('throws LinkDeniedError when the human refuses', async () => {

@@ -86,8 +86,14 @@ describe('mentions, replies and the inbox', () => {
     const steady = hub({ fetch: restarting, maxRetries: 0 }).space(agent.spaceId, agent.key);
     await owner.messages.send('@Steady one');
     const seen: string[] = [];
+    const disconnects: number[] = [];
+    const reconnects: { attempts: number }[] = [];
     const following = (async () => {
-      for await (const message of steady.inbox.follow({ wait: 20 })) {
+      const hooks = {
+        onDisconnect: ({ attempt }: { attempt: number }) => disconnects.push(attempt),
+        onReconnect: (info: { attempts: number }) => reconnects.push(info),
+      };
+      for await (const message of steady.inbox.follow({ wait: 20, ...hooks })) {
         seen.push(message.content);
         if (message.content === '@Steady two') break;
       }
@@ -97,6 +103,8 @@ describe('mentions, replies and the inbox', () => {
     await owner.messages.send('@Steady two');
     await following;
     expect(seen).toEqual(['@Steady one', '@Steady two']);
+    expect(disconnects).toEqual([1, 2, 3]);
+    expect(reconnects).toEqual([{ attempts: 3 }]);
   });
 
   it('stops following the inbox without an error when its signal aborts', async () => {

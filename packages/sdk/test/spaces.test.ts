@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import {
   AuthenticationError,
   ConflictError,
+  ConnectionError,
   ConveneError,
+  type DisconnectInfo,
   NotFoundError,
   PendingJoin,
   PermissionDeniedError,
@@ -172,9 +174,16 @@ describe('invitations and joining', () => {
         });
       return fetch(input, init);
     };
-    // No retry inside a poll: each refused connection reaches the wait itself.
+    // No retry inside a poll: each refused connection reaches the wait itself, and its hooks.
+    const disconnects: DisconnectInfo[] = [];
+    const reconnects: { attempts: number }[] = [];
     const joined = hub({ fetch: restarting, maxRetries: 0 })
-      .join(invitation.agentLink, { name: 'Patient', pollIntervalMs: 50 })
+      .join(invitation.agentLink, {
+        name: 'Patient',
+        pollIntervalMs: 50,
+        onDisconnect: (info) => disconnects.push(info),
+        onReconnect: (info) => reconnects.push(info),
+      })
       .then(
         (client) => client,
         (error: unknown) => error,
@@ -188,6 +197,14 @@ describe('invitations and joining', () => {
     const me = await joined;
     expect(me).toBeInstanceOf(SpaceClient);
     expect((me as SpaceClient).participantId).toBe(waiting.participantId);
+    // Told as it happens, so a waiting joiner can say the server is away, then back.
+    expect(disconnects.map(({ attempt, delayMs }) => ({ attempt, delayMs }))).toEqual([
+      { attempt: 1, delayMs: 50 },
+      { attempt: 2, delayMs: 50 },
+      { attempt: 3, delayMs: 50 },
+    ]);
+    for (const { error } of disconnects) expect(error).toBeInstanceOf(ConnectionError);
+    expect(reconnects).toEqual([{ attempts: 3 }]);
   });
 
   it('sends the pollToken of the 202 as X-Poll-Token, and no such header when the 202 has none', async () => {
