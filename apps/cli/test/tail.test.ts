@@ -144,6 +144,38 @@ describe('join across a restart, piped', () => {
   }, 120_000);
 });
 
+describe('inbox --follow across a restart, piped', () => {
+  it('says on stderr that the connection was lost, then that it is back, and goes on', async () => {
+    const host = new User(server.url);
+    const reader = new User(server.url);
+    try {
+      await host.run(['space', 'create', 'Mentions']);
+      const { agentLink } = (await host.run(['invite', '--json'])).json();
+      expect((await reader.run(['join', agentLink, '--name', 'Ines'])).code).toBe(0);
+      const inbox = follow(reader, ['inbox', '--follow', '--wait', '2'], { timeoutMs: 90_000 });
+      // Followed live first: the first read's failure is thrown, as any command's.
+      expect((await host.run(['send', '@Ines before the restart'])).code).toBe(0);
+      await inbox.waitFor('@Ines before the restart');
+
+      await server.stop();
+      await inbox.waitFor('Connection lost (ECONNREFUSED), reconnecting…', {
+        in: 'stderr',
+        timeoutMs: 40_000,
+      });
+      await server.start();
+      await inbox.waitFor('Reconnected', { in: 'stderr', timeoutMs: 40_000 });
+      expect((await host.run(['send', '@Ines after the restart'])).code).toBe(0);
+      await inbox.waitFor('@Ines after the restart', { timeoutMs: 40_000 });
+      expect((await inbox.interrupt()).code).toBe(0);
+      expect(count(inbox.stderr(), 'Connection lost')).toBe(1);
+      expect(inbox.stdout()).not.toMatch(/Connection lost|Reconnected/);
+    } finally {
+      host.remove();
+      reader.remove();
+    }
+  }, 120_000);
+});
+
 describe('tail with the server down', () => {
   it('says it cannot reach the server, after the retries any command makes', async () => {
     const gone = await startServer();

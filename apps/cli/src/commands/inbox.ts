@@ -1,6 +1,7 @@
 import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../app';
 import { UsageError } from '../lib/errors';
+import { outageReason } from '../lib/outage';
 import { printMessage } from '../lib/render';
 
 export function registerInbox(program: Command, app: App): void {
@@ -36,7 +37,17 @@ export function registerInbox(program: Command, app: App): void {
         ctx.handlesInterrupt = true;
         out.info(out.c.dim(`Following your inbox in ${saved.name} (Ctrl-C to stop)`));
         try {
-          for await (const message of inbox.follow({ signal: ctx.signal, ...(wait ? { wait } : {}) })) {
+          const following = inbox.follow({
+            signal: ctx.signal,
+            ...(wait ? { wait } : {}),
+            // Said on stderr as tail says it: a server that does not answer is not an empty inbox.
+            onDisconnect: ({ error, attempt }) => {
+              if (attempt === 1)
+                out.info(out.c.yellow(`Connection lost (${outageReason(error)}), reconnecting…`));
+            },
+            onReconnect: () => out.info(out.c.dim('Reconnected')),
+          });
+          for await (const message of following) {
             if (out.mode.json) out.jsonLine(message);
             else printMessage(out, message);
           }

@@ -2,13 +2,10 @@ import { userInfo } from 'node:os';
 import type { Command } from '@commander-js/extra-typings';
 import {
   AuthenticationError,
-  ConnectionError,
-  type ConveneError,
   NotFoundError,
   PendingJoin,
   parseInvitationLink,
   type SpaceClient,
-  TimeoutError,
 } from '@convene/sdk';
 import { type App, examples } from '../app';
 import type { Context } from '../lib/context';
@@ -17,6 +14,7 @@ import { CliError, UsageError } from '../lib/errors';
 import { ExitCode } from '../lib/exit-codes';
 import { isSpaceClosed } from '../lib/failure';
 import { checkName } from '../lib/input';
+import { sayOutages } from '../lib/outage';
 import { inline } from '../lib/output';
 import { required } from '../lib/prompts';
 import type { StoredSpace } from '../lib/store';
@@ -121,19 +119,13 @@ export function registerJoin(program: Command, app: App): void {
       ctx.handlesInterrupt = true;
       const spinner = out.spinner(`Joining as ${name}`);
       const waiting = (pending: PendingJoin) => {
-        spinner.message('Waiting for the owner to approve you');
+        const text = 'Waiting for the owner to approve you';
+        spinner.message(text);
         return pending.wait({
           signal: ctx.signal,
           pollIntervalMs: POLL_INTERVAL_MS,
-          // An approval can take hours, and the server may restart meanwhile: a wait that fell
-          // silent would look like an owner who has not decided yet. Said once per outage.
-          onDisconnect: ({ error, attempt }) => {
-            if (attempt > 1) return;
-            spinner.message(
-              `${url} does not answer (${outageReason(error)}); still waiting, trying again every ${POLL_INTERVAL_MS / 1000} s`,
-            );
-          },
-          onReconnect: () => spinner.message('Reconnected; waiting for the owner to approve you'),
+          // An approval can take hours, and the server may restart meanwhile.
+          ...sayOutages(spinner, url, text, POLL_INTERVAL_MS),
         });
       };
       // A join still waiting from an earlier `convene join` is waited for again, not asked twice.
@@ -262,13 +254,6 @@ function forgetPending(ctx: Context, url: string, spaceId: string): void {
 
 /** How often a waiting join asks whether it was approved. */
 const POLL_INTERVAL_MS = 2000;
-
-/** Why the server did not answer, in a few words: the system's code (ECONNREFUSED), or its 5xx. */
-function outageReason(error: ConveneError): string {
-  if (error instanceof ConnectionError)
-    return error instanceof TimeoutError ? 'no answer' : (error.code ?? error.message);
-  return error.message;
-}
 
 /** An invitation key (inv_…) or a 64-hex owner or participant key, given where a link goes. */
 const looksLikeKey = (text: string): boolean => /^inv_\S+$/.test(text) || /^[0-9a-f]{64}$/i.test(text);

@@ -7,6 +7,7 @@ import type { Context } from '../lib/context';
 import { CliError, UsageError } from '../lib/errors';
 import { ExitCode } from '../lib/exit-codes';
 import { readStdin } from '../lib/input';
+import { sayOutages } from '../lib/outage';
 import { required } from '../lib/prompts';
 import { relative, when } from '../lib/render';
 import { type Revocation, revokeMintedToken, tokensStartingLike } from '../lib/tokens';
@@ -70,10 +71,14 @@ async function loginWithBrowser(ctx: Context): Promise<void> {
     open(link.verificationUriComplete).catch(() => {});
   }
   ctx.handlesInterrupt = true;
-  const spinner = out.spinner('Waiting for you to approve in the browser');
+  const waiting = 'Waiting for you to approve in the browser';
+  const spinner = out.spinner(waiting);
   let token: string;
   try {
-    token = await link.wait({ signal: ctx.signal });
+    token = await link.wait({
+      signal: ctx.signal,
+      ...sayOutages(spinner, ctx.url, waiting, link.interval * 1000),
+    });
   } catch (error) {
     spinner.fail('Not linked');
     if (ctx.signal.aborted) {

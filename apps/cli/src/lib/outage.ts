@@ -1,0 +1,31 @@
+import { ConnectionError, type ConveneError, type OutageHooks, TimeoutError } from '@convene/sdk';
+import type { Spinner } from './output';
+
+/** Why the server did not answer, in a few words: the system's code (ECONNREFUSED), or its 5xx. */
+export function outageReason(error: ConveneError): string {
+  if (error instanceof TimeoutError) return 'no answer';
+  if (error instanceof ConnectionError) return error.code ?? error.message;
+  return error.message;
+}
+
+/**
+ * The SDK hooks of a wait that outlasts a server restart (a join's approval, a browser link),
+ * saying so on its spinner: a wait that fell silent would look like a human who has not decided
+ * yet. Said once per outage, then `Reconnected; waiting for …` once the server answers again.
+ */
+export function sayOutages(
+  spinner: Spinner,
+  server: string,
+  waiting: string,
+  intervalMs: number,
+): OutageHooks {
+  return {
+    onDisconnect: ({ error, attempt }) => {
+      if (attempt > 1) return;
+      spinner.message(
+        `${server} does not answer (${outageReason(error)}); still waiting, trying again every ${intervalMs / 1000} s`,
+      );
+    },
+    onReconnect: () => spinner.message(`Reconnected; ${waiting[0]!.toLowerCase()}${waiting.slice(1)}`),
+  };
+}
