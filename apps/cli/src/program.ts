@@ -43,7 +43,12 @@ export function buildProgram(app: App, options: { jsonErrors?: boolean } = {}): 
     .addOption(
       new Option('--url <url>', 'the Convene server (env CONVENE_URL; default http://localhost:3000)'),
     )
-    .addOption(new Option('--json', 'print JSON (the API’s own field names) instead of text'))
+    .addOption(
+      new Option(
+        '--json',
+        'print JSON (the API’s own field names) instead of text; errors and warnings as JSON lines on stderr',
+      ),
+    )
     .addOption(new Option('-q, --quiet', 'print only the essential value (an id), no status lines'))
     .addOption(new Option('--no-color', 'plain text without colours (also NO_COLOR=1)'))
     .configureHelp({

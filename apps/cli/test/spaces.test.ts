@@ -52,13 +52,23 @@ describe('space create, list, show, use, update, close', () => {
     chmodSync(dir, 0o755);
     chmodSync(file, 0o644);
     // Said on stderr, once, by any command that reads it (as ssh and gh do), --json too.
-    const warning = `! ${file} is readable by other users (mode 644), and it holds your keys: chmod 600 ${file}`;
+    const warning = `${file} is readable by other users (mode 644), and it holds your keys: chmod 600 ${file}`;
     const listed = await owner.run(['space', 'list', '--json']);
     expect(listed.json()).toHaveLength(1);
-    expect(listed.stderr.split(warning)).toHaveLength(2);
+    // With --json stderr is JSON too, one object a line: the warning as {warning}, an error as
+    // {error, hint, exitCode}, so a script reads both without telling two formats apart.
+    const jsonLines = (text: string) =>
+      text
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line));
+    expect(jsonLines(listed.stderr)).toEqual([{ warning }]);
+    const failed = await owner.run(['space', 'show', 'No such space', '--json']);
+    expect(failed.code).toBe(5);
+    expect(jsonLines(failed.stderr)).toEqual([{ warning }, expect.objectContaining({ exitCode: 5 })]);
     const used = await owner.run(['space', 'use', body.spaceId]);
     expect(used.code).toBe(0);
-    expect(used.stderr.split(warning)).toHaveLength(2);
+    expect(used.stderr.split(`! ${warning}`)).toHaveLength(2);
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(statSync(dir).mode & 0o777).toBe(0o700);
     const host = owner.credentials().hosts[server.url];

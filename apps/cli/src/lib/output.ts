@@ -187,9 +187,13 @@ export class Output {
     this.stderr.write(`${printable(this.c.dim(text))}\n`);
   }
 
-  /** A warning on stderr, always shown (but never on stdout). */
+  /**
+   * A warning on stderr, always shown (but never on stdout). With --json it is one line of JSON,
+   * `{"warning": …}`, as an error is `{"error": …}` there: a script reading stderr meets one format.
+   */
   warn(text: string): void {
-    this.stderr.write(`${printable(`${this.c.yellow('!')} ${text}`)}\n`);
+    if (this.mode.json) this.stderr.write(`${toJson({ warning: text })}\n`);
+    else this.stderr.write(`${printable(`${this.c.yellow('!')} ${text}`)}\n`);
   }
 
   /** An error on stderr: what went wrong on one line (a name in it cannot start another), then the hint. */
