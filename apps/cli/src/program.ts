@@ -3,6 +3,7 @@ import pc from 'picocolors';
 import { type App, commandPath, createApp, examples } from './app';
 import { registerArtifact } from './commands/artifact';
 import { registerAsk } from './commands/ask';
+import { registerComplete } from './commands/complete';
 import { registerCompletion } from './commands/completion';
 import { registerDoctor } from './commands/doctor';
 import { registerInbox } from './commands/inbox';
@@ -103,6 +104,7 @@ Keys and tokens are kept in $XDG_CONFIG_HOME/convene/credentials.json (mode 0600
   registerMcp(program, app);
   registerDoctor(program, app);
   registerCompletion(program, app);
+  registerComplete(program, app);
   program.commandsGroup('Help:');
   for (const group of walk(program).filter((command) => command.commands.length > 0)) {
     const path = commandPath(group);

@@ -7,7 +7,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commandPath, createApp } from '../src/app';
 import { buildProgram, walk } from '../src/program';
 import { User } from './helpers/cli';
+import { bundle } from './helpers/paths';
 import { startServer, type TestServer } from './helpers/server';
+
+/** Whether a shell is installed here (zsh and fish are not everywhere the tests run). */
+const hasShell = (name: string) => {
+  try {
+    execFileSync(name, ['-c', 'exit 0'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+};
 
 let server: TestServer;
 let owner: User;
@@ -272,6 +283,12 @@ describe('mcp config', () => {
 });
 
 describe('completion', () => {
+  beforeAll(async () => {
+    // A second space, whose name holds a space; Tools stays the default.
+    expect((await owner.run(['space', 'create', 'Release plan'])).code).toBe(0);
+    expect((await owner.run(['space', 'use', 'Tools'])).code).toBe(0);
+  });
+
   it('completes commands, subcommands and flags in bash', async () => {
     const script = (await owner.run(['completion', 'bash'])).stdout;
     const file = join(owner.home, 'convene.bash');
@@ -296,10 +313,100 @@ describe('completion', () => {
     expect(complete(['convene', 'send', '--u'])).toEqual(['--url']);
   });
 
+  it('completes the names of the spaces convene holds keys for, from the credential file alone', async () => {
+    const script = (await owner.run(['completion', 'bash'])).stdout;
+    const file = join(owner.home, 'convene.bash');
+    writeFileSync(file, script);
+    // `convene` as the script calls it: this build, with the owner's configuration.
+    const complete = (words: string[], env: Record<string, string> = {}) =>
+      execFileSync(
+        'bash',
+        [
+          '-c',
+          `convene() { "${process.execPath}" "${bundle}" "$@"; }; source ${file}; COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _convene; printf '%s\\n' "\${COMPREPLY[@]}"`,
+        ],
+        { encoding: 'utf8', env: { ...process.env, ...owner.env, ...env } },
+      )
+        .trim()
+        .split('\n');
+    expect(complete(['convene', 'tail', ''])).toEqual(['Release\\ plan', 'Tools']);
+    expect(complete(['convene', 'tail', 'rel'])).toEqual(['Release\\ plan']);
+    expect(complete(['convene', 'space', 'use', 'T'])).toEqual(['Tools']);
+    expect(complete(['convene', 'artifact', 'list', '--space', ''])).toEqual(['Release\\ plan', 'Tools']);
+    expect(complete(['convene', 'send', '--json', '-s', 'To'])).toEqual(['Tools']);
+    // After the space, what follows is not a space; a flag still completes.
+    expect(complete(['convene', 'tail', 'Tools', ''])).not.toContain('Tools');
+    expect(complete(['convene', 'tail', '--lines', '5', '--si'])).toEqual(['--since']);
+    // The spaces of the server named on the line, which this machine holds none for.
+    expect(complete(['convene', '--url', 'http://127.0.0.1:9', 'tail', ''])).toEqual(['']);
+    // No request is made: the same names when every fetch throws.
+    const offline = join(owner.home, 'no-network.mjs');
+    writeFileSync(offline, "globalThis.fetch = () => { throw new Error('no network in a completion'); };\n");
+    expect(complete(['convene', 'tail', ''], { NODE_OPTIONS: `--import=${offline}` })).toEqual([
+      'Release\\ plan',
+      'Tools',
+    ]);
+  });
+
+  it.skipIf(!hasShell('zsh'))('completes commands, flags and space names in zsh', async () => {
+    const file = join(owner.home, 'convene.zsh');
+    writeFileSync(file, (await owner.run(['completion', 'zsh'])).stdout);
+    // The completion system's builtins, replaced by functions that print what they are given.
+    const harness = [
+      `convene() { "${process.execPath}" "${bundle}" "$@" }`,
+      'compdef() {}',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a zsh expansion
+      'compadd() { print -l -- "${(@P)${@[-1]}}" }',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a zsh expansion
+      '_describe() { print -l -- "${(@P)${@[-1]}}" }',
+      '_files() { print FILES }',
+      `source ${file}`,
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a zsh expansion
+      'words=("$@"); CURRENT=$#; PREFIX="${words[-1]}"; _convene',
+    ].join('\n');
+    const complete = (...words: string[]) =>
+      execFileSync('zsh', ['-f', '-c', harness, 'zsh', ...words], {
+        encoding: 'utf8',
+        env: { ...process.env, ...owner.env },
+      })
+        .trim()
+        .split('\n');
+    // Every command at the top (the table's keys had kept their quotes: nothing matched).
+    expect(complete('convene', 'sp')).toContain(
+      'space:create, list, show, update, close spaces; pick the default',
+    );
+    expect(complete('convene', 'artifact', 'e')).toContain('edit:edit a document in $EDITOR under its lock');
+    expect(complete('convene', 'tail', '')).toEqual(['Release plan', 'Tools']);
+    expect(complete('convene', 'artifact', 'list', '--space', '')).toEqual(['Release plan', 'Tools']);
+    expect(complete('convene', 'tail', '--lines', '5', '--si')).toContain(
+      '--since:start after this: 10m, 2h, 09:30, yesterday, 2030-01-01 12:00, 2030-01-01T12:00:00Z',
+    );
+  });
+
+  it.skipIf(!hasShell('fish'))('completes space names in fish', async () => {
+    const file = join(owner.home, 'convene.fish');
+    writeFileSync(file, (await owner.run(['completion', 'fish'])).stdout);
+    const complete = (line: string) =>
+      execFileSync(
+        'fish',
+        [
+          '-c',
+          `function convene; "${process.execPath}" "${bundle}" $argv; end; source ${file}; complete -C '${line}'`,
+        ],
+        { encoding: 'utf8', env: { ...process.env, ...owner.env } },
+      )
+        .trim()
+        .split('\n')
+        .map((candidate) => candidate.split('\t')[0]);
+    expect(complete('convene tail ')).toEqual(['Release plan', 'Tools']);
+    expect(complete('convene artifact list --space T')).toEqual(['Tools']);
+    expect(complete('convene sp')).toEqual(['space']);
+  });
+
   it('prints zsh and fish scripts naming every command', async () => {
     const zsh = (await owner.run(['completion', 'zsh'])).stdout;
     expect(zsh).toContain('#compdef convene');
-    expect(zsh).toContain("_convene_subcommands['artifact']=");
+    expect(zsh).toContain("_convene_subcommands=(\n  '' 'space:");
     expect(zsh).toMatch(/edit:edit a document in \$EDITOR/);
     const fish = (await owner.run(['completion', 'fish'])).stdout;
     expect(fish).toContain("complete -c convene -n '__fish_use_subcommand' -a 'space'");

@@ -10,7 +10,10 @@ export function registerCompletion(program: Command, app: App): void {
     .addArgument(new Argument('<shell>', 'the shell').choices(['bash', 'zsh', 'fish'] as const))
     .usage('bash|zsh|fish')
     .summary('print the shell completion script')
-    .description('Print a script that completes convene’s commands and flags in your shell.')
+    .description(
+      'Print a script that completes convene’s commands and flags in your shell, and the names of the ' +
+        'spaces convene holds keys for (read from its credential file: no request to the server).',
+    )
     .addHelpText(
       'after',
       examples(

@@ -5,8 +5,15 @@ export interface CompletionNode {
   /** Space-separated command names below `convene` ('' for the program itself). */
   path: string;
   subcommands: { name: string; description: string }[];
-  options: { flags: string[]; description: string; takesValue: boolean }[];
+  options: { flags: string[]; description: string; takesValue: boolean; space: boolean }[];
+  /** Whether its first argument may be a space (`convene tail [space]`): space names complete there. */
+  spaceArgument: boolean;
 }
+
+/** What completes space names: `convene __complete spaces`, which reads the credential file only. */
+const SPACES = 'convene __complete spaces 2>/dev/null';
+
+const isHidden = (command: Command) => (command as unknown as { _hidden?: boolean })._hidden === true;
 
 /** The tree of a program, walked once: every path with what may follow it. */
 export function completionTree(program: Command): CompletionNode[] {
@@ -18,9 +25,13 @@ export function completionTree(program: Command): CompletionNode[] {
       path === ''
         ? program.options.filter((o) => !o.hidden)
         : [...command.options.filter((o) => !o.hidden), ...globals];
+    const first = (command as unknown as { registeredArguments: { name(): string }[] })
+      .registeredArguments[0];
     nodes.push({
       path,
+      spaceArgument: first !== undefined && /^space\b/.test(first.name()),
       subcommands: command.commands
+        .filter((c) => !isHidden(c as Command))
         .filter((c) => c.name() !== 'help' || path === '')
         .flatMap((c) =>
           [c.name(), ...c.aliases()].map((name) => ({ name, description: c.summary() || c.description() })),
@@ -32,9 +43,10 @@ export function completionTree(program: Command): CompletionNode[] {
         flags: [o.long, o.short].filter((f): f is string => Boolean(f)),
         description: o.description,
         takesValue: Boolean(o.required || o.optional),
+        space: o.long === '--space',
       })),
     });
-    for (const sub of command.commands) {
+    for (const sub of command.commands.filter((c) => !isHidden(c as Command))) {
       for (const name of [sub.name(), ...sub.aliases()])
         visit(sub as Command, path ? `${path} ${name}` : name);
     }
@@ -46,6 +58,15 @@ export function completionTree(program: Command): CompletionNode[] {
 const single = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`;
 const oneLine = (text: string) => text.split('\n')[0]!.trim();
 
+/**
+ * `path flag` for each flag that takes a value where it is given (`inbox --wait`; `-f` is a file
+ * to `artifact create` and no value to `inbox`): the word after it is that value, not an argument.
+ */
+const valueFlags = (nodes: CompletionNode[]) =>
+  nodes.flatMap((n) =>
+    n.options.filter((o) => o.takesValue).flatMap((o) => o.flags.map((f) => single(`${n.path} ${f}`))),
+  );
+
 export function bashScript(nodes: CompletionNode[]): string {
   const known = nodes.filter((n) => n.path).map((n) => single(n.path));
   const cases = nodes
@@ -54,19 +75,50 @@ export function bashScript(nodes: CompletionNode[]): string {
       return `    ${single(n.path)}) words=${single(words)} ;;`;
     })
     .join('\n');
+  const spaceArguments = nodes.filter((n) => n.spaceArgument).map((n) => single(n.path));
+  const spaceOptions = nodes.filter((n) => n.options.some((o) => o.space)).map((n) => single(n.path));
   return `# convene completion for bash. Load it with:
 #   source <(convene completion bash)
 # or keep it: convene completion bash > ~/.local/share/bash-completion/completions/convene
+# Space names complete from convene's credential file, without asking the server.
 _convene() {
-  local cur="\${COMP_WORDS[COMP_CWORD]}" path="" candidate word words i
+  local cur="\${COMP_WORDS[COMP_CWORD]}" prev="" path="" candidate word words i args=0 url=""
+  ((COMP_CWORD > 1)) && prev="\${COMP_WORDS[COMP_CWORD-1]}"
   for ((i = 1; i < COMP_CWORD; i++)); do
     word="\${COMP_WORDS[i]}"
-    [[ "$word" == -* ]] && continue
+    if [[ "$word" == -* ]]; then
+      # A flag's value is not an argument; --url's is the server whose spaces complete.
+      case "$path $word" in
+        ${valueFlags(nodes).join('|')})
+          [[ "$word" == --url ]] && url="\${COMP_WORDS[i+1]}"
+          ((i++)) ;;
+      esac
+      continue
+    fi
     candidate="\${path:+$path }$word"
     case "$candidate" in
-      ${known.join('|')}) path="$candidate" ;;
+      ${known.join('|')}) path="$candidate"; args=0 ;;
+      *) ((args++)) ;;
     esac
   done
+  local spaces=""
+  if [[ "$prev" == --space || "$prev" == -s ]]; then
+    case "$path" in ${spaceOptions.join('|') || "''"}) spaces=1 ;; esac
+  elif [[ "$cur" != -* ]] && ((args == 0)); then
+    case "$path" in ${spaceArguments.join('|') || "''"}) spaces=1 ;; esac
+  fi
+  if [[ -n "$spaces" ]]; then
+    # Names are taken in any case, as the commands take them.
+    local name nocase
+    nocase=$(shopt -p nocasematch)
+    shopt -s nocasematch
+    COMPREPLY=()
+    while IFS= read -r name; do
+      [[ -n "$name" && "$name" == "$cur"* ]] && COMPREPLY+=("$(printf '%q' "$name")")
+    done < <(CONVENE_URL="\${url:-$CONVENE_URL}" ${SPACES})
+    $nocase
+    return
+  fi
   case "$path" in
 ${cases}
   esac
@@ -78,29 +130,57 @@ complete -o default -o bashdefault -F _convene convene
 
 export function zshScript(nodes: CompletionNode[]): string {
   const escapeColons = (text: string) => text.replaceAll(':', '\\:');
-  const entries = nodes
-    .map((n) => {
-      const subs = n.subcommands.map((s) => `${escapeColons(s.name)}:${oneLine(s.description)}`).join('\n');
-      const opts = n.options
-        .flatMap((o) => o.flags.map((f) => `${escapeColons(f)}:${oneLine(o.description)}`))
-        .join('\n');
-      return `_convene_subcommands[${single(n.path)}]=${single(subs)}\n_convene_options[${single(n.path)}]=${single(opts)}`;
-    })
-    .join('\n');
+  // Filled as `name=(key value …)`: in `name['key']=value` zsh keeps the quotes in the key, and no
+  // lookup would ever match it.
+  const table = (value: (n: CompletionNode) => string) =>
+    nodes.map((n) => `  ${single(n.path)} ${single(value(n))}`).join('\n');
+  const entries = `_convene_subcommands=(\n${table((n) =>
+    n.subcommands.map((s) => `${escapeColons(s.name)}:${oneLine(s.description)}`).join('\n'),
+  )}\n)\n_convene_options=(\n${table((n) =>
+    n.options.flatMap((o) => o.flags.map((f) => `${escapeColons(f)}:${oneLine(o.description)}`)).join('\n'),
+  )}\n)`;
+  const keys = (paths: string[]) => paths.map((path) => `${path} 1`).join(' ');
+  const spaceArguments = keys(nodes.filter((n) => n.spaceArgument).map((n) => single(n.path)));
+  const spaceOptions = keys(nodes.filter((n) => n.options.some((o) => o.space)).map((n) => single(n.path)));
   return `#compdef convene
 # convene completion for zsh. Load it with:
 #   source <(convene completion zsh)
 # or keep it as _convene in a directory of your $fpath.
-typeset -gA _convene_subcommands _convene_options
+# Space names complete from convene's credential file, without asking the server.
+typeset -gA _convene_subcommands _convene_options _convene_values _convene_space_args _convene_space_opts
 ${entries}
+_convene_values=(${keys(valueFlags(nodes))})
+_convene_space_args=(${spaceArguments})
+_convene_space_opts=(${spaceOptions})
 _convene() {
-  local p="" w candidate
-  local -a subs opts
-  for w in "\${(@)words[2,CURRENT-1]}"; do
-    [[ $w == -* ]] && continue
+  local p="" w candidate prev="\${words[CURRENT-1]}" url=""
+  local -i i args=0
+  local -a subs opts spaces
+  for (( i = 2; i < CURRENT; i++ )); do
+    w="\${words[i]}"
+    if [[ $w == -* ]]; then
+      # A flag's value is not an argument; --url's is the server whose spaces complete.
+      if (( \${+_convene_values[$p $w]} )); then
+        [[ $w == --url ]] && url="\${words[i+1]}"
+        (( i++ ))
+      fi
+      continue
+    fi
     candidate="\${p:+$p }$w"
-    (( \${+_convene_options[$candidate]} )) && p="$candidate"
+    if (( \${+_convene_options[$candidate]} )); then
+      p="$candidate"
+      args=0
+    else
+      (( args++ ))
+    fi
   done
+  if [[ ( ($prev == --space || $prev == -s) && -n "\${_convene_space_opts[$p]}" ) ||
+        ( $PREFIX != -* && args -eq 0 && -n "\${_convene_space_args[$p]}" ) ]]; then
+    spaces=("\${(@f)$(CONVENE_URL="\${url:-$CONVENE_URL}" ${SPACES})}")
+    # Names are taken in any case, as the commands take them.
+    compadd -M 'm:{a-zA-Z}={A-Za-z}' -a spaces
+    return
+  fi
   subs=("\${(@f)_convene_subcommands[$p]}")
   opts=("\${(@f)_convene_options[$p]}")
   if [[ $PREFIX == -* ]]; then
@@ -119,6 +199,7 @@ export function fishScript(nodes: CompletionNode[]): string {
   const lines = [
     '# convene completion for fish. Load it with:',
     '#   convene completion fish | source',
+    "# Space names complete from convene's credential file, without asking the server.",
     'complete -c convene -f',
   ];
   for (const node of nodes) {
@@ -134,6 +215,10 @@ export function fishScript(nodes: CompletionNode[]): string {
       );
     }
     if (node.path === '') continue;
+    if (node.spaceArgument) {
+      const condition = [...seen, ...notDeeper].join('; and ');
+      lines.push(`complete -c convene -n ${single(condition)} -a ${single(`(${SPACES})`)}`);
+    }
     for (const option of node.options) {
       const long = option.flags.find((f) => f.startsWith('--'));
       const short = option.flags.find((f) => /^-[^-]$/.test(f));
@@ -141,8 +226,9 @@ export function fishScript(nodes: CompletionNode[]): string {
         .filter(Boolean)
         .join(' ');
       const condition = [...seen, ...notDeeper].join('; and ');
+      const value = option.space ? ` -x -a ${single(`(${SPACES})`)}` : option.takesValue ? ' -r -F' : '';
       lines.push(
-        `complete -c convene -n ${single(condition)} ${flags}${option.takesValue ? ' -r -F' : ''} -d ${single(oneLine(option.description))}`,
+        `complete -c convene -n ${single(condition)} ${flags}${value} -d ${single(oneLine(option.description))}`,
       );
     }
   }
