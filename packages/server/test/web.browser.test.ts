@@ -587,6 +587,24 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
     expect(problems).toEqual([]);
   }, 60_000);
 
+  it('keeps a long description to a few lines above the conversation, the whole of it a click away', async () => {
+    const description = `${'A description that goes on and on. '.repeat(280)}The end.`;
+    const space = await h.createSpace({ name: 'Verbose', description });
+    const page = await newPage();
+    await pasteKey(page, srv.url, space.spaceId, space.ownerKey);
+    await expect.poll(() => page.locator('#live').textContent()).toBe('live');
+    const text = page.locator('#space-description');
+    expect(await text.textContent()).toBe(description);
+    // The conversation starts on the first screen (900 px high), not after pages of description.
+    expect((await page.locator('#messages-title').boundingBox())?.y).toBeLessThan(450);
+    await page.getByRole('button', { name: 'Show the whole description' }).click();
+    await expect.poll(async () => (await text.boundingBox())?.height ?? 0).toBeGreaterThan(1000);
+    await page.getByRole('button', { name: 'Show less' }).click();
+    await expect.poll(async () => (await text.boundingBox())?.height ?? 0).toBeLessThan(150);
+    await page.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
+
   it('takes an invitation key pasted on the space page to the join page, which joins with it', async () => {
     const space = await h.createSpace({ name: 'Pasted invitation', description: 'a key that only joins' });
     const invitationKey = await h.invite(space);

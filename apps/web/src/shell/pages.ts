@@ -160,7 +160,8 @@ export function spacePage(): string {
 <header class="space-header">
 <div>
 <h1 id="space-title">Space</h1>
-<p id="space-description" class="lead"></p>
+<p id="space-description" class="lead clamped"></p>
+<button type="button" id="description-toggle" class="small" aria-expanded="false" aria-controls="space-description" hidden>Show the whole description</button>
 </div>
 <p class="meta"><span id="space-state" class="badge"></span> <span id="space-privacy"></span> <span id="space-ttl"></span> <span id="live" class="live" aria-live="polite">connecting…</span></p>
 </header>

@@ -9,7 +9,12 @@ export function renderSpace(): void {
   if (!space) return;
   $('space-title').textContent = space.name;
   document.title = `${space.name} · Convene`;
-  $('space-description').textContent = space.description;
+  const description = $('space-description');
+  if (description.textContent !== space.description) description.textContent = space.description;
+  const toggle = $('description-toggle');
+  // Offered only when the clamp hides something (or the whole text is shown).
+  toggle.hidden =
+    description.classList.contains('clamped') && description.scrollHeight <= description.clientHeight + 1;
   if (space.agenda) {
     $('space-agenda').textContent = space.agenda;
     $('agenda-block').hidden = false;
@@ -33,4 +38,14 @@ export function renderSpace(): void {
     me ? ' ' : '',
     me ? el('span', { class: `badge ${me.status}` }, STATUS_LABELS[me.status]) : '',
   );
+}
+
+/** The description's toggle: a few lines, or all of it. */
+export function wireHeader(): void {
+  $('description-toggle').addEventListener('click', (event) => {
+    const clamped = $('space-description').classList.toggle('clamped');
+    const toggle = event.currentTarget as HTMLElement;
+    toggle.textContent = clamped ? 'Show the whole description' : 'Show less';
+    toggle.setAttribute('aria-expanded', String(!clamped));
+  });
 }

@@ -14,7 +14,7 @@ import {
   setInvitation,
 } from '../../lib/storage';
 import { renderArtifacts, wireDocuments } from './documents';
-import { renderSpace } from './header';
+import { renderSpace, wireHeader } from './header';
 import { wireMessages } from './messages';
 import { renderParticipants } from './participants';
 import { myself, rememberMe, space, spaceId, state } from './state';
@@ -22,6 +22,7 @@ import { connectStream, endSpace } from './stream';
 
 renderSessionNav();
 wireCopyButtons();
+wireHeader();
 wireMessages();
 wireDocuments();
 
