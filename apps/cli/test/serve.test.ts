@@ -16,14 +16,13 @@ const tempDir = () => {
 };
 const started: ChildProcess[] = [];
 afterAll(() => {
-  // A test that failed half-way leaves its server running (pnpm, tsx and the server are a group).
+  // A test that failed half-way leaves its server running (pnpm and the server are a group), even
+  // when pnpm itself has exited.
   for (const child of started) {
-    if (child.exitCode === null && child.signalCode === null) {
-      try {
-        process.kill(-child.pid!, 'SIGKILL');
-      } catch {
-        // already gone
-      }
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      // already gone
     }
   }
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
@@ -56,10 +55,18 @@ describe.runIf(!onPostgres())('pnpm start and pnpm convene', () => {
     expect(url).toBe(`http://127.0.0.1:${port}`);
     expect(server.output()).toContain(`embedded PGlite in ${data}`);
     expect((await fetch(`${url}/api/health`)).status).toBe(200);
+    // The server process holds the data directory's lock; SIGTERM goes to pnpm, as a supervisor or
+    // `kill $!` sends it. pnpm passes it to its script, which must be the server itself: a shell or
+    // tsx's CLI between them left the server running, or killed it outright when it was slow to answer.
+    const pid = Number(readFileSync(join(data, 'convene.lock'), 'utf8'));
     const exited = new Promise((resolve) => server.child.once('exit', resolve));
-    // The server process holds the data directory's lock (pnpm and tsx run it as a child).
-    process.kill(Number(readFileSync(join(data, 'convene.lock'), 'utf8')), 'SIGTERM');
+    const stopped = Date.now();
+    process.kill(server.child.pid!, 'SIGTERM');
     expect(await exited).toBe(0);
+    expect(Date.now() - stopped).toBeLessThan(15_000);
+    expect(server.output()).toContain('SIGTERM received: shutting down');
+    expect(existsSync(join(data, 'convene.lock'))).toBe(false);
+    expect(() => process.kill(pid, 0)).toThrow();
   }, 240_000);
 
   it('flags override the environment; a second server on the same data refuses; bad flags are usage errors', async () => {
