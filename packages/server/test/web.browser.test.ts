@@ -333,6 +333,17 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
     expect(problems).toEqual([]);
   }, 60_000);
 
+  it('saves the document being edited with Ctrl+S, not the page as the browser would', async () => {
+    const space = await h.createSpace({ name: 'Shortcuts', description: 'keyboard saving' });
+    const { page } = await editingParticipant(space, 'Dennis');
+    await page.locator('#artifact-editor').fill('saved from the keyboard\n');
+    await page.keyboard.press('Control+s');
+    await expect.poll(() => page.locator('#artifact-notice').textContent()).toBe('Saved as version 2.');
+    expect(await focused(page)).toBe('artifact-editor');
+    await page.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
+
   it('says who holds a lock taken from it, and offers Save again only once it locks again', async () => {
     const space = await h.createSpace({
       name: 'Taken',

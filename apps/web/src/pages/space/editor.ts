@@ -267,6 +267,14 @@ export function wireEditor({ onSaved }: { onSaved: () => void }): void {
     }),
   );
 
+  // Ctrl+S (⌘S) saves the document, as in any editor, instead of the browser saving the page.
+  editor().addEventListener('keydown', (event) => {
+    if (event.key.toLowerCase() !== 's' || !(event.ctrlKey || event.metaKey) || event.altKey) return;
+    event.preventDefault();
+    const save = $('artifact-save', HTMLButtonElement);
+    if (!save.hidden && !save.disabled) save.click();
+  });
+
   addEventListener('beforeunload', (event) => {
     if (isDirty()) event.preventDefault();
   });
