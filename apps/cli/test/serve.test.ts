@@ -45,6 +45,24 @@ function fromRoot(command: string, args: string[], env: Record<string, string>):
 const until = (process_: Followed, pattern: RegExp) =>
   process_.waitFor(pattern, { in: 'output', timeoutMs: 150_000 });
 
+/**
+ * SIGTERM to pnpm, as a supervisor or `kill $!` sends it, stops the server (the process holding the
+ * data directory's lock) cleanly within 15 s. pnpm passes the signal to its script, which must be
+ * the server itself: a shell or tsx's CLI between them left the server running, or killed it
+ * outright when it was slow to acknowledge the signal.
+ */
+async function expectStoppedThroughPnpm(server: Followed, data: string) {
+  const pid = Number(readFileSync(join(data, 'convene.lock'), 'utf8'));
+  const exited = new Promise((resolve) => server.child.once('exit', resolve));
+  const stopped = Date.now();
+  process.kill(server.child.pid!, 'SIGTERM');
+  expect(await exited).toBe(0);
+  expect(Date.now() - stopped).toBeLessThan(15_000);
+  expect(server.output()).toContain('SIGTERM received: shutting down');
+  expect(existsSync(join(data, 'convene.lock'))).toBe(false);
+  expect(() => process.kill(pid, 0)).toThrow();
+}
+
 // From source, as the repository runs it (the bundle is what every other test file runs).
 describe.runIf(!onPostgres())('pnpm start and pnpm convene', () => {
   it('pnpm start runs `convene serve`: readiness line, PORT and DATA_DIR from the environment, SIGTERM stops it', async () => {
@@ -55,18 +73,18 @@ describe.runIf(!onPostgres())('pnpm start and pnpm convene', () => {
     expect(url).toBe(`http://127.0.0.1:${port}`);
     expect(server.output()).toContain(`embedded PGlite in ${data}`);
     expect((await fetch(`${url}/api/health`)).status).toBe(200);
-    // The server process holds the data directory's lock; SIGTERM goes to pnpm, as a supervisor or
-    // `kill $!` sends it. pnpm passes it to its script, which must be the server itself: a shell or
-    // tsx's CLI between them left the server running, or killed it outright when it was slow to answer.
-    const pid = Number(readFileSync(join(data, 'convene.lock'), 'utf8'));
-    const exited = new Promise((resolve) => server.child.once('exit', resolve));
-    const stopped = Date.now();
-    process.kill(server.child.pid!, 'SIGTERM');
-    expect(await exited).toBe(0);
-    expect(Date.now() - stopped).toBeLessThan(15_000);
-    expect(server.output()).toContain('SIGTERM received: shutting down');
-    expect(existsSync(join(data, 'convene.lock'))).toBe(false);
-    expect(() => process.kill(pid, 0)).toThrow();
+    await expectStoppedThroughPnpm(server, data);
+  }, 240_000);
+
+  it('pnpm convene serve stops on a SIGTERM sent to pnpm', async () => {
+    const data = tempDir();
+    const server = fromRoot(
+      'pnpm',
+      ['convene', 'serve', '--port', String(await freePort()), '--data-dir', data],
+      {},
+    );
+    await until(server, /listening on http:/);
+    await expectStoppedThroughPnpm(server, data);
   }, 240_000);
 
   it('flags override the environment; a second server on the same data refuses; bad flags are usage errors', async () => {
