@@ -616,6 +616,39 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
     expect(problems).toEqual([]);
   }, 60_000);
 
+  it('rides out an outage: while the service is out of reach it says so and keeps trying, then is live again', async () => {
+    const space = await h.createSpace({ name: 'Outage', description: 'the network goes away' });
+    const page = await newPage();
+    // The network goes once the page has the space: the stream and every later look at the space fail.
+    let down = false;
+    const streamPath = `**/hub/space/${space.spaceId}/messages/stream`;
+    const spacePath = `**/hub/space/${space.spaceId}`;
+    await page.route(streamPath, (route) => {
+      down = true;
+      return route.abort('internetdisconnected');
+    });
+    await page.route(spacePath, (route) => (down ? route.abort('internetdisconnected') : route.continue()));
+    await pasteKey(page, srv.url, space.spaceId, space.ownerKey);
+    await expect
+      .poll(() => page.locator('#space-notice').textContent(), { timeout: 15_000 })
+      .toBe(
+        'The service cannot be reached; check your connection and try again. This page reconnects by itself when it can.',
+      );
+    expect(await page.locator('#live').textContent()).toBe('disconnected');
+    expect(await page.getByRole('button', { name: 'Send' }).isDisabled()).toBe(false);
+
+    await page.unroute(streamPath);
+    await page.unroute(spacePath);
+    await expect.poll(() => page.locator('#live').textContent(), { timeout: 15_000 }).toBe('live');
+    expect(await page.locator('#space-notice').isHidden()).toBe(true);
+    await page.getByLabel('Message', { exact: true }).fill('back again');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.locator('#messages .message').count()).toBe(1);
+    await page.close();
+    // The browser reports each request the test cut off; nothing else may go wrong.
+    expect(problems.filter((p) => !p.includes('net::ERR_INTERNET_DISCONNECTED'))).toEqual([]);
+  }, 60_000);
+
   it('takes an invitation key pasted on the space page to the join page, which joins with it', async () => {
     const space = await h.createSpace({ name: 'Pasted invitation', description: 'a key that only joins' });
     const invitationKey = await h.invite(space);

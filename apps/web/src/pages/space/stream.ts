@@ -3,7 +3,7 @@
 // arrives once, in order.
 import { Convene, type StreamEvent } from '@convene/sdk';
 import { $, type NoticeKind, notify } from '../../lib/dom';
-import { describeError } from '../../lib/errors';
+import { describeError, statusOf } from '../../lib/errors';
 import { artifactChanged, renderArtifacts } from './documents';
 import { renderDocument, stopEditing } from './editor';
 import { appendMessage, showEmptyMessages } from './messages';
@@ -17,6 +17,17 @@ function setLive(text: string, on: boolean): void {
 }
 
 let connected = false;
+/** The space notice says the service is out of reach: the next connection takes it back. */
+let outage = false;
+
+/**
+ * An answer that says this key no longer opens the space (or the space is gone): the end for this
+ * tab. A network failure, a 5xx, a 408 or a 429 is not; the page tries again.
+ */
+const isFinal = (error: unknown): boolean => {
+  const status = statusOf(error);
+  return status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429;
+};
 
 /**
  * The stream's own client. Its fetch tells the page when a connection opens and when the SDK
@@ -31,6 +42,8 @@ const streaming = new Convene({
     if (response.ok) {
       connected = true;
       setLive('live', true);
+      if (outage) notify('space-notice', '');
+      outage = false;
     }
     return response;
   },
@@ -118,8 +131,13 @@ export async function connectStream(): Promise<void> {
   try {
     await space().get();
   } catch (error) {
-    endSpace(describeError(error), 'error');
-    return;
+    if (isFinal(error)) {
+      endSpace(describeError(error), 'error');
+      return;
+    }
+    // Out of reach or failing for now (a laptop asleep, a network change, a restart): not the end.
+    outage = true;
+    notify('space-notice', `${describeError(error)} This page reconnects by itself when it can.`, 'warn');
   }
   if (failure) console.warn('the stream failed; reconnecting', failure);
   setTimeout(() => {
