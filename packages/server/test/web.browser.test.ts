@@ -686,16 +686,30 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
     await page.waitForURL(`${srv.url}/dashboard`);
     await expect.poll(() => page.locator('#session-nav').textContent()).toBe('Margaret');
     // The server no longer takes the tab's session (as after a restart with another signing key).
-    await page.evaluate(`(() => {
-      const session = JSON.parse(sessionStorage.getItem('convene:session'));
-      sessionStorage.setItem('convene:session', JSON.stringify({ ...session, token: session.token + 'x' }));
-    })()`);
+    const kept = await page.evaluate(`sessionStorage.getItem('convene:session')`);
+    const refuseSession = () =>
+      page.evaluate(`(() => {
+        const session = JSON.parse(${JSON.stringify(kept)});
+        sessionStorage.setItem('convene:session', JSON.stringify({ ...session, token: session.token + 'x' }));
+      })()`);
+    await refuseSession();
     await page.reload();
     await expect
       .poll(() => page.locator('#dashboard-notice').textContent())
       .toBe('Your session has expired. Log in again.');
     expect(await page.locator('#session-nav').textContent()).toBe('Log in');
     expect(await page.locator('#session-nav a').getAttribute('href')).toBe('/login');
+
+    // The same on a space page, when the key is to come from the dashboard.
+    const space = await h.createSpace({ name: 'Recovered', description: 'a key from the dashboard' });
+    await refuseSession();
+    await page.goto(`${srv.url}/space/${space.spaceId}`);
+    await page.getByRole('button', { name: 'Use my key from the dashboard' }).click();
+    await expect
+      .poll(() => page.locator('#space-notice').textContent())
+      .toBe('Your session has expired. Log in again to use the keys of your dashboard.');
+    expect(await page.locator('#session-nav').textContent()).toBe('Log in');
+    expect(await page.getByRole('button', { name: 'Use my key from the dashboard' }).isHidden()).toBe(true);
     await page.close();
     expect(problems).toEqual([]);
   }, 60_000);

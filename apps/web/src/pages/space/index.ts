@@ -10,6 +10,7 @@ import {
   forgetSpaceCredentials,
   getSession,
   getSpaceCredentials,
+  logOut,
   type SpaceCredentials,
   setInvitation,
 } from '../../lib/storage';
@@ -122,6 +123,14 @@ $('recover-key').addEventListener('click', (event) =>
       const entry = spaces.find((s) => s.spaceId === spaceId && s.role === key.role);
       await open({ key: key.privateKey, role: key.role, participantId: entry?.participantId });
     } catch (error) {
+      if (error instanceof AuthenticationError) {
+        // The session, not a space key, was refused.
+        logOut();
+        renderSessionNav();
+        $('recover-key').hidden = true;
+        notify('space-notice', 'Your session has expired. Log in again to use the keys of your dashboard.');
+        return;
+      }
       notify('space-notice', describeError(error, 'your key for this space'));
     }
   }),
