@@ -5,7 +5,13 @@ import { backoffMs, type DisconnectInfo, linkedController, showAs, sleep, timest
 
 export type { DisconnectInfo };
 
-import { describeNetworkError, retryDelayMs, type Transport } from './transport';
+import {
+  describeNetworkError,
+  networkErrorCode,
+  retryDelayMs,
+  type Transport,
+  withoutCredentials,
+} from './transport';
 
 export interface StreamOptions {
   /** Replay only the messages after this instant (the backlog); without it, every message. */
@@ -268,11 +274,22 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
       return errorFromResponse(response.status, response.headers, text);
     } catch (error) {
       if (options.signal?.aborted) return new AbortError('aborted', { cause: error });
+      // Named as any request that got no answer is (transport.ts): its operation and URL.
+      const shownUrl = withoutCredentials(url);
+      const request = {
+        cause: error,
+        operation: 'streamMessages',
+        method: 'GET',
+        url: shownUrl,
+        code: networkErrorCode(error),
+      };
+      const what = `(streamMessages: GET ${shownUrl})`;
       return timedOut
-        ? new TimeoutError(`the stream got no answer within ${timeoutMs} ms`, { cause: error })
-        : new ConnectionError(`the stream could not connect: ${describeNetworkError(error)}`, {
-            cause: error,
-          });
+        ? new TimeoutError(`the stream got no answer within ${timeoutMs} ms ${what}`, request)
+        : new ConnectionError(
+            `the stream could not connect: ${describeNetworkError(error)} ${what}`,
+            request,
+          );
     } finally {
       clearTimeout(timer);
     }

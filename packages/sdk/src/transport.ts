@@ -282,7 +282,7 @@ function parsedProtocol(url: string): string {
 }
 
 /** A URL to show: the same, less any `user:password@` it carries. */
-function withoutCredentials(url: string): string {
+export function withoutCredentials(url: string): string {
   try {
     const parsed = new URL(url);
     if (!parsed.username && !parsed.password) return url;
@@ -338,7 +338,7 @@ export function describeNetworkError(error: unknown): string {
 }
 
 /** The system's error code of a network failure (`ECONNREFUSED`), looked for along its causes. */
-function networkErrorCode(error: unknown): string | undefined {
+export function networkErrorCode(error: unknown): string | undefined {
   for (let e: unknown = error, depth = 0; e && depth < 4; depth++) {
     const code = (e as { code?: unknown }).code;
     if (typeof code === 'string' && code !== '') return code;

@@ -173,13 +173,22 @@ describe('the event stream', () => {
       maxReconnects: 30,
       onDisconnect: (info) => disconnects.push(info),
     });
-    await expect(reader(stream).done).rejects.toBeInstanceOf(ConnectionError);
+    const error = await reader(stream).done.catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConnectionError);
+    // Named as any request that got no answer: the operation and the URL it was sent to.
+    const url = `http://127.0.0.1:9/hub/space/${spaceId}/messages/stream`;
+    expect(error).toMatchObject({
+      message: `the stream could not connect: fetch failed (streamMessages: GET ${url})`,
+      operation: 'streamMessages',
+      method: 'GET',
+      url,
+    });
     expect(attempts).toBe(2);
     // Its one retry is logged as a retry of the first connection, not a reconnection.
     expect(logged).toEqual([
       expect.stringMatching(
         new RegExp(
-          `^\\[convene\\] space ${spaceId}: the stream could not connect: fetch failed; connecting again in \\d+ ms \\(retry 1 of 1\\)$`,
+          `^\\[convene\\] space ${spaceId}: the stream could not connect: fetch failed \\(streamMessages: GET [^ ]+\\); connecting again in \\d+ ms \\(retry 1 of 1\\)$`,
         ),
       ),
     ]);
