@@ -649,6 +649,40 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
     expect(problems.filter((p) => !p.includes('net::ERR_INTERNET_DISCONNECTED'))).toEqual([]);
   }, 60_000);
 
+  it('announces live messages to screen readers, not the backlog it replays on opening', async () => {
+    const space = await h.createSpace({ name: 'Backlog', description: 'many messages before' });
+    for (const content of ['one', 'two', 'three'])
+      expect(
+        (await h.post(`/hub/space/${space.spaceId}/messages`, { key: space.ownerKey, body: { content } }))
+          .status,
+      ).toBe(200);
+    const page = await newPage();
+    // Each message the page adds is noted with the list's aria-live at that moment.
+    await page.addInitScript(`
+      window.__live = [];
+      new MutationObserver((records) => {
+        for (const record of records)
+          for (const node of record.addedNodes)
+            if (node.classList?.contains('message'))
+              window.__live.push(node.querySelector('.message-body').textContent + ':' + record.target.getAttribute('aria-live'));
+      }).observe(document, { childList: true, subtree: true });
+    `);
+    await pasteKey(page, srv.url, space.spaceId, space.ownerKey);
+    await expect.poll(() => page.locator('#live').textContent()).toBe('live');
+    expect(
+      (
+        await h.post(`/hub/space/${space.spaceId}/messages`, {
+          key: space.ownerKey,
+          body: { content: 'four' },
+        })
+      ).status,
+    ).toBe(200);
+    await expect.poll(() => page.locator('#messages .message').count()).toBe(4);
+    expect(await page.evaluate('window.__live')).toEqual(['one:off', 'two:off', 'three:off', 'four:polite']);
+    await page.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
+
   it('takes an invitation key pasted on the space page to the join page, which joins with it', async () => {
     const space = await h.createSpace({ name: 'Pasted invitation', description: 'a key that only joins' });
     const invitationKey = await h.invite(space);

@@ -86,6 +86,8 @@ function handle(event: StreamEvent): void {
       break;
     }
     case 'context':
+      // It follows the backlog: from now on each new message is announced, not the replay.
+      $('messages').setAttribute('aria-live', 'polite');
       state.participants = new Map(event.data.participants.map((p) => [p.participantId, p]));
       state.artifacts = new Map(event.data.artifacts.map((a) => [a.id, a]));
       renderParticipants();
