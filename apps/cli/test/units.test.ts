@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ConnectionError, ServiceUnavailableError, TimeoutError } from '@convene/sdk';
 import { afterAll, describe, expect, it } from 'vitest';
 import { serverOfLink } from '../src/commands/join';
 import { normaliseUrl } from '../src/lib/context';
@@ -9,6 +10,7 @@ import { formatSeconds, parseDuration, parseSince, parseTtl } from '../src/lib/d
 import { isPlainCommand, runEditor, safeFileName } from '../src/lib/editor';
 import { UsageError } from '../src/lib/errors';
 import { unreachableHint } from '../src/lib/failure';
+import { sayOutages } from '../src/lib/outage';
 import { detectMode } from '../src/lib/output';
 import { relative, when } from '../src/lib/render';
 import { byIdStart, closest, pick } from '../src/lib/resolve';
@@ -239,6 +241,29 @@ describe('a server that does not answer', () => {
       'No server answers there. Start one in another terminal with `convene serve --port 8080`.',
     );
     expect(unreachableHint('https://convene.example.com', true)).toMatch(/^Check the address/);
+  });
+
+  it('says, while a wait goes on, whether the server is silent or answers an error', () => {
+    const said: string[] = [];
+    const spinner = { message: (text: string) => said.push(text), stop() {}, fail() {} };
+    const hooks = sayOutages(spinner, 'http://localhost:3000', 'Waiting for the owner to approve you', 2000);
+    const refused = new ConnectionError('connect ECONNREFUSED 127.0.0.1:3000 (…)', { code: 'ECONNREFUSED' });
+    hooks.onDisconnect?.({ error: refused, attempt: 1, delayMs: 2000 });
+    hooks.onDisconnect?.({ error: refused, attempt: 2, delayMs: 2000 });
+    hooks.onReconnect?.({ attempts: 2 });
+    const unavailable = new ServiceUnavailableError('503 database unavailable', { status: 503 });
+    hooks.onDisconnect?.({ error: unavailable, attempt: 1, delayMs: 2000 });
+    hooks.onDisconnect?.({
+      error: new TimeoutError('no answer within 60000 ms (…)'),
+      attempt: 1,
+      delayMs: 2000,
+    });
+    expect(said).toEqual([
+      'http://localhost:3000 does not answer (ECONNREFUSED); still waiting, trying again every 2 s',
+      'Reconnected; waiting for the owner to approve you',
+      'http://localhost:3000 answers 503 database unavailable; still waiting, trying again every 2 s',
+      'http://localhost:3000 does not answer (timed out); still waiting, trying again every 2 s',
+    ]);
   });
 });
 

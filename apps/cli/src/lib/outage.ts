@@ -3,7 +3,7 @@ import type { Spinner } from './output';
 
 /** Why the server did not answer, in a few words: the system's code (ECONNREFUSED), or its 5xx. */
 export function outageReason(error: ConveneError): string {
-  if (error instanceof TimeoutError) return 'no answer';
+  if (error instanceof TimeoutError) return 'timed out';
   if (error instanceof ConnectionError) return error.code ?? error.message;
   return error.message;
 }
@@ -22,9 +22,12 @@ export function sayOutages(
   return {
     onDisconnect: ({ error, attempt }) => {
       if (attempt > 1) return;
-      spinner.message(
-        `${server} does not answer (${outageReason(error)}); still waiting, trying again every ${intervalMs / 1000} s`,
-      );
+      // A 5xx is an answer (a server restarting, its database away): said as one.
+      const state =
+        error.status === undefined
+          ? `does not answer (${outageReason(error)})`
+          : `answers ${outageReason(error)}`;
+      spinner.message(`${server} ${state}; still waiting, trying again every ${intervalMs / 1000} s`);
     },
     onReconnect: () => spinner.message(`Reconnected; ${waiting[0]!.toLowerCase()}${waiting.slice(1)}`),
   };
