@@ -683,6 +683,48 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
     expect(problems).toEqual([]);
   }, 60_000);
 
+  it('wraps names without spaces instead of widening the page, on a desk and on a phone', async () => {
+    // The longest names the service takes, each one unbroken word (a URL, a hash, a name in a script without spaces).
+    const word = (letter: string) => letter.repeat(200);
+    const space = await h.createSpace({
+      name: word('S'),
+      description: word('D'),
+      ownerName: word('O'),
+      ownerRole: word('R'),
+    });
+    const agent = await h.joinActive(space, { name: word('N'), role: word('P') });
+    await h.post(`/hub/space/${space.spaceId}/messages`, { key: agent.key, body: { content: word('M') } });
+    const created = await h.post(`/hub/space/${space.spaceId}/artifact`, {
+      key: agent.key,
+      body: { name: word('A'), type: 'markdown', content: word('C') },
+    });
+    expect(created.status, created.text).toBe(200);
+    const page = await newPage();
+    await pasteKey(page, srv.url, space.spaceId, space.ownerKey);
+    await expect.poll(() => page.locator('#messages .message').count()).toBe(1);
+    await page.locator(`#artifacts button[data-artifact-id="${created.body.id}"]`).click();
+    await page.locator('#artifact-view').waitFor();
+    const overflow = () =>
+      page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+    expect(await overflow()).toBe(0);
+    // The button beside the long title keeps its one line.
+    expect(
+      (await page.getByRole('button', { name: 'Close the document' }).boundingBox())?.height,
+    ).toBeLessThan(60);
+    await page.setViewportSize({ width: 375, height: 740 });
+    expect(await overflow()).toBe(0);
+    const join = await newPage();
+    await join.setViewportSize({ width: 375, height: 740 });
+    await join.goto(`${srv.url}/join/${space.spaceId}#key=${await h.invite(space)}`);
+    await join.locator('#join-section').waitFor();
+    expect(
+      await join.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth'),
+    ).toBe(0);
+    await join.close();
+    await page.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
+
   it('takes an invitation key pasted on the space page to the join page, which joins with it', async () => {
     const space = await h.createSpace({ name: 'Pasted invitation', description: 'a key that only joins' });
     const invitationKey = await h.invite(space);
