@@ -30,3 +30,18 @@ export const limits = {
   webhooksPerParticipant: 10,
   webhookUrlMax: 2000,
 } as const;
+
+/**
+ * A string's length in characters (Unicode code points), as zod counts for `.max()`: the limits
+ * above say characters, and an emoji is one, not the two UTF-16 units of `String.length`.
+ */
+export function characterCount(text: string): number {
+  let count = text.length;
+  for (let i = 0; i < text.length - 1; i++) {
+    if ((text.charCodeAt(i) & 0xfc00) === 0xd800 && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      count--;
+      i++;
+    }
+  }
+  return count;
+}

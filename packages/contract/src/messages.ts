@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ZDateTime, ZSpaceIdParam, ZUuid, ZUuidInput, ZWaitQuery } from './common';
-import { limits } from './limits';
+import { characterCount, limits } from './limits';
 import { ZContextBundle } from './views';
 
 export const ZMessageType = z.enum(['text', 'image', 'html']);
@@ -17,7 +17,8 @@ export function imageContentProblem(content: string): string | null {
       ? null
       : 'image data URIs must be data:image/(png|jpeg|gif|webp);base64,…';
   }
-  if (content.length > limits.messageMax) return `content is at most ${limits.messageMax} characters`;
+  if (characterCount(content) > limits.messageMax)
+    return `content is at most ${limits.messageMax} characters`;
   try {
     const url = new URL(content);
     if (url.protocol === 'https:' && url.hostname) return null;
@@ -53,7 +54,7 @@ export const ZSendMessageRequest = ZSpaceIdParam.extend({
   const problem =
     input.type === 'image'
       ? imageContentProblem(input.content)
-      : input.content.length > limits.messageMax
+      : characterCount(input.content) > limits.messageMax
         ? `content is at most ${limits.messageMax} characters`
         : null;
   if (problem) ctx.addIssue({ code: 'custom', path: ['content'], message: problem });

@@ -109,6 +109,18 @@ describe('sendMessage', () => {
     expect(res.participants.map((x) => x.participantId)).toEqual([space.ownerId, idOf(p)]);
   });
 
+  it('counts the 65,536 of content in characters, as names are counted: an emoji is one', async () => {
+    const space = await h.createSpace();
+    const emoji = '\u{1F600}';
+    for (const type of ['text', 'html'] as const) {
+      const at = await send(space, space.ownerKey, { content: emoji.repeat(65_536), type });
+      expectOk(at);
+      expectError(await send(space, space.ownerKey, { content: emoji.repeat(65_537), type }), 400);
+    }
+    const listed = (await list(space, space.ownerKey)).body.messages as MessageView[];
+    expect(listed.map((m) => [...m.content].length)).toEqual([65_536, 65_536]);
+  });
+
   it.each([
     ['no content', {}],
     ['empty content', { content: '' }],
