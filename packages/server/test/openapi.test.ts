@@ -56,6 +56,17 @@ const SPACE_OPERATIONS: [string, string, string, string[]][] = [
   ['leaveSpace', 'post', '/hub/space/{spaceId}/leave', ['200', '401', '404', '409', '429']],
 ];
 
+/**
+ * Statuses the specification's general rules give operations beyond their tables: 400 for an
+ * unsupported API-Version, 429 (the rate limit covers every endpoint), 503 when the database
+ * cannot be reached, and 422 on a write whose Idempotency-Key comes back with another body.
+ */
+function policyStatuses(method: string, op: any): string[] {
+  const replayed =
+    ['post', 'put', 'patch', 'delete'].includes(method) && op?.['x-idempotent-replay'] === true;
+  return ['400', '429', '503', ...(replayed ? ['422'] : [])];
+}
+
 describe('/openapi.json', () => {
   it('is a valid OpenAPI 3.1 document', async () => {
     expect(doc.openapi).toMatch(/^3\.1\./);
@@ -166,7 +177,9 @@ describe('/openapi.json', () => {
       expect(found, operationId).toBeDefined();
       expect(found?.method).toBe(method);
       expect(found?.path).toBe(path);
-      expect(Object.keys(found?.op.responses ?? {}).sort()).toEqual([...statuses].sort());
+      // The specification's statuses, and those its general rules give every operation.
+      const all = new Set([...statuses, ...policyStatuses(method, found?.op)]);
+      expect(Object.keys(found?.op.responses ?? {}).sort()).toEqual([...all].sort());
       for (const status of statuses.filter((s) => Number(s) >= 400)) {
         expect(found?.op.responses[status].content['application/json'].schema).toEqual({
           $ref: '#/components/schemas/Error',
@@ -196,6 +209,40 @@ describe('/openapi.json', () => {
     expect(op.requestBody.content['application/json'].schema).toBeDefined();
     const status = byId('getJoinStatus')!.op;
     expect(status.responses['202'].content['application/json'].schema).toBeDefined();
+  });
+
+  it('declares every status the server answers by policy, on every operation', () => {
+    for (const { method, op } of operations()) {
+      const declared = Object.keys(op.responses);
+      for (const status of ['400', '429', '503'])
+        expect(declared, `${op.operationId} ${status}`).toContain(status);
+      for (const status of ['400', '422', '429', '503'].filter(
+        (s) => declared.includes(s) && !op.responses[s].$ref,
+      ))
+        expect(Object.keys(op.responses[status].content ?? {}), `${op.operationId} ${status}`).toEqual([
+          'application/json',
+        ]);
+      const write = ['post', 'put', 'patch', 'delete'].includes(method);
+      expect(declared.includes('422'), `${op.operationId} 422`).toBe(
+        write && op['x-idempotent-replay'] === true,
+      );
+    }
+    // Writes made with a credential are replayed; the minting calls, joinSpace and anonymous ones never.
+    for (const id of ['sendMessage', 'writeArtifact', 'closeSpace', 'createInvitation', 'revokeApiToken'])
+      expect(byId(id)?.op['x-idempotent-replay'], id).toBe(true);
+    for (const id of ['createSpace', 'startLink', 'joinSpace', 'pollLink', 'signup', 'mcp', 'getSpace'])
+      expect(byId(id)?.op['x-idempotent-replay'], id).toBeUndefined();
+  });
+
+  it('documents itself and the deprecation policy', () => {
+    for (const [path, operationId] of [
+      ['/openapi.json', 'getOpenApiDocument'],
+      ['/.well-known/deprecation-policy', 'getDeprecationPolicy'],
+    ] as const) {
+      expect(doc.paths[path]?.get?.operationId, path).toBe(operationId);
+      expect(doc.paths[path].get.security).toEqual([]);
+      expect(doc.paths[path].get.responses['200'].content['application/json'].schema.type).toBe('object');
+    }
   });
 
   it('documents the discovery routes', () => {

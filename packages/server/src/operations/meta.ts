@@ -3,9 +3,28 @@ import { deprecationPolicyHandler } from '../routes/deprecation';
 import { openApiHandler } from '../routes/openapi';
 import { type Declaration, operation, route } from './declare';
 
+const jsonDocument = (operationId: string, summary: string) => ({
+  operationId,
+  tags: ['meta'],
+  summary,
+  security: [],
+  responses: {
+    '200': { description: summary, content: { 'application/json': { schema: { type: 'object' } } } },
+  },
+});
+
 /** The service describing itself: health, its OpenAPI document, its version policy. */
 export const metaOperations: Declaration[] = [
   operation(contract.health, { run: async () => ({ status: 'ok' as const }) }),
-  route('/openapi.json', { GET: {}, handler: openApiHandler }),
-  route('/.well-known/deprecation-policy', { GET: {}, handler: deprecationPolicyHandler }),
+  route('/openapi.json', {
+    GET: jsonDocument('getOpenApiDocument', 'This OpenAPI 3.1 document'),
+    handler: openApiHandler,
+  }),
+  route('/.well-known/deprecation-policy', {
+    GET: jsonDocument(
+      'getDeprecationPolicy',
+      'The deprecation policy: current version, deprecation window, the headers that announce a sunset',
+    ),
+    handler: deprecationPolicyHandler,
+  }),
 ];

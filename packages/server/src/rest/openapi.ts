@@ -15,6 +15,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   422: 'Idempotency-Key reused with a different body',
   423: 'Artifact lock held by someone else',
   429: 'Rate limit exceeded; carries Retry-After',
+  503: 'The database cannot be reached, or the request was not answered within 30 s; carries Retry-After',
 };
 
 /**
@@ -41,7 +42,7 @@ export function buildOpenApiDocument(
     paths: rawPaths(declarations) as never,
   });
   documentProcedures(doc, declarations);
-  documentPolicies(doc);
+  documentPolicies(doc, replayedOperations(declarations));
   return doc;
 }
 
@@ -179,10 +180,37 @@ function documentProcedure(doc: OpenAPIObject, { contract, pending }: OperationD
 const WRITE_METHODS = new Set(['post', 'put', 'patch', 'delete']);
 
 /**
+ * The operationIds whose retries replay the first answer: writes made with a credential, except
+ * those the contract marks never replayed (createSpace, startLink, joinSpace). Only these can
+ * answer 422 for an Idempotency-Key that comes back with another body.
+ */
+function replayedOperations(declarations: readonly Declaration[]): Set<string> {
+  const contracts = declarations.flatMap((declaration) =>
+    declaration.kind === 'operation'
+      ? [declaration.contract]
+      : declaration.kind === 'route'
+        ? Object.values(declaration.methods).flatMap((method) => (method?.contract ? [method.contract] : []))
+        : [],
+  );
+  return new Set(
+    contracts
+      .filter((c) => c.method !== 'GET' && c.replayable && c.security.length > 0)
+      .map((c) => c.operationId),
+  );
+}
+
+/**
+ * Statuses the specification's general rules give every operation beyond its Endpoints table:
+ * 400 for an unsupported API-Version (or an Idempotency-Key over 255 characters on a write), 429
+ * (the rate limit covers every endpoint) and 503 (decisions.md, "Abuse and faults").
+ */
+const POLICY_STATUSES = [400, 429, 503];
+
+/**
  * The policies every operation shares (src/http): the API-Version request header, the
  * Idempotency-Key of writes, and the API-Version, RateLimit-* and Request-Id headers of every answer.
  */
-function documentPolicies(doc: OpenAPIObject): void {
+function documentPolicies(doc: OpenAPIObject, replayed: ReadonlySet<string>): void {
   doc.components ??= {};
   const components = doc.components;
   components.parameters = {
@@ -241,6 +269,14 @@ function documentPolicies(doc: OpenAPIObject): void {
       if (operation.operationId === 'getJoinStatus')
         parameters.push({ $ref: '#/components/parameters/PollToken' });
       operation.parameters = [...(operation.parameters ?? []), ...parameters];
+      const isReplayed =
+        WRITE_METHODS.has(method) &&
+        operation.operationId !== undefined &&
+        replayed.has(operation.operationId);
+      if (isReplayed) (operation as Record<string, unknown>)['x-idempotent-replay'] = true;
+      const policy = isReplayed ? [...POLICY_STATUSES, 422] : POLICY_STATUSES;
+      const missing = policy.filter((status) => !(String(status) in operation.responses));
+      Object.assign(operation.responses, errorResponses(missing));
       for (const response of Object.values(operation.responses)) {
         if (response && typeof response === 'object' && !('$ref' in response)) {
           response.headers = { ...responseHeaders, ...response.headers };
