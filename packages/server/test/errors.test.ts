@@ -64,6 +64,33 @@ describe('bodies', () => {
     expect(view.body.name).toBe('Test space');
   });
 
+  it('reads the JSON media type in any case, as RFC 9110 has it, on every route', async () => {
+    const space = await h.createSpace();
+    for (const type of [
+      'Application/JSON',
+      'APPLICATION/JSON; charset=UTF-8',
+      'application/Json;charset=utf-8',
+    ]) {
+      const headers = { 'Content-Type': type };
+      const created = await h.post('/hub/space', {
+        body: '{"name":"n","description":"d"}',
+        raw: true,
+        headers,
+      });
+      expectOk(created);
+      const updated = await h.put(`/hub/space/${space.spaceId}`, {
+        key: space.ownerKey,
+        body: '{"agenda":"cased"}',
+        raw: true,
+        headers,
+      });
+      expectOk(updated);
+      expectOk(await h.post('/ask', { body: '{"query":"space"}', raw: true, headers }));
+    }
+    const view = await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey });
+    expect(view.body.agenda).toBe('cased');
+  });
+
   it('accepts a body up to 2 MiB and refuses a larger one with a JSON 400', async () => {
     const near = JSON.stringify({ name: 'n', description: 'd', agenda: 'x'.repeat(2 * 1024 * 1024 - 100) });
     expect(Buffer.byteLength(near)).toBeLessThanOrEqual(2 * 1024 * 1024);

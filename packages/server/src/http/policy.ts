@@ -20,6 +20,10 @@ export function normaliseRequest(request: FastifyRequest): void {
   ) {
     request.headers['content-type'] = 'application/json';
   }
+  // Media types are case-insensitive (RFC 9110 8.3.1); the OpenAPI adapter compares them as
+  // written, so `Application/JSON` would be refused there and accepted by the raw routes.
+  const type = request.headers['content-type'];
+  if (type && type !== type.toLowerCase()) request.headers['content-type'] = lowerMediaType(type);
   // Fastify answers HEAD on raw GET routes itself; the OpenAPI adapter would answer a bare 204
   // without running the procedure. Run it as the GET it mirrors: Node drops the body of a HEAD.
   if (method === 'HEAD' && request.routeOptions.url === OPENAPI_WILDCARD) request.raw.method = 'GET';
@@ -112,6 +116,14 @@ function toolArguments(body: unknown): Set<unknown> {
       found.add(params.arguments);
   }
   return found;
+}
+
+/** The type and subtype in lower case; parameters (a boundary may be case-sensitive) as sent. */
+function lowerMediaType(value: string): string {
+  const semicolon = value.indexOf(';');
+  return semicolon < 0
+    ? value.toLowerCase()
+    : value.slice(0, semicolon).toLowerCase() + value.slice(semicolon);
 }
 
 function hasBody(headers: Record<string, unknown>): boolean {
