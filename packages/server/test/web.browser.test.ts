@@ -713,13 +713,31 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
     ).toBeLessThan(60);
     await page.setViewportSize({ width: 375, height: 740 });
     expect(await overflow()).toBe(0);
+    // The page's own words do not break to make room: a button keeps one line.
+    for (const name of [`Mute ${word('N')}`, `Remove ${word('N')}`])
+      expect((await page.getByRole('button', { name }).boundingBox())?.height).toBeLessThan(60);
     const join = await newPage();
     await join.setViewportSize({ width: 375, height: 740 });
     await join.goto(`${srv.url}/join/${space.spaceId}#key=${await h.invite(space)}`);
     await join.locator('#join-section').waitFor();
-    expect(
-      await join.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth'),
-    ).toBe(0);
+    const joinOverflow = () =>
+      join.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+    expect(await joinOverflow()).toBe(0);
+
+    // A dashboard of long names on a phone: its table keeps the short columns' words whole.
+    await join.goto(`${srv.url}/login`);
+    await join.locator('#signup-name').fill(word('H'));
+    await join.locator('#signup-email').fill(`long-${Date.now()}@example.com`);
+    await join.locator('#signup-password').fill('a long password');
+    await join.getByRole('button', { name: 'Create the account' }).click();
+    await join.waitForURL(`${srv.url}/dashboard`);
+    await join.getByLabel('Name', { exact: true }).fill(word('T'));
+    await join.getByRole('button', { name: 'Create a token' }).click();
+    await expect.poll(() => join.locator('#tokens tbody tr').count()).toBe(1);
+    expect(await joinOverflow()).toBe(0);
+    for (const header of await join.locator('#tokens th').all())
+      expect((await header.boundingBox())?.height ?? 0).toBeLessThan(60);
+    expect((await join.getByRole('link', { name: 'Dashboard' }).boundingBox())?.height).toBeLessThan(40);
     await join.close();
     await page.close();
     expect(problems).toEqual([]);
