@@ -94,10 +94,17 @@ export type TMessageView = z.infer<typeof ZMessageView>;
 
 /**
  * An RFC 3339 date-time. A `+` of the offset that arrived unencoded in a query string reads as a
- * space; it is taken back, as a careful client would expect.
+ * space; it is taken back, as a careful client would expect. The lower-case `t` and `z` that RFC
+ * 3339 allows (section 5.6) are read as `T` and `Z`.
  */
 export const ZTimestampQuery = z.preprocess(
-  (value) => (typeof value === 'string' ? value.replace(/ (\d{2}:?\d{2})$/, '+$1') : value),
+  (value) =>
+    typeof value === 'string'
+      ? value
+          .replace(/ (\d{2}:?\d{2})$/, '+$1')
+          .replace(/^(\d{4}-\d{2}-\d{2})t/, '$1T')
+          .replace(/z$/, 'Z')
+      : value,
   z.iso
     // `abort`: a value that is no date-time at all is said once, not again by the check below.
     .datetime({ offset: true, abort: true, error: 'not an RFC 3339 date-time (e.g. 2030-01-01T12:00:00Z)' })

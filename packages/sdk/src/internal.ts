@@ -171,7 +171,8 @@ export function timestampOf(since: string | Date | undefined): string | undefine
     if (Number.isNaN(since.getTime())) throw new ConveneError('since is an invalid Date');
     return since.toISOString();
   }
-  if (typeof since !== 'string' || !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/.test(since))
+  // RFC 3339 allows a lower-case `t` (section 5.6).
+  if (typeof since !== 'string' || !/^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}/.test(since))
     throw new ConveneError(
       `since must be a Date or an RFC 3339 date-time such as a list's cursor (2030-01-01T12:00:00Z), not ${JSON.stringify(since)}`,
     );

@@ -330,6 +330,17 @@ describe('listMessages', () => {
     expect(res.body.error.match(/timestamp:/g)).toHaveLength(1);
   });
 
+  it('takes the lower-case t and z that RFC 3339 allows (section 5.6)', async () => {
+    const { owner } = await sdk.createSpace();
+    const { cursor } = await page(owner);
+    expectAnswer(await owner.messages.send('after').withResponse());
+    const lower = cursor.replace('T', 't').replace(/Z$/, 'z');
+    expect(lower).not.toBe(cursor);
+    const res = await page(owner, lower).withResponse();
+    expectAnswer(res);
+    expect(res.data.messages.map((m) => m.content)).toEqual(['after']);
+  });
+
   it('says what a timestamp looks like', async () => {
     const space = await h.createSpace();
     const res = await list(space, space.ownerKey, 'yesterday');
