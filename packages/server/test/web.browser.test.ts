@@ -174,6 +174,10 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
     const link = page.locator('#messages .message[data-type=html]').nth(1);
     expect(await link.locator('i').textContent()).toBe('ok');
     expect(await link.locator('a').getAttribute('href')).toBeNull();
+    // A link whose address was stripped leads nowhere, and looks like the text around it.
+    const colour = (selector: string) =>
+      link.locator(selector).evaluate('(node) => getComputedStyle(node).color');
+    expect(await colour('a')).toBe(await colour('.message-body'));
 
     // Formatting survives as written ("on", "style" and "base" included); links open apart, and
     // images are lazy and send no Referer.
