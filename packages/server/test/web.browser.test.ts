@@ -587,6 +587,17 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
     expect(problems).toEqual([]);
   }, 60_000);
 
+  it('says an address that names no space does, rather than asking for its key', async () => {
+    const page = await newPage();
+    await page.goto(`${srv.url}/space/not-a-space`);
+    await expect
+      .poll(() => page.locator('#space-notice').textContent())
+      .toBe('No space has this address. Check the link you were given: a space’s address ends with its id.');
+    expect(await page.locator('#no-key').isHidden()).toBe(true);
+    await page.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
+
   it('asks for a key without empty badges where the space state and the live dot go', async () => {
     const space = await h.createSpace({ name: 'Keyless', description: 'no key in this tab' });
     const page = await newPage();

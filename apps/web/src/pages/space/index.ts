@@ -179,6 +179,15 @@ $('close-space-button').addEventListener('click', (event) =>
   }),
 );
 
+/** Space ids are UUIDs: any other path names no space, and no key could open it. */
+const SPACE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 const kept = getSpaceCredentials(spaceId);
-if (kept) void open(kept, true);
+if (!SPACE_ID.test(spaceId)) {
+  $('live').textContent = '';
+  notify(
+    'space-notice',
+    'No space has this address. Check the link you were given: a space’s address ends with its id.',
+  );
+} else if (kept) void open(kept, true);
 else showNoKey();
