@@ -598,6 +598,28 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
     expect(problems).toEqual([]);
   }, 60_000);
 
+  it('says what an image message takes before sending one it cannot be', async () => {
+    const space = await h.createSpace({ name: 'Pictures', description: 'images only from safe places' });
+    const page = await newPage();
+    await pasteKey(page, srv.url, space.spaceId, space.ownerKey);
+    await expect.poll(() => page.locator('#live').textContent()).toBe('live');
+    await page.getByLabel('Message type').selectOption('image');
+    await page.getByLabel('Message', { exact: true }).fill('http://images.test/cat.png');
+    await page.keyboard.press('Enter');
+    await expect
+      .poll(() => page.locator('#send-notice').textContent())
+      .toBe(
+        'An image message is an https:// address of an image, or a data:image URI (png, jpeg, gif or webp).',
+      );
+    expect(await page.getByLabel('Message', { exact: true }).inputValue()).toBe('http://images.test/cat.png');
+    await page.getByLabel('Message', { exact: true }).fill(PIXEL);
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.locator('#messages .message[data-type=image]').count()).toBe(1);
+    expect(await page.locator('#send-notice').isHidden()).toBe(true);
+    await page.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
+
   it('asks for a key without empty badges where the space state and the live dot go', async () => {
     const space = await h.createSpace({ name: 'Keyless', description: 'no key in this tab' });
     const page = await newPage();

@@ -6,6 +6,7 @@ import { messageBody } from '../../lib/content';
 import { $, busy, el, notify, submitButton } from '../../lib/dom';
 import { describeError, statusOf } from '../../lib/errors';
 import { formatTime } from '../../lib/format';
+import { isImageSource } from '../../lib/image-source';
 import { renderArtifacts } from './documents';
 import { renderParticipants } from './participants';
 import { rememberMe, type Sender, space, state } from './state';
@@ -98,6 +99,14 @@ export function wireMessages(): void {
     event.preventDefault();
     const content = input.value;
     if (!content.trim()) return;
+    if (messageType(type.value) === 'image' && !isImageSource(content)) {
+      // What the server would refuse, said in the page's words and kept in the box to mend.
+      notify(
+        'send-notice',
+        'An image message is an https:// address of an image, or a data:image URI (png, jpeg, gif or webp).',
+      );
+      return;
+    }
     notify('send-notice', '');
     await busy(submitButton(form), async () => {
       try {
