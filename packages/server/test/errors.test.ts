@@ -59,9 +59,20 @@ describe('bodies', () => {
         headers: { 'Content-Type': type },
       });
       expectJsonError(write, 400);
+      // sendMessage, bound as its own route (rest/direct.ts), says the same and writes nothing.
+      const send = await h.post(`/hub/space/${space.spaceId}/messages`, {
+        key: space.ownerKey,
+        body: 'hello',
+        raw: true,
+        headers: { 'Content-Type': type },
+      });
+      expectJsonError(send, 400);
+      expect(send.body.error).toMatch(/application\/json/);
     }
     const view = await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey });
     expect(view.body.name).toBe('Test space');
+    const listed = await h.get(`/hub/space/${space.spaceId}/messages`, { key: space.ownerKey });
+    expect(listed.body.messages).toEqual([]);
   });
 
   it('reads the JSON media type in any case, as RFC 9110 has it, on every route', async () => {
