@@ -68,6 +68,14 @@ describe('bodies', () => {
       });
       expectJsonError(send, 400);
       expect(send.body.error).toMatch(/application\/json/);
+      // And a raw route, which reads its body itself.
+      const ask = await h.post('/ask', {
+        body: 'how do I join?',
+        raw: true,
+        headers: { 'Content-Type': type },
+      });
+      expectJsonError(ask, 400);
+      expect(ask.body.error).toMatch(/application\/json/);
     }
     const view = await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey });
     expect(view.body.name).toBe('Test space');

@@ -50,8 +50,10 @@ const badBody = (message: string): FastifyError => {
 export function registerHttpPolicy(app: FastifyInstance, publicUrl: string): void {
   // An empty JSON body is an empty object; anything else must parse, be an object (every
   // operation's body is one; /mcp also takes a JSON-RPC batch), nest at most 64 levels and hold
-  // no U+0000, before any layer below (tRPC, zod, the MCP SDK) sees it.
-  app.removeContentTypeParser('application/json');
+  // no U+0000, before any layer below (tRPC, zod, the MCP SDK) sees it. Fastify's own text/plain
+  // parser goes too: a text body then gets the 415 of every other type (answered 400
+  // NOT_JSON_BODY below) on every route, where the raw and direct ones received it as a string.
+  app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const text = String(body);
     if (text.trim() === '') return done(null, {});

@@ -27,9 +27,6 @@ export function directRoute(declaration: OperationDeclaration, deps: Deps): Rout
     url: fastifyPath(contract.path),
     config: declaration.countsRateLimit ? COUNTED_BY_USE_CASE : {},
     handler: async (request, reply) => {
-      // Fastify's own text/plain parser hands a string on: refused as every route refuses a body
-      // that is not JSON (the error handler says NOT_JSON_BODY), before anything runs.
-      if (typeof request.body === 'string' && request.body !== '') throw notJson();
       const body = request.body && typeof request.body === 'object' ? request.body : {};
       const input = contract.input.parse({ ...body, ...(request.params as object) });
       const caller = { ...restCaller(deps, request), rateLimit: pendingCountOf(request) };
@@ -50,11 +47,6 @@ export function directRoute(declaration: OperationDeclaration, deps: Deps): Rout
         .send(jsonWithParticipants({ ...(checked as object), participants }));
     },
   };
-}
-
-/** What Fastify throws for a media type it has no parser for (415), which every route answers 400. */
-function notJson(): Error {
-  return Object.assign(new Error('unsupported media type'), { statusCode: 415 });
 }
 
 type Performed = Awaited<ReturnType<typeof perform>>;
