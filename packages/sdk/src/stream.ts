@@ -5,13 +5,7 @@ import { backoffMs, type DisconnectInfo, linkedController, showAs, sleep, timest
 
 export type { DisconnectInfo };
 
-import {
-  describeNetworkError,
-  networkErrorCode,
-  retryDelayMs,
-  type Transport,
-  withoutCredentials,
-} from './transport';
+import { describeNetworkError, noAnswer, retryDelayMs, type Transport } from './transport';
 
 export interface StreamOptions {
   /** Replay only the messages after this instant (the backlog); without it, every message. */
@@ -275,15 +269,8 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
     } catch (error) {
       if (options.signal?.aborted) return new AbortError('aborted', { cause: error });
       // Named as any request that got no answer is (transport.ts): its operation and URL.
-      const shownUrl = withoutCredentials(url);
-      const request = {
-        cause: error,
-        operation: 'streamMessages',
-        method: 'GET',
-        url: shownUrl,
-        code: networkErrorCode(error),
-      };
-      const what = `(streamMessages: GET ${shownUrl})`;
+      const request = noAnswer(error, 'streamMessages', 'GET', url);
+      const what = `(streamMessages: GET ${request.url})`;
       return timedOut
         ? new TimeoutError(`the stream got no answer within ${timeoutMs} ms ${what}`, request)
         : new ConnectionError(

@@ -2,6 +2,7 @@ import { APIPromise, type WithResponse } from './api-promise';
 import {
   AbortError,
   ConnectionError,
+  type ConnectionErrorInit,
   ConveneError,
   errorFromResponse,
   retryAfterSeconds,
@@ -216,13 +217,7 @@ export class Transport {
         text = await response.text();
       } catch (error) {
         if (options.signal?.aborted) throw new AbortError('aborted', { cause: options.signal.reason });
-        const request = {
-          cause: error,
-          operation: operationId,
-          method: route.method,
-          url: shownUrl,
-          code: networkErrorCode(error),
-        };
+        const request = noAnswer(error, operationId, route.method, url);
         const failure = timedOut
           ? new TimeoutError(`no answer within ${timeoutMs} ms (${operationId}: ${what})`, request)
           : new ConnectionError(`${describeNetworkError(error)} (${operationId}: ${what})`, request);
@@ -279,6 +274,19 @@ function parsedProtocol(url: string): string {
   } catch {
     return '';
   }
+}
+
+/**
+ * What a request that got no answer was, for its ConnectionError or TimeoutError: the operation,
+ * the URL it was sent to (shown without credentials) and the system's error code.
+ */
+export function noAnswer(
+  error: unknown,
+  operation: string,
+  method: string,
+  url: string,
+): ConnectionErrorInit & { url: string } {
+  return { cause: error, operation, method, url: withoutCredentials(url), code: networkErrorCode(error) };
 }
 
 /** A URL to show: the same, less any `user:password@` it carries. */
