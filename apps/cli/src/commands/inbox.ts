@@ -1,7 +1,7 @@
 import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../app';
 import { UsageError } from '../lib/errors';
-import { outageReason } from '../lib/outage';
+import { sayConnectionLost } from '../lib/outage';
 import { printMessage } from '../lib/render';
 
 export function registerInbox(program: Command, app: App): void {
@@ -41,11 +41,7 @@ export function registerInbox(program: Command, app: App): void {
             signal: ctx.signal,
             ...(wait ? { wait } : {}),
             // Said on stderr as tail says it: a server that does not answer is not an empty inbox.
-            onDisconnect: ({ error, attempt }) => {
-              if (attempt === 1)
-                out.info(out.c.yellow(`Connection lost (${outageReason(error)}), reconnecting…`));
-            },
-            onReconnect: () => out.info(out.c.dim('Reconnected')),
+            ...sayConnectionLost(out),
           });
           for await (const message of following) {
             if (out.mode.json) out.jsonLine(message);

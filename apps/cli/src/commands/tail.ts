@@ -6,6 +6,7 @@ import { parseSince } from '../lib/duration';
 import { CliError } from '../lib/errors';
 import { ExitCode } from '../lib/exit-codes';
 import { parseCount } from '../lib/input';
+import { sayConnectionLost } from '../lib/outage';
 import { inline } from '../lib/output';
 import { printMessage, when } from '../lib/render';
 
@@ -63,8 +64,7 @@ export function registerTail(program: Command, app: App): void {
         for await (const event of space.messages.stream({
           signal: ctx.signal,
           ...(since ? { since } : {}),
-          onDisconnect: ({ error, attempt }) => view.disconnected(error.message, attempt),
-          onReconnect: () => view.reconnected(),
+          ...sayConnectionLost(ctx.out),
         })) {
           view.show(event);
         }
@@ -141,19 +141,6 @@ class TailView {
   /** You left (elsewhere) or were removed while following: the stream ended there. */
   get departed(): 'left' | 'kicked' | undefined {
     return this.myStatus === 'left' || this.myStatus === 'kicked' ? this.myStatus : undefined;
-  }
-
-  /**
-   * The connection dropped (a server restart, a network cut) or fell silent: said once, on
-   * stderr, so that a dropped connection is not taken for a quiet space; the SDK keeps trying.
-   */
-  disconnected(reason: string, attempt: number): void {
-    if (attempt === 1) this.ctx.out.info(this.ctx.out.c.yellow(`Connection lost (${reason}), reconnecting…`));
-  }
-
-  /** The stream came back after a drop: it resumes where it was. */
-  reconnected(): void {
-    this.ctx.out.info(this.ctx.out.c.dim('Reconnected'));
   }
 
   end(interrupted: boolean): void {

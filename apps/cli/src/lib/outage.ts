@@ -1,5 +1,5 @@
 import { ConnectionError, type ConveneError, type OutageHooks, TimeoutError } from '@convene/sdk';
-import type { Spinner } from './output';
+import type { Output, Spinner } from './output';
 
 /** Why the server did not answer, in a few words: the system's code (ECONNREFUSED), or its 5xx. */
 export function outageReason(error: ConveneError): string {
@@ -30,5 +30,19 @@ export function sayOutages(
       spinner.message(`${server} ${state}; still waiting, trying again every ${intervalMs / 1000} s`);
     },
     onReconnect: () => spinner.message(`Reconnected; ${waiting[0]!.toLowerCase()}${waiting.slice(1)}`),
+  };
+}
+
+/**
+ * The SDK hooks of a command that follows the server live (tail, inbox --follow): a dropped
+ * connection is said once on stderr, `Connection lost (ECONNREFUSED), reconnecting…`, so that it
+ * is not taken for a quiet space, and `Reconnected` once it is back; the SDK keeps trying.
+ */
+export function sayConnectionLost(out: Output): OutageHooks {
+  return {
+    onDisconnect: ({ error, attempt }) => {
+      if (attempt === 1) out.info(out.c.yellow(`Connection lost (${outageReason(error)}), reconnecting…`));
+    },
+    onReconnect: () => out.info(out.c.dim('Reconnected')),
   };
 }
