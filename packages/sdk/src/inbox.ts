@@ -74,7 +74,8 @@ export class Inbox {
    * crash inside the loop's body leaves it to be handled again after a restart; leaving the loop
    * (`break`, an exception) acknowledges nothing more. Once the inbox was read, a call that gets
    * no answer or a 5xx (a server restarting) is made again after a backoff, up to 10 failures in
-   * a row; the first read's error is thrown.
+   * a row, without waiting, so that `onReconnect` is told as soon as the server answers; the first
+   * read's error is thrown.
    *
    *   for await (const message of space.inbox.follow()) await handle(message);
    */
@@ -111,7 +112,9 @@ export class Inbox {
     try {
       for (;;) {
         const page = await persist(() =>
-          this.get({ wait, ...(after === undefined ? {} : { after }) }, { signal }),
+          // After a failure the poll answers at once: a server that is back is told as such
+          // (onReconnect) now, not when the next message ends a long wait.
+          this.get({ wait: failures > 0 ? 0 : wait, ...(after === undefined ? {} : { after }) }, { signal }),
         );
         for (const message of page.messages) {
           yield message;
