@@ -60,14 +60,19 @@ export function registerInbox(program: Command, app: App): void {
       out.result(result, {
         quiet: () => page.messages.map((m) => m.id).join('\n') || undefined,
         human: () => {
-          if (page.messages.length === 0) out.info(out.c.dim('Nothing new for you.'));
+          // Every count is of what came after your acknowledged position, the space's too; with
+          // --ack, the counts of what was printed and acknowledged (what the read found).
+          const { unread } = page;
+          const inSpace = `${count(unread.messages, 'unread message')} in the space`;
+          if (page.messages.length === 0) {
+            out.info(out.c.dim(`Nothing new for you${unread.messages > 0 ? ` (${inSpace})` : ''}.`));
+            return;
+          }
           for (const message of page.messages) printMessage(out, message);
-          const { unread } = result;
-          // Every count is of what came after your acknowledged position, the space's too.
           out.info(
             out.c.dim(
               `${unread.inbox} unread for you (${count(unread.mentions, 'mention')}, ${count(unread.replies, 'reply', 'replies')}), ` +
-                `of ${count(unread.messages, 'unread message')} in the space${acked ? '; acknowledged' : ''}`,
+                `of ${inSpace}${acked ? '; acknowledged' : ''}`,
             ),
           );
         },
