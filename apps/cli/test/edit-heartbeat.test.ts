@@ -58,4 +58,26 @@ describe('artifact edit', () => {
     const doc = await byName(owner, 'edit.md');
     expect(doc.lockedBy).toBe(gus.participants.find((p: any) => p.name === 'Gus').participantId);
   });
+
+  it('says the key no longer works (exit 4) when the editor was removed meanwhile, keeps the text, and releases nothing', async () => {
+    const kim = new User(server.url);
+    try {
+      await joinAs(owner, kim, 'Kim');
+      expect((await owner.run(['artifact', 'create', 'kim.md'])).code).toBe(0);
+      const held = heldEditor(kim, 'removed', { text: "Kim's text", write: 'last' });
+      const { done } = await editing(kim, 'kim.md', held.ed, held.opened);
+      expect((await owner.run(['kick', 'Kim'])).code).toBe(0);
+      held.release();
+      const result = await done;
+      expect(result.code).toBe(4);
+      expect(result.stderr).toMatch(/could not save kim\.md: unknown key for this space/);
+      expect(result.stderr).toContain('Your text is kept in');
+      expect(result.stderr).toContain('if you left or were removed');
+      // Nothing that cannot work: a save or an unlock with a key the server no longer takes.
+      expect(result.stderr).not.toContain('Save it later');
+      expect(result.stderr).not.toContain('could not release the lock');
+    } finally {
+      kim.remove();
+    }
+  });
 });

@@ -1,10 +1,11 @@
 import type { Command } from '@commander-js/extra-typings';
-import { LockedError } from '@convene/sdk';
+import { AuthenticationError, LockedError } from '@convene/sdk';
 import { type App, examples } from '../../app';
 import { explainingLocks, findArtifact } from '../../lib/artifacts';
 import { EditFile, editorCommand, runEditor } from '../../lib/editor';
 import { CliError, UsageError } from '../../lib/errors';
 import { ExitCode } from '../../lib/exit-codes';
+import { explain } from '../../lib/failure';
 import { relative } from '../../lib/render';
 
 export function registerArtifactEdit(artifact: Command, app: App): void {
@@ -36,6 +37,8 @@ export function registerArtifactEdit(artifact: Command, app: App): void {
       const lock = await explainingLocks(found.lockContext, () => space.artifacts.lock(summary.id));
       // Set once the server says the lock is not ours any more (it lapsed, and someone may hold it).
       let lost = false;
+      // The save was refused for the key (you were removed, the space closed): nothing to release.
+      let keyRefused = false;
       const noticingLoss = <T>(call: Promise<T>) =>
         call.catch((error: unknown) => {
           if (error instanceof LockedError) lost = true;
@@ -95,10 +98,15 @@ export function registerArtifactEdit(artifact: Command, app: App): void {
           );
         } catch (error) {
           const kept = file.keep(doc.name);
-          const reason = error instanceof Error ? error.message : String(error);
-          throw new CliError(`could not save ${doc.name}: ${reason}`, {
-            exitCode: error instanceof CliError ? error.exitCode : ExitCode.error,
-            hint: keptHint(doc, kept),
+          const failure = explain(error, ctx);
+          // The key no longer works (you were removed, the space closed): saving later cannot work
+          // either, nor releasing the lock; what to do is the key's hint.
+          keyRefused = error instanceof AuthenticationError;
+          throw new CliError(`could not save ${doc.name}: ${failure.message}`, {
+            exitCode: failure.exitCode,
+            hint: keyRefused
+              ? `Your text is kept in ${kept}\n${failure.hint ?? ''}`.trim()
+              : keptHint(doc, kept),
             cause: error,
           });
         }
@@ -114,7 +122,7 @@ export function registerArtifactEdit(artifact: Command, app: App): void {
         file?.remove();
         // Leave the lock as it was: released, unless it was held before the edit began, or lost:
         // whoever holds it now keeps it (an owner's unlock would force theirs).
-        if (!found.heldByMe && !lost) {
+        if (!found.heldByMe && !lost && !keyRefused) {
           await space.artifacts.unlock(summary.id).catch((error: unknown) => {
             // Someone else holds it now (the owner took it over): nothing of ours to release.
             if (error instanceof LockedError) return;
