@@ -1,4 +1,4 @@
-import type { APIPromise } from './api-promise';
+import { APIPromise } from './api-promise';
 import { AuthenticationError, ConveneError, LockedError, NotFoundError } from './errors';
 import type {
   ArtifactList,
@@ -10,7 +10,7 @@ import type {
   OperationTypes,
   WriteArtifactParams,
 } from './generated';
-import { showAs } from './internal';
+import { linkedController, showAs } from './internal';
 import type { RequestOptions, Transport } from './transport';
 
 export interface CreateArtifactOptions extends Omit<CreateArtifactParams, 'type'> {
@@ -20,7 +20,9 @@ export interface CreateArtifactOptions extends Omit<CreateArtifactParams, 'type'
 
 /**
  * The request options of each call `withLock` makes. An `idempotencyKey` is the lock's only: each
- * heartbeat and the unlock is a write of its own, with its own key.
+ * heartbeat and the unlock is a write of its own, with its own key. `signal` ends the whole
+ * operation: before the lock is taken, nothing is locked; while the callback runs, `doc.signal`
+ * aborts and `doc.write` throws AbortError, and the lock is released all the same.
  */
 export interface WithLockOptions extends RequestOptions {
   /**
@@ -43,8 +45,12 @@ export class LockedArtifact {
     private readonly artifacts: Artifacts,
     artifact: ArtifactView,
     lock: LockResult,
-    /** Aborted if the lock is lost while the callback runs (a heartbeat answered 423). */
+    /**
+     * Aborted if the lock is lost while the callback runs (a heartbeat answered 423), or when
+     * the `signal` given to withLock aborts.
+     */
     readonly signal: AbortSignal,
+    private readonly callerSignal: AbortSignal | undefined,
   ) {
     this.current = artifact;
     this.expiresAt = lock.lockExpiresAt;
@@ -79,8 +85,13 @@ export class LockedArtifact {
    */
   async write(content: string, params: Omit<WriteArtifactParams, 'content'> = {}): Promise<ArtifactView> {
     // Not sent with `signal`: once the lock is lost that would only say 'aborted', where the
-    // server's 423 says who holds the lock now.
-    this.current = await this.artifacts.write(this.id, content, params);
+    // server's 423 says who holds the lock now. The caller's own signal, though, ends it.
+    this.current = await this.artifacts.write(
+      this.id,
+      content,
+      params,
+      this.callerSignal ? { signal: this.callerSignal } : undefined,
+    );
     if (this.current.lockExpiresAt) this.expiresAt = this.current.lockExpiresAt;
     return this.current;
   }
@@ -176,17 +187,38 @@ export class Artifacts {
 
   /** The artifact as it was at `version`. */
   version(artifactId: string, version: number, options?: RequestOptions): APIPromise<ArtifactView> {
-    return this.call('getArtifactVersion', { artifactId, version: String(version) }, undefined, options);
+    return checked(() =>
+      this.call(
+        'getArtifactVersion',
+        { artifactId, version: versionOf('version', version) },
+        undefined,
+        options,
+      ),
+    );
   }
 
   /** A unified diff from version `from` to version `to`. */
   diff(artifactId: string, from: number, to: number, options?: RequestOptions): APIPromise<string> {
-    return this.call('diffArtifactVersions', { artifactId }, { from: String(from), to: String(to) }, options);
+    return checked(() =>
+      this.call(
+        'diffArtifactVersions',
+        { artifactId },
+        { from: versionOf('from', from), to: versionOf('to', to) },
+        options,
+      ),
+    );
   }
 
   /** Writes the content of `version` as a new version; you must hold the lock. */
   restore(artifactId: string, version: number, options?: RequestOptions): APIPromise<ArtifactView> {
-    return this.call('restoreArtifactVersion', { artifactId, version: String(version) }, undefined, options);
+    return checked(() =>
+      this.call(
+        'restoreArtifactVersion',
+        { artifactId, version: versionOf('version', version) },
+        undefined,
+        options,
+      ),
+    );
   }
 
   /**
@@ -213,13 +245,19 @@ export class Artifacts {
       idempotencyKey,
     }).withResponse();
     const lost = new AbortController();
+    // The callback's signal: the lock lost, or the caller's signal aborted.
+    const { controller: ended, release } = linkedController(requestOptions.signal);
+    const endWithLoss = () => ended.abort(lost.signal.reason);
+    lost.signal.addEventListener('abort', endWithLoss, { once: true });
     let timer: ReturnType<typeof setTimeout> | undefined;
     let stopped = false;
     try {
       const artifact = await this.get(artifactId, requestOptions);
-      const doc = new LockedArtifact(this, artifact, lock, lost.signal);
+      const doc = new LockedArtifact(this, artifact, lock, ended.signal, requestOptions.signal);
       const interval = heartbeatIntervalMs ?? heartbeatInterval(lock, response);
       const beat = async () => {
+        // The caller gave up: the callback is ending, and the lock is released after it.
+        if (requestOptions.signal?.aborted) return;
         // The next beat is due an interval after this one was sent, not after its answer: a slow
         // answer (a loaded server, a long round trip) must not stretch the gap toward the expiry.
         const sent = Date.now();
@@ -244,6 +282,8 @@ export class Artifacts {
     } finally {
       stopped = true;
       clearTimeout(timer);
+      release();
+      lost.signal.removeEventListener('abort', endWithLoss);
       if (!lost.signal.aborted) {
         try {
           await this.unlock(artifactId, { ...requestOptions, signal: undefined });
@@ -253,6 +293,27 @@ export class Artifacts {
         }
       }
     }
+  }
+}
+
+/**
+ * A version number as the server takes it. What is plainly none (1.5, 0, -1, NaN) is said here,
+ * under the name the caller used: the server would answer that no such version exists (404), as
+ * for a version not written yet.
+ */
+function versionOf(name: string, version: number): string {
+  // A version arrives as a number in TypeScript; plain JavaScript may pass anything.
+  if (!Number.isSafeInteger(version) || version < 1)
+    throw new ConveneError(`${name} must be a version number (1, 2, …), not ${String(version)}`);
+  return String(version);
+}
+
+/** The call `make` makes, or what it threw as the call's rejection, as a refused request would be. */
+function checked<T>(make: () => APIPromise<T>): APIPromise<T> {
+  try {
+    return make();
+  } catch (error) {
+    return new APIPromise<T>(Promise.reject(error));
   }
 }
 

@@ -67,6 +67,12 @@ describe('artifacts', () => {
     const restored = await owner.artifacts.withLock(doc.id, () => owner.artifacts.restore(doc.id, 1));
     expect(restored).toMatchObject({ version: 3, content: 'one\n' });
     await expect(owner.artifacts.version(doc.id, 9)).rejects.toBeInstanceOf(NotFoundError);
+    // What is plainly no version number is said as such, not taken for a version not written yet.
+    await expect(owner.artifacts.version(doc.id, 1.5)).rejects.toThrow(
+      'version must be a version number (1, 2, …), not 1.5',
+    );
+    await expect(owner.artifacts.diff(doc.id, 0, 1)).rejects.toThrow('from must be a version number');
+    await expect(owner.artifacts.restore(doc.id, -1)).rejects.not.toBeInstanceOf(NotFoundError);
   });
 
   describe('withLock', () => {
@@ -102,6 +108,30 @@ describe('artifacts', () => {
       const after = await owner.artifacts.get(doc.id);
       expect(after.lockedBy).toBeUndefined();
       expect(after.content).toBe('half done');
+    });
+
+    it('ends the callback’s signal and its writes when the caller’s signal aborts, and unlocks', async () => {
+      const { owner } = await ownedSpace();
+      const me = await participant(owner);
+      const doc = await me.artifacts.create({ name: 'doc', content: 'x' });
+      const controller = new AbortController();
+      const seen = await me.artifacts.withLock(
+        doc.id,
+        async (locked) => {
+          controller.abort();
+          const aborted = locked.signal.aborted;
+          const write = await locked.write('after the abort').then(
+            () => 'written',
+            (error: Error) => error.name,
+          );
+          return { aborted, write };
+        },
+        { signal: controller.signal },
+      );
+      expect(seen).toEqual({ aborted: true, write: 'AbortError' });
+      const after = await owner.artifacts.get(doc.id);
+      expect(after).toMatchObject({ version: 1, content: 'x' });
+      expect(after.lockedBy).toBeUndefined();
     });
 
     it('does not call the callback when the lock is held elsewhere', async () => {
