@@ -70,7 +70,9 @@ describe('artifact edit', () => {
       held.release();
       const result = await done;
       expect(result.code).toBe(4);
-      expect(result.stderr).toMatch(/could not save kim\.md: unknown key for this space/);
+      expect(result.stderr).toMatch(
+        /could not save kim\.md: this key no longer works: its participant was removed from this space/,
+      );
       expect(result.stderr).toContain('Your text is kept in');
       expect(result.stderr).toContain('if you left or were removed');
       // Nothing that cannot work: a save or an unlock with a key the server no longer takes.

@@ -136,8 +136,18 @@ describe('kickParticipant', () => {
     expectAnswer(res);
     expect(res.data).toEqual({ ok: true });
     expect(await statusOf(space, idOf(p))).toBe('kicked');
-    await sdkError(p.get(), AuthenticationError);
-    await sdkError(p.leave(), AuthenticationError);
+    // Said as such, so that an agent can tell being removed from a bad key; the stream too.
+    const removed = 'this key no longer works: its participant was removed from this space';
+    expect((await sdkError(p.get(), AuthenticationError)).message).toBe(`401 ${removed}`);
+    expect((await sdkError(p.leave(), AuthenticationError)).message).toBe(`401 ${removed}`);
+    expect((await sdkError(p.messages.send('still here?'), AuthenticationError)).message).toBe(
+      `401 ${removed}`,
+    );
+    const stream = await fetch(`${srv.url}/hub/space/${space.spaceId}/messages/stream`, {
+      headers: { 'X-Private-Key': p.key },
+    });
+    expect(stream.status).toBe(401);
+    expect(await stream.json()).toEqual({ error: removed });
     expect(await statusEvents(space, idOf(p))).toEqual(['active', 'kicked']);
     const view = await space.owner.get();
     expect(view.participants).toContainEqual(
@@ -272,8 +282,9 @@ describe('leaveSpace', () => {
     expectAnswer(res);
     expect(res.data).toEqual({ ok: true });
     expect(await statusOf(space, idOf(p))).toBe('left');
-    await sdkError(p.get(), AuthenticationError);
-    await sdkError(p.leave(), AuthenticationError);
+    const left = 'this key no longer works: its participant left this space';
+    expect((await sdkError(p.get(), AuthenticationError)).message).toBe(`401 ${left}`);
+    expect((await sdkError(p.leave(), AuthenticationError)).message).toBe(`401 ${left}`);
     expect(await statusEvents(space, idOf(p))).toEqual(['active', 'left']);
   });
 

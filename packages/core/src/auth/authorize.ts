@@ -43,10 +43,24 @@ export async function authorize(
   const [space] = await ex.select(spaceColumns).from(spaces).where(eq(spaces.id, spaceId));
   if (!space) throw new NotFoundError('space');
 
-  const caller = await findCaller(ex, spaceId, keyHash);
-  checkAccess(space, caller?.role ?? null, clock.now(), { allow, whenClosed });
+  const found = await findCaller(ex, spaceId, keyHash);
+  const departed = found && 'departed' in found ? found : undefined;
+  const caller = departed ? null : (found as Caller | null);
+  checkAccess(space, caller?.role ?? null, clock.now(), { allow, whenClosed }, departed?.departed);
   return { space, caller: caller! };
 }
+
+/** How a participant's key ended: they left, or the owner removed them (or refused their join). */
+export type Departure = Extract<ParticipantRow['status'], 'left' | 'kicked'>;
+
+/**
+ * What a key of a departed participant answers (401): that it no longer works, and why, where a
+ * key that names nobody is 'unknown': an agent can tell being removed from a bad key.
+ */
+export const departedKeyMessage = (departure: Departure): string =>
+  departure === 'left'
+    ? 'this key no longer works: its participant left this space'
+    : 'this key no longer works: its participant was removed from this space';
 
 /**
  * The lookup hash of the key presented for a space, once the path names a space at all (404 for
@@ -67,10 +81,16 @@ export function checkAccess(
   role: KeyRole | null,
   now: Date,
   { allow, whenClosed }: Pick<AuthorizeOptions, 'allow' | 'whenClosed'>,
+  /** The key is a participant's who left or was removed (role null). */
+  departed?: Departure,
 ): void {
   if (!role || !allow.includes(role)) {
     throw new UnauthorizedError(
-      role ? `this operation needs ${describe(allow)}` : 'unknown key for this space',
+      role
+        ? `this operation needs ${describe(allow)}`
+        : departed
+          ? departedKeyMessage(departed)
+          : 'unknown key for this space',
     );
   }
   if (isClosed(space, now)) {
@@ -95,14 +115,26 @@ export function roleOf(
   return isInvitation ? 'invitation' : null;
 }
 
-async function findCaller(ex: Executor, spaceId: string, keyHash: string): Promise<Caller | null> {
+/** The participant's departure, if the key is theirs and they left or were removed. */
+export const departureOf = (
+  participant: Pick<ParticipantRow, 'status'> | undefined,
+): Departure | undefined =>
+  participant?.status === 'left' || participant?.status === 'kicked' ? participant.status : undefined;
+
+async function findCaller(
+  ex: Executor,
+  spaceId: string,
+  keyHash: string,
+): Promise<Caller | { departed: Departure | undefined } | null> {
   const [participant] = await ex
     .select()
     .from(participants)
     .where(and(eq(participants.keyHash, keyHash), eq(participants.spaceId, spaceId)));
   if (participant) {
     const role = roleOf(participant, false);
-    return role === 'owner' || role === 'participant' ? { role, participant, invitationId: null } : null;
+    return role === 'owner' || role === 'participant'
+      ? { role, participant, invitationId: null }
+      : { departed: departureOf(participant) };
   }
   const [invitation] = await ex
     .select({ id: invitations.id })

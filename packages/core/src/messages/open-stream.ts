@@ -1,6 +1,6 @@
 import type { TContextBundle } from '@convene/contract';
 import { sql } from 'drizzle-orm';
-import { checkAccess, roleOf, roles, spaceKeyHash } from '../auth/authorize';
+import { checkAccess, departureOf, roleOf, roles, spaceKeyHash } from '../auth/authorize';
 import { rowsOf } from '../db/migrate';
 import { PreparedStatement } from '../db/prepared';
 import type { Deps } from '../deps';
@@ -57,10 +57,13 @@ export async function openStream({ deps, spaceId, key }: OpenStreamOptions): Pro
   const expiresAt = new Date(row.expires_at);
   const participant =
     row.participant_id === null ? undefined : { status: row.status!, isOwner: row.is_owner === true };
-  checkAccess({ state: row.state, expiresAt }, roleOf(participant, row.is_invitation), now, {
-    allow: roles.member,
-    whenClosed: 'unauthorized',
-  });
+  checkAccess(
+    { state: row.state, expiresAt },
+    roleOf(participant, row.is_invitation),
+    now,
+    { allow: roles.member, whenClosed: 'unauthorized' },
+    departureOf(participant),
+  );
   return {
     participantId: row.participant_id!,
     eventSeq: Number(row.event_seq),
