@@ -170,7 +170,7 @@ export class PendingJoin {
   /** Where the join's status is polled, as the server named it (undefined for a join resumed without it). */
   readonly statusUrl: string | undefined;
   /** The poll that handed out the key: the server hands a key out once, this object as often as asked. */
-  private approved: WithResponse<SpaceClient> | undefined;
+  private approved: WithResponse<JoinedSpaceClient> | undefined;
 
   /** @internal */
   constructor(
@@ -198,7 +198,7 @@ export class PendingJoin {
    * key out once: this object gives the same client again, but any other (`hub.pendingJoin(saved)`)
    * then gets a NotFoundError, so save the client's key as soon as you have it.
    */
-  check(options?: RequestOptions): APIPromise<SpaceClient | null> {
+  check(options?: RequestOptions): APIPromise<JoinedSpaceClient | null> {
     if (this.approved) return new APIPromise(Promise.resolve(this.approved));
     const status = this.transport.call(
       'getJoinStatus',
@@ -209,7 +209,7 @@ export class PendingJoin {
       options,
     );
     const answer = status.withResponse().then(
-      ({ data: result, response }): WithResponse<SpaceClient | null> => {
+      ({ data: result, response }): WithResponse<JoinedSpaceClient | null> => {
         if (response.status === 202 || result.status === 'pending') return { data: null, response };
         if (!result.participantPrivateKey)
           throw new ConveneError('the join was approved, but its key was already handed out', {
@@ -221,7 +221,7 @@ export class PendingJoin {
           this.spaceId,
           result.participantPrivateKey,
           this.participantId,
-        );
+        ) as JoinedSpaceClient;
         this.approved = { data: client, response };
         return this.approved;
       },
@@ -239,10 +239,10 @@ export class PendingJoin {
    */
   wait(
     options?: RequestOptions & OutageHooks & { pollIntervalMs?: number | undefined },
-  ): APIPromise<SpaceClient> {
+  ): APIPromise<JoinedSpaceClient> {
     const { pollIntervalMs = 2000, onDisconnect, onReconnect, ...requestOptions } = options ?? {};
     const contact = outage({ onDisconnect, onReconnect });
-    const poll = async (): Promise<WithResponse<SpaceClient>> => {
+    const poll = async (): Promise<WithResponse<JoinedSpaceClient>> => {
       for (;;) {
         try {
           const { data, response } = await this.check(requestOptions).withResponse();
@@ -512,6 +512,8 @@ export class Convene {
    * `participantId` too when you have it (the owner's is `ownerId` in the answer of
    * `spaces.create`) for `client.participantId`: the SDK cannot learn it from the key.
    */
+  space(spaceId: string, key: string, participantId: string): JoinedSpaceClient;
+  space(spaceId: string, key: string, participantId?: string): SpaceClient;
   space(spaceId: string, key: string, participantId?: string): SpaceClient {
     return new SpaceClient(this.transport, spaceId, key, participantId);
   }
@@ -544,27 +546,31 @@ export class Convene {
     link: string,
     params: JoinOptions & { wait?: true | undefined },
     options?: RequestOptions,
-  ): APIPromise<SpaceClient>;
-  join(link: string, params: JoinOptions, options?: RequestOptions): APIPromise<SpaceClient | PendingJoin>;
+  ): APIPromise<JoinedSpaceClient>;
+  join(
+    link: string,
+    params: JoinOptions,
+    options?: RequestOptions,
+  ): APIPromise<JoinedSpaceClient | PendingJoin>;
   join(
     spaceId: string,
     invitationKey: string,
     params: JoinOptions & { wait?: true | undefined },
     options?: RequestOptions,
-  ): APIPromise<SpaceClient>;
+  ): APIPromise<JoinedSpaceClient>;
   join(
     spaceId: string,
     invitationKey: string,
     params: JoinOptions,
     options?: RequestOptions,
-  ): APIPromise<SpaceClient | PendingJoin>;
+  ): APIPromise<JoinedSpaceClient | PendingJoin>;
   join(
     first: string,
     second: string | JoinOptions,
     third?: JoinOptions | RequestOptions,
     fourth?: RequestOptions,
-  ): APIPromise<SpaceClient | PendingJoin> {
-    const run = async (): Promise<WithResponse<SpaceClient | PendingJoin>> => {
+  ): APIPromise<JoinedSpaceClient | PendingJoin> {
+    const run = async (): Promise<WithResponse<JoinedSpaceClient | PendingJoin>> => {
       const [{ spaceId, invitationKey }, joinOptions, options = {}] =
         typeof second === 'string'
           ? [{ spaceId: first, invitationKey: second }, third as JoinOptions, fourth]
@@ -584,7 +590,12 @@ export class Convene {
         .withResponse();
       if (data.participantPrivateKey)
         return {
-          data: new SpaceClient(this.transport, spaceId, data.participantPrivateKey, data.participantId),
+          data: new SpaceClient(
+            this.transport,
+            spaceId,
+            data.participantPrivateKey,
+            data.participantId,
+          ) as JoinedSpaceClient,
           response,
         };
       const pending = new PendingJoin(this.transport, {
@@ -610,6 +621,13 @@ export class Convene {
     return this.transport.call('health', {}, options);
   }
 }
+
+/**
+ * A SpaceClient that knows whose key it holds: what `hub.join` (and a PendingJoin once approved)
+ * returns, and `hub.space(spaceId, key, participantId)`. Its `participantId` is a string, so
+ * mentions and filters need no `!`.
+ */
+export type JoinedSpaceClient = SpaceClient & { readonly participantId: string };
 
 // console.log and util.inspect would otherwise walk into keys, tokens and the client's headers.
 showAs(SpaceClient, 'SpaceClient');

@@ -14,6 +14,7 @@ export {
 } from './artifacts';
 export {
   Convene,
+  type JoinedSpaceClient,
   type JoinOptions,
   LinkFlow,
   PendingJoin,

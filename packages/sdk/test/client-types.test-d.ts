@@ -2,7 +2,7 @@
  * What the client's methods are typed to return, checked by `tsc` (`pnpm typecheck`): a wrong
  * overload fails the type check here, before a caller meets it at run time.
  */
-import type { Convene, JoinOptions, PendingJoin, SpaceClient } from '../src';
+import type { Convene, JoinedSpaceClient, JoinOptions, PendingJoin, SpaceClient } from '../src';
 
 /** True when A and B are the same type (not merely assignable to each other). */
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
@@ -12,16 +12,30 @@ declare const hub: Convene;
 declare const link: string;
 declare const options: JoinOptions;
 
-// Waiting (the default), a join resolves with the space client only.
+// Waiting (the default), a join resolves with the space client only, which knows its participantId.
 const waited = hub.join(link, { name: 'a' });
-export const waitedClient: Equal<Joined<typeof waited>, SpaceClient> = true;
+export const waitedClient: Equal<Joined<typeof waited>, JoinedSpaceClient> = true;
 const waitedByKey = hub.join('space', 'key', { name: 'a', wait: true });
-export const waitedByKeyClient: Equal<Joined<typeof waitedByKey>, SpaceClient> = true;
+export const waitedByKeyClient: Equal<Joined<typeof waitedByKey>, JoinedSpaceClient> = true;
+declare const joined: Joined<typeof waited>;
+export const participantIdKnown: Equal<typeof joined.participantId, string> = true;
 
 // `wait: false`, or a `wait` only known at run time, may resolve with a PendingJoin.
 const notWaited = hub.join(link, { name: 'a', wait: false });
-export const notWaitedEither: Equal<Joined<typeof notWaited>, SpaceClient | PendingJoin> = true;
+export const notWaitedEither: Equal<Joined<typeof notWaited>, JoinedSpaceClient | PendingJoin> = true;
 const unknown = hub.join(link, options);
-export const unknownEither: Equal<Joined<typeof unknown>, SpaceClient | PendingJoin> = true;
+export const unknownEither: Equal<Joined<typeof unknown>, JoinedSpaceClient | PendingJoin> = true;
 const unknownByKey = hub.join('space', 'key', options);
-export const unknownByKeyEither: Equal<Joined<typeof unknownByKey>, SpaceClient | PendingJoin> = true;
+export const unknownByKeyEither: Equal<Joined<typeof unknownByKey>, JoinedSpaceClient | PendingJoin> = true;
+
+// A pending join, once approved, knows its participant too.
+declare const pending: PendingJoin;
+export const approvedKnown: Equal<Joined<ReturnType<PendingJoin['wait']>>, JoinedSpaceClient> = true;
+export const checkedKnown: Equal<Joined<ReturnType<typeof pending.check>>, JoinedSpaceClient | null> = true;
+
+// A client made from a key alone cannot know whose key it is; told the participantId, it does.
+const fromKey = hub.space('space', 'key');
+export const fromKeyUnknown: Equal<typeof fromKey.participantId, string | undefined> = true;
+export const fromKeyClient: Equal<typeof fromKey, SpaceClient> = true;
+const told = hub.space('space', 'key', 'participant');
+export const toldKnown: Equal<typeof told, JoinedSpaceClient> = true;

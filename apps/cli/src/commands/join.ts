@@ -2,6 +2,7 @@ import { userInfo } from 'node:os';
 import type { Command } from '@commander-js/extra-typings';
 import {
   AuthenticationError,
+  type JoinedSpaceClient,
   NotFoundError,
   PendingJoin,
   parseInvitationLink,
@@ -130,7 +131,7 @@ export function registerJoin(program: Command, app: App): void {
       };
       // A join still waiting from an earlier `convene join` is waited for again, not asked twice.
       const earlier = ctx.store.host(url).pendingJoins?.[invitation.spaceId];
-      let member: SpaceClient;
+      let member: JoinedSpaceClient;
       try {
         if (earlier && earlier.invitationKey === invitation.invitationKey) {
           member = await waiting(hub.pendingJoin(earlier));
@@ -178,8 +179,8 @@ export function registerJoin(program: Command, app: App): void {
       }
       forgetPending(ctx, url, invitation.spaceId);
       const key = member.key;
-      // Set by every join; the participant the key belongs to.
-      const participantId = member.participantId!;
+      // The participant the key belongs to (every join knows it).
+      const { participantId } = member;
       const view = await member.get();
       if (url !== ctx.url) {
         // The link named another server: commands without --url use it from now on.
