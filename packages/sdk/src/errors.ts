@@ -99,11 +99,18 @@ export class NotFoundError extends ConveneError {
 }
 /**
  * 409: a state conflict (a closed space, a participant already active, a write whose
- * `baseVersion` is no longer current: then `body.version` is the current one). Never retried.
+ * `baseVersion` is no longer current: then `version` is the current one). Never retried.
  */
 export class ConflictError extends ConveneError {
   override name = 'ConflictError';
   declare readonly status: 409;
+  /** The artifact's current version, when a write's `baseVersion` was not (`body.version`). */
+  readonly version: number | undefined;
+
+  constructor(message: string, init: ErrorInit) {
+    super(message, init);
+    this.version = typeof init.body?.version === 'number' ? init.body.version : undefined;
+  }
 }
 /** 410: a link request that expired or was already used: start over. */
 export class GoneError extends ConveneError {

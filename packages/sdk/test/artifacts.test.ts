@@ -44,6 +44,7 @@ describe('artifacts', () => {
     expect(written).toMatchObject({ version: 2, content: 'v2', lockedBy: alice.participantId });
     const conflict = await alice.artifacts.write(doc.id, 'v3?', { baseVersion: 1 }).catch((e: unknown) => e);
     expect(conflict).toBeInstanceOf(ConflictError);
+    expect((conflict as ConflictError).version).toBe(2);
     expect((conflict as ConflictError).body?.version).toBe(2);
     expect((await alice.artifacts.write(doc.id, 'v3', { baseVersion: 2 })).version).toBe(3);
 
