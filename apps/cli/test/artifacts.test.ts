@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { byName, editing, editor, heldEditor, joinAs, User } from './helpers/cli';
+import { byName, editing, editor, heldEditor, joinAs, suggested, User } from './helpers/cli';
 import { startServer, type TestServer } from './helpers/server';
 
 let server: TestServer;
@@ -389,5 +389,66 @@ describe('artifact edit', () => {
     expect((await owner.run(['artifact', 'download', 'edit.md'])).stdout).toBe(
       'their version\nwritten offline again\n',
     );
+  });
+});
+
+describe('hints of a space other than the default', () => {
+  it('name the space, so that copied they act on it and not on the default space', async () => {
+    const bob = new User(server.url);
+    const ann = new User(server.url);
+    try {
+      expect((await bob.run(['space', 'create', 'Secret'])).code).toBe(0);
+      await joinAs(bob, ann, 'Ann');
+      expect((await bob.run(['artifact', 'create', 'notes.md'])).code).toBe(0);
+      expect((await bob.run(['space', 'create', 'Daily Standup'])).code).toBe(0);
+      // What runs a hint as a person copies it: its first suggested command line, as bob.
+      const run = (text: string, which = 0) => bob.run(suggested(text)[which]!);
+
+      const locked = await bob.run(['artifact', 'lock', 'notes.md', '--space', 'Secret']);
+      expect(locked.stderr).toContain('release with `convene artifact unlock "notes.md" --space "Secret"`');
+      expect((await run(locked.stderr, 1)).code).toBe(0);
+
+      const file = join(bob.home, 'notes.md');
+      writeFileSync(file, 'second');
+      expect(
+        (await bob.run(['artifact', 'write', 'notes.md', '--file', file, '--space', 'Secret'])).code,
+      ).toBe(0);
+      const stale = await bob.run([
+        'artifact',
+        'write',
+        'notes.md',
+        '--file',
+        file,
+        '--base-version',
+        '1',
+        '--space',
+        'Secret',
+      ]);
+      expect(stale.code).toBe(6);
+      expect(stale.stderr).toContain('`convene artifact diff "notes.md" 1 2 --space "Secret"`');
+      expect((await run(stale.stderr)).code).toBe(0);
+
+      // Someone else's lock, met by edit: its unlock (the owner's to force) is in that space too.
+      expect((await ann.run(['artifact', 'lock', 'notes.md'])).code).toBe(0);
+      const edit = await bob.run(['artifact', 'edit', 'notes.md', '--space', 'Secret'], {
+        env: { EDITOR: 'true' },
+      });
+      expect(edit.code).toBe(6);
+      expect(edit.stderr).toContain('`convene tail "Secret"` shows the unlock');
+      expect(edit.stderr).toContain('`convene artifact unlock "notes.md" --space "Secret"`');
+      expect((await run(edit.stderr, 1)).code).toBe(0);
+
+      const missing = await bob.run(['artifact', 'show', 'nope.md', '--space', 'Secret']);
+      expect(missing.stderr).toContain('`convene artifact list --space "Secret"`');
+      expect((await run(missing.stderr)).stdout).toContain('notes.md');
+
+      // The default space, not named: its hints stay as short as they were.
+      expect((await bob.run(['artifact', 'create', 'plan.md'])).stderr).toContain(
+        'Edit it with `convene artifact edit "plan.md"`.',
+      );
+    } finally {
+      bob.remove();
+      ann.remove();
+    }
   });
 });

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { eventually, finished, follow, joinAs, LEAKY_ENV, type User } from './helpers/cli';
+import { eventually, finished, follow, joinAs, LEAKY_ENV, suggested, type User } from './helpers/cli';
 import { bundle } from './helpers/paths';
 import { serverForFile, type TestServer } from './helpers/server';
 
@@ -626,7 +626,7 @@ describe('invite, join, participants, moderation, leave', () => {
     const notWaiting = await owner.run(['reject', 'Mallory']);
     expect(notWaiting.code).toBe(6);
     expect(notWaiting.stderr).toContain('Mallory is not waiting for approval');
-    expect(notWaiting.stderr).toContain('To remove them, `convene kick`.');
+    expect(notWaiting.stderr).toContain('To remove them, `convene kick "Mallory"`.');
     expect((await guest.run(['send', 'still in'])).code).toBe(0);
 
     const notOwner = await guest.run(['kick', 'Owner']);
@@ -644,7 +644,8 @@ describe('invite, join, participants, moderation, leave', () => {
     const after = await guest.run(['send', 'still here?']);
     expect(after.code).toBe(4);
     expect(after.stderr).toContain('convene join LINK');
-    expect(after.stderr).toContain('convene leave');
+    // Named, since `leave` off a terminal takes no default (and the hint may be copied elsewhere).
+    expect(after.stderr).toContain('forget the space here with `convene leave "Moderated"`');
 
     // Kicking again is done already: said so, exit 0, as any command finding its work done.
     const again = await owner.run(['kick', participantId]);
@@ -728,11 +729,14 @@ describe('invite, join, participants, moderation, leave', () => {
     await joinAs(owner, guest, 'Kim');
     expect((await owner.run(['kick', 'Kim'])).code).toBe(0);
     const listed = await guest.run(['space', 'list']);
-    expect(listed.stdout).toContain('key refused (removed, or left): `convene leave` forgets it');
+    expect(listed.stdout).toContain(
+      'key refused (removed, or left): `convene leave "Kicked out"` forgets it',
+    );
     expect((await guest.run(['space', 'list', '--json'])).json()).toEqual([
       expect.objectContaining({ spaceId, state: 'unavailable', problem: expect.stringContaining('401') }),
     ]);
-    const left = await guest.run(['leave', '--yes']);
+    // The listing's own hint, copied: it names the space, so it needs no terminal or --yes.
+    const left = await guest.run(suggested(listed.stdout)[0]!);
     expect({ code: left.code, stderr: left.stderr }).toEqual({ code: 0, stderr: expect.any(String) });
     expect(left.stderr).toContain('Forgot Kicked out here: the server no longer takes its key');
     expect(guest.credentials().hosts[server.url].spaces[spaceId]).toBeUndefined();

@@ -1,6 +1,15 @@
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, finished, follow, joinAs, LEAKY_ENV, type RunResult, User } from './helpers/cli';
+import {
+  eventually,
+  finished,
+  follow,
+  joinAs,
+  LEAKY_ENV,
+  type RunResult,
+  suggested,
+  User,
+} from './helpers/cli';
 import { bundle } from './helpers/paths';
 import { startServer, type TestServer } from './helpers/server';
 import { Terminal } from './helpers/tmux';
@@ -285,13 +294,18 @@ describe('tail started after someone asked to join', () => {
     try {
       await host.run(['space', 'create', 'Doorstep', '--private']);
       const { humanLink } = (await host.run(['invite', '--json'])).json();
+      // Another space becomes the default: the request's hint must still act on Doorstep.
+      await host.run(['space', 'create', 'Porch']);
       const joining = follow(visitor, ['join', humanLink, '--name', 'Vera']);
       await eventually(async () =>
-        expect((await host.run(['participants', '--json'])).stdout).toContain('waitingForApproval'),
+        expect((await host.run(['participants', 'Doorstep', '--json'])).stdout).toContain(
+          'waitingForApproval',
+        ),
       );
-      const tail = follow(host, ['tail']);
-      await tail.waitFor('Vera asks to join (`convene approve NAME`)');
-      expect((await host.run(['approve', 'Vera'])).code).toBe(0);
+      const tail = follow(host, ['tail', 'Doorstep']);
+      const [notice] = await tail.waitFor('Vera asks to join (`convene approve "Vera" --space "Doorstep"`)');
+      // Copied as it is, the hint admits her.
+      expect((await host.run(suggested(notice)[0]!)).code).toBe(0);
       await tail.waitFor('Vera was approved and joined');
       const tailed = await tail.interrupt();
       expect(tailed.code).toBe(0);
@@ -317,7 +331,7 @@ describe('tail of a participant who is removed', () => {
       const result = await tail.done;
       expect(result.stdout).toContain('You (Kim) were removed');
       expect(result.stderr).toContain('you were removed from "Door": your key no longer works');
-      expect(result.stderr).toContain('`convene leave` forgets it here');
+      expect(result.stderr).toContain('`convene leave "Door"` forgets it here');
       // Said as what happened, without a reconnection attempt before it.
       expect(result.stderr).not.toContain('reconnecting');
       expect(result.stderr).not.toContain('The stream ended');

@@ -6,6 +6,7 @@ import { CliError } from '../lib/errors';
 import { closedHint, isSpaceClosed, unreachableHint } from '../lib/failure';
 import { isNotConvene, notConvene } from '../lib/not-convene';
 import { relative } from '../lib/render';
+import { suggest } from '../lib/suggest';
 import { VERSION } from '../version';
 
 /** What a check that needs the server says when it does not answer: neither a tick nor a cross. */
@@ -187,7 +188,7 @@ async function runChecks(ctx: Context): Promise<Check[]> {
               name: 'default space',
               status: 'fail',
               detail: `"${space.name}" is closed: its keys no longer work`,
-              hint: `${closedHint(`"${space.name}"`)}; pick one with \`convene space use SPACE\`.`,
+              hint: `${closedHint(`"${space.name}"`, suggest(ctx, 'leave', { space, always: true }))}; pick one with \`convene space use SPACE\`.`,
             }
           : {
               name: 'default space',

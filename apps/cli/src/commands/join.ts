@@ -19,6 +19,7 @@ import { sayOutages } from '../lib/outage';
 import { inline } from '../lib/output';
 import { required } from '../lib/prompts';
 import type { StoredSpace } from '../lib/store';
+import { suggest } from '../lib/suggest';
 
 /** How someone else on this machine joins: with their own credential file. */
 const OWN_PROFILE =
@@ -228,7 +229,7 @@ async function refuseSecondSeat(ctx: Context, url: string, held: StoredSpace): P
     `you are already in "${view.name}"${me ? ` as ${me.name}` : ''} on this machine: joining again would add a second participant and replace your key`,
     {
       exitCode: ExitCode.conflict,
-      hint: `${OWN_PROFILE}; to join again under another name, leave first with \`convene leave ${JSON.stringify(view.name)}\`.`,
+      hint: `${OWN_PROFILE}; to join again under another name, leave first with \`${suggest(ctx, 'leave', { space: held, always: true })}\`.`,
       details: { spaceId: held.spaceId, participantId: held.participantId },
     },
   );

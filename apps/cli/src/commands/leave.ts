@@ -3,6 +3,7 @@ import { AuthenticationError, ConflictError } from '@convene/sdk';
 import { type App, examples } from '../app';
 import { conflictError, isSpaceClosed } from '../lib/failure';
 import { confirm } from '../lib/prompts';
+import { suggest } from '../lib/suggest';
 
 export function registerLeave(program: Command, app: App): void {
   program
@@ -34,7 +35,7 @@ export function registerLeave(program: Command, app: App): void {
         else if (error instanceof ConflictError && saved.role === 'owner') {
           throw conflictError(
             error,
-            `Close it for good with \`convene space close ${JSON.stringify(saved.name)}\`: every key stops working and convene forgets it.`,
+            `Close it for good with \`${suggest(ctx, 'space close', { always: true })}\`: every key stops working and convene forgets it.`,
           );
         } else throw error;
       }

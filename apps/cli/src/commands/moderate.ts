@@ -7,6 +7,7 @@ import { conflictError, isSpaceClosed } from '../lib/failure';
 import { choose } from '../lib/prompts';
 import { listed } from '../lib/render';
 import { find, pick } from '../lib/resolve';
+import { quoted, suggest } from '../lib/suggest';
 
 const STATUS = {
   waitingForApproval: 'waiting for approval',
@@ -120,7 +121,7 @@ export function registerModeration(program: Command, app: App): void {
           noun: 'participant',
           id: (p: (typeof participants)[number]) => p.participantId,
           name: (p: (typeof participants)[number]) => p.name,
-          listCommand: 'convene participants',
+          listCommand: suggest(ctx, 'participants'),
         };
         // A name shared with someone this cannot apply to (a kicked namesake) names the one it can.
         const participant = find(candidates, chosen, what) ?? pick(participants, chosen, what);
@@ -129,14 +130,14 @@ export function registerModeration(program: Command, app: App): void {
           throw new CliError('the owner of a space cannot be moderated', {
             exitCode: ExitCode.conflict,
             ...(action.call === 'kick'
-              ? { hint: 'To end the space for everyone, `convene space close`.' }
+              ? { hint: `To end the space for everyone, \`${suggest(ctx, 'space close')}\`.` }
               : {}),
           });
         }
         // Not "the state changed": where the participant stands is why.
         const standing = `${participant.name} is ${STATUS[participant.status]}; only participants who are ${listed(
           action.candidates.map((status) => STATUS[status]),
-        )} can be ${action.done.toLowerCase()} (see \`convene participants\`).`;
+        )} can be ${action.done.toLowerCase()} (see \`${suggest(ctx, 'participants')}\`).`;
         if ((action.already as readonly string[]).includes(participant.status)) {
           ctx.out.result(
             { ok: true, participantId: participant.participantId, unchanged: true },
@@ -154,7 +155,7 @@ export function registerModeration(program: Command, app: App): void {
         if (action.call !== action.name && !candidates.includes(participant)) {
           throw new CliError(`${participant.name} is not waiting for approval`, {
             exitCode: ExitCode.conflict,
-            hint: `${standing} To remove them, \`convene kick\`.`,
+            hint: `${standing} To remove them, \`${suggest(ctx, `kick ${quoted(participant.name)}`)}\`.`,
           });
         }
         let result: { ok: boolean };

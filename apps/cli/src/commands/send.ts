@@ -1,6 +1,7 @@
 import type { Command } from '@commander-js/extra-typings';
 import type { SpaceClient } from '@convene/sdk';
 import { type App, examples } from '../app';
+import type { Context } from '../lib/context';
 import { isUuid } from '../lib/context';
 import { CliError, UsageError } from '../lib/errors';
 import { ExitCode } from '../lib/exit-codes';
@@ -8,6 +9,7 @@ import { assertPiped, readStdin, readTextFile } from '../lib/input';
 import { inline } from '../lib/output';
 import { required } from '../lib/prompts';
 import { byIdStart, closest, find } from '../lib/resolve';
+import { suggest } from '../lib/suggest';
 
 const USAGE = 'convene send [SPACE] TEXT | --file F | - [--space SPACE] [--html | --image URL]';
 
@@ -83,8 +85,11 @@ export function registerSend(program: Command, app: App): void {
       if (content.trim() === '') throw new UsageError('the message is empty', `Usage: ${USAGE}`);
       const type = options.image !== undefined ? 'image' : options.html ? 'html' : 'text';
       const space = ctx.spaceClient(saved);
-      const mentions = options.mention?.length ? await participantIds(space, options.mention) : undefined;
-      const replyTo = options.replyTo === undefined ? undefined : await messageId(space, options.replyTo);
+      const mentions = options.mention?.length
+        ? await participantIds(ctx, space, options.mention)
+        : undefined;
+      const replyTo =
+        options.replyTo === undefined ? undefined : await messageId(ctx, space, options.replyTo);
       const sent = await space.messages.send({
         content,
         type,
@@ -144,7 +149,7 @@ const trimEnd = (text: string) => text.replace(/[\r\n]+$/, '');
  * The message --reply-to names: an id passes as it is; the start of one (4 characters or more,
  * as other id arguments take) is looked up among the space's messages.
  */
-async function messageId(space: SpaceClient, reference: string): Promise<string> {
+async function messageId(ctx: Context, space: SpaceClient, reference: string): Promise<string> {
   if (isUuid(reference)) return reference;
   const messages: { id: string }[] = [];
   if (reference.length >= 4) for await (const message of space.messages.list()) messages.push(message);
@@ -152,7 +157,7 @@ async function messageId(space: SpaceClient, reference: string): Promise<string>
     noun: 'message',
     id: (m) => m.id,
     label: (m) => m.id,
-    listCommand: 'convene messages -q',
+    listCommand: suggest(ctx, 'messages -q'),
   }).id;
 }
 
@@ -160,7 +165,7 @@ async function messageId(space: SpaceClient, reference: string): Promise<string>
  * --mention values as participantIds: ids pass; names (any case) and id starts are looked up among
  * those in the space. One that names nobody is not found (exit 5), as any participant named so.
  */
-async function participantIds(space: SpaceClient, who: string[]): Promise<string[]> {
+async function participantIds(ctx: Context, space: SpaceClient, who: string[]): Promise<string[]> {
   if (who.every((w) => isUuid(w))) return who;
   const { participants } = await space.get();
   const live = participants.filter((p) => p.status === 'active' || p.status === 'muted');
@@ -178,7 +183,7 @@ async function participantIds(space: SpaceClient, who: string[]): Promise<string
     );
     throw new CliError(`nobody called "${w}" is in this space`, {
       exitCode: ExitCode.notFound,
-      hint: `${near ? `Did you mean "${inline(near)}"? ` : ''}See who is there with \`convene participants\`; --mention also takes a participantId.`,
+      hint: `${near ? `Did you mean "${inline(near)}"? ` : ''}See who is there with \`${suggest(ctx, 'participants')}\`; --mention also takes a participantId.`,
     });
   });
 }

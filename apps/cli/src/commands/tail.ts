@@ -9,6 +9,7 @@ import { parseCount } from '../lib/input';
 import { sayConnectionLost } from '../lib/outage';
 import { inline } from '../lib/output';
 import { printMessage, when } from '../lib/render';
+import { quoted, suggest } from '../lib/suggest';
 
 export function registerTail(program: Command, app: App): void {
   program
@@ -74,7 +75,7 @@ export function registerTail(program: Command, app: App): void {
       if (view.departed === 'kicked') {
         throw new CliError(`you were removed from ${JSON.stringify(saved.name)}: your key no longer works`, {
           exitCode: ExitCode.auth,
-          hint: '`convene leave` forgets it here; to come back, ask the owner for a new invitation (`convene join LINK`).',
+          hint: `\`${suggest(ctx, 'leave', { always: true })}\` forgets it here; to come back, ask the owner for a new invitation (\`convene join LINK\`).`,
         });
       }
       // The SDK ends a live stream quietly when reconnecting finds the key refused (removed, left
@@ -119,8 +120,7 @@ class TailView {
         // Who asked to join before tail started: otherwise only requests made while it runs show.
         if (!this.ctx.out.mode.json) {
           for (const p of event.data.participants) {
-            if (p.status === 'waitingForApproval')
-              this.note(`${p.name} ${statusChange(undefined, p.status)}`);
+            if (p.status === 'waitingForApproval') this.note(`${p.name} ${this.statusChange(p, undefined)}`);
           }
         }
         this.ctx.out.info(this.ctx.out.c.dim(`Following ${this.spaceName} live (Ctrl-C to stop)`));
@@ -172,7 +172,7 @@ class TailView {
         const before = this.statuses.get(p.participantId);
         this.names.set(p.participantId, p.name);
         this.statuses.set(p.participantId, p.status);
-        const change = statusChange(before, p.status);
+        const change = this.statusChange(p, before);
         if (p.participantId !== this.me) {
           note(`${p.name} ${change}`);
           return;
@@ -205,12 +205,18 @@ class TailView {
         return;
     }
   }
+
+  /** A participant's new status in words, from the one it had (`undefined`: not seen before). */
+  private statusChange(p: { name: string; status: string }, before: string | undefined): string {
+    return statusChange(before, p.status, suggest(this.ctx, `approve ${quoted(p.name)}`));
+  }
 }
 
-function statusChange(before: string | undefined, after: string): string {
+/** `approve`: the command line that admits the participant waiting to join. */
+function statusChange(before: string | undefined, after: string, approve: string): string {
   switch (after) {
     case 'waitingForApproval':
-      return 'asks to join (`convene approve NAME`)';
+      return `asks to join (\`${approve}\`)`;
     case 'active':
       return before === 'muted'
         ? 'was unmuted'

@@ -4,6 +4,7 @@ import { type App, examples } from '../app';
 import { isUuid } from '../lib/context';
 import { relative } from '../lib/render';
 import { byIdStart, closest } from '../lib/resolve';
+import { suggest } from '../lib/suggest';
 
 type EventType = NonNullable<CreateWebhookParams['events']>[number];
 
@@ -125,7 +126,7 @@ export function registerWebhook(program: Command, app: App): void {
                 style: (s, w) => (w.enabled && !w.failures ? out.c.green(s) : out.c.yellow(s)),
               },
             ],
-            'No webhooks yet: `convene webhook add URL`.',
+            `No webhooks yet: \`${suggest(ctx, 'webhook add URL')}\`.`,
           ),
       });
     });
@@ -154,7 +155,7 @@ export function registerWebhook(program: Command, app: App): void {
             noun: 'webhook',
             id: (w) => w.id,
             label: (w) => `${w.id} (${w.url})`,
-            listCommand: 'convene webhook list',
+            listCommand: suggest(ctx, 'webhook list'),
           }).id;
       await space.webhooks.delete(id);
       ctx.out.result(

@@ -5,6 +5,7 @@ import { ExitCode } from './exit-codes';
 import { choose } from './prompts';
 import { relative, when } from './render';
 import { pick } from './resolve';
+import { quoted, suggest } from './suggest';
 
 /**
  * The space, the artifact named by a person (name or id) and the participants' names, from one
@@ -30,7 +31,7 @@ export async function findArtifact(
     noun: 'document',
     id: (a) => a.id,
     name: (a) => a.name,
-    listCommand: 'convene artifact list',
+    listCommand: suggest(ctx, 'artifact list'),
   });
   ctx.artifact = artifact.name;
   const names = new Map(view.participants.map((p) => [p.participantId, p.name]));
@@ -46,6 +47,7 @@ export async function findArtifact(
       names,
       owner: saved.role === 'owner',
       ownerId: view.participants.find((p) => p.isOwner)?.participantId,
+      command: (words: string) => suggest(ctx, words),
     },
   };
 }
@@ -58,14 +60,17 @@ export interface LockContext {
   owner: boolean;
   /** The owner's participant id: a lock the owner holds is theirs to release, not to force. */
   ownerId?: string | undefined;
+  /** The command line a hint suggests, on the document's space (`suggest`). */
+  command: (words: string) => string;
 }
 
 /** A 423 in words: who holds the lock and until when (exit 6), and what you can do about it. */
 export function lockedFailure(
   error: LockedError,
-  { artifactName, names, owner, ownerId }: LockContext,
+  { artifactName, names, owner, ownerId, command }: LockContext,
 ): CliError {
-  const unlock = `convene artifact unlock ${JSON.stringify(artifactName)}`;
+  const unlock = command(`artifact unlock ${quoted(artifactName)}`);
+  const tail = command('tail');
   const holder = error.lockedBy ? (names.get(error.lockedBy) ?? error.lockedBy) : undefined;
   const until = error.lockExpiresAt
     ? ` until ${when(error.lockExpiresAt)} (${relative(error.lockExpiresAt)})`
@@ -78,13 +83,13 @@ export function lockedFailure(
       exitCode: ExitCode.conflict,
       hint: holder
         ? !owner && error.lockedBy !== undefined && error.lockedBy === ownerId
-          ? `The owner holds it: wait for them to finish (\`convene tail\` shows the unlock), or ask them to release it (\`${unlock}\` on their side).`
-          : `Wait for them to finish (\`convene tail\` shows the unlock), or ${
+          ? `The owner holds it: wait for them to finish (\`${tail}\` shows the unlock), or ask them to release it (\`${unlock}\` on their side).`
+          : `Wait for them to finish (\`${tail}\` shows the unlock), or ${
               owner
                 ? 'release their lock yourself (you own the space) with'
                 : 'ask the owner to force it with'
             } \`${unlock}\`.`
-        : `Take it with \`convene artifact lock ${JSON.stringify(artifactName)}\`.`,
+        : `Take it with \`${command(`artifact lock ${quoted(artifactName)}`)}\`.`,
       details: { lockedBy: error.lockedBy, lockExpiresAt: error.lockExpiresAt },
       cause: error,
     },

@@ -51,6 +51,11 @@ export class Context {
   /** Set by `serve`: the server stops itself on SIGINT and SIGTERM, as it always has. */
   serverOwnsSignals = false;
   using: Using = { kind: 'none' };
+  /**
+   * The space the command acts on, once found, and whether the command line named it: the
+   * command lines its hints suggest act on it too (`suggest`).
+   */
+  chosenSpace: { space: StoredSpace; named: boolean } | undefined;
   /** The document the command acts on, once found: hints name it (`artifact history "plan.md"`). */
   artifact: string | undefined;
   /** The command being run (`convene space create`), for hints that point at its help. */
@@ -178,7 +183,10 @@ export class Context {
     const saved = Object.values(host.spaces);
     if (reference === undefined || reference === '') {
       const chosen = host.defaultSpace ? host.spaces[host.defaultSpace] : undefined;
-      if (chosen) return chosen;
+      if (chosen) {
+        this.chosenSpace = { space: chosen, named: false };
+        return chosen;
+      }
       throw new (saved.length ? CliError : NoSpaceSavedError)(`no space chosen on ${this.url}`, {
         exitCode: saved.length ? ExitCode.usage : ExitCode.auth,
         hint: saved.length
@@ -191,7 +199,10 @@ export class Context {
       id: (s) => s.spaceId,
       name: (s) => s.name,
     });
-    if (found) return found;
+    if (found) {
+      this.chosenSpace = { space: found, named: true };
+      return found;
+    }
     const Failure = saved.length ? CliError : NoSpaceSavedError;
     // A whole id names a space, which may well exist: what is missing is its key (exit 4, as any
     // credential). A name or the start of an id names nothing convene knows: not found (exit 5),

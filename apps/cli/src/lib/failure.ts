@@ -10,6 +10,7 @@ import type { Context } from './context';
 import { CliError } from './errors';
 import { ExitCode } from './exit-codes';
 import { isNotConvene, notConvene } from './not-convene';
+import { quoted, suggest } from './suggest';
 
 /**
  * Turns whatever a command threw into a CliError: what went wrong (the server's own words), the
@@ -103,7 +104,7 @@ function fromStatus(error: ConveneError, ctx: Context): CliError {
           exitCode: ExitCode.auth,
           hint:
             using.space.role === 'participant'
-              ? 'The key no longer works if you left or were removed. Join again with `convene join LINK`, or forget the space here with `convene leave`.'
+              ? `The key no longer works if you left or were removed. Join again with \`convene join LINK\`, or forget the space here with \`${suggest(ctx, 'leave', { always: true })}\`.`
               : 'The owner key stops working when the space closes or expires. Create a new one with `convene space create NAME`.',
         });
       }
@@ -117,14 +118,14 @@ function fromStatus(error: ConveneError, ctx: Context): CliError {
     case 403:
       return new CliError(message, {
         exitCode: ExitCode.auth,
-        hint: 'The owner decides who may send and edit (`convene participants` shows your status).',
+        hint: `The owner decides who may send and edit (\`${suggest(ctx, 'participants')}\` shows your status).`,
       });
     case 404:
       return new CliError(message, {
         exitCode: ExitCode.notFound,
         hint:
           using.kind === 'space'
-            ? notFoundHint(message, ctx.artifact)
+            ? notFoundHint(ctx, message)
             : 'Check the id, and that --url points at the right server.',
       });
     case 409:
@@ -137,7 +138,7 @@ function fromStatus(error: ConveneError, ctx: Context): CliError {
         exitCode: ExitCode.conflict,
         hint: locked?.lockExpiresAt
           ? `The lock lapses at ${locked.lockExpiresAt} unless its holder keeps it.`
-          : `Take the lock first with \`convene artifact lock ${ctx.artifact ? JSON.stringify(ctx.artifact) : 'ARTIFACT'}\`.`,
+          : `Take the lock first with \`${suggest(ctx, `artifact lock ${ctx.artifact ? quoted(ctx.artifact) : 'ARTIFACT'}`)}\`.`,
         details: detailsOf(error),
       });
     }
@@ -161,19 +162,18 @@ function fromStatus(error: ConveneError, ctx: Context): CliError {
  * Where to look for what a space's 404 names: the server says what it did not find ("webhook not
  * found", "version 7 of this artifact not found"), so the hint lists that kind of thing.
  */
-function notFoundHint(message: string, artifact: string | undefined): string {
-  const doc = artifact ? JSON.stringify(artifact) : 'ARTIFACT';
-  const where: [RegExp, string][] = [
-    [/^webhook\b/, 'See the webhooks with `convene webhook list`.'],
-    [/^version\b/, `\`convene artifact history ${doc}\` lists its versions.`],
-    [/^artifact\b/, 'See the documents with `convene artifact list`.'],
-    [/^participant\b/, 'See who is there with `convene participants`.'],
-    [/^message\b/, 'See the messages and their ids with `convene messages --json`.'],
+function notFoundHint(ctx: Context, message: string): string {
+  const doc = ctx.artifact ? quoted(ctx.artifact) : 'ARTIFACT';
+  const command = (words: string) => `\`${suggest(ctx, words)}\``;
+  const where: [RegExp, () => string][] = [
+    [/^webhook\b/, () => `See the webhooks with ${command('webhook list')}.`],
+    [/^version\b/, () => `${command(`artifact history ${doc}`)} lists its versions.`],
+    [/^artifact\b/, () => `See the documents with ${command('artifact list')}.`],
+    [/^participant\b/, () => `See who is there with ${command('participants')}.`],
+    [/^message\b/, () => `See the messages and their ids with ${command('messages --json')}.`],
   ];
-  return (
-    where.find(([subject]) => subject.test(message))?.[1] ??
-    'Check the name or id (`convene participants`, `convene artifact list`).'
-  );
+  const found = where.find(([subject]) => subject.test(message))?.[1];
+  return found ? found() : `Check the name or id (${command('participants')}, ${command('artifact list')}).`;
 }
 
 /**
@@ -201,19 +201,19 @@ function spaceClosed(ctx: Context, spaceName: string, details: Record<string, un
     `${spaceName} is closed: ${joining ? 'it takes no one new' : 'its keys no longer work'}`,
     {
       exitCode: ExitCode.conflict,
-      hint: `${closedHint(spaceName, { held: !joining })}${owner ? '; `convene space create NAME` starts a new one' : ''}.`,
+      hint: `${closedHint(spaceName, joining ? undefined : suggest(ctx, 'leave', { always: true }))}${owner ? '; `convene space create NAME` starts a new one' : ''}.`,
       details,
     },
   );
 }
 
 /**
- * What to say of a closed space: for good, and where the others are; `held` (a key of it is kept
- * here): that `leave` forgets it.
+ * What to say of a closed space: for good, and where the others are; `leave`, when a key of it is
+ * kept here: the command line that forgets it.
  */
-export const closedHint = (spaceName: string, { held = true }: { held?: boolean } = {}): string =>
+export const closedHint = (spaceName: string, leave: string | undefined): string =>
   `${spaceName[0]!.toUpperCase()}${spaceName.slice(1)} was closed by its owner or reached the end of its time to live, for good; ${
-    held ? '`convene leave` forgets it here, and ' : ''
+    leave ? `\`${leave}\` forgets it here, and ` : ''
   }\`convene space list\` shows your other spaces`;
 
 function detailsOf(error: ConveneError): Record<string, unknown> {

@@ -265,3 +265,13 @@ export async function joinAs(owner: User, guest: User, name: string): Promise<vo
   const { humanLink } = (await owner.run(['invite', '--json'])).json();
   expect((await guest.run(['join', humanLink, '--name', name])).code).toBe(0);
 }
+
+/**
+ * The convene command lines a text suggests (between backquotes), each as the arguments a shell
+ * would pass for it: a test runs them as a person would copy them.
+ */
+export function suggested(text: string): string[][] {
+  return [...text.matchAll(/`convene ([^`]+)`/g)].map(([, line]) =>
+    [...line!.matchAll(/"([^"]*)"|'([^']*)'|(\S+)/g)].map((word) => word[1] ?? word[2] ?? word[3]!),
+  );
+}

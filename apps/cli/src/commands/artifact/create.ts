@@ -4,6 +4,7 @@ import { CliError } from '../../lib/errors';
 import { ExitCode } from '../../lib/exit-codes';
 import { checkName, readTextFile } from '../../lib/input';
 import { required } from '../../lib/prompts';
+import { quoted, suggest } from '../../lib/suggest';
 
 export function registerArtifactCreate(artifact: Command, app: App): void {
   artifact
@@ -41,10 +42,10 @@ export function registerArtifactCreate(artifact: Command, app: App): void {
       // command given that name ask for an id instead.
       const existing = (await space.get()).artifacts.find((a) => a.name.toLowerCase() === name.toLowerCase());
       if (existing) {
-        const quoted = JSON.stringify(existing.name);
-        throw new CliError(`${saved.name} already has a document called ${quoted}`, {
+        const doc = quoted(existing.name);
+        throw new CliError(`${saved.name} already has a document called ${JSON.stringify(existing.name)}`, {
           exitCode: ExitCode.conflict,
-          hint: `Edit it with \`convene artifact edit ${quoted}\`, or replace its text with \`convene artifact write ${quoted} --file ${options.file ?? 'F'}\`; or pick another name.`,
+          hint: `Edit it with \`${suggest(ctx, `artifact edit ${doc}`)}\`, or replace its text with \`${suggest(ctx, `artifact write ${doc} --file ${options.file ?? 'F'}`)}\`; or pick another name.`,
           details: { id: existing.id },
         });
       }
@@ -54,7 +55,7 @@ export function registerArtifactCreate(artifact: Command, app: App): void {
         human: () => {
           ctx.out.success(`Created ${ctx.out.c.bold(doc.name)} (version ${doc.version}) in ${saved.name}`);
           ctx.out.fields([['id', doc.id]]);
-          ctx.out.hint(`Edit it with \`convene artifact edit ${JSON.stringify(doc.name)}\`.`);
+          ctx.out.hint(`Edit it with \`${suggest(ctx, `artifact edit ${quoted(doc.name)}`)}\`.`);
         },
       });
     });

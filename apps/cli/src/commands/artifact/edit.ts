@@ -2,11 +2,13 @@ import type { Command } from '@commander-js/extra-typings';
 import { AuthenticationError, LockedError } from '@convene/sdk';
 import { type App, examples } from '../../app';
 import { explainingLocks, findArtifact } from '../../lib/artifacts';
+import type { Context } from '../../lib/context';
 import { EditFile, editorCommand, runEditor } from '../../lib/editor';
 import { CliError, UsageError } from '../../lib/errors';
 import { ExitCode } from '../../lib/exit-codes';
 import { explain } from '../../lib/failure';
 import { relative } from '../../lib/render';
+import { quoted, suggest } from '../../lib/suggest';
 
 export function registerArtifactEdit(artifact: Command, app: App): void {
   artifact
@@ -30,7 +32,7 @@ export function registerArtifactEdit(artifact: Command, app: App): void {
     .action(async (reference, options, command) => {
       const ctx = app.context(command);
       const { out } = ctx;
-      refuseBlindEditor(reference);
+      refuseBlindEditor(ctx, reference, options.space);
       const found = await findArtifact(ctx, options.space, reference, 'convene artifact edit ARTIFACT');
       const { space, artifact: summary } = found;
       ctx.handlesInterrupt = true;
@@ -73,7 +75,7 @@ export function registerArtifactEdit(artifact: Command, app: App): void {
             `${interrupted ? 'interrupted' : exit.ok ? 'stopped' : exit.reason}: nothing was saved`,
             {
               exitCode: interrupted ? ExitCode.interrupted : ExitCode.error,
-              hint: `${!exit.ok && exit.hint ? `${exit.hint}\n` : ''}${keptHint(doc, kept)}`,
+              hint: `${!exit.ok && exit.hint ? `${exit.hint}\n` : ''}${keptHint(ctx, doc, kept)}`,
             },
           );
         }
@@ -106,7 +108,7 @@ export function registerArtifactEdit(artifact: Command, app: App): void {
             exitCode: failure.exitCode,
             hint: keyRefused
               ? `Your text is kept in ${kept}\n${failure.hint ?? ''}`.trim()
-              : keptHint(doc, kept),
+              : keptHint(ctx, doc, kept),
             cause: error,
           });
         }
@@ -138,13 +140,19 @@ export function registerArtifactEdit(artifact: Command, app: App): void {
  * waits on the pipe while the lock is kept alive. An editor set on purpose is run as it is (a
  * script can be one); with none set and no terminal, the text is written another way.
  */
-function refuseBlindEditor(reference: string | undefined): void {
+function refuseBlindEditor(
+  ctx: Context,
+  reference: string | undefined,
+  spaceReference: string | undefined,
+): void {
   if (process.env.VISUAL || process.env.EDITOR || process.stdin.isTTY || process.platform === 'win32') return;
-  const name = JSON.stringify(reference ?? 'ARTIFACT');
+  // The space the other commands are to act on (a space named wrong is said first, as it would be).
+  ctx.space(spaceReference);
+  const name = reference === undefined ? 'ARTIFACT' : quoted(reference);
   throw new UsageError(
     'no editor to open: $VISUAL and $EDITOR are not set, and vi needs a terminal',
-    `Set EDITOR (e.g. EDITOR="code --wait"), or edit a copy: \`convene artifact download ${name} -o F\`, ` +
-      `then \`convene artifact write ${name} --file F --base-version N\` (N: the version downloaded).`,
+    `Set EDITOR (e.g. EDITOR="code --wait"), or edit a copy: \`${suggest(ctx, `artifact download ${name} -o F`)}\`, ` +
+      `then \`${suggest(ctx, `artifact write ${name} --file F --base-version N`)}\` (N: the version downloaded).`,
   );
 }
 
@@ -194,10 +202,10 @@ class Heartbeat {
  * was edited from, so that it is refused (exit 6) rather than overwriting a version someone saved
  * meanwhile.
  */
-function keptHint(doc: { name: string; version: number }, kept: string): string {
+function keptHint(ctx: Context, doc: { name: string; version: number }, kept: string): string {
   return (
     `Your text is kept in ${kept}\n` +
-    `Save it later with: convene artifact write ${JSON.stringify(doc.name)} --file ${JSON.stringify(kept)} --base-version ${doc.version}\n` +
-    '(refused if someone saved another version since; `convene artifact diff` shows what changed)'
+    `Save it later with: ${suggest(ctx, `artifact write ${quoted(doc.name)} --file ${quoted(kept)} --base-version ${doc.version}`)}\n` +
+    `(refused if someone saved another version since; \`${suggest(ctx, `artifact diff ${quoted(doc.name)}`)}\` shows what changed)`
   );
 }

@@ -1,6 +1,7 @@
 import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../../app';
 import { relative } from '../../lib/render';
+import { suggest } from '../../lib/suggest';
 
 export function registerArtifactList(artifact: Command, app: App): void {
   artifact
@@ -40,7 +41,7 @@ export function registerArtifactList(artifact: Command, app: App): void {
                 style: (t) => out.c.yellow(t),
               },
             ],
-            'No documents yet: `convene artifact create NAME`.',
+            `No documents yet: \`${suggest(ctx, 'artifact create NAME')}\`.`,
           ),
       });
     });

@@ -2,6 +2,7 @@ import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../../app';
 import { explainingLocks, findArtifact } from '../../lib/artifacts';
 import { relative, when } from '../../lib/render';
+import { quoted, suggest } from '../../lib/suggest';
 
 export function registerArtifactLock(artifact: Command, app: App): void {
   artifact
@@ -28,7 +29,7 @@ export function registerArtifactLock(artifact: Command, app: App): void {
             `Locked ${ctx.out.c.bold(found.artifact.name)} until ${when(lock.lockExpiresAt)} (${relative(lock.lockExpiresAt)})`,
           );
           ctx.out.hint(
-            `Write with \`convene artifact write ${JSON.stringify(found.artifact.name)} --file F\`; release with \`convene artifact unlock ${JSON.stringify(found.artifact.name)}\`.`,
+            `Write with \`${suggest(ctx, `artifact write ${quoted(found.artifact.name)} --file F`)}\`; release with \`${suggest(ctx, `artifact unlock ${quoted(found.artifact.name)}`)}\`.`,
           );
         },
       });

@@ -2,9 +2,11 @@ import { type Command, Option } from '@commander-js/extra-typings';
 import { ConveneError } from '@convene/sdk';
 import { type App, examples } from '../../app';
 import { explainingLocks, findArtifact } from '../../lib/artifacts';
+import type { Context } from '../../lib/context';
 import { UsageError } from '../../lib/errors';
 import { conflictError, isSpaceClosed } from '../../lib/failure';
 import { checkVersion, readTextFile } from '../../lib/input';
+import { quoted, suggest } from '../../lib/suggest';
 
 export function registerArtifactWrite(artifact: Command, app: App): void {
   artifact
@@ -58,7 +60,7 @@ export function registerArtifactWrite(artifact: Command, app: App): void {
           ? space.artifacts.write(summary.id, content, write)
           : space.artifacts.withLock(summary.id, (locked) => locked.write(content, write)),
       ).catch((error: unknown) => {
-        throw write.baseVersion ? staleBase(error, summary.name, write.baseVersion) : error;
+        throw write.baseVersion ? staleBase(error, summary.name, write.baseVersion, ctx) : error;
       });
       ctx.out.result(doc, {
         quiet: () => String(doc.version),
@@ -71,15 +73,15 @@ export function registerArtifactWrite(artifact: Command, app: App): void {
  * A stale --base-version (409 `{error, version}`) in words: the version the document is at now,
  * how to see what changed since yours, and the retry. Anything else as it came.
  */
-function staleBase(error: unknown, name: string, base: number): unknown {
+function staleBase(error: unknown, name: string, base: number, ctx: Context): unknown {
   if (!(error instanceof ConveneError) || error.status !== 409 || isSpaceClosed(error)) return error;
   const body = error.body as { version?: unknown } | undefined;
   const now = typeof body?.version === 'number' ? body.version : undefined;
-  const doc = JSON.stringify(name);
+  const doc = quoted(name);
   return conflictError(
     error,
     now === undefined
-      ? `Someone saved ${doc} since version ${base}: \`convene artifact diff ${doc} ${base}\` shows what changed; merge it, then write again with the version it is at.`
-      : `${doc} is at version ${now} now, not ${base}: \`convene artifact diff ${doc} ${base} ${now}\` shows what changed since yours; merge it, then retry with \`--base-version ${now}\`.`,
+      ? `Someone saved ${doc} since version ${base}: \`${suggest(ctx, `artifact diff ${doc} ${base}`)}\` shows what changed; merge it, then write again with the version it is at.`
+      : `${doc} is at version ${now} now, not ${base}: \`${suggest(ctx, `artifact diff ${doc} ${base} ${now}`)}\` shows what changed since yours; merge it, then retry with \`--base-version ${now}\`.`,
   );
 }

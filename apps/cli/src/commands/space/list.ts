@@ -3,6 +3,7 @@ import { AuthenticationError, ConnectionError, ConveneError } from '@convene/sdk
 import { type App, examples } from '../../app';
 import { formatSeconds } from '../../lib/duration';
 import { isSpaceClosed, unreachableHint } from '../../lib/failure';
+import { suggest } from '../../lib/suggest';
 
 export function registerSpaceList(space: Command, app: App): void {
   space
@@ -65,7 +66,7 @@ export function registerSpaceList(space: Command, app: App): void {
                   r.state === 'open' && r.ttlRemaining !== undefined
                     ? `open, ${formatSeconds(r.ttlRemaining)} left`
                     : refused.has(r.spaceId)
-                      ? 'key refused (removed, or left): `convene leave` forgets it'
+                      ? `key refused (removed, or left): \`${suggest(ctx, 'leave', { space: host.spaces[r.spaceId], always: true })}\` forgets it`
                       : unasked.has(r.spaceId)
                         ? 'not checked: no answer'
                         : r.state === 'unavailable'
