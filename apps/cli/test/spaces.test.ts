@@ -702,7 +702,15 @@ describe('invite, join, participants, moderation, leave', () => {
     const { participantPrivateKey } = (
       await guest.run(['join', humanLink, '--name', 'Lea', '--json'])
     ).json();
-    const left = await guest.run(['leave', '--json']);
+    // Off a terminal nobody is asked: leaving the default space takes its name, or --yes.
+    const unnamed = await guest.run(['leave']);
+    expect(unnamed.code).toBe(2);
+    expect(unnamed.stderr).toContain('✗ name the space to leave');
+    expect(unnamed.stderr).toContain(
+      'Usage: convene leave SPACE (or --yes alone to leave the default space)',
+    );
+    expect(guest.credentials().hosts[server.url].spaces[spaceId]).toBeDefined();
+    const left = await guest.run(['leave', '--yes', '--json']);
     expect(left.code).toBe(0);
     expect(left.json()).toEqual({ ok: true });
     expect(guest.credentials().hosts[server.url].spaces[spaceId]).toBeUndefined();
@@ -746,7 +754,7 @@ describe('invite, join, participants, moderation, leave', () => {
     const guest2 = user();
     await joinAs(other, guest2, 'Kit');
     expect((await other.run(['kick', 'Kit'])).code).toBe(0);
-    const json = await guest2.run(['leave', '--json']);
+    const json = await guest2.run(['leave', '--yes', '--json']);
     expect(json.code).toBe(0);
     expect(json.json()).toEqual({ ok: true, keyRefused: true });
     expect(guest2.credentials().hosts[server.url].spaces[otherId]).toBeUndefined();
@@ -777,7 +785,7 @@ describe('invite, join, participants, moderation, leave', () => {
     const guest2 = user();
     await joinAs(other, guest2, 'Max');
     expect((await other.run(['space', 'close', 'Closed too'])).code).toBe(0);
-    const json = await guest2.run(['leave', '--json']);
+    const json = await guest2.run(['leave', '--yes', '--json']);
     expect(json.code).toBe(0);
     expect(json.json()).toEqual({ ok: true, closed: true });
     expect(guest2.credentials().hosts[server.url].defaultSpace).toBeUndefined();

@@ -2,23 +2,30 @@ import type { Command } from '@commander-js/extra-typings';
 import { AuthenticationError, ConflictError } from '@convene/sdk';
 import { type App, examples } from '../app';
 import { conflictError, isSpaceClosed } from '../lib/failure';
-import { confirm } from '../lib/prompts';
+import { confirm, requireSpaceOrYes } from '../lib/prompts';
 import { suggest } from '../lib/suggest';
 
 export function registerLeave(program: Command, app: App): void {
   program
     .command('leave')
-    .argument('[space]', 'name or id (default: the default space)')
+    .argument(
+      '[space]',
+      'name or id (default: the default space, after confirming; elsewhere only with --yes)',
+    )
+    .usage('[SPACE] [options]')
     .summary('leave a space; your key stops working')
     .description(
       'Leave a space: your key stops working and convene forgets it. A space already closed (or ' +
         'past its time to live), or one whose server no longer takes your key (you were removed), ' +
-        'is only forgotten here. The owner cannot leave an open space: `convene space close` ends it.',
+        'is only forgotten here. The owner cannot leave an open space: `convene space close` ends it. ' +
+        'On a terminal it asks first, and SPACE defaults to the default space; elsewhere nobody is ' +
+        'asked, so name the space, or give --yes alone to leave the default space.',
     )
     .option('-y, --yes', 'do not ask for confirmation')
-    .addHelpText('after', examples('convene leave', 'convene leave "Release plan" --yes'))
+    .addHelpText('after', examples('convene leave "Release plan"', 'convene leave --yes'))
     .action(async (reference, options, command) => {
       const ctx = app.context(command);
+      requireSpaceOrYes(ctx.out, reference, options.yes, { verb: 'leave', command: 'convene leave' });
       const saved = ctx.space(reference);
       await confirm(ctx.out, `Leave "${saved.name}"? Your key stops working.`, options.yes);
       let result: { ok: boolean; closed?: true; keyRefused?: true };

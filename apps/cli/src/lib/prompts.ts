@@ -58,6 +58,25 @@ export async function confirm(out: Output, message: string, yes: boolean | undef
 }
 
 /**
+ * Before something that cannot be undone to a space (closing it, leaving it) when none is named:
+ * on a terminal it is the default space, once confirmed; elsewhere nobody is asked, so the
+ * default space takes --yes, and without it the command line is a usage error: a script (or a
+ * hint copied without its space) must not act on whichever space happens to be the default.
+ */
+export function requireSpaceOrYes(
+  out: Output,
+  reference: string | undefined,
+  yes: boolean | undefined,
+  { verb, command }: { verb: string; command: string },
+): void {
+  if (reference !== undefined || yes || out.mode.interactive) return;
+  throw new UsageError(
+    `name the space to ${verb}`,
+    `Usage: ${command} SPACE (or --yes alone to ${verb} the default space)`,
+  );
+}
+
+/**
  * A required choice among things the server knows (a document, a participant): the one named,
  * else a list to pick from on a terminal, else a usage error.
  */

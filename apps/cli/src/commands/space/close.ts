@@ -1,7 +1,6 @@
 import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../../app';
-import { UsageError } from '../../lib/errors';
-import { confirm } from '../../lib/prompts';
+import { confirm, requireSpaceOrYes } from '../../lib/prompts';
 
 export function registerSpaceClose(space: Command, app: App): void {
   space
@@ -28,14 +27,7 @@ export function registerSpaceClose(space: Command, app: App): void {
     )
     .action(async (reference, options, command) => {
       const ctx = app.context(command);
-      // Off a terminal nobody is asked: closing for good takes the space's name, or --yes to
-      // close the default one.
-      if (reference === undefined && !options.yes && !ctx.out.mode.interactive) {
-        throw new UsageError(
-          'name the space to close',
-          'Usage: convene space close SPACE (or --yes alone to close the default space)',
-        );
-      }
+      requireSpaceOrYes(ctx.out, reference, options.yes, { verb: 'close', command: 'convene space close' });
       const saved = ctx.space(reference);
       ctx.requireOwner(saved, 'close it');
       await confirm(ctx.out, `Close "${saved.name}" for good? Every key stops working.`, options.yes);
