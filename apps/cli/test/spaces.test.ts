@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { eventually, finished, follow, joinAs, LEAKY_ENV, suggested, type User } from './helpers/cli';
 import { bundle } from './helpers/paths';
 import { serverForFile, type TestServer } from './helpers/server';
+import { Terminal } from './helpers/tmux';
 
 const file = serverForFile();
 const user = (env: Record<string, string> = {}) => file.user({ env });
@@ -789,5 +790,29 @@ describe('invite, join, participants, moderation, leave', () => {
     expect(json.code).toBe(0);
     expect(json.json()).toEqual({ ok: true, closed: true });
     expect(guest2.credentials().hosts[server.url].defaultSpace).toBeUndefined();
+  });
+});
+
+describe('the participant picker of the moderation verbs', () => {
+  it('shows a status in the word the tables use (waiting, not waitingForApproval)', async () => {
+    const owner = user();
+    expect((await owner.run(['space', 'create', 'Picky', '--private'])).code).toBe(0);
+    const { humanLink } = (await owner.run(['invite', '--json'])).json();
+    const fred = user();
+    const joining = follow(fred, ['join', humanLink, '--name', 'Fred']);
+    await waitingForApproval(owner, 'Fred');
+    expect((await owner.run(['participants'])).stdout).toMatch(/Fred .*\bwaiting\b/);
+    const terminal = new Terminal([process.execPath, bundle, 'kick'], owner.env, owner.home);
+    try {
+      await eventually(() => expect(terminal.screen()).toContain('Participant to kick'));
+      expect(terminal.screen()).toContain('Fred (waiting)');
+      expect(terminal.screen()).not.toContain('waitingForApproval');
+      terminal.press('Enter');
+      await eventually(() => expect(terminal.screen()).toContain('EXIT=0'));
+      expect(terminal.screen()).toContain('Removed Fred from Picky');
+    } finally {
+      terminal.close();
+    }
+    expect((await joining.done).code).toBe(4);
   });
 });

@@ -5,7 +5,7 @@ import { CliError } from '../lib/errors';
 import { ExitCode } from '../lib/exit-codes';
 import { conflictError, isSpaceClosed } from '../lib/failure';
 import { choose } from '../lib/prompts';
-import { listed } from '../lib/render';
+import { listed, statusWord } from '../lib/render';
 import { find, pick } from '../lib/resolve';
 import { quoted, suggest } from '../lib/suggest';
 
@@ -115,7 +115,7 @@ export function registerModeration(program: Command, app: App): void {
           usage: `convene ${action.name} PARTICIPANT [--space SPACE]`,
           items: candidates,
           id: (p) => p.participantId,
-          label: (p) => `${p.name} (${p.status})`,
+          label: (p) => `${p.name} (${statusWord(p.status)})`,
         });
         const what = {
           noun: 'participant',
