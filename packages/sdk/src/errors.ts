@@ -58,6 +58,13 @@ export class ConveneError extends Error {
   readonly headers: Headers | undefined;
   /** The server's request id (`Request-Id` header), to quote when reporting a problem. */
   readonly requestId: string | undefined;
+  /**
+   * The `Idempotency-Key` a write was sent with (the SDK's own, or yours); undefined for a read.
+   * After a failure that leaves it unknown whether the server ran the write (a ConnectionError,
+   * a TimeoutError, a 5xx), call again with `{ idempotencyKey: error.idempotencyKey }`: the
+   * server replays the first answer if it ran it, and runs it once if it did not.
+   */
+  readonly idempotencyKey: string | undefined;
 
   constructor(message: string, init: ErrorInit = {}) {
     super(message, init.cause === undefined ? undefined : { cause: init.cause });
@@ -65,6 +72,7 @@ export class ConveneError extends Error {
     this.body = init.body;
     this.headers = init.headers;
     this.requestId = init.headers?.get('request-id') ?? init.headers?.get('x-request-id') ?? undefined;
+    this.idempotencyKey = undefined;
   }
 
   /**

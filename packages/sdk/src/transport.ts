@@ -187,6 +187,26 @@ export class Transport {
         headers.set('Content-Type', 'application/json');
       }
     }
+    const idempotencyKey = isWrite ? (headers.get('Idempotency-Key') ?? undefined) : undefined;
+    try {
+      return await this.attempts(operationId, route, url, headers, body, options);
+    } catch (error) {
+      // What a caller needs to try the same write again safely, whatever went wrong.
+      if (idempotencyKey && error instanceof ConveneError)
+        Object.defineProperty(error, 'idempotencyKey', { value: idempotencyKey, enumerable: true });
+      throw error;
+    }
+  }
+
+  /** The attempts of one call: the first, and the retries its failures allow. */
+  private async attempts<K extends OperationId>(
+    operationId: K,
+    route: Route,
+    url: string,
+    headers: Headers,
+    body: string | undefined,
+    options: RequestOptions,
+  ): Promise<WithResponse<OperationTypes[K]['output']>> {
     const maxRetries = options.maxRetries ?? this.options.maxRetries;
     const timeoutMs = options.timeoutMs ?? this.options.timeoutMs;
     // The URL as sent (ids filled in, not the route's template), without any user:password in it.

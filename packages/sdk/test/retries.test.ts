@@ -118,6 +118,29 @@ describe('retries', () => {
     expect(messages.map((m) => [m.id, m.content])).toEqual([[data.messageId, 'exactly once']]);
   });
 
+  it('says, on a write that failed, the Idempotency-Key to send it again with, and the server replays it', async () => {
+    const { owner, spaceId } = await ownedSpace();
+    const fetch = scriptedFetch('drop-after');
+    const lost = await hub({ fetch: fetch.impl, maxRetries: 0 })
+      .space(spaceId, owner.key)
+      .messages.send('did it arrive?')
+      .catch((e: unknown) => e);
+    expect(lost).toBeInstanceOf(ConnectionError);
+    const { idempotencyKey } = lost as ConnectionError;
+    expect(idempotencyKey).toBe(fetch.sent[0]?.idempotencyKey);
+    // Sent again with it, the write is not run twice: the server replays the first answer.
+    const { response } = await owner.messages.send('did it arrive?', { idempotencyKey }).withResponse();
+    expect(response.headers.get('idempotency-replayed')).toBe('true');
+    expect((await owner.messages.list()).messages.map((m) => m.content)).toEqual(['did it arrive?']);
+    // A read has none.
+    const read = await hub({ fetch: scriptedFetch('drop-after').impl, maxRetries: 0 })
+      .space(spaceId, owner.key)
+      .get()
+      .catch((e: unknown) => e);
+    expect(read).toBeInstanceOf(ConnectionError);
+    expect((read as ConnectionError).idempotencyKey).toBeUndefined();
+  });
+
   it('times out an attempt that gets no answer, retries it, and the server replays it', async () => {
     const { owner, spaceId } = await ownedSpace();
     const me = await participant(owner);
