@@ -6,9 +6,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commandPath, createApp } from '../src/app';
 import { buildProgram, walk } from '../src/program';
-import { User } from './helpers/cli';
+import { eventually, User } from './helpers/cli';
 import { bundle } from './helpers/paths';
 import { startServer, type TestServer } from './helpers/server';
+import { Terminal } from './helpers/tmux';
 
 /** Whether a shell is installed here (zsh and fish are not everywhere the tests run). */
 const hasShell = (name: string) => {
@@ -311,6 +312,47 @@ describe('completion', () => {
     // serve takes no --url (it is the server); the other commands do.
     expect(complete(['convene', 'serve', '--u'])).toEqual(['']);
     expect(complete(['convene', 'send', '--u'])).toEqual(['--url']);
+    // An argument's choices, not the flags (whose common "-" bash would type in).
+    expect(complete(['convene', 'completion', ''])).toEqual(['bash', 'zsh', 'fish']);
+    expect(complete(['convene', 'mcp', 'config', '--client', ''])).toEqual(['claude', 'cursor', 'vscode']);
+    // An argument or a value with nothing to offer gets nothing; flags only for a word like one.
+    expect(complete(['convene', 'artifact', 'edit', ''])).toEqual(['']);
+    expect(complete(['convene', 'kick', ''])).toEqual(['']);
+    expect(complete(['convene', 'tail', '--since', ''])).toEqual(['']);
+    expect(complete(['convene', 'kick', '-'])).toContain('--space');
+  });
+
+  it('offers file names in bash only where a file goes', async () => {
+    const script = join(owner.home, 'convene.bash');
+    writeFileSync(script, (await owner.run(['completion', 'bash'])).stdout);
+    const rc = join(owner.home, 'bashrc');
+    writeFileSync(rc, `PS1='$ '\nconvene() { "${process.execPath}" "${bundle}" "$@"; }\nsource ${script}\n`);
+    const dir = join(owner.home, 'work');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'notes.md'), '');
+    // A real bash at a prompt: what Tab types in is what a person sees, file names included
+    // (COMPREPLY alone does not show bash's own fallback to them).
+    const terminal = new Terminal(['bash', '--noprofile', '--rcfile', rc, '-i'], owner.env, dir);
+    try {
+      const rows = () => terminal.screen().trimEnd().split('\n');
+      // At a fresh prompt, so nothing is typed ahead of readline (the terminal would echo it raw).
+      const prompt = () => eventually(() => expect(rows().at(-1)).toBe('$'));
+      const tab = async (line: string, mark: string) => {
+        await prompt();
+        terminal.press(line, 'Tab', mark);
+        await eventually(() => expect(terminal.screen()).toContain(mark));
+        const typed = rows().findLast((row) => row.includes(mark))!;
+        terminal.press('C-c');
+        return typed;
+      };
+      // A server this machine holds no space for: nothing, not the directory's files.
+      expect(await tab('convene --url http://127.0.0.1:9 tail ', '#1')).toMatch(/ tail #1$/);
+      expect(await tab('convene completion ', '#2')).toMatch(/ completion #2$/);
+      expect(await tab('convene artifact edit ', '#3')).toMatch(/ edit #3$/);
+      expect(await tab('convene artifact create x.md --file ', '#4')).toMatch(/ --file notes\.md #4$/);
+    } finally {
+      terminal.close();
+    }
   });
 
   it('completes the names of the spaces convene holds keys for, from the credential file alone', async () => {
@@ -381,6 +423,12 @@ describe('completion', () => {
     expect(complete('convene', 'tail', '--lines', '5', '--si')).toContain(
       '--since:start after this: 10m, 2h, 09:30, yesterday, 2030-01-01 12:00, 2030-01-01T12:00:00Z',
     );
+    // Choices, nothing, or file names where a file goes: never the file names elsewhere.
+    expect(complete('convene', 'completion', '')).toEqual(['bash', 'zsh', 'fish']);
+    expect(complete('convene', 'artifact', 'edit', '')).toEqual(['']);
+    expect(complete('convene', 'tail', '--since', '')).toEqual(['']);
+    expect(complete('convene', '--url', 'http://127.0.0.1:9', 'tail', '')).toEqual(['']);
+    expect(complete('convene', 'artifact', 'create', 'x.md', '--file', '')).toEqual(['FILES']);
   });
 
   it.skipIf(!hasShell('fish'))('completes space names in fish', async () => {
@@ -393,7 +441,7 @@ describe('completion', () => {
           '-c',
           `function convene; "${process.execPath}" "${bundle}" $argv; end; source ${file}; complete -C '${line}'`,
         ],
-        { encoding: 'utf8', env: { ...process.env, ...owner.env } },
+        { encoding: 'utf8', env: { ...process.env, ...owner.env }, cwd: owner.home },
       )
         .trim()
         .split('\n')
@@ -401,6 +449,11 @@ describe('completion', () => {
     expect(complete('convene tail ')).toEqual(['Release plan', 'Tools']);
     expect(complete('convene artifact list --space T')).toEqual(['Tools']);
     expect(complete('convene sp')).toEqual(['space']);
+    // Choices, nothing, or file names where a file goes (the directory holds convene.fish).
+    expect(complete('convene completion ')).toEqual(['bash', 'fish', 'zsh']);
+    expect(complete('convene kick ')).toEqual(['']);
+    expect(complete('convene tail --since ')).toEqual(['']);
+    expect(complete('convene artifact create x.md --file convene.f')).toEqual(['convene.fish']);
   });
 
   it('prints zsh and fish scripts naming every command', async () => {
