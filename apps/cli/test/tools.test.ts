@@ -448,6 +448,9 @@ describe('completion', () => {
         .map((candidate) => candidate.split('\t')[0]);
     expect(complete('convene tail ')).toEqual(['Release plan', 'Tools']);
     expect(complete('convene artifact list --space T')).toEqual(['Tools']);
+    // The spaces of the server named on the line, which this machine holds none for.
+    expect(complete('convene --url http://127.0.0.1:9 tail ')).toEqual(['']);
+    expect(complete('convene --url http://127.0.0.1:9 send --space ')).toEqual(['']);
     expect(complete('convene sp')).toEqual(['space']);
     // Choices, nothing, or file names where a file goes (the directory holds convene.fish).
     expect(complete('convene completion ')).toEqual(['bash', 'fish', 'zsh']);

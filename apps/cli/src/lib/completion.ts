@@ -297,7 +297,7 @@ function fishValue(option: CompletionNode['options'][number]): string {
     case undefined:
       return '';
     case 'spaces':
-      return ` -x -a ${single(`(${SPACES})`)}`;
+      return ` -x -a ${single('(__convene_spaces)')}`;
     case 'choices':
       return ` -x -a ${single(option.choices.join(' '))}`;
     case 'files':
@@ -314,6 +314,15 @@ export function fishScript(nodes: CompletionNode[]): string {
     '# convene completion for fish. Load it with:',
     '#   convene completion fish | source',
     "# Space names complete from convene's credential file, without asking the server.",
+    // The spaces of the server --url names on the line, else of CONVENE_URL's.
+    'function __convene_spaces',
+    '    set -l words (commandline -opc)',
+    '    set -l url $CONVENE_URL',
+    '    set -l at (contains -i -- --url $words)',
+    '    and test $at -lt (count $words)',
+    '    and set url $words[(math $at + 1)]',
+    `    CONVENE_URL=$url ${SPACES}`,
+    'end',
     'complete -c convene -f',
   ];
   for (const node of nodes) {
@@ -331,7 +340,7 @@ export function fishScript(nodes: CompletionNode[]): string {
     if (node.path === '') continue;
     if (node.spaceArgument || node.argumentChoices.length) {
       const condition = [...seen, ...notDeeper].join('; and ');
-      const words = node.spaceArgument ? `(${SPACES})` : node.argumentChoices.join(' ');
+      const words = node.spaceArgument ? '(__convene_spaces)' : node.argumentChoices.join(' ');
       lines.push(`complete -c convene -n ${single(condition)} -a ${single(words)}`);
     }
     for (const option of node.options) {
