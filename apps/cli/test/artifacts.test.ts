@@ -219,6 +219,88 @@ describe('create, list, show, write, download, history, diff, restore', () => {
     expect(asGuest.stderr).not.toContain('force');
     expect((await owner.run(['artifact', 'unlock', 'hints.md'])).code).toBe(0);
   });
+
+  it('takes the content from stdin piped or redirected into it, or with --file -, within the 1 MiB a document holds', async () => {
+    const text = async (name: string) => (await guest.run(['artifact', 'download', name])).stdout;
+    // `… | convene artifact create`: the pipe is the content, as `--file -` says.
+    const piped = await guest.run(['artifact', 'create', 'piped.md'], {
+      stdin: 'pipe',
+      input: 'piped content\n',
+    });
+    expect(piped.code).toBe(0);
+    expect(await text('piped.md')).toBe('piped content\n');
+    // `convene artifact write < F` and `… | convene artifact write`: a new version without --file.
+    const redirected = await guest.run(['artifact', 'write', 'piped.md', '--json'], {
+      stdin: 'file',
+      input: 'from a file\n',
+    });
+    expect(redirected.code).toBe(0);
+    expect(redirected.json()).toMatchObject({ version: 2, content: 'from a file\n' });
+    expect((await guest.run(['artifact', 'write', 'piped.md'], { stdin: 'pipe', input: 'w\n' })).code).toBe(
+      0,
+    );
+    expect(await text('piped.md')).toBe('w\n');
+    expect(
+      (
+        await guest.run(['artifact', 'create', 'dashed.md', '--file', '-'], {
+          stdin: 'pipe',
+          input: 'dash\n',
+        })
+      ).code,
+    ).toBe(0);
+    expect(await text('dashed.md')).toBe('dash\n');
+    // --file wins over what stdin holds.
+    const file = join(guest.home, 'given.md');
+    writeFileSync(file, 'given\n');
+    expect(
+      (await guest.run(['artifact', 'write', 'dashed.md', '--file', file], { stdin: 'pipe', input: 'no\n' }))
+        .code,
+    ).toBe(0);
+    expect(await text('dashed.md')).toBe('given\n');
+
+    // A socket (a harness's stdin) or /dev/null is no content: create makes an empty document and
+    // write asks for --file, without waiting for stdin.
+    for (const stdin of ['socket', 'null'] as const) {
+      const created = await guest.run(['artifact', 'create', `empty-${stdin}.md`], {
+        stdin,
+        input: 'not this',
+      });
+      expect({ stdin, code: created.code }).toEqual({ stdin, code: 0 });
+      expect(await text(`empty-${stdin}.md`)).toBe('');
+      const write = await guest.run(['artifact', 'write', 'piped.md'], { stdin, input: 'not this' });
+      expect({ stdin, code: write.code }).toEqual({ stdin, code: 2 });
+      expect(write.stderr).toContain('--file is required');
+      expect(write.stderr).toContain('or pipe the content in');
+    }
+    // An empty pipe (a command before it that failed) is no new version, as with --file -.
+    const nothing = await guest.run(['artifact', 'write', 'piped.md'], { stdin: 'pipe', input: '' });
+    expect(nothing.code).toBe(2);
+    expect(nothing.stderr).toContain('nothing came on stdin');
+    expect((await byName(owner, 'piped.md')).version).toBe(3);
+
+    // More than a document holds is said in its terms (1 MiB), before anything is sent, from a
+    // pipe, a file or --file alike: not the server's 2 MiB limit on a request's body.
+    const big = 'x'.repeat(3 * 1024 * 1024);
+    const bigFile = join(guest.home, 'big.md');
+    writeFileSync(bigFile, big);
+    for (const [args, options] of [
+      [['artifact', 'create', 'big.md'], { stdin: 'pipe', input: big }],
+      [['artifact', 'write', 'piped.md'], { stdin: 'file', input: big }],
+      [['artifact', 'write', 'piped.md', '--file', bigFile], {}],
+    ] as const) {
+      const tooBig = await guest.run([...args], options);
+      expect({ args, code: tooBig.code }).toEqual({ args, code: 2 });
+      expect(tooBig.stderr).toContain('a document holds at most 1 MiB');
+      expect(tooBig.stderr).not.toContain('2 MiB');
+    }
+    expect(await text('piped.md')).toBe('w\n');
+    expect((await guest.run(['artifact', 'list', '--json'])).json().map((a: any) => a.name)).not.toContain(
+      'big.md',
+    );
+
+    const help = (await guest.run(['artifact', 'write', '--help'])).stdout;
+    expect(help).toContain('piped or redirected');
+  });
 });
 
 describe('artifact edit', () => {

@@ -1,23 +1,68 @@
-import { readFileSync } from 'node:fs';
+import { fstatSync, readFileSync } from 'node:fs';
+import { limits } from '@convene/sdk';
 import { UsageError } from './errors';
 import { fileError } from './failure';
 
-/** All of stdin as text. */
-export async function readStdin(): Promise<string> {
+/**
+ * All of stdin as text; with `maxBytes`, it stops reading once there is more than that (a pipe
+ * may never end), so what it returns is then longer than `maxBytes`, not all there was.
+ */
+export async function readStdin(maxBytes = Number.POSITIVE_INFINITY): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  let bytes = 0;
+  for await (const chunk of process.stdin) {
+    chunks.push(chunk as Buffer);
+    bytes += (chunk as Buffer).length;
+    if (bytes > maxBytes) break;
+  }
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** The text of `--file F` (`-` reads stdin). */
-export async function readTextFile(path: string): Promise<string> {
-  if (path === '-') return readStdin();
+/** The text of `--file F` (`-` reads stdin, up to `maxBytes` as readStdin reads it). */
+export async function readTextFile(path: string, maxBytes = Number.POSITIVE_INFINITY): Promise<string> {
+  if (path === '-') return readStdin(maxBytes);
   try {
     return readFileSync(path, 'utf8');
   } catch (error) {
     // A directory's read error does not name the path: give it, to explain it like any other.
     throw fileError(Object.assign(error as NodeJS.ErrnoException, { path }));
   }
+}
+
+/**
+ * Whether something was piped or redirected into stdin (`… | convene`, `convene < F`): a pipe or a
+ * regular file. Not a terminal, nor /dev/null, nor a socket, which is what test harnesses, some
+ * runners and agents' tools give a command with nothing to read in it: waiting on one would hang.
+ */
+export function stdinIsPiped(): boolean {
+  try {
+    const stdin = fstatSync(0);
+    return stdin.isFIFO() || stdin.isFile();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A document's content from `--file F` (`-` reads stdin), else from stdin when something is piped
+ * or redirected into it; `undefined` when neither. `stdin` says whether it came from there. More
+ * than a document holds (1 MiB in UTF-8) is a usage error in those terms, before anything is sent:
+ * the server would refuse it as a field too long, or past 2 MiB as a request body too large.
+ */
+export async function readDocument(
+  file: string | undefined,
+): Promise<{ content: string; stdin: boolean } | undefined> {
+  const path = file ?? (stdinIsPiped() ? '-' : undefined);
+  if (path === undefined) return undefined;
+  const max = limits.artifactContentMax;
+  const content = await readTextFile(path, max);
+  if (Buffer.byteLength(content) > max) {
+    throw new UsageError(
+      `${path === '-' ? 'stdin' : path} is too large: a document holds at most ${max / 2 ** 20} MiB (${max} bytes in UTF-8)`,
+      'Split it into several documents.',
+    );
+  }
+  return { content, stdin: path === '-' };
 }
 
 /**

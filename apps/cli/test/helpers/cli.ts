@@ -1,5 +1,14 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
@@ -16,6 +25,12 @@ export interface RunResult {
 export interface RunOptions {
   env?: Record<string, string | undefined>;
   input?: string;
+  /**
+   * What convene's stdin is: a socket, as child_process gives one (the default, as test harnesses
+   * and some runners give), a pipe from a shell (`… | convene`), a file (`convene < F`, holding
+   * `input`) or /dev/null.
+   */
+  stdin?: 'socket' | 'pipe' | 'file' | 'null';
   cwd?: string;
   timeoutMs?: number;
   /** Its own process group, so a test can send the group a terminal's Ctrl-C (SIGINT). */
@@ -41,6 +56,8 @@ export const LEAKY_ENV = [
 export class User {
   readonly home: string;
   readonly env: Record<string, string>;
+  /** Files written for `stdin: 'pipe' | 'file'`, one a run. */
+  private inputs = 0;
 
   constructor(url: string | undefined, env: Record<string, string> = {}) {
     this.home = mkdtempSync(join(tmpdir(), 'convene-cli-user-'));
@@ -62,12 +79,30 @@ export class User {
   spawn(args: string[], options: RunOptions = {}): ChildProcess {
     const base = { ...process.env };
     for (const name of LEAKY_ENV) delete base[name];
-    return spawn(process.execPath, [bundle, ...args], {
+    const spawnOptions = {
       cwd: options.cwd ?? this.home,
       env: { ...base, ...this.env, ...options.env } as NodeJS.ProcessEnv,
-      stdio: ['pipe', 'pipe', 'pipe'],
       detached: options.detached ?? false,
-    });
+    };
+    const stdin = options.stdin ?? 'socket';
+    if (stdin === 'socket') {
+      return spawn(process.execPath, [bundle, ...args], { ...spawnOptions, stdio: ['pipe', 'pipe', 'pipe'] });
+    }
+    const file = stdin === 'null' ? '/dev/null' : join(this.home, `stdin-${++this.inputs}`);
+    if (stdin !== 'null') writeFileSync(file, options.input ?? '');
+    if (stdin === 'pipe') {
+      // The shell's `|` is a pipe (a FIFO), where child_process would give a socket.
+      return spawn('sh', ['-c', 'cat "$0" | "$@"', file, process.execPath, bundle, ...args], {
+        ...spawnOptions,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+    }
+    const fd = openSync(file, 'r');
+    try {
+      return spawn(process.execPath, [bundle, ...args], { ...spawnOptions, stdio: [fd, 'pipe', 'pipe'] });
+    } finally {
+      closeSync(fd);
+    }
   }
 
   credentials(): any {

@@ -2,7 +2,7 @@ import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../../app';
 import { CliError } from '../../lib/errors';
 import { ExitCode } from '../../lib/exit-codes';
-import { checkName, readTextFile } from '../../lib/input';
+import { checkName, readDocument } from '../../lib/input';
 import { required } from '../../lib/prompts';
 import { quoted, suggest } from '../../lib/suggest';
 
@@ -10,19 +10,22 @@ export function registerArtifactCreate(artifact: Command, app: App): void {
   artifact
     .command('create')
     .argument('[name]', 'the document’s name')
-    .usage('NAME [--file F] [options]')
-    .summary('create a markdown document (empty, or from a file)')
+    .usage('NAME [--file F | < F] [options]')
+    .summary('create a markdown document (empty, or from a file or stdin)')
     .description(
-      'Create a markdown document in the space, empty or with the content of a file (`-` reads stdin), as version 1. Names are unique in a space, in any case (exit 6 for a name taken).',
+      'Create a markdown document in the space, as version 1: with the content of a file (--file; ' +
+        '`-` reads stdin), else of what is piped or redirected into stdin, else empty. At most 1 MiB. ' +
+        'Names are unique in a space, in any case (exit 6 for a name taken).',
     )
-    .option('-f, --file <file>', 'initial content from a file (`-` reads stdin)')
+    .option('-f, --file <file>', 'initial content from a file (`-` reads stdin; default: stdin when piped)')
     .option('-s, --space <space>', 'name or id (default: the default space)')
     .addHelpText(
       'after',
       examples(
         'convene artifact create plan.md',
         'convene artifact create notes.md --file ./notes.md',
-        'cat draft.md | convene artifact create draft.md --file -',
+        'cat draft.md | convene artifact create draft.md',
+        'convene artifact create draft.md < draft.md',
       ),
     )
     .action(async (nameArgument, options, command) => {
@@ -36,7 +39,7 @@ export function registerArtifactCreate(artifact: Command, app: App): void {
       );
       const saved = ctx.space(options.space);
       // The file first: a path that does not open is the first thing to report.
-      const content = options.file === undefined ? '' : await readTextFile(options.file);
+      const content = (await readDocument(options.file))?.content ?? '';
       const space = ctx.spaceClient(saved);
       // Documents are named as people type them (any case): a second of a name would make every
       // command given that name ask for an id instead.

@@ -5,54 +5,61 @@ import { explainingLocks, findArtifact } from '../../lib/artifacts';
 import type { Context } from '../../lib/context';
 import { UsageError } from '../../lib/errors';
 import { conflictError, isSpaceClosed } from '../../lib/failure';
-import { checkVersion, readTextFile } from '../../lib/input';
+import { checkVersion, readDocument } from '../../lib/input';
 import { quoted, suggest } from '../../lib/suggest';
 
 export function registerArtifactWrite(artifact: Command, app: App): void {
   artifact
     .command('write')
     .argument('[artifact]', 'name or id (asked for on a terminal)')
-    .usage('ARTIFACT --file F [--base-version N] [options]')
-    .summary('replace a document’s content with a file')
+    .usage('ARTIFACT --file F | < F [--base-version N] [options]')
+    .summary('replace a document’s content with a file or stdin')
     .description(
-      'Replace the content of a document with a file (`-` reads stdin) as a new version. Takes ' +
+      'Replace the content of a document with a file (--file; `-` reads stdin), or with what is ' +
+        'piped or redirected into stdin, as a new version (at most 1 MiB). Takes ' +
         'the lock for the write and releases it after, unless you already hold it (then keeps it). ' +
         'With --base-version, refuses (exit 6) if someone saved another version since that one.',
     )
-    .addOption(new Option('-f, --file <file>', 'the new content (`-` reads stdin)'))
+    .addOption(
+      new Option('-f, --file <file>', 'the new content (`-` reads stdin; default: stdin when piped)'),
+    )
     .option('--base-version <n>', 'the version your text is based on')
     .option('-s, --space <space>', 'name or id (default: the default space)')
     .addHelpText(
       'after',
       examples(
         'convene artifact write plan.md --file plan.md',
-        'convene artifact write plan.md --file - --base-version 3 < plan.md',
+        'convene artifact write plan.md --base-version 3 < plan.md',
+        'pandoc notes.docx -t markdown | convene artifact write notes.md',
       ),
     )
     .action(async (reference, options, command) => {
       const ctx = app.context(command);
-      if (options.file === undefined) {
+      checkVersion(options.baseVersion, '--base-version');
+      // The content first, as `create` reads it: a file that does not open, or nothing to write,
+      // is reported before the server is asked anything.
+      const document = await readDocument(options.file);
+      if (document === undefined) {
         throw new UsageError(
-          '--file is required',
-          'Usage: convene artifact write ARTIFACT --file F (`-` reads stdin)',
+          '--file is required, or pipe the content in',
+          'Usage: convene artifact write ARTIFACT --file F (`-` reads stdin), or … | convene artifact write ARTIFACT',
         );
       }
-      checkVersion(options.baseVersion, '--base-version');
+      const { content, stdin } = document;
+      // An empty pipe is most often a command before it that failed: emptying a document takes
+      // an empty file, on purpose.
+      if (stdin && content === '') {
+        throw new UsageError(
+          'nothing came on stdin: the document is left as it is',
+          'To empty it on purpose: --file /dev/null (every version is kept).',
+        );
+      }
       const found = await findArtifact(
         ctx,
         options.space,
         reference,
         'convene artifact write ARTIFACT --file F',
       );
-      const content = await readTextFile(options.file);
-      // An empty pipe is most often a command before it that failed: emptying a document takes
-      // an empty file, on purpose.
-      if (options.file === '-' && content === '') {
-        throw new UsageError(
-          'nothing came on stdin: the document is left as it is',
-          'To empty it on purpose: --file /dev/null (every version is kept).',
-        );
-      }
       const write = { ...(options.baseVersion ? { baseVersion: Number(options.baseVersion) } : {}) };
       const { space, artifact: summary } = found;
       const doc = await explainingLocks(found.lockContext, () =>
