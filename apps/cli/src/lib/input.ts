@@ -31,10 +31,10 @@ export async function readTextFile(path: string, maxBytes = Number.POSITIVE_INFI
 
 /**
  * Whether something was piped or redirected into stdin (`… | convene`, `convene < F`): a pipe or a
- * regular file. Not a terminal, nor /dev/null, nor a socket, which is what test harnesses, some
- * runners and agents' tools give a command with nothing to read in it: waiting on one would hang.
+ * regular file. Not a terminal, nor /dev/null, nor a socket, which is what test harnesses (Node's
+ * child_process) and some runners give a command with nothing to read in it: waiting would hang.
  */
-export function stdinIsPiped(): boolean {
+function stdinIsPiped(): boolean {
   try {
     const stdin = fstatSync(0);
     return stdin.isFIFO() || stdin.isFile();
