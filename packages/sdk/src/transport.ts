@@ -263,15 +263,17 @@ export class Transport {
       const retryable = status === 408 || status === 429 || status >= 500;
       const harmless = route.idempotent || status === 408 || status === 429;
       const delay = retryDelayMs(response.headers, attempt);
+      const failure = errorFromResponse(status, response.headers, text);
       if (attempt < maxRetries && retryable && harmless && delay !== undefined) {
-        // A wait the caller would notice (a Retry-After of seconds) is said at the default level.
+        // A wait the caller would notice (a Retry-After of seconds) is said at the default level,
+        // with the server's reason: which limit (the rate limit, a space's message budget).
         this.logger[delay >= NOTICEABLE_WAIT_MS ? 'warn' : 'info'](
-          `${what} answered ${status}; ${retrying(delay, attempt)}`,
+          `${what} answered ${failure.message}; ${retrying(delay, attempt)}`,
         );
         await sleep(delay, options.signal);
         continue;
       }
-      throw errorFromResponse(status, response.headers, text);
+      throw failure;
     }
   }
 

@@ -272,7 +272,9 @@ describe('retries', () => {
     await until(() => (warned.length > 0 ? true : undefined));
     controller.abort();
     await expect(call).rejects.toBeInstanceOf(AbortError);
-    expect(warned).toEqual([expect.stringMatching(/answered 429; retrying in 30000 ms \(retry 1 of 2\)$/)]);
+    expect(warned).toEqual([
+      expect.stringMatching(/answered 429 synthetic 429; retrying in 30000 ms \(retry 1 of 2\)$/),
+    ]);
   });
 
   it('logs each retry once, naming the route once and the retry it makes', async () => {
@@ -284,7 +286,7 @@ describe('retries', () => {
       expect.stringMatching(
         /^\[convene\] connect refused \(health: GET http:\/\/[^ ]+\/api\/health\); retrying in \d+ ms \(retry 1 of 2\)$/,
       ),
-      `[convene] GET ${serverUrl()}/api/health answered 503; retrying in 0 ms (retry 2 of 2)`,
+      `[convene] GET ${serverUrl()}/api/health answered 503 synthetic 503; retrying in 0 ms (retry 2 of 2)`,
     ]);
   });
 
@@ -331,6 +333,6 @@ describe('a real rate limit', () => {
 
     const { response } = await owner.get().withResponse();
     expect(response.status).toBe(200);
-    expect(logged.some((line) => line.includes('429; retrying'))).toBe(true);
+    expect(logged.some((line) => line.includes('answered 429 rate limit exceeded; retrying'))).toBe(true);
   });
 });
