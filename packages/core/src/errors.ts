@@ -13,6 +13,7 @@ export const errorCodes = [
   'LOCKED',
   'RATE_LIMITED',
   'PAYLOAD_TOO_LARGE',
+  'UNAVAILABLE',
 ] as const;
 export type ErrorCode = (typeof errorCodes)[number];
 
@@ -110,5 +111,15 @@ export class PayloadTooLargeError extends DomainError {
 export class IdempotencyMismatchError extends DomainError {
   constructor() {
     super('IDEMPOTENCY_MISMATCH', 'Idempotency-Key was already used with a different request body');
+  }
+}
+
+/**
+ * The service cannot answer this now, but will shortly (503 with Retry-After): a long wait cut off
+ * because the server is shutting down, whose answer would otherwise say that nothing came.
+ */
+export class UnavailableError extends DomainError {
+  constructor(message: string) {
+    super('UNAVAILABLE', message);
   }
 }

@@ -1,5 +1,13 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { expectError, expectKeyChecks, expectOk, type SpaceFixture, useServer } from './helpers';
+import {
+  expectError,
+  expectKeyChecks,
+  expectOk,
+  Harness,
+  type SpaceFixture,
+  startTestServer,
+  useServer,
+} from './helpers';
 import { WaitWatcher } from './helpers/waits';
 
 const { srv, h } = useServer();
@@ -267,6 +275,22 @@ describe('long polls', () => {
     const refused = Date.now();
     expectError(await h.get(`/hub/space/${space.spaceId}/messages?wait=30`, { key: 'f'.repeat(64) }), 401);
     expect(Date.now() - refused).toBeLessThan(20_000);
+  });
+
+  it('end a wait with 503 and Retry-After when the server shuts down meanwhile, not with "nothing new"', async () => {
+    const node = await startTestServer();
+    const watcher = new WaitWatcher(node);
+    const other = new Harness(node.url);
+    const space = await other.createSpace();
+    const waiting = other.get(`/hub/space/${space.spaceId}/inbox?wait=30`, { key: space.ownerKey });
+    await watcher.waiting(space.spaceId);
+    const started = Date.now();
+    await node.close();
+    const res = await waiting;
+    expectError(res, 503);
+    expect(res.body.error).toBe('the server is shutting down; retry shortly');
+    expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(Date.now() - started).toBeLessThan(10_000);
   });
 
   it('end a wait with 401 when the space closes meanwhile', async () => {

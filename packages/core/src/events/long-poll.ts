@@ -1,3 +1,4 @@
+import { UnavailableError } from '../errors';
 import type { StreamEvent } from './read-events';
 import type { SpaceWatch } from './space-watch';
 
@@ -52,7 +53,9 @@ export async function longPoll<T>(options: LongPollOptions<T>): Promise<T> {
     result = await read();
     while (!hasNews(result)) {
       const remaining = deadline - Date.now();
-      if (remaining <= 0 || signal?.aborted) return result;
+      if (remaining <= 0) return result;
+      // Cut off (the server is shutting down; a client gone reads nothing): not 'nothing came'.
+      if (signal?.aborted) throw new UnavailableError('the server is shutting down; retry shortly');
       if (!pending) {
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, remaining);

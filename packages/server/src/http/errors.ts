@@ -28,6 +28,8 @@ export function statusOf(code: ErrorCode): number {
       return 423;
     case 'RATE_LIMITED':
       return 429;
+    case 'UNAVAILABLE':
+      return 503;
   }
 }
 
@@ -49,6 +51,7 @@ export function toHttpError(thrown: unknown, publicUrl: string): HttpError {
     const headers: Record<string, string> = {};
     if (status === 401) headers['WWW-Authenticate'] = wwwAuthenticate(publicUrl);
     if (cause.code === 'RATE_LIMITED') headers['Retry-After'] = String(cause.details.retryAfter);
+    if (cause.code === 'UNAVAILABLE') headers['Retry-After'] = String(RETRY_AFTER_SECONDS);
     return { status, body: { error: cause.message, ...cause.details }, headers };
   }
   if (
