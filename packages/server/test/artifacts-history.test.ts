@@ -279,10 +279,16 @@ describe('diffArtifactVersions', () => {
     for (const [from, to] of [
       [1, 2],
       [2, 1],
+    ] as const) {
+      await sdkError(r.alice.artifacts.diff(artifact.id, from, to), NotFoundError);
+    }
+    // No version number at all (the SDK refuses to send these itself): raw HTTP.
+    for (const [from, to] of [
       [0, 1],
       [-1, 1],
     ] as const) {
-      await sdkError(r.alice.artifacts.diff(artifact.id, from, to), NotFoundError);
+      const path = `${artifactPath(r.space, artifact.id)}/diff?from=${from}&to=${to}`;
+      expectError(await h.get(path, { key: r.alice.key }), 404);
     }
     await sdkError(r.alice.artifacts.diff(UNKNOWN_ID, 1, 1), NotFoundError);
     await sdkError(r.alice.artifacts.diff('x', 1, 1), NotFoundError);
@@ -359,12 +365,13 @@ describe('restoreArtifactVersion', () => {
     const r = await room();
     const artifact = await create(r.alice, 'x');
     await lock(r.alice, artifact.id);
-    for (const v of [2, 0]) await sdkError(r.alice.artifacts.restore(artifact.id, v), NotFoundError);
-    // Not a version number at all: only raw HTTP sends that.
-    expectError(
-      await h.post(`${artifactPath(r.space, artifact.id)}/versions/abc/restore`, { key: r.alice.key }),
-      404,
-    );
+    await sdkError(r.alice.artifacts.restore(artifact.id, 2), NotFoundError);
+    // Not a version number at all: only raw HTTP sends that (the SDK refuses 0 itself).
+    for (const v of ['0', 'abc'])
+      expectError(
+        await h.post(`${artifactPath(r.space, artifact.id)}/versions/${v}/restore`, { key: r.alice.key }),
+        404,
+      );
     await sdkError(r.alice.artifacts.restore(UNKNOWN_ID, 1), NotFoundError);
     await sdkError(r.alice.artifacts.restore('nope', 1), NotFoundError);
   });
