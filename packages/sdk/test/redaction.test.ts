@@ -112,6 +112,8 @@ describe('objects that hold credentials', () => {
       status: 423,
       body: error.body,
       requestId: error.requestId,
+      // The write's Idempotency-Key (no secret: it names a request, and only with its key).
+      idempotencyKey: expect.stringMatching(/^[0-9a-f-]{36}$/),
       lockedBy: owner.participantId,
       lockExpiresAt: error.lockExpiresAt,
     });
