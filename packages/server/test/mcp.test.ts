@@ -355,6 +355,62 @@ describe('MCP server', () => {
     }
   });
 
+  it('gives every tool the hints of what it does: a repeat that answers 409, 401 or 404 is not idempotent, a poll that hands out a key once is not read-only', async () => {
+    const read = { readOnlyHint: true };
+    /** [destructive, idempotent] of every tool that changes something. */
+    const change = (destructiveHint: boolean, idempotentHint: boolean) => ({
+      readOnlyHint: false,
+      destructiveHint,
+      idempotentHint,
+    });
+    const expected: Record<string, object> = {
+      create_space: change(false, false),
+      get_space: read,
+      update_space: change(true, true),
+      // A repeat answers 409 (space is closed).
+      close_space: change(true, false),
+      create_invitation: change(false, false),
+      join_space: change(false, false),
+      // The approved poll hands the key out once; a host retrying a 'read' would lose it.
+      get_join_status: change(false, false),
+      // A repeat answers 409: the participant is no longer waiting, muted, or live.
+      approve_participant: change(false, false),
+      mute_participant: change(false, false),
+      unmute_participant: change(false, false),
+      // Kills the participant's key for good.
+      kick_participant: change(true, false),
+      // The key dies: a repeat answers 401.
+      leave_space: change(true, false),
+      send_message: change(false, false),
+      list_messages: read,
+      wait_for_messages: read,
+      get_inbox: read,
+      ack_inbox: change(false, true),
+      create_webhook: change(false, false),
+      list_webhooks: read,
+      // A repeat answers 404.
+      delete_webhook: change(true, false),
+      create_artifact: change(false, false),
+      list_artifacts: read,
+      get_artifact: read,
+      download_artifact: read,
+      lock_artifact: change(false, true),
+      heartbeat_artifact_lock: change(false, true),
+      unlock_artifact: change(false, true),
+      write_artifact: change(true, false),
+      restore_artifact_version: change(true, false),
+      list_artifact_versions: read,
+      get_artifact_version: read,
+      diff_artifact_versions: read,
+    };
+    const { tools } = await mcp.listTools();
+    expect(tools.map((tool) => tool.name).sort()).toEqual(Object.keys(expected).sort());
+    for (const tool of tools) {
+      expect(tool.annotations, tool.name).toMatchObject(expected[tool.name] ?? {});
+      expect(tool.annotations?.openWorldHint, tool.name).toBe(tool.name === 'create_webhook');
+    }
+  });
+
   it('describes every input property of every tool (from the contract, so REST and the SDK say it too)', async () => {
     const { tools } = await mcp.listTools();
     const undescribed = tools.flatMap((tool) =>

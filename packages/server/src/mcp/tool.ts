@@ -48,14 +48,43 @@ export const keyArg = {
     ),
 };
 
-/** Hints by kind of operation (MCP tool annotations). All tools act on this service only. */
+/** A tool that changes something on this service: whether it may destroy, whether a repeat is safe. */
+const change = (destructiveHint: boolean, idempotentHint: boolean) =>
+  ({ readOnlyHint: false, destructiveHint, idempotentHint, openWorldHint: false }) as const;
+
+/**
+ * MCP tool annotations by how an operation behaves, read as a host reads them: `readOnlyHint`
+ * says a call changes nothing, so a host may retry it or answer it from a cache; `idempotentHint`
+ * says a repeat with the same arguments is safe and answers alike, so a change whose repeat
+ * answers 409, 401 or 404 is not idempotent; `destructiveHint` says something may be lost for
+ * good. Every tool is classified here, by one of these kinds, never by hand (test: mcp.test 'gives
+ * every tool the hints of what it does'). All tools act on this service only, but a webhook.
+ */
 export const hints = {
+  /** Changes nothing. */
   read: { readOnlyHint: true, openWorldHint: false },
-  create: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-  /** A state change that has no further effect when repeated (a repeat may answer 409). */
-  setState: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-  overwrite: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
-  destroy: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  /** Adds something new at each call (a space, an invitation, a join, a message, an artifact). */
+  create: change(false, false),
+  /**
+   * Hands out a secret once: the call that returns it consumes it, and a repeat no longer gets it
+   * (get_join_status, the participant key of an approved join).
+   */
+  collect: change(false, false),
+  /**
+   * Moves a participant to a state it was not in; a repeat answers 409 (approve, mute, unmute).
+   */
+  transition: change(false, false),
+  /** Sets a state; a repeat answers alike (lock, heartbeat, unlock, ack_inbox). */
+  setState: change(false, true),
+  /** Replaces the fields given; a repeat answers alike (update_space). */
+  overwrite: change(true, true),
+  /** Replaces content with a new version at each call (write, restore). */
+  rewrite: change(true, false),
+  /**
+   * Ends something for good; a repeat answers 409, 401 or 404 (close the space, kick, leave,
+   * delete a webhook).
+   */
+  destroy: change(true, false),
 } satisfies Record<string, ToolAnnotations>;
 
 type JsonSchema = Record<string, unknown>;

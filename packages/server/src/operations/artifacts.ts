@@ -103,7 +103,7 @@ export const artifactOperations: Declaration[] = [
       title: 'Write an artifact',
       description:
         'Replace the content of an artifact you hold the lock on: the version goes up by one and the lock is refreshed. Pass baseVersion to refuse the write (409) if someone changed it since you read it. Lock holder only (423 otherwise).',
-      annotations: { ...hints.overwrite, idempotentHint: false },
+      annotations: hints.rewrite,
     },
   }),
   operation(contract.heartbeatArtifactLock, {
@@ -188,7 +188,7 @@ export const artifactOperations: Declaration[] = [
       title: 'Restore an artifact version',
       description:
         'Write an old version’s content as a new version (history is kept). Lock holder only (423 otherwise).',
-      annotations: { ...hints.overwrite, idempotentHint: false },
+      annotations: hints.rewrite,
       input: versionArgs,
       toInput: versionInput,
     },

@@ -8,6 +8,7 @@ import {
   muteParticipant,
   unmuteParticipant,
 } from '@convene/core';
+import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { hints } from '../mcp/tool';
 import { type Declaration, operation } from './declare';
@@ -18,10 +19,11 @@ function moderation(
   useCase: typeof approveParticipant,
   title: string,
   description: string,
+  annotations: ToolAnnotations,
 ): Declaration {
   return operation(action, {
     run: ({ spaceId, participantId }, { deps, key }) => useCase({ deps, spaceId, participantId, key }),
-    tool: { title, description, annotations: hints.setState },
+    tool: { title, description, annotations },
   });
 }
 
@@ -61,7 +63,7 @@ export const participantOperations: Declaration[] = [
       title: 'Poll a pending join',
       description:
         'Poll a join waiting for the owner’s approval, with the same invitation key used to join and the pollToken join_space returned. Returns status "pending" while waiting, then participantPrivateKey once approved.',
-      annotations: hints.read,
+      annotations: hints.collect,
       input: ZParticipantPathParams.extend({
         pollToken: z.string().describe('The pollToken join_space returned with status "pending".'),
       }),
@@ -72,24 +74,28 @@ export const participantOperations: Declaration[] = [
     approveParticipant,
     'Approve a participant',
     'Admit a participant waiting for approval in a private space; it then gets its key from get_join_status. Owner key.',
+    hints.transition,
   ),
   moderation(
     contract.kickParticipant,
     kickParticipant,
     'Kick a participant',
     'Remove a participant: its key stops working at once and its locks are released. Owner key.',
+    hints.destroy,
   ),
   moderation(
     contract.muteParticipant,
     muteParticipant,
     'Mute a participant',
     'Mute an active participant: it can still read but cannot send messages, create artifacts or take locks. Owner key.',
+    hints.transition,
   ),
   moderation(
     contract.unmuteParticipant,
     unmuteParticipant,
     'Unmute a participant',
     'Let a muted participant send messages again. Owner key.',
+    hints.transition,
   ),
   operation(contract.leaveSpace, {
     run: ({ spaceId }, { deps, key }) => leaveSpace({ deps, spaceId, key }),
