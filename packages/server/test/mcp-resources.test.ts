@@ -63,8 +63,9 @@ describe('MCP resources', () => {
       const doc = await client.readResource({ uri: artifactUri });
       expect(doc.contents[0]).toEqual({ uri: artifactUri, mimeType: 'text/markdown', text: '# Plan\n' });
 
+      // The status and message REST would give, behind the client's one "MCP error <code>:".
       await expect(client.readResource({ uri: 'convene://space/nope/messages' })).rejects.toThrow(
-        /400: unknown resource/,
+        /^MCP error -32600: 400: unknown resource convene:\/\/space\/nope\/messages: expected /,
       );
       const other = await h.createSpace();
       await expect(client.readResource({ uri: messagesUri(other) })).rejects.toThrow(
@@ -74,7 +75,7 @@ describe('MCP resources', () => {
         client.readResource({
           uri: `convene://space/${space.spaceId}/artifact/00000000-0000-4000-8000-000000000000`,
         }),
-      ).rejects.toThrow(/404: artifact not found/);
+      ).rejects.toThrow(/^MCP error -32602: 404: artifact not found$/);
     } finally {
       await client.close();
     }

@@ -605,6 +605,7 @@ describe('MCP server', () => {
       expect(res.body.error?.code, `${method} ${JSON.stringify(params)}: ${JSON.stringify(res.body)}`).toBe(
         -32602,
       );
+      expect(res.body.error.message).toMatch(/^invalid params: /);
       expect(res.body.id).toBe(9);
     }
     const unknown = await h.post('/mcp', {
@@ -612,6 +613,17 @@ describe('MCP server', () => {
       body: { jsonrpc: '2.0', id: 10, method: 'tools/frobnicate', params: {} },
     });
     expect(unknown.body.error?.code).toBe(-32601);
+  });
+
+  it('puts the plain message in a JSON-RPC error, so a client says its "MCP error <code>:" once', async () => {
+    const res = await h.post('/mcp', {
+      headers: { Accept: 'application/json, text/event-stream' },
+      body: { jsonrpc: '2.0', id: 11, method: 'tools/call', params: { name: 'no_such_tool' } },
+    });
+    expect(res.body.error).toEqual({ code: -32602, message: 'unknown tool no_such_tool' });
+    await expect(mcp.callTool({ name: 'no_such_tool', arguments: {} })).rejects.toThrow(
+      /^MCP error -32602: unknown tool no_such_tool$/,
+    );
   });
 
   it('needs a session for GET and DELETE (JSON 400/404); a bare request without initialize works', async () => {

@@ -19,7 +19,6 @@ import {
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
-  McpError,
   type Tool as McpTool,
   ReadResourceRequestSchema,
   type ServerResult,
@@ -92,7 +91,7 @@ export function createMcpServer({ deps, shutdown, tools, sessionId }: McpServerO
 
   onRequest(server, CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const tool = byName.get(request.params.name);
-    if (!tool) throw new McpError(ErrorCode.InvalidParams, `unknown tool ${request.params.name}`);
+    if (!tool) throw new JsonRpcError(ErrorCode.InvalidParams, `unknown tool ${request.params.name}`);
     const headers = extra.requestInfo?.headers;
     const args = (request.params.arguments ?? {}) as Record<string, unknown>;
     const argKey = typeof args.privateKey === 'string' && args.privateKey ? args.privateKey : undefined;
@@ -162,12 +161,36 @@ export function createMcpServer({ deps, shutdown, tools, sessionId }: McpServerO
   return server;
 }
 
+/**
+ * A JSON-RPC error as the SDK's Server puts it on the wire: its `code`, `message` and `data`. Not
+ * the SDK's McpError, whose constructor writes "MCP error <code>: " into the message itself, so
+ * that the wire carried the prefix and a client's McpError added it a second time.
+ */
+class JsonRpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: unknown,
+  ) {
+    super(message);
+  }
+}
+
 /** The SDK Server's own initialize handler (not public API; see createMcpServer). */
 type SdkInitialize = { _oninitialize(request: InitializeRequest): Promise<InitializeResult> };
 
 type RequestExtra = Parameters<Parameters<Server['setRequestHandler']>[1]>[1];
 /** A request as the client sent it, before its method's schema dropped what it does not name. */
 type SentRequest = { params?: Record<string, unknown> };
+
+/**
+ * The SDK Protocol's setRequestHandler, beneath Server's (not public API): Server wraps a tools/call
+ * handler in its own check of the params, which throws an McpError (see JsonRpcError), and checks
+ * our result again; onRequest checks the params itself.
+ */
+const setRequestHandler: Server['setRequestHandler'] = Object.getPrototypeOf(
+  Server.prototype,
+).setRequestHandler;
 
 /**
  * Registers a request handler whose params are checked by the method's schema with a JSON-RPC
@@ -184,16 +207,16 @@ function onRequest<T extends AnyObjectSchema>(
   ) => ServerResult | Promise<ServerResult>,
 ): void {
   const strict = schema as unknown as z.ZodObject<{ method: z.ZodLiteral<string> }>;
-  server.setRequestHandler(z.looseObject({ method: strict.shape.method }), (request, extra) => {
+  setRequestHandler.call(server, z.looseObject({ method: strict.shape.method }), (request, extra) => {
     const parsed = strict.safeParse(request);
     if (!parsed.success)
-      throw new McpError(ErrorCode.InvalidParams, `invalid params: ${z.prettifyError(parsed.error)}`);
+      throw new JsonRpcError(ErrorCode.InvalidParams, `invalid params: ${z.prettifyError(parsed.error)}`);
     return handler(parsed.data as SchemaOutput<T>, extra, request as SentRequest);
   });
 }
 
 const noSession = () =>
-  new McpError(
+  new JsonRpcError(
     ErrorCode.InvalidRequest,
     'resource subscriptions belong to a session: send initialize first and then its Mcp-Session-Id header',
   );
@@ -205,7 +228,7 @@ async function resourceCall<T>(deps: Deps, call: () => Promise<T>): Promise<T> {
   } catch (error) {
     const { status, body } = toHttpError(error, deps.config.publicUrl);
     if (status >= 500) throw error;
-    throw new McpError(
+    throw new JsonRpcError(
       status === 404 ? ErrorCode.InvalidParams : ErrorCode.InvalidRequest,
       `${status}: ${body.error}`,
       { ...body, status },
