@@ -1,5 +1,7 @@
+import { operations as contract } from '@convene/contract';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { neverReplayed } from '../src/api';
 import { expectOk, useServer } from './helpers';
 
 const { h } = useServer();
@@ -92,8 +94,9 @@ describe('/openapi.json', () => {
     for (const { method, op } of operations()) {
       const names = (op.parameters ?? []).map((p: any) => p.$ref ?? p.name);
       expect(names).toContain('#/components/parameters/ApiVersion');
-      expect(names.includes('#/components/parameters/IdempotencyKey')).toBe(
-        ['post', 'put', 'patch', 'delete'].includes(method),
+      // Only where a retry with it is replayed, as the parameter promises.
+      expect(names.includes('#/components/parameters/IdempotencyKey'), op.operationId).toBe(
+        ['post', 'put', 'patch', 'delete'].includes(method) && op['x-idempotent-replay'] === true,
       );
       for (const response of Object.values(op.responses) as any[]) {
         expect(Object.keys(response.headers ?? {})).toEqual(
@@ -109,6 +112,33 @@ describe('/openapi.json', () => {
       }
     }
     expect(doc.components.parameters.IdempotencyKey.schema.maxLength).toBe(255);
+  });
+
+  it('promises a replay (Idempotency-Key) on exactly the writes the server replays, and says the others never are', () => {
+    const contracts = Object.values(contract);
+    const documented = operations().filter(({ method }) =>
+      ['post', 'put', 'patch', 'delete'].includes(method),
+    );
+    for (const { method, path, op } of documented) {
+      const entry = contracts.find((c) => c.operationId === op.operationId);
+      // What the idempotency hook skips (api.ts), and the anonymous writes it has no caller for.
+      const replayed =
+        entry !== undefined &&
+        entry.security.length > 0 &&
+        !neverReplayed.includes(`${method.toUpperCase()} ${path}`);
+      const names = (op.parameters ?? []).map((p: any) => p.$ref ?? p.name);
+      expect(names.includes('#/components/parameters/IdempotencyKey'), op.operationId).toBe(replayed);
+      expect(op['x-idempotent-replay'], op.operationId).toBe(replayed ? true : undefined);
+      // Raw routes outside the contract (/mcp, /a2a) are promised nothing either way.
+      if (entry && !replayed)
+        expect(op.description, op.operationId).toMatch(/Never replayed: .*a retry acts again/);
+    }
+    for (const id of ['createSpace', 'joinSpace', 'startLink'])
+      expect(
+        byId(id)?.op.parameters.map((p: any) => p.$ref ?? p.name),
+        id,
+      ).not.toContain('#/components/parameters/IdempotencyKey');
+    expect(doc.components.parameters.IdempotencyKey.description).toMatch(/replays the first answer/);
   });
 
   it('resolves every $ref to a component', () => {

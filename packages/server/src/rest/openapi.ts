@@ -42,7 +42,7 @@ export function buildOpenApiDocument(
     paths: rawPaths(declarations) as never,
   });
   documentProcedures(doc, declarations);
-  documentPolicies(doc, replayedOperations(declarations));
+  documentPolicies(doc, replayOfWrites(declarations));
   return doc;
 }
 
@@ -179,12 +179,17 @@ function documentProcedure(doc: OpenAPIObject, { contract, pending }: OperationD
 
 const WRITE_METHODS = new Set(['post', 'put', 'patch', 'delete']);
 
+/** What the document says of a write whose Idempotency-Key is never replayed. */
+const NEVER_REPLAYED = 'Never replayed: it takes no `Idempotency-Key`, and a retry acts again.';
+
 /**
- * The operationIds whose retries replay the first answer: writes made with a credential, except
- * those the contract marks never replayed (createSpace, startLink, joinSpace). Only these can
- * answer 422 for an Idempotency-Key that comes back with another body.
+ * Whether each write of the contract is replayed from its Idempotency-Key, by operationId: writes
+ * made with a credential are, except those the contract marks never replayed (createSpace,
+ * startLink, joinSpace); anonymous ones never are. Only the replayed can answer 422 for an
+ * Idempotency-Key that comes back with another body. Raw routes outside the contract (/mcp, /a2a)
+ * are not in it: the document promises nothing of them.
  */
-function replayedOperations(declarations: readonly Declaration[]): Set<string> {
+function replayOfWrites(declarations: readonly Declaration[]): Map<string, boolean> {
   const contracts = declarations.flatMap((declaration) =>
     declaration.kind === 'operation'
       ? [declaration.contract]
@@ -192,10 +197,10 @@ function replayedOperations(declarations: readonly Declaration[]): Set<string> {
         ? Object.values(declaration.methods).flatMap((method) => (method?.contract ? [method.contract] : []))
         : [],
   );
-  return new Set(
+  return new Map(
     contracts
-      .filter((c) => c.method !== 'GET' && c.replayable && c.security.length > 0)
-      .map((c) => c.operationId),
+      .filter((c) => c.method !== 'GET')
+      .map((c) => [c.operationId, c.replayable && c.security.length > 0] as const),
   );
 }
 
@@ -210,7 +215,7 @@ const POLICY_STATUSES = [400, 429, 503];
  * The policies every operation shares (src/http): the API-Version request header, the
  * Idempotency-Key of writes, and the API-Version, RateLimit-* and Request-Id headers of every answer.
  */
-function documentPolicies(doc: OpenAPIObject, replayed: ReadonlySet<string>): void {
+function documentPolicies(doc: OpenAPIObject, replayOf: ReadonlyMap<string, boolean>): void {
   doc.components ??= {};
   const components = doc.components;
   components.parameters = {
@@ -264,16 +269,21 @@ function documentPolicies(doc: OpenAPIObject, replayed: ReadonlySet<string>): vo
         parameters?: unknown[];
         responses: Record<string, { headers?: object }>;
       };
+      const replay = WRITE_METHODS.has(method) ? replayOf.get(operation.operationId ?? '') : undefined;
+      const isReplayed = replay === true;
+      // Only a write that is replayed offers Idempotency-Key: a generated client would send it and
+      // retry, believing the retry safe. The contract's other writes say so (a retry of createSpace
+      // makes a second space).
       const parameters = [{ $ref: '#/components/parameters/ApiVersion' }];
-      if (WRITE_METHODS.has(method)) parameters.push({ $ref: '#/components/parameters/IdempotencyKey' });
+      if (isReplayed) parameters.push({ $ref: '#/components/parameters/IdempotencyKey' });
       if (operation.operationId === 'getJoinStatus')
         parameters.push({ $ref: '#/components/parameters/PollToken' });
       operation.parameters = [...(operation.parameters ?? []), ...parameters];
-      const isReplayed =
-        WRITE_METHODS.has(method) &&
-        operation.operationId !== undefined &&
-        replayed.has(operation.operationId);
       if (isReplayed) (operation as Record<string, unknown>)['x-idempotent-replay'] = true;
+      else if (replay === false) {
+        const described = operation as { description?: string };
+        described.description = [described.description, NEVER_REPLAYED].filter(Boolean).join('\n\n');
+      }
       const policy = isReplayed ? [...POLICY_STATUSES, 422] : POLICY_STATUSES;
       const missing = policy.filter((status) => !(String(status) in operation.responses));
       Object.assign(operation.responses, errorResponses(missing));
