@@ -134,6 +134,23 @@ describe('/auth.md', () => {
     }
   });
 
+  it('says what a join poll without X-Poll-Token answers, as REST answers it: pending while waiting, 401 once decided', async () => {
+    const space = await h.createSpace({ privacy: 'private' });
+    const pending = await h.joinPending(space);
+    const poll = () =>
+      h.get(`/hub/space/${space.spaceId}/join/${pending.participantId}`, { key: pending.invitationKey });
+    expectOk(await poll(), 202);
+    await h.post(`/hub/space/${space.spaceId}/participants/${pending.participantId}/approve`, {
+      key: space.ownerKey,
+    });
+    expectError(await poll(), 401);
+    const guide = (await h.get('/auth.md')).text;
+    expect(guide).toMatch(
+      /A poll without it answers `202 \{ "status": "pending" \}` while the join waits and\s+`401` once the owner decided/,
+    );
+    expect(guide).not.toMatch(/without it is `401`/);
+  });
+
   it('gives every step as an absolute URL, never a path template', async () => {
     const guide = (await h.get('/auth.md')).text;
     expect(guide.replaceAll(`${srv.url}/hub/`, '')).not.toContain('/hub/');

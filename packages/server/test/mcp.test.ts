@@ -572,6 +572,30 @@ describe('MCP server', () => {
     }
   });
 
+  it('polls a join without pollToken as REST does without X-Poll-Token: pending while it waits, 401 once decided, the key only with it', async () => {
+    const space = await h.createSpace({ privacy: 'private' });
+    const pending = await h.joinPending(space, { name: 'Joiner' });
+    const args = {
+      spaceId: space.spaceId,
+      participantId: pending.participantId,
+      privateKey: pending.invitationKey,
+    };
+    const rest = () =>
+      h.get(`/hub/space/${space.spaceId}/join/${pending.participantId}`, { key: pending.invitationKey });
+    expectOk(await rest(), 202);
+    expect(await callOk(mcp, 'get_join_status', args)).toEqual({ status: 'pending' });
+    expectOk(
+      await h.post(`/hub/space/${space.spaceId}/participants/${pending.participantId}/approve`, {
+        key: space.ownerKey,
+      }),
+    );
+    const refused = await rest();
+    expectError(refused, 401);
+    expect((await callError(mcp, 'get_join_status', args, 401)).error).toBe(refused.body.error);
+    const approved = await callOk(mcp, 'get_join_status', { ...args, pollToken: pending.pollToken });
+    expect(approved.participantPrivateKey).toMatch(/^[0-9a-f]{64}$/);
+  });
+
   it('takes the key from the X-Private-Key connection header', async () => {
     const space = await h.createSpace({ name: 'Header space' });
     const withHeader = await connectMcp(srv.url, { 'X-Private-Key': space.ownerKey });

@@ -141,6 +141,24 @@ describe('/openapi.json', () => {
     expect(doc.components.parameters.IdempotencyKey.description).toMatch(/replays the first answer/);
   });
 
+  it('documents X-Poll-Token as REST takes it: optional, a waiting join answers pending without it', async () => {
+    const param = doc.components.parameters.PollToken;
+    expect(param).toMatchObject({ name: 'X-Poll-Token', in: 'header', required: false });
+    expect(param.description).toMatch(
+      /Without it a join still waiting answers pending \(202\) and one the owner decided 401/,
+    );
+    expect(byId('getJoinStatus')?.op.parameters).toContainEqual({
+      $ref: '#/components/parameters/PollToken',
+    });
+    const space = await h.createSpace({ privacy: 'private' });
+    const pending = await h.joinPending(space);
+    const poll = await h.get(`/hub/space/${space.spaceId}/join/${pending.participantId}`, {
+      key: pending.invitationKey,
+    });
+    expectOk(poll, 202);
+    expect(poll.body).toEqual({ status: 'pending' });
+  });
+
   it('resolves every $ref to a component', () => {
     const refs = new Set<string>();
     const walk = (node: unknown): void => {

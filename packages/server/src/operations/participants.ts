@@ -1,4 +1,4 @@
-import { operations as contract, ZParticipantPathParams } from '@convene/contract';
+import { operations as contract, ZParticipantPathParams, ZPollToken } from '@convene/contract';
 import {
   approveParticipant,
   getJoinStatus,
@@ -9,7 +9,6 @@ import {
   unmuteParticipant,
 } from '@convene/core';
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
-import { z } from 'zod';
 import { hints } from '../mcp/tool';
 import { type Declaration, operation } from './declare';
 
@@ -62,10 +61,10 @@ export const participantOperations: Declaration[] = [
     tool: {
       title: 'Poll a pending join',
       description:
-        'Poll a join waiting for the owner’s approval, with the same invitation key used to join and the pollToken join_space returned. Returns status "pending" while waiting, then participantPrivateKey once approved.',
+        'Poll a join waiting for the owner’s approval, with the same invitation key used to join and the pollToken join_space returned. Returns status "pending" while waiting, then participantPrivateKey once approved: that answer is given once (later polls answer 404), so store the key at once. A join the owner refused (kicked) answers 404.',
       annotations: hints.collect,
       input: ZParticipantPathParams.extend({
-        pollToken: z.string().describe('The pollToken join_space returned with status "pending".'),
+        pollToken: ZPollToken.optional(),
       }),
     },
   }),

@@ -1,4 +1,4 @@
-import { type OperationContract, pathParams } from '@convene/contract';
+import { type OperationContract, POLL_TOKEN_DESCRIPTION, pathParams } from '@convene/contract';
 import type { OpenAPIObject } from 'trpc-to-openapi';
 import { generateOpenApiDocument } from 'trpc-to-openapi';
 import type { z } from 'zod';
@@ -238,9 +238,8 @@ function documentPolicies(doc: OpenAPIObject, replayOf: ReadonlyMap<string, bool
     PollToken: {
       name: 'X-Poll-Token',
       in: 'header',
-      required: true,
-      description:
-        'The pollToken the 202 of joinSpace answered with: only the joiner holds it (the invitation key is shared). Missing: 401; another one: 404.',
+      required: false,
+      description: POLL_TOKEN_DESCRIPTION,
       schema: { type: 'string' },
     },
   };
