@@ -151,6 +151,29 @@ describe('/auth.md', () => {
     expect(guide).not.toMatch(/without it is `401`/);
   });
 
+  it('names every URL that takes a key (each `key` query parameter of /openapi.json) and which key it may carry', async () => {
+    const guide = (await h.get('/auth.md')).text;
+    const doc = (await h.get('/openapi.json')).body as any;
+    const keyed = Object.entries(doc.paths).flatMap(([path, item]: [string, any]) =>
+      Object.values(item).some((op: any) =>
+        (op?.parameters ?? []).some((p: any) => p.in === 'query' && p.name === 'key'),
+      )
+        ? [path]
+        : [],
+    );
+    expect(keyed.sort()).toEqual([
+      '/hub/space/{spaceId}/agent-card.json',
+      '/hub/space/{spaceId}/agent.md',
+      '/hub/space/{spaceId}/messages/stream',
+    ]);
+    for (const path of keyed)
+      expect(guide).toMatch(
+        new RegExp(`${srv.url}${path.replace('{spaceId}', '\\$SPACE_ID')}\\?key=\\$(INVITATION_)?KEY`),
+      );
+    expect(guide).toContain('Only three URLs may carry one');
+    expect(guide).not.toContain('never put a space key in a URL other than the stream');
+  });
+
   it('gives every step as an absolute URL, never a path template', async () => {
     const guide = (await h.get('/auth.md')).text;
     expect(guide.replaceAll(`${srv.url}/hub/`, '')).not.toContain('/hub/');
