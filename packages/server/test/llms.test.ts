@@ -57,6 +57,14 @@ describe('/agent-guide.md', () => {
     );
   });
 
+  it('tells an owner, where approving is described, that kicking a waiting joiner refuses it', async () => {
+    const guide = (await h.get('/agent-guide.md')).text.replace(/\s+/g, ' ');
+    expect(guide).toContain(
+      `approve it with \`POST ${srv.url}/hub/space/$SPACE_ID/participants/$PARTICIPANT_ID/approve\`, or refuse it by kicking it, \`POST ${srv.url}/hub/space/$SPACE_ID/participants/$PARTICIPANT_ID/kick\``,
+    );
+    expect(guide).toContain('refuses it with `kick_participant`');
+  });
+
   it('names every MCP tool the server has', async () => {
     const guide = (await h.get('/agent-guide.md')).text;
     const listed = await h.post('/mcp', {

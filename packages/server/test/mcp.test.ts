@@ -596,6 +596,37 @@ describe('MCP server', () => {
     expect(approved.participantPrivateKey).toMatch(/^[0-9a-f]{64}$/);
   });
 
+  it('says where approving is described that kicking a waiting joiner refuses it, which it does', async () => {
+    expect(mcp.getInstructions()).toContain(
+      'The owner admits a waiting joiner with approve_participant, or refuses it with kick_participant',
+    );
+    const { tools } = await mcp.listTools();
+    const description = (name: string) => tools.find((tool) => tool.name === name)?.description;
+    expect(description('kick_participant')).toContain(
+      'Kicking a participant waiting for approval refuses its join',
+    );
+    expect(description('approve_participant')).toContain('To refuse it instead, kick_participant');
+    const space = await h.createSpace({ privacy: 'private' });
+    const pending = await h.joinPending(space);
+    await callOk(mcp, 'kick_participant', {
+      spaceId: space.spaceId,
+      participantId: pending.participantId,
+      privateKey: space.ownerKey,
+    });
+    const refused = await callError(
+      mcp,
+      'get_join_status',
+      {
+        spaceId: space.spaceId,
+        participantId: pending.participantId,
+        pollToken: pending.pollToken,
+        privateKey: pending.invitationKey,
+      },
+      404,
+    );
+    expect(refused.error).toMatch(/join request refused/);
+  });
+
   it('takes the key from the X-Private-Key connection header', async () => {
     const space = await h.createSpace({ name: 'Header space' });
     const withHeader = await connectMcp(srv.url, { 'X-Private-Key': space.ownerKey });

@@ -72,14 +72,14 @@ export const participantOperations: Declaration[] = [
     contract.approveParticipant,
     approveParticipant,
     'Approve a participant',
-    'Admit a participant waiting for approval in a private space; it then gets its key from get_join_status. Owner key.',
+    'Admit a participant waiting for approval in a private space; it then gets its key from get_join_status. To refuse it instead, kick_participant. Owner key.',
     hints.transition,
   ),
   moderation(
     contract.kickParticipant,
     kickParticipant,
     'Kick a participant',
-    'Remove a participant: its key stops working at once and its locks are released. Owner key.',
+    'Remove a participant: its key stops working at once and its locks are released. Kicking a participant waiting for approval refuses its join: its get_join_status answers 404 (join request refused). Owner key.',
     hints.destroy,
   ),
   moderation(
