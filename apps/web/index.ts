@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PAGE_NAMES, type PageName } from './src/shell/html';
 
-export { PAGE_NAMES, type PageName, withSpaceId } from './src/shell/html';
+export { type HeadLink, PAGE_NAMES, type PageName, withHeadLinks, withSpaceId } from './src/shell/html';
 
 /**
  * The build output (`pnpm --filter @convene/web build`): `pages/<name>.html`, the shells, and

@@ -43,6 +43,23 @@ describe('pages', () => {
     expect(html).toContain('id="human-link"');
   });
 
+  it('/ points an agent at /llms.txt and /openapi.json, in a Link header and in its head, with absolute URLs', async () => {
+    const res = await api.get('/', { headers: { Accept: 'text/markdown, application/json' } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(res.headers.get('link')).toBe(
+      `<${srv.url}/llms.txt>; rel="describedby"; type="text/markdown", <${srv.url}/openapi.json>; rel="service-desc"; type="application/json"`,
+    );
+    const head = res.text.slice(0, res.text.indexOf('</head>'));
+    expect(head).toContain(`<link rel="describedby" href="${srv.url}/llms.txt" type="text/markdown">`);
+    expect(head).toContain(
+      `<link rel="service-desc" href="${srv.url}/openapi.json" type="application/json">`,
+    );
+    // Both lead somewhere.
+    expect((await api.get('/llms.txt')).status).toBe(200);
+    expect((await api.get('/openapi.json')).status).toBe(200);
+  });
+
   it('/join/{spaceId} has the join form and the waiting panel', async () => {
     const spaceId = randomUUID();
     const html = await expectPage(`/join/${spaceId}`);
@@ -234,6 +251,8 @@ describe('without a build of the pages', () => {
       expect(res.status).toBe(503);
       expect(res.headers.get('content-type')).toMatch(/application\/json/);
       expect(res.body.error).toMatch(/not built/);
+      if (path === '/')
+        expect(res.headers.get('link')).toMatch(/^<http:\/\/[^>]+\/llms\.txt>; rel="describedby"/);
     },
   );
 

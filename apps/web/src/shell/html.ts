@@ -23,6 +23,24 @@ export function withSpaceId(shell: string, spaceId: string): string {
   return shell.replace(SPACE_ID_SLOT, () => `data-space-id="${escapeHtml(spaceId)}"`);
 }
 
+/** A `<link>` the server adds to a page's head: a document about the service (RFC 8288 relations). */
+export interface HeadLink {
+  rel: string;
+  href: string;
+  type: string;
+}
+
+/** A shell with `<link>` elements added at the end of its head, escaped. */
+export function withHeadLinks(shell: string, links: readonly HeadLink[]): string {
+  const tags = links
+    .map(
+      ({ rel, href, type }) =>
+        `<link rel="${escapeHtml(rel)}" href="${escapeHtml(href)}" type="${escapeHtml(type)}">\n`,
+    )
+    .join('');
+  return shell.replace('</head>', () => `${tags}</head>`);
+}
+
 /** The pages, by the name of their shell (`dist/pages/<name>.html`) and script (`/web/<name>.js`). */
 export const PAGE_NAMES = ['home', 'join', 'space', 'login', 'link', 'dashboard'] as const;
 export type PageName = (typeof PAGE_NAMES)[number];

@@ -1,5 +1,12 @@
 import { createHash } from 'node:crypto';
-import { type PageName, readWebBuild, type WebBuild, withSpaceId } from '@convene/web';
+import {
+  type HeadLink,
+  type PageName,
+  readWebBuild,
+  type WebBuild,
+  withHeadLinks,
+  withSpaceId,
+} from '@convene/web';
 import type { FastifyReply, RouteHandlerMethod } from 'fastify';
 import { MEDIA, sendError, sendRaw } from '../http/reply';
 import type { RouteScope } from './scope';
@@ -72,6 +79,33 @@ export const staticPage =
     const { build } = servedBy(scope);
     return async (_request, reply) => (build ? sendPage(reply, build.pages[name]) : notBuilt(reply));
   };
+
+/**
+ * What `/` points an agent at, since it answers HTML whatever the request accepts: llms.txt, which
+ * lists the guides, the API and MCP, and the OpenAPI document (RFC 8631 `service-desc`). Absolute
+ * URLs from PUBLIC_URL, as in every document the service hands out.
+ */
+export const discoveryLinks = (publicUrl: string): HeadLink[] => [
+  { rel: 'describedby', href: `${publicUrl}/llms.txt`, type: 'text/markdown' },
+  { rel: 'service-desc', href: `${publicUrl}/openapi.json`, type: 'application/json' },
+];
+
+/** Links as an HTTP `Link` header (RFC 8288). */
+export const linkHeader = (links: readonly HeadLink[]): string =>
+  links.map(({ rel, href, type }) => `<${href}>; rel="${rel}"; type="${type}"`).join(', ');
+
+/** `/`: the home page, with the discovery links in its head and in a `Link` header. */
+export function homePage(scope: RouteScope): RouteHandlerMethod {
+  const { build } = servedBy(scope);
+  const links = discoveryLinks(scope.config.publicUrl);
+  const html = build && withHeadLinks(build.pages.home, links);
+  const link = linkHeader(links);
+  return async (_request, reply) => {
+    // Even without a build of the pages, an agent learns where to go.
+    reply.header('Link', link);
+    return html ? sendPage(reply, html) : notBuilt(reply);
+  };
+}
 
 /**
  * Whether `next` is a path on this server, as a browser reads it: it starts with one `/`, holds
