@@ -48,10 +48,10 @@ describe('pages', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
     expect(res.headers.get('link')).toBe(
-      `<${srv.url}/llms.txt>; rel="describedby"; type="text/markdown", <${srv.url}/openapi.json>; rel="service-desc"; type="application/json"`,
+      `<${srv.url}/llms.txt>; rel="describedby"; type="text/plain", <${srv.url}/openapi.json>; rel="service-desc"; type="application/json"`,
     );
     const head = res.text.slice(0, res.text.indexOf('</head>'));
-    expect(head).toContain(`<link rel="describedby" href="${srv.url}/llms.txt" type="text/markdown">`);
+    expect(head).toContain(`<link rel="describedby" href="${srv.url}/llms.txt" type="text/plain">`);
     expect(head).toContain(
       `<link rel="service-desc" href="${srv.url}/openapi.json" type="application/json">`,
     );

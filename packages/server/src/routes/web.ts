@@ -86,7 +86,7 @@ export const staticPage =
  * URLs from PUBLIC_URL, as in every document the service hands out.
  */
 export const discoveryLinks = (publicUrl: string): HeadLink[] => [
-  { rel: 'describedby', href: `${publicUrl}/llms.txt`, type: 'text/markdown' },
+  { rel: 'describedby', href: `${publicUrl}/llms.txt`, type: 'text/plain' },
   { rel: 'service-desc', href: `${publicUrl}/openapi.json`, type: 'application/json' },
 ];
 
