@@ -68,7 +68,10 @@ describe('the build', () => {
   });
 
   it('keeps the pages light: what each page loads, gzipped', () => {
-    const budgets: Record<string, number> = { space: 35 * 1024 };
+    // The join page carries the SDK's join flow (PendingJoin, its polls and outage hooks) beside
+    // the client every page shares: 15.2 kB since the SDK's write errors carry their
+    // Idempotency-Key and withLock follows its signal.
+    const budgets: Record<string, number> = { space: 35 * 1024, join: 16 * 1024 };
     for (const { page, gzipBytes } of build.pages)
       expect(gzipBytes, `${page}: ${gzipBytes} bytes`).toBeLessThan(budgets[page] ?? 15 * 1024);
   });
