@@ -51,7 +51,12 @@ export function toHttpError(thrown: unknown, publicUrl: string): HttpError {
     const headers: Record<string, string> = {};
     if (status === 401) headers['WWW-Authenticate'] = wwwAuthenticate(publicUrl);
     if (cause.code === 'RATE_LIMITED') headers['Retry-After'] = String(cause.details.retryAfter);
-    if (cause.code === 'UNAVAILABLE') headers['Retry-After'] = String(RETRY_AFTER_SECONDS);
+    if (cause.code === 'UNAVAILABLE') {
+      headers['Retry-After'] = String(RETRY_AFTER_SECONDS);
+      // The server is going away: its client must not reuse the connection, and the close, which
+      // waits for connections busy when it began, need not wait for the client to drop it.
+      headers.Connection = 'close';
+    }
     return { status, body: { error: cause.message, ...cause.details }, headers };
   }
   if (
