@@ -43,10 +43,8 @@ export async function authorize(
   const [space] = await ex.select(spaceColumns).from(spaces).where(eq(spaces.id, spaceId));
   if (!space) throw new NotFoundError('space');
 
-  const found = await findCaller(ex, spaceId, keyHash);
-  const departed = found && 'departed' in found ? found : undefined;
-  const caller = departed ? null : (found as Caller | null);
-  checkAccess(space, caller?.role ?? null, clock.now(), { allow, whenClosed }, departed?.departed);
+  const { caller, departed } = await findCaller(ex, spaceId, keyHash);
+  checkAccess(space, caller?.role ?? null, clock.now(), { allow, whenClosed }, departed);
   return { space, caller: caller! };
 }
 
@@ -121,11 +119,12 @@ export const departureOf = (
 ): Departure | undefined =>
   participant?.status === 'left' || participant?.status === 'kicked' ? participant.status : undefined;
 
+/** The live caller a key is, if any; else, for a participant's key, how it ended (if it did). */
 async function findCaller(
   ex: Executor,
   spaceId: string,
   keyHash: string,
-): Promise<Caller | { departed: Departure | undefined } | null> {
+): Promise<{ caller: Caller | null; departed?: Departure | undefined }> {
   const [participant] = await ex
     .select()
     .from(participants)
@@ -133,14 +132,16 @@ async function findCaller(
   if (participant) {
     const role = roleOf(participant, false);
     return role === 'owner' || role === 'participant'
-      ? { role, participant, invitationId: null }
-      : { departed: departureOf(participant) };
+      ? { caller: { role, participant, invitationId: null } }
+      : { caller: null, departed: departureOf(participant) };
   }
   const [invitation] = await ex
     .select({ id: invitations.id })
     .from(invitations)
     .where(and(eq(invitations.keyHash, keyHash), eq(invitations.spaceId, spaceId)));
-  return invitation ? { role: 'invitation', participant: null, invitationId: invitation.id } : null;
+  return {
+    caller: invitation ? { role: 'invitation', participant: null, invitationId: invitation.id } : null,
+  };
 }
 
 function describe(allow: readonly KeyRole[]): string {
