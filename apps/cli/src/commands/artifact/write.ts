@@ -1,5 +1,5 @@
 import { type Command, Option } from '@commander-js/extra-typings';
-import { ConveneError } from '@convene/sdk';
+import { ConflictError } from '@convene/sdk';
 import { type App, examples } from '../../app';
 import { explainingLocks, findArtifact } from '../../lib/artifacts';
 import type { Context } from '../../lib/context';
@@ -81,9 +81,8 @@ export function registerArtifactWrite(artifact: Command, app: App): void {
  * how to see what changed since yours, and the retry. Anything else as it came.
  */
 function staleBase(error: unknown, name: string, base: number, ctx: Context): unknown {
-  if (!(error instanceof ConveneError) || error.status !== 409 || isSpaceClosed(error)) return error;
-  const body = error.body as { version?: unknown } | undefined;
-  const now = typeof body?.version === 'number' ? body.version : undefined;
+  if (!(error instanceof ConflictError) || isSpaceClosed(error)) return error;
+  const now = error.version;
   const doc = quoted(name);
   return conflictError(
     error,
