@@ -87,6 +87,9 @@ export async function verifyWebhook(options: VerifyWebhookOptions): Promise<Webh
       'verifyWebhook needs { body, headers, secret }: the raw body as a string, the request headers ' +
         'and the webhook secret that webhooks.create answered',
     );
+  // Before the delivery is looked at: a receiver whose secret is missing would otherwise answer
+  // every delivery 400 as a bad one, and look for the fault at the sender.
+  const secret = secretBytes(options.secret);
   const header = (name: string): string | undefined => {
     if (options.headers instanceof Headers) return options.headers.get(name) ?? undefined;
     const found = Object.entries(options.headers).find(([key]) => key.toLowerCase() === name)?.[1];
@@ -101,13 +104,9 @@ export async function verifyWebhook(options: VerifyWebhookOptions): Promise<Webh
   const now = (options.now ?? new Date()).getTime() / 1000;
   if (!Number.isInteger(seconds) || Math.abs(now - seconds) > (options.toleranceSeconds ?? 300))
     throw new WebhookVerificationError('webhook-timestamp is too far from now');
-  const key = await crypto.subtle.importKey(
-    'raw',
-    secretBytes(options.secret),
-    { name: 'HMAC', hash: 'SHA-256' },
-    false,
-    ['verify'],
-  );
+  const key = await crypto.subtle.importKey('raw', secret, { name: 'HMAC', hash: 'SHA-256' }, false, [
+    'verify',
+  ]);
   const signed = new TextEncoder().encode(`${id}.${timestamp}.${options.body}`);
   // The header may carry several space-separated signatures (while a secret is rotated).
   for (const candidate of signatures.split(' ')) {
@@ -130,22 +129,26 @@ export async function verifyWebhook(options: VerifyWebhookOptions): Promise<Webh
   throw new WebhookVerificationError('no valid signature');
 }
 
+/** Bytes of the secrets webhooks.create mints; a shorter one was cut short. */
+const SECRET_BYTES = 24;
+
 /**
- * The key bytes of a `whsec_` secret. An empty or undecodable one is the receiver's configuration
- * (a variable left unset, a secret cut short), not a bad delivery: a ConveneError that says so,
- * where Web Crypto and atob would throw a bare DOMException.
+ * The key bytes of a `whsec_` secret. A value that is not one (empty: a variable left unset; no
+ * `whsec_`; cut short) is the receiver's configuration, not a bad delivery: a ConveneError that
+ * says so, where Web Crypto and atob would throw a bare DOMException and a wrong key would make
+ * every delivery look forged.
  */
 function secretBytes(secret: string): Uint8Array<ArrayBuffer> {
   let bytes: Uint8Array<ArrayBuffer> | undefined;
   try {
-    bytes = fromBase64(secret.startsWith('whsec_') ? secret.slice(6) : secret);
+    if (secret.startsWith('whsec_')) bytes = fromBase64(secret.slice('whsec_'.length));
   } catch {
     // said below
   }
-  if (!bytes?.length)
+  if (!bytes || bytes.length < SECRET_BYTES)
     throw new ConveneError(
-      'verifyWebhook: the secret is not a webhook secret (whsec_ and base64, as webhooks.create ' +
-        'answered it): is the variable that holds it set?',
+      `verifyWebhook: the secret is not a webhook secret (whsec_ and the base64 of ${SECRET_BYTES} ` +
+        'bytes, as webhooks.create answered it): is the variable that holds it set, and whole?',
     );
   return bytes;
 }

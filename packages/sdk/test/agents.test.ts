@@ -233,13 +233,28 @@ describe('webhooks', () => {
       'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
       'webhook-signature': 'v1,AAAA',
     };
-    for (const secret of ['', 'whsec_', 'whsec_not base64!']) {
+    const cases = [
+      { secret: '', headers },
+      { secret: 'whsec_', headers },
+      { secret: 'whsec_not base64!', headers },
+      // Base64 without the prefix, and a secret cut short: keys no delivery of Convene's would match.
+      { secret: 'notasecret', headers },
+      { secret: `whsec_${Buffer.alloc(12).toString('base64')}`, headers },
+      // Said before the delivery is looked at, so a request without the headers does not hide it.
+      { secret: '', headers: {} },
+    ];
+    for (const { secret, headers } of cases) {
       const error = await verifyWebhook({ body: '{}', headers, secret }).catch((e: unknown) => e);
       // The receiver's configuration, not the delivery: not a WebhookVerificationError (a 400 to send back).
       expect(error).toBeInstanceOf(ConveneError);
       expect(error).not.toBeInstanceOf(WebhookVerificationError);
       expect((error as Error).message).toMatch(/not a webhook secret/);
     }
+    // A whole secret with the headers missing is the delivery's fault.
+    const whole = `whsec_${Buffer.alloc(24, 1).toString('base64')}`;
+    await expect(verifyWebhook({ body: '{}', headers: {}, secret: whole })).rejects.toBeInstanceOf(
+      WebhookVerificationError,
+    );
   });
 
   it('tells the stream when a webhook is disabled (webhook-disabled)', async () => {
