@@ -130,7 +130,11 @@ export class UnprocessableError extends ConveneError {
   override name = 'UnprocessableError';
   declare readonly status: 422;
 }
-/** 423: someone else holds the artifact's edit lock. Never retried. */
+/**
+ * 423: you do not hold the artifact's edit lock. Someone else holds it (`lockedBy`), or, on a write,
+ * a heartbeat or a restore, nobody does (`lockedBy` undefined: yours lapsed, or was never taken).
+ * Never retried.
+ */
 export class LockedError extends ConveneError {
   override name = 'LockedError';
   declare readonly status: 423;
@@ -189,6 +193,8 @@ export interface ConnectionErrorInit extends ErrorInit {
   method?: string | undefined;
   url?: string | undefined;
   code?: string | undefined;
+  /** False when the request certainly never reached the server; the default is true. */
+  mayHaveRun?: boolean | undefined;
 }
 
 /**
@@ -207,6 +213,13 @@ export class ConnectionError extends ConveneError {
   readonly url: string | undefined;
   /** The system's error code when there is one: `ECONNREFUSED`, `ENOTFOUND`, `ECONNRESET`… */
   readonly code: string | undefined;
+  /**
+   * Whether the server may have run the request, on any of its attempts: false only when every
+   * attempt certainly never reached it (the connection was refused, the name did not resolve).
+   * Decide on this, not on `code`, whether a write needs sending again: the last attempt may have
+   * been refused after an earlier one was cut off with the request sent.
+   */
+  readonly mayHaveRun: boolean;
 
   constructor(message: string, init: ConnectionErrorInit = {}) {
     super(message, init);
@@ -214,6 +227,7 @@ export class ConnectionError extends ConveneError {
     this.method = init.method;
     this.url = init.url;
     this.code = init.code;
+    this.mayHaveRun = init.mayHaveRun ?? true;
   }
 }
 /** The request got no answer within `timeoutMs`. */

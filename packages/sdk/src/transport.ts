@@ -216,6 +216,9 @@ export class Transport {
     const retrying = (delay: number, attempt: number) =>
       `retrying in ${Math.round(delay)} ms (retry ${attempt + 1} of ${maxRetries})`;
 
+    // The first failure after which the server may have run the request (the request went out
+    // and no answer came, or a 5xx): a later refused attempt does not undo it.
+    let uncertain: string | undefined;
     for (let attempt = 0; ; attempt++) {
       if (options.signal?.aborted) throw new AbortError('aborted', { cause: options.signal.reason });
       const { controller, release } = linkedController(options.signal);
@@ -237,10 +240,18 @@ export class Transport {
         text = await response.text();
       } catch (error) {
         if (options.signal?.aborted) throw new AbortError('aborted', { cause: options.signal.reason });
-        const request = noAnswer(error, operationId, route.method, url);
+        const earlier = uncertain;
+        if (!neverSent(error))
+          uncertain ??= timedOut ? `no answer within ${timeoutMs} ms` : describeNetworkError(error);
+        const request = {
+          ...noAnswer(error, operationId, route.method, url),
+          mayHaveRun: uncertain !== undefined,
+        };
+        // A refusal after an attempt that may have run says so: its code alone reads as "nothing ran".
+        const before = earlier && neverSent(error) ? `; an earlier attempt may have run (${earlier})` : '';
         const failure = timedOut
-          ? new TimeoutError(`no answer within ${timeoutMs} ms (${operationId}: ${what})`, request)
-          : new ConnectionError(`${describeNetworkError(error)} (${operationId}: ${what})`, request);
+          ? new TimeoutError(`no answer within ${timeoutMs} ms (${operationId}: ${what})${before}`, request)
+          : new ConnectionError(`${describeNetworkError(error)} (${operationId}: ${what})${before}`, request);
         // The server may have run the request: send it again only if that is harmless.
         if (attempt < maxRetries && (route.idempotent || neverSent(error))) {
           const delay = backoffMs(attempt);
@@ -264,6 +275,7 @@ export class Transport {
       const harmless = route.idempotent || status === 408 || status === 429;
       const delay = retryDelayMs(response.headers, attempt);
       const failure = errorFromResponse(status, response.headers, text);
+      if (status >= 500) uncertain ??= `answered ${status}`;
       if (attempt < maxRetries && retryable && harmless && delay !== undefined) {
         // A wait the caller would notice (a Retry-After of seconds) is said at the default level,
         // with the server's reason: which limit (the rate limit, a space's message budget).
@@ -300,7 +312,8 @@ function parsedProtocol(url: string): string {
 
 /**
  * What a request that got no answer was, for its ConnectionError or TimeoutError: the operation,
- * the URL it was sent to (shown without credentials) and the system's error code.
+ * the URL it was sent to (shown without credentials), the system's error code, and whether this
+ * attempt may have reached the server.
  */
 export function noAnswer(
   error: unknown,
@@ -308,7 +321,14 @@ export function noAnswer(
   method: string,
   url: string,
 ): ConnectionErrorInit & { url: string } {
-  return { cause: error, operation, method, url: withoutCredentials(url), code: networkErrorCode(error) };
+  return {
+    cause: error,
+    operation,
+    method,
+    url: withoutCredentials(url),
+    code: networkErrorCode(error),
+    mayHaveRun: !neverSent(error),
+  };
 }
 
 /** A URL to show: the same, less any `user:password@` it carries. */

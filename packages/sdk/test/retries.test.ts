@@ -193,6 +193,34 @@ describe('retries', () => {
     });
   });
 
+  it('says a write may have run when an earlier attempt was cut off, however the last one failed', async () => {
+    const { owner, spaceId } = await ownedSpace();
+    // The first attempt runs on the server and its answer is lost; the retries are refused.
+    const cut = scriptedFetch('drop-after', 'refused', 'refused');
+    const error = await hub({ fetch: cut.impl })
+      .space(spaceId, owner.key)
+      .messages.send('maybe sent')
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect(cut.sent.length).toBe(3);
+    // The last attempt's code, but not its verdict: the message is in the space.
+    expect(error).toMatchObject({ code: 'ECONNREFUSED', mayHaveRun: true });
+    expect((error as Error).message).toMatch(
+      /an earlier attempt may have run \(fetch failed: other side closed\)$/,
+    );
+    const { messages } = await hub().space(spaceId, owner.key).messages.list();
+    expect(messages.map((m) => m.content)).toContain('maybe sent');
+
+    // Refused every time: certainly not run.
+    const refused = scriptedFetch('refused', 'refused', 'refused');
+    const never = await hub({ fetch: refused.impl })
+      .space(spaceId, owner.key)
+      .messages.send('never sent')
+      .catch((e: unknown) => e);
+    expect(never).toMatchObject({ code: 'ECONNREFUSED', mayHaveRun: false });
+    expect((never as Error).message).not.toMatch(/earlier attempt/);
+  });
+
   it('retries a read after a dropped connection', async () => {
     const { owner, spaceId } = await ownedSpace();
     const fetch = scriptedFetch('drop-after', 'drop-after');
