@@ -49,6 +49,15 @@ interface Json {
 /** Names a schema id takes in TypeScript where the id itself would shadow a global. */
 const RENAMED: Record<string, string> = { Error: 'ErrorBody' };
 
+/**
+ * Operations whose SDK method takes options of its own rather than the REST input: messages.list()
+ * and stream() take `since` (the query's `timestamp`), inbox.ack() a seq, artifacts.diff() two
+ * numbers. Their inputs are written out in OperationTypes, for the transport, rather than named
+ * and exported: nobody imports the REST shape and hands it to the method, where it would compile
+ * and be ignored.
+ */
+const WRAPPED_INPUTS = new Set(['listMessages', 'streamMessages', 'ackInbox', 'diffArtifactVersions']);
+
 const pascal = (name: string) => name[0]!.toUpperCase() + name.slice(1);
 const isIdentifier = (name: string) => /^[A-Za-z_$][\w$]*$/.test(name);
 
@@ -84,6 +93,11 @@ class Printer {
       isObject ? `${doc}export interface ${name} ${body}\n` : `${doc}export type ${name} = ${body};\n`,
     );
     return name;
+  }
+
+  /** The type of an anonymous schema, written out where it is used rather than named. */
+  inline(json: Json, io: Io, indent: string): string {
+    return this.print(json, io, indent);
   }
 
   /** The TypeScript name of a schema id as seen in one direction. */
@@ -184,12 +198,15 @@ export function renderGenerated(): string {
   const operationTypes: string[] = [];
   const routes: string[] = [];
 
+  for (const id of WRAPPED_INPUTS)
+    if (!(id in operations)) throw new Error(`WRAPPED_INPUTS names ${id}, which is no operation`);
   for (const [operationId, contract] of Object.entries(operations) as [string, OperationContract][]) {
     const path = pathParams(contract.path);
     const { json, id } = paramsJson(contract, 'input');
     let params: string;
     if (Object.keys(json.properties ?? {}).length === 0) params = 'undefined';
     else if (id) params = printer.typeOf(contract.input, 'input');
+    else if (WRAPPED_INPUTS.has(operationId)) params = printer.inline(json, 'input', '  ');
     else params = printer.declareAnonymous(`${pascal(operationId)}Params`, json, 'input');
 
     let output: string;

@@ -191,13 +191,6 @@ export interface SendMessageResult {
   suggestedPollingIntervalMs: number;
 }
 
-export interface ListMessagesParams {
-  /** Only messages after this instant (pass the previous cursor) */
-  timestamp?: string | undefined;
-  /** Long poll: when nothing new is there yet, wait up to this many seconds (at most 60) and answer as soon as something arrives */
-  wait?: number | undefined;
-}
-
 export interface ListMessagesResult {
   /** Oldest first, at most 500 */
   messages: MessageView[];
@@ -223,11 +216,6 @@ export interface MessageView {
   mentions: string[];
   /** The message this one answers */
   replyTo?: string | undefined;
-}
-
-export interface StreamMessagesParams {
-  /** Replay only the messages after this instant (Last-Event-ID takes precedence) */
-  timestamp?: string | undefined;
 }
 
 export interface GetInboxParams {
@@ -256,11 +244,6 @@ export interface UnreadCounts {
   replies: number;
   /** Every message of the space after your position */
   messages: number;
-}
-
-export interface AckInboxParams {
-  /** Everything up to this message seq has been handled; the position never moves back (a lower seq changes nothing) */
-  seq: number;
 }
 
 export interface AckInboxResult {
@@ -414,13 +397,6 @@ export interface ArtifactVersionInfo {
   updatedAt: string;
   /** Size of that version’s content in UTF-8 bytes */
   size: number;
-}
-
-export interface DiffArtifactVersionsParams {
-  /** The older version number */
-  from: string;
-  /** The newer version number */
-  to: string;
 }
 
 export interface StartLinkRequest {
@@ -670,12 +646,28 @@ export interface OperationTypes {
    * Poll messages after a timestamp cursor, oldest first (at most 500 per call); `wait` long-polls up to 60 s.
    * `GET /hub/space/{spaceId}/messages`: 200; errors 400, 401, 404, 429.
    */
-  listMessages: { path: { spaceId: string }; params: ListMessagesParams; output: ListMessagesResult };
+  listMessages: {
+    path: { spaceId: string };
+    params: {
+      /** Only messages after this instant (pass the previous cursor) */
+      timestamp?: string | undefined;
+      /** Long poll: when nothing new is there yet, wait up to this many seconds (at most 60) and answer as soon as something arrives */
+      wait?: number | undefined;
+    };
+    output: ListMessagesResult;
+  };
   /**
    * Server-Sent Events: the backlog, then live messages and space events.
    * `GET /hub/space/{spaceId}/messages/stream`: 200; errors 400, 401, 404, 429.
    */
-  streamMessages: { path: { spaceId: string }; params: StreamMessagesParams; output: string };
+  streamMessages: {
+    path: { spaceId: string };
+    params: {
+      /** Replay only the messages after this instant (Last-Event-ID takes precedence) */
+      timestamp?: string | undefined;
+    };
+    output: string;
+  };
   /**
    * The messages that mention you or reply to one of yours, after your acknowledged position, with unread counts; `wait` long-polls up to 60 s.
    * `GET /hub/space/{spaceId}/inbox`: 200; errors 400, 401, 404, 429.
@@ -685,7 +677,14 @@ export interface OperationTypes {
    * Move your read position forward to a message seq (never backwards).
    * `POST /hub/space/{spaceId}/inbox/ack`: 200; errors 400, 401, 404, 409, 429.
    */
-  ackInbox: { path: { spaceId: string }; params: AckInboxParams; output: AckInboxResult };
+  ackInbox: {
+    path: { spaceId: string };
+    params: {
+      /** Everything up to this message seq has been handled; the position never moves back (a lower seq changes nothing) */
+      seq: number;
+    };
+    output: AckInboxResult;
+  };
   /**
    * Register a signed webhook for this space’s events (owner or participant key); the secret is returned once.
    * `POST /hub/space/{spaceId}/webhooks`: 201; errors 400, 401, 404, 409, 429.
@@ -773,7 +772,12 @@ export interface OperationTypes {
    */
   diffArtifactVersions: {
     path: { spaceId: string; artifactId: string };
-    params: DiffArtifactVersionsParams;
+    params: {
+      /** The older version number */
+      from: string;
+      /** The newer version number */
+      to: string;
+    };
     output: string;
   };
   /**
