@@ -1,5 +1,5 @@
 import type { APIPromise } from './api-promise';
-import { AbortError, type ConveneError, isTransient } from './errors';
+import { AbortError, ConnectionError, ConveneError, isTransient } from './errors';
 import type { AckInboxResult, GetInboxParams, InboxResult, MessageView } from './generated';
 import { backoffMs, type OutageHooks, outage, showAs, sleep } from './internal';
 import type { RequestOptions, Transport } from './transport';
@@ -72,10 +72,10 @@ export class Inbox {
    * Every message of your inbox, for ever: what was not acknowledged first, then each new one as
    * it arrives (long polls). A message is acknowledged when the loop asks for the next one, so a
    * crash inside the loop's body leaves it to be handled again after a restart; leaving the loop
-   * (`break`, an exception) acknowledges nothing more. Once the inbox was read, a call that gets
-   * no answer or a 5xx (a server restarting) is made again after a backoff, up to 10 failures in
-   * a row, without waiting, so that `onReconnect` is told as soon as the server answers; the first
-   * read's error is thrown.
+   * (`break`, an exception) acknowledges nothing more. A call that gets no answer or a 5xx (a
+   * server restarting) is made again after a backoff, up to 10 failures in a row, without waiting,
+   * so that `onReconnect` is told as soon as the server answers; a first read that never reached a
+   * server (the connection refused, the name unresolved: a wrong URL) throws its error.
    *
    *   for await (const message of space.inbox.follow()) await handle(message);
    */
@@ -86,8 +86,9 @@ export class Inbox {
     let live = false;
     let failures = 0;
     /**
-     * Once the inbox was read, a call that gets no answer or a 5xx (a server restarting) is made
-     * again after a backoff, as a stream reconnects; the first read's error is thrown.
+     * A call that gets no answer or a 5xx (a server restarting) is made again after a backoff, as
+     * a stream reconnects; so is the first read, unless it never reached a server (the connection
+     * refused, the name unresolved), whose error is thrown.
      */
     const persist = async <T>(call: () => Promise<T>): Promise<T> => {
       for (;;) {
@@ -98,7 +99,9 @@ export class Inbox {
           contact.answered();
           return result;
         } catch (error) {
-          if (!live || !isTransient(error) || ++failures > MAX_FAILURES) throw error;
+          // Before anything was read, only a server that was reached is waited for: a wrong URL
+          // fails at once, a restart during the first long poll does not.
+          if (!(live || reached(error)) || !isTransient(error) || ++failures > MAX_FAILURES) throw error;
           const delay = backoffMs(failures - 1);
           this.transport.logger.info(
             `inbox of space ${this.spaceId}: ${(error as Error).message}; ` +
@@ -132,3 +135,9 @@ export class Inbox {
 }
 
 showAs(Inbox, 'Inbox');
+
+/** Whether a failed call reached a server: a 5xx, or a request that went out and got no answer. */
+function reached(error: unknown): boolean {
+  if (error instanceof ConnectionError) return error.mayHaveRun;
+  return error instanceof ConveneError && error.status !== undefined && error.status >= 500;
+}

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import {
   BadRequestError,
+  Convene,
   ConveneError,
   type MessageView,
   RateLimitError,
@@ -10,7 +11,7 @@ import {
   verifyWebhook,
   WebhookVerificationError,
 } from '../src';
-import { hub, ownedSpace, participant, until } from './helpers';
+import { closedPort, hub, ownedSpace, participant, until } from './helpers';
 
 describe('mentions, replies and the inbox', () => {
   it('addresses messages and reads the inbox from the server’s read position', async () => {
@@ -112,6 +113,48 @@ describe('mentions, replies and the inbox', () => {
     expect(disconnects).toEqual([1, 2, 3]);
     expect(reconnects).toEqual([{ attempts: 3 }]);
     expect(waits.slice(0, 6)).toEqual(['20', '20', '0', '0', '0', '20']);
+  });
+
+  it('keeps following when the very first poll is cut off or answered 503, and throws when it reaches nobody', async () => {
+    const { owner } = await ownedSpace();
+    const agent = await participant(owner, 'Early');
+    // The first long poll goes out and is cut off (a server killed while it waited), the next is
+    // answered 503 (a server shutting down): the server was reached, so the loop waits for it.
+    let polls = 0;
+    const cut: typeof fetch = async (input, init) => {
+      const poll = (init?.method ?? 'GET') === 'GET' && new URL(String(input)).pathname.endsWith('/inbox');
+      if (poll && ++polls === 1)
+        throw new TypeError('fetch failed', { cause: new Error('other side closed') });
+      if (poll && polls === 2)
+        return new Response(JSON.stringify({ error: 'the server is shutting down; retry shortly' }), {
+          status: 503,
+          headers: { 'content-type': 'application/json', 'retry-after': '0' },
+        });
+      return fetch(input, init);
+    };
+    const disconnects: number[] = [];
+    const early = hub({ fetch: cut, maxRetries: 0 }).space(agent.spaceId, agent.key);
+    const following = (async () => {
+      for await (const message of early.inbox.follow({
+        wait: 20,
+        onDisconnect: ({ attempt }) => disconnects.push(attempt),
+      }))
+        return message.content;
+    })();
+    await until(() => (polls >= 3 ? true : undefined), 10_000);
+    await owner.messages.send('@Early after the restart');
+    await expect(following).resolves.toBe('@Early after the restart');
+    expect(disconnects).toEqual([1, 2]);
+
+    // Refused from the start: a wrong URL, said at once.
+    const port = await closedPort();
+    const nowhere = new Convene({ baseUrl: `http://127.0.0.1:${port}`, maxRetries: 0, logLevel: 'off' });
+    const first = nowhere.space(agent.spaceId, agent.key).inbox.follow().next();
+    await expect(first).rejects.toMatchObject({
+      name: 'ConnectionError',
+      code: 'ECONNREFUSED',
+      mayHaveRun: false,
+    });
   });
 
   it('stops following the inbox without an error when its signal aborts', async () => {

@@ -1,7 +1,6 @@
 // Retries, timeouts and idempotency, with an injected fetch in front of the real server: it can
 // answer in the server's place (a 429, a 503), or let the server run the request and then lose
 // the answer (a dropped connection, a timeout), which is where Idempotency-Key earns its keep.
-import { type AddressInfo, createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   AbortError,
@@ -12,7 +11,7 @@ import {
   ServiceUnavailableError,
   TimeoutError,
 } from '../src';
-import { hub, ownedSpace, participant, serverUrl, until } from './helpers';
+import { closedPort, hub, ownedSpace, participant, serverUrl, until } from './helpers';
 import { type RunningServer, startServer } from './helpers/server';
 
 interface Sent {
@@ -59,15 +58,6 @@ function scriptedFetch(...steps: Step[]) {
     throw new TypeError('fetch failed', { cause: new Error('other side closed') });
   };
   return { impl, sent, replayed };
-}
-
-/** A port nothing listens on: one the system just handed out and took back. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 const answer =

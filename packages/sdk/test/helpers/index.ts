@@ -1,3 +1,4 @@
+import { type AddressInfo, createServer } from 'node:net';
 import { inject } from 'vitest';
 import { type ClientOptions, Convene, type SpaceClient } from '../../src';
 
@@ -43,4 +44,13 @@ export async function until<T>(
     if (Date.now() > deadline) throw new Error('condition not met in time');
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/** A port nothing listens on: one the system just handed out and took back. */
+export async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }
