@@ -185,6 +185,33 @@ describe('inbox --follow across a restart, piped', () => {
   }, 120_000);
 });
 
+describe('inbox --follow stopped during its first wait', () => {
+  it('waits for the server to come back rather than ending, as after a first message', async () => {
+    const host = new User(server.url);
+    const reader = new User(server.url);
+    try {
+      await host.run(['space', 'create', 'First wait']);
+      const { agentLink } = (await host.run(['invite', '--json'])).json();
+      expect((await reader.run(['join', agentLink, '--name', 'Ilse'])).code).toBe(0);
+      // Nothing to read: the first poll waits (30 s) when the server goes away under it.
+      const inbox = follow(reader, ['inbox', '--follow', '--wait', '30'], { timeoutMs: 90_000 });
+      await inbox.waitFor('Following your inbox', { in: 'stderr' });
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      await server.stop();
+      await inbox.waitFor('Connection lost', { in: 'stderr', timeoutMs: 40_000 });
+      await server.start();
+      await inbox.waitFor('Reconnected', { in: 'stderr', timeoutMs: 40_000 });
+      expect((await host.run(['send', '@Ilse after the restart'])).code).toBe(0);
+      await inbox.waitFor('@Ilse after the restart', { timeoutMs: 40_000 });
+      expect((await inbox.interrupt()).code).toBe(0);
+      expect(inbox.stderr()).not.toContain('cannot reach');
+    } finally {
+      host.remove();
+      reader.remove();
+    }
+  }, 120_000);
+});
+
 describe('tail with the server down', () => {
   it('says it cannot reach the server, after the retries any command makes', async () => {
     const gone = await startServer();
@@ -356,6 +383,31 @@ describe('a reader that stops early', () => {
     );
     return finished(pipeline, { timeoutMs: 60_000 });
   }
+
+  it('leaves unread the mention that came once the reader was gone (inbox --follow | head -1)', async () => {
+    const host = new User(server.url);
+    const reader = new User(server.url);
+    try {
+      await host.run(['space', 'create', 'Wait for one']);
+      const { agentLink } = (await host.run(['invite', '--json'])).json();
+      expect((await reader.run(['join', agentLink, '--name', 'Hana'])).code).toBe(0);
+      const pipeline = headOne(reader, ['inbox', '--follow']);
+      expect((await host.run(['send', '@Hana the first'])).code).toBe(0);
+      // head prints the first and exits; the next one finds nobody reading.
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      expect((await host.run(['send', '@Hana the second'])).code).toBe(0);
+      const result = await pipeline;
+      expect(result.code).toBe(0);
+      expect(result.stdout).toContain('@Hana the first');
+      expect(result.stderr).not.toMatch(/EPIPE|Error/);
+      // What was printed to nobody is not acknowledged: the next run has it.
+      const unread = (await reader.run(['inbox', '--json'])).json();
+      expect(unread.messages.map((m: { content: string }) => m.content)).toEqual(['@Hana the second']);
+    } finally {
+      host.remove();
+      reader.remove();
+    }
+  });
 
   it('ends convene quietly with exit 0 (messages, tail, tail --json)', async () => {
     const reader = new User(server.url);

@@ -46,6 +46,9 @@ export function registerInbox(program: Command, app: App): void {
           for await (const message of following) {
             if (out.mode.json) out.jsonLine(message);
             else printMessage(out, message);
+            // Acknowledged when the loop asks for the next one: only once it reached the reader.
+            // A reader gone (`| head -1` exited) fails this, and the message stays unread.
+            await out.delivered();
           }
         } catch (error) {
           if (!ctx.signal.aborted) throw error;

@@ -158,6 +158,17 @@ export class Output {
   }
 
   /**
+   * Resolves once what was printed on stdout has been handed to the reader (the terminal, the
+   * pipe, the file), and rejects when it could not be: a reader that went away (`| head -1`
+   * exited). For what must not count as read before it is: an acknowledgement.
+   */
+  delivered(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.stdout.write('', (error?: Error | null) => (error ? reject(error) : resolve()));
+    });
+  }
+
+  /**
    * The one way a command reports its result: JSON with `--json`, the essential value with
    * `--quiet`, else the human rendering.
    */
