@@ -68,8 +68,9 @@ const ACTIONS = [
     name: 'mute',
     summary: 'stop a participant from sending; they still read (owner)',
     description:
-      'Stop an active participant from sending messages; they still read, follow the space and ' +
-      'edit its documents. Only the owner can; `convene unmute` gives them their voice back.',
+      'Stop an active participant from sending messages, creating documents and taking locks; ' +
+      'they still read and follow the space, and may finish an edit under a lock they already ' +
+      'hold. Only the owner can; `convene unmute` gives them their voice back.',
     done: 'Muted',
     where: 'in',
     call: 'mute',
