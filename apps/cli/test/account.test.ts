@@ -66,8 +66,12 @@ describe('login through the browser link', () => {
       name: 'Linked',
     });
     expect((await elsewhere.run(['invite', '-q'])).stdout).toContain(`/join/${spaceId}`);
+    // A whole id the account holds no key for is 4, as any whole space id without a key is: the
+    // space may exist, and what is missing is a key.
     const unknown = await elsewhere.run(['space', 'use', randomUUID()]);
-    expect(unknown.code).toBe(5);
+    expect(unknown.code).toBe(4);
+    expect(unknown.stderr).toContain('your account holds no key for space');
+    expect(unknown.stderr).toContain('convene join LINK');
 
     // With --json the flow is NDJSON: how to approve, then the result.
     const again = follow(agent, ['login', '--json']);

@@ -1,6 +1,9 @@
 import type { Command } from '@commander-js/extra-typings';
+import { NotFoundError } from '@convene/sdk';
 import { type App, examples } from '../../app';
 import { type Context, isUuid } from '../../lib/context';
+import { CliError } from '../../lib/errors';
+import { ExitCode } from '../../lib/exit-codes';
 import { required } from '../../lib/prompts';
 import type { StoredSpace } from '../../lib/store';
 
@@ -51,9 +54,19 @@ export function registerSpaceUse(space: Command, app: App): void {
 async function recoverKey(ctx: Context, spaceId: string): Promise<StoredSpace> {
   const session = ctx.hasSession() ? ctx.session() : undefined;
   if (!session) ctx.using = { kind: 'server' };
-  const { role, privateKey } = session
-    ? await session.spaceKey(spaceId)
-    : await ctx.hub().spaces.recoverKey(spaceId);
+  const { role, privateKey } = await (session
+    ? session.spaceKey(spaceId)
+    : ctx.hub().spaces.recoverKey(spaceId)
+  ).catch((error: unknown) => {
+    // As for any whole space id this machine holds no key for (exit 4): the space may well
+    // exist, and what is missing is a key, which joining gives.
+    if (!(error instanceof NotFoundError)) throw error;
+    throw new CliError(`your account holds no key for space ${spaceId}`, {
+      exitCode: ExitCode.auth,
+      hint: 'Join it with an invitation link (`convene join LINK`), or log in as the account that created or joined it.',
+      cause: error,
+    });
+  });
   const view = await ctx.hub().space(spaceId, privateKey).get();
   // Which participant the key is: the dashboard lists it; the owner is the one marked so.
   const listed = session ? (await session.spaces()).spaces.find((s) => s.spaceId === spaceId) : undefined;
