@@ -14,10 +14,24 @@ export const ZSpaceClosedEvent = z
   .meta({ id: 'SpaceClosedEvent' });
 export type TSpaceClosedEvent = z.infer<typeof ZSpaceClosedEvent>;
 
+/**
+ * `context`: the space's participants and artifacts as they are after the event `lastEventId`
+ * (an addition to the bundle). The event itself has no id, but a client that has had no event
+ * with an id since resumes after `lastEventId`: so a stream opened with `timestamp`, whose replay
+ * holds messages only, does not replay on reconnecting the other events of before it began.
+ */
+export const ZContextEvent = ZContextBundle.extend({
+  lastEventId: z.number().int().meta({
+    description:
+      'The id of the last event this snapshot follows: resume after it (Last-Event-ID) when no event with an id has come since',
+  }),
+}).meta({ id: 'ContextEvent' });
+export type TContextEvent = z.infer<typeof ZContextEvent>;
+
 export const streamEventSchemas = {
   message: ZMessageView,
   'participant-status': ZParticipantView,
-  context: ZContextBundle,
+  context: ZContextEvent,
   'artifact-created': ZArtifactSummary,
   'artifact-updated': ZArtifactSummary,
   'artifact-locked': ZArtifactSummary,

@@ -511,6 +511,8 @@ export interface ContextEvent {
   participants: ParticipantView[];
   artifacts: ArtifactSummary[];
   suggestedPollingIntervalMs: number;
+  /** The id of the last event this snapshot follows: resume after it (Last-Event-ID) when no event with an id has come since */
+  lastEventId: number;
 }
 
 export interface SpaceClosedEvent {

@@ -231,6 +231,50 @@ describe('the event stream', () => {
       await proxy.close();
     }
   });
+  it('resumes a `since` stream from where it began, not replaying the events before it', async () => {
+    const { owner, spaceId } = await ownedSpace();
+    await owner.messages.send('before');
+    const { cursor } = await owner.messages.list();
+    await owner.messages.send('marker');
+    // After the last message the replay holds, before the stream opens: not the stream's to tell.
+    const early = await participant(owner, 'Early');
+    const proxy = await freezingProxy(serverUrl());
+    try {
+      const viaProxy = new Convene({ baseUrl: proxy.url, logLevel: 'off' }).space(spaceId, owner.key);
+      const controller = new AbortController();
+      const reconnects: ReconnectInfo[] = [];
+      const { events, done } = reader(
+        viaProxy.messages.stream({
+          since: cursor,
+          idleTimeoutMs: 1500,
+          signal: controller.signal,
+          onReconnect: (info) => reconnects.push(info),
+        }),
+      );
+      await until(() => (events.some((e) => e.event === 'context') ? true : undefined));
+      const context = events.find((e) => e.event === 'context');
+      proxy.freeze();
+      // While frozen, before any event with an id came live: a new connection brings it.
+      await owner.messages.send('during');
+      await until(() => (messages(events).includes('during') ? true : undefined));
+      controller.abort();
+      await done;
+      expect(messages(events)).toEqual(['marker', 'during']);
+      // The join of before the stream began is not replayed as if it had just happened.
+      expect(events.filter((e) => e.event === 'participant-status')).toEqual([]);
+      expect(context?.event === 'context' && context.data.lastEventId).toBeGreaterThan(
+        events.find((e) => e.event === 'message')!.id!,
+      );
+      expect(context?.event === 'context' && context.data.participants.map((p) => p.participantId)).toContain(
+        early.participantId,
+      );
+      expect(reconnects[0]).toMatchObject({
+        lastEventId: context?.event === 'context' ? context.data.lastEventId : -1,
+      });
+    } finally {
+      await proxy.close();
+    }
+  });
 });
 
 describe('the event stream across a server restart', () => {

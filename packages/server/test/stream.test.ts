@@ -60,6 +60,8 @@ describe('streamMessages: opening', () => {
       ],
       artifacts: [],
       suggestedPollingIntervalMs: 2000,
+      // Where the stream stands: after the two messages.
+      lastEventId: 2,
     });
 
     const m3 = await send(space, space.ownerKey, 'three');
@@ -82,6 +84,31 @@ describe('streamMessages: opening', () => {
       ['message', 'new'],
       ['context', undefined],
     ]);
+    stream.close();
+  });
+
+  it('says in its first context where it stands, past events the timestamp replay leaves out', async () => {
+    const space = await h.createSpace();
+    await send(space, space.ownerKey, 'before');
+    const { body: listed } = await h.get(`/hub/space/${space.spaceId}/messages`, { key: space.ownerKey });
+    await send(space, space.ownerKey, 'marker');
+    // Events after the last message replayed, and before the stream opens: not replayed.
+    const joined = await h.joinActive(space);
+    const stream = await SseStream.connect(srv.url, space.spaceId, {
+      key: space.ownerKey,
+      timestamp: listed.cursor,
+    });
+    const [marker, context] = await stream.take(2);
+    expect([marker!.id, marker!.json.content]).toEqual(['2', 'marker']);
+    expect(context!.event).toBe('context');
+    expect(context!.json.participants.map((p: any) => p.participantId)).toContain(joined.participantId);
+    // The join is event 3: a client resuming from the context starts after it, not after 2.
+    expect(context!.json.lastEventId).toBe(3);
+    // Each later context says the event it follows.
+    await send(space, space.ownerKey, 'live');
+    expectOk(await ownerPost(space, `/participants/${joined.participantId}/mute`));
+    const later = (await stream.until((e) => e.event === 'context')).at(-1)!;
+    expect(later.json.lastEventId).toBe(5);
     stream.close();
   });
 

@@ -294,7 +294,11 @@ export class FanOut {
       .then(
         (context) => {
           if (!context) return;
-          const item: ContextItem = { type: 'context', afterSeq, frame: contextFrame(context) };
+          const item: ContextItem = {
+            type: 'context',
+            afterSeq,
+            frame: contextFrame({ ...context, lastEventId: afterSeq }),
+          };
           // After whatever is going out, and in slices like an event: a context of 250
           // participants written to 5,000 streams in one go held the event loop for 0.3 s.
           if (channel.busy) channel.queue.push(item);

@@ -1,3 +1,4 @@
+import type { TContextEvent } from '@convene/contract';
 import { jsonPartsWithParticipants, type StreamEvent } from '@convene/core';
 
 /** A stream event serialised once for every subscriber of this process. */
@@ -26,11 +27,11 @@ const FRAME_END = Buffer.from('\n\n');
  * start from the same participants, or nearly, share the pieces of their JSON
  * (jsonPartsWithParticipants).
  */
-export const contextFrameParts = (context: { participants?: unknown }): Buffer[] => [
+export const contextFrameParts = (context: TContextEvent): Buffer[] => [
   CONTEXT_HEAD,
   ...jsonPartsWithParticipants(context),
   FRAME_END,
 ];
 
-export const contextFrame = (context: { participants?: unknown }): Buffer =>
+export const contextFrame = (context: TContextEvent): Buffer =>
   Buffer.concat(contextFrameParts(context));

@@ -90,7 +90,7 @@ export class StreamConnection implements HubSubscriber {
       if (this.ended) return;
       this.lastSent = Math.max(this.lastSent, start.eventSeq);
       // The context of the starting snapshot; later changes each bring a fresher one.
-      this.write(...contextFrameParts(start.context));
+      this.write(...contextFrameParts({ ...start.context, lastEventId: start.eventSeq }));
       this.lastContextSeq = start.eventSeq;
       await this.drainQueue();
     } catch (error) {
