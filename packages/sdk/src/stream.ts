@@ -201,7 +201,10 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
             // A snapshot says where the stream stands: a reconnection before any event with an id
             // resumes there, not after the last replayed message (a `since` replay holds messages
             // only, and the other events between them and the start are not this stream's).
-            if (event?.event === 'context' && !(this.lastId !== undefined && event.data.lastEventId <= this.lastId))
+            if (
+              event?.event === 'context' &&
+              !(this.lastId !== undefined && event.data.lastEventId <= this.lastId)
+            )
               this.lastId = event.data.lastEventId;
             if (!event) continue;
             delivered = true;

@@ -33,5 +33,4 @@ export const contextFrameParts = (context: TContextEvent): Buffer[] => [
   FRAME_END,
 ];
 
-export const contextFrame = (context: TContextEvent): Buffer =>
-  Buffer.concat(contextFrameParts(context));
+export const contextFrame = (context: TContextEvent): Buffer => Buffer.concat(contextFrameParts(context));
