@@ -74,7 +74,8 @@ Environment:
   CONVENE_TOKEN   a usr_ token linking what you create or join to your dashboard
   NO_COLOR, CI, AI_AGENT   plain text: no colours, spinners or prompts
 
-Exit codes: 0 ok, 1 error, 2 usage, 4 authentication needed, 5 not found, 6 locked or conflict.
+Exit codes: 0 ok, 1 error, 2 usage, 4 authentication needed, 5 not found, 6 locked or conflict,
+130 interrupted.
 Keys and tokens are kept in $XDG_CONFIG_HOME/convene/credentials.json (mode 0600).
 `,
     );

@@ -44,6 +44,8 @@ describe('send', () => {
     ).toMatch(/^[0-9a-f-]{36}$/);
     // Naming the space first.
     expect((await owner.run(['send', 'Chat', 'owner speaking'])).code).toBe(0);
+    // A text that starts with a dash, after `--` (as the help shows).
+    expect((await guest.run(['send', '--', '-1 from me'])).code).toBe(0);
 
     const messages = (await owner.run(['messages', '--json'])).json();
     expect(messages.map((m: any) => [m.senderName, m.type, m.content])).toEqual([
@@ -52,6 +54,7 @@ describe('send', () => {
       ['Guest', 'html', '<p>from a <b>file</b></p>'],
       ['Guest', 'image', 'https://example.com/chart.png'],
       [expect.any(String), 'text', 'owner speaking'],
+      ['Guest', 'text', '-1 from me'],
     ]);
     expect(messages[4].isOwner).toBe(true);
   });
@@ -146,7 +149,7 @@ describe('messages', () => {
     expect(text.stdout).toMatch(/Guest: \[image\] https:\/\/example\.com\/chart\.png/);
 
     const last2 = (await owner.run(['messages', '--limit', '2', '--json'])).json();
-    expect(last2.map((m: any) => m.content)).toEqual(['https://example.com/chart.png', 'owner speaking']);
+    expect(last2.map((m: any) => m.content)).toEqual(['owner speaking', '-1 from me']);
 
     const all = (await owner.run(['messages', '--json'])).json();
     const since = (await owner.run(['messages', '--since', all[2].timestamp, '--json'])).json();

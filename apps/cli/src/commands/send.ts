@@ -22,8 +22,9 @@ export function registerSend(program: Command, app: App): void {
     .description(
       'Send a message to a space (the default space unless one is named first, or with --space, ' +
         'as other commands name it). The text comes ' +
-        'from the argument, a file (--file), or stdin (`-`). --html sends it as HTML (readers ' +
-        'sanitise it); --image sends an https: image URL.',
+        'from the argument, a file (--file), or stdin (`-`); a text that starts with `-` goes ' +
+        'after `--`, which ends the options. --html sends it as HTML (readers sanitise it); ' +
+        '--image sends an https: image URL.',
     )
     .option('-s, --space <space>', 'name or id (default: the default space)')
     .option('-f, --file <file>', 'send the content of a file')
@@ -49,6 +50,7 @@ export function registerSend(program: Command, app: App): void {
         'convene send --file notes.html --html',
         'convene send --image https://example.com/chart.png',
         'convene send "Can you review?" --mention Ada',
+        'convene send -- "-1 from me: not yet"',
       ),
     )
     .action(async (words, options, command) => {
