@@ -7,6 +7,9 @@ export type { DisconnectInfo };
 
 import { describeNetworkError, noAnswer, retryDelayMs, type Transport } from './transport';
 
+/** How often the server writes a `: ping` on an open stream (decisions.md). */
+const SERVER_PING_MS = 15_000;
+
 export interface StreamOptions {
   /** Replay only the messages after this instant (the backlog); without it, every message. */
   since?: string | Date | undefined;
@@ -16,7 +19,8 @@ export interface StreamOptions {
   signal?: AbortSignal | undefined;
   /**
    * Silence after which the connection counts as dead and is replaced, in ms (default 45 000: the
-   * server sends a `: ping` every 15 s).
+   * server sends a `: ping` every 15 s; a value not above that is warned of, as a quiet stream
+   * would be replaced at that interval).
    */
   idleTimeoutMs?: number | undefined;
   /**
@@ -119,6 +123,12 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
   private async *events(): AsyncGenerator<StreamEvent> {
     const { signal } = this.options;
     const idleTimeoutMs = this.options.idleTimeoutMs ?? 45_000;
+    if (idleTimeoutMs <= SERVER_PING_MS)
+      this.transport.logger.warn(
+        `stream of space ${this.spaceId}: idleTimeoutMs ${idleTimeoutMs} is not above the server's ` +
+          `${SERVER_PING_MS / 1000} s ping, so a quiet stream is replaced every ${idleTimeoutMs} ms; ` +
+          'give it more than that (the default is 45 000)',
+      );
     const maxReconnects = this.options.maxReconnects ?? 10;
     const pause = (ms: number) =>
       sleep(ms, signal).then(

@@ -148,6 +148,24 @@ describe('the event stream', () => {
     await done;
   });
 
+  it('warns of an idleTimeoutMs that the server’s 15 s ping cannot satisfy', async () => {
+    const { owner, spaceId } = await ownedSpace();
+    const warned: string[] = [];
+    const client = new Convene({
+      baseUrl: serverUrl(),
+      logger: { debug() {}, info() {}, warn: (line: string) => warned.push(line), error() {} },
+    }).space(spaceId, owner.key);
+    for (const idleTimeoutMs of [5_000, undefined]) {
+      const controller = new AbortController();
+      const { events, done } = reader(client.messages.stream({ idleTimeoutMs, signal: controller.signal }));
+      await until(() => (events.some((e) => e.event === 'context') ? true : undefined));
+      controller.abort();
+      await done;
+    }
+    expect(warned).toHaveLength(1);
+    expect(warned[0]).toContain("idleTimeoutMs 5000 is not above the server's 15 s ping");
+  });
+
   it('throws the error of the first connection', async () => {
     const { spaceId } = await ownedSpace();
     const stream = hub().space(spaceId, 'f'.repeat(64)).messages.stream();
