@@ -83,6 +83,7 @@ export class Inbox {
     const { signal, wait = 30, onDisconnect, onReconnect } = options ?? {};
     const contact = outage({ onDisconnect, onReconnect });
     let after: number | undefined;
+    /** A server answered, or was reached by a call that then failed: from then on, outages are waited out. */
     let live = false;
     let failures = 0;
     /**
@@ -100,8 +101,10 @@ export class Inbox {
           return result;
         } catch (error) {
           // Before anything was read, only a server that was reached is waited for: a wrong URL
-          // fails at once, a restart during the first long poll does not.
-          if (!(live || reached(error)) || !isTransient(error) || ++failures > MAX_FAILURES) throw error;
+          // fails at once, a restart during the first long poll (then refused while it is down)
+          // does not.
+          if (reached(error)) live = true;
+          if (!live || !isTransient(error) || ++failures > MAX_FAILURES) throw error;
           const delay = backoffMs(failures - 1);
           this.transport.logger.info(
             `inbox of space ${this.spaceId}: ${(error as Error).message}; ` +

@@ -115,17 +115,22 @@ describe('mentions, replies and the inbox', () => {
     expect(waits.slice(0, 6)).toEqual(['20', '20', '0', '0', '0', '20']);
   });
 
-  it('keeps following when the very first poll is cut off or answered 503, and throws when it reaches nobody', async () => {
+  it('keeps following when the very first poll is cut off, then refused or answered 503, and throws when it reaches nobody', async () => {
     const { owner } = await ownedSpace();
     const agent = await participant(owner, 'Early');
     // The first long poll goes out and is cut off (a server killed while it waited), the next is
-    // answered 503 (a server shutting down): the server was reached, so the loop waits for it.
+    // refused (it is down), the next answered 503 (shutting down again): the server was reached,
+    // so the loop waits for it.
     let polls = 0;
     const cut: typeof fetch = async (input, init) => {
       const poll = (init?.method ?? 'GET') === 'GET' && new URL(String(input)).pathname.endsWith('/inbox');
       if (poll && ++polls === 1)
         throw new TypeError('fetch failed', { cause: new Error('other side closed') });
       if (poll && polls === 2)
+        throw new TypeError('fetch failed', {
+          cause: Object.assign(new Error('connect refused'), { code: 'ECONNREFUSED' }),
+        });
+      if (poll && polls === 3)
         return new Response(JSON.stringify({ error: 'the server is shutting down; retry shortly' }), {
           status: 503,
           headers: { 'content-type': 'application/json', 'retry-after': '0' },
@@ -141,10 +146,10 @@ describe('mentions, replies and the inbox', () => {
       }))
         return message.content;
     })();
-    await until(() => (polls >= 3 ? true : undefined), 10_000);
+    await until(() => (polls >= 4 ? true : undefined), 10_000);
     await owner.messages.send('@Early after the restart');
     await expect(following).resolves.toBe('@Early after the restart');
-    expect(disconnects).toEqual([1, 2]);
+    expect(disconnects).toEqual([1, 2, 3]);
 
     // Refused from the start: a wrong URL, said at once.
     const port = await closedPort();
