@@ -296,6 +296,25 @@ describe('long polls', () => {
     expect(Date.now() - started).toBeLessThan(10_000);
   });
 
+  it('end a wait with 401 when the space expires meanwhile, at its expiry, not with "nothing new" later', async () => {
+    const space = await h.createSpace({ ttl: 2 });
+    const first = await h.get(`/hub/space/${space.spaceId}/messages`, { key: space.ownerKey });
+    const started = Date.now();
+    const [messages, mentions] = await Promise.all([
+      h.get(
+        `/hub/space/${space.spaceId}/messages?wait=30&timestamp=${encodeURIComponent(first.body.cursor)}`,
+        { key: space.ownerKey },
+      ),
+      inbox(space, space.ownerKey, '?wait=30'),
+    ]);
+    for (const res of [messages, mentions]) {
+      expectError(res, 401);
+      expect(res.body.error).toBe('space is closed: its keys no longer work');
+    }
+    // Woken by the expiry (2 s from its creation), not by the end of the 30 s wait.
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
   it('end a wait with 401 when the space closes meanwhile', async () => {
     const { space, ada } = await trio();
     const waiting = inbox(space, ada.key, '?wait=30');

@@ -11,6 +11,11 @@ export interface LongPollOptions<T> {
   signal?: AbortSignal | undefined;
   /** The read that answers; it authorises the caller every time. */
   read(): Promise<T>;
+  /**
+   * How long the space has left, in ms, as the last read found it (undefined: no end). The wait
+   * ends then, with a read, which answers as for an expired space (401), not "nothing came".
+   */
+  msToExpiry?(): number | undefined;
   /** Whether a result is worth answering at once. */
   hasNews(result: T): boolean;
   /** Whether an event may change the answer (another read follows it); the others are ignored. */
@@ -27,6 +32,9 @@ export interface LongPollOptions<T> {
  * A caller with news, or refused, is answered by the first read, before anything is subscribed;
  * the second read, made once the subscription holds, closes the window in between.
  */
+/** How long after a space's expiry a wait cut short by it reads again. */
+const EXPIRY_MARGIN_MS = 20;
+
 export async function longPoll<T>(options: LongPollOptions<T>): Promise<T> {
   const { watch, spaceId, waitSeconds, signal, read, hasNews, wakesOn } = options;
   let result = await read();
@@ -34,6 +42,9 @@ export async function longPoll<T>(options: LongPollOptions<T>): Promise<T> {
 
   const started = Date.now();
   const deadline = started + waitSeconds * 1000;
+  // A moment past the expiry, so that the read then finds the space expired by the clock it uses.
+  const toExpiry = options.msToExpiry?.();
+  const expires = toExpiry === undefined ? Number.POSITIVE_INFINITY : started + toExpiry + EXPIRY_MARGIN_MS;
   let pending = false;
   let wake: (() => void) | undefined;
   const unsubscribe = await watch.watch(spaceId, (event) => {
@@ -52,7 +63,8 @@ export async function longPoll<T>(options: LongPollOptions<T>): Promise<T> {
     pending = false;
     result = await read();
     while (!hasNews(result)) {
-      const remaining = deadline - Date.now();
+      if (Date.now() >= expires) return await read();
+      const remaining = Math.min(deadline, expires) - Date.now();
       if (remaining <= 0) return result;
       // Cut off (the server is shutting down; a client gone reads nothing): not 'nothing came'.
       if (signal?.aborted) throw new UnavailableError('the server is shutting down; retry shortly');

@@ -30,6 +30,7 @@ export interface GetInboxOptions {
 export function getInbox(options: GetInboxOptions): Promise<TInboxResult> {
   const { deps, spaceId, wait, signal, onHeartbeat } = options;
   let me: string | undefined;
+  let msToExpiry: number | undefined;
   return longPoll({
     watch: deps.watch,
     spaceId,
@@ -37,10 +38,12 @@ export function getInbox(options: GetInboxOptions): Promise<TInboxResult> {
     signal,
     onHeartbeat,
     read: async () => {
-      const { participantId, result } = await readInbox(options);
+      const { participantId, expiresAt, result } = await readInbox(options);
       me = participantId;
+      msToExpiry = expiresAt.getTime() - deps.clock.now().getTime();
       return result;
     },
+    msToExpiry: () => msToExpiry,
     hasNews: (result) => result.messages.length > 0,
     wakesOn: (event) => {
       if (event.kind === 'message') {
@@ -60,9 +63,9 @@ async function readInbox({
   key,
   after,
   limit,
-}: GetInboxOptions): Promise<{ participantId: string; result: TInboxResult }> {
+}: GetInboxOptions): Promise<{ participantId: string; expiresAt: Date; result: TInboxResult }> {
   const { db, clock } = deps;
-  const { caller } = await authorize(db, clock, {
+  const { caller, space } = await authorize(db, clock, {
     spaceId,
     key,
     allow: roles.member,
@@ -84,6 +87,7 @@ async function readInbox({
   ]);
   return {
     participantId: participant.id,
+    expiresAt: space.expiresAt,
     result: { messages: rowsOf<MessageRow>(rows).map(toMessageView), lastReadSeq, unread },
   };
 }

@@ -24,17 +24,23 @@ export interface ListMessagesOptions {
 /**
  * Polling, or long polling with `wait`: answers as soon as a message after `timestamp` is
  * committed on any node, or with none when the time is up; it wakes on the space's events and
- * reads nothing while it waits. A space closed or a key invalidated meanwhile ends it (401).
+ * reads nothing while it waits. A space closed, expired or a key invalidated meanwhile ends it (401).
  */
 export function listMessages(options: ListMessagesOptions): Promise<TListMessagesResult> {
   const { deps, spaceId, wait, signal, onHeartbeat } = options;
+  let msToExpiry: number | undefined;
   return longPoll({
     watch: deps.watch,
     spaceId,
     waitSeconds: wait,
     signal,
     onHeartbeat,
-    read: () => readMessages(options),
+    read: async () => {
+      const { expiresAt, result } = await readMessages(options);
+      msToExpiry = expiresAt.getTime() - deps.clock.now().getTime();
+      return result;
+    },
+    msToExpiry: () => msToExpiry,
     hasNews: (result) => result.messages.length > 0,
     wakesOn: (event) => !event.kind.startsWith('artifact-'),
   });
@@ -50,7 +56,7 @@ async function readMessages({
   spaceId,
   key,
   timestamp,
-}: ListMessagesOptions): Promise<TListMessagesResult> {
+}: ListMessagesOptions): Promise<{ expiresAt: Date; result: TListMessagesResult }> {
   const { db, clock, config } = deps;
   // Muted participants read too; a closed space's keys simply stop working (401).
   const { space } = await authorize(db, clock, {
@@ -79,5 +85,5 @@ async function readMessages({
   ]);
   const messages = rowsOf<MessageRow>(result).map(toMessageView);
   const cursor = messages.at(-1)?.timestamp ?? timestamp ?? formatMicros(space.createdAt);
-  return { messages, cursor, ...context };
+  return { expiresAt: space.expiresAt, result: { messages, cursor, ...context } };
 }
