@@ -81,24 +81,33 @@ export class LockedArtifact {
 
   /**
    * Saves `content` as the next version (and refreshes the lock). After the lock was lost it is
-   * refused as the server refuses it: a LockedError (`lockedBy` the new holder, if any).
+   * refused as the server refuses it: a LockedError (`lockedBy` the new holder, if any). It is
+   * based on the version this document holds (`baseVersion`), so a write made meanwhile with the
+   * same key (another process of the same participant, whose lock is the same lock) is a
+   * ConflictError rather than overwritten.
    */
   async write(content: string, params: Omit<WriteArtifactParams, 'content'> = {}): Promise<ArtifactView> {
     // Not sent with `signal`: once the lock is lost that would only say 'aborted', where the
     // server's 423 says who holds the lock now. The caller's own signal, though, ends it.
+    const sent = Date.now();
     this.current = await this.artifacts.write(
       this.id,
       content,
-      params,
+      { baseVersion: this.current.version, ...params },
       this.callerSignal ? { signal: this.callerSignal } : undefined,
     );
     if (this.current.lockExpiresAt) this.expiresAt = this.current.lockExpiresAt;
+    this.onRefresh?.(sent);
     return this.current;
   }
 
+  /** @internal Called with when a request that refreshed the lock was sent. */
+  onRefresh: ((sent: number) => void) | undefined;
+
   /** @internal */
-  refreshed(lock: LockResult): void {
+  refreshed(lock: LockResult, sent: number): void {
     this.expiresAt = lock.lockExpiresAt;
+    this.onRefresh?.(sent);
   }
 }
 
@@ -240,6 +249,32 @@ export class Artifacts {
     // One key for several writes would have the server replay the first heartbeat's answer to
     // every later one, without extending the lock: the key is the lock's alone.
     const { heartbeatIntervalMs, idempotencyKey, ...requestOptions } = options ?? {};
+    // The server lets a lock's holder lock it again (a refresh): two withLocks of one key in this
+    // process would both run, and the first to end would unlock under the other. They take turns
+    // as two participants do: the second is refused.
+    const held = `${this.transport.options.baseUrl}\n${this.spaceId}\n${this.key}\n${artifactId}`;
+    if (heldHere.has(held))
+      throw new LockedError(
+        'this key already holds the lock in a withLock of this process, whose callback is running ' +
+          '(withLock is not re-entrant; wait for it to end)',
+        { status: 423 },
+      );
+    heldHere.add(held);
+    try {
+      return await this.lockedRun(artifactId, fn, heartbeatIntervalMs, idempotencyKey, requestOptions);
+    } finally {
+      heldHere.delete(held);
+    }
+  }
+
+  private async lockedRun<T>(
+    artifactId: string,
+    fn: (doc: LockedArtifact) => T | Promise<T>,
+    heartbeatIntervalMs: number | undefined,
+    idempotencyKey: string | undefined,
+    requestOptions: RequestOptions,
+  ): Promise<T> {
+    const locking = Date.now();
     const { data: lock, response } = await this.lock(artifactId, {
       ...requestOptions,
       idempotencyKey,
@@ -250,11 +285,31 @@ export class Artifacts {
     const endWithLoss = () => ended.abort(lost.signal.reason);
     lost.signal.addEventListener('abort', endWithLoss, { once: true });
     let timer: ReturnType<typeof setTimeout> | undefined;
+    let lapse: ReturnType<typeof setTimeout> | undefined;
     let stopped = false;
     try {
       const artifact = await this.get(artifactId, requestOptions);
       const doc = new LockedArtifact(this, artifact, lock, ended.signal, requestOptions.signal);
-      const interval = heartbeatIntervalMs ?? heartbeatInterval(lock, response);
+      const lifetime = lockLifetime(lock, response);
+      // Renewed by every heartbeat and write that succeeds, counted from when it was sent. Past
+      // it with no renewal (heartbeats refused by a rate limit, a process that stalled), the lock
+      // is gone on the server whatever comes next: the callback hears it at once.
+      doc.onRefresh = (sent) => {
+        clearTimeout(lapse);
+        if (stopped || !(lifetime > 0)) return;
+        lapse = setTimeout(
+          () =>
+            lost.abort(
+              new LockedError(
+                `the lock on artifact ${artifactId} lapsed: it could not be renewed within its lifetime`,
+                { status: 423 },
+              ),
+            ),
+          Math.max(0, sent + lifetime - Date.now()),
+        );
+      };
+      doc.onRefresh(locking);
+      const interval = heartbeatIntervalMs ?? Math.min(Math.max(lifetime / 3, 500), 5 * 60_000);
       const beat = async () => {
         // The caller gave up: the callback is ending, and the lock is released after it.
         if (requestOptions.signal?.aborted) return;
@@ -262,7 +317,7 @@ export class Artifacts {
         // answer (a loaded server, a long round trip) must not stretch the gap toward the expiry.
         const sent = Date.now();
         try {
-          doc.refreshed(await this.heartbeat(artifactId, requestOptions));
+          doc.refreshed(await this.heartbeat(artifactId, requestOptions), sent);
         } catch (error) {
           // Lost for good (expired and taken, or the key died): tell the callback through its signal.
           if (
@@ -282,6 +337,7 @@ export class Artifacts {
     } finally {
       stopped = true;
       clearTimeout(timer);
+      clearTimeout(lapse);
       release();
       lost.signal.removeEventListener('abort', endWithLoss);
       if (!lost.signal.aborted) {
@@ -318,15 +374,17 @@ function checked<T>(make: () => APIPromise<T>): APIPromise<T> {
 }
 
 /**
- * A third of the lock's lifetime, measured on the server's clock (its Date header) where the
- * response shows it, so that a skewed local clock does not matter.
+ * The lock's lifetime, measured on the server's clock (its Date header) where the response shows
+ * it, so that a skewed local clock does not matter. Heartbeats go at a third of it.
  */
-function heartbeatInterval(lock: LockResult, response: Response): number {
+function lockLifetime(lock: LockResult, response: Response): number {
   const serverNow = Date.parse(response.headers.get('date') ?? '');
   const now = Number.isNaN(serverNow) ? Date.now() : serverNow;
-  const lifetime = Date.parse(lock.lockExpiresAt) - now;
-  return Math.min(Math.max(lifetime / 3, 500), 5 * 60_000);
+  return Date.parse(lock.lockExpiresAt) - now;
 }
+
+/** The withLocks running in this process, by server, space, key and artifact. */
+const heldHere = new Set<string>();
 
 showAs(Artifacts, 'Artifacts');
 showAs(LockedArtifact, 'LockedArtifact');

@@ -239,6 +239,69 @@ describe('artifacts', () => {
       expect(expiries.length).toBeGreaterThanOrEqual(3);
     });
 
+    it('lets one withLock of a key run at a time in a process: a second is refused, its callback not called', async () => {
+      const { owner } = await ownedSpace();
+      const me = await participant(owner, 'Worker');
+      const doc = await me.artifacts.create({ name: 'doc', content: '0' });
+      // Another client of the same key, as a second task of the same agent would make.
+      const again = hub().space(me.spaceId, me.key, me.participantId);
+      let inside = 0;
+      let most = 0;
+      const task = (client: typeof me, tag: string) =>
+        client.artifacts.withLock(doc.id, async (locked) => {
+          most = Math.max(most, ++inside);
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          const written = await locked.write(locked.content + tag);
+          inside--;
+          return written.version;
+        });
+      const results = await Promise.allSettled([task(me, 'a'), task(again, 'b'), task(me, 'c')]);
+      expect(most).toBe(1);
+      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+      for (const r of results.filter((r) => r.status === 'rejected'))
+        expect((r as PromiseRejectedResult).reason).toBeInstanceOf(LockedError);
+      // Nothing written was lost, and the lock was released once.
+      const after = await me.artifacts.get(doc.id);
+      expect(after.version).toBe(2);
+      expect(after.lockedBy).toBeUndefined();
+      // Ended: the same key may take it again.
+      expect(await me.artifacts.withLock(doc.id, (locked) => locked.version)).toBe(2);
+    });
+
+    it('writes on the version it holds: a write made meanwhile with the same key is a conflict, not overwritten', async () => {
+      const { owner } = await ownedSpace();
+      const me = await participant(owner, 'Twin');
+      const doc = await me.artifacts.create({ name: 'doc', content: 'base' });
+      const refused = await me.artifacts.withLock(doc.id, async (locked) => {
+        // The same participant (another process of it) holds the same lock, and writes.
+        await me.artifacts.write(doc.id, 'the other process');
+        return locked.write(`${locked.content} and mine`).catch((error: unknown) => error);
+      });
+      expect(refused).toBeInstanceOf(ConflictError);
+      expect((refused as ConflictError).version).toBe(2);
+      expect(await me.artifacts.get(doc.id)).toMatchObject({ version: 2, content: 'the other process' });
+    });
+
+    // LOCK_TTL_S=3 on the shared test server.
+    it('aborts the callback signal once the lock lapses unrenewed, without waiting for a heartbeat', async () => {
+      const { owner } = await ownedSpace();
+      const me = await participant(owner, 'Stalled');
+      const doc = await me.artifacts.create({ name: 'doc', content: 'x' });
+      const started = Date.now();
+      // Heartbeats far apart, as when they are refused or stuck: the lock lapses at 3 s.
+      const reason = await me.artifacts.withLock(
+        doc.id,
+        async (locked) => {
+          await until(() => (locked.signal.aborted ? true : undefined), 10_000);
+          return locked.signal.reason;
+        },
+        { heartbeatIntervalMs: 60_000 },
+      );
+      expect(reason).toBeInstanceOf(LockedError);
+      expect((reason as Error).message).toContain('lapsed');
+      expect(Date.now() - started).toBeLessThan(6_000);
+    }, 20_000);
+
     it('aborts the callback signal when the lock is lost; a write then throws the LockedError naming the holder', async () => {
       const { owner } = await ownedSpace();
       const me = await participant(owner);
