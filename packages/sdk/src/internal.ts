@@ -178,3 +178,20 @@ export function timestampOf(since: string | Date | undefined): string | undefine
     );
   return since;
 }
+
+/** The request options a caller may put among a call's parameters by mistake. */
+const REQUEST_OPTIONS = ['signal', 'timeoutMs', 'maxRetries', 'idempotencyKey'] as const;
+
+/**
+ * Refuses request options given with a call's parameters (`list({ wait, signal })`), where they
+ * would be ignored: a plain object compiles there, and a signal meant to end a long poll did not.
+ */
+export function refuseMisplacedOptions(operation: string, params: unknown): void {
+  if (!params || typeof params !== 'object') return;
+  const found = REQUEST_OPTIONS.find((name) => name in params);
+  if (found)
+    throw new ConveneError(
+      `${operation}: \`${found}\` is a request option: pass it in the last argument ({ ${found} }), ` +
+        'not with the parameters, where it would be ignored',
+    );
+}

@@ -1,7 +1,7 @@
 import { APIPromise, type WithResponse } from './api-promise';
 import type { ListMessagesResult, MessageView, SendMessageParams, SendMessageResult } from './generated';
 import { longPollOptions } from './inbox';
-import { showAs, timestampOf } from './internal';
+import { refuseMisplacedOptions, showAs, timestampOf } from './internal';
 import { MessageStream, type StreamOptions } from './stream';
 import type { RequestOptions, Transport } from './transport';
 
@@ -97,7 +97,10 @@ export class Messages {
         longPollOptions(this.transport, wait, options),
       );
     // A `since` that is no date-time rejects the list, as a refused request would.
-    const first = Promise.resolve(since).then((value) => page(timestampOf(value)).withResponse());
+    const first = Promise.resolve(since).then((value) => {
+      refuseMisplacedOptions('listMessages', params);
+      return page(timestampOf(value)).withResponse();
+    });
     return new MessageList(first, (cursor) => page(cursor));
   }
 

@@ -16,6 +16,7 @@ import {
   levelled,
   linkedController,
   neverSent,
+  refuseMisplacedOptions,
   showAs,
   sleep,
   uuid4,
@@ -170,6 +171,7 @@ export class Transport {
     { path, params, credentials }: Call<K>,
     options: RequestOptions,
   ): Promise<WithResponse<OperationTypes[K]['output']>> {
+    refuseMisplacedOptions(operationId, params);
     const route: Route = routes[operationId];
     const isWrite = route.method !== 'GET';
     const url = this.url(

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BadRequestError, ConveneError, MessageList } from '../src';
+import { AbortError, BadRequestError, ConveneError, MessageList } from '../src';
 import { hub, ownedSpace, participant } from './helpers';
 
 describe('messages', () => {
@@ -92,5 +92,28 @@ describe('messages', () => {
       expect((await poll()).messages, name).toEqual([]);
       expect(Date.now() - started, name).toBeGreaterThanOrEqual(900);
     }
+  });
+});
+
+describe('request options among the parameters', () => {
+  it('refuses them, where they would be ignored (a signal meant to end a long poll)', async () => {
+    const { owner } = await ownedSpace();
+    const controller = new AbortController();
+    // A plain object, not a literal: it compiles (no excess-property check), and was ignored.
+    const options = { wait: 30, signal: controller.signal };
+    const started = Date.now();
+    for (const call of [() => owner.messages.list(options), () => owner.inbox.get(options)]) {
+      const error = await call().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ConveneError);
+      expect((error as Error).message).toContain(
+        '`signal` is a request option: pass it in the last argument',
+      );
+    }
+    expect(Date.now() - started).toBeLessThan(5_000);
+    // Where it belongs, it ends the wait.
+    setTimeout(() => controller.abort(), 100);
+    await expect(owner.messages.list({ wait: 30 }, { signal: controller.signal })).rejects.toBeInstanceOf(
+      AbortError,
+    );
   });
 });
