@@ -26,7 +26,7 @@ import { registerWebhook } from './commands/webhook';
 import { registerWhoami } from './commands/whoami';
 import { Context } from './lib/context';
 import { type CliError, NoSpaceSavedError, UsageError } from './lib/errors';
-import { ExitCode } from './lib/exit-codes';
+import { ExitCode, signalExitCode } from './lib/exit-codes';
 import { explain } from './lib/failure';
 import { detectMode, neutralise, toJson } from './lib/output';
 import { listed } from './lib/render';
@@ -75,7 +75,7 @@ Environment:
   NO_COLOR, CI, AI_AGENT   plain text: no colours, spinners or prompts
 
 Exit codes: 0 ok, 1 error, 2 usage, 4 authentication needed, 5 not found, 6 locked or conflict,
-130 interrupted.
+130 interrupted (129 and 143: stopped by SIGHUP or SIGTERM).
 Keys and tokens are kept in $XDG_CONFIG_HOME/convene/credentials.json (mode 0600).
 `,
     );
@@ -219,22 +219,29 @@ function withChoices(text: string, command: Command): string {
 }
 
 /**
- * Runs one command line and returns its exit code. Ctrl-C aborts what is running: commands
- * that finish cleanly on it (tail, edit, waits) do so; anything else ends at once with 130.
+ * Runs one command line and returns its exit code. Ctrl-C (or SIGTERM, or SIGHUP: the terminal
+ * closed) aborts what is running: commands that finish cleanly on it (tail, edit, waits) do so;
+ * anything else ends at once with 130 (143, 129).
  */
 export async function run(argv: string[]): Promise<number> {
   const controller = new AbortController();
   const app = createApp(controller.signal);
   let interrupted = false;
   const onSignal = (signal: NodeJS.Signals) => {
-    if (app.current()?.serverOwnsSignals) return;
+    if (app.current()?.serverOwnsSignals) {
+      // The server stops itself on SIGINT and SIGTERM; a closed terminal ends it as it always did.
+      if (signal === 'SIGHUP') process.exit(ExitCode.hangup);
+      return;
+    }
     if (signal === 'SIGINT' && app.current()?.editorOwnsInterrupt) return;
-    if (interrupted || !app.current()?.handlesInterrupt) process.exit(signal === 'SIGINT' ? 130 : 143);
+    if (interrupted || !app.current()?.handlesInterrupt) process.exit(signalExitCode(signal));
     interrupted = true;
     controller.abort(new Error(signal));
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  // A closed terminal: what SIGTERM does, so that an open edit keeps its text and its lock goes.
+  process.on('SIGHUP', onSignal);
 
   // Known before parsing, so that parse errors are JSON too when --json was asked for.
   const args = argv.slice(2);

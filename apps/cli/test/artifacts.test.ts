@@ -389,6 +389,33 @@ describe('artifact edit', () => {
     expect(doc.lockedBy).toBeUndefined();
   });
 
+  it('keeps the text and unlocks when convene gets SIGHUP (129) or SIGTERM (143) while the editor is open', async () => {
+    for (const [signal, code, said] of [
+      ['SIGHUP', 129, 'stopped by SIGHUP (the terminal closed): nothing was saved'],
+      ['SIGTERM', 143, 'stopped by SIGTERM: nothing was saved'],
+    ] as const) {
+      // An editor that carries on through the signal: convene stops waiting for it all the same.
+      const held = heldEditor(guest, `signal-${signal}`, { text: `typed before ${signal}`, write: 'first' });
+      writeFileSync(
+        held.ed,
+        readFileSync(held.ed, 'utf8').replace('#!/bin/sh\n', "#!/bin/sh\ntrap '' HUP TERM\n"),
+      );
+      const { child, done } = await editing(guest, 'edit.md', held.ed, held.opened);
+      // To convene alone, as `kill` sends it: the editor is told by convene.
+      child.kill(signal);
+      const result = await done;
+      held.release();
+      expect({ signal, code: result.code }).toEqual({ signal, code });
+      expect(result.stderr).toContain(said);
+      const kept = result.stderr.match(/Your text is kept in (\S+)/)?.[1];
+      expect(kept!.startsWith(join(guest.env.XDG_DATA_HOME!, 'convene/recovered'))).toBe(true);
+      expect(readFileSync(kept!, 'utf8')).toContain(`typed before ${signal}`);
+      const doc = await byName(owner, 'edit.md');
+      expect(doc.version).toBe(3);
+      expect(doc.lockedBy).toBeUndefined();
+    }
+  });
+
   it('leaves Ctrl-C to an editor that carries on, and saves what it saves', async () => {
     const held = heldEditor(guest, 'carries-on', {
       text: 'kept going',

@@ -39,7 +39,7 @@ export type Using =
 export class Context {
   readonly out: Output;
   readonly store: CredentialStore;
-  /** Aborted by the first Ctrl-C (SIGINT) or SIGTERM. */
+  /** Aborted by the first Ctrl-C (SIGINT), SIGTERM or SIGHUP; its reason's message names the signal. */
   readonly signal: AbortSignal;
   /** Set by commands that finish cleanly on Ctrl-C (tail, edit, waits); others exit 130 at once. */
   handlesInterrupt = false;

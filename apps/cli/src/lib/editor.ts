@@ -89,33 +89,57 @@ export function isPlainCommand(command: string): boolean {
  * as git does, so `EDITOR="code --wait"` works; the file name is quoted. A plain command is
  * `exec`ed by that shell, so that how the editor ends is what convene sees: a shell left waiting
  * (dash) dies of a Ctrl-C that the editor itself carried on through.
+ *
+ * When `signal` aborts (convene got SIGTERM, or SIGHUP: its terminal closed), the editor gets the
+ * same signal, as git's does, and is given a moment to write what it keeps; convene stops waiting
+ * then even if it carries on, so that the text is kept and the lock released.
  */
-export function runEditor(command: string, file: string): Promise<EditorExit> {
+export function runEditor(command: string, file: string, signal?: AbortSignal): Promise<EditorExit> {
   return new Promise((resolve) => {
     const line = `${command} ${shellQuote(file)}`;
     const exec = process.platform !== 'win32' && isPlainCommand(command);
     const child = spawn(exec ? `exec ${line}` : line, { shell: true, stdio: 'inherit' });
+    let grace: NodeJS.Timeout | undefined;
+    const stopped = () => {
+      const name = (signal?.reason as Error | undefined)?.message;
+      const forwarded: NodeJS.Signals = name === 'SIGHUP' || name === 'SIGINT' ? name : 'SIGTERM';
+      child.kill(forwarded);
+      grace = setTimeout(
+        () => resolve({ ok: false, reason: `${command} was still open`, interrupted: true }),
+        EDITOR_GRACE_MS,
+      );
+    };
+    if (signal?.aborted) stopped();
+    else signal?.addEventListener('abort', stopped, { once: true });
+    const settle = (exit: EditorExit) => {
+      clearTimeout(grace);
+      signal?.removeEventListener('abort', stopped);
+      resolve(exit);
+    };
     child.once('error', (error) =>
-      resolve({ ok: false, reason: `cannot start ${command}: ${error.message}` }),
+      settle({ ok: false, reason: `cannot start ${command}: ${error.message}` }),
     );
-    child.once('exit', (code, signal) => {
-      if (code === 0) resolve({ ok: true });
+    child.once('exit', (code, killedBy) => {
+      if (code === 0) settle({ ok: true });
       // The shell's own codes for a command it could not run.
       else if (code === 127 || code === 126)
-        resolve({
+        settle({
           ok: false,
           reason: `cannot run the editor \`${command}\` (${code === 127 ? 'not found' : 'not executable'})`,
           hint: 'Set $VISUAL or $EDITOR to an editor you have, e.g. EDITOR=nano.',
         });
       else
-        resolve({
+        settle({
           ok: false,
-          reason: signal ? `${command} was stopped by ${signal}` : `${command} exited with ${code}`,
-          interrupted: signal === 'SIGINT' || code === 130,
+          reason: killedBy ? `${command} was stopped by ${killedBy}` : `${command} exited with ${code}`,
+          interrupted: killedBy === 'SIGINT' || code === 130,
         });
     });
   });
 }
+
+/** How long an editor told to stop has to write what it keeps (vim its swap file) before convene goes on. */
+const EDITOR_GRACE_MS = 2000;
 
 function shellQuote(text: string): string {
   if (process.platform === 'win32') return `"${text}"`;

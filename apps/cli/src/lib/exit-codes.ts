@@ -17,5 +17,16 @@ export const ExitCode = {
   conflict: 6,
   /** Ctrl-C (128 + SIGINT), as shells report it. */
   interrupted: 130,
+  /** Its terminal closed (128 + SIGHUP), as shells report a process it killed. */
+  hangup: 129,
+  /** Asked to stop (128 + SIGTERM): `kill`, a service manager, `timeout`. */
+  terminated: 143,
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+
+/** The exit code of a run stopped by `signal` (what `AbortSignal.reason` names), as shells report it. */
+export function signalExitCode(signal: string | undefined): ExitCode {
+  if (signal === 'SIGHUP') return ExitCode.hangup;
+  if (signal === 'SIGTERM') return ExitCode.terminated;
+  return ExitCode.interrupted;
+}

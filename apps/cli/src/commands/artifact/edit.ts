@@ -5,7 +5,7 @@ import { explainingLocks, findArtifact } from '../../lib/artifacts';
 import type { Context } from '../../lib/context';
 import { EditFile, editorCommand, runEditor } from '../../lib/editor';
 import { CliError, UsageError } from '../../lib/errors';
-import { ExitCode } from '../../lib/exit-codes';
+import { ExitCode, signalExitCode } from '../../lib/exit-codes';
 import { explain } from '../../lib/failure';
 import { relative } from '../../lib/render';
 import { quoted, suggest } from '../../lib/suggest';
@@ -20,8 +20,8 @@ export function registerArtifactEdit(artifact: Command, app: App): void {
       'Edit a document in your editor ($VISUAL, else $EDITOR, else vi). convene takes the lock, ' +
         'keeps it alive while the editor is open, and when you save and quit writes a new version ' +
         '(only if the text changed, and only over the version you started from), then releases the ' +
-        'lock. If the editor fails or is stopped by Ctrl-C, nothing is written, the lock is released and ' +
-        'your text is kept in a file whose path is printed. If someone else holds the lock, it says ' +
+        'lock. If the editor fails or is stopped by Ctrl-C (or convene by SIGTERM or SIGHUP), nothing is ' +
+        'written, the lock is released and your text is kept in a file whose path is printed. If someone else holds the lock, it says ' +
         'who and until when (exit 6).',
     )
     .option('-s, --space <space>', 'name or id (default: the default space)')
@@ -60,21 +60,25 @@ export function registerArtifactEdit(artifact: Command, app: App): void {
         out.info(
           `Editing ${out.c.bold(doc.name)} (version ${doc.version}) in ${editor}; locked, kept alive while it is open.`,
         );
-        // Ctrl-C before the editor opened: nothing to edit.
-        if (ctx.signal.aborted) throw new CliError('interrupted', { exitCode: ExitCode.interrupted });
+        // Ctrl-C (SIGTERM, SIGHUP) before the editor opened: nothing to edit.
+        if (ctx.signal.aborted) throw new CliError('interrupted', { exitCode: stoppedBy(ctx).exitCode });
         ctx.editorOwnsInterrupt = true;
-        const exit = await runEditor(editor, file.path).finally(() => {
+        const exit = await runEditor(editor, file.path, ctx.signal).finally(() => {
           ctx.editorOwnsInterrupt = false;
         });
         heartbeat.stop();
-        // The editor stopped by Ctrl-C, or convene asked to stop (SIGTERM) while it was open.
+        // The editor stopped by Ctrl-C, or convene asked to stop (SIGTERM, or SIGHUP: its terminal
+        // closed) while it was open: the editor was told to stop too (runEditor).
         const interrupted = ctx.signal.aborted || (!exit.ok && exit.interrupted === true);
         if (interrupted || !exit.ok) {
           const kept = file.keep(doc.name);
+          const stop = ctx.signal.aborted
+            ? stoppedBy(ctx)
+            : { said: 'interrupted', exitCode: ExitCode.interrupted };
           throw new CliError(
-            `${interrupted ? 'interrupted' : exit.ok ? 'stopped' : exit.reason}: nothing was saved`,
+            `${interrupted ? stop.said : exit.ok ? 'stopped' : exit.reason}: nothing was saved`,
             {
-              exitCode: interrupted ? ExitCode.interrupted : ExitCode.error,
+              exitCode: interrupted ? stop.exitCode : ExitCode.error,
               hint: `${!exit.ok && exit.hint ? `${exit.hint}\n` : ''}${keptHint(ctx, doc, kept)}`,
             },
           );
@@ -195,6 +199,18 @@ class Heartbeat {
       );
     }, wait);
   }
+}
+
+/** What stopped convene (Ctrl-C, SIGTERM, SIGHUP), in words and as its exit code. */
+function stoppedBy(ctx: Context): { said: string; exitCode: ExitCode } {
+  const signal = (ctx.signal.reason as Error | undefined)?.message;
+  const said =
+    signal === 'SIGHUP'
+      ? 'stopped by SIGHUP (the terminal closed)'
+      : signal === 'SIGTERM'
+        ? 'stopped by SIGTERM'
+        : 'interrupted';
+  return { said, exitCode: signalExitCode(signal) };
 }
 
 /**
