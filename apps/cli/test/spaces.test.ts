@@ -816,3 +816,31 @@ describe('the participant picker of the moderation verbs', () => {
     expect((await joining.done).code).toBe(4);
   });
 });
+
+describe('join on a terminal', () => {
+  it('offers the user name as the default name: Enter takes it, typing replaces it', async () => {
+    const { userInfo } = await import('node:os');
+    const owner = user();
+    expect((await owner.run(['space', 'create', 'Named'])).code).toBe(0);
+    const { humanLink } = (await owner.run(['invite', '--json'])).json();
+    for (const [typed, name] of [
+      ['Ada', 'Ada'],
+      ['', userInfo().username],
+    ] as const) {
+      const guest = user();
+      const terminal = new Terminal([process.execPath, bundle, 'join', humanLink], guest.env, guest.home);
+      try {
+        await eventually(() => expect(terminal.screen()).toContain('Your name in the space'));
+        if (typed) terminal.press('-l', typed);
+        terminal.press('Enter');
+        await eventually(() => expect(terminal.screen()).toContain('EXIT=0'));
+        expect(terminal.screen()).toContain(`Joined Named as ${name}`);
+      } finally {
+        terminal.close();
+      }
+    }
+    const names = (await owner.run(['participants', '--json'])).json().map((p: any) => p.name);
+    expect(names).toContain('Ada');
+    expect(names).toContain(userInfo().username);
+  });
+});

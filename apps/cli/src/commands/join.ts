@@ -107,7 +107,7 @@ export function registerJoin(program: Command, app: App): void {
         (out.mode.interactive
           ? await required(out, undefined, {
               message: 'Your name in the space',
-              initial: userInfo().username,
+              default: userInfo().username,
               usage: 'convene join LINK --name NAME',
             })
           : userInfo().username);

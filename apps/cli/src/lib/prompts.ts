@@ -20,7 +20,14 @@ const cancelled = ({ declined = false } = {}) =>
 export async function required(
   out: Output,
   value: string | undefined,
-  ask: { message: string; placeholder?: string; initial?: string; usage: string; secret?: boolean },
+  ask: {
+    message: string;
+    placeholder?: string;
+    /** What Enter on an empty answer gives, shown as the placeholder: typing replaces it. */
+    default?: string;
+    usage: string;
+    secret?: boolean;
+  },
 ): Promise<string> {
   if (value !== undefined && value !== '') return value;
   if (!out.mode.interactive) {
@@ -29,14 +36,17 @@ export async function required(
   const common = {
     message: neutralise(ask.message),
     output: process.stderr,
-    validate: (input: string | undefined) => (input?.trim() ? undefined : 'required'),
+    // Nothing typed takes the default (the prompt puts it in after validating); blanks never.
+    validate: (input: string | undefined) =>
+      input?.trim() || (ask.default && !input) ? undefined : 'required',
   };
+  const placeholder = ask.default ?? ask.placeholder;
   const answer = ask.secret
     ? await clack.password(common)
     : await clack.text({
         ...common,
-        ...(ask.placeholder ? { placeholder: ask.placeholder } : {}),
-        ...(ask.initial ? { initialValue: ask.initial } : {}),
+        ...(placeholder ? { placeholder } : {}),
+        ...(ask.default ? { defaultValue: ask.default } : {}),
       });
   if (clack.isCancel(answer)) throw cancelled();
   return answer.trim();
