@@ -844,3 +844,20 @@ describe('join on a terminal', () => {
     expect(names).toContain(userInfo().username);
   });
 });
+
+describe('leave on a terminal', () => {
+  it('tells the owner at once that the owner cannot leave, without asking first (exit 6)', async () => {
+    const owner = user();
+    expect((await owner.run(['space', 'create', 'Kept'])).code).toBe(0);
+    const terminal = new Terminal([process.execPath, bundle, 'leave'], owner.env, owner.home);
+    try {
+      await eventually(() => expect(terminal.screen()).toMatch(/EXIT=\d+/));
+      expect(terminal.screen()).toContain('EXIT=6');
+      expect(terminal.screen()).toContain('the owner cannot leave');
+      expect(terminal.screen()).not.toContain('Your key stops working');
+    } finally {
+      terminal.close();
+    }
+    expect((await owner.run(['space', 'show', 'Kept'])).code).toBe(0);
+  });
+});

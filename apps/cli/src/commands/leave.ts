@@ -17,7 +17,8 @@ export function registerLeave(program: Command, app: App): void {
     .description(
       'Leave a space: your key stops working and convene forgets it. A space already closed (or ' +
         'past its time to live), or one whose server no longer takes your key (you were removed), ' +
-        'is only forgotten here. The owner cannot leave an open space: `convene space close` ends it. ' +
+        'is only forgotten here. The owner cannot leave an open space (said at once, without asking): ' +
+        '`convene space close` ends it. ' +
         'On a terminal it asks first, and SPACE defaults to the default space; elsewhere nobody is ' +
         'asked, so name the space, or give --yes alone to leave the default space.',
     )
@@ -27,7 +28,11 @@ export function registerLeave(program: Command, app: App): void {
       const ctx = app.context(command);
       requireSpaceOrYes(ctx.out, reference, options.yes, { verb: 'leave', command: 'convene leave' });
       const saved = ctx.space(reference);
-      await confirm(ctx.out, `Leave "${saved.name}"? Your key stops working.`, options.yes);
+      // The owner cannot leave (the server says so at once, or forgets a closed space): asking
+      // first would only delay that answer behind a Yes.
+      if (saved.role !== 'owner') {
+        await confirm(ctx.out, `Leave "${saved.name}"? Your key stops working.`, options.yes);
+      }
       let result: { ok: boolean; closed?: true; keyRefused?: true };
       try {
         result = await ctx.spaceClient(saved).leave();
