@@ -416,6 +416,22 @@ describe('artifact edit', () => {
     }
   });
 
+  it('keeps an edited text over 1 MiB without sending it, unlocks, and says so (exit 2)', async () => {
+    const ed = editor(guest, 'too-big', `head -c 1100000 /dev/zero | tr '\\0' x >> "$1"`);
+    const tooBig = await guest.run(['artifact', 'edit', 'edit.md'], { env: { EDITOR: ed } });
+    expect(tooBig.code).toBe(2);
+    expect(tooBig.stderr).toContain('the edited edit.md is too large: a document holds at most 1 MiB');
+    expect(tooBig.stderr).not.toContain('invalid request');
+    // Saving the kept file as it is would be refused the same way: no such hint.
+    expect(tooBig.stderr).not.toContain('Save it later');
+    const kept = tooBig.stderr.match(/Your text is kept in (\S+)/)?.[1];
+    expect(kept!.startsWith(join(guest.env.XDG_DATA_HOME!, 'convene/recovered'))).toBe(true);
+    expect(readFileSync(kept!, 'utf8').length).toBeGreaterThan(1_100_000);
+    const doc = await byName(owner, 'edit.md');
+    expect(doc.version).toBe(3);
+    expect(doc.lockedBy).toBeUndefined();
+  });
+
   it('leaves Ctrl-C to an editor that carries on, and saves what it saves', async () => {
     const held = heldEditor(guest, 'carries-on', {
       text: 'kept going',

@@ -1,5 +1,5 @@
 import type { Command } from '@commander-js/extra-typings';
-import { AuthenticationError, LockedError } from '@convene/sdk';
+import { AuthenticationError, LockedError, limits } from '@convene/sdk';
 import { type App, examples } from '../../app';
 import { explainingLocks, findArtifact } from '../../lib/artifacts';
 import type { Context } from '../../lib/context';
@@ -84,6 +84,16 @@ export function registerArtifactEdit(artifact: Command, app: App): void {
           );
         }
         const text = file.read();
+        const max = limits.artifactContentMax;
+        if (Buffer.byteLength(text) > max) {
+          // The server would refuse it (so would `artifact write` of the kept file): said in a
+          // document's terms, before anything is sent.
+          const kept = file.keep(doc.name);
+          throw new UsageError(
+            `the edited ${doc.name} is too large: a document holds at most ${max / 2 ** 20} MiB (${max} bytes in UTF-8); nothing was saved`,
+            `Your text is kept in ${kept}\nShorten it, or split it into several documents.`,
+          );
+        }
         if (text === doc.content) {
           out.result(
             { ...doc, changed: false },
