@@ -2,8 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { follow } from './helpers/cli';
+import { eventually, follow } from './helpers/cli';
+import { bundle } from './helpers/paths';
 import { serverForFile, type TestServer } from './helpers/server';
+import { Terminal } from './helpers/tmux';
 
 const file = serverForFile();
 const user = () => file.user();
@@ -342,6 +344,31 @@ describe('signup', () => {
     const short = await user().run(['signup', '--email', `x-${email}`], { input: 'short' });
     expect(short.code).toBe(2);
     expect(short.stderr).toContain('See `convene signup --help`.');
+  });
+});
+
+describe('signup on a terminal', () => {
+  it('asks again for a password shorter than 8 characters, keeping the email typed', async () => {
+    const email = `short-${randomUUID()}@example.com`;
+    const newcomer = user();
+    const terminal = new Terminal([process.execPath, bundle, 'signup'], newcomer.env, newcomer.home);
+    try {
+      await eventually(() => expect(terminal.screen()).toContain('Email'));
+      terminal.press('-l', email);
+      terminal.press('Enter');
+      await eventually(() => expect(terminal.screen()).toContain('Password'));
+      terminal.press('-l', 'short');
+      terminal.press('Enter');
+      await eventually(() => expect(terminal.screen()).toContain('at least 8 characters'));
+      expect(terminal.screen()).not.toMatch(/EXIT=\d+/);
+      terminal.press('-l', ' enough');
+      terminal.press('Enter');
+      await eventually(() => expect(terminal.screen()).toMatch(/EXIT=\d+/));
+      expect(terminal.screen()).toContain('EXIT=0');
+    } finally {
+      terminal.close();
+    }
+    expect(newcomer.credentials().hosts[server.url].session.user.email).toBe(email);
   });
 });
 

@@ -166,13 +166,18 @@ export async function emailAndPassword(
   ctx: Context,
   emailOption: string | undefined,
   command: string,
+  { minLength }: { minLength?: number } = {},
 ): Promise<{ email: string; password: string }> {
   const { out } = ctx;
   const usage = `${command} --email EMAIL`;
   const email = await required(out, emailOption, { message: 'Email', usage });
+  // A new password too short is asked for again, rather than refused by the server after the
+  // email was typed (a piped one is refused by the server: exit 2).
+  const check = (answer: string) =>
+    minLength !== undefined && answer.length < minLength ? `at least ${minLength} characters` : undefined;
   const password =
     process.stdin.isTTY || out.mode.interactive
-      ? await required(out, undefined, { message: 'Password', secret: true, usage })
+      ? await required(out, undefined, { message: 'Password', secret: true, usage, check })
       : (await readStdin()).replace(/\r?\n$/, '');
   if (!password) throw new UsageError('no password given', `Pipe it in: printf "%s" "$PASSWORD" | ${usage}`);
   return { email, password };

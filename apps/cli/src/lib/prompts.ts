@@ -27,6 +27,8 @@ export async function required(
     default?: string;
     usage: string;
     secret?: boolean;
+    /** Asks again while it returns what is wrong with the answer (a password too short). */
+    check?: (answer: string) => string | undefined;
   },
 ): Promise<string> {
   if (value !== undefined && value !== '') return value;
@@ -38,7 +40,7 @@ export async function required(
     output: process.stderr,
     // Nothing typed takes the default (the prompt puts it in after validating); blanks never.
     validate: (input: string | undefined) =>
-      input?.trim() || (ask.default && !input) ? undefined : 'required',
+      input?.trim() ? ask.check?.(input) : ask.default && !input ? undefined : 'required',
   };
   const placeholder = ask.default ?? ask.placeholder;
   const answer = ask.secret
