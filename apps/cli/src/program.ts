@@ -72,7 +72,8 @@ export function buildProgram(app: App, options: { jsonErrors?: boolean } = {}): 
 Environment:
   CONVENE_URL     the server (same as --url)
   CONVENE_TOKEN   a usr_ token linking what you create or join to your dashboard
-  NO_COLOR, CI, AI_AGENT   plain text: no colours, spinners or prompts
+  NO_COLOR        no colours or spinners (prompts stay, without colour)
+  CI, AI_AGENT    plain text: no colours, spinners or prompts
 
 Exit codes: 0 ok, 1 error, 2 usage, 4 authentication needed, 5 not found, 6 locked or conflict,
 130 interrupted (129 and 143: stopped by SIGHUP or SIGTERM).

@@ -861,3 +861,33 @@ describe('leave on a terminal', () => {
     expect((await owner.run(['space', 'show', 'Kept'])).code).toBe(0);
   });
 });
+
+describe('prompts without colour', () => {
+  it('stay under NO_COLOR and --no-color, with no style but the cursor’s; coloured otherwise', async () => {
+    /** The SGR sequences a prompt left on the screen, typed into and left with Ctrl-C. */
+    const styles = async (env: Record<string, string>, flags: string[]) => {
+      const someone = user(env);
+      const terminal = new Terminal(
+        [process.execPath, bundle, ...flags, 'space', 'create'],
+        someone.env,
+        someone.home,
+      );
+      try {
+        await eventually(() => expect(terminal.screen()).toContain('Name of the space'));
+        terminal.press('-l', 'abc');
+        await eventually(() => expect(terminal.screen()).toContain('abc'));
+        terminal.press('C-c');
+        await eventually(() => expect(terminal.screen()).toContain('EXIT=130'));
+        // biome-ignore lint/suspicious/noControlCharactersInRegex: the escapes are what is looked for.
+        return [...terminal.screen({ escapes: true }).matchAll(/\x1b\[([0-9;]*)m/g)]
+          .flatMap(([, codes]) => codes!.split(';'))
+          .filter((code) => !['0', '7', '27', '8', '28', ''].includes(code));
+      } finally {
+        terminal.close();
+      }
+    };
+    expect(await styles({}, [])).not.toEqual([]);
+    expect(await styles({ NO_COLOR: '1' }, [])).toEqual([]);
+    expect(await styles({}, ['--no-color'])).toEqual([]);
+  });
+});

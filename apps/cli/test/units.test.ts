@@ -12,6 +12,7 @@ import { UsageError } from '../src/lib/errors';
 import { unreachableHint } from '../src/lib/failure';
 import { sayOutages } from '../src/lib/outage';
 import { detectMode } from '../src/lib/output';
+import { withoutStyles } from '../src/lib/prompts';
 import { relative, when } from '../src/lib/render';
 import { byIdStart, closest, pick } from '../src/lib/resolve';
 import { CredentialStore, hostKey } from '../src/lib/store';
@@ -264,6 +265,14 @@ describe('a server that does not answer', () => {
       'http://localhost:3000 answers 503 database unavailable; still waiting, trying again every 2 s',
       'http://localhost:3000 does not answer (timed out); still waiting, trying again every 2 s',
     ]);
+  });
+});
+
+describe('prompt styles without colour', () => {
+  it('takes out colours, dim and strikethrough, and keeps inverse and hidden (the cursor)', () => {
+    expect(withoutStyles('\x1b[36m│\x1b[39m  \x1b[2;9mabc\x1b[22m\x1b[29m')).toBe('│  abc');
+    expect(withoutStyles('\x1b[7m\x1b[8m_\x1b[28m\x1b[27m')).toBe('\x1b[7m\x1b[8m_\x1b[28m\x1b[27m');
+    expect(withoutStyles('\x1b[2;7mx\x1b[1A\x1b[2K')).toBe('\x1b[7mx\x1b[1A\x1b[2K');
   });
 });
 

@@ -37,7 +37,7 @@ export async function required(
   }
   const common = {
     message: neutralise(ask.message),
-    output: process.stderr,
+    output: promptOutput(out),
     // Nothing typed takes the default (the prompt puts it in after validating); blanks never.
     validate: (input: string | undefined) =>
       input?.trim() ? ask.check?.(input) : ask.default && !input ? undefined : 'required',
@@ -62,7 +62,7 @@ export async function confirm(out: Output, message: string, yes: boolean | undef
   if (yes || !out.mode.interactive) return;
   const answer = await clack.confirm({
     message: neutralise(message),
-    output: process.stderr,
+    output: promptOutput(out),
     initialValue: false,
   });
   if (clack.isCancel(answer)) throw cancelled();
@@ -110,12 +110,46 @@ export async function choose<T>(
   const answer = await clack.select({
     // Prompts write to the terminal themselves: the names in them are neutralised here.
     message: neutralise(ask.message),
-    output: process.stderr,
+    output: promptOutput(out),
     options: ask.items.map((item) => ({ value: ask.id(item), label: inline(ask.label(item)) })),
   });
   if (clack.isCancel(answer)) throw cancelled();
   return answer;
 }
+
+/**
+ * Where prompts draw: stderr, without the styles the prompt library adds when colours are off
+ * (NO_COLOR, --no-color). The library styles with `util.styleText`, which knows neither
+ * --no-color nor, in Node 20, that NO_COLOR covers dim, strikethrough and the like; so its
+ * styles are taken out of what it writes, all but inverse and hidden: with the terminal's own
+ * cursor hidden while it asks, they are how a text prompt shows where the cursor is.
+ */
+function promptOutput(out: Output): NodeJS.WriteStream {
+  const stderr = process.stderr;
+  if (out.mode.color) return stderr;
+  return new Proxy(stderr, {
+    get(target, property) {
+      if (property === 'write') {
+        return (chunk: unknown, ...rest: never[]) =>
+          target.write(typeof chunk === 'string' ? withoutStyles(chunk) : (chunk as Uint8Array), ...rest);
+      }
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
+/** Text without its SGR sequences (colours, dim, bold, strikethrough…), but for inverse and hidden. */
+export function withoutStyles(text: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: ESC starts the sequences taken out.
+  return text.replace(/\x1b\[([0-9;]*)m/g, (_sequence, codes: string) => {
+    const kept = codes.split(';').filter((code) => KEPT_STYLES.has(code));
+    return kept.length > 0 ? `\x1b[${kept.join(';')}m` : '';
+  });
+}
+
+/** Inverse and hidden, on and off: the text prompts' cursor. */
+const KEPT_STYLES = new Set(['7', '27', '8', '28']);
 
 /**
  * What a prompt asks for, as the error when nobody can be asked: "missing token" for "Which
