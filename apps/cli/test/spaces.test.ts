@@ -891,3 +891,23 @@ describe('prompts without colour', () => {
     expect(await styles({}, ['--no-color'])).toEqual([]);
   });
 });
+
+describe('tables with wide characters', () => {
+  it('keep their columns in line in participants (a CJK name, an emoji)', async () => {
+    const owner = user();
+    expect((await owner.run(['space', 'create', 'Wide', '--owner-name', '日本語の名前'])).code).toBe(0);
+    await joinAs(owner, user(), '🎉');
+    await joinAs(owner, user(), 'Ada');
+    const lines = (await owner.run(['participants'])).stdout.trimEnd().split('\n');
+    // Where the second column starts, in terminal columns: two for each wide character.
+    const columns = (line: string) => {
+      const second = line.search(/ {2}\S/) + 2;
+      return [...line.slice(0, second)].reduce(
+        (n, char) => n + (/[\u3000-\u9fff]|\p{Extended_Pictographic}/u.test(char) ? 2 : 1),
+        0,
+      );
+    };
+    expect(lines.length).toBe(4);
+    expect(new Set(lines.map(columns)).size).toBe(1);
+  });
+});

@@ -11,7 +11,7 @@ import { isPlainCommand, runEditor, safeFileName } from '../src/lib/editor';
 import { UsageError } from '../src/lib/errors';
 import { unreachableHint } from '../src/lib/failure';
 import { sayOutages } from '../src/lib/outage';
-import { detectMode } from '../src/lib/output';
+import { detectMode, Output } from '../src/lib/output';
 import { withoutStyles } from '../src/lib/prompts';
 import { relative, when } from '../src/lib/render';
 import { byIdStart, closest, pick } from '../src/lib/resolve';
@@ -273,6 +273,41 @@ describe('prompt styles without colour', () => {
     expect(withoutStyles('\x1b[36m│\x1b[39m  \x1b[2;9mabc\x1b[22m\x1b[29m')).toBe('│  abc');
     expect(withoutStyles('\x1b[7m\x1b[8m_\x1b[28m\x1b[27m')).toBe('\x1b[7m\x1b[8m_\x1b[28m\x1b[27m');
     expect(withoutStyles('\x1b[2;7mx\x1b[1A\x1b[2K')).toBe('\x1b[7mx\x1b[1A\x1b[2K');
+  });
+});
+
+describe('tables', () => {
+  it('line up columns by terminal width: wide characters take two columns, emoji too', () => {
+    let printed = '';
+    const stdout = {
+      write: (chunk: string) => {
+        printed += chunk;
+        return true;
+      },
+    } as unknown as NodeJS.WritableStream;
+    const mode = { json: false, quiet: false, color: false, spin: false, interactive: false };
+    const out = new Output(mode, stdout, stdout);
+    out.table(
+      [
+        { name: '日本語の名前', role: 'a' },
+        { name: 'Ada', role: 'b' },
+        { name: '🎉', role: 'c' },
+        { name: 'e\u0301', role: 'd' },
+      ],
+      [
+        { header: 'name', value: (row) => row.name },
+        { header: 'role', value: (row) => row.role },
+      ],
+      'none',
+    );
+    expect(printed.split('\n')).toEqual([
+      'NAME          ROLE',
+      '日本語の名前  a',
+      'Ada           b',
+      '🎉            c',
+      'e\u0301             d',
+      '',
+    ]);
   });
 });
 

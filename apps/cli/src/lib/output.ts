@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import stringWidth from 'fast-string-width';
 import pc from 'picocolors';
 
 type Colors = ReturnType<typeof pc.createColors>;
@@ -233,7 +234,7 @@ export class Output {
     // A cell is one line: a name with a newline in it must not break the table.
     const cells = rows.map((row) => columns.map((column) => inline(column.value(row))));
     const widths = columns.map((column, i) =>
-      Math.max(column.header.length, ...cells.map((row) => visibleLength(row[i]!))),
+      Math.max(visibleLength(column.header), ...cells.map((row) => visibleLength(row[i]!))),
     );
     const pad = (text: string, i: number) =>
       i === columns.length - 1 ? text : text + ' '.repeat(widths[i]! - visibleLength(text));
@@ -311,4 +312,8 @@ function terminalSpinner(stderr: NodeJS.WritableStream, c: Colors, text: string)
   };
 }
 
-const visibleLength = (text: string) => text.replace(MARKED_SGR, '').length;
+/**
+ * The columns a text takes on a terminal, colours left out: a CJK character takes two, as most
+ * emoji do, and a combining accent none; counting characters would put table columns out of line.
+ */
+const visibleLength = (text: string) => stringWidth(text.replace(MARKED_SGR, ''));
