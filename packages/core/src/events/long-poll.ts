@@ -25,6 +25,9 @@ export interface LongPollOptions<T> {
   heartbeatMs?: number;
 }
 
+/** How long after a space's expiry a wait cut short by it reads again. */
+const EXPIRY_MARGIN_MS = 20;
+
 /**
  * A long poll: reads, and when there is nothing new, waits for an event of the space that may
  * change that and reads again, until there is news or the time is up. It reads the database only
@@ -32,9 +35,6 @@ export interface LongPollOptions<T> {
  * A caller with news, or refused, is answered by the first read, before anything is subscribed;
  * the second read, made once the subscription holds, closes the window in between.
  */
-/** How long after a space's expiry a wait cut short by it reads again. */
-const EXPIRY_MARGIN_MS = 20;
-
 export async function longPoll<T>(options: LongPollOptions<T>): Promise<T> {
   const { watch, spaceId, waitSeconds, signal, read, hasNews, wakesOn } = options;
   let result = await read();
