@@ -1,5 +1,5 @@
 import type { APIPromise } from './api-promise';
-import { AbortError, ConnectionError, ConveneError, isTransient } from './errors';
+import { AbortError, ConnectionError, type ConveneError, isTransient } from './errors';
 import type { AckInboxResult, GetInboxParams, InboxResult, MessageView } from './generated';
 import { backoffMs, type OutageHooks, outage, showAs, sleep } from './internal';
 import type { RequestOptions, Transport } from './transport';
@@ -139,8 +139,10 @@ export class Inbox {
 
 showAs(Inbox, 'Inbox');
 
-/** Whether a failed call reached a server: a 5xx, or a request that went out and got no answer. */
+/**
+ * Whether a failed call reached a server: a transient failure (a 5xx, or no answer) but for a
+ * request that certainly never went out.
+ */
 function reached(error: unknown): boolean {
-  if (error instanceof ConnectionError) return error.mayHaveRun;
-  return error instanceof ConveneError && error.status !== undefined && error.status >= 500;
+  return isTransient(error) && !(error instanceof ConnectionError && !error.mayHaveRun);
 }

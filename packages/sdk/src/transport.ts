@@ -242,20 +242,21 @@ export class Transport {
         text = await response.text();
       } catch (error) {
         if (options.signal?.aborted) throw new AbortError('aborted', { cause: options.signal.reason });
+        const refused = neverSent(error);
         const earlier = uncertain;
-        if (!neverSent(error))
+        if (!refused)
           uncertain ??= timedOut ? `no answer within ${timeoutMs} ms` : describeNetworkError(error);
         const request = {
           ...noAnswer(error, operationId, route.method, url),
           mayHaveRun: uncertain !== undefined,
         };
         // A refusal after an attempt that may have run says so: its code alone reads as "nothing ran".
-        const before = earlier && neverSent(error) ? `; an earlier attempt may have run (${earlier})` : '';
+        const before = earlier && refused ? `; an earlier attempt may have run (${earlier})` : '';
         const failure = timedOut
           ? new TimeoutError(`no answer within ${timeoutMs} ms (${operationId}: ${what})${before}`, request)
           : new ConnectionError(`${describeNetworkError(error)} (${operationId}: ${what})${before}`, request);
         // The server may have run the request: send it again only if that is harmless.
-        if (attempt < maxRetries && (route.idempotent || neverSent(error))) {
+        if (attempt < maxRetries && (route.idempotent || refused)) {
           const delay = backoffMs(attempt);
           this.logger.info(`${failure.message}; ${retrying(delay, attempt)}`);
           await sleep(delay, options.signal);
