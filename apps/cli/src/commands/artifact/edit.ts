@@ -72,9 +72,8 @@ export function registerArtifactEdit(artifact: Command, app: App): void {
         const interrupted = ctx.signal.aborted || (!exit.ok && exit.interrupted === true);
         if (interrupted || !exit.ok) {
           const kept = file.keep(doc.name);
-          const stop = ctx.signal.aborted
-            ? stoppedBy(ctx)
-            : { said: 'interrupted', exitCode: ExitCode.interrupted };
+          // Ctrl-C when nothing aborted: the editor's own interrupt.
+          const stop = stoppedBy(ctx);
           throw new CliError(
             `${interrupted ? stop.said : exit.ok ? 'stopped' : exit.reason}: nothing was saved`,
             {
