@@ -117,9 +117,26 @@ const sendingDbs = new WeakMap<Db, Db>();
 /** Where `db`'s group-committed sends run: its own connections (PostgreSQL), or `db` itself. */
 export const sendingDbOf = (db: Db): Db => sendingDbs.get(db) ?? db;
 
+/**
+ * Connections of their own for bookkeeping, beside the pool: the rate limiter's counts, presence
+ * (`lastSeenAt`) and the slots of open streams. Their commits do not wait for the write-ahead log
+ * to reach the disk (`synchronous_commit = off`): what they write is visible to every node at
+ * once, and a crash of PostgreSQL (not a restart, which flushes) may forget the last fraction of
+ * a second of it (a few counts, a presence, stream slots whose streams the crash ended anyway),
+ * never anything a client was told is stored. On a PostgreSQL that syncs its commits, every
+ * request paid one flush of the log for its rate-limit count before its own work (GET
+ * /api/health, 1 connection: p50 11.8 ms with the count synchronous; see docs/decisions.md).
+ * Three: the rate limiter keeps two batches in flight, presence one.
+ */
+export const BOOKKEEPING_CONNECTIONS = 3;
+const bookkeepingDbs = new WeakMap<Db, Db>();
+
+/** Where `db`'s bookkeeping runs: its own asynchronously committing connections, or `db` itself. */
+export const bookkeepingDbOf = (db: Db): Db => bookkeepingDbs.get(db) ?? db;
+
 function openPostgres(url: string, max: number): Database {
   // The pool reconnects by itself: a connection that broke is replaced on the next query.
-  const options = (size: number, name: string) => ({
+  const options = (size: number, name: string, settings: Record<string, string> = {}) => ({
     max: size,
     onnotice: () => {},
     connect_timeout: CONNECT_TIMEOUT_S,
@@ -129,12 +146,22 @@ function openPostgres(url: string, max: number): Database {
     // batched statement on every call (its custom plans, costed for the batch's known array
     // sizes, always looked cheaper): 0.7 ms of planning per request batch, 1.55 ms of PostgreSQL
     // CPU for a batch of one against 0.34 ms with its generic plan.
-    connection: { application_name: name, plan_cache_mode: 'force_generic_plan', ...PLANNER_SETTINGS },
+    connection: {
+      application_name: name,
+      plan_cache_mode: 'force_generic_plan',
+      ...PLANNER_SETTINGS,
+      ...settings,
+    },
   });
   const client = postgres(url, options(max, 'convene'));
   const sending = postgres(url, options(SENDING_CONNECTIONS, 'convene-send'));
+  const bookkeeping = postgres(
+    url,
+    options(BOOKKEEPING_CONNECTIONS, 'convene-bookkeeping', { synchronous_commit: 'off' }),
+  );
   const db = drizzlePostgres(client, { schema }) as unknown as Db;
   sendingDbs.set(db, drizzlePostgres(sending, { schema }) as unknown as Db);
+  bookkeepingDbs.set(db, drizzlePostgres(bookkeeping, { schema }) as unknown as Db);
   const listeners: (() => Promise<void>)[] = [];
   return {
     db,
@@ -146,7 +173,7 @@ function openPostgres(url: string, max: number): Database {
     },
     async close() {
       await Promise.all(listeners.map((stop) => stop()));
-      await Promise.all([client.end({ timeout: 5 }), sending.end({ timeout: 5 })]);
+      await Promise.all([client, sending, bookkeeping].map((pool) => pool.end({ timeout: 5 })));
     },
   };
 }

@@ -1,5 +1,6 @@
 import { inArray, lt, type SQL, sql } from 'drizzle-orm';
 import { liveCredentialSql, type StoredCredentialKind } from '../auth/live-credential';
+import { bookkeepingDbOf } from '../db';
 import { Batcher } from '../db/batcher';
 import { rowsOf } from '../db/migrate';
 import { PreparedStatement } from '../db/prepared';
@@ -244,7 +245,8 @@ export class SqlRateLimiter implements RateLimiter {
     let now = batch[0]!.now;
     for (const { now: at } of batch) if (at > now) now = at;
     const columns = batch.map(({ client }) => rateLimitColumns(client));
-    const result = await countStatement.execute(this.db, {
+    // Counts need not wait for the disk (see bookkeepingDbOf).
+    const result = await countStatement.execute(bookkeepingDbOf(this.db), {
       addresses: columns.map((c) => c.address),
       buckets: columns.map((c) => c.bucket),
       lookups: columns.map((c) => c.lookup),

@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm';
+import { bookkeepingDbOf } from '../db';
 import { Batcher } from '../db/batcher';
 import type { Db } from '../db/types';
 import type { Deps } from '../deps';
@@ -26,7 +27,7 @@ export function recordPresence({ deps, key }: RecordPresenceOptions): Promise<vo
       let at = items[0]!.at;
       for (const item of items) if (item.at > at) at = item.at;
       const hashes = [...new Set(items.map((item) => item.keyHash))];
-      await db.execute(sql`
+      await bookkeepingDbOf(db).execute(sql`
         update participants set last_seen_at = ${at.toISOString()}::timestamptz
         where key_hash = any(${`{${hashes.join(',')}}`}::text[]) and status in ('active', 'muted')
           and (last_seen_at is null or last_seen_at < ${at.toISOString()}::timestamptz)

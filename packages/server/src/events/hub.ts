@@ -1,4 +1,5 @@
 import {
+  bookkeepingDbOf,
   type Deps,
   type ReadEventsOptions,
   readContext,
@@ -59,7 +60,8 @@ export class EventHub {
         for (const { spaceId, eventSeq } of spaces) this.fanOut.observe(spaceId, eventSeq);
       },
     });
-    this.caps = streamCaps({ ...options.caps, db: options.deps.db, onError });
+    // Slots need not wait for the disk: a crash of PostgreSQL ends their streams anyway.
+    this.caps = streamCaps({ ...options.caps, db: bookkeepingDbOf(options.deps.db), onError });
   }
 
   get deps(): Deps {
