@@ -3,6 +3,7 @@
 #   scripts/test-postgres.sh start [PORT]   prints the TEST_DATABASE_URL to use
 #   scripts/test-postgres.sh restart PORT [SECONDS]   fast shutdown, SECONDS down, start again
 #   scripts/test-postgres.sh stop [PORT]
+# Tests need no durability: fsync and synchronous commits are off unless PGTEST_DURABLE=1.
 # Installs Debian's postgresql package when the machine lacks it. initdb refuses root, so the
 # cluster belongs to the postgres user.
 set -euo pipefail
@@ -19,7 +20,10 @@ find_bin() {
 }
 
 options() {
-  echo "-p $port -k /tmp -c listen_addresses=127.0.0.1 -c max_connections=400 -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+  local base="-p $port -k /tmp -c listen_addresses=127.0.0.1 -c max_connections=400"
+  # PGTEST_DURABLE=1: PostgreSQL's own defaults, every commit flushed to the disk (bench).
+  if [ "${PGTEST_DURABLE:-}" = 1 ]; then echo "$base"; return; fi
+  echo "$base -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
 }
 
 as_pg() {

@@ -3,7 +3,7 @@ import { type ChildProcess, execFileSync, fork } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { getHeapSpaceStatistics } from 'node:v8';
-import { openDatabase } from '@convene/core';
+import { openDatabase, rowsOf } from '@convene/core';
 import { sql } from 'drizzle-orm';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -136,8 +136,36 @@ export async function stop(child: ChildProcess): Promise<void> {
 }
 
 /** BENCH_DATABASE_URL, else the throwaway test server on 55432, started if it is not running. */
-export async function ensurePostgres(): Promise<string> {
-  const url = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:55432/postgres';
+export function ensurePostgres(): Promise<string> {
+  return ensureServer('BENCH_DATABASE_URL', 55432, {});
+}
+
+/**
+ * A PostgreSQL that flushes every commit to the disk, as PostgreSQL does by default
+ * (BENCH_DURABLE_DATABASE_URL, else a throwaway one on port 55436 with PGTEST_DURABLE=1).
+ */
+export async function ensureDurablePostgres(): Promise<string> {
+  const url = await ensureServer('BENCH_DURABLE_DATABASE_URL', 55436, { PGTEST_DURABLE: '1' });
+  const database = await openDatabase({ url, migrate: false, maxConnections: 1 });
+  try {
+    const [settings] = rowsOf<{ fsync: string; commit: string }>(
+      await database.db.execute(
+        sql`select current_setting('fsync') as fsync, current_setting('synchronous_commit') as commit`,
+      ),
+    );
+    if (settings?.fsync !== 'on' || settings.commit !== 'on')
+      throw new Error(
+        `${url} runs with fsync ${settings?.fsync} and synchronous_commit ${settings?.commit}: not durable`,
+      );
+  } finally {
+    await database.close();
+  }
+  return url;
+}
+
+async function ensureServer(variable: string, port: number, env: Record<string, string>): Promise<string> {
+  const given = process.env[variable];
+  const url = given ?? `postgres://postgres@127.0.0.1:${port}/postgres`;
   const probe = async () => {
     try {
       const database = await openDatabase({ url, migrate: false, maxConnections: 1 });
@@ -152,10 +180,11 @@ export async function ensurePostgres(): Promise<string> {
     }
   };
   if (await probe()) return url;
-  if (process.env.BENCH_DATABASE_URL) throw new Error(`cannot reach ${url}`);
-  console.log('starting a throwaway PostgreSQL with scripts/test-postgres.sh');
-  return execFileSync(join(here, '../../../scripts/test-postgres.sh'), ['start'], {
+  if (given) throw new Error(`cannot reach ${url}`);
+  console.log(`starting a throwaway PostgreSQL on port ${port} with scripts/test-postgres.sh`);
+  return execFileSync(join(here, '../../../scripts/test-postgres.sh'), ['start', String(port)], {
     encoding: 'utf8',
+    env: { ...process.env, ...env },
   }).trim();
 }
 

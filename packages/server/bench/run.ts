@@ -1,7 +1,7 @@
 // `pnpm bench`: Convene's message path against bare baselines, side by side in one run.
 // Loopback only; every loop is bounded in count and time. See README "Benchmarks".
 //
-//   pnpm bench [--quick] [--conns 16,50,200] [--only requests,nodes,pglite,fanout] [--cpu-prof]
+//   pnpm bench [--quick] [--conns 16,50,200] [--only requests,nodes,pglite,durable,fanout] [--cpu-prof]
 //
 // Every rule stays in force: the rate limit is raised by configuration (closed-loop senders far
 // exceed any human limit) but still counted on every request, idempotency and the HTTP policy
@@ -27,7 +27,7 @@ import { limits } from '@convene/contract';
 import { createPostgresTestDatabase } from '@convene/core/testing';
 import { postgresCpuMs, processCpuMs } from './cpu';
 import { httpRequest, type LoadResult, percentile, runLoad } from './http-load';
-import { checkpoint, ensurePostgres, settledMemoryOf, start, stop } from './processes';
+import { checkpoint, ensureDurablePostgres, ensurePostgres, settledMemoryOf, start, stop } from './processes';
 import { wallClock } from './sse-fleet';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -38,7 +38,7 @@ const { values: args } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
     conns: { type: 'string', default: '16,50,200' },
-    only: { type: 'string', default: 'requests,nodes,pglite,fanout' },
+    only: { type: 'string', default: 'requests,nodes,pglite,durable,fanout' },
     'cpu-prof': { type: 'boolean', default: false },
   },
 });
@@ -131,10 +131,10 @@ async function main() {
      * after a checkpoint: the rows, dead tuples and dirty pages a section leaves (the request
      * sections insert messages by the tens of thousands) are never vacuumed or flushed during the next one.
      */
-    const section = async (name: string, run: (databaseUrl: string) => Promise<void>) => {
-      const created = await createPostgresTestDatabase(serverUrl);
+    const section = async (name: string, run: (databaseUrl: string) => Promise<void>, server = serverUrl) => {
+      const created = await createPostgresTestDatabase(server);
       cleanups.push(created.drop);
-      await checkpoint(serverUrl);
+      await checkpoint(server);
       console.log(`PostgreSQL (${name}): ${created.url.replace(/\/\/[^@]*@/, '//')}`);
       await run(created.url);
       await created.drop();
@@ -142,6 +142,8 @@ async function main() {
     if (SECTIONS.has('requests')) await section('requests', (url) => requestsSection(url, children));
     if (SECTIONS.has('nodes')) await section('nodes', (url) => nodesSection(url, children));
     if (SECTIONS.has('pglite')) await pgliteSection(children, cleanups);
+    if (SECTIONS.has('durable'))
+      await section('durable', (url) => durableSection(url, children), await ensureDurablePostgres());
     if (SECTIONS.has('fanout')) await section('fan-out', (url) => fanOutSection(url, children));
     if (args['cpu-prof']) await section('profile', (url) => profileSection(url, children));
     report();
@@ -212,6 +214,56 @@ async function nodesSection(databaseUrl: string, children: ChildProcess[]) {
   checkRequests(`${MAIN_CONNS} connections over two nodes`, both, bareRun, 0, Number.POSITIVE_INFINITY);
   await stop(two.child);
   await stop(one.child);
+}
+
+/**
+ * The other sections run on a PostgreSQL that never waits for its disk (tests' settings). Here
+ * every commit is flushed, as with PostgreSQL's defaults: sendMessage and the bare route at
+ * MAIN_CONNS side by side, and at one connection `GET /api/health`, whose only database work is
+ * its rate-limit count (bookkeeping, committed without waiting for the disk: see decisions.md).
+ */
+async function durableSection(databaseUrl: string, children: ChildProcess[]) {
+  const bare = await startBare({ DATABASE_URL: databaseUrl }, MAIN_CONNS, children);
+  const convene = await start('convene-node.ts', conveneEnv(databaseUrl), children, { quiet: true });
+  const spaces = await createSpaces(convene.port, MAIN_CONNS, 'durable');
+  const [bareRun, sendRun] = await sideBySide('durable', MAIN_CONNS, [
+    { scenario: 'bare route, commits flushed', port: bare.port, build: bare.request, servers: bare.child },
+    {
+      scenario: 'sendMessage, commits flushed',
+      port: convene.port,
+      build: sendTo(spaces),
+      servers: convene.child,
+    },
+  ]);
+  checkRequests(
+    `${MAIN_CONNS} connections, PostgreSQL flushing every commit`,
+    sendRun!,
+    bareRun!,
+    0,
+    Number.POSITIVE_INFINITY,
+  );
+  await sideBySide(
+    'durable',
+    1,
+    [
+      { scenario: 'bare route, commits flushed', port: bare.port, build: bare.request, servers: bare.child },
+      {
+        scenario: 'sendMessage, commits flushed',
+        port: convene.port,
+        build: sendTo(spaces),
+        servers: convene.child,
+      },
+      {
+        scenario: 'GET /api/health, commits flushed',
+        port: convene.port,
+        build: () => httpRequest('GET', '/api/health', {}),
+        servers: convene.child,
+      },
+    ],
+    LOAD_MS / 2,
+  );
+  await stop(convene.child);
+  await stop(bare.child);
 }
 
 /** Embedded PGlite: Convene's default database, against a bare route on PGlite. */
