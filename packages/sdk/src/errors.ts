@@ -171,7 +171,11 @@ export class RateLimitError extends ConveneError {
     this.retryAfter = retryAfterSeconds(init.headers);
   }
 }
-/** 500 and other 5xx but 503. Retried (except for createSpace and startLink). */
+/**
+ * 500 and other 5xx but 503. Retried, except for the writes the server cannot replay:
+ * `spaces.create`, `link.start`, `hub.join`, and the anonymous `pollLink`, `signup`, `login` and
+ * `ask` (README, "Retries, idempotency and timeouts").
+ */
 export class InternalServerError extends ConveneError {
   override name = 'InternalServerError';
 }
