@@ -147,7 +147,7 @@ function secretBytes(secret: string): Uint8Array<ArrayBuffer> {
   }
   if (!bytes || bytes.length < SECRET_BYTES)
     throw new ConveneError(
-      `verifyWebhook: the secret is not a webhook secret (whsec_ and the base64 of ${SECRET_BYTES} ` +
+      `verifyWebhook: the secret is not a webhook secret (whsec_ and the base64 of at least ${SECRET_BYTES} ` +
         'bytes, as webhooks.create answered it): is the variable that holds it set, and whole?',
     );
   return bytes;
