@@ -15,6 +15,7 @@ import Fastify, {
 import { appRouter, buildOpenApiDocument, declarations, neverReplayed, tools } from './api';
 import type { ServerConfig } from './env';
 import type { EventHub } from './events/hub';
+import { registerCors } from './http/cors';
 import { toHttpError } from './http/errors';
 import { idempotencyHooks } from './http/idempotency';
 import { serializeError } from './http/log-errors';
@@ -137,6 +138,7 @@ export async function buildApp({
   });
 
   ids.stamp(app.server);
+  await registerCors(app, config.corsOrigins);
 
   // Cross-cutting policy, once, in this order, for every route (tRPC and raw alike), in one
   // onRequest hook (one hook per step cost a promise and a hook-runner turn each):

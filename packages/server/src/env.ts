@@ -11,6 +11,21 @@ import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { defaultVersionPolicy, type VersionPolicy } from './http/versioning';
 
+/** A comma-separated list, trimmed, blanks dropped. */
+const commaList = z
+  .string()
+  .default('')
+  .transform((v) =>
+    v
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  );
+
+/** A web origin as browsers send it: scheme, host and port only, in canonical form. */
+const isOrigin = (value: string): boolean =>
+  URL.canParse(value) && /^https?:$/.test(new URL(value).protocol) && new URL(value).origin === value;
+
 const ZEnv = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().default('127.0.0.1'),
@@ -66,18 +81,12 @@ const ZEnv = z.object({
     .default('false')
     .transform((v) => v === 'true' || v === '1'),
   /** Non-public addresses or CIDR ranges webhooks may reach nevertheless, comma-separated. */
-  WEBHOOK_ALLOW_NETWORKS: z
-    .string()
-    .default('')
-    .transform((v) =>
-      v
-        .split(',')
-        .map((s) => s.trim())
-        .filter(Boolean),
-    )
-    .refine((list) => list.every((entry) => isIP(entry) !== 0 || ipaddr.isValidCIDR(entry)), {
+  WEBHOOK_ALLOW_NETWORKS: commaList.refine(
+    (list) => list.every((entry) => isIP(entry) !== 0 || ipaddr.isValidCIDR(entry)),
+    {
       message: 'each entry must be an IP address or a CIDR range',
-    }),
+    },
+  ),
   /** The waits between a webhook delivery's attempts, in seconds, comma-separated. */
   WEBHOOK_RETRY_DELAYS_S: z
     .string()
@@ -88,6 +97,13 @@ const ZEnv = z.object({
     }),
   /** How long a webhook receiver has to answer one delivery. */
   WEBHOOK_TIMEOUT_S: z.coerce.number().positive().max(60).default(10),
+  /**
+   * Origins whose pages may call the API from a browser (CORS), comma-separated, or `*` for any;
+   * none by default (the server's own pages are same-origin).
+   */
+  CORS_ORIGINS: commaList.refine((list) => list.every((entry) => entry === '*' || isOrigin(entry)), {
+    message: 'each entry must be an origin, such as https://app.example.com (no path), or *',
+  }),
 });
 
 export interface ServerConfig {
@@ -143,6 +159,8 @@ export interface ServerConfig {
   /** The API versions served, with their deprecation and sunset dates. */
   apiVersions: VersionPolicy;
   sessionTtlSeconds: number;
+  /** Origins whose pages may call the API from a browser (CORS_ORIGINS; `*`: any). None: no CORS. */
+  corsOrigins: string[];
   /** Where webhooks may point (WEBHOOK_ALLOW_PRIVATE, WEBHOOK_ALLOW_NETWORKS). */
   webhookUrls: WebhookUrlPolicy;
   /** The waits between a webhook delivery's attempts (about 24 h in all by default). */
@@ -204,6 +222,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     apiVersions: defaultVersionPolicy,
     sessionTtlSeconds: e.SESSION_TTL_S,
     webhookUrls: { allowPrivate: e.WEBHOOK_ALLOW_PRIVATE, allowNetworks: e.WEBHOOK_ALLOW_NETWORKS },
+    corsOrigins: e.CORS_ORIGINS,
     webhookRetryDelaysMs: e.WEBHOOK_RETRY_DELAYS_S?.map((s) => s * 1000) ?? defaultWebhookRetryDelaysMs,
     webhookTimeoutMs: e.WEBHOOK_TIMEOUT_S * 1000,
     webhookPollMs: 10_000,
