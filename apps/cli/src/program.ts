@@ -25,7 +25,7 @@ import { registerToken } from './commands/token';
 import { registerWebhook } from './commands/webhook';
 import { registerWhoami } from './commands/whoami';
 import { Context } from './lib/context';
-import { type CliError, NoSpaceSavedError, UsageError } from './lib/errors';
+import { type CliError, NoSpaceSavedError, Stopped, UsageError } from './lib/errors';
 import { ExitCode, signalExitCode } from './lib/exit-codes';
 import { explain } from './lib/failure';
 import { detectMode, neutralise, toJson } from './lib/output';
@@ -222,18 +222,17 @@ function withChoices(text: string, command: Command): string {
 /**
  * Runs one command line and returns its exit code. Ctrl-C (or SIGTERM, or SIGHUP: the terminal
  * closed) aborts what is running: commands that finish cleanly on it (tail, edit, waits) do so;
- * anything else ends at once with 130 (143, 129).
+ * anything else ends at once. Either way the exit code is the signal's, 130 (143, 129), so that
+ * a script or a supervisor can tell a stop from an end.
  */
 export async function run(argv: string[]): Promise<number> {
   const controller = new AbortController();
   const app = createApp(controller.signal);
   let interrupted = false;
   const onSignal = (signal: NodeJS.Signals) => {
-    if (app.current()?.serverOwnsSignals) {
-      // The server stops itself on SIGINT and SIGTERM; a closed terminal ends it as it always did.
-      if (signal === 'SIGHUP') process.exit(ExitCode.hangup);
-      return;
-    }
+    // The server stops itself cleanly on SIGINT, SIGTERM and SIGHUP once it is up; before then
+    // (a database being migrated), a signal ends the run at once, as any command's.
+    if (app.current()?.serverOwnsSignals) return;
     if (signal === 'SIGINT' && app.current()?.editorOwnsInterrupt) return;
     if (interrupted || !app.current()?.handlesInterrupt) process.exit(signalExitCode(signal));
     interrupted = true;
@@ -280,6 +279,8 @@ export async function run(argv: string[]): Promise<number> {
 }
 
 function report(ctx: Context, failure: CliError): void {
+  // Stopped by a signal and ended cleanly: the exit code says it all.
+  if (failure instanceof Stopped) return;
   if (ctx.out.mode.json) {
     process.stderr.write(
       `${toJson({ error: failure.message, ...failure.details, ...(failure.hint ? { hint: failure.hint } : {}), exitCode: failure.exitCode })}\n`,

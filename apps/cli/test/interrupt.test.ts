@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, follow, User } from './helpers/cli';
+import { eventually, follow, joinAs, User } from './helpers/cli';
 import { bundle } from './helpers/paths';
 import { startServer, type TestServer } from './helpers/server';
 import { Terminal } from './helpers/tmux';
@@ -99,5 +99,66 @@ describe('Ctrl-C while a wait goes on ends with 130 and what to do next', () => 
     expect(result.code).toBe(130);
     expect(result.stderr).toContain('stopped waiting for the browser');
     expect(result.stderr).toContain('run `convene login` again');
+  });
+});
+
+describe('a stop is told from an end: the signal’s exit code (130 SIGINT, 143 SIGTERM, 129 SIGHUP)', () => {
+  const signals = [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+    ['SIGHUP', 129],
+  ] as const;
+
+  it('tail, piped and with --json, ends cleanly with the signal’s code and says nothing more', async () => {
+    for (const [signal, code] of signals) {
+      for (const flags of [[], ['--json']]) {
+        const tail = follow(host, ['tail', ...flags]);
+        await (flags.length
+          ? tail.waitFor('"event":"context"')
+          : tail.waitFor('Following', { in: 'stderr' }));
+        tail.child.kill(signal);
+        const result = await tail.done;
+        expect({ signal, flags, code: result.code }).toEqual({ signal, flags, code });
+        // A stop is not an error: no line about it, on either stream.
+        expect(result.stderr).not.toMatch(/✗|"error"|stopped|interrupted/);
+      }
+    }
+  });
+
+  it('inbox --follow ends cleanly with the signal’s code', async () => {
+    const owner = user();
+    expect((await owner.run(['space', 'create', 'Open'])).code).toBe(0);
+    const reader = user();
+    await joinAs(owner, reader, 'Ivo');
+    for (const [signal, code] of signals) {
+      const inbox = follow(reader, ['inbox', '--follow']);
+      await inbox.waitFor('Following your inbox', { in: 'stderr' });
+      inbox.child.kill(signal);
+      const result = await inbox.done;
+      expect({ signal, code: result.code }).toEqual({ signal, code });
+      expect(result.stderr).not.toContain('✗');
+    }
+  });
+
+  it('join waiting for approval says it stopped waiting, with the signal’s code', async () => {
+    for (const [signal, code] of signals) {
+      const waits = follow(user(), ['join', humanLink, '--name', `Wes ${signal}`]);
+      await waits.waitFor('Waiting for the owner to approve you', { in: 'stderr' });
+      waits.child.kill(signal);
+      const result = await waits.done;
+      expect({ signal, code: result.code }).toEqual({ signal, code });
+      expect(result.stderr).toContain('stopped waiting for approval');
+    }
+  });
+
+  it('login waiting for the browser says it stopped waiting, with the signal’s code', async () => {
+    for (const [signal, code] of signals.slice(1)) {
+      const waits = follow(user(), ['login']);
+      await waits.waitFor('Waiting for you to approve in the browser', { in: 'stderr' });
+      waits.child.kill(signal);
+      const result = await waits.done;
+      expect({ signal, code: result.code }).toEqual({ signal, code });
+      expect(result.stderr).toContain('stopped waiting for the browser');
+    }
   });
 });

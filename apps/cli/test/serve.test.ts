@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type Followed, finished, User, watch } from './helpers/cli';
-import { repoRoot } from './helpers/paths';
+import { bundle, repoRoot } from './helpers/paths';
 import { freePort, onPostgres } from './helpers/server';
 
 const dirs: string[] = [];
@@ -227,4 +227,34 @@ describe('serve --help', () => {
     for (const name of named)
       expect({ name, explained: readme.includes(`\`${name}\``) }).toEqual({ name, explained: true });
   });
+});
+
+describe('convene serve stopped by a signal', () => {
+  it('stops cleanly when its terminal closes (SIGHUP), exit 129; SIGTERM stays exit 0', async () => {
+    for (const [signal, code] of [
+      ['SIGHUP', 129],
+      ['SIGTERM', 0],
+    ] as const) {
+      const data = tempDir();
+      const child = spawn(
+        process.execPath,
+        [bundle, 'serve', '--port', String(await freePort()), '--data-dir', data],
+        {
+          env: { ...process.env, TEST_DATABASE_URL: '', LOG_LEVEL: 'warn' },
+          stdio: ['ignore', 'pipe', 'pipe'],
+          // Its own process group, as the others here, so that afterAll can stop what a failure left.
+          detached: true,
+        },
+      );
+      started.push(child);
+      const server = watch(child, { timeoutMs: 60_000 });
+      await server.waitFor(/listening on http:/, { in: 'output', timeoutMs: 60_000 });
+      child.kill(signal);
+      const result = await server.done;
+      expect({ signal, code: result.code }).toEqual({ signal, code });
+      // Shut down as on SIGTERM: the database closed and the data directory's lock released.
+      expect(server.output()).toContain(`${signal} received: shutting down`);
+      expect(existsSync(join(data, 'convene.lock'))).toBe(false);
+    }
+  }, 120_000);
 });

@@ -46,7 +46,7 @@ async function post(content: string) {
 const count = (text: string, part: string) => text.split(part).length - 1;
 
 describe('tail in a terminal', () => {
-  it('shows the last lines, then messages, joins and locks live; survives a server restart; Ctrl-C exits 0', async () => {
+  it('shows the last lines, then messages, joins and locks live; survives a server restart; Ctrl-C stops it (exit 130)', async () => {
     const terminal = new Terminal([process.execPath, bundle, 'tail'], owner.env, owner.home);
     try {
       await eventually(() => expect(terminal.screen()).toContain('Following Live live'));
@@ -86,7 +86,7 @@ describe('tail in a terminal', () => {
       expect(count(screen, 'earlier 12')).toBe(1);
 
       terminal.press('C-c');
-      await eventually(() => expect(terminal.screen()).toContain('EXIT=0'));
+      await eventually(() => expect(terminal.screen()).toContain('EXIT=130'));
     } finally {
       terminal.close();
     }
@@ -109,7 +109,8 @@ describe('tail across a restart, piped', () => {
     await text.waitFor('piped after the restart', { timeoutMs: 40_000 });
     await json.waitFor('piped after the restart', { timeoutMs: 40_000 });
     await text.waitFor('Reconnected', { in: 'stderr', timeoutMs: 40_000 });
-    for (const result of await Promise.all([text.interrupt(), json.interrupt()])) expect(result.code).toBe(0);
+    for (const result of await Promise.all([text.interrupt(), json.interrupt()]))
+      expect(result.code).toBe(130);
 
     const notices = text.stderr();
     expect(count(notices, 'Connection lost')).toBe(1);
@@ -175,7 +176,7 @@ describe('inbox --follow across a restart, piped', () => {
       await inbox.waitFor('Reconnected', { in: 'stderr', timeoutMs: 40_000 });
       expect((await host.run(['send', '@Ines after the restart'])).code).toBe(0);
       await inbox.waitFor('@Ines after the restart', { timeoutMs: 40_000 });
-      expect((await inbox.interrupt()).code).toBe(0);
+      expect((await inbox.interrupt()).code).toBe(130);
       expect(count(inbox.stderr(), 'Connection lost')).toBe(1);
       expect(inbox.stdout()).not.toMatch(/Connection lost|Reconnected/);
     } finally {
@@ -203,7 +204,7 @@ describe('inbox --follow stopped during its first wait', () => {
       await inbox.waitFor('Reconnected', { in: 'stderr', timeoutMs: 40_000 });
       expect((await host.run(['send', '@Ilse after the restart'])).code).toBe(0);
       await inbox.waitFor('@Ilse after the restart', { timeoutMs: 40_000 });
-      expect((await inbox.interrupt()).code).toBe(0);
+      expect((await inbox.interrupt()).code).toBe(130);
       expect(inbox.stderr()).not.toContain('cannot reach');
     } finally {
       host.remove();
@@ -231,13 +232,13 @@ describe('tail with the server down', () => {
 });
 
 describe('tail --json', () => {
-  it('prints one JSON event per line (NDJSON) and exits 0 on SIGINT', async () => {
+  it('prints one JSON event per line (NDJSON) and exits 130 on SIGINT', async () => {
     const tail = follow(owner, ['tail', '--json', '--since', '1h']);
     await tail.waitFor('"event":"context"');
     await post('a json line');
     await tail.waitFor('a json line');
     const result = await tail.interrupt();
-    expect(result.code).toBe(0);
+    expect(result.code).toBe(130);
     const events = result.stdout
       .trim()
       .split('\n')
@@ -335,7 +336,7 @@ describe('tail started after someone asked to join', () => {
       expect((await host.run(suggested(notice)[0]!)).code).toBe(0);
       await tail.waitFor('Vera was approved and joined');
       const tailed = await tail.interrupt();
-      expect(tailed.code).toBe(0);
+      expect(tailed.code).toBe(130);
       expect(count(tailed.stdout, 'asks to join')).toBe(1);
       expect((await joining.done).code).toBe(0);
     } finally {

@@ -3,19 +3,31 @@ import type { ServerConfig } from './env';
 import { textOutput } from './http/request-log';
 import { type ConveneServer, createServer } from './server';
 
+/** The exit code of a clean stop on each signal: SIGHUP (its terminal closed) is 128 + 1, as shells report it. */
+const STOP_EXIT_CODES = { SIGTERM: 0, SIGINT: 0, SIGHUP: 129 } as const;
+
+export interface ServeOptions {
+  /**
+   * Called once the handlers that stop the server cleanly are in place (before the readiness
+   * line): until then a signal has nothing to stop cleanly, and whoever runs `serve` decides.
+   */
+  onStoppable?: () => void;
+}
+
 /**
  * Runs the service as a process: start, print the readiness line scripts wait for, and stop
- * cleanly on SIGTERM/SIGINT. What `pnpm start` and `convene serve` both run.
+ * cleanly on SIGTERM/SIGINT (exit 0) and on SIGHUP, its terminal closing (exit 129). What
+ * `pnpm start` and `convene serve` both run.
  */
-export async function serve(config: ServerConfig): Promise<ConveneServer> {
+export async function serve(config: ServerConfig, options: ServeOptions = {}): Promise<ConveneServer> {
   // JSON for log collectors; text for a person watching a terminal.
   const text = (config.logFormat ?? (process.stdout.isTTY ? 'text' : 'json')) === 'text';
   const color = text && process.stdout.isTTY === true && !process.env.NO_COLOR;
   const server = await createServer(config, text ? { logStream: textOutput(process.stdout, color) } : {});
   // Stopped cleanly from here on: a signal sent as soon as the readiness line is read must find
-  // the handlers in place (before them, SIGTERM and SIGINT kill the process outright).
+  // the handlers in place (before them, SIGTERM, SIGINT and SIGHUP kill the process outright).
   let stopping = false;
-  const stop = (signal: string) => {
+  const stop = (signal: keyof typeof STOP_EXIT_CODES) => {
     if (stopping) return;
     stopping = true;
     console.log(`${signal} received: shutting down`);
@@ -25,15 +37,15 @@ export async function serve(config: ServerConfig): Promise<ConveneServer> {
     }, 14_000);
     force.unref();
     server.close().then(
-      () => process.exit(0),
+      () => process.exit(STOP_EXIT_CODES[signal]),
       (error) => {
         console.error('shutdown failed', error);
         process.exit(1);
       },
     );
   };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => stop(signal));
+  options.onStoppable?.();
   const address = await server.app.listen({ port: config.port, host: config.host });
   // The readiness line scripts wait for; migrations ran before it.
   console.log(

@@ -7,7 +7,7 @@ import { loadConfig } from '../src/env';
 import { serve } from '../src/serve';
 
 it('stops cleanly from its readiness line on: the signal handlers are in place before it is printed', async () => {
-  const signals = ['SIGTERM', 'SIGINT'] as const;
+  const signals = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
   const before = signals.map((signal) => process.listeners(signal));
   let atReadiness: number[] | undefined;
   // A script sends SIGTERM as soon as it reads the line: without a handler, the signal kills.

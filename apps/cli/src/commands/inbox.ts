@@ -1,6 +1,7 @@
 import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../app';
-import { UsageError } from '../lib/errors';
+import { Stopped, UsageError } from '../lib/errors';
+import { stoppedBy } from '../lib/exit-codes';
 import { sayConnectionLost } from '../lib/outage';
 import { printMessage } from '../lib/render';
 
@@ -14,7 +15,8 @@ export function registerInbox(program: Command, app: App): void {
         'read position, which the server keeps. --ack moves the position past what was printed, ' +
         'so the next run (on any machine) starts after it. --wait waits up to that many seconds ' +
         'for something when nothing is there. --follow keeps printing each new one as it comes ' +
-        'and acknowledges it once printed; Ctrl-C stops (exit 0). With --json: the API’s answer, ' +
+        'and acknowledges it once printed; Ctrl-C, SIGTERM or SIGHUP stop it (exit 130, 143 or 129). ' +
+        'With --json: the API’s answer, ' +
         'or with --follow one message per line.',
     )
     .option('--ack', 'acknowledge what was printed')
@@ -53,6 +55,9 @@ export function registerInbox(program: Command, app: App): void {
         } catch (error) {
           if (!ctx.signal.aborted) throw error;
         }
+        // A signal is what ends following: its code, as a shell reports it (what was printed but not
+        // yet delivered stays unacknowledged, for the next run).
+        if (ctx.signal.aborted) throw new Stopped(stoppedBy(ctx.signal).exitCode);
         return;
       }
 

@@ -12,7 +12,7 @@ import { type App, examples } from '../app';
 import type { Context } from '../lib/context';
 import { isUuid, normaliseUrl } from '../lib/context';
 import { CliError, UsageError } from '../lib/errors';
-import { ExitCode } from '../lib/exit-codes';
+import { ExitCode, stoppedBy } from '../lib/exit-codes';
 import { isSpaceClosed } from '../lib/failure';
 import { checkName } from '../lib/input';
 import { sayOutages } from '../lib/outage';
@@ -163,7 +163,8 @@ export function registerJoin(program: Command, app: App): void {
         spinner.fail('Not joined');
         if (ctx.signal.aborted) {
           throw new CliError('stopped waiting for approval', {
-            exitCode: ExitCode.interrupted,
+            // 130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP: a supervisor tells a stop from a refusal.
+            exitCode: stoppedBy(ctx.signal).exitCode,
             hint: 'The owner can still approve you: run the same `convene join` again to keep waiting.',
           });
         }

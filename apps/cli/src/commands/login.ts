@@ -5,7 +5,7 @@ import open from 'open';
 import { type App, examples } from '../app';
 import type { Context } from '../lib/context';
 import { CliError, UsageError } from '../lib/errors';
-import { ExitCode } from '../lib/exit-codes';
+import { ExitCode, stoppedBy } from '../lib/exit-codes';
 import { readStdin } from '../lib/input';
 import { sayOutages } from '../lib/outage';
 import { required } from '../lib/prompts';
@@ -83,7 +83,7 @@ async function loginWithBrowser(ctx: Context): Promise<void> {
     spinner.fail('Not linked');
     if (ctx.signal.aborted) {
       throw new CliError('stopped waiting for the browser', {
-        exitCode: ExitCode.interrupted,
+        exitCode: stoppedBy(ctx.signal).exitCode,
         hint: 'Nothing was linked: run `convene login` again (a new code).',
       });
     }

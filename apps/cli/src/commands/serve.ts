@@ -13,7 +13,8 @@ export function registerServe(program: Command, app: App): void {
     .summary('start the Convene server')
     .description(
       'Start the Convene server in this terminal. It prints `listening on <url>` once it accepts ' +
-        'requests and stops cleanly on Ctrl-C or SIGTERM. Without a database URL, data is kept in an ' +
+        'requests and stops cleanly on Ctrl-C or SIGTERM (exit 0), and when its terminal closes ' +
+        '(SIGHUP, exit 129). Without a database URL, data is kept in an ' +
         'embedded database (PGlite) under --data-dir. Every setting can also come from the ' +
         'environment (PORT, HOST, DATABASE_URL, DATA_DIR, PUBLIC_URL, …; see the README).',
     )
@@ -60,7 +61,6 @@ export function registerServe(program: Command, app: App): void {
           'Place it with --port and --host (PUBLIC_URL sets the URL it hands out). See `convene serve --help`.',
         );
       }
-      ctx.serverOwnsSignals = true;
       const overrides: Record<string, string> = {};
       if (options.port !== undefined) {
         if (!/^\d+$/.test(options.port) || Number(options.port) > 65535) {
@@ -80,7 +80,11 @@ export function registerServe(program: Command, app: App): void {
         throw new UsageError((error as Error).message, 'See `convene serve --help`.');
       }
       try {
-        await serve(config);
+        await serve(config, {
+          onStoppable: () => {
+            ctx.serverOwnsSignals = true;
+          },
+        });
       } catch (error) {
         const message = (error as Error).message;
         throw new CliError(`the server did not start: ${message}`, {

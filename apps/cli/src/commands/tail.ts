@@ -3,8 +3,8 @@ import type { StreamEvent } from '@convene/sdk';
 import { type App, examples } from '../app';
 import type { Context } from '../lib/context';
 import { parseSince } from '../lib/duration';
-import { CliError } from '../lib/errors';
-import { ExitCode } from '../lib/exit-codes';
+import { CliError, Stopped } from '../lib/errors';
+import { ExitCode, stoppedBy } from '../lib/exit-codes';
 import { parseCount } from '../lib/input';
 import { sayConnectionLost } from '../lib/outage';
 import { inline } from '../lib/output';
@@ -21,8 +21,9 @@ export function registerTail(program: Command, app: App): void {
         'edited, locked and unlocked. Starts with the last messages (--lines), or everything after ' +
         '--since. Reconnects by itself (a dropped connection, a server restart) without losing or ' +
         'repeating anything, and says so on stderr ("Connection lost (…), reconnecting…", then ' +
-        '"Reconnected"; not with --json or --quiet). Ctrl-C stops it (exit 0), as the space’s closing ' +
-        'does; if your key stops working (you were removed), it fails as any command would (exit 4). ' +
+        '"Reconnected"; not with --json or --quiet). The space’s closing ends it (exit 0); Ctrl-C, ' +
+        'SIGTERM or SIGHUP stop it (exit 130, 143 or 129); if your key stops working (you were ' +
+        'removed), it fails as any command would (exit 4). ' +
         'With --json, one ' +
         'JSON event per line (NDJSON): {"event", "id", "data"}, data as the API sends it, except ' +
         '`context` lines: ' +
@@ -83,6 +84,8 @@ export function registerTail(program: Command, app: App): void {
       // would (exit 4 or 6, with what to do), rather than exit 0 as if the stream had just ended.
       if (!ctx.signal.aborted && !view.closed && !view.departed) await space.get();
       view.end(ctx.signal.aborted);
+      // Stopped (Ctrl-C, SIGTERM, SIGHUP) rather than ended: the signal's code, as a shell reports it.
+      if (ctx.signal.aborted) throw new Stopped(stoppedBy(ctx.signal).exitCode);
     });
 }
 

@@ -48,7 +48,7 @@ export class Context {
    * (as git does). An editor that carries on keeps the edit; one stopped by it ends the edit.
    */
   editorOwnsInterrupt = false;
-  /** Set by `serve`: the server stops itself on SIGINT and SIGTERM, as it always has. */
+  /** Set by `serve` once the server is up: it stops itself on SIGINT, SIGTERM and SIGHUP. */
   serverOwnsSignals = false;
   using: Using = { kind: 'none' };
   /**

@@ -42,3 +42,15 @@ export class NoSpaceSavedError extends CliError {
     this.name = 'NoSpaceSavedError';
   }
 }
+
+/**
+ * A run stopped by Ctrl-C, SIGTERM or SIGHUP that ended cleanly (`tail`, `inbox --follow`): there
+ * is nothing to report, but its exit code is the signal's (130, 143, 129), so that a script or a
+ * supervisor can tell a stop from an end.
+ */
+export class Stopped extends CliError {
+  constructor(exitCode: ExitCode) {
+    super('stopped', { exitCode });
+    this.name = 'Stopped';
+  }
+}

@@ -30,3 +30,18 @@ export function signalExitCode(signal: string | undefined): ExitCode {
   if (signal === 'SIGTERM') return ExitCode.terminated;
   return ExitCode.interrupted;
 }
+
+/**
+ * What stopped convene (Ctrl-C, SIGTERM, SIGHUP), from the run's aborted signal: in words, and as
+ * its exit code.
+ */
+export function stoppedBy(signal: AbortSignal): { said: string; exitCode: ExitCode } {
+  const name = (signal.reason as Error | undefined)?.message;
+  const said =
+    name === 'SIGHUP'
+      ? 'stopped by SIGHUP (the terminal closed)'
+      : name === 'SIGTERM'
+        ? 'stopped by SIGTERM'
+        : 'interrupted';
+  return { said, exitCode: signalExitCode(name) };
+}

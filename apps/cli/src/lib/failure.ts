@@ -8,7 +8,7 @@ import {
 } from '@convene/sdk';
 import type { Context } from './context';
 import { CliError } from './errors';
-import { ExitCode } from './exit-codes';
+import { ExitCode, stoppedBy } from './exit-codes';
 import { isNotConvene, notConvene } from './not-convene';
 import { quoted, suggest } from './suggest';
 
@@ -27,7 +27,9 @@ export function explain(error: unknown, ctx: Context): CliError {
   }
   if (isNotConvene(error)) return notConvene(error, ctx.server);
   if (error instanceof AbortError || (error instanceof Error && error.name === 'AbortError')) {
-    return new CliError('interrupted', { exitCode: ExitCode.interrupted });
+    // Aborted by the run's signal (Ctrl-C, SIGTERM, SIGHUP): its code, as a shell reports it.
+    const stop = ctx.signal.aborted ? stoppedBy(ctx.signal) : undefined;
+    return new CliError(stop?.said ?? 'interrupted', { exitCode: stop?.exitCode ?? ExitCode.interrupted });
   }
   if (error instanceof ConveneError) return fromStatus(error, ctx);
   if (isFileSystemError(error)) return fileError(error);

@@ -5,7 +5,7 @@ import { explainingLocks, findArtifact } from '../../lib/artifacts';
 import type { Context } from '../../lib/context';
 import { EditFile, editorCommand, runEditor } from '../../lib/editor';
 import { CliError, UsageError } from '../../lib/errors';
-import { ExitCode, signalExitCode } from '../../lib/exit-codes';
+import { ExitCode, stoppedBy } from '../../lib/exit-codes';
 import { explain } from '../../lib/failure';
 import { relative } from '../../lib/render';
 import { quoted, suggest } from '../../lib/suggest';
@@ -61,7 +61,8 @@ export function registerArtifactEdit(artifact: Command, app: App): void {
           `Editing ${out.c.bold(doc.name)} (version ${doc.version}) in ${editor}; locked, kept alive while it is open.`,
         );
         // Ctrl-C (SIGTERM, SIGHUP) before the editor opened: nothing to edit.
-        if (ctx.signal.aborted) throw new CliError('interrupted', { exitCode: stoppedBy(ctx).exitCode });
+        if (ctx.signal.aborted)
+          throw new CliError('interrupted', { exitCode: stoppedBy(ctx.signal).exitCode });
         ctx.editorOwnsInterrupt = true;
         const exit = await runEditor(editor, file.path, ctx.signal).finally(() => {
           ctx.editorOwnsInterrupt = false;
@@ -73,7 +74,7 @@ export function registerArtifactEdit(artifact: Command, app: App): void {
         if (interrupted || !exit.ok) {
           const kept = file.keep(doc.name);
           // Ctrl-C when nothing aborted: the editor's own interrupt.
-          const stop = stoppedBy(ctx);
+          const stop = stoppedBy(ctx.signal);
           throw new CliError(
             `${interrupted ? stop.said : exit.ok ? 'stopped' : exit.reason}: nothing was saved`,
             {
@@ -208,18 +209,6 @@ class Heartbeat {
       );
     }, wait);
   }
-}
-
-/** What stopped convene (Ctrl-C, SIGTERM, SIGHUP), in words and as its exit code. */
-function stoppedBy(ctx: Context): { said: string; exitCode: ExitCode } {
-  const signal = (ctx.signal.reason as Error | undefined)?.message;
-  const said =
-    signal === 'SIGHUP'
-      ? 'stopped by SIGHUP (the terminal closed)'
-      : signal === 'SIGTERM'
-        ? 'stopped by SIGTERM'
-        : 'interrupted';
-  return { said, exitCode: signalExitCode(signal) };
 }
 
 /**
