@@ -1,7 +1,19 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { byName, editing, editor, heldEditor, joinAs, suggested, User } from './helpers/cli';
+import {
+  byName,
+  editing,
+  editor,
+  finished,
+  heldEditor,
+  joinAs,
+  LEAKY_ENV,
+  suggested,
+  User,
+} from './helpers/cli';
+import { bundle } from './helpers/paths';
 import { startServer, type TestServer } from './helpers/server';
 
 let server: TestServer;
@@ -574,6 +586,39 @@ describe('hints of a space other than the default', () => {
     } finally {
       bob.remove();
       ann.remove();
+    }
+  });
+});
+
+describe('a hint that names a document with a newline, ESC or shell characters in its name', () => {
+  it('quotes it so that the command line pastes into a shell as it is, and works', async () => {
+    // `convene` on the PATH of the shell the hint is pasted into.
+    const bin = join(guest.home, 'bin');
+    mkdirSync(bin, { recursive: true });
+    writeFileSync(join(bin, 'convene'), `#!/bin/sh\nexec "${process.execPath}" "${bundle}" "$@"\n`, {
+      mode: 0o755,
+    });
+    const env = { ...process.env, ...guest.env, PATH: `${bin}:${process.env.PATH}` } as NodeJS.ProcessEnv;
+    for (const name of LEAKY_ENV) if (!(name in guest.env)) delete env[name];
+    for (const name of [
+      'two\nlines.md',
+      'esc\u001b[31mred.md',
+      "it's $HOME `id`.md",
+      'tab\tand \u202eback.md',
+    ]) {
+      expect((await guest.run(['artifact', 'create', name])).code).toBe(0);
+      const locked = await guest.run(['artifact', 'lock', name]);
+      expect(locked.code).toBe(0);
+      const line = /`(convene artifact unlock [^`]+)`/.exec(locked.stderr)?.[1];
+      // One line, nothing a terminal would act on.
+      expect(line).toMatch(/^[\x20-\x7e]+$/);
+      const pasted = await finished(spawn('bash', ['-c', line!], { env }));
+      expect({ name, line, code: pasted.code, stderr: pasted.stderr }).toEqual({
+        name,
+        line,
+        code: 0,
+        stderr: expect.stringContaining('Unlocked'),
+      });
     }
   });
 });

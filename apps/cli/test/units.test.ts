@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +13,7 @@ import { unreachableHint } from '../src/lib/failure';
 import { sayOutages } from '../src/lib/outage';
 import { detectMode, Output } from '../src/lib/output';
 import { withoutStyles } from '../src/lib/prompts';
+import { quoted, shellWord } from '../src/lib/quote';
 import { relative, when } from '../src/lib/render';
 import { byIdStart, closest, pick } from '../src/lib/resolve';
 import { CredentialStore, hostKey } from '../src/lib/store';
@@ -230,6 +231,59 @@ describe('links, names and ids', () => {
     expect(safeFileName('Release plan / 2.0')).toBe('Release-plan-2.0.md');
     expect(safeFileName('../../etc/passwd')).toBe('etc-passwd.md');
     expect(safeFileName('***')).toBe('document.md');
+  });
+});
+
+describe('names quoted for the shell in hints', () => {
+  const names = [
+    'plan.md',
+    "Ada's notes",
+    'costs $HOME `id` "x" \\ !!',
+    'plan\nv2.md',
+    'tab\there',
+    'esc\u001b[2Jhidden',
+    'rtl\u202eevil.md',
+    "both ' and \n and ! and \\",
+    'octal\u001b7 after',
+    'ümlaut und 日本',
+  ];
+  /** What a shell makes of `printf %s WORD`: the word as the command gets it. */
+  const read = (shell: string, word: string) =>
+    execFileSync(shell, ['-c', `printf %s ${word}`], { encoding: 'utf8' });
+  const has = (shell: string) => {
+    try {
+      execFileSync(shell, ['-c', 'true']);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  it('gives one word of one printable line that bash and zsh read back as the name', () => {
+    for (const name of names) {
+      const word = quoted(name);
+      // Nothing a terminal acts on, nothing that breaks the line when it is printed.
+      expect(word).toMatch(/^[\x20-\x7e\u00a0-\uffff]+$/);
+      expect(word).not.toMatch(/[\u202a-\u202e\u2066-\u2069]/);
+      for (const shell of ['bash', 'zsh'].filter(has))
+        expect({ shell, read: read(shell, word) }).toEqual({ shell, read: name });
+    }
+    expect(quoted('plan\nv2.md')).toBe("$'plan\\nv2.md'");
+    expect(quoted('plan.md')).toBe('"plan.md"');
+    expect(quoted('a $b')).toBe("'a $b'");
+    // A backquote would end the backquoted command line of the hint it is in.
+    expect(quoted('run `id`')).toBe("$'run \\140id\\140'");
+  });
+
+  it('keeps names without control characters in quotes any POSIX shell (sh) reads; plain words bare', () => {
+    for (const name of names.filter((n) => !quoted(n).startsWith("$'")))
+      expect(read('sh', quoted(name))).toBe(name);
+    expect(shellWord('/home/ada/.config/convene/credentials.json')).toBe(
+      '/home/ada/.config/convene/credentials.json',
+    );
+    expect(shellWord('ada@example.com')).toBe('ada@example.com');
+    expect(shellWord('/Users/Ada Lovelace/x')).toBe('"/Users/Ada Lovelace/x"');
+    expect(read('sh', shellWord('/Users/Ada Lovelace/x'))).toBe('/Users/Ada Lovelace/x');
   });
 });
 

@@ -5,6 +5,7 @@ import type { Context } from '../lib/context';
 import { CliError } from '../lib/errors';
 import { closedHint, isSpaceClosed, unreachableHint } from '../lib/failure';
 import { isNotConvene, notConvene } from '../lib/not-convene';
+import { shellWord } from '../lib/quote';
 import { relative } from '../lib/render';
 import { suggest } from '../lib/suggest';
 import { VERSION } from '../version';
@@ -131,7 +132,7 @@ async function runChecks(ctx: Context): Promise<Check[]> {
             name: 'credentials file',
             status: 'fail',
             detail: problems.join('; '),
-            hint: `chmod 700 ${ctx.store.dir} && chmod 600 ${ctx.store.file}`,
+            hint: `chmod 700 ${shellWord(ctx.store.dir)} && chmod 600 ${shellWord(ctx.store.file)}`,
           }
         : { name: 'credentials file', status: 'ok', detail: `${ctx.store.file} (private)` },
   );

@@ -1,5 +1,6 @@
 import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../app';
+import { quoted } from '../lib/quote';
 
 export function registerInvite(program: Command, app: App): void {
   program
@@ -34,7 +35,7 @@ export function registerInvite(program: Command, app: App): void {
           // holds the owner key, and `join` refuses to replace it.
           out.hint(
             'Another person, with their own keys (their own configuration directory), joins with: ' +
-              `XDG_CONFIG_HOME=~/.config/ada convene join "${invitation.humanLink}" --name Ada --human`,
+              `XDG_CONFIG_HOME=~/.config/ada convene join ${quoted(invitation.humanLink)} --name Ada --human`,
           );
         },
       });

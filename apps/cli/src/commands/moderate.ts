@@ -5,9 +5,10 @@ import { CliError } from '../lib/errors';
 import { ExitCode } from '../lib/exit-codes';
 import { conflictError, isSpaceClosed } from '../lib/failure';
 import { choose } from '../lib/prompts';
+import { quoted } from '../lib/quote';
 import { listed, statusWord } from '../lib/render';
 import { find, pick } from '../lib/resolve';
-import { quoted, suggest } from '../lib/suggest';
+import { suggest } from '../lib/suggest';
 
 const STATUS = {
   waitingForApproval: 'waiting for approval',

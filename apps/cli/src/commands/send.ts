@@ -8,6 +8,7 @@ import { ExitCode } from '../lib/exit-codes';
 import { assertPiped, readStdin, readTextFile } from '../lib/input';
 import { inline } from '../lib/output';
 import { required } from '../lib/prompts';
+import { quoted } from '../lib/quote';
 import { byIdStart, closest, find } from '../lib/resolve';
 import { suggest } from '../lib/suggest';
 
@@ -132,7 +133,7 @@ function withQuotingHint<T>(
     if (!source && (words[1] === '-' || !how.hasDefault)) throw error;
     // A space one typo away (`send Alpah hello`, Alpha) is the likelier meaning: its suggestion alone.
     if (closest(words[0]!, how.spaceNames)) throw error;
-    const text = JSON.stringify(words.join(' '));
+    const text = quoted(words.join(' '));
     const hint = source
       ? `With --${source}, the message is the ${source} alone and a word beside it names the space: send ${text} as a message of its own.`
       : `To send the words as one message to the default space, quote them: convene send ${text}.`;

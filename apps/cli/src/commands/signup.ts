@@ -3,6 +3,7 @@ import { ConflictError, type Session } from '@convene/sdk';
 import { type App, examples } from '../app';
 import { conflictError } from '../lib/failure';
 import { checkName } from '../lib/input';
+import { shellWord } from '../lib/quote';
 import { emailAndPassword, keepSession } from './login';
 
 export function registerSignup(program: Command, app: App): void {
@@ -37,7 +38,10 @@ export function registerSignup(program: Command, app: App): void {
         session = await ctx.hub().auth.signup({ email, password, ...(name !== undefined ? { name } : {}) });
       } catch (error) {
         if (error instanceof ConflictError) {
-          throw conflictError(error, `Log in to it with \`convene login --password --email ${email}\`.`);
+          throw conflictError(
+            error,
+            `Log in to it with \`convene login --password --email ${shellWord(email)}\`.`,
+          );
         }
         throw error;
       }

@@ -8,8 +8,9 @@ import { ExitCode, stoppedBy } from '../lib/exit-codes';
 import { parseCount } from '../lib/input';
 import { sayConnectionLost } from '../lib/outage';
 import { inline } from '../lib/output';
+import { quoted } from '../lib/quote';
 import { printMessage, when } from '../lib/render';
-import { quoted, suggest } from '../lib/suggest';
+import { suggest } from '../lib/suggest';
 
 export function registerTail(program: Command, app: App): void {
   program

@@ -3,9 +3,10 @@ import type { Context } from './context';
 import { CliError } from './errors';
 import { ExitCode } from './exit-codes';
 import { choose } from './prompts';
+import { quoted } from './quote';
 import { relative, when } from './render';
 import { pick } from './resolve';
-import { quoted, suggest } from './suggest';
+import { suggest } from './suggest';
 
 /**
  * The space, the artifact named by a person (name or id) and the participants' names, from one

@@ -10,7 +10,8 @@ import type { Context } from './context';
 import { CliError } from './errors';
 import { ExitCode, stoppedBy } from './exit-codes';
 import { isNotConvene, notConvene } from './not-convene';
-import { quoted, suggest } from './suggest';
+import { quoted } from './quote';
+import { suggest } from './suggest';
 
 /**
  * Turns whatever a command threw into a CliError: what went wrong (the server's own words), the

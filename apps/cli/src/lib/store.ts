@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import envPaths from 'env-paths';
 import { z } from 'zod';
 import { CliError } from './errors';
+import { shellWord } from './quote';
 
 /**
  * Where `convene` keeps what it knows (decisions.md, "The SDK and the CLI"):
@@ -171,7 +172,7 @@ export class CredentialStore {
     const mode = statSync(this.file).mode & 0o777;
     if (mode & 0o077) {
       this.warnIfOpen?.(
-        `${this.file} is readable by other users (mode ${mode.toString(8)}), and it holds your keys: chmod 600 ${this.file}`,
+        `${this.file} is readable by other users (mode ${mode.toString(8)}), and it holds your keys: chmod 600 ${shellWord(this.file)}`,
       );
     }
   }

@@ -1,5 +1,6 @@
 import type { Context } from './context';
 import { inline } from './output';
+import { quoted } from './quote';
 import type { StoredSpace } from './store';
 
 /** The commands that take their space as their argument (`convene tail SPACE`) rather than --space. */
@@ -14,14 +15,6 @@ const SPACE_ARGUMENT = [
   'messages',
   'participants',
 ];
-
-/**
- * A name as one shell word a hint can suggest: in double quotes, or in single quotes when the
- * shell would read something in double ones (`$`, a backquote, `\`, `"`, and `!` in bash).
- */
-export function quoted(text: string): string {
-  return /["$`\\!]/.test(text) ? `'${text.replaceAll("'", `'\\''`)}'` : `"${text}"`;
-}
 
 /**
  * The `convene WORDS` command line a hint suggests, acting on the same space as the command that

@@ -4,7 +4,8 @@ import { CliError } from '../../lib/errors';
 import { ExitCode } from '../../lib/exit-codes';
 import { checkName, readDocument } from '../../lib/input';
 import { required } from '../../lib/prompts';
-import { quoted, suggest } from '../../lib/suggest';
+import { quoted, shellWord } from '../../lib/quote';
+import { suggest } from '../../lib/suggest';
 
 export function registerArtifactCreate(artifact: Command, app: App): void {
   artifact
@@ -48,7 +49,7 @@ export function registerArtifactCreate(artifact: Command, app: App): void {
         const doc = quoted(existing.name);
         throw new CliError(`${saved.name} already has a document called ${JSON.stringify(existing.name)}`, {
           exitCode: ExitCode.conflict,
-          hint: `Edit it with \`${suggest(ctx, `artifact edit ${doc}`)}\`, or replace its text with \`${suggest(ctx, `artifact write ${doc} --file ${options.file ?? 'F'}`)}\`; or pick another name.`,
+          hint: `Edit it with \`${suggest(ctx, `artifact edit ${doc}`)}\`, or replace its text with \`${suggest(ctx, `artifact write ${doc} --file ${options.file === undefined ? 'F' : shellWord(options.file)}`)}\`; or pick another name.`,
           details: { id: existing.id },
         });
       }

@@ -4,7 +4,8 @@ import { findArtifact } from '../../lib/artifacts';
 import { UsageError } from '../../lib/errors';
 import { checkVersion } from '../../lib/input';
 import type { Output } from '../../lib/output';
-import { quoted, suggest } from '../../lib/suggest';
+import { quoted } from '../../lib/quote';
+import { suggest } from '../../lib/suggest';
 
 export function registerArtifactDiff(artifact: Command, app: App): void {
   artifact

@@ -7,8 +7,9 @@ import { EditFile, editorCommand, runEditor } from '../../lib/editor';
 import { CliError, UsageError } from '../../lib/errors';
 import { ExitCode, stoppedBy } from '../../lib/exit-codes';
 import { explain } from '../../lib/failure';
+import { quoted } from '../../lib/quote';
 import { relative } from '../../lib/render';
-import { quoted, suggest } from '../../lib/suggest';
+import { suggest } from '../../lib/suggest';
 
 export function registerArtifactEdit(artifact: Command, app: App): void {
   artifact

@@ -1,8 +1,9 @@
 import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../../app';
 import { explainingLocks, findArtifact } from '../../lib/artifacts';
+import { quoted } from '../../lib/quote';
 import { relative, when } from '../../lib/render';
-import { quoted, suggest } from '../../lib/suggest';
+import { suggest } from '../../lib/suggest';
 
 export function registerArtifactLock(artifact: Command, app: App): void {
   artifact

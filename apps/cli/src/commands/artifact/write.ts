@@ -6,7 +6,8 @@ import type { Context } from '../../lib/context';
 import { UsageError } from '../../lib/errors';
 import { conflictError, isSpaceClosed } from '../../lib/failure';
 import { checkVersion, readDocument } from '../../lib/input';
-import { quoted, suggest } from '../../lib/suggest';
+import { quoted } from '../../lib/quote';
+import { suggest } from '../../lib/suggest';
 
 export function registerArtifactWrite(artifact: Command, app: App): void {
   artifact

@@ -3,6 +3,7 @@ import { type App, examples } from '../../app';
 import { formatSeconds, parseTtl } from '../../lib/duration';
 import { checkName } from '../../lib/input';
 import { required } from '../../lib/prompts';
+import { shellWord } from '../../lib/quote';
 
 export function registerSpaceCreate(space: Command, app: App): void {
   space
@@ -71,7 +72,7 @@ export function registerSpaceCreate(space: Command, app: App): void {
           // Not the owner key: convene keeps it, and a terminal's scrollback or a CI log should not.
           out.fields([['space', created.spaceId]]);
           out.hint(
-            `The owner key is kept in ${ctx.store.file} (only you can read it), not shown: \`--json\` prints it for scripts, and \`jq -r '.hosts[].spaces["${created.spaceId}"].key // empty' ${ctx.store.file}\` reads it back. This space is now your default.`,
+            `The owner key is kept in ${ctx.store.file} (only you can read it), not shown: \`--json\` prints it for scripts, and \`jq -r '.hosts[].spaces["${created.spaceId}"].key // empty' ${shellWord(ctx.store.file)}\` reads it back. This space is now your default.`,
           );
           out.hint('Next: `convene invite` prints the links that let others join.');
         },

@@ -3,6 +3,7 @@ import { type App, examples } from '../../app';
 import { CliError } from '../../lib/errors';
 import { ExitCode } from '../../lib/exit-codes';
 import { checkName } from '../../lib/input';
+import { quoted } from '../../lib/quote';
 
 export function registerTokenCreate(token: Command, app: App): void {
   token
@@ -34,7 +35,7 @@ export function registerTokenCreate(token: Command, app: App): void {
       if (live) {
         throw new CliError(`you already have a token called "${live.name}" (${live.prefix}…)`, {
           exitCode: ExitCode.conflict,
-          hint: `Pick another name, or revoke that one first with \`convene token revoke ${JSON.stringify(live.name)}\`.`,
+          hint: `Pick another name, or revoke that one first with \`convene token revoke ${quoted(live.name)}\`.`,
           details: { id: live.id },
         });
       }
