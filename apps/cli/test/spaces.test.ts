@@ -794,6 +794,30 @@ describe('invite, join, participants, moderation, leave', () => {
 });
 
 describe('the participant picker of the moderation verbs', () => {
+  it('says there is nobody to act on (exit 5) rather than asking for an argument; off a terminal, a usage error', async () => {
+    const owner = user();
+    expect((await owner.run(['space', 'create', 'Empty room'])).code).toBe(0);
+    for (const [verb, hint] of [
+      ['kick', 'active, muted or waiting for approval'],
+      ['approve', 'waiting for approval'],
+    ] as const) {
+      const terminal = new Terminal([process.execPath, bundle, verb], owner.env, owner.home);
+      try {
+        await eventually(() => expect(terminal.screen()).toMatch(/EXIT=\d+/));
+        const screen = terminal.screen();
+        expect({ verb, exit: /EXIT=\d+/.exec(screen)?.[0] }).toEqual({ verb, exit: 'EXIT=5' });
+        expect(screen).toContain(`nobody to ${verb} in Empty room`);
+        expect(screen).toContain(hint);
+        expect(screen).not.toContain('missing participant');
+      } finally {
+        terminal.close();
+      }
+    }
+    const script = await owner.run(['kick']);
+    expect(script.code).toBe(2);
+    expect(script.stderr).toContain('missing participant to kick');
+  });
+
   it('shows a status in the word the tables use (waiting, not waitingForApproval)', async () => {
     const owner = user();
     expect((await owner.run(['space', 'create', 'Picky', '--private'])).code).toBe(0);

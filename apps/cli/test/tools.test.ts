@@ -284,6 +284,26 @@ describe('mcp config', () => {
 });
 
 describe('completion', () => {
+  it('offers the shells on a terminal when none is named (yours first), then says where the script goes', async () => {
+    const terminal = new Terminal(
+      [process.execPath, bundle, 'completion'],
+      { ...owner.env, SHELL: '/usr/bin/zsh' },
+      owner.home,
+    );
+    try {
+      await eventually(() => expect(terminal.screen()).toContain('Which shell?'));
+      for (const shell of ['bash', 'zsh', 'fish']) expect(terminal.screen()).toContain(shell);
+      // Enter takes the one selected first: $SHELL's.
+      terminal.press('Enter');
+      await eventually(() => expect(terminal.screen()).toMatch(/EXIT=\d+/));
+      expect(terminal.screen()).toContain('EXIT=0');
+      expect(terminal.screen()).toContain('compdef');
+      expect(terminal.screen()).toContain('Add `source <(convene completion zsh)` to ~/.zshrc');
+    } finally {
+      terminal.close();
+    }
+  });
+
   beforeAll(async () => {
     // A second space, whose name holds a space; Tools stays the default.
     expect((await owner.run(['space', 'create', 'Release plan'])).code).toBe(0);

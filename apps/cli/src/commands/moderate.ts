@@ -118,6 +118,12 @@ export function registerModeration(program: Command, app: App): void {
           items: candidates,
           id: (p) => p.participantId,
           label: (p) => `${p.name} (${statusWord(p.status)})`,
+          // Asked on a terminal with nobody the verb applies to: said plainly, not as a usage error.
+          none: () =>
+            new CliError(`nobody to ${action.name} in ${saved.name}`, {
+              exitCode: ExitCode.notFound,
+              hint: `Only participants who are ${listed(action.candidates.map((status) => STATUS[status]))} can be ${action.done.toLowerCase()}, and there are none (see \`${suggest(ctx, 'participants')}\`).`,
+            }),
         });
         const what = {
           noun: 'participant',

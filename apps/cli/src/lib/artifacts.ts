@@ -27,6 +27,11 @@ export async function findArtifact(
     items: view.artifacts,
     id: (a) => a.id,
     label: (a) => `${a.name} (v${a.version})`,
+    none: () =>
+      new CliError(`no documents in ${saved.name}`, {
+        exitCode: ExitCode.notFound,
+        hint: `Create one with \`${suggest(ctx, 'artifact create NAME')}\`.`,
+      }),
   });
   const artifact = pick(view.artifacts, reference, {
     noun: 'document',

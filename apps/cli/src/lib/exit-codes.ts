@@ -11,6 +11,7 @@ export const ExitCode = {
   /**
    * What was named names nothing: a space by a name or the start of an id (among those convene
    * holds keys for), a participant, a document, a version, a token, a webhook, a message, a file.
+   * Also, on a terminal, nothing to pick from where one was asked for (nobody to kick).
    */
   notFound: 5,
   /** Locked by someone else, or a state conflict (a closed space, a stale baseVersion). */

@@ -89,8 +89,10 @@ export function requireSpaceOrYes(
 }
 
 /**
- * A required choice among things the server knows (a document, a participant): the one named,
- * else a list to pick from on a terminal, else a usage error.
+ * A required choice among things the server knows (a document, a participant), or among a few
+ * fixed values (a shell): the one named, else a list to pick from on a terminal, else a usage
+ * error. On a terminal with nothing to pick from, `none` says so (nobody to kick), rather than a
+ * usage error for an argument that could not have been given.
  */
 export async function choose<T>(
   out: Output,
@@ -101,17 +103,24 @@ export async function choose<T>(
     items: readonly T[];
     label: (item: T) => string;
     id: (item: T) => string;
+    /** The error when a terminal has nothing to offer (default: the usage error). */
+    none?: () => CliError;
+    /** The id of the item selected at first (default: the first). */
+    initial?: string | undefined;
+    /** The usage error off a terminal (default: "missing …" and the usage). */
+    missing?: () => UsageError;
   },
 ): Promise<string> {
   if (reference !== undefined && reference !== '') return reference;
-  if (!out.mode.interactive || ask.items.length === 0) {
-    throw new UsageError(missing(ask.message), `Usage: ${ask.usage}`);
-  }
+  const usage = () => ask.missing?.() ?? new UsageError(missing(ask.message), `Usage: ${ask.usage}`);
+  if (!out.mode.interactive) throw usage();
+  if (ask.items.length === 0) throw ask.none?.() ?? usage();
   const answer = await clack.select({
     // Prompts write to the terminal themselves: the names in them are neutralised here.
     message: neutralise(ask.message),
     output: promptOutput(out),
     options: ask.items.map((item) => ({ value: ask.id(item), label: inline(ask.label(item)) })),
+    ...(ask.initial !== undefined ? { initialValue: ask.initial } : {}),
   });
   if (clack.isCancel(answer)) throw cancelled();
   return answer;

@@ -1,6 +1,8 @@
 import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../../app';
 import { explainingLocks, findArtifact } from '../../lib/artifacts';
+import { CliError } from '../../lib/errors';
+import { ExitCode } from '../../lib/exit-codes';
 import { checkVersion } from '../../lib/input';
 import { choose } from '../../lib/prompts';
 import { relative } from '../../lib/render';
@@ -36,6 +38,10 @@ export function registerArtifactRestore(artifact: Command, app: App): void {
               ).versions.filter((v) => v.version !== summary.version)
             : [],
           id: (v) => String(v.version),
+          none: () =>
+            new CliError(`${summary.name} has only one version: nothing earlier to restore`, {
+              exitCode: ExitCode.notFound,
+            }),
           label: (v) =>
             `version ${v.version}, ${relative(v.updatedAt)} by ${found.names.get(v.updatedBy) ?? v.updatedBy}`,
         }));

@@ -1,7 +1,8 @@
 import type { Command } from '@commander-js/extra-typings';
 import type { TokenMetadata as Token } from '@convene/sdk';
 import { type App, examples } from '../../app';
-import { UsageError } from '../../lib/errors';
+import { CliError, UsageError } from '../../lib/errors';
+import { ExitCode } from '../../lib/exit-codes';
 import { inline } from '../../lib/output';
 import { choose } from '../../lib/prompts';
 import { find, pick } from '../../lib/resolve';
@@ -41,6 +42,11 @@ export function registerTokenRevoke(token: Command, app: App): void {
         items: live,
         id: (t) => t.id,
         label: (t) => `${t.name} (${t.prefix}…)`,
+        none: () =>
+          new CliError('no token to revoke: every token of your account is revoked already', {
+            exitCode: ExitCode.notFound,
+            hint: '`convene token list` shows them.',
+          }),
       });
       // A name or an id start names a live token first; else a revoked one, to say it was already
       // revoked (as its full id or the token itself do) rather than that there is no such token.
