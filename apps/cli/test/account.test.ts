@@ -372,6 +372,36 @@ describe('signup on a terminal', () => {
   });
 });
 
+describe('logins from two configurations on one host', () => {
+  it('mint tokens of different names, so that `token revoke NAME` revokes the one named', async () => {
+    const human = await signup();
+    const [first, second] = [user(), user()];
+    for (const someone of [first, second]) {
+      const login = await someone.run(['login', '--password', '--email', human.email, '--json'], {
+        input: human.password,
+      });
+      expect(login.code).toBe(0);
+      expect(login.json().tokenName).toMatch(/^convene CLI on .+ \([a-z2-9]{6}\)$/);
+    }
+    const minted = (await first.run(['token', 'list', '--json']))
+      .json()
+      .filter((t: any) => t.name.startsWith('convene CLI on '));
+    expect(minted).toHaveLength(2);
+    expect(new Set(minted.map((t: any) => t.name)).size).toBe(2);
+    // The second configuration's token, by its name as `token list` shows it, from the first.
+    const theirs = minted.find((t: any) =>
+      second.credentials().hosts[server.url].userToken.startsWith(t.prefix),
+    );
+    const revoked = await first.run(['token', 'revoke', theirs.name, '--json']);
+    expect(revoked.code).toBe(0);
+    expect(revoked.json()).toEqual({ id: theirs.id, revoked: true });
+    // The first's own token still works; the second's does not.
+    expect((await first.run(['whoami'])).code).toBe(0);
+    const after = (await first.run(['token', 'list', '--json'])).json();
+    expect(after.filter((t: any) => t.name.startsWith('convene CLI on ') && !t.revoked)).toHaveLength(1);
+  });
+});
+
 describe('login --with-token, --password; whoami; token; logout', () => {
   it('saves a piped usr_ token the server accepts, and refuses anything else, saving nothing', async () => {
     const { token } = await withToken();

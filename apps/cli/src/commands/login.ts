@@ -1,4 +1,3 @@
-import { hostname } from 'node:os';
 import type { Command } from '@commander-js/extra-typings';
 import { ConveneError, LinkDeniedError, type Session } from '@convene/sdk';
 import open from 'open';
@@ -10,7 +9,7 @@ import { readStdin } from '../lib/input';
 import { sayOutages } from '../lib/outage';
 import { required } from '../lib/prompts';
 import { relative, when } from '../lib/render';
-import { type Revocation, revokeMintedToken, tokensStartingLike } from '../lib/tokens';
+import { cliTokenName, type Revocation, revokeMintedToken, tokensStartingLike } from '../lib/tokens';
 
 export function registerLogin(program: Command, app: App): void {
   program
@@ -53,7 +52,8 @@ export function registerLogin(program: Command, app: App): void {
 
 async function loginWithBrowser(ctx: Context): Promise<void> {
   const { out } = ctx;
-  const link = await ctx.hub().link.start({ agentName: `convene CLI on ${hostname()}` });
+  // The token's name once approved, shown on the approval page too.
+  const link = await ctx.hub().link.start({ agentName: cliTokenName() });
   const started = {
     userCode: link.userCode,
     verificationUri: link.verificationUri,
@@ -218,25 +218,32 @@ export async function keepSession(ctx: Context, session: Session, did: string): 
   // another account (an earlier login as someone else) would link this account's spaces to that
   // one's dashboard: it is replaced like any other (saveToken), and a revoked one of this account too.
   const saved = ctx.host().userToken;
-  const own =
-    saved !== undefined &&
-    tokensStartingLike(await ctx.session().tokens.list(), saved).some((t) => !t.revoked);
-  let minted: string | undefined;
+  const tokens = await ctx.session().tokens.list();
+  const own = saved !== undefined && tokensStartingLike(tokens, saved).some((t) => !t.revoked);
+  let minted: { prefix: string; name: string } | undefined;
   let replaced: Replaced | undefined;
   if (!own) {
-    const created = await ctx.session().tokens.create({ name: `convene CLI on ${hostname()}` });
+    const created = await ctx.session().tokens.create({ name: cliTokenName(tokens.map((t) => t.name)) });
     replaced = await saveToken(ctx, created.token, { minted: true });
-    minted = created.prefix;
+    minted = { prefix: created.prefix, name: created.name };
   }
   out.result(
-    { url: ctx.url, user, expiresAt, ...(minted ? { tokenPrefix: minted } : {}), ...replacedField(replaced) },
+    {
+      url: ctx.url,
+      user,
+      expiresAt,
+      ...(minted ? { tokenPrefix: minted.prefix, tokenName: minted.name } : {}),
+      ...replacedField(replaced),
+    },
     {
       human: () => {
         out.success(
           `${did} ${ctx.url} as ${out.c.bold(user.email)} (session until ${when(expiresAt)}, ${relative(expiresAt)})`,
         );
         if (minted)
-          out.hint(`Minted the token ${minted}… for this terminal: new spaces are linked to your dashboard.`);
+          out.hint(
+            `Minted the token ${minted.prefix}… (${minted.name}) for this terminal: new spaces are linked to your dashboard.`,
+          );
         reportReplaced(ctx, replaced);
       },
     },

@@ -1,3 +1,5 @@
+import { randomInt } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { Context } from './context';
 import { explain } from './failure';
 
@@ -10,6 +12,25 @@ export function tokensStartingLike<T extends { prefix: string }>(tokens: readonl
   return tokens.filter((t) =>
     typed.length >= t.prefix.length ? typed.startsWith(t.prefix) : t.prefix.startsWith(typed),
   );
+}
+
+/** Letters and digits nobody mistakes for one another (no 0/o, 1/l/i). */
+const TAG_ALPHABET = 'abcdefghjkmnpqrstuvwxyz23456789';
+
+/**
+ * The name of a token convene mints at a login: the host, and a tag random to this login,
+ * `convene CLI on ada-laptop (k3f9x2)`. Named after the host alone, the tokens of two logins on
+ * one host (two configuration directories: two people, or a person and an agent) had one name,
+ * which `token revoke NAME` refuses as ambiguous. `taken`: names of the account's tokens, which
+ * the new one does not repeat (in any case, as `token create` compares them).
+ */
+export function cliTokenName(taken: readonly string[] = []): string {
+  const used = new Set(taken.map((name) => name.toLowerCase()));
+  for (;;) {
+    const tag = Array.from({ length: 6 }, () => TAG_ALPHABET[randomInt(TAG_ALPHABET.length)]).join('');
+    const name = `convene CLI on ${hostname()} (${tag})`;
+    if (!used.has(name.toLowerCase())) return name;
+  }
 }
 
 /** What became of a token convene tried to revoke; `problem` says why it could not. */
