@@ -363,12 +363,48 @@ describe('signup on a terminal', () => {
       expect(terminal.screen()).not.toMatch(/EXIT=\d+/);
       terminal.press('-l', ' enough');
       terminal.press('Enter');
+      await eventually(() => expect(terminal.screen()).toContain('Password again'));
+      terminal.press('-l', 'short enough');
+      terminal.press('Enter');
       await eventually(() => expect(terminal.screen()).toMatch(/EXIT=\d+/));
       expect(terminal.screen()).toContain('EXIT=0');
     } finally {
       terminal.close();
     }
     expect(newcomer.credentials().hosts[server.url].session.user.email).toBe(email);
+  });
+
+  it('asks for the password twice, and for both again while they differ', async () => {
+    const email = `twice-${randomUUID()}@example.com`;
+    const newcomer = user();
+    const terminal = new Terminal(
+      [process.execPath, bundle, 'signup', '--email', email],
+      newcomer.env,
+      newcomer.home,
+    );
+    const times = (text: string) => terminal.screen().split(text).length - 1;
+    const type = async (prompt: string, count: number, text: string) => {
+      await eventually(() => expect(times(prompt)).toBe(count));
+      terminal.press('-l', text);
+      terminal.press('Enter');
+    };
+    try {
+      await type('Password', 1, 'a first password');
+      await type('Password again', 1, 'a mistyped password');
+      await eventually(() => expect(terminal.screen()).toContain('The two passwords differ'));
+      expect(terminal.screen()).not.toMatch(/EXIT=\d+/);
+      // Both again (the first may be the mistyped one): a third "Password", then a second "again".
+      await type('Password', 3, 'the second password');
+      await type('Password again', 2, 'the second password');
+      await eventually(() => expect(terminal.screen()).toMatch(/EXIT=\d+/));
+      expect(terminal.screen()).toContain('EXIT=0');
+    } finally {
+      terminal.close();
+    }
+    const login = (password: string) =>
+      user().run(['login', '--password', '--email', email], { input: password });
+    expect((await login('the second password')).code).toBe(0);
+    expect((await login('a first password')).code).toBe(4);
   });
 });
 

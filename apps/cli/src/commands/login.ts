@@ -160,13 +160,15 @@ async function loginWithToken(ctx: Context): Promise<void> {
 
 /**
  * The email and password of an account (`login --password`, `signup`): the email from --email or
- * asked for, the password asked for on a terminal, else read from stdin.
+ * asked for, the password asked for on a terminal, else read from stdin. `twice` (a new password):
+ * a terminal asks for it a second time, and for both again while the two differ, since a typo
+ * nobody saw would lock the account's owner out.
  */
 export async function emailAndPassword(
   ctx: Context,
   emailOption: string | undefined,
   command: string,
-  { minLength }: { minLength?: number } = {},
+  { minLength, twice = false }: { minLength?: number; twice?: boolean } = {},
 ): Promise<{ email: string; password: string }> {
   const { out } = ctx;
   const usage = `${command} --email EMAIL`;
@@ -175,10 +177,17 @@ export async function emailAndPassword(
   // email was typed (a piped one is refused by the server: exit 2).
   const check = (answer: string) =>
     minLength !== undefined && answer.length < minLength ? `at least ${minLength} characters` : undefined;
+  const asked = async (): Promise<string> => {
+    for (;;) {
+      const first = await required(out, undefined, { message: 'Password', secret: true, usage, check });
+      if (!twice) return first;
+      const again = await required(out, undefined, { message: 'Password again', secret: true, usage });
+      if (again === first) return first;
+      out.warn('The two passwords differ: type it again, twice.');
+    }
+  };
   const password =
-    process.stdin.isTTY || out.mode.interactive
-      ? await required(out, undefined, { message: 'Password', secret: true, usage, check })
-      : (await readStdin()).replace(/\r?\n$/, '');
+    process.stdin.isTTY || out.mode.interactive ? await asked() : (await readStdin()).replace(/\r?\n$/, '');
   if (!password) throw new UsageError('no password given', `Pipe it in: printf "%s" "$PASSWORD" | ${usage}`);
   return { email, password };
 }

@@ -15,7 +15,7 @@ export function registerSignup(program: Command, app: App): void {
         'its /login page does, then go on as `convene login --password`: the dashboard session ' +
         'that `convene token …` needs is kept, and a usr_ token is minted for this terminal so ' +
         'the spaces you create or join show on your dashboard. The password is asked for on a ' +
-        'terminal, else read from stdin.',
+        'terminal, twice (both again while they differ), else read from stdin.',
     )
     .option('--email <email>', 'the account’s email (asked for on a terminal)')
     .option('-n, --name <name>', 'your name on the dashboard (default: the start of the email)')
@@ -31,6 +31,7 @@ export function registerSignup(program: Command, app: App): void {
       const name = checkName(options.name, '--name');
       const { email, password } = await emailAndPassword(ctx, options.email, 'convene signup', {
         minLength: PASSWORD_MIN,
+        twice: true,
       });
       ctx.using = { kind: 'server' };
       let session: Session;
