@@ -438,6 +438,54 @@ describe('logins from two configurations on one host', () => {
   });
 });
 
+describe('token revoke on a terminal', () => {
+  it('asks first (default no), naming the token and whether convene uses it here; --yes does not', async () => {
+    const human = await signup();
+    const someone = user();
+    const login = await someone.run(['login', '--password', '--email', human.email, '--json'], {
+      input: human.password,
+    });
+    expect(login.code).toBe(0);
+    const created = (await someone.run(['token', 'create', 'Laptop', '--json'])).json();
+    const revoke = async (args: string[], key?: string) => {
+      const terminal = new Terminal(
+        [process.execPath, bundle, 'token', 'revoke', ...args],
+        someone.env,
+        someone.home,
+      );
+      try {
+        if (key) {
+          await eventually(() => expect(terminal.screen()).toContain('Revoke the token'));
+          terminal.press(key);
+        }
+        await eventually(() => expect(terminal.screen()).toMatch(/EXIT=\d+/));
+        return terminal.screen();
+      } finally {
+        terminal.close();
+      }
+    };
+    const live = async () =>
+      (await someone.run(['token', 'list', '--json']))
+        .json()
+        .filter((t: any) => !t.revoked)
+        .map((t: any) => t.name);
+    const declined = await revoke(['Laptop'], 'Enter');
+    expect(declined).toContain(
+      `Revoke the token Laptop (${created.prefix}…)? Whatever uses it stops linking`,
+    );
+    expect(declined).toContain('EXIT=1');
+    expect(await live()).toContain('Laptop');
+    // The one this configuration links with is said to be so.
+    const ours = await revoke([login.json().tokenName], 'n');
+    expect(ours).toContain(', the one convene uses here?');
+    expect(await live()).toContain(login.json().tokenName);
+    const yes = await revoke(['Laptop', '--yes']);
+    expect(yes).toContain('EXIT=0');
+    expect(yes).not.toContain('Revoke the token');
+    expect(await live()).not.toContain('Laptop');
+  });
+});
+
 describe('login --with-token, --password; whoami; token; logout', () => {
   it('saves a piped usr_ token the server accepts, and refuses anything else, saving nothing', async () => {
     const { token } = await withToken();

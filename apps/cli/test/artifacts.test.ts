@@ -6,6 +6,7 @@ import {
   byName,
   editing,
   editor,
+  eventually,
   finished,
   heldEditor,
   joinAs,
@@ -15,6 +16,7 @@ import {
 } from './helpers/cli';
 import { bundle } from './helpers/paths';
 import { startServer, type TestServer } from './helpers/server';
+import { Terminal } from './helpers/tmux';
 
 let server: TestServer;
 let owner: User;
@@ -620,5 +622,39 @@ describe('a hint that names a document with a newline, ESC or shell characters i
         stderr: expect.stringContaining('Unlocked'),
       });
     }
+  });
+});
+
+describe('the owner releasing someone else’s lock on a terminal', () => {
+  it('asks first (default no); --yes does not; releasing your own lock is not asked', async () => {
+    expect((await guest.run(['artifact', 'create', 'held.md'])).code).toBe(0);
+    expect((await guest.run(['artifact', 'lock', 'held.md'])).code).toBe(0);
+    const unlock = async (who: User, args: string[], key?: string) => {
+      const terminal = new Terminal(
+        [process.execPath, bundle, 'artifact', 'unlock', ...args],
+        who.env,
+        who.home,
+      );
+      try {
+        if (key) {
+          await eventually(() => expect(terminal.screen()).toContain("Release Gus's lock on held.md?"));
+          terminal.press(key);
+        }
+        await eventually(() => expect(terminal.screen()).toMatch(/EXIT=\d+/));
+        return terminal.screen();
+      } finally {
+        terminal.close();
+      }
+    };
+    const declined = await unlock(owner, ['held.md'], 'Enter');
+    expect(declined).toContain('EXIT=1');
+    expect((await byName(owner, 'held.md')).lockedBy).toBeDefined();
+    const forced = await unlock(owner, ['held.md', '-y']);
+    expect(forced).toContain('EXIT=0');
+    expect(forced).toContain('Released Gus’s lock on held.md');
+    expect((await byName(owner, 'held.md')).lockedBy).toBeUndefined();
+    // One's own lock: nothing to ask.
+    expect((await owner.run(['artifact', 'lock', 'held.md'])).code).toBe(0);
+    expect(await unlock(owner, ['held.md'])).toContain('EXIT=0');
   });
 });

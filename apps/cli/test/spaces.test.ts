@@ -832,12 +832,78 @@ describe('the participant picker of the moderation verbs', () => {
       expect(terminal.screen()).toContain('Fred (waiting)');
       expect(terminal.screen()).not.toContain('waitingForApproval');
       terminal.press('Enter');
+      // Picked, then confirmed: kicking someone waiting refuses their request.
+      await eventually(() => expect(terminal.screen()).toContain("Refuse Fred's request to join Picky?"));
+      terminal.press('y');
       await eventually(() => expect(terminal.screen()).toContain('EXIT=0'));
       expect(terminal.screen()).toContain('Removed Fred from Picky');
     } finally {
       terminal.close();
     }
     expect((await joining.done).code).toBe(4);
+  });
+});
+
+describe('kick and reject on a terminal', () => {
+  /** `convene ...args` on a terminal, answered with `key` when `question` shows (none: not asked). */
+  const answered = async (owner: User, args: string[], question: string | undefined, key?: string) => {
+    const terminal = new Terminal([process.execPath, bundle, ...args], owner.env, owner.home);
+    try {
+      if (question !== undefined) {
+        await eventually(() => expect(terminal.screen()).toContain(question));
+        expect(terminal.screen()).not.toMatch(/EXIT=\d+/);
+        terminal.press(key!);
+      }
+      await eventually(() => expect(terminal.screen()).toMatch(/EXIT=\d+/));
+      return terminal.screen();
+    } finally {
+      terminal.close();
+    }
+  };
+  const status = async (owner: User, name: string) =>
+    (await owner.run(['participants', '--json'])).json().find((p: any) => p.name === name)?.status;
+
+  it('ask before removing someone (default no); y removes; --yes and scripts do not ask', async () => {
+    const owner = user();
+    expect((await owner.run(['space', 'create', 'Careful'])).code).toBe(0);
+    for (const name of ['Kit', 'Kim', 'Kay']) await joinAs(owner, user(), name);
+    const question = 'Remove Kit from Careful? Their key stops working at once.';
+    // Enter takes the default, No: nothing changes, exit 1.
+    const declined = await answered(owner, ['kick', 'Kit'], question, 'Enter');
+    expect(declined).toContain('EXIT=1');
+    expect(declined).toContain('Nothing was changed.');
+    expect(await status(owner, 'Kit')).toBe('active');
+    const accepted = await answered(owner, ['kick', 'Kit'], question, 'y');
+    expect(accepted).toContain('EXIT=0');
+    expect(accepted).toContain('Removed Kit from Careful');
+    expect(await status(owner, 'Kit')).toBe('kicked');
+    // -y on a terminal, and no terminal at all: not asked.
+    const yes = await answered(owner, ['kick', 'Kim', '-y'], undefined);
+    expect(yes).toContain('EXIT=0');
+    expect(yes).not.toContain('Remove Kim');
+    expect((await owner.run(['kick', 'Kay'])).code).toBe(0);
+    expect(await status(owner, 'Kay')).toBe('kicked');
+  });
+
+  it('ask before refusing a request to join (default no)', async () => {
+    const owner = user();
+    expect((await owner.run(['space', 'create', 'Door', '--private'])).code).toBe(0);
+    const { humanLink } = (await owner.run(['invite', '--json'])).json();
+    const joining = follow(user(), ['join', humanLink, '--name', 'Rae']);
+    await waitingForApproval(owner, 'Rae');
+    const question = "Refuse Rae's request to join Door?";
+    expect(await answered(owner, ['reject', 'Rae'], question, 'n')).toContain('EXIT=1');
+    expect(await status(owner, 'Rae')).toBe('waitingForApproval');
+    expect(await answered(owner, ['reject', 'Rae'], question, 'y')).toContain('EXIT=0');
+    expect((await joining.done).code).toBe(4);
+  });
+
+  it('document --yes in their help', async () => {
+    for (const verb of ['kick', 'reject']) {
+      const help = (await user().run([verb, '--help'])).stdout;
+      expect(help).toContain('-y, --yes');
+      expect(help.replace(/\s+/g, ' ')).toContain('On a terminal it asks first');
+    }
   });
 });
 

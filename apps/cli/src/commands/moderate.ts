@@ -1,10 +1,11 @@
-import type { Command } from '@commander-js/extra-typings';
+import { type Command, Option } from '@commander-js/extra-typings';
 import { ConflictError } from '@convene/sdk';
 import { type App, examples } from '../app';
 import { CliError } from '../lib/errors';
 import { ExitCode } from '../lib/exit-codes';
 import { conflictError, isSpaceClosed } from '../lib/failure';
-import { choose } from '../lib/prompts';
+import { inline } from '../lib/output';
+import { choose, confirm } from '../lib/prompts';
 import { quoted } from '../lib/quote';
 import { listed, statusWord } from '../lib/render';
 import { find, pick } from '../lib/resolve';
@@ -22,7 +23,9 @@ const STATUS = {
  * The owner's moderation verbs share one shape: a participant, by name or id. `reject` is `kick`
  * kept to those waiting for approval, under the name a person looks for to refuse a request.
  * `already`: the standings in which the verb is already done (the server answers 409): said so,
- * exit 0, as for every command that finds its work done.
+ * exit 0, as for every command that finds its work done. `confirm`: what a terminal asks before
+ * the verb, which cannot be undone (the key of whoever is removed stops working; joining again
+ * makes a new participant); --yes, or no terminal, acts without asking.
  */
 const ACTIONS = [
   {
@@ -44,12 +47,13 @@ const ACTIONS = [
     description:
       'Refuse a participant waiting to join your private space: their `convene join` stops, ' +
       'saying the owner refused the request (they may ask again). Only the owner can; it is ' +
-      '`convene kick` of someone still waiting.',
+      '`convene kick` of someone still waiting. On a terminal it asks first (--yes does not).',
     done: 'Refused',
     where: 'in',
     call: 'kick',
     candidates: ['waitingForApproval'],
     already: ['kicked', 'left'],
+    confirm: (who: string, space: string) => `Refuse ${who}'s request to join ${space}?`,
   },
   {
     name: 'kick',
@@ -58,12 +62,14 @@ const ACTIONS = [
       'Remove a participant (active or muted): their key stops working at once, for reading as ' +
       'well as sending, and their edit locks are released; joining again makes a new participant. ' +
       'Kicking someone still waiting for approval refuses their request, as `convene reject` ' +
-      'does. Only the owner can, and the owner cannot be removed.',
+      'does. Only the owner can, and the owner cannot be removed. On a terminal it asks first ' +
+      '(--yes does not).',
     done: 'Removed',
     where: 'from',
     call: 'kick',
     candidates: ['active', 'muted', 'waitingForApproval'],
     already: ['kicked', 'left'],
+    confirm: (who: string, space: string) => `Remove ${who} from ${space}? Their key stops working at once.`,
   },
   {
     name: 'mute',
@@ -92,16 +98,22 @@ const ACTIONS = [
 
 export function registerModeration(program: Command, app: App): void {
   for (const action of ACTIONS) {
-    program
+    const asks = 'confirm' in action;
+    const verb = program
       .command(action.name)
       .argument('[participant]', 'name or id (asked for on a terminal)')
       .usage('PARTICIPANT [--space SPACE]')
       .summary(action.summary)
       .description(action.description)
-      .option('-s, --space <space>', 'name or id (default: the default space)')
+      .option('-s, --space <space>', 'name or id (default: the default space)');
+    if (asks) verb.addOption(new Option('-y, --yes', 'do not ask for confirmation'));
+    verb
       .addHelpText(
         'after',
-        examples(`convene ${action.name} Ada`, `convene ${action.name} 9b1c --space "Release plan"`),
+        examples(
+          `convene ${action.name} Ada`,
+          `convene ${action.name} 9b1c --space "Release plan"${asks ? ' --yes' : ''}`,
+        ),
       )
       .action(async (reference, options, command) => {
         const ctx = app.context(command);
@@ -165,6 +177,17 @@ export function registerModeration(program: Command, app: App): void {
             exitCode: ExitCode.conflict,
             hint: `${standing} To remove them, \`${suggest(ctx, `kick ${quoted(participant.name)}`)}\`.`,
           });
+        }
+        if ('confirm' in action) {
+          // Asked, on a terminal, of the one the name resolved to: a picked or typed name alike.
+          const who = inline(participant.name);
+          await confirm(
+            ctx.out,
+            participant.status === 'waitingForApproval'
+              ? `Refuse ${who}'s request to join ${inline(saved.name)}?`
+              : action.confirm(who, inline(saved.name)),
+            (options as { yes?: boolean }).yes,
+          );
         }
         let result: { ok: boolean };
         try {

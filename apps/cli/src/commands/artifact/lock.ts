@@ -1,6 +1,8 @@
 import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../../app';
 import { explainingLocks, findArtifact } from '../../lib/artifacts';
+import { inline } from '../../lib/output';
+import { confirm } from '../../lib/prompts';
 import { quoted } from '../../lib/quote';
 import { relative, when } from '../../lib/render';
 import { suggest } from '../../lib/suggest';
@@ -44,13 +46,38 @@ export function registerArtifactUnlock(artifact: Command, app: App): void {
     .usage('ARTIFACT [options]')
     .summary('release the lock (the owner can release anyone’s)')
     .description(
-      'Release the edit lock of a document you hold; the space’s owner can release anyone’s. A document nobody has locked is left as it is (exit 0).',
+      'Release the edit lock of a document you hold; the space’s owner can release anyone’s. A ' +
+        'document nobody has locked is left as it is (exit 0). Before the owner releases someone ' +
+        'else’s lock, a terminal asks first (--yes does not): their edit may then fail to save.',
     )
     .option('-s, --space <space>', 'name or id (default: the default space)')
-    .addHelpText('after', examples('convene artifact unlock plan.md'))
+    .option('-y, --yes', 'do not ask before releasing someone else’s lock')
+    .addHelpText(
+      'after',
+      examples(
+        'convene artifact unlock plan.md',
+        'convene artifact unlock plan.md --space "Release plan" --yes',
+      ),
+    )
     .action(async (reference, options, command) => {
       const ctx = app.context(command);
       const found = await findArtifact(ctx, options.space, reference, 'convene artifact unlock ARTIFACT');
+      const { lockedBy, lockExpiresAt } = found.artifact;
+      // The owner forcing someone else's lock that has not lapsed: an edit they have open under it
+      // would fail to save.
+      if (
+        found.saved.role === 'owner' &&
+        lockedBy !== undefined &&
+        lockedBy !== found.saved.participantId &&
+        (lockExpiresAt === undefined || new Date(lockExpiresAt).getTime() > Date.now())
+      ) {
+        const holder = inline(found.names.get(lockedBy) ?? lockedBy);
+        await confirm(
+          ctx.out,
+          `Release ${holder}'s lock on ${inline(found.artifact.name)}? An edit they have open may then fail to save.`,
+          options.yes,
+        );
+      }
       const doc = await explainingLocks(found.lockContext, () =>
         found.space.artifacts.unlock(found.artifact.id),
       );

@@ -4,7 +4,7 @@ import { type App, examples } from '../../app';
 import { CliError, UsageError } from '../../lib/errors';
 import { ExitCode } from '../../lib/exit-codes';
 import { inline } from '../../lib/output';
-import { choose } from '../../lib/prompts';
+import { choose, confirm } from '../../lib/prompts';
 import { find, pick } from '../../lib/resolve';
 import { tokensStartingLike } from '../../lib/tokens';
 
@@ -20,18 +20,21 @@ export function registerTokenRevoke(token: Command, app: App): void {
     .description(
       'Revoke a token of your account at once: whatever uses it no longer links to your dashboard. ' +
         'Name it by id (or its start), by name (a live token before a revoked one), by the prefix `convene token list` shows, or give ' +
-        'the token itself. A token already revoked is left as it is (exit 0, and said so).',
+        'the token itself. A token already revoked is left as it is (exit 0, and said so). On a ' +
+        'terminal it asks first (--yes does not); without one it does not ask.',
     )
+    .option('-y, --yes', 'do not ask for confirmation')
     .addHelpText(
       'after',
       examples(
         'convene token revoke 0b6f2c1e-…',
         'convene token revoke "CI bot"',
+        'convene token revoke 0b6f2c1e --yes',
         'convene token revoke usr_Ab3x…',
         'convene token revoke "$LEAKED_TOKEN"',
       ),
     )
-    .action(async (reference, _options, command) => {
+    .action(async (reference, options, command) => {
       const ctx = app.context(command);
       const session = ctx.session();
       const tokens = await session.tokens.list();
@@ -73,6 +76,15 @@ export function registerTokenRevoke(token: Command, app: App): void {
         );
         return;
       }
+      // The token convene links with here (saved, or CONVENE_TOKEN) is said so: revoking it
+      // unlinks this terminal too.
+      const here = ctx.userToken();
+      const ours = here !== undefined && tokensStartingLike([found], here).length > 0;
+      await confirm(
+        ctx.out,
+        `Revoke the token ${inline(found.name)} (${found.prefix}…)${ours ? ', the one convene uses here' : ''}? Whatever uses it stops linking to your dashboard.`,
+        options.yes,
+      );
       await session.tokens.revoke(found.id);
       ctx.out.result(
         { id: found.id, revoked: true },
