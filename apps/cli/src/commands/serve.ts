@@ -13,8 +13,8 @@ export function registerServe(program: Command, app: App): void {
     .summary('start the Convene server')
     .description(
       'Start the Convene server in this terminal. It prints `listening on <url>` once it accepts ' +
-        'requests and stops cleanly on Ctrl-C or SIGTERM (exit 0), and when its terminal closes ' +
-        '(SIGHUP, exit 129). Without a database URL, data is kept in an ' +
+        'requests and stops cleanly on Ctrl-C or SIGTERM (exit 0), and on SIGHUP, when its ' +
+        'terminal closes (exit 129). Without a database URL, data is kept in an ' +
         'embedded database (PGlite) under --data-dir. Every setting can also come from the ' +
         'environment (PORT, HOST, DATABASE_URL, DATA_DIR, PUBLIC_URL, …; see the README).',
     )
