@@ -646,7 +646,13 @@ describe('login --with-token, --password; whoami; token; logout', () => {
     const byPrefix = await someone.run(['token', 'revoke', `${fourth.prefix}…`, '--json']);
     expect(byPrefix.code).toBe(0);
     expect(byPrefix.json()).toEqual({ id: fourth.id, revoked: true });
-    // A start that several live tokens share is a usage error naming them.
+    // A start that several tokens share is a usage error naming them, revoked ones included: with
+    // one of them live (this terminal's own), it was revoked.
+    const shared = await someone.run(['token', 'revoke', 'usr_']);
+    expect(shared.code).toBe(2);
+    expect(shared.stderr).toContain(`${fourth.id} (Fourth, ${fourth.prefix}…)`);
+    expect((await someone.run(['whoami'])).code).toBe(0);
+    // And so is one that several live tokens share.
     const fifth = (await someone.run(['token', 'create', 'Fifth', '--json'])).json();
     const ambiguous = await someone.run(['token', 'revoke', 'usr_']);
     expect(ambiguous.code).toBe(2);

@@ -55,7 +55,7 @@ export function registerTokenRevoke(token: Command, app: App): void {
       // revoked (as its full id or the token itself do) rather than that there is no such token.
       const what = { noun: 'token', id: (t: Token) => t.id, name: (t: Token) => t.name };
       const found =
-        byToken(live, chosen) ??
+        byToken(live, chosen, { whole: true }) ??
         byToken(tokens, chosen) ??
         find(live, chosen, what) ??
         find(
@@ -96,15 +96,18 @@ export function registerTokenRevoke(token: Command, app: App): void {
 /**
  * The token a `usr_` string names: the token itself (its stored prefix is its start), or a start
  * of it as `token list` shows it (the … may be kept). Undefined when nothing matches; several is a
- * usage error that names them.
+ * usage error that names them. `whole`: only the token or its whole prefix (a live token of that
+ * prefix comes first; a shorter start is looked for among every token, so that `usr_` with one
+ * live token among revoked ones is not taken for it).
  */
 function byToken<T extends { id: string; name: string; prefix: string }>(
   tokens: readonly T[],
   reference: string,
+  { whole = false } = {},
 ): T | undefined {
   const typed = reference.replace(/(…|\.\.\.)$/, '');
   if (!typed.startsWith('usr_')) return undefined;
-  const matches = tokensStartingLike(tokens, typed);
+  const matches = tokensStartingLike(tokens, typed).filter((t) => !whole || typed.length >= t.prefix.length);
   if (matches.length > 1) {
     throw new UsageError(
       `${matches.length} tokens start with "${typed}"`,
