@@ -225,6 +225,18 @@ describe('help, version, usage errors', () => {
     expect(forced.stdout).toContain('\u001b[');
     const noColor = await owner.run(['space', 'list', '--no-color'], { env: { FORCE_COLOR: '1' } });
     expect(noColor.stdout).not.toContain('\u001b[');
+    // With both NO_COLOR and FORCE_COLOR, Node warns once colours are asked of it: never before
+    // --json's error, which is all stderr holds.
+    const both = await owner.run(['artifact', 'show', 'no-such.md', '--json'], {
+      env: { FORCE_COLOR: '1', NO_COLOR: '1' },
+    });
+    expect(both.code).toBe(5);
+    expect(
+      both.stderr
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line).exitCode),
+    ).toEqual([5]);
     const quiet = await owner.run(['send', 'quietly', '-q']);
     expect(quiet.stderr).toBe('');
     expect(quiet.stdout.trim()).toMatch(/^[0-9a-f-]{36}$/);
@@ -426,6 +438,13 @@ describe('completion', () => {
       // biome-ignore lint/suspicious/noTemplateCurlyInString: a zsh expansion
       'words=("$@"); CURRENT=$#; PREFIX="${words[-1]}"; _convene',
     ].join('\n');
+    // Sourced where the completion system is not on yet (no compinit in ~/.zshrc), it turns it
+    // on and registers itself, instead of failing with "command not found: compdef".
+    const bare = execFileSync('zsh', ['-f', '-c', `source ${file} && print -r -- $_comps[convene]`], {
+      encoding: 'utf8',
+      env: { ...process.env, ...owner.env, HOME: owner.home, ZDOTDIR: owner.home },
+    });
+    expect(bare.trim()).toBe('_convene');
     const complete = (...words: string[]) =>
       execFileSync('zsh', ['-f', '-c', harness, 'zsh', ...words], {
         encoding: 'utf8',

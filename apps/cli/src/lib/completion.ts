@@ -287,6 +287,8 @@ _convene() {
       _describe -t commands command subs ;;
   esac
 }
+# Sourced from ~/.zshrc before the completion system is on: turn it on (as compinit does).
+(( $+functions[compdef] )) || { autoload -Uz compinit && compinit -i }
 compdef _convene convene
 `;
 }

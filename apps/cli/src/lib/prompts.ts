@@ -1,8 +1,13 @@
-import * as clack from '@clack/prompts';
 import { CliError, UsageError } from './errors';
 import { ExitCode } from './exit-codes';
 import { inline, neutralise, type Output } from './output';
 
+/**
+ * The prompt library, loaded when a prompt is shown: at its loading it asks Node for the
+ * terminal's colours (util.styleText), and Node then warns on stderr when NO_COLOR and
+ * FORCE_COLOR are both set, before `--json`'s error, which is to be the only thing there.
+ */
+const prompts = () => import('@clack/prompts');
 /**
  * A prompt left with Ctrl-C (or Esc, which the prompt library does not tell apart) is interrupted,
  * exit 130 as a Ctrl-C anywhere else; answering No to a confirmation is exit 1.
@@ -43,6 +48,7 @@ export async function required(
       input?.trim() ? ask.check?.(input) : ask.default && !input ? undefined : 'required',
   };
   const placeholder = ask.default ?? ask.placeholder;
+  const clack = await prompts();
   const answer = ask.secret
     ? await clack.password(common)
     : await clack.text({
@@ -60,6 +66,7 @@ export async function required(
  */
 export async function confirm(out: Output, message: string, yes: boolean | undefined): Promise<void> {
   if (yes || !out.mode.interactive) return;
+  const clack = await prompts();
   const answer = await clack.confirm({
     message: neutralise(message),
     output: promptOutput(out),
@@ -115,6 +122,7 @@ export async function choose<T>(
   const usage = () => ask.missing?.() ?? new UsageError(missing(ask.message), `Usage: ${ask.usage}`);
   if (!out.mode.interactive) throw usage();
   if (ask.items.length === 0) throw ask.none?.() ?? usage();
+  const clack = await prompts();
   const answer = await clack.select({
     // Prompts write to the terminal themselves: the names in them are neutralised here.
     message: neutralise(ask.message),
