@@ -28,7 +28,7 @@ export function registerTail(program: Command, app: App): void {
         'With --json, one ' +
         'JSON event per line (NDJSON): {"event", "id", "data"}, data as the API sends it, except ' +
         '`context` lines: ' +
-        '{"event": "context", "data": {participants, artifacts, suggestedPollingIntervalMs}}, with no ' +
+        '{"event": "context", "data": {participants, artifacts, suggestedPollingIntervalMs, lastEventId}}, with no ' +
         'id, once after the earlier messages (and after each reconnection), then a fresh one after ' +
         'the lines of participant or document changes (one may follow several).',
     )
