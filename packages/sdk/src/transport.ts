@@ -30,7 +30,10 @@ export interface ClientOptions {
    * joining spaces (so they show on that human's dashboard) and to recover keys. Identity only.
    */
   userToken?: string | undefined;
-  /** A fetch implementation; defaults to the global one. */
+  /**
+   * A fetch implementation (the browser's own `window.fetch` too); defaults to the global one.
+   * It is called as a plain function, with no `this`.
+   */
   fetch?: typeof fetch | undefined;
   /** How long one attempt may wait for its answer, in ms (default 60 000). */
   timeoutMs?: number | undefined;
@@ -107,8 +110,10 @@ export class Transport {
       throw new ConveneError('no fetch implementation: pass one as the `fetch` option');
     this.options = {
       baseUrl: options.baseUrl.replace(/\/+$/, ''),
-      // Browsers throw "Illegal invocation" when fetch is called detached from globalThis.
-      fetch: options.fetch ?? globalThis.fetch.bind(globalThis),
+      // Called as a plain function, never as a method of these options: a browser's own fetch
+      // (the global one, or `window.fetch` passed in) throws "Illegal invocation" when its `this`
+      // is any object but the window.
+      fetch: (input, init) => fetchImpl(input, init),
       timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
       maxRetries: options.maxRetries ?? 2,
       logger: levelled(options.logger ?? console, options.logLevel ?? 'warn'),

@@ -61,7 +61,10 @@ describe.skipIf(!existsSync(CHROMIUM) || Boolean(postgresUrl()))('the SDK in a b
       const space = await hub.spaces.create({ name: 'In a browser', description: 'chromium' });
       const owner = hub.space(space.spaceId, space.ownerPrivateKey);
       const invitation = await owner.invitations.create();
-      const me = await hub.join(invitation.humanLink, { name: 'Browser', isHuman: true });
+      // The page's own fetch passed in, as the README's options show: the joiner's calls and its
+      // stream go through it (called as a method of anything but the window, it throws).
+      const given = new Convene({ baseUrl, fetch: window.fetch, logLevel: 'off' });
+      const me = await given.join(invitation.humanLink, { name: 'Browser', isHuman: true });
 
       const controller = new AbortController();
       const streamed: string[] = [];

@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   APIPromise,
+  AuthenticationError,
   Convene,
   ConveneError,
   InternalServerError,
@@ -154,5 +155,37 @@ describe('the client’s options', () => {
     }
     for (const baseUrl of ['http://localhost:3000', 'https://convene.example.com/prefix/'])
       expect(new Convene({ baseUrl }).toJSON(), baseUrl).toEqual({ baseUrl: baseUrl.replace(/\/$/, '') });
+  });
+});
+
+describe('a fetch of your own', () => {
+  it('is called as a plain function, as a browser’s own fetch requires (no "Illegal invocation")', async () => {
+    const seen: unknown[] = [];
+    // What a browser's fetch does with any other `this` (the client's options object, say).
+    function strictFetch(this: unknown, input: RequestInfo | URL): Promise<Response> {
+      seen.push(this);
+      if (this !== undefined && this !== globalThis)
+        throw new TypeError("Failed to execute 'fetch' on 'Window': Illegal invocation");
+      const stream = String(input).includes('/stream');
+      return Promise.resolve(
+        stream
+          ? new Response('{"error":"unknown key"}', {
+              status: 401,
+              headers: { 'content-type': 'application/json' },
+            })
+          : new Response('{"status":"ok"}', { headers: { 'content-type': 'application/json' } }),
+      );
+    }
+    const hub = new Convene({
+      baseUrl: 'http://convene.test',
+      fetch: strictFetch,
+      maxRetries: 0,
+      logLevel: 'off',
+    });
+    expect(await hub.health()).toEqual({ status: 'ok' });
+    // The stream's own fetch too: the server's 401, not a ConnectionError of the invocation.
+    const stream = hub.space('space-id', 'space-key').messages.stream();
+    await expect(stream[Symbol.asyncIterator]().next()).rejects.toBeInstanceOf(AuthenticationError);
+    expect(seen).toHaveLength(2);
   });
 });
