@@ -78,7 +78,8 @@ export interface VerifyWebhookOptions {
  * Verifies a delivery (Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `id.timestamp.body`
  * under the secret's bytes) and returns its payload; throws WebhookVerificationError otherwise.
  * Deliveries are retried with the same `webhook-id`: use it to drop duplicates. Web Crypto only,
- * so it runs in Node 20+, Deno, Bun, edge functions and browsers.
+ * so it runs in Node 20+, Deno, Bun, edge functions and browsers (in a secure context: https or
+ * localhost, where `crypto.subtle` exists; elsewhere it throws a ConveneError that says so).
  */
 export async function verifyWebhook(options: VerifyWebhookOptions): Promise<WebhookEvent> {
   // A receiver's mistake, not a bad delivery: a ConveneError, not a WebhookVerificationError.
@@ -86,6 +87,14 @@ export async function verifyWebhook(options: VerifyWebhookOptions): Promise<Webh
     throw new ConveneError(
       'verifyWebhook needs { body, headers, secret }: the raw body as a string, the request headers ' +
         'and the webhook secret that webhooks.create answered',
+    );
+  // A page served over plain http (not localhost) has `crypto` without `subtle`: said here rather
+  // than as a TypeError of importKey, and before the delivery is looked at, like the secret.
+  const subtle = globalThis.crypto?.subtle;
+  if (!subtle)
+    throw new ConveneError(
+      'verifyWebhook needs Web Crypto (crypto.subtle), which a browser gives only to a secure context: ' +
+        'a page served over https or from localhost',
     );
   // Before the delivery is looked at: a receiver whose secret is missing would otherwise answer
   // every delivery 400 as a bad one, and look for the fault at the sender.
@@ -104,9 +113,7 @@ export async function verifyWebhook(options: VerifyWebhookOptions): Promise<Webh
   const now = (options.now ?? new Date()).getTime() / 1000;
   if (!Number.isInteger(seconds) || Math.abs(now - seconds) > (options.toleranceSeconds ?? 300))
     throw new WebhookVerificationError('webhook-timestamp is too far from now');
-  const key = await crypto.subtle.importKey('raw', secret, { name: 'HMAC', hash: 'SHA-256' }, false, [
-    'verify',
-  ]);
+  const key = await subtle.importKey('raw', secret, { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']);
   const signed = new TextEncoder().encode(`${id}.${timestamp}.${options.body}`);
   // The header may carry several space-separated signatures (while a secret is rotated).
   for (const candidate of signatures.split(' ')) {
@@ -118,7 +125,7 @@ export async function verifyWebhook(options: VerifyWebhookOptions): Promise<Webh
     } catch {
       continue;
     }
-    if (await crypto.subtle.verify('HMAC', key, signature, signed)) {
+    if (await subtle.verify('HMAC', key, signature, signed)) {
       try {
         return JSON.parse(options.body) as WebhookEvent;
       } catch (error) {
