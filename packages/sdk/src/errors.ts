@@ -215,13 +215,18 @@ export class ConnectionError extends ConveneError {
   readonly method: string | undefined;
   /** The URL it was sent to: the client's baseUrl and the operation's path, ids filled in. */
   readonly url: string | undefined;
-  /** The system's error code when there is one: `ECONNREFUSED`, `ENOTFOUND`, `ECONNRESET`… */
+  /**
+   * The system's error code when the runtime's fetch gives one: `ECONNREFUSED`, `ENOTFOUND`,
+   * `ECONNRESET`… (Node and Bun). Always undefined in a browser, whose fetch rejects every network
+   * failure (CORS included) with the same bare `TypeError: Failed to fetch`.
+   */
   readonly code: string | undefined;
   /**
    * Whether the server may have run the request, on any of its attempts: false only when every
    * attempt certainly never reached it (the connection was refused, the name did not resolve).
    * Decide on this, not on `code`, whether a write needs sending again: the last attempt may have
-   * been refused after an earlier one was cut off with the request sent.
+   * been refused after an earlier one was cut off with the request sent. Only a runtime whose
+   * fetch gives the system's code (Node, Bun) can tell a refusal: in a browser it is always true.
    */
   readonly mayHaveRun: boolean;
 
