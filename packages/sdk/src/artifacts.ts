@@ -10,7 +10,7 @@ import type {
   OperationTypes,
   WriteArtifactParams,
 } from './generated';
-import { linkedController, showAs } from './internal';
+import { hidden, linkedController, showAs } from './internal';
 import type { RequestOptions, Transport } from './transport';
 
 export interface CreateArtifactOptions extends Omit<CreateArtifactParams, 'type'> {
@@ -111,14 +111,27 @@ export class LockedArtifact {
   }
 }
 
+/** The key and the transport of each Artifacts object, off its own properties (see hidden). */
+const held = hidden<{ transport: Transport; key: string }>();
+
 /** The artifacts of one space: markdown documents with an exclusive edit lock and a history. */
 export class Artifacts {
   /** @internal */
   constructor(
-    private readonly transport: Transport,
+    transport: Transport,
     private readonly spaceId: string,
-    private readonly key: string,
-  ) {}
+    key: string,
+  ) {
+    held.keep(this, { transport, key });
+  }
+
+  private get transport(): Transport {
+    return held.of(this).transport;
+  }
+
+  private get key(): string {
+    return held.of(this).key;
+  }
 
   /** The space, never the key: what `JSON.stringify` and `console.log` show. */
   toJSON(): { spaceId: string } {

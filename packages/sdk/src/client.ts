@@ -27,10 +27,13 @@ import type {
   User,
 } from './generated';
 import { Inbox } from './inbox';
-import { type OutageHooks, outage, showAs, sleep } from './internal';
+import { hidden, type OutageHooks, outage, showAs, sleep } from './internal';
 import { Messages } from './messages';
 import { type ClientOptions, type RequestOptions, Transport } from './transport';
 import { Webhooks } from './webhooks';
+
+/** The key and the transport of each SpaceClient, off its own properties (see hidden). */
+const spaceClients = hidden<{ transport: Transport; key: string }>();
 
 /** A client bound to one space and one key (owner or participant). */
 export class SpaceClient {
@@ -57,10 +60,9 @@ export class SpaceClient {
 
   /** @internal */
   constructor(
-    private readonly transport: Transport,
+    transport: Transport,
     readonly spaceId: string,
-    /** The owner or participant key this client sends (`X-Private-Key`). Keep it secret. */
-    readonly key: string,
+    key: string,
     /**
      * Your participantId in the space, when this client knows it: the client `hub.join` returns
      * knows it, and `hub.space(spaceId, key, participantId)` is told it (for the owner, the
@@ -70,6 +72,7 @@ export class SpaceClient {
      */
     readonly participantId?: string,
   ) {
+    spaceClients.keep(this, { transport, key });
     this.messages = new Messages(transport, spaceId, key, participantId);
     this.inbox = new Inbox(transport, spaceId, key);
     this.webhooks = new Webhooks(transport, spaceId, key);
@@ -89,6 +92,15 @@ export class SpaceClient {
       mute: moderate('muteParticipant'),
       unmute: moderate('unmuteParticipant'),
     };
+  }
+
+  private get transport(): Transport {
+    return spaceClients.of(this).transport;
+  }
+
+  /** The owner or participant key this client sends (`X-Private-Key`). Keep it secret. */
+  get key(): string {
+    return spaceClients.of(this).key;
   }
 
   /** Who this client is, never its key: what `JSON.stringify` and `console.log` show. */
@@ -160,28 +172,37 @@ export interface PendingJoinInit {
   statusUrl?: string | undefined;
 }
 
+/** The invitation key, poll token and transport of each PendingJoin, off its own properties (see hidden). */
+const pendingJoins = hidden<{ transport: Transport; invitationKey: string; pollToken: string | undefined }>();
+
 /** A join waiting for the owner's approval. Keep its fields to resume it from another process. */
 export class PendingJoin {
   readonly status = 'pending' as const;
   readonly spaceId: string;
-  readonly invitationKey: string;
   readonly participantId: string;
-  readonly pollToken: string | undefined;
   /** Where the join's status is polled, as the server named it (undefined for a join resumed without it). */
   readonly statusUrl: string | undefined;
   /** The poll that handed out the key: the server hands a key out once, this object as often as asked. */
   private approved: WithResponse<JoinedSpaceClient> | undefined;
 
   /** @internal */
-  constructor(
-    private readonly transport: Transport,
-    init: PendingJoinInit,
-  ) {
+  constructor(transport: Transport, init: PendingJoinInit) {
+    pendingJoins.keep(this, { transport, invitationKey: init.invitationKey, pollToken: init.pollToken });
     this.spaceId = init.spaceId;
-    this.invitationKey = init.invitationKey;
     this.participantId = init.participantId;
-    this.pollToken = init.pollToken;
     this.statusUrl = init.statusUrl;
+  }
+
+  private get transport(): Transport {
+    return pendingJoins.of(this).transport;
+  }
+
+  get invitationKey(): string {
+    return pendingJoins.of(this).invitationKey;
+  }
+
+  get pollToken(): string | undefined {
+    return pendingJoins.of(this).pollToken;
   }
 
   /**
@@ -280,9 +301,11 @@ function explainNoPendingJoin(error: unknown): unknown {
   );
 }
 
+/** The device code and transport of each LinkFlow, off its own properties (see hidden). */
+const linkFlows = hidden<{ transport: Transport; deviceCode: string }>();
+
 /** A started browser-link flow: show `verificationUriComplete` to your human, then `wait()`. */
 export class LinkFlow implements StartLinkResult {
-  readonly deviceCode: string;
   readonly verificationUri: string;
   readonly verificationUriComplete: string;
   readonly expiresIn: number;
@@ -291,16 +314,22 @@ export class LinkFlow implements StartLinkResult {
   private readonly startedAt = Date.now();
 
   /** @internal */
-  constructor(
-    private readonly transport: Transport,
-    result: StartLinkResult,
-  ) {
-    this.deviceCode = result.deviceCode;
+  constructor(transport: Transport, result: StartLinkResult) {
+    linkFlows.keep(this, { transport, deviceCode: result.deviceCode });
     this.verificationUri = result.verificationUri;
     this.verificationUriComplete = result.verificationUriComplete;
     this.expiresIn = result.expiresIn;
     this.interval = result.interval;
     this.userCode = result.userCode;
+  }
+
+  private get transport(): Transport {
+    return linkFlows.of(this).transport;
+  }
+
+  /** What the polls present: whoever holds it can exchange it for the token. */
+  get deviceCode(): string {
+    return linkFlows.of(this).deviceCode;
   }
 
   /**
@@ -361,6 +390,9 @@ export class LinkFlow implements StartLinkResult {
   }
 }
 
+/** The JWT and transport of each Session, off its own properties (see hidden). */
+const sessions = hidden<{ transport: Transport; token: string }>();
+
 /** A human's dashboard session (a dashboard JWT): account, API tokens, link approvals, key recovery. */
 export class Session {
   readonly tokens: {
@@ -379,13 +411,13 @@ export class Session {
 
   /** @internal */
   constructor(
-    private readonly transport: Transport,
-    /** The dashboard JWT (`Authorization: Bearer`). */
-    readonly token: string,
+    transport: Transport,
+    token: string,
     /** The human, when the session came from signup or login. */
     readonly user?: User,
     readonly expiresAt?: string,
   ) {
+    sessions.keep(this, { transport, token });
     const credentials = { bearer: token };
     this.tokens = {
       create: (params = {}, options) => transport.call('createApiToken', { params, credentials }, options),
@@ -400,6 +432,15 @@ export class Session {
         transport.call('approveLink', { params: { userCode }, credentials }, options),
       deny: (userCode, options) => transport.call('denyLink', { params: { userCode }, credentials }, options),
     };
+  }
+
+  private get transport(): Transport {
+    return sessions.of(this).transport;
+  }
+
+  /** The dashboard JWT (`Authorization: Bearer`). */
+  get token(): string {
+    return sessions.of(this).token;
   }
 
   /** The server and when the session ends, never its JWT: what `JSON.stringify` and `console.log` show. */
@@ -444,6 +485,9 @@ export function parseInvitationLink(link: string): { spaceId: string; invitation
   return { spaceId, invitationKey };
 }
 
+/** The transport and options (user token, headers) of each Convene client, off its own properties (see hidden). */
+const clients = hidden<{ transport: Transport; clientOptions: ClientOptions }>();
+
 /**
  * The Convene client.
  *
@@ -454,7 +498,6 @@ export function parseInvitationLink(link: string): { spaceId: string; invitation
  * ```
  */
 export class Convene {
-  private readonly transport: Transport;
   readonly spaces: {
     /** Creates a space and mints its owner key (returned once). Never retried after an ambiguous failure. */
     create(params: CreateSpaceRequest, options?: RequestOptions): APIPromise<CreateSpaceResult>;
@@ -472,9 +515,9 @@ export class Convene {
     login(params: LoginRequest, options?: RequestOptions): APIPromise<Session>;
   };
 
-  constructor(private readonly clientOptions: ClientOptions) {
+  constructor(clientOptions: ClientOptions) {
     const transport = new Transport(clientOptions);
-    this.transport = transport;
+    clients.keep(this, { transport, clientOptions });
     const userToken = clientOptions.userToken;
     this.spaces = {
       create: (params, options) =>
@@ -495,6 +538,14 @@ export class Convene {
       signup: (params, options) => mapResult(transport.call('signup', { params }, options), session),
       login: (params, options) => mapResult(transport.call('login', { params }, options), session),
     };
+  }
+
+  private get transport(): Transport {
+    return clients.of(this).transport;
+  }
+
+  private get clientOptions(): ClientOptions {
+    return clients.of(this).clientOptions;
   }
 
   /** The server only, never the `userToken` or the headers: what `JSON.stringify` and `console.log` show. */
@@ -629,7 +680,7 @@ export class Convene {
  */
 export type JoinedSpaceClient = SpaceClient & { readonly participantId: string };
 
-// console.log and util.inspect would otherwise walk into keys, tokens and the client's headers.
+// console.log and util.inspect in Node show who each object is (its credentials are hidden anyway).
 showAs(SpaceClient, 'SpaceClient');
 // The invitation key and pollToken are in the JSON that resumes a join, never in a log.
 showAs(PendingJoin, 'PendingJoin', ({ status, spaceId, participantId }) => ({

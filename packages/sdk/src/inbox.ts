@@ -1,7 +1,7 @@
 import type { APIPromise } from './api-promise';
 import { AbortError, ConnectionError, type ConveneError, isTransient } from './errors';
 import type { AckInboxResult, GetInboxParams, InboxResult, MessageView } from './generated';
-import { backoffMs, type OutageHooks, outage, showAs, sleep } from './internal';
+import { backoffMs, hidden, type OutageHooks, outage, showAs, sleep } from './internal';
 import type { RequestOptions, Transport } from './transport';
 
 /**
@@ -28,6 +28,9 @@ export interface FollowOptions extends OutageHooks {
   signal?: AbortSignal | undefined;
 }
 
+/** The key and the transport of each Inbox object, off its own properties (see hidden). */
+const held = hidden<{ transport: Transport; key: string }>();
+
 /**
  * Your inbox in one space: the messages that mention you or reply to one of yours, after your
  * read position, which the server keeps. Acknowledge what you have handled (`ack`), and a restart
@@ -36,10 +39,20 @@ export interface FollowOptions extends OutageHooks {
 export class Inbox {
   /** @internal */
   constructor(
-    private readonly transport: Transport,
+    transport: Transport,
     private readonly spaceId: string,
-    private readonly key: string,
-  ) {}
+    key: string,
+  ) {
+    held.keep(this, { transport, key });
+  }
+
+  private get transport(): Transport {
+    return held.of(this).transport;
+  }
+
+  private get key(): string {
+    return held.of(this).key;
+  }
 
   /** The space, never the key: what `JSON.stringify` and `console.log` show. */
   toJSON(): { spaceId: string } {

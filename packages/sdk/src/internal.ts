@@ -135,10 +135,10 @@ export function levelled(logger: Logger, level: LogLevel): Logger {
 }
 
 /**
- * Makes `console.log` and Node's `util.inspect` show the instances of `Class` as `name { …view }`
- * instead of walking their fields, which hold keys, tokens and the client's headers: by default
- * what its `toJSON` gives `JSON.stringify`, else `view`. The hook is Node's global symbol, set on
- * the prototype: no Node import (browsers ignore it) and nothing in the declarations.
+ * Makes `console.log` and Node's `util.inspect` show the instances of `Class` as `name { …view }`,
+ * who they are, instead of their fields: by default what its `toJSON` gives `JSON.stringify`, else
+ * `view`. The hook is Node's global symbol, set on the prototype: no Node import (browsers ignore
+ * it: what keeps credentials from their console is `hidden`) and nothing in the declarations.
  */
 export function showAs<T extends { toJSON(): object }>(Class: { prototype: T }, name: string): void;
 export function showAs<T extends object>(
@@ -158,6 +158,22 @@ export function showAs<T extends object>(
       return inspect ? `${name} ${inspect(shown, { ...options, depth })}` : shown;
     },
   });
+}
+
+/**
+ * Where an SDK object keeps its credentials (keys, tokens, and the transport, which holds the
+ * client's headers): off its own properties, which a browser's console lists however they are
+ * marked (showAs speaks to Node's util.inspect only; browsers ignore its hook). The class reads
+ * them through getters on its prototype, which devtools show as `(...)` and run only when clicked.
+ */
+export function hidden<T extends object>(): { keep(owner: object, values: T): void; of(owner: object): T } {
+  const held = new WeakMap<object, T>();
+  return {
+    keep(owner, values) {
+      held.set(owner, values);
+    },
+    of: (owner) => held.get(owner)!,
+  };
 }
 
 /**

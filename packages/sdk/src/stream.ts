@@ -1,7 +1,15 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { AbortError, ConnectionError, ConveneError, errorFromResponse, TimeoutError } from './errors';
 import { routes, type StreamEvent, type StreamEventName } from './generated';
-import { backoffMs, type DisconnectInfo, linkedController, showAs, sleep, timestampOf } from './internal';
+import {
+  backoffMs,
+  type DisconnectInfo,
+  hidden,
+  linkedController,
+  showAs,
+  sleep,
+  timestampOf,
+} from './internal';
 
 export type { DisconnectInfo };
 
@@ -75,6 +83,9 @@ const eventNames = new Set<string>(
 /** Statuses that mean the key or the space is gone for good: reconnecting cannot help. */
 const FINAL = new Set([401, 403, 404, 410]);
 
+/** The key and the transport of each MessageStream, off its own properties (see hidden). */
+const held = hidden<{ transport: Transport; key: string }>();
+
 /**
  * A space's event stream as an async iterable of typed events (`for await (const ev of stream)`).
  * It reconnects by itself after a dropped connection or 45 s of silence, resuming with
@@ -92,15 +103,24 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
 
   /** @internal */
   constructor(
-    private readonly transport: Transport,
+    transport: Transport,
     private readonly spaceId: string,
-    private readonly key: string,
+    key: string,
     private readonly options: StreamOptions = {},
     /** The key's participant, if known: the stream ends after its own kick or departure. */
     private readonly participantId?: string,
   ) {
+    held.keep(this, { transport, key });
     this.lastId = options.lastEventId;
     this.since = timestampOf(options.since);
+  }
+
+  private get transport(): Transport {
+    return held.of(this).transport;
+  }
+
+  private get key(): string {
+    return held.of(this).key;
   }
 
   /** The id of the last event delivered: pass it as `lastEventId` to resume later, elsewhere. */

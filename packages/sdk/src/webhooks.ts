@@ -7,17 +7,30 @@ import type {
   WebhookEvent,
   WebhookList,
 } from './generated';
-import { showAs } from './internal';
+import { hidden, showAs } from './internal';
 import type { RequestOptions, Transport } from './transport';
+
+/** The key and the transport of each Webhooks object, off its own properties (see hidden). */
+const held = hidden<{ transport: Transport; key: string }>();
 
 /** Your webhooks in one space: the service POSTs the space's events to them, signed. */
 export class Webhooks {
   /** @internal */
   constructor(
-    private readonly transport: Transport,
+    transport: Transport,
     private readonly spaceId: string,
-    private readonly key: string,
-  ) {}
+    key: string,
+  ) {
+    held.keep(this, { transport, key });
+  }
+
+  private get transport(): Transport {
+    return held.of(this).transport;
+  }
+
+  private get key(): string {
+    return held.of(this).key;
+  }
 
   /** The space, never the key: what `JSON.stringify` and `console.log` show. */
   toJSON(): { spaceId: string } {

@@ -4,7 +4,7 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type BrowserContext, chromium } from 'playwright-core';
+import { type BrowserContext, type CDPSession, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { measureBundle } from '../scripts/size';
 import { serverUrl } from './helpers';
@@ -36,11 +36,11 @@ describe.skipIf(!existsSync(CHROMIUM) || Boolean(postgresUrl()))('the SDK in a b
     if (profile) rmSync(profile, { recursive: true, force: true });
   });
 
-  it('creates, joins, sends, streams, edits under a lock and types its errors', async () => {
+  /** A page of the server's origin that has loaded the bundle as `window.sdk`. */
+  async function sdkPage(problems: string[]): Promise<Page> {
     const { code } = await measureBundle();
     const origin = serverUrl();
     const page = await context.newPage();
-    const problems: string[] = [];
     page.on('pageerror', (error) => problems.push(error.message));
     // Two paths of the server's origin are the test's own page and the bundle; everything else
     // (the API) reaches the server.
@@ -54,6 +54,13 @@ describe.skipIf(!existsSync(CHROMIUM) || Boolean(postgresUrl()))('the SDK in a b
     });
     await page.goto(`${origin}/__sdk__/page.html`);
     await page.waitForFunction(() => 'sdk' in window);
+    return page;
+  }
+
+  it('creates, joins, sends, streams, edits under a lock and types its errors', async () => {
+    const origin = serverUrl();
+    const problems: string[] = [];
+    const page = await sdkPage(problems);
 
     const result = await page.evaluate(async (baseUrl) => {
       const { Convene, LockedError } = (window as unknown as { sdk: typeof import('../src') }).sdk;
@@ -100,4 +107,99 @@ describe.skipIf(!existsSync(CHROMIUM) || Boolean(postgresUrl()))('the SDK in a b
       lockedBy: true,
     });
   }, 90_000);
+
+  it('shows no key, token or header in the console: what devtools lists of each object, expanded', async () => {
+    const problems: string[] = [];
+    const page = await sdkPage(problems);
+    const secrets = {
+      'space key': 'key-of-the-space-f1e2',
+      'user token': 'usr_token-of-the-human-a9b8',
+      header: 'header-value-c7d6',
+      JWT: 'jwt-of-the-session-e5f4',
+      'invitation key': 'invitation-key-b3a2',
+      'poll token': 'poll-token-d1c0',
+    };
+    await page.evaluate(
+      ({ baseUrl, secrets }) => {
+        const { Convene } = (window as unknown as { sdk: typeof import('../src') }).sdk;
+        const hub = new Convene({
+          baseUrl,
+          userToken: secrets['user token'],
+          headers: { 'X-Test-Secret': secrets.header },
+          logLevel: 'off',
+        });
+        const space = hub.space('space-id', secrets['space key'], 'participant-id');
+        const logged: Record<string, unknown> = {
+          client: hub,
+          'client withOptions': hub.withOptions({ maxRetries: 1 }),
+          'space client': space,
+          messages: space.messages,
+          inbox: space.inbox,
+          webhooks: space.webhooks,
+          artifacts: space.artifacts,
+          stream: space.messages.stream(),
+          session: hub.session(secrets.JWT),
+          'pending join': hub.pendingJoin({
+            spaceId: 'space-id',
+            participantId: 'participant-id',
+            invitationKey: secrets['invitation key'],
+            pollToken: secrets['poll token'],
+          }),
+        };
+        (window as unknown as { logged: unknown }).logged = logged;
+        // What the README promises stays readable where it is needed.
+        if (space.key !== secrets['space key']) throw new Error('space.key is no longer readable');
+      },
+      { baseUrl: serverUrl(), secrets },
+    );
+
+    const cdp = await context.newCDPSession(page);
+    for (const name of [
+      'client',
+      'client withOptions',
+      'space client',
+      'messages',
+      'inbox',
+      'webhooks',
+      'artifacts',
+      'stream',
+      'session',
+      'pending join',
+    ]) {
+      const shown = await devtoolsView(cdp, `window.logged[${JSON.stringify(name)}]`);
+      for (const [what, secret] of Object.entries(secrets))
+        expect(shown.includes(secret), `the console shows the ${what} in the ${name}`).toBe(false);
+      // Who it is does show (the space client's spaceId, say): the walk did see the object.
+      if (name === 'space client') expect(shown).toContain('space-id');
+    }
+    expect(problems).toEqual([]);
+  }, 60_000);
 });
+
+/**
+ * Everything devtools can show of an object without running a getter: its console preview, then
+ * its own properties (enumerable or not) and `#private` fields, expanded level after level. Not
+ * walked: getters (devtools run them only when clicked) and a function's `[[Scopes]]`.
+ */
+async function devtoolsView(cdp: CDPSession, expression: string): Promise<string> {
+  const shown: string[] = [];
+  const { result } = await cdp.send('Runtime.evaluate', { expression, generatePreview: true });
+  const seen = new Set<string>();
+  const walk = async (objectId: string, depth: number): Promise<void> => {
+    if (seen.has(objectId) || depth > 8) return;
+    seen.add(objectId);
+    const { result: properties, privateProperties = [] } = await cdp.send('Runtime.getProperties', {
+      objectId,
+      ownProperties: true,
+      generatePreview: true,
+    });
+    for (const property of [...properties, ...privateProperties]) {
+      if (property.name === '__proto__' || !property.value) continue;
+      shown.push(`${property.name}: ${JSON.stringify(property.value)}`);
+      if (property.value.objectId) await walk(property.value.objectId, depth + 1);
+    }
+  };
+  shown.push(JSON.stringify(result));
+  if (result.objectId) await walk(result.objectId, 0);
+  return shown.join('\n');
+}

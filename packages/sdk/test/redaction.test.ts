@@ -1,5 +1,6 @@
 // Every SDK object that holds a credential, logged (console.log is util.inspect) or saved as JSON,
-// shows who it is and never the key, token, JWT or header it holds.
+// shows who it is and never the key, token, JWT or header it holds; nor does a browser's console,
+// which lists an object's own properties, whatever Node's inspect hook says.
 import { randomUUID } from 'node:crypto';
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
@@ -71,6 +72,12 @@ describe('objects that hold credentials', () => {
       ['resumed pending join', client.pendingJoin(pending.toJSON())],
     ];
     for (const [name, object] of objects) {
+      const listed = ownValues(object);
+      for (const [what, secret] of Object.entries(secrets))
+        expect(
+          listed.filter((value) => value.includes(secret)),
+          `a browser console lists the ${what} among the ${name}'s properties`,
+        ).toEqual([]);
       const logged = inspect(object, { depth: Number.POSITIVE_INFINITY, showHidden: true });
       const saved = JSON.stringify(object) ?? '';
       for (const [what, secret] of Object.entries(secrets)) {
@@ -120,3 +127,26 @@ describe('objects that hold credentials', () => {
     expect(error.message).toMatch(/^423 /);
   });
 });
+
+/**
+ * Every string a browser's console can list by expanding `root`, level after level: own
+ * properties, enumerable or not, symbol-keyed too, as devtools shows them. A getter (on the
+ * object or its prototype) is not run: devtools show it as `(...)` until it is clicked.
+ */
+function ownValues(root: unknown): string[] {
+  const found: string[] = [];
+  const seen = new Set<unknown>();
+  const visit = (value: unknown): void => {
+    if (typeof value === 'string') found.push(value);
+    if ((typeof value !== 'object' && typeof value !== 'function') || value === null || seen.has(value))
+      return;
+    seen.add(value);
+    if (value instanceof Headers) for (const entry of value) found.push(entry.join(': '));
+    for (const key of Reflect.ownKeys(value)) {
+      const descriptor = Reflect.getOwnPropertyDescriptor(value, key)!;
+      if ('value' in descriptor) visit(descriptor.value);
+    }
+  };
+  visit(root);
+  return found;
+}
