@@ -103,7 +103,8 @@ export class Transport {
     // connection failure and retry it before throwing a ConnectionError.
     if (!/^https?:$/.test(parsedProtocol(options.baseUrl)))
       throw new ConveneError(
-        `baseUrl must be an absolute http(s) URL, such as http://localhost:3000 (got ${options.baseUrl})`,
+        `baseUrl must be an absolute http(s) URL, such as http://localhost:3000, or location.origin in a ` +
+          `page the server serves (got ${options.baseUrl})`,
       );
     const fetchImpl = options.fetch ?? globalThis.fetch;
     if (typeof fetchImpl !== 'function')
