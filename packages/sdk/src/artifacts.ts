@@ -10,8 +10,9 @@ import type {
   OperationTypes,
   WriteArtifactParams,
 } from './generated';
-import { hidden, linkedController, showAs } from './internal';
-import type { RequestOptions, Transport } from './transport';
+import { linkedController, showAs } from './internal';
+import { SpaceResource } from './space-resource';
+import type { RequestOptions } from './transport';
 
 export interface CreateArtifactOptions extends Omit<CreateArtifactParams, 'type'> {
   /** The only type there is. */
@@ -111,33 +112,8 @@ export class LockedArtifact {
   }
 }
 
-/** The key and the transport of each Artifacts object, off its own properties (see hidden). */
-const held = hidden<{ transport: Transport; key: string }>();
-
 /** The artifacts of one space: markdown documents with an exclusive edit lock and a history. */
-export class Artifacts {
-  /** @internal */
-  constructor(
-    transport: Transport,
-    private readonly spaceId: string,
-    key: string,
-  ) {
-    held.keep(this, { transport, key });
-  }
-
-  private get transport(): Transport {
-    return held.of(this).transport;
-  }
-
-  private get key(): string {
-    return held.of(this).key;
-  }
-
-  /** The space, never the key: what `JSON.stringify` and `console.log` show. */
-  toJSON(): { spaceId: string } {
-    return { spaceId: this.spaceId };
-  }
-
+export class Artifacts extends SpaceResource {
   private call<K extends OperationId>(
     operationId: K,
     path: Omit<NonNullable<OperationTypes[K]['path']>, 'spaceId'>,

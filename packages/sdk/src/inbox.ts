@@ -1,7 +1,8 @@
 import type { APIPromise } from './api-promise';
 import { AbortError, ConnectionError, type ConveneError, isTransient } from './errors';
 import type { AckInboxResult, GetInboxParams, InboxResult, MessageView } from './generated';
-import { backoffMs, hidden, type OutageHooks, outage, showAs, sleep } from './internal';
+import { backoffMs, type OutageHooks, outage, showAs, sleep } from './internal';
+import { SpaceResource } from './space-resource';
 import type { RequestOptions, Transport } from './transport';
 
 /**
@@ -28,37 +29,12 @@ export interface FollowOptions extends OutageHooks {
   signal?: AbortSignal | undefined;
 }
 
-/** The key and the transport of each Inbox object, off its own properties (see hidden). */
-const held = hidden<{ transport: Transport; key: string }>();
-
 /**
  * Your inbox in one space: the messages that mention you or reply to one of yours, after your
  * read position, which the server keeps. Acknowledge what you have handled (`ack`), and a restart
  * (on any machine) resumes with exactly what was not acknowledged.
  */
-export class Inbox {
-  /** @internal */
-  constructor(
-    transport: Transport,
-    private readonly spaceId: string,
-    key: string,
-  ) {
-    held.keep(this, { transport, key });
-  }
-
-  private get transport(): Transport {
-    return held.of(this).transport;
-  }
-
-  private get key(): string {
-    return held.of(this).key;
-  }
-
-  /** The space, never the key: what `JSON.stringify` and `console.log` show. */
-  toJSON(): { spaceId: string } {
-    return { spaceId: this.spaceId };
-  }
-
+export class Inbox extends SpaceResource {
   /**
    * The messages after your read position (or after `after` when further on), oldest first, with
    * unread counts. Reading moves nothing. `wait` (seconds, at most 60) answers as soon as

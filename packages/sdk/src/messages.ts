@@ -1,7 +1,8 @@
 import { APIPromise, type WithResponse } from './api-promise';
 import type { ListMessagesResult, MessageView, SendMessageParams, SendMessageResult } from './generated';
 import { longPollOptions } from './inbox';
-import { hidden, refuseMisplacedOptions, showAs, timestampOf } from './internal';
+import { refuseMisplacedOptions, showAs, timestampOf } from './internal';
+import { SpaceResource } from './space-resource';
 import { MessageStream, type StreamOptions } from './stream';
 import type { RequestOptions, Transport } from './transport';
 
@@ -53,33 +54,17 @@ export class MessageList extends APIPromise<ListMessagesResult> implements Async
   }
 }
 
-/** The key and the transport of each Messages object, off its own properties (see hidden). */
-const held = hidden<{ transport: Transport; key: string }>();
-
 /** Messages of one space, sent and read with the key the space client holds. */
-export class Messages {
+export class Messages extends SpaceResource {
   /** @internal */
   constructor(
     transport: Transport,
-    private readonly spaceId: string,
+    spaceId: string,
     key: string,
     /** Whose key it is, when the space client knows: its stream ends with its membership. */
     private readonly participantId?: string,
   ) {
-    held.keep(this, { transport, key });
-  }
-
-  private get transport(): Transport {
-    return held.of(this).transport;
-  }
-
-  private get key(): string {
-    return held.of(this).key;
-  }
-
-  /** The space, never the key: what `JSON.stringify` and `console.log` show. */
-  toJSON(): { spaceId: string } {
-    return { spaceId: this.spaceId };
+    super(transport, spaceId, key);
   }
 
   /**

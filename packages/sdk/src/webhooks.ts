@@ -7,36 +7,12 @@ import type {
   WebhookEvent,
   WebhookList,
 } from './generated';
-import { hidden, showAs } from './internal';
-import type { RequestOptions, Transport } from './transport';
-
-/** The key and the transport of each Webhooks object, off its own properties (see hidden). */
-const held = hidden<{ transport: Transport; key: string }>();
+import { showAs } from './internal';
+import { SpaceResource } from './space-resource';
+import type { RequestOptions } from './transport';
 
 /** Your webhooks in one space: the service POSTs the space's events to them, signed. */
-export class Webhooks {
-  /** @internal */
-  constructor(
-    transport: Transport,
-    private readonly spaceId: string,
-    key: string,
-  ) {
-    held.keep(this, { transport, key });
-  }
-
-  private get transport(): Transport {
-    return held.of(this).transport;
-  }
-
-  private get key(): string {
-    return held.of(this).key;
-  }
-
-  /** The space, never the key: what `JSON.stringify` and `console.log` show. */
-  toJSON(): { spaceId: string } {
-    return { spaceId: this.spaceId };
-  }
-
+export class Webhooks extends SpaceResource {
   /**
    * Registers `url` for the space's events (every type, or `events`). The answer carries the
    * signing `secret`, shown this once: keep it to verify deliveries (verifyWebhook).
