@@ -19,6 +19,9 @@ const STATUS = {
   kicked: 'removed (kicked)',
 } as const;
 
+/** What a terminal asks before refusing a request to join: `reject`, or `kick` of someone waiting. */
+const refuseQuestion = (who: string, space: string) => `Refuse ${who}'s request to join ${space}?`;
+
 /**
  * The owner's moderation verbs share one shape: a participant, by name or id. `reject` is `kick`
  * kept to those waiting for approval, under the name a person looks for to refuse a request.
@@ -53,7 +56,7 @@ const ACTIONS = [
     call: 'kick',
     candidates: ['waitingForApproval'],
     already: ['kicked', 'left'],
-    confirm: (who: string, space: string) => `Refuse ${who}'s request to join ${space}?`,
+    confirm: refuseQuestion,
   },
   {
     name: 'kick',
@@ -183,9 +186,10 @@ export function registerModeration(program: Command, app: App): void {
           const who = inline(participant.name);
           await confirm(
             ctx.out,
-            participant.status === 'waitingForApproval'
-              ? `Refuse ${who}'s request to join ${inline(saved.name)}?`
-              : action.confirm(who, inline(saved.name)),
+            (participant.status === 'waitingForApproval' ? refuseQuestion : action.confirm)(
+              who,
+              inline(saved.name),
+            ),
             (options as { yes?: boolean }).yes,
           );
         }
