@@ -8,6 +8,7 @@ import { inline, neutralise, type Output } from './output';
  * FORCE_COLOR are both set, before `--json`'s error, which is to be the only thing there.
  */
 const prompts = () => import('@clack/prompts');
+
 /**
  * A prompt left with Ctrl-C (or Esc, which the prompt library does not tell apart) is interrupted,
  * exit 130 as a Ctrl-C anywhere else; answering No to a confirmation is exit 1.
