@@ -196,4 +196,25 @@ describe('request logs', () => {
       expect(log).not.toContain(token.token);
     });
   });
+
+  it('redact the value of every query parameter but the positions, bounds and waits', async () => {
+    const lines: string[] = [];
+    const options = {
+      config: { logLevel: 'info' as const },
+      logStream: { write: (line: string) => void lines.push(line) },
+    };
+    await withServer(options, async ({ h: api }) => {
+      const space = await api.createSpace();
+      const key = space.ownerKey;
+      // Names a client may invent for a key, a bare key, and a key inside a path in `next`.
+      await api.get(`/hub/space/${space.spaceId}?privateKey=${key}&access_token=${key}&api_key=${key}`);
+      await api.get(`/hub/space/${space.spaceId}/messages?${key}&limit=5&after=3&wait=0`);
+      await api.get(`/login?next=${encodeURIComponent(`/join/${space.spaceId}?key=${key}`)}`);
+      const log = lines.join('\n');
+      expect(log).not.toContain(key);
+      expect(log).toContain('privateKey=[redacted]&access_token=[redacted]&api_key=[redacted]');
+      expect(log).toContain('/messages?[redacted]&limit=5&after=3&wait=0');
+      expect(log).toContain('/login?next=[redacted]');
+    });
+  });
 });

@@ -2,8 +2,13 @@ import type { FastifyRequest } from 'fastify';
 
 const SECRET_HEADERS = ['x-private-key', 'x-user-token', 'x-poll-token', 'authorization', 'cookie'];
 
-/** Query parameters that may carry a secret, by their decoded, lower-cased name. */
-const SECRET_PARAMS = new Set(['key', 'token', 'code', 'devicecode', 'ticket', 'polltoken']);
+/**
+ * The query parameters logged as sent, by their decoded, lower-cased name: the API's own that
+ * never carry a secret or a person's words (positions, bounds, waits). Every other one, the API's
+ * `key`, `next` (a path that may hold an invitation's key) and `query` (someone's question) among
+ * them, and any a client invents (`?privateKey=`, `?access_token=`), has its value replaced.
+ */
+const LOGGED_PARAMS = new Set(['after', 'before', 'from', 'to', 'since', 'limit', 'timestamp', 'wait']);
 
 /** A query parameter's name as the query parser reads it (`%6Bey` and `k%65y` are `key`). */
 function decodedName(name: string): string {
@@ -16,8 +21,8 @@ function decodedName(name: string): string {
 }
 
 /**
- * Request log lines never carry a key: every query parameter whose decoded name may hold a secret
- * has its value replaced, however the name was encoded.
+ * Request log lines never carry a key: the value of every query parameter but the few known to
+ * hold none is replaced, however its name was encoded.
  */
 export function redactUrl(url: string): string {
   const at = url.indexOf('?');
@@ -29,7 +34,9 @@ export function redactUrl(url: string): string {
     .map((pair) => {
       const eq = pair.indexOf('=');
       const name = eq === -1 ? pair : pair.slice(0, eq);
-      return SECRET_PARAMS.has(decodedName(name)) ? `${name}=[redacted]` : pair;
+      if (LOGGED_PARAMS.has(decodedName(name))) return pair;
+      // A bare name (`?<something>`) may itself be the secret.
+      return eq === -1 ? '[redacted]' : `${name}=[redacted]`;
     })
     .join('&');
   return `${url.slice(0, at + 1)}${redacted}`;
