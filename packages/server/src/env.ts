@@ -57,6 +57,8 @@ const ZEnv = z.object({
     .positive()
     .default(90 * 86_400),
   SECRET: z.string().min(16).optional(),
+  /** After a change of SECRET: the one it replaces (what it sealed is then sealed again). */
+  PREVIOUS_SECRET: z.string().min(16).optional(),
   /** The database password a generated SECRET was sealed with, after that password changed. */
   PREVIOUS_DATABASE_PASSWORD: z.string().min(1).optional(),
   /** Read as postgres.js reads it, when DATABASE_URL names no password. */
@@ -120,6 +122,7 @@ export interface ServerConfig {
   /** Closed and expired spaces are deleted, with all they hold, this long after. */
   spaceRetentionSeconds: number;
   secret: string | undefined;
+  previousSecret: string | undefined;
   /** The PostgreSQL password (DATABASE_URL's, else PGPASSWORD): what a generated SECRET is sealed with. */
   databasePassword: string | undefined;
   previousDatabasePassword: string | undefined;
@@ -202,6 +205,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     userTokenTtlSeconds: e.USER_TOKEN_TTL_S,
     spaceRetentionSeconds: e.SPACE_RETENTION_S,
     secret: e.SECRET,
+    previousSecret: e.PREVIOUS_SECRET,
     databasePassword: databasePassword(e.DATABASE_URL) ?? e.PGPASSWORD,
     previousDatabasePassword: e.PREVIOUS_DATABASE_PASSWORD,
     trustProxy: e.TRUST_PROXY,

@@ -1,8 +1,8 @@
 import { randomBytes, scryptSync } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Database, isMemoryUrl, SecretBox, schema } from '@convene/core';
-import { eq } from 'drizzle-orm';
+import { type Database, isMemoryUrl, resealSecrets, SecretBox, schema } from '@convene/core';
+import { eq, inArray } from 'drizzle-orm';
 import type { ServerConfig } from './env';
 
 /** Settings rows: the generated SECRET sealed, and where earlier versions kept it in clear. */
@@ -51,13 +51,7 @@ export async function loadOrCreateSecret(
     }
   }
   const db = database.db;
-  const read = async (key: string) =>
-    (
-      await db
-        .select({ value: schema.settings.value })
-        .from(schema.settings)
-        .where(eq(schema.settings.key, key))
-    )[0]?.value;
+  const read = (key: string) => readSetting(database, key);
   const password = config.databasePassword;
   if (!password) {
     warn(
@@ -109,4 +103,72 @@ function reseal(sealed: string, config: ServerConfig): string {
   throw new Error(
     'the generated SECRET in the database is sealed with another database password: start once with PREVIOUS_DATABASE_PASSWORD set to the password it was sealed with (it is then sealed again with the current one), or set SECRET',
   );
+}
+
+const readSetting = async (database: Database, key: string): Promise<string | undefined> =>
+  (
+    await database.db
+      .select({ value: schema.settings.value })
+      .from(schema.settings)
+      .where(eq(schema.settings.key, key))
+  )[0]?.value;
+
+/**
+ * The SECRET generated for this deployment, if one was and it can be opened (see
+ * loadOrCreateSecret), without generating one.
+ */
+async function generatedSecret(database: Database, config: ServerConfig): Promise<string | undefined> {
+  if (isMemoryUrl(config.databaseUrl)) return undefined;
+  if (database.engine === 'pglite') {
+    try {
+      return readFileSync(join(config.dataDir, 'secret'), 'utf8').trim();
+    } catch {
+      return undefined;
+    }
+  }
+  const clear = await readSetting(database, CLEAR);
+  if (clear !== undefined) return clear;
+  const sealed = await readSetting(database, SEALED);
+  if (sealed === undefined || !config.databasePassword) return undefined;
+  try {
+    return sealWith(config.databasePassword).decrypt(sealed);
+  } catch {
+    try {
+      return reseal(sealed, config);
+    } catch {
+      return undefined;
+    }
+  }
+}
+
+async function forgetGeneratedSecret(database: Database, config: ServerConfig): Promise<void> {
+  if (database.engine === 'pglite') rmSync(join(config.dataDir, 'secret'), { force: true });
+  else await database.db.delete(schema.settings).where(inArray(schema.settings.key, [SEALED, CLEAR]));
+}
+
+/**
+ * After a change of SECRET: what was sealed under the SECRET before it (PREVIOUS_SECRET, or else
+ * the generated one that a SECRET of the operator's own now replaces) is sealed again under the
+ * current one (resealSecrets), and a generated SECRET so replaced is forgotten: nothing it sealed
+ * is left. Run at start, before anything opens a sealed value.
+ */
+export async function resealAfterSecretChange(
+  database: Database,
+  config: ServerConfig,
+  box: SecretBox,
+  info: (message: string) => void,
+): Promise<void> {
+  const generated = config.secret === undefined ? undefined : await generatedSecret(database, config);
+  const replaced = generated !== undefined && generated !== config.secret;
+  const previous = config.previousSecret ?? (replaced ? generated : undefined);
+  if (previous === undefined) return;
+  const done = await resealSecrets(database.db, new SecretBox(previous), box);
+  if (done)
+    info(
+      `SECRET changed: ${done.resealed} sealed values were sealed again under the new one${done.unreadable ? ` (${done.unreadable} opened with neither and were left as they were)` : ''}`,
+    );
+  if (replaced) {
+    await forgetGeneratedSecret(database, config);
+    info('the generated SECRET was replaced by the SECRET set and is forgotten: keep setting SECRET');
+  }
 }

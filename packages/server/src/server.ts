@@ -20,7 +20,7 @@ import { startLockExpirySweeper } from './events/lock-expiry-sweeper';
 import { hubSpaceWatch } from './events/space-watch';
 import { type PolicyStores, policyStoresFor } from './http/stores';
 import { McpSessionStreams } from './mcp/session-streams';
-import { loadOrCreateSecret } from './secret';
+import { loadOrCreateSecret, resealAfterSecretChange } from './secret';
 import { webhookPoster } from './webhooks/post';
 import { WebhookWorker } from './webhooks/worker';
 
@@ -62,6 +62,7 @@ export async function createServer(
       config.secret ??
       (await loadOrCreateSecret(database, config, (message) => early.push({ level: 'warn', message })));
     const box = new SecretBox(secret);
+    await resealAfterSecretChange(database, config, box, (message) => early.push({ level: 'info', message }));
     // Logged once the app's logger exists (a worker failing before then has nothing to diff).
     let diffWorkerFailed = (_error: unknown) => {};
     const deps: Deps = {

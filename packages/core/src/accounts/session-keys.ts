@@ -25,7 +25,7 @@ export interface SessionKeys {
 }
 
 /** The settings row holding the issuer and the private key, sealed under SECRET. */
-const SETTING = 'dashboard-jwt';
+export const SESSION_KEYS_SETTING = 'dashboard-jwt';
 
 interface Stored {
   issuer: string;
@@ -47,16 +47,19 @@ export async function loadSessionKeys(db: Db, box: SecretBox): Promise<SessionKe
   };
   await db
     .insert(settings)
-    .values({ key: SETTING, value: box.encrypt(JSON.stringify(candidate)) })
+    .values({ key: SESSION_KEYS_SETTING, value: box.encrypt(JSON.stringify(candidate)) })
     .onConflictDoNothing();
-  const [row] = await db.select({ value: settings.value }).from(settings).where(eq(settings.key, SETTING));
+  const [row] = await db
+    .select({ value: settings.value })
+    .from(settings)
+    .where(eq(settings.key, SESSION_KEYS_SETTING));
   if (!row) throw new Error('could not load the dashboard session keys');
   let stored: Stored;
   try {
     stored = JSON.parse(box.decrypt(row.value)) as Stored;
   } catch {
     throw new Error(
-      'the dashboard session keys in the database cannot be read with this SECRET: every node of a deployment needs the same SECRET',
+      'the dashboard session keys in the database cannot be read with this SECRET: every node of a deployment needs the same SECRET; to change it, start with PREVIOUS_SECRET set to the one it replaces',
     );
   }
   return sessionKeysOf(stored);

@@ -2,3 +2,4 @@
 // implementations; the server composes them.
 export * from './idempotency-store';
 export * from './rate-limiter';
+export * from './reseal-secrets';
