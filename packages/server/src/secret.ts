@@ -1,7 +1,14 @@
 import { randomBytes, scryptSync } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Database, isMemoryUrl, resealSecrets, SecretBox, schema } from '@convene/core';
+import {
+  type Database,
+  isMemoryUrl,
+  resealSecrets,
+  SESSION_KEYS_SETTING,
+  SecretBox,
+  schema,
+} from '@convene/core';
 import { eq, inArray } from 'drizzle-orm';
 import type { ServerConfig } from './env';
 
@@ -24,6 +31,14 @@ function sealWith(password: string): SecretBox {
   return new SecretBox(key.toString('hex'));
 }
 
+const readSetting = async (database: Database, key: string): Promise<string | undefined> =>
+  (
+    await database.db
+      .select({ value: schema.settings.value })
+      .from(schema.settings)
+      .where(eq(schema.settings.key, key))
+  )[0]?.value;
+
 const mint = (): string => randomBytes(32).toString('hex');
 
 /**
@@ -44,6 +59,11 @@ export async function loadOrCreateSecret(
     try {
       return readFileSync(file, 'utf8').trim();
     } catch {
+      // A data directory copied without its secret: a new one would open nothing it holds.
+      if (await readSetting(database, SESSION_KEYS_SETTING))
+        throw new Error(
+          `${file} is missing, and the database under DATA_DIR was sealed with the SECRET it held: restore that file with the data, or set SECRET to its value`,
+        );
       mkdirSync(config.dataDir, { recursive: true });
       const secret = mint();
       writeFileSync(file, secret, { mode: 0o600 });
@@ -104,14 +124,6 @@ function reseal(sealed: string, config: ServerConfig): string {
     'the generated SECRET in the database is sealed with another database password: start once with PREVIOUS_DATABASE_PASSWORD set to the password it was sealed with (it is then sealed again with the current one), or set SECRET',
   );
 }
-
-const readSetting = async (database: Database, key: string): Promise<string | undefined> =>
-  (
-    await database.db
-      .select({ value: schema.settings.value })
-      .from(schema.settings)
-      .where(eq(schema.settings.key, key))
-  )[0]?.value;
 
 /**
  * The SECRET generated for this deployment, if one was and it can be opened (see

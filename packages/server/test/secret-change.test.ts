@@ -175,6 +175,27 @@ describe('changing SECRET', () => {
     }
   });
 
+  it('refuses a data directory copied without its generated SECRET, naming the file, and writes none', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'convene-secret-change-'));
+    try {
+      const start: Start = (env) =>
+        createServer(
+          loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', PORT: '0', ...LOOPBACK_WEBHOOKS, ...env }),
+          {
+            logger: false,
+          },
+        );
+      await seed(start);
+      rmSync(join(dataDir, 'secret'));
+      await expect(start({})).rejects.toThrow(
+        /secret is missing.*restore that file with the data, or set SECRET/,
+      );
+      expect(existsSync(join(dataDir, 'secret'))).toBe(false);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
   it('says what it did, and never the SECRETs', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'convene-secret-change-'));
     const lines: string[] = [];
