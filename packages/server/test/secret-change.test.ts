@@ -123,22 +123,28 @@ async function story(start: Start, generatedKept: () => Promise<boolean>): Promi
   );
 }
 
+/** A new embedded deployment under a DATA_DIR of its own; with `logStream`, its log at info. */
+async function onEmbedded(
+  test: (start: Start, dataDir: string) => Promise<void>,
+  logStream?: { write(line: string): void },
+): Promise<void> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'convene-secret-change-'));
+  try {
+    const level = logStream ? 'info' : 'silent';
+    const start: Start = (env) =>
+      createServer(
+        loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: level, PORT: '0', ...LOOPBACK_WEBHOOKS, ...env }),
+        logStream ? { logStream } : { logger: false },
+      );
+    await test(start, dataDir);
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
 describe('changing SECRET', () => {
-  it('on embedded PGlite: the generated one is replaced, then a chosen one', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'convene-secret-change-'));
-    try {
-      const start: Start = (env) =>
-        createServer(
-          loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', PORT: '0', ...LOOPBACK_WEBHOOKS, ...env }),
-          {
-            logger: false,
-          },
-        );
-      await story(start, async () => existsSync(join(dataDir, 'secret')));
-    } finally {
-      rmSync(dataDir, { recursive: true, force: true });
-    }
-  });
+  it('on embedded PGlite: the generated one is replaced, then a chosen one', () =>
+    onEmbedded((start, dataDir) => story(start, async () => existsSync(join(dataDir, 'secret')))));
 
   it.runIf(onPostgres())('on PostgreSQL: the generated one is replaced, then a chosen one', async () => {
     const pg = await createPostgresTestDatabase(testDatabaseServerUrl()!);
@@ -175,46 +181,28 @@ describe('changing SECRET', () => {
     }
   });
 
-  it('refuses a data directory copied without its generated SECRET, naming the file, and writes none', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'convene-secret-change-'));
-    try {
-      const start: Start = (env) =>
-        createServer(
-          loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', PORT: '0', ...LOOPBACK_WEBHOOKS, ...env }),
-          {
-            logger: false,
-          },
-        );
+  it('refuses a data directory copied without its generated SECRET, naming the file, and writes none', () =>
+    onEmbedded(async (start, dataDir) => {
       await seed(start);
       rmSync(join(dataDir, 'secret'));
       await expect(start({})).rejects.toThrow(
         /secret is missing.*restore that file with the data, or set SECRET/,
       );
       expect(existsSync(join(dataDir, 'secret'))).toBe(false);
-    } finally {
-      rmSync(dataDir, { recursive: true, force: true });
-    }
-  });
+    }));
 
   it('says what it did, and never the SECRETs', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'convene-secret-change-'));
     const lines: string[] = [];
-    try {
-      const start: Start = (env) =>
-        createServer(
-          loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'info', PORT: '0', ...LOOPBACK_WEBHOOKS, ...env }),
-          {
-            logStream: { write: (line: string) => void lines.push(line) },
-          },
-        );
-      await seed(start);
-      await (await start({ SECRET: OWN })).close();
-      const log = lines.join('\n');
-      expect(log).toMatch(/SECRET changed: \d+ sealed values were sealed again under the new one/);
-      expect(log).toMatch(/the generated SECRET was replaced/);
-      expect(log).not.toContain(OWN);
-    } finally {
-      rmSync(dataDir, { recursive: true, force: true });
-    }
+    await onEmbedded(
+      async (start) => {
+        await seed(start);
+        await (await start({ SECRET: OWN })).close();
+      },
+      { write: (line) => void lines.push(line) },
+    );
+    const log = lines.join('\n');
+    expect(log).toMatch(/SECRET changed: \d+ sealed values were sealed again under the new one/);
+    expect(log).toMatch(/the generated SECRET was replaced/);
+    expect(log).not.toContain(OWN);
   });
 });

@@ -176,12 +176,18 @@ describe.runIf(!onPostgres())('bodies over 2 MiB', () => {
 });
 
 describe('request logs', () => {
-  it('redact a key whose parameter name is percent-encoded', async () => {
+  /** A server's options that keep its log lines, at info. */
+  const loggedAtInfo = () => {
     const lines: string[] = [];
     const options = {
       config: { logLevel: 'info' as const },
       logStream: { write: (line: string) => void lines.push(line) },
     };
+    return { lines, options };
+  };
+
+  it('redact a key whose parameter name is percent-encoded', async () => {
+    const { lines, options } = loggedAtInfo();
     await withServer(options, async ({ h: api }) => {
       const space = await api.createSpace();
       const human = await signup(api);
@@ -198,11 +204,7 @@ describe('request logs', () => {
   });
 
   it('redact the value of every query parameter but the positions, bounds and waits', async () => {
-    const lines: string[] = [];
-    const options = {
-      config: { logLevel: 'info' as const },
-      logStream: { write: (line: string) => void lines.push(line) },
-    };
+    const { lines, options } = loggedAtInfo();
     await withServer(options, async ({ h: api }) => {
       const space = await api.createSpace();
       const key = space.ownerKey;
