@@ -1,5 +1,15 @@
 import { APIPromise } from './api-promise';
-import { AuthenticationError, ConveneError, LockedError, NotFoundError } from './errors';
+import {
+  AbortError,
+  AuthenticationError,
+  ConveneError,
+  GoneError,
+  isTransient,
+  LockedError,
+  NotFoundError,
+  retryAfterSeconds,
+  UnlockError,
+} from './errors';
 import type {
   ArtifactList,
   ArtifactVersionList,
@@ -10,7 +20,7 @@ import type {
   OperationTypes,
   WriteArtifactParams,
 } from './generated';
-import { linkedController, showAs } from './internal';
+import { backoffMs, linkedController, showAs, sleep, uuid4 } from './internal';
 import { SpaceResource } from './space-resource';
 import type { RequestOptions } from './transport';
 
@@ -23,7 +33,9 @@ export interface CreateArtifactOptions extends Omit<CreateArtifactParams, 'type'
  * The request options of each call `withLock` makes. An `idempotencyKey` is the lock's only: each
  * heartbeat and the unlock is a write of its own, with its own key. `signal` ends the whole
  * operation: before the lock is taken, nothing is locked; while the callback runs, `doc.signal`
- * aborts and `doc.write` throws AbortError, and the lock is released all the same.
+ * aborts and `doc.write` throws AbortError, and the lock is released all the same. It also says
+ * how long you are willing to wait for that release: the unlock is always tried as any call is
+ * (1 + `maxRetries` attempts), and beyond those only until the signal aborts (an UnlockError).
  */
 export interface WithLockOptions extends RequestOptions {
   /**
@@ -86,24 +98,63 @@ export class LockedArtifact {
    * based on the version this document holds (`baseVersion`), so a write made meanwhile with the
    * same key (another process of the same participant, whose lock is the same lock) is a
    * ConflictError rather than overwritten.
+   *
+   * `options` are a write's request options. A write whose answer was lost (a ConnectionError
+   * with `mayHaveRun`) is sent again with `{ idempotencyKey: error.idempotencyKey }`: the server
+   * replays it if it ran, and this document moves on to the version it made. Or `reload()`.
    */
-  async write(content: string, params: Omit<WriteArtifactParams, 'content'> = {}): Promise<ArtifactView> {
+  async write(
+    content: string,
+    params: Omit<WriteArtifactParams, 'content'> = {},
+    options: RequestOptions = {},
+  ): Promise<ArtifactView> {
     // Not sent with `signal`: once the lock is lost that would only say 'aborted', where the
-    // server's 423 says who holds the lock now. The caller's own signal, though, ends it.
+    // server's 423 says who holds the lock now. The caller's own signals, though, end it.
+    const { controller, release } = linkedController(this.callerSignal);
+    const { release: releaseMine } = linkTo(controller, options.signal);
     const sent = Date.now();
-    this.current = await this.artifacts.write(
-      this.id,
-      content,
-      { baseVersion: this.current.version, ...params },
-      this.callerSignal ? { signal: this.callerSignal } : undefined,
-    );
+    try {
+      this.current = await this.artifacts.write(
+        this.id,
+        content,
+        { baseVersion: this.current.version, ...params },
+        { ...options, signal: this.callerSignal || options.signal ? controller.signal : undefined },
+      );
+    } catch (error) {
+      // Not ours any more (taken, or the key ended): no unlock may follow, which from the
+      // space's owner would release whoever holds it now.
+      if (error instanceof LockedError || error instanceof AuthenticationError) this.onLost?.(error);
+      throw error;
+    } finally {
+      release();
+      releaseMine();
+      this.onSettled?.();
+    }
     if (this.current.lockExpiresAt) this.expiresAt = this.current.lockExpiresAt;
     this.onRefresh?.(sent);
     return this.current;
   }
 
+  /**
+   * Reads the artifact again, under the lock: its current version and content (after a write
+   * whose answer was lost, or one made with the same key elsewhere), which the next `write` is
+   * then based on. It does not refresh the lock.
+   */
+  async reload(options?: RequestOptions): Promise<ArtifactView> {
+    const artifact = await this.artifacts.get(this.id, {
+      ...options,
+      signal: options?.signal ?? this.callerSignal,
+    });
+    this.current = artifact;
+    return artifact;
+  }
+
   /** @internal Called with when a request that refreshed the lock was sent. */
   onRefresh: ((sent: number) => void) | undefined;
+  /** @internal Called when a request that may have refreshed the lock has ended, however. */
+  onSettled: (() => void) | undefined;
+  /** @internal Called when a write says the lock is no longer this key's. */
+  onLost: ((error: ConveneError) => void) | undefined;
 
   /** @internal */
   refreshed(lock: LockResult, sent: number): void {
@@ -221,7 +272,12 @@ export class Artifacts extends SpaceResource {
 
   /**
    * Locks the artifact, hands it to `fn`, keeps the lock alive while `fn` runs (heartbeats) and
-   * unlocks it afterwards, also when `fn` throws. Resolves with what `fn` returns.
+   * unlocks it afterwards, also when `fn` throws. Resolves with what `fn` returns (or rejects with
+   * what it threw) once the lock is released: an unlock that gets no answer, a 5xx or a 429 is made
+   * again (after its Retry-After, or a backoff) until it succeeds, the lock is known gone (taken by
+   * someone else, the key or the space ended), or the lock's lifetime has passed. When the release
+   * cannot be confirmed (`options.signal` aborted the wait, or the server refused the unlock for
+   * another reason), it rejects with an UnlockError, whose `outcome` is what `fn` did.
    *
    * ```ts
    * await me.artifacts.withLock(id, (doc) => doc.write(doc.content + '\n- one more item'));
@@ -268,7 +324,18 @@ export class Artifacts extends SpaceResource {
       ...requestOptions,
       idempotencyKey,
     }).withResponse();
+    const measured = lockLifetime(lock, response);
+    // A lifetime the answer does not give (no Date, say) is the spec's 10 minutes.
+    const lifetime = Number.isFinite(measured) && measured > 0 ? measured : 10 * 60_000;
+    /**
+     * `renewed`: when the last request the server confirmed had refreshed the lock was sent; the
+     * lock lives until `renewed + lifetime` at least. `settled`: when the last request that may have
+     * refreshed it ended, answered or not; no lock of ours outlives `settled + lifetime`.
+     */
+    const times = { renewed: locking, settled: Date.now() };
     const lost = new AbortController();
+    /** The lock is known not to be ours any more: nothing is to be released. */
+    let gone = false;
     // The callback's signal: the lock lost, or the caller's signal aborted.
     const { controller: ended, release } = linkedController(requestOptions.signal);
     const endWithLoss = () => ended.abort(lost.signal.reason);
@@ -276,16 +343,17 @@ export class Artifacts extends SpaceResource {
     let timer: ReturnType<typeof setTimeout> | undefined;
     let lapse: ReturnType<typeof setTimeout> | undefined;
     let stopped = false;
+    let outcome: PromiseSettledResult<T>;
     try {
       const artifact = await this.get(artifactId, requestOptions);
       const doc = new LockedArtifact(this, artifact, lock, ended.signal, requestOptions.signal);
-      const lifetime = lockLifetime(lock, response);
       // Renewed by every heartbeat and write that succeeds, counted from when it was sent. Past
       // it with no renewal (heartbeats refused by a rate limit, a process that stalled), the lock
       // is gone on the server whatever comes next: the callback hears it at once.
       doc.onRefresh = (sent) => {
+        times.renewed = Math.max(times.renewed, sent);
         clearTimeout(lapse);
-        if (stopped || !(lifetime > 0)) return;
+        if (stopped) return;
         lapse = setTimeout(
           () =>
             lost.abort(
@@ -296,6 +364,13 @@ export class Artifacts extends SpaceResource {
             ),
           Math.max(0, sent + lifetime - Date.now()),
         );
+      };
+      doc.onSettled = () => {
+        times.settled = Date.now();
+      };
+      doc.onLost = (error) => {
+        gone = true;
+        lost.abort(error);
       };
       doc.onRefresh(locking);
       const interval = heartbeatIntervalMs ?? Math.min(Math.max(lifetime / 3, 500), 5 * 60_000);
@@ -314,28 +389,129 @@ export class Artifacts extends SpaceResource {
             error instanceof AuthenticationError ||
             error instanceof NotFoundError
           ) {
+            gone = true;
             lost.abort(error);
             return;
           }
           this.transport.logger.warn(`heartbeat of artifact ${artifactId} failed: ${String(error)}`);
+        } finally {
+          times.settled = Date.now();
         }
         if (!stopped) timer = setTimeout(beat, Math.max(0, interval - (Date.now() - sent)));
       };
       timer = setTimeout(beat, interval);
-      return await fn(doc);
+      outcome = { status: 'fulfilled', value: await fn(doc) };
+    } catch (error) {
+      outcome = { status: 'rejected', reason: error };
     } finally {
       stopped = true;
       clearTimeout(timer);
       clearTimeout(lapse);
       release();
       lost.signal.removeEventListener('abort', endWithLoss);
-      if (!lost.signal.aborted) {
-        try {
-          await this.unlock(artifactId, { ...requestOptions, signal: undefined });
-        } catch (error) {
-          // The lock lapses by itself; an error here must not hide the callback's outcome.
-          this.transport.logger.warn(`unlocking artifact ${artifactId} failed: ${String(error)}`);
+    }
+    if (!gone) {
+      const failure = await this.release(artifactId, lock.lockedBy, times, lifetime, requestOptions);
+      if (failure)
+        throw new UnlockError<T>(
+          `withLock could not release the lock on artifact ${artifactId} (${failure.message}` +
+            `${requestOptions.signal?.aborted ? '; the signal ended the wait' : ''}); it may be held until ${new Date(times.settled + lifetime).toISOString()} unless something unlocks it`,
+          {
+            artifactId,
+            outcome,
+            lockExpiresAt: new Date(times.settled + lifetime).toISOString(),
+            cause: failure,
+          },
+        );
+    }
+    if (outcome.status === 'rejected') throw outcome.reason;
+    return outcome.value;
+  }
+
+  /**
+   * Releases the lock `withLock` took, persistently: an unlock that gets no answer, a 5xx, a 408
+   * or a 429 is made again (after its Retry-After, or a backoff), with one Idempotency-Key, until
+   * it succeeds or the lock is known gone: not held by `me` any more (a 423, or nobody holds it),
+   * the key or the space ended (401, 404, 410), or its lifetime has passed since the last request
+   * that may have refreshed it. The client's ordinary attempts (1 + `maxRetries`) are always made;
+   * past them, the caller's signal ends the wait. Resolves with the error that left the release
+   * unconfirmed, or undefined.
+   */
+  private async release(
+    artifactId: string,
+    me: string,
+    times: { renewed: number; settled: number },
+    lifetime: number,
+    requestOptions: RequestOptions,
+  ): Promise<ConveneError | undefined> {
+    const { signal, timeoutMs, headers } = requestOptions;
+    const ordinary = 1 + (requestOptions.maxRetries ?? this.transport.options.maxRetries);
+    const once = { maxRetries: 0, timeoutMs, headers };
+    const idempotencyKey = uuid4();
+    /** The last unlock's failure: what the error says when the caller stops waiting. */
+    let last: ConveneError | undefined;
+    for (let attempt = 0; ; attempt++) {
+      // Past the client's ordinary attempts, the caller decides how long to wait.
+      const bounded = attempt >= ordinary ? signal : undefined;
+      if (bounded?.aborted) return last ?? new AbortError('aborted', { cause: bounded.reason });
+      // No lock of ours outlives this: it has lapsed on the server.
+      const goneBy = times.settled + lifetime + CLOCK_SLACK_MS;
+      if (Date.now() >= goneBy) {
+        this.transport.logger.warn(
+          `artifact ${artifactId}: the unlock could not be confirmed; the lock has lapsed by now`,
+        );
+        return undefined;
+      }
+      let error: unknown;
+      try {
+        // Past the lapse as last confirmed, someone else may hold it, whose lock the space's
+        // owner's unlock would release: unlock only what the server says is still this key's
+        // (an answer lost with the lock renewed).
+        if (Date.now() >= times.renewed + lifetime) {
+          const { data: current, response } = await this.get(artifactId, {
+            ...once,
+            signal: bounded,
+          }).withResponse();
+          if (current.lockedBy !== me || !current.lockExpiresAt) return undefined;
+          const left = Date.parse(current.lockExpiresAt) - serverNow(response);
+          // It lives `left` more: no earlier than that is it gone.
+          times.settled = Math.max(times.settled, Date.now() + left - lifetime);
+          if (left < CLOCK_SLACK_MS) {
+            // Too close to its lapse to unlock safely: let it lapse, then look again.
+            await sleep(Math.max(0, left) + 100, bounded);
+            continue;
+          }
+          times.renewed = Date.now() + left - lifetime;
         }
+        await this.unlock(artifactId, { ...once, idempotencyKey, signal: bounded });
+        return undefined;
+      } catch (thrown) {
+        error = thrown;
+      }
+      // Known gone: taken by someone else, or the key, the artifact or the space has ended.
+      if (
+        error instanceof LockedError ||
+        error instanceof AuthenticationError ||
+        error instanceof NotFoundError ||
+        error instanceof GoneError
+      )
+        return undefined;
+      if (!(error instanceof ConveneError)) return new ConveneError(String(error), { cause: error });
+      const status = error.status;
+      if (!(isTransient(error) || status === 408 || status === 429)) return error;
+      last = error;
+      const retryAfter = retryAfterSeconds(error.headers);
+      const delay = Math.min(
+        retryAfter === undefined ? backoffMs(Math.min(attempt, 4)) : retryAfter * 1000,
+        Math.max(0, goneBy - Date.now()),
+      );
+      this.transport.logger.info(
+        `unlocking artifact ${artifactId} failed (${error.message}); trying again in ${Math.round(delay)} ms`,
+      );
+      try {
+        await sleep(delay, attempt + 1 >= ordinary ? signal : undefined);
+      } catch {
+        return error;
       }
     }
   }
@@ -367,9 +543,25 @@ function checked<T>(make: () => APIPromise<T>): APIPromise<T> {
  * it, so that a skewed local clock does not matter. Heartbeats go at a third of it.
  */
 function lockLifetime(lock: LockResult, response: Response): number {
-  const serverNow = Date.parse(response.headers.get('date') ?? '');
-  const now = Number.isNaN(serverNow) ? Date.now() : serverNow;
-  return Date.parse(lock.lockExpiresAt) - now;
+  return Date.parse(lock.lockExpiresAt) - serverNow(response);
+}
+
+/** The server's time of an answer (its Date header), else this machine's. */
+function serverNow(response: Response): number {
+  const date = Date.parse(response.headers.get('date') ?? '');
+  return Number.isNaN(date) ? Date.now() : date;
+}
+
+/** A Date header's precision (whole seconds): what a lifetime measured on it may be off by. */
+const CLOCK_SLACK_MS = 1000;
+
+/** Ties `controller` to `signal` too (a second parent); `release` detaches it. */
+function linkTo(controller: AbortController, signal: AbortSignal | undefined): { release: () => void } {
+  if (!signal) return { release: () => {} };
+  const abort = () => controller.abort(signal.reason);
+  if (signal.aborted) abort();
+  else signal.addEventListener('abort', abort, { once: true });
+  return { release: () => signal.removeEventListener('abort', abort) };
 }
 
 /** The withLocks running in this process, by server, space, key and artifact. */

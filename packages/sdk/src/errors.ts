@@ -265,6 +265,38 @@ export class LinkDeniedError extends ConveneError {
   override name = 'LinkDeniedError';
 }
 
+/** What an UnlockError is made of. */
+export interface UnlockErrorInit<T> extends ErrorInit {
+  artifactId: string;
+  outcome: PromiseSettledResult<T>;
+  lockExpiresAt: string;
+}
+
+/**
+ * `withLock` ended without knowing the lock released: every unlock failed (the server away, its
+ * database down) until your `signal` aborted, or the server refused the unlock for a reason that
+ * does not say the lock is gone. The lock may still be yours until `lockExpiresAt`, and others
+ * get a LockedError naming you until then. `outcome` is what the callback did (its value, or the
+ * error it threw); `cause` is the last unlock's error. `withLock` never rejects with it once the
+ * lock is known gone: unlocked, taken by someone else, lapsed, or the key or space ended.
+ */
+export class UnlockError<T = unknown> extends ConveneError {
+  override name = 'UnlockError';
+  declare readonly status: undefined;
+  readonly artifactId: string;
+  /** The callback's outcome: `{ status: 'fulfilled', value }` or `{ status: 'rejected', reason }`. */
+  readonly outcome: PromiseSettledResult<T>;
+  /** When the lock lapses at the latest unless something refreshes it (this machine's clock). */
+  readonly lockExpiresAt: string;
+
+  constructor(message: string, init: UnlockErrorInit<T>) {
+    super(message, { cause: init.cause });
+    this.artifactId = init.artifactId;
+    this.outcome = init.outcome;
+    this.lockExpiresAt = init.lockExpiresAt;
+  }
+}
+
 markErrorKinds({
   ConveneError,
   BadRequestError,
@@ -282,6 +314,7 @@ markErrorKinds({
   TimeoutError,
   AbortError,
   LinkDeniedError,
+  UnlockError,
 });
 
 const byStatus: Record<number, new (message: string, init: ErrorInit) => ConveneError> = {

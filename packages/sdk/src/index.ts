@@ -41,6 +41,8 @@ export {
   RateLimitError,
   ServiceUnavailableError,
   TimeoutError,
+  UnlockError,
+  type UnlockErrorInit,
   UnprocessableError,
 } from './errors';
 export type * from './generated';

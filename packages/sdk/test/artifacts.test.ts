@@ -1,6 +1,33 @@
 import { describe, expect, it } from 'vitest';
-import { ConflictError, LockedError, NotFoundError } from '../src';
+import { ConflictError, ConnectionError, LockedError, NotFoundError, UnlockError } from '../src';
 import { hub, ownedSpace, participant, until } from './helpers';
+
+/**
+ * A fetch that answers the requests `matches` picks with `fail` (a Response in the server's place,
+ * or a thrown error) while `failing()` says so, and forwards everything else to the server.
+ */
+function failingFetch(
+  matches: (method: string, url: string) => boolean,
+  fail: () => Response | Promise<Response>,
+  failing: (count: number) => boolean,
+) {
+  const seen = { matched: 0 };
+  const impl: typeof fetch = async (input, init) => {
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+    if (!matches(init?.method ?? 'GET', url)) return fetch(input, init);
+    seen.matched++;
+    if (failing(seen.matched)) return fail();
+    return fetch(input, init);
+  };
+  return { impl, seen };
+}
+
+const isUnlock = (method: string, url: string) => method === 'DELETE' && url.endsWith('/lock');
+const unavailable = (retryAfter: string) => () =>
+  new Response(JSON.stringify({ error: 'the service is briefly unavailable (synthetic)' }), {
+    status: 503,
+    headers: { 'content-type': 'application/json', 'retry-after': retryAfter },
+  });
 
 describe('artifacts', () => {
   it('creates, lists, reads and downloads', async () => {
@@ -280,6 +307,151 @@ describe('artifacts', () => {
       expect(refused).toBeInstanceOf(ConflictError);
       expect((refused as ConflictError).version).toBe(2);
       expect(await me.artifacts.get(doc.id)).toMatchObject({ version: 2, content: 'the other process' });
+    });
+
+    // LOCK_TTL_S=3 on the shared test server: the outage is longer than the ordinary retries
+    // (three attempts) and shorter than the lock's lifetime.
+    it('keeps unlocking through an outage longer than its retries, and resolves only once unlocked', async () => {
+      const { owner } = await ownedSpace();
+      const failing = failingFetch(isUnlock, unavailable('0'), (n) => n <= 6);
+      const me = await participant(owner, 'Persistent', hub({ fetch: failing.impl }));
+      const doc = await me.artifacts.create({ name: 'doc', content: 'x' });
+      const result = await me.artifacts.withLock(doc.id, (locked) => locked.write('y').then(() => 'done'));
+      expect(result).toBe('done');
+      expect(failing.seen.matched).toBe(7);
+      // Released, not left to lapse: others may take it at once.
+      expect((await owner.artifacts.get(doc.id)).lockedBy).toBeUndefined();
+    });
+
+    it('when every unlock fails, resolves only once the lock has lapsed', async () => {
+      const { owner } = await ownedSpace();
+      const rival = await participant(owner, 'Rival');
+      const failing = failingFetch(isUnlock, unavailable('1'), () => true);
+      const me = await participant(owner, 'Stuck', hub({ fetch: failing.impl }));
+      const doc = await me.artifacts.create({ name: 'doc', content: 'x' });
+      const started = Date.now();
+      expect(await me.artifacts.withLock(doc.id, () => 'done')).toBe('done');
+      // Not before the lock's lifetime (3 s) was over: until then it was still held.
+      expect(Date.now() - started).toBeGreaterThan(2_500);
+      expect((await owner.artifacts.get(doc.id)).lockedBy).toBeUndefined();
+      expect((await rival.artifacts.lock(doc.id)).lockedBy).toBe(rival.participantId);
+    }, 30_000);
+
+    it('rejects with an UnlockError carrying the callback’s outcome when the signal ends the wait for the unlock', async () => {
+      const { owner } = await ownedSpace();
+      const failing = failingFetch(isUnlock, unavailable('0'), () => true);
+      const me = await participant(owner, 'Impatient', hub({ fetch: failing.impl }));
+      const doc = await me.artifacts.create({ name: 'doc', content: 'x' });
+      const controller = new AbortController();
+      const error = await me.artifacts
+        .withLock(
+          doc.id,
+          (locked) => {
+            controller.abort();
+            return locked.version;
+          },
+          { signal: controller.signal },
+        )
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(UnlockError);
+      const unlockError = error as UnlockError<number>;
+      expect(unlockError.outcome).toEqual({ status: 'fulfilled', value: 1 });
+      expect(unlockError.artifactId).toBe(doc.id);
+      expect(unlockError.cause).toMatchObject({ status: 503 });
+      expect(unlockError.message).toContain('the signal ended the wait');
+      // The ordinary attempts were made all the same, and the lock is indeed still held.
+      expect(failing.seen.matched).toBe(3);
+      expect(Date.parse(unlockError.lockExpiresAt)).toBeGreaterThan(Date.now());
+      expect((await owner.artifacts.get(doc.id)).lockedBy).toBe(me.participantId);
+    });
+
+    it('rejects with the callback’s error in the UnlockError when the callback threw', async () => {
+      const { owner } = await ownedSpace();
+      const failing = failingFetch(isUnlock, unavailable('0'), () => true);
+      const me = await participant(owner, 'Thrower', hub({ fetch: failing.impl }));
+      const doc = await me.artifacts.create({ name: 'doc', content: 'x' });
+      const controller = new AbortController();
+      const failure = new Error('the callback failed');
+      const error = await me.artifacts
+        .withLock(
+          doc.id,
+          () => {
+            controller.abort();
+            throw failure;
+          },
+          { signal: controller.signal },
+        )
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(UnlockError);
+      expect((error as UnlockError).outcome).toEqual({ status: 'rejected', reason: failure });
+    });
+
+    it('releases anyway, without waiting, once the key is dead (the participant removed)', async () => {
+      const { owner } = await ownedSpace();
+      const me = await participant(owner, 'Removed');
+      const doc = await me.artifacts.create({ name: 'doc', content: 'x' });
+      const started = Date.now();
+      const result = await me.artifacts.withLock(
+        doc.id,
+        async () => {
+          await owner.participants.kick(me.participantId!);
+          return 'kicked';
+        },
+        { heartbeatIntervalMs: 60_000 },
+      );
+      expect(result).toBe('kicked');
+      expect(Date.now() - started).toBeLessThan(2_500);
+      expect((await owner.artifacts.get(doc.id)).lockedBy).toBeUndefined();
+    });
+
+    it('writes again with the key of a write whose answer was lost, and moves on to its version; reload reads it', async () => {
+      const { owner } = await ownedSpace();
+      // While `drop` counts down, each write runs on the server and its answer is lost.
+      let drop = 0;
+      const dropping: typeof fetch = async (input, init) => {
+        const response = await fetch(input, init);
+        if (drop > 0 && init?.method === 'PATCH') {
+          drop--;
+          await response.text();
+          throw new TypeError('fetch failed', { cause: new Error('other side closed') });
+        }
+        return response;
+      };
+      const me = await participant(owner, 'Unlucky', hub({ fetch: dropping }));
+      const doc = await me.artifacts.create({ name: 'doc', content: 'one' });
+      const seen = await me.artifacts.withLock(doc.id, async (locked) => {
+        drop = 3;
+        const lost = await locked.write('two').catch((e: unknown) => e);
+        expect(lost).toBeInstanceOf(ConnectionError);
+        expect((lost as ConnectionError).mayHaveRun).toBe(true);
+        const afterLoss = locked.version;
+        // The same write, with the same key: replayed, and this document is at its version.
+        const replayed = await locked.write(
+          'two',
+          {},
+          { idempotencyKey: (lost as ConnectionError).idempotencyKey },
+        );
+        const afterReplay = locked.version;
+        const next = await locked.write('three');
+        return { afterLoss, afterReplay, replayed: replayed.version, next: next.version };
+      });
+      expect(seen).toEqual({ afterLoss: 1, afterReplay: 2, replayed: 2, next: 3 });
+      expect(await owner.artifacts.get(doc.id)).toMatchObject({ version: 3, content: 'three' });
+
+      const reloaded = await me.artifacts.withLock(doc.id, async (locked) => {
+        drop = 3;
+        await locked.write('four').catch(() => undefined);
+        const stale = locked.version;
+        const current = await locked.reload();
+        return {
+          stale,
+          reloaded: locked.version,
+          content: locked.content,
+          current: current.version,
+          next: (await locked.write('five')).version,
+        };
+      });
+      expect(reloaded).toEqual({ stale: 3, reloaded: 4, content: 'four', current: 4, next: 5 });
     });
 
     // LOCK_TTL_S=3 on the shared test server.
