@@ -223,7 +223,8 @@ export class ConnectionError extends ConveneError {
   readonly code: string | undefined;
   /**
    * Whether the server may have run the request, on any of its attempts: false only when every
-   * attempt certainly never reached it (the connection was refused, the name did not resolve).
+   * attempt certainly never reached it (the connection was refused, the name did not resolve) or
+   * was refused unrun (a 408, a 429, or the 503 of a server shutting down).
    * Decide on this, not on `code`, whether a write needs sending again: the last attempt may have
    * been refused after an earlier one was cut off with the request sent. Only a runtime whose
    * fetch gives the system's code (Node, Bun) can tell a refusal: in a browser it is always true.

@@ -217,6 +217,7 @@ export class Transport {
   ): Promise<WithResponse<OperationTypes[K]['output']>> {
     const maxRetries = options.maxRetries ?? this.options.maxRetries;
     const timeoutMs = options.timeoutMs ?? this.options.timeoutMs;
+    const isWrite = route.method !== 'GET';
     // The URL as sent (ids filled in, not the route's template), without any user:password in it.
     const shownUrl = withoutCredentials(url);
     const what = `${route.method} ${shownUrl}`;
@@ -256,8 +257,9 @@ export class Transport {
           ...noAnswer(error, operationId, route.method, url),
           mayHaveRun: uncertain !== undefined,
         };
-        // A refusal after an attempt that may have run says so: its code alone reads as "nothing ran".
-        const before = earlier && refused ? `; an earlier attempt may have run (${earlier})` : '';
+        // A write refused after an attempt that may have run says so: its code alone reads as
+        // "nothing ran". A read changes nothing, whether it ran or not.
+        const before = earlier && refused && isWrite ? `; an earlier attempt may have run (${earlier})` : '';
         const failure = timedOut
           ? new TimeoutError(`no answer within ${timeoutMs} ms (${operationId}: ${what})${before}`, request)
           : new ConnectionError(`${describeNetworkError(error)} (${operationId}: ${what})${before}`, request);
@@ -279,12 +281,14 @@ export class Transport {
         return { data: parse(what, route, response, text) as OperationTypes[K]['output'], response };
       }
       const status = response.status;
-      // 408 and 429 are refused before anything runs; a 5xx may have run partway.
-      const retryable = status === 408 || status === 429 || status >= 500;
-      const harmless = route.idempotent || status === 408 || status === 429;
-      const delay = retryDelayMs(response.headers, attempt);
       const failure = errorFromResponse(status, response.headers, text);
-      if (status >= 500) uncertain ??= `answered ${status}`;
+      // 408, 429 and a server's refusal while it shuts down come before anything runs; any
+      // other 5xx may have run partway.
+      const unrun = status === 408 || status === 429 || refusedWhileClosing(failure);
+      const retryable = status === 408 || status === 429 || status >= 500;
+      const harmless = route.idempotent || unrun;
+      const delay = retryDelayMs(response.headers, attempt);
+      if (status >= 500 && !unrun) uncertain ??= `answered ${failure.message}`;
       if (attempt < maxRetries && retryable && harmless && delay !== undefined) {
         // A wait the caller would notice (a Retry-After of seconds) is said at the default level,
         // with the server's reason: which limit (the rate limit, a space's message budget).
@@ -309,6 +313,22 @@ export class Transport {
 }
 
 showAs(Transport, 'Transport');
+
+/**
+ * A 503 by which a Convene server shutting down refused the request before running it: a long
+ * wait it cut off (`the server is shutting down; retry shortly`), a stream or `/mcp` it no longer
+ * opens, or a request its HTTP framework refused while closing (`Service Unavailable`, with its
+ * `statusCode`). Any other 5xx (its database away, a request that ran too long) may have run.
+ */
+function refusedWhileClosing(failure: ConveneError): boolean {
+  const said = failure.body?.error;
+  return (
+    failure.status === 503 &&
+    typeof said === 'string' &&
+    (said.startsWith('the server is shutting down') ||
+      (said === 'Service Unavailable' && failure.body?.statusCode === 503))
+  );
+}
 
 /** The scheme of `url` (`http:`), or '' when it is not an absolute URL. */
 function parsedProtocol(url: string): string {

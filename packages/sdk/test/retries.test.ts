@@ -68,6 +68,12 @@ const answer =
       headers: { 'content-type': 'application/json', ...headers },
     });
 
+const answer503 = (error: string) => () =>
+  new Response(JSON.stringify({ error }), {
+    status: 503,
+    headers: { 'content-type': 'application/json', 'retry-after': '0' },
+  });
+
 describe('retries', () => {
   it('waits out a 429 for its Retry-After, then succeeds with the same Idempotency-Key', async () => {
     const { owner, spaceId } = await ownedSpace();
@@ -209,6 +215,62 @@ describe('retries', () => {
       .catch((e: unknown) => e);
     expect(never).toMatchObject({ code: 'ECONNREFUSED', mayHaveRun: false });
     expect((never as Error).message).not.toMatch(/earlier attempt/);
+  });
+
+  it('says nothing of "may have run" on a read, nor after a 503 by which a server shutting down refused the request', async () => {
+    const { owner, spaceId } = await ownedSpace();
+    const shuttingDown = answer503('the server is shutting down; retry shortly');
+    // A long poll cut off by the shutdown, then the server is gone.
+    const read = scriptedFetch(shuttingDown, 'refused', 'refused');
+    const readError = await hub({ fetch: read.impl })
+      .space(spaceId, owner.key)
+      .inbox.get({ wait: 5 })
+      .catch((e: unknown) => e);
+    expect(readError).toBeInstanceOf(ConnectionError);
+    expect(read.sent.length).toBe(3);
+    expect((readError as Error).message).not.toMatch(/may have run/);
+    expect(readError).toMatchObject({ code: 'ECONNREFUSED', mayHaveRun: false });
+    // A read cut off: it may have run, which changes nothing, so the message does not say so.
+    const cutRead = scriptedFetch('drop-after', 'refused', 'refused');
+    const cutError = await hub({ fetch: cutRead.impl })
+      .space(spaceId, owner.key)
+      .get()
+      .catch((e: unknown) => e);
+    expect((cutError as Error).message).not.toMatch(/may have run/);
+    expect(cutError).toMatchObject({ mayHaveRun: true });
+
+    // A write refused while the server closes (its framework's own 503): nothing ran, and even
+    // a write the server cannot replay is sent again.
+    const closing = () =>
+      new Response(
+        JSON.stringify({ error: 'Service Unavailable', message: 'Service Unavailable', statusCode: 503 }),
+        { status: 503, headers: { 'content-type': 'application/json' } },
+      );
+    const write = scriptedFetch(closing, 'refused', 'refused');
+    const writeError = await hub({ fetch: write.impl })
+      .space(spaceId, owner.key)
+      .messages.send('never ran')
+      .catch((e: unknown) => e);
+    expect(writeError).toMatchObject({ code: 'ECONNREFUSED', mayHaveRun: false });
+    expect((writeError as Error).message).not.toMatch(/may have run/);
+    const create = scriptedFetch(closing, 'forward');
+    await hub({ fetch: create.impl }).spaces.create({ name: 'after the restart', description: 'x' });
+    expect(create.sent.length).toBe(2);
+
+    // Any other 503 (the database away) may have run a write.
+    const away = scriptedFetch(
+      answer503('the service is briefly unavailable (its database cannot be reached); retry shortly'),
+      'refused',
+      'refused',
+    );
+    const awayError = await hub({ fetch: away.impl })
+      .space(spaceId, owner.key)
+      .messages.send('maybe ran')
+      .catch((e: unknown) => e);
+    expect(awayError).toMatchObject({ mayHaveRun: true });
+    expect((awayError as Error).message).toMatch(
+      /an earlier attempt may have run \(answered 503 the service is briefly unavailable/,
+    );
   });
 
   it('retries a read after a dropped connection', async () => {
