@@ -371,6 +371,39 @@ describe('tail of a participant who is removed', () => {
   });
 });
 
+describe('inbox --follow of a participant who is removed, or whose space closes', () => {
+  it('ends with the error of the key’s end (exit 4 when removed, 6 when closed), as before', async () => {
+    const host = new User(server.url);
+    const member = new User(server.url);
+    try {
+      expect((await host.run(['space', 'create', 'Hall'])).code).toBe(0);
+      await joinAs(host, member, 'Lou');
+      const removed = follow(member, ['inbox', '--follow', '--wait', '2']);
+      await removed.waitFor('Following your inbox', { in: 'stderr' });
+      // Kicked while it follows, not before its first read: the SDK ends quietly, the CLI says why.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect((await host.run(['kick', 'Lou', '--yes'])).code).toBe(0);
+      const result = await removed.done;
+      expect(result.stderr).toContain('was removed from this space');
+      expect(result.code).toBe(4);
+
+      expect((await host.run(['space', 'create', 'Porch'])).code).toBe(0);
+      await joinAs(host, member, 'Lou');
+      const closing = follow(member, ['inbox', '--follow', '--wait', '2']);
+      await closing.waitFor('Following your inbox', { in: 'stderr' });
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect((await host.run(['space', 'close', 'Porch', '--yes'])).code).toBe(0);
+      const closed = await closing.done;
+      // A closed space is exit 6, as for every command.
+      expect(closed.stderr).toContain('"Porch" is closed: its keys no longer work');
+      expect(closed.code).toBe(6);
+    } finally {
+      host.remove();
+      member.remove();
+    }
+  });
+});
+
 describe('a reader that stops early', () => {
   /** `convene …args | head -1` as a shell runs it; with pipefail the status is convene's. */
   function headOne(user: User, args: string[]): Promise<RunResult> {

@@ -1,9 +1,18 @@
 import type { APIPromise } from './api-promise';
-import { AbortError, ConnectionError, type ConveneError, isTransient } from './errors';
+import {
+  AbortError,
+  AuthenticationError,
+  ConflictError,
+  type ConveneError,
+  GoneError,
+  isTransient,
+  NotFoundError,
+  PermissionDeniedError,
+} from './errors';
 import type { AckInboxResult, GetInboxParams, InboxResult, MessageView } from './generated';
-import { backoffMs, type OutageHooks, outage, showAs, sleep } from './internal';
+import { backoffMs, type LoopEnd, type OutageHooks, outage, showAs, sleep } from './internal';
 import { SpaceResource } from './space-resource';
-import type { RequestOptions, Transport } from './transport';
+import { type RequestOptions, reachedAServer, type Transport } from './transport';
 
 /**
  * The request options of a long poll of `wait` seconds: the server holds its answer that long on
@@ -27,6 +36,19 @@ export interface FollowOptions extends OutageHooks {
   wait?: number | undefined;
   /** Ends the iteration, without an error (the pending long poll is cancelled). */
   signal?: AbortSignal | undefined;
+}
+
+/**
+ * What `inbox.follow()` returns: an async generator of your inbox's messages, and why it ended.
+ */
+export interface InboxFollow extends AsyncGenerator<MessageView, void, undefined> {
+  /**
+   * Why the loop ended by itself, once it has: your signal aborted (`aborted`), or the server no
+   * longer takes the key (`refused`: the participant removed or gone, the space closed or expired;
+   * `error` is the server's answer). Undefined while it runs, and when your loop left it (`break`,
+   * an exception) or it threw.
+   */
+  readonly ended: LoopEnd | undefined;
 }
 
 /**
@@ -66,10 +88,28 @@ export class Inbox extends SpaceResource {
    * so that `onReconnect` is told as soon as the server answers; a first read that never reached a
    * server (the connection refused, the name unresolved: a wrong URL) throws its error.
    *
-   *   for await (const message of space.inbox.follow()) await handle(message);
+   * It ends without an error, as a stream does, when the signal aborts and when the server no
+   * longer takes the key (the participant removed or gone, the space closed or expired: a 401, 403,
+   * 404 or 410, or the 409 of an acknowledgement in a closed space); `ended` then says why. A key
+   * refused on the first read (a wrong key) throws.
+   *
+   *   const following = space.inbox.follow();
+   *   for await (const message of following) await handle(message);
+   *   if (following.ended?.reason === 'refused') console.log(following.ended.error?.message);
    */
-  async *follow(options?: FollowOptions): AsyncGenerator<MessageView, void, undefined> {
-    const { signal, wait = 30, onDisconnect, onReconnect } = options ?? {};
+  follow(options?: FollowOptions): InboxFollow {
+    const state: { ended?: LoopEnd } = {};
+    const generator = this.following(options ?? {}, state);
+    return Object.defineProperty(generator, 'ended', { get: () => state.ended }) as InboxFollow;
+  }
+
+  private async *following(
+    options: FollowOptions,
+    state: { ended?: LoopEnd },
+  ): AsyncGenerator<MessageView, void, undefined> {
+    const { signal, wait = 30, onDisconnect, onReconnect } = options;
+    /** Whether a read has been answered: a key refused after that has ended, not been wrong. */
+    let answered = false;
     const contact = outage({ onDisconnect, onReconnect });
     let after: number | undefined;
     /** A server answered, or was reached by a call that then failed: from then on, outages are waited out. */
@@ -108,9 +148,14 @@ export class Inbox extends SpaceResource {
       for (;;) {
         const page = await persist(() =>
           // After a failure the poll answers at once: a server that is back is told as such
-          // (onReconnect) now, not when the next message ends a long wait.
-          this.get({ wait: failures > 0 ? 0 : wait, ...(after === undefined ? {} : { after }) }, { signal }),
+          // (onReconnect) now, not when the next message ends a long wait. So does the first:
+          // a key it finds refused is a wrong key, not one that ended while it waited.
+          this.get(
+            { wait: failures > 0 || !answered ? 0 : wait, ...(after === undefined ? {} : { after }) },
+            { signal },
+          ),
         );
+        answered = true;
         for (const message of page.messages) {
           yield message;
           // Asked for the next one: this one is handled.
@@ -120,7 +165,15 @@ export class Inbox extends SpaceResource {
       }
     } catch (error) {
       // Aborting is how a caller stops following: the loop ends, as a stream's does.
-      if (signal?.aborted && error instanceof AbortError) return;
+      if (signal?.aborted && error instanceof AbortError) {
+        state.ended = { reason: 'aborted' };
+        return;
+      }
+      // The key's end (kicked, left, the space closed): the loop ends, as a stream's does.
+      if (answered && keyRefused(error)) {
+        state.ended = { reason: 'refused', error };
+        return;
+      }
       throw error;
     }
   }
@@ -129,9 +182,24 @@ export class Inbox extends SpaceResource {
 showAs(Inbox, 'Inbox');
 
 /**
+ * The server's answers that a key no longer works (its participant removed or gone, its space
+ * closed or expired), as a stream's reconnection takes them; an acknowledgement in a closed
+ * space is refused 409.
+ */
+function keyRefused(error: unknown): error is ConveneError {
+  return (
+    error instanceof AuthenticationError ||
+    error instanceof PermissionDeniedError ||
+    error instanceof NotFoundError ||
+    error instanceof GoneError ||
+    error instanceof ConflictError
+  );
+}
+
+/**
  * Whether a failed call reached a server: a transient failure (a 5xx, or no answer) but for a
- * request that certainly never went out.
+ * call whose every attempt certainly never went out.
  */
 function reached(error: unknown): boolean {
-  return isTransient(error) && !(error instanceof ConnectionError && !error.mayHaveRun);
+  return isTransient(error) && reachedAServer(error);
 }

@@ -77,6 +77,19 @@ export interface OutageHooks {
   onReconnect?: ((info: { attempts: number }) => void) | undefined;
 }
 
+/**
+ * Why a long-running loop (`messages.stream()`, `inbox.follow()`) ended by itself, without an
+ * error: read it as the loop's `ended` once the loop is over. `aborted`: your signal aborted.
+ * `closed`: the space closed or expired (the stream's `space-closed` event). `kicked`, `left`: your
+ * own participant was removed, or left (the stream's `participant-status` event, when the client
+ * knows its participantId). `refused`: the server no longer takes the key (the participant removed
+ * or gone, the space closed or expired), and `error` is its refusal (an AuthenticationError
+ * mostly), whose message says which.
+ */
+export type LoopEnd =
+  | { reason: 'aborted' | 'closed' | 'kicked' | 'left'; error?: undefined }
+  | { reason: 'refused'; error: ConveneError };
+
 /** Counts a loop's failures in a row and tells its hooks when contact is lost and found again. */
 export function outage(hooks: OutageHooks): {
   failed(error: ConveneError, delayMs: number): void;

@@ -5,13 +5,14 @@ import {
   backoffMs,
   type DisconnectInfo,
   hidden,
+  type LoopEnd,
   linkedController,
   showAs,
   sleep,
   timestampOf,
 } from './internal';
 
-export type { DisconnectInfo };
+export type { DisconnectInfo, LoopEnd };
 
 import { describeNetworkError, noAnswer, retryDelayMs, type Transport } from './transport';
 
@@ -100,6 +101,7 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
   /** `since` as the server takes it (timestampOf): checked when the stream is made. */
   private readonly since: string | undefined;
   private started = false;
+  private end: LoopEnd | undefined;
 
   /** @internal */
   constructor(
@@ -128,6 +130,17 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
     return this.lastId;
   }
 
+  /**
+   * Why the stream ended by itself, once it has: your signal aborted (`aborted`), the space closed
+   * (`closed`, after its `space-closed` event), your participant was removed or left (`kicked`,
+   * `left`, after its `participant-status` event), or a reconnection found the key refused
+   * (`refused`, with the server's `error`). Undefined while it runs, and when your loop left it
+   * (`break`, an exception) or it threw.
+   */
+  get ended(): LoopEnd | undefined {
+    return this.end;
+  }
+
   /** The space and where the stream is, never the key: what `JSON.stringify` and `console.log` show. */
   toJSON(): { baseUrl: string; spaceId: string; lastEventId: number | undefined } {
     return { ...this.transport.toJSON(), spaceId: this.spaceId, lastEventId: this.lastId };
@@ -153,8 +166,15 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
     const pause = (ms: number) =>
       sleep(ms, signal).then(
         () => true,
-        () => false,
+        () => {
+          this.end = { reason: 'aborted' };
+          return false;
+        },
       );
+    const aborted = () => {
+      if (signal?.aborted) this.end = { reason: 'aborted' };
+      return signal?.aborted === true;
+    };
     let connectedOnce = false;
     let failures = 0;
     /** Reconnection attempts since the live connection was lost (0 while connected). */
@@ -163,16 +183,17 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
       this.options.onDisconnect?.({ error, attempt: ++attempt, delayMs });
 
     for (;;) {
-      if (signal?.aborted) return;
+      if (aborted()) return;
       const { controller, release } = linkedController(signal);
       const result = await this.connect(controller);
       if (!(result instanceof Response)) {
         release();
-        if (signal?.aborted) return;
+        if (aborted()) return;
         const status = result.status;
         if (status !== undefined && FINAL.has(status)) {
-          if (connectedOnce) return;
-          throw result;
+          if (!connectedOnce) throw result;
+          this.end = { reason: 'refused', error: result };
+          return;
         }
         const retryable = status === undefined || status === 408 || status === 429 || status >= 500;
         // A stream that never connected fails like any call, after the client's retries (a
@@ -239,7 +260,14 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
             if (!event) continue;
             delivered = true;
             yield event;
-            if (event.event === 'space-closed' || this.isOwnEnd(event)) return;
+            if (event.event === 'space-closed') {
+              this.end = { reason: 'closed' };
+              return;
+            }
+            if (this.isOwnEnd(event)) {
+              this.end = { reason: event.data.status === 'kicked' ? 'kicked' : 'left' };
+              return;
+            }
           }
         }
       } finally {
@@ -247,7 +275,7 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
         release();
         reader.cancel().catch(() => {});
       }
-      if (signal?.aborted) return;
+      if (aborted()) return;
       // A connection that ends before delivering anything counts as a failed attempt.
       failures = delivered ? 0 : failures + 1;
       if (failures > maxReconnects) throw new ConnectionError('the stream keeps closing before any event');
@@ -273,7 +301,7 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
    * and its key is dead, so it ends here rather than being taken for a lost connection. (A client
    * that was not told its participantId learns it from the refused reconnection instead.)
    */
-  private isOwnEnd(event: StreamEvent): boolean {
+  private isOwnEnd(event: StreamEvent): event is Extract<StreamEvent, { event: 'participant-status' }> {
     return (
       event.event === 'participant-status' &&
       this.participantId !== undefined &&

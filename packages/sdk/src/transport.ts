@@ -228,6 +228,8 @@ export class Transport {
     // The first failure after which the server may have run the request (the request went out
     // and no answer came, or a 5xx): a later refused attempt does not undo it.
     let uncertain: string | undefined;
+    /** An attempt got an answer: a server is there, even if it ran nothing (a shutdown's 503). */
+    let answered = false;
     for (let attempt = 0; ; attempt++) {
       if (options.signal?.aborted) throw new AbortError('aborted', { cause: options.signal.reason });
       const { controller, release } = linkedController(options.signal);
@@ -264,6 +266,7 @@ export class Transport {
           ? new TimeoutError(`no answer within ${timeoutMs} ms (${operationId}: ${what})${before}`, request)
           : new ConnectionError(`${describeNetworkError(error)} (${operationId}: ${what})${before}`, request);
         // The server may have run the request: send it again only if that is harmless.
+        if (answered) reachedServer.add(failure);
         if (attempt < maxRetries && (route.idempotent || refused)) {
           const delay = backoffMs(attempt);
           this.logger.info(`${failure.message}; ${retrying(delay, attempt)}`);
@@ -276,6 +279,7 @@ export class Transport {
         release();
       }
 
+      answered = true;
       this.checkDeprecation(response);
       if (response.ok) {
         return { data: parse(what, route, response, text) as OperationTypes[K]['output'], response };
@@ -313,6 +317,19 @@ export class Transport {
 }
 
 showAs(Transport, 'Transport');
+
+/** The errors of calls that got no answer on their last attempt but an answer on an earlier one. */
+const reachedServer = new WeakSet<ConveneError>();
+
+/**
+ * Whether a failed call reached a server on some attempt: an answer (any status), or an attempt
+ * that may have run; not a call whose every attempt was refused or unresolved, such as a wrong URL.
+ */
+export function reachedAServer(error: unknown): boolean {
+  if (!(error instanceof ConveneError)) return false;
+  if (error instanceof ConnectionError) return error.mayHaveRun || reachedServer.has(error);
+  return error.status !== undefined;
+}
 
 /**
  * A 503 by which a Convene server shutting down refused the request before running it: a long

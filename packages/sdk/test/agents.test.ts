@@ -2,6 +2,7 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import {
+  AuthenticationError,
   BadRequestError,
   Convene,
   ConveneError,
@@ -112,7 +113,8 @@ describe('mentions, replies and the inbox', () => {
     expect(seen).toEqual(['@Steady one', '@Steady two']);
     expect(disconnects).toEqual([1, 2, 3]);
     expect(reconnects).toEqual([{ attempts: 3 }]);
-    expect(waits.slice(0, 6)).toEqual(['20', '20', '0', '0', '0', '20']);
+    // The first read answers at once (a wrong key is said then), the next waits.
+    expect(waits.slice(0, 6)).toEqual(['0', '20', '0', '0', '0', '20']);
   });
 
   it('keeps following when the very first poll is cut off, then refused or answered 503, and throws when it reaches nobody', async () => {
@@ -167,14 +169,70 @@ describe('mentions, replies and the inbox', () => {
     const agent = await participant(owner, 'Idle');
     const controller = new AbortController();
     const seen: string[] = [];
+    const loop = agent.inbox.follow({ wait: 20, signal: controller.signal });
     const following = (async () => {
-      for await (const message of agent.inbox.follow({ wait: 20, signal: controller.signal }))
-        seen.push(message.content);
+      for await (const message of loop) seen.push(message.content);
       return 'ended';
     })();
     setTimeout(() => controller.abort(), 200);
     await expect(following).resolves.toBe('ended');
     expect(seen).toEqual([]);
+    expect(loop.ended).toEqual({ reason: 'aborted' });
+  });
+
+  it('ends following the inbox without an error, as a stream ends, once the key is refused (kicked, left, closed)', async () => {
+    for (const end of ['kick', 'leave', 'close'] as const) {
+      const { owner } = await ownedSpace();
+      const agent = await participant(owner, `Ends by ${end}`);
+      await owner.messages.send(`@Ends by ${end} first`);
+      const loop = agent.inbox.follow({ wait: 20 });
+      const seen: string[] = [];
+      const following = (async () => {
+        for await (const message of loop) {
+          seen.push(message.content);
+          if (end === 'kick') await owner.participants.kick(agent.participantId!);
+          else if (end === 'leave') await agent.leave();
+          else await owner.close();
+        }
+        return 'ended';
+      })();
+      await expect(following).resolves.toBe('ended');
+      expect(seen).toEqual([`@Ends by ${end} first`]);
+      // Why: the server's refusal, whose words say which.
+      expect(loop.ended?.reason).toBe('refused');
+      expect(loop.ended?.error?.status).toBe(end === 'close' ? 409 : 401);
+      if (end !== 'close') expect(loop.ended?.error).toBeInstanceOf(AuthenticationError);
+    }
+    // A key refused from the start is a wrong key: thrown, as a stream's first connection.
+    const { owner } = await ownedSpace();
+    const wrong = hub().space((await owner.get()).spaceId, 'f'.repeat(64));
+    await expect(wrong.inbox.follow().next()).rejects.toBeInstanceOf(AuthenticationError);
+  });
+
+  it('keeps following when the first poll is cut off by a shutdown (503) and the retries are refused', async () => {
+    const { owner } = await ownedSpace();
+    const agent = await participant(owner, 'Patient');
+    let polls = 0;
+    const restarting: typeof fetch = async (input, init) => {
+      const poll = (init?.method ?? 'GET') === 'GET' && new URL(String(input)).pathname.endsWith('/inbox');
+      if (poll && ++polls === 1)
+        return new Response(JSON.stringify({ error: 'the server is shutting down; retry shortly' }), {
+          status: 503,
+          headers: { 'content-type': 'application/json', 'retry-after': '0' },
+        });
+      if (poll && polls <= 3)
+        throw new TypeError('fetch failed', {
+          cause: Object.assign(new Error('connect refused'), { code: 'ECONNREFUSED' }),
+        });
+      return fetch(input, init);
+    };
+    const patient = hub({ fetch: restarting }).space(agent.spaceId, agent.key);
+    const following = (async () => {
+      for await (const message of patient.inbox.follow({ wait: 20 })) return message.content;
+    })();
+    await until(() => (polls >= 4 ? true : undefined), 10_000);
+    await owner.messages.send('@Patient back');
+    await expect(following).resolves.toBe('@Patient back');
   });
 
   it('long-polls messages with wait', async () => {

@@ -92,16 +92,24 @@ describe('the event stream', () => {
     const me = await participant(owner);
     const { events, done } = reader(me.messages.stream());
     await until(() => (events.length > 0 ? true : undefined));
+    const stream = me.messages.stream();
+    const { events: closing, done: closed } = reader(stream);
+    await until(() => (closing.length > 0 ? true : undefined));
     await owner.close();
     await done;
+    await closed;
     expect(events.at(-1)).toMatchObject({ event: 'space-closed', data: { reason: 'closed' } });
+    // Why it ended, after the loop.
+    expect(stream.ended).toEqual({ reason: 'closed' });
   });
 
   it('ends without an error once a kicked participant reconnects and its key is refused', async () => {
     const { owner } = await ownedSpace();
     const me = await participant(owner);
     // Made from the key alone, the client does not know which participant is kicked.
-    const { events, done } = reader(hub().space(me.spaceId, me.key).messages.stream());
+    const stream = hub().space(me.spaceId, me.key).messages.stream();
+    const { events, done } = reader(stream);
+    expect(stream.ended).toBeUndefined();
     await until(() => (events.length > 0 ? true : undefined));
     await owner.participants.kick(me.participantId!);
     await done;
@@ -109,6 +117,9 @@ describe('the event stream', () => {
       event: 'participant-status',
       data: { participantId: me.participantId, status: 'kicked' },
     });
+    expect(stream.ended?.reason).toBe('refused');
+    expect(stream.ended?.error).toBeInstanceOf(AuthenticationError);
+    expect(stream.ended?.error?.message).toContain('removed from this space');
   });
 
   it('ends right after its own participant is kicked or leaves, without reporting a lost connection', async () => {
@@ -121,11 +132,13 @@ describe('the event stream', () => {
       };
       const me = await participant(owner, `Ends by ${end}`, hub({ fetch: counting }));
       const disconnects: DisconnectInfo[] = [];
-      const { events, done } = reader(me.messages.stream({ onDisconnect: (info) => disconnects.push(info) }));
+      const stream = me.messages.stream({ onDisconnect: (info) => disconnects.push(info) });
+      const { events, done } = reader(stream);
       await until(() => (events.length > 0 ? true : undefined));
       if (end === 'kick') await owner.participants.kick(me.participantId!);
       else await me.leave();
       await done;
+      expect(stream.ended).toEqual({ reason: end === 'kick' ? 'kicked' : 'left' });
       expect(events.at(-1)).toMatchObject({
         event: 'participant-status',
         data: { participantId: me.participantId, status: end === 'kick' ? 'kicked' : 'left' },

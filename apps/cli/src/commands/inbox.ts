@@ -38,13 +38,13 @@ export function registerInbox(program: Command, app: App): void {
       if (options.follow) {
         ctx.handlesInterrupt = true;
         out.info(out.c.dim(`Following your inbox in ${saved.name} (Ctrl-C to stop)`));
+        const following = inbox.follow({
+          signal: ctx.signal,
+          ...(wait ? { wait } : {}),
+          // Said on stderr as tail says it: a server that does not answer is not an empty inbox.
+          ...sayConnectionLost(out),
+        });
         try {
-          const following = inbox.follow({
-            signal: ctx.signal,
-            ...(wait ? { wait } : {}),
-            // Said on stderr as tail says it: a server that does not answer is not an empty inbox.
-            ...sayConnectionLost(out),
-          });
           for await (const message of following) {
             if (out.mode.json) out.jsonLine(message);
             else printMessage(out, message);
@@ -58,6 +58,9 @@ export function registerInbox(program: Command, app: App): void {
         // A signal is what ends following: its code, as a shell reports it (what was printed but not
         // yet delivered stays unacknowledged, for the next run).
         if (ctx.signal.aborted) throw new Stopped(stoppedBy(ctx.signal).exitCode);
+        // The SDK ends following quietly once the key is refused (removed, left, the space
+        // closed): that refusal is this command's error (exit 4, or 6 for a closed space's ack).
+        if (following.ended?.error) throw following.ended.error;
         return;
       }
 
