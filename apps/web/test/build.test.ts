@@ -71,10 +71,12 @@ describe('the build', () => {
     // The join page carries the SDK's join flow (PendingJoin, its polls and outage hooks) beside
     // the client every page shares. The shared client grew by about 0.2 kB in session 21 (a
     // ConnectionError says whether the request may have run, request options among parameters
-    // are refused): the dashboard went to 15.2 kB, the join page to 15.8 kB.
-    const budgets: Record<string, number> = { space: 35 * 1024, join: 17 * 1024 };
+    // are refused): the dashboard went to 15.2 kB, the join page to 15.8 kB. It grew by 1.1 kB in
+    // session 23 (withLock's persistent release and UnlockError, the loops' `ended`): the
+    // dashboard went to 16.5 kB, the join page to 17.1 kB, the space page to 35.2 kB.
+    const budgets: Record<string, number> = { space: 36 * 1024, join: 18 * 1024 };
     for (const { page, gzipBytes } of build.pages)
-      expect(gzipBytes, `${page}: ${gzipBytes} bytes`).toBeLessThan(budgets[page] ?? 16 * 1024);
+      expect(gzipBytes, `${page}: ${gzipBytes} bytes`).toBeLessThan(budgets[page] ?? 17 * 1024);
   });
 });
 
