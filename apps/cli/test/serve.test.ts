@@ -52,7 +52,7 @@ const until = (process_: Followed, pattern: RegExp) =>
  * outright when it was slow to acknowledge the signal.
  */
 async function expectStoppedThroughPnpm(server: Followed, data: string) {
-  const pid = Number(readFileSync(join(data, 'convene.lock'), 'utf8'));
+  const { pid } = JSON.parse(readFileSync(join(data, 'convene.lock'), 'utf8'));
   const exited = new Promise((resolve) => server.child.once('exit', resolve));
   const stopped = Date.now();
   process.kill(server.child.pid!, 'SIGTERM');
@@ -141,7 +141,7 @@ describe.runIf(!onPostgres())('pnpm start and pnpm convene', () => {
     expect(existsSync(join(elsewhere, 'data'))).toBe(false);
 
     const exited = new Promise((resolve) => first.child.once('exit', resolve));
-    process.kill(Number(readFileSync(join(data, 'convene.lock'), 'utf8')), 'SIGINT');
+    process.kill(JSON.parse(readFileSync(join(data, 'convene.lock'), 'utf8')).pid, 'SIGINT');
     expect(await exited).toBe(0);
   }, 240_000);
 

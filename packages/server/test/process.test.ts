@@ -1,11 +1,15 @@
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createPostgresTestDatabase } from '@convene/core/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Harness } from './helpers';
 import { freePort, onPostgres } from './helpers/harness';
-import { spawnServer } from './helpers/process';
+import { type ServerProcess, spawnServer } from './helpers/process';
+
+/** Whether this machine lets a test start a process as pid 1 of a new pid namespace (root, Linux). */
+const canUnshare = spawnSync('unshare', ['--pid', '--fork', '--kill-child', 'true']).status === 0;
 
 // Real server processes: what `pnpm start` runs.
 describe.runIf(!onPostgres())('server process on the embedded database', () => {
@@ -136,7 +140,7 @@ describe.runIf(!onPostgres())('server process on the embedded database', () => {
     await first.ready;
     const space = await new Harness(await first.ready).createSpace({ name: 'Survives a crash' });
     // The server is the process holding the data-directory lock.
-    const pid = Number(readFileSync(join(dir, 'convene.lock'), 'utf8'));
+    const { pid } = JSON.parse(readFileSync(join(dir, 'convene.lock'), 'utf8'));
     expect(pid).toBe(first.child.pid);
     process.kill(pid, 'SIGKILL');
     await first.exited;
@@ -147,6 +151,61 @@ describe.runIf(!onPostgres())('server process on the embedded database', () => {
     );
     expect(await again.stop('SIGTERM')).toBe(0);
   }, 90_000);
+
+  it("starts again after a crash when the crashed server's pid names another live process", async () => {
+    const data = join(dir, 'pid-reused');
+    const port = await freePort();
+    const first = spawnServer({ DATA_DIR: data, PORT: String(port) });
+    const space = await new Harness(await first.ready).createSpace({ name: 'Pid reused' });
+    first.child.kill('SIGKILL');
+    await first.exited;
+    // The system gave the crashed server's pid to an unrelated process, which runs.
+    const unrelated = spawn('sleep', ['60'], { stdio: 'ignore' });
+    try {
+      const lock = join(data, 'convene.lock');
+      writeFileSync(lock, readFileSync(lock, 'utf8').replace(String(first.child.pid), String(unrelated.pid)));
+      const again = spawnServer({ DATA_DIR: data, PORT: String(port) });
+      const h = new Harness(await again.ready);
+      expect((await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey })).body.name).toBe(
+        'Pid reused',
+      );
+      expect(await again.stop('SIGTERM')).toBe(0);
+    } finally {
+      unrelated.kill('SIGKILL');
+    }
+  }, 90_000);
+
+  // A container's server is pid 1 at every start: the crashed one's lock names the new one.
+  it.runIf(canUnshare)(
+    'starts again after kill -9 as pid 1 of a new pid namespace each time (a container)',
+    async () => {
+      const data = join(dir, 'container');
+      const port = await freePort();
+      const under = ['unshare', '--pid', '--fork', '--kill-child'];
+      /** The server's pid outside its namespace: unshare's one child. */
+      const serverPid = (server: ServerProcess) =>
+        Number(readFileSync(`/proc/${server.child.pid}/task/${server.child.pid}/children`, 'utf8').trim());
+      const first = spawnServer({ DATA_DIR: data, PORT: String(port) }, { under });
+      const space = await new Harness(await first.ready).createSpace({ name: 'In a container' });
+      expect(JSON.parse(readFileSync(join(data, 'convene.lock'), 'utf8')).pid).toBe(1);
+      process.kill(serverPid(first), 'SIGKILL');
+      await first.exited;
+
+      const again = spawnServer({ DATA_DIR: data, PORT: String(port) }, { under });
+      try {
+        const h = new Harness(await again.ready);
+        expect((await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey })).body.name).toBe(
+          'In a container',
+        );
+        // unshare does not pass signals on: SIGTERM goes to the server itself.
+        process.kill(serverPid(again), 'SIGTERM');
+        expect(await again.exited).toBe(0);
+      } finally {
+        await again.stop('SIGKILL');
+      }
+    },
+    90_000,
+  );
 });
 
 describe.runIf(onPostgres())('two server processes on one PostgreSQL', () => {

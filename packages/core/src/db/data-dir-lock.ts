@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import {
   chmodSync,
   closeSync,
@@ -31,26 +32,49 @@ function makeDataDirPrivate(dataDir: string, onTightened: (message: string) => v
 }
 
 /**
+ * This process as a lock file records it. A pid alone does not name a process: pids are reused,
+ * and in a container the server is pid 1 at every start, so after a `kill -9` the lock named a
+ * live process (the new server itself, or an unrelated one) and every restart refused. `instance`
+ * tells this process from an earlier one that had its pid; `boot` (the kernel's boot id) and
+ * `started` (field 22 of /proc/<pid>/stat, clock ticks since boot) tell the recorded process from
+ * another that now has its pid. Where /proc is absent (macOS, Windows) only the pid is compared.
+ */
+interface LockOwner {
+  pid: number;
+  instance?: string | undefined;
+  boot?: string | undefined;
+  started?: string | undefined;
+}
+
+/** Tells this process's lock from an earlier process's that had the same pid. */
+const INSTANCE = randomUUID();
+
+/**
  * PGlite does not lock its data directory, and two processes on one directory silently diverge.
- * A lock file holding the owner's pid makes a second server refuse to start; a lock left by a
- * crashed process (its pid is gone) is taken over. The directory is made private first.
+ * A lock file naming its owner makes a second server refuse to start; a lock left by a crashed
+ * process is taken over: its pid is gone, is this process's own, or is now another process's
+ * (another start time, or another boot). The directory is made private first.
  */
 export function lockDataDir(dataDir: string, onTightened?: (message: string) => void): () => void {
   const dir = resolve(dataDir);
   makeDataDirPrivate(dir, onTightened);
   const file = join(dir, 'convene.lock');
+  const me: LockOwner = {
+    pid: process.pid,
+    instance: INSTANCE,
+    boot: bootId(),
+    started: startTime(process.pid),
+  };
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       const fd = openSync(file, 'wx');
-      writeSync(fd, String(process.pid));
+      writeSync(fd, `${JSON.stringify(me)}\n`);
       closeSync(fd);
       return () => rmSync(file, { force: true });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const pid = Number.parseInt(readFileSync(file, 'utf8'), 10);
-      if (Number.isInteger(pid) && isAlive(pid)) {
-        throw new DataDirInUseError(dir, pid);
-      }
+      const owner = readOwner(file);
+      if (owner && holds(owner, me)) throw new DataDirInUseError(dir, owner.pid);
       rmSync(file, { force: true });
     }
   }
@@ -70,6 +94,43 @@ export class DataDirInUseError extends Error {
   }
 }
 
+/** The lock's owner: JSON, or a bare pid as earlier versions wrote it; undefined when unreadable. */
+function readOwner(file: string): LockOwner | undefined {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8').trim();
+  } catch {
+    return undefined;
+  }
+  if (/^\d+$/.test(text)) return { pid: Number(text) };
+  try {
+    const parsed = JSON.parse(text) as Partial<Record<keyof LockOwner, unknown>>;
+    if (!Number.isSafeInteger(parsed.pid) || (parsed.pid as number) <= 0) return undefined;
+    const text_ = (value: unknown) => (typeof value === 'string' ? value : undefined);
+    return {
+      pid: parsed.pid as number,
+      instance: text_(parsed.instance),
+      boot: text_(parsed.boot),
+      started: text_(parsed.started),
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether the lock's recorded owner is a process running now (`me` is this process). */
+function holds(owner: LockOwner, me: LockOwner): boolean {
+  // Our own pid: this very process (a second open of the same directory), or one before it.
+  if (owner.pid === me.pid) return owner.instance !== undefined && owner.instance === me.instance;
+  // Recorded before the machine last started: every process of that boot is gone.
+  if (owner.boot && me.boot && owner.boot !== me.boot) return false;
+  if (!isAlive(owner.pid)) return false;
+  // Alive: the same process only if it started when the recorded one did.
+  const started = startTime(owner.pid);
+  if (owner.started && started) return owner.started === started;
+  return true;
+}
+
 function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -77,4 +138,34 @@ function isAlive(pid: number): boolean {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
+}
+
+function bootId(): string | undefined {
+  try {
+    return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * When process `pid` started (clock ticks since boot, field 22 of /proc/<pid>/stat), or
+ * undefined without a /proc of this process's pid namespace: in a namespace whose /proc is the
+ * host's, /proc/<pid> is another process, and /proc/self/stat's pid is not ours.
+ */
+function startTime(pid: number): string | undefined {
+  const fields = (path: string) => {
+    try {
+      const stat = readFileSync(path, 'utf8');
+      // The command name (field 2) is in parentheses and may hold spaces or parentheses itself.
+      const close = stat.lastIndexOf(')');
+      return [stat.slice(0, stat.indexOf(' ')), ...stat.slice(close + 2).split(' ')];
+    } catch {
+      return undefined;
+    }
+  };
+  const self = fields('/proc/self/stat');
+  if (self?.[0] !== String(process.pid)) return undefined;
+  // Fields 3 onwards start at index 1: field 22 is index 20.
+  return fields(`/proc/${pid}/stat`)?.[20];
 }

@@ -17,10 +17,14 @@ export interface ServerProcess {
 /**
  * Starts the real server entry point (`src/main.ts`) as its own process: one process (tsx as a
  * loader, not its CLI, which would run the server as a child), so a signal reaches the server.
- * `umask` (octal) is set by a shell that then execs the server, which keeps the pid.
+ * `umask` (octal) is set by a shell that then execs the server, which keeps the pid. `under` is a
+ * command the server runs under (`unshare …`), which then holds the pid.
  */
-export function spawnServer(env: Record<string, string>, options: { umask?: string } = {}): ServerProcess {
-  const node = [process.execPath, '--import', 'tsx', 'src/main.ts'];
+export function spawnServer(
+  env: Record<string, string>,
+  options: { umask?: string; under?: string[] } = {},
+): ServerProcess {
+  const node = [...(options.under ?? []), process.execPath, '--import', 'tsx', 'src/main.ts'];
   const [command, ...args] =
     options.umask === undefined ? node : ['sh', '-c', `umask ${options.umask} && exec "$@"`, 'sh', ...node];
   const child = spawn(command!, args, {

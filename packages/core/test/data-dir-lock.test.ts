@@ -1,0 +1,90 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { DataDirInUseError, lockDataDir } from '../src/db';
+
+// The lock of an embedded database's directory: who holds it, and when a lock is left over.
+describe('data directory lock', () => {
+  const dirs: string[] = [];
+  const children: ChildProcess[] = [];
+  afterAll(() => {
+    for (const child of children) child.kill('SIGKILL');
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+  const tempDir = () => {
+    const dir = mkdtempSync(join(tmpdir(), 'convene-lock-'));
+    dirs.push(dir);
+    return dir;
+  };
+  /** A live process that is no Convene server: what a reused pid names. */
+  const unrelated = () => {
+    const child = spawn('sleep', ['60'], { stdio: 'ignore' });
+    children.push(child);
+    return child.pid!;
+  };
+  const lockOf = (dir: string) => readFileSync(join(dir, 'convene.lock'), 'utf8');
+  const hasProc = existsSync('/proc/self/stat');
+
+  it('refuses while this process holds it, and is free again once released', () => {
+    const dir = tempDir();
+    const unlock = lockDataDir(dir);
+    expect(() => lockDataDir(dir)).toThrow(DataDirInUseError);
+    unlock();
+    expect(existsSync(join(dir, 'convene.lock'))).toBe(false);
+    lockDataDir(dir)();
+  });
+
+  it("takes over a lock naming this process's pid left by an earlier process (a container's pid 1 after kill -9)", () => {
+    const dir = tempDir();
+    // What a server that was pid 1 before this one (also pid 1) left: the new format, and the old.
+    const earlier = JSON.parse(lockOf((lockDataDir(dir), dir)));
+    for (const left of [
+      JSON.stringify({ ...earlier, instance: 'an-earlier-process' }),
+      String(process.pid),
+    ]) {
+      writeFileSync(join(dir, 'convene.lock'), left);
+      const unlock = lockDataDir(dir);
+      expect(JSON.parse(lockOf(dir)).instance).toBe(earlier.instance);
+      unlock();
+    }
+  });
+
+  it.runIf(hasProc)('takes over a lock whose pid now names another live process (pid reused)', () => {
+    const dir = tempDir();
+    // A crashed server's lock (never released), whose pid the system then gave to another process.
+    lockDataDir(dir);
+    const other = unrelated();
+    writeFileSync(join(dir, 'convene.lock'), lockOf(dir).replace(String(process.pid), String(other)));
+    const unlock = lockDataDir(dir);
+    expect(JSON.parse(lockOf(dir)).pid).toBe(process.pid);
+    unlock();
+  });
+
+  it.runIf(hasProc)(
+    'refuses a lock whose live pid started when the recorded one did; takes over one of another boot',
+    async () => {
+      const dir = tempDir();
+      const other = unrelated();
+      // Its start time, as that server would have recorded it.
+      await expect.poll(() => existsSync(`/proc/${other}/stat`)).toBe(true);
+      const stat = readFileSync(`/proc/${other}/stat`, 'utf8');
+      const started = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+      const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+      const owner = { pid: other, instance: 'a-running-server', boot, started };
+      writeFileSync(join(dir, 'convene.lock'), JSON.stringify(owner));
+      expect(() => lockDataDir(dir)).toThrow(`is in use by another Convene server (pid ${other})`);
+
+      writeFileSync(join(dir, 'convene.lock'), JSON.stringify({ ...owner, boot: 'before-the-last-reboot' }));
+      lockDataDir(dir)();
+    },
+  );
+
+  it('refuses a lock of the old format (a bare pid) naming another live process: nothing tells it from its owner', () => {
+    const dir = tempDir();
+    const other = unrelated();
+    writeFileSync(join(dir, 'convene.lock'), String(other));
+    expect(() => lockDataDir(dir)).toThrow(DataDirInUseError);
+  });
+});
