@@ -29,6 +29,7 @@ import { logWhenDone, RequestLog, standardOutput } from './http/request-log';
 import type { PolicyStores } from './http/stores';
 import { registerPolicySweeper } from './http/sweeper';
 import { declaredWaitMs, startRequestTimer } from './http/timeout';
+import { closeUnreceivedAtShutdown } from './http/unreceived';
 import { versioningHooks } from './http/versioning';
 import type { McpSessionStreams } from './mcp/session-streams';
 import { openApiAdapter } from './rest/adapter';
@@ -138,6 +139,7 @@ export async function buildApp({
   });
 
   ids.stamp(app.server);
+  closeUnreceivedAtShutdown(app);
   await registerCors(app, config.corsOrigins);
 
   // Cross-cutting policy, once, in this order, for every route (tRPC and raw alike), in one

@@ -1,5 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createPostgresTestDatabase } from '@convene/core/testing';
@@ -39,6 +40,42 @@ describe.runIf(!onPostgres())('server process on the embedded database', () => {
     expect(view.status).toBe(200);
     expect(view.body.name).toBe('Persistent');
     expect(await again.stop('SIGTERM')).toBe(0);
+  }, 90_000);
+
+  it('stops at once on SIGTERM beside clients that stopped mid-request, and still answers the request it is handling', async () => {
+    const server = spawnServer({ DATA_DIR: dir, PORT: String(await freePort()) });
+    const url = new URL(await server.ready);
+    const h = new Harness(url.origin);
+    const space = await h.createSpace({ name: 'Half-sent requests' });
+    const raw = (request: string) => {
+      const socket = connect(Number(url.port), url.hostname);
+      let received = '';
+      socket.on('data', (chunk) => (received += chunk.toString()));
+      socket.on('error', () => {});
+      const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+      socket.write(request);
+      return { received: () => received, closed, socket };
+    };
+    // Headers without their blank line; a body 8 bytes of its 1000; a long poll being handled.
+    const headers = raw('GET /api/health HTTP/1.1\r\nHost: x\r\n');
+    const body = raw(
+      `POST /hub/space HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"name":`,
+    );
+    const polled = h.get(`/hub/space/${space.spaceId}/messages?wait=30`, { key: space.ownerKey });
+    // Everything has reached the server (the long poll waits in its handler).
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const started = Date.now();
+    expect(await server.stop('SIGTERM')).toBe(0);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(server.output()).not.toContain('took too long');
+    // The one handled was answered (a long poll says to retry elsewhere); the two never received
+    // in full were closed unanswered.
+    const answered = await polled;
+    expect(answered.status).toBe(503);
+    expect(answered.body.error).toBe('the server is shutting down; retry shortly');
+    await Promise.all([headers.closed, body.closed]);
+    expect(headers.received()).toBe('');
+    expect(body.received()).toBe('');
   }, 90_000);
 
   it('writes one line per request to standard output, and loses none when it stops', async () => {
