@@ -24,6 +24,24 @@ describe('the database URL', () => {
     }
   });
 
+  it('says why a PostgreSQL URL cannot be read, rather than postgres.js’s bare “Invalid URL” or “URI malformed”', async () => {
+    for (const url of [
+      'postgres://convene:hunter%zz2@db/convene',
+      'postgres://convene:hunter#2@db/convene',
+      'postgres://convene:hunter2@db:99999/convene',
+      'postgresql://convene:hunter2@[db/convene',
+      'postgres://%zz@db/convene',
+    ]) {
+      const problem = databaseUrlProblem(url);
+      expect(problem).toMatch(/^is not a URL that can be read: check its host and port, and write a %/);
+      expect(problem).not.toMatch(/hunter/);
+      await expect(openDatabase({ url, migrate: false })).rejects.toThrow(`the database URL ${problem}`);
+    }
+    // Several hosts, as postgres.js takes them, and escapes that decode.
+    for (const url of ['postgres://a:5432,b:5433/convene', 'postgres://convene:p%40ss%25@db/convene'])
+      expect({ url, problem: databaseUrlProblem(url) }).toEqual({ url, problem: undefined });
+  });
+
   it('takes memory:// in any case, and opens it in memory, not under a data directory', async () => {
     for (const url of ['memory://', 'MEMORY://', 'Memory://']) {
       expect({ url, problem: databaseUrlProblem(url), memory: isMemoryUrl(url) }).toEqual({

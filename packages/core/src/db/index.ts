@@ -57,9 +57,31 @@ export const isMemoryUrl = (url: string | undefined): boolean =>
  * hold a password).
  */
 export function databaseUrlProblem(url: string | undefined): string | undefined {
-  if (!url || isMemoryUrl(url) || POSTGRES_URL.test(url)) return undefined;
+  if (!url || isMemoryUrl(url)) return undefined;
+  if (POSTGRES_URL.test(url)) return unreadablePostgresUrl(url);
   const scheme = /^[a-z][a-z0-9+.-]*:/i.exec(url)?.[0];
   return `must be a PostgreSQL URL (postgres://… or postgresql://…), memory://, or empty for the embedded database${scheme ? `, not a ${scheme} URL` : `; this one has no scheme`}`;
+}
+
+/**
+ * Why postgres.js cannot read a PostgreSQL URL, read as it reads one (its hosts, several
+ * comma-separated allowed, decoded; then the URL with the first; then user name and password
+ * decoded), or undefined. Its own errors, `Invalid URL` and `URI malformed`, named nothing.
+ */
+function unreadablePostgresUrl(url: string): string | undefined {
+  try {
+    const authority = url.slice(url.indexOf('://') + 3).split(/[?/]/)[0] ?? '';
+    const hosts = decodeURIComponent(authority.slice(authority.indexOf('@') + 1));
+    const parsed = new URL(url.replace(hosts, hosts.split(',')[0] ?? ''));
+    decodeURIComponent(parsed.username);
+    decodeURIComponent(parsed.password);
+    return undefined;
+  } catch {
+    return (
+      'is not a URL that can be read: check its host and port, and write a %, @, /, : or # in the ' +
+      'user name or password as %25, %40, %2F, %3A or %23'
+    );
+  }
 }
 
 export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<Database> {
