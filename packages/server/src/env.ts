@@ -11,51 +11,88 @@ import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { defaultVersionPolicy, type VersionPolicy } from './http/versioning';
 
-/** A comma-separated list, trimmed, blanks dropped. */
+const DAY_S = 86_400;
+/** The longest any duration setting may be: far from where dates and timers overflow. */
+const TEN_YEARS_S = 3650 * DAY_S;
+/**
+ * The longest one webhook retry delay may be: the worker waits for it with a timer, and a timer
+ * of more than 2^31 - 1 ms (24.8 days) fires at once.
+ */
+export const MAX_WEBHOOK_RETRY_DELAY_S = 7 * DAY_S;
+/** All the retries of one delivery together. */
+export const MAX_WEBHOOK_RETRY_TOTAL_S = 30 * DAY_S;
+
+/**
+ * A whole number written in plain decimal digits, from `min` to `max`: `0x10`, `1e3`, ` 5`, `5.0`
+ * and `-1` are refused (JavaScript's Number() took the first three, and an out-of-range number
+ * became an invalid date or a timer that fires at once).
+ */
+const wholeNumber = (min: number, max: number) =>
+  z
+    .string()
+    .regex(/^[0-9]+$/, 'must be a whole number written in decimal digits')
+    .transform(Number)
+    .refine((n) => n >= min && n <= max, {
+      message: `must be from ${min.toLocaleString('en')} to ${max.toLocaleString('en')}`,
+    });
+
+/** A comma-separated list, each entry trimmed; an empty entry (`a,,b`, a trailing comma) is refused. */
 const commaList = z
   .string()
-  .default('')
-  .transform((v) =>
-    v
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean),
-  );
+  .optional()
+  .transform((v) => (v === undefined ? [] : v.split(',').map((s) => s.trim())))
+  .refine((list) => list.every(Boolean), {
+    message: 'an entry of the comma-separated list is empty',
+    // The entries' own checks would only repeat it.
+    abort: true,
+  });
 
 /** A web origin as browsers send it: scheme, host and port only, in canonical form. */
 const isOrigin = (value: string): boolean =>
   URL.canParse(value) && /^https?:$/.test(new URL(value).protocol) && new URL(value).origin === value;
 
+/**
+ * Why PUBLIC_URL cannot be the base of the links the service hands out, or undefined. Without a
+ * scheme (`localhost:3000`) links read `localhost:3000/join/…`, and /mcp's Origin check had no
+ * origin to compare with.
+ */
+function publicUrlProblem(value: string): string | undefined {
+  const absolute = 'must be an absolute http:// or https:// URL, such as https://convene.example.com';
+  if (!URL.canParse(value)) return absolute;
+  const url = new URL(value);
+  if (!/^https?:$/.test(url.protocol) || !/^https?:\/\//i.test(value)) return absolute;
+  if (url.username || url.password) return 'must not hold a user name or password';
+  if (value.includes('?') || value.includes('#')) return 'must not have a query (?) or a fragment (#)';
+  return undefined;
+}
+
 const ZEnv = z.object({
-  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  PORT: wholeNumber(0, 65535).default(3000),
   HOST: z.string().default('127.0.0.1'),
-  PUBLIC_URL: z.string().url().optional(),
+  PUBLIC_URL: z
+    .string()
+    .optional()
+    .superRefine((url, ctx) => {
+      const problem = url === undefined ? undefined : publicUrlProblem(url);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    }),
   DATABASE_URL: z
     .string()
     .optional()
-    // Empty is unset: the embedded database.
-    .transform((url) => url || undefined)
     .superRefine((url, ctx) => {
       const problem = databaseUrlProblem(url);
       if (problem) ctx.addIssue({ code: 'custom', message: problem });
     }),
   DATA_DIR: z.string().default('./.data'),
-  RATE_LIMIT_MAX: z.coerce.number().int().positive().default(300),
-  RATE_LIMIT_WINDOW_S: z.coerce.number().int().positive().default(60),
-  LOCK_TTL_S: z.coerce.number().int().positive().default(600),
-  LINK_TTL_S: z.coerce.number().int().positive().default(600),
+  // A count kept in a PostgreSQL integer.
+  RATE_LIMIT_MAX: wholeNumber(1, 1_000_000_000).default(300),
+  RATE_LIMIT_WINDOW_S: wholeNumber(1, 30 * DAY_S).default(60),
+  LOCK_TTL_S: wholeNumber(1, 30 * DAY_S).default(600),
+  LINK_TTL_S: wholeNumber(1, 30 * DAY_S).default(600),
   /** How long a closed or expired space is kept (dashboards show it) before it is deleted. */
-  SPACE_RETENTION_S: z.coerce
-    .number()
-    .int()
-    .nonnegative()
-    .default(7 * 86_400),
+  SPACE_RETENTION_S: wholeNumber(0, TEN_YEARS_S).default(7 * DAY_S),
   /** How long a `usr_` user token works after it is minted (default 90 days). */
-  USER_TOKEN_TTL_S: z.coerce
-    .number()
-    .int()
-    .positive()
-    .default(90 * 86_400),
+  USER_TOKEN_TTL_S: wholeNumber(1, TEN_YEARS_S).default(90 * DAY_S),
   SECRET: z.string().min(16).optional(),
   /** After a change of SECRET: the one it replaces (what it sealed is then sealed again). */
   PREVIOUS_SECRET: z.string().min(16).optional(),
@@ -72,7 +109,7 @@ const ZEnv = z.object({
   /** `json` (one JSON object per line) or `text` (for a person); unset: text on a terminal, else json. */
   LOG_FORMAT: z.enum(['json', 'text']).optional(),
   /** Lifetime of a dashboard JWT issued by the built-in accounts. */
-  SESSION_TTL_S: z.coerce.number().int().positive().default(43_200),
+  SESSION_TTL_S: wholeNumber(1, TEN_YEARS_S).default(43_200),
   /** An external OpenID Connect issuer whose JWTs are also trusted as dashboard sessions. */
   OIDC_ISSUER: z.string().min(1).optional(),
   OIDC_JWKS_URL: z.string().url().optional(),
@@ -90,15 +127,25 @@ const ZEnv = z.object({
     },
   ),
   /** The waits between a webhook delivery's attempts, in seconds, comma-separated. */
-  WEBHOOK_RETRY_DELAYS_S: z
-    .string()
-    .optional()
-    .transform((v) => (v === undefined ? undefined : v.split(',').map((s) => Number(s.trim()))))
-    .refine((list) => list === undefined || list.every((n) => Number.isFinite(n) && n >= 0), {
-      message: 'a comma-separated list of seconds',
-    }),
+  WEBHOOK_RETRY_DELAYS_S: commaList.transform((entries, ctx) => {
+    if (entries.length === 0) return undefined;
+    const max = MAX_WEBHOOK_RETRY_DELAY_S;
+    const wrong = entries.find((entry) => !/^[0-9]+$/.test(entry) || Number(entry) > max);
+    const total = entries.reduce((sum, entry) => sum + Number(entry), 0);
+    const problem =
+      wrong !== undefined
+        ? `each delay must be a whole number of seconds from 0 to ${max.toLocaleString('en')} (7 days), not "${wrong}"`
+        : entries.length > 100
+          ? 'at most 100 delays'
+          : total > MAX_WEBHOOK_RETRY_TOTAL_S
+            ? `the delays must add up to at most ${MAX_WEBHOOK_RETRY_TOTAL_S.toLocaleString('en')} s (30 days)`
+            : undefined;
+    if (problem === undefined) return entries.map(Number);
+    ctx.addIssue({ code: 'custom', message: problem });
+    return z.NEVER;
+  }),
   /** How long a webhook receiver has to answer one delivery. */
-  WEBHOOK_TIMEOUT_S: z.coerce.number().positive().max(60).default(10),
+  WEBHOOK_TIMEOUT_S: wholeNumber(1, 60).default(10),
   /**
    * Origins whose pages may call the API from a browser (CORS), comma-separated, or `*` for any;
    * none by default (the server's own pages are same-origin).
@@ -180,7 +227,7 @@ export interface ServerConfig {
 
 /** The one place that reads the environment; everything else receives a ServerConfig. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
-  const parsed = ZEnv.safeParse(env);
+  const parsed = ZEnv.safeParse(withoutBlanks(env));
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
     throw new Error(`invalid configuration: ${problems}`);
@@ -195,7 +242,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
   return {
     port: e.PORT,
     host: e.HOST,
-    publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
+    publicUrl: e.PUBLIC_URL ? withoutTrailingSlash(new URL(e.PUBLIC_URL)) : `http://localhost:${e.PORT}`,
     databaseUrl: e.DATABASE_URL,
     dataDir: e.DATA_DIR,
     rateLimitMax: e.RATE_LIMIT_MAX,
@@ -237,6 +284,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     webDir: webDistDir,
   };
 }
+
+/**
+ * The environment with its empty and all-whitespace values left out: every variable set to
+ * nothing is unset, and its default applies. Each variable used to read emptiness its own way
+ * (`HOST=` every interface, `PORT=` a random port, `SPACE_RETENTION_S=` 0, `DATA_DIR=` a failed
+ * mkdir, `WEBHOOK_RETRY_DELAYS_S=` one immediate retry, others refused).
+ */
+function withoutBlanks(env: NodeJS.ProcessEnv): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(env).filter((entry): entry is [string, string] => (entry[1] ?? '').trim() !== ''),
+  );
+}
+
+/** An http(s) URL as links are built on it: its origin and path, no trailing slash. */
+const withoutTrailingSlash = (url: URL): string => `${url.origin}${url.pathname}`.replace(/\/+$/, '');
 
 function databasePassword(url: string | undefined): string | undefined {
   // In any case, as the database accepts the scheme (`POSTGRES://` too).
