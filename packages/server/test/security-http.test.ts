@@ -1,5 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { describe, expect, it } from 'vitest';
+import { refusal } from '../src/mcp/http';
 import { useServer } from './helpers';
 
 /** The HTTP surface browsers and odd clients meet: /mcp's Origin and Host checks. */
@@ -84,6 +85,20 @@ describe('/mcp', () => {
         expect(JSON.parse(res.body).error).toMatch(/origin/);
       }
     }
+  });
+
+  it('refuses a malformed Origin, never failing on it, whatever its own origin', () => {
+    const headers = (origin: string) => ({ origin, host: 'localhost:56128' });
+    const own = [new URL(srv.url).origin, 'http://localhost:56128', new URL('localhost:56128').origin];
+    for (const allowedOrigin of own)
+      for (const origin of ['null', 'http://[::1', '%%%', '', 'localhost:56128', 'http://evil.example']) {
+        expect(() => refusal(headers(origin), allowedOrigin)).not.toThrow();
+        expect({ origin, allowedOrigin, refused: refusal(headers(origin), allowedOrigin)?.status }).toEqual({
+          origin,
+          allowedOrigin,
+          refused: 403,
+        });
+      }
   });
 
   it('answers a missing or unusable Host with a JSON 400, never an empty body', async () => {

@@ -142,10 +142,14 @@ const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
  * `[::1]` all reach this server; a rebinding page's origin carries its own domain name).
  */
 function sameOrigin(origin: string, allowedOrigin: string): boolean {
-  if (origin === allowedOrigin) return true;
-  if (!URL.canParse(origin)) return false;
+  // Never throws: an Origin that is no URL, or an opaque one (`null`, sent by sandboxed frames and
+  // file: pages), is another origin; and so is every Origin when our own is opaque (a PUBLIC_URL
+  // without http(s)://, which the configuration now refuses, made the comparison below throw: 500).
+  if (!URL.canParse(origin) || !URL.canParse(allowedOrigin)) return false;
   const given = new URL(origin);
   const own = new URL(allowedOrigin);
+  if (given.origin === 'null' || own.origin === 'null') return false;
+  if (origin === allowedOrigin) return true;
   return (
     LOOPBACK.has(own.hostname) &&
     LOOPBACK.has(given.hostname) &&
