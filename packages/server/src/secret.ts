@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import {
   type Database,
   isMemoryUrl,
+  makeFilePrivate,
   resealSecrets,
   SESSION_KEYS_SETTING,
   SecretBox,
@@ -52,12 +53,14 @@ export async function loadOrCreateSecret(
   database: Database,
   config: ServerConfig,
   warn: (message: string) => void,
+  onTightened?: (message: string) => void,
 ): Promise<string> {
   if (isMemoryUrl(config.databaseUrl)) return mint();
   if (database.engine === 'pglite') {
     const file = join(config.dataDir, 'secret');
+    let secret: string;
     try {
-      return readFileSync(file, 'utf8').trim();
+      secret = readFileSync(file, 'utf8').trim();
     } catch {
       // A data directory copied without its secret: a new one would open nothing it holds.
       if (await readSetting(database, SESSION_KEYS_SETTING))
@@ -65,10 +68,13 @@ export async function loadOrCreateSecret(
           `${file} is missing, and the database under DATA_DIR was sealed with the SECRET it held: restore that file with the data, or set SECRET to its value`,
         );
       mkdirSync(config.dataDir, { recursive: true });
-      const secret = mint();
-      writeFileSync(file, secret, { mode: 0o600 });
-      return secret;
+      const minted = mint();
+      writeFileSync(file, minted, { mode: 0o600 });
+      return minted;
     }
+    // One others may read (made by hand, or copied) is closed to 0600, as the directory is to 0700.
+    makeFilePrivate(file, onTightened);
+    return secret;
   }
   const db = database.db;
   const read = (key: string) => readSetting(database, key);

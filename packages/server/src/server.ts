@@ -60,7 +60,12 @@ export async function createServer(
   try {
     const secret =
       config.secret ??
-      (await loadOrCreateSecret(database, config, (message) => early.push({ level: 'warn', message })));
+      (await loadOrCreateSecret(
+        database,
+        config,
+        (message) => early.push({ level: 'warn', message }),
+        (message) => early.push({ level: 'info', message }),
+      ));
     const box = new SecretBox(secret);
     await resealAfterSecretChange(database, config, box, (message) => early.push({ level: 'info', message }));
     // Logged once the app's logger exists (a worker failing before then has nothing to diff).

@@ -145,6 +145,31 @@ describe.runIf(!onPostgres())('server process on the embedded database', () => {
     });
   }, 90_000);
 
+  it('keeps its generated SECRET file private: one others may read is made 0600 at start, said once', async () => {
+    const data = join(dir, 'secret-file');
+    const run = async () => {
+      const server = spawnServer({ DATA_DIR: data, PORT: String(await freePort()), LOG_LEVEL: 'info' });
+      expect((await fetch(`${await server.ready}/api/health`)).status).toBe(200);
+      expect(await server.stop('SIGTERM')).toBe(0);
+      return server.output();
+    };
+    expect(await run()).not.toContain('made it private');
+    const secret = join(data, 'secret');
+    expect(statSync(secret).mode & 0o777).toBe(0o600);
+    const kept = readFileSync(secret, 'utf8');
+
+    // Made readable by hand (or copied so): closed again at the next start, said once; the same secret.
+    chmodSync(secret, 0o644);
+    const said = (await run()).split('\n').filter((line) => line.includes('made it private'));
+    expect(said).toHaveLength(1);
+    expect(JSON.parse(said[0]!)).toMatchObject({
+      level: 30,
+      msg: `file ${secret} was open to other users (mode 644): made it private (600)`,
+    });
+    expect(statSync(secret).mode & 0o777).toBe(0o600);
+    expect(readFileSync(secret, 'utf8')).toBe(kept);
+  }, 90_000);
+
   it('refuses a DATABASE_URL that is not PostgreSQL before listening; an empty one is the embedded database', async () => {
     const data = join(dir, 'not-used');
     const mysql = spawnServer({

@@ -21,13 +21,30 @@ import { join, resolve } from 'node:path';
 function makeDataDirPrivate(dataDir: string, onTightened: (message: string) => void = () => {}): void {
   const dir = resolve(dataDir);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const { mode, uid } = statSync(dir);
+  closeToOthers(dir, 0o700, 'data directory', onTightened);
+}
+
+/**
+ * A file of ours under the data directory that no one else should read (the generated SECRET) is
+ * made 0600 if others may read it (made by hand, or copied), and `onTightened` told.
+ */
+export function makeFilePrivate(file: string, onTightened: (message: string) => void = () => {}): void {
+  closeToOthers(resolve(file), 0o600, 'file', onTightened);
+}
+
+function closeToOthers(
+  path: string,
+  privateMode: number,
+  what: string,
+  onTightened: (message: string) => void,
+): void {
+  const { mode, uid } = statSync(path);
   const open = mode & 0o077;
   // No owner to compare with on Windows, where these modes mean nothing anyway.
   if (open === 0 || process.getuid === undefined || uid !== process.getuid()) return;
-  chmodSync(dir, 0o700);
+  chmodSync(path, privateMode);
   onTightened(
-    `data directory ${dir} was open to other users (mode ${(mode & 0o777).toString(8)}): made it private (700)`,
+    `${what} ${path} was open to other users (mode ${(mode & 0o777).toString(8)}): made it private (${privateMode.toString(8)})`,
   );
 }
 
