@@ -1,7 +1,11 @@
 import { isMemoryUrl } from '@convene/core';
+import pino from 'pino';
 import type { ServerConfig } from './env';
 import { textOutput } from './http/request-log';
 import { type ConveneServer, createServer } from './server';
+
+/** How long `serve` waits at start for a PostgreSQL it cannot reach, before it exits 1. */
+const DATABASE_WAIT_MS = 60_000;
 
 /** The exit code of a clean stop on each signal: SIGHUP (its terminal closed) is 128 + 1, as shells report it. */
 const STOP_EXIT_CODES = { SIGTERM: 0, SIGINT: 0, SIGHUP: 129 } as const;
@@ -23,7 +27,17 @@ export async function serve(config: ServerConfig, options: ServeOptions = {}): P
   // JSON for log collectors; text for a person watching a terminal.
   const text = (config.logFormat ?? (process.stdout.isTTY ? 'text' : 'json')) === 'text';
   const color = text && process.stdout.isTTY === true && !process.env.NO_COLOR;
-  const server = await createServer(config, text ? { logStream: textOutput(process.stdout, color) } : {});
+  const logStream = text ? textOutput(process.stdout, color) : undefined;
+  // Before the app's logger exists: the wait for PostgreSQL, in the same format.
+  const startLog = pino({ level: config.logLevel }, logStream ?? pino.destination({ dest: 1, sync: true }));
+  const server = await createServer(config, {
+    ...(logStream ? { logStream } : {}),
+    // Started beside its database (compose, systemd): a PostgreSQL still starting is waited for.
+    waitForDatabase: {
+      ms: DATABASE_WAIT_MS,
+      onUnreachable: (message) => startLog.warn(message),
+    },
+  });
   // Stopped cleanly from here on: a signal sent as soon as the readiness line is read must find
   // the handlers in place (before them, SIGTERM, SIGINT and SIGHUP kill the process outright).
   let stopping = false;

@@ -42,6 +42,8 @@ export interface CreateServerOptions {
   loadDataDir?: OpenDatabaseOptions['loadDataDir'];
   /** Benchmark hook: replace some of the default policy stores (e.g. an in-process rate limiter). */
   policies?: Partial<PolicyStores>;
+  /** How long to wait for a PostgreSQL that cannot be reached yet, told of each attempt (serve). */
+  waitForDatabase?: { ms: number; onUnreachable: (message: string) => void };
 }
 
 /** Composes the whole service: the one place ports get their real implementations. */
@@ -56,6 +58,8 @@ export async function createServer(
     dataDir: config.dataDir,
     loadDataDir: options.loadDataDir,
     onDataDirTightened: (message) => early.push({ level: 'info', message }),
+    waitForServerMs: options.waitForDatabase?.ms,
+    onUnreachable: options.waitForDatabase?.onUnreachable,
   });
   try {
     const secret =

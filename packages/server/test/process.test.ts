@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
+import { connect, createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createPostgresTestDatabase } from '@convene/core/testing';
@@ -8,6 +8,15 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { Harness } from './helpers';
 import { freePort, onPostgres } from './helpers/harness';
 import { type ServerProcess, spawnServer } from './helpers/process';
+
+/** A PostgreSQL ErrorResponse (FATAL) with this SQLSTATE, as a server sends it to a connecting client. */
+function errorResponse(code: string, message: string): Buffer {
+  const fields = Buffer.from(`SFATAL\0VFATAL\0C${code}\0M${message}\0\0`);
+  const header = Buffer.alloc(5);
+  header.write('E');
+  header.writeInt32BE(fields.length + 4, 1);
+  return Buffer.concat([header, fields]);
+}
 
 /** Whether this machine lets a test start a process as pid 1 of a new pid namespace (root, Linux). */
 const canUnshare = spawnSync('unshare', ['--pid', '--fork', '--kill-child', 'true']).status === 0;
@@ -214,6 +223,55 @@ describe.runIf(!onPostgres())('server process on the embedded database', () => {
     expect(await again.stop('SIGTERM')).toBe(0);
   }, 90_000);
 
+  it('waits at start for a PostgreSQL it cannot reach, a line per attempt without the password; an authentication error ends it at once', async () => {
+    const port = await freePort();
+    const server = spawnServer({
+      DATABASE_URL: `postgres://convene:hunter2@127.0.0.1:${port}/convene`,
+      SECRET: 'test-secret-0123456789abcdef',
+      PORT: String(await freePort()),
+    });
+    try {
+      // Nothing listens there: refused, again and again, while the server waits.
+      const attempts = () =>
+        server.output().match(/PostgreSQL cannot be reached \(connect ECONNREFUSED/g) ?? [];
+      await expect.poll(() => attempts().length, { timeout: 20_000 }).toBeGreaterThanOrEqual(3);
+      expect(server.child.exitCode).toBeNull();
+      const line = JSON.parse(
+        server
+          .output()
+          .split('\n')
+          .find((l) => l.includes('attempt 1,'))!,
+      );
+      expect(line).toMatchObject({ level: 40 });
+      expect(line.msg).toMatch(
+        new RegExp(
+          `^PostgreSQL cannot be reached \\(connect ECONNREFUSED 127.0.0.1:${port}\\): attempt 1, trying again in 0.25 s, for \\d+ s more$`,
+        ),
+      );
+      expect(server.output()).not.toContain('hunter2');
+
+      // It answers now, and refuses the password: that is not waited for.
+      const refusing = createNetServer((socket) => {
+        socket.on('error', () => {});
+        socket.once('data', () =>
+          socket.end(errorResponse('28P01', 'password authentication failed for user "convene"')),
+        );
+      });
+      await new Promise<void>((resolve) => refusing.listen(port, '127.0.0.1', resolve));
+      try {
+        const answered = Date.now();
+        expect(await server.exited).toBe(1);
+        expect(Date.now() - answered).toBeLessThan(10_000);
+        expect(server.output()).toContain('password authentication failed for user "convene"');
+        expect(server.output()).not.toContain('listening');
+      } finally {
+        refusing.close();
+      }
+    } finally {
+      await server.stop('SIGKILL');
+    }
+  }, 90_000);
+
   it("starts again after a crash when the crashed server's pid names another live process", async () => {
     const data = join(dir, 'pid-reused');
     const port = await freePort();
@@ -268,6 +326,40 @@ describe.runIf(!onPostgres())('server process on the embedded database', () => {
     },
     90_000,
   );
+});
+
+describe.runIf(onPostgres())('a server process on PostgreSQL', () => {
+  it('starts once its PostgreSQL, unreachable at first, begins to answer (started beside it by compose or systemd)', async () => {
+    const pg = await createPostgresTestDatabase(process.env.TEST_DATABASE_URL!);
+    const real = new URL(pg.url);
+    // PostgreSQL's address as the server knows it: nothing listens there for the first seconds.
+    const port = await freePort();
+    const late = new URL(pg.url);
+    late.host = `127.0.0.1:${port}`;
+    const server = spawnServer({
+      DATABASE_URL: late.toString(),
+      SECRET: 'test-secret-0123456789abcdef',
+      PORT: String(await freePort()),
+    });
+    const proxy = createNetServer((socket) => {
+      const upstream = connect(Number(real.port || 5432), real.hostname);
+      socket.on('error', () => upstream.destroy());
+      upstream.on('error', () => socket.destroy());
+      socket.pipe(upstream).pipe(socket);
+    });
+    try {
+      await expect.poll(() => server.output(), { timeout: 20_000 }).toMatch(/PostgreSQL cannot be reached/);
+      await new Promise<void>((resolve) => proxy.listen(port, '127.0.0.1', resolve));
+      const url = await server.ready;
+      expect((await fetch(`${url}/api/health`)).status).toBe(200);
+      expect(server.output()).toContain('database PostgreSQL');
+      expect(await server.stop('SIGTERM')).toBe(0);
+    } finally {
+      await server.stop('SIGKILL');
+      proxy.close();
+      await pg.drop();
+    }
+  }, 90_000);
 });
 
 describe.runIf(onPostgres())('two server processes on one PostgreSQL', () => {

@@ -4,6 +4,7 @@ import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { lockDataDir } from './data-dir-lock';
 import { migrate } from './migrate';
+import { isDatabaseUnavailable } from './pg-error';
 import * as schema from './schema';
 import type { Db } from './types';
 
@@ -41,6 +42,14 @@ export interface OpenDatabaseOptions {
   migrate?: boolean | undefined;
   /** Told when an existing data directory open to other users was made private (the server logs it). */
   onDataDirTightened?: ((message: string) => void) | undefined;
+  /**
+   * PostgreSQL: how long to keep trying while the server cannot be reached (refused, unknown or
+   * unanswering host, starting up), before giving up with the last error; 0 (the default) tries
+   * once. An error of another kind (authentication, a database that does not exist) fails at once.
+   */
+  waitForServerMs?: number | undefined;
+  /** Told of each attempt that found PostgreSQL unreachable, in a line without the password. */
+  onUnreachable?: ((message: string) => void) | undefined;
 }
 
 /** PostgreSQL's schemes, in any case (URL schemes are case-insensitive: `POSTGRES://` is one). */
@@ -88,16 +97,69 @@ export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<D
   const url = options.url;
   const problem = databaseUrlProblem(url);
   if (problem) throw new Error(`the database URL ${problem}`);
-  const database =
-    url && POSTGRES_URL.test(url)
-      ? openPostgres(url, options.maxConnections ?? 10)
-      : await openPglite(
-          isMemoryUrl(url) ? undefined : (options.dataDir ?? './.data'),
-          options.loadDataDir,
-          options.onDataDirTightened,
-        );
+  if (url && POSTGRES_URL.test(url)) return openPostgresWhenReachable(url, options);
+  const database = await openPglite(
+    isMemoryUrl(url) ? undefined : (options.dataDir ?? './.data'),
+    options.loadDataDir,
+    options.onDataDirTightened,
+  );
   if (options.migrate !== false) await migrate(database.db);
   return database;
+}
+
+/** Pause before attempt n + 1 to reach PostgreSQL at start: 0.25 s, doubling, at most 5 s. */
+const startRetryPause = (attempt: number): number => Math.min(250 * 2 ** (attempt - 1), 5000);
+
+/**
+ * PostgreSQL, migrated; while it cannot be reached, tried again until `waitForServerMs` has
+ * passed. A server started with its database (compose, systemd) used to exit 2 s in, when the
+ * database was still starting.
+ */
+async function openPostgresWhenReachable(url: string, options: OpenDatabaseOptions): Promise<Database> {
+  const deadline = Date.now() + (options.waitForServerMs ?? 0);
+  for (let attempt = 1; ; attempt++) {
+    const database = openPostgres(url, options.maxConnections ?? 10);
+    try {
+      // The first statement connects (the pools connect lazily).
+      if (options.migrate !== false) await migrate(database.db);
+      return database;
+    } catch (error) {
+      await database.close().catch(() => {});
+      const left = deadline - Date.now();
+      if (!isDatabaseUnavailable(error) || left <= 0) throw error;
+      const pause = Math.min(startRetryPause(attempt), left);
+      options.onUnreachable?.(
+        `PostgreSQL cannot be reached (${withoutPassword(describeError(error), url)}): attempt ${attempt}, ` +
+          `trying again in ${(pause / 1000).toFixed(pause < 1000 ? 2 : 0)} s, for ${Math.ceil(left / 1000)} s more`,
+      );
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
+  }
+}
+
+/** An error's message, or its innermost cause's (drizzle wraps the driver's in "Failed query: …"). */
+function describeError(error: unknown): string {
+  let message = error instanceof Error ? error.message : String(error);
+  for (let e: unknown = error; e instanceof Error; e = e.cause) message = e.message || message;
+  return message;
+}
+
+/** `text` without the URL's password, should the driver ever quote it. */
+function withoutPassword(text: string, url: string): string {
+  let password = '';
+  try {
+    password = new URL(url).password;
+  } catch {
+    // Unreadable URLs are refused before any attempt.
+  }
+  if (!password) return text;
+  let decoded = password;
+  try {
+    decoded = decodeURIComponent(password);
+  } catch {
+    // Kept encoded.
+  }
+  return text.replaceAll(password, '[redacted]').replaceAll(decoded, '[redacted]');
 }
 
 /** Connecting gives up after this long (then a request answers 503 and its client retries). */
