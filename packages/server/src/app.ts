@@ -120,7 +120,9 @@ export async function buildApp({
     // One line per request, when it ends (http/request-log.ts).
     logController: new RequestLog(),
     bodyLimit: 2 * 1024 * 1024,
-    trustProxy: config.trustProxy,
+    // The socket's peer and the X-Forwarded-For entries after it, up to the hop count, are our
+    // proxies: the client is the next entry from the right. (Fastify's own number refuses them all.)
+    trustProxy: config.trustProxy > 0 ? (_address: string, hop: number) => hop < config.trustProxy : false,
     // Streams are long-lived; SIGTERM ends them explicitly.
     forceCloseConnections: 'idle',
     return503OnClosing: true,

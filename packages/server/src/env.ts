@@ -36,6 +36,9 @@ const wholeNumber = (min: number, max: number) =>
       message: `must be from ${min.toLocaleString('en')} to ${max.toLocaleString('en')}`,
     });
 
+/** The most proxies TRUST_PROXY may name. */
+const MAX_PROXY_HOPS = 16;
+
 /** A comma-separated list, each entry trimmed; an empty entry (`a,,b`, a trailing comma) is refused. */
 const commaList = z
   .string()
@@ -100,11 +103,15 @@ const ZEnv = z.object({
   PREVIOUS_DATABASE_PASSWORD: z.string().min(1).optional(),
   /** Read as postgres.js reads it, when DATABASE_URL names no password. */
   PGPASSWORD: z.string().min(1).optional(),
-  /** Trust X-Forwarded-For for the client address (only behind a proxy you control). */
+  /**
+   * How many proxies of yours stand before the node (`true` is one, `false` none): the client's
+   * address is the X-Forwarded-For entry that many hops from the right, the one the farthest of
+   * them saw. Entries left of it are what the client sent, which it could choose.
+   */
   TRUST_PROXY: z
-    .enum(['true', 'false', '1', '0'])
+    .union([z.enum(['true', 'false']), wholeNumber(0, MAX_PROXY_HOPS)])
     .default('false')
-    .transform((v) => v === 'true' || v === '1'),
+    .transform((v) => (v === 'true' ? 1 : v === 'false' ? 0 : v)),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** `json` (one JSON object per line) or `text` (for a person); unset: text on a terminal, else json. */
   LOG_FORMAT: z.enum(['json', 'text']).optional(),
@@ -173,7 +180,8 @@ export interface ServerConfig {
   /** The PostgreSQL password (DATABASE_URL's, else PGPASSWORD): what a generated SECRET is sealed with. */
   databasePassword: string | undefined;
   previousDatabasePassword: string | undefined;
-  trustProxy: boolean;
+  /** Proxies trusted before the node, each adding an X-Forwarded-For entry (0: none). */
+  trustProxy: number;
   logLevel: z.infer<typeof ZEnv>['LOG_LEVEL'];
   /** How a server process prints its log (serve.ts); unset: text on a terminal, else json. */
   logFormat?: 'json' | 'text' | undefined;

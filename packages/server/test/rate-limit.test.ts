@@ -427,7 +427,7 @@ describe('the address, when no credential is presented', () => {
   it('is the forwarded address behind a trusted proxy', async () => {
     await withServer(
       {
-        config: { rateLimitMax: 2, rateLimitWindowSeconds: 60, trustProxy: true },
+        config: { rateLimitMax: 2, rateLimitWindowSeconds: 60, trustProxy: 1 },
       },
       async ({ h }) => {
         const from = (ip: string) => ({ headers: { 'X-Forwarded-For': ip } });
@@ -437,6 +437,31 @@ describe('the address, when no credential is presented', () => {
         const other = await h.get('/api/health', from('10.0.0.2'));
         expectOk(other);
         expect(other.headers.get('ratelimit-remaining')).toBe('1');
+      },
+    );
+  });
+
+  it('is the entry the trusted proxies saw, whatever the client put left of it', async () => {
+    // A proxy that appends (nginx's $proxy_add_x_forwarded_for) keeps what the client sent.
+    await withServer(
+      { config: { rateLimitMax: 2, rateLimitWindowSeconds: 60, trustProxy: 1 } },
+      async ({ h }) => {
+        const from = (chain: string) => ({ headers: { 'X-Forwarded-For': chain } });
+        expectOk(await h.get('/api/health', from('1.1.1.1, 10.0.0.1')));
+        expectOk(await h.get('/api/health', from('2.2.2.2, 10.0.0.1')));
+        // Inventing a new leftmost entry buys no fresh bucket.
+        expectError(await h.get('/api/health', from('3.3.3.3, 10.0.0.1')), 429);
+      },
+    );
+    // Two proxies (a load balancer, then the node's own): the entry the farther one saw.
+    await withServer(
+      { config: { rateLimitMax: 2, rateLimitWindowSeconds: 60, trustProxy: 2 } },
+      async ({ h }) => {
+        const from = (chain: string) => ({ headers: { 'X-Forwarded-For': chain } });
+        expectOk(await h.get('/api/health', from('1.1.1.1, 10.0.0.7, 172.16.0.1')));
+        expectOk(await h.get('/api/health', from('2.2.2.2, 10.0.0.7, 172.16.0.2')));
+        expectError(await h.get('/api/health', from('10.0.0.7, 172.16.0.3')), 429);
+        expectOk(await h.get('/api/health', from('10.0.0.8, 172.16.0.1')));
       },
     );
   });
