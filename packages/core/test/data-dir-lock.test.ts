@@ -39,7 +39,8 @@ describe('data directory lock', () => {
   it("takes over a lock naming this process's pid left by an earlier process (a container's pid 1 after kill -9)", () => {
     const dir = tempDir();
     // What a server that was pid 1 before this one (also pid 1) left: the new format, and the old.
-    const earlier = JSON.parse(lockOf((lockDataDir(dir), dir)));
+    lockDataDir(dir);
+    const earlier = JSON.parse(lockOf(dir));
     for (const left of [
       JSON.stringify({ ...earlier, instance: 'an-earlier-process' }),
       String(process.pid),
