@@ -1,28 +1,20 @@
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { liveCredentialSql } from '../src/auth/live-credential';
-import { type Db, rowsOf } from '../src/db';
-import { openTestDatabase, type TestDatabase } from '../src/testing';
-import { seedSpaces } from './seed';
+import { rowsOf } from '../src/db';
+import { useSeededDatabase } from './seed';
 
 /** Spaces in the database, each with one live participant whose key hash is `hash-<n>`. */
 const SPACES = 300;
 
 describe('liveCredentialSql', () => {
-  let t: TestDatabase;
-  let db: Db;
-  beforeAll(async () => {
-    t = await openTestDatabase();
-    db = t.database.db;
-    await seedSpaces(db, SPACES);
-  });
-  afterAll(() => t.close());
+  const seeded = useSeededDatabase(SPACES);
 
   // The rate limit counted in a batched statement checks one credential per row of an unnest, and
   // the statement is prepared once with a generic plan (db/index.ts): the check must stay a probe
   // per row, whatever the number of participants, never a hash of all of them per execution.
   it('checks a batch of credentials with a probe per row, as the batched statements run it', async () => {
-    const { live, plan } = await db.transaction(async (tx) => {
+    const { live, plan } = await seeded.db.transaction(async (tx) => {
       await tx.execute(sql`set local plan_cache_mode = force_generic_plan`);
       await tx.execute(sql`
         prepare live_probe(text[], text[]) as

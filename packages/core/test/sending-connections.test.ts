@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Db, rowsOf, SENDING_CONNECTIONS, sendingDbOf } from '../src/db';
+import { describe, expect, it } from 'vitest';
+import { rowsOf, SENDING_CONNECTIONS, sendingDbOf } from '../src/db';
 import { defaultCoreConfig } from '../src/deps';
 import type { EventBus } from '../src/events/event-bus';
 import { appendMessage } from '../src/messages/append-messages';
-import { openTestDatabase, type TestDatabase } from '../src/testing';
-import { seededSpaceId, seedSpaces } from './seed';
+import { seededSpaceId, useSeededDatabase } from './seed';
 
 const SPACE = seededSpaceId(1);
 const KEY_HASH = 'hash-1';
@@ -19,23 +18,16 @@ const bus: EventBus = {
 };
 
 describe('the connections of group-committed sends', () => {
-  let t: TestDatabase;
-  let db: Db;
-  beforeAll(async () => {
-    t = await openTestDatabase();
-    db = t.database.db;
-    await seedSpaces(db, 1);
-  });
-  afterAll(() => t.close());
+  const seeded = useSeededDatabase(1);
 
   it.skipIf(!process.env.TEST_DATABASE_URL)(
     'runs sends on connections of their own, never round the whole pool',
     async () => {
       // A burst opens every connection of the pool (5 in tests).
-      await Promise.all(Array.from({ length: 5 }, () => db.execute(sql`select pg_sleep(0.05)`)));
+      await Promise.all(Array.from({ length: 5 }, () => seeded.db.execute(sql`select pg_sleep(0.05)`)));
       const sent = 12;
       for (let i = 0; i < sent; i++) {
-        const appended = await appendMessage(db, bus, defaultCoreConfig, {
+        const appended = await appendMessage(seeded.db, bus, defaultCoreConfig, {
           spaceId: SPACE,
           keyHash: KEY_HASH,
           messageId: randomUUID(),
@@ -50,7 +42,7 @@ describe('the connections of group-committed sends', () => {
         expect(appended).toMatchObject({ refused: null });
       }
       const backends = rowsOf<{ application_name: string; query: string }>(
-        await db.execute(sql`
+        await seeded.db.execute(sql`
           select application_name, query from pg_stat_activity
           where datname = current_database() and pid <> pg_backend_pid()`),
       );
@@ -63,14 +55,14 @@ describe('the connections of group-committed sends', () => {
       expect(backends.filter((b) => b.application_name === 'convene').length).toBeGreaterThanOrEqual(4);
       expect(backends.filter((b) => b.application_name === 'convene' && sending(b))).toEqual([]);
       const written = rowsOf<{ count: number }>(
-        await db.execute(sql`select count(*)::int as count from messages where space_id = ${SPACE}`),
+        await seeded.db.execute(sql`select count(*)::int as count from messages where space_id = ${SPACE}`),
       );
       expect(written).toEqual([{ count: sent }]);
-      expect(sendingDbOf(db)).not.toBe(db);
+      expect(sendingDbOf(seeded.db)).not.toBe(seeded.db);
     },
   );
 
   it('sends on the database itself where it has one connection (PGlite)', async () => {
-    expect(sendingDbOf(db) === db).toBe(t.url === undefined);
+    expect(sendingDbOf(seeded.db) === seeded.db).toBe(seeded.url === undefined);
   });
 });
