@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm';
+import { arrayLiteral } from '../db/array-literal';
 import { rowsOf } from '../db/migrate';
 import type { Executor } from '../db/types';
 
@@ -26,7 +27,7 @@ export async function leaseStreams(ex: Executor, spaceIds: readonly string[]): P
     update spaces set streamed_until = greatest(
       streamed_until, now() + make_interval(secs => ${STREAM_LEASE_SECONDS})
     )
-    where id = any(${`{${spaceIds.join(',')}}`}::uuid[])
+    where id = any(${arrayLiteral(spaceIds)}::uuid[])
     returning id, event_seq`);
   return rowsOf<{ id: string; event_seq: number | string }>(result).map((row) => ({
     spaceId: row.id,

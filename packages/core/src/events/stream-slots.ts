@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm';
+import { arrayLiteral } from '../db/array-literal';
 import { rowsOf } from '../db/migrate';
 import type { Db, Executor } from '../db/types';
 import { RateLimitedError } from '../errors';
@@ -51,18 +52,16 @@ export async function claimStreamSlot(ex: Executor, claim: StreamSlotClaim): Pro
     await ex.execute(sql`
       select claim_stream_slot(
         ${claim.slotId}, ${claim.nodeId}, ${claim.credential}, ${claim.address},
-        ${claim.perCredential}, ${claim.perAddress}, ${uuidArray(claim.releasing ?? [])}::uuid[]
+        ${claim.perCredential}, ${claim.perAddress}, ${arrayLiteral(claim.releasing ?? [])}::uuid[]
       ) as refused`),
   );
   if (row?.refused) throw new TooManyStreamsError(row.refused);
 }
 
-const uuidArray = (ids: readonly string[]) => `{${ids.join(',')}}`;
-
 /** Gives slots back (their streams ended). */
 export async function releaseStreamSlots(ex: Executor, slotIds: readonly string[]): Promise<void> {
   if (slotIds.length === 0) return;
-  await ex.execute(sql`delete from stream_slots where id = any(${uuidArray(slotIds)}::uuid[])`);
+  await ex.execute(sql`delete from stream_slots where id = any(${arrayLiteral(slotIds)}::uuid[])`);
 }
 
 /**

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { SESSION_KEYS_SETTING } from '../accounts/session-keys';
+import { arrayLiteral } from '../db/array-literal';
 import { rowsOf } from '../db/migrate';
 import type { Db, Tx } from '../db/types';
 import type { SecretBox } from '../secrets';
@@ -93,12 +94,6 @@ async function resealColumn(
   }
   return { resealed: at.length, unreadable };
 }
-
-/**
- * A PostgreSQL array literal of values holding no quote or backslash (row addresses such as
- * `(0,1)`, sealed values in base64url and dots), passed as one parameter on either driver.
- */
-const arrayLiteral = (values: string[]): string => `{${values.map((v) => `"${v}"`).join(',')}}`;
 
 function opens(box: SecretBox, sealed: string): boolean {
   try {

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { bookkeepingDbOf } from '../db';
+import { arrayLiteral } from '../db/array-literal';
 import { Batcher } from '../db/batcher';
 import type { Db } from '../db/types';
 import type { Deps } from '../deps';
@@ -29,7 +30,7 @@ export function recordPresence({ deps, key }: RecordPresenceOptions): Promise<vo
       const hashes = [...new Set(items.map((item) => item.keyHash))];
       await bookkeepingDbOf(db).execute(sql`
         update participants set last_seen_at = ${at.toISOString()}::timestamptz
-        where key_hash = any(${`{${hashes.join(',')}}`}::text[]) and status in ('active', 'muted')
+        where key_hash = any(${arrayLiteral(hashes)}::text[]) and status in ('active', 'muted')
           and (last_seen_at is null or last_seen_at < ${at.toISOString()}::timestamptz)
       `);
       return items.map(() => undefined);

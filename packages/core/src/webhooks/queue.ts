@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm';
+import { arrayLiteral } from '../db/array-literal';
 import { rowsOf } from '../db/migrate';
 import type { Executor } from '../db/types';
 import type { Deps } from '../deps';
@@ -125,5 +126,5 @@ export async function queueWebhookDeliveries({
   return queued;
 }
 
-const toPgArray = (value: string[] | string): string =>
-  Array.isArray(value) ? `{${value.join(',')}}` : value;
+/** A text[] column's value as a parameter: an array (PGlite, postgres.js) or its text form already. */
+const toPgArray = (value: string[] | string): string => (Array.isArray(value) ? arrayLiteral(value) : value);
