@@ -42,6 +42,9 @@ const readSetting = async (database: Database, key: string): Promise<string | un
 
 const mint = (): string => randomBytes(32).toString('hex');
 
+/** Where embedded PGlite keeps a generated SECRET. */
+const secretFile = (config: ServerConfig): string => join(config.dataDir, 'secret');
+
 /**
  * SECRET unset: generated once and kept under DATA_DIR (embedded PGlite, a file of mode 0600) or
  * in the database (PostgreSQL), so every node sharing the database agrees on it. In the database
@@ -57,7 +60,7 @@ export async function loadOrCreateSecret(
 ): Promise<string> {
   if (isMemoryUrl(config.databaseUrl)) return mint();
   if (database.engine === 'pglite') {
-    const file = join(config.dataDir, 'secret');
+    const file = secretFile(config);
     let secret: string;
     try {
       secret = readFileSync(file, 'utf8').trim();
@@ -103,27 +106,32 @@ export async function loadOrCreateSecret(
     .onConflictDoNothing();
   const sealed = await read(SEALED);
   if (!sealed) throw new Error('could not load the server secret');
-  let secret: string;
-  try {
-    secret = box.decrypt(sealed);
-  } catch {
-    secret = reseal(sealed, config);
+  const { secret, stale } = unseal(sealed, box, config);
+  if (stale)
     await db
       .update(schema.settings)
       .set({ value: box.encrypt(secret) })
       .where(eq(schema.settings.key, SEALED));
-  }
   if (clear !== undefined) await db.delete(schema.settings).where(eq(schema.settings.key, CLEAR));
   return secret;
 }
 
-/** After a change of the database password: opened with the previous one, sealed with the new. */
-function reseal(sealed: string, config: ServerConfig): string {
+/**
+ * The generated SECRET sealed in the database, opened with `box` (sealed with the database
+ * password) or, after a change of that password, with PREVIOUS_DATABASE_PASSWORD: then `stale`, to
+ * be sealed again with the current one. Throws when neither opens it.
+ */
+function unseal(sealed: string, box: SecretBox, config: ServerConfig): { secret: string; stale: boolean } {
+  try {
+    return { secret: box.decrypt(sealed), stale: false };
+  } catch {
+    // Not the current password: the previous one, else answered below.
+  }
   if (config.previousDatabasePassword) {
     try {
-      return sealWith(config.previousDatabasePassword).decrypt(sealed);
+      return { secret: sealWith(config.previousDatabasePassword).decrypt(sealed), stale: true };
     } catch {
-      // Neither password opens it: answered below.
+      // Neither password opens it.
     }
   }
   throw new Error(
@@ -139,7 +147,7 @@ async function generatedSecret(database: Database, config: ServerConfig): Promis
   if (isMemoryUrl(config.databaseUrl)) return undefined;
   if (database.engine === 'pglite') {
     try {
-      return readFileSync(join(config.dataDir, 'secret'), 'utf8').trim();
+      return readFileSync(secretFile(config), 'utf8').trim();
     } catch {
       return undefined;
     }
@@ -149,18 +157,14 @@ async function generatedSecret(database: Database, config: ServerConfig): Promis
   const sealed = await readSetting(database, SEALED);
   if (sealed === undefined || !config.databasePassword) return undefined;
   try {
-    return sealWith(config.databasePassword).decrypt(sealed);
+    return unseal(sealed, sealWith(config.databasePassword), config).secret;
   } catch {
-    try {
-      return reseal(sealed, config);
-    } catch {
-      return undefined;
-    }
+    return undefined;
   }
 }
 
 async function forgetGeneratedSecret(database: Database, config: ServerConfig): Promise<void> {
-  if (database.engine === 'pglite') rmSync(join(config.dataDir, 'secret'), { force: true });
+  if (database.engine === 'pglite') rmSync(secretFile(config), { force: true });
   else await database.db.delete(schema.settings).where(inArray(schema.settings.key, [SEALED, CLEAR]));
 }
 
