@@ -2,9 +2,9 @@ import { APIPromise } from './api-promise';
 import {
   AbortError,
   AuthenticationError,
+  ConnectionError,
   ConveneError,
   GoneError,
-  isTransient,
   LockedError,
   NotFoundError,
   retryAfterSeconds,
@@ -20,7 +20,7 @@ import type {
   OperationTypes,
   WriteArtifactParams,
 } from './generated';
-import { backoffMs, linkedController, showAs, sleep, uuid4 } from './internal';
+import { backoffMs, linkedController, retryableStatus, showAs, sleep, uuid4 } from './internal';
 import { SpaceResource } from './space-resource';
 import type { RequestOptions } from './transport';
 
@@ -497,8 +497,11 @@ export class Artifacts extends SpaceResource {
       )
         return undefined;
       if (!(error instanceof ConveneError)) return new ConveneError(String(error), { cause: error });
-      const status = error.status;
-      if (!(isTransient(error) || status === 408 || status === 429)) return error;
+      // No answer, or one that may be tried again.
+      if (
+        !(error instanceof ConnectionError || (error.status !== undefined && retryableStatus(error.status)))
+      )
+        return error;
       last = error;
       const retryAfter = retryAfterSeconds(error.headers);
       const delay = Math.min(

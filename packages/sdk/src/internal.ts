@@ -29,6 +29,13 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 }
 
 /**
+ * Whether an answer with this status may be tried again: a timeout (408), a rate limit (429) or a
+ * server error (5xx). Whether it is harmless to is another question (an idempotent operation, or
+ * one the answer says never ran).
+ */
+export const retryableStatus = (status: number): boolean => status === 408 || status === 429 || status >= 500;
+
+/**
  * The pause before retry number `attempt` (0 for the first retry): 0.5 s · 2^attempt, capped at
  * 8 s, less up to a quarter at random so that clients failing together do not retry together.
  */

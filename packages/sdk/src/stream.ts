@@ -7,6 +7,7 @@ import {
   hidden,
   type LoopEnd,
   linkedController,
+  retryableStatus,
   showAs,
   sleep,
   timestampOf,
@@ -195,7 +196,7 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
           this.end = { reason: 'refused', error: result };
           return;
         }
-        const retryable = status === undefined || status === 408 || status === 429 || status >= 500;
+        const retryable = status === undefined || retryableStatus(status);
         // A stream that never connected fails like any call, after the client's retries (a
         // server that is down says so in seconds); one that was live keeps trying to come back.
         const attempts = connectedOnce ? maxReconnects : this.transport.options.maxRetries;

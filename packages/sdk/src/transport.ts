@@ -17,6 +17,7 @@ import {
   linkedController,
   neverSent,
   refuseMisplacedOptions,
+  retryableStatus,
   showAs,
   sleep,
   uuid4,
@@ -289,7 +290,7 @@ export class Transport {
       // 408, 429 and a server's refusal while it shuts down come before anything runs; any
       // other 5xx may have run partway.
       const unrun = status === 408 || status === 429 || refusedWhileClosing(failure);
-      const retryable = status === 408 || status === 429 || status >= 500;
+      const retryable = retryableStatus(status);
       const harmless = route.idempotent || unrun;
       const delay = retryDelayMs(response.headers, attempt);
       if (status >= 500 && !unrun) uncertain ??= `answered ${failure.message}`;
