@@ -22,6 +22,9 @@ export const MAX_WEBHOOK_RETRY_DELAY_S = 7 * DAY_S;
 /** All the retries of one delivery together. */
 export const MAX_WEBHOOK_RETRY_TOTAL_S = 30 * DAY_S;
 
+/** A whole number as the environment must write it. */
+const DECIMAL_DIGITS = /^[0-9]+$/;
+
 /**
  * A whole number written in plain decimal digits, from `min` to `max`: `0x10`, `1e3`, ` 5`, `5.0`
  * and `-1` are refused (JavaScript's Number() took the first three, and an out-of-range number
@@ -30,7 +33,7 @@ export const MAX_WEBHOOK_RETRY_TOTAL_S = 30 * DAY_S;
 const wholeNumber = (min: number, max: number) =>
   z
     .string()
-    .regex(/^[0-9]+$/, 'must be a whole number written in decimal digits')
+    .regex(DECIMAL_DIGITS, 'must be a whole number written in decimal digits')
     .transform(Number)
     .refine((n) => n >= min && n <= max, {
       message: `must be from ${min.toLocaleString('en')} to ${max.toLocaleString('en')}`,
@@ -137,7 +140,7 @@ const ZEnv = z.object({
   WEBHOOK_RETRY_DELAYS_S: commaList.transform((entries, ctx) => {
     if (entries.length === 0) return undefined;
     const max = MAX_WEBHOOK_RETRY_DELAY_S;
-    const wrong = entries.find((entry) => !/^[0-9]+$/.test(entry) || Number(entry) > max);
+    const wrong = entries.find((entry) => !DECIMAL_DIGITS.test(entry) || Number(entry) > max);
     const total = entries.reduce((sum, entry) => sum + Number(entry), 0);
     const problem =
       wrong !== undefined
