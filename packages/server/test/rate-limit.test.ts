@@ -409,12 +409,14 @@ describe('sendMessage, counted in its own statement where the counters are in Po
 });
 
 describe('the address, when no credential is presented', () => {
+  /** A request as a proxy forwards it, with this X-Forwarded-For. */
+  const from = (chain: string) => ({ headers: { 'X-Forwarded-For': chain } });
+
   it('is the socket address unless TRUST_PROXY', async () => {
     const clock = new FakeClock();
     await withServer({ clock, config: { rateLimitMax: 2, rateLimitWindowSeconds: 60 } }, async ({ h }) => {
       const space = await h.createSpace();
       clock.advance(60_000);
-      const from = (ip: string) => ({ headers: { 'X-Forwarded-For': ip } });
       expectOk(await h.get('/api/health', from('10.0.0.1')));
       expectOk(await h.get('/api/health', from('10.0.0.2')));
       // X-Forwarded-For is ignored: both came from 127.0.0.1.
@@ -430,7 +432,6 @@ describe('the address, when no credential is presented', () => {
         config: { rateLimitMax: 2, rateLimitWindowSeconds: 60, trustProxy: 1 },
       },
       async ({ h }) => {
-        const from = (ip: string) => ({ headers: { 'X-Forwarded-For': ip } });
         expectOk(await h.get('/api/health', from('10.0.0.1')));
         expectOk(await h.get('/api/health', from('10.0.0.1')));
         expectError(await h.get('/api/health', from('10.0.0.1')), 429);
@@ -446,7 +447,6 @@ describe('the address, when no credential is presented', () => {
     await withServer(
       { config: { rateLimitMax: 2, rateLimitWindowSeconds: 60, trustProxy: 1 } },
       async ({ h }) => {
-        const from = (chain: string) => ({ headers: { 'X-Forwarded-For': chain } });
         expectOk(await h.get('/api/health', from('1.1.1.1, 10.0.0.1')));
         expectOk(await h.get('/api/health', from('2.2.2.2, 10.0.0.1')));
         // Inventing a new leftmost entry buys no fresh bucket.
@@ -457,7 +457,6 @@ describe('the address, when no credential is presented', () => {
     await withServer(
       { config: { rateLimitMax: 2, rateLimitWindowSeconds: 60, trustProxy: 2 } },
       async ({ h }) => {
-        const from = (chain: string) => ({ headers: { 'X-Forwarded-For': chain } });
         expectOk(await h.get('/api/health', from('1.1.1.1, 10.0.0.7, 172.16.0.1')));
         expectOk(await h.get('/api/health', from('2.2.2.2, 10.0.0.7, 172.16.0.2')));
         expectError(await h.get('/api/health', from('10.0.0.7, 172.16.0.3')), 429);
