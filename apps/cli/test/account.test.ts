@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { eventually, follow } from './helpers/cli';
 import { bundle } from './helpers/paths';
 import { serverForFile, type TestServer } from './helpers/server';
-import { Terminal } from './helpers/tmux';
+import { answered, Terminal } from './helpers/tmux';
 
 const file = serverForFile();
 const user = () => file.user();
@@ -447,23 +447,9 @@ describe('token revoke on a terminal', () => {
     });
     expect(login.code).toBe(0);
     const created = (await someone.run(['token', 'create', 'Laptop', '--json'])).json();
-    const revoke = async (args: string[], key?: string) => {
-      const terminal = new Terminal(
-        [process.execPath, bundle, 'token', 'revoke', ...args],
-        someone.env,
-        someone.home,
-      );
-      try {
-        if (key) {
-          await eventually(() => expect(terminal.screen()).toContain('Revoke the token'));
-          terminal.press(key);
-        }
-        await eventually(() => expect(terminal.screen()).toMatch(/EXIT=\d+/));
-        return terminal.screen();
-      } finally {
-        terminal.close();
-      }
-    };
+    const question = 'Revoke the token';
+    const revoke = (args: string[], key?: string) =>
+      answered(someone, ['token', 'revoke', ...args], key === undefined ? undefined : question, key);
     const live = async () =>
       (await someone.run(['token', 'list', '--json']))
         .json()

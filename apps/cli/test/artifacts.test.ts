@@ -6,7 +6,6 @@ import {
   byName,
   editing,
   editor,
-  eventually,
   finished,
   heldEditor,
   joinAs,
@@ -16,7 +15,7 @@ import {
 } from './helpers/cli';
 import { bundle } from './helpers/paths';
 import { startServer, type TestServer } from './helpers/server';
-import { Terminal } from './helpers/tmux';
+import { answered } from './helpers/tmux';
 
 let server: TestServer;
 let owner: User;
@@ -629,23 +628,9 @@ describe('the owner releasing someone else’s lock on a terminal', () => {
   it('asks first (default no); --yes does not; releasing your own lock is not asked', async () => {
     expect((await guest.run(['artifact', 'create', 'held.md'])).code).toBe(0);
     expect((await guest.run(['artifact', 'lock', 'held.md'])).code).toBe(0);
-    const unlock = async (who: User, args: string[], key?: string) => {
-      const terminal = new Terminal(
-        [process.execPath, bundle, 'artifact', 'unlock', ...args],
-        who.env,
-        who.home,
-      );
-      try {
-        if (key) {
-          await eventually(() => expect(terminal.screen()).toContain("Release Gus's lock on held.md?"));
-          terminal.press(key);
-        }
-        await eventually(() => expect(terminal.screen()).toMatch(/EXIT=\d+/));
-        return terminal.screen();
-      } finally {
-        terminal.close();
-      }
-    };
+    const question = "Release Gus's lock on held.md?";
+    const unlock = (who: User, args: string[], key?: string) =>
+      answered(who, ['artifact', 'unlock', ...args], key === undefined ? undefined : question, key);
     const declined = await unlock(owner, ['held.md'], 'Enter');
     expect(declined).toContain('EXIT=1');
     expect((await byName(owner, 'held.md')).lockedBy).toBeDefined();

@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { eventually, finished, follow, joinAs, LEAKY_ENV, suggested, type User } from './helpers/cli';
 import { bundle } from './helpers/paths';
 import { serverForFile, type TestServer } from './helpers/server';
-import { Terminal } from './helpers/tmux';
+import { answered, Terminal } from './helpers/tmux';
 
 const file = serverForFile();
 const user = (env: Record<string, string> = {}) => file.user({ env });
@@ -845,21 +845,6 @@ describe('the participant picker of the moderation verbs', () => {
 });
 
 describe('kick and reject on a terminal', () => {
-  /** `convene ...args` on a terminal, answered with `key` when `question` shows (none: not asked). */
-  const answered = async (owner: User, args: string[], question: string | undefined, key?: string) => {
-    const terminal = new Terminal([process.execPath, bundle, ...args], owner.env, owner.home);
-    try {
-      if (question !== undefined) {
-        await eventually(() => expect(terminal.screen()).toContain(question));
-        expect(terminal.screen()).not.toMatch(/EXIT=\d+/);
-        terminal.press(key!);
-      }
-      await eventually(() => expect(terminal.screen()).toMatch(/EXIT=\d+/));
-      return terminal.screen();
-    } finally {
-      terminal.close();
-    }
-  };
   const status = async (owner: User, name: string) =>
     (await owner.run(['participants', '--json'])).json().find((p: any) => p.name === name)?.status;
 

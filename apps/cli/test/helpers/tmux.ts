@@ -1,5 +1,7 @@
 import { execFileSync } from 'node:child_process';
-import { LEAKY_ENV } from './cli';
+import { expect } from 'vitest';
+import { eventually, LEAKY_ENV, type User } from './cli';
+import { bundle } from './paths';
 
 const quote = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`;
 
@@ -44,5 +46,29 @@ export class Terminal {
 
   private tmux(...args: string[]): string {
     return execFileSync('tmux', ['-L', this.socket, '-f', '/dev/null', ...args], { encoding: 'utf8' });
+  }
+}
+
+/**
+ * `convene ...args` run by `user` on a terminal, answered with `key` once `question` shows (none:
+ * it must not be asked); the screen once it has exited.
+ */
+export async function answered(
+  user: User,
+  args: string[],
+  question: string | undefined,
+  key?: string,
+): Promise<string> {
+  const terminal = new Terminal([process.execPath, bundle, ...args], user.env, user.home);
+  try {
+    if (question !== undefined) {
+      await eventually(() => expect(terminal.screen()).toContain(question));
+      expect(terminal.screen()).not.toMatch(/EXIT=\d+/);
+      terminal.press(key!);
+    }
+    await eventually(() => expect(terminal.screen()).toMatch(/EXIT=\d+/));
+    return terminal.screen();
+  } finally {
+    terminal.close();
   }
 }
