@@ -63,10 +63,20 @@ export async function serve(config: ServerConfig, options: ServeOptions = {}): P
   const address = await server.app.listen({ port: config.port, host: config.host });
   // The readiness line scripts wait for; migrations ran before it.
   console.log(
-    `Convene listening on ${address} (public URL ${config.publicUrl}, database ${describeDatabase(config)})`,
+    `Convene listening on ${address} (${describeInterfaces(config.host)}public URL ${config.publicUrl}, database ${describeDatabase(config)})`,
   );
 
   return server;
+}
+
+/**
+ * Fastify answers a wildcard host with one loopback address, which read as if the server took
+ * only local connections: say that it listens on every interface.
+ */
+function describeInterfaces(host: string): string {
+  if (host === '0.0.0.0') return 'on every IPv4 interface, HOST=0.0.0.0; ';
+  if (host === '::' || host === '[::]') return 'on every interface, HOST=::; ';
+  return '';
 }
 
 function describeDatabase(config: ServerConfig): string {

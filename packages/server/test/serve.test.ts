@@ -29,20 +29,37 @@ it('stops cleanly from its readiness line on: the signal handlers are in place b
   }
 });
 
-it('takes MEMORY:// as memory:// (URL schemes are case-insensitive): in memory, nothing kept under DATA_DIR', async () => {
-  const dataDir = join(mkdtempSync(join(tmpdir(), 'convene-serve-memory-')), 'data');
+/** Runs `serve` with this environment and gives its readiness line; the server is closed after. */
+async function readinessLine(env: Record<string, string>): Promise<string | undefined> {
+  const signals = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
+  const before = signals.map((signal) => process.listeners(signal));
   const lines: string[] = [];
   const log = vi.spyOn(console, 'log').mockImplementation((line: unknown) => void lines.push(String(line)));
-  const server = await serve(
-    loadConfig({ DATABASE_URL: 'MEMORY://', DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'silent' }),
-  ).finally(() => log.mockRestore());
-  try {
-    expect(lines.find((line) => line.startsWith('Convene listening'))).toMatch(
-      /database in-memory PGlite\)$/,
-    );
-    // Neither the database nor the server secret was written to disk.
-    expect(existsSync(dataDir)).toBe(false);
-  } finally {
-    await server.close();
-  }
+  const server = await serve(loadConfig({ PORT: '0', LOG_LEVEL: 'silent', ...env })).finally(() =>
+    log.mockRestore(),
+  );
+  signals.forEach((signal, i) => {
+    for (const listener of process.listeners(signal))
+      if (!before[i]!.includes(listener)) process.off(signal, listener);
+  });
+  await server.close();
+  return lines.find((line) => line.startsWith('Convene listening'));
+}
+
+it('takes MEMORY:// as memory:// (URL schemes are case-insensitive): in memory, nothing kept under DATA_DIR', async () => {
+  const dataDir = join(mkdtempSync(join(tmpdir(), 'convene-serve-memory-')), 'data');
+  expect(await readinessLine({ DATABASE_URL: 'MEMORY://', DATA_DIR: dataDir })).toMatch(
+    /database in-memory PGlite\)$/,
+  );
+  // Neither the database nor the server secret was written to disk.
+  expect(existsSync(dataDir)).toBe(false);
+});
+
+it('says when it listens on every interface: the address Fastify gives for HOST=0.0.0.0 is a loopback one', async () => {
+  const wildcard = await readinessLine({ DATABASE_URL: 'memory://', HOST: '0.0.0.0' });
+  expect(wildcard).toMatch(
+    /^Convene listening on http:\/\/\S+ \(on every IPv4 interface, HOST=0\.0\.0\.0; public URL /,
+  );
+  const loopback = await readinessLine({ DATABASE_URL: 'memory://', HOST: '127.0.0.1' });
+  expect(loopback).toMatch(/^Convene listening on http:\/\/127\.0\.0\.1:\d+ \(public URL /);
 });
