@@ -114,4 +114,24 @@ describe('logs', () => {
     expect(log).not.toContain(email);
     expect(log).not.toContain('params:');
   });
+
+  it('log an unavailable database without stack frames (one short line per request of a restart), a failure with them', async () => {
+    const logged = (path: string) => {
+      const from = lines.length;
+      return h.get(path).then(() =>
+        lines
+          .slice(from)
+          .map((line) => JSON.parse(line) as { level: number; err?: { stack?: string; cause?: unknown } })
+          .find((line) => line.level >= 40 && line.err),
+      );
+    };
+    for (const path of ['/test/db-gone', '/test/db-restarting']) {
+      const line = await logged(path);
+      expect(line?.level).toBe(40);
+      expect(JSON.stringify(line?.err)).not.toMatch(/"stack":"[^"]/);
+    }
+    const failure = await logged('/test/db-fails');
+    expect(failure?.level).toBe(50);
+    expect(failure?.err?.stack).toMatch(/^\s+at /);
+  });
 });

@@ -1,3 +1,5 @@
+import { DomainError, isDatabaseUnavailable } from '@convene/core';
+
 /**
  * The `err` serializer of every log line: an error as far as it can be told without its data.
  * Database errors carry the statement and its bound values (drizzle's "Failed query: … params:
@@ -5,7 +7,8 @@
  * ("invalid input syntax for type uuid: …"); bound values are key hashes, emails, tokens. So a
  * database error is logged by its SQLSTATE and the names PostgreSQL gives (constraint, table,
  * column, routine), never by its message, and no error is logged with properties it was not
- * vetted for.
+ * vetted for. The failures a server expects (its database away or restarting, its own shutdown)
+ * are logged without stack frames: every request of a database restart logged the same ones.
  */
 export interface LoggedError {
   [field: string]: unknown;
@@ -55,7 +58,21 @@ const framesOf = (stack: unknown): string | undefined =>
         .join('\n')
     : undefined;
 
-export function serializeError(error: unknown, depth = 0): LoggedError & { stack: string } {
+/** Whether this error, or one it wraps, is an unavailability the server expects and answers 503. */
+function isExpectedFailure(error: unknown): boolean {
+  if (isDatabaseUnavailable(error)) return true;
+  for (let e: unknown = error, i = 0; i <= MAX_CAUSES && e && typeof e === 'object'; i++) {
+    if (e instanceof DomainError) return e.code === 'UNAVAILABLE';
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+export function serializeError(
+  error: unknown,
+  depth = 0,
+  frames = !isExpectedFailure(error),
+): LoggedError & { stack: string } {
   if (!error || typeof error !== 'object')
     return {
       type: typeof error,
@@ -82,6 +99,6 @@ export function serializeError(error: unknown, depth = 0): LoggedError & { stack
   if (column) logged.column = column;
   const routine = text(e.routine);
   if (routine) logged.routine = routine;
-  if (e.cause !== undefined && depth < MAX_CAUSES) logged.cause = serializeError(e.cause, depth + 1);
-  return { ...logged, stack: framesOf(e.stack) ?? '' };
+  if (e.cause !== undefined && depth < MAX_CAUSES) logged.cause = serializeError(e.cause, depth + 1, frames);
+  return { ...logged, stack: (frames && framesOf(e.stack)) || '' };
 }
