@@ -20,7 +20,15 @@ import type {
   OperationTypes,
   WriteArtifactParams,
 } from './generated';
-import { backoffMs, linkedController, retryableStatus, showAs, sleep, uuid4 } from './internal';
+import {
+  afterRetryAfterMs,
+  backoffMs,
+  linkedController,
+  retryableStatus,
+  showAs,
+  sleep,
+  uuid4,
+} from './internal';
 import { SpaceResource } from './space-resource';
 import type { RequestOptions } from './transport';
 
@@ -505,7 +513,7 @@ export class Artifacts extends SpaceResource {
       last = error;
       const retryAfter = retryAfterSeconds(error.headers);
       const delay = Math.min(
-        retryAfter === undefined ? backoffMs(Math.min(attempt, 4)) : retryAfter * 1000,
+        retryAfter === undefined ? backoffMs(Math.min(attempt, 4)) : afterRetryAfterMs(retryAfter * 1000),
         Math.max(0, goneBy - Date.now()),
       );
       this.transport.logger.info(

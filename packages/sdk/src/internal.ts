@@ -45,6 +45,13 @@ export function backoffMs(attempt: number): number {
 }
 
 /**
+ * The pause a Retry-After of `ms` asks for, plus up to a quarter more at random (at most a second
+ * more): the clients of one restarted server, all told "2", do not come back in the same instant.
+ * Never less than asked.
+ */
+export const afterRetryAfterMs = (ms: number): number => ms + Math.random() * Math.min(ms / 4, 1000);
+
+/**
  * An AbortController that also aborts when `parent` does (AbortSignal.any is missing from some
  * runtimes the SDK supports); `release` detaches it from the parent once the request is over.
  */

@@ -10,6 +10,7 @@ import {
 } from './errors';
 import { type OperationId, type OperationTypes, type Route, routes } from './generated';
 import {
+  afterRetryAfterMs,
   backoffMs,
   type Logger,
   type LogLevel,
@@ -406,14 +407,14 @@ function parse(what: string, route: Route, response: Response, text: string): un
 }
 
 /**
- * The pause before the next attempt: what Retry-After asks (if it is not unreasonably long),
- * else exponential backoff with jitter. Undefined: do not retry.
+ * The pause before the next attempt: what Retry-After asks (if it is not unreasonably long), with
+ * a little jitter above it, else exponential backoff with jitter. Undefined: do not retry.
  */
 export function retryDelayMs(headers: Headers, attempt: number): number | undefined {
   const retryAfter = retryAfterSeconds(headers);
   if (retryAfter === undefined) return backoffMs(attempt);
   const ms = retryAfter * 1000;
-  return ms <= MAX_RETRY_AFTER_MS ? ms : undefined;
+  return ms <= MAX_RETRY_AFTER_MS ? afterRetryAfterMs(ms) : undefined;
 }
 
 /**

@@ -29,12 +29,21 @@ describe('backoff', () => {
   });
 
   it('follows Retry-After in seconds or as a date, and refuses to wait beyond a minute', () => {
-    expect(retryDelayMs(new Headers({ 'retry-after': '2' }), 0)).toBe(2000);
+    const afterTwo = Array.from({ length: 40 }, () => retryDelayMs(new Headers({ 'retry-after': '2' }), 0)!);
+    for (const delay of afterTwo) {
+      expect(delay).toBeGreaterThanOrEqual(2000);
+      expect(delay).toBeLessThanOrEqual(2500);
+    }
+    // Spread: the clients of one restarted server, all told 2 s, do not come back together.
+    expect(new Set(afterTwo.map(Math.round)).size).toBeGreaterThan(10);
+    const afterFifty = retryDelayMs(new Headers({ 'retry-after': '50' }), 0)!;
+    expect(afterFifty).toBeGreaterThanOrEqual(50_000);
+    expect(afterFifty).toBeLessThanOrEqual(51_000);
     expect(retryDelayMs(new Headers({ 'retry-after': '0' }), 3)).toBe(0);
     const inFive = new Date(Date.now() + 5000).toUTCString();
     const fromDate = retryDelayMs(new Headers({ 'retry-after': inFive }), 0)!;
     expect(fromDate).toBeGreaterThan(3000);
-    expect(fromDate).toBeLessThanOrEqual(5000);
+    expect(fromDate).toBeLessThanOrEqual(6250);
     expect(retryDelayMs(new Headers({ 'retry-after': '120' }), 0)).toBeUndefined();
     expect(retryDelayMs(new Headers(), 1)).toBeGreaterThanOrEqual(750);
   });
