@@ -12,13 +12,13 @@ export function uuid4(): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
-/** Waits `ms`, or rejects with AbortError as soon as `signal` aborts. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+/** Waits `ms`, or rejects with AbortError (`message`) as soon as `signal` aborts. */
+export function sleep(ms: number, signal?: AbortSignal, message = 'aborted'): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(new AbortError('aborted', { cause: signal.reason }));
+    if (signal?.aborted) return reject(new AbortError(message, { cause: signal.reason }));
     const onAbort = () => {
       clearTimeout(timer);
-      reject(new AbortError('aborted', { cause: signal?.reason }));
+      reject(new AbortError(message, { cause: signal?.reason }));
     };
     const timer = setTimeout(() => {
       signal?.removeEventListener('abort', onAbort);

@@ -223,6 +223,8 @@ export class Transport {
     // The URL as sent (ids filled in, not the route's template), without any user:password in it.
     const shownUrl = withoutCredentials(url);
     const what = `${route.method} ${shownUrl}`;
+    // Which call the caller's signal ended, as the other errors name it.
+    const aborted = `aborted (${operationId}: ${what})`;
     // Said after the failure, whose message names the request already.
     const retrying = (delay: number, attempt: number) =>
       `retrying in ${Math.round(delay)} ms (retry ${attempt + 1} of ${maxRetries})`;
@@ -233,7 +235,7 @@ export class Transport {
     /** An attempt got an answer: a server is there, even if it ran nothing (a shutdown's 503). */
     let answered = false;
     for (let attempt = 0; ; attempt++) {
-      if (options.signal?.aborted) throw new AbortError('aborted', { cause: options.signal.reason });
+      if (options.signal?.aborted) throw new AbortError(aborted, { cause: options.signal.reason });
       const { controller, release } = linkedController(options.signal);
       let timedOut = false;
       const timer = setTimeout(() => {
@@ -252,7 +254,7 @@ export class Transport {
         // The body is read under the same timeout: an answer cut off midway is no answer.
         text = await response.text();
       } catch (error) {
-        if (options.signal?.aborted) throw new AbortError('aborted', { cause: options.signal.reason });
+        if (options.signal?.aborted) throw new AbortError(aborted, { cause: options.signal.reason });
         const refused = neverSent(error);
         const earlier = uncertain;
         if (!refused)
@@ -272,7 +274,7 @@ export class Transport {
         if (attempt < maxRetries && (route.idempotent || refused)) {
           const delay = backoffMs(attempt);
           this.logger.info(`${failure.message}; ${retrying(delay, attempt)}`);
-          await sleep(delay, options.signal);
+          await sleep(delay, options.signal, aborted);
           continue;
         }
         throw failure;
@@ -301,7 +303,7 @@ export class Transport {
         this.logger[delay >= NOTICEABLE_WAIT_MS ? 'warn' : 'info'](
           `${what} answered ${failure.message}; ${retrying(delay, attempt)}`,
         );
-        await sleep(delay, options.signal);
+        await sleep(delay, options.signal, aborted);
         continue;
       }
       throw failure;

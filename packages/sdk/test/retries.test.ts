@@ -337,6 +337,8 @@ describe('retries', () => {
     const call = hub({ fetch: fetch.impl }).health({ signal: controller.signal });
     setTimeout(() => controller.abort(), 100);
     await expect(call).rejects.toBeInstanceOf(AbortError);
+    // Named as the other errors name their call.
+    await expect(call).rejects.toThrow(/^aborted \(health: GET http:\/\/\S+\/api\/health\)$/);
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(fetch.sent.length).toBe(1);
   });
@@ -353,7 +355,7 @@ describe('retries', () => {
     controller.abort();
     await expect(call).rejects.toBeInstanceOf(AbortError);
     expect(warned).toEqual([
-      expect.stringMatching(/answered 429 synthetic 429; retrying in 30000 ms \(retry 1 of 2\)$/),
+      expect.stringMatching(/answered 429 synthetic 429; retrying in 30\d{3} ms \(retry 1 of 2\)$/),
     ]);
   });
 
