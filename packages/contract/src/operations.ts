@@ -90,9 +90,9 @@ export interface OperationContract<I extends z.ZodType = z.ZodType, O extends z.
   /**
    * Whether a retry with the same Idempotency-Key replays the first answer. False for the
    * anonymous minting calls (createSpace, startLink), which the service never replays: a retry
-   * mints a fresh resource, so a client must not retry them after an ambiguous failure. False for
-   * joinSpace too: its credential, the invitation key, is shared, so a replay could hand one
-   * joiner's key or pollToken to another holder of the same invitation.
+   * mints a fresh resource, so a client must not retry them after an ambiguous failure. A join is
+   * replayed, but only to its own caller: the invitation key is shared, so its record is also kept
+   * under the address and user token it came from (the server's idempotencyCallerOf).
    */
   replayable: boolean;
   response: ResponseKind;
@@ -235,7 +235,6 @@ export const operations = {
     pendingStatus: 202,
     errorStatuses: [400, 401, 404, 409, 429],
     security: keyed,
-    replayable: false,
   }),
   getJoinStatus: op({
     operationId: 'getJoinStatus',

@@ -861,10 +861,9 @@ export interface Route {
   path: string;
   /**
    * Whether sending it twice does no more than sending it once: a GET, or a write the server
-   * replays from its Idempotency-Key. The others (createSpace, startLink, joinSpace and the
-   * anonymous pollLink, signup, login, ask) are never retried after an ambiguous failure: the
-   * server would run them again (it never replays a join: the invitation key is shared, so a
-   * replay could hand one joiner's key to another).
+   * replays from its Idempotency-Key (a join too, to the address and user token it came from).
+   * The others (createSpace, startLink and the anonymous pollLink, signup, login, ask) are never
+   * retried after an ambiguous failure: the server would run them again.
    */
   idempotent: boolean;
   response: 'json' | 'event-stream' | 'markdown' | 'diff';
@@ -885,7 +884,7 @@ export const routes = {
     idempotent: true,
     response: 'json',
   },
-  joinSpace: { method: 'POST', path: '/hub/space/{spaceId}/join', idempotent: false, response: 'json' },
+  joinSpace: { method: 'POST', path: '/hub/space/{spaceId}/join', idempotent: true, response: 'json' },
   getJoinStatus: {
     method: 'GET',
     path: '/hub/space/{spaceId}/join/{participantId}',

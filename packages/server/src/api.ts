@@ -15,8 +15,7 @@ export const buildOpenApiDocument = (publicUrl: string) => documentOf(publicUrl,
 
 /**
  * Writes whose Idempotency-Key is never replayed (`replayable: false` in the contract): calls
- * that mint credentials for whoever calls them, anonymously (a retry must mint afresh) or with a
- * shared invitation key (a replay could hand one joiner's key to another), and /ask. Path
+ * that mint credentials for whoever calls them anonymously (a retry must mint afresh), and /ask. Path
  * templates: the idempotency hook matches `{name}` segments.
  */
 export const neverReplayed: readonly string[] = declarations.flatMap((declaration) => {

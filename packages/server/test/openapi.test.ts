@@ -133,7 +133,7 @@ describe('/openapi.json', () => {
       if (entry && !replayed)
         expect(op.description, op.operationId).toMatch(/Never replayed: .*a retry acts again/);
     }
-    for (const id of ['createSpace', 'joinSpace', 'startLink'])
+    for (const id of ['createSpace', 'startLink'])
       expect(
         byId(id)?.op.parameters.map((p: any) => p.$ref ?? p.name),
         id,
@@ -275,10 +275,18 @@ describe('/openapi.json', () => {
         write && op['x-idempotent-replay'] === true,
       );
     }
-    // Writes made with a credential are replayed; the minting calls, joinSpace and anonymous ones never.
-    for (const id of ['sendMessage', 'writeArtifact', 'closeSpace', 'createInvitation', 'revokeApiToken'])
+    // Writes made with a credential are replayed (a join to its own caller); the minting calls and
+    // anonymous ones never.
+    for (const id of [
+      'sendMessage',
+      'writeArtifact',
+      'closeSpace',
+      'createInvitation',
+      'revokeApiToken',
+      'joinSpace',
+    ])
       expect(byId(id)?.op['x-idempotent-replay'], id).toBe(true);
-    for (const id of ['createSpace', 'startLink', 'joinSpace', 'pollLink', 'signup', 'mcp', 'getSpace'])
+    for (const id of ['createSpace', 'startLink', 'pollLink', 'signup', 'mcp', 'getSpace'])
       expect(byId(id)?.op['x-idempotent-replay'], id).toBeUndefined();
   });
 

@@ -108,3 +108,21 @@ export function clientOf(request: FastifyRequest): Client {
   }
   return client;
 }
+
+/**
+ * Whom a write's idempotency record is kept for: the credential presented, and with an invitation
+ * key, which every invitee shares, also the address and the user token the write came from. So a
+ * retried join gets its own answer replayed (the specification's rule 2) and no other holder of
+ * the invitation ever does (rule 3, and decisions.md: a replay never hands a joiner's key to
+ * another caller), even one that reuses the same Idempotency-Key.
+ */
+export function idempotencyCallerOf(request: FastifyRequest): string | undefined {
+  const { credential } = clientOf(request);
+  if (credential === undefined || !presentedCredential(request)?.value.startsWith('inv_')) return credential;
+  const userToken = first(request.headers['x-user-token']);
+  return sha256(
+    [credential, addressBucket(request.ip), userToken === undefined ? '' : hashCredential(userToken)].join(
+      '\n',
+    ),
+  );
+}

@@ -11,7 +11,7 @@ import {
   ValidationError,
 } from '@convene/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { clientOf, sha256 } from './client';
+import { idempotencyCallerOf, sha256 } from './client';
 import { toHttpError } from './errors';
 import { hasTimedOut } from './timeout';
 
@@ -156,7 +156,7 @@ export function idempotencyHooks(options: IdempotencyPolicyOptions) {
     const { path, query } = splitUrl(request.url);
     const route = `${request.method} ${path}`;
     if (neverReplayed.some((pattern) => pattern.test(route))) return;
-    const { credential } = clientOf(request);
+    const credential = idempotencyCallerOf(request);
     // Anonymous writes are never replayed: there is no caller to scope the record to.
     if (credential === undefined) return;
 

@@ -185,7 +185,7 @@ const NEVER_REPLAYED = 'Never replayed: it takes no `Idempotency-Key`, and a ret
 /**
  * Whether each write of the contract is replayed from its Idempotency-Key, by operationId: writes
  * made with a credential are, except those the contract marks never replayed (createSpace,
- * startLink, joinSpace); anonymous ones never are. Only the replayed can answer 422 for an
+ * startLink); anonymous ones never are. Only the replayed can answer 422 for an
  * Idempotency-Key that comes back with another body. Raw routes outside the contract (/mcp, /a2a)
  * are not in it: the document promises nothing of them.
  */
