@@ -31,6 +31,7 @@ import { registerPolicySweeper } from './http/sweeper';
 import { declaredWaitMs, startRequestTimer } from './http/timeout';
 import { closeUnreceivedAtShutdown } from './http/unreceived';
 import { versioningHooks } from './http/versioning';
+import { postRefusal } from './mcp/http';
 import type { McpSessionStreams } from './mcp/session-streams';
 import { openApiAdapter } from './rest/adapter';
 import { registerRoutes } from './rest/routes';
@@ -173,8 +174,12 @@ export async function buildApp({
   app.addHook('onSend', adapter.onSend);
   // 2b. A request whose count was left to its use case and answered without it is counted now.
   app.addHook('onSend', rateLimit.settlePending);
-  // 5. Each further call of an MCP JSON-RPC batch counts as a request, once the body is parsed.
-  app.addHook('preHandler', mcpBatchHook(rateLimit));
+  // 5. Each further call of an MCP JSON-RPC batch counts as a request, once the body is parsed
+  //    (a POST /mcp refuses as a whole counts once).
+  app.addHook(
+    'preHandler',
+    mcpBatchHook(rateLimit, (request) => postRefusal(request.headers, request.body) !== null),
+  );
   // 6. Idempotency-Key: replay, or mark the write as guarded before the handler; the handler's
   //    transaction records it (http/idempotency.ts; the idempotent middleware of trpc.ts, rest/direct.ts).
   app.addHook('preHandler', idempotency.preHandler);

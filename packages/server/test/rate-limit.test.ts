@@ -268,6 +268,33 @@ describe('MCP calls carrying their key as the privateKey argument', () => {
     clock.advance(WINDOW_MS);
   });
 
+  it('count a batch the route refuses as a whole (over 100 calls) once, without looking up the keys of its calls', async () => {
+    clock.advance(WINDOW_MS);
+    const space = await h.createSpace();
+    clock.advance(WINDOW_MS);
+    // Thousands of calls, each with a key of its own that is no one's: each would count against
+    // the address (and be looked up first), so the batch would answer 429 after seconds of lookups.
+    const huge = Array.from({ length: 2_000 }, (_, i) =>
+      call(i, space.spaceId, randomBytes(32).toString('hex')),
+    );
+    const refused = await mcp(huge);
+    expectError(refused, 400);
+    expect(refused.body.error).toMatch(/at most 100 calls/);
+    // It counted once: the address has one request of its three left after the next.
+    const next = await h.get('/api/health');
+    expectOk(next);
+    expectRateLimitHeaders(next, { limit: 3, window: 20, remaining: 1 });
+    // So with a key in the header: its 1,999 further calls are not counted either.
+    const headed = await h.post('/mcp', {
+      key: space.ownerKey,
+      headers: { Accept: 'application/json, text/event-stream' },
+      body: Array.from({ length: 2_000 }, (_, i) => call(i, space.spaceId)),
+    });
+    expectError(headed, 400);
+    expectRateLimitHeaders(headed, { limit: 3, window: 20, remaining: 2 });
+    clock.advance(WINDOW_MS);
+  });
+
   it('count an unknown or malformed key, or none, against the address, and a body that does not parse too', async () => {
     const space = await h.createSpace();
     clock.advance(WINDOW_MS);

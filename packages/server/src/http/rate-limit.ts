@@ -193,11 +193,16 @@ const countedByUseCase = (request: FastifyRequest): boolean =>
 /**
  * MCP over HTTP carries several JSON-RPC calls in one batch: each counts as a request
  * (decisions.md), counted once the body is parsed; without a credential header, each against the
- * key it carries.
+ * key it carries. A POST the MCP route refuses as a whole (`refused`: a batch over its size, a
+ * call that is no JSON-RPC) counts once, as any refused request: its calls are not looked up. A
+ * batch of thousands of keyed calls, refused anyway, held the embedded database for seconds.
  */
-export function mcpBatchHook({ chargeMore, chargeCalls }: ReturnType<typeof rateLimitHook>) {
+export function mcpBatchHook(
+  { chargeMore, chargeCalls }: ReturnType<typeof rateLimitHook>,
+  refused: (request: FastifyRequest) => boolean,
+) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    if (request.routeOptions.url !== '/mcp' || request.method !== 'POST') return;
+    if (request.routeOptions.url !== '/mcp' || request.method !== 'POST' || refused(request)) return;
     const calls = Array.isArray(request.body) ? request.body : [request.body];
     if (countedByBody(request)) return chargeCalls(request, calls);
     await chargeMore(request, reply, calls.length - 1);
