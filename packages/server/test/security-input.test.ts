@@ -74,6 +74,66 @@ describe('U+0000', () => {
   });
 });
 
+describe('text that is not UTF-8 or not Unicode', () => {
+  it('is 400 and changes nothing: bytes that are no UTF-8, another charset, a lone surrogate', async () => {
+    const space = await h.createSpace();
+    const path = `/hub/space/${space.spaceId}/messages`;
+    const bytes = (...parts: (string | number[])[]) =>
+      Buffer.concat(parts.map((part) => (typeof part === 'string' ? Buffer.from(part) : Buffer.from(part))));
+    const cases: [Uint8Array | string, string, RegExp][] = [
+      // Invalid bytes, an overlong encoding, an encoded surrogate (CESU-8).
+      [bytes('{"content":"a', [0xff, 0xfe], 'b"}'), 'application/json', /not valid UTF-8/],
+      [bytes('{"content":"', [0xc0, 0xaf], '"}'), 'application/json', /not valid UTF-8/],
+      [bytes('{"content":"', [0xed, 0xa0, 0x80], '"}'), 'application/json', /not valid UTF-8/],
+      // Text in another charset, declared.
+      [bytes('{"content":"caf', [0xe9], '"}'), 'application/json; charset=iso-8859-1', /UTF-8/],
+      ['{"content":"plain"}', 'application/json; charset=utf-7', /UTF-8/],
+      // Valid JSON escapes that name no character: a lone surrogate, in a value and in a name.
+      ['{"content":"a\\ud800b"}', 'application/json', /lone surrogate/],
+      ['{"content":"x","\\udc00":1}', 'application/json', /lone surrogate/],
+    ];
+    for (const [body, type, message] of cases) {
+      const res = await h.post(path, {
+        key: space.ownerKey,
+        body,
+        raw: true,
+        headers: { 'Content-Type': type },
+      });
+      expectBadRequest(res, message);
+    }
+    expectBadRequest(
+      await h.put(`/hub/space/${space.spaceId}`, {
+        key: space.ownerKey,
+        body: '{"name":"\\ud800"}',
+        raw: true,
+      }),
+      /lone surrogate/,
+    );
+    const messages = await h.get(path, { key: space.ownerKey });
+    expect(messages.body.messages).toEqual([]);
+    expect((await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey })).body.name).not.toContain(
+      '\ufffd',
+    );
+    // UTF-8 declared in any spelling, and a pair of surrogates (one character), are text.
+    for (const type of ['application/json; charset=UTF-8', 'application/json;charset="utf8"'])
+      expect(
+        (
+          await h.post(path, {
+            key: space.ownerKey,
+            body: '{"content":"caf\u00e9 \\ud83d\\ude00"}',
+            raw: true,
+            headers: { 'Content-Type': type },
+          })
+        ).status,
+      ).toBe(200);
+    expect(
+      ((await h.get(path, { key: space.ownerKey })).body.messages as { content: string }[]).map(
+        (m) => m.content,
+      ),
+    ).toEqual(['café 😀', 'café 😀']);
+  });
+});
+
 describe('nesting', () => {
   it('deeper than 64 levels is 400 on every operation that takes a body', async () => {
     const space = await h.createSpace();

@@ -7,10 +7,16 @@ export const MAX_JSON_DEPTH = 64;
 export const NUL_PROBLEM = 'text fields cannot contain U+0000';
 
 /**
+ * The answer to a lone surrogate (`"\ud800"`, valid JSON but no Unicode text): stored, it would
+ * become U+FFFD, and what was sent would be lost without a word.
+ */
+export const SURROGATE_PROBLEM = 'text fields must be well-formed Unicode (a lone surrogate is not)';
+
+/**
  * What is wrong with a parsed JSON body, or null: nesting deeper than MAX_JSON_DEPTH (the layers
- * below recurse and would overflow the stack), or U+0000 in any string or member name (PostgreSQL
- * text cannot hold it) outside `nulCheckedLater` (values whose handler answers U+0000 itself, as
- * a tool's arguments on /mcp). Walks the value without recursion, so a hostile body cannot
+ * below recurse and would overflow the stack), or U+0000 (PostgreSQL text cannot hold it) or a lone
+ * surrogate in any string or member name outside `nulCheckedLater` (values whose handler answers
+ * those itself, as a tool's arguments on /mcp). Walks the value without recursion, so a hostile body cannot
  * overflow the stack here either.
  */
 export function jsonBodyProblem(value: unknown, nulCheckedLater?: ReadonlySet<unknown>): string | null {
@@ -20,6 +26,7 @@ export function jsonBodyProblem(value: unknown, nulCheckedLater?: ReadonlySet<un
     const nul = item.nul && !nulCheckedLater?.has(node);
     if (typeof node === 'string') {
       if (nul && node.includes('\u0000')) return NUL_PROBLEM;
+      if (nul && !node.isWellFormed()) return SURROGATE_PROBLEM;
       continue;
     }
     if (node === null || typeof node !== 'object') continue;
@@ -30,6 +37,7 @@ export function jsonBodyProblem(value: unknown, nulCheckedLater?: ReadonlySet<un
     }
     for (const [name, child] of Object.entries(node)) {
       if (nul && name.includes('\u0000')) return NUL_PROBLEM;
+      if (nul && !name.isWellFormed()) return SURROGATE_PROBLEM;
       stack.push({ value: child, depth: depth + 1, nul });
     }
   }

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { ValidationError } from '@convene/core';
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import { NOT_JSON_BODY, toHttpError } from './errors';
@@ -35,6 +36,12 @@ const OPENAPI_WILDCARD = '/*';
 /** The one route whose body may be a JSON array (a JSON-RPC batch). */
 const MCP_ROUTE = '/mcp';
 
+/** Whether a Content-Type names UTF-8 or no charset at all (JSON's is UTF-8). */
+function isUtf8Charset(contentType: string | undefined): boolean {
+  const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(contentType ?? '')?.[1]?.toLowerCase();
+  return charset === undefined || charset === 'utf-8' || charset === 'utf8';
+}
+
 const badBody = (message: string): FastifyError => {
   const error = new Error(message) as FastifyError;
   error.statusCode = 400;
@@ -54,8 +61,13 @@ export function registerHttpPolicy(app: FastifyInstance, publicUrl: string): voi
   // parser goes too: a text body then gets the 415 of every other type (answered 400
   // NOT_JSON_BODY below) on every route, where the raw and direct ones received it as a string.
   app.removeContentTypeParser(['application/json', 'text/plain']);
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    const text = String(body);
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    // JSON between systems is UTF-8 (RFC 8259): a body in another charset, or with bytes that are
+    // no UTF-8, would be stored with U+FFFD where the client's text was.
+    if (!isUtf8Charset(request.headers['content-type']))
+      return done(badBody('request bodies must be JSON in UTF-8 (charset=utf-8)'), undefined);
+    if (!isUtf8(body as Buffer)) return done(badBody('request body is not valid UTF-8'), undefined);
+    const text = (body as Buffer).toString('utf8');
     if (text.trim() === '') return done(null, {});
     let value: unknown;
     try {

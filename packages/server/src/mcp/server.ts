@@ -27,7 +27,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { toHttpError } from '../http/errors';
-import { jsonBodyProblem, NUL_PROBLEM } from '../http/json-body';
+import { jsonBodyProblem, NUL_PROBLEM, SURROGATE_PROBLEM } from '../http/json-body';
 import { mcpInstructions } from './instructions';
 import { type Tool, toolJsonSchema } from './tool';
 
@@ -97,8 +97,10 @@ export function createMcpServer({ deps, shutdown, tools, sessionId }: McpServerO
     const argKey = typeof args.privateKey === 'string' && args.privateKey ? args.privateKey : undefined;
     const progressToken = request.params._meta?.progressToken;
     try {
-      // The HTTP layer left U+0000 in the arguments to the tool (http/policy.ts): the same 400.
-      if (jsonBodyProblem(args) === NUL_PROBLEM) throw new ValidationError(NUL_PROBLEM);
+      // The HTTP layer left U+0000 and lone surrogates in the arguments to the tool
+      // (http/policy.ts): the same 400.
+      const problem = jsonBodyProblem(args);
+      if (problem === NUL_PROBLEM || problem === SURROGATE_PROBLEM) throw new ValidationError(problem);
       const input = tool.input.parse(args);
       const output = await tool.run(input, {
         deps,

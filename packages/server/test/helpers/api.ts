@@ -11,7 +11,7 @@ export interface RequestOptions {
   key?: string | undefined;
   body?: unknown;
   headers?: Record<string, string>;
-  /** Send the body as-is (a string), without JSON encoding. */
+  /** Send the body as-is (a string, or bytes), without JSON encoding. */
   raw?: boolean;
 }
 
@@ -35,9 +35,13 @@ export class Api {
   ): Promise<ApiResponse<T>> {
     const headers: Record<string, string> = { ...options.headers };
     if (options.key !== undefined) headers['X-Private-Key'] = options.key;
-    let body: string | undefined;
+    let body: string | Uint8Array | undefined;
     if (options.body !== undefined) {
-      body = options.raw ? String(options.body) : JSON.stringify(options.body);
+      body = options.raw
+        ? options.body instanceof Uint8Array
+          ? options.body
+          : String(options.body)
+        : JSON.stringify(options.body);
       headers['Content-Type'] ??= 'application/json';
     }
     const response = await fetch(`${this.baseUrl}${path}`, {
