@@ -1,5 +1,12 @@
 import type { IncomingMessage } from 'node:http';
 
+declare global {
+  interface String {
+    /** ES2024, in Node since 20: false when the string holds a lone surrogate. */
+    isWellFormed(): boolean;
+  }
+}
+
 /** Deepest nesting of arrays and objects a request body may have (decisions.md). */
 export const MAX_JSON_DEPTH = 64;
 
