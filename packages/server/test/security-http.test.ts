@@ -3,23 +3,24 @@ import { describe, expect, it } from 'vitest';
 import { refusal } from '../src/mcp/http';
 import { useServer } from './helpers';
 
-/** The HTTP surface browsers and odd clients meet: /mcp's Origin and Host checks. */
+/** The HTTP surface browsers and odd clients meet: the Origin checks of /mcp and /a2a, /mcp's Host check. */
 const { srv } = useServer();
 
 const ping = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' });
 
-/** A raw POST to /mcp with exactly these headers (Host and Origin included, or left out). */
+/** A raw POST to /mcp (or `path`) with exactly these headers (Host and Origin included, or left out). */
 function postMcp(
   headers: Record<string, string>,
   body: string = ping,
+  path = '/mcp',
 ): Promise<{ status: number; type: string; body: string }> {
-  const url = new URL(`${srv.url}/mcp`);
+  const url = new URL(`${srv.url}${path}`);
   return new Promise((resolve, reject) => {
     const req = httpRequest(
       {
         host: url.hostname,
         port: url.port,
-        path: '/mcp',
+        path,
         method: 'POST',
         setHost: false,
         headers: {
@@ -167,5 +168,21 @@ describe('/mcp', () => {
     expect(JSON.parse(old.body).error).toMatch(/2025-06-18/);
     // The supported versions still pass.
     expect((await postMcp({ Host: host, 'MCP-Protocol-Version': '2025-06-18' })).status).toBe(200);
+  });
+});
+
+describe('/a2a', () => {
+  it('refuses a page of another origin with a JSON 403, as /mcp does, and answers its own', async () => {
+    const host = new URL(srv.url).host;
+    const send = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: 'x' } });
+    for (const origin of ['http://evil.example', 'null']) {
+      const res = await postMcp({ Host: host, Origin: origin }, send, '/a2a');
+      expect(res.status, origin).toBe(403);
+      expect(res.type).toMatch(/application\/json/);
+      expect(JSON.parse(res.body).error).toMatch(/origin/);
+    }
+    // Its own origin, or none, reaches the endpoint: without a key, its 401.
+    for (const headers of [{ Host: host }, { Host: host, Origin: new URL(srv.url).origin }])
+      expect((await postMcp(headers, send, '/a2a')).status).toBe(401);
   });
 });

@@ -8,7 +8,8 @@ import {
 } from '@convene/core';
 import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import { toHttpError } from '../http/errors';
-import { sendRaw, takeOver } from '../http/reply';
+import { foreignOrigin } from '../http/origin';
+import { sendError, sendRaw, takeOver } from '../http/reply';
 import { headerValue } from '../rest/caller';
 import type { RouteScope } from '../routes/scope';
 import { A2A_ERRORS, A2AError, ZJsonRpcRequest, ZMessageSendParams, ZTaskQueryParams } from './protocol';
@@ -31,8 +32,12 @@ const PING_MS = 15_000;
  * `data` carries the REST status and error. `message/stream` and `tasks/resubscribe` answer
  * Server-Sent Events, one JSON-RPC response per event.
  */
-export function a2aHandler({ app, deps }: RouteScope): RouteHandlerMethod {
+export function a2aHandler({ app, config, deps }: RouteScope): RouteHandlerMethod {
+  const allowedOrigin = new URL(config.publicUrl).origin;
   return async (request, reply) => {
+    // A browser page of another site is refused, as on /mcp.
+    const foreign = foreignOrigin(request.headers, allowedOrigin);
+    if (foreign) return sendError(reply, foreign.status, { error: foreign.error });
     const pathSpace = (request.params as { spaceId?: string }).spaceId;
     if (pathSpace !== undefined && !isUuid(pathSpace)) throw new NotFoundError('space');
     // Not a JSON-RPC request at all is the HTTP layer's 400 {error}, as on /mcp; a request that

@@ -3,6 +3,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyReply, RouteHandlerMethod } from 'fastify';
 import { NOT_JSON_BODY } from '../http/errors';
+import { foreignOrigin } from '../http/origin';
 import { sendError, takeOver } from '../http/reply';
 import { headerValue } from '../rest/caller';
 import type { RouteScope } from '../routes/scope';
@@ -117,45 +118,19 @@ export function mcpHandler({ app, config, deps, api }: RouteScope): RouteHandler
 
 /**
  * What /mcp refuses before the MCP transport sees the request, as a JSON error: a browser page of
- * another origin (DNS rebinding: a page whose host name now points at this server; its Origin
- * gives it away), and a Host the transport cannot build a URL from (it would answer an empty 400).
- * Requests without Origin (every non-browser MCP client) pass.
+ * another origin (http/origin.ts), and a Host the transport cannot build a URL from (it would
+ * answer an empty 400).
  */
 export function refusal(
   headers: Record<string, string | string[] | undefined>,
   allowedOrigin: string,
 ): { status: number; error: string } | null {
-  const origin = headers.origin;
-  if (origin !== undefined && !sameOrigin(String(origin), allowedOrigin))
-    return { status: 403, error: `requests from origin ${String(origin)} are not allowed here` };
+  const foreign = foreignOrigin(headers, allowedOrigin);
+  if (foreign) return foreign;
   const host = headers.host;
   if (typeof host !== 'string' || host === '' || !URL.canParse(`http://${host}/`))
     return { status: 400, error: 'the Host header is missing or invalid' };
   return null;
-}
-
-const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
-
-/**
- * Whether a request's Origin is the service's own: PUBLIC_URL's origin, or, when PUBLIC_URL names
- * a loopback host, the same scheme and port under another loopback name (`localhost`, `127.0.0.1`,
- * `[::1]` all reach this server; a rebinding page's origin carries its own domain name).
- */
-function sameOrigin(origin: string, allowedOrigin: string): boolean {
-  // Never throws: an Origin that is no URL, or an opaque one (`null`, sent by sandboxed frames and
-  // file: pages), is another origin; and so is every Origin when our own is opaque (a PUBLIC_URL
-  // without http(s)://, which the configuration now refuses, made the comparison below throw: 500).
-  if (!URL.canParse(origin) || !URL.canParse(allowedOrigin)) return false;
-  const given = new URL(origin);
-  const own = new URL(allowedOrigin);
-  if (given.origin === 'null' || own.origin === 'null') return false;
-  if (origin === allowedOrigin) return true;
-  return (
-    LOOPBACK.has(own.hostname) &&
-    LOOPBACK.has(given.hostname) &&
-    given.protocol === own.protocol &&
-    given.port === own.port
-  );
 }
 
 /** The SDK transport's own limit on a batch (it would answer more with a JSON-RPC envelope). */
