@@ -713,6 +713,9 @@ describe('downloadArtifact', () => {
       'attachment; filename="say _hi_ _ a_b.md"; filename*=UTF-8\'\'say%20%22hi%22%20%5C%20a%2Fb.md',
     ],
     ["it's (v2)*", 'attachment; filename="it\'s (v2)*.md"'],
+    // A right-to-left override would show the name as "invoicedm.png": bidirectional controls go.
+    ['invoice\u202egnp', 'attachment; filename="invoice_gnp.md"; filename*=UTF-8\'\'invoice_gnp.md'],
+    ['a\u2067b\u200fc', 'attachment; filename="a_b_c.md"; filename*=UTF-8\'\'a_b_c.md'],
   ])('names %j per RFC 6266', async (name, header) => {
     const { space, alice } = await room();
     const artifact = await create(alice, { name });

@@ -51,12 +51,15 @@ function single(value: string | string[] | undefined): string | undefined {
 /**
  * `attachment; filename="…"` per RFC 6266: characters that cannot stand in a quoted ASCII
  * filename (non-ASCII, controls, quote, backslash, and path separators, which recipients would
- * strip anyway) become `_` there, and then the exact name follows in `filename*` (RFC 8187).
+ * strip anyway) become `_` there, and then the name follows in `filename*` (RFC 8187), exact but
+ * for controls and the bidirectional controls, which become `_` there too: with U+202E,
+ * `invoice\u202Egnp.md` would be shown as `invoicedm.png`.
  */
 export function contentDisposition(fileName: string): string {
   const fallback = fileName.replace(/[^\x20-\x7e]|["\\/]/gu, '_');
   if (fallback === fileName) return `attachment; filename="${fileName}"`;
-  return `attachment; filename="${fallback}"; filename*=UTF-8''${encodeRfc8187(fileName)}`;
+  const shown = fileName.replace(/[\p{Cc}\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/gu, '_');
+  return `attachment; filename="${fallback}"; filename*=UTF-8''${encodeRfc8187(shown)}`;
 }
 
 /** Percent-encodes UTF-8 bytes except RFC 8187's attr-char set. */
