@@ -19,6 +19,10 @@ export function imageContentProblem(content: string): string | null {
   }
   if (characterCount(content) > limits.messageMax)
     return `content is at most ${limits.messageMax} characters`;
+  // The URL parser drops leading and trailing spaces and any tab or newline inside: what would be
+  // stored is not the URL it reads.
+  if (/[\s\p{Cc}]/u.test(content))
+    return 'image URLs hold no spaces, line breaks or control characters (percent-encode them)';
   try {
     const url = new URL(content);
     if (url.protocol === 'https:' && url.hostname) return null;

@@ -132,6 +132,13 @@ describe('sendMessage', () => {
     ['an http: image', { content: 'http://example.com/a.png', type: 'image' }],
     ['a javascript: image', { content: 'javascript:alert(1)', type: 'image' }],
     ['an image that is no URL', { content: 'cat.png', type: 'image' }],
+    // The URL parser would drop them, and store another URL than the one sent.
+    ['an image URL with a leading space', { content: ' https://example.com/a.png', type: 'image' }],
+    [
+      'an image URL with a line break',
+      { content: 'https://x.example/a.png\njavascript:alert(1)', type: 'image' },
+    ],
+    ['an image URL with a tab', { content: 'https://x.example/a\t.png', type: 'image' }],
     ['an svg data URI', { content: 'data:image/svg+xml;base64,PHN2Zz4=', type: 'image' }],
     ['a data URI that is not base64', { content: 'data:image/png,rawbytes', type: 'image' }],
     ['a data URI with bad base64', { content: 'data:image/png;base64,@@@', type: 'image' }],
