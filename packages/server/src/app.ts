@@ -1,3 +1,4 @@
+import { createServer as createHttpServer } from 'node:http';
 import {
   type Deps,
   purgeSpaces,
@@ -124,6 +125,16 @@ export async function buildApp({
     // The socket's peer and the X-Forwarded-For entries after it, up to the hop count, are our
     // proxies: the client is the next entry from the right. (Fastify's own number refuses them all.)
     trustProxy: config.trustProxy > 0 ? (_address: string, hop: number) => hop < config.trustProxy : false,
+    // Node's server with a headers deadline: a request whose headers trickle in is cut off at it
+    // (checked twice per deadline; Node checks every 30 s by default, past a 60 s deadline).
+    serverFactory: (handler) =>
+      createHttpServer(
+        {
+          headersTimeout: config.headersTimeoutMs,
+          connectionsCheckingInterval: Math.min(5_000, Math.ceil(config.headersTimeoutMs / 2)),
+        },
+        handler,
+      ),
     // Streams are long-lived; SIGTERM ends them explicitly.
     forceCloseConnections: 'idle',
     return503OnClosing: true,

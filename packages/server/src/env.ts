@@ -209,6 +209,11 @@ export interface ServerConfig {
   streamMaxQueuedBytes: number;
   /** A request that has not been answered after this long answers 503 (streams and long waits excepted). */
   requestTimeoutMs: number;
+  /**
+   * A connection whose request headers have not all arrived after this long is closed (408): a
+   * client sending a header line now and then (slowloris) held its socket 95 s with Node's defaults.
+   */
+  headersTimeoutMs: number;
   /** How often each node announces lapsed artifact locks (artifact-unlocked within 5 s). */
   lockSweepIntervalMs: number;
   /** How long an idempotent write's response is replayed (24 h). */
@@ -277,6 +282,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     streamNodeRenewMs: (STREAM_NODE_LEASE_SECONDS * 1000) / 3,
     streamMaxQueuedBytes: 1024 * 1024,
     requestTimeoutMs: 30_000,
+    headersTimeoutMs: 10_000,
     lockSweepIntervalMs: 1000,
     idempotencyTtlSeconds: 86_400,
     idempotencyWaitMs: 10_000,

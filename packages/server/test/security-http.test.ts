@@ -1,7 +1,8 @@
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { refusal } from '../src/mcp/http';
-import { useServer } from './helpers';
+import { expectOk, useServer, withServer } from './helpers';
 
 /** The HTTP surface browsers and odd clients meet: the Origin checks of /mcp and /a2a, /mcp's Host check. */
 const { srv } = useServer();
@@ -185,4 +186,33 @@ describe('/a2a', () => {
     for (const headers of [{ Host: host }, { Host: host, Origin: new URL(srv.url).origin }])
       expect((await postMcp(headers, send, '/a2a')).status).toBe(401);
   });
+});
+
+describe('slow clients', () => {
+  it('cuts off a request whose headers trickle in (slowloris) at the headers deadline, with 408, and serves the others', async () => {
+    await withServer({ config: { headersTimeoutMs: 1_000 } }, async ({ srv, h }) => {
+      const url = new URL(srv.listenUrl);
+      const socket = connect(Number(url.port), url.hostname);
+      let answer = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (chunk: string) => {
+        answer += chunk;
+      });
+      const closed = new Promise<number>((resolve) => socket.on('close', () => resolve(Date.now())));
+      const opened = Date.now();
+      socket.write('GET /api/health HTTP/1.1\r\nHost: x\r\n');
+      // A header line every 200 ms, never the blank line that ends them.
+      const trickle = setInterval(() => socket.writable && socket.write('X-Slow: 1\r\n'), 200);
+      try {
+        expectOk(await h.get('/api/health'));
+        const at = await closed;
+        expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+        // The deadline and at most one check interval after it (half the deadline), with slack.
+        expect(at - opened).toBeLessThan(5_000);
+      } finally {
+        clearInterval(trickle);
+        socket.destroy();
+      }
+    });
+  }, 20_000);
 });
