@@ -182,6 +182,12 @@ describe('/openapi.json', () => {
     }
   });
 
+  it('publishes no error schema the service never answers (the generator adds those of tRPC: {message, code, issues})', () => {
+    const names = Object.keys(doc.components.schemas);
+    expect(names).toContain('Error');
+    expect(names.filter((name) => name.startsWith('error.'))).toEqual([]);
+  });
+
   it('gives every operation a unique operationId and declares every path parameter', () => {
     const ids = operations().map((o) => o.op.operationId);
     expect(ids.every((id) => typeof id === 'string' && id.length > 0)).toBe(true);

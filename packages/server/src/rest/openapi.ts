@@ -43,7 +43,21 @@ export function buildOpenApiDocument(
   });
   documentProcedures(doc, declarations);
   documentPolicies(doc, replayOfWrites(declarations));
+  withoutUnusedErrorSchemas(doc);
   return doc;
+}
+
+/**
+ * The generator adds tRPC's own error bodies (`error.BAD_REQUEST`…: `{message, code, issues}`),
+ * which no operation answers (every error is `Error`, `{error, …}`): a client generated from the
+ * document would model errors the service never sends. Those no operation refers to go.
+ */
+function withoutUnusedErrorSchemas(doc: OpenAPIObject): void {
+  const schemas = doc.components?.schemas;
+  if (!schemas) return;
+  const text = JSON.stringify(doc);
+  for (const name of Object.keys(schemas))
+    if (name.startsWith('error.') && !text.includes(`"#/components/schemas/${name}"`)) delete schemas[name];
 }
 
 const errorResponse = (description: string) => ({
