@@ -134,6 +134,10 @@ describe.runIf(!onPostgres())('the packed tarball and the READMEs', () => {
     );
     const tarball = readdirSync(repoRoot).find((f) => /^convene-cli-\d+\.\d+\.\d+\.tgz$/.test(f));
     expect(tarball).toBeDefined();
+    // The MIT notice goes with every copy (npm packs LICENSE whatever `files` says).
+    expect(execFileSync('tar', ['tzf', join(repoRoot, tarball!)], { encoding: 'utf8' })).toMatch(
+      /^package\/LICENSE$/m,
+    );
     // Where apps/cli/README.md says it lands, under the name it gives.
     const readme = readFileSync(join(cliRoot, 'README.md'), 'utf8').replace(/\s+/g, ' ');
     expect(readme).toContain('That writes `convene-cli-<version>.tgz` at the root of the checkout');

@@ -27,4 +27,26 @@ describe('the package manifest', () => {
     expect(install).toContain('`npm install -g @convene/cli`');
     expect(install).toContain('npm install -g ./convene-cli-*.tgz');
   });
+
+  it('sends a user of the tarball nowhere they cannot reach: what needs a checkout is for contributors', () => {
+    // The tarball holds no repository: every paragraph that needs one follows (within two) the
+    // paragraph that says who it is for.
+    const paragraphs = readme.split(/\n\n+/);
+    const needsCheckout = paragraphs.flatMap((p, at) =>
+      /pnpm |checkout|CONTRIBUTING|repository/.test(p) ? [at] : [],
+    );
+    expect(needsCheckout.length).toBeGreaterThan(0);
+    for (const at of needsCheckout)
+      expect(paragraphs.slice(Math.max(0, at - 2), at + 1).join('\n\n'), paragraphs[at]).toContain(
+        'For contributors, in the Convene repository',
+      );
+  });
+
+  it('ships the MIT licence its manifest declares, with the notice every copy must carry', () => {
+    // npm packs a LICENSE beside package.json whatever `files` says (package.test checks the tarball).
+    const licence = readFileSync(join(cliRoot, 'LICENSE'), 'utf8');
+    expect(manifest.license).toBe('MIT');
+    expect(licence).toMatch(/^MIT License\n\nCopyright \(c\) 2026 Convene contributors\n/);
+    expect(licence).toContain('The above copyright notice and this permission notice shall be included');
+  });
 });

@@ -98,10 +98,11 @@ describe('the published package', () => {
     expect(checkTarball(tarball)).toContain('No problems found');
   });
 
-  it('ships dist, its declarations and the README, and depends on eventsource-parser alone', async () => {
+  it('ships dist, its declarations, the README and the licence, and depends on eventsource-parser alone', async () => {
     const { stdout } = await run('tar', ['tzf', tarball]);
     expect(stdout.trim().split('\n').sort()).toEqual(
       [
+        'package/LICENSE',
         'package/README.md',
         'package/dist/index.cjs',
         'package/dist/index.d.cts',
@@ -115,15 +116,31 @@ describe('the published package', () => {
     expect(pkg.private).toBeUndefined();
     expect(pkg.dependencies).toEqual({ 'eventsource-parser': expect.stringMatching(/^\^3\./) });
     expect(JSON.stringify(pkg.exports)).not.toContain('src/');
+    // The licence package.json declares, with the notice MIT asks every copy to carry.
+    const { stdout: licence } = await run('tar', ['xzf', tarball, '-O', 'package/LICENSE']);
+    expect(pkg.license).toBe('MIT');
+    expect(licence).toMatch(/^MIT License\n\nCopyright \(c\) 2026 Convene contributors\n/);
+    expect(licence).toContain('The above copyright notice and this permission notice shall be included');
   });
 
-  it('is installed from a checkout as the README says: its pack command, the tarball it writes', () => {
-    const install = readFileSync(join(packageRoot, 'README.md'), 'utf8')
-      .split(/^## Install$/m)[1]
-      ?.split(/^## /m)[0];
-    expect(install).toContain('```sh\npnpm install\npnpm --filter @convene/sdk pack\n```');
-    expect(install).toContain(`\`${basename(tarball)}\` today`);
-    expect(install).toContain(`npm install <path to the checkout>/${basename(tarball)}\n`);
+  it('is installed as the README says, by the tarball its CONTRIBUTING.md builds; no checkout asked of users', async () => {
+    const section = (file: string, heading: string) =>
+      readFileSync(join(packageRoot, file), 'utf8')
+        .split(new RegExp(`^## ${heading}$`, 'm'))[1]
+        ?.split(/^## /m)[0];
+    const install = section('README.md', 'Install');
+    expect(install).toContain(`npm install ./${basename(tarball)}\n`);
+    expect(install).toContain(`(\`${basename(tarball)}\` today)`);
+    // What only a checkout of the repository can run is said to be for contributors, there.
+    const paragraphs = readFileSync(join(packageRoot, 'README.md'), 'utf8').split(/\n\n+/);
+    const contributors = paragraphs.filter((p) => /pnpm |checkout|CONTRIBUTING/.test(p));
+    expect(contributors.length).toBeGreaterThan(0);
+    for (const paragraph of contributors)
+      expect(paragraph).toContain('For contributors, in the Convene repository');
+    const packing = section('CONTRIBUTING.md', 'Packing it');
+    expect(packing).toContain('```sh\npnpm install\npnpm --filter @convene/sdk pack\n```');
+    expect(packing).toContain(`\`${basename(tarball)}\` today`);
+    expect(packing).toContain(`npm install <path to the checkout>/${basename(tarball)}\n`);
   });
 
   it('installs with npm in an empty directory and runs the README quick start against a server', async () => {
