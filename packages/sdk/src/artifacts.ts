@@ -30,7 +30,7 @@ import {
   uuid4,
 } from './internal';
 import { SpaceResource } from './space-resource';
-import type { RequestOptions } from './transport';
+import type { RequestOptions, Transport } from './transport';
 
 export interface CreateArtifactOptions extends Omit<CreateArtifactParams, 'type'> {
   /** The only type there is. */
@@ -75,6 +75,7 @@ export class LockedArtifact {
   ) {
     this.current = artifact;
     this.expiresAt = lock.lockExpiresAt;
+    showAs(LockedArtifact, 'LockedArtifact');
   }
 
   get id(): string {
@@ -173,6 +174,12 @@ export class LockedArtifact {
 
 /** The artifacts of one space: markdown documents with an exclusive edit lock and a history. */
 export class Artifacts extends SpaceResource {
+  /** @internal */
+  constructor(transport: Transport, spaceId: string, key: string) {
+    super(transport, spaceId, key);
+    showAs(Artifacts, 'Artifacts');
+  }
+
   private call<K extends OperationId>(
     operationId: K,
     path: Omit<NonNullable<OperationTypes[K]['path']>, 'spaceId'>,
@@ -577,6 +584,3 @@ function linkTo(controller: AbortController, signal: AbortSignal | undefined): {
 
 /** The withLocks running in this process, by server, space, key and artifact. */
 const heldHere = new Set<string>();
-
-showAs(Artifacts, 'Artifacts');
-showAs(LockedArtifact, 'LockedArtifact');

@@ -33,7 +33,7 @@ import { type ClientOptions, type RequestOptions, Transport } from './transport'
 import { Webhooks } from './webhooks';
 
 /** The key and the transport of each SpaceClient, off its own properties (see hidden). */
-const spaceClients = hidden<{ transport: Transport; key: string }>();
+const spaceClients = /* @__PURE__ */ hidden<{ transport: Transport; key: string }>();
 
 /** A client bound to one space and one key (owner or participant). */
 export class SpaceClient {
@@ -92,6 +92,8 @@ export class SpaceClient {
       mute: moderate('muteParticipant'),
       unmute: moderate('unmuteParticipant'),
     };
+    // console.log and util.inspect in Node show who each object is (its credentials are hidden anyway).
+    showAs(SpaceClient, 'SpaceClient');
   }
 
   private get transport(): Transport {
@@ -173,7 +175,11 @@ export interface PendingJoinInit {
 }
 
 /** The invitation key, poll token and transport of each PendingJoin, off its own properties (see hidden). */
-const pendingJoins = hidden<{ transport: Transport; invitationKey: string; pollToken: string | undefined }>();
+const pendingJoins = /* @__PURE__ */ hidden<{
+  transport: Transport;
+  invitationKey: string;
+  pollToken: string | undefined;
+}>();
 
 /** A join waiting for the owner's approval. Keep its fields to resume it from another process. */
 export class PendingJoin {
@@ -191,6 +197,12 @@ export class PendingJoin {
     this.spaceId = init.spaceId;
     this.participantId = init.participantId;
     this.statusUrl = init.statusUrl;
+    // The invitation key and pollToken are in the JSON that resumes a join, never in a log.
+    showAs(PendingJoin, 'PendingJoin', ({ status, spaceId, participantId }) => ({
+      status,
+      spaceId,
+      participantId,
+    }));
   }
 
   private get transport(): Transport {
@@ -302,7 +314,7 @@ function explainNoPendingJoin(error: unknown): unknown {
 }
 
 /** The device code and transport of each LinkFlow, off its own properties (see hidden). */
-const linkFlows = hidden<{ transport: Transport; deviceCode: string }>();
+const linkFlows = /* @__PURE__ */ hidden<{ transport: Transport; deviceCode: string }>();
 
 /** A started browser-link flow: show `verificationUriComplete` to your human, then `wait()`. */
 export class LinkFlow implements StartLinkResult {
@@ -321,6 +333,7 @@ export class LinkFlow implements StartLinkResult {
     this.expiresIn = result.expiresIn;
     this.interval = result.interval;
     this.userCode = result.userCode;
+    showAs(LinkFlow, 'LinkFlow');
   }
 
   private get transport(): Transport {
@@ -391,7 +404,7 @@ export class LinkFlow implements StartLinkResult {
 }
 
 /** The JWT and transport of each Session, off its own properties (see hidden). */
-const sessions = hidden<{ transport: Transport; token: string }>();
+const sessions = /* @__PURE__ */ hidden<{ transport: Transport; token: string }>();
 
 /** A human's dashboard session (a dashboard JWT): account, API tokens, link approvals, key recovery. */
 export class Session {
@@ -432,6 +445,7 @@ export class Session {
         transport.call('approveLink', { params: { userCode }, credentials }, options),
       deny: (userCode, options) => transport.call('denyLink', { params: { userCode }, credentials }, options),
     };
+    showAs(Session, 'Session');
   }
 
   private get transport(): Transport {
@@ -486,7 +500,7 @@ export function parseInvitationLink(link: string): { spaceId: string; invitation
 }
 
 /** The transport and options (user token, headers) of each Convene client, off its own properties (see hidden). */
-const clients = hidden<{ transport: Transport; clientOptions: ClientOptions }>();
+const clients = /* @__PURE__ */ hidden<{ transport: Transport; clientOptions: ClientOptions }>();
 
 /**
  * The Convene client.
@@ -538,6 +552,7 @@ export class Convene {
       signup: (params, options) => mapResult(transport.call('signup', { params }, options), session),
       login: (params, options) => mapResult(transport.call('login', { params }, options), session),
     };
+    showAs(Convene, 'Convene');
   }
 
   private get transport(): Transport {
@@ -679,15 +694,3 @@ export class Convene {
  * mentions and filters need no `!`.
  */
 export type JoinedSpaceClient = SpaceClient & { readonly participantId: string };
-
-// console.log and util.inspect in Node show who each object is (its credentials are hidden anyway).
-showAs(SpaceClient, 'SpaceClient');
-// The invitation key and pollToken are in the JSON that resumes a join, never in a log.
-showAs(PendingJoin, 'PendingJoin', ({ status, spaceId, participantId }) => ({
-  status,
-  spaceId,
-  participantId,
-}));
-showAs(LinkFlow, 'LinkFlow');
-showAs(Session, 'Session');
-showAs(Convene, 'Convene');

@@ -57,6 +57,12 @@ export interface InboxFollow extends AsyncGenerator<MessageView, void, undefined
  * (on any machine) resumes with exactly what was not acknowledged.
  */
 export class Inbox extends SpaceResource {
+  /** @internal */
+  constructor(transport: Transport, spaceId: string, key: string) {
+    super(transport, spaceId, key);
+    showAs(Inbox, 'Inbox');
+  }
+
   /**
    * The messages after your read position (or after `after` when further on), oldest first, with
    * unread counts. Reading moves nothing. `wait` (seconds, at most 60) answers as soon as
@@ -178,8 +184,6 @@ export class Inbox extends SpaceResource {
     }
   }
 }
-
-showAs(Inbox, 'Inbox');
 
 /**
  * The server's answers that a key no longer works (its participant removed or gone, its space

@@ -161,11 +161,20 @@ export function levelled(logger: Logger, level: LogLevel): Logger {
   return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
 }
 
+/** Node's `util.inspect.custom`, by its global name: no Node import. */
+const INSPECT = Symbol.for('nodejs.util.inspect.custom');
+
 /**
  * Makes `console.log` and Node's `util.inspect` show the instances of `Class` as `name { …view }`,
  * who they are, instead of their fields: by default what its `toJSON` gives `JSON.stringify`, else
  * `view`. The hook is Node's global symbol, set on the prototype: no Node import (browsers ignore
  * it: what keeps credentials from their console is `hidden`) and nothing in the declarations.
+ *
+ * The class's constructor calls it (the first instance sets the hook), not the module beside the
+ * class: a call at a module's top level makes every bundler keep the class, and all it uses, in
+ * a bundle that imports something else (`verifyWebhook` alone). Neither way around that holds:
+ * bundlers keep a class with a static block, and a minifier drops a `#__PURE__` call whose value
+ * is unused, the hook with it.
  */
 export function showAs<T extends { toJSON(): object }>(Class: { prototype: T }, name: string): void;
 export function showAs<T extends object>(
@@ -178,7 +187,8 @@ export function showAs<T extends object>(
   name: string,
   view: (self: T) => object = (self) => (self as T & { toJSON(): object }).toJSON(),
 ): void {
-  Object.defineProperty(Class.prototype, Symbol.for('nodejs.util.inspect.custom'), {
+  if (Object.hasOwn(Class.prototype, INSPECT)) return;
+  Object.defineProperty(Class.prototype, INSPECT, {
     value(this: T, depth: number, options: object, inspect?: (value: unknown, options: object) => string) {
       const shown = view(this);
       // Node passes its inspect since 16.14; without it, the plain view is shown.
@@ -192,6 +202,8 @@ export function showAs<T extends object>(
  * client's headers): off its own properties, which a browser's console lists however they are
  * marked (showAs speaks to Node's util.inspect only; browsers ignore its hook). The class reads
  * them through getters on its prototype, which devtools show as `(...)` and run only when clicked.
+ * Called at a module's top level with a `@__PURE__` annotation, so that a bundler drops it with
+ * the class that uses it: it has no side effect, and its value is used wherever the class is kept.
  */
 export function hidden<T extends object>(): { keep(owner: object, values: T): void; of(owner: object): T } {
   const held = new WeakMap<object, T>();

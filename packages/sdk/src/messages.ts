@@ -31,6 +31,7 @@ export class MessageList extends APIPromise<ListMessagesResult> implements Async
     private readonly nextPage: (cursor: string) => Promise<ListMessagesResult>,
   ) {
     super(first);
+    showAs(MessageList, 'MessageList');
   }
 
   /** Where the list is, never the key its pages are read with: what `JSON.stringify` shows. */
@@ -65,6 +66,7 @@ export class Messages extends SpaceResource {
     private readonly participantId?: string,
   ) {
     super(transport, spaceId, key);
+    showAs(Messages, 'Messages');
   }
 
   /**
@@ -110,6 +112,3 @@ export class Messages extends SpaceResource {
     return new MessageStream(this.transport, this.spaceId, this.key, options ?? {}, this.participantId);
   }
 }
-
-showAs(Messages, 'Messages');
-showAs(MessageList, 'MessageList');

@@ -2,7 +2,7 @@ import { hidden } from './internal';
 import type { Transport } from './transport';
 
 /** The key and the transport of each space resource, off its own properties (see hidden). */
-const held = hidden<{ transport: Transport; key: string }>();
+const held = /* @__PURE__ */ hidden<{ transport: Transport; key: string }>();
 
 /**
  * One group of a space client's operations (messages, inbox, artifacts, webhooks): the space it

@@ -67,26 +67,25 @@ export interface ReconnectInfo {
 /**
  * The events this SDK delivers: every name of StreamEventData, which the compiler checks both
  * ways (an array `satisfies StreamEventName[]` let `webhook-disabled` be left out and dropped).
+ * A plain object, no call: a bundler drops it with the stream when the stream is not used.
  */
-const eventNames = new Set<string>(
-  Object.keys({
-    message: true,
-    'participant-status': true,
-    context: true,
-    'artifact-created': true,
-    'artifact-updated': true,
-    'artifact-locked': true,
-    'artifact-unlocked': true,
-    'space-closed': true,
-    'webhook-disabled': true,
-  } satisfies Record<StreamEventName, true>),
-);
+const eventNames: Record<StreamEventName, true> = {
+  message: true,
+  'participant-status': true,
+  context: true,
+  'artifact-created': true,
+  'artifact-updated': true,
+  'artifact-locked': true,
+  'artifact-unlocked': true,
+  'space-closed': true,
+  'webhook-disabled': true,
+};
 
 /** Statuses that mean the key or the space is gone for good: reconnecting cannot help. */
 const FINAL = new Set([401, 403, 404, 410]);
 
 /** The key and the transport of each MessageStream, off its own properties (see hidden). */
-const held = hidden<{ transport: Transport; key: string }>();
+const held = /* @__PURE__ */ hidden<{ transport: Transport; key: string }>();
 
 /**
  * A space's event stream as an async iterable of typed events (`for await (const ev of stream)`).
@@ -116,6 +115,7 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
     held.keep(this, { transport, key });
     this.lastId = options.lastEventId;
     this.since = timestampOf(options.since);
+    showAs(MessageStream, 'MessageStream');
   }
 
   private get transport(): Transport {
@@ -354,7 +354,7 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
     const parsedId = message.id ? Number(message.id) : Number.NaN;
     const id = Number.isFinite(parsedId) ? parsedId : undefined;
     // An event kind this SDK does not know yet (the API may add some) is skipped; its id counts.
-    if (!eventNames.has(name)) return { id, event: undefined };
+    if (!Object.hasOwn(eventNames, name)) return { id, event: undefined };
     let data: unknown;
     try {
       data = JSON.parse(message.data);
@@ -375,5 +375,3 @@ interface Decoded {
   id: number | undefined;
   event: StreamEvent | undefined;
 }
-
-showAs(MessageStream, 'MessageStream');

@@ -122,6 +122,7 @@ export class Transport {
       logger: levelled(options.logger ?? console, options.logLevel ?? 'warn'),
       headers: options.headers ?? {},
     };
+    showAs(Transport, 'Transport');
   }
 
   get logger(): Logger {
@@ -319,8 +320,6 @@ export class Transport {
     );
   }
 }
-
-showAs(Transport, 'Transport');
 
 /** The errors of calls that got no answer on their last attempt but an answer on an earlier one. */
 const reachedServer = new WeakSet<ConveneError>();

@@ -9,10 +9,16 @@ import type {
 } from './generated';
 import { showAs } from './internal';
 import { SpaceResource } from './space-resource';
-import type { RequestOptions } from './transport';
+import type { RequestOptions, Transport } from './transport';
 
 /** Your webhooks in one space: the service POSTs the space's events to them, signed. */
 export class Webhooks extends SpaceResource {
+  /** @internal */
+  constructor(transport: Transport, spaceId: string, key: string) {
+    super(transport, spaceId, key);
+    showAs(Webhooks, 'Webhooks');
+  }
+
   /**
    * Registers `url` for the space's events (every type, or `events`). The answer carries the
    * signing `secret`, shown this once: keep it to verify deliveries (verifyWebhook).
@@ -155,5 +161,3 @@ function fromBase64(text: string): Uint8Array<ArrayBuffer> {
   for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
   return bytes;
 }
-
-showAs(Webhooks, 'Webhooks');

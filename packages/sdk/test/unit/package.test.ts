@@ -243,6 +243,50 @@ describe('the published package', () => {
     expect(cjs).toEqual(esm);
   });
 
+  it('lets a bundler keep only what is imported: one helper does not bring the client, its stream or withLock', async () => {
+    // As an application bundles the installed package (esbuild, for a browser, minified). The
+    // classes install their inspect hooks when constructed, not at the top of the module, which
+    // would make every bundler keep them all.
+    const { build } = await import('esbuild');
+    const bundle = async (name: string) => {
+      const { outputFiles } = await build({
+        stdin: { contents: `export { ${name} } from '@convene/sdk';`, resolveDir: project, loader: 'js' },
+        bundle: true,
+        minify: true,
+        format: 'esm',
+        platform: 'browser',
+        write: false,
+        logLevel: 'silent',
+      });
+      return outputFiles[0]!.text;
+    };
+    // What only the clients use: withLock, the stream (its SSE headers, eventsource-parser's
+    // words), the key's header, the route table.
+    const clientOnly = [
+      'withLock',
+      'text/event-stream',
+      'Last-Event-ID',
+      'X-Private-Key',
+      'heartbeatArtifactLock',
+    ];
+    const full = await bundle('Convene');
+    expect(clientOnly.filter((marker) => !full.includes(marker))).toEqual([]);
+    for (const [name, own] of [
+      ['parseInvitationLink', 'an invitation link carries the space id'],
+      ['verifyWebhook', 'whsec_'],
+    ] as const) {
+      const one = await bundle(name);
+      expect(one, name).toContain(own);
+      // Said without the bundle, which would fill the report.
+      expect(
+        clientOnly.filter((marker) => one.includes(marker)),
+        name,
+      ).toEqual([]);
+      // The client is about 40 kB minified; a helper with the errors it throws, a few.
+      expect(one.length, name).toBeLessThan(full.length / 5);
+    }
+  });
+
   it('recognises its errors across its ESM and CommonJS builds (instanceof)', async () => {
     // An application that imports the SDK and also requires it (through a CommonJS dependency)
     // holds two copies of every class: an error of one copy must be recognised by the other.
