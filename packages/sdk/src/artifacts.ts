@@ -175,7 +175,13 @@ export class LockedArtifact {
 /** The artifacts of one space: markdown documents with an exclusive edit lock and a history. */
 export class Artifacts extends SpaceResource {
   /** @internal */
-  constructor(transport: Transport, spaceId: string, key: string) {
+  constructor(
+    transport: Transport,
+    spaceId: string,
+    key: string,
+    /** Whose key it is, when the space client knows: the holder a nested withLock names. */
+    private readonly participantId?: string,
+  ) {
     super(transport, spaceId, key);
     showAs(Artifacts, 'Artifacts');
   }
@@ -292,7 +298,9 @@ export class Artifacts extends SpaceResource {
    * again (after its Retry-After, or a backoff) until it succeeds, the lock is known gone (taken by
    * someone else, the key or the space ended), or the lock's lifetime has passed. When the release
    * cannot be confirmed (`options.signal` aborted the wait, or the server refused the unlock for
-   * another reason), it rejects with an UnlockError, whose `outcome` is what `fn` did.
+   * another reason), it rejects with an UnlockError, whose `outcome` is what `fn` did. It is not
+   * re-entrant: while one runs, another of the same key and artifact in this process (nested, or
+   * from another client of the key) is refused with a LockedError naming your own participant.
    *
    * ```ts
    * await me.artifacts.withLock(id, (doc) => doc.write(doc.content + '\n- one more item'));
@@ -311,15 +319,23 @@ export class Artifacts extends SpaceResource {
     const { heartbeatIntervalMs, idempotencyKey, ...requestOptions } = options ?? {};
     // The server lets a lock's holder lock it again (a refresh): two withLocks of one key in this
     // process would both run, and the first to end would unlock under the other. They take turns
-    // as two participants do: the second is refused.
+    // as two participants do: the second is refused, without a request, naming the holder as the
+    // server would, its own participant: not a LockedError without lockedBy, which says that
+    // nobody holds the lock.
     const held = `${this.transport.options.baseUrl}\n${this.spaceId}\n${this.key}\n${artifactId}`;
-    if (heldHere.has(held))
-      throw new LockedError(
-        'this key already holds the lock in a withLock of this process, whose callback is running ' +
-          '(withLock is not re-entrant; wait for it to end)',
+    if (heldHere.has(held)) {
+      const refused = new LockedError(
+        `423 artifact ${artifactId} is locked by this client's own withLock (this key, in this ` +
+          'process), whose callback is still running: withLock is not re-entrant, so wait for it to ' +
+          'end (no request was sent)',
         { status: 423 },
       );
-    heldHere.add(held);
+      // No answer came, so no body to read it from (as the transport adds an idempotencyKey).
+      const lockedBy = this.participantId ?? heldHere.get(held);
+      Object.defineProperty(refused, 'lockedBy', { value: lockedBy, enumerable: true });
+      throw refused;
+    }
+    heldHere.set(held, this.participantId);
     try {
       return await this.lockedRun(artifactId, fn, heartbeatIntervalMs, idempotencyKey, requestOptions);
     } finally {
@@ -582,5 +598,8 @@ function linkTo(controller: AbortController, signal: AbortSignal | undefined): {
   return { release: () => signal.removeEventListener('abort', abort) };
 }
 
-/** The withLocks running in this process, by server, space, key and artifact. */
-const heldHere = new Set<string>();
+/**
+ * The withLocks running in this process, by server, space, key and artifact, with the key's
+ * participant when its client knows it.
+ */
+const heldHere = new Map<string, string | undefined>();

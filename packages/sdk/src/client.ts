@@ -76,7 +76,7 @@ export class SpaceClient {
     this.messages = new Messages(transport, spaceId, key, participantId);
     this.inbox = new Inbox(transport, spaceId, key);
     this.webhooks = new Webhooks(transport, spaceId, key);
-    this.artifacts = new Artifacts(transport, spaceId, key);
+    this.artifacts = new Artifacts(transport, spaceId, key, participantId);
     const path = { spaceId };
     const credentials = { spaceKey: key };
     this.invitations = {

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { ConflictError, ConnectionError, LockedError, NotFoundError, UnlockError } from '../src';
+import {
+  ConflictError,
+  ConnectionError,
+  LockedError,
+  NotFoundError,
+  type SpaceClient,
+  UnlockError,
+} from '../src';
 import { hub, ownedSpace, participant, until } from './helpers';
 
 /**
@@ -293,6 +300,35 @@ describe('artifacts', () => {
       expect(after.lockedBy).toBeUndefined();
       // Ended: the same key may take it again.
       expect(await me.artifacts.withLock(doc.id, (locked) => locked.version)).toBe(2);
+    });
+
+    it('refuses a nested withLock naming its own participant as the holder, not as a lock nobody holds', async () => {
+      const { owner } = await ownedSpace();
+      const me = await participant(owner, 'Nester');
+      const doc = await me.artifacts.create({ name: 'doc', content: '0' });
+      // A client of the same key that was not told its participantId learns it from the holder.
+      const keyOnly = hub().space(me.spaceId, me.key);
+      let called = false;
+      const refusals = await me.artifacts.withLock(doc.id, async () => {
+        const refusal = async (client: SpaceClient) =>
+          client.artifacts
+            .withLock(doc.id, () => {
+              called = true;
+            })
+            .catch((error: unknown) => error);
+        return [await refusal(me), await refusal(keyOnly)];
+      });
+      expect(called).toBe(false);
+      for (const refused of refusals) {
+        expect(refused).toBeInstanceOf(LockedError);
+        expect(refused).toMatchObject({ status: 423, lockedBy: me.participantId, requestId: undefined });
+        expect((refused as LockedError).message).toMatch(
+          /^423 artifact [0-9a-f-]{36} is locked by this client's own withLock .*no request was sent/,
+        );
+        expect(JSON.parse(JSON.stringify(refused))).toMatchObject({ lockedBy: me.participantId });
+      }
+      // Released once, by the outer withLock.
+      expect((await me.artifacts.get(doc.id)).lockedBy).toBeUndefined();
     });
 
     it('writes on the version it holds: a write made meanwhile with the same key is a conflict, not overwritten', async () => {
