@@ -141,7 +141,10 @@ export function neverSent(error: unknown): boolean {
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'off';
 
-/** Where the client reports retries and warnings; `console` fits. Never given keys or tokens. */
+/**
+ * Where the client reports retries, warnings and (at `debug`) each request; `console` fits. Never
+ * given keys, tokens or bodies.
+ */
 export interface Logger {
   debug(message: string, ...rest: unknown[]): void;
   info(message: string, ...rest: unknown[]): void;

@@ -15,7 +15,13 @@ import {
 
 export type { DisconnectInfo, LoopEnd };
 
-import { describeNetworkError, noAnswer, retryDelayMs, type Transport } from './transport';
+import {
+  describeNetworkError,
+  noAnswer,
+  retryDelayMs,
+  type Transport,
+  withoutCredentials,
+} from './transport';
 
 /** How often the server writes a `: ping` on an open stream (decisions.md). */
 const SERVER_PING_MS = 15_000;
@@ -323,6 +329,8 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
     const headers = transport.headers({ spaceKey: this.key }, { Accept: 'text/event-stream' });
     if (resuming) headers.set('Last-Event-ID', String(this.lastId));
     const timeoutMs = options.timeoutMs ?? transport.options.timeoutMs;
+    const what = `GET ${withoutCredentials(url)}`;
+    const started = Date.now();
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
@@ -330,20 +338,24 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
     }, timeoutMs);
     try {
       const response = await transport.options.fetch(url, { headers, signal: controller.signal });
+      transport.traced('streamMessages', what, started, response);
       if (response.ok && response.body) return response;
       const text = await response.text();
       return errorFromResponse(response.status, response.headers, text);
     } catch (error) {
+      const why = options.signal?.aborted
+        ? 'aborted'
+        : timedOut
+          ? `no answer within ${timeoutMs} ms`
+          : describeNetworkError(error);
+      transport.traced('streamMessages', what, started, why);
       if (options.signal?.aborted) return new AbortError('aborted', { cause: error });
       // Named as any request that got no answer is (transport.ts): its operation and URL.
       const request = noAnswer(error, 'streamMessages', 'GET', url);
-      const what = `(streamMessages: GET ${request.url})`;
+      const named = `(streamMessages: ${what})`;
       return timedOut
-        ? new TimeoutError(`the stream got no answer within ${timeoutMs} ms ${what}`, request)
-        : new ConnectionError(
-            `the stream could not connect: ${describeNetworkError(error)} ${what}`,
-            request,
-          );
+        ? new TimeoutError(`the stream got no answer within ${timeoutMs} ms ${named}`, request)
+        : new ConnectionError(`the stream could not connect: ${why} ${named}`, request);
     } finally {
       clearTimeout(timer);
     }

@@ -41,9 +41,12 @@ export interface ClientOptions {
   timeoutMs?: number | undefined;
   /** Retries after a network error, 408, 429 or 5xx (default 2). */
   maxRetries?: number | undefined;
-  /** Where retries and warnings are reported (default `console`). */
+  /** Where retries, warnings and (at `debug`) requests are reported (default `console`). */
   logger?: Logger | undefined;
-  /** The least severe level reported (default `warn`; `info` shows every retry). */
+  /**
+   * The least severe level reported (default `warn`; `info` shows every retry; `debug` also each
+   * request: operation, method, URL, status, duration and Request-Id, never a key, token or body).
+   */
   logLevel?: LogLevel | undefined;
   /** Headers added to every request. */
   headers?: Record<string, string> | undefined;
@@ -245,6 +248,7 @@ export class Transport {
       }, timeoutMs);
       let response: Response;
       let text: string;
+      const started = Date.now();
       try {
         response = await this.options.fetch(url, {
           method: route.method,
@@ -255,7 +259,16 @@ export class Transport {
         // The body is read under the same timeout: an answer cut off midway is no answer.
         text = await response.text();
       } catch (error) {
-        if (options.signal?.aborted) throw new AbortError(aborted, { cause: options.signal.reason });
+        if (options.signal?.aborted) {
+          this.traced(operationId, what, started, 'aborted');
+          throw new AbortError(aborted, { cause: options.signal.reason });
+        }
+        this.traced(
+          operationId,
+          what,
+          started,
+          timedOut ? `no answer within ${timeoutMs} ms` : describeNetworkError(error),
+        );
         const refused = neverSent(error);
         const earlier = uncertain;
         if (!refused)
@@ -284,6 +297,7 @@ export class Transport {
         release();
       }
 
+      this.traced(operationId, what, started, response);
       answered = true;
       this.checkDeprecation(response);
       if (response.ok) {
@@ -309,6 +323,23 @@ export class Transport {
       }
       throw failure;
     }
+  }
+
+  /**
+   * Logs one attempt at `debug`: the operation, its method and URL as errors show them (ids filled
+   * in, no `user:password`; keys and tokens travel in headers, never in a URL), the status or why
+   * none came, how long it took, and the server's Request-Id. Never a header or a body.
+   */
+  traced(operationId: string, what: string, started: number, outcome: Response | string): void {
+    const took = `${Date.now() - started} ms`;
+    if (typeof outcome === 'string') {
+      this.logger.debug(`${operationId}: ${what} → ${outcome} (${took})`);
+      return;
+    }
+    const requestId = outcome.headers.get('request-id');
+    this.logger.debug(
+      `${operationId}: ${what} → ${outcome.status} (${took}${requestId ? `, Request-Id ${requestId}` : ''})`,
+    );
   }
 
   private checkDeprecation(response: Response): void {

@@ -200,3 +200,72 @@ describe('a fetch of your own', () => {
     expect(seen).toHaveLength(2);
   });
 });
+
+describe('logLevel debug', () => {
+  it('logs each request: operation, method, URL as errors show it, status or failure, ms; never a key, token or body', async () => {
+    const spaceId = '3f2e0000-0000-4000-8000-000000000001';
+    let calls = 0;
+    const stub: typeof fetch = async (input) => {
+      calls++;
+      // The first attempt gets no answer; the retry, and the stream, are answered.
+      if (calls === 1) throw new TypeError('fetch failed', { cause: new Error('socket hang up') });
+      if (String(input).includes('/stream'))
+        return new Response(`event: space-closed\nid: 1\ndata: {"reason":"closed"}\n\n`, {
+          headers: { 'content-type': 'text/event-stream', 'request-id': 'req-stream' },
+        });
+      return new Response('{"id":"m-1","seq":1}', {
+        status: 201,
+        headers: { 'content-type': 'application/json', 'request-id': 'req-9' },
+      });
+    };
+    const lines: string[] = [];
+    const logger = { debug: (l: string) => lines.push(l), info() {}, warn() {}, error() {} };
+    const hub = new Convene({
+      baseUrl: 'http://agent:hunter2@convene.test',
+      fetch: stub,
+      logger,
+      logLevel: 'debug',
+      userToken: 'usr_secret-token',
+      headers: { Authorization: 'Bearer proxy-secret' },
+    });
+    const me = hub.space(spaceId, 'spk_secret-key', 'p-1');
+    await me.messages.send('the body is private', { idempotencyKey: 'idem-secret' });
+    for await (const _ of me.messages.stream()) {
+      // space-closed ends it
+    }
+
+    const url = `http://convene.test/hub/space/${spaceId}`;
+    expect(lines).toHaveLength(3);
+    expect(lines[0]).toMatch(
+      new RegExp(
+        `^\\[convene\\] sendMessage: POST ${url}/messages → fetch failed: socket hang up \\(\\d+ ms\\)$`,
+      ),
+    );
+    expect(lines[1]).toMatch(
+      new RegExp(`^\\[convene\\] sendMessage: POST ${url}/messages → 201 \\(\\d+ ms, Request-Id req-9\\)$`),
+    );
+    expect(lines[2]).toMatch(
+      new RegExp(
+        `^\\[convene\\] streamMessages: GET ${url}/messages/stream → 200 \\(\\d+ ms, Request-Id req-stream\\)$`,
+      ),
+    );
+    for (const secret of [
+      'hunter2',
+      'spk_secret-key',
+      'usr_secret-token',
+      'proxy-secret',
+      'idem-secret',
+      'private',
+    ])
+      expect(lines.join('\n')).not.toContain(secret);
+
+    // At the default level (warn), nothing of it.
+    const quiet: string[] = [];
+    await new Convene({
+      baseUrl: 'http://convene.test',
+      fetch: stub,
+      logger: { ...logger, debug: (l: string) => quiet.push(l) },
+    }).health();
+    expect(quiet).toEqual([]);
+  });
+});
