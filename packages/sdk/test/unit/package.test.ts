@@ -354,6 +354,43 @@ describe('the published package', () => {
     });
   });
 
+  it('needs the lib the README names for fetch and its types: @types/node, DOM or WebWorker', async () => {
+    const install = readFileSync(join(packageRoot, 'README.md'), 'utf8')
+      .split(/^## Install$/m)[1]
+      ?.split(/^## /m)[0];
+    for (const said of ['`@types/node`', '`DOM`', '`WebWorker`', "Cannot find name 'Response'"])
+      expect(install).toContain(said);
+    const tsc = join(packageRoot, 'node_modules/.bin/tsc');
+    /** tsc's report on defaults.ts (the test above) with these libs and types, '' when it compiles. */
+    const check = async (lib: string[], types: string[]) => {
+      const config = join(project, `tsconfig.${[...lib, ...types].join('-')}.json`);
+      writeFileSync(
+        config,
+        JSON.stringify({
+          compilerOptions: {
+            strict: true,
+            noEmit: true,
+            skipLibCheck: false,
+            module: 'nodenext',
+            target: 'es2022',
+            lib,
+            types,
+            typeRoots: [join(packageRoot, 'node_modules/@types')],
+          },
+          files: ['defaults.ts'],
+        }),
+      );
+      return run(tsc, ['-p', config], { cwd: project }).then(
+        () => '',
+        (error: { stdout?: string }) => error.stdout ?? 'failed',
+      );
+    };
+    expect(await check(['es2022'], [])).toContain("Cannot find name 'Response'");
+    expect(await check(['es2022'], ['node'])).toBe('');
+    expect(await check(['es2022', 'dom'], [])).toBe('');
+    expect(await check(['es2022', 'webworker'], [])).toBe('');
+  });
+
   it('runs the same quick start under Bun and Deno', async (ctx) => {
     const runtimes = await installRuntimes();
     if ('problem' in runtimes) return ctx.skip(`Bun and Deno not verified: ${runtimes.problem}`);
