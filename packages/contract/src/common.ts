@@ -41,10 +41,24 @@ export const ZWaitQuery = z.coerce
 export const ZOk = z.object({ ok: z.boolean() }).meta({ id: 'OkResult' });
 export type TOk = z.infer<typeof ZOk>;
 
+/** One rule a request broke, as a 400's `issues` lists them. */
+export const ZValidationIssue = z
+  .object({
+    path: z
+      .array(z.union([z.string(), z.number()]))
+      .meta({ description: 'Where the value is in the request: field names and array indexes' }),
+    message: z.string().meta({ description: 'What is wrong with it' }),
+  })
+  .meta({ id: 'ValidationIssue' });
+export type TValidationIssue = z.infer<typeof ZValidationIssue>;
+
 export const ZError = z
   .object({
     error: z.string(),
     lockedBy: ZUuid.optional().meta({ description: 'On 423: participantId of the current lock holder' }),
+    issues: z.array(ZValidationIssue).optional().meta({
+      description: 'On 400 for a request that broke its schema: each value at fault, and why',
+    }),
   })
   .catchall(z.unknown())
   .meta({ id: 'Error' });

@@ -1,4 +1,4 @@
-import type { ErrorBody } from './generated';
+import type { ErrorBody, ValidationIssue } from './generated';
 
 /** Where each error class's prototype holds its kind: the same symbol in every copy of the SDK. */
 const KIND = Symbol.for('@convene/sdk:error-kind');
@@ -86,10 +86,24 @@ export class ConveneError extends Error {
   }
 }
 
-/** 400: the request was malformed or broke a limit; `body.error` says which field. */
+/**
+ * 400: the request was malformed or broke a limit; `body.error` says which field, and `issues`
+ * lists each value that broke the request's schema, for a form to mark its fields.
+ */
 export class BadRequestError extends ConveneError {
   override name = 'BadRequestError';
   declare readonly status: 400;
+  /**
+   * Each value at fault and why, when the request broke its schema (`body.issues`): `path` names
+   * it in the request (`['content']`, `['mentions', 0]`). Undefined for the other refusals (a
+   * limit, a state), which `body.error` alone explains.
+   */
+  readonly issues: ValidationIssue[] | undefined;
+
+  constructor(message: string, init: ErrorInit) {
+    super(message, init);
+    this.issues = Array.isArray(init.body?.issues) ? init.body.issues : undefined;
+  }
 }
 /** 401: the key or token is missing, unknown, revoked, or of the wrong kind for this call. */
 export class AuthenticationError extends ConveneError {

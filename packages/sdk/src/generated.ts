@@ -530,7 +530,16 @@ export interface ErrorBody {
   error: string;
   /** On 423: participantId of the current lock holder */
   lockedBy?: string | undefined;
+  /** On 400 for a request that broke its schema: each value at fault, and why */
+  issues?: ValidationIssue[] | undefined;
   [key: string]: unknown;
+}
+
+export interface ValidationIssue {
+  /** Where the value is in the request: field names and array indexes */
+  path: Array<string | number>;
+  /** What is wrong with it */
+  message: string;
 }
 
 export interface WebhookPayload {

@@ -2,7 +2,16 @@
  * What the client's methods are typed to return, checked by `tsc` (`pnpm typecheck`): a wrong
  * overload fails the type check here, before a caller meets it at run time.
  */
-import type { Convene, JoinedSpaceClient, JoinOptions, PendingJoin, SpaceClient } from '../src';
+import type {
+  BadRequestError,
+  Convene,
+  ErrorBody,
+  JoinedSpaceClient,
+  JoinOptions,
+  PendingJoin,
+  SpaceClient,
+  ValidationIssue,
+} from '../src';
 
 /** True when A and B are the same type (not merely assignable to each other). */
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
@@ -52,3 +61,8 @@ export type NoDiffParams = import('../src').DiffArtifactVersionsParams;
 export type NoAckParams = import('../src').AckInboxParams;
 // The inputs the methods do take are.
 export type SendParams = import('../src').SendMessageParams;
+
+// A 400's issues are typed as the server sends them, on the error and in its body.
+export const issuesTyped: Equal<BadRequestError['issues'], ValidationIssue[] | undefined> = true;
+export const issuePath: Equal<ValidationIssue['path'], Array<string | number>> = true;
+export const bodyIssues: Equal<ErrorBody['issues'], ValidationIssue[] | undefined> = true;

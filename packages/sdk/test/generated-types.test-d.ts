@@ -10,8 +10,15 @@ import type {
   TStreamEvent,
   TStreamEventData,
   TStreamEventName,
+  TValidationIssue,
 } from '@convene/contract';
-import type { OperationId, OperationTypes, StreamEvent, StreamEventData } from '../src/generated';
+import type {
+  OperationId,
+  OperationTypes,
+  StreamEvent,
+  StreamEventData,
+  ValidationIssue,
+} from '../src/generated';
 
 /** True when A and B are the same type (not merely assignable to each other). */
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
@@ -68,3 +75,6 @@ type EventsFailing = {
 }[TStreamEventName];
 export const events: NoneFailing<EventsFailing> = true;
 export const sameEventUnion: Same<StreamEvent, TStreamEvent> = true;
+
+// A 400's issues (the error body's `issues`) as the contract lists them.
+export const validationIssue: Same<ValidationIssue, TValidationIssue> = true;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   AuthenticationError,
+  BadRequestError,
   ConflictError,
   ConnectionError,
   ConveneError,
@@ -114,6 +115,28 @@ describe('spaces', () => {
       name: 'BadRequestError',
       status: 400,
     });
+  });
+
+  it('lists the fields a request got wrong as a 400’s issues, for a form to mark them', async () => {
+    const error = await hub()
+      .spaces.create({ name: '', description: 'x', ttl: -1 })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(BadRequestError);
+    const { issues, body } = error as BadRequestError;
+    expect(issues).toEqual(
+      expect.arrayContaining([
+        { path: ['name'], message: expect.any(String) },
+        { path: ['ttl'], message: expect.any(String) },
+      ]),
+    );
+    expect(body?.issues).toEqual(issues);
+    // A 400 that no schema explains (a mention of someone not in the space) has none.
+    const { owner } = await ownedSpace();
+    const other = await owner.messages
+      .send({ content: 'x', mentions: ['00000000-0000-4000-8000-000000000000'] })
+      .catch((e: unknown) => e);
+    expect(other).toBeInstanceOf(BadRequestError);
+    expect((other as BadRequestError).issues).toBeUndefined();
   });
 });
 

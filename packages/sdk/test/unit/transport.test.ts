@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import {
   APIPromise,
   AuthenticationError,
+  BadRequestError,
   Convene,
   ConveneError,
   InternalServerError,
@@ -67,6 +68,22 @@ describe('errorFromResponse', () => {
     const limited = errorFromResponse(429, new Headers({ 'retry-after': '7' }), '{"error":"slow down"}');
     expect(limited).toBeInstanceOf(RateLimitError);
     expect((limited as RateLimitError).retryAfter).toBe(7);
+  });
+
+  it('gives a 400 its issues, the fields the request got wrong, and none when the body has no list', () => {
+    const issues = [
+      { path: ['content'], message: 'Too small: expected string to have >=1 characters' },
+      { path: ['mentions', 0], message: 'Invalid UUID' },
+    ];
+    const invalid = errorFromResponse(
+      400,
+      new Headers(),
+      JSON.stringify({ error: 'invalid request', issues }),
+    );
+    expect(invalid).toBeInstanceOf(BadRequestError);
+    expect((invalid as BadRequestError).issues).toEqual(issues);
+    const refused = errorFromResponse(400, new Headers(), '{"error":"mentions: x is not in this space"}');
+    expect((refused as BadRequestError).issues).toBeUndefined();
   });
 
   it('keeps a body that is not JSON as the message, and has a class for every status', () => {

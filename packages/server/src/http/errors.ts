@@ -1,3 +1,4 @@
+import type { TValidationIssue } from '@convene/contract';
 import { DomainError, type ErrorCode, isDatabaseUnavailable } from '@convene/core';
 import { TRPCError } from '@trpc/server';
 import { RETRY_AFTER_SECONDS } from './timeout';
@@ -67,12 +68,16 @@ export function toHttpError(thrown: unknown, publicUrl: string): HttpError {
     const summary = issues.map((i) =>
       i.path.length ? `${i.path.map(String).join('.')}: ${i.message}` : i.message,
     );
+    // The contract's shape (ZError's `issues`): a symbol key, which JSON cannot carry, as its name.
+    const listed = issues.map(
+      ({ path, message }): TValidationIssue => ({
+        path: path.map((key) => (typeof key === 'symbol' ? String(key) : key)),
+        message,
+      }),
+    );
     return {
       status: 400,
-      body: {
-        error: `invalid request: ${summary.join('; ')}`,
-        issues: issues.map(({ path, message }) => ({ path, message })),
-      },
+      body: { error: `invalid request: ${summary.join('; ')}`, issues: listed },
       headers: {},
     };
   }
