@@ -372,8 +372,17 @@ export class LinkFlow implements StartLinkResult {
    * answer or a 5xx (a server restarting) is made again at the next interval, and told to
    * `onDisconnect` (then `onReconnect` once the server answers again). Abort with `options.signal`.
    */
-  wait(options?: RequestOptions & OutageHooks & { intervalMs?: number | undefined }): APIPromise<string> {
-    const { intervalMs = this.interval * 1000, onDisconnect, onReconnect, ...requestOptions } = options ?? {};
+  wait(
+    options?: RequestOptions &
+      OutageHooks & {
+        /** How often to poll, in ms (default: the server's `interval`, in seconds). */
+        pollIntervalMs?: number | undefined;
+        /** @deprecated Pass `pollIntervalMs`, as a join's and a PendingJoin's wait take it. */
+        intervalMs?: number | undefined;
+      },
+  ): APIPromise<string> {
+    const { pollIntervalMs, intervalMs: alias, onDisconnect, onReconnect, ...requestOptions } = options ?? {};
+    const intervalMs = pollIntervalMs ?? alias ?? this.interval * 1000;
     const contact = outage({ onDisconnect, onReconnect });
     const poll = async (): Promise<WithResponse<string>> => {
       for (;;) {

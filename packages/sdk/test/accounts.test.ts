@@ -71,7 +71,7 @@ describe('the browser-link flow', () => {
       agentName: 'sdk test agent',
       status: 'pending',
     });
-    const waiting = link.wait({ intervalMs: 100 });
+    const waiting = link.wait({ pollIntervalMs: 100 });
     await human.link.approve(link.userCode);
     const token = await waiting;
     expect(token).toMatch(/^usr_/);
@@ -111,7 +111,7 @@ describe('the browser-link flow', () => {
         disconnects.push(`${attempt} ${error.name}`),
       onReconnect: (info: { attempts: number }) => reconnects.push(info),
     };
-    const waiting = link.wait({ intervalMs: 50, ...hooks }).then(
+    const waiting = link.wait({ pollIntervalMs: 50, ...hooks }).then(
       (token) => token,
       (error: unknown) => {
         ended = error;
@@ -133,7 +133,7 @@ describe('the browser-link flow', () => {
     const link = await hub().link.start({ agentName: 'refused agent' });
     const human = await hub().auth.signup(newAccount());
     await human.link.deny(link.userCode);
-    await expect(link.wait({ intervalMs: 100 })).rejects.toBeInstanceOf(LinkDeniedError);
+    await expect(link.wait({ pollIntervalMs: 100 })).rejects.toBeInstanceOf(LinkDeniedError);
   });
 });
 

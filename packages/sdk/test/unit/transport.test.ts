@@ -286,3 +286,45 @@ describe('logLevel debug', () => {
     expect(quiet).toEqual([]);
   });
 });
+
+describe('link.wait', () => {
+  /** A server whose link request asks for polls every 5 s and is approved at the third poll. */
+  const linkServer = () => {
+    let polls = 0;
+    const impl: typeof fetch = async (input) => {
+      const json = (body: unknown) =>
+        new Response(JSON.stringify(body), { headers: { 'content-type': 'application/json' } });
+      if (String(input).endsWith('/hub/link/start'))
+        return json({
+          deviceCode: 'dev',
+          userCode: 'ABCD-EFGH',
+          verificationUri: 'http://convene.test/link',
+          verificationUriComplete: 'http://convene.test/link?code=ABCD-EFGH',
+          expiresIn: 600,
+          interval: 5,
+        });
+      polls++;
+      return json(polls < 3 ? { status: 'pending' } : { status: 'approved', token: 'usr_token' });
+    };
+    return {
+      hub: new Convene({ baseUrl: 'http://convene.test', fetch: impl, logLevel: 'off' }),
+      polls: () => polls,
+    };
+  };
+
+  it('polls every pollIntervalMs, as a join’s wait does, and still takes the deprecated intervalMs', async () => {
+    for (const options of [{ pollIntervalMs: 20 }, { intervalMs: 20 }]) {
+      const server = linkServer();
+      const link = await server.hub.link.start();
+      const started = Date.now();
+      // Well under the 5 s the server's interval would take for the two waits.
+      const token = await Promise.race([
+        link.wait(options),
+        new Promise((resolve) => setTimeout(() => resolve('still waiting'), 2000)),
+      ]);
+      expect(token, JSON.stringify(options)).toBe('usr_token');
+      expect(server.polls()).toBe(3);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(40);
+    }
+  });
+});
