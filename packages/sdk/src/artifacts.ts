@@ -78,6 +78,7 @@ export class LockedArtifact {
     showAs(LockedArtifact, 'LockedArtifact');
   }
 
+  /** The artifact's id. */
   get id(): string {
     return this.current.id;
   }
@@ -85,9 +86,11 @@ export class LockedArtifact {
   get artifact(): ArtifactView {
     return this.current;
   }
+  /** The markdown as last read or written under this lock: what the next `write` replaces. */
   get content(): string {
     return this.current.content;
   }
+  /** The version `content` is (the next `write` is based on it, and makes the next one). */
   get version(): number {
     return this.current.version;
   }
@@ -213,6 +216,7 @@ export class Artifacts extends SpaceResource {
     return this.call('listArtifacts', {}, undefined, options);
   }
 
+  /** The artifact: its content, version, and lock (`lockedBy`, `lockExpiresAt`) while someone holds it. */
   get(artifactId: string, options?: RequestOptions): APIPromise<ArtifactView> {
     return this.call('getArtifact', { artifactId }, undefined, options);
   }
@@ -305,6 +309,11 @@ export class Artifacts extends SpaceResource {
    * ```ts
    * await me.artifacts.withLock(id, (doc) => doc.write(doc.content + '\n- one more item'));
    * ```
+   *
+   * @param fn Called with `doc`, a LockedArtifact: the artifact as read under the lock (`content`,
+   * `version`), `write(content)` to save the next version, `reload()`, and `signal`, aborted if
+   * the lock is lost.
+   * @param options Each call's request options, and `heartbeatIntervalMs`.
    */
   async withLock<T>(
     artifactId: string,

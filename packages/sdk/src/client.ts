@@ -35,6 +35,28 @@ import { Webhooks } from './webhooks';
 /** The key and the transport of each SpaceClient, off its own properties (see hidden). */
 const spaceClients = /* @__PURE__ */ hidden<{ transport: Transport; key: string }>();
 
+// The groups of a client's operations are interfaces, not object types written inline: the
+// declarations' bundler prints an inline type's members on one another's lines, and the editor
+// then shows none of their docs but the first's.
+
+/** `space.invitations` (owner key). */
+export interface SpaceInvitations {
+  /** Mints an invitation: `humanLink`, `agentLink` and `publicInvitationKey` (owner key). */
+  create(options?: RequestOptions): APIPromise<InvitationResult>;
+}
+
+/** `space.participants`: moderation (owner key). */
+export interface SpaceParticipants {
+  /** Admits a participant waiting for approval. */
+  approve(participantId: string, options?: RequestOptions): APIPromise<OkResult>;
+  /** Removes a participant: its key stops working and its locks are released. */
+  kick(participantId: string, options?: RequestOptions): APIPromise<OkResult>;
+  /** Mutes an active participant: it can read but not send. */
+  mute(participantId: string, options?: RequestOptions): APIPromise<OkResult>;
+  /** Lets a muted participant send again. */
+  unmute(participantId: string, options?: RequestOptions): APIPromise<OkResult>;
+}
+
 /** A client bound to one space and one key (owner or participant). */
 export class SpaceClient {
   readonly messages: Messages;
@@ -43,20 +65,10 @@ export class SpaceClient {
   /** Signed webhooks that push the space's events to you. */
   readonly webhooks: Webhooks;
   readonly artifacts: Artifacts;
-  readonly invitations: {
-    /** Mints an invitation: `humanLink`, `agentLink` and `publicInvitationKey` (owner key). */
-    create(options?: RequestOptions): APIPromise<InvitationResult>;
-  };
+  /** Invitations to the space (owner key). */
+  readonly invitations: SpaceInvitations;
   /** Moderation (owner key). */
-  readonly participants: {
-    /** Admits a participant waiting for approval. */
-    approve(participantId: string, options?: RequestOptions): APIPromise<OkResult>;
-    /** Removes a participant: its key stops working and its locks are released. */
-    kick(participantId: string, options?: RequestOptions): APIPromise<OkResult>;
-    /** Mutes an active participant: it can read but not send. */
-    mute(participantId: string, options?: RequestOptions): APIPromise<OkResult>;
-    unmute(participantId: string, options?: RequestOptions): APIPromise<OkResult>;
-  };
+  readonly participants: SpaceParticipants;
 
   /** @internal */
   constructor(
@@ -313,6 +325,14 @@ function explainNoPendingJoin(error: unknown): unknown {
   );
 }
 
+/** The options of `link.wait()`: a call's request options, the outage hooks, and how often to poll. */
+export interface LinkWaitOptions extends RequestOptions, OutageHooks {
+  /** How often to poll, in ms (default: the server's `interval`, in seconds). */
+  pollIntervalMs?: number | undefined;
+  /** @deprecated Pass `pollIntervalMs`, as a join's and a PendingJoin's wait take it. */
+  intervalMs?: number | undefined;
+}
+
 /** The device code and transport of each LinkFlow, off its own properties (see hidden). */
 const linkFlows = /* @__PURE__ */ hidden<{ transport: Transport; deviceCode: string }>();
 
@@ -372,15 +392,7 @@ export class LinkFlow implements StartLinkResult {
    * answer or a 5xx (a server restarting) is made again at the next interval, and told to
    * `onDisconnect` (then `onReconnect` once the server answers again). Abort with `options.signal`.
    */
-  wait(
-    options?: RequestOptions &
-      OutageHooks & {
-        /** How often to poll, in ms (default: the server's `interval`, in seconds). */
-        pollIntervalMs?: number | undefined;
-        /** @deprecated Pass `pollIntervalMs`, as a join's and a PendingJoin's wait take it. */
-        intervalMs?: number | undefined;
-      },
-  ): APIPromise<string> {
+  wait(options?: LinkWaitOptions): APIPromise<string> {
     const { pollIntervalMs, intervalMs: alias, onDisconnect, onReconnect, ...requestOptions } = options ?? {};
     const intervalMs = pollIntervalMs ?? alias ?? this.interval * 1000;
     const contact = outage({ onDisconnect, onReconnect });
@@ -415,21 +427,32 @@ export class LinkFlow implements StartLinkResult {
 /** The JWT and transport of each Session, off its own properties (see hidden). */
 const sessions = /* @__PURE__ */ hidden<{ transport: Transport; token: string }>();
 
+/** `session.tokens`: the human's `usr_` API tokens. */
+export interface SessionTokens {
+  /** Mints a `usr_` API token; its secret is in the answer only. */
+  create(params?: CreateApiTokenRequest, options?: RequestOptions): APIPromise<CreateApiTokenResult>;
+  /** The human's tokens, without their secrets. */
+  list(options?: RequestOptions): APIPromise<ListApiTokensResult>;
+  /** Revokes a token at once. */
+  revoke(tokenId: string, options?: RequestOptions): APIPromise<void>;
+}
+
+/** `session.link`: the approval side of the link flow, by the code the agent showed its human. */
+export interface SessionLinks {
+  /** The link request: which agent asks, and its status. */
+  get(userCode: string, options?: RequestOptions): APIPromise<LinkRequest>;
+  /** Approves it: the agent's `link.wait()` resolves with a new `usr_` token of this human. */
+  approve(userCode: string, options?: RequestOptions): APIPromise<OkResult>;
+  /** Refuses it: the agent's `link.wait()` throws a LinkDeniedError. */
+  deny(userCode: string, options?: RequestOptions): APIPromise<OkResult>;
+}
+
 /** A human's dashboard session (a dashboard JWT): account, API tokens, link approvals, key recovery. */
 export class Session {
-  readonly tokens: {
-    /** Mints a `usr_` API token; its secret is in the answer only. */
-    create(params?: CreateApiTokenRequest, options?: RequestOptions): APIPromise<CreateApiTokenResult>;
-    list(options?: RequestOptions): APIPromise<ListApiTokensResult>;
-    /** Revokes a token at once. */
-    revoke(tokenId: string, options?: RequestOptions): APIPromise<void>;
-  };
+  /** The human's `usr_` API tokens. */
+  readonly tokens: SessionTokens;
   /** The approval side of the link flow. */
-  readonly link: {
-    get(userCode: string, options?: RequestOptions): APIPromise<LinkRequest>;
-    approve(userCode: string, options?: RequestOptions): APIPromise<OkResult>;
-    deny(userCode: string, options?: RequestOptions): APIPromise<OkResult>;
-  };
+  readonly link: SessionLinks;
 
   /** @internal */
   constructor(
@@ -508,6 +531,28 @@ export function parseInvitationLink(link: string): { spaceId: string; invitation
   return { spaceId, invitationKey };
 }
 
+/** `hub.spaces`. */
+export interface ConveneSpaces {
+  /** Creates a space and mints its owner key (returned once). Never retried after an ambiguous failure. */
+  create(params: CreateSpaceRequest, options?: RequestOptions): APIPromise<CreateSpaceResult>;
+  /** The key the `userToken`'s human holds for a space. */
+  recoverKey(spaceId: string, options?: RequestOptions): APIPromise<MySpaceKey>;
+}
+
+/** `hub.link`: the agent side of the browser-link flow. */
+export interface ConveneLink {
+  /** Starts a link request; never retried after an ambiguous failure. */
+  start(params?: StartLinkRequest, options?: RequestOptions): APIPromise<LinkFlow>;
+}
+
+/** `hub.auth`: built-in accounts. */
+export interface ConveneAuth {
+  /** Creates an account and opens its dashboard session. */
+  signup(params: SignupRequest, options?: RequestOptions): APIPromise<Session>;
+  /** Opens a dashboard session with an email and password. */
+  login(params: LoginRequest, options?: RequestOptions): APIPromise<Session>;
+}
+
 /** The transport and options (user token, headers) of each Convene client, off its own properties (see hidden). */
 const clients = /* @__PURE__ */ hidden<{ transport: Transport; clientOptions: ClientOptions }>();
 
@@ -521,22 +566,12 @@ const clients = /* @__PURE__ */ hidden<{ transport: Transport; clientOptions: Cl
  * ```
  */
 export class Convene {
-  readonly spaces: {
-    /** Creates a space and mints its owner key (returned once). Never retried after an ambiguous failure. */
-    create(params: CreateSpaceRequest, options?: RequestOptions): APIPromise<CreateSpaceResult>;
-    /** The key the `userToken`'s human holds for a space. */
-    recoverKey(spaceId: string, options?: RequestOptions): APIPromise<MySpaceKey>;
-  };
+  /** Creating spaces, and recovering a key with a `userToken`. */
+  readonly spaces: ConveneSpaces;
   /** The agent side of the browser-link flow, which obtains a `usr_` token from a human. */
-  readonly link: {
-    /** Starts a link request; never retried after an ambiguous failure. */
-    start(params?: StartLinkRequest, options?: RequestOptions): APIPromise<LinkFlow>;
-  };
+  readonly link: ConveneLink;
   /** Built-in accounts (dashboard sessions). */
-  readonly auth: {
-    signup(params: SignupRequest, options?: RequestOptions): APIPromise<Session>;
-    login(params: LoginRequest, options?: RequestOptions): APIPromise<Session>;
-  };
+  readonly auth: ConveneAuth;
 
   constructor(clientOptions: ClientOptions) {
     const transport = new Transport(clientOptions);
@@ -692,6 +727,10 @@ export class Convene {
     return this.transport.call('ask', { params }, options);
   }
 
+  /**
+   * The health probe (`GET /api/health`, no key): `{ status: 'ok' }` while the server serves; a
+   * ServiceUnavailableError (503, retried first) while its database is unreachable.
+   */
   health(options?: RequestOptions): APIPromise<Health> {
     return this.transport.call('health', {}, options);
   }

@@ -115,6 +115,11 @@ export class PermissionDeniedError extends ConveneError {
   override name = 'PermissionDeniedError';
   declare readonly status: 403;
 }
+/**
+ * 404: no such space, participant, artifact, version, webhook or link request (a wrong id, or one
+ * deleted). Also a join the owner refused (`join request refused: …`) and a pending join whose key
+ * was already handed out (`check()`, `wait()`: a join key is given once).
+ */
 export class NotFoundError extends ConveneError {
   override name = 'NotFoundError';
   declare readonly status: 404;

@@ -14,14 +14,22 @@ export {
 } from './artifacts';
 export {
   Convene,
+  type ConveneAuth,
+  type ConveneLink,
+  type ConveneSpaces,
   type JoinedSpaceClient,
   type JoinOptions,
   LinkFlow,
+  type LinkWaitOptions,
   PendingJoin,
   type PendingJoinInit,
   parseInvitationLink,
   Session,
+  type SessionLinks,
+  type SessionTokens,
   SpaceClient,
+  type SpaceInvitations,
+  type SpaceParticipants,
 } from './client';
 export {
   AbortError,

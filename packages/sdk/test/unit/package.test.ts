@@ -391,6 +391,67 @@ describe('the published package', () => {
     expect(await check(['es2022', 'webworker'], [])).toBe('');
   });
 
+  it('documents on hover what a user reaches for, from the installed declarations', async () => {
+    const ts = (await import('typescript')).default;
+    const file = join(project, 'hover.ts');
+    const source = `import { Convene, NotFoundError } from '@convene/sdk';
+const hub = new Convene({ baseUrl: 'http://localhost:3000' });
+const me = hub.space('s', 'k', 'p');
+await me.artifacts.withLock('a', (doc) => doc.write(doc.content + doc.version + doc.id));
+await me.artifacts.get('a');
+await me.participants.kick('p'); await me.participants.mute('p'); await me.participants.unmute('p');
+await hub.spaces.recoverKey('s'); await hub.health();
+const flow = await hub.link.start(); await flow.wait({ intervalMs: 1 });
+export const refused: NotFoundError | undefined = undefined;
+`;
+    writeFileSync(file, source);
+    const options: import('typescript').CompilerOptions = {
+      strict: true,
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      target: ts.ScriptTarget.ES2022,
+      types: [],
+      lib: ['lib.es2022.d.ts', 'lib.dom.d.ts'],
+    };
+    const service = ts.createLanguageService({
+      getScriptFileNames: () => [file],
+      getScriptVersion: () => '1',
+      getScriptSnapshot: (name) =>
+        existsSync(name) ? ts.ScriptSnapshot.fromString(readFileSync(name, 'utf8')) : undefined,
+      getCurrentDirectory: () => project,
+      getCompilationSettings: () => options,
+      getDefaultLibFileName: ts.getDefaultLibFilePath,
+      fileExists: ts.sys.fileExists,
+      readFile: ts.sys.readFile,
+      readDirectory: ts.sys.readDirectory,
+      directoryExists: ts.sys.directoryExists,
+      getDirectories: ts.sys.getDirectories,
+    });
+    /** The documentation and tags an editor shows on hovering the first `word` of the file. */
+    const hover = (word: string) => {
+      const info = service.getQuickInfoAtPosition(file, source.indexOf(word));
+      const tags = (info?.tags ?? []).map((tag) => `@${tag.name} ${ts.displayPartsToString(tag.text)}`);
+      return [ts.displayPartsToString(info?.documentation), ...tags].join('\n').trim();
+    };
+    const undocumented = [
+      'withLock',
+      'write(',
+      'content +',
+      'version +',
+      'id)',
+      "get('a')",
+      'kick',
+      'mute',
+      'unmute',
+      'recoverKey',
+      'health',
+      'NotFoundError |',
+    ].filter((word) => hover(word) === '');
+    expect(undocumented).toEqual([]);
+    expect(hover('withLock')).toContain('@param fn Called with `doc`, a LockedArtifact');
+    expect(hover('intervalMs')).toContain('@deprecated Pass `pollIntervalMs`');
+  });
+
   it('runs the same quick start under Bun and Deno', async (ctx) => {
     const runtimes = await installRuntimes();
     if ('problem' in runtimes) return ctx.skip(`Bun and Deno not verified: ${runtimes.problem}`);
