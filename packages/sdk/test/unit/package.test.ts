@@ -116,6 +116,11 @@ describe('the published package', () => {
     expect(pkg.private).toBeUndefined();
     expect(pkg.dependencies).toEqual({ 'eventsource-parser': expect.stringMatching(/^\^3\./) });
     expect(JSON.stringify(pkg.exports)).not.toContain('src/');
+    // A resolver that matches neither `import` nor `require` (custom conditions) falls back to
+    // the ES module: `default` comes last, as conditions are tried in order.
+    const root = (pkg.exports as Record<string, Record<string, unknown>>)['.']!;
+    expect(Object.keys(root)).toEqual(['import', 'require', 'default']);
+    expect(root.default).toEqual({ types: './dist/index.d.ts', default: './dist/index.js' });
     // The licence package.json declares, with the notice MIT asks every copy to carry.
     const { stdout: licence } = await run('tar', ['xzf', tarball, '-O', 'package/LICENSE']);
     expect(pkg.license).toBe('MIT');
