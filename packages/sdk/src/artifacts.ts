@@ -30,7 +30,7 @@ import {
   uuid4,
 } from './internal';
 import { SpaceResource } from './space-resource';
-import type { RequestOptions, Transport } from './transport';
+import type { RequestOptions } from './transport';
 
 export interface CreateArtifactOptions extends Omit<CreateArtifactParams, 'type'> {
   /** The only type there is. */
@@ -178,14 +178,8 @@ export class LockedArtifact {
 /** The artifacts of one space: markdown documents with an exclusive edit lock and a history. */
 export class Artifacts extends SpaceResource {
   /** @internal */
-  constructor(
-    transport: Transport,
-    spaceId: string,
-    key: string,
-    /** Whose key it is, when the space client knows: the holder a nested withLock names. */
-    private readonly participantId?: string,
-  ) {
-    super(transport, spaceId, key);
+  constructor(...args: ConstructorParameters<typeof SpaceResource>) {
+    super(...args);
     showAs(Artifacts, 'Artifacts');
   }
 

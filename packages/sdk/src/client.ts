@@ -86,8 +86,8 @@ export class SpaceClient {
   ) {
     spaceClients.keep(this, { transport, key });
     this.messages = new Messages(transport, spaceId, key, participantId);
-    this.inbox = new Inbox(transport, spaceId, key);
-    this.webhooks = new Webhooks(transport, spaceId, key);
+    this.inbox = new Inbox(transport, spaceId, key, participantId);
+    this.webhooks = new Webhooks(transport, spaceId, key, participantId);
     this.artifacts = new Artifacts(transport, spaceId, key, participantId);
     const path = { spaceId };
     const credentials = { spaceKey: key };

@@ -58,8 +58,8 @@ export interface InboxFollow extends AsyncGenerator<MessageView, void, undefined
  */
 export class Inbox extends SpaceResource {
   /** @internal */
-  constructor(transport: Transport, spaceId: string, key: string) {
-    super(transport, spaceId, key);
+  constructor(...args: ConstructorParameters<typeof SpaceResource>) {
+    super(...args);
     showAs(Inbox, 'Inbox');
   }
 

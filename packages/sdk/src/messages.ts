@@ -4,7 +4,7 @@ import { longPollOptions } from './inbox';
 import { refuseMisplacedOptions, showAs, timestampOf } from './internal';
 import { SpaceResource } from './space-resource';
 import { MessageStream, type StreamOptions } from './stream';
-import type { RequestOptions, Transport } from './transport';
+import type { RequestOptions } from './transport';
 
 export interface ListOptions {
   /** Only messages after this instant: pass the `cursor` of an earlier list to continue from it. */
@@ -58,14 +58,8 @@ export class MessageList extends APIPromise<ListMessagesResult> implements Async
 /** Messages of one space, sent and read with the key the space client holds. */
 export class Messages extends SpaceResource {
   /** @internal */
-  constructor(
-    transport: Transport,
-    spaceId: string,
-    key: string,
-    /** Whose key it is, when the space client knows: its stream ends with its membership. */
-    private readonly participantId?: string,
-  ) {
-    super(transport, spaceId, key);
+  constructor(...args: ConstructorParameters<typeof SpaceResource>) {
+    super(...args);
     showAs(Messages, 'Messages');
   }
 

@@ -14,6 +14,11 @@ export abstract class SpaceResource {
     transport: Transport,
     protected readonly spaceId: string,
     key: string,
+    /**
+     * Whose key it is, when the space client knows: a stream ends with its membership, and a
+     * nested withLock names it as the lock's holder.
+     */
+    protected readonly participantId?: string,
   ) {
     held.keep(this, { transport, key });
   }

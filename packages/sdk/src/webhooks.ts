@@ -9,13 +9,13 @@ import type {
 } from './generated';
 import { showAs } from './internal';
 import { SpaceResource } from './space-resource';
-import type { RequestOptions, Transport } from './transport';
+import type { RequestOptions } from './transport';
 
 /** Your webhooks in one space: the service POSTs the space's events to them, signed. */
 export class Webhooks extends SpaceResource {
   /** @internal */
-  constructor(transport: Transport, spaceId: string, key: string) {
-    super(transport, spaceId, key);
+  constructor(...args: ConstructorParameters<typeof SpaceResource>) {
+    super(...args);
     showAs(Webhooks, 'Webhooks');
   }
 
