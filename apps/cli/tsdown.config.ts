@@ -1,4 +1,5 @@
-import { cpSync, existsSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig, type UserConfig } from 'tsdown';
@@ -19,6 +20,42 @@ const SERVER_FILES = [
   'packages/server/content',
   'apps/web/dist',
 ];
+
+/**
+ * Third-party packages whose code the tarball carries inside its own files, by the workspace
+ * package that bundles them: trpc-to-openapi in dist/ (patched, so bundled), DOMPurify and
+ * eventsource-parser (through the SDK) in the web pages. Their licences require their notices to
+ * go with every copy: each one's licence files ship under `assets/licenses/<package>/`.
+ */
+const BUNDLED_THIRD_PARTY: Record<string, readonly string[]> = {
+  'apps/cli': ['trpc-to-openapi'],
+  'apps/web': ['dompurify'],
+  'packages/sdk': ['eventsource-parser'],
+};
+
+/** The directory of `name` as `from` (a workspace package) resolves it. */
+function packageDir(name: string, from: string): string {
+  let dir = dirname(createRequire(join(repo, from, 'package.json')).resolve(name));
+  while (!existsSync(join(dir, 'package.json')) || !dir.endsWith(join('node_modules', name))) {
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error(`no package directory for ${name}`);
+    dir = parent;
+  }
+  return dir;
+}
+
+/** Copies the licence files of every bundled third-party package under `assets/licenses/`. */
+function copyLicences(assets: string): void {
+  for (const [from, names] of Object.entries(BUNDLED_THIRD_PARTY))
+    for (const name of names) {
+      const dir = packageDir(name, from);
+      const files = readdirSync(dir).filter((file) => /^(licen[cs]e|copying|notice)/i.test(file));
+      if (files.length === 0) throw new Error(`${name} ships no licence file`);
+      const target = join(assets, 'licenses', name);
+      mkdirSync(target, { recursive: true });
+      for (const file of files) cpSync(join(dir, file), join(target, file));
+    }
+}
 
 /**
  * The workspace packages (sdk, contract, core, server) are bundled: they are not published, so
@@ -73,6 +110,7 @@ const config: UserConfig = defineConfig({
         }
         cpSync(join(repo, path), join(assets, path), { recursive: true });
       }
+      copyLicences(assets);
     },
   },
 });

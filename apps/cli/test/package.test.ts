@@ -134,10 +134,12 @@ describe.runIf(!onPostgres())('the packed tarball and the READMEs', () => {
     );
     const tarball = readdirSync(repoRoot).find((f) => /^convene-cli-\d+\.\d+\.\d+\.tgz$/.test(f));
     expect(tarball).toBeDefined();
-    // The MIT notice goes with every copy (npm packs LICENSE whatever `files` says).
-    expect(execFileSync('tar', ['tzf', join(repoRoot, tarball!)], { encoding: 'utf8' })).toMatch(
-      /^package\/LICENSE$/m,
-    );
+    // The MIT notice goes with every copy (npm packs LICENSE whatever `files` says), and so do the
+    // notices of the third-party code bundled into dist/ and the web pages.
+    const files = execFileSync('tar', ['tzf', join(repoRoot, tarball!)], { encoding: 'utf8' });
+    expect(files).toMatch(/^package\/LICENSE$/m);
+    for (const bundled of ['trpc-to-openapi', 'dompurify', 'eventsource-parser'])
+      expect(files).toMatch(new RegExp(`^package/assets/licenses/${bundled}/LICENSE$`, 'm'));
     // Where apps/cli/README.md says it lands, under the name it gives.
     const readme = readFileSync(join(cliRoot, 'README.md'), 'utf8').replace(/\s+/g, ' ');
     expect(readme).toContain('That writes `convene-cli-<version>.tgz` at the root of the checkout');
