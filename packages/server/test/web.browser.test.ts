@@ -1,11 +1,11 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { FakeClock } from '@convene/core';
-import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { type SpaceFixture, useServer } from './helpers';
+import { useServer } from './helpers';
 import { mintToken, signup } from './helpers/accounts';
 import { hasChromium, secretInUrl, useBrowser } from './helpers/browser';
+import { focused, pageSteps, pasteKey, storedCredentials } from './helpers/pages';
 
 /** Set to a directory to keep screenshots of the space page (wide and phone width) there. */
 const SCREENSHOT_DIR = process.env.WEB_SCREENSHOT_DIR;
@@ -14,69 +14,10 @@ const SCREENSHOT_DIR = process.env.WEB_SCREENSHOT_DIR;
 const PIXEL =
   'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
 
-/** Opens the page of a space at `base` and pastes `key` into "Open this space". */
-async function pasteKey(page: Page, base: string, spaceId: string, key: string): Promise<void> {
-  await page.goto(`${base}/space/${spaceId}`);
-  await page.getByLabel('Space key').fill(key);
-  await page.getByRole('button', { name: 'Open' }).click();
-}
-
-/** The id, else the accessible name, of what has the keyboard focus. */
-const focused = (page: Page): Promise<string> =>
-  page.evaluate(
-    `(({ activeElement: a }) => a?.id || a?.getAttribute('aria-label') || a?.tagName || '')(document)`,
-  );
-
 describe.skipIf(!hasChromium)('the human side in a browser', () => {
   const { srv, h } = useServer();
   const { problems, newPage } = useBrowser();
-
-  /** What the tab keeps for a space in sessionStorage. */
-  function storedCredentials(page: Page, spaceId: string): Promise<any> {
-    return page.evaluate(`JSON.parse(sessionStorage.getItem(${JSON.stringify(`convene:space:${spaceId}`)}))`);
-  }
-
-  /** Polls listMessages over REST until a message matching `match` arrives. */
-  async function waitForRestMessage(space: SpaceFixture, match: (m: any) => boolean) {
-    let found: any;
-    await expect
-      .poll(async () => {
-        const res = await h.get(`/hub/space/${space.spaceId}/messages`, { key: space.ownerKey });
-        expect(res.status, res.text).toBe(200);
-        found = res.body.messages.find(match);
-        return found !== undefined;
-      })
-      .toBe(true);
-    return found;
-  }
-
-  async function joinThroughTheLink(page: Page, space: SpaceFixture, name: string) {
-    const invite = await h.post(`/hub/space/${space.spaceId}/invite`, { key: space.ownerKey });
-    expect(invite.status).toBe(200);
-    await page.goto(invite.body.humanLink);
-    await page.getByLabel('Your name').fill(name);
-    await page.getByLabel('Your role').fill('reviewer');
-    await page.getByRole('button', { name: 'Join the space' }).click();
-    return invite.body as { humanLink: string; publicInvitationKey: string };
-  }
-
-  /** A participant named `name` joins in a new page, opens a new document `plan` and locks it. */
-  async function editingParticipant(space: SpaceFixture, name: string) {
-    const created = await h.post(`/hub/space/${space.spaceId}/artifact`, {
-      key: space.ownerKey,
-      body: { name: 'plan', type: 'markdown', content: 'first\n' },
-    });
-    expect(created.status, created.text).toBe(200);
-    const lockPath = `/hub/space/${space.spaceId}/artifact/${created.body.id}/lock`;
-    const page = await newPage();
-    await joinThroughTheLink(page, space, name);
-    await page.waitForURL(`${srv.url}/space/${space.spaceId}`);
-    await expect.poll(() => page.locator('#live').textContent()).toBe('live');
-    await page.locator(`#artifacts button[data-artifact-id="${created.body.id}"]`).click();
-    await page.getByRole('button', { name: 'Lock and edit' }).click();
-    await page.locator('#artifact-editor').waitFor({ state: 'visible' });
-    return { page, lockPath };
-  }
+  const { waitForRestMessage, joinThroughTheLink, editingParticipant } = pageSteps({ srv, h }, newPage);
 
   it('joins through the human link, keeps the key out of the URL, and sends a message that REST reads', async () => {
     const space = await h.createSpace({ name: 'Design review', description: 'Review the design doc' });
