@@ -7,9 +7,9 @@ import { useServer } from './helpers';
 const { srv, h: api } = useServer();
 
 /** Asserts an HTML page with the strict CSP and the frame every page shares. */
-async function expectPage(path: string): Promise<string> {
+async function expectPage(path: string, status = 200): Promise<string> {
   const res = await api.get(path);
-  expect(res.status, res.text).toBe(200);
+  expect(res.status, res.text).toBe(status);
   expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
   const csp = res.headers.get('content-security-policy') ?? '';
   expect(csp).toContain("script-src 'self'");
@@ -102,19 +102,30 @@ describe('pages', () => {
     expect(html).toContain('<form id="token-form"');
   });
 
-  it('renders the space and join pages for ids that name no space (the API answers the error)', async () => {
-    await expectPage('/space/not-a-uuid');
+  it('renders the space and join pages for any UUID (the API answers whether a space has it)', async () => {
+    await expectPage(`/space/${randomUUID()}`);
     await expectPage(`/join/${randomUUID()}`);
   });
 
+  it('answers 404 for a page whose id is no UUID, with the page, which says so in words', async () => {
+    // decisions.md: a path id that is not a UUID names nothing.
+    for (const page of ['join', 'space']) {
+      const html = await expectPage(`/${page}/not-a-uuid`, 404);
+      expect(html).toContain(`src="/web/${page}.js"`);
+      expect(html).toContain('data-space-id="not-a-uuid"');
+    }
+    // A UUID in another case is still one.
+    await expectPage(`/join/${randomUUID().toUpperCase()}`);
+  });
+
   it('escapes whatever the path holds', async () => {
-    const html = await expectPage(`/space/${encodeURIComponent('"><script>alert(1)</script>')}`);
+    const html = await expectPage(`/space/${encodeURIComponent('"><script>alert(1)</script>')}`, 404);
     expect(html).not.toContain('<script>alert(1)</script>');
     expect(html).toContain('data-space-id="&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;"');
   });
 
   it('writes the id in as text, whatever replacement pattern it holds', async () => {
-    const html = await expectPage(`/join/${encodeURIComponent('$&$\'$`" x=1')}`);
+    const html = await expectPage(`/join/${encodeURIComponent('$&$\'$`" x=1')}`, 404);
     expect(html).toContain('data-space-id="$&amp;$&#39;$`&quot; x=1" id="page"');
   });
 

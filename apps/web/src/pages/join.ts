@@ -5,7 +5,7 @@ import { PendingJoin, type SpaceView } from '@convene/sdk';
 import { avatar } from '../lib/avatar';
 import { $, busy, el, notify, pause, renderSessionNav, submitButton } from '../lib/dom';
 import { describeError, statusOf } from '../lib/errors';
-import { formatDuration } from '../lib/format';
+import { formatDuration, isSpaceId, NO_SUCH_SPACE } from '../lib/format';
 import { browserUserToken, hub, hubAs } from '../lib/hub';
 import {
   forgetInvitation,
@@ -110,6 +110,10 @@ const pendingJoin = (invitation: Invitation & { participantId: string }) =>
   });
 
 async function start(): Promise<void> {
+  if (!isSpaceId(spaceId)) {
+    notify('join-notice', NO_SUCH_SPACE);
+    return;
+  }
   const existing = getSpaceCredentials(spaceId);
   if (!invitation) {
     if (existing) {

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { isUuid } from '@convene/core';
 import {
   type HeadLink,
   type PageName,
@@ -142,15 +143,21 @@ export function loginPage(scope: RouteScope): RouteHandlerMethod {
   };
 }
 
-/** A page of one space. Any id renders: the page asks the API, which answers 404 for a space that does not exist. */
+/**
+ * A page of one space. Any UUID renders: the page asks the API, which answers 404 for a space that
+ * does not exist. Any other id names nothing (decisions.md): 404, with the page all the same, which
+ * tells the human so in words.
+ */
 export const spacePageOf =
   (name: 'join' | 'space') =>
   (scope: RouteScope): RouteHandlerMethod => {
     const { build } = servedBy(scope);
-    return async (request, reply) =>
-      build
-        ? sendPage(reply, withSpaceId(build.pages[name], (request.params as { spaceId: string }).spaceId))
-        : notBuilt(reply);
+    return async (request, reply) => {
+      if (!build) return notBuilt(reply);
+      const { spaceId } = request.params as { spaceId: string };
+      if (!isUuid(spaceId)) reply.code(404);
+      return sendPage(reply, withSpaceId(build.pages[name], spaceId));
+    };
   };
 
 /** The pages' scripts, styles and icon: only the files the build produced can be named. */

@@ -5,6 +5,7 @@
 import { AuthenticationError, ConflictError, type SpaceView } from '@convene/sdk';
 import { $, busy, confirmed, notify, renderSessionNav, submitButton, wireCopyButtons } from '../../lib/dom';
 import { describeError } from '../../lib/errors';
+import { isSpaceId, NO_SUCH_SPACE } from '../../lib/format';
 import { sessionOf } from '../../lib/hub';
 import {
   forgetSpaceCredentials,
@@ -179,15 +180,9 @@ $('close-space-button').addEventListener('click', (event) =>
   }),
 );
 
-/** Space ids are UUIDs: any other path names no space, and no key could open it. */
-const SPACE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 const kept = getSpaceCredentials(spaceId);
-if (!SPACE_ID.test(spaceId)) {
+if (!isSpaceId(spaceId)) {
   $('live').textContent = '';
-  notify(
-    'space-notice',
-    'No space has this address. Check the link you were given: a space’s address ends with its id.',
-  );
+  notify('space-notice', NO_SUCH_SPACE);
 } else if (kept) void open(kept, true);
 else showNoKey();
