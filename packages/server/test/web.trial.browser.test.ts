@@ -1,11 +1,36 @@
+import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { useServer } from './helpers';
+import { type SpaceFixture, useServer } from './helpers';
 import { hasChromium, useBrowser } from './helpers/browser';
+import { pasteKey } from './helpers/pages';
+
+/** How far the message list is from its end, in pixels (0: at the end). */
+const fromEnd = (page: Page): Promise<number> =>
+  page.locator('#messages').evaluate((list) => list.scrollHeight - list.scrollTop - list.clientHeight);
 
 // What an outside human's trial of the pages found (session 24), each checked in a real browser.
 describe.skipIf(!hasChromium)('the pages as a human found them', () => {
-  const { srv } = useServer();
+  const { srv, h } = useServer();
   const { problems, newPage } = useBrowser();
+
+  const say = async (space: SpaceFixture, content: string, type = 'text') => {
+    const sent = await h.post(`/hub/space/${space.spaceId}/messages`, {
+      key: space.ownerKey,
+      body: { content, type },
+    });
+    expect(sent.status, sent.text).toBe(200);
+  };
+
+  /** The owner's page of a new space that already holds `count` messages, live and at its end. */
+  async function ownerReading(count: number): Promise<{ page: Page; space: SpaceFixture }> {
+    const space = await h.createSpace({ name: 'Long talk', description: 'many messages' });
+    for (let i = 1; i <= count; i++) await say(space, `message ${i}`);
+    const page = await newPage();
+    await pasteKey(page, srv.url, space.spaceId, space.ownerKey);
+    await expect.poll(() => page.locator('#live').textContent()).toBe('live');
+    await expect.poll(() => page.locator('#messages .message').count()).toBe(count);
+    return { page, space };
+  }
 
   it('says that a join link whose id is no UUID names no space, without asking the API', async () => {
     const page = await newPage();
@@ -19,6 +44,27 @@ describe.skipIf(!hasChromium)('the pages as a human found them', () => {
       .poll(() => page.locator('#join-notice').textContent())
       .toBe('No space has this address. Check the link you were given: a space’s address ends with its id.');
     expect(api).toEqual([]);
+    await page.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
+
+  it('keeps a reader at the end of the list when an image loads after the list went there', async () => {
+    const { page, space } = await ownerReading(30);
+    expect(await fromEnd(page)).toBeLessThan(2);
+    // A tall image, answered only once the page has scrolled to the message that holds it.
+    const png = await page.screenshot({ clip: { x: 0, y: 0, width: 400, height: 300 } });
+    await page.route('https://images.test/**', async (route) => {
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      await route.fulfill({ contentType: 'image/png', body: png });
+    });
+    await say(space, 'https://images.test/tall.png', 'image');
+    const image = page.locator('#messages .message[data-type=image] .message-body img');
+    await expect.poll(() => image.evaluate((img: HTMLImageElement) => img.naturalHeight)).toBe(300);
+    await expect.poll(() => fromEnd(page)).toBeLessThan(2);
+    // Still following: the next message shows too.
+    await say(space, 'after the image');
+    await expect.poll(() => page.locator('#messages .message').count()).toBe(32);
+    await expect.poll(() => fromEnd(page)).toBeLessThan(2);
     await page.close();
     expect(problems).toEqual([]);
   }, 60_000);

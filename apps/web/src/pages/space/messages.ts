@@ -11,6 +11,17 @@ import { renderArtifacts } from './documents';
 import { renderParticipants } from './participants';
 import { rememberMe, type Sender, space, state } from './state';
 
+/**
+ * Whether the reader is at the end of the list, as their last scroll left it: a new message, and
+ * an image that takes its height once loaded (after the list went to its end), keep them there.
+ */
+let following = true;
+
+const toEnd = (): void => {
+  const list = $('messages');
+  list.scrollTop = list.scrollHeight;
+};
+
 export function appendMessage(message: MessageView): void {
   if (state.seen.has(message.id)) return;
   const { senderId, senderName, isOwner } = message;
@@ -20,7 +31,6 @@ export function appendMessage(message: MessageView): void {
   list.querySelector('.empty')?.remove();
   const sender = state.participants.get(message.senderId) ?? { avatarUrl: `/avatar/${message.senderId}.svg` };
   const mine = message.senderId === state.me.participantId;
-  const nearBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 80;
   list.append(
     el(
       'li',
@@ -44,7 +54,7 @@ export function appendMessage(message: MessageView): void {
       ),
     ),
   );
-  if (nearBottom || mine) list.scrollTop = list.scrollHeight;
+  if (following || mine) toEnd();
 }
 
 /** After the backlog: an empty space says so. */
@@ -80,6 +90,12 @@ const messageType = (value: string): MessageView['type'] =>
   value === 'html' || value === 'image' ? value : 'text';
 
 export function wireMessages(): void {
+  const list = $('messages');
+  list.addEventListener('scroll', () => {
+    following = list.scrollHeight - list.scrollTop - list.clientHeight < 80;
+  });
+  // An image's load does not bubble: heard on the way down.
+  list.addEventListener('load', () => following && toEnd(), true);
   const form = $('send-form', HTMLFormElement);
   const input = $('message-content', HTMLTextAreaElement);
   const type = $('message-type', HTMLSelectElement);
