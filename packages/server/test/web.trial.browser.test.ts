@@ -4,6 +4,8 @@ import { type SpaceFixture, useServer } from './helpers';
 import { hasChromium, useBrowser } from './helpers/browser';
 import { pasteKey } from './helpers/pages';
 
+type Talk = SpaceFixture & { agentKey: string };
+
 /** How far the message list is from its end, in pixels (0: at the end). */
 const fromEnd = (page: Page): Promise<number> =>
   page.locator('#messages').evaluate((list) => list.scrollHeight - list.scrollTop - list.clientHeight);
@@ -13,17 +15,19 @@ describe.skipIf(!hasChromium)('the pages as a human found them', () => {
   const { srv, h } = useServer();
   const { problems, newPage } = useBrowser();
 
-  const say = async (space: SpaceFixture, content: string, type = 'text') => {
+  /** An agent of the space says something (a message of the reader's own would take them to it). */
+  const say = async (space: Talk, content: string, type = 'text') => {
     const sent = await h.post(`/hub/space/${space.spaceId}/messages`, {
-      key: space.ownerKey,
+      key: space.agentKey,
       body: { content, type },
     });
     expect(sent.status, sent.text).toBe(200);
   };
 
-  /** The owner's page of a new space that already holds `count` messages, live and at its end. */
-  async function ownerReading(count: number): Promise<{ page: Page; space: SpaceFixture }> {
-    const space = await h.createSpace({ name: 'Long talk', description: 'many messages' });
+  /** The owner's page of a new space where an agent already said `count` things, live and at its end. */
+  async function ownerReading(count: number): Promise<{ page: Page; space: Talk }> {
+    const created = await h.createSpace({ name: 'Long talk', description: 'many messages' });
+    const space = { ...created, agentKey: (await h.joinActive(created, { name: 'Agent' })).key };
     for (let i = 1; i <= count; i++) await say(space, `message ${i}`);
     const page = await newPage();
     await pasteKey(page, srv.url, space.spaceId, space.ownerKey);
@@ -65,6 +69,35 @@ describe.skipIf(!hasChromium)('the pages as a human found them', () => {
     await say(space, 'after the image');
     await expect.poll(() => page.locator('#messages .message').count()).toBe(32);
     await expect.poll(() => fromEnd(page)).toBeLessThan(2);
+    await page.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
+
+  it('says how many messages came below while the reader was up the list, and takes them there', async () => {
+    const { page, space } = await ownerReading(30);
+    const list = page.locator('#messages');
+    await list.evaluate((node) => {
+      node.scrollTop = 0;
+    });
+    const more = page.locator('#new-messages');
+    expect(await more.isHidden()).toBe(true);
+    for (const n of [1, 2, 3]) await say(space, `while you read ${n}`);
+    await expect.poll(() => page.locator('#messages .message').count()).toBe(33);
+    await expect.poll(() => more.textContent()).toBe('3 new messages below');
+    expect(await list.evaluate((node) => node.scrollTop)).toBe(0);
+    await page.getByRole('button', { name: '3 new messages below' }).click();
+    await expect.poll(() => fromEnd(page)).toBeLessThan(2);
+    expect(await more.isHidden()).toBe(true);
+    // Scrolling down by hand catches up too.
+    await list.evaluate((node) => {
+      node.scrollTop = 0;
+    });
+    await say(space, 'one more');
+    await expect.poll(() => more.textContent()).toBe('1 new message below');
+    await list.evaluate((node) => {
+      node.scrollTop = node.scrollHeight;
+    });
+    await expect.poll(() => more.isHidden()).toBe(true);
     await page.close();
     expect(problems).toEqual([]);
   }, 60_000);

@@ -181,6 +181,7 @@ ${notice('space-notice')}
 <h2 id="messages-title">Messages</h2>
 <details id="agenda-block" class="agenda" hidden><summary>Agenda</summary><p id="space-agenda" class="pre"></p></details>
 <ol id="messages" class="messages" aria-live="off" aria-relevant="additions"></ol>
+<button type="button" id="new-messages" class="small new-messages" hidden></button>
 <form id="send-form" class="send-form">
 <label for="message-content" class="visually-hidden">Message</label>
 <textarea id="message-content" name="content" rows="2" required maxlength="${limits.messageMax}" placeholder="Write a message (Enter sends, Shift+Enter for a new line)"></textarea>

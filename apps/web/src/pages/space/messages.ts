@@ -17,10 +17,19 @@ import { rememberMe, type Sender, space, state } from './state';
  */
 let following = true;
 
-const toEnd = (): void => {
+/** Messages of others that came while the reader was up the list: a button below says how many. */
+let unseen = 0;
+
+function caughtUp(): void {
+  unseen = 0;
+  $('new-messages').hidden = true;
+}
+
+function toEnd(): void {
   const list = $('messages');
   list.scrollTop = list.scrollHeight;
-};
+  caughtUp();
+}
 
 export function appendMessage(message: MessageView): void {
   if (state.seen.has(message.id)) return;
@@ -55,6 +64,11 @@ export function appendMessage(message: MessageView): void {
     ),
   );
   if (following || mine) toEnd();
+  else {
+    const more = $('new-messages');
+    more.textContent = `${++unseen} new message${unseen > 1 ? 's' : ''} below`;
+    more.hidden = false;
+  }
 }
 
 /** After the backlog: an empty space says so. */
@@ -93,7 +107,9 @@ export function wireMessages(): void {
   const list = $('messages');
   list.addEventListener('scroll', () => {
     following = list.scrollHeight - list.scrollTop - list.clientHeight < 80;
+    if (following) caughtUp();
   });
+  $('new-messages').addEventListener('click', toEnd);
   // An image's load does not bubble: heard on the way down.
   list.addEventListener('load', () => following && toEnd(), true);
   const form = $('send-form', HTMLFormElement);
