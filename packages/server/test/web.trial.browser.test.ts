@@ -101,4 +101,33 @@ describe.skipIf(!hasChromium)('the pages as a human found them', () => {
     await page.close();
     expect(problems).toEqual([]);
   }, 60_000);
+
+  it('never cuts a long paste short: it says how long the message is and refuses to send it past the limit', async () => {
+    const { page, space } = await ownerReading(0);
+    const box = page.getByLabel('Message', { exact: true });
+    const counter = page.locator('#message-count');
+    await box.focus();
+    await page.keyboard.insertText('x'.repeat(70_000));
+    expect(await box.inputValue()).toHaveLength(70_000);
+    expect(await counter.textContent()).toBe('70,000 / 65,536 characters');
+    expect(await counter.getAttribute('class')).toContain('over');
+    await page.keyboard.press('Enter');
+    await expect
+      .poll(() => page.locator('#send-notice').textContent())
+      .toBe('This message is 70,000 characters; the limit is 65,536. Shorten it, or send it in parts.');
+    expect(await box.inputValue()).toHaveLength(70_000);
+    // As many characters as the service takes, counted as it counts them (an emoji is one).
+    const emoji = '\u{1F600}'.repeat(65_536);
+    await box.fill(emoji);
+    expect(await counter.textContent()).toBe('65,536 / 65,536 characters');
+    expect(await counter.getAttribute('class')).not.toContain('over');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.locator('#messages .message').count()).toBe(1);
+    const sent = await h.get(`/hub/space/${space.spaceId}/messages`, { key: space.ownerKey });
+    expect(sent.body.messages.map((m: { content: string }) => m.content)).toEqual([emoji]);
+    expect(await counter.isHidden()).toBe(true);
+    expect(await page.locator('#send-notice').isHidden()).toBe(true);
+    await page.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
 });

@@ -184,8 +184,9 @@ ${notice('space-notice')}
 <button type="button" id="new-messages" class="small new-messages" hidden></button>
 <form id="send-form" class="send-form">
 <label for="message-content" class="visually-hidden">Message</label>
-<textarea id="message-content" name="content" rows="2" required maxlength="${limits.messageMax}" placeholder="Write a message (Enter sends, Shift+Enter for a new line)"></textarea>
+<textarea id="message-content" name="content" rows="2" required data-max="${limits.messageMax}" data-image-max="${limits.imageDataUriMax}" placeholder="Write a message (Enter sends, Shift+Enter for a new line)"></textarea>
 <div class="send-row">
+<p id="message-count" class="meta count" hidden></p>
 <label for="message-type" class="visually-hidden">Message type</label>
 <select id="message-type" name="type">
 <option value="text">Text</option>

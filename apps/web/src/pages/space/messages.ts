@@ -103,6 +103,12 @@ const PLACEHOLDERS: Record<MessageView['type'], string> = {
 const messageType = (value: string): MessageView['type'] =>
   value === 'html' || value === 'image' ? value : 'text';
 
+/** Characters as the service counts them: code points, an emoji one. */
+const characters = (text: string): number =>
+  text.length - (text.match(/[\ud800-\udbff][\udc00-\udfff]/g)?.length ?? 0);
+
+const count = (n: number): string => n.toLocaleString('en');
+
 export function wireMessages(): void {
   const list = $('messages');
   list.addEventListener('scroll', () => {
@@ -123,14 +129,40 @@ export function wireMessages(): void {
     }
   });
 
+  /**
+   * The message's length near the service's limit, beside the box (a paste is never cut short, as
+   * maxlength would do unsaid); beyond it, why sending is refused.
+   */
+  const measure = (): string | undefined => {
+    const n = characters(input.value);
+    // The shell carries the limits (the SDK's, at build time).
+    const max = Number(
+      type.value === 'image' && input.value.startsWith('data:') ? input.dataset.imageMax : input.dataset.max,
+    );
+    const counter = $('message-count');
+    counter.hidden = n <= max * 0.9;
+    counter.textContent = `${count(n)} / ${count(max)} characters`;
+    counter.classList.toggle('over', n > max);
+    return n > max
+      ? `This message is ${count(n)} characters; the limit is ${count(max)}. Shorten it, or send it in parts.`
+      : undefined;
+  };
+  input.addEventListener('input', measure);
+
   type.addEventListener('change', () => {
     input.placeholder = PLACEHOLDERS[messageType(type.value)];
+    measure();
   });
 
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     const content = input.value;
     if (!content.trim()) return;
+    const tooLong = measure();
+    if (tooLong) {
+      notify('send-notice', tooLong);
+      return;
+    }
     if (messageType(type.value) === 'image' && !isImageSource(content)) {
       // What the server would refuse, said in the page's words and kept in the box to mend.
       notify(
@@ -148,6 +180,7 @@ export function wireMessages(): void {
         const seen = state.seen.get(sent.messageId);
         if (seen) learnWhoIAm(seen);
         input.value = '';
+        measure();
         input.focus();
       } catch (error) {
         notify(
