@@ -31,11 +31,3 @@ export function nextPath(search: string): string {
   const next = new URLSearchParams(search).get('next') ?? '';
   return next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/\\') ? next : '/dashboard';
 }
-
-/** Space ids are UUIDs: any other path names no space, and no key could open it. */
-export const isSpaceId = (id: string): boolean =>
-  /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id);
-
-/** What a space's page says when its address names no space. */
-export const NO_SUCH_SPACE =
-  'No space has this address. Check the link you were given: a space’s address ends with its id.';

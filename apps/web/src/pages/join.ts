@@ -5,8 +5,9 @@ import { PendingJoin, type SpaceView } from '@convene/sdk';
 import { avatar } from '../lib/avatar';
 import { $, busy, el, notify, pause, renderSessionNav, submitButton } from '../lib/dom';
 import { describeError, statusOf } from '../lib/errors';
-import { formatDuration, isSpaceId, NO_SUCH_SPACE } from '../lib/format';
+import { formatDuration } from '../lib/format';
 import { browserUserToken, hub, hubAs } from '../lib/hub';
+import { isSpaceId, NO_SUCH_SPACE } from '../lib/space-id';
 import {
   forgetInvitation,
   getInvitation,

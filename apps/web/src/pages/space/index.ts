@@ -5,8 +5,8 @@
 import { AuthenticationError, ConflictError, type SpaceView } from '@convene/sdk';
 import { $, busy, confirmed, notify, renderSessionNav, submitButton, wireCopyButtons } from '../../lib/dom';
 import { describeError } from '../../lib/errors';
-import { isSpaceId, NO_SUCH_SPACE } from '../../lib/format';
 import { sessionOf } from '../../lib/hub';
+import { isSpaceId, NO_SUCH_SPACE } from '../../lib/space-id';
 import {
   forgetSpaceCredentials,
   getSession,

@@ -1,0 +1,9 @@
+// The id in a space's address (/join/{id}, /space/{id}), for the two pages that have one: in a
+// module of its own, so the pages without one do not load it.
+/** Space ids are UUIDs: any other path names no space, and no key could open it. */
+export const isSpaceId = (id: string): boolean =>
+  /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id);
+
+/** What a space's page says when its address names no space. */
+export const NO_SUCH_SPACE =
+  'No space has this address. Check the link you were given: a space’s address ends with its id.';
