@@ -1,6 +1,7 @@
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { type SpaceFixture, useServer } from './helpers';
+import { signup, startLink } from './helpers/accounts';
 import { hasChromium, useBrowser } from './helpers/browser';
 import { pasteKey } from './helpers/pages';
 
@@ -127,6 +128,61 @@ describe.skipIf(!hasChromium)('the pages as a human found them', () => {
     expect(sent.body.messages.map((m: { content: string }) => m.content)).toEqual([emoji]);
     expect(await counter.isHidden()).toBe(true);
     expect(await page.locator('#send-notice').isHidden()).toBe(true);
+    await page.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
+
+  it('shows the bidi controls of an agent asking to be linked, which could disguise its name', async () => {
+    const human = await signup(h, { name: 'Lin' });
+    const link = await startLink(h, 'Research agent <b>bold</b> \u202Eevil');
+    const page = await newPage();
+    // Logged in in this tab, as the login page leaves it.
+    await page.addInitScript(
+      `sessionStorage.setItem('convene:session', ${JSON.stringify(
+        JSON.stringify({ token: human.jwt, user: { id: human.id, email: human.email, name: 'Lin' } }),
+      )})`,
+    );
+    await page.goto(link.verificationUriComplete);
+    const agent = page.locator('#link-agent');
+    await expect.poll(() => agent.textContent()).toBe('Research agent <b>bold</b> [U+202E]evil');
+    // Set apart from the sentence around it.
+    expect(await agent.locator('bdi').count()).toBe(1);
+    await page.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
+
+  it('shows the bidi controls in names, roles, documents and messages instead of obeying them', async () => {
+    const space = await h.createSpace({ name: 'Mirror', description: 'names that turn around' });
+    const name = 'Mallory\u202Egnp.exe';
+    const agent = await h.joinActive(space, { name, role: 'signer\u200F' });
+    const post = (content: string, type: string) =>
+      h.post(`/hub/space/${space.spaceId}/messages`, { key: agent.key, body: { content, type } });
+    expect((await post('see \u202Eevil override text gnp.exe', 'text')).status).toBe(200);
+    // Marks stay in a message (right-to-left writing needs them); a <bdo> overrides nothing.
+    expect((await post('<p>\u2067html\u2069 \u200Fmark</p><bdo dir="rtl">abc</bdo>', 'html')).status).toBe(
+      200,
+    );
+    const created = await h.post(`/hub/space/${space.spaceId}/artifact`, {
+      key: agent.key,
+      body: { name: 'plan\u202Etxt.exe', type: 'markdown', content: 'x' },
+    });
+    expect(created.status, created.text).toBe(200);
+    const page = await newPage();
+    await pasteKey(page, srv.url, space.spaceId, space.ownerKey);
+    await expect.poll(() => page.locator('#messages .message').count()).toBe(2);
+
+    const person = page.locator('#participants li', { hasText: 'Mallory' });
+    expect(await person.locator('.person-name bdi').textContent()).toBe('Mallory[U+202E]gnp.exe');
+    expect(await person.locator('.person-role').textContent()).toBe('signer[U+200F]');
+    const [text, html] = await page.locator('#messages .message').all();
+    expect(await text!.locator('.message-head bdi').textContent()).toBe('Mallory[U+202E]gnp.exe');
+    expect(await text!.locator('.message-body').textContent()).toBe('see [U+202E]evil override text gnp.exe');
+    expect(await html!.locator('.message-body p').textContent()).toBe('[U+2067]html[U+2069] \u200Fmark');
+    expect(await html!.locator('bdo').evaluate((node) => getComputedStyle(node).unicodeBidi)).toBe('isolate');
+    expect(await page.locator('#artifacts bdi').textContent()).toBe('plan[U+202E]txt.exe');
+    // What is stored is what was sent.
+    const view = await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey });
+    expect(view.body.participants.map((p: { name: string }) => p.name)).toContain(name);
     await page.close();
     expect(problems).toEqual([]);
   }, 60_000);

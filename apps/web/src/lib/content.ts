@@ -2,6 +2,7 @@
 // from a safe source.
 import type { MessageView } from '@convene/sdk';
 import DOMPurify, { type Config } from 'dompurify';
+import { shownName, shownText } from './bidi';
 import { el } from './dom';
 import { isImageSource } from './image-source';
 import { mask, unmask } from './markup-mask';
@@ -37,7 +38,7 @@ const SANITIZE: Config = {
 // text gets its masked characters back before DOMPurify looks at it, and each attribute value
 // before DOMPurify judges it. Nothing reaches the live page but the fragment it returns.
 purify.addHook('beforeSanitizeElements', (node) => {
-  if (node instanceof CharacterData) node.data = unmask(node.data);
+  if (node instanceof CharacterData) node.data = shownText(unmask(node.data));
 });
 purify.addHook('uponSanitizeAttribute', (_node, data) => {
   data.attrValue = unmask(data.attrValue);
@@ -77,9 +78,12 @@ export function messageBody(message: MessageView): HTMLElement {
     return body;
   }
   if (message.type === 'image' && isImageSource(message.content)) {
-    const img = el('img', { src: message.content.trim(), alt: `Image sent by ${message.senderName}` });
+    const img = el('img', {
+      src: message.content.trim(),
+      alt: `Image sent by ${shownName(message.senderName)}`,
+    });
     imageAttributes(img);
     return el('div', { class: 'message-body image' }, img);
   }
-  return el('div', { class: 'message-body text' }, message.content);
+  return el('div', { class: 'message-body text' }, shownText(message.content));
 }

@@ -1,6 +1,7 @@
 // DOM helpers shared by the pages. User data goes into the page as text (text nodes, attribute
 // values); the one exception is a message of type html, which goes through DOMPurify first
 // (content.ts).
+import { shownName } from './bidi';
 import { getSession } from './storage';
 
 /**
@@ -62,6 +63,9 @@ function append(node: Element, children: Child[]): void {
     else if (child !== undefined && child !== null && child !== false) node.append(String(child));
   }
 }
+
+/** A name set apart from the text around it (`<bdi>`), its bidi controls written out. */
+export const isolated = (name: string): HTMLElement => el('bdi', {}, shownName(name));
 
 /** The button that had the keyboard focus when `busy` disabled it, while it is busy. */
 let focusedWhileBusy: HTMLButtonElement | undefined;

@@ -1,6 +1,16 @@
 // /dashboard: the logged-in human's spaces and API tokens.
 import type { MySpace, TokenMetadata } from '@convene/sdk';
-import { $, busy, confirmed, el, notify, renderSessionNav, submitButton, wireCopyButtons } from '../lib/dom';
+import {
+  $,
+  busy,
+  confirmed,
+  el,
+  isolated,
+  notify,
+  renderSessionNav,
+  submitButton,
+  wireCopyButtons,
+} from '../lib/dom';
 import { describeError, statusOf } from '../lib/errors';
 import { formatDuration, formatTime, STATUS_LABELS } from '../lib/format';
 import { sessionOf } from '../lib/hub';
@@ -49,7 +59,7 @@ async function loadSpaces(): Promise<void> {
     return el(
       'tr',
       {},
-      el('td', {}, el('strong', {}, space.name)),
+      el('td', {}, el('strong', {}, isolated(space.name))),
       el('td', {}, space.role),
       el(
         'td',
@@ -82,7 +92,7 @@ async function loadTokens(): Promise<void> {
     el(
       'tr',
       { class: token.revoked ? 'revoked' : '' },
-      el('td', {}, token.name),
+      el('td', {}, isolated(token.name)),
       el('td', {}, el('code', {}, `${token.prefix}…`)),
       el('td', {}, formatTime(token.createdAt)),
       el('td', {}, token.lastUsedAt ? formatTime(token.lastUsedAt) : 'never'),

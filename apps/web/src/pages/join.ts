@@ -3,7 +3,8 @@
 // opens the space page with the participant key kept in this tab's sessionStorage.
 import { PendingJoin, type SpaceView } from '@convene/sdk';
 import { avatar } from '../lib/avatar';
-import { $, busy, el, notify, pause, renderSessionNav, submitButton } from '../lib/dom';
+import { shownName, shownText } from '../lib/bidi';
+import { $, busy, el, isolated, notify, pause, renderSessionNav, submitButton } from '../lib/dom';
 import { describeError, statusOf } from '../lib/errors';
 import { formatDuration } from '../lib/format';
 import { browserUserToken, hub, hubAs } from '../lib/hub';
@@ -41,11 +42,12 @@ function goToSpace(credentials: SpaceCredentials): void {
 }
 
 function showSpace(space: SpaceView): void {
-  $('space-title').textContent = space.name;
-  document.title = `Join ${space.name} · Convene`;
-  $('space-description').textContent = space.description;
+  const name = shownName(space.name);
+  $('space-title').textContent = name;
+  document.title = `Join ${name} · Convene`;
+  $('space-description').textContent = shownText(space.description);
   if (space.agenda) {
-    $('space-agenda').textContent = space.agenda;
+    $('space-agenda').textContent = shownText(space.agenda);
     $('space-agenda-block').hidden = false;
   }
   $('space-privacy').textContent =
@@ -59,7 +61,13 @@ function showSpace(space: SpaceView): void {
             'li',
             {},
             avatar(p, true),
-            el('span', {}, p.name, p.isOwner && ' (owner)', p.role && p.role !== 'owner' && ` · ${p.role}`),
+            el(
+              'span',
+              {},
+              isolated(p.name),
+              p.isOwner && ' (owner)',
+              p.role && p.role !== 'owner' && ` · ${shownName(p.role)}`,
+            ),
           ),
         )
       : [el('li', { class: 'empty' }, 'Nobody yet')]),

@@ -1,7 +1,7 @@
 // /link?code=XXXX-XXXX: a logged-in human sees which agent asks to be linked, and approves or
 // refuses. The code is not a secret (the agent polls with its own device code).
 import type { LinkRequest } from '@convene/sdk';
-import { $, busy, notify, renderSessionNav } from '../lib/dom';
+import { $, busy, isolated, notify, renderSessionNav } from '../lib/dom';
 import { describeError, statusOf } from '../lib/errors';
 import { formatTime } from '../lib/format';
 import { sessionOf } from '../lib/hub';
@@ -53,7 +53,8 @@ async function lookUp(): Promise<void> {
   $('link-request').hidden = true;
   try {
     const request = await sessionOf(session).link.get(userCode);
-    $('link-agent').textContent = request.agentName ?? 'an unnamed agent';
+    // The name is the agent's own choice, and the human decides on it: no control may disguise it.
+    $('link-agent').replaceChildren(request.agentName ? isolated(request.agentName) : 'an unnamed agent');
     $('link-status').textContent =
       request.status === 'pending'
         ? `${STATUS_TEXT.pending} (until ${formatTime(request.expiresAt)}).`

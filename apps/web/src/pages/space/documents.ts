@@ -1,7 +1,7 @@
 // Documents: the list, opening one, following its changes, its history (versions, changes,
 // restore), download, and creating one. Editing it under its lock is the editor's (./editor.ts).
 import type { ArtifactSummary, StreamEventName } from '@convene/sdk';
-import { $, busy, confirmed, el, notify, replaceItems, submitButton } from '../../lib/dom';
+import { $, busy, confirmed, el, isolated, notify, replaceItems, submitButton } from '../../lib/dom';
 import { describeError } from '../../lib/errors';
 import { formatTime } from '../../lib/format';
 import { checkLock, isDirty, releaseLock, renderDocument, restoreVersion, wireEditor } from './editor';
@@ -26,7 +26,7 @@ export function renderArtifacts(): void {
                 dataset: { artifactId: a.id },
                 'aria-current': state.doc?.artifact.id === a.id ? 'true' : undefined,
               },
-              el('span', {}, a.name),
+              el('span', {}, isolated(a.name)),
               el(
                 'span',
                 {},
@@ -194,7 +194,10 @@ async function download(): Promise<void> {
   try {
     const markdown = await space().artifacts.download(artifact.id);
     const url = URL.createObjectURL(new Blob([markdown], { type: 'text/markdown' }));
-    const link = el('a', { href: url, download: `${artifact.name.replace(/[\\/:*?"<>|]+/g, '_')}.md` });
+    const link = el('a', {
+      href: url,
+      download: `${artifact.name.replace(/[\\/:*?"<>|\u200e\u200f\u202a-\u202e\u2066-\u2069]+/g, '_')}.md`,
+    });
     document.body.append(link);
     link.click();
     link.remove();

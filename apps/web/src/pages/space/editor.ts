@@ -2,7 +2,8 @@
 // alive, save with baseVersion, resolve a conflict, release). Documents (the list, opening,
 // history) sit above this module and call into it.
 import { ConflictError, Convene, LockedError } from '@convene/sdk';
-import { $, busy, confirmed, el, notify } from '../../lib/dom';
+import { shownName } from '../../lib/bidi';
+import { $, busy, confirmed, el, isolated, notify } from '../../lib/dom';
 import { describeError, statusOf } from '../../lib/errors';
 import { formatTime } from '../../lib/format';
 import { isOwner, lockHolder, participantName, space, spaceId, state } from './state';
@@ -19,13 +20,19 @@ export function renderDocument(): void {
   const { artifact, editing } = doc;
   const holder = lockHolder(artifact);
   const mine = holder !== undefined && holder === state.me.participantId;
-  $('artifact-title').textContent = artifact.name;
+  $('artifact-title').textContent = shownName(artifact.name);
   $('artifact-meta').replaceChildren(
-    `Version ${artifact.version} · updated by ${participantName(artifact.updatedBy)} `,
+    `Version ${artifact.version} · updated by `,
+    isolated(participantName(artifact.updatedBy)),
+    ' ',
     el('time', { datetime: artifact.updatedAt }, formatTime(artifact.updatedAt)),
-    holder
-      ? ` · ${mine ? 'locked by you' : `locked by ${participantName(holder)}`} until ${formatTime(artifact.lockExpiresAt)}`
-      : ' · unlocked',
+    ...(holder
+      ? [
+          ' · locked by ',
+          mine ? 'you' : isolated(participantName(holder)),
+          ` until ${formatTime(artifact.lockExpiresAt)}`,
+        ]
+      : [' · unlocked']),
   );
   const lockedByOther = holder !== undefined && !mine;
   const lock = $('artifact-lock', HTMLButtonElement);

@@ -1,22 +1,26 @@
 // The space's header and the "You" panel: name, state, privacy, time left, and the actions this
 // key may take (invite and close for the owner, leave for a participant).
-import { $, el } from '../../lib/dom';
+
+import { shownName, shownText } from '../../lib/bidi';
+import { $, el, isolated } from '../../lib/dom';
 import { formatDuration, STATUS_LABELS } from '../../lib/format';
 import { isOwner, myself, state } from './state';
 
 export function renderSpace(): void {
   const { space } = state;
   if (!space) return;
-  $('space-title').textContent = space.name;
-  document.title = `${space.name} · Convene`;
+  const name = shownName(space.name);
+  $('space-title').textContent = name;
+  document.title = `${name} · Convene`;
   const description = $('space-description');
-  if (description.textContent !== space.description) description.textContent = space.description;
+  const text = shownText(space.description);
+  if (description.textContent !== text) description.textContent = text;
   const toggle = $('description-toggle');
   // Offered only when the clamp hides something (or the whole text is shown).
   toggle.hidden =
     description.classList.contains('clamped') && description.scrollHeight <= description.clientHeight + 1;
   if (space.agenda) {
-    $('space-agenda').textContent = space.agenda;
+    $('space-agenda').textContent = shownText(space.agenda);
     $('agenda-block').hidden = false;
   }
   const closed = state.ended || space.state === 'closed';
@@ -31,9 +35,9 @@ export function renderSpace(): void {
   $('invite-button').hidden = !isOwner() || closed;
   $('close-space-button').hidden = !isOwner() || closed;
   $('leave-button').hidden = isOwner() || closed || !state.me.participantId;
-  const name = me?.name ?? state.me.name;
+  const mine = me?.name ?? state.me.name;
   $('you').replaceChildren(
-    name ? el('strong', {}, name) : 'You',
+    mine ? el('strong', {}, isolated(mine)) : 'You',
     isOwner() ? ' · owner of this space' : state.me.role === 'participant' ? ' · participant' : '',
     me ? ' ' : '',
     me ? el('span', { class: `badge ${me.status}` }, STATUS_LABELS[me.status]) : '',

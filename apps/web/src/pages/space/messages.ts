@@ -3,7 +3,7 @@
 import type { MessageView } from '@convene/sdk';
 import { avatar } from '../../lib/avatar';
 import { messageBody } from '../../lib/content';
-import { $, busy, el, notify, submitButton } from '../../lib/dom';
+import { $, busy, el, isolated, notify, submitButton } from '../../lib/dom';
 import { describeError, statusOf } from '../../lib/errors';
 import { formatTime } from '../../lib/format';
 import { isImageSource } from '../../lib/image-source';
@@ -51,7 +51,7 @@ export function appendMessage(message: MessageView): void {
         el(
           'div',
           { class: 'message-head' },
-          el('strong', {}, message.senderName),
+          el('strong', {}, isolated(message.senderName)),
           message.isOwner && el('span', { class: 'badge owner' }, 'owner'),
           el(
             'time',

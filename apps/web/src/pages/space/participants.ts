@@ -2,7 +2,8 @@
 // remove), which the stream then reports back to every tab.
 import type { ParticipantView } from '@convene/sdk';
 import { avatar } from '../../lib/avatar';
-import { $, busy, confirmed, el, notify, replaceItems } from '../../lib/dom';
+import { shownName } from '../../lib/bidi';
+import { $, busy, confirmed, el, isolated, notify, replaceItems } from '../../lib/dom';
 import { describeError } from '../../lib/errors';
 import { STATUS_LABELS } from '../../lib/format';
 import { renderSpace } from './header';
@@ -76,9 +77,16 @@ export function renderParticipants(): void {
         el(
           'div',
           {},
-          el('div', { class: 'person-name' }, p.name, p.participantId === state.me.participantId && ' (you)'),
+          el(
+            'div',
+            { class: 'person-name' },
+            isolated(p.name),
+            p.participantId === state.me.participantId && ' (you)',
+          ),
           // The owner's role defaults to "owner", which its badge already says.
-          p.role && !(p.isOwner && p.role === 'owner') && el('div', { class: 'person-role' }, p.role),
+          p.role &&
+            !(p.isOwner && p.role === 'owner') &&
+            el('div', { class: 'person-role' }, shownName(p.role)),
           el(
             'div',
             { class: 'person-badges' },

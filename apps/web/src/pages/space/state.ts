@@ -8,6 +8,7 @@ import type {
   SpaceClient,
   SpaceView,
 } from '@convene/sdk';
+import { shownName } from '../../lib/bidi';
 import { $ } from '../../lib/dom';
 import { hub } from '../../lib/hub';
 import { type SpaceCredentials, setSpaceCredentials } from '../../lib/storage';
@@ -56,8 +57,9 @@ export const isOwner = () => state.me.role === 'owner';
 export const myself = (): ParticipantView | undefined =>
   state.me.participantId ? state.participants.get(state.me.participantId) : undefined;
 
+/** A participant's name for a sentence, its bidi controls written out. */
 export const participantName = (id: string | undefined) =>
-  (id && state.participants.get(id)?.name) || 'someone';
+  shownName((id && state.participants.get(id)?.name) || 'someone');
 
 /** Remembers who "I" am in this tab (the key and what was learnt about it). */
 export function rememberMe(me: SpaceCredentials): void {
