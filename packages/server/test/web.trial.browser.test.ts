@@ -186,4 +186,47 @@ describe.skipIf(!hasChromium)('the pages as a human found them', () => {
     await page.close();
     expect(problems).toEqual([]);
   }, 60_000);
+
+  it('takes back "cannot be reached" under a send and a save once the page reaches the service again', async () => {
+    const { page, space } = await ownerReading(0);
+    const created = await h.post(`/hub/space/${space.spaceId}/artifact`, {
+      key: space.ownerKey,
+      body: { name: 'minutes', type: 'markdown', content: 'draft\n' },
+    });
+    expect(created.status, created.text).toBe(200);
+    await page.locator(`#artifacts button[data-artifact-id="${created.body.id}"]`).click();
+    await page.getByRole('button', { name: 'Lock and edit' }).click();
+    await page.locator('#artifact-editor').fill('edited offline\n');
+
+    const unreachable = 'The service cannot be reached; check your connection and try again.';
+    // The network goes: the open stream with it, and every request after.
+    await page.context().setOffline(true);
+    srv.server.app.server.closeAllConnections();
+    try {
+      await expect.poll(() => page.locator('#live').textContent(), { timeout: 15_000 }).not.toBe('live');
+      await page.getByLabel('Message', { exact: true }).fill('sent offline');
+      await page.keyboard.press('Enter');
+      await expect
+        .poll(() => page.locator('#send-notice').textContent(), { timeout: 15_000 })
+        .toBe(unreachable);
+      await page.getByRole('button', { name: 'Save', exact: true }).click();
+      await expect
+        .poll(() => page.locator('#artifact-notice').textContent(), { timeout: 15_000 })
+        .toBe(unreachable);
+    } finally {
+      await page.context().setOffline(false);
+    }
+    await expect.poll(() => page.locator('#live').textContent(), { timeout: 15_000 }).toBe('live');
+    await expect.poll(() => page.locator('#send-notice').isHidden()).toBe(true);
+    expect(await page.locator('#artifact-notice').isHidden()).toBe(true);
+    // The message and the draft wait to be sent and saved.
+    expect(await page.getByLabel('Message', { exact: true }).inputValue()).toBe('sent offline');
+    expect(await page.locator('#artifact-editor').inputValue()).toBe('edited offline\n');
+    await page.close();
+    // The browser reports the stream cut off and each request the network refused; nothing else
+    // may go wrong.
+    expect(
+      problems.filter((p) => !/net::ERR_(INTERNET_DISCONNECTED|INCOMPLETE_CHUNKED_ENCODING)/.test(p)),
+    ).toEqual([]);
+  }, 90_000);
 });

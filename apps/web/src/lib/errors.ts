@@ -5,10 +5,12 @@ function said(error: ConveneError): string {
   return typeof error.body?.error === 'string' ? error.body.error : error.message;
 }
 
+/** What a failure to reach the service says: a page that reaches it again takes the sentence back. */
+export const UNREACHABLE = 'The service cannot be reached; check your connection and try again.';
+
 /** A sentence a person can act on, for an error of a call about `what` ("this space"…). */
 export function describeError(error: unknown, what = 'this space'): string {
-  if (error instanceof ConnectionError)
-    return 'The service cannot be reached; check your connection and try again.';
+  if (error instanceof ConnectionError) return UNREACHABLE;
   if (!(error instanceof ConveneError) || error.status === undefined)
     return `Something went wrong: ${error instanceof Error ? error.message : String(error)}`;
   const text = said(error);

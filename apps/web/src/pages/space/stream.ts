@@ -3,7 +3,7 @@
 // arrives once, in order.
 import { Convene, type StreamEvent } from '@convene/sdk';
 import { $, type NoticeKind, notify } from '../../lib/dom';
-import { describeError, statusOf } from '../../lib/errors';
+import { describeError, statusOf, UNREACHABLE } from '../../lib/errors';
 import { artifactChanged, renderArtifacts } from './documents';
 import { renderDocument, stopEditing } from './editor';
 import { appendMessage, showEmptyMessages } from './messages';
@@ -44,6 +44,10 @@ const streaming = new Convene({
       setLive('live', true);
       if (outage) notify('space-notice', '');
       outage = false;
+      // A send or a save that failed for want of the service is not said to fail any more: the
+      // message or the draft is still there to send or save again.
+      for (const id of ['send-notice', 'artifact-notice'])
+        if ($(id).textContent?.startsWith(UNREACHABLE)) notify(id, '');
     }
     return response;
   },
