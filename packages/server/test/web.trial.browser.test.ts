@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { type SpaceFixture, useServer } from './helpers';
 import { signup, startLink } from './helpers/accounts';
 import { hasChromium, useBrowser } from './helpers/browser';
-import { pasteKey } from './helpers/pages';
+import { pageSteps, pasteKey } from './helpers/pages';
 
 type Talk = SpaceFixture & { agentKey: string };
 
@@ -15,6 +15,7 @@ const fromEnd = (page: Page): Promise<number> =>
 describe.skipIf(!hasChromium)('the pages as a human found them', () => {
   const { srv, h } = useServer();
   const { problems, newPage } = useBrowser();
+  const { editingParticipant } = pageSteps({ srv, h }, newPage);
 
   /** An agent of the space says something (a message of the reader's own would take them to it). */
   const say = async (space: Talk, content: string, type = 'text') => {
@@ -229,4 +230,27 @@ describe.skipIf(!hasChromium)('the pages as a human found them', () => {
       problems.filter((p) => !/net::ERR_(INTERNET_DISCONNECTED|INCOMPLETE_CHUNKED_ENCODING)/.test(p)),
     ).toEqual([]);
   }, 90_000);
+
+  it('keeps the version of the document being edited in step with the writes of others', async () => {
+    const space = await h.createSpace({ name: 'Versions', description: 'two writers', ownerName: 'Olga' });
+    const { page, lockPath, artifactId } = await editingParticipant(space, 'Ed');
+    await page.locator('#artifact-editor').fill('my draft\n');
+    // The owner takes the lock and writes version 2 while Ed's draft is open.
+    expect((await h.delete(lockPath, { key: space.ownerKey })).status).toBe(200);
+    expect((await h.post(lockPath, { key: space.ownerKey })).status).toBe(200);
+    const write = await h.patch(`/hub/space/${space.spaceId}/artifact/${artifactId}`, {
+      key: space.ownerKey,
+      body: { content: 'owner text\n' },
+    });
+    expect(write.status, write.text).toBe(200);
+    await expect
+      .poll(() => page.locator('#artifact-meta').textContent())
+      .toMatch(/^Version 2 \(your draft started from version 1\) · updated by Olga /);
+    expect(
+      await page.locator(`#artifacts button[data-artifact-id="${artifactId}"] .badge`).last().textContent(),
+    ).toBe('v2');
+    expect(await page.locator('#artifact-editor').inputValue()).toBe('my draft\n');
+    await page.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
 });

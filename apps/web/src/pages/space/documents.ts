@@ -70,13 +70,18 @@ async function openArtifact(id: string): Promise<void> {
   }
 }
 
+/**
+ * Shows the open document as it is now. While it is edited here only its version line follows:
+ * the draft and the lock are this tab's.
+ */
 async function refreshArtifact(): Promise<void> {
   const doc = state.doc;
   if (!doc) return;
   try {
     const artifact = await space().artifacts.get(doc.artifact.id);
     if (state.doc !== doc) return;
-    doc.artifact = artifact;
+    const { version, updatedBy, updatedAt } = artifact;
+    doc.artifact = doc.editing ? { ...doc.artifact, version, updatedBy, updatedAt } : artifact;
     renderDocument();
   } catch (error) {
     notify('artifact-notice', describeError(error, 'this document'));
@@ -99,7 +104,7 @@ export function artifactChanged(name: ArtifactEventName, summary: ArtifactSummar
     const takenByOther =
       name === 'artifact-locked' && state.me.participantId && summary.lockedBy !== state.me.participantId;
     if (name === 'artifact-unlocked' || takenByOther) void checkLock();
-    return;
+    if (name !== 'artifact-updated') return;
   }
   void refreshArtifact();
 }

@@ -22,7 +22,10 @@ export function renderDocument(): void {
   const mine = holder !== undefined && holder === state.me.participantId;
   $('artifact-title').textContent = shownName(artifact.name);
   $('artifact-meta').replaceChildren(
-    `Version ${artifact.version} · updated by `,
+    // Someone wrote since the draft began: its save will say so, this says it first.
+    editing && doc.baseVersion !== artifact.version
+      ? `Version ${artifact.version} (your draft started from version ${doc.baseVersion}) · updated by `
+      : `Version ${artifact.version} · updated by `,
     isolated(participantName(artifact.updatedBy)),
     ' ',
     el('time', { datetime: artifact.updatedAt }, formatTime(artifact.updatedAt)),
