@@ -253,4 +253,18 @@ describe.skipIf(!hasChromium)('the pages as a human found them', () => {
     await page.close();
     expect(problems).toEqual([]);
   }, 60_000);
+
+  it('counts the time left down by the second', async () => {
+    const space = await h.createSpace({ name: 'Short', description: 'ends soon', ttl: 80 });
+    const page = await newPage();
+    await pasteKey(page, srv.url, space.spaceId, space.ownerKey);
+    await expect.poll(() => page.locator('#live').textContent()).toBe('live');
+    const secondsLeft = async () =>
+      Number((await page.locator('#space-ttl').textContent())?.match(/(\d+) s left/)?.[1]);
+    const first = await secondsLeft();
+    expect(first).toBeGreaterThan(60);
+    await expect.poll(secondsLeft, { timeout: 5_000 }).toBeLessThanOrEqual(first - 2);
+    await page.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
 });

@@ -31,7 +31,7 @@ export function renderSpace(): void {
   badge.textContent = gone ? STATUS_LABELS[gone] : closed ? 'closed' : 'open';
   badge.className = `badge ${gone ?? (closed ? 'closed' : 'open')}`;
   $('space-privacy').textContent = space.privacy === 'private' ? '· private' : '· public';
-  $('space-ttl').textContent = closed ? '' : `· ${formatDuration(space.ttlRemaining)}`;
+  renderTimeLeft();
   $('invite-button').hidden = !isOwner() || closed;
   $('close-space-button').hidden = !isOwner() || closed;
   $('leave-button').hidden = isOwner() || closed || !state.me.participantId;
@@ -42,6 +42,13 @@ export function renderSpace(): void {
     me ? ' ' : '',
     me ? el('span', { class: `badge ${me.status}` }, STATUS_LABELS[me.status]) : '',
   );
+}
+
+/** The space's time left, as the clock runs (`ttlRemaining` counted down by the page). */
+export function renderTimeLeft(): void {
+  const { space } = state;
+  $('space-ttl').textContent =
+    !space || state.ended || space.state === 'closed' ? '' : `· ${formatDuration(space.ttlRemaining)}`;
 }
 
 /** The description's toggle: a few lines, or all of it. */

@@ -16,7 +16,7 @@ import {
   setInvitation,
 } from '../../lib/storage';
 import { renderArtifacts, wireDocuments } from './documents';
-import { renderSpace, wireHeader } from './header';
+import { renderTimeLeft, wireHeader } from './header';
 import { wireMessages } from './messages';
 import { renderParticipants } from './participants';
 import { myself, rememberMe, space, spaceId, state } from './state';
@@ -90,12 +90,13 @@ async function open(me: SpaceCredentials, kept = false): Promise<void> {
     return;
   }
   void connectStream();
+  // The time left counts down by the second, from when the server said it.
+  const endsAt = Date.now() + view.ttlRemaining * 1000;
   clearInterval(ticking);
   ticking = setInterval(() => {
-    if (state.ended || !state.space) return;
-    state.space.ttlRemaining = Math.max(0, state.space.ttlRemaining - 30);
-    renderSpace();
-  }, 30_000);
+    view.ttlRemaining = Math.max(0, Math.ceil((endsAt - Date.now()) / 1000));
+    renderTimeLeft();
+  }, 1000);
 }
 
 function showNoKey(problem?: string): void {
