@@ -341,14 +341,14 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
     await expect.poll(() => page.locator('#live').textContent()).toBe('live');
     // The owner's page learns the new status over the stream and offers to mute.
     await owner.getByRole('button', { name: 'Mute Hopper' }).waitFor();
-    await owner.getByRole('button', { name: 'Mute Hopper' }).click();
-    // Muted on the server (the owner's page heard it back) before Hopper tries to speak.
-    await owner.getByRole('button', { name: 'Unmute Hopper' }).waitFor();
     await page.getByLabel('Message', { exact: true }).fill('can I speak?');
-    await page.keyboard.press('Enter');
-    await expect
-      .poll(() => page.locator('#send-notice').textContent())
-      .toBe('The owner has muted you: you can read, but not send, until they unmute you.');
+    await owner.getByRole('button', { name: 'Mute Hopper' }).click();
+    // Hopper's page hears it: the message waits in a box that no longer sends, and says why.
+    await expect.poll(() => page.getByLabel('Message', { exact: true }).isDisabled()).toBe(true);
+    expect(await page.getByLabel('Message', { exact: true }).inputValue()).toBe('can I speak?');
+    expect(await page.locator('#send-notice').textContent()).toBe(
+      'The owner has muted you: you can read, but not send.',
+    );
     await page.close();
     await owner.close();
     expect(problems).toEqual([]);

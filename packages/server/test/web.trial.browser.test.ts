@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { type SpaceFixture, useServer } from './helpers';
 import { signup, startLink } from './helpers/accounts';
 import { hasChromium, useBrowser } from './helpers/browser';
-import { pageSteps, pasteKey } from './helpers/pages';
+import { pageSteps, pasteKey, storedCredentials } from './helpers/pages';
 
 type Talk = SpaceFixture & { agentKey: string };
 
@@ -15,7 +15,7 @@ const fromEnd = (page: Page): Promise<number> =>
 describe.skipIf(!hasChromium)('the pages as a human found them', () => {
   const { srv, h } = useServer();
   const { problems, newPage } = useBrowser();
-  const { editingParticipant } = pageSteps({ srv, h }, newPage);
+  const { editingParticipant, joinedPage } = pageSteps({ srv, h }, newPage);
 
   /** An agent of the space says something (a message of the reader's own would take them to it). */
   const say = async (space: Talk, content: string, type = 'text') => {
@@ -264,6 +264,82 @@ describe.skipIf(!hasChromium)('the pages as a human found them', () => {
     const first = await secondsLeft();
     expect(first).toBeGreaterThan(60);
     await expect.poll(secondsLeft, { timeout: 5_000 }).toBeLessThanOrEqual(first - 2);
+    await page.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
+
+  it('closes the composer and "New document" to a muted, removed or closed-out human, saying why', async () => {
+    const space = await h.createSpace({ name: 'Moderated', description: 'the owner decides' });
+    const created = await h.post(`/hub/space/${space.spaceId}/artifact`, {
+      key: space.ownerKey,
+      body: { name: 'rules', type: 'markdown', content: 'be kind\n' },
+    });
+    expect(created.status, created.text).toBe(200);
+    const page = await joinedPage(space, 'Mia');
+    const mia = await storedCredentials(page, space.spaceId);
+    const moderate = async (action: string) =>
+      expect(
+        (
+          await h.post(`/hub/space/${space.spaceId}/participants/${mia.participantId}/${action}`, {
+            key: space.ownerKey,
+          })
+        ).status,
+      ).toBe(200);
+    const box = page.getByLabel('Message', { exact: true });
+    const empty = page.locator('#messages .empty');
+    await expect.poll(() => empty.innerText()).toBe('No messages yet. Say hello.');
+    await page.locator(`#artifacts button[data-artifact-id="${created.body.id}"]`).click();
+    const lock = page.getByRole('button', { name: 'Lock and edit' });
+    await lock.waitFor();
+
+    await moderate('mute');
+    await expect.poll(() => box.isDisabled()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Send' }).isDisabled()).toBe(true);
+    expect(await page.locator('#send-notice').textContent()).toBe(
+      'The owner has muted you: you can read, but not send.',
+    );
+    expect(await empty.innerText()).toBe('No messages yet.');
+    expect(await lock.isDisabled()).toBe(true);
+    await page.getByText('New document').click();
+    expect(await page.getByLabel('Name', { exact: true }).isDisabled()).toBe(true);
+    expect(
+      await page
+        .getByText('The owner has muted you: you can create a document once they unmute you.')
+        .isVisible(),
+    ).toBe(true);
+
+    // Unmuted, all of it opens again; a reload while muted would have found it closed too.
+    await moderate('unmute');
+    await expect.poll(() => box.isEnabled()).toBe(true);
+    expect(await page.getByLabel('Name', { exact: true }).isEnabled()).toBe(true);
+    expect(await lock.isEnabled()).toBe(true);
+    expect(await page.locator('#send-notice').isHidden()).toBe(true);
+    await moderate('mute');
+    await expect.poll(() => box.isDisabled()).toBe(true);
+    await page.reload();
+    await expect.poll(() => page.locator('#live').textContent()).toBe('live');
+    expect(await box.isDisabled()).toBe(true);
+    expect(await page.locator('#send-notice').textContent()).toBe(
+      'The owner has muted you: you can read, but not send.',
+    );
+
+    await moderate('kick');
+    await expect
+      .poll(() => page.locator('#space-notice').textContent())
+      .toBe('The owner removed you from this space.');
+    expect(await box.isDisabled()).toBe(true);
+    expect(await empty.innerText()).toBe('No messages yet.');
+
+    // The owner who closes the space is told it was them.
+    const owner = await newPage();
+    await pasteKey(owner, srv.url, space.spaceId, space.ownerKey);
+    await expect.poll(() => owner.locator('#live').textContent()).toBe('live');
+    owner.once('dialog', (dialog) => void dialog.accept());
+    await owner.getByRole('button', { name: 'Close the space' }).click();
+    await expect.poll(() => owner.locator('#space-notice').textContent()).toBe('You closed this space.');
+    expect(await owner.getByLabel('Message', { exact: true }).isDisabled()).toBe(true);
+    expect(await owner.locator('#messages .empty').innerText()).toBe('No messages yet.');
+    await owner.close();
     await page.close();
     expect(problems).toEqual([]);
   }, 60_000);

@@ -183,6 +183,7 @@ ${notice('space-notice')}
 <ol id="messages" class="messages" aria-live="off" aria-relevant="additions"></ol>
 <button type="button" id="new-messages" class="small new-messages" hidden></button>
 <form id="send-form" class="send-form">
+<fieldset id="send-fields" class="contents">
 <label for="message-content" class="visually-hidden">Message</label>
 <textarea id="message-content" name="content" rows="2" required data-max="${limits.messageMax}" data-image-max="${limits.imageDataUriMax}" placeholder="Write a message (Enter sends, Shift+Enter for a new line)"></textarea>
 <div class="send-row">
@@ -195,6 +196,7 @@ ${notice('space-notice')}
 </select>
 <button type="submit" class="primary">Send</button>
 </div>
+</fieldset>
 </form>
 ${notice('send-notice')}
 </section>
@@ -216,11 +218,14 @@ ${notice('send-notice')}
 <details id="new-artifact">
 <summary>New document</summary>
 <form id="artifact-form" class="stack">
+<fieldset id="artifact-fields" class="contents">
+<p class="meta why">The owner has muted you: you can create a document once they unmute you.</p>
 <label for="artifact-name">Name</label>
 <input id="artifact-name" name="name" required maxlength="${limits.nameMax}" placeholder="notes">
 <label for="artifact-content">Content (markdown)</label>
 <textarea id="artifact-content" name="content" rows="4" required></textarea>
 <button type="submit">Create</button>
+</fieldset>
 </form>
 </details>
 </section>

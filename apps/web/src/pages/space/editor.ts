@@ -6,7 +6,7 @@ import { shownName } from '../../lib/bidi';
 import { $, busy, confirmed, el, isolated, notify } from '../../lib/dom';
 import { describeError, statusOf } from '../../lib/errors';
 import { formatTime } from '../../lib/format';
-import { isOwner, lockHolder, participantName, space, spaceId, state } from './state';
+import { isMuted, isOwner, lockHolder, participantName, space, spaceId, state } from './state';
 
 const editor = () => $('artifact-editor', HTMLTextAreaElement);
 
@@ -41,7 +41,7 @@ export function renderDocument(): void {
   const lock = $('artifact-lock', HTMLButtonElement);
   lock.hidden = editing && !doc.lockLost;
   lock.textContent = doc.lockLost ? 'Lock again' : 'Lock and edit';
-  lock.disabled = state.ended || (lockedByOther && !doc.lockLost);
+  lock.disabled = state.ended || isMuted() || (lockedByOther && !doc.lockLost);
   // Saving needs the lock: while it is lost, "Lock again" is the way on.
   $('artifact-save').hidden = !editing || doc.lockLost;
   $('artifact-unlock').hidden = !editing;

@@ -32,6 +32,9 @@ export function renderSpace(): void {
   badge.className = `badge ${gone ?? (closed ? 'closed' : 'open')}`;
   $('space-privacy').textContent = space.privacy === 'private' ? '· private' : '· public';
   renderTimeLeft();
+  // The forms that write (a message, a new document) are open only while this tab may write.
+  for (const id of ['send-fields', 'artifact-fields'])
+    $(id, HTMLFieldSetElement).disabled = state.ended || me?.status === 'muted';
   $('invite-button').hidden = !isOwner() || closed;
   $('close-space-button').hidden = !isOwner() || closed;
   $('leave-button').hidden = isOwner() || closed || !state.me.participantId;

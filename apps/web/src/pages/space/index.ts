@@ -20,7 +20,7 @@ import { renderTimeLeft, wireHeader } from './header';
 import { wireMessages } from './messages';
 import { renderParticipants } from './participants';
 import { myself, rememberMe, space, spaceId, state } from './state';
-import { connectStream, endSpace } from './stream';
+import { connectStream, endSpace, sayMuted } from './stream';
 
 renderSessionNav();
 wireCopyButtons();
@@ -85,6 +85,7 @@ async function open(me: SpaceCredentials, kept = false): Promise<void> {
   notify('space-notice', '');
   renderParticipants();
   renderArtifacts();
+  sayMuted();
   if (view.state === 'closed') {
     endSpace('This space has closed.');
     return;

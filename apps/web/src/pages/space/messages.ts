@@ -74,7 +74,10 @@ export function appendMessage(message: MessageView): void {
 /** After the backlog: an empty space says so. */
 export function showEmptyMessages(): void {
   const list = $('messages');
-  if (list.children.length === 0) list.append(el('li', { class: 'empty' }, 'No messages yet. Say hello.'));
+  if (list.children.length === 0)
+    list.append(
+      el('li', { class: 'empty' }, 'No messages yet.', el('span', { class: 'hello' }, ' Say hello.')),
+    );
 }
 
 /** A pasted key says nothing of whose it is: the first message sent with it does. */

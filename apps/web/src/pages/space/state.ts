@@ -58,6 +58,9 @@ export const myself = (): ParticipantView | undefined =>
   state.me.participantId ? state.participants.get(state.me.participantId) : undefined;
 
 /** A participant's name for a sentence, its bidi controls written out. */
+/** The owner muted this tab's participant: it reads, but does not write. */
+export const isMuted = () => myself()?.status === 'muted';
+
 export const participantName = (id: string | undefined) =>
   shownName((id && state.participants.get(id)?.name) || 'someone');
 

@@ -8,7 +8,7 @@ import { artifactChanged, renderArtifacts } from './documents';
 import { renderDocument, stopEditing } from './editor';
 import { appendMessage, showEmptyMessages } from './messages';
 import { participantChanged, renderParticipants } from './participants';
-import { space, spaceId, state } from './state';
+import { isMuted, isOwner, space, spaceId, state } from './state';
 
 function setLive(text: string, on: boolean): void {
   const live = $('live');
@@ -62,16 +62,16 @@ export function endSpace(text: string, kind: NoticeKind = 'warn'): void {
   state.ended = true;
   controller?.abort();
   setLive('ended', false);
-  type Control = HTMLButtonElement | HTMLTextAreaElement | HTMLSelectElement;
-  for (const control of $('send-form').querySelectorAll<Control>('button, textarea, select'))
-    control.disabled = true;
-  for (const button of $('artifact-form').querySelectorAll('button')) button.disabled = true;
   stopEditing();
   notify('space-notice', text, kind);
   renderParticipants();
   renderArtifacts();
   renderDocument();
 }
+
+/** Under the composer, which is disabled meanwhile: why this tab's participant cannot send. */
+export const sayMuted = (): void =>
+  notify('send-notice', isMuted() ? 'The owner has muted you: you can read, but not send.' : '', 'warn');
 
 function handle(event: StreamEvent): void {
   switch (event.event) {
@@ -84,9 +84,11 @@ function handle(event: StreamEvent): void {
       if (participant.participantId !== state.me.participantId) break;
       if (participant.status === 'kicked') endSpace('The owner removed you from this space.', 'error');
       else if (participant.status === 'left') endSpace('You left this space.');
-      else if (participant.status === 'muted')
-        notify('send-notice', 'The owner has muted you: you can read, but not send.', 'warn');
-      else if (participant.status === 'active') notify('send-notice', '');
+      else {
+        // Muted or unmuted: the composer and the document's lock button say what this tab may do.
+        sayMuted();
+        renderDocument();
+      }
       break;
     }
     case 'context':
@@ -99,7 +101,13 @@ function handle(event: StreamEvent): void {
       showEmptyMessages();
       break;
     case 'space-closed':
-      endSpace(event.data.reason === 'expired' ? 'This space has expired.' : 'The owner closed this space.');
+      endSpace(
+        event.data.reason === 'expired'
+          ? 'This space has expired.'
+          : isOwner()
+            ? 'You closed this space.'
+            : 'The owner closed this space.',
+      );
       break;
     case 'webhook-disabled':
       // A participant's push channel gave up: nothing this page shows.
