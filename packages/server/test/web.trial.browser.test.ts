@@ -343,4 +343,52 @@ describe.skipIf(!hasChromium)('the pages as a human found them', () => {
     await page.close();
     expect(problems).toEqual([]);
   }, 60_000);
+
+  describe('with a clock the test moves', () => {
+    // The clock is the browser context's: this describe has its own.
+    const clocked = useBrowser();
+    const steps = pageSteps({ srv, h }, clocked.newPage);
+
+    it('lets the lock of an editor nobody types in lapse, saying so first, and warns before a draft is left', async () => {
+      await clocked.context.clock.install();
+      const space = await h.createSpace({ name: 'Idle', description: 'an editor left open' });
+      const { page, lockPath } = await steps.editingParticipant(space, 'Idris');
+      const renewals: string[] = [];
+      page.on('request', (request) => {
+        if (request.url().endsWith(`${lockPath}/heartbeat`)) renewals.push(request.url());
+      });
+      const editor = page.locator('#artifact-editor');
+      const notice = page.locator('#artifact-notice');
+      await editor.fill('a draft\n');
+
+      // Four minutes on, the lock is renewed as before (every third of its 10 minutes).
+      await page.clock.fastForward('04:00');
+      await expect.poll(() => renewals.length).toBe(1);
+      // Eight minutes without a keystroke: not renewed, and the page says when it lapses.
+      await page.clock.fastForward('04:00');
+      await expect
+        .poll(() => notice.textContent())
+        .toMatch(
+          /^You have not edited for 5 minutes, so your lock is no longer renewed: it lapses at .+ unless you type\.$/,
+        );
+      expect(renewals).toHaveLength(1);
+      // Typing keeps it, at once.
+      await editor.press('End');
+      await page.keyboard.type('more');
+      await expect.poll(() => renewals.length).toBe(2);
+      expect(await notice.isHidden()).toBe(true);
+
+      // Leaving with the draft unsaved asks first.
+      const asked = new Promise<string>((resolve) =>
+        page.once('dialog', (dialog) => {
+          resolve(dialog.type());
+          void dialog.dismiss();
+        }),
+      );
+      await page.close({ runBeforeUnload: true });
+      expect(await asked).toBe('beforeunload');
+      await page.close();
+      expect(clocked.problems).toEqual([]);
+    }, 60_000);
+  });
 });

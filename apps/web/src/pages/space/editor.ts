@@ -10,6 +10,9 @@ import { isMuted, isOwner, lockHolder, participantName, space, spaceId, state } 
 
 const editor = () => $('artifact-editor', HTMLTextAreaElement);
 
+/** After this long without an edit, an open editor stops renewing its lock and lets it lapse. */
+const IDLE_MS = 5 * 60_000;
+
 /** Whether the open document has changes that are not saved. */
 export const isDirty = (): boolean => Boolean(state.doc?.editing && editor().value !== state.doc.saved);
 
@@ -76,6 +79,8 @@ async function lockArtifact(): Promise<void> {
     doc.artifact.lockExpiresAt = lock.lockExpiresAt;
     doc.taken = (doc.taken ?? 0) + 1;
     doc.editing = true;
+    doc.editedAt = Date.now();
+    doc.idle = false;
     startHeartbeat(lock.lockExpiresAt);
     renderDocument();
     editor().focus();
@@ -98,7 +103,29 @@ function startHeartbeat(expiresAt: string): void {
   clearInterval(doc.heartbeat);
   const ttl = Math.max(10_000, Date.parse(expiresAt) - Date.now());
   // Well before the lock lapses, so a slow network never loses it.
-  doc.heartbeat = setInterval(heartbeat, Math.max(5_000, Math.floor(ttl / 3)));
+  doc.heartbeat = setInterval(renew, Math.max(5_000, Math.floor(ttl / 3)));
+}
+
+/**
+ * The heartbeat's tick: it renews the lock while the human edits. After IDLE_MS without an edit
+ * the lock is left to lapse (an open tab held it for ever, and others waited), and the page says
+ * so while it still holds; a lapsed lock is asked about, and the server's 423 says it is lost.
+ */
+function renew(): void {
+  const doc = state.doc;
+  if (!doc) return;
+  const lapses = doc.artifact.lockExpiresAt;
+  if (Date.now() - (doc.editedAt ?? 0) < IDLE_MS || Date.parse(lapses ?? '') <= Date.now()) {
+    void heartbeat();
+    return;
+  }
+  if (doc.idle) return;
+  doc.idle = true;
+  notify(
+    'artifact-notice',
+    `You have not edited for 5 minutes, so your lock is no longer renewed: it lapses at ${formatTime(lapses)} unless you type.`,
+    'warn',
+  );
 }
 
 async function heartbeat(): Promise<void> {
@@ -134,6 +161,7 @@ function lockLost(refusal: unknown): void {
   doc.artifact.lockedBy = taken?.lockedBy;
   doc.artifact.lockExpiresAt = taken?.lockExpiresAt;
   doc.lockLost = true;
+  doc.idle = false;
   clearInterval(doc.heartbeat);
   notify(
     'artifact-notice',
@@ -155,6 +183,7 @@ async function saveArtifact(onSaved: () => void): Promise<void> {
       ...(doc.baseVersion === undefined ? {} : { baseVersion: doc.baseVersion }),
     });
     doc.artifact = saved;
+    doc.editedAt = Date.now();
     loadDraft(content, saved.version);
     const summary = state.artifacts.get(saved.id);
     if (summary) state.artifacts.set(saved.id, { ...summary, version: saved.version });
@@ -285,8 +314,22 @@ export function wireEditor({ onSaved }: { onSaved: () => void }): void {
     if (!save.hidden && !save.disabled) save.click();
   });
 
+  // Typing keeps the lock: at once when the page had said it would lapse.
+  editor().addEventListener('input', () => {
+    const doc = state.doc;
+    if (!doc) return;
+    doc.editedAt = Date.now();
+    if (!doc.idle) return;
+    doc.idle = false;
+    notify('artifact-notice', '');
+    void heartbeat();
+  });
+
   addEventListener('beforeunload', (event) => {
-    if (isDirty()) event.preventDefault();
+    if (!isDirty()) return;
+    event.preventDefault();
+    // What browsers before preventDefault() read.
+    event.returnValue = true;
   });
   // A closed tab should not keep a document locked for the lock's whole lifetime.
   addEventListener('pagehide', () => {

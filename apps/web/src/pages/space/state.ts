@@ -28,6 +28,10 @@ export interface OpenDocument {
   /** The content as last saved or loaded, to tell unsaved changes. */
   saved?: string | undefined;
   heartbeat?: ReturnType<typeof setInterval> | undefined;
+  /** When the human last typed in the draft, saved or took the lock: the lock is renewed while they edit. */
+  editedAt?: number | undefined;
+  /** The page has said that the lock is no longer renewed (nobody edits). */
+  idle?: boolean | undefined;
 }
 
 /** Who sent a message: all a message shown needs to be remembered by. */
