@@ -344,6 +344,29 @@ describe.skipIf(!hasChromium)('the pages as a human found them', () => {
     expect(problems).toEqual([]);
   }, 60_000);
 
+  it('lets Enter write a new line on a touch screen, where Send sends', async () => {
+    const space = await h.createSpace({ name: 'Phone', description: 'a soft keyboard' });
+    const page = await newPage();
+    // A phone's pointer: coarse.
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send('Emulation.setTouchEmulationEnabled', { enabled: true, maxTouchPoints: 1 });
+    await pasteKey(page, srv.url, space.spaceId, space.ownerKey);
+    await expect.poll(() => page.locator('#live').textContent()).toBe('live');
+    const box = page.getByLabel('Message', { exact: true });
+    expect(await box.getAttribute('placeholder')).toBe('Write a message');
+    await box.focus();
+    await page.keyboard.type('line 1');
+    await page.keyboard.press('Enter');
+    await page.keyboard.type('line 2');
+    expect(await box.inputValue()).toBe('line 1\nline 2');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await expect.poll(() => page.locator('#messages .message-body').textContent()).toBe('line 1\nline 2');
+    const sent = await h.get(`/hub/space/${space.spaceId}/messages`, { key: space.ownerKey });
+    expect(sent.body.messages.map((m: { content: string }) => m.content)).toEqual(['line 1\nline 2']);
+    await page.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
+
   describe('with a clock the test moves', () => {
     // The clock is the browser context's: this describe has its own.
     const clocked = useBrowser();

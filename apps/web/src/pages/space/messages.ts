@@ -97,11 +97,17 @@ function learnWhoIAm(message: Sender): void {
   renderArtifacts();
 }
 
-const PLACEHOLDERS: Record<MessageView['type'], string> = {
-  image: 'An https:// image URL, or a data:image/…;base64 URI',
-  html: 'HTML, e.g. <b>bold</b> (sanitised before display)',
-  text: 'Write a message (Enter sends, Shift+Enter for a new line)',
-};
+/** A touch screen's keyboard has no Shift+Enter: there Enter writes a new line, and Send sends. */
+const touch = matchMedia('(pointer: coarse)');
+
+const placeholder = (kind: MessageView['type']): string =>
+  kind === 'image'
+    ? 'An https:// image URL, or a data:image/…;base64 URI'
+    : kind === 'html'
+      ? 'HTML, e.g. <b>bold</b> (sanitised before display)'
+      : touch.matches
+        ? 'Write a message'
+        : 'Write a message (Enter sends, Shift+Enter for a new line)';
 
 const messageType = (value: string): MessageView['type'] =>
   value === 'html' || value === 'image' ? value : 'text';
@@ -126,7 +132,7 @@ export function wireMessages(): void {
   const type = $('message-type', HTMLSelectElement);
 
   input.addEventListener('keydown', (event) => {
-    if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+    if (event.key === 'Enter' && !event.shiftKey && !event.isComposing && !touch.matches) {
       event.preventDefault();
       form.requestSubmit();
     }
@@ -152,10 +158,12 @@ export function wireMessages(): void {
   };
   input.addEventListener('input', measure);
 
-  type.addEventListener('change', () => {
-    input.placeholder = PLACEHOLDERS[messageType(type.value)];
+  const retype = (): void => {
+    input.placeholder = placeholder(messageType(type.value));
     measure();
-  });
+  };
+  type.addEventListener('change', retype);
+  retype();
 
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
