@@ -3,13 +3,27 @@ import { describe, expect, it } from 'vitest';
 import { type SpaceFixture, useServer } from './helpers';
 import { signup, startLink } from './helpers/accounts';
 import { hasChromium, useBrowser } from './helpers/browser';
-import { pageSteps, pasteKey, storedCredentials } from './helpers/pages';
+import { focused, pageSteps, pasteKey, storedCredentials } from './helpers/pages';
+
+/** The contrast ratio of two CSS rgb() colours (WCAG 2). */
+function contrast(...colors: [string, string]): number {
+  const [light, dark] = colors
+    .map((color) => {
+      const [r = 0, g = 0, b = 0] = (color.match(/\d+/g) ?? []).map((c) => {
+        const v = Number(c) / 255;
+        return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+      });
+      return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+    })
+    .sort((a, b) => b - a);
+  return ((light ?? 0) + 0.05) / ((dark ?? 0) + 0.05);
+}
 
 type Talk = SpaceFixture & { agentKey: string };
 
 /** How far the message list is from its end, in pixels (0: at the end). */
 const fromEnd = (page: Page): Promise<number> =>
-  page.locator('#messages').evaluate((list) => list.scrollHeight - list.scrollTop - list.clientHeight);
+  page.locator('#message-log').evaluate((log) => log.scrollHeight - log.scrollTop - log.clientHeight);
 
 // What an outside human's trial of the pages found (session 24), each checked in a real browser.
 describe.skipIf(!hasChromium)('the pages as a human found them', () => {
@@ -65,7 +79,9 @@ describe.skipIf(!hasChromium)('the pages as a human found them', () => {
     });
     await say(space, 'https://images.test/tall.png', 'image');
     const image = page.locator('#messages .message[data-type=image] .message-body img');
-    await expect.poll(() => image.evaluate((img: HTMLImageElement) => img.naturalHeight)).toBe(300);
+    await expect
+      .poll(() => image.evaluate((img) => (img as { naturalHeight?: number }).naturalHeight))
+      .toBe(300);
     await expect.poll(() => fromEnd(page)).toBeLessThan(2);
     // Still following: the next message shows too.
     await say(space, 'after the image');
@@ -77,7 +93,7 @@ describe.skipIf(!hasChromium)('the pages as a human found them', () => {
 
   it('says how many messages came below while the reader was up the list, and takes them there', async () => {
     const { page, space } = await ownerReading(30);
-    const list = page.locator('#messages');
+    const list = page.locator('#message-log');
     await list.evaluate((node) => {
       node.scrollTop = 0;
     });
@@ -179,7 +195,11 @@ describe.skipIf(!hasChromium)('the pages as a human found them', () => {
     expect(await text!.locator('.message-head bdi').textContent()).toBe('Mallory[U+202E]gnp.exe');
     expect(await text!.locator('.message-body').textContent()).toBe('see [U+202E]evil override text gnp.exe');
     expect(await html!.locator('.message-body p').textContent()).toBe('[U+2067]html[U+2069] \u200Fmark');
-    expect(await html!.locator('bdo').evaluate((node) => getComputedStyle(node).unicodeBidi)).toBe('isolate');
+    expect(
+      await html!
+        .locator('bdo')
+        .evaluate((node) => node.ownerDocument.defaultView?.getComputedStyle(node).unicodeBidi),
+    ).toBe('isolate');
     expect(await page.locator('#artifacts bdi').textContent()).toBe('plan[U+202E]txt.exe');
     // What is stored is what was sent.
     const view = await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey });
@@ -286,8 +306,8 @@ describe.skipIf(!hasChromium)('the pages as a human found them', () => {
         ).status,
       ).toBe(200);
     const box = page.getByLabel('Message', { exact: true });
-    const empty = page.locator('#messages .empty');
-    await expect.poll(() => empty.innerText()).toBe('No messages yet. Say hello.');
+    const hello = page.locator('#messages .empty .hello');
+    await expect.poll(() => hello.isVisible()).toBe(true);
     await page.locator(`#artifacts button[data-artifact-id="${created.body.id}"]`).click();
     const lock = page.getByRole('button', { name: 'Lock and edit' });
     await lock.waitFor();
@@ -298,7 +318,7 @@ describe.skipIf(!hasChromium)('the pages as a human found them', () => {
     expect(await page.locator('#send-notice').textContent()).toBe(
       'The owner has muted you: you can read, but not send.',
     );
-    expect(await empty.innerText()).toBe('No messages yet.');
+    expect(await hello.isVisible()).toBe(false);
     expect(await lock.isDisabled()).toBe(true);
     await page.getByText('New document').click();
     expect(await page.getByLabel('Name', { exact: true }).isDisabled()).toBe(true);
@@ -328,7 +348,7 @@ describe.skipIf(!hasChromium)('the pages as a human found them', () => {
       .poll(() => page.locator('#space-notice').textContent())
       .toBe('The owner removed you from this space.');
     expect(await box.isDisabled()).toBe(true);
-    expect(await empty.innerText()).toBe('No messages yet.');
+    expect(await hello.isVisible()).toBe(false);
 
     // The owner who closes the space is told it was them.
     const owner = await newPage();
@@ -338,7 +358,8 @@ describe.skipIf(!hasChromium)('the pages as a human found them', () => {
     await owner.getByRole('button', { name: 'Close the space' }).click();
     await expect.poll(() => owner.locator('#space-notice').textContent()).toBe('You closed this space.');
     expect(await owner.getByLabel('Message', { exact: true }).isDisabled()).toBe(true);
-    expect(await owner.locator('#messages .empty').innerText()).toBe('No messages yet.');
+    expect(await owner.locator('#messages .empty').textContent()).toBe('No messages yet. Say hello.');
+    expect(await owner.locator('#messages .empty .hello').isVisible()).toBe(false);
     await owner.close();
     await page.close();
     expect(problems).toEqual([]);
@@ -363,6 +384,41 @@ describe.skipIf(!hasChromium)('the pages as a human found them', () => {
     await expect.poll(() => page.locator('#messages .message-body').textContent()).toBe('line 1\nline 2');
     const sent = await h.get(`/hub/space/${space.spaceId}/messages`, { key: space.ownerKey });
     expect(sent.body.messages.map((m: { content: string }) => m.content)).toEqual(['line 1\nline 2']);
+    await page.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
+
+  it('takes the keyboard to the message box on joining, names the log, and keeps html headings inside messages', async () => {
+    const space = await h.createSpace({ name: 'Accessible', description: 'for every reader' });
+    const page = await joinedPage(space, 'Ada');
+    await expect.poll(() => focused(page)).toBe('message-content');
+    const log = page.getByRole('log', { name: 'Messages' });
+    expect(await log.getAttribute('tabindex')).toBe('0');
+    // The "open" badge reads at 4.5:1 at least (WCAG AA for its small text).
+    const badge = page.locator('#space-state');
+    expect(await badge.textContent()).toBe('open');
+    const [color, background] = await badge.evaluate((node) => {
+      const style = node.ownerDocument.defaultView?.getComputedStyle(node);
+      return [style?.color ?? '', style?.backgroundColor ?? ''] as [string, string];
+    });
+    expect(contrast(color, background)).toBeGreaterThanOrEqual(4.5);
+
+    const sent = await h.post(`/hub/space/${space.spaceId}/messages`, {
+      key: space.ownerKey,
+      body: { content: '<h1>Big heading</h1><h4>Small heading</h4><p>text</p>', type: 'html' },
+    });
+    expect(sent.status, sent.text).toBe(200);
+    await expect.poll(() => log.locator('h1').count()).toBe(1);
+    // Kept as written, but under the page's "Messages" (h2), not beside its title: the levels as
+    // Chromium gives them to a screen reader (Playwright's roles read the tag alone).
+    const cdp = await page.context().newCDPSession(page);
+    const { nodes } = await cdp.send('Accessibility.getFullAXTree');
+    const headings = Object.fromEntries(
+      nodes
+        .filter((node) => node.role?.value === 'heading')
+        .map((node) => [node.name?.value, node.properties?.find((p) => p.name === 'level')?.value.value]),
+    );
+    expect(headings).toMatchObject({ Accessible: 1, Messages: 2, 'Big heading': 3, 'Small heading': 6 });
     await page.close();
     expect(problems).toEqual([]);
   }, 60_000);

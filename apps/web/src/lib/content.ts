@@ -49,6 +49,9 @@ purify.addHook('afterSanitizeAttributes', (node) => {
     node.setAttribute('target', '_blank');
     node.setAttribute('rel', 'noopener noreferrer nofollow');
   }
+  // A heading in a message sits under the page's "Messages" (h2), never beside the page's own.
+  if (/^H[1-6]$/.test(node.tagName))
+    node.setAttribute('aria-level', String(Math.min(6, 2 + Number(node.tagName[1]))));
   if (node.tagName === 'IMG') {
     if (!isImageSource(node.getAttribute('src') ?? '')) node.removeAttribute('src');
     imageAttributes(node);

@@ -180,7 +180,9 @@ ${notice('space-notice')}
 <section class="panel messages-panel" aria-labelledby="messages-title">
 <h2 id="messages-title">Messages</h2>
 <details id="agenda-block" class="agenda" hidden><summary>Agenda</summary><p id="space-agenda" class="pre"></p></details>
+<div id="message-log" class="message-log" role="log" aria-labelledby="messages-title" tabindex="0">
 <ol id="messages" class="messages" aria-live="off" aria-relevant="additions"></ol>
+</div>
 <button type="button" id="new-messages" class="small new-messages" hidden></button>
 <form id="send-form" class="send-form">
 <fieldset id="send-fields" class="contents">

@@ -91,6 +91,8 @@ async function open(me: SpaceCredentials, kept = false): Promise<void> {
     return;
   }
   void connectStream();
+  // Joined (or opened): the keyboard goes where the conversation is written.
+  $('message-content').focus();
   // The time left counts down by the second, from when the server said it.
   const endsAt = Date.now() + view.ttlRemaining * 1000;
   clearInterval(ticking);

@@ -26,8 +26,8 @@ function caughtUp(): void {
 }
 
 function toEnd(): void {
-  const list = $('messages');
-  list.scrollTop = list.scrollHeight;
+  const log = $('message-log');
+  log.scrollTop = log.scrollHeight;
   caughtUp();
 }
 
@@ -119,14 +119,18 @@ const characters = (text: string): number =>
 const count = (n: number): string => n.toLocaleString('en');
 
 export function wireMessages(): void {
-  const list = $('messages');
-  list.addEventListener('scroll', () => {
-    following = list.scrollHeight - list.scrollTop - list.clientHeight < 80;
+  // The log scrolls (and takes the keyboard: PageUp reads back); the list inside it grows.
+  const log = $('message-log');
+  log.addEventListener('scroll', () => {
+    following = log.scrollHeight - log.scrollTop - log.clientHeight < 80;
     if (following) caughtUp();
   });
-  $('new-messages').addEventListener('click', toEnd);
+  $('new-messages').addEventListener('click', () => {
+    toEnd();
+    log.focus();
+  });
   // An image's load does not bubble: heard on the way down.
-  list.addEventListener('load', () => following && toEnd(), true);
+  log.addEventListener('load', () => following && toEnd(), true);
   const form = $('send-form', HTMLFormElement);
   const input = $('message-content', HTMLTextAreaElement);
   const type = $('message-type', HTMLSelectElement);
