@@ -29,7 +29,7 @@ const fromEnd = (page: Page): Promise<number> =>
 describe.skipIf(!hasChromium)('the pages as a human found them', () => {
   const { srv, h } = useServer();
   const { problems, newPage } = useBrowser();
-  const { editingParticipant, joinedPage } = pageSteps({ srv, h }, newPage);
+  const { editingParticipant, joinedPage, joinThroughTheLink } = pageSteps({ srv, h }, newPage);
 
   /** An agent of the space says something (a message of the reader's own would take them to it). */
   const say = async (space: Talk, content: string, type = 'text') => {
@@ -422,6 +422,77 @@ describe.skipIf(!hasChromium)('the pages as a human found them', () => {
     await page.close();
     expect(problems).toEqual([]);
   }, 60_000);
+
+  it('lets a human keep access after the tab closes: a link back, or this device remembering the key', async () => {
+    const space = await h.createSpace({ name: 'Come back', description: 'a tab closes' });
+    const page = await newPage();
+    const invite = await h.post(`/hub/space/${space.spaceId}/invite`, { key: space.ownerKey });
+    await page.goto(invite.body.humanLink);
+    // Said before joining.
+    await page
+      .getByText('Your key to the space is kept in this tab only: closing the tab ends your access')
+      .waitFor();
+    await joinThroughTheLink(page, space, 'Ada');
+    await page.waitForURL(`${srv.url}/space/${space.spaceId}`);
+    await expect.poll(() => page.locator('#live').textContent()).toBe('live');
+    const ada = await storedCredentials(page, space.spaceId);
+
+    await page.getByText('Keep access after this tab closes').click();
+    const link = await page.getByLabel('Your link back').inputValue();
+    // The key travels in the fragment, which no request carries, never in the query.
+    expect(link).toBe(`${srv.url}/space/${space.spaceId}#key=${ada.key}&participant=${ada.participantId}`);
+    expect(await page.getByLabel('Your key').inputValue()).toBe(ada.key);
+
+    /** A new tab of this browser opening the space at `url`, once it is live or asks for a key. */
+    const newTab = async (url: string) => {
+      const tab = await newPage();
+      await tab.goto(url);
+      const state = async () =>
+        (await tab.locator('#no-key').isVisible()) ? 'no key' : await tab.locator('#live').textContent();
+      await expect.poll(state).toMatch(/^(live|no key)$/);
+      return tab;
+    };
+    const back = await newTab(link);
+    expect(await back.locator('#live').textContent()).toBe('live');
+    expect(back.url()).toBe(`${srv.url}/space/${space.spaceId}`);
+    expect(await storedCredentials(back, space.spaceId)).toEqual({
+      ...ada,
+      role: 'participant',
+      name: undefined,
+    });
+    expect(await back.locator('#participants .person-name', { hasText: '(you)' }).textContent()).toBe(
+      'Ada (you)',
+    );
+    await back.close();
+
+    // Without the link, a new tab holds no key, until this device remembers it.
+    const bare = `${srv.url}/space/${space.spaceId}`;
+    let tab = await newTab(bare);
+    expect(await tab.locator('#no-key').isVisible()).toBe(true);
+    await tab.close();
+    await page.getByRole('button', { name: 'Remember on this device' }).click();
+    await page.getByText('This browser remembers your key for this space, in every tab.').waitFor();
+    tab = await newTab(bare);
+    expect(await tab.locator('#live').textContent()).toBe('live');
+    await tab.close();
+    await page.getByRole('button', { name: 'Forget it' }).click();
+    tab = await newTab(bare);
+    expect(await tab.locator('#no-key').isVisible()).toBe(true);
+    await tab.close();
+
+    // A key that opens nothing any more is not kept on the device.
+    await page.getByRole('button', { name: 'Remember on this device' }).click();
+    const remembered = () => page.evaluate(`localStorage.getItem('convene:space:${space.spaceId}')`);
+    expect(await remembered()).not.toBeNull();
+    const kick = await h.post(`/hub/space/${space.spaceId}/participants/${ada.participantId}/kick`, {
+      key: space.ownerKey,
+    });
+    expect(kick.status).toBe(200);
+    await expect.poll(remembered).toBeNull();
+    expect(await page.locator('#keep-access').isHidden()).toBe(true);
+    await page.close();
+    expect(problems).toEqual([]);
+  }, 90_000);
 
   describe('with a clock the test moves', () => {
     // The clock is the browser context's: this describe has its own.

@@ -1,5 +1,7 @@
 // What the tab remembers: sessionStorage, gone when the tab closes, never sent anywhere. Keys
-// live here and in the URL fragment, never in a page's address or query.
+// live here and in the URL fragment, never in a page's address or query. A space key the human
+// asks this device to remember is kept in localStorage too (every tab of the browser), until
+// they forget it or the space ends for them.
 import type { User } from '@convene/sdk';
 
 /** A space key this tab holds, and what it knows of whose it is. */
@@ -32,9 +34,9 @@ const SESSION = 'convene:session';
 const BROWSER_TOKEN = 'convene:user-token';
 
 /** The stored object, if it is one with a string `field` (anything else was not written by us). */
-function read(slot: string, field: string): Record<string, unknown> | undefined {
+function read(slot: string, field: string, device = false): Record<string, unknown> | undefined {
   try {
-    const parsed: unknown = JSON.parse(sessionStorage.getItem(slot) ?? 'null');
+    const parsed: unknown = JSON.parse((device ? localStorage : sessionStorage).getItem(slot) ?? 'null');
     if (
       parsed &&
       typeof parsed === 'object' &&
@@ -49,11 +51,25 @@ function read(slot: string, field: string): Record<string, unknown> | undefined 
 
 const write = (slot: string, value: unknown) => sessionStorage.setItem(slot, JSON.stringify(value));
 
+/** The key this tab holds for a space, else the one this device remembers. */
 export const getSpaceCredentials = (spaceId: string) =>
-  read(spaceSlot(spaceId), 'key') as SpaceCredentials | undefined;
-export const setSpaceCredentials = (spaceId: string, credentials: SpaceCredentials) =>
+  (read(spaceSlot(spaceId), 'key') ?? read(spaceSlot(spaceId), 'key', true)) as SpaceCredentials | undefined;
+export const isRemembered = (spaceId: string): boolean => Boolean(read(spaceSlot(spaceId), 'key', true));
+export function setSpaceCredentials(spaceId: string, credentials: SpaceCredentials, remember = false): void {
   write(spaceSlot(spaceId), credentials);
-export const forgetSpaceCredentials = (spaceId: string) => sessionStorage.removeItem(spaceSlot(spaceId));
+  // What the tab learns of whose the key is, the device's copy learns too.
+  if (remember || isRemembered(spaceId))
+    localStorage.setItem(spaceSlot(spaceId), JSON.stringify(credentials));
+}
+/** Forgets the device's copy of a space key (`tab`: this tab's too). */
+export function forgetSpaceCredentials(spaceId: string, tab = true): void {
+  if (tab) sessionStorage.removeItem(spaceSlot(spaceId));
+  try {
+    localStorage.removeItem(spaceSlot(spaceId));
+  } catch {
+    // a browser that keeps nothing: nothing to forget
+  }
+}
 
 export const getInvitation = (spaceId: string) => read(inviteSlot(spaceId), 'key') as Invitation | undefined;
 export const setInvitation = (spaceId: string, invitation: Invitation) =>

@@ -141,6 +141,7 @@ ${notice('join-notice')}
 <label for="join-role">Your role <span class="optional">(optional)</span></label>
 <input id="join-role" name="role" maxlength="${limits.textMax}" placeholder="reviewer">
 <label class="choice" id="link-dashboard-row" hidden><input type="checkbox" id="link-dashboard" checked> Keep this space on my dashboard</label>
+<p class="meta">Your key to the space is kept in this tab only: closing the tab ends your access, unless you keep the link back the space offers (under “You”), let this device remember it, or join while logged in.</p>
 <button type="submit" class="primary">Join the space</button>
 </form>
 </section>
@@ -234,6 +235,16 @@ ${notice('send-notice')}
 <section class="panel" aria-labelledby="you-title">
 <h2 id="you-title">You</h2>
 <p id="you"></p>
+<details id="keep-access" class="keep">
+<summary>Keep access after this tab closes</summary>
+<p class="meta">Your key is kept in this tab only. To come back later, keep this link (your key is in it, after the #), or let this device remember the key. Anyone who has either can act as you here.</p>
+<label for="personal-link">Your link back</label>
+<div class="secret"><input id="personal-link" readonly><button type="button" class="copy" data-copy="personal-link">Copy</button></div>
+<label for="my-key">Your key</label>
+<div class="secret"><input id="my-key" readonly><button type="button" class="copy" data-copy="my-key">Copy</button></div>
+<p><button type="button" id="remember">Remember on this device</button></p>
+<p id="remembered" hidden>This browser remembers your key for this space, in every tab. <button type="button" id="forget">Forget it</button></p>
+</details>
 <p class="toolbar"><button type="button" id="leave-button" class="danger" hidden>Leave the space</button><button type="button" id="close-space-button" class="danger" hidden>Close the space</button></p>
 </section>
 </aside>

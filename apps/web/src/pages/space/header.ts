@@ -36,6 +36,7 @@ export function renderSpace(): void {
   for (const id of ['send-fields', 'artifact-fields'])
     $(id, HTMLFieldSetElement).disabled = state.ended || me?.status === 'muted';
   $('invite-button').hidden = !isOwner() || closed;
+  $('keep-access').hidden = closed;
   $('close-space-button').hidden = !isOwner() || closed;
   $('leave-button').hidden = isOwner() || closed || !state.me.participantId;
   const mine = me?.name ?? state.me.name;

@@ -11,9 +11,11 @@ import {
   forgetSpaceCredentials,
   getSession,
   getSpaceCredentials,
+  isRemembered,
   logOut,
   type SpaceCredentials,
   setInvitation,
+  setSpaceCredentials,
 } from '../../lib/storage';
 import { renderArtifacts, wireDocuments } from './documents';
 import { renderTimeLeft, wireHeader } from './header';
@@ -65,9 +67,11 @@ async function open(me: SpaceCredentials, kept = false): Promise<void> {
     view = await space().get();
   } catch (error) {
     showNoKey(describeError(error));
-    if (kept && error instanceof AuthenticationError)
+    if (kept && error instanceof AuthenticationError) {
+      forgetSpaceCredentials(spaceId, false);
       $('no-key-text').textContent =
         'The key this tab kept no longer opens this space. Paste another key, use the invitation link you were given, or fetch your key from your dashboard.';
+    }
     return;
   }
   state.space = view;
@@ -184,9 +188,44 @@ $('close-space-button').addEventListener('click', (event) =>
   }),
 );
 
+// --- Keeping access: the key is this tab's; a link back, or this device, can keep it -------------
+
+const keep = $('keep-access', HTMLDetailsElement);
+function renderKeep(): void {
+  const remembered = isRemembered(spaceId);
+  $('remember').hidden = remembered;
+  $('remembered').hidden = !remembered;
+}
+// The key reaches the page's text only when asked for.
+keep.addEventListener('toggle', () => {
+  if (!keep.open) return;
+  const { key, participantId } = state.me;
+  $('personal-link', HTMLInputElement).value =
+    `${location.origin}/space/${spaceId}#key=${key}${participantId ? `&participant=${participantId}` : ''}`;
+  $('my-key', HTMLInputElement).value = key;
+  renderKeep();
+});
+$('remember').addEventListener('click', () => {
+  try {
+    setSpaceCredentials(spaceId, state.me, true);
+  } catch {
+    notify('space-notice', 'This browser keeps nothing for the page: keep your link back instead.');
+  }
+  renderKeep();
+});
+$('forget').addEventListener('click', () => {
+  forgetSpaceCredentials(spaceId, false);
+  renderKeep();
+});
+
+// A link back carries the key in its fragment, which leaves the address bar at once.
+const fragment = new URLSearchParams(location.hash.slice(1));
+const given = fragment.get('key')?.trim();
+if (given) history.replaceState(null, '', location.pathname);
 const kept = getSpaceCredentials(spaceId);
 if (!isSpaceId(spaceId)) {
   $('live').textContent = '';
   notify('space-notice', NO_SUCH_SPACE);
-} else if (kept) void open(kept, true);
+} else if (given) void open({ key: given, participantId: fragment.get('participant') ?? undefined });
+else if (kept) void open(kept, true);
 else showNoKey();

@@ -4,6 +4,7 @@
 import { Convene, type StreamEvent } from '@convene/sdk';
 import { $, type NoticeKind, notify } from '../../lib/dom';
 import { describeError, statusOf, UNREACHABLE } from '../../lib/errors';
+import { forgetSpaceCredentials } from '../../lib/storage';
 import { artifactChanged, renderArtifacts } from './documents';
 import { renderDocument, stopEditing } from './editor';
 import { appendMessage, showEmptyMessages } from './messages';
@@ -62,6 +63,8 @@ export function endSpace(text: string, kind: NoticeKind = 'warn'): void {
   state.ended = true;
   controller?.abort();
   setLive('ended', false);
+  // The key opens nothing any more: this device need not keep it.
+  forgetSpaceCredentials(spaceId, false);
   stopEditing();
   notify('space-notice', text, kind);
   renderParticipants();
