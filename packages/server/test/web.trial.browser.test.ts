@@ -494,6 +494,21 @@ describe.skipIf(!hasChromium)('the pages as a human found them', () => {
     expect(problems).toEqual([]);
   }, 90_000);
 
+  it('creates an empty document, as the API and the CLI do', async () => {
+    const space = await h.createSpace({ name: 'Blank', description: 'a document to fill later' });
+    const page = await newPage();
+    await pasteKey(page, srv.url, space.spaceId, space.ownerKey);
+    await expect.poll(() => page.locator('#live').textContent()).toBe('live');
+    await page.getByText('New document').click();
+    await page.getByLabel('Name', { exact: true }).fill('later');
+    await page.getByRole('button', { name: 'Create' }).click();
+    await expect.poll(() => page.locator('#artifact-title').textContent()).toBe('later');
+    const view = await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey });
+    expect(view.body.artifacts).toMatchObject([{ name: 'later', version: 1 }]);
+    await page.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
+
   describe('with a clock the test moves', () => {
     // The clock is the browser context's: this describe has its own.
     const clocked = useBrowser();

@@ -225,8 +225,8 @@ ${notice('send-notice')}
 <p class="meta why">The owner has muted you: you can create a document once they unmute you.</p>
 <label for="artifact-name">Name</label>
 <input id="artifact-name" name="name" required maxlength="${limits.nameMax}" placeholder="notes">
-<label for="artifact-content">Content (markdown)</label>
-<textarea id="artifact-content" name="content" rows="4" required></textarea>
+<label for="artifact-content">Content (markdown) <span class="optional">(optional)</span></label>
+<textarea id="artifact-content" name="content" rows="4"></textarea>
 <button type="submit">Create</button>
 </fieldset>
 </form>
