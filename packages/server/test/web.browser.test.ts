@@ -17,7 +17,10 @@ const PIXEL =
 describe.skipIf(!hasChromium)('the human side in a browser', () => {
   const { srv, h } = useServer();
   const { problems, newPage } = useBrowser();
-  const { waitForRestMessage, joinThroughTheLink, editingParticipant } = pageSteps({ srv, h }, newPage);
+  const { waitForRestMessage, joinThroughTheLink, editingParticipant, ownerPage } = pageSteps(
+    { srv, h },
+    newPage,
+  );
 
   it('joins through the human link, keeps the key out of the URL, and sends a message that REST reads', async () => {
     const space = await h.createSpace({ name: 'Design review', description: 'Review the design doc' });
@@ -147,12 +150,7 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
 
   it('locks a document, edits and saves it with baseVersion, and REST sees version 2', async () => {
     const space = await h.createSpace({ name: 'Writing', description: 'co-edit a document' });
-    const created = await h.post(`/hub/space/${space.spaceId}/artifact`, {
-      key: space.ownerKey,
-      body: { name: 'notes', type: 'markdown', content: '# Notes\n\nfirst draft\n' },
-    });
-    expect(created.status, created.text).toBe(200);
-    const artifactId = created.body.id;
+    const artifactId = await h.createArtifact(space, 'notes', '# Notes\n\nfirst draft\n');
 
     const page = await newPage();
     await joinThroughTheLink(page, space, 'Linus');
@@ -333,9 +331,7 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
     await page.getByRole('heading', { name: 'Waiting for approval' }).waitFor();
 
     // The owner, in another tab of the same browser, opens the space with the owner key.
-    const owner = await newPage();
-    await pasteKey(owner, srv.url, space.spaceId, space.ownerKey);
-    await expect.poll(() => owner.locator('#live').textContent()).toBe('live');
+    const owner = await ownerPage(space);
     await owner.getByRole('button', { name: 'Approve Hopper' }).click();
 
     await page.waitForURL(`${srv.url}/space/${space.spaceId}`, { timeout: 15_000 });
@@ -503,16 +499,10 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
   it('keeps the keyboard focus: a document opened with Enter takes it, moderation keeps it on the participant', async () => {
     const space = await h.createSpace({ name: 'Keyboard', description: 'no mouse', ownerName: 'Kay' });
     await h.joinActive(space, { name: 'Robo' });
-    const created = await h.post(`/hub/space/${space.spaceId}/artifact`, {
-      key: space.ownerKey,
-      body: { name: 'agenda', type: 'markdown', content: '# Agenda\n' },
-    });
-    expect(created.status, created.text).toBe(200);
-    const page = await newPage();
-    await pasteKey(page, srv.url, space.spaceId, space.ownerKey);
-    await expect.poll(() => page.locator('#live').textContent()).toBe('live');
+    const artifactId = await h.createArtifact(space, 'agenda', '# Agenda\n');
+    const page = await ownerPage(space);
 
-    await page.locator(`#artifacts button[data-artifact-id="${created.body.id}"]`).focus();
+    await page.locator(`#artifacts button[data-artifact-id="${artifactId}"]`).focus();
     await page.keyboard.press('Enter');
     await expect.poll(() => focused(page)).toBe('artifact-title');
     expect(await page.locator('#artifact-title').textContent()).toBe('agenda');
@@ -542,9 +532,7 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
 
   it('says what an image message takes before sending one it cannot be', async () => {
     const space = await h.createSpace({ name: 'Pictures', description: 'images only from safe places' });
-    const page = await newPage();
-    await pasteKey(page, srv.url, space.spaceId, space.ownerKey);
-    await expect.poll(() => page.locator('#live').textContent()).toBe('live');
+    const page = await ownerPage(space);
     await page.getByLabel('Message type').selectOption('image');
     await page.getByLabel('Message', { exact: true }).fill('http://images.test/cat.png');
     await page.keyboard.press('Enter');
@@ -580,9 +568,7 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
   it('keeps a long description to a few lines above the conversation, the whole of it a click away', async () => {
     const description = `${'A description that goes on and on. '.repeat(280)}The end.`;
     const space = await h.createSpace({ name: 'Verbose', description });
-    const page = await newPage();
-    await pasteKey(page, srv.url, space.spaceId, space.ownerKey);
-    await expect.poll(() => page.locator('#live').textContent()).toBe('live');
+    const page = await ownerPage(space);
     const text = page.locator('#space-description');
     expect(await text.textContent()).toBe(description);
     // The conversation starts on the first screen (900 px high), not after pages of description.
@@ -673,15 +659,11 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
     });
     const agent = await h.joinActive(space, { name: word('N'), role: word('P') });
     await h.post(`/hub/space/${space.spaceId}/messages`, { key: agent.key, body: { content: word('M') } });
-    const created = await h.post(`/hub/space/${space.spaceId}/artifact`, {
-      key: agent.key,
-      body: { name: word('A'), type: 'markdown', content: word('C') },
-    });
-    expect(created.status, created.text).toBe(200);
+    const artifactId = await h.createArtifact(space, word('A'), word('C'), agent.key);
     const page = await newPage();
     await pasteKey(page, srv.url, space.spaceId, space.ownerKey);
     await expect.poll(() => page.locator('#messages .message').count()).toBe(1);
-    await page.locator(`#artifacts button[data-artifact-id="${created.body.id}"]`).click();
+    await page.locator(`#artifacts button[data-artifact-id="${artifactId}"]`).click();
     await page.locator('#artifact-view').waitFor();
     const overflow = () =>
       page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth');
@@ -852,12 +834,11 @@ describe.skipIf(!hasChromium)('the human side when the service asks for a pause 
   const WINDOW_S = 2;
   const { srv, h } = useServer({ clock, config: { rateLimitMax: 40, rateLimitWindowSeconds: WINDOW_S } });
   const { problems, newPage } = useBrowser();
+  const { ownerPage } = pageSteps({ srv, h }, newPage);
 
   it('says why a send waits, and sends it once the window has passed', async () => {
     const space = await h.createSpace({ name: 'Busy', description: 'too many requests', ownerName: 'Ida' });
-    const page = await newPage();
-    await pasteKey(page, srv.url, space.spaceId, space.ownerKey);
-    await expect.poll(() => page.locator('#live').textContent()).toBe('live');
+    const page = await ownerPage(space);
 
     // Another client with the same key uses up its window (the clock stands still meanwhile).
     while ((await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey })).status !== 429);

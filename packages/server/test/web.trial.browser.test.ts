@@ -29,7 +29,7 @@ const fromEnd = (page: Page): Promise<number> =>
 describe.skipIf(!hasChromium)('the pages as a human found them', () => {
   const { srv, h } = useServer();
   const { problems, newPage } = useBrowser();
-  const { editingParticipant, joinedPage, joinThroughTheLink } = pageSteps({ srv, h }, newPage);
+  const { editingParticipant, joinedPage, joinThroughTheLink, ownerPage } = pageSteps({ srv, h }, newPage);
 
   /** An agent of the space says something (a message of the reader's own would take them to it). */
   const say = async (space: Talk, content: string, type = 'text') => {
@@ -45,9 +45,7 @@ describe.skipIf(!hasChromium)('the pages as a human found them', () => {
     const created = await h.createSpace({ name: 'Long talk', description: 'many messages' });
     const space = { ...created, agentKey: (await h.joinActive(created, { name: 'Agent' })).key };
     for (let i = 1; i <= count; i++) await say(space, `message ${i}`);
-    const page = await newPage();
-    await pasteKey(page, srv.url, space.spaceId, space.ownerKey);
-    await expect.poll(() => page.locator('#live').textContent()).toBe('live');
+    const page = await ownerPage(space);
     await expect.poll(() => page.locator('#messages .message').count()).toBe(count);
     return { page, space };
   }
@@ -179,13 +177,8 @@ describe.skipIf(!hasChromium)('the pages as a human found them', () => {
     expect((await post('<p>\u2067html\u2069 \u200Fmark</p><bdo dir="rtl">abc</bdo>', 'html')).status).toBe(
       200,
     );
-    const created = await h.post(`/hub/space/${space.spaceId}/artifact`, {
-      key: agent.key,
-      body: { name: 'plan\u202Etxt.exe', type: 'markdown', content: 'x' },
-    });
-    expect(created.status, created.text).toBe(200);
-    const page = await newPage();
-    await pasteKey(page, srv.url, space.spaceId, space.ownerKey);
+    await h.createArtifact(space, 'plan\u202Etxt.exe', 'x', agent.key);
+    const page = await ownerPage(space);
     await expect.poll(() => page.locator('#messages .message').count()).toBe(2);
 
     const person = page.locator('#participants li', { hasText: 'Mallory' });
@@ -210,12 +203,8 @@ describe.skipIf(!hasChromium)('the pages as a human found them', () => {
 
   it('takes back "cannot be reached" under a send and a save once the page reaches the service again', async () => {
     const { page, space } = await ownerReading(0);
-    const created = await h.post(`/hub/space/${space.spaceId}/artifact`, {
-      key: space.ownerKey,
-      body: { name: 'minutes', type: 'markdown', content: 'draft\n' },
-    });
-    expect(created.status, created.text).toBe(200);
-    await page.locator(`#artifacts button[data-artifact-id="${created.body.id}"]`).click();
+    const artifactId = await h.createArtifact(space, 'minutes', 'draft\n');
+    await page.locator(`#artifacts button[data-artifact-id="${artifactId}"]`).click();
     await page.getByRole('button', { name: 'Lock and edit' }).click();
     await page.locator('#artifact-editor').fill('edited offline\n');
 
@@ -276,9 +265,7 @@ describe.skipIf(!hasChromium)('the pages as a human found them', () => {
 
   it('counts the time left down by the second', async () => {
     const space = await h.createSpace({ name: 'Short', description: 'ends soon', ttl: 80 });
-    const page = await newPage();
-    await pasteKey(page, srv.url, space.spaceId, space.ownerKey);
-    await expect.poll(() => page.locator('#live').textContent()).toBe('live');
+    const page = await ownerPage(space);
     const secondsLeft = async () =>
       Number((await page.locator('#space-ttl').textContent())?.match(/(\d+) s left/)?.[1]);
     const first = await secondsLeft();
@@ -290,11 +277,7 @@ describe.skipIf(!hasChromium)('the pages as a human found them', () => {
 
   it('closes the composer and "New document" to a muted, removed or closed-out human, saying why', async () => {
     const space = await h.createSpace({ name: 'Moderated', description: 'the owner decides' });
-    const created = await h.post(`/hub/space/${space.spaceId}/artifact`, {
-      key: space.ownerKey,
-      body: { name: 'rules', type: 'markdown', content: 'be kind\n' },
-    });
-    expect(created.status, created.text).toBe(200);
+    const artifactId = await h.createArtifact(space, 'rules', 'be kind\n');
     const page = await joinedPage(space, 'Mia');
     const mia = await storedCredentials(page, space.spaceId);
     const moderate = async (action: string) =>
@@ -308,7 +291,7 @@ describe.skipIf(!hasChromium)('the pages as a human found them', () => {
     const box = page.getByLabel('Message', { exact: true });
     const hello = page.locator('#messages .empty .hello');
     await expect.poll(() => hello.isVisible()).toBe(true);
-    await page.locator(`#artifacts button[data-artifact-id="${created.body.id}"]`).click();
+    await page.locator(`#artifacts button[data-artifact-id="${artifactId}"]`).click();
     const lock = page.getByRole('button', { name: 'Lock and edit' });
     await lock.waitFor();
 
@@ -351,9 +334,7 @@ describe.skipIf(!hasChromium)('the pages as a human found them', () => {
     expect(await hello.isVisible()).toBe(false);
 
     // The owner who closes the space is told it was them.
-    const owner = await newPage();
-    await pasteKey(owner, srv.url, space.spaceId, space.ownerKey);
-    await expect.poll(() => owner.locator('#live').textContent()).toBe('live');
+    const owner = await ownerPage(space);
     owner.once('dialog', (dialog) => void dialog.accept());
     await owner.getByRole('button', { name: 'Close the space' }).click();
     await expect.poll(() => owner.locator('#space-notice').textContent()).toBe('You closed this space.');
@@ -496,9 +477,7 @@ describe.skipIf(!hasChromium)('the pages as a human found them', () => {
 
   it('creates an empty document, as the API and the CLI do', async () => {
     const space = await h.createSpace({ name: 'Blank', description: 'a document to fill later' });
-    const page = await newPage();
-    await pasteKey(page, srv.url, space.spaceId, space.ownerKey);
-    await expect.poll(() => page.locator('#live').textContent()).toBe('live');
+    const page = await ownerPage(space);
     await page.getByText('New document').click();
     await page.getByLabel('Name', { exact: true }).fill('later');
     await page.getByRole('button', { name: 'Create' }).click();

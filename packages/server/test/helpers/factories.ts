@@ -44,6 +44,21 @@ export class Harness extends Api {
     return res.body.publicInvitationKey;
   }
 
+  /** A markdown document `name` in `space`, created with `key` (the owner's by default): its id. */
+  async createArtifact(
+    space: SpaceFixture,
+    name: string,
+    content: string,
+    key = space.ownerKey,
+  ): Promise<string> {
+    const res = await this.post(`/hub/space/${space.spaceId}/artifact`, {
+      key,
+      body: { name, type: 'markdown', content },
+    });
+    expect(res.status, res.text).toBe(200);
+    return res.body.id;
+  }
+
   /** The dead keys of a kicked and of a departed participant of `space`: they answer 401 everywhere. */
   async deadKeys(space: SpaceFixture): Promise<{ kicked: string; left: string }> {
     const kicked = await this.joinActive(space, { name: 'Kicked' });

@@ -58,20 +58,24 @@ export function pageSteps({ srv, h }: Pick<ServerFixture, 'srv' | 'h'>, newPage:
     return page;
   }
 
-  /** A participant named `name` joins in a new page, opens a new document `plan` and locks it. */
-  async function editingParticipant(space: SpaceFixture, name: string) {
-    const created = await h.post(`/hub/space/${space.spaceId}/artifact`, {
-      key: space.ownerKey,
-      body: { name: 'plan', type: 'markdown', content: 'first\n' },
-    });
-    expect(created.status, created.text).toBe(200);
-    const lockPath = `/hub/space/${space.spaceId}/artifact/${created.body.id}/lock`;
-    const page = await joinedPage(space, name);
-    await page.locator(`#artifacts button[data-artifact-id="${created.body.id}"]`).click();
-    await page.getByRole('button', { name: 'Lock and edit' }).click();
-    await page.locator('#artifact-editor').waitFor({ state: 'visible' });
-    return { page, lockPath, artifactId: created.body.id as string };
+  /** The owner's page of `space` in a new page (the owner key pasted), once it is live. */
+  async function ownerPage(space: SpaceFixture): Promise<Page> {
+    const page = await newPage();
+    await pasteKey(page, srv.url, space.spaceId, space.ownerKey);
+    await expect.poll(() => page.locator('#live').textContent()).toBe('live');
+    return page;
   }
 
-  return { waitForRestMessage, joinThroughTheLink, joinedPage, editingParticipant };
+  /** A participant named `name` joins in a new page, opens a new document `plan` and locks it. */
+  async function editingParticipant(space: SpaceFixture, name: string) {
+    const artifactId = await h.createArtifact(space, 'plan', 'first\n');
+    const lockPath = `/hub/space/${space.spaceId}/artifact/${artifactId}/lock`;
+    const page = await joinedPage(space, name);
+    await page.locator(`#artifacts button[data-artifact-id="${artifactId}"]`).click();
+    await page.getByRole('button', { name: 'Lock and edit' }).click();
+    await page.locator('#artifact-editor').waitFor({ state: 'visible' });
+    return { page, lockPath, artifactId };
+  }
+
+  return { waitForRestMessage, joinThroughTheLink, joinedPage, ownerPage, editingParticipant };
 }
