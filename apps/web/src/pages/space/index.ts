@@ -96,7 +96,7 @@ async function open(me: SpaceCredentials, kept = false): Promise<void> {
   }
   void connectStream();
   // Joined (or opened): the keyboard goes where the conversation is written.
-  $('message-content').focus();
+  $('message-content').focus({ preventScroll: true });
   // The time left counts down by the second, from when the server said it.
   const endsAt = Date.now() + view.ttlRemaining * 1000;
   clearInterval(ticking);
