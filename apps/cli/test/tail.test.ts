@@ -62,6 +62,11 @@ describe('tail in a terminal', () => {
 
       expect((await guest.run(['send', 'hello from gus'])).code).toBe(0);
       await eventually(() => expect(terminal.screen()).toMatch(/Gus: hello from gus/));
+      // A message that mentions you is marked; one that mentions someone else is not.
+      const ownerId = (space as unknown as { participantId: string }).participantId;
+      expect((await guest.run(['send', '--mention', ownerId, 'for the owner'])).code).toBe(0);
+      await eventually(() => expect(terminal.screen()).toMatch(/Gus \[@you\]: for the owner/));
+      expect(terminal.screen()).toMatch(/Gus: hello from gus/);
 
       expect((await guest.run(['artifact', 'create', 'notes.md'])).code).toBe(0);
       expect((await guest.run(['artifact', 'lock', 'notes.md'])).code).toBe(0);

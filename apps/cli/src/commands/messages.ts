@@ -44,7 +44,7 @@ export function registerMessages(program: Command, app: App): void {
         quiet: () => kept.map((m) => (m as { id?: string }).id).join('\n') || undefined,
         human: () => {
           if (kept.length === 0) out.info(out.c.dim(since ? 'No messages since then.' : 'No messages yet.'));
-          for (const message of kept) printMessage(out, message);
+          for (const message of kept) printMessage(out, message, saved.participantId);
         },
       });
     });

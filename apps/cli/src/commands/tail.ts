@@ -169,7 +169,7 @@ class TailView {
     const note = (text: string) => this.note(text);
     switch (event.event) {
       case 'message':
-        printMessage(out, event.data);
+        printMessage(out, event.data, this.me);
         return;
       case 'participant-status': {
         const p = event.data;

@@ -7,6 +7,8 @@ export interface MessageLike {
   content: string;
   type: 'text' | 'html' | 'image';
   timestamp: string;
+  /** The participants it mentions (explicitly or by `@Name`). */
+  mentions?: readonly string[];
 }
 
 export interface ParticipantLike {
@@ -45,15 +47,19 @@ export function relative(iso: string, now: Date = new Date()): string {
   return seconds >= 0 ? `in ${text}` : `${text} ago`;
 }
 
-/** One message as the terminal shows it: time, sender, content (indented when multi-line). */
-export function printMessage(out: Output, message: MessageLike): void {
+/**
+ * One message as the terminal shows it: time, sender, content (indented when multi-line); marked
+ * `[@you]` when it mentions `me` (your participant id).
+ */
+export function printMessage(out: Output, message: MessageLike, me?: string): void {
   const { c } = out;
   // The header is one line: a newline in a name would start a made-up message.
   const sender = inline(message.senderName);
   const name = message.isOwner ? c.bold(c.cyan(sender)) : c.bold(sender);
+  const mark = me !== undefined && message.mentions?.includes(me) ? ` ${c.bold(c.yellow('[@you]'))}` : '';
   const label = message.type === 'text' ? '' : `${c.magenta(`[${message.type}]`)} `;
   const [first, ...rest] = message.content.split('\n');
-  out.line(`${c.dim(when(message.timestamp))}  ${name}: ${label}${first}`);
+  out.line(`${c.dim(when(message.timestamp))}  ${name}${mark}: ${label}${first}`);
   for (const line of rest) out.line(`          ${line}`);
 }
 
