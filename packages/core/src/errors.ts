@@ -54,6 +54,18 @@ export class NotFoundError extends DomainError {
   }
 }
 
+/**
+ * No join waits under this id for this invitation (and pollToken), or its key was collected
+ * already: the key of a join is handed out once, so a second poll finds nothing.
+ */
+export class NoPendingJoinError extends NotFoundError {
+  constructor() {
+    super('pending join request');
+    this.message =
+      'pending join request not found: no join of this invitation waits under this id, or its key was already handed out (it is given once)';
+  }
+}
+
 /** A join the owner refused (kicked before approval): nothing more will come of it. */
 export class JoinRefusedError extends NotFoundError {
   constructor() {

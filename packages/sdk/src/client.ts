@@ -315,7 +315,7 @@ export class PendingJoin {
  * joiner its participant when its key was not saved. A refusal has its own message and is kept.
  */
 function explainNoPendingJoin(error: unknown): unknown {
-  if (!(error instanceof NotFoundError) || error.body?.error !== 'pending join request not found')
+  if (!(error instanceof NotFoundError) || !error.body?.error.startsWith('pending join request not found'))
     return error;
   return new NotFoundError(
     '404 pending join request not found: its key was already handed out (a join key is given once: ' +

@@ -50,6 +50,17 @@ describe('a private-space join', () => {
     expectOk(collected);
     expect(collected.body.participantPrivateKey).toMatch(/^[0-9a-f]{64}$/);
     expectOk(await h.get(`/hub/space/${space.spaceId}`, { key: collected.body.participantPrivateKey }));
+    // Handed out once: a second poll is 404, and says why it may be.
+    const again = await statusOf(
+      space.spaceId,
+      pending.participantId,
+      pending.invitationKey,
+      pending.pollToken,
+    );
+    expectError(again, 404);
+    expect(again.body.error).toMatch(
+      /^pending join request not found: .*already handed out \(it is given once\)/,
+    );
     // Stored as a hash only, and forgotten once the key is collected.
     const row = await participantRow(srv, space.spaceId, pending.participantId);
     expect(row?.pollTokenHash).toBeNull();

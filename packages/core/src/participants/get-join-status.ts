@@ -3,7 +3,7 @@ import { and, eq } from 'drizzle-orm';
 import { authorize, roles } from '../auth/authorize';
 import { participants } from '../db/schema';
 import type { Deps } from '../deps';
-import { JoinRefusedError, NotFoundError, UnauthorizedError } from '../errors';
+import { JoinRefusedError, NoPendingJoinError, NotFoundError, UnauthorizedError } from '../errors';
 import { isUuid } from '../ids';
 import { hashSecret } from '../secrets';
 
@@ -64,7 +64,7 @@ export async function getJoinStatus({
       .for('update');
     // The ticket is the invitation the join came through; it is cleared once the key is collected.
     if (!row || row.invitationId === null || row.invitationId !== caller.invitationId) {
-      throw new NotFoundError('pending join request');
+      throw new NoPendingJoinError();
     }
     // Joins made before pollTokens existed have none to check; every join since has one.
     if (row.pollTokenHash !== null) {
@@ -75,7 +75,7 @@ export async function getJoinStatus({
           return { pending: true, result: { status: 'pending' } };
         throw new UnauthorizedError('X-Poll-Token is required: send the pollToken the join answered with');
       }
-      if (hashSecret(pollToken) !== row.pollTokenHash) throw new NotFoundError('pending join request');
+      if (hashSecret(pollToken) !== row.pollTokenHash) throw new NoPendingJoinError();
     }
     switch (row.status) {
       case 'waitingForApproval':
@@ -83,10 +83,10 @@ export async function getJoinStatus({
       case 'kicked':
         throw new JoinRefusedError();
       case 'left':
-        throw new NotFoundError('pending join request');
+        throw new NoPendingJoinError();
       case 'active':
       case 'muted': {
-        if (!row.keyEnc) throw new NotFoundError('pending join request');
+        if (!row.keyEnc) throw new NoPendingJoinError();
         const participantPrivateKey = box.decrypt(row.keyEnc);
         await tx
           .update(participants)
