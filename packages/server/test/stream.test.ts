@@ -183,6 +183,7 @@ describe('streamMessages: opening', () => {
       expect(res).not.toBeInstanceOf(SseStream);
       const answer = res as Exclude<typeof res, SseStream>;
       expectError({ ...answer, text: answer.text }, status);
+      return JSON.parse(answer.text) as { error: string };
     };
     await expectStreamError({}, 401);
     await expectStreamError({ key: 'f'.repeat(64) }, 401);
@@ -194,7 +195,10 @@ describe('streamMessages: opening', () => {
     await expectStreamError({ key: left }, 401);
     await expectStreamError({ key: space.ownerKey }, 404, '00000000-0000-4000-8000-000000000000');
     await expectStreamError({ key: space.ownerKey }, 404, 'not-a-uuid');
-    await expectStreamError({ key: space.ownerKey, timestamp: 'yesterday' }, 400);
+    // Named, as listMessages names it.
+    expect((await expectStreamError({ key: space.ownerKey, timestamp: 'yesterday' }, 400)).error).toMatch(
+      /timestamp: not an RFC 3339 date-time/,
+    );
     await expectStreamError({ key: space.ownerKey, lastEventId: 'abc' }, 400);
     await expectStreamError({ key: space.ownerKey, headers: { 'API-Version': '2' } }, 400);
     expectOk(await h.delete(`/hub/space/${space.spaceId}`, { key: space.ownerKey }));

@@ -1,6 +1,7 @@
 import { ZTimestampQuery } from '@convene/contract';
 import { openStream, ValidationError } from '@convene/core';
 import type { RouteHandlerMethod } from 'fastify';
+import { z } from 'zod';
 import { StreamConnection } from '../events/stream-connection';
 import { clientOf } from '../http/client';
 import { sendError, takeOver } from '../http/reply';
@@ -12,6 +13,9 @@ import type { RouteScope } from './scope';
  * are thrown to the app's error handler (JSON, like every error); after that, the stream
  * subscribes, replays its backlog and goes live.
  */
+/** The stream's query parameter that is parsed (`key` is a credential, checked as one). */
+const ZStreamQuery = z.object({ timestamp: ZTimestampQuery.optional() });
+
 export function streamHandler({ app, config, deps }: RouteScope): RouteHandlerMethod {
   return async (request, reply) => {
     const { spaceId } = request.params as { spaceId: string };
@@ -21,7 +25,8 @@ export function streamHandler({ app, config, deps }: RouteScope): RouteHandlerMe
     const key = headerValue(request, 'x-private-key') || first(query.key) || undefined;
 
     const rawTimestamp = first(query.timestamp);
-    const timestamp = rawTimestamp === undefined ? undefined : ZTimestampQuery.parse(rawTimestamp);
+    // Parsed as a field, so that a refusal names it ("timestamp: not an RFC 3339 date-time"), as listMessages's does.
+    const { timestamp } = ZStreamQuery.parse({ timestamp: rawTimestamp });
     let lastEventId: number | undefined;
     const rawLastEventId = headerValue(request, 'last-event-id')?.trim();
     if (rawLastEventId) {
