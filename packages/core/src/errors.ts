@@ -42,6 +42,13 @@ export class UnauthorizedError extends DomainError {
   }
 }
 
+/** No key was presented at all: said where a key goes (REST: the header; MCP: the argument). */
+export class KeyRequiredError extends UnauthorizedError {
+  constructor(where = 'X-Private-Key') {
+    super(`${where} is required`);
+  }
+}
+
 export class ForbiddenError extends DomainError {
   constructor(message: string) {
     super('FORBIDDEN', message);

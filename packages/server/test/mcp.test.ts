@@ -484,8 +484,12 @@ describe('MCP server', () => {
     );
     expect(body.error).toBe(rest.body.error);
 
+    // Missing: said as an agent passes it (the argument), not only as the header REST names.
     const missing = await callError(mcp, 'get_space', { spaceId: space.spaceId }, 401);
-    expect(missing.error).toMatch(/required/);
+    expect(missing.error).toMatch(
+      /^privateKey \(the space key, as an argument or the X-Private-Key header\) is required$/,
+    );
+    expect((await h.get(`/hub/space/${space.spaceId}`)).body.error).toBe('X-Private-Key is required');
 
     const restNotFound = await h.get('/hub/space/not-a-uuid', { key: space.ownerKey });
     const notFound = await callError(

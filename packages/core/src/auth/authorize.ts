@@ -2,7 +2,7 @@ import { and, eq } from 'drizzle-orm';
 import type { Clock } from '../clock';
 import { invitations, participants, spaceColumns, spaces } from '../db/schema';
 import type { Executor } from '../db/types';
-import { NotFoundError, SpaceClosedError, UnauthorizedError } from '../errors';
+import { KeyRequiredError, NotFoundError, SpaceClosedError, UnauthorizedError } from '../errors';
 import { isUuid } from '../ids';
 import { hashSecret } from '../secrets';
 import { isClosed } from '../spaces/views';
@@ -66,7 +66,7 @@ export const departedKeyMessage = (departure: Departure): string =>
  */
 export function spaceKeyHash(spaceId: string, key: string | undefined): string {
   if (!isUuid(spaceId)) throw new NotFoundError('space');
-  if (!key) throw new UnauthorizedError('X-Private-Key is required');
+  if (!key) throw new KeyRequiredError();
   return hashSecret(key);
 }
 

@@ -1,5 +1,6 @@
 import {
   type Deps,
+  KeyRequiredError,
   listResources,
   readResource,
   resourceTemplates,
@@ -123,7 +124,12 @@ export function createMcpServer({ deps, shutdown, tools, sessionId }: McpServerO
       const structuredContent = tool.output.parse(output) as Record<string, unknown>;
       return { content: [{ type: 'text', text: JSON.stringify(structuredContent) }], structuredContent };
     } catch (error) {
-      return toolError(error, deps.config.publicUrl);
+      // An agent passes its key as an argument; a header it may not be able to set.
+      const named =
+        error instanceof KeyRequiredError
+          ? new KeyRequiredError('privateKey (the space key, as an argument or the X-Private-Key header)')
+          : error;
+      return toolError(named, deps.config.publicUrl);
     }
   });
 
