@@ -45,8 +45,20 @@ export const ZArtifactPathParams = ZSpaceIdParam.extend({
 });
 export type TArtifactPathParams = z.infer<typeof ZArtifactPathParams>;
 
+/**
+ * A version number in a path or a query: text on the wire, which core reads (anything but 1 to
+ * versionMax names no version: 404, as a path id that is no UUID does), and an integer in the
+ * OpenAPI document, as versions are everywhere else (zod-openapi applies `override` to the
+ * document only).
+ */
+export const versionParam = (description: string) =>
+  z.string().meta({
+    description,
+    override: { type: 'integer', minimum: 1, maximum: limits.versionMax },
+  });
+
 export const ZArtifactVersionPathParams = ZArtifactPathParams.extend({
-  version: z.string().meta({ description: 'Version number (1, 2, …); anything else names nothing (404)' }),
+  version: versionParam('Version number (1, 2, …); anything else names nothing (404)'),
 });
 export type TArtifactVersionPathParams = z.infer<typeof ZArtifactVersionPathParams>;
 

@@ -18,6 +18,7 @@ import {
   ZUserView,
 } from './accounts';
 import {
+  versionParam,
   ZArtifactList,
   ZArtifactPathParams,
   ZArtifactVersionList,
@@ -114,8 +115,8 @@ export const ZStreamMessagesRequest = ZSpaceIdParam.extend({
   }),
 });
 export const ZDiffArtifactVersionsRequest = ZArtifactPathParams.extend({
-  from: z.string().meta({ description: 'The older version number' }),
-  to: z.string().meta({ description: 'The newer version number' }),
+  from: versionParam('The older version number'),
+  to: versionParam('The newer version number'),
 });
 
 const keyed = ['spaceKey'] as const satisfies readonly Credential[];

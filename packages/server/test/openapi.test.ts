@@ -2,7 +2,7 @@ import { operations as contract } from '@convene/contract';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { neverReplayed } from '../src/api';
-import { expectOk, useServer } from './helpers';
+import { expectError, expectOk, useServer } from './helpers';
 
 const { h } = useServer();
 let doc: any;
@@ -304,6 +304,32 @@ describe('/openapi.json', () => {
       expect(doc.paths[path]?.get?.operationId, path).toBe(operationId);
       expect(doc.paths[path].get.security).toEqual([]);
       expect(doc.paths[path].get.responses['200'].content['application/json'].schema.type).toBe('object');
+    }
+  });
+
+  it('types version numbers as integers from 1 (path version, diff from and to), as answers and MCP do, while the server still reads them as before', async () => {
+    const version = { type: 'integer', minimum: 1 };
+    for (const [id, name] of [
+      ['getArtifactVersion', 'version'],
+      ['restoreArtifactVersion', 'version'],
+      ['diffArtifactVersions', 'from'],
+      ['diffArtifactVersions', 'to'],
+    ] as const) {
+      const param = byId(id)?.op.parameters.find((p: any) => p.name === name);
+      expect(param?.schema, `${id} ${name}`).toMatchObject(version);
+    }
+    expect(doc.components.schemas.ArtifactView.properties.version.type).toBe('integer');
+    // What each answers to a version that is no integer from 1 is what it answered before.
+    const space = await h.createSpace();
+    const artifact = await h.createArtifact(space, 'v', 'one');
+    const at = `/hub/space/${space.spaceId}/artifact/${artifact}`;
+    expectOk(await h.get(`${at}/versions/1`, { key: space.ownerKey }));
+    for (const bad of ['abc', '0', '1.5']) {
+      expectError(await h.get(`${at}/versions/${bad}`, { key: space.ownerKey }), 404);
+      expectError(
+        await h.get(`${at}/diff?from=${bad}&to=1`, { key: space.ownerKey }),
+        bad === '0' ? 404 : 400,
+      );
     }
   });
 
