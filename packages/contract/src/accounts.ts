@@ -62,7 +62,7 @@ export const ZMySpace = z
     /** Additive: the participant record's status in that space. */
     status: z.enum(['waitingForApproval', 'active', 'muted', 'left', 'kicked']),
     createdAt: ZDateTime,
-    ttlRemaining: z.number().int(),
+    ttlRemaining: z.number().int().nonnegative(),
   })
   .meta({ id: 'MySpace' });
 export type TMySpace = z.infer<typeof ZMySpace>;
@@ -121,8 +121,8 @@ export const ZStartLinkResult = z
     deviceCode: z.string().meta({ description: 'Secret: poll with it; shown once, never put in a URL' }),
     verificationUri: z.string().meta({ format: 'uri' }),
     verificationUriComplete: z.string().meta({ format: 'uri' }),
-    expiresIn: z.number().int(),
-    interval: z.number().int(),
+    expiresIn: z.number().int().min(1),
+    interval: z.number().int().min(1),
     /** Additive (RFC 8628 `user_code`): the code the human sees, `XXXX-XXXX`. */
     userCode: z.string(),
   })

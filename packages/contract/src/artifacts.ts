@@ -95,7 +95,7 @@ export const ZArtifactView = z
     name: z.string(),
     type: ZArtifactType,
     content: z.string(),
-    version: z.number().int().meta({ description: 'Starts at 1, bumped by exactly 1 on each write' }),
+    version: z.number().int().min(1).meta({ description: 'Starts at 1, bumped by exactly 1 on each write' }),
     createdBy: ZUuid,
     updatedBy: ZUuid,
     createdAt: ZDateTime,
@@ -113,10 +113,14 @@ export type TLockResult = z.infer<typeof ZLockResult>;
 
 export const ZArtifactVersionInfo = z
   .object({
-    version: z.number().int(),
+    version: z.number().int().min(1),
     updatedBy: ZUuid,
     updatedAt: ZDateTime,
-    size: z.number().int().meta({ description: 'Size of that version’s content in UTF-8 bytes' }),
+    size: z
+      .number()
+      .int()
+      .nonnegative()
+      .meta({ description: 'Size of that version’s content in UTF-8 bytes' }),
   })
   .meta({ id: 'ArtifactVersionInfo' });
 export type TArtifactVersionInfo = z.infer<typeof ZArtifactVersionInfo>;

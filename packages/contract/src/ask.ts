@@ -40,4 +40,4 @@ export type TAskResult = z.infer<typeof ZAskResult>;
 
 /** Data of the events of a streamed answer: `start`, one `result` per item, `complete`. */
 export const ZAskStartEvent = z.object({ query_id: ZUuid, query: z.string() });
-export const ZAskCompleteEvent = z.object({ query_id: ZUuid, count: z.number().int() });
+export const ZAskCompleteEvent = z.object({ query_id: ZUuid, count: z.number().int().nonnegative() });

@@ -21,7 +21,7 @@ export type TSpaceClosedEvent = z.infer<typeof ZSpaceClosedEvent>;
  * holds messages only, does not replay on reconnecting the other events of before it began.
  */
 export const ZContextEvent = ZContextBundle.extend({
-  lastEventId: z.number().int().meta({
+  lastEventId: z.number().int().nonnegative().meta({
     description:
       'The id of the last event this snapshot follows: resume after it (Last-Event-ID) when no event with an id has come since',
   }),

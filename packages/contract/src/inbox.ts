@@ -6,10 +6,22 @@ import { ZMessageView } from './messages';
 /** What is waiting for a participant after their read position. */
 export const ZUnreadCounts = z
   .object({
-    inbox: z.number().int().meta({ description: 'Messages that mention you or reply to one of yours' }),
-    mentions: z.number().int().meta({ description: 'Of those, the ones that mention you' }),
-    replies: z.number().int().meta({ description: 'Of those, the ones that reply to one of your messages' }),
-    messages: z.number().int().meta({ description: 'Every message of the space after your position' }),
+    inbox: z
+      .number()
+      .int()
+      .nonnegative()
+      .meta({ description: 'Messages that mention you or reply to one of yours' }),
+    mentions: z.number().int().nonnegative().meta({ description: 'Of those, the ones that mention you' }),
+    replies: z
+      .number()
+      .int()
+      .nonnegative()
+      .meta({ description: 'Of those, the ones that reply to one of your messages' }),
+    messages: z
+      .number()
+      .int()
+      .nonnegative()
+      .meta({ description: 'Every message of the space after your position' }),
   })
   .meta({ id: 'UnreadCounts' });
 export type TUnreadCounts = z.infer<typeof ZUnreadCounts>;
@@ -36,7 +48,11 @@ export const ZInboxResult = z
       description:
         'The messages that mention you or reply to one of yours, after your read position, oldest first',
     }),
-    lastReadSeq: z.number().int().meta({ description: 'Your read position (the last seq acknowledged)' }),
+    lastReadSeq: z
+      .number()
+      .int()
+      .nonnegative()
+      .meta({ description: 'Your read position (the last seq acknowledged)' }),
     unread: ZUnreadCounts,
   })
   .meta({ id: 'InboxResult' });
@@ -54,6 +70,6 @@ export const ZAckInboxRequest = ZSpaceIdParam.extend(ZAckInboxBody.shape);
 export type TAckInboxRequest = z.infer<typeof ZAckInboxRequest>;
 
 export const ZAckInboxResult = z
-  .object({ lastReadSeq: z.number().int(), unread: ZUnreadCounts })
+  .object({ lastReadSeq: z.number().int().nonnegative(), unread: ZUnreadCounts })
   .meta({ id: 'AckInboxResult' });
 export type TAckInboxResult = z.infer<typeof ZAckInboxResult>;

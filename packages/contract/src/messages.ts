@@ -87,7 +87,7 @@ export const ZMessageView = z
     timestamp: ZDateTime.meta({
       description: 'Strictly increasing within a space, microsecond precision (6 fractional digits, UTC)',
     }),
-    seq: z.number().int().meta({ description: '1, 2, 3… per space, in the same order as timestamps' }),
+    seq: z.number().int().min(1).meta({ description: '1, 2, 3… per space, in the same order as timestamps' }),
     mentions: z
       .array(ZUuid)
       .meta({ description: 'The participants mentioned (explicitly or by `@Name`); empty when none' }),

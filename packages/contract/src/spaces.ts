@@ -58,8 +58,8 @@ export const ZSpaceView = z
     agenda: z.string(),
     privacy: ZPrivacy,
     state: z.enum(['open', 'closed']),
-    ttlRemaining: z.number().int(),
-    maxMessagesPerMinute: z.number().int().optional().meta({
+    ttlRemaining: z.number().int().nonnegative(),
+    maxMessagesPerMinute: z.number().int().min(1).optional().meta({
       description: 'The budget each participant may send per minute (429 beyond it); absent when none',
     }),
   })

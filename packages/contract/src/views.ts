@@ -19,6 +19,7 @@ export const ZParticipantView = z
     lastReadSeq: z
       .number()
       .int()
+      .nonnegative()
       .meta({ description: 'The participant’s inbox read position: the last message seq they acknowledged' }),
   })
   .meta({ id: 'ParticipantView' });
@@ -28,7 +29,7 @@ export const ZArtifactSummary = z
   .object({
     id: ZUuid,
     name: z.string(),
-    version: z.number().int(),
+    version: z.number().int().min(1),
     updatedAt: ZDateTime,
     lockedBy: ZUuid.optional(),
     lockExpiresAt: ZDateTime.optional(),
@@ -40,6 +41,6 @@ export type TArtifactSummary = z.infer<typeof ZArtifactSummary>;
 export const ZContextBundle = z.object({
   participants: z.array(ZParticipantView),
   artifacts: z.array(ZArtifactSummary),
-  suggestedPollingIntervalMs: z.number().int(),
+  suggestedPollingIntervalMs: z.number().int().nonnegative(),
 });
 export type TContextBundle = z.infer<typeof ZContextBundle>;

@@ -54,7 +54,7 @@ export const ZWebhookView = z
       .string()
       .optional()
       .meta({ description: 'The last failure: an HTTP status or a network error' }),
-    failures: z.number().int().meta({ description: 'Failed attempts since the last success' }),
+    failures: z.number().int().nonnegative().meta({ description: 'Failed attempts since the last success' }),
   })
   .meta({ id: 'WebhookView' });
 export type TWebhookView = z.infer<typeof ZWebhookView>;

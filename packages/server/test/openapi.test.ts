@@ -333,6 +333,34 @@ describe('/openapi.json', () => {
     }
   });
 
+  it('gives every integer the least value its meaning has: versions and seqs from 1, counts, positions and seconds from 0', () => {
+    const integers: { at: string; minimum: unknown }[] = [];
+    const walk = (node: unknown, at: string): void => {
+      if (Array.isArray(node)) node.forEach((item, i) => walk(item, `${at}/${i}`));
+      else if (node && typeof node === 'object') {
+        const schema = node as { type?: unknown; minimum?: unknown };
+        if (schema.type === 'integer') integers.push({ at, minimum: schema.minimum });
+        for (const [key, value] of Object.entries(node)) walk(value, `${at}/${key}`);
+      }
+    };
+    walk(doc.paths, '');
+    walk(doc.components, '');
+    expect(integers.length).toBeGreaterThan(20);
+    for (const { at, minimum } of integers) {
+      expect(typeof minimum, at).toBe('number');
+      expect(minimum as number, at).toBeGreaterThanOrEqual(0);
+      // A message's seq; not an inbox position (ackInbox's seq, lastReadSeq), where 0 is "none yet".
+      if (/\/(version|baseVersion)$|\/(version|from|to)\/schema$|MessageView\/properties\/seq$/.test(at))
+        expect(minimum, at).toBe(1);
+    }
+    const { schemas } = doc.components;
+    expect(schemas.MessageView.properties.seq.minimum).toBe(1);
+    expect(schemas.ArtifactSummary.properties.version.minimum).toBe(1);
+    expect(schemas.ArtifactView.properties.version.minimum).toBe(1);
+    expect(schemas.SpaceView.properties.suggestedPollingIntervalMs.minimum).toBe(0);
+    expect(schemas.ParticipantView.properties.lastReadSeq.minimum).toBe(0);
+  });
+
   it('documents the discovery routes', () => {
     for (const path of [
       '/.well-known/oauth-protected-resource',

@@ -72,7 +72,7 @@ export const artifactOperations: Declaration[] = [
       output: z.object({
         filename: z.string(),
         mediaType: z.literal('text/markdown'),
-        version: z.number().int(),
+        version: z.number().int().min(1),
         content: z.string(),
       }),
       run: async ({ spaceId, artifactId }, { deps, key }) => {
@@ -162,8 +162,8 @@ export const artifactOperations: Declaration[] = [
       annotations: hints.read,
       input: ZArtifactPathParams.extend({ from: ZVersionArg, to: ZVersionArg }),
       output: z.object({
-        from: z.number().int(),
-        to: z.number().int(),
+        from: z.number().int().min(1),
+        to: z.number().int().min(1),
         diff: z.string().describe('Unified diff (text/x-diff)'),
       }),
       run: async ({ spaceId, artifactId, from, to }, { deps, key }) => ({

@@ -143,9 +143,10 @@ function documentProcedures(doc: OpenAPIObject, declarations: readonly Declarati
       },
       version: {
         type: 'integer',
+        minimum: 1,
         description: 'On 409 from writeArtifact with a stale baseVersion: the current version',
       },
-      retryAfter: { type: 'integer', description: 'On 429: seconds until the window resets' },
+      retryAfter: { type: 'integer', minimum: 0, description: 'On 429: seconds until the window resets' },
     },
     additionalProperties: true,
   };
@@ -257,13 +258,13 @@ function documentPolicies(doc: OpenAPIObject, replayOf: ReadonlyMap<string, bool
       schema: { type: 'string' },
     },
   };
-  const integer = { schema: { type: 'integer' as const } };
+  const count = { schema: { type: 'integer' as const, minimum: 0 } };
   components.headers = {
     ...components.headers,
     'API-Version': { description: 'Major version served', schema: { type: 'string' } },
-    'RateLimit-Limit': { description: 'Requests allowed per window', ...integer },
-    'RateLimit-Remaining': { description: 'Requests left in this window', ...integer },
-    'RateLimit-Reset': { description: 'Seconds until the window resets', ...integer },
+    'RateLimit-Limit': { description: 'Requests allowed per window', ...count },
+    'RateLimit-Remaining': { description: 'Requests left in this window', ...count },
+    'RateLimit-Reset': { description: 'Seconds until the window resets', ...count },
     'RateLimit-Policy': { description: 'The policy, e.g. `300;w=60`', schema: { type: 'string' } },
     'Request-Id': {
       description:
