@@ -307,6 +307,45 @@ describe('/openapi.json', () => {
     }
   });
 
+  it('leaves every answer open to the fields a later server adds; request bodies are open too, as the server ignores unknown fields', async () => {
+    const closed: string[] = [];
+    const seen = new Set<string>();
+    const walk = (node: unknown, at: string): void => {
+      if (Array.isArray(node)) node.forEach((item, i) => walk(item, `${at}/${i}`));
+      else if (node && typeof node === 'object') {
+        const { $ref, additionalProperties } = node as { $ref?: string; additionalProperties?: unknown };
+        if (additionalProperties === false) closed.push(at);
+        if ($ref?.startsWith('#/components/schemas/') && !seen.has($ref)) {
+          seen.add($ref);
+          walk(doc.components.schemas[$ref.slice('#/components/schemas/'.length)], $ref);
+        }
+        for (const [key, value] of Object.entries(node)) walk(value, `${at}/${key}`);
+      }
+    };
+    for (const { op } of operations()) {
+      walk(op.responses, `${op.operationId} responses`);
+      walk(op.requestBody, `${op.operationId} body`);
+    }
+    expect(closed).toEqual([]);
+    expect(seen).toContain('#/components/schemas/SpaceView');
+    expect(seen).toContain('#/components/schemas/MessageView');
+    // The server ignores a field it does not know, as the open body says.
+    const created = await h.post('/hub/space', {
+      body: { name: 'Open', description: 'open bodies', addedLater: true },
+    });
+    expectOk(created);
+    const sent = await h.post(`/hub/space/${created.body.spaceId}/messages`, {
+      key: created.body.ownerPrivateKey,
+      body: { content: 'hello', addedLater: { nested: 1 } },
+    });
+    expectOk(sent);
+    const listed = await h.get(`/hub/space/${created.body.spaceId}/messages`, {
+      key: created.body.ownerPrivateKey,
+    });
+    expect(listed.body.messages.map((m: any) => m.content)).toEqual(['hello']);
+    expect(listed.body.messages[0]).not.toHaveProperty('addedLater');
+  });
+
   it('types version numbers as integers from 1 (path version, diff from and to), as answers and MCP do, while the server still reads them as before', async () => {
     const version = { type: 'integer', minimum: 1 };
     for (const [id, name] of [

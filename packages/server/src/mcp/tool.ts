@@ -107,7 +107,8 @@ export function toolJsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonS
   return root;
 }
 
-function stripClosedObjects(node: unknown): void {
+/** Drops every `additionalProperties: false` under `node` (in place): the objects it closed accept additions. */
+export function stripClosedObjects(node: unknown): void {
   if (Array.isArray(node)) {
     for (const item of node) stripClosedObjects(item);
     return;

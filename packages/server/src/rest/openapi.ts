@@ -2,6 +2,7 @@ import { type OperationContract, POLL_TOKEN_DESCRIPTION, pathParams } from '@con
 import type { OpenAPIObject } from 'trpc-to-openapi';
 import { generateOpenApiDocument } from 'trpc-to-openapi';
 import type { z } from 'zod';
+import { stripClosedObjects } from '../mcp/tool';
 import type { Declaration, OperationDeclaration } from '../operations/declare';
 import type { routerOf } from './procedures';
 
@@ -44,7 +45,67 @@ export function buildOpenApiDocument(
   documentProcedures(doc, declarations);
   documentPolicies(doc, replayOfWrites(declarations));
   withoutUnusedErrorSchemas(doc);
+  openResponseSchemas(doc);
   return doc;
+}
+
+const SCHEMA_REF = '#/components/schemas/';
+
+/** The names of the component schemas `roots` refer to, directly or through other components. */
+function componentsUsedBy(doc: OpenAPIObject, roots: unknown[]): Set<string> {
+  const names = new Set<string>();
+  const pending = [...roots];
+  while (pending.length > 0) {
+    const node = pending.pop();
+    if (Array.isArray(node)) pending.push(...node);
+    else if (node && typeof node === 'object') {
+      const ref = (node as { $ref?: unknown }).$ref;
+      if (typeof ref === 'string' && ref.startsWith(SCHEMA_REF)) {
+        const name = ref.slice(SCHEMA_REF.length);
+        if (!names.has(name)) {
+          names.add(name);
+          pending.push(doc.components?.schemas?.[name]);
+        }
+      } else pending.push(...Object.values(node));
+    }
+  }
+  return names;
+}
+
+/**
+ * Answers are open objects: clients ignore unknown response fields and additive changes never
+ * bump the version (spec, Versioning 4), so a client that validates answers against the document
+ * must not refuse the next field a later server adds. zod closes every output object
+ * (`additionalProperties: false`): the schemas written inline in answers, and the components only
+ * answers use, drop it, as the MCP tools' output schemas do. Request bodies are left as zod writes
+ * them: open too, since the server ignores (strips) the fields it does not know.
+ */
+function openResponseSchemas(doc: OpenAPIObject): void {
+  const requests: unknown[] = [];
+  const responses: unknown[] = [];
+  for (const item of Object.values(doc.paths ?? {}))
+    for (const op of Object.values(item as Record<string, unknown>)) {
+      if (!op || typeof op !== 'object' || !('responses' in op)) continue;
+      const {
+        parameters,
+        requestBody,
+        responses: answers,
+      } = op as {
+        parameters?: unknown;
+        requestBody?: unknown;
+        responses?: Record<string, { content?: Record<string, { schema?: unknown }> }>;
+      };
+      requests.push(parameters, requestBody);
+      for (const answer of Object.values(answers ?? {}))
+        for (const media of Object.values(answer?.content ?? {})) {
+          stripClosedObjects(media.schema);
+          responses.push(media.schema);
+        }
+    }
+  requests.push(doc.components?.parameters);
+  const requested = componentsUsedBy(doc, requests);
+  for (const name of componentsUsedBy(doc, responses))
+    if (!requested.has(name)) stripClosedObjects(doc.components?.schemas?.[name]);
 }
 
 /**
