@@ -12,6 +12,16 @@ beforeAll(async () => {
   doc = res.body;
 });
 
+/** The headers of every answer (src/http: versioning, rate limit, request id). */
+const EVERY_ANSWER = [
+  'API-Version',
+  'RateLimit-Limit',
+  'RateLimit-Remaining',
+  'RateLimit-Reset',
+  'RateLimit-Policy',
+  'Request-Id',
+];
+
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'];
 
 /** Every operation of the document with its path and method. */
@@ -305,6 +315,50 @@ describe('/openapi.json', () => {
       expect(doc.paths[path].get.security).toEqual([]);
       expect(doc.paths[path].get.responses['200'].content['application/json'].schema.type).toBe('object');
     }
+  });
+
+  it('declares the headers of some statuses as shared components: WWW-Authenticate on 401, Retry-After on 429 and 503, Idempotency-Replayed on what a replayed write replays', async () => {
+    const headers = doc.components.headers;
+    expect(headers['WWW-Authenticate']).toMatchObject({ required: true, schema: { type: 'string' } });
+    expect(headers['Retry-After'].schema).toEqual({ type: 'integer', minimum: 0 });
+    expect(headers['Idempotency-Replayed'].schema).toEqual({ type: 'string', enum: ['true'] });
+    const ref = (name: string) => ({ $ref: `#/components/headers/${name}` });
+    for (const { op } of operations()) {
+      const replays = op['x-idempotent-replay'] === true;
+      for (const [status, response] of Object.entries(op.responses) as [string, any][]) {
+        const at = `${op.operationId} ${status}`;
+        const declared = response.headers ?? {};
+        for (const name of EVERY_ANSWER) expect(declared[name], at).toEqual(ref(name));
+        expect(declared['WWW-Authenticate'], at).toEqual(
+          status === '401' ? ref('WWW-Authenticate') : undefined,
+        );
+        expect(declared['Retry-After'], at).toEqual(
+          ['429', '503'].includes(status) ? ref('Retry-After') : undefined,
+        );
+        // A replay is of a success or a refusal: never a 422 (another body), a 429 or a 5xx.
+        const replayable = replays && /^[24]/.test(status) && !['422', '429'].includes(status);
+        expect(declared['Idempotency-Replayed'], at).toEqual(
+          replayable ? ref('Idempotency-Replayed') : undefined,
+        );
+      }
+    }
+    expect(byId('joinSpace')?.op.responses['202'].headers.Location).toBeDefined();
+    // What the server sends.
+    const space = await h.createSpace();
+    expectError(await h.get(`/hub/space/${space.spaceId}`), 401);
+    const send = () =>
+      h.post(`/hub/space/${space.spaceId}/messages`, {
+        key: space.ownerKey,
+        headers: { 'Idempotency-Key': 'openapi-replay' },
+        body: { content: 'once' },
+      });
+    const first = await send();
+    expectOk(first);
+    expect(first.headers.get('idempotency-replayed')).toBeNull();
+    const replay = await send();
+    expectOk(replay);
+    expect(replay.headers.get('idempotency-replayed')).toBe('true');
+    expect(replay.body.messageId).toBe(first.body.messageId);
   });
 
   it('leaves every answer open to the fields a later server adds; request bodies are open too, as the server ignores unknown fields', async () => {

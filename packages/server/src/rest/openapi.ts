@@ -287,9 +287,33 @@ function replayOfWrites(declarations: readonly Declaration[]): Map<string, boole
  */
 const POLICY_STATUSES = [400, 429, 503];
 
+/** Headers of every answer: src/http/versioning.ts, rate-limit.ts and request-id.ts set them. */
+const EVERY_ANSWER_HEADERS = [
+  'API-Version',
+  'RateLimit-Limit',
+  'RateLimit-Remaining',
+  'RateLimit-Reset',
+  'RateLimit-Policy',
+  'Request-Id',
+];
+
+/**
+ * Headers of some statuses (src/http/errors.ts): WWW-Authenticate on 401, Retry-After on 429 and
+ * 503; and Idempotency-Replayed on what a replayed write may replay (src/http/idempotency.ts): its
+ * successes and its refusals, but neither a 422 (another body), a 429 (never stored) nor a 5xx.
+ */
+function headersOfStatus(status: number, replayed: boolean): string[] {
+  const headers: string[] = [];
+  if (status === 401) headers.push('WWW-Authenticate');
+  if (status === 429 || status === 503) headers.push('Retry-After');
+  if (replayed && status < 500 && status !== 422 && status !== 429) headers.push('Idempotency-Replayed');
+  return headers;
+}
+
 /**
  * The policies every operation shares (src/http): the API-Version request header, the
- * Idempotency-Key of writes, and the API-Version, RateLimit-* and Request-Id headers of every answer.
+ * Idempotency-Key of writes, the API-Version, RateLimit-* and Request-Id headers of every answer,
+ * and those of some statuses (headersOfStatus).
  */
 function documentPolicies(doc: OpenAPIObject, replayOf: ReadonlyMap<string, boolean>): void {
   doc.components ??= {};
@@ -332,10 +356,26 @@ function documentPolicies(doc: OpenAPIObject, replayOf: ReadonlyMap<string, bool
         "The id of this request in the server's logs (a UUID, or the `Request-Id` or `X-Request-Id` the client sent when it is 1 to 128 of `A-Z a-z 0-9 . _ : -`); quote it when reporting a problem",
       schema: { type: 'string' },
     },
+    'WWW-Authenticate': {
+      description:
+        'On every 401: where to learn how to authenticate (RFC 9728), `Bearer resource_metadata="<service>/.well-known/oauth-protected-resource"`',
+      required: true,
+      schema: { type: 'string' },
+    },
+    'Retry-After': {
+      description:
+        'Seconds to wait before retrying: on every 429, and on a 503 when the database cannot be reached or the request took over 30 s',
+      ...count,
+    },
+    'Idempotency-Replayed': {
+      description:
+        '`true` when this answer is the stored first answer to the same Idempotency-Key (method, path and credential), replayed without acting again',
+      schema: { type: 'string', enum: ['true'] },
+    },
   };
-  const responseHeaders = Object.fromEntries(
-    Object.keys(components.headers).map((name) => [name, { $ref: `#/components/headers/${name}` }]),
-  );
+  const refs = (names: readonly string[]) =>
+    Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
+  const responseHeaders = refs(EVERY_ANSWER_HEADERS);
   for (const item of Object.values(doc.paths ?? {})) {
     for (const [method, op] of Object.entries(item as Record<string, unknown>)) {
       if (!op || typeof op !== 'object' || !('responses' in op)) continue;
@@ -362,9 +402,13 @@ function documentPolicies(doc: OpenAPIObject, replayOf: ReadonlyMap<string, bool
       const policy = isReplayed ? [...POLICY_STATUSES, 422] : POLICY_STATUSES;
       const missing = policy.filter((status) => !(String(status) in operation.responses));
       Object.assign(operation.responses, errorResponses(missing));
-      for (const response of Object.values(operation.responses)) {
+      for (const [status, response] of Object.entries(operation.responses)) {
         if (response && typeof response === 'object' && !('$ref' in response)) {
-          response.headers = { ...responseHeaders, ...response.headers };
+          response.headers = {
+            ...responseHeaders,
+            ...refs(headersOfStatus(Number(status), isReplayed)),
+            ...response.headers,
+          };
         }
       }
     }
