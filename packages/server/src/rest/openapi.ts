@@ -287,16 +287,6 @@ function replayOfWrites(declarations: readonly Declaration[]): Map<string, boole
  */
 const POLICY_STATUSES = [400, 429, 503];
 
-/** Headers of every answer: src/http/versioning.ts, rate-limit.ts and request-id.ts set them. */
-const EVERY_ANSWER_HEADERS = [
-  'API-Version',
-  'RateLimit-Limit',
-  'RateLimit-Remaining',
-  'RateLimit-Reset',
-  'RateLimit-Policy',
-  'Request-Id',
-];
-
 /**
  * Headers of some statuses (src/http/errors.ts): WWW-Authenticate on 401, Retry-After on 429 and
  * 503; and Idempotency-Replayed on what a replayed write may replay (src/http/idempotency.ts): its
@@ -344,18 +334,22 @@ function documentPolicies(doc: OpenAPIObject, replayOf: ReadonlyMap<string, bool
     },
   };
   const count = { schema: { type: 'integer' as const, minimum: 0 } };
-  components.headers = {
-    ...components.headers,
-    'API-Version': { description: 'Major version served', schema: { type: 'string' } },
+  // Headers of every answer: src/http/versioning.ts, rate-limit.ts and request-id.ts set them.
+  const everyAnswer = {
+    'API-Version': { description: 'Major version served', schema: { type: 'string' as const } },
     'RateLimit-Limit': { description: 'Requests allowed per window', ...count },
     'RateLimit-Remaining': { description: 'Requests left in this window', ...count },
     'RateLimit-Reset': { description: 'Seconds until the window resets', ...count },
-    'RateLimit-Policy': { description: 'The policy, e.g. `300;w=60`', schema: { type: 'string' } },
+    'RateLimit-Policy': { description: 'The policy, e.g. `300;w=60`', schema: { type: 'string' as const } },
     'Request-Id': {
       description:
         "The id of this request in the server's logs (a UUID, or the `Request-Id` or `X-Request-Id` the client sent when it is 1 to 128 of `A-Z a-z 0-9 . _ : -`); quote it when reporting a problem",
-      schema: { type: 'string' },
+      schema: { type: 'string' as const },
     },
+  };
+  components.headers = {
+    ...components.headers,
+    ...everyAnswer,
     'WWW-Authenticate': {
       description:
         'On every 401: where to learn how to authenticate (RFC 9728), `Bearer resource_metadata="<service>/.well-known/oauth-protected-resource"`',
@@ -375,7 +369,7 @@ function documentPolicies(doc: OpenAPIObject, replayOf: ReadonlyMap<string, bool
   };
   const refs = (names: readonly string[]) =>
     Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
-  const responseHeaders = refs(EVERY_ANSWER_HEADERS);
+  const responseHeaders = refs(Object.keys(everyAnswer));
   for (const item of Object.values(doc.paths ?? {})) {
     for (const [method, op] of Object.entries(item as Record<string, unknown>)) {
       if (!op || typeof op !== 'object' || !('responses' in op)) continue;
