@@ -38,12 +38,16 @@ function isDatabaseError(e: object): boolean {
   );
 }
 
+/** An error and the errors it wraps (`cause`), up to MAX_CAUSES of them. */
+function* causesOf(error: unknown): Generator<object> {
+  let e: unknown = error;
+  for (let i = 0; i <= MAX_CAUSES && e && typeof e === 'object'; i++, e = (e as { cause?: unknown }).cause)
+    yield e;
+}
+
 /** Whether this error or one of its causes is a database error. */
 function carriesDatabaseError(error: unknown): boolean {
-  let e: unknown = error;
-  for (let i = 0; i <= MAX_CAUSES && e && typeof e === 'object'; i++, e = (e as { cause?: unknown }).cause) {
-    if (isDatabaseError(e)) return true;
-  }
+  for (const e of causesOf(error)) if (isDatabaseError(e)) return true;
   return false;
 }
 
@@ -61,10 +65,7 @@ const framesOf = (stack: unknown): string | undefined =>
 /** Whether this error, or one it wraps, is an unavailability the server expects and answers 503. */
 function isExpectedFailure(error: unknown): boolean {
   if (isDatabaseUnavailable(error)) return true;
-  for (let e: unknown = error, i = 0; i <= MAX_CAUSES && e && typeof e === 'object'; i++) {
-    if (e instanceof DomainError) return e.code === 'UNAVAILABLE';
-    e = (e as { cause?: unknown }).cause;
-  }
+  for (const e of causesOf(error)) if (e instanceof DomainError) return e.code === 'UNAVAILABLE';
   return false;
 }
 
