@@ -116,9 +116,9 @@ function openResponseSchemas(doc: OpenAPIObject): void {
 function withoutUnusedErrorSchemas(doc: OpenAPIObject): void {
   const schemas = doc.components?.schemas;
   if (!schemas) return;
-  const text = JSON.stringify(doc);
+  const used = componentsUsedBy(doc, [doc.paths, doc.components?.parameters, doc.components?.headers]);
   for (const name of Object.keys(schemas))
-    if (name.startsWith('error.') && !text.includes(`"#/components/schemas/${name}"`)) delete schemas[name];
+    if (name.startsWith('error.') && !used.has(name)) delete schemas[name];
 }
 
 const errorResponse = (description: string) => ({
