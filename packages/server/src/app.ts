@@ -32,7 +32,7 @@ import { registerPolicySweeper } from './http/sweeper';
 import { declaredWaitMs, startRequestTimer } from './http/timeout';
 import { closeUnreceivedAtShutdown } from './http/unreceived';
 import { versioningHooks } from './http/versioning';
-import { postRefusal } from './mcp/http';
+import { postRefusalOf } from './mcp/http';
 import type { McpSessionStreams } from './mcp/session-streams';
 import { openApiAdapter } from './rest/adapter';
 import { registerRoutes } from './rest/routes';
@@ -189,7 +189,7 @@ export async function buildApp({
   //    (a POST /mcp refuses as a whole counts once).
   app.addHook(
     'preHandler',
-    mcpBatchHook(rateLimit, (request) => postRefusal(request.headers, request.body) !== null),
+    mcpBatchHook(rateLimit, (request) => postRefusalOf(request) !== null),
   );
   // 6. Idempotency-Key: replay, or mark the write as guarded before the handler; the handler's
   //    transaction records it (http/idempotency.ts; the idempotent middleware of trpc.ts, rest/direct.ts).

@@ -1,7 +1,7 @@
 import { createMcpSession, deleteMcpSession, touchMcpSession } from '@convene/core';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
-import type { FastifyReply, RouteHandlerMethod } from 'fastify';
+import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import { NOT_JSON_BODY } from '../http/errors';
 import { foreignOrigin } from '../http/origin';
 import { sendError, takeOver } from '../http/reply';
@@ -71,7 +71,7 @@ export function mcpHandler({ app, config, deps, api }: RouteScope): RouteHandler
       return reply;
     }
 
-    const malformed = postRefusal(request.headers, request.body);
+    const malformed = postRefusalOf(request);
     if (malformed) return sendError(reply, malformed.status, { error: malformed.error });
     const messages = Array.isArray(request.body) ? request.body : [request.body];
     const initializing = messages.some((m) => (m as { method?: unknown } | null)?.method === 'initialize');
@@ -136,6 +136,17 @@ export function refusal(
 /** The SDK transport's own limit on a batch (it would answer more with a JSON-RPC envelope). */
 const MAX_BATCH = 100;
 
+const postRefusals = new WeakMap<FastifyRequest, ReturnType<typeof postRefusal>>();
+
+/**
+ * A POST's refusal (postRefusal), worked out once per request: the rate limit asks first (a POST
+ * refused as a whole counts once), the handler then answers it.
+ */
+export function postRefusalOf(request: FastifyRequest): ReturnType<typeof postRefusal> {
+  if (!postRefusals.has(request)) postRefusals.set(request, postRefusal(request.headers, request.body));
+  return postRefusals.get(request) ?? null;
+}
+
 /**
  * What a POST to /mcp must be before the MCP transport sees it, refused as JSON `{error}` like
  * every other refusal of the service (the transport would answer a JSON-RPC envelope whose `error`
@@ -143,7 +154,7 @@ const MAX_BATCH = 100;
  * a supported MCP-Protocol-Version when one is sent, and JSON-RPC 2.0 messages, at most 100 to a
  * batch, with `initialize` alone.
  */
-export function postRefusal(
+function postRefusal(
   headers: Record<string, string | string[] | undefined>,
   body: unknown,
 ): { status: number; error: string } | null {
