@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { isMemoryUrl } from '@convene/core';
 import pino from 'pino';
 import type { ServerConfig } from './env';
@@ -30,6 +31,7 @@ export async function serve(config: ServerConfig, options: ServeOptions = {}): P
   const logStream = text ? textOutput(process.stdout, color) : undefined;
   // Before the app's logger exists: the wait for PostgreSQL, in the same format.
   const startLog = pino({ level: config.logLevel }, logStream ?? pino.destination({ dest: 1, sync: true }));
+  const say = announcer(text);
   const server = await createServer(config, {
     ...(logStream ? { logStream } : {}),
     // Started beside its database (compose, systemd): a PostgreSQL still starting is waited for.
@@ -44,16 +46,16 @@ export async function serve(config: ServerConfig, options: ServeOptions = {}): P
   const stop = (signal: keyof typeof STOP_EXIT_CODES) => {
     if (stopping) return;
     stopping = true;
-    console.log(`${signal} received: shutting down`);
+    say('info', `${signal} received: shutting down`);
     const force = setTimeout(() => {
-      console.error('shutdown took too long; exiting');
+      say('error', 'shutdown took too long; exiting');
       process.exit(1);
     }, 14_000);
     force.unref();
     server.close().then(
       () => process.exit(STOP_EXIT_CODES[signal]),
       (error) => {
-        console.error('shutdown failed', error);
+        say('error', 'shutdown failed', {}, error);
         process.exit(1);
       },
     );
@@ -62,11 +64,42 @@ export async function serve(config: ServerConfig, options: ServeOptions = {}): P
   options.onStoppable?.();
   const address = await server.app.listen({ port: config.port, host: config.host });
   // The readiness line scripts wait for; migrations ran before it.
-  console.log(
+  say(
+    'info',
     `Convene listening on ${address} (${describeInterfaces(config.host)}public URL ${config.publicUrl}, database ${describeDatabase(config)})`,
+    { url: address, publicUrl: config.publicUrl },
   );
 
   return server;
+}
+
+const LEVELS = { info: 30, error: 50 } as const;
+
+/**
+ * The lines `serve` itself prints (readiness, shutdown), whatever the log level: scripts wait for
+ * the readiness line. Plain text for a terminal; with JSON logs, one JSON object per line in the
+ * logger's shape (a log shipper reading stdout and stderr together got plain lines among them).
+ */
+function announcer(text: boolean) {
+  return (
+    level: keyof typeof LEVELS,
+    msg: string,
+    fields: Record<string, unknown> = {},
+    error?: unknown,
+  ): void => {
+    const out = level === 'error' ? console.error : console.log;
+    if (text) return void (error === undefined ? out(msg) : out(msg, error));
+    const err =
+      error instanceof Error ? { type: error.name, message: error.message, stack: error.stack } : error;
+    const line = {
+      level: LEVELS[level],
+      time: Date.now(),
+      pid: process.pid,
+      hostname: hostname(),
+      ...fields,
+    };
+    out(JSON.stringify({ ...line, ...(err === undefined ? {} : { err }), msg }));
+  };
 }
 
 /**

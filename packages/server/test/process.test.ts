@@ -109,6 +109,17 @@ describe.runIf(!onPostgres())('server process on the embedded database', () => {
     await Promise.all(burst.map((id) => fetch(`${url}/api/health`, { headers: { 'Request-Id': id } })));
     expect(await server.stop('SIGTERM')).toBe(0);
     for (const id of burst) expect(lineOf(id)).toHaveLength(1);
+    // Every line is JSON, its own readiness and shutdown lines too, for a shipper reading them all.
+    const lines = server
+      .output()
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line));
+    expect(lines.find((line) => line.msg.startsWith('Convene listening on'))).toMatchObject({
+      level: 30,
+      url,
+    });
+    expect(lines.find((line) => line.msg === 'SIGTERM received: shutting down')).toMatchObject({ level: 30 });
   }, 90_000);
 
   it('prints its log as text for a person when LOG_FORMAT=text', async () => {

@@ -12,7 +12,7 @@ it('stops cleanly from its readiness line on: the signal handlers are in place b
   let atReadiness: number[] | undefined;
   // A script sends SIGTERM as soon as it reads the line: without a handler, the signal kills.
   const log = vi.spyOn(console, 'log').mockImplementation((line: unknown) => {
-    if (String(line).startsWith('Convene listening'))
+    if (String(line).includes('Convene listening'))
       atReadiness = signals.map((signal) => process.listenerCount(signal));
   });
   const server = await serve(
@@ -43,12 +43,12 @@ async function readinessLine(env: Record<string, string>): Promise<string | unde
       if (!before[i]!.includes(listener)) process.off(signal, listener);
   });
   await server.close();
-  return lines.find((line) => line.startsWith('Convene listening'));
+  return lines.find((line) => line.includes('Convene listening'));
 }
 
 it('takes MEMORY:// as memory:// (URL schemes are case-insensitive): in memory, nothing kept under DATA_DIR', async () => {
   const dataDir = join(mkdtempSync(join(tmpdir(), 'convene-serve-memory-')), 'data');
-  expect(await readinessLine({ DATABASE_URL: 'MEMORY://', DATA_DIR: dataDir })).toMatch(
+  expect(await readinessLine({ DATABASE_URL: 'MEMORY://', DATA_DIR: dataDir, LOG_FORMAT: 'text' })).toMatch(
     /database in-memory PGlite\)$/,
   );
   // Neither the database nor the server secret was written to disk.
@@ -56,10 +56,10 @@ it('takes MEMORY:// as memory:// (URL schemes are case-insensitive): in memory, 
 });
 
 it('says when it listens on every interface: the address Fastify gives for HOST=0.0.0.0 is a loopback one', async () => {
-  const wildcard = await readinessLine({ DATABASE_URL: 'memory://', HOST: '0.0.0.0' });
+  const wildcard = await readinessLine({ DATABASE_URL: 'memory://', HOST: '0.0.0.0', LOG_FORMAT: 'text' });
   expect(wildcard).toMatch(
     /^Convene listening on http:\/\/\S+ \(on every IPv4 interface, HOST=0\.0\.0\.0; public URL /,
   );
-  const loopback = await readinessLine({ DATABASE_URL: 'memory://', HOST: '127.0.0.1' });
+  const loopback = await readinessLine({ DATABASE_URL: 'memory://', HOST: '127.0.0.1', LOG_FORMAT: 'text' });
   expect(loopback).toMatch(/^Convene listening on http:\/\/127\.0\.0\.1:\d+ \(public URL /);
 });
