@@ -10,7 +10,16 @@ import {
   PermissionDeniedError,
 } from './errors';
 import type { AckInboxResult, GetInboxParams, InboxResult, MessageView } from './generated';
-import { backoffMs, type LoopEnd, type OutageHooks, outage, showAs, sleep } from './internal';
+import {
+  type LoopEnd,
+  type OutageHooks,
+  outage,
+  type ReconnectOptions,
+  reconnectDelayMs,
+  reconnectPolicy,
+  showAs,
+  sleep,
+} from './internal';
 import { SpaceResource } from './space-resource';
 import { type RequestOptions, reachedAServer, type Transport } from './transport';
 
@@ -28,14 +37,18 @@ export function longPollOptions(
   return { ...options, timeoutMs: (options?.timeoutMs ?? transport.options.timeoutMs) + wait * 1000 };
 }
 
-/** Failed calls in a row after which `follow()` gives up, as a stream's default `maxReconnects`. */
-const MAX_FAILURES = 10;
-
-export interface FollowOptions extends OutageHooks {
+export interface FollowOptions extends OutageHooks, ReconnectOptions {
   /** How long each long poll waits for something new, in seconds (default 30, at most 60). */
   wait?: number | undefined;
   /** Ends the iteration, without an error (the pending long poll is cancelled). */
   signal?: AbortSignal | undefined;
+  /**
+   * How long to keep trying to get back a server that stopped answering, in ms, before throwing
+   * the last error (default 600 000: ten minutes; `Infinity` never gives up), as a stream does.
+   */
+  maxOutageMs?: number | undefined;
+  /** Failed calls in a row after which to throw, whatever the time (default: no such limit). */
+  maxReconnects?: number | undefined;
 }
 
 /**
@@ -89,9 +102,12 @@ export class Inbox extends SpaceResource {
    * Every message of your inbox, for ever: what was not acknowledged first, then each new one as
    * it arrives (long polls). A message is acknowledged when the loop asks for the next one, so a
    * crash inside the loop's body leaves it to be handled again after a restart; leaving the loop
-   * (`break`, an exception) acknowledges nothing more. A call that gets no answer or a 5xx (a
-   * server restarting) is made again after a backoff, up to 10 failures in a row, without waiting,
-   * so that `onReconnect` is told as soon as the server answers; a first read that never reached a
+   * (`break`, an exception) acknowledges nothing more: to leave after handling one, `await
+   * inbox.ack(message.seq)` before the `break`. A call that gets no answer or a 5xx (a server
+   * restarting) is made again after a backoff of at most 2.5 s, for up to `maxOutageMs` (ten
+   * minutes) or `maxReconnects` failures in a row, then the last error is thrown (call `follow()`
+   * again to resume from the server's read position). The call after a failure does not wait, so
+   * that `onReconnect` is told as soon as the server answers; a first read that never reached a
    * server (the connection refused, the name unresolved: a wrong URL) throws its error.
    *
    * It ends without an error, as a stream does, when the signal aborts and when the server no
@@ -114,6 +130,7 @@ export class Inbox extends SpaceResource {
     state: { ended?: LoopEnd },
   ): AsyncGenerator<MessageView, void, undefined> {
     const { signal, wait = 30, onDisconnect, onReconnect } = options;
+    const policy = reconnectPolicy(options);
     /** Whether a read has been answered: a key refused after that has ended, not been wrong. */
     let answered = false;
     const contact = outage({ onDisconnect, onReconnect });
@@ -132,6 +149,7 @@ export class Inbox extends SpaceResource {
           const result = await call();
           live = true;
           failures = 0;
+          policy.found();
           contact.answered();
           return result;
         } catch (error) {
@@ -139,11 +157,19 @@ export class Inbox extends SpaceResource {
           // fails at once, a restart during the first long poll (then refused while it is down)
           // does not.
           if (reached(error)) live = true;
-          if (!live || !isTransient(error) || ++failures > MAX_FAILURES) throw error;
-          const delay = backoffMs(failures - 1);
+          if (!live || !isTransient(error)) throw error;
+          policy.lost();
+          if (policy.exhausted(++failures)) {
+            this.transport.logger.warn(
+              `inbox of space ${this.spaceId}: giving up after ${failures} failed calls (limit: ` +
+                `${policy.limits}); call follow() again to resume from the read position`,
+            );
+            throw error;
+          }
+          const delay = reconnectDelayMs(failures - 1);
           this.transport.logger.info(
             `inbox of space ${this.spaceId}: ${(error as Error).message}; ` +
-              `trying again in ${Math.round(delay)} ms (failure ${failures} of ${MAX_FAILURES} allowed)`,
+              `trying again in ${delay} ms (failure ${failures}; giving up after ${policy.limits})`,
           );
           contact.failed(error as ConveneError, delay);
           await sleep(delay, signal);

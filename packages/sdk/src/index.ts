@@ -56,7 +56,7 @@ export {
 export type * from './generated';
 export { limits, routes } from './generated';
 export { type FollowOptions, Inbox, type InboxFollow } from './inbox';
-export type { Logger, LogLevel, LoopEnd, OutageHooks } from './internal';
+export type { Logger, LogLevel, LoopEnd, OutageHooks, ReconnectOptions } from './internal';
 export { type ListOptions, MessageList, Messages } from './messages';
 export { type DisconnectInfo, MessageStream, type ReconnectInfo, type StreamOptions } from './stream';
 /** The options of `new Convene(…)`, by the name the package's first skeleton gave them. */

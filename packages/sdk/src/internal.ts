@@ -36,20 +36,32 @@ export function sleep(ms: number, signal?: AbortSignal, message = 'aborted'): Pr
 export const retryableStatus = (status: number): boolean => status === 408 || status === 429 || status >= 500;
 
 /**
- * The pause before retry number `attempt` (0 for the first retry): 0.5 s · 2^attempt, capped at
- * 8 s, less up to a quarter at random so that clients failing together do not retry together.
+ * The pause before retry number `attempt` (0 for the first retry), in whole ms: 0.5 s · 2^attempt,
+ * capped at `capMs` (8 s), less up to a quarter at random so that clients failing together do not
+ * retry together.
  */
-export function backoffMs(attempt: number): number {
-  const base = Math.min(500 * 2 ** attempt, 8000);
-  return base * (1 - Math.random() * 0.25);
+export function backoffMs(attempt: number, capMs = 8000): number {
+  const base = Math.min(500 * 2 ** attempt, capMs);
+  return Math.round(base * (1 - Math.random() * 0.25));
 }
+
+/**
+ * The longest pause between two attempts of a long-lived loop (a stream, `inbox.follow()`) to get
+ * its server back: a server that returns is found within this, where a call's 8 s would leave a
+ * live agent seconds behind (trial s25, finding 6).
+ */
+export const RECONNECT_CAP_MS = 2500;
+
+/** The pause before a long-lived loop's reconnection attempt number `attempt` (0 for the first). */
+export const reconnectDelayMs = (attempt: number): number => backoffMs(attempt, RECONNECT_CAP_MS);
 
 /**
  * The pause a Retry-After of `ms` asks for, plus up to a quarter more at random (at most a second
  * more): the clients of one restarted server, all told "2", do not come back in the same instant.
- * Never less than asked.
+ * Never less than asked; whole ms.
  */
-export const afterRetryAfterMs = (ms: number): number => ms + Math.random() * Math.min(ms / 4, 1000);
+export const afterRetryAfterMs = (ms: number): number =>
+  Math.ceil(ms + Math.random() * Math.min(ms / 4, 1000));
 
 /**
  * An AbortController that also aborts when `parent` does (AbortSignal.any is missing from some
@@ -72,7 +84,7 @@ export interface DisconnectInfo {
   error: ConveneError;
   /** The attempt about to be made: 1 right after contact is lost. */
   attempt: number;
-  /** How long the loop waits before that attempt, in ms. */
+  /** How long the loop waits before that attempt, in whole ms. */
   delayMs: number;
 }
 
@@ -89,6 +101,54 @@ export interface OutageHooks {
   onDisconnect?: ((info: DisconnectInfo) => void) | undefined;
   /** Called once the server answers again after `onDisconnect`, `attempts` being how many tries it took. */
   onReconnect?: ((info: { attempts: number }) => void) | undefined;
+}
+
+/** How long a long-lived loop tries to get its server back by default: a slow restart or deploy. */
+export const DEFAULT_MAX_OUTAGE_MS = 10 * 60_000;
+
+/**
+ * When a long-lived loop (`messages.stream()`, `inbox.follow()`) stops trying to get back a
+ * server it has lost, and throws the last error: the same options on both.
+ */
+export interface ReconnectOptions {
+  /**
+   * How long to keep trying, in ms, counted from the first failure of an outage (default 600 000:
+   * ten minutes, enough for a slow restart or deploy; `Infinity` never gives up). Attempts are at
+   * most 2.5 s apart (jittered), so a server that comes back is found within about 2.5 s.
+   */
+  maxOutageMs?: number | undefined;
+  /** Failed attempts in a row after which to give up, whatever the time (default: no such limit). */
+  maxReconnects?: number | undefined;
+}
+
+/**
+ * The give-up rule of a long-lived loop (ReconnectOptions): `lost()` when contact is lost (the
+ * outage's clock starts, unless it runs), `found()` when it is back, and `exhausted(failures)`
+ * whether that many failed attempts in a row end the loop.
+ */
+export function reconnectPolicy(options: ReconnectOptions): {
+  lost(): void;
+  found(): void;
+  exhausted(failures: number): boolean;
+  /** The limits, in words, for the logs: `10 min` and, if set, `or 30 attempts`. */
+  readonly limits: string;
+} {
+  const maxOutageMs = options.maxOutageMs ?? DEFAULT_MAX_OUTAGE_MS;
+  const maxReconnects = options.maxReconnects ?? Number.POSITIVE_INFINITY;
+  let since: number | undefined;
+  const time = Number.isFinite(maxOutageMs) ? `${Math.round(maxOutageMs / 1000)} s` : 'ever';
+  return {
+    lost() {
+      since ??= Date.now();
+    },
+    found() {
+      since = undefined;
+    },
+    exhausted(failures) {
+      return failures > maxReconnects || (since !== undefined && Date.now() - since >= maxOutageMs);
+    },
+    limits: Number.isFinite(maxReconnects) ? `${time} or ${maxReconnects} failures` : time,
+  };
 }
 
 /**

@@ -7,6 +7,9 @@ import {
   hidden,
   type LoopEnd,
   linkedController,
+  type ReconnectOptions,
+  reconnectDelayMs,
+  reconnectPolicy,
   retryableStatus,
   showAs,
   sleep,
@@ -26,7 +29,7 @@ import {
 /** How often the server writes a `: ping` on an open stream (decisions.md). */
 const SERVER_PING_MS = 15_000;
 
-export interface StreamOptions {
+export interface StreamOptions extends ReconnectOptions {
   /** Replay only the messages after this instant (the backlog); without it, every message. */
   since?: string | Date | undefined;
   /** Resume after this event id (a previous stream's `lastEventId`): every kind of event is replayed. */
@@ -40,9 +43,12 @@ export interface StreamOptions {
    */
   idleTimeoutMs?: number | undefined;
   /**
-   * Consecutive failed attempts to reconnect a stream that was live before it gives up with the
-   * last error (default 10). The first connection is retried as any call is (`maxRetries`).
+   * A stream that was live and lost its server tries to get it back for `maxOutageMs` (default
+   * ten minutes), or `maxReconnects` failed attempts in a row if you set it, then throws the last
+   * error. The first connection is retried as any call is (`maxRetries`) and then thrown.
    */
+  maxOutageMs?: number | undefined;
+  /** Failed reconnection attempts in a row after which the stream throws (default: no such limit). */
   maxReconnects?: number | undefined;
   /** How long to wait for a connection's headers, in ms (default: the client's timeoutMs). */
   timeoutMs?: number | undefined;
@@ -96,7 +102,8 @@ const held = /* @__PURE__ */ hidden<{ transport: Transport; key: string }>();
 /**
  * A space's event stream as an async iterable of typed events (`for await (const ev of stream)`).
  * It reconnects by itself after a dropped connection or 45 s of silence, resuming with
- * `Last-Event-ID`, so each event arrives once and in order even across a server restart. It
+ * `Last-Event-ID`, so each event arrives once and in order even across a server restart; it keeps
+ * trying, at most 2.5 s apart, for `maxOutageMs` (ten minutes), then throws the last error. It
  * ends after `space-closed`, after its own participant's kick or departure (`participant-status`,
  * when the client knows its participantId), when the signal aborts or the loop breaks, and when a
  * reconnection finds the key no longer valid (kicked, left, closed, expired: 401/403/404/410). An error of the
@@ -169,7 +176,7 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
           `${SERVER_PING_MS / 1000} s ping, so a quiet stream is replaced every ${idleTimeoutMs} ms; ` +
           'give it more than that (the default is 45 000)',
       );
-    const maxReconnects = this.options.maxReconnects ?? 10;
+    const policy = reconnectPolicy(this.options);
     const pause = (ms: number) =>
       sleep(ms, signal).then(
         () => true,
@@ -203,18 +210,26 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
           return;
         }
         const retryable = status === undefined || retryableStatus(status);
+        if (!retryable) throw result;
+        failures++;
         // A stream that never connected fails like any call, after the client's retries (a
-        // server that is down says so in seconds); one that was live keeps trying to come back.
-        const attempts = connectedOnce ? maxReconnects : this.transport.options.maxRetries;
-        if (!retryable || ++failures > attempts) throw result;
-        const delay = result.headers ? retryDelayMs(result.headers, failures - 1) : backoffMs(failures - 1);
+        // server that is down says so in seconds); one that was live keeps trying to come back,
+        // for as long as its ReconnectOptions allow, at most RECONNECT_CAP_MS apart.
+        const { maxRetries } = this.transport.options;
+        if (connectedOnce ? policy.exhausted(failures) : failures > maxRetries) {
+          if (connectedOnce) this.gaveUp(failures, policy.limits);
+          throw result;
+        }
+        const backoff = connectedOnce ? reconnectDelayMs : backoffMs;
+        const delay = result.headers
+          ? retryDelayMs(result.headers, failures - 1, backoff)
+          : backoff(failures - 1);
         if (delay === undefined) throw result;
-        // A stream never connected retries as a call does; a live one reconnects.
         this.transport.logger.info(
           `space ${this.spaceId}: ${result.message}; ` +
             (connectedOnce
-              ? `reconnecting in ${Math.round(delay)} ms (failure ${failures} of ${attempts} allowed)`
-              : `connecting again in ${Math.round(delay)} ms (retry ${failures} of ${attempts})`),
+              ? `reconnecting in ${delay} ms (failure ${failures}; giving up after ${policy.limits})`
+              : `connecting again in ${delay} ms (retry ${failures} of ${maxRetries})`),
         );
         if (connectedOnce) disconnected(result, delay);
         if (!(await pause(delay))) return;
@@ -283,14 +298,22 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
         reader.cancel().catch(() => {});
       }
       if (aborted()) return;
-      // A connection that ends before delivering anything counts as a failed attempt.
-      failures = delivered ? 0 : failures + 1;
-      if (failures > maxReconnects) throw new ConnectionError('the stream keeps closing before any event');
+      // A connection that ends before delivering anything counts as a failed attempt; one that
+      // delivered was the server back, and the outage (if it is one) starts now.
+      if (delivered) {
+        failures = 0;
+        policy.found();
+      } else failures++;
+      policy.lost();
+      if (policy.exhausted(failures)) {
+        this.gaveUp(failures, policy.limits);
+        throw new ConnectionError('the stream keeps closing before any event');
+      }
       this.transport.logger.info(
         `stream of space ${this.spaceId} ended; resuming after event ${this.lastId ?? '(none)'}`,
       );
       // A short jittered pause, so that the clients of a restarted server spread out.
-      const delay = backoffMs(failures);
+      const delay = reconnectDelayMs(failures);
       disconnected(
         silent
           ? new TimeoutError(`the stream was silent for ${idleTimeoutMs} ms`)
@@ -301,6 +324,14 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
       );
       if (!(await pause(delay))) return;
     }
+  }
+
+  /** Said at the default level: a loop that gave up is a loop that must be restarted. */
+  private gaveUp(failures: number, limits: string): void {
+    this.transport.logger.warn(
+      `stream of space ${this.spaceId}: giving up after ${failures} failed attempts to reconnect ` +
+        `(limit: ${limits}); resume it with stream({ lastEventId: ${this.lastId ?? 'undefined'} })`,
+    );
   }
 
   /**

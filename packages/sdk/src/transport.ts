@@ -440,11 +440,15 @@ function parse(what: string, route: Route, response: Response, text: string): un
 
 /**
  * The pause before the next attempt: what Retry-After asks (if it is not unreasonably long), with
- * a little jitter above it, else exponential backoff with jitter. Undefined: do not retry.
+ * a little jitter above it, else `backoff` (exponential, with jitter). Undefined: do not retry.
  */
-export function retryDelayMs(headers: Headers, attempt: number): number | undefined {
+export function retryDelayMs(
+  headers: Headers,
+  attempt: number,
+  backoff: (attempt: number) => number = backoffMs,
+): number | undefined {
   const retryAfter = retryAfterSeconds(headers);
-  if (retryAfter === undefined) return backoffMs(attempt);
+  if (retryAfter === undefined) return backoff(attempt);
   const ms = retryAfter * 1000;
   return ms <= MAX_RETRY_AFTER_MS ? afterRetryAfterMs(ms) : undefined;
 }

@@ -14,17 +14,23 @@ import {
   type WithResponse,
 } from '../../src';
 import { errorFromResponse } from '../../src/errors';
-import { backoffMs } from '../../src/internal';
+import { backoffMs, reconnectDelayMs } from '../../src/internal';
 import { retryDelayMs } from '../../src/transport';
 
 describe('backoff', () => {
-  it('doubles from 0.5 s up to 8 s, less up to a quarter of jitter', () => {
-    for (let attempt = 0; attempt < 8; attempt++) {
-      const base = Math.min(500 * 2 ** attempt, 8000);
-      for (let i = 0; i < 50; i++) {
-        const delay = backoffMs(attempt);
-        expect(delay).toBeGreaterThanOrEqual(base * 0.75);
-        expect(delay).toBeLessThanOrEqual(base);
+  it('doubles from 0.5 s up to 8 s (2.5 s for a long-lived loop), less up to a quarter of jitter, in whole ms', () => {
+    for (const [backoff, cap] of [
+      [backoffMs, 8000],
+      [reconnectDelayMs, 2500],
+    ] as const) {
+      for (let attempt = 0; attempt < 8; attempt++) {
+        const base = Math.min(500 * 2 ** attempt, cap);
+        for (let i = 0; i < 50; i++) {
+          const delay = backoff(attempt);
+          expect(Number.isInteger(delay)).toBe(true);
+          expect(delay).toBeGreaterThanOrEqual(base * 0.75);
+          expect(delay).toBeLessThanOrEqual(base);
+        }
       }
     }
   });

@@ -1,0 +1,157 @@
+// How long the long-lived loops (a stream, inbox.follow()) wait out a server that is away, and how
+// soon they find it back: on a fake clock, against a fetch that plays a server going down.
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { ConnectionError, Convene, type DisconnectInfo, type Logger } from '../../src';
+
+const SPACE = '00000000-0000-4000-8000-000000000001';
+const TEN_MINUTES = 600_000;
+
+/** What fetch throws for a server that is down: the connection refused. */
+const refused = () =>
+  new TypeError('fetch failed', {
+    cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }),
+  });
+
+/** An answer that never comes, until the request is aborted. */
+const hanging = (signal: AbortSignal | null | undefined) =>
+  new Promise<Response>((_, reject) =>
+    signal?.addEventListener('abort', () => reject(new DOMException('aborted', 'AbortError'))),
+  );
+
+/** A stream's answer: one context event, then the end of the connection unless `open`. */
+function sse(open: boolean, signal: AbortSignal | null | undefined): Response {
+  const context = { participants: [], artifacts: [], suggestedPollingIntervalMs: 1000, lastEventId: 0 };
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(new TextEncoder().encode(`event: context\ndata: ${JSON.stringify(context)}\n\n`));
+      if (!open) controller.close();
+      else
+        signal?.addEventListener('abort', () => controller.error(new DOMException('aborted', 'AbortError')));
+    },
+  });
+  return new Response(body, { headers: { 'content-type': 'text/event-stream' } });
+}
+
+/**
+ * A server that answers once (a stream's connection that ends, or an inbox page), then is down
+ * until `back()`: from then on a stream stays open; an inbox answers at once, but a long poll waits.
+ */
+function flakyServer() {
+  let state: 'first' | 'down' | 'up' = 'first';
+  const warned: string[] = [];
+  const logger: Logger = { debug() {}, info() {}, warn: (line) => warned.push(line), error() {} };
+  const impl: typeof fetch = async (input, init) => {
+    if (state === 'down') throw refused();
+    const first = state === 'first';
+    if (first) state = 'down';
+    const url = new URL(String(input));
+    if (url.pathname.endsWith('/stream')) return sse(!first, init?.signal);
+    // A long poll waits: nothing new comes.
+    if (Number(url.searchParams.get('wait') ?? 0) > 0) return hanging(init?.signal);
+    return new Response(JSON.stringify({ messages: [], unread: 0, lastReadSeq: 0 }), {
+      headers: { 'content-type': 'application/json' },
+    });
+  };
+  const hub = new Convene({ baseUrl: 'http://convene.test', fetch: impl, maxRetries: 0, logger });
+  return { space: hub.space(SPACE, 'k'.repeat(64)), back: () => (state = 'up'), warned };
+}
+
+/** Runs a loop in the background: when it ended (fake time) and with what. */
+function run(loop: AsyncIterable<unknown>) {
+  const outcome: { at?: number; error?: unknown } = {};
+  const done = (async () => {
+    try {
+      for await (const _ of loop);
+    } catch (error) {
+      outcome.error = error;
+    }
+    outcome.at = Date.now();
+  })();
+  return { outcome, done };
+}
+
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe.each(['stream', 'follow'] as const)('a long-lived loop (%s) whose server goes away', (kind) => {
+  const open = (
+    space: ReturnType<typeof flakyServer>['space'],
+    options: {
+      signal?: AbortSignal;
+      maxOutageMs?: number;
+      maxReconnects?: number;
+      onDisconnect?: (info: DisconnectInfo) => void;
+      onReconnect?: () => void;
+    },
+  ): AsyncIterable<unknown> =>
+    kind === 'stream' ? space.messages.stream(options) : space.inbox.follow({ wait: 30, ...options });
+
+  it('keeps trying for nine minutes, at most 2.5 s apart in whole ms, and is back within 2.5 s of the server', async () => {
+    const server = flakyServer();
+    const controller = new AbortController();
+    const disconnects: DisconnectInfo[] = [];
+    let reconnects = 0;
+    const { outcome, done } = run(
+      open(server.space, {
+        signal: controller.signal,
+        onDisconnect: (info) => disconnects.push(info),
+        onReconnect: () => reconnects++,
+      }),
+    );
+    await vi.advanceTimersByTimeAsync(9 * 60_000);
+    expect(outcome).toEqual({});
+    // Far beyond the 10 failures in a row that used to end it.
+    expect(disconnects.length).toBeGreaterThan(200);
+    const delays = disconnects.map((d) => d.delayMs);
+    for (const delay of delays) {
+      expect(Number.isInteger(delay)).toBe(true);
+      expect(delay).toBeLessThanOrEqual(2500);
+    }
+    expect(Math.max(...delays)).toBeGreaterThanOrEqual(1875);
+    expect(disconnects.at(-1)?.error).toBeInstanceOf(ConnectionError);
+
+    server.back();
+    await vi.advanceTimersByTimeAsync(2500);
+    expect(reconnects).toBe(1);
+    controller.abort();
+    await done;
+    expect(outcome.error).toBeUndefined();
+  });
+
+  it('throws the last error once the server has been away for ten minutes, and says so', async () => {
+    const server = flakyServer();
+    const started = Date.now();
+    const { outcome, done } = run(open(server.space, {}));
+    await vi.advanceTimersByTimeAsync(TEN_MINUTES + 5000);
+    await done;
+    expect(outcome.error).toBeInstanceOf(ConnectionError);
+    expect(outcome.at! - started).toBeGreaterThanOrEqual(TEN_MINUTES);
+    expect(outcome.at! - started).toBeLessThanOrEqual(TEN_MINUTES + 2500);
+    expect(server.warned).toEqual([expect.stringMatching(/giving up after \d+ failed .*\(limit: 600 s\)/)]);
+  });
+
+  it('takes maxOutageMs and maxReconnects, the same options on both loops', async () => {
+    const quick = flakyServer();
+    const started = Date.now();
+    const short = run(open(quick.space, { maxOutageMs: 5000 }));
+    await vi.advanceTimersByTimeAsync(10_000);
+    await short.done;
+    expect(short.outcome.error).toBeInstanceOf(ConnectionError);
+    expect(short.outcome.at! - started).toBeGreaterThanOrEqual(5000);
+    expect(short.outcome.at! - started).toBeLessThanOrEqual(7500);
+
+    const counted = flakyServer();
+    const disconnects: DisconnectInfo[] = [];
+    const few = run(
+      open(counted.space, { maxReconnects: 3, onDisconnect: (info) => disconnects.push(info) }),
+    );
+    await vi.advanceTimersByTimeAsync(10_000);
+    await few.done;
+    expect(few.outcome.error).toBeInstanceOf(ConnectionError);
+    expect(counted.warned).toEqual([expect.stringMatching(/\(limit: 600 s or 3 failures\)/)]);
+  });
+});
