@@ -302,7 +302,9 @@ export class PendingJoin {
           );
           contact.failed(error as ConveneError, pollIntervalMs);
         }
-        await sleep(pollIntervalMs, requestOptions.signal);
+        // Named as the poll's own AbortError is: the wait is between two of them.
+        const path = { spaceId: this.spaceId, participantId: this.participantId };
+        await sleep(pollIntervalMs, requestOptions.signal, this.transport.aborted('getJoinStatus', path));
       }
     };
     return new APIPromise(poll());
@@ -417,7 +419,7 @@ export class LinkFlow implements StartLinkResult {
           );
           contact.failed(error as ConveneError, intervalMs);
         }
-        await sleep(intervalMs, requestOptions.signal);
+        await sleep(intervalMs, requestOptions.signal, this.transport.aborted('pollLink'));
       }
     };
     return new APIPromise(poll());

@@ -154,6 +154,15 @@ export class Transport {
     return `${this.options.baseUrl}${filled}${qs ? `?${qs}` : ''}`;
   }
 
+  /**
+   * What an AbortError says of the call a signal ended, as every error names a request: `aborted
+   * (getJoinStatus: GET http://…)`, its operation, method and URL (without credentials).
+   */
+  aborted(operationId: OperationId, path?: Record<string, string>): string {
+    const route: Route = routes[operationId];
+    return `aborted (${operationId}: ${route.method} ${withoutCredentials(this.url(route, path))})`;
+  }
+
   headers(credentials: Credentials | undefined, extra?: Record<string, string>): Headers {
     const headers = new Headers({
       Accept: 'application/json',

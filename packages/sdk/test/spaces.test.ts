@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  AbortError,
   AuthenticationError,
   BadRequestError,
   ConflictError,
@@ -11,7 +12,7 @@ import {
   PermissionDeniedError,
   SpaceClient,
 } from '../src';
-import { hub, ownedSpace, participant, until } from './helpers';
+import { hub, ownedSpace, participant, serverUrl, until } from './helpers';
 
 describe('spaces', () => {
   it('creates, reads, updates and closes a space', async () => {
@@ -342,7 +343,7 @@ describe('invitations and joining', () => {
 
   it('stops waiting when the signal aborts', async () => {
     const client = hub();
-    const { owner } = await ownedSpace(client, { privacy: 'private' });
+    const { owner, spaceId } = await ownedSpace(client, { privacy: 'private' });
     const invitation = await owner.invitations.create();
     const controller = new AbortController();
     const joining = client.join(
@@ -355,6 +356,19 @@ describe('invitations and joining', () => {
     await until(async () => (await owner.get()).participants.find((p) => p.status === 'waitingForApproval'));
     controller.abort();
     await expect(joining).rejects.toMatchObject({ name: 'AbortError' });
+
+    // Aborted between two polls, it names the poll it waited to make, as every AbortError does.
+    const slow = client.join(
+      invitation.agentLink,
+      { name: 'Deadline', pollIntervalMs: 60_000 },
+      { signal: AbortSignal.timeout(1000) },
+    );
+    const error = await slow.catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AbortError);
+    expect((error as Error).message).toMatch(
+      new RegExp(`^aborted \\(getJoinStatus: GET ${serverUrl()}/hub/space/${spaceId}/join/[0-9a-f-]{36}\\)$`),
+    );
+    expect((error as Error).cause).toMatchObject({ name: 'TimeoutError' });
   });
 
   it('refuses a link that is not an invitation', async () => {

@@ -333,4 +333,13 @@ describe('link.wait', () => {
       expect(Date.now() - started).toBeGreaterThanOrEqual(40);
     }
   });
+
+  it('names the poll in the AbortError of a signal that ends the wait between two polls', async () => {
+    const link = await linkServer().hub.link.start();
+    const waiting = link.wait({ pollIntervalMs: 60_000, signal: AbortSignal.timeout(50) });
+    await expect(waiting).rejects.toMatchObject({
+      name: 'AbortError',
+      message: 'aborted (pollLink: POST http://convene.test/hub/link/poll)',
+    });
+  });
 });
