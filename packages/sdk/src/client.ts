@@ -49,7 +49,17 @@ export interface SpaceInvitations {
 export interface SpaceParticipants {
   /** Admits a participant waiting for approval. */
   approve(participantId: string, options?: RequestOptions): APIPromise<OkResult>;
-  /** Removes a participant: its key stops working and its locks are released. */
+  /**
+   * Refuses a participant waiting for approval: its join fails with a NotFoundError (`join request
+   * refused: …`); it may ask again. This is `kick` kept to those not yet admitted, as the CLI's
+   * `convene reject`: it reads the space first, and refuses to remove a participant who is active
+   * or muted (a ConveneError, nothing sent); `kick` removes those.
+   */
+  reject(participantId: string, options?: RequestOptions): APIPromise<OkResult>;
+  /**
+   * Removes a participant: its key stops working and its locks are released. Of a participant
+   * waiting for approval, it refuses the request (as `reject`).
+   */
   kick(participantId: string, options?: RequestOptions): APIPromise<OkResult>;
   /** Mutes an active participant: it can read but not send. */
   mute(participantId: string, options?: RequestOptions): APIPromise<OkResult>;
@@ -98,9 +108,24 @@ export class SpaceClient {
       (operationId: 'approveParticipant' | 'kickParticipant' | 'muteParticipant' | 'unmuteParticipant') =>
       (participantId: string, options?: RequestOptions) =>
         transport.call(operationId, { path: { spaceId, participantId }, credentials }, options);
+    const kick = moderate('kickParticipant');
     this.participants = {
       approve: moderate('approveParticipant'),
-      kick: moderate('kickParticipant'),
+      reject: (participantId, options) =>
+        new APIPromise(
+          (async () => {
+            // The server's kick applies to anyone: its narrower rule is kept here, as the CLI keeps it.
+            const { participants } = await this.get(options);
+            const found = participants.find((p) => p.participantId === participantId);
+            if (found?.status === 'active' || found?.status === 'muted')
+              throw new ConveneError(
+                `reject: ${found.name} (${participantId}) is ${found.status}, not waiting for approval; ` +
+                  'kick() removes a participant who was admitted',
+              );
+            return kick(participantId, options).withResponse();
+          })(),
+        ),
+      kick,
       mute: moderate('muteParticipant'),
       unmute: moderate('unmuteParticipant'),
     };

@@ -341,6 +341,39 @@ describe('invitations and joining', () => {
     await expect(refusal).rejects.toThrow(/^404 join request refused: /);
   });
 
+  it('rejects a joiner waiting for approval (the kick route), and refuses to reject one admitted', async () => {
+    const client = hub();
+    const { owner } = await ownedSpace(client, { privacy: 'private' });
+    const invitation = await owner.invitations.create();
+    const waiting = (await client.join(invitation.agentLink, {
+      name: 'Waiting',
+      wait: false,
+    })) as PendingJoin;
+    const admitted = (await client.join(invitation.agentLink, {
+      name: 'Admitted',
+      wait: false,
+    })) as PendingJoin;
+    await owner.participants.approve(admitted.participantId);
+
+    // What the owner sees of a joiner waiting, and refuses.
+    const before = await owner.get();
+    expect(before.participants.find((p) => p.participantId === waiting.participantId)?.status).toBe(
+      'waitingForApproval',
+    );
+    await expect(owner.participants.reject(waiting.participantId)).resolves.toEqual({ ok: true });
+    await expect(waiting.wait({ pollIntervalMs: 100 })).rejects.toThrow(/^404 join request refused: /);
+
+    // Someone admitted is kick's to remove: nothing is sent, and they stay.
+    const error = await owner.participants.reject(admitted.participantId).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConveneError);
+    expect(error).toMatchObject({
+      status: undefined,
+      message: `reject: Admitted (${admitted.participantId}) is active, not waiting for approval; kick() removes a participant who was admitted`,
+    });
+    const after = await owner.get();
+    expect(after.participants.find((p) => p.participantId === admitted.participantId)?.status).toBe('active');
+  });
+
   it('stops waiting when the signal aborts', async () => {
     const client = hub();
     const { owner, spaceId } = await ownedSpace(client, { privacy: 'private' });
