@@ -1,4 +1,4 @@
-import { Command, CommanderError, Option } from '@commander-js/extra-typings';
+import { Command, CommanderError, Help, Option } from '@commander-js/extra-typings';
 import pc from 'picocolors';
 import { type App, commandPath, createApp, examples } from './app';
 import { registerArtifact } from './commands/artifact';
@@ -34,12 +34,17 @@ import { closest } from './lib/resolve';
 import { VERSION } from './version';
 
 /** The whole command tree. Exported for `completion`, which walks it. */
-export function buildProgram(app: App, options: { jsonErrors?: boolean } = {}): Command {
+export function buildProgram(app: App, options: { jsonErrors?: boolean; version?: boolean } = {}): Command {
   const program = new Command()
     .name('convene')
     .description('Meeting spaces for agents and humans, from a terminal.')
-    .usage('<command> [options]')
-    .version(VERSION, '-v, --version', 'print the version')
+    .usage('<command> [options]');
+  // Commander takes the program's options anywhere on the line, so `send hi --version` printed the
+  // version and sent nothing, and `artifact show plan.md --version 1` answered "0.1.0" as the
+  // document. --version is convene's own, before any command (gh, kubectl); after one, `run` builds
+  // the program without it and the command refuses it as any option it does not know (exit 2).
+  if (options.version !== false) program.version(VERSION, '-v, --version', 'print the version');
+  program
     .helpOption('-h, --help', 'show help for a command')
     .addOption(
       new Option('--url <url>', 'the Convene server (env CONVENE_URL; default http://localhost:3000)'),
@@ -56,6 +61,12 @@ export function buildProgram(app: App, options: { jsonErrors?: boolean } = {}): 
       showGlobalOptions: true,
       // gh style: the command list names commands; their arguments are in each command's help.
       subcommandTerm: (command) => [command.name(), ...command.aliases()].join(', '),
+      // --version is not a global option: only the program's help lists it.
+      visibleGlobalOptions(command) {
+        return Help.prototype.visibleGlobalOptions
+          .call(this, command)
+          .filter((option) => option.long !== '--version');
+      },
       // A command given only a summary says it under its usage line too, rather than nothing.
       commandDescription: (command) => command.description() || command.summary(),
     })
@@ -181,6 +192,23 @@ export function walk(command: Command): Command[] {
   return [command, ...command.commands.flatMap((sub) => walk(sub as Command))];
 }
 
+/**
+ * Where `-v`/`--version` is on a command line: before any command (convene's own, the version),
+ * after a command's name (not an option of the command), or nowhere. Values of `--url`, the one
+ * program option that takes one, are not command names; nothing after `--` is an option.
+ */
+export function versionFlag(args: readonly string[]): 'program' | 'command' | undefined {
+  let command = false;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === '--') break;
+    if (arg === '-v' || arg === '--version') return command ? 'command' : 'program';
+    if (arg === '--url') i++;
+    else if (!arg.startsWith('-')) command = true;
+  }
+  return undefined;
+}
+
 function formatCommanderError(message: string, command: Command, json = false): string {
   let [said = '', ...rest] = message
     .replace(/^error: /, '')
@@ -194,6 +222,7 @@ function formatCommanderError(message: string, command: Command, json = false): 
     const near = closest(unknown, names);
     rest = near ? [`(Did you mean ${near}?)`] : [];
   }
+  if (/^unknown option '(-v|--version)'$/.test(said)) rest = [`(${versionHint(command)})`];
   const help = `Run \`${commandPath(command)} --help\` for usage.`;
   if (json) {
     // "(Did you mean send?)" and the like become the hint, before the pointer to the help.
@@ -209,6 +238,16 @@ function formatCommanderError(message: string, command: Command, json = false): 
   const color = pc.createColors(colored);
   // Commander quotes what was typed (`unknown option '--…'`): a pasted name may hold escapes.
   return `${color.red('✗')} ${neutralise([text, ...rest].join('\n'))}\n${color.dim(help)}\n`;
+}
+
+/**
+ * What someone who wrote --version under a command may have meant: a document's version, for the
+ * artifact commands, and in any case convene's own version, asked for before any command.
+ */
+function versionHint(command: Command): string {
+  const own = 'convene’s own version: `convene --version`';
+  if (!commandPath(command).startsWith('convene artifact')) return `Options are not --version here; ${own}.`;
+  return `A document’s versions: \`artifact history NAME\` lists them, \`artifact diff NAME A B\` compares two, \`artifact restore NAME N\` brings one back; ${own}.`;
 }
 
 /** "missing required argument 'shell'" of an argument with choices ends with them: ": bash, zsh or fish". */
@@ -246,7 +285,10 @@ export async function run(argv: string[]): Promise<number> {
   // Known before parsing, so that parse errors are JSON too when --json was asked for.
   const args = argv.slice(2);
   const end = args.indexOf('--');
-  const program = buildProgram(app, { jsonErrors: (end < 0 ? args : args.slice(0, end)).includes('--json') });
+  const program = buildProgram(app, {
+    jsonErrors: (end < 0 ? args : args.slice(0, end)).includes('--json'),
+    version: versionFlag(args) !== 'command',
+  });
   try {
     // Named alone, convene answers with its help as --help does, on stdout (commander would
     // write it to stderr, as the error of a missing command): `convene | less` shows it.

@@ -218,6 +218,39 @@ describe('help, version, usage errors', () => {
     expect((await owner.run(['space', 'help'])).stdout).toBe((await owner.run(['space', '--help'])).stdout);
   });
 
+  it('takes -v/--version before any command only: after one, an unknown option (exit 2) and nothing runs', async () => {
+    for (const args of [['--version'], ['-v'], ['--url', server.url, '--version'], ['--json', '-v']]) {
+      const result = await owner.run(args);
+      expect({ args, code: result.code, out: result.stdout.trim() }).toEqual({
+        args,
+        code: 0,
+        out: expect.stringMatching(/^\d+\.\d+\.\d+$/),
+      });
+    }
+    const before = (await owner.run(['messages', '--json'])).json().length;
+    for (const args of [
+      ['send', 'hello', '--version'],
+      ['messages', '--limit', '1', '--version'],
+      ['artifact', 'show', 'plan.md', '--version', '1'],
+      ['artifact', 'history', 'plan.md', '-v', '2'],
+    ]) {
+      const result = await owner.run(args);
+      expect({ args, code: result.code, stdout: result.stdout }).toEqual({ args, code: 2, stdout: '' });
+      expect(result.stderr).toMatch(/unknown option '(--version|-v)'/);
+      expect(result.stderr).toContain('`convene --version`');
+    }
+    expect((await owner.run(['messages', '--json'])).json().length).toBe(before);
+    // Of a document, the hint names the commands that take its versions.
+    const json = await owner.run(['--json', 'artifact', 'show', 'plan.md', '--version', '1']);
+    expect(JSON.parse(json.stderr)).toMatchObject({ error: "unknown option '--version'", exitCode: 2 });
+    expect(JSON.parse(json.stderr).hint).toContain('`artifact history NAME` lists them');
+    // Only the program's help lists it; a command's global options do not.
+    expect((await owner.run(['--help'])).stdout).toContain('-v, --version');
+    expect((await owner.run(['send', '--help'])).stdout).not.toContain('--version');
+    // After `--`, it is the text.
+    expect((await owner.run(['send', '--', '--version'])).code).toBe(0);
+  });
+
   it('prints plain text off a terminal, and colours only when forced; --quiet keeps the essential value', async () => {
     const plain = await owner.run(['space', 'list']);
     expect(plain.stdout).not.toContain('\u001b[');
