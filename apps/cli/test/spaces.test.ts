@@ -241,7 +241,7 @@ describe('space create, list, show, use, update, close', () => {
     expect(table.stderr).toContain('`convene serve --port 9`');
   });
 
-  it('closes a space: its keys stop working and it is forgotten', async () => {
+  it('closes a space: its keys stop working, and its owner keeps it as closed, as a participant does', async () => {
     const owner = user();
     const { spaceId, ownerPrivateKey } = (
       await owner.run(['space', 'create', 'Short-lived', '--json'])
@@ -258,14 +258,64 @@ describe('space create, list, show, use, update, close', () => {
     const closed = await owner.run(['space', 'close', 'Short-lived']);
     expect(closed.code).toBe(0);
     expect(closed.stderr).toContain('Closed Short-lived');
-    expect(owner.credentials().hosts[server.url].spaces[spaceId]).toBeUndefined();
+    expect(closed.stderr).toContain('`convene leave "Short-lived"` forgets it here');
     const response = await fetch(`${server.url}/hub/space/${spaceId}`, {
       headers: { 'x-private-key': ownerPrivateKey },
     });
     expect(response.status).toBe(401);
-    const again = await owner.run(['space', 'show']);
-    expect(again.code).toBe(4);
-    expect(again.stderr).toContain('no space chosen');
+    // Kept, listed as closed; a second close (a teardown run again) says so, exit 0.
+    expect(owner.credentials().hosts[server.url].spaces[spaceId]).toBeDefined();
+    expect((await owner.run(['space', 'list', '--json'])).json()).toEqual([
+      expect.objectContaining({ spaceId, state: 'closed' }),
+    ]);
+    for (const args of [
+      ['space', 'close', spaceId, '--yes'],
+      ['space', 'close', '--yes'],
+    ]) {
+      const again = await owner.run(args);
+      expect({ args, code: again.code }).toEqual({ args, code: 0 });
+      expect(again.stderr).toContain('Short-lived is already closed; nothing changed');
+    }
+    const json = await owner.run(['space', 'close', 'Short-lived', '--json']);
+    expect(json.json()).toEqual({ ok: true, alreadyClosed: true });
+    // Anything else on it: "is closed", exit 6, never "join it" (the key was never lost).
+    for (const args of [
+      ['space', 'show', spaceId],
+      ['space', 'show', 'Short-lived'],
+      ['invite', spaceId],
+      ['send', 'hi'],
+    ]) {
+      const result = await owner.run(args);
+      expect({ args, code: result.code }).toEqual({ args, code: 6 });
+      expect(result.stderr).toContain('"Short-lived" is closed');
+      expect(result.stderr).not.toContain('convene join');
+    }
+    // `leave` forgets it, as it does a participant's.
+    const left = await owner.run(['leave', 'Short-lived', '--yes']);
+    expect(left.code).toBe(0);
+    expect(left.stderr).toContain('Forgot Short-lived here: it was already closed');
+    expect(owner.credentials().hosts[server.url].spaces[spaceId]).toBeUndefined();
+  });
+
+  it('says before closing that the documents and messages become unreadable, and how to save them', async () => {
+    const owner = user();
+    (await owner.run(['space', 'create', 'Docs inside', '--json'])).json();
+    for (const name of ['plan.md', 'notes.md']) {
+      expect((await owner.run(['artifact', 'create', name], { input: '# x\n', stdin: 'pipe' })).code).toBe(0);
+    }
+    const closed = await owner.run(['space', 'close', '--yes']);
+    expect(closed.code).toBe(0);
+    expect(closed.stderr).toContain(
+      'Every key stops working, and its 2 documents and messages can no longer be read by anyone.',
+    );
+    expect(closed.stderr).toMatch(/Save them first: `convene artifact download (plan|notes)\.md -o FILE`/);
+    // Nothing to save: the messages alone are named.
+    (await owner.run(['space', 'create', 'Empty', '--json'])).json();
+    const empty = await owner.run(['space', 'close', 'Empty']);
+    expect(empty.stderr).toContain(
+      'Every key stops working, and its messages can no longer be read by anyone.',
+    );
+    expect(empty.stderr).not.toContain('Save');
   });
 
   it('reports a closed space to its participants one way (exit 6, no "join again"), whatever the command', async () => {

@@ -1,6 +1,10 @@
 import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../../app';
+import { isSpaceClosed } from '../../lib/failure';
+import { inline } from '../../lib/output';
 import { confirm, requireSpaceOrYes } from '../../lib/prompts';
+import { shellWord } from '../../lib/quote';
+import { suggest } from '../../lib/suggest';
 
 export function registerSpaceClose(space: Command, app: App): void {
   space
@@ -12,7 +16,10 @@ export function registerSpaceClose(space: Command, app: App): void {
     .usage('[SPACE] [options]')
     .summary('close a space for good (owner)')
     .description(
-      'Close a space for good: every key stops working and open streams end. On a terminal it asks ' +
+      'Close a space for good: every key stops working and open streams end, and its documents and ' +
+        'messages can no longer be read by anyone (download what you want to keep first). convene ' +
+        'keeps the space, listed as closed, until `convene leave` forgets it; closing it again says ' +
+        'it is closed already, exit 0. On a terminal it asks ' +
         'first, and SPACE defaults to the default space; elsewhere nobody is asked, so name the ' +
         'space, or give --yes alone to close the default space.',
     )
@@ -30,12 +37,61 @@ export function registerSpaceClose(space: Command, app: App): void {
       requireSpaceOrYes(ctx.out, reference, options.yes, { verb: 'close', command: 'convene space close' });
       const saved = ctx.space(reference);
       ctx.requireOwner(saved, 'close it');
-      await confirm(ctx.out, `Close "${saved.name}" for good? Every key stops working.`, options.yes);
-      const result = await ctx.spaceClient(saved).close();
-      ctx.forgetSpace(saved.spaceId);
-      ctx.out.result(result, {
+      const client = ctx.spaceClient(saved);
+      const { out } = ctx;
+      // As `leave` takes a space closed already: nothing left to do, so said, exit 0 (a teardown
+      // run twice). convene keeps the space, as a participant's convene does, until `leave`.
+      const alreadyClosed = () => {
+        out.result(
+          { ok: true, alreadyClosed: true },
+          {
+            quiet: () => saved.spaceId,
+            human: () => out.success(`${out.c.bold(inline(saved.name))} is already closed; nothing changed`),
+          },
+        );
+      };
+      let documents: readonly { name: string }[];
+      try {
+        ({ artifacts: documents } = await client.get());
+      } catch (error) {
+        if (isSpaceClosed(error)) return alreadyClosed();
+        throw error;
+      }
+      const warning = closingWarning(
+        documents,
+        suggest(ctx, `artifact download ${shellWord(documents[0]?.name ?? 'NAME')} -o FILE`),
+      );
+      if (options.yes || !out.mode.interactive) out.info(warning);
+      await confirm(out, `Close "${saved.name}" for good? ${warning}`, options.yes);
+      let result: Awaited<ReturnType<typeof client.close>>;
+      try {
+        result = await client.close();
+      } catch (error) {
+        // Closed meanwhile (another terminal, its time to live).
+        if (isSpaceClosed(error)) return alreadyClosed();
+        throw error;
+      }
+      out.result(result, {
         quiet: () => saved.spaceId,
-        human: () => ctx.out.success(`Closed ${ctx.out.c.bold(saved.name)}; its keys no longer work`),
+        human: () => {
+          out.success(`Closed ${out.c.bold(inline(saved.name))}; its keys no longer work`);
+          out.hint(`\`${suggest(ctx, 'leave', { always: true })}\` forgets it here.`);
+        },
       });
     });
+}
+
+/**
+ * What closing takes from everyone: the keys, and with them every document and message (the
+ * server keeps them a while, but no key reads them). The documents are counted, and the first
+ * named in the command line that saves it.
+ */
+export function closingWarning(documents: readonly { name: string }[], download: string): string {
+  const count =
+    documents.length === 0
+      ? 'its messages'
+      : `its ${documents.length === 1 ? 'document' : `${documents.length} documents`} and messages`;
+  const save =
+    documents.length === 0 ? '' : ` Save ${documents.length === 1 ? 'it' : 'them'} first: \`${download}\`.`;
+  return `Every key stops working, and ${count} can no longer be read by anyone.${save}`;
 }
