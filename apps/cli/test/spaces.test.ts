@@ -318,6 +318,53 @@ describe('space create, list, show, use, update, close', () => {
     expect(empty.stderr).not.toContain('Save');
   });
 
+  it('takes -s/--space on every command acting on a space, as well as SPACE; two different spaces are a usage error', async () => {
+    const owner = user();
+    const { spaceId } = (await owner.run(['space', 'create', 'Named here', '--json'])).json();
+    // Another space is the default: each command must act on the one named.
+    (await owner.run(['space', 'create', 'Default one', '--json'])).json();
+    for (const args of [
+      ['messages'],
+      ['inbox'],
+      ['participants'],
+      ['invite'],
+      ['space', 'show'],
+      ['space', 'update', '--agenda', 'Dates'],
+    ]) {
+      for (const flag of ['--space', '-s']) {
+        const result = await owner.run([...args, flag, 'Named here', '--json'], { timeoutMs: 10_000 });
+        expect({ args, flag, code: result.code, stderr: result.stderr }).toEqual({
+          args,
+          flag,
+          code: 0,
+          stderr: '',
+        });
+      }
+      const both = await owner.run([...args, 'Default one', '--space', 'Named here']);
+      expect({ args, code: both.code }).toEqual({ args, code: 2 });
+      expect(both.stderr).toContain('two spaces named: "Default one" as SPACE and "Named here" with --space');
+      // The same space twice is that space.
+      const same = await owner.run([...args, 'Named here', '-s', 'Named here', '--json']);
+      expect({ args, code: same.code }).toEqual({ args, code: 0 });
+    }
+    // tail follows until stopped: its refusal of two spaces is enough here (it runs as the others).
+    const tail = await owner.run(['tail', 'Default one', '-s', 'Named here']);
+    expect(tail.code).toBe(2);
+    expect(tail.stderr).toContain(
+      'Name the space once: `convene tail SPACE` or `convene tail --space SPACE`.',
+    );
+    expect((await owner.run(['space', 'show', '-s', 'Named here', '--json'])).json()).toMatchObject({
+      spaceId,
+      agenda: 'Dates',
+    });
+    const closed = await owner.run(['space', 'close', '--space', 'Named here']);
+    expect(closed.code).toBe(0);
+    expect(closed.stderr).toContain('Closed Named here');
+    const left = await owner.run(['leave', '-s', 'Named here']);
+    expect(left.code).toBe(0);
+    expect(owner.credentials().hosts[server.url].spaces[spaceId]).toBeUndefined();
+  });
+
   it('reports a closed space to its participants one way (exit 6, no "join again"), whatever the command', async () => {
     const owner = user();
     const guest = user();

@@ -2,6 +2,7 @@ import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../app';
 import { Stopped, UsageError } from '../lib/errors';
 import { stoppedBy } from '../lib/exit-codes';
+import { spaceNamed } from '../lib/input';
 import { sayConnectionLost } from '../lib/outage';
 import { printMessage } from '../lib/render';
 
@@ -9,6 +10,7 @@ export function registerInbox(program: Command, app: App): void {
   program
     .command('inbox')
     .argument('[space]', 'name or id (default: the default space)')
+    .option('-s, --space <space>', 'name or id, as SPACE')
     .summary('what mentions you or replies to you, since you last acknowledged')
     .description(
       'Print the messages that mention you (@Name included) or reply to one of yours, after your ' +
@@ -26,8 +28,9 @@ export function registerInbox(program: Command, app: App): void {
       'after',
       examples('convene inbox', 'convene inbox --ack', 'convene inbox --follow --json | jq -r .content'),
     )
-    .action(async (reference, options, command) => {
+    .action(async (argument, options, command) => {
       const ctx = app.context(command);
+      const reference = spaceNamed(argument, options.space, 'convene inbox');
       const wait = options.wait === undefined ? undefined : Number(options.wait);
       if (wait !== undefined && !(Number.isInteger(wait) && wait >= 0 && wait <= 60))
         throw new UsageError(`--wait must be a whole number of seconds from 0 to 60, not "${options.wait}"`);

@@ -1,11 +1,13 @@
 import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../app';
+import { spaceNamed } from '../lib/input';
 import { quoted } from '../lib/quote';
 
 export function registerInvite(program: Command, app: App): void {
   program
     .command('invite')
     .argument('[space]', 'name or id (default: the default space)')
+    .option('-s, --space <space>', 'name or id, as SPACE')
     .summary('mint an invitation: links for humans and agents, and its key (owner)')
     .description(
       'Mint an invitation to a space. Send the humanLink to a person (it opens the join page), ' +
@@ -16,8 +18,9 @@ export function registerInvite(program: Command, app: App): void {
       'after',
       examples('convene invite', 'convene invite "Release plan" --json | jq -r .agentLink'),
     )
-    .action(async (reference, _options, command) => {
+    .action(async (argument, options, command) => {
       const ctx = app.context(command);
+      const reference = spaceNamed(argument, options.space, 'convene invite');
       const saved = ctx.space(reference);
       ctx.requireOwner(saved, 'invite');
       const invitation = await ctx.spaceClient(saved).invitations.create();

@@ -2,6 +2,7 @@ import type { Command } from '@commander-js/extra-typings';
 import { AuthenticationError, ConflictError } from '@convene/sdk';
 import { type App, examples } from '../app';
 import { conflictError, isSpaceClosed } from '../lib/failure';
+import { spaceNamed } from '../lib/input';
 import { confirm, requireSpaceOrYes } from '../lib/prompts';
 import { suggest } from '../lib/suggest';
 
@@ -12,6 +13,7 @@ export function registerLeave(program: Command, app: App): void {
       '[space]',
       'name or id (default: the default space, after confirming; elsewhere only with --yes)',
     )
+    .option('-s, --space <space>', 'name or id, as SPACE')
     .usage('[SPACE] [options]')
     .summary('leave a space; your key stops working')
     .description(
@@ -24,8 +26,9 @@ export function registerLeave(program: Command, app: App): void {
     )
     .option('-y, --yes', 'do not ask for confirmation')
     .addHelpText('after', examples('convene leave "Release plan"', 'convene leave --yes'))
-    .action(async (reference, options, command) => {
+    .action(async (argument, options, command) => {
       const ctx = app.context(command);
+      const reference = spaceNamed(argument, options.space, 'convene leave');
       requireSpaceOrYes(ctx.out, reference, options.yes, { verb: 'leave', command: 'convene leave' });
       const saved = ctx.space(reference);
       // The owner cannot leave (the server says so at once, or forgets a closed space): asking

@@ -1,7 +1,7 @@
 import { type Command, Option } from '@commander-js/extra-typings';
 import { type App, examples } from '../app';
 import { parseSince } from '../lib/duration';
-import { parseCount } from '../lib/input';
+import { parseCount, spaceNamed } from '../lib/input';
 import { type MessageLike, printMessage } from '../lib/render';
 
 export function registerMessages(program: Command, app: App): void {
@@ -9,6 +9,7 @@ export function registerMessages(program: Command, app: App): void {
     .command('messages')
     .alias('msgs')
     .argument('[space]', 'name or id (default: the default space)')
+    .option('-s, --space <space>', 'name or id, as SPACE')
     .summary('read the messages of a space')
     .description(
       'Print the most recent messages of a space, oldest first. --since starts after an instant ' +
@@ -29,8 +30,9 @@ export function registerMessages(program: Command, app: App): void {
         'convene messages "Release plan" --limit 0 --json | jq -r ".[].content"',
       ),
     )
-    .action(async (reference, options, command) => {
+    .action(async (argument, options, command) => {
       const ctx = app.context(command);
+      const reference = spaceNamed(argument, options.space, 'convene messages');
       const limit = parseCount(options.limit, '--limit', 'no limit');
       const since = options.since === undefined ? undefined : parseSince(options.since);
       const saved = ctx.space(reference);

@@ -1,5 +1,6 @@
 import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../app';
+import { spaceNamed } from '../lib/input';
 import { statusWord, styleStatus } from '../lib/render';
 
 export function registerParticipants(program: Command, app: App): void {
@@ -7,6 +8,7 @@ export function registerParticipants(program: Command, app: App): void {
     .command('participants')
     .alias('people')
     .argument('[space]', 'name or id (default: the default space)')
+    .option('-s, --space <space>', 'name or id, as SPACE')
     .summary('who is in a space, and their status')
     .description(
       'List the participants of a space: name (yours marked "(you)"), id, status (active, muted, ' +
@@ -15,8 +17,9 @@ export function registerParticipants(program: Command, app: App): void {
         'ids are what `approve`, `reject`, `kick`, `mute`, `unmute` and `send --mention` take.',
     )
     .addHelpText('after', examples('convene participants', 'convene participants --json | jq -r ".[].name"'))
-    .action(async (reference, _options, command) => {
+    .action(async (argument, options, command) => {
       const ctx = app.context(command);
+      const reference = spaceNamed(argument, options.space, 'convene participants');
       const saved = ctx.space(reference);
       const { participants } = await ctx.spaceClient(saved).get();
       const { out } = ctx;

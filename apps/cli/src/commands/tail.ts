@@ -5,7 +5,7 @@ import type { Context } from '../lib/context';
 import { parseSince } from '../lib/duration';
 import { CliError, Stopped } from '../lib/errors';
 import { ExitCode, stoppedBy } from '../lib/exit-codes';
-import { parseCount } from '../lib/input';
+import { parseCount, spaceNamed } from '../lib/input';
 import { sayConnectionLost } from '../lib/outage';
 import { inline } from '../lib/output';
 import { quoted } from '../lib/quote';
@@ -16,6 +16,7 @@ export function registerTail(program: Command, app: App): void {
   program
     .command('tail')
     .argument('[space]', 'name or id (default: the default space)')
+    .option('-s, --space <space>', 'name or id, as SPACE')
     .summary('follow a space live: messages, joins, locks')
     .description(
       'Follow a space as it happens: messages, people joining and leaving, documents created, ' +
@@ -50,8 +51,9 @@ export function registerTail(program: Command, app: App): void {
         'convene tail --json | jq -c "select(.event == \\"message\\") | .data.content"',
       ),
     )
-    .action(async (reference, options, command) => {
+    .action(async (argument, options, command) => {
       const ctx = app.context(command);
+      const reference = spaceNamed(argument, options.space, 'convene tail');
       const lines = parseCount(options.lines, '--lines');
       const since = options.since === undefined ? undefined : parseSince(options.since);
       const saved = ctx.space(reference);

@@ -103,3 +103,20 @@ export function assertPiped(what: string): void {
     );
   }
 }
+
+/**
+ * The space a command that takes SPACE as its argument was given, as its argument or with
+ * `-s, --space` (which every command acting on a space takes, so a script may pass it everywhere).
+ * Two different spaces are a usage error: acting on either could be the wrong one.
+ */
+export function spaceNamed(
+  argument: string | undefined,
+  option: string | undefined,
+  command: string,
+): string | undefined {
+  if (argument === undefined || option === undefined || argument === option) return option ?? argument;
+  throw new UsageError(
+    `two spaces named: "${argument}" as SPACE and "${option}" with --space`,
+    `Name the space once: \`${command} SPACE\` or \`${command} --space SPACE\`.`,
+  );
+}

@@ -1,6 +1,7 @@
 import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../../app';
 import { isSpaceClosed } from '../../lib/failure';
+import { spaceNamed } from '../../lib/input';
 import { inline } from '../../lib/output';
 import { confirm, requireSpaceOrYes } from '../../lib/prompts';
 import { shellWord } from '../../lib/quote';
@@ -13,6 +14,7 @@ export function registerSpaceClose(space: Command, app: App): void {
       '[space]',
       'name or id (default: the default space, after confirming; elsewhere only with --yes)',
     )
+    .option('-s, --space <space>', 'name or id, as SPACE')
     .usage('[SPACE] [options]')
     .summary('close a space for good (owner)')
     .description(
@@ -32,8 +34,9 @@ export function registerSpaceClose(space: Command, app: App): void {
         'convene space close --yes',
       ),
     )
-    .action(async (reference, options, command) => {
+    .action(async (argument, options, command) => {
       const ctx = app.context(command);
+      const reference = spaceNamed(argument, options.space, 'convene space close');
       requireSpaceOrYes(ctx.out, reference, options.yes, { verb: 'close', command: 'convene space close' });
       const saved = ctx.space(reference);
       ctx.requireOwner(saved, 'close it');

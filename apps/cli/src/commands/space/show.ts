@@ -1,6 +1,7 @@
 import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../../app';
 import { formatSeconds } from '../../lib/duration';
+import { spaceNamed } from '../../lib/input';
 import { inline } from '../../lib/output';
 import { describeParticipant, relative, styleStatus } from '../../lib/render';
 
@@ -8,13 +9,15 @@ export function registerSpaceShow(space: Command, app: App): void {
   space
     .command('show')
     .argument('[space]', 'name or id (default: the default space)')
+    .option('-s, --space <space>', 'name or id, as SPACE')
     .summary('a space: description, agenda, participants, documents')
     .description(
       'Show a space: its state and time left, description and agenda, participants with their status, and documents.',
     )
     .addHelpText('after', examples('convene space show', 'convene space show "Release plan" --json'))
-    .action(async (reference, _options, command) => {
+    .action(async (argument, options, command) => {
       const ctx = app.context(command);
+      const reference = spaceNamed(argument, options.space, 'convene space show');
       const saved = ctx.space(reference);
       const view = await ctx.spaceClient(saved).get();
       ctx.refreshSpaceNames([view]);

@@ -1,12 +1,13 @@
 import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../../app';
 import { UsageError } from '../../lib/errors';
-import { checkName } from '../../lib/input';
+import { checkName, spaceNamed } from '../../lib/input';
 
 export function registerSpaceUpdate(space: Command, app: App): void {
   space
     .command('update')
     .argument('[space]', 'name or id (default: the default space)')
+    .option('-s, --space <space>', 'name or id, as SPACE')
     .summary('change the name, description or agenda (owner)')
     .description(
       'Change a space’s name, description or agenda. Only the owner can; what is not given stays as it is.',
@@ -21,8 +22,9 @@ export function registerSpaceUpdate(space: Command, app: App): void {
         'convene space update Standup --name Retro',
       ),
     )
-    .action(async (reference, options, command) => {
+    .action(async (argument, options, command) => {
       const ctx = app.context(command);
+      const reference = spaceNamed(argument, options.space, 'convene space update');
       checkName(options.name, '--name');
       const changes = {
         ...(options.name !== undefined ? { name: options.name } : {}),
