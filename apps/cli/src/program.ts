@@ -247,7 +247,7 @@ function formatCommanderError(message: string, command: Command, json = false): 
 function versionHint(command: Command): string {
   const own = 'convene’s own version: `convene --version`';
   if (!commandPath(command).startsWith('convene artifact')) return `Options are not --version here; ${own}.`;
-  return `A document’s versions: \`artifact history NAME\` lists them, \`artifact diff NAME A B\` compares two, \`artifact restore NAME N\` brings one back; ${own}.`;
+  return `A document’s versions: \`artifact show NAME --at N\` (or \`download\`) reads one, \`artifact history NAME\` lists them, \`artifact diff NAME A B\` compares two; ${own}.`;
 }
 
 /** "missing required argument 'shell'" of an argument with choices ends with them: ": bash, zsh or fish". */

@@ -643,3 +643,37 @@ describe('the owner releasing someone else’s lock on a terminal', () => {
     expect(await unlock(owner, ['held.md'])).toContain('EXIT=0');
   });
 });
+
+// Last: its document would be in the lists the tests above compare whole.
+describe('artifact show and download --at', () => {
+  it('reads an earlier version with --at N (show and download); a version that is none is exit 5', async () => {
+    const first = join(owner.home, 'at-v1.md');
+    writeFileSync(first, 'first\n');
+    expect((await owner.run(['artifact', 'create', 'at.md', '--file', first])).code).toBe(0);
+    const second = join(owner.home, 'at-v2.md');
+    writeFileSync(second, 'second\n');
+    expect((await owner.run(['artifact', 'write', 'at.md', '--file', second])).code).toBe(0);
+    const shown = await owner.run(['artifact', 'show', 'at.md', '--at', '1']);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toMatch(/version\s+1 \(the latest is 2\)/);
+    expect(shown.stdout).toContain('first');
+    expect(shown.stdout).not.toContain('second');
+    expect((await owner.run(['artifact', 'show', 'at.md', '--at', '1', '--json'])).json()).toMatchObject({
+      version: 1,
+      content: 'first\n',
+    });
+    expect((await owner.run(['artifact', 'download', 'at.md', '--at', '1'])).stdout).toBe('first\n');
+    const file = join(owner.home, 'at-old.md');
+    expect((await owner.run(['artifact', 'download', 'at.md', '--at', '1', '-o', file])).code).toBe(0);
+    expect(readFileSync(file, 'utf8')).toBe('first\n');
+    expect((await owner.run(['artifact', 'download', 'at.md'])).stdout).toBe('second\n');
+    for (const verb of ['show', 'download']) {
+      const none = await owner.run(['artifact', verb, 'at.md', '--at', '9']);
+      expect({ verb, code: none.code }).toEqual({ verb, code: 5 });
+      expect(none.stderr).toContain('artifact history');
+      const bad = await owner.run(['artifact', verb, 'at.md', '--at', 'one']);
+      expect({ verb, code: bad.code }).toEqual({ verb, code: 2 });
+      expect(bad.stderr).toContain('--at must be a version number');
+    }
+  });
+});

@@ -2,31 +2,42 @@ import { writeFileSync } from 'node:fs';
 import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../../app';
 import { findArtifact } from '../../lib/artifacts';
+import { checkVersion } from '../../lib/input';
 
 export function registerArtifactDownload(artifact: Command, app: App): void {
   artifact
     .command('download')
     .argument('[artifact]', 'name or id (asked for on a terminal)')
-    .usage('ARTIFACT [-o FILE] [options]')
+    .usage('ARTIFACT [-o FILE] [--at N] [options]')
     .summary('the markdown as it is, to stdout or a file')
     .description(
-      'Print a document’s markdown exactly as saved, or write it to a file with -o: the content alone, for editing or piping.',
+      'Print a document’s markdown exactly as saved, or write it to a file with -o: the content alone, for editing or piping. ' +
+        'With --at N, version N (`artifact history` lists them).',
     )
+    .option('--at <version>', 'an earlier version (1, 2, …) instead of the latest')
     .option('-o, --output <file>', 'write to this file instead of stdout')
     .option('-s, --space <space>', 'name or id (default: the default space)')
     .addHelpText(
       'after',
-      examples('convene artifact download plan.md > plan.md', 'convene artifact download plan.md -o plan.md'),
+      examples(
+        'convene artifact download plan.md > plan.md',
+        'convene artifact download plan.md -o plan.md',
+        'convene artifact download plan.md --at 1 -o plan-v1.md',
+      ),
     )
     .action(async (reference, options, command) => {
       const ctx = app.context(command);
+      checkVersion(options.at, '--at');
       const found = await findArtifact(
         ctx,
         options.space,
         reference,
-        'convene artifact download ARTIFACT [-o FILE]',
+        'convene artifact download ARTIFACT [-o FILE] [--at N]',
       );
-      const markdown = await found.space.artifacts.download(found.artifact.id);
+      const markdown =
+        options.at === undefined
+          ? await found.space.artifacts.download(found.artifact.id)
+          : (await found.space.artifacts.version(found.artifact.id, Number(options.at))).content;
       const { out } = ctx;
       if (options.output !== undefined) {
         writeFileSync(options.output, markdown);
