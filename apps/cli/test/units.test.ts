@@ -12,7 +12,7 @@ import { UsageError } from '../src/lib/errors';
 import { unreachableHint } from '../src/lib/failure';
 import { sayOutages } from '../src/lib/outage';
 import { detectMode, Output } from '../src/lib/output';
-import { withoutStyles } from '../src/lib/prompts';
+import { promptOutput, terminalColumns, withoutStyles } from '../src/lib/prompts';
 import { quoted, shellWord } from '../src/lib/quote';
 import { relative, when } from '../src/lib/render';
 import { byIdStart, closest, pick } from '../src/lib/resolve';
@@ -27,6 +27,27 @@ const tempDir = () => {
   dirs.push(dir);
   return dir;
 };
+
+describe('terminal width', () => {
+  it('takes a terminal that reports 0 columns (or none) as 80 wide, prompts included', () => {
+    expect(terminalColumns({ columns: 0 })).toBe(80);
+    expect(terminalColumns({})).toBe(80);
+    expect(terminalColumns({ columns: 120 })).toBe(120);
+    const had = Object.getOwnPropertyDescriptor(process.stderr, 'columns');
+    try {
+      for (const color of [true, false]) {
+        Object.defineProperty(process.stderr, 'columns', { value: 0, configurable: true });
+        const out = new Output(detectMode({ color }, {}, { stdin: {}, stdout: {}, stderr: {} }));
+        expect(promptOutput(out).columns).toBe(80);
+        Object.defineProperty(process.stderr, 'columns', { value: 100, configurable: true });
+        expect(promptOutput(out).columns).toBe(100);
+      }
+    } finally {
+      if (had) Object.defineProperty(process.stderr, 'columns', had);
+      else delete (process.stderr as { columns?: number }).columns;
+    }
+  });
+});
 
 describe('durations and times', () => {
   it('parses the durations people type', () => {

@@ -140,14 +140,18 @@ export async function choose<T>(
  * (NO_COLOR, --no-color). The library styles with `util.styleText`, which knows neither
  * --no-color nor, in Node 20, that NO_COLOR covers dim, strikethrough and the like; so its
  * styles are taken out of what it writes, all but inverse and hidden: with the terminal's own
- * cursor hidden while it asks, they are how a text prompt shows where the cursor is.
+ * cursor hidden while it asks, they are how a text prompt shows where the cursor is. Its width is
+ * `terminalColumns`.
  */
-function promptOutput(out: Output): NodeJS.WriteStream {
+export function promptOutput(out: Output): NodeJS.WriteStream {
   const stderr = process.stderr;
-  if (out.mode.color) return stderr;
   return new Proxy(stderr, {
     get(target, property) {
-      if (property === 'write') {
+      // A terminal that reports no size (0 columns: no controlling terminal, `docker exec -t`)
+      // is of unknown width, taken as 80 as most CLIs do; clack took 0 as it is and drew the
+      // prompt a character a line, its escape sequences split across lines.
+      if (property === 'columns') return terminalColumns(target);
+      if (property === 'write' && !out.mode.color) {
         return (chunk: unknown, ...rest: never[]) =>
           target.write(typeof chunk === 'string' ? withoutStyles(chunk) : (chunk as Uint8Array), ...rest);
       }
@@ -155,6 +159,11 @@ function promptOutput(out: Output): NodeJS.WriteStream {
       return typeof value === 'function' ? value.bind(target) : value;
     },
   });
+}
+
+/** A terminal's width; 80 when it reports none (a pipe) or 0 (a terminal without a size). */
+export function terminalColumns(stream: { columns?: number }): number {
+  return stream.columns || 80;
 }
 
 /** Text without its SGR sequences (colours, dim, bold, strikethrough…), but for inverse and hidden. */
