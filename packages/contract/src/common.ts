@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ZErrorCode } from './error-codes';
 import { limits } from './limits';
 
 export const ZUuid = z.string().meta({ format: 'uuid', example: '6f1c2a7e-3b4d-4e5f-8a9b-0c1d2e3f4a5b' });
@@ -54,7 +55,10 @@ export type TValidationIssue = z.infer<typeof ZValidationIssue>;
 
 export const ZError = z
   .object({
-    error: z.string(),
+    error: z.string().meta({ description: 'What went wrong, for a human: its text may change' }),
+    // Every answer of the service carries it (the OpenAPI document requires it); a client may
+    // still meet an error body without it, from a proxy or another server.
+    code: ZErrorCode.optional(),
     lockedBy: ZUuid.optional().meta({ description: 'On 423: participantId of the current lock holder' }),
     issues: z.array(ZValidationIssue).optional().meta({
       description: 'On 400 for a request that broke its schema: each value at fault, and why',

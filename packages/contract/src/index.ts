@@ -2,6 +2,7 @@ export * from './accounts';
 export * from './artifacts';
 export * from './ask';
 export * from './common';
+export * from './error-codes';
 export * from './events';
 export * from './inbox';
 export * from './limits';

@@ -126,7 +126,14 @@ class Printer {
     if (json.const !== undefined) return JSON.stringify(json.const);
     if (json.enum) return json.enum.map((value) => JSON.stringify(value)).join(' | ');
     const union = json.anyOf ?? json.oneOf;
-    if (union) return union.map((member) => this.print(member, io, indent)).join(' | ');
+    if (union) {
+      // An open enum (known values, or any other string: ErrorCode) keeps its known values in
+      // the type: `string & {}` does not swallow them, so editors still complete them.
+      const open = union.some((member) => this.isStringEnum(member, io));
+      return union
+        .map((member) => (open && isPlainString(member) ? '(string & {})' : this.print(member, io, indent)))
+        .join(' | ');
+    }
     if (json.allOf) return json.allOf.map((member) => this.print(member, io, indent)).join(' & ');
     if (Array.isArray(json.type))
       return json.type.map((type) => this.print({ ...json, type }, io, indent)).join(' | ');
@@ -153,6 +160,12 @@ class Printer {
     }
   }
 
+  /** Whether a schema is an enum of strings, itself or through its $ref. */
+  private isStringEnum(json: Json, io: Io): boolean {
+    const target = json.$ref ? this.defs.get(`${io}:${json.$ref.replace(/^#\/\$defs\//, '')}`) : json;
+    return Boolean(target?.enum?.every((value) => typeof value === 'string'));
+  }
+
   private printObject(json: Json, io: Io, indent: string): string {
     const inner = `${indent}  `;
     const required = new Set(json.required ?? []);
@@ -175,6 +188,10 @@ class Printer {
     return body ? `{\n${body}\n${indent}}` : '{}';
   }
 }
+
+/** A bare `{ type: 'string' }`: no format, pattern or enum that would narrow it. */
+const isPlainString = (json: Json): boolean =>
+  json.type === 'string' && Object.keys(json).every((key) => key === 'type' || key === 'description');
 
 /** The input of an operation without its path parameters: the query of a GET, else the body. */
 function paramsJson(contract: OperationContract, io: Io): { json: Json; id?: string } {

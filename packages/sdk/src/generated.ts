@@ -527,13 +527,83 @@ export interface WebhookDisabledEvent {
 }
 
 export interface ErrorBody {
+  /** What went wrong, for a human: its text may change */
   error: string;
+  code?: ErrorCode | undefined;
   /** On 423: participantId of the current lock holder */
   lockedBy?: string | undefined;
   /** On 400 for a request that broke its schema: each value at fault, and why */
   issues?: ValidationIssue[] | undefined;
   [key: string]: unknown;
 }
+
+/** A stable, machine-readable name of the cause (snake_case), to branch on instead of the message. Codes may be added at any time: treat one you do not know as the generic code of its status (`unauthorized` for a 401, …). */
+export type ErrorCode = KnownErrorCode | (string & {});
+
+/**
+ * The codes the service answers with today:
+ * - `invalid_request` (400): the request is malformed or broke a limit (`issues` lists schema breaks)
+ * - `unauthorized` (401): the credential is missing, unknown or of the wrong kind
+ * - `forbidden` (403): the credential is valid but may not do this
+ * - `not_found` (404): nothing answers to this id or route
+ * - `not_acceptable` (406): the answer cannot be given in a media type the request accepts
+ * - `conflict` (409): the resource is not in a state that allows this
+ * - `gone` (410): the link request expired or was already used: start over
+ * - `payload_too_large` (413): the answer would be larger than the service computes
+ * - `idempotency_mismatch` (422): the Idempotency-Key was already used with another request body
+ * - `locked` (423): the artifact’s edit lock is not yours
+ * - `rate_limited` (429): too many requests: retry after `Retry-After` seconds
+ * - `internal_error` (500): the service failed: report the Request-Id
+ * - `unavailable` (503): the service cannot answer now: retry after `Retry-After` seconds
+ * - `unsupported_api_version` (400): the API-Version header names a version this server does not serve
+ * - `key_required` (401): no key was sent (X-Private-Key, or the MCP `privateKey` argument)
+ * - `key_unknown` (401): the key names nobody in this space
+ * - `wrong_key_type` (401): the key is valid here but of a kind this operation does not take
+ * - `owner_key_required` (401): only the owner key may do this
+ * - `participant_left` (401): the key’s participant left the space: join again for a new key
+ * - `participant_removed` (401): the owner removed (kicked) the key’s participant
+ * - `space_closed` (401, 409): the space was closed: its keys no longer work
+ * - `space_expired` (401, 409): the space outlived its TTL: its keys no longer work
+ * - `participant_muted` (403): a muted participant cannot send messages, create or lock artifacts
+ * - `join_refused` (404): the owner refused this join: no key will come of it
+ * - `participant_status_conflict` (409): the participant’s status does not allow this moderation; `status` is their current one
+ * - `version_conflict` (409): writeArtifact’s `baseVersion` is not the current version; `version` is the current one
+ * - `limit_reached` (409): the space holds as many participants, artifacts, bytes or webhooks as it may
+ * - `duplicate_request` (409): a request with this Idempotency-Key is running or just ran: send it again for its answer
+ * - `lock_held` (423): someone else holds the artifact’s lock (`lockedBy`, `lockExpiresAt`)
+ * - `lock_not_held` (423): nobody holds the artifact’s lock: yours lapsed or was never taken; lock it first
+ */
+export type KnownErrorCode =
+  | 'invalid_request'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'not_found'
+  | 'not_acceptable'
+  | 'conflict'
+  | 'gone'
+  | 'payload_too_large'
+  | 'idempotency_mismatch'
+  | 'locked'
+  | 'rate_limited'
+  | 'internal_error'
+  | 'unavailable'
+  | 'unsupported_api_version'
+  | 'key_required'
+  | 'key_unknown'
+  | 'wrong_key_type'
+  | 'owner_key_required'
+  | 'participant_left'
+  | 'participant_removed'
+  | 'space_closed'
+  | 'space_expired'
+  | 'participant_muted'
+  | 'join_refused'
+  | 'participant_status_conflict'
+  | 'version_conflict'
+  | 'limit_reached'
+  | 'duplicate_request'
+  | 'lock_held'
+  | 'lock_not_held';
 
 export interface ValidationIssue {
   /** Where the value is in the request: field names and array indexes */
