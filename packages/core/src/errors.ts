@@ -1,8 +1,10 @@
+import type { TKnownErrorCode } from '@convene/contract';
+
 /**
  * The one error vocabulary of the domain. Core throws these; it never knows HTTP statuses.
- * The server maps `code` to a status in exactly one place.
+ * The server maps `kind` to a status in exactly one place.
  */
-export const errorCodes = [
+export const errorKinds = [
   'VALIDATION',
   'UNAUTHORIZED',
   'FORBIDDEN',
@@ -15,14 +17,23 @@ export const errorCodes = [
   'PAYLOAD_TOO_LARGE',
   'UNAVAILABLE',
 ] as const;
-export type ErrorCode = (typeof errorCodes)[number];
+export type ErrorKind = (typeof errorKinds)[number];
+
+/**
+ * The specific `code` of an error body (the contract's errorCodes), set where the error is
+ * thrown: only where a caller would act on the cause. Without one the server answers the generic
+ * code of the status.
+ */
+export type SpecificCode = TKnownErrorCode;
 
 export class DomainError extends Error {
   constructor(
-    readonly code: ErrorCode,
+    readonly kind: ErrorKind,
     message: string,
     /** Extra fields merged into the error body, e.g. `{ lockedBy }`. */
     readonly details: Record<string, unknown> = {},
+    /** The body's `code` when the cause is worth telling apart; else the status's generic one. */
+    readonly code?: SpecificCode,
   ) {
     super(message);
     this.name = 'DomainError';
@@ -30,34 +41,34 @@ export class DomainError extends Error {
 }
 
 export class ValidationError extends DomainError {
-  constructor(message: string, details: Record<string, unknown> = {}) {
-    super('VALIDATION', message, details);
+  constructor(message: string, details: Record<string, unknown> = {}, code?: SpecificCode) {
+    super('VALIDATION', message, details, code);
   }
 }
 
 /** Missing, unknown or wrong-type credential. */
 export class UnauthorizedError extends DomainError {
-  constructor(message = 'a valid key for this space is required') {
-    super('UNAUTHORIZED', message);
+  constructor(message = 'a valid key for this space is required', code?: SpecificCode) {
+    super('UNAUTHORIZED', message, {}, code);
   }
 }
 
 /** No key was presented at all: said where a key goes (REST: the header; MCP: the argument). */
 export class KeyRequiredError extends UnauthorizedError {
   constructor(where = 'X-Private-Key') {
-    super(`${where} is required`);
+    super(`${where} is required`, 'key_required');
   }
 }
 
 export class ForbiddenError extends DomainError {
-  constructor(message: string) {
-    super('FORBIDDEN', message);
+  constructor(message: string, code?: SpecificCode) {
+    super('FORBIDDEN', message, {}, code);
   }
 }
 
 export class NotFoundError extends DomainError {
-  constructor(what: string) {
-    super('NOT_FOUND', `${what} not found`);
+  constructor(what: string, code?: SpecificCode) {
+    super('NOT_FOUND', `${what} not found`, {}, code);
   }
 }
 
@@ -76,20 +87,31 @@ export class NoPendingJoinError extends NotFoundError {
 /** A join the owner refused (kicked before approval): nothing more will come of it. */
 export class JoinRefusedError extends NotFoundError {
   constructor() {
-    super('join request');
+    super('join request', 'join_refused');
     this.message = 'join request refused: the owner removed this participant';
   }
 }
 
 export class ConflictError extends DomainError {
-  constructor(message: string, details: Record<string, unknown> = {}) {
-    super('CONFLICT', message, details);
+  constructor(message: string, details: Record<string, unknown> = {}, code?: SpecificCode) {
+    super('CONFLICT', message, details, code);
   }
 }
 
+/**
+ * The 409 of an operation on a closed or expired space. Its message is the same either way
+ * (decisions.md: `{error: "space is closed"}`); the code tells which.
+ */
 export class SpaceClosedError extends ConflictError {
-  constructor() {
-    super('space is closed');
+  constructor(expired = false) {
+    super('space is closed', {}, expired ? 'space_expired' : 'space_closed');
+  }
+}
+
+/** A count a space may not exceed (participants, artifacts, artifact bytes, webhooks): 409. */
+export class LimitReachedError extends ConflictError {
+  constructor(message: string) {
+    super(message, {}, 'limit_reached');
   }
 }
 
@@ -107,7 +129,12 @@ export class ArtifactLockedError extends DomainError {
       ? 'artifact is locked by another participant'
       : 'you do not hold the lock on this artifact',
   ) {
-    super('LOCKED', message, lockedBy ? { lockedBy, lockExpiresAt } : {});
+    super(
+      'LOCKED',
+      message,
+      lockedBy ? { lockedBy, lockExpiresAt } : {},
+      lockedBy ? 'lock_held' : 'lock_not_held',
+    );
   }
 }
 

@@ -55,7 +55,7 @@ describe('stream slots', () => {
       'too many open streams for this address; close one first',
     );
     const refused = await claim(a, 'key-3', 'addr-1').catch((error: TooManyStreamsError) => error);
-    expect(refused).toMatchObject({ code: 'RATE_LIMITED', retryAfterSeconds: 5 });
+    expect(refused).toMatchObject({ kind: 'RATE_LIMITED', retryAfterSeconds: 5 });
 
     // A slot its node has given back but not yet deleted no longer counts for that node's claims.
     expect(await refusal(claim(a, 'key-1', 'addr-2', [first]))).toBe('admitted');

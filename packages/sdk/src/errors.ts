@@ -1,4 +1,4 @@
-import type { ErrorBody, ValidationIssue } from './generated';
+import type { ErrorBody, ErrorCode, ValidationIssue } from './generated';
 
 /** Where each error class's prototype holds its kind: the same symbol in every copy of the SDK. */
 const KIND = Symbol.for('@convene/sdk:error-kind');
@@ -53,8 +53,16 @@ export class ConveneError extends Error {
   }
   /** The HTTP status of the answer; undefined when none came. */
   readonly status: number | undefined;
-  /** The JSON error body, `{ error, ...details }`. */
+  /** The JSON error body, `{ error, code, ...details }`. */
   readonly body: ErrorBody | undefined;
+  /**
+   * What went wrong, for code to branch on (`body.code`): `participant_left`, `space_closed`,
+   * `lock_held`… (`KnownErrorCode` lists them), or the generic code of the status
+   * (`unauthorized`, `conflict`…). Unlike the message, it does not change. A later server may
+   * answer a code this SDK does not know: treat it as the status's generic one. Undefined when
+   * the answer had none (a proxy's HTML page); for a ConnectionError, the system's error code.
+   */
+  readonly code: ErrorCode | undefined;
   readonly headers: Headers | undefined;
   /** The server's request id (`Request-Id` header), to quote when reporting a problem. */
   readonly requestId: string | undefined;
@@ -70,6 +78,7 @@ export class ConveneError extends Error {
     super(message, init.cause === undefined ? undefined : { cause: init.cause });
     this.status = init.status;
     this.body = init.body;
+    this.code = typeof init.body?.code === 'string' ? init.body.code : undefined;
     this.headers = init.headers;
     this.requestId = init.headers?.get('request-id') ?? init.headers?.get('x-request-id') ?? undefined;
     this.idempotencyKey = undefined;
@@ -241,7 +250,7 @@ export class ConnectionError extends ConveneError {
    * `ECONNRESET`… (Node and Bun). Always undefined in a browser, whose fetch rejects every network
    * failure (CORS included) with the same bare `TypeError: Failed to fetch`.
    */
-  readonly code: string | undefined;
+  override readonly code: string | undefined;
   /**
    * Whether the server may have run the request, on any of its attempts: false only when every
    * attempt certainly never reached it (the connection was refused, the name did not resolve) or

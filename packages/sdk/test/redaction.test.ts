@@ -118,6 +118,7 @@ describe('objects that hold credentials', () => {
       message: error.message,
       status: 423,
       body: error.body,
+      code: 'lock_held',
       requestId: error.requestId,
       // The write's Idempotency-Key (no secret: it names a request, and only with its key).
       idempotencyKey: expect.stringMatching(/^[0-9a-f-]{36}$/),

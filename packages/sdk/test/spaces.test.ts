@@ -109,12 +109,15 @@ describe('spaces', () => {
     expect(auth.name).toBe('AuthenticationError');
     expect(auth.body?.error).toEqual(expect.any(String));
     expect(auth.message).toBe(`401 ${auth.body?.error}`);
+    expect(auth.code).toBe('key_unknown');
+    expect(auth.body?.code).toBe('key_unknown');
     expect(auth.headers?.get('www-authenticate')).toContain('resource_metadata=');
 
     await expect(client.space('not-a-uuid', 'f'.repeat(64)).get()).rejects.toBeInstanceOf(NotFoundError);
     await expect(client.spaces.create({ name: '', description: 'x' })).rejects.toMatchObject({
       name: 'BadRequestError',
       status: 400,
+      code: 'invalid_request',
     });
   });
 
@@ -339,6 +342,7 @@ describe('invitations and joining', () => {
     const refusal = pending.wait({ pollIntervalMs: 100 });
     await expect(refusal).rejects.toBeInstanceOf(NotFoundError);
     await expect(refusal).rejects.toThrow(/^404 join request refused: /);
+    await expect(refusal).rejects.toMatchObject({ code: 'join_refused' });
   });
 
   it('rejects a joiner waiting for approval (the kick route), and refuses to reject one admitted', async () => {

@@ -316,7 +316,7 @@ describe('A2A JSON-RPC', () => {
       error: {
         code: -32000,
         message: '403: muted participants cannot send messages',
-        data: { error: 'muted participants cannot send messages', status: 403 },
+        data: { error: 'muted participants cannot send messages', code: 'participant_muted', status: 403 },
       },
     });
   });

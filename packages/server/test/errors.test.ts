@@ -2,9 +2,13 @@ import { ArtifactLockedError } from '@convene/core';
 import { describe, expect, it } from 'vitest';
 import { type ApiResponse, expectError, expectOk, useServer } from './helpers';
 
-/** A JSON error as the spec shapes it, never HTML, with the policy headers. */
+/**
+ * A JSON error as the spec shapes it, never HTML, with the policy headers and a code: the
+ * framework's own refusals (a bad body, an unknown route, a crash) the generic one of their status.
+ */
 function expectJsonError(res: ApiResponse, status: number) {
-  expectError(res, status);
+  const generic = { 400: 'invalid_request', 404: 'not_found', 500: 'internal_error' } as const;
+  expectError(res, status, generic[status as keyof typeof generic]);
   expect(res.text.trimStart().startsWith('<')).toBe(false);
   expect(Object.keys(res.body)).toContain('error');
   expect(res.headers.get('ratelimit-policy')).not.toBeNull();
@@ -201,7 +205,7 @@ describe('server errors', () => {
   it('answer 500 with a generic message that leaks nothing', async () => {
     for (const res of [await h.get('/test/boom'), await h.post('/test/boom', { body: {} })]) {
       expectJsonError(res, 500);
-      expect(res.body).toEqual({ error: 'internal error' });
+      expect(res.body).toEqual({ error: 'internal error', code: 'internal_error' });
       expect(res.text).not.toMatch(/hunter2|ECONNREFUSED|db\.js|stack/);
     }
   });
@@ -209,7 +213,7 @@ describe('server errors', () => {
   it('never pass a thrown 5xx status and message through', async () => {
     const res = await h.get('/test/upstream');
     expectJsonError(res, 500);
-    expect(res.body).toEqual({ error: 'internal error' });
+    expect(res.body).toEqual({ error: 'internal error', code: 'internal_error' });
   });
 
   it('leave domain errors of raw routes mapped like procedures', async () => {
@@ -217,6 +221,7 @@ describe('server errors', () => {
     expectJsonError(res, 423);
     expect(res.body).toEqual({
       error: 'artifact is locked by another participant',
+      code: 'lock_held',
       lockedBy: '11111111-1111-4111-8111-111111111111',
       lockExpiresAt: '2030-01-01T00:10:00.000Z',
     });

@@ -308,8 +308,8 @@ describe('long polls', () => {
       inbox(space, space.ownerKey, '?wait=30'),
     ]);
     for (const res of [messages, mentions]) {
-      expectError(res, 401);
-      expect(res.body.error).toBe('space is closed: its keys no longer work');
+      expectError(res, 401, 'space_expired');
+      expect(res.body.error).toBe('space has expired: its keys no longer work');
     }
     // Woken by the expiry (2 s from its creation), not by the end of the 30 s wait.
     expect(Date.now() - started).toBeLessThan(10_000);

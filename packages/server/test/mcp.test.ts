@@ -474,10 +474,10 @@ describe('MCP server', () => {
     expect(viaTool).toEqual({ ...view.body, ttlRemaining: viaTool.ttlRemaining });
   });
 
-  it('answers a tool error with isError and the REST status and message', async () => {
+  it('answers a tool error with isError and the REST status, message and code', async () => {
     const space = await h.createSpace();
     const rest = await h.get(`/hub/space/${space.spaceId}`, { key: 'f'.repeat(64) });
-    expectError(rest, 401);
+    expectError(rest, 401, 'key_unknown');
     const body = await callError(
       mcp,
       'get_space',
@@ -485,12 +485,14 @@ describe('MCP server', () => {
       401,
     );
     expect(body.error).toBe(rest.body.error);
+    expect(body.code).toBe('key_unknown');
 
     // Missing: said as an agent passes it (the argument), not only as the header REST names.
     const missing = await callError(mcp, 'get_space', { spaceId: space.spaceId }, 401);
     expect(missing.error).toMatch(
       /^privateKey \(the space key, as an argument or the X-Private-Key header\) is required$/,
     );
+    expect(missing.code).toBe('key_required');
     expect((await h.get(`/hub/space/${space.spaceId}`)).body.error).toBe('X-Private-Key is required');
 
     const restNotFound = await h.get('/hub/space/not-a-uuid', { key: space.ownerKey });
@@ -501,6 +503,7 @@ describe('MCP server', () => {
       404,
     );
     expect(notFound.error).toBe(restNotFound.body.error);
+    expect(notFound.code).toBe('not_found');
   });
 
   it('answers invalid arguments with 400 and the validation message', async () => {
@@ -544,7 +547,7 @@ describe('MCP server', () => {
     expectOk(batch);
     const byId = new Map((batch.body as { id: number; result: any }[]).map((m) => [m.id, m.result]));
     expect(byId.get(1).isError).toBe(true);
-    expect(byId.get(1).content[0].text).toBe(`400: ${rest.body.error}`);
+    expect(byId.get(1).content[0].text).toBe(`400: ${rest.body.error} {"code":"invalid_request"}`);
     expect(byId.get(2).isError).toBeFalsy();
     const messages = await h.get(`/hub/space/${space.spaceId}/messages`, { key: space.ownerKey });
     expect(messages.body.messages.map((m: { content: string }) => m.content)).toEqual(['fine']);

@@ -458,7 +458,7 @@ describe('group commit', () => {
       ),
     );
     const outcome = settled.map((s) =>
-      s.status === 'fulfilled' ? 'ok' : (s.reason as { code: string }).code,
+      s.status === 'fulfilled' ? 'ok' : (s.reason as { kind: string }).kind,
     );
     expect(outcome).toEqual([
       'ok',

@@ -138,7 +138,9 @@ describe('kickParticipant', () => {
     expect(await statusOf(space, idOf(p))).toBe('kicked');
     // Said as such, so that an agent can tell being removed from a bad key; the stream too.
     const removed = 'this key no longer works: its participant was removed from this space';
-    expect((await sdkError(p.get(), AuthenticationError)).message).toBe(`401 ${removed}`);
+    const refused = await sdkError(p.get(), AuthenticationError);
+    expect(refused.message).toBe(`401 ${removed}`);
+    expect(refused.code).toBe('participant_removed');
     expect((await sdkError(p.leave(), AuthenticationError)).message).toBe(`401 ${removed}`);
     expect((await sdkError(p.messages.send('still here?'), AuthenticationError)).message).toBe(
       `401 ${removed}`,
@@ -147,7 +149,7 @@ describe('kickParticipant', () => {
       headers: { 'X-Private-Key': p.key },
     });
     expect(stream.status).toBe(401);
-    expect(await stream.json()).toEqual({ error: removed });
+    expect(await stream.json()).toEqual({ error: removed, code: 'participant_removed' });
     expect(await statusEvents(space, idOf(p))).toEqual(['active', 'kicked']);
     const view = await space.owner.get();
     expect(view.participants).toContainEqual(
@@ -342,10 +344,10 @@ describe('on a closed space', () => {
     for (const action of ['approve', 'kick', 'mute', 'unmute'] as const) {
       const target = action === 'approve' ? waiting.participantId : idOf(active);
       const error = await sdkError(space.owner.participants[action](target), ConflictError);
-      expect(error.body).toEqual({ error: 'space is closed' });
+      expect(error.body).toEqual({ error: 'space is closed', code: 'space_closed' });
     }
     const error = await sdkError(active.leave(), ConflictError);
-    expect(error.body).toEqual({ error: 'space is closed' });
+    expect(error.body).toEqual({ error: 'space is closed', code: 'space_closed' });
     expect(await statusOf(space, idOf(active))).toBe('active');
   });
 });

@@ -1,4 +1,4 @@
-import { operations as contract } from '@convene/contract';
+import { operations as contract, errorCodes } from '@convene/contract';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { neverReplayed } from '../src/api';
@@ -213,6 +213,24 @@ describe('/openapi.json', () => {
     const names = Object.keys(doc.components.schemas);
     expect(names).toContain('Error');
     expect(names.filter((name) => name.startsWith('error.'))).toEqual([]);
+  });
+
+  it('requires a code on every error, a known one or any other string, and lists and explains the known ones', async () => {
+    const { Error: error, ErrorCode, KnownErrorCode } = doc.components.schemas;
+    expect(error.required).toEqual(['error', 'code']);
+    expect(error.properties.code).toEqual({ $ref: `${SCHEMA_REF}ErrorCode` });
+    // Open: clients must take codes added later, so a validator must not refuse them.
+    expect(ErrorCode.anyOf).toEqual([{ $ref: `${SCHEMA_REF}KnownErrorCode` }, { type: 'string' }]);
+    expect(ErrorCode.description).toMatch(/treat one you do not know as the generic code/);
+    expect(KnownErrorCode.enum).toEqual(Object.keys(errorCodes));
+    for (const code of KnownErrorCode.enum) expect(KnownErrorCode.description).toContain(`\`${code}\``);
+    // Every operation's errors are that body.
+    for (const { op } of operations())
+      for (const [status, answer] of Object.entries(op.responses) as [string, any][])
+        if (Number(status) >= 400)
+          expect(answer.content['application/json'].schema).toEqual({ $ref: `${SCHEMA_REF}Error` });
+    const refused = await h.get('/hub/space/00000000-0000-4000-8000-000000000000', { key: 'f'.repeat(64) });
+    expectError(refused, 404, 'not_found');
   });
 
   it('gives every operation a unique operationId and declares every path parameter', () => {

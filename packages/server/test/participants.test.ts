@@ -112,7 +112,7 @@ describe('createInvitation', () => {
     const { owner } = await sdk.createSpace();
     expectAnswer(await owner.close().withResponse());
     const error = await sdkError(owner.invitations.create(), ConflictError);
-    expect(error.body).toEqual({ error: 'space is closed' });
+    expect(error.body).toEqual({ error: 'space is closed', code: 'space_closed' });
   });
 
   it('refuses every key but the owner key of the space', async () => {
@@ -288,7 +288,7 @@ describe('joinSpace', () => {
     const invitation = await owner.invitations.create();
     expectAnswer(await owner.close().withResponse());
     const error = await sdkError(sdk.hub().join(invitation.agentLink, { name: 'Ada' }), ConflictError);
-    expect(error.body).toEqual({ error: 'space is closed' });
+    expect(error.body).toEqual({ error: 'space is closed', code: 'space_closed' });
   });
 
   it(`answers 409 once a space has ${limits.participantsPerSpace} participants`, async () => {

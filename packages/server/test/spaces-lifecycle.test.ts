@@ -101,7 +101,7 @@ describe('updateSpace', () => {
     const space = await sdk.createSpace();
     expectAnswer(await space.owner.close().withResponse());
     const error = await sdkError(space.owner.update({ name: 'Too late' }), ConflictError);
-    expect(error.body).toEqual({ error: 'space is closed' });
+    expect(error.body).toEqual({ error: 'space is closed', code: 'space_closed' });
     expect((await spaceRow(space.spaceId))?.name).toBe('Test space');
   });
 
@@ -138,9 +138,14 @@ describe('closeSpace', () => {
     const invitation = (await owner.invitations.create()).publicInvitationKey;
     expectAnswer(await owner.close().withResponse());
 
-    for (const client of [owner, p, sdk.space(space.spaceId, invitation)])
-      await sdkError(client.get(), AuthenticationError);
-    await sdkError(pending.check(), AuthenticationError);
+    for (const client of [owner, p, sdk.space(space.spaceId, invitation)]) {
+      const refused = await sdkError(client.get(), AuthenticationError);
+      expect(refused.body).toEqual({
+        error: 'space is closed: its keys no longer work',
+        code: 'space_closed',
+      });
+    }
+    expect((await sdkError(pending.check(), AuthenticationError)).code).toBe('space_closed');
     // One after another, as an agent would: each call starts when it is made.
     for (const call of [
       () => owner.update({ name: 'x' }),
@@ -150,7 +155,7 @@ describe('closeSpace', () => {
       () => p.leave(),
     ]) {
       const error = await sdkError(call(), ConflictError);
-      expect(error.body).toEqual({ error: 'space is closed' });
+      expect(error.body).toEqual({ error: 'space is closed', code: 'space_closed' });
     }
     // Only one close happened.
     expect(await recordedEvents(srv, space.spaceId, 'space-closed')).toHaveLength(1);
@@ -238,9 +243,15 @@ describe('TTL expiry (injected clock)', () => {
     expectAnswer(await p.get().withResponse());
 
     clock.advance(10_000);
-    for (const client of [owner, p, sdk.space(space.spaceId, invitation)])
-      await sdkError(client.get(), AuthenticationError);
-    await sdkError(pending.check(), AuthenticationError);
+    // Said as expired, not closed (the 409s keep decisions.md's "space is closed"; their code tells).
+    for (const client of [owner, p, sdk.space(space.spaceId, invitation)]) {
+      const refused = await sdkError(client.get(), AuthenticationError);
+      expect(refused.body).toEqual({
+        error: 'space has expired: its keys no longer work',
+        code: 'space_expired',
+      });
+    }
+    expect((await sdkError(pending.check(), AuthenticationError)).code).toBe('space_expired');
     for (const call of [
       () => owner.update({ name: 'x' }),
       () => owner.close(),
@@ -252,7 +263,7 @@ describe('TTL expiry (injected clock)', () => {
       () => p.leave(),
     ]) {
       const error = await sdkError(call(), ConflictError);
-      expect(error.body).toEqual({ error: 'space is closed' });
+      expect(error.body).toEqual({ error: 'space is closed', code: 'space_expired' });
     }
     // Expiry is derived, never written; nothing changed.
     expect((await spaceRow(space.spaceId))?.state).toBe('open');

@@ -123,7 +123,7 @@ describe('the story of a private space', () => {
     await sdkError(owner.get(), AuthenticationError);
     await sdkError(invited.get(), AuthenticationError);
     const again = await sdkError(owner.close(), ConflictError);
-    expect(again.body).toEqual({ error: 'space is closed' });
+    expect(again.body).toEqual({ error: 'space is closed', code: 'space_closed' });
 
     // The stream heard every step, in order.
     const events = await recordedEvents(srv, spaceId);

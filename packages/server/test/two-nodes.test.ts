@@ -79,7 +79,7 @@ describe.runIf(onPostgres())('two nodes on one database', () => {
 
     expectAnswer(await space.owner.close().withResponse());
     const closed = await sdkError(ownerOnB.update({ name: 'x' }), ConflictError);
-    expect(closed.body).toEqual({ error: 'space is closed' });
+    expect(closed.body).toEqual({ error: 'space is closed', code: 'space_closed' });
 
     const events = await recordedEvents(b, space.spaceId);
     expect(events.map((e) => e.data.status ?? e.kind)).toEqual([

@@ -74,6 +74,7 @@ export async function commitWrite({
     throw new ConflictError(
       `baseVersion ${baseVersion} is not the current version ${latest.version}; nothing was written`,
       { version: latest.version },
+      'version_conflict',
     );
   }
   await chargeArtifactStorage(tx, spaceId, content);

@@ -3,7 +3,7 @@ import { count, eq } from 'drizzle-orm';
 import { roles } from '../auth/authorize';
 import { artifacts, artifactVersions } from '../db/schema';
 import type { Deps } from '../deps';
-import { ConflictError } from '../errors';
+import { LimitReachedError } from '../errors';
 import { appendEvent } from '../events/append-event';
 import { newId } from '../ids';
 import { toArtifactSummary } from '../spaces/views';
@@ -39,7 +39,7 @@ export async function createArtifact({
     // Counted under the space row's lock, so concurrent creators cannot overshoot the limit.
     const [existing] = await tx.select({ n: count() }).from(artifacts).where(eq(artifacts.spaceId, spaceId));
     if ((existing?.n ?? 0) >= limits.artifactsPerSpace) {
-      throw new ConflictError(`a space holds at most ${limits.artifactsPerSpace} artifacts`);
+      throw new LimitReachedError(`a space holds at most ${limits.artifactsPerSpace} artifacts`);
     }
     await chargeArtifactStorage(tx, spaceId, input.content);
     const now = clock.now();

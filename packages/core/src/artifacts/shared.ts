@@ -45,7 +45,8 @@ export function asMember(result: { space: SpaceRow; caller: Caller }): {
 
 /** Muted participants read, write and release what they hold, but cannot create or lock. */
 export function refuseMuted(caller: Caller & { role: 'owner' | 'participant' }, action: string): void {
-  if (caller.participant.status === 'muted') throw new ForbiddenError(`a muted participant cannot ${action}`);
+  if (caller.participant.status === 'muted')
+    throw new ForbiddenError(`a muted participant cannot ${action}`, 'participant_muted');
 }
 
 /** The artifact row, or 404 (a non-UUID id names nothing). */

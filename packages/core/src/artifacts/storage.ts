@@ -2,7 +2,7 @@ import { limits } from '@convene/contract';
 import { and, eq, sql } from 'drizzle-orm';
 import { spaces } from '../db/schema';
 import type { Executor } from '../db/types';
-import { ConflictError } from '../errors';
+import { LimitReachedError } from '../errors';
 
 /**
  * Counts a new version's content against its space's artifact storage, or refuses the write with
@@ -19,7 +19,7 @@ export async function chargeArtifactStorage(ex: Executor, spaceId: string, conte
     )
     .returning({ id: spaces.id });
   if (!row)
-    throw new ConflictError(
+    throw new LimitReachedError(
       `this space stores at most ${limits.artifactBytesPerSpace} bytes of artifact content, every version counted; nothing was written`,
     );
 }

@@ -2,10 +2,16 @@ import { and, eq } from 'drizzle-orm';
 import type { Clock } from '../clock';
 import { invitations, participants, spaceColumns, spaces } from '../db/schema';
 import type { Executor } from '../db/types';
-import { KeyRequiredError, NotFoundError, SpaceClosedError, UnauthorizedError } from '../errors';
+import {
+  KeyRequiredError,
+  NotFoundError,
+  SpaceClosedError,
+  type SpecificCode,
+  UnauthorizedError,
+} from '../errors';
 import { isUuid } from '../ids';
 import { hashSecret } from '../secrets';
-import { isClosed } from '../spaces/views';
+import { isClosed, isExpired } from '../spaces/views';
 
 export type KeyRole = 'owner' | 'participant' | 'invitation';
 
@@ -55,10 +61,13 @@ export type Departure = Extract<ParticipantRow['status'], 'left' | 'kicked'>;
  * What a key of a departed participant answers (401): that it no longer works, and why, where a
  * key that names nobody is 'unknown': an agent can tell being removed from a bad key.
  */
-export const departedKeyMessage = (departure: Departure): string =>
+export const departedKeyError = (departure: Departure): UnauthorizedError =>
   departure === 'left'
-    ? 'this key no longer works: its participant left this space'
-    : 'this key no longer works: its participant was removed from this space';
+    ? new UnauthorizedError('this key no longer works: its participant left this space', 'participant_left')
+    : new UnauthorizedError(
+        'this key no longer works: its participant was removed from this space',
+        'participant_removed',
+      );
 
 /**
  * The lookup hash of the key presented for a space, once the path names a space at all (404 for
@@ -83,17 +92,19 @@ export function checkAccess(
   departed?: Departure,
 ): void {
   if (!role || !allow.includes(role)) {
-    throw new UnauthorizedError(
-      role
-        ? `this operation needs ${describe(allow)}`
-        : departed
-          ? departedKeyMessage(departed)
-          : 'unknown key for this space',
-    );
+    if (departed) throw departedKeyError(departed);
+    if (!role) throw new UnauthorizedError('unknown key for this space', 'key_unknown');
+    const code: SpecificCode =
+      allow.length === 1 && allow[0] === 'owner' ? 'owner_key_required' : 'wrong_key_type';
+    throw new UnauthorizedError(`this operation needs ${describe(allow)}`, code);
   }
   if (isClosed(space, now)) {
-    if (whenClosed === 'conflict') throw new SpaceClosedError();
-    throw new UnauthorizedError('space is closed: its keys no longer work');
+    // A closed space says closed, even once its TTL has passed too.
+    const expired = space.state !== 'closed' && isExpired(space, now);
+    if (whenClosed === 'conflict') throw new SpaceClosedError(expired);
+    throw expired
+      ? new UnauthorizedError('space has expired: its keys no longer work', 'space_expired')
+      : new UnauthorizedError('space is closed: its keys no longer work', 'space_closed');
   }
 }
 

@@ -39,7 +39,11 @@ export interface IdempotencyGuard {
  */
 export class IdempotencyBusyError extends ConflictError {
   constructor() {
-    super('a request with this Idempotency-Key is still being processed; retry it later');
+    super(
+      'a request with this Idempotency-Key is still being processed; retry it later',
+      {},
+      'duplicate_request',
+    );
   }
 }
 

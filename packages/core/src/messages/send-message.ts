@@ -35,7 +35,11 @@ export interface SendMessageOptions {
  */
 export class IdempotencyRecordedError extends ConflictError {
   constructor() {
-    super('a request with this Idempotency-Key has already been answered; retry it to get the answer');
+    super(
+      'a request with this Idempotency-Key has already been answered; retry it to get the answer',
+      {},
+      'duplicate_request',
+    );
   }
 }
 
@@ -120,7 +124,7 @@ export async function sendMessage({
       whenClosed: 'conflict',
     });
     if (caller.participant?.status === 'muted')
-      throw new ForbiddenError('muted participants cannot send messages');
+      throw new ForbiddenError('muted participants cannot send messages', 'participant_muted');
     // The sender's status changed between the two reads (e.g. unmuted): try again.
     if (attempt >= 3) throw new ForbiddenError('the sender is not an active participant');
   }

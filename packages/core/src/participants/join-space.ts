@@ -4,11 +4,11 @@ import { resolveUserToken } from '../accounts/resolve-user-token';
 import { authorize, roles } from '../auth/authorize';
 import { invitations, participants, spaceColumns, spaces } from '../db/schema';
 import type { Deps } from '../deps';
-import { ConflictError, SpaceClosedError } from '../errors';
+import { LimitReachedError, SpaceClosedError } from '../errors';
 import { appendEvent } from '../events/append-event';
 import { newId } from '../ids';
 import { hashSecret, mintPollToken, mintSpaceKey } from '../secrets';
-import { isClosed, toParticipantView } from '../spaces/views';
+import { isClosed, isExpired, toParticipantView } from '../spaces/views';
 
 export interface JoinSpaceOptions {
   deps: Deps;
@@ -58,11 +58,12 @@ export async function joinSpace({
     // The space row lock serialises joins, so the participant limit cannot be overshot, and
     // orders this join against a concurrent close.
     const [space] = await tx.select(spaceColumns).from(spaces).where(eq(spaces.id, spaceId)).for('update');
-    if (!space || isClosed(space, clock.now())) throw new SpaceClosedError();
+    if (!space || isClosed(space, clock.now()))
+      throw new SpaceClosedError(space?.state === 'open' && isExpired(space, clock.now()));
     const [row] = await tx.select({ n: count() }).from(participants).where(eq(participants.spaceId, spaceId));
     // Every participant record counts, the departed included: it is the length of SpaceView.participants.
     if ((row?.n ?? 0) >= limits.participantsPerSpace) {
-      throw new ConflictError(`this space already has ${limits.participantsPerSpace} participants`);
+      throw new LimitReachedError(`this space already has ${limits.participantsPerSpace} participants`);
     }
     // The joins each invitation made, kept as a record. Not capped: decisions.md bounds a space
     // (1,000 participants), not an invitation, and one invitation may admit a full space.

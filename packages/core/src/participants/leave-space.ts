@@ -1,6 +1,6 @@
 import type { TOk } from '@convene/contract';
 import { and, eq } from 'drizzle-orm';
-import { authorize, departedKeyMessage, departureOf, roles } from '../auth/authorize';
+import { authorize, departedKeyError, departureOf, roles } from '../auth/authorize';
 import { participants } from '../db/schema';
 import type { Deps } from '../deps';
 import { ConflictError, UnauthorizedError } from '../errors';
@@ -36,7 +36,7 @@ export async function leaveSpace({ deps, spaceId, key }: LeaveSpaceOptions): Pro
       .where(and(eq(participants.spaceId, spaceId), eq(participants.id, caller.participant.id)))
       .for('update');
     if (!row || (row.status !== 'active' && row.status !== 'muted')) {
-      throw new UnauthorizedError(departedKeyMessage(departureOf(row) ?? 'kicked'));
+      throw departedKeyError(departureOf(row) ?? 'kicked');
     }
     await transitionParticipant({ ex: tx, clock, events: deps.events, config, row, to: 'left' });
   });

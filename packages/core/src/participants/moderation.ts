@@ -85,5 +85,9 @@ export function notApplicable(action: string, status: ParticipantStatus): Confli
     left: 'has left the space',
     kicked: 'was kicked',
   };
-  return new ConflictError(`cannot ${action} a participant who ${state[status]}`, { status });
+  return new ConflictError(
+    `cannot ${action} a participant who ${state[status]}`,
+    { status },
+    'participant_status_conflict',
+  );
 }

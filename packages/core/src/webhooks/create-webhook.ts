@@ -3,7 +3,7 @@ import { and, count, eq, isNull } from 'drizzle-orm';
 import { authorize, roles } from '../auth/authorize';
 import { webhooks } from '../db/schema';
 import type { Deps } from '../deps';
-import { ConflictError } from '../errors';
+import { LimitReachedError } from '../errors';
 import { newId } from '../ids';
 import { mintWebhookSecret } from '../secrets';
 import { refreshHasWebhooks } from './queue';
@@ -53,7 +53,7 @@ export async function createWebhook({
         ),
       );
     if ((existing?.n ?? 0) >= limits.webhooksPerParticipant)
-      throw new ConflictError(
+      throw new LimitReachedError(
         `a participant has at most ${limits.webhooksPerParticipant} webhooks per space`,
       );
     const [inserted] = await tx

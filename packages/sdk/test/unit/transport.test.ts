@@ -97,9 +97,14 @@ describe('errorFromResponse', () => {
     expect(proxy).toBeInstanceOf(InternalServerError);
     expect(proxy.message).toBe('502 <html>Bad Gateway</html>');
     expect(proxy.body).toBeUndefined();
+    expect(proxy.code).toBeUndefined();
     const teapot = errorFromResponse(418, new Headers(), '{"error":"short and stout"}');
     expect(teapot.constructor).toBe(ConveneError);
     expect(teapot.status).toBe(418);
+    expect(teapot.code).toBeUndefined();
+    // A code this SDK does not know is kept as it came; a code that is not a string is none.
+    expect(errorFromResponse(409, new Headers(), '{"error":"e","code":"brand_new"}').code).toBe('brand_new');
+    expect(errorFromResponse(409, new Headers(), '{"error":"e","code":7}').code).toBeUndefined();
   });
 });
 

@@ -1,14 +1,15 @@
 import type { TValidationIssue } from '@convene/contract';
-import { DomainError, type ErrorCode, isDatabaseUnavailable } from '@convene/core';
+import { DomainError, type ErrorKind, isDatabaseUnavailable } from '@convene/core';
 import { TRPCError } from '@trpc/server';
+import { type ErrorBody, errorBody } from './error-body';
 import { RETRY_AFTER_SECONDS } from './timeout';
 
 /** The answer to a body of another content type than JSON, on every route (400, not 415). */
 export const NOT_JSON_BODY = 'request bodies must be application/json';
 
 /** The one mapping from the domain's error vocabulary to HTTP statuses. */
-export function statusOf(code: ErrorCode): number {
-  switch (code) {
+export function statusOf(kind: ErrorKind): number {
+  switch (kind) {
     case 'VALIDATION':
       return 400;
     case 'UNAUTHORIZED':
@@ -36,7 +37,7 @@ export function statusOf(code: ErrorCode): number {
 
 export interface HttpError {
   status: number;
-  body: { error: string } & Record<string, unknown>;
+  body: ErrorBody;
   headers: Record<string, string>;
 }
 
@@ -48,17 +49,21 @@ export const wwwAuthenticate = (publicUrl: string): string =>
 export function toHttpError(thrown: unknown, publicUrl: string): HttpError {
   const cause = thrown instanceof TRPCError && thrown.cause ? thrown.cause : thrown;
   if (cause instanceof DomainError) {
-    const status = statusOf(cause.code);
+    const status = statusOf(cause.kind);
     const headers: Record<string, string> = {};
     if (status === 401) headers['WWW-Authenticate'] = wwwAuthenticate(publicUrl);
-    if (cause.code === 'RATE_LIMITED') headers['Retry-After'] = String(cause.details.retryAfter);
-    if (cause.code === 'UNAVAILABLE') {
+    if (cause.kind === 'RATE_LIMITED') headers['Retry-After'] = String(cause.details.retryAfter);
+    if (cause.kind === 'UNAVAILABLE') {
       headers['Retry-After'] = String(RETRY_AFTER_SECONDS);
       // The server is going away: its client must not reuse the connection, and the close, which
       // waits for connections busy when it began, need not wait for the client to drop it.
       headers.Connection = 'close';
     }
-    return { status, body: { error: cause.message, ...cause.details }, headers };
+    return {
+      status,
+      body: errorBody(status, cause.message, { ...cause.details, code: cause.code }),
+      headers,
+    };
   }
   if (
     (cause instanceof Error && cause.name === '$ZodError') ||
@@ -77,24 +82,24 @@ export function toHttpError(thrown: unknown, publicUrl: string): HttpError {
     );
     return {
       status: 400,
-      body: { error: `invalid request: ${summary.join('; ')}`, issues: listed },
+      body: errorBody(400, `invalid request: ${summary.join('; ')}`, { issues: listed }),
       headers: {},
     };
   }
   if (thrown instanceof TRPCError) {
     switch (thrown.code) {
       case 'NOT_FOUND':
-        return { status: 404, body: { error: 'no such route' }, headers: {} };
+        return { status: 404, body: errorBody(404, 'no such route'), headers: {} };
       case 'BAD_REQUEST':
       case 'PARSE_ERROR':
       case 'PAYLOAD_TOO_LARGE':
-        return { status: 400, body: { error: thrown.message || 'bad request' }, headers: {} };
+        return { status: 400, body: errorBody(400, thrown.message || 'bad request'), headers: {} };
       // The specification's statuses only: a wrong content type is a bad request, a method a
       // path does not serve names nothing.
       case 'UNSUPPORTED_MEDIA_TYPE':
-        return { status: 400, body: { error: NOT_JSON_BODY }, headers: {} };
+        return { status: 400, body: errorBody(400, NOT_JSON_BODY), headers: {} };
       case 'METHOD_NOT_SUPPORTED':
-        return { status: 404, body: { error: 'no such route' }, headers: {} };
+        return { status: 404, body: errorBody(404, 'no such route'), headers: {} };
       default:
         break;
     }
@@ -104,9 +109,12 @@ export function toHttpError(thrown: unknown, publicUrl: string): HttpError {
   if (isDatabaseUnavailable(cause))
     return {
       status: 503,
-      body: { error: 'the service is briefly unavailable (its database cannot be reached); retry shortly' },
+      body: errorBody(
+        503,
+        'the service is briefly unavailable (its database cannot be reached); retry shortly',
+      ),
       headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) },
     };
   // 5xx never leak internals.
-  return { status: 500, body: { error: 'internal error' }, headers: {} };
+  return { status: 500, body: errorBody(500, 'internal error'), headers: {} };
 }

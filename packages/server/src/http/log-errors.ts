@@ -65,7 +65,7 @@ const framesOf = (stack: unknown): string | undefined =>
 /** Whether this error, or one it wraps, is an unavailability the server expects and answers 503. */
 function isExpectedFailure(error: unknown): boolean {
   if (isDatabaseUnavailable(error)) return true;
-  for (const e of causesOf(error)) if (e instanceof DomainError) return e.code === 'UNAVAILABLE';
+  for (const e of causesOf(error)) if (e instanceof DomainError) return e.kind === 'UNAVAILABLE';
   return false;
 }
 

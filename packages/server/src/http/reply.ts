@@ -1,5 +1,7 @@
 import type { ServerResponse } from 'node:http';
+import type { TErrorCode } from '@convene/contract';
 import type { FastifyReply } from 'fastify';
+import { errorBody } from './error-body';
 
 /** How long a client may keep an answer. */
 export type Caching = 'no-store' | 'no-cache' | 'public' | 'immutable';
@@ -49,16 +51,21 @@ export function sendRaw(
 }
 
 /**
- * A JSON error `{error, ...details}`. Raw routes throw domain errors to the app's one error
- * handler instead; this is for that handler, and for answers no domain error names (405, 503).
+ * A JSON error `{error, code, ...details}`, its code the status's generic one unless the body
+ * names one. Raw routes throw domain errors to the app's one error handler instead; this is for
+ * that handler, and for answers no domain error names (405, 503).
  */
 export function sendError(
   reply: FastifyReply,
   status: number,
-  body: { error: string } & Record<string, unknown>,
+  { error, ...details }: { error: string; code?: TErrorCode | undefined } & Record<string, unknown>,
   headers: Record<string, string> = {},
 ): FastifyReply {
-  return reply.code(status).headers(headers).type(MEDIA.json).send(body);
+  return reply
+    .code(status)
+    .headers(headers)
+    .type(MEDIA.json)
+    .send(errorBody(status, error, details));
 }
 
 /** What a reply's policy stops when the reply is taken over (its request timer). */

@@ -115,7 +115,7 @@ export function versioningHooks({ policy, clock, publicUrl }: VersioningOptions)
 
   const enforce = (request: FastifyRequest): void => {
     const problem = rejected.get(request);
-    if (problem) throw new ValidationError(problem);
+    if (problem) throw new ValidationError(problem, {}, 'unsupported_api_version');
   };
 
   return { resolve, enforce };

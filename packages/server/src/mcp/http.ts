@@ -2,6 +2,7 @@ import { createMcpSession, deleteMcpSession, touchMcpSession } from '@convene/co
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
+import { errorBody } from '../http/error-body';
 import { NOT_JSON_BODY } from '../http/errors';
 import { foreignOrigin } from '../http/origin';
 import { sendError, takeOver } from '../http/reply';
@@ -109,7 +110,7 @@ export function mcpHandler({ app, config, deps, api }: RouteScope): RouteHandler
       request.log.error({ err: error }, 'MCP request failed');
       if (!reply.raw.headersSent) {
         reply.raw.writeHead(500, { 'content-type': 'application/json; charset=utf-8' });
-        reply.raw.end(JSON.stringify({ error: 'internal error' }));
+        reply.raw.end(JSON.stringify(errorBody(500, 'internal error')));
       }
     }
     return reply;

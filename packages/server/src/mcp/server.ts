@@ -247,7 +247,8 @@ async function resourceCall<T>(deps: Deps, call: () => Promise<T>): Promise<T> {
 /**
  * A DomainError (or a validation failure) as a tool result with the status and message REST
  * answers. No structuredContent: clients check it against the tool's output schema even on
- * errors, so the machine-readable `{error, status, ...details}` travels in `_meta`.
+ * errors, so the machine-readable `{error, code, status, ...details}` travels in `_meta`; the
+ * text also carries the details (the code among them) after the message.
  */
 export function toolError(error: unknown, publicUrl: string): CallToolResult {
   const { status, body } = toHttpError(error, publicUrl);

@@ -1,7 +1,7 @@
-import { type OperationContract, POLL_TOKEN_DESCRIPTION, pathParams } from '@convene/contract';
+import { type OperationContract, POLL_TOKEN_DESCRIPTION, pathParams, ZErrorCode } from '@convene/contract';
 import type { OpenAPIObject } from 'trpc-to-openapi';
 import { generateOpenApiDocument } from 'trpc-to-openapi';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { stripClosedObjects } from '../mcp/tool';
 import type { Declaration, OperationDeclaration } from '../operations/declare';
 import type { routerOf } from './procedures';
@@ -187,15 +187,26 @@ function rawOperation(contract: OperationContract, extra: Record<string, unknown
   };
 }
 
+/**
+ * The components `ErrorCode` (open: a known code or any string) and `KnownErrorCode` (the enum
+ * of today's codes, each described), as the contract writes them.
+ */
+function errorCodeSchemas(): Record<string, unknown> {
+  const { $defs } = z.toJSONSchema(ZErrorCode, { target: 'draft-2020-12' });
+  return JSON.parse(JSON.stringify($defs).replaceAll('"#/$defs/', `"${SCHEMA_REF}`));
+}
+
 /** Statuses, error bodies and credentials of the procedures, from their contract (the generator knows only 200). */
 function documentProcedures(doc: OpenAPIObject, declarations: readonly Declaration[]): void {
   doc.components ??= {};
   doc.components.schemas ??= {};
+  Object.assign(doc.components.schemas, errorCodeSchemas());
   doc.components.schemas.Error = {
     type: 'object',
-    required: ['error'],
+    required: ['error', 'code'],
     properties: {
-      error: { type: 'string' },
+      error: { type: 'string', description: 'What went wrong, for a human: its text may change' },
+      code: { $ref: `${SCHEMA_REF}ErrorCode` },
       lockedBy: { type: 'string', format: 'uuid', description: 'On 423: participantId of the lock holder' },
       lockExpiresAt: {
         type: 'string',

@@ -1,3 +1,4 @@
+import { errorCodes, type TKnownErrorCode } from '@convene/contract';
 import { expect } from 'vitest';
 
 export interface ApiResponse<T = any> {
@@ -63,11 +64,18 @@ export class Api {
 }
 
 /** Asserts a JSON error with the given status, the API-Version header, and a readable message. */
-export function expectError(response: ApiResponse, status: number): void {
+/**
+ * A JSON error of `status`: a message, and a code the contract lists for that status (`code`
+ * when given: the specific one expected).
+ */
+export function expectError(response: ApiResponse, status: number, code?: TKnownErrorCode): void {
   expect(response.status, response.text).toBe(status);
   expect(response.headers.get('content-type')).toMatch(/application\/json/);
   expect(typeof response.body.error).toBe('string');
   expect(response.body.error.length).toBeGreaterThan(0);
+  if (code) expect(response.body.code, response.text).toBe(code);
+  const known = errorCodes[response.body.code as TKnownErrorCode];
+  expect(known?.status as readonly number[] | undefined, `code of ${response.text}`).toContain(status);
   expect(response.headers.get('api-version')).toBe('1');
   if (status === 401) {
     expect(response.headers.get('www-authenticate')).toMatch(

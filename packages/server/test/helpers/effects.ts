@@ -1,5 +1,6 @@
 import type { StoredResponse } from '@convene/core';
 import type { FastifyInstance } from 'fastify';
+import { errorBody } from '../../src/http/error-body';
 import { guardOf, sendReplay } from '../../src/http/idempotency';
 import type { ConveneServer } from '../../src/server';
 
@@ -56,7 +57,9 @@ export function effectRoutes() {
           const status = Number((request.body as { status?: number } | undefined)?.status ?? 201);
           if (status >= 500) throw new Error('failed on purpose');
           const body =
-            status >= 400 ? { error: `refused on purpose (${n})` } : { name, n, method: request.method };
+            status >= 400
+              ? errorBody(status, `refused on purpose (${n})`)
+              : { name, n, method: request.method };
           return {
             status,
             headers: {

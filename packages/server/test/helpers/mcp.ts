@@ -39,5 +39,7 @@ export async function callError(
   const body = (result._meta as Record<string, any>)['convene/error'];
   expect(body.status).toBe(status);
   expect(text.startsWith(`${status}: ${body.error}`)).toBe(true);
+  // The code too, for an agent that reads only the text.
+  expect(text).toContain(`"code":"${body.code}"`);
   return body;
 }
