@@ -17,6 +17,7 @@ import {
   type ReconnectOptions,
   reconnectDelayMs,
   reconnectPolicy,
+  refusalEnd,
   showAs,
   sleep,
 } from './internal';
@@ -57,8 +58,8 @@ export interface FollowOptions extends OutageHooks, ReconnectOptions {
 export interface InboxFollow extends AsyncGenerator<MessageView, void, undefined> {
   /**
    * Why the loop ended by itself, once it has: your signal aborted (`aborted`), or the server no
-   * longer takes the key (`refused`: the participant removed or gone, the space closed or expired;
-   * `error` is the server's answer). Undefined while it runs, and when your loop left it (`break`,
+   * longer takes the key, `error` being its answer: `kicked` (your participant removed), `left`,
+   * `closed` (the space closed or expired), as its code says, else `refused`. Undefined while it runs, and when your loop left it (`break`,
    * an exception) or it threw.
    */
   readonly ended: LoopEnd | undefined;
@@ -117,7 +118,7 @@ export class Inbox extends SpaceResource {
    *
    *   const following = space.inbox.follow();
    *   for await (const message of following) await handle(message);
-   *   if (following.ended?.reason === 'refused') console.log(following.ended.error?.message);
+   *   if (following.ended?.reason === 'kicked') console.log('removed from the space');
    */
   follow(options?: FollowOptions): InboxFollow {
     const state: { ended?: LoopEnd } = {};
@@ -203,7 +204,7 @@ export class Inbox extends SpaceResource {
       }
       // The key's end (kicked, left, the space closed): the loop ends, as a stream's does.
       if (answered && keyRefused(error)) {
-        state.ended = { reason: 'refused', error };
+        state.ended = refusalEnd(error);
         return;
       }
       throw error;

@@ -154,15 +154,32 @@ export function reconnectPolicy(options: ReconnectOptions): {
 /**
  * Why a long-running loop (`messages.stream()`, `inbox.follow()`) ended by itself, without an
  * error: read it as the loop's `ended` once the loop is over. `aborted`: your signal aborted.
- * `closed`: the space closed or expired (the stream's `space-closed` event). `kicked`, `left`: your
- * own participant was removed, or left (the stream's `participant-status` event, when the client
- * knows its participantId). `refused`: the server no longer takes the key (the participant removed
- * or gone, the space closed or expired), and `error` is its refusal (an AuthenticationError
- * mostly), whose message says which.
+ * `closed`: the space closed or expired (the stream's `space-closed` event, or a refusal coded
+ * `space_closed` or `space_expired`). `kicked`, `left`: your own participant was removed, or left
+ * (the stream's `participant-status` event, when the client knows its participantId, or a refusal
+ * coded `participant_removed` or `participant_left`). `refused`: the server no longer takes the
+ * key for another reason. `error` is the server's refusal when one told it (an
+ * AuthenticationError mostly; its `code` says which).
  */
 export type LoopEnd =
-  | { reason: 'aborted' | 'closed' | 'kicked' | 'left'; error?: undefined }
+  | { reason: 'aborted'; error?: undefined }
+  | { reason: 'closed' | 'kicked' | 'left'; error?: ConveneError | undefined }
   | { reason: 'refused'; error: ConveneError };
+
+/** How a loop ends on the server's refusal of its key: by the refusal's code, whatever its status. */
+export function refusalEnd(error: ConveneError): LoopEnd {
+  switch (error.code) {
+    case 'participant_removed':
+      return { reason: 'kicked', error };
+    case 'participant_left':
+      return { reason: 'left', error };
+    case 'space_closed':
+    case 'space_expired':
+      return { reason: 'closed', error };
+    default:
+      return { reason: 'refused', error };
+  }
+}
 
 /** Counts a loop's failures in a row and tells its hooks when contact is lost and found again. */
 export function outage(hooks: OutageHooks): {

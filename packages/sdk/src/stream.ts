@@ -10,6 +10,7 @@ import {
   type ReconnectOptions,
   reconnectDelayMs,
   reconnectPolicy,
+  refusalEnd,
   retryableStatus,
   showAs,
   sleep,
@@ -147,8 +148,8 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
   /**
    * Why the stream ended by itself, once it has: your signal aborted (`aborted`), the space closed
    * (`closed`, after its `space-closed` event), your participant was removed or left (`kicked`,
-   * `left`, after its `participant-status` event), or a reconnection found the key refused
-   * (`refused`, with the server's `error`). Undefined while it runs, and when your loop left it
+   * `left`, after its `participant-status` event), or a reconnection found the key refused: said
+   * by the refusal's code (`kicked`, `left`, `closed`), else `refused`, with the server's `error`. Undefined while it runs, and when your loop left it
    * (`break`, an exception) or it threw.
    */
   get ended(): LoopEnd | undefined {
@@ -206,7 +207,7 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
         const status = result.status;
         if (status !== undefined && FINAL.has(status)) {
           if (!connectedOnce) throw result;
-          this.end = { reason: 'refused', error: result };
+          this.end = refusalEnd(result);
           return;
         }
         const retryable = status === undefined || retryableStatus(status);

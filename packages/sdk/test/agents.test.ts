@@ -198,8 +198,11 @@ describe('mentions, replies and the inbox', () => {
       })();
       await expect(following).resolves.toBe('ended');
       expect(seen).toEqual([`@Ends by ${end} first`]);
-      // Why: the server's refusal, whose words say which.
-      expect(loop.ended?.reason).toBe('refused');
+      // Why: the server's refusal, whose code says which, as the stream says it.
+      expect(loop.ended?.reason).toBe({ kick: 'kicked', leave: 'left', close: 'closed' }[end]);
+      expect(loop.ended?.error?.code).toBe(
+        { kick: 'participant_removed', leave: 'participant_left', close: 'space_closed' }[end],
+      );
       expect(loop.ended?.error?.status).toBe(end === 'close' ? 409 : 401);
       if (end !== 'close') expect(loop.ended?.error).toBeInstanceOf(AuthenticationError);
     }

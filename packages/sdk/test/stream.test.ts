@@ -117,8 +117,10 @@ describe('the event stream', () => {
       event: 'participant-status',
       data: { participantId: me.participantId, status: 'kicked' },
     });
-    expect(stream.ended?.reason).toBe('refused');
+    // Said by the refusal's code, as a client that knows its participantId says it from the event.
+    expect(stream.ended?.reason).toBe('kicked');
     expect(stream.ended?.error).toBeInstanceOf(AuthenticationError);
+    expect(stream.ended?.error?.code).toBe('participant_removed');
     expect(stream.ended?.error?.message).toContain('removed from this space');
   });
 
