@@ -74,7 +74,7 @@ describe('artifact edit', () => {
         /could not save kim\.md: this key no longer works: its participant was removed from this space/,
       );
       expect(result.stderr).toContain('Your text is kept in');
-      expect(result.stderr).toContain('if you left or were removed');
+      expect(result.stderr).toContain('The owner removed you.');
       // Nothing that cannot work: a save or an unlock with a key the server no longer takes.
       expect(result.stderr).not.toContain('Save it later');
       expect(result.stderr).not.toContain('could not release the lock');

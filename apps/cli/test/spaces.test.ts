@@ -743,7 +743,10 @@ describe('invite, join, participants, moderation, leave', () => {
     expect(after.code).toBe(4);
     expect(after.stderr).toContain('convene join LINK');
     // Named, since `leave` off a terminal takes no default (and the hint may be copied elsewhere).
-    expect(after.stderr).toContain('forget the space here with `convene leave "Moderated"`');
+    // Told as a removal (the code participant_removed), not as "if you left or were removed".
+    expect(after.stderr).toContain(
+      'The owner removed you. `convene leave "Moderated"` forgets the space here',
+    );
 
     // Kicking again is done already: said so, exit 0, as any command finding its work done.
     const again = await owner.run(['kick', participantId]);
@@ -787,8 +790,9 @@ describe('invite, join, participants, moderation, leave', () => {
     await joinAs(brief, user(), 'Bea');
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, expired - Date.now())));
     const late = await brief.run(['kick', 'Bea', '--space', briefId]);
+    // Said as expired (the 409's code, space_expired), not as closed by its owner.
     expect(late.code).toBe(6);
-    expect(late.stderr).toContain('is closed: its keys no longer work');
+    expect(late.stderr).toContain('"Brief" has expired: its keys no longer work');
     expect(late.stderr).toContain('convene leave');
   });
 

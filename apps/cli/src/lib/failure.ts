@@ -79,7 +79,7 @@ function fromStatus(error: ConveneError, ctx: Context): CliError {
   const message = serverWords(error);
   const using = ctx.using;
   const spaceName = using.kind === 'space' ? `"${using.space.name}"` : 'this space';
-  if (isSpaceClosed(error)) return spaceClosed(ctx, spaceName, detailsOf(error));
+  if (isSpaceClosed(error)) return spaceClosed(ctx, spaceName, error);
   if (using.kind === 'invitation' && (error.status === 401 || error.status === 404)) {
     return new CliError(message, {
       exitCode: error.status === 401 ? ExitCode.auth : ExitCode.notFound,
@@ -103,12 +103,17 @@ function fromStatus(error: ConveneError, ctx: Context): CliError {
         });
       }
       if (using.kind === 'space') {
+        const leave = `\`${suggest(ctx, 'leave', { always: true })}\``;
         return new CliError(`${message} (${spaceName})`, {
           exitCode: ExitCode.auth,
           hint:
-            using.space.role === 'participant'
-              ? `The key no longer works if you left or were removed. Join again with \`convene join LINK\`, or forget the space here with \`${suggest(ctx, 'leave', { always: true })}\`.`
-              : 'The owner key stops working when the space closes or expires. Create a new one with `convene space create NAME`.',
+            error.code === 'participant_removed'
+              ? `The owner removed you. ${leave} forgets the space here; to come back, ask the owner for a new invitation (\`convene join LINK\`).`
+              : error.code === 'participant_left'
+                ? `You left this space. Join again with \`convene join LINK\`, or forget it here with ${leave}.`
+                : using.space.role === 'participant'
+                  ? `The key no longer works if you left or were removed. Join again with \`convene join LINK\`, or forget the space here with ${leave}.`
+                  : 'The owner key stops working when the space closes or expires. Create a new one with `convene space create NAME`.',
         });
       }
       if (using.kind === 'server') {
@@ -180,32 +185,29 @@ function notFoundHint(ctx: Context, message: string): string {
 }
 
 /**
- * Whether the server refused a key because its space is closed or past its TTL. It answers 409
- * "space is closed" where the operation's table lists 409, and 401 "space is closed: its keys no
- * longer work" elsewhere (decisions.md); to a person both are the same fact.
+ * Whether the server refused a key because its space is closed or past its TTL: its code says so,
+ * `space_closed` or `space_expired`, whether the status is 409 (where the operation's table lists
+ * 409) or 401 (elsewhere, decisions.md); to a person both are the same fact.
  */
 export function isSpaceClosed(error: unknown): boolean {
-  return (
-    error instanceof ConveneError &&
-    (error.status === 401 || error.status === 409) &&
-    /^(\d{3} )?space is closed\b/.test(error.message)
-  );
+  return error instanceof ConveneError && (error.code === 'space_closed' || error.code === 'space_expired');
 }
 
 /**
  * A closed space, whichever status said so: exit 6 (a state conflict, as the exit codes list it),
  * and no "join again", which cannot help: closing is for good.
  */
-function spaceClosed(ctx: Context, spaceName: string, details: Record<string, unknown>): CliError {
+function spaceClosed(ctx: Context, spaceName: string, error: ConveneError): CliError {
   const owner = ctx.using.kind === 'space' && ctx.using.space.role === 'owner';
   // Joining one: nothing of it is kept here for `leave` to forget.
   const joining = ctx.using.kind === 'invitation';
+  const state = error.code === 'space_expired' ? 'has expired' : 'is closed';
   return new CliError(
-    `${spaceName} is closed: ${joining ? 'it takes no one new' : 'its keys no longer work'}`,
+    `${spaceName} ${state}: ${joining ? 'it takes no one new' : 'its keys no longer work'}`,
     {
       exitCode: ExitCode.conflict,
       hint: `${closedHint(spaceName, joining ? undefined : suggest(ctx, 'leave', { always: true }))}${owner ? '; `convene space create NAME` starts a new one' : ''}.`,
-      details,
+      details: detailsOf(error),
     },
   );
 }

@@ -4,7 +4,7 @@ import { type App, examples } from '../../app';
 import { explainingLocks, findArtifact } from '../../lib/artifacts';
 import type { Context } from '../../lib/context';
 import { UsageError } from '../../lib/errors';
-import { conflictError, isSpaceClosed } from '../../lib/failure';
+import { conflictError } from '../../lib/failure';
 import { checkVersion, readDocument } from '../../lib/input';
 import { quoted } from '../../lib/quote';
 import { suggest } from '../../lib/suggest';
@@ -82,7 +82,7 @@ export function registerArtifactWrite(artifact: Command, app: App): void {
  * how to see what changed since yours, and the retry. Anything else as it came.
  */
 function staleBase(error: unknown, name: string, base: number, ctx: Context): unknown {
-  if (!(error instanceof ConflictError) || isSpaceClosed(error)) return error;
+  if (!(error instanceof ConflictError) || error.code !== 'version_conflict') return error;
   const now = error.version;
   const doc = quoted(name);
   return conflictError(
