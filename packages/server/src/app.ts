@@ -6,6 +6,7 @@ import {
   SqlRateLimiter,
   sendMessageResultOf,
   sweepStreamNodes,
+  UnavailableError,
 } from '@convene/core';
 import Fastify, {
   type FastifyError,
@@ -137,7 +138,9 @@ export async function buildApp({
       ),
     // Streams are long-lived; SIGTERM ends them explicitly.
     forceCloseConnections: 'idle',
-    return503OnClosing: true,
+    // A request that arrives while the server closes is refused by the onRequest hook below, as a
+    // JSON error with its code: Fastify's own 503 body has none.
+    return503OnClosing: false,
     // A URL Fastify cannot route (bad percent-encoding) skips the hooks: apply the same policy.
     frameworkErrors: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
       if (logger) logWhenDone(request, reply);
@@ -166,9 +169,16 @@ export async function buildApp({
   // 4. the space key presented counts as its participant being seen (lastSeenAt).
   const presence = new Presence(deps, config.presenceIntervalMs);
   app.decorate('presence', presence);
+  const shutdown = new AbortController();
+  app.addHook('preClose', async () => shutdown.abort());
   app.addHook('onRequest', async (request, reply) => {
     // 0. Its log line, written when it ends, however it ends.
     if (logger) logWhenDone(request, reply);
+    //    Closing: nothing runs (503 with Retry-After and Connection: close, not counted).
+    if (shutdown.signal.aborted) {
+      versioning.resolve(request, reply);
+      throw new UnavailableError('the server is shutting down; retry shortly');
+    }
     //    A request that cannot finish in time answers 503 (streams and long waits excepted; a
     //    long poll's `wait` is added to its time).
     startRequestTimer(request, reply, config.requestTimeoutMs + declaredWaitMs(request));
@@ -179,8 +189,6 @@ export async function buildApp({
     await presence.touchRequest(request);
   });
   registerHttpPolicy(app, config.publicUrl);
-  const shutdown = new AbortController();
-  app.addHook('preClose', async () => shutdown.abort());
   const adapter = openApiAdapter(appRouter, deps, shutdown.signal);
   app.addHook('onSend', adapter.onSend);
   // 2b. A request whose count was left to its use case and answered without it is counted now.

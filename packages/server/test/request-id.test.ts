@@ -154,11 +154,12 @@ describe('Request-Id', () => {
     });
   });
 
-  it("names Fastify's own 503 for a request that arrives while the server closes", async () => {
+  it('names the 503 of a request that arrives while the server closes, a JSON error coded unavailable', async () => {
     const log: string[] = [];
     let closing = false;
     let finish: () => void = () => {};
     let held = false;
+    let refusing = false;
     const server = await startTestServer({
       config: { logLevel: 'info' },
       logStream: { write: (line) => void log.push(line) },
@@ -170,10 +171,14 @@ describe('Request-Id', () => {
         app.addHook('preClose', async () => {
           closing = true;
         });
+        app.addHook('onSend', async (_request, reply) => {
+          if (reply.statusCode === 503) refusing = true;
+        });
       },
     });
     // A request in flight keeps its connection open through the close; the next request on that
-    // connection, sent once the close has begun, is answered 503 by Fastify before any hook runs.
+    // connection, sent once the close has begun, is answered 503 before anything runs (Fastify's
+    // own 503, which it answered until 2026-11-26, had no code).
     const socket = connect(Number(new URL(server.listenUrl).port), '127.0.0.1');
     let received = '';
     socket.on('data', (chunk) => (received += chunk.toString()));
@@ -182,15 +187,19 @@ describe('Request-Id', () => {
     const closed = server.close();
     await expect.poll(() => closing).toBe(true);
     socket.write('GET /api/health HTTP/1.1\r\nHost: x\r\n\r\n');
-    await expect.poll(() => logOf(log).find((l) => l.res?.statusCode === 503)).toBeDefined();
-    const refused = logOf(log).find((l) => l.res?.statusCode === 503);
+    // Its answer waits on the connection for the held one's, and so does its log line.
+    await expect.poll(() => refusing).toBe(true);
     finish();
     await closed;
+    await expect.poll(() => logOf(log).find((l) => l.res?.statusCode === 503)).toBeDefined();
+    const refused = logOf(log).find((l) => l.res?.statusCode === 503);
     await expect.poll(() => received).toMatch(/HTTP\/1\.1 503/);
     socket.destroy();
     const answer = received.slice(received.indexOf('HTTP/1.1 503'));
     expect(answer).toMatch(new RegExp(`\r\nrequest-id: ${refused?.reqId}\r\n`, 'i'));
     expect(refused?.reqId).toMatch(UUID);
+    expect(answer).toMatch(/\r\nretry-after: \d+\r\n/i);
+    expect(answer).toContain('{"error":"the server is shutting down; retry shortly","code":"unavailable"}');
   });
 
   it('logs the arrival of each request too at debug level', async () => {
