@@ -33,7 +33,7 @@ export interface ErrorInit {
 
 /**
  * Everything the SDK throws. An answer with an error status becomes the subclass of its status
- * (`LockedError` for 423, …) carrying the status, the JSON body `{error, ...details}`, the headers
+ * (`LockedError` for 423, …) carrying the status, the JSON body `{error, code, ...details}`, the headers
  * and the request id; a request that got no answer is a `ConnectionError`, `TimeoutError` or
  * `AbortError`, whose `status` is undefined.
  */

@@ -45,7 +45,7 @@ export interface HttpError {
 export const wwwAuthenticate = (publicUrl: string): string =>
   `Bearer resource_metadata="${publicUrl}/.well-known/oauth-protected-resource"`;
 
-/** Turns anything thrown into the status, `{error, ...details}` body and headers it answers. */
+/** Turns anything thrown into the status, `{error, code, ...details}` body and headers it answers. */
 export function toHttpError(thrown: unknown, publicUrl: string): HttpError {
   const cause = thrown instanceof TRPCError && thrown.cause ? thrown.cause : thrown;
   if (cause instanceof DomainError) {
