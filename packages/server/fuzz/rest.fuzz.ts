@@ -230,6 +230,10 @@ function check(
     // /mcp included: its JSON-RPC errors travel in 200 answers, its refusals as {error} like any other.
     const error = (body as { error?: unknown } | undefined)?.error;
     if (typeof error !== 'string') return `error ${res.status} without {error}: ${res.text.slice(0, 100)}`;
+    // Its documented body, else the shared Error (a status every route may answer): `code` included.
+    const schema = op.responses.get(res.status) ?? (deref(components.Error, components) as Schema);
+    if (!ajv.validate(schema, body))
+      return `error ${res.status} does not match its schema: ${ajv.errorsText(ajv.errors)} in ${res.text.slice(0, 200)}`;
     return null;
   }
   if (sent.invalid) return `invalid request (${sent.invalid}) answered ${res.status}`;
@@ -244,7 +248,7 @@ describe('every operation of /openapi.json, fuzzed', () => {
     expect(operations.length).toBeGreaterThanOrEqual(50);
   });
 
-  it('answers no 5xx, documented statuses, errors as JSON {error}, and never a success to an invalid request', async () => {
+  it('answers no 5xx, documented statuses, errors as JSON {error, code, …} as documented, and never a success to an invalid request', async () => {
     for (const op of operations.filter((o) => selected(o.operationId))) {
       const privacy = wantsPrivateSpace(op.operationId) ? 'private' : 'public';
       const fixture = await makeFixture(h, privacy, needsAccount(op));
