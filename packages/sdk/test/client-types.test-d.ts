@@ -3,11 +3,15 @@
  * overload fails the type check here, before a caller meets it at run time.
  */
 import type {
+  AuthenticationError,
   BadRequestError,
   Convene,
+  ConveneError,
   ErrorBody,
+  ErrorCode,
   JoinedSpaceClient,
   JoinOptions,
+  KnownErrorCode,
   PendingJoin,
   SpaceClient,
   ValidationIssue,
@@ -66,3 +70,13 @@ export type SendParams = import('../src').SendMessageParams;
 export const issuesTyped: Equal<BadRequestError['issues'], ValidationIssue[] | undefined> = true;
 export const issuePath: Equal<ValidationIssue['path'], Array<string | number>> = true;
 export const bodyIssues: Equal<ErrorBody['issues'], ValidationIssue[] | undefined> = true;
+
+// An error's code: the known ones by name (an editor completes them) or any later string, on the
+// error (undefined when the answer had none) and in its body.
+export const codeTyped: Equal<ConveneError['code'], ErrorCode | undefined> = true;
+export const codeOnSubclass: Equal<AuthenticationError['code'], ErrorCode | undefined> = true;
+export const codeOpen: Equal<ErrorCode, KnownErrorCode | (string & {})> = true;
+export const bodyCode: Equal<ErrorBody['code'], ErrorCode | undefined> = true;
+export const knownCode: KnownErrorCode = 'participant_removed';
+// @ts-expect-error a misspelt known code is no KnownErrorCode
+export const misspelt: KnownErrorCode = 'participant_kicked';
