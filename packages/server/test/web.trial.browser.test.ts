@@ -444,9 +444,13 @@ describe.skipIf(!hasChromium)('the pages as a human found them', () => {
     const ada = await storedCredentials(page, space.spaceId);
 
     await page.getByText('Keep access after this tab closes').click();
-    const link = await page.getByLabel('Your link back').inputValue();
+    // Filled by the details' toggle event, which fires a task after the click.
+    const linkBack = () => page.getByLabel('Your link back').inputValue();
     // The key travels in the fragment, which no request carries, never in the query.
-    expect(link).toBe(`${srv.url}/space/${space.spaceId}#key=${ada.key}&participant=${ada.participantId}`);
+    await expect
+      .poll(linkBack)
+      .toBe(`${srv.url}/space/${space.spaceId}#key=${ada.key}&participant=${ada.participantId}`);
+    const link = await linkBack();
     expect(await page.getByLabel('Your key').inputValue()).toBe(ada.key);
 
     /** A new tab of this browser opening the space at `url`, once it is live or asks for a key. */
