@@ -77,9 +77,12 @@ describe('the build', () => {
     // grew by 1.4 kB in session 24, to 36.6 kB, with what a human's trial asked of it (following the end
     // of the list and what came below, the length of a message, bidi controls written out, the
     // composer closed while muted, the lock let go by an idle editor, keeping access to the space).
-    const budgets: Record<string, number> = { space: 37 * 1024, join: 18 * 1024 };
+    // The shared client grew by 0.6 kB in session 25 (every error's code and the loops' ended from
+    // it, the loops' reconnection policy, participants.reject, AbortErrors naming the waits): the
+    // dashboard went to 17.6 kB, the join page to 18.3 kB, the space page to 37.5 kB.
+    const budgets: Record<string, number> = { space: 38 * 1024, join: 19 * 1024 };
     for (const { page, gzipBytes } of build.pages)
-      expect(gzipBytes, `${page}: ${gzipBytes} bytes`).toBeLessThan(budgets[page] ?? 17 * 1024);
+      expect(gzipBytes, `${page}: ${gzipBytes} bytes`).toBeLessThan(budgets[page] ?? 18 * 1024);
   });
 });
 
