@@ -1,6 +1,6 @@
 import { type AddressInfo, createServer } from 'node:net';
 import { inject } from 'vitest';
-import { type ClientOptions, Convene, type SpaceClient } from '../../src';
+import { type ClientOptions, Convene, type JoinedSpaceClient } from '../../src';
 
 export const serverUrl = (): string => inject('serverUrl');
 
@@ -13,7 +13,7 @@ export function hub(options: Partial<ClientOptions> = {}): Convene {
 export async function ownedSpace(
   client = hub(),
   params: { privacy?: 'public' | 'private'; name?: string } = {},
-): Promise<{ owner: SpaceClient; spaceId: string; ownerId: string }> {
+): Promise<{ owner: JoinedSpaceClient; spaceId: string; ownerId: string }> {
   const space = await client.spaces.create({
     name: params.name ?? 'SDK test space',
     description: 'made by the SDK tests',
@@ -27,7 +27,11 @@ export async function ownedSpace(
 }
 
 /** A participant admitted to the owner's (public) space. */
-export async function participant(owner: SpaceClient, name = 'Agent', client = hub()): Promise<SpaceClient> {
+export async function participant(
+  owner: JoinedSpaceClient,
+  name = 'Agent',
+  client = hub(),
+): Promise<JoinedSpaceClient> {
   const invitation = await owner.invitations.create();
   return client.join(invitation.agentLink, { name, role: 'tester', isHuman: false });
 }

@@ -1,10 +1,12 @@
 // The README's code blocks, as its readers copy them: test/unit/readme-types.test.ts type-checks
 // every one, test/readme.test.ts runs those that can run, both verbatim.
-import { readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const packageRoot = join(dirname(fileURLToPath(import.meta.url)), '../..');
+const tsx = join(packageRoot, '../../node_modules/.bin/tsx');
 
 /** One fenced block of README.md. */
 export interface ReadmeBlock {
@@ -54,4 +56,88 @@ export function block(section: string, language: string, index = 0): string {
   );
   if (!found) throw new Error(`README.md has no \`\`\`${language} block #${index + 1} under "${section}"`);
   return found.code;
+}
+
+/** A README example running as a program: its output so far, and its end. */
+export interface RunningExample {
+  /** What it printed on stdout so far. */
+  stdout(): string;
+  stderr(): string;
+  /** Resolves once stdout contains `text`; rejects if the program ends first. */
+  printed(text: string): Promise<void>;
+  /** `promise`, which the program should settle: rejects, with its output, if it ends first. */
+  meanwhile<T>(promise: Promise<T>): Promise<T>;
+  /** Sends it a signal (its prelude turns SIGTERM into an abort). */
+  kill(signal: NodeJS.Signals): void;
+  /** Resolves with its output once it exits 0; rejects with its output otherwise. */
+  exit: Promise<{ stdout: string; stderr: string }>;
+}
+
+/**
+ * Runs `code` (a README block wrapped in the test's prelude and epilogue) with tsx, where
+ * `@convene/sdk` resolves to the package itself (its sources), with `env` added to the test's.
+ * The program is written inside the package and removed once it has exited.
+ */
+export function runExample(
+  name: string,
+  code: string,
+  env: Record<string, string>,
+  { extension = 'mts', timeoutMs = 50_000 } = {},
+): RunningExample {
+  const file = join(packageRoot, `.readme-${name}-${process.pid}.${extension}`);
+  writeFileSync(file, code);
+  const child = spawn(tsx, [file], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  const waiting = new Set<() => void>();
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+    for (const check of waiting) check();
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  const ended = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      rmSync(file, { force: true });
+      resolve(code);
+    }),
+  );
+  const output = () => `stdout:\n${stdout}\nstderr:\n${stderr}`;
+  const exit = ended.then((code) => {
+    if (code !== 0) throw new Error(`the ${name} example exited with ${code}\n${output()}`);
+    return { stdout, stderr };
+  });
+  exit.catch(() => {}); // awaited by the test, or reported by printed()
+  return {
+    stdout: () => stdout,
+    stderr: () => stderr,
+    printed: (text) =>
+      new Promise<void>((resolve, reject) => {
+        const check = () => {
+          if (!stdout.includes(text)) return;
+          waiting.delete(check);
+          resolve();
+        };
+        waiting.add(check);
+        check();
+        ended.then(() => {
+          if (stdout.includes(text)) return resolve();
+          reject(
+            new Error(`the ${name} example ended without printing ${JSON.stringify(text)}\n${output()}`),
+          );
+        });
+      }),
+    meanwhile: (promise) =>
+      Promise.race([
+        promise,
+        ended.then((code) => {
+          throw new Error(`the ${name} example ended (${code}) before the test expected\n${output()}`);
+        }),
+      ]),
+    kill: (signal) => child.kill(signal),
+    exit,
+  };
 }
