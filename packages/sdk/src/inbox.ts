@@ -43,13 +43,6 @@ export interface FollowOptions extends OutageHooks, ReconnectOptions {
   wait?: number | undefined;
   /** Ends the iteration, without an error (the pending long poll is cancelled). */
   signal?: AbortSignal | undefined;
-  /**
-   * How long to keep trying to get back a server that stopped answering, in ms, before throwing
-   * the last error (default 600 000: ten minutes; `Infinity` never gives up), as a stream does.
-   */
-  maxOutageMs?: number | undefined;
-  /** Failed calls in a row after which to throw, whatever the time (default: no such limit). */
-  maxReconnects?: number | undefined;
 }
 
 /**

@@ -90,17 +90,24 @@ export interface DisconnectInfo {
 
 /**
  * The hooks of a loop that waits on the server for long and outlasts its restarts (a join's or a
- * link's `wait()`, `inbox.follow()`, like a stream's): what tells a server that does not answer
- * from one that has nothing new yet.
+ * link's `wait()`, `inbox.follow()`, `messages.stream()`): what tells a server that does not answer
+ * from one that has nothing new yet. `Reconnected` is what `onReconnect` is told (a stream's
+ * ReconnectInfo adds its `lastEventId`).
  */
-export interface OutageHooks {
+export interface OutageHooks<Reconnected extends { attempts: number } = { attempts: number }> {
   /**
-   * Called when a call gets no answer or a 5xx (`attempt` 1), then after each further attempt
-   * that fails (`attempt` 2, 3…), each time before waiting `delayMs` to try again.
+   * Called when contact with the server is lost (`attempt` 1), then after each further attempt
+   * that fails (`attempt` 2, 3…), each time before waiting `delayMs` to try again. Contact is lost
+   * when a call gets no answer or a 5xx, or when a stream's live connection drops or ends (a
+   * ConnectionError) or falls silent (a TimeoutError). Not called for a stream's first connection,
+   * whose errors are thrown, nor when a loop ends.
    */
   onDisconnect?: ((info: DisconnectInfo) => void) | undefined;
-  /** Called once the server answers again after `onDisconnect`, `attempts` being how many tries it took. */
-  onReconnect?: ((info: { attempts: number }) => void) | undefined;
+  /**
+   * Called once the server answers again after `onDisconnect`, `attempts` being how many tries it
+   * took (for a stream, each time it is connected again: its events resume after `lastEventId`).
+   */
+  onReconnect?: ((info: Reconnected) => void) | undefined;
 }
 
 /** How long a long-lived loop tries to get its server back by default: a slow restart or deploy. */
@@ -108,7 +115,8 @@ export const DEFAULT_MAX_OUTAGE_MS = 10 * 60_000;
 
 /**
  * When a long-lived loop (`messages.stream()`, `inbox.follow()`) stops trying to get back a
- * server it has lost, and throws the last error: the same options on both.
+ * server it has lost, and throws the last error: the same options on both. (A stream's first
+ * connection is not a loss: it is retried as any call is, `maxRetries`, and then thrown.)
  */
 export interface ReconnectOptions {
   /**

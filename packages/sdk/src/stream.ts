@@ -7,6 +7,7 @@ import {
   hidden,
   type LoopEnd,
   linkedController,
+  type OutageHooks,
   type ReconnectOptions,
   reconnectDelayMs,
   reconnectPolicy,
@@ -30,7 +31,8 @@ import {
 /** How often the server writes a `: ping` on an open stream (decisions.md). */
 const SERVER_PING_MS = 15_000;
 
-export interface StreamOptions extends ReconnectOptions {
+/** The options of `messages.stream()`; how it gives up on a lost server and its hooks are a loop's. */
+export interface StreamOptions extends ReconnectOptions, OutageHooks<ReconnectInfo> {
   /** Replay only the messages after this instant (the backlog); without it, every message. */
   since?: string | Date | undefined;
   /** Resume after this event id (a previous stream's `lastEventId`): every kind of event is replayed. */
@@ -43,33 +45,14 @@ export interface StreamOptions extends ReconnectOptions {
    * would be replaced at that interval).
    */
   idleTimeoutMs?: number | undefined;
-  /**
-   * A stream that was live and lost its server tries to get it back for `maxOutageMs` (default
-   * ten minutes), or `maxReconnects` failed attempts in a row if you set it, then throws the last
-   * error. The first connection is retried as any call is (`maxRetries`) and then thrown.
-   */
-  maxOutageMs?: number | undefined;
-  /** Failed reconnection attempts in a row after which the stream throws (default: no such limit). */
-  maxReconnects?: number | undefined;
   /** How long to wait for a connection's headers, in ms (default: the client's timeoutMs). */
   timeoutMs?: number | undefined;
-  /**
-   * Called when a live stream is without its connection and about to wait `delayMs` before trying
-   * again: first when the connection is lost (`attempt` 1; `error` says why: a `ConnectionError`
-   * for a dropped or ended connection, a `TimeoutError` for one that fell silent), then after each
-   * reconnection attempt that failed (`attempt` 2, 3…, with that attempt's error). Not called for
-   * the first connection, whose errors are thrown, nor when the stream ends.
-   */
-  onDisconnect?: ((info: DisconnectInfo) => void) | undefined;
-  /**
-   * Called each time the stream is connected again after `onDisconnect`, `attempts` being how many
-   * tries it took; its events resume after `lastEventId`. (A `context` event follows every
-   * participant or artifact change too, so a context alone does not mean a reconnection.)
-   */
-  onReconnect?: ((info: ReconnectInfo) => void) | undefined;
 }
 
-/** What `onReconnect` is told. */
+/**
+ * What a stream's `onReconnect` is told. (A `context` event follows every participant or artifact
+ * change too, so a context alone does not mean a reconnection.)
+ */
 export interface ReconnectInfo {
   /** How many attempts the reconnection took (1: the first one succeeded). */
   attempts: number;

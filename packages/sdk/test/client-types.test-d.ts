@@ -9,11 +9,16 @@ import type {
   ConveneError,
   ErrorBody,
   ErrorCode,
+  FollowOptions,
   JoinedSpaceClient,
   JoinOptions,
   KnownErrorCode,
+  OutageHooks,
   PendingJoin,
+  ReconnectInfo,
+  ReconnectOptions,
   SpaceClient,
+  StreamOptions,
   ValidationIssue,
 } from '../src';
 
@@ -80,3 +85,20 @@ export const bodyCode: Equal<ErrorBody['code'], ErrorCode | undefined> = true;
 export const knownCode: KnownErrorCode = 'participant_removed';
 // @ts-expect-error a misspelt known code is no KnownErrorCode
 export const misspelt: KnownErrorCode = 'participant_kicked';
+
+// The two long-lived loops give up on a lost server by the same options, and tell of it by the
+// same hooks (a stream's onReconnect is told its lastEventId too), declared once for both.
+type Options<T, K extends PropertyKey> = { [P in K & keyof T]: T[P] };
+export const streamGivesUp: Equal<
+  Options<StreamOptions, keyof ReconnectOptions>,
+  Required<ReconnectOptions>
+> = true;
+export const followGivesUp: Equal<
+  Options<FollowOptions, keyof ReconnectOptions>,
+  Required<ReconnectOptions>
+> = true;
+export const streamHooks: Equal<
+  Options<StreamOptions, keyof OutageHooks>,
+  Required<OutageHooks<ReconnectInfo>>
+> = true;
+export const followHooks: Equal<Options<FollowOptions, keyof OutageHooks>, Required<OutageHooks>> = true;
