@@ -328,20 +328,18 @@ describe('the README', () => {
         env,
         { timeoutMs: 110_000 },
       );
-      const mention = (content: string) => owner.messages.send({ content, mentions: [me.participantId] });
-      await mention('before');
-      await Promise.all([
-        recovering.printed('seen: before\n'),
-        recovering.printed('handled: before\n'),
-        hooked.printed('seen: before\n'),
-      ]);
+      /** The owner mentions `me`: both streams see it, the inbox loop handles it. */
+      const mentioned = async (content: string) => {
+        await owner.messages.send({ content, mentions: [me.participantId] });
+        await Promise.all([
+          recovering.printed(`seen: ${content}\n`),
+          recovering.printed(`handled: ${content}\n`),
+          hooked.printed(`seen: ${content}\n`),
+        ]);
+      };
+      await mentioned('before');
       await server.restart();
-      await mention('after');
-      await Promise.all([
-        recovering.printed('seen: after\n'),
-        recovering.printed('handled: after\n'),
-        hooked.printed('seen: after\n'),
-      ]);
+      await mentioned('after');
       await owner.close();
 
       const recovered = await recovering.exit;
