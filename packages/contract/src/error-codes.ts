@@ -1,6 +1,15 @@
 import { z } from 'zod';
 
 /**
+ * One code of the table: the statuses it answers with and what it means. A generic code (marked
+ * `generic`) is the one of its single status: what a body of that status says when nothing more
+ * specific applies.
+ */
+type ErrorCodeEntry =
+  | { status: readonly [number]; generic: true; meaning: string }
+  | { status: readonly number[]; generic?: never; meaning: string };
+
+/**
  * The `code` of every error body: a stable, machine-readable name of what went wrong, for a
  * client to branch on where the status alone lumps causes together (every 401 is not the same
  * 401). Each status has its generic code; a specific code replaces it where a caller would act
@@ -11,26 +20,45 @@ export const errorCodes = {
   // The generic code of each status the service answers.
   invalid_request: {
     status: [400],
+    generic: true,
     meaning: 'the request is malformed or broke a limit (`issues` lists schema breaks)',
   },
-  unauthorized: { status: [401], meaning: 'the credential is missing, unknown or of the wrong kind' },
-  forbidden: { status: [403], meaning: 'the credential is valid but may not do this' },
-  not_found: { status: [404], meaning: 'nothing answers to this id or route' },
+  unauthorized: {
+    status: [401],
+    generic: true,
+    meaning: 'the credential is missing, unknown or of the wrong kind',
+  },
+  forbidden: { status: [403], generic: true, meaning: 'the credential is valid but may not do this' },
+  not_found: { status: [404], generic: true, meaning: 'nothing answers to this id or route' },
   not_acceptable: {
     status: [406],
+    generic: true,
     meaning: 'the answer cannot be given in a media type the request accepts',
   },
-  conflict: { status: [409], meaning: 'the resource is not in a state that allows this' },
-  gone: { status: [410], meaning: 'the link request expired or was already used: start over' },
-  payload_too_large: { status: [413], meaning: 'the answer would be larger than the service computes' },
+  conflict: { status: [409], generic: true, meaning: 'the resource is not in a state that allows this' },
+  gone: { status: [410], generic: true, meaning: 'the link request expired or was already used: start over' },
+  payload_too_large: {
+    status: [413],
+    generic: true,
+    meaning: 'the answer would be larger than the service computes',
+  },
   idempotency_mismatch: {
     status: [422],
+    generic: true,
     meaning: 'the Idempotency-Key was already used with another request body',
   },
-  locked: { status: [423], meaning: 'the artifact’s edit lock is not yours' },
-  rate_limited: { status: [429], meaning: 'too many requests: retry after `Retry-After` seconds' },
-  internal_error: { status: [500], meaning: 'the service failed: report the Request-Id' },
-  unavailable: { status: [503], meaning: 'the service cannot answer now: retry after `Retry-After` seconds' },
+  locked: { status: [423], generic: true, meaning: 'the artifact’s edit lock is not yours' },
+  rate_limited: {
+    status: [429],
+    generic: true,
+    meaning: 'too many requests: retry after `Retry-After` seconds',
+  },
+  internal_error: { status: [500], generic: true, meaning: 'the service failed: report the Request-Id' },
+  unavailable: {
+    status: [503],
+    generic: true,
+    meaning: 'the service cannot answer now: retry after `Retry-After` seconds',
+  },
   // Specific causes.
   unsupported_api_version: {
     status: [400],
@@ -82,11 +110,24 @@ export const errorCodes = {
     status: [423],
     meaning: 'nobody holds the artifact’s lock: yours lapsed or was never taken; lock it first',
   },
-} as const satisfies Record<string, { status: readonly number[]; meaning: string }>;
+} as const satisfies Record<string, ErrorCodeEntry>;
 
 export type TKnownErrorCode = keyof typeof errorCodes;
 
+/** The generic codes: one per status the service answers. */
+export type TGenericErrorCode = {
+  [C in TKnownErrorCode]: (typeof errorCodes)[C] extends { generic: true } ? C : never;
+}[TKnownErrorCode];
+
 const knownErrorCodes = Object.keys(errorCodes) as [TKnownErrorCode, ...TKnownErrorCode[]];
+
+/** The generic code of each status the service answers (the table's `generic` entries). */
+export const genericErrorCodes: Readonly<Partial<Record<number, TGenericErrorCode>>> = Object.fromEntries(
+  knownErrorCodes.flatMap((code) => {
+    const entry: ErrorCodeEntry = errorCodes[code];
+    return entry.generic ? [[entry.status[0], code as TGenericErrorCode]] : [];
+  }),
+);
 
 /** The codes this version of the service answers with, for documentation and autocompletion. */
 export const ZKnownErrorCode = z.enum(knownErrorCodes).meta({
