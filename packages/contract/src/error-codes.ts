@@ -110,6 +110,11 @@ export const errorCodes = {
     status: [423],
     meaning: 'nobody holds the artifact’s lock: yours lapsed or was never taken; lock it first',
   },
+  shutting_down: {
+    status: [503],
+    meaning:
+      'the server is shutting down and did not run the request: retry shortly, or against another node',
+  },
 } as const satisfies Record<string, ErrorCodeEntry>;
 
 export type TKnownErrorCode = keyof typeof errorCodes;

@@ -160,12 +160,20 @@ export class IdempotencyMismatchError extends DomainError {
   }
 }
 
-/**
- * The service cannot answer this now, but will shortly (503 with Retry-After): a long wait cut off
- * because the server is shutting down, whose answer would otherwise say that nothing came.
- */
+/** The service cannot answer this now, but will shortly (503 with Retry-After). */
 export class UnavailableError extends DomainError {
-  constructor(message: string) {
-    super('UNAVAILABLE', message);
+  constructor(message: string, code?: SpecificCode) {
+    super('UNAVAILABLE', message, {}, code);
+  }
+}
+
+/**
+ * The server is closing and did not run the request (`shutting_down`): one arriving while it
+ * closes, a long wait it cut off (whose answer would otherwise say that nothing came), a stream it
+ * no longer opens. Its client retries shortly, or against another node, whatever the method.
+ */
+export class ShuttingDownError extends UnavailableError {
+  constructor() {
+    super('the server is shutting down; retry shortly', 'shutting_down');
   }
 }

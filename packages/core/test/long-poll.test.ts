@@ -121,6 +121,7 @@ describe('longPoll', () => {
     controller.abort();
     // Cut off (the server shutting down), the wait does not answer that nothing came.
     await expect(aborted).rejects.toBeInstanceOf(UnavailableError);
+    await expect(aborted).rejects.toMatchObject({ code: 'shutting_down' });
     expect(listening()).toBe(0);
   });
 });

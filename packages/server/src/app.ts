@@ -2,11 +2,11 @@ import { createServer as createHttpServer } from 'node:http';
 import {
   type Deps,
   purgeSpaces,
+  ShuttingDownError,
   SqlIdempotencyStore,
   SqlRateLimiter,
   sendMessageResultOf,
   sweepStreamNodes,
-  UnavailableError,
 } from '@convene/core';
 import Fastify, {
   type FastifyError,
@@ -177,7 +177,7 @@ export async function buildApp({
     //    Closing: nothing runs (503 with Retry-After and Connection: close, not counted).
     if (shutdown.signal.aborted) {
       versioning.resolve(request, reply);
-      throw new UnavailableError('the server is shutting down; retry shortly');
+      throw new ShuttingDownError();
     }
     //    A request that cannot finish in time answers 503 (streams and long waits excepted; a
     //    long poll's `wait` is added to its time).

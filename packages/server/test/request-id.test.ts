@@ -154,7 +154,7 @@ describe('Request-Id', () => {
     });
   });
 
-  it('names the 503 of a request that arrives while the server closes, a JSON error coded unavailable', async () => {
+  it('names the 503 of a request that arrives while the server closes, a JSON error coded shutting_down', async () => {
     const log: string[] = [];
     let closing = false;
     let finish: () => void = () => {};
@@ -199,7 +199,7 @@ describe('Request-Id', () => {
     expect(answer).toMatch(new RegExp(`\r\nrequest-id: ${refused?.reqId}\r\n`, 'i'));
     expect(refused?.reqId).toMatch(UUID);
     expect(answer).toMatch(/\r\nretry-after: \d+\r\n/i);
-    expect(answer).toContain('{"error":"the server is shutting down; retry shortly","code":"unavailable"}');
+    expect(answer).toContain('{"error":"the server is shutting down; retry shortly","code":"shutting_down"}');
   });
 
   it('logs the arrival of each request too at debug level', async () => {

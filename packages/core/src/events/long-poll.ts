@@ -1,4 +1,4 @@
-import { UnavailableError } from '../errors';
+import { ShuttingDownError } from '../errors';
 import type { StreamEvent } from './read-events';
 import type { SpaceWatch } from './space-watch';
 
@@ -67,7 +67,7 @@ export async function longPoll<T>(options: LongPollOptions<T>): Promise<T> {
       const remaining = Math.min(deadline, expires) - Date.now();
       if (remaining <= 0) return result;
       // Cut off (the server is shutting down; a client gone reads nothing): not 'nothing came'.
-      if (signal?.aborted) throw new UnavailableError('the server is shutting down; retry shortly');
+      if (signal?.aborted) throw new ShuttingDownError();
       if (!pending) {
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, remaining);

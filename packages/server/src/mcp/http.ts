@@ -1,4 +1,4 @@
-import { createMcpSession, deleteMcpSession, touchMcpSession } from '@convene/core';
+import { createMcpSession, deleteMcpSession, ShuttingDownError, touchMcpSession } from '@convene/core';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
@@ -55,7 +55,7 @@ export function mcpHandler({ app, config, deps, api }: RouteScope): RouteHandler
       if (!(headerValue(request, 'accept') ?? '').includes('text/event-stream'))
         return sendError(reply, 406, { error: 'the notification stream is text/event-stream: accept it' });
       const streams = app.mcpStreams;
-      if (!streams) return sendError(reply, 503, { error: 'the server is shutting down' });
+      if (!streams) throw new ShuttingDownError();
       if (!(await liveSession(sessionId, reply))) return reply;
       const res = takeOver(reply);
       res.writeHead(200, {

@@ -16,7 +16,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   422: 'Idempotency-Key reused with a different body',
   423: 'Artifact lock held by someone else',
   429: 'Rate limit exceeded; carries Retry-After',
-  503: 'The database cannot be reached, or the request was not answered within 30 s; carries Retry-After',
+  503: 'The database cannot be reached, the request was not answered within 30 s, or the server is shutting down (`shutting_down`: the request was not run); carries Retry-After',
 };
 
 /**
@@ -369,7 +369,7 @@ function documentPolicies(doc: OpenAPIObject, replayOf: ReadonlyMap<string, bool
     },
     'Retry-After': {
       description:
-        'Seconds to wait before retrying: on every 429, and on a 503 when the database cannot be reached or the request took over 30 s',
+        'Seconds to wait before retrying: on every 429, and on a 503 when the database cannot be reached, the request took over 30 s or the server is shutting down',
       ...count,
     },
     'Idempotency-Replayed': {

@@ -1,10 +1,10 @@
 import { ZTimestampQuery } from '@convene/contract';
-import { openStream, ValidationError } from '@convene/core';
+import { openStream, ShuttingDownError, ValidationError } from '@convene/core';
 import type { RouteHandlerMethod } from 'fastify';
 import { z } from 'zod';
 import { StreamConnection } from '../events/stream-connection';
 import { clientOf } from '../http/client';
-import { sendError, takeOver } from '../http/reply';
+import { takeOver } from '../http/reply';
 import { headerValue } from '../rest/caller';
 import type { RouteScope } from './scope';
 
@@ -36,7 +36,7 @@ export function streamHandler({ app, config, deps }: RouteScope): RouteHandlerMe
     }
 
     const hub = app.eventHub;
-    if (!hub || hub.isClosed) return sendError(reply, 503, { error: 'the server is shutting down' });
+    if (!hub || hub.isClosed) throw new ShuttingDownError();
 
     // Subscribe first, so that nothing committed after the starting position can be missed.
     const connection = new StreamConnection({
