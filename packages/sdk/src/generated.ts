@@ -572,6 +572,7 @@ export type ErrorCode = KnownErrorCode | (string & {});
  * - `duplicate_request` (409): a request with this Idempotency-Key is running or just ran: send it again for its answer
  * - `lock_held` (423): someone else holds the artifact’s lock (`lockedBy`, `lockExpiresAt`)
  * - `lock_not_held` (423): nobody holds the artifact’s lock: yours lapsed or was never taken; lock it first
+ * - `shutting_down` (503): the server is shutting down and did not run the request: retry shortly, or against another node
  */
 export type KnownErrorCode =
   | 'invalid_request'
@@ -603,7 +604,8 @@ export type KnownErrorCode =
   | 'limit_reached'
   | 'duplicate_request'
   | 'lock_held'
-  | 'lock_not_held';
+  | 'lock_not_held'
+  | 'shutting_down';
 
 export interface ValidationIssue {
   /** Where the value is in the request: field names and array indexes */

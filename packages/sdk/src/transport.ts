@@ -375,15 +375,20 @@ export function reachedAServer(error: unknown): boolean {
 }
 
 /**
- * A 503 by which a Convene server shutting down refused the request before running it: a long
- * wait it cut off (`the server is shutting down; retry shortly`), a stream or `/mcp` it no longer
- * opens, or a request its HTTP framework refused while closing (`Service Unavailable`, with its
- * `statusCode`). Any other 5xx (its database away, a request that ran too long) may have run.
+ * A 503 by which a Convene server shutting down refused the request before running it: coded
+ * `shutting_down` (a request arriving while it closes, a long wait it cut off, a stream or `/mcp`
+ * it no longer opens). Servers older than that code said it in words only, which are read when
+ * the body has no code or the generic `unavailable`: `the server is shutting down…`, or the
+ * framework's own `Service Unavailable` (with its `statusCode`). Any other 503 (its database
+ * away, a request that ran too long) may have run.
  */
-function refusedWhileClosing(failure: ConveneError): boolean {
+export function refusedWhileClosing(failure: ConveneError): boolean {
+  if (failure.status !== 503) return false;
+  const code = failure.body?.code;
+  if (code === 'shutting_down') return true;
+  if (code !== undefined && code !== 'unavailable') return false;
   const said = failure.body?.error;
   return (
-    failure.status === 503 &&
     typeof said === 'string' &&
     (said.startsWith('the server is shutting down') ||
       (said === 'Service Unavailable' && failure.body?.statusCode === 503))

@@ -15,7 +15,7 @@ import {
 } from '../../src';
 import { errorFromResponse } from '../../src/errors';
 import { backoffMs, reconnectDelayMs } from '../../src/internal';
-import { retryDelayMs } from '../../src/transport';
+import { refusedWhileClosing, retryDelayMs } from '../../src/transport';
 
 describe('backoff', () => {
   it('doubles from 0.5 s up to 8 s (2.5 s for a long-lived loop), less up to a quarter of jitter, in whole ms', () => {
@@ -105,6 +105,56 @@ describe('errorFromResponse', () => {
     // A code this SDK does not know is kept as it came; a code that is not a string is none.
     expect(errorFromResponse(409, new Headers(), '{"error":"e","code":"brand_new"}').code).toBe('brand_new');
     expect(errorFromResponse(409, new Headers(), '{"error":"e","code":7}').code).toBeUndefined();
+  });
+});
+
+describe('a 503 of a server shutting down', () => {
+  const answer = (status: number, body: object) =>
+    errorFromResponse(status, new Headers({ 'content-type': 'application/json' }), JSON.stringify(body));
+
+  it('is told by its code first, by its words only from a server older than the code', () => {
+    // Coded: whatever the words.
+    expect(refusedWhileClosing(answer(503, { error: 'closing', code: 'shutting_down' }))).toBe(true);
+    // Older servers: the words, with the generic code or none; the framework's own bare 503.
+    const words = 'the server is shutting down; retry shortly';
+    expect(refusedWhileClosing(answer(503, { error: words, code: 'unavailable' }))).toBe(true);
+    expect(refusedWhileClosing(answer(503, { error: words }))).toBe(true);
+    const bare = { error: 'Service Unavailable', message: 'Service Unavailable', statusCode: 503 };
+    expect(refusedWhileClosing(answer(503, bare))).toBe(true);
+    // Any other 503 may have run: its database away, a request over 30 s, a code of its own.
+    const away = 'the service is briefly unavailable (its database cannot be reached); retry shortly';
+    expect(refusedWhileClosing(answer(503, { error: away, code: 'unavailable' }))).toBe(false);
+    expect(refusedWhileClosing(answer(503, { error: words, code: 'some_later_code' }))).toBe(false);
+    expect(refusedWhileClosing(answer(503, { error: 'Service Unavailable' }))).toBe(false);
+    expect(refusedWhileClosing(answer(500, { error: words, code: 'shutting_down' }))).toBe(false);
+  });
+
+  it('sends again even a write never replayed (createSpace): it did not run', async () => {
+    const answers = [
+      () =>
+        new Response(JSON.stringify({ error: 'closing', code: 'shutting_down' }), {
+          status: 503,
+          headers: { 'content-type': 'application/json', 'retry-after': '0' },
+        }),
+      () =>
+        new Response(JSON.stringify({ error: 'the database is away', code: 'unavailable' }), {
+          status: 503,
+          headers: { 'content-type': 'application/json', 'retry-after': '0' },
+        }),
+    ];
+    const sent: string[] = [];
+    const hub = new Convene({
+      baseUrl: 'http://convene.test',
+      logLevel: 'off',
+      fetch: async (input, init) => {
+        sent.push(`${init?.method} ${new URL(String(input)).pathname}`);
+        return answers[sent.length - 1]!();
+      },
+    });
+    // The shutdown's 503 is sent again; the database's may have run: not sent again, and said.
+    const error = await hub.spaces.create({ name: 'n', description: 'd' }).catch((e: unknown) => e);
+    expect(sent).toEqual(['POST /hub/space', 'POST /hub/space']);
+    expect(error).toMatchObject({ status: 503, code: 'unavailable' });
   });
 });
 
