@@ -1,8 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { FakeClock, rowsOf } from '@convene/core';
+import { FakeClock, rowsOf, SqlIdempotencyStore } from '@convene/core';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { hashCredential } from '../src/http/client';
+import { hashCredential, sha256 } from '../src/http/client';
 import { idempotencyScope } from '../src/http/idempotency';
 import { type ApiResponse, effectRoutes, expectError, expectOk, onPostgres, useServer } from './helpers';
 import { signup } from './helpers/accounts';
@@ -144,6 +144,56 @@ describe('a retry with the same Idempotency-Key', () => {
     expect(replayed(retry)).toBe('true');
     expect(retry.body).toEqual(first.body);
     expect(effects.runs('refused')).toBe(1);
+  });
+
+  it('replays a refusal stored before error bodies had codes with the code it has now', async () => {
+    // Records written before 2026-11-26 hold `{error, ...details}`: replayed within their 24 h,
+    // each gets the specific code its details name, else the generic one of its status.
+    const store = new SqlIdempotencyStore(srv.server.database.db, srv.server.deps.box);
+    const key = newKey();
+    const held = { lockedBy: randomUUID(), lockExpiresAt: '2030-01-01T00:10:00.000Z' };
+    const stored = [
+      [423, { error: 'artifact is locked by another participant', ...held }, 'lock_held'],
+      [423, { error: 'you do not hold the lock on this artifact' }, 'lock_not_held'],
+      [
+        409,
+        { error: 'baseVersion 1 is not the current version 2; nothing was written', version: 2 },
+        'version_conflict',
+      ],
+      [
+        409,
+        { error: 'cannot approve a participant who is already active', status: 'active' },
+        'participant_status_conflict',
+      ],
+      [409, { error: 'space is closed' }, 'conflict'],
+      [404, { error: 'artifact not found' }, 'not_found'],
+      [410, { error: 'link request expired' }, 'gone'],
+    ] as const;
+    for (const [n, [status, old, code]] of stored.entries()) {
+      const path = `/test/effect/uncoded-${n}`;
+      const idempotencyKey = randomUUID();
+      const now = clock.now();
+      await store.recordRefusal(
+        {
+          scope: idempotencyScope('PUT', path, hashCredential(key), idempotencyKey),
+          // What the policy hashes: the query (none), then the canonical JSON body.
+          requestHash: sha256(`\n${JSON.stringify({ status })}`),
+          now,
+          expiresAt: new Date(now.getTime() + 3600_000),
+        },
+        { status, headers: { 'content-type': 'application/json' }, body: JSON.stringify(old) },
+      );
+      const retry = await h.put(path, {
+        key,
+        body: { status },
+        headers: { 'Idempotency-Key': idempotencyKey },
+      });
+      expectError(retry, status, code);
+      expect(replayed(retry)).toBe('true');
+      expect(retry.body).toEqual({ ...old, code });
+      expect(Object.keys(retry.body).slice(0, 2)).toEqual(['error', 'code']);
+      expect(effects.runs(`uncoded-${n}`)).toBe(0);
+    }
   });
 
   it('is the same request whatever the order of its JSON fields', async () => {

@@ -12,6 +12,7 @@ import {
 } from '@convene/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { idempotencyCallerOf, sha256 } from './client';
+import { withCode } from './error-body';
 import { toHttpError } from './errors';
 import { hasTimedOut } from './timeout';
 
@@ -129,7 +130,8 @@ export function idempotencyHooks(options: IdempotencyPolicyOptions) {
   const answerOf = (record: IdempotencyRecord): StoredResponse => {
     const answer = record.response ?? options.renderOutcome(record.outcome);
     if (!answer) throw new Error('an idempotency record holds an outcome nobody renders');
-    return answer;
+    // A refusal stored before error bodies had codes is replayed with its code.
+    return { ...answer, body: withCode(answer.status, answer.body) };
   };
 
   /** Waits for a same-node duplicate; false when it is still running at the deadline. */
