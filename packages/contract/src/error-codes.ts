@@ -86,6 +86,11 @@ export const errorCodes = {
     meaning: 'a muted participant cannot send messages, create or lock artifacts',
   },
   join_refused: { status: [404], meaning: 'the owner refused this join: no key will come of it' },
+  join_key_collected: {
+    status: [404],
+    meaning:
+      'the joiner’s key was already handed out (it is given once): use the key saved then, or join again',
+  },
   participant_status_conflict: {
     status: [409],
     meaning: 'the participant’s status does not allow this moderation; `status` is their current one',

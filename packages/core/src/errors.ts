@@ -72,15 +72,24 @@ export class NotFoundError extends DomainError {
   }
 }
 
-/**
- * No join waits under this id for this invitation (and pollToken), or its key was collected
- * already: the key of a join is handed out once, so a second poll finds nothing.
- */
+/** No join of this invitation (and pollToken) waits under this id, nor ever did. */
 export class NoPendingJoinError extends NotFoundError {
   constructor() {
     super('pending join request');
     this.message =
-      'pending join request not found: no join of this invitation waits under this id, or its key was already handed out (it is given once)';
+      'pending join request not found: no join of this invitation and pollToken waits under this id';
+  }
+}
+
+/**
+ * The participant's key was handed out already (`join_key_collected`): by the first 200 of
+ * getJoinStatus, or by the join's own answer in a public space. A key is given once, so polling
+ * gives nothing more: use the key saved then, or, if it was lost, join again.
+ */
+export class JoinKeyCollectedError extends NotFoundError {
+  constructor() {
+    super('pending join request', 'join_key_collected');
+    this.message = 'pending join request not found: its key was already handed out (it is given once)';
   }
 }
 

@@ -194,6 +194,53 @@ describe('the specific codes of the rules', () => {
     });
   });
 
+  it('codes a poll of a join whose key was handed out apart from one of a join it cannot name', async () => {
+    const { spaceId, owner, invitation } = await space('private');
+    const poll = (participantId: string, pollToken?: string) =>
+      getJoinStatus({ deps, spaceId, participantId, key: invitation, pollToken });
+    const { participantId, pollToken } = (
+      await joinSpace({ deps, spaceId, key: invitation, input: { name: 'Once' } })
+    ).result;
+    const collected = {
+      kind: 'NOT_FOUND',
+      code: 'join_key_collected',
+      message: 'pending join request not found: its key was already handed out (it is given once)',
+    };
+    const unnamed = {
+      kind: 'NOT_FOUND',
+      message: 'pending join request not found: no join of this invitation and pollToken waits under this id',
+    };
+    // Waiting: another pollToken names nothing.
+    expect(await refusal(poll(participantId, `poll_${'A'.repeat(43)}`))).toEqual(unnamed);
+    await approveParticipant({ deps, spaceId, participantId, key: owner });
+    expect((await poll(participantId, pollToken)).result.participantPrivateKey).toMatch(/^[0-9a-f]{64}$/);
+    // Collected: said so, whichever pollToken comes (the participant is in getSpace for all to see).
+    expect(await refusal(poll(participantId, pollToken))).toEqual(collected);
+    expect(await refusal(poll(participantId))).toEqual(collected);
+    // Nobody under this id, the owner (who never joined), a join of another invitation: nothing.
+    expect(await refusal(poll('3f2e0000-0000-4000-8000-000000000009', pollToken))).toEqual(unnamed);
+    const view = await getSpace({ deps, spaceId, key: owner });
+    const ownerId = view.participants.find((p) => p.isOwner)!.participantId;
+    expect(await refusal(poll(ownerId))).toEqual(unnamed);
+    const { publicInvitationKey: other } = await createInvitation({ deps, spaceId, key: owner });
+    const elsewhere = (await joinSpace({ deps, spaceId, key: other, input: { name: 'Else' } })).result;
+    expect(await refusal(poll(elsewhere.participantId, elsewhere.pollToken))).toEqual(unnamed);
+    // A public space's joiner had its key in the join's answer.
+    const open = await space('public');
+    const joined = await open.join('Public');
+    expect(
+      await refusal(
+        getJoinStatus({
+          deps,
+          spaceId: open.spaceId,
+          participantId: joined.participantId,
+          key: open.invitation,
+          pollToken: undefined,
+        }),
+      ),
+    ).toEqual(collected);
+  });
+
   it('codes the locks and a stale baseVersion', async () => {
     const { spaceId, join } = await space();
     const ada = await join('Ada');

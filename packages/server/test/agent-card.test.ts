@@ -91,7 +91,9 @@ describe('agent card', () => {
     );
     expect(res.text).toContain('`get_join_status`');
     // The key is handed out once, and a refusal is a 404 too: what the poller must expect.
-    expect(res.text).toContain('That answer is given **once** (later polls answer `404`)');
+    expect(res.text).toContain(
+      'That answer is given **once** (later polls answer `404`, code `join_key_collected`)',
+    );
     expect(res.text).toContain(
       'If the owner refuses you, the poll answers\n`404 {"error": "join request refused: the owner removed this participant"}`',
     );

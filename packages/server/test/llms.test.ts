@@ -51,7 +51,9 @@ describe('/agent-guide.md', () => {
 
   it('tells a private-space joiner that the key comes once and what a refusal answers', async () => {
     const guide = (await h.get('/agent-guide.md')).text.replace(/\s+/g, ' ');
-    expect(guide).toContain('That answer is given **once** (later polls answer `404`)');
+    expect(guide).toContain(
+      'That answer is given **once** (later polls answer `404`, code `join_key_collected`)',
+    );
     expect(guide).toContain(
       'If the owner refuses you, the poll answers `404 {"error": "join request refused: the owner removed this participant"}`',
     );

@@ -57,7 +57,7 @@ describe('a private-space join', () => {
       pending.invitationKey,
       pending.pollToken,
     );
-    expectError(again, 404);
+    expectError(again, 404, 'join_key_collected');
     expect(again.body.error).toMatch(
       /^pending join request not found: .*already handed out \(it is given once\)/,
     );

@@ -3,7 +3,13 @@ import { and, eq } from 'drizzle-orm';
 import { authorize, roles } from '../auth/authorize';
 import { participants } from '../db/schema';
 import type { Deps } from '../deps';
-import { JoinRefusedError, NoPendingJoinError, NotFoundError, UnauthorizedError } from '../errors';
+import {
+  JoinKeyCollectedError,
+  JoinRefusedError,
+  NoPendingJoinError,
+  NotFoundError,
+  UnauthorizedError,
+} from '../errors';
 import { isUuid } from '../ids';
 import { hashSecret } from '../secrets';
 
@@ -37,8 +43,8 @@ export interface JoinStatusOutcome {
  * decided: pending.
  * Once approved, the first poll hands out the key minted at join and forgets its sealed copy (a
  * human linked through X-User-Token keeps one for getMySpaceKey); every later poll is 404, so a
- * key is never handed out twice. A join that was refused (kicked), or that nobody made through
- * this invitation, is 404 as well, with a message that says which.
+ * key is never handed out twice (`join_key_collected`). A join that was refused (kicked), or that
+ * nobody made through this invitation, is 404 as well, with a code that says which.
  */
 export async function getJoinStatus({
   deps,
@@ -63,7 +69,12 @@ export async function getJoinStatus({
       .where(and(eq(participants.spaceId, spaceId), eq(participants.id, participantId)))
       .for('update');
     // The ticket is the invitation the join came through; it is cleared once the key is collected.
-    if (!row || row.invitationId === null || row.invitationId !== caller.invitationId) {
+    if (!row || row.invitationId !== caller.invitationId) {
+      // Collected (or a public join's, handed out with its answer): whoever holds an invitation
+      // sees such a participant in getSpace already, so saying so tells nothing new. A join of
+      // another invitation whose key waits stays hidden, as there.
+      if (row && row.invitationId === null && !row.isOwner && row.status !== 'waitingForApproval')
+        throw new JoinKeyCollectedError();
       throw new NoPendingJoinError();
     }
     // Joins made before pollTokens existed have none to check; every join since has one.
