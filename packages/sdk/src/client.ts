@@ -266,7 +266,7 @@ export class PendingJoin {
   /**
    * Polls once: the space client once approved, null while still waiting. The server hands the
    * key out once: this object gives the same client again, but any other (`hub.pendingJoin(saved)`)
-   * then gets a NotFoundError, so save the client's key as soon as you have it.
+   * then gets a NotFoundError (code `join_key_collected`), so save the client's key as soon as you have it.
    */
   check(options?: RequestOptions): APIPromise<JoinedSpaceClient | null> {
     if (this.approved) return new APIPromise(Promise.resolve(this.approved));
@@ -337,17 +337,21 @@ export class PendingJoin {
 }
 
 /**
- * The server answers a poll 404 "pending join request not found" once the key was collected (it
- * hands it out once), and for a join it does not know: say the likely cause, which costs a
- * joiner its participant when its key was not saved. A refusal has its own message and is kept.
+ * A poll's 404 "pending join request not found" after the key was collected, said with its
+ * remedy: a key is handed out once, and costs a joiner its participant when it was not saved.
+ * The server codes it `join_key_collected`, apart from a join it does not know (kept as it is
+ * said); servers older than the code said both in one message, and so does this then. A refusal
+ * has its own code and message and is kept.
  */
 function explainNoPendingJoin(error: unknown): unknown {
   if (!(error instanceof NotFoundError) || !error.body?.error.startsWith('pending join request not found'))
     return error;
+  const collected = error.code === 'join_key_collected';
+  if (!collected && !error.body.error.includes('already handed out')) return error;
   return new NotFoundError(
     '404 pending join request not found: its key was already handed out (a join key is given once: ' +
-      'save it as soon as check() or wait() returns the client), or no join of this invitation and ' +
-      'pollToken waits under this participantId',
+      'save it as soon as check() or wait() returns the client)' +
+      (collected ? '' : ', or no join of this invitation and pollToken waits under this participantId'),
     { status: 404, body: error.body, headers: error.headers, cause: error },
   );
 }

@@ -566,6 +566,7 @@ export type ErrorCode = KnownErrorCode | (string & {});
  * - `space_expired` (401, 409): the space outlived its TTL: its keys no longer work
  * - `participant_muted` (403): a muted participant cannot send messages, create or lock artifacts
  * - `join_refused` (404): the owner refused this join: no key will come of it
+ * - `join_key_collected` (404): the joiner’s key was already handed out (it is given once): use the key saved then, or join again
  * - `participant_status_conflict` (409): the participant’s status does not allow this moderation; `status` is their current one
  * - `version_conflict` (409): writeArtifact’s `baseVersion` is not the current version; `version` is the current one
  * - `limit_reached` (409): the space holds as many participants, artifacts, bytes or webhooks as it may
@@ -599,6 +600,7 @@ export type KnownErrorCode =
   | 'space_expired'
   | 'participant_muted'
   | 'join_refused'
+  | 'join_key_collected'
   | 'participant_status_conflict'
   | 'version_conflict'
   | 'limit_reached'

@@ -323,9 +323,11 @@ describe('invitations and joining', () => {
       expect(error).toBeInstanceOf(NotFoundError);
       expect(error).toMatchObject({
         status: 404,
+        code: 'join_key_collected',
         body: { error: expect.stringMatching(/^pending join request not found/) },
         message: expect.stringMatching(/^404 pending join request not found: its key was already handed out/),
       });
+      expect((error as Error).message).not.toMatch(/or no join/);
     }
     expect((await me!.get()).participants.some((p) => p.participantId === me!.participantId)).toBe(true);
   });

@@ -158,6 +158,52 @@ describe('a 503 of a server shutting down', () => {
   });
 });
 
+describe('a poll of a pending join answered 404', () => {
+  const pollAnswered = (body: object) => {
+    const hub = new Convene({
+      baseUrl: 'http://convene.test',
+      logLevel: 'off',
+      fetch: async () =>
+        new Response(JSON.stringify(body), { status: 404, headers: { 'content-type': 'application/json' } }),
+    });
+    return hub
+      .pendingJoin({
+        spaceId: '6f1c2a7e-3b4d-4e5f-8a9b-0c1d2e3f4a5b',
+        invitationKey: 'inv',
+        participantId: '3f2e0000-0000-4000-8000-000000000001',
+        pollToken: 'poll_x',
+      })
+      .check()
+      .catch((e: unknown) => e as ConveneError);
+  };
+  const saveIt =
+    '404 pending join request not found: its key was already handed out (a join key is given once: save it as soon as check() or wait() returns the client)';
+
+  it('says the key was handed out when the code says so, and both causes when an older server could not tell', async () => {
+    const collected = await pollAnswered({
+      error: 'pending join request not found: its key was already handed out (it is given once)',
+      code: 'join_key_collected',
+    });
+    expect(collected).toMatchObject({ status: 404, code: 'join_key_collected', message: saveIt });
+    const older = await pollAnswered({
+      error:
+        'pending join request not found: no join of this invitation waits under this id, or its key was already handed out (it is given once)',
+      code: 'not_found',
+    });
+    expect(older.message).toBe(
+      `${saveIt}, or no join of this invitation and pollToken waits under this participantId`,
+    );
+    // A join the server names nothing under keeps its own words.
+    const unknown = await pollAnswered({
+      error: 'pending join request not found: no join of this invitation and pollToken waits under this id',
+      code: 'not_found',
+    });
+    expect(unknown.message).toBe(
+      '404 pending join request not found: no join of this invitation and pollToken waits under this id',
+    );
+  });
+});
+
 describe('parseInvitationLink', () => {
   const spaceId = '6f1c2a7e-3b4d-4e5f-8a9b-0c1d2e3f4a5b';
   it('reads an agentLink and a humanLink', () => {
