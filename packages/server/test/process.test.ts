@@ -81,7 +81,10 @@ describe.runIf(!onPostgres())('server process on the embedded database', () => {
     // in full were closed unanswered.
     const answered = await polled;
     expect(answered.status).toBe(503);
-    expect(answered.body).toEqual({ error: 'the server is shutting down; retry shortly', code: 'shutting_down' });
+    expect(answered.body).toEqual({
+      error: 'the server is shutting down; retry shortly',
+      code: 'shutting_down',
+    });
     await Promise.all([headers.closed, body.closed]);
     expect(headers.received()).toBe('');
     expect(body.received()).toBe('');

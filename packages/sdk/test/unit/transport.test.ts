@@ -174,7 +174,10 @@ describe('a poll of a pending join answered 404', () => {
         pollToken: 'poll_x',
       })
       .check()
-      .catch((e: unknown) => e as ConveneError);
+      .then(
+        () => expect.unreachable('the poll should have been refused'),
+        (e: unknown) => e as ConveneError,
+      );
   };
   const saveIt =
     '404 pending join request not found: its key was already handed out (a join key is given once: save it as soon as check() or wait() returns the client)';
