@@ -82,6 +82,98 @@ describe('send --mention, --reply-to and inbox', () => {
   });
 });
 
+describe('names by their start, and @Words that mention nobody', () => {
+  it('takes a unique start of a name for --mention and the moderation verbs; several is a usage error naming them', async () => {
+    const hana = new User(server.url);
+    const ada = new User(server.url);
+    const adam = new User(server.url);
+    try {
+      await hana.run(['space', 'create', 'Freeze', '--owner-name', 'Hana Host']);
+      await joinAs(hana, ada, 'Ada Lovelace');
+      await joinAs(hana, adam, 'Adam Smith');
+      const ids = Object.fromEntries(
+        (await hana.run(['participants', '--json'])).json().map((p: any) => [p.name, p.participantId]),
+      );
+
+      // "ada" starts two names: refused (exit 2), naming both; "adam" starts one.
+      const both = await hana.run(['send', 'Sure', '--mention', 'ada']);
+      expect(both.code).toBe(2);
+      expect(both.stderr).toContain('2 participants have names starting with "ada"');
+      expect(both.stderr).toContain(`Ada Lovelace (${ids['Ada Lovelace']})`);
+      expect(both.stderr).toContain(`Adam Smith (${ids['Adam Smith']})`);
+      const one = await hana.run(['send', 'Sure', '--mention', 'ADAM', '--json']);
+      expect(one.code).toBe(0);
+      expect(one.json().mentions).toEqual([ids['Adam Smith']]);
+      // The same for the verbs that take a participant.
+      const twoToMute = await hana.run(['mute', 'ada']);
+      expect(twoToMute.code).toBe(2);
+      expect(twoToMute.stderr).toContain('2 participants have names starting with "ada"');
+      expect((await hana.run(['mute', 'adam'])).stderr).toContain('Muted Adam Smith');
+      // Not Adam Smith by elimination (the one muted): "ada" still starts both names.
+      expect((await hana.run(['unmute', 'ada'])).code).toBe(2);
+      expect((await hana.run(['unmute', 'Adam'])).stderr).toContain('Unmuted Adam Smith');
+      expect((await hana.run(['kick', 'adam', '--yes'])).stderr).toContain('Removed Adam Smith');
+      // Adam is gone: "ada" starts one name of those in the space.
+      expect((await hana.run(['mute', 'ada'])).stderr).toContain('Muted Ada Lovelace');
+      const statuses = (await hana.run(['participants', '--json']))
+        .json()
+        .map((p: any) => [p.name, p.status]);
+      expect(statuses).toEqual([
+        ['Hana Host', 'active'],
+        ['Ada Lovelace', 'muted'],
+        ['Adam Smith', 'kicked'],
+      ]);
+      expect((await hana.run(['unmute', 'ada'])).code).toBe(0);
+    } finally {
+      for (const u of [hana, ada, adam]) u.remove();
+    }
+  });
+
+  it('says on stderr when an @Word mentions nobody, with the names it may have meant', async () => {
+    const hana = new User(server.url);
+    const ada = new User(server.url);
+    try {
+      await hana.run(['space', 'create', 'Freeze', '--owner-name', 'Hana Host']);
+      await joinAs(hana, ada, 'Ada Lovelace');
+      const stray = '(did you mean @Hana Host?): a mention is @ and a participant’s whole name, in any case';
+      for (const text of ['@Hana what about the freeze?', '@hana-host ping', '@HanaHost ping3']) {
+        const sent = await ada.run(['send', text]);
+        expect({ text, code: sent.code }).toEqual({ text, code: 0 });
+        expect(sent.stderr).toContain(`${text.split(' ')[0]} mentions nobody ${stray}`);
+        expect(sent.stderr).toContain('The message was sent as it is.');
+      }
+      // A mention, in any case, followed by what cannot continue a name: nothing said.
+      for (const text of ['@Hana Host can you look?', '@hana host, ping', 'cc @ada lovelace']) {
+        const sent = await ada.run(['send', text]);
+        expect({ text, said: sent.stderr }).toEqual({
+          text,
+          said: expect.not.stringContaining('mentions nobody'),
+        });
+      }
+      // An e-mail address and a lone @ are not mentions; a word after an @ that names nobody is.
+      const nobody = await ada.run(['send', 'mail ada@example.com @ 5pm, or @Bob.']);
+      expect(nobody.stderr).not.toContain('example.com');
+      expect(nobody.stderr).not.toContain('@ 5pm');
+      expect(nobody.stderr).toContain(
+        '@Bob mentions nobody: no participant’s name follows the @ (`convene participants` lists them).',
+      );
+      // With --json, stdout is the API's answer alone; the note is a JSON warning on stderr.
+      const json = await ada.run(['send', '@Hana ping', '--json']);
+      expect(json.json().mentions).toEqual([]);
+      expect(JSON.parse(json.stderr.trim())).toEqual({
+        warning: expect.stringContaining(`@Hana mentions nobody ${stray}`),
+      });
+      // Only text is read for @Names, by the server as here.
+      expect((await ada.run(['send', '<p>@Hana</p>', '--html'])).stderr).not.toContain('mentions nobody');
+      const messages = (await hana.run(['messages', '--json'])).json();
+      const mentioned = messages.filter((m: any) => m.mentions.length > 0).map((m: any) => m.content);
+      expect(mentioned).toEqual(['@Hana Host can you look?', '@hana host, ping', 'cc @ada lovelace']);
+    } finally {
+      for (const u of [hana, ada]) u.remove();
+    }
+  });
+});
+
 describe('webhook', () => {
   it('adds a webhook (its secret shown once), lists it and removes it; a private address is refused', async () => {
     // A public address literal: registering it needs no DNS, and it is removed before anything is sent.

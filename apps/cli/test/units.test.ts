@@ -150,6 +150,34 @@ describe('links, names and ids', () => {
     expect(() => pick(items, 'abc', what)).toThrow(/no participant "abc"/);
   });
 
+  it('takes the unique start of a name where asked (participants), not otherwise (documents)', () => {
+    const people = [
+      { id: 'aaaa1111-0000-4000-8000-000000000000', name: 'Ada Lovelace' },
+      { id: 'bbbb2222-0000-4000-8000-000000000000', name: 'Adam Smith' },
+      { id: 'cccc3333-0000-4000-8000-000000000000', name: 'Hana Host' },
+    ];
+    const what = { noun: 'participant', id: (p: any) => p.id, name: (p: any) => p.name, listCommand: 'x' };
+    const byStart = { ...what, byNameStart: true };
+    expect(pick(people, 'hana', byStart).name).toBe('Hana Host');
+    expect(pick(people, 'ADA L', byStart).name).toBe('Ada Lovelace');
+    expect(() => pick(people, 'hana', what)).toThrow(/no participant "hana"/);
+    expect(() => pick(people, 'ada', byStart)).toThrow(
+      expect.objectContaining({
+        exitCode: 2,
+        message: '2 participants have names starting with "ada"',
+        hint: `Name one: Ada Lovelace (${people[0]!.id}), Adam Smith (${people[1]!.id})`,
+      }),
+    );
+    // A whole name is never ambiguous for being the start of another.
+    const named = [...people, { id: 'dddd4444-0000-4000-8000-000000000000', name: 'Ada' }];
+    expect(pick(named, 'ada', byStart).id).toBe(named[3]!.id);
+    // The start of an id and of a name, of two: both named.
+    const mixed = [...people, { id: 'adam0000-0000-4000-8000-000000000000', name: 'Zed' }];
+    expect(() => pick(mixed, 'adam', byStart)).toThrow(
+      /2 participants have names or ids starting with "adam"/,
+    );
+  });
+
   it('answers an id start that several share with a usage error naming them, not "not found"', () => {
     const items = [
       { id: 'abcd1111-0000-4000-8000-000000000000', name: 'Ada' },

@@ -23,7 +23,8 @@ const STATUS = {
 const refuseQuestion = (who: string, space: string) => `Refuse ${who}'s request to join ${space}?`;
 
 /**
- * The owner's moderation verbs share one shape: a participant, by name or id. `reject` is `kick`
+ * The owner's moderation verbs share one shape: a participant, by name, the start of one (`ada`
+ * for Ada Lovelace, when no one else's starts so) or id. `reject` is `kick`
  * kept to those waiting for approval, under the name a person looks for to refuse a request.
  * `already`: the standings in which the verb is already done (the server answers 409): said so,
  * exit 0, as for every command that finds its work done. `confirm`: what a terminal asks before
@@ -104,7 +105,7 @@ export function registerModeration(program: Command, app: App): void {
     const asks = 'confirm' in action;
     const verb = program
       .command(action.name)
-      .argument('[participant]', 'name or id (asked for on a terminal)')
+      .argument('[participant]', 'name, the start of one, or id (asked for on a terminal)')
       .usage('PARTICIPANT [--space SPACE]')
       .summary(action.summary)
       .description(action.description)
@@ -146,8 +147,16 @@ export function registerModeration(program: Command, app: App): void {
           name: (p: (typeof participants)[number]) => p.name,
           listCommand: suggest(ctx, 'participants'),
         };
+        const byStart = { ...what, byNameStart: true };
         // A name shared with someone this cannot apply to (a kicked namesake) names the one it can.
-        const participant = find(candidates, chosen, what) ?? pick(participants, chosen, what);
+        // The start of a name names one of those still in the space (not gone), whether or not the
+        // verb applies to them (`mute ada` with Adam muted is ambiguous, not Ada Lovelace by
+        // elimination); else of anyone, to say where they stand.
+        const present = participants.filter((p) => p.status !== 'left' && p.status !== 'kicked');
+        const participant =
+          find(candidates, chosen, what) ??
+          find(present, chosen, byStart) ??
+          pick(participants, chosen, byStart);
         if (participant.isOwner) {
           // Said once, here: the server's 409 would say the same again as its message.
           throw new CliError('the owner of a space cannot be moderated', {

@@ -6,9 +6,11 @@ import { isUuid } from '../lib/context';
 import { CliError, UsageError } from '../lib/errors';
 import { ExitCode } from '../lib/exit-codes';
 import { assertPiped, readStdin, readTextFile } from '../lib/input';
+import { type StrayMention, strayMentions } from '../lib/mentions';
 import { inline } from '../lib/output';
 import { required } from '../lib/prompts';
 import { quoted } from '../lib/quote';
+import { listed } from '../lib/render';
 import { byIdStart, closest, find } from '../lib/resolve';
 import { suggest } from '../lib/suggest';
 
@@ -25,7 +27,8 @@ export function registerSend(program: Command, app: App): void {
         'as other commands name it). The text comes ' +
         'from the argument, a file (--file), or stdin (`-`); a text that starts with `-` goes ' +
         'after `--`, which ends the options. --html sends it as HTML (readers sanitise it); ' +
-        '--image sends an https: image URL.',
+        '--image sends an https: image URL. An @ followed by a participant’s whole name (any ' +
+        'case) mentions them, as --mention does; an @Word that names nobody is said on stderr.',
     )
     .option('-s, --space <space>', 'name or id (default: the default space)')
     .option('-f, --file <file>', 'send the content of a file')
@@ -33,7 +36,7 @@ export function registerSend(program: Command, app: App): void {
     .option('--image <url>', 'send an image (an https: URL or a data:image/…;base64 URI)')
     .option(
       '-m, --mention <who>',
-      'put it in a participant’s inbox: a name or a participantId (repeatable; @Name in text works too)',
+      'put it in a participant’s inbox: a name, the start of one (ada for Ada Lovelace) or a participantId (repeatable); @Name in the text works too, with the whole name',
       // No default, so the help shows none (commander prints an empty list as "default: []").
       (value: string, previous: string[] = []) => [...previous, value],
     )
@@ -103,6 +106,10 @@ export function registerSend(program: Command, app: App): void {
         quiet: () => sent.messageId,
         human: () => ctx.out.success(`Sent to ${ctx.out.c.bold(saved.name)}`),
       });
+      if (type === 'text') {
+        for (const stray of strayMentions(content, sent.participants, sent.mentions))
+          ctx.out.warn(strayWarning(ctx, stray));
+      }
     });
 }
 
@@ -145,6 +152,21 @@ function withQuotingHint<T>(
   }
 }
 
+/**
+ * What a sender learns of an `@Word` that mentioned nobody: the message went, but into nobody's
+ * inbox. Said on stderr (a warning, so --json and --quiet keep it), with the names it may have
+ * meant and how a mention is written.
+ */
+function strayWarning(ctx: Context, stray: StrayMention): string {
+  const word = `@${inline(stray.word)}`;
+  const said = 'The message was sent as it is.';
+  if (stray.near.length === 0) {
+    return `${word} mentions nobody: no participant’s name follows the @ (\`${suggest(ctx, 'participants')}\` lists them). ${said}`;
+  }
+  const meant = listed(stray.near.map((name) => `@${inline(name)}`));
+  return `${word} mentions nobody (did you mean ${meant}?): a mention is @ and a participant’s whole name, in any case. ${said}`;
+}
+
 /** The newline(s) a file or a pipe ends with are not part of the message. */
 const trimEnd = (text: string) => text.replace(/[\r\n]+$/, '');
 
@@ -165,8 +187,9 @@ async function messageId(ctx: Context, space: SpaceClient, reference: string): P
 }
 
 /**
- * --mention values as participantIds: ids pass; names (any case) and id starts are looked up among
- * those in the space. One that names nobody is not found (exit 5), as any participant named so.
+ * --mention values as participantIds: ids pass; names (any case), their starts (`ada` for Ada
+ * Lovelace, when no one else's name starts so) and id starts are looked up among those in the
+ * space. One that names nobody is not found (exit 5), as any participant named so.
  */
 async function participantIds(ctx: Context, space: SpaceClient, who: string[]): Promise<string[]> {
   if (who.every((w) => isUuid(w))) return who;
@@ -178,6 +201,7 @@ async function participantIds(ctx: Context, space: SpaceClient, who: string[]): 
       noun: 'participant',
       id: (p) => p.participantId,
       name: (p) => p.name,
+      byNameStart: true,
     });
     if (found) return found.participantId;
     const near = closest(

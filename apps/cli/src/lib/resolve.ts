@@ -2,15 +2,28 @@ import { CliError, UsageError } from './errors';
 import { ExitCode } from './exit-codes';
 import { inline } from './output';
 
+/** How `pick` and `find` know an item: its noun in messages, its id and its name. */
+export interface Naming<T> {
+  noun: string;
+  id: (item: T) => string;
+  name: (item: T) => string;
+  /**
+   * Whether the start of a name names it too, when it starts no other (any case: `ada` for Ada
+   * Lovelace): for participants, whom people call by their first name, not for documents, where
+   * `plan` acting on plan.md by itself would surprise.
+   */
+  byNameStart?: boolean;
+}
+
 /**
  * Finds a participant or an artifact by what a person would type: its id, its name (any case),
- * or the start of its id (4 characters or more). Two of the same name, or two whose ids start so,
- * ask for the id.
+ * the start of its id (4 characters or more) or, with `byNameStart`, of its name. Two of the same
+ * name, or two that start so, ask for the id.
  */
 export function pick<T>(
   items: readonly T[],
   reference: string,
-  what: { noun: string; id: (item: T) => string; name: (item: T) => string; listCommand: string },
+  what: Naming<T> & { listCommand: string },
 ): T {
   const found = find(items, reference, what);
   if (found) return found;
@@ -26,27 +39,30 @@ export function pick<T>(
 }
 
 /** What `pick` finds, undefined when nothing is named so (several are a usage error naming them). */
-export function find<T>(
-  items: readonly T[],
-  reference: string,
-  what: { noun: string; id: (item: T) => string; name: (item: T) => string },
-): T | undefined {
+export function find<T>(items: readonly T[], reference: string, what: Naming<T>): T | undefined {
   const exact = items.find((item) => what.id(item) === reference);
   if (exact) return exact;
-  const named = items.filter((item) => what.name(item).toLowerCase() === reference.toLowerCase());
+  const start = reference.toLowerCase();
+  const named = items.filter((item) => what.name(item).toLowerCase() === start);
   if (named.length === 1) return named[0]!;
+  const label = (item: T) => `${inline(what.name(item))} (${what.id(item)})`;
   if (named.length > 1) {
     throw new UsageError(
       `${named.length} ${what.noun}s are called "${reference}"`,
-      `Name one by id: ${named.map((item) => `${inline(what.name(item))} (${what.id(item)})`).join(', ')}`,
+      `Name one by id: ${named.map(label).join(', ')}`,
     );
   }
-  const prefixed =
-    reference.length >= 4 ? items.filter((item) => what.id(item).startsWith(reference.toLowerCase())) : [];
+  const byId = reference.length >= 4 ? items.filter((item) => what.id(item).startsWith(start)) : [];
+  const byName =
+    what.byNameStart && start !== ''
+      ? items.filter((item) => what.name(item).toLowerCase().startsWith(start))
+      : [];
+  const prefixed = [...new Set([...byId, ...byName])];
   if (prefixed.length > 1) {
+    const whose = byName.length === 0 ? 'ids' : byId.length === 0 ? 'names' : 'names or ids';
     throw new UsageError(
-      `${prefixed.length} ${what.noun}s have ids starting with "${reference}"`,
-      `Name one: ${prefixed.map((item) => `${inline(what.name(item))} (${what.id(item)})`).join(', ')}`,
+      `${prefixed.length} ${what.noun}s have ${whose} starting with "${reference}"`,
+      `Name one: ${prefixed.map(label).join(', ')}`,
     );
   }
   return prefixed[0];
