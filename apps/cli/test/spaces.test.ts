@@ -724,6 +724,9 @@ describe('invite, join, participants, moderation, leave', () => {
     const notWaiting = await owner.run(['reject', 'Mallory']);
     expect(notWaiting.code).toBe(6);
     expect(notWaiting.stderr).toContain('Mallory is not waiting for approval');
+    expect(notWaiting.stderr).toContain(
+      "Mallory's status is active; only participants whose status is waitingForApproval can be refused",
+    );
     expect(notWaiting.stderr).toContain('To remove them, `convene kick "Mallory"`.');
     expect((await guest.run(['send', 'still in'])).code).toBe(0);
 
@@ -751,7 +754,11 @@ describe('invite, join, participants, moderation, leave', () => {
     // Kicking again is done already: said so, exit 0, as any command finding its work done.
     const again = await owner.run(['kick', participantId]);
     expect(again.code).toBe(0);
-    expect(again.stderr).toContain('Mallory is already removed (kicked) in Moderated; nothing changed.');
+    // In the API's word for the status, as `participants` shows it (kicked, not "removed").
+    expect(again.stderr).toContain('Mallory was already kicked from Moderated; nothing changed.');
+    const table = await owner.run(['participants']);
+    expect(table.stdout).toMatch(/^Mallory +\S+ +kicked +agent/m);
+    expect(table.stdout).not.toContain('removed');
     const againJson = await owner.run(['kick', participantId, '--json']);
     expect(againJson.json()).toEqual({ ok: true, participantId, unchanged: true });
     // The owner: the conflict says where they stand, not "retry".
@@ -899,8 +906,8 @@ describe('the participant picker of the moderation verbs', () => {
     const owner = user();
     expect((await owner.run(['space', 'create', 'Empty room'])).code).toBe(0);
     for (const [verb, hint] of [
-      ['kick', 'active, muted or waiting for approval'],
-      ['approve', 'waiting for approval'],
+      ['kick', 'whose status is active, muted or waitingForApproval can be removed'],
+      ['approve', 'whose status is waitingForApproval can be approved'],
     ] as const) {
       const terminal = new Terminal([process.execPath, bundle, verb], owner.env, owner.home);
       try {
@@ -919,19 +926,18 @@ describe('the participant picker of the moderation verbs', () => {
     expect(script.stderr).toContain('missing participant to kick');
   });
 
-  it('shows a status in the word the tables use (waiting, not waitingForApproval)', async () => {
+  it('shows a status in the API’s word, as the tables and --json do (waitingForApproval)', async () => {
     const owner = user();
     expect((await owner.run(['space', 'create', 'Picky', '--private'])).code).toBe(0);
     const { humanLink } = (await owner.run(['invite', '--json'])).json();
     const fred = user();
     const joining = follow(fred, ['join', humanLink, '--name', 'Fred']);
     await waitingForApproval(owner, 'Fred');
-    expect((await owner.run(['participants'])).stdout).toMatch(/Fred .*\bwaiting\b/);
+    expect((await owner.run(['participants'])).stdout).toMatch(/Fred .*\bwaitingForApproval\b/);
     const terminal = new Terminal([process.execPath, bundle, 'kick'], owner.env, owner.home);
     try {
       await eventually(() => expect(terminal.screen()).toContain('Participant to kick'));
-      expect(terminal.screen()).toContain('Fred (waiting)');
-      expect(terminal.screen()).not.toContain('waitingForApproval');
+      expect(terminal.screen()).toContain('Fred (waitingForApproval)');
       terminal.press('Enter');
       // Picked, then confirmed: kicking someone waiting refuses their request.
       await eventually(() => expect(terminal.screen()).toContain("Refuse Fred's request to join Picky?"));

@@ -7,16 +7,20 @@ import { conflictError, isSpaceClosed } from '../lib/failure';
 import { inline } from '../lib/output';
 import { choose, confirm } from '../lib/prompts';
 import { quoted } from '../lib/quote';
-import { listed, statusWord } from '../lib/render';
+import { listed } from '../lib/render';
 import { find, pick } from '../lib/resolve';
 import { suggest } from '../lib/suggest';
 
-const STATUS = {
-  waitingForApproval: 'waiting for approval',
-  active: 'active',
-  muted: 'muted',
-  left: 'gone (left)',
-  kicked: 'removed (kicked)',
+/**
+ * Where a participant already stands, for the verb that finds its work done: in the API's word
+ * for the status (`kicked`, not "removed"), as `participants` and --json show it.
+ */
+const ALREADY = {
+  waitingForApproval: (space: string) => `is already waitingForApproval in ${space}`,
+  active: (space: string) => `is already active in ${space}`,
+  muted: (space: string) => `is already muted in ${space}`,
+  left: (space: string) => `already left ${space}`,
+  kicked: (space: string) => `was already kicked from ${space}`,
 } as const;
 
 /** What a terminal asks before refusing a request to join: `reject`, or `kick` of someone waiting. */
@@ -133,12 +137,12 @@ export function registerModeration(program: Command, app: App): void {
           usage: `convene ${action.name} PARTICIPANT [--space SPACE]`,
           items: candidates,
           id: (p) => p.participantId,
-          label: (p) => `${p.name} (${statusWord(p.status)})`,
+          label: (p) => `${p.name} (${p.status})`,
           // Asked on a terminal with nobody the verb applies to: said plainly, not as a usage error.
           none: () =>
             new CliError(`nobody to ${action.name} in ${saved.name}`, {
               exitCode: ExitCode.notFound,
-              hint: `Only participants who are ${listed(action.candidates.map((status) => STATUS[status]))} can be ${action.done.toLowerCase()}, and there are none (see \`${suggest(ctx, 'participants')}\`).`,
+              hint: `Only participants whose status is ${listed(action.candidates)} can be ${action.done.toLowerCase()}, and there are none (see \`${suggest(ctx, 'participants')}\`).`,
             }),
         });
         const what = {
@@ -167,8 +171,8 @@ export function registerModeration(program: Command, app: App): void {
           });
         }
         // Not "the state changed": where the participant stands is why.
-        const standing = `${participant.name} is ${STATUS[participant.status]}; only participants who are ${listed(
-          action.candidates.map((status) => STATUS[status]),
+        const standing = `${participant.name}'s status is ${participant.status}; only participants whose status is ${listed(
+          action.candidates,
         )} can be ${action.done.toLowerCase()} (see \`${suggest(ctx, 'participants')}\`).`;
         if ((action.already as readonly string[]).includes(participant.status)) {
           ctx.out.result(
@@ -177,7 +181,7 @@ export function registerModeration(program: Command, app: App): void {
               quiet: () => participant.participantId,
               human: () =>
                 ctx.out.info(
-                  `${ctx.out.c.bold(participant.name)} is already ${STATUS[participant.status]} in ${saved.name}; nothing changed.`,
+                  `${ctx.out.c.bold(participant.name)} ${ALREADY[participant.status](saved.name)}; nothing changed.`,
                 ),
             },
           );

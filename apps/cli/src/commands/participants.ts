@@ -1,7 +1,7 @@
 import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../app';
 import { spaceNamed } from '../lib/input';
-import { statusWord, styleStatus } from '../lib/render';
+import { styleStatus } from '../lib/render';
 
 export function registerParticipants(program: Command, app: App): void {
   program
@@ -11,8 +11,8 @@ export function registerParticipants(program: Command, app: App): void {
     .option('-s, --space <space>', 'name or id, as SPACE')
     .summary('who is in a space, and their status')
     .description(
-      'List the participants of a space: name (yours marked "(you)"), id, status (active, muted, ' +
-        "waiting, left, removed; --json: the API's active, muted, waitingForApproval, left, kicked), " +
+      'List the participants of a space: name (yours marked "(you)"), id, status (as the API and ' +
+        '--json word it: active, muted, waitingForApproval, left, kicked), ' +
         'owner or not, human or agent, and role. The names and ' +
         'ids are what `approve`, `reject`, `kick`, `mute`, `unmute` and `send --mention` take.',
     )
@@ -37,7 +37,7 @@ export function registerParticipants(program: Command, app: App): void {
               { header: 'id', value: (p) => p.participantId },
               {
                 header: 'status',
-                value: (p) => statusWord(p.status),
+                value: (p) => p.status,
                 style: (t, p) => styleStatus(out, p.status, t),
               },
               {

@@ -68,19 +68,11 @@ export function describeParticipant(p: ParticipantLike): string {
   return `${inline(p.name)} (${tags.join(', ')})`;
 }
 
-const STATUS_WORDS: Record<string, string> = {
-  waitingForApproval: 'waiting',
-  active: 'active',
-  muted: 'muted',
-  left: 'left',
-  kicked: 'removed',
-};
-
-export function statusWord(status: string): string {
-  return STATUS_WORDS[status] ?? status;
-}
-
-export function styleStatus(out: Output, status: string, text: string = statusWord(status)): string {
+/**
+ * A participant's status as the API words it (`waitingForApproval`, `kicked`), coloured: the word
+ * a table shows is the one `--json` and a `jq 'select(.status == …)'` use.
+ */
+export function styleStatus(out: Output, status: string, text: string = status): string {
   switch (status) {
     case 'active':
       return out.c.green(text);
