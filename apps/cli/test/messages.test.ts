@@ -205,6 +205,42 @@ describe('messages', () => {
   });
 });
 
+describe('replies in messages', () => {
+  it('precede a reply with what it answers: its sender and start, or its id when not listed', async () => {
+    const room = new User(server.url);
+    const ada = new User(server.url);
+    try {
+      await room.run(['space', 'create', 'Threads', '--owner-name', 'Hana Host']);
+      await joinAs(room, ada, 'Ada Lovelace');
+      const question = (await ada.run(['send', 'Question for you', '-q'])).stdout.trim();
+      const picture = (
+        await ada.run(['send', '--image', 'https://example.com/chart.png', '-q'])
+      ).stdout.trim();
+      expect((await room.run(['send', 'Sure', '--reply-to', question])).code).toBe(0);
+      expect((await room.run(['send', 'Nice chart', '--reply-to', picture])).code).toBe(0);
+      const text = await room.run(['messages']);
+      expect(text.stdout).toMatch(
+        /^ {10}↪ Ada Lovelace: Question for you\n\d\d:\d\d:\d\d {2}Hana Host: Sure$/m,
+      );
+      expect(text.stdout).toMatch(
+        /^ {10}↪ Ada Lovelace: \[image\] https:\/\/example\.com\/chart\.png\n.*Hana Host: Nice chart$/m,
+      );
+      // What it answers is older than what is listed: named by the start of its id.
+      const last = await room.run(['messages', '--limit', '1']);
+      expect(last.stdout).toMatch(/^ {10}↪ Ada Lovelace: \[image\]/m);
+      const all = (await room.run(['messages', '--json'])).json();
+      const since = await room.run(['messages', '--since', all[1].timestamp]);
+      expect(since.stdout).toContain(`↪ message ${question.slice(0, 8)}\n`);
+      expect(since.stdout).toContain(`↪ message ${picture.slice(0, 8)}\n`);
+      // --json is the API's own: replyTo, no marker.
+      expect(all.map((m: any) => m.replyTo)).toEqual([undefined, undefined, question, picture]);
+    } finally {
+      room.remove();
+      ada.remove();
+    }
+  });
+});
+
 // None of what a terminal acts on: C0 but newline and tab, DEL, C1, bidirectional controls.
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding them is the point.
 const actedOn = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;

@@ -320,6 +320,45 @@ describe('at a terminal', () => {
   });
 });
 
+describe('tail of documents and replies', () => {
+  it('names who created and saved a document, and what a reply answers', async () => {
+    const host = new User(server.url);
+    const writer = new User(server.url);
+    try {
+      expect((await host.run(['space', 'create', 'Drafts', '--owner-name', 'Hana Host'])).code).toBe(0);
+      await joinAs(host, writer, 'Ada Lovelace');
+      const question = (await writer.run(['send', 'Question for you\nsecond line', '-q'])).stdout.trim();
+      // A reply to a message of the backlog, held back and shown with it.
+      expect((await host.run(['send', 'Sure', '--reply-to', question])).code).toBe(0);
+      const tail = follow(host, ['tail']);
+      await tail.waitFor('Following Drafts live', { in: 'stderr' });
+      expect(tail.stdout()).toMatch(
+        /^ {10}↪ Ada Lovelace: Question for you …\n\d\d:\d\d:\d\d {2}Hana Host: Sure$/m,
+      );
+
+      expect((await writer.run(['artifact', 'create', 'plan.md'])).code).toBe(0);
+      await tail.waitFor('document "plan.md" created by Ada Lovelace');
+      expect((await writer.run(['artifact', 'lock', 'plan.md'])).code).toBe(0);
+      expect(
+        (await writer.run(['artifact', 'write', 'plan.md'], { input: 'v2\n', stdin: 'pipe' })).code,
+      ).toBe(0);
+      await tail.waitFor('document "plan.md" is now version 2, saved by Ada Lovelace');
+      expect((await writer.run(['artifact', 'unlock', 'plan.md'])).code).toBe(0);
+      expect((await host.run(['artifact', 'create', 'notes.md'])).code).toBe(0);
+      await tail.waitFor('document "notes.md" created by you');
+
+      // Live, a reply to a message shown before it.
+      const live = (await writer.run(['send', 'Shall we ship?', '-q'])).stdout.trim();
+      expect((await host.run(['send', 'Yes', '--reply-to', live.slice(0, 8)])).code).toBe(0);
+      await tail.waitFor(/↪ Ada Lovelace: Shall we ship\?\n.*Hana Host: Yes/);
+      expect((await tail.interrupt()).code).toBe(130);
+    } finally {
+      host.remove();
+      writer.remove();
+    }
+  });
+});
+
 describe('tail started after someone asked to join', () => {
   it('shows the requests already waiting, once, as it shows those that come later', async () => {
     const host = new User(server.url);

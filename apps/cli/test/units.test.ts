@@ -14,7 +14,7 @@ import { sayOutages } from '../src/lib/outage';
 import { detectMode, Output } from '../src/lib/output';
 import { promptOutput, terminalColumns, withoutStyles } from '../src/lib/prompts';
 import { quoted, shellWord } from '../src/lib/quote';
-import { relative, when } from '../src/lib/render';
+import { MessagesSeen, printMessage, relative, when } from '../src/lib/render';
 import { byIdStart, closest, pick } from '../src/lib/resolve';
 import { CredentialStore, hostKey } from '../src/lib/store';
 
@@ -106,6 +106,57 @@ describe('durations and times', () => {
     // Just now, a little before or after: neither "in 0 s" nor "0 s ago".
     expect(relative(new Date(now.getTime() - 300).toISOString(), now)).toBe('now');
     expect(relative(new Date(now.getTime() + 300).toISOString(), now)).toBe('now');
+  });
+});
+
+describe('a message printed', () => {
+  const printed = (print: (out: Output) => void) => {
+    let text = '';
+    const stream = {
+      write: (chunk: string) => {
+        text += chunk;
+        return true;
+      },
+    } as unknown as NodeJS.WritableStream;
+    print(
+      new Output(
+        { json: false, quiet: false, color: false, spin: false, interactive: false },
+        stream,
+        stream,
+      ),
+    );
+    return text;
+  };
+
+  it('shows its date when it is not of today (local time), and what a reply answers', () => {
+    const now = new Date();
+    const at = (daysAgo: number) =>
+      new Date(now.getFullYear(), now.getMonth(), now.getDate() - daysAgo, 9, 5, 7).toISOString();
+    const yesterday = new Date(at(1));
+    const day = `${yesterday.getFullYear()}-${String(yesterday.getMonth() + 1).padStart(2, '0')}-${String(yesterday.getDate()).padStart(2, '0')}`;
+    const base = { senderName: 'Hana Host', isOwner: true, type: 'text' as const };
+    const seen = new MessagesSeen();
+    seen.add({
+      ...base,
+      id: 'q1',
+      senderName: 'Ada Lovelace',
+      content: `Question ${'x'.repeat(80)}`,
+      timestamp: at(1),
+    });
+    expect(
+      printed((out) => {
+        printMessage(out, { ...base, content: 'Sure', timestamp: at(1), replyTo: 'q1' }, undefined, seen);
+        printMessage(
+          out,
+          { ...base, content: 'Later', timestamp: at(0), replyTo: '3751a2b4-0000' },
+          undefined,
+          seen,
+        );
+      }),
+    ).toBe(
+      `          ↪ Ada Lovelace: Question ${'x'.repeat(50)}…\n${day} 09:05  Hana Host: Sure\n` +
+        '          ↪ message 3751a2b4\n09:05:07  Hana Host: Later\n',
+    );
   });
 });
 

@@ -2,7 +2,7 @@ import { type Command, Option } from '@commander-js/extra-typings';
 import { type App, examples } from '../app';
 import { parseSince } from '../lib/duration';
 import { parseCount, spaceNamed } from '../lib/input';
-import { type MessageLike, printMessage } from '../lib/render';
+import { type MessageLike, MessagesSeen, printMessage } from '../lib/render';
 
 export function registerMessages(program: Command, app: App): void {
   program
@@ -12,7 +12,10 @@ export function registerMessages(program: Command, app: App): void {
     .option('-s, --space <space>', 'name or id, as SPACE')
     .summary('read the messages of a space')
     .description(
-      'Print the most recent messages of a space, oldest first. --since starts after an instant ' +
+      'Print the most recent messages of a space, oldest first: the time (and the date, when not ' +
+        'today), the sender and the text; a reply is preceded by what it answers ' +
+        '(`↪ Ada Lovelace: Question for you`, or `↪ message 3751a2b4` when that is older than ' +
+        'what is listed). --since starts after an instant ' +
         '(a date-time, or a duration back from now); --limit keeps the last N (0: all).',
     )
     .option(
@@ -37,8 +40,11 @@ export function registerMessages(program: Command, app: App): void {
       const since = options.since === undefined ? undefined : parseSince(options.since);
       const saved = ctx.space(reference);
       const kept: MessageLike[] = [];
+      // Every message listed, shown or not: what a reply answers is named when it is among them.
+      const seen = new MessagesSeen(Number.POSITIVE_INFINITY);
       for await (const message of ctx.spaceClient(saved).messages.list(since ? { since } : {})) {
         kept.push(message);
+        if (!ctx.out.mode.json) seen.add(message);
         if (limit > 0 && kept.length > limit) kept.shift();
       }
       const { out } = ctx;
@@ -46,7 +52,7 @@ export function registerMessages(program: Command, app: App): void {
         quiet: () => kept.map((m) => (m as { id?: string }).id).join('\n') || undefined,
         human: () => {
           if (kept.length === 0) out.info(out.c.dim(since ? 'No messages since then.' : 'No messages yet.'));
-          for (const message of kept) printMessage(out, message, saved.participantId);
+          for (const message of kept) printMessage(out, message, saved.participantId, seen);
         },
       });
     });

@@ -1,5 +1,5 @@
 import { type Command, Option } from '@commander-js/extra-typings';
-import type { StreamEvent } from '@convene/sdk';
+import type { SpaceClient, StreamEvent } from '@convene/sdk';
 import { type App, examples } from '../app';
 import type { Context } from '../lib/context';
 import { parseSince } from '../lib/duration';
@@ -9,7 +9,7 @@ import { parseCount, spaceNamed } from '../lib/input';
 import { sayConnectionLost } from '../lib/outage';
 import { inline } from '../lib/output';
 import { quoted } from '../lib/quote';
-import { printMessage, when } from '../lib/render';
+import { MessagesSeen, printMessage, when } from '../lib/render';
 import { suggest } from '../lib/suggest';
 
 export function registerTail(program: Command, app: App): void {
@@ -20,7 +20,8 @@ export function registerTail(program: Command, app: App): void {
     .summary('follow a space live: messages, joins, locks')
     .description(
       'Follow a space as it happens: messages, people joining and leaving, documents created, ' +
-        'edited, locked and unlocked. Starts with the last messages (--lines), or everything after ' +
+        'edited, locked and unlocked, and by whom. A message not of today shows its date, and a reply ' +
+        'what it answers (`↪ Ada Lovelace: Question for you`). Starts with the last messages (--lines), or everything after ' +
         '--since. Reconnects by itself (a dropped connection, a server restart) without losing or ' +
         'repeating anything, and says so on stderr ("Connection lost (…), reconnecting…", then ' +
         '"Reconnected"; not with --json or --quiet). The space’s closing ends it (exit 0); Ctrl-C, ' +
@@ -65,12 +66,16 @@ export function registerTail(program: Command, app: App): void {
         saved.participantId,
         since === undefined ? lines : Number.POSITIVE_INFINITY,
       );
+      const text = !ctx.out.mode.json;
       try {
         for await (const event of space.messages.stream({
           signal: ctx.signal,
           ...(since ? { since } : {}),
           ...sayConnectionLost(ctx.out),
         })) {
+          // Who created a document, which its event does not carry: asked before its line.
+          if (text && event.event === 'artifact-created')
+            view.creator(event.data.id, await creatorOf(space, event.data.id, ctx.signal));
           view.show(event);
         }
       } catch (error) {
@@ -101,6 +106,10 @@ class TailView {
   private backlog: StreamEvent[] | undefined = [];
   private readonly names = new Map<string, string>();
   private readonly statuses = new Map<string, string>();
+  /** The messages shown or held back: what a reply answers is named from them. */
+  private readonly seen = new MessagesSeen();
+  /** Who created each document announced, by its id (see creatorOf). */
+  private readonly creators = new Map<string, string>();
   /** The space closed (or expired) while it was followed: the stream's end needs no explaining. */
   closed = false;
   /** Your own status as the stream last said it (the SDK ends the stream after a kick or leaving). */
@@ -137,11 +146,23 @@ class TailView {
     if (event.event === 'participant-status' && event.data.participantId === this.me) {
       this.myStatus = event.data.status;
     }
+    if (event.event === 'message' && !this.ctx.out.mode.json) this.seen.add(event.data);
     if (this.backlog && event.event === 'message') {
       this.backlog.push(event);
       return;
     }
     this.print(event);
+  }
+
+  /** Who created the document `artifactId`, a participant id (undefined: not known). */
+  creator(artifactId: string, participantId: string | undefined): void {
+    if (participantId !== undefined) this.creators.set(artifactId, participantId);
+  }
+
+  /** " by NAME" of a participant id, when there is one; you are "you". */
+  private by(participantId: string | undefined): string {
+    if (participantId === undefined) return '';
+    return ` by ${participantId === this.me ? 'you' : (this.names.get(participantId) ?? participantId)}`;
   }
 
   /** You left (elsewhere) or were removed while following: the stream ended there. */
@@ -171,7 +192,7 @@ class TailView {
     const note = (text: string) => this.note(text);
     switch (event.event) {
       case 'message':
-        printMessage(out, event.data, this.me);
+        printMessage(out, event.data, this.me, this.seen);
         return;
       case 'participant-status': {
         const p = event.data;
@@ -187,11 +208,14 @@ class TailView {
         return;
       }
       case 'artifact-created':
-        note(`document "${event.data.name}" created`);
+        note(`document "${event.data.name}" created${this.by(this.creators.get(event.data.id))}`);
         return;
-      case 'artifact-updated':
-        note(`document "${event.data.name}" is now version ${event.data.version}`);
+      case 'artifact-updated': {
+        // Only the lock holder writes, and a write keeps the lock: its holder saved the version.
+        const by = this.by(event.data.lockedBy);
+        note(`document "${event.data.name}" is now version ${event.data.version}${by ? `, saved${by}` : ''}`);
         return;
+      }
       case 'artifact-locked': {
         const holder = event.data.lockedBy
           ? (this.names.get(event.data.lockedBy) ?? event.data.lockedBy)
@@ -215,6 +239,19 @@ class TailView {
   /** A participant's new status in words, from the one it had (`undefined`: not seen before). */
   private statusChange(p: { name: string; status: string }, before: string | undefined): string {
     return statusChange(before, p.status, suggest(this.ctx, `approve ${quoted(p.name)}`));
+  }
+}
+
+/**
+ * Who created a document: the author of its version 1, from its history (the artifact-created
+ * event carries no author). Asked once, without retries; unknown when that fails.
+ */
+async function creatorOf(space: SpaceClient, artifactId: string, signal: AbortSignal) {
+  try {
+    const { versions } = await space.artifacts.history(artifactId, { signal, maxRetries: 0 });
+    return versions.find((v) => v.version === 1)?.updatedBy;
+  } catch {
+    return undefined;
   }
 }
 

@@ -317,3 +317,22 @@ function terminalSpinner(stderr: NodeJS.WritableStream, c: Colors, text: string)
  * emoji do, and a combining accent none; counting characters would put table columns out of line.
  */
 const visibleLength = (text: string) => stringWidth(text.replace(MARKED_SGR, ''));
+
+const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+
+/**
+ * Text (without colours) cut to take at most `width` columns on a terminal, ending with `…` where
+ * it was cut; whole characters only (an accent stays on its letter, an emoji is not split).
+ */
+export function truncate(text: string, width: number): string {
+  if (stringWidth(text) <= width) return text;
+  let kept = '';
+  let used = 0;
+  for (const { segment } of graphemes.segment(text)) {
+    const w = stringWidth(segment);
+    if (used + w > width - 1) break;
+    kept += segment;
+    used += w;
+  }
+  return `${kept}…`;
+}

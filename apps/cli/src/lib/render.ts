@@ -1,7 +1,8 @@
-import { inline, type Output } from './output';
+import { inline, type Output, truncate } from './output';
 
 /** The fields of a message the CLI shows (the API's MessageView). */
 export interface MessageLike {
+  id?: string;
   senderName: string;
   isOwner: boolean;
   content: string;
@@ -9,6 +10,8 @@ export interface MessageLike {
   timestamp: string;
   /** The participants it mentions (explicitly or by `@Name`). */
   mentions?: readonly string[];
+  /** The message it answers. */
+  replyTo?: string | undefined;
 }
 
 export interface ParticipantLike {
@@ -48,11 +51,52 @@ export function relative(iso: string, now: Date = new Date()): string {
 }
 
 /**
- * One message as the terminal shows it: time, sender, content (indented when multi-line); marked
- * `[@you]` when it mentions `me` (your participant id).
+ * The messages a listing or a stream has shown so far, by id, for the replies among them to name
+ * what they answer: the last `max` of them (a long `tail` forgets the oldest).
  */
-export function printMessage(out: Output, message: MessageLike, me?: string): void {
+export class MessagesSeen {
+  private readonly byId = new Map<string, Answered>();
+
+  constructor(private readonly max = 10_000) {}
+
+  add(message: MessageLike & { id: string }): void {
+    // Only what a snippet shows is kept, not a long text whole.
+    const { senderName, type, content } = message;
+    this.byId.set(message.id, { senderName, type, content: content.slice(0, 240) });
+    if (this.byId.size > this.max) this.byId.delete(this.byId.keys().next().value!);
+  }
+
+  get(id: string): Answered | undefined {
+    return this.byId.get(id);
+  }
+}
+
+/** What a reply marker shows of the message answered. */
+type Answered = Pick<MessageLike, 'senderName' | 'type' | 'content'>;
+
+/** The start of a message, its first line cut to 60 columns (`[image] https://…` for an image). */
+function snippet(message: Answered): string {
+  const label = message.type === 'text' ? '' : `[${message.type}] `;
+  const first = inline(`${label}${message.content.split('\n')[0]}`);
+  const cut = truncate(first, 60);
+  return cut === first && message.content.includes('\n') ? `${cut} …` : cut;
+}
+
+/**
+ * One message as the terminal shows it: time (with the date when not today), sender, content
+ * (indented when multi-line); marked `[@you]` when it mentions `me` (your participant id). A reply
+ * is preceded by what it answers, `↪ Ada Lovelace: Question for you`, from `seen` when that holds
+ * it, else by the id's start (`↪ message 3751a2b4`).
+ */
+export function printMessage(out: Output, message: MessageLike, me?: string, seen?: MessagesSeen): void {
   const { c } = out;
+  if (message.replyTo !== undefined) {
+    const answered = seen?.get(message.replyTo);
+    const marker = answered
+      ? `↪ ${inline(answered.senderName)}: ${snippet(answered)}`
+      : `↪ message ${message.replyTo.slice(0, 8)}`;
+    out.line(`          ${c.dim(marker)}`);
+  }
   // The header is one line: a newline in a name would start a made-up message.
   const sender = inline(message.senderName);
   const name = message.isOwner ? c.bold(c.cyan(sender)) : c.bold(sender);
