@@ -1093,3 +1093,25 @@ describe('tables with wide characters', () => {
     expect(new Set(lines.map(columns)).size).toBe(1);
   });
 });
+
+describe('tables on a terminal', () => {
+  it('are cut to its width, a cut value ending with …, ids whole; piped or --json, every value is whole', async () => {
+    const owner = user();
+    expect((await owner.run(['space', 'create', 'Wide'])).code).toBe(0);
+    const long = `${'Quarterly release plan with every dependency '.repeat(5).slice(0, 187)}.md`;
+    expect(long).toHaveLength(190);
+    expect((await owner.run(['artifact', 'create', long])).code).toBe(0);
+    const { id } = (await owner.run(['artifact', 'list', '--json'])).json()[0];
+    // The tmux terminal is 160 columns wide; capture-pane -J joins a wrapped line back into one.
+    const screen = await answered(owner, ['artifact', 'list'], undefined);
+    const rows = screen.split('\n').filter((line) => line.includes(id) || line.startsWith('NAME'));
+    expect(rows).toHaveLength(2);
+    for (const row of rows) expect(row.trimEnd().length).toBeLessThanOrEqual(160);
+    expect(rows[1]).toMatch(/^Quarterly release plan with every .*… {2}/);
+    expect(rows[1]).toContain(`  ${id}  1`);
+    expect(screen).not.toContain(long);
+    // Piped, and with --json: whole.
+    expect((await owner.run(['artifact', 'list'])).stdout).toContain(`${long}  ${id}`);
+    expect((await owner.run(['artifact', 'list', '--json'])).json()[0].name).toBe(long);
+  });
+});

@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConnectionError, ServiceUnavailableError, TimeoutError } from '@convene/sdk';
+import stringWidth from 'fast-string-width';
 import { afterAll, describe, expect, it } from 'vitest';
 import { serverOfLink } from '../src/commands/join';
 import { normaliseUrl } from '../src/lib/context';
@@ -11,8 +12,8 @@ import { isPlainCommand, runEditor, safeFileName } from '../src/lib/editor';
 import { UsageError } from '../src/lib/errors';
 import { unreachableHint } from '../src/lib/failure';
 import { sayOutages } from '../src/lib/outage';
-import { detectMode, Output } from '../src/lib/output';
-import { promptOutput, terminalColumns, withoutStyles } from '../src/lib/prompts';
+import { detectMode, Output, terminalColumns } from '../src/lib/output';
+import { promptOutput, withoutStyles } from '../src/lib/prompts';
 import { quoted, shellWord } from '../src/lib/quote';
 import { MessagesSeen, printMessage, relative, when } from '../src/lib/render';
 import { byIdStart, closest, pick } from '../src/lib/resolve';
@@ -462,6 +463,54 @@ describe('tables', () => {
       'e\u0301             d',
       '',
     ]);
+  });
+});
+
+describe('tables fitted to a terminal', () => {
+  const printed = (stdout: { isTTY?: boolean; columns?: number }) => {
+    let text = '';
+    const stream = Object.assign(stdout, {
+      write: (chunk: string) => {
+        text += chunk;
+        return true;
+      },
+    }) as unknown as NodeJS.WritableStream;
+    const out = new Output(
+      { json: false, quiet: false, color: false, spin: false, interactive: false },
+      stream,
+      stream,
+    );
+    out.table(
+      [
+        { name: 'a'.repeat(50), id: '3f2e0000-1111-4222-8333-444455556666', role: 'reviewer of everything' },
+        { name: '日本語の名前', id: '3f2e0000-1111-4222-8333-777788889999', role: 'b' },
+      ],
+      [
+        { header: 'name', value: (row) => row.name },
+        { header: 'id', value: (row) => row.id, whole: true },
+        { header: 'role', value: (row) => row.role },
+      ],
+      'none',
+    );
+    return text.split('\n').slice(0, -1);
+  };
+
+  it('cuts the widest columns on a terminal, never a whole one; piped, nothing is cut', () => {
+    expect(printed({ isTTY: true, columns: 70 })).toEqual([
+      'NAME             ID                                    ROLE',
+      'aaaaaaaaaaaaaa…  3f2e0000-1111-4222-8333-444455556666  reviewer of ev…',
+      '日本語の名前     3f2e0000-1111-4222-8333-777788889999  b',
+    ]);
+    for (const line of printed({ isTTY: true, columns: 70 }))
+      expect(stringWidth(line)).toBeLessThanOrEqual(70);
+    // No room even at the least widths: cut as far as they go, then left to wrap.
+    expect(printed({ isTTY: true, columns: 20 })[1]).toBe(
+      'aaaaaaa…  3f2e0000-1111-4222-8333-444455556666  reviewe…',
+    );
+    // A terminal that reports 0 columns is 80 wide; a pipe is not cut.
+    expect(printed({ isTTY: true, columns: 0 })[1]).toContain('…');
+    expect(printed({ isTTY: false, columns: 70 })[1]).toContain(`${'a'.repeat(50)}  3f2e`);
+    expect(printed({})[1]).toContain('reviewer of everything');
   });
 });
 

@@ -34,7 +34,7 @@ export function registerParticipants(program: Command, app: App): void {
                 value: (p) => (p.participantId === saved.participantId ? `${p.name} (you)` : p.name),
                 style: (t) => out.c.bold(t),
               },
-              { header: 'id', value: (p) => p.participantId },
+              { header: 'id', value: (p) => p.participantId, whole: true },
               {
                 header: 'status',
                 value: (p) => p.status,

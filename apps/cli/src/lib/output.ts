@@ -104,6 +104,13 @@ export interface Column<Row> {
   header: string;
   value: (row: Row) => string;
   style?: (text: string, row: Row) => string;
+  /** A value to copy whole (an id, a command line): never cut to fit a terminal. */
+  whole?: boolean;
+}
+
+/** A terminal's width; 80 when it reports none (a pipe) or 0 (a terminal without a size). */
+export function terminalColumns(stream: { columns?: number }): number {
+  return stream.columns || 80;
 }
 
 export interface Spinner {
@@ -225,17 +232,26 @@ export class Output {
     }
   }
 
-  /** Rows in aligned columns under a header; `empty` when there are none. */
+  /**
+   * Rows in aligned columns under a header; `empty` when there are none. On a terminal, a table
+   * wider than it is fitted to its width (as gh and kubectl do): the widest columns are cut, each
+   * cut value ending with `…`, down to their header's width or 8 columns at least; piped, every
+   * value is whole (and --json has them all).
+   */
   table<Row>(rows: Row[], columns: Column<Row>[], empty: string): void {
     if (rows.length === 0) {
       this.info(this.c.dim(empty));
       return;
     }
     // A cell is one line: a name with a newline in it must not break the table.
-    const cells = rows.map((row) => columns.map((column) => inline(column.value(row))));
+    let cells = rows.map((row) => columns.map((column) => inline(column.value(row))));
     const widths = columns.map((column, i) =>
       Math.max(visibleLength(column.header), ...cells.map((row) => visibleLength(row[i]!))),
     );
+    const terminal = this.stdout as { isTTY?: boolean; columns?: number };
+    if (terminal.isTTY && fitted(widths, columns, terminalColumns(terminal))) {
+      cells = cells.map((row) => row.map((cell, i) => truncate(cell, widths[i]!)));
+    }
     const pad = (text: string, i: number) =>
       i === columns.length - 1 ? text : text + ' '.repeat(widths[i]! - visibleLength(text));
     this.line(columns.map((column, i) => this.c.bold(pad(column.header.toUpperCase(), i))).join('  '));
@@ -310,6 +326,30 @@ function terminalSpinner(stderr: NodeJS.WritableStream, c: Colors, text: string)
     stop: (done) => end(c.green('✓'), done ?? shown),
     fail: (failed) => end(c.red('▲'), failed ?? shown),
   };
+}
+
+/**
+ * Narrows `widths` (in place) until the columns and the two spaces between them fit in `room`:
+ * one column at a time off the widest that may be cut, not below its header's width or 8. Whether
+ * any was narrowed.
+ */
+function fitted<Row>(widths: number[], columns: Column<Row>[], room: number): boolean {
+  const least = columns.map((column, i) =>
+    column.whole ? widths[i]! : Math.min(widths[i]!, Math.max(visibleLength(column.header), 8)),
+  );
+  let total = widths.reduce((sum, width) => sum + width, 2 * (widths.length - 1));
+  let narrowed = false;
+  while (total > room) {
+    let widest = -1;
+    widths.forEach((width, i) => {
+      if (width > least[i]! && (widest < 0 || width > widths[widest]!)) widest = i;
+    });
+    if (widest < 0) break;
+    widths[widest]!--;
+    total--;
+    narrowed = true;
+  }
+  return narrowed;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { CliError, UsageError } from './errors';
 import { ExitCode } from './exit-codes';
-import { inline, neutralise, type Output } from './output';
+import { inline, neutralise, type Output, terminalColumns } from './output';
 
 /**
  * The prompt library, loaded when a prompt is shown: at its loading it asks Node for the
@@ -159,11 +159,6 @@ export function promptOutput(out: Output): NodeJS.WriteStream {
       return typeof value === 'function' ? value.bind(target) : value;
     },
   });
-}
-
-/** A terminal's width; 80 when it reports none (a pipe) or 0 (a terminal without a size). */
-export function terminalColumns(stream: { columns?: number }): number {
-  return stream.columns || 80;
 }
 
 /** Text without its SGR sequences (colours, dim, bold, strikethrough…), but for inverse and hidden. */

@@ -58,7 +58,7 @@ export function registerSpaceList(space: Command, app: App): void {
             [
               { header: '', value: (r) => (r.isDefault ? '*' : ' ') },
               { header: 'name', value: (r) => r.name, style: (t) => out.c.bold(t) },
-              { header: 'space', value: (r) => r.spaceId },
+              { header: 'space', value: (r) => r.spaceId, whole: true },
               { header: 'role', value: (r) => r.role },
               {
                 header: 'state',
@@ -73,6 +73,8 @@ export function registerSpaceList(space: Command, app: App): void {
                           ? `unavailable: ${r.problem}`
                           : r.state,
                 style: (t, r) => (r.state === 'open' ? out.c.green(t) : out.c.dim(t)),
+                // It may hold the command line that forgets the space.
+                whole: true,
               },
             ],
             // The rows are the keys this configuration keeps: with none, no server was asked.
