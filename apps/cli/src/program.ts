@@ -29,12 +29,21 @@ import { type CliError, NoSpaceSavedError, Stopped, UsageError } from './lib/err
 import { ExitCode, signalExitCode } from './lib/exit-codes';
 import { explain } from './lib/failure';
 import { detectMode, neutralise, toJson } from './lib/output';
+import { quoted, shellWord } from './lib/quote';
 import { listed } from './lib/render';
 import { closest } from './lib/resolve';
 import { VERSION } from './version';
 
 /** The whole command tree. Exported for `completion`, which walks it. */
-export function buildProgram(app: App, options: { jsonErrors?: boolean; version?: boolean } = {}): Command {
+export function buildProgram(
+  app: App,
+  options: {
+    jsonErrors?: boolean;
+    version?: boolean;
+    /** The command line's words (after `convene`), for hints that repeat it corrected. */
+    args?: readonly string[];
+  } = {},
+): Command {
   const program = new Command()
     .name('convene')
     .description('Meeting spaces for agents and humans, from a terminal.')
@@ -140,7 +149,7 @@ Keys and tokens are kept in $XDG_CONFIG_HOME/convene/credentials.json (mode 0600
       throw error;
     });
     command.configureOutput({
-      outputError: (message, write) => write(formatCommanderError(message, command, options.jsonErrors)),
+      outputError: (message, write) => write(formatCommanderError(message, command, options)),
     });
   }
   return program;
@@ -209,7 +218,11 @@ export function versionFlag(args: readonly string[]): 'program' | 'command' | un
   return undefined;
 }
 
-function formatCommanderError(message: string, command: Command, json = false): string {
+function formatCommanderError(
+  message: string,
+  command: Command,
+  { jsonErrors: json = false, args = [] }: { jsonErrors?: boolean; args?: readonly string[] },
+): string {
   let [said = '', ...rest] = message
     .replace(/^error: /, '')
     .trimEnd()
@@ -223,6 +236,10 @@ function formatCommanderError(message: string, command: Command, json = false): 
     rest = near ? [`(Did you mean ${near}?)`] : [];
   }
   if (/^unknown option '(-v|--version)'$/.test(said)) rest = [`(${versionHint(command)})`];
+  else if (rest.length === 0 && commandPath(command) === 'convene send') {
+    const dashed = textAfterDashes(said, args);
+    if (dashed) rest = [`(${dashed})`];
+  }
   const help = `Run \`${commandPath(command)} --help\` for usage.`;
   if (json) {
     // "(Did you mean send?)" and the like become the hint, before the pointer to the help.
@@ -238,6 +255,19 @@ function formatCommanderError(message: string, command: Command, json = false): 
   const color = pc.createColors(colored);
   // Commander quotes what was typed (`unknown option '--…'`): a pasted name may hold escapes.
   return `${color.red('✗')} ${neutralise([text, ...rest].join('\n'))}\n${color.dim(help)}\n`;
+}
+
+/**
+ * `convene send "-5 degrees outside"`: commander takes a text that starts with `-` for an option
+ * it does not know. Where it suggests no option (`--fiel`: --file), the text was likelier meant:
+ * the same command line with the text after `--`, which ends the options.
+ */
+function textAfterDashes(said: string, args: readonly string[]): string | undefined {
+  const text = /^unknown option '(.*)'$/s.exec(said)?.[1];
+  const at = text === undefined ? -1 : args.indexOf(text);
+  if (at < 0) return undefined;
+  const others = args.filter((_, i) => i !== at).map(shellWord);
+  return `A text that starts with "-" goes after --, which ends the options: \`convene ${others.join(' ')} -- ${quoted(text!)}\``;
 }
 
 /**
@@ -288,6 +318,7 @@ export async function run(argv: string[]): Promise<number> {
   const program = buildProgram(app, {
     jsonErrors: (end < 0 ? args : args.slice(0, end)).includes('--json'),
     version: versionFlag(args) !== 'command',
+    args,
   });
   try {
     // Named alone, convene answers with its help as --help does, on stdout (commander would

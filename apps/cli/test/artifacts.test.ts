@@ -353,7 +353,9 @@ describe('artifact edit', () => {
     const blind = await guest.run(['artifact', 'edit', 'edit.md']);
     expect(blind.code).toBe(2);
     expect(blind.stderr).toContain('no editor to open');
-    expect(blind.stderr).toContain('convene artifact write "edit.md" --file F --base-version N');
+    // The version to write over is the one there now, not "N".
+    expect(blind.stderr).toContain('convene artifact write "edit.md" --file F --base-version 3');
+    expect(blind.stderr).toContain('(3: the version now; refused if someone saves another first)');
     expect(blind.stderr).not.toContain('Editing');
     const doc = await byName(owner, 'edit.md');
     expect(doc.version).toBe(3);

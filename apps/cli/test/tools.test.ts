@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commandPath, createApp } from '../src/app';
 import { buildProgram, walk } from '../src/program';
-import { eventually, User } from './helpers/cli';
+import { eventually, suggested, User } from './helpers/cli';
 import { bundle } from './helpers/paths';
 import { startServer, type TestServer } from './helpers/server';
 import { Terminal } from './helpers/tmux';
@@ -539,6 +539,65 @@ describe('completion', () => {
     const fish = (await owner.run(['completion', 'fish'])).stdout;
     expect(fish).toContain("complete -c convene -n '__fish_use_subcommand' -a 'space'");
     expect(fish).toContain("-a 'edit'");
+  });
+});
+
+describe('hints that say what to do next', () => {
+  it('webhook add --help names the addresses refused and the server setting that allows them', async () => {
+    const help = (await owner.run(['webhook', 'add', '--help'])).stdout.replace(/\s+/g, ' ');
+    expect(help).toContain('refuses loopback, private and link-local addresses');
+    expect(help).toContain('unless it runs with WEBHOOK_ALLOW_PRIVATE=true');
+  });
+
+  it('send of a text that starts with "-": the same command line with the text after --', async () => {
+    const dashed = await owner.run(['send', '-5 degrees outside']);
+    expect(dashed.code).toBe(2);
+    expect(dashed.stderr).toContain("unknown option '-5 degrees outside'");
+    expect(dashed.stderr).toContain('A text that starts with "-" goes after --, which ends the options:');
+    expect(dashed.stderr).toContain('`convene send -- "-5 degrees outside"`');
+    // The space and the other options stay where they were; copied, it sends the text there.
+    const named = await owner.run(['send', 'Tools', '-1 from me', '-q']);
+    const [line] = suggested(named.stderr);
+    expect(line).toEqual(['send', 'Tools', '-q', '--', '-1 from me']);
+    expect((await owner.run(line!)).code).toBe(0);
+    const json = await owner.run(['send', '-ok', '--json']);
+    expect(JSON.parse(json.stderr).hint).toContain('`convene send --json -- "-ok"`');
+    // An option mistyped is suggested as one, not as text.
+    const typo = await owner.run(['send', '--fiel', 'notes.md']);
+    expect(typo.stderr).toContain('Did you mean --file?');
+    expect(typo.stderr).not.toContain('goes after --');
+  });
+
+  it('doctor with spaces saved but none the default suggests space use', async () => {
+    const someone = new User(server.url);
+    try {
+      await someone.run(['space', 'create', 'Kept']);
+      const file = join(someone.env.XDG_CONFIG_HOME!, 'convene/credentials.json');
+      const saved = someone.credentials();
+      delete saved.hosts[server.url].defaultSpace;
+      writeFileSync(file, JSON.stringify(saved), { mode: 0o600 });
+      const checks = (await someone.run(['doctor', '--json'])).json().checks;
+      expect(checks).toContainEqual({
+        name: 'default space',
+        status: 'ok',
+        detail: 'none (1 saved here)',
+        hint: 'Pick one with `convene space use SPACE` (`convene space list` lists them).',
+      });
+      const [line] = suggested(checks.at(-1).hint);
+      expect((await someone.run(line!.map((word) => (word === 'SPACE' ? 'Kept' : word)))).code).toBe(0);
+      expect((await someone.run(['doctor', '--json'])).json().checks.at(-1).detail).toContain('Kept: open');
+    } finally {
+      someone.remove();
+    }
+  });
+
+  it('join --help shows a space’s whole id, the form a join takes', async () => {
+    const help = (await owner.run(['join', '--help'])).stdout;
+    expect(help).toMatch(
+      /convene join [0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12} --key inv_/,
+    );
+    const short = await owner.run(['join', '3f2e8c1a', '--key', 'inv_x', '--name', 'X']);
+    expect(short.code).toBe(2);
   });
 });
 

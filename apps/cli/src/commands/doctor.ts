@@ -202,11 +202,22 @@ async function runChecks(ctx: Context): Promise<Check[]> {
       );
     }
   } else if (!space) {
-    checks.push({
-      name: 'default space',
-      status: 'ok',
-      detail: 'none yet (`convene space create` or `convene join`)',
-    });
+    // Spaces kept here but none the default (it was left or forgotten): one of them can be.
+    const saved = Object.keys(host.spaces).length;
+    checks.push(
+      saved > 0
+        ? {
+            name: 'default space',
+            status: 'ok',
+            detail: `none (${saved} saved here)`,
+            hint: 'Pick one with `convene space use SPACE` (`convene space list` lists them).',
+          }
+        : {
+            name: 'default space',
+            status: 'ok',
+            detail: 'none yet (`convene space create` or `convene join`)',
+          },
+    );
   }
   return checks;
 }

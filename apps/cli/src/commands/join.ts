@@ -41,12 +41,15 @@ export function serverOfLink(link: string): string | undefined {
 export function registerJoin(program: Command, app: App): void {
   program
     .command('join')
-    .argument('[link-or-space]', 'an invitation link (humanLink or agentLink), or a space id with --key')
+    .argument(
+      '[link-or-space]',
+      'an invitation link (humanLink or agentLink), or a space’s whole id with --key',
+    )
     .usage('LINK | SPACE --key KEY [options]')
     .summary('join a space with an invitation; waits through approval')
     .description(
-      'Join a space with an invitation: its link (for people or for agents), or the space id and ' +
-        'the invitation key. In a private space this waits until the owner approves you. The ' +
+      'Join a space with an invitation: its link (for people or for agents), or the space’s whole ' +
+        'id (not the start of it: no space of it is kept here yet) and the invitation key. In a private space this waits until the owner approves you. The ' +
         'participant key is kept (0600) and the space becomes the default.',
     )
     .option('-k, --key <key>', 'the invitation key (with a space id)')
@@ -57,7 +60,7 @@ export function registerJoin(program: Command, app: App): void {
       'after',
       examples(
         'convene join "http://localhost:3000/join/3f2e…#key=…" --name Ada --human',
-        'convene join 3f2e… --key inv_… --name "Review bot" --role reviewer',
+        'convene join 3f2e8c1a-5b7d-4e9f-a2c6-1d0b9e8f7a65 --key inv_… --name "Review bot" --role reviewer',
       ),
     )
     .action(async (target, options, command) => {

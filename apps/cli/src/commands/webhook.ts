@@ -64,7 +64,11 @@ export function registerWebhook(program: Command, app: App): void {
     .description(
       'Register URL to receive the space’s events (all of them, or the --event types), signed. ' +
         'The signing secret is printed once, on standard output: keep it to verify deliveries. It ' +
-        'is yours: it never receives your own messages, and stops when you leave or are removed.',
+        'is yours: it never receives your own messages, and stops when you leave or are removed. ' +
+        'The server refuses loopback, private and link-local addresses (127.0.0.1, localhost, ' +
+        '10.…, 192.168.…, fe80::…) unless it runs with WEBHOOK_ALLOW_PRIVATE=true (or lists the ' +
+        'network in WEBHOOK_ALLOW_NETWORKS): for a receiver on your own machine, start it as ' +
+        '`WEBHOOK_ALLOW_PRIVATE=true convene serve`.',
     )
     .addHelpText(
       'after',

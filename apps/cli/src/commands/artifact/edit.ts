@@ -33,7 +33,7 @@ export function registerArtifactEdit(artifact: Command, app: App): void {
     .action(async (reference, options, command) => {
       const ctx = app.context(command);
       const { out } = ctx;
-      refuseBlindEditor(ctx, reference, options.space);
+      await refuseBlindEditor(ctx, reference, options.space);
       const found = await findArtifact(ctx, options.space, reference, 'convene artifact edit ARTIFACT');
       const { space, artifact: summary } = found;
       ctx.handlesInterrupt = true;
@@ -155,19 +155,28 @@ export function registerArtifactEdit(artifact: Command, app: App): void {
  * waits on the pipe while the lock is kept alive. An editor set on purpose is run as it is (a
  * script can be one); with none set and no terminal, the text is written another way.
  */
-function refuseBlindEditor(
+async function refuseBlindEditor(
   ctx: Context,
   reference: string | undefined,
   spaceReference: string | undefined,
-): void {
+): Promise<void> {
   if (process.env.VISUAL || process.env.EDITOR || process.stdin.isTTY || process.platform === 'win32') return;
   // The space the other commands are to act on (a space named wrong is said first, as it would be).
   ctx.space(spaceReference);
-  const name = reference === undefined ? 'ARTIFACT' : quoted(reference);
+  // The document as it is now (read, not locked): the hint names it and its version.
+  const doc =
+    reference === undefined
+      ? undefined
+      : (await findArtifact(ctx, spaceReference, reference, 'convene artifact edit ARTIFACT')).artifact;
+  const name = doc ? quoted(doc.name) : 'ARTIFACT';
+  const base = doc ? `${doc.version}` : 'N';
   throw new UsageError(
     'no editor to open: $VISUAL and $EDITOR are not set, and vi needs a terminal',
     `Set EDITOR (e.g. EDITOR="code --wait"), or edit a copy: \`${suggest(ctx, `artifact download ${name} -o F`)}\`, ` +
-      `then \`${suggest(ctx, `artifact write ${name} --file F --base-version N`)}\` (N: the version downloaded).`,
+      `then \`${suggest(ctx, `artifact write ${name} --file F --base-version ${base}`)}\` ` +
+      (doc
+        ? `(${base}: the version now; refused if someone saves another first).`
+        : '(N: the version downloaded).'),
   );
 }
 
