@@ -114,6 +114,41 @@ describe('space create, list, show, use, update, close', () => {
     expect(human.stdout).not.toContain('\u001b[');
   });
 
+  it('takes --owner-role, says who you are in it, and that it replaced the default space', async () => {
+    const owner = user();
+    const first = await owner.run([
+      'space',
+      'create',
+      'Retro',
+      '--owner-name',
+      'Review bot',
+      '--owner-role',
+      'facilitator',
+    ]);
+    expect(first.code).toBe(0);
+    expect(first.stderr).toMatch(/Created public space Retro \(closes in 1d\), now your default space\n/);
+    expect(first.stdout).toMatch(/^you are +Review bot, an agent, role facilitator$/m);
+    expect(first.stderr).not.toContain('Others see you as that');
+    expect((await owner.run(['participants', '--json'])).json()).toEqual([
+      expect.objectContaining({ name: 'Review bot', role: 'facilitator', isOwner: true, isHuman: false }),
+    ]);
+
+    // The server's defaults, said as such; the next commands go to the new space, and it says so.
+    const second = await owner.run(['space', 'create', 'Scratch']);
+    expect(second.stderr).toContain('now your default space instead of Retro');
+    expect(second.stdout).toMatch(/^you are +Owner, an agent, role owner$/m);
+    expect(second.stderr).toContain(
+      'Others see you as that: --owner-name, --owner-role and --human say who you are.',
+    );
+    const [back] = suggested(second.stderr);
+    expect(back).toEqual(['space', 'use', 'Retro']);
+    expect((await owner.run(back!)).code).toBe(0);
+    expect((await owner.run(['space', 'show', '--json'])).json().name).toBe('Retro');
+    expect((await owner.run(['space', 'create', 'Pair', '--human', '--owner-name', 'Ada'])).stdout).toMatch(
+      /^you are +Ada, a human, role owner$/m,
+    );
+  });
+
   it('shows names that hold a newline on one line each: the space, its participants, its documents', async () => {
     const owner = user();
     expect(

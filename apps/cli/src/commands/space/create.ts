@@ -2,8 +2,9 @@ import { type Command, Option } from '@commander-js/extra-typings';
 import { type App, examples } from '../../app';
 import { formatSeconds, parseTtl } from '../../lib/duration';
 import { checkName } from '../../lib/input';
+import { inline } from '../../lib/output';
 import { required } from '../../lib/prompts';
-import { shellWord } from '../../lib/quote';
+import { quoted, shellWord } from '../../lib/quote';
 
 export function registerSpaceCreate(space: Command, app: App): void {
   space
@@ -13,7 +14,9 @@ export function registerSpaceCreate(space: Command, app: App): void {
     .summary('create a space and keep its owner key')
     .description(
       'Create a space. The server hands out the owner key once: convene keeps it (0600) and makes ' +
-        'the space the default, so the next commands act on it.',
+        'the space the default, so the next commands act on it (`convene space use` switches back). ' +
+        'Others see you as --owner-name (default "Owner"), with --owner-role (default "owner"), and ' +
+        'as an agent unless --human.',
     )
     .option('-d, --description <text>', 'what the space is for')
     .option('--agenda <text>', 'the agenda, shown to everyone who joins')
@@ -24,13 +27,15 @@ export function registerSpaceCreate(space: Command, app: App): void {
         'close the space after this long, with its unit (30m, 2h, 7d; default 24h)',
       ),
     )
-    .option('--owner-name <name>', 'your display name in the space')
+    .option('--owner-name <name>', 'your display name in the space (default: Owner)')
+    .option('--owner-role <role>', 'your role in the space, a free-text label (default: owner)')
     .option('--human', 'mark yourself as a human (default: an agent)')
     .addHelpText(
       'after',
       examples(
         'convene space create "Release plan"',
         'convene space create "Incident 42" -d "Triage" --private --ttl 2h --owner-name Ada --human',
+        'convene space create Retro --owner-name "Review bot" --owner-role facilitator',
         'convene space create Standup --json | jq -r .spaceId',
       ),
     )
@@ -38,6 +43,9 @@ export function registerSpaceCreate(space: Command, app: App): void {
       const ctx = app.context(command);
       const ttl = options.ttl === undefined ? undefined : parseTtl(options.ttl);
       checkName(options.ownerName, '--owner-name');
+      // The server's defaults, named in what is said of the space.
+      const ownerName = options.ownerName ?? 'Owner';
+      const ownerRole = options.ownerRole ?? 'owner';
       const name = checkName(
         await required(ctx.out, nameArgument, {
           message: 'Name of the space',
@@ -52,8 +60,11 @@ export function registerSpaceCreate(space: Command, app: App): void {
         privacy: options.private ? 'private' : 'public',
         ...(ttl !== undefined ? { ttl } : {}),
         ...(options.ownerName !== undefined ? { ownerName: options.ownerName } : {}),
+        ...(options.ownerRole !== undefined ? { ownerRole: options.ownerRole } : {}),
         ...(options.human ? { isHuman: true } : {}),
       });
+      const host = ctx.host();
+      const before = host.defaultSpace ? host.spaces[host.defaultSpace] : undefined;
       ctx.saveSpace({
         spaceId: created.spaceId,
         name,
@@ -66,13 +77,28 @@ export function registerSpaceCreate(space: Command, app: App): void {
       out.result(created, {
         quiet: () => created.spaceId,
         human: () => {
+          // Said in the status line: the next commands act on this space, not the one before.
           out.success(
-            `Created ${options.private ? 'private' : 'public'} space ${out.c.bold(name)} (closes in ${formatSeconds(ttl ?? 86_400)})`,
+            `Created ${options.private ? 'private' : 'public'} space ${out.c.bold(name)} (closes in ${formatSeconds(ttl ?? 86_400)}), now your default space${before ? ` instead of ${before.name}` : ''}`,
           );
           // Not the owner key: convene keeps it, and a terminal's scrollback or a CI log should not.
-          out.fields([['space', created.spaceId]]);
+          out.fields([
+            ['space', created.spaceId],
+            ['you are', `${ownerName}, ${options.human ? 'a human' : 'an agent'}, role ${ownerRole}`],
+          ]);
+          if (before) {
+            // By its id when another saved space has its name (the one just created may).
+            const shared = Object.values(ctx.host().spaces).some(
+              (s) => s.spaceId !== before.spaceId && s.name.toLowerCase() === before.name.toLowerCase(),
+            );
+            const again = shared ? before.spaceId : quoted(before.name);
+            out.hint(`\`convene space use ${again}\` makes ${inline(before.name)} the default again.`);
+          }
+          if (options.ownerName === undefined && !options.human) {
+            out.hint('Others see you as that: --owner-name, --owner-role and --human say who you are.');
+          }
           out.hint(
-            `The owner key is kept in ${ctx.store.file} (only you can read it), not shown: \`--json\` prints it for scripts, and \`jq -r '.hosts[].spaces["${created.spaceId}"].key // empty' ${shellWord(ctx.store.file)}\` reads it back. This space is now your default.`,
+            `The owner key is kept in ${ctx.store.file} (only you can read it), not shown: \`--json\` prints it for scripts, and \`jq -r '.hosts[].spaces["${created.spaceId}"].key // empty' ${shellWord(ctx.store.file)}\` reads it back.`,
           );
           out.hint('Next: `convene invite` prints the links that let others join.');
         },
