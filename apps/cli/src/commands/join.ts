@@ -172,9 +172,9 @@ export function registerJoin(program: Command, app: App): void {
           });
         }
         forgetPending(ctx, url, invitation.spaceId);
-        // Not a wrong invitation: the owner removed this joiner while it waited (the server's 404
-        // says "join request refused").
-        if (error instanceof NotFoundError && /^(\d{3} )?join request refused\b/.test(error.message)) {
+        // Not a wrong invitation: the owner removed this joiner while it waited (the 404's code
+        // says so, join_refused; its words may change).
+        if (error instanceof NotFoundError && error.code === 'join_refused') {
           throw new CliError('the owner refused your request to join (you were removed while waiting)', {
             exitCode: ExitCode.auth,
             hint: 'Ask the owner if that was a mistake; the same `convene join` asks again.',

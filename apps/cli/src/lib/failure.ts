@@ -168,7 +168,9 @@ function fromStatus(error: ConveneError, ctx: Context): CliError {
 
 /**
  * Where to look for what a space's 404 names: the server says what it did not find ("webhook not
- * found", "version 7 of this artifact not found"), so the hint lists that kind of thing.
+ * found", "version 7 of this artifact not found"), so the hint lists that kind of thing. Read from
+ * the message because these 404s share the generic code `not_found` (error-codes.ts has no code
+ * per kind of thing); a 404 with a code of its own is told by it (`join_refused`, in `join`).
  */
 function notFoundHint(ctx: Context, message: string): string {
   const doc = ctx.artifact ? quoted(ctx.artifact) : 'ARTIFACT';
