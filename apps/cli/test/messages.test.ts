@@ -305,8 +305,8 @@ describe('text from others, printed to a terminal', () => {
     const locked = await guest.run(['artifact', 'lock', docId]);
     expect(locked.code).toBe(6);
     expect(locked.stderr).toContain(`locked by Mal${shown}\\x0aory until`);
-    // A suggestion quotes a name.
-    const mention = await guest.run(['send', 'hi', '--mention', 'Mal']);
+    // A suggestion quotes a name (one letter off: "Mal" alone is the start of the name, and names her).
+    const mention = await guest.run(['send', 'hi', '--mention', `Mal${attack}\nary`]);
     expect(mention.code).toBe(5);
     expect(mention.stderr).toContain(`Did you mean "Mal${shown}\\x0aory"?`);
     // The holder and the author, in `artifact show`.

@@ -675,8 +675,8 @@ describe('invite, join, participants, moderation, leave', () => {
         { timeout: 20_000 },
       )
       .toContainEqual(['Grace', 'waitingForApproval']);
-    // In words, as `space show` and `tail` say it (--json keeps the API's value).
-    expect((await owner.run(['participants'])).stdout).toMatch(/^Grace +\S+ +waiting +agent/m);
+    // In the API's word, as --json has it.
+    expect((await owner.run(['participants'])).stdout).toMatch(/^Grace +\S+ +waitingForApproval +agent/m);
     const approved = await owner.run(['approve', 'grace']);
     expect(approved.code).toBe(0);
     expect(approved.stderr).toContain('Approved Grace');
