@@ -29,6 +29,31 @@ const tempDir = () => {
   return dir;
 };
 
+/**
+ * What an Output without colours writes, to stdout and stderr alike, while `print` runs; `stream`:
+ * what the stream says of itself (a terminal, its width).
+ */
+function printed(print: (out: Output) => void, stream: { isTTY?: boolean; columns?: number } = {}): string {
+  let text = '';
+  const writable = Object.assign(
+    { ...stream },
+    {
+      write: (chunk: string) => {
+        text += chunk;
+        return true;
+      },
+    },
+  ) as unknown as NodeJS.WritableStream;
+  print(
+    new Output(
+      { json: false, quiet: false, color: false, spin: false, interactive: false },
+      writable,
+      writable,
+    ),
+  );
+  return text;
+}
+
 describe('terminal width', () => {
   it('takes a terminal that reports 0 columns (or none) as 80 wide, prompts included', () => {
     expect(terminalColumns({ columns: 0 })).toBe(80);
@@ -111,24 +136,6 @@ describe('durations and times', () => {
 });
 
 describe('a message printed', () => {
-  const printed = (print: (out: Output) => void) => {
-    let text = '';
-    const stream = {
-      write: (chunk: string) => {
-        text += chunk;
-        return true;
-      },
-    } as unknown as NodeJS.WritableStream;
-    print(
-      new Output(
-        { json: false, quiet: false, color: false, spin: false, interactive: false },
-        stream,
-        stream,
-      ),
-    );
-    return text;
-  };
-
   it('shows its date when it is not of today (local time), and what a reply answers', () => {
     const now = new Date();
     const at = (daysAgo: number) =>
@@ -433,29 +440,22 @@ describe('prompt styles without colour', () => {
 
 describe('tables', () => {
   it('line up columns by terminal width: wide characters take two columns, emoji too', () => {
-    let printed = '';
-    const stdout = {
-      write: (chunk: string) => {
-        printed += chunk;
-        return true;
-      },
-    } as unknown as NodeJS.WritableStream;
-    const mode = { json: false, quiet: false, color: false, spin: false, interactive: false };
-    const out = new Output(mode, stdout, stdout);
-    out.table(
-      [
-        { name: '日本語の名前', role: 'a' },
-        { name: 'Ada', role: 'b' },
-        { name: '🎉', role: 'c' },
-        { name: 'e\u0301', role: 'd' },
-      ],
-      [
-        { header: 'name', value: (row) => row.name },
-        { header: 'role', value: (row) => row.role },
-      ],
-      'none',
+    const table = printed((out) =>
+      out.table(
+        [
+          { name: '日本語の名前', role: 'a' },
+          { name: 'Ada', role: 'b' },
+          { name: '🎉', role: 'c' },
+          { name: 'e\u0301', role: 'd' },
+        ],
+        [
+          { header: 'name', value: (row) => row.name },
+          { header: 'role', value: (row) => row.role },
+        ],
+        'none',
+      ),
     );
-    expect(printed.split('\n')).toEqual([
+    expect(table.split('\n')).toEqual([
       'NAME          ROLE',
       '日本語の名前  a',
       'Ada           b',
@@ -467,50 +467,46 @@ describe('tables', () => {
 });
 
 describe('tables fitted to a terminal', () => {
-  const printed = (stdout: { isTTY?: boolean; columns?: number }) => {
-    let text = '';
-    const stream = Object.assign(stdout, {
-      write: (chunk: string) => {
-        text += chunk;
-        return true;
-      },
-    }) as unknown as NodeJS.WritableStream;
-    const out = new Output(
-      { json: false, quiet: false, color: false, spin: false, interactive: false },
+  const fitted = (stream: { isTTY?: boolean; columns?: number }) =>
+    printed(
+      (out) =>
+        out.table(
+          [
+            {
+              name: 'a'.repeat(50),
+              id: '3f2e0000-1111-4222-8333-444455556666',
+              role: 'reviewer of everything',
+            },
+            { name: '日本語の名前', id: '3f2e0000-1111-4222-8333-777788889999', role: 'b' },
+          ],
+          [
+            { header: 'name', value: (row) => row.name },
+            { header: 'id', value: (row) => row.id, whole: true },
+            { header: 'role', value: (row) => row.role },
+          ],
+          'none',
+        ),
       stream,
-      stream,
-    );
-    out.table(
-      [
-        { name: 'a'.repeat(50), id: '3f2e0000-1111-4222-8333-444455556666', role: 'reviewer of everything' },
-        { name: '日本語の名前', id: '3f2e0000-1111-4222-8333-777788889999', role: 'b' },
-      ],
-      [
-        { header: 'name', value: (row) => row.name },
-        { header: 'id', value: (row) => row.id, whole: true },
-        { header: 'role', value: (row) => row.role },
-      ],
-      'none',
-    );
-    return text.split('\n').slice(0, -1);
-  };
+    )
+      .split('\n')
+      .slice(0, -1);
 
   it('cuts the widest columns on a terminal, never a whole one; piped, nothing is cut', () => {
-    expect(printed({ isTTY: true, columns: 70 })).toEqual([
+    expect(fitted({ isTTY: true, columns: 70 })).toEqual([
       'NAME             ID                                    ROLE',
       'aaaaaaaaaaaaaa…  3f2e0000-1111-4222-8333-444455556666  reviewer of ev…',
       '日本語の名前     3f2e0000-1111-4222-8333-777788889999  b',
     ]);
-    for (const line of printed({ isTTY: true, columns: 70 }))
+    for (const line of fitted({ isTTY: true, columns: 70 }))
       expect(stringWidth(line)).toBeLessThanOrEqual(70);
     // No room even at the least widths: cut as far as they go, then left to wrap.
-    expect(printed({ isTTY: true, columns: 20 })[1]).toBe(
+    expect(fitted({ isTTY: true, columns: 20 })[1]).toBe(
       'aaaaaaa…  3f2e0000-1111-4222-8333-444455556666  reviewe…',
     );
     // A terminal that reports 0 columns is 80 wide; a pipe is not cut.
-    expect(printed({ isTTY: true, columns: 0 })[1]).toContain('…');
-    expect(printed({ isTTY: false, columns: 70 })[1]).toContain(`${'a'.repeat(50)}  3f2e`);
-    expect(printed({})[1]).toContain('reviewer of everything');
+    expect(fitted({ isTTY: true, columns: 0 })[1]).toContain('…');
+    expect(fitted({ isTTY: false, columns: 70 })[1]).toContain(`${'a'.repeat(50)}  3f2e`);
+    expect(fitted({})[1]).toContain('reviewer of everything');
   });
 });
 
