@@ -76,9 +76,9 @@ module.exports = {
     ),
     layer(
       'web-serving-entry-is-asset-only',
-      'What the server loads of the web app reads files and fills a slot: no browser code, no SDK.',
+      'What the server loads of the web app reads files (and hashes them) and fills a slot: no browser code, no SDK.',
       { path: '^apps/web/(index\\.ts|src/shell/html\\.ts)$' },
-      { pathNot: ['^apps/web/src/shell/html\\.ts$', '^(node:)?(fs|path|url)$'] },
+      { pathNot: ['^apps/web/src/shell/html\\.ts$', '^(node:)?(crypto|fs|path|url)$'] },
     ),
     layer(
       'sdk-on-the-contract-types-only',

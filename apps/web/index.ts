@@ -3,12 +3,20 @@
  * space's page gets its id. Nothing else of the package (its browser code, the SDK) is loaded by
  * the server.
  */
+import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PAGE_NAMES, type PageName } from './src/shell/html';
 
-export { type HeadLink, PAGE_NAMES, type PageName, withHeadLinks, withSpaceId } from './src/shell/html';
+export {
+  type HeadLink,
+  PAGE_NAMES,
+  type PageName,
+  withAssetVersions,
+  withHeadLinks,
+  withSpaceId,
+} from './src/shell/html';
 
 /**
  * The build output (`pnpm --filter @convene/web build`): `pages/<name>.html`, the shells, and
@@ -21,7 +29,16 @@ export interface WebAsset {
   contentType: string;
   /** Named after its content (`chunk-<hash>.js`): it never changes, so a browser may keep it. */
   immutable: boolean;
+  /**
+   * Its content's fingerprint (assetVersion): the shells name the other files as
+   * `/web/<name>?v=<version>`, a URL a browser may keep as long as a chunk's.
+   */
+  version: string;
 }
+
+/** A file's content version: 16 base64url characters of its SHA-256 (96 bits). */
+export const assetVersion = (body: Buffer): string =>
+  createHash('sha256').update(body).digest('base64url').slice(0, 16);
 
 export interface WebBuild {
   /** Each page's shell. */
@@ -45,12 +62,15 @@ export function readWebBuild(dir: string = webDistDir): WebBuild | undefined {
   const assets = new Map<string, WebAsset>();
   for (const name of readdirSync(assetsDir)) {
     const contentType = CONTENT_TYPES[name.slice(name.lastIndexOf('.') + 1)];
-    if (contentType)
+    if (contentType) {
+      const body = readFileSync(join(assetsDir, name));
       assets.set(name, {
-        body: readFileSync(join(assetsDir, name)),
+        body,
         contentType,
         immutable: name.startsWith('chunk-'),
+        version: assetVersion(body),
       });
+    }
   }
   return { pages: pages as Record<PageName, string>, assets };
 }

@@ -2,16 +2,19 @@
  * Builds the pages into dist/: `pages/<name>.html`, the shells rendered from src/shell, and
  * `assets/`, served by the server at /web/: one ES module per page (`<name>.js`, bundled with
  * esbuild from src/pages, the SDK and DOMPurify inside), the chunks they share
- * (`chunk-<hash>.js`), `style.css` and `icon.svg`.
+ * (`chunk-<hash>.js`), `style.css` and `icon.svg`. The shells name the files by their content
+ * version (`/web/style.css?v=…`).
  *
  * `pnpm --filter @convene/web build` builds once and prints what each page loads; `dev` rebuilds
  * the scripts and the stylesheet on every change (the shells are rendered at start).
  */
-import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { type BuildOptions, build, context, type Metafile } from 'esbuild';
+import { assetVersion } from '../index';
+import { withAssetVersions } from '../src/shell/html';
 import { type PageName, shells } from '../src/shell/pages';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -76,10 +79,22 @@ function styleOptions(assetsDir: string): BuildOptions {
   };
 }
 
-function writeStatic(outDir: string): void {
-  copyFileSync(join(root, 'src/static/icon.svg'), join(outDir, 'assets/icon.svg'));
+/**
+ * The icon, then the shells, which name the files that are not named after their content (the
+ * pages' scripts, the stylesheet, the icon) with their content version (`?v=`): the server lets a
+ * browser keep such a URL for a year, as it does the chunks, so a page view asks for none of them
+ * again until a release changes them.
+ */
+function writeStatic(outDir: string, fingerprint: boolean): void {
+  const assetsDir = join(outDir, 'assets');
+  copyFileSync(join(root, 'src/static/icon.svg'), join(assetsDir, 'icon.svg'));
+  const versions = new Map(
+    readdirSync(assetsDir)
+      .filter((name) => fingerprint && !name.startsWith('chunk-'))
+      .map((name) => [name, assetVersion(readFileSync(join(assetsDir, name)))]),
+  );
   for (const [name, render] of Object.entries(shells))
-    writeFileSync(join(outDir, 'pages', `${name}.html`), render());
+    writeFileSync(join(outDir, 'pages', `${name}.html`), withAssetVersions(render(), versions));
 }
 
 function pageSizes(metafile: Metafile, outDir: string): PageSize[] {
@@ -104,14 +119,18 @@ function pageSizes(metafile: Metafile, outDir: string): PageSize[] {
   });
 }
 
-/** Builds everything into `outDir` (default dist/), replacing what was there. */
-export async function buildWeb(outDir = join(root, 'dist')): Promise<WebBuild> {
+/**
+ * Builds everything into `outDir` (default dist/), replacing what was there. Without
+ * `fingerprint` the shells name the files without their versions (`dev`: the files change under
+ * shells that are rendered once, and a versioned URL would be kept by the browser).
+ */
+export async function buildWeb(outDir = join(root, 'dist'), { fingerprint = true } = {}): Promise<WebBuild> {
   const assetsDir = join(outDir, 'assets');
   rmSync(outDir, { recursive: true, force: true });
   mkdirSync(assetsDir, { recursive: true });
   mkdirSync(join(outDir, 'pages'), { recursive: true });
   const [scripts] = await Promise.all([build(scriptOptions(assetsDir)), build(styleOptions(assetsDir))]);
-  writeStatic(outDir);
+  writeStatic(outDir, fingerprint);
   const assets = [
     ...Object.keys(scripts.metafile?.outputs ?? {}).map((path) => path.slice(path.lastIndexOf('/') + 1)),
     'style.css',
@@ -123,7 +142,7 @@ export async function buildWeb(outDir = join(root, 'dist')): Promise<WebBuild> {
 /** Rebuilds the scripts and the stylesheet into dist/ on every change, until interrupted. */
 async function watch(): Promise<void> {
   const outDir = join(root, 'dist');
-  await buildWeb(outDir);
+  await buildWeb(outDir, { fingerprint: false });
   const assetsDir = join(outDir, 'assets');
   for (const options of [scriptOptions(assetsDir), styleOptions(assetsDir)]) {
     const ctx = await context({ ...options, logLevel: 'info' });

@@ -39,7 +39,9 @@ describe('the build', () => {
       const html = served.pages[page];
       expect(html).toMatch(/^<!doctype html>/);
       const scripts = [...html.matchAll(/<script\b[^>]*>/g)].map(([tag]) => tag);
-      expect(scripts).toEqual([`<script type="module" src="/web/${page}.js">`]);
+      expect(scripts).toEqual([
+        `<script type="module" src="/web/${page}.js?v=${served.assets.get(`${page}.js`)?.version}">`,
+      ]);
       expect(served.assets.get(`${page}.js`)?.contentType).toBe('text/javascript; charset=utf-8');
     }
     expect([...served.assets.keys()].sort()).toEqual(build.assets);
@@ -50,9 +52,13 @@ describe('the build', () => {
       const html = served.pages[page];
       expect(html, page).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
       expect(html, page).not.toMatch(/\sstyle=|<style|\son[a-z]+=/i);
-      // Every file a shell names is in the build.
-      for (const [, file] of html.matchAll(/"\/web\/([^"]+)"/g))
+      // Every file a shell names is in the build, named by its content version.
+      const named = [...html.matchAll(/"\/web\/([^"?]+)(?:\?v=([^"]*))?"/g)];
+      expect(named.length, page).toBeGreaterThanOrEqual(3);
+      for (const [, file, version] of named) {
         expect(served.assets.has(file!), file).toBe(true);
+        expect(version, `${page}: ${file}`).toBe(served.assets.get(file!)?.version);
+      }
     }
   });
 

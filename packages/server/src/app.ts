@@ -73,6 +73,12 @@ export async function buildApp({
   const rateLimiter =
     policies?.rateLimiter ??
     new SqlRateLimiter(deps.db, { max: config.rateLimitMax, windowSeconds: config.rateLimitWindowSeconds });
+  const pageRateLimiter =
+    policies?.pageRateLimiter ??
+    new SqlRateLimiter(deps.db, {
+      max: config.pageRateLimitMax,
+      windowSeconds: config.rateLimitWindowSeconds,
+    });
   const idempotencyStore = policies?.idempotency ?? new SqlIdempotencyStore(deps.db, deps.box);
   const versioning = versioningHooks({
     policy: config.apiVersions,
@@ -81,6 +87,7 @@ export async function buildApp({
   });
   const rateLimit = rateLimitHook({
     limiter: rateLimiter,
+    pageLimiter: pageRateLimiter,
     clock: deps.clock,
     verifySession: async (token, now) => (await deps.sessions.verify(token, now)) !== null,
     publicUrl: config.publicUrl,
@@ -209,6 +216,7 @@ export async function buildApp({
     intervalMs: config.policySweepIntervalMs,
     // Closed and expired spaces, with all they hold, once their retention is over.
     also: [
+      pageRateLimiter,
       {
         sweep: (now, limit) =>
           purgeSpaces({

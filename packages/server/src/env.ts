@@ -93,6 +93,12 @@ const ZEnv = z.object({
   // A count kept in a PostgreSQL integer.
   RATE_LIMIT_MAX: wholeNumber(1, 1_000_000_000).default(300),
   RATE_LIMIT_WINDOW_S: wholeNumber(1, 30 * DAY_S).default(60),
+  /**
+   * Requests per window per remote address to the human side's static routes (pages, /web/
+   * assets, avatars), counted apart from the API's RATE_LIMIT_MAX: one page view costs a dozen
+   * or more of them, and a team behind one address shares the count.
+   */
+  RATE_LIMIT_PAGES_MAX: wholeNumber(1, 1_000_000_000).default(3000),
   LOCK_TTL_S: wholeNumber(1, 30 * DAY_S).default(600),
   LINK_TTL_S: wholeNumber(1, 30 * DAY_S).default(600),
   /** How long a closed or expired space is kept (dashboards show it) before it is deleted. */
@@ -173,6 +179,8 @@ export interface ServerConfig {
   dataDir: string;
   rateLimitMax: number;
   rateLimitWindowSeconds: number;
+  /** Requests per window per address to pages, their assets and avatars, apart from the API's. */
+  pageRateLimitMax: number;
   lockTtlSeconds: number;
   linkTtlSeconds: number;
   userTokenTtlSeconds: number;
@@ -263,6 +271,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     dataDir: e.DATA_DIR,
     rateLimitMax: e.RATE_LIMIT_MAX,
     rateLimitWindowSeconds: e.RATE_LIMIT_WINDOW_S,
+    pageRateLimitMax: e.RATE_LIMIT_PAGES_MAX,
     lockTtlSeconds: e.LOCK_TTL_S,
     linkTtlSeconds: e.LINK_TTL_S,
     userTokenTtlSeconds: e.USER_TOKEN_TTL_S,

@@ -106,6 +106,7 @@ export async function createServer(
         ...policyStoresFor(
           database,
           { max: config.rateLimitMax, windowSeconds: config.rateLimitWindowSeconds },
+          { max: config.pageRateLimitMax, windowSeconds: config.rateLimitWindowSeconds },
           deps.box,
         ),
         ...options.policies,

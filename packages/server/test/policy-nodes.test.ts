@@ -12,6 +12,7 @@ describe.runIf(onPostgres())('two nodes on one PostgreSQL', () => {
   const clock = new FakeClock();
   const config: Partial<ServerConfig> = {
     rateLimitMax: 4,
+    pageRateLimitMax: 4,
     rateLimitWindowSeconds: 60,
     idempotencyWaitMs: 1_500,
   };
@@ -49,6 +50,23 @@ describe.runIf(onPostgres())('two nodes on one PostgreSQL', () => {
     clock.advance(60_000);
     expectOk(await b.get('/api/health', { key }));
     expect((await a.get('/api/health', { key })).headers.get('ratelimit-remaining')).toBe('2');
+  });
+
+  it("share the pages' budget of an address, apart from its API window", async () => {
+    clock.advance(60_000);
+    const remaining: (string | null)[] = [];
+    for (const node of [a, b, a, b]) {
+      const res = await node.get(`/avatar/${randomUUID()}.svg`);
+      expectOk(res);
+      remaining.push(res.headers.get('ratelimit-remaining'));
+    }
+    expect(remaining).toEqual(['3', '2', '1', '0']);
+    expectError(await a.get('/web/style.css'), 429);
+    expectError(await b.get(`/space/${randomUUID()}`), 429);
+    const api = await b.get('/api/health');
+    expectOk(api);
+    expect(api.headers.get('ratelimit-remaining')).toBe('3');
+    clock.advance(60_000);
   });
 
   it('count concurrent requests on both nodes exactly', async () => {

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { FakeClock, rowsOf, SqlRateLimiter } from '@convene/core';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it, vi } from 'vitest';
@@ -218,6 +218,60 @@ describe('over the limit', () => {
     const listed = await h.get(`/hub/space/${space.spaceId}/messages`, { key: space.ownerKey });
     // The calls of a batch run side by side: both sent, in either order.
     expect(listed.body.messages.map((m: { content: string }) => m.content).sort()).toEqual(['m1', 'm2']);
+    clock.advance(WINDOW_MS);
+  });
+});
+
+describe('pages, their assets and avatars: a budget of their own per address', () => {
+  const clock = new FakeClock();
+  const { h } = useServer({
+    clock,
+    config: { rateLimitMax: 3, pageRateLimitMax: 12, rateLimitWindowSeconds: 20 },
+  });
+  const WINDOW_MS = 20_000;
+  const space = `/space/${randomUUID()}`;
+  /** What one person's view of a space page asks for: the page, its files and two avatars. */
+  const pageView = async (): Promise<ApiResponse[]> => {
+    const page = await h.get(space);
+    const files = [...page.text.matchAll(/"(\/web\/[^"]+)"/g)].map(([, path]) => path!);
+    const rest = [...new Set(files), `/avatar/${randomUUID()}.svg`, `/avatar/${randomUUID()}.svg`];
+    return [page, ...(await Promise.all(rest.map((path) => h.get(path))))];
+  };
+
+  it('lets a burst of page views through without touching the API window of the same address', async () => {
+    // Two views of six requests each (the page, its script, stylesheet and icon, two avatars) use
+    // the budget of 12 up; a third is over it.
+    const views = [...(await pageView()), ...(await pageView())];
+    expect(views.map((r) => r.status)).toEqual(Array(12).fill(200));
+    for (const res of views) expectRateLimitHeaders(res, { limit: 12, window: 20 });
+    expect(views.map((r) => r.headers.get('ratelimit-remaining')).sort()).toEqual(
+      Array.from({ length: 12 }, (_, i) => String(i)).sort(),
+    );
+    // The API's window of this address is untouched: an anonymous call has all 3 of its own.
+    const api = await h.get('/api/health');
+    expectOk(api);
+    expectRateLimitHeaders(api, { limit: 3, window: 20, remaining: 2 });
+    // Past the pages' budget: 429 with Retry-After, for the pages only.
+    const over = await pageView();
+    for (const res of over) {
+      expectError(res, 429);
+      expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+    }
+    expectOk(await h.get('/api/health'));
+    clock.advance(WINDOW_MS);
+  });
+
+  it('keeps serving pages to an address whose API window is used up', async () => {
+    for (let i = 0; i < 3; i++) expectOk(await h.get('/api/health'));
+    expectError(await h.get('/api/health'), 429);
+    const view = await pageView();
+    expect(view.map((r) => r.status)).toEqual(Array(6).fill(200));
+    clock.advance(WINDOW_MS);
+  });
+
+  it('counts what is not a page in the API window: unknown routes, the API under /web-like names', async () => {
+    for (const path of ['/web', '/avatars/x.svg', '/no/such/route'])
+      expectRateLimitHeaders(await h.get(path), { limit: 3, window: 20 });
     clock.advance(WINDOW_MS);
   });
 });

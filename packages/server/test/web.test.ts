@@ -22,7 +22,7 @@ async function expectPage(path: string, status = 200): Promise<string> {
   expect(res.headers.get('api-version')).toBe('1');
   expect(res.text).toMatch(/^<!doctype html>\n<html lang="en">/);
   expect(res.text).toContain('<meta name="viewport" content="width=device-width, initial-scale=1">');
-  expect(res.text).toContain('<link rel="stylesheet" href="/web/style.css">');
+  expect(res.text).toMatch(/<link rel="stylesheet" href="\/web\/style\.css\?v=[\w-]{16}">/);
   expect(res.text).toMatch(/<header class="site-header">\s*<nav aria-label="Main">/);
   expect(res.text).toContain('<main id="main"');
   expect(res.text).toContain('<footer');
@@ -36,7 +36,7 @@ async function expectPage(path: string, status = 200): Promise<string> {
 describe('pages', () => {
   it('/ says what Convene is and has the create-space form', async () => {
     const html = await expectPage('/');
-    expect(html).toContain('<script type="module" src="/web/home.js"></script>');
+    expect(html).toMatch(/<script type="module" src="\/web\/home\.js\?v=[\w-]{16}"><\/script>/);
     expect(html).toContain('<form id="create-space"');
     expect(html).toContain('name="description"');
     expect(html).toContain('id="owner-key"');
@@ -63,7 +63,7 @@ describe('pages', () => {
   it('/join/{spaceId} has the join form and the waiting panel', async () => {
     const spaceId = randomUUID();
     const html = await expectPage(`/join/${spaceId}`);
-    expect(html).toContain('src="/web/join.js"');
+    expect(html).toMatch(/src="\/web\/join\.js\?v=[\w-]{16}"/);
     expect(html).toContain(`data-space-id="${spaceId}"`);
     expect(html).toContain('<form id="join-form"');
     expect(html).toContain('id="waiting"');
@@ -72,7 +72,7 @@ describe('pages', () => {
   it('/space/{spaceId} has the messages, the send form, participants and documents', async () => {
     const spaceId = randomUUID();
     const html = await expectPage(`/space/${spaceId}`);
-    expect(html).toContain('src="/web/space.js"');
+    expect(html).toMatch(/src="\/web\/space\.js\?v=[\w-]{16}"/);
     expect(html).toContain('<ol id="messages"');
     expect(html).toContain('<form id="send-form"');
     expect(html).toContain('<ul id="participants"');
@@ -111,7 +111,7 @@ describe('pages', () => {
     // decisions.md: a path id that is not a UUID names nothing.
     for (const page of ['join', 'space']) {
       const html = await expectPage(`/${page}/not-a-uuid`, 404);
-      expect(html).toContain(`src="/web/${page}.js"`);
+      expect(html).toMatch(new RegExp(`src="/web/${page}\\.js\\?v=[\\w-]{16}"`));
       expect(html).toContain('data-space-id="not-a-uuid"');
     }
     // A UUID in another case is still one.
@@ -152,7 +152,7 @@ describe('pages', () => {
 /** The scripts a page loads: its own module and every chunk it imports, transitively. */
 async function scriptsOf(page: string): Promise<Map<string, string>> {
   const html = await expectPage(page);
-  const entry = /<script type="module" src="\/web\/([a-z]+\.js)"><\/script>/.exec(html)?.[1];
+  const entry = /<script type="module" src="\/web\/([a-z]+\.js)\?v=[\w-]+"><\/script>/.exec(html)?.[1];
   expect(entry, html).toBeDefined();
   const scripts = new Map<string, string>();
   const load = async (file: string) => {
@@ -195,7 +195,7 @@ describe('assets', () => {
       const res = await api.get(`/web/${file}`);
       expect(res.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
       if (file.startsWith('chunk-'))
-        expect(res.headers.get('cache-control')).toBe('public, max-age=86400, immutable');
+        expect(res.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
     }
   });
 
@@ -225,10 +225,37 @@ describe('assets', () => {
     expect((await api.get('/web/api.js')).status).toBe(404);
   });
 
+  it.each(PAGES)(
+    'has %s name each file by its content version, kept a year; the bare name or another version is revalidated',
+    async (page) => {
+      const html = await expectPage(page);
+      const named = [...html.matchAll(/"\/web\/([^"?]+)\?v=([^"]+)"/g)];
+      // Its script, the stylesheet and the icon (in the head and in the header).
+      expect(named.map(([, file]) => file).sort()).toEqual(
+        [/<script[^>]*src="\/web\/([a-z]+\.js)/.exec(html)![1], 'icon.svg', 'icon.svg', 'style.css'].sort(),
+      );
+      expect(html).not.toMatch(/"\/web\/[^"?]+"/);
+      for (const [, file, version] of named) {
+        const res = await api.get(`/web/${file}?v=${version}`);
+        expect(res.status, file).toBe(200);
+        expect(res.headers.get('cache-control'), file).toBe('public, max-age=31536000, immutable');
+        expect(res.headers.get('etag')).toBe(`"${version}"`);
+        // The version names these bytes: a page of another build (a rolling upgrade) or the bare
+        // name gets them revalidated, never kept under a URL that names others.
+        for (const other of [`/web/${file}`, `/web/${file}?v=AAAAAAAAAAAAAAAA`, `/web/${file}?v=`]) {
+          const revalidated = await api.get(other);
+          expect(revalidated.status, other).toBe(200);
+          expect(revalidated.headers.get('cache-control'), other).toBe('no-cache');
+          expect(revalidated.text).toBe(res.text);
+        }
+      }
+    },
+  );
+
   it('answers 304 to a browser that has the asset already', async () => {
     const first = await api.get('/web/style.css');
     const etag = first.headers.get('etag');
-    expect(etag).toMatch(/^"[A-Za-z0-9_-]{22}"$/);
+    expect(etag).toMatch(/^"[A-Za-z0-9_-]{16}"$/);
     const again = await api.get('/web/style.css', { headers: { 'If-None-Match': etag! } });
     expect(again.status).toBe(304);
     expect(again.text).toBe('');

@@ -41,6 +41,19 @@ export function withHeadLinks(shell: string, links: readonly HeadLink[]): string
   return shell.replace('</head>', () => `${tags}</head>`);
 }
 
+/**
+ * A shell whose references to the build's files (`"/web/<name>"`) carry each file's content
+ * version (`"/web/<name>?v=<version>"`), for the files `versions` names: a URL that changes with
+ * the bytes, which the server lets a browser keep for a year without asking again. A page of a new
+ * build names new URLs, so no browser keeps an old script past a release.
+ */
+export function withAssetVersions(shell: string, versions: ReadonlyMap<string, string>): string {
+  return shell.replace(/"\/web\/([^"?]+)"/g, (whole, name: string) => {
+    const version = versions.get(name);
+    return version ? `"/web/${name}?v=${version}"` : whole;
+  });
+}
+
 /** The pages, by the name of their shell (`dist/pages/<name>.html`) and script (`/web/<name>.js`). */
 export const PAGE_NAMES = ['home', 'join', 'space', 'login', 'link', 'dashboard'] as const;
 export type PageName = (typeof PAGE_NAMES)[number];

@@ -56,6 +56,9 @@ export const hashCredential = (credential: string): string => sha256(`credential
 /** The bucket of a remote address. */
 export const addressBucket = (ip: string): string => sha256(`address:${ip}`);
 
+/** The bucket of a remote address in the pages' own budget (pages, their assets, avatars). */
+export const pageBucket = (ip: string): string => sha256(`pages:${ip}`);
+
 /**
  * Shapes a credential can have at all: 64 hex characters (owner and participant keys), `inv_` and
  * 32 base64url characters (invitation keys), `usr_` and 43 (user tokens), three base64url parts

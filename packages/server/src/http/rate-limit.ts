@@ -8,7 +8,7 @@ import {
   retryAfterSeconds,
 } from '@convene/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { clientOf, isWellFormed, presentedCredential, rateLimitClient } from './client';
+import { clientOf, isWellFormed, pageBucket, presentedCredential, rateLimitClient } from './client';
 import { toHttpError } from './errors';
 
 /** Response headers the rate limit sets on every answer (a replay recomputes them). */
@@ -21,6 +21,13 @@ export const RATE_LIMIT_HEADERS = [
 
 export interface RateLimitPolicyOptions {
   limiter: RateLimiter;
+  /**
+   * The budget of the human side's static routes (PAGE_BUDGET: pages, /web/ assets, avatars), per
+   * remote address and apart from the API's: a page view costs a dozen or more of them (its
+   * scripts, its stylesheet, an avatar per participant), and people behind one office address
+   * used up the API's 300 a minute by opening the space page. Without it they count as any route.
+   */
+  pageLimiter?: RateLimiter;
   clock: Clock;
   /** Whether a bearer JWT is a live dashboard session (checked in process: it is signed). */
   verifySession: (token: string, now: Date) => Promise<boolean>;
@@ -51,9 +58,16 @@ export const pendingCountOf = (request: FastifyRequest): PendingCount | undefine
  * an unknown, malformed or revoked one counts against the remote address, so that inventing
  * credentials never buys a fresh window.
  */
-export function rateLimitHook({ limiter, clock, verifySession, publicUrl }: RateLimitPolicyOptions) {
-  const { max, windowSeconds } = limiter.options;
-  const policy = `${max};w=${windowSeconds}`;
+export function rateLimitHook({
+  limiter,
+  pageLimiter,
+  clock,
+  verifySession,
+  publicUrl,
+}: RateLimitPolicyOptions) {
+  const policyOf = ({ max, windowSeconds }: RateLimiter['options']) => `${max};w=${windowSeconds}`;
+  const policy = policyOf(limiter.options);
+  const pagePolicy = pageLimiter && policyOf(pageLimiter.options);
 
   const subjectOf = async (request: FastifyRequest, now: Date): Promise<RateLimitClient> => {
     const client = clientOf(request).rateLimit;
@@ -65,13 +79,13 @@ export function rateLimitHook({ limiter, clock, verifySession, publicUrl }: Rate
     return client;
   };
 
-  const setHeaders = (reply: FastifyReply, now: Date, decision: RateLimitDecision) => {
+  const setHeaders = (reply: FastifyReply, now: Date, decision: RateLimitDecision, of = policy) => {
     const reset = retryAfterSeconds(decision, now);
     reply.headers({
       'RateLimit-Limit': String(decision.limit),
       'RateLimit-Remaining': String(decision.remaining),
       'RateLimit-Reset': String(reset),
-      'RateLimit-Policy': policy,
+      'RateLimit-Policy': of,
     });
     return reset;
   };
@@ -83,6 +97,13 @@ export function rateLimitHook({ limiter, clock, verifySession, publicUrl }: Rate
 
   async function rateLimit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const now = clock.now();
+    if (pageLimiter && pagePolicy && inPageBudget(request)) {
+      // No credential rides on these (an <img>, a stylesheet): the address is the client.
+      const decision = await pageLimiter.consume(pageBucket(request.ip), now);
+      const reset = setHeaders(reply, now, decision, pagePolicy);
+      if (!decision.allowed) throw new RateLimitedError(reset);
+      return;
+    }
     const client = await subjectOf(request, now);
     if ((limiter.countsInStatements && countedByUseCase(request)) || countedByBody(request)) {
       // Left to the use case's statement, or to the MCP calls' own keys once the body is parsed
@@ -186,6 +207,12 @@ function keyOfCall(call: unknown): { kind: 'space-key'; value: string } | undefi
   const key = params?.arguments?.privateKey ?? params?.privateKey;
   return typeof key === 'string' && key !== '' ? { kind: 'space-key', value: key } : undefined;
 }
+
+/** Route config of the routes counted in the pages' budget (see RateLimitPolicyOptions.pageLimiter). */
+export const PAGE_BUDGET = { pageBudget: true };
+
+const inPageBudget = (request: FastifyRequest): boolean =>
+  (request.routeOptions.config as { pageBudget?: boolean } | undefined)?.pageBudget === true;
 
 const countedByUseCase = (request: FastifyRequest): boolean =>
   (request.routeOptions.config as { countedByUseCase?: boolean } | undefined)?.countedByUseCase === true;

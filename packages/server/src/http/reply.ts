@@ -10,7 +10,9 @@ const CACHE_CONTROL: Record<Caching, string> = {
   'no-store': 'no-store',
   'no-cache': 'no-cache',
   public: 'public, max-age=300',
-  immutable: 'public, max-age=86400, immutable',
+  // A year, the customary ceiling: for URLs whose bytes never change (a content-named file, an
+  // avatar drawn from its id).
+  immutable: 'public, max-age=31536000, immutable',
 };
 
 /** Media types of the raw answers. */

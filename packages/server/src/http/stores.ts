@@ -13,6 +13,8 @@ import {
 /** The storage behind the HTTP policies. */
 export interface PolicyStores {
   rateLimiter: RateLimiter;
+  /** The pages' own budget per address (pages, their assets, avatars): see rate-limit.ts. */
+  pageRateLimiter: RateLimiter;
   idempotency: IdempotencyStore;
 }
 
@@ -24,15 +26,18 @@ export interface PolicyStores {
 export function policyStoresFor(
   database: Pick<Database, 'db' | 'engine'>,
   limits: RateLimitOptions,
+  pageLimits: RateLimitOptions,
   box: SecretBox,
 ): PolicyStores {
+  const shared = database.engine === 'postgres';
   return {
-    rateLimiter:
-      database.engine === 'postgres'
-        ? new SqlRateLimiter(database.db, limits)
-        : new MemoryRateLimiter(limits, (kind, lookup, now) =>
-            isLiveCredential(database.db, kind, lookup, now),
-          ),
+    rateLimiter: shared
+      ? new SqlRateLimiter(database.db, limits)
+      : new MemoryRateLimiter(limits, (kind, lookup, now) =>
+          isLiveCredential(database.db, kind, lookup, now),
+        ),
+    // The same counters (rows of `rate_limits` on PostgreSQL, under buckets of their own).
+    pageRateLimiter: shared ? new SqlRateLimiter(database.db, pageLimits) : new MemoryRateLimiter(pageLimits),
     idempotency: new SqlIdempotencyStore(database.db, box),
   };
 }

@@ -90,6 +90,11 @@ export interface RouteDeclaration {
   handler(scope: RouteScope): RouteHandlerMethod;
   /** It may wait longer than the request timeout before answering (see http/timeout.ts). */
   longWait?: boolean;
+  /**
+   * A static route of the human side (a page, its assets, an avatar): counted per address in the
+   * pages' budget, apart from the API's rate limit (see http/rate-limit.ts).
+   */
+  page?: boolean;
 }
 
 /** An MCP tool with no REST operation of its own (a long poll). */
@@ -177,14 +182,16 @@ export function route(
     url?: string;
     handler(scope: RouteScope): RouteHandlerMethod;
     longWait?: boolean;
+    page?: boolean;
   },
 ): RouteDeclaration {
-  const { url, handler, longWait, ...methods } = declaration;
+  const { url, handler, longWait, page, ...methods } = declaration;
   return {
     kind: 'route',
     path,
     ...(url ? { url } : {}),
     ...(longWait ? { longWait } : {}),
+    ...(page ? { page } : {}),
     methods: Object.fromEntries(
       Object.entries(methods).map(([method, openapi]) => [
         method,

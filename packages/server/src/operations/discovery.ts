@@ -84,5 +84,7 @@ export const discoveryOperations: Declaration[] = [
       },
     },
     handler: avatarHandler,
+    // An <img> of every participant on each page view: counted with the pages, not the API.
+    page: true,
   }),
 ];

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { PAGE_BUDGET } from '../http/rate-limit';
 import type { Declaration } from '../operations/declare';
 import { fastifyPath } from '../operations/declare';
 import type { RouteScope } from '../routes/scope';
@@ -18,7 +19,10 @@ export function registerRoutes(
     if (declaration.kind === 'route') {
       const handler = declaration.handler(scope);
       const url = declaration.url ?? fastifyPath(declaration.path);
-      const config = declaration.longWait ? { longWait: true } : {};
+      const config = {
+        ...(declaration.longWait ? { longWait: true } : {}),
+        ...(declaration.page ? PAGE_BUDGET : {}),
+      };
       for (const method of Object.keys(declaration.methods)) app.route({ method, url, handler, config });
     } else if (declaration.kind === 'operation' && declaration.direct) {
       app.route(directRoute(declaration, scope.deps));

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { isUuid } from '@convene/core';
 import {
   type HeadLink,
@@ -33,8 +32,6 @@ export const CONTENT_SECURITY_POLICY = [
 
 interface Served {
   build: WebBuild | undefined;
-  /** A strong validator of each asset's bytes, so a browser revalidates for a 304, not a download. */
-  etags: Map<string, string>;
 }
 
 /** The build, read once per server (its route scope), when its first web route is built. */
@@ -48,13 +45,7 @@ function servedBy(scope: RouteScope): Served {
       scope.app.log.warn(
         `the web pages are not built (nothing in ${scope.config.webDir}): run \`pnpm build\`; until then they answer 503`,
       );
-    const etags = new Map(
-      [...(build?.assets ?? [])].map(([name, asset]) => [
-        name,
-        `"${createHash('sha256').update(asset.body).digest('base64url').slice(0, 22)}"`,
-      ]),
-    );
-    read = { build, etags };
+    read = { build };
     served.set(scope, read);
   }
   return read;
@@ -160,22 +151,30 @@ export const spacePageOf =
     };
   };
 
-/** The pages' scripts, styles and icon: only the files the build produced can be named. */
+/**
+ * The pages' scripts, styles and icon: only the files the build produced can be named. A URL that
+ * names the bytes it gets (a chunk, named after its content; another file with its content
+ * version, `?v=`, as the shells name them) is kept by the browser for a year without asking again;
+ * any other (the bare name, or the version of another build, as a page of another release asks a
+ * node during a rolling upgrade) is revalidated, so a browser never keeps bytes under a URL that
+ * names others.
+ */
 export function assetHandler(scope: RouteScope): RouteHandlerMethod {
-  const { build, etags } = servedBy(scope);
+  const { build } = servedBy(scope);
   return async (request, reply) => {
     if (!build) return notBuilt(reply);
     const file = (request.params as { file: string }).file;
     const asset = build.assets.get(file);
-    const etag = etags.get(file);
-    if (!asset || !etag) return reply.callNotFound();
-    // A browser that has these bytes already gets an empty 304.
+    if (!asset) return reply.callNotFound();
+    // A strong validator of the bytes: a browser that has them already gets an empty 304.
+    const etag = `"${asset.version}"`;
     const fresh = request.headers['if-none-match'] === etag;
     if (fresh) reply.code(304);
+    const named = asset.immutable || (request.query as { v?: unknown }).v === asset.version;
     return sendRaw(reply, {
       type: asset.contentType,
       body: fresh ? '' : asset.body,
-      cache: asset.immutable ? 'immutable' : 'no-cache',
+      cache: named ? 'immutable' : 'no-cache',
       nosniff: true,
       headers: { ETag: etag },
     });
