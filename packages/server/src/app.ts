@@ -19,6 +19,7 @@ import type { ServerConfig } from './env';
 import type { EventHub } from './events/hub';
 import { registerCors } from './http/cors';
 import { toHttpError } from './http/errors';
+import { forwardedWithoutTrust } from './http/forwarded';
 import { idempotencyHooks } from './http/idempotency';
 import { serializeError } from './http/log-errors';
 import { normaliseRequest, registerHttpPolicy } from './http/policy';
@@ -174,13 +175,16 @@ export async function buildApp({
   //    nothing over the limit: see http/rate-limit.ts);
   // 3. 400 for an unsupported or retired API-Version; then bodies, JSON errors and 404s;
   // 4. the space key presented counts as its participant being seen (lastSeenAt).
+  const proxyUntrusted = forwardedWithoutTrust(config.trustProxy);
   const presence = new Presence(deps, config.presenceIntervalMs);
   app.decorate('presence', presence);
   const shutdown = new AbortController();
   app.addHook('preClose', async () => shutdown.abort());
   app.addHook('onRequest', async (request, reply) => {
-    // 0. Its log line, written when it ends, however it ends.
+    // 0. Its log line, written when it ends, however it ends; a proxy this node does not trust
+    //    is said once.
     if (logger) logWhenDone(request, reply);
+    proxyUntrusted(request);
     //    Closing: nothing runs (503 with Retry-After and Connection: close, not counted).
     if (shutdown.signal.aborted) {
       versioning.resolve(request, reply);

@@ -118,9 +118,16 @@ const ZEnv = z.object({
    * them saw. Entries left of it are what the client sent, which it could choose.
    */
   TRUST_PROXY: z
-    .union([z.enum(['true', 'false']), wholeNumber(0, MAX_PROXY_HOPS)])
+    .string()
     .default('false')
-    .transform((v) => (v === 'true' ? 1 : v === 'false' ? 0 : v)),
+    .superRefine((v, ctx) => {
+      if (v === 'true' || v === 'false' || (DECIMAL_DIGITS.test(v) && Number(v) <= MAX_PROXY_HOPS)) return;
+      ctx.addIssue({
+        code: 'custom',
+        message: `must be true (one proxy), false (none) or how many proxies stand before the node, from 0 to ${MAX_PROXY_HOPS}`,
+      });
+    })
+    .transform((v) => (v === 'true' ? 1 : v === 'false' ? 0 : Number(v))),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** `json` (one JSON object per line) or `text` (for a person); unset: text on a terminal, else json. */
   LOG_FORMAT: z.enum(['json', 'text']).optional(),

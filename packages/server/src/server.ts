@@ -21,6 +21,7 @@ import { hubSpaceWatch } from './events/space-watch';
 import { type PolicyStores, policyStoresFor } from './http/stores';
 import { McpSessionStreams } from './mcp/session-streams';
 import { loadOrCreateSecret, resealAfterSecretChange } from './secret';
+import { startWarnings } from './start-warnings';
 import { webhookPoster } from './webhooks/post';
 import { WebhookWorker } from './webhooks/worker';
 
@@ -114,6 +115,7 @@ export async function createServer(
       ...(options.logStream ? { logStream: options.logStream } : {}),
     });
     for (const { level, message } of early) app.log[level](message);
+    for (const message of startWarnings(config)) app.log.warn(message);
     diffWorkerFailed = (error) =>
       app.log.error(
         { err: error },

@@ -143,6 +143,20 @@ describe('configuration', () => {
       expect(loadConfig({ PUBLIC_URL: url! }).publicUrl).toBe(publicUrl);
   });
 
+  it('says what TRUST_PROXY accepts when it refuses it', () => {
+    for (const value of ['yes', '-1', '17', '10.0.0.1', '1.5', 'TRUE'])
+      expect(refusal({ TRUST_PROXY: value })).toBe(
+        'invalid configuration: TRUST_PROXY: must be true (one proxy), false (none) or how many proxies stand before the node, from 0 to 16',
+      );
+    for (const [value, hops] of [
+      ['true', 1],
+      ['false', 0],
+      ['0', 0],
+      ['16', 16],
+    ] as const)
+      expect(loadConfig({ TRUST_PROXY: value }).trustProxy).toBe(hops);
+  });
+
   it('names DATABASE_URL when it cannot be read as a URL, and never repeats its password', () => {
     for (const url of [
       'postgres://convene:hunter%zz2@db/convene',

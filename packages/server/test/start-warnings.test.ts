@@ -1,0 +1,106 @@
+// What a server says at start about a configuration that is most likely a mistake, and the one
+// warning a request can bring (X-Forwarded-For while TRUST_PROXY is off): trial s26, finding 11.
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/env';
+import { isLoopbackHost, startWarnings } from '../src/start-warnings';
+import { withServer } from './helpers';
+
+interface LogLine {
+  level: number;
+  msg: string;
+  reqId?: string;
+}
+const logOf = (lines: string[]): LogLine[] => lines.map((line) => JSON.parse(line) as LogLine);
+
+describe('start warnings', () => {
+  const warnings = (env: Record<string, string>) => startWarnings(loadConfig(env));
+
+  it('say nothing of the defaults, or of a server reached at its public https address', () => {
+    expect(warnings({})).toEqual([]);
+    expect(warnings({ DATABASE_URL: 'memory://' })).toEqual([]);
+    expect(warnings({ HOST: '0.0.0.0', PUBLIC_URL: 'https://convene.example.com' })).toEqual([]);
+    expect(warnings({ HOST: '::1', PUBLIC_URL: 'http://localhost:3000' })).toEqual([]);
+  });
+
+  it('say when the server takes other machines’ connections but hands out links to localhost', () => {
+    for (const host of ['0.0.0.0', '::', '10.1.2.3', 'convene.internal'])
+      for (const env of [{}, { PUBLIC_URL: 'http://127.0.0.1:8080' }]) {
+        const said = warnings({ HOST: host, ...env });
+        expect(said, host).toHaveLength(1);
+        expect(said[0]).toMatch(
+          new RegExp(`^HOST=${host.replace(/\./g, '\\.')} takes connections from other machines`),
+        );
+        expect(said[0]).toContain('set PUBLIC_URL to the address people reach it by');
+      }
+  });
+
+  it('say when keys would cross a network in clear (a public URL on plain http)', () => {
+    expect(warnings({ PUBLIC_URL: 'http://convene.example.com' })).toEqual([
+      'PUBLIC_URL http://convene.example.com is plain http: keys and tokens cross the network in clear; ' +
+        'serve it over HTTPS (a proxy that terminates TLS) and set PUBLIC_URL to its https:// address',
+    ]);
+  });
+
+  it('say when a server other machines use keeps nothing (memory://)', () => {
+    const said = warnings({ HOST: '0.0.0.0', PUBLIC_URL: 'https://x.example', DATABASE_URL: 'memory://' });
+    expect(said).toHaveLength(1);
+    expect(said[0]).toMatch(/^DATABASE_URL=memory:\/\/ keeps nothing, yet HOST=0\.0\.0\.0/);
+  });
+
+  it('know loopback names and addresses', () => {
+    for (const host of ['localhost', 'LOCALHOST', 'app.localhost', '127.0.0.1', '127.1.2.3', '::1', '[::1]'])
+      expect(isLoopbackHost(host), host).toBe(true);
+    for (const host of ['0.0.0.0', '::', '10.0.0.1', '128.0.0.1', 'example.com', 'localhost.example.com'])
+      expect(isLoopbackHost(host), host).toBe(false);
+  });
+
+  it('are logged at start as warnings in the logger’s shape', async () => {
+    const lines: string[] = [];
+    await withServer(
+      // The harness listens on loopback whatever HOST says; the warning is about the setting.
+      {
+        config: { host: '0.0.0.0', logLevel: 'warn' },
+        logStream: { write: (line) => void lines.push(line) },
+      },
+      async () => {
+        const warned = logOf(lines).filter((l) => l.msg.startsWith('HOST=0.0.0.0 takes connections'));
+        expect(warned).toHaveLength(1);
+        expect(warned[0]).toMatchObject({ level: 40, pid: process.pid });
+      },
+    );
+  });
+});
+
+describe('X-Forwarded-For while TRUST_PROXY is off', () => {
+  const forwarded = { headers: { 'X-Forwarded-For': '203.0.113.7' } };
+  const said = (lines: string[]) => logOf(lines).filter((l) => l.msg.includes('TRUST_PROXY is off'));
+
+  it('is said once per process, with the request that brought it', async () => {
+    const lines: string[] = [];
+    await withServer(
+      { config: { logLevel: 'warn' }, logStream: { write: (line) => void lines.push(line) } },
+      async ({ h }) => {
+        await h.get('/api/health');
+        expect(said(lines)).toEqual([]);
+        const first = await h.get('/api/health', forwarded);
+        await h.get('/api/health', forwarded);
+        await expect.poll(() => said(lines)).toHaveLength(1);
+        expect(said(lines)[0]).toMatchObject({ level: 40, reqId: first.headers.get('request-id') });
+        expect(said(lines)[0]!.msg).toContain("counts as the proxy's address (127.0.0.1)");
+        expect(said(lines)[0]!.msg).toContain('set TRUST_PROXY to how many');
+      },
+    );
+  });
+
+  it('is not said when TRUST_PROXY is set', async () => {
+    const lines: string[] = [];
+    await withServer(
+      { config: { logLevel: 'warn', trustProxy: 1 }, logStream: { write: (line) => void lines.push(line) } },
+      async ({ h }) => {
+        await h.get('/api/health', forwarded);
+        await h.get('/api/health');
+        expect(said(lines)).toEqual([]);
+      },
+    );
+  });
+});
