@@ -47,6 +47,12 @@ declare module 'fastify' {
     mcpStreams: McpSessionStreams | null;
     /** Aborted when the server begins to close: long polls answer at once. */
     shutdownSignal: AbortSignal;
+    /**
+     * Set when a drain begins (ConveneServer.drain): readiness fails (`GET /api/health` answers
+     * 503 shutting_down) while every other request is still served, each answer closing its
+     * connection, so a load balancer moves its traffic elsewhere before the node closes.
+     */
+    draining: boolean;
     /** Verified presence: moves lastSeenAt for the keys used. */
     presence: Presence;
   }
@@ -186,10 +192,13 @@ export async function buildApp({
     if (logger) logWhenDone(request, reply);
     proxyUntrusted(request);
     //    Closing: nothing runs (503 with Retry-After and Connection: close, not counted).
-    if (shutdown.signal.aborted) {
+    //    Draining: the same for the health probe only; the rest is served, on connections that
+    //    close after their answer.
+    if (shutdown.signal.aborted || (app.draining && isHealthProbe(request))) {
       versioning.resolve(request, reply);
       throw new ShuttingDownError();
     }
+    if (app.draining) reply.header('Connection', 'close');
     //    A request that cannot finish in time answers 503 (streams and long waits excepted; a
     //    long poll's `wait` is added to its time).
     startRequestTimer(request, reply, config.requestTimeoutMs + declaredWaitMs(request));
@@ -238,6 +247,7 @@ export async function buildApp({
   app.decorate('eventHub', null);
   app.decorate('mcpStreams', null);
   app.decorate('shutdownSignal', shutdown.signal);
+  app.decorate('draining', false);
   let document: ReturnType<typeof buildOpenApiDocument> | undefined;
   registerRoutes(app, declarations, {
     app,
@@ -250,3 +260,6 @@ export async function buildApp({
 
   return app;
 }
+
+/** The readiness and liveness probe (the health operation), however it is asked for. */
+const isHealthProbe = (request: FastifyRequest): boolean => request.url.split('?', 1)[0] === '/api/health';

@@ -39,6 +39,9 @@ const wholeNumber = (min: number, max: number) =>
       message: `must be from ${min.toLocaleString('en')} to ${max.toLocaleString('en')}`,
     });
 
+/** The longest drain SHUTDOWN_DRAIN_S may ask for (a Kubernetes pod's grace period is 30 s by default). */
+export const MAX_SHUTDOWN_DRAIN_S = 120;
+
 /** The most proxies TRUST_PROXY may name. */
 const MAX_PROXY_HOPS = 16;
 
@@ -131,6 +134,11 @@ const ZEnv = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** `json` (one JSON object per line) or `text` (for a person); unset: text on a terminal, else json. */
   LOG_FORMAT: z.enum(['json', 'text']).optional(),
+  /**
+   * On SIGTERM, how long the node keeps serving with `GET /api/health` answering 503 before it
+   * closes, so that a load balancer stops sending it requests first (0: it closes at once).
+   */
+  SHUTDOWN_DRAIN_S: wholeNumber(0, MAX_SHUTDOWN_DRAIN_S).default(0),
   /** Lifetime of a dashboard JWT issued by the built-in accounts. */
   SESSION_TTL_S: wholeNumber(1, TEN_YEARS_S).default(43_200),
   /** An external OpenID Connect issuer whose JWTs are also trusted as dashboard sessions. */
@@ -203,6 +211,8 @@ export interface ServerConfig {
   logLevel: z.infer<typeof ZEnv>['LOG_LEVEL'];
   /** How a server process prints its log (serve.ts); unset: text on a terminal, else json. */
   logFormat?: 'json' | 'text' | undefined;
+  /** On SIGTERM, how long `serve` keeps serving while `/api/health` answers 503 (0: none). */
+  shutdownDrainMs: number;
   /** Interval of `: ping` comments on event streams. */
   streamPingMs: number;
   /** How often one key's lastSeenAt is written at most, per node (5 s; tests shorten it). */
@@ -290,6 +300,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     trustProxy: e.TRUST_PROXY,
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,
+    shutdownDrainMs: e.SHUTDOWN_DRAIN_S * 1000,
     streamPingMs: 15_000,
     presenceIntervalMs: 5_000,
     streamLeaseRenewMs: (STREAM_LEASE_SECONDS * 1000) / 3,

@@ -43,22 +43,35 @@ export async function serve(config: ServerConfig, options: ServeOptions = {}): P
   // Stopped cleanly from here on: a signal sent as soon as the readiness line is read must find
   // the handlers in place (before them, SIGTERM, SIGINT and SIGHUP kill the process outright).
   let stopping = false;
+  // A second signal during a drain ends it: the operator (or the supervisor) wants it down now.
+  const drainCut = new AbortController();
   const stop = (signal: keyof typeof STOP_EXIT_CODES) => {
-    if (stopping) return;
+    if (stopping) return drainCut.abort();
     stopping = true;
-    say('info', `${signal} received: shutting down`);
+    // Only SIGTERM, what a supervisor or an orchestrator sends, drains: Ctrl-C and a closed
+    // terminal stop at once.
+    const drainMs = signal === 'SIGTERM' ? config.shutdownDrainMs : 0;
+    say(
+      'info',
+      drainMs > 0
+        ? `${signal} received: draining for ${drainMs / 1000} s (GET /api/health answers 503, requests are still served), then shutting down`
+        : `${signal} received: shutting down`,
+    );
     const force = setTimeout(() => {
       say('error', 'shutdown took too long; exiting');
       process.exit(1);
-    }, 14_000);
+    }, drainMs + 14_000);
     force.unref();
-    server.close().then(
-      () => process.exit(STOP_EXIT_CODES[signal]),
-      (error) => {
-        say('error', 'shutdown failed', {}, error);
-        process.exit(1);
-      },
-    );
+    server
+      .drain(drainMs, drainCut.signal)
+      .then(() => server.close())
+      .then(
+        () => process.exit(STOP_EXIT_CODES[signal]),
+        (error) => {
+          say('error', 'shutdown failed', {}, error);
+          process.exit(1);
+        },
+      );
   };
   for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => stop(signal));
   options.onStoppable?.();

@@ -30,6 +30,11 @@ export interface ConveneServer {
   database: Database;
   deps: Deps;
   config: ServerConfig;
+  /**
+   * Fails readiness and keeps serving (see FastifyInstance.draining) for `ms`, or until `cut` is
+   * aborted; close() follows. What a load balancer needs to stop sending requests first.
+   */
+  drain(ms: number, cut?: AbortSignal): Promise<void>;
   /** Stop accepting, end streams, finish in-flight requests, close the database. */
   close(): Promise<void>;
 }
@@ -174,6 +179,19 @@ export async function createServer(
       database,
       deps,
       config,
+      async drain(ms, cut) {
+        app.draining = true;
+        if (ms <= 0 || cut?.aborted) return;
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            clearTimeout(timer);
+            cut?.removeEventListener('abort', done);
+            resolve();
+          };
+          const timer = setTimeout(done, ms);
+          cut?.addEventListener('abort', done, { once: true });
+        });
+      },
       close() {
         closed ??= (async () => {
           // Streams never finish by themselves: end them so the close below can complete.

@@ -22,6 +22,7 @@ const VARIABLES = [
   'CORS_ORIGINS',
   'LOG_LEVEL',
   'LOG_FORMAT',
+  'SHUTDOWN_DRAIN_S',
   'SESSION_TTL_S',
   'USER_TOKEN_TTL_S',
   'OIDC_ISSUER',
@@ -43,6 +44,7 @@ const NUMBERS = [
   'SESSION_TTL_S',
   'USER_TOKEN_TTL_S',
   'WEBHOOK_TIMEOUT_S',
+  'SHUTDOWN_DRAIN_S',
 ];
 
 /** What loadConfig refuses `env` with. */

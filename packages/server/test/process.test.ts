@@ -90,6 +90,29 @@ describe.runIf(!onPostgres())('server process on the embedded database', () => {
     expect(body.received()).toBe('');
   }, 90_000);
 
+  it('drains on SIGTERM for SHUTDOWN_DRAIN_S: its health probe answers 503 while requests are still served; a second signal ends the drain', async () => {
+    const server = spawnServer({
+      DATA_DIR: dir,
+      PORT: String(await freePort()),
+      SHUTDOWN_DRAIN_S: '60',
+      LOG_LEVEL: 'info',
+    });
+    const h = new Harness(await server.ready);
+    const space = await h.createSpace({ name: 'Draining' });
+    expect((await h.get('/api/health')).status).toBe(200);
+    const started = Date.now();
+    server.child.kill('SIGTERM');
+    await expect.poll(async () => (await h.get('/api/health')).status).toBe(503);
+    expect(server.output()).toContain('SIGTERM received: draining for 60 s');
+    const served = await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey });
+    expect(served.status).toBe(200);
+    expect(served.headers.get('connection')).toBe('close');
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(server.output()).not.toContain('took too long');
+  }, 90_000);
+
   it('writes one line per request to standard output, and loses none when it stops', async () => {
     const port = await freePort();
     const server = spawnServer({ DATA_DIR: dir, PORT: String(port), LOG_LEVEL: 'info' });
