@@ -165,6 +165,21 @@ export async function createServer(
       // Longer than an attempt may take, so no other node claims a delivery still being attempted.
       leaseMs: config.webhookTimeoutMs + 30_000,
       onError: (error, what) => app.log.error({ err: error }, `webhooks: ${what}`),
+      onRefused: (delivery) =>
+        app.log.warn(
+          {
+            spaceId: delivery.spaceId,
+            webhookId: delivery.webhookId,
+            deliveryId: delivery.id,
+            attempt: delivery.attempt,
+            // The host alone: a path or query may carry the receiver's own token.
+            host: new URL(delivery.url).host,
+          },
+          "webhook delivery refused by this node's network policy: the host resolves to an address " +
+            'that WEBHOOK_ALLOW_PRIVATE and WEBHOOK_ALLOW_NETWORKS do not allow here. Every node works ' +
+            'on the one delivery queue: give them all the same webhook settings (the attempt counts as ' +
+            'failed and is retried on schedule by whichever node claims it)',
+        ),
     });
     await webhooks.start();
     const stopLockSweeper = await startLockExpirySweeper({

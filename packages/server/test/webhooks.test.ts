@@ -338,3 +338,61 @@ describe('deliveries', () => {
     }
   });
 });
+
+describe("a node whose network settings refuse what another node's allowed", () => {
+  const lines: string[] = [];
+  // Its deliveries refuse loopback: WEBHOOK_ALLOW_NETWORKS is unset on this node.
+  const { srv: node, h: api } = useServer({
+    config: {
+      webhookUrls: { allowPrivate: false, allowNetworks: [] },
+      webhookRetryDelaysMs: [300, 300],
+      webhookPollMs: 1000,
+      logLevel: 'warn',
+    },
+    logStream: { write: (line) => void lines.push(line) },
+  });
+  const refusals = () =>
+    lines
+      .map((line) => JSON.parse(line))
+      .filter((l) => String(l.msg).startsWith("webhook delivery refused by this node's network policy"));
+
+  it('warns of each attempt it refuses, counted as failed and retried on schedule, then given up', async () => {
+    // Registered as a node with WEBHOOK_ALLOW_NETWORKS=127.0.0.1 registers it (the shared queue's
+    // deliveries then go to whichever node claims them).
+    node.server.deps.config.webhookUrls = { allowPrivate: false, allowNetworks: ['127.0.0.1'] };
+    const space = await api.createSpace();
+    const guest = await api.joinActive(space, { name: 'Listener' });
+    const created = await api.post(hooks(space), {
+      key: guest.key,
+      body: { url: `${path('refused-here')}?token=receiver-secret`, events: ['message'] },
+    });
+    expectOk(created, 201);
+    expectOk(
+      await api.post(`/hub/space/${space.spaceId}/messages`, { key: space.ownerKey, body: { content: 'x' } }),
+    );
+    // The first attempt and the two retries of the schedule, each refused here and said.
+    await expect.poll(refusals, { timeout: 15_000 }).toHaveLength(3);
+    const host = new URL(receiver.url).host;
+    expect(refusals()).toEqual(
+      [1, 2, 3].map((attempt) =>
+        expect.objectContaining({
+          level: 40,
+          spaceId: space.spaceId,
+          webhookId: created.body.id,
+          attempt,
+          host,
+        }),
+      ),
+    );
+    expect(JSON.stringify(refusals())).not.toContain('receiver-secret');
+    expect(refusals()[0].msg).toContain('give them all the same webhook settings');
+    expect(receiver.received.filter((d) => JSON.parse(d.body).spaceId === space.spaceId)).toEqual([]);
+    await expect
+      .poll(async () => (await api.get(hooks(space), { key: guest.key })).body.webhooks[0])
+      .toMatchObject({
+        enabled: false,
+        failures: 3,
+        lastError: 'refused: the host resolves to a private address',
+      });
+  });
+});

@@ -11,6 +11,12 @@ export interface WebhookPostResult {
   gone: boolean;
   /** What went wrong, for its owner to read: `HTTP 500`, `timeout`, or the network error. */
   error: string | undefined;
+  /**
+   * This node's network policy (WEBHOOK_ALLOW_PRIVATE, WEBHOOK_ALLOW_NETWORKS) refused the
+   * address the host resolved to: nothing was sent. Another node, or the one that registered the
+   * webhook, may have allowed it.
+   */
+  refused?: boolean;
 }
 
 export interface WebhookPoster {
@@ -95,7 +101,9 @@ export function webhookPoster({
         req.on('timeout', () => {
           req.destroy(new Error('timeout'));
         });
-        req.on('error', (error) => done({ ok: false, gone: false, error: describe(error) }));
+        req.on('error', (error) =>
+          done({ ok: false, gone: false, error: describe(error), refused: isRefusal(error) }),
+        );
         req.end(payload);
       });
     },
@@ -106,9 +114,12 @@ export function webhookPoster({
   };
 }
 
+/** request-filtering-agent's refusal of an address the policy does not allow. */
+const isRefusal = (error: Error): boolean => /is not allowed/.test(error.message);
+
 /** A network error as its owner may read it: never a stack, never more than a line. */
 function describe(error: Error & { code?: string }): string {
   if (error.message === 'timeout') return 'timeout';
-  if (/is not allowed/.test(error.message)) return 'refused: the host resolves to a private address';
+  if (isRefusal(error)) return 'refused: the host resolves to a private address';
   return (error.code ?? error.message).slice(0, 200);
 }

@@ -24,6 +24,12 @@ export interface WebhookWorkerOptions {
    */
   pollMs?: number;
   onError?: (error: unknown, what: string) => void;
+  /**
+   * An attempt this node's network policy refused (see WebhookPostResult.refused): with the
+   * same settings on every node it happens only to a host that now resolves to a private address
+   * (DNS rebinding); otherwise this node lacks what another allowed.
+   */
+  onRefused?: (delivery: ClaimedDelivery) => void;
 }
 
 /**
@@ -89,6 +95,10 @@ export class WebhookWorker {
         await completeWebhookDelivery({ deps, delivery });
         return;
       }
+      // Counted as a failed attempt all the same, not left to another node: a delivery every node
+      // refuses is still given up on its schedule, never passed round for ever. Its retry goes to
+      // whichever node claims it then.
+      if (result.refused) this.options.onRefused?.(delivery);
       const outcome = await failWebhookDelivery({
         deps,
         delivery,
