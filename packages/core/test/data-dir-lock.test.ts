@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -81,6 +81,69 @@ describe('data directory lock', () => {
       lockDataDir(dir)();
     },
   );
+
+  it.runIf(hasProc)(
+    'says of a copy taken while its server runs that it is a copy, what it risks and what to do, not that it is in use',
+    () => {
+      const original = tempDir();
+      const unlock = lockDataDir(original);
+      const copy = join(tempDir(), 'copy');
+      cpSync(original, copy, { recursive: true });
+      let refusal: unknown;
+      try {
+        lockDataDir(copy);
+      } catch (error) {
+        refusal = error;
+      }
+      expect(refusal).toBeInstanceOf(DataDirInUseError);
+      const message = (refusal as Error).message;
+      expect(message).toBe(
+        `data directory ${copy} was copied from ${original} while the Convene server there (pid ${process.pid}) ` +
+          `was running: no server uses this copy, but its files may be inconsistent (its lock file, ` +
+          `${join(copy, 'convene.lock')}, came with it). Stop that server, then copy ${original} again. To start ` +
+          'on this copy as it is, delete its convene.lock: it is then opened as after a crash, and what was ' +
+          'being written while it was copied may be missing or damaged',
+      );
+      expect(message).not.toMatch(/in use/);
+      // The original is in use, and said so, as before.
+      expect(() => lockDataDir(original)).toThrow(
+        `data directory ${original} is in use by another Convene server`,
+      );
+      // The same directory through a symbolic link is no copy.
+      const link = join(tempDir(), 'link');
+      symlinkSync(original, link);
+      expect(() => lockDataDir(link)).toThrow(/is in use by another Convene server/);
+      unlock();
+    },
+  );
+
+  it('opens a copy whose server has gone, saying it was copied from a running (or crashed) server', () => {
+    const original = tempDir();
+    lockDataDir(original);
+    const copy = join(tempDir(), 'copy');
+    cpSync(original, copy, { recursive: true });
+    // The server the copy's lock names has since gone (another pid, no longer running).
+    const gone = { ...JSON.parse(lockOf(copy)), pid: 2 ** 22 + 1, instance: 'gone' };
+    writeFileSync(join(copy, 'convene.lock'), JSON.stringify(gone));
+    const told: string[] = [];
+    const unlock = lockDataDir(copy, undefined, (message) => told.push(message));
+    expect(told).toEqual([
+      `data directory ${copy} was copied from ${original} while a Convene server ran there, or after one ` +
+        'stopped there without closing (a crash): it is opened as after a crash, and what was being written ' +
+        'while it was copied may be missing or damaged. Take copies with the server stopped',
+    ]);
+    expect(JSON.parse(lockOf(copy)).dir).toBe(copy);
+    unlock();
+    // Its own lock, left by a crash of its own, says nothing.
+    lockDataDir(copy);
+    const silent: string[] = [];
+    writeFileSync(
+      join(copy, 'convene.lock'),
+      JSON.stringify({ ...JSON.parse(lockOf(copy)), instance: 'gone' }),
+    );
+    lockDataDir(copy, undefined, (message) => silent.push(message))();
+    expect(silent).toEqual([]);
+  });
 
   it('refuses a lock of the old format (a bare pid) naming another live process: nothing tells it from its owner', () => {
     const dir = tempDir();

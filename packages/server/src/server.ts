@@ -64,6 +64,7 @@ export async function createServer(
     dataDir: config.dataDir,
     loadDataDir: options.loadDataDir,
     onDataDirTightened: (message) => early.push({ level: 'info', message }),
+    onDataDirCopied: (message) => early.push({ level: 'warn', message }),
     waitForServerMs: options.waitForDatabase?.ms,
     onUnreachable: options.waitForDatabase?.onUnreachable,
   });

@@ -1,5 +1,14 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { connect, createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,6 +47,16 @@ describe.runIf(!onPostgres())('server process on the embedded database', () => {
     expect(await second.exited).not.toBe(0);
     expect(second.output()).toContain(dir);
     expect(second.output()).toMatch(/in use/);
+    // A copy taken while it runs (its lock came along) is said to be one, with what to do.
+    const copy = join(mkdtempSync(join(tmpdir(), 'convene-hot-copy-')), 'data');
+    cpSync(dir, copy, { recursive: true });
+    const onCopy = spawnServer({ DATA_DIR: copy, PORT: String(await freePort()) });
+    expect(await onCopy.exited).not.toBe(0);
+    expect(onCopy.output()).toContain(
+      `data directory ${copy} was copied from ${dir} while the Convene server there`,
+    );
+    expect(onCopy.output()).not.toMatch(/in use/);
+    rmSync(copy, { recursive: true, force: true });
 
     const started = Date.now();
     expect(await first.stop('SIGTERM')).toBe(0);

@@ -5,6 +5,7 @@ import {
   mkdirSync,
   openSync,
   readFileSync,
+  realpathSync,
   rmSync,
   statSync,
   writeSync,
@@ -61,6 +62,12 @@ interface LockOwner {
   instance?: string | undefined;
   boot?: string | undefined;
   started?: string | undefined;
+  /**
+   * The directory it locked (its real path). A lock in another directory came with a copy of
+   * that one, taken while a server ran on it (or after one crashed there): a copy of a running
+   * server's directory named that server as its owner, and was refused as "in use".
+   */
+  dir?: string | undefined;
 }
 
 /** Tells this process's lock from an earlier process's that had the same pid. */
@@ -70,9 +77,15 @@ const INSTANCE = randomUUID();
  * PGlite does not lock its data directory, and two processes on one directory silently diverge.
  * A lock file naming its owner makes a second server refuse to start; a lock left by a crashed
  * process is taken over: its pid is gone, is this process's own, or is now another process's
- * (another start time, or another boot). The directory is made private first.
+ * (another start time, or another boot). The directory is made private first. A lock that names
+ * another directory came with a copy: refused as such while its owner runs (the copy was taken
+ * hot), else taken over with `onCopied` told.
  */
-export function lockDataDir(dataDir: string, onTightened?: (message: string) => void): () => void {
+export function lockDataDir(
+  dataDir: string,
+  onTightened?: (message: string) => void,
+  onCopied?: (message: string) => void,
+): () => void {
   const dir = resolve(dataDir);
   makeDataDirPrivate(dir, onTightened);
   const file = join(dir, 'convene.lock');
@@ -81,6 +94,8 @@ export function lockDataDir(dataDir: string, onTightened?: (message: string) => 
     instance: INSTANCE,
     boot: bootId(),
     started: startTime(process.pid),
+    // Its real path: the same directory reached through a symbolic link is no copy.
+    dir: realpathSync(dir),
   };
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
@@ -91,7 +106,14 @@ export function lockDataDir(dataDir: string, onTightened?: (message: string) => 
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       const owner = readOwner(file);
-      if (owner && holds(owner, me)) throw new DataDirInUseError(dir, owner.pid);
+      const copiedFrom = owner?.dir !== undefined && owner.dir !== me.dir ? owner.dir : undefined;
+      if (owner && holds(owner, me)) throw new DataDirInUseError(dir, owner.pid, copiedFrom);
+      if (copiedFrom !== undefined)
+        onCopied?.(
+          `data directory ${dir} was copied from ${copiedFrom} while a Convene server ran there, or after ` +
+            'one stopped there without closing (a crash): it is opened as after a crash, and what was ' +
+            'being written while it was copied may be missing or damaged. Take copies with the server stopped',
+        );
       rmSync(file, { force: true });
     }
   }
@@ -102,10 +124,18 @@ export class DataDirInUseError extends Error {
   constructor(
     readonly dataDir: string,
     readonly pid: number | null,
+    /** The directory its lock was made in, when it is another: `dataDir` is a copy of it. */
+    readonly copiedFrom?: string,
   ) {
     super(
-      `data directory ${dataDir} is in use by another Convene server${pid ? ` (pid ${pid})` : ''}; ` +
-        'stop it, or start this one with another DATA_DIR or a DATABASE_URL',
+      copiedFrom === undefined
+        ? `data directory ${dataDir} is in use by another Convene server${pid ? ` (pid ${pid})` : ''}; ` +
+            'stop it, or start this one with another DATA_DIR or a DATABASE_URL'
+        : `data directory ${dataDir} was copied from ${copiedFrom} while the Convene server there ` +
+            `(pid ${pid}) was running: no server uses this copy, but its files may be inconsistent ` +
+            `(its lock file, ${join(dataDir, 'convene.lock')}, came with it). Stop that server, then copy ` +
+            `${copiedFrom} again. To start on this copy as it is, delete its convene.lock: it is then ` +
+            'opened as after a crash, and what was being written while it was copied may be missing or damaged',
     );
     this.name = 'DataDirInUseError';
   }
@@ -129,6 +159,7 @@ function readOwner(file: string): LockOwner | undefined {
       instance: text_(parsed.instance),
       boot: text_(parsed.boot),
       started: text_(parsed.started),
+      dir: text_(parsed.dir),
     };
   } catch {
     return undefined;

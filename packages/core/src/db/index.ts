@@ -43,6 +43,11 @@ export interface OpenDatabaseOptions {
   /** Told when an existing data directory open to other users was made private (the server logs it). */
   onDataDirTightened?: ((message: string) => void) | undefined;
   /**
+   * Told when the data directory is a copy of another that a server had locked (taken while it
+   * ran, or after it crashed), whose server is gone: it is opened as after a crash (a warning).
+   */
+  onDataDirCopied?: ((message: string) => void) | undefined;
+  /**
    * PostgreSQL: how long to keep trying while the server cannot be reached (refused, unknown or
    * unanswering host, starting up), before giving up with the last error; 0 (the default) tries
    * once. An error of another kind (authentication, a database that does not exist) fails at once.
@@ -102,6 +107,7 @@ export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<D
     isMemoryUrl(url) ? undefined : (options.dataDir ?? './.data'),
     options.loadDataDir,
     options.onDataDirTightened,
+    options.onDataDirCopied,
   );
   if (options.migrate !== false) await migrate(database.db);
   return database;
@@ -320,8 +326,9 @@ async function openPglite(
   dataDir: string | undefined,
   loadDataDir: Blob | File | undefined,
   onDataDirTightened: ((message: string) => void) | undefined,
+  onDataDirCopied: ((message: string) => void) | undefined,
 ): Promise<Database> {
-  const unlock = dataDir ? lockDataDir(dataDir, onDataDirTightened) : () => {};
+  const unlock = dataDir ? lockDataDir(dataDir, onDataDirTightened, onDataDirCopied) : () => {};
   try {
     const client = new PGlite({
       ...(dataDir ? { dataDir } : {}),
