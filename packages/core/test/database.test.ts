@@ -2,8 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
+import { readMigrationFiles } from 'drizzle-orm/migrator';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DataDirInUseError, migrate, openDatabase, rowsOf } from '../src/db';
+import { DataDirInUseError, migrate, migrationsFolder, openDatabase, rowsOf } from '../src/db';
 import { openTestDatabase } from '../src/testing';
 
 describe('database', () => {
@@ -61,11 +62,16 @@ describe('database', () => {
   it('refuses a second server on the same PGlite data directory, and takes over a stale lock', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'convene-lock-'));
     dirs.push(dir);
-    const first = await openDatabase({ dataDir: dir });
+    const migrated: string[] = [];
+    const first = await openDatabase({ dataDir: dir, onMigrated: (message) => migrated.push(message) });
     await expect(openDatabase({ dataDir: dir })).rejects.toThrow(DataDirInUseError);
     await expect(openDatabase({ dataDir: dir })).rejects.toThrow(dir);
     await first.close();
-    const again = await openDatabase({ dataDir: dir });
+    const again = await openDatabase({ dataDir: dir, onMigrated: (message) => migrated.push(message) });
     await again.close();
+    // Said when a start applies migrations (an upgrade's audit trail), and only then.
+    const total = readMigrationFiles({ migrationsFolder }).length;
+    expect(total).toBeGreaterThan(10);
+    expect(migrated).toEqual([`applied ${total} database migrations (${total} in all)`]);
   });
 });

@@ -65,6 +65,7 @@ export async function createServer(
     loadDataDir: options.loadDataDir,
     onDataDirTightened: (message) => early.push({ level: 'info', message }),
     onDataDirCopied: (message) => early.push({ level: 'warn', message }),
+    onMigrated: (message) => early.push({ level: 'info', message }),
     waitForServerMs: options.waitForDatabase?.ms,
     onUnreachable: options.waitForDatabase?.onUnreachable,
   });

@@ -3,7 +3,7 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { lockDataDir } from './data-dir-lock';
-import { migrate } from './migrate';
+import { type Migrated, migrate, migratedMessage } from './migrate';
 import { isDatabaseUnavailable } from './pg-error';
 import * as schema from './schema';
 import type { Db } from './types';
@@ -47,6 +47,8 @@ export interface OpenDatabaseOptions {
    * ran, or after it crashed), whose server is gone: it is opened as after a crash (a warning).
    */
   onDataDirCopied?: ((message: string) => void) | undefined;
+  /** Told when the start applied migrations: how many (the server logs it, for upgrade audits). */
+  onMigrated?: ((message: string) => void) | undefined;
   /**
    * PostgreSQL: how long to keep trying while the server cannot be reached (refused, unknown or
    * unanswering host, starting up), before giving up with the last error; 0 (the default) tries
@@ -109,8 +111,14 @@ export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<D
     options.onDataDirTightened,
     options.onDataDirCopied,
   );
-  if (options.migrate !== false) await migrate(database.db);
+  if (options.migrate !== false) tellMigrated(await migrate(database.db), options.onMigrated);
   return database;
+}
+
+/** Tells `onMigrated` what a start's migration run applied, when it applied any. */
+function tellMigrated(migrated: Migrated, onMigrated: ((message: string) => void) | undefined): void {
+  const message = migratedMessage(migrated);
+  if (message !== undefined) onMigrated?.(message);
 }
 
 /** Pause before attempt n + 1 to reach PostgreSQL at start: 0.25 s, doubling, at most 5 s. */
@@ -127,7 +135,7 @@ async function openPostgresWhenReachable(url: string, options: OpenDatabaseOptio
     const database = openPostgres(url, options.maxConnections ?? 10);
     try {
       // The first statement connects (the pools connect lazily).
-      if (options.migrate !== false) await migrate(database.db);
+      if (options.migrate !== false) tellMigrated(await migrate(database.db), options.onMigrated);
       return database;
     } catch (error) {
       await database.close().catch(() => {});
