@@ -24,7 +24,7 @@ import { idempotencyHooks } from './http/idempotency';
 import { serializeError } from './http/log-errors';
 import { normaliseRequest, registerHttpPolicy } from './http/policy';
 import { Presence } from './http/presence';
-import { mcpBatchHook, rateLimitHook } from './http/rate-limit';
+import { isPageRoute, mcpBatchHook, rateLimitHook } from './http/rate-limit';
 import { redactedRequestSerializer } from './http/redact';
 import { sendError } from './http/reply';
 import { requestIds } from './http/request-id';
@@ -82,10 +82,12 @@ export async function buildApp({
     new SqlRateLimiter(deps.db, { max: config.rateLimitMax, windowSeconds: config.rateLimitWindowSeconds });
   const pageRateLimiter =
     policies?.pageRateLimiter ??
-    new SqlRateLimiter(deps.db, {
-      max: config.pageRateLimitMax,
-      windowSeconds: config.rateLimitWindowSeconds,
-    });
+    (config.pageRateLimitMax === undefined
+      ? undefined
+      : new SqlRateLimiter(deps.db, {
+          max: config.pageRateLimitMax,
+          windowSeconds: config.rateLimitWindowSeconds,
+        }));
   const idempotencyStore = policies?.idempotency ?? new SqlIdempotencyStore(deps.db, deps.box);
   const versioning = versioningHooks({
     policy: config.apiVersions,
@@ -94,7 +96,7 @@ export async function buildApp({
   });
   const rateLimit = rateLimitHook({
     limiter: rateLimiter,
-    pageLimiter: pageRateLimiter,
+    ...(pageRateLimiter && { pageLimiter: pageRateLimiter }),
     clock: deps.clock,
     verifySession: async (token, now) => (await deps.sessions.verify(token, now)) !== null,
     publicUrl: config.publicUrl,
@@ -206,7 +208,9 @@ export async function buildApp({
     await rateLimit(request, reply);
     versioning.enforce(request);
     normaliseRequest(request);
-    await presence.touchRequest(request);
+    // A page, a stylesheet or an avatar says nothing of a participant's presence (no key rides on
+    // an <img>), and an invented key on one would otherwise cost a write.
+    if (!isPageRoute(request)) await presence.touchRequest(request);
   });
   registerHttpPolicy(app, config.publicUrl);
   const adapter = openApiAdapter(appRouter, deps, shutdown.signal);
@@ -229,7 +233,8 @@ export async function buildApp({
     intervalMs: config.policySweepIntervalMs,
     // Closed and expired spaces, with all they hold, once their retention is over.
     also: [
-      pageRateLimiter,
+      // A page budget of its own rows is swept with the API's (one table); one in memory is not.
+      ...(pageRateLimiter && !(pageRateLimiter instanceof SqlRateLimiter) ? [pageRateLimiter] : []),
       {
         sweep: (now, limit) =>
           purgeSpaces({

@@ -97,11 +97,12 @@ const ZEnv = z.object({
   RATE_LIMIT_MAX: wholeNumber(1, 1_000_000_000).default(300),
   RATE_LIMIT_WINDOW_S: wholeNumber(1, 30 * DAY_S).default(60),
   /**
-   * Requests per window per remote address to the human side's static routes (pages, /web/
-   * assets, avatars), counted apart from the API's RATE_LIMIT_MAX: one page view costs a dozen
-   * or more of them, and a team behind one address shares the count.
+   * Unset (the default), the human side's static routes (pages, /web/ assets, avatars) count in
+   * the one window of RATE_LIMIT_MAX, as the specification's "300 per client, all endpoints"
+   * says. Set, they count apart, this many per window per remote address: one first page view
+   * costs a dozen or more of them, and a team behind one office address shares the count.
    */
-  RATE_LIMIT_PAGES_MAX: wholeNumber(1, 1_000_000_000).default(3000),
+  RATE_LIMIT_PAGES_MAX: wholeNumber(1, 1_000_000_000).optional(),
   LOCK_TTL_S: wholeNumber(1, 30 * DAY_S).default(600),
   LINK_TTL_S: wholeNumber(1, 30 * DAY_S).default(600),
   /** How long a closed or expired space is kept (dashboards show it) before it is deleted. */
@@ -194,8 +195,11 @@ export interface ServerConfig {
   dataDir: string;
   rateLimitMax: number;
   rateLimitWindowSeconds: number;
-  /** Requests per window per address to pages, their assets and avatars, apart from the API's. */
-  pageRateLimitMax: number;
+  /**
+   * Requests per window per address to pages, their assets and avatars, apart from the API's;
+   * undefined (the default): they count in the API's window.
+   */
+  pageRateLimitMax: number | undefined;
   lockTtlSeconds: number;
   linkTtlSeconds: number;
   userTokenTtlSeconds: number;

@@ -114,7 +114,9 @@ export async function createServer(
         ...policyStoresFor(
           database,
           { max: config.rateLimitMax, windowSeconds: config.rateLimitWindowSeconds },
-          { max: config.pageRateLimitMax, windowSeconds: config.rateLimitWindowSeconds },
+          config.pageRateLimitMax === undefined
+            ? undefined
+            : { max: config.pageRateLimitMax, windowSeconds: config.rateLimitWindowSeconds },
           deps.box,
         ),
         ...options.policies,

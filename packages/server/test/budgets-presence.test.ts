@@ -133,6 +133,16 @@ describe('verified presence', () => {
     expect(Date.parse(guestView.lastSeenAt)).toBeGreaterThanOrEqual(before - 1000);
   });
 
+  it('is not moved by a page, a file of one or an avatar fetched with the key', async () => {
+    const space = await h.createSpace();
+    const guest = await h.joinActive(space, { name: 'Lurker' });
+    for (const path of [`/space/${space.spaceId}`, '/web/style.css', `/avatar/${guest.participantId}.svg`])
+      expectOk(await h.get(path, { key: guest.key }));
+    const view = await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey });
+    const lurker = view.body.participants.find((p: any) => p.participantId === guest.participantId);
+    expect(lurker.lastSeenAt).toBeUndefined();
+  });
+
   it('keeps a participant with an open stream seen', async () => {
     const space = await h.createSpace();
     const guest = await h.joinActive(space, { name: 'Streamer' });

@@ -222,7 +222,21 @@ describe('over the limit', () => {
   });
 });
 
-describe('pages, their assets and avatars: a budget of their own per address', () => {
+describe('pages, their assets and avatars, by default', () => {
+  const clock = new FakeClock();
+  const { h } = useServer({ clock, config: { rateLimitMax: 3, rateLimitWindowSeconds: 20 } });
+
+  it('count in the one window of their address, as the specification says (300 per client, all endpoints)', async () => {
+    const page = await h.get(`/avatar/${randomUUID()}.svg`);
+    expectRateLimitHeaders(page, { limit: 3, window: 20, remaining: 2 });
+    expectRateLimitHeaders(await h.get('/web/style.css'), { limit: 3, window: 20, remaining: 1 });
+    expectRateLimitHeaders(await h.get('/api/health'), { limit: 3, window: 20, remaining: 0 });
+    expectError(await h.get(`/avatar/${randomUUID()}.svg`), 429);
+    clock.advance(20_000);
+  });
+});
+
+describe('pages, their assets and avatars, with RATE_LIMIT_PAGES_MAX: a budget of their own per address', () => {
   const clock = new FakeClock();
   const { h } = useServer({
     clock,

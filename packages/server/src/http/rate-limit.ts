@@ -97,7 +97,7 @@ export function rateLimitHook({
 
   async function rateLimit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const now = clock.now();
-    if (pageLimiter && pagePolicy && inPageBudget(request)) {
+    if (pageLimiter && pagePolicy && isPageRoute(request)) {
       // No credential rides on these (an <img>, a stylesheet): the address is the client.
       const decision = await pageLimiter.consume(pageBucket(request.ip), now);
       const reset = setHeaders(reply, now, decision, pagePolicy);
@@ -208,10 +208,13 @@ function keyOfCall(call: unknown): { kind: 'space-key'; value: string } | undefi
   return typeof key === 'string' && key !== '' ? { kind: 'space-key', value: key } : undefined;
 }
 
-/** Route config of the routes counted in the pages' budget (see RateLimitPolicyOptions.pageLimiter). */
+/**
+ * Route config of the human side's static routes (pages, their files, avatars): counted in the
+ * pages' budget when there is one (RateLimitPolicyOptions.pageLimiter), and carrying no credential.
+ */
 export const PAGE_BUDGET = { pageBudget: true };
 
-const inPageBudget = (request: FastifyRequest): boolean =>
+export const isPageRoute = (request: FastifyRequest): boolean =>
   (request.routeOptions.config as { pageBudget?: boolean } | undefined)?.pageBudget === true;
 
 const countedByUseCase = (request: FastifyRequest): boolean =>

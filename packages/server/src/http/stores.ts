@@ -14,7 +14,8 @@ import {
 export interface PolicyStores {
   rateLimiter: RateLimiter;
   /** The pages' own budget per address (pages, their assets, avatars): see rate-limit.ts. */
-  pageRateLimiter: RateLimiter;
+  /** Pages, their assets and avatars, when they count apart (RATE_LIMIT_PAGES_MAX). */
+  pageRateLimiter?: RateLimiter;
   idempotency: IdempotencyStore;
 }
 
@@ -26,7 +27,7 @@ export interface PolicyStores {
 export function policyStoresFor(
   database: Pick<Database, 'db' | 'engine'>,
   limits: RateLimitOptions,
-  pageLimits: RateLimitOptions,
+  pageLimits: RateLimitOptions | undefined,
   box: SecretBox,
 ): PolicyStores {
   const shared = database.engine === 'postgres';
@@ -37,7 +38,11 @@ export function policyStoresFor(
           isLiveCredential(database.db, kind, lookup, now),
         ),
     // The same counters (rows of `rate_limits` on PostgreSQL, under buckets of their own).
-    pageRateLimiter: shared ? new SqlRateLimiter(database.db, pageLimits) : new MemoryRateLimiter(pageLimits),
+    ...(pageLimits && {
+      pageRateLimiter: shared
+        ? new SqlRateLimiter(database.db, pageLimits)
+        : new MemoryRateLimiter(pageLimits),
+    }),
     idempotency: new SqlIdempotencyStore(database.db, box),
   };
 }

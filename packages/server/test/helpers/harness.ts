@@ -66,7 +66,6 @@ export async function startTestServer(options: StartOptions = {}): Promise<TestS
     publicUrl: `http://127.0.0.1:${port}`,
     databaseUrl: databaseUrl ?? 'memory://',
     rateLimitMax: 100_000,
-    pageRateLimitMax: 100_000,
     secret: 'test-secret-0123456789abcdef',
     logLevel: 'silent',
     ...options.config,
