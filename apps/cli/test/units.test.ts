@@ -2,15 +2,19 @@ import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConnectionError, ServiceUnavailableError, TimeoutError } from '@convene/sdk';
+import { ConnectionError, NotFoundError, ServiceUnavailableError, TimeoutError } from '@convene/sdk';
 import stringWidth from 'fast-string-width';
 import { afterAll, describe, expect, it } from 'vitest';
-import { serverOfLink } from '../src/commands/join';
+import { isJoinRefused, serverOfLink } from '../src/commands/join';
+import { moderated } from '../src/commands/moderate';
+import { mentionedId } from '../src/commands/send';
+import { Creators } from '../src/commands/tail';
 import { normaliseUrl } from '../src/lib/context';
 import { formatSeconds, parseDuration, parseSince, parseTtl } from '../src/lib/duration';
 import { isPlainCommand, runEditor, safeFileName } from '../src/lib/editor';
 import { UsageError } from '../src/lib/errors';
 import { unreachableHint } from '../src/lib/failure';
+import { strayMentions } from '../src/lib/mentions';
 import { sayOutages } from '../src/lib/outage';
 import { detectMode, Output, terminalColumns } from '../src/lib/output';
 import { promptOutput, withoutStyles } from '../src/lib/prompts';
@@ -332,6 +336,114 @@ describe('links, names and ids', () => {
     expect(() => pick(names, 'note.md', what)).toThrow(
       expect.objectContaining({ hint: 'Did you mean "notes.md"? See them with `convene artifact list`.' }),
     );
+  });
+
+  it('names, by a whole name, that participant wherever they stand before any name start (kick, mute, --mention)', () => {
+    const bob = {
+      participantId: 'b0b00000-0000-4000-8000-000000000001',
+      name: 'Bob',
+      status: 'kicked',
+      isOwner: false,
+    };
+    const bobby = {
+      participantId: 'b0b00000-0000-4000-8000-000000000002',
+      name: 'Bobby',
+      status: 'active',
+      isOwner: false,
+    };
+    const ada = {
+      participantId: 'ada00000-0000-4000-8000-000000000003',
+      name: 'Ada Lovelace',
+      status: 'muted',
+      isOwner: false,
+    };
+    const people = [bob, bobby, ada];
+    const can = (...statuses: string[]) => people.filter((p) => statuses.includes(p.status));
+    // kick: Bob was kicked already (said so, nothing done), never Bobby.
+    expect(moderated(people, can('active', 'muted', 'waitingForApproval'), 'bob', 'x')).toBe(bob);
+    expect(moderated(people, can('active', 'muted', 'waitingForApproval'), 'BOB', 'x')).toBe(bob);
+    expect(moderated(people, can('active'), 'bob', 'x')).toBe(bob);
+    expect(moderated(people, can('muted'), 'bob', 'x')).toBe(bob);
+    // No one is called so: the start of a name, as before.
+    expect(moderated(people, can('active', 'muted'), 'bobb', 'x')).toBe(bobby);
+    expect(moderated(people, can('active'), 'ada', 'x')).toBe(ada);
+    // Two of a name: the one the verb applies to, else the one still in the space.
+    const back = { ...bob, participantId: 'b0b00000-0000-4000-8000-000000000004', status: 'active' };
+    const again = [bob, back, bobby];
+    expect(
+      moderated(
+        again,
+        again.filter((p) => p.status === 'active'),
+        'bob',
+        'x',
+      ),
+    ).toBe(back);
+    expect(moderated(again, [], 'bob', 'x')).toBe(back);
+
+    // --mention bob: Bob is gone, so nobody (not Bobby); bobb is Bobby.
+    expect(() => mentionedId(people, 'bob', 'convene participants')).toThrow(
+      expect.objectContaining({
+        exitCode: 5,
+        message: 'nobody called "bob" is in this space',
+        hint: expect.stringContaining('Bob’s status is kicked'),
+      }),
+    );
+    expect(mentionedId(people, 'bobb', 'x')).toBe(bobby.participantId);
+    expect(mentionedId(people, 'ada', 'x')).toBe(ada.participantId);
+    expect(mentionedId(again, 'bob', 'x')).toBe(back.participantId);
+  });
+
+  it('does not call @Ada a stray when --mention mentioned Ada Lovelace', () => {
+    const people = [
+      { participantId: 'ada00000-0000-4000-8000-000000000003', name: 'Ada Lovelace', status: 'active' },
+      { participantId: 'b0b00000-0000-4000-8000-000000000002', name: 'Bobby', status: 'active' },
+    ];
+    expect(strayMentions('@Ada can you look?', people, [people[0]!.participantId])).toEqual([]);
+    expect(strayMentions('@Ada can you look?', people, [])).toEqual([
+      { word: 'Ada', near: ['Ada Lovelace'] },
+    ]);
+    // Bobby was not mentioned: @Bob still is a stray.
+    expect(strayMentions('@Ada and @Bob', people, [people[0]!.participantId])).toEqual([
+      { word: 'Bob', near: ['Bobby'] },
+    ]);
+  });
+
+  it('knows a refused join by its code, or by its words from a server older than codes', () => {
+    const answer = (error: string, code?: string) => ({
+      status: 404,
+      body: { error, ...(code ? { code } : {}) },
+      headers: new Headers(),
+    });
+    const refused = 'join request refused: the owner removed this participant';
+    expect(isJoinRefused(new NotFoundError(`404 ${refused}`, answer(refused, 'join_refused')))).toBe(true);
+    expect(isJoinRefused(new NotFoundError(`404 ${refused}`, answer(refused)))).toBe(true);
+    expect(isJoinRefused(new NotFoundError('404 space not found', answer('space not found')))).toBe(false);
+    expect(isJoinRefused(new Error(refused))).toBe(false);
+  });
+
+  it('asks who created a document only when cheap: once each, a few a minute, never two in a burst', async () => {
+    let now = 0;
+    const asked: string[] = [];
+    const lookup = async (id: string) => {
+      asked.push(id);
+      now += 300; // each lookup takes 0.3 s
+      return `creator of ${id}`;
+    };
+    const creators = new Creators(lookup, { perMinute: 3, settleMs: 1000, timeoutMs: 2000, now: () => now });
+    expect(await creators.of('a')).toBe('creator of a');
+    // Announced while the lookup ran (a burst): printed without "by NAME", not asked.
+    expect(await creators.of('b')).toBeUndefined();
+    now += 5000;
+    expect(await creators.of('c')).toBe('creator of c');
+    now += 5000;
+    expect(await creators.of('a')).toBe('creator of a'); // kept, not asked again
+    expect(await creators.of('d')).toBe('creator of d');
+    now += 5000;
+    // Three asked within the minute: no more until one is earned back (every 20 s).
+    expect(await creators.of('e')).toBeUndefined();
+    now += 20_000;
+    expect(await creators.of('f')).toBe('creator of f');
+    expect(asked).toEqual(['a', 'c', 'd', 'f']);
   });
 
   it('makes a safe file name of a document name', () => {

@@ -172,9 +172,8 @@ export function registerJoin(program: Command, app: App): void {
           });
         }
         forgetPending(ctx, url, invitation.spaceId);
-        // Not a wrong invitation: the owner removed this joiner while it waited (the 404's code
-        // says so, join_refused; its words may change).
-        if (error instanceof NotFoundError && error.code === 'join_refused') {
+        // Not a wrong invitation: the owner removed this joiner while it waited.
+        if (isJoinRefused(error)) {
           throw new CliError('the owner refused your request to join (you were removed while waiting)', {
             exitCode: ExitCode.auth,
             hint: 'Ask the owner if that was a mistake; the same `convene join` asks again.',
@@ -263,3 +262,15 @@ const POLL_INTERVAL_MS = 2000;
 
 /** An invitation key (inv_…) or a 64-hex owner or participant key, given where a link goes. */
 const looksLikeKey = (text: string): boolean => /^inv_\S+$/.test(text) || /^[0-9a-f]{64}$/i.test(text);
+
+/**
+ * Whether a join's wait ended because the owner refused it: the 404's code says so
+ * (`join_refused`; its words may change), or, from a server older than error codes, its message
+ * (`join request refused: …`), as the SDK reads it.
+ */
+export function isJoinRefused(error: unknown): boolean {
+  if (!(error instanceof NotFoundError)) return false;
+  if (error.code === 'join_refused') return true;
+  const said = typeof error.body?.error === 'string' ? error.body.error : error.message;
+  return said.replace(/^404 /, '').startsWith('join request refused');
+}

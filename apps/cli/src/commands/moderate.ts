@@ -8,7 +8,7 @@ import { inline } from '../lib/output';
 import { choose, confirm } from '../lib/prompts';
 import { quoted } from '../lib/quote';
 import { listed } from '../lib/render';
-import { find, pick } from '../lib/resolve';
+import { find, findExact, pick } from '../lib/resolve';
 import { suggest } from '../lib/suggest';
 
 /**
@@ -104,6 +104,45 @@ const ACTIONS = [
   },
 ] as const;
 
+interface Moderated {
+  participantId: string;
+  name: string;
+  status: string;
+}
+
+/**
+ * Whom a moderation verb's PARTICIPANT names. An id, or a whole name (any case), names that
+ * participant wherever they stand, before any name start is tried: `kick bob` with Bob kicked and
+ * Bobby active is Bob (already kicked), never Bobby. Of several of that name, the one the verb
+ * applies to (`candidates`: not a kicked namesake), else one still in the space (not gone). An
+ * id start names one the verb applies to first. Only when nobody has that name does the start of
+ * a name name someone: one of those still in the space, whether or not the verb applies to them
+ * (`mute ada` with Adam muted is ambiguous, not Ada Lovelace by elimination); else anyone, to say
+ * where they stand.
+ */
+export function moderated<P extends Moderated>(
+  participants: readonly P[],
+  candidates: readonly P[],
+  reference: string,
+  listCommand: string,
+): P {
+  const what = {
+    noun: 'participant',
+    id: (p: P) => p.participantId,
+    name: (p: P) => p.name,
+    listCommand,
+  };
+  const byStart = { ...what, byNameStart: true };
+  const present = participants.filter((p) => p.status !== 'left' && p.status !== 'kicked');
+  return (
+    find(candidates, reference, what) ??
+    findExact(present, reference, what) ??
+    findExact(participants, reference, what) ??
+    find(present, reference, byStart) ??
+    pick(participants, reference, byStart)
+  );
+}
+
 export function registerModeration(program: Command, app: App): void {
   for (const action of ACTIONS) {
     const asks = 'confirm' in action;
@@ -145,22 +184,7 @@ export function registerModeration(program: Command, app: App): void {
               hint: `Only participants whose status is ${listed(action.candidates)} can be ${action.done.toLowerCase()}, and there are none (see \`${suggest(ctx, 'participants')}\`).`,
             }),
         });
-        const what = {
-          noun: 'participant',
-          id: (p: (typeof participants)[number]) => p.participantId,
-          name: (p: (typeof participants)[number]) => p.name,
-          listCommand: suggest(ctx, 'participants'),
-        };
-        const byStart = { ...what, byNameStart: true };
-        // A name shared with someone this cannot apply to (a kicked namesake) names the one it can.
-        // The start of a name names one of those still in the space (not gone), whether or not the
-        // verb applies to them (`mute ada` with Adam muted is ambiguous, not Ada Lovelace by
-        // elimination); else of anyone, to say where they stand.
-        const present = participants.filter((p) => p.status !== 'left' && p.status !== 'kicked');
-        const participant =
-          find(candidates, chosen, what) ??
-          find(present, chosen, byStart) ??
-          pick(participants, chosen, byStart);
+        const participant = moderated(participants, candidates, chosen, suggest(ctx, 'participants'));
         if (participant.isOwner) {
           // Said once, here: the server's 409 would say the same again as its message.
           throw new CliError('the owner of a space cannot be moderated', {

@@ -11,7 +11,7 @@ import { inline } from '../lib/output';
 import { required } from '../lib/prompts';
 import { quoted } from '../lib/quote';
 import { listed } from '../lib/render';
-import { byIdStart, closest, find } from '../lib/resolve';
+import { byIdStart, closest, find, findExact, sameName } from '../lib/resolve';
 import { suggest } from '../lib/suggest';
 
 const USAGE = 'convene send [SPACE] TEXT | --file F | - [--space SPACE] [--html | --image URL]';
@@ -194,23 +194,45 @@ async function messageId(ctx: Context, space: SpaceClient, reference: string): P
 async function participantIds(ctx: Context, space: SpaceClient, who: string[]): Promise<string[]> {
   if (who.every((w) => isUuid(w))) return who;
   const { participants } = await space.get();
+  const listCommand = suggest(ctx, 'participants');
+  return who.map((w) => (isUuid(w) ? w : mentionedId(participants, w, listCommand)));
+}
+
+/**
+ * The participantId one --mention value names, among those in the space (active or muted). A
+ * whole name (any case) is that participant's before any name start is tried: `--mention bob`
+ * with Bob gone (left, kicked) and Bobby active is not found, never Bobby; the start of a name
+ * names someone only when nobody, there or gone, has that name.
+ */
+export function mentionedId(
+  participants: readonly { participantId: string; name: string; status: string }[],
+  w: string,
+  listCommand: string,
+): string {
   const live = participants.filter((p) => p.status === 'active' || p.status === 'muted');
-  return who.map((w) => {
-    if (isUuid(w)) return w;
-    const found = find(live, w, {
-      noun: 'participant',
-      id: (p) => p.participantId,
-      name: (p) => p.name,
-      byNameStart: true,
-    });
-    if (found) return found.participantId;
-    const near = closest(
-      w,
-      live.map((p) => p.name),
-    );
+  const what = {
+    noun: 'participant',
+    id: (p: (typeof participants)[number]) => p.participantId,
+    name: (p: (typeof participants)[number]) => p.name,
+  };
+  const exact = findExact(live, w, what);
+  if (exact) return exact.participantId;
+  const gone = participants.filter((p) => !live.includes(p) && sameName(p.name, w));
+  if (gone.length > 0) {
+    const first = gone[0]!;
     throw new CliError(`nobody called "${w}" is in this space`, {
       exitCode: ExitCode.notFound,
-      hint: `${near ? `Did you mean "${inline(near)}"? ` : ''}See who is there with \`${suggest(ctx, 'participants')}\`; --mention also takes a participantId.`,
+      hint: `${inline(first.name)}’s status is ${first.status}: only those active or muted can be mentioned. See who is there with \`${listCommand}\`; --mention also takes a participantId.`,
     });
+  }
+  const found = find(live, w, { ...what, byNameStart: true });
+  if (found) return found.participantId;
+  const near = closest(
+    w,
+    live.map((p) => p.name),
+  );
+  throw new CliError(`nobody called "${w}" is in this space`, {
+    exitCode: ExitCode.notFound,
+    hint: `${near ? `Did you mean "${inline(near)}"? ` : ''}See who is there with \`${listCommand}\`; --mention also takes a participantId.`,
   });
 }

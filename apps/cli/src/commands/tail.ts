@@ -67,15 +67,17 @@ export function registerTail(program: Command, app: App): void {
         since === undefined ? lines : Number.POSITIVE_INFINITY,
       );
       const text = !ctx.out.mode.json;
+      const creators = new Creators((id, timeoutMs) => creatorOf(space, id, ctx.signal, timeoutMs));
       try {
         for await (const event of space.messages.stream({
           signal: ctx.signal,
           ...(since ? { since } : {}),
           ...sayConnectionLost(ctx.out),
         })) {
-          // Who created a document, which its event does not carry: asked before its line.
+          // Who created a document, which its event does not carry: asked before its line, when
+          // that is cheap (see Creators).
           if (text && event.event === 'artifact-created')
-            view.creator(event.data.id, await creatorOf(space, event.data.id, ctx.signal));
+            view.creator(event.data.id, await creators.of(event.data.id));
           view.show(event);
         }
       } catch (error) {
@@ -243,12 +245,72 @@ class TailView {
 }
 
 /**
- * Who created a document: the author of its version 1, from its history (the artifact-created
- * event carries no author). Asked once, without retries; unknown when that fails.
+ * Who created each document `tail` announces, asked of its history (one request) only when that is
+ * cheap, since the stream waits for the answer and the requests count against the follower's rate
+ * limit: once a document (kept), at most `perMinute` a minute (a burst of `perMinute`, then one
+ * every 60/`perMinute` s), and not for a document announced while a lookup was in flight (within
+ * `settleMs` of its end): a burst of created documents delays the lines after it by one lookup at
+ * most (itself at most `timeoutMs`). Otherwise the line is printed without "by NAME".
  */
-async function creatorOf(space: SpaceClient, artifactId: string, signal: AbortSignal) {
+export class Creators {
+  private readonly known = new Map<string, string | undefined>();
+  private tokens: number;
+  private refilled: number;
+  private lastEnd = Number.NEGATIVE_INFINITY;
+
+  constructor(
+    private readonly lookup: (artifactId: string, timeoutMs: number) => Promise<string | undefined>,
+    private readonly options: {
+      perMinute: number;
+      settleMs: number;
+      timeoutMs: number;
+      now: () => number;
+    } = {
+      perMinute: 3,
+      settleMs: 1000,
+      timeoutMs: 2000,
+      now: () => performance.now(),
+    },
+  ) {
+    this.tokens = options.perMinute;
+    this.refilled = options.now();
+  }
+
+  /** The creator's participantId, undefined when not known or not asked. */
+  async of(artifactId: string): Promise<string | undefined> {
+    if (this.known.has(artifactId)) return this.known.get(artifactId);
+    const { perMinute, settleMs, timeoutMs, now } = this.options;
+    const start = now();
+    const every = 60_000 / perMinute;
+    const earned = Math.floor((start - this.refilled) / every);
+    if (earned > 0) {
+      this.tokens = Math.min(perMinute, this.tokens + earned);
+      this.refilled = this.tokens === perMinute ? start : this.refilled + earned * every;
+    }
+    if (this.tokens < 1 || start - this.lastEnd < settleMs) return undefined;
+    this.tokens -= 1;
+    try {
+      const creator = await this.lookup(artifactId, timeoutMs);
+      if (creator !== undefined) this.known.set(artifactId, creator);
+      return creator;
+    } finally {
+      this.lastEnd = now();
+    }
+  }
+}
+
+/**
+ * Who created a document: the author of its version 1, from its history (the artifact-created
+ * event carries no author). Asked once, without retries, within `timeoutMs`; unknown when that
+ * fails.
+ */
+async function creatorOf(space: SpaceClient, artifactId: string, signal: AbortSignal, timeoutMs?: number) {
   try {
-    const { versions } = await space.artifacts.history(artifactId, { signal, maxRetries: 0 });
+    const { versions } = await space.artifacts.history(artifactId, {
+      signal,
+      maxRetries: 0,
+      ...(timeoutMs === undefined ? {} : { timeoutMs }),
+    });
     return versions.find((v) => v.version === 1)?.updatedBy;
   } catch {
     return undefined;

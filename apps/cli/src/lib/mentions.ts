@@ -25,7 +25,8 @@ export interface StrayMention {
  * space (active or muted) is mentioned when their whole name, in any case, follows the @ and is
  * followed by the end or a character that cannot continue a name. Which characters continue one
  * is the database's to say (its locale), so a word counts as a mention when it starts with the
- * name of someone the server's answer says was mentioned (`mentions`), and as a stray otherwise.
+ * name of someone the server's answer says was mentioned (`mentions`), and as a stray otherwise,
+ * unless it is the start of such a name (`@Ada` with Ada Lovelace mentioned by --mention).
  * The names it may have meant: those it starts (`@Hana`, Hana Host), else the one a typo away
  * (`@HanaHost`, `@hana-host`).
  */
@@ -42,6 +43,8 @@ export function strayMentions(content: string, participants: readonly Named[], m
     const word = /^[^\s@]+/u.exec(after)?.[0].replace(/[.,:;!?)\]}]+$/u, '');
     if (!word || strays.some((s) => s.word === word)) continue;
     const typed = word.replace(/^["'“‘]+/u, '').toLowerCase();
+    // `@Ada` for Ada Lovelace, whom --mention mentioned: not a mention, but not a stray either.
+    if (typed && mentioned.some((p) => p.name.toLowerCase().startsWith(typed))) continue;
     const names = [...new Set(live.map((p) => p.name))];
     const started = typed ? names.filter((name) => name.toLowerCase().startsWith(typed)) : [];
     const typo = typed ? closest(typed, names) : undefined;

@@ -38,20 +38,38 @@ export function pick<T>(
   });
 }
 
-/** What `pick` finds, undefined when nothing is named so (several are a usage error naming them). */
-export function find<T>(items: readonly T[], reference: string, what: Naming<T>): T | undefined {
+/**
+ * What is named exactly so: by its id, or its whole name (any case); undefined when nothing is
+ * (two of the name are a usage error naming them). No id start, no name start.
+ */
+export function findExact<T>(
+  items: readonly T[],
+  reference: string,
+  what: Omit<Naming<T>, 'byNameStart'>,
+): T | undefined {
   const exact = items.find((item) => what.id(item) === reference);
   if (exact) return exact;
-  const start = reference.toLowerCase();
-  const named = items.filter((item) => what.name(item).toLowerCase() === start);
-  if (named.length === 1) return named[0]!;
-  const label = (item: T) => `${inline(what.name(item))} (${what.id(item)})`;
+  const named = items.filter((item) => sameName(what.name(item), reference));
   if (named.length > 1) {
     throw new UsageError(
       `${named.length} ${what.noun}s are called "${reference}"`,
-      `Name one by id: ${named.map(label).join(', ')}`,
+      `Name one by id: ${named.map((item) => `${inline(what.name(item))} (${what.id(item)})`).join(', ')}`,
     );
   }
+  return named[0];
+}
+
+/** Whether a name is the one typed, in any case. */
+export function sameName(name: string, reference: string): boolean {
+  return name.toLowerCase() === reference.toLowerCase();
+}
+
+/** What `pick` finds, undefined when nothing is named so (several are a usage error naming them). */
+export function find<T>(items: readonly T[], reference: string, what: Naming<T>): T | undefined {
+  const exact = findExact(items, reference, what);
+  if (exact) return exact;
+  const start = reference.toLowerCase();
+  const label = (item: T) => `${inline(what.name(item))} (${what.id(item)})`;
   const byId = reference.length >= 4 ? items.filter((item) => what.id(item).startsWith(start)) : [];
   const byName =
     what.byNameStart && start !== ''
