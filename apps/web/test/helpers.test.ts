@@ -9,7 +9,7 @@ import {
 } from '@convene/sdk';
 import { describe, expect, it } from 'vitest';
 import { withSpaceId } from '../index';
-import { describeError } from '../src/lib/errors';
+import { describeError, joinEnded } from '../src/lib/errors';
 import { formatDuration, nextPath } from '../src/lib/format';
 import { isImageSource } from '../src/lib/image-source';
 import { SPACE_ID_SLOT } from '../src/shell/html';
@@ -52,6 +52,41 @@ describe('describeError', () => {
       'The service cannot be reached; check your connection and try again.',
     );
     expect(describeError(new TypeError('x is undefined'))).toBe('Something went wrong: x is undefined');
+  });
+});
+
+describe('joinEnded', () => {
+  const coded = (error: string, code?: string) => ({
+    status: 404,
+    body: { error, ...(code ? { code } : {}) },
+    headers: new Headers(),
+  });
+  it('tells a refusal, a key another tab took and any other 404 apart, by code or (older servers) words', () => {
+    const refused = 'join request refused: the owner removed this participant';
+    expect(joinEnded(new NotFoundError(`404 ${refused}`, coded(refused, 'join_refused')))).toMatch(
+      /^The owner did not let you in\./,
+    );
+    expect(joinEnded(new NotFoundError(`404 ${refused}`, coded(refused)))).toMatch(
+      /^The owner did not let you in\./,
+    );
+    const collected = 'pending join request not found: its key was already handed out';
+    for (const error of [
+      new NotFoundError(`404 ${collected}`, coded(collected, 'join_key_collected')),
+      new NotFoundError(`404 ${collected}`, coded(collected)),
+    ]) {
+      const said = joinEnded(error);
+      expect(said).toMatch(/another tab or window/);
+      expect(said).not.toMatch(/owner did not let you in/);
+    }
+    const gone = joinEnded(
+      new NotFoundError('404 space not found', coded('space not found', 'space_not_found')),
+    );
+    expect(gone).toBe(
+      'You were not let in. Not found (space not found). The link may be mistyped, or this invitation no longer exists.',
+    );
+    expect(
+      joinEnded(new ConflictError('409 space is closed', { ...coded('space is closed'), status: 409 })),
+    ).toMatch(/^You were not let in\. Not possible right now/);
   });
 });
 

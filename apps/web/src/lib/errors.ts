@@ -41,3 +41,19 @@ export function describeError(error: unknown, what = 'this space'): string {
 /** The HTTP status of an error answer, if it was one. */
 export const statusOf = (error: unknown): number | undefined =>
   error instanceof ConveneError ? error.status : undefined;
+
+/**
+ * What a join page says when its wait for approval ended with a refusal-like answer: the owner
+ * refused (`join_refused`), the key was already handed out (`join_key_collected`: to another tab
+ * or window of this join), or something else (another 404, a 401, a 409), said as it is. Servers
+ * older than error codes are read by their words, as the SDK reads them.
+ */
+export function joinEnded(error: unknown): string {
+  const code = error instanceof ConveneError ? error.code : undefined;
+  const text = error instanceof ConveneError ? said(error) : '';
+  if (code === 'join_refused' || (code === undefined && text.startsWith('join request refused')))
+    return 'The owner did not let you in. Ask them for a new invitation if you think this is a mistake.';
+  if (code === 'join_key_collected' || (code === undefined && text.includes('already handed out')))
+    return 'This join was already let in elsewhere: its key went to another tab or window. Continue there, or open the invitation link again to join anew.';
+  return `You were not let in. ${describeError(error, 'this invitation')}`;
+}

@@ -5,7 +5,7 @@ import { PendingJoin, type SpaceView } from '@convene/sdk';
 import { avatar } from '../lib/avatar';
 import { shownName, shownText } from '../lib/bidi';
 import { $, busy, el, isolated, notify, pause, renderSessionNav, submitButton } from '../lib/dom';
-import { describeError, statusOf } from '../lib/errors';
+import { describeError, joinEnded, statusOf } from '../lib/errors';
 import { formatDuration } from '../lib/format';
 import { browserUserToken, hub, hubAs } from '../lib/hub';
 import { isSpaceId, NO_SUCH_SPACE } from '../lib/space-id';
@@ -95,13 +95,9 @@ async function waitForApproval(pending: PendingJoin, name: string | undefined): 
       if (status === 401 || status === 404 || status === 409 || (status !== undefined && status < 400)) {
         $('waiting').hidden = true;
         forgetInvitation(spaceId);
-        // A join this tab made and waited on is no longer pending: the owner refused it.
-        notify(
-          'join-notice',
-          status === 404
-            ? 'The owner did not let you in. Ask them for a new invitation if you think this is a mistake.'
-            : `You were not let in. ${describeError(error, 'this invitation')}`,
-        );
+        // A join this tab made and waited on is no longer pending: the owner refused it, or
+        // another tab took its key; or the space is gone.
+        notify('join-notice', joinEnded(error));
         return;
       }
       notify('join-notice', `${describeError(error)} Still trying…`, 'warn');
