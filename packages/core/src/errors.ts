@@ -180,6 +180,7 @@ export class UnavailableError extends DomainError {
  * The server is closing and did not run the request (`shutting_down`): one arriving while it
  * closes, a long wait it cut off (whose answer would otherwise say that nothing came), a stream it
  * no longer opens. Its client retries shortly, or against another node, whatever the method.
+ * Never thrown after a write: a wait that follows one answers what it has (longPoll's cutOff).
  */
 export class ShuttingDownError extends UnavailableError {
   constructor() {

@@ -124,4 +124,31 @@ describe('longPoll', () => {
     await expect(aborted).rejects.toMatchObject({ code: 'shutting_down' });
     expect(listening()).toBe(0);
   });
+
+  it("with cutOff 'last-read', answers the last read when its signal aborts the wait (a caller that wrote first)", async () => {
+    const { watch, listening } = fakeWatch();
+    const controller = new AbortController();
+    let reads = 0;
+    const aborted = longPoll({
+      watch,
+      spaceId: 's',
+      waitSeconds: 60,
+      signal: controller.signal,
+      cutOff: 'last-read',
+      read: async () => {
+        reads += 1;
+        return [] as number[];
+      },
+      hasNews: (r) => r.length > 0,
+      wakesOn: () => true,
+    });
+    await waitUntil(() => listening() === 1 && reads === 2);
+    const started = Date.now();
+    controller.abort();
+    expect(await aborted).toEqual([]);
+    expect(Date.now() - started).toBeLessThan(1_000);
+    // Nothing read again: the answer is what the wait had.
+    expect(reads).toBe(2);
+    expect(listening()).toBe(0);
+  });
 });

@@ -6,8 +6,11 @@ import {
   DefaultAgentCardResolver,
   JsonRpcTransportFactory,
 } from '@a2a-js/sdk/client';
+import { rowsOf } from '@convene/core';
+import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { expectError, expectOk, type SpaceFixture, useServer } from './helpers';
+import { expectError, expectOk, Harness, type SpaceFixture, startTestServer, useServer } from './helpers';
+import { WaitWatcher } from './helpers/waits';
 
 const { srv, h } = useServer();
 
@@ -319,5 +322,79 @@ describe('A2A JSON-RPC', () => {
         data: { error: 'muted participants cannot send messages', code: 'participant_muted', status: 403 },
       },
     });
+  });
+});
+
+describe('A2A blocking waits cut off by the server closing', () => {
+  it('answer the task as it stands (200), not shutting_down: the message was posted, the join made, once', async () => {
+    const node = await startTestServer();
+    const watcher = new WaitWatcher(node);
+    const other = new Harness(node.url);
+    const space = await other.createSpace({ privacy: 'private' });
+    const agent = await other.joinActive(space, { name: 'Asker' });
+    const invitation = await other.invite(space);
+    const rpc = (key: string, message: Record<string, unknown>) =>
+      fetch(`${node.url}/hub/space/${space.spaceId}/a2a`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'X-Private-Key': key },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'message/send',
+          params: {
+            message: { kind: 'message', role: 'user', messageId: crypto.randomUUID(), ...message },
+            configuration: { blocking: true },
+          },
+        }),
+      });
+    const sending = rpc(agent.key, { parts: [{ kind: 'text', text: 'anyone there?' }] });
+    const joining = rpc(invitation, { parts: [{ kind: 'data', data: { name: 'Late joiner' } }] });
+    await watcher.waiting(space.spaceId, 2);
+    // The database outlives the answers, so that the test can count what was written.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const closeDatabase = node.server.database.close.bind(node.server.database);
+    node.server.database.close = async () => {
+      await held;
+      await closeDatabase();
+    };
+    const started = Date.now();
+    const closing = node.close();
+    try {
+      const [sent, joined] = await Promise.all([sending, joining]);
+      expect(Date.now() - started).toBeLessThan(10_000);
+      expect(sent.status).toBe(200);
+      const sentBody: any = await sent.json();
+      expect(sentBody.error).toBeUndefined();
+      expect(sentBody.result).toMatchObject({
+        kind: 'task',
+        contextId: space.spaceId,
+        status: { state: 'working' },
+      });
+      expect(joined.status).toBe(200);
+      const joinedBody: any = await joined.json();
+      expect(joinedBody.error).toBeUndefined();
+      expect(joinedBody.result).toMatchObject({ kind: 'task', status: { state: 'submitted' } });
+      expect(joinedBody.result.id).toContain('.');
+
+      const { db } = node.server.database;
+      const messages = rowsOf<{ id: string }>(
+        await db.execute(
+          sql`select id from messages where space_id = ${space.spaceId} and content = 'anyone there?'`,
+        ),
+      );
+      expect(messages.map((m) => m.id)).toEqual([sentBody.result.id]);
+      const joins = rowsOf<{ id: string }>(
+        await db.execute(
+          sql`select id from participants where space_id = ${space.spaceId} and name = 'Late joiner'`,
+        ),
+      );
+      expect(joins.map((p) => p.id)).toEqual([joinedBody.result.id.split('.')[0]]);
+    } finally {
+      release();
+      await closing;
+    }
   });
 });

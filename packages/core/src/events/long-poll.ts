@@ -9,6 +9,13 @@ export interface LongPollOptions<T> {
   waitSeconds: number | undefined;
   /** Ends the wait early (the client went away, the server is shutting down). */
   signal?: AbortSignal | undefined;
+  /**
+   * What a wait cut off by `signal` answers. 'refuse' (the default) throws ShuttingDownError:
+   * a read-only wait did nothing, and its client retries. 'last-read' answers the last read, for
+   * a caller that wrote before it waited (A2A's blocking message/send, its join): shutting_down
+   * says the request was not run, so it would write twice.
+   */
+  cutOff?: 'refuse' | 'last-read';
   /** The read that answers; it authorises the caller every time. */
   read(): Promise<T>;
   /**
@@ -66,8 +73,12 @@ export async function longPoll<T>(options: LongPollOptions<T>): Promise<T> {
       if (Date.now() >= expires) return await read();
       const remaining = Math.min(deadline, expires) - Date.now();
       if (remaining <= 0) return result;
-      // Cut off (the server is shutting down; a client gone reads nothing): not 'nothing came'.
-      if (signal?.aborted) throw new ShuttingDownError();
+      // Cut off (the server is shutting down; a client gone reads nothing): not 'nothing came',
+      // unless the caller already wrote, which answers what it has.
+      if (signal?.aborted) {
+        if (options.cutOff === 'last-read') return result;
+        throw new ShuttingDownError();
+      }
       if (!pending) {
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, remaining);

@@ -71,6 +71,9 @@ export async function sendA2AMessage(ctx: A2AContext, params: MessageSendParams)
     spaceId: ctx.spaceId,
     waitSeconds: blocking ? BLOCKING_WAIT_SECONDS : 0,
     signal: ctx.signal,
+    // Posted already: a wait cut off by the server closing answers the task as it stands
+    // (working), never shutting_down, which would have the client post it again.
+    cutOff: 'last-read',
     read: () => getMessageThread({ deps: ctx.deps, spaceId: ctx.spaceId, key: ctx.key, messageId: sent }),
     hasNews: (t) => t.reply !== undefined,
     wakesOn: (event) => event.kind !== 'artifact-created' && !event.kind.startsWith('artifact-'),
@@ -275,6 +278,8 @@ async function waitForJoin(ctx: A2AContext, taskId: string, seconds: number) {
     spaceId: ctx.spaceId,
     waitSeconds: seconds,
     signal: ctx.signal,
+    // Joined already: cut off, the join's task as it stands (submitted), not a second join.
+    cutOff: 'last-read',
     read: () => joinState(ctx, taskId),
     hasNews: (task) => task.status.state !== 'submitted',
     wakesOn: (event) => concernsJoin(event, participantId),
