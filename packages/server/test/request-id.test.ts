@@ -1,14 +1,19 @@
 import { connect } from 'node:net';
-import { ArtifactLockedError } from '@convene/core';
+import { ArtifactLockedError, UnavailableError } from '@convene/core';
 import { describe, expect, it } from 'vitest';
 import { type ApiResponse, startTestServer, useServer, withServer } from './helpers';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 /** The server's log lines, parsed. */
-function logOf(
-  lines: string[],
-): { reqId?: string; msg?: string; req?: { url?: string }; res?: { statusCode?: number } }[] {
+function logOf(lines: string[]): {
+  reqId?: string;
+  level?: number;
+  msg?: string;
+  req?: { url?: string };
+  res?: { statusCode?: number };
+  err?: { message?: string };
+}[] {
   return lines.flatMap((line) =>
     line
       .split('\n')
@@ -213,6 +218,58 @@ describe('Request-Id', () => {
         await expect.poll(() => lines().map((l) => l.msg)).toEqual(['incoming request', 'request completed']);
         expect(lines()[0]!.req?.url).toBe('/api/health?key=[redacted]');
         expect(log.join('')).not.toContain('secret-in-the-url');
+      },
+    );
+  });
+
+  it("logs the cause of a 5xx on the request's own line: its reqId is the Request-Id the client got (a procedure, an MCP tool, a 503)", async () => {
+    const log: string[] = [];
+    await withServer(
+      { config: { logLevel: 'info' }, logStream: { write: (line) => void log.push(line) } },
+      async ({ srv: node, h: api }) => {
+        const space = await api.createSpace();
+        // The long poll's wait fails: the cause reaches the procedure's error path.
+        let failure: Error = new Error('the watch broke');
+        node.server.deps.watch = {
+          watch: async () => {
+            throw failure;
+          },
+        };
+        const causeOf = async (res: { headers: Headers }, msg: string, level: number) => {
+          const id = res.headers.get('request-id');
+          expect(id).toMatch(UUID);
+          await expect.poll(() => logOf(log).find((l) => l.msg === msg)).toBeDefined();
+          expect(logOf(log).find((l) => l.msg === msg)).toMatchObject({
+            reqId: id,
+            level,
+            err: { message: failure.message },
+          });
+        };
+        const poll = `/hub/space/${space.spaceId}/messages?wait=5`;
+        const rest = await api.get(poll, { key: space.ownerKey });
+        expect(rest.status).toBe(500);
+        await causeOf(rest, 'procedure failed', 50);
+
+        const mcp = await fetch(`${node.listenUrl}/mcp`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'tools/call',
+            params: {
+              name: 'list_messages',
+              arguments: { spaceId: space.spaceId, privateKey: space.ownerKey, wait: 5 },
+            },
+          }),
+        });
+        expect(JSON.parse(await mcp.text()).result.isError).toBe(true);
+        await causeOf(mcp, 'tool list_messages failed', 50);
+
+        failure = new UnavailableError('the database is away');
+        const unavailable = await api.get(poll, { key: space.ownerKey });
+        expect(unavailable.status).toBe(503);
+        await causeOf(unavailable, 'procedure unavailable', 40);
       },
     );
   });

@@ -103,3 +103,20 @@ export function serializeError(
   if (e.cause !== undefined && depth < MAX_CAUSES) logged.cause = serializeError(e.cause, depth + 1, frames);
   return { ...logged, stack: (frames && framesOf(e.stack)) || '' };
 }
+
+/** What logs a request's failure: the request's own logger, so that its lines carry its `reqId`. */
+export interface FailureLog {
+  warn(fields: object, message: string): void;
+  error(fields: object, message: string): void;
+}
+
+/**
+ * Logs the cause of a request answered `status`, on the request's logger (`request.log`, never the
+ * app's): its line then carries the `reqId` the client got as `Request-Id`. A 503 (the database
+ * away or slow, a shutdown) is a warning as `<what> unavailable`; any other 5xx an error as `<what>
+ * failed`; a refusal (4xx) is the client's and only its request line says so.
+ */
+export function logFailure(log: FailureLog, status: number, error: unknown, what: string): void {
+  if (status === 503) log.warn({ err: error }, `${what} unavailable`);
+  else if (status >= 500) log.error({ err: error }, `${what} failed`);
+}

@@ -80,7 +80,13 @@ export function mcpHandler({ app, config, deps, api }: RouteScope): RouteHandler
     if (initializing) session = await createMcpSession({ deps });
     else if (session && !(await liveSession(session, reply))) return reply;
 
-    const server = createMcpServer({ deps, shutdown: shutdown.signal, tools: api.tools, sessionId: session });
+    const server = createMcpServer({
+      deps,
+      shutdown: shutdown.signal,
+      tools: api.tools,
+      sessionId: session,
+      log: request.log,
+    });
     // One JSON answer, unless a call asked for progress notifications: they need the call's own
     // event stream. No sessionIdGenerator: the transport keeps nothing, the session is ours.
     const wantsProgress = messages.some(

@@ -29,6 +29,7 @@ import {
 import { z } from 'zod';
 import { toHttpError } from '../http/errors';
 import { jsonBodyProblem, NUL_PROBLEM, SURROGATE_PROBLEM } from '../http/json-body';
+import { type FailureLog, logFailure } from '../http/log-errors';
 import { mcpInstructions } from './instructions';
 import { type Tool, toolJsonSchema } from './tool';
 
@@ -39,6 +40,8 @@ export interface McpServerOptions {
   tools: readonly Tool[];
   /** The request's Mcp-Session-Id, once checked: resource subscriptions belong to it. */
   sessionId?: string | undefined;
+  /** The request's logger: a call's failure (5xx) is logged there, with the request's reqId. */
+  log: FailureLog;
 }
 
 const listings = new WeakMap<readonly Tool[], McpTool[]>();
@@ -73,7 +76,7 @@ const header = (headers: Record<string, string | string[] | undefined> | undefin
  * because McpServer validates arguments itself and answers a bad one with a JSON-RPC flavoured
  * message; here a bad argument is a 400 with the message REST gives.
  */
-export function createMcpServer({ deps, shutdown, tools, sessionId }: McpServerOptions): Server {
+export function createMcpServer({ deps, shutdown, tools, sessionId, log }: McpServerOptions): Server {
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
   const server = new Server(
     { name: 'convene', title: 'Convene meeting spaces', version: '1.0.0' },
@@ -129,6 +132,7 @@ export function createMcpServer({ deps, shutdown, tools, sessionId }: McpServerO
         error instanceof KeyRequiredError
           ? new KeyRequiredError('privateKey (the space key, as an argument or the X-Private-Key header)')
           : error;
+      logFailure(log, toHttpError(named, deps.config.publicUrl).status, error, `tool ${tool.name}`);
       return toolError(named, deps.config.publicUrl);
     }
   });
@@ -141,28 +145,30 @@ export function createMcpServer({ deps, shutdown, tools, sessionId }: McpServerO
     return typeof param === 'string' && param ? param : header(extra.requestInfo?.headers, 'x-private-key');
   };
   onRequest(server, ListResourcesRequestSchema, async (_request, extra, sent) => ({
-    resources: await resourceCall(deps, () => listResources({ deps, key: keyOf(extra, sent) })),
+    resources: await resourceCall(deps, log, () => listResources({ deps, key: keyOf(extra, sent) })),
   }));
   onRequest(server, ListResourceTemplatesRequestSchema, () => ({
     resourceTemplates: resourceTemplates.map((template) => ({ ...template })),
   }));
   onRequest(server, ReadResourceRequestSchema, async (request, extra, sent) => ({
     contents: [
-      await resourceCall(deps, () =>
+      await resourceCall(deps, log, () =>
         readResource({ deps, key: keyOf(extra, sent), uri: request.params.uri }),
       ),
     ],
   }));
   onRequest(server, SubscribeRequestSchema, async (request, extra, sent) => {
     if (!sessionId) throw noSession();
-    await resourceCall(deps, () =>
+    await resourceCall(deps, log, () =>
       subscribeToResource({ deps, key: keyOf(extra, sent), sessionId, uri: request.params.uri }),
     );
     return {};
   });
   onRequest(server, UnsubscribeRequestSchema, async (request) => {
     if (!sessionId) throw noSession();
-    await resourceCall(deps, () => unsubscribeFromResource({ deps, sessionId, uri: request.params.uri }));
+    await resourceCall(deps, log, () =>
+      unsubscribeFromResource({ deps, sessionId, uri: request.params.uri }),
+    );
     return {};
   });
 
@@ -229,12 +235,16 @@ const noSession = () =>
     'resource subscriptions belong to a session: send initialize first and then its Mcp-Session-Id header',
   );
 
-/** A resource call's DomainError as a JSON-RPC error carrying the REST status and message. */
-async function resourceCall<T>(deps: Deps, call: () => Promise<T>): Promise<T> {
+/**
+ * A resource call's DomainError as a JSON-RPC error carrying the REST status and message; a
+ * failure (5xx) is logged on the request's logger and left to the SDK (-32603, internal error).
+ */
+async function resourceCall<T>(deps: Deps, log: FailureLog, call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (error) {
     const { status, body } = toHttpError(error, deps.config.publicUrl);
+    logFailure(log, status, error, 'resource call');
     if (status >= 500) throw error;
     throw new JsonRpcError(
       status === 404 ? ErrorCode.InvalidParams : ErrorCode.InvalidRequest,

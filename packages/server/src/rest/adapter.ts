@@ -2,6 +2,7 @@ import type { Deps } from '@convene/core';
 import type { FastifyInstance, FastifyRequest, onSendHookHandler } from 'fastify';
 import { fastifyTRPCOpenApiPlugin } from 'trpc-to-openapi';
 import { type HttpError, toHttpError } from '../http/errors';
+import { logFailure } from '../http/log-errors';
 import { type Context, createContextFactory } from '../trpc';
 import type { routerOf } from './procedures';
 
@@ -39,9 +40,8 @@ export function openApiAdapter(router: ReturnType<typeof routerOf>, deps: Deps, 
       onError: ({ error, req }: { error: { cause?: unknown }; req: FastifyRequest }) => {
         const failure = toHttpError(error, publicUrl);
         failures.set(req, failure);
-        // 503: the database is away or slow; each request need not say so at error level.
-        if (failure.status === 503) app.log.warn({ err: error.cause ?? error }, 'procedure unavailable');
-        else if (failure.status >= 500) app.log.error({ err: error.cause ?? error }, 'procedure failed');
+        // On the request's logger, so that the cause carries the request's reqId.
+        logFailure(req.log, failure.status, error.cause ?? error, 'procedure');
       },
     } as never);
 
