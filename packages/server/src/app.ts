@@ -17,6 +17,7 @@ import Fastify, {
 import { appRouter, buildOpenApiDocument, declarations, neverReplayed, tools } from './api';
 import type { ServerConfig } from './env';
 import type { EventHub } from './events/hub';
+import { clientErrorHandler } from './http/client-error';
 import { registerCors } from './http/cors';
 import { toHttpError } from './http/errors';
 import { forwardedWithoutTrust } from './http/forwarded';
@@ -157,6 +158,9 @@ export async function buildApp({
     // A request that arrives while the server closes is refused by the onRequest hook below, as a
     // JSON error with its code: Fastify's own 503 body has none.
     return503OnClosing: false,
+    // What Node's HTTP parser refuses (headers too large, a malformed request) answers JSON
+    // {error, code} with a Request-Id too, and is logged under it.
+    clientErrorHandler: clientErrorHandler(config.apiVersions.current),
     // A URL Fastify cannot route (bad percent-encoding) skips the hooks: apply the same policy.
     frameworkErrors: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
       if (logger) logWhenDone(request, reply);

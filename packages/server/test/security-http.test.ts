@@ -216,3 +216,56 @@ describe('slow clients', () => {
     });
   }, 20_000);
 });
+
+describe("requests Node's HTTP parser refuses", () => {
+  /** Sends `request` on a raw socket and gives all the server wrote back before it closed. */
+  async function raw(url: string, request: string): Promise<string> {
+    const { port, hostname } = new URL(url);
+    const socket = connect(Number(port), hostname);
+    let answer = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => {
+      answer += chunk;
+    });
+    // The rest of a refused request may be reset rather than read: the answer came first.
+    socket.on('error', () => {});
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    socket.write(request);
+    await closed;
+    return answer;
+  }
+
+  it('answers headers over 16 KiB (431) and a malformed header (400) as JSON {error, code} with a Request-Id, logged under it', async () => {
+    const lines: string[] = [];
+    await withServer(
+      { config: { logLevel: 'info' }, logStream: { write: (line) => void lines.push(line) } },
+      async ({ srv: node, h }) => {
+        const cases = [
+          [`GET /api/health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, /too large/],
+          ['GET /api/health HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n', 400, /^malformed HTTP request/],
+        ] as const;
+        for (const [request, status, message] of cases) {
+          const answer = await raw(node.listenUrl, request);
+          const [head = '', body = ''] = answer.split('\r\n\r\n');
+          expect(head).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
+          expect(head).toMatch(/\r\ncontent-type: application\/json; charset=utf-8\r\n/i);
+          expect(head).toMatch(/\r\napi-version: /i);
+          const id = /\r\nrequest-id: ([0-9a-f-]{36})(\r\n|$)/i.exec(head)?.[1];
+          expect(id, head).toBeDefined();
+          const parsed = JSON.parse(body);
+          expect(parsed).toEqual({ error: expect.stringMatching(message), code: 'invalid_request' });
+          await expect
+            .poll(() =>
+              lines
+                .flatMap((chunk) => chunk.split('\n').filter(Boolean))
+                .map((line) => JSON.parse(line))
+                .find((line) => line.reqId === id),
+            )
+            .toMatchObject({ msg: 'request refused by the HTTP parser', res: { statusCode: status } });
+        }
+        // The node serves on.
+        expectOk(await h.get('/api/health'));
+      },
+    );
+  });
+});
