@@ -25,7 +25,7 @@ import { registerToken } from './commands/token';
 import { registerWebhook } from './commands/webhook';
 import { registerWhoami } from './commands/whoami';
 import { Context } from './lib/context';
-import { type CliError, NoSpaceSavedError, Stopped, UsageError } from './lib/errors';
+import { type CliError, NoSpaceSavedError, Reported, Stopped, UsageError } from './lib/errors';
 import { ExitCode, signalExitCode } from './lib/exit-codes';
 import { explain } from './lib/failure';
 import { detectMode, neutralise, toJson } from './lib/output';
@@ -354,6 +354,10 @@ export async function run(argv: string[]): Promise<number> {
 function report(ctx: Context, failure: CliError): void {
   // Stopped by a signal and ended cleanly: the exit code says it all.
   if (failure instanceof Stopped) return;
+  if (failure instanceof Reported) {
+    process.stderr.write(`${failure.line}\n`);
+    return;
+  }
   if (ctx.out.mode.json) {
     process.stderr.write(
       `${toJson({ error: failure.message, ...failure.details, ...(failure.hint ? { hint: failure.hint } : {}), exitCode: failure.exitCode })}\n`,

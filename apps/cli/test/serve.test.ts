@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -257,4 +258,56 @@ describe('convene serve stopped by a signal', () => {
       expect(existsSync(join(data, 'convene.lock'))).toBe(false);
     }
   }, 120_000);
+});
+
+describe('convene serve with JSON logs', () => {
+  it('says why it did not start as one JSON line of the log on stderr (level 60, hint and exit code among its fields): exit 2 for refused settings, 1 for a failed start', async () => {
+    const run = (args: string[], env: Record<string, string> = {}) =>
+      finished(
+        spawn(process.execPath, [bundle, 'serve', ...args], {
+          env: { ...process.env, TEST_DATABASE_URL: '', LOG_FORMAT: 'json', LOG_LEVEL: 'warn', ...env },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        }),
+        { timeoutMs: 90_000 },
+      );
+    const linesOf = (text: string) =>
+      text
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line));
+    const refused = await run([], { RATE_LIMIT_MAX: 'x' });
+    expect(refused.code).toBe(2);
+    expect(refused.stdout).toBe('');
+    expect(linesOf(refused.stderr)).toEqual([
+      expect.objectContaining({
+        level: 60,
+        exitCode: 2,
+        hint: 'See `convene serve --help`.',
+        msg: expect.stringMatching(/^invalid configuration: RATE_LIMIT_MAX: /),
+      }),
+    ]);
+    const badPort = await run(['--port', 'eighty']);
+    expect(badPort.code).toBe(2);
+    expect(linesOf(badPort.stderr)).toEqual([
+      expect.objectContaining({ level: 60, msg: '--port must be a number from 0 to 65535, not "eighty"' }),
+    ]);
+
+    const taken = createServer();
+    const port = await freePort();
+    await new Promise<void>((resolve) => taken.listen(port, '127.0.0.1', resolve));
+    try {
+      const failed = await run(['--port', String(port), '--data-dir', tempDir()]);
+      expect(failed.code).toBe(1);
+      expect(linesOf(failed.stderr).at(-1)).toMatchObject({
+        level: 60,
+        exitCode: 1,
+        hint: 'Another process listens on that port: choose one with --port.',
+        msg: expect.stringMatching(/^the server did not start: .*EADDRINUSE/),
+      });
+      // Every line it printed is JSON.
+      expect(() => linesOf(failed.stdout)).not.toThrow();
+    } finally {
+      taken.close();
+    }
+  }, 180_000);
 });

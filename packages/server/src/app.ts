@@ -29,7 +29,7 @@ import { isPageRoute, mcpBatchHook, rateLimitHook } from './http/rate-limit';
 import { redactedRequestSerializer } from './http/redact';
 import { sendError } from './http/reply';
 import { requestIds } from './http/request-id';
-import { logWhenDone, RequestLog, standardOutput } from './http/request-log';
+import { dropUnlogged, logWhenDone, RequestLog, standardOutput } from './http/request-log';
 import type { PolicyStores } from './http/stores';
 import { registerPolicySweeper } from './http/sweeper';
 import { declaredWaitMs, startRequestTimer } from './http/timeout';
@@ -135,6 +135,8 @@ export async function buildApp({
             err: serializeError,
           },
           stream: logStream ?? standardOutput(),
+          // Fastify's own listening line: serve.ts prints the readiness line in its place.
+          hooks: { logMethod: dropUnlogged },
         }
       : false,
     // One line per request, when it ends (http/request-log.ts).

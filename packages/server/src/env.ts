@@ -271,6 +271,15 @@ export interface ServerConfig {
 }
 
 /** The one place that reads the environment; everything else receives a ServerConfig. */
+/**
+ * LOG_FORMAT alone, read where the whole configuration may have been refused: the format the line
+ * saying so is written in. A value loadConfig would refuse counts as unset.
+ */
+export function logFormatOf(env: NodeJS.ProcessEnv = process.env): ServerConfig['logFormat'] {
+  const parsed = ZEnv.shape.LOG_FORMAT.safeParse(withoutBlanks(env).LOG_FORMAT);
+  return parsed.success ? parsed.data : undefined;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
   const parsed = ZEnv.safeParse(withoutBlanks(env));
   if (!parsed.success) {

@@ -1,9 +1,26 @@
-import { loadConfig } from './env';
-import { serve } from './serve';
+import { loadConfig, logFormatOf } from './env';
+import { logsAsJson, serve, startFailureLine } from './serve';
+
+/** The server alone (`pnpm --filter @convene/server start`); `convene serve` is the same with its CLI. */
+let json = logsAsJson(logFormatOf());
+
+/** Says why the process did not start, on standard error, then ends it with `exitCode`. */
+function fail(message: string, exitCode: number): void {
+  process.stderr.write(`${startFailureLine(json, message, { exitCode })}\n`, () => process.exit(exitCode));
+}
 
 Promise.resolve()
-  .then(() => serve(loadConfig()))
-  .catch((error: unknown) => {
-    console.error(error instanceof Error ? error.message : error);
-    process.exit(1);
-  });
+  .then(async (): Promise<unknown> => {
+    let config: ReturnType<typeof loadConfig>;
+    try {
+      config = loadConfig();
+    } catch (error) {
+      // Refused settings: exit 2, as `convene serve` (README, Configuration).
+      return fail((error as Error).message, 2);
+    }
+    json = logsAsJson(config.logFormat);
+    return serve(config);
+  })
+  .catch((error: unknown) =>
+    fail(`the server did not start: ${error instanceof Error ? error.message : String(error)}`, 1),
+  );

@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { isMemoryUrl } from '@convene/core';
 import pino from 'pino';
 import type { ServerConfig } from './env';
-import { textOutput } from './http/request-log';
+import { textOutput, UNANNOUNCED } from './http/request-log';
 import { type ConveneServer, createServer } from './server';
 
 /** How long `serve` waits at start for a PostgreSQL it cannot reach, before it exits 1. */
@@ -25,13 +25,12 @@ export interface ServeOptions {
  * `pnpm start` and `convene serve` both run.
  */
 export async function serve(config: ServerConfig, options: ServeOptions = {}): Promise<ConveneServer> {
-  // JSON for log collectors; text for a person watching a terminal.
-  const text = (config.logFormat ?? (process.stdout.isTTY ? 'text' : 'json')) === 'text';
+  const text = !logsAsJson(config.logFormat);
   const color = text && process.stdout.isTTY === true && !process.env.NO_COLOR;
   const logStream = text ? textOutput(process.stdout, color) : undefined;
   // Before the app's logger exists: the wait for PostgreSQL, in the same format.
   const startLog = pino({ level: config.logLevel }, logStream ?? pino.destination({ dest: 1, sync: true }));
-  const say = announcer(text);
+  const say = announcer(text, config.logLevel === 'silent');
   const server = await createServer(config, {
     ...(logStream ? { logStream } : {}),
     // Started beside its database (compose, systemd): a PostgreSQL still starting is waited for.
@@ -75,7 +74,8 @@ export async function serve(config: ServerConfig, options: ServeOptions = {}): P
   };
   for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => stop(signal));
   options.onStoppable?.();
-  const address = await server.app.listen({ port: config.port, host: config.host });
+  // Fastify's own "Server listening at" line (one per address) is not printed: this one says it.
+  const address = await server.app.listen({ port: config.port, host: config.host, ...UNANNOUNCED });
   // The readiness line scripts wait for; migrations ran before it.
   say(
     'info',
@@ -86,33 +86,63 @@ export async function serve(config: ServerConfig, options: ServeOptions = {}): P
   return server;
 }
 
-const LEVELS = { info: 30, error: 50 } as const;
+/** JSON for log collectors; text for a person watching a terminal (LOG_FORMAT, else by stdout). */
+export const logsAsJson = (format: ServerConfig['logFormat']): boolean =>
+  (format ?? (process.stdout.isTTY ? 'text' : 'json')) === 'json';
+
+const LEVELS = { info: 30, error: 50, fatal: 60 } as const;
+
+/** A line `serve` writes itself, in the logger's JSON shape. */
+export function jsonLogLine(
+  level: keyof typeof LEVELS,
+  msg: string,
+  fields: Record<string, unknown> = {},
+  error?: unknown,
+): string {
+  const err =
+    error instanceof Error ? { type: error.name, message: error.message, stack: error.stack } : error;
+  const line = { level: LEVELS[level], time: Date.now(), pid: process.pid, hostname: hostname(), ...fields };
+  return JSON.stringify({ ...line, ...(err === undefined ? {} : { err }), msg });
+}
 
 /**
- * The lines `serve` itself prints (readiness, shutdown), whatever the log level: scripts wait for
- * the readiness line. Plain text for a terminal; with JSON logs, one JSON object per line in the
- * logger's shape (a log shipper reading stdout and stderr together got plain lines among them).
+ * The lines `serve` itself prints (readiness, shutdown) at every log level but `silent`: scripts
+ * wait for the readiness line. `silent` prints nothing on standard output; an error (a shutdown
+ * that failed or took too long) still goes to standard error, and the exit code says how it
+ * ended. Plain text for a terminal; with JSON logs, one JSON object per line in the logger's shape
+ * (a log shipper reading stdout and stderr together got plain lines among them).
  */
-function announcer(text: boolean) {
+function announcer(text: boolean, silent: boolean) {
   return (
-    level: keyof typeof LEVELS,
+    level: 'info' | 'error',
     msg: string,
     fields: Record<string, unknown> = {},
     error?: unknown,
   ): void => {
+    if (silent && level === 'info') return;
     const out = level === 'error' ? console.error : console.log;
     if (text) return void (error === undefined ? out(msg) : out(msg, error));
-    const err =
-      error instanceof Error ? { type: error.name, message: error.message, stack: error.stack } : error;
-    const line = {
-      level: LEVELS[level],
-      time: Date.now(),
-      pid: process.pid,
-      hostname: hostname(),
-      ...fields,
-    };
-    out(JSON.stringify({ ...line, ...(err === undefined ? {} : { err }), msg }));
+    out(jsonLogLine(level, msg, fields, error));
   };
+}
+
+/**
+ * The line of a failure that ends a process before it serves (its configuration refused, its
+ * database unreachable, its port taken), on standard error at every log level: with JSON logs one
+ * JSON object at level 60 (fatal), `hint` and `exitCode` among its fields, like every other line;
+ * else the message and the hint as text.
+ */
+export function startFailureLine(
+  json: boolean,
+  message: string,
+  fields: { hint?: string | undefined; exitCode: number },
+): string {
+  if (json)
+    return jsonLogLine('fatal', message, {
+      ...(fields.hint ? { hint: fields.hint } : {}),
+      exitCode: fields.exitCode,
+    });
+  return fields.hint ? `${message}\n${fields.hint}` : message;
 }
 
 /**

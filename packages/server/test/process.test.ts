@@ -165,6 +165,86 @@ describe.runIf(!onPostgres())('server process on the embedded database', () => {
       url,
     });
     expect(lines.find((line) => line.msg === 'SIGTERM received: shutting down')).toMatchObject({ level: 30 });
+    // Said once: Fastify's own "Server listening at" is not printed beside it.
+    expect(lines.filter((line) => /listening/i.test(line.msg))).toHaveLength(1);
+  }, 90_000);
+
+  it('with JSON logs, says why it did not start as a JSON line too: level 60 on stderr, its exit code among the fields', async () => {
+    const everyLine = (server: ServerProcess) =>
+      server
+        .output()
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line));
+    const refused = spawnServer({ LOG_FORMAT: 'json', RATE_LIMIT_MAX: 'x', DATA_DIR: join(dir, 'unused') });
+    expect(await refused.exited).toBe(2);
+    expect(everyLine(refused)).toEqual([
+      expect.objectContaining({
+        level: 60,
+        exitCode: 2,
+        msg: expect.stringMatching(/^invalid configuration: RATE_LIMIT_MAX: /),
+      }),
+    ]);
+    // A port taken: the start fails after the database opened.
+    const taken = createNetServer();
+    const port = await freePort();
+    await new Promise<void>((resolve) => taken.listen(port, '127.0.0.1', resolve));
+    try {
+      const failed = spawnServer({
+        LOG_FORMAT: 'json',
+        LOG_LEVEL: 'info',
+        DATA_DIR: join(dir, 'port-taken'),
+        PORT: String(port),
+      });
+      expect(await failed.exited).toBe(1);
+      const lines = everyLine(failed);
+      expect(lines.at(-1)).toMatchObject({
+        level: 60,
+        exitCode: 1,
+        msg: expect.stringMatching(/^the server did not start: .*EADDRINUSE/),
+      });
+    } finally {
+      taken.close();
+    }
+  }, 90_000);
+
+  it('prints nothing on standard output at LOG_LEVEL=silent, readiness and shutdown included; a refused start still says why on stderr', async () => {
+    const port = await freePort();
+    const server = spawnServer({
+      DATA_DIR: dir,
+      PORT: String(port),
+      LOG_LEVEL: 'silent',
+      LOG_FORMAT: 'json',
+    });
+    let stdout = '';
+    server.child.stdout?.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    // No readiness line to wait for: the health probe says when it serves.
+    await expect
+      .poll(
+        () =>
+          fetch(`http://127.0.0.1:${port}/api/health`).then(
+            (res) => res.status,
+            () => 0,
+          ),
+        {
+          timeout: 60_000,
+          interval: 250,
+        },
+      )
+      .toBe(200);
+    expect(await server.stop('SIGTERM')).toBe(0);
+    expect(stdout).toBe('');
+    expect(server.output()).toBe('');
+
+    const refused = spawnServer({ LOG_LEVEL: 'silent', RATE_LIMIT_MAX: 'x', DATA_DIR: join(dir, 'unused') });
+    let stderr = '';
+    refused.child.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    expect(await refused.exited).toBe(2);
+    expect(stderr).toMatch(/RATE_LIMIT_MAX/);
   }, 90_000);
 
   it('prints its log as text for a person when LOG_FORMAT=text', async () => {
@@ -243,8 +323,8 @@ describe.runIf(!onPostgres())('server process on the embedded database', () => {
       PORT: String(await freePort()),
     });
     try {
-      // Exits (1) rather than listening (its URL).
-      expect(await Promise.race([mysql.exited, mysql.ready])).toBe(1);
+      // Exits (2, a refused setting) rather than listening (its URL).
+      expect(await Promise.race([mysql.exited, mysql.ready])).toBe(2);
     } finally {
       await mysql.stop();
     }
@@ -318,7 +398,11 @@ describe.runIf(!onPostgres())('server process on the embedded database', () => {
         const answered = Date.now();
         expect(await server.exited).toBe(1);
         expect(Date.now() - answered).toBeLessThan(10_000);
-        expect(server.output()).toContain('password authentication failed for user "convene"');
+        // The last line, JSON as every other (the log is JSON off a terminal).
+        expect(JSON.parse(server.output().trim().split('\n').at(-1)!)).toMatchObject({
+          level: 60,
+          msg: 'the server did not start: password authentication failed for user "convene"',
+        });
         expect(server.output()).not.toContain('listening');
       } finally {
         refusing.close();

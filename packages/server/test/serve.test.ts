@@ -16,7 +16,7 @@ it('stops cleanly from its readiness line on: the signal handlers are in place b
       atReadiness = signals.map((signal) => process.listenerCount(signal));
   });
   const server = await serve(
-    loadConfig({ DATABASE_URL: 'memory://', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent' }),
+    loadConfig({ DATABASE_URL: 'memory://', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn' }),
   ).finally(() => log.mockRestore());
   try {
     expect(atReadiness).toEqual(before.map((listeners) => listeners.length + 1));
@@ -35,7 +35,7 @@ async function readinessLine(env: Record<string, string>): Promise<string | unde
   const before = signals.map((signal) => process.listeners(signal));
   const lines: string[] = [];
   const log = vi.spyOn(console, 'log').mockImplementation((line: unknown) => void lines.push(String(line)));
-  const server = await serve(loadConfig({ PORT: '0', LOG_LEVEL: 'silent', ...env })).finally(() =>
+  const server = await serve(loadConfig({ PORT: '0', LOG_LEVEL: 'warn', ...env })).finally(() =>
     log.mockRestore(),
   );
   signals.forEach((signal, i) => {

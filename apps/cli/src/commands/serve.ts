@@ -1,6 +1,7 @@
 import { type Command, Help, Option } from '@commander-js/extra-typings';
 import { type App, examples } from '../app';
-import { CliError, UsageError } from '../lib/errors';
+import { CliError, Reported, UsageError } from '../lib/errors';
+import { ExitCode } from '../lib/exit-codes';
 
 /**
  * `convene serve`: the server itself, what `pnpm start` runs. The one command that loads the
@@ -61,24 +62,38 @@ export function registerServe(program: Command, app: App): void {
           'Place it with --port and --host (PUBLIC_URL sets the URL it hands out). See `convene serve --help`.',
         );
       }
+      const { loadConfig, logFormatOf, logsAsJson, serve, startFailureLine } = await import(
+        '@convene/server'
+      );
       const overrides: Record<string, string> = {};
+      if (options.logFormat !== undefined) overrides.LOG_FORMAT = options.logFormat;
+      // With JSON logs, a failure to start is a JSON line of the log too (level 60, fatal).
+      let json = logsAsJson(logFormatOf({ ...process.env, ...overrides }));
+      const failure = (message: string, hint: string, exitCode: ExitCode, cause?: unknown): CliError =>
+        json
+          ? new Reported(startFailureLine(true, message, { hint, exitCode }), message, exitCode)
+          : new CliError(message, { hint, exitCode, cause });
       if (options.port !== undefined) {
         if (!/^\d+$/.test(options.port) || Number(options.port) > 65535) {
-          throw new UsageError(`--port must be a number from 0 to 65535, not "${options.port}"`);
+          throw failure(
+            `--port must be a number from 0 to 65535, not "${options.port}"`,
+            'See `convene serve --help`.',
+            ExitCode.usage,
+          );
         }
         overrides.PORT = options.port;
       }
       if (options.host !== undefined) overrides.HOST = options.host;
       if (options.databaseUrl !== undefined) overrides.DATABASE_URL = options.databaseUrl;
       if (options.dataDir !== undefined) overrides.DATA_DIR = options.dataDir;
-      if (options.logFormat !== undefined) overrides.LOG_FORMAT = options.logFormat;
-      const { loadConfig, serve } = await import('@convene/server');
+      const env = { ...process.env, ...overrides };
       let config: ReturnType<typeof loadConfig>;
       try {
-        config = loadConfig({ ...process.env, ...overrides });
+        config = loadConfig(env);
       } catch (error) {
-        throw new UsageError((error as Error).message, 'See `convene serve --help`.');
+        throw failure((error as Error).message, 'See `convene serve --help`.', ExitCode.usage);
       }
+      json = logsAsJson(config.logFormat);
       try {
         await serve(config, {
           onStoppable: () => {
@@ -87,12 +102,14 @@ export function registerServe(program: Command, app: App): void {
         });
       } catch (error) {
         const message = (error as Error).message;
-        throw new CliError(`the server did not start: ${message}`, {
-          hint: /EADDRINUSE/.test(message)
+        throw failure(
+          `the server did not start: ${message}`,
+          /EADDRINUSE/.test(message)
             ? 'Another process listens on that port: choose one with --port.'
             : 'See `convene serve --help` for the settings.',
-          cause: error,
-        });
+          ExitCode.error,
+          error,
+        );
       }
       // Runs until a signal: the server's own handlers close it and end the process.
       await new Promise<never>(() => {});

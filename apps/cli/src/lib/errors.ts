@@ -44,6 +44,21 @@ export class NoSpaceSavedError extends CliError {
 }
 
 /**
+ * A failure already put in words of another format: `convene serve`'s, with JSON logs, is a JSON
+ * line in the server's log shape (`line`), written as it is, alone.
+ */
+export class Reported extends CliError {
+  constructor(
+    readonly line: string,
+    message: string,
+    exitCode: ExitCode,
+  ) {
+    super(message, { exitCode });
+    this.name = 'Reported';
+  }
+}
+
+/**
  * A run stopped by Ctrl-C, SIGTERM or SIGHUP that ended cleanly (`tail`, `inbox --follow`): there
  * is nothing to report, but its exit code is the signal's (130, 143, 129), so that a script or a
  * supervisor can tell a stop from an end.

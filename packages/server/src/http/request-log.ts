@@ -115,3 +115,21 @@ export const textOutput = (
     for (const line of json.split('\n')) if (line.trim() !== '') out.write(`${formatLogLine(line, color)}\n`);
   },
 });
+
+/** A message the logger drops (UNANNOUNCED): never written, at any level. */
+const UNLOGGED = '\u0000convene:unlogged';
+
+/**
+ * `listen` options that keep Fastify from logging its own `Server listening at <address>` line,
+ * one per address: `serve` prints the readiness line once, in its own words.
+ */
+export const UNANNOUNCED = { listenTextResolver: () => UNLOGGED };
+
+/**
+ * The logger's `logMethod` hook: drops the lines whose message is UNLOGGED, writes the others as
+ * they are.
+ */
+export function dropUnlogged(this: pino.Logger, args: Parameters<pino.LogFn>, method: pino.LogFn): void {
+  if (args[0] === UNLOGGED) return;
+  method.apply(this, args);
+}
