@@ -4,7 +4,7 @@ import type { Clock } from './clock';
 import type { Db } from './db/types';
 import type { EventBus } from './events/event-bus';
 import type { SpaceWatch } from './events/space-watch';
-import type { SecretBox } from './secrets';
+import type { Sealer } from './infra/sealer';
 import { defaultWebhookUrlPolicy, type WebhookUrlPolicy } from './webhooks/url-policy';
 
 export interface CoreConfig {
@@ -28,7 +28,8 @@ export interface CoreConfig {
 export interface Deps {
   db: Db;
   clock: Clock;
-  box: SecretBox;
+  /** Seals and opens the secrets handed out again, under SECRET (infra/sealer.ts). */
+  box: Sealer;
   /** Dashboard JWTs: issued for built-in accounts, verified on /hub/me/* and key recovery. */
   sessions: DashboardSessions;
   /** Unified diffs of artifact versions, computed off the request thread and cached. */

@@ -45,8 +45,19 @@ export const displayPrefix = (secret: string): string => secret.slice(0, 8);
  */
 export class SecretBox {
   private readonly key: Buffer;
+  /**
+   * Names the key without giving it away (a hash of it under a label of its own): nodes compare it
+   * with the deployment's (Sealer) to tell that they seal under the same SECRET. It tells no more
+   * about SECRET than any value sealed under it does.
+   */
+  readonly fingerprint: string;
   constructor(secret: string) {
     this.key = createHash('sha256').update(`convene:secret-box:${secret}`).digest();
+    this.fingerprint = createHash('sha256')
+      .update('convene:secret-fingerprint:')
+      .update(this.key)
+      .digest('hex')
+      .slice(0, 32);
   }
   encrypt(plaintext: string): string {
     const iv = randomBytes(12);

@@ -4,6 +4,7 @@ import { type AskDocument, ask, indexAskDocuments } from '../src/ask';
 import { FakeClock } from '../src/clock';
 import { rowsOf } from '../src/db';
 import { type Deps, defaultCoreConfig } from '../src/deps';
+import { Sealer } from '../src/infra/sealer';
 import { SecretBox } from '../src/secrets';
 import { createSpace } from '../src/spaces';
 import { openTestDatabase, type TestDatabase } from '../src/testing';
@@ -19,7 +20,7 @@ beforeAll(async () => {
   deps = {
     db: t.database.db,
     clock,
-    box: new SecretBox('ask-test-secret-0123456789'),
+    box: new Sealer(new SecretBox('ask-test-secret-0123456789')),
     config,
   } as unknown as Deps;
 });

@@ -9,6 +9,7 @@ import {
 import { FakeClock } from '../src/clock';
 import { type Deps, defaultCoreConfig } from '../src/deps';
 import { createNotifyBus } from '../src/events/event-bus';
+import { Sealer } from '../src/infra/sealer';
 import { SecretBox } from '../src/secrets';
 import { createSpace } from '../src/spaces';
 import { openTestDatabase, type TestDatabase } from '../src/testing';
@@ -22,7 +23,7 @@ beforeAll(async () => {
   deps = {
     db: t.database.db,
     clock: new FakeClock(),
-    box: new SecretBox('diff-test-secret-0123456789'),
+    box: new Sealer(new SecretBox('diff-test-secret-0123456789')),
     diffs: new InlineDiffEngine(),
     events: createNotifyBus(t.database),
     config: defaultCoreConfig,

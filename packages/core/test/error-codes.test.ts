@@ -4,6 +4,7 @@ import { FakeClock } from '../src/clock';
 import { type Deps, defaultCoreConfig } from '../src/deps';
 import { DomainError, type ErrorKind, type SpecificCode } from '../src/errors';
 import { createNotifyBus } from '../src/events/event-bus';
+import { Sealer } from '../src/infra/sealer';
 import {
   approveParticipant,
   createInvitation,
@@ -28,7 +29,7 @@ beforeAll(async () => {
   deps = {
     db: t.database.db,
     clock,
-    box: new SecretBox('error-codes-test-secret-0123456789'),
+    box: new Sealer(new SecretBox('error-codes-test-secret-0123456789')),
     diffs: new InlineDiffEngine(),
     events: createNotifyBus(t.database),
     config: defaultCoreConfig,

@@ -10,6 +10,7 @@ import {
   defaultCoreConfig,
   EVENTS_CHANNEL,
   openDatabase,
+  Sealer,
   SecretBox,
   sendMessage,
   systemClock,
@@ -20,7 +21,7 @@ const database = await openDatabase({ url: process.env.DATABASE_URL! });
 const deps = {
   db: database.db,
   clock: systemClock,
-  box: new SecretBox('bench-secret-0123456789abcdef'),
+  box: new Sealer(new SecretBox('bench-secret-0123456789abcdef')),
   events: createNotifyBus(database),
   config: defaultCoreConfig,
 } as unknown as Deps;

@@ -2,6 +2,7 @@ import { randomBytes, scryptSync } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
+  adoptSecret,
   type Database,
   isMemoryUrl,
   makeFilePrivate,
@@ -169,28 +170,41 @@ async function forgetGeneratedSecret(database: Database, config: ServerConfig): 
 }
 
 /**
- * After a change of SECRET: what was sealed under the SECRET before it (PREVIOUS_SECRET, or else
- * the generated one that a SECRET of the operator's own now replaces) is sealed again under the
- * current one (resealSecrets), and a generated SECRET so replaced is forgotten: nothing it sealed
- * is left. Run at start, before anything opens a sealed value.
+ * At start, before anything is sealed or opened: the deployment's SECRET becomes this node's
+ * (adoptSecret), and, after a change, what was sealed under the SECRET before it (PREVIOUS_SECRET,
+ * or else the generated one that a SECRET of the operator's own now replaces) is sealed again
+ * under the current one (resealSecrets): at every start with PREVIOUS_SECRET, so that what a node
+ * left on the old SECRET sealed during a rolling change is found too. A generated SECRET so
+ * replaced is then forgotten: nothing it sealed is left. Gives the previous SECRET's box, which
+ * still opens (and reseals) a value it sealed while this node runs.
  */
-export async function resealAfterSecretChange(
+export async function settleSecret(
   database: Database,
   config: ServerConfig,
   box: SecretBox,
   info: (message: string) => void,
-): Promise<void> {
+): Promise<SecretBox | undefined> {
   const generated = config.secret === undefined ? undefined : await generatedSecret(database, config);
   const replaced = generated !== undefined && generated !== config.secret;
-  const previous = config.previousSecret ?? (replaced ? generated : undefined);
-  if (previous === undefined) return;
-  const done = await resealSecrets(database.db, new SecretBox(previous), box);
-  if (done)
+  const previousSecret = config.previousSecret ?? (replaced ? generated : undefined);
+  const previous = previousSecret === undefined ? undefined : new SecretBox(previousSecret);
+  const adoption = await adoptSecret(database.db, box, previous);
+  if (!previous) return undefined;
+  const done = await resealSecrets(database.db, previous, box);
+  // The session keys count among the values sealed again, when this start moved them.
+  const resealed = done.resealed + (adoption === 'changed' ? 1 : 0);
+  const unreadable = done.unreadable
+    ? ` (${done.unreadable} opened with neither and were left as they were)`
+    : '';
+  if (resealed > 0 || unreadable)
+    info(`SECRET changed: ${resealed} sealed values were sealed again under the new one${unreadable}`);
+  else if (!replaced)
     info(
-      `SECRET changed: ${done.resealed} sealed values were sealed again under the new one${done.unreadable ? ` (${done.unreadable} opened with neither and were left as they were)` : ''}`,
+      'PREVIOUS_SECRET is set and nothing is sealed under it any more: remove it once every node runs with the new SECRET',
     );
   if (replaced) {
     await forgetGeneratedSecret(database, config);
     info('the generated SECRET was replaced by the SECRET set and is forgotten: keep setting SECRET');
   }
+  return previous;
 }

@@ -8,6 +8,7 @@ import {
   loadSessionKeys,
   type OpenDatabaseOptions,
   openDatabase,
+  Sealer,
   SecretBox,
   systemClock,
   WorkerDiffEngine,
@@ -20,7 +21,7 @@ import { startLockExpirySweeper } from './events/lock-expiry-sweeper';
 import { hubSpaceWatch } from './events/space-watch';
 import { type PolicyStores, policyStoresFor } from './http/stores';
 import { McpSessionStreams } from './mcp/session-streams';
-import { loadOrCreateSecret, resealAfterSecretChange } from './secret';
+import { loadOrCreateSecret, settleSecret } from './secret';
 import { startWarnings } from './start-warnings';
 import { webhookPoster } from './webhooks/post';
 import { WebhookWorker } from './webhooks/worker';
@@ -78,8 +79,12 @@ export async function createServer(
         (message) => early.push({ level: 'warn', message }),
         (message) => early.push({ level: 'info', message }),
       ));
-    const box = new SecretBox(secret);
-    await resealAfterSecretChange(database, config, box, (message) => early.push({ level: 'info', message }));
+    const current = new SecretBox(secret);
+    const previous = await settleSecret(database, config, current, (message) =>
+      early.push({ level: 'info', message }),
+    );
+    // Told once the app's logger exists (a node whose SECRET another node replaced).
+    const box = new Sealer(current, { previous });
     // Logged once the app's logger exists (a worker failing before then has nothing to diff).
     let diffWorkerFailed = (_error: unknown) => {};
     const deps: Deps = {
@@ -90,7 +95,7 @@ export async function createServer(
       // The deployment's issuer and key, from the database: a session minted by any node is
       // accepted by every other, whatever their PUBLIC_URLs, and survives restarts.
       sessions: createJwtSessions({
-        keys: await loadSessionKeys(database.db, box),
+        keys: await loadSessionKeys(database.db, current),
         ttlSeconds: config.sessionTtlSeconds,
         external: config.oidc,
       }),
@@ -125,6 +130,7 @@ export async function createServer(
     });
     for (const { level, message } of early) app.log[level](message);
     for (const message of startWarnings(config)) app.log.warn(message);
+    box.onStale = (message) => app.log.error(message);
     diffWorkerFailed = (error) =>
       app.log.error(
         { err: error },

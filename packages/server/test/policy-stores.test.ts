@@ -10,6 +10,7 @@ import {
   type RateLimiter,
   type RateLimitOptions,
   rowsOf,
+  Sealer,
   SecretBox,
   SqlIdempotencyStore,
   SqlRateLimiter,
@@ -187,7 +188,8 @@ describe('SqlRateLimiter storage', () => {
 });
 
 describe('SqlIdempotencyStore', () => {
-  const make = () => new SqlIdempotencyStore(tdb.database.db, new SecretBox('test-secret-0123456789'));
+  const make = () =>
+    new SqlIdempotencyStore(tdb.database.db, new Sealer(new SecretBox('test-secret-0123456789')));
   const response = { status: 201, headers: { 'content-type': 'application/json' }, body: '{"ok":true}' };
   const guard = (scope: string, requestHash = 'h', now = at(0), ttlMs = 86_400_000): IdempotencyGuard => ({
     scope,

@@ -51,7 +51,7 @@ describe.runIf(onPostgres())('the generated SECRET on PostgreSQL', () => {
       const b = await createServer(config, { logger: false });
       try {
         // Both nodes start and agree, as decisions.md promises of an unset SECRET.
-        expect(b.deps.box.decrypt(a.deps.box.encrypt('shared'))).toBe('shared');
+        expect(b.deps.box.current.decrypt(a.deps.box.current.encrypt('shared'))).toBe('shared');
       } finally {
         await a.close();
         await b.close();
@@ -83,7 +83,7 @@ describe.runIf(onPostgres())('the generated SECRET on PostgreSQL', () => {
     const b = await open(config);
     try {
       // Each node opens what the other sealed: they hold the same SECRET.
-      expect(b.deps.box.decrypt(a.deps.box.encrypt('shared'))).toBe('shared');
+      expect(b.deps.box.current.decrypt(a.deps.box.current.encrypt('shared'))).toBe('shared');
     } finally {
       await a.close();
       await b.close();
@@ -98,14 +98,14 @@ describe.runIf(onPostgres())('the generated SECRET on PostgreSQL', () => {
   it('opens only with the password it was sealed with, and is resealed after a change', async () => {
     await expect(open(configFor('another-password'))).rejects.toThrow(/PREVIOUS_DATABASE_PASSWORD/);
     const first = await open(configFor('db-password-1'));
-    const sealedBefore = first.deps.box.encrypt('kept');
+    const sealedBefore = first.deps.box.current.encrypt('kept');
     await first.close();
     const moved = await open(configFor('db-password-2', { PREVIOUS_DATABASE_PASSWORD: 'db-password-1' }));
-    expect(moved.deps.box.decrypt(sealedBefore)).toBe('kept');
+    expect(moved.deps.box.current.decrypt(sealedBefore)).toBe('kept');
     await moved.close();
     // From now on the new password alone opens it.
     const again = await open(configFor('db-password-2'));
-    expect(again.deps.box.decrypt(sealedBefore)).toBe('kept');
+    expect(again.deps.box.current.decrypt(sealedBefore)).toBe('kept');
     await again.close();
   });
 
@@ -125,10 +125,10 @@ describe.runIf(onPostgres())('the generated SECRET on PostgreSQL', () => {
       expect(JSON.stringify(rows)).not.toContain(clear);
       // The same SECRET as before: what it sealed still opens.
       const check = await open({ ...config, secret: clear });
-      const sealedWithOld = check.deps.box.encrypt('x');
+      const sealedWithOld = check.deps.box.current.encrypt('x');
       await check.close();
       const after = await open(config);
-      expect(after.deps.box.decrypt(sealedWithOld)).toBe('x');
+      expect(after.deps.box.current.decrypt(sealedWithOld)).toBe('x');
       await after.close();
     } finally {
       await dropLegacy();

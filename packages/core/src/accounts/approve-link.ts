@@ -48,7 +48,7 @@ export async function approveLink({ deps, bearer, input }: ApproveLinkOptions): 
     });
     await tx
       .update(linkRequests)
-      .set({ tokenId: minted.id, tokenEnc: deps.box.encrypt(minted.token) })
+      .set({ tokenId: minted.id, tokenEnc: await deps.box.seal(tx, minted.token) })
       .where(eq(linkRequests.id, request.id));
   });
   return { ok: true };

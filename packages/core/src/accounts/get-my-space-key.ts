@@ -39,7 +39,7 @@ export async function getMySpaceKey({
   const [space] = await db.select(spaceColumns).from(spaces).where(eq(spaces.id, spaceId));
   if (!space || isClosed(space, clock.now())) throw new NotFoundError('key for this space');
   const [held] = await db
-    .select({ isOwner: participants.isOwner, keyEnc: participants.keyEnc })
+    .select({ id: participants.id, isOwner: participants.isOwner, keyEnc: participants.keyEnc })
     .from(participants)
     .where(
       and(
@@ -51,6 +51,15 @@ export async function getMySpaceKey({
     )
     .orderBy(desc(participants.isOwner))
     .limit(1);
-  if (!held?.keyEnc) throw new NotFoundError('key for this space');
-  return { role: held.isOwner ? 'owner' : 'participant', privateKey: box.decrypt(held.keyEnc) };
+  const keyEnc = held?.keyEnc;
+  if (!held || !keyEnc) throw new NotFoundError('key for this space');
+  const privateKey = await box.open(db, keyEnc, (ex, fresh) =>
+    ex
+      .update(participants)
+      .set({ keyEnc: fresh })
+      .where(
+        and(eq(participants.spaceId, spaceId), eq(participants.id, held.id), eq(participants.keyEnc, keyEnc)),
+      ),
+  );
+  return { role: held.isOwner ? 'owner' : 'participant', privateKey };
 }

@@ -39,7 +39,8 @@ export async function pollLink({ deps, input }: PollLinkOptions): Promise<TPollL
     )
     .returning({ tokenEnc: before.tokenEnc });
   if (claimed?.tokenEnc) {
-    const token = box.decrypt(claimed.tokenEnc);
+    // Cleared by the claim: nothing to seal again.
+    const token = await box.open(db, claimed.tokenEnc);
     return { status: 'approved', token, prefix: displayPrefix(token) };
   }
 

@@ -40,14 +40,9 @@ interface Stored {
  * any sealed key).
  */
 export async function loadSessionKeys(db: Db, box: SecretBox): Promise<SessionKeys> {
-  const { privateKey } = generateKeyPairSync('ed25519');
-  const candidate: Stored = {
-    issuer: `urn:convene:deployment:${newId()}`,
-    privateKey: privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64'),
-  };
   await db
     .insert(settings)
-    .values({ key: SESSION_KEYS_SETTING, value: box.encrypt(JSON.stringify(candidate)) })
+    .values({ key: SESSION_KEYS_SETTING, value: box.encrypt(mintSessionKeys()) })
     .onConflictDoNothing();
   const [row] = await db
     .select({ value: settings.value })
@@ -58,11 +53,23 @@ export async function loadSessionKeys(db: Db, box: SecretBox): Promise<SessionKe
   try {
     stored = JSON.parse(box.decrypt(row.value)) as Stored;
   } catch {
-    throw new Error(
-      'the dashboard session keys in the database cannot be read with this SECRET: every node of a deployment needs the same SECRET; to change it, start with PREVIOUS_SECRET set to the one it replaces',
-    );
+    throw new Error(SESSION_KEYS_UNREADABLE);
   }
   return sessionKeysOf(stored);
+}
+
+/** A node whose SECRET does not open the deployment's session keys, and no PREVIOUS_SECRET that does. */
+export const SESSION_KEYS_UNREADABLE =
+  'the dashboard session keys in the database cannot be read with this SECRET: every node of a deployment needs the same SECRET; to change it, start with PREVIOUS_SECRET set to the one it replaces';
+
+/** A new deployment's issuer and Ed25519 private key, as the settings row keeps them (before sealing). */
+export function mintSessionKeys(): string {
+  const { privateKey } = generateKeyPairSync('ed25519');
+  const stored: Stored = {
+    issuer: `urn:convene:deployment:${newId()}`,
+    privateKey: privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64'),
+  };
+  return JSON.stringify(stored);
 }
 
 function sessionKeysOf(stored: Stored): SessionKeys {

@@ -1,9 +1,9 @@
-import { eq, inArray, lt, sql } from 'drizzle-orm';
+import { and, eq, inArray, lt, sql } from 'drizzle-orm';
 import { LOCK_NOT_AVAILABLE, sqlState } from '../db/pg-error';
 import { idempotencyRecords } from '../db/schema/infra';
 import type { Db, Executor } from '../db/types';
 import { ConflictError } from '../errors';
-import type { SecretBox } from '../secrets';
+import type { Sealer } from './sealer';
 
 /** A response worth replaying: status, the headers that describe it, and its body. */
 export interface StoredResponse {
@@ -82,7 +82,7 @@ export interface IdempotencyStore {
 export class SqlIdempotencyStore implements IdempotencyStore {
   constructor(
     private readonly db: Db,
-    private readonly box: SecretBox,
+    private readonly box: Sealer,
   ) {}
 
   get(scope: string, now: Date): Promise<IdempotencyRecord | undefined> {
@@ -122,21 +122,24 @@ export class SqlIdempotencyStore implements IdempotencyStore {
       .set({
         status: response.status,
         headers: response.headers,
-        body: this.box.encrypt(response.body),
+        body: await this.box.seal(tx, response.body),
       })
       .where(eq(idempotencyRecords.scope, scope));
   }
 
   async recordRefusal(guard: IdempotencyGuard, response: StoredResponse): Promise<void> {
-    await this.db
-      .insert(idempotencyRecords)
-      .values({
-        ...this.placeholder(guard),
-        status: response.status,
-        headers: response.headers,
-        body: this.box.encrypt(response.body),
-      })
-      .onConflictDoNothing();
+    // A transaction of its own: the seal is checked in the transaction that stores it.
+    await this.db.transaction(async (tx) => {
+      await tx
+        .insert(idempotencyRecords)
+        .values({
+          ...this.placeholder(guard),
+          status: response.status,
+          headers: response.headers,
+          body: await this.box.seal(tx, response.body),
+        })
+        .onConflictDoNothing();
+    });
   }
 
   async sweep(now: Date, limit = 1000): Promise<number> {
@@ -168,6 +171,16 @@ export class SqlIdempotencyStore implements IdempotencyStore {
     };
   }
 
+  /** A stored body, opened; one still sealed under PREVIOUS_SECRET is sealed again in place. */
+  private openBody(ex: Executor, scope: string, body: string): Promise<string> {
+    return this.box.open(ex, body, (sp, fresh) =>
+      sp
+        .update(idempotencyRecords)
+        .set({ body: fresh })
+        .where(and(eq(idempotencyRecords.scope, scope), eq(idempotencyRecords.body, body))),
+    );
+  }
+
   private async read(ex: Executor, scope: string, now: Date): Promise<IdempotencyRecord | undefined> {
     const [row] = await ex
       .select()
@@ -182,7 +195,7 @@ export class SqlIdempotencyStore implements IdempotencyStore {
       response: {
         status: row.status ?? 200,
         headers: (row.headers ?? {}) as Record<string, string>,
-        body: row.body ? this.box.decrypt(row.body) : '',
+        body: row.body ? await this.openBody(ex, scope, row.body) : '',
       },
     };
   }

@@ -3,3 +3,4 @@
 export * from './idempotency-store';
 export * from './rate-limiter';
 export * from './reseal-secrets';
+export * from './sealer';

@@ -98,10 +98,14 @@ export async function getJoinStatus({
       case 'active':
       case 'muted': {
         if (!row.keyEnc) throw new NoPendingJoinError();
-        const participantPrivateKey = box.decrypt(row.keyEnc);
+        // Kept for the linked human (getMySpaceKey), sealed again under SECRET if it was not.
+        let kept = row.keyEnc;
+        const participantPrivateKey = await box.open(tx, row.keyEnc, async (_ex, fresh) => {
+          kept = fresh;
+        });
         await tx
           .update(participants)
-          .set({ invitationId: null, pollTokenHash: null, keyEnc: row.userId ? row.keyEnc : null })
+          .set({ invitationId: null, pollTokenHash: null, keyEnc: row.userId ? kept : null })
           .where(and(eq(participants.spaceId, spaceId), eq(participants.id, participantId)));
         return { pending: false, result: { participantPrivateKey } };
       }

@@ -87,7 +87,7 @@ export async function joinSpace({
         status: pending ? 'waitingForApproval' : 'active',
         keyHash: hashSecret(participantPrivateKey),
         // Sealed where it must be handed out again: to the join-status poll, or to the linked human.
-        keyEnc: pending || userId ? box.encrypt(participantPrivateKey) : null,
+        keyEnc: pending || userId ? await box.seal(tx, participantPrivateKey) : null,
         // The join-status ticket: the invitation the join came through, and the pollToken only
         // this joiner was given (anyone else holding the invitation key lacks it).
         invitationId: pending ? caller.invitationId : null,

@@ -44,7 +44,7 @@ export async function createSpace({
       isHuman: input.isHuman ?? false,
       status: 'active',
       keyHash: hashSecret(ownerPrivateKey),
-      keyEnc: userId ? box.encrypt(ownerPrivateKey) : null,
+      keyEnc: userId ? await box.seal(tx, ownerPrivateKey) : null,
       userId,
       createdAt: now,
       updatedAt: now,

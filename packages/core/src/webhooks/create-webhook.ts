@@ -64,7 +64,7 @@ export async function createWebhook({
         participantId: participant.id,
         url: url.toString(),
         events: input.events ? [...new Set(input.events)] : null,
-        secretEnc: box.encrypt(secret),
+        secretEnc: await box.seal(tx, secret),
         createdAt: clock.now(),
       })
       .returning();

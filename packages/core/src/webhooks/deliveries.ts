@@ -4,6 +4,7 @@ import { rowsOf } from '../db/migrate';
 import { spaces, webhookDeliveries, webhooks } from '../db/schema';
 import type { Deps } from '../deps';
 import { appendEvent } from '../events/append-event';
+import { SECRET_FINGERPRINT_SETTING } from '../infra/sealer';
 import { isClosed } from '../spaces/views';
 import { refreshHasWebhooks } from './queue';
 
@@ -32,6 +33,7 @@ export interface ClaimWebhookDeliveriesOptions {
 /**
  * Claims up to `limit` deliveries that are due, for this node alone: rows locked by another
  * node's claim are skipped, and each claimed row is leased, so every attempt is made by one node.
+ * A node whose SECRET the deployment has left (Sealer) claims none: it could not sign them.
  */
 export async function claimWebhookDeliveries({
   deps,
@@ -45,6 +47,10 @@ export async function claimWebhookDeliveries({
       select d.space_id, d.id from webhook_deliveries d
       where d.next_attempt_at <= ${now.toISOString()}::timestamptz
         and (d.locked_until is null or d.locked_until <= ${now.toISOString()}::timestamptz)
+        and not exists (
+          select 1 from settings s
+          where s.key = ${SECRET_FINGERPRINT_SETTING} and s.value <> ${box.fingerprint}
+        )
       order by d.next_attempt_at
       limit ${limit}
       for update skip locked
@@ -56,7 +62,7 @@ export async function claimWebhookDeliveries({
     where d.space_id = due.space_id and d.id = due.id and w.space_id = d.space_id and w.id = d.webhook_id
     returning d.space_id, d.id, d.webhook_id, d.payload, d.attempts, d.created_at, w.url, w.secret_enc
   `);
-  return rowsOf<{
+  const claimed = rowsOf<{
     space_id: string;
     id: string;
     webhook_id: string;
@@ -65,16 +71,33 @@ export async function claimWebhookDeliveries({
     created_at: string | Date;
     url: string;
     secret_enc: string;
-  }>(result).map((row) => ({
-    spaceId: row.space_id,
-    id: row.id,
-    webhookId: row.webhook_id,
-    url: row.url,
-    secret: box.decrypt(row.secret_enc),
-    payload: row.payload,
-    attempt: Number(row.attempts),
-    createdAt: new Date(row.created_at),
-  }));
+  }>(result);
+  // One after another: a secret still sealed under PREVIOUS_SECRET is sealed again in a
+  // transaction of its own (on PGlite, one connection).
+  const deliveries: ClaimedDelivery[] = [];
+  for (const row of claimed)
+    deliveries.push({
+      spaceId: row.space_id,
+      id: row.id,
+      webhookId: row.webhook_id,
+      url: row.url,
+      secret: await box.open(db, row.secret_enc, (ex, fresh) =>
+        ex
+          .update(webhooks)
+          .set({ secretEnc: fresh })
+          .where(
+            and(
+              eq(webhooks.spaceId, row.space_id),
+              eq(webhooks.id, row.webhook_id),
+              eq(webhooks.secretEnc, row.secret_enc),
+            ),
+          ),
+      ),
+      payload: row.payload,
+      attempt: Number(row.attempts),
+      createdAt: new Date(row.created_at),
+    });
+  return deliveries;
 }
 
 export interface CompleteWebhookDeliveryOptions {

@@ -5,7 +5,7 @@ import {
   MemoryRateLimiter,
   type RateLimiter,
   type RateLimitOptions,
-  type SecretBox,
+  type Sealer,
   SqlIdempotencyStore,
   SqlRateLimiter,
 } from '@convene/core';
@@ -28,7 +28,7 @@ export function policyStoresFor(
   database: Pick<Database, 'db' | 'engine'>,
   limits: RateLimitOptions,
   pageLimits: RateLimitOptions | undefined,
-  box: SecretBox,
+  box: Sealer,
 ): PolicyStores {
   const shared = database.engine === 'postgres';
   return {
