@@ -520,3 +520,73 @@ describe.runIf(onPostgres())('two server processes on one PostgreSQL', () => {
     }
   }, 90_000);
 });
+
+describe.runIf(onPostgres())('changing SECRET while a node still runs with the old one', () => {
+  it('the node left on the old SECRET refuses (503) what it would seal or open, says to restart it, and nothing acknowledged is lost', async () => {
+    const pg = await createPostgresTestDatabase(process.env.TEST_DATABASE_URL!);
+    const OLD = 'rotation-old-secret-0123456789';
+    const NEW = 'rotation-new-secret-0123456789';
+    const node = async (env: Record<string, string>) => {
+      const server = spawnServer({ DATABASE_URL: pg.url, PORT: String(await freePort()), ...env });
+      return { server, h: new Harness(await server.ready) };
+    };
+    const running: ServerProcess[] = [];
+    const started = async (env: Record<string, string>) => {
+      const n = await node(env);
+      running.push(n.server);
+      return n;
+    };
+    try {
+      let a = await started({ SECRET: OLD });
+      const b = await started({ SECRET: OLD });
+      const signedUp = await a.h.post('/hub/auth/signup', {
+        body: { email: 'ops@example.com', password: 'correct horse battery' },
+      });
+      expect(signedUp.status).toBe(201);
+      const bearer = { Authorization: `Bearer ${signedUp.body.token}` };
+      const userToken = (await a.h.post('/hub/me/tokens', { headers: bearer, body: {} })).body
+        .token as string;
+      const linked = (h: Harness, name: string) =>
+        h.post('/hub/space', { headers: { 'X-User-Token': userToken }, body: { name, description: 'd' } });
+      const keyOf = (h: Harness, spaceId: string) => h.get(`/hub/space/${spaceId}/key`, { headers: bearer });
+      const first = await linked(a.h, 'before the change');
+      expect(first.status).toBe(200);
+
+      // A rolling change: A restarts with the new SECRET while B keeps running with the old one.
+      expect(await a.server.stop('SIGTERM')).toBe(0);
+      a = await started({ SECRET: NEW, PREVIOUS_SECRET: OLD, LOG_LEVEL: 'info' });
+      // The app's log is written in chunks: after the readiness line, within a quarter second.
+      await expect
+        .poll(() => a.server.output())
+        .toMatch(/SECRET changed: \d+ sealed values were sealed again under the new one/);
+
+      // B can no longer seal or open under the deployment's SECRET: it refuses rather than store
+      // a key nobody could open, and its log says what to do.
+      const refused = await linked(b.h, 'made on the old-secret node');
+      expect(refused.status).toBe(503);
+      expect(refused.body).toMatchObject({ code: 'unavailable' });
+      expect((await keyOf(b.h, first.body.spaceId)).status).toBe(503);
+      await expect.poll(() => b.server.output()).toMatch(/restarted with the new SECRET/);
+      // A serves the key the human was given.
+      const viaA = await keyOf(a.h, first.body.spaceId);
+      expect(viaA.status).toBe(200);
+      expect(viaA.body.privateKey).toBe(first.body.ownerPrivateKey);
+
+      // B restarted as it should be: nothing was left sealed under the old SECRET.
+      expect(await b.server.stop('SIGTERM')).toBe(0);
+      const b2 = await started({ SECRET: NEW, PREVIOUS_SECRET: OLD, LOG_LEVEL: 'info' });
+      await expect.poll(() => b2.server.output()).toMatch(/nothing is sealed under it any more/);
+      const second = await linked(b2.h, 'after the change');
+      expect(second.status).toBe(200);
+      for (const h of [a.h, b2.h])
+        for (const space of [first.body, second.body]) {
+          const key = await keyOf(h, space.spaceId);
+          expect(key.status).toBe(200);
+          expect(key.body.privateKey).toBe(space.ownerPrivateKey);
+        }
+    } finally {
+      await Promise.all(running.map((server) => server.stop()));
+      await pg.drop();
+    }
+  }, 180_000);
+});

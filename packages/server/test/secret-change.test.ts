@@ -1,12 +1,20 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openDatabase, rowsOf } from '@convene/core';
+import {
+  adoptSecret,
+  claimWebhookDeliveries,
+  openDatabase,
+  resealSecrets,
+  rowsOf,
+  Sealer,
+  SecretBox,
+} from '@convene/core';
 import { createPostgresTestDatabase, testDatabaseServerUrl } from '@convene/core/testing';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/env';
-import { createServer } from '../src/server';
+import { type ConveneServer, createServer } from '../src/server';
 import { onPostgres } from './helpers';
 
 const OWN = 'own-secret-0123456789abcdef';
@@ -33,39 +41,63 @@ const registerWebhook = (held: Pick<Held, 'spaceId' | 'ownerKey'>) => ({
 
 type Start = (env: Record<string, string>) => ReturnType<typeof createServer>;
 
+/** A human signs up, mints a `usr_` token and creates a space linked to them: its key is kept sealed. */
+async function linkedSpace(server: ConveneServer, name = 'Kept') {
+  const signedUp = await server.app.inject({
+    method: 'POST',
+    url: '/hub/auth/signup',
+    payload: { email: 'operator@example.com', password: 'correct horse battery' },
+  });
+  expect(signedUp.statusCode, signedUp.body).toBe(201);
+  const jwt = signedUp.json().token as string;
+  const minted = await server.app.inject({
+    method: 'POST',
+    url: '/hub/me/tokens',
+    headers: { authorization: `Bearer ${jwt}` },
+    payload: {},
+  });
+  expect(minted.statusCode, minted.body).toBe(201);
+  const userToken = minted.json().token as string;
+  const created = await server.app.inject({
+    method: 'POST',
+    url: '/hub/space',
+    headers: { 'x-user-token': userToken },
+    payload: { name, description: 'sealed keys' },
+  });
+  expect(created.statusCode, created.body).toBe(200);
+  const { spaceId, ownerPrivateKey: ownerKey } = created.json();
+  return { jwt, userToken, spaceId: spaceId as string, ownerKey: ownerKey as string };
+}
+
 /** A human with a dashboard session who created a space: its key is kept sealed to be handed back. */
 async function seed(start: Start): Promise<Held> {
   const server = await start({});
   try {
-    const signedUp = await server.app.inject({
-      method: 'POST',
-      url: '/hub/auth/signup',
-      payload: { email: 'operator@example.com', password: 'correct horse battery' },
-    });
-    expect(signedUp.statusCode, signedUp.body).toBe(201);
-    const jwt = signedUp.json().token as string;
-    const minted = await server.app.inject({
-      method: 'POST',
-      url: '/hub/me/tokens',
-      headers: { authorization: `Bearer ${jwt}` },
-      payload: {},
-    });
-    expect(minted.statusCode, minted.body).toBe(201);
-    const userToken = minted.json().token as string;
-    const created = await server.app.inject({
-      method: 'POST',
-      url: '/hub/space',
-      headers: { 'x-user-token': userToken },
-      payload: { name: 'Kept', description: 'sealed keys' },
-    });
-    expect(created.statusCode, created.body).toBe(200);
-    const { spaceId, ownerPrivateKey: ownerKey } = created.json();
+    const { jwt, spaceId, ownerKey } = await linkedSpace(server);
     const webhook = await server.app.inject(registerWebhook({ spaceId, ownerKey }));
     expect(webhook.statusCode, webhook.body).toBe(201);
     return { jwt, spaceId, ownerKey, webhookSecret: webhook.json().secret };
   } finally {
     await server.close();
   }
+}
+
+/** The key of a linked space, as its human recovers it. */
+const keyOf = (server: ConveneServer, jwt: string, spaceId: string) =>
+  server.app.inject({
+    method: 'GET',
+    url: `/hub/space/${spaceId}/key`,
+    headers: { authorization: `Bearer ${jwt}` },
+  });
+
+/** The sealed copy of the owner's key of a space, as stored. */
+async function storedKey(server: ConveneServer, spaceId: string): Promise<string> {
+  const [row] = rowsOf<{ key_enc: string }>(
+    await server.deps.db.execute(
+      sql`select key_enc from participants where space_id = ${spaceId} and is_owner`,
+    ),
+  );
+  return row!.key_enc;
 }
 
 /** The session still works and the sealed key still opens: nothing was lost to the change. */
@@ -91,7 +123,7 @@ async function expectHeld(start: Start, env: Record<string, string>, held: Held)
     const [webhook] = rowsOf<{ secret_enc: string }>(
       await server.deps.db.execute(sql`select secret_enc from webhooks`),
     );
-    expect(server.deps.box.decrypt(webhook!.secret_enc)).toBe(held.webhookSecret);
+    expect(server.deps.box.current.decrypt(webhook!.secret_enc)).toBe(held.webhookSecret);
   } finally {
     await server.close();
   }
@@ -204,5 +236,129 @@ describe('changing SECRET', () => {
     expect(log).toMatch(/SECRET changed: \d+ sealed values were sealed again under the new one/);
     expect(log).toMatch(/the generated SECRET was replaced/);
     expect(log).not.toContain(OWN);
+  });
+
+  it('a node left on the old SECRET while another changes it refuses (503) what it would seal or open, says why once, and loses nothing it acknowledged', async () => {
+    const lines: string[] = [];
+    await onEmbedded(
+      async (start) => {
+        const stale = await start({ SECRET: OWN });
+        let held: Awaited<ReturnType<typeof linkedSpace>>;
+        try {
+          held = await linkedSpace(stale);
+          const webhook = await stale.app.inject(registerWebhook(held));
+          expect(webhook.statusCode, webhook.body).toBe(201);
+          const webhookSecret = webhook.json().secret as string;
+          // Another node starts with the new SECRET and PREVIOUS_SECRET (as it would on PostgreSQL):
+          // the deployment moves under the new SECRET.
+          const [own, other] = [new SecretBox(OWN), new SecretBox(OTHER)];
+          expect(await adoptSecret(stale.deps.db, other, own)).toBe('changed');
+          await resealSecrets(stale.deps.db, own, other);
+
+          const spaces = async () =>
+            rowsOf<{ n: number }>(await stale.deps.db.execute(sql`select count(*)::int as n from spaces`))[0]!
+              .n;
+          const before = await spaces();
+          const linked = await stale.app.inject({
+            method: 'POST',
+            url: '/hub/space',
+            headers: { 'x-user-token': held.userToken },
+            payload: { name: 'made on the stale node', description: 'd' },
+          });
+          expect(linked.statusCode, linked.body).toBe(503);
+          expect(linked.json()).toMatchObject({ code: 'unavailable' });
+          expect(linked.headers['retry-after']).toBeDefined();
+          // Refused as a whole: no space without its key.
+          expect(await spaces()).toBe(before);
+          const key = await keyOf(stale, held.jwt, held.spaceId);
+          expect(key.statusCode, key.body).toBe(503);
+          // What needs no sealed value is served.
+          const sent = await stale.app.inject({
+            method: 'POST',
+            url: `/hub/space/${held.spaceId}/messages`,
+            headers: { 'x-private-key': held.ownerKey },
+            payload: { content: 'still served' },
+          });
+          expect(sent.statusCode, sent.body).toBe(200);
+          // A delivery due to the webhook (another participant's message would queue one).
+          await stale.deps.db.execute(sql`
+            insert into webhook_deliveries (space_id, id, webhook_id, payload, created_at, next_attempt_at)
+            values (${held.spaceId}, gen_random_uuid(), ${webhook.json().id}, '{}', now(), now() - interval '1 second')`);
+          // The stale node claims no delivery (it could not sign it); a node on the new SECRET does.
+          expect(await claimWebhookDeliveries({ deps: stale.deps, limit: 10, leaseMs: 60_000 })).toEqual([]);
+          const attempts = rowsOf<{ attempts: number }>(
+            await stale.deps.db.execute(sql`select attempts from webhook_deliveries`),
+          );
+          expect(attempts).toEqual([{ attempts: 0 }]);
+          const claimed = await claimWebhookDeliveries({
+            deps: { ...stale.deps, box: new Sealer(other) },
+            limit: 10,
+            leaseMs: 60_000,
+          });
+          expect(claimed.map((delivery) => delivery.secret)).toEqual([webhookSecret]);
+        } finally {
+          await stale.close();
+        }
+        const log = lines.join('');
+        expect(log.match(/restarted with the new SECRET/g)).toHaveLength(1);
+        expect(log).toMatch(/"level":50[^\n]*restarted with the new SECRET/);
+        expect(log).not.toContain(OWN);
+        expect(log).not.toContain(OTHER);
+
+        // Restarted as it should be: everything acknowledged opens.
+        const restarted = await start({ SECRET: OTHER, PREVIOUS_SECRET: OWN });
+        try {
+          const key = await keyOf(restarted, held.jwt, held.spaceId);
+          expect(key.statusCode, key.body).toBe(200);
+          expect(key.json().privateKey).toBe(held.ownerKey);
+        } finally {
+          await restarted.close();
+        }
+      },
+      { write: (line) => void lines.push(line) },
+    );
+  });
+
+  it('opens a value still sealed under PREVIOUS_SECRET after the change and seals it again, when read and at the next start with PREVIOUS_SECRET', async () => {
+    const lines: string[] = [];
+    await onEmbedded(
+      async (start) => {
+        const first = await start({ SECRET: OWN });
+        const held = await linkedSpace(first).finally(() => first.close());
+        const changed = await start({ SECRET: OTHER, PREVIOUS_SECRET: OWN });
+        const own = new SecretBox(OWN);
+        const other = new SecretBox(OTHER);
+        // Sealed under the old SECRET after the change (a node of a version that did not check).
+        const late = async (server: ConveneServer) =>
+          server.deps.db.execute(
+            sql`update participants set key_enc = ${own.encrypt(held.ownerKey)} where space_id = ${held.spaceId} and is_owner`,
+          );
+        try {
+          await late(changed);
+          const key = await keyOf(changed, held.jwt, held.spaceId);
+          expect(key.statusCode, key.body).toBe(200);
+          expect(key.json().privateKey).toBe(held.ownerKey);
+          expect(other.decrypt(await storedKey(changed, held.spaceId))).toBe(held.ownerKey);
+          await late(changed);
+        } finally {
+          await changed.close();
+        }
+        lines.length = 0;
+        const again = await start({ SECRET: OTHER, PREVIOUS_SECRET: OWN });
+        try {
+          expect(lines.join('')).toMatch(
+            /SECRET changed: 1 sealed values were sealed again under the new one/,
+          );
+          expect(other.decrypt(await storedKey(again, held.spaceId))).toBe(held.ownerKey);
+        } finally {
+          await again.close();
+        }
+        lines.length = 0;
+        // Nothing left under it: the operator is told it may go.
+        await (await start({ SECRET: OTHER, PREVIOUS_SECRET: OWN })).close();
+        expect(lines.join('')).toMatch(/PREVIOUS_SECRET is set and nothing is sealed under it any more/);
+      },
+      { write: (line) => void lines.push(line) },
+    );
   });
 });
