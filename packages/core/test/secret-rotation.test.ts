@@ -140,6 +140,20 @@ describe('Sealer', () => {
     );
     expect(opened).toBe('kept');
     expect(NEW.decrypt(await bodyOf(scope!))).toBe('kept');
+    // Inside a transaction the reseal is a savepoint: one that fails leaves the value, and the
+    // transaction, as they were.
+    const [other] = await storeBodies('in-tx', [OLD.encrypt('also kept')]);
+    const otherStored = await bodyOf(other!);
+    const inTx = await db().transaction(async (tx) => {
+      // A statement that fails: on PostgreSQL it would abort the transaction, but for the savepoint.
+      const failed = await sealer.open(tx, otherStored, (ex) => ex.execute(sql`select 1 / 0`));
+      const resealed = await sealer.open(tx, otherStored, (ex, fresh) =>
+        ex.execute(sql`update idempotency_records set body = ${fresh} where scope = ${other!}`),
+      );
+      return [failed, resealed];
+    });
+    expect(inTx).toEqual(['also kept', 'also kept']);
+    expect(NEW.decrypt(await bodyOf(other!))).toBe('also kept');
     // Without PREVIOUS_SECRET it would not open.
     await expect(new Sealer(NEW).open(db(), stored)).rejects.not.toBeInstanceOf(UnavailableError);
 
