@@ -248,26 +248,24 @@ class TailView {
  * Who created each document `tail` announces, asked of its history (one request) only when that is
  * cheap, since the stream waits for the answer and the requests count against the follower's rate
  * limit: once a document (kept), at most `perMinute` a minute (a burst of `perMinute`, then one
- * every 60/`perMinute` s), and not for a document announced while a lookup was in flight (within
- * `settleMs` of its end): a burst of created documents delays the lines after it by one lookup at
- * most (itself at most `timeoutMs`). Otherwise the line is printed without "by NAME".
+ * every 60/`perMinute` s): a burst of created documents delays the lines after it by `perMinute`
+ * lookups at most (each at most `timeoutMs`). Otherwise the line is printed without "by NAME". (A
+ * rule skipping documents announced within a second of a lookup's end made what `tail` printed
+ * depend on timing.)
  */
 export class Creators {
   private readonly known = new Map<string, string | undefined>();
   private tokens: number;
   private refilled: number;
-  private lastEnd = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly lookup: (artifactId: string, timeoutMs: number) => Promise<string | undefined>,
     private readonly options: {
       perMinute: number;
-      settleMs: number;
       timeoutMs: number;
       now: () => number;
     } = {
       perMinute: 3,
-      settleMs: 1000,
       timeoutMs: 2000,
       now: () => performance.now(),
     },
@@ -279,7 +277,7 @@ export class Creators {
   /** The creator's participantId, undefined when not known or not asked. */
   async of(artifactId: string): Promise<string | undefined> {
     if (this.known.has(artifactId)) return this.known.get(artifactId);
-    const { perMinute, settleMs, timeoutMs, now } = this.options;
+    const { perMinute, timeoutMs, now } = this.options;
     const start = now();
     const every = 60_000 / perMinute;
     const earned = Math.floor((start - this.refilled) / every);
@@ -287,15 +285,11 @@ export class Creators {
       this.tokens = Math.min(perMinute, this.tokens + earned);
       this.refilled = this.tokens === perMinute ? start : this.refilled + earned * every;
     }
-    if (this.tokens < 1 || start - this.lastEnd < settleMs) return undefined;
+    if (this.tokens < 1) return undefined;
     this.tokens -= 1;
-    try {
-      const creator = await this.lookup(artifactId, timeoutMs);
-      if (creator !== undefined) this.known.set(artifactId, creator);
-      return creator;
-    } finally {
-      this.lastEnd = now();
-    }
+    const creator = await this.lookup(artifactId, timeoutMs);
+    if (creator !== undefined) this.known.set(artifactId, creator);
+    return creator;
   }
 }
 
