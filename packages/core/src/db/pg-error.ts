@@ -3,6 +3,20 @@ export const DEADLOCK_DETECTED = '40P01';
 /** A lock wait that ran past `lock_timeout`. */
 export const LOCK_NOT_AVAILABLE = '55P03';
 
+/**
+ * `run`, again when PostgreSQL picked it as a deadlock's victim (its transaction was rolled back
+ * whole), `attempts` times in all.
+ */
+export async function retryOnDeadlock<T>(attempts: number, run: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run();
+    } catch (error) {
+      if (sqlState(error) !== DEADLOCK_DETECTED || attempt >= attempts) throw error;
+    }
+  }
+}
+
 /** The SQLSTATE of a database error, however deep the driver wrapped it (drizzle, postgres.js). */
 export function sqlState(error: unknown): string | undefined {
   for (let e: unknown = error; e && typeof e === 'object'; e = (e as { cause?: unknown }).cause) {

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { mintSessionKeys, SESSION_KEYS_SETTING, SESSION_KEYS_UNREADABLE } from '../accounts/session-keys';
 import { arrayLiteral } from '../db/array-literal';
 import { rowsOf } from '../db/migrate';
-import { DEADLOCK_DETECTED, sqlState } from '../db/pg-error';
+import { retryOnDeadlock } from '../db/pg-error';
 import type { Db } from '../db/types';
 import type { SecretBox } from '../secrets';
 import { SECRET_FINGERPRINT_SETTING } from './sealer';
@@ -124,7 +124,7 @@ export async function resealSecrets(db: Db, from: SecretBox, to: SecretBox): Pro
   for (const sealed of SEALED_COLUMNS) {
     let after: string[] | undefined;
     for (;;) {
-      const batch = await withDeadlockRetry(() => resealBatch(db, sealed, after, from, to));
+      const batch = await retryOnDeadlock(DEADLOCK_ATTEMPTS, () => resealBatch(db, sealed, after, from, to));
       total.resealed += batch.resealed;
       total.unreadable += batch.unreadable;
       if (!batch.last) break;
@@ -191,16 +191,6 @@ async function resealBatch(
     const end = rows.at(-1);
     return { resealed: at.length, unreadable, last: end && key.map((_, i) => end[`k${i}`]!) };
   });
-}
-
-async function withDeadlockRetry<T>(run: () => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await run();
-    } catch (error) {
-      if (sqlState(error) !== DEADLOCK_DETECTED || attempt >= DEADLOCK_ATTEMPTS) throw error;
-    }
-  }
 }
 
 function opens(box: SecretBox, sealed: string): boolean {

@@ -2,7 +2,7 @@ import type { TParticipantView } from '@convene/contract';
 import { SENDING_CONNECTIONS, sendingDbOf } from '../db';
 import { Batcher } from '../db/batcher';
 import { rowsOf } from '../db/migrate';
-import { DEADLOCK_DETECTED, sqlState } from '../db/pg-error';
+import { retryOnDeadlock } from '../db/pg-error';
 import type { Db } from '../db/types';
 import type { CoreConfig } from '../deps';
 import type { EventBus } from '../events/event-bus';
@@ -192,41 +192,36 @@ async function run(
     guarded: batch.some((m) => m.guard !== undefined),
     counted: counting !== undefined,
   });
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const rows = rowsOf<Row>(await statement.execute(db, values));
-      // Committed (one statement, one implicit transaction): publish what it did not notify.
-      for (const row of rows) if (row.notice) await events.publish(db, JSON.parse(row.notice) as EventNotice);
-      const byId = new Map(rows.map((row) => [row.id, row]));
-      // Each space's participants once, from the first of its rows that read them.
-      const read = new Map<string, readonly TParticipantView[]>();
-      for (const m of batch) {
-        const row = byId.get(m.messageId);
-        if (!row?.snapshot || read.has(m.spaceId)) continue;
-        const rows = jsonArray<ChangedParticipant>(row.participants);
-        read.set(
-          m.spaceId,
-          participants.advance(config, m.spaceId, bases.get(m.spaceId), rows, row.snapshot).views,
-        );
-      }
-      return batch.map((m, i) => {
-        const row = byId.get(m.messageId);
-        const count = counts[i];
-        if (count && row?.rate_key)
-          count.settle(
-            rateLimitDecision(
-              count.options,
-              { key: row.rate_key, position: row.rate_position!, expire: row.rate_expire! },
-              typeof count.client !== 'string',
-            ),
-          );
-        if (!row || (row.seq === null && !row.recorded && row.refused === null)) return undefined;
-        return row.recorded ? 'recorded' : { ...row, participants: read.get(m.spaceId) ?? [] };
-      });
-    } catch (error) {
-      // A moderation transaction locking rows in the other order: PostgreSQL picks a victim.
-      if (attempt < 3 && sqlState(error) === DEADLOCK_DETECTED) continue;
-      throw error;
+  // A moderation transaction locking rows in the other order: PostgreSQL picks a victim.
+  return retryOnDeadlock(4, async () => {
+    const rows = rowsOf<Row>(await statement.execute(db, values));
+    // Committed (one statement, one implicit transaction): publish what it did not notify.
+    for (const row of rows) if (row.notice) await events.publish(db, JSON.parse(row.notice) as EventNotice);
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    // Each space's participants once, from the first of its rows that read them.
+    const read = new Map<string, readonly TParticipantView[]>();
+    for (const m of batch) {
+      const row = byId.get(m.messageId);
+      if (!row?.snapshot || read.has(m.spaceId)) continue;
+      const rows = jsonArray<ChangedParticipant>(row.participants);
+      read.set(
+        m.spaceId,
+        participants.advance(config, m.spaceId, bases.get(m.spaceId), rows, row.snapshot).views,
+      );
     }
-  }
+    return batch.map((m, i) => {
+      const row = byId.get(m.messageId);
+      const count = counts[i];
+      if (count && row?.rate_key)
+        count.settle(
+          rateLimitDecision(
+            count.options,
+            { key: row.rate_key, position: row.rate_position!, expire: row.rate_expire! },
+            typeof count.client !== 'string',
+          ),
+        );
+      if (!row || (row.seq === null && !row.recorded && row.refused === null)) return undefined;
+      return row.recorded ? 'recorded' : { ...row, participants: read.get(m.spaceId) ?? [] };
+    });
+  });
 }
