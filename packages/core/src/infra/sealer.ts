@@ -65,13 +65,7 @@ export class Sealer {
    * deployment's SECRET is no longer this node's.
    */
   async seal(ex: Executor, plaintext: string): Promise<string> {
-    const [row] = rowsOf<{ value: string }>(
-      await ex.execute(
-        sql`select value from settings where key = ${SECRET_FINGERPRINT_SETTING} for key share`,
-      ),
-    );
-    // No row: a database no node of this version has started on yet (tests that compose their own ports).
-    if (row && row.value !== this.current.fingerprint) throw this.stale();
+    if (await this.isStale(ex, sql` for key share`)) throw this.stale();
     return this.current.encrypt(plaintext);
   }
 
@@ -108,9 +102,13 @@ export class Sealer {
     }
   }
 
-  private async isStale(ex: Executor): Promise<boolean> {
+  /**
+   * Whether the deployment's SECRET is no longer this node's, its row read with `lock`. No row: a
+   * database no node of this version has started on yet (tests that compose their own ports).
+   */
+  private async isStale(ex: Executor, lock = sql``): Promise<boolean> {
     const [row] = rowsOf<{ value: string }>(
-      await ex.execute(sql`select value from settings where key = ${SECRET_FINGERPRINT_SETTING}`),
+      await ex.execute(sql`select value from settings where key = ${SECRET_FINGERPRINT_SETTING}${lock}`),
     );
     return row !== undefined && row.value !== this.current.fingerprint;
   }
