@@ -60,14 +60,15 @@ export function registerTail(program: Command, app: App): void {
       const saved = ctx.space(reference);
       const space = ctx.spaceClient(saved);
       ctx.handlesInterrupt = true;
+      const creators = new Creators((id, timeoutMs) => creatorOf(space, id, ctx.signal, timeoutMs));
       const view = new TailView(
         ctx,
         saved.name,
         saved.participantId,
         since === undefined ? lines : Number.POSITIVE_INFINITY,
+        creators,
       );
       const text = !ctx.out.mode.json;
-      const creators = new Creators((id, timeoutMs) => creatorOf(space, id, ctx.signal, timeoutMs));
       try {
         for await (const event of space.messages.stream({
           signal: ctx.signal,
@@ -76,8 +77,7 @@ export function registerTail(program: Command, app: App): void {
         })) {
           // Who created a document, which its event does not carry: asked before its line, when
           // that is cheap (see Creators).
-          if (text && event.event === 'artifact-created')
-            view.creator(event.data.id, await creators.of(event.data.id));
+          if (text && event.event === 'artifact-created') await creators.of(event.data.id);
           view.show(event);
         }
       } catch (error) {
@@ -110,8 +110,6 @@ class TailView {
   private readonly statuses = new Map<string, string>();
   /** The messages shown or held back: what a reply answers is named from them. */
   private readonly seen = new MessagesSeen();
-  /** Who created each document announced, by its id (see creatorOf). */
-  private readonly creators = new Map<string, string>();
   /** The space closed (or expired) while it was followed: the stream's end needs no explaining. */
   closed = false;
   /** Your own status as the stream last said it (the SDK ends the stream after a kick or leaving). */
@@ -122,6 +120,8 @@ class TailView {
     private readonly spaceName: string,
     private readonly me: string,
     private readonly lines: number,
+    /** Who created each document announced, as far as it was asked (see Creators). */
+    private readonly creators: Creators,
   ) {}
 
   show(event: StreamEvent): void {
@@ -154,11 +154,6 @@ class TailView {
       return;
     }
     this.print(event);
-  }
-
-  /** Who created the document `artifactId`, a participant id (undefined: not known). */
-  creator(artifactId: string, participantId: string | undefined): void {
-    if (participantId !== undefined) this.creators.set(artifactId, participantId);
   }
 
   /** " by NAME" of a participant id, when there is one; you are "you". */
@@ -210,7 +205,7 @@ class TailView {
         return;
       }
       case 'artifact-created':
-        note(`document "${event.data.name}" created${this.by(this.creators.get(event.data.id))}`);
+        note(`document "${event.data.name}" created${this.by(this.creators.found(event.data.id))}`);
         return;
       case 'artifact-updated': {
         // Only the lock holder writes, and a write keeps the lock: its holder saved the version.
@@ -254,7 +249,7 @@ class TailView {
  * depend on timing.)
  */
 export class Creators {
-  private readonly known = new Map<string, string | undefined>();
+  private readonly known = new Map<string, string>();
   private tokens: number;
   private refilled: number;
 
@@ -274,9 +269,15 @@ export class Creators {
     this.refilled = options.now();
   }
 
+  /** The creator's participantId as found already (no request), undefined when not. */
+  found(artifactId: string): string | undefined {
+    return this.known.get(artifactId);
+  }
+
   /** The creator's participantId, undefined when not known or not asked. */
   async of(artifactId: string): Promise<string | undefined> {
-    if (this.known.has(artifactId)) return this.known.get(artifactId);
+    const known = this.known.get(artifactId);
+    if (known !== undefined) return known;
     const { perMinute, timeoutMs, now } = this.options;
     const start = now();
     const every = 60_000 / perMinute;
@@ -298,13 +299,9 @@ export class Creators {
  * event carries no author). Asked once, without retries, within `timeoutMs`; unknown when that
  * fails.
  */
-async function creatorOf(space: SpaceClient, artifactId: string, signal: AbortSignal, timeoutMs?: number) {
+async function creatorOf(space: SpaceClient, artifactId: string, signal: AbortSignal, timeoutMs: number) {
   try {
-    const { versions } = await space.artifacts.history(artifactId, {
-      signal,
-      maxRetries: 0,
-      ...(timeoutMs === undefined ? {} : { timeoutMs }),
-    });
+    const { versions } = await space.artifacts.history(artifactId, { signal, maxRetries: 0, timeoutMs });
     return versions.find((v) => v.version === 1)?.updatedBy;
   } catch {
     return undefined;
