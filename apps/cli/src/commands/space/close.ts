@@ -53,24 +53,18 @@ export function registerSpaceClose(space: Command, app: App): void {
           },
         );
       };
-      let documents: readonly { name: string }[];
-      try {
-        ({ artifacts: documents } = await client.get());
-      } catch (error) {
-        if (isSpaceClosed(error)) return alreadyClosed();
-        throw error;
-      }
-      const warning = closingWarning(
-        documents,
-        suggest(ctx, `artifact download ${shellWord(documents[0]?.name ?? 'NAME')} -o FILE`),
-      );
-      if (options.yes || !out.mode.interactive) out.info(warning);
-      await confirm(out, `Close "${saved.name}" for good? ${warning}`, options.yes);
       let result: Awaited<ReturnType<typeof client.close>>;
       try {
+        const { artifacts: documents } = await client.get();
+        const warning = closingWarning(
+          documents,
+          suggest(ctx, `artifact download ${shellWord(documents[0]?.name ?? 'NAME')} -o FILE`),
+        );
+        if (options.yes || !out.mode.interactive) out.info(warning);
+        await confirm(out, `Close "${saved.name}" for good? ${warning}`, options.yes);
         result = await client.close();
       } catch (error) {
-        // Closed meanwhile (another terminal, its time to live).
+        // Closed already, or meanwhile (another terminal, its time to live).
         if (isSpaceClosed(error)) return alreadyClosed();
         throw error;
       }
