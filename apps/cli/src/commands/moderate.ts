@@ -8,7 +8,7 @@ import { inline } from '../lib/output';
 import { choose, confirm } from '../lib/prompts';
 import { quoted } from '../lib/quote';
 import { listed } from '../lib/render';
-import { find, findExact, pick } from '../lib/resolve';
+import { find, findExact, participantNaming, pick } from '../lib/resolve';
 import { suggest } from '../lib/suggest';
 
 /**
@@ -126,12 +126,7 @@ export function moderated<P extends Moderated>(
   reference: string,
   listCommand: string,
 ): P {
-  const what = {
-    noun: 'participant',
-    id: (p: P) => p.participantId,
-    name: (p: P) => p.name,
-    listCommand,
-  };
+  const what = { ...participantNaming, listCommand };
   const byStart = { ...what, byNameStart: true };
   const present = participants.filter((p) => p.status !== 'left' && p.status !== 'kicked');
   return (

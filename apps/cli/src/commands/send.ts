@@ -6,12 +6,12 @@ import { isUuid } from '../lib/context';
 import { CliError, UsageError } from '../lib/errors';
 import { ExitCode } from '../lib/exit-codes';
 import { assertPiped, readStdin, readTextFile } from '../lib/input';
-import { type StrayMention, strayMentions } from '../lib/mentions';
+import { canBeMentioned, type StrayMention, strayMentions } from '../lib/mentions';
 import { inline } from '../lib/output';
 import { required } from '../lib/prompts';
 import { quoted } from '../lib/quote';
 import { listed } from '../lib/render';
-import { byIdStart, closest, find, findExact, sameName } from '../lib/resolve';
+import { byIdStart, closest, find, findExact, participantNaming, sameName } from '../lib/resolve';
 import { suggest } from '../lib/suggest';
 
 const USAGE = 'convene send [SPACE] TEXT | --file F | - [--space SPACE] [--html | --image URL]';
@@ -209,12 +209,8 @@ export function mentionedId(
   w: string,
   listCommand: string,
 ): string {
-  const live = participants.filter((p) => p.status === 'active' || p.status === 'muted');
-  const what = {
-    noun: 'participant',
-    id: (p: (typeof participants)[number]) => p.participantId,
-    name: (p: (typeof participants)[number]) => p.name,
-  };
+  const live = participants.filter(canBeMentioned);
+  const what = participantNaming;
   const exact = findExact(live, w, what);
   if (exact) return exact.participantId;
   const gone = participants.filter((p) => !live.includes(p) && sameName(p.name, w));

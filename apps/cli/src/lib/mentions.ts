@@ -13,6 +13,10 @@ interface Named {
   status: string;
 }
 
+/** Whether the server would count a participant as mentioned by name: active or muted. */
+export const canBeMentioned = (p: { status: string }): boolean =>
+  p.status === 'active' || p.status === 'muted';
+
 /** An `@Word` of a sent message that mentions nobody, and the names it may have meant. */
 export interface StrayMention {
   /** What followed the @, up to a space (`Hana`, `hana-host`, `"Hana`). */
@@ -31,21 +35,22 @@ export interface StrayMention {
  * (`@HanaHost`, `@hana-host`).
  */
 export function strayMentions(content: string, participants: readonly Named[], mentions: readonly string[]) {
-  const live = participants.filter((p) => p.status === 'active' || p.status === 'muted');
-  const mentioned = live.filter((p) => mentions.includes(p.participantId));
+  const live = participants.filter(canBeMentioned);
+  const mentioned = live.filter((p) => mentions.includes(p.participantId)).map((p) => p.name.toLowerCase());
+  const names = [...new Set(live.map((p) => p.name))];
   const strays: StrayMention[] = [];
   let seen = 0;
   for (const match of content.matchAll(AT_SIGN)) {
     if (++seen > MAX_AT_SIGNS) break;
     const after = content.slice(match.index + 1);
-    if (mentioned.some((p) => after.toLowerCase().startsWith(p.name.toLowerCase()))) continue;
+    const afterLower = after.toLowerCase();
+    if (mentioned.some((name) => afterLower.startsWith(name))) continue;
     // An @ alone (`@ 5pm`), or one of several (`@@`), was not meant as a mention.
     const word = /^[^\s@]+/u.exec(after)?.[0].replace(/[.,:;!?)\]}]+$/u, '');
     if (!word || strays.some((s) => s.word === word)) continue;
     const typed = word.replace(/^["'“‘]+/u, '').toLowerCase();
     // `@Ada` for Ada Lovelace, whom --mention mentioned: not a mention, but not a stray either.
-    if (typed && mentioned.some((p) => p.name.toLowerCase().startsWith(typed))) continue;
-    const names = [...new Set(live.map((p) => p.name))];
+    if (typed && mentioned.some((name) => name.startsWith(typed))) continue;
     const started = typed ? names.filter((name) => name.toLowerCase().startsWith(typed)) : [];
     const typo = typed ? closest(typed, names) : undefined;
     const near = started.length > 0 ? started.slice(0, 3) : typo ? [typo] : [];

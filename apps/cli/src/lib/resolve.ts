@@ -15,6 +15,13 @@ export interface Naming<T> {
   byNameStart?: boolean;
 }
 
+/** How a participant is known: its participantId and its display name. */
+export const participantNaming = {
+  noun: 'participant',
+  id: (p: { participantId: string }) => p.participantId,
+  name: (p: { name: string }) => p.name,
+};
+
 /**
  * Finds a participant or an artifact by what a person would type: its id, its name (any case),
  * the start of its id (4 characters or more) or, with `byNameStart`, of its name. Two of the same
