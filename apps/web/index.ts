@@ -13,7 +13,6 @@ export {
   type HeadLink,
   PAGE_NAMES,
   type PageName,
-  withAssetVersions,
   withHeadLinks,
   withSpaceId,
 } from './src/shell/html';

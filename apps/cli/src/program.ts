@@ -206,7 +206,7 @@ export function walk(command: Command): Command[] {
  * after a command's name (not an option of the command), or nowhere. Values of `--url`, the one
  * program option that takes one, are not command names; nothing after `--` is an option.
  */
-export function versionFlag(args: readonly string[]): 'program' | 'command' | undefined {
+function versionFlag(args: readonly string[]): 'program' | 'command' | undefined {
   let command = false;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;

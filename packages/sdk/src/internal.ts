@@ -50,7 +50,7 @@ export function backoffMs(attempt: number, capMs = 8000): number {
  * its server back: a server that returns is found within this, where a call's 8 s would leave a
  * live agent seconds behind (trial s25, finding 6).
  */
-export const RECONNECT_CAP_MS = 2500;
+const RECONNECT_CAP_MS = 2500;
 
 /** The pause before a long-lived loop's reconnection attempt number `attempt` (0 for the first). */
 export const reconnectDelayMs = (attempt: number): number => backoffMs(attempt, RECONNECT_CAP_MS);
@@ -111,7 +111,7 @@ export interface OutageHooks<Reconnected extends { attempts: number } = { attemp
 }
 
 /** How long a long-lived loop tries to get its server back by default: a slow restart or deploy. */
-export const DEFAULT_MAX_OUTAGE_MS = 10 * 60_000;
+const DEFAULT_MAX_OUTAGE_MS = 10 * 60_000;
 
 /**
  * When a long-lived loop (`messages.stream()`, `inbox.follow()`) stops trying to get back a

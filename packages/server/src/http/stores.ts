@@ -13,8 +13,7 @@ import {
 /** The storage behind the HTTP policies. */
 export interface PolicyStores {
   rateLimiter: RateLimiter;
-  /** The pages' own budget per address (pages, their assets, avatars): see rate-limit.ts. */
-  /** Pages, their assets and avatars, when they count apart (RATE_LIMIT_PAGES_MAX). */
+  /** Pages, their assets and avatars, when they count apart (RATE_LIMIT_PAGES_MAX): see rate-limit.ts. */
   pageRateLimiter?: RateLimiter;
   idempotency: IdempotencyStore;
 }

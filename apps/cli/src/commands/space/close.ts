@@ -83,7 +83,7 @@ export function registerSpaceClose(space: Command, app: App): void {
  * server keeps them a while, but no key reads them). The documents are counted, and the first
  * named in the command line that saves it.
  */
-export function closingWarning(documents: readonly { name: string }[], download: string): string {
+function closingWarning(documents: readonly { name: string }[], download: string): string {
   const count =
     documents.length === 0
       ? 'its messages'
