@@ -30,7 +30,7 @@ import { redactedRequestSerializer } from './http/redact';
 import { sendError } from './http/reply';
 import { requestIds } from './http/request-id';
 import { dropUnlogged, logWhenDone, RequestLog, standardOutput } from './http/request-log';
-import type { PolicyStores } from './http/stores';
+import { type PolicyStores, rateLimitsOf } from './http/stores';
 import { registerPolicySweeper } from './http/sweeper';
 import { declaredWaitMs, startRequestTimer } from './http/timeout';
 import { closeUnreceivedAtShutdown } from './http/unreceived';
@@ -78,17 +78,10 @@ export async function buildApp({
   logStream,
   policies,
 }: AppOptions): Promise<FastifyInstance> {
-  const rateLimiter =
-    policies?.rateLimiter ??
-    new SqlRateLimiter(deps.db, { max: config.rateLimitMax, windowSeconds: config.rateLimitWindowSeconds });
+  const limits = rateLimitsOf(config);
+  const rateLimiter = policies?.rateLimiter ?? new SqlRateLimiter(deps.db, limits.api);
   const pageRateLimiter =
-    policies?.pageRateLimiter ??
-    (config.pageRateLimitMax === undefined
-      ? undefined
-      : new SqlRateLimiter(deps.db, {
-          max: config.pageRateLimitMax,
-          windowSeconds: config.rateLimitWindowSeconds,
-        }));
+    policies?.pageRateLimiter ?? (limits.pages && new SqlRateLimiter(deps.db, limits.pages));
   const idempotencyStore = policies?.idempotency ?? new SqlIdempotencyStore(deps.db, deps.box);
   const versioning = versioningHooks({
     policy: config.apiVersions,

@@ -19,7 +19,7 @@ import type { ServerConfig } from './env';
 import { EventHub } from './events/hub';
 import { startLockExpirySweeper } from './events/lock-expiry-sweeper';
 import { hubSpaceWatch } from './events/space-watch';
-import { type PolicyStores, policyStoresFor } from './http/stores';
+import { type PolicyStores, policyStoresFor, rateLimitsOf } from './http/stores';
 import { McpSessionStreams } from './mcp/session-streams';
 import { loadOrCreateSecret, settleSecret } from './secret';
 import { startWarnings } from './start-warnings';
@@ -116,14 +116,7 @@ export async function createServer(
       deps,
       logger: options.logger ?? true,
       policies: {
-        ...policyStoresFor(
-          database,
-          { max: config.rateLimitMax, windowSeconds: config.rateLimitWindowSeconds },
-          config.pageRateLimitMax === undefined
-            ? undefined
-            : { max: config.pageRateLimitMax, windowSeconds: config.rateLimitWindowSeconds },
-          deps.box,
-        ),
+        ...policyStoresFor(database, rateLimitsOf(config), deps.box),
         ...options.policies,
       },
       ...(options.logStream ? { logStream: options.logStream } : {}),

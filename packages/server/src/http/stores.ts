@@ -9,6 +9,7 @@ import {
   SqlIdempotencyStore,
   SqlRateLimiter,
 } from '@convene/core';
+import type { ServerConfig } from '../env';
 
 /** The storage behind the HTTP policies. */
 export interface PolicyStores {
@@ -18,6 +19,18 @@ export interface PolicyStores {
   idempotency: IdempotencyStore;
 }
 
+/** The rate limits the configuration sets: the API's, and the pages' when they count apart. */
+export function rateLimitsOf(
+  config: Pick<ServerConfig, 'rateLimitMax' | 'pageRateLimitMax' | 'rateLimitWindowSeconds'>,
+): { api: RateLimitOptions; pages: RateLimitOptions | undefined } {
+  const windowSeconds = config.rateLimitWindowSeconds;
+  return {
+    api: { max: config.rateLimitMax, windowSeconds },
+    pages:
+      config.pageRateLimitMax === undefined ? undefined : { max: config.pageRateLimitMax, windowSeconds },
+  };
+}
+
 /**
  * PostgreSQL: everything in the database, so every node shares counters and records. Embedded
  * PGlite admits one server per data directory, so its counters can live in the process (no
@@ -25,8 +38,7 @@ export interface PolicyStores {
  */
 export function policyStoresFor(
   database: Pick<Database, 'db' | 'engine'>,
-  limits: RateLimitOptions,
-  pageLimits: RateLimitOptions | undefined,
+  { api: limits, pages: pageLimits }: ReturnType<typeof rateLimitsOf>,
   box: Sealer,
 ): PolicyStores {
   const shared = database.engine === 'postgres';
