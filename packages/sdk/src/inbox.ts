@@ -99,7 +99,7 @@ export class Inbox extends SpaceResource {
    * (`break`, an exception) acknowledges nothing more: to leave after handling one, `await
    * inbox.ack(message.seq)` before the `break`. A call that gets no answer or a 5xx (a server
    * restarting) is made again after a backoff of at most 2.5 s, for up to `maxOutageMs` (ten
-   * minutes) or `maxReconnects` failures in a row, then the last error is thrown (call `follow()`
+   * minutes) or `maxReconnects` attempts in a row, then the last error is thrown (call `follow()`
    * again to resume from the server's read position). The call after a failure does not wait, so
    * that `onReconnect` is told as soon as the server answers; a first read that never reached a
    * server (the connection refused, the name unresolved: a wrong URL) throws its error.
@@ -153,10 +153,11 @@ export class Inbox extends SpaceResource {
           if (reached(error)) live = true;
           if (!live || !isTransient(error)) throw error;
           policy.lost();
-          if (policy.exhausted(++failures)) {
+          // The first failure is the loss; the ones after it, attempts at getting the server back.
+          if (policy.exhausted(failures++)) {
             this.transport.logger.warn(
-              `inbox of space ${this.spaceId}: giving up after ${failures} failed calls (limit: ` +
-                `${policy.limits}); call follow() again to resume from the read position`,
+              `inbox of space ${this.spaceId}: giving up after ${failures} failed calls in a row ` +
+                `(limit: ${policy.limits}); call follow() again to resume from the read position`,
             );
             throw error;
           }

@@ -125,20 +125,24 @@ export interface ReconnectOptions {
    * most 2.5 s apart (jittered), so a server that comes back is found within about 2.5 s.
    */
   maxOutageMs?: number | undefined;
-  /** Failed attempts in a row after which to give up, whatever the time (default: no such limit). */
+  /**
+   * How many attempts in a row to make at getting the server back before giving up, whatever the
+   * time (default: no such limit; `0` gives up at the first loss, without trying again).
+   */
   maxReconnects?: number | undefined;
 }
 
 /**
  * The give-up rule of a long-lived loop (ReconnectOptions): `lost()` when contact is lost (the
- * outage's clock starts, unless it runs), `found()` when it is back, and `exhausted(failures)`
- * whether that many failed attempts in a row end the loop.
+ * outage's clock starts, unless it runs), `found()` when it is back, and `exhausted(attempts)`
+ * whether, with that many attempts at getting it back failed since, the loop ends rather than
+ * trying again.
  */
 export function reconnectPolicy(options: ReconnectOptions): {
   lost(): void;
   found(): void;
-  exhausted(failures: number): boolean;
-  /** The limits, in words, for the logs: `10 min` and, if set, `or 30 attempts`. */
+  exhausted(failedAttempts: number): boolean;
+  /** The limits, in words, for the logs: `600 s` and, if set, `or 30 attempts`. */
   readonly limits: string;
 } {
   const maxOutageMs = options.maxOutageMs ?? DEFAULT_MAX_OUTAGE_MS;
@@ -152,10 +156,10 @@ export function reconnectPolicy(options: ReconnectOptions): {
     found() {
       since = undefined;
     },
-    exhausted(failures) {
-      return failures > maxReconnects || (since !== undefined && Date.now() - since >= maxOutageMs);
+    exhausted(failedAttempts) {
+      return failedAttempts >= maxReconnects || (since !== undefined && Date.now() - since >= maxOutageMs);
     },
-    limits: Number.isFinite(maxReconnects) ? `${time} or ${maxReconnects} failures` : time,
+    limits: Number.isFinite(maxReconnects) ? `${time} or ${maxReconnects} attempts` : time,
   };
 }
 

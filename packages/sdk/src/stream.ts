@@ -291,21 +291,23 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
       policy.lost();
       if (policy.exhausted(failures)) {
         this.gaveUp(failures, policy.limits);
-        throw new ConnectionError('the stream keeps closing before any event');
+        throw new ConnectionError(
+          failures === 0
+            ? 'the stream ended, and maxReconnects 0 allows no attempt to reconnect'
+            : 'the stream keeps closing before any event',
+        );
       }
+      const lost = silent
+        ? new TimeoutError(`the stream was silent for ${idleTimeoutMs} ms, so it is replaced`)
+        : cut === undefined
+          ? new ConnectionError('the server ended the stream')
+          : new ConnectionError(`the stream was cut: ${describeNetworkError(cut)}`, { cause: cut });
       this.transport.logger.info(
-        `stream of space ${this.spaceId} ended; resuming after event ${this.lastId ?? '(none)'}`,
+        `stream of space ${this.spaceId}: ${lost.message}; resuming after event ${this.lastId ?? '(none)'}`,
       );
       // A short jittered pause, so that the clients of a restarted server spread out.
       const delay = reconnectDelayMs(failures);
-      disconnected(
-        silent
-          ? new TimeoutError(`the stream was silent for ${idleTimeoutMs} ms`)
-          : cut === undefined
-            ? new ConnectionError('the server ended the stream')
-            : new ConnectionError(`the stream was cut: ${describeNetworkError(cut)}`, { cause: cut }),
-        delay,
-      );
+      disconnected(lost, delay);
       if (!(await pause(delay))) return;
     }
   }

@@ -325,7 +325,7 @@ export class Transport {
         // A wait the caller would notice (a Retry-After of seconds) is said at the default level,
         // with the server's reason: which limit (the rate limit, a space's message budget).
         this.logger[delay >= NOTICEABLE_WAIT_MS ? 'warn' : 'info'](
-          `${what} answered ${failure.message}; ${retrying(delay, attempt)}`,
+          `${operationId}: ${what} answered ${failure.message}; ${retrying(delay, attempt)}`,
         );
         await sleep(delay, options.signal, aborted);
         continue;

@@ -368,7 +368,7 @@ describe('retries', () => {
       expect.stringMatching(
         /^\[convene\] connect refused \(health: GET http:\/\/[^ ]+\/api\/health\); retrying in \d+ ms \(retry 1 of 2\)$/,
       ),
-      `[convene] GET ${serverUrl()}/api/health answered 503 synthetic 503; retrying in 0 ms (retry 2 of 2)`,
+      `[convene] health: GET ${serverUrl()}/api/health answered 503 synthetic 503; retrying in 0 ms (retry 2 of 2)`,
     ]);
   });
 

@@ -39,9 +39,14 @@ function sse(open: boolean, signal: AbortSignal | null | undefined): Response {
 function flakyServer() {
   let state: 'first' | 'down' | 'up' = 'first';
   const warned: string[] = [];
+  /** Calls made while the server was down. */
+  let refusedCalls = 0;
   const logger: Logger = { debug() {}, info() {}, warn: (line) => warned.push(line), error() {} };
   const impl: typeof fetch = async (input, init) => {
-    if (state === 'down') throw refused();
+    if (state === 'down') {
+      refusedCalls++;
+      throw refused();
+    }
     const first = state === 'first';
     if (first) state = 'down';
     const url = new URL(String(input));
@@ -53,7 +58,12 @@ function flakyServer() {
     });
   };
   const hub = new Convene({ baseUrl: 'http://convene.test', fetch: impl, maxRetries: 0, logger });
-  return { space: hub.space(SPACE, 'k'.repeat(64)), back: () => (state = 'up'), warned };
+  return {
+    space: hub.space(SPACE, 'k'.repeat(64)),
+    back: () => (state = 'up'),
+    warned,
+    refusedCalls: () => refusedCalls,
+  };
 }
 
 /** Runs a loop in the background: when it ended (fake time) and with what. */
@@ -144,14 +154,21 @@ describe.each(['stream', 'follow'] as const)('a long-lived loop (%s) whose serve
     expect(short.outcome.at! - started).toBeGreaterThanOrEqual(5000);
     expect(short.outcome.at! - started).toBeLessThanOrEqual(7500);
 
-    const counted = flakyServer();
-    const disconnects: DisconnectInfo[] = [];
-    const few = run(
-      open(counted.space, { maxReconnects: 3, onDisconnect: (info) => disconnects.push(info) }),
-    );
-    await vi.advanceTimersByTimeAsync(10_000);
-    await few.done;
-    expect(few.outcome.error).toBeInstanceOf(ConnectionError);
-    expect(counted.warned).toEqual([expect.stringMatching(/\(limit: 600 s or 3 failures\)/)]);
+    // maxReconnects is the number of attempts at getting the server back, on both loops: the
+    // stream loses it when its connection ends, the inbox when a call is refused (one call more).
+    const lossCalls = kind === 'stream' ? 0 : 1;
+    for (const maxReconnects of [3, 0]) {
+      const counted = flakyServer();
+      const disconnects: DisconnectInfo[] = [];
+      const few = run(open(counted.space, { maxReconnects, onDisconnect: (info) => disconnects.push(info) }));
+      await vi.advanceTimersByTimeAsync(10_000);
+      await few.done;
+      expect(few.outcome.error).toBeInstanceOf(ConnectionError);
+      expect(counted.refusedCalls()).toBe(lossCalls + maxReconnects);
+      expect(disconnects).toHaveLength(maxReconnects);
+      expect(counted.warned).toEqual([
+        expect.stringMatching(new RegExp(`\\(limit: 600 s or ${maxReconnects} attempts\\)`)),
+      ]);
+    }
   });
 });
