@@ -25,13 +25,13 @@ export function utf8Length(value: string): number {
  * Artifact content is limited to 1 MiB measured in UTF-8 bytes (what is stored and downloaded),
  * not in characters: 1,048,576 ASCII characters fit, a quarter as many emoji.
  */
+const ARTIFACT_TOO_BIG = `content exceeds ${limits.artifactContentMax} bytes (1 MiB) in UTF-8`;
 export const ZArtifactContent = z
   .string()
-  // UTF-16 code units never outnumber UTF-8 bytes, so this cheap bound only rejects early.
-  .max(limits.artifactContentMax)
-  .refine((value) => utf8Length(value) <= limits.artifactContentMax, {
-    message: `content exceeds ${limits.artifactContentMax} bytes (1 MiB) in UTF-8`,
-  })
+  // UTF-16 code units never outnumber UTF-8 bytes, so this cheap bound only rejects early (and
+  // alone: the exact count is not made, nor said a second time).
+  .max(limits.artifactContentMax, { message: ARTIFACT_TOO_BIG, abort: true })
+  .refine((value) => utf8Length(value) <= limits.artifactContentMax, { message: ARTIFACT_TOO_BIG })
   .meta({ description: 'Markdown text, at most 1 MiB in UTF-8' });
 
 export const ZArtifactType = z.enum(['markdown']);

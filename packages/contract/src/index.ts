@@ -10,5 +10,6 @@ export * from './messages';
 export * from './operations';
 export * from './participants';
 export * from './spaces';
+export * from './validation-messages';
 export * from './views';
 export * from './webhooks';

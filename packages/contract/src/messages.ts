@@ -38,8 +38,12 @@ export const ZSendMessageRequest = ZSpaceIdParam.extend({
     .min(1)
     // PostgreSQL text cannot hold NUL.
     .refine((value) => !value.includes('\u0000'), 'content cannot contain NUL characters')
-    // Image data URIs may be up to 1 MiB; everything else is checked against 65,536 below.
-    .max(limits.imageDataUriMax)
+    // Image data URIs may be up to 1 MiB; everything else is checked against 65,536 below (which
+    // content beyond both never reaches: it is refused once).
+    .max(limits.imageDataUriMax, {
+      message: `content is at most ${limits.messageMax} characters (an image data URI ${limits.imageDataUriMax})`,
+      abort: true,
+    })
     .meta({
       description: `1 to ${limits.messageMax} characters; for type image an https: URL or a data:image/(png|jpeg|gif|webp);base64, URI (up to 1 MiB). Every reader's browser fetches an https: image from its host, which so learns the reader's address; a data: URI is embedded and fetched from nowhere.`,
     }),

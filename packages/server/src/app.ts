@@ -1,4 +1,5 @@
 import { createServer as createHttpServer } from 'node:http';
+import { useReadableValidationMessages } from '@convene/contract';
 import {
   type Deps,
   purgeSpaces,
@@ -78,6 +79,8 @@ export async function buildApp({
   logStream,
   policies,
 }: AppOptions): Promise<FastifyInstance> {
+  // A 400 says `name is at most 200 characters`, not zod's `Too big: expected string to have <=200`.
+  useReadableValidationMessages();
   const limits = rateLimitsOf(config);
   const rateLimiter = policies?.rateLimiter ?? new SqlRateLimiter(deps.db, limits.api);
   const pageRateLimiter =

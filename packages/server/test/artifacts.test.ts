@@ -165,19 +165,32 @@ describe('createArtifact', () => {
     expect((await create(alice, { content: accents })).content).toBe(accents);
   });
 
+  const tooBig = 'content exceeds 1048576 bytes (1 MiB) in UTF-8';
   it.each([
-    ['no name', { type: 'markdown', content: 'x' }],
-    ['empty name', { name: '', type: 'markdown' }],
-    ['201-character name', { name: 'n'.repeat(201), type: 'markdown' }],
-    ['no type', { name: 'a' }],
-    ['another type', { name: 'a', type: 'text' }],
-    ['content not a string', { name: 'a', type: 'markdown', content: 42 }],
-    ['1 MiB + 1 byte of ASCII', { name: 'a', type: 'markdown', content: 'a'.repeat(1024 * 1024 + 1) }],
-    ['1 MiB + 2 bytes of 2-byte characters', { name: 'a', type: 'markdown', content: 'é'.repeat(524_289) }],
-    ['1 MiB + 4 bytes of emoji', { name: 'a', type: 'markdown', content: '😀'.repeat(262_145) }],
-  ])('refuses %s with 400 and creates nothing', async (_label, body) => {
+    ['no name', { type: 'markdown', content: 'x' }, 'name is required'],
+    ['empty name', { name: '', type: 'markdown' }, 'name must not be empty'],
+    ['201-character name', { name: 'n'.repeat(201), type: 'markdown' }, 'name is at most 200 characters'],
+    ['no type', { name: 'a' }, 'type is required'],
+    ['another type', { name: 'a', type: 'text' }, 'type must be "markdown"'],
+    ['content not a string', { name: 'a', type: 'markdown', content: 42 }, 'content must be a string'],
+    // Said once, whichever check finds it.
+    [
+      '1 MiB + 1 byte of ASCII',
+      { name: 'a', type: 'markdown', content: 'a'.repeat(1024 * 1024 + 1) },
+      tooBig,
+    ],
+    [
+      '1 MiB + 2 bytes of 2-byte characters',
+      { name: 'a', type: 'markdown', content: 'é'.repeat(524_289) },
+      tooBig,
+    ],
+    ['1 MiB + 4 bytes of emoji', { name: 'a', type: 'markdown', content: '😀'.repeat(262_145) }, tooBig],
+  ])('refuses %s with 400, says why in words and creates nothing', async (_label, body, message) => {
     const { space, alice } = await room();
-    expectError(await h.post(artifactsPath(space), { key: alice.key, body }), 400);
+    const refused = await h.post(artifactsPath(space), { key: alice.key, body });
+    expectError(refused, 400);
+    expect(refused.body.error).toBe(`invalid request: ${message}`);
+    expect(refused.body.issues).toHaveLength(1);
     const list = await h.get(artifactsPath(space), { key: alice.key });
     expect(list.body.artifacts).toEqual([]);
   });

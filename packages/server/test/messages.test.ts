@@ -156,6 +156,31 @@ describe('sendMessage', () => {
     expect((await list(space, space.ownerKey)).body.messages).toEqual([]);
   });
 
+  it.each([
+    ['no content', {}, 'content is required'],
+    ['empty content', { content: '' }, 'content must not be empty'],
+    [
+      'content over 65,536 characters',
+      { content: 'x'.repeat(65_537) },
+      'content is at most 65536 characters',
+    ],
+    // Beyond the image limit too: said once, not once per limit.
+    [
+      'content over 1 MiB',
+      { content: 'x'.repeat(1_048_577) },
+      'content is at most 65536 characters (an image data URI 1048576)',
+    ],
+    ['an unknown type', { content: 'hi', type: 'video' }, 'type must be one of "text", "image", "html"'],
+    ['content that is not a string', { content: 42 }, 'content must be a string'],
+    ['a mention that is no id', { content: 'hi', mentions: ['bob'] }, 'mentions.0: must be a UUID'],
+  ])('says in words what is wrong with %s, naming the field once', async (_label, body, message) => {
+    const space = await h.createSpace();
+    const refused = await send(space, space.ownerKey, body);
+    expectError(refused, 400, 'invalid_request');
+    expect(refused.body.error).toBe(`invalid request: ${message}`);
+    expect(refused.body.issues).toEqual([{ path: expect.any(Array), message: expect.any(String) }]);
+  });
+
   it('refuses a muted participant with 403, and lets them send again once unmuted', async () => {
     const space = await sdk.createSpace();
     const p = await sdk.joinActive(space.owner);

@@ -1,4 +1,4 @@
-import type { TValidationIssue } from '@convene/contract';
+import { issueField, type TValidationIssue } from '@convene/contract';
 import { DomainError, type ErrorKind, isDatabaseUnavailable } from '@convene/core';
 import { TRPCError } from '@trpc/server';
 import { type ErrorBody, errorBody } from './error-body';
@@ -70,9 +70,11 @@ export function toHttpError(thrown: unknown, publicUrl: string): HttpError {
     (cause as { name?: string })?.name === 'ZodError'
   ) {
     const issues = (cause as unknown as { issues: { path: PropertyKey[]; message: string }[] }).issues;
-    const summary = issues.map((i) =>
-      i.path.length ? `${i.path.map(String).join('.')}: ${i.message}` : i.message,
-    );
+    // Each issue names its field: readable messages do themselves (issueField), the others after it.
+    const summary = issues.map(({ path, message }) => {
+      const field = issueField(path);
+      return !path.length || message.startsWith(`${field} `) ? message : `${field}: ${message}`;
+    });
     // The contract's shape (ZError's `issues`): a symbol key, which JSON cannot carry, as its name.
     const listed = issues.map(
       ({ path, message }): TValidationIssue => ({

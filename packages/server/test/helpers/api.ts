@@ -63,7 +63,6 @@ export class Api {
   delete = <T = any>(path: string, options?: RequestOptions) => this.request<T>('DELETE', path, options);
 }
 
-/** Asserts a JSON error with the given status, the API-Version header, and a readable message. */
 /**
  * A JSON error of `status`: a message, and a code the contract lists for that status (`code`
  * when given: the specific one expected).
