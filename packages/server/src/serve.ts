@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { isMemoryUrl } from '@convene/core';
 import pino from 'pino';
 import type { ServerConfig } from './env';
-import { textOutput, UNANNOUNCED } from './http/request-log';
+import { standardOutput, textOutput, UNANNOUNCED } from './http/request-log';
 import { type ConveneServer, createServer } from './server';
 
 /** How long `serve` waits at start for a PostgreSQL it cannot reach, before it exits 1. */
@@ -27,12 +27,20 @@ export interface ServeOptions {
 export async function serve(config: ServerConfig, options: ServeOptions = {}): Promise<ConveneServer> {
   const text = !logsAsJson(config.logFormat);
   const color = text && process.stdout.isTTY === true && !process.env.NO_COLOR;
-  const logStream = text ? textOutput(process.stdout, color) : undefined;
+  // JSON lines are buffered (standardOutput); what the start logged is flushed before the
+  // readiness line, which is written at once, so that the lines come in the order they happened.
+  const jsonOutput = text ? undefined : standardOutput();
+  const logStream = jsonOutput ?? textOutput(process.stdout, color);
   // Before the app's logger exists: the wait for PostgreSQL, in the same format.
-  const startLog = pino({ level: config.logLevel }, logStream ?? pino.destination({ dest: 1, sync: true }));
+  const startLog = pino(
+    { level: config.logLevel },
+    text ? logStream : pino.destination({ dest: 1, sync: true }),
+  );
   const say = announcer(text, config.logLevel === 'silent');
+  // A first start creates the embedded database, which takes seconds: said, not silent.
+  say('info', `Convene starting (database: ${describeDatabase(config)})`);
   const server = await createServer(config, {
-    ...(logStream ? { logStream } : {}),
+    logStream,
     // Started beside its database (compose, systemd): a PostgreSQL still starting is waited for.
     waitForDatabase: {
       ms: DATABASE_WAIT_MS,
@@ -65,7 +73,10 @@ export async function serve(config: ServerConfig, options: ServeOptions = {}): P
       .drain(drainMs, drainCut.signal)
       .then(() => server.close())
       .then(
-        () => process.exit(STOP_EXIT_CODES[signal]),
+        () => {
+          say('info', 'Convene stopped');
+          process.exit(STOP_EXIT_CODES[signal]);
+        },
         (error) => {
           say('error', 'shutdown failed', {}, error);
           process.exit(1);
@@ -76,7 +87,8 @@ export async function serve(config: ServerConfig, options: ServeOptions = {}): P
   options.onStoppable?.();
   // Fastify's own "Server listening at" line (one per address) is not printed: this one says it.
   const address = await server.app.listen({ port: config.port, host: config.host, ...UNANNOUNCED });
-  // The readiness line scripts wait for; migrations ran before it.
+  // The readiness line scripts wait for; migrations ran before it, and their lines come first.
+  jsonOutput?.flushSync();
   say(
     'info',
     `Convene listening on ${address} (${describeInterfaces(config.host)}public URL ${config.publicUrl}, database ${describeDatabase(config)})`,

@@ -134,7 +134,8 @@ describe.runIf(!onPostgres())('server process on the embedded database', () => {
 
   it('writes one line per request to standard output, and loses none when it stops', async () => {
     const port = await freePort();
-    const server = spawnServer({ DATA_DIR: dir, PORT: String(port), LOG_LEVEL: 'info' });
+    // A data directory of its own: the start creates its database and logs its migrations.
+    const server = spawnServer({ DATA_DIR: join(dir, 'logged'), PORT: String(port), LOG_LEVEL: 'info' });
     const url = await server.ready;
     const lineOf = (id: string) =>
       server
@@ -149,11 +150,29 @@ describe.runIf(!onPostgres())('server process on the embedded database', () => {
       req: { method: 'GET', url: '/api/health' },
       res: { statusCode: 200 },
     });
+    // A long poll open at SIGTERM: cut off with 503 shutting_down, which is no failure to warn of.
+    const space = (await (
+      await fetch(`${url}/hub/space`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ name: 'Polled', description: 'open at the stop' }),
+      })
+    ).json()) as { spaceId: string; ownerPrivateKey: string };
+    const poll = fetch(`${url}/hub/space/${space.spaceId}/messages?wait=30`, {
+      headers: { 'X-Private-Key': space.ownerPrivateKey, 'Request-Id': 'poll-at-stop' },
+    });
+    await new Promise((r) => setTimeout(r, 500));
     // Answered just before SIGTERM: written by the time the process has exited.
     const burst = Array.from({ length: 20 }, (_, i) => `log-before-stop-${i}`);
     await Promise.all(burst.map((id) => fetch(`${url}/api/health`, { headers: { 'Request-Id': id } })));
     expect(await server.stop('SIGTERM')).toBe(0);
+    const cut = await poll;
+    expect(cut.status).toBe(503);
+    expect(await cut.json()).toMatchObject({ code: 'shutting_down' });
     for (const id of burst) expect(lineOf(id)).toHaveLength(1);
+    expect(lineOf('poll-at-stop').map((line) => JSON.parse(line))).toEqual([
+      expect.objectContaining({ msg: 'request completed', res: { statusCode: 503 } }),
+    ]);
     // Every line is JSON, its own readiness and shutdown lines too, for a shipper reading them all.
     const lines = server
       .output()
@@ -164,7 +183,18 @@ describe.runIf(!onPostgres())('server process on the embedded database', () => {
       level: 30,
       url,
     });
+    // The start says it began, and what it logged (its migrations) comes before the readiness line.
+    const ready = lines.findIndex((line) => line.msg.startsWith('Convene listening on'));
+    expect(lines[0]).toMatchObject({
+      level: 30,
+      msg: expect.stringMatching(/^Convene starting \(database: /),
+    });
+    expect(lines.findIndex((line) => /^applied \d+ database migrations/.test(line.msg))).toBeGreaterThan(0);
+    expect(lines.findIndex((line) => /^applied \d+ database migrations/.test(line.msg))).toBeLessThan(ready);
     expect(lines.find((line) => line.msg === 'SIGTERM received: shutting down')).toMatchObject({ level: 30 });
+    expect(lines.filter((line) => line.msg === 'Convene stopped')).toEqual([
+      expect.objectContaining({ level: 30 }),
+    ]);
     // Said once: Fastify's own "Server listening at" is not printed beside it.
     expect(lines.filter((line) => /listening/i.test(line.msg))).toHaveLength(1);
   }, 90_000);

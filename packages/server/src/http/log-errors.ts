@@ -1,4 +1,4 @@
-import { DomainError, isDatabaseUnavailable } from '@convene/core';
+import { DomainError, isDatabaseUnavailable, ShuttingDownError } from '@convene/core';
 
 /**
  * The `err` serializer of every log line: an error as far as it can be told without its data.
@@ -113,10 +113,13 @@ export interface FailureLog {
 /**
  * Logs the cause of a request answered `status`, on the request's logger (`request.log`, never the
  * app's): its line then carries the `reqId` the client got as `Request-Id`. A 503 (the database
- * away or slow, a shutdown) is a warning as `<what> unavailable`; any other 5xx an error as `<what>
- * failed`; a refusal (4xx) is the client's and only its request line says so.
+ * away or slow) is a warning as `<what> unavailable`; any other 5xx an error as `<what> failed`; a
+ * refusal (4xx) is the client's, and the server's shutdown its own: only their request lines say so.
  */
 export function logFailure(log: FailureLog, status: number, error: unknown, what: string): void {
+  // The server's own shutdown refusing a request (or cutting a long poll off) is no failure: its
+  // request line says 503, and a shutdown would otherwise warn once for every poll open.
+  if (error instanceof ShuttingDownError) return;
   if (status === 503) log.warn({ err: error }, `${what} unavailable`);
   else if (status >= 500) log.error({ err: error }, `${what} failed`);
 }

@@ -3,6 +3,7 @@ import { ValidationError } from '@convene/core';
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import { NOT_JSON_BODY, toHttpError } from './errors';
 import { drainRequest, isJsonObject, jsonBodyProblem, NUL_PROBLEM, urlHasNul } from './json-body';
+import { logFailure } from './log-errors';
 import { sendError } from './reply';
 
 /**
@@ -107,8 +108,7 @@ export function registerHttpPolicy(app: FastifyInstance, publicUrl: string): voi
       return sendError(reply, 400, { error: message });
     }
     const mapped = toHttpError(error, publicUrl);
-    if (mapped.status === 503) reply.log.warn({ err: error }, 'unavailable');
-    else if (mapped.status >= 500) reply.log.error({ err: error }, 'unhandled error');
+    logFailure(reply.log, mapped.status, error, 'request');
     return sendError(reply, mapped.status, mapped.body, mapped.headers);
   });
 

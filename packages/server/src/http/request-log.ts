@@ -1,5 +1,5 @@
 import { type FastifyReply, type FastifyRequest, LogController } from 'fastify';
-import pino, { type DestinationStream } from 'pino';
+import pino from 'pino';
 
 /**
  * One log line per request, written when it ends: the request (redacted, see redact.ts), the
@@ -48,7 +48,7 @@ export function logWhenDone(request: FastifyRequest, reply: FastifyReply): void 
  * process exits, even on an uncaught exception, is written then (pino flushes on exit); only a
  * kill -9 can lose lines, at most 250 ms of them.
  */
-export const standardOutput = (): DestinationStream =>
+export const standardOutput = (): ReturnType<typeof pino.destination> =>
   pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: 250 });
 
 /** The fields of a log line that the text format shows. */
