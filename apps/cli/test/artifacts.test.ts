@@ -7,6 +7,7 @@ import {
   editing,
   editor,
   finished,
+  follow,
   heldEditor,
   joinAs,
   LEAKY_ENV,
@@ -313,6 +314,123 @@ describe('create, list, show, write, download, history, diff, restore', () => {
 
     const help = (await guest.run(['artifact', 'write', '--help'])).stdout;
     expect(help).toContain('piped or redirected');
+  });
+});
+
+describe('artifact write and restore: what they leave, and what they do not do', () => {
+  it('show in --json the document as it is after them: no lock they took and released, the lock you held kept', async () => {
+    await owner.run(['artifact', 'create', 'after.md', '--file', '-'], { input: 'one\n' });
+    const file = join(guest.home, 'after.md');
+    writeFileSync(file, 'two\n');
+    const written = await guest.run(['artifact', 'write', 'after.md', '--file', file, '--json']);
+    expect(written.code).toBe(0);
+    const doc = written.json();
+    expect(doc).toMatchObject({ name: 'after.md', version: 2, content: 'two\n', changed: true });
+    // The write took the lock and released it: what --json shows says so, as the list does.
+    for (const field of ['lockedBy', 'lockedAt', 'lockExpiresAt']) expect(doc).not.toHaveProperty(field);
+    expect((await byName(owner, 'after.md')).lockedBy).toBeUndefined();
+    const restored = await guest.run(['artifact', 'restore', 'after.md', '1', '--json']);
+    expect(restored.code).toBe(0);
+    expect(restored.json()).toMatchObject({ version: 3, content: 'one\n', changed: true });
+    expect(restored.json()).not.toHaveProperty('lockedBy');
+    expect(restored.json()).not.toHaveProperty('lockExpiresAt');
+
+    // A lock held before is held after, and shown.
+    const { lockedBy } = (await guest.run(['artifact', 'lock', 'after.md', '--json'])).json();
+    const held = (await guest.run(['artifact', 'write', 'after.md', '--file', file, '--json'])).json();
+    expect(held).toMatchObject({ version: 4, lockedBy, lockExpiresAt: expect.any(String) });
+    const heldRestore = (await guest.run(['artifact', 'restore', 'after.md', '1', '--json'])).json();
+    expect(heldRestore).toMatchObject({ version: 5, lockedBy, lockExpiresAt: expect.any(String) });
+    expect((await byName(owner, 'after.md')).lockedBy).toBe(lockedBy);
+    expect((await guest.run(['artifact', 'unlock', 'after.md'])).code).toBe(0);
+  });
+
+  it('write nothing for the text the document holds already, and say so (exit 0), as edit does', async () => {
+    await owner.run(['artifact', 'create', 'same.md', '--file', '-'], { input: 'alpha\n' });
+    const file = join(guest.home, 'same.md');
+    writeFileSync(file, 'beta\n');
+    expect((await guest.run(['artifact', 'write', 'same.md', '--file', file])).code).toBe(0);
+
+    const again = await guest.run(['artifact', 'write', 'same.md', '--file', file]);
+    expect(again.code).toBe(0);
+    expect(again.stderr).toContain('same.md already holds this text (version 2); nothing written.');
+    const againJson = await guest.run(['artifact', 'write', 'same.md', '--file', file, '--json']);
+    expect(againJson.json()).toMatchObject({
+      name: 'same.md',
+      version: 2,
+      content: 'beta\n',
+      changed: false,
+    });
+    // With a --base-version that is current, the same.
+    const based = await guest.run(['artifact', 'write', 'same.md', '--file', file, '--base-version', '2']);
+    expect(based.code).toBe(0);
+    expect(based.stderr).toContain('nothing written');
+
+    // Restoring the latest version, or an earlier one of the same text, writes nothing either.
+    const latest = await guest.run(['artifact', 'restore', 'same.md', '2']);
+    expect(latest.code).toBe(0);
+    expect(latest.stderr).toContain('Version 2 is the latest of same.md already; nothing written.');
+    expect((await guest.run(['artifact', 'restore', 'same.md', '1'])).code).toBe(0);
+    const sameText = await guest.run(['artifact', 'restore', 'same.md', '1', '--json']);
+    expect(sameText.code).toBe(0);
+    expect(sameText.json()).toMatchObject({ version: 3, content: 'alpha\n', changed: false });
+    expect((await guest.run(['artifact', 'restore', 'same.md', '1'])).stderr).toContain(
+      'Version 1 of same.md is the same text as the latest, version 3; nothing written.',
+    );
+    const history = (await owner.run(['artifact', 'history', 'same.md', '--json'])).json();
+    expect(history.map((v: any) => v.version)).toEqual([3, 2, 1]);
+  });
+
+  it('refuse a stale --base-version, or write nothing, without taking the lock (no lock or unlock in tail)', async () => {
+    await owner.run(['artifact', 'create', 'quiet.md', '--file', '-'], { input: 'v1\n' });
+    const file = join(guest.home, 'quiet.md');
+    writeFileSync(file, 'v2\n');
+    expect((await guest.run(['artifact', 'write', 'quiet.md', '--file', file])).code).toBe(0);
+    const tail = follow(owner, ['tail', '--json', '--lines', '0']);
+    try {
+      await tail.waitFor('"event":"context"');
+      writeFileSync(file, 'mine\n');
+      const stale = await guest.run(['artifact', 'write', 'quiet.md', '--file', file, '--base-version', '1']);
+      expect(stale.code).toBe(6);
+      expect(stale.stderr).toContain('--base-version 1 is not the current version of "quiet.md" (2)');
+      expect(stale.stderr).toContain('"quiet.md" is at version 2 now, not 1');
+      expect(stale.stderr).toContain('`convene artifact diff "quiet.md" 1 2`');
+      const staleJson = await guest.run([
+        'artifact',
+        'write',
+        'quiet.md',
+        '--file',
+        file,
+        '--base-version',
+        '1',
+        '--json',
+      ]);
+      expect(JSON.parse(staleJson.stderr)).toMatchObject({
+        code: 'version_conflict',
+        version: 2,
+        exitCode: 6,
+      });
+      writeFileSync(file, 'v2\n');
+      expect((await guest.run(['artifact', 'write', 'quiet.md', '--file', file])).stderr).toContain(
+        'nothing written',
+      );
+      expect((await guest.run(['artifact', 'restore', 'quiet.md', '2'])).stderr).toContain('nothing written');
+      expect((await guest.run(['artifact', 'restore', 'quiet.md', '9'])).code).toBe(5);
+      // A message after them: once tail shows it, it has shown whatever they caused.
+      expect((await guest.run(['send', 'after the writes that were not'])).code).toBe(0);
+      await tail.waitFor('after the writes that were not');
+      const events = tail
+        .stdout()
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line).event);
+      expect(events).not.toContain('artifact-locked');
+      expect(events).not.toContain('artifact-unlocked');
+      expect(events).not.toContain('artifact-updated');
+    } finally {
+      await tail.interrupt();
+    }
+    expect((await byName(owner, 'quiet.md')).version).toBe(2);
   });
 });
 

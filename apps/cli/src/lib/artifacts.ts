@@ -1,4 +1,4 @@
-import { LockedError } from '@convene/sdk';
+import { type ArtifactView, LockedError } from '@convene/sdk';
 import type { Context } from './context';
 import { CliError } from './errors';
 import { ExitCode } from './exit-codes';
@@ -110,4 +110,14 @@ export async function explainingLocks<T>(about: LockContext, body: () => Promise
     if (error instanceof LockedError) throw lockedFailure(error, about);
     throw error;
   }
+}
+
+/**
+ * A document as it stands after a command that took its lock only for one write and released it:
+ * the write's answer without the lock fields it carried then (`lockedBy`, `lockedAt`,
+ * `lockExpiresAt`), which a script reading `--json` would take for a lock still held.
+ */
+export function released(doc: ArtifactView): Omit<ArtifactView, 'lockedBy' | 'lockedAt' | 'lockExpiresAt'> {
+  const { lockedBy: _by, lockedAt: _at, lockExpiresAt: _until, ...rest } = doc;
+  return rest;
 }

@@ -1,6 +1,7 @@
 import type { Command } from '@commander-js/extra-typings';
+import type { ArtifactView } from '@convene/sdk';
 import { type App, examples } from '../../app';
-import { explainingLocks, findArtifact } from '../../lib/artifacts';
+import { explainingLocks, findArtifact, released } from '../../lib/artifacts';
 import { CliError } from '../../lib/errors';
 import { ExitCode } from '../../lib/exit-codes';
 import { checkVersion } from '../../lib/input';
@@ -16,7 +17,9 @@ export function registerArtifactRestore(artifact: Command, app: App): void {
     .summary('save an earlier version again as the newest')
     .description(
       'Write the content of an earlier version as a new version (history is never rewritten). ' +
-        'Takes the lock for it unless you hold it already.',
+        'Takes the lock for it and releases it after, unless you hold it already (then keeps it). ' +
+        'Restoring the text the document holds already (its latest version, or one of the same ' +
+        'text) writes nothing (said so, exit 0; --json: "changed": false).',
     )
     .option('-s, --space <space>', 'name or id (default: the default space)')
     .addHelpText('after', examples('convene artifact restore plan.md 2'))
@@ -45,17 +48,53 @@ export function registerArtifactRestore(artifact: Command, app: App): void {
           label: (v) =>
             `version ${v.version}, ${relative(v.updatedAt)} by ${found.names.get(v.updatedBy) ?? v.updatedBy}`,
         }));
-      const doc = await explainingLocks(found.lockContext, () =>
+      const target = Number(version);
+      // Read before any lock is taken, as `write` does: restoring the text the document holds
+      // already (its latest version, or an earlier one of the same text) writes nothing, and a
+      // version that is none is said without a lock taken and released in everyone's `tail`.
+      const current = await space.artifacts.get(summary.id);
+      // Said so, exit 0, as `artifact edit` says it of a text left unchanged; --json: the document
+      // as it is, with "changed": false.
+      const unchanged = (doc: { name: string; version: number }) =>
+        ctx.out.result(
+          { ...doc, changed: false },
+          {
+            quiet: () => String(doc.version),
+            human: () =>
+              ctx.out.info(
+                `${
+                  doc.version === target
+                    ? `Version ${target} is the latest of ${ctx.out.c.bold(doc.name)} already`
+                    : `Version ${target} of ${ctx.out.c.bold(doc.name)} is the same text as the latest, version ${doc.version}`
+                }; nothing written.`,
+              ),
+          },
+        );
+      if (target === current.version) return unchanged(current);
+      const earlier = await space.artifacts.version(summary.id, target);
+      if (earlier.content === current.content) return unchanged(current);
+      const outcome = await explainingLocks<ArtifactView | { same: ArtifactView }>(found.lockContext, () =>
         found.heldByMe
-          ? space.artifacts.restore(summary.id, Number(version))
-          : space.artifacts.withLock(summary.id, () => space.artifacts.restore(summary.id, Number(version))),
+          ? space.artifacts.restore(summary.id, target)
+          : space.artifacts.withLock(summary.id, async (locked) =>
+              // Saved meanwhile with that very text: nothing to restore either.
+              locked.content === earlier.content
+                ? { same: locked.artifact }
+                : space.artifacts.restore(summary.id, target),
+            ),
       );
-      ctx.out.result(doc, {
-        quiet: () => String(doc.version),
-        human: () =>
-          ctx.out.success(
-            `Restored version ${version} of ${ctx.out.c.bold(doc.name)} as version ${doc.version}`,
-          ),
-      });
+      if ('same' in outcome) return unchanged(released(outcome.same));
+      // A lock taken for this restore alone was released after it: its answer's lock is no more.
+      const doc = found.heldByMe ? outcome : released(outcome);
+      ctx.out.result(
+        { ...doc, changed: true },
+        {
+          quiet: () => String(doc.version),
+          human: () =>
+            ctx.out.success(
+              `Restored version ${target} of ${ctx.out.c.bold(doc.name)} as version ${doc.version}`,
+            ),
+        },
+      );
     });
 }

@@ -1,9 +1,10 @@
 import { type Command, Option } from '@commander-js/extra-typings';
-import { ConflictError } from '@convene/sdk';
+import { type ArtifactView, ConflictError } from '@convene/sdk';
 import { type App, examples } from '../../app';
-import { explainingLocks, findArtifact } from '../../lib/artifacts';
+import { explainingLocks, findArtifact, released } from '../../lib/artifacts';
 import type { Context } from '../../lib/context';
-import { UsageError } from '../../lib/errors';
+import { CliError, UsageError } from '../../lib/errors';
+import { ExitCode } from '../../lib/exit-codes';
 import { conflictError } from '../../lib/failure';
 import { checkVersion, readDocument } from '../../lib/input';
 import { quoted } from '../../lib/quote';
@@ -19,7 +20,9 @@ export function registerArtifactWrite(artifact: Command, app: App): void {
       'Replace the content of a document with a file (--file; `-` reads stdin), or with what is ' +
         'piped or redirected into stdin, as a new version (at most 1 MiB). Takes ' +
         'the lock for the write and releases it after, unless you already hold it (then keeps it). ' +
-        'With --base-version, refuses (exit 6) if someone saved another version since that one.',
+        'A text the document holds already is not written again (said so, exit 0; --json: ' +
+        '"changed": false). With --base-version, refuses (exit 6) if someone saved another version ' +
+        'since that one, before taking the lock.',
     )
     .addOption(
       new Option('-f, --file <file>', 'the new content (`-` reads stdin; default: stdin when piped)'),
@@ -61,20 +64,63 @@ export function registerArtifactWrite(artifact: Command, app: App): void {
         reference,
         'convene artifact write ARTIFACT --file F',
       );
-      const write = { ...(options.baseVersion ? { baseVersion: Number(options.baseVersion) } : {}) };
+      const base = options.baseVersion === undefined ? undefined : Number(options.baseVersion);
+      const write = { ...(base !== undefined ? { baseVersion: base } : {}) };
       const { space, artifact: summary } = found;
-      const doc = await explainingLocks(found.lockContext, () =>
+      // The document as it is now, read before any lock is taken: a stale --base-version, or the
+      // text it holds already, ends here, rather than with a lock taken and released (a line each
+      // in everyone's `tail`) for a write that does not happen. Both are checked again under the
+      // lock (the server refuses a stale baseVersion itself).
+      const current = await space.artifacts.get(summary.id);
+      if (base !== undefined && current.version !== base) {
+        throw new CliError(
+          `--base-version ${base} is not the current version of ${JSON.stringify(current.name)} (${current.version}); nothing was written`,
+          {
+            exitCode: ExitCode.conflict,
+            hint: staleHint(ctx, current.name, base, current.version),
+            details: { code: 'version_conflict', version: current.version },
+          },
+        );
+      }
+      if (current.content === content) return unchanged(ctx, current);
+      const outcome = await explainingLocks<ArtifactView | { same: ArtifactView }>(found.lockContext, () =>
         found.heldByMe
           ? space.artifacts.write(summary.id, content, write)
-          : space.artifacts.withLock(summary.id, (locked) => locked.write(content, write)),
+          : space.artifacts.withLock(summary.id, async (locked) =>
+              // Saved meanwhile with this very text: nothing to write either.
+              locked.content === content ? { same: locked.artifact } : locked.write(content, write),
+            ),
       ).catch((error: unknown) => {
-        throw write.baseVersion ? staleBase(error, summary.name, write.baseVersion, ctx) : error;
+        throw base !== undefined ? staleBase(error, summary.name, base, ctx) : error;
       });
-      ctx.out.result(doc, {
-        quiet: () => String(doc.version),
-        human: () => ctx.out.success(`Saved ${ctx.out.c.bold(doc.name)} as version ${doc.version}`),
-      });
+      if ('same' in outcome) return unchanged(ctx, released(outcome.same));
+      // A lock taken for this write alone was released after it: its answer's lock is no more.
+      const doc = found.heldByMe ? outcome : released(outcome);
+      ctx.out.result(
+        { ...doc, changed: true },
+        {
+          quiet: () => String(doc.version),
+          human: () => ctx.out.success(`Saved ${ctx.out.c.bold(doc.name)} as version ${doc.version}`),
+        },
+      );
     });
+}
+
+/**
+ * A text the document holds already: nothing written, and said so (exit 0), as `artifact edit`
+ * says it of a text left unchanged; `--json` is the document as it is, with `"changed": false`.
+ */
+function unchanged(ctx: Context, doc: { name: string; version: number }): void {
+  ctx.out.result(
+    { ...doc, changed: false },
+    {
+      quiet: () => String(doc.version),
+      human: () =>
+        ctx.out.info(
+          `${ctx.out.c.bold(doc.name)} already holds this text (version ${doc.version}); nothing written.`,
+        ),
+    },
+  );
 }
 
 /**
@@ -83,12 +129,12 @@ export function registerArtifactWrite(artifact: Command, app: App): void {
  */
 function staleBase(error: unknown, name: string, base: number, ctx: Context): unknown {
   if (!(error instanceof ConflictError) || error.code !== 'version_conflict') return error;
-  const now = error.version;
+  return conflictError(error, staleHint(ctx, name, base, error.version));
+}
+
+function staleHint(ctx: Context, name: string, base: number, now: number | undefined): string {
   const doc = quoted(name);
-  return conflictError(
-    error,
-    now === undefined
-      ? `Someone saved ${doc} since version ${base}: \`${suggest(ctx, `artifact diff ${doc} ${base}`)}\` shows what changed; merge it, then write again with the version it is at.`
-      : `${doc} is at version ${now} now, not ${base}: \`${suggest(ctx, `artifact diff ${doc} ${base} ${now}`)}\` shows what changed since yours; merge it, then retry with \`--base-version ${now}\`.`,
-  );
+  return now === undefined
+    ? `Someone saved ${doc} since version ${base}: \`${suggest(ctx, `artifact diff ${doc} ${base}`)}\` shows what changed; merge it, then write again with the version it is at.`
+    : `${doc} is at version ${now} now, not ${base}: \`${suggest(ctx, `artifact diff ${doc} ${base} ${now}`)}\` shows what changed since yours; merge it, then retry with \`--base-version ${now}\`.`;
 }
