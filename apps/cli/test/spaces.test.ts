@@ -869,9 +869,52 @@ describe('invite, join, participants, moderation, leave', () => {
     const ownerLeaves = await owner.run(['leave', '--yes']);
     expect(ownerLeaves.code).toBe(6);
     expect(ownerLeaves.stderr).toContain('the owner cannot leave');
-    expect(ownerLeaves.stderr).toContain('`convene space close "Leaving"`');
+    // Closing keeps the space here, listed as closed, until `leave` forgets it: not "forgets it".
+    expect(ownerLeaves.stderr).toContain(
+      'Close it for good with `convene space close "Leaving"`: every key stops working, and convene keeps the space, listed as closed, until `convene leave "Leaving"` forgets it.',
+    );
     expect(ownerLeaves.stderr).not.toContain('retry');
+    // Said at once off a terminal too, without --yes or a name: the default space is the one meant.
+    for (const args of [['leave'], ['leave', '--json']]) {
+      const unnamedOwner = await owner.run(args);
+      expect({ args, code: unnamedOwner.code }).toEqual({ args, code: 6 });
+      expect(unnamedOwner.stderr).toContain('the owner cannot leave');
+      expect(unnamedOwner.stderr).not.toContain('name the space');
+    }
     expect(owner.credentials().hosts[server.url].spaces[spaceId].role).toBe('owner');
+    // Closed, the owner's space is forgotten by a leave that names it (or --yes), as a participant's.
+    expect((await owner.run(['space', 'close', '--yes'])).code).toBe(0);
+    const closedUnnamed = await owner.run(['leave']);
+    expect(closedUnnamed.code).toBe(2);
+    expect(closedUnnamed.stderr).toContain('✗ name the space to leave');
+    expect(owner.credentials().hosts[server.url].spaces[spaceId]).toBeDefined();
+    const forgot = await owner.run(['leave', 'Leaving']);
+    expect(forgot.code).toBe(0);
+    expect(forgot.stderr).toContain('Forgot Leaving here: it was already closed');
+    expect(owner.credentials().hosts[server.url].spaces[spaceId]).toBeUndefined();
+  });
+
+  it('says a space by the name its owner gave it since it was joined (leave, participants, errors)', async () => {
+    const owner = user();
+    const { spaceId } = (await owner.run(['space', 'create', 'Old name', '--json'])).json();
+    const guest = user();
+    await joinAs(owner, guest, 'Erin');
+    const other = user();
+    await joinAs(owner, other, 'Olaf');
+    expect((await owner.run(['space', 'update', '--name', 'New name'])).code).toBe(0);
+    // A participant's own leave asks the server first: "Left New name", and nothing saved of the old.
+    const left = await guest.run(['leave', 'Old name', '--yes']);
+    expect(left.code).toBe(0);
+    expect(left.stderr).toContain('✓ Left New name');
+    expect(left.stderr).not.toContain('Old name');
+    // A command that reads the space anyway keeps its new name for what it says next, and after.
+    const reading = await other.run(['participants']);
+    expect(reading.code).toBe(0);
+    expect(other.credentials().hosts[server.url].spaces[spaceId].name).toBe('New name');
+    expect((await owner.run(['space', 'close', '--yes'])).code).toBe(0);
+    const closed = await other.run(['messages']);
+    expect(closed.code).toBe(6);
+    expect(closed.stderr).toContain('"New name" is closed');
   });
 
   it('leaves a space it was removed from: forgets the key the server refuses, says so, exit 0', async () => {

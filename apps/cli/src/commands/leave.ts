@@ -19,8 +19,8 @@ export function registerLeave(program: Command, app: App): void {
     .description(
       'Leave a space: your key stops working and convene forgets it. A space already closed (or ' +
         'past its time to live), or one whose server no longer takes your key (you were removed), ' +
-        'is only forgotten here. The owner cannot leave an open space (said at once, without asking): ' +
-        '`convene space close` ends it. ' +
+        'is only forgotten here. The owner cannot leave an open space (said at once, without asking, ' +
+        'and of the default space without naming it): `convene space close` ends it. ' +
         'On a terminal it asks first, and SPACE defaults to the default space; elsewhere nobody is ' +
         'asked, so name the space, or give --yes alone to leave the default space.',
     )
@@ -29,8 +29,25 @@ export function registerLeave(program: Command, app: App): void {
     .action(async (argument, options, command) => {
       const ctx = app.context(command);
       const reference = spaceNamed(argument, options.space, 'convene leave');
-      requireSpaceOrYes(ctx.out, reference, options.yes, { verb: 'leave', command: 'convene leave' });
+      const nameRequired = () =>
+        requireSpaceOrYes(ctx.out, reference, options.yes, { verb: 'leave', command: 'convene leave' });
+      // The owner of the default space is told at once that the owner cannot leave (exit 6), as
+      // on a terminal, not first to name the space off one: what they meant to leave is known.
+      const host = ctx.host();
+      const byDefault =
+        reference === undefined && host.defaultSpace ? host.spaces[host.defaultSpace] : undefined;
+      if (byDefault?.role !== 'owner') nameRequired();
       const saved = ctx.space(reference);
+      const client = ctx.spaceClient(saved);
+      // Its name as the server says it now (the owner may have renamed it since it was saved), for
+      // what is asked and said; a space closed, or a key refused, has no membership left to end.
+      const over = await client.get().then(
+        (view) => {
+          ctx.refreshSpaceNames([view]);
+          return undefined;
+        },
+        (error: unknown) => membershipOver(error) ?? Promise.reject(error),
+      );
       // The owner cannot leave (the server says so at once, or forgets a closed space): asking
       // first would only delay that answer behind a Yes.
       if (saved.role !== 'owner') {
@@ -38,22 +55,21 @@ export function registerLeave(program: Command, app: App): void {
       }
       let result: { ok: boolean; closed?: true; keyRefused?: true };
       try {
-        result = await ctx.spaceClient(saved).leave();
+        result = over ?? (await client.leave());
       } catch (error) {
-        // Closing ended every membership already, and a key the server refuses (its participant
-        // was removed, or left elsewhere) is a membership over: what is left to do is to stop
-        // holding the key.
-        if (isSpaceClosed(error)) result = { ok: true, closed: true };
-        else if (error instanceof AuthenticationError) result = { ok: true, keyRefused: true };
+        const ended = membershipOver(error);
+        if (ended) result = ended;
         // The owner's membership ends only with the space (an open one: a closed one is forgotten
-        // above), which is not the state changing meanwhile.
+        // below), which is not the state changing meanwhile.
         else if (error instanceof ConflictError && saved.role === 'owner') {
           throw conflictError(
             error,
-            `Close it for good with \`${suggest(ctx, 'space close', { always: true })}\`: every key stops working and convene forgets it.`,
+            `Close it for good with \`${suggest(ctx, 'space close', { always: true })}\`: every key stops working, and convene keeps the space, listed as closed, until \`${suggest(ctx, 'leave', { always: true })}\` forgets it.`,
           );
         } else throw error;
       }
+      // Forgetting the owner's closed space is leaving it: off a terminal, named or with --yes.
+      if (result.closed && saved.role === 'owner') nameRequired();
       ctx.forgetSpace(saved.spaceId);
       const { out } = ctx;
       const name = out.c.bold(saved.name);
@@ -69,4 +85,15 @@ export function registerLeave(program: Command, app: App): void {
           ),
       });
     });
+}
+
+/**
+ * A membership over already: closing ended every membership, and a key the server refuses (its
+ * participant was removed, or left elsewhere) is one over. What is left to do is to stop holding
+ * the key.
+ */
+function membershipOver(error: unknown): { ok: true; closed?: true; keyRefused?: true } | undefined {
+  if (isSpaceClosed(error)) return { ok: true, closed: true };
+  if (error instanceof AuthenticationError) return { ok: true, keyRefused: true };
+  return undefined;
 }

@@ -162,7 +162,9 @@ export function registerModeration(program: Command, app: App): void {
         const saved = ctx.space(options.space);
         ctx.requireOwner(saved, action.name);
         const space = ctx.spaceClient(saved);
-        const { participants } = await space.get();
+        const view = await space.get();
+        ctx.refreshSpaceNames([view]);
+        const { participants } = view;
         const candidates = participants.filter(
           (p) => !p.isOwner && (action.candidates as readonly string[]).includes(p.status),
         );

@@ -21,6 +21,7 @@ export async function findArtifact(
   const saved = ctx.space(spaceReference);
   const space = ctx.spaceClient(saved);
   const view = await space.get();
+  ctx.refreshSpaceNames([view]);
   const reference = await choose(ctx.out, given, {
     message: 'Which document?',
     usage,

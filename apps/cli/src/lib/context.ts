@@ -264,9 +264,12 @@ export class Context {
 
   /**
    * Keeps the saved names of spaces as the server now names them (the owner may rename a space
-   * after you joined), so the name a listing shows is the one other commands take.
+   * after you joined), so the name a listing shows is the one other commands take. Called wherever
+   * a command reads a space anyway; the space this command acts on takes the name too, so what it
+   * says after (`Left …`, an error) names it as the server does.
    */
   refreshSpaceNames(views: readonly { spaceId: string; name: string }[]): void {
+    for (const view of views) this.renameHeld(view.spaceId, view.name);
     const host = this.host();
     const renamed = views.filter((v) => host.spaces[v.spaceId] && host.spaces[v.spaceId]!.name !== v.name);
     if (renamed.length === 0) return;
@@ -276,6 +279,32 @@ export class Context {
         if (saved) saved.name = name;
       }
     });
+  }
+
+  /**
+   * The freshest name convene knows of a space the command holds: the saved one, which another
+   * command may have refreshed since this one read it (a `tail` or `inbox --follow` runs for
+   * hours), else the one it read. For what is said when the server can no longer be asked (its
+   * keys stopped working).
+   */
+  latestName(space: StoredSpace): string {
+    try {
+      const saved = this.host().spaces[space.spaceId]?.name;
+      if (saved !== undefined) this.renameHeld(space.spaceId, saved);
+    } catch {
+      // A credential file that cannot be read now: the name read before stands.
+    }
+    return space.name;
+  }
+
+  /** The name of the space this command acts on, as the objects it holds carry it. */
+  private renameHeld(spaceId: string, name: string): void {
+    for (const held of [
+      this.chosenSpace?.space,
+      this.using.kind === 'space' ? this.using.space : undefined,
+    ]) {
+      if (held?.spaceId === spaceId) held.name = name;
+    }
   }
 
   /** Forgets a space whose key stopped working for good (left, closed). */

@@ -78,7 +78,7 @@ export function conflictError(
 function fromStatus(error: ConveneError, ctx: Context): CliError {
   const message = serverWords(error);
   const using = ctx.using;
-  const spaceName = using.kind === 'space' ? `"${using.space.name}"` : 'this space';
+  const spaceName = using.kind === 'space' ? `"${ctx.latestName(using.space)}"` : 'this space';
   if (isSpaceClosed(error)) return spaceClosed(ctx, spaceName, error);
   if (using.kind === 'invitation' && (error.status === 401 || error.status === 404)) {
     return new CliError(message, {

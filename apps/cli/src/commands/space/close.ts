@@ -55,7 +55,9 @@ export function registerSpaceClose(space: Command, app: App): void {
       };
       let result: Awaited<ReturnType<typeof client.close>>;
       try {
-        const { artifacts: documents } = await client.get();
+        const view = await client.get();
+        ctx.refreshSpaceNames([view]);
+        const documents = view.artifacts;
         const warning = closingWarning(
           documents,
           suggest(ctx, `artifact download ${shellWord(documents[0]?.name ?? 'NAME')} -o FILE`),
