@@ -415,8 +415,8 @@ describe('tail of a participant who is removed', () => {
   });
 });
 
-describe('inbox --follow of a participant who is removed, or whose space closes', () => {
-  it('ends with the error of the key’s end (exit 4 when removed, 6 when closed), as before', async () => {
+describe('inbox --follow of a participant who is removed, who leaves, or whose space closes', () => {
+  it('ends as tail does: exit 4 when removed, exit 0 when the space closes or you leave it elsewhere', async () => {
     const host = new User(server.url);
     const member = new User(server.url);
     try {
@@ -428,19 +428,46 @@ describe('inbox --follow of a participant who is removed, or whose space closes'
       await new Promise((resolve) => setTimeout(resolve, 500));
       expect((await host.run(['kick', 'Lou', '--yes'])).code).toBe(0);
       const result = await removed.done;
-      expect(result.stderr).toContain('was removed from this space');
+      // tail's words and exit code.
+      expect(result.stderr).toContain('you were removed from "Hall": your key no longer works');
+      expect(result.stderr).toContain('`convene leave "Hall"` forgets it here');
       expect(result.code).toBe(4);
 
+      // The space closes (renamed meanwhile, which the follower learns from a command it ran):
+      // a normal end, exit 0, as tail's.
       expect((await host.run(['space', 'create', 'Porch'])).code).toBe(0);
       await joinAs(host, member, 'Lou');
-      const closing = follow(member, ['inbox', '--follow', '--wait', '2']);
-      await closing.waitFor('Following your inbox', { in: 'stderr' });
+      for (const json of [false, true]) {
+        const name = json ? 'Porch JSON' : 'Porch';
+        if (json) {
+          expect((await host.run(['space', 'create', name])).code).toBe(0);
+          await joinAs(host, member, 'Lou');
+        }
+        const closing = follow(member, ['inbox', '--follow', '--wait', '2', ...(json ? ['--json'] : [])]);
+        if (!json) await closing.waitFor('Following your inbox', { in: 'stderr' });
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        expect((await host.run(['space', 'update', name, '--name', `${name} v2`])).code).toBe(0);
+        expect((await member.run(['participants'])).code).toBe(0);
+        expect((await host.run(['space', 'close', `${name} v2`, '--yes'])).code).toBe(0);
+        const closed = await closing.done;
+        expect({ json, code: closed.code }).toEqual({ json, code: 0 });
+        if (json) expect(closed.stderr).toBe('');
+        else {
+          expect(closed.stderr).toContain(`"${name} v2" was closed: nothing more will come.`);
+          expect(closed.stderr).not.toContain('✗');
+        }
+      }
+
+      // Left from another terminal: exit 0, as tail's "You (Lou) left".
+      expect((await host.run(['space', 'create', 'Yard'])).code).toBe(0);
+      await joinAs(host, member, 'Lou');
+      const leaving = follow(member, ['inbox', '--follow', '--wait', '2']);
+      await leaving.waitFor('Following your inbox', { in: 'stderr' });
       await new Promise((resolve) => setTimeout(resolve, 500));
-      expect((await host.run(['space', 'close', 'Porch', '--yes'])).code).toBe(0);
-      const closed = await closing.done;
-      // A closed space is exit 6, as for every command.
-      expect(closed.stderr).toContain('"Porch" is closed: its keys no longer work');
-      expect(closed.code).toBe(6);
+      expect((await member.run(['leave', 'Yard', '--yes'])).code).toBe(0);
+      const left = await leaving.done;
+      expect(left.code).toBe(0);
+      expect(left.stderr).toContain('You left "Yard" (elsewhere): nothing more will come.');
     } finally {
       host.remove();
       member.remove();

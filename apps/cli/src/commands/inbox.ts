@@ -2,6 +2,7 @@ import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../app';
 import { Stopped, UsageError } from '../lib/errors';
 import { stoppedBy } from '../lib/exit-codes';
+import { removedFrom } from '../lib/failure';
 import { spaceNamed } from '../lib/input';
 import { sayConnectionLost } from '../lib/outage';
 import { printMessage } from '../lib/render';
@@ -18,6 +19,8 @@ export function registerInbox(program: Command, app: App): void {
         'so the next run (on any machine) starts after it. --wait waits up to that many seconds ' +
         'for something when nothing is there. --follow keeps printing each new one as it comes ' +
         'and acknowledges it once printed; Ctrl-C, SIGTERM or SIGHUP stop it (exit 130, 143 or 129). ' +
+        'As `tail`, it ends with exit 0 when the space closes (or expires) or you leave it elsewhere, ' +
+        'and with exit 4 when you are removed. ' +
         'With --json: the API’s answer, ' +
         'or with --follow one message per line.',
     )
@@ -61,9 +64,23 @@ export function registerInbox(program: Command, app: App): void {
         // A signal is what ends following: its code, as a shell reports it (what was printed but not
         // yet delivered stays unacknowledged, for the next run).
         if (ctx.signal.aborted) throw new Stopped(stoppedBy(ctx.signal).exitCode);
-        // The SDK ends following quietly once the key is refused (removed, left, the space
-        // closed): that refusal is this command's error (exit 4, or 6 for a closed space's ack).
-        if (following.ended?.error) throw following.ended.error;
+        // The SDK ends following quietly once the key is refused, and says why: as `tail` ends, the
+        // space's closing (or expiry) and your leaving it elsewhere end it (exit 0, said on
+        // stderr); being removed is exit 4 and what to do; a key refused for another reason is
+        // this command's error, as it would be any command's.
+        const ended = following.ended;
+        const name = JSON.stringify(ctx.latestName(saved));
+        if (ended?.reason === 'closed') {
+          const expired = ended.error?.code === 'space_expired';
+          out.info(out.c.dim(`${name} ${expired ? 'expired' : 'was closed'}: nothing more will come.`));
+          return;
+        }
+        if (ended?.reason === 'left') {
+          out.info(out.c.dim(`You left ${name} (elsewhere): nothing more will come.`));
+          return;
+        }
+        if (ended?.reason === 'kicked') throw removedFrom(ctx, saved);
+        if (ended?.error) throw ended.error;
         return;
       }
 

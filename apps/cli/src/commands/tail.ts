@@ -3,8 +3,9 @@ import type { SpaceClient, StreamEvent } from '@convene/sdk';
 import { type App, examples } from '../app';
 import type { Context } from '../lib/context';
 import { parseSince } from '../lib/duration';
-import { CliError, Stopped } from '../lib/errors';
-import { ExitCode, stoppedBy } from '../lib/exit-codes';
+import { Stopped } from '../lib/errors';
+import { stoppedBy } from '../lib/exit-codes';
+import { removedFrom } from '../lib/failure';
 import { parseCount, spaceNamed } from '../lib/input';
 import { sayConnectionLost } from '../lib/outage';
 import { inline } from '../lib/output';
@@ -83,12 +84,7 @@ export function registerTail(program: Command, app: App): void {
       } catch (error) {
         if (!ctx.signal.aborted) throw error;
       }
-      if (view.departed === 'kicked') {
-        throw new CliError(`you were removed from ${JSON.stringify(saved.name)}: your key no longer works`, {
-          exitCode: ExitCode.auth,
-          hint: `\`${suggest(ctx, 'leave', { always: true })}\` forgets it here; to come back, ask the owner for a new invitation (\`convene join LINK\`).`,
-        });
-      }
+      if (view.departed === 'kicked') throw removedFrom(ctx, saved);
       // The SDK ends a live stream quietly when reconnecting finds the key refused (removed, left
       // elsewhere, the space closed without our seeing it): asking once more fails as any command
       // would (exit 4 or 6, with what to do), rather than exit 0 as if the stream had just ended.

@@ -11,6 +11,7 @@ import { CliError } from './errors';
 import { ExitCode, stoppedBy } from './exit-codes';
 import { isNotConvene, notConvene } from './not-convene';
 import { quoted } from './quote';
+import type { StoredSpace } from './store';
 import { suggest } from './suggest';
 
 /**
@@ -210,6 +211,20 @@ function spaceClosed(ctx: Context, spaceName: string, error: ConveneError): CliE
       exitCode: ExitCode.conflict,
       hint: `${closedHint(spaceName, joining ? undefined : suggest(ctx, 'leave', { always: true }))}${owner ? '; `convene space create NAME` starts a new one' : ''}.`,
       details: detailsOf(error),
+    },
+  );
+}
+
+/**
+ * You were removed from the space a command follows (`tail`, `inbox --follow`): exit 4, as for a
+ * key that stopped working, and what to do.
+ */
+export function removedFrom(ctx: Context, space: StoredSpace): CliError {
+  return new CliError(
+    `you were removed from ${JSON.stringify(ctx.latestName(space))}: your key no longer works`,
+    {
+      exitCode: ExitCode.auth,
+      hint: `\`${suggest(ctx, 'leave', { always: true, space })}\` forgets it here; to come back, ask the owner for a new invitation (\`convene join LINK\`).`,
     },
   );
 }
