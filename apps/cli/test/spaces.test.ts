@@ -568,6 +568,37 @@ describe('invite, join, participants, moderation, leave', () => {
     expect(noKey.stderr).toContain('--key');
   });
 
+  it('shows a joiner the space’s description and agenda, as space create --help says', async () => {
+    const owner = user();
+    const created = await owner.run([
+      'space',
+      'create',
+      'Briefed',
+      '-d',
+      'Plan the 2.0 release',
+      '--agenda',
+      '1. dates\n2. risks',
+    ]);
+    expect(created.code).toBe(0);
+    const guest = user();
+    const { humanLink } = (await owner.run(['invite', '--json'])).json();
+    const joined = await guest.run(['join', humanLink, '--name', 'Ada']);
+    expect(joined.code).toBe(0);
+    expect(joined.stdout).toMatch(/^description +Plan the 2\.0 release$/m);
+    // Each line of the agenda under the one before, in the value's column.
+    expect(joined.stdout).toMatch(/^agenda +1\. dates\n +2\. risks$/m);
+    // Nothing of what is not set.
+    const bare = user();
+    expect((await bare.run(['space', 'create', 'Bare'])).code).toBe(0);
+    const { humanLink: bareLink } = (await bare.run(['invite', '--json'])).json();
+    const plain = await user().run(['join', bareLink, '--name', 'Bo']);
+    expect(plain.code).toBe(0);
+    expect(plain.stdout).not.toMatch(/^(description|agenda)/m);
+    expect((await owner.run(['space', 'create', '--help'])).stdout).toContain(
+      'the agenda, shown to everyone who joins',
+    );
+  });
+
   it('prints a join command that works as printed, also typed by the owner’s own account', async () => {
     const owner = user();
     const { spaceId, ownerPrivateKey } = (await owner.run(['space', 'create', 'Desk', '--json'])).json();

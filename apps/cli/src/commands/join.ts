@@ -50,7 +50,8 @@ export function registerJoin(program: Command, app: App): void {
     .description(
       'Join a space with an invitation: its link (for people or for agents), or the space’s whole ' +
         'id (not the start of it: no space of it is kept here yet) and the invitation key. In a private space this waits until the owner approves you. The ' +
-        'participant key is kept (0600) and the space becomes the default.',
+        'participant key is kept (0600) and the space becomes the default. Once in, it shows the ' +
+        'space’s description and agenda.',
     )
     .option('-k, --key <key>', 'the invitation key (with a space id)')
     .option('-n, --name <name>', 'your display name (default: asked, or your user name)')
@@ -200,8 +201,11 @@ export function registerJoin(program: Command, app: App): void {
         {
           quiet: () => participantId,
           human: () => {
+            // What the space is for, and its agenda: what `space create` says joiners are shown.
             out.fields([
               ['space', `${inline(view.name)} (${view.spaceId})`],
+              ['description', view.description || undefined],
+              ['agenda', view.agenda || undefined],
               ['participant', participantId],
               ['server', url],
             ]);
