@@ -346,6 +346,15 @@ describe('tail of documents and replies', () => {
       expect((await writer.run(['artifact', 'unlock', 'plan.md'])).code).toBe(0);
       expect((await host.run(['artifact', 'create', 'notes.md'])).code).toBe(0);
       await tail.waitFor('document "notes.md" created by you');
+      // Your own lock is yours as your own document is: "you", not your name.
+      expect((await host.run(['artifact', 'lock', 'notes.md'])).code).toBe(0);
+      await tail.waitFor(/document "notes\.md" locked by you until \d\d:\d\d:\d\d/);
+      expect((await host.run(['artifact', 'write', 'notes.md'], { input: 'n2\n', stdin: 'pipe' })).code).toBe(
+        0,
+      );
+      await tail.waitFor('document "notes.md" is now version 2, saved by you');
+      expect(tail.stdout()).not.toContain('locked by Hana Host');
+      expect((await host.run(['artifact', 'unlock', 'notes.md'])).code).toBe(0);
 
       // Live, a reply to a message shown before it.
       const live = (await writer.run(['send', 'Shall we ship?', '-q'])).stdout.trim();

@@ -152,10 +152,14 @@ class TailView {
     this.print(event);
   }
 
-  /** " by NAME" of a participant id, when there is one; you are "you". */
+  /** A participant by name (or id, before any context named them); you are "you", in every line. */
+  private who(participantId: string): string {
+    return participantId === this.me ? 'you' : (this.names.get(participantId) ?? participantId);
+  }
+
+  /** " by NAME" of a participant id, when there is one. */
   private by(participantId: string | undefined): string {
-    if (participantId === undefined) return '';
-    return ` by ${participantId === this.me ? 'you' : (this.names.get(participantId) ?? participantId)}`;
+    return participantId === undefined ? '' : ` by ${this.who(participantId)}`;
   }
 
   /** You left (elsewhere) or were removed while following: the stream ended there. */
@@ -210,9 +214,7 @@ class TailView {
         return;
       }
       case 'artifact-locked': {
-        const holder = event.data.lockedBy
-          ? (this.names.get(event.data.lockedBy) ?? event.data.lockedBy)
-          : 'someone';
+        const holder = event.data.lockedBy ? this.who(event.data.lockedBy) : 'someone';
         const until = event.data.lockExpiresAt ? ` until ${when(event.data.lockExpiresAt)}` : '';
         note(`document "${event.data.name}" locked by ${holder}${until}`);
         return;
