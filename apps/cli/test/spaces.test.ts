@@ -724,7 +724,15 @@ describe('invite, join, participants, moderation, leave', () => {
     const guest = user();
     const joining = guest.run(['join', humanLink, '--name', 'Eve'], { timeoutMs: 60_000 });
     await waitingForApproval(owner, 'Eve');
-    expect((await owner.run(['kick', 'Eve'])).code).toBe(0);
+    const tail = follow(owner, ['tail']);
+    await tail.waitFor('Eve asks to join');
+    // Kicking someone waiting refuses them, as reject does: said so, here and in tail.
+    const kicked = await owner.run(['kick', 'Eve']);
+    expect(kicked.code).toBe(0);
+    expect(kicked.stderr).toContain("Refused Eve's request to join Selective");
+    await tail.waitFor(/Eve was refused$/m);
+    expect(tail.stdout()).not.toContain('Eve was removed');
+    expect((await tail.interrupt()).code).toBe(130);
     const refused = await joining;
     expect(refused.code).toBe(4);
     expect(refused.stderr).toContain('the owner refused your request to join');
@@ -737,8 +745,16 @@ describe('invite, join, participants, moderation, leave', () => {
     await waitingForApproval(owner, 'Rex');
     const rejected = await owner.run(['reject', 'Rex']);
     expect(rejected.code).toBe(0);
-    expect(rejected.stderr).toContain('Refused Rex in Selective');
+    expect(rejected.stderr).toContain("Refused Rex's request to join Selective");
     expect((await rexJoining).code).toBe(4);
+    // Again: the status is kicked, as for anyone removed, and reject says both, not "kicked" alone.
+    const again = await owner.run(['reject', 'Rex']);
+    expect(again.code).toBe(0);
+    expect(again.stderr).toContain(
+      'Rex was already refused or removed from Selective (status kicked); nothing changed.',
+    );
+    expect((await owner.run(['reject', 'Rex', '--json'])).json()).toMatchObject({ unchanged: true });
+    expect((await owner.run(['kick', 'Rex'])).stderr).toContain('Rex was already kicked from Selective');
   });
 
   it('resumes a join stopped with Ctrl-C while it waited, without asking twice', async () => {
@@ -1052,7 +1068,7 @@ describe('the participant picker of the moderation verbs', () => {
       await eventually(() => expect(terminal.screen()).toContain("Refuse Fred's request to join Picky?"));
       terminal.press('y');
       await eventually(() => expect(terminal.screen()).toContain('EXIT=0'));
-      expect(terminal.screen()).toContain('Removed Fred from Picky');
+      expect(terminal.screen()).toContain("Refused Fred's request to join Picky");
     } finally {
       terminal.close();
     }

@@ -196,14 +196,16 @@ export function registerModeration(program: Command, app: App): void {
           action.candidates,
         )} can be ${action.done.toLowerCase()} (see \`${suggest(ctx, 'participants')}\`).`;
         if ((action.already as readonly string[]).includes(participant.status)) {
+          // A refusal is recorded as `kicked`, as a removal is: `reject` cannot tell which it was.
+          const already =
+            action.name === 'reject' && participant.status === 'kicked'
+              ? `was already refused or removed from ${saved.name} (status kicked)`
+              : ALREADY[participant.status](saved.name);
           ctx.out.result(
             { ok: true, participantId: participant.participantId, unchanged: true },
             {
               quiet: () => participant.participantId,
-              human: () =>
-                ctx.out.info(
-                  `${ctx.out.c.bold(participant.name)} ${ALREADY[participant.status](saved.name)}; nothing changed.`,
-                ),
+              human: () => ctx.out.info(`${ctx.out.c.bold(participant.name)} ${already}; nothing changed.`),
             },
           );
           return;
@@ -234,13 +236,17 @@ export function registerModeration(program: Command, app: App): void {
           if (!(error instanceof ConflictError) || isSpaceClosed(error)) throw error;
           throw conflictError(error, standing);
         }
+        // `kick` of someone still waiting refused their request, as `reject` does: said so.
+        const refused = participant.status === 'waitingForApproval' && action.call === 'kick';
         ctx.out.result(
           { ...result, participantId: participant.participantId },
           {
             quiet: () => participant.participantId,
             human: () =>
               ctx.out.success(
-                `${action.done} ${ctx.out.c.bold(participant.name)} ${action.where} ${saved.name}`,
+                refused
+                  ? `Refused ${ctx.out.c.bold(participant.name)}'s request to join ${saved.name}`
+                  : `${action.done} ${ctx.out.c.bold(participant.name)} ${action.where} ${saved.name}`,
               ),
           },
         );

@@ -322,7 +322,8 @@ function statusChange(before: string | undefined, after: string, approve: string
     case 'left':
       return 'left';
     case 'kicked':
-      return 'was removed';
+      // A refused request is recorded as a removal (`kicked`): said as what the owner did.
+      return before === 'waitingForApproval' ? 'was refused' : 'was removed';
     default:
       return `is now ${after}`;
   }
