@@ -221,6 +221,11 @@ describe.runIf(!onPostgres())('the packed tarball and the READMEs', () => {
               expect(link).toMatch(new RegExp(`^${url}/join/[0-9a-f-]{36}#key=inv_`));
             }
             if (block.includes('convene join')) expect(result.stderr).toContain('Joined Release plan as Ada');
+            // The person at the keyboard is a person to the others, and the 24 h the text names.
+            if (block.includes('convene space create') && part.name.startsWith('apps/cli')) {
+              expect(result.stdout).toMatch(/^you are +Grace, a human, role owner$/m);
+              expect(result.stderr).toContain('(closes in 1d)');
+            }
             if (block.includes('convene artifact edit')) {
               expect(result.stderr).toContain('Saved plan.md as version 2');
               expect(result.stdout).toMatch(/^VERSION\s+BY\s+WHEN\s+BYTES\n2\s+\S+.*\n1\s+/m);
