@@ -161,15 +161,39 @@ describe('space create, list, show, use, update, close', () => {
     const lines = human.stdout.split('\n');
     // The header is the name, on its line; the description keeps its lines.
     expect(lines.slice(0, 3)).toEqual(['Plan\\x0aB', 'one', 'two']);
-    expect(lines).toContain('  Ow\\x0aner (owner, agent)  active');
+    expect(lines).toContain('  Ow\\x0aner (you)  owner, agent  active');
     expect(lines.find((line) => line.startsWith('  doc'))).toMatch(
-      /^ {2}doc\\x0aname\.md {2}v1, updated .*, locked by Ow\\x0aner$/,
+      /^ {2}doc\\x0aname\.md {2}v1, updated .*, locked by you$/,
     );
     // So are the status lines that name them.
     const unlocked = await owner.run(['artifact', 'unlock', 'doc\nname.md']);
     expect(unlocked.stderr.split('\n')[0]).toMatch(/^✓ .*doc\\x0aname\.md/);
     const renamed = await owner.run(['space', 'update', '--name', 'Plan\nC']);
     expect(renamed.stderr).toBe('✓ Updated name of Plan\\x0aC\n');
+  });
+
+  it('shows who you are in a space (name, role, status) and its participants in columns', async () => {
+    const owner = user();
+    expect((await owner.run(['space', 'create', 'Columns', '--owner-name', 'Alice', '--human'])).code).toBe(
+      0,
+    );
+    const carol = user();
+    await joinAs(owner, carol, 'Carol Long-Name');
+    expect((await owner.run(['mute', 'Carol'])).code).toBe(0);
+    const shown = await carol.run(['space', 'show']);
+    expect(shown.code).toBe(0);
+    const { participantId } = Object.values(carol.credentials().hosts[server.url].spaces)[0] as any;
+    expect(shown.stdout).toMatch(
+      new RegExp(`^you are +Carol Long-Name, participant, muted \\(${participantId}\\)$`, 'm'),
+    );
+    const lines = shown.stdout.split('\n');
+    const rows = lines.slice(lines.indexOf('Participants (2)') + 1, lines.indexOf('Participants (2)') + 3);
+    expect(rows).toEqual([
+      '  Alice                  owner, human  active',
+      '  Carol Long-Name (you)  agent         muted',
+    ]);
+    // The owner's own line, active.
+    expect((await owner.run(['space', 'show'])).stdout).toMatch(/^you are +Alice, owner, active \(/m);
   });
 
   it('lists saved spaces with their state, marks the default, and switches with `space use` (name, id or prefix)', async () => {

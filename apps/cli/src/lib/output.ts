@@ -233,6 +233,31 @@ export class Output {
   }
 
   /**
+   * Rows in aligned columns without a header, each after `indent` (a list within a page: `space
+   * show`'s participants and documents); a cell is one line, as in `table`. `style` colours a
+   * cell once it is padded.
+   */
+  columns(
+    rows: readonly (readonly string[])[],
+    {
+      indent = '',
+      style,
+    }: { indent?: string; style?: (text: string, row: number, column: number) => string } = {},
+  ): void {
+    const cells = rows.map((row) => row.map((cell) => inline(cell)));
+    const widths = (cells[0] ?? []).map((_, i) =>
+      Math.max(...cells.map((row) => visibleLength(row[i] ?? ''))),
+    );
+    cells.forEach((row, r) => {
+      const line = row.map((cell, i) => {
+        const text = i === row.length - 1 ? cell : cell + ' '.repeat(widths[i]! - visibleLength(cell));
+        return style ? style(text, r, i) : text;
+      });
+      this.line(`${indent}${line.join('  ')}`.trimEnd());
+    });
+  }
+
+  /**
    * Rows in aligned columns under a header; `empty` when there are none. On a terminal, a table
    * wider than it is fitted to its width (as gh and kubectl do): the widest columns are cut, each
    * cut value ending with `…`, down to their header's width or 8 columns at least; piped, every

@@ -14,15 +14,6 @@ export interface MessageLike {
   replyTo?: string | undefined;
 }
 
-export interface ParticipantLike {
-  participantId: string;
-  name: string;
-  role: string;
-  status: string;
-  isOwner: boolean;
-  isHuman: boolean;
-}
-
 /** A timestamp for people: the time of day for today, else the date too. */
 export function when(iso: string, now: Date = new Date()): string {
   const date = new Date(iso);
@@ -105,11 +96,6 @@ export function printMessage(out: Output, message: MessageLike, me?: string, see
   const [first, ...rest] = message.content.split('\n');
   out.line(`${c.dim(when(message.timestamp))}  ${name}${mark}: ${label}${first}`);
   for (const line of rest) out.line(`          ${line}`);
-}
-
-export function describeParticipant(p: ParticipantLike): string {
-  const tags = [p.isOwner ? 'owner' : undefined, p.isHuman ? 'human' : 'agent'].filter(Boolean);
-  return `${inline(p.name)} (${tags.join(', ')})`;
 }
 
 /**

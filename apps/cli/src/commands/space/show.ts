@@ -2,8 +2,8 @@ import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../../app';
 import { formatSeconds } from '../../lib/duration';
 import { spaceNamed } from '../../lib/input';
-import { inline } from '../../lib/output';
-import { describeParticipant, relative, styleStatus } from '../../lib/render';
+import { inline, type Output } from '../../lib/output';
+import { relative, styleStatus } from '../../lib/render';
 
 export function registerSpaceShow(space: Command, app: App): void {
   space
@@ -12,7 +12,8 @@ export function registerSpaceShow(space: Command, app: App): void {
     .option('-s, --space <space>', 'name or id, as SPACE')
     .summary('a space: description, agenda, participants, documents')
     .description(
-      'Show a space: its state and time left, description and agenda, participants with their status, and documents.',
+      'Show a space: its state and time left, description and agenda, who you are in it (name, ' +
+        'role, status), participants with their status, and documents.',
     )
     .addHelpText('after', examples('convene space show', 'convene space show "Release plan" --json'))
     .action(async (argument, options, command) => {
@@ -22,6 +23,7 @@ export function registerSpaceShow(space: Command, app: App): void {
       const view = await ctx.spaceClient(saved).get();
       ctx.refreshSpaceNames([view]);
       const { out } = ctx;
+      const me = view.participants.find((p) => p.participantId === saved.participantId);
       out.result(view, {
         quiet: () => view.spaceId,
         human: () => {
@@ -36,22 +38,45 @@ export function registerSpaceShow(space: Command, app: App): void {
               view.state === 'open' ? `open, closes in ${formatSeconds(view.ttlRemaining)}` : view.state,
             ],
             ['privacy', view.privacy],
-            ['you are', `${saved.role} (${saved.participantId})`],
+            ['you are', youAre(out, saved, me)],
             ['agenda', view.agenda || undefined],
           ]);
           out.line();
           out.line(out.c.bold(`Participants (${view.participants.length})`));
-          for (const p of view.participants) {
-            out.line(`  ${describeParticipant(p)}  ${styleStatus(out, p.status)}`);
-          }
+          // In columns, as `participants` has them: name (yours marked), kind, status.
+          const people = view.participants;
+          out.columns(
+            people.map((p) => [
+              p.participantId === saved.participantId ? `${p.name} (you)` : p.name,
+              [p.isOwner ? 'owner' : '', p.isHuman ? 'human' : 'agent'].filter(Boolean).join(', '),
+              p.status,
+            ]),
+            {
+              indent: '  ',
+              style: (text, r, i) => (i === 2 ? styleStatus(out, people[r]!.status, text) : text),
+            },
+          );
           out.line();
           out.line(out.c.bold(`Documents (${view.artifacts.length})`));
           const names = new Map(view.participants.map((p) => [p.participantId, p.name]));
-          for (const a of view.artifacts) {
-            const lock = a.lockedBy ? `, locked by ${inline(names.get(a.lockedBy) ?? a.lockedBy)}` : '';
-            out.line(`  ${inline(a.name)}  v${a.version}, updated ${relative(a.updatedAt)}${lock}`);
-          }
+          out.columns(
+            view.artifacts.map((a) => [
+              a.name,
+              `v${a.version}, updated ${relative(a.updatedAt)}${a.lockedBy ? `, locked by ${a.lockedBy === saved.participantId ? 'you' : (names.get(a.lockedBy) ?? a.lockedBy)}` : ''}`,
+            ]),
+            { indent: '  ' },
+          );
         },
       });
     });
+}
+
+/** `Carol, participant, muted (63192702-…)`: your name, your key's role and your status. */
+function youAre(
+  out: Output,
+  saved: { role: string; participantId: string },
+  me: { name: string; status: string } | undefined,
+): string {
+  const who = me ? `${inline(me.name)}, ${saved.role}, ${styleStatus(out, me.status)}` : saved.role;
+  return `${who} (${saved.participantId})`;
 }
