@@ -165,6 +165,7 @@ function addHelpCommand(group: Command) {
   return group
     .command('help')
     .argument('[command...]', 'a command, or a group and one of its commands')
+    .usage('[COMMAND...]')
     .summary('show help for a command')
     .description('Show the help of a command, as its --help does: `help send`, `help space create`.')
     .action((words) => {

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commandPath, createApp } from '../src/app';
 import { buildProgram, walk } from '../src/program';
 import { eventually, suggested, User } from './helpers/cli';
-import { bundle } from './helpers/paths';
+import { bundle, cliRoot } from './helpers/paths';
 import { startServer, type TestServer } from './helpers/server';
 import { Terminal } from './helpers/tmux';
 
@@ -130,6 +130,30 @@ describe('help, version, usage errors', () => {
         }),
       );
     }
+  });
+
+  it('writes every usage line one way: arguments in capitals, [options] after them', () => {
+    const program = buildProgram(createApp(new AbortController().signal));
+    const usages = walk(program)
+      .slice(1)
+      // Not the groups (`<command>`), nor the hidden one the completion scripts call.
+      .filter((command) => command.commands.length === 0 && !command.name().startsWith('__'))
+      .map((command) => ({ path: commandPath(command), usage: command.usage() }));
+    for (const { path, usage } of usages) {
+      // Not commander's own `[options] [space]` or `<url>`.
+      expect({ path, lowerCase: /<[a-z]|\[(?!options\])[a-z][a-z-]*(\.\.\.)?\]/.test(usage) }).toEqual({
+        path,
+        lowerCase: false,
+      });
+      expect({ path, optionsFirst: /\[options\] \S/.test(usage) }).toEqual({ path, optionsFirst: false });
+    }
+    const usage = (path: string) => usages.find((u) => u.path === path)!.usage;
+    expect(usage('convene space show')).toBe('[SPACE] [options]');
+    expect(usage('convene webhook add')).toBe('URL [options]');
+    // send's usage names what the README's does.
+    expect(usage('convene send')).toContain('[--mention WHO]... [--reply-to ID]');
+    const readme = readFileSync(join(cliRoot, 'README.md'), 'utf8');
+    expect(readme).toContain(`convene send ${usage('convene send')}\n`);
   });
 
   it('leaves the global --url out of serve’s help: serve is the server, placed by --port and --host', async () => {

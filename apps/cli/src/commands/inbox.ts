@@ -12,6 +12,7 @@ export function registerInbox(program: Command, app: App): void {
     .command('inbox')
     .argument('[space]', 'name or id (default: the default space)')
     .option('-s, --space <space>', 'name or id, as SPACE')
+    .usage('[SPACE] [options]')
     .summary('what mentions you or replies to you, since you last acknowledged')
     .description(
       'Print the messages that mention you (@Name included) or reply to one of yours, after your ' +

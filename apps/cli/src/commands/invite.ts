@@ -8,6 +8,7 @@ export function registerInvite(program: Command, app: App): void {
     .command('invite')
     .argument('[space]', 'name or id (default: the default space)')
     .option('-s, --space <space>', 'name or id, as SPACE')
+    .usage('[SPACE] [options]')
     .summary('mint an invitation: links for humans and agents, and its key (owner)')
     .description(
       'Mint an invitation to a space. Send the humanLink to a person (it opens the join page), ' +

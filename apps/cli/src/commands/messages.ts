@@ -10,6 +10,7 @@ export function registerMessages(program: Command, app: App): void {
     .alias('msgs')
     .argument('[space]', 'name or id (default: the default space)')
     .option('-s, --space <space>', 'name or id, as SPACE')
+    .usage('[SPACE] [options]')
     .summary('read the messages of a space')
     .description(
       'Print the most recent messages of a space, oldest first: the time (and the date, when not ' +

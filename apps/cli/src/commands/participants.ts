@@ -9,6 +9,7 @@ export function registerParticipants(program: Command, app: App): void {
     .alias('people')
     .argument('[space]', 'name or id (default: the default space)')
     .option('-s, --space <space>', 'name or id, as SPACE')
+    .usage('[SPACE] [options]')
     .summary('who is in a space, and their status')
     .description(
       'List the participants of a space: name (yours marked "(you)"), id, status (as the API and ' +

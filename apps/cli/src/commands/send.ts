@@ -14,13 +14,14 @@ import { listed } from '../lib/render';
 import { byIdStart, closest, find, findExact, participantNaming, sameName } from '../lib/resolve';
 import { suggest } from '../lib/suggest';
 
-const USAGE = 'convene send [SPACE] TEXT | --file F | - [--space SPACE] [--html | --image URL]';
+const USAGE =
+  'convene send [SPACE] TEXT | --file F | - [--space SPACE] [--html | --image URL] [--mention WHO]... [--reply-to ID]';
 
 export function registerSend(program: Command, app: App): void {
   program
     .command('send')
     .argument('[space-and-text...]', 'the text (`-` reads stdin), after an optional space name or id')
-    .usage('[SPACE] TEXT | --file F | - [--space SPACE] [--html | --image URL]')
+    .usage(USAGE.replace(/^convene send /, ''))
     .summary('send a message')
     .description(
       'Send a message to a space (the default space unless one is named first, or with --space, ' +

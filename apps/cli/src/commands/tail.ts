@@ -18,6 +18,7 @@ export function registerTail(program: Command, app: App): void {
     .command('tail')
     .argument('[space]', 'name or id (default: the default space)')
     .option('-s, --space <space>', 'name or id, as SPACE')
+    .usage('[SPACE] [options]')
     .summary('follow a space live: messages, joins, locks')
     .description(
       'Follow a space as it happens: messages, people joining and leaving, documents created, ' +

@@ -58,6 +58,7 @@ export function registerWebhook(program: Command, app: App): void {
   webhook
     .command('add')
     .argument('<url>', 'an http: or https: URL to POST events to')
+    .usage('URL [options]')
     .option('-s, --space <space>', 'name or id (default: the default space)')
     .option('-e, --event <type>', `deliver only this type (repeatable): ${EVENT_TYPES.join(', ')}`, eventType)
     .summary('register a webhook; prints its signing secret once')
@@ -138,6 +139,7 @@ export function registerWebhook(program: Command, app: App): void {
   webhook
     .command('remove')
     .alias('rm')
+    .usage('ID [options]')
     .argument(
       '<id>',
       'the webhook’s id or the start of it, 4 characters or more (see `convene webhook list`)',

@@ -10,6 +10,7 @@ export function registerSpaceShow(space: Command, app: App): void {
     .command('show')
     .argument('[space]', 'name or id (default: the default space)')
     .option('-s, --space <space>', 'name or id, as SPACE')
+    .usage('[SPACE] [options]')
     .summary('a space: description, agenda, participants, documents')
     .description(
       'Show a space: its state and time left, description and agenda, who you are in it (name, ' +

@@ -8,6 +8,7 @@ export function registerSpaceUpdate(space: Command, app: App): void {
     .command('update')
     .argument('[space]', 'name or id (default: the default space)')
     .option('-s, --space <space>', 'name or id, as SPACE')
+    .usage('[SPACE] [options]')
     .summary('change the name, description or agenda (owner)')
     .description(
       'Change a space’s name, description or agenda. Only the owner can; what is not given stays as it is.',
