@@ -183,18 +183,43 @@ function helpFor(program: Command, words: readonly string[]): Command {
     const names = (c: Command) => [c.name(), ...c.aliases()];
     const sub = command.commands.find((c) => names(c as Command).includes(word));
     if (!sub) {
-      const near = closest(
-        word,
-        command.commands.flatMap((c) => names(c as Command)),
-      );
+      const near = didYouMean(word, command);
       throw new UsageError(
         `unknown command '${word}'`,
-        `${near ? `Did you mean ${near}? ` : ''}Run \`${commandPath(command)} --help\` for usage.`,
+        `${near ? `${near} ` : ''}Run \`${commandPath(command)} --help\` for usage.`,
       );
     }
     command = sub as Command;
   }
   return command;
+}
+
+/**
+ * Words other tools use for what a command of convene's does: typed as a command, they are
+ * answered with the command meant (and what it does), as a typo is with the nearest name.
+ */
+const SYNONYMS: Record<string, string> = {
+  watch: 'Did you mean tail? `convene tail` follows a space live.',
+  follow: 'Did you mean tail? `convene tail` follows a space live.',
+  stream: 'Did you mean tail? `convene tail` follows a space live.',
+  history:
+    'Did you mean messages? `convene messages` lists a space’s messages; `convene artifact history ARTIFACT` a document’s versions.',
+  chat: 'Did you mean send? `convene send TEXT` sends a message.',
+  say: 'Did you mean send? `convene send TEXT` sends a message.',
+};
+
+/**
+ * What an unknown command `word` under `command` may have meant: a word of other tools for one of
+ * the program's (`watch`: tail), else the nearest name (`sned`: send), else nothing.
+ */
+function didYouMean(word: string, command: Command): string | undefined {
+  const synonym = command.parent ? undefined : SYNONYMS[word.toLowerCase()];
+  if (synonym) return synonym;
+  const near = closest(
+    word,
+    command.commands.flatMap((c) => [c.name(), ...c.aliases()]),
+  );
+  return near ? `Did you mean ${near}?` : undefined;
 }
 
 /** Every command of the tree, the program first. */
@@ -231,10 +256,10 @@ function formatCommanderError(
   const text = withChoices(said, command);
   const unknown = /^unknown command '(.*)'$/.exec(said)?.[1];
   if (unknown !== undefined) {
-    // Commander suggests the name fewest edits away (`hist`: list); ours prefers what it starts.
-    const names = command.commands.flatMap((c) => [c.name(), ...c.aliases()]);
-    const near = closest(unknown, names);
-    rest = near ? [`(Did you mean ${near}?)`] : [];
+    // Commander suggests the name fewest edits away (`hist`: list); ours prefers what it starts,
+    // and knows the words of other tools (`watch`: tail).
+    const near = didYouMean(unknown, command);
+    rest = near ? [`(${near})`] : [];
   }
   if (/^unknown option '(-v|--version)'$/.test(said)) rest = [`(${versionHint(command)})`];
   else if (rest.length === 0 && commandPath(command) === 'convene send') {

@@ -184,6 +184,30 @@ describe('help, version, usage errors', () => {
     expect(typo.code).toBe(2);
     expect(typo.stderr).toContain("unknown command 'sned'");
     expect(typo.stderr).toContain('send');
+    // Words of other tools get the command they mean, as a typo does.
+    const meant = {
+      watch: 'Did you mean tail? `convene tail` follows a space live.',
+      follow: 'Did you mean tail?',
+      stream: 'Did you mean tail?',
+      history:
+        '`convene messages` lists a space’s messages; `convene artifact history ARTIFACT` a document’s versions.',
+      chat: 'Did you mean send? `convene send TEXT` sends a message.',
+      say: 'Did you mean send?',
+    };
+    await Promise.all(
+      Object.entries(meant).map(async ([word, said]) => {
+        const synonym = await owner.run([word]);
+        expect({ word, code: synonym.code }).toEqual({ word, code: 2 });
+        expect(synonym.stderr).toContain(`unknown command '${word}'`);
+        expect(synonym.stderr).toContain(said);
+      }),
+    );
+    expect(JSON.parse((await owner.run(['--json', 'watch'])).stderr)).toEqual({
+      error: "unknown command 'watch'",
+      hint: 'Did you mean tail? `convene tail` follows a space live. Run `convene --help` for usage.',
+      exitCode: 2,
+    });
+    expect((await owner.run(['help', 'say'])).stderr).toContain('Did you mean send?');
     const option = await owner.run(['space', 'list', '--colour']);
     expect(option.code).toBe(2);
     expect(option.stderr).toContain('convene space list --help');
