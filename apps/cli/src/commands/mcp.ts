@@ -1,5 +1,6 @@
 import { type Command, Option } from '@commander-js/extra-typings';
 import { type App, examples } from '../app';
+import { quoted, shellWord } from '../lib/quote';
 
 const CLIENTS = ['claude', 'cursor', 'vscode'] as const;
 type Client = (typeof CLIENTS)[number];
@@ -64,8 +65,14 @@ export function registerMcp(program: Command, app: App): void {
             'keep the file out of version control (add it to .gitignore)',
         );
       if (options.client === 'claude') {
-        const header = space ? ` --header "X-Private-Key: ${space.key}"` : '';
+        // Not the key itself, which would stay in a terminal's scrollback or a CI log (as `space
+        // create` does not print it): the command reads it from the credential file as it runs.
+        const header = space
+          ? ` --header "X-Private-Key: $(jq -r ${quoted(`.hosts[].spaces["${space.spaceId}"].key // empty`)} ${shellWord(ctx.store.file)})"`
+          : '';
         ctx.out.hint(`Or: claude mcp add --transport http convene ${server.url}${header}`);
+        if (space)
+          ctx.out.hint(`(jq reads the key convene keeps in ${ctx.store.file}; it is not shown here.)`);
       }
     });
 }
