@@ -204,7 +204,7 @@ describe('create, list, show, write, download, history, diff, restore', () => {
     await owner.run(['artifact', 'create', 'hints.md']);
     const version = await owner.run(['artifact', 'diff', 'hints.md', '7']);
     expect(version.code).toBe(5);
-    expect(version.stderr).toContain('version 7 of this artifact not found');
+    expect(version.stderr).toContain('version 7 of "hints.md" not found');
     expect(version.stderr).toContain('`convene artifact history "hints.md"`');
     expect(version.stderr).not.toContain('convene participants');
     const restore = await owner.run(['artifact', 'restore', 'hints.md', '7']);
@@ -784,13 +784,23 @@ describe('artifact show and download --at', () => {
     });
     expect((await owner.run(['artifact', 'download', 'at.md', '--at', '1'])).stdout).toBe('first\n');
     const file = join(owner.home, 'at-old.md');
-    expect((await owner.run(['artifact', 'download', 'at.md', '--at', '1', '-o', file])).code).toBe(0);
+    const old = await owner.run(['artifact', 'download', 'at.md', '--at', '1', '-o', file]);
+    expect(old.code).toBe(0);
+    // Which version was saved is said, not only the document's name.
+    expect(old.stderr).toContain(`✓ Saved at.md version 1 to ${file}`);
     expect(readFileSync(file, 'utf8')).toBe('first\n');
+    const latest = join(owner.home, 'at-new.md');
+    expect((await owner.run(['artifact', 'download', 'at.md', '-o', latest])).stderr).toContain(
+      `✓ Saved at.md to ${latest}`,
+    );
     expect((await owner.run(['artifact', 'download', 'at.md'])).stdout).toBe('second\n');
     for (const verb of ['show', 'download']) {
       const none = await owner.run(['artifact', verb, 'at.md', '--at', '9']);
       expect({ verb, code: none.code }).toEqual({ verb, code: 5 });
       expect(none.stderr).toContain('artifact history');
+      // A document, as everywhere else here, by its name: not the API's "this artifact".
+      expect(none.stderr).toContain('version 9 of "at.md" not found');
+      expect(none.stderr).not.toContain('artifact not found');
       const bad = await owner.run(['artifact', verb, 'at.md', '--at', 'one']);
       expect({ verb, code: bad.code }).toEqual({ verb, code: 2 });
       expect(bad.stderr).toContain('--at must be a version number');

@@ -93,6 +93,18 @@ describe('send', () => {
     expect(words.stderr).toContain('Quote text with spaces');
     const both = await guest.run(['send', '--html', '--image', 'https://x.y/z.png']);
     expect(both.code).toBe(2);
+    // `-` beside --image or --file is the message given twice, not a space called "-".
+    for (const args of [
+      ['send', '-', '--image', 'https://x.y/z.png'],
+      ['send', '-', '--file', 'notes.md'],
+    ]) {
+      const dashed = await guest.run(args, { stdin: 'pipe', input: 'x\n' });
+      expect({ args, code: dashed.code }).toEqual({ args, code: 2 });
+      expect(dashed.stderr).toContain(
+        `\`-\` (the message from stdin) and ${args[2]} both give the message: pass one`,
+      );
+      expect(dashed.stderr).not.toContain('no space');
+    }
     const image = await guest.run(['send', '--image', 'http://insecure.example/x.png']);
     // Refused by the server as invalid: a usage error, pointing at the command's help.
     expect(image.code).toBe(2);

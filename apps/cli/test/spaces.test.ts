@@ -367,7 +367,8 @@ describe('space create, list, show, use, update, close', () => {
     expect(closed.stderr).toContain(
       'Every key stops working, and its 2 documents and messages can no longer be read by anyone.',
     );
-    expect(closed.stderr).toMatch(/Save them first: `convene artifact download (plan|notes)\.md -o FILE`/);
+    // The document's name quoted, as in every command line a hint suggests.
+    expect(closed.stderr).toMatch(/Save them first: `convene artifact download "(plan|notes)\.md" -o FILE`/);
     // Nothing to save: the messages alone are named.
     (await owner.run(['space', 'create', 'Empty', '--json'])).json();
     const empty = await owner.run(['space', 'close', 'Empty']);
@@ -450,8 +451,28 @@ describe('space create, list, show, use, update, close', () => {
     const listed = (await guest.run(['space', 'list', '--json'])).json();
     expect(listed).toEqual([expect.objectContaining({ name: 'Finished', state: 'closed' })]);
     const doctor = await guest.run(['doctor']);
-    expect(doctor.stdout).toContain('"Finished" is closed');
+    expect(doctor.stdout).toContain('✗ default space: "Finished" is closed');
     expect(doctor.stdout).not.toContain('join again');
+    // The one space saved here: nothing works on a space any more, a failed check.
+    expect(doctor.code).toBe(1);
+  });
+
+  it('has doctor warn, not fail, of a closed default space when other spaces are saved', async () => {
+    const owner = user();
+    const guest = user();
+    expect((await guest.run(['space', 'create', 'Still mine'])).code).toBe(0);
+    expect((await owner.run(['space', 'create', 'Ending'])).code).toBe(0);
+    await joinAs(owner, guest, 'Gus');
+    expect((await owner.run(['space', 'close', '--yes'])).code).toBe(0);
+    const doctor = await guest.run(['doctor']);
+    expect(doctor.code).toBe(0);
+    expect(doctor.stdout).toContain(
+      '! default space: "Ending" is closed: its keys no longer work (1 other space saved here)',
+    );
+    expect(doctor.stdout).toContain('`convene leave "Ending"` forgets it here');
+    expect(doctor.stdout).toContain('pick one with `convene space use SPACE`');
+    const checks = (await guest.run(['doctor', '--json'])).json().checks;
+    expect(checks).toContainEqual(expect.objectContaining({ name: 'default space', status: 'warn' }));
   });
 
   it('answers with the right exit code and a next step when there is no space or no server', async () => {

@@ -30,7 +30,8 @@ export function registerDoctor(program: Command, app: App): void {
     .description(
       'Check what convene needs: the server answers and speaks API version 1, the credential file ' +
         'is private, the token, session and default space key work, and this machine’s clock ' +
-        'agrees with the server’s (lock expiries depend on it). Exits 1 if a check fails.',
+        'agrees with the server’s (lock expiries depend on it). Exits 1 if a check fails; a closed ' +
+        'default space is a warning when other spaces are saved (`convene space use` picks one).',
     )
     .addHelpText(
       'after',
@@ -183,12 +184,15 @@ async function runChecks(ctx: Context): Promise<Check[]> {
       });
     } catch (error) {
       const status = error instanceof ConveneError ? error.status : undefined;
+      // A closed default space is no broken setup when other spaces are saved: one of them can be
+      // the default (`space use`). With none, nothing here acts on a space any more.
+      const others = Object.keys(host.spaces).length - 1;
       checks.push(
         isSpaceClosed(error)
           ? {
               name: 'default space',
-              status: 'fail',
-              detail: `"${space.name}" is closed: its keys no longer work`,
+              status: others > 0 ? 'warn' : 'fail',
+              detail: `"${space.name}" is closed: its keys no longer work${others > 0 ? ` (${others} other space${others > 1 ? 's' : ''} saved here)` : ''}`,
               hint: `${closedHint(`"${space.name}"`, suggest(ctx, 'leave', { space, always: true }))}; pick one with \`convene space use SPACE\`.`,
             }
           : {

@@ -65,6 +65,14 @@ export function registerSend(program: Command, app: App): void {
       }
       // The content comes from --image or --file, or else from the last word (or stdin).
       const source = options.image !== undefined ? 'image' : options.file !== undefined ? 'file' : undefined;
+      // `send - --image URL`: `-` would name a space beside --image or --file, as any word there;
+      // it is likelier meant as the message, which those give already.
+      if (source && words.at(-1) === '-') {
+        throw new UsageError(
+          `\`-\` (the message from stdin) and --${source} both give the message: pass one`,
+          `Usage: ${USAGE}`,
+        );
+      }
       const textWords = source ? 0 : 1;
       if (words.length > textWords + (options.space === undefined ? 1 : 0)) {
         throw new UsageError(

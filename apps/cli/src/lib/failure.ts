@@ -66,6 +66,13 @@ const BAD_INPUT = new Set([400, 413, 422]);
 const serverWords = (error: ConveneError): string => error.message.replace(/^\d{3} /, '');
 
 /**
+ * The server's words in the CLI's: what the API calls an artifact is a document here, named when
+ * the command knows which (`version 9 of "plan.md" not found`, not "of this artifact").
+ */
+const inDocumentTerms = (message: string, ctx: Context): string =>
+  message.replace(/\bthis artifact\b/g, ctx.artifact ? JSON.stringify(ctx.artifact) : 'this document');
+
+/**
  * A 409 of the server (not a closed space): exit 6, its words, and `hint`, which a command that
  * knows why it conflicted can give (the default suits a race with another client).
  */
@@ -77,7 +84,7 @@ export function conflictError(
 }
 
 function fromStatus(error: ConveneError, ctx: Context): CliError {
-  const message = serverWords(error);
+  const message = inDocumentTerms(serverWords(error), ctx);
   const using = ctx.using;
   const spaceName = using.kind === 'space' ? `"${ctx.latestName(using.space)}"` : 'this space';
   if (isSpaceClosed(error)) return spaceClosed(ctx, spaceName, error);

@@ -50,7 +50,10 @@ export function registerArtifactDownload(artifact: Command, app: App): void {
           },
           {
             quiet: () => options.output,
-            human: () => out.success(`Saved ${out.c.bold(found.artifact.name)} to ${options.output}`),
+            human: () =>
+              out.success(
+                `Saved ${out.c.bold(found.artifact.name)}${options.at === undefined ? '' : ` version ${Number(options.at)}`} to ${options.output}`,
+              ),
           },
         );
         return;

@@ -4,7 +4,7 @@ import { isSpaceClosed } from '../../lib/failure';
 import { spaceNamed } from '../../lib/input';
 import { inline } from '../../lib/output';
 import { confirm, requireSpaceOrYes } from '../../lib/prompts';
-import { shellWord } from '../../lib/quote';
+import { quoted } from '../../lib/quote';
 import { suggest } from '../../lib/suggest';
 
 export function registerSpaceClose(space: Command, app: App): void {
@@ -60,7 +60,7 @@ export function registerSpaceClose(space: Command, app: App): void {
         const documents = view.artifacts;
         const warning = closingWarning(
           documents,
-          suggest(ctx, `artifact download ${shellWord(documents[0]?.name ?? 'NAME')} -o FILE`),
+          suggest(ctx, `artifact download ${documents[0] ? quoted(documents[0].name) : 'NAME'} -o FILE`),
         );
         if (options.yes || !out.mode.interactive) out.info(warning);
         await confirm(out, `Close "${saved.name}" for good? ${warning}`, options.yes);
