@@ -447,7 +447,8 @@ describe('space create, list, show, use, update, close', () => {
       expect(result.stderr).not.toContain('convene join');
     }
     const json = await guest.run(['messages', '--json']);
-    expect(JSON.parse(json.stderr)).toMatchObject({ exitCode: 6 });
+    // The server's code too, as the README's error shape says.
+    expect(JSON.parse(json.stderr)).toMatchObject({ code: 'space_closed', exitCode: 6 });
     const listed = (await guest.run(['space', 'list', '--json'])).json();
     expect(listed).toEqual([expect.objectContaining({ name: 'Finished', state: 'closed' })]);
     const doctor = await guest.run(['doctor']);
@@ -691,6 +692,9 @@ describe('invite, join, participants, moderation, leave', () => {
     const wrongKey = await guest.run(['join', spaceId, '--key', `${publicInvitationKey}x`, '--name', 'Eve']);
     expect(wrongKey.code).toBe(4);
     expect(wrongKey.stderr).toContain('Ask the owner for a fresh one (`convene invite`)');
+    // --json: the HTTP status beside the exit code, as the README's error shape says.
+    const wrongKeyJson = await guest.run(['join', spaceId, '--key', `${publicInvitationKey}x`, '--json']);
+    expect(JSON.parse(wrongKeyJson.stderr)).toMatchObject({ status: 401, exitCode: 4 });
     const cut = await guest.run(['join', humanLink.split('#')[0], '--name', 'Eve', '--json']);
     expect(cut.code).toBe(2);
     expect(JSON.parse(cut.stderr)).toMatchObject({
