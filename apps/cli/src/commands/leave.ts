@@ -41,11 +41,8 @@ export function registerLeave(program: Command, app: App): void {
       const client = ctx.spaceClient(saved);
       // Its name as the server says it now (the owner may have renamed it since it was saved), for
       // what is asked and said; a space closed, or a key refused, has no membership left to end.
-      const over = await client.get().then(
-        (view) => {
-          ctx.refreshSpaceNames([view]);
-          return undefined;
-        },
+      const over = await ctx.readSpace(client).then(
+        () => undefined,
         (error: unknown) => membershipOver(error) ?? Promise.reject(error),
       );
       // The owner cannot leave (the server says so at once, or forgets a closed space): asking

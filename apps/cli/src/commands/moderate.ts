@@ -162,9 +162,7 @@ export function registerModeration(program: Command, app: App): void {
         const saved = ctx.space(options.space);
         ctx.requireOwner(saved, action.name);
         const space = ctx.spaceClient(saved);
-        const view = await space.get();
-        ctx.refreshSpaceNames([view]);
-        const { participants } = view;
+        const { participants } = await ctx.readSpace(space);
         const candidates = participants.filter(
           (p) => !p.isOwner && (action.candidates as readonly string[]).includes(p.status),
         );

@@ -22,9 +22,7 @@ export function registerParticipants(program: Command, app: App): void {
       const ctx = app.context(command);
       const reference = spaceNamed(argument, options.space, 'convene participants');
       const saved = ctx.space(reference);
-      const view = await ctx.spaceClient(saved).get();
-      ctx.refreshSpaceNames([view]);
-      const { participants } = view;
+      const { participants } = await ctx.readSpace(ctx.spaceClient(saved));
       const { out } = ctx;
       out.result(participants, {
         quiet: () => participants.map((p) => p.participantId).join('\n') || undefined,

@@ -202,9 +202,7 @@ async function messageId(ctx: Context, space: SpaceClient, reference: string): P
  */
 async function participantIds(ctx: Context, space: SpaceClient, who: string[]): Promise<string[]> {
   if (who.every((w) => isUuid(w))) return who;
-  const view = await space.get();
-  ctx.refreshSpaceNames([view]);
-  const { participants } = view;
+  const { participants } = await ctx.readSpace(space);
   const listCommand = suggest(ctx, 'participants');
   return who.map((w) => (isUuid(w) ? w : mentionedId(participants, w, listCommand)));
 }

@@ -1,7 +1,8 @@
-import { type ArtifactView, LockedError } from '@convene/sdk';
+import { type ArtifactView, type LockedArtifact, LockedError } from '@convene/sdk';
 import type { Context } from './context';
 import { CliError } from './errors';
 import { ExitCode } from './exit-codes';
+import type { Output } from './output';
 import { choose } from './prompts';
 import { quoted } from './quote';
 import { relative, when } from './render';
@@ -20,8 +21,7 @@ export async function findArtifact(
 ) {
   const saved = ctx.space(spaceReference);
   const space = ctx.spaceClient(saved);
-  const view = await space.get();
-  ctx.refreshSpaceNames([view]);
+  const view = await ctx.readSpace(space);
   const reference = await choose(ctx.out, given, {
     message: 'Which document?',
     usage,
@@ -113,12 +113,53 @@ export async function explainingLocks<T>(about: LockContext, body: () => Promise
   }
 }
 
+/** What findArtifact found: the space, the document's summary, and what a 423 is explained with. */
+export type FoundArtifact = Awaited<ReturnType<typeof findArtifact>>;
+
+/**
+ * Writes `content` as the document's next version with `write` (a write, a restore) under its
+ * lock: yours, if you hold it, else one taken for this write alone and released after (`write`
+ * then gets its handle, and the answer no longer shows the lock). Once the lock is held, a
+ * document that holds `content` already is left as it is: `changed` false, and the document as it
+ * stands. A 423 is explained as `explainingLocks` does.
+ */
+export async function writeUnlessSame(
+  found: FoundArtifact,
+  content: string,
+  write: (locked?: LockedArtifact) => Promise<ArtifactView>,
+): Promise<{ changed: boolean; doc: Omit<ArtifactView, 'lockedBy' | 'lockedAt' | 'lockExpiresAt'> }> {
+  const outcome = await explainingLocks<ArtifactView | { same: ArtifactView }>(found.lockContext, () =>
+    found.heldByMe
+      ? write()
+      : found.space.artifacts.withLock(found.artifact.id, async (locked) =>
+          // Saved meanwhile with this very text: nothing to write.
+          locked.content === content ? { same: locked.artifact } : write(locked),
+        ),
+  );
+  if ('same' in outcome) return { changed: false, doc: released(outcome.same) };
+  // A lock taken for this write alone was released after it: its answer's lock is no more.
+  return { changed: true, doc: found.heldByMe ? outcome : released(outcome) };
+}
+
+/**
+ * What `artifact edit`, `write` and `restore` answer: the document with `changed` (whether a
+ * version was saved) for `--json`, its version for `--quiet`, and `human` for people.
+ */
+export function reportWrite(
+  out: Output,
+  doc: { name: string; version: number },
+  changed: boolean,
+  human: () => void,
+): void {
+  out.result({ ...doc, changed }, { quiet: () => String(doc.version), human });
+}
+
 /**
  * A document as it stands after a command that took its lock only for one write and released it:
  * the write's answer without the lock fields it carried then (`lockedBy`, `lockedAt`,
  * `lockExpiresAt`), which a script reading `--json` would take for a lock still held.
  */
-export function released(doc: ArtifactView): Omit<ArtifactView, 'lockedBy' | 'lockedAt' | 'lockExpiresAt'> {
+function released(doc: ArtifactView): Omit<ArtifactView, 'lockedBy' | 'lockedAt' | 'lockExpiresAt'> {
   const { lockedBy: _by, lockedAt: _at, lockExpiresAt: _until, ...rest } = doc;
   return rest;
 }

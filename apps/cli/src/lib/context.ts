@@ -6,6 +6,7 @@ import {
   type ConveneError,
   type Logger,
   NotFoundError,
+  type SpaceView,
 } from '@convene/sdk';
 import { CliError, NoSpaceSavedError, UsageError } from './errors';
 import { ExitCode } from './exit-codes';
@@ -230,6 +231,16 @@ export class Context {
   spaceClient(space: StoredSpace) {
     this.using = { kind: 'space', space };
     return this.hub().space(space.spaceId, space.key, space.participantId);
+  }
+
+  /**
+   * A space as its server has it now (`getSpace`), its name kept as the server gives it
+   * (refreshSpaceNames): what every command that reads a space reads it with.
+   */
+  async readSpace(client: { get(): PromiseLike<SpaceView> }): Promise<SpaceView> {
+    const view = await client.get();
+    this.refreshSpaceNames([view]);
+    return view;
   }
 
   /** Whether a dashboard session is saved for this server and has not expired. */

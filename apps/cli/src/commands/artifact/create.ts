@@ -44,9 +44,9 @@ export function registerArtifactCreate(artifact: Command, app: App): void {
       const space = ctx.spaceClient(saved);
       // Documents are named as people type them (any case): a second of a name would make every
       // command given that name ask for an id instead.
-      const view = await space.get();
-      ctx.refreshSpaceNames([view]);
-      const existing = view.artifacts.find((a) => a.name.toLowerCase() === name.toLowerCase());
+      const existing = (await ctx.readSpace(space)).artifacts.find(
+        (a) => a.name.toLowerCase() === name.toLowerCase(),
+      );
       if (existing) {
         const doc = quoted(existing.name);
         throw new CliError(`${saved.name} already has a document called ${JSON.stringify(existing.name)}`, {

@@ -1,7 +1,7 @@
 import type { Command } from '@commander-js/extra-typings';
 import { AuthenticationError, LockedError, limits } from '@convene/sdk';
 import { type App, examples } from '../../app';
-import { explainingLocks, findArtifact } from '../../lib/artifacts';
+import { explainingLocks, findArtifact, reportWrite } from '../../lib/artifacts';
 import type { Context } from '../../lib/context';
 import { EditFile, editorCommand, runEditor } from '../../lib/editor';
 import { CliError, UsageError } from '../../lib/errors';
@@ -96,15 +96,10 @@ export function registerArtifactEdit(artifact: Command, app: App): void {
           );
         }
         if (text === doc.content) {
-          out.result(
-            { ...doc, changed: false },
-            {
-              quiet: () => String(doc.version),
-              human: () =>
-                out.success(
-                  `No changes to ${out.c.bold(doc.name)}: nothing written (still version ${doc.version})`,
-                ),
-            },
+          reportWrite(out, doc, false, () =>
+            out.success(
+              `No changes to ${out.c.bold(doc.name)}: nothing written (still version ${doc.version})`,
+            ),
           );
           return;
         }
@@ -127,12 +122,8 @@ export function registerArtifactEdit(artifact: Command, app: App): void {
             cause: error,
           });
         }
-        out.result(
-          { ...saved, changed: true },
-          {
-            quiet: () => String(saved.version),
-            human: () => out.success(`Saved ${out.c.bold(saved.name)} as version ${saved.version}`),
-          },
+        reportWrite(out, saved, true, () =>
+          out.success(`Saved ${out.c.bold(saved.name)} as version ${saved.version}`),
         );
       } finally {
         heartbeat.stop();

@@ -19,8 +19,7 @@ export function registerArtifactList(artifact: Command, app: App): void {
     .action(async (options, command) => {
       const ctx = app.context(command);
       const saved = ctx.space(options.space);
-      const view = await ctx.spaceClient(saved).get();
-      ctx.refreshSpaceNames([view]);
+      const view = await ctx.readSpace(ctx.spaceClient(saved));
       const names = new Map(view.participants.map((p) => [p.participantId, p.name]));
       const { out } = ctx;
       out.result(view.artifacts, {

@@ -1,7 +1,6 @@
 import type { Command } from '@commander-js/extra-typings';
-import type { ArtifactView } from '@convene/sdk';
 import { type App, examples } from '../../app';
-import { explainingLocks, findArtifact, released } from '../../lib/artifacts';
+import { findArtifact, reportWrite, writeUnlessSame } from '../../lib/artifacts';
 import { CliError } from '../../lib/errors';
 import { ExitCode } from '../../lib/exit-codes';
 import { checkVersion } from '../../lib/input';
@@ -56,45 +55,26 @@ export function registerArtifactRestore(artifact: Command, app: App): void {
       // Said so, exit 0, as `artifact edit` says it of a text left unchanged; --json: the document
       // as it is, with "changed": false.
       const unchanged = (doc: { name: string; version: number }) =>
-        ctx.out.result(
-          { ...doc, changed: false },
-          {
-            quiet: () => String(doc.version),
-            human: () =>
-              ctx.out.info(
-                `${
-                  doc.version === target
-                    ? `Version ${target} is the latest of ${ctx.out.c.bold(doc.name)} already`
-                    : `Version ${target} of ${ctx.out.c.bold(doc.name)} is the same text as the latest, version ${doc.version}`
-                }; nothing written.`,
-              ),
-          },
+        reportWrite(ctx.out, doc, false, () =>
+          ctx.out.info(
+            `${
+              doc.version === target
+                ? `Version ${target} is the latest of ${ctx.out.c.bold(doc.name)} already`
+                : `Version ${target} of ${ctx.out.c.bold(doc.name)} is the same text as the latest, version ${doc.version}`
+            }; nothing written.`,
+          ),
         );
       if (target === current.version) return unchanged(current);
       const earlier = await space.artifacts.version(summary.id, target);
       if (earlier.content === current.content) return unchanged(current);
-      const outcome = await explainingLocks<ArtifactView | { same: ArtifactView }>(found.lockContext, () =>
-        found.heldByMe
-          ? space.artifacts.restore(summary.id, target)
-          : space.artifacts.withLock(summary.id, async (locked) =>
-              // Saved meanwhile with that very text: nothing to restore either.
-              locked.content === earlier.content
-                ? { same: locked.artifact }
-                : space.artifacts.restore(summary.id, target),
-            ),
+      const { changed, doc } = await writeUnlessSame(found, earlier.content, () =>
+        space.artifacts.restore(summary.id, target),
       );
-      if ('same' in outcome) return unchanged(released(outcome.same));
-      // A lock taken for this restore alone was released after it: its answer's lock is no more.
-      const doc = found.heldByMe ? outcome : released(outcome);
-      ctx.out.result(
-        { ...doc, changed: true },
-        {
-          quiet: () => String(doc.version),
-          human: () =>
-            ctx.out.success(
-              `Restored version ${target} of ${ctx.out.c.bold(doc.name)} as version ${doc.version}`,
-            ),
-        },
+      if (!changed) return unchanged(doc);
+      reportWrite(ctx.out, doc, true, () =>
+        ctx.out.success(
+          `Restored version ${target} of ${ctx.out.c.bold(doc.name)} as version ${doc.version}`,
+        ),
       );
     });
 }

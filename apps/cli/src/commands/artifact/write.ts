@@ -1,7 +1,7 @@
 import { type Command, Option } from '@commander-js/extra-typings';
-import { type ArtifactView, ConflictError } from '@convene/sdk';
+import { ConflictError } from '@convene/sdk';
 import { type App, examples } from '../../app';
-import { explainingLocks, findArtifact, released } from '../../lib/artifacts';
+import { findArtifact, reportWrite, writeUnlessSame } from '../../lib/artifacts';
 import type { Context } from '../../lib/context';
 import { CliError, UsageError } from '../../lib/errors';
 import { ExitCode } from '../../lib/exit-codes';
@@ -83,25 +83,14 @@ export function registerArtifactWrite(artifact: Command, app: App): void {
         );
       }
       if (current.content === content) return unchanged(ctx, current);
-      const outcome = await explainingLocks<ArtifactView | { same: ArtifactView }>(found.lockContext, () =>
-        found.heldByMe
-          ? space.artifacts.write(summary.id, content, write)
-          : space.artifacts.withLock(summary.id, async (locked) =>
-              // Saved meanwhile with this very text: nothing to write either.
-              locked.content === content ? { same: locked.artifact } : locked.write(content, write),
-            ),
+      const { changed, doc } = await writeUnlessSame(found, content, (locked) =>
+        locked ? locked.write(content, write) : space.artifacts.write(summary.id, content, write),
       ).catch((error: unknown) => {
         throw base !== undefined ? staleBase(error, summary.name, base, ctx) : error;
       });
-      if ('same' in outcome) return unchanged(ctx, released(outcome.same));
-      // A lock taken for this write alone was released after it: its answer's lock is no more.
-      const doc = found.heldByMe ? outcome : released(outcome);
-      ctx.out.result(
-        { ...doc, changed: true },
-        {
-          quiet: () => String(doc.version),
-          human: () => ctx.out.success(`Saved ${ctx.out.c.bold(doc.name)} as version ${doc.version}`),
-        },
+      if (!changed) return unchanged(ctx, doc);
+      reportWrite(ctx.out, doc, true, () =>
+        ctx.out.success(`Saved ${ctx.out.c.bold(doc.name)} as version ${doc.version}`),
       );
     });
 }
@@ -111,15 +100,10 @@ export function registerArtifactWrite(artifact: Command, app: App): void {
  * says it of a text left unchanged; `--json` is the document as it is, with `"changed": false`.
  */
 function unchanged(ctx: Context, doc: { name: string; version: number }): void {
-  ctx.out.result(
-    { ...doc, changed: false },
-    {
-      quiet: () => String(doc.version),
-      human: () =>
-        ctx.out.info(
-          `${ctx.out.c.bold(doc.name)} already holds this text (version ${doc.version}); nothing written.`,
-        ),
-    },
+  reportWrite(ctx.out, doc, false, () =>
+    ctx.out.info(
+      `${ctx.out.c.bold(doc.name)} already holds this text (version ${doc.version}); nothing written.`,
+    ),
   );
 }
 

@@ -55,9 +55,7 @@ export function registerSpaceClose(space: Command, app: App): void {
       };
       let result: Awaited<ReturnType<typeof client.close>>;
       try {
-        const view = await client.get();
-        ctx.refreshSpaceNames([view]);
-        const documents = view.artifacts;
+        const { artifacts: documents } = await ctx.readSpace(client);
         const warning = closingWarning(
           documents,
           suggest(ctx, `artifact download ${documents[0] ? quoted(documents[0].name) : 'NAME'} -o FILE`),

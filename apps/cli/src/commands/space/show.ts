@@ -21,8 +21,7 @@ export function registerSpaceShow(space: Command, app: App): void {
       const ctx = app.context(command);
       const reference = spaceNamed(argument, options.space, 'convene space show');
       const saved = ctx.space(reference);
-      const view = await ctx.spaceClient(saved).get();
-      ctx.refreshSpaceNames([view]);
+      const view = await ctx.readSpace(ctx.spaceClient(saved));
       const { out } = ctx;
       const me = view.participants.find((p) => p.participantId === saved.participantId);
       out.result(view, {
