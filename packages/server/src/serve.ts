@@ -31,11 +31,8 @@ export async function serve(config: ServerConfig, options: ServeOptions = {}): P
   // readiness line, which is written at once, so that the lines come in the order they happened.
   const jsonOutput = text ? undefined : standardOutput();
   const logStream = jsonOutput ?? textOutput(process.stdout, color);
-  // Before the app's logger exists: the wait for PostgreSQL, in the same format.
-  const startLog = pino(
-    { level: config.logLevel },
-    text ? logStream : pino.destination({ dest: 1, sync: true }),
-  );
+  // Before the app's logger exists: the wait for PostgreSQL, in the same format and output.
+  const startLog = pino({ level: config.logLevel }, logStream);
   const say = announcer(text, config.logLevel === 'silent');
   // A first start creates the embedded database, which takes seconds: said, not silent.
   say('info', `Convene starting (database: ${describeDatabase(config)})`);
