@@ -89,7 +89,7 @@ describe('StreamConnection', () => {
       wakeAt: (spaceId: string, delayMs: number) => void wakeUps.push([spaceId, delayMs]),
     } as unknown as EventHub;
     const res = new UnreadResponse();
-    let pings = 0;
+    const touched: string[] = [];
     const connection = new StreamConnection({
       hub,
       res: res as unknown as ServerResponse,
@@ -98,12 +98,12 @@ describe('StreamConnection', () => {
       lastEventId: undefined,
       timestamp: undefined,
       maxQueuedBytes: 64 * 1024,
-      onPing: () => void pings++,
+      presence: { keeper: { touch: async (key) => void touched.push(key) }, key: 'k1' },
     });
     // Not live yet: neither pinged nor woken.
     connection.tick();
     connection.wake();
-    expect([pings, wakeUps.length, res.written.length]).toEqual([0, 0, 0]);
+    expect([touched.length, wakeUps.length, res.written.length]).toEqual([0, 0, 0]);
 
     await connection.begin({
       participantId: 'p',
@@ -113,7 +113,7 @@ describe('StreamConnection', () => {
     });
     expect(wakeUps).toEqual([['s', 60_000]]);
     connection.tick();
-    expect(pings).toBe(1);
+    expect(touched).toEqual(['k1']);
 
     // Woken early (another stream of the space asked for sooner): it asks again for the rest.
     now += 45_000;
@@ -130,5 +130,34 @@ describe('StreamConnection', () => {
     expect(text).toContain('id: 5\nevent: space-closed\ndata: {"spaceId":"s","reason":"expired"}\n\n');
     expect(connection.isEnded).toBe(true);
     expect(res.writableEnded).toBe(true);
+  });
+  it('logs a failed presence write as a warning and keeps the stream open', async () => {
+    const hub = { subscribe: () => () => {}, read: async () => [], wakeAt: () => {} } as unknown as EventHub;
+    const res = new UnreadResponse();
+    const warnings: [object, string][] = [];
+    const connection = new StreamConnection({
+      hub,
+      res: res as unknown as ServerResponse,
+      spaceId: 's',
+      clock: systemClock,
+      lastEventId: undefined,
+      timestamp: undefined,
+      maxQueuedBytes: 64 * 1024,
+      presence: { keeper: { touch: () => Promise.reject(new Error('database away')) }, key: 'k1' },
+      log: { warn: (details, message) => void warnings.push([details, message]), error: () => {} },
+    });
+    await connection.begin({
+      participantId: 'p',
+      eventSeq: 0,
+      expiresAt: new Date(Date.now() + 60_000),
+      context: { participants: [], artifacts: [], suggestedPollingIntervalMs: 2000 },
+    });
+    connection.tick();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(warnings.map(([details, message]) => [(details as { err: Error }).err.message, message])).toEqual([
+      ['database away', 'presence'],
+    ]);
+    expect(connection.isEnded).toBe(false);
+    expect(Buffer.concat(res.written).toString()).toContain(': ping\n\n');
   });
 });

@@ -29,7 +29,9 @@ export class RequestLog extends LogController {
  * thing for every request: by the onRequest hook, and by the handler of URLs Fastify cannot route.
  */
 export function logWhenDone(request: FastifyRequest, reply: FastifyReply): void {
-  reply.raw.once('close', () => {
+  // 'close' comes once: `on`, as `once` would hold a wrapper of its own as long as the response
+  // (an event stream's: hours).
+  reply.raw.on('close', () => {
     const finished = reply.raw.writableFinished;
     request.log.info(
       {

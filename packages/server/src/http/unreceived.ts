@@ -29,13 +29,15 @@ export function closeUnreceivedAtShutdown(app: FastifyInstance): void {
     // A connection accepted while the close begins has sent nothing worth waiting for.
     if (closing) return void socket.destroy();
     open.add(socket);
-    socket.once('close', () => open.delete(socket));
+    // 'close' comes once: `on`, as `once` would hold a wrapper of its own as long as the connection.
+    socket.on('close', () => open.delete(socket));
   });
   server.on('request', (request: IncomingMessage, response) => {
     const socket = request.socket;
     const requests = answering.get(socket) ?? new Set();
     answering.set(socket, requests.add(request));
-    response.once('close', () => {
+    // Likewise for the response (an event stream's lasts for hours).
+    response.on('close', () => {
       requests.delete(request);
       if (closing) settle(socket);
     });

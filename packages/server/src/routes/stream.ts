@@ -49,13 +49,8 @@ export function streamHandler({ app, config, deps }: RouteScope): RouteHandlerMe
       maxQueuedBytes: config.streamMaxQueuedBytes,
       // An open stream keeps its participant seen (lastSeenAt), as a call would, at each ping:
       // the hub's one timer, not one per stream.
-      ...(key
-        ? {
-            onPing: () =>
-              void app.presence.touch(key).catch((error) => request.log.warn({ err: error }, 'presence')),
-          }
-        : {}),
-      onError: (error) => request.log.error({ err: error }, 'event stream failed'),
+      presence: key ? { keeper: app.presence, key } : undefined,
+      log: request.log,
     });
     let start: Awaited<ReturnType<typeof openStream>>;
     let release: () => void;
@@ -75,7 +70,8 @@ export function streamHandler({ app, config, deps }: RouteScope): RouteHandlerMe
     }
 
     const res = takeOver(reply);
-    res.once('close', release);
+    // 'close' comes once: `on`, as `once` would hold a wrapper of its own as long as the stream.
+    res.on('close', release);
     // The client left (or the server began closing) while the stream was being authorised.
     if (connection.isEnded) {
       release();
