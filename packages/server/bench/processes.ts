@@ -18,9 +18,15 @@ export async function start(
     execArgv?: string[];
     /** Its standard output goes nowhere: a server logging at the default level, as in production. */
     quiet?: boolean;
+    /**
+     * The bench folder of another checkout (`--compare`): its file runs, with its own packages
+     * (tsx is resolved from there too).
+     */
+    from?: string;
   } = {},
 ): Promise<{ child: ChildProcess; port: number }> {
-  const child = fork(join(here, file), [], {
+  const child = fork(join(options.from ?? here, file), [], {
+    ...(options.from ? { cwd: join(options.from, '..') } : {}),
     execArgv: ['--import', 'tsx', ...(options.execArgv ?? [])],
     env: { ...process.env, ...env },
     stdio: ['ignore', options.quiet ? 'ignore' : 'inherit', 'inherit', 'ipc'],

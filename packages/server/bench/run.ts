@@ -2,13 +2,15 @@
 // Loopback only; every loop is bounded in count and time. See README "Benchmarks".
 //
 //   pnpm bench [--quick] [--conns 16,50,200] [--only requests,nodes,pglite,durable,fanout] [--cpu-prof]
+//              [--compare <another checkout>]
 //
 // Every rule stays in force: the rate limit is raised by configuration (closed-loop senders far
 // exceed any human limit) but still counted on every request, idempotency and the HTTP policy
 // run, and the servers log at the default level (to /dev/null, as to a file in production).
-import { type ChildProcess, fork } from 'node:child_process';
+import { type ChildProcess, execFileSync, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
+  existsSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -20,7 +22,7 @@ import {
 } from 'node:fs';
 import { Agent, type ClientRequest, get, request } from 'node:http';
 import { cpus, tmpdir, totalmem } from 'node:os';
-import { dirname, join, relative } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { limits } from '@convene/contract';
@@ -42,6 +44,7 @@ const { values: args } = parseArgs({
     conns: { type: 'string', default: DEFAULT_CONNS },
     only: { type: 'string', default: ALL_SECTIONS },
     'cpu-prof': { type: 'boolean', default: false },
+    compare: { type: 'string' },
   },
 });
 const CONNS = args.conns
@@ -55,7 +58,34 @@ const SECTIONS = new Set(args.only.split(','));
  * under its time only.
  */
 const FULL_RUN =
-  !args.quick && args.conns === DEFAULT_CONNS && ALL_SECTIONS.split(',').every((s) => SECTIONS.has(s));
+  !args.quick &&
+  !args.compare &&
+  args.conns === DEFAULT_CONNS &&
+  ALL_SECTIONS.split(',').every((s) => SECTIONS.has(s));
+/**
+ * `--compare <dir>`: another checkout of Convene (a `git worktree` of an earlier commit, its
+ * packages installed), whose server runs beside this one in the requests and fan-out sections,
+ * in the same alternating slices, each on a database of its own. Two builds measured minutes
+ * apart on a shared VM compare two machines; side by side they compare two builds.
+ */
+const COMPARE = args.compare === undefined ? undefined : comparedCheckout(resolve(args.compare));
+
+function comparedCheckout(dir: string): { bench: string; label: string } {
+  const bench = join(dir, 'packages/server/bench');
+  if (!existsSync(join(bench, 'convene-node.ts')))
+    throw new Error(`--compare ${dir}: no packages/server/bench/convene-node.ts there (a Convene checkout?)`);
+  if (!existsSync(join(dir, 'packages/server/node_modules')))
+    throw new Error(`--compare ${dir}: its packages are not installed (pnpm install there first)`);
+  const git = (...a: string[]) => execFileSync('git', ['-C', dir, ...a], { encoding: 'utf8' }).trim();
+  let label = dir;
+  try {
+    label =
+      git('rev-parse', '--short', 'HEAD') + (git('status', '--porcelain', '--untracked-files=no') ? '+' : '');
+  } catch {
+    // Not a git checkout: named by its folder.
+  }
+  return { bench, label };
+}
 const LOAD_MS = args.quick ? 4_000 : 10_000;
 const WARMUP_MS = args.quick ? 2_000 : 3_000;
 /** The connections of the two-node, profile and information rows. */
@@ -140,20 +170,35 @@ async function main() {
      * after a checkpoint: the rows, dead tuples and dirty pages a section leaves (the request
      * sections insert messages by the tens of thousands) are never vacuumed or flushed during the next one.
      */
-    const section = async (name: string, run: (databaseUrl: string) => Promise<void>, server = serverUrl) => {
+    const section = async (
+      name: string,
+      run: (databaseUrl: string, another: () => Promise<string>) => Promise<void>,
+      server = serverUrl,
+    ) => {
       const created = await createPostgresTestDatabase(server);
       cleanups.push(created.drop);
+      // Another database on the same server, for the compared build (see COMPARE).
+      const others: (() => Promise<void>)[] = [];
+      const another = async () => {
+        const other = await createPostgresTestDatabase(server);
+        cleanups.push(other.drop);
+        others.push(other.drop);
+        return other.url;
+      };
       await checkpoint(server);
       console.log(`PostgreSQL (${name}): ${created.url.replace(/\/\/[^@]*@/, '//')}`);
-      await run(created.url);
+      await run(created.url, another);
       await created.drop();
+      for (const drop of others) await drop();
     };
-    if (SECTIONS.has('requests')) await section('requests', (url) => requestsSection(url, children));
+    if (SECTIONS.has('requests'))
+      await section('requests', (url, another) => requestsSection(url, another, children));
     if (SECTIONS.has('nodes')) await section('nodes', (url) => nodesSection(url, children));
     if (SECTIONS.has('pglite')) await pgliteSection(children, cleanups);
     if (SECTIONS.has('durable'))
       await section('durable', (url) => durableSection(url, children), await ensureDurablePostgres());
-    if (SECTIONS.has('fanout')) await section('fan-out', (url) => fanOutSection(url, children));
+    if (SECTIONS.has('fanout'))
+      await section('fan-out', (url, another) => fanOutSection(url, another, children));
     if (args['cpu-prof']) await section('profile', (url) => profileSection(url, children));
     report();
   } finally {
@@ -163,18 +208,36 @@ async function main() {
 }
 
 /** sendMessage against the bare route at each connection count, both servers up side by side. */
-async function requestsSection(databaseUrl: string, children: ChildProcess[]) {
+async function requestsSection(
+  databaseUrl: string,
+  another: () => Promise<string>,
+  children: ChildProcess[],
+) {
   const maxConns = Math.max(...CONNS, MAIN_CONNS);
   const bare = await startBare({ DATABASE_URL: databaseUrl }, maxConns, children);
   const convene = await start('convene-node.ts', conveneEnv(databaseUrl), children, { quiet: true });
   const spaces = await createSpaces(convene.port, maxConns, 'bench');
+  const compared = COMPARE && (await startCompared(await another(), children));
+  const comparedSpaces = compared && (await createSpaces(compared.port, maxConns, 'bench'));
   for (const conns of CONNS) {
-    const [bareRun, sendRun] = await sideBySide('requests', conns, [
+    const [bareRun, sendRun, comparedRun] = await sideBySide('requests', conns, [
       { scenario: 'bare route', port: bare.port, build: bare.request, servers: bare.child },
       { scenario: 'sendMessage', port: convene.port, build: sendTo(spaces), servers: convene.child },
+      ...(compared && comparedSpaces
+        ? [
+            {
+              scenario: `sendMessage [${COMPARE!.label}]`,
+              port: compared.port,
+              build: sendTo(comparedSpaces),
+              servers: compared.child,
+            },
+          ]
+        : []),
     ]);
     checkRequests(`${conns} connections, PostgreSQL`, sendRun!, bareRun!, 0.6, 1.5);
+    if (comparedRun) compareRequests(`${conns} connections`, sendRun!, comparedRun);
   }
+  if (compared) await stop(compared.child);
   // Information rows at MAIN_CONNS: what shares of the cost are.
   const info = (scenario: string, build: (i: number) => Buffer, child = convene.child, port = convene.port) =>
     measured('information', scenario, MAIN_CONNS, port, build, child, LOAD_MS / 2);
@@ -305,13 +368,14 @@ async function pgliteSection(children: ChildProcess[], cleanups: (() => void)[])
  * are up together with their subscribers open, and the messages of each rate go to them in
  * alternating slices (see fanOutSideBySide), so that a stall of the machine lands on both.
  */
-async function fanOutSection(databaseUrl: string, children: ChildProcess[]) {
+async function fanOutSection(databaseUrl: string, another: () => Promise<string>, children: ChildProcess[]) {
   // --expose-gc: the memory of open streams is measured after a full collection (settledMemoryOf).
   const broadcaster = await start('bare-broadcaster.ts', {}, children, { execArgv: ['--expose-gc'] });
   const convene = await start('convene-node.ts', conveneEnv(databaseUrl), children, {
     quiet: true,
     execArgv: ['--expose-gc'],
   });
+  const compared = COMPARE && (await startCompared(await another(), children, ['--expose-gc']));
   const bareFan = (subscribers: number, rate: number): FanOutTarget => ({
     scenario: `bare broadcaster ${subscribers} × ${rate}/s`,
     port: broadcaster.port,
@@ -333,18 +397,19 @@ async function fanOutSection(databaseUrl: string, children: ChildProcess[]) {
     subscribers: number,
     rate: number,
     members = subscribers,
+    server: { port: number; child: ChildProcess; label?: string } = convene,
   ): Promise<FanOutTarget> => {
-    const [space] = await createSpaces(convene.port, 1, `fan-out ${subscribers}`);
+    const [space] = await createSpaces(server.port, 1, `fan-out ${subscribers}`);
     const onePerParticipant = subscribers <= limits.participantsPerSpace;
     const keys = onePerParticipant
-      ? [space!.ownerPrivateKey, ...(await joinParticipants(convene.port, space!, members - 1))].slice(
+      ? [space!.ownerPrivateKey, ...(await joinParticipants(server.port, space!, members - 1))].slice(
           0,
           subscribers,
         )
-      : await joinParticipants(convene.port, space!, Math.ceil(subscribers / STREAMS_PER_KEY));
+      : await joinParticipants(server.port, space!, Math.ceil(subscribers / STREAMS_PER_KEY));
     return {
-      scenario: `Convene ${subscribers}${members === subscribers ? '' : ` of ${members} participants`} × ${rate}/s`,
-      port: convene.port,
+      scenario: `Convene ${subscribers}${members === subscribers ? '' : ` of ${members} participants`} × ${rate}/s${server.label ? ` [${server.label}]` : ''}`,
+      port: server.port,
       subscribers,
       path: `/hub/space/${space!.spaceId}/messages/stream`,
       headers: {},
@@ -352,27 +417,41 @@ async function fanOutSection(databaseUrl: string, children: ChildProcess[]) {
       readyMarker: 'event: context',
       publish: (body, onLastByte) =>
         postJson(
-          convene.port,
+          server.port,
           `/hub/space/${space!.spaceId}/messages`,
           body,
           space!.ownerPrivateKey,
           onLastByte,
         ),
-      server: convene.child,
+      server: server.child,
     };
   };
+  const comparedServer = compared && { ...compared, label: COMPARE!.label };
   // The 10-stream targets open before the 1,000: a server's first streams also load and compile
   // the stream path, which is not memory that 1,000 streams hold. The second listens in a space of
   // 1,000 participants, whose every send's answer is as large as the 1,000 listeners' one (300 kB).
-  const [convene10, convene10of1000, convene1000, bare1000] = await fanOutSideBySide(20, [
+  // The compared build's 10 streams open before its 1,000, as this build's do.
+  const [convene10, convene10of1000, convene1000, bare1000, , compared1000] = await fanOutSideBySide(20, [
     await conveneFan(10, 20),
     await conveneFan(10, 20, 1000),
     await conveneFan(1000, 20),
     bareFan(1000, 20),
+    ...(comparedServer
+      ? [await conveneFan(10, 20, 10, comparedServer), await conveneFan(1000, 20, 1000, comparedServer)]
+      : []),
   ]);
-  const [convene5000, bare5000] = await fanOutSideBySide(10, [await conveneFan(5000, 10), bareFan(5000, 10)]);
+  const [convene5000, bare5000, compared5000] = await fanOutSideBySide(10, [
+    await conveneFan(5000, 10),
+    bareFan(5000, 10),
+    ...(comparedServer ? [await conveneFan(5000, 10, 5000, comparedServer)] : []),
+  ]);
   await stop(broadcaster.child);
   await stop(convene.child);
+  if (compared) await stop(compared.child);
+  if (compared1000 && compared5000) {
+    compareFanOut(convene1000!, compared1000);
+    compareFanOut(convene5000!, compared5000);
+  }
 
   for (const [c, b] of [
     [convene1000!, bare1000!],
@@ -595,6 +674,53 @@ function checkRequests(label: string, run: RequestRow, bare: RequestRow, minRps:
     limit: Number.isFinite(maxP99) ? `≤ ${maxP99}` : 'report',
     met: p99 <= maxP99 && run.errors === 0,
   });
+}
+
+/** The compared build's server (`--compare`), on a database of its own. */
+function startCompared(databaseUrl: string, children: ChildProcess[], execArgv: string[] = []) {
+  return start('convene-node.ts', conveneEnv(databaseUrl), children, {
+    quiet: true,
+    execArgv,
+    from: COMPARE!.bench,
+  });
+}
+
+/** This build against the compared one (`--compare`): ratios, this / compared, reported. */
+function compareRequests(label: string, run: RequestRow, compared: RequestRow) {
+  targets.push(
+    {
+      target: `sendMessage req/s, this build / ${COMPARE!.label}, ${label}`,
+      value: round(run.rps / compared.rps, 2),
+      limit: 'report',
+      met: run.errors === 0 && compared.errors === 0,
+    },
+    {
+      target: `sendMessage p99, this build / ${COMPARE!.label}, ${label}`,
+      value: round(run.p99 / compared.p99, 2),
+      limit: 'report',
+      met: run.errors === 0 && compared.errors === 0,
+    },
+  );
+}
+
+function compareFanOut(row: FanOutRow, compared: FanOutRow) {
+  const ratio = (a: number | undefined, b: number | undefined) =>
+    a === undefined || b === undefined ? Number.NaN : round(a / b, 2);
+  const faults = (r: FanOutRow) => r.lost + r.duplicated + r.reordered;
+  for (const [what, a, b] of [
+    ['delivery p50', row.p50, compared.p50],
+    ['delivery p99', row.p99, compared.p99],
+    ['sender p50', row.sendP50, compared.sendP50],
+    ['memory per 1,000 streams (resident)', row.rssPer1000MiB, compared.rssPer1000MiB],
+    ['memory per 1,000 streams (JavaScript)', row.jsPer1000MiB, compared.jsPer1000MiB],
+  ] as const) {
+    targets.push({
+      target: `${row.scenario}: ${what}, this build / ${COMPARE!.label}`,
+      value: ratio(a, b),
+      limit: 'report',
+      met: faults(row) === 0 && faults(compared) === 0,
+    });
+  }
 }
 
 /** The bare route, with `count` keys registered; its request for connection i uses key i. */
@@ -936,6 +1062,7 @@ function report() {
       node: process.version,
     },
     options: {
+      ...(COMPARE ? { compare: COMPARE.label } : {}),
       conns: CONNS,
       sections: [...SECTIONS],
       quick: args.quick,
