@@ -4,7 +4,7 @@ import type { TParticipantView } from '@convene/contract';
 import { defaultCoreConfig, ParticipantsCache, participantsForReply, systemClock } from '@convene/core';
 import { describe, expect, it } from 'vitest';
 import type { EventHub } from '../src/events/hub';
-import { StreamConnection } from '../src/events/stream-connection';
+import { StreamConnection, type StreamConnectionOptions } from '../src/events/stream-connection';
 
 /** A response that keeps what is written, unread: its writableLength only grows. */
 class UnreadResponse extends EventEmitter {
@@ -35,6 +35,24 @@ class UnreadResponse extends EventEmitter {
   }
 }
 
+/** A stream of space `s` on `hub`, writing to `res`, unread past 64 kB; `options` add or replace. */
+function connectionOn(
+  hub: EventHub,
+  res: UnreadResponse,
+  options: Partial<StreamConnectionOptions> = {},
+): StreamConnection {
+  return new StreamConnection({
+    hub,
+    res: res as unknown as ServerResponse,
+    spaceId: 's',
+    clock: systemClock,
+    lastEventId: undefined,
+    timestamp: undefined,
+    maxQueuedBytes: 64 * 1024,
+    ...options,
+  });
+}
+
 describe('StreamConnection', () => {
   it('writes a first context larger than the unread bound whole, then cuts off the next write', async () => {
     // 300 participants with long names: about 150 kB of context against a bound of 64 kB.
@@ -53,15 +71,7 @@ describe('StreamConnection', () => {
     const participants: TParticipantView[] = participantsForReply(at.views);
     const res = new UnreadResponse();
     const hub = { subscribe: () => () => {}, read: async () => [], wakeAt: () => {} } as unknown as EventHub;
-    const connection = new StreamConnection({
-      hub,
-      res: res as unknown as ServerResponse,
-      spaceId: 's',
-      clock: systemClock,
-      lastEventId: undefined,
-      timestamp: undefined,
-      maxQueuedBytes: 64 * 1024,
-    });
+    const connection = connectionOn(hub, res);
     await connection.begin({
       participantId: rows[0]!.id,
       eventSeq: 0,
@@ -90,14 +100,8 @@ describe('StreamConnection', () => {
     } as unknown as EventHub;
     const res = new UnreadResponse();
     const touched: string[] = [];
-    const connection = new StreamConnection({
-      hub,
-      res: res as unknown as ServerResponse,
-      spaceId: 's',
+    const connection = connectionOn(hub, res, {
       clock: { now: () => new Date(now) },
-      lastEventId: undefined,
-      timestamp: undefined,
-      maxQueuedBytes: 64 * 1024,
       presence: { keeper: { touch: async (key) => void touched.push(key) }, key: 'k1' },
     });
     // Not live yet: neither pinged nor woken.
@@ -135,14 +139,7 @@ describe('StreamConnection', () => {
     const hub = { subscribe: () => () => {}, read: async () => [], wakeAt: () => {} } as unknown as EventHub;
     const res = new UnreadResponse();
     const warnings: [object, string][] = [];
-    const connection = new StreamConnection({
-      hub,
-      res: res as unknown as ServerResponse,
-      spaceId: 's',
-      clock: systemClock,
-      lastEventId: undefined,
-      timestamp: undefined,
-      maxQueuedBytes: 64 * 1024,
+    const connection = connectionOn(hub, res, {
       presence: { keeper: { touch: () => Promise.reject(new Error('database away')) }, key: 'k1' },
       log: { warn: (details, message) => void warnings.push([details, message]), error: () => {} },
     });
