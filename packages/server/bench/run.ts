@@ -430,14 +430,19 @@ async function fanOutSection(databaseUrl: string, another: () => Promise<string>
   // The 10-stream targets open before the 1,000: a server's first streams also load and compile
   // the stream path, which is not memory that 1,000 streams hold. The second listens in a space of
   // 1,000 participants, whose every send's answer is as large as the 1,000 listeners' one (300 kB).
-  // The compared build's 10 streams open before its 1,000, as this build's do.
-  const [convene10, convene10of1000, convene1000, bare1000, , compared1000] = await fanOutSideBySide(20, [
+  // The compared build's server hosts what this build's does, opened in the same order, so that
+  // both hold the same spaces and participants when their 5,000 streams open.
+  const [convene10, convene10of1000, convene1000, bare1000, , , compared1000] = await fanOutSideBySide(20, [
     await conveneFan(10, 20),
     await conveneFan(10, 20, 1000),
     await conveneFan(1000, 20),
     bareFan(1000, 20),
     ...(comparedServer
-      ? [await conveneFan(10, 20, 10, comparedServer), await conveneFan(1000, 20, 1000, comparedServer)]
+      ? [
+          await conveneFan(10, 20, 10, comparedServer),
+          await conveneFan(10, 20, 1000, comparedServer),
+          await conveneFan(1000, 20, 1000, comparedServer),
+        ]
       : []),
   ]);
   const [convene5000, bare5000, compared5000] = await fanOutSideBySide(10, [
