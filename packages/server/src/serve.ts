@@ -27,13 +27,18 @@ export interface ServeOptions {
 export async function serve(config: ServerConfig, options: ServeOptions = {}): Promise<ConveneServer> {
   const text = !logsAsJson(config.logFormat);
   const color = text && process.stdout.isTTY === true && !process.env.NO_COLOR;
-  // JSON lines are buffered (standardOutput); what the start logged is flushed before the
-  // readiness line, which is written at once, so that the lines come in the order they happened.
+  // JSON lines are buffered (standardOutput); see `say`.
   const jsonOutput = text ? undefined : standardOutput();
   const logStream = jsonOutput ?? textOutput(process.stdout, color);
   // Before the app's logger exists: the wait for PostgreSQL, in the same format and output.
   const startLog = pino({ level: config.logLevel }, logStream);
-  const say = announcer(text, config.logLevel === 'silent');
+  const announce = announcer(text, config.logLevel === 'silent');
+  // Serve's own lines (readiness, shutdown) are written at once: what the loggers buffered before
+  // them goes out first, so that the lines come in the order they happened.
+  const say: typeof announce = (...line) => {
+    jsonOutput?.flushSync();
+    announce(...line);
+  };
   // A first start creates the embedded database, which takes seconds: said, not silent.
   say('info', `Convene starting (database: ${describeDatabase(config)})`);
   const server = await createServer(config, {
@@ -85,7 +90,6 @@ export async function serve(config: ServerConfig, options: ServeOptions = {}): P
   // Fastify's own "Server listening at" line (one per address) is not printed: this one says it.
   const address = await server.app.listen({ port: config.port, host: config.host, ...UNANNOUNCED });
   // The readiness line scripts wait for; migrations ran before it, and their lines come first.
-  jsonOutput?.flushSync();
   say(
     'info',
     `Convene listening on ${address} (${describeInterfaces(config.host)}public URL ${config.publicUrl}, database ${describeDatabase(config)})`,

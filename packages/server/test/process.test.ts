@@ -195,6 +195,13 @@ describe.runIf(!onPostgres())('server process on the embedded database', () => {
     expect(lines.filter((line) => line.msg === 'Convene stopped')).toEqual([
       expect.objectContaining({ level: 30 }),
     ]);
+    // In the order they happened: the requests answered before SIGTERM, then its line, and the
+    // stop last (the requests' lines had come after it, flushed at exit).
+    const stopping = lines.findIndex((line) => line.msg === 'SIGTERM received: shutting down');
+    const answered = lines.filter((line) => burst.includes(line.reqId)).map((line) => lines.indexOf(line));
+    expect(answered).toHaveLength(burst.length);
+    expect(Math.max(...answered)).toBeLessThan(stopping);
+    expect(lines.at(-1)).toMatchObject({ msg: 'Convene stopped' });
     // Said once: Fastify's own "Server listening at" is not printed beside it.
     expect(lines.filter((line) => /listening/i.test(line.msg))).toHaveLength(1);
   }, 90_000);
