@@ -10,6 +10,10 @@ const DATABASE_WAIT_MS = 60_000;
 
 /** The exit code of a clean stop on each signal: SIGHUP (its terminal closed) is 128 + 1, as shells report it. */
 const STOP_EXIT_CODES = { SIGTERM: 0, SIGINT: 0, SIGHUP: 129 } as const;
+/** How long the exit waits for the log output to write what it holds. */
+const OUTPUT_WAIT_MS = 2_000;
+/** A log output that cannot write (its reader gone) stops nothing. */
+const ignore = () => {};
 
 export interface ServeOptions {
   /**
@@ -32,12 +36,23 @@ export async function serve(config: ServerConfig, options: ServeOptions = {}): P
   const logStream = jsonOutput ?? textOutput(process.stdout, color);
   // Before the app's logger exists: the wait for PostgreSQL, in the same format and output.
   const startLog = pino({ level: config.logLevel }, logStream);
-  const announce = announcer(text, config.logLevel === 'silent');
-  // Serve's own lines (readiness, shutdown) are written at once: what the loggers buffered before
-  // them goes out first, so that the lines come in the order they happened.
-  const say: typeof announce = (...line) => {
-    jsonOutput?.flushSync();
-    announce(...line);
+  const silent = config.logLevel === 'silent';
+  const announce = announcer(text, silent);
+  // Serve's own lines (readiness, shutdown). With JSON logs they go into the loggers' own output
+  // and it is flushed, so each comes after every line logged before it (written beside it, they
+  // had overtaken request lines still buffered); errors go to standard error as they are.
+  const say: typeof announce = (level, msg, fields, error) => {
+    if (!jsonOutput || level !== 'info') return announce(level, msg, fields, error);
+    if (silent) return;
+    jsonOutput.write(`${jsonLogLine(level, msg, fields, error)}\n`);
+    jsonOutput.flush(ignore);
+  };
+  /** Runs `then` once the JSON output has written what it holds (at once with text logs). */
+  const afterOutput = (then: () => void) => {
+    if (!jsonOutput) return then();
+    jsonOutput.flush(() => then());
+    // Never held up by an output that stopped answering.
+    setTimeout(then, OUTPUT_WAIT_MS).unref();
   };
   // A first start creates the embedded database, which takes seconds: said, not silent.
   say('info', `Convene starting (database: ${describeDatabase(config)})`);
@@ -77,7 +92,7 @@ export async function serve(config: ServerConfig, options: ServeOptions = {}): P
       .then(
         () => {
           say('info', 'Convene stopped');
-          process.exit(STOP_EXIT_CODES[signal]);
+          afterOutput(() => process.exit(STOP_EXIT_CODES[signal]));
         },
         (error) => {
           say('error', 'shutdown failed', {}, error);

@@ -206,6 +206,22 @@ describe.runIf(!onPostgres())('server process on the embedded database', () => {
     expect(lines.filter((line) => /listening/i.test(line.msg))).toHaveLength(1);
   }, 90_000);
 
+  it('stops cleanly (exit 0) when the reader of its JSON log has gone away, and starts again on its data', async () => {
+    const port = await freePort();
+    const env = { DATA_DIR: join(dir, 'reader-gone'), PORT: String(port), LOG_LEVEL: 'info' };
+    const server = spawnServer(env);
+    const url = await server.ready;
+    // `convene serve | head`, and head has exited: every write to standard output now fails (EPIPE).
+    server.child.stdout?.destroy();
+    await new Promise((r) => setTimeout(r, 300));
+    for (let i = 0; i < 5; i++) expect((await fetch(`${url}/api/health`)).status).toBe(200);
+    // Its shutdown lines and the buffered request lines cannot be written: it stops all the same.
+    expect(await server.stop('SIGTERM')).toBe(0);
+    const again = spawnServer(env);
+    expect(await again.ready).toBe(url);
+    expect(await again.stop('SIGTERM')).toBe(0);
+  }, 60_000);
+
   it('with JSON logs, says why it did not start as a JSON line too: level 60 on stderr, its exit code among the fields', async () => {
     const everyLine = (server: ServerProcess) =>
       server
