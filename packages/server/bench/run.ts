@@ -68,7 +68,11 @@ const FULL_RUN =
  * in the same alternating slices, each on a database of its own. Two builds measured minutes
  * apart on a shared VM compare two machines; side by side they compare two builds.
  */
-const COMPARE = args.compare === undefined ? undefined : comparedCheckout(resolve(args.compare));
+const COMPARE =
+  args.compare === undefined
+    ? undefined
+    : // Relative to where `pnpm bench` was typed (pnpm runs the bench in packages/server).
+      comparedCheckout(resolve(process.env.INIT_CWD ?? process.cwd(), args.compare));
 
 function comparedCheckout(dir: string): { bench: string; label: string } {
   const bench = join(dir, 'packages/server/bench');
@@ -172,33 +176,32 @@ async function main() {
      */
     const section = async (
       name: string,
-      run: (databaseUrl: string, another: () => Promise<string>) => Promise<void>,
-      server = serverUrl,
+      run: (databaseUrl: string, comparedUrl: string | undefined) => Promise<void>,
+      { server = serverUrl, compared = false } = {},
     ) => {
       const created = await createPostgresTestDatabase(server);
       cleanups.push(created.drop);
-      // Another database on the same server, for the compared build (see COMPARE).
-      const others: (() => Promise<void>)[] = [];
-      const another = async () => {
-        const other = await createPostgresTestDatabase(server);
-        cleanups.push(other.drop);
-        others.push(other.drop);
-        return other.url;
-      };
+      // The compared build's own database on the same server (see COMPARE), made before the checkpoint too.
+      const other = compared && COMPARE ? await createPostgresTestDatabase(server) : undefined;
+      if (other) cleanups.push(other.drop);
       await checkpoint(server);
       console.log(`PostgreSQL (${name}): ${created.url.replace(/\/\/[^@]*@/, '//')}`);
-      await run(created.url, another);
+      await run(created.url, other?.url);
       await created.drop();
-      for (const drop of others) await drop();
+      await other?.drop();
     };
     if (SECTIONS.has('requests'))
-      await section('requests', (url, another) => requestsSection(url, another, children));
+      await section('requests', (url, compared) => requestsSection(url, compared, children), {
+        compared: true,
+      });
     if (SECTIONS.has('nodes')) await section('nodes', (url) => nodesSection(url, children));
     if (SECTIONS.has('pglite')) await pgliteSection(children, cleanups);
     if (SECTIONS.has('durable'))
-      await section('durable', (url) => durableSection(url, children), await ensureDurablePostgres());
+      await section('durable', (url) => durableSection(url, children), {
+        server: await ensureDurablePostgres(),
+      });
     if (SECTIONS.has('fanout'))
-      await section('fan-out', (url, another) => fanOutSection(url, another, children));
+      await section('fan-out', (url, compared) => fanOutSection(url, compared, children), { compared: true });
     if (args['cpu-prof']) await section('profile', (url) => profileSection(url, children));
     report();
   } finally {
@@ -210,14 +213,14 @@ async function main() {
 /** sendMessage against the bare route at each connection count, both servers up side by side. */
 async function requestsSection(
   databaseUrl: string,
-  another: () => Promise<string>,
+  comparedUrl: string | undefined,
   children: ChildProcess[],
 ) {
   const maxConns = Math.max(...CONNS, MAIN_CONNS);
   const bare = await startBare({ DATABASE_URL: databaseUrl }, maxConns, children);
   const convene = await start('convene-node.ts', conveneEnv(databaseUrl), children, { quiet: true });
   const spaces = await createSpaces(convene.port, maxConns, 'bench');
-  const compared = COMPARE && (await startCompared(await another(), children));
+  const compared = comparedUrl && (await startCompared(comparedUrl, children));
   const comparedSpaces = compared && (await createSpaces(compared.port, maxConns, 'bench'));
   for (const conns of CONNS) {
     const [bareRun, sendRun, comparedRun] = await sideBySide('requests', conns, [
@@ -368,14 +371,14 @@ async function pgliteSection(children: ChildProcess[], cleanups: (() => void)[])
  * are up together with their subscribers open, and the messages of each rate go to them in
  * alternating slices (see fanOutSideBySide), so that a stall of the machine lands on both.
  */
-async function fanOutSection(databaseUrl: string, another: () => Promise<string>, children: ChildProcess[]) {
+async function fanOutSection(databaseUrl: string, comparedUrl: string | undefined, children: ChildProcess[]) {
   // --expose-gc: the memory of open streams is measured after a full collection (settledMemoryOf).
   const broadcaster = await start('bare-broadcaster.ts', {}, children, { execArgv: ['--expose-gc'] });
   const convene = await start('convene-node.ts', conveneEnv(databaseUrl), children, {
     quiet: true,
     execArgv: ['--expose-gc'],
   });
-  const compared = COMPARE && (await startCompared(await another(), children, ['--expose-gc']));
+  const compared = comparedUrl && (await startCompared(comparedUrl, children, ['--expose-gc']));
   const bareFan = (subscribers: number, rate: number): FanOutTarget => ({
     scenario: `bare broadcaster ${subscribers} × ${rate}/s`,
     port: broadcaster.port,
@@ -568,8 +571,9 @@ const SLICES = 10;
 
 /**
  * Measures scenarios side by side: after a warm-up of each, their runs alternate in SLICES slices
- * (A B, B A, A B…), so that every scenario sees the same machine. On a shared VM the CPU left to
- * a run changes by half within minutes; back-to-back runs compared one such minute with another.
+ * (A B, B A, A B… with two, rotated with more), so that every scenario sees the same machine. On
+ * a shared VM the CPU left to a run changes by half within minutes; back-to-back runs compared one
+ * such minute with another.
  * Each row sums its slices: requests per second, latency percentiles over every request, CPU per
  * request of its server process(es) and of PostgreSQL while it ran.
  */
@@ -600,8 +604,10 @@ async function sideBySide(
   for (const s of scenarios) await loadOf(s, WARMUP_MS);
   const slices = scenarios.length > 1 ? SLICES : 1;
   for (let slice = 0; slice < slices; slice++) {
-    const order = scenarios.map((_, i) => i);
-    if (slice % 2 === 1) order.reverse();
+    // Rotated, so each scenario takes each place in turn (A B, B A with two; A B C, B C A, C A B
+    // with three): with the order reversed every other slice, the middle one of three was always
+    // in the middle.
+    const order = scenarios.map((_, i) => (i + slice) % scenarios.length);
     for (const i of order) {
       const s = scenarios[i]!;
       const total = totals[i]!;
