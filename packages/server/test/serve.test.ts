@@ -15,8 +15,16 @@ it('stops cleanly from its readiness line on: the signal handlers are in place b
     if (String(line).includes('Convene listening'))
       atReadiness = signals.map((signal) => process.listenerCount(signal));
   });
+  // As text, printed with console.log (JSON lines go through the loggers' own output; the handlers
+  // are installed before either is written).
   const server = await serve(
-    loadConfig({ DATABASE_URL: 'memory://', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn' }),
+    loadConfig({
+      DATABASE_URL: 'memory://',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      LOG_FORMAT: 'text',
+    }),
   ).finally(() => log.mockRestore());
   try {
     expect(atReadiness).toEqual(before.map((listeners) => listeners.length + 1));
