@@ -31,22 +31,12 @@ export interface ServeOptions {
 export async function serve(config: ServerConfig, options: ServeOptions = {}): Promise<ConveneServer> {
   const text = !logsAsJson(config.logFormat);
   const color = text && process.stdout.isTTY === true && !process.env.NO_COLOR;
-  // JSON lines are buffered (standardOutput); see `say`.
+  // JSON lines are buffered (standardOutput); see announcer.
   const jsonOutput = text ? undefined : standardOutput();
   const logStream = jsonOutput ?? textOutput(process.stdout, color);
   // Before the app's logger exists: the wait for PostgreSQL, in the same format and output.
   const startLog = pino({ level: config.logLevel }, logStream);
-  const silent = config.logLevel === 'silent';
-  const announce = announcer(text, silent);
-  // Serve's own lines (readiness, shutdown). With JSON logs they go into the loggers' own output
-  // and it is flushed, so each comes after every line logged before it (written beside it, they
-  // had overtaken request lines still buffered); errors go to standard error as they are.
-  const say: typeof announce = (level, msg, fields, error) => {
-    if (!jsonOutput || level !== 'info') return announce(level, msg, fields, error);
-    if (silent) return;
-    jsonOutput.write(`${jsonLogLine(level, msg, fields, error)}\n`);
-    jsonOutput.flush(ignore);
-  };
+  const say = announcer(jsonOutput, config.logLevel === 'silent');
   /** Runs `then` once the JSON output has written what it holds (at once with text logs). */
   const afterOutput = (then: () => void) => {
     if (!jsonOutput) return then();
@@ -140,7 +130,7 @@ export function jsonLogLine(
  * ended. Plain text for a terminal; with JSON logs, one JSON object per line in the logger's shape
  * (a log shipper reading stdout and stderr together got plain lines among them).
  */
-function announcer(text: boolean, silent: boolean) {
+function announcer(jsonOutput: ReturnType<typeof standardOutput> | undefined, silent: boolean) {
   return (
     level: 'info' | 'error',
     msg: string,
@@ -149,8 +139,13 @@ function announcer(text: boolean, silent: boolean) {
   ): void => {
     if (silent && level === 'info') return;
     const out = level === 'error' ? console.error : console.log;
-    if (text) return void (error === undefined ? out(msg) : out(msg, error));
-    out(jsonLogLine(level, msg, fields, error));
+    if (!jsonOutput) return void (error === undefined ? out(msg) : out(msg, error));
+    const line = jsonLogLine(level, msg, fields, error);
+    if (level === 'error') return void out(line);
+    // Into the loggers' own buffered output, then flushed: after every line logged before it
+    // (written beside it, it had overtaken request lines still buffered).
+    jsonOutput.write(`${line}\n`);
+    jsonOutput.flush(ignore);
   };
 }
 
