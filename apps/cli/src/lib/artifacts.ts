@@ -127,7 +127,7 @@ export async function writeUnlessSame(
   found: FoundArtifact,
   content: string,
   write: (locked?: LockedArtifact) => Promise<ArtifactView>,
-): Promise<{ changed: boolean; doc: Omit<ArtifactView, 'lockedBy' | 'lockedAt' | 'lockExpiresAt'> }> {
+): Promise<{ changed: boolean; doc: ReleasedArtifact }> {
   const outcome = await explainingLocks<ArtifactView | { same: ArtifactView }>(found.lockContext, () =>
     found.heldByMe
       ? write()
@@ -154,12 +154,15 @@ export function reportWrite(
   out.result({ ...doc, changed }, { quiet: () => String(doc.version), human });
 }
 
+/** A document without the lock fields of a lock since released (see `released`). */
+type ReleasedArtifact = Omit<ArtifactView, 'lockedBy' | 'lockedAt' | 'lockExpiresAt'>;
+
 /**
  * A document as it stands after a command that took its lock only for one write and released it:
  * the write's answer without the lock fields it carried then (`lockedBy`, `lockedAt`,
  * `lockExpiresAt`), which a script reading `--json` would take for a lock still held.
  */
-function released(doc: ArtifactView): Omit<ArtifactView, 'lockedBy' | 'lockedAt' | 'lockExpiresAt'> {
+function released(doc: ArtifactView): ReleasedArtifact {
   const { lockedBy: _by, lockedAt: _at, lockExpiresAt: _until, ...rest } = doc;
   return rest;
 }
