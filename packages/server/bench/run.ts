@@ -400,7 +400,7 @@ async function fanOutSection(databaseUrl: string, comparedUrl: string | undefine
     subscribers: number,
     rate: number,
     members = subscribers,
-    server: { port: number; child: ChildProcess; label?: string } = convene,
+    server: FanServer = convene,
   ): Promise<FanOutTarget> => {
     const [space] = await createSpaces(server.port, 1, `fan-out ${subscribers}`);
     const onePerParticipant = subscribers <= limits.participantsPerSpace;
@@ -433,20 +433,17 @@ async function fanOutSection(databaseUrl: string, comparedUrl: string | undefine
   // The 10-stream targets open before the 1,000: a server's first streams also load and compile
   // the stream path, which is not memory that 1,000 streams hold. The second listens in a space of
   // 1,000 participants, whose every send's answer is as large as the 1,000 listeners' one (300 kB).
-  // The compared build's server hosts what this build's does, opened in the same order, so that
-  // both hold the same spaces and participants when their 5,000 streams open.
+  // The compared build's server hosts the same, opened in the same order, so that both hold the
+  // same spaces and participants when their 5,000 streams open.
+  const at20 = async (server?: FanServer) => [
+    await conveneFan(10, 20, 10, server),
+    await conveneFan(10, 20, 1000, server),
+    await conveneFan(1000, 20, 1000, server),
+  ];
   const [convene10, convene10of1000, convene1000, bare1000, , , compared1000] = await fanOutSideBySide(20, [
-    await conveneFan(10, 20),
-    await conveneFan(10, 20, 1000),
-    await conveneFan(1000, 20),
+    ...(await at20()),
     bareFan(1000, 20),
-    ...(comparedServer
-      ? [
-          await conveneFan(10, 20, 10, comparedServer),
-          await conveneFan(10, 20, 1000, comparedServer),
-          await conveneFan(1000, 20, 1000, comparedServer),
-        ]
-      : []),
+    ...(comparedServer ? await at20(comparedServer) : []),
   ]);
   const [convene5000, bare5000, compared5000] = await fanOutSideBySide(10, [
     await conveneFan(5000, 10),
@@ -696,42 +693,48 @@ function startCompared(databaseUrl: string, children: ChildProcess[], execArgv: 
   });
 }
 
-/** This build against the compared one (`--compare`): ratios, this / compared, reported. */
+/**
+ * This build against the compared one (`--compare`): each figure's ratio, this / compared,
+ * reported as a target named `<what>, this build / <commit><where>`; met when both runs were clean.
+ */
+function pushComparisons(
+  where: string,
+  figures: readonly (readonly [what: string, ours: number | undefined, theirs: number | undefined])[],
+  clean: boolean,
+) {
+  for (const [what, ours, theirs] of figures)
+    targets.push({
+      target: `${what}, this build / ${COMPARE!.label}${where}`,
+      value: ours === undefined || theirs === undefined ? Number.NaN : round(ours / theirs, 2),
+      limit: 'report',
+      met: clean,
+    });
+}
+
 function compareRequests(label: string, run: RequestRow, compared: RequestRow) {
-  targets.push(
-    {
-      target: `sendMessage req/s, this build / ${COMPARE!.label}, ${label}`,
-      value: round(run.rps / compared.rps, 2),
-      limit: 'report',
-      met: run.errors === 0 && compared.errors === 0,
-    },
-    {
-      target: `sendMessage p99, this build / ${COMPARE!.label}, ${label}`,
-      value: round(run.p99 / compared.p99, 2),
-      limit: 'report',
-      met: run.errors === 0 && compared.errors === 0,
-    },
+  pushComparisons(
+    `, ${label}`,
+    [
+      ['sendMessage req/s', run.rps, compared.rps],
+      ['sendMessage p99', run.p99, compared.p99],
+    ],
+    run.errors === 0 && compared.errors === 0,
   );
 }
 
 function compareFanOut(row: FanOutRow, compared: FanOutRow) {
-  const ratio = (a: number | undefined, b: number | undefined) =>
-    a === undefined || b === undefined ? Number.NaN : round(a / b, 2);
   const faults = (r: FanOutRow) => r.lost + r.duplicated + r.reordered;
-  for (const [what, a, b] of [
-    ['delivery p50', row.p50, compared.p50],
-    ['delivery p99', row.p99, compared.p99],
-    ['sender p50', row.sendP50, compared.sendP50],
-    ['memory per 1,000 streams (resident)', row.rssPer1000MiB, compared.rssPer1000MiB],
-    ['memory per 1,000 streams (JavaScript)', row.jsPer1000MiB, compared.jsPer1000MiB],
-  ] as const) {
-    targets.push({
-      target: `${row.scenario}: ${what}, this build / ${COMPARE!.label}`,
-      value: ratio(a, b),
-      limit: 'report',
-      met: faults(row) === 0 && faults(compared) === 0,
-    });
-  }
+  pushComparisons(
+    '',
+    [
+      [`${row.scenario}: delivery p50`, row.p50, compared.p50],
+      [`${row.scenario}: delivery p99`, row.p99, compared.p99],
+      [`${row.scenario}: sender p50`, row.sendP50, compared.sendP50],
+      [`${row.scenario}: memory per 1,000 streams (resident)`, row.rssPer1000MiB, compared.rssPer1000MiB],
+      [`${row.scenario}: memory per 1,000 streams (JavaScript)`, row.jsPer1000MiB, compared.jsPer1000MiB],
+    ],
+    faults(row) === 0 && faults(compared) === 0,
+  );
 }
 
 /** The bare route, with `count` keys registered; its request for connection i uses key i. */
@@ -795,6 +798,9 @@ async function joinParticipants(port: number, space: Space, count: number): Prom
   }
   return keys;
 }
+
+/** A Convene server of the fan-out: this build's, or the compared one's (with its label). */
+type FanServer = { port: number; child: ChildProcess; label?: string };
 
 /** One side of a fan-out comparison: a server, the stream its subscribers open, how to publish. */
 interface FanOutTarget {
