@@ -424,6 +424,30 @@ describe('tail of a participant who is removed', () => {
   });
 });
 
+describe('tail of a space that expires while the server is down', () => {
+  it('ends as when it sees the space close (exit 0), though the event never reached it', async () => {
+    const host = new User(server.url);
+    try {
+      expect((await host.run(['space', 'create', 'Brief', '--ttl', '8s'])).code).toBe(0);
+      const expires = Date.now() + 8_000;
+      const tail = follow(host, ['tail'], { timeoutMs: 90_000 });
+      await tail.waitFor('Following Brief live', { in: 'stderr' });
+      await server.stop();
+      await tail.waitFor(/Connection lost \(.+\), reconnecting…\n/, { in: 'stderr' });
+      // Down until the space is past its time to live: what ends it is the refused reconnection.
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, expires - Date.now()) + 1_000));
+      await server.start();
+      const result = await tail.done;
+      expect(result.stdout).toContain('the space expired');
+      expect(result.stderr).not.toContain('The stream ended');
+      expect(result.stderr).not.toContain('✗');
+      expect(result.code).toBe(0);
+    } finally {
+      host.remove();
+    }
+  }, 120_000);
+});
+
 describe('inbox --follow of a participant who is removed, who leaves, or whose space closes', () => {
   it('ends as tail does: exit 4 when removed, exit 0 when the space closes or you leave it elsewhere', async () => {
     const host = new User(server.url);

@@ -71,12 +71,13 @@ export function registerTail(program: Command, app: App): void {
         creators,
       );
       const text = !ctx.out.mode.json;
+      const stream = space.messages.stream({
+        signal: ctx.signal,
+        ...(since ? { since } : {}),
+        ...sayConnectionLost(ctx.out),
+      });
       try {
-        for await (const event of space.messages.stream({
-          signal: ctx.signal,
-          ...(since ? { since } : {}),
-          ...sayConnectionLost(ctx.out),
-        })) {
+        for await (const event of stream) {
           // Who created a document, which its event does not carry: asked before its line, when
           // that is cheap (see Creators).
           if (text && event.event === 'artifact-created') await creators.of(event.data.id);
@@ -85,11 +86,15 @@ export function registerTail(program: Command, app: App): void {
       } catch (error) {
         if (!ctx.signal.aborted) throw error;
       }
-      if (view.departed === 'kicked') throw removedFrom(ctx, saved);
-      // The SDK ends a live stream quietly when reconnecting finds the key refused (removed, left
-      // elsewhere, the space closed without our seeing it): asking once more fails as any command
-      // would (exit 4 or 6, with what to do), rather than exit 0 as if the stream had just ended.
-      if (!ctx.signal.aborted && !view.closed && !view.departed) await space.get();
+      // The SDK ends a live stream quietly, and says why, when reconnecting finds the key refused:
+      // the space closed or expired, or you left, while the connection was down (the event that
+      // says so was missed), is the same end as when it was seen (exit 0); being removed is exit 4
+      // and what to do; a key refused for another reason fails as any command would.
+      const ended = stream.ended;
+      if (view.departed === 'kicked' || ended?.reason === 'kicked') throw removedFrom(ctx, saved);
+      if (ended?.reason === 'refused') throw ended.error;
+      if (ended?.reason === 'closed') view.closedUnseen(ended.error?.code === 'space_expired');
+      if (ended?.reason === 'left') view.leftUnseen();
       view.end(ctx.signal.aborted);
       // Stopped (Ctrl-C, SIGTERM, SIGHUP) rather than ended: the signal's code, as a shell reports it.
       if (ctx.signal.aborted) throw new Stopped(stoppedBy(ctx.signal).exitCode);
@@ -166,6 +171,20 @@ class TailView {
   /** You left (elsewhere) or were removed while following: the stream ended there. */
   get departed(): 'left' | 'kicked' | undefined {
     return this.myStatus === 'left' || this.myStatus === 'kicked' ? this.myStatus : undefined;
+  }
+
+  /** The space closed (or expired) while the connection was down, so its event never came. */
+  closedUnseen(expired: boolean): void {
+    if (this.closed) return;
+    this.closed = true;
+    if (!this.ctx.out.mode.json) this.note(expired ? 'the space expired' : 'the space was closed');
+  }
+
+  /** You left (elsewhere) while the connection was down, so your own status change never came. */
+  leftUnseen(): void {
+    if (this.departed) return;
+    this.myStatus = 'left';
+    if (!this.ctx.out.mode.json) this.note('You left (elsewhere)');
   }
 
   end(interrupted: boolean): void {
