@@ -109,7 +109,12 @@ describe('create, list, show, write, download, history, diff, restore', () => {
     expect(downloaded.stdout).toBe('piped\n');
     const out = join(owner.home, 'copy.md');
     const saved = await owner.run(['artifact', 'download', 'plan.md', '-o', out, '--json']);
-    expect(saved.json()).toMatchObject({ file: out, bytes: 6 });
+    // Which version the file holds, with --json as in words.
+    expect(saved.json()).toMatchObject({ name: 'plan.md', version: 3, file: out, bytes: 6 });
+    expect((await owner.run(['artifact', 'download', 'plan.md', '--json'])).json()).toMatchObject({
+      version: 3,
+      content: 'piped\n',
+    });
     expect(readFileSync(out, 'utf8')).toBe('piped\n');
     const nowhere = await owner.run([
       'artifact',
@@ -791,8 +796,11 @@ describe('artifact show and download --at', () => {
     expect(readFileSync(file, 'utf8')).toBe('first\n');
     const latest = join(owner.home, 'at-new.md');
     expect((await owner.run(['artifact', 'download', 'at.md', '-o', latest])).stderr).toContain(
-      `✓ Saved at.md to ${latest}`,
+      `✓ Saved at.md version 2 to ${latest}`,
     );
+    expect(
+      (await owner.run(['artifact', 'download', 'at.md', '--at', '1', '-o', file, '--json'])).json(),
+    ).toMatchObject({ version: 1, file });
     expect((await owner.run(['artifact', 'download', 'at.md'])).stdout).toBe('second\n');
     for (const verb of ['show', 'download']) {
       const none = await owner.run(['artifact', verb, 'at.md', '--at', '9']);

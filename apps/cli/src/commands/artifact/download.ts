@@ -34,10 +34,12 @@ export function registerArtifactDownload(artifact: Command, app: App): void {
         reference,
         'convene artifact download ARTIFACT [-o FILE] [--at N]',
       );
-      const markdown =
+      // The document read whole (content and version in one answer), so that the version said is
+      // the one whose text this is, even while someone saves another.
+      const { content: markdown, version } =
         options.at === undefined
-          ? await found.space.artifacts.download(found.artifact.id)
-          : (await found.space.artifacts.version(found.artifact.id, Number(options.at))).content;
+          ? await found.space.artifacts.get(found.artifact.id)
+          : await found.space.artifacts.version(found.artifact.id, Number(options.at));
       const { out } = ctx;
       if (options.output !== undefined) {
         writeFileSync(options.output, markdown);
@@ -45,21 +47,21 @@ export function registerArtifactDownload(artifact: Command, app: App): void {
           {
             id: found.artifact.id,
             name: found.artifact.name,
+            version,
             file: options.output,
             bytes: Buffer.byteLength(markdown),
           },
           {
             quiet: () => options.output,
             human: () =>
-              out.success(
-                `Saved ${out.c.bold(found.artifact.name)}${options.at === undefined ? '' : ` version ${Number(options.at)}`} to ${options.output}`,
-              ),
+              out.success(`Saved ${out.c.bold(found.artifact.name)} version ${version} to ${options.output}`),
           },
         );
         return;
       }
       // The content is the output, even with --json: a document is not JSON.
-      if (out.mode.json) out.json({ id: found.artifact.id, name: found.artifact.name, content: markdown });
+      if (out.mode.json)
+        out.json({ id: found.artifact.id, name: found.artifact.name, version, content: markdown });
       else out.raw(markdown);
     });
 }
