@@ -55,8 +55,13 @@ export class UnauthorizedError extends DomainError {
 
 /** No key was presented at all: said where a key goes (REST: the header; MCP: the argument). */
 export class KeyRequiredError extends UnauthorizedError {
-  constructor(where = 'X-Private-Key') {
+  constructor(
+    where = 'X-Private-Key',
+    /** Where else the key may go, for a caller that cannot set the header (MCP: an argument). */
+    hint?: string,
+  ) {
     super(`${where} is required`, 'key_required');
+    if (hint !== undefined) Object.assign(this.details, { hint });
   }
 }
 

@@ -428,6 +428,33 @@ describe('MCP server', () => {
     expect(create.ttl?.description).toMatch(/in seconds, 1 to 2592000/);
   });
 
+  it('names other tools as tools (create_space, not createSpace) in every description an agent reads', async () => {
+    const { tools } = await mcp.listTools();
+    const names = new Set(tools.map((t) => t.name));
+    const camel = new Set(
+      [...names].map((n) => n.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase())),
+    );
+    const texts: string[] = [];
+    const collect = (node: unknown): void => {
+      if (Array.isArray(node)) node.forEach(collect);
+      else if (node && typeof node === 'object') {
+        const { description } = node as { description?: unknown };
+        if (typeof description === 'string') texts.push(description);
+        Object.values(node).forEach(collect);
+      }
+    };
+    collect(tools);
+    const operationIds = texts.flatMap((text) =>
+      [...text.matchAll(/\b[a-z]+(?:[A-Z][a-z]*)+\b/g)].map((m) => m[0]).filter((word) => camel.has(word)),
+    );
+    expect(operationIds).toEqual([]);
+    // What they said before, now as tools: the contract's words for the OpenAPI document stay.
+    const join = tools.find((t) => t.name === 'get_join_status')!;
+    expect(JSON.stringify(join)).toContain('join_space');
+    const document = await h.get('/openapi.json');
+    expect(JSON.stringify(document.body)).toContain('createSpace’s spaceId');
+  });
+
   it('caps the long polls of list_messages and get_inbox at 55 s, as wait_for_messages, below the MCP client’s 60 s timeout', async () => {
     const { tools } = await mcp.listTools();
     const byName = new Map(tools.map((t) => [t.name, t]));
@@ -487,13 +514,14 @@ describe('MCP server', () => {
     expect(body.error).toBe(rest.body.error);
     expect(body.code).toBe('key_unknown');
 
-    // Missing: said as an agent passes it (the argument), not only as the header REST names.
+    // Missing: REST's words, and where an agent passes it (the argument), as a hint.
     const missing = await callError(mcp, 'get_space', { spaceId: space.spaceId }, 401);
-    expect(missing.error).toMatch(
-      /^privateKey \(the space key, as an argument or the X-Private-Key header\) is required$/,
-    );
+    const restMissing = await h.get(`/hub/space/${space.spaceId}`);
+    expect(restMissing.body.error).toBe('X-Private-Key is required');
+    expect(missing.error).toBe(restMissing.body.error);
     expect(missing.code).toBe('key_required');
-    expect((await h.get(`/hub/space/${space.spaceId}`)).body.error).toBe('X-Private-Key is required');
+    expect(missing.hint).toBe('pass the space key as the privateKey argument (or the X-Private-Key header)');
+    expect(restMissing.body).not.toHaveProperty('hint');
 
     const restNotFound = await h.get('/hub/space/not-a-uuid', { key: space.ownerKey });
     const notFound = await callError(

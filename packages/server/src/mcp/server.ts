@@ -31,7 +31,7 @@ import { toHttpError } from '../http/errors';
 import { jsonBodyProblem, NUL_PROBLEM, SURROGATE_PROBLEM } from '../http/json-body';
 import { type FailureLog, logFailure } from '../http/log-errors';
 import { mcpInstructions } from './instructions';
-import { type Tool, toolJsonSchema } from './tool';
+import { describeInToolNames, inToolNames, type Tool, toolJsonSchema } from './tool';
 
 export interface McpServerOptions {
   deps: Deps;
@@ -50,14 +50,16 @@ const listings = new WeakMap<readonly Tool[], McpTool[]>();
 function listingOf(table: readonly Tool[]): McpTool[] {
   let listing = listings.get(table);
   if (!listing) {
+    const names = table.map((tool) => tool.name);
     listing = table.map((tool) => ({
       name: tool.name,
       title: tool.title,
-      description: tool.description,
+      description: inToolNames(tool.description, names),
       inputSchema: toolJsonSchema(tool.input, 'input') as McpTool['inputSchema'],
       outputSchema: toolJsonSchema(tool.output, 'output') as McpTool['outputSchema'],
       annotations: { title: tool.title, ...tool.annotations },
     }));
+    for (const tool of listing) describeInToolNames([tool.inputSchema, tool.outputSchema], names);
     listings.set(table, listing);
   }
   return listing;
@@ -127,10 +129,14 @@ export function createMcpServer({ deps, shutdown, tools, sessionId, log }: McpSe
       const structuredContent = tool.output.parse(output) as Record<string, unknown>;
       return { content: [{ type: 'text', text: JSON.stringify(structuredContent) }], structuredContent };
     } catch (error) {
-      // An agent passes its key as an argument; a header it may not be able to set.
+      // REST's words (decisions.md: the same message), and where an agent that may not be able to
+      // set a header puts its key: the argument.
       const named =
         error instanceof KeyRequiredError
-          ? new KeyRequiredError('privateKey (the space key, as an argument or the X-Private-Key header)')
+          ? new KeyRequiredError(
+              undefined,
+              'pass the space key as the privateKey argument (or the X-Private-Key header)',
+            )
           : error;
       logFailure(log, toHttpError(named, deps.config.publicUrl).status, error, `tool ${tool.name}`);
       return toolError(named, deps.config.publicUrl);

@@ -38,6 +38,32 @@ export const defineTool = <I extends z.ZodType, O extends z.ZodType>(tool: Tool<
 export const toolName = (operationId: string): string =>
   operationId.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
 
+/**
+ * `text` with every operationId of a tool in `names` written as that tool's name (`createSpace's
+ * spaceId` → `create_space's spaceId`): the contract's descriptions, shared with the OpenAPI
+ * document, name operations, and an agent given the tool list alone would call what it reads.
+ */
+export function inToolNames(text: string, names: readonly string[]): string {
+  const byOperation = new Map(
+    names.filter((name) => name.includes('_')).map((name) => [camelCase(name), name] as const),
+  );
+  return text.replace(/\b[a-z]+(?:[A-Z][a-z]*)+\b/g, (word) => byOperation.get(word) ?? word);
+}
+
+const camelCase = (name: string) => name.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+
+/** Every `description` under `node` (in place) with operationIds written as tool names (inToolNames). */
+export function describeInToolNames(node: unknown, names: readonly string[]): void {
+  if (Array.isArray(node)) {
+    for (const item of node) describeInToolNames(item, names);
+    return;
+  }
+  if (!node || typeof node !== 'object') return;
+  const record = node as Record<string, unknown>;
+  if (typeof record.description === 'string') record.description = inToolNames(record.description, names);
+  for (const value of Object.values(record)) describeInToolNames(value, names);
+}
+
 /** The key argument every keyed tool takes (the connection header is the alternative). */
 export const keyArg = {
   privateKey: z
