@@ -65,7 +65,7 @@ describe('MCP resources', () => {
 
       // The status and message REST would give, behind the client's one "MCP error <code>:".
       await expect(client.readResource({ uri: 'convene://space/nope/messages' })).rejects.toThrow(
-        /^MCP error -32600: 400: unknown resource convene:\/\/space\/nope\/messages: expected /,
+        /^MCP error -32602: 400: unknown resource convene:\/\/space\/nope\/messages: expected /,
       );
       const other = await h.createSpace();
       await expect(client.readResource({ uri: messagesUri(other) })).rejects.toThrow(
@@ -75,7 +75,7 @@ describe('MCP resources', () => {
         client.readResource({
           uri: `convene://space/${space.spaceId}/artifact/00000000-0000-4000-8000-000000000000`,
         }),
-      ).rejects.toThrow(/^MCP error -32602: 404: artifact not found$/);
+      ).rejects.toThrow(/^MCP error -32002: 404: artifact not found$/);
     } finally {
       await client.close();
     }

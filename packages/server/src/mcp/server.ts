@@ -245,6 +245,17 @@ const noSession = () =>
  * A resource call's DomainError as a JSON-RPC error carrying the REST status and message; a
  * failure (5xx) is logged on the request's logger and left to the SDK (-32603, internal error).
  */
+/**
+ * The JSON-RPC code of a refused resource call: the MCP specification's -32002 for a resource that
+ * is not there, invalid params for a uri that names none (400), invalid request for the rest (a
+ * key refused, a closed space); the REST status and error travel in the error's data.
+ */
+const RESOURCE_NOT_FOUND = -32002;
+function resourceErrorCode(status: number): number {
+  if (status === 404) return RESOURCE_NOT_FOUND;
+  return status === 400 ? ErrorCode.InvalidParams : ErrorCode.InvalidRequest;
+}
+
 async function resourceCall<T>(deps: Deps, log: FailureLog, call: () => Promise<T>): Promise<T> {
   try {
     return await call();
@@ -252,11 +263,7 @@ async function resourceCall<T>(deps: Deps, log: FailureLog, call: () => Promise<
     const { status, body } = toHttpError(error, deps.config.publicUrl);
     logFailure(log, status, error, 'resource call');
     if (status >= 500) throw error;
-    throw new JsonRpcError(
-      status === 404 ? ErrorCode.InvalidParams : ErrorCode.InvalidRequest,
-      `${status}: ${body.error}`,
-      { ...body, status },
-    );
+    throw new JsonRpcError(resourceErrorCode(status), `${status}: ${body.error}`, { ...body, status });
   }
 }
 
