@@ -105,6 +105,12 @@ describe('MCP resources', () => {
         ReadResourceResultSchema,
       );
       expect(JSON.parse((read.contents[0] as { text: string }).text).messages[0].content).toBe('hello');
+      // Copied with a space and a line break around it, as a model or a hand often copies a key.
+      const padded = await client.request(
+        { method: 'resources/read', params: { uri: messagesUri(space), privateKey: ` ${guest.key}\n` } },
+        ReadResourceResultSchema,
+      );
+      expect(padded.contents).toEqual(read.contents);
       await client.request(
         { method: 'resources/subscribe', params: { uri: messagesUri(space), privateKey: guest.key } },
         EmptyResultSchema,

@@ -514,6 +514,17 @@ describe('MCP server', () => {
     expect(body.error).toBe(rest.body.error);
     expect(body.code).toBe('key_unknown');
 
+    // A key copied with spaces or a line break around it is the key (a key holds none).
+    const padded = await callOk(mcp, 'get_space', {
+      spaceId: space.spaceId,
+      privateKey: `  ${space.ownerKey}\n`,
+    });
+    expect(padded.spaceId).toBe(space.spaceId);
+    // A key that is only spaces is no key.
+    expect((await callError(mcp, 'get_space', { spaceId: space.spaceId, privateKey: ' \n' }, 401)).code).toBe(
+      'key_required',
+    );
+
     // Missing: REST's words, and where an agent passes it (the argument), as a hint.
     const missing = await callError(mcp, 'get_space', { spaceId: space.spaceId }, 401);
     const restMissing = await h.get(`/hub/space/${space.spaceId}`);

@@ -8,6 +8,7 @@ import {
   retryAfterSeconds,
 } from '@convene/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { keyArgument } from '../mcp/tool';
 import { clientOf, isWellFormed, pageBucket, presentedCredential, rateLimitClient } from './client';
 import { toHttpError } from './errors';
 
@@ -204,8 +205,8 @@ const countedByBody = (request: FastifyRequest): boolean =>
 function keyOfCall(call: unknown): { kind: 'space-key'; value: string } | undefined {
   const params = (call as { params?: { privateKey?: unknown; arguments?: { privateKey?: unknown } } } | null)
     ?.params;
-  const key = params?.arguments?.privateKey ?? params?.privateKey;
-  return typeof key === 'string' && key !== '' ? { kind: 'space-key', value: key } : undefined;
+  const key = keyArgument(params?.arguments?.privateKey ?? params?.privateKey);
+  return key === undefined ? undefined : { kind: 'space-key', value: key };
 }
 
 /**

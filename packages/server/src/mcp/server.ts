@@ -31,7 +31,7 @@ import { toHttpError } from '../http/errors';
 import { jsonBodyProblem, NUL_PROBLEM, SURROGATE_PROBLEM } from '../http/json-body';
 import { type FailureLog, logFailure } from '../http/log-errors';
 import { mcpInstructions } from './instructions';
-import { describeInToolNames, inToolNames, type Tool, toolJsonSchema } from './tool';
+import { describeInToolNames, inToolNames, keyArgument, type Tool, toolJsonSchema } from './tool';
 
 export interface McpServerOptions {
   deps: Deps;
@@ -100,7 +100,7 @@ export function createMcpServer({ deps, shutdown, tools, sessionId, log }: McpSe
     if (!tool) throw new JsonRpcError(ErrorCode.InvalidParams, `unknown tool ${request.params.name}`);
     const headers = extra.requestInfo?.headers;
     const args = (request.params.arguments ?? {}) as Record<string, unknown>;
-    const argKey = typeof args.privateKey === 'string' && args.privateKey ? args.privateKey : undefined;
+    const argKey = keyArgument(args.privateKey);
     const progressToken = request.params._meta?.progressToken;
     try {
       // The HTTP layer left U+0000 and lone surrogates in the arguments to the tool
@@ -147,8 +147,7 @@ export function createMcpServer({ deps, shutdown, tools, sessionId, log }: McpSe
   // uri (as tools take it as an argument; the method's schema does not keep it, so it is read from
   // the request as sent), else the connection's X-Private-Key.
   const keyOf = (extra: RequestExtra, sent: SentRequest) => {
-    const param = sent.params?.privateKey;
-    return typeof param === 'string' && param ? param : header(extra.requestInfo?.headers, 'x-private-key');
+    return keyArgument(sent.params?.privateKey) ?? header(extra.requestInfo?.headers, 'x-private-key');
   };
   onRequest(server, ListResourcesRequestSchema, async (_request, extra, sent) => ({
     resources: await resourceCall(deps, log, () => listResources({ deps, key: keyOf(extra, sent) })),

@@ -64,6 +64,16 @@ export function describeInToolNames(node: unknown, names: readonly string[]): vo
   for (const value of Object.values(record)) describeInToolNames(value, names);
 }
 
+/**
+ * The space key an MCP call carries as its `privateKey` argument or param, without the spaces or
+ * line break around it that a key copied by hand or by a model often has (a key holds none);
+ * undefined when there is none.
+ */
+export function keyArgument(value: unknown): string | undefined {
+  const key = typeof value === 'string' ? value.trim() : '';
+  return key === '' ? undefined : key;
+}
+
 /** The key argument every keyed tool takes (the connection header is the alternative). */
 export const keyArg = {
   privateKey: z
