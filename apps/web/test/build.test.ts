@@ -85,8 +85,12 @@ describe('the build', () => {
     // composer closed while muted, the lock let go by an idle editor, keeping access to the space).
     // The shared client grew by 0.6 kB in session 25 (every error's code and the loops' ended from
     // it, the loops' reconnection policy, participants.reject, AbortErrors naming the waits): the
-    // dashboard went to 17.6 kB, the join page to 18.3 kB, the space page to 37.5 kB.
-    const budgets: Record<string, number> = { space: 38 * 1024, join: 19 * 1024 };
+    // dashboard went to 17.6 kB, the join page to 18.3 kB, the space page to 37.5 kB. The space page
+    // grew by 0.7 kB in session 30, to 38.3 kB, with what a second human's trial asked of it (a
+    // draft kept when the space ends, versions that follow, names in use refused, why a key no
+    // longer opens the space, said as that fact); the dashboard by 0.5 kB, to 18.2 kB (that sentence
+    // of why, which every page's errors share, and a token name in use refused).
+    const budgets: Record<string, number> = { space: 39 * 1024, join: 19 * 1024, dashboard: 19 * 1024 };
     for (const { page, gzipBytes } of build.pages)
       expect(gzipBytes, `${page}: ${gzipBytes} bytes`).toBeLessThan(budgets[page] ?? 18 * 1024);
   });

@@ -39,6 +39,27 @@ describe('describeError', () => {
     );
   });
 
+  it('says why a key stopped working when the server’s code says so, whatever the status', () => {
+    const refused = (status: number, error: string, code: string) =>
+      new (status === 409 ? ConflictError : AuthenticationError)(`${status} ${error}`, {
+        ...answer(status, error),
+        body: { error, code },
+      });
+    expect(describeError(refused(401, 'participant was removed', 'participant_removed'))).toBe(
+      'The owner removed you from this space: your key no longer opens it.',
+    );
+    expect(describeError(refused(401, 'participant left', 'participant_left'))).toBe(
+      'You left this space: your key no longer opens it. Open the invitation link again to rejoin.',
+    );
+    for (const status of [401, 409])
+      expect(describeError(refused(status, 'space is closed', 'space_closed'), 'this invitation')).toBe(
+        'This space was closed by its owner, for good: nothing in it can be read or sent any more.',
+      );
+    expect(describeError(refused(401, 'space is closed', 'space_expired'))).toBe(
+      'This space has expired (it reached the end of its time), for good: nothing in it can be read or sent any more.',
+    );
+  });
+
   it('tells how long to wait after a 429, from Retry-After', () => {
     const limited = new RateLimitError('429 slow down', answer(429, 'slow down', { 'retry-after': '7' }));
     expect(describeError(limited)).toBe('Too many requests. Try again in 7 seconds.');

@@ -453,12 +453,15 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
     expect(await page.locator('#live').textContent()).toBe('ended');
     expect(await page.locator('#space-state').textContent()).toBe('closed');
     expect(await page.getByRole('button', { name: 'Send' }).isDisabled()).toBe(true);
-    // Reloaded, the tab says its key no longer opens the space, not that it holds none.
+    // Reloaded, the tab says why its key no longer opens the space (closed, for good), not that it
+    // holds none, nor a list of guesses; no other key would open it.
     await page.reload();
     await page.locator('#no-key').waitFor();
-    await expect.poll(() => page.locator('#space-notice').textContent()).toMatch(/^Your key does not open/);
+    await expect
+      .poll(() => page.locator('#space-notice').textContent())
+      .toBe('This space was closed by its owner, for good: nothing in it can be read or sent any more.');
     expect(await page.locator('#no-key-text').textContent()).toBe(
-      'The key this tab kept no longer opens this space. Paste another key, use the invitation link you were given, or fetch your key from your dashboard.',
+      'The key kept for this space no longer opens it.',
     );
     await removed.close();
     await page.close();

@@ -517,6 +517,117 @@ describe.skipIf(!hasChromium)('the pages as a human found them', () => {
     expect(problems).toEqual([]);
   }, 60_000);
 
+  // What an outside human's trial of the pages found (session 30).
+  it('keeps an unsaved draft on screen, read-only, when the space closes while it is edited', async () => {
+    const space = await h.createSpace({ name: 'Closing', description: 'closed mid-edit', ownerName: 'Olga' });
+    const { page } = await editingParticipant(space, 'Dave');
+    const editor = page.locator('#artifact-editor');
+    await editor.fill('words not saved yet\n');
+    expect((await h.delete(`/hub/space/${space.spaceId}`, { key: space.ownerKey })).status).toBe(200);
+    await expect.poll(() => page.locator('#space-notice').textContent()).toBe('The owner closed this space.');
+    expect(await editor.isVisible()).toBe(true);
+    expect(await editor.inputValue()).toBe('words not saved yet\n');
+    expect(await editor.isEditable()).toBe(false);
+    expect(await page.locator('#artifact-notice').textContent()).toBe(
+      'This document can no longer be saved here. Your unsaved text is still below: copy it to keep it.',
+    );
+    // Closing released the lock: the page no longer says it is this tab's.
+    expect(await page.locator('#artifact-meta').textContent()).not.toContain('locked by you');
+    expect(await page.getByRole('button', { name: 'Save' }).isHidden()).toBe(true);
+    // Putting the document away asks first: the text would be gone.
+    const asked = new Promise<string>((resolve) =>
+      page.once('dialog', (dialog) => {
+        resolve(dialog.message());
+        void dialog.dismiss();
+      }),
+    );
+    await page.locator('#artifact-close').click();
+    expect(await asked).toBe('Discard your unsaved text?');
+    expect(await editor.inputValue()).toBe('words not saved yet\n');
+    await page.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
+
+  it('brings an open list of versions up to date as others save', async () => {
+    const space = await h.createSpace({ name: 'History', description: 'versions while reading' });
+    const artifactId = await h.createArtifact(space, 'notes', 'one\n');
+    const page = await joinedPage(space, 'Vera');
+    await page.locator(`#artifacts button[data-artifact-id="${artifactId}"]`).click();
+    await page.locator('#artifact-history-button').click();
+    const versions = page.locator('#artifact-versions li strong');
+    await expect.poll(() => versions.allTextContents()).toEqual(['Version 1']);
+    // A version on view stays on view while the list follows.
+    await page.getByRole('button', { name: 'View' }).click();
+    await expect.poll(() => page.locator('#artifact-version-view').textContent()).toBe('one\n');
+    const path = `/hub/space/${space.spaceId}/artifact/${artifactId}`;
+    expect((await h.post(`${path}/lock`, { key: space.ownerKey })).status).toBe(200);
+    const write = await h.patch(path, { key: space.ownerKey, body: { content: 'two\n' } });
+    expect(write.status, write.text).toBe(200);
+    await expect.poll(() => versions.allTextContents()).toEqual(['Version 2', 'Version 1']);
+    expect(await page.locator('#artifact-version-view').isVisible()).toBe(true);
+    await page.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
+
+  it('refuses a second document or token of a name already in use, as the CLI does, saying so', async () => {
+    const space = await h.createSpace({ name: 'Names', description: 'one of each' });
+    await h.createArtifact(space, 'Roadmap', 'v1\n');
+    const page = await ownerPage(space);
+    await page.getByText('New document').click();
+    await page.getByLabel('Name', { exact: true }).fill('roadmap');
+    await page.getByRole('button', { name: 'Create' }).click();
+    await expect
+      .poll(() => page.locator('#artifact-form-notice').textContent())
+      .toBe('There is already a document called “Roadmap”: open it from the list, or choose another name.');
+    const view = await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey });
+    expect(view.body.artifacts.map((a: { name: string }) => a.name)).toEqual(['Roadmap']);
+    // Another name goes through, and the notice goes.
+    await page.getByLabel('Name', { exact: true }).fill('Roadmap 2');
+    await page.getByRole('button', { name: 'Create' }).click();
+    await expect.poll(() => page.locator('#artifact-title').textContent()).toBe('Roadmap 2');
+    expect(await page.locator('#artifact-form-notice').isHidden()).toBe(true);
+
+    await page.goto(`${srv.url}/login`);
+    await page.locator('#signup-name').fill('Tess');
+    await page.locator('#signup-email').fill(`names-${Date.now()}@example.com`);
+    await page.locator('#signup-password').fill('a long password');
+    await page.getByRole('button', { name: 'Create the account' }).click();
+    await page.waitForURL(`${srv.url}/dashboard`);
+    const tokenName = page.getByLabel('Name', { exact: true });
+    await tokenName.fill('laptop agent');
+    await page.getByRole('button', { name: 'Create a token' }).click();
+    await expect.poll(() => page.locator('#tokens tbody tr').count()).toBe(1);
+    await tokenName.fill('Laptop Agent');
+    await page.getByRole('button', { name: 'Create a token' }).click();
+    await expect
+      .poll(() => page.locator('#dashboard-notice').textContent())
+      .toMatch(
+        /^You already have a token called “laptop agent” \(usr_\w+…\): choose another name, or revoke that one first\.$/,
+      );
+    expect(await page.locator('#tokens tbody tr').count()).toBe(1);
+    // On a phone, its row fits: the Revoke button is whole on screen.
+    await page.setViewportSize({ width: 390, height: 844 });
+    const revoke = await page.getByRole('button', { name: 'Revoke laptop agent' }).boundingBox();
+    expect((revoke?.x ?? 0) + (revoke?.width ?? 0)).toBeLessThanOrEqual(390);
+    await page.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
+
+  it('takes a phone’s reader to the notice that says they left, where the button was pressed', async () => {
+    const space = await h.createSpace({ name: 'Leaving', description: 'a small screen' });
+    const page = await joinedPage(space, 'Lee');
+    await page.setViewportSize({ width: 390, height: 844 });
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Leave the space' }).click();
+    await expect.poll(() => page.locator('#space-notice').textContent()).toBe('You left this space.');
+    expect(await focused(page)).toBe('space-notice');
+    const box = await page.locator('#space-notice').boundingBox();
+    expect(box?.y ?? -1).toBeGreaterThanOrEqual(0);
+    expect((box?.y ?? 9999) + (box?.height ?? 0)).toBeLessThanOrEqual(844);
+    await page.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
+
   describe('with a clock the test moves', () => {
     // The clock is the browser context's: this describe has its own.
     const clocked = useBrowser();

@@ -8,11 +8,33 @@ function said(error: ConveneError): string {
 /** What a failure to reach the service says: a page that reaches it again takes the sentence back. */
 export const UNREACHABLE = 'The service cannot be reached; check your connection and try again.';
 
+/**
+ * Why a key stopped working, when the server's code says (removed, left, the space closed or
+ * expired): what happened, in the words the page uses when it sees it happen, rather than a list
+ * of guesses. Undefined for any other refusal.
+ */
+export function keyEnded(error: unknown): string | undefined {
+  switch (error instanceof ConveneError ? error.code : undefined) {
+    case 'participant_removed':
+      return 'The owner removed you from this space: your key no longer opens it.';
+    case 'participant_left':
+      return 'You left this space: your key no longer opens it. Open the invitation link again to rejoin.';
+    case 'space_closed':
+      return 'This space was closed by its owner, for good: nothing in it can be read or sent any more.';
+    case 'space_expired':
+      return 'This space has expired (it reached the end of its time), for good: nothing in it can be read or sent any more.';
+    default:
+      return undefined;
+  }
+}
+
 /** A sentence a person can act on, for an error of a call about `what` ("this space"…). */
 export function describeError(error: unknown, what = 'this space'): string {
   if (error instanceof ConnectionError) return UNREACHABLE;
   if (!(error instanceof ConveneError) || error.status === undefined)
     return `Something went wrong: ${error instanceof Error ? error.message : String(error)}`;
+  const ended = keyEnded(error);
+  if (ended) return ended;
   const text = said(error);
   switch (error.status) {
     case 400:

@@ -1,5 +1,6 @@
 // /dashboard: the logged-in human's spaces and API tokens.
 import type { MySpace, TokenMetadata } from '@convene/sdk';
+import { shownName } from '../lib/bidi';
 import {
   $,
   busy,
@@ -85,17 +86,21 @@ async function loadSpaces(): Promise<void> {
   $('spaces-empty').hidden = rows.length > 0;
 }
 
+/** The tokens as last listed: a new one is not given the name of one still in use. */
+let listed: TokenMetadata[] = [];
+
 async function loadTokens(): Promise<void> {
   if (!account) return;
   const tokens = await account.tokens.list();
+  listed = tokens;
   const rows = tokens.map((token) =>
     el(
       'tr',
       { class: token.revoked ? 'revoked' : '' },
       el('td', {}, isolated(token.name)),
       el('td', {}, el('code', {}, `${token.prefix}…`)),
-      el('td', {}, formatTime(token.createdAt)),
-      el('td', {}, token.lastUsedAt ? formatTime(token.lastUsedAt) : 'never'),
+      el('td', { class: 'wide' }, formatTime(token.createdAt)),
+      el('td', { class: 'wide' }, token.lastUsedAt ? formatTime(token.lastUsedAt) : 'never'),
       el(
         'td',
         { class: 'actions' },
@@ -137,6 +142,17 @@ tokenForm.addEventListener('submit', async (event) => {
   event.preventDefault();
   if (!account) return;
   const name = $('token-name', HTMLInputElement).value.trim();
+  // Two live tokens of one name could not be told apart when one is to be revoked (the CLI
+  // refuses it too).
+  const taken = name && listed.find((t) => !t.revoked && t.name.toLowerCase() === name.toLowerCase());
+  if (taken) {
+    notify(
+      'dashboard-notice',
+      `You already have a token called “${shownName(taken.name)}” (${taken.prefix}…): choose another name, or revoke that one first.`,
+    );
+    $('token-name').focus();
+    return;
+  }
   await busy(submitButton(tokenForm), async () => {
     try {
       const created = await account.tokens.create(name ? { name } : {});

@@ -227,6 +227,7 @@ ${notice('send-notice')}
 <input id="artifact-name" name="name" required maxlength="${limits.nameMax}" placeholder="notes">
 <label for="artifact-content">Content (markdown) <span class="optional">(optional)</span></label>
 <textarea id="artifact-content" name="content" rows="4"></textarea>
+${notice('artifact-form-notice')}
 <button type="submit">Create</button>
 </fieldset>
 </form>
@@ -370,7 +371,7 @@ ${notice('dashboard-notice')}
 <div class="secret"><code id="token-secret"></code><button type="button" class="copy" data-copy="token-secret">Copy</button></div>
 </div>
 <div class="table-wrap"><table id="tokens">
-<thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+<thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col" class="wide">Created</th><th scope="col" class="wide">Last used</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
 <tbody></tbody>
 </table></div>
 <p id="tokens-empty" class="empty" hidden>No tokens yet.</p>

@@ -1,6 +1,7 @@
 // Documents: the list, opening one, following its changes, its history (versions, changes,
 // restore), download, and creating one. Editing it under its lock is the editor's (./editor.ts).
 import type { ArtifactSummary, StreamEventName } from '@convene/sdk';
+import { shownName } from '../../lib/bidi';
 import { $, busy, confirmed, el, isolated, notify, replaceItems, submitButton } from '../../lib/dom';
 import { describeError } from '../../lib/errors';
 import { formatTime } from '../../lib/format';
@@ -99,6 +100,8 @@ export function artifactChanged(name: ArtifactEventName, summary: ArtifactSummar
   renderArtifacts();
   const doc = state.doc;
   if (!doc || doc.artifact.id !== summary.id) return;
+  // An open list of versions follows: a new version, and what a lock change allows (Restore).
+  if (!$('artifact-history').hidden) void loadHistory({ keepShown: true });
   if (doc.editing) {
     // Someone else took or released it: the lock may be gone for this tab.
     const takenByOther =
@@ -109,14 +112,22 @@ export function artifactChanged(name: ArtifactEventName, summary: ArtifactSummar
   void refreshArtifact();
 }
 
-async function loadHistory(): Promise<void> {
+/**
+ * Lists the open document's versions; `keepShown`: the version or changes on view stay (the list
+ * is brought up to date under them), else they are put away (the list was just opened).
+ */
+async function loadHistory({ keepShown = false } = {}): Promise<void> {
   const doc = state.doc;
   if (!doc) return;
   const id = doc.artifact.id;
-  $('artifact-version-view').hidden = true;
-  $('artifact-version-title').hidden = true;
+  if (!keepShown) {
+    $('artifact-version-view').hidden = true;
+    $('artifact-version-title').hidden = true;
+  }
   try {
     const { versions } = await space().artifacts.history(id);
+    // Another document opened meanwhile: this list is not its.
+    if (state.doc !== doc) return;
     $('artifact-versions').replaceChildren(
       ...versions.map((v) =>
         el(
@@ -222,10 +233,12 @@ export function wireDocuments(): void {
   });
 
   $('artifact-close').addEventListener('click', async () => {
-    if (state.doc?.editing) {
-      if (isDirty() && !confirmed('Discard your unsaved changes and release the lock?')) return;
-      await releaseLock();
-    }
+    const editing = state.doc?.editing;
+    const discard = editing
+      ? 'Discard your unsaved changes and release the lock?'
+      : 'Discard your unsaved text?';
+    if (isDirty() && !confirmed(discard)) return;
+    if (editing) await releaseLock();
     state.doc = undefined;
     $('artifact-view').hidden = true;
     renderArtifacts();
@@ -246,9 +259,21 @@ export function wireDocuments(): void {
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     await busy(submitButton(form), async () => {
+      const name = $('artifact-name', HTMLInputElement).value.trim();
+      // A second document of a name would leave two alike in the list (the CLI refuses it too).
+      const existing = [...state.artifacts.values()].find((a) => a.name.toLowerCase() === name.toLowerCase());
+      if (existing) {
+        notify(
+          'artifact-form-notice',
+          `There is already a document called “${shownName(existing.name)}”: open it from the list, or choose another name.`,
+        );
+        $('artifact-name').focus();
+        return;
+      }
+      notify('artifact-form-notice', '');
       try {
         const created = await space().artifacts.create({
-          name: $('artifact-name', HTMLInputElement).value.trim(),
+          name,
           content: $('artifact-content', HTMLTextAreaElement).value,
         });
         form.reset();

@@ -13,8 +13,9 @@ const editor = () => $('artifact-editor', HTMLTextAreaElement);
 /** After this long without an edit, an open editor stops renewing its lock and lets it lapse. */
 const IDLE_MS = 5 * 60_000;
 
-/** Whether the open document has changes that are not saved. */
-export const isDirty = (): boolean => Boolean(state.doc?.editing && editor().value !== state.doc.saved);
+/** Whether the open document has changes that are not saved (or, the space ended, can no longer be). */
+export const isDirty = (): boolean =>
+  Boolean((state.doc?.editing || state.doc?.draftKept) && editor().value !== state.doc.saved);
 
 /** Shows the open document: its meta line, the toolbar this tab may use, the text or the editor. */
 export function renderDocument(): void {
@@ -49,9 +50,12 @@ export function renderDocument(): void {
   $('artifact-save').hidden = !editing || doc.lockLost;
   $('artifact-unlock').hidden = !editing;
   $('artifact-force-unlock').hidden = !(isOwner() && lockedByOther && !state.ended);
-  $('artifact-content-view').hidden = editing;
-  editor().hidden = !editing;
-  if (!editing) $('artifact-content-view').textContent = artifact.content;
+  // A draft the space's end left unsaved stays on screen, read-only, for the human to copy.
+  const draft = editing || doc.draftKept === true;
+  $('artifact-content-view').hidden = draft;
+  editor().hidden = !draft;
+  editor().readOnly = !editing;
+  if (!draft) $('artifact-content-view').textContent = artifact.content;
 }
 
 /** Puts `content` in the editor as the saved state of `version`. */
@@ -242,6 +246,29 @@ export function stopEditing(): void {
   clearInterval(state.doc.heartbeat);
   state.doc.editing = false;
   state.doc.lockLost = false;
+}
+
+/**
+ * The space ended for this tab (closed, expired, left, removed): editing stops, and the lock this
+ * tab held went with it (the server releases it). Unsaved text stays on screen, read-only, to be
+ * copied, as when a lock is lost: it is never taken away without a word.
+ */
+export function spaceEnded(): void {
+  const doc = state.doc;
+  if (!doc) return;
+  const unsaved = isDirty();
+  stopEditing();
+  if (lockHolder(doc.artifact) === state.me.participantId) {
+    doc.artifact.lockedBy = undefined;
+    doc.artifact.lockExpiresAt = undefined;
+  }
+  if (!unsaved) return;
+  doc.draftKept = true;
+  notify(
+    'artifact-notice',
+    'This document can no longer be saved here. Your unsaved text is still below: copy it to keep it.',
+    'warn',
+  );
 }
 
 /** Stops editing and releases the lock (the owner's force-unlock too). */

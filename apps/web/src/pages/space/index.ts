@@ -69,8 +69,10 @@ async function open(me: SpaceCredentials, kept = false): Promise<void> {
     showNoKey(describeError(error));
     if (kept && error instanceof AuthenticationError) {
       forgetSpaceCredentials(spaceId, false);
-      $('no-key-text').textContent =
-        'The key this tab kept no longer opens this space. Paste another key, use the invitation link you were given, or fetch your key from your dashboard.';
+      // A closed space opens to no key: nothing to paste. Otherwise, where another key comes from.
+      $('no-key-text').textContent = /^space_(closed|expired)$/.test(error.code ?? '')
+        ? 'The key kept for this space no longer opens it.'
+        : 'The key kept for this space no longer opens it. Paste another key, use the invitation link you were given, or fetch your key from your dashboard.';
     }
     return;
   }
@@ -171,6 +173,11 @@ $('leave-button').addEventListener('click', (event) =>
       const me = myself();
       if (me) state.participants.set(me.participantId, { ...me, status: 'left' });
       endSpace('You left this space.', 'ok');
+      // Said where the eye and the keyboard are: the button pressed is gone, and on a phone the
+      // notice at the top is out of sight.
+      const notice = $('space-notice');
+      notice.tabIndex = -1;
+      notice.focus();
     } catch (error) {
       notify('space-notice', describeError(error));
     }

@@ -21,6 +21,8 @@ export interface OpenDocument {
   editing: boolean;
   /** The lock lapsed or was taken while editing: the draft stays, saving needs the lock again. */
   lockLost: boolean;
+  /** The space ended while a draft was unsaved: it stays on screen, read-only, to be copied. */
+  draftKept?: boolean | undefined;
   /** How many times this tab has taken the lock: an answer about an earlier one is stale. */
   taken?: number | undefined;
   /** The version the draft started from: a save is refused (409) if someone wrote since. */

@@ -6,7 +6,7 @@ import { $, type NoticeKind, notify } from '../../lib/dom';
 import { describeError, statusOf, UNREACHABLE } from '../../lib/errors';
 import { forgetSpaceCredentials } from '../../lib/storage';
 import { artifactChanged, renderArtifacts } from './documents';
-import { renderDocument, stopEditing } from './editor';
+import { renderDocument, spaceEnded } from './editor';
 import { appendMessage, showEmptyMessages } from './messages';
 import { participantChanged, renderParticipants } from './participants';
 import { isMuted, isOwner, space, spaceId, state } from './state';
@@ -65,7 +65,7 @@ export function endSpace(text: string, kind: NoticeKind = 'warn'): void {
   setLive('ended', false);
   // The key opens nothing any more: this device need not keep it.
   forgetSpaceCredentials(spaceId, false);
-  stopEditing();
+  spaceEnded();
   notify('space-notice', text, kind);
   renderParticipants();
   renderArtifacts();
