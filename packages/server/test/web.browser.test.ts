@@ -224,6 +224,24 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
       .poll(() => page.locator('#artifact-version-title').textContent())
       .toBe('Changes from version 1 to version 2');
     expect(await page.locator('#artifact-version-view').textContent()).toContain('+edited in the browser');
+    // Read at a glance: an added line is marked as one, removed ones and the headers apart; the
+    // text stays the patch, whole.
+    expect(await page.locator('#artifact-version-view .diff-add').allTextContents()).toContain(
+      '+edited in the browser',
+    );
+    expect(await page.locator('#artifact-version-view .diff-del').allTextContents()).toContain(
+      '-first draft',
+    );
+    expect(await page.locator('#artifact-version-view .diff-meta').first().textContent()).toMatch(/^--- /);
+    expect(await page.locator('#artifact-version-view .diff-line').allTextContents()).toEqual([
+      '--- notes.md\tversion 1',
+      '+++ notes.md\tversion 2',
+      '@@ -1,3 +1,3 @@',
+      ' # Notes',
+      ' ',
+      '-first draft',
+      '+edited in the browser',
+    ]);
     await row(1).getByRole('button', { name: 'View' }).click();
     await expect.poll(() => page.locator('#artifact-version-title').textContent()).toBe('Version 1');
     expect(await page.locator('#artifact-version-view').textContent()).toBe('# Notes\n\nfirst draft\n');

@@ -161,10 +161,8 @@ async function loadHistory({ keepShown = false } = {}): Promise<void> {
                 type: 'button',
                 class: 'small',
                 onclick: () =>
-                  showVersion(
-                    `Changes from version ${v.version - 1} to version ${v.version}`,
-                    async () =>
-                      (await space().artifacts.diff(id, v.version - 1, v.version)) || '(no changes)',
+                  showVersion(`Changes from version ${v.version - 1} to version ${v.version}`, async () =>
+                    diffLines((await space().artifacts.diff(id, v.version - 1, v.version)) || '(no changes)'),
                   ),
               },
               'Changes',
@@ -191,11 +189,31 @@ async function loadHistory({ keepShown = false } = {}): Promise<void> {
   }
 }
 
-/** Shows a version, or the changes between two, under a title that says which. */
-async function showVersion(title: string, read: () => Promise<string>): Promise<void> {
+/**
+ * A unified diff as lines a person can read at a glance: added lines marked green, removed ones
+ * red, and the headers and `@@` lines of where each change is, dimmed. Each line is a block of its
+ * own, so that a copy of the view is the patch, line for line.
+ */
+function diffLines(diff: string): Node[] {
+  return diff.split(/\n(?!$)/).map((line) => {
+    const kind = /^(\+\+\+|---|@@)/.test(line)
+      ? 'diff-meta'
+      : line.startsWith('+')
+        ? 'diff-add'
+        : line.startsWith('-')
+          ? 'diff-del'
+          : 'diff-context';
+    return el('span', { class: `diff-line ${kind}` }, line.replace(/\n$/, ''));
+  });
+}
+
+/** Shows a version (its text), or the changes between two (diffLines), under a title that says which. */
+async function showVersion(title: string, read: () => Promise<string | Node[]>): Promise<void> {
   try {
     const view = $('artifact-version-view');
-    view.textContent = await read();
+    const shown = await read();
+    if (typeof shown === 'string') view.textContent = shown;
+    else view.replaceChildren(...shown);
     $('artifact-version-title').textContent = title;
     $('artifact-version-title').hidden = false;
     view.hidden = false;
