@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { useServer } from './helpers';
 import { hasChromium, useBrowser } from './helpers/browser';
+import { signUpInPage } from './helpers/pages';
 
 /**
  * The whole login in a real browser, from links whose `next` names another site in the spellings
@@ -18,9 +19,7 @@ describe.skipIf(!hasChromium)('logging in from /login?next=/%09/evil.example', (
       await page.goto(`${srv.url}/login?next=${next}`);
       expect(page.url()).toBe(`${srv.url}/login`);
     }
-    await page.locator('#signup-email').fill(`next-${Date.now()}@example.com`);
-    await page.locator('#signup-password').fill('a long password');
-    await page.getByRole('button', { name: 'Create the account' }).click();
+    await signUpInPage(page);
     await page.waitForURL(`${srv.url}/dashboard`);
     expect(visited.filter((url) => !url.startsWith(`${srv.url}/`))).toEqual([]);
     await page.close();

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { useServer } from './helpers';
 import { mintToken, signup } from './helpers/accounts';
 import { hasChromium, secretInUrl, useBrowser } from './helpers/browser';
-import { focused, pageSteps, pasteKey, storedCredentials } from './helpers/pages';
+import { focused, pageSteps, pasteKey, signUpInPage, storedCredentials } from './helpers/pages';
 
 /** Set to a directory to keep screenshots of the space page (wide and phone width) there. */
 const SCREENSHOT_DIR = process.env.WEB_SCREENSHOT_DIR;
@@ -708,10 +708,7 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
 
     // A dashboard of long names on a phone: its table keeps the short columns' words whole.
     await join.goto(`${srv.url}/login`);
-    await join.locator('#signup-name').fill(word('H'));
-    await join.locator('#signup-email').fill(`long-${Date.now()}@example.com`);
-    await join.locator('#signup-password').fill('a long password');
-    await join.getByRole('button', { name: 'Create the account' }).click();
+    await signUpInPage(join, word('H'));
     await join.waitForURL(`${srv.url}/dashboard`);
     await join.getByLabel('Name', { exact: true }).fill(word('T'));
     await join.getByRole('button', { name: 'Create a token' }).click();
@@ -755,10 +752,7 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
   it('offers to log in again, in the page and the navigation, once the dashboard session is refused', async () => {
     const page = await newPage();
     await page.goto(`${srv.url}/login`);
-    await page.locator('#signup-name').fill('Margaret');
-    await page.locator('#signup-email').fill(`expired-${Date.now()}@example.com`);
-    await page.locator('#signup-password').fill('a long password');
-    await page.getByRole('button', { name: 'Create the account' }).click();
+    await signUpInPage(page, 'Margaret');
     await page.waitForURL(`${srv.url}/dashboard`);
     await expect.poll(() => page.locator('#session-nav').textContent()).toBe('Margaret');
     // The server no longer takes the tab's session (as after a restart with another signing key).
@@ -826,9 +820,7 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
     await page.goto(start.body.verificationUriComplete);
     await page.getByRole('link', { name: 'Log in to continue' }).click();
     await page.waitForURL(/\/login\?next=/);
-    await page.locator('#signup-email').fill(`web-${Date.now()}@example.com`);
-    await page.locator('#signup-password').fill('a long password');
-    await page.getByRole('button', { name: 'Create the account' }).click();
+    await signUpInPage(page);
     await page.waitForURL(/\/link\?code=/);
     await expect.poll(() => page.locator('#link-agent').textContent()).toBe('Build bot');
     await page.getByRole('button', { name: 'Approve' }).click();

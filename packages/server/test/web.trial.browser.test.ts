@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { type SpaceFixture, useServer } from './helpers';
 import { signup, startLink } from './helpers/accounts';
 import { hasChromium, useBrowser } from './helpers/browser';
-import { focused, pageSteps, pasteKey, storedCredentials } from './helpers/pages';
+import { focused, pageSteps, pasteKey, signUpInPage, storedCredentials } from './helpers/pages';
 
 /** The contrast ratio of two CSS rgb() colours (WCAG 2). */
 function contrast(...colors: [string, string]): number {
@@ -588,10 +588,7 @@ describe.skipIf(!hasChromium)('the pages as a human found them', () => {
     expect(await page.locator('#artifact-form-notice').isHidden()).toBe(true);
 
     await page.goto(`${srv.url}/login`);
-    await page.locator('#signup-name').fill('Tess');
-    await page.locator('#signup-email').fill(`names-${Date.now()}@example.com`);
-    await page.locator('#signup-password').fill('a long password');
-    await page.getByRole('button', { name: 'Create the account' }).click();
+    await signUpInPage(page, 'Tess');
     await page.waitForURL(`${srv.url}/dashboard`);
     const tokenName = page.getByLabel('Name', { exact: true });
     await tokenName.fill('laptop agent');

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Page } from 'playwright-core';
 import { expect } from 'vitest';
 import type { SpaceFixture } from './factories';
@@ -8,6 +9,17 @@ export async function pasteKey(page: Page, base: string, spaceId: string, key: s
   await page.goto(`${base}/space/${spaceId}`);
   await page.getByLabel('Space key').fill(key);
   await page.getByRole('button', { name: 'Open' }).click();
+}
+
+/**
+ * Creates an account with the sign-up form of the login page `page` is on (a fresh email; `name`
+ * when given); the caller waits for where it leads.
+ */
+export async function signUpInPage(page: Page, name?: string): Promise<void> {
+  if (name !== undefined) await page.locator('#signup-name').fill(name);
+  await page.locator('#signup-email').fill(`web-${randomUUID()}@example.com`);
+  await page.locator('#signup-password').fill('a long password');
+  await page.getByRole('button', { name: 'Create the account' }).click();
 }
 
 /** The id, else the accessible name, of what has the keyboard focus. */
