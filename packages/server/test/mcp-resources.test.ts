@@ -183,6 +183,36 @@ describe('MCP resources', () => {
     }
   });
 
+  it('tells a subscribed session that its resources changed when the space closes, so that a read says why', async () => {
+    const space = await h.createSpace();
+    const guest = await h.joinActive(space);
+    const created = await h.post(`/hub/space/${space.spaceId}/artifact`, {
+      key: space.ownerKey,
+      body: { name: 'Doc', type: 'markdown', content: 'v1' },
+    });
+    const docUri = `convene://space/${space.spaceId}/artifact/${created.body.id}`;
+    const client = await connectMcp(srv.url, { 'X-Private-Key': guest.key });
+    const updates = watchUpdates(client);
+    try {
+      await client.subscribeResource({ uri: messagesUri(space) });
+      await client.subscribeResource({ uri: docUri });
+      // The stream's node has the subscriptions once a message is heard.
+      expectOk(
+        await h.post(`/hub/space/${space.spaceId}/messages`, {
+          key: space.ownerKey,
+          body: { content: 'ping' },
+        }),
+      );
+      await updates.until(messagesUri(space));
+      expectOk(await h.delete(`/hub/space/${space.spaceId}`, { key: space.ownerKey }));
+      await updates.until(messagesUri(space), 2);
+      await updates.until(docUri);
+      await expect(client.readResource({ uri: messagesUri(space) })).rejects.toThrow(/space is closed/);
+    } finally {
+      await client.close();
+    }
+  });
+
   it('refuses a subscription with a key that may not read the space', async () => {
     const space = await h.createSpace();
     const invitation = await h.invite(space);

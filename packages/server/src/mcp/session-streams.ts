@@ -188,6 +188,9 @@ export class SessionStream {
     const uri = updatedUri(spaceId, item.event);
     if (uri && watched.uris.has(uri)) this.notifyUpdated(uri);
     if (endsSubscriptions(item.event, watched)) {
+      // MCP has no notice that a subscription ended: each resource is said to have changed, and
+      // the client's read of it answers why (the space closed, the key no longer works).
+      for (const uri of watched.uris.keys()) this.notifyUpdated(uri);
       watched.unsubscribe();
       this.spaces.delete(spaceId);
       dropSubscriptions({ deps: this.options.deps, sessionHash: this.hash, spaceId }).catch((error) =>
