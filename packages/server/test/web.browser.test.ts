@@ -823,6 +823,10 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
     await signUpInPage(page);
     await page.waitForURL(/\/link\?code=/);
     await expect.poll(() => page.locator('#link-agent').textContent()).toBe('Build bot');
+    // The agent's name stands apart from the form above it (it touched the button).
+    const lookUp = await page.getByRole('button', { name: 'Look up' }).boundingBox();
+    const request = await page.locator('#link-request').boundingBox();
+    expect((request?.y ?? 0) - ((lookUp?.y ?? 0) + (lookUp?.height ?? 0))).toBeGreaterThanOrEqual(12);
     await page.getByRole('button', { name: 'Approve' }).click();
     await expect.poll(() => page.locator('#link-status').textContent()).toMatch(/^Approved/);
     const poll = await h.post('/hub/link/poll', { body: { deviceCode: start.body.deviceCode } });
