@@ -31,7 +31,7 @@ import { toHttpError } from '../http/errors';
 import { jsonBodyProblem, NUL_PROBLEM, SURROGATE_PROBLEM } from '../http/json-body';
 import { type FailureLog, logFailure } from '../http/log-errors';
 import { mcpInstructions } from './instructions';
-import { describeInToolNames, inToolNames, keyArgument, type Tool, toolJsonSchema } from './tool';
+import { keyArgument, renameDescriptions, type Tool, toolJsonSchema, toolNamer } from './tool';
 
 export interface McpServerOptions {
   deps: Deps;
@@ -50,16 +50,16 @@ const listings = new WeakMap<readonly Tool[], McpTool[]>();
 function listingOf(table: readonly Tool[]): McpTool[] {
   let listing = listings.get(table);
   if (!listing) {
-    const names = table.map((tool) => tool.name);
+    const rename = toolNamer(table.map((tool) => tool.name));
     listing = table.map((tool) => ({
       name: tool.name,
       title: tool.title,
-      description: inToolNames(tool.description, names),
+      description: rename(tool.description),
       inputSchema: toolJsonSchema(tool.input, 'input') as McpTool['inputSchema'],
       outputSchema: toolJsonSchema(tool.output, 'output') as McpTool['outputSchema'],
       annotations: { title: tool.title, ...tool.annotations },
     }));
-    for (const tool of listing) describeInToolNames([tool.inputSchema, tool.outputSchema], names);
+    for (const tool of listing) renameDescriptions([tool.inputSchema, tool.outputSchema], rename);
     listings.set(table, listing);
   }
   return listing;
@@ -241,10 +241,6 @@ const noSession = () =>
   );
 
 /**
- * A resource call's DomainError as a JSON-RPC error carrying the REST status and message; a
- * failure (5xx) is logged on the request's logger and left to the SDK (-32603, internal error).
- */
-/**
  * The JSON-RPC code of a refused resource call: the MCP specification's -32002 for a resource that
  * is not there, invalid params for a uri that names none (400), invalid request for the rest (a
  * key refused, a closed space); the REST status and error travel in the error's data.
@@ -255,6 +251,10 @@ function resourceErrorCode(status: number): number {
   return status === 400 ? ErrorCode.InvalidParams : ErrorCode.InvalidRequest;
 }
 
+/**
+ * A resource call's DomainError as a JSON-RPC error carrying the REST status and message; a
+ * failure (5xx) is logged on the request's logger and left to the SDK (-32603, internal error).
+ */
 async function resourceCall<T>(deps: Deps, log: FailureLog, call: () => Promise<T>): Promise<T> {
   try {
     return await call();

@@ -39,29 +39,24 @@ export const toolName = (operationId: string): string =>
   operationId.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
 
 /**
- * `text` with every operationId of a tool in `names` written as that tool's name (`createSpace's
- * spaceId` → `create_space's spaceId`): the contract's descriptions, shared with the OpenAPI
- * document, name operations, and an agent given the tool list alone would call what it reads.
+ * What writes every operationId of a tool in `names` as that tool's name (`createSpace's spaceId`
+ * → `create_space's spaceId`): the contract's descriptions, shared with the OpenAPI document, name
+ * operations, and an agent given the tool list alone would call what it reads.
  */
-export function inToolNames(text: string, names: readonly string[]): string {
+export function toolNamer(names: readonly string[]): (text: string) => string {
   const byOperation = new Map(
     names.filter((name) => name.includes('_')).map((name) => [camelCase(name), name] as const),
   );
-  return text.replace(/\b[a-z]+(?:[A-Z][a-z]*)+\b/g, (word) => byOperation.get(word) ?? word);
+  return (text) => text.replace(/\b[a-z]+(?:[A-Z][a-z]*)+\b/g, (word) => byOperation.get(word) ?? word);
 }
 
 const camelCase = (name: string) => name.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 
-/** Every `description` under `node` (in place) with operationIds written as tool names (inToolNames). */
-export function describeInToolNames(node: unknown, names: readonly string[]): void {
-  if (Array.isArray(node)) {
-    for (const item of node) describeInToolNames(item, names);
-    return;
-  }
-  if (!node || typeof node !== 'object') return;
-  const record = node as Record<string, unknown>;
-  if (typeof record.description === 'string') record.description = inToolNames(record.description, names);
-  for (const value of Object.values(record)) describeInToolNames(value, names);
+/** Every `description` under `node` (in place) rewritten by `rename` (a toolNamer). */
+export function renameDescriptions(node: unknown, rename: (text: string) => string): void {
+  eachObject(node, (record) => {
+    if (typeof record.description === 'string') record.description = rename(record.description);
+  });
 }
 
 /**
@@ -145,12 +140,19 @@ export function toolJsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonS
 
 /** Drops every `additionalProperties: false` under `node` (in place): the objects it closed accept additions. */
 export function stripClosedObjects(node: unknown): void {
+  eachObject(node, (record) => {
+    if (record.additionalProperties === false) delete record.additionalProperties;
+  });
+}
+
+/** Calls `visit` with every object under `node` (in arrays too), parents before their children. */
+function eachObject(node: unknown, visit: (record: Record<string, unknown>) => void): void {
   if (Array.isArray(node)) {
-    for (const item of node) stripClosedObjects(item);
+    for (const item of node) eachObject(item, visit);
     return;
   }
   if (!node || typeof node !== 'object') return;
   const record = node as Record<string, unknown>;
-  if (record.additionalProperties === false) delete record.additionalProperties;
-  for (const value of Object.values(record)) stripClosedObjects(value);
+  visit(record);
+  for (const value of Object.values(record)) eachObject(value, visit);
 }
