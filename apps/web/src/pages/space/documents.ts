@@ -195,16 +195,19 @@ async function loadHistory({ keepShown = false } = {}): Promise<void> {
  * own, so that a copy of the view is the patch, line for line.
  */
 function diffLines(diff: string): Node[] {
-  return diff.split(/\n(?!$)/).map((line) => {
-    const kind = /^(\+\+\+|---|@@)/.test(line)
-      ? 'diff-meta'
-      : line.startsWith('+')
-        ? 'diff-add'
-        : line.startsWith('-')
-          ? 'diff-del'
-          : 'diff-context';
-    return el('span', { class: `diff-line ${kind}` }, line.replace(/\n$/, ''));
-  });
+  return diff
+    .replace(/\n$/, '')
+    .split('\n')
+    .map((line) => {
+      const kind = /^(\+\+\+|---|@@)/.test(line)
+        ? 'diff-meta'
+        : line.startsWith('+')
+          ? 'diff-add'
+          : line.startsWith('-')
+            ? 'diff-del'
+            : 'diff-context';
+      return el('span', { class: `diff-line ${kind}` }, line);
+    });
 }
 
 /** Shows a version (its text), or the changes between two (diffLines), under a title that says which. */
