@@ -349,7 +349,9 @@ describe('tail of documents and replies', () => {
       // Your own lock is yours as your own document is: "you", not your name.
       expect((await host.run(['artifact', 'lock', 'notes.md'])).code).toBe(0);
       // A lock that ends tomorrow (taken in the last minutes of the day) is said with its date.
-      await tail.waitFor(/document "notes\.md" locked by you until (\d\d:\d\d:\d\d|\d{4}-\d\d-\d\d \d\d:\d\d)\n/);
+      await tail.waitFor(
+        /document "notes\.md" locked by you until (\d\d:\d\d:\d\d|\d{4}-\d\d-\d\d \d\d:\d\d)\n/,
+      );
       expect((await host.run(['artifact', 'write', 'notes.md'], { input: 'n2\n', stdin: 'pipe' })).code).toBe(
         0,
       );
