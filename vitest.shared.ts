@@ -1,10 +1,22 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+
+export interface SuiteOptions {
+  include?: string[];
+  /**
+   * What runs on one database only: on PostgreSQL when TEST_DATABASE_URL is set, else on PGlite.
+   * `true` for the whole suite of a client (the SDK's, the CLI's: they meet the database only
+   * through a server whose own suite runs on both), or the files whose subject does not depend on
+   * the engine (the pages in a browser).
+   */
+  once?: true | string[];
+}
 
 /**
  * Every suite runs on PGlite, and again on PostgreSQL when TEST_DATABASE_URL is set: two
- * projects over the same files, the first with the variable cleared.
+ * projects over the same files, the first with the variable cleared; what `once` names runs in
+ * the second only.
  */
-export function conveneVitestConfig({ include = ['test/**/*.test.ts'] }: { include?: string[] } = {}) {
+export function conveneVitestConfig({ include = ['test/**/*.test.ts'], once = [] }: SuiteOptions = {}) {
   const postgresUrl = process.env.TEST_DATABASE_URL;
   const base = {
     include,
@@ -15,15 +27,16 @@ export function conveneVitestConfig({ include = ['test/**/*.test.ts'] }: { inclu
     // processes and a browser) one second is not enough for a page to catch up.
     expect: { poll: { timeout: 10_000 } },
   };
+  const pglite = { test: { ...base, name: 'pglite', env: { TEST_DATABASE_URL: '' } } };
+  if (!postgresUrl) return defineConfig({ test: { maxWorkers: 2, projects: [pglite] } });
+  const postgres = { test: { ...base, name: 'postgres', env: { TEST_DATABASE_URL: postgresUrl } } };
   return defineConfig({
     test: {
       maxWorkers: 2,
-      projects: [
-        { test: { ...base, name: 'pglite', env: { TEST_DATABASE_URL: '' } } },
-        ...(postgresUrl
-          ? [{ test: { ...base, name: 'postgres', env: { TEST_DATABASE_URL: postgresUrl } } }]
-          : []),
-      ],
+      projects:
+        once === true
+          ? [postgres]
+          : [{ test: { ...pglite.test, exclude: [...configDefaults.exclude, ...once] } }, postgres],
     },
   });
 }

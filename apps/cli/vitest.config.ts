@@ -1,6 +1,7 @@
 import { conveneVitestConfig } from '../../vitest.shared';
 
-const config = conveneVitestConfig();
+// The CLI meets the database only through the server, whose own suite runs on both: once.
+const config = conveneVitestConfig({ once: true });
 // The CLI is tested as it ships: bundled once for the whole run, then run as child processes.
 config.test = { ...config.test, globalSetup: ['test/helpers/build.ts'] };
 // Every test starts processes (a server per file, `convene` per command): on a loaded machine

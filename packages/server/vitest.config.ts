@@ -1,3 +1,4 @@
 import { conveneVitestConfig } from '../../vitest.shared';
 
-export default conveneVitestConfig();
+// The pages in a browser are the same pages on either database: once.
+export default conveneVitestConfig({ once: ['test/**/*.browser.test.ts'] });

@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type RunResult, watch } from './helpers/cli';
 import { cliRoot, repoRoot } from './helpers/paths';
-import { freePort, onPostgres } from './helpers/server';
+import { freePort } from './helpers/server';
 
 const work = mkdtempSync(join(tmpdir(), 'convene-package-'));
 const started: ChildProcess[] = [];
@@ -118,8 +118,8 @@ function expectOk(block: string, result: RunResult): RunResult {
   return result;
 }
 
-// Once per run (it packs and installs from the registry), on the embedded database.
-describe.runIf(!onPostgres())('the packed tarball and the READMEs', () => {
+// It packs and installs from the registry; the READMEs' servers are the embedded database.
+describe('the packed tarball and the READMEs', () => {
   it('packs with the READMEs’ command and installs as they say, globally or in a project', async () => {
     for (const part of parts) {
       expect(part.repository, part.name).toEqual(['pnpm install\npnpm --filter @convene/cli pack']);

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type Followed, finished, User, watch } from './helpers/cli';
 import { bundle, repoRoot } from './helpers/paths';
-import { freePort, onPostgres } from './helpers/server';
+import { freePort } from './helpers/server';
 
 const dirs: string[] = [];
 const tempDir = () => {
@@ -65,7 +65,7 @@ async function expectStoppedThroughPnpm(server: Followed, data: string) {
 }
 
 // From source, as the repository runs it (the bundle is what every other test file runs).
-describe.runIf(!onPostgres())('pnpm start and pnpm convene', () => {
+describe('pnpm start and pnpm convene', () => {
   it('pnpm start runs `convene serve`: readiness line, PORT and DATA_DIR from the environment, SIGTERM stops it', async () => {
     const port = await freePort();
     const data = tempDir();

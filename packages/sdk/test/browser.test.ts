@@ -8,12 +8,10 @@ import { type BrowserContext, type CDPSession, chromium, type Page } from 'playw
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { measureBundle } from '../scripts/size';
 import { serverUrl } from './helpers';
-import { postgresUrl } from './helpers/server';
 
 const CHROMIUM = '/usr/bin/chromium';
 
-// What happens in a browser does not depend on the database: once, on PGlite.
-describe.skipIf(!existsSync(CHROMIUM) || Boolean(postgresUrl()))('the SDK in a browser', () => {
+describe.skipIf(!existsSync(CHROMIUM))('the SDK in a browser', () => {
   let context: BrowserContext;
   let profile: string;
 
