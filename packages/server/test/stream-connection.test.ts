@@ -6,27 +6,34 @@ import { describe, expect, it } from 'vitest';
 import type { EventHub } from '../src/events/hub';
 import { StreamConnection, type StreamConnectionOptions } from '../src/events/stream-connection';
 
-/** A response that keeps what is written, unread: its writableLength only grows. */
+/**
+ * A response whose socket keeps what is written, unread: its writableLength only grows. Not
+ * chunked (as an HTTP/1.0 client's), so what is written is the frames themselves.
+ */
 class UnreadResponse extends EventEmitter {
-  writableLength = 0;
-  writableNeedDrain = false;
   writableEnded = false;
   destroyed = false;
+  chunkedEncoding = false;
   written: Buffer[] = [];
   socket = {
     destroyed: false,
+    writableLength: 0,
+    writableNeedDrain: false,
+    write: (chunk: string | Buffer): boolean => {
+      const buffer = Buffer.from(chunk);
+      this.written.push(buffer);
+      this.socket.writableLength += buffer.length;
+      return true;
+    },
+    cork: () => {},
+    uncork: () => {},
     resetAndDestroy: () => {
       this.destroyed = true;
     },
   };
-  write(chunk: string | Buffer): boolean {
-    const buffer = Buffer.from(chunk);
-    this.written.push(buffer);
-    this.writableLength += buffer.length;
-    return true;
+  get writableLength(): number {
+    return this.socket.writableLength;
   }
-  cork(): void {}
-  uncork(): void {}
   end(): void {
     this.writableEnded = true;
   }

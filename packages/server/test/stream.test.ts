@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { OffsetClock, schema } from '@convene/core';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
@@ -133,6 +134,103 @@ describe('streamMessages: opening', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
     expect(await res.text()).toBe('');
+  });
+
+  it('frames its body as HTTP/1.1 chunks, and as the frames alone to an HTTP/1.0 client', async () => {
+    const space = await h.createSpace();
+    await send(space, space.ownerKey, 'on the wire');
+    const { port } = new URL(srv.url);
+    /** The raw answer to a request of that HTTP version, once it holds the first context. */
+    const rawAnswer = (version: string) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(port), '127.0.0.1', () =>
+          socket.write(
+            `GET /hub/space/${space.spaceId}/messages/stream ${version}\r\nHost: 127.0.0.1\r\n` +
+              `X-Private-Key: ${space.ownerKey}\r\nAccept: text/event-stream\r\n\r\n`,
+          ),
+        );
+        let text = '';
+        socket.setEncoding('latin1');
+        socket.on('data', (chunk: string) => {
+          text += chunk;
+          // Up to the end of the first context (and of its chunk, over HTTP/1.1).
+          const context = text.indexOf('event: context\n');
+          const end = context < 0 ? -1 : text.indexOf(version === 'HTTP/1.0' ? '\n\n' : '\n\n\r\n', context);
+          if (end >= 0) {
+            socket.destroy();
+            resolve(text.slice(0, end + (version === 'HTTP/1.0' ? 2 : 4)));
+          }
+        });
+        socket.on('error', reject);
+        setTimeout(() => reject(new Error(`no context after 5 s: ${JSON.stringify(text)}`)), 5000).unref();
+      });
+    // Pings (every 200 ms here) may come between the frames.
+    const withoutPings = (frames: string[]) => frames.filter((frame) => frame !== ': ping\n\n');
+
+    const chunked = await rawAnswer('HTTP/1.1');
+    const [head11] = chunked.split('\r\n\r\n', 1) as [string];
+    expect(head11).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(head11.toLowerCase()).toContain('transfer-encoding: chunked');
+    // Each frame is one chunk: its size in hex, CRLF, the frame, CRLF.
+    const chunks: string[] = [];
+    for (let rest = chunked.slice(head11.length + 4); rest.length > 0; ) {
+      const size = /^([0-9a-f]+)\r\n/.exec(rest);
+      expect(size, `a chunk size at ${JSON.stringify(rest.slice(0, 40))}`).not.toBeNull();
+      const start = size![0].length;
+      const length = Number.parseInt(size![1]!, 16);
+      chunks.push(rest.slice(start, start + length));
+      expect(rest.slice(start + length, start + length + 2)).toBe('\r\n');
+      rest = rest.slice(start + length + 2);
+    }
+    const [message, context] = withoutPings(chunks);
+    expect(message).toMatch(/^id: 1\nevent: message\ndata: \{.*"content":"on the wire".*\}\n\n$/);
+    expect(context).toMatch(/^event: context\ndata: \{.*\}\n\n$/);
+    expect(withoutPings(chunks)).toHaveLength(2);
+
+    const plain = await rawAnswer('HTTP/1.0');
+    const [head10, body10] = plain.split('\r\n\r\n', 2) as [string, string];
+    expect(head10).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(head10.toLowerCase()).not.toContain('transfer-encoding');
+    // The same frames, one after the other (the context's lastSeenAt aside: the owner was seen
+    // again meanwhile).
+    const unseen = (text: string) => text.replace(/"lastSeenAt":"[^"]*"/g, '"lastSeenAt":…');
+    expect(unseen(withoutPings(body10.split(/(?<=\n\n)/)).join(''))).toBe(unseen(message! + context!));
+  });
+
+  it('keeps its frames for a request pipelined behind a long poll until the poll has answered', async () => {
+    const space = await h.createSpace();
+    const { port } = new URL(srv.url);
+    const headers = `Host: 127.0.0.1\r\nX-Private-Key: ${space.ownerKey}\r\n`;
+    // Both requests in one write: the stream's answer must wait for the poll's, on the same connection.
+    const socket = connect(Number(port), '127.0.0.1', () =>
+      socket.write(
+        `GET /hub/space/${space.spaceId}/messages?wait=1 HTTP/1.1\r\n${headers}\r\n` +
+          `GET /hub/space/${space.spaceId}/messages/stream HTTP/1.1\r\n${headers}Accept: text/event-stream\r\n\r\n`,
+      ),
+    );
+    let text = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => {
+      text += chunk;
+    });
+    try {
+      // The stream is authorised and writes its context while the poll still waits.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(text).toBe('');
+      const deadline = Date.now() + 5000;
+      while (!text.includes('"lastEventId":0}\n\n\r\n') && Date.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      const [poll, stream] = text.split(/(?=HTTP\/1\.1 )/) as [string, string];
+      expect(poll).toMatch(/^HTTP\/1\.1 200 OK\r\n[\s\S]*"messages":\[\]/);
+      expect(stream).toMatch(/^HTTP\/1\.1 200 OK\r\n[\s\S]*transfer-encoding: chunked\r\n/i);
+      // The body, its chunks joined: the first context, whole, then pings (every 200 ms here).
+      const body = stream.slice(stream.indexOf('\r\n\r\n') + 4).replace(/(^|\r\n)[0-9a-f]+\r\n/g, '');
+      expect(body).toMatch(
+        /^event: context\ndata: \{"participants":\[.*\],"artifacts":\[\],.*"lastEventId":0\}\n\n(: ping\n\n)*\r\n$/,
+      );
+    } finally {
+      socket.destroy();
+    }
   });
 
   it('sends a ping comment every streamPingMs', async () => {

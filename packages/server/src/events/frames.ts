@@ -34,3 +34,26 @@ export const contextFrameParts = (context: TContextEvent): Buffer[] => [
 ];
 
 export const contextFrame = (context: TContextEvent): Buffer => Buffer.concat(contextFrameParts(context));
+
+const CRLF = Buffer.from('\r\n');
+const chunks = new WeakMap<Buffer, Buffer>();
+
+/** The head of a chunk of a chunked response body: its size in hex, then CRLF. */
+export const chunkHead = (size: number): Buffer => Buffer.from(`${size.toString(16)}\r\n`);
+
+/** What ends a chunk. */
+export const CHUNK_END = CRLF;
+
+/**
+ * A frame as one chunk of a chunked response body (`<size>\r\n<frame>\r\n`), built once per
+ * frame and shared by every stream written to: a stream writes it to its socket as it is, where
+ * `res.write` would frame it again for each socket in four writes of its own.
+ */
+export function chunkOf(frame: Buffer): Buffer {
+  let chunk = chunks.get(frame);
+  if (!chunk) {
+    chunk = Buffer.concat([chunkHead(frame.length), frame, CRLF]);
+    chunks.set(frame, chunk);
+  }
+  return chunk;
+}
