@@ -79,7 +79,7 @@ export class StreamConnection implements HubSubscriber {
 
   /** Replays the backlog up to `start.eventSeq`, sends the context, then delivers live events. */
   async begin(start: StreamStart): Promise<void> {
-    const { res, hub, spaceId, lastEventId, timestamp } = this.options;
+    const { hub, spaceId, lastEventId, timestamp } = this.options;
     if (this.ended) return;
     this.started = true;
     this.participantId = start.participantId;
