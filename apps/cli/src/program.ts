@@ -27,7 +27,7 @@ import { registerWhoami } from './commands/whoami';
 import { Context } from './lib/context';
 import { type CliError, NoSpaceSavedError, Reported, Stopped, UsageError } from './lib/errors';
 import { ExitCode, signalExitCode } from './lib/exit-codes';
-import { explain } from './lib/failure';
+import { explain, serverFields } from './lib/failure';
 import { detectMode, neutralise, toJson } from './lib/output';
 import { quoted, shellWord } from './lib/quote';
 import { listed } from './lib/render';
@@ -386,7 +386,7 @@ function report(ctx: Context, failure: CliError): void {
   }
   if (ctx.out.mode.json) {
     process.stderr.write(
-      `${toJson({ error: failure.message, ...failure.details, ...(failure.hint ? { hint: failure.hint } : {}), exitCode: failure.exitCode })}\n`,
+      `${toJson({ error: failure.message, ...serverFields(failure.cause), ...failure.details, ...(failure.hint ? { hint: failure.hint } : {}), exitCode: failure.exitCode })}\n`,
     );
     return;
   }

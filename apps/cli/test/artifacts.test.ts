@@ -181,7 +181,14 @@ describe('create, list, show, write, download, history, diff, restore', () => {
     expect(refused.code).toBe(6);
     expect(refused.stderr).toMatch(/"locked\.md" is locked by \S+ until/);
     const refusedJson = await guest.run(['artifact', 'write', 'locked.md', '--file', file, '--json']);
-    expect(JSON.parse(refusedJson.stderr)).toMatchObject({ lockedBy, lockExpiresAt, exitCode: 6 });
+    // The server's code and status too, for a script to branch on.
+    expect(JSON.parse(refusedJson.stderr)).toMatchObject({
+      code: 'lock_held',
+      status: 423,
+      lockedBy,
+      lockExpiresAt,
+      exitCode: 6,
+    });
 
     // The holder writes and keeps the lock.
     const holderFile = join(owner.home, 'o.md');

@@ -169,7 +169,7 @@ describe('space create, list, show, use, update, close', () => {
     const unlocked = await owner.run(['artifact', 'unlock', 'doc\nname.md']);
     expect(unlocked.stderr.split('\n')[0]).toMatch(/^✓ .*doc\\x0aname\.md/);
     const renamed = await owner.run(['space', 'update', '--name', 'Plan\nC']);
-    expect(renamed.stderr).toBe('✓ Updated name of Plan\\x0aC\n');
+    expect(renamed.stderr).toBe('✓ Renamed Plan\\x0aB to Plan\\x0aC\n');
   });
 
   it('shows who you are in a space (name, role, status) and its participants in columns', async () => {
@@ -264,6 +264,11 @@ describe('space create, list, show, use, update, close', () => {
       agenda: '1. dates',
       description: 'desc',
     });
+    // In words, by the name the space had: the default space is easily not the one meant.
+    const renamed = await owner.run(['space', 'update', '--name', 'Newer', '--agenda', '2. owners']);
+    expect(renamed.stderr).toBe('✓ Renamed New name to Newer, and updated its agenda\n');
+    const described = await owner.run(['space', 'update', '-d', 'more', '--agenda', '3. go']);
+    expect(described.stderr).toBe('✓ Updated description and agenda of Newer\n');
     const empty = await owner.run(['space', 'update']);
     expect(empty.code).toBe(2);
     expect(empty.stderr).toContain('nothing to change');
@@ -694,7 +699,7 @@ describe('invite, join, participants, moderation, leave', () => {
     expect(wrongKey.stderr).toContain('Ask the owner for a fresh one (`convene invite`)');
     // --json: the HTTP status beside the exit code, as the README's error shape says.
     const wrongKeyJson = await guest.run(['join', spaceId, '--key', `${publicInvitationKey}x`, '--json']);
-    expect(JSON.parse(wrongKeyJson.stderr)).toMatchObject({ status: 401, exitCode: 4 });
+    expect(JSON.parse(wrongKeyJson.stderr)).toMatchObject({ code: 'key_unknown', status: 401, exitCode: 4 });
     const cut = await guest.run(['join', humanLink.split('#')[0], '--name', 'Eve', '--json']);
     expect(cut.code).toBe(2);
     expect(JSON.parse(cut.stderr)).toMatchObject({
@@ -842,6 +847,12 @@ describe('invite, join, participants, moderation, leave', () => {
     const muted = await guest.run(['send', 'can I talk?']);
     expect(muted.code).toBe(4);
     expect(muted.stderr).toContain('muted');
+    const mutedJson = await guest.run(['send', 'can I talk?', '--json']);
+    expect(JSON.parse(mutedJson.stderr)).toMatchObject({
+      code: 'participant_muted',
+      status: 403,
+      exitCode: 4,
+    });
     const mutedAgain = await owner.run(['mute', 'Mallory']);
     expect(mutedAgain.code).toBe(0);
     expect(mutedAgain.stderr).toContain('Mallory is already muted in Moderated; nothing changed.');

@@ -33,7 +33,7 @@ export function explain(error: unknown, ctx: Context): CliError {
     const stop = ctx.signal.aborted ? stoppedBy(ctx.signal) : undefined;
     return new CliError(stop?.said ?? 'interrupted', { exitCode: stop?.exitCode ?? ExitCode.interrupted });
   }
-  if (error instanceof ConveneError) return fromStatus(error, ctx);
+  if (error instanceof ConveneError) return withServerFields(fromStatus(error, ctx), error);
   if (isFileSystemError(error)) return fileError(error);
   const message = error instanceof Error ? error.message : String(error);
   return new CliError(message, {
@@ -244,6 +244,29 @@ export const closedHint = (spaceName: string, leave: string | undefined): string
   `${spaceName[0]!.toUpperCase()}${spaceName.slice(1)} was closed by its owner or reached the end of its time to live, for good; ${
     leave ? `\`${leave}\` forgets it here, and ` : ''
   }\`convene space list\` shows your other spaces`;
+
+/**
+ * What the server said of the failure beside its words, for `--json` error output: its `code`
+ * (`lock_held`, `participant_muted`, `key_unknown`…) and HTTP `status`, so that a script can tell
+ * one reason from another as the SDK's callers do. Empty for a failure the server did not answer.
+ */
+export function serverFields(error: unknown): { code?: string; status?: number } {
+  for (let cause = error, depth = 0; cause instanceof Error && depth < 4; cause = cause.cause, depth++) {
+    if (cause instanceof ConveneError) {
+      return {
+        ...(cause.code ? { code: cause.code } : {}),
+        ...(cause.status !== undefined ? { status: cause.status } : {}),
+      };
+    }
+  }
+  return {};
+}
+
+/** `failure`, its `--json` details completed with the server's code and status (what it set itself wins). */
+function withServerFields(failure: CliError, error: ConveneError): CliError {
+  Object.assign(failure.details, { ...serverFields(error), ...failure.details });
+  return failure;
+}
 
 function detailsOf(error: ConveneError): Record<string, unknown> {
   const body = error.body;

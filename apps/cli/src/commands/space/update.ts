@@ -44,10 +44,12 @@ export function registerSpaceUpdate(space: Command, app: App): void {
           if (entry) entry.name = changes.name!;
         });
       }
-      ctx.out.result(result, {
-        quiet: () => saved.spaceId,
-        human: () =>
-          ctx.out.success(`Updated ${Object.keys(changes).join(', ')} of ${changes.name ?? saved.name}`),
-      });
+      // Which space changed, by the name it had: the default space is easily not the one meant.
+      const others = Object.keys(changes).filter((field) => field !== 'name');
+      const said =
+        changes.name !== undefined
+          ? `Renamed ${saved.name} to ${changes.name}${others.length ? `, and updated its ${others.join(' and ')}` : ''}`
+          : `Updated ${others.join(' and ')} of ${saved.name}`;
+      ctx.out.result(result, { quiet: () => saved.spaceId, human: () => ctx.out.success(said) });
     });
 }
