@@ -261,6 +261,25 @@ describe('tail --json', () => {
     const ids = events.filter((e) => e.id !== undefined).map((e) => e.id);
     expect(ids).toEqual([...ids].sort((a, b) => a - b));
   });
+
+  it('starts with the last --lines of the messages after --since when both are given', async () => {
+    const tail = follow(owner, ['tail', '--json', '--since', '1h', '--lines', '2']);
+    await tail.waitFor('"event":"context"');
+    const result = await tail.interrupt();
+    const messages = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line))
+      .filter((e) => e.event === 'message')
+      .map((e) => e.data.content);
+    expect(messages).toHaveLength(2);
+    expect(messages).toEqual(
+      (await owner.run(['messages', '--json']))
+        .json()
+        .slice(-2)
+        .map((m: any) => m.content),
+    );
+  });
 });
 
 describe('at a terminal', () => {

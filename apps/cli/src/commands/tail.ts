@@ -24,7 +24,7 @@ export function registerTail(program: Command, app: App): void {
       'Follow a space as it happens: messages, people joining and leaving, documents created, ' +
         'edited, locked and unlocked, and by whom. A message not of today shows its date, and a reply ' +
         'what it answers (`↪ Ada Lovelace: Question for you`). Starts with the last messages (--lines), or everything after ' +
-        '--since. Reconnects by itself (a dropped connection, a server restart) without losing or ' +
+        '--since (its last --lines when both are given). Reconnects by itself (a dropped connection, a server restart) without losing or ' +
         'repeating anything, and says so on stderr ("Connection lost (…), reconnecting…", then ' +
         '"Reconnected"; not with --json or --quiet). The space’s closing ends it (exit 0); Ctrl-C, ' +
         'SIGTERM or SIGHUP stop it (exit 130, 143 or 129); if your key stops working (you were ' +
@@ -41,10 +41,10 @@ export function registerTail(program: Command, app: App): void {
       'start after this: 10m, 2h, 09:30, yesterday, 2030-01-01 12:00, 2030-01-01T12:00:00Z',
     )
     .addOption(
-      new Option('-n, --lines <n>', 'how many earlier messages to show first (without --since)').default(
-        '10',
-        '10',
-      ),
+      new Option(
+        '-n, --lines <n>',
+        'how many earlier messages to show first (with --since: the last n after it, else all of them)',
+      ).default('10', '10'),
     )
     .addHelpText(
       'after',
@@ -67,7 +67,10 @@ export function registerTail(program: Command, app: App): void {
         ctx,
         saved.name,
         saved.participantId,
-        since === undefined ? lines : Number.POSITIVE_INFINITY,
+        // With --since, every message after it unless --lines was given too (its last n).
+        since === undefined || command.getOptionValueSource('lines') !== 'default'
+          ? lines
+          : Number.POSITIVE_INFINITY,
         creators,
       );
       const text = !ctx.out.mode.json;
