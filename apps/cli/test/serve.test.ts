@@ -296,8 +296,11 @@ describe('convene serve with JSON logs', () => {
     const port = await freePort();
     await new Promise<void>((resolve) => taken.listen(port, '127.0.0.1', resolve));
     try {
-      const failed = await run(['--port', String(port), '--data-dir', tempDir()]);
+      const data = join(tempDir(), 'data');
+      const failed = await run(['--port', String(port), '--data-dir', data]);
       expect(failed.code).toBe(1);
+      // Said before any database was made for nothing.
+      expect(existsSync(data)).toBe(false);
       expect(linesOf(failed.stderr).at(-1)).toMatchObject({
         level: 60,
         exitCode: 1,

@@ -1,3 +1,4 @@
+import { createServer as createNetServer } from 'node:net';
 import { hostname } from 'node:os';
 import { isMemoryUrl } from '@convene/core';
 import pino from 'pino';
@@ -44,6 +45,9 @@ export async function serve(config: ServerConfig, options: ServeOptions = {}): P
     // Never held up by an output that stopped answering.
     setTimeout(then, OUTPUT_WAIT_MS).unref();
   };
+  // A port taken by another process is said at once, before a database is created or migrated
+  // for nothing (listen would fail the same way, seconds later).
+  await portFree(config.host, config.port);
   // A first start creates the embedded database, which takes seconds: said, not silent.
   say('info', `Convene starting (database: ${describeDatabase(config)})`);
   const server = await createServer(config, {
@@ -182,4 +186,17 @@ function describeDatabase(config: ServerConfig): string {
   if (!config.databaseUrl) return `embedded PGlite in ${config.dataDir}`;
   if (isMemoryUrl(config.databaseUrl)) return 'in-memory PGlite';
   return 'PostgreSQL';
+}
+
+/**
+ * Rejects, with listen's own error (EADDRINUSE, EACCES…), when `port` cannot be listened on at
+ * `host`; port 0 (any) always can. A check, not a reservation: the server listens later.
+ */
+function portFree(host: string, port: number): Promise<void> {
+  if (port === 0) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const probe = createNetServer();
+    probe.once('error', reject);
+    probe.listen({ port, host, exclusive: true }, () => probe.close(() => resolve()));
+  });
 }
