@@ -33,7 +33,12 @@ export function explain(error: unknown, ctx: Context): CliError {
     const stop = ctx.signal.aborted ? stoppedBy(ctx.signal) : undefined;
     return new CliError(stop?.said ?? 'interrupted', { exitCode: stop?.exitCode ?? ExitCode.interrupted });
   }
-  if (error instanceof ConveneError) return withServerFields(fromStatus(error, ctx), error);
+  if (error instanceof ConveneError) {
+    const failure = fromStatus(error, ctx);
+    // The server's code and status reach --json output from the cause (serverFields).
+    failure.cause ??= error;
+    return failure;
+  }
   if (isFileSystemError(error)) return fileError(error);
   const message = error instanceof Error ? error.message : String(error);
   return new CliError(message, {
@@ -246,9 +251,10 @@ export const closedHint = (spaceName: string, leave: string | undefined): string
   }\`convene space list\` shows your other spaces`;
 
 /**
- * What the server said of the failure beside its words, for `--json` error output: its `code`
- * (`lock_held`, `participant_muted`, `key_unknown`…) and HTTP `status`, so that a script can tell
- * one reason from another as the SDK's callers do. Empty for a failure the server did not answer.
+ * What the server said of a failure beside its words, found along its causes, for `--json` error
+ * output: its `code` (`lock_held`, `participant_muted`, `key_unknown`…) and HTTP `status`, so that
+ * a script can tell one reason from another as the SDK's callers do. Empty for a failure the
+ * server did not answer.
  */
 export function serverFields(error: unknown): { code?: string; status?: number } {
   for (let cause = error, depth = 0; cause instanceof Error && depth < 4; cause = cause.cause, depth++) {
@@ -260,12 +266,6 @@ export function serverFields(error: unknown): { code?: string; status?: number }
     }
   }
   return {};
-}
-
-/** `failure`, its `--json` details completed with the server's code and status (what it set itself wins). */
-function withServerFields(failure: CliError, error: ConveneError): CliError {
-  Object.assign(failure.details, { ...serverFields(error), ...failure.details });
-  return failure;
 }
 
 function detailsOf(error: ConveneError): Record<string, unknown> {
