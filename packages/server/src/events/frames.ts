@@ -35,14 +35,13 @@ export const contextFrameParts = (context: TContextEvent): Buffer[] => [
 
 export const contextFrame = (context: TContextEvent): Buffer => Buffer.concat(contextFrameParts(context));
 
-const CRLF = Buffer.from('\r\n');
 const chunks = new WeakMap<Buffer, Buffer>();
 
 /** The head of a chunk of a chunked response body: its size in hex, then CRLF. */
 export const chunkHead = (size: number): Buffer => Buffer.from(`${size.toString(16)}\r\n`);
 
-/** What ends a chunk. */
-export const CHUNK_END = CRLF;
+/** What ends a chunk: CRLF. */
+export const CHUNK_END = Buffer.from('\r\n');
 
 /**
  * A frame as one chunk of a chunked response body (`<size>\r\n<frame>\r\n`), built once per
@@ -52,7 +51,7 @@ export const CHUNK_END = CRLF;
 export function chunkOf(frame: Buffer): Buffer {
   let chunk = chunks.get(frame);
   if (!chunk) {
-    chunk = Buffer.concat([chunkHead(frame.length), frame, CRLF]);
+    chunk = Buffer.concat([chunkHead(frame.length), frame, CHUNK_END]);
     chunks.set(frame, chunk);
   }
   return chunk;
