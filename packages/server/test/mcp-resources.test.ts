@@ -183,6 +183,48 @@ describe('MCP resources', () => {
     }
   });
 
+  it('says nothing of what changed before a subscription, and tells each later change once', async () => {
+    const space = await h.createSpace();
+    const guest = await h.joinActive(space);
+    for (const content of ['one', 'two'])
+      expectOk(
+        await h.post(`/hub/space/${space.spaceId}/messages`, { key: space.ownerKey, body: { content } }),
+      );
+    const created = await h.post(`/hub/space/${space.spaceId}/artifact`, {
+      key: space.ownerKey,
+      body: { name: 'Doc', type: 'markdown', content: 'v1' },
+    });
+    const base = `/hub/space/${space.spaceId}/artifact/${created.body.id}`;
+    expectOk(await h.post(`${base}/lock`, { key: space.ownerKey }));
+    expectOk(await h.patch(base, { key: space.ownerKey, body: { content: 'v2' } }));
+    const docUri = `convene://space/${space.spaceId}/artifact/${created.body.id}`;
+
+    const client = await connectMcp(srv.url, { 'X-Private-Key': guest.key });
+    const updates = watchUpdates(client);
+    try {
+      await client.subscribeResource({ uri: messagesUri(space) });
+      await client.subscribeResource({ uri: docUri });
+      // Long enough for the stream's node to hear of the subscriptions and catch up.
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      expect(updates.uris).toEqual([]);
+
+      expectOk(
+        await h.post(`/hub/space/${space.spaceId}/messages`, {
+          key: space.ownerKey,
+          body: { content: 'three' },
+        }),
+      );
+      expectOk(await h.patch(base, { key: space.ownerKey, body: { content: 'v3' } }));
+      await updates.until(docUri);
+      await updates.until(messagesUri(space));
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(updates.uris.filter((u) => u === messagesUri(space))).toHaveLength(1);
+      expect(updates.uris.filter((u) => u === docUri)).toHaveLength(1);
+    } finally {
+      await client.close();
+    }
+  });
+
   it('tells a subscribed session that its resources changed when the space closes, so that a read says why', async () => {
     const space = await h.createSpace();
     const guest = await h.joinActive(space);

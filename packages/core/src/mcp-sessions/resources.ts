@@ -175,6 +175,9 @@ export async function subscribeToResource(options: SubscriptionOptions): Promise
         uri: ref.uri,
         spaceId: ref.spaceId,
         participantId: participant.id,
+        // The space's last event as this statement sees it: the stream's catch-up tells only of
+        // what came after (a change of before is what the client reads anyway).
+        fromSeq: sql`(select event_seq from spaces where id = ${ref.spaceId})`,
         createdAt: clock.now(),
       })
       .onConflictDoNothing();
