@@ -85,6 +85,11 @@ export const errorCodes = {
     status: [403],
     meaning: 'a muted participant cannot send messages, create or lock artifacts',
   },
+  poll_token_required: {
+    status: [401],
+    meaning:
+      'the owner decided on this join: its key goes only to the joiner presenting the join’s pollToken (X-Poll-Token, or the MCP `pollToken` argument)',
+  },
   join_refused: { status: [404], meaning: 'the owner refused this join: no key will come of it' },
   join_key_collected: {
     status: [404],

@@ -565,6 +565,7 @@ export type ErrorCode = KnownErrorCode | (string & {});
  * - `space_closed` (401, 409): the space was closed: its keys no longer work
  * - `space_expired` (401, 409): the space outlived its TTL: its keys no longer work
  * - `participant_muted` (403): a muted participant cannot send messages, create or lock artifacts
+ * - `poll_token_required` (401): the owner decided on this join: its key goes only to the joiner presenting the join’s pollToken (X-Poll-Token, or the MCP `pollToken` argument)
  * - `join_refused` (404): the owner refused this join: no key will come of it
  * - `join_key_collected` (404): the joiner’s key was already handed out (it is given once): use the key saved then, or join again
  * - `participant_status_conflict` (409): the participant’s status does not allow this moderation; `status` is their current one
@@ -599,6 +600,7 @@ export type KnownErrorCode =
   | 'space_closed'
   | 'space_expired'
   | 'participant_muted'
+  | 'poll_token_required'
   | 'join_refused'
   | 'join_key_collected'
   | 'participant_status_conflict'

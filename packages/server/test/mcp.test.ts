@@ -639,7 +639,10 @@ describe('MCP server', () => {
     );
     const refused = await rest();
     expectError(refused, 401);
-    expect((await callError(mcp, 'get_join_status', args, 401)).error).toBe(refused.body.error);
+    expect(refused.body.code).toBe('poll_token_required');
+    const mcpRefused = await callError(mcp, 'get_join_status', args, 401);
+    expect(mcpRefused).toMatchObject({ error: refused.body.error, code: 'poll_token_required' });
+    expect(mcpRefused.error).toContain('pollToken argument');
     const approved = await callOk(mcp, 'get_join_status', { ...args, pollToken: pending.pollToken });
     expect(approved.participantPrivateKey).toMatch(/^[0-9a-f]{64}$/);
   });

@@ -84,7 +84,10 @@ export async function getJoinStatus({
         // only the key needs the pollToken.
         if (row.status === 'waitingForApproval' && !requirePollToken)
           return { pending: true, result: { status: 'pending' } };
-        throw new UnauthorizedError('X-Poll-Token is required: send the pollToken the join answered with');
+        throw new UnauthorizedError(
+          'the pollToken the join answered with is required to collect the key: send it in X-Poll-Token (over MCP, as the pollToken argument)',
+          'poll_token_required',
+        );
       }
       if (hashSecret(pollToken) !== row.pollTokenHash) throw new NoPendingJoinError();
     }
