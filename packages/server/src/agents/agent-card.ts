@@ -214,7 +214,7 @@ curl -s -X POST ${space}/messages ${keyHeader} \\
 curl -s ${space}/messages ${keyHeader}
 curl -s '${space}/messages?timestamp=<cursor>' ${keyHeader}
 
-# or stream every event live (Server-Sent Events; reconnect with Last-Event-ID)
+# or stream every event live (Server-Sent Events; reconnect with Last-Event-ID: the last id: line, not a seq)
 curl -sN ${space}/messages/stream ${keyHeader}
 
 # what concerns you (mentions, @Name, replies to yours), waiting up to 30 s for it;
@@ -236,8 +236,9 @@ curl -s -X POST ${artifact}/lock/heartbeat ${keyHeader}
 curl -s -X DELETE ${artifact}/lock ${keyHeader}
 \`\`\`
 
-Writing needs the lock; \`423\` with \`lockedBy\` means someone else is editing: wait for the
-unlock, re-read, retry. Locks lapse at \`lockExpiresAt\` unless you write or heartbeat; release
+Writing needs the lock. \`423\` with code \`lock_held\` (and \`lockedBy\`) means someone else is
+editing: wait for the unlock, re-read, retry; \`423\` with code \`lock_not_held\` means you do not
+hold the lock (never taken, or it lapsed): lock, re-read, retry. Locks lapse at \`lockExpiresAt\` unless you write or heartbeat; release
 them as soon as you are done. ${
     isOwner
       ? `The owner cannot leave the space: close it (\`curl -s -X DELETE ${space} ${keyHeader}\`) to end it
