@@ -21,10 +21,15 @@ export const ZParticipantPathParams = ZSpaceIdParam.extend({
   }),
 });
 
-/** A UUID the client sends in a body (a mention, a message replied to): anything else is 400. */
+/**
+ * A UUID the client sends in a body (a mention, a message replied to), in either case: anything
+ * else is 400. Both cases are spelt out rather than flagged: a JSON Schema `pattern` (OpenAPI, the
+ * MCP tools' input schemas) has no flags, and a client validating against it would refuse an
+ * uppercase id the server takes.
+ */
 export const ZUuidInput = z
   .string()
-  .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, 'must be a UUID')
+  .regex(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, 'must be a UUID')
   .meta({ format: 'uuid' });
 
 /**

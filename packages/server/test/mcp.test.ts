@@ -428,6 +428,29 @@ describe('MCP server', () => {
     expect(create.ttl?.description).toMatch(/in seconds, 1 to 2592000/);
   });
 
+  it('takes ids in either case, in its input schemas as the server does', async () => {
+    const space = await h.createSpace();
+    const first = await callOk(mcp, 'send_message', {
+      spaceId: space.spaceId,
+      content: 'hi',
+      privateKey: space.ownerKey,
+    });
+    const upper = first.messageId.toUpperCase();
+    const { tools } = await mcp.listTools();
+    const send = tools.find((t) => t.name === 'send_message')!.inputSchema.properties as Record<string, any>;
+    // A host that validates arguments against the schema (it has no regex flags) must let them through.
+    expect(new RegExp(send.replyTo.pattern).test(upper)).toBe(true);
+    expect(new RegExp(send.mentions.items.pattern).test(upper)).toBe(true);
+    expect(new RegExp(send.replyTo.pattern).test('not-a-uuid')).toBe(false);
+    const reply = await callOk(mcp, 'send_message', {
+      spaceId: space.spaceId,
+      content: 'answer',
+      replyTo: upper,
+      privateKey: space.ownerKey,
+    });
+    expect(reply.messageId).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
   it('names other tools as tools (create_space, not createSpace) in every description an agent reads', async () => {
     const { tools } = await mcp.listTools();
     const names = new Set(tools.map((t) => t.name));
