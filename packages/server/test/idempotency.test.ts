@@ -176,7 +176,7 @@ describe('a retry with the same Idempotency-Key', () => {
       await store.recordRefusal(
         {
           scope: idempotencyScope('PUT', path, hashCredential(key), idempotencyKey),
-          // What the policy hashes: the query (none), then the canonical JSON body.
+          // What the policy hashes: a newline, then the canonical JSON body.
           requestHash: sha256(`\n${JSON.stringify({ status })}`),
           now,
           expiresAt: new Date(now.getTime() + 3600_000),
@@ -234,8 +234,17 @@ describe('the same key with a different request', () => {
     const other = await h.post('/test/effect/mismatch', { key, body: { a: 2 }, headers });
     expectError(other, 422);
     expect(other.body.error).toMatch(/Idempotency-Key/);
-    expectError(await h.post('/test/effect/mismatch?x=1', { key, body: { a: 1 }, headers }), 422);
     expect(effects.runs('mismatch')).toBe(1);
+  });
+
+  it('is the same request with a query parameter added: writes read none, and unknown ones are ignored', async () => {
+    const key = newKey();
+    const headers = { 'Idempotency-Key': randomUUID() };
+    expect((await h.post('/test/effect/query', { key, body: { a: 1 }, headers })).status).toBe(201);
+    const retry = await h.post('/test/effect/query?trace=1', { key, body: { a: 1 }, headers });
+    expect(retry.status).toBe(201);
+    expect(replayed(retry)).toBe('true');
+    expect(effects.runs('query')).toBe(1);
   });
 
   it('answers 422 on a real update', async () => {

@@ -93,10 +93,11 @@ function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-function splitUrl(url: string): { path: string; query: string } {
+/** A request URL's path, without its query or a trailing slash. */
+function pathOf(url: string): string {
   const at = url.indexOf('?');
   const path = at === -1 ? url : url.slice(0, at);
-  return { path: path.length > 1 ? path.replace(/\/+$/, '') : path, query: at === -1 ? '' : url.slice(at) };
+  return path.length > 1 ? path.replace(/\/+$/, '') : path;
 }
 
 const guards = new WeakMap<FastifyRequest, GuardedRequest>();
@@ -155,7 +156,7 @@ export function idempotencyHooks(options: IdempotencyPolicyOptions) {
     if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH)
       throw new ValidationError(`Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`);
 
-    const { path, query } = splitUrl(request.url);
+    const path = pathOf(request.url);
     const route = `${request.method} ${path}`;
     if (neverReplayed.some((pattern) => pattern.test(route))) return;
     const credential = idempotencyCallerOf(request);
@@ -163,7 +164,10 @@ export function idempotencyHooks(options: IdempotencyPolicyOptions) {
     if (credential === undefined) return;
 
     const scope = idempotencyScope(request.method, path, credential, key);
-    const requestHash = sha256(`${query}\n${canonicalJson(request.body ?? null)}`);
+    // The body alone: no write reads a query, and unknown query parameters are ignored
+    // (decisions.md), so a retry that adds one is the same request. (The newline before it is
+    // where the query once was: records written then still match.)
+    const requestHash = sha256(`\n${canonicalJson(request.body ?? null)}`);
     // Real time, not the injected clock: this bounds a wait, it is not a TTL.
     const deadline = Date.now() + options.waitMs;
     for (let first = inFlight.get(scope); first; first = inFlight.get(scope)) {
