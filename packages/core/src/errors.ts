@@ -94,7 +94,8 @@ export class NoPendingJoinError extends NotFoundError {
 export class JoinKeyCollectedError extends NotFoundError {
   constructor() {
     super('pending join request', 'join_key_collected');
-    this.message = 'pending join request not found: its key was already handed out (it is given once)';
+    this.message =
+      'pending join request not found: its key was already handed out (the joiner may collect it again for 10 minutes, no longer)';
   }
 }
 

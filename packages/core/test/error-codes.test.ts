@@ -9,10 +9,12 @@ import {
   approveParticipant,
   createInvitation,
   getJoinStatus,
+  JOIN_KEY_WINDOW_MS,
   joinSpace,
   kickParticipant,
   leaveSpace,
   muteParticipant,
+  sweepCollectedJoinKeys,
 } from '../src/participants';
 import { SecretBox } from '../src/secrets';
 import { closeSpace, createSpace, getSpace, updateSpace } from '../src/spaces';
@@ -205,7 +207,8 @@ describe('the specific codes of the rules', () => {
     const collected = {
       kind: 'NOT_FOUND',
       code: 'join_key_collected',
-      message: 'pending join request not found: its key was already handed out (it is given once)',
+      message:
+        'pending join request not found: its key was already handed out (the joiner may collect it again for 10 minutes, no longer)',
     };
     const unnamed = {
       kind: 'NOT_FOUND',
@@ -214,8 +217,19 @@ describe('the specific codes of the rules', () => {
     // Waiting: another pollToken names nothing.
     expect(await refusal(poll(participantId, `poll_${'A'.repeat(43)}`))).toEqual(unnamed);
     await approveParticipant({ deps, spaceId, participantId, key: owner });
-    expect((await poll(participantId, pollToken)).result.participantPrivateKey).toMatch(/^[0-9a-f]{64}$/);
-    // Collected: said so, whichever pollToken comes (the participant is in getSpace for all to see).
+    const key = (await poll(participantId, pollToken)).result.participantPrivateKey;
+    expect(key).toMatch(/^[0-9a-f]{64}$/);
+    // The same joiner may collect it again for a while; without its pollToken, nobody may.
+    expect((await poll(participantId, pollToken)).result.participantPrivateKey).toBe(key);
+    expect(await refusal(poll(participantId))).toMatchObject({
+      kind: 'UNAUTHORIZED',
+      code: 'poll_token_required',
+    });
+    // Collected for good once the window is over, swept or not yet: said so, whichever pollToken
+    // comes (the participant is in getSpace for all to see).
+    clock.advance(JOIN_KEY_WINDOW_MS);
+    expect(await refusal(poll(participantId, pollToken))).toEqual(collected);
+    expect(await sweepCollectedJoinKeys(deps.db, clock.now(), 100)).toBe(1);
     expect(await refusal(poll(participantId, pollToken))).toEqual(collected);
     expect(await refusal(poll(participantId))).toEqual(collected);
     // Nobody under this id, the owner (who never joined), a join of another invitation: nothing.

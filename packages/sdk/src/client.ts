@@ -264,9 +264,10 @@ export class PendingJoin {
   }
 
   /**
-   * Polls once: the space client once approved, null while still waiting. The server hands the
-   * key out once: this object gives the same client again, but any other (`hub.pendingJoin(saved)`)
-   * then gets a NotFoundError (code `join_key_collected`), so save the client's key as soon as you have it.
+   * Polls once: the space client once approved, null while still waiting. This object gives the
+   * same client again; another made from its JSON (`hub.pendingJoin(saved)`, a restarted process)
+   * gets the same key from the server for 10 minutes after the first poll that returned it, and a
+   * NotFoundError (code `join_key_collected`) after, so save the client's key as soon as you have it.
    */
   check(options?: RequestOptions): APIPromise<JoinedSpaceClient | null> {
     if (this.approved) return new APIPromise(Promise.resolve(this.approved));
@@ -338,7 +339,8 @@ export class PendingJoin {
 
 /**
  * A poll's 404 "pending join request not found" after the key was collected, said with its
- * remedy: a key is handed out once, and costs a joiner its participant when it was not saved.
+ * remedy: a key is handed out for 10 minutes, and costs a joiner its participant when it was not
+ * saved by then.
  * The server codes it `join_key_collected`, apart from a join it does not know (kept as it is
  * said); servers older than the code said both in one message, and so does this then. A refusal
  * has its own code and message and is kept.
@@ -349,8 +351,9 @@ function explainNoPendingJoin(error: unknown): unknown {
   const collected = error.code === 'join_key_collected';
   if (!collected && !error.body.error.includes('already handed out')) return error;
   return new NotFoundError(
-    '404 pending join request not found: its key was already handed out (a join key is given once: ' +
-      'save it as soon as check() or wait() returns the client)' +
+    '404 pending join request not found: its key was already handed out (a joiner may collect it again ' +
+      'for 10 minutes after the first poll that returned it, no longer: save it as soon as check() or ' +
+      'wait() returns the client)' +
       (collected ? '' : ', or no join of this invitation and pollToken waits under this participantId'),
     { status: 404, body: error.body, headers: error.headers, cause: error },
   );

@@ -127,7 +127,7 @@ export class PermissionDeniedError extends ConveneError {
 /**
  * 404: no such space, participant, artifact, version, webhook or link request (a wrong id, or one
  * deleted). Also a join the owner refused (`join request refused: …`) and a pending join whose key
- * was already handed out (`check()`, `wait()`: a join key is given once).
+ * was already handed out more than 10 minutes ago (`check()`, `wait()`).
  */
 export class NotFoundError extends ConveneError {
   override name = 'NotFoundError';

@@ -7,6 +7,7 @@ import {
   SqlIdempotencyStore,
   SqlRateLimiter,
   sendMessageResultOf,
+  sweepCollectedJoinKeys,
   sweepStreamNodes,
 } from '@convene/core';
 import Fastify, {
@@ -248,6 +249,8 @@ export async function buildApp({
       },
       // Stream slots of nodes that stopped long ago without retiring (a crash).
       { sweep: (_now, limit) => sweepStreamNodes(deps.db, limit) },
+      // The tickets and sealed keys of private joins collected more than 10 minutes ago.
+      { sweep: (now, limit) => sweepCollectedJoinKeys(deps.db, now, limit) },
     ],
   });
 

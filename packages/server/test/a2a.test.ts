@@ -6,7 +6,7 @@ import {
   DefaultAgentCardResolver,
   JsonRpcTransportFactory,
 } from '@a2a-js/sdk/client';
-import { rowsOf } from '@convene/core';
+import { JOIN_KEY_WINDOW_MS, rowsOf, sweepCollectedJoinKeys } from '@convene/core';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { expectError, expectOk, Harness, type SpaceFixture, startTestServer, useServer } from './helpers';
@@ -199,8 +199,17 @@ describe('A2A JSON-RPC', () => {
       status: { state: 'completed' },
       final: true,
     });
-    // The key works, and it was handed out once.
+    // The key works; the task may be read again, with the key, while the joiner may collect it…
     expectOk(await h.get(`/hub/space/${space.spaceId}/messages`, { key }));
+    const again = (await client.getTask({ id: join.id })) as any;
+    expect(again.status.state).toBe('completed');
+    expect(again.artifacts[0].parts[0].data.participantPrivateKey).toBe(key);
+    // …and is gone once that is over.
+    await sweepCollectedJoinKeys(
+      srv.server.database.db,
+      new Date(Date.now() + JOIN_KEY_WINDOW_MS + 1000),
+      10_000,
+    );
     await expect(client.getTask({ id: join.id })).rejects.toThrow(/task not found/i);
 
     // A public space admits at once.

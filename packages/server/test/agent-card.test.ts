@@ -90,9 +90,9 @@ describe('agent card', () => {
       `curl -s ${srv.url}/hub/space/${space.spaceId}/join/<participantId> -H 'X-Private-Key: ${invite.publicInvitationKey}' -H 'X-Poll-Token: <pollToken>'`,
     );
     expect(res.text).toContain('`get_join_status`');
-    // The key is handed out once, and a refusal is a 404 too: what the poller must expect.
-    expect(res.text).toContain(
-      'That answer is given **once** (later polls answer `404`, code `join_key_collected`)',
+    // How long the key may be collected, and a refusal is a 404 too: what the poller must expect.
+    expect(res.text.replace(/\s+/g, ' ')).toContain(
+      'the same poll answers it again for **10 minutes** after the first time (in case the answer was lost), then `404`, code `join_key_collected`',
     );
     expect(res.text).toContain(
       'If the owner refuses you, the poll answers\n`404 {"error": "join request refused: the owner removed this participant"}`',

@@ -1,5 +1,12 @@
 import { limits } from '@convene/contract';
-import { hashSecret, mintUserToken, newId, schema } from '@convene/core';
+import {
+  hashSecret,
+  JOIN_KEY_WINDOW_MS,
+  mintUserToken,
+  newId,
+  schema,
+  sweepCollectedJoinKeys,
+} from '@convene/core';
 import {
   AuthenticationError,
   ConflictError,
@@ -27,6 +34,10 @@ import {
  * Location), bodies that break the contract, and missing or wrong keys over raw HTTP.
  */
 const { srv, h, sdk } = useServer();
+
+/** What the sweep does once the window in which a joiner may collect its key again is over. */
+const sweepAfterJoinKeyWindow = () =>
+  sweepCollectedJoinKeys(srv.server.database.db, new Date(Date.now() + JOIN_KEY_WINDOW_MS + 1000), 10_000);
 
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
 const join = (spaceId: string, key: string | undefined, body: unknown = { name: 'Ada' }, headers = {}) =>
@@ -223,9 +234,14 @@ describe('joinSpace', () => {
     const key = (collected.data as SpaceClient).key;
     const after = await participantRow(srv, priv.spaceId, pending.participantId);
     expect(after?.keyHash).toBe(hashSecret(key));
-    expect(after?.keyEnc).toBeNull();
     expect(waitingRow?.keyEnc).not.toContain(key);
     expect(JSON.stringify(after)).not.toContain(key);
+    // Sealed while the joiner may collect it again, forgotten once that window is over.
+    expect(after?.keyEnc).toMatch(/^v1\./);
+    await sweepAfterJoinKeyWindow();
+    const swept = await participantRow(srv, priv.spaceId, pending.participantId);
+    expect(swept?.keyEnc).toBeNull();
+    expect(swept?.keyHash).toBe(hashSecret(key));
   });
 
   it('links the participant to the human of a valid X-User-Token and keeps its key sealed', async () => {
@@ -333,7 +349,7 @@ describe('joinSpace', () => {
 });
 
 describe('getJoinStatus', () => {
-  it('answers 202 pending until approval, then 200 with a working key exactly once', async () => {
+  it('answers 202 pending until approval, then 200 with a working key, again only to the joiner and only for a while', async () => {
     const space = await h.createSpace({ privacy: 'private' });
     const pending = await h.joinPending(space);
 
@@ -368,10 +384,17 @@ describe('getJoinStatus', () => {
       expect.objectContaining({ participantId: pending.participantId, status: 'active' }),
     );
 
-    // Handed out once: a later poll (the joiner's or anyone's with the same invitation key) is 404.
+    // The joiner may poll again and get the same key while the window lasts (an answer lost on
+    // the way); anyone else with the invitation key may not.
     const again = await poll(space.spaceId, pending.participantId, pending.invitationKey, pending.pollToken);
-    expectError(again, 404);
-    expect(again.body.error).toMatch(/not found/);
+    expectOk(again);
+    expect(again.body).toEqual(approved.body);
+    expectError(await poll(space.spaceId, pending.participantId, pending.invitationKey), 401);
+    // Then it is forgotten: 404.
+    await sweepAfterJoinKeyWindow();
+    const late = await poll(space.spaceId, pending.participantId, pending.invitationKey, pending.pollToken);
+    expectError(late, 404, 'join_key_collected');
+    expect(late.body.error).toMatch(/not found/);
   });
 
   it('hands out the key of a participant muted before collecting it', async () => {
@@ -395,9 +418,14 @@ describe('getJoinStatus', () => {
     const row = await participantRow(srv, spaceId, pending.participantId);
     expect(row?.userId).toBe(userId);
     expect(srv.server.deps.box.current.decrypt(row?.keyEnc ?? '')).toBe((res.data as SpaceClient).key);
-    // Handed out once: the poll of a join resumed elsewhere is 404 (the SDK's PendingJoin that
-    // collected the key keeps it, so it asks through one resumed from its JSON).
+    // A join resumed elsewhere (from its JSON) collects the same key while the window lasts…
+    const resumed = await joiner.pendingJoin(pending.toJSON()).check();
+    expect(resumed?.key).toBe((res.data as SpaceClient).key);
+    // …and not after, while the linked human's sealed copy stays for key recovery.
+    await sweepAfterJoinKeyWindow();
     await sdkError(joiner.pendingJoin(pending.toJSON()).check(), NotFoundError);
+    const kept = await participantRow(srv, spaceId, pending.participantId);
+    expect(srv.server.deps.box.current.decrypt(kept?.keyEnc ?? '')).toBe((res.data as SpaceClient).key);
   });
 
   it('answers 404 with a reason once the owner refused the join by kicking', async () => {

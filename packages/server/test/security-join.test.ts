@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { JOIN_KEY_WINDOW_MS, OffsetClock, sweepCollectedJoinKeys } from '@convene/core';
 import { describe, expect, it } from 'vitest';
 import { expectError, expectOk, participantRow, useServer } from './helpers';
 
@@ -7,7 +8,9 @@ import { expectError, expectOk, participantRow, useServer } from './helpers';
  * joiner's id is visible to the space, so the pollToken the 202 carries is what proves the join.
  */
 // Behind one trusted proxy, so that a test can join from several addresses (X-Forwarded-For).
-const { srv, h } = useServer({ config: { trustProxy: 1 } });
+// A clock the tests move past the window in which a joiner may collect its key again.
+const clock = new OffsetClock();
+const { srv, h } = useServer({ clock, config: { trustProxy: 1 } });
 
 const statusOf = (spaceId: string, participantId: string, key: string, pollToken?: string) =>
   h.get(`/hub/space/${spaceId}/join/${participantId}`, {
@@ -50,21 +53,32 @@ describe('a private-space join', () => {
     expectOk(collected);
     expect(collected.body.participantPrivateKey).toMatch(/^[0-9a-f]{64}$/);
     expectOk(await h.get(`/hub/space/${space.spaceId}`, { key: collected.body.participantPrivateKey }));
-    // Handed out once: a second poll is 404, and says why it may be.
-    const again = await statusOf(
-      space.spaceId,
-      pending.participantId,
-      pending.invitationKey,
-      pending.pollToken,
-    );
-    expectError(again, 404, 'join_key_collected');
-    expect(again.body.error).toMatch(
-      /^pending join request not found: .*already handed out \(it is given once\)/,
-    );
-    // Stored as a hash only, and forgotten once the key is collected.
+    // The joiner may collect it again for a while (an answer lost on the way); nobody else may.
+    const poll = () =>
+      statusOf(space.spaceId, pending.participantId, pending.invitationKey, pending.pollToken);
+    clock.advance(JOIN_KEY_WINDOW_MS - 60_000);
+    const again = await poll();
+    expectOk(again);
+    expect(again.body.participantPrivateKey).toBe(collected.body.participantPrivateKey);
+    expectError(await thief(), 401);
+    expectError(await thief(`poll_${'B'.repeat(43)}`), 404);
+    // The window runs from the first collection, which the second did not extend: then 404, saying why.
+    clock.advance(60_000);
+    const late = await poll();
+    expectError(late, 404, 'join_key_collected');
+    expect(late.body.error).toMatch(/^pending join request not found: .*already handed out/);
+    // Stored as a hash only, and forgotten, with the sealed key, once the window is over.
+    expect(await sweepCollectedJoinKeys(srv.server.database.db, clock.now(), 1000)).toBeGreaterThanOrEqual(1);
     const row = await participantRow(srv, space.spaceId, pending.participantId);
-    expect(row?.pollTokenHash).toBeNull();
+    expect(row).toMatchObject({
+      pollTokenHash: null,
+      invitationId: null,
+      keyEnc: null,
+      keyCollectedAt: null,
+    });
     expect(JSON.stringify(row)).not.toContain(pending.pollToken);
+    expectError(await poll(), 404, 'join_key_collected');
+    expectOk(await h.get(`/hub/space/${space.spaceId}`, { key: collected.body.participantPrivateKey }));
   });
 
   it('keeps only the pollToken hash while waiting', async () => {

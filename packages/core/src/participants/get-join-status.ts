@@ -1,7 +1,8 @@
 import type { TJoinStatus } from '@convene/contract';
-import { and, eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { authorize, roles } from '../auth/authorize';
 import { participants } from '../db/schema';
+import type { Db } from '../db/types';
 import type { Deps } from '../deps';
 import {
   JoinKeyCollectedError,
@@ -12,6 +13,13 @@ import {
 } from '../errors';
 import { isUuid } from '../ids';
 import { hashSecret } from '../secrets';
+
+/**
+ * How long after a private-space joiner first collected its key the same joiner may collect it
+ * again: long enough for a client to retry a poll whose answer it lost, short enough that the
+ * sealed key does not outlive its use.
+ */
+export const JOIN_KEY_WINDOW_MS = 10 * 60_000;
 
 export interface GetJoinStatusOptions {
   deps: Deps;
@@ -41,10 +49,13 @@ export interface JoinStatusOutcome {
  * answers pending, as the specification's poll with the invitation key alone does, and anything
  * else 401; with another one: 404, as for a join that does not exist. While the owner has not
  * decided: pending.
- * Once approved, the first poll hands out the key minted at join and forgets its sealed copy (a
- * human linked through X-User-Token keeps one for getMySpaceKey); every later poll is 404, so a
- * key is never handed out twice (`join_key_collected`). A join that was refused (kicked), or that
- * nobody made through this invitation, is 404 as well, with a code that says which.
+ * Once approved, a poll hands out the key minted at join. The same joiner (that invitation key and
+ * that pollToken) may collect it again for JOIN_KEY_WINDOW_MS after the first time, so an answer
+ * lost on the way (a dropped connection, a crash before the key was stored) costs no key; then the
+ * sweep (sweepCollectedJoinKeys) forgets the ticket and the sealed copy (a human linked through
+ * X-User-Token keeps one for getMySpaceKey), and a poll is 404 (`join_key_collected`). A join that
+ * was refused (kicked), or that nobody made through this invitation, is 404 as well, with a code
+ * that says which.
  */
 export async function getJoinStatus({
   deps,
@@ -101,17 +112,49 @@ export async function getJoinStatus({
       case 'active':
       case 'muted': {
         if (!row.keyEnc) throw new NoPendingJoinError();
-        // Kept for the linked human (getMySpaceKey), sealed again under SECRET if it was not.
+        const now = clock.now();
+        // Past the window but not swept yet: as if it were.
+        if (row.keyCollectedAt && now.getTime() - row.keyCollectedAt.getTime() >= JOIN_KEY_WINDOW_MS)
+          throw new JoinKeyCollectedError();
+        // Sealed again under SECRET if it was not.
         let kept = row.keyEnc;
         const participantPrivateKey = await box.open(tx, row.keyEnc, async (_ex, fresh) => {
           kept = fresh;
         });
-        await tx
-          .update(participants)
-          .set({ invitationId: null, pollTokenHash: null, keyEnc: row.userId ? kept : null })
-          .where(and(eq(participants.spaceId, spaceId), eq(participants.id, participantId)));
+        // The window runs from the first collection: a later one never extends it.
+        if (!row.keyCollectedAt || kept !== row.keyEnc)
+          await tx
+            .update(participants)
+            .set({ keyEnc: kept, keyCollectedAt: row.keyCollectedAt ?? now })
+            .where(and(eq(participants.spaceId, spaceId), eq(participants.id, participantId)));
         return { pending: false, result: { participantPrivateKey } };
       }
     }
   });
+}
+
+/**
+ * Forgets the tickets of joins whose key was collected more than JOIN_KEY_WINDOW_MS ago: the
+ * invitation and pollToken that could collect it, and its sealed copy, unless a linked human
+ * keeps it for getMySpaceKey. Up to `limit` joins; returns how many.
+ */
+export async function sweepCollectedJoinKeys(db: Db, now: Date, limit: number): Promise<number> {
+  const cutoff = new Date(now.getTime() - JOIN_KEY_WINDOW_MS);
+  const rows = await db
+    .update(participants)
+    .set({
+      invitationId: null,
+      pollTokenHash: null,
+      keyCollectedAt: null,
+      keyEnc: sql`case when ${participants.userId} is null then null else ${participants.keyEnc} end`,
+    })
+    .where(
+      sql`(${participants.spaceId}, ${participants.id}) in (
+        select space_id, id from participants
+        where key_collected_at is not null and key_collected_at <= ${cutoff.toISOString()}::timestamptz
+        limit ${limit}
+        for update skip locked)`,
+    )
+    .returning({ id: participants.id });
+  return rows.length;
 }

@@ -107,7 +107,7 @@ const contextRole = sql<string>`left(${participants.role}, ${sql.raw(String(limi
 
 /** A private-space joiner whose key is still to be collected by getJoinStatus. */
 const keyUncollected = (p: ParticipantRow): boolean =>
-  p.status === 'waitingForApproval' || p.invitationId !== null;
+  p.status === 'waitingForApproval' || (p.invitationId !== null && p.keyCollectedAt === null);
 
 /** The context bundle: participants, artifact summaries and the suggested polling interval. */
 export async function loadContext(

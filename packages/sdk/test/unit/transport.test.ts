@@ -180,7 +180,7 @@ describe('a poll of a pending join answered 404', () => {
       );
   };
   const saveIt =
-    '404 pending join request not found: its key was already handed out (a join key is given once: save it as soon as check() or wait() returns the client)';
+    '404 pending join request not found: its key was already handed out (a joiner may collect it again for 10 minutes after the first poll that returned it, no longer: save it as soon as check() or wait() returns the client)';
 
   it('says the key was handed out when the code says so, and both causes when an older server could not tell', async () => {
     const collected = await pollAnswered({

@@ -234,7 +234,7 @@ async function join(ctx: A2AContext, message: A2AMessageIn): Promise<A2ATask> {
 
 /**
  * Where a join stands, asked with its invitation key and its task id (which carries the join's
- * pollToken); the key is handed out once, as by getJoinStatus.
+ * pollToken); the key is handed out for 10 minutes after the first time, as by getJoinStatus.
  */
 async function joinState(ctx: A2AContext, taskId: string): Promise<A2ATask> {
   const { participantId, pollToken } = parseJoinTaskId(taskId);
@@ -261,7 +261,7 @@ async function joinState(ctx: A2AContext, taskId: string): Promise<A2ATask> {
     if (error instanceof NotFoundError)
       throw new A2AError(
         A2A_ERRORS.taskNotFound,
-        'task not found (a join’s key is handed out once: the task is gone once it was)',
+        'task not found (a join’s key is handed out for 10 minutes after the first time: the task is gone after)',
       );
     // A join waiting for approval is followed by the task id message/send answered, which holds
     // its pollToken; its participantId alone names no task.

@@ -94,8 +94,9 @@ curl -s ${space}/join/<participantId> -H ${shellQuote(`X-Private-Key: ${key}`)} 
 \`\`\`
 
 It answers \`202 {status: "pending"}\` while you wait, then \`200 {participantPrivateKey}\` once
-approved. That answer is given **once** (later polls answer \`404\`, code \`join_key_collected\`):
-store the key before anything else. If the owner refuses you, the poll answers
+approved. Store the key before anything else: the same poll answers it again for **10 minutes**
+after the first time (in case the answer was lost), then \`404\`, code \`join_key_collected\`.
+If the owner refuses you, the poll answers
 \`404 {"error": "join request refused: the owner removed this participant"}\`.`
 }
 Keep \`participantPrivateKey\` secret: every step below carries it where it says

@@ -97,8 +97,8 @@ export const hints = {
   /** Adds something new at each call (a space, an invitation, a join, a message, an artifact). */
   create: change(false, false),
   /**
-   * Hands out a secret once: the call that returns it consumes it, and a repeat no longer gets it
-   * (get_join_status, the participant key of an approved join).
+   * Hands out a secret for a while: the first call that returns it starts the time after which a
+   * repeat no longer gets it (get_join_status, the participant key of an approved join).
    */
   collect: change(false, false),
   /**

@@ -61,7 +61,7 @@ export const participantOperations: Declaration[] = [
     tool: {
       title: 'Poll a pending join',
       description:
-        'Poll a join waiting for the owner’s approval, with the same invitation key used to join and the pollToken join_space returned. Returns status "pending" while waiting, then participantPrivateKey once approved: that answer is given once (later polls answer 404, code join_key_collected), so store the key at once. A join the owner refused (kicked) answers 404, code join_refused.',
+        'Poll a join waiting for the owner’s approval, with the same invitation key used to join and the pollToken join_space returned. Returns status "pending" while waiting, then participantPrivateKey once approved: store the key at once (the same poll answers it again for 10 minutes after the first time, in case that answer was lost, then 404, code join_key_collected). A join the owner refused (kicked) answers 404, code join_refused.',
       annotations: hints.collect,
       input: ZParticipantPathParams.extend({
         pollToken: ZPollToken.optional(),

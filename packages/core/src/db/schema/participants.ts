@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import {
   bigint,
   boolean,
@@ -43,6 +44,12 @@ export const participants = pgTable(
      * key (the invitation key is shared). Cleared with invitationId once the key is collected.
      */
     pollTokenHash: text('poll_token_hash'),
+    /**
+     * When getJoinStatus first handed out the key: the same joiner (its invitation key and
+     * pollToken) may collect it again for a while, so an answer lost on the way is not a key lost
+     * for good; then the sweep clears the ticket (invitationId, pollTokenHash, the sealed key).
+     */
+    keyCollectedAt: timestamp('key_collected_at', { withTimezone: true, precision: 3 }),
     /** The human this participant is linked to (X-User-Token at create or join). */
     userId: uuid('user_id'),
     createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull(),
@@ -60,5 +67,6 @@ export const participants = pgTable(
     primaryKey({ columns: [t.spaceId, t.id] }),
     uniqueIndex('participants_key_hash_idx').on(t.keyHash),
     index('participants_user_idx').on(t.userId),
+    index('participants_key_collected_idx').on(t.keyCollectedAt).where(sql`key_collected_at is not null`),
   ],
 );
