@@ -45,7 +45,17 @@ describe('a user token', () => {
     const space = await h.createSpace({}, { 'X-User-Token': token });
     expectOk(await h.get(`/hub/space/${space.spaceId}/key`, { headers: { 'X-User-Token': token } }));
     clock.advance(30 * DAY_MS);
-    expectError(await h.get(`/hub/space/${space.spaceId}/key`, { headers: { 'X-User-Token': token } }), 401);
+    const expired = await h.get(`/hub/space/${space.spaceId}/key`, { headers: { 'X-User-Token': token } });
+    expectError(expired, 401);
+    // Said as what it is, not as a missing credential.
+    expect(expired.body.error).toMatch(
+      /^the credential sent is not valid \(a usr_ token revoked, expired or unknown/,
+    );
+    const none = await h.get(`/hub/space/${space.spaceId}/key`);
+    expectError(none, 401);
+    expect(none.body.error).toBe(
+      'send the dashboard JWT (Authorization: Bearer) or a usr_ token in X-User-Token',
+    );
   });
 });
 

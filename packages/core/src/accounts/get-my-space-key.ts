@@ -32,7 +32,9 @@ export async function getMySpaceKey({
   const userId = (await humanFromSession(deps, bearer))?.id ?? (await resolveUserToken(db, clock, userToken));
   if (!userId) {
     throw new UnauthorizedError(
-      'send the dashboard JWT (Authorization: Bearer) or a usr_ token in X-User-Token',
+      bearer || userToken
+        ? 'the credential sent is not valid (a usr_ token revoked, expired or unknown, or a dashboard session expired): send a valid dashboard JWT (Authorization: Bearer) or usr_ token (X-User-Token)'
+        : 'send the dashboard JWT (Authorization: Bearer) or a usr_ token in X-User-Token',
     );
   }
   if (!isUuid(spaceId)) throw new NotFoundError('space');
