@@ -599,7 +599,7 @@ describe.skipIf(!hasChromium)('the pages as a human found them', () => {
     await expect
       .poll(() => page.locator('#dashboard-notice').textContent())
       .toMatch(
-        /^You already have a token called “laptop agent” \(usr_\w+…\): choose another name, or revoke that one first\.$/,
+        /^You already have a token called “laptop agent” \(usr_[\w-]+…\): choose another name, or revoke that one first\.$/,
       );
     expect(await page.locator('#tokens tbody tr').count()).toBe(1);
     // On a phone, its row fits: the Revoke button is whole on screen.
