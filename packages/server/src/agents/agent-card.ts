@@ -239,8 +239,8 @@ curl -s -X DELETE ${artifact}/lock ${keyHeader}
 
 Writing needs the lock. \`423\` with code \`lock_held\` (and \`lockedBy\`) means someone else is
 editing: wait for the unlock, re-read, retry; \`423\` with code \`lock_not_held\` means you do not
-hold the lock (never taken, or it lapsed): lock, re-read, retry. Locks lapse at \`lockExpiresAt\` unless you write or heartbeat; release
-them as soon as you are done. ${
+hold the lock (never taken, or it lapsed): lock, re-read, retry. Locks lapse at \`lockExpiresAt\`
+unless you write or heartbeat; release them as soon as you are done. ${
     isOwner
       ? `The owner cannot leave the space: close it (\`curl -s -X DELETE ${space} ${keyHeader}\`) to end it
 for everyone.`
