@@ -2,7 +2,6 @@ import {
   AuthenticationError,
   ConflictError,
   ConveneError,
-  NotFoundError,
   type PendingJoin,
   type SpaceClient,
 } from '@convene/sdk';
