@@ -87,9 +87,9 @@ export class NoPendingJoinError extends NotFoundError {
 }
 
 /**
- * The participant's key was handed out already (`join_key_collected`): by the first 200 of
- * getJoinStatus, or by the join's own answer in a public space. A key is given once, so polling
- * gives nothing more: use the key saved then, or, if it was lost, join again.
+ * The participant's key was handed out already (`join_key_collected`): by getJoinStatus more than
+ * its window ago (JOIN_KEY_WINDOW_MS), or by the join's own answer in a public space. Polling gives
+ * nothing more: use the key saved then, or, if it was lost, join again.
  */
 export class JoinKeyCollectedError extends NotFoundError {
   constructor() {

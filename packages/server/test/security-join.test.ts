@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { JOIN_KEY_WINDOW_MS, OffsetClock, sweepCollectedJoinKeys } from '@convene/core';
+import { JOIN_KEY_WINDOW_MS, OffsetClock, schema, sweepCollectedJoinKeys } from '@convene/core';
+import { and, eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { expectError, expectOk, participantRow, useServer } from './helpers';
 
@@ -79,6 +80,52 @@ describe('a private-space join', () => {
     expect(JSON.stringify(row)).not.toContain(pending.pollToken);
     expectError(await poll(), 404, 'join_key_collected');
     expectOk(await h.get(`/hub/space/${space.spaceId}`, { key: collected.body.participantPrivateKey }));
+  });
+
+  it('hands the key of a join made before pollTokens existed out once, its ticket forgotten at once', async () => {
+    const space = await h.createSpace({ privacy: 'private' });
+    const pending = await h.joinPending(space);
+    // Such a join has no pollToken hash, and is polled with the shared invitation key alone.
+    const { participants } = schema;
+    await srv.server.database.db
+      .update(participants)
+      .set({ pollTokenHash: null })
+      .where(and(eq(participants.spaceId, space.spaceId), eq(participants.id, pending.participantId)));
+    expectOk(
+      await h.post(`/hub/space/${space.spaceId}/participants/${pending.participantId}/approve`, {
+        key: space.ownerKey,
+      }),
+    );
+    const first = await statusOf(space.spaceId, pending.participantId, pending.invitationKey);
+    expectOk(first);
+    expect(first.body.participantPrivateKey).toMatch(/^[0-9a-f]{64}$/);
+    // Anyone with the invitation could ask next: no second collection, and nothing kept.
+    expectError(
+      await statusOf(space.spaceId, pending.participantId, pending.invitationKey),
+      404,
+      'join_key_collected',
+    );
+    const row = await participantRow(srv, space.spaceId, pending.participantId);
+    expect(row).toMatchObject({ invitationId: null, keyEnc: null, keyCollectedAt: null });
+  });
+
+  it('says a key collected before its participant was kicked or left was collected, not refused', async () => {
+    const space = await h.createSpace({ privacy: 'private' });
+    for (const ending of ['kick', 'leave'] as const) {
+      const pending = await h.joinPending(space, { name: `Gone by ${ending}` });
+      const path = `/hub/space/${space.spaceId}/participants/${pending.participantId}`;
+      expectOk(await h.post(`${path}/approve`, { key: space.ownerKey }));
+      const poll = () =>
+        statusOf(space.spaceId, pending.participantId, pending.invitationKey, pending.pollToken);
+      const collected = await poll();
+      expectOk(collected);
+      if (ending === 'kick') expectOk(await h.post(`${path}/kick`, { key: space.ownerKey }));
+      else
+        expectOk(
+          await h.post(`/hub/space/${space.spaceId}/leave`, { key: collected.body.participantPrivateKey }),
+        );
+      expectError(await poll(), 404, 'join_key_collected');
+    }
   });
 
   it('keeps only the pollToken hash while waiting', async () => {

@@ -76,6 +76,6 @@ export function joinEnded(error: unknown): string {
   if (code === 'join_refused' || (code === undefined && text.startsWith('join request refused')))
     return 'The owner did not let you in. Ask them for a new invitation if you think this is a mistake.';
   if (code === 'join_key_collected' || (code === undefined && text.includes('already handed out')))
-    return 'This join was already let in elsewhere: its key went to another tab or window. Continue there, or open the invitation link again to join anew.';
+    return 'This join was let in more than 10 minutes ago and its key went to another tab or window. Continue there, or open the invitation link again to join anew.';
   return `You were not let in. ${describeError(error, 'this invitation')}`;
 }

@@ -1,8 +1,8 @@
 import type { TJoinStatus } from '@convene/contract';
 import { and, eq, sql } from 'drizzle-orm';
-import { authorize, roles } from '../auth/authorize';
+import { authorize, type ParticipantRow, roles } from '../auth/authorize';
 import { participants } from '../db/schema';
-import type { Db } from '../db/types';
+import type { Db, Executor } from '../db/types';
 import type { Deps } from '../deps';
 import {
   JoinKeyCollectedError,
@@ -79,7 +79,8 @@ export async function getJoinStatus({
       .from(participants)
       .where(and(eq(participants.spaceId, spaceId), eq(participants.id, participantId)))
       .for('update');
-    // The ticket is the invitation the join came through; it is cleared once the key is collected.
+    // The ticket is the invitation the join came through; it is cleared once the key was collected
+    // (by the sweep, after the window in which the joiner may collect it again).
     if (!row || row.invitationId !== caller.invitationId) {
       // Collected (or a public join's, handed out with its answer): whoever holds an invitation
       // sees such a participant in getSpace already, so saying so tells nothing new. A join of
@@ -106,12 +107,18 @@ export async function getJoinStatus({
       case 'waitingForApproval':
         return { pending: true, result: { status: 'pending' } };
       case 'kicked':
+        // Kicked after it collected its key: that key is dead, and this join was not refused.
+        if (row.keyCollectedAt) throw new JoinKeyCollectedError();
         throw new JoinRefusedError();
       case 'left':
+        if (row.keyCollectedAt) throw new JoinKeyCollectedError();
         throw new NoPendingJoinError();
       case 'active':
       case 'muted': {
         if (!row.keyEnc) throw new NoPendingJoinError();
+        // A join made before pollTokens existed is polled with the shared invitation key alone:
+        // its key goes out once, and its ticket and sealed copy are forgotten at once, as then.
+        if (row.pollTokenHash === null) return collectOnce(tx, box, row);
         const now = clock.now();
         // Past the window but not swept yet: as if it were.
         if (row.keyCollectedAt && now.getTime() - row.keyCollectedAt.getTime() >= JOIN_KEY_WINDOW_MS)
@@ -131,6 +138,22 @@ export async function getJoinStatus({
       }
     }
   });
+}
+
+/**
+ * The key of a join without a pollToken (made before they existed), handed out once: anyone
+ * holding the shared invitation key could poll it, so no second collection is offered.
+ */
+async function collectOnce(tx: Executor, box: Deps['box'], row: ParticipantRow): Promise<JoinStatusOutcome> {
+  let kept = row.keyEnc!;
+  const participantPrivateKey = await box.open(tx, row.keyEnc!, async (_ex, fresh) => {
+    kept = fresh;
+  });
+  await tx
+    .update(participants)
+    .set({ invitationId: null, pollTokenHash: null, keyEnc: row.userId ? kept : null })
+    .where(and(eq(participants.spaceId, row.spaceId), eq(participants.id, row.id)));
+  return { pending: false, result: { participantPrivateKey } };
 }
 
 /**

@@ -34,8 +34,8 @@ export const joinStatusUrl = (publicUrl: string, spaceId: string, participantId:
  * Joining with an invitation key. A public space admits the joiner at once and returns its key;
  * a private one records it as waitingForApproval and returns the poll URL and a pollToken. Either
  * way the key is minted now: a waiting joiner's key is kept encrypted (and tied to the invitation
- * it came through and to the pollToken's hash) until its first successful join-status poll,
- * presenting both, collects it.
+ * it came through and to the pollToken's hash) until a join-status poll presenting both collects
+ * it, and for JOIN_KEY_WINDOW_MS after, for a joiner whose answer was lost.
  */
 export async function joinSpace({
   deps,

@@ -29,13 +29,17 @@ export function registerPolicySweeper(app: FastifyInstance, options: SweeperOpti
     if (running) return;
     running = true;
     try {
+      // Each on its own: one that fails (a lock, an outage) never keeps the others from their turn,
+      // among them the sweep that forgets collected join keys.
       for (const target of [options.limiter, options.store, ...(options.also ?? [])]) {
-        for (let i = 0; i < MAX_BATCHES; i++) {
-          if ((await target.sweep(options.clock.now(), BATCH)) < BATCH) break;
+        try {
+          for (let i = 0; i < MAX_BATCHES; i++) {
+            if ((await target.sweep(options.clock.now(), BATCH)) < BATCH) break;
+          }
+        } catch (err) {
+          app.log.warn({ err }, 'sweeping expired records failed');
         }
       }
-    } catch (err) {
-      app.log.warn({ err }, 'sweeping expired records failed');
     } finally {
       running = false;
     }

@@ -41,7 +41,8 @@ export const participants = pgTable(
     invitationId: uuid('invitation_id'),
     /**
      * SHA-256 of the pollToken a private-space join answered with: only its holder collects the
-     * key (the invitation key is shared). Cleared with invitationId once the key is collected.
+     * key (the invitation key is shared). Cleared with invitationId once the window in which the
+     * joiner may collect the key again is over (keyCollectedAt).
      */
     pollTokenHash: text('poll_token_hash'),
     /**
