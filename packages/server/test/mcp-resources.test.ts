@@ -33,6 +33,19 @@ function watchUpdates(client: Client) {
 
 const messagesUri = (space: SpaceFixture) => `convene://space/${space.spaceId}/messages`;
 
+/** A document the owner creates (version 1): its REST path and its resource URI. */
+async function createDoc(space: SpaceFixture): Promise<{ path: string; uri: string }> {
+  const created = await h.post(`/hub/space/${space.spaceId}/artifact`, {
+    key: space.ownerKey,
+    body: { name: 'Doc', type: 'markdown', content: 'v1' },
+  });
+  expectOk(created);
+  return {
+    path: `/hub/space/${space.spaceId}/artifact/${created.body.id}`,
+    uri: `convene://space/${space.spaceId}/artifact/${created.body.id}`,
+  };
+}
+
 describe('MCP resources', () => {
   it('lists templates and the key’s own resources, and reads them', async () => {
     const space = await h.createSpace({ name: 'Resources' });
@@ -157,13 +170,8 @@ describe('MCP resources', () => {
       );
       await updates.until(messagesUri(space));
 
-      const created = await h.post(`/hub/space/${space.spaceId}/artifact`, {
-        key: space.ownerKey,
-        body: { name: 'Doc', type: 'markdown', content: 'v1' },
-      });
-      const docUri = `convene://space/${space.spaceId}/artifact/${created.body.id}`;
+      const { path: base, uri: docUri } = await createDoc(space);
       await client.subscribeResource({ uri: docUri });
-      const base = `/hub/space/${space.spaceId}/artifact/${created.body.id}`;
       expectOk(await h.post(`${base}/lock`, { key: space.ownerKey }));
       expectOk(await h.patch(base, { key: space.ownerKey, body: { content: 'v2' } }));
       await updates.until(docUri);
@@ -190,14 +198,9 @@ describe('MCP resources', () => {
       expectOk(
         await h.post(`/hub/space/${space.spaceId}/messages`, { key: space.ownerKey, body: { content } }),
       );
-    const created = await h.post(`/hub/space/${space.spaceId}/artifact`, {
-      key: space.ownerKey,
-      body: { name: 'Doc', type: 'markdown', content: 'v1' },
-    });
-    const base = `/hub/space/${space.spaceId}/artifact/${created.body.id}`;
+    const { path: base, uri: docUri } = await createDoc(space);
     expectOk(await h.post(`${base}/lock`, { key: space.ownerKey }));
     expectOk(await h.patch(base, { key: space.ownerKey, body: { content: 'v2' } }));
-    const docUri = `convene://space/${space.spaceId}/artifact/${created.body.id}`;
 
     const client = await connectMcp(srv.url, { 'X-Private-Key': guest.key });
     const updates = watchUpdates(client);
@@ -228,11 +231,7 @@ describe('MCP resources', () => {
   it('tells a subscribed session that its resources changed when the space closes, so that a read says why', async () => {
     const space = await h.createSpace();
     const guest = await h.joinActive(space);
-    const created = await h.post(`/hub/space/${space.spaceId}/artifact`, {
-      key: space.ownerKey,
-      body: { name: 'Doc', type: 'markdown', content: 'v1' },
-    });
-    const docUri = `convene://space/${space.spaceId}/artifact/${created.body.id}`;
+    const { uri: docUri } = await createDoc(space);
     const client = await connectMcp(srv.url, { 'X-Private-Key': guest.key });
     const updates = watchUpdates(client);
     try {

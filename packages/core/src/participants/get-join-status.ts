@@ -1,8 +1,8 @@
 import type { TJoinStatus } from '@convene/contract';
 import { and, eq, sql } from 'drizzle-orm';
-import { authorize, type ParticipantRow, roles } from '../auth/authorize';
+import { authorize, roles } from '../auth/authorize';
 import { participants } from '../db/schema';
-import type { Db, Executor } from '../db/types';
+import type { Db } from '../db/types';
 import type { Deps } from '../deps';
 import {
   JoinKeyCollectedError,
@@ -118,7 +118,7 @@ export async function getJoinStatus({
         if (!row.keyEnc) throw new NoPendingJoinError();
         // A join made before pollTokens existed is polled with the shared invitation key alone:
         // its key goes out once, and its ticket and sealed copy are forgotten at once, as then.
-        if (row.pollTokenHash === null) return collectOnce(tx, box, row);
+        const once = row.pollTokenHash === null;
         const now = clock.now();
         // Past the window but not swept yet: as if it were.
         if (row.keyCollectedAt && now.getTime() - row.keyCollectedAt.getTime() >= JOIN_KEY_WINDOW_MS)
@@ -128,32 +128,23 @@ export async function getJoinStatus({
         const participantPrivateKey = await box.open(tx, row.keyEnc, async (_ex, fresh) => {
           kept = fresh;
         });
+        const where = and(eq(participants.spaceId, spaceId), eq(participants.id, participantId));
+        // Kept for a linked human (getMySpaceKey) only.
+        if (once)
+          await tx
+            .update(participants)
+            .set({ invitationId: null, pollTokenHash: null, keyEnc: row.userId ? kept : null })
+            .where(where);
         // The window runs from the first collection: a later one never extends it.
-        if (!row.keyCollectedAt || kept !== row.keyEnc)
+        else if (!row.keyCollectedAt || kept !== row.keyEnc)
           await tx
             .update(participants)
             .set({ keyEnc: kept, keyCollectedAt: row.keyCollectedAt ?? now })
-            .where(and(eq(participants.spaceId, spaceId), eq(participants.id, participantId)));
+            .where(where);
         return { pending: false, result: { participantPrivateKey } };
       }
     }
   });
-}
-
-/**
- * The key of a join without a pollToken (made before they existed), handed out once: anyone
- * holding the shared invitation key could poll it, so no second collection is offered.
- */
-async function collectOnce(tx: Executor, box: Deps['box'], row: ParticipantRow): Promise<JoinStatusOutcome> {
-  let kept = row.keyEnc!;
-  const participantPrivateKey = await box.open(tx, row.keyEnc!, async (_ex, fresh) => {
-    kept = fresh;
-  });
-  await tx
-    .update(participants)
-    .set({ invitationId: null, pollTokenHash: null, keyEnc: row.userId ? kept : null })
-    .where(and(eq(participants.spaceId, row.spaceId), eq(participants.id, row.id)));
-  return { pending: false, result: { participantPrivateKey } };
 }
 
 /**
