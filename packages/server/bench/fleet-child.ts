@@ -1,6 +1,5 @@
 // The SSE subscribers of one fan-out scenario, in their own process so that parsing their
 // deliveries never delays the sender's measurements (and the other way round).
-import { percentile } from './http-load';
 import { type FleetOptions, SseFleet } from './sse-fleet';
 
 let fleet: SseFleet | undefined;
@@ -13,15 +12,12 @@ process.on('message', async (message: { open?: FleetOptions; finish?: { sent: nu
     } else if (message.finish && fleet) {
       await fleet.waitFor(message.finish.sent, 15_000);
       const summary = fleet.summary(message.finish.sent);
-      process.send?.({
-        summary: {
-          ...summary,
-          p50: percentile(fleet.latencies, 50),
-          p99: percentile(fleet.latencies, 99),
-        },
-      });
       fleet.close();
-      setTimeout(() => process.exit(0), 200);
+      // Every latency: a target's fleets are taken together (run.ts merges them). Megabytes of
+      // them: the process ends once they are sent, not at a guess.
+      process.send?.({ summary: { ...summary, latencies: fleet.latencies } }, undefined, {}, () =>
+        process.exit(0),
+      );
     }
   } catch (error) {
     process.send?.({ error: String(error) });

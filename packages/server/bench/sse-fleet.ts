@@ -12,6 +12,11 @@ export interface FleetOptions {
   /** How many messages will be sent (n = 0 … messages - 1). */
   messages: number;
   /**
+   * The number of this fleet's first client among all of a target's (its fleets share the
+   * target's keys and source addresses, see run.ts's STREAMS_PER_SUBSCRIBER_PROCESS): 0 alone.
+   */
+  first?: number;
+  /**
    * Keys to spread the clients over, `perKey` clients each, sent as X-Private-Key: a server caps
    * the streams of one credential (decisions.md: 20) and of one address (200, see below).
    */
@@ -119,7 +124,7 @@ export class SseFleet {
       });
     const worker = async () => {
       while (next < this.options.count) {
-        const i = next++;
+        const i = (this.options.first ?? 0) + next++;
         if (Date.now() > deadline) throw new Error('timed out opening subscribers');
         await openOne(i);
       }
