@@ -276,6 +276,23 @@ describe('the scope of a record', () => {
     expect(first.body.n).toBe(1);
   });
 
+  it('is the credential a write reads: a space key in the query alone is none, so its 401 is never replayed to the header that follows', async () => {
+    const space = await h.createSpace();
+    const headers = { 'Idempotency-Key': randomUUID() };
+    const path = `/hub/space/${space.spaceId}/messages`;
+    const body = { content: 'with the key where writes read it' };
+    // Writes read their key from X-Private-Key only (`?key=` is for streams and agent cards).
+    const inQuery = await h.post(`${path}?key=${space.ownerKey}`, { body, headers });
+    expectError(inQuery, 401);
+    const retry = await h.post(path, { key: space.ownerKey, body, headers });
+    expectOk(retry);
+    expect(replayed(retry)).toBeNull();
+    // Recorded under the header's key: its own retry replays it.
+    const again = await h.post(path, { key: space.ownerKey, body, headers });
+    expect(replayed(again)).toBe('true');
+    expect(again.body.messageId).toBe(retry.body.messageId);
+  });
+
   it('is the method and the path', async () => {
     const key = newKey();
     const headers = { 'Idempotency-Key': randomUUID() };

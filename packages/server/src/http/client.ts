@@ -31,12 +31,17 @@ const first = (value: unknown): string | undefined => {
 
 /**
  * The credential a request presents, in the order the routes read them: a space key in
- * `X-Private-Key` or in the `key` query parameter (streams, agent cards), a user token, a
- * dashboard JWT as an Authorization bearer.
+ * `X-Private-Key` or in the `key` query parameter (streams, agent cards; not with `query: false`,
+ * as writes read it), a user token, a dashboard JWT as an Authorization bearer.
  */
-export function presentedCredential(request: FastifyRequest): PresentedCredential | undefined {
+export function presentedCredential(
+  request: FastifyRequest,
+  { query = true }: { query?: boolean } = {},
+): PresentedCredential | undefined {
   const headers = request.headers;
-  const spaceKey = first(headers['x-private-key']) ?? first((request.query as Record<string, unknown>)?.key);
+  const spaceKey =
+    first(headers['x-private-key']) ??
+    (query ? first((request.query as Record<string, unknown>)?.key) : undefined);
   if (spaceKey !== undefined) return { kind: 'space-key', value: spaceKey };
   const userToken = first(headers['x-user-token']);
   if (userToken !== undefined) return { kind: 'user-token', value: userToken };
@@ -120,8 +125,12 @@ export function clientOf(request: FastifyRequest): Client {
  * another caller), even one that reuses the same Idempotency-Key.
  */
 export function idempotencyCallerOf(request: FastifyRequest): string | undefined {
-  const { credential } = clientOf(request);
-  if (credential === undefined || !presentedCredential(request)?.value.startsWith('inv_')) return credential;
+  // The credential the write reads: a space key in the query is not one (a write with it alone is
+  // refused 401, and that refusal must not be what the same Idempotency-Key replays to the header).
+  const presented = presentedCredential(request, { query: false });
+  if (presented === undefined) return undefined;
+  const credential = hashCredential(presented.value);
+  if (!presented.value.startsWith('inv_')) return credential;
   const userToken = first(request.headers['x-user-token']);
   return sha256(
     [credential, addressBucket(request.ip), userToken === undefined ? '' : hashCredential(userToken)].join(
