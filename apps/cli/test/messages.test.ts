@@ -232,10 +232,10 @@ describe('replies in messages', () => {
       expect((await room.run(['send', 'Nice chart', '--reply-to', picture])).code).toBe(0);
       const text = await room.run(['messages']);
       expect(text.stdout).toMatch(
-        /^ {10}↪ Ada Lovelace: Question for you\n\d\d:\d\d:\d\d {2}Hana Host: Sure$/m,
+        /^ {10}↪ Ada Lovelace: Question for you\n\d\d:\d\d:\d\d {2}Hana Host \(owner\): Sure$/m,
       );
       expect(text.stdout).toMatch(
-        /^ {10}↪ Ada Lovelace: \[image\] https:\/\/example\.com\/chart\.png\n.*Hana Host: Nice chart$/m,
+        /^ {10}↪ Ada Lovelace: \[image\] https:\/\/example\.com\/chart\.png\n.*Hana Host \(owner\): Nice chart$/m,
       );
       // What it answers is older than what is listed: named by the start of its id.
       const last = await room.run(['messages', '--limit', '1']);

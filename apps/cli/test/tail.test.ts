@@ -352,7 +352,7 @@ describe('tail of documents and replies', () => {
       const tail = follow(host, ['tail']);
       await tail.waitFor('Following Drafts live', { in: 'stderr' });
       expect(tail.stdout()).toMatch(
-        /^ {10}↪ Ada Lovelace: Question for you …\n\d\d:\d\d:\d\d {2}Hana Host: Sure$/m,
+        /^ {10}↪ Ada Lovelace: Question for you …\n\d\d:\d\d:\d\d {2}Hana Host \(owner\): Sure$/m,
       );
 
       expect((await writer.run(['artifact', 'create', 'plan.md'])).code).toBe(0);
@@ -381,7 +381,7 @@ describe('tail of documents and replies', () => {
       // Live, a reply to a message shown before it.
       const live = (await writer.run(['send', 'Shall we ship?', '-q'])).stdout.trim();
       expect((await host.run(['send', 'Yes', '--reply-to', live.slice(0, 8)])).code).toBe(0);
-      await tail.waitFor(/↪ Ada Lovelace: Shall we ship\?\n.*Hana Host: Yes/);
+      await tail.waitFor(/↪ Ada Lovelace: Shall we ship\?\n.*Hana Host \(owner\): Yes/);
       expect((await tail.interrupt()).code).toBe(130);
     } finally {
       host.remove();

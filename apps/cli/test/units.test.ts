@@ -140,6 +140,17 @@ describe('durations and times', () => {
 });
 
 describe('a message printed', () => {
+  it('marks the owner in words, so a participant who takes the owner’s name does not pass for them without colour', () => {
+    const timestamp = new Date().toISOString();
+    const text = printed((out) => {
+      printMessage(out, { senderName: 'Grace', isOwner: true, type: 'text', content: 'Ship it', timestamp });
+      printMessage(out, { senderName: 'Grace', isOwner: false, type: 'text', content: 'Ship it', timestamp });
+    });
+    const [owner, impostor] = text.trimEnd().split('\n');
+    expect(owner).toMatch(/^\d\d:\d\d:\d\d {2}Grace \(owner\): Ship it$/);
+    expect(impostor).toMatch(/^\d\d:\d\d:\d\d {2}Grace: Ship it$/);
+  });
+
   it('shows its date when it is not of today (local time), and what a reply answers', () => {
     const now = new Date();
     const at = (daysAgo: number) =>
@@ -166,8 +177,8 @@ describe('a message printed', () => {
         );
       }),
     ).toBe(
-      `          ↪ Ada Lovelace: Question ${'x'.repeat(50)}…\n${day} 09:05  Hana Host: Sure\n` +
-        '          ↪ message 3751a2b4\n09:05:07  Hana Host: Later\n',
+      `          ↪ Ada Lovelace: Question ${'x'.repeat(50)}…\n${day} 09:05  Hana Host (owner): Sure\n` +
+        '          ↪ message 3751a2b4\n09:05:07  Hana Host (owner): Later\n',
     );
   });
 });

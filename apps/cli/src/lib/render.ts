@@ -74,8 +74,9 @@ function snippet(message: Answered): string {
 }
 
 /**
- * One message as the terminal shows it: time (with the date when not today), sender, content
- * (indented when multi-line); marked `[@you]` when it mentions `me` (your participant id). A reply
+ * One message as the terminal shows it: time (with the date when not today), sender (the owner's
+ * followed by `(owner)`), content (indented when multi-line); marked `[@you]` when it mentions
+ * `me` (your participant id). A reply
  * is preceded by what it answers, `↪ Ada Lovelace: Question for you`, from `seen` when that holds
  * it, else by the id's start (`↪ message 3751a2b4`).
  */
@@ -90,7 +91,9 @@ export function printMessage(out: Output, message: MessageLike, me?: string, see
   }
   // The header is one line: a newline in a name would start a made-up message.
   const sender = inline(message.senderName);
-  const name = message.isOwner ? c.bold(c.cyan(sender)) : c.bold(sender);
+  // The owner is marked in words, not only in colour: names need not be unique, and without
+  // colour (a pipe, NO_COLOR) a participant named as the owner would read as the owner.
+  const name = message.isOwner ? `${c.bold(c.cyan(sender))} ${c.dim('(owner)')}` : c.bold(sender);
   const mark = me !== undefined && message.mentions?.includes(me) ? ` ${c.bold(c.yellow('[@you]'))}` : '';
   const label = message.type === 'text' ? '' : `${c.magenta(`[${message.type}]`)} `;
   const [first, ...rest] = message.content.split('\n');
