@@ -257,6 +257,65 @@ describe('sends batched into one statement', () => {
   );
 });
 
+describe('streams opening together in a space this process holds nothing of', () => {
+  let t: TestDatabase;
+  let db: Db;
+  let advance: MockInstance<ParticipantsCache['advance']>;
+  const keys = ['b'.repeat(64), 'd'.repeat(64)];
+  const key = keys[0]!;
+  const deps = () => ({ db, clock: systemClock, config }) as Parameters<typeof openStream>[0]['deps'];
+  /** How many participants each read of the space brought, in the order they came back. */
+  const reads = (spaceId: string) =>
+    advance.mock.calls
+      .filter((call) => call[1] === spaceId)
+      .map((call) => (call[3] as ChangedParticipant[]).length);
+
+  beforeAll(async () => {
+    t = await openTestDatabase();
+    db = t.database.db;
+    await seedSpaces(db, 2);
+    await join(db, 40, 'listener-', 1);
+    await join(db, 40, 'listener-', 2);
+    for (const n of [1, 2])
+      await db.execute(
+        sql`update participants set key_hash = ${spaceKeyHash(seededSpaceId(n), keys[n - 1]!)} where key_hash = ${`hash-${n}`}`,
+      );
+    advance = vi.spyOn(ParticipantsCache.prototype, 'advance');
+  });
+  afterEach(() => advance.mockClear());
+  afterAll(() => t.close());
+
+  it('read every participant once: the others start from what that read brought', async () => {
+    const starts = await Promise.all(
+      Array.from({ length: 8 }, () => openStream({ deps: deps(), spaceId: SPACE, key })),
+    );
+    expect(reads(SPACE)).toEqual([41, 0, 0, 0, 0, 0, 0, 0]);
+    const all = await everyone(db);
+    for (const start of starts) expect(start.context.participants).toEqual(all);
+  });
+
+  it('start from a read refused to its own caller: the rows it read are the space’s all the same', async () => {
+    const space = seededSpaceId(2);
+    const opens = [
+      openStream({ deps: deps(), spaceId: space, key: 'c'.repeat(64) }),
+      ...Array.from({ length: 3 }, () => openStream({ deps: deps(), spaceId: space, key: keys[1] })),
+    ];
+    const [refused, ...started] = await Promise.allSettled(opens);
+    expect(refused?.status).toBe('rejected');
+    expect(started.map((s) => s.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled']);
+    expect(reads(space)).toEqual([41, 0, 0, 0]);
+  });
+
+  it('go on each with its own read when the first finds no space', async () => {
+    const missing = randomUUID();
+    const opens = await Promise.allSettled(
+      Array.from({ length: 3 }, () => openStream({ deps: deps(), spaceId: missing, key })),
+    );
+    expect(opens.map((o) => o.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    expect(participantsCacheOf(db).get(missing)).toBeUndefined();
+  });
+});
+
 describe('ParticipantsCache', () => {
   const row = (id: string, created: number): ChangedParticipant => ({
     id,
@@ -270,6 +329,31 @@ describe('ParticipantsCache', () => {
     created,
   });
   const ids = (views: readonly TParticipantView[]) => views.map((v) => v.participantId);
+
+  it('has the reads of a space it holds nothing of wait for the first, at most a while', async () => {
+    const cache = new ParticipantsCache(100, 50);
+    const first = await cache.startRead('s');
+    expect(first.base).toBeUndefined();
+    // Waiting on the first: it finishes with the space cached.
+    const waiting = cache.startRead('s');
+    const entry = cache.advance(config, 's', undefined, [row('a', 1)], 'S1');
+    first.finish();
+    expect((await waiting).base).toBe(entry);
+    // Cached: no wait at all.
+    expect((await cache.startRead('s')).base).toBe(entry);
+
+    // A first read that never finishes holds the others back no longer than the wait.
+    const stuck = await cache.startRead('t');
+    const started = performance.now();
+    const late = await cache.startRead('t');
+    expect(late.base).toBeUndefined();
+    expect(performance.now() - started).toBeGreaterThanOrEqual(45);
+    stuck.finish();
+    // Over: the next read is a first one again, and nobody waits on it yet.
+    const again = await cache.startRead('t');
+    expect(again.base).toBeUndefined();
+    again.finish();
+  });
 
   it('keeps the order of creation, then id, as participants join', () => {
     const cache = new ParticipantsCache();

@@ -48,12 +48,20 @@ export async function openStream({ deps, spaceId, key }: OpenStreamOptions): Pro
   const keyHash = spaceKeyHash(spaceId, key);
   // The participants are read since where this process has them (see ParticipantsCache).
   const participants = participantsCacheOf(db);
-  const base = participants.get(spaceId);
-  const [row] = rowsOf<StartRow>(
-    await startStatement.execute(db, { spaceId, keyHash, since: base?.snapshot ?? null }),
-  );
-  if (!row) throw new NotFoundError('space');
+  const read = await participants.startRead(spaceId);
+  let row: StartRow | undefined;
+  let context: TContextBundle;
   const now = clock.now();
+  try {
+    [row] = rowsOf<StartRow>(
+      await startStatement.execute(db, { spaceId, keyHash, since: read.base?.snapshot ?? null }),
+    );
+    if (!row) throw new NotFoundError('space');
+    // Whoever asked: the rows read are the space's, and the reads waiting on this one start from them.
+    context = contextAfterRead(participants, config, now, spaceId, read.base, row);
+  } finally {
+    read.finish();
+  }
   const expiresAt = new Date(row.expires_at);
   const participant =
     row.participant_id === null ? undefined : { status: row.status!, isOwner: row.is_owner === true };
@@ -68,7 +76,7 @@ export async function openStream({ deps, spaceId, key }: OpenStreamOptions): Pro
     participantId: row.participant_id!,
     eventSeq: Number(row.event_seq),
     expiresAt,
-    context: contextAfterRead(participants, config, now, spaceId, base, row),
+    context,
   };
 }
 
