@@ -76,9 +76,8 @@ function snippet(message: Answered): string {
 /**
  * One message as the terminal shows it: time (with the date when not today), sender (the owner's
  * followed by `(owner)`), content (indented when multi-line); marked `[@you]` when it mentions
- * `me` (your participant id). A reply
- * is preceded by what it answers, `↪ Ada Lovelace: Question for you`, from `seen` when that holds
- * it, else by the id's start (`↪ message 3751a2b4`).
+ * `me` (your participant id). A reply is preceded by what it answers, `↪ Ada Lovelace: Question
+ * for you`, from `seen` when that holds it, else by the id's start (`↪ message 3751a2b4`).
  */
 export function printMessage(out: Output, message: MessageLike, me?: string, seen?: MessagesSeen): void {
   const { c } = out;

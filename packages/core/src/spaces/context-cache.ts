@@ -87,7 +87,7 @@ export class ParticipantsCache {
    * participant, and reads arriving while it runs wait for it (at most coldReadWaitMs) to start
    * from what it leaves: streams reconnecting together to a space of 1,000 participants (a
    * restart) each read and decoded 300 kB before, a peak that the allocator then kept (1,000
-   * streams opening 50 at a time: 26-30 MiB more resident memory, against 12-14 with one such
+   * streams opening 50 at a time: 26-30 MiB more resident memory, against 9-12 with one such
    * read). A read that waited and finds nothing (the first failed) reads everything itself.
    */
   async startRead(spaceId: string): Promise<ParticipantsRead> {
