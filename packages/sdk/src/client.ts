@@ -27,7 +27,7 @@ import type {
   User,
 } from './generated';
 import { Inbox } from './inbox';
-import { hidden, type OutageHooks, outage, showAs, sleep } from './internal';
+import { hidden, type OutageHooks, outage, refuseMisplacedParams, showAs, sleep } from './internal';
 import { Messages } from './messages';
 import { type ClientOptions, type RequestOptions, Transport } from './transport';
 import { Webhooks } from './webhooks';
@@ -186,6 +186,9 @@ export class SpaceClient {
     );
   }
 }
+
+/** A join's parameters, which a request option never is (see refuseMisplacedParams). */
+const JOIN_OPTIONS = ['wait', 'pollIntervalMs', 'onDisconnect', 'onReconnect', 'name', 'role', 'isHuman'];
 
 export interface JoinOptions extends JoinSpaceParams, OutageHooks {
   /**
@@ -719,6 +722,7 @@ export class Convene {
         typeof second === 'string'
           ? [{ spaceId: first, invitationKey: second }, third as JoinOptions, fourth]
           : [parseInvitationLink(first), second, third as RequestOptions | undefined];
+      refuseMisplacedParams('join', options, JOIN_OPTIONS);
       // Left out in plain JavaScript: the server's 400 then names the fields a join needs.
       const { wait = true, pollIntervalMs, onDisconnect, onReconnect, ...params } = joinOptions ?? {};
       const { data, response } = await this.transport

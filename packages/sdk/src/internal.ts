@@ -333,6 +333,20 @@ const REQUEST_OPTIONS = ['signal', 'timeoutMs', 'maxRetries', 'idempotencyKey'] 
  * Refuses request options given with a call's parameters (`list({ wait, signal })`), where they
  * would be ignored: a plain object compiles there, and a signal meant to end a long poll did not.
  */
+/**
+ * Refuses a call's own parameters given among its request options (`join(link, { name },
+ * { wait: false })`), where they would be ignored: a private space's join then waited for approval.
+ */
+export function refuseMisplacedParams(operation: string, options: unknown, names: readonly string[]): void {
+  if (!options || typeof options !== 'object') return;
+  const found = names.find((name) => name in options);
+  if (found)
+    throw new ConveneError(
+      `${operation}: \`${found}\` is one of its parameters: pass it with them, not in the request ` +
+        'options (the last argument), where it would be ignored',
+    );
+}
+
 export function refuseMisplacedOptions(operation: string, params: unknown): void {
   if (!params || typeof params !== 'object') return;
   const found = REQUEST_OPTIONS.find((name) => name in params);

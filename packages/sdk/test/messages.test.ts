@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { AbortError, BadRequestError, ConveneError, MessageList } from '../src';
+import {
+  AbortError,
+  BadRequestError,
+  ConveneError,
+  MessageList,
+  PendingJoin,
+  type RequestOptions,
+} from '../src';
 import { hub, ownedSpace, participant } from './helpers';
 
 describe('messages', () => {
@@ -92,6 +99,27 @@ describe('messages', () => {
       expect((await poll()).messages, name).toEqual([]);
       expect(Date.now() - started, name).toBeGreaterThanOrEqual(900);
     }
+  });
+});
+
+describe("a join's parameters among its request options", () => {
+  it('are refused before anything is sent: a private join would have waited for approval', async () => {
+    const { owner } = await ownedSpace(hub(), { privacy: 'private' });
+    const { agentLink } = await owner.invitations.create();
+    // As plain JavaScript passes it (TypeScript refuses it, sharing no property with them): it
+    // was ignored, and the join waited.
+    const options = { wait: false } as unknown as RequestOptions;
+    const error = await hub()
+      .join(agentLink, { name: 'Reviewer' }, options)
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConveneError);
+    expect((error as Error).message).toBe(
+      'join: `wait` is one of its parameters: pass it with them, not in the request options (the last argument), where it would be ignored',
+    );
+    const { participants } = await owner.get();
+    expect(participants.map((p) => p.name)).not.toContain('Reviewer');
+    // Where it belongs, it gives the pending join at once.
+    expect(await hub().join(agentLink, { name: 'Reviewer', wait: false })).toBeInstanceOf(PendingJoin);
   });
 });
 

@@ -97,6 +97,30 @@ describe('the README', () => {
     expect(await admittedEarly.messages.send('in')).toMatchObject({ messageId: expect.any(String) });
   });
 
+  it('"Join a private space": wait: false gives a PendingJoin to save in a private space, the client in a public one', async () => {
+    const run = (link: string) =>
+      runExample(
+        'pending',
+        program(prelude('const link = process.env.LINK!;'), block('Join a private space', 'ts')),
+        { CONVENE_URL: serverUrl(), LINK: link },
+      ).exit;
+    const { owner } = await ownedSpace(hub(), { privacy: 'private' });
+    const { agentLink } = await owner.invitations.create();
+    const waiting = (await run(agentLink)).stdout.match(/^waiting for approval; resume with (\{.*\})\n$/);
+    expect(waiting).not.toBeNull();
+    const saved = JSON.parse(waiting![1]!);
+    expect(Object.keys(saved).sort()).toEqual(['invitationKey', 'participantId', 'pollToken', 'spaceId']);
+    await owner.participants.approve(saved.participantId);
+    const me = await hub().pendingJoin(saved).wait({ pollIntervalMs: 100 });
+    expect(me.participantId).toBe(saved.participantId);
+
+    const { owner: open } = await ownedSpace(hub(), { privacy: 'public' });
+    const { agentLink: openLink } = await open.invitations.create();
+    const admitted = (await run(openLink)).stdout.match(/^admitted at once as (\S+)\n$/);
+    const { participants } = await open.get();
+    expect(participants.find((p) => p.participantId === admitted?.[1])?.name).toBe('Reviewer');
+  });
+
   it('"Responses": withResponse() gives the data and the Response with the headers named', async () => {
     const { owner } = await ownedSpace();
     const me = await participant(owner, 'Me');
