@@ -26,6 +26,11 @@ const preludes: Record<string, string | string[]> = {
     'declare const owner: JoinedSpaceClient;',
     'declare const signal: AbortSignal;',
   ].join('\n'),
+  'Join a private space': [
+    importTypes('Convene'),
+    'declare const hub: Convene;',
+    'declare const link: string;',
+  ].join('\n'),
   Responses: [importTypes('JoinedSpaceClient'), me].join('\n'),
   Errors: [
     // The first block joins, as `me`, itself.
