@@ -188,7 +188,7 @@ export class SpaceClient {
 }
 
 /** A join's parameters, which a request option never is (see refuseMisplacedParams). */
-const JOIN_OPTIONS = ['wait', 'pollIntervalMs', 'onDisconnect', 'onReconnect', 'name', 'role', 'isHuman'];
+const JOIN_PARAMS = ['wait', 'pollIntervalMs', 'onDisconnect', 'onReconnect', 'name', 'role', 'isHuman'];
 
 export interface JoinOptions extends JoinSpaceParams, OutageHooks {
   /**
@@ -722,7 +722,7 @@ export class Convene {
         typeof second === 'string'
           ? [{ spaceId: first, invitationKey: second }, third as JoinOptions, fourth]
           : [parseInvitationLink(first), second, third as RequestOptions | undefined];
-      refuseMisplacedParams('join', options, JOIN_OPTIONS);
+      refuseMisplacedParams('join', options, JOIN_PARAMS);
       // Left out in plain JavaScript: the server's 400 then names the fields a join needs.
       const { wait = true, pollIntervalMs, onDisconnect, onReconnect, ...params } = joinOptions ?? {};
       const { data, response } = await this.transport

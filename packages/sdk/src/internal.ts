@@ -329,30 +329,32 @@ export function timestampOf(since: string | Date | undefined): string | undefine
 /** The request options a caller may put among a call's parameters by mistake. */
 const REQUEST_OPTIONS = ['signal', 'timeoutMs', 'maxRetries', 'idempotencyKey'] as const;
 
+/** The first of `names` that `value` holds, when it is an object. */
+const firstHeld = (value: unknown, names: readonly string[]): string | undefined =>
+  value && typeof value === 'object' ? names.find((name) => name in value) : undefined;
+
 /**
  * Refuses request options given with a call's parameters (`list({ wait, signal })`), where they
  * would be ignored: a plain object compiles there, and a signal meant to end a long poll did not.
  */
+export function refuseMisplacedOptions(operation: string, params: unknown): void {
+  const found = firstHeld(params, REQUEST_OPTIONS);
+  if (found)
+    throw new ConveneError(
+      `${operation}: \`${found}\` is a request option: pass it in the last argument ({ ${found} }), ` +
+        'not with the parameters, where it would be ignored',
+    );
+}
+
 /**
  * Refuses a call's own parameters given among its request options (`join(link, { name },
  * { wait: false })`), where they would be ignored: a private space's join then waited for approval.
  */
 export function refuseMisplacedParams(operation: string, options: unknown, names: readonly string[]): void {
-  if (!options || typeof options !== 'object') return;
-  const found = names.find((name) => name in options);
+  const found = firstHeld(options, names);
   if (found)
     throw new ConveneError(
       `${operation}: \`${found}\` is one of its parameters: pass it with them, not in the request ` +
         'options (the last argument), where it would be ignored',
-    );
-}
-
-export function refuseMisplacedOptions(operation: string, params: unknown): void {
-  if (!params || typeof params !== 'object') return;
-  const found = REQUEST_OPTIONS.find((name) => name in params);
-  if (found)
-    throw new ConveneError(
-      `${operation}: \`${found}\` is a request option: pass it in the last argument ({ ${found} }), ` +
-        'not with the parameters, where it would be ignored',
     );
 }

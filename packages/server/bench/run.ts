@@ -37,6 +37,7 @@ const repo = join(here, '../../..');
 const resultsDir = join(repo, 'bench/results');
 
 const DEFAULT_CONNS = '16,50,200';
+const DEFAULT_STREAMS_PER_PROCESS = '2500';
 const ALL_SECTIONS = 'requests,nodes,pglite,durable,fanout';
 const { values: args } = parseArgs({
   options: {
@@ -45,7 +46,7 @@ const { values: args } = parseArgs({
     only: { type: 'string', default: ALL_SECTIONS },
     'cpu-prof': { type: 'boolean', default: false },
     compare: { type: 'string' },
-    'streams-per-process': { type: 'string', default: '2500' },
+    'streams-per-process': { type: 'string', default: DEFAULT_STREAMS_PER_PROCESS },
   },
 });
 const CONNS = args.conns
@@ -62,7 +63,7 @@ const FULL_RUN =
   !args.quick &&
   !args.compare &&
   args.conns === DEFAULT_CONNS &&
-  args['streams-per-process'] === '2500' &&
+  args['streams-per-process'] === DEFAULT_STREAMS_PER_PROCESS &&
   ALL_SECTIONS.split(',').every((s) => SECTIONS.has(s));
 /**
  * `--compare <dir>`: another checkout of Convene (a `git worktree` of an earlier commit, its
