@@ -50,14 +50,14 @@ describe('send --mention, --reply-to and inbox', () => {
     const human = await owner.run(['inbox']);
     expect(human.stdout).toContain('Gus: for the owner');
     expect(human.stderr).toContain(
-      '3 unread for you (1 mention, 2 replies), of 5 unread messages in the space',
+      '3 unread for you (1 mention, 2 replies), of 5 messages in the space since your read position',
     );
 
     // --ack says what it printed and acknowledged; --json is the API's answer, after the ack.
     const ackedHuman = await owner.run(['inbox', '--ack']);
     expect(ackedHuman.stdout).toContain('Gus: for the owner');
     expect(ackedHuman.stderr).toContain(
-      '3 unread for you (1 mention, 2 replies), of 5 unread messages in the space; acknowledged',
+      '3 unread for you (1 mention, 2 replies), of 5 messages in the space since your read position; acknowledged',
     );
     const acked = (await owner.run(['inbox', '--ack', '--json'])).json();
     expect(acked).toMatchObject({ lastReadSeq: 5, unread: { inbox: 0 } });
@@ -66,7 +66,7 @@ describe('send --mention, --reply-to and inbox', () => {
     // The space's count is of what came after the acknowledged position too, not of every message.
     expect((await guest.run(['send', 'later, for nobody'])).code).toBe(0);
     const later = await owner.run(['inbox']);
-    expect(later.stderr.trim()).toBe('Nothing new for you (1 unread message in the space).');
+    expect(later.stderr.trim()).toBe('Nothing new for you (1 message in the space since your read position).');
     expect((await owner.run(['inbox', '--wait', '61'])).code).toBe(2);
   });
 

@@ -92,10 +92,11 @@ export function registerInbox(program: Command, app: App): void {
       out.result(result, {
         quiet: () => page.messages.map((m) => m.id).join('\n') || undefined,
         human: () => {
-          // Every count is of what came after your acknowledged position, the space's too; with
-          // --ack, the counts of what was printed and acknowledged (what the read found).
+          // Every count is of what came after your read position (moved by --ack only), the
+          // space's too, your own messages included; with --ack, the counts of what was printed
+          // and acknowledged (what the read found).
           const { unread } = page;
-          const inSpace = `${count(unread.messages, 'unread message')} in the space`;
+          const inSpace = `${count(unread.messages, 'message')} in the space since your read position`;
           if (page.messages.length === 0) {
             out.info(out.c.dim(`Nothing new for you${unread.messages > 0 ? ` (${inSpace})` : ''}.`));
             return;
