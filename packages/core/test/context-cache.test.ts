@@ -31,7 +31,6 @@ const config = defaultCoreConfig;
 const bus: EventBus = {
   notifiesInSql: true,
   publish: async () => {},
-  heardHere: () => {},
   subscribe: async () => async () => {},
 };
 

@@ -14,7 +14,6 @@ const KEY_HASH = 'hash-1';
 const bus: EventBus = {
   notifiesInSql: true,
   publish: async () => {},
-  heardHere: () => {},
   subscribe: async () => async () => {},
 };
 

@@ -107,47 +107,6 @@ describe('FanOut', () => {
     for (const items of received.slice(2000)) expect(items).toEqual(['event 1', 'context 1', 'event 2']);
     for (const items of received.slice(0, 2000)) expect(items).toEqual(['event 1', 'context 1']);
   });
-
-  it('hands out a notice heard twice once, and none for an event older than one handed out', async () => {
-    let reads = 0;
-    const fanOut = new FanOut({
-      readEvent: async (spaceId, seq) => {
-        reads++;
-        return { spaceId, seq, kind: 'message', data: { n: seq } };
-      },
-      loadContext: async () => undefined,
-      onError: () => {},
-    });
-    const items: string[] = [];
-    fanOut.subscribe('a', {
-      deliver: (item) => void items.push(labelOf(item)),
-      tick: () => {},
-      shutdown: () => {},
-    });
-    const wait = () => new Promise((resolve) => setTimeout(resolve, 5));
-
-    // This node's own message, at commit and again from the bus, in one gathering and in the next.
-    fanOut.notice({ spaceId: 'a', seq: 1, kind: 'message', data: { n: 1 } });
-    fanOut.notice({ spaceId: 'a', seq: 1, kind: 'message', data: { n: 1 } });
-    await wait();
-    fanOut.notice({ spaceId: 'a', seq: 1, kind: 'message', data: { n: 1 } });
-    // Event 3 from this node, then the bus's notice of event 2 (another node's, committed first:
-    // the streams fill it in from the database when event 3 reaches them), then event 3's own,
-    // too big to carry its event: nothing more to hand out, nothing read.
-    fanOut.notice({ spaceId: 'a', seq: 3, kind: 'message', data: { n: 3 } });
-    await wait();
-    fanOut.notice({ spaceId: 'a', seq: 2, kind: 'message', data: { n: 2 } });
-    fanOut.notice({ spaceId: 'a', seq: 3, kind: 'message' });
-    await wait();
-    expect(items).toEqual(['event 1', 'event 3']);
-    expect(reads).toBe(0);
-    // A newer event is handed out as ever.
-    fanOut.notice({ spaceId: 'a', seq: 4, kind: 'message' });
-    await wait();
-    expect(items).toEqual(['event 1', 'event 3', 'event 4']);
-    expect(reads).toBe(1);
-  });
-
   describe('wake-ups', () => {
     afterEach(() => {
       vi.useRealTimers();

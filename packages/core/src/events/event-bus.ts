@@ -35,13 +35,6 @@ export interface EventBus {
    * notices and its caller publishes them.
    */
   readonly notifiesInSql: boolean;
-  /**
-   * After commit: a notice of a write this node has just committed, handed to this node's own
-   * listeners at once, where the bus would bring it back a database round trip later (its
-   * streams start writing that much sooner). The bus still delivers it, to every node: a notice
-   * may come twice, and listeners keep the first.
-   */
-  heardHere(notice: EventNotice): void;
   /** Starts hearing every node's notices; resolves to the function that stops. */
   subscribe(listener: EventListener): Promise<() => Promise<void>>;
 }
@@ -58,17 +51,13 @@ export function noticePayload(notice: EventNotice): string {
  * transaction, one LISTEN per node, re-established after the connection drops (then `resync`).
  */
 export function createNotifyBus(database: Pick<Database, 'listen'>): EventBus {
-  const listeners = new Set<EventListener>();
   return {
     notifiesInSql: true,
     async publish(ex, notice) {
       await ex.execute(sql`select pg_notify(${EVENTS_CHANNEL}, ${noticePayload(notice)})`);
     },
-    heardHere(notice) {
-      for (const listener of listeners) listener.notice(notice);
-    },
-    async subscribe(listener) {
-      const unlisten = await database.listen(
+    subscribe(listener) {
+      return database.listen(
         EVENTS_CHANNEL,
         (payload) => {
           let notice: EventNotice;
@@ -81,11 +70,6 @@ export function createNotifyBus(database: Pick<Database, 'listen'>): EventBus {
         },
         () => listener.resync(),
       );
-      listeners.add(listener);
-      return async () => {
-        listeners.delete(listener);
-        await unlisten();
-      };
     },
   };
 }

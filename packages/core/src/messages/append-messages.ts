@@ -195,14 +195,8 @@ async function run(
   // A moderation transaction locking rows in the other order: PostgreSQL picks a victim.
   return retryOnDeadlock(4, async () => {
     const rows = rowsOf<Row>(await statement.execute(db, values));
-    // Committed (one statement, one implicit transaction): publish what it did not notify, and
-    // hand this node's streams their messages without waiting for the bus to bring them back.
-    for (const row of rows) {
-      if (!row.notice) continue;
-      const notice = JSON.parse(row.notice) as EventNotice;
-      if (!events.notifiesInSql) await events.publish(db, notice);
-      events.heardHere(notice);
-    }
+    // Committed (one statement, one implicit transaction): publish what it did not notify.
+    for (const row of rows) if (row.notice) await events.publish(db, JSON.parse(row.notice) as EventNotice);
     const byId = new Map(rows.map((row) => [row.id, row]));
     // Each space's participants once, from the first of its rows that read them.
     const read = new Map<string, readonly TParticipantView[]>();

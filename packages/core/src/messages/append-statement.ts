@@ -23,7 +23,7 @@ export interface AppendValues {
    */
   contextSince: (string | null)[];
   now: string;
-  /** Whether the statement NOTIFYs itself (the bus is LISTEN/NOTIFY); it returns its notices either way. */
+  /** Whether the statement NOTIFYs itself (the bus is LISTEN/NOTIFY) or returns its notices. */
   notify: boolean;
   /**
    * Addressed batches only: replyTos, mentionOrds, mentionIds, nameOrds, names. Counting batches
@@ -270,9 +270,8 @@ function appendSql({ full, guarded, counted }: Variant): SQL {
   )${counted ? sql`, outcome as (` : sql``}
   select n.id, n.seq, n.event_seq, n.mentions, false as recorded, null as refused, null as detail,
     null::int as budget,
-    -- The committing node hears its own notices at once (EventBus.heardHere); a bus that does
-    -- not notify in SQL (EventBus.notifiesInSql) also publishes them itself.
-    n.payload as notice,
+    -- A bus that does not notify in SQL (EventBus.notifiesInSql) publishes these itself.
+    case when not ${sql.placeholder('notify')}::boolean then n.payload end as notice,
     case when ${sql.placeholder('notify')}::boolean and n.payload is not null then pg_notify(${EVENTS_CHANNEL}, case
       when octet_length(n.payload) <= ${MAX_INLINE_PAYLOAD} then n.payload
       -- Too big for NOTIFY: every node fetches the message once by its event id.

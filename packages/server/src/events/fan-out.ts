@@ -41,12 +41,6 @@ interface SpaceChannel {
    * -1 until the first is heard (0 is a real answer: a space with no event yet).
    */
   lastSeq: number;
-  /**
-   * The highest event id handed to the subscribers: a notice heard twice (this node's own, at
-   * commit and again from the bus) goes out once, and one for an event older than what went out
-   * is already in the streams, which filled the gap from the database.
-   */
-  dispatchedSeq: number;
   /** The space's one timer of wake-ups (wakeAt): when it is due (performance.now()), and the timer. */
   wakeUp: { at: number; timer: NodeJS.Timeout } | undefined;
 }
@@ -100,7 +94,6 @@ export class FanOut {
         busy: false,
         context: { loading: false, dirtySeq: null },
         lastSeq: -1,
-        dispatchedSeq: -1,
         wakeUp: undefined,
       };
       this.spaces.set(spaceId, channel);
@@ -209,7 +202,6 @@ export class FanOut {
       this.deliverAll(spaceId, channel, notice);
       return;
     }
-    if (notice.seq <= channel.dispatchedSeq) return;
     if (notice.data !== undefined) {
       this.dispatch(spaceId, channel, { seq: notice.seq, kind: notice.kind, data: notice.data });
       return;
@@ -241,7 +233,6 @@ export class FanOut {
   }
 
   private dispatch(spaceId: string, channel: SpaceChannel, event: StreamEvent): void {
-    channel.dispatchedSeq = Math.max(channel.dispatchedSeq, event.seq);
     const item: HubItem = { type: 'event', event: { ...event, frame: sseFrame(event) } };
     this.deliverAll(spaceId, channel, item, () => {
       if (CONTEXT_KINDS.has(event.kind)) this.refreshContext(spaceId, channel, event.seq);
