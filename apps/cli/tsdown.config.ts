@@ -23,12 +23,12 @@ const SERVER_FILES = [
 
 /**
  * Third-party packages whose code the tarball carries inside its own files, by the workspace
- * package that bundles them: trpc-to-openapi in dist/ (patched, so bundled), DOMPurify and
- * eventsource-parser (through the SDK) in the web pages. Their licences require their notices to
+ * package that bundles them: trpc-to-openapi and tRPC in dist/ (patched, so bundled), DOMPurify
+ * and eventsource-parser (through the SDK) in the web pages. Their licences require their notices to
  * go with every copy: each one's licence files ship under `assets/licenses/<package>/`.
  */
 const BUNDLED_THIRD_PARTY: Record<string, readonly string[]> = {
-  'apps/cli': ['trpc-to-openapi'],
+  'apps/cli': ['trpc-to-openapi', '@trpc/server'],
   'apps/web': ['dompurify'],
   'packages/sdk': ['eventsource-parser'],
 };
@@ -94,9 +94,9 @@ const config: UserConfig = defineConfig({
   sourcemap: false,
   deps: {
     // The workspace packages are bundled (they resolve to source, not node_modules). Of the
-    // packages in node_modules only trpc-to-openapi is, because the workspace patches it
-    // (patches/); its own dependencies are listed. Everything else is a dependency.
-    onlyBundle: ['trpc-to-openapi'],
+    // packages in node_modules only trpc-to-openapi and tRPC are, because the workspace patches
+    // them (patches/); their own dependencies are listed. Everything else is a dependency.
+    onlyBundle: ['trpc-to-openapi', '@trpc/server'],
   },
   plugins: [workspaceModuleUrls()],
   hooks: {

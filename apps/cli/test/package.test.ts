@@ -138,7 +138,7 @@ describe('the packed tarball and the READMEs', () => {
     // notices of the third-party code bundled into dist/ and the web pages.
     const files = execFileSync('tar', ['tzf', join(repoRoot, tarball!)], { encoding: 'utf8' });
     expect(files).toMatch(/^package\/LICENSE$/m);
-    for (const bundled of ['trpc-to-openapi', 'dompurify', 'eventsource-parser'])
+    for (const bundled of ['trpc-to-openapi', '@trpc/server', 'dompurify', 'eventsource-parser'])
       expect(files).toMatch(new RegExp(`^package/assets/licenses/${bundled}/LICENSE$`, 'm'));
     // Where apps/cli/README.md says it lands, under the name it gives.
     const readme = readFileSync(join(cliRoot, 'README.md'), 'utf8').replace(/\s+/g, ' ');
