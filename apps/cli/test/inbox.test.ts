@@ -66,7 +66,9 @@ describe('send --mention, --reply-to and inbox', () => {
     // The space's count is of what came after the acknowledged position too, not of every message.
     expect((await guest.run(['send', 'later, for nobody'])).code).toBe(0);
     const later = await owner.run(['inbox']);
-    expect(later.stderr.trim()).toBe('Nothing new for you (1 message in the space since your read position).');
+    expect(later.stderr.trim()).toBe(
+      'Nothing new for you (1 message in the space since your read position).',
+    );
     expect((await owner.run(['inbox', '--wait', '61'])).code).toBe(2);
   });
 
