@@ -87,6 +87,42 @@ describe('bodies', () => {
     expect(listed.body.messages).toEqual([]);
   });
 
+  it('takes an empty body of any type as no body (`curl -d ""` sends a form type)', async () => {
+    const space = await h.createSpace();
+    for (const type of ['application/x-www-form-urlencoded', 'text/plain']) {
+      const headers = { 'Content-Type': type };
+      // A write that takes no body runs.
+      const invited = await h.post(`/hub/space/${space.spaceId}/invite`, {
+        key: space.ownerKey,
+        body: '',
+        raw: true,
+        headers,
+      });
+      expect(invited.status).toBe(200);
+      expect(invited.body.publicInvitationKey).toEqual(expect.any(String));
+      // One that takes a body says what is missing, as for an empty JSON body, and writes nothing.
+      const send = await h.post(`/hub/space/${space.spaceId}/messages`, {
+        key: space.ownerKey,
+        body: '',
+        raw: true,
+        headers,
+      });
+      expectJsonError(send, 400);
+      expect(send.body.error).toMatch(/content/);
+      // A body, however short, is still typed.
+      const typed = await h.post(`/hub/space/${space.spaceId}/invite`, {
+        key: space.ownerKey,
+        body: ' ',
+        raw: true,
+        headers,
+      });
+      expectJsonError(typed, 400);
+      expect(typed.body.error).toMatch(/application\/json/);
+    }
+    const listed = await h.get(`/hub/space/${space.spaceId}/messages`, { key: space.ownerKey });
+    expect(listed.body.messages).toEqual([]);
+  });
+
   it('reads the JSON media type in any case, as RFC 9110 has it, on every route', async () => {
     const space = await h.createSpace();
     for (const type of [

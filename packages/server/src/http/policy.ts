@@ -14,10 +14,11 @@ export function normaliseRequest(request: FastifyRequest): void {
   const method = request.method;
   // U+0000 in a path segment or a query value: no text field may hold it.
   if (urlHasNul(request.url)) throw new ValidationError(NUL_PROBLEM);
-  // Body-less writes (approve, kick, invite, close…) need no content type.
+  // Body-less writes (approve, kick, invite, close…) need no content type, and an empty body
+  // is no body whatever type it names (`curl -d ''` names a form): a write that needs one then
+  // says which field is missing.
   if (
     (method === 'POST' || method === 'PUT' || method === 'PATCH' || method === 'DELETE') &&
-    !request.headers['content-type'] &&
     !hasBody(request.headers)
   ) {
     request.headers['content-type'] = 'application/json';
