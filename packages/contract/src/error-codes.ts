@@ -98,7 +98,8 @@ export const errorCodes = {
   },
   participant_status_conflict: {
     status: [409],
-    meaning: 'the participant’s status does not allow this moderation; `status` is their current one',
+    meaning:
+      'the participant’s status does not allow this moderation; `participantStatus` is their current one',
   },
   version_conflict: {
     status: [409],

@@ -568,6 +568,26 @@ describe('MCP server', () => {
     expect(notFound.code).toBe('not_found');
   });
 
+  it("keeps an error's own details beside its HTTP status: a moderation's participantStatus", async () => {
+    const space = await h.createSpace({ privacy: 'private' });
+    const joined = await h.joinActive(space);
+    const args = { spaceId: space.spaceId, participantId: joined.participantId, privateKey: space.ownerKey };
+    const body = await callError(mcp, 'approve_participant', args, 409);
+    expect(body).toMatchObject({
+      status: 409,
+      code: 'participant_status_conflict',
+      participantStatus: 'active',
+    });
+    const rest = await h.post(`/hub/space/${space.spaceId}/participants/${joined.participantId}/approve`, {
+      key: space.ownerKey,
+    });
+    expect(rest.body).toEqual({
+      error: 'cannot approve a participant who is already active',
+      code: 'participant_status_conflict',
+      participantStatus: 'active',
+    });
+  });
+
   it('answers invalid arguments with 400 and the validation message', async () => {
     const body = await callError(mcp, 'create_space', { name: '', description: 'x' }, 400);
     expect(body.error).toMatch(/^invalid request: name/);

@@ -87,7 +87,9 @@ export function notApplicable(action: string, status: ParticipantStatus): Confli
   };
   return new ConflictError(
     `cannot ${action} a participant who ${state[status]}`,
-    { status },
+    // Not `status`: beside an answer's HTTP status (MCP's `_meta`, a client's error object) it
+    // would name the wrong thing, and be overwritten.
+    { participantStatus: status },
     'participant_status_conflict',
   );
 }

@@ -28,6 +28,7 @@ export const errorBody = (
 export function codeOfUncoded(status: number, details: Record<string, unknown>): TKnownErrorCode {
   if (status === 423) return details.lockedBy ? 'lock_held' : 'lock_not_held';
   if (status === 409 && 'version' in details) return 'version_conflict';
+  // Such records named the participant's status `status` (`participantStatus` since).
   if (status === 409 && 'status' in details) return 'participant_status_conflict';
   return genericCodeOf(status);
 }
