@@ -65,6 +65,10 @@ export const ZError = z
     // still meet an error body without it, from a proxy or another server.
     code: ZErrorCode.optional(),
     lockedBy: ZUuid.optional().meta({ description: 'On 423: participantId of the current lock holder' }),
+    lockedByName: z
+      .string()
+      .optional()
+      .meta({ description: 'On 423 with lockedBy: the lock holder’s name (names need not be unique)' }),
     issues: z.array(ZValidationIssue).optional().meta({
       description: 'On 400 for a request that broke its schema: each value at fault, and why',
     }),

@@ -115,7 +115,7 @@ export const errorCodes = {
   },
   lock_held: {
     status: [423],
-    meaning: 'someone else holds the artifact’s lock (`lockedBy`, `lockExpiresAt`)',
+    meaning: 'someone else holds the artifact’s lock (`lockedBy`, `lockedByName`, `lockExpiresAt`)',
   },
   lock_not_held: {
     status: [423],

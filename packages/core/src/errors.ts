@@ -143,11 +143,13 @@ export class ArtifactLockedError extends DomainError {
     message = lockedBy
       ? 'artifact is locked by another participant'
       : 'you do not hold the lock on this artifact',
+    /** The holder's name, beside their id: what an agent or a person says back. */
+    readonly lockedByName?: string,
   ) {
     super(
       'LOCKED',
       message,
-      lockedBy ? { lockedBy, lockExpiresAt } : {},
+      lockedBy ? { lockedBy, lockExpiresAt, ...(lockedByName === undefined ? {} : { lockedByName }) } : {},
       lockedBy ? 'lock_held' : 'lock_not_held',
     );
   }

@@ -170,12 +170,15 @@ export class LockedError extends ConveneError {
   declare readonly status: 423;
   /** The participantId holding the lock, when someone does. */
   readonly lockedBy: string | undefined;
+  /** That holder's name (names need not be unique: `lockedBy` is who it is). */
+  readonly lockedByName: string | undefined;
   /** When that lock lapses unless its holder refreshes it. */
   readonly lockExpiresAt: string | undefined;
 
   constructor(message: string, init: ErrorInit) {
     super(message, init);
     this.lockedBy = typeof init.body?.lockedBy === 'string' ? init.body.lockedBy : undefined;
+    this.lockedByName = typeof init.body?.lockedByName === 'string' ? init.body.lockedByName : undefined;
     this.lockExpiresAt = typeof init.body?.lockExpiresAt === 'string' ? init.body.lockExpiresAt : undefined;
   }
 }

@@ -532,6 +532,8 @@ export interface ErrorBody {
   code?: ErrorCode | undefined;
   /** On 423: participantId of the current lock holder */
   lockedBy?: string | undefined;
+  /** On 423 with lockedBy: the lock holder’s name (names need not be unique) */
+  lockedByName?: string | undefined;
   /** On 400 for a request that broke its schema: each value at fault, and why */
   issues?: ValidationIssue[] | undefined;
   [key: string]: unknown;
@@ -572,7 +574,7 @@ export type ErrorCode = KnownErrorCode | (string & {});
  * - `version_conflict` (409): writeArtifact’s `baseVersion` is not the current version; `version` is the current one
  * - `limit_reached` (409): the space holds as many participants, artifacts, bytes or webhooks as it may
  * - `duplicate_request` (409): a request with this Idempotency-Key is running or just ran: send it again for its answer
- * - `lock_held` (423): someone else holds the artifact’s lock (`lockedBy`, `lockExpiresAt`)
+ * - `lock_held` (423): someone else holds the artifact’s lock (`lockedBy`, `lockedByName`, `lockExpiresAt`)
  * - `lock_not_held` (423): nobody holds the artifact’s lock: yours lapsed or was never taken; lock it first
  * - `shutting_down` (503): the server is shutting down and did not run the request: retry shortly, or against another node
  */

@@ -123,6 +123,7 @@ describe('objects that hold credentials', () => {
       // The write's Idempotency-Key (no secret: it names a request, and only with its key).
       idempotencyKey: expect.stringMatching(/^[0-9a-f-]{36}$/),
       lockedBy: owner.participantId,
+      lockedByName: 'Owner',
       lockExpiresAt: error.lockExpiresAt,
     });
     expect(error.message).toMatch(/^423 /);

@@ -23,10 +23,14 @@ interface Room {
   artifact: ArtifactView;
 }
 
+/** The names the room's participants joined with. */
+const names = new WeakMap<SpaceClient, string>();
+
 async function room(): Promise<Room> {
   const space = await sdk.createSpace();
   const alice = await sdk.joinActive(space.owner, { name: 'Alice' });
   const bob = await sdk.joinActive(space.owner, { name: 'Bob' });
+  names.set(alice, 'Alice').set(bob, 'Bob');
   const res = await alice.artifacts.create({ name: 'Doc', content: 'v1' }).withResponse();
   expectAnswer(res);
   return { space, alice, bob, artifact: res.data };
@@ -40,12 +44,16 @@ const view = (r: Room) => r.space.owner.artifacts.get(r.artifact.id);
 async function expectLockedBy(call: PromiseLike<unknown>, holder: SpaceClient, expiresAt: string) {
   const error = await sdkError(call, LockedError);
   expect(error.body?.lockedBy).toBe(idOf(holder));
+  // Their name too, for whoever has to say who holds it.
+  expect(error.body?.lockedByName).toBe(names.get(holder));
+  expect(error.lockedByName).toBe(names.get(holder));
   expect(error.body?.lockExpiresAt).toBe(expiresAt);
 }
 
 async function expectLockedByNobody(call: PromiseLike<unknown>) {
   const error = await sdkError(call, LockedError);
   expect(error.body).not.toHaveProperty('lockedBy');
+  expect(error.body).not.toHaveProperty('lockedByName');
   expect(error.body).not.toHaveProperty('lockExpiresAt');
 }
 

@@ -69,7 +69,7 @@ export async function commitWrite({
     // Diagnose from the row as it stands: the lock first (423), then the version (409).
     const latest = await findArtifact(tx, spaceId, artifactId);
     if (latest.lockedBy !== me || !latest.lockExpiresAt || latest.lockExpiresAt <= now) {
-      throw lockedError(latest, now);
+      throw await lockedError(tx, latest, now);
     }
     throw new ConflictError(
       `baseVersion ${baseVersion} is not the current version ${latest.version}; nothing was written`,

@@ -45,6 +45,6 @@ export async function heartbeatArtifactLock({
       and(artifactWhere(spaceId, artifactId), eq(artifacts.lockedBy, me), gt(artifacts.lockExpiresAt, now)),
     )
     .returning();
-  if (!row) throw lockedError(await findArtifact(db, spaceId, artifactId), now);
+  if (!row) throw await lockedError(db, await findArtifact(db, spaceId, artifactId), now);
   return toLockResult(row);
 }

@@ -62,7 +62,7 @@ export async function lockArtifact({
         ),
       )
       .returning();
-    if (!row) throw lockedError(await findArtifact(tx, spaceId, artifactId), now);
+    if (!row) throw await lockedError(tx, await findArtifact(tx, spaceId, artifactId), now);
 
     const held = activeLock(before, now);
     if (before.lockedBy && !held) {

@@ -2,7 +2,7 @@ import { limits, type TArtifactView, type TLockResult } from '@convene/contract'
 import { and, eq } from 'drizzle-orm';
 import { type AuthorizeOptions, authorize, type Caller, type SpaceRow } from '../auth/authorize';
 import type { Clock } from '../clock';
-import { artifacts, spaces } from '../db/schema';
+import { artifacts, participants, spaces } from '../db/schema';
 import type { Executor } from '../db/types';
 import { ArtifactLockedError, ForbiddenError, NotFoundError } from '../errors';
 import { isUuid } from '../ids';
@@ -96,14 +96,19 @@ export function toLockResult(row: ArtifactRow): TLockResult {
 }
 
 /**
- * The 423 for a caller who needed the lock: naming the holder when someone else holds it,
- * and naming nobody when it is free (never held, released, or lapsed).
+ * The 423 for a caller who needed the lock: naming the holder (their id, as the specification
+ * has it, and their name) when someone else holds it, and nobody when it is free (never held,
+ * released, or lapsed).
  */
-export function lockedError(row: ArtifactRow, now: Date): ArtifactLockedError {
+export async function lockedError(ex: Executor, row: ArtifactRow, now: Date): Promise<ArtifactLockedError> {
   const lock = activeLock(row, now);
-  return lock
-    ? new ArtifactLockedError(lock.lockedBy, lock.lockExpiresAt.toISOString())
-    : new ArtifactLockedError(null, null, 'you do not hold the lock on this artifact; lock it first');
+  if (!lock)
+    return new ArtifactLockedError(null, null, 'you do not hold the lock on this artifact; lock it first');
+  const [holder] = await ex
+    .select({ name: participants.name })
+    .from(participants)
+    .where(and(eq(participants.spaceId, row.spaceId), eq(participants.id, lock.lockedBy)));
+  return new ArtifactLockedError(lock.lockedBy, lock.lockExpiresAt.toISOString(), undefined, holder?.name);
 }
 
 export const lockExpiry = (now: Date, ttlSeconds: number): Date =>

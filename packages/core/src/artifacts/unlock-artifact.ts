@@ -37,7 +37,7 @@ export async function unlockArtifact({
     const before = await findArtifact(tx, spaceId, artifactId);
     const held = activeLock(before, now);
     if (held && held.lockedBy !== caller.participant.id && caller.role !== 'owner') {
-      throw lockedError(before, now);
+      throw await lockedError(tx, before, now);
     }
     if (!before.lockedBy) return toArtifactView(before, now);
     const [row] = await tx
