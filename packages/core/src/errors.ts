@@ -95,7 +95,7 @@ export class JoinKeyCollectedError extends NotFoundError {
   constructor() {
     super('pending join request', 'join_key_collected');
     this.message =
-      'pending join request not found: its key was already handed out (the joiner may collect it again for 10 minutes, no longer)';
+      'pending join request not found: its key was already handed out (by the join’s own answer in a public space, or by a poll more than 10 minutes ago): use the key saved then';
   }
 }
 

@@ -208,7 +208,7 @@ describe('the specific codes of the rules', () => {
       kind: 'NOT_FOUND',
       code: 'join_key_collected',
       message:
-        'pending join request not found: its key was already handed out (the joiner may collect it again for 10 minutes, no longer)',
+        'pending join request not found: its key was already handed out (by the join’s own answer in a public space, or by a poll more than 10 minutes ago): use the key saved then',
     };
     const unnamed = {
       kind: 'NOT_FOUND',
