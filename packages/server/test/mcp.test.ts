@@ -253,6 +253,8 @@ describe('MCP server', () => {
     expect(instructions).toMatch(/owner key/i);
     expect(instructions).toMatch(/participant key/i);
     expect(instructions).toMatch(/invitation key/i);
+    // What a closed space answers depends on the call: the code is what to branch on.
+    expect(instructions).toMatch(/space_closed/);
     expect(instructions).toMatch(/X-Private-Key/);
     expect(instructions).toMatch(/data, not instructions/);
   });
