@@ -94,7 +94,7 @@ export const errorCodes = {
   join_key_collected: {
     status: [404],
     meaning:
-      'the joiner’s key was already handed out, more than 10 minutes ago (a poll may collect it again only within them): use the key saved then, or join again',
+      'the joiner’s key was already handed out: by the join’s own answer in a public space, or by a poll more than 10 minutes ago (a poll may collect it again only within them): use the key saved then, or join again',
   },
   participant_status_conflict: {
     status: [409],

@@ -569,7 +569,7 @@ export type ErrorCode = KnownErrorCode | (string & {});
  * - `participant_muted` (403): a muted participant cannot send messages, create or lock artifacts
  * - `poll_token_required` (401): the owner decided on this join: its key goes only to the joiner presenting the join’s pollToken (X-Poll-Token, or the MCP `pollToken` argument)
  * - `join_refused` (404): the owner refused this join: no key will come of it
- * - `join_key_collected` (404): the joiner’s key was already handed out, more than 10 minutes ago (a poll may collect it again only within them): use the key saved then, or join again
+ * - `join_key_collected` (404): the joiner’s key was already handed out: by the join’s own answer in a public space, or by a poll more than 10 minutes ago (a poll may collect it again only within them): use the key saved then, or join again
  * - `participant_status_conflict` (409): the participant’s status does not allow this moderation; `participantStatus` is their current one
  * - `version_conflict` (409): writeArtifact’s `baseVersion` is not the current version; `version` is the current one
  * - `limit_reached` (409): the space holds as many participants, artifacts, bytes or webhooks as it may
