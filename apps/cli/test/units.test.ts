@@ -338,6 +338,12 @@ describe('links, names and ids', () => {
     // Too short to mean one, or the start of two: nothing guessed.
     expect(closest('no', ['notes.md', 'nothing.md'])).toBeUndefined();
     expect(closest('plan', ['plan.md', 'plan-b.md'])).toBeUndefined();
+    // A typo in the start of a longer name: its first word misspelt, a letter left out or added.
+    expect(closest('relase', names)).toBe('Release plan');
+    expect(closest('lanch', ['Launch plan', 'Budget'])).toBe('Launch plan');
+    expect(closest('notse', names)).toBe('notes.md');
+    // A start a typo away from two names: nothing guessed.
+    expect(closest('relase', ['Release plan', 'Release notes'])).toBeUndefined();
     const what = {
       noun: 'document',
       id: (n: string) => n,

@@ -124,7 +124,8 @@ export function byIdStart<T>(
  * The name a typo most likely meant: the one name that starts with what was typed (3 characters or
  * more), as `plan` for `plan.md`, `release` for `Release plan` or `hist` for `history` (though
  * `list` is one letter away); else the one fewest edits away (any case), if it is within a third of
- * the name's length, as commander suggests commands.
+ * the name's length, as commander suggests commands; else the one name whose start is a typo away
+ * from what was typed (`lanch` for `Launch plan`).
  */
 export function closest(typed: string, names: readonly string[]): string | undefined {
   const lower = typed.toLowerCase();
@@ -140,7 +141,21 @@ export function closest(typed: string, names: readonly string[]): string | undef
       best = { name, distance };
     }
   }
-  return best?.name;
+  if (best) return best.name;
+  // A typo in the start of a longer name (`lanch` for `Launch plan`): the one name whose start is
+  // within a third of what was typed, an insertion or a deletion from it included.
+  if (lower.length >= 4) {
+    const bound = Math.floor(lower.length / 3);
+    const started = unique.filter((name) => {
+      const start = name.toLowerCase();
+      return (
+        start.length > lower.length + 1 &&
+        [-1, 0, 1].some((more) => editDistance(lower, start.slice(0, lower.length + more)) <= bound)
+      );
+    });
+    if (started.length === 1) return started[0];
+  }
+  return undefined;
 }
 
 /** Levenshtein distance, with a swap of two neighbours counted as one edit (`sned` → `send`). */
