@@ -7,19 +7,23 @@ export interface WithResponse<T> {
 
 /**
  * What every call returns: a Promise of the data that also gives the HTTP response with
- * `.withResponse()`. The request starts at once; the data is unwrapped only when awaited, so a
- * caller that only reads `.withResponse()` never leaves a second, unobserved rejection behind.
+ * `.withResponse()`. The request starts at once (a list's, when it is first awaited or iterated:
+ * see MessageList); the data is unwrapped only when awaited, so a caller that only reads
+ * `.withResponse()` never leaves a second, unobserved rejection behind.
  */
 export class APIPromise<T> extends Promise<T> {
   // TypeScript's `private`, not `#`: declarations with `#private` do not compile for targets
   // before ES2015, TypeScript 5's default.
-  private readonly answer: Promise<WithResponse<T>>;
+  private answer: Promise<WithResponse<T>> | undefined;
+  private readonly start: (() => Promise<WithResponse<T>>) | undefined;
   private data: Promise<T> | undefined;
 
-  constructor(result: Promise<WithResponse<T>>) {
+  /** @internal A request under way, or one to start when the answer is first asked for. */
+  constructor(result: Promise<WithResponse<T>> | (() => Promise<WithResponse<T>>)) {
     // The Promise this class extends never settles anything: then/catch/finally are redirected.
     super((resolve) => resolve(undefined as T));
-    this.answer = result;
+    if (typeof result === 'function') this.start = result;
+    else this.answer = result;
   }
 
   /** Results of then/catch/finally are plain Promises, not APIPromises. */
@@ -29,11 +33,12 @@ export class APIPromise<T> extends Promise<T> {
 
   /** `{ data, response }`: the parsed answer and the Response it came in. */
   withResponse(): Promise<WithResponse<T>> {
+    this.answer ??= this.start!();
     return this.answer;
   }
 
   private parsed(): Promise<T> {
-    this.data ??= this.answer.then((result) => result.data);
+    this.data ??= this.withResponse().then((result) => result.data);
     return this.data;
   }
 

@@ -328,14 +328,16 @@ export class Artifacts extends SpaceResource {
     const held = `${this.transport.options.baseUrl}\n${this.spaceId}\n${this.key}\n${artifactId}`;
     if (heldHere.has(held)) {
       const refused = new LockedError(
-        `423 artifact ${artifactId} is locked by this client's own withLock (this key, in this ` +
+        `artifact ${artifactId} is locked by this client's own withLock (this key, in this ` +
           'process), whose callback is still running: withLock is not re-entrant, so wait for it to ' +
           'end (no request was sent)',
         { status: 423 },
       );
-      // No answer came, so no body to read it from (as the transport adds an idempotencyKey).
+      // No answer came, so no body to read them from (as the transport adds an idempotencyKey):
+      // the code the server gives a lock someone holds, so `code === 'lock_held'` catches it too.
       const lockedBy = this.participantId ?? heldHere.get(held);
       Object.defineProperty(refused, 'lockedBy', { value: lockedBy, enumerable: true });
+      Object.defineProperty(refused, 'code', { value: 'lock_held', enumerable: true });
       throw refused;
     }
     heldHere.set(held, this.participantId);
@@ -391,9 +393,8 @@ export class Artifacts extends SpaceResource {
         lapse = setTimeout(
           () =>
             lost.abort(
-              new LockedError(
+              lockNotHeld(
                 `the lock on artifact ${artifactId} lapsed: it could not be renewed within its lifetime`,
-                { status: 423 },
               ),
             ),
           Math.max(0, sent + lifetime - Date.now()),
@@ -606,3 +607,13 @@ function linkTo(controller: AbortController, signal: AbortSignal | undefined): {
  * participant when its client knows it.
  */
 const heldHere = new Map<string, string | undefined>();
+
+/**
+ * The LockedError of a lock this client no longer holds, said without a request: coded as the
+ * server codes a write under a lock one does not hold.
+ */
+function lockNotHeld(message: string): LockedError {
+  const error = new LockedError(message, { status: 423 });
+  Object.defineProperty(error, 'code', { value: 'lock_not_held', enumerable: true });
+  return error;
+}

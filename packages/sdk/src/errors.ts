@@ -67,10 +67,12 @@ export class ConveneError extends Error {
   /** The server's request id (`Request-Id` header), to quote when reporting a problem. */
   readonly requestId: string | undefined;
   /**
-   * The `Idempotency-Key` a write was sent with (the SDK's own, or yours); undefined for a read.
-   * After a failure that leaves it unknown whether the server ran the write (a ConnectionError,
-   * a TimeoutError, a 5xx), call again with `{ idempotencyKey: error.idempotencyKey }`: the
-   * server replays the first answer if it ran it, and runs it once if it did not.
+   * The `Idempotency-Key` a write was sent with (the SDK's own, or yours); undefined for a read
+   * and for the writes the server never replays (`spaces.create`, `link.start`, the anonymous
+   * ones), whose retry acts again. After a failure that leaves it unknown whether the server ran
+   * the write (a ConnectionError, a TimeoutError, a 5xx), call again with `{ idempotencyKey:
+   * error.idempotencyKey }`: the server replays the first answer if it ran it, and runs it once
+   * if it did not.
    */
   readonly idempotencyKey: string | undefined;
 
@@ -206,8 +208,9 @@ export class RateLimitError extends ConveneError {
 }
 /**
  * 500 and other 5xx but 503. Retried, except for the writes the server cannot replay:
- * `spaces.create`, `link.start`, `hub.join`, and the anonymous `pollLink`, `signup`, `login` and
- * `ask` (README, "Retries, idempotency and timeouts").
+ * `spaces.create`, `link.start`, and the anonymous `pollLink`, `signup`, `login` and `ask`
+ * (README, "Retries, idempotency and timeouts"). A join is replayed to the address and user
+ * token it came from, so it is retried.
  */
 export class InternalServerError extends ConveneError {
   override name = 'InternalServerError';

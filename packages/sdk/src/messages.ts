@@ -20,14 +20,16 @@ export interface ListOptions {
  * The messages of a space after a cursor. Awaited, it is the first page (`ListMessagesResult`,
  * at most 500 messages, with its `cursor` and the space's context); iterated with `for await`, it
  * yields every message, oldest first, following the cursors until a page comes back empty.
- * `cursor` then holds where the next list should start.
+ * `cursor` then holds where the next list should start. Nothing is asked of the server until the
+ * list is first awaited or iterated: a list made now and read later reads the messages there then,
+ * and its failure (a refused key) is thrown where it is read, never left unobserved meanwhile.
  */
 export class MessageList extends APIPromise<ListMessagesResult> implements AsyncIterable<MessageView> {
   private lastCursor: string | undefined;
 
   /** @internal */
   constructor(
-    first: Promise<WithResponse<ListMessagesResult>>,
+    first: () => Promise<WithResponse<ListMessagesResult>>,
     private readonly nextPage: (cursor: string) => Promise<ListMessagesResult>,
   ) {
     super(first);
@@ -91,10 +93,11 @@ export class Messages extends SpaceResource {
         longPollOptions(this.transport, wait, options),
       );
     // A `since` that is no date-time rejects the list, as a refused request would.
-    const first = Promise.resolve(since).then((value) => {
-      refuseMisplacedOptions('listMessages', params);
-      return page(timestampOf(value)).withResponse();
-    });
+    const first = () =>
+      Promise.resolve(since).then((value) => {
+        refuseMisplacedOptions('listMessages', params);
+        return page(timestampOf(value)).withResponse();
+      });
     return new MessageList(first, (cursor) => page(cursor));
   }
 

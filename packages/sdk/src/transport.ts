@@ -60,7 +60,9 @@ export interface RequestOptions {
   maxRetries?: number | undefined;
   /**
    * The Idempotency-Key of a write; a fresh UUID by default. The same key is sent on every retry
-   * of one call, so the server runs the write once and replays its answer.
+   * of one call, so the server runs the write once and replays its answer. The writes the server
+   * never replays (`spaces.create`, `link.start`, and the anonymous `pollLink`, `signup`, `login`,
+   * `ask`) are sent without one, whatever is given here.
    */
   idempotencyKey?: string | undefined;
   headers?: Record<string, string> | undefined;
@@ -203,8 +205,10 @@ export class Transport {
     const headers = this.headers(credentials, options.headers);
     let body: string | undefined;
     if (isWrite) {
-      // One key per logical call, the same on every retry: the server runs the write once.
-      headers.set('Idempotency-Key', options.idempotencyKey ?? uuid4());
+      // One key per logical call, the same on every retry: the server runs the write once. The
+      // writes it never replays (createSpace, startLink, the anonymous ones) go without one: it
+      // would promise a retry what the server does not keep.
+      if (route.idempotent) headers.set('Idempotency-Key', options.idempotencyKey ?? uuid4());
       if (params !== undefined) {
         body = JSON.stringify(params);
         headers.set('Content-Type', 'application/json');

@@ -321,9 +321,14 @@ describe('artifacts', () => {
       expect(called).toBe(false);
       for (const refused of refusals) {
         expect(refused).toBeInstanceOf(LockedError);
-        expect(refused).toMatchObject({ status: 423, lockedBy: me.participantId, requestId: undefined });
+        expect(refused).toMatchObject({
+          status: 423,
+          code: 'lock_held',
+          lockedBy: me.participantId,
+          requestId: undefined,
+        });
         expect((refused as LockedError).message).toMatch(
-          /^423 artifact [0-9a-f-]{36} is locked by this client's own withLock .*no request was sent/,
+          /^artifact [0-9a-f-]{36} is locked by this client's own withLock .*no request was sent/,
         );
         expect(JSON.parse(JSON.stringify(refused))).toMatchObject({ lockedBy: me.participantId });
       }
@@ -506,6 +511,7 @@ describe('artifacts', () => {
         { heartbeatIntervalMs: 60_000 },
       );
       expect(reason).toBeInstanceOf(LockedError);
+      expect(reason).toMatchObject({ code: 'lock_not_held' });
       expect((reason as Error).message).toContain('lapsed');
       expect(Date.now() - started).toBeLessThan(6_000);
     }, 20_000);

@@ -51,6 +51,34 @@ describe('messages', () => {
     expect(fromDate).toEqual(['m1', 'm2', 'm3', 'm4']);
   });
 
+  it('asks the server nothing until the list is read, and throws its refusal where it is read', async () => {
+    const { owner, spaceId } = await ownedSpace();
+    const asked: string[] = [];
+    const counting = hub({
+      fetch: (input, init) => {
+        asked.push(String(input));
+        return fetch(input, init);
+      },
+    });
+    const refused = counting.space(spaceId, 'f'.repeat(64)).messages.list();
+    const later = counting.space(spaceId, owner.key).messages.list();
+    await owner.messages.send('sent after the list was made');
+    // Nothing was asked (so no rejection was left unobserved meanwhile: vitest fails a test file
+    // on an unhandled rejection).
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(asked).toEqual([]);
+    await expect(
+      (async () => {
+        for await (const _ of refused);
+      })(),
+    ).rejects.toMatchObject({ status: 401, code: 'key_unknown' });
+    // Read now, the list has what is there now.
+    const seen: string[] = [];
+    for await (const message of later) seen.push(message.content);
+    expect(seen).toEqual(['sent after the list was made']);
+    expect(asked).toHaveLength(3);
+  });
+
   it('says a `since` that is no date-time by its own name, before asking the server', async () => {
     const { owner } = await ownedSpace();
     await owner.messages.send('hello');

@@ -137,6 +137,23 @@ describe('retries', () => {
     expect((read as ConnectionError).idempotencyKey).toBeUndefined();
   });
 
+  it('sends no Idempotency-Key with a write the server never replays, and its error names none', async () => {
+    // The server ignores the header on createSpace: a key on the error would promise its retry a
+    // replay, and the retry would make a second space.
+    const fetch = scriptedFetch('drop-after');
+    const lost = await hub({ fetch: fetch.impl, maxRetries: 0 })
+      .spaces.create({ name: 'lost answer', description: '' }, { idempotencyKey: crypto.randomUUID() })
+      .catch((e: unknown) => e);
+    expect(lost).toBeInstanceOf(ConnectionError);
+    expect(lost).toMatchObject({ mayHaveRun: true, idempotencyKey: undefined });
+    expect(fetch.sent).toEqual([expect.objectContaining({ method: 'POST', idempotencyKey: null })]);
+    // A replayable write still carries one.
+    const { owner, spaceId } = await ownedSpace();
+    const sends = scriptedFetch();
+    await hub({ fetch: sends.impl }).space(spaceId, owner.key).messages.send('hello');
+    expect(sends.sent[0]?.idempotencyKey).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
   it('times out an attempt that gets no answer, retries it, and the server replays it', async () => {
     const { owner, spaceId } = await ownedSpace();
     const me = await participant(owner);
