@@ -8,6 +8,9 @@ export function issueField(path: readonly PropertyKey[] | undefined): string {
   return path?.length ? path.map(String).join('.') : 'the body';
 }
 
+/** What a string that must not be blank matches: a character other than white space. */
+export const NOT_BLANK = /\S/;
+
 const article = (noun: string) => (/^[aeiou]/.test(noun) ? `an ${noun}` : `a ${noun}`);
 
 /** What the formats of the contract's strings are called in a message. */
@@ -58,6 +61,8 @@ export function readableIssueMessage(issue: RawIssue): string | undefined {
         ? `${field} must be ${JSON.stringify(issue.values[0])}`
         : `${field} must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
     case 'invalid_format': {
+      if (issue.format === 'regex' && issue.pattern === String(NOT_BLANK))
+        return `${field} must not be blank`;
       const format = FORMATS[issue.format];
       return format ? `${field} must be ${format}` : undefined;
     }

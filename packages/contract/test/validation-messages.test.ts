@@ -48,4 +48,14 @@ describe('readableIssueMessage', () => {
       'name is at most 200 characters',
     ]);
   });
+
+  it('refuses a name of white space alone, and only that', () => {
+    expect(messages(ZCreateSpaceRequest, { name: ' \t\n ', description: '' })).toEqual([
+      'name must not be blank',
+    ]);
+    // One issue for an empty name, as before.
+    expect(messages(ZCreateSpaceRequest, { name: '', description: '' })).toEqual(['name must not be empty']);
+    for (const name of [' Ada ', '·', '李', 'a b'])
+      expect(messages(ZCreateSpaceRequest, { name, description: '' })).toEqual([]);
+  });
 });

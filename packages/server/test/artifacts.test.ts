@@ -169,6 +169,7 @@ describe('createArtifact', () => {
   it.each([
     ['no name', { type: 'markdown', content: 'x' }, 'name is required'],
     ['empty name', { name: '', type: 'markdown' }, 'name must not be empty'],
+    ['blank name', { name: ' \t ', type: 'markdown' }, 'name must not be blank'],
     ['201-character name', { name: 'n'.repeat(201), type: 'markdown' }, 'name is at most 200 characters'],
     ['no type', { name: 'a' }, 'type is required'],
     ['another type', { name: 'a', type: 'text' }, 'type must be "markdown"'],

@@ -283,6 +283,7 @@ describe('joinSpace', () => {
   it.each([
     ['no name', {}],
     ['an empty name', { name: '' }],
+    ['a blank name', { name: '  ' }],
     ['a name over 200 characters', { name: 'x'.repeat(201) }],
     ['a role over 10,000 characters', { name: 'ok', role: 'x'.repeat(10_001) }],
     ['a non-string name', { name: 42 }],

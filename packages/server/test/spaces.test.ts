@@ -65,6 +65,7 @@ describe('createSpace', () => {
     [{ description: 'no name' }],
     [{ name: 'no description' }],
     [{ name: '', description: 'empty name' }],
+    [{ name: '   ', description: 'blank name' }],
     [{ name: 'x'.repeat(201), description: 'long name' }],
     [{ name: 'n', description: 'd', ttl: 0 }],
     [{ name: 'n', description: 'd', ttl: 2_592_001 }],
