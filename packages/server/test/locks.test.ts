@@ -48,6 +48,10 @@ async function expectLockedBy(call: PromiseLike<unknown>, holder: SpaceClient, e
   expect(error.body?.lockedByName).toBe(names.get(holder));
   expect(error.lockedByName).toBe(names.get(holder));
   expect(error.body?.lockExpiresAt).toBe(expiresAt);
+  // And in the words, which are what a log line or a model shows.
+  expect(error.body?.error).toBe(
+    `artifact is locked by another participant (${names.get(holder)}) until ${expiresAt}`,
+  );
 }
 
 async function expectLockedByNobody(call: PromiseLike<unknown>) {

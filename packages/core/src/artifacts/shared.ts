@@ -108,7 +108,12 @@ export async function lockedError(ex: Executor, row: ArtifactRow, now: Date): Pr
     .select({ name: participants.name })
     .from(participants)
     .where(and(eq(participants.spaceId, row.spaceId), eq(participants.id, lock.lockedBy)));
-  return new ArtifactLockedError(lock.lockedBy, lock.lockExpiresAt.toISOString(), undefined, holder?.name);
+  const until = lock.lockExpiresAt.toISOString();
+  // Who holds it, in the words too: the message is what a log line or a model shows.
+  const message = holder
+    ? `artifact is locked by another participant (${holder.name}) until ${until}`
+    : undefined;
+  return new ArtifactLockedError(lock.lockedBy, until, message, holder?.name);
 }
 
 export const lockExpiry = (now: Date, ttlSeconds: number): Date =>
