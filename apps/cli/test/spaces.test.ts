@@ -1054,6 +1054,33 @@ describe('invite, join, participants, moderation, leave', () => {
     expect(guest2.credentials().hosts[server.url].spaces[otherId]).toBeUndefined();
   });
 
+  it('leaves a space its server no longer has: says how to forget it, and forgets it, exit 0', async () => {
+    const owner = user();
+    const { spaceId } = (await owner.run(['space', 'create', 'Vanished', '--json'])).json();
+    // As after its retention (or a server on a new database): the key saved for an id nobody has.
+    const file = join(owner.env.XDG_CONFIG_HOME!, 'convene/credentials.json');
+    const gone = crypto.randomUUID();
+    writeFileSync(file, readFileSync(file, 'utf8').replaceAll(spaceId, gone), { mode: 0o600 });
+    const read = await owner.run(['messages', '-s', 'Vanished']);
+    expect(read.code).toBe(5);
+    expect(read.stderr).toContain('The server no longer has this space');
+    const hinted = suggested(read.stderr).find((words) => words[0] === 'leave');
+    expect(hinted).toEqual(['leave', 'Vanished']);
+    const left = await owner.run([...hinted!, '--yes', '--json']);
+    expect({ code: left.code, json: left.json() }).toEqual({ code: 0, json: { ok: true, gone: true } });
+    expect(owner.credentials().hosts[server.url].spaces[gone]).toBeUndefined();
+  });
+
+  it('says where a key is saved when the server is named by another loopback address', async () => {
+    const owner = user();
+    await owner.run(['space', 'create', 'Aliased', '--json']);
+    const alias = server.url.replace('127.0.0.1', 'localhost');
+    const read = await owner.run(['--url', alias, 'messages', '-s', 'Aliased']);
+    expect(read.code).toBe(5);
+    expect(read.stderr).toContain(`Your key for it is saved under ${server.url}`);
+    expect(read.stderr).toContain(`--url ${server.url}`);
+  });
+
   it('leaves a closed space: forgets it here, says so, exit 0 (was refused as closed)', async () => {
     const owner = user();
     const { spaceId } = (await owner.run(['space', 'create', 'Wrapped up', '--json'])).json();

@@ -1,5 +1,5 @@
 import type { Command } from '@commander-js/extra-typings';
-import { AuthenticationError, ConflictError } from '@convene/sdk';
+import { AuthenticationError, ConflictError, NotFoundError } from '@convene/sdk';
 import { type App, examples } from '../app';
 import { conflictError, isSpaceClosed } from '../lib/failure';
 import { spaceNamed } from '../lib/input';
@@ -18,8 +18,8 @@ export function registerLeave(program: Command, app: App): void {
     .summary('leave a space; your key stops working')
     .description(
       'Leave a space: your key stops working and convene forgets it. A space already closed (or ' +
-        'past its time to live), or one whose server no longer takes your key (you were removed), ' +
-        'is only forgotten here. The owner cannot leave an open space (said at once, without asking, ' +
+        'past its time to live), one whose server no longer takes your key (you were removed), or one ' +
+        'the server no longer has (deleted after its retention) is only forgotten here. The owner cannot leave an open space (said at once, without asking, ' +
         'and of the default space without naming it): `convene space close` ends it. ' +
         'On a terminal it asks first, and SPACE defaults to the default space; elsewhere nobody is ' +
         'asked, so name the space, or give --yes alone to leave the default space.',
@@ -50,7 +50,7 @@ export function registerLeave(program: Command, app: App): void {
       if (saved.role !== 'owner') {
         await confirm(ctx.out, `Leave "${saved.name}"? Your key stops working.`, options.yes);
       }
-      let result: { ok: boolean; closed?: true; keyRefused?: true };
+      let result: Over | { ok: boolean };
       try {
         result = over ?? (await client.leave());
       } catch (error) {
@@ -66,7 +66,7 @@ export function registerLeave(program: Command, app: App): void {
         } else throw error;
       }
       // Forgetting the owner's closed space is leaving it: off a terminal, named or with --yes.
-      if (result.closed && saved.role === 'owner') nameRequired();
+      if ('closed' in result && saved.role === 'owner') nameRequired();
       ctx.forgetSpace(saved.spaceId);
       const { out } = ctx;
       const name = out.c.bold(saved.name);
@@ -74,23 +74,29 @@ export function registerLeave(program: Command, app: App): void {
         quiet: () => saved.spaceId,
         human: () =>
           out.success(
-            result.closed
+            'closed' in result
               ? `Forgot ${name} here: it was already closed, so its keys no longer work anywhere`
-              : result.keyRefused
+              : 'keyRefused' in result
                 ? `Forgot ${name} here: the server no longer takes its key (you were removed, or left already)`
-                : `Left ${name}`,
+                : 'gone' in result
+                  ? `Forgot ${name} here: the server no longer has it (deleted after its retention, or its database was replaced)`
+                  : `Left ${name}`,
           ),
       });
     });
 }
 
+type Over = { ok: true; closed: true } | { ok: true; keyRefused: true } | { ok: true; gone: true };
+
 /**
- * A membership over already: closing ended every membership, and a key the server refuses (its
- * participant was removed, or left elsewhere) is one over. What is left to do is to stop holding
- * the key.
+ * A membership over already: closing ended every membership, a key the server refuses (its
+ * participant was removed, or left elsewhere) is one over, and so is one in a space the server no
+ * longer has (a space's read and leave have nothing else to find). What is left to do is to stop
+ * holding the key.
  */
-function membershipOver(error: unknown): { ok: true; closed?: true; keyRefused?: true } | undefined {
+function membershipOver(error: unknown): Over | undefined {
   if (isSpaceClosed(error)) return { ok: true, closed: true };
   if (error instanceof AuthenticationError) return { ok: true, keyRefused: true };
+  if (error instanceof NotFoundError) return { ok: true, gone: true };
   return undefined;
 }

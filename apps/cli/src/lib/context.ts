@@ -214,6 +214,13 @@ export class Context {
         hint: `Join it with \`convene join ${reference} --key KEY\` (or the invitation link). If you created or joined it while logged in, \`convene login\` then \`convene space use ${reference}\` recovers your key from your account.`,
       });
     }
+    const elsewhere = this.savedUnderAlias(reference);
+    if (elsewhere) {
+      throw new Failure(`no space "${reference}" among those you hold keys for on ${this.url}`, {
+        exitCode: ExitCode.notFound,
+        hint: `Your key for it is saved under ${elsewhere}, which names this same address: add \`--url ${elsewhere}\` (or set CONVENE_URL=${elsewhere}).`,
+      });
+    }
     const near = closest(
       reference,
       saved.map((s) => s.name),
@@ -222,6 +229,25 @@ export class Context {
       exitCode: ExitCode.notFound,
       hint: `${near ? `Did you mean "${inline(near)}"? ` : ''}See them, by their current names, with \`convene space list\`.`,
     });
+  }
+
+  /**
+   * The server URL, other than this one, that names the same loopback address (`localhost`,
+   * `127.0.0.1`, `[::1]`, same scheme, port and path) and holds a key for `reference`: keys are
+   * saved under the URL they were made with, and `serve` prints both spellings.
+   */
+  private savedUnderAlias(reference: string): string | undefined {
+    const here = loopbackKey(this.url);
+    if (!here) return undefined;
+    for (const [url, host] of Object.entries(this.store.read().hosts)) {
+      if (url === hostKey(this.url) || loopbackKey(url) !== here) continue;
+      const spaces = Object.values(host.spaces);
+      const found = spaces.some(
+        (s) => s.spaceId === reference || s.name.toLowerCase() === reference.toLowerCase(),
+      );
+      if (found) return url;
+    }
+    return undefined;
   }
 
   /**
@@ -365,3 +391,17 @@ export function normaliseUrl(url: string, from: '--url' | 'CONVENE_URL' = '--url
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const isUuid = (value: string): boolean => UUID.test(value);
+
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/** A loopback URL with its host spelt one way (`localhost`), so aliases compare equal; else undefined. */
+function loopbackKey(url: string): string | undefined {
+  try {
+    const parsed = new URL(url);
+    if (!LOOPBACK.has(parsed.hostname)) return undefined;
+    parsed.hostname = 'localhost';
+    return hostKey(parsed.toString());
+  } catch {
+    return undefined;
+  }
+}

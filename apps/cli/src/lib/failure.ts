@@ -194,6 +194,11 @@ function notFoundHint(ctx: Context, message: string): string {
     [/^artifact\b/, () => `See the documents with ${command('artifact list')}.`],
     [/^participant\b/, () => `See who is there with ${command('participants')}.`],
     [/^message\b/, () => `See the messages and their ids with ${command('messages --json')}.`],
+    [
+      /^space\b/,
+      () =>
+        `The server no longer has this space (deleted after its retention, or its database was replaced): \`${suggest(ctx, 'leave', { always: true })}\` forgets it here.`,
+    ],
   ];
   const found = where.find(([subject]) => subject.test(message))?.[1];
   return found ? found() : `Check the name or id (${command('participants')}, ${command('artifact list')}).`;
