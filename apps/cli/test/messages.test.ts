@@ -36,6 +36,14 @@ describe('send', () => {
     expect(body.participants.map((p: any) => p.name)).toContain('Guest');
 
     expect((await guest.run(['send', '-'], { input: 'line one\nline two\n' })).code).toBe(0);
+    // No text: what is piped or redirected in is the message (`… | convene send`).
+    expect((await guest.run(['send'], { stdin: 'pipe', input: 'piped in\n' })).code).toBe(0);
+    expect((await guest.run(['send'], { stdin: 'file', input: 'redirected in\n' })).code).toBe(0);
+    // Nothing piped (a runner's socket, /dev/null): no wait for it, the message is missing.
+    for (const stdin of ['socket', 'null'] as const) {
+      const none = await guest.run(['send'], { stdin });
+      expect(none.code).toBe(2);
+    }
     const file = join(guest.home, 'note.html');
     writeFileSync(file, '<p>from a <b>file</b></p>\n');
     expect((await guest.run(['send', '--file', file, '--html'])).code).toBe(0);
@@ -51,12 +59,14 @@ describe('send', () => {
     expect(messages.map((m: any) => [m.senderName, m.type, m.content])).toEqual([
       ['Guest', 'text', 'hello there'],
       ['Guest', 'text', 'line one\nline two'],
+      ['Guest', 'text', 'piped in'],
+      ['Guest', 'text', 'redirected in'],
       ['Guest', 'html', '<p>from a <b>file</b></p>'],
       ['Guest', 'image', 'https://example.com/chart.png'],
       [expect.any(String), 'text', 'owner speaking'],
       ['Guest', 'text', '-1 from me'],
     ]);
-    expect(messages[4].isOwner).toBe(true);
+    expect(messages[6].isOwner).toBe(true);
   });
 
   it('takes the space as --space too, as the other commands of a space do', async () => {
@@ -232,18 +242,18 @@ describe('replies in messages', () => {
       expect((await room.run(['send', 'Nice chart', '--reply-to', picture])).code).toBe(0);
       const text = await room.run(['messages']);
       expect(text.stdout).toMatch(
-        /^ {10}↪ Ada Lovelace: Question for you\n\d\d:\d\d:\d\d {2}Hana Host \(owner\): Sure$/m,
+        /^\d\d:\d\d:\d\d {2}Hana Host \(owner\): Sure\n {10}↪ in reply to Ada Lovelace: Question for you$/m,
       );
       expect(text.stdout).toMatch(
-        /^ {10}↪ Ada Lovelace: \[image\] https:\/\/example\.com\/chart\.png\n.*Hana Host \(owner\): Nice chart$/m,
+        /^.*Hana Host \(owner\): Nice chart\n {10}↪ in reply to Ada Lovelace: \[image\] https:\/\/example\.com\/chart\.png$/m,
       );
       // What it answers is older than what is listed: named by the start of its id.
       const last = await room.run(['messages', '--limit', '1']);
-      expect(last.stdout).toMatch(/^ {10}↪ Ada Lovelace: \[image\]/m);
+      expect(last.stdout).toMatch(/^ {10}↪ in reply to Ada Lovelace: \[image\]/m);
       const all = (await room.run(['messages', '--json'])).json();
       const since = await room.run(['messages', '--since', all[1].timestamp]);
-      expect(since.stdout).toContain(`↪ message ${question.slice(0, 8)}\n`);
-      expect(since.stdout).toContain(`↪ message ${picture.slice(0, 8)}\n`);
+      expect(since.stdout).toContain(`↪ in reply to message ${question.slice(0, 8)}\n`);
+      expect(since.stdout).toContain(`↪ in reply to message ${picture.slice(0, 8)}\n`);
       // --json is the API's own: replyTo, no marker.
       expect(all.map((m: any) => m.replyTo)).toEqual([undefined, undefined, question, picture]);
     } finally {

@@ -352,7 +352,7 @@ describe('tail of documents and replies', () => {
       const tail = follow(host, ['tail']);
       await tail.waitFor('Following Drafts live', { in: 'stderr' });
       expect(tail.stdout()).toMatch(
-        /^ {10}↪ Ada Lovelace: Question for you …\n\d\d:\d\d:\d\d {2}Hana Host \(owner\): Sure$/m,
+        /^\d\d:\d\d:\d\d {2}Hana Host \(owner\): Sure\n {10}↪ in reply to Ada Lovelace: Question for you …$/m,
       );
 
       expect((await writer.run(['artifact', 'create', 'plan.md'])).code).toBe(0);
@@ -381,7 +381,7 @@ describe('tail of documents and replies', () => {
       // Live, a reply to a message shown before it.
       const live = (await writer.run(['send', 'Shall we ship?', '-q'])).stdout.trim();
       expect((await host.run(['send', 'Yes', '--reply-to', live.slice(0, 8)])).code).toBe(0);
-      await tail.waitFor(/↪ Ada Lovelace: Shall we ship\?\n.*Hana Host \(owner\): Yes/);
+      await tail.waitFor(/Hana Host \(owner\): Yes\n {10}↪ in reply to Ada Lovelace: Shall we ship\?/);
       expect((await tail.interrupt()).code).toBe(130);
     } finally {
       host.remove();

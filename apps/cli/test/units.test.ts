@@ -177,8 +177,8 @@ describe('a message printed', () => {
         );
       }),
     ).toBe(
-      `          ↪ Ada Lovelace: Question ${'x'.repeat(50)}…\n${day} 09:05  Hana Host (owner): Sure\n` +
-        '          ↪ message 3751a2b4\n09:05:07  Hana Host (owner): Later\n',
+      `${day} 09:05  Hana Host (owner): Sure\n          ↪ in reply to Ada Lovelace: Question ${'x'.repeat(50)}…\n` +
+        '09:05:07  Hana Host (owner): Later\n          ↪ in reply to message 3751a2b4\n',
     );
   });
 });
@@ -423,6 +423,10 @@ describe('links, names and ids', () => {
     expect(strayMentions('@Ada and @Bob', people, [people[0]!.participantId])).toEqual([
       { word: 'Bob', near: ['Bobby'] },
     ]);
+    // Package scopes and paths call nobody.
+    expect(strayMentions('see @types/node and npm i @clack/prompts, @Bobb', people, [])).toEqual([
+      { word: 'Bobb', near: ['Bobby'] },
+    ]);
   });
 
   it('knows a refused join by its code, or by its words from a server older than codes', () => {
@@ -530,6 +534,21 @@ describe('a server that does not answer', () => {
       'No server answers there. Start one in another terminal with `convene serve --port 8080`.',
     );
     expect(unreachableHint('https://convene.example.com', true)).toMatch(/^Check the address/);
+  });
+
+  it('does not say to start a server where something took the connection and never answered', () => {
+    const silent = new TimeoutError(
+      'no answer within 5000 ms (health: GET http://localhost:4823/api/health)',
+      {
+        operation: 'health',
+        method: 'GET',
+        url: 'http://localhost:4823/api/health',
+        mayHaveRun: true,
+      },
+    );
+    const hint = unreachableHint('http://localhost:4823', true, { error: silent });
+    expect(hint).toMatch(/^Something at that address took the connection but did not answer in time/);
+    expect(hint).not.toContain('convene serve');
   });
 
   it('says, while a wait goes on, whether the server is silent or answers an error', () => {

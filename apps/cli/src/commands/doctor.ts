@@ -87,7 +87,7 @@ async function runChecks(ctx: Context): Promise<Check[]> {
       name: 'server',
       status: 'fail',
       detail: other?.message ?? `${ctx.url} does not answer: ${(error as Error).message}`,
-      hint: other?.hint ?? unreachableHint(ctx.url, ctx.urlIsExplicit, { fromDoctor: true }),
+      hint: other?.hint ?? unreachableHint(ctx.url, ctx.urlIsExplicit, { fromDoctor: true, error }),
     });
   }
   if (response) {

@@ -14,8 +14,8 @@ export function registerMessages(program: Command, app: App): void {
     .summary('read the messages of a space')
     .description(
       'Print the most recent messages of a space, oldest first: the time (and the date, when not ' +
-        'today), the sender and the text; a reply is preceded by what it answers ' +
-        '(`↪ Ada Lovelace: Question for you`, or `↪ message 3751a2b4` when that is older than ' +
+        'today), the sender and the text; a reply is followed by what it answers ' +
+        '(`↪ in reply to Ada Lovelace: Question for you`, or `↪ in reply to message 3751a2b4` when that is older than ' +
         'what is listed). --since starts after an instant ' +
         '(a date-time, or a duration back from now); --limit keeps the last N (0: all).',
     )

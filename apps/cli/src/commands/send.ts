@@ -5,7 +5,7 @@ import type { Context } from '../lib/context';
 import { isUuid } from '../lib/context';
 import { CliError, UsageError } from '../lib/errors';
 import { ExitCode } from '../lib/exit-codes';
-import { assertPiped, readStdin, readTextFile } from '../lib/input';
+import { assertPiped, readStdin, readTextFile, stdinIsPiped } from '../lib/input';
 import { canBeMentioned, type StrayMention, strayMentions } from '../lib/mentions';
 import { inline } from '../lib/output';
 import { required } from '../lib/prompts';
@@ -26,10 +26,12 @@ export function registerSend(program: Command, app: App): void {
     .description(
       'Send a message to a space (the default space unless one is named first, or with --space, ' +
         'as other commands name it). The text comes ' +
-        'from the argument, a file (--file), or stdin (`-`); a text that starts with `-` goes ' +
+        'from the argument, a file (--file), or stdin (`-`, or with no text, what is piped or ' +
+        'redirected into it); a text that starts with `-` goes ' +
         'after `--`, which ends the options. --html sends it as HTML (readers sanitise it); ' +
         '--image sends an https: image URL. An @ followed by a participant’s whole name (any ' +
-        'case) mentions them, as --mention does; an @Word that names nobody is said on stderr.',
+        'case) mentions them, as --mention does; an @Word that names nobody is said on stderr. ' +
+        'A message is 1 to 65,536 characters.',
     )
     .option('-s, --space <space>', 'name or id (default: the default space)')
     .option('-f, --file <file>', 'send the content of a file')
@@ -95,6 +97,9 @@ export function registerSend(program: Command, app: App): void {
       else if (options.file !== undefined) content = trimEnd(await readTextFile(options.file));
       else if (textArgument === '-') {
         assertPiped('send -');
+        content = trimEnd(await readStdin());
+      } else if (textArgument === undefined && stdinIsPiped()) {
+        // `… | convene send`, as `… | convene artifact write NAME`: what is piped is the message.
         content = trimEnd(await readStdin());
       } else content = await required(ctx.out, textArgument, { message: 'Message', usage: USAGE });
       if (content.trim() === '') throw new UsageError('the message is empty', `Usage: ${USAGE}`);

@@ -23,7 +23,7 @@ export function registerTail(program: Command, app: App): void {
     .description(
       'Follow a space as it happens: messages, people joining and leaving, documents created, ' +
         'edited, locked and unlocked, and by whom. A message not of today shows its date, and a reply ' +
-        'what it answers (`↪ Ada Lovelace: Question for you`). Starts with the last messages (--lines), or everything after ' +
+        'what it answers, below it (`↪ in reply to Ada Lovelace: Question for you`). Starts with the last messages (--lines), or everything after ' +
         '--since (its last --lines when both are given). Reconnects by itself (a dropped connection, a server restart) without losing or ' +
         'repeating anything, and says so on stderr ("Connection lost (…), reconnecting…", then ' +
         '"Reconnected"; not with --json or --quiet). The space’s closing ends it (exit 0); Ctrl-C, ' +

@@ -23,7 +23,7 @@ export function explain(error: unknown, ctx: Context): CliError {
   if (error instanceof CliError) return error;
   if (error instanceof ConnectionError || error instanceof TimeoutError) {
     return new CliError(`cannot reach ${ctx.server}: ${error.message}`, {
-      hint: unreachableHint(ctx.server, ctx.urlIsExplicit),
+      hint: unreachableHint(ctx.server, ctx.urlIsExplicit, { error }),
       cause: error,
     });
   }
@@ -49,11 +49,20 @@ export function explain(error: unknown, ctx: Context): CliError {
 
 /**
  * What to do about a server that does not answer: start one when it would run on this machine
- * (the command line to start it on that port), else check the address.
+ * (the command line to start it on that port), else check the address. Something that took the
+ * connection and never answered (a TimeoutError) is there already: a server to start would find
+ * the port taken.
  */
-export function unreachableHint(server: string, explicit: boolean, { fromDoctor = false } = {}): string {
+export function unreachableHint(
+  server: string,
+  explicit: boolean,
+  { fromDoctor = false, error }: { fromDoctor?: boolean; error?: unknown } = {},
+): string {
   const url = new URL(server);
   const local = ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
+  if (error instanceof TimeoutError) {
+    return `Something at that address took the connection but did not answer in time: a server too busy or stuck, or another program on that port${fromDoctor ? '' : '; `convene doctor` checks it'}.`;
+  }
   if (!local) {
     return `Check the address (--url or CONVENE_URL) and your connection${fromDoctor ? '' : '; `convene doctor` checks the server'}.`;
   }

@@ -34,7 +34,7 @@ export async function readTextFile(path: string, maxBytes = Number.POSITIVE_INFI
  * regular file. Not a terminal, nor /dev/null, nor a socket, which is what test harnesses (Node's
  * child_process) and some runners give a command with nothing to read in it: waiting would hang.
  */
-function stdinIsPiped(): boolean {
+export function stdinIsPiped(): boolean {
   try {
     const stdin = fstatSync(0);
     return stdin.isFIFO() || stdin.isFile();
@@ -66,9 +66,9 @@ export async function readDocument(
 }
 
 /**
- * A name given on the command line (a space's, yours in it, a document's, a token's). The server
- * takes any string that is not empty, but one of spaces alone is a name nobody can read in a list
- * or type back: a usage error, as an empty one is.
+ * A name given on the command line (a space's, yours in it, a document's, a token's). One of
+ * spaces alone is a name nobody can read in a list or type back: a usage error, as an empty one
+ * is, said before anything is sent (the server refuses it too, 400 `name must not be blank`).
  */
 export function checkName<T extends string | undefined>(value: T, what: string): T {
   if (value !== undefined && value.trim() === '') {

@@ -48,6 +48,8 @@ export function strayMentions(content: string, participants: readonly Named[], m
     // An @ alone (`@ 5pm`), or one of several (`@@`), was not meant as a mention.
     const word = /^[^\s@]+/u.exec(after)?.[0].replace(/[.,:;!?)\]}]+$/u, '');
     if (!word || strays.some((s) => s.word === word)) continue;
+    // A package scope or a path (`@types/node`, `@clack/prompts`), not someone called.
+    if (word.includes('/')) continue;
     const typed = word.replace(/^["'“‘]+/u, '').toLowerCase();
     // `@Ada` for Ada Lovelace, whom --mention mentioned: not a mention, but not a stray either.
     if (typed && mentioned.some((name) => name.startsWith(typed))) continue;

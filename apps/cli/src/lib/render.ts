@@ -76,18 +76,13 @@ function snippet(message: Answered): string {
 /**
  * One message as the terminal shows it: time (with the date when not today), sender (the owner's
  * followed by `(owner)`), content (indented when multi-line); marked `[@you]` when it mentions
- * `me` (your participant id). A reply is preceded by what it answers, `↪ Ada Lovelace: Question
- * for you`, from `seen` when that holds it, else by the id's start (`↪ message 3751a2b4`).
+ * `me` (your participant id). A reply is followed by what it answers, `↪ in reply to Ada Lovelace:
+ * Question for you`, from `seen` when that holds it, else by the id's start (`↪ in reply to message
+ * 3751a2b4`): below it, indented as its own lines are, so that it reads as the reply's (above it,
+ * it read as a line of the message before).
  */
 export function printMessage(out: Output, message: MessageLike, me?: string, seen?: MessagesSeen): void {
   const { c } = out;
-  if (message.replyTo !== undefined) {
-    const answered = seen?.get(message.replyTo);
-    const marker = answered
-      ? `↪ ${inline(answered.senderName)}: ${snippet(answered)}`
-      : `↪ message ${message.replyTo.slice(0, 8)}`;
-    out.line(`          ${c.dim(marker)}`);
-  }
   // The header is one line: a newline in a name would start a made-up message.
   const sender = inline(message.senderName);
   // The owner is marked in words, not only in colour: names need not be unique, and without
@@ -98,6 +93,13 @@ export function printMessage(out: Output, message: MessageLike, me?: string, see
   const [first, ...rest] = message.content.split('\n');
   out.line(`${c.dim(when(message.timestamp))}  ${name}${mark}: ${label}${first}`);
   for (const line of rest) out.line(`          ${line}`);
+  if (message.replyTo !== undefined) {
+    const answered = seen?.get(message.replyTo);
+    const marker = answered
+      ? `↪ in reply to ${inline(answered.senderName)}: ${snippet(answered)}`
+      : `↪ in reply to message ${message.replyTo.slice(0, 8)}`;
+    out.line(`          ${c.dim(marker)}`);
+  }
 }
 
 /**
