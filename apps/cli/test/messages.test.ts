@@ -44,6 +44,10 @@ describe('send', () => {
       const none = await guest.run(['send'], { stdin });
       expect(none.code).toBe(2);
     }
+    // More than a message holds, piped: said before anything is sent.
+    const long = await guest.run(['send'], { stdin: 'pipe', input: 'x'.repeat(65_537) });
+    expect(long.code).toBe(2);
+    expect(long.stderr).toContain('a message holds at most 65,536 characters');
     const file = join(guest.home, 'note.html');
     writeFileSync(file, '<p>from a <b>file</b></p>\n');
     expect((await guest.run(['send', '--file', file, '--html'])).code).toBe(0);

@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { eventually, finished, follow, joinAs, LEAKY_ENV, suggested, type User } from './helpers/cli';
@@ -1061,6 +1063,28 @@ describe('invite, join, participants, moderation, leave', () => {
     const file = join(owner.env.XDG_CONFIG_HOME!, 'convene/credentials.json');
     const gone = crypto.randomUUID();
     writeFileSync(file, readFileSync(file, 'utf8').replaceAll(spaceId, gone), { mode: 0o600 });
+    // Off a terminal, the owner's default space is forgotten only when named (or with --yes).
+    const unnamed = await owner.run(['leave']);
+    expect(unnamed.code).toBe(2);
+    expect(owner.credentials().hosts[server.url].spaces[gone]).toBeDefined();
+    // A 404 from something that is not Convene (a proxy mid-deploy) says nothing of the space:
+    // the key is kept.
+    const proxy = createHttpServer((_req, res) =>
+      res.writeHead(404, { 'content-type': 'text/html' }).end('<h1>404</h1>'),
+    );
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    try {
+      const proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+      const saved = owner.credentials();
+      saved.hosts[proxyUrl] = saved.hosts[server.url];
+      writeFileSync(file, JSON.stringify(saved), { mode: 0o600 });
+      const refused = await owner.run(['--url', proxyUrl, 'leave', 'Vanished', '--yes']);
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toContain('not a Convene server');
+      expect(owner.credentials().hosts[proxyUrl].spaces[gone]).toBeDefined();
+    } finally {
+      proxy.close();
+    }
     const read = await owner.run(['messages', '-s', 'Vanished']);
     expect(read.code).toBe(5);
     expect(read.stderr).toContain('The server no longer has this space');
@@ -1073,12 +1097,20 @@ describe('invite, join, participants, moderation, leave', () => {
 
   it('says where a key is saved when the server is named by another loopback address', async () => {
     const owner = user();
-    await owner.run(['space', 'create', 'Aliased', '--json']);
+    const { spaceId } = (await owner.run(['space', 'create', 'Aliased', '--json'])).json();
     const alias = server.url.replace('127.0.0.1', 'localhost');
     const read = await owner.run(['--url', alias, 'messages', '-s', 'Aliased']);
     expect(read.code).toBe(5);
     expect(read.stderr).toContain(`Your key for it is saved under ${server.url}`);
     expect(read.stderr).toContain(`--url ${server.url}`);
+    // By its id, and the default space (nothing named), the same.
+    for (const args of [['messages', '-s', spaceId], ['messages']]) {
+      const other = await owner.run(['--url', alias, ...args]);
+      expect(other.code).not.toBe(0);
+      expect(other.stderr).toContain(`Your key for it is saved under ${server.url}`);
+    }
+    // The same address spelt the same way finds it.
+    expect((await owner.run(['--url', server.url, 'messages', '-s', spaceId])).code).toBe(0);
   });
 
   it('leaves a closed space: forgets it here, says so, exit 0 (was refused as closed)', async () => {

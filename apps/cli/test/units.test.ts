@@ -344,6 +344,10 @@ describe('links, names and ids', () => {
     expect(closest('notse', names)).toBe('notes.md');
     // A start a typo away from two names: nothing guessed.
     expect(closest('relase', ['Release plan', 'Release notes'])).toBeUndefined();
+    // Nor for a short word one letter from the start of a longer name.
+    const spaces = ['Design review', 'Hermes bot', 'Shop redesign', 'Ada Lovelace'];
+    for (const word of ['desk', 'here', 'ship', 'adaa', 'hello', 'shipped'])
+      expect(closest(word, spaces)).toBeUndefined();
     const what = {
       noun: 'document',
       id: (n: string) => n,

@@ -242,9 +242,11 @@ describe('mentions, replies and the inbox', () => {
     const { owner } = await ownedSpace();
     const reader = await participant(owner, 'Reader');
     const first = await reader.messages.list();
-    const waiting = reader.messages.list({ since: first.cursor, wait: 20 });
+    // Read at once (a list asks when it is read), so the poll is waiting when the message comes.
+    const waiting = reader.messages.list({ since: first.cursor, wait: 20 }).withResponse();
+    await new Promise((resolve) => setTimeout(resolve, 300));
     const sent = await owner.messages.send('news');
-    const page = await waiting;
+    const page = (await waiting).data;
     expect(page.messages.map((m: MessageView) => m.id)).toEqual([sent.messageId]);
   });
 

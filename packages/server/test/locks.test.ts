@@ -50,7 +50,7 @@ async function expectLockedBy(call: PromiseLike<unknown>, holder: SpaceClient, e
   expect(error.body?.lockExpiresAt).toBe(expiresAt);
   // And in the words, which are what a log line or a model shows.
   expect(error.body?.error).toBe(
-    `artifact is locked by another participant (${names.get(holder)}) until ${expiresAt}`,
+    `artifact is locked by another participant ("${names.get(holder)}") until ${expiresAt}`,
   );
 }
 

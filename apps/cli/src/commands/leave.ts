@@ -3,6 +3,7 @@ import { AuthenticationError, ConflictError, NotFoundError } from '@convene/sdk'
 import { type App, examples } from '../app';
 import { conflictError, isSpaceClosed } from '../lib/failure';
 import { spaceNamed } from '../lib/input';
+import { isNotConvene } from '../lib/not-convene';
 import { confirm, requireSpaceOrYes } from '../lib/prompts';
 import { suggest } from '../lib/suggest';
 
@@ -51,10 +52,11 @@ export function registerLeave(program: Command, app: App): void {
         await confirm(ctx.out, `Leave "${saved.name}"? Your key stops working.`, options.yes);
       }
       let result: Over | { ok: boolean };
+      let ended = over;
       try {
         result = over ?? (await client.leave());
       } catch (error) {
-        const ended = membershipOver(error);
+        ended = membershipOver(error);
         if (ended) result = ended;
         // The owner's membership ends only with the space (an open one: a closed one is forgotten
         // below), which is not the state changing meanwhile.
@@ -65,8 +67,9 @@ export function registerLeave(program: Command, app: App): void {
           );
         } else throw error;
       }
-      // Forgetting the owner's closed space is leaving it: off a terminal, named or with --yes.
-      if ('closed' in result && saved.role === 'owner') nameRequired();
+      // Forgetting the owner's space (closed, gone, its key refused) is leaving it: off a terminal,
+      // named or with --yes.
+      if (ended && saved.role === 'owner') nameRequired();
       ctx.forgetSpace(saved.spaceId);
       const { out } = ctx;
       const name = out.c.bold(saved.name);
@@ -96,7 +99,11 @@ type Over = { ok: true; closed: true } | { ok: true; keyRefused: true } | { ok: 
  */
 function membershipOver(error: unknown): Over | undefined {
   if (isSpaceClosed(error)) return { ok: true, closed: true };
+  // Only a Convene server's word: a proxy's 401 or 404 (a deploy under way, another site at the
+  // address) says nothing of the key, which would be lost for good.
+  if (isNotConvene(error)) return undefined;
   if (error instanceof AuthenticationError) return { ok: true, keyRefused: true };
-  if (error instanceof NotFoundError) return { ok: true, gone: true };
+  if (error instanceof NotFoundError && /^space not found\b/.test(String(error.body?.error)))
+    return { ok: true, gone: true };
   return undefined;
 }

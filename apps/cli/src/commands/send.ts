@@ -1,5 +1,5 @@
 import type { Command } from '@commander-js/extra-typings';
-import type { SpaceClient } from '@convene/sdk';
+import { limits, type SpaceClient } from '@convene/sdk';
 import { type App, examples } from '../app';
 import type { Context } from '../lib/context';
 import { isUuid } from '../lib/context';
@@ -14,6 +14,11 @@ import { listed } from '../lib/render';
 import { byIdStart, closest, find, findExact, participantNaming, sameName } from '../lib/resolve';
 import { suggest } from '../lib/suggest';
 
+/**
+ * What a message read from a file or stdin is read up to: a character is at most 4 bytes in UTF-8,
+ * so past this it is too long whatever it holds (and a pipe that never ends is not read for ever).
+ */
+const MESSAGE_BYTES = limits.messageMax * 4;
 const USAGE =
   'convene send [SPACE] TEXT | --file F | - [--space SPACE] [--html | --image URL] [--mention WHO]... [--reply-to ID]';
 
@@ -94,15 +99,21 @@ export function registerSend(program: Command, app: App): void {
       });
       let content: string;
       if (options.image !== undefined) content = options.image;
-      else if (options.file !== undefined) content = trimEnd(await readTextFile(options.file));
+      else if (options.file !== undefined) content = trimEnd(await readTextFile(options.file, MESSAGE_BYTES));
       else if (textArgument === '-') {
         assertPiped('send -');
-        content = trimEnd(await readStdin());
+        content = trimEnd(await readStdin(MESSAGE_BYTES));
       } else if (textArgument === undefined && stdinIsPiped()) {
         // `… | convene send`, as `… | convene artifact write NAME`: what is piped is the message.
-        content = trimEnd(await readStdin());
+        content = trimEnd(await readStdin(MESSAGE_BYTES));
       } else content = await required(ctx.out, textArgument, { message: 'Message', usage: USAGE });
       if (content.trim() === '') throw new UsageError('the message is empty', `Usage: ${USAGE}`);
+      if (options.image === undefined && content.length > limits.messageMax) {
+        throw new UsageError(
+          `the message is too long: a message holds at most ${limits.messageMax.toLocaleString('en')} characters`,
+          'Put longer text in a document (`convene artifact create NAME --file F`) and send a line about it.',
+        );
+      }
       const type = options.image !== undefined ? 'image' : options.html ? 'html' : 'text';
       const space = ctx.spaceClient(saved);
       const mentions = options.mention?.length

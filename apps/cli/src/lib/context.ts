@@ -188,13 +188,17 @@ export class Context {
         this.chosenSpace = { space: chosen, named: false };
         return chosen;
       }
-      throw new (saved.length ? CliError : NoSpaceSavedError)(`no space chosen on ${this.url}`, {
+      const elsewhere = saved.length ? undefined : this.savedUnderAlias(undefined);
+      throw new (saved.length || elsewhere ? CliError : NoSpaceSavedError)(`no space chosen on ${this.url}`, {
         exitCode: saved.length ? ExitCode.usage : ExitCode.auth,
         hint: saved.length
           ? 'Name one (see `convene space list`) or pick a default with `convene space use SPACE`.'
-          : 'Create one with `convene space create NAME`, or join one with `convene join LINK`.',
+          : elsewhere
+            ? aliasHint(elsewhere)
+            : 'Create one with `convene space create NAME`, or join one with `convene join LINK`.',
       });
     }
+    const elsewhere = this.savedUnderAlias(reference);
     const found = find(saved, reference, {
       noun: 'saved space',
       id: (s) => s.spaceId,
@@ -204,21 +208,22 @@ export class Context {
       this.chosenSpace = { space: found, named: true };
       return found;
     }
-    const Failure = saved.length ? CliError : NoSpaceSavedError;
+    const Failure = saved.length || elsewhere ? CliError : NoSpaceSavedError;
     // A whole id names a space, which may well exist: what is missing is its key (exit 4, as any
     // credential). A name or the start of an id names nothing convene knows: not found (exit 5),
     // as a participant or a document named so would be.
     if (isUuid(reference)) {
       throw new Failure(`no key for space ${reference} on ${this.url}`, {
         exitCode: ExitCode.auth,
-        hint: `Join it with \`convene join ${reference} --key KEY\` (or the invitation link). If you created or joined it while logged in, \`convene login\` then \`convene space use ${reference}\` recovers your key from your account.`,
+        hint: elsewhere
+          ? aliasHint(elsewhere)
+          : `Join it with \`convene join ${reference} --key KEY\` (or the invitation link). If you created or joined it while logged in, \`convene login\` then \`convene space use ${reference}\` recovers your key from your account.`,
       });
     }
-    const elsewhere = this.savedUnderAlias(reference);
     if (elsewhere) {
       throw new Failure(`no space "${reference}" among those you hold keys for on ${this.url}`, {
         exitCode: ExitCode.notFound,
-        hint: `Your key for it is saved under ${elsewhere}, which names this same address: add \`--url ${elsewhere}\` (or set CONVENE_URL=${elsewhere}).`,
+        hint: aliasHint(elsewhere),
       });
     }
     const near = closest(
@@ -232,19 +237,21 @@ export class Context {
   }
 
   /**
-   * The server URL, other than this one, that names the same loopback address (`localhost`,
-   * `127.0.0.1`, `[::1]`, same scheme, port and path) and holds a key for `reference`: keys are
-   * saved under the URL they were made with, and `serve` prints both spellings.
+   * The server URL, other than this one, that names this machine's loopback address too
+   * (`localhost`, `127.0.0.1`, `[::1]`, same scheme, port and path) and holds a key for
+   * `reference` (its default space, when undefined): keys are saved under the URL they were made
+   * with, and `serve` prints both `127.0.0.1` and `localhost`.
    */
-  private savedUnderAlias(reference: string): string | undefined {
+  private savedUnderAlias(reference: string | undefined): string | undefined {
     const here = loopbackKey(this.url);
     if (!here) return undefined;
+    const wanted = reference?.toLowerCase();
     for (const [url, host] of Object.entries(this.store.read().hosts)) {
       if (url === hostKey(this.url) || loopbackKey(url) !== here) continue;
-      const spaces = Object.values(host.spaces);
-      const found = spaces.some(
-        (s) => s.spaceId === reference || s.name.toLowerCase() === reference.toLowerCase(),
-      );
+      const found =
+        wanted === undefined
+          ? host.defaultSpace !== undefined
+          : Object.values(host.spaces).some((s) => s.spaceId === wanted || s.name.toLowerCase() === wanted);
       if (found) return url;
     }
     return undefined;
@@ -393,6 +400,10 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const isUuid = (value: string): boolean => UUID.test(value);
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/** What to do when the key is saved under another spelling of this machine's address. */
+const aliasHint = (url: string): string =>
+  `Your key for it is saved under ${url}, another name for this machine: add \`--url ${url}\` (or set CONVENE_URL=${url}).`;
 
 /** A loopback URL with its host spelt one way (`localhost`), so aliases compare equal; else undefined. */
 function loopbackKey(url: string): string | undefined {

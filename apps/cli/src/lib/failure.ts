@@ -60,7 +60,9 @@ export function unreachableHint(
 ): string {
   const url = new URL(server);
   const local = ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
-  if (error instanceof TimeoutError) {
+  // A local address answers a connection at once or refuses it: a wait that ran out means
+  // something there took it (a remote one may be a connection, TLS or DNS that stalled).
+  if (local && error instanceof TimeoutError) {
     return `Something at that address took the connection but did not answer in time: a server too busy or stuck, or another program on that port${fromDoctor ? '' : '; `convene doctor` checks it'}.`;
   }
   if (!local) {

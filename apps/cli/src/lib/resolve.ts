@@ -143,9 +143,11 @@ export function closest(typed: string, names: readonly string[]): string | undef
   }
   if (best) return best.name;
   // A typo in the start of a longer name (`lanch` for `Launch plan`): the one name whose start is
-  // within a third of what was typed, an insertion or a deletion from it included.
-  if (lower.length >= 4) {
-    const bound = Math.floor(lower.length / 3);
+  // one edit from what was typed (two from 8 letters on), an insertion or a deletion included.
+  // Five letters at least: a shorter word is one edit from the start of too many names (`desk`,
+  // `Design review`).
+  if (lower.length >= 5) {
+    const bound = Math.max(1, Math.floor(lower.length / 4));
     const started = unique.filter((name) => {
       const start = name.toLowerCase();
       return (

@@ -109,9 +109,10 @@ export async function lockedError(ex: Executor, row: ArtifactRow, now: Date): Pr
     .from(participants)
     .where(and(eq(participants.spaceId, row.spaceId), eq(participants.id, lock.lockedBy)));
   const until = lock.lockExpiresAt.toISOString();
-  // Who holds it, in the words too: the message is what a log line or a model shows.
+  // Who holds it, in the words too: the message is what a log line or a model shows. Quoted as
+  // JSON: a name is anyone's text, and may hold a line break.
   const message = holder
-    ? `artifact is locked by another participant (${holder.name}) until ${until}`
+    ? `artifact is locked by another participant (${JSON.stringify(holder.name)}) until ${until}`
     : undefined;
   return new ArtifactLockedError(lock.lockedBy, until, message, holder?.name);
 }

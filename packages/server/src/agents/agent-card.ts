@@ -284,7 +284,7 @@ ${json({
 
 ${toolList(card.keyRole)}
 Errors come back as \`isError\` results with the REST status and message, e.g.
-\`423: artifact is locked by another participant (Ada) until …\`.
+\`423: artifact is locked by another participant ("Ada") until …\`.
 
 More: the agent guide \`${base}/agent-guide.md\`, the auth guide \`${base}/auth.md\`, the API
 \`${base}/openapi.json\`.
