@@ -90,9 +90,12 @@ describe('the build', () => {
     // draft kept when the space ends, versions that follow, names in use refused, why a key no
     // longer opens the space, said as that fact); the dashboard by 0.5 kB, to 18.2 kB (that sentence
     // of why, which every page's errors share, and a token name in use refused).
+    // The shared client grew by 0.1 kB in session 35 (a list that asks only when read, no
+    // Idempotency-Key on writes never replayed, codes on the SDK's own lock refusals): the link
+    // page went to 18.05 kB, past the 18 kB the smaller pages had; they may load 18.5 kB.
     const budgets: Record<string, number> = { space: 39 * 1024, join: 19 * 1024, dashboard: 19 * 1024 };
     for (const { page, gzipBytes } of build.pages)
-      expect(gzipBytes, `${page}: ${gzipBytes} bytes`).toBeLessThan(budgets[page] ?? 18 * 1024);
+      expect(gzipBytes, `${page}: ${gzipBytes} bytes`).toBeLessThan(budgets[page] ?? 18.5 * 1024);
   });
 });
 
