@@ -198,7 +198,6 @@ export class Context {
             : 'Create one with `convene space create NAME`, or join one with `convene join LINK`.',
       });
     }
-    const elsewhere = this.savedUnderAlias(reference);
     const found = find(saved, reference, {
       noun: 'saved space',
       id: (s) => s.spaceId,
@@ -208,6 +207,7 @@ export class Context {
       this.chosenSpace = { space: found, named: true };
       return found;
     }
+    const elsewhere = this.savedUnderAlias(reference);
     const Failure = saved.length || elsewhere ? CliError : NoSpaceSavedError;
     // A whole id names a space, which may well exist: what is missing is its key (exit 4, as any
     // credential). A name or the start of an id names nothing convene knows: not found (exit 5),
@@ -401,6 +401,9 @@ export const isUuid = (value: string): boolean => UUID.test(value);
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
 
+/** Whether a URL's hostname names this machine (`localhost`, `127.0.0.1`, `[::1]`). */
+export const isLoopback = (hostname: string): boolean => LOOPBACK.has(hostname);
+
 /** What to do when the key is saved under another spelling of this machine's address. */
 const aliasHint = (url: string): string =>
   `Your key for it is saved under ${url}, another name for this machine: add \`--url ${url}\` (or set CONVENE_URL=${url}).`;
@@ -409,7 +412,7 @@ const aliasHint = (url: string): string =>
 function loopbackKey(url: string): string | undefined {
   try {
     const parsed = new URL(url);
-    if (!LOOPBACK.has(parsed.hostname)) return undefined;
+    if (!isLoopback(parsed.hostname)) return undefined;
     parsed.hostname = 'localhost';
     return hostKey(parsed.toString());
   } catch {

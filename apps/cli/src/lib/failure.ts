@@ -6,7 +6,7 @@ import {
   RateLimitError,
   TimeoutError,
 } from '@convene/sdk';
-import type { Context } from './context';
+import { type Context, isLoopback } from './context';
 import { CliError } from './errors';
 import { ExitCode, stoppedBy } from './exit-codes';
 import { isNotConvene, notConvene } from './not-convene';
@@ -59,7 +59,7 @@ export function unreachableHint(
   { fromDoctor = false, error }: { fromDoctor?: boolean; error?: unknown } = {},
 ): string {
   const url = new URL(server);
-  const local = ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
+  const local = isLoopback(url.hostname);
   // A local address answers a connection at once or refuses it: a wait that ran out means
   // something there took it (a remote one may be a connection, TLS or DNS that stalled).
   if (local && error instanceof TimeoutError) {
