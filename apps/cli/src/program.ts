@@ -139,17 +139,23 @@ Keys and tokens are kept in $XDG_CONFIG_HOME/convene/credentials.json (mode 0600
   }
 
   for (const command of walk(program)) {
+    const group = command !== program && command.commands.length > 0;
     command.exitOverride((error) => {
       // A group named without one of its commands (`convene space`): commander shows its help on
       // stderr as an error (exit code 1, "commander.help"), which is a usage error here. The bare
       // program keeps its help as an answer, and so does help asked for.
-      if (error.code === 'commander.help' && error.exitCode !== 0 && command !== program) {
+      if (error.code === 'commander.help' && error.exitCode !== 0 && group) {
+        // With --json, stderr takes JSON lines only: the error names the commands, not the help.
+        if (options.jsonErrors) process.stderr.write(missingCommand(command));
         throw new CommanderError(ExitCode.usage, 'convene.missingCommand', error.message);
       }
       throw error;
     });
     command.configureOutput({
-      outputError: (message, write) => write(formatCommanderError(message, command, options)),
+      // Straight to stderr: writeErr, which commander passes here, is silenced below.
+      outputError: (message) => process.stderr.write(formatCommanderError(message, command, options)),
+      // Help shown as an error goes to stderr through writeErr: not JSON lines, so not with --json.
+      ...(group && options.jsonErrors ? { writeErr: () => {} } : {}),
     });
   }
   return program;
@@ -269,7 +275,10 @@ function formatCommanderError(
   const help = `Run \`${commandPath(command)} --help\` for usage.`;
   if (json) {
     // "(Did you mean send?)" and the like become the hint, before the pointer to the help.
-    const hint = [...rest.map((line) => line.replace(/^\((.*)\)$/, '$1')), help].join(' ');
+    // Each a sentence: a hint that ends on a command line in backquotes gets its full stop.
+    const hint = [...rest.map((line) => line.replace(/^\((.*)\)$/s, '$1').replace(/`$/, '`.')), help].join(
+      ' ',
+    );
     return `${toJson({ error: text, hint, exitCode: ExitCode.usage })}\n`;
   }
   // Colours as for any output, decided on stderr, where this goes.
@@ -281,6 +290,16 @@ function formatCommanderError(
   const color = pc.createColors(colored);
   // Commander quotes what was typed (`unknown option '--…'`): a pasted name may hold escapes.
   return `${color.red('✗')} ${neutralise([text, ...rest].join('\n'))}\n${color.dim(help)}\n`;
+}
+
+/** A group named without one of its commands, with --json: the JSON line of a usage error. */
+function missingCommand(group: Command): string {
+  const names = group.commands.map((c) => c.name()).filter((name) => name !== 'help');
+  return `${toJson({
+    error: `${commandPath(group)} needs a command: ${listed(names)}`,
+    hint: `Run \`${commandPath(group)} --help\` for usage.`,
+    exitCode: ExitCode.usage,
+  })}\n`;
 }
 
 /**

@@ -90,7 +90,19 @@ describe('help, version, usage errors', () => {
       // Asked for, the same help is no failure.
       expect((await owner.run([group, '--help'])).code).toBe(0);
       expect((await owner.run(['help', group])).code).toBe(0);
+      // With --json, stderr has one JSON line naming the group's commands, and no help text.
+      const json = await owner.run([group, '--json']);
+      expect({ group, code: json.code }).toEqual({ group, code: 2 });
+      expect(json.stderr.trim().split('\n')).toHaveLength(1);
+      expect(JSON.parse(json.stderr)).toMatchObject({
+        error: expect.stringMatching(new RegExp(`^convene ${group} needs a command: \\w`)),
+        hint: `Run \`convene ${group} --help\` for usage.`,
+        exitCode: 2,
+      });
     }
+    expect(JSON.parse((await owner.run(['token', '--json'])).stderr).error).toBe(
+      'convene token needs a command: create, list or revoke',
+    );
     expect((await owner.run(['--version'])).stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
   });
 
@@ -637,7 +649,10 @@ describe('hints that say what to do next', () => {
     expect(line).toEqual(['send', 'Tools', '-q', '--', '-1 from me']);
     expect((await owner.run(line!)).code).toBe(0);
     const json = await owner.run(['send', '-ok', '--json']);
-    expect(JSON.parse(json.stderr).hint).toContain('`convene send --json -- "-ok"`');
+    // Each part of the JSON hint a sentence of its own.
+    expect(JSON.parse(json.stderr).hint).toContain(
+      '`convene send --json -- "-ok"`. Run `convene send --help` for usage.',
+    );
     // An option mistyped is suggested as one, not as text.
     const typo = await owner.run(['send', '--fiel', 'notes.md']);
     expect(typo.stderr).toContain('Did you mean --file?');
