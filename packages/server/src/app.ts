@@ -105,6 +105,7 @@ export async function buildApp({
     ttlSeconds: config.idempotencyTtlSeconds,
     waitMs: config.idempotencyWaitMs,
     neverReplayed,
+    handledByRoute: ['POST /mcp'],
     // The only outcome a statement records itself: a group-committed send (see sendMessage).
     renderOutcome: (outcome) => {
       const result = sendMessageResultOf(deps.config, deps.clock.now(), outcome);
@@ -263,6 +264,7 @@ export async function buildApp({
     app,
     config,
     deps,
+    idempotency: idempotency.begin,
     api: { openapi: () => (document ??= buildOpenApiDocument(config.publicUrl)), tools },
   });
 

@@ -260,6 +260,23 @@ describe('the same key with a different request', () => {
     const view = await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey });
     expect(view.body.name).toBe('A');
   });
+
+  it('answers 422 after a refused send too: a 400 is recorded, on the send route as on the others', async () => {
+    const space = await h.createSpace();
+    const path = `/hub/space/${space.spaceId}/messages`;
+    for (const invalid of [{ content: '' }, {}, { content: 'x'.repeat(65_537) }]) {
+      const headers = { 'Idempotency-Key': randomUUID() };
+      const first = await h.post(path, { key: space.ownerKey, body: invalid, headers });
+      expectError(first, 400);
+      const again = await h.post(path, { key: space.ownerKey, body: invalid, headers });
+      expectError(again, 400);
+      expect(replayed(again)).toBe('true');
+      expect(again.body).toEqual(first.body);
+      expectError(await h.post(path, { key: space.ownerKey, body: { content: 'different' }, headers }), 422);
+    }
+    const list = await h.get(path, { key: space.ownerKey });
+    expect(list.body.messages).toEqual([]);
+  });
 });
 
 describe('the scope of a record', () => {
@@ -352,30 +369,56 @@ describe('writes never replayed', () => {
 });
 
 describe('hijacked replies', () => {
-  it('free their claim when the connection closes: MCP calls run each time, never hang', async () => {
+  it('covers the one call of a POST to /mcp as that call’s idempotencyKey, and never holds a call', async () => {
     const space = await h.createSpace();
     const headers = {
       'Idempotency-Key': randomUUID(),
       Accept: 'application/json, text/event-stream',
     };
-    const call = (id: number) =>
+    const call = (id: number, content: string, extra: Record<string, string> = {}) =>
       h.post('/mcp', {
         key: space.ownerKey,
         body: {
           jsonrpc: '2.0',
           id,
           method: 'tools/call',
-          params: { name: 'send_message', arguments: { spaceId: space.spaceId, content: `call ${id}` } },
+          params: { name: 'send_message', arguments: { spaceId: space.spaceId, content } },
         },
-        headers,
+        headers: { ...headers, ...extra },
       });
-    const first = await call(1);
+    const first = await call(1, 'once');
     expect(first.status, first.text).toBe(200);
-    const second = await call(1);
+    expect(replayed(first)).toBeNull();
+    // A retry (a client's next JSON-RPC id) gets the first answer, marked as a replay.
+    const second = await call(2, 'once');
     expect(second.status, second.text).toBe(200);
-    expect(replayed(second)).toBeNull();
+    expect(replayed(second)).toBe('true');
+    expect(second.body.id).toBe(2);
+    expect(second.body.result.structuredContent.messageId).toBe(
+      first.body.result.structuredContent.messageId,
+    );
+    expect(second.body.result._meta).toEqual({ 'convene/idempotentReplay': true });
+    // The same key with other arguments: 422, as a tool error.
+    const other = await call(3, 'other');
+    expect(other.body.result.isError).toBe(true);
+    expect(other.body.result._meta['convene/error']).toMatchObject({ status: 422 });
+    // Another key runs: nothing is left claimed.
+    expect((await call(4, 'twice', { 'Idempotency-Key': randomUUID() })).body.result.isError).toBeUndefined();
     const list = await h.get(`/hub/space/${space.spaceId}/messages`, { key: space.ownerKey });
-    expect(list.body.messages).toHaveLength(2);
+    expect(list.body.messages.map((m: { content: string }) => m.content)).toEqual(['once', 'twice']);
+    // A batch has one header for many calls: each call takes its own idempotencyKey argument.
+    const batch = await h.post('/mcp', {
+      key: space.ownerKey,
+      body: [1, 2].map((id) => ({
+        jsonrpc: '2.0',
+        id,
+        method: 'tools/call',
+        params: { name: 'send_message', arguments: { spaceId: space.spaceId, content: `batch ${id}` } },
+      })),
+      headers,
+    });
+    expectError(batch, 400);
+    expect(batch.body.error).toContain('idempotencyKey argument');
   });
 });
 

@@ -794,6 +794,120 @@ describe('MCP server', () => {
   });
 });
 
+describe('idempotencyKey', () => {
+  it('is an argument of the writes REST replays, and of no read or credential-minting call', async () => {
+    const { tools } = await mcp.listTools();
+    const takes = (name: string) => {
+      const tool = tools.find((t) => t.name === name);
+      expect(tool, name).toBeDefined();
+      return 'idempotencyKey' in ((tool!.inputSchema.properties ?? {}) as object);
+    };
+    for (const name of [
+      'send_message',
+      'join_space',
+      'write_artifact',
+      'create_artifact',
+      'kick_participant',
+    ])
+      expect({ name, takes: takes(name) }).toEqual({ name, takes: true });
+    for (const name of ['create_space', 'list_messages', 'get_space'])
+      expect({ name, takes: takes(name) }).toEqual({ name, takes: false });
+    const send = tools.find((t) => t.name === 'send_message')!;
+    expect((send.inputSchema.properties as Record<string, any>).idempotencyKey).toMatchObject({
+      type: 'string',
+      maxLength: 255,
+    });
+  });
+
+  it('makes a retried call return the first answer instead of writing twice', async () => {
+    const space = await h.createSpace();
+    const idempotencyKey = crypto.randomUUID();
+    const args = {
+      spaceId: space.spaceId,
+      privateKey: space.ownerKey,
+      content: 'exactly once',
+      idempotencyKey,
+    };
+    const first = (await mcp.callTool({ name: 'send_message', arguments: args })) as any;
+    expect(first.isError).toBeFalsy();
+    expect(first._meta?.['convene/idempotentReplay']).toBeUndefined();
+    const again = (await mcp.callTool({ name: 'send_message', arguments: args })) as any;
+    expect(again.isError).toBeFalsy();
+    expect(again._meta).toEqual({ 'convene/idempotentReplay': true });
+    expect(again.structuredContent.messageId).toBe(first.structuredContent.messageId);
+    expect(JSON.parse(again.content[0].text)).toEqual(again.structuredContent);
+    // Other arguments under the same key: 422, and nothing sent.
+    const other = await callError(mcp, 'send_message', { ...args, content: 'something else' }, 422);
+    expect(other.error).toMatch(/Idempotency-Key/);
+    // Without a key, or with a fresh one, a call runs each time.
+    await callOk(mcp, 'send_message', { ...args, idempotencyKey: undefined, content: 'no key' });
+    await callOk(mcp, 'send_message', { ...args, idempotencyKey: crypto.randomUUID() });
+    const list = await h.get(`/hub/space/${space.spaceId}/messages`, { key: space.ownerKey });
+    expect(list.body.messages.map((m: { content: string }) => m.content)).toEqual([
+      'exactly once',
+      'no key',
+      'exactly once',
+    ]);
+  });
+
+  it('replays a refusal as the tool error it was, and keeps records apart by key and by tool', async () => {
+    const space = await h.createSpace();
+    const artifact = { id: await h.createArtifact(space, 'Plan', 'v1') };
+    const write = {
+      spaceId: space.spaceId,
+      artifactId: artifact.id,
+      privateKey: space.ownerKey,
+      content: 'v2',
+      idempotencyKey: crypto.randomUUID(),
+    };
+    // Not locked: 423, recorded; the retry gets the same 423, marked, even once the lock is taken.
+    const refused = await callError(mcp, 'write_artifact', write, 423);
+    await callOk(mcp, 'lock_artifact', {
+      spaceId: space.spaceId,
+      artifactId: artifact.id,
+      privateKey: space.ownerKey,
+    });
+    const replay = (await mcp.callTool({ name: 'write_artifact', arguments: write })) as any;
+    expect(replay.isError).toBe(true);
+    expect(replay._meta['convene/idempotentReplay']).toBe(true);
+    expect(replay._meta['convene/error']).toEqual({ ...refused });
+    // A fresh key writes; its retry is the same version, written once.
+    const fresh = { ...write, idempotencyKey: crypto.randomUUID() };
+    const written = await callOk(mcp, 'write_artifact', fresh);
+    expect(written.version).toBe(2);
+    expect((await callOk(mcp, 'write_artifact', fresh)).version).toBe(2);
+    // The same key given to another tool is another record: it runs.
+    const heartbeat = await callOk(mcp, 'heartbeat_artifact_lock', {
+      spaceId: space.spaceId,
+      artifactId: artifact.id,
+      privateKey: space.ownerKey,
+      idempotencyKey: fresh.idempotencyKey,
+    });
+    expect(heartbeat.lockedBy).toBe(written.lockedBy);
+    const view = await h.get(`/hub/space/${space.spaceId}/artifact/${artifact.id}`, { key: space.ownerKey });
+    expect(view.body.version).toBe(2);
+  });
+
+  it('replays a join to its joiner: an invitation key’s records are kept per caller, as over REST', async () => {
+    const space = await h.createSpace();
+    const invitationKey = await h.invite(space);
+    const args = {
+      spaceId: space.spaceId,
+      privateKey: invitationKey,
+      name: 'Retrying agent',
+      idempotencyKey: crypto.randomUUID(),
+    };
+    const joined = await callOk(mcp, 'join_space', args);
+    const again = await callOk(mcp, 'join_space', args);
+    expect(again.participantId).toBe(joined.participantId);
+    expect(again.participantPrivateKey).toBe(joined.participantPrivateKey);
+    const view = await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey });
+    expect(view.body.participants.filter((p: { name: string }) => p.name === 'Retrying agent')).toHaveLength(
+      1,
+    );
+  });
+});
+
 describe('wait_for_messages', () => {
   it('answers as soon as a message arrives after the timestamp', async () => {
     const space = await h.createSpace();

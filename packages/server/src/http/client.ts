@@ -129,12 +129,14 @@ export function idempotencyCallerOf(request: FastifyRequest): string | undefined
   // refused 401, and that refusal must not be what the same Idempotency-Key replays to the header).
   const presented = presentedCredential(request, { query: false });
   if (presented === undefined) return undefined;
-  const credential = hashCredential(presented.value);
-  if (!presented.value.startsWith('inv_')) return credential;
-  const userToken = first(request.headers['x-user-token']);
+  return idempotencyCaller(presented.value, request.ip, first(request.headers['x-user-token']));
+}
+
+/** idempotencyCallerOf of a credential however it came (an MCP tool's `privateKey` argument). */
+export function idempotencyCaller(credential: string, ip: string, userToken: string | undefined): string {
+  const hashed = hashCredential(credential);
+  if (!credential.startsWith('inv_')) return hashed;
   return sha256(
-    [credential, addressBucket(request.ip), userToken === undefined ? '' : hashCredential(userToken)].join(
-      '\n',
-    ),
+    [hashed, addressBucket(ip), userToken === undefined ? '' : hashCredential(userToken)].join('\n'),
   );
 }

@@ -32,6 +32,11 @@ export interface IdempotencyPolicyOptions {
    * with `{param}` segments): the credential-minting calls, where a retry must mint afresh.
    */
   neverReplayed: readonly string[];
+  /**
+   * `METHOD /path` of routes that apply an Idempotency-Key themselves, through `begin` (POST /mcp:
+   * to the one tool call the POST holds).
+   */
+  handledByRoute: readonly string[];
   /** The answer of a record whose write recorded an outcome instead of a body (sendMessage). */
   renderOutcome: (outcome: unknown) => StoredResponse | undefined;
 }
@@ -82,7 +87,7 @@ export const idempotencyScope = (method: string, path: string, credentialHash: s
   sha256([method, path, credentialHash, key].join('\n'));
 
 /** JSON with object keys sorted, so a retry that orders its fields differently is the same request. */
-function canonicalJson(value: unknown): string {
+export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value !== null && typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>)
@@ -99,6 +104,16 @@ function pathOf(url: string): string {
   const path = at === -1 ? url : url.slice(0, at);
   return path.length > 1 ? path.replace(/\/+$/, '') : path;
 }
+
+/**
+ * Starts a guarded write of a scope (idempotencyHooks' `begin`): the record to replay, or the
+ * GuardedRequest to run or release. REST's preHandler and MCP's tool calls share it.
+ */
+export type IdempotencyGate = (
+  scope: string,
+  requestHash: string,
+  abandoned: () => boolean,
+) => Promise<GuardedRequest | { replay: StoredResponse }>;
 
 const guards = new WeakMap<FastifyRequest, GuardedRequest>();
 
@@ -120,7 +135,10 @@ export const sendReplay = (reply: FastifyReply, response: StoredResponse) =>
  * without the header cost nothing. Replays pass through the same onRequest hooks as any
  * request, so they carry fresh API-Version and rate-limit headers.
  */
-export function idempotencyHooks(options: IdempotencyPolicyOptions) {
+export function idempotencyHooks(options: IdempotencyPolicyOptions): {
+  preHandler: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+  begin: IdempotencyGate;
+} {
   const { store, clock } = options;
   const neverReplayed = options.neverReplayed.map(
     (template) =>
@@ -148,39 +166,33 @@ export function idempotencyHooks(options: IdempotencyPolicyOptions) {
     }
   };
 
-  const preHandler = async (request: FastifyRequest, reply: FastifyReply) => {
-    if (!WRITES.has(request.method)) return;
-    const header = request.headers['idempotency-key'];
-    if (header === undefined) return;
-    const key = Array.isArray(header) ? header.join(', ') : header;
-    if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH)
-      throw new ValidationError(`Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`);
-
-    const path = pathOf(request.url);
-    const route = `${request.method} ${path}`;
-    if (neverReplayed.some((pattern) => pattern.test(route))) return;
-    const credential = idempotencyCallerOf(request);
-    // Anonymous writes are never replayed: there is no caller to scope the record to.
-    if (credential === undefined) return;
-
-    const scope = idempotencyScope(request.method, path, credential, key);
-    // The body alone: no write reads a query, and unknown query parameters are ignored
-    // (decisions.md), so a retry that adds one is the same request. (The newline before it is
-    // where the query once was: records written then still match.)
-    const requestHash = sha256(`\n${canonicalJson(request.body ?? null)}`);
+  /**
+   * Starts a guarded write of `scope` whose request hashes to `requestHash`: the record to replay
+   * when a duplicate finished first (422 for another request under the same scope), after waiting
+   * for a same-node duplicate still running (409 past `waitMs`); else the GuardedRequest its
+   * handler records. Whoever gets one runs or releases it. `abandoned` says the client was
+   * already answered that the write failed (REST's 30 s timeout), so it must not commit.
+   */
+  const begin = async (
+    scope: string,
+    requestHash: string,
+    abandoned: () => boolean,
+  ): Promise<GuardedRequest | { replay: StoredResponse }> => {
     // Real time, not the injected clock: this bounds a wait, it is not a TTL.
     const deadline = Date.now() + options.waitMs;
-    for (let first = inFlight.get(scope); first; first = inFlight.get(scope)) {
-      if (first.requestHash !== requestHash) throw new IdempotencyMismatchError();
-      if (!(await waitFor(first, deadline))) throw new IdempotencyBusyError();
+    for (;;) {
+      for (let first = inFlight.get(scope); first; first = inFlight.get(scope)) {
+        if (first.requestHash !== requestHash) throw new IdempotencyMismatchError();
+        if (!(await waitFor(first, deadline))) throw new IdempotencyBusyError();
+      }
+      const record = await store.get(scope, clock.now());
+      if (record) {
+        if (record.requestHash !== requestHash) throw new IdempotencyMismatchError();
+        return { replay: answerOf(record) };
+      }
+      // A duplicate may have started while the record was read.
+      if (!inFlight.has(scope)) break;
     }
-    const record = await store.get(scope, clock.now());
-    if (record) {
-      if (record.requestHash !== requestHash) throw new IdempotencyMismatchError();
-      return sendReplay(reply, answerOf(record));
-    }
-    // A duplicate may have started while the record was read.
-    if (inFlight.has(scope)) return preHandler(request, reply);
 
     let finish!: () => void;
     const mine: InFlight = { requestHash, done: new Promise<void>((resolve) => (finish = resolve)) };
@@ -192,7 +204,6 @@ export function idempotencyHooks(options: IdempotencyPolicyOptions) {
       if (inFlight.get(scope) === mine) inFlight.delete(scope);
       finish();
     };
-    let consumed = false;
     const now = clock.now();
     const guard: IdempotencyGuard = {
       scope,
@@ -200,12 +211,11 @@ export function idempotencyHooks(options: IdempotencyPolicyOptions) {
       now,
       expiresAt: new Date(now.getTime() + options.ttlSeconds * 1000),
     };
-    guards.set(request, {
+    return {
       guard,
       async run(db, work, refusal) {
-        consumed = true;
         try {
-          return await runGuarded(db, guard, work, refusal, () => hasTimedOut(request));
+          return await runGuarded(db, guard, work, refusal, abandoned);
         } finally {
           release();
         }
@@ -219,16 +229,52 @@ export function idempotencyHooks(options: IdempotencyPolicyOptions) {
       async refused(response) {
         await store.recordRefusal(guard, response);
       },
+      release,
+    };
+  };
+
+  const preHandler = async (request: FastifyRequest, reply: FastifyReply) => {
+    if (!WRITES.has(request.method)) return;
+    const header = request.headers['idempotency-key'];
+    if (header === undefined) return;
+    const key = Array.isArray(header) ? header.join(', ') : header;
+    if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH)
+      throw new ValidationError(`Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`);
+
+    const path = pathOf(request.url);
+    const route = `${request.method} ${path}`;
+    if (neverReplayed.some((pattern) => pattern.test(route)) || options.handledByRoute.includes(route))
+      return;
+    const credential = idempotencyCallerOf(request);
+    // Anonymous writes are never replayed: there is no caller to scope the record to.
+    if (credential === undefined) return;
+
+    const scope = idempotencyScope(request.method, path, credential, key);
+    // The body alone: no write reads a query, and unknown query parameters are ignored
+    // (decisions.md), so a retry that adds one is the same request. (The newline before it is
+    // where the query once was: records written then still match.)
+    const requestHash = sha256(`\n${canonicalJson(request.body ?? null)}`);
+    const begun = await begin(scope, requestHash, () => hasTimedOut(request));
+    if ('replay' in begun) return sendReplay(reply, begun.replay);
+    let consumed = false;
+    guards.set(request, {
+      guard: begun.guard,
+      run(db, work, refusal) {
+        consumed = true;
+        return begun.run(db, work, refusal);
+      },
+      recorded: () => begun.recorded(),
+      refused: (response) => begun.refused(response),
       release() {
         consumed = true;
-        release();
+        begun.release();
       },
     });
     // A handler that never records (a hijacked reply, a route that writes nothing) frees the
     // scope once answered; a recording one frees it when its write has committed or given up,
     // whenever its client leaves.
     reply.raw.once('close', () => {
-      if (!consumed) release();
+      if (!consumed) begun.release();
     });
   };
 
@@ -267,5 +313,5 @@ export function idempotencyHooks(options: IdempotencyPolicyOptions) {
     return outcome;
   }
 
-  return { preHandler };
+  return { preHandler, begin };
 }

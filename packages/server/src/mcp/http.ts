@@ -6,6 +6,7 @@ import { errorBody } from '../http/error-body';
 import { NOT_JSON_BODY } from '../http/errors';
 import { foreignOrigin } from '../http/origin';
 import { sendError, takeOver } from '../http/reply';
+import { hasTimedOut } from '../http/timeout';
 import { headerValue } from '../rest/caller';
 import type { RouteScope } from '../routes/scope';
 import { createMcpServer } from './server';
@@ -18,7 +19,7 @@ import { createMcpServer } from './server';
  * the session's notification stream (`notifications/resources/updated`) on whichever node it
  * reaches; DELETE ends the session.
  */
-export function mcpHandler({ app, config, deps, api }: RouteScope): RouteHandlerMethod {
+export function mcpHandler({ app, config, deps, api, idempotency }: RouteScope): RouteHandlerMethod {
   const allowedOrigin = new URL(config.publicUrl).origin;
   const shutdown = new AbortController();
   app.addHook('preClose', async () => shutdown.abort());
@@ -75,6 +76,14 @@ export function mcpHandler({ app, config, deps, api }: RouteScope): RouteHandler
     const malformed = postRefusalOf(request);
     if (malformed) return sendError(reply, malformed.status, { error: malformed.error });
     const messages = Array.isArray(request.body) ? request.body : [request.body];
+    // REST's header (its length checked by the idempotency hook), for the one call of a POST: a
+    // batch's calls take the idempotencyKey argument.
+    const headerKey = headerValue(request, 'idempotency-key');
+    if (headerKey !== undefined && messages.length > 1)
+      return sendError(reply, 400, {
+        error:
+          'Idempotency-Key covers a POST of one call: in a batch, give each write its own idempotencyKey argument',
+      });
     const initializing = messages.some((m) => (m as { method?: unknown } | null)?.method === 'initialize');
     let session = sessionId;
     if (initializing) session = await createMcpSession({ deps });
@@ -86,6 +95,15 @@ export function mcpHandler({ app, config, deps, api }: RouteScope): RouteHandler
       tools: api.tools,
       sessionId: session,
       log: request.log,
+      idempotency: {
+        gate: idempotency,
+        ip: request.ip,
+        headerKey,
+        abandoned: () => hasTimedOut(request),
+        replayed: () => {
+          if (!reply.raw.headersSent) reply.raw.setHeader('Idempotency-Replayed', 'true');
+        },
+      },
     });
     // One JSON answer, unless a call asked for progress notifications: they need the call's own
     // event stream. No sessionIdGenerator: the transport keeps nothing, the session is ours.

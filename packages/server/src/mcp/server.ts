@@ -27,11 +27,22 @@ import {
   UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { idempotencyCaller, sha256 } from '../http/client';
 import { toHttpError } from '../http/errors';
+import { canonicalJson, type IdempotencyGate } from '../http/idempotency';
 import { jsonBodyProblem, NUL_PROBLEM, SURROGATE_PROBLEM } from '../http/json-body';
 import { type FailureLog, logFailure } from '../http/log-errors';
 import { mcpInstructions } from './instructions';
-import { keyArgument, renameDescriptions, type Tool, toolJsonSchema, toolNamer } from './tool';
+import {
+  type Guarded,
+  keyArgument,
+  Replayed,
+  renameDescriptions,
+  type Tool,
+  type ToolContext,
+  toolJsonSchema,
+  toolNamer,
+} from './tool';
 
 export interface McpServerOptions {
   deps: Deps;
@@ -42,6 +53,20 @@ export interface McpServerOptions {
   sessionId?: string | undefined;
   /** The request's logger: a call's failure (5xx) is logged there, with the request's reqId. */
   log: FailureLog;
+  /** What tool calls made with an idempotency key need (REST's records, the same rules). */
+  idempotency?: McpIdempotency | undefined;
+}
+
+export interface McpIdempotency {
+  gate: IdempotencyGate;
+  /** The client's address: an invitation key's records are kept per address, as over REST. */
+  ip: string;
+  /** The POST's Idempotency-Key header, when it holds one call: that call's key, by default. */
+  headerKey: string | undefined;
+  /** The client was answered that the request failed (30 s): its write must not commit. */
+  abandoned: () => boolean;
+  /** A call's answer is a replay (the header `Idempotency-Replayed`, when there is still time). */
+  replayed: () => void;
 }
 
 const listings = new WeakMap<readonly Tool[], McpTool[]>();
@@ -78,7 +103,14 @@ const header = (headers: Record<string, string | string[] | undefined> | undefin
  * because McpServer validates arguments itself and answers a bad one with a JSON-RPC flavoured
  * message; here a bad argument is a 400 with the message REST gives.
  */
-export function createMcpServer({ deps, shutdown, tools, sessionId, log }: McpServerOptions): Server {
+export function createMcpServer({
+  deps,
+  shutdown,
+  tools,
+  sessionId,
+  log,
+  idempotency,
+}: McpServerOptions): Server {
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
   const server = new Server(
     { name: 'convene', title: 'Convene meeting spaces', version: '1.0.0' },
@@ -108,11 +140,14 @@ export function createMcpServer({ deps, shutdown, tools, sessionId, log }: McpSe
       const problem = jsonBodyProblem(args);
       if (problem === NUL_PROBLEM || problem === SURROGATE_PROBLEM) throw new ValidationError(problem);
       const input = tool.input.parse(args);
+      const key = argKey ?? header(headers, 'x-private-key');
+      const userToken = header(headers, 'x-user-token');
       const output = await tool.run(input, {
         deps,
-        key: argKey ?? header(headers, 'x-private-key'),
-        userToken: header(headers, 'x-user-token'),
+        key,
+        userToken,
         bearer: undefined,
+        guard: idempotency && guardOf(idempotency, tool.name, key, userToken),
         signal: AbortSignal.any([extra.signal, shutdown]),
         progress:
           progressToken === undefined
@@ -125,6 +160,10 @@ export function createMcpServer({ deps, shutdown, tools, sessionId, log }: McpSe
                   })
                   .catch(() => {}),
       });
+      if (output instanceof Replayed) {
+        idempotency?.replayed();
+        return replayedResult(tool, output);
+      }
       // Parsing drops anything the contract does not publish, so no internal field leaks.
       const structuredContent = tool.output.parse(output) as Record<string, unknown>;
       return { content: [{ type: 'text', text: JSON.stringify(structuredContent) }], structuredContent };
@@ -267,6 +306,44 @@ async function resourceCall<T>(deps: Deps, log: FailureLog, call: () => Promise<
 }
 
 /**
+ * The guard of a tool's calls (ToolContext.guard): its records are REST's, kept for the credential
+ * the call presents (a user token where it has no space key), under the tool's name rather than a
+ * path, and its request is the tool's name and arguments without credentials.
+ */
+function guardOf(
+  { gate, ip, headerKey, abandoned }: McpIdempotency,
+  toolName: string,
+  key: string | undefined,
+  userToken: string | undefined,
+): ToolContext['guard'] {
+  return async (idempotencyKey, args): Promise<Guarded | undefined> => {
+    const chosen = idempotencyKey ?? headerKey;
+    const credential = key ?? userToken;
+    // Anonymous calls are never replayed, as over REST: no caller to keep the record for.
+    if (chosen === undefined || credential === undefined) return undefined;
+    const caller = idempotencyCaller(credential, ip, key === undefined ? undefined : userToken);
+    const scope = sha256(['MCP', toolName, caller, chosen].join('\n'));
+    return gate(scope, sha256(canonicalJson(args)), abandoned);
+  };
+}
+
+/**
+ * A call's answer recorded under its idempotency key, given again: the result it had (a refusal
+ * as the tool error it was), marked `convene/idempotentReplay` in `_meta`.
+ */
+function replayedResult(tool: Tool, { response }: Replayed): CallToolResult {
+  const marked = { 'convene/idempotentReplay': true };
+  const body = response.body === '' ? {} : (JSON.parse(response.body) as Record<string, unknown>);
+  if (response.status >= 400) return errorResult(response.status, { error: body.error, ...body }, marked);
+  const structuredContent = tool.output.parse(body) as Record<string, unknown>;
+  return {
+    content: [{ type: 'text', text: JSON.stringify(structuredContent) }],
+    structuredContent,
+    _meta: marked,
+  };
+}
+
+/**
  * A DomainError (or a validation failure) as a tool result with the status and message REST
  * answers. No structuredContent: clients check it against the tool's output schema even on
  * errors, so the machine-readable `{error, code, status, ...details}` travels in `_meta`; the
@@ -274,11 +351,20 @@ async function resourceCall<T>(deps: Deps, log: FailureLog, call: () => Promise<
  */
 export function toolError(error: unknown, publicUrl: string): CallToolResult {
   const { status, body } = toHttpError(error, publicUrl);
+  return errorResult(status, body);
+}
+
+/** An error answer (`{error, ...details}`, REST's body) of `status` as a tool result (toolError). */
+function errorResult(
+  status: number,
+  body: { error: unknown; [detail: string]: unknown },
+  meta: Record<string, unknown> = {},
+): CallToolResult {
   const { error: message, ...details } = body;
   const extra = Object.keys(details).length > 0 ? ` ${JSON.stringify(details)}` : '';
   return {
     isError: true,
-    content: [{ type: 'text', text: `${status}: ${message}${extra}` }],
-    _meta: { 'convene/error': { ...body, status } },
+    content: [{ type: 'text', text: `${status}: ${String(message)}${extra}` }],
+    _meta: { 'convene/error': { ...body, status }, ...meta },
   };
 }

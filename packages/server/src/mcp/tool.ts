@@ -1,6 +1,8 @@
+import type { StoredResponse } from '@convene/core';
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { Caller } from '../caller';
+import type { GuardedRequest } from '../http/idempotency';
 
 /**
  * What a tool handler receives besides its arguments: the caller (its space key is the
@@ -15,7 +17,36 @@ export interface ToolContext extends Caller {
    * progressToken): a long wait tells the client it is alive.
    */
   progress?: ((progress: number, total: number | undefined, message: string) => void) | undefined;
+  /**
+   * Starts the guarded write of a call made with an idempotency key (its `idempotencyKey`
+   * argument, else the Idempotency-Key header of a POST that holds this call alone): the answer to
+   * replay, or the guard to run the write under; undefined when the call has no key or no
+   * credential to keep the record for. Its `args` are the call's, credentials left out.
+   */
+  guard?:
+    | ((idempotencyKey: string | undefined, args: Record<string, unknown>) => Promise<Guarded | undefined>)
+    | undefined;
 }
+
+/** A guarded write begun, or the answer of the same write recorded before. */
+export type Guarded = GuardedRequest | { replay: StoredResponse };
+
+/** What a tool returns for a write its idempotency key already recorded: the answer given then. */
+export class Replayed {
+  constructor(readonly response: StoredResponse) {}
+}
+
+/** The optional argument of the tools whose writes are replayed, as REST's Idempotency-Key header. */
+export const idempotencyKeyArg = {
+  idempotencyKey: z
+    .string()
+    .min(1)
+    .max(255)
+    .optional()
+    .describe(
+      'A fresh unique id (a UUID) for this write. Calling again with the same idempotencyKey and arguments within 24 hours returns the first answer instead of writing twice: use it to retry a call whose answer was lost. Another call with the same key but other arguments is refused (422).',
+    ),
+};
 
 /**
  * One row of the MCP tool table (derived from the declarations, src/operations): the operation's
@@ -29,7 +60,7 @@ export interface Tool<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.Z
   input: I;
   output: O;
   annotations: ToolAnnotations;
-  run(input: z.output<I>, ctx: ToolContext): Promise<z.input<O>>;
+  run(input: z.output<I>, ctx: ToolContext): Promise<z.input<O> | Replayed>;
 }
 
 export const defineTool = <I extends z.ZodType, O extends z.ZodType>(tool: Tool<I, O>): Tool => tool as never;

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import type { Declaration, OperationDeclaration, ToolDeclaration } from '../operations/declare';
 import { perform } from '../operations/declare';
-import { defineTool, keyArg, type Tool, toolName } from './tool';
+import { performOnce } from '../operations/perform-once';
+import { defineTool, idempotencyKeyArg, keyArg, Replayed, type Tool, toolName } from './tool';
 
 /**
  * The MCP tool table, derived from the operation declarations: one tool per declared `tool`,
@@ -33,6 +34,9 @@ function toolOf(
   if (contract.security.includes('spaceKey')) input = input.safeExtend(keyArg);
   if (tool.userTokenArg)
     input = input.safeExtend({ userToken: z.string().optional().describe(tool.userTokenArg) });
+  // The writes REST replays for an Idempotency-Key, with their own use case: the same, per call.
+  const replayable = operation !== undefined && !tool.run && contract.replayable && contract.method !== 'GET';
+  if (replayable) input = input.safeExtend(idempotencyKeyArg);
   return defineTool({
     name: toolName(contract.operationId),
     title: tool.title,
@@ -41,7 +45,13 @@ function toolOf(
     output: tool.output ?? contract.output,
     annotations: tool.annotations,
     run: async (parsed, ctx) => {
-      const { privateKey: _key, userToken, pollToken, ...args } = parsed as Record<string, unknown>;
+      const {
+        privateKey: _key,
+        userToken,
+        pollToken,
+        idempotencyKey,
+        ...args
+      } = parsed as Record<string, unknown>;
       // The argument wins over the connection's X-User-Token header, as privateKey does; a
       // pollToken travels as REST's X-Poll-Token does, beside the input.
       const caller = {
@@ -51,8 +61,18 @@ function toolOf(
       };
       if (tool.run) return tool.run(args as never, caller);
       if (!operation) throw new Error(`tool ${contract.operationId} has nothing to run`);
-      const answer = await perform(operation, tool.toInput ? tool.toInput(args) : args, caller);
-      return answer.body;
+      const input = tool.toInput ? tool.toInput(args) : args;
+      const guarded = replayable
+        ? await ctx.guard?.(idempotencyKey as string | undefined, {
+            ...args,
+            ...(typeof pollToken === 'string' ? { pollToken } : {}),
+          })
+        : undefined;
+      if (guarded && 'replay' in guarded) return new Replayed(guarded.replay);
+      const answer = guarded
+        ? await performOnce(operation, () => input, caller, guarded)
+        : await perform(operation, input, caller);
+      return 'replay' in answer ? new Replayed(answer.replay) : answer.body;
     },
   });
 }

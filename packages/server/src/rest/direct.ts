@@ -1,15 +1,9 @@
-import {
-  type Deps,
-  IdempotencyRecordedError,
-  isAssembled,
-  jsonWithParticipants,
-  type StoredResponse,
-} from '@convene/core';
+import { type Deps, isAssembled, jsonWithParticipants } from '@convene/core';
 import type { RouteOptions } from 'fastify';
-import type { Caller } from '../caller';
-import { type GuardedRequest, guardOf, refusalOf, sendReplay } from '../http/idempotency';
+import { guardOf, sendReplay } from '../http/idempotency';
 import { COUNTED_BY_USE_CASE, pendingCountOf } from '../http/rate-limit';
 import { fastifyPath, type OperationDeclaration, perform } from '../operations/declare';
+import { performOnce } from '../operations/perform-once';
 import { restCaller } from './caller';
 
 /**
@@ -28,12 +22,12 @@ export function directRoute(declaration: OperationDeclaration, deps: Deps): Rout
     config: declaration.countsRateLimit ? COUNTED_BY_USE_CASE : {},
     handler: async (request, reply) => {
       const body = request.body && typeof request.body === 'object' ? request.body : {};
-      const input = contract.input.parse({ ...body, ...(request.params as object) });
+      const input = () => contract.input.parse({ ...body, ...(request.params as object) });
       const caller = { ...restCaller(deps, request), rateLimit: pendingCountOf(request) };
       const guarded = guardOf(request);
       const answer = guarded
         ? await performOnce(declaration, input, caller, guarded)
-        : await perform(declaration, input, caller);
+        : await perform(declaration, input(), caller);
       if ('replay' in answer) return sendReplay(reply, answer.replay);
       reply.code(answer.status).headers(answer.headers);
       const participants = (answer.body as { participants?: unknown } | undefined)?.participants;
@@ -47,48 +41,4 @@ export function directRoute(declaration: OperationDeclaration, deps: Deps): Rout
         .send(jsonWithParticipants({ ...(checked as object), participants }));
     },
   };
-}
-
-type Performed = Awaited<ReturnType<typeof perform>>;
-
-/**
- * A write made with an Idempotency-Key, at most once (http/idempotency.ts): in the transaction
- * that records its answer, or, for a use case that records it in its own statement, with the
- * record's guard handed to it. The answer to replay instead when a duplicate came first.
- */
-async function performOnce(
-  declaration: OperationDeclaration,
-  input: unknown,
-  caller: Caller,
-  guarded: GuardedRequest,
-): Promise<Performed | { replay: StoredResponse }> {
-  const publicUrl = caller.deps.config.publicUrl;
-  if (!declaration.recordsIdempotency) {
-    const outcome = await guarded.run(
-      caller.deps.db,
-      async (tx) => {
-        const answer = await perform(declaration, input, { ...caller, deps: { ...caller.deps, db: tx } });
-        const body = declaration.contract.output.parse(answer.body);
-        const response: StoredResponse = {
-          status: answer.status,
-          headers: { ...answer.headers, 'content-type': 'application/json; charset=utf-8' },
-          body: body === undefined ? '' : JSON.stringify(body),
-        };
-        return { value: answer, response };
-      },
-      (error) => refusalOf(error, publicUrl),
-    );
-    return 'replay' in outcome ? outcome : outcome.value;
-  }
-  try {
-    return await perform(declaration, input, { ...caller, idempotency: guarded.guard });
-  } catch (error) {
-    if (error instanceof IdempotencyRecordedError) return { replay: await guarded.recorded() };
-    const refused = refusalOf(error, publicUrl);
-    // Best effort: nothing was written, so a retry that finds no record only runs again.
-    if (refused) await guarded.refused(refused).catch(() => {});
-    throw error;
-  } finally {
-    guarded.release();
-  }
 }

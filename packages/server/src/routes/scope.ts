@@ -2,6 +2,7 @@ import type { Deps } from '@convene/core';
 import type { FastifyInstance } from 'fastify';
 import type { OpenAPIObject } from 'trpc-to-openapi';
 import type { ServerConfig } from '../env';
+import type { IdempotencyGate } from '../http/idempotency';
 import type { Tool } from '../mcp/tool';
 
 /**
@@ -13,6 +14,8 @@ export interface RouteScope {
   app: FastifyInstance;
   config: ServerConfig;
   deps: Deps;
+  /** Idempotency-Key records, for writes that are not REST routes (MCP tool calls). */
+  idempotency: IdempotencyGate;
   api: {
     /** The OpenAPI document, built on first use. */
     openapi(): OpenAPIObject;
