@@ -87,9 +87,12 @@ describe.skipIf(!hasChromium)('the pages as a human found them', () => {
     });
     const response = await page.goto(`${srv.url}/join/not-a-uuid#key=inv_whatever`);
     expect(response?.status()).toBe(404);
-    await expect
-      .poll(() => page.locator('#join-notice').textContent())
-      .toBe('No space has this address. Check the link you were given: a space’s address ends with its id.');
+    // JSON, as every 4xx (never HTML), in words a human reads in the browser's window.
+    expect(response?.headers()['content-type']).toMatch(/^application\/json/);
+    expect(await response?.json()).toEqual({
+      error: 'No space has this address. Check the link you were given: a space’s address ends with its id.',
+      code: 'not_found',
+    });
     expect(api).toEqual([]);
     await page.close();
     expect(problems).toEqual([]);

@@ -136,8 +136,8 @@ export function loginPage(scope: RouteScope): RouteHandlerMethod {
 
 /**
  * A page of one space. Any UUID renders: the page asks the API, which answers 404 for a space that
- * does not exist. Any other id names nothing (decisions.md): 404, with the page all the same, which
- * tells the human so in words.
+ * does not exist, and the page tells the human so in words. Any other id names nothing
+ * (decisions.md): 404, JSON as every 4xx (the specification: never HTML), in words a human reads.
  */
 export const spacePageOf =
   (name: 'join' | 'space') =>
@@ -146,7 +146,12 @@ export const spacePageOf =
     return async (request, reply) => {
       if (!build) return notBuilt(reply);
       const { spaceId } = request.params as { spaceId: string };
-      if (!isUuid(spaceId)) reply.code(404);
+      if (!isUuid(spaceId))
+        return sendError(reply, 404, {
+          error:
+            'No space has this address. Check the link you were given: a space’s address ends with its id.',
+          code: 'not_found',
+        });
       return sendPage(reply, withSpaceId(build.pages[name], spaceId));
     };
   };
