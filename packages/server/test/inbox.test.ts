@@ -70,7 +70,7 @@ describe('mentions and replies', () => {
   });
 
   it('refuses a mention of someone not in the space and a reply to no message of it, writing nothing', async () => {
-    const { space, ada } = await trio();
+    const { space, ada, bob } = await trio();
     const other = await h.createSpace();
     const elsewhere = await send(other, other.ownerKey, { content: 'elsewhere' });
     const left = await h.joinActive(space, { name: 'Leaver' });
@@ -92,6 +92,22 @@ describe('mentions and replies', () => {
     // The refusals still say why in their own words.
     const bad = await send(space, ada.key, { content: 'x', mentions: [other.ownerId] });
     expect(bad.body.error).toBe(`mentions: ${other.ownerId} is not in this space`);
+    // And name the field, as a malformed one's 400 does: which mention names nobody here.
+    const second = await send(space, ada.key, {
+      content: 'x',
+      mentions: [bob.participantId, left.participantId],
+    });
+    expectError(second, 400);
+    expect(second.body.issues).toEqual([
+      { path: ['mentions', 1], message: `${left.participantId} is not in this space` },
+    ]);
+    const reply = await send(space, ada.key, {
+      content: 'x',
+      replyTo: '00000000-0000-4000-8000-000000000000',
+    });
+    expect(reply.body.issues).toEqual([
+      { path: ['replyTo'], message: 'replyTo names no message of this space' },
+    ]);
   });
 
   it('answers each message of a concurrent batch on its own: good ones are written, bad ones refused', async () => {

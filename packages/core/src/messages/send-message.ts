@@ -106,7 +106,7 @@ export async function sendMessage({
     const counted = rateLimit?.decision;
     if (counted && !counted.allowed) throw new RateLimitedError(retryAfterSeconds(counted, rateLimit.now));
     if (appended === 'recorded') throw new IdempotencyRecordedError();
-    if (appended?.refused) throw refusal(appended, clock.now());
+    if (appended?.refused) throw refusal(appended, clock.now(), outgoing.mentions);
     if (appended)
       return {
         messageId: outgoing.messageId,
@@ -130,16 +130,27 @@ export async function sendMessage({
   }
 }
 
-/** The error of a send the statement refused although its sender may send. */
-function refusal(appended: Appended, now: Date): Error {
+/**
+ * The error of a send the statement refused although its sender may send. A mention or a reply
+ * refused names its field in `issues`, as a malformed one's 400 does, so that a client can tell
+ * which of its mentions names nobody here (one who left, was kicked, or never was).
+ */
+function refusal(appended: Appended, now: Date, mentions: readonly string[]): Error {
   if (appended.refused === 'budget') {
     const end = new Date(appended.detail ?? now.toISOString()).getTime();
     const error = new RateLimitedError(Math.max(1, Math.ceil((end - now.getTime()) / 1000)));
     error.message = `this space allows each participant ${appended.budget} messages per minute`;
     return error;
   }
-  if (appended.refused === 'reply') return new ValidationError('replyTo names no message of this space');
-  return new ValidationError(`mentions: ${appended.detail} is not in this space`);
+  if (appended.refused === 'reply') {
+    const message = 'replyTo names no message of this space';
+    return new ValidationError(message, { issues: [{ path: ['replyTo'], message }] });
+  }
+  const message = `${appended.detail} is not in this space`;
+  const at = mentions.findIndex((id) => id.toLowerCase() === appended.detail?.toLowerCase());
+  return new ValidationError(`mentions: ${message}`, {
+    issues: [{ path: at < 0 ? ['mentions'] : ['mentions', at], message }],
+  });
 }
 
 /** At most this many `@` are looked at in one message. */
