@@ -1,4 +1,4 @@
-import { APIPromise } from './api-promise';
+import { APIPromise, type WithResponse } from './api-promise';
 import {
   AbortError,
   AuthenticationError,
@@ -7,6 +7,7 @@ import {
   GoneError,
   LockedError,
   NotFoundError,
+  PermissionDeniedError,
   retryAfterSeconds,
   UnlockError,
 } from './errors';
@@ -30,7 +31,7 @@ import {
   uuid4,
 } from './internal';
 import { SpaceResource } from './space-resource';
-import type { RequestOptions } from './transport';
+import { mayHaveRun, type RequestOptions, retryDelayMs } from './transport';
 
 export interface CreateArtifactOptions extends Omit<CreateArtifactParams, 'type'> {
   /** The only type there is. */
@@ -38,9 +39,11 @@ export interface CreateArtifactOptions extends Omit<CreateArtifactParams, 'type'
 }
 
 /**
- * The request options of each call `withLock` makes. An `idempotencyKey` is the lock's only: each
- * heartbeat and the unlock is a write of its own, with its own key. `signal` ends the whole
- * operation: before the lock is taken, nothing is locked; while the callback runs, `doc.signal`
+ * The request options of each call `withLock` makes. An `idempotencyKey` is the lock's only (and
+ * asks again, with it, whether a lock call that got no answer took the lock): each heartbeat and
+ * the unlock is a write of its own, with its own key. `signal` ends the whole operation: before
+ * the lock is taken, nothing is left locked (a lock call it ended while out is asked about and
+ * released, as the unlock is, in 1 + `maxRetries` attempts); while the callback runs, `doc.signal`
  * aborts and `doc.write` throws AbortError, and the lock is released all the same. It also says
  * how long you are willing to wait for that release: the unlock is always tried as any call is
  * (1 + `maxRetries` attempts), and beyond those only until the signal aborts (an UnlockError).
@@ -300,6 +303,13 @@ export class Artifacts extends SpaceResource {
    * re-entrant: while one runs, another of the same key and artifact in this process (nested, or
    * from another client of the key) is refused with a LockedError naming your own participant.
    *
+   * When the lock call itself fails in a way that may have taken the lock (no answer, a timeout, a
+   * 5xx, the signal ending it while it was out), `fn` is not called and withLock rejects with that
+   * error, but first asks the server, with the call's Idempotency-Key, whether it took the lock,
+   * and releases it if so (never another participant's lock). That is asked as any call is (1 +
+   * `maxRetries` attempts), even after the signal aborted; when no answer comes, a warning is
+   * logged saying until when the lock may stay held.
+   *
    * ```ts
    * await me.artifacts.withLock(id, (doc) => doc.write(doc.content + '\n- one more item'));
    * ```
@@ -356,13 +366,21 @@ export class Artifacts extends SpaceResource {
     requestOptions: RequestOptions,
   ): Promise<T> {
     const locking = Date.now();
-    const { data: lock, response } = await this.lock(artifactId, {
-      ...requestOptions,
-      idempotencyKey,
-    }).withResponse();
+    // Chosen here, not by the transport: a lock call that got no answer is asked again with it.
+    const lockKey = idempotencyKey ?? uuid4();
+    let taken: WithResponse<LockResult>;
+    try {
+      taken = await this.lock(artifactId, { ...requestOptions, idempotencyKey: lockKey }).withResponse();
+    } catch (error) {
+      // The server may have taken the lock all the same: nobody would release it for its lifetime.
+      if (mayHaveRun(error) && !nothingToRelease(error))
+        await this.releaseIfTaken(artifactId, lockKey, error as ConveneError, requestOptions);
+      throw error;
+    }
+    const { data: lock, response } = taken;
     const measured = lockLifetime(lock, response);
     // A lifetime the answer does not give (no Date, say) is the spec's 10 minutes.
-    const lifetime = Number.isFinite(measured) && measured > 0 ? measured : 10 * 60_000;
+    const lifetime = Number.isFinite(measured) && measured > 0 ? measured : SPEC_LOCK_LIFETIME_MS;
     /**
      * `renewed`: when the last request the server confirmed had refreshed the lock was sent; the
      * lock lives until `renewed + lifetime` at least. `settled`: when the last request that may have
@@ -464,13 +482,111 @@ export class Artifacts extends SpaceResource {
   }
 
   /**
+   * After a lock call that may have taken the lock without saying so (its answer lost or cut off by
+   * the timeout, a 5xx, the caller's signal ending it while it was out), finds out, and releases
+   * the lock if the call took it: otherwise nobody would, and every other participant would be
+   * refused for the lock's whole lifetime. It sends the lock again with the call's own
+   * Idempotency-Key, which the server answers as it answered the call (waiting for it if it is still
+   * running), or, when the call never ran, by taking the lock now. Either way a LockResult is a
+   * lock of this key's, released as withLock releases one; a 423 says the lock is someone else's
+   * and the call took nothing, so nothing is unlocked: from the space's owner an unlock would
+   * release that other participant's lock. Asked as any call is (1 + `maxRetries` attempts, after
+   * a Retry-After or a backoff), whether the caller's signal has aborted or not, as withLock's
+   * unlock is, and never longer: when the server stays away it logs, at warn, how long the lock
+   * may stay held.
+   */
+  private async releaseIfTaken(
+    artifactId: string,
+    idempotencyKey: string,
+    failure: ConveneError,
+    requestOptions: RequestOptions,
+  ): Promise<void> {
+    const { timeoutMs, headers, maxRetries } = requestOptions;
+    const ordinary = 1 + (maxRetries ?? this.transport.options.maxRetries);
+    const logger = this.transport.logger;
+    const failed = `withLock's lock call on artifact ${artifactId} failed (${failure.message})`;
+    let last: ConveneError = failure;
+    for (let attempt = 0; attempt < ordinary; attempt++) {
+      let error: unknown;
+      try {
+        const { data: lock, response } = await this.lock(artifactId, {
+          maxRetries: 0,
+          timeoutMs,
+          headers,
+          idempotencyKey,
+        }).withResponse();
+        const took =
+          response.headers.get('idempotency-replayed') === 'true'
+            ? 'it had taken the lock'
+            : 'it had not run, and asking took the lock';
+        // How long it lives on, on the server's clock: a replay answers the call's own expiry.
+        const left = Date.parse(lock.lockExpiresAt) - serverNow(response);
+        if (!(left >= CLOCK_SLACK_MS)) {
+          // Lapsed (or about to): whoever holds it now is not this call, and no unlock may follow.
+          logger.info(`${failed}; ${took}, which has lapsed since`);
+          return;
+        }
+        // Its lapse as the server said it. The lifetime is unknown here (a replay's Date header is
+        // the replay's, not the call's), and any will do: release() only adds it to these times.
+        const lapses = Date.now() + left;
+        const at = lapses - SPEC_LOCK_LIFETIME_MS;
+        const unreleased = await this.release(
+          artifactId,
+          lock.lockedBy,
+          { renewed: at, settled: at },
+          SPEC_LOCK_LIFETIME_MS,
+          requestOptions,
+          false,
+        );
+        if (unreleased)
+          logger.warn(
+            `${failed}; ${took}, and it could not be released (${unreleased.message}): it may stay ` +
+              `locked by this key until ${new Date(lapses).toISOString()}`,
+          );
+        else logger.info(`${failed}; ${took}, which is released now`);
+        return;
+      } catch (thrown) {
+        error = thrown;
+      }
+      if (nothingToRelease(error)) {
+        logger.info(`${failed}; it had not taken the lock (${(error as ConveneError).message})`);
+        return;
+      }
+      if (!(error instanceof ConveneError)) {
+        last = new ConveneError(String(error), { cause: error });
+        break;
+      }
+      last = error;
+      // No answer, or one that says to ask again: a 5xx, a 408 or a 429, or a 409 while the call
+      // itself still runs on the server (duplicate_request).
+      const again =
+        error instanceof ConnectionError ||
+        (error.status !== undefined && retryableStatus(error.status)) ||
+        error.code === 'duplicate_request';
+      if (!again || attempt + 1 >= ordinary) break;
+      const delay = error.headers ? retryDelayMs(error.headers, attempt) : backoffMs(attempt);
+      if (delay === undefined) break;
+      logger.info(
+        `withLock: asking whether the lock call on artifact ${artifactId} took the lock failed ` +
+          `(${error.message}); trying again in ${Math.round(delay)} ms`,
+      );
+      await sleep(delay);
+    }
+    logger.warn(
+      `${failed}, and asking whether it took the lock failed too (${last.message}): it may stay ` +
+        `locked by this key until about ${new Date(Date.now() + SPEC_LOCK_LIFETIME_MS).toISOString()}, ` +
+        "a lock's lifetime from now, unless something unlocks it",
+    );
+  }
+
+  /**
    * Releases the lock `withLock` took, persistently: an unlock that gets no answer, a 5xx, a 408
    * or a 429 is made again (after its Retry-After, or a backoff), with one Idempotency-Key, until
    * it succeeds or the lock is known gone: not held by `me` any more (a 423, or nobody holds it),
    * the key or the space ended (401, 404, 410), or its lifetime has passed since the last request
    * that may have refreshed it. The client's ordinary attempts (1 + `maxRetries`) are always made;
-   * past them, the caller's signal ends the wait. Resolves with the error that left the release
-   * unconfirmed, or undefined.
+   * past them, the caller's signal ends the wait, or, not `patient`, they are all. Resolves with
+   * the error that left the release unconfirmed, or undefined.
    */
   private async release(
     artifactId: string,
@@ -478,6 +594,7 @@ export class Artifacts extends SpaceResource {
     times: { renewed: number; settled: number },
     lifetime: number,
     requestOptions: RequestOptions,
+    patient = true,
   ): Promise<ConveneError | undefined> {
     const { signal, timeoutMs, headers } = requestOptions;
     const ordinary = 1 + (requestOptions.maxRetries ?? this.transport.options.maxRetries);
@@ -486,6 +603,8 @@ export class Artifacts extends SpaceResource {
     /** The last unlock's failure: what the error says when the caller stops waiting. */
     let last: ConveneError | undefined;
     for (let attempt = 0; ; attempt++) {
+      if (!patient && attempt >= ordinary)
+        return last ?? new ConveneError(`the lock on artifact ${artifactId} was still about to lapse`);
       // Past the client's ordinary attempts, the caller decides how long to wait.
       const bounded = attempt >= ordinary ? signal : undefined;
       if (bounded?.aborted) return last ?? new AbortError('aborted', { cause: bounded.reason });
@@ -543,6 +662,7 @@ export class Artifacts extends SpaceResource {
         retryAfter === undefined ? backoffMs(Math.min(attempt, 4)) : afterRetryAfterMs(retryAfter * 1000),
         Math.max(0, goneBy - Date.now()),
       );
+      if (!patient && attempt + 1 >= ordinary) return error;
       this.transport.logger.info(
         `unlocking artifact ${artifactId} failed (${error.message}); trying again in ${Math.round(delay)} ms`,
       );
@@ -592,6 +712,25 @@ function serverNow(response: Response): number {
 
 /** A Date header's precision (whole seconds): what a lifetime measured on it may be off by. */
 const CLOCK_SLACK_MS = 1000;
+
+/** A lock's lifetime as the API specifies it, where the server does not say it. */
+const SPEC_LOCK_LIFETIME_MS = 10 * 60_000;
+
+/**
+ * Whether a lock call's failure says that it did not take the lock, whatever its earlier attempts
+ * did: they carried the same Idempotency-Key, so a lock one of them took would have been replayed
+ * instead. Someone else holds it (423), the key or the space ended (401), the participant may
+ * not lock (403), the artifact is gone (404, 410).
+ */
+function nothingToRelease(error: unknown): boolean {
+  return (
+    error instanceof LockedError ||
+    error instanceof AuthenticationError ||
+    error instanceof PermissionDeniedError ||
+    error instanceof NotFoundError ||
+    error instanceof GoneError
+  );
+}
 
 /** Ties `controller` to `signal` too (a second parent); `release` detaches it. */
 function linkTo(controller: AbortController, signal: AbortSignal | undefined): { release: () => void } {

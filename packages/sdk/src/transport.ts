@@ -215,12 +215,16 @@ export class Transport {
       }
     }
     const idempotencyKey = isWrite ? (headers.get('Idempotency-Key') ?? undefined) : undefined;
+    const progress: Progress = { uncertain: undefined };
     try {
-      return await this.attempts(operationId, route, url, headers, body, options);
+      return await this.attempts(operationId, route, url, headers, body, options, progress);
     } catch (error) {
       // What a caller needs to try the same write again safely, whatever went wrong.
       if (idempotencyKey && error instanceof ConveneError)
         Object.defineProperty(error, 'idempotencyKey', { value: idempotencyKey, enumerable: true });
+      // Known of every error of the call, not only a ConnectionError (its `mayHaveRun`): a 429, a
+      // 409 or an AbortError may follow an attempt cut off after the request went out.
+      if (progress.uncertain !== undefined && error instanceof ConveneError) ranMaybe.add(error);
       throw error;
     }
   }
@@ -233,6 +237,7 @@ export class Transport {
     headers: Headers,
     body: string | undefined,
     options: RequestOptions,
+    progress: Progress,
   ): Promise<WithResponse<OperationTypes[K]['output']>> {
     const maxRetries = options.maxRetries ?? this.options.maxRetries;
     const timeoutMs = options.timeoutMs ?? this.options.timeoutMs;
@@ -246,9 +251,6 @@ export class Transport {
     const retrying = (delay: number, attempt: number) =>
       `retrying in ${Math.round(delay)} ms (retry ${attempt + 1} of ${maxRetries})`;
 
-    // The first failure after which the server may have run the request (the request went out
-    // and no answer came, or a 5xx): a later refused attempt does not undo it.
-    let uncertain: string | undefined;
     /** An attempt got an answer: a server is there, even if it ran nothing (a shutdown's 503). */
     let answered = false;
     for (let attempt = 0; ; attempt++) {
@@ -274,6 +276,8 @@ export class Transport {
       } catch (error) {
         if (options.signal?.aborted) {
           this.traced(operationId, what, started, 'aborted');
+          // The request was out: the server may have run it.
+          progress.uncertain ??= 'aborted while the request was out';
           throw new AbortError(aborted, { cause: options.signal.reason });
         }
         this.traced(
@@ -283,12 +287,12 @@ export class Transport {
           timedOut ? `no answer within ${timeoutMs} ms` : describeNetworkError(error),
         );
         const refused = neverSent(error);
-        const earlier = uncertain;
+        const earlier = progress.uncertain;
         if (!refused)
-          uncertain ??= timedOut ? `no answer within ${timeoutMs} ms` : describeNetworkError(error);
+          progress.uncertain ??= timedOut ? `no answer within ${timeoutMs} ms` : describeNetworkError(error);
         const request = {
           ...noAnswer(error, operationId, route.method, url),
-          mayHaveRun: uncertain !== undefined,
+          mayHaveRun: progress.uncertain !== undefined,
         };
         // A write refused after an attempt that may have run says so: its code alone reads as
         // "nothing ran". A read changes nothing, whether it ran or not.
@@ -314,6 +318,8 @@ export class Transport {
       answered = true;
       this.checkDeprecation(response);
       if (response.ok) {
+        // It ran: said of an answer that turns out not to be JSON (a proxy's page with a 200).
+        progress.uncertain ??= `answered ${response.status}`;
         return { data: parse(what, route, response, text) as OperationTypes[K]['output'], response };
       }
       const status = response.status;
@@ -324,7 +330,7 @@ export class Transport {
       const retryable = retryableStatus(status);
       const harmless = route.idempotent || unrun;
       const delay = retryDelayMs(response.headers, attempt);
-      if (status >= 500 && !unrun) uncertain ??= `answered ${failure.message}`;
+      if (status >= 500 && !unrun) progress.uncertain ??= `answered ${failure.message}`;
       if (attempt < maxRetries && retryable && harmless && delay !== undefined) {
         // A wait the caller would notice (a Retry-After of seconds) is said at the default level,
         // with the server's reason: which limit (the rate limit, a space's message budget).
@@ -367,6 +373,29 @@ export class Transport {
 
 /** The errors of calls that got no answer on their last attempt but an answer on an earlier one. */
 const reachedServer = new WeakSet<ConveneError>();
+
+/** What the attempts of one call have learnt so far. */
+interface Progress {
+  /**
+   * The first failure after which the server may have run the request (it went out and no answer
+   * came, or a 5xx): a later refused attempt does not undo it.
+   */
+  uncertain: string | undefined;
+}
+
+/** The errors of calls after which the server may have run the request (mayHaveRun). */
+const ranMaybe = new WeakSet<ConveneError>();
+
+/**
+ * Whether the server may have run a call that failed, on any of its attempts: one went out and got
+ * no answer, or a 5xx, or the caller's signal ended it while it was out. A ConnectionError says so
+ * itself (`mayHaveRun`); this knows it of the call's other errors too, such as a 429 or an
+ * AbortError after an attempt cut off once the request had gone out.
+ */
+export function mayHaveRun(error: unknown): boolean {
+  if (error instanceof ConnectionError) return error.mayHaveRun;
+  return error instanceof ConveneError && ranMaybe.has(error);
+}
 
 /**
  * Whether a failed call reached a server on some attempt: an answer (any status), or an attempt
