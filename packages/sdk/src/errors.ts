@@ -252,9 +252,12 @@ export class ConnectionError extends ConveneError {
   /** The URL it was sent to: the client's baseUrl and the operation's path, ids filled in. */
   readonly url: string | undefined;
   /**
-   * The system's error code when the runtime's fetch gives one: `ECONNREFUSED`, `ENOTFOUND`,
-   * `ECONNRESET`… (Node and Bun). Always undefined in a browser, whose fetch rejects every network
-   * failure (CORS included) with the same bare `TypeError: Failed to fetch`.
+   * The code the runtime's fetch gives the failure, as it gives it (Node and Bun): `ECONNREFUSED`,
+   * `ENOTFOUND`, `ECONNRESET`, and in Node also its fetch's own `UND_ERR_SOCKET` (the server closed
+   * the connection before answering, as when it is killed mid-request; Bun says `ECONNRESET`) and
+   * other `UND_ERR_…` codes. Not a closed list, and not whether the request ran: `mayHaveRun` says
+   * that. Always undefined in Deno and in a browser (whose fetch rejects every network failure,
+   * CORS included, with the same bare `TypeError: Failed to fetch`).
    */
   override readonly code: string | undefined;
   /**

@@ -1,6 +1,8 @@
 // Retries, timeouts and idempotency, with an injected fetch in front of the real server: it can
 // answer in the server's place (a 429, a 503), or let the server run the request and then lose
 // the answer (a dropped connection, a timeout), which is where Idempotency-Key earns its keep.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   AbortError,
@@ -204,6 +206,30 @@ describe('retries', () => {
       url,
       code: 'ECONNREFUSED',
     });
+  });
+
+  // The README lists the codes a ConnectionError may have: this one is Node's fetch's own (undici),
+  // not the system's, and the SDK passes it on as it comes (Bun says ECONNRESET for the same).
+  it('gives Node’s UND_ERR_SOCKET when the server closes the connection before answering (killed mid-request)', async () => {
+    const closing = createServer((request) => request.socket.destroy());
+    await new Promise<void>((resolve) => closing.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = closing.address() as AddressInfo;
+      const spaceId = crypto.randomUUID();
+      const error = await new Convene({ baseUrl: `http://127.0.0.1:${port}`, maxRetries: 0, logLevel: 'off' })
+        .space(spaceId, 'a'.repeat(64))
+        .get()
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ConnectionError);
+      // The request went out: the server may have run it.
+      expect(error).toMatchObject({ code: 'UND_ERR_SOCKET', mayHaveRun: true });
+      expect((error as Error).message).toBe(
+        `other side closed (getSpace: GET http://127.0.0.1:${port}/hub/space/${spaceId})`,
+      );
+    } finally {
+      closing.closeAllConnections();
+      await new Promise((resolve) => closing.close(resolve));
+    }
   });
 
   it('says a write may have run when an earlier attempt was cut off, however the last one failed', async () => {
