@@ -31,7 +31,7 @@ import {
   uuid4,
 } from './internal';
 import { SpaceResource } from './space-resource';
-import { mayHaveRun, type RequestOptions, retryDelayMs } from './transport';
+import { mayHaveRun, type RequestOptions } from './transport';
 
 export interface CreateArtifactOptions extends Omit<CreateArtifactParams, 'type'> {
   /** The only type there is. */
@@ -485,15 +485,14 @@ export class Artifacts extends SpaceResource {
    * After a lock call that may have taken the lock without saying so (its answer lost or cut off by
    * the timeout, a 5xx, the caller's signal ending it while it was out), finds out, and releases
    * the lock if the call took it: otherwise nobody would, and every other participant would be
-   * refused for the lock's whole lifetime. It sends the lock again with the call's own
-   * Idempotency-Key, which the server answers as it answered the call (waiting for it if it is still
-   * running), or, when the call never ran, by taking the lock now. Either way a LockResult is a
-   * lock of this key's, released as withLock releases one; a 423 says the lock is someone else's
-   * and the call took nothing, so nothing is unlocked: from the space's owner an unlock would
-   * release that other participant's lock. Asked as any call is (1 + `maxRetries` attempts, after
-   * a Retry-After or a backoff), whether the caller's signal has aborted or not, as withLock's
-   * unlock is, and never longer: when the server stays away it logs, at warn, how long the lock
-   * may stay held.
+   * refused for the lock's whole lifetime. It makes the call again with its own Idempotency-Key,
+   * which the server answers as it answered the call, or, when the call never ran, by taking the
+   * lock now. Either way a LockResult is a lock of this key's, released as withLock releases one;
+   * a 423 says the lock is someone else's and the call took nothing, so nothing is unlocked: from
+   * the space's owner an unlock would release that other participant's lock. The call is made as
+   * any call is (1 + `maxRetries` attempts, after a Retry-After or a backoff), whether the caller's
+   * signal has aborted or not, as withLock's unlock is, and the release too, never longer: when
+   * either fails, a warning says until when the lock may stay held.
    */
   private async releaseIfTaken(
     artifactId: string,
@@ -502,81 +501,39 @@ export class Artifacts extends SpaceResource {
     requestOptions: RequestOptions,
   ): Promise<void> {
     const { timeoutMs, headers, maxRetries } = requestOptions;
-    const ordinary = 1 + (maxRetries ?? this.transport.options.maxRetries);
-    const logger = this.transport.logger;
-    const failed = `withLock's lock call on artifact ${artifactId} failed (${failure.message})`;
-    let last: ConveneError = failure;
-    for (let attempt = 0; attempt < ordinary; attempt++) {
-      let error: unknown;
-      try {
-        const { data: lock, response } = await this.lock(artifactId, {
-          maxRetries: 0,
-          timeoutMs,
-          headers,
-          idempotencyKey,
-        }).withResponse();
-        const took =
-          response.headers.get('idempotency-replayed') === 'true'
-            ? 'it had taken the lock'
-            : 'it had not run, and asking took the lock';
-        // How long it lives on, on the server's clock: a replay answers the call's own expiry.
-        const left = Date.parse(lock.lockExpiresAt) - serverNow(response);
-        if (!(left >= CLOCK_SLACK_MS)) {
-          // Lapsed (or about to): whoever holds it now is not this call, and no unlock may follow.
-          logger.info(`${failed}; ${took}, which has lapsed since`);
-          return;
-        }
-        // Its lapse as the server said it. The lifetime is unknown here (a replay's Date header is
-        // the replay's, not the call's), and any will do: release() only adds it to these times.
-        const lapses = Date.now() + left;
-        const at = lapses - SPEC_LOCK_LIFETIME_MS;
-        const unreleased = await this.release(
-          artifactId,
-          lock.lockedBy,
-          { renewed: at, settled: at },
-          SPEC_LOCK_LIFETIME_MS,
-          requestOptions,
-          false,
-        );
-        if (unreleased)
-          logger.warn(
-            `${failed}; ${took}, and it could not be released (${unreleased.message}): it may stay ` +
-              `locked by this key until ${new Date(lapses).toISOString()}`,
-          );
-        else logger.info(`${failed}; ${took}, which is released now`);
-        return;
-      } catch (thrown) {
-        error = thrown;
-      }
-      if (nothingToRelease(error)) {
-        logger.info(`${failed}; it had not taken the lock (${(error as ConveneError).message})`);
-        return;
-      }
-      if (!(error instanceof ConveneError)) {
-        last = new ConveneError(String(error), { cause: error });
-        break;
-      }
-      last = error;
-      // No answer, or one that says to ask again: a 5xx, a 408 or a 429, or a 409 while the call
-      // itself still runs on the server (duplicate_request).
-      const again =
-        error instanceof ConnectionError ||
-        (error.status !== undefined && retryableStatus(error.status)) ||
-        error.code === 'duplicate_request';
-      if (!again || attempt + 1 >= ordinary) break;
-      const delay = error.headers ? retryDelayMs(error.headers, attempt) : backoffMs(attempt);
-      if (delay === undefined) break;
-      logger.info(
-        `withLock: asking whether the lock call on artifact ${artifactId} took the lock failed ` +
-          `(${error.message}); trying again in ${Math.round(delay)} ms`,
+    const stranded = (why: string, until: number) =>
+      this.transport.logger.warn(
+        `withLock's lock call on artifact ${artifactId} failed (${failure.message}); ${why}, so the ` +
+          `lock may stay held by this key until about ${new Date(until).toISOString()}`,
       );
-      await sleep(delay);
+    let answer: WithResponse<LockResult>;
+    try {
+      answer = await this.lock(artifactId, { timeoutMs, headers, maxRetries, idempotencyKey }).withResponse();
+    } catch (error) {
+      // A 409 too (duplicate_request: the call still runs on the server, which may yet take it).
+      if (!nothingToRelease(error))
+        stranded(`asking again failed (${(error as Error).message})`, Date.now() + SPEC_LOCK_LIFETIME_MS);
+      return;
     }
-    logger.warn(
-      `${failed}, and asking whether it took the lock failed too (${last.message}): it may stay ` +
-        `locked by this key until about ${new Date(Date.now() + SPEC_LOCK_LIFETIME_MS).toISOString()}, ` +
-        "a lock's lifetime from now, unless something unlocks it",
+    const { data: lock, response } = answer;
+    // How long it lives on, on the server's clock: a replay answers the call's own expiry.
+    const left = Date.parse(lock.lockExpiresAt) - serverNow(response);
+    // Lapsed, or about to: whoever holds it by the time an unlock arrived would not be this call.
+    if (!(left >= CLOCK_SLACK_MS)) return;
+    // Its lapse as the server said it. The lifetime is unknown here (a replay's Date header is the
+    // replay's, not the call's), and any will do: release() only adds it to these times.
+    const lapses = Date.now() + left;
+    const at = lapses - SPEC_LOCK_LIFETIME_MS;
+    // An aborted signal: the unlock's ordinary attempts, and none beyond them.
+    const once = { timeoutMs, headers, maxRetries, signal: AbortSignal.abort() };
+    const unreleased = await this.release(
+      artifactId,
+      lock.lockedBy,
+      { renewed: at, settled: at },
+      SPEC_LOCK_LIFETIME_MS,
+      once,
     );
+    if (unreleased) stranded(`it took the lock, and unlocking failed (${unreleased.message})`, lapses);
   }
 
   /**
@@ -585,8 +542,8 @@ export class Artifacts extends SpaceResource {
    * it succeeds or the lock is known gone: not held by `me` any more (a 423, or nobody holds it),
    * the key or the space ended (401, 404, 410), or its lifetime has passed since the last request
    * that may have refreshed it. The client's ordinary attempts (1 + `maxRetries`) are always made;
-   * past them, the caller's signal ends the wait, or, not `patient`, they are all. Resolves with
-   * the error that left the release unconfirmed, or undefined.
+   * past them, the caller's signal ends the wait. Resolves with the error that left the release
+   * unconfirmed, or undefined.
    */
   private async release(
     artifactId: string,
@@ -594,7 +551,6 @@ export class Artifacts extends SpaceResource {
     times: { renewed: number; settled: number },
     lifetime: number,
     requestOptions: RequestOptions,
-    patient = true,
   ): Promise<ConveneError | undefined> {
     const { signal, timeoutMs, headers } = requestOptions;
     const ordinary = 1 + (requestOptions.maxRetries ?? this.transport.options.maxRetries);
@@ -603,8 +559,6 @@ export class Artifacts extends SpaceResource {
     /** The last unlock's failure: what the error says when the caller stops waiting. */
     let last: ConveneError | undefined;
     for (let attempt = 0; ; attempt++) {
-      if (!patient && attempt >= ordinary)
-        return last ?? new ConveneError(`the lock on artifact ${artifactId} was still about to lapse`);
       // Past the client's ordinary attempts, the caller decides how long to wait.
       const bounded = attempt >= ordinary ? signal : undefined;
       if (bounded?.aborted) return last ?? new AbortError('aborted', { cause: bounded.reason });
@@ -662,7 +616,6 @@ export class Artifacts extends SpaceResource {
         retryAfter === undefined ? backoffMs(Math.min(attempt, 4)) : afterRetryAfterMs(retryAfter * 1000),
         Math.max(0, goneBy - Date.now()),
       );
-      if (!patient && attempt + 1 >= ordinary) return error;
       this.transport.logger.info(
         `unlocking artifact ${artifactId} failed (${error.message}); trying again in ${Math.round(delay)} ms`,
       );

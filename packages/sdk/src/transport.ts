@@ -277,7 +277,7 @@ export class Transport {
         if (options.signal?.aborted) {
           this.traced(operationId, what, started, 'aborted');
           // The request was out: the server may have run it.
-          progress.uncertain ??= 'aborted while the request was out';
+          progress.uncertain ??= 'aborted';
           throw new AbortError(aborted, { cause: options.signal.reason });
         }
         this.traced(
@@ -319,7 +319,7 @@ export class Transport {
       this.checkDeprecation(response);
       if (response.ok) {
         // It ran: said of an answer that turns out not to be JSON (a proxy's page with a 200).
-        progress.uncertain ??= `answered ${response.status}`;
+        progress.uncertain ??= 'answered';
         return { data: parse(what, route, response, text) as OperationTypes[K]['output'], response };
       }
       const status = response.status;

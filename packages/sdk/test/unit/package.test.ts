@@ -484,9 +484,12 @@ export const refused: NotFoundError | undefined = undefined;
     );
   });
 
-  it('costs a browser bundle under 15 kB gzip, with nothing of zod, the contract, the server or Node in it', async () => {
+  it('costs a browser bundle under 15.5 kB gzip, with nothing of zod, the contract, the server or Node in it', async () => {
     const size = await measureBundle();
-    expect(size.gzipBytes).toBeLessThan(15 * 1024);
+    // It was 15 kB, and the bundle 14.86 kB, until withLock learnt to release the lock that a
+    // lock call with no answer may have taken (with the transport knowing whether any failed call
+    // may have run): 15.19 kB.
+    expect(size.gzipBytes).toBeLessThan(15.5 * 1024);
     expect(size.imports).toEqual([]);
     const dependencies = size.modules.filter((id) => id.includes('node_modules'));
     expect(dependencies.every((id) => id.includes('/eventsource-parser/'))).toBe(true);
