@@ -105,9 +105,10 @@ export class BadRequestError extends ConveneError {
   override name = 'BadRequestError';
   declare readonly status: 400;
   /**
-   * Each value at fault and why, when the request broke its schema (`body.issues`): `path` names
-   * it in the request (`['content']`, `['mentions', 0]`). Undefined for the other refusals (a
-   * limit, a state), which `body.error` alone explains.
+   * Each value at fault and why, when the request broke its schema or named what is not there
+   * (`body.issues`): `path` names it in the request (`['content']`, `['mentions', 0]` for a
+   * mention of someone not in the space). Undefined for the other refusals (a header, a limit of
+   * the whole request), which `body.error` alone explains.
    */
   readonly issues: ValidationIssue[] | undefined;
 

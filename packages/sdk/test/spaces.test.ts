@@ -134,13 +134,21 @@ describe('spaces', () => {
       ]),
     );
     expect(body?.issues).toEqual(issues);
-    // A 400 that no schema explains (a mention of someone not in the space) has none.
+    // A mention of someone not in the space names the mention at fault.
     const { owner } = await ownedSpace();
-    const other = await owner.messages
-      .send({ content: 'x', mentions: ['00000000-0000-4000-8000-000000000000'] })
+    const nobody = '00000000-0000-4000-8000-000000000000';
+    const mention = await owner.messages.send({ content: 'x', mentions: [nobody] }).catch((e: unknown) => e);
+    expect(mention).toBeInstanceOf(BadRequestError);
+    expect((mention as BadRequestError).issues).toEqual([
+      { path: ['mentions', 0], message: `${nobody} is not in this space` },
+    ]);
+    // A 400 of no field (a header broke its limit) has none.
+    const header = await owner.messages
+      .send({ content: 'x' }, { idempotencyKey: 'k'.repeat(256) })
       .catch((e: unknown) => e);
-    expect(other).toBeInstanceOf(BadRequestError);
-    expect((other as BadRequestError).issues).toBeUndefined();
+    expect(header).toBeInstanceOf(BadRequestError);
+    expect((header as BadRequestError).message).toMatch(/Idempotency-Key/);
+    expect((header as BadRequestError).issues).toBeUndefined();
   });
 });
 
