@@ -130,6 +130,40 @@ describe.runIf(onPostgres())('two nodes on one PostgreSQL', () => {
     expect(list.body.messages).toHaveLength(5);
   });
 
+  it('send one message for an MCP call with one idempotencyKey sent to both nodes at once', async () => {
+    const space = await a.createSpace();
+    const call = (node: typeof a, id: number, idempotencyKey: string) =>
+      node.post('/mcp', {
+        body: {
+          jsonrpc: '2.0',
+          id,
+          method: 'tools/call',
+          params: {
+            name: 'send_message',
+            arguments: {
+              spaceId: space.spaceId,
+              privateKey: space.ownerKey,
+              content: 'once',
+              idempotencyKey,
+            },
+          },
+        },
+        headers: { Accept: 'application/json, text/event-stream' },
+      });
+    for (let round = 0; round < 3; round++) {
+      clock.advance(60_000); // a fresh rate-limit window (4 requests) per round
+      const idempotencyKey = randomUUID();
+      const [x, y] = await Promise.all([call(a, 1, idempotencyKey), call(b, 2, idempotencyKey)]);
+      const results = [x, y].map((res) => res.body.result);
+      for (const result of results) expect(result.isError, JSON.stringify(result)).toBeUndefined();
+      expect(results[0].structuredContent.messageId).toBe(results[1].structuredContent.messageId);
+      expect(results.filter((r) => r._meta?.['convene/idempotentReplay'])).toHaveLength(1);
+    }
+    clock.advance(60_000);
+    const list = await b.get(`/hub/space/${space.spaceId}/messages`, { key: space.ownerKey });
+    expect(list.body.messages).toHaveLength(3);
+  });
+
   it('answer 409 on the other node while the first is still running past the wait', async () => {
     const gate = effects.hold('slow');
     const key = await newKey();
