@@ -794,6 +794,28 @@ describe('MCP server', () => {
   });
 });
 
+describe('arguments a tool does not take', () => {
+  it('refuses one named like an argument it takes, naming that one; ignores one named like none', async () => {
+    const space = await h.createSpace();
+    const base = { spaceId: space.spaceId, privateKey: space.ownerKey, content: 'hello' };
+    const slip = await callError(mcp, 'send_message', { ...base, mention: [space.ownerId] }, 400);
+    expect(slip.error).toBe('unknown argument "mention": did you mean "mentions"?');
+    expect(slip.issues).toEqual([{ path: ['mention'], message: slip.error }]);
+    const { spaceId: _id, ...withoutId } = base;
+    const cased = await callError(mcp, 'send_message', { ...withoutId, spaceID: space.spaceId }, 400);
+    expect(cased.error).toBe('unknown argument "spaceID": did you mean "spaceId"?');
+    // Nothing was sent for either.
+    const before = await h.get(`/hub/space/${space.spaceId}/messages`, { key: space.ownerKey });
+    expect(before.body.messages).toEqual([]);
+    // A name far from every argument (a host's or a model's own) is ignored, as REST ignores it;
+    // so is a key given to a tool that takes none.
+    await callOk(mcp, 'send_message', { ...base, reasoning: 'to say hello' });
+    await callOk(mcp, 'create_space', { name: 'X', description: 'y', privateKey: space.ownerKey });
+    // Given both, the slip is not taken for the other: `mentions` is there.
+    await callOk(mcp, 'send_message', { ...base, mentions: [space.ownerId], mentionz: 1 });
+  });
+});
+
 describe('idempotencyKey', () => {
   it('is an argument of the writes REST replays, and of no read or credential-minting call', async () => {
     const { tools } = await mcp.listTools();

@@ -26,6 +26,7 @@ import {
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
+import { closest, distance } from 'fastest-levenshtein';
 import { z } from 'zod';
 import { idempotencyCaller, sha256 } from '../http/client';
 import { toHttpError } from '../http/errors';
@@ -139,6 +140,8 @@ export function createMcpServer({
       // (http/policy.ts): the same 400.
       const problem = jsonBodyProblem(args);
       if (problem === NUL_PROBLEM || problem === SURROGATE_PROBLEM) throw new ValidationError(problem);
+      const misnamed = misnamedArgument(args, argumentNames(tool));
+      if (misnamed) throw misnamed;
       const input = tool.input.parse(args);
       const key = argKey ?? header(headers, 'x-private-key');
       const userToken = header(headers, 'x-user-token');
@@ -303,6 +306,45 @@ async function resourceCall<T>(deps: Deps, log: FailureLog, call: () => Promise<
     if (status >= 500) throw error;
     throw new JsonRpcError(resourceErrorCode(status), `${status}: ${body.error}`, { ...body, status });
   }
+}
+
+const argumentNamesOf = new WeakMap<Tool, readonly string[]>();
+
+/** The arguments a tool takes, as its listing publishes them. */
+function argumentNames(tool: Tool): readonly string[] {
+  let names = argumentNamesOf.get(tool);
+  if (!names) {
+    names = Object.keys((toolJsonSchema(tool.input, 'input').properties ?? {}) as object);
+    argumentNamesOf.set(tool, names);
+  }
+  return names;
+}
+
+/**
+ * An argument a tool does not take whose name is a slip of one it does and was not given
+ * (`mention` for `mentions`, `spaceID` for `spaceId`): refused with the name meant, since dropping
+ * it would do something else than asked (a message that mentions nobody). A name far from every
+ * argument is ignored, as REST ignores a field it does not read.
+ */
+function misnamedArgument(
+  args: Record<string, unknown>,
+  names: readonly string[],
+): ValidationError | undefined {
+  for (const given of Object.keys(args)) {
+    if (names.includes(given)) continue;
+    const free = names.filter((name) => !(name in args));
+    if (free.length === 0) return undefined;
+    const meant =
+      free.find((name) => name.toLowerCase() === given.toLowerCase()) ??
+      [closest(given, free as string[])].find(
+        (name) => distance(given, name) <= (Math.min(given.length, name.length) <= 6 ? 1 : 2),
+      );
+    if (meant) {
+      const message = `unknown argument "${given}": did you mean "${meant}"?`;
+      return new ValidationError(message, { issues: [{ path: [given], message }] });
+    }
+  }
+  return undefined;
 }
 
 /**
