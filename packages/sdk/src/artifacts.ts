@@ -38,6 +38,21 @@ export interface CreateArtifactOptions extends Omit<CreateArtifactParams, 'type'
   type?: 'markdown' | undefined;
 }
 
+/** The request options of a lock call, and how long to wait for a lock someone else holds. */
+export interface LockOptions extends RequestOptions {
+  /**
+   * How long to wait for the lock, at most, in ms, while someone else holds it (default 0: a
+   * LockedError at once). The lock is asked for again after a pause that starts at about 200 ms
+   * and grows to 2 s (a waiting agent makes at most about 40 calls a minute), and never lasts past
+   * the lock's `lockExpiresAt` (a holder gone away is replaced soon after its lock lapses). Each
+   * attempt is a write of its own, with its own Idempotency-Key (`idempotencyKey` is the first's).
+   * When the time is up, the last attempt's LockedError is thrown (`code` `lock_held`, `lockedBy`
+   * the holder); `signal` ends the wait with an AbortError. Only a lock someone holds is waited
+   * for: any other error is thrown as without it. `Infinity` waits until the signal aborts.
+   */
+  waitMs?: number | undefined;
+}
+
 /**
  * The request options of each call `withLock` makes. An `idempotencyKey` is the lock's only (and
  * asks again, with it, whether a lock call that got no answer took the lock): each heartbeat and
@@ -47,8 +62,9 @@ export interface CreateArtifactOptions extends Omit<CreateArtifactParams, 'type'
  * aborts and `doc.write` throws AbortError, and the lock is released all the same. It also says
  * how long you are willing to wait for that release: the unlock is always tried as any call is
  * (1 + `maxRetries` attempts), and beyond those only until the signal aborts (an UnlockError).
+ * `waitMs` waits for a lock held elsewhere, or by another withLock of the key in this process.
  */
-export interface WithLockOptions extends RequestOptions {
+export interface WithLockOptions extends LockOptions {
   /**
    * How often the lock is refreshed while the callback runs, in ms. Default: a third of the
    * lock's lifetime as the server gave it.
@@ -223,9 +239,20 @@ export class Artifacts extends SpaceResource {
     return this.call('downloadArtifact', { artifactId }, undefined, options);
   }
 
-  /** Takes the exclusive edit lock (or refreshes it if you hold it); LockedError if someone else does. */
-  lock(artifactId: string, options?: RequestOptions): APIPromise<LockResult> {
-    return this.call('lockArtifact', { artifactId }, undefined, options);
+  /**
+   * Takes the exclusive edit lock (or refreshes it if you hold it); LockedError if someone else
+   * does, or, with `waitMs`, once that long has passed without their releasing it.
+   */
+  lock(artifactId: string, options?: LockOptions): APIPromise<LockResult> {
+    const { waitMs, ...requestOptions } = options ?? {};
+    return new APIPromise(
+      this.lockWithin(artifactId, waitMs, requestOptions, (idempotencyKey) =>
+        this.call('lockArtifact', { artifactId }, undefined, {
+          ...requestOptions,
+          idempotencyKey,
+        }).withResponse(),
+      ),
+    );
   }
 
   /** Extends the lock you hold without writing. */
@@ -303,6 +330,12 @@ export class Artifacts extends SpaceResource {
    * re-entrant: while one runs, another of the same key and artifact in this process (nested, or
    * from another client of the key) is refused with a LockedError naming your own participant.
    *
+   * A lock someone else holds is a LockedError at once, unless `options.waitMs` says how long to
+   * wait for it: the lock is then asked for again, at pauses from about 200 ms to 2 s, until it is
+   * taken (then `fn` is called) or the time is up (the last LockedError, `fn` not called). A
+   * withLock of the same key running in this process is waited for the same way, until it ends
+   * (a nested one, which its outer one waits for, only until its `waitMs` is up).
+   *
    * When the lock call itself fails in a way that may have taken the lock (no answer, a timeout, a
    * 5xx, the signal ending it while it was out), `fn` is not called and withLock rejects with that
    * error, but first asks the server, with the call's Idempotency-Key, whether it took the lock,
@@ -317,7 +350,7 @@ export class Artifacts extends SpaceResource {
    * @param fn Called with `doc`, a LockedArtifact: the artifact as read under the lock (`content`,
    * `version`), `write(content)` to save the next version, `reload()`, and `signal`, aborted if
    * the lock is lost.
-   * @param options Each call's request options, and `heartbeatIntervalMs`.
+   * @param options Each call's request options, `waitMs` and `heartbeatIntervalMs`.
    */
   async withLock<T>(
     artifactId: string,
@@ -329,30 +362,44 @@ export class Artifacts extends SpaceResource {
       throw new ConveneError('withLock needs a callback: withLock(id, (doc) => doc.write(…))');
     // One key for several writes would have the server replay the first heartbeat's answer to
     // every later one, without extending the lock: the key is the lock's alone.
-    const { heartbeatIntervalMs, idempotencyKey, ...requestOptions } = options ?? {};
+    const { heartbeatIntervalMs, idempotencyKey, waitMs = 0, ...requestOptions } = options ?? {};
+    const deadline = Date.now() + waitMs;
     // The server lets a lock's holder lock it again (a refresh): two withLocks of one key in this
     // process would both run, and the first to end would unlock under the other. They take turns
-    // as two participants do: the second is refused, without a request, naming the holder as the
+    // as two participants do: the second waits for the first to end as it would for another
+    // participant's lock (waitMs), or is refused, without a request, naming the holder as the
     // server would, its own participant: not a LockedError without lockedBy, which says that
     // nobody holds the lock.
     const held = `${this.transport.options.baseUrl}\n${this.spaceId}\n${this.key}\n${artifactId}`;
-    if (heldHere.has(held)) {
-      const refused = new LockedError(
-        `artifact ${artifactId} is locked by this client's own withLock (this key, in this ` +
-          'process), whose callback is still running: withLock is not re-entrant, so wait for it to ' +
-          'end (no request was sent)',
-        { status: 423 },
-      );
-      // No answer came, so no body to read them from (as the transport adds an idempotencyKey):
-      // the code the server gives a lock someone holds, so `code === 'lock_held'` catches it too.
-      const lockedBy = this.participantId ?? heldHere.get(held);
-      Object.defineProperty(refused, 'lockedBy', { value: lockedBy, enumerable: true });
-      Object.defineProperty(refused, 'code', { value: 'lock_held', enumerable: true });
-      throw refused;
+    while (heldHere.has(held)) {
+      const left = deadline - Date.now();
+      if (!(left > 0)) {
+        const refused = new LockedError(
+          `artifact ${artifactId} is locked by this client's own withLock (this key, in this ` +
+            'process), which has not ended: withLock is not re-entrant, so wait for it to end ' +
+            '(waitMs; no request was sent)',
+          { status: 423 },
+        );
+        // No answer came, so no body to read them from (as the transport adds an idempotencyKey):
+        // the code the server gives a lock someone holds, so `code === 'lock_held'` catches it too.
+        const lockedBy = this.participantId ?? heldHere.get(held);
+        Object.defineProperty(refused, 'lockedBy', { value: lockedBy, enumerable: true });
+        Object.defineProperty(refused, 'code', { value: 'lock_held', enumerable: true });
+        throw refused;
+      }
+      // Looked at again every 100 ms: it costs no request, and the lock is free soon after it ends.
+      await sleep(Math.min(left, 100), requestOptions.signal, this.lockAborted(artifactId));
     }
     heldHere.set(held, this.participantId);
     try {
-      return await this.lockedRun(artifactId, fn, heartbeatIntervalMs, idempotencyKey, requestOptions);
+      return await this.lockedRun(
+        artifactId,
+        fn,
+        heartbeatIntervalMs,
+        idempotencyKey,
+        requestOptions,
+        deadline,
+      );
     } finally {
       heldHere.delete(held);
     }
@@ -364,20 +411,27 @@ export class Artifacts extends SpaceResource {
     heartbeatIntervalMs: number | undefined,
     idempotencyKey: string | undefined,
     requestOptions: RequestOptions,
+    deadline: number,
   ): Promise<T> {
-    const locking = Date.now();
-    // Chosen here, not by the transport: a lock call that got no answer is asked again with it.
-    const lockKey = idempotencyKey ?? uuid4();
-    let taken: WithResponse<LockResult>;
-    try {
-      taken = await this.lock(artifactId, { ...requestOptions, idempotencyKey: lockKey }).withResponse();
-    } catch (error) {
-      // The server may have taken the lock all the same: nobody would release it for its lifetime.
-      if (mayHaveRun(error) && !nothingToRelease(error))
-        await this.releaseIfTaken(artifactId, lockKey, error as ConveneError, requestOptions);
-      throw error;
-    }
-    const { data: lock, response } = taken;
+    /** When the lock call that took the lock was sent: the lock lives a lifetime from then at least. */
+    let locking = 0;
+    const { data: lock, response } = await this.lockWithin(
+      artifactId,
+      deadline - Date.now(),
+      { ...requestOptions, idempotencyKey },
+      // The key is chosen by lockWithin, not by the transport: a call that got no answer is asked again with it.
+      async (lockKey) => {
+        locking = Date.now();
+        try {
+          return await this.lock(artifactId, { ...requestOptions, idempotencyKey: lockKey }).withResponse();
+        } catch (error) {
+          // The server may have taken the lock all the same: nobody would release it for its lifetime.
+          if (mayHaveRun(error) && !nothingToRelease(error))
+            await this.releaseIfTaken(artifactId, lockKey, error as ConveneError, requestOptions);
+          throw error;
+        }
+      },
+    );
     const measured = lockLifetime(lock, response);
     // A lifetime the answer does not give (no Date, say) is the spec's 10 minutes.
     const lifetime = Number.isFinite(measured) && measured > 0 ? measured : SPEC_LOCK_LIFETIME_MS;
@@ -482,6 +536,48 @@ export class Artifacts extends SpaceResource {
   }
 
   /**
+   * Makes `attempt`, a lock call with the Idempotency-Key it is given, until it takes the lock or
+   * `waitMs` has passed: a LockedError (someone holds the lock, or held it a moment ago, as a lock
+   * call refused while its holder unlocked says) is tried again after a pause, any other error
+   * thrown. Each attempt is a new write, with a new key: the server replays the 423 it answered
+   * under a key it has seen. The pauses, jittered, start at about 200 ms (a lock is often released
+   * soon) and grow to 2 s, which keeps a waiting agent at about 40 calls a minute, far under the
+   * server's rate limit (300). None lasts past the lock's expiry, on the server's clock: the Date
+   * header, in whole seconds, may be up to a second behind it, so the lapse is reckoned a second
+   * early, and looked for again every 100 ms or so from then.
+   */
+  private async lockWithin<T>(
+    artifactId: string,
+    waitMs: number | undefined,
+    { signal, idempotencyKey }: RequestOptions,
+    attempt: (idempotencyKey: string) => Promise<T>,
+  ): Promise<T> {
+    const deadline = Date.now() + (waitMs ?? 0);
+    for (let n = 0; ; n++) {
+      try {
+        return await attempt((n === 0 && idempotencyKey) || uuid4());
+      } catch (error) {
+        const left = deadline - Date.now();
+        if (!(error instanceof LockedError && left > 0)) throw error;
+        const lapse = Date.parse(error.lockExpiresAt ?? '') - serverNow(error.headers) - CLOCK_SLACK_MS;
+        // NaN when the 423 names no lock (nobody held it by the time the server looked): 100 ms then.
+        // biome-ignore lint/complexity/useMathMinMax: Math.max(NaN, 100) is NaN, which would be no pause at all
+        const delay = Math.min(backoffMs(n, 2000, 200), lapse > 100 ? lapse : 100, left);
+        if (!n)
+          this.transport.logger.info(
+            `artifact ${artifactId} is locked (${error.message}); waiting up to ${Math.round(left)} ms for it`,
+          );
+        await sleep(delay, signal, this.lockAborted(artifactId));
+      }
+    }
+  }
+
+  /** What the AbortError of a wait for a lock says: as the lock call's own, had it been cut off. */
+  private lockAborted(artifactId: string): string {
+    return this.transport.aborted('lockArtifact', { spaceId: this.spaceId, artifactId });
+  }
+
+  /**
    * After a lock call that may have taken the lock without saying so (its answer lost or cut off by
    * the timeout, a 5xx, the caller's signal ending it while it was out), finds out, and releases
    * the lock if the call took it: otherwise nobody would, and every other participant would be
@@ -517,7 +613,7 @@ export class Artifacts extends SpaceResource {
     }
     const { data: lock, response } = answer;
     // How long it lives on, on the server's clock: a replay answers the call's own expiry.
-    const left = Date.parse(lock.lockExpiresAt) - serverNow(response);
+    const left = Date.parse(lock.lockExpiresAt) - serverNow(response.headers);
     // Lapsed, or about to: whoever holds it by the time an unlock arrived would not be this call.
     if (!(left >= CLOCK_SLACK_MS)) return;
     // Its lapse as the server said it. The lifetime is unknown here (a replay's Date header is the
@@ -581,7 +677,7 @@ export class Artifacts extends SpaceResource {
             signal: bounded,
           }).withResponse();
           if (current.lockedBy !== me || !current.lockExpiresAt) return undefined;
-          const left = Date.parse(current.lockExpiresAt) - serverNow(response);
+          const left = Date.parse(current.lockExpiresAt) - serverNow(response.headers);
           // It lives `left` more: no earlier than that is it gone.
           times.settled = Math.max(times.settled, Date.now() + left - lifetime);
           if (left < CLOCK_SLACK_MS) {
@@ -654,12 +750,12 @@ function checked<T>(make: () => APIPromise<T>): APIPromise<T> {
  * it, so that a skewed local clock does not matter. Heartbeats go at a third of it.
  */
 function lockLifetime(lock: LockResult, response: Response): number {
-  return Date.parse(lock.lockExpiresAt) - serverNow(response);
+  return Date.parse(lock.lockExpiresAt) - serverNow(response.headers);
 }
 
 /** The server's time of an answer (its Date header), else this machine's. */
-function serverNow(response: Response): number {
-  const date = Date.parse(response.headers.get('date') ?? '');
+function serverNow(headers: Headers | undefined): number {
+  const date = Date.parse(headers?.get('date') ?? '');
   return Number.isNaN(date) ? Date.now() : date;
 }
 

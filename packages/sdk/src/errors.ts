@@ -164,9 +164,11 @@ export class UnprocessableError extends ConveneError {
 /**
  * 423: you do not hold the artifact's edit lock. Someone else holds it (`lockedBy`), or, on a write,
  * a heartbeat or a restore, nobody does (`lockedBy` undefined: yours lapsed, or was never taken).
- * Never retried. A `withLock` while another `withLock` of the same key and artifact runs in this
- * process is refused by the SDK without a request (`requestId` undefined): `lockedBy` is then your
- * own participantId, when a client of the key knows it.
+ * Never retried as a failed request is: `lock` and `withLock` wait for the lock instead when given
+ * `waitMs`, and throw the last LockedError when that time is up. A `withLock` while another
+ * `withLock` of the same key and artifact runs in this process is refused by the SDK without a
+ * request (`requestId` undefined): `lockedBy` is then your own participantId, when a client of the
+ * key knows it.
  */
 export class LockedError extends ConveneError {
   override name = 'LockedError';

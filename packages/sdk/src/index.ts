@@ -10,6 +10,7 @@ export {
   Artifacts,
   type CreateArtifactOptions,
   LockedArtifact,
+  type LockOptions,
   type WithLockOptions,
 } from './artifacts';
 export {

@@ -36,12 +36,12 @@ export function sleep(ms: number, signal?: AbortSignal, message = 'aborted'): Pr
 export const retryableStatus = (status: number): boolean => status === 408 || status === 429 || status >= 500;
 
 /**
- * The pause before retry number `attempt` (0 for the first retry), in whole ms: 0.5 s · 2^attempt,
- * capped at `capMs` (8 s), less up to a quarter at random so that clients failing together do not
- * retry together.
+ * The pause before retry number `attempt` (0 for the first retry), in whole ms: `firstMs` (0.5 s)
+ * · 2^attempt, capped at `capMs` (8 s), less up to a quarter at random so that clients failing
+ * together do not retry together.
  */
-export function backoffMs(attempt: number, capMs = 8000): number {
-  const base = Math.min(500 * 2 ** attempt, capMs);
+export function backoffMs(attempt: number, capMs = 8000, firstMs = 500): number {
+  const base = Math.min(firstMs * 2 ** attempt, capMs);
   return Math.round(base * (1 - Math.random() * 0.25));
 }
 

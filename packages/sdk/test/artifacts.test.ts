@@ -7,6 +7,7 @@ import {
   InternalServerError,
   LockedError,
   NotFoundError,
+  PermissionDeniedError,
   type SpaceClient,
   TimeoutError,
   UnlockError,
@@ -35,6 +36,34 @@ function failingFetch(
 }
 
 const isUnlock = (method: string, url: string) => method === 'DELETE' && url.endsWith('/lock');
+
+/** One lock call (`POST …/lock`) a recording fetch saw: when it went out and was answered, its key, its answer's status. */
+interface LockCall {
+  sent: number;
+  key: string | null;
+  answered?: number;
+  status?: number;
+}
+
+/** A fetch that forwards everything to the server and records each lock call. */
+function recordedLocks() {
+  const locks: LockCall[] = [];
+  const impl: typeof fetch = async (input, init) => {
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+    if (init?.method !== 'POST' || !url.endsWith('/lock')) return fetch(input, init);
+    const call: LockCall = { sent: Date.now(), key: new Headers(init.headers).get('idempotency-key') };
+    locks.push(call);
+    const response = await fetch(input, init);
+    call.answered = Date.now();
+    call.status = response.status;
+    return response;
+  };
+  /** The time from one lock call's answer to the next call, in ms: the SDK's pause, without the server's time. */
+  const pauses = () => locks.slice(1).map((call, i) => call.sent - locks[i]!.answered!);
+  return { impl, locks, pauses };
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const unavailable = (retryAfter: string) => () =>
   new Response(JSON.stringify({ error: 'the service is briefly unavailable (synthetic)' }), {
     status: 503,
@@ -547,6 +576,319 @@ describe('artifacts', () => {
       expect(await owner.artifacts.get(doc.id)).toMatchObject({
         lockedBy: owner.participantId,
         content: 'x',
+      });
+    });
+
+    describe('waiting for a lock someone else holds (waitMs)', () => {
+      it('waits, trying again after short pauses, each a new write, and writes once the holder has released it', async () => {
+        const { owner } = await ownedSpace();
+        const alice = await participant(owner, 'Alice');
+        const recorded = recordedLocks();
+        const bob = await participant(owner, 'Bob', hub({ fetch: recorded.impl }));
+        const doc = await alice.artifacts.create({ name: 'doc', content: 'a\n' });
+        let holding!: () => void;
+        const held = new Promise<void>((resolve) => {
+          holding = resolve;
+        });
+        const alices = alice.artifacts.withLock(doc.id, async (locked) => {
+          holding();
+          await pause(1000);
+          return locked.write(`${locked.content}alice\n`);
+        });
+        await held;
+        const started = Date.now();
+        let calls = 0;
+        const written = await bob.artifacts.withLock(
+          doc.id,
+          (locked) => {
+            calls++;
+            return locked.write(`${locked.content}bob\n`);
+          },
+          { waitMs: 5000 },
+        );
+        const waited = Date.now() - started;
+        await alices;
+        expect(calls).toBe(1);
+        expect(written).toMatchObject({ version: 3, content: 'a\nalice\nbob\n' });
+        expect(waited).toBeGreaterThan(700);
+        expect(waited).toBeLessThan(4000);
+        // Refused (423) until the release, then taken; every attempt a write of its own (the server
+        // would replay the 423 of a key it has seen).
+        const { locks } = recorded;
+        expect(locks.length).toBeGreaterThanOrEqual(2);
+        expect(locks.map((l) => l.status)).toEqual([...locks.slice(1).map(() => 423), 200]);
+        expect(new Set(locks.map((l) => l.key)).size).toBe(locks.length);
+        // It starts small: a lock released soon is taken soon.
+        expect(recorded.pauses()[0]).toBeLessThan(400);
+        expect((await owner.artifacts.get(doc.id)).lockedBy).toBeUndefined();
+      });
+
+      // On a server whose locks live 10 minutes: the shared server's 3 s locks lapse (and are
+      // heartbeated) sooner than the pauses grow, and the wait never sleeps past a lapse.
+      it('paces its attempts from about 200 ms up to 2 s apart, far under the rate limit', async () => {
+        const own = await startServer({ LOCK_TTL_S: '600' });
+        try {
+          const client = (options: Partial<ClientOptions> = {}) => hub({ baseUrl: own.url, ...options });
+          const { owner } = await ownedSpace(client());
+          const alice = await participant(owner, 'Alice', client());
+          const recorded = recordedLocks();
+          const bob = await participant(owner, 'Bob', client({ fetch: recorded.impl }));
+          const doc = await alice.artifacts.create({ name: 'doc', content: '' });
+          await alice.artifacts.lock(doc.id);
+          setTimeout(() => void alice.artifacts.unlock(doc.id), 7000);
+          await bob.artifacts.withLock(doc.id, (locked) => locked.write('bob'), { waitMs: 20_000 });
+          const pauses = recorded.pauses();
+          // 0.2 + 0.4 + 0.8 + 1.6 + 2 + 2… s, less up to a quarter at random: about 8 calls in 7 s
+          // (fewer on a slow machine, whose answers take time too).
+          expect(recorded.locks.length).toBeGreaterThanOrEqual(5);
+          expect(recorded.locks.length).toBeLessThanOrEqual(10);
+          expect(pauses[0]).toBeLessThan(400);
+          expect(Math.max(...pauses)).toBeGreaterThan(1400);
+          expect(Math.max(...pauses)).toBeLessThan(2400);
+        } finally {
+          await own.close();
+        }
+      }, 60_000);
+
+      it('rejects with the last LockedError (lock_held, naming the holder) once waitMs is over, its callback not called', async () => {
+        const { owner } = await ownedSpace();
+        const alice = await participant(owner, 'Alice');
+        const recorded = recordedLocks();
+        const bob = await participant(owner, 'Bob', hub({ fetch: recorded.impl }));
+        const doc = await alice.artifacts.create({ name: 'doc', content: 'x' });
+        const held = await alice.artifacts.lock(doc.id);
+        let called = false;
+        const started = Date.now();
+        const error = await bob.artifacts
+          .withLock(
+            doc.id,
+            () => {
+              called = true;
+            },
+            { waitMs: 800 },
+          )
+          .catch((e: unknown) => e);
+        const took = Date.now() - started;
+        expect(error).toBeInstanceOf(LockedError);
+        expect(error).toMatchObject({
+          status: 423,
+          code: 'lock_held',
+          lockedBy: alice.participantId,
+          lockedByName: 'Alice',
+          lockExpiresAt: held.lockExpiresAt,
+        });
+        // The server's answer to the last attempt, made once the wait was over.
+        expect((error as LockedError).requestId).toBeDefined();
+        expect(recorded.locks.at(-1)!.sent - started).toBeGreaterThanOrEqual(780);
+        expect(took).toBeGreaterThanOrEqual(800);
+        // Plus the last call's answer: not the lock's lifetime (3 s), nor a wait after the last call.
+        expect(took).toBeLessThan(2500);
+        expect(called).toBe(false);
+        expect((await owner.artifacts.get(doc.id)).lockedBy).toBe(alice.participantId);
+
+        // Without waitMs (or 0), one lock call and the LockedError at once, as before.
+        const before = recorded.locks.length;
+        for (const options of [undefined, { waitMs: 0 }]) {
+          await expect(bob.artifacts.withLock(doc.id, () => 'never', options)).rejects.toMatchObject({
+            code: 'lock_held',
+          });
+        }
+        expect(recorded.locks.length - before).toBe(2);
+      });
+
+      it('ends the wait with an AbortError as soon as the signal aborts, leaving the holder’s lock alone', async () => {
+        const { owner } = await ownedSpace();
+        const alice = await participant(owner, 'Alice');
+        const bob = await participant(owner, 'Bob');
+        const doc = await alice.artifacts.create({ name: 'doc', content: 'x' });
+        const held = await alice.artifacts.lock(doc.id);
+        const controller = new AbortController();
+        let abortedAt = 0;
+        setTimeout(() => {
+          abortedAt = Date.now();
+          controller.abort();
+        }, 500);
+        let called = false;
+        const error = await bob.artifacts
+          .withLock(
+            doc.id,
+            () => {
+              called = true;
+            },
+            { waitMs: 10_000, signal: controller.signal },
+          )
+          .catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(AbortError);
+        // At once, or after one call to find out whether a lock call the abort cut off took the lock.
+        expect(Date.now() - abortedAt).toBeLessThan(1000);
+        expect(called).toBe(false);
+        expect(await owner.artifacts.get(doc.id)).toMatchObject({
+          lockedBy: alice.participantId,
+          lockExpiresAt: held.lockExpiresAt,
+        });
+        // So does lock(id, { waitMs }).
+        const stop = new AbortController();
+        setTimeout(() => stop.abort(), 300);
+        await expect(
+          bob.artifacts.lock(doc.id, { waitMs: 10_000, signal: stop.signal }),
+        ).rejects.toBeInstanceOf(AbortError);
+      });
+
+      // LOCK_TTL_S=3 on the shared test server.
+      it('takes a lock that lapses while it waits, soon after its lockExpiresAt, and holds it a whole lifetime from then', async () => {
+        const { owner } = await ownedSpace();
+        const alice = await participant(owner, 'Alice');
+        const recorded = recordedLocks();
+        const bob = await participant(owner, 'Bob', hub({ fetch: recorded.impl }));
+        const doc = await alice.artifacts.create({ name: 'doc', content: 'x' });
+        // Taken and never released: its holder went away.
+        const held = await alice.artifacts.lock(doc.id);
+        const lapses = Date.parse(held.lockExpiresAt);
+        const seen = await bob.artifacts.withLock(
+          doc.id,
+          async (locked) => {
+            const took = Date.now();
+            // Longer than the time waited is from a lifetime: the lock lives from when it was taken.
+            await pause(1500);
+            const aborted = locked.signal.aborted;
+            const written = await locked.write('bob');
+            return { took, aborted, version: written.version };
+          },
+          { waitMs: 10_000 },
+        );
+        expect(seen.took).toBeGreaterThanOrEqual(lapses);
+        // Its lock call and its read after the lapse, not a pause of up to 2 s past it.
+        expect(seen.took - lapses).toBeLessThan(1500);
+        expect(seen).toMatchObject({ aborted: false, version: 2 });
+        // It never slept past the lapse, and did not hurry before it either.
+        expect(recorded.locks.length).toBeLessThanOrEqual(15);
+        expect((await owner.artifacts.get(doc.id)).lockedBy).toBeUndefined();
+      }, 20_000);
+
+      it('lets agents that wait take turns: 3 agents × 4 writes, no LockedError, no write lost', async () => {
+        const { owner } = await ownedSpace();
+        const recorded = recordedLocks();
+        const names = ['A', 'B', 'C'];
+        const agents = await Promise.all(
+          names.map((name) => participant(owner, name, hub({ fetch: recorded.impl }))),
+        );
+        const doc = await owner.artifacts.create({ name: 'doc', content: '' });
+        const writes = 4;
+        const results = await Promise.allSettled(
+          agents.map(async (agent, n) => {
+            for (let i = 0; i < writes; i++)
+              await agent.artifacts.withLock(
+                doc.id,
+                async (locked) => {
+                  await pause(50); // thinking
+                  return locked.write(`${locked.content}${names[n]}${i}\n`);
+                },
+                { waitMs: 30_000 },
+              );
+          }),
+        );
+        expect(results.filter((r) => r.status === 'rejected')).toEqual([]);
+        const after = await owner.artifacts.get(doc.id);
+        expect(after.version).toBe(1 + names.length * writes);
+        expect(after.content.trim().split('\n').sort()).toEqual(
+          names.flatMap((name) => Array.from({ length: writes }, (_, i) => `${name}${i}`)).sort(),
+        );
+        expect(after.lockedBy).toBeUndefined();
+        // The lock calls were taken (one per write) or refused while another held it, nothing else.
+        expect(recorded.locks.filter((l) => l.status === 200)).toHaveLength(names.length * writes);
+        expect(recorded.locks.every((l) => l.status === 200 || l.status === 423)).toBe(true);
+      }, 60_000);
+
+      it('waits for a withLock of the same key in this process to end, then takes the lock', async () => {
+        const { owner } = await ownedSpace();
+        const me = await participant(owner, 'Worker');
+        const doc = await me.artifacts.create({ name: 'doc', content: '' });
+        const again = hub().space(me.spaceId, me.key, me.participantId);
+        let inside = 0;
+        let most = 0;
+        const task = (
+          client: SpaceClient,
+          tag: string,
+          options?: { waitMs?: number; signal?: AbortSignal },
+        ) =>
+          client.artifacts.withLock(
+            doc.id,
+            async (locked) => {
+              most = Math.max(most, ++inside);
+              await pause(300);
+              const written = await locked.write(`${locked.content}${tag}`);
+              inside--;
+              return written.version;
+            },
+            options,
+          );
+        const versions = await Promise.all([
+          task(me, 'a', { waitMs: 5000 }),
+          task(again, 'b', { waitMs: 5000 }),
+          task(me, 'c', { waitMs: 5000 }),
+        ]);
+        expect(most).toBe(1);
+        expect(versions.sort()).toEqual([2, 3, 4]);
+        expect([...(await me.artifacts.get(doc.id)).content].sort()).toEqual(['a', 'b', 'c']);
+
+        // A wait shorter than the running one ends with the SDK's own refusal, as without waitMs.
+        const first = task(me, 'd');
+        const started = Date.now();
+        const refused = await task(again, 'e', { waitMs: 100 }).catch((e: unknown) => e);
+        expect(Date.now() - started).toBeGreaterThanOrEqual(100);
+        expect(refused).toBeInstanceOf(LockedError);
+        expect(refused).toMatchObject({
+          code: 'lock_held',
+          lockedBy: me.participantId,
+          requestId: undefined,
+        });
+        // And the signal ends it.
+        const controller = new AbortController();
+        setTimeout(() => controller.abort(), 100);
+        const aborted = await task(again, 'f', { waitMs: 5000, signal: controller.signal }).catch(
+          (e: unknown) => e,
+        );
+        expect(aborted).toBeInstanceOf(AbortError);
+        expect(await first).toBe(5);
+        expect(most).toBe(1);
+        expect((await me.artifacts.get(doc.id)).lockedBy).toBeUndefined();
+      });
+
+      it('lock(id, { waitMs }) waits too, and rejects with the last LockedError when the time is up', async () => {
+        const { owner } = await ownedSpace();
+        const alice = await participant(owner, 'Alice');
+        const bob = await participant(owner, 'Bob');
+        const doc = await alice.artifacts.create({ name: 'doc', content: 'x' });
+        await alice.artifacts.lock(doc.id);
+        setTimeout(() => void alice.artifacts.unlock(doc.id), 700);
+        const { data: lock, response } = await bob.artifacts.lock(doc.id, { waitMs: 5000 }).withResponse();
+        expect(lock.lockedBy).toBe(bob.participantId);
+        expect(response.status).toBe(200);
+        const refused = await alice.artifacts.lock(doc.id, { waitMs: 300 }).catch((e: unknown) => e);
+        expect(refused).toBeInstanceOf(LockedError);
+        expect(refused).toMatchObject({
+          code: 'lock_held',
+          lockedBy: bob.participantId,
+          lockedByName: 'Bob',
+        });
+        await bob.artifacts.unlock(doc.id);
+      });
+
+      it('waits for nothing but a lock someone holds: any other error is thrown at once', async () => {
+        const { owner } = await ownedSpace();
+        const recorded = recordedLocks();
+        const me = await participant(owner, 'Muted', hub({ fetch: recorded.impl }));
+        const doc = await owner.artifacts.create({ name: 'doc', content: 'x' });
+        const started = Date.now();
+        await expect(
+          me.artifacts.withLock('00000000-0000-4000-8000-000000000000', () => 'never', { waitMs: 10_000 }),
+        ).rejects.toBeInstanceOf(NotFoundError);
+        await owner.participants.mute(me.participantId);
+        await expect(me.artifacts.withLock(doc.id, () => 'never', { waitMs: 10_000 })).rejects.toBeInstanceOf(
+          PermissionDeniedError,
+        );
+        expect(Date.now() - started).toBeLessThan(3000);
+        expect(recorded.locks).toHaveLength(2);
       });
     });
   });
