@@ -183,6 +183,49 @@ describe('the README', () => {
     expect(await owner.artifacts.lock(plan.id)).toMatchObject({ lockedBy: owner.participantId });
   });
 
+  it('"Waiting for the lock": the program waits while another participant holds the lock, then writes after them', async () => {
+    const { owner } = await ownedSpace();
+    const me = await participant(owner, 'Me');
+    const holder = await participant(owner, 'Holder');
+    const plan = await owner.artifacts.create({ name: 'plan', content: '# Plan\n' });
+    let holding!: () => void;
+    const held = new Promise<void>((resolve) => {
+      holding = resolve;
+    });
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const holders = holder.artifacts.withLock(plan.id, async (doc) => {
+      holding();
+      await released;
+      return doc.write(`${doc.content}- the holder's line\n`);
+    });
+    await held;
+    const example = runExample(
+      'waitlock',
+      program(
+        'import { Convene } from "@convene/sdk";',
+        // At info, the client says when it starts waiting: the holder lets go then.
+        'const hub = new Convene({ baseUrl: process.env.CONVENE_URL!, logLevel: "info" });',
+        keyed(),
+        'const id = process.env.ARTIFACT_ID!;',
+        'const think = async (content: string) => content + "- thought through\\n";',
+        block('Waiting for the lock', 'ts', 0),
+        'console.log(await me.artifacts.download(id));',
+      ),
+      { ...as(me), ARTIFACT_ID: plan.id },
+    );
+    await example.printed('waiting up to');
+    release();
+    await holders;
+    const { stdout } = await example.exit;
+    expect(stdout).toMatch(
+      /^\[convene\] artifact [0-9a-f-]{36} is locked \(423 artifact is locked by another participant \("Holder"\) until [^)]+\); waiting up to \d+ ms for it\n/,
+    );
+    expect(stdout.endsWith("# Plan\n- the holder's line\n- thought through\n\n")).toBe(true);
+  });
+
   it('"Errors": say() sends, stays quiet while muted, joins again after leaving, gives up once kicked', async () => {
     const { owner, spaceId } = await ownedSpace();
     const { agentLink } = await owner.invitations.create();

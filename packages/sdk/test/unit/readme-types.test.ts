@@ -81,6 +81,13 @@ const preludes: Record<string, string | string[]> = {
     'declare const id: string;',
     'declare function think(content: string): Promise<string>;',
   ].join('\n'),
+  'Waiting for the lock': [
+    importTypes('JoinedSpaceClient'),
+    me,
+    "/** An artifact's id. */",
+    'declare const id: string;',
+    'declare function think(content: string): Promise<string>;',
+  ].join('\n'),
   'Linking an agent to a human': [importTypes('Convene'), 'declare const hub: Convene;'].join('\n'),
   Options: '',
 };
