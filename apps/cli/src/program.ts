@@ -272,6 +272,10 @@ function formatCommanderError(
     const dashed = textAfterDashes(said, args);
     if (dashed) rest = [`(${dashed})`];
   }
+  if (/^too many arguments\b/.test(said)) {
+    const moved = optionsBeforeDashes(command, args);
+    if (moved) rest = [`(${moved})`];
+  }
   const help = `Run \`${commandPath(command)} --help\` for usage.`;
   if (json) {
     // "(Did you mean send?)" and the like become the hint, before the pointer to the help.
@@ -313,6 +317,35 @@ function textAfterDashes(said: string, args: readonly string[]): string | undefi
   if (at < 0) return undefined;
   const others = args.filter((_, i) => i !== at).map(shellWord);
   return `A text that starts with "-" goes after --, which ends the options: \`convene ${others.join(' ')} -- ${quoted(text!)}\``;
+}
+
+/**
+ * `convene artifact create -- "-draft.md" --file plan.md`: after `--` every word is an argument,
+ * so commander counts `--file` and `plan.md` as two more ("too many arguments"). When words
+ * after `--` are options of the command, the same line with them before `--`.
+ */
+function optionsBeforeDashes(command: Command, args: readonly string[]): string | undefined {
+  const end = args.indexOf('--');
+  if (end < 0) return undefined;
+  const known: Option[] = [];
+  for (let c: Command | null = command; c; c = c.parent as Command | null) known.push(...c.options);
+  const options: string[] = [];
+  const positionals: string[] = [];
+  const after = args.slice(end + 1);
+  for (let i = 0; i < after.length; i++) {
+    const word = after[i]!;
+    const flag = word.startsWith('--') ? word.split('=')[0]! : word;
+    const option = known.find((o) => o.long === flag || o.short === flag);
+    if (!option) positionals.push(word);
+    else {
+      options.push(word);
+      // Its value, unless given with `=`.
+      if (option.required && !word.includes('=') && i + 1 < after.length) options.push(after[++i]!);
+    }
+  }
+  if (options.length === 0) return undefined;
+  const before = [...args.slice(0, end), ...options].map(shellWord).join(' ');
+  return `Options go before --: after it every word is an argument, options too. \`convene ${before} -- ${positionals.map(quoted).join(' ')}\``;
 }
 
 /**

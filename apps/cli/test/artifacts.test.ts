@@ -756,6 +756,145 @@ describe('a hint that names a document with a newline, ESC or shell characters i
   });
 });
 
+describe('a hint that names a document whose name starts with "-"', () => {
+  it('puts the name after --, and its options before it, so that the line pastes and works', async () => {
+    const ana = new User(server.url);
+    const ben = new User(server.url);
+    try {
+      expect((await ana.run(['space', 'create', 'Dashes'])).code).toBe(0);
+      await joinAs(ana, ben, 'Ben');
+      const created = await ana.run(['artifact', 'create', '--', '-draft.md'], {
+        input: 'x\n',
+        stdin: 'pipe',
+      });
+      expect(created.code).toBe(0);
+      // Not `convene artifact edit "-draft.md"`: the shell drops the quotes, and "-draft.md" is an option.
+      expect(created.stderr).toContain('Edit it with `convene artifact edit -- "-draft.md"`.');
+      const edited = await ana.run(suggested(created.stderr)[0]!, { env: { EDITOR: 'true' } });
+      expect({ code: edited.code, stderr: edited.stderr }).toEqual({
+        code: 0,
+        stderr: expect.stringContaining('No changes to -draft.md'),
+      });
+
+      // Options after -- are arguments too: said so, with the line that has them before it.
+      writeFileSync(join(ana.home, 'plan.md'), '# Plan\n');
+      const late = await ana.run(['artifact', 'create', '--', '-dash.md', '--file', 'plan.md']);
+      expect(late.code).toBe(2);
+      expect(late.stderr).toContain('Options go before --');
+      const [moved] = suggested(late.stderr);
+      expect(moved).toEqual(['artifact', 'create', '--file', 'plan.md', '--', '-dash.md']);
+      expect((await ana.run(moved!)).code).toBe(0);
+      expect((await ana.run(['artifact', 'download', '--', '-dash.md'])).stdout).toBe('# Plan\n');
+
+      // lock's hints, and the unlock a participant who meets the lock is given, to ask the owner for.
+      const locked = await ana.run(['artifact', 'lock', '--', '-draft.md']);
+      expect(locked.code).toBe(0);
+      const [write, unlock] = suggested(locked.stderr);
+      expect(write).toEqual(['artifact', 'write', '--file', 'F', '--', '-draft.md']);
+      expect(unlock).toEqual(['artifact', 'unlock', '--', '-draft.md']);
+      const blocked = await ben.run(['artifact', 'write', '--', '-draft.md'], {
+        input: 'y\n',
+        stdin: 'pipe',
+      });
+      expect(blocked.code).toBe(6);
+      expect(blocked.stderr).toContain('`convene artifact unlock -- "-draft.md"`');
+      expect((await ana.run(unlock!)).code).toBe(0);
+
+      // A version that is none: the history that lists them.
+      const none = await ana.run(['artifact', 'show', '--at', '9', '--', '-draft.md']);
+      expect(none.code).toBe(5);
+      const [history] = suggested(none.stderr);
+      expect(history).toEqual(['artifact', 'history', '--', '-draft.md']);
+      expect((await ana.run(history!)).code).toBe(0);
+
+      // Another space than the default: --space goes before -- with the other options.
+      expect((await ana.run(['space', 'create', 'Elsewhere'])).code).toBe(0);
+      const there = await ana.run(['artifact', 'lock', '--space', 'Dashes', '--', '-draft.md']);
+      const release = suggested(there.stderr)[1]!;
+      expect(release).toEqual(['artifact', 'unlock', '--space', 'Dashes', '--', '-draft.md']);
+      // Pasted into a shell as it is.
+      const bin = join(ana.home, 'bin');
+      mkdirSync(bin, { recursive: true });
+      writeFileSync(join(bin, 'convene'), `#!/bin/sh\nexec "${process.execPath}" "${bundle}" "$@"\n`, {
+        mode: 0o755,
+      });
+      const env = { ...process.env, ...ana.env, PATH: `${bin}:${process.env.PATH}` } as NodeJS.ProcessEnv;
+      for (const name of LEAKY_ENV) if (!(name in ana.env)) delete env[name];
+      const line = /`(convene artifact unlock [^`]+)`/.exec(there.stderr)![1]!;
+      const pasted = await finished(spawn('bash', ['-c', line], { env }));
+      expect({ line, code: pasted.code, stderr: pasted.stderr }).toEqual({
+        line,
+        code: 0,
+        stderr: expect.stringContaining('Unlocked -draft.md'),
+      });
+    } finally {
+      ana.remove();
+      ben.remove();
+    }
+  });
+});
+
+describe('documents whose names differ only in case, or not at all (the API takes them)', () => {
+  it('take the name in the case typed, and hints name by id a document its name does not name alone', async () => {
+    const ana = new User(server.url);
+    const ben = new User(server.url);
+    try {
+      expect((await ana.run(['space', 'create', 'Cases'])).code).toBe(0);
+      await joinAs(ana, ben, 'Ben');
+      const host = ana.credentials().hosts[server.url];
+      const { spaceId, key } = host.spaces[host.defaultSpace];
+      // Straight through the API: `artifact create` refuses a name the space has, in any case.
+      const create = async (name: string, content: string) => {
+        const response = await fetch(`${server.url}/hub/space/${spaceId}/artifact`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-private-key': key },
+          body: JSON.stringify({ name, type: 'markdown', content }),
+        });
+        expect(response.status).toBe(200);
+        return (await response.json()) as { id: string; name: string };
+      };
+      const first = await create('twin.md', 'first twin\n');
+      const second = await create('twin.md', 'second twin\n');
+      await create('notes.md', 'lower\n');
+      await create('Notes.md', 'upper\n');
+
+      // The name as typed names one; only a case that matches neither exactly is ambiguous.
+      const lower = await ana.run(['artifact', 'unlock', 'notes.md', '--json']);
+      expect({ code: lower.code, name: lower.json().name }).toEqual({ code: 0, name: 'notes.md' });
+      expect((await ana.run(['artifact', 'download', 'Notes.md'])).stdout).toBe('upper\n');
+      const neither = await ana.run(['artifact', 'show', 'NOTES.md']);
+      expect(neither.code).toBe(2);
+      expect(neither.stderr).toContain('2 documents are called "NOTES.md"');
+
+      // A lock's hint names the document by its id, which names it alone.
+      expect((await ana.run(['artifact', 'lock', first.id])).code).toBe(0);
+      const blocked = await ben.run(['artifact', 'write', first.id], { input: 'mine\n', stdin: 'pipe' });
+      expect(blocked.code).toBe(6);
+      const unlock = suggested(blocked.stderr).find((words) => words[1] === 'unlock');
+      expect(unlock).toEqual(['artifact', 'unlock', first.id]);
+      expect((await ana.run(unlock!)).code).toBe(0);
+      expect((await ana.run(['artifact', 'show', first.id, '--json'])).json().lockedBy).toBeUndefined();
+
+      // No editor: the copy to edit and the write back, of that document.
+      const blind = await ben.run(['artifact', 'edit', second.id]);
+      expect(blind.code).toBe(2);
+      const [download, writeBack] = suggested(blind.stderr);
+      expect(download).toEqual(['artifact', 'download', second.id, '-o', 'F']);
+      expect(writeBack).toEqual(['artifact', 'write', second.id, '--file', 'F', '--base-version', '1']);
+      expect((await ben.run(download!)).code).toBe(0);
+      expect(readFileSync(join(ben.home, 'F'), 'utf8')).toBe('second twin\n');
+
+      // space close's line that saves a document first.
+      const closing = await ana.run(['space', 'close', '--yes']);
+      expect(closing.code).toBe(0);
+      expect(closing.stderr).toContain(`Save them first: \`convene artifact download ${first.id} -o FILE\`.`);
+    } finally {
+      ana.remove();
+      ben.remove();
+    }
+  });
+});
+
 describe('the owner releasing someone else’s lock on a terminal', () => {
   it('asks first (default no); --yes does not; releasing your own lock is not asked', async () => {
     expect((await guest.run(['artifact', 'create', 'held.md'])).code).toBe(0);

@@ -18,10 +18,11 @@ import { strayMentions } from '../src/lib/mentions';
 import { sayOutages } from '../src/lib/outage';
 import { detectMode, Output, terminalColumns } from '../src/lib/output';
 import { promptOutput, withoutStyles } from '../src/lib/prompts';
-import { quoted, shellWord } from '../src/lib/quote';
+import { quoted, shellWord, verbatim } from '../src/lib/quote';
 import { MessagesSeen, printMessage, relative, when } from '../src/lib/render';
-import { byIdStart, closest, pick } from '../src/lib/resolve';
+import { byIdStart, closest, hintName, pick } from '../src/lib/resolve';
 import { CredentialStore, hostKey } from '../src/lib/store';
+import { commandLine } from '../src/lib/suggest';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -206,22 +207,32 @@ describe('links, names and ids', () => {
     expect(() => normaliseUrl('not a url')).toThrow('"not a url" is not a URL');
   });
 
-  it('picks by id, name in any case, or id prefix; two of a name ask for the id', () => {
+  it('picks by id, name (in the case typed first, then in any case), or id prefix; two of a name ask for the id', () => {
     const items = [
       { id: 'aaaa1111-0000-0000-0000-000000000000', name: 'Ada' },
       { id: 'bbbb2222-0000-0000-0000-000000000000', name: 'Bob' },
       { id: 'cccc3333-0000-0000-0000-000000000000', name: 'bob' },
+      { id: 'dddd4444-0000-0000-0000-000000000000', name: 'twin' },
+      { id: 'eeee5555-0000-0000-0000-000000000000', name: 'twin' },
     ];
     const what = { noun: 'participant', id: (i: any) => i.id, name: (i: any) => i.name, listCommand: 'x' };
     expect(pick(items, 'ADA', what).id).toBe(items[0]!.id);
     expect(pick(items, 'cccc', what).name).toBe('bob');
     expect(pick(items, items[1]!.id, what).name).toBe('Bob');
-    expect(() => pick(items, 'bob', what)).toThrow(/2 participants are called "bob"/);
+    // The name as typed wins over those that match it only in another case.
+    expect(pick(items, 'bob', what).id).toBe(items[2]!.id);
+    expect(pick(items, 'Bob', what).id).toBe(items[1]!.id);
+    expect(() => pick(items, 'BOB', what)).toThrow(/2 participants are called "BOB"/);
     // Each with its name as well as its id, as for an id start several share.
-    expect(() => pick(items, 'bob', what)).toThrow(
+    expect(() => pick(items, 'BOB', what)).toThrow(
       expect.objectContaining({ hint: `Name one by id: Bob (${items[1]!.id}), bob (${items[2]!.id})` }),
     );
+    expect(() => pick(items, 'twin', what)).toThrow(/2 participants are called "twin"/);
     expect(() => pick(items, 'abc', what)).toThrow(/no participant "abc"/);
+    // What a hint names them by: the name where it finds them alone, else the id.
+    const find = (typed: string) => pick(items, typed, what);
+    expect(hintName(items[1]!, what, find)).toBe('Bob');
+    expect(hintName(items[3]!, what, find)).toEqual({ verbatim: items[3]!.id });
   });
 
   it('takes the unique start of a name where asked (participants), not otherwise (documents)', () => {
@@ -526,6 +537,29 @@ describe('names quoted for the shell in hints', () => {
     expect(shellWord('ada@example.com')).toBe('ada@example.com');
     expect(shellWord('/Users/Ada Lovelace/x')).toBe('"/Users/Ada Lovelace/x"');
     expect(read('sh', shellWord('/Users/Ada Lovelace/x'))).toBe('/Users/Ada Lovelace/x');
+  });
+});
+
+describe('command lines hints suggest', () => {
+  it('put arguments that start with "-" after --, and the options before it', () => {
+    expect(commandLine('artifact edit', { args: ['plan.md'] })).toBe('convene artifact edit "plan.md"');
+    expect(commandLine('artifact edit', { args: ['-draft.md'] })).toBe(
+      'convene artifact edit -- "-draft.md"',
+    );
+    const parts = { options: { '--file': verbatim('F'), '--base-version': verbatim(3) } };
+    expect(commandLine('artifact write', { args: ['plan.md'], ...parts })).toBe(
+      'convene artifact write "plan.md" --file F --base-version 3',
+    );
+    expect(commandLine('artifact write', { args: ['-draft.md'], ...parts })).toBe(
+      'convene artifact write --file F --base-version 3 -- "-draft.md"',
+    );
+    // Words of ours as they are; an option's value that starts with "-" is taken as its value.
+    expect(commandLine('artifact diff', { args: [verbatim('ARTIFACT'), verbatim(1)] })).toBe(
+      'convene artifact diff ARTIFACT 1',
+    );
+    expect(commandLine('messages', { options: { '--space': '-x', '--json': true } })).toBe(
+      'convene messages --space "-x" --json',
+    );
   });
 });
 

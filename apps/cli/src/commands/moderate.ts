@@ -6,9 +6,9 @@ import { ExitCode } from '../lib/exit-codes';
 import { conflictError, isSpaceClosed } from '../lib/failure';
 import { inline } from '../lib/output';
 import { choose, confirm } from '../lib/prompts';
-import { quoted } from '../lib/quote';
+import type { Value } from '../lib/quote';
 import { listed } from '../lib/render';
-import { find, findExact, participantNaming, pick } from '../lib/resolve';
+import { find, findExact, hintName, participantNaming, pick } from '../lib/resolve';
 import { suggest } from '../lib/suggest';
 
 /**
@@ -138,6 +138,33 @@ export function moderated<P extends Moderated>(
   );
 }
 
+/** Those a moderation verb applies to: not the owner, and in one of the verb's standings. */
+function candidatesOf<P extends Moderated & { isOwner: boolean }>(
+  verb: Verb,
+  participants: readonly P[],
+): P[] {
+  const action = ACTIONS.find((a) => a.name === verb)!;
+  return participants.filter(
+    (p) => !p.isOwner && (action.candidates as readonly string[]).includes(p.status),
+  );
+}
+
+type Verb = (typeof ACTIONS)[number]['name'];
+
+/**
+ * `participant` as the command line `convene VERB …` of a hint names it: by name when the verb,
+ * given that name, would act on them (`moderated`), else by id (another of the name stands
+ * before them).
+ */
+export function moderationTarget<P extends Moderated & { isOwner: boolean }>(
+  verb: Verb,
+  participants: readonly P[],
+  participant: P,
+): Value {
+  const candidates = candidatesOf(verb, participants);
+  return hintName(participant, participantNaming, (typed) => moderated(participants, candidates, typed, ''));
+}
+
 export function registerModeration(program: Command, app: App): void {
   for (const action of ACTIONS) {
     const asks = 'confirm' in action;
@@ -163,9 +190,7 @@ export function registerModeration(program: Command, app: App): void {
         ctx.requireOwner(saved, action.name);
         const space = ctx.spaceClient(saved);
         const { participants } = await ctx.readSpace(space);
-        const candidates = participants.filter(
-          (p) => !p.isOwner && (action.candidates as readonly string[]).includes(p.status),
-        );
+        const candidates = candidatesOf(action.name, participants);
         const chosen = await choose(ctx.out, reference, {
           message: `Participant to ${action.name}`,
           usage: `convene ${action.name} PARTICIPANT [--space SPACE]`,
@@ -212,7 +237,7 @@ export function registerModeration(program: Command, app: App): void {
         if (action.call !== action.name && !candidates.includes(participant)) {
           throw new CliError(`${participant.name} is not waiting for approval`, {
             exitCode: ExitCode.conflict,
-            hint: `${standing} To remove them, \`${suggest(ctx, `kick ${quoted(participant.name)}`)}\`.`,
+            hint: `${standing} To remove them, \`${suggest(ctx, 'kick', { args: [moderationTarget('kick', participants, participant)] })}\`.`,
           });
         }
         if ('confirm' in action) {

@@ -12,7 +12,7 @@ import { required } from '../lib/prompts';
 import { quoted } from '../lib/quote';
 import { listed } from '../lib/render';
 import { byIdStart, closest, find, findExact, participantNaming, sameName } from '../lib/resolve';
-import { suggest } from '../lib/suggest';
+import { commandLine, suggest } from '../lib/suggest';
 
 /**
  * What a message read from a file or stdin is read up to: a character is at most 4 bytes in UTF-8,
@@ -168,7 +168,7 @@ function withQuotingHint<T>(
     const text = quoted(words.join(' '));
     const hint = source
       ? `With --${source}, the message is the ${source} alone and a word beside it names the space: send ${text} as a message of its own.`
-      : `To send the words as one message to the default space, quote them: convene send ${text}.`;
+      : `To send the words as one message to the default space, quote them: ${commandLine('send', { args: [words.join(' ')] })}.`;
     const Failure = error.constructor as typeof CliError;
     throw new Failure(error.message, {
       exitCode: error.exitCode,
@@ -207,7 +207,7 @@ async function messageId(ctx: Context, space: SpaceClient, reference: string): P
     noun: 'message',
     id: (m) => m.id,
     label: (m) => m.id,
-    listCommand: suggest(ctx, 'messages -q'),
+    listCommand: suggest(ctx, 'messages', { options: { '-q': true } }),
   }).id;
 }
 

@@ -2,6 +2,7 @@ import { type Command, InvalidArgumentError } from '@commander-js/extra-typings'
 import type { CreateWebhookParams } from '@convene/sdk';
 import { type App, examples } from '../app';
 import { isUuid } from '../lib/context';
+import { verbatim } from '../lib/quote';
 import { relative } from '../lib/render';
 import { byIdStart, closest } from '../lib/resolve';
 import { suggest } from '../lib/suggest';
@@ -131,7 +132,7 @@ export function registerWebhook(program: Command, app: App): void {
                 style: (s, w) => (w.enabled && !w.failures ? out.c.green(s) : out.c.yellow(s)),
               },
             ],
-            `No webhooks yet: \`${suggest(ctx, 'webhook add URL')}\`.`,
+            `No webhooks yet: \`${suggest(ctx, 'webhook add', { args: [verbatim('URL')] })}\`.`,
           ),
       });
     });

@@ -4,10 +4,29 @@ import { CliError } from './errors';
 import { ExitCode } from './exit-codes';
 import type { Output } from './output';
 import { choose } from './prompts';
-import { quoted } from './quote';
+import { type Value, verbatim } from './quote';
 import { relative, when } from './render';
-import { pick } from './resolve';
-import { suggest } from './suggest';
+import { find, hintName, pick } from './resolve';
+import { type LineParts, suggest } from './suggest';
+
+/** How the document commands know a document: its id, or its whole name (not a name's start). */
+export const documentNaming = {
+  noun: 'document',
+  id: (doc: { id: string }) => doc.id,
+  name: (doc: { name: string }) => doc.name,
+};
+
+/**
+ * A document as the command line of a hint names it among the space's `documents`: by its name
+ * when that finds it alone (as `findArtifact` finds what it is given), else by its id (two
+ * documents of one name, which the API takes, though `artifact create` refuses it).
+ */
+export function documentNamed<T extends { id: string; name: string }>(
+  documents: readonly T[],
+  doc: T,
+): Value {
+  return hintName(doc, documentNaming, (typed) => find(documents, typed, documentNaming));
+}
 
 /**
  * The space, the artifact named by a person (name or id) and the participants' names, from one
@@ -31,30 +50,32 @@ export async function findArtifact(
     none: () =>
       new CliError(`no documents in ${saved.name}`, {
         exitCode: ExitCode.notFound,
-        hint: `Create one with \`${suggest(ctx, 'artifact create NAME')}\`.`,
+        hint: `Create one with \`${suggest(ctx, 'artifact create', { args: [verbatim('NAME')] })}\`.`,
       }),
   });
   const artifact = pick(view.artifacts, reference, {
-    noun: 'document',
-    id: (a) => a.id,
-    name: (a) => a.name,
+    ...documentNaming,
     listCommand: suggest(ctx, 'artifact list'),
   });
-  ctx.artifact = artifact.name;
+  const named = documentNamed(view.artifacts, artifact);
+  ctx.artifact = { name: artifact.name, named };
   const names = new Map(view.participants.map((p) => [p.participantId, p.name]));
   return {
     saved,
     space,
     artifact,
+    /** The document as a hint's command line names it (`hintName`). */
+    named,
     names,
     heldByMe: artifact.lockedBy === saved.participantId,
     /** What a 423 is explained with: the holder's name, and whether you may force the lock. */
     lockContext: {
       artifactName: artifact.name,
+      named,
       names,
       owner: saved.role === 'owner',
       ownerId: view.participants.find((p) => p.isOwner)?.participantId,
-      command: (words: string) => suggest(ctx, words),
+      command: (words: string, parts?: LineParts) => suggest(ctx, words, parts),
     },
   };
 }
@@ -62,21 +83,23 @@ export async function findArtifact(
 /** What explains a 423: the document, the participants' names, and whether you own the space. */
 export interface LockContext {
   artifactName: string;
+  /** The document as a hint's command line names it: its name, or its id when another shares it. */
+  named: Value;
   names: ReadonlyMap<string, string>;
   /** The owner may release anyone's lock; a participant asks the owner to. */
   owner: boolean;
   /** The owner's participant id: a lock the owner holds is theirs to release, not to force. */
   ownerId?: string | undefined;
   /** The command line a hint suggests, on the document's space (`suggest`). */
-  command: (words: string) => string;
+  command: (words: string, parts?: LineParts) => string;
 }
 
 /** A 423 in words: who holds the lock and until when (exit 6), and what you can do about it. */
 export function lockedFailure(
   error: LockedError,
-  { artifactName, names, owner, ownerId, command }: LockContext,
+  { artifactName, named, names, owner, ownerId, command }: LockContext,
 ): CliError {
-  const unlock = command(`artifact unlock ${quoted(artifactName)}`);
+  const unlock = command('artifact unlock', { args: [named] });
   const tail = command('tail');
   const holder = error.lockedBy ? (names.get(error.lockedBy) ?? error.lockedBy) : undefined;
   const until = error.lockExpiresAt
@@ -96,7 +119,7 @@ export function lockedFailure(
                 ? 'release their lock yourself (you own the space) with'
                 : 'ask the owner to force it with'
             } \`${unlock}\`.`
-        : `Take it with \`${command(`artifact lock ${quoted(artifactName)}`)}\`.`,
+        : `Take it with \`${command('artifact lock', { args: [named] })}\`.`,
       details: { lockedBy: error.lockedBy, lockExpiresAt: error.lockExpiresAt },
       cause: error,
     },
@@ -162,7 +185,7 @@ type ReleasedArtifact = Omit<ArtifactView, 'lockedBy' | 'lockedAt' | 'lockExpire
  * the write's answer without the lock fields it carried then (`lockedBy`, `lockedAt`,
  * `lockExpiresAt`), which a script reading `--json` would take for a lock still held.
  */
-function released(doc: ArtifactView): ReleasedArtifact {
+export function released(doc: ArtifactView): ReleasedArtifact {
   const { lockedBy: _by, lockedAt: _at, lockExpiresAt: _until, ...rest } = doc;
   return rest;
 }

@@ -12,6 +12,7 @@ import { CliError, NoSpaceSavedError, UsageError } from './errors';
 import { ExitCode } from './exit-codes';
 import { isNotConvene } from './not-convene';
 import { detectMode, inline, Output } from './output';
+import type { Value } from './quote';
 import { closest, find } from './resolve';
 import { CredentialStore, type HostEntry, hostKey, type StoredSpace } from './store';
 
@@ -57,8 +58,11 @@ export class Context {
    * command lines its hints suggest act on it too (`suggest`).
    */
   chosenSpace: { space: StoredSpace; named: boolean } | undefined;
-  /** The document the command acts on, once found: hints name it (`artifact history "plan.md"`). */
-  artifact: string | undefined;
+  /**
+   * The document the command acts on, once found: errors name it, and hints too (`artifact
+   * history "plan.md"`), as `named` (its id when another document shares its name).
+   */
+  artifact: { name: string; named: Value } | undefined;
   /** The command being run (`convene space create`), for hints that point at its help. */
   commandName: string | undefined;
   private readonly explicitUrl: string | undefined;

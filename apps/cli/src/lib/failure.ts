@@ -10,9 +10,9 @@ import { type Context, isLoopback } from './context';
 import { CliError } from './errors';
 import { ExitCode, stoppedBy } from './exit-codes';
 import { isNotConvene, notConvene } from './not-convene';
-import { quoted } from './quote';
+import { verbatim } from './quote';
 import type { StoredSpace } from './store';
-import { suggest } from './suggest';
+import { type LineParts, suggest } from './suggest';
 
 /**
  * Turns whatever a command threw into a CliError: what went wrong (the server's own words), the
@@ -86,7 +86,7 @@ const serverWords = (error: ConveneError): string => error.message.replace(/^\d{
  * the command knows which (`version 9 of "plan.md" not found`, not "of this artifact").
  */
 const inDocumentTerms = (message: string, ctx: Context): string =>
-  message.replace(/\bthis artifact\b/g, ctx.artifact ? JSON.stringify(ctx.artifact) : 'this document');
+  message.replace(/\bthis artifact\b/g, ctx.artifact ? JSON.stringify(ctx.artifact.name) : 'this document');
 
 /**
  * A 409 of the server (not a closed space): exit 6, its words, and `hint`, which a command that
@@ -170,7 +170,7 @@ function fromStatus(error: ConveneError, ctx: Context): CliError {
         exitCode: ExitCode.conflict,
         hint: locked?.lockExpiresAt
           ? `The lock lapses at ${locked.lockExpiresAt} unless its holder keeps it.`
-          : `Take the lock first with \`${suggest(ctx, `artifact lock ${ctx.artifact ? quoted(ctx.artifact) : 'ARTIFACT'}`)}\`.`,
+          : `Take the lock first with \`${suggest(ctx, 'artifact lock', { args: [ctx.artifact?.named ?? verbatim('ARTIFACT')] })}\`.`,
         details: detailsOf(error),
       });
     }
@@ -197,14 +197,17 @@ function fromStatus(error: ConveneError, ctx: Context): CliError {
  * per kind of thing); a 404 with a code of its own is told by it (`join_refused`, in `join`).
  */
 function notFoundHint(ctx: Context, message: string): string {
-  const doc = ctx.artifact ? quoted(ctx.artifact) : 'ARTIFACT';
-  const command = (words: string) => `\`${suggest(ctx, words)}\``;
+  const doc = ctx.artifact?.named ?? verbatim('ARTIFACT');
+  const command = (words: string, parts?: LineParts) => `\`${suggest(ctx, words, parts)}\``;
   const where: [RegExp, () => string][] = [
     [/^webhook\b/, () => `See the webhooks with ${command('webhook list')}.`],
-    [/^version\b/, () => `${command(`artifact history ${doc}`)} lists its versions.`],
+    [/^version\b/, () => `${command('artifact history', { args: [doc] })} lists its versions.`],
     [/^artifact\b/, () => `See the documents with ${command('artifact list')}.`],
     [/^participant\b/, () => `See who is there with ${command('participants')}.`],
-    [/^message\b/, () => `See the messages and their ids with ${command('messages --json')}.`],
+    [
+      /^message\b/,
+      () => `See the messages and their ids with ${command('messages', { options: { '--json': true } })}.`,
+    ],
     [
       /^space\b/,
       () =>

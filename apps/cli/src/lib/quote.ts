@@ -16,6 +16,23 @@ export function quoted(text: string): string {
 }
 
 /**
+ * A word of ours in a command line a hint suggests, written as it is: a placeholder (`F`, `NAME`),
+ * a number, an id, a path already made a shell word (`shellWord`). Never one that starts with `-`.
+ */
+export interface Verbatim {
+  readonly verbatim: string;
+}
+
+export const verbatim = (text: string | number): Verbatim => ({ verbatim: String(text) });
+
+/** A value in a command line a hint suggests: a name a person gave (`quoted` there), or a word of ours. */
+export type Value = string | Verbatim;
+
+/** A value as its shell word. */
+export const shellValue = (value: Value): string =>
+  typeof value === 'string' ? quoted(value) : value.verbatim;
+
+/**
  * A word a hint suggests that is usually plain (a path, an email): as it is when the shell reads
  * it so (letters, digits and `_@%+=:,./-`, as Python's shlex.quote keeps), else `quoted`.
  */

@@ -1,6 +1,7 @@
 import { CliError, UsageError } from './errors';
 import { ExitCode } from './exit-codes';
 import { inline } from './output';
+import { type Value, verbatim } from './quote';
 
 /** How `pick` and `find` know an item: its noun in messages, its id and its name. */
 export interface Naming<T> {
@@ -46,8 +47,10 @@ export function pick<T>(
 }
 
 /**
- * What is named exactly so: by its id, or its whole name (any case); undefined when nothing is
- * (two of the name are a usage error naming them). No id start, no name start.
+ * What is named exactly so: by its id, or its whole name, in the case typed first, then in any
+ * case; undefined when nothing is (two of the name are a usage error naming them). No id start,
+ * no name start. The case typed wins: with notes.md and Notes.md in a space (the API takes both),
+ * `notes.md` is the one named so, and only `NOTES.MD` is ambiguous.
  */
 export function findExact<T>(
   items: readonly T[],
@@ -56,7 +59,8 @@ export function findExact<T>(
 ): T | undefined {
   const exact = items.find((item) => what.id(item) === reference);
   if (exact) return exact;
-  const named = items.filter((item) => sameName(what.name(item), reference));
+  const typed = items.filter((item) => what.name(item) === reference);
+  const named = typed.length > 0 ? typed : items.filter((item) => sameName(what.name(item), reference));
   if (named.length > 1) {
     throw new UsageError(
       `${named.length} ${what.noun}s are called "${reference}"`,
@@ -69,6 +73,24 @@ export function findExact<T>(
 /** Whether a name is the one typed, in any case. */
 export function sameName(name: string, reference: string): boolean {
   return name.toLowerCase() === reference.toLowerCase();
+}
+
+/**
+ * How a hint names `item` so that the command it suggests finds that one: its name when `resolve`
+ * (what that command does with what it is given) finds it by its name, else its id.
+ */
+export function hintName<T>(
+  item: T,
+  what: { id: (item: T) => string; name: (item: T) => string },
+  resolve: (reference: string) => T | undefined,
+): Value {
+  let found: T | undefined;
+  try {
+    found = resolve(what.name(item));
+  } catch {
+    // Several answer to the name: a usage error naming them.
+  }
+  return found === item ? what.name(item) : verbatim(what.id(item));
 }
 
 /** What `pick` finds, undefined when nothing is named so (several are a usage error naming them). */

@@ -1,6 +1,6 @@
 import type { Context } from './context';
 import { inline } from './output';
-import { quoted } from './quote';
+import { shellValue, type Value, verbatim } from './quote';
 import type { StoredSpace } from './store';
 
 /** The commands that take their space as their argument (`convene tail SPACE`) rather than --space. */
@@ -16,36 +16,60 @@ const SPACE_ARGUMENT = [
   'participants',
 ];
 
+/** What a suggested command line holds after its command's words. */
+export interface LineParts {
+  /** Its arguments, in order: the names a person gave (quoted) and words of ours (`verbatim`). */
+  args?: readonly Value[];
+  /** Its options, in order, with their values (`true`: a flag alone, `--json`). */
+  options?: Readonly<Record<string, Value | true>>;
+}
+
 /**
- * The `convene WORDS` command line a hint suggests, acting on the same space as the command that
- * suggests it: copied as it is, it must not act on the default space instead. The space is named
- * (as its argument for the commands that take it so, else with --space) when it is not the
- * default or was named on the command line; with `always`, whatever it is (`leave`, which off a
- * terminal takes no default). `space`: another than the one the command acted on (a row of
- * `space list`).
+ * `convene WORDS ARGS… OPTIONS…`, each value a shell word (`quoted`), so that the line pastes as
+ * it is. An argument that starts with `-` would be read as an option (`unknown option
+ * '-draft.md'`): then every argument goes after `--`, which ends the options, and the options
+ * before it, since after it they would be arguments too: `convene artifact write --file F --
+ * "-draft.md"`. `words`: the command's own words (`artifact write`), nothing a person gave.
+ */
+export function commandLine(words: string, { args = [], options = {} }: LineParts = {}): string {
+  const flags = Object.entries(options).map(([flag, value]) =>
+    value === true ? flag : `${flag} ${shellValue(value)}`,
+  );
+  const positional = args.map(shellValue);
+  const dashed = args.some((arg) => typeof arg === 'string' && arg.startsWith('-'));
+  const parts = dashed ? [...flags, '--', ...positional] : [...positional, ...flags];
+  return ['convene', words, ...parts].join(' ');
+}
+
+/**
+ * The `convene WORDS …` command line a hint suggests (see `commandLine`), acting on the same space
+ * as the command that suggests it: copied as it is, it must not act on the default space instead.
+ * The space is named (as its argument for the commands that take it so, else with --space) when
+ * it is not the default or was named on the command line; with `always`, whatever it is (`leave`,
+ * which off a terminal takes no default). `space`: another than the one the command acted on (a
+ * row of `space list`).
  */
 export function suggest(
   ctx: Context,
   words: string,
-  options: { space?: StoredSpace | undefined; always?: boolean } = {},
+  options: LineParts & { space?: StoredSpace | undefined; always?: boolean } = {},
 ): string {
+  const { args = [], options: flags = {} } = options;
   const chosen = ctx.chosenSpace;
   const space = options.space ?? chosen?.space;
-  if (!space) return `convene ${words}`;
-  const host = ctx.host();
   const named =
-    options.always ||
-    host.defaultSpace !== space.spaceId ||
-    (chosen?.named === true && chosen.space.spaceId === space.spaceId);
-  if (!named) return `convene ${words}`;
+    space !== undefined &&
+    (options.always ||
+      ctx.host().defaultSpace !== space.spaceId ||
+      (chosen?.named === true && chosen.space.spaceId === space.spaceId));
+  if (!space || !named) return commandLine(words, { args, options: flags });
   // The name, as people type it, unless another saved space shares it (any case) or it holds
   // what a terminal would show escaped: then the id, which names it all the same.
-  const shared = Object.values(host.spaces).some(
+  const shared = Object.values(ctx.host().spaces).some(
     (s) => s.spaceId !== space.spaceId && s.name.toLowerCase() === space.name.toLowerCase(),
   );
-  const argument = shared || inline(space.name) !== space.name ? space.spaceId : quoted(space.name);
-  const head = SPACE_ARGUMENT.find((command) => words === command || words.startsWith(`${command} `));
-  return head
-    ? `convene ${head} ${argument}${words.slice(head.length)}`
-    : `convene ${words} --space ${argument}`;
+  const argument: Value = shared || inline(space.name) !== space.name ? verbatim(space.spaceId) : space.name;
+  return SPACE_ARGUMENT.includes(words)
+    ? commandLine(words, { args: [argument, ...args], options: flags })
+    : commandLine(words, { args, options: { ...flags, '--space': argument } });
 }

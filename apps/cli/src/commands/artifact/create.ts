@@ -1,10 +1,12 @@
 import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../../app';
+import { documentNamed } from '../../lib/artifacts';
 import { CliError } from '../../lib/errors';
 import { ExitCode } from '../../lib/exit-codes';
 import { checkName, readDocument } from '../../lib/input';
 import { required } from '../../lib/prompts';
-import { quoted, shellWord } from '../../lib/quote';
+import { shellWord, verbatim } from '../../lib/quote';
+import { sameName } from '../../lib/resolve';
 import { suggest } from '../../lib/suggest';
 
 export function registerArtifactCreate(artifact: Command, app: App): void {
@@ -44,14 +46,14 @@ export function registerArtifactCreate(artifact: Command, app: App): void {
       const space = ctx.spaceClient(saved);
       // Documents are named as people type them (any case): a second of a name would make every
       // command given that name ask for an id instead.
-      const existing = (await ctx.readSpace(space)).artifacts.find(
-        (a) => a.name.toLowerCase() === name.toLowerCase(),
-      );
+      const { artifacts } = await ctx.readSpace(space);
+      const existing = artifacts.find((a) => sameName(a.name, name));
       if (existing) {
-        const doc = quoted(existing.name);
+        const doc = documentNamed(artifacts, existing);
+        const file = verbatim(options.file === undefined ? 'F' : shellWord(options.file));
         throw new CliError(`${saved.name} already has a document called ${JSON.stringify(existing.name)}`, {
           exitCode: ExitCode.conflict,
-          hint: `Edit it with \`${suggest(ctx, `artifact edit ${doc}`)}\`, or replace its text with \`${suggest(ctx, `artifact write ${doc} --file ${options.file === undefined ? 'F' : shellWord(options.file)}`)}\`; or pick another name.`,
+          hint: `Edit it with \`${suggest(ctx, 'artifact edit', { args: [doc] })}\`, or replace its text with \`${suggest(ctx, 'artifact write', { args: [doc], options: { '--file': file } })}\`; or pick another name.`,
           details: { id: existing.id },
         });
       }
@@ -61,7 +63,8 @@ export function registerArtifactCreate(artifact: Command, app: App): void {
         human: () => {
           ctx.out.success(`Created ${ctx.out.c.bold(doc.name)} (version ${doc.version}) in ${saved.name}`);
           ctx.out.fields([['id', doc.id]]);
-          ctx.out.hint(`Edit it with \`${suggest(ctx, `artifact edit ${quoted(doc.name)}`)}\`.`);
+          // No other document had its name, in any case (above): the name names it alone.
+          ctx.out.hint(`Edit it with \`${suggest(ctx, 'artifact edit', { args: [doc.name] })}\`.`);
         },
       });
     });

@@ -4,7 +4,7 @@ import { findArtifact } from '../../lib/artifacts';
 import { UsageError } from '../../lib/errors';
 import { checkVersion } from '../../lib/input';
 import type { Output } from '../../lib/output';
-import { quoted } from '../../lib/quote';
+import { verbatim } from '../../lib/quote';
 import { suggest } from '../../lib/suggest';
 
 export function registerArtifactDiff(artifact: Command, app: App): void {
@@ -43,7 +43,7 @@ export function registerArtifactDiff(artifact: Command, app: App): void {
       if (from < 1) {
         throw new UsageError(
           `"${found.artifact.name}" has no version before ${to} to compare with`,
-          `Name two versions: ${suggest(ctx, `artifact diff ${quoted(found.artifact.name)} FROM TO`)}`,
+          `Name two versions: ${suggest(ctx, 'artifact diff', { args: [found.named, verbatim('FROM'), verbatim('TO')] })}`,
         );
       }
       const diff = await found.space.artifacts.diff(found.artifact.id, from, to);

@@ -7,7 +7,7 @@ import { EditFile, editorCommand, runEditor } from '../../lib/editor';
 import { CliError, UsageError } from '../../lib/errors';
 import { ExitCode, stoppedBy } from '../../lib/exit-codes';
 import { explain } from '../../lib/failure';
-import { quoted } from '../../lib/quote';
+import { type Value, verbatim } from '../../lib/quote';
 import { relative } from '../../lib/render';
 import { suggest } from '../../lib/suggest';
 
@@ -80,7 +80,7 @@ export function registerArtifactEdit(artifact: Command, app: App): void {
             `${interrupted ? stop.said : exit.ok ? 'stopped' : exit.reason}: nothing was saved`,
             {
               exitCode: interrupted ? stop.exitCode : ExitCode.error,
-              hint: `${!exit.ok && exit.hint ? `${exit.hint}\n` : ''}${keptHint(ctx, doc, kept)}`,
+              hint: `${!exit.ok && exit.hint ? `${exit.hint}\n` : ''}${keptHint(ctx, found.named, doc.version, kept)}`,
             },
           );
         }
@@ -118,7 +118,7 @@ export function registerArtifactEdit(artifact: Command, app: App): void {
             exitCode: failure.exitCode,
             hint: keyRefused
               ? `Your text is kept in ${kept}\n${failure.hint ?? ''}`.trim()
-              : keptHint(ctx, doc, kept),
+              : keptHint(ctx, found.named, doc.version, kept),
             cause: error,
           });
         }
@@ -155,18 +155,19 @@ async function refuseBlindEditor(
   // The space the other commands are to act on (a space named wrong is said first, as it would be).
   ctx.space(spaceReference);
   // The document as it is now (read, not locked): the hint names it and its version.
-  const doc =
+  const found =
     reference === undefined
       ? undefined
-      : (await findArtifact(ctx, spaceReference, reference, 'convene artifact edit ARTIFACT')).artifact;
-  const name = doc ? quoted(doc.name) : 'ARTIFACT';
-  const base = doc ? `${doc.version}` : 'N';
+      : await findArtifact(ctx, spaceReference, reference, 'convene artifact edit ARTIFACT');
+  const doc = found?.named ?? verbatim('ARTIFACT');
+  const base = verbatim(found ? found.artifact.version : 'N');
+  const file = verbatim('F');
   throw new UsageError(
     'no editor to open: $VISUAL and $EDITOR are not set, and vi needs a terminal',
-    `Set EDITOR (e.g. EDITOR="code --wait"), or edit a copy: \`${suggest(ctx, `artifact download ${name} -o F`)}\`, ` +
-      `then \`${suggest(ctx, `artifact write ${name} --file F --base-version ${base}`)}\` ` +
-      (doc
-        ? `(${base}: the version now; refused if someone saves another first).`
+    `Set EDITOR (e.g. EDITOR="code --wait"), or edit a copy: \`${suggest(ctx, 'artifact download', { args: [doc], options: { '-o': file } })}\`, ` +
+      `then \`${suggest(ctx, 'artifact write', { args: [doc], options: { '--file': file, '--base-version': base } })}\` ` +
+      (found
+        ? `(${base.verbatim}: the version now; refused if someone saves another first).`
         : '(N: the version downloaded).'),
   );
 }
@@ -217,10 +218,14 @@ class Heartbeat {
  * was edited from, so that it is refused (exit 6) rather than overwriting a version someone saved
  * meanwhile.
  */
-function keptHint(ctx: Context, doc: { name: string; version: number }, kept: string): string {
+function keptHint(ctx: Context, doc: Value, base: number, kept: string): string {
+  const write = suggest(ctx, 'artifact write', {
+    args: [doc],
+    options: { '--file': kept, '--base-version': verbatim(base) },
+  });
   return (
     `Your text is kept in ${kept}\n` +
-    `Save it later with: ${suggest(ctx, `artifact write ${quoted(doc.name)} --file ${quoted(kept)} --base-version ${doc.version}`)}\n` +
-    `(refused if someone saved another version since; \`${suggest(ctx, `artifact diff ${quoted(doc.name)}`)}\` shows what changed)`
+    `Save it later with: ${write}\n` +
+    `(refused if someone saved another version since; \`${suggest(ctx, 'artifact diff', { args: [doc] })}\` shows what changed)`
   );
 }

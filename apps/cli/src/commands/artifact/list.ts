@@ -1,5 +1,6 @@
 import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../../app';
+import { verbatim } from '../../lib/quote';
 import { relative } from '../../lib/render';
 import { suggest } from '../../lib/suggest';
 
@@ -41,7 +42,7 @@ export function registerArtifactList(artifact: Command, app: App): void {
                 style: (t) => out.c.yellow(t),
               },
             ],
-            `No documents yet: \`${suggest(ctx, 'artifact create NAME')}\`.`,
+            `No documents yet: \`${suggest(ctx, 'artifact create', { args: [verbatim('NAME')] })}\`.`,
           ),
       });
     });

@@ -3,7 +3,7 @@ import { type App, examples } from '../../app';
 import { explainingLocks, findArtifact } from '../../lib/artifacts';
 import { inline } from '../../lib/output';
 import { confirm } from '../../lib/prompts';
-import { quoted } from '../../lib/quote';
+import { verbatim } from '../../lib/quote';
 import { relative, when } from '../../lib/render';
 import { suggest } from '../../lib/suggest';
 
@@ -32,7 +32,7 @@ export function registerArtifactLock(artifact: Command, app: App): void {
             `Locked ${ctx.out.c.bold(found.artifact.name)} until ${when(lock.lockExpiresAt)} (${relative(lock.lockExpiresAt)})`,
           );
           ctx.out.hint(
-            `Write with \`${suggest(ctx, `artifact write ${quoted(found.artifact.name)} --file F`)}\`; release with \`${suggest(ctx, `artifact unlock ${quoted(found.artifact.name)}`)}\`.`,
+            `Write with \`${suggest(ctx, 'artifact write', { args: [found.named], options: { '--file': verbatim('F') } })}\`; release with \`${suggest(ctx, 'artifact unlock', { args: [found.named] })}\`.`,
           );
         },
       });

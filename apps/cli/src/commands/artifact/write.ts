@@ -1,13 +1,13 @@
 import { type Command, Option } from '@commander-js/extra-typings';
 import { ConflictError } from '@convene/sdk';
 import { type App, examples } from '../../app';
-import { findArtifact, reportWrite, writeUnlessSame } from '../../lib/artifacts';
+import { type FoundArtifact, findArtifact, reportWrite, writeUnlessSame } from '../../lib/artifacts';
 import type { Context } from '../../lib/context';
 import { CliError, UsageError } from '../../lib/errors';
 import { ExitCode } from '../../lib/exit-codes';
 import { conflictError } from '../../lib/failure';
 import { checkVersion, readDocument } from '../../lib/input';
-import { quoted } from '../../lib/quote';
+import { quoted, verbatim } from '../../lib/quote';
 import { suggest } from '../../lib/suggest';
 
 export function registerArtifactWrite(artifact: Command, app: App): void {
@@ -77,7 +77,7 @@ export function registerArtifactWrite(artifact: Command, app: App): void {
           `--base-version ${base} is not the current version of ${JSON.stringify(current.name)} (${current.version}); nothing was written`,
           {
             exitCode: ExitCode.conflict,
-            hint: staleHint(ctx, current.name, base, current.version),
+            hint: staleHint(ctx, found, base, current.version),
             details: { code: 'version_conflict', version: current.version },
           },
         );
@@ -86,7 +86,7 @@ export function registerArtifactWrite(artifact: Command, app: App): void {
       const { changed, doc } = await writeUnlessSame(found, content, (locked) =>
         locked ? locked.write(content, write) : space.artifacts.write(summary.id, content, write),
       ).catch((error: unknown) => {
-        throw base !== undefined ? staleBase(error, summary.name, base, ctx) : error;
+        throw base !== undefined ? staleBase(error, found, base, ctx) : error;
       });
       if (!changed) return unchanged(ctx, doc);
       reportWrite(ctx.out, doc, true, () =>
@@ -111,14 +111,16 @@ function unchanged(ctx: Context, doc: { name: string; version: number }): void {
  * A stale --base-version (409 `{error, version}`) in words: the version the document is at now,
  * how to see what changed since yours, and the retry. Anything else as it came.
  */
-function staleBase(error: unknown, name: string, base: number, ctx: Context): unknown {
+function staleBase(error: unknown, found: FoundArtifact, base: number, ctx: Context): unknown {
   if (!(error instanceof ConflictError) || error.code !== 'version_conflict') return error;
-  return conflictError(error, staleHint(ctx, name, base, error.version));
+  return conflictError(error, staleHint(ctx, found, base, error.version));
 }
 
-function staleHint(ctx: Context, name: string, base: number, now: number | undefined): string {
-  const doc = quoted(name);
+function staleHint(ctx: Context, found: FoundArtifact, base: number, now: number | undefined): string {
+  const doc = quoted(found.artifact.name);
+  const diff = (...versions: number[]) =>
+    suggest(ctx, 'artifact diff', { args: [found.named, ...versions.map((v) => verbatim(v))] });
   return now === undefined
-    ? `Someone saved ${doc} since version ${base}: \`${suggest(ctx, `artifact diff ${doc} ${base}`)}\` shows what changed; merge it, then write again with the version it is at.`
-    : `${doc} is at version ${now} now, not ${base}: \`${suggest(ctx, `artifact diff ${doc} ${base} ${now}`)}\` shows what changed since yours; merge it, then retry with \`--base-version ${now}\`.`;
+    ? `Someone saved ${doc} since version ${base}: \`${diff(base)}\` shows what changed; merge it, then write again with the version it is at.`
+    : `${doc} is at version ${now} now, not ${base}: \`${diff(base, now)}\` shows what changed since yours; merge it, then retry with \`--base-version ${now}\`.`;
 }

@@ -1,10 +1,11 @@
 import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../../app';
+import { documentNamed } from '../../lib/artifacts';
 import { isSpaceClosed } from '../../lib/failure';
 import { spaceNamed } from '../../lib/input';
 import { inline } from '../../lib/output';
 import { confirm, requireSpaceOrYes } from '../../lib/prompts';
-import { quoted } from '../../lib/quote';
+import { verbatim } from '../../lib/quote';
 import { suggest } from '../../lib/suggest';
 
 export function registerSpaceClose(space: Command, app: App): void {
@@ -58,7 +59,10 @@ export function registerSpaceClose(space: Command, app: App): void {
         const { artifacts: documents } = await ctx.readSpace(client);
         const warning = closingWarning(
           documents,
-          suggest(ctx, `artifact download ${documents[0] ? quoted(documents[0].name) : 'NAME'} -o FILE`),
+          suggest(ctx, 'artifact download', {
+            args: [documents[0] ? documentNamed(documents, documents[0]) : verbatim('NAME')],
+            options: { '-o': verbatim('FILE') },
+          }),
         );
         if (options.yes || !out.mode.interactive) out.info(warning);
         await confirm(out, `Close "${saved.name}" for good? ${warning}`, options.yes);

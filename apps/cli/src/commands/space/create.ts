@@ -4,7 +4,8 @@ import { formatSeconds, parseTtl } from '../../lib/duration';
 import { checkName } from '../../lib/input';
 import { inline } from '../../lib/output';
 import { required } from '../../lib/prompts';
-import { quoted, shellWord } from '../../lib/quote';
+import { shellWord, verbatim } from '../../lib/quote';
+import { commandLine } from '../../lib/suggest';
 
 export function registerSpaceCreate(space: Command, app: App): void {
   space
@@ -91,8 +92,10 @@ export function registerSpaceCreate(space: Command, app: App): void {
             const shared = Object.values(ctx.host().spaces).some(
               (s) => s.spaceId !== before.spaceId && s.name.toLowerCase() === before.name.toLowerCase(),
             );
-            const again = shared ? before.spaceId : quoted(before.name);
-            out.hint(`\`convene space use ${again}\` makes ${inline(before.name)} the default again.`);
+            const again = shared ? verbatim(before.spaceId) : before.name;
+            out.hint(
+              `\`${commandLine('space use', { args: [again] })}\` makes ${inline(before.name)} the default again.`,
+            );
           }
           if (options.ownerName === undefined && !options.human) {
             out.hint('Others see you as that: --owner-name, --owner-role and --human say who you are.');

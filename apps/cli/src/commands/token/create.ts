@@ -3,7 +3,8 @@ import { type App, examples } from '../../app';
 import { CliError } from '../../lib/errors';
 import { ExitCode } from '../../lib/exit-codes';
 import { checkName } from '../../lib/input';
-import { quoted } from '../../lib/quote';
+import { find, hintName, sameName } from '../../lib/resolve';
+import { commandLine } from '../../lib/suggest';
 
 export function registerTokenCreate(token: Command, app: App): void {
   token
@@ -26,16 +27,19 @@ export function registerTokenCreate(token: Command, app: App): void {
       checkName(name, 'the token’s name');
       const session = ctx.session();
       // `token revoke NAME` names a live token (any case): two of a name would ask for an id.
-      const live =
-        name === undefined
-          ? undefined
-          : (await session.tokens.list()).find(
-              (t) => !t.revoked && t.name.toLowerCase() === name.toLowerCase(),
-            );
+      const tokens = name === undefined ? [] : (await session.tokens.list()).filter((t) => !t.revoked);
+      const live = name === undefined ? undefined : tokens.find((t) => sameName(t.name, name));
       if (live) {
+        // By name when `token revoke` takes that name for this token (as it finds a live one), else by id.
+        const what = {
+          noun: 'token',
+          id: (t: { id: string }) => t.id,
+          name: (t: { name: string }) => t.name,
+        };
+        const named = hintName(live, what, (typed) => find(tokens, typed, what));
         throw new CliError(`you already have a token called "${live.name}" (${live.prefix}…)`, {
           exitCode: ExitCode.conflict,
-          hint: `Pick another name, or revoke that one first with \`convene token revoke ${quoted(live.name)}\`.`,
+          hint: `Pick another name, or revoke that one first with \`${commandLine('token revoke', { args: [named] })}\`.`,
           details: { id: live.id },
         });
       }
