@@ -457,6 +457,9 @@ describe('artifact edit', () => {
       changed: true,
       content: 'first line\nadded in the editor\n',
     });
+    // The lock it took for the edit is released: its answer shows no lock, as `write`'s does.
+    expect(edited.json()).not.toHaveProperty('lockedBy');
+    expect(edited.json()).not.toHaveProperty('lockExpiresAt');
     const doc = await byName(owner, 'edit.md');
     expect(doc.version).toBe(2);
     expect(doc.lockedBy).toBeUndefined();
@@ -476,6 +479,18 @@ describe('artifact edit', () => {
     const doc = await byName(owner, 'edit.md');
     expect(doc.version).toBe(3);
     expect(doc.lockedBy).toBeUndefined();
+    // --json: the document as it is after the edit, whose lock is released (as `show` has it).
+    const json = await guest.run(['artifact', 'edit', 'edit.md', '--json'], { env: { EDITOR: 'true' } });
+    expect(json.code).toBe(0);
+    expect(json.json()).toMatchObject({ name: 'edit.md', version: 3, changed: false });
+    for (const field of ['lockedBy', 'lockedAt', 'lockExpiresAt'])
+      expect(json.json()).not.toHaveProperty(field);
+    // A lock held before the edit is kept, and shown.
+    expect((await guest.run(['artifact', 'lock', 'edit.md'])).code).toBe(0);
+    const held = await guest.run(['artifact', 'edit', 'edit.md', '--json'], { env: { EDITOR: 'true' } });
+    expect(held.json().lockedBy).toBe((await byName(owner, 'edit.md')).lockedBy);
+    expect(held.json().lockedBy).toBeDefined();
+    expect((await guest.run(['artifact', 'unlock', 'edit.md'])).code).toBe(0);
   });
 
   it('refuses, before locking, to open vi without a terminal when neither $VISUAL nor $EDITOR is set', async () => {
@@ -659,6 +674,36 @@ describe('artifact edit', () => {
     expect((await owner.run(['artifact', 'download', 'edit.md'])).stdout).toBe(
       'their version\nwritten offline again\n',
     );
+  });
+});
+
+describe('artifact edit whose save is refused: someone saved since the version it opened', () => {
+  it('suggests the diff from that version to the current one, and a write that can succeed', async () => {
+    await guest.run(['artifact', 'create', 'race.md'], { input: 'one\n', stdin: 'pipe' });
+    // A lock held before the edit: another terminal of the same participant may write under it.
+    expect((await guest.run(['artifact', 'lock', 'race.md'])).code).toBe(0);
+    const { ed, opened, release } = heldEditor(guest, 'racing', { text: 'mine', write: 'last' });
+    const { done } = await editing(guest, 'race.md', ed, opened);
+    const elsewhere = await guest.run(['artifact', 'write', 'race.md'], {
+      input: 'one\ntheirs\n',
+      stdin: 'pipe',
+    });
+    expect(elsewhere.code).toBe(0);
+    release();
+    const refused = await done;
+    expect(refused.code).toBe(6);
+    const kept = refused.stderr.match(/Your text is kept in (\S+)/)![1]!;
+    // Not the diff of the last save alone, nor a write on version 1, which is certain to be refused.
+    expect(refused.stderr).toContain('It was edited from version 1, and the document is at version 2');
+    const [diff] = suggested(refused.stderr);
+    expect(diff).toEqual(['artifact', 'diff', 'race.md', '1', '2']);
+    expect((await guest.run(diff!)).stdout).toContain('+theirs');
+    const save = refused.stderr.match(/save it with: convene (.+)$/m)![1]!;
+    expect(save).toBe(`artifact write "race.md" --file "${kept}" --base-version 2`);
+    const saved = await guest.run(['artifact', 'write', 'race.md', '--file', kept, '--base-version', '2']);
+    expect(saved.code).toBe(0);
+    expect((await guest.run(['artifact', 'download', 'race.md'])).stdout).toBe('one\nmine\n');
+    expect((await guest.run(['artifact', 'unlock', 'race.md'])).code).toBe(0);
   });
 });
 

@@ -1,7 +1,7 @@
 import type { Command } from '@commander-js/extra-typings';
-import { AuthenticationError, LockedError, limits } from '@convene/sdk';
+import { type ArtifactView, AuthenticationError, ConflictError, LockedError, limits } from '@convene/sdk';
 import { type App, examples } from '../../app';
-import { explainingLocks, findArtifact, reportWrite } from '../../lib/artifacts';
+import { explainingLocks, findArtifact, released, reportWrite } from '../../lib/artifacts';
 import type { Context } from '../../lib/context';
 import { EditFile, editorCommand, runEditor } from '../../lib/editor';
 import { CliError, UsageError } from '../../lib/errors';
@@ -95,8 +95,10 @@ export function registerArtifactEdit(artifact: Command, app: App): void {
             `Your text is kept in ${kept}\nShorten it, or split it into several documents.`,
           );
         }
+        // The lock taken for this edit alone is released below: the answer shows it no more.
+        const after = <T extends ArtifactView>(view: T) => (found.heldByMe ? view : released(view));
         if (text === doc.content) {
-          reportWrite(out, doc, false, () =>
+          reportWrite(out, after(doc), false, () =>
             out.success(
               `No changes to ${out.c.bold(doc.name)}: nothing written (still version ${doc.version})`,
             ),
@@ -111,6 +113,9 @@ export function registerArtifactEdit(artifact: Command, app: App): void {
         } catch (error) {
           const kept = file.keep(doc.name);
           const failure = explain(error, ctx);
+          // Someone saved meanwhile (under the lock you held before, or with your key elsewhere).
+          const now =
+            error instanceof ConflictError && error.code === 'version_conflict' ? error.version : undefined;
           // The key no longer works (you were removed, the space closed): saving later cannot work
           // either, nor releasing the lock; what to do is the key's hint.
           keyRefused = error instanceof AuthenticationError;
@@ -118,11 +123,11 @@ export function registerArtifactEdit(artifact: Command, app: App): void {
             exitCode: failure.exitCode,
             hint: keyRefused
               ? `Your text is kept in ${kept}\n${failure.hint ?? ''}`.trim()
-              : keptHint(ctx, found.named, doc.version, kept),
+              : keptHint(ctx, found.named, doc.version, kept, now),
             cause: error,
           });
         }
-        reportWrite(out, saved, true, () =>
+        reportWrite(out, after(saved), true, () =>
           out.success(`Saved ${out.c.bold(saved.name)} as version ${saved.version}`),
         );
       } finally {
@@ -214,18 +219,29 @@ class Heartbeat {
 }
 
 /**
- * Where an unsaved edit was kept, and the command that saves it later: based on the version it
- * was edited from, so that it is refused (exit 6) rather than overwriting a version someone saved
- * meanwhile.
+ * Where an unsaved edit was kept, and how to save it later. `base`: the version it was edited
+ * from; the write suggested is based on it, so that it is refused (exit 6) rather than overwriting
+ * a version someone saved meanwhile, and the diff shows what was saved since. `now`: the version a
+ * save refused as stale found (someone saved since `base`): then the diff is from `base` to it,
+ * and the write, once that is merged into the text, is based on `now`, which a plain retry on
+ * `base` could never be.
  */
-function keptHint(ctx: Context, doc: Value, base: number, kept: string): string {
-  const write = suggest(ctx, 'artifact write', {
-    args: [doc],
-    options: { '--file': kept, '--base-version': verbatim(base) },
-  });
+function keptHint(ctx: Context, doc: Value, base: number, kept: string, now?: number): string {
+  const write = (version: number) =>
+    suggest(ctx, 'artifact write', {
+      args: [doc],
+      options: { '--file': kept, '--base-version': verbatim(version) },
+    });
+  if (now !== undefined) {
+    return (
+      `Your text is kept in ${kept}\n` +
+      `It was edited from version ${base}, and the document is at version ${now}: \`${suggest(ctx, 'artifact diff', { args: [doc, verbatim(base), verbatim(now)] })}\` shows what was saved since.\n` +
+      `Merge that into your text, then save it with: ${write(now)}`
+    );
+  }
   return (
     `Your text is kept in ${kept}\n` +
-    `Save it later with: ${write}\n` +
-    `(refused if someone saved another version since; \`${suggest(ctx, 'artifact diff', { args: [doc] })}\` shows what changed)`
+    `Save it later with: ${write(base)}\n` +
+    `(refused if someone saved another version since; \`${suggest(ctx, 'artifact diff', { args: [doc, verbatim(base)] })}\` shows what changed since version ${base})`
   );
 }
