@@ -391,32 +391,64 @@ describe('tail of documents and replies', () => {
 });
 
 describe('tail started after someone asked to join', () => {
-  it('shows the requests already waiting, once, as it shows those that come later', async () => {
+  it('shows the requests already waiting, once, with no made-up time; the owner alone is shown approve', async () => {
     const host = new User(server.url);
+    const member = new User(server.url);
     const visitor = new User(server.url);
+    const bot = new User(server.url);
     try {
       await host.run(['space', 'create', 'Doorstep', '--private']);
       const { humanLink } = (await host.run(['invite', '--json'])).json();
+      const waiting = async (name: string) =>
+        eventually(async () =>
+          expect(
+            (await host.run(['participants', 'Doorstep', '--json'])).json().find((p: any) => p.name === name)
+              ?.status,
+          ).toBe('waitingForApproval'),
+        );
+      const admitted = follow(member, ['join', humanLink, '--name', 'Mo']);
+      await waiting('Mo');
+      expect((await host.run(['approve', 'Mo'])).code).toBe(0);
+      expect((await admitted.done).code).toBe(0);
       // Another space becomes the default: the request's hint must still act on Doorstep.
       await host.run(['space', 'create', 'Porch']);
       const joining = follow(visitor, ['join', humanLink, '--name', 'Vera']);
-      await eventually(async () =>
-        expect((await host.run(['participants', 'Doorstep', '--json'])).stdout).toContain(
-          'waitingForApproval',
-        ),
-      );
+      await waiting('Vera');
+      // A message after her request: when she asked is not known, and not made up (it was the
+      // time tail started, printed after this message as if she had asked later).
+      expect((await member.run(['send', 'after Vera asked'])).code).toBe(0);
+
       const tail = follow(host, ['tail', 'Doorstep']);
-      const [notice] = await tail.waitFor('Vera asks to join (`convene approve "Vera" --space "Doorstep"`)');
+      const [notice] = await tail.waitFor(
+        'Vera is waiting to join (since before you started following; `convene approve "Vera" --space "Doorstep"`)',
+      );
+      await tail.waitFor('Following Doorstep live', { in: 'stderr' });
+      // Its own line, after the earlier messages, with no time in front.
+      expect(tail.stdout()).toMatch(/ Mo: after Vera asked\nVera is waiting to join/);
+      // A participant is not shown the owner's approve, which would be refused (exit 4).
+      const theirs = follow(member, ['tail']);
+      await theirs.waitFor('Vera is waiting to join (since before you started following)\n');
+      await theirs.waitFor('Following Doorstep live', { in: 'stderr' });
+
+      // One asking while they follow, whose name starts with "-": the hint puts it after --.
+      const asking = follow(bot, ['join', humanLink, '--name', '-bot']);
+      const [live] = await tail.waitFor('-bot asks to join (`convene approve --space "Doorstep" -- "-bot"`)');
+      await theirs.waitFor(/\d {2}-bot asks to join\n/);
+      expect((await host.run(suggested(live)[0]!)).code).toBe(0);
+      expect((await asking.done).code).toBe(0);
       // Copied as it is, the hint admits her.
       expect((await host.run(suggested(notice)[0]!)).code).toBe(0);
       await tail.waitFor('Vera was approved and joined');
+      await theirs.waitFor('Vera was approved and joined');
       const tailed = await tail.interrupt();
       expect(tailed.code).toBe(130);
-      expect(count(tailed.stdout, 'asks to join')).toBe(1);
+      expect(count(tailed.stdout, 'Vera is waiting to join')).toBe(1);
+      expect(count(tailed.stdout, 'Vera asks to join')).toBe(0);
+      const followed = await theirs.interrupt();
+      expect(followed.stdout).not.toContain('convene approve');
       expect((await joining.done).code).toBe(0);
     } finally {
-      host.remove();
-      visitor.remove();
+      for (const someone of [host, member, visitor, bot]) someone.remove();
     }
   });
 });

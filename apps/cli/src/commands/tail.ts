@@ -1,5 +1,5 @@
 import { type Command, Option } from '@commander-js/extra-typings';
-import type { SpaceClient, StreamEvent } from '@convene/sdk';
+import type { ParticipantView, SpaceClient, StreamEvent } from '@convene/sdk';
 import { type App, examples } from '../app';
 import type { Context } from '../lib/context';
 import { parseSince } from '../lib/duration';
@@ -9,9 +9,9 @@ import { removedFrom } from '../lib/failure';
 import { parseCount, spaceNamed } from '../lib/input';
 import { sayConnectionLost } from '../lib/outage';
 import { inline } from '../lib/output';
-import { quoted } from '../lib/quote';
 import { MessagesSeen, printMessage, when } from '../lib/render';
 import { suggest } from '../lib/suggest';
+import { moderationTarget } from './moderate';
 
 export function registerTail(program: Command, app: App): void {
   program
@@ -67,6 +67,7 @@ export function registerTail(program: Command, app: App): void {
         ctx,
         saved.name,
         saved.participantId,
+        saved.role === 'owner',
         // With --since, every message after it unless --lines was given too (its last n).
         since === undefined || command.getOptionValueSource('lines') !== 'default'
           ? lines
@@ -111,8 +112,8 @@ export function registerTail(program: Command, app: App): void {
  */
 class TailView {
   private backlog: StreamEvent[] | undefined = [];
-  private readonly names = new Map<string, string>();
-  private readonly statuses = new Map<string, string>();
+  /** The participants as the stream last said them, by id: names, statuses, the owner. */
+  private readonly people = new Map<string, ParticipantView>();
   /** The messages shown or held back: what a reply answers is named from them. */
   private readonly seen = new MessagesSeen();
   /** The space closed (or expired) while it was followed: the stream's end needs no explaining. */
@@ -124,6 +125,8 @@ class TailView {
     private readonly ctx: Context,
     private readonly spaceName: string,
     private readonly me: string,
+    /** Whether you own the space: only the owner is shown the `approve` that admits a joiner. */
+    private readonly owner: boolean,
     private readonly lines: number,
     /** Who created each document announced, as far as it was asked (see Creators). */
     private readonly creators: Creators,
@@ -131,18 +134,24 @@ class TailView {
 
   show(event: StreamEvent): void {
     if (event.event === 'context') {
-      for (const p of event.data.participants) {
-        this.names.set(p.participantId, p.name);
-        this.statuses.set(p.participantId, p.status);
-      }
+      for (const p of event.data.participants) this.people.set(p.participantId, p);
       if (this.backlog) {
         const held = this.backlog.slice(Math.max(0, this.backlog.length - this.lines));
         this.backlog = undefined;
         for (const e of held) this.print(e);
         // Who asked to join before tail started: otherwise only requests made while it runs show.
+        // When they asked is not known (the stream replays messages only): said as where things
+        // stand, with no time, which would be made up (the time tail started, after newer lines).
         if (!this.ctx.out.mode.json) {
           for (const p of event.data.participants) {
-            if (p.status === 'waitingForApproval') this.note(`${p.name} ${this.statusChange(p, undefined)}`);
+            if (p.status !== 'waitingForApproval' || p.participantId === this.me) continue;
+            const approve = this.approve(p);
+            const { out } = this.ctx;
+            out.line(
+              out.c.dim(
+                `${inline(p.name)} is waiting to join (since before you started following${approve ? `; \`${approve}\`` : ''})`,
+              ),
+            );
           }
         }
         this.ctx.out.info(this.ctx.out.c.dim(`Following ${this.spaceName} live (Ctrl-C to stop)`));
@@ -163,7 +172,7 @@ class TailView {
 
   /** A participant by name (or id, before any context named them); you are "you", in every line. */
   private who(participantId: string): string {
-    return participantId === this.me ? 'you' : (this.names.get(participantId) ?? participantId);
+    return participantId === this.me ? 'you' : (this.people.get(participantId)?.name ?? participantId);
   }
 
   /** " by NAME" of a participant id, when there is one. */
@@ -216,9 +225,8 @@ class TailView {
         return;
       case 'participant-status': {
         const p = event.data;
-        const before = this.statuses.get(p.participantId);
-        this.names.set(p.participantId, p.name);
-        this.statuses.set(p.participantId, p.status);
+        const before = this.people.get(p.participantId)?.status;
+        this.people.set(p.participantId, p);
         const change = this.statusChange(p, before);
         if (p.participantId !== this.me) {
           note(`${p.name} ${change}`);
@@ -255,8 +263,18 @@ class TailView {
   }
 
   /** A participant's new status in words, from the one it had (`undefined`: not seen before). */
-  private statusChange(p: { name: string; status: string }, before: string | undefined): string {
-    return statusChange(before, p.status, suggest(this.ctx, `approve ${quoted(p.name)}`));
+  private statusChange(p: ParticipantView, before: string | undefined): string {
+    return statusChange(before, p.status, this.approve(p));
+  }
+
+  /**
+   * The command line that admits `p`, for the owner alone (anyone else's `approve` is refused):
+   * by name when that names them to `approve`, else by id.
+   */
+  private approve(p: ParticipantView): string | undefined {
+    if (!this.owner) return undefined;
+    const target = moderationTarget('approve', [...this.people.values()], p);
+    return suggest(this.ctx, 'approve', { args: [target] });
   }
 }
 
@@ -329,11 +347,11 @@ async function creatorOf(space: SpaceClient, artifactId: string, signal: AbortSi
   }
 }
 
-/** `approve`: the command line that admits the participant waiting to join. */
-function statusChange(before: string | undefined, after: string, approve: string): string {
+/** `approve`: the command line that admits the participant waiting to join, for the owner. */
+function statusChange(before: string | undefined, after: string, approve: string | undefined): string {
   switch (after) {
     case 'waitingForApproval':
-      return `asks to join (\`${approve}\`)`;
+      return approve ? `asks to join (\`${approve}\`)` : 'asks to join';
     case 'active':
       return before === 'muted'
         ? 'was unmuted'
