@@ -304,7 +304,12 @@ describe('space create, list, show, use, update, close', () => {
     expect(table.stdout).toMatch(/\*\s+Retro\s.*not checked: no answer/);
     expect(table.stdout).not.toContain('ECONNREFUSED');
     expect(table.stderr).toContain('http://127.0.0.1:9 does not answer: the states are not checked');
-    expect(table.stderr).toContain('`convene serve --port 9`');
+    // Started anywhere, a server keeps its data in .data there: pasted elsewhere, a line would start
+    // a new, empty one, where every saved space is "not found". Where and how it must run, instead.
+    expect(table.stderr).toContain(
+      'Start the server that keeps your spaces again, on its own data: convene serve --port 9 in the directory it was started from',
+    );
+    expect(table.stderr).not.toContain('`convene serve');
   });
 
   it('closes a space: its keys stop working, and its owner keeps it as closed, as a participant does', async () => {
@@ -1088,9 +1093,19 @@ describe('invite, join, participants, moderation, leave', () => {
     }
     const read = await owner.run(['messages', '-s', 'Vanished']);
     expect(read.code).toBe(5);
-    expect(read.stderr).toContain('The server no longer has this space');
+    expect(read.stderr).toContain(`${server.url} does not have this space`);
+    // Maybe not gone: a server started on other data answers at the same address. Leaving would
+    // throw away a key that works on the right one; that is said before the leave.
+    expect(read.stderr).toContain('or this is not the server that keeps it');
+    expect(read.stderr).toContain('If so, start that one instead: your key still works there');
     const hinted = suggested(read.stderr).find((words) => words[0] === 'leave');
     expect(hinted).toEqual(['leave', 'Vanished']);
+    // doctor says the same of the default space, with the same next step.
+    const doctor = await owner.run(['doctor', '--json']);
+    expect(doctor.code).toBe(1);
+    const check = doctor.json().checks.find((c: any) => c.name === 'default space');
+    expect(check).toMatchObject({ status: 'fail', detail: expect.stringContaining('space not found') });
+    expect(suggested(check.hint)).toContainEqual(['leave', 'Vanished']);
     const left = await owner.run([...hinted!, '--yes', '--json']);
     expect({ code: left.code, json: left.json() }).toEqual({ code: 0, json: { ok: true, gone: true } });
     expect(owner.credentials().hosts[server.url].spaces[gone]).toBeUndefined();

@@ -229,7 +229,11 @@ describe('tail with the server down', () => {
       expect(tail.code).toBe(1);
       expect(tail.stderr).toContain(`cannot reach ${gone.url}`);
       expect(tail.stderr).toContain('ECONNREFUSED');
-      expect(tail.stderr).toContain('Start one in another terminal with `convene serve --port');
+      // Its spaces are saved here: not a line to paste anywhere, but the server on its own data.
+      expect(tail.stderr).toContain(
+        'Start the server that keeps your spaces again, on its own data: convene serve --port',
+      );
+      expect(tail.stderr).not.toContain('`convene serve');
     } finally {
       user.remove();
     }

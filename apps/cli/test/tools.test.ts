@@ -824,4 +824,30 @@ describe('a server that is not Convene', () => {
     expect(down.stdout).toContain(`✗ server: ${url} does not answer`);
     expect(down.stdout).toContain('No server answers there');
   });
+
+  it('says of an https:// address where the server speaks plain HTTP that it does, and the http:// one', async () => {
+    const https = server.url.replace(/^http:/, 'https:');
+    const someone = new User(https);
+    try {
+      for (const args of [['space', 'create', 'Secure'], ['messages']]) {
+        const result = await someone.run(args);
+        expect({ args, code: result.code, stderr: result.stderr }).toEqual({
+          args,
+          code: 1,
+          stderr: `✗ ${https} answers in plain HTTP, not HTTPS: the TLS handshake failed\nUse ${server.url} instead (--url or CONVENE_URL).\n`,
+        });
+      }
+      // Not OpenSSL's words, whose newline broke doctor's line; not "start a server" either.
+      const doctor = await someone.run(['doctor']);
+      expect(doctor.code).toBe(1);
+      expect(doctor.stdout).toContain(`✗ server: ${https} answers in plain HTTP, not HTTPS`);
+      expect(doctor.stdout).toContain(`  Use ${server.url} instead (--url or CONVENE_URL).`);
+      expect(doctor.stdout).not.toContain('ssl3');
+      expect(doctor.stdout).not.toContain('No server answers there');
+      // Every line a check's (a mark) or its hint's (indented): none broken off.
+      for (const line of doctor.stdout.trimEnd().split('\n')) expect(line).toMatch(/^(✓|✗|!) |^ {2}\S/);
+    } finally {
+      someone.remove();
+    }
+  });
 });

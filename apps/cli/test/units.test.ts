@@ -13,7 +13,7 @@ import { normaliseUrl } from '../src/lib/context';
 import { formatSeconds, parseDuration, parseSince, parseTtl } from '../src/lib/duration';
 import { isPlainCommand, runEditor, safeFileName } from '../src/lib/editor';
 import { UsageError } from '../src/lib/errors';
-import { unreachableHint } from '../src/lib/failure';
+import { plainHttp, speaksPlainHttp, unreachableHint } from '../src/lib/failure';
 import { strayMentions } from '../src/lib/mentions';
 import { sayOutages } from '../src/lib/outage';
 import { detectMode, Output, terminalColumns } from '../src/lib/output';
@@ -572,6 +572,27 @@ describe('a server that does not answer', () => {
       'No server answers there. Start one in another terminal with `convene serve --port 8080`.',
     );
     expect(unreachableHint('https://convene.example.com', true)).toMatch(/^Check the address/);
+    // With spaces of it saved here: no line to paste anywhere, which would start a new, empty
+    // server wherever it is typed, but the server on its own data.
+    const own = unreachableHint('http://127.0.0.1:4301', true, { keysHere: true });
+    expect(own).toBe(
+      'No server answers there. Start the server that keeps your spaces again, on its own data: convene serve --port 4301 in the directory it was started from (its data is in .data there), or with the --data-dir or --database-url it had; started on other data, it would be a new server, without your spaces.',
+    );
+  });
+
+  it('says of an https:// address answered in plain HTTP that it is, and the http:// address to use', () => {
+    const tls = new ConnectionError(
+      '80CCEDF3577F0000:error:0A00010B:SSL routines:ssl3_get_record:wrong version number:../deps/openssl/openssl/ssl/record/ssl3_record.c:350:\n (health: GET https://localhost:4301/api/health)',
+      { code: 'ERR_SSL_WRONG_VERSION_NUMBER' },
+    );
+    expect(speaksPlainHttp(tls, 'https://localhost:4301')).toBe(true);
+    expect(speaksPlainHttp(tls, 'http://localhost:4301')).toBe(false);
+    const refused = new ConnectionError('connect ECONNREFUSED', { code: 'ECONNREFUSED' });
+    expect(speaksPlainHttp(refused, 'https://localhost:4301')).toBe(false);
+    expect(plainHttp('https://localhost:4301')).toMatchObject({
+      message: 'https://localhost:4301 answers in plain HTTP, not HTTPS: the TLS handshake failed',
+      hint: 'Use http://localhost:4301 instead (--url or CONVENE_URL).',
+    });
   });
 
   it('does not say to start a server where something took the connection and never answered', () => {

@@ -3,8 +3,17 @@ import { ConveneError } from '@convene/sdk';
 import { type App, examples } from '../app';
 import type { Context } from '../lib/context';
 import { CliError } from '../lib/errors';
-import { closedHint, isSpaceClosed, unreachableHint } from '../lib/failure';
+import {
+  closedHint,
+  isSpaceClosed,
+  isSpaceGone,
+  plainHttp,
+  spaceGoneHint,
+  speaksPlainHttp,
+  unreachableHint,
+} from '../lib/failure';
 import { isNotConvene, notConvene } from '../lib/not-convene';
+import { inline } from '../lib/output';
 import { shellWord } from '../lib/quote';
 import { relative } from '../lib/render';
 import { suggest } from '../lib/suggest';
@@ -54,8 +63,10 @@ export function registerDoctor(program: Command, app: App): void {
                   : check.status === 'warn'
                     ? out.c.yellow('!')
                     : out.c.red('✗');
-              out.line(`${mark} ${out.c.bold(check.name)}: ${check.detail}`);
-              if (check.hint) out.line(`  ${out.c.dim(check.hint)}`);
+              // A detail may quote an error of the system or the server, newlines and all
+              // (OpenSSL's end with one): each check stays on its line.
+              out.line(`${mark} ${out.c.bold(check.name)}: ${inline(check.detail)}`);
+              if (check.hint) out.line(`  ${out.c.dim(inline(check.hint))}`);
             }
           },
         },
@@ -81,13 +92,20 @@ async function runChecks(ctx: Context): Promise<Check[]> {
     ({ response } = await hub.health().withResponse());
     checks.push({ name: 'server', status: 'ok', detail: `${ctx.url} answers (${Date.now() - started} ms)` });
   } catch (error) {
-    // Something that answers, but not as Convene does, is not "nothing listens".
-    const other = isNotConvene(error) ? notConvene(error, ctx.url, { fromDoctor: true }) : undefined;
+    // Something that answers, but not as Convene does, is not "nothing listens"; nor is a server
+    // that speaks plain HTTP where https:// was given.
+    const other = isNotConvene(error)
+      ? notConvene(error, ctx.url, { fromDoctor: true })
+      : speaksPlainHttp(error, ctx.url)
+        ? plainHttp(ctx.url)
+        : undefined;
     checks.push({
       name: 'server',
       status: 'fail',
       detail: other?.message ?? `${ctx.url} does not answer: ${(error as Error).message}`,
-      hint: other?.hint ?? unreachableHint(ctx.url, ctx.urlIsExplicit, { fromDoctor: true, error }),
+      hint:
+        other?.hint ??
+        unreachableHint(ctx.url, ctx.urlIsExplicit, { fromDoctor: true, error, keysHere: ctx.keysHere() }),
     });
   }
   if (response) {
@@ -201,7 +219,9 @@ async function runChecks(ctx: Context): Promise<Check[]> {
               detail: `${space.name}: ${(error as Error).message}`,
               ...(status === 401
                 ? { hint: 'The key no longer works: `convene space use` another, or join again.' }
-                : {}),
+                : isSpaceGone(error)
+                  ? { hint: spaceGoneHint(ctx.url, suggest(ctx, 'leave', { space, always: true })) }
+                  : {}),
             },
       );
     }

@@ -1,7 +1,7 @@
 import type { Command } from '@commander-js/extra-typings';
-import { AuthenticationError, ConflictError, NotFoundError } from '@convene/sdk';
+import { AuthenticationError, ConflictError } from '@convene/sdk';
 import { type App, examples } from '../app';
-import { conflictError, isSpaceClosed } from '../lib/failure';
+import { conflictError, isSpaceClosed, isSpaceGone } from '../lib/failure';
 import { spaceNamed } from '../lib/input';
 import { isNotConvene } from '../lib/not-convene';
 import { confirm, requireSpaceOrYes } from '../lib/prompts';
@@ -103,7 +103,6 @@ function membershipOver(error: unknown): Over | undefined {
   // address) says nothing of the key, which would be lost for good.
   if (isNotConvene(error)) return undefined;
   if (error instanceof AuthenticationError) return { ok: true, keyRefused: true };
-  if (error instanceof NotFoundError && /^space not found\b/.test(String(error.body?.error)))
-    return { ok: true, gone: true };
+  if (isSpaceGone(error)) return { ok: true, gone: true };
   return undefined;
 }

@@ -111,6 +111,18 @@ export class Context {
     return this.store.host(this.url);
   }
 
+  /**
+   * Whether keys of spaces on this server are saved here: what a server that does not answer
+   * would lose if started again on other data. False when the credential file cannot be read.
+   */
+  keysHere(url: string = this.url): boolean {
+    try {
+      return Object.keys(this.store.host(url).spaces).length > 0;
+    } catch {
+      return false;
+    }
+  }
+
   /** The `usr_` token sent with creates and joins: CONVENE_TOKEN, else the one `convene login` saved. */
   userToken(): string | undefined {
     return this.env.CONVENE_TOKEN || this.host().userToken;

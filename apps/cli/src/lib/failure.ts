@@ -3,6 +3,7 @@ import {
   ConnectionError,
   ConveneError,
   LockedError,
+  NotFoundError,
   RateLimitError,
   TimeoutError,
 } from '@convene/sdk';
@@ -21,9 +22,10 @@ import { type LineParts, suggest } from './suggest';
  */
 export function explain(error: unknown, ctx: Context): CliError {
   if (error instanceof CliError) return error;
+  if (speaksPlainHttp(error, ctx.server)) return plainHttp(ctx.server, error);
   if (error instanceof ConnectionError || error instanceof TimeoutError) {
     return new CliError(`cannot reach ${ctx.server}: ${error.message}`, {
-      hint: unreachableHint(ctx.server, ctx.urlIsExplicit, { error }),
+      hint: unreachableHint(ctx.server, ctx.urlIsExplicit, { error, keysHere: ctx.keysHere(ctx.server) }),
       cause: error,
     });
   }
@@ -48,15 +50,48 @@ export function explain(error: unknown, ctx: Context): CliError {
 }
 
 /**
- * What to do about a server that does not answer: start one when it would run on this machine
- * (the command line to start it on that port), else check the address. Something that took the
- * connection and never answered (a TimeoutError) is there already: a server to start would find
- * the port taken.
+ * Whether a connection to an https:// address failed because what answers there speaks plain
+ * HTTP: OpenSSL reads its answer (`HTTP/1.1 400 …`) as a TLS record of an unknown version, or of
+ * an impossible length. Something answers, so "no server answers there" (and a server to start,
+ * which would find the port taken) would be wrong.
+ */
+export function speaksPlainHttp(error: unknown, server: string): error is ConnectionError {
+  if (!(error instanceof ConnectionError) || !server.startsWith('https:')) return false;
+  return (
+    error.code === 'ERR_SSL_WRONG_VERSION_NUMBER' ||
+    error.code === 'ERR_SSL_PACKET_LENGTH_TOO_LONG' ||
+    /wrong version number|packet length too long/.test(error.message)
+  );
+}
+
+/** The server at an https:// address speaks plain HTTP: said so, with the http:// address to use. */
+export function plainHttp(server: string, cause?: unknown): CliError {
+  const http = server.replace(/^https:/, 'http:');
+  return new CliError(`${server} answers in plain HTTP, not HTTPS: the TLS handshake failed`, {
+    hint: `Use ${http} instead (--url or CONVENE_URL).`,
+    ...(cause === undefined ? {} : { cause }),
+  });
+}
+
+/**
+ * What to do about a server that does not answer: start one when it would run on this machine,
+ * else check the address. Something that took the connection and never answered (a
+ * TimeoutError) is there already: a server to start would find the port taken. `keysHere`: keys
+ * of spaces on that server are saved here: then the server to start is the one that keeps them,
+ * on its own data (the data directory it was started with), which convene cannot know. A line
+ * pasted from elsewhere would start a new, empty server there (`./.data` of wherever it is
+ * typed), where every saved space is "not found", and `convene leave` would then throw away
+ * keys that still work on the real one; so not a line in backquotes to paste as it is, but where
+ * and with what it must run.
  */
 export function unreachableHint(
   server: string,
   explicit: boolean,
-  { fromDoctor = false, error }: { fromDoctor?: boolean; error?: unknown } = {},
+  {
+    fromDoctor = false,
+    error,
+    keysHere = false,
+  }: { fromDoctor?: boolean; error?: unknown; keysHere?: boolean } = {},
 ): string {
   const url = new URL(server);
   const local = isLoopback(url.hostname);
@@ -70,9 +105,11 @@ export function unreachableHint(
   }
   const port = url.port || (url.protocol === 'https:' ? '443' : '80');
   const serve = port === '3000' ? 'convene serve' : `convene serve --port ${port}`;
-  return `No server answers there. Start one in another terminal with \`${serve}\`${
-    explicit ? '' : ', or point at another with --url or CONVENE_URL'
-  }.`;
+  const elsewhere = explicit ? '' : ', or point at another with --url or CONVENE_URL';
+  if (keysHere) {
+    return `No server answers there. Start the server that keeps your spaces again, on its own data: ${serve} in the directory it was started from (its data is in .data there), or with the --data-dir or --database-url it had; started on other data, it would be a new server, without your spaces${elsewhere}.`;
+  }
+  return `No server answers there. Start one in another terminal with \`${serve}\`${elsewhere}.`;
 }
 
 /** The bad-input statuses: the command line asked for something the server refuses as such. */
@@ -208,14 +245,31 @@ function notFoundHint(ctx: Context, message: string): string {
       /^message\b/,
       () => `See the messages and their ids with ${command('messages', { options: { '--json': true } })}.`,
     ],
-    [
-      /^space\b/,
-      () =>
-        `The server no longer has this space (deleted after its retention, or its database was replaced): \`${suggest(ctx, 'leave', { always: true })}\` forgets it here.`,
-    ],
+    [/^space\b/, () => spaceGoneHint(ctx.server, suggest(ctx, 'leave', { always: true }))],
   ];
   const found = where.find(([subject]) => subject.test(message))?.[1];
   return found ? found() : `Check the name or id (${command('participants')}, ${command('artifact list')}).`;
+}
+
+/**
+ * Whether Convene answered that it has no such space (404 `space not found`): a proxy's 404 (a
+ * deploy under way, another site at the address) says nothing of the space.
+ */
+export function isSpaceGone(error: unknown): boolean {
+  if (!(error instanceof NotFoundError)) return false;
+  const said = (error.body as { error?: unknown } | undefined)?.error;
+  return !isNotConvene(error) && /^space not found\b/.test(String(said));
+}
+
+/**
+ * What to do of a saved space the server says it does not have: it was deleted after its
+ * retention, or the server is not the one that keeps it (one started on other data, a new
+ * database, at the same address). In that second case `leave` would throw away a key that still
+ * works on the right server, so that is said first, and `leave` (its command line) for a space
+ * known to be gone.
+ */
+export function spaceGoneHint(server: string, leave: string): string {
+  return `${server} does not have this space: deleted after its retention, or this is not the server that keeps it (one started on other data, or on a new database, at the same address). If so, start that one instead: your key still works there. Once you know it is gone, \`${leave}\` forgets it here.`;
 }
 
 /**

@@ -84,7 +84,7 @@ export function registerSpaceList(space: Command, app: App): void {
       // Said once, not on every row: the rows are the saved keys, the server is what is missing.
       if (unasked.size > 0 && !out.mode.json) {
         out.warn(
-          `${ctx.url} does not answer: the states are not checked. ${unreachableHint(ctx.url, ctx.urlIsExplicit)}`,
+          `${ctx.url} does not answer: the states are not checked. ${unreachableHint(ctx.url, ctx.urlIsExplicit, { keysHere: true })}`,
         );
       }
     });
