@@ -1026,10 +1026,18 @@ describe('invite, join, participants, moderation, leave', () => {
     const reading = await other.run(['participants']);
     expect(reading.code).toBe(0);
     expect(other.credentials().hosts[server.url].spaces[spaceId].name).toBe('New name');
+    // An owner's command refused to a participant, before it reads anything: by the name it has now.
+    expect((await owner.run(['space', 'update', '--name', 'Newer name'])).code).toBe(0);
+    for (const args of [['invite'], ['approve', 'Erin'], ['space', 'update', '--agenda', 'x']]) {
+      const refused = await other.run(args);
+      expect({ args, code: refused.code }).toEqual({ args, code: 4 });
+      expect(refused.stderr).toContain('only the owner of "Newer name"');
+    }
+    expect(other.credentials().hosts[server.url].spaces[spaceId].name).toBe('Newer name');
     expect((await owner.run(['space', 'close', '--yes'])).code).toBe(0);
     const closed = await other.run(['messages']);
     expect(closed.code).toBe(6);
-    expect(closed.stderr).toContain('"New name" is closed');
+    expect(closed.stderr).toContain('"Newer name" is closed');
   });
 
   it('leaves a space it was removed from: forgets the key the server refuses, says so, exit 0', async () => {

@@ -194,7 +194,7 @@ async function runChecks(ctx: Context): Promise<Check[]> {
     checks.push({ name: 'default space', status: 'warn', detail: `${space.name}: ${SERVER_DOWN}` });
   } else if (space) {
     try {
-      const view = await hub.space(space.spaceId, space.key).get();
+      const view = await ctx.readSpace(hub.space(space.spaceId, space.key));
       checks.push({
         name: 'default space',
         status: 'ok',

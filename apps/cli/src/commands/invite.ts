@@ -23,7 +23,7 @@ export function registerInvite(program: Command, app: App): void {
       const ctx = app.context(command);
       const reference = spaceNamed(argument, options.space, 'convene invite');
       const saved = ctx.space(reference);
-      ctx.requireOwner(saved, 'invite');
+      await ctx.requireOwner(saved, 'invite');
       const invitation = await ctx.spaceClient(saved).invitations.create();
       const { out } = ctx;
       out.result(invitation, {

@@ -187,7 +187,7 @@ export function registerModeration(program: Command, app: App): void {
       .action(async (reference, options, command) => {
         const ctx = app.context(command);
         const saved = ctx.space(options.space);
-        ctx.requireOwner(saved, action.name);
+        await ctx.requireOwner(saved, action.name);
         const space = ctx.spaceClient(saved);
         const { participants } = await ctx.readSpace(space);
         const candidates = candidatesOf(action.name, participants);

@@ -375,9 +375,15 @@ export class Context {
     });
   }
 
-  /** Fails early when the command needs the owner key and the saved key is a participant's. */
-  requireOwner(space: StoredSpace, action: string): void {
+  /**
+   * Fails before acting when the command needs the owner key and the saved key is a
+   * participant's. The space is read first, so that the error names it as the server does now
+   * (the owner may have renamed it since it was saved: `readSpace` keeps the new name); a read
+   * that fails leaves the name saved.
+   */
+  async requireOwner(space: StoredSpace, action: string): Promise<void> {
     if (space.role !== 'owner') {
+      await this.readSpace(this.spaceClient(space)).catch(() => undefined);
       throw new CliError(`only the owner of "${space.name}" can ${action}`, {
         exitCode: ExitCode.auth,
         hint: 'Your key for this space is a participant key; ask the owner.',

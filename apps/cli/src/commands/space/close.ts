@@ -40,7 +40,7 @@ export function registerSpaceClose(space: Command, app: App): void {
       const reference = spaceNamed(argument, options.space, 'convene space close');
       requireSpaceOrYes(ctx.out, reference, options.yes, { verb: 'close', command: 'convene space close' });
       const saved = ctx.space(reference);
-      ctx.requireOwner(saved, 'close it');
+      await ctx.requireOwner(saved, 'close it');
       const client = ctx.spaceClient(saved);
       const { out } = ctx;
       // As `leave` takes a space closed already: nothing left to do, so said, exit 0 (a teardown

@@ -36,7 +36,7 @@ export function registerSpaceUpdate(space: Command, app: App): void {
         throw new UsageError('nothing to change', 'Pass --name, --description or --agenda.');
       }
       const saved = ctx.space(reference);
-      ctx.requireOwner(saved, 'update it');
+      await ctx.requireOwner(saved, 'update it');
       const result = await ctx.spaceClient(saved).update(changes);
       if (changes.name !== undefined) {
         ctx.store.updateHost(ctx.url, (host) => {
