@@ -249,10 +249,25 @@ describe('whoami with a token', () => {
     expect(bogus.code).toBe(4);
     expect(bogus.stdout).toMatch(/token\s+usr_not-… \(from CONVENE_TOKEN\), not valid/);
     expect(bogus.stderr).toContain('the token in CONVENE_TOKEN does not work');
+    // Not logged in with a password, `token create` alone would fail too (exit 4): what gets there.
+    const tokenCreate = await agent.run(['token', 'create']);
+    expect(tokenCreate.code).toBe(4);
+    expect(bogus.stderr).not.toContain('Mint a new one');
+    expect(bogus.stderr).toContain('`convene login --password`, then `convene token create` mints one');
+    // With the dashboard session, `token create` is the way.
+    const withSession = await terminal.run(['whoami'], { env: { CONVENE_TOKEN: 'usr_not-a-real-one' } });
+    expect(withSession.code).toBe(0);
+    expect(withSession.stderr).toContain('Mint a new one (`convene token create`');
     // doctor checks it the same way.
     const doctor = await agent.run(['doctor', '--json'], { env: { CONVENE_TOKEN: 'usr_not-a-real-one' } });
     expect(doctor.code).toBe(1);
-    expect(doctor.json().checks).toContainEqual(expect.objectContaining({ name: 'token', status: 'fail' }));
+    expect(doctor.json().checks).toContainEqual(
+      expect.objectContaining({
+        name: 'token',
+        status: 'fail',
+        hint: expect.stringContaining('`convene login --password`, then `convene token create`'),
+      }),
+    );
     const healthy = await agent.run(['doctor', '--json'], { env: { CONVENE_TOKEN: token } });
     expect(healthy.json().checks).toContainEqual(expect.objectContaining({ name: 'token', status: 'ok' }));
   });

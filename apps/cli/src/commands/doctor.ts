@@ -17,6 +17,7 @@ import { inline } from '../lib/output';
 import { shellWord } from '../lib/quote';
 import { relative } from '../lib/render';
 import { suggest } from '../lib/suggest';
+import { envTokenHint } from '../lib/tokens';
 import { VERSION } from '../version';
 
 /** What a check that needs the server says when it does not answer: neither a tick nor a cross. */
@@ -264,9 +265,7 @@ async function checkToken(ctx: Context, checks: Check[], response: Response | un
               name: 'token',
               status: 'fail',
               detail: `${token.slice(0, 8)}… ${tokenSource} does not work: revoked, expired or unknown`,
-              hint: ctx.env.CONVENE_TOKEN
-                ? 'Mint a new one (`convene token create`) or unset CONVENE_TOKEN.'
-                : 'convene login',
+              hint: ctx.env.CONVENE_TOKEN ? envTokenHint(ctx.hasSession()) : 'convene login',
             }
           : {
               name: 'token',

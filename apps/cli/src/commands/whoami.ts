@@ -4,7 +4,7 @@ import { type App, examples } from '../app';
 import { CliError } from '../lib/errors';
 import { ExitCode } from '../lib/exit-codes';
 import { relative } from '../lib/render';
-import { tokensStartingLike } from '../lib/tokens';
+import { envTokenHint, tokensStartingLike } from '../lib/tokens';
 
 export function registerWhoami(program: Command, app: App): void {
   program
@@ -110,7 +110,7 @@ export function registerWhoami(program: Command, app: App): void {
         const hint =
           source === 'saved'
             ? 'Log in again with `convene login` (or `convene logout` to forget it).'
-            : 'Mint a new one (`convene token create`, or the dashboard) or unset CONVENE_TOKEN.';
+            : envTokenHint(sessionValid);
         if (!sessionValid) {
           throw new CliError(`${which} does not work on ${ctx.url}`, { exitCode: ExitCode.auth, hint });
         }

@@ -67,3 +67,15 @@ export async function revokeMintedToken(ctx: Context, token: string): Promise<Re
     return { revoked: false, problem: `${explain(error, ctx).message}; ${dashboard}` };
   }
 }
+
+/**
+ * What to do about a CONVENE_TOKEN the server does not take: a new token, minted where that
+ * works. `token create` takes the dashboard session of `login --password`; without one, it fails
+ * too (exit 4), so the way there is said: `login --password` first, or `login` in the browser,
+ * which saves a token of its own (one CONVENE_TOKEN would still override).
+ */
+export function envTokenHint(hasSession: boolean): string {
+  return hasSession
+    ? 'Mint a new one (`convene token create`, or the dashboard) and set CONVENE_TOKEN to it, or unset CONVENE_TOKEN.'
+    : 'Unset CONVENE_TOKEN, or set it to a token that works: `convene login --password`, then `convene token create` mints one (or the dashboard does). `convene login` in the browser saves a token of its own, which CONVENE_TOKEN overrides while set.';
+}
