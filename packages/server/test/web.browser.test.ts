@@ -545,7 +545,7 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
     // An id that is no UUID: the server's JSON 404 says so, in words (never an HTML error page).
     const response = await page.goto(`${srv.url}/space/not-a-space`);
     expect(response?.status()).toBe(404);
-    expect((await response?.json()).error).toBe(
+    expect((await response!.json()).error).toBe(
       'No space has this address. Check the link you were given: a space’s address ends with its id.',
     );
     await page.close();
