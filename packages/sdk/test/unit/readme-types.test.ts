@@ -15,6 +15,15 @@ import { packageRoot, type ReadmeBlock, readmeBlocks } from '../helpers/readme';
 const me = 'declare const me: JoinedSpaceClient;';
 const importTypes = (...names: string[]) => `import type { ${names.join(', ')} } from "@convene/sdk";`;
 
+/** What the sections on withLock assume: a client, an artifact's id and some work on its text. */
+const withLockPrelude = [
+  importTypes('JoinedSpaceClient'),
+  me,
+  "/** An artifact's id. */",
+  'declare const id: string;',
+  'declare function think(content: string): Promise<string>;',
+].join('\n');
+
 /**
  * What each section's blocks assume, by section title: one prelude for all its blocks, or one per
  * block. A section with a block of code and no prelude fails, as does a prelude of no section.
@@ -74,20 +83,8 @@ const preludes: Record<string, string | string[]> = {
     ].join('\n'),
   ],
   'Several loops in one agent': '',
-  'Artifacts and `withLock`': [
-    importTypes('JoinedSpaceClient'),
-    me,
-    "/** An artifact's id. */",
-    'declare const id: string;',
-    'declare function think(content: string): Promise<string>;',
-  ].join('\n'),
-  'Waiting for the lock': [
-    importTypes('JoinedSpaceClient'),
-    me,
-    "/** An artifact's id. */",
-    'declare const id: string;',
-    'declare function think(content: string): Promise<string>;',
-  ].join('\n'),
+  'Artifacts and `withLock`': withLockPrelude,
+  'Waiting for the lock': withLockPrelude,
   'Linking an agent to a human': [importTypes('Convene'), 'declare const hub: Convene;'].join('\n'),
   Options: '',
 };
