@@ -105,15 +105,18 @@ function pathOf(url: string): string {
   return path.length > 1 ? path.replace(/\/+$/, '') : path;
 }
 
+/** A guarded write begun: the GuardedRequest to run or release, or the record to replay instead. */
+export type Begun = GuardedRequest | { replay: StoredResponse };
+
 /**
- * Starts a guarded write of a scope (idempotencyHooks' `begin`): the record to replay, or the
- * GuardedRequest to run or release. REST's preHandler and MCP's tool calls share it.
+ * Starts a guarded write of a scope (idempotencyHooks' `begin`). REST's preHandler and MCP's tool
+ * calls share it.
  */
 export type IdempotencyGate = (
   scope: string,
   requestHash: string,
   abandoned: () => boolean,
-) => Promise<GuardedRequest | { replay: StoredResponse }>;
+) => Promise<Begun>;
 
 const guards = new WeakMap<FastifyRequest, GuardedRequest>();
 
@@ -173,11 +176,7 @@ export function idempotencyHooks(options: IdempotencyPolicyOptions): {
    * handler records. Whoever gets one runs or releases it. `abandoned` says the client was
    * already answered that the write failed (REST's 30 s timeout), so it must not commit.
    */
-  const begin = async (
-    scope: string,
-    requestHash: string,
-    abandoned: () => boolean,
-  ): Promise<GuardedRequest | { replay: StoredResponse }> => {
+  const begin: IdempotencyGate = async (scope, requestHash, abandoned) => {
     // Real time, not the injected clock: this bounds a wait, it is not a TTL.
     const deadline = Date.now() + options.waitMs;
     for (;;) {
@@ -256,15 +255,14 @@ export function idempotencyHooks(options: IdempotencyPolicyOptions): {
     const requestHash = sha256(`\n${canonicalJson(request.body ?? null)}`);
     const begun = await begin(scope, requestHash, () => hasTimedOut(request));
     if ('replay' in begun) return sendReplay(reply, begun.replay);
+    // The same guard, watched: whether the handler took it up (ran it, or released it itself).
     let consumed = false;
     guards.set(request, {
-      guard: begun.guard,
+      ...begun,
       run(db, work, refusal) {
         consumed = true;
         return begun.run(db, work, refusal);
       },
-      recorded: () => begun.recorded(),
-      refused: (response) => begun.refused(response),
       release() {
         consumed = true;
         begun.release();

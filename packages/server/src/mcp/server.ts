@@ -30,12 +30,11 @@ import { closest, distance } from 'fastest-levenshtein';
 import { z } from 'zod';
 import { idempotencyCaller, sha256 } from '../http/client';
 import { toHttpError } from '../http/errors';
-import { canonicalJson, type IdempotencyGate } from '../http/idempotency';
+import { type Begun, canonicalJson, type IdempotencyGate } from '../http/idempotency';
 import { jsonBodyProblem, NUL_PROBLEM, SURROGATE_PROBLEM } from '../http/json-body';
 import { type FailureLog, logFailure } from '../http/log-errors';
 import { mcpInstructions } from './instructions';
 import {
-  type Guarded,
   keyArgument,
   Replayed,
   renameDescriptions,
@@ -140,7 +139,7 @@ export function createMcpServer({
       // (http/policy.ts): the same 400.
       const problem = jsonBodyProblem(args);
       if (problem === NUL_PROBLEM || problem === SURROGATE_PROBLEM) throw new ValidationError(problem);
-      const misnamed = misnamedArgument(args, argumentNames(tool));
+      const misnamed = misnamedArgument(args, argumentNames(tools, tool));
       if (misnamed) throw misnamed;
       const input = tool.input.parse(args);
       const key = argKey ?? header(headers, 'x-private-key');
@@ -308,16 +307,18 @@ async function resourceCall<T>(deps: Deps, log: FailureLog, call: () => Promise<
   }
 }
 
-const argumentNamesOf = new WeakMap<Tool, readonly string[]>();
+const argumentNamesOf = new WeakMap<readonly Tool[], Map<string, readonly string[]>>();
 
-/** The arguments a tool takes, as its listing publishes them. */
-function argumentNames(tool: Tool): readonly string[] {
-  let names = argumentNamesOf.get(tool);
-  if (!names) {
-    names = Object.keys((toolJsonSchema(tool.input, 'input').properties ?? {}) as object);
-    argumentNamesOf.set(tool, names);
+/** The arguments a tool of `table` takes, as its listing publishes them (listingOf). */
+function argumentNames(table: readonly Tool[], tool: Tool): readonly string[] {
+  let byTool = argumentNamesOf.get(table);
+  if (!byTool) {
+    byTool = new Map(
+      listingOf(table).map((listed) => [listed.name, Object.keys(listed.inputSchema.properties ?? {})]),
+    );
+    argumentNamesOf.set(table, byTool);
   }
-  return names;
+  return byTool.get(tool.name) ?? [];
 }
 
 /**
@@ -330,15 +331,15 @@ function misnamedArgument(
   args: Record<string, unknown>,
   names: readonly string[],
 ): ValidationError | undefined {
+  const free = names.filter((name) => !(name in args));
+  if (free.length === 0) return undefined;
   for (const given of Object.keys(args)) {
     if (names.includes(given)) continue;
-    const free = names.filter((name) => !(name in args));
-    if (free.length === 0) return undefined;
+    const near = closest(given, free);
+    const bound = Math.min(given.length, near.length) <= 6 ? 1 : 2;
     const meant =
       free.find((name) => name.toLowerCase() === given.toLowerCase()) ??
-      [closest(given, free as string[])].find(
-        (name) => distance(given, name) <= (Math.min(given.length, name.length) <= 6 ? 1 : 2),
-      );
+      (distance(given, near) <= bound ? near : undefined);
     if (meant) {
       const message = `unknown argument "${given}": did you mean "${meant}"?`;
       return new ValidationError(message, { issues: [{ path: [given], message }] });
@@ -358,12 +359,12 @@ function guardOf(
   key: string | undefined,
   userToken: string | undefined,
 ): ToolContext['guard'] {
-  return async (idempotencyKey, args): Promise<Guarded | undefined> => {
+  return async (idempotencyKey, args): Promise<Begun | undefined> => {
     const chosen = idempotencyKey ?? headerKey;
     const credential = key ?? userToken;
     // Anonymous calls are never replayed, as over REST: no caller to keep the record for.
     if (chosen === undefined || credential === undefined) return undefined;
-    const caller = idempotencyCaller(credential, ip, key === undefined ? undefined : userToken);
+    const caller = idempotencyCaller(credential, ip, userToken);
     const scope = sha256(['MCP', toolName, caller, chosen].join('\n'));
     return gate(scope, sha256(canonicalJson(args)), abandoned);
   };
@@ -376,7 +377,7 @@ function guardOf(
 function replayedResult(tool: Tool, { response }: Replayed): CallToolResult {
   const marked = { 'convene/idempotentReplay': true };
   const body = response.body === '' ? {} : (JSON.parse(response.body) as Record<string, unknown>);
-  if (response.status >= 400) return errorResult(response.status, { error: body.error, ...body }, marked);
+  if (response.status >= 400) return errorResult(response.status, body as { error: unknown }, marked);
   const structuredContent = tool.output.parse(body) as Record<string, unknown>;
   return {
     content: [{ type: 'text', text: JSON.stringify(structuredContent) }],

@@ -2,7 +2,7 @@ import type { StoredResponse } from '@convene/core';
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { Caller } from '../caller';
-import type { GuardedRequest } from '../http/idempotency';
+import type { Begun } from '../http/idempotency';
 
 /**
  * What a tool handler receives besides its arguments: the caller (its space key is the
@@ -24,12 +24,9 @@ export interface ToolContext extends Caller {
    * credential to keep the record for. Its `args` are the call's, credentials left out.
    */
   guard?:
-    | ((idempotencyKey: string | undefined, args: Record<string, unknown>) => Promise<Guarded | undefined>)
+    | ((idempotencyKey: string | undefined, args: Record<string, unknown>) => Promise<Begun | undefined>)
     | undefined;
 }
-
-/** A guarded write begun, or the answer of the same write recorded before. */
-export type Guarded = GuardedRequest | { replay: StoredResponse };
 
 /** What a tool returns for a write its idempotency key already recorded: the answer given then. */
 export class Replayed {

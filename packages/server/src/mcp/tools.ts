@@ -62,12 +62,7 @@ function toolOf(
       if (tool.run) return tool.run(args as never, caller);
       if (!operation) throw new Error(`tool ${contract.operationId} has nothing to run`);
       const input = tool.toInput ? tool.toInput(args) : args;
-      const guarded = replayable
-        ? await ctx.guard?.(idempotencyKey as string | undefined, {
-            ...args,
-            ...(typeof pollToken === 'string' ? { pollToken } : {}),
-          })
-        : undefined;
+      const guarded = replayable ? await ctx.guard?.(idempotencyKey as string | undefined, args) : undefined;
       if (guarded && 'replay' in guarded) return new Replayed(guarded.replay);
       const answer = guarded
         ? await performOnce(operation, () => input, caller, guarded)

@@ -7,10 +7,10 @@ type Performed = Awaited<ReturnType<typeof perform>>;
 
 /**
  * A write made with an Idempotency-Key (REST's header, an MCP tool's `idempotencyKey`), at most
- * once (http/idempotency.ts): in the transaction
- * that records its answer, or, for a use case that records it in its own statement, with the
- * record's guard handed to it. The answer to replay instead when a duplicate came first. `input`
- * is read under the guard, so that a request refused for it (400) is recorded as any refusal.
+ * once (http/idempotency.ts): in the transaction that records its answer, or, for a use case that
+ * records it in its own statement, with the record's guard handed to it. The answer to replay
+ * instead when a duplicate came first. `input` is read under the guard, so that a request refused
+ * for it (400) is recorded as any refusal.
  */
 export async function performOnce(
   declaration: OperationDeclaration,
