@@ -692,14 +692,7 @@ export class Artifacts extends SpaceResource {
       } catch (thrown) {
         error = thrown;
       }
-      // Known gone: taken by someone else, or the key, the artifact or the space has ended.
-      if (
-        error instanceof LockedError ||
-        error instanceof AuthenticationError ||
-        error instanceof NotFoundError ||
-        error instanceof GoneError
-      )
-        return undefined;
+      if (lockGone(error)) return undefined;
       if (!(error instanceof ConveneError)) return new ConveneError(String(error), { cause: error });
       // No answer, or one that may be tried again.
       if (
@@ -766,19 +759,25 @@ const CLOCK_SLACK_MS = 1000;
 const SPEC_LOCK_LIFETIME_MS = 10 * 60_000;
 
 /**
- * Whether a lock call's failure says that it did not take the lock, whatever its earlier attempts
- * did: they carried the same Idempotency-Key, so a lock one of them took would have been replayed
- * instead. Someone else holds it (423), the key or the space ended (401), the participant may
- * not lock (403), the artifact is gone (404, 410).
+ * Whether an error says that no lock of this key is left to release: someone else holds it (423),
+ * or the key, the artifact or the space has ended (401, 404, 410).
  */
-function nothingToRelease(error: unknown): boolean {
+function lockGone(error: unknown): boolean {
   return (
     error instanceof LockedError ||
     error instanceof AuthenticationError ||
-    error instanceof PermissionDeniedError ||
     error instanceof NotFoundError ||
     error instanceof GoneError
   );
+}
+
+/**
+ * Whether a lock call's failure says that it did not take the lock, whatever its earlier attempts
+ * did: they carried the same Idempotency-Key, so a lock one of them took would have been replayed
+ * instead. No lock of this key is left (lockGone), or the participant may not lock (403).
+ */
+function nothingToRelease(error: unknown): boolean {
+  return lockGone(error) || error instanceof PermissionDeniedError;
 }
 
 /** Ties `controller` to `signal` too (a second parent); `release` detaches it. */
