@@ -57,15 +57,17 @@ export function suggest(
   const { args = [], options: flags = {} } = options;
   const chosen = ctx.chosenSpace;
   const space = options.space ?? chosen?.space;
+  if (!space) return commandLine(words, { args, options: flags });
+  // Read once: each read is the credential file's.
+  const host = ctx.host();
   const named =
-    space !== undefined &&
-    (options.always ||
-      ctx.host().defaultSpace !== space.spaceId ||
-      (chosen?.named === true && chosen.space.spaceId === space.spaceId));
-  if (!space || !named) return commandLine(words, { args, options: flags });
+    options.always ||
+    host.defaultSpace !== space.spaceId ||
+    (chosen?.named === true && chosen.space.spaceId === space.spaceId);
+  if (!named) return commandLine(words, { args, options: flags });
   // The name, as people type it, unless another saved space shares it (any case) or it holds
   // what a terminal would show escaped: then the id, which names it all the same.
-  const shared = Object.values(ctx.host().spaces).some(
+  const shared = Object.values(host.spaces).some(
     (s) => s.spaceId !== space.spaceId && s.name.toLowerCase() === space.name.toLowerCase(),
   );
   const argument: Value = shared || inline(space.name) !== space.name ? verbatim(space.spaceId) : space.name;

@@ -79,3 +79,10 @@ export function envTokenHint(hasSession: boolean): string {
     ? 'Mint a new one (`convene token create`, or the dashboard) and set CONVENE_TOKEN to it, or unset CONVENE_TOKEN.'
     : 'Unset CONVENE_TOKEN, or set it to a token that works: `convene login --password`, then `convene token create` mints one (or the dashboard does). `convene login` in the browser saves a token of its own, which CONVENE_TOKEN overrides while set.';
 }
+
+/** How the token commands know a token: its id, or its whole name (`find`, `hintName`). */
+export const tokenNaming = {
+  noun: 'token',
+  id: (token: { id: string }) => token.id,
+  name: (token: { name: string }) => token.name,
+};

@@ -5,6 +5,7 @@ import { ExitCode } from '../../lib/exit-codes';
 import { checkName } from '../../lib/input';
 import { find, hintName, sameName } from '../../lib/resolve';
 import { commandLine } from '../../lib/suggest';
+import { tokenNaming } from '../../lib/tokens';
 
 export function registerTokenCreate(token: Command, app: App): void {
   token
@@ -31,12 +32,7 @@ export function registerTokenCreate(token: Command, app: App): void {
       const live = name === undefined ? undefined : tokens.find((t) => sameName(t.name, name));
       if (live) {
         // By name when `token revoke` takes that name for this token (as it finds a live one), else by id.
-        const what = {
-          noun: 'token',
-          id: (t: { id: string }) => t.id,
-          name: (t: { name: string }) => t.name,
-        };
-        const named = hintName(live, what, (typed) => find(tokens, typed, what));
+        const named = hintName(live, tokenNaming, (typed) => find(tokens, typed, tokenNaming));
         throw new CliError(`you already have a token called "${live.name}" (${live.prefix}…)`, {
           exitCode: ExitCode.conflict,
           hint: `Pick another name, or revoke that one first with \`${commandLine('token revoke', { args: [named] })}\`.`,

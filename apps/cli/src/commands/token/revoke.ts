@@ -6,7 +6,7 @@ import { ExitCode } from '../../lib/exit-codes';
 import { inline } from '../../lib/output';
 import { choose, confirm } from '../../lib/prompts';
 import { find, pick } from '../../lib/resolve';
-import { tokensStartingLike } from '../../lib/tokens';
+import { tokenNaming, tokensStartingLike } from '../../lib/tokens';
 
 export function registerTokenRevoke(token: Command, app: App): void {
   token
@@ -53,17 +53,16 @@ export function registerTokenRevoke(token: Command, app: App): void {
       });
       // A name or an id start names a live token first; else a revoked one, to say it was already
       // revoked (as its full id or the token itself do) rather than that there is no such token.
-      const what = { noun: 'token', id: (t: Token) => t.id, name: (t: Token) => t.name };
       const found =
         byToken(live, chosen, { whole: true }) ??
         byToken(tokens, chosen) ??
-        find(live, chosen, what) ??
+        find(live, chosen, tokenNaming) ??
         find(
           tokens.filter((t) => t.revoked),
           chosen,
-          what,
+          tokenNaming,
         ) ??
-        pick(tokens, chosen, { ...what, listCommand: 'convene token list' });
+        pick(tokens, chosen, { ...tokenNaming, listCommand: 'convene token list' });
       const name = ctx.out.c.bold(found.name);
       // Revoking is idempotent (exit 0 either way), but never claimed when it had happened before.
       if (found.revoked) {
