@@ -212,6 +212,80 @@ describe('create, list, show, write, download, history, diff, restore', () => {
     expect(againJson.json()).toMatchObject({ name: 'locked.md', wasLocked: false });
   });
 
+  it('waits with --wait for someone else’s lock: writes once it is released, says so when the time is up (exit 6); Ctrl-C stops the wait (130)', async () => {
+    await owner.run(['artifact', 'create', 'wait.md']);
+    expect((await guest.run(['artifact', 'lock', 'wait.md'])).code).toBe(0);
+    const file = join(owner.home, 'wait.md');
+    writeFileSync(file, 'after the wait');
+
+    const started = Date.now();
+    const late = await owner.run(['artifact', 'write', 'wait.md', '--file', file, '--wait', '2s']);
+    expect(late.code).toBe(6);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2000);
+    expect(late.stderr).toMatch(
+      /"wait\.md" is locked by Gus until .*; waiting up to 2s for it \(Ctrl-C to stop\)/,
+    );
+    expect(late.stderr).toMatch(/✗ "wait\.md" is locked by Gus until .*; waited 2s\n/);
+    expect((await byName(owner, 'wait.md')).version).toBe(1);
+
+    // Released while the write waits: it takes the lock, writes, and releases it.
+    const writing = follow(owner, ['artifact', 'write', 'wait.md', '--file', file, '--wait', '1m']);
+    await writing.waitFor('waiting up to 1m for it', { in: 'stderr' });
+    expect((await guest.run(['artifact', 'unlock', 'wait.md'])).code).toBe(0);
+    const written = await writing.done;
+    expect(written.code).toBe(0);
+    expect(written.stderr).toContain('Saved wait.md as version 2');
+    const after = await byName(owner, 'wait.md');
+    expect(after).toMatchObject({ version: 2 });
+    expect(after.lockedBy).toBeUndefined();
+
+    // lock --wait, stopped by Ctrl-C: nothing taken.
+    expect((await guest.run(['artifact', 'lock', 'wait.md'])).code).toBe(0);
+    const locking = follow(owner, ['artifact', 'lock', 'wait.md', '--wait', '10m']);
+    await locking.waitFor('waiting up to 10m for it', { in: 'stderr' });
+    const stopped = await locking.interrupt();
+    expect(stopped.code).toBe(130);
+    expect(stopped.stdout).toBe('');
+    expect(stopped.stderr).toContain('✗ stopped waiting for the lock on "wait.md": nothing was done');
+    const guestId = (await guest.run(['artifact', 'lock', 'wait.md', '--json'])).json().lockedBy;
+    expect((await byName(owner, 'wait.md')).lockedBy).toBe(guestId);
+
+    // lock --wait, released meanwhile: the lock is the waiter's.
+    const taking = follow(owner, ['artifact', 'lock', 'wait.md', '--wait', '1m']);
+    await taking.waitFor('waiting up to 1m for it', { in: 'stderr' });
+    expect((await guest.run(['artifact', 'unlock', 'wait.md'])).code).toBe(0);
+    const taken = await taking.done;
+    expect(taken.code).toBe(0);
+    expect(taken.stderr).toContain('✓ Locked wait.md until');
+    const holder = (await byName(owner, 'wait.md')).lockedBy;
+    expect(holder).toBeDefined();
+    expect(holder).not.toBe(guestId);
+    expect((await owner.run(['artifact', 'unlock', 'wait.md'])).code).toBe(0);
+
+    // edit --wait opens the editor once the lock is free.
+    expect((await guest.run(['artifact', 'lock', 'wait.md'])).code).toBe(0);
+    const ed = editor(owner, 'append-after-wait', 'printf "edited after the wait\\n" >> "$1"');
+    const editingLater = follow(owner, ['artifact', 'edit', 'wait.md', '--wait', '1m'], {
+      env: { EDITOR: ed },
+    });
+    await editingLater.waitFor('waiting up to 1m for it', { in: 'stderr' });
+    expect((await guest.run(['artifact', 'unlock', 'wait.md'])).code).toBe(0);
+    const edited = await editingLater.done;
+    expect(edited.code).toBe(0);
+    expect(edited.stderr).toContain('Saved wait.md as version 3');
+    expect((await guest.run(['artifact', 'download', 'wait.md'])).stdout).toBe(
+      'after the waitedited after the wait\n',
+    );
+
+    for (const wait of ['soon', '0s', '2d']) {
+      const bad = await owner.run(['artifact', 'edit', 'wait.md', '--wait', wait]);
+      expect({ wait, code: bad.code }).toEqual({ wait, code: 2 });
+      expect(bad.stderr).toContain(
+        `--wait takes a duration from 1s to 24h (e.g. 30s, 5m, 1h), not "${wait}"`,
+      );
+    }
+  });
+
   it('points each hint at the right thing: the document’s versions, its own unlock, and who can force a lock', async () => {
     await owner.run(['artifact', 'create', 'hints.md']);
     const version = await owner.run(['artifact', 'diff', 'hints.md', '7']);

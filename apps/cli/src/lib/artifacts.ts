@@ -1,7 +1,8 @@
 import { type ArtifactView, type LockedArtifact, LockedError } from '@convene/sdk';
 import type { Context } from './context';
-import { CliError } from './errors';
-import { ExitCode } from './exit-codes';
+import { formatSeconds, parseDuration } from './duration';
+import { CliError, UsageError } from './errors';
+import { ExitCode, stoppedBy } from './exit-codes';
 import type { Output } from './output';
 import { choose } from './prompts';
 import { type Value, verbatim } from './quote';
@@ -94,10 +95,70 @@ export interface LockContext {
   command: (words: string, parts?: LineParts) => string;
 }
 
+/** The longest `--wait`: a day (a lock left behind lapses within the server's lock lifetime). */
+const MAX_LOCK_WAIT_S = 86_400;
+
+/** A `--wait` value (`30s`, `5m`, `1h`), in milliseconds; undefined when the option was not given. */
+export function parseLockWait(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const seconds = parseDuration(text);
+  if (seconds === undefined || seconds < 1 || seconds > MAX_LOCK_WAIT_S)
+    throw new UsageError(`--wait takes a duration from 1s to 24h (e.g. 30s, 5m, 1h), not "${text}"`);
+  return seconds * 1000;
+}
+
+/** The `--wait` option of the commands that take a lock. */
+export const LOCK_WAIT_OPTION = [
+  '-w, --wait <duration>',
+  'if someone else holds the lock, wait up to this long (30s, 5m, 1h) for it; Ctrl-C stops waiting',
+] as const;
+
+/**
+ * Runs `take` (a lock call, or a write under a lock of its own) as explainingLocks does. With
+ * `waitMs` (`--wait`), a lock someone else holds is said (who, until when) and waited for, up to
+ * `waitMs` in all: `take` is called again with the SDK's own wait (it tries again with a growing
+ * pause, never past the holder's expiry) and the run's signal, so Ctrl-C stops the wait (exit 130).
+ * A lock still held when the time is up is explained as explainingLocks explains it.
+ */
+export async function waitingForLock<T>(
+  ctx: Context,
+  about: LockContext,
+  waitMs: number | undefined,
+  take: (wait?: { waitMs: number; signal: AbortSignal }) => Promise<T>,
+): Promise<T> {
+  const started = Date.now();
+  try {
+    return await take();
+  } catch (error) {
+    if (!(error instanceof LockedError && waitMs !== undefined)) throw explainedLock(error, about);
+    const waiting = formatSeconds(waitMs / 1000);
+    ctx.out.info(`${lockedFailure(error, about).message}; waiting up to ${waiting} for it (Ctrl-C to stop)`);
+    ctx.handlesInterrupt = true;
+    try {
+      return await take({ waitMs: Math.max(0, waitMs - (Date.now() - started)), signal: ctx.signal });
+    } catch (late) {
+      if (ctx.signal.aborted && late instanceof Error && late.name === 'AbortError')
+        throw new CliError(`stopped waiting for the lock on "${about.artifactName}": nothing was done`, {
+          exitCode: stoppedBy(ctx.signal).exitCode,
+          hint: 'Run the same command again to wait again.',
+          cause: late,
+        });
+      throw explainedLock(late, about, waiting);
+    }
+  }
+}
+
+/** A 423 as lockedFailure explains it (after `waited`, when convene waited); anything else as it is. */
+function explainedLock(error: unknown, about: LockContext, waited?: string): unknown {
+  return error instanceof LockedError ? lockedFailure(error, about, waited) : error;
+}
+
 /** A 423 in words: who holds the lock and until when (exit 6), and what you can do about it. */
 export function lockedFailure(
   error: LockedError,
   { artifactName, named, names, owner, ownerId, command }: LockContext,
+  /** How long convene waited for the lock (`--wait`) before giving up. */
+  waited?: string,
 ): CliError {
   const unlock = command('artifact unlock', { args: [named] });
   const tail = command('tail');
@@ -105,10 +166,11 @@ export function lockedFailure(
   const until = error.lockExpiresAt
     ? ` until ${when(error.lockExpiresAt)} (${relative(error.lockExpiresAt)})`
     : '';
+  const after = waited ? `; waited ${waited}` : '';
   return new CliError(
     holder
-      ? `"${artifactName}" is locked by ${holder}${until}`
-      : `you do not hold the lock on "${artifactName}"`,
+      ? `"${artifactName}" is locked by ${holder}${until}${after}`
+      : `you do not hold the lock on "${artifactName}"${after}`,
     {
       exitCode: ExitCode.conflict,
       hint: holder
@@ -131,8 +193,7 @@ export async function explainingLocks<T>(about: LockContext, body: () => Promise
   try {
     return await body();
   } catch (error) {
-    if (error instanceof LockedError) throw lockedFailure(error, about);
-    throw error;
+    throw explainedLock(error, about);
   }
 }
 
@@ -144,20 +205,30 @@ export type FoundArtifact = Awaited<ReturnType<typeof findArtifact>>;
  * lock: yours, if you hold it, else one taken for this write alone and released after (`write`
  * then gets its handle, and the answer no longer shows the lock). Once the lock is held, a
  * document that holds `content` already is left as it is: `changed` false, and the document as it
- * stands. A 423 is explained as `explainingLocks` does.
+ * stands. A 423 is explained as `explainingLocks` does; with `waitMs` (`--wait`), someone else's
+ * lock is waited for first, as `waitingForLock` waits.
  */
 export async function writeUnlessSame(
+  ctx: Context,
   found: FoundArtifact,
   content: string,
   write: (locked?: LockedArtifact) => Promise<ArtifactView>,
+  waitMs?: number,
 ): Promise<{ changed: boolean; doc: ReleasedArtifact }> {
-  const outcome = await explainingLocks<ArtifactView | { same: ArtifactView }>(found.lockContext, () =>
-    found.heldByMe
-      ? write()
-      : found.space.artifacts.withLock(found.artifact.id, async (locked) =>
-          // Saved meanwhile with this very text: nothing to write.
-          locked.content === content ? { same: locked.artifact } : write(locked),
-        ),
+  const outcome = await waitingForLock<ArtifactView | { same: ArtifactView }>(
+    ctx,
+    found.lockContext,
+    found.heldByMe ? undefined : waitMs,
+    (wait) =>
+      found.heldByMe
+        ? write()
+        : found.space.artifacts.withLock(
+            found.artifact.id,
+            async (locked) =>
+              // Saved meanwhile with this very text: nothing to write.
+              locked.content === content ? { same: locked.artifact } : write(locked),
+            wait,
+          ),
   );
   if ('same' in outcome) return { changed: false, doc: released(outcome.same) };
   // A lock taken for this write alone was released after it: its answer's lock is no more.

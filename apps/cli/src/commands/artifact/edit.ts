@@ -1,7 +1,15 @@
 import type { Command } from '@commander-js/extra-typings';
 import { type ArtifactView, AuthenticationError, ConflictError, LockedError, limits } from '@convene/sdk';
 import { type App, examples } from '../../app';
-import { explainingLocks, findArtifact, released, reportWrite } from '../../lib/artifacts';
+import {
+  explainingLocks,
+  findArtifact,
+  LOCK_WAIT_OPTION,
+  parseLockWait,
+  released,
+  reportWrite,
+  waitingForLock,
+} from '../../lib/artifacts';
 import type { Context } from '../../lib/context';
 import { EditFile, editorCommand, runEditor } from '../../lib/editor';
 import { CliError, UsageError } from '../../lib/errors';
@@ -23,21 +31,29 @@ export function registerArtifactEdit(artifact: Command, app: App): void {
         '(only if the text changed, and only over the version you started from), then releases the ' +
         'lock. If the editor fails or is stopped by Ctrl-C (or convene by SIGTERM or SIGHUP), nothing is ' +
         'written, the lock is released and your text is kept in a file whose path is printed. If someone else holds the lock, it says ' +
-        'who and until when (exit 6).',
+        'who and until when (exit 6), or with --wait waits for them to finish.',
     )
     .option('-s, --space <space>', 'name or id (default: the default space)')
+    .option(...LOCK_WAIT_OPTION)
     .addHelpText(
       'after',
-      examples('convene artifact edit plan.md', 'EDITOR="code --wait" convene artifact edit plan.md'),
+      examples(
+        'convene artifact edit plan.md',
+        'convene artifact edit plan.md --wait 5m',
+        'EDITOR="code --wait" convene artifact edit plan.md',
+      ),
     )
     .action(async (reference, options, command) => {
       const ctx = app.context(command);
       const { out } = ctx;
+      const waitMs = parseLockWait(options.wait);
       await refuseBlindEditor(ctx, reference, options.space);
       const found = await findArtifact(ctx, options.space, reference, 'convene artifact edit ARTIFACT');
       const { space, artifact: summary } = found;
       ctx.handlesInterrupt = true;
-      const lock = await explainingLocks(found.lockContext, () => space.artifacts.lock(summary.id));
+      const lock = await waitingForLock(ctx, found.lockContext, waitMs, (wait) =>
+        space.artifacts.lock(summary.id, wait),
+      );
       // Set once the server says the lock is not ours any more (it lapsed, and someone may hold it).
       let lost = false;
       // The save was refused for the key (you were removed, the space closed): nothing to release.

@@ -1,6 +1,12 @@
 import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../../app';
-import { explainingLocks, findArtifact } from '../../lib/artifacts';
+import {
+  explainingLocks,
+  findArtifact,
+  LOCK_WAIT_OPTION,
+  parseLockWait,
+  waitingForLock,
+} from '../../lib/artifacts';
 import { inline } from '../../lib/output';
 import { confirm } from '../../lib/prompts';
 import { verbatim } from '../../lib/quote';
@@ -15,15 +21,25 @@ export function registerArtifactLock(artifact: Command, app: App): void {
     .summary('take the edit lock (others cannot write until you unlock)')
     .description(
       'Take the exclusive edit lock of a document, or refresh it if you hold it. It lapses after ' +
-        'the server’s lock lifetime (10 minutes by default) unless you write or lock again.',
+        'the server’s lock lifetime (10 minutes by default) unless you write or lock again. If someone ' +
+        'else holds it, it says who and until when (exit 6), or with --wait waits for them to finish.',
     )
     .option('-s, --space <space>', 'name or id (default: the default space)')
-    .addHelpText('after', examples('convene artifact lock plan.md', 'convene artifact lock plan.md --json'))
+    .option(...LOCK_WAIT_OPTION)
+    .addHelpText(
+      'after',
+      examples(
+        'convene artifact lock plan.md',
+        'convene artifact lock plan.md --wait 10m',
+        'convene artifact lock plan.md --json',
+      ),
+    )
     .action(async (reference, options, command) => {
       const ctx = app.context(command);
+      const waitMs = parseLockWait(options.wait);
       const found = await findArtifact(ctx, options.space, reference, 'convene artifact lock ARTIFACT');
-      const lock = await explainingLocks(found.lockContext, () =>
-        found.space.artifacts.lock(found.artifact.id),
+      const lock = await waitingForLock(ctx, found.lockContext, waitMs, (wait) =>
+        found.space.artifacts.lock(found.artifact.id, wait),
       );
       ctx.out.result(lock, {
         quiet: () => lock.lockExpiresAt,

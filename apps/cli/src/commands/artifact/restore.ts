@@ -1,6 +1,12 @@
 import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../../app';
-import { findArtifact, reportWrite, writeUnlessSame } from '../../lib/artifacts';
+import {
+  findArtifact,
+  LOCK_WAIT_OPTION,
+  parseLockWait,
+  reportWrite,
+  writeUnlessSame,
+} from '../../lib/artifacts';
 import { CliError } from '../../lib/errors';
 import { ExitCode } from '../../lib/exit-codes';
 import { checkVersion } from '../../lib/input';
@@ -18,14 +24,20 @@ export function registerArtifactRestore(artifact: Command, app: App): void {
       'Write the content of an earlier version as a new version (history is never rewritten). ' +
         'Takes the lock for it and releases it after, unless you hold it already (then keeps it). ' +
         'Restoring the text the document holds already (its latest version, or one of the same ' +
-        'text) writes nothing (said so, exit 0; --json: "changed": false).',
+        'text) writes nothing (said so, exit 0; --json: "changed": false). If someone else holds ' +
+        'the lock, it says who and until when (exit 6), or with --wait waits for them to finish.',
     )
     .option('-s, --space <space>', 'name or id (default: the default space)')
-    .addHelpText('after', examples('convene artifact restore plan.md 2'))
+    .option(...LOCK_WAIT_OPTION)
+    .addHelpText(
+      'after',
+      examples('convene artifact restore plan.md 2', 'convene artifact restore plan.md 2 --wait 5m'),
+    )
     .action(async (reference, versionArgument, options, command) => {
       const ctx = app.context(command);
       const usage = 'convene artifact restore ARTIFACT VERSION';
       checkVersion(versionArgument, 'VERSION');
+      const waitMs = parseLockWait(options.wait);
       const found = await findArtifact(ctx, options.space, reference, usage);
       const { space, artifact: summary } = found;
       const version =
@@ -67,8 +79,12 @@ export function registerArtifactRestore(artifact: Command, app: App): void {
       if (target === current.version) return unchanged(current);
       const earlier = await space.artifacts.version(summary.id, target);
       if (earlier.content === current.content) return unchanged(current);
-      const { changed, doc } = await writeUnlessSame(found, earlier.content, () =>
-        space.artifacts.restore(summary.id, target),
+      const { changed, doc } = await writeUnlessSame(
+        ctx,
+        found,
+        earlier.content,
+        () => space.artifacts.restore(summary.id, target),
+        waitMs,
       );
       if (!changed) return unchanged(doc);
       reportWrite(ctx.out, doc, true, () =>

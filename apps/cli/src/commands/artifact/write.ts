@@ -1,7 +1,14 @@
 import { type Command, Option } from '@commander-js/extra-typings';
 import { ConflictError } from '@convene/sdk';
 import { type App, examples } from '../../app';
-import { type FoundArtifact, findArtifact, reportWrite, writeUnlessSame } from '../../lib/artifacts';
+import {
+  type FoundArtifact,
+  findArtifact,
+  LOCK_WAIT_OPTION,
+  parseLockWait,
+  reportWrite,
+  writeUnlessSame,
+} from '../../lib/artifacts';
 import type { Context } from '../../lib/context';
 import { CliError, UsageError } from '../../lib/errors';
 import { ExitCode } from '../../lib/exit-codes';
@@ -22,17 +29,20 @@ export function registerArtifactWrite(artifact: Command, app: App): void {
         'the lock for the write and releases it after, unless you already hold it (then keeps it). ' +
         'A text the document holds already is not written again (said so, exit 0; --json: ' +
         '"changed": false). With --base-version, refuses (exit 6) if someone saved another version ' +
-        'since that one, before taking the lock.',
+        'since that one, before taking the lock. If someone else holds the lock, it says who and ' +
+        'until when (exit 6), or with --wait waits for them to finish.',
     )
     .addOption(
       new Option('-f, --file <file>', 'the new content (`-` reads stdin; default: stdin when piped)'),
     )
     .option('--base-version <n>', 'the version your text is based on')
     .option('-s, --space <space>', 'name or id (default: the default space)')
+    .option(...LOCK_WAIT_OPTION)
     .addHelpText(
       'after',
       examples(
         'convene artifact write plan.md --file plan.md',
+        'convene artifact write plan.md --file plan.md --wait 2m',
         'convene artifact write plan.md --base-version 3 < plan.md',
         'pandoc notes.docx -t markdown | convene artifact write notes.md',
       ),
@@ -40,6 +50,7 @@ export function registerArtifactWrite(artifact: Command, app: App): void {
     .action(async (reference, options, command) => {
       const ctx = app.context(command);
       checkVersion(options.baseVersion, '--base-version');
+      const waitMs = parseLockWait(options.wait);
       // The content first, as `create` reads it: a file that does not open, or nothing to write,
       // is reported before the server is asked anything.
       const document = await readDocument(options.file);
@@ -83,8 +94,13 @@ export function registerArtifactWrite(artifact: Command, app: App): void {
         );
       }
       if (current.content === content) return unchanged(ctx, current);
-      const { changed, doc } = await writeUnlessSame(found, content, (locked) =>
-        locked ? locked.write(content, write) : space.artifacts.write(summary.id, content, write),
+      const { changed, doc } = await writeUnlessSame(
+        ctx,
+        found,
+        content,
+        (locked) =>
+          locked ? locked.write(content, write) : space.artifacts.write(summary.id, content, write),
+        waitMs,
       ).catch((error: unknown) => {
         throw base !== undefined ? staleBase(error, found, base, ctx) : error;
       });
