@@ -1,5 +1,4 @@
 import type { Command } from '@commander-js/extra-typings';
-import type { TokenMetadata as Token } from '@convene/sdk';
 import { type App, examples } from '../../app';
 import { CliError, UsageError } from '../../lib/errors';
 import { ExitCode } from '../../lib/exit-codes';
