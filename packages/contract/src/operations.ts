@@ -89,6 +89,12 @@ export interface OperationContract<I extends z.ZodType = z.ZodType, O extends z.
   /** Credentials it accepts, any one of them; empty for a public operation. */
   security: readonly Credential[];
   /**
+   * Takes an optional `X-User-Token` beside its credential, which links what it makes (the space,
+   * the participant) to that human's dashboard: identity only, never required, an invalid token
+   * ignored (spec, Authentication 5).
+   */
+  linksHuman?: true;
+  /**
    * Whether a retry with the same Idempotency-Key replays the first answer. False for the
    * anonymous minting calls (createSpace, startLink), which the service never replays: a retry
    * mints a fresh resource, so a client must not retry them after an ambiguous failure. A join is
@@ -160,6 +166,7 @@ export const operations = {
     successStatus: 200,
     errorStatuses: [400, 429],
     security: [],
+    linksHuman: true,
     replayable: false,
   }),
   getSpace: op({
@@ -236,6 +243,7 @@ export const operations = {
     pendingStatus: 202,
     errorStatuses: [400, 401, 404, 409, 429],
     security: keyed,
+    linksHuman: true,
   }),
   getJoinStatus: op({
     operationId: 'getJoinStatus',

@@ -1,6 +1,7 @@
 import { ArtifactLockedError } from '@convene/core';
 import { describe, expect, it } from 'vitest';
 import { type ApiResponse, expectError, expectOk, useServer } from './helpers';
+import { mintToken, signup } from './helpers/accounts';
 
 /**
  * A JSON error as the spec shapes it, never HTML, with the policy headers and a code: the
@@ -215,6 +216,26 @@ describe('routes and methods', () => {
     expectJsonError(await h.post('/.well-known/deprecation-policy', { body: {} }), 404);
   });
 
+  it('says which methods a path takes when asked with another (still the 404 of a route it does not serve)', async () => {
+    const space = await h.createSpace();
+    const artifact = `/hub/space/${space.spaceId}/artifact/00000000-0000-4000-8000-000000000000`;
+    const put = await h.put(artifact, { key: space.ownerKey, body: { content: 'x' } });
+    expectJsonError(put, 404);
+    expect(put.body.error).toMatch(/^no (such )?route.*: this path takes GET or PATCH, not PUT$/);
+    const health = await h.delete('/api/health');
+    expectJsonError(health, 404);
+    expect(health.body.error).toMatch(/: this path takes GET, not DELETE$/);
+    const listed = await h.request('PATCH', `/hub/space/${space.spaceId}/messages`, {
+      key: space.ownerKey,
+      body: {},
+    });
+    expect(listed.body.error).toMatch(/: this path takes GET or POST, not PATCH$/);
+    // A path nothing serves says nothing more.
+    const nothing = await h.get('/hub/space/nothing/at/all');
+    expectJsonError(nothing, 404);
+    expect(nothing.body.error).toBe('no route for GET /hub/space/nothing/at/all');
+  });
+
   it('answers HEAD as the GET it mirrors, without a body', async () => {
     const health = await h.request('HEAD', '/api/health');
     expect(health.status).toBe(200);
@@ -261,5 +282,60 @@ describe('server errors', () => {
       lockedBy: '11111111-1111-4111-8111-111111111111',
       lockExpiresAt: '2030-01-01T00:10:00.000Z',
     });
+  });
+});
+
+describe('credentials sent in the wrong place', () => {
+  it('says where the space key goes when it came as a bearer, a query parameter or a body field (401, key_required)', async () => {
+    const space = await h.createSpace();
+    const path = `/hub/space/${space.spaceId}`;
+    const cases: [Parameters<typeof h.get>[1], string, string][] = [
+      [{ headers: { Authorization: `Bearer ${space.ownerKey}` } }, 'GET', 'not as Authorization: Bearer'],
+      [{}, 'GET?key', 'not in the query parameter "key"'],
+    ];
+    for (const [options, how, said] of cases) {
+      const res = await h.get(how.endsWith('?key') ? `${path}?key=${space.ownerKey}` : path, options);
+      expectError(res, 401, 'key_required');
+      expect(res.body.error).toBe(
+        `X-Private-Key is required: send the space key in the X-Private-Key header, ${said}${said.includes('Bearer') ? ' (which carries only the dashboard JWT, on /hub/me routes)' : ''}`,
+      );
+      expect(res.text).not.toContain(space.ownerKey);
+      expect(res.headers.get('www-authenticate')).toMatch(/^Bearer resource_metadata=/);
+    }
+    const inBody = await h.post(`${path}/messages`, { body: { content: 'hi', privateKey: space.ownerKey } });
+    expectError(inBody, 401, 'key_required');
+    expect(inBody.body.error).toBe(
+      'X-Private-Key is required: send the space key in the X-Private-Key header, not in the body field "privateKey"',
+    );
+    expect(inBody.text).not.toContain(space.ownerKey);
+    // Nothing sent anywhere: the plain answer.
+    const bare = await h.get(path);
+    expect(bare.body.error).toBe('X-Private-Key is required');
+    expect((await h.get(`${path}/messages`, { key: space.ownerKey })).body.messages).toEqual([]);
+  });
+
+  it('names a user token or a dashboard JWT sent as X-Private-Key (401, key_unknown), and a usr_ token sent as the bearer of key recovery', async () => {
+    const space = await h.createSpace();
+    const human = await signup(h);
+    const { token } = await mintToken(h, human);
+    const asKey = await h.get(`/hub/space/${space.spaceId}`, { key: token });
+    expectError(asKey, 401, 'key_unknown');
+    expect(asKey.body.error).toMatch(
+      /^unknown key for this space: this is a usr_ API token \(identity only, sent as X-User-Token on createSpace and joinSpace\); X-Private-Key takes a key of this space/,
+    );
+    expect(asKey.text).not.toContain(token);
+    const jwt = await h.get(`/hub/space/${space.spaceId}`, { key: human.jwt });
+    expectError(jwt, 401, 'key_unknown');
+    expect(jwt.body.error).toMatch(/^unknown key for this space: this is a dashboard session JWT/);
+    const other = await h.get(`/hub/space/${space.spaceId}`, { key: 'f'.repeat(64) });
+    expect(other.body.error).toBe('unknown key for this space');
+
+    const recovery = await h.get(`/hub/space/${space.spaceId}/key`, {
+      headers: { Authorization: `Bearer ${token}` },
+    });
+    expectError(recovery, 401);
+    expect(recovery.body.error).toBe(
+      'a usr_ API token goes in the X-User-Token header here, not Authorization: Bearer (which carries the dashboard JWT)',
+    );
   });
 });

@@ -186,6 +186,18 @@ describe('/openapi.json', () => {
     expect(poll.body).toEqual({ status: 'pending' });
   });
 
+  it('documents the optional X-User-Token of createSpace and joinSpace (spec, Authentication 5), and of no other operation', () => {
+    const param = doc.components.parameters.UserToken;
+    expect(param).toMatchObject({ name: 'X-User-Token', in: 'header', required: false });
+    expect(param.description).toMatch(/grants no permission in the space, and an invalid token is ignored/);
+    const taking = Object.values(doc.paths as Record<string, Record<string, any>>)
+      .flatMap((item) => Object.values(item))
+      .filter((op) => op?.parameters?.some((p: any) => p.$ref === '#/components/parameters/UserToken'))
+      .map((op) => op.operationId)
+      .sort();
+    expect(taking).toEqual(['createSpace', 'joinSpace']);
+  });
+
   it('resolves every $ref to a component', () => {
     const refs = new Set<string>();
     const walk = (node: unknown): void => {

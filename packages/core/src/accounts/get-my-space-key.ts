@@ -31,6 +31,11 @@ export async function getMySpaceKey({
   const { db, clock, box } = deps;
   const userId = (await humanFromSession(deps, bearer))?.id ?? (await resolveUserToken(db, clock, userToken));
   if (!userId) {
+    // A usr_ token sent where the JWT goes: a working token, in the wrong header.
+    if (bearer?.startsWith('usr_') && !userToken)
+      throw new UnauthorizedError(
+        'a usr_ API token goes in the X-User-Token header here, not Authorization: Bearer (which carries the dashboard JWT)',
+      );
     throw new UnauthorizedError(
       bearer || userToken
         ? 'the credential sent is not valid (a usr_ token revoked, expired or unknown, or a dashboard session expired): send a valid dashboard JWT (Authorization: Bearer) or usr_ token (X-User-Token)'

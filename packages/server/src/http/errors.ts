@@ -4,6 +4,9 @@ import { TRPCError } from '@trpc/server';
 import { type ErrorBody, errorBody } from './error-body';
 import { RETRY_AFTER_SECONDS } from './timeout';
 
+/** tRPC's refusal of a path or method no procedure serves, before the request names it (failure-hints.ts). */
+export const NO_SUCH_ROUTE = 'no such route';
+
 /** The answer to a body of another content type than JSON, on every route (400, not 415). */
 export const NOT_JSON_BODY = 'request bodies must be application/json';
 
@@ -91,7 +94,7 @@ export function toHttpError(thrown: unknown, publicUrl: string): HttpError {
   if (thrown instanceof TRPCError) {
     switch (thrown.code) {
       case 'NOT_FOUND':
-        return { status: 404, body: errorBody(404, 'no such route'), headers: {} };
+        return { status: 404, body: errorBody(404, NO_SUCH_ROUTE), headers: {} };
       case 'BAD_REQUEST':
       case 'PARSE_ERROR':
       case 'PAYLOAD_TOO_LARGE':
@@ -101,7 +104,7 @@ export function toHttpError(thrown: unknown, publicUrl: string): HttpError {
       case 'UNSUPPORTED_MEDIA_TYPE':
         return { status: 400, body: errorBody(400, NOT_JSON_BODY), headers: {} };
       case 'METHOD_NOT_SUPPORTED':
-        return { status: 404, body: errorBody(404, 'no such route'), headers: {} };
+        return { status: 404, body: errorBody(404, NO_SUCH_ROUTE), headers: {} };
       default:
         break;
     }

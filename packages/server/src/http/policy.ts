@@ -1,7 +1,9 @@
 import { isUtf8 } from 'node:buffer';
 import { ValidationError } from '@convene/core';
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
+import { errorBody } from './error-body';
 import { NOT_JSON_BODY, toHttpError } from './errors';
+import { noRouteFor, withHints } from './failure-hints';
 import { drainRequest, isJsonObject, jsonBodyProblem, NUL_PROBLEM, urlHasNul } from './json-body';
 import { logFailure } from './log-errors';
 import { sendError } from './reply';
@@ -108,14 +110,19 @@ export function registerHttpPolicy(app: FastifyInstance, publicUrl: string): voi
             : error.message;
       return sendError(reply, 400, { error: message });
     }
-    const mapped = toHttpError(error, publicUrl);
+    const mapped = withHints(request, toHttpError(error, publicUrl));
     logFailure(reply.log, mapped.status, error, 'request');
     return sendError(reply, mapped.status, mapped.body, mapped.headers);
   });
 
-  app.setNotFoundHandler((request, reply) =>
-    sendError(reply, 404, { error: `no route for ${request.method} ${request.url.split('?')[0]}` }),
-  );
+  app.setNotFoundHandler((request, reply) => {
+    const { status, body } = withHints(request, {
+      status: 404,
+      body: errorBody(404, noRouteFor(request)),
+      headers: {},
+    });
+    return sendError(reply, status, body);
+  });
 }
 
 /**

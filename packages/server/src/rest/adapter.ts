@@ -1,6 +1,7 @@
 import type { Deps } from '@convene/core';
 import type { FastifyInstance, FastifyRequest, onSendHookHandler } from 'fastify';
 import { fastifyTRPCOpenApiPlugin } from 'trpc-to-openapi';
+import { withHints } from '../http/failure-hints';
 import { type HttpError, toHttpError } from '../http/errors';
 import { logFailure } from '../http/log-errors';
 import { type Context, createContextFactory } from '../trpc';
@@ -38,7 +39,7 @@ export function openApiAdapter(router: ReturnType<typeof routerOf>, deps: Deps, 
       },
       // Called once per failed request, before the answer is written (the request is Fastify's).
       onError: ({ error, req }: { error: { cause?: unknown }; req: FastifyRequest }) => {
-        const failure = toHttpError(error, publicUrl);
+        const failure = withHints(req, toHttpError(error, publicUrl));
         failures.set(req, failure);
         // On the request's logger, so that the cause carries the request's reqId.
         logFailure(req.log, failure.status, error.cause ?? error, 'procedure');

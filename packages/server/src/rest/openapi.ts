@@ -43,7 +43,12 @@ export function buildOpenApiDocument(
     paths: rawPaths(declarations) as never,
   });
   documentProcedures(doc, declarations);
-  documentPolicies(doc, replayOfWrites(declarations));
+  const contracts = contractsOf(declarations);
+  documentPolicies(
+    doc,
+    replayOfWrites(contracts),
+    new Set(contracts.filter((c) => c.linksHuman).map((c) => c.operationId)),
+  );
   withoutUnusedErrorSchemas(doc);
   openResponseSchemas(doc);
   return doc;
@@ -266,6 +271,21 @@ function documentProcedure(doc: OpenAPIObject, { contract, pending }: OperationD
 
 const WRITE_METHODS = new Set(['post', 'put', 'patch', 'delete']);
 
+/** The contract operations of the declarations: procedures', and those raw routes serve. */
+function contractsOf(declarations: readonly Declaration[]): OperationContract[] {
+  return declarations.flatMap((declaration) =>
+    declaration.kind === 'operation'
+      ? [declaration.contract]
+      : declaration.kind === 'route'
+        ? Object.values(declaration.methods).flatMap((method) => (method?.contract ? [method.contract] : []))
+        : [],
+  );
+}
+
+/** The optional X-User-Token of the operations that link what they make to a human. */
+const USER_TOKEN_DESCRIPTION =
+  'Optional: a `usr_` API token of the human this links to. The space (createSpace) or the participant (joinSpace) then appears in their dashboard (`GET /hub/me/spaces`) and its key can be recovered with `GET /hub/space/{spaceId}/key`. Identity only: it grants no permission in the space, and an invalid token is ignored.';
+
 /** What the document says of a write whose Idempotency-Key is never replayed. */
 const NEVER_REPLAYED = 'Never replayed: it takes no `Idempotency-Key`, and a retry acts again.';
 
@@ -276,14 +296,7 @@ const NEVER_REPLAYED = 'Never replayed: it takes no `Idempotency-Key`, and a ret
  * Idempotency-Key that comes back with another body. Raw routes outside the contract (/mcp, /a2a)
  * are not in it: the document promises nothing of them.
  */
-function replayOfWrites(declarations: readonly Declaration[]): Map<string, boolean> {
-  const contracts = declarations.flatMap((declaration) =>
-    declaration.kind === 'operation'
-      ? [declaration.contract]
-      : declaration.kind === 'route'
-        ? Object.values(declaration.methods).flatMap((method) => (method?.contract ? [method.contract] : []))
-        : [],
-  );
+function replayOfWrites(contracts: readonly OperationContract[]): Map<string, boolean> {
   return new Map(
     contracts
       .filter((c) => c.method !== 'GET')
@@ -316,7 +329,11 @@ function headersOfStatus(status: number, replayed: boolean): string[] {
  * Idempotency-Key of writes, the API-Version, RateLimit-* and Request-Id headers of every answer,
  * and those of some statuses (headersOfStatus).
  */
-function documentPolicies(doc: OpenAPIObject, replayOf: ReadonlyMap<string, boolean>): void {
+function documentPolicies(
+  doc: OpenAPIObject,
+  replayOf: ReadonlyMap<string, boolean>,
+  linksHuman: ReadonlySet<string>,
+): void {
   doc.components ??= {};
   const components = doc.components;
   components.parameters = {
@@ -341,6 +358,13 @@ function documentPolicies(doc: OpenAPIObject, replayOf: ReadonlyMap<string, bool
       in: 'header',
       required: false,
       description: POLL_TOKEN_DESCRIPTION,
+      schema: { type: 'string' },
+    },
+    UserToken: {
+      name: 'X-User-Token',
+      in: 'header',
+      required: false,
+      description: USER_TOKEN_DESCRIPTION,
       schema: { type: 'string' },
     },
   };
@@ -398,6 +422,8 @@ function documentPolicies(doc: OpenAPIObject, replayOf: ReadonlyMap<string, bool
       if (isReplayed) parameters.push({ $ref: '#/components/parameters/IdempotencyKey' });
       if (operation.operationId === 'getJoinStatus')
         parameters.push({ $ref: '#/components/parameters/PollToken' });
+      if (linksHuman.has(operation.operationId ?? ''))
+        parameters.push({ $ref: '#/components/parameters/UserToken' });
       operation.parameters = [...(operation.parameters ?? []), ...parameters];
       if (isReplayed) (operation as Record<string, unknown>)['x-idempotent-replay'] = true;
       else if (replay === false) {
