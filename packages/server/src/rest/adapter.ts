@@ -1,8 +1,8 @@
 import type { Deps } from '@convene/core';
 import type { FastifyInstance, FastifyRequest, onSendHookHandler } from 'fastify';
 import { fastifyTRPCOpenApiPlugin } from 'trpc-to-openapi';
-import { withHints } from '../http/failure-hints';
 import { type HttpError, toHttpError } from '../http/errors';
+import { withHints } from '../http/failure-hints';
 import { logFailure } from '../http/log-errors';
 import { type Context, createContextFactory } from '../trpc';
 import type { routerOf } from './procedures';
