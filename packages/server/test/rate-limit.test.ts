@@ -67,7 +67,7 @@ describe('the default policy: 300 requests per 60 s', () => {
 
   it('sets them on the event stream, whose client is its `?key=`', async () => {
     const space = await h.createSpace();
-    await h.get('/api/health', { key: space.ownerKey });
+    await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey });
     const controller = new AbortController();
     const res = await fetch(`${srv.url}/hub/space/${space.spaceId}/messages/stream?key=${space.ownerKey}`, {
       signal: controller.signal,
@@ -75,7 +75,7 @@ describe('the default policy: 300 requests per 60 s', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/text\/event-stream/);
     expect(res.headers.get('ratelimit-policy')).toBe('300;w=60');
-    // createSpace was anonymous (the address); the key's own count: health, then the stream.
+    // createSpace was anonymous (the address); the key's own count: getSpace, then the stream.
     expect(res.headers.get('ratelimit-remaining')).toBe('298');
     controller.abort();
   });
@@ -100,7 +100,7 @@ describe('over the limit', () => {
   };
 
   it('answers 429 with Retry-After and runs nothing', async () => {
-    // A credential presented makes the client, even on an operation that needs none.
+    // createSpace reads no credential: the address is its client, whatever key comes with it.
     const client = { 'X-Private-Key': (await ownerKey()).ownerKey };
     const body = { name: 'Limited', description: 'counting' };
     for (let i = 0; i < 3; i++) expectOk(await h.post('/hub/space', { body, headers: client }));
@@ -119,39 +119,82 @@ describe('over the limit', () => {
   });
 
   it('starts a new window when the old one ends', async () => {
-    const { ownerKey: key } = await ownerKey();
-    for (let i = 0; i < 3; i++) expectOk(await h.get('/api/health', { key }));
-    expectError(await h.get('/api/health', { key }), 429);
+    const { spaceId, ownerKey: key } = await ownerKey();
+    const space = `/hub/space/${spaceId}`;
+    for (let i = 0; i < 3; i++) expectOk(await h.get(space, { key }));
+    expectError(await h.get(space, { key }), 429);
     clock.advance(19_999);
-    const last = await h.get('/api/health', { key });
+    const last = await h.get(space, { key });
     expectError(last, 429);
     expect(last.headers.get('retry-after')).toBe('1');
     clock.advance(1);
-    const again = await h.get('/api/health', { key });
+    const again = await h.get(space, { key });
     expectOk(again);
     expectRateLimitHeaders(again, { limit: 3, window: 20, remaining: 2, reset: 20 });
     clock.advance(WINDOW_MS);
   });
 
-  it('counts each live credential apart from the others and from the address', async () => {
-    const { ownerKey: a } = await ownerKey();
-    const { ownerKey: b } = await ownerKey();
+  it('counts each live credential apart from the others and from the address, on the routes that read it', async () => {
+    const a = await ownerKey();
+    const b = await ownerKey();
     const human = await signup(h);
     const token = await mintToken(h, human);
     clock.advance(WINDOW_MS);
-    for (let i = 0; i < 3; i++) expectOk(await h.get('/api/health', { key: a }));
-    expectError(await h.get('/api/health', { key: a }), 429);
+    for (let i = 0; i < 3; i++) expectOk(await h.get(`/hub/space/${a.spaceId}`, { key: a.ownerKey }));
+    expectError(await h.get(`/hub/space/${a.spaceId}/messages`, { key: a.ownerKey }), 429);
     // The same key in the query string is the same client.
-    expectError(await h.get(`/api/health?key=${a}`), 429);
-    expectOk(await h.get('/api/health', { key: b }));
-    const user = await h.get('/api/health', { headers: { 'X-User-Token': token.token } });
+    expectError(await h.get(`/hub/space/${a.spaceId}/messages/stream?key=${a.ownerKey}`), 429);
+    expectOk(await h.get(`/hub/space/${b.spaceId}`, { key: b.ownerKey }));
+    const user = await h.get(`/hub/space/${a.spaceId}/key`, { headers: { 'X-User-Token': token.token } });
     expectRateLimitHeaders(user, { limit: 3, window: 20, remaining: 2 });
-    const session = await h.get('/api/health', { headers: human.auth });
+    const session = await h.get('/hub/me', { headers: human.auth });
     expectOk(session);
     expectRateLimitHeaders(session, { limit: 3, window: 20, remaining: 2 });
     // None of that touched the address.
     const anonymous = await h.get('/api/health');
     expectRateLimitHeaders(anonymous, { limit: 3, window: 20, remaining: 2 });
+    clock.advance(WINDOW_MS);
+  });
+
+  it('counts a route that reads no credential against the address, whatever it carries: minting keys buys no window', async () => {
+    const space = await ownerKey();
+    const human = await signup(h);
+    const token = await mintToken(h, human);
+    clock.advance(WINDOW_MS);
+    const body = { name: 'Hop', description: 'a fresh key each time' };
+    // The address's window used up by createSpace calls, each carrying the key the last one minted.
+    let key = space.ownerKey;
+    for (let i = 0; i < 3; i++) {
+      const created = await h.post('/hub/space', { body, key });
+      expectOk(created);
+      key = created.body.ownerPrivateKey;
+    }
+    const before = await countSpaces();
+    expectError(await h.post('/hub/space', { body, key }), 429);
+    expectError(await h.post('/hub/space', { body, key: space.ownerKey }), 429);
+    expect(await countSpaces()).toBe(before);
+    // Every route that reads none, with any credential: passwords, the link flow, /ask, documents.
+    const credentials = [{ 'X-Private-Key': key }, { 'X-User-Token': token.token }, human.auth];
+    for (const headers of credentials) {
+      expectError(
+        await h.post('/hub/auth/login', { headers, body: { email: human.email, password: 'guess' } }),
+        429,
+      );
+      expectError(
+        await h.post('/hub/auth/signup', {
+          headers,
+          body: { email: 'x@example.com', password: 'long enough' },
+        }),
+        429,
+      );
+      expectError(await h.post('/hub/link/start', { headers, body: {} }), 429);
+      expectError(await h.post('/ask', { headers, body: { query: 'lock' } }), 429);
+      expectError(await h.get('/api/health', { headers }), 429);
+      expectError(await h.get('/.well-known/oauth-protected-resource', { headers }), 429);
+    }
+    // A route that reads the credential still counts it apart.
+    expectOk(await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey }));
+    expectOk(await h.get('/hub/me', { headers: human.auth }));
     clock.advance(WINDOW_MS);
   });
 
@@ -494,7 +537,7 @@ describe('sendMessage, counted in its own statement where the counters are in Po
     expectRateLimitHeaders(invented, { limit: 4, window: 20, remaining: 3 });
     expectRateLimitHeaders(await h.get('/api/health'), { limit: 4, window: 20, remaining: 2 });
     // The owner's key is a client of its own, untouched.
-    expectRateLimitHeaders(await h.get('/api/health', { key: space.ownerKey }), {
+    expectRateLimitHeaders(await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey }), {
       limit: 4,
       window: 20,
       remaining: 3,
@@ -516,8 +559,9 @@ describe('the address, when no credential is presented', () => {
       expectOk(await h.get('/api/health', from('10.0.0.2')));
       // X-Forwarded-For is ignored: both came from 127.0.0.1.
       expectError(await h.get('/api/health', from('10.0.0.3')), 429);
-      // A live credential is a client of its own, not the address.
-      expectOk(await h.get('/api/health', { key: space.ownerKey }));
+      // A live credential is a client of its own, not the address, where the route reads it.
+      expectOk(await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey }));
+      expectError(await h.get('/api/health', { key: space.ownerKey }), 429);
     });
   });
 

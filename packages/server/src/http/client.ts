@@ -1,10 +1,17 @@
 import { hash } from 'node:crypto';
+import type { Credential } from '@convene/contract';
 import { hashSecret, type RateLimitClient } from '@convene/core';
 import type { FastifyRequest } from 'fastify';
+import { operationAt } from '../rest/route-table';
 
 /** Who is asking, as far as the HTTP policies care. Only hashes: a credential is never kept. */
 export interface Client {
-  /** SHA-256 of the credential presented, or undefined for an anonymous request. */
+  /**
+   * The credential presented of those the route reads (credentialsReadBy), undefined for a
+   * request anonymous to its route: a key sent to createSpace or login buys no bucket of its own.
+   */
+  presented: PresentedCredential | undefined;
+  /** SHA-256 of that credential, or undefined. */
   credential: string | undefined;
   /** The rate limit's view: the address, and the credential to check before it counts. */
   rateLimit: RateLimitClient;
@@ -29,26 +36,55 @@ const first = (value: unknown): string | undefined => {
   return typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined;
 };
 
+/** Where each credential of the contract travels, as CredentialKind names it. */
+const KIND_OF: Record<Credential, CredentialKind> = {
+  spaceKey: 'space-key',
+  userToken: 'user-token',
+  dashboardJwt: 'jwt',
+};
+
+/**
+ * Route config: the credentials a route reads (its contract's security, or a raw route's own
+ * `reads`), or `any` (/mcp, whose calls each read their own). See credentialsReadBy.
+ */
+export const readsConfig = (reads: readonly Credential[] | 'any') => ({ reads });
+
+/**
+ * The kinds of credential the request's route reads; undefined for any. From the route's config
+ * (raw and direct routes, set when they are registered), else from the contract operation the
+ * method and path name (the OpenAPI adapter's routes): a route no operation serves reads none.
+ */
+function credentialsReadBy(request: FastifyRequest): readonly CredentialKind[] | undefined {
+  const reads = (request.routeOptions.config as { reads?: readonly Credential[] | 'any' } | undefined)?.reads;
+  if (reads === 'any') return undefined;
+  const credentials = reads ?? operationAt(request.method, request.url.split('?')[0]!)?.security ?? [];
+  return credentials.map((credential) => KIND_OF[credential]);
+}
+
 /**
  * The credential a request presents, in the order the routes read them: a space key in
  * `X-Private-Key` or in the `key` query parameter (streams, agent cards; not with `query: false`,
- * as writes read it), a user token, a dashboard JWT as an Authorization bearer.
+ * as writes read it), a user token, a dashboard JWT as an Authorization bearer. With `kinds`, only
+ * those: what the route reads (a space key sent to createSpace or login is nobody's business).
  */
 export function presentedCredential(
   request: FastifyRequest,
-  { query = true }: { query?: boolean } = {},
+  { query = true, kinds }: { query?: boolean; kinds?: readonly CredentialKind[] | undefined } = {},
 ): PresentedCredential | undefined {
   const headers = request.headers;
-  const spaceKey =
-    first(headers['x-private-key']) ??
-    (query ? first((request.query as Record<string, unknown>)?.key) : undefined);
+  const reads = (kind: CredentialKind) => kinds === undefined || kinds.includes(kind);
+  const spaceKey = reads('space-key')
+    ? (first(headers['x-private-key']) ??
+      (query ? first((request.query as Record<string, unknown>)?.key) : undefined))
+    : undefined;
   if (spaceKey !== undefined) return { kind: 'space-key', value: spaceKey };
-  const userToken = first(headers['x-user-token']);
+  const userToken = reads('user-token') ? first(headers['x-user-token']) : undefined;
   if (userToken !== undefined) return { kind: 'user-token', value: userToken };
   const bearer = first(headers.authorization)?.match(/^Bearer\s+(\S+)/i)?.[1];
   if (bearer === undefined) return undefined;
   // A usr_ token sent as a bearer is still a user token (and never a session).
-  return { kind: bearer.startsWith('usr_') ? 'user-token' : 'jwt', value: bearer };
+  const kind = bearer.startsWith('usr_') ? 'user-token' : 'jwt';
+  return reads(kind) ? { kind, value: bearer } : undefined;
 }
 
 export function credentialOf(request: FastifyRequest): string | undefined {
@@ -100,18 +136,20 @@ export function rateLimitClient(
 const clients = new WeakMap<FastifyRequest, Client>();
 
 /**
- * The client of the rate limit and idempotency scopes, computed once per request. Idempotency
- * records are scoped by the credential presented (a write with a dead one fails anyway); the rate
- * limit counts the credential as the client only once it is known to work (see rate-limit.ts),
- * else the remote address (`request.ip`, which honours X-Forwarded-For only under TRUST_PROXY).
+ * The client of the rate limit and of stream admission, computed once per request: the
+ * credential presented of those its route reads, counted as the client only once it is known to
+ * work (see rate-limit.ts), else the remote address (`request.ip`, which honours X-Forwarded-For
+ * only under TRUST_PROXY). A route that reads no credential (createSpace, login, signup, the link
+ * flow, /ask, the documents) counts every request against the address, whatever it carries:
+ * otherwise each owner key createSpace mints would buy the next call a fresh window.
  */
 export function clientOf(request: FastifyRequest): Client {
   let client = clients.get(request);
   if (!client) {
-    const presented = presentedCredential(request);
+    const presented = presentedCredential(request, { kinds: credentialsReadBy(request) });
     const address = addressBucket(request.ip);
     const bucket = presented === undefined ? undefined : hashCredential(presented.value);
-    client = { credential: bucket, rateLimit: rateLimitClient(presented, address) };
+    client = { presented, credential: bucket, rateLimit: rateLimitClient(presented, address) };
     clients.set(request, client);
   }
   return client;

@@ -1,6 +1,7 @@
-import { type HttpMethod, operations } from '@convene/contract';
+import type { HttpMethod } from '@convene/contract';
 import type { FastifyRequest } from 'fastify';
 import { headerValue } from '../rest/caller';
+import { methodsAt } from '../rest/route-table';
 import { type HttpError, NO_SUCH_ROUTE } from './errors';
 
 /** What X-Private-Key takes, said after a credential of another kind was sent in it. */
@@ -41,26 +42,12 @@ export function withHints(request: FastifyRequest, failure: HttpError): HttpErro
 export const noRouteFor = (request: FastifyRequest): string =>
   `no route for ${request.method} ${request.url.split('?')[0]}`;
 
-/** The order methods are listed in. */
-const METHOD_ORDER: HttpMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
-
-/** Each path of the API as a pattern, with the methods it is served with. */
-const ROUTES: { pattern: RegExp; methods: HttpMethod[] }[] = [];
-for (const { path, method } of Object.values(operations)) {
-  const source = `^${path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{\w+\}/g, '[^/]+')}$`;
-  const known = ROUTES.find((route) => route.pattern.source === source);
-  if (known) known.methods.push(method);
-  else ROUTES.push({ pattern: new RegExp(source), methods: [method] });
-}
-
 /** The methods the request's path is served with, when it is served but not with this one. */
 function otherMethods(request: FastifyRequest): string | undefined {
-  const path = request.url.split('?')[0]!;
-  const methods = ROUTES.filter((route) => route.pattern.test(path)).flatMap((route) => route.methods);
+  const listed = methodsAt(request.url.split('?')[0]!);
   // HEAD is served as the GET it mirrors.
   const asked = request.method === 'HEAD' ? 'GET' : request.method;
-  if (methods.length === 0 || methods.includes(asked as HttpMethod)) return undefined;
-  const listed = METHOD_ORDER.filter((method) => methods.includes(method));
+  if (listed.length === 0 || listed.includes(asked as HttpMethod)) return undefined;
   return `this path takes ${listed.length > 1 ? `${listed.slice(0, -1).join(', ')} or ${listed.at(-1)}` : listed[0]}, not ${request.method}`;
 }
 

@@ -9,7 +9,7 @@ import {
 } from '@convene/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { keyArgument } from '../mcp/tool';
-import { clientOf, isWellFormed, pageBucket, presentedCredential, rateLimitClient } from './client';
+import { clientOf, isWellFormed, pageBucket, rateLimitClient } from './client';
 import { toHttpError } from './errors';
 
 /** Response headers the rate limit sets on every answer (a replay recomputes them). */
@@ -71,10 +71,8 @@ export function rateLimitHook({
   const pagePolicy = pageLimiter && policyOf(pageLimiter.options);
 
   const subjectOf = async (request: FastifyRequest, now: Date): Promise<RateLimitClient> => {
-    const client = clientOf(request).rateLimit;
-    const presented = presentedCredential(request);
+    const { rateLimit: client, presented, credential: bucket } = clientOf(request);
     if (presented?.kind !== 'jwt' || !isWellFormed(presented)) return client;
-    const bucket = clientOf(request).credential;
     if (bucket && (await verifySession(presented.value, now)))
       return { address: client.address, credential: { kind: 'verified', bucket } };
     return client;
@@ -199,7 +197,7 @@ const tightest = (decisions: RateLimitDecision[]): RateLimitDecision =>
 const countedByBody = (request: FastifyRequest): boolean =>
   request.method === 'POST' &&
   request.routeOptions.url === '/mcp' &&
-  presentedCredential(request) === undefined;
+  clientOf(request).presented === undefined;
 
 /** The space key a JSON-RPC call carries: a tool's `privateKey` argument, or a resource method's param. */
 function keyOfCall(call: unknown): { kind: 'space-key'; value: string } | undefined {

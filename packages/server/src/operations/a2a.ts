@@ -91,16 +91,19 @@ export const a2aOperations: Declaration[] = [
       },
     ),
     handler: spaceCardHandler,
+    reads: ['spaceKey'],
   }),
   route('/a2a', {
     POST: rpc('a2a', 'A2A JSON-RPC: the space is the one the key belongs to'),
     handler: a2aHandler,
     // A blocking message/send waits for the answer.
     longWait: true,
+    reads: ['spaceKey'],
   }),
   route('/hub/space/{spaceId}/a2a', {
     POST: rpc('spaceA2a', 'A2A JSON-RPC for one space', [spaceIdParam]),
     handler: a2aHandler,
     longWait: true,
+    reads: ['spaceKey'],
   }),
 ];

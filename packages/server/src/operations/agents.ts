@@ -111,6 +111,8 @@ export const agentOperations: Declaration[] = [
       },
     },
     handler: mcpHandler,
+    // Each call reads its own: a tool's privateKey or userToken argument, or the connection's headers.
+    reads: 'any',
   }),
   route('/hub/space/{spaceId}/agent.md', {
     GET: {
@@ -137,6 +139,7 @@ export const agentOperations: Declaration[] = [
       },
     },
     handler: agentCardHandler,
+    reads: ['spaceKey'],
   }),
   route('/llms.txt', {
     GET: text(

@@ -1,4 +1,4 @@
-import type { HttpMethod, OperationContract } from '@convene/contract';
+import type { Credential, HttpMethod, OperationContract } from '@convene/contract';
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type { RouteHandlerMethod } from 'fastify';
 import type { z } from 'zod';
@@ -95,6 +95,12 @@ export interface RouteDeclaration {
    * pages' budget, apart from the API's rate limit (see http/rate-limit.ts).
    */
   page?: boolean;
+  /**
+   * The credentials it reads, which alone make a request a client of its own for the rate limit
+   * (http/client.ts); `any` for /mcp, whose calls each read theirs. A contract operation's are its
+   * security; a raw route outside the contract reads none unless it says so.
+   */
+  reads?: readonly Credential[] | 'any';
 }
 
 /** An MCP tool with no REST operation of its own (a long poll). */
@@ -163,6 +169,7 @@ export function rawOperation<
   return {
     kind: 'route',
     path: contract.path,
+    reads: contract.security,
     methods: {
       ...also,
       [contract.method]: {
@@ -183,15 +190,17 @@ export function route(
     handler(scope: RouteScope): RouteHandlerMethod;
     longWait?: boolean;
     page?: boolean;
+    reads?: readonly Credential[] | 'any';
   },
 ): RouteDeclaration {
-  const { url, handler, longWait, page, ...methods } = declaration;
+  const { url, handler, longWait, page, reads, ...methods } = declaration;
   return {
     kind: 'route',
     path,
     ...(url ? { url } : {}),
     ...(longWait ? { longWait } : {}),
     ...(page ? { page } : {}),
+    ...(reads ? { reads } : {}),
     methods: Object.fromEntries(
       Object.entries(methods).map(([method, openapi]) => [
         method,

@@ -1,5 +1,6 @@
 import { type Deps, isAssembled, jsonWithParticipants } from '@convene/core';
 import type { RouteOptions } from 'fastify';
+import { readsConfig } from '../http/client';
 import { guardOf, sendReplay } from '../http/idempotency';
 import { COUNTED_BY_USE_CASE, pendingCountOf } from '../http/rate-limit';
 import { fastifyPath, type OperationDeclaration, perform } from '../operations/declare';
@@ -19,7 +20,10 @@ export function directRoute(declaration: OperationDeclaration, deps: Deps): Rout
   return {
     method: contract.method,
     url: fastifyPath(contract.path),
-    config: declaration.countsRateLimit ? COUNTED_BY_USE_CASE : {},
+    config: {
+      ...(declaration.countsRateLimit ? COUNTED_BY_USE_CASE : {}),
+      ...readsConfig(contract.security),
+    },
     handler: async (request, reply) => {
       const body = request.body && typeof request.body === 'object' ? request.body : {};
       const input = () => contract.input.parse({ ...body, ...(request.params as object) });

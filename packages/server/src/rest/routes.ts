@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { readsConfig } from '../http/client';
 import { PAGE_BUDGET } from '../http/rate-limit';
 import type { Declaration } from '../operations/declare';
 import { fastifyPath } from '../operations/declare';
@@ -22,6 +23,7 @@ export function registerRoutes(
       const config = {
         ...(declaration.longWait ? { longWait: true } : {}),
         ...(declaration.page ? PAGE_BUDGET : {}),
+        ...readsConfig(declaration.reads ?? []),
       };
       for (const method of Object.keys(declaration.methods)) app.route({ method, url, handler, config });
     } else if (declaration.kind === 'operation' && declaration.direct) {

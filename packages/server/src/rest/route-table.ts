@@ -1,0 +1,34 @@
+import { type HttpMethod, type OperationContract, operations } from '@convene/contract';
+
+/** The order methods are listed in. */
+const METHOD_ORDER: readonly HttpMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+
+/** Each path of the contract as a pattern, with the operation of each method it is served with. */
+const PATHS: { pattern: RegExp; byMethod: Map<string, OperationContract> }[] = [];
+for (const contract of Object.values(operations) as OperationContract[]) {
+  const source = `^${contract.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{\w+\}/g, '[^/]+')}$`;
+  let entry = PATHS.find((known) => known.pattern.source === source);
+  if (!entry) {
+    entry = { pattern: new RegExp(source), byMethod: new Map() };
+    PATHS.push(entry);
+  }
+  entry.byMethod.set(contract.method, contract);
+}
+
+/** The contract operation a request's method and path (without its query) name, if any; HEAD as GET. */
+export function operationAt(method: string, path: string): OperationContract | undefined {
+  const asked = method === 'HEAD' ? 'GET' : method;
+  for (const { pattern, byMethod } of PATHS) {
+    const found = byMethod.get(asked);
+    if (found && pattern.test(path)) return found;
+  }
+  return undefined;
+}
+
+/** The methods the contract serves a path (without its query) with, in the usual order. */
+export function methodsAt(path: string): HttpMethod[] {
+  const served = new Set<string>();
+  for (const { pattern, byMethod } of PATHS)
+    if (pattern.test(path)) for (const m of byMethod.keys()) served.add(m);
+  return METHOD_ORDER.filter((method) => served.has(method));
+}
