@@ -407,3 +407,53 @@ describe('A2A blocking waits cut off by the server closing', () => {
     }
   });
 });
+
+describe('an A2A stream whose caller is removed', () => {
+  it('ends with the refusal REST would give (401 in data), not an internal error', async () => {
+    const space = await h.createSpace();
+    const member = await h.joinActive(space, { name: 'Leaving' });
+    const asked = await h.post(`/hub/space/${space.spaceId}/messages`, {
+      key: member.key,
+      body: { content: 'who answers?' },
+    });
+    expectOk(asked);
+    const controller = new AbortController();
+    const res = await fetch(`${srv.listenUrl}/hub/space/${space.spaceId}/a2a`, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        'X-Private-Key': member.key,
+        Accept: 'text/event-stream',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'tasks/resubscribe',
+        params: { id: asked.body.messageId },
+      }),
+      signal: controller.signal,
+    });
+    expect(res.headers.get('content-type')).toMatch(/text\/event-stream/);
+    const text = res.text();
+    try {
+      expectOk(
+        await h.post(`/hub/space/${space.spaceId}/participants/${member.participantId}/kick`, {
+          key: space.ownerKey,
+        }),
+      );
+      await h.post(`/hub/space/${space.spaceId}/messages`, {
+        key: space.ownerKey,
+        body: { content: 'gone' },
+      });
+      const events = (await text)
+        .split('\n\n')
+        .filter((frame) => frame.startsWith('data: '))
+        .map((frame) => JSON.parse(frame.slice(6)));
+      const last = events.at(-1);
+      expect(last).toMatchObject({ id: 7, error: { code: -32000, data: { status: 401 } } });
+      expect(last.error.message).toMatch(/^401: /);
+    } finally {
+      controller.abort();
+    }
+  });
+});

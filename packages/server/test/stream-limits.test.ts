@@ -51,6 +51,71 @@ describe('open streams', () => {
   });
 });
 
+describe('A2A and MCP notification streams', () => {
+  /** A JSON-RPC POST to the space's A2A endpoint, left open when it answers a stream. */
+  const a2a = (spaceId: string, key: string, body: object, signal: AbortSignal) =>
+    fetch(`${srv.listenUrl}/hub/space/${spaceId}/a2a`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-Private-Key': key, Accept: 'text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, ...body }),
+      signal,
+    });
+
+  it('count among the open streams of their key and address: 429 beyond, as the event stream', async () => {
+    const space = await h.createSpace();
+    const sent = await h.post(`/hub/space/${space.spaceId}/messages`, {
+      key: space.ownerKey,
+      body: { content: 'a task to follow' },
+    });
+    expectOk(sent);
+    const resubscribe = { method: 'tasks/resubscribe', params: { id: sent.body.messageId } };
+    const controller = new AbortController();
+    try {
+      for (let i = 0; i < 3; i++) {
+        const res = await a2a(space.spaceId, space.ownerKey, resubscribe, controller.signal);
+        expect(res.headers.get('content-type')).toMatch(/text\/event-stream/);
+      }
+      const fourth = await a2a(space.spaceId, space.ownerKey, resubscribe, controller.signal);
+      const refused = (await fourth.json()) as { error: { message: string } };
+      expect(refused.error).toMatchObject({ code: -32000, data: { status: 429 } });
+      expect(refused.error.message).toMatch(/too many open streams for this key/);
+      // The event stream of the same key shares the count.
+      const sse = await open(space.spaceId, space.ownerKey);
+      expect((sse as { status: number }).status).toBe(429);
+
+      // MCP sessions' notification streams count against the address (5 here, 3 taken).
+      const mcp = async () => {
+        const init = await fetch(`${srv.listenUrl}/mcp`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'initialize',
+            params: {
+              protocolVersion: '2025-06-18',
+              capabilities: {},
+              clientInfo: { name: 't', version: '1' },
+            },
+          }),
+        });
+        const session = init.headers.get('mcp-session-id')!;
+        await init.text();
+        return fetch(`${srv.listenUrl}/mcp`, {
+          headers: { Accept: 'text/event-stream', 'Mcp-Session-Id': session },
+          signal: controller.signal,
+        });
+      };
+      for (let i = 0; i < 2; i++) expect((await mcp()).status).toBe(200);
+      const beyond = await mcp();
+      expect(beyond.status).toBe(429);
+      expect(((await beyond.json()) as { error: string }).error).toMatch(/for this address/);
+    } finally {
+      controller.abort();
+    }
+  });
+});
+
 describe.runIf(onPostgres())('open streams on two nodes', () => {
   const { srv: b } = useServer(() => ({
     databaseUrl: srv.databaseUrl!,

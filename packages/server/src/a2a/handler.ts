@@ -3,10 +3,12 @@ import {
   findKeySpace,
   isUuid,
   NotFoundError,
+  ShuttingDownError,
   UnauthorizedError,
   ValidationError,
 } from '@convene/core';
 import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
+import { clientOf } from '../http/client';
 import { toHttpError } from '../http/errors';
 import { foreignOrigin } from '../http/origin';
 import { sendError, sendRaw, takeOver } from '../http/reply';
@@ -56,9 +58,21 @@ export function a2aHandler({ app, config, deps }: RouteScope): RouteHandlerMetho
         case 'tasks/get':
           return answer(reply, id, await getA2ATask(ctx, parse(ZTaskQueryParams, params)));
         case 'message/stream':
-          return await stream(request, reply, id, streamA2AMessage(ctx, parse(ZMessageSendParams, params)));
+          return await stream(
+            { app, deps },
+            request,
+            reply,
+            id,
+            streamA2AMessage(ctx, parse(ZMessageSendParams, params)),
+          );
         case 'tasks/resubscribe':
-          return await stream(request, reply, id, resubscribeA2ATask(ctx, parse(ZTaskQueryParams, params)));
+          return await stream(
+            { app, deps },
+            request,
+            reply,
+            id,
+            resubscribeA2ATask(ctx, parse(ZTaskQueryParams, params)),
+          );
         case 'tasks/cancel':
           throw new A2AError(
             A2A_ERRORS.taskNotCancelable,
@@ -138,16 +152,27 @@ function rpcError(id: unknown, error: A2AError) {
 
 /** A refusal of the service as a JSON-RPC error; 401 stays HTTP (thrown to the error handler). */
 function asA2AError(error: unknown, deps: Deps): A2AError {
+  const refusal = refusalOf(error, deps);
+  if (!refusal || refusal.data?.status === 401) throw error;
+  return refusal;
+}
+
+/** A refusal (a 4xx of the service) as a JSON-RPC error, with its REST status and error in `data`. */
+function refusalOf(error: unknown, deps: Deps): A2AError | undefined {
   if (error instanceof A2AError) return error;
   const { status, body } = toHttpError(error, deps.config.publicUrl);
-  if (status === 401) throw error;
-  if (status >= 500) throw error;
+  if (status >= 500) return undefined;
   const code = status === 400 ? A2A_ERRORS.invalidParams : A2A_ERRORS.refused;
   return new A2AError(code, `${status}: ${body.error}`, { ...body, status });
 }
 
-/** Writes a task's events as Server-Sent Events: each a JSON-RPC response to the request. */
+/**
+ * Writes a task's events as Server-Sent Events: each a JSON-RPC response to the request. It counts
+ * among its key's and address's open streams, as the event stream does (decisions.md: 20 per
+ * credential, 200 per address, 429 beyond, across every node).
+ */
 async function stream(
+  { app, deps }: Pick<RouteScope, 'app' | 'deps'>,
   request: FastifyRequest,
   reply: FastifyReply,
   id: unknown,
@@ -155,7 +180,21 @@ async function stream(
 ): Promise<FastifyReply> {
   // The first item (or a refusal) comes before the stream starts, as a plain JSON-RPC answer.
   const first = await items.next();
+  const hub = app.eventHub;
+  if (!hub || hub.isClosed) {
+    void items.return(undefined);
+    throw new ShuttingDownError();
+  }
+  let release: () => void;
+  try {
+    const client = clientOf(request);
+    release = await hub.admit(client.credential!, client.rateLimit.address);
+  } catch (error) {
+    void items.return(undefined);
+    throw error;
+  }
   const res = takeOver(reply);
+  res.once('close', release);
   res.writeHead(200, {
     'Content-Type': 'text/event-stream; charset=utf-8',
     'Cache-Control': 'no-cache',
@@ -175,8 +214,11 @@ async function stream(
       write(item);
     }
   } catch (error) {
-    const failure = error instanceof A2AError ? error : new A2AError(A2A_ERRORS.internal, 'internal error');
-    if (!(error instanceof A2AError)) request.log.error({ err: error }, 'A2A stream failed');
+    // A refusal on the way (the caller removed, the space closed) as the JSON-RPC error it would
+    // have been at the start; anything else is a failure of the service.
+    const refusal = refusalOf(error, deps);
+    const failure = refusal ?? new A2AError(A2A_ERRORS.internal, 'internal error');
+    if (!refusal) request.log.error({ err: error }, 'A2A stream failed');
     if (!res.writableEnded) res.write(`data: ${JSON.stringify(rpcError(id, failure))}\n\n`);
   } finally {
     clearInterval(ping);

@@ -2,6 +2,7 @@ import { createMcpSession, deleteMcpSession, ShuttingDownError, touchMcpSession 
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
+import { clientOf, sha256 } from '../http/client';
 import { errorBody } from '../http/error-body';
 import { NOT_JSON_BODY } from '../http/errors';
 import { foreignOrigin } from '../http/origin';
@@ -56,9 +57,18 @@ export function mcpHandler({ app, config, deps, api, idempotency }: RouteScope):
       if (!(headerValue(request, 'accept') ?? '').includes('text/event-stream'))
         return sendError(reply, 406, { error: 'the notification stream is text/event-stream: accept it' });
       const streams = app.mcpStreams;
-      if (!streams) throw new ShuttingDownError();
+      const hub = app.eventHub;
+      if (!streams || !hub || hub.isClosed) throw new ShuttingDownError();
       if (!(await liveSession(sessionId, reply))) return reply;
+      // Among the open streams of its credential (the key it carries, else its session) and of its
+      // address, as every event stream (decisions.md: 20 and 200, 429 beyond, across every node).
+      const client = clientOf(request);
+      const release = await hub.admit(
+        client.credential ?? sha256(`mcp-session:${sessionId}`),
+        client.rateLimit.address,
+      );
       const res = takeOver(reply);
+      res.once('close', release);
       res.writeHead(200, {
         'Content-Type': 'text/event-stream; charset=utf-8',
         'Cache-Control': 'no-cache, no-transform',
