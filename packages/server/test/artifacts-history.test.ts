@@ -211,6 +211,7 @@ describe('diffArtifactVersions', () => {
     const { res, body } = await diffOf(r.space, artifact.id, 1, 2, r.bob.key);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('text/x-diff; charset=utf-8');
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
     expect(res.headers.get('api-version')).toBe('1');
     expect(body.toString('utf8')).toBe(
       '--- Plan.md\tversion 1\n+++ Plan.md\tversion 2\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n',

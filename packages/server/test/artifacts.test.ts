@@ -713,6 +713,7 @@ describe('downloadArtifact', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('text/markdown; charset=utf-8');
     expect(res.headers.get('content-disposition')).toBe('attachment; filename="Plan.md"');
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
     expect(res.headers.get('api-version')).toBe('1');
     expect(Buffer.from(await res.arrayBuffer())).toEqual(Buffer.from(content, 'utf8'));
   });

@@ -279,4 +279,16 @@ describe('request logs', () => {
       expect(log).toContain('/login?next=[redacted]');
     });
   });
+
+  it('redact the user code of a link request in the path the approval page reads it by', async () => {
+    const { lines, options } = loggedAtInfo();
+    await withServer(options, async ({ h: api }) => {
+      await api.get('/hub/me/link/BCDF-GHJK?x=1');
+      await api.post('/hub/me/link/approve', { body: { userCode: 'BCDF-GHJK' } });
+      const log = lines.join('\n');
+      expect(log).not.toContain('BCDF-GHJK');
+      expect(log).toContain('/hub/me/link/[redacted]?x=[redacted]');
+      expect(log).toContain('/hub/me/link/approve');
+    });
+  });
 });

@@ -106,6 +106,7 @@ describe('createWebhook, listWebhooks, deleteWebhook', () => {
       'http://[fd00::1]/hook',
       'http://[fe80::1]/hook',
       'http://[::ffff:127.0.0.1]/hook',
+      'http://[::127.0.0.1]/hook',
     ]) {
       const res = await h.post(hooks(space), { key: space.ownerKey, body: { url } });
       expectError(res, 400);

@@ -32,8 +32,13 @@ export function addressAllowed(address: string, policy: WebhookUrlPolicy): boole
   }
   const range = parsed.range();
   if (range === 'unspecified') return false;
-  return range === 'unicast' || policy.allowPrivate;
+  // IPv4-compatible IPv6 (::a.b.c.d, deprecated by RFC 4291) reaches the IPv4 address on hosts
+  // with a compatible tunnel; ipaddr.js calls it unicast.
+  const compatible = parsed.kind() === 'ipv6' && parsed.match(IPV4_COMPATIBLE);
+  return (range === 'unicast' && !compatible) || policy.allowPrivate;
 }
+
+const IPV4_COMPATIBLE = ipaddr.parseCIDR('::/96');
 
 export type HostLookup = (hostname: string) => Promise<string[]>;
 

@@ -10,6 +10,9 @@ const SECRET_HEADERS = ['x-private-key', 'x-user-token', 'x-poll-token', 'author
  */
 const LOGGED_PARAMS = new Set(['after', 'before', 'from', 'to', 'since', 'limit', 'timestamp', 'wait']);
 
+/** The path of `GET /hub/me/link/{userCode}`: its last segment is the code. */
+const LINK_CODE_PATH = /^(\/hub\/me\/link\/)(?!approve$|deny$)[^/]+$/i;
+
 /** A query parameter's name as the query parser reads it (`%6Bey` and `k%65y` are `key`). */
 function decodedName(name: string): string {
   try {
@@ -25,6 +28,12 @@ function decodedName(name: string): string {
  * hold none is replaced, however its name was encoded.
  */
 export function redactUrl(url: string): string {
+  // A link request's user code is a secret in transit (whoever has it can approve the link from
+  // their own dashboard), in the path of the approval page's read as in `/link?code=`.
+  const mark = url.indexOf('?');
+  const path = mark === -1 ? url : url.slice(0, mark);
+  const linkCode = LINK_CODE_PATH.exec(path);
+  if (linkCode) url = `${linkCode[1]}[redacted]${url.slice(path.length)}`;
   const at = url.indexOf('?');
   if (at === -1) return url;
   const hash = url.indexOf('#', at);

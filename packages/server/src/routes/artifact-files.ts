@@ -21,6 +21,8 @@ export function downloadHandler({ deps }: RouteScope): RouteHandlerMethod {
       type: MEDIA.markdown,
       body: artifact.content,
       cache: 'no-store',
+      // Its bytes are whatever a participant wrote: never sniffed into anything but markdown.
+      nosniff: true,
       headers: { 'Content-Disposition': contentDisposition(`${artifact.name}.md`) },
     });
   };
@@ -39,7 +41,7 @@ export function diffHandler({ deps }: RouteScope): RouteHandlerMethod {
       to: single(query.to),
       key: spaceKey(request),
     });
-    return sendRaw(reply, { type: MEDIA.diff, body: diff, cache: 'no-store' });
+    return sendRaw(reply, { type: MEDIA.diff, body: diff, cache: 'no-store', nosniff: true });
   };
 }
 
