@@ -587,6 +587,25 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
     expect(problems).toEqual([]);
   }, 60_000);
 
+  it('reads a link pasted into the address bar of a page already open, and takes its key out of the address', async () => {
+    const space = await h.createSpace({ name: 'Pasted', description: 'a link pasted into the tab' });
+    const page = await newPage();
+    await page.goto(`${srv.url}/space/${space.spaceId}`);
+    await page.locator('#no-key').waitFor();
+    // Only the fragment changes: no load, a hashchange.
+    await page.goto(`${srv.url}/space/${space.spaceId}#key=${space.ownerKey}`);
+    await expect.poll(() => page.locator('#live').textContent()).toBe('live');
+    expect(new URL(page.url()).hash).toBe('');
+    const join = await newPage();
+    await join.goto(`${srv.url}/join/${space.spaceId}`);
+    await join.goto(`${srv.url}/join/${space.spaceId}#key=${await h.invite(space)}`);
+    await join.locator('#join-section').waitFor();
+    expect(new URL(join.url()).hash).toBe('');
+    await page.close();
+    await join.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
+
   it('keeps a long description to a few lines above the conversation, the whole of it a click away', async () => {
     const description = `${'A description that goes on and on. '.repeat(280)}The end.`;
     const space = await h.createSpace({ name: 'Verbose', description });

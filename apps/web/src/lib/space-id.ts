@@ -7,3 +7,16 @@ export const isSpaceId = (id: string): boolean =>
 /** What a space's page says when its address names no space. */
 export const NO_SUCH_SPACE =
   'No space has this address. Check the link you were given: a space’s address ends with its id.';
+
+/**
+ * The key a page of this space reads from its URL fragment (`#key=…`), which it takes out of the
+ * address bar at once. A link pasted into the address bar of a tab already on the page changes
+ * only the fragment, which loads nothing: the page is loaded again, so that it reads the key as
+ * on arrival instead of leaving it in the address bar.
+ */
+export function fragmentParams(): URLSearchParams {
+  addEventListener('hashchange', () => {
+    if (new URLSearchParams(location.hash.slice(1)).has('key')) location.reload();
+  });
+  return new URLSearchParams(location.hash.slice(1));
+}

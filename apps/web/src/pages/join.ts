@@ -8,7 +8,7 @@ import { $, busy, el, isolated, notify, pause, renderSessionNav, submitButton } 
 import { describeError, joinEnded, statusOf } from '../lib/errors';
 import { formatDuration } from '../lib/format';
 import { browserUserToken, hub, hubAs } from '../lib/hub';
-import { isSpaceId, NO_SUCH_SPACE } from '../lib/space-id';
+import { fragmentParams, isSpaceId, NO_SUCH_SPACE } from '../lib/space-id';
 import {
   forgetInvitation,
   getInvitation,
@@ -27,7 +27,7 @@ const spacePath = `/space/${encodeURIComponent(spaceId)}`;
 const session = getSession();
 let pollInterval = 2000;
 
-const fragmentKey = new URLSearchParams(location.hash.slice(1)).get('key')?.trim() || undefined;
+const fragmentKey = fragmentParams().get('key')?.trim() || undefined;
 if (fragmentKey) {
   if (getInvitation(spaceId)?.key !== fragmentKey) setInvitation(spaceId, { key: fragmentKey });
   // Out of the address bar (and of screenshots and shared screens); the tab keeps it.

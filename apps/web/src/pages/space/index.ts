@@ -6,7 +6,7 @@ import { AuthenticationError, ConflictError, type SpaceView } from '@convene/sdk
 import { $, busy, confirmed, notify, renderSessionNav, submitButton, wireCopyButtons } from '../../lib/dom';
 import { describeError } from '../../lib/errors';
 import { sessionOf } from '../../lib/hub';
-import { isSpaceId, NO_SUCH_SPACE } from '../../lib/space-id';
+import { fragmentParams, isSpaceId, NO_SUCH_SPACE } from '../../lib/space-id';
 import {
   forgetSpaceCredentials,
   getSession,
@@ -226,7 +226,7 @@ $('forget').addEventListener('click', () => {
 });
 
 // A link back carries the key in its fragment, which leaves the address bar at once.
-const fragment = new URLSearchParams(location.hash.slice(1));
+const fragment = fragmentParams();
 const given = fragment.get('key')?.trim();
 if (given) history.replaceState(null, '', location.pathname);
 const kept = getSpaceCredentials(spaceId);
