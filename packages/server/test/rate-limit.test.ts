@@ -406,6 +406,36 @@ describe('MCP calls carrying their key as the privateKey argument', () => {
     clock.advance(WINDOW_MS);
   });
 
+  it('count a tool that reads no credential (create_space) against the address, whatever key the connection carries', async () => {
+    clock.advance(WINDOW_MS);
+    const space = await h.createSpace();
+    clock.advance(WINDOW_MS);
+    const create = (id: number) => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'create_space', arguments: { name: `Hop ${id}`, description: 'minted' } },
+    });
+    const headed = (body: unknown) =>
+      h.post('/mcp', {
+        key: space.ownerKey,
+        headers: { Accept: 'application/json, text/event-stream' },
+        body,
+      });
+    for (let i = 0; i < 3; i++) {
+      const res = await headed(create(i));
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.result.isError, res.text).toBeFalsy();
+    }
+    expectError(await headed(create(3)), 429);
+    expectError(await h.get('/api/health'), 429);
+    // The key's own window is untouched: a tool that reads it still passes.
+    const read = await headed(call(4, space.spaceId));
+    expect(read.status, read.text).toBe(200);
+    expectRateLimitHeaders(read, { limit: 3, window: 20, remaining: 2 });
+    clock.advance(WINDOW_MS);
+  });
+
   it('count an unknown or malformed key, or none, against the address, and a body that does not parse too', async () => {
     const space = await h.createSpace();
     clock.advance(WINDOW_MS);

@@ -1,3 +1,4 @@
+import { type OperationContract, operations } from '@convene/contract';
 import {
   type Clock,
   type PendingCount,
@@ -8,8 +9,8 @@ import {
   retryAfterSeconds,
 } from '@convene/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { keyArgument } from '../mcp/tool';
-import { clientOf, isWellFormed, pageBucket, rateLimitClient } from './client';
+import { keyArgument, toolName } from '../mcp/tool';
+import { clientOf, isWellFormed, type PresentedCredential, pageBucket, rateLimitClient } from './client';
 import { toHttpError } from './errors';
 
 /** Response headers the rate limit sets on every answer (a replay recomputes them). */
@@ -155,56 +156,62 @@ export function rateLimitHook({
   }
 
   /**
-   * Counts `extra` more requests of the same client as the request (the other calls of a
-   * JSON-RPC batch): 429 for the whole request once the window is used up.
-   */
-  async function chargeMore(request: FastifyRequest, reply: FastifyReply, extra: number): Promise<void> {
-    const bucket = counted.get(request);
-    if (!bucket || extra <= 0) return;
-    const now = clock.now();
-    const decisions = await Promise.all(Array.from({ length: extra }, () => limiter.consume(bucket, now)));
-    const reset = setHeaders(reply, now, tightest(decisions));
-    if (decisions.some((d) => !d.allowed)) throw new RateLimitedError(reset);
-  }
-
-  /**
-   * Counts the JSON-RPC calls of an MCP request that presented no credential in its headers, once
-   * its body is parsed: each call against the space key it carries as its `privateKey` argument
-   * (or param), verified as a header key is, else against the address. Agents that pass their key
-   * per call, as the README shows, are clients of their own, as they would be with the header.
-   * 429 for the whole request once any of those windows is used up.
+   * Counts the JSON-RPC calls of an MCP request once its body is parsed: each against the
+   * credential it reads (credentialOfCall), verified as a header key is, else against the
+   * address. Agents that pass their key per call, as the README shows, are clients of their own,
+   * as they would be with the header. 429 for the whole request once any of those windows is
+   * used up.
    */
   async function chargeCalls(request: FastifyRequest, calls: unknown[]): Promise<void> {
     const count = pending.get(request);
     if (!count || count.decision) return;
-    const address = clientOf(request).rateLimit.address;
+    const { rateLimit, presented } = clientOf(request);
     const decisions = await Promise.all(
-      calls.map((call) => limiter.consume(rateLimitClient(keyOfCall(call), address), count.now)),
+      calls.map((call) =>
+        limiter.consume(rateLimitClient(credentialOfCall(call, presented), rateLimit.address), count.now),
+      ),
     );
     const decision = tightest(decisions);
     count.settle(decision);
     if (decisions.some((d) => !d.allowed)) throw new RateLimitedError(retryAfterSeconds(decision, count.now));
   }
 
-  return Object.assign(rateLimit, { chargeMore, chargeCalls, settlePending });
+  return Object.assign(rateLimit, { chargeCalls, settlePending });
 }
 
 /** The decision a response reports among several: a refusal, else the fewest requests left. */
 const tightest = (decisions: RateLimitDecision[]): RateLimitDecision =>
   decisions.reduce((a, b) => (b.remaining < a.remaining || !b.allowed ? b : a));
 
-/** An MCP POST without a credential header: its calls are counted by the keys they carry. */
+/** An MCP POST: its calls are counted each by the credential it reads (credentialOfCall). */
 const countedByBody = (request: FastifyRequest): boolean =>
-  request.method === 'POST' &&
-  request.routeOptions.url === '/mcp' &&
-  clientOf(request).presented === undefined;
+  request.method === 'POST' && request.routeOptions.url === '/mcp';
 
-/** The space key a JSON-RPC call carries: a tool's `privateKey` argument, or a resource method's param. */
-function keyOfCall(call: unknown): { kind: 'space-key'; value: string } | undefined {
-  const params = (call as { params?: { privateKey?: unknown; arguments?: { privateKey?: unknown } } } | null)
-    ?.params;
+/** The tools of the contract's operations that read no credential (create_space, ask…). */
+const ANONYMOUS_TOOLS = new Set(
+  (Object.values(operations) as OperationContract[])
+    .filter((contract) => contract.security.length === 0)
+    .map((contract) => toolName(contract.operationId)),
+);
+
+/**
+ * The credential a JSON-RPC call of an MCP POST reads: none for a tool of an operation that reads
+ * none (its calls count against the address, as on REST: a key in the header buys create_space
+ * no window of its own); else the space key it carries (a tool's `privateKey` argument, a resource
+ * method's param), else the connection's credential header.
+ */
+function credentialOfCall(
+  call: unknown,
+  header: PresentedCredential | undefined,
+): PresentedCredential | undefined {
+  const { method, params } = (call ?? {}) as {
+    method?: unknown;
+    params?: { name?: unknown; privateKey?: unknown; arguments?: { privateKey?: unknown } };
+  };
+  if (method === 'tools/call' && typeof params?.name === 'string' && ANONYMOUS_TOOLS.has(params.name))
+    return undefined;
   const key = keyArgument(params?.arguments?.privateKey ?? params?.privateKey);
-  return key === undefined ? undefined : { kind: 'space-key', value: key };
+  return key === undefined ? header : { kind: 'space-key', value: key };
 }
 
 /**
@@ -221,19 +228,17 @@ const countedByUseCase = (request: FastifyRequest): boolean =>
 
 /**
  * MCP over HTTP carries several JSON-RPC calls in one batch: each counts as a request
- * (decisions.md), counted once the body is parsed; without a credential header, each against the
- * key it carries. A POST the MCP route refuses as a whole (`refused`: a batch over its size, a
+ * (decisions.md), counted once the body is parsed, each against the credential it reads
+ * (credentialOfCall). A POST the MCP route refuses as a whole (`refused`: a batch over its size, a
  * call that is no JSON-RPC) counts once, as any refused request: its calls are not looked up. A
  * batch of thousands of keyed calls, refused anyway, held the embedded database for seconds.
  */
 export function mcpBatchHook(
-  { chargeMore, chargeCalls }: ReturnType<typeof rateLimitHook>,
+  { chargeCalls }: ReturnType<typeof rateLimitHook>,
   refused: (request: FastifyRequest) => boolean,
 ) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     if (request.routeOptions.url !== '/mcp' || request.method !== 'POST' || refused(request)) return;
-    const calls = Array.isArray(request.body) ? request.body : [request.body];
-    if (countedByBody(request)) return chargeCalls(request, calls);
-    await chargeMore(request, reply, calls.length - 1);
+    await chargeCalls(request, Array.isArray(request.body) ? request.body : [request.body]);
   };
 }
