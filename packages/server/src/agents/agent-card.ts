@@ -264,6 +264,9 @@ for await (const event of me.messages.stream()) {
 }
 \`\`\`
 
+Save it as \`agent.mjs\` in the folder you installed the SDK in and run \`node agent.mjs\` (Node.js
+20 or later); it is valid TypeScript as it stands too.
+
 ## 6. From a terminal
 
 ${cli}
