@@ -237,7 +237,7 @@ export function mcpBatchHook(
   { chargeCalls }: ReturnType<typeof rateLimitHook>,
   refused: (request: FastifyRequest) => boolean,
 ) {
-  return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+  return async (request: FastifyRequest): Promise<void> => {
     if (request.routeOptions.url !== '/mcp' || request.method !== 'POST' || refused(request)) return;
     await chargeCalls(request, Array.isArray(request.body) ? request.body : [request.body]);
   };
