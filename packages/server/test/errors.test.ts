@@ -314,6 +314,25 @@ describe('credentials sent in the wrong place', () => {
     expect((await h.get(`${path}/messages`, { key: space.ownerKey })).body.messages).toEqual([]);
   });
 
+  it('refuses a keyed operation asked with no key (401) before reading its body, which a key holder gets a 400 for', async () => {
+    const space = await h.createSpace();
+    const path = `/hub/space/${space.spaceId}`;
+    const writes: [string, string, object][] = [
+      ['PUT', path, { name: '' }],
+      ['POST', `${path}/messages`, {}],
+      ['POST', `${path}/inbox/ack`, {}],
+      ['POST', `${path}/join`, { name: 5 }],
+      ['POST', `${path}/artifact`, { name: '' }],
+    ];
+    for (const [method, url, body] of writes) {
+      const keyless = await h.request(method, url, { body });
+      expectError(keyless, 401, 'key_required');
+      expect(keyless.headers.get('www-authenticate')).toMatch(/^Bearer resource_metadata=/);
+      const keyed = await h.request(method, url, { body, key: space.ownerKey });
+      expect({ url, status: keyed.status }).toEqual({ url, status: 400 });
+    }
+  });
+
   it('names a user token or a dashboard JWT sent as X-Private-Key (401, key_unknown), and a usr_ token sent as the bearer of key recovery', async () => {
     const space = await h.createSpace();
     const human = await signup(h);

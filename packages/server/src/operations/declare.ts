@@ -1,4 +1,5 @@
 import type { Credential, HttpMethod, OperationContract } from '@convene/contract';
+import { KeyRequiredError } from '@convene/core';
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type { RouteHandlerMethod } from 'fastify';
 import type { z } from 'zod';
@@ -227,6 +228,16 @@ export async function perform(
     headers: answer.headers ?? {},
     body: answer.body,
   };
+}
+
+/**
+ * An operation that takes a space key alone, asked with none, is refused (401, `key_required`)
+ * before its input is read: a caller with no key learns that first, not what its body lacks (the
+ * use case checks every key given, dead ones included, itself).
+ */
+export function requireSpaceKey(contract: OperationContract, caller: Pick<Caller, 'key'>): void {
+  if (!caller.key && contract.security.length === 1 && contract.security[0] === 'spaceKey')
+    throw new KeyRequiredError();
 }
 
 /** `/hub/space/{spaceId}` as Fastify writes it: `/hub/space/:spaceId`. */

@@ -1,5 +1,5 @@
 import type { Declaration, OperationDeclaration } from '../operations/declare';
-import { perform } from '../operations/declare';
+import { perform, requireSpaceKey } from '../operations/declare';
 import { procedure, router } from '../trpc';
 
 /**
@@ -27,6 +27,11 @@ function procedureOf(declaration: OperationDeclaration) {
         tags: [contract.tag],
         summary: contract.summary,
       },
+    })
+    // Before the input is parsed (tRPC parses it where `.input` stands in the chain).
+    .use(({ ctx, next }) => {
+      requireSpaceKey(contract, ctx);
+      return next();
     })
     .input(contract.input)
     .output(contract.output);
