@@ -62,6 +62,17 @@ export const ZSpaceView = z
     maxMessagesPerMinute: z.number().int().min(1).optional().meta({
       description: 'The budget each participant may send per minute (429 beyond it); absent when none',
     }),
+    you: z
+      .object({
+        role: z.enum(['owner', 'participant', 'invitation']),
+        participantId: ZUuid.optional().meta({
+          description: 'Your participantId (absent for an invitation key, which is nobody yet)',
+        }),
+      })
+      .meta({
+        description:
+          'Whose key was presented: the owner’s, a participant’s (with their participantId), or an invitation’s',
+      }),
   })
   .extend(ZContextBundle.shape)
   .meta({ id: 'SpaceView' });

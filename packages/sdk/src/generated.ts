@@ -82,6 +82,12 @@ export interface SpaceView {
   ttlRemaining: number;
   /** The budget each participant may send per minute (429 beyond it); absent when none */
   maxMessagesPerMinute?: number | undefined;
+  /** Whose key was presented: the owner’s, a participant’s (with their participantId), or an invitation’s */
+  you: {
+    role: 'owner' | 'participant' | 'invitation';
+    /** Your participantId (absent for an invitation key, which is nobody yet) */
+    participantId?: string | undefined;
+  };
   participants: ParticipantView[];
   artifacts: ArtifactSummary[];
   suggestedPollingIntervalMs: number;

@@ -1,6 +1,6 @@
 import { NotFoundError } from '@convene/sdk';
 import { describe, expect, it } from 'vitest';
-import { expectAnswer, expectError, expectKeyChecks, sdkError, useServer } from './helpers';
+import { expectAnswer, expectError, expectKeyChecks, expectOk, sdkError, useServer } from './helpers';
 
 /**
  * Spaces as the SDK creates and reads them; what the SDK never sends (bodies that break the
@@ -89,6 +89,20 @@ describe('getSpace', () => {
     const { ownerKey } = await sdk.createSpace();
     await sdkError(sdk.space('00000000-0000-4000-8000-000000000000', ownerKey).get(), NotFoundError);
     await sdkError(sdk.space('not-a-uuid', ownerKey).get(), NotFoundError);
+  });
+
+  it('says whose key was presented (you): the owner, a participant with their id, an invitation', async () => {
+    const space = await h.createSpace();
+    const member = await h.joinActive(space);
+    const invitation = await h.invite(space);
+    const as = async (key: string) => {
+      const res = await h.get(`/hub/space/${space.spaceId}`, { key });
+      expectOk(res);
+      return res.body.you;
+    };
+    expect(await as(space.ownerKey)).toEqual({ role: 'owner', participantId: space.ownerId });
+    expect(await as(member.key)).toEqual({ role: 'participant', participantId: member.participantId });
+    expect(await as(invitation)).toEqual({ role: 'invitation' });
   });
 
   it('refuses missing and unknown keys, and keys of another space', async () => {

@@ -429,12 +429,20 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
     await expect.poll(() => removed.locator('#live').textContent()).toBe('live');
     const kim = await storedCredentials(removed, space.spaceId);
 
-    // A participant key pasted into a fresh tab: the first message sent with it says whose it is.
+    // A participant key pasted into a fresh tab: the space says whose it is (getSpace's `you`),
+    // and the page asks nothing else to find out (it once probed with an owner's approve).
     const pasted = await h.joinActive(space, { name: 'Pat', isHuman: true });
     const page = await newPage();
+    const writes: string[] = [];
+    page.on('request', (request) => {
+      if (request.method() !== 'GET') writes.push(`${request.method()} ${new URL(request.url()).pathname}`);
+    });
     await pasteKey(page, srv.url, space.spaceId, pasted.key);
     await expect.poll(() => page.locator('#live').textContent()).toBe('live');
-    expect(await storedCredentials(page, space.spaceId)).toEqual({ key: pasted.key, role: 'participant' });
+    const me = { key: pasted.key, role: 'participant', participantId: pasted.participantId, name: 'Pat' };
+    expect(await storedCredentials(page, space.spaceId)).toEqual(me);
+    await expect.poll(() => page.locator('#participants li', { hasText: '(you)' }).count()).toBe(1);
+    expect(writes).toEqual([]);
     // The message comes back on the stream before the answer to sending it (held here until
     // then): the page learns whose it is from the answer, and marks it as its own all the same.
     const messagesPath = `/hub/space/${space.spaceId}/messages`;
@@ -446,9 +454,7 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
     });
     await page.getByLabel('Message', { exact: true }).fill('who am I?');
     await page.keyboard.press('Enter');
-    await expect
-      .poll(() => storedCredentials(page, space.spaceId))
-      .toEqual({ key: pasted.key, role: 'participant', participantId: pasted.participantId, name: 'Pat' });
+    await expect.poll(() => storedCredentials(page, space.spaceId)).toEqual(me);
     await expect.poll(() => page.locator('#messages .message.mine').count()).toBe(1);
     await page.unroute(`**${messagesPath}`);
     await expect.poll(() => page.getByRole('button', { name: 'Leave the space' }).isVisible()).toBe(true);

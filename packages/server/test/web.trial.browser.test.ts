@@ -468,11 +468,8 @@ describe.skipIf(!hasChromium)('the pages as a human found them', () => {
     const back = await newTab(link);
     expect(await back.locator('#live').textContent()).toBe('live');
     expect(back.url()).toBe(`${srv.url}/space/${space.spaceId}`);
-    expect(await storedCredentials(back, space.spaceId)).toEqual({
-      ...ada,
-      role: 'participant',
-      name: undefined,
-    });
+    // Whose key it is, the space says (getSpace's `you`): its name too.
+    expect(await storedCredentials(back, space.spaceId)).toEqual({ ...ada, role: 'participant', name: 'Ada' });
     expect(await back.locator('#participants .person-name', { hasText: '(you)' }).textContent()).toBe(
       'Ada (you)',
     );

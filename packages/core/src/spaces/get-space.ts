@@ -32,6 +32,9 @@ export async function getSpace({ deps, spaceId, key }: GetSpaceOptions): Promise
     state: isClosed(space, now) ? 'closed' : 'open',
     ttlRemaining: ttlRemaining(space, now),
     ...(space.maxMessagesPerMinute !== null ? { maxMessagesPerMinute: space.maxMessagesPerMinute } : {}),
+    you: caller.participant
+      ? { role: caller.role, participantId: caller.participant.id }
+      : { role: 'invitation' },
     ...context,
   };
 }

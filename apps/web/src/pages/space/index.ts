@@ -2,7 +2,7 @@
 // and history. The space key comes from this tab's sessionStorage (put there by the join page,
 // the home page or the dashboard), or is pasted; never from the URL. This module opens the space
 // and wires the parts: participants.ts, messages.ts, documents.ts, editor.ts, stream.ts.
-import { AuthenticationError, ConflictError, type SpaceView } from '@convene/sdk';
+import { AuthenticationError, type SpaceView } from '@convene/sdk';
 import { $, busy, confirmed, notify, renderSessionNav, submitButton, wireCopyButtons } from '../../lib/dom';
 import { describeError } from '../../lib/errors';
 import { sessionOf } from '../../lib/hub';
@@ -30,31 +30,12 @@ wireHeader();
 wireMessages();
 wireDocuments();
 
-/** After every message there is: listing from here reads nothing. */
-const END_OF_TIME = new Date('9999-12-31T00:00:00Z');
-
-/**
- * A pasted key says nothing of whose it is, and the API has no "who am I" for a space key.
- * Moderating the owner is refused with 409 to the owner key and 401 to any other, and changes
- * nothing: a safe probe. A participant learns its own id from the first message it sends. An
- * invitation key reads the space too, but not its messages: it is for the join page.
- */
-async function identify(me: SpaceCredentials): Promise<SpaceCredentials | 'invitation'> {
-  const owner = [...state.participants.values()].find((p) => p.isOwner);
-  if (!owner) return me;
-  try {
-    await space().participants.approve(owner.participantId);
-  } catch (error) {
-    if (error instanceof ConflictError)
-      return { ...me, role: 'owner', participantId: owner.participantId, name: owner.name };
-    if (!(error instanceof AuthenticationError)) return me;
-  }
-  try {
-    await space().messages.list({ since: END_OF_TIME });
-  } catch (error) {
-    if (error instanceof AuthenticationError) return 'invitation';
-  }
-  return { ...me, role: 'participant' };
+/** Whose key `me` is, as the space says (its `you`): the owner, a participant, or an invitation. */
+function identify(me: SpaceCredentials, view: SpaceView): SpaceCredentials | 'invitation' {
+  const { role, participantId } = view.you;
+  if (role === 'invitation') return 'invitation';
+  const name = participantId ? state.participants.get(participantId)?.name : undefined;
+  return { ...me, role, participantId, ...(name !== undefined ? { name } : {}) };
 }
 
 let ticking: ReturnType<typeof setInterval> | undefined;
@@ -78,7 +59,7 @@ async function open(me: SpaceCredentials, kept = false): Promise<void> {
   }
   state.space = view;
   state.participants = new Map(view.participants.map((p) => [p.participantId, p]));
-  const known = !me.role && view.state === 'open' ? await identify(me) : me;
+  const known = identify(me, view);
   if (known === 'invitation') {
     setInvitation(spaceId, { key: me.key });
     location.assign(`/join/${encodeURIComponent(spaceId)}`);
