@@ -86,6 +86,21 @@ describe('streamMessages: opening', () => {
       ['context', undefined],
     ]);
     stream.close();
+    // An empty ?timestamp= is none, as listMessages takes it: every message again.
+    const whole = await SseStream.connect(srv.url, space.spaceId, {
+      queryKey: space.ownerKey,
+      timestamp: '',
+    });
+    expect(whole.status).toBe(200);
+    expect((await whole.take(3)).map((e) => [e.event, e.json.content])).toEqual([
+      ['message', 'old'],
+      ['message', 'new'],
+      ['context', undefined],
+    ]);
+    expect(
+      (await h.get(`/hub/space/${space.spaceId}/messages?timestamp=`, { key: space.ownerKey })).status,
+    ).toBe(200);
+    whole.close();
   });
 
   it('says in its first context where it stands, past events the timestamp replay leaves out', async () => {

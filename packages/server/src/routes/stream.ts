@@ -24,7 +24,8 @@ export function streamHandler({ app, config, deps }: RouteScope): RouteHandlerMe
     // The header wins; `?key=` is for clients that cannot set headers (EventSource in a browser).
     const key = headerValue(request, 'x-private-key') || first(query.key) || undefined;
 
-    const rawTimestamp = first(query.timestamp);
+    // Empty (`?timestamp=`) is none, as listMessages takes it.
+    const rawTimestamp = first(query.timestamp) || undefined;
     // Parsed as a field, so that a refusal names it ("timestamp: not an RFC 3339 date-time"), as listMessages's does.
     const { timestamp } = ZStreamQuery.parse({ timestamp: rawTimestamp });
     let lastEventId: number | undefined;
