@@ -32,24 +32,30 @@ describe.runIf(onPostgres())('two nodes on one PostgreSQL', () => {
     clock.advance(60_000);
     return ownerKey;
   };
+  /** A route that reads the key (only there is it the client): the space's own getSpace. */
+  const newSpace = async () => {
+    const { spaceId, ownerKey } = await a.createSpace();
+    clock.advance(60_000);
+    return { key: ownerKey, path: `/hub/space/${spaceId}` };
+  };
 
   it('share one rate-limit window per client', async () => {
-    const key = await newKey();
+    const { key, path } = await newSpace();
     const remaining: (string | null)[] = [];
     for (const node of [a, b, a, b]) {
-      const res = await node.get('/api/health', { key });
+      const res = await node.get(path, { key });
       expectOk(res);
       remaining.push(res.headers.get('ratelimit-remaining'));
     }
     expect(remaining).toEqual(['3', '2', '1', '0']);
-    const onA = await a.get('/api/health', { key });
-    const onB = await b.get('/api/health', { key });
+    const onA = await a.get(path, { key });
+    const onB = await b.get(path, { key });
     expectError(onA, 429);
     expectError(onB, 429);
     expect(onA.headers.get('retry-after')).toBe('60');
     clock.advance(60_000);
-    expectOk(await b.get('/api/health', { key }));
-    expect((await a.get('/api/health', { key })).headers.get('ratelimit-remaining')).toBe('2');
+    expectOk(await b.get(path, { key }));
+    expect((await a.get(path, { key })).headers.get('ratelimit-remaining')).toBe('2');
   });
 
   it("share the pages' budget of an address, apart from its API window", async () => {
@@ -70,9 +76,9 @@ describe.runIf(onPostgres())('two nodes on one PostgreSQL', () => {
   });
 
   it('count concurrent requests on both nodes exactly', async () => {
-    const key = await newKey();
+    const { key, path } = await newSpace();
     const answers = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).get('/api/health', { key })),
+      Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).get(path, { key })),
     );
     expect(answers.filter((r) => r.status === 200)).toHaveLength(4);
     expect(answers.filter((r) => r.status === 429)).toHaveLength(6);

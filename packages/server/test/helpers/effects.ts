@@ -1,5 +1,6 @@
 import type { StoredResponse } from '@convene/core';
 import type { FastifyInstance } from 'fastify';
+import { readsConfig } from '../../src/http/client';
 import { errorBody } from '../../src/http/error-body';
 import { guardOf, sendReplay } from '../../src/http/idempotency';
 import type { ConveneServer } from '../../src/server';
@@ -37,6 +38,8 @@ export function effectRoutes() {
     app.route({
       method: ['POST', 'PUT', 'PATCH', 'DELETE'],
       url: '/test/effect/:name',
+      // A keyed write, as the API's are: its key is its client for the rate limit.
+      config: readsConfig(['spaceKey', 'userToken', 'dashboardJwt']),
       handler: async (request, reply) => {
         const { name } = request.params as { name: string };
         const hold = async () => {
