@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { FakeClock } from '@convene/core';
 import { describe, expect, it } from 'vitest';
-import { useServer } from './helpers';
+import { expectOk, useServer } from './helpers';
 import { mintToken, signup } from './helpers/accounts';
 import { hasChromium, secretInUrl, useBrowser } from './helpers/browser';
 import { focused, pageSteps, pasteKey, signUpInPage, storedCredentials } from './helpers/pages';
@@ -17,7 +17,7 @@ const PIXEL =
 describe.skipIf(!hasChromium)('the human side in a browser', () => {
   const { srv, h } = useServer();
   const { problems, newPage } = useBrowser();
-  const { waitForRestMessage, joinThroughTheLink, editingParticipant, ownerPage } = pageSteps(
+  const { waitForRestMessage, joinThroughTheLink, joinedPage, editingParticipant, ownerPage } = pageSteps(
     { srv, h },
     newPage,
   );
@@ -612,6 +612,42 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
     expect(problems).toEqual([]);
   }, 60_000);
 
+  it('lets a muted lock holder finish: resume editing, save and release; a removed one sees no notice of before', async () => {
+    const space = await h.createSpace();
+    const artifactId = await h.createArtifact(space, 'plan', 'first\n');
+    const page = await joinedPage(space, 'Muted Mo');
+    const mo = await storedCredentials(page, space.spaceId);
+    // The lock is Mo's (taken elsewhere: another tab, the CLI), not this page's editor's; then
+    // the owner mutes Mo.
+    expectOk(await h.post(`/hub/space/${space.spaceId}/artifact/${artifactId}/lock`, { key: mo.key }));
+    await page.locator(`#artifacts button[data-artifact-id="${artifactId}"]`).click();
+    const mute = `/hub/space/${space.spaceId}/participants/${mo.participantId}/mute`;
+    expectOk(await h.post(mute, { key: space.ownerKey }));
+    await expect.poll(() => page.locator('#send-notice').textContent()).toMatch(/muted you/);
+    const resume = page.getByRole('button', { name: 'Lock and edit' });
+    await expect.poll(() => resume.isEnabled()).toBe(true);
+    await resume.click();
+    await page.locator('#artifact-editor').fill('written while muted\n');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => page.locator('#artifact-notice').textContent()).toMatch(/^Saved/);
+    const held = await h.get(`/hub/space/${space.spaceId}/artifact/${artifactId}`, { key: space.ownerKey });
+    expect(held.body).toMatchObject({
+      version: 2,
+      content: 'written while muted\n',
+      lockedBy: mo.participantId,
+    });
+    // Removed: the page says so, and nothing it said before (muted, saved) stays under it.
+    const kick = `/hub/space/${space.spaceId}/participants/${mo.participantId}/kick`;
+    expectOk(await h.post(kick, { key: space.ownerKey }));
+    await expect
+      .poll(() => page.locator('#space-notice').textContent())
+      .toBe('The owner removed you from this space.');
+    expect(await page.locator('#send-notice').textContent()).toBe('');
+    expect(await page.locator('#artifact-notice').textContent()).toBe('');
+    await page.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
+
   it('keeps a long description to a few lines above the conversation, the whole of it a click away', async () => {
     const description = `${'A description that goes on and on. '.repeat(280)}The end.`;
     const space = await h.createSpace({ name: 'Verbose', description });
@@ -810,6 +846,33 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
     expect(problems).toEqual([]);
   }, 60_000);
 
+  it('keeps the Open button of each space in reach on a phone: the time-left column gives way', async () => {
+    const human = await signup(h, { name: 'Pia' });
+    const { token } = await mintToken(h, human);
+    for (const name of ['Agent-created space', 'Quarterly planning and review'])
+      expectOk(
+        await h.post('/hub/space', { headers: { 'X-User-Token': token }, body: { name, description: 'd' } }),
+      );
+    const page = await newPage();
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.goto(`${srv.url}/login?next=/dashboard`);
+    await page.locator('#login-email').fill(human.email);
+    await page.locator('#login-password').fill(human.password);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.waitForURL(`${srv.url}/dashboard`);
+    await expect.poll(() => page.locator('#spaces tbody tr').count()).toBe(2);
+    const wrap = (await page.locator('#spaces').locator('xpath=..').boundingBox())!;
+    for (const open of await page.locator('#spaces button', { hasText: 'Open' }).all()) {
+      const box = (await open.boundingBox())!;
+      expect(box.x + box.width).toBeLessThanOrEqual(wrap.x + wrap.width + 0.5);
+    }
+    expect(await page.locator('#spaces th', { hasText: 'Time left' }).isHidden()).toBe(true);
+    await page.setViewportSize({ width: 1280, height: 800 });
+    expect(await page.locator('#spaces th', { hasText: 'Time left' }).isVisible()).toBe(true);
+    await page.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
+
   it('lists a space the human waits to enter with a status in words on the dashboard', async () => {
     const human = await signup(h, { name: 'Rita' });
     const { token } = await mintToken(h, human);
@@ -853,8 +916,20 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
     const lookUp = await page.getByRole('button', { name: 'Look up' }).boundingBox();
     const request = await page.locator('#link-request').boundingBox();
     expect((request?.y ?? 0) - ((lookUp?.y ?? 0) + (lookUp?.height ?? 0))).toBeGreaterThanOrEqual(12);
+    // Decided meanwhile elsewhere (another tab): Approve says where it stands, without its buttons.
+    const { token: jwt } = (await page.evaluate(`JSON.parse(sessionStorage.getItem('convene:session'))`)) as {
+      token: string;
+    };
+    const userCode = new URL(start.body.verificationUriComplete).searchParams.get('code');
+    expectOk(
+      await h.post('/hub/me/link/approve', {
+        headers: { Authorization: `Bearer ${jwt}` },
+        body: { userCode },
+      }),
+    );
     await page.getByRole('button', { name: 'Approve' }).click();
     await expect.poll(() => page.locator('#link-status').textContent()).toMatch(/^Approved/);
+    expect(await page.locator('#link-actions').isHidden()).toBe(true);
     const poll = await h.post('/hub/link/poll', { body: { deviceCode: start.body.deviceCode } });
     expect(poll.body).toMatchObject({ status: 'approved', token: expect.stringMatching(/^usr_/) });
 

@@ -469,7 +469,11 @@ describe.skipIf(!hasChromium)('the pages as a human found them', () => {
     expect(await back.locator('#live').textContent()).toBe('live');
     expect(back.url()).toBe(`${srv.url}/space/${space.spaceId}`);
     // Whose key it is, the space says (getSpace's `you`): its name too.
-    expect(await storedCredentials(back, space.spaceId)).toEqual({ ...ada, role: 'participant', name: 'Ada' });
+    expect(await storedCredentials(back, space.spaceId)).toEqual({
+      ...ada,
+      role: 'participant',
+      name: 'Ada',
+    });
     expect(await back.locator('#participants .person-name', { hasText: '(you)' }).textContent()).toBe(
       'Ada (you)',
     );

@@ -69,7 +69,7 @@ async function loadSpaces(): Promise<void> {
         space.status !== 'active' &&
           el('span', { class: `badge ${space.status}` }, STATUS_LABELS[space.status]),
       ),
-      el('td', {}, space.state === 'open' ? formatDuration(space.ttlRemaining) : '—'),
+      el('td', { class: 'wide' }, space.state === 'open' ? formatDuration(space.ttlRemaining) : '—'),
       el(
         'td',
         { class: 'actions' },

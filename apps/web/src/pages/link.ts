@@ -79,7 +79,9 @@ async function decide(button: EventTarget | null, decision: 'approve' | 'deny'):
         'ok',
       );
     } catch (error) {
-      failed(error);
+      // Decided meanwhile (in another tab) or lapsed: where it stands now, without the buttons.
+      if (statusOf(error) === 404) await lookUp();
+      else failed(error);
     }
   });
 }

@@ -353,7 +353,7 @@ ${notice('dashboard-notice')}
 <h2 id="spaces-title">Your spaces</h2>
 <p class="meta">Spaces you created or joined with one of your tokens: in the browser while logged in (through a token named “Browser” that the page makes for each tab, listed below), or by a linked agent.</p>
 <div class="table-wrap"><table id="spaces">
-<thead><tr><th scope="col">Space</th><th scope="col">Role</th><th scope="col">State</th><th scope="col">Time left</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+<thead><tr><th scope="col">Space</th><th scope="col">Role</th><th scope="col">State</th><th scope="col" class="wide">Time left</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
 <tbody></tbody>
 </table></div>
 <p id="spaces-empty" class="empty" hidden>No spaces yet. <a href="/">Create one</a>.</p>

@@ -45,7 +45,8 @@ export function renderDocument(): void {
   const lock = $('artifact-lock', HTMLButtonElement);
   lock.hidden = editing && !doc.lockLost;
   lock.textContent = doc.lockLost ? 'Lock again' : 'Lock and edit';
-  lock.disabled = state.ended || isMuted() || (lockedByOther && !doc.lockLost);
+  // Muted, a lock already yours still lets you write and release it (decisions.md): resume it.
+  lock.disabled = state.ended || (isMuted() && !mine) || (lockedByOther && !doc.lockLost);
   // Saving needs the lock: while it is lost, "Lock again" is the way on.
   $('artifact-save').hidden = !editing || doc.lockLost;
   $('artifact-unlock').hidden = !editing;
@@ -71,12 +72,15 @@ async function lockArtifact(): Promise<void> {
   if (!doc) return;
   notify('artifact-notice', '');
   try {
-    const lock = await space().artifacts.lock(doc.artifact.id);
+    // Muted, a lock is not taken but one already held is kept alive (a heartbeat).
+    const id = doc.artifact.id;
+    const kept = isMuted() && lockHolder(doc.artifact) === state.me.participantId;
+    const lock = await (kept ? space().artifacts.heartbeat(id) : space().artifacts.lock(id));
     if (doc.editing && doc.lockLost) {
       // Keep the draft; the save's baseVersion says whether someone wrote in between.
       doc.lockLost = false;
     } else {
-      doc.artifact = await space().artifacts.get(doc.artifact.id);
+      doc.artifact = await space().artifacts.get(id);
       loadDraft(doc.artifact.content, doc.artifact.version);
     }
     doc.artifact.lockedBy = lock.lockedBy;
@@ -258,6 +262,8 @@ export function spaceEnded(): void {
   if (!doc) return;
   const unsaved = isDirty();
   stopEditing();
+  // What was said of the document before ("Saved as version 8") is over with the space.
+  notify('artifact-notice', '');
   if (lockHolder(doc.artifact) === state.me.participantId) {
     doc.artifact.lockedBy = undefined;
     doc.artifact.lockExpiresAt = undefined;
@@ -293,6 +299,8 @@ export async function restoreVersion(version: number): Promise<boolean> {
     loadDraft(doc.artifact.content, doc.artifact.version);
     renderDocument();
     notify('artifact-notice', `Restored version ${version} as version ${doc.artifact.version}.`, 'ok');
+    // Back to the text: left on the history, Enter would restore the next row's version too.
+    editor().focus();
     return true;
   } catch (error) {
     notify('artifact-notice', describeError(error, 'this document'));

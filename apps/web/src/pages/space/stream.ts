@@ -65,6 +65,8 @@ export function endSpace(text: string, kind: NoticeKind = 'warn'): void {
   setLive('ended', false);
   // The key opens nothing any more: this device need not keep it.
   forgetSpaceCredentials(spaceId, false);
+  // Nothing is sent any more, muted or not: the composer's notice is over.
+  notify('send-notice', '');
   spaceEnded();
   notify('space-notice', text, kind);
   renderParticipants();
