@@ -37,9 +37,6 @@ export interface RateLimitPolicyOptions {
   publicUrl: string;
 }
 
-/** The bucket each request was counted in, so that what it goes on to do is counted there too. */
-const counted = new WeakMap<FastifyRequest, string>();
-
 /**
  * A route whose use case counts the request in its own statement (one round trip fewer on the
  * hottest write: see PendingCount), when the limiter's counters are the database's.
@@ -90,11 +87,6 @@ export function rateLimitHook({
     return reset;
   };
 
-  const settled = (request: FastifyRequest, reply: FastifyReply, now: Date, decision: RateLimitDecision) => {
-    if (decision.bucket) counted.set(request, decision.bucket);
-    return setHeaders(reply, now, decision);
-  };
-
   async function rateLimit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const now = clock.now();
     if (pageLimiter && pagePolicy && isPageRoute(request)) {
@@ -118,13 +110,13 @@ export function rateLimitHook({
         },
         settle(counted) {
           decision = counted;
-          settled(request, reply, now, counted);
+          setHeaders(reply, now, counted);
         },
       });
       return;
     }
     const decision = await limiter.consume(client, now);
-    const reset = settled(request, reply, now, decision);
+    const reset = setHeaders(reply, now, decision);
     if (!decision.allowed) throw new RateLimitedError(reset);
   }
 
