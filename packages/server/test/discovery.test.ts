@@ -183,7 +183,9 @@ describe('/auth.md', () => {
     expect(limit).toContain(
       '`RATE_LIMIT_MAX` requests per `RATE_LIMIT_WINDOW_S` seconds (300 per 60 s by default)',
     );
-    expect(limit).toContain('per client: your credential once it is verified, else your remote address');
+    expect(limit).toContain(
+      'per client: your credential once it is verified, on a route that reads it, else your remote address',
+    );
   });
 
   it('has approve, close, leave and token revocation commands that work pasted into bash', async () => {
