@@ -8,7 +8,7 @@ import {
   ValidationError,
 } from '@convene/core';
 import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
-import { clientOf } from '../http/client';
+import { admitStream } from '../http/client';
 import { toHttpError } from '../http/errors';
 import { foreignOrigin } from '../http/origin';
 import { sendError, sendRaw, takeOver } from '../http/reply';
@@ -187,8 +187,7 @@ async function stream(
   }
   let release: () => void;
   try {
-    const client = clientOf(request);
-    release = await hub.admit(client.credential!, client.rateLimit.address);
+    release = await admitStream(hub, request);
   } catch (error) {
     void items.return(undefined);
     throw error;

@@ -156,6 +156,22 @@ export function clientOf(request: FastifyRequest): Client {
 }
 
 /**
+ * Admits an event stream (the event stream, an A2A stream, an MCP session's) among the open
+ * streams of the request's client (EventHub.admit: 20 per credential, 200 per address, across
+ * every node): its credential, or `orElse` for a stream whose route reads none (an MCP session's).
+ * Resolves with what releases the slot when the stream ends.
+ */
+export function admitStream(
+  hub: { admit(credential: string, address: string): Promise<() => void> },
+  request: FastifyRequest,
+  orElse?: string,
+): Promise<() => void> {
+  const client = clientOf(request);
+  // Streams are opened with a working key, or by an MCP session: one of the two is there.
+  return hub.admit((client.credential ?? orElse)!, client.rateLimit.address);
+}
+
+/**
  * Whom a write's idempotency record is kept for: the credential presented, and with an invitation
  * key, which every invitee shares, also the address and the user token the write came from. So a
  * retried join gets its own answer replayed (the specification's rule 2) and no other holder of

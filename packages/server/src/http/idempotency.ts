@@ -11,6 +11,7 @@ import {
   ValidationError,
 } from '@convene/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { pathPattern } from '../rest/route-table';
 import { idempotencyCallerOf, sha256 } from './client';
 import { withCode } from './error-body';
 import { toHttpError } from './errors';
@@ -143,10 +144,7 @@ export function idempotencyHooks(options: IdempotencyPolicyOptions): {
   begin: IdempotencyGate;
 } {
   const { store, clock } = options;
-  const neverReplayed = options.neverReplayed.map(
-    (template) =>
-      new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{\w+\}/g, '[^/]+')}$`),
-  );
+  const neverReplayed = options.neverReplayed.map(pathPattern);
   const inFlight = new Map<string, InFlight>();
 
   const answerOf = (record: IdempotencyRecord): StoredResponse => {

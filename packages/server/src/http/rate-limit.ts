@@ -230,7 +230,7 @@ export function mcpBatchHook(
   refused: (request: FastifyRequest) => boolean,
 ) {
   return async (request: FastifyRequest): Promise<void> => {
-    if (request.routeOptions.url !== '/mcp' || request.method !== 'POST' || refused(request)) return;
+    if (!countedByBody(request) || refused(request)) return;
     await chargeCalls(request, Array.isArray(request.body) ? request.body : [request.body]);
   };
 }

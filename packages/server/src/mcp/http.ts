@@ -2,7 +2,7 @@ import { createMcpSession, deleteMcpSession, ShuttingDownError, touchMcpSession 
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
-import { clientOf, sha256 } from '../http/client';
+import { admitStream, sha256 } from '../http/client';
 import { errorBody } from '../http/error-body';
 import { NOT_JSON_BODY } from '../http/errors';
 import { foreignOrigin } from '../http/origin';
@@ -62,11 +62,7 @@ export function mcpHandler({ app, config, deps, api, idempotency }: RouteScope):
       if (!(await liveSession(sessionId, reply))) return reply;
       // Among the open streams of its credential (the key it carries, else its session) and of its
       // address, as every event stream (decisions.md: 20 and 200, 429 beyond, across every node).
-      const client = clientOf(request);
-      const release = await hub.admit(
-        client.credential ?? sha256(`mcp-session:${sessionId}`),
-        client.rateLimit.address,
-      );
+      const release = await admitStream(hub, request, sha256(`mcp-session:${sessionId}`));
       const res = takeOver(reply);
       res.once('close', release);
       res.writeHead(200, {

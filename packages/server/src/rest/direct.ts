@@ -5,7 +5,7 @@ import { guardOf, sendReplay } from '../http/idempotency';
 import { COUNTED_BY_USE_CASE, pendingCountOf } from '../http/rate-limit';
 import { fastifyPath, type OperationDeclaration, perform, requireSpaceKey } from '../operations/declare';
 import { performOnce } from '../operations/perform-once';
-import { headerValue, restCaller } from './caller';
+import { restCaller } from './caller';
 
 /**
  * A declared operation bound as its own Fastify route (`direct`): what its procedure does (the
@@ -25,10 +25,10 @@ export function directRoute(declaration: OperationDeclaration, deps: Deps): Rout
       ...readsConfig(contract.security),
     },
     handler: async (request, reply) => {
-      requireSpaceKey(contract, { key: headerValue(request, 'x-private-key') || undefined });
+      const caller = { ...restCaller(deps, request), rateLimit: pendingCountOf(request) };
+      requireSpaceKey(contract, caller);
       const body = request.body && typeof request.body === 'object' ? request.body : {};
       const input = () => contract.input.parse({ ...body, ...(request.params as object) });
-      const caller = { ...restCaller(deps, request), rateLimit: pendingCountOf(request) };
       const guarded = guardOf(request);
       const answer = guarded
         ? await performOnce(declaration, input, caller, guarded)

@@ -3,13 +3,17 @@ import { type HttpMethod, type OperationContract, operations } from '@convene/co
 /** The order methods are listed in. */
 const METHOD_ORDER: readonly HttpMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
+/** A path template (`/hub/space/{spaceId}`) as the pattern of the paths it names, whole. */
+export const pathPattern = (template: string): RegExp =>
+  new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{\w+\}/g, '[^/]+')}$`);
+
 /** Each path of the contract as a pattern, with the operation of each method it is served with. */
 const PATHS: { pattern: RegExp; byMethod: Map<string, OperationContract> }[] = [];
 for (const contract of Object.values(operations) as OperationContract[]) {
-  const source = `^${contract.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{\w+\}/g, '[^/]+')}$`;
-  let entry = PATHS.find((known) => known.pattern.source === source);
+  const pattern = pathPattern(contract.path);
+  let entry = PATHS.find((known) => known.pattern.source === pattern.source);
   if (!entry) {
-    entry = { pattern: new RegExp(source), byMethod: new Map() };
+    entry = { pattern, byMethod: new Map() };
     PATHS.push(entry);
   }
   entry.byMethod.set(contract.method, contract);

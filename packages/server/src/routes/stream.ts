@@ -3,7 +3,7 @@ import { openStream, ShuttingDownError, ValidationError } from '@convene/core';
 import type { RouteHandlerMethod } from 'fastify';
 import { z } from 'zod';
 import { StreamConnection } from '../events/stream-connection';
-import { clientOf } from '../http/client';
+import { admitStream } from '../http/client';
 import { takeOver } from '../http/reply';
 import { headerValue } from '../rest/caller';
 import type { RouteScope } from './scope';
@@ -63,8 +63,7 @@ export function streamHandler({ app, config, deps }: RouteScope): RouteHandlerMe
       // At most 20 open streams per key and 200 per address across every node (429 beyond),
       // counted once the key is known to be good: a refused stream holds no slot. The hashes are
       // the request's rate-limit client's (its key, as presented, and its address bucket).
-      const client = clientOf(request);
-      release = await hub.admit(client.credential!, client.rateLimit.address);
+      release = await admitStream(hub, request);
     } catch (error) {
       connection.abandon();
       throw error;
