@@ -3,6 +3,7 @@ import type { Context } from './context';
 import { formatSeconds, parseDuration } from './duration';
 import { CliError, UsageError } from './errors';
 import { ExitCode, stoppedBy } from './exit-codes';
+import { isAbort } from './failure';
 import type { Output } from './output';
 import { choose } from './prompts';
 import { type Value, verbatim } from './quote';
@@ -137,7 +138,7 @@ export async function waitingForLock<T>(
     try {
       return await take({ waitMs: Math.max(0, waitMs - (Date.now() - started)), signal: ctx.signal });
     } catch (late) {
-      if (ctx.signal.aborted && late instanceof Error && late.name === 'AbortError')
+      if (ctx.signal.aborted && isAbort(late))
         throw new CliError(`stopped waiting for the lock on "${about.artifactName}": nothing was done`, {
           exitCode: stoppedBy(ctx.signal).exitCode,
           hint: 'Run the same command again to wait again.',

@@ -15,6 +15,10 @@ import { verbatim } from './quote';
 import type { StoredSpace } from './store';
 import { type LineParts, suggest } from './suggest';
 
+/** An abort: the SDK's AbortError, or the runtime's (a fetch or a wait cut off by the run's signal). */
+export const isAbort = (error: unknown): boolean =>
+  error instanceof AbortError || (error instanceof Error && error.name === 'AbortError');
+
 /**
  * Turns whatever a command threw into a CliError: what went wrong (the server's own words), the
  * exit code, and what to try next given what the command was using (a space key, the dashboard
@@ -30,7 +34,7 @@ export function explain(error: unknown, ctx: Context): CliError {
     });
   }
   if (isNotConvene(error)) return notConvene(error, ctx.server);
-  if (error instanceof AbortError || (error instanceof Error && error.name === 'AbortError')) {
+  if (isAbort(error)) {
     // Aborted by the run's signal (Ctrl-C, SIGTERM, SIGHUP): its code, as a shell reports it.
     const stop = ctx.signal.aborted ? stoppedBy(ctx.signal) : undefined;
     return new CliError(stop?.said ?? 'interrupted', { exitCode: stop?.exitCode ?? ExitCode.interrupted });
