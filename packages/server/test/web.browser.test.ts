@@ -5,7 +5,14 @@ import { describe, expect, it } from 'vitest';
 import { expectOk, useServer } from './helpers';
 import { mintToken, signup } from './helpers/accounts';
 import { hasChromium, secretInUrl, useBrowser } from './helpers/browser';
-import { focused, pageSteps, pasteKey, signUpInPage, storedCredentials } from './helpers/pages';
+import {
+  focused,
+  logInToDashboard,
+  pageSteps,
+  pasteKey,
+  signUpInPage,
+  storedCredentials,
+} from './helpers/pages';
 
 /** Set to a directory to keep screenshots of the space page (wide and phone width) there. */
 const SCREENSHOT_DIR = process.env.WEB_SCREENSHOT_DIR;
@@ -855,11 +862,7 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
       );
     const page = await newPage();
     await page.setViewportSize({ width: 390, height: 844 });
-    await page.goto(`${srv.url}/login?next=/dashboard`);
-    await page.locator('#login-email').fill(human.email);
-    await page.locator('#login-password').fill(human.password);
-    await page.getByRole('button', { name: 'Log in' }).click();
-    await page.waitForURL(`${srv.url}/dashboard`);
+    await logInToDashboard(page, srv.url, human);
     await expect.poll(() => page.locator('#spaces tbody tr').count()).toBe(2);
     const wrap = (await page.locator('#spaces').locator('xpath=..').boundingBox())!;
     for (const open of await page.locator('#spaces button', { hasText: 'Open' }).all()) {
@@ -888,11 +891,7 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
     });
     expect(join.status, join.text).toBe(202);
     const page = await newPage();
-    await page.goto(`${srv.url}/login?next=/dashboard`);
-    await page.locator('#login-email').fill(human.email);
-    await page.locator('#login-password').fill(human.password);
-    await page.getByRole('button', { name: 'Log in' }).click();
-    await page.waitForURL(`${srv.url}/dashboard`);
+    await logInToDashboard(page, srv.url, human);
     await expect.poll(() => page.locator('#spaces tbody tr').count()).toBe(1);
     expect(await page.locator('#spaces tbody .badge').allTextContents()).toEqual([
       'open',

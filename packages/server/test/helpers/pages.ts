@@ -22,6 +22,19 @@ export async function signUpInPage(page: Page, name?: string): Promise<void> {
   await page.getByRole('button', { name: 'Create the account' }).click();
 }
 
+/** Logs `human` in with the form of the login page, which leads to the dashboard. */
+export async function logInToDashboard(
+  page: Page,
+  base: string,
+  human: { email: string; password: string },
+): Promise<void> {
+  await page.goto(`${base}/login?next=/dashboard`);
+  await page.locator('#login-email').fill(human.email);
+  await page.locator('#login-password').fill(human.password);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await page.waitForURL(`${base}/dashboard`);
+}
+
 /** The id, else the accessible name, of what has the keyboard focus. */
 export const focused = (page: Page): Promise<string> =>
   page.evaluate(
