@@ -116,6 +116,10 @@ describe('create, list, show, write, download, history, diff, restore', () => {
       content: 'piped\n',
     });
     expect(readFileSync(out, 'utf8')).toBe('piped\n');
+    // `-o -` is stdout, as `--file -` is stdin: no file named `-`.
+    const dash = await owner.run(['artifact', 'download', 'plan.md', '-o', '-']);
+    expect(dash).toMatchObject({ code: 0, stdout: 'piped\n' });
+    expect(existsSync(join(owner.home, '-'))).toBe(false);
     const nowhere = await owner.run([
       'artifact',
       'download',
@@ -164,8 +168,16 @@ describe('create, list, show, write, download, history, diff, restore', () => {
   it('locks and unlocks; a write into someone else’s lock names the holder (exit 6); the owner force-unlocks', async () => {
     await owner.run(['artifact', 'create', 'locked.md']);
     const single = await owner.run(['artifact', 'diff', 'locked.md']);
-    expect(single.code).toBe(2);
-    expect(single.stderr).toContain('"locked.md" has no version before 1 to compare with');
+    // Nothing before version 1: said, exit 0 (no usage error for a plain question).
+    expect(single.code).toBe(0);
+    expect(single.stderr).toContain(
+      'Version 1 is the first of "locked.md": there is nothing before it to compare with. `convene artifact download "locked.md"` shows it.',
+    );
+    expect((await owner.run(['artifact', 'diff', 'locked.md', '--json'])).json()).toMatchObject({
+      from: null,
+      to: 1,
+      diff: '',
+    });
     const lock = await owner.run(['artifact', 'lock', 'locked.md', '--json']);
     expect(lock.code).toBe(0);
     const { lockedBy, lockExpiresAt } = lock.json();
@@ -284,6 +296,48 @@ describe('create, list, show, write, download, history, diff, restore', () => {
         `--wait takes a duration from 1s to 24h (e.g. 30s, 5m, 1h), not "${wait}"`,
       );
     }
+  });
+
+  it('write --wait writes only over the version it read before waiting: what the holder saved meanwhile is never replaced unseen', async () => {
+    await owner.run(['artifact', 'create', 'meanwhile.md']);
+    expect((await guest.run(['artifact', 'lock', 'meanwhile.md'])).code).toBe(0);
+    const mine = join(owner.home, 'meanwhile-mine.md');
+    writeFileSync(mine, 'my text, based on version 1');
+    const theirs = join(guest.home, 'meanwhile-theirs.md');
+    writeFileSync(theirs, 'their text, saved while I waited');
+
+    // Without --wait, the refusal offers it.
+    const refused = await owner.run(['artifact', 'write', 'meanwhile.md', '--file', mine]);
+    expect(refused.code).toBe(6);
+    expect(refused.stderr).toContain('run the same command with `--wait 5m`');
+
+    // The holder saves version 2, then unlocks: the waiting write is refused, nothing written.
+    const writing = follow(owner, ['artifact', 'write', 'meanwhile.md', '--file', mine, '--wait', '1m']);
+    await writing.waitFor('waiting up to 1m for it', { in: 'stderr' });
+    expect((await guest.run(['artifact', 'write', 'meanwhile.md', '--file', theirs])).code).toBe(0);
+    expect((await guest.run(['artifact', 'unlock', 'meanwhile.md'])).code).toBe(0);
+    const late = await writing.done;
+    expect(late.code).toBe(6);
+    expect(late.stderr).toContain(
+      '✗ "meanwhile.md" changed while you waited: version 2 was saved after version 1, the one your text would replace; nothing was written\n',
+    );
+    expect(late.stderr).toContain('`convene artifact diff "meanwhile.md" 1 2` shows what they saved');
+    expect(late.stderr).toContain('write over it on purpose with `--base-version 2`');
+    const kept = await byName(owner, 'meanwhile.md');
+    expect(kept).toMatchObject({ version: 2 });
+    expect(kept.lockedBy).toBeUndefined();
+    expect((await owner.run(['artifact', 'download', 'meanwhile.md'])).stdout).toBe(
+      'their text, saved while I waited',
+    );
+
+    // Nothing saved while it waited: the text is written, as before.
+    expect((await guest.run(['artifact', 'lock', 'meanwhile.md'])).code).toBe(0);
+    const again = follow(owner, ['artifact', 'write', 'meanwhile.md', '--file', mine, '--wait', '1m']);
+    await again.waitFor('waiting up to 1m for it', { in: 'stderr' });
+    expect((await guest.run(['artifact', 'unlock', 'meanwhile.md'])).code).toBe(0);
+    const written = await again.done;
+    expect(written.code).toBe(0);
+    expect(written.stderr).toContain('Saved meanwhile.md as version 3');
   });
 
   it('points each hint at the right thing: the document’s versions, its own unlock, and who can force a lock', async () => {

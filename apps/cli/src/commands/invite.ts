@@ -13,7 +13,8 @@ export function registerInvite(program: Command, app: App): void {
     .description(
       'Mint an invitation to a space. Send the humanLink to a person (it opens the join page), ' +
         'the agentLink to an agent (a markdown card with every step), or the link and key to ' +
-        'someone with convene: `convene join LINK`.',
+        'someone with convene: `convene join LINK`. --quiet prints the humanLink alone; ' +
+        '--json has all three (agentLink, humanLink, publicInvitationKey).',
     )
     .addHelpText(
       'after',

@@ -131,7 +131,8 @@ export async function waitingForLock<T>(
   try {
     return await take();
   } catch (error) {
-    if (!(error instanceof LockedError && waitMs !== undefined)) throw explainedLock(error, about);
+    if (!(error instanceof LockedError && waitMs !== undefined))
+      throw explainedLock(error, about, { waitable: true });
     const waiting = formatSeconds(waitMs / 1000);
     ctx.out.info(`${lockedFailure(error, about).message}; waiting up to ${waiting} for it (Ctrl-C to stop)`);
     ctx.handlesInterrupt = true;
@@ -144,22 +145,29 @@ export async function waitingForLock<T>(
           hint: 'Run the same command again to wait again.',
           cause: late,
         });
-      throw explainedLock(late, about, waiting);
+      throw explainedLock(late, about, { waited: waiting });
     }
   }
 }
 
-/** A 423 as lockedFailure explains it (after `waited`, when convene waited); anything else as it is. */
-function explainedLock(error: unknown, about: LockContext, waited?: string): unknown {
-  return error instanceof LockedError ? lockedFailure(error, about, waited) : error;
+/** A 423 as lockedFailure explains it; anything else as it is. */
+function explainedLock(error: unknown, about: LockContext, how?: LockWaiting): unknown {
+  return error instanceof LockedError ? lockedFailure(error, about, how) : error;
+}
+
+/** What a 423's explanation says of waiting for the lock. */
+interface LockWaiting {
+  /** How long convene waited for the lock (`--wait`) before giving up. */
+  waited?: string;
+  /** The command takes `--wait`, which was not given: the hint offers it. */
+  waitable?: boolean;
 }
 
 /** A 423 in words: who holds the lock and until when (exit 6), and what you can do about it. */
 export function lockedFailure(
   error: LockedError,
   { artifactName, named, names, owner, ownerId, command }: LockContext,
-  /** How long convene waited for the lock (`--wait`) before giving up. */
-  waited?: string,
+  { waited, waitable }: LockWaiting = {},
 ): CliError {
   const unlock = command('artifact unlock', { args: [named] });
   const tail = command('tail');
@@ -168,6 +176,8 @@ export function lockedFailure(
     ? ` until ${when(error.lockExpiresAt)} (${relative(error.lockExpiresAt)})`
     : '';
   const after = waited ? `; waited ${waited}` : '';
+  // Only a command that takes --wait offers it, and only when it was not given.
+  const orWait = waitable ? ' Or wait for it here: run the same command with `--wait 5m`.' : '';
   return new CliError(
     holder
       ? `"${artifactName}" is locked by ${holder}${until}${after}`
@@ -176,12 +186,12 @@ export function lockedFailure(
       exitCode: ExitCode.conflict,
       hint: holder
         ? !owner && error.lockedBy !== undefined && error.lockedBy === ownerId
-          ? `The owner holds it: wait for them to finish (\`${tail}\` shows the unlock), or ask them to release it (\`${unlock}\` on their side).`
+          ? `The owner holds it: wait for them to finish (\`${tail}\` shows the unlock), or ask them to release it (\`${unlock}\` on their side).${orWait}`
           : `Wait for them to finish (\`${tail}\` shows the unlock), or ${
               owner
                 ? 'release their lock yourself (you own the space) with'
                 : 'ask the owner to force it with'
-            } \`${unlock}\`.`
+            } \`${unlock}\`.${orWait}`
         : `Take it with \`${command('artifact lock', { args: [named] })}\`.`,
       details: { lockedBy: error.lockedBy, lockExpiresAt: error.lockExpiresAt },
       cause: error,

@@ -136,8 +136,9 @@ const inDocumentTerms = (message: string, ctx: Context): string =>
 export function conflictError(
   error: ConveneError,
   hint = 'The state changed meanwhile; look again and retry.',
+  message = serverWords(error),
 ): CliError {
-  return new CliError(serverWords(error), { exitCode: ExitCode.conflict, hint, details: detailsOf(error) });
+  return new CliError(message, { exitCode: ExitCode.conflict, hint, details: detailsOf(error) });
 }
 
 function fromStatus(error: ConveneError, ctx: Context): CliError {

@@ -1,7 +1,6 @@
 import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../../app';
 import { findArtifact } from '../../lib/artifacts';
-import { UsageError } from '../../lib/errors';
 import { checkVersion } from '../../lib/input';
 import type { Output } from '../../lib/output';
 import { verbatim } from '../../lib/quote';
@@ -41,10 +40,14 @@ export function registerArtifactDiff(artifact: Command, app: App): void {
       const to = toArgument === undefined ? found.artifact.version : Number(toArgument);
       const from = fromArgument === undefined ? to - 1 : Number(fromArgument);
       if (from < 1) {
-        throw new UsageError(
-          `"${found.artifact.name}" has no version before ${to} to compare with`,
-          `Name two versions: ${suggest(ctx, 'artifact diff', { args: [found.named, verbatim('FROM'), verbatim('TO')] })}`,
-        );
+        // Version 1 is where every document starts: nothing came before it (`from` null).
+        if (ctx.out.mode.json) ctx.out.json({ id: found.artifact.id, from: null, to, diff: '' });
+        else
+          ctx.out.info(
+            `Version 1 is the first of ${JSON.stringify(found.artifact.name)}: there is nothing before it to compare with. ` +
+              `\`${suggest(ctx, 'artifact download', { args: [found.named], options: to === found.artifact.version ? {} : { '--at': verbatim(to) } })}\` shows it.`,
+          );
+        return;
       }
       const diff = await found.space.artifacts.diff(found.artifact.id, from, to);
       if (ctx.out.mode.json) ctx.out.json({ id: found.artifact.id, from, to, diff });

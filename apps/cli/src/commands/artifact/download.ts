@@ -15,7 +15,7 @@ export function registerArtifactDownload(artifact: Command, app: App): void {
         'With --at N, version N (`artifact history` lists them).',
     )
     .option('--at <version>', 'an earlier version (1, 2, …) instead of the latest')
-    .option('-o, --output <file>', 'write to this file instead of stdout')
+    .option('-o, --output <file>', 'write to this file instead of stdout (`-`: stdout)')
     .option('-s, --space <space>', 'name or id (default: the default space)')
     .addHelpText(
       'after',
@@ -41,7 +41,8 @@ export function registerArtifactDownload(artifact: Command, app: App): void {
           ? await found.space.artifacts.get(found.artifact.id)
           : await found.space.artifacts.version(found.artifact.id, Number(options.at));
       const { out } = ctx;
-      if (options.output !== undefined) {
+      // `-o -` is stdout, as `--file -` is stdin: never a file named `-`.
+      if (options.output !== undefined && options.output !== '-') {
         writeFileSync(options.output, markdown);
         out.result(
           {

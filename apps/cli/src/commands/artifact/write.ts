@@ -30,7 +30,9 @@ export function registerArtifactWrite(artifact: Command, app: App): void {
         'A text the document holds already is not written again (said so, exit 0; --json: ' +
         '"changed": false). With --base-version, refuses (exit 6) if someone saved another version ' +
         'since that one, before taking the lock. If someone else holds the lock, it says who and ' +
-        'until when (exit 6), or with --wait waits for them to finish.',
+        'until when (exit 6), or with --wait waits for them to finish; then it writes only over ' +
+        'the version it read before waiting: if they saved another meanwhile, nothing is written ' +
+        '(exit 6; --base-version N writes over version N on purpose).',
     )
     .addOption(
       new Option('-f, --file <file>', 'the new content (`-` reads stdin; default: stdin when piped)'),
@@ -76,7 +78,6 @@ export function registerArtifactWrite(artifact: Command, app: App): void {
         'convene artifact write ARTIFACT --file F',
       );
       const base = options.baseVersion === undefined ? undefined : Number(options.baseVersion);
-      const write = { ...(base !== undefined ? { baseVersion: base } : {}) };
       const { space, artifact: summary } = found;
       // The document as it is now, read before any lock is taken: a stale --base-version, or the
       // text it holds already, ends here, rather than with a lock taken and released (a line each
@@ -94,6 +95,12 @@ export function registerArtifactWrite(artifact: Command, app: App): void {
         );
       }
       if (current.content === content) return unchanged(ctx, current);
+      // Waiting for someone else's lock, the text goes only over the version read now: whoever
+      // holds the lock is editing, and what they save while you wait would otherwise be replaced
+      // by your text, unseen. --base-version says which version to write over.
+      const waitedOver = base === undefined && waitMs !== undefined ? current.version : undefined;
+      const baseVersion = base ?? waitedOver;
+      const write = baseVersion === undefined ? {} : { baseVersion };
       const { changed, doc } = await writeUnlessSame(
         ctx,
         found,
@@ -102,7 +109,8 @@ export function registerArtifactWrite(artifact: Command, app: App): void {
           locked ? locked.write(content, write) : space.artifacts.write(summary.id, content, write),
         waitMs,
       ).catch((error: unknown) => {
-        throw base !== undefined ? staleBase(error, found, base, ctx) : error;
+        if (base !== undefined) throw staleBase(error, found, base, ctx);
+        throw waitedOver !== undefined ? savedMeanwhile(error, found, waitedOver, ctx) : error;
       });
       if (!changed) return unchanged(ctx, doc);
       reportWrite(ctx.out, doc, true, () =>
@@ -130,6 +138,25 @@ function unchanged(ctx: Context, doc: { name: string; version: number }): void {
 function staleBase(error: unknown, found: FoundArtifact, base: number, ctx: Context): unknown {
   if (!(error instanceof ConflictError) || error.code !== 'version_conflict') return error;
   return conflictError(error, staleHint(ctx, found, base, error.version));
+}
+
+/**
+ * A write that waited for the lock, refused because its holder saved another version meanwhile
+ * (409 `{error, version}`): nothing written, what they saved, and how to write over it on purpose.
+ * Anything else as it came.
+ */
+function savedMeanwhile(error: unknown, found: FoundArtifact, read: number, ctx: Context): unknown {
+  if (!(error instanceof ConflictError) || error.code !== 'version_conflict') return error;
+  const now = error.version;
+  const diff = suggest(ctx, 'artifact diff', {
+    args: [found.named, verbatim(read), ...(now === undefined ? [] : [verbatim(now)])],
+  });
+  const at = now === undefined ? 'another version' : `version ${now}`;
+  return conflictError(
+    error,
+    `\`${diff}\` shows what they saved; merge it into your text and write again, or write over it on purpose with \`--base-version ${now ?? 'N'}\`.`,
+    `${quoted(found.artifact.name)} changed while you waited: ${at} was saved after version ${read}, the one your text would replace; nothing was written`,
+  );
 }
 
 function staleHint(ctx: Context, found: FoundArtifact, base: number, now: number | undefined): string {
