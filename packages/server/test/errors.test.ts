@@ -1,6 +1,6 @@
-import { ArtifactLockedError } from '@convene/core';
+import { ArtifactLockedError, SESSION_REQUIRED } from '@convene/core';
 import { describe, expect, it } from 'vitest';
-import { type ApiResponse, expectError, expectOk, useServer } from './helpers';
+import { type ApiResponse, expectError, expectOk, type RequestOptions, useServer } from './helpers';
 import { mintToken, signup } from './helpers/accounts';
 
 /**
@@ -331,6 +331,46 @@ describe('credentials sent in the wrong place', () => {
       const keyed = await h.request(method, url, { body, key: space.ownerKey });
       expect({ url, status: keyed.status }).toEqual({ url, status: 400 });
     }
+    // Bodies that do not even parse: the missing key is still said first, on the adapter's routes
+    // and on the direct one (sendMessage) alike.
+    const broken: [string, RequestOptions][] = [
+      ['malformed JSON', { body: '{"content":', raw: true }],
+      ['an array', { body: '[1]', raw: true }],
+      ['U+0000', { body: '{"content":"a\\u0000b","name":"a\\u0000b"}', raw: true }],
+      ['nested 65 deep', { body: `${'{"a":'.repeat(65)}1${'}'.repeat(65)}`, raw: true }],
+      [
+        'a form',
+        { body: 'content=hi', raw: true, headers: { 'Content-Type': 'application/x-www-form-urlencoded' } },
+      ],
+    ];
+    for (const [method, url] of [writes[0]!, writes[1]!, writes[3]!]) {
+      for (const [what, options] of broken) {
+        const keyless = await h.request(method, url, options);
+        expect({ url, what, status: keyless.status, code: keyless.body.code }).toEqual({
+          url,
+          what,
+          status: 401,
+          code: 'key_required',
+        });
+        const keyed = await h.request(method, url, { ...options, key: space.ownerKey });
+        expect({ url, what, status: keyed.status }).toEqual({ url, what, status: 400 });
+      }
+    }
+    // The stream: no key is said before a timestamp or Last-Event-ID it cannot read.
+    for (const options of [{ query: '?timestamp=yesterday' }, { headers: { 'Last-Event-ID': 'abc' } }]) {
+      const url = `${path}/messages/stream${options.query ?? ''}`;
+      const keyless = await h.request('GET', url, { headers: options.headers ?? {} });
+      expectError(keyless, 401, 'key_required');
+      const keyed = await h.request('GET', url, { headers: options.headers ?? {}, key: space.ownerKey });
+      expect(keyed.status).toBe(400);
+    }
+    // The dashboard's routes and key recovery: no JWT (nor usr_ token) is said before the body.
+    const tokens = await h.post('/hub/me/tokens', { body: { name: 5 } });
+    expectError(tokens, 401);
+    expect(tokens.body.error).toBe(SESSION_REQUIRED);
+    const approve = await h.post('/hub/me/link/approve', { body: '{"userCode":', raw: true });
+    expectError(approve, 401);
+    expect(approve.body.error).toBe(SESSION_REQUIRED);
   });
 
   it('names a user token or a dashboard JWT sent as X-Private-Key (401, key_unknown), and a usr_ token sent as the bearer of key recovery', async () => {

@@ -138,12 +138,13 @@ describe('nesting', () => {
   it('deeper than 64 levels is 400 on every operation that takes a body', async () => {
     const space = await h.createSpace();
     const human = await signup(h);
+    const invitationKey = await h.invite(space);
     const targets: [string, string, Record<string, string>][] = [
       ['POST', '/hub/space', {}],
       ['PUT', `/hub/space/${space.spaceId}`, { 'X-Private-Key': space.ownerKey }],
       ['POST', `/hub/space/${space.spaceId}/messages`, { 'X-Private-Key': space.ownerKey }],
       ['POST', `/hub/space/${space.spaceId}/artifact`, { 'X-Private-Key': space.ownerKey }],
-      ['POST', `/hub/space/${space.spaceId}/join`, {}],
+      ['POST', `/hub/space/${space.spaceId}/join`, { 'X-Private-Key': invitationKey }],
       ['POST', '/hub/link/start', {}],
       ['POST', '/hub/link/poll', {}],
       ['POST', '/hub/auth/signup', {}],

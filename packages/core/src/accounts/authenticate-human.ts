@@ -6,7 +6,8 @@ import { isUuid, newId } from '../ids';
 import type { SessionIdentity } from './sessions';
 import { normalizeEmail, type UserRow } from './views';
 
-const SESSION_REQUIRED =
+/** What a `/hub/me/*` request without a dashboard JWT is told (401). */
+export const SESSION_REQUIRED =
   'a dashboard session is required: send Authorization: Bearer <jwt> from POST /hub/auth/login';
 
 /**

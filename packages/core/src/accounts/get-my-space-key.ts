@@ -22,6 +22,10 @@ export interface GetMySpaceKeyOptions {
  * (X-User-Token at create or join). Only live records of open spaces count (a dead key is of no
  * use), the owner's before a participant's; anything else is 404.
  */
+/** What key recovery without a dashboard JWT or a usr_ token is told (401). */
+export const HUMAN_CREDENTIAL_REQUIRED =
+  'send the dashboard JWT (Authorization: Bearer) or a usr_ token in X-User-Token';
+
 export async function getMySpaceKey({
   deps,
   spaceId,
@@ -39,7 +43,7 @@ export async function getMySpaceKey({
     throw new UnauthorizedError(
       bearer || userToken
         ? 'the credential sent is not valid (a usr_ token revoked, expired or unknown, or a dashboard session expired): send a valid dashboard JWT (Authorization: Bearer) or usr_ token (X-User-Token)'
-        : 'send the dashboard JWT (Authorization: Bearer) or a usr_ token in X-User-Token',
+        : HUMAN_CREDENTIAL_REQUIRED,
     );
   }
   if (!isUuid(spaceId)) throw new NotFoundError('space');

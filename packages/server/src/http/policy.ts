@@ -1,6 +1,9 @@
 import { isUtf8 } from 'node:buffer';
 import { ValidationError } from '@convene/core';
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
+import { missingCredential } from '../operations/declare';
+import { restCredentials } from '../rest/caller';
+import { OPENAPI_WILDCARD, operationOf } from '../rest/route-table';
 import { errorBody } from './error-body';
 import { NOT_JSON_BODY, toHttpError } from './errors';
 import { noRouteFor, withHints } from './failure-hints';
@@ -33,9 +36,6 @@ export function normaliseRequest(request: FastifyRequest): void {
   // without running the procedure. Run it as the GET it mirrors: Node drops the body of a HEAD.
   if (method === 'HEAD' && request.routeOptions.url === OPENAPI_WILDCARD) request.raw.method = 'GET';
 }
-
-/** The route trpc-to-openapi registers; every REST procedure is served through it. */
-const OPENAPI_WILDCARD = '/*';
 
 /** The one route whose body may be a JSON array (a JSON-RPC batch). */
 const MCP_ROUTE = '/mcp';
@@ -91,28 +91,37 @@ export function registerHttpPolicy(app: FastifyInstance, publicUrl: string): voi
   });
 
   app.setErrorHandler(async (error: FastifyError, request, reply) => {
+    const answer = (thrown: unknown) => {
+      const mapped = withHints(request, toHttpError(thrown, publicUrl));
+      logFailure(reply.log, mapped.status, thrown, 'request');
+      return sendError(reply, mapped.status, mapped.body, mapped.headers);
+    };
     // Answered before the client has finished sending: read the rest first, or the client may
     // see its connection reset instead of the answer.
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') await drainRequest(request.raw);
     if (
-      error.validation ||
-      error.code?.startsWith('FST_ERR_CTP') ||
-      error.statusCode === 400 ||
-      error.statusCode === 413 ||
-      error.statusCode === 415
-    ) {
-      // Every refused body is a 400, the one status the specification gives to bad requests.
-      const message =
-        error.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
-          ? 'request body too large (limit 2 MiB)'
-          : error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || error.statusCode === 415
-            ? NOT_JSON_BODY
-            : error.message;
-      return sendError(reply, 400, { error: message });
-    }
-    const mapped = withHints(request, toHttpError(error, publicUrl));
-    logFailure(reply.log, mapped.status, error, 'request');
-    return sendError(reply, mapped.status, mapped.body, mapped.headers);
+      !(
+        error.validation ||
+        error.code?.startsWith('FST_ERR_CTP') ||
+        error.statusCode === 400 ||
+        error.statusCode === 413 ||
+        error.statusCode === 415
+      )
+    )
+      return answer(error);
+    // A body refused before its operation ran, from a caller with none of the operation's
+    // credentials: that is said first (401), as when the body is good (requireCredential).
+    const operation = operationOf(request);
+    const missing = operation && missingCredential(operation, restCredentials(request));
+    if (missing) return answer(missing);
+    // Every refused body is a 400, the one status the specification gives to bad requests.
+    const message =
+      error.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
+        ? 'request body too large (limit 2 MiB)'
+        : error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || error.statusCode === 415
+          ? NOT_JSON_BODY
+          : error.message;
+    return sendError(reply, 400, { error: message });
   });
 
   app.setNotFoundHandler((request, reply) => {

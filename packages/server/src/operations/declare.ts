@@ -1,5 +1,10 @@
 import type { Credential, HttpMethod, OperationContract } from '@convene/contract';
-import { KeyRequiredError } from '@convene/core';
+import {
+  HUMAN_CREDENTIAL_REQUIRED,
+  KeyRequiredError,
+  SESSION_REQUIRED,
+  UnauthorizedError,
+} from '@convene/core';
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type { RouteHandlerMethod } from 'fastify';
 import type { z } from 'zod';
@@ -231,14 +236,31 @@ export async function perform(
 }
 
 /**
- * An operation that takes a space key alone, asked with none, is refused (401, `key_required`)
- * before its input is read: a caller with no key learns that first, not what its body lacks (the
- * use case checks every key given, dead ones included, itself).
+ * An operation asked with none of the credentials it takes is refused (401) before its input is
+ * read: a caller with none learns that first, not what its body lacks. A body that does not even
+ * parse is refused for the same reason (the app's error handler asks missingCredential). Only
+ * their absence is checked here; the use case checks every credential given, dead ones included,
+ * itself, with the same words for none.
  */
-export function requireSpaceKey(contract: OperationContract, caller: Pick<Caller, 'key'>): void {
-  if (!caller.key && contract.security.length === 1 && contract.security[0] === 'spaceKey')
-    throw new KeyRequiredError();
+export function requireCredential(contract: OperationContract, caller: Credentials): void {
+  const missing = missingCredential(contract, caller);
+  if (missing) throw missing;
 }
+
+/** The 401 of an operation asked with none of the credentials it takes; undefined when one came. */
+export function missingCredential(
+  contract: OperationContract,
+  caller: Credentials,
+): UnauthorizedError | undefined {
+  const { security } = contract;
+  const presented = (credential: Credential) =>
+    credential === 'spaceKey' ? caller.key : credential === 'dashboardJwt' ? caller.bearer : caller.userToken;
+  if (security.length === 0 || security.some(presented)) return undefined;
+  if (security.includes('spaceKey')) return new KeyRequiredError();
+  return new UnauthorizedError(security.includes('userToken') ? HUMAN_CREDENTIAL_REQUIRED : SESSION_REQUIRED);
+}
+
+type Credentials = Pick<Caller, 'key' | 'bearer' | 'userToken'>;
 
 /** `/hub/space/{spaceId}` as Fastify writes it: `/hub/space/:spaceId`. */
 export const fastifyPath = (path: string): string => path.replace(/\{(\w+)\}/g, ':$1');

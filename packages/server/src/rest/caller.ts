@@ -9,9 +9,13 @@ export function headerValue(req: FastifyRequest, name: string): string | undefin
 
 /** The caller of a REST request: its credentials, from their headers. */
 export function restCaller(deps: Deps, req: FastifyRequest): Caller {
+  return { deps, ...restCredentials(req) };
+}
+
+/** A REST request's credentials, from their headers. */
+export function restCredentials(req: FastifyRequest): Omit<Caller, 'deps'> {
   const authorization = headerValue(req, 'authorization');
   return {
-    deps,
     key: headerValue(req, 'x-private-key') || undefined,
     userToken: headerValue(req, 'x-user-token') || undefined,
     pollToken: headerValue(req, 'x-poll-token') || undefined,

@@ -3,7 +3,7 @@ import type { RouteOptions } from 'fastify';
 import { readsConfig } from '../http/client';
 import { guardOf, sendReplay } from '../http/idempotency';
 import { COUNTED_BY_USE_CASE, pendingCountOf } from '../http/rate-limit';
-import { fastifyPath, type OperationDeclaration, perform, requireSpaceKey } from '../operations/declare';
+import { fastifyPath, type OperationDeclaration, perform, requireCredential } from '../operations/declare';
 import { performOnce } from '../operations/perform-once';
 import { restCaller } from './caller';
 
@@ -23,10 +23,12 @@ export function directRoute(declaration: OperationDeclaration, deps: Deps): Rout
     config: {
       ...(declaration.countsRateLimit ? COUNTED_BY_USE_CASE : {}),
       ...readsConfig(contract.security),
+      // Whose body does not parse is refused as asked without its credentials, if it was (operationOf).
+      operation: contract,
     },
     handler: async (request, reply) => {
       const caller = { ...restCaller(deps, request), rateLimit: pendingCountOf(request) };
-      requireSpaceKey(contract, caller);
+      requireCredential(contract, caller);
       const body = request.body && typeof request.body === 'object' ? request.body : {};
       const input = () => contract.input.parse({ ...body, ...(request.params as object) });
       const guarded = guardOf(request);

@@ -1,5 +1,5 @@
 import type { Declaration, OperationDeclaration } from '../operations/declare';
-import { perform, requireSpaceKey } from '../operations/declare';
+import { perform, requireCredential } from '../operations/declare';
 import { procedure, router } from '../trpc';
 
 /**
@@ -30,7 +30,7 @@ function procedureOf(declaration: OperationDeclaration) {
     })
     // Before the input is parsed (tRPC parses it where `.input` stands in the chain).
     .use(({ ctx, next }) => {
-      requireSpaceKey(contract, ctx);
+      requireCredential(contract, ctx);
       return next();
     })
     .input(contract.input)

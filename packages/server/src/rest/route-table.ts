@@ -1,4 +1,5 @@
 import { type HttpMethod, type OperationContract, operations } from '@convene/contract';
+import type { FastifyRequest } from 'fastify';
 
 /** The order methods are listed in. */
 const METHOD_ORDER: readonly HttpMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
@@ -35,4 +36,19 @@ export function methodsAt(path: string): HttpMethod[] {
   for (const { pattern, byMethod } of PATHS)
     if (pattern.test(path)) for (const m of byMethod.keys()) served.add(m);
   return METHOD_ORDER.filter((method) => served.has(method));
+}
+
+/** The route trpc-to-openapi registers; every REST procedure not bound directly is served through it. */
+export const OPENAPI_WILDCARD = '/*';
+
+/**
+ * The contract operation a request is routed to: a direct route's own (its config's `operation`),
+ * else, on the OpenAPI adapter's route, the one its method and path name; none on other routes.
+ */
+export function operationOf(request: FastifyRequest): OperationContract | undefined {
+  const config = request.routeOptions.config as { operation?: OperationContract } | undefined;
+  if (config?.operation) return config.operation;
+  return request.routeOptions.url === OPENAPI_WILDCARD
+    ? operationAt(request.method, request.url.split('?')[0]!)
+    : undefined;
 }

@@ -1,5 +1,5 @@
 import { ZTimestampQuery } from '@convene/contract';
-import { openStream, ShuttingDownError, ValidationError } from '@convene/core';
+import { KeyRequiredError, openStream, ShuttingDownError, ValidationError } from '@convene/core';
 import type { RouteHandlerMethod } from 'fastify';
 import { z } from 'zod';
 import { StreamConnection } from '../events/stream-connection';
@@ -23,6 +23,8 @@ export function streamHandler({ app, config, deps }: RouteScope): RouteHandlerMe
     const first = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
     // The header wins; `?key=` is for clients that cannot set headers (EventSource in a browser).
     const key = headerValue(request, 'x-private-key') || first(query.key) || undefined;
+    // No key at all is said first, before what the query gets wrong, as for every keyed operation.
+    if (!key) throw new KeyRequiredError();
 
     // Empty (`?timestamp=`) is none, as listMessages takes it.
     const rawTimestamp = first(query.timestamp) || undefined;
