@@ -383,12 +383,23 @@ export function errorFromResponse(status: number, headers: Headers, text: string
     const parsed: unknown = JSON.parse(text);
     if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) body = parsed as ErrorBody;
   } catch {
-    // not JSON (a proxy's HTML page): the text becomes the message
+    // not JSON (a proxy's HTML page): its words become the message (answerWords)
   }
-  const detail =
-    typeof body?.error === 'string' ? body.error : text.trim().slice(0, 200) || 'no error message';
+  const detail = typeof body?.error === 'string' ? body.error : answerWords(text);
   const Class = byStatus[status] ?? (status >= 500 ? InternalServerError : ConveneError);
   return new Class(`${status} ${detail}`, { status, body, headers });
+}
+
+/**
+ * An answer that is not Convene's JSON (a proxy's page) in a line of words: its text without tags
+ * or line breaks, at most 200 characters.
+ */
+function answerWords(text: string): string {
+  const words = text
+    .replace(/<[^>]*>/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+  return words.length > 200 ? `${words.slice(0, 199)}…` : words || 'no error message';
 }
 
 export { retryAfterSeconds };

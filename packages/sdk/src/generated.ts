@@ -168,7 +168,7 @@ export interface JoinResult {
 }
 
 export interface JoinStatus {
-  /** Present once approved (200); handed out by the first such poll only, to the holder of the pollToken */
+  /** Present once approved (200), to the holder of the pollToken only: the polls of the first 10 minutes after the first one that collected it answer it again (a retry after a lost answer); later ones answer 404 `join_key_collected` */
   participantPrivateKey?: string | undefined;
   /** Present while waiting (202) */
   status?: 'pending' | undefined;

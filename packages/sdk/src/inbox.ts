@@ -22,7 +22,7 @@ import {
   sleep,
 } from './internal';
 import { SpaceResource } from './space-resource';
-import { type RequestOptions, reachedAServer, type Transport } from './transport';
+import type { RequestOptions, Transport } from './transport';
 
 /**
  * The request options of a long poll of `wait` seconds: the server holds its answer that long on
@@ -101,8 +101,9 @@ export class Inbox extends SpaceResource {
    * restarting) is made again after a backoff of at most 2.5 s, for up to `maxOutageMs` (ten
    * minutes) or `maxReconnects` attempts in a row, then the last error is thrown (call `follow()`
    * again to resume from the server's read position). The call after a failure does not wait, so
-   * that `onReconnect` is told as soon as the server answers; a first read that never reached a
-   * server (the connection refused, the name unresolved: a wrong URL) throws its error.
+   * that `onReconnect` is told as soon as the server answers. The first read fails as any call
+   * does, after the client's retries (`maxRetries`), as a stream's first connection: a wrong URL,
+   * a proxy's error page, a server down or silent throw their error.
    *
    * It ends without an error, as a stream does, when the signal aborts and when the server no
    * longer takes the key (the participant removed or gone, the space closed or expired: a 401, 403,
@@ -129,29 +130,23 @@ export class Inbox extends SpaceResource {
     let answered = false;
     const contact = outage({ onDisconnect, onReconnect });
     let after: number | undefined;
-    /** A server answered, or was reached by a call that then failed: from then on, outages are waited out. */
-    let live = false;
     let failures = 0;
     /**
      * A call that gets no answer or a 5xx (a server restarting) is made again after a backoff, as
-     * a stream reconnects; so is the first read, unless it never reached a server (the connection
-     * refused, the name unresolved), whose error is thrown.
+     * a stream reconnects. The first read is not: as a stream's first connection, it fails as any
+     * call does, after the client's own retries (a wrong URL, a proxy's 502, a server that never
+     * answers say so in seconds, not after the outage allowance).
      */
     const persist = async <T>(call: () => Promise<T>): Promise<T> => {
       for (;;) {
         try {
           const result = await call();
-          live = true;
           failures = 0;
           policy.found();
           contact.answered();
           return result;
         } catch (error) {
-          // Before anything was read, only a server that was reached is waited for: a wrong URL
-          // fails at once, a restart during the first long poll (then refused while it is down)
-          // does not.
-          if (reached(error)) live = true;
-          if (!live || !isTransient(error)) throw error;
+          if (!answered || !isTransient(error)) throw error;
           policy.lost();
           // The first failure is the loss; the ones after it, attempts at getting the server back.
           if (policy.exhausted(failures++)) {
@@ -219,12 +214,4 @@ function keyRefused(error: unknown): error is ConveneError {
     error instanceof GoneError ||
     error instanceof ConflictError
   );
-}
-
-/**
- * Whether a failed call reached a server: a transient failure (a 5xx, or no answer) but for a
- * call whose every attempt certainly never went out.
- */
-function reached(error: unknown): boolean {
-  return isTransient(error) && reachedAServer(error);
 }

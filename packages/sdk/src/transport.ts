@@ -251,8 +251,6 @@ export class Transport {
     const retrying = (delay: number, attempt: number) =>
       `retrying in ${Math.round(delay)} ms (retry ${attempt + 1} of ${maxRetries})`;
 
-    /** An attempt got an answer: a server is there, even if it ran nothing (a shutdown's 503). */
-    let answered = false;
     for (let attempt = 0; ; attempt++) {
       if (options.signal?.aborted) throw new AbortError(aborted, { cause: options.signal.reason });
       const { controller, release } = linkedController(options.signal);
@@ -301,7 +299,6 @@ export class Transport {
           ? new TimeoutError(`no answer within ${timeoutMs} ms (${operationId}: ${what})${before}`, request)
           : new ConnectionError(`${describeNetworkError(error)} (${operationId}: ${what})${before}`, request);
         // The server may have run the request: send it again only if that is harmless.
-        if (answered) reachedServer.add(failure);
         if (attempt < maxRetries && (route.idempotent || refused)) {
           const delay = backoffMs(attempt);
           this.logger.info(`${failure.message}; ${retrying(delay, attempt)}`);
@@ -315,7 +312,6 @@ export class Transport {
       }
 
       this.traced(operationId, what, started, response);
-      answered = true;
       this.checkDeprecation(response);
       if (response.ok) {
         // It ran: said of an answer that turns out not to be JSON (a proxy's page with a 200).
@@ -371,9 +367,6 @@ export class Transport {
   }
 }
 
-/** The errors of calls that got no answer on their last attempt but an answer on an earlier one. */
-const reachedServer = new WeakSet<ConveneError>();
-
 /** What the attempts of one call have learnt so far. */
 interface Progress {
   /**
@@ -395,16 +388,6 @@ const ranMaybe = new WeakSet<ConveneError>();
 export function mayHaveRun(error: unknown): boolean {
   if (error instanceof ConnectionError) return error.mayHaveRun;
   return error instanceof ConveneError && ranMaybe.has(error);
-}
-
-/**
- * Whether a failed call reached a server on some attempt: an answer (any status), or an attempt
- * that may have run; not a call whose every attempt was refused or unresolved, such as a wrong URL.
- */
-export function reachedAServer(error: unknown): boolean {
-  if (!(error instanceof ConveneError)) return false;
-  if (error instanceof ConnectionError) return error.mayHaveRun || reachedServer.has(error);
-  return error.status !== undefined;
 }
 
 /**

@@ -117,12 +117,12 @@ describe('mentions, replies and the inbox', () => {
     expect(waits.slice(0, 6)).toEqual(['0', '20', '0', '0', '0', '20']);
   });
 
-  it('keeps following when the very first poll is cut off, then refused or answered 503, and throws when it reaches nobody', async () => {
+  it('fails its first read as any call, after the client’s retries (a stream’s first connection too): a wrong URL, a proxy’s 502, a server cut off', async () => {
     const { owner } = await ownedSpace();
     const agent = await participant(owner, 'Early');
-    // The first long poll goes out and is cut off (a server killed while it waited), the next is
-    // refused (it is down), the next answered 503 (shutting down again): the server was reached,
-    // so the loop waits for it.
+    // The first poll is cut off (a server killed while it answered), the next refused (it is
+    // down), the next answered 503 (shutting down again): within the client's retries, the
+    // follow starts once the server answers, and no outage is reported (nothing was live yet).
     let polls = 0;
     const cut: typeof fetch = async (input, init) => {
       const poll = (init?.method ?? 'GET') === 'GET' && new URL(String(input)).pathname.endsWith('/inbox');
@@ -140,7 +140,7 @@ describe('mentions, replies and the inbox', () => {
       return fetch(input, init);
     };
     const disconnects: number[] = [];
-    const early = hub({ fetch: cut, maxRetries: 0 }).space(agent.spaceId, agent.key);
+    const early = hub({ fetch: cut, maxRetries: 3 }).space(agent.spaceId, agent.key);
     const following = (async () => {
       for await (const message of early.inbox.follow({
         wait: 20,
@@ -151,7 +151,26 @@ describe('mentions, replies and the inbox', () => {
     await until(() => (polls >= 4 ? true : undefined), 10_000);
     await owner.messages.send('@Early after the restart');
     await expect(following).resolves.toBe('@Early after the restart');
-    expect(disconnects).toEqual([1, 2, 3]);
+    expect(disconnects).toEqual([]);
+
+    // Past the retries: the last error, at once, as a stream's first connection throws it.
+    const proxy: typeof fetch = async () =>
+      new Response('<html><body>502 Bad Gateway</body></html>', {
+        status: 502,
+        headers: { 'content-type': 'text/html' },
+      });
+    const behindProxy = hub({ fetch: proxy, maxRetries: 1 }).space(agent.spaceId, agent.key);
+    const started = Date.now();
+    await expect(
+      behindProxy.inbox.follow({ onDisconnect: () => disconnects.push(-1) }).next(),
+    ).rejects.toMatchObject({
+      status: 502,
+    });
+    await expect(behindProxy.messages.stream()[Symbol.asyncIterator]().next()).rejects.toMatchObject({
+      status: 502,
+    });
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(disconnects).toEqual([]);
 
     // Refused from the start: a wrong URL, said at once.
     const port = await closedPort();
@@ -212,7 +231,7 @@ describe('mentions, replies and the inbox', () => {
     await expect(wrong.inbox.follow().next()).rejects.toBeInstanceOf(AuthenticationError);
   });
 
-  it('keeps following when the first poll is cut off by a shutdown (503) and the retries are refused', async () => {
+  it('gives up its first read past the client’s retries, as a stream’s first connection: a shutdown’s 503, then refused', async () => {
     const { owner } = await ownedSpace();
     const agent = await participant(owner, 'Patient');
     let polls = 0;
@@ -229,13 +248,19 @@ describe('mentions, replies and the inbox', () => {
         });
       return fetch(input, init);
     };
-    const patient = hub({ fetch: restarting }).space(agent.spaceId, agent.key);
-    const following = (async () => {
-      for await (const message of patient.inbox.follow({ wait: 20 })) return message.content;
-    })();
-    await until(() => (polls >= 4 ? true : undefined), 10_000);
+    // maxRetries 2: three attempts, all failed; the error of the last.
+    const patient = hub({ fetch: restarting, maxRetries: 2 }).space(agent.spaceId, agent.key);
+    await expect(patient.inbox.follow({ wait: 20 }).next()).rejects.toMatchObject({
+      name: 'ConnectionError',
+      code: 'ECONNREFUSED',
+    });
+    expect(polls).toBe(3);
+    // Called again once the server is back, it follows.
     await owner.messages.send('@Patient back');
-    await expect(following).resolves.toBe('@Patient back');
+    for await (const message of patient.inbox.follow({ wait: 20 })) {
+      expect(message.content).toBe('@Patient back');
+      break;
+    }
   });
 
   it('long-polls messages with wait', async () => {

@@ -76,6 +76,27 @@ describe('errorFromResponse', () => {
     expect((limited as RateLimitError).retryAfter).toBe(7);
   });
 
+  it('says in a line of words what answered when it is not Convene: a page’s text without tags or line breaks, cut at 200 characters', () => {
+    const page = errorFromResponse(
+      502,
+      new Headers({ 'content-type': 'text/html' }),
+      '<html>\n<head><title>502 Bad Gateway</title></head>\n<body>\n<center><h1>502 Bad Gateway</h1></center>\n<hr><center>nginx</center>\n</body>\n</html>\n',
+    );
+    expect(page.message).toBe('502 502 Bad Gateway 502 Bad Gateway nginx');
+    expect(page.code).toBeUndefined();
+    const long = errorFromResponse(
+      503,
+      new Headers(),
+      `<p>Down\n  for   maintenance</p>${'<p>x</p>'.repeat(200)}`,
+    );
+    expect(long.message).toMatch(/^503 Down for maintenance x x .*…$/);
+    expect(long.message).toHaveLength('503 '.length + 200);
+    expect(errorFromResponse(500, new Headers(), 'upstream\ntimed out\n').message).toBe(
+      '500 upstream timed out',
+    );
+    expect(errorFromResponse(502, new Headers(), '').message).toBe('502 no error message');
+  });
+
   it('gives a 400 its issues, the fields the request got wrong, and none when the body has no list', () => {
     const issues = [
       { path: ['content'], message: 'Too small: expected string to have >=1 characters' },
@@ -92,10 +113,10 @@ describe('errorFromResponse', () => {
     expect((refused as BadRequestError).issues).toBeUndefined();
   });
 
-  it('keeps a body that is not JSON as the message, and has a class for every status', () => {
+  it('keeps the words of a body that is not JSON as the message, and has a class for every status', () => {
     const proxy = errorFromResponse(502, new Headers(), '<html>Bad Gateway</html>');
     expect(proxy).toBeInstanceOf(InternalServerError);
-    expect(proxy.message).toBe('502 <html>Bad Gateway</html>');
+    expect(proxy.message).toBe('502 Bad Gateway');
     expect(proxy.body).toBeUndefined();
     expect(proxy.code).toBeUndefined();
     const teapot = errorFromResponse(418, new Headers(), '{"error":"short and stout"}');
