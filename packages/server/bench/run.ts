@@ -251,7 +251,10 @@ async function requestsSection(
   const streams = await Promise.all(spaces.slice(0, MAIN_CONNS).map((s) => openStream(convene.port, s)));
   await info('sendMessage, a stream open on every space', sendTo(spaces));
   for (const stream of streams) stream.destroy();
-  await info('GET /api/health (the HTTP policy floor)', () => httpRequest('GET', '/api/health', {}));
+  // The cheapest route the rate limit counts (the health probe is counted by none since session 38).
+  await info('GET /.well-known/deprecation-policy (the HTTP policy floor)', () =>
+    httpRequest('GET', '/.well-known/deprecation-policy', {}),
+  );
   await stop(convene.child);
   await stop(bare.child);
   const core = await start('core-route.ts', { DATABASE_URL: databaseUrl }, children);
@@ -297,8 +300,9 @@ async function nodesSection(databaseUrl: string, children: ChildProcess[]) {
 /**
  * The other sections run on a PostgreSQL that never waits for its disk (tests' settings). Here
  * every commit is flushed, as with PostgreSQL's defaults: sendMessage and the bare route at
- * MAIN_CONNS side by side, and at one connection `GET /api/health`, whose only database work is
- * its rate-limit count (bookkeeping, committed without waiting for the disk: see decisions.md).
+ * MAIN_CONNS side by side, and at one connection `GET /.well-known/deprecation-policy`, whose only
+ * database work is its rate-limit count (bookkeeping, committed without waiting for the disk: see
+ * decisions.md). Until session 38 that row was `GET /api/health`, which no count touches since.
  */
 async function durableSection(databaseUrl: string, children: ChildProcess[]) {
   const bare = await startBare({ DATABASE_URL: databaseUrl }, MAIN_CONNS, children);
@@ -332,9 +336,9 @@ async function durableSection(databaseUrl: string, children: ChildProcess[]) {
         servers: convene.child,
       },
       {
-        scenario: 'GET /api/health, commits flushed',
+        scenario: 'GET /.well-known/deprecation-policy, commits flushed',
         port: convene.port,
-        build: () => httpRequest('GET', '/api/health', {}),
+        build: () => httpRequest('GET', '/.well-known/deprecation-policy', {}),
         servers: convene.child,
       },
     ],

@@ -30,12 +30,26 @@ describe('PostgreSQL restarting under load', () => {
     });
 
     await waitFor(() => load.acknowledged().length >= 400, 60_000, '400 acknowledged sends');
+    // A readiness probe on node A every 200 ms throughout: 503 with Retry-After while the database
+    // is away (the probe asks it), 200 again once it is back.
+    const probes: { status: number; retryAfter: string | null }[] = [];
+    let probing = true;
+    const prober = (async () => {
+      while (probing) {
+        const res = await fetch(`${a.url}/api/health`).catch(() => undefined);
+        if (res) probes.push({ status: res.status, retryAfter: res.headers.get('retry-after') });
+        await res?.arrayBuffer();
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    })();
     const downAt = Date.now();
     await restartPostgres(DOWN_SECONDS);
     const upAt = Date.now();
     const before = load.acknowledged().length;
     await waitFor(() => load.acknowledged().length >= before + 400, 60_000, '400 sends after the restart');
     await load.stop();
+    probing = false;
+    await prober;
 
     const stored = await allMessages(a.url, space.spaceId, space.ownerKey);
     const ledger = reconcile(load.sends, stored);
@@ -66,10 +80,17 @@ describe('PostgreSQL restarting under load', () => {
       replayedAfterRetry: load.sends.filter((s) => s.attempts.length > 1 && s.replayed).length,
       streamReconnects: reader.reconnects,
       pollerFailedPolls: poller.failures,
+      healthProbesByStatus: countBy(probes.map((p) => p.status)),
     };
     report('PostgreSQL restart', figures);
 
     expect(failed.length).toBeGreaterThan(0);
+    // The probe said the database was away, as a 503 with Retry-After, and never anything but 200
+    // or that; its last answer is 200.
+    expect(probes.filter((p) => p.status === 503).length).toBeGreaterThan(0);
+    expect(probes.filter((p) => p.status !== 200 && p.status !== 503)).toEqual([]);
+    for (const p of probes) if (p.status === 503) expect(p.retryAfter).toMatch(/^\d+$/);
+    expect(probes.at(-1)?.status).toBe(200);
     expect(failed.filter((x) => x.status !== 503)).toEqual([]);
     for (const x of failed) expect(x.headers.get('retry-after')).toMatch(/^\d+$/);
     expect(figures.maxFailedAnswerMs).toBeLessThanOrEqual(30_000);

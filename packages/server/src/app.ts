@@ -27,7 +27,7 @@ import { idempotencyHooks } from './http/idempotency';
 import { serializeError } from './http/log-errors';
 import { normaliseRequest, registerHttpPolicy } from './http/policy';
 import { Presence } from './http/presence';
-import { isPageRoute, mcpBatchHook, rateLimitHook } from './http/rate-limit';
+import { isHealthProbe, isPageRoute, mcpBatchHook, rateLimitHook } from './http/rate-limit';
 import { redactedRequestSerializer } from './http/redact';
 import { sendError } from './http/reply';
 import { requestIds } from './http/request-id';
@@ -274,4 +274,3 @@ export async function buildApp({
 }
 
 /** The readiness and liveness probe (the health operation), however it is asked for. */
-const isHealthProbe = (request: FastifyRequest): boolean => request.url.split('?', 1)[0] === '/api/health';

@@ -69,7 +69,7 @@ describe.runIf(onPostgres())('two nodes on one PostgreSQL', () => {
     expect(remaining).toEqual(['3', '2', '1', '0']);
     expectError(await a.get('/web/style.css'), 429);
     expectError(await b.get(`/space/${randomUUID()}`), 429);
-    const api = await b.get('/api/health');
+    const api = await b.get('/.well-known/deprecation-policy');
     expectOk(api);
     expect(api.headers.get('ratelimit-remaining')).toBe('3');
     clock.advance(60_000);

@@ -7,6 +7,12 @@ import { mintToken, signup } from './helpers/accounts';
 
 const newKey = () => randomBytes(32).toString('hex');
 
+/**
+ * An anonymous read the rate limit counts, for the tests of the limit itself (the health probe is
+ * never counted: see its own test).
+ */
+const PROBE = '/.well-known/deprecation-policy';
+
 function expectRateLimitHeaders(
   res: ApiResponse,
   expected: { limit: number; window: number; remaining?: number; reset?: number },
@@ -28,12 +34,12 @@ describe('the default policy: 300 requests per 60 s', () => {
 
   it('announces limit, remaining, reset and policy, counting down per client', async () => {
     const key = newKey();
-    const first = await h.get('/api/health', { key });
+    const first = await h.get(PROBE, { key });
     expectOk(first);
     expectRateLimitHeaders(first, { limit: 300, window: 60, remaining: 299, reset: 60 });
     expect(first.headers.get('ratelimit-policy')).toBe('300;w=60');
     clock.advance(15_000);
-    const second = await h.get('/api/health', { key });
+    const second = await h.get(PROBE, { key });
     expectRateLimitHeaders(second, { limit: 300, window: 60, remaining: 298, reset: 45 });
   });
 
@@ -48,9 +54,9 @@ describe('the default policy: 300 requests per 60 s', () => {
       await h.get('/no/such/route'), // 404
       await h.patch('/hub/space', { body: {} }), // 404
       await h.request('OPTIONS', '/hub/space'), // 404
-      await h.request('HEAD', '/api/health'), // 200
+      await h.request('HEAD', PROBE), // 200
       await h.get('/hub/space/%zz'), // 400 unroutable URL
-      await h.get('/api/health', { headers: { 'API-Version': '7' } }), // 400
+      await h.get(PROBE, { headers: { 'API-Version': '7' } }), // 400
       await h.get('/.well-known/deprecation-policy'), // raw routes
       await h.get('/openapi.json'),
       await h.get('/.well-known/oauth-protected-resource'),
@@ -151,7 +157,7 @@ describe('over the limit', () => {
     expectOk(session);
     expectRateLimitHeaders(session, { limit: 3, window: 20, remaining: 2 });
     // None of that touched the address.
-    const anonymous = await h.get('/api/health');
+    const anonymous = await h.get(PROBE);
     expectRateLimitHeaders(anonymous, { limit: 3, window: 20, remaining: 2 });
     clock.advance(WINDOW_MS);
   });
@@ -189,7 +195,7 @@ describe('over the limit', () => {
       );
       expectError(await h.post('/hub/link/start', { headers, body: {} }), 429);
       expectError(await h.post('/ask', { headers, body: { query: 'lock' } }), 429);
-      expectError(await h.get('/api/health', { headers }), 429);
+      expectError(await h.get(PROBE, { headers }), 429);
       expectError(await h.get('/.well-known/oauth-protected-resource', { headers }), 429);
     }
     // A route that reads the credential still counts it apart.
@@ -222,7 +228,7 @@ describe('over the limit', () => {
       { Authorization: 'Bearer x' },
     ];
     for (const [i, headers] of invented.entries()) {
-      const res = await h.get(`/api/health?n=${i}`, { headers });
+      const res = await h.get(`${PROBE}?n=${i}`, { headers });
       if (i < 3) expectOk(res);
       else expectError(res, 429);
     }
@@ -265,6 +271,29 @@ describe('over the limit', () => {
   });
 });
 
+describe('the health probe', () => {
+  const clock = new FakeClock();
+  const { h } = useServer({ clock, config: { rateLimitMax: 3, rateLimitWindowSeconds: 20 } });
+
+  it('is never counted, from any address: a balancer probing every node is never refused, and takes nothing from the API window', async () => {
+    for (let i = 0; i < 10; i++) {
+      const probe = await h.request(i % 2 ? 'HEAD' : 'GET', '/api/health');
+      expect(probe.status).toBe(200);
+      expect(probe.headers.get('ratelimit-limit')).toBeNull();
+    }
+    // The address's window is whole: its API requests have all three.
+    expectRateLimitHeaders(await h.get(PROBE), { limit: 3, window: 20, remaining: 2 });
+    await h.get(PROBE);
+    await h.get(PROBE);
+    expectError(await h.get(PROBE), 429);
+    // Its API window spent, the address's probes still answer.
+    expectOk(await h.get('/api/health'));
+    // Another method on the path is an ordinary request: counted, and refused over the limit.
+    expectError(await h.delete('/api/health'), 429);
+    clock.advance(20_000);
+  });
+});
+
 describe('pages, their assets and avatars, by default', () => {
   const clock = new FakeClock();
   const { h } = useServer({ clock, config: { rateLimitMax: 3, rateLimitWindowSeconds: 20 } });
@@ -273,7 +302,7 @@ describe('pages, their assets and avatars, by default', () => {
     const page = await h.get(`/avatar/${randomUUID()}.svg`);
     expectRateLimitHeaders(page, { limit: 3, window: 20, remaining: 2 });
     expectRateLimitHeaders(await h.get('/web/style.css'), { limit: 3, window: 20, remaining: 1 });
-    expectRateLimitHeaders(await h.get('/api/health'), { limit: 3, window: 20, remaining: 0 });
+    expectRateLimitHeaders(await h.get(PROBE), { limit: 3, window: 20, remaining: 0 });
     expectError(await h.get(`/avatar/${randomUUID()}.svg`), 429);
     clock.advance(20_000);
   });
@@ -305,7 +334,7 @@ describe('pages, their assets and avatars, with RATE_LIMIT_PAGES_MAX: a budget o
       Array.from({ length: 12 }, (_, i) => String(i)).sort(),
     );
     // The API's window of this address is untouched: an anonymous call has all 3 of its own.
-    const api = await h.get('/api/health');
+    const api = await h.get(PROBE);
     expectOk(api);
     expectRateLimitHeaders(api, { limit: 3, window: 20, remaining: 2 });
     // Past the pages' budget: 429 with Retry-After, for the pages only.
@@ -314,13 +343,13 @@ describe('pages, their assets and avatars, with RATE_LIMIT_PAGES_MAX: a budget o
       expectError(res, 429);
       expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
     }
-    expectOk(await h.get('/api/health'));
+    expectOk(await h.get(PROBE));
     clock.advance(WINDOW_MS);
   });
 
   it('keeps serving pages to an address whose API window is used up', async () => {
-    for (let i = 0; i < 3; i++) expectOk(await h.get('/api/health'));
-    expectError(await h.get('/api/health'), 429);
+    for (let i = 0; i < 3; i++) expectOk(await h.get(PROBE));
+    expectError(await h.get(PROBE), 429);
     const view = await pageView();
     expect(view.map((r) => r.status)).toEqual(Array(6).fill(200));
     clock.advance(WINDOW_MS);
@@ -363,7 +392,7 @@ describe('MCP calls carrying their key as the privateKey argument', () => {
     expectError(refused, 429);
     expect(refused.headers.get('retry-after')).toBeTruthy();
     // The address has its own window still: anonymous calls and other keys pass.
-    expectOk(await h.get('/api/health'));
+    expectOk(await h.get(PROBE));
     // A batch counts each call against the key it carries; over any of them the batch is 429.
     const c = await h.createSpace();
     const d = await h.createSpace();
@@ -392,7 +421,7 @@ describe('MCP calls carrying their key as the privateKey argument', () => {
     expectError(refused, 400);
     expect(refused.body.error).toMatch(/at most 100 calls/);
     // It counted once: the address has one request of its three left after the next.
-    const next = await h.get('/api/health');
+    const next = await h.get(PROBE);
     expectOk(next);
     expectRateLimitHeaders(next, { limit: 3, window: 20, remaining: 1 });
     // So with a key in the header: its 1,999 further calls are not counted either.
@@ -428,7 +457,7 @@ describe('MCP calls carrying their key as the privateKey argument', () => {
       expect(res.body.result.isError, res.text).toBeFalsy();
     }
     expectError(await headed(create(3)), 429);
-    expectError(await h.get('/api/health'), 429);
+    expectError(await h.get(PROBE), 429);
     // The key's own window is untouched: a tool that reads it still passes.
     const read = await headed(call(4, space.spaceId));
     expect(read.status, read.text).toBe(200);
@@ -565,7 +594,7 @@ describe('sendMessage, counted in its own statement where the counters are in Po
     const invented = await send(space, newKey(), 'guess');
     expectError(invented, 401);
     expectRateLimitHeaders(invented, { limit: 4, window: 20, remaining: 3 });
-    expectRateLimitHeaders(await h.get('/api/health'), { limit: 4, window: 20, remaining: 2 });
+    expectRateLimitHeaders(await h.get(PROBE), { limit: 4, window: 20, remaining: 2 });
     // The owner's key is a client of its own, untouched.
     expectRateLimitHeaders(await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey }), {
       limit: 4,
@@ -585,13 +614,13 @@ describe('the address, when no credential is presented', () => {
     await withServer({ clock, config: { rateLimitMax: 2, rateLimitWindowSeconds: 60 } }, async ({ h }) => {
       const space = await h.createSpace();
       clock.advance(60_000);
-      expectOk(await h.get('/api/health', from('10.0.0.1')));
-      expectOk(await h.get('/api/health', from('10.0.0.2')));
+      expectOk(await h.get(PROBE, from('10.0.0.1')));
+      expectOk(await h.get(PROBE, from('10.0.0.2')));
       // X-Forwarded-For is ignored: both came from 127.0.0.1.
-      expectError(await h.get('/api/health', from('10.0.0.3')), 429);
+      expectError(await h.get(PROBE, from('10.0.0.3')), 429);
       // A live credential is a client of its own, not the address, where the route reads it.
       expectOk(await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey }));
-      expectError(await h.get('/api/health', { key: space.ownerKey }), 429);
+      expectError(await h.get(PROBE, { key: space.ownerKey }), 429);
     });
   });
 
@@ -601,10 +630,10 @@ describe('the address, when no credential is presented', () => {
         config: { rateLimitMax: 2, rateLimitWindowSeconds: 60, trustProxy: 1 },
       },
       async ({ h }) => {
-        expectOk(await h.get('/api/health', from('10.0.0.1')));
-        expectOk(await h.get('/api/health', from('10.0.0.1')));
-        expectError(await h.get('/api/health', from('10.0.0.1')), 429);
-        const other = await h.get('/api/health', from('10.0.0.2'));
+        expectOk(await h.get(PROBE, from('10.0.0.1')));
+        expectOk(await h.get(PROBE, from('10.0.0.1')));
+        expectError(await h.get(PROBE, from('10.0.0.1')), 429);
+        const other = await h.get(PROBE, from('10.0.0.2'));
         expectOk(other);
         expect(other.headers.get('ratelimit-remaining')).toBe('1');
       },
@@ -616,20 +645,20 @@ describe('the address, when no credential is presented', () => {
     await withServer(
       { config: { rateLimitMax: 2, rateLimitWindowSeconds: 60, trustProxy: 1 } },
       async ({ h }) => {
-        expectOk(await h.get('/api/health', from('1.1.1.1, 10.0.0.1')));
-        expectOk(await h.get('/api/health', from('2.2.2.2, 10.0.0.1')));
+        expectOk(await h.get(PROBE, from('1.1.1.1, 10.0.0.1')));
+        expectOk(await h.get(PROBE, from('2.2.2.2, 10.0.0.1')));
         // Inventing a new leftmost entry buys no fresh bucket.
-        expectError(await h.get('/api/health', from('3.3.3.3, 10.0.0.1')), 429);
+        expectError(await h.get(PROBE, from('3.3.3.3, 10.0.0.1')), 429);
       },
     );
     // Two proxies (a load balancer, then the node's own): the entry the farther one saw.
     await withServer(
       { config: { rateLimitMax: 2, rateLimitWindowSeconds: 60, trustProxy: 2 } },
       async ({ h }) => {
-        expectOk(await h.get('/api/health', from('1.1.1.1, 10.0.0.7, 172.16.0.1')));
-        expectOk(await h.get('/api/health', from('2.2.2.2, 10.0.0.7, 172.16.0.2')));
-        expectError(await h.get('/api/health', from('10.0.0.7, 172.16.0.3')), 429);
-        expectOk(await h.get('/api/health', from('10.0.0.8, 172.16.0.1')));
+        expectOk(await h.get(PROBE, from('1.1.1.1, 10.0.0.7, 172.16.0.1')));
+        expectOk(await h.get(PROBE, from('2.2.2.2, 10.0.0.7, 172.16.0.2')));
+        expectError(await h.get(PROBE, from('10.0.0.7, 172.16.0.3')), 429);
+        expectOk(await h.get(PROBE, from('10.0.0.8, 172.16.0.1')));
       },
     );
   });
@@ -649,7 +678,7 @@ describe.runIf(onPostgres())('counters in PostgreSQL', () => {
 
   it('keep a hash of the client, never the credential', async () => {
     const key = newKey();
-    expectOk(await h.get('/api/health', { key }));
+    expectOk(await h.get(PROBE, { key }));
     const stored = await keys();
     expect(stored.length).toBeGreaterThan(0);
     for (const k of stored) {
@@ -659,7 +688,7 @@ describe.runIf(onPostgres())('counters in PostgreSQL', () => {
   });
 
   it('are deleted once their window has ended', async () => {
-    expectOk(await h.get('/api/health', { key: newKey() }));
+    expectOk(await h.get(PROBE, { key: newKey() }));
     expect((await keys()).length).toBeGreaterThan(0);
     clock.advance(30_001);
     const deadline = Date.now() + 5_000;

@@ -152,8 +152,8 @@ describe('Request-Id', () => {
 
   it('names a 429', async () => {
     await withServer({ config: { rateLimitMax: 1 } }, async ({ h: api }) => {
-      await api.get('/api/health');
-      const limited = await api.get('/api/health');
+      await api.get('/openapi.json');
+      const limited = await api.get('/openapi.json');
       expect(limited.status).toBe(429);
       expect(limited.headers.get('request-id')).toMatch(UUID);
     });

@@ -1,5 +1,6 @@
 // Ports of the HTTP policies (rate limits, idempotency) with their database and in-memory
 // implementations; the server composes them.
+export * from './health-check';
 export * from './idempotency-store';
 export * from './rate-limiter';
 export * from './reseal-secrets';

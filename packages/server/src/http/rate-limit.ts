@@ -88,6 +88,10 @@ export function rateLimitHook({
   };
 
   async function rateLimit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    // The health probe is no client's request: a balancer probing every node from one address
+    // (or through the address other clients share) must never be refused for its number, or it
+    // takes the whole service out. It costs the database less than a count would (checkDatabase).
+    if (isHealthProbe(request)) return;
     const now = clock.now();
     if (pageLimiter && pagePolicy && isPageRoute(request)) {
       // No credential rides on these (an <img>, a stylesheet): the address is the client.
@@ -211,6 +215,10 @@ function credentialOfCall(
  * pages' budget when there is one (RateLimitPolicyOptions.pageLimiter), and carrying no credential.
  */
 export const PAGE_BUDGET = { pageBudget: true };
+
+/** `GET` (or `HEAD`) `/api/health`, whatever its query. */
+export const isHealthProbe = (request: FastifyRequest): boolean =>
+  (request.method === 'GET' || request.method === 'HEAD') && request.url.split('?', 1)[0] === '/api/health';
 
 export const isPageRoute = (request: FastifyRequest): boolean =>
   (request.routeOptions.config as { pageBudget?: boolean } | undefined)?.pageBudget === true;
