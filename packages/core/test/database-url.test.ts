@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -77,4 +78,33 @@ describe('the database URL', () => {
       await database.close();
     }
   });
+
+  it.runIf(process.env.TEST_DATABASE_URL)(
+    'says what PostgreSQL refused of the migrations, in its words and SQLSTATE, never the statement',
+    async () => {
+      const admin = await openDatabase({ url: process.env.TEST_DATABASE_URL!, migrate: false });
+      const name = `norights_${randomBytes(4).toString('hex')}`;
+      const password = `pw-${randomBytes(8).toString('hex')}`;
+      try {
+        // A role that can log in to a database it does not own: since PostgreSQL 15 it may not
+        // create tables in its public schema.
+        await admin.db.execute(sql.raw(`create role ${name} login password '${password}'`));
+        await admin.db.execute(sql.raw(`create database ${name}`));
+        const url = new URL(process.env.TEST_DATABASE_URL!);
+        url.username = name;
+        url.password = password;
+        url.pathname = `/${name}`;
+        const refused = await openDatabase({ url: url.toString() }).catch((error: Error) => error);
+        expect(refused).toBeInstanceOf(Error);
+        expect((refused as Error).message).toBe(
+          "PostgreSQL refused a statement of the start's migrations: permission denied for schema public (SQLSTATE 42501): the nodes' role lacks a right it needs; give it a database it owns (README, PostgreSQL)",
+        );
+        expect((refused as Error).message).not.toContain(password);
+      } finally {
+        await admin.db.execute(sql.raw(`drop database if exists ${name}`)).catch(() => {});
+        await admin.db.execute(sql.raw(`drop role if exists ${name}`)).catch(() => {});
+        await admin.close();
+      }
+    },
+  );
 });

@@ -73,5 +73,22 @@ describe('database', () => {
     const total = readMigrationFiles({ migrationsFolder }).length;
     expect(total).toBeGreaterThan(10);
     expect(migrated).toEqual([`applied ${total} database migrations (${total} in all)`]);
+
+    // A database a newer release migrated (one migration this build does not know): it starts,
+    // and says so, once per start.
+    const newer = await openDatabase({ dataDir: dir });
+    await newer.db.execute(sql`insert into convene_migrations (hash) values ('from-a-newer-release')`);
+    await newer.close();
+    const warned: string[] = [];
+    const old = await openDatabase({
+      dataDir: dir,
+      onMigrated: (message) => migrated.push(message),
+      onNewerSchema: (message) => warned.push(message),
+    });
+    await old.close();
+    expect(warned).toEqual([
+      'the database has 1 migration this release does not know: a newer release migrated it. Run that release (or newer) on every node; this one may misread what it changed',
+    ]);
+    expect(migrated).toHaveLength(1);
   });
 });

@@ -85,7 +85,7 @@ export async function loadOrCreateSecret(
   const password = config.databasePassword;
   if (!password) {
     warn(
-      'SECRET is unset and DATABASE_URL names no password to seal the generated one with: it is kept unsealed in the database, so a copy of the database opens the keys it protects. Set SECRET (64 random hex characters, the same on every node) or connect with a password.',
+      'SECRET is unset and DATABASE_URL names no password to seal the generated one with: it is kept unsealed in the database, so a copy of the database opens the keys it protects. Set SECRET (16 characters or more, e.g. `openssl rand -base64 32`, the same on every node) or connect with a password.',
     );
     if (await read(SEALED))
       throw new Error(

@@ -67,6 +67,7 @@ export async function createServer(
     onDataDirTightened: (message) => early.push({ level: 'info', message }),
     onDataDirCopied: (message) => early.push({ level: 'warn', message }),
     onMigrated: (message) => early.push({ level: 'info', message }),
+    onNewerSchema: (message) => early.push({ level: 'warn', message }),
     waitForServerMs: options.waitForDatabase?.ms,
     onUnreachable: options.waitForDatabase?.onUnreachable,
   });

@@ -52,6 +52,9 @@ describe('the database unreachable', () => {
     expect(isDatabaseUnavailable(wrap(Object.assign(new Error('x'), { code: 'ECONNREFUSED' })))).toBe(true);
     expect(isDatabaseUnavailable(wrap(Object.assign(new Error('x'), { code: '08006' })))).toBe(true);
     expect(isDatabaseUnavailable(wrap(Object.assign(new Error('x'), { code: '57P03' })))).toBe(true);
+    // Out of file descriptors: no connection can be opened for now (an operator trial saw 500s).
+    expect(isDatabaseUnavailable(wrap(Object.assign(new Error('x'), { code: 'EMFILE' })))).toBe(true);
+    expect(isDatabaseUnavailable(wrap(Object.assign(new Error('x'), { errno: 'ENFILE' })))).toBe(true);
     expect(isDatabaseUnavailable(wrap(Object.assign(new Error('x'), { code: 'CONNECT_TIMEOUT' })))).toBe(
       true,
     );

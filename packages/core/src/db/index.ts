@@ -3,8 +3,8 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { lockDataDir } from './data-dir-lock';
-import { type Migrated, migrate, migratedMessage } from './migrate';
-import { isDatabaseUnavailable } from './pg-error';
+import { type Migrated, migrate, migratedMessage, newerSchemaMessage } from './migrate';
+import { isDatabaseUnavailable, sqlState } from './pg-error';
 import * as schema from './schema';
 import type { Db } from './types';
 
@@ -49,6 +49,8 @@ export interface OpenDatabaseOptions {
   onDataDirCopied?: ((message: string) => void) | undefined;
   /** Told when the start applied migrations: how many (the server logs it, for upgrade audits). */
   onMigrated?: ((message: string) => void) | undefined;
+  /** Told when the database has migrations this build does not know (newerSchemaMessage). */
+  onNewerSchema?: ((message: string) => void) | undefined;
   /**
    * PostgreSQL: how long to keep trying while the server cannot be reached (refused, unknown or
    * unanswering host, starting up), before giving up with the last error; 0 (the default) tries
@@ -111,14 +113,22 @@ export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<D
     options.onDataDirTightened,
     options.onDataDirCopied,
   );
-  if (options.migrate !== false) tellMigrated(await migrate(database.db), options.onMigrated);
+  if (options.migrate !== false) tellMigrated(await migrate(database.db), options);
   return database;
 }
 
-/** Tells `onMigrated` what a start's migration run applied, when it applied any. */
-function tellMigrated(migrated: Migrated, onMigrated: ((message: string) => void) | undefined): void {
+/**
+ * Tells `onMigrated` what a start's migration run applied, when it applied any, and
+ * `onNewerSchema` of migrations a newer release applied.
+ */
+function tellMigrated(
+  migrated: Migrated,
+  { onMigrated, onNewerSchema }: Pick<OpenDatabaseOptions, 'onMigrated' | 'onNewerSchema'>,
+): void {
   const message = migratedMessage(migrated);
   if (message !== undefined) onMigrated?.(message);
+  const newer = newerSchemaMessage(migrated);
+  if (newer !== undefined) onNewerSchema?.(newer);
 }
 
 /** Pause before attempt n + 1 to reach PostgreSQL at start: 0.25 s, doubling, at most 5 s. */
@@ -135,12 +145,13 @@ async function openPostgresWhenReachable(url: string, options: OpenDatabaseOptio
     const database = openPostgres(url, options.maxConnections ?? 10);
     try {
       // The first statement connects (the pools connect lazily).
-      if (options.migrate !== false) tellMigrated(await migrate(database.db), options.onMigrated);
+      if (options.migrate !== false) tellMigrated(await migrate(database.db), options);
       return database;
     } catch (error) {
       await database.close().catch(() => {});
       const left = deadline - Date.now();
-      if (!isDatabaseUnavailable(error) || left <= 0) throw error;
+      if (!isDatabaseUnavailable(error)) throw refusedStatement(error, url);
+      if (left <= 0) throw error;
       const pause = Math.min(startRetryPause(attempt), left);
       options.onUnreachable?.(
         `PostgreSQL cannot be reached (${withoutPassword(describeError(error), url)}): attempt ${attempt}, ` +
@@ -156,6 +167,25 @@ function describeError(error: unknown): string {
   let message = error instanceof Error ? error.message : String(error);
   for (let e: unknown = error; e instanceof Error; e = e.cause) message = e.message || message;
   return message;
+}
+
+/**
+ * A statement of the start (its migrations) that PostgreSQL refused, in PostgreSQL's own words and
+ * SQLSTATE: drizzle's "Failed query: …" quotes the statement and its values whole, which a log
+ * never shows (a role without the rights to create tables said nothing else). Any other error
+ * (a refused password, say) as it is.
+ */
+function refusedStatement(error: unknown, url: string): unknown {
+  if (!(error instanceof Error && error.message.startsWith('Failed query'))) return error;
+  const state = sqlState(error);
+  const rights =
+    state === '42501'
+      ? ": the nodes' role lacks a right it needs; give it a database it owns (README, PostgreSQL)"
+      : '';
+  return new Error(
+    `PostgreSQL refused a statement of the start's migrations: ${withoutPassword(describeError(error), url)}${state ? ` (SQLSTATE ${state})` : ''}${rights}`,
+    { cause: error },
+  );
 }
 
 /** `text` without the URL's password, should the driver ever quote it. */

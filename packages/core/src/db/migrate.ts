@@ -10,6 +10,8 @@ export const migrationsFolder = join(dirname(fileURLToPath(import.meta.url)), '.
 export interface Migrated {
   applied: number;
   total: number;
+  /** Migrations the database has that this build does not know: a newer release applied them. */
+  unknown: number;
 }
 
 /**
@@ -26,6 +28,8 @@ export async function migrate(db: Db): Promise<Migrated> {
     const applied = new Set(
       rowsOf<{ hash: string }>(await tx.execute(sql`select hash from convene_migrations`)).map((r) => r.hash),
     );
+    const known = new Set(migrations.map((migration) => migration.hash));
+    const unknown = [...applied].filter((hash) => !known.has(hash)).length;
     let count = 0;
     for (const migration of migrations) {
       if (applied.has(migration.hash)) continue;
@@ -35,7 +39,7 @@ export async function migrate(db: Db): Promise<Migrated> {
       await tx.execute(sql`insert into convene_migrations (hash) values (${migration.hash})`);
       count += 1;
     }
-    return { applied: count, total: migrations.length };
+    return { applied: count, total: migrations.length, unknown };
   });
 }
 
@@ -44,6 +48,18 @@ export const migratedMessage = ({ applied, total }: Migrated): string | undefine
   applied === 0
     ? undefined
     : `applied ${applied} database migration${applied === 1 ? '' : 's'} (${total} in all)`;
+
+/**
+ * What a start on a database a newer release migrated says (a rollback, an old node started by
+ * mistake during an upgrade), or undefined. It still starts: during a rolling upgrade the old
+ * nodes run on the new schema until they are replaced, which the migrations allow unless their
+ * release notes say otherwise.
+ */
+export const newerSchemaMessage = ({ unknown }: Migrated): string | undefined =>
+  unknown === 0
+    ? undefined
+    : `the database has ${unknown} migration${unknown === 1 ? '' : 's'} this release does not know: a newer release migrated it. ` +
+      'Run that release (or newer) on every node; this one may misread what it changed';
 
 /** postgres.js returns an array of rows, PGlite an object with `rows`: read either. */
 export function rowsOf<T>(result: unknown): T[] {

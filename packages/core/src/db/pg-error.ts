@@ -40,6 +40,10 @@ const CONNECTION_CODES = new Set([
   'ENETUNREACH',
   'ENOTFOUND',
   'EAI_AGAIN',
+  // Out of file descriptors (the process's, the system's): no connection can be opened until
+  // some close, a shortage that passes, as a full pool's does.
+  'EMFILE',
+  'ENFILE',
 ]);
 
 /** SQLSTATEs of a server that is going away, starting, overloaded or out of time. */
