@@ -1,4 +1,4 @@
-import { createServer as createNetServer } from 'node:net';
+import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { hostname } from 'node:os';
 import { isMemoryUrl } from '@convene/core';
 import pino from 'pino';
@@ -29,7 +29,8 @@ export interface ServeOptions {
  * cleanly on SIGTERM/SIGINT (exit 0) and on SIGHUP, its terminal closing (exit 129). What
  * `pnpm start` and `convene serve` both run.
  */
-export async function serve(config: ServerConfig, options: ServeOptions = {}): Promise<ConveneServer> {
+export async function serve(settings: ServerConfig, options: ServeOptions = {}): Promise<ConveneServer> {
+  let config = settings;
   const text = !logsAsJson(config.logFormat);
   const color = text && process.stdout.isTTY === true && !process.env.NO_COLOR;
   // JSON lines are buffered (standardOutput); see announcer.
@@ -47,7 +48,21 @@ export async function serve(config: ServerConfig, options: ServeOptions = {}): P
   };
   // A port taken by another process is said at once, before a database is created or migrated
   // for nothing (listen would fail the same way, seconds later).
-  await portFree(config.host, config.port);
+  const port = await portFree(config.host, config.port).catch((error: NodeJS.ErrnoException) => {
+    // A HOST that names no address of this machine is the setting's fault: said by its name.
+    if (error.code === 'ENOTFOUND' || error.code === 'EAI_AGAIN' || error.code === 'EADDRNOTAVAIL')
+      throw new Error(`HOST ${config.host} is no address of this machine to listen on (${error.code})`, {
+        cause: error,
+      });
+    throw error;
+  });
+  // PORT=0 (any free port): the port is chosen now, so that the links the service hands out
+  // name it, when PUBLIC_URL does not say otherwise (they named port 0).
+  if (port !== config.port) {
+    const publicUrl =
+      config.publicUrl === `http://localhost:${config.port}` ? `http://localhost:${port}` : config.publicUrl;
+    config = { ...config, port, publicUrl };
+  }
   // A first start creates the embedded database, which takes seconds: said, not silent.
   say('info', `Convene starting (database: ${describeDatabase(config)})`);
   const server = await createServer(config, {
@@ -189,14 +204,17 @@ function describeDatabase(config: ServerConfig): string {
 }
 
 /**
- * Rejects, with listen's own error (EADDRINUSE, EACCES…), when `port` cannot be listened on at
- * `host`; port 0 (any) always can. A check, not a reservation: the server listens later.
+ * The port to listen on at `host`: `port`, or for 0 (any) one the system gives now; rejects, with
+ * listen's own error (EADDRINUSE, EACCES…), when it cannot be listened on. A check, not a
+ * reservation: the server listens later.
  */
-function portFree(host: string, port: number): Promise<void> {
-  if (port === 0) return Promise.resolve();
+function portFree(host: string, port: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = createNetServer();
     probe.once('error', reject);
-    probe.listen({ port, host, exclusive: true }, () => probe.close(() => resolve()));
+    probe.listen({ port, host, exclusive: true }, () => {
+      const { port: given } = probe.address() as AddressInfo;
+      probe.close(() => resolve(given));
+    });
   });
 }

@@ -71,3 +71,25 @@ it('says when it listens on every interface: the address Fastify gives for HOST=
   const loopback = await readinessLine({ DATABASE_URL: 'memory://', HOST: '127.0.0.1', LOG_FORMAT: 'text' });
   expect(loopback).toMatch(/^Convene listening on http:\/\/127\.0\.0\.1:\d+ \(public URL /);
 });
+
+it('with PORT=0 takes a free port before it starts, and its links name that port (PUBLIC_URL unset), or PUBLIC_URL as given', async () => {
+  const line = await readinessLine({ DATABASE_URL: 'memory://', HOST: '127.0.0.1', LOG_FORMAT: 'text' });
+  const port = /^Convene listening on http:\/\/127\.0\.0\.1:(\d+) /.exec(line ?? '')?.[1];
+  expect(Number(port)).toBeGreaterThan(0);
+  expect(line).toContain(`public URL http://localhost:${port},`);
+  const given = await readinessLine({
+    DATABASE_URL: 'memory://',
+    HOST: '127.0.0.1',
+    LOG_FORMAT: 'text',
+    PUBLIC_URL: 'https://convene.example.com',
+  });
+  expect(given).toContain('public URL https://convene.example.com,');
+});
+
+it('names HOST when it is no address of this machine', async () => {
+  await expect(
+    readinessLine({ DATABASE_URL: 'memory://', HOST: 'no-such-host.invalid', LOG_FORMAT: 'text' }),
+  ).rejects.toThrow(
+    /^HOST no-such-host\.invalid is no address of this machine to listen on \((ENOTFOUND|EAI_AGAIN)\)$/,
+  );
+});
