@@ -272,5 +272,3 @@ export async function buildApp({
 
   return app;
 }
-
-/** The readiness and liveness probe (the health operation), however it is asked for. */

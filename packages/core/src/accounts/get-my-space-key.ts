@@ -8,6 +8,10 @@ import { isClosed } from '../spaces/views';
 import { humanFromSession } from './authenticate-human';
 import { resolveUserToken } from './resolve-user-token';
 
+/** What key recovery without a dashboard JWT or a usr_ token is told (401). */
+export const HUMAN_CREDENTIAL_REQUIRED =
+  'send the dashboard JWT (Authorization: Bearer) or a usr_ token in X-User-Token';
+
 export interface GetMySpaceKeyOptions {
   deps: Deps;
   spaceId: string;
@@ -22,10 +26,6 @@ export interface GetMySpaceKeyOptions {
  * (X-User-Token at create or join). Only live records of open spaces count (a dead key is of no
  * use), the owner's before a participant's; anything else is 404.
  */
-/** What key recovery without a dashboard JWT or a usr_ token is told (401). */
-export const HUMAN_CREDENTIAL_REQUIRED =
-  'send the dashboard JWT (Authorization: Bearer) or a usr_ token in X-User-Token';
-
 export async function getMySpaceKey({
   deps,
   spaceId,
