@@ -109,8 +109,15 @@ export function registerArtifactWrite(artifact: Command, app: App): void {
           locked ? locked.write(content, write) : space.artifacts.write(summary.id, content, write),
         waitMs,
       ).catch((error: unknown) => {
-        if (base !== undefined) throw staleBase(error, found, base, ctx);
-        throw waitedOver !== undefined ? savedMeanwhile(error, found, waitedOver, ctx) : error;
+        // A 409 `{error, version}`: someone saved another version than the one written over.
+        if (
+          !(error instanceof ConflictError && error.code === 'version_conflict') ||
+          baseVersion === undefined
+        )
+          throw error;
+        throw base !== undefined
+          ? conflictError(error, staleHint(ctx, found, base, error.version))
+          : savedMeanwhile(error, found, baseVersion, ctx);
       });
       if (!changed) return unchanged(ctx, doc);
       reportWrite(ctx.out, doc, true, () =>
@@ -132,38 +139,29 @@ function unchanged(ctx: Context, doc: { name: string; version: number }): void {
 }
 
 /**
- * A stale --base-version (409 `{error, version}`) in words: the version the document is at now,
- * how to see what changed since yours, and the retry. Anything else as it came.
+ * A write that waited for the lock, refused because its holder saved another version meanwhile:
+ * nothing written, what they saved, and how to write over it on purpose.
  */
-function staleBase(error: unknown, found: FoundArtifact, base: number, ctx: Context): unknown {
-  if (!(error instanceof ConflictError) || error.code !== 'version_conflict') return error;
-  return conflictError(error, staleHint(ctx, found, base, error.version));
-}
-
-/**
- * A write that waited for the lock, refused because its holder saved another version meanwhile
- * (409 `{error, version}`): nothing written, what they saved, and how to write over it on purpose.
- * Anything else as it came.
- */
-function savedMeanwhile(error: unknown, found: FoundArtifact, read: number, ctx: Context): unknown {
-  if (!(error instanceof ConflictError) || error.code !== 'version_conflict') return error;
+function savedMeanwhile(error: ConflictError, found: FoundArtifact, read: number, ctx: Context): CliError {
   const now = error.version;
-  const diff = suggest(ctx, 'artifact diff', {
-    args: [found.named, verbatim(read), ...(now === undefined ? [] : [verbatim(now)])],
-  });
   const at = now === undefined ? 'another version' : `version ${now}`;
   return conflictError(
     error,
-    `\`${diff}\` shows what they saved; merge it into your text and write again, or write over it on purpose with \`--base-version ${now ?? 'N'}\`.`,
+    `\`${diffSince(ctx, found, read, now)}\` shows what they saved; merge it into your text and write again, or write over it on purpose with \`--base-version ${now ?? 'N'}\`.`,
     `${quoted(found.artifact.name)} changed while you waited: ${at} was saved after version ${read}, the one your text would replace; nothing was written`,
   );
 }
 
+/** A stale --base-version in words: the version the document is at now, what changed since, the retry. */
 function staleHint(ctx: Context, found: FoundArtifact, base: number, now: number | undefined): string {
   const doc = quoted(found.artifact.name);
-  const diff = (...versions: number[]) =>
-    suggest(ctx, 'artifact diff', { args: [found.named, ...versions.map((v) => verbatim(v))] });
   return now === undefined
-    ? `Someone saved ${doc} since version ${base}: \`${diff(base)}\` shows what changed; merge it, then write again with the version it is at.`
-    : `${doc} is at version ${now} now, not ${base}: \`${diff(base, now)}\` shows what changed since yours; merge it, then retry with \`--base-version ${now}\`.`;
+    ? `Someone saved ${doc} since version ${base}: \`${diffSince(ctx, found, base)}\` shows what changed; merge it, then write again with the version it is at.`
+    : `${doc} is at version ${now} now, not ${base}: \`${diffSince(ctx, found, base, now)}\` shows what changed since yours; merge it, then retry with \`--base-version ${now}\`.`;
 }
+
+/** The `artifact diff` of what was saved since version `since` (to `now`, else the latest). */
+const diffSince = (ctx: Context, found: FoundArtifact, since: number, now?: number): string =>
+  suggest(ctx, 'artifact diff', {
+    args: [found.named, verbatim(since), ...(now === undefined ? [] : [verbatim(now)])],
+  });
