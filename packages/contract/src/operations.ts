@@ -38,7 +38,16 @@ import {
   ZSendMessageResult,
   ZTimestampQuery,
 } from './messages';
-import { ZInvitationResult, ZJoinResult, ZJoinSpaceInput, ZJoinStatus } from './participants';
+import {
+  ZInvitationResult,
+  ZJoinActive,
+  ZJoinApproved,
+  ZJoinPending,
+  ZJoinResult,
+  ZJoinSpaceInput,
+  ZJoinStatus,
+  ZJoinWaiting,
+} from './participants';
 import { ZCreateSpaceRequest, ZCreateSpaceResult, ZSpaceView, ZUpdateSpaceRequest } from './spaces';
 import { ZCreateWebhookRequest, ZCreateWebhookResult, ZWebhookList, ZWebhookPathParams } from './webhooks';
 
@@ -85,6 +94,11 @@ export interface OperationContract<I extends z.ZodType = z.ZodType, O extends z.
   successStatus: 200 | 201 | 204;
   /** A second success status: 202 while a join waits for approval. */
   pendingStatus?: 202;
+  /**
+   * With a pendingStatus, each success's own body (`output` is their common shape, the fields of
+   * one answer only optional): the OpenAPI document gives each status its schema.
+   */
+  answers?: { success: z.ZodType; pending: z.ZodType };
   errorStatuses: readonly number[];
   /** Credentials it accepts, any one of them; empty for a public operation. */
   security: readonly Credential[];
@@ -241,6 +255,7 @@ export const operations = {
     output: ZJoinResult,
     successStatus: 200,
     pendingStatus: 202,
+    answers: { success: ZJoinActive, pending: ZJoinPending },
     errorStatuses: [400, 401, 404, 409, 429],
     security: keyed,
     linksHuman: true,
@@ -256,6 +271,7 @@ export const operations = {
     output: ZJoinStatus,
     successStatus: 200,
     pendingStatus: 202,
+    answers: { success: ZJoinApproved, pending: ZJoinWaiting },
     errorStatuses: [401, 404, 429],
     security: keyed,
   }),

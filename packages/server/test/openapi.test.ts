@@ -312,14 +312,78 @@ describe('/openapi.json', () => {
     });
   });
 
-  it('documents both answers of joinSpace: 200 with the key, 202 with Location', () => {
+  it('documents both answers of joinSpace and getJoinStatus, each with its own body, as the server answers them', async () => {
     const { op } = byId('joinSpace')!;
     expect(op.responses['202'].headers.Location.schema).toEqual({ type: 'string', format: 'uri' });
-    const schema = op.responses['202'].content['application/json'].schema;
-    expect(schema).toEqual(op.responses['200'].content['application/json'].schema);
     expect(op.requestBody.content['application/json'].schema).toBeDefined();
     const status = byId('getJoinStatus')!.op;
-    expect(status.responses['202'].content['application/json'].schema).toBeDefined();
+    /** The component an answer's body names, and the keys a body of it must and may have. */
+    const bodyOf = (operation: any, code: string) => {
+      const { $ref } = operation.responses[code].content['application/json'].schema;
+      const schema = doc.components.schemas[$ref.slice(SCHEMA_REF.length)];
+      return {
+        name: $ref.slice(SCHEMA_REF.length),
+        required: schema.required,
+        keys: Object.keys(schema.properties),
+      };
+    };
+    const documented = {
+      joined: bodyOf(op, '200'),
+      pending: bodyOf(op, '202'),
+      approved: bodyOf(status, '200'),
+      waiting: bodyOf(status, '202'),
+    };
+    expect(documented).toEqual({
+      joined: {
+        name: 'JoinActive',
+        required: ['participantId', 'participantPrivateKey'],
+        keys: expect.any(Array),
+      },
+      pending: {
+        name: 'JoinPending',
+        required: ['participantId', 'status', 'statusUrl', 'pollToken'],
+        keys: expect.any(Array),
+      },
+      approved: { name: 'JoinApproved', required: ['participantPrivateKey'], keys: expect.any(Array) },
+      waiting: { name: 'JoinWaiting', required: ['status'], keys: expect.any(Array) },
+    });
+    // What the server answers: every required key, nothing the schema does not name.
+    const join = async (privacy: 'public' | 'private') => {
+      const space = await h.createSpace({ privacy });
+      const invitationKey = await h.invite(space);
+      const res = await h.post(`/hub/space/${space.spaceId}/join`, {
+        key: invitationKey,
+        body: { name: 'Joiner' },
+      });
+      expectOk(res, privacy === 'public' ? 200 : 202);
+      return { space, invitationKey, body: res.body };
+    };
+    const answers = {
+      joined: (await join('public')).body,
+      ...(await (async () => {
+        const { space, invitationKey, body } = await join('private');
+        const poll = () =>
+          h.get(`/hub/space/${space.spaceId}/join/${body.participantId}`, {
+            key: invitationKey,
+            headers: { 'X-Poll-Token': body.pollToken },
+          });
+        const waiting = await poll();
+        expectOk(waiting, 202);
+        const approve = await h.post(
+          `/hub/space/${space.spaceId}/participants/${body.participantId}/approve`,
+          { key: space.ownerKey },
+        );
+        expectOk(approve);
+        const approved = await poll();
+        expectOk(approved);
+        return { pending: body, waiting: waiting.body, approved: approved.body };
+      })()),
+    };
+    for (const [answer, { required, keys }] of Object.entries(documented)) {
+      const body = answers[answer as keyof typeof answers];
+      expect(Object.keys(body).sort(), answer).toEqual(expect.arrayContaining([...required].sort()));
+      expect(keys, answer).toEqual(expect.arrayContaining(Object.keys(body)));
+    }
   });
 
   it('declares every status the server answers by policy, on every operation', () => {

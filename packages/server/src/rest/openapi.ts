@@ -254,19 +254,42 @@ function documentProcedure(doc: OpenAPIObject, { contract, pending }: OperationD
   const ok = operation.responses?.['200'];
   if (contract.successStatus === 204) responses['204'] = { description: 'No content' };
   else if (ok) responses[String(contract.successStatus)] = ok;
-  // The pending answer has the operation's body schema (its fields say which answer it is).
   if (contract.pendingStatus && pending && ok && typeof ok === 'object') {
     responses[String(contract.pendingStatus)] = {
       ...ok,
       description: pending.description,
       ...(pending.headers ? { headers: pending.headers } : {}),
     };
+    // Each success its own body, where the contract gives them (else the common shape serves both).
+    if (contract.answers) {
+      withBody(responses, contract.successStatus, componentRef(doc, contract.answers.success));
+      withBody(responses, contract.pendingStatus, componentRef(doc, contract.answers.pending));
+    }
   }
   Object.assign(responses, errorResponses(contract.errorStatuses));
   operation.responses = responses;
   // A body whose every field is optional may be left out (createApiToken, startLink…).
   const body = operation.requestBody;
   if (body && !(body.content?.['application/json']?.schema?.required?.length ?? 0)) body.required = false;
+}
+
+/** A `$ref` to a named schema of the contract (its meta id), added to the components when missing. */
+function componentRef(doc: OpenAPIObject, schema: z.ZodType): { $ref: string } {
+  const { $ref, $defs = {} } = z.toJSONSchema(schema, { io: 'output', target: 'draft-2020-12' }) as {
+    $ref?: string;
+    $defs?: Record<string, unknown>;
+  };
+  if (!$ref?.startsWith('#/$defs/')) throw new Error('a schema of the document needs a meta id');
+  const components = JSON.parse(JSON.stringify($defs).replaceAll('"#/$defs/', `"${SCHEMA_REF}`));
+  doc.components ??= {};
+  doc.components.schemas = { ...components, ...doc.components.schemas };
+  return { $ref: `${SCHEMA_REF}${$ref.slice('#/$defs/'.length)}` };
+}
+
+/** The answer of `status` with its JSON body's schema replaced by `schema`. */
+function withBody(responses: Record<string, unknown>, status: number, schema: unknown): void {
+  const answer = responses[String(status)] as { content?: Record<string, unknown> };
+  responses[String(status)] = { ...answer, content: { ...answer.content, 'application/json': { schema } } };
 }
 
 const WRITE_METHODS = new Set(['post', 'put', 'patch', 'delete']);
