@@ -1,4 +1,4 @@
-import type { ErrorBody, ErrorCode, ValidationIssue } from './generated';
+import type { ErrorBody, ErrorCode, ParticipantView, ValidationIssue } from './generated';
 
 /** Where each error class's prototype holds its kind: the same symbol in every copy of the SDK. */
 const KIND = Symbol.for('@convene/sdk:error-kind');
@@ -145,10 +145,17 @@ export class ConflictError extends ConveneError {
   declare readonly status: 409;
   /** The artifact's current version, when a write's `baseVersion` was not (`body.version`). */
   readonly version: number | undefined;
+  /**
+   * The participant's current status, when a moderation does not fit it (`participant_status_conflict`:
+   * muting someone not active, approving someone not waiting…).
+   */
+  readonly participantStatus: ParticipantView['status'] | undefined;
 
   constructor(message: string, init: ErrorInit) {
     super(message, init);
     this.version = typeof init.body?.version === 'number' ? init.body.version : undefined;
+    const status = init.body?.participantStatus;
+    this.participantStatus = typeof status === 'string' ? (status as ParticipantView['status']) : undefined;
   }
 }
 /** 410: a link request that expired or was already used: start over. */

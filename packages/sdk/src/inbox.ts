@@ -20,6 +20,7 @@ import {
   refusalEnd,
   showAs,
   sleep,
+  stoppable,
 } from './internal';
 import { SpaceResource } from './space-resource';
 import type { RequestOptions, Transport } from './transport';
@@ -116,15 +117,17 @@ export class Inbox extends SpaceResource {
    */
   follow(options?: FollowOptions): InboxFollow {
     const state: { ended?: LoopEnd } = {};
-    const generator = this.following(options ?? {}, state);
+    const generator = stoppable(options?.signal, (stop) => this.following(options ?? {}, stop, state));
     return Object.defineProperty(generator, 'ended', { get: () => state.ended }) as InboxFollow;
   }
 
+  /** `signal`: the caller's, or the iterator's `return()` (see stoppable); only the caller's is `ended`. */
   private async *following(
     options: FollowOptions,
+    signal: AbortSignal,
     state: { ended?: LoopEnd },
   ): AsyncGenerator<MessageView, void, undefined> {
-    const { signal, wait = 30, onDisconnect, onReconnect } = options;
+    const { wait = 30, onDisconnect, onReconnect } = options;
     const policy = reconnectPolicy(options);
     /** Whether a read has been answered: a key refused after that has ended, not been wrong. */
     let answered = false;
@@ -187,8 +190,8 @@ export class Inbox extends SpaceResource {
       }
     } catch (error) {
       // Aborting is how a caller stops following: the loop ends, as a stream's does.
-      if (signal?.aborted && error instanceof AbortError) {
-        state.ended = { reason: 'aborted' };
+      if (signal.aborted && error instanceof AbortError) {
+        if (options.signal?.aborted) state.ended = { reason: 'aborted' };
         return;
       }
       // The key's end (kicked, left, the space closed): the loop ends, as a stream's does.

@@ -79,6 +79,31 @@ export function linkedController(parent: AbortSignal | undefined): {
   return { controller, release: () => parent.removeEventListener('abort', abort) };
 }
 
+/**
+ * An async generator started with a signal of its own, which its caller's `signal` aborts and so
+ * do its iterator's `return()` and `throw()`. A generator suspended in an `await` takes a
+ * `return()` only once that await settles: a caller that gives up on a pending `next()` (a
+ * timeout, a race of several streams) would otherwise leave the connection or long poll open
+ * until the next event, holding one of the key's open streams meanwhile. `break` and exceptions
+ * in a `for await` call `return()` too, where it changes nothing.
+ */
+export function stoppable<T, R>(
+  signal: AbortSignal | undefined,
+  start: (stop: AbortSignal) => AsyncGenerator<T, R, undefined>,
+): AsyncGenerator<T, R, undefined> {
+  const { controller, release } = linkedController(signal);
+  const generator = start(controller.signal);
+  for (const name of ['return', 'throw'] as const) {
+    const own = generator[name].bind(generator) as (value: unknown) => Promise<IteratorResult<T, R>>;
+    generator[name] = (value: unknown) => {
+      controller.abort();
+      release();
+      return own(value);
+    };
+  }
+  return generator;
+}
+
 /** What `onDisconnect` is told: why the server is out of reach, and the attempt made next. */
 export interface DisconnectInfo {
   error: ConveneError;

@@ -15,6 +15,7 @@ import {
   retryableStatus,
   showAs,
   sleep,
+  stoppable,
   timestampOf,
 } from './internal';
 
@@ -148,11 +149,12 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
     if (this.started)
       throw new ConveneError('a MessageStream can be iterated once; open another with stream()');
     this.started = true;
-    return this.events();
+    return stoppable(this.options.signal, (stop) => this.events(stop));
   }
 
-  private async *events(): AsyncGenerator<StreamEvent> {
-    const { signal } = this.options;
+  /** `signal`: the caller's, or the iterator's `return()` (see stoppable); only the caller's is `ended`. */
+  private async *events(signal: AbortSignal): AsyncGenerator<StreamEvent> {
+    const callerAborted = () => this.options.signal?.aborted === true;
     const idleTimeoutMs = this.options.idleTimeoutMs ?? 45_000;
     if (idleTimeoutMs <= SERVER_PING_MS)
       this.transport.logger.warn(
@@ -165,13 +167,13 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
       sleep(ms, signal).then(
         () => true,
         () => {
-          this.end = { reason: 'aborted' };
+          if (callerAborted()) this.end = { reason: 'aborted' };
           return false;
         },
       );
     const aborted = () => {
-      if (signal?.aborted) this.end = { reason: 'aborted' };
-      return signal?.aborted === true;
+      if (callerAborted()) this.end = { reason: 'aborted' };
+      return signal.aborted;
     };
     let connectedOnce = false;
     let failures = 0;

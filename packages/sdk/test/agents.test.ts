@@ -72,6 +72,25 @@ describe('mentions, replies and the inbox', () => {
     expect(next.messages.map((m) => m.content)).toEqual(['@Worker two']);
   });
 
+  it('return() while the long poll waits ends it at once, not when the poll answers', async () => {
+    const { owner } = await ownedSpace();
+    const agent = await participant(owner, 'Leaving');
+    await owner.messages.send('@Leaving one');
+    const following = agent.inbox.follow({ wait: 20 });
+    expect((await following.next()).value).toMatchObject({ content: '@Leaving one' });
+    // Asked for the next: 'one' is acknowledged, then the poll waits up to 20 s for another.
+    const waiting = following.next();
+    await until(async () => ((await agent.inbox.get()).lastReadSeq === 1 ? true : undefined));
+    const started = Date.now();
+    await following.return();
+    expect(await waiting).toEqual({ done: true, value: undefined });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    // Left by its caller, not ended by itself; what comes next waits for the next follow().
+    expect(following.ended).toBeUndefined();
+    await owner.messages.send('@Leaving two');
+    expect((await agent.inbox.follow().next()).value).toMatchObject({ content: '@Leaving two' });
+  });
+
   it('keeps following the inbox through polls that get no answer (a server restart)', async () => {
     const { owner } = await ownedSpace();
     const agent = await participant(owner, 'Steady');

@@ -435,6 +435,10 @@ describe('participants', () => {
     await alice.messages.send('free again');
     // Unmuting someone who is not muted is a state conflict.
     await expect(owner.participants.unmute(alice.participantId!)).rejects.toBeInstanceOf(ConflictError);
+    // Typed: the status that refused it, read off the error as `version` is.
+    const refused = await owner.participants.unmute(alice.participantId!).catch((error: unknown) => error);
+    expect(refused).toMatchObject({ code: 'participant_status_conflict', participantStatus: 'active' });
+    expect((refused as ConflictError).participantStatus).toBe('active');
 
     await owner.participants.kick(bob.participantId!);
     await expect(bob.get()).rejects.toBeInstanceOf(AuthenticationError);

@@ -87,6 +87,30 @@ describe('the event stream', () => {
     expect(messages(events)).toEqual(['new 2', 'new 3']);
   });
 
+  it('return() while next() waits closes the connection at once: 25 left that way, the key still opens streams (20 at most)', async () => {
+    const { owner } = await ownedSpace();
+    for (let i = 0; i < 25; i++) {
+      const stream = owner.messages.stream();
+      const events = stream[Symbol.asyncIterator]();
+      // The context, once the (empty) backlog is replayed: the stream is live.
+      expect((await events.next()).value).toMatchObject({ event: 'context' });
+      const waiting = events.next();
+      // What a timeout or a race does with a stream it no longer wants.
+      const started = Date.now();
+      await events.return?.(undefined);
+      expect(await waiting).toEqual({ done: true, value: undefined });
+      expect(Date.now() - started).toBeLessThan(5_000);
+      // Left by its loop, not ended by itself.
+      expect(stream.ended).toBeUndefined();
+    }
+    const controller = new AbortController();
+    const { events, done } = reader(owner.messages.stream({ signal: controller.signal }));
+    await owner.messages.send('still heard');
+    await until(() => (messages(events).includes('still heard') ? true : undefined));
+    controller.abort();
+    await done;
+  });
+
   it('ends after space-closed', async () => {
     const { owner } = await ownedSpace();
     const me = await participant(owner);
