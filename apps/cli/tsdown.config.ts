@@ -1,4 +1,4 @@
-import { cpSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,14 +24,17 @@ const SERVER_FILES = [
 /**
  * Third-party packages whose code the tarball carries inside its own files, by the workspace
  * package that bundles them: trpc-to-openapi and tRPC in dist/ (patched, so bundled), DOMPurify
- * and eventsource-parser (through the SDK) in the web pages. Their licences require their notices to
+ * and eventsource-parser (through the SDK) in the web pages, postgres in dist/ (patched). Their licences require their notices to
  * go with every copy: each one's licence files ship under `assets/licenses/<package>/`.
  */
 const BUNDLED_THIRD_PARTY: Record<string, readonly string[]> = {
-  'apps/cli': ['trpc-to-openapi', '@trpc/server'],
+  'apps/cli': ['trpc-to-openapi', '@trpc/server', 'postgres'],
   'apps/web': ['dompurify'],
   'packages/sdk': ['eventsource-parser'],
 };
+
+/** Licences that ask for no notice with copies (public-domain dedications). */
+const NO_NOTICE = new Set(['Unlicense', 'CC0-1.0', '0BSD']);
 
 /** The directory of `name` as `from` (a workspace package) resolves it. */
 function packageDir(name: string, from: string): string {
@@ -50,10 +53,18 @@ function copyLicences(assets: string): void {
     for (const name of names) {
       const dir = packageDir(name, from);
       const files = readdirSync(dir).filter((file) => /^(licen[cs]e|copying|notice)/i.test(file));
-      if (files.length === 0) throw new Error(`${name} ships no licence file`);
       const target = join(assets, 'licenses', name);
       mkdirSync(target, { recursive: true });
       for (const file of files) cpSync(join(dir, file), join(target, file));
+      if (files.length > 0) continue;
+      // A dedication to the public domain asks for no notice, and postgres ships none: its
+      // package.json names it, which is said here.
+      const { license } = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { license?: string };
+      if (!license || !NO_NOTICE.has(license)) throw new Error(`${name} ships no licence file`);
+      writeFileSync(
+        join(target, 'LICENSE'),
+        `${name} is released under the ${license} (package.json "license").\n`,
+      );
     }
 }
 
@@ -94,9 +105,12 @@ const config: UserConfig = defineConfig({
   sourcemap: false,
   deps: {
     // The workspace packages are bundled (they resolve to source, not node_modules). Of the
-    // packages in node_modules only trpc-to-openapi and tRPC are, because the workspace patches
-    // them (patches/); their own dependencies are listed. Everything else is a dependency.
-    onlyBundle: ['trpc-to-openapi', '@trpc/server'],
+    // packages in node_modules only trpc-to-openapi, tRPC and postgres are, because the workspace
+    // patches them (patches/); their own dependencies are listed. Everything else is a dependency
+    // (postgres too: drizzle-orm imports it, and would load that unpatched copy, which only makes
+    // clients from a URL, something Convene never asks of it).
+    onlyBundle: ['trpc-to-openapi', '@trpc/server', 'postgres'],
+    alwaysBundle: ['postgres'],
   },
   plugins: [workspaceModuleUrls()],
   hooks: {
