@@ -58,6 +58,10 @@ describe('the database unreachable', () => {
     expect(isDatabaseUnavailable(wrap(Object.assign(new Error('x'), { code: 'CONNECT_TIMEOUT' })))).toBe(
       true,
     );
+    // A deadlock's victim and a serialization failure were rolled back whole: a retry runs alone
+    // (a concurrency trial saw deadlocks answered 500).
+    expect(isDatabaseUnavailable(wrap(Object.assign(new Error('x'), { code: '40P01' })))).toBe(true);
+    expect(isDatabaseUnavailable(wrap(Object.assign(new Error('x'), { code: '40001' })))).toBe(true);
     // A constraint or a type error is the request's own fault, or a bug: not a 503.
     expect(isDatabaseUnavailable(wrap(Object.assign(new Error('x'), { code: '23505' })))).toBe(false);
     expect(isDatabaseUnavailable(wrap(Object.assign(new Error('x'), { code: '22P02' })))).toBe(false);

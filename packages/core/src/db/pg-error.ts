@@ -54,6 +54,10 @@ const UNAVAILABLE_STATES = new Set([
   '53300', // too_many_connections
   '57014', // query_canceled: a statement timeout
   '25P03', // idle_in_transaction_session_timeout
+  // A deadlock's victim, a serialization failure: the transaction was rolled back whole, and the
+  // same request made again runs alone (where a use case does not retry it itself).
+  DEADLOCK_DETECTED,
+  '40001',
 ]);
 
 /**
