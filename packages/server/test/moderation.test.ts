@@ -7,6 +7,7 @@ import {
   expectKeyChecks,
   idOf,
   type OwnedSpace,
+  onPostgres,
   participantRow,
   recordedEvents,
   sdkError,
@@ -349,5 +350,61 @@ describe('on a closed space', () => {
     const error = await sdkError(active.leave(), ConflictError);
     expect(error.body).toEqual({ error: 'space is closed', code: 'space_closed' });
     expect(await statusOf(space, idOf(active))).toBe('active');
+  });
+});
+
+describe.runIf(onPostgres())('a moderation or a leave racing a close (PostgreSQL)', () => {
+  /**
+   * Runs `act` while another transaction holds the space row, closes the space in it, and
+   * commits: `act` went past its key check before the close, and reaches the space row after it.
+   */
+  async function racingClose(spaceId: string, act: () => Promise<{ status: number; body: any }>) {
+    const { db } = srv.server.database;
+    let locked!: () => void;
+    const isLocked = new Promise<void>((resolve) => {
+      locked = resolve;
+    });
+    let close!: () => void;
+    const closing = new Promise<void>((resolve) => {
+      close = resolve;
+    });
+    const closer = db.transaction(async (tx) => {
+      await tx
+        .select({ id: schema.spaces.id })
+        .from(schema.spaces)
+        .where(eq(schema.spaces.id, spaceId))
+        .for('update');
+      locked();
+      await closing;
+      await tx.update(schema.spaces).set({ state: 'closed' }).where(eq(schema.spaces.id, spaceId));
+    });
+    await isLocked;
+    const acting = act();
+    // Long enough for it to read the key and the participant, and wait on the space row.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    close();
+    await closer;
+    return acting;
+  }
+
+  it('refuses a mute, a kick and a leave the close committed before (409 space_closed), and changes nobody', async () => {
+    for (const action of ['mute', 'kick', 'leave'] as const) {
+      const space = await h.createSpace();
+      const p = await h.joinActive(space);
+      const answer = await racingClose(space.spaceId, () =>
+        action === 'leave'
+          ? h.post(`/hub/space/${space.spaceId}/leave`, { key: p.key })
+          : h.post(`/hub/space/${space.spaceId}/participants/${p.participantId}/${action}`, {
+              key: space.ownerKey,
+            }),
+      );
+      expect({ action, status: answer.status, code: answer.body.code }).toEqual({
+        action,
+        status: 409,
+        code: 'space_closed',
+      });
+      expect(await statusOf(space, p.participantId)).toBe('active');
+      expect(await statusEvents(space, p.participantId)).toEqual(['active']);
+    }
   });
 });

@@ -2,14 +2,14 @@ import { and, eq } from 'drizzle-orm';
 import { releaseLocks } from '../artifacts/release-locks';
 import type { ParticipantRow } from '../auth/authorize';
 import type { Clock } from '../clock';
-import { participants } from '../db/schema';
+import { participants, spaces } from '../db/schema';
 import type { Executor } from '../db/types';
 import type { CoreConfig } from '../deps';
-import { ConflictError, NotFoundError } from '../errors';
+import { ConflictError, NotFoundError, SpaceClosedError } from '../errors';
 import { appendEvent } from '../events/append-event';
 import type { EventBus } from '../events/event-bus';
 import { isUuid } from '../ids';
-import { toParticipantView } from '../spaces/views';
+import { isClosed, isExpired, toParticipantView } from '../spaces/views';
 
 type ParticipantStatus = ParticipantRow['status'];
 
@@ -59,6 +59,17 @@ export async function transitionParticipant({
   also = {},
 }: TransitionOptions): Promise<ParticipantRow> {
   const now = clock.now();
+  // The space row, locked as the event it appends will lock it, and looked at again: a close
+  // that committed while this transaction waited for it ends the space first (authorize read it
+  // before, unlocked). Without it a mute, kick or leave racing a close was answered 200 and its
+  // event committed after `space-closed`, where no stream reads it.
+  const [space] = await ex
+    .select({ state: spaces.state, expiresAt: spaces.expiresAt })
+    .from(spaces)
+    .where(eq(spaces.id, row.spaceId))
+    .for('no key update');
+  if (!space) throw new NotFoundError('space');
+  if (isClosed(space, now)) throw new SpaceClosedError(space.state !== 'closed' && isExpired(space, now));
   const [updated] = await ex
     .update(participants)
     .set({ status: to, updatedAt: now, ...also })
