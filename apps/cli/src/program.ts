@@ -26,7 +26,7 @@ import { registerWebhook } from './commands/webhook';
 import { registerWhoami } from './commands/whoami';
 import { Context } from './lib/context';
 import { type CliError, NoSpaceSavedError, Reported, Stopped, UsageError } from './lib/errors';
-import { ExitCode, signalExitCode } from './lib/exit-codes';
+import { ExitCode, exitWith, signalExitCode } from './lib/exit-codes';
 import { explain, serverFields } from './lib/failure';
 import { detectMode, neutralise, toJson } from './lib/output';
 import { quoted, shellWord } from './lib/quote';
@@ -381,7 +381,7 @@ export async function run(argv: string[]): Promise<number> {
     // (a database being migrated), a signal ends the run at once, as any command's.
     if (app.current()?.serverOwnsSignals) return;
     if (signal === 'SIGINT' && app.current()?.editorOwnsInterrupt) return;
-    if (interrupted || !app.current()?.handlesInterrupt) process.exit(signalExitCode(signal));
+    if (interrupted || !app.current()?.handlesInterrupt) exitWith(signalExitCode(signal));
     interrupted = true;
     controller.abort(new Error(signal));
   };

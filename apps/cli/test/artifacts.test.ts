@@ -1,11 +1,12 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   byName,
   editing,
   editor,
+  eventually,
   finished,
   follow,
   heldEditor,
@@ -16,7 +17,7 @@ import {
 } from './helpers/cli';
 import { bundle } from './helpers/paths';
 import { startServer, type TestServer } from './helpers/server';
-import { answered } from './helpers/tmux';
+import { answered, Terminal } from './helpers/tmux';
 
 let server: TestServer;
 let owner: User;
@@ -132,6 +133,11 @@ describe('create, list, show, write, download, history, diff, restore', () => {
       `cannot open ${join(owner.home, 'no/dir/x.md')}: no such file or directory`,
     );
     expect(nowhere.stderr).not.toContain('bug');
+    // A full disk is the disk's failure, named with the file, not a bug of convene.
+    const full = await owner.run(['artifact', 'download', 'plan.md', '-o', '/dev/full']);
+    expect(full.code).toBe(1);
+    expect(full.stderr).toContain('cannot write /dev/full: no space left on the device');
+    expect(full.stderr).not.toContain('bug');
 
     const history = (await owner.run(['artifact', 'history', 'plan.md', '--json'])).json();
     expect(history.map((v: any) => v.version)).toEqual([3, 2, 1]);
@@ -702,6 +708,35 @@ describe('artifact edit', () => {
       expect(doc.version).toBe(3);
       expect(doc.lockedBy).toBeUndefined();
     }
+  });
+
+  it('keeps the text and unlocks when the terminal window closes while the editor is open (ended by SIGHUP)', async () => {
+    const held = heldEditor(guest, 'window-closed', {
+      text: 'typed before the window closed',
+      write: 'first',
+    });
+    const terminal = new Terminal(
+      [process.execPath, bundle, 'artifact', 'edit', 'edit.md'],
+      { ...guest.env, EDITOR: held.ed },
+      guest.home,
+    );
+    try {
+      await eventually(() => expect(existsSync(held.opened)).toBe(true));
+    } finally {
+      // The window closed: the editor and convene get SIGHUP, and every write to the terminal fails.
+      terminal.close();
+    }
+    await eventually(() => expect(terminal.ended()).toBeDefined());
+    held.release();
+    expect(terminal.ended()).toEqual({ code: null, signal: 'SIGHUP' });
+    const recovered = join(guest.env.XDG_DATA_HOME!, 'convene/recovered');
+    const kept = readdirSync(recovered).filter((name) => name.endsWith('edit.md'));
+    expect(kept.map((name) => readFileSync(join(recovered, name), 'utf8'))).toContainEqual(
+      expect.stringContaining('typed before the window closed'),
+    );
+    const doc = await byName(owner, 'edit.md');
+    expect(doc.version).toBe(3);
+    expect(doc.lockedBy).toBeUndefined();
   });
 
   it('keeps an edited text over 1 MiB without sending it, unlocks, and says so (exit 2)', async () => {

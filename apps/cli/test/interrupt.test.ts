@@ -118,7 +118,8 @@ describe('a stop is told from an end: the signal’s exit code (130 SIGINT, 143 
           : tail.waitFor('Following', { in: 'stderr' }));
         tail.child.kill(signal);
         const result = await tail.done;
-        expect({ signal, flags, code: result.code }).toEqual({ signal, flags, code });
+        // Ended by the signal itself, as git and ssh end: a shell loop around it stops too.
+        expect({ flags, code: result.code, by: result.signal }).toEqual({ flags, code, by: signal });
         // A stop is not an error: no line about it, on either stream.
         expect(result.stderr).not.toMatch(/✗|"error"|stopped|interrupted/);
       }
@@ -159,6 +160,89 @@ describe('a stop is told from an end: the signal’s exit code (130 SIGINT, 143 
       const result = await waits.done;
       expect({ signal, code: result.code }).toEqual({ signal, code });
       expect(result.stderr).toContain('stopped waiting for the browser');
+    }
+  });
+});
+
+describe('on a terminal, as a shell and its window expect', () => {
+  it('Ctrl-C stops a shell loop that runs convene, not only the convene running', async () => {
+    const looping = user();
+    expect((await looping.run(['space', 'create', 'Loop'])).code).toBe(0);
+    const convene = `"${process.execPath}" "${bundle}"`;
+    const terminal = new Terminal(
+      ['bash', '-c', `for i in 1 2; do ${convene} tail --lines 0; echo "after tail $i"; done`],
+      looping.env,
+      looping.home,
+    );
+    try {
+      await eventually(() => expect(terminal.screen()).toContain('Following Loop live'));
+      terminal.press('C-c');
+      await eventually(() => expect(terminal.screen()).toMatch(/EXIT=\d+/));
+      // bash goes on after a command that merely exited 130; convene ends by the SIGINT itself.
+      expect(terminal.screen()).not.toContain('after tail 1');
+      expect(terminal.screen()).toContain('EXIT=130');
+      expect(terminal.ended()).toEqual({ code: null, signal: 'SIGINT' });
+    } finally {
+      terminal.close();
+    }
+  });
+
+  it('tail whose terminal window is closed ends by SIGHUP, as the README says (129), not by a crash', async () => {
+    const watcher = user();
+    expect((await watcher.run(['space', 'create', 'Window'])).code).toBe(0);
+    const terminal = new Terminal([process.execPath, bundle, 'tail'], watcher.env, watcher.home);
+    try {
+      await eventually(() => expect(terminal.screen()).toContain('Following Window live'));
+    } finally {
+      // The window closed: its terminal is gone, and every write to it fails (EIO).
+      terminal.close();
+    }
+    // Node aborted (SIGABRT) or crashed (SIGSEGV) restoring the terminal that was gone.
+    await eventually(() => expect(terminal.ended()).toEqual({ code: null, signal: 'SIGHUP' }));
+  });
+
+  it('Ctrl-Z during a wait gives the shell its cursor back, and the wait takes it again when resumed', async () => {
+    const visitor = user();
+    const terminal = new Terminal(
+      [process.execPath, bundle, 'join', humanLink, '--name', 'Zed'],
+      visitor.env,
+      visitor.home,
+    );
+    try {
+      await eventually(() => expect(terminal.screen()).toContain('Waiting for the owner to approve you'));
+      expect(terminal.cursorShown()).toBe(false);
+      terminal.press('C-z');
+      await eventually(() => expect(terminal.cursorShown()).toBe(true));
+      // `fg`, as the shell would send it.
+      terminal.resume();
+      await eventually(() => expect(terminal.cursorShown()).toBe(false));
+      terminal.press('C-c');
+      await eventually(() => expect(terminal.screen()).toContain('EXIT=130'));
+      expect(terminal.cursorShown()).toBe(true);
+    } finally {
+      terminal.close();
+    }
+  });
+
+  it('a wait in a terminal narrower than its line keeps to one line, cut', async () => {
+    const visitor = user();
+    const terminal = new Terminal(
+      [process.execPath, bundle, 'join', humanLink, '--name', 'Narrow'],
+      visitor.env,
+      visitor.home,
+      { width: 24, height: 30 },
+    );
+    try {
+      await eventually(() => expect(terminal.screen()).toContain('Waiting for the'));
+      // A dozen frames: each drawn over the last, none on a line of its own.
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      const frames = terminal.screen().match(/[◒◐◓◑]/g) ?? [];
+      expect(frames).toHaveLength(1);
+      expect(terminal.screen()).toContain('…');
+      terminal.press('C-c');
+      await eventually(() => expect(terminal.screen()).toContain('EXIT=130'));
+    } finally {
+      terminal.close();
     }
   });
 });

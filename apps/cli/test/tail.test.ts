@@ -566,6 +566,38 @@ describe('inbox --follow of a participant who is removed, who leaves, or whose s
   });
 });
 
+describe('output that cannot be written', () => {
+  /** `convene …args > /dev/full`, as a shell runs it: every write fails with ENOSPC, as on a full disk. */
+  function toFullDisk(user: User, args: string[]): Promise<RunResult> {
+    const base = { ...process.env };
+    for (const name of LEAKY_ENV) delete base[name];
+    const child = spawn('bash', ['-c', '"$@" > /dev/full', 'bash', process.execPath, bundle, ...args], {
+      cwd: user.home,
+      env: { ...base, ...user.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    return finished(child, { timeoutMs: 60_000 });
+  }
+
+  it('fails the run (exit 1) and says why, in words or JSON: a script must not take a cut file for the whole', async () => {
+    const reader = new User(server.url);
+    try {
+      expect((await reader.run(['space', 'create', 'Archive'])).code).toBe(0);
+      expect((await reader.run(['send', 'kept for the record'])).code).toBe(0);
+      for (const args of [['messages'], ['messages', '--json'], ['--version']]) {
+        const result = await toFullDisk(reader, args);
+        expect({ args, code: result.code }).toEqual({ args, code: 1 });
+        const said = 'cannot write the output: no space left on the device';
+        if (args.includes('--json')) expect(JSON.parse(result.stderr)).toEqual({ error: said, exitCode: 1 });
+        else expect(result.stderr).toContain(`✗ ${said}`);
+        expect(result.stderr).not.toMatch(/bug|ENOSPC|\n\s+at /);
+      }
+    } finally {
+      reader.remove();
+    }
+  });
+});
+
 describe('a reader that stops early', () => {
   /** `convene …args | head -1` as a shell runs it; with pipefail the status is convene's. */
   function headOne(user: User, args: string[]): Promise<RunResult> {

@@ -712,6 +712,57 @@ describe('tables fitted to a terminal', () => {
     expect(fitted({ isTTY: false, columns: 70 })[1]).toContain(`${'a'.repeat(50)}  3f2e`);
     expect(fitted({})[1]).toContain('reviewer of everything');
   });
+
+  it('keeps a mark after a cut value (" (you)") and a whole column (a status as the API words it)', () => {
+    const rows = [
+      { name: 'Grace Hopper', you: true, status: 'active', role: 'owner of the plan' },
+      { name: 'Ada Lovelace', you: false, status: 'waitingForApproval', role: 'reviewer' },
+    ];
+    const table = printed(
+      (out) =>
+        out.table(
+          rows,
+          [
+            { header: 'name', value: (row) => row.name, mark: (row) => (row.you ? ' (you)' : undefined) },
+            { header: 'status', value: (row) => row.status, whole: true },
+            { header: 'role', value: (row) => row.role },
+          ],
+          'none',
+        ),
+      { isTTY: true, columns: 44 },
+    ).split('\n');
+    expect(table.slice(0, -1)).toEqual([
+      'NAME         STATUS              ROLE',
+      'Grac… (you)  active              owner of t…',
+      'Ada Lovela…  waitingForApproval  reviewer',
+    ]);
+  });
+
+  it('fits headerless columns (space show) to the terminal too, by the same rules; piped, whole', () => {
+    const people = (stream: { isTTY?: boolean; columns?: number }) =>
+      printed(
+        (out) =>
+          out.columns(
+            [
+              [{ value: 'Owner', mark: ' (you)' }, 'owner, agent', 'active'],
+              [
+                { value: 'Dr. Bartholomew Montgomery-Featherstonehaugh III', mark: '' },
+                'agent',
+                'waitingForApproval',
+              ],
+            ],
+            { indent: '  ', whole: [2] },
+          ),
+        stream,
+      ).split('\n');
+    const narrow = people({ isTTY: true, columns: 50 });
+    for (const line of narrow) expect(stringWidth(line)).toBeLessThanOrEqual(50);
+    expect(narrow[0]).toMatch(/^ {2}Owner \(you\) +owner, agent +active$/);
+    expect(narrow[1]).toMatch(/^ {2}Dr\. Bartholom… +agent +waitingForApproval$/);
+    // Narrower still: the mark stays after what is left of the name.
+    expect(people({ isTTY: true, columns: 30 })[0]).toMatch(/^ {2}Own… \(you\) +owner, … +active$/);
+    expect(people({})[1]).toContain('Montgomery-Featherstonehaugh III  agent');
+  });
 });
 
 describe('output mode', () => {

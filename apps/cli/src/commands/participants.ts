@@ -32,13 +32,16 @@ export function registerParticipants(program: Command, app: App): void {
             [
               {
                 header: 'name',
-                value: (p) => (p.participantId === saved.participantId ? `${p.name} (you)` : p.name),
+                value: (p) => p.name,
+                mark: (p) => (p.participantId === saved.participantId ? ' (you)' : undefined),
                 style: (t) => out.c.bold(t),
               },
               { header: 'id', value: (p) => p.participantId, whole: true },
               {
                 header: 'status',
+                // The API's word, whole: what `jq 'select(.status == "kicked")'` finds.
                 value: (p) => p.status,
+                whole: true,
                 style: (t, p) => styleStatus(out, p.status, t),
               },
               {

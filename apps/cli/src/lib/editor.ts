@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -98,6 +98,7 @@ export function runEditor(command: string, file: string, signal?: AbortSignal): 
   return new Promise((resolve) => {
     const line = `${command} ${shellQuote(file)}`;
     const exec = process.platform !== 'win32' && isPlainCommand(command);
+    const terminal = terminalSettings();
     const child = spawn(exec ? `exec ${line}` : line, { shell: true, stdio: 'inherit' });
     let grace: NodeJS.Timeout | undefined;
     const stopped = () => {
@@ -114,6 +115,9 @@ export function runEditor(command: string, file: string, signal?: AbortSignal): 
     const settle = (exit: EditorExit) => {
       clearTimeout(grace);
       signal?.removeEventListener('abort', stopped);
+      // An editor that did not end by itself left the terminal as it had it (raw, no echo):
+      // what convene says next would step down the screen.
+      if (!exit.ok) terminal?.restore();
       resolve(exit);
     };
     child.once('error', (error) =>
@@ -136,6 +140,21 @@ export function runEditor(command: string, file: string, signal?: AbortSignal): 
         });
     });
   });
+}
+
+/**
+ * The settings of the terminal convene runs in (`stty -g`), to restore them after an editor that
+ * was stopped; none without a terminal, or without stty.
+ */
+function terminalSettings(): { restore(): void } | undefined {
+  if (process.platform === 'win32' || !process.stdin.isTTY) return undefined;
+  const saved = spawnSync('stty', ['-g'], { stdio: ['inherit', 'pipe', 'ignore'], encoding: 'utf8' });
+  const settings = saved.status === 0 ? saved.stdout.trim() : '';
+  if (!settings) return undefined;
+  return {
+    // The terminal may be gone (SIGHUP): then there is nothing to restore, and stty fails quietly.
+    restore: () => void spawnSync('stty', [settings], { stdio: ['inherit', 'ignore', 'ignore'] }),
+  };
 }
 
 /** How long an editor told to stop has to write what it keeps (vim its swap file) before convene goes on. */

@@ -32,6 +32,29 @@ export function signalExitCode(signal: string | undefined): ExitCode {
   return ExitCode.interrupted;
 }
 
+const SIGNAL_OF: Partial<Record<number, NodeJS.Signals>> = {
+  [ExitCode.interrupted]: 'SIGINT',
+  [ExitCode.terminated]: 'SIGTERM',
+  [ExitCode.hangup]: 'SIGHUP',
+};
+
+/**
+ * Ends the process with `code`; a signal's code (130, 143, 129) by that signal, once every exit
+ * listener has run (a spinner's cursor shown again), as git and ssh end. A shell reports the same
+ * code, and more: a loop running convene stops at Ctrl-C (bash carries on after a child that
+ * merely exited 130), and the prompt starts on a line of its own. Dying of SIGHUP also spares a
+ * terminal that is gone Node's restoring of its settings, which aborts the process (EIO).
+ */
+export function exitWith(code: number): never {
+  const signal = SIGNAL_OF[code];
+  if (signal)
+    process.once('exit', () => {
+      process.removeAllListeners(signal);
+      process.kill(process.pid, signal);
+    });
+  process.exit(code);
+}
+
 /**
  * What stopped convene (Ctrl-C, SIGTERM, SIGHUP), from the run's aborted signal: in words, and as
  * its exit code.

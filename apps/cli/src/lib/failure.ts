@@ -372,14 +372,34 @@ const FILE_PROBLEMS: Record<string, string> = {
   EPERM: 'not permitted',
   EROFS: 'read-only file system',
   ENOSPC: 'no space left on the device',
+  EDQUOT: 'disk quota exceeded',
+  EFBIG: 'the file is too large',
+  EIO: 'input/output error',
 };
+
+/** A file system's failure in words (`no space left on the device`), else its own message. */
+export const describeFileProblem = (error: NodeJS.ErrnoException): string =>
+  FILE_PROBLEMS[error.code ?? ''] ?? error.message;
+
+/**
+ * `write()` of the file at `path`, whose failure then names it as an open's does (a write's own
+ * error names no path, and would read as a bug of convene).
+ */
+export function writingTo<T>(path: string, write: () => T): T {
+  try {
+    return write();
+  } catch (error) {
+    const failure = error as NodeJS.ErrnoException;
+    if (error instanceof Error && typeof failure.code === 'string') failure.path ??= path;
+    throw error;
+  }
+}
 
 /** A file that could not be opened, read or written, with its path and the reason in words. */
 export function fileError(error: NodeJS.ErrnoException & { path: string }): CliError {
   const verb =
     !error.syscall || error.syscall === 'open' || error.syscall === 'read' ? 'open' : error.syscall;
-  const problem = FILE_PROBLEMS[error.code!] ?? error.message;
-  return new CliError(`cannot ${verb} ${error.path}: ${problem}`, {
+  return new CliError(`cannot ${verb} ${error.path}: ${describeFileProblem(error)}`, {
     exitCode: error.code === 'ENOENT' ? ExitCode.notFound : ExitCode.error,
     hint: 'Check the path and its permissions.',
     cause: error,

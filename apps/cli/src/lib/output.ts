@@ -104,8 +104,10 @@ export interface Column<Row> {
   header: string;
   value: (row: Row) => string;
   style?: (text: string, row: Row) => string;
-  /** A value to copy whole (an id, a command line): never cut to fit a terminal. */
+  /** A value to copy whole (an id, a command line, a status as the API words it): never cut to fit a terminal. */
   whole?: boolean;
+  /** A mark after the value (` (you)`), never cut: a value cut to fit a terminal keeps it. */
+  mark?: (row: Row) => string | undefined;
 }
 
 /** A terminal's width; 80 when it reports none (a pipe) or 0 (a terminal without a size). */
@@ -238,16 +240,30 @@ export class Output {
    * cell once it is padded.
    */
   columns(
-    rows: readonly (readonly string[])[],
+    rows: readonly (readonly Cell[])[],
     {
       indent = '',
       style,
-    }: { indent?: string; style?: (text: string, row: number, column: number) => string } = {},
+      whole = [],
+    }: {
+      indent?: string;
+      style?: (text: string, row: number, column: number) => string;
+      /** The columns never cut to fit a terminal (as a table's `whole`). */
+      whole?: readonly number[];
+    } = {},
   ): void {
-    const cells = rows.map((row) => row.map((cell) => inline(cell)));
+    const values = rows.map((row) => row.map((cell) => inline(typeof cell === 'string' ? cell : cell.value)));
+    const marks = rows.map((row) => row.map((cell) => (typeof cell === 'string' ? '' : inline(cell.mark))));
+    let cells = values.map((row, r) => row.map((value, i) => value + marks[r]![i]!));
     const widths = (cells[0] ?? []).map((_, i) =>
       Math.max(...cells.map((row) => visibleLength(row[i] ?? ''))),
     );
+    const least = widths.map((width, i) =>
+      whole.includes(i)
+        ? width
+        : Math.min(width, Math.max(8, ...marks.map((row) => visibleLength(row[i]!) + 4))),
+    );
+    if (this.fits(widths, least, indent.length)) cells = cut(values, marks, widths);
     cells.forEach((row, r) => {
       const line = row.map((cell, i) => {
         const text = i === row.length - 1 ? cell : cell + ' '.repeat(widths[i]! - visibleLength(cell));
@@ -255,6 +271,15 @@ export class Output {
       });
       this.line(`${indent}${line.join('  ')}`.trimEnd());
     });
+  }
+
+  /**
+   * On a terminal, narrows `widths` (in place) to its width less `margin`, as `fitted` does;
+   * whether any was narrowed. Piped, every value stays whole.
+   */
+  private fits(widths: number[], least: readonly number[], margin = 0): boolean {
+    const terminal = this.stdout as { isTTY?: boolean; columns?: number };
+    return Boolean(terminal.isTTY) && fitted(widths, least, terminalColumns(terminal) - margin);
   }
 
   /**
@@ -269,14 +294,21 @@ export class Output {
       return;
     }
     // A cell is one line: a name with a newline in it must not break the table.
-    let cells = rows.map((row) => columns.map((column) => inline(column.value(row))));
+    const values = rows.map((row) => columns.map((column) => inline(column.value(row))));
+    const marks = rows.map((row) => columns.map((column) => inline(column.mark?.(row) ?? '')));
+    let cells = values.map((row, r) => row.map((value, i) => value + marks[r]![i]!));
     const widths = columns.map((column, i) =>
       Math.max(visibleLength(column.header), ...cells.map((row) => visibleLength(row[i]!))),
     );
-    const terminal = this.stdout as { isTTY?: boolean; columns?: number };
-    if (terminal.isTTY && fitted(widths, columns, terminalColumns(terminal))) {
-      cells = cells.map((row) => row.map((cell, i) => truncate(cell, widths[i]!)));
-    }
+    const least = columns.map((column, i) =>
+      column.whole
+        ? widths[i]!
+        : Math.min(
+            widths[i]!,
+            Math.max(visibleLength(column.header), 8, ...marks.map((row) => visibleLength(row[i]!) + 4)),
+          ),
+    );
+    if (this.fits(widths, least)) cells = cut(values, marks, widths);
     const pad = (text: string, i: number) =>
       i === columns.length - 1 ? text : text + ' '.repeat(widths[i]! - visibleLength(text));
     this.line(columns.map((column, i) => this.c.bold(pad(column.header.toUpperCase(), i))).join('  '));
@@ -323,14 +355,29 @@ export class Output {
 function terminalSpinner(stderr: NodeJS.WritableStream, c: Colors, text: string): Spinner {
   const frames = ['◒', '◐', '◓', '◑'];
   const showCursor = () => stderr.write('\u001b[?25h');
+  const hideCursor = () => stderr.write('\u001b[?25l');
   let shown = text;
   let frame = 0;
   const draw = () => {
-    const line = `${c.magenta(frames[frame++ % frames.length]!)}  ${shown}`;
+    // One line, whatever the terminal's width now: a line that wraps is redrawn under itself.
+    const room = terminalColumns(stderr as { columns?: number }) - 4;
+    const line = `${c.magenta(frames[frame++ % frames.length]!)}  ${truncate(inline(shown), Math.max(room, 1))}`;
     stderr.write(`\r\u001b[2K${printableLine(line)}`);
   };
-  stderr.write('\u001b[?25l');
+  // Ctrl-Z: the shell gets its cursor back while convene is stopped, and the spinner its own after.
+  const suspend = () => {
+    showCursor();
+    process.removeListener('SIGTSTP', suspend);
+    process.kill(process.pid, 'SIGTSTP');
+  };
+  const resume = () => {
+    hideCursor();
+    process.on('SIGTSTP', suspend);
+  };
+  hideCursor();
   process.once('exit', showCursor);
+  process.on('SIGTSTP', suspend);
+  process.on('SIGCONT', resume);
   draw();
   const timer = setInterval(draw, 80);
   timer.unref();
@@ -340,6 +387,8 @@ function terminalSpinner(stderr: NodeJS.WritableStream, c: Colors, text: string)
     running = false;
     clearInterval(timer);
     process.removeListener('exit', showCursor);
+    process.removeListener('SIGTSTP', suspend);
+    process.removeListener('SIGCONT', resume);
     // One space after the mark, as every other status line has (the frames take two).
     stderr.write(`\r\u001b[2K${printableLine(`${mark} ${last}`)}\n`);
     showCursor();
@@ -353,15 +402,24 @@ function terminalSpinner(stderr: NodeJS.WritableStream, c: Colors, text: string)
   };
 }
 
+/** A cell of `columns`: its text, or a value and a mark after it that is never cut (` (you)`). */
+export type Cell = string | { value: string; mark: string };
+
+/** Each value cut to its column's width, its mark after it whole. */
+const cut = (values: string[][], marks: string[][], widths: readonly number[]): string[][] =>
+  values.map((row, r) =>
+    row.map((value, i) => {
+      const mark = marks[r]![i]!;
+      return truncate(value, widths[i]! - visibleLength(mark)) + mark;
+    }),
+  );
+
 /**
  * Narrows `widths` (in place) until the columns and the two spaces between them fit in `room`:
- * one column at a time off the widest that may be cut, not below its header's width or 8. Whether
- * any was narrowed.
+ * one column at a time off the widest that may still be cut, down to its `least`. Whether any was
+ * narrowed.
  */
-function fitted<Row>(widths: number[], columns: Column<Row>[], room: number): boolean {
-  const least = columns.map((column, i) =>
-    column.whole ? widths[i]! : Math.min(widths[i]!, Math.max(visibleLength(column.header), 8)),
-  );
+function fitted(widths: number[], least: readonly number[], room: number): boolean {
   let total = widths.reduce((sum, width) => sum + width, 2 * (widths.length - 1));
   let narrowed = false;
   while (total > room) {

@@ -9,13 +9,16 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { constants, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { bundle } from './paths';
 
 export interface RunResult {
+  /** The exit code as a shell reports it: 128 + the signal's number for a process a signal ended. */
   code: number | null;
+  /** The signal that ended it, when one did (convene ends by the signal it was stopped with). */
+  signal: NodeJS.Signals | null;
   stdout: string;
   stderr: string;
   /** stdout parsed as JSON (fails the test with the output when it is not). */
@@ -132,10 +135,11 @@ export function finished(child: ChildProcess, options: RunOptions = {}): Promise
         new Error(`convene did not exit within ${options.timeoutMs ?? 30_000} ms\n${stdout}\n${stderr}`),
       );
     }, options.timeoutMs ?? 30_000);
-    child.once('exit', (code) => {
+    child.once('exit', (code, signal) => {
       clearTimeout(timer);
       resolve({
-        code,
+        code: signal ? 128 + constants.signals[signal] : code,
+        signal,
         stdout,
         stderr,
         json() {

@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../../app';
 import { findArtifact } from '../../lib/artifacts';
+import { writingTo } from '../../lib/failure';
 import { checkVersion } from '../../lib/input';
 
 export function registerArtifactDownload(artifact: Command, app: App): void {
@@ -43,7 +44,8 @@ export function registerArtifactDownload(artifact: Command, app: App): void {
       const { out } = ctx;
       // `-o -` is stdout, as `--file -` is stdin: never a file named `-`.
       if (options.output !== undefined && options.output !== '-') {
-        writeFileSync(options.output, markdown);
+        const file = options.output;
+        writingTo(file, () => writeFileSync(file, markdown));
         out.result(
           {
             id: found.artifact.id,

@@ -47,12 +47,13 @@ export function registerSpaceShow(space: Command, app: App): void {
           const people = view.participants;
           out.columns(
             people.map((p) => [
-              p.participantId === saved.participantId ? `${p.name} (you)` : p.name,
+              { value: p.name, mark: p.participantId === saved.participantId ? ' (you)' : '' },
               [p.isOwner ? 'owner' : '', p.isHuman ? 'human' : 'agent'].filter(Boolean).join(', '),
               p.status,
             ]),
             {
               indent: '  ',
+              whole: [2],
               style: (text, r, i) => (i === 2 ? styleStatus(out, people[r]!.status, text) : text),
             },
           );
