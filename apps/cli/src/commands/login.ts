@@ -1,6 +1,5 @@
 import type { Command } from '@commander-js/extra-typings';
 import { ConveneError, LinkDeniedError, type Session } from '@convene/sdk';
-import open from 'open';
 import { type App, examples } from '../app';
 import type { Context } from '../lib/context';
 import { CliError, UsageError } from '../lib/errors';
@@ -68,7 +67,9 @@ async function loginWithBrowser(ctx: Context): Promise<void> {
   }
   if (out.mode.interactive) {
     // Best effort: a terminal without a browser (SSH, a container) still has the URL above.
-    open(link.verificationUriComplete).catch(() => {});
+    // Loaded here, by the one command that opens a browser: ten packages every other command
+    // would load at its start.
+    import('open').then(({ default: open }) => open(link.verificationUriComplete)).catch(() => {});
   }
   ctx.handlesInterrupt = true;
   const waiting = 'Waiting for you to approve in the browser';
