@@ -229,6 +229,19 @@ describe('sends batched into one statement', () => {
     expect(read2[3]).toHaveLength(8);
   });
 
+  /** Until `count` statements of this database wait for a lock (the held space row). */
+  async function waitingOnLocks(count: number): Promise<void> {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const result = await db.execute(
+        sql`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
+      );
+      if (Number(rowsOf<{ n: number }>(result)[0]?.n) >= count) return;
+      if (Date.now() > deadline) throw new Error(`${count} statements never waited for the space row`);
+      await sleep(10);
+    }
+  }
+
   it.skipIf(!process.env.TEST_DATABASE_URL)(
     'in flight together from the same cached participants, each answers what it saw, and the next send the rest',
     async () => {
@@ -242,8 +255,11 @@ describe('sends batched into one statement', () => {
         sends.push(send(db, undefined, 1));
         // Past STALLED_MS: the second statement goes out beside the first, from the same entry.
         await sleep(60);
+        await waitingOnLocks(1);
         sends.push(send(db, undefined, 1));
-        await sleep(60);
+        // Both statements are in the database before the rename commits, however loaded the
+        // machine (a fixed pause was not always enough: CI saw the second start after it).
+        await waitingOnLocks(2);
       });
       const answers = await Promise.all(sends);
       const bases = advance.mock.calls.filter((call) => call[1] === seededSpaceId(1)).map((call) => call[2]);
