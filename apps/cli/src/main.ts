@@ -34,9 +34,11 @@ process.stdout.write('', (error?: NodeJS.ErrnoException | null) =>
     // A write to a file fails there, and may never say so as an event.
     if (error) onOutputError(error);
     if (outputFailure && code === ExitCode.ok) {
-      const error = `cannot write the output: ${describeFileProblem(outputFailure)}`;
+      const said = `cannot write the output: ${describeFileProblem(outputFailure)}`;
       process.stderr.write(
-        process.argv.includes('--json') ? `${toJson({ error, exitCode: ExitCode.error })}\n` : `✗ ${error}\n`,
+        process.argv.includes('--json')
+          ? `${toJson({ error: said, exitCode: ExitCode.error })}\n`
+          : `✗ ${said}\n`,
       );
       code = ExitCode.error;
     }

@@ -93,12 +93,22 @@ export function stoppable<T, R>(
 ): AsyncGenerator<T, R, undefined> {
   const { controller, release } = linkedController(signal);
   const generator = start(controller.signal);
-  for (const name of ['return', 'throw'] as const) {
-    const own = generator[name].bind(generator) as (value: unknown) => Promise<IteratorResult<T, R>>;
-    generator[name] = (value: unknown) => {
-      controller.abort();
-      release();
-      return own(value);
+  const methods = generator as unknown as Record<string, (value: unknown) => Promise<IteratorResult<T, R>>>;
+  for (const name of ['next', 'return', 'throw']) {
+    const own = methods[name]!.bind(generator);
+    // Once it has ended, however it ended, it no longer listens to the caller's signal.
+    methods[name] = (value) => {
+      if (name !== 'next') controller.abort();
+      return own(value).then(
+        (result) => {
+          if (result.done) release();
+          return result;
+        },
+        (error: unknown) => {
+          release();
+          throw error;
+        },
+      );
     };
   }
   return generator;

@@ -160,7 +160,7 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
       this.transport.logger.warn(
         `stream of space ${this.spaceId}: idleTimeoutMs ${idleTimeoutMs} is not above the server's ` +
           `${SERVER_PING_MS / 1000} s ping, so a quiet stream is replaced every ${idleTimeoutMs} ms; ` +
-          'give it more than that (the default is 45 000)',
+          'give it more (the default is 45 000)',
       );
     const policy = reconnectPolicy(this.options);
     const pause = (ms: number) =>

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { getEventListeners } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   AuthenticationError,
@@ -116,15 +117,19 @@ describe('the event stream', () => {
     const me = await participant(owner);
     const { events, done } = reader(me.messages.stream());
     await until(() => (events.length > 0 ? true : undefined));
-    const stream = me.messages.stream();
+    // A signal the application keeps for its whole life: an ended stream stops listening to it.
+    const lifetime = new AbortController();
+    const stream = me.messages.stream({ signal: lifetime.signal });
     const { events: closing, done: closed } = reader(stream);
     await until(() => (closing.length > 0 ? true : undefined));
+    expect(getEventListeners(lifetime.signal, 'abort').length).toBeGreaterThan(0);
     await owner.close();
     await done;
     await closed;
     expect(events.at(-1)).toMatchObject({ event: 'space-closed', data: { reason: 'closed' } });
     // Why it ended, after the loop.
     expect(stream.ended).toEqual({ reason: 'closed' });
+    expect(getEventListeners(lifetime.signal, 'abort')).toEqual([]);
   });
 
   it('ends without an error once a kicked participant reconnects and its key is refused', async () => {
