@@ -457,7 +457,9 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
       if (route.request().method() !== 'POST') return route.continue();
       const response = await route.fetch();
       await page.locator('#messages .message', { hasText: 'who am I?' }).waitFor();
-      return route.fulfill({ response });
+      // The page may have given the request up meanwhile (a loaded machine): the route is then
+      // handled already, and what it answers no longer matters (CI once failed on this rejection).
+      return route.fulfill({ response }).catch(() => {});
     });
     await page.getByLabel('Message', { exact: true }).fill('who am I?');
     await page.keyboard.press('Enter');
