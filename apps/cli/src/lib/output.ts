@@ -254,16 +254,16 @@ export class Output {
   ): void {
     const values = rows.map((row) => row.map((cell) => inline(typeof cell === 'string' ? cell : cell.value)));
     const marks = rows.map((row) => row.map((cell) => (typeof cell === 'string' ? '' : inline(cell.mark))));
-    let cells = values.map((row, r) => row.map((value, i) => value + marks[r]![i]!));
-    const widths = (cells[0] ?? []).map((_, i) =>
-      Math.max(...cells.map((row) => visibleLength(row[i] ?? ''))),
+    const widths = (values[0] ?? []).map((_, i) =>
+      Math.max(...values.map((row, r) => visibleLength(row[i]! + marks[r]![i]!))),
     );
-    const least = widths.map((width, i) =>
-      whole.includes(i)
-        ? width
-        : Math.min(width, Math.max(8, ...marks.map((row) => visibleLength(row[i]!) + 4))),
+    const cells = this.laidOut(
+      values,
+      marks,
+      widths,
+      { floor: () => 0, whole: (i) => whole.includes(i) },
+      indent.length,
     );
-    if (this.fits(widths, least, indent.length)) cells = cut(values, marks, widths);
     cells.forEach((row, r) => {
       const line = row.map((cell, i) => {
         const text = i === row.length - 1 ? cell : cell + ' '.repeat(widths[i]! - visibleLength(cell));
@@ -274,12 +274,26 @@ export class Output {
   }
 
   /**
-   * On a terminal, narrows `widths` (in place) to its width less `margin`, as `fitted` does;
-   * whether any was narrowed. Piped, every value stays whole.
+   * The cells of `columns` and `table`, each value with its mark. On a terminal narrower than
+   * `widths` (less `margin`), they are narrowed (in place) and the values cut as `fitted` says:
+   * none below `floor`, 8, or its marks and four more, and no `whole` column. Piped, all whole.
    */
-  private fits(widths: number[], least: readonly number[], margin = 0): boolean {
+  private laidOut(
+    values: string[][],
+    marks: string[][],
+    widths: number[],
+    { floor, whole }: { floor: (column: number) => number; whole: (column: number) => boolean },
+    margin = 0,
+  ): string[][] {
+    const least = widths.map((width, i) =>
+      whole(i)
+        ? width
+        : Math.min(width, Math.max(floor(i), 8, ...marks.map((row) => visibleLength(row[i]!) + 4))),
+    );
     const terminal = this.stdout as { isTTY?: boolean; columns?: number };
-    return Boolean(terminal.isTTY) && fitted(widths, least, terminalColumns(terminal) - margin);
+    if (terminal.isTTY && fitted(widths, least, terminalColumns(terminal) - margin))
+      return cut(values, marks, widths);
+    return values.map((row, r) => row.map((value, i) => value + marks[r]![i]!));
   }
 
   /**
@@ -296,19 +310,16 @@ export class Output {
     // A cell is one line: a name with a newline in it must not break the table.
     const values = rows.map((row) => columns.map((column) => inline(column.value(row))));
     const marks = rows.map((row) => columns.map((column) => inline(column.mark?.(row) ?? '')));
-    let cells = values.map((row, r) => row.map((value, i) => value + marks[r]![i]!));
     const widths = columns.map((column, i) =>
-      Math.max(visibleLength(column.header), ...cells.map((row) => visibleLength(row[i]!))),
+      Math.max(
+        visibleLength(column.header),
+        ...values.map((row, r) => visibleLength(row[i]! + marks[r]![i]!)),
+      ),
     );
-    const least = columns.map((column, i) =>
-      column.whole
-        ? widths[i]!
-        : Math.min(
-            widths[i]!,
-            Math.max(visibleLength(column.header), 8, ...marks.map((row) => visibleLength(row[i]!) + 4)),
-          ),
-    );
-    if (this.fits(widths, least)) cells = cut(values, marks, widths);
+    const cells = this.laidOut(values, marks, widths, {
+      floor: (i) => visibleLength(columns[i]!.header),
+      whole: (i) => columns[i]!.whole === true,
+    });
     const pad = (text: string, i: number) =>
       i === columns.length - 1 ? text : text + ' '.repeat(widths[i]! - visibleLength(text));
     this.line(columns.map((column, i) => this.c.bold(pad(column.header.toUpperCase(), i))).join('  '));
