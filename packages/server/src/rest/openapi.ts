@@ -197,9 +197,15 @@ function rawOperation(contract: OperationContract, extra: Record<string, unknown
  * of today's codes, each described), as the contract writes them.
  */
 function errorCodeSchemas(): Record<string, unknown> {
-  const { $defs } = z.toJSONSchema(ZErrorCode, { target: 'draft-2020-12' });
-  return JSON.parse(JSON.stringify($defs).replaceAll('"#/$defs/', `"${SCHEMA_REF}`));
+  const { $defs = {} } = z.toJSONSchema(ZErrorCode, { target: 'draft-2020-12' });
+  return asComponents($defs);
 }
+
+type ComponentSchemas = NonNullable<NonNullable<OpenAPIObject['components']>['schemas']>;
+
+/** The `$defs` z.toJSONSchema wrote, as components of the document (their `$ref`s rewritten). */
+const asComponents = ($defs: Record<string, unknown>): ComponentSchemas =>
+  JSON.parse(JSON.stringify($defs).replaceAll('"#/$defs/', `"${SCHEMA_REF}`));
 
 /** Statuses, error bodies and credentials of the procedures, from their contract (the generator knows only 200). */
 function documentProcedures(doc: OpenAPIObject, declarations: readonly Declaration[]): void {
@@ -280,9 +286,8 @@ function componentRef(doc: OpenAPIObject, schema: z.ZodType): { $ref: string } {
     $defs?: Record<string, unknown>;
   };
   if (!$ref?.startsWith('#/$defs/')) throw new Error('a schema of the document needs a meta id');
-  const components = JSON.parse(JSON.stringify($defs).replaceAll('"#/$defs/', `"${SCHEMA_REF}`));
   doc.components ??= {};
-  doc.components.schemas = { ...components, ...doc.components.schemas };
+  doc.components.schemas = { ...asComponents($defs), ...doc.components.schemas };
   return { $ref: `${SCHEMA_REF}${$ref.slice('#/$defs/'.length)}` };
 }
 
