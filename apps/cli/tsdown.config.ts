@@ -24,11 +24,12 @@ const SERVER_FILES = [
 /**
  * Third-party packages whose code the tarball carries inside its own files, by the workspace
  * package that bundles them: trpc-to-openapi and tRPC in dist/ (patched, so bundled), DOMPurify
- * and eventsource-parser (through the SDK) in the web pages, postgres in dist/ (patched). Their licences require their notices to
+ * and eventsource-parser (through the SDK) in the web pages, postgres in dist/ (patched), zod's
+ * mini build in dist/ (for the start of every command). Their licences require their notices to
  * go with every copy: each one's licence files ship under `assets/licenses/<package>/`.
  */
 const BUNDLED_THIRD_PARTY: Record<string, readonly string[]> = {
-  'apps/cli': ['trpc-to-openapi', '@trpc/server', 'postgres'],
+  'apps/cli': ['trpc-to-openapi', '@trpc/server', 'postgres', 'zod'],
   'apps/web': ['dompurify'],
   'packages/sdk': ['eventsource-parser'],
 };
@@ -108,9 +109,10 @@ const config: UserConfig = defineConfig({
     // packages in node_modules only trpc-to-openapi, tRPC and postgres are, because the workspace
     // patches them (patches/); their own dependencies are listed. Everything else is a dependency
     // (postgres too: drizzle-orm imports it, and would load that unpatched copy, which only makes
-    // clients from a URL, something Convene never asks of it).
-    onlyBundle: ['trpc-to-openapi', '@trpc/server', 'postgres'],
-    alwaysBundle: ['postgres'],
+    // clients from a URL, something Convene never asks of it). zod/mini is bundled too, for the
+    // start of every command (src/lib/store.ts); the server's code imports zod itself, external.
+    onlyBundle: ['trpc-to-openapi', '@trpc/server', 'postgres', 'zod'],
+    alwaysBundle: ['postgres', 'zod/mini'],
   },
   plugins: [workspaceModuleUrls()],
   hooks: {

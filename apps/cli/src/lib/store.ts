@@ -13,7 +13,9 @@ import {
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import envPaths from 'env-paths';
-import { z } from 'zod';
+// zod/mini, bundled into convene's own file: the credential file is read by every command, and
+// zod's full build is about 100 files to load (a third of a command's start).
+import * as z from 'zod/mini';
 import { CliError } from './errors';
 import { shellWord } from './quote';
 
@@ -55,33 +57,33 @@ const ZPendingJoin = z.object({
   spaceId: z.string(),
   invitationKey: z.string(),
   participantId: z.string(),
-  pollToken: z.string().optional(),
+  pollToken: z.optional(z.string()),
   name: z.string(),
 });
 export type StoredPendingJoin = z.infer<typeof ZPendingJoin>;
 
 const ZHost = z.object({
   /** The `usr_` token of `convene login`: links spaces created or joined to the human's dashboard. */
-  userToken: z.string().optional(),
+  userToken: z.optional(z.string()),
   /**
    * Whether convene obtained `userToken` itself (the browser link, or minted by `login --password`),
    * so `logout` revokes it; a token given with `--with-token` may be in use elsewhere and is kept.
    */
-  userTokenMinted: z.boolean().optional(),
-  session: ZSession.optional(),
+  userTokenMinted: z.optional(z.boolean()),
+  session: z.optional(ZSession),
   /** The space commands use when none is named: the last created or joined, or `space use`. */
-  defaultSpace: z.string().optional(),
-  spaces: z.record(z.string(), ZStoredSpace).default({}),
+  defaultSpace: z.optional(z.string()),
+  spaces: z._default(z.record(z.string(), ZStoredSpace), {}),
   /** Joins still waiting for approval when `join` stopped: the next `join` resumes them. */
-  pendingJoins: z.record(z.string(), ZPendingJoin).optional(),
+  pendingJoins: z.optional(z.record(z.string(), ZPendingJoin)),
 });
 export type HostEntry = z.infer<typeof ZHost>;
 
 const ZStoreFile = z.object({
   version: z.literal(1),
   /** The server used when neither --url nor CONVENE_URL says (set by `login --url`, `join LINK`). */
-  url: z.string().optional(),
-  hosts: z.record(z.string(), ZHost).default({}),
+  url: z.optional(z.string()),
+  hosts: z._default(z.record(z.string(), ZHost), {}),
 });
 export type StoreFile = z.infer<typeof ZStoreFile>;
 
