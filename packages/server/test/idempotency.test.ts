@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { FakeClock, rowsOf, SqlIdempotencyStore } from '@convene/core';
+import { FakeClock, type IdempotencyStore, rowsOf, SqlIdempotencyStore } from '@convene/core';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { hashCredential, sha256 } from '../src/http/client';
@@ -12,10 +12,43 @@ const replayed = (res: ApiResponse) => res.headers.get('idempotency-replayed');
 
 const effects = effectRoutes();
 const clock = new FakeClock();
+
+/**
+ * The server's own records, except that `get` can be made to miss once: what a duplicate sees when
+ * it looks just before the first request's record commits (on another node, an instant earlier).
+ */
+class LookingTooEarly implements IdempotencyStore {
+  missNext = false;
+  private records: IdempotencyStore | undefined;
+  private get target(): IdempotencyStore {
+    this.records ??= new SqlIdempotencyStore(srv.server.database.db, srv.server.deps.box);
+    return this.records;
+  }
+  get(scope: string, now: Date) {
+    if (!this.missNext) return this.target.get(scope, now);
+    this.missNext = false;
+    return Promise.resolve(undefined);
+  }
+  claim(...args: Parameters<IdempotencyStore['claim']>) {
+    return this.target.claim(...args);
+  }
+  complete(...args: Parameters<IdempotencyStore['complete']>) {
+    return this.target.complete(...args);
+  }
+  recordRefusal(...args: Parameters<IdempotencyStore['recordRefusal']>) {
+    return this.target.recordRefusal(...args);
+  }
+  sweep(...args: Parameters<IdempotencyStore['sweep']>) {
+    return this.target.sweep(...args);
+  }
+}
+const idempotency = new LookingTooEarly();
+
 const { srv, h } = useServer({
   routes: effects.register,
   clock,
   config: { idempotencyWaitMs: 1_500, policySweepIntervalMs: 100 },
+  policies: { idempotency },
 });
 
 const records = async () =>
@@ -453,6 +486,46 @@ describe('Idempotency-Key itself', () => {
 });
 
 describe('a duplicate arriving while the first is running', () => {
+  it('answers as the first was when what refuses it (a mute, a kick) committed after the first ran', async () => {
+    const space = await h.createSpace();
+    const path = `/hub/space/${space.spaceId}/messages`;
+    for (const action of ['mute', 'kick'] as const) {
+      const member = await h.joinActive(space, { name: `Sent before the ${action}` });
+      const headers = { 'Idempotency-Key': randomUUID() };
+      const first = await h.post(path, {
+        key: member.key,
+        body: { content: `before the ${action}` },
+        headers,
+      });
+      expectOk(first);
+      const moderation = await h.post(
+        `/hub/space/${space.spaceId}/participants/${member.participantId}/${action}`,
+        {
+          key: space.ownerKey,
+        },
+      );
+      expectOk(moderation);
+      // The duplicate looked for a record before the first's committed, then ran after the moderation.
+      idempotency.missNext = true;
+      const duplicate = await h.post(path, {
+        key: member.key,
+        body: { content: `before the ${action}` },
+        headers,
+      });
+      expect(duplicate.status, duplicate.text).toBe(200);
+      expect(replayed(duplicate)).toBe('true');
+      expect(duplicate.body).toEqual(first.body);
+      // Another request under the key, refused the same way, is told it reused the key.
+      idempotency.missNext = true;
+      const other = await h.post(path, { key: member.key, body: { content: 'something else' }, headers });
+      expectError(other, 422);
+    }
+    const messages = await h.get(`${path}?limit=500`, { key: space.ownerKey });
+    expect(
+      messages.body.messages.filter((m: { content: string }) => m.content.startsWith('before the')),
+    ).toHaveLength(2);
+  });
+
   it('waits for the first and replays it', async () => {
     const gate = effects.hold('slow');
     const key = newKey();

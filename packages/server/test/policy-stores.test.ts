@@ -288,8 +288,12 @@ describe('SqlIdempotencyStore', () => {
   it('keeps a refusal unless a record exists', async () => {
     const store = make();
     const scope = fresh('scope');
-    await store.recordRefusal(guard(scope), { ...response, status: 423 });
-    await store.recordRefusal(guard(scope, 'h2'), { ...response, status: 409 });
+    expect(await store.recordRefusal(guard(scope), { ...response, status: 423 })).toBeUndefined();
+    // The record already there is returned: its answer is the one to give.
+    expect(await store.recordRefusal(guard(scope, 'h2'), { ...response, status: 409 })).toEqual({
+      requestHash: 'h',
+      response: { ...response, status: 423 },
+    });
     expect(await store.get(scope, at(1))).toEqual({
       requestHash: 'h',
       response: { ...response, status: 423 },

@@ -68,8 +68,10 @@ export interface IdempotencyStore {
   /**
    * Outside any transaction: the answer to a write that changed nothing (a refusal, 4xx), kept
    * unless a record already exists. Nothing depends on it being atomic: nothing was written.
+   * Returns that live record when there is one: a duplicate that came first (on another node, an
+   * instant earlier) was answered, and its answer is the one to give.
    */
-  recordRefusal(guard: IdempotencyGuard, response: StoredResponse): Promise<void>;
+  recordRefusal(guard: IdempotencyGuard, response: StoredResponse): Promise<IdempotencyRecord | undefined>;
   /** Deletes up to `limit` records expired before `now`; returns how many. */
   sweep(now: Date, limit?: number): Promise<number>;
 }
@@ -127,10 +129,14 @@ export class SqlIdempotencyStore implements IdempotencyStore {
       .where(eq(idempotencyRecords.scope, scope));
   }
 
-  async recordRefusal(guard: IdempotencyGuard, response: StoredResponse): Promise<void> {
-    // A transaction of its own: the seal is checked in the transaction that stores it.
-    await this.db.transaction(async (tx) => {
-      await tx
+  async recordRefusal(
+    guard: IdempotencyGuard,
+    response: StoredResponse,
+  ): Promise<IdempotencyRecord | undefined> {
+    // A transaction of its own: the seal is checked in the transaction that stores it. A
+    // duplicate's uncommitted record makes the insert wait for it, so one that commits is read.
+    return this.db.transaction(async (tx) => {
+      const stored = await tx
         .insert(idempotencyRecords)
         .values({
           ...this.placeholder(guard),
@@ -138,7 +144,9 @@ export class SqlIdempotencyStore implements IdempotencyStore {
           headers: response.headers,
           body: await this.box.seal(tx, response.body),
         })
-        .onConflictDoNothing();
+        .onConflictDoNothing()
+        .returning({ scope: idempotencyRecords.scope });
+      return stored.length === 1 ? undefined : this.read(tx, guard.scope, guard.now);
     });
   }
 

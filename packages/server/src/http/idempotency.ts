@@ -63,8 +63,13 @@ export interface GuardedRequest {
   ): Promise<{ value: T } | { replay: StoredResponse }>;
   /** The answer recorded for this scope by a duplicate that came first. */
   recorded(): Promise<StoredResponse>;
-  /** Stores the refusal of a write that changed nothing (the use case recorded no outcome). */
-  refused(response: StoredResponse): Promise<void>;
+  /**
+   * Stores the refusal of a write that changed nothing (the use case recorded no outcome). Returns
+   * the answer of a duplicate recorded first instead, to be replayed (IdempotencyMismatchError when
+   * that one was another request): it may have run before what refused this one (a mute, a kick)
+   * committed, on another node.
+   */
+  refused(response: StoredResponse): Promise<StoredResponse | undefined>;
   /** The write is over (a use case that records its own outcome): same-node duplicates may go on. */
   release(): void;
 }
@@ -224,7 +229,10 @@ export function idempotencyHooks(options: IdempotencyPolicyOptions): {
         return answerOf(found);
       },
       async refused(response) {
-        await store.recordRefusal(guard, response);
+        const first = await store.recordRefusal(guard, response);
+        if (!first) return undefined;
+        if (first.requestHash !== requestHash) throw new IdempotencyMismatchError();
+        return answerOf(first);
       },
       release,
     };

@@ -1,4 +1,4 @@
-import { IdempotencyRecordedError, type StoredResponse } from '@convene/core';
+import { IdempotencyMismatchError, IdempotencyRecordedError, type StoredResponse } from '@convene/core';
 import type { Caller } from '../caller';
 import { type GuardedRequest, refusalOf } from '../http/idempotency';
 import { type OperationDeclaration, perform } from './declare';
@@ -41,8 +41,16 @@ export async function performOnce(
   } catch (error) {
     if (error instanceof IdempotencyRecordedError) return { replay: await guarded.recorded() };
     const refused = refusalOf(error, publicUrl);
-    // Best effort: nothing was written, so a retry that finds no record only runs again.
-    if (refused) await guarded.refused(refused).catch(() => {});
+    if (!refused) throw error;
+    let first: StoredResponse | undefined;
+    try {
+      first = await guarded.refused(refused);
+    } catch (failure) {
+      if (failure instanceof IdempotencyMismatchError) throw failure;
+      // Best effort: nothing was written, so a retry that finds no record only runs again.
+    }
+    // A duplicate answered first (before the mute or kick that refused this one committed).
+    if (first) return { replay: first };
     throw error;
   } finally {
     guarded.release();

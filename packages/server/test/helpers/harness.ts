@@ -3,7 +3,7 @@ import type { Clock } from '@convene/core';
 import { createPostgresTestDatabase, migratedPgliteDump, testDatabaseServerUrl } from '@convene/core/testing';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig, type ServerConfig } from '../../src/env';
-import { type ConveneServer, createServer } from '../../src/server';
+import { type ConveneServer, type CreateServerOptions, createServer } from '../../src/server';
 
 export interface TestServer {
   /** The server's PUBLIC_URL (the base of every URL it hands out). */
@@ -28,6 +28,8 @@ export interface StartOptions {
   databaseUrl?: string;
   /** Capture the server's log lines (at `config.logLevel`, which defaults to silent) here. */
   logStream?: { write(line: string): void };
+  /** Stores of the HTTP policies in place of the server's own (see createServer). */
+  policies?: CreateServerOptions['policies'];
 }
 
 /** Whether multi-node tests can run: they need a shared PostgreSQL. */
@@ -74,6 +76,7 @@ export async function startTestServer(options: StartOptions = {}): Promise<TestS
     logger: Boolean(options.logStream),
     ...(options.logStream ? { logStream: options.logStream } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.policies ? { policies: options.policies } : {}),
     ...(databaseUrl ? {} : { loadDataDir: await migratedPgliteDump() }),
   });
   options.routes?.(server.app, server);
