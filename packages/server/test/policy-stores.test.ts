@@ -54,7 +54,7 @@ async function storedKey(key: string, status: string, expiresAt = at(3_600_000))
   return spaceId;
 }
 
-describe.each(limiters)('%s', (_name, make) => {
+describe.each(limiters)('%s', (name, make) => {
   it('counts requests in a fixed window that opens at the first request', async () => {
     const limiter = make({ max: 3, windowSeconds: 60 });
     const client = fresh('client');
@@ -112,6 +112,36 @@ describe.each(limiters)('%s', (_name, make) => {
     expect((await limiter.consume(live, at(15_000))).remaining).toBe(3);
     expect((await limiter.consume(old, at(15_000))).remaining).toBe(4);
   });
+
+  it.runIf(name === 'SqlRateLimiter' && Boolean(testDatabaseServerUrl()))(
+    'sweeps around a counter another transaction holds (another node sweeping), without waiting for it',
+    async () => {
+      const limiter = make({ max: 5, windowSeconds: 10 });
+      await limiter.consume(fresh('a'), at(0));
+      await limiter.consume(fresh('b'), at(0));
+      let release!: () => void;
+      const releasing = new Promise<void>((resolve) => (release = resolve));
+      let locked!: () => void;
+      const holding = new Promise<void>((resolve) => (locked = resolve));
+      const other = tdb.database.db.transaction(async (tx) => {
+        await tx.execute(
+          sql`select 1 from rate_limits where expire < ${at(15_000).toISOString()}::timestamptz limit 1 for update`,
+        );
+        locked();
+        await releasing;
+      });
+      await holding;
+      const waited = new Promise<'waited'>((resolve) => setTimeout(() => resolve('waited'), 5_000));
+      try {
+        expect(await Promise.race([limiter.sweep(at(15_000)), waited])).toBeGreaterThanOrEqual(1);
+      } finally {
+        release();
+        await other;
+      }
+      // The counter it held goes at the next turn.
+      expect(await limiter.sweep(at(15_000))).toBeGreaterThanOrEqual(1);
+    },
+  );
 });
 
 describe.each(limiters)('%s with credentials to check', (_name, make) => {
@@ -299,6 +329,38 @@ describe('SqlIdempotencyStore', () => {
       response: { ...response, status: 423 },
     });
   });
+
+  it.runIf(Boolean(testDatabaseServerUrl()))(
+    'sweeps around a record another transaction holds (another node sweeping), without waiting for it',
+    async () => {
+      const store = make();
+      const held = fresh('held');
+      const free = fresh('free');
+      await store.recordRefusal(guard(held, 'h', at(0), 1_000), response);
+      await store.recordRefusal(guard(free, 'h', at(0), 1_000), response);
+      let release!: () => void;
+      const releasing = new Promise<void>((resolve) => (release = resolve));
+      let locked!: () => void;
+      const holding = new Promise<void>((resolve) => (locked = resolve));
+      const other = db().transaction(async (tx) => {
+        await tx.execute(sql`select 1 from idempotency_records where scope = ${held} for update`);
+        locked();
+        await releasing;
+      });
+      await holding;
+      const waited = new Promise<'waited'>((resolve) => setTimeout(() => resolve('waited'), 5_000));
+      try {
+        expect(await Promise.race([store.sweep(at(5_000)), waited])).toBeGreaterThanOrEqual(1);
+        expect(await store.get(free, at(0))).toBeUndefined();
+      } finally {
+        release();
+        await other;
+      }
+      expect(await store.get(held, at(0))).toEqual({ requestHash: 'h', response });
+      expect(await store.sweep(at(5_000))).toBeGreaterThanOrEqual(1);
+      expect(await store.get(held, at(0))).toBeUndefined();
+    },
+  );
 
   it('sweeps expired records only', async () => {
     const store = make();

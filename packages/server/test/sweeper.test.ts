@@ -31,3 +31,33 @@ it('sweeps every target on its turn, even when one before it fails', async () =>
     await app.close();
   }
 });
+
+it('deletes a backlog of expired records in one turn, batch after batch, within its time', async () => {
+  const app = Fastify({ logger: false });
+  let left = 50_500;
+  const turns = new Set<number>();
+  const backlog: Sweepable = {
+    sweep: async (now, limit) => {
+      turns.add(now.getTime());
+      const deleted = Math.min(limit, left);
+      left -= deleted;
+      return deleted;
+    },
+  };
+  const endless: Sweepable = { sweep: async (_now, limit) => limit };
+  registerPolicySweeper(app, {
+    limiter: endless as never,
+    store: backlog as never,
+    clock: systemClock,
+    intervalMs: 50,
+    turnMs: 200,
+  });
+  await app.ready();
+  try {
+    // The endless target's turn ends at its time, and the backlog's 51 batches follow in one turn.
+    await expect.poll(() => left, { timeout: 5000 }).toBe(0);
+    expect(turns.size).toBe(1);
+  } finally {
+    await app.close();
+  }
+});

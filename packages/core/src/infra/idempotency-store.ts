@@ -151,12 +151,15 @@ export class SqlIdempotencyStore implements IdempotencyStore {
   }
 
   async sweep(now: Date, limit = 1000): Promise<number> {
-    // Bounded batches through the expiry index, so a sweep never holds many row locks at once.
+    // Bounded batches through the expiry index, so a sweep never holds many row locks at once;
+    // rows another transaction holds (another node's sweep, a claim taking over an expired record)
+    // are left to a later turn instead of waited for.
     const expired = this.db
       .select({ scope: idempotencyRecords.scope })
       .from(idempotencyRecords)
       .where(lt(idempotencyRecords.expiresAt, now))
-      .limit(limit);
+      .limit(limit)
+      .for('update', { skipLocked: true });
     const deleted = await this.db
       .delete(idempotencyRecords)
       .where(inArray(idempotencyRecords.scope, expired))

@@ -262,12 +262,15 @@ export class SqlRateLimiter implements RateLimiter {
   }
 
   async sweep(now: Date, limit = 1000): Promise<number> {
-    // Bounded batches through the expiry index, so a sweep never holds many row locks at once.
+    // Bounded batches through the expiry index, so a sweep never holds many row locks at once;
+    // rows another transaction holds (another node's sweep, a request counted) are left to a
+    // later turn instead of waited for.
     const expired = this.db
       .select({ key: rateLimits.key })
       .from(rateLimits)
       .where(lt(rateLimits.expire, now))
-      .limit(limit);
+      .limit(limit)
+      .for('update', { skipLocked: true });
     const deleted = await this.db
       .delete(rateLimits)
       .where(inArray(rateLimits.key, expired))
