@@ -78,7 +78,10 @@ describe('StreamConnection', () => {
     const participants: TParticipantView[] = participantsForReply(at.views);
     const res = new UnreadResponse();
     const hub = { subscribe: () => () => {}, read: async () => [], wakeAt: () => {} } as unknown as EventHub;
-    const connection = connectionOn(hub, res);
+    const warnings: [object, string][] = [];
+    const connection = connectionOn(hub, res, {
+      log: { warn: (details, message) => void warnings.push([details, message]), error: () => {} },
+    });
     await connection.begin({
       participantId: rows[0]!.id,
       eventSeq: 0,
@@ -92,10 +95,19 @@ describe('StreamConnection', () => {
     expect(res.writableLength).toBeGreaterThan(64 * 1024);
     expect(connection.isEnded).toBe(false);
 
-    // The client still reads nothing: the next frame is not written, and the stream is cut off.
+    expect(warnings).toEqual([]);
+
+    // The client still reads nothing: the next frame is not written, and the stream is cut off,
+    // which the log tells apart from a client that left.
     connection.tick();
     expect(connection.isEnded).toBe(true);
     expect(Buffer.concat(res.written).toString()).toBe(text);
+    expect(warnings).toEqual([
+      [
+        { spaceId: 's', unreadBytes: res.writableLength, lastEventId: 0 },
+        'stream cut off: its client left too much unread (it may resume with Last-Event-ID)',
+      ],
+    ]);
   });
   it('asks the hub to wake it at its expiry, then closes as expired; pings keep its participant seen', async () => {
     let now = Date.parse('2026-11-24T12:00:00Z');

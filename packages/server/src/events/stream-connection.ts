@@ -276,6 +276,15 @@ export class StreamConnection implements HubSubscriber {
     // which a stalled client never lets happen, so the socket is reset instead (reap).
     this.ended = true;
     this.unsubscribe();
+    // Told apart from a client that left: an operator sees which streams read too slowly.
+    this.options.log?.warn(
+      {
+        spaceId: this.options.spaceId,
+        unreadBytes: this.options.res.writableLength + this.queuedBytes,
+        lastEventId: this.lastSent,
+      },
+      'stream cut off: its client left too much unread (it may resume with Last-Event-ID)',
+    );
     reap(this.options.res);
   }
 
