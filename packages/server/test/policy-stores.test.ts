@@ -16,7 +16,7 @@ import {
   SqlRateLimiter,
 } from '@convene/core';
 import { openTestDatabase, type TestDatabase, testDatabaseServerUrl } from '@convene/core/testing';
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 // The storage ports of the HTTP policies, on this run's database (PGlite, or PostgreSQL with
@@ -31,6 +31,30 @@ const T0 = new Date('2030-01-01T00:00:00.000Z');
 const at = (ms: number) => new Date(T0.getTime() + ms);
 let unique = 0;
 const fresh = (label: string) => `${label}-${++unique}-${Math.random().toString(36).slice(2)}`;
+
+/**
+ * What `during` returns while another transaction holds the rows `lock` selects (FOR UPDATE), as
+ * another node's would; 'waited' if it was still waiting for them after 5 s. Then lets them go.
+ */
+async function whileHeld<T>(lock: SQL, during: () => Promise<T>): Promise<T | 'waited'> {
+  let release!: () => void;
+  const releasing = new Promise<void>((resolve) => (release = resolve));
+  let locked!: () => void;
+  const holding = new Promise<void>((resolve) => (locked = resolve));
+  const other = tdb.database.db.transaction(async (tx) => {
+    await tx.execute(lock);
+    locked();
+    await releasing;
+  });
+  await holding;
+  const waited = new Promise<'waited'>((resolve) => setTimeout(() => resolve('waited'), 5_000));
+  try {
+    return await Promise.race([during(), waited]);
+  } finally {
+    release();
+    await other;
+  }
+}
 
 const limiters: [string, (o: RateLimitOptions) => RateLimiter][] = [
   ['SqlRateLimiter', (o) => new SqlRateLimiter(tdb.database.db, o)],
@@ -119,25 +143,11 @@ describe.each(limiters)('%s', (name, make) => {
       const limiter = make({ max: 5, windowSeconds: 10 });
       await limiter.consume(fresh('a'), at(0));
       await limiter.consume(fresh('b'), at(0));
-      let release!: () => void;
-      const releasing = new Promise<void>((resolve) => (release = resolve));
-      let locked!: () => void;
-      const holding = new Promise<void>((resolve) => (locked = resolve));
-      const other = tdb.database.db.transaction(async (tx) => {
-        await tx.execute(
-          sql`select 1 from rate_limits where expire < ${at(15_000).toISOString()}::timestamptz limit 1 for update`,
-        );
-        locked();
-        await releasing;
-      });
-      await holding;
-      const waited = new Promise<'waited'>((resolve) => setTimeout(() => resolve('waited'), 5_000));
-      try {
-        expect(await Promise.race([limiter.sweep(at(15_000)), waited])).toBeGreaterThanOrEqual(1);
-      } finally {
-        release();
-        await other;
-      }
+      const swept = await whileHeld(
+        sql`select 1 from rate_limits where expire < ${at(15_000).toISOString()}::timestamptz limit 1 for update`,
+        () => limiter.sweep(at(15_000)),
+      );
+      expect(swept).toBeGreaterThanOrEqual(1);
       // The counter it held goes at the next turn.
       expect(await limiter.sweep(at(15_000))).toBeGreaterThanOrEqual(1);
     },
@@ -338,24 +348,12 @@ describe('SqlIdempotencyStore', () => {
       const free = fresh('free');
       await store.recordRefusal(guard(held, 'h', at(0), 1_000), response);
       await store.recordRefusal(guard(free, 'h', at(0), 1_000), response);
-      let release!: () => void;
-      const releasing = new Promise<void>((resolve) => (release = resolve));
-      let locked!: () => void;
-      const holding = new Promise<void>((resolve) => (locked = resolve));
-      const other = db().transaction(async (tx) => {
-        await tx.execute(sql`select 1 from idempotency_records where scope = ${held} for update`);
-        locked();
-        await releasing;
-      });
-      await holding;
-      const waited = new Promise<'waited'>((resolve) => setTimeout(() => resolve('waited'), 5_000));
-      try {
-        expect(await Promise.race([store.sweep(at(5_000)), waited])).toBeGreaterThanOrEqual(1);
-        expect(await store.get(free, at(0))).toBeUndefined();
-      } finally {
-        release();
-        await other;
-      }
+      const swept = await whileHeld(
+        sql`select 1 from idempotency_records where scope = ${held} for update`,
+        () => store.sweep(at(5_000)),
+      );
+      expect(swept).toBeGreaterThanOrEqual(1);
+      expect(await store.get(free, at(0))).toBeUndefined();
       expect(await store.get(held, at(0))).toEqual({ requestHash: 'h', response });
       expect(await store.sweep(at(5_000))).toBeGreaterThanOrEqual(1);
       expect(await store.get(held, at(0))).toBeUndefined();
