@@ -677,9 +677,10 @@ describe('artifacts', () => {
           lockedByName: 'Alice',
           lockExpiresAt: held.lockExpiresAt,
         });
-        // The server's answer to the last attempt, made once the wait was over.
+        // The server's answer to the last attempt, which came once the wait was over: the attempt
+        // made at its end, or (a server slow to answer, on a loaded machine) just before it.
         expect((error as LockedError).requestId).toBeDefined();
-        expect(recorded.locks.at(-1)!.sent - started).toBeGreaterThanOrEqual(780);
+        expect(recorded.locks.at(-1)!.answered! - started).toBeGreaterThanOrEqual(790);
         expect(took).toBeGreaterThanOrEqual(800);
         // Plus the last call's answer: not the lock's lifetime (3 s), nor a wait after the last call.
         expect(took).toBeLessThan(2500);
