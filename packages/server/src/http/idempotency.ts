@@ -64,10 +64,10 @@ export interface GuardedRequest {
   /** The answer recorded for this scope by a duplicate that came first. */
   recorded(): Promise<StoredResponse>;
   /**
-   * Stores the refusal of a write that changed nothing (the use case recorded no outcome). Returns
-   * the answer of a duplicate recorded first instead, to be replayed (IdempotencyMismatchError when
-   * that one was another request): it may have run before what refused this one (a mute, a kick)
-   * committed, on another node.
+   * Stores the refusal of a write that changed nothing (the use case recorded no outcome), if it
+   * can. Returns the answer of a duplicate recorded first instead, to be replayed
+   * (IdempotencyMismatchError when that one was another request): it may have run before what
+   * refused this one (a mute, a kick) committed, on another node.
    */
   refused(response: StoredResponse): Promise<StoredResponse | undefined>;
   /** The write is over (a use case that records its own outcome): same-node duplicates may go on. */
@@ -229,7 +229,8 @@ export function idempotencyHooks(options: IdempotencyPolicyOptions): {
         return answerOf(found);
       },
       async refused(response) {
-        const first = await store.recordRefusal(guard, response);
+        // Best effort: nothing was written, so a retry that finds no record only runs again.
+        const first = await store.recordRefusal(guard, response).catch(() => undefined);
         if (!first) return undefined;
         if (first.requestHash !== requestHash) throw new IdempotencyMismatchError();
         return answerOf(first);

@@ -1,4 +1,4 @@
-import { IdempotencyMismatchError, IdempotencyRecordedError, type StoredResponse } from '@convene/core';
+import { IdempotencyRecordedError, type StoredResponse } from '@convene/core';
 import type { Caller } from '../caller';
 import { type GuardedRequest, refusalOf } from '../http/idempotency';
 import { type OperationDeclaration, perform } from './declare';
@@ -41,15 +41,8 @@ export async function performOnce(
   } catch (error) {
     if (error instanceof IdempotencyRecordedError) return { replay: await guarded.recorded() };
     const refused = refusalOf(error, publicUrl);
-    if (!refused) throw error;
-    let first: StoredResponse | undefined;
-    try {
-      first = await guarded.refused(refused);
-    } catch (failure) {
-      if (failure instanceof IdempotencyMismatchError) throw failure;
-      // Best effort: nothing was written, so a retry that finds no record only runs again.
-    }
     // A duplicate answered first (before the mute or kick that refused this one committed).
+    const first = refused && (await guarded.refused(refused));
     if (first) return { replay: first };
     throw error;
   } finally {
