@@ -31,6 +31,7 @@ const config = defaultCoreConfig;
 const bus: EventBus = {
   notifiesInSql: true,
   publish: async () => {},
+  committed: () => {},
   subscribe: async () => async () => {},
 };
 

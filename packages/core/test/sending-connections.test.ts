@@ -14,6 +14,7 @@ const KEY_HASH = 'hash-1';
 const bus: EventBus = {
   notifiesInSql: true,
   publish: async () => {},
+  committed: () => {},
   subscribe: async () => async () => {},
 };
 

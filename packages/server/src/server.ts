@@ -4,6 +4,7 @@ import {
   createNotifyBus,
   type Database,
   type Deps,
+  type EventBus,
   isDatabaseUnavailable,
   loadSessionKeys,
   type OpenDatabaseOptions,
@@ -47,6 +48,8 @@ export interface CreateServerOptions {
   logStream?: { write(line: string): void };
   /** Test hook: start PGlite from a migrated dump. */
   loadDataDir?: OpenDatabaseOptions['loadDataDir'];
+  /** Test hook: the event bus in place of the server's own (given it, to wrap it). */
+  events?: (bus: EventBus) => EventBus;
   /** Benchmark hook: replace some of the default policy stores (e.g. an in-process rate limiter). */
   policies?: Partial<PolicyStores>;
   /** How long to wait for a PostgreSQL that cannot be reached yet, told of each attempt (serve). */
@@ -92,7 +95,7 @@ export async function createServer(
       db: database.db,
       clock: options.clock ?? systemClock,
       box,
-      events: createNotifyBus(database),
+      events: options.events ? options.events(createNotifyBus(database)) : createNotifyBus(database),
       // The deployment's issuer and key, from the database: a session minted by any node is
       // accepted by every other, whatever their PUBLIC_URLs, and survives restarts.
       sessions: createJwtSessions({

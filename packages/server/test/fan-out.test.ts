@@ -107,6 +107,74 @@ describe('FanOut', () => {
     for (const items of received.slice(2000)) expect(items).toEqual(['event 1', 'context 1', 'event 2']);
     for (const items of received.slice(0, 2000)) expect(items).toEqual(['event 1', 'context 1']);
   });
+
+  describe('events this process committed', () => {
+    /** A fan-out with one stream on space `a`; what that stream was handed. */
+    const oneStream = (onLoad?: () => void) => {
+      const fanOut = fanOutOf(256, onLoad);
+      const items: string[] = [];
+      fanOut.subscribe('a', {
+        deliver: (item) => void items.push(labelOf(item)),
+        tick: () => {},
+        shutdown: () => {},
+      });
+      return { fanOut, items };
+    };
+    const message = (seq: number) => ({ spaceId: 'a', seq, kind: 'message' as const, data: { seq } });
+    const settled = () => new Promise((resolve) => setTimeout(resolve, 20));
+
+    it('go out without waiting for the bus, once: its notice, coming after, is dropped', async () => {
+      const { fanOut, items } = oneStream();
+      fanOut.committed(message(1));
+      fanOut.committed(message(2));
+      await settled();
+      expect(items).toEqual(['event 1', 'event 2']);
+      fanOut.notice(message(1));
+      fanOut.notice(message(2));
+      await settled();
+      expect(items).toEqual(['event 1', 'event 2']);
+    });
+
+    it('are not fanned out again when the bus was quicker', async () => {
+      const { fanOut, items } = oneStream();
+      fanOut.notice(message(1));
+      fanOut.committed(message(1));
+      await settled();
+      expect(items).toEqual(['event 1']);
+      // Nor when a later event of the space was heard first (the streams fill the gap).
+      fanOut.notice(message(3));
+      fanOut.committed(message(2));
+      await settled();
+      expect(items).toEqual(['event 1', 'event 3']);
+    });
+
+    it("drop the bus's late notice of an earlier message, but never of another event", async () => {
+      let loads = 0;
+      const { fanOut, items } = oneStream(() => loads++);
+      fanOut.committed(message(3));
+      await settled();
+      // Another node's, committed before: the stream filled it from the database with event 3.
+      fanOut.notice(message(2));
+      // A participant's change, also before: the context is still refreshed.
+      fanOut.notice({ spaceId: 'a', seq: 1, kind: 'participant-status', data: { participantId: 'p' } });
+      await settled();
+      expect(items).toEqual(['event 3', 'event 1', 'context 1']);
+      expect(loads).toBe(1);
+      // What comes after is heard as ever.
+      fanOut.notice(message(4));
+      await settled();
+      expect(items.at(-1)).toBe('event 4');
+    });
+
+    it('are ignored in a space nobody here listens to', async () => {
+      const { fanOut, items } = oneStream();
+      fanOut.committed({ ...message(1), spaceId: 'b' });
+      await settled();
+      expect(items).toEqual([]);
+      expect([...fanOut.listened()]).toEqual(['a']);
+    });
+  });
+
   describe('wake-ups', () => {
     afterEach(() => {
       vi.useRealTimers();

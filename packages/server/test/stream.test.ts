@@ -1,5 +1,5 @@
 import { connect } from 'node:net';
-import { OffsetClock, schema } from '@convene/core';
+import { type EventBus, OffsetClock, schema } from '@convene/core';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { expectError, expectOk, onPostgres, type SpaceFixture, useServer, withServer } from './helpers';
@@ -613,6 +613,40 @@ describe('streamMessages: resuming', () => {
       ['3', 'next'],
     ]);
     stream.close();
+  });
+
+  it("hears what its own node sends without waiting for the bus's notice", async () => {
+    // A bus that never brings this node's listener a message: a stream hears its node's sends
+    // all the same, as the sending statement answers (EventBus.committed).
+    const withoutMessages = (bus: EventBus): EventBus => ({
+      ...bus,
+      subscribe: (listener) =>
+        bus.subscribe({
+          ...listener,
+          notice: (notice) => {
+            if (notice.kind !== 'message') listener.notice(notice);
+          },
+        }),
+    });
+    await withServer({ events: withoutMessages }, async ({ srv: node, h: h2 }) => {
+      const space = await h2.createSpace();
+      const stream = await SseStream.connect(node.url, space.spaceId, { key: space.ownerKey });
+      await stream.until((e) => e.event === 'context');
+      for (const content of ['one', 'two', 'three']) {
+        const res = await h2.post(`/hub/space/${space.spaceId}/messages`, {
+          key: space.ownerKey,
+          body: { content },
+        });
+        expectOk(res);
+      }
+      const events = await stream.take(3, 2000);
+      expect(events.map((e) => [e.event, e.id, e.json.content])).toEqual([
+        ['message', '1', 'one'],
+        ['message', '2', 'two'],
+        ['message', '3', 'three'],
+      ]);
+      stream.close();
+    });
   });
 
   it('ends every stream when the server closes', async () => {

@@ -12,6 +12,11 @@ export interface EventListener {
    * changed from the database. Streams already fill any gap they see; this catches the last events.
    */
   resync(): void;
+  /**
+   * A notice of an event this node has just committed, heard at once, ahead of the bus (see
+   * EventBus.committed); the bus delivers it again, later, to `notice`.
+   */
+  committedHere?(notice: EventNotice): void;
 }
 
 /**
@@ -24,7 +29,7 @@ export interface EventListener {
  * Today's adapter is PostgreSQL's LISTEN/NOTIFY (createNotifyBus): a NOTIFY inside the writing
  * transaction is delivered on commit, in commit order. A NATS or Redis adapter would publish
  * after commit (an outbox row written in the transaction, relayed by the committing node) and
- * implement the same three members; no use case changes.
+ * implement the same members; no use case changes.
  */
 export interface EventBus {
   /** Inside the writing transaction: `notice` reaches every node when, and only if, it commits. */
@@ -35,6 +40,13 @@ export interface EventBus {
    * notices and its caller publishes them.
    */
   readonly notifiesInSql: boolean;
+  /**
+   * After the transaction that published `notice` has committed: this node's own listeners hear
+   * it at once (EventListener.committedHere) rather than after the bus's round trip through
+   * PostgreSQL (the listening connection's backend woken, its notification read), which on a
+   * busy machine waits for a core. The bus still delivers it, to every node, this one included.
+   */
+  committed(notice: EventNotice): void;
   /** Starts hearing every node's notices; resolves to the function that stops. */
   subscribe(listener: EventListener): Promise<() => Promise<void>>;
 }
@@ -51,13 +63,17 @@ export function noticePayload(notice: EventNotice): string {
  * transaction, one LISTEN per node, re-established after the connection drops (then `resync`).
  */
 export function createNotifyBus(database: Pick<Database, 'listen'>): EventBus {
+  const listeners = new Set<EventListener>();
   return {
     notifiesInSql: true,
     async publish(ex, notice) {
       await ex.execute(sql`select pg_notify(${EVENTS_CHANNEL}, ${noticePayload(notice)})`);
     },
-    subscribe(listener) {
-      return database.listen(
+    committed(notice) {
+      for (const listener of listeners) listener.committedHere?.(notice);
+    },
+    async subscribe(listener) {
+      const unlisten = await database.listen(
         EVENTS_CHANNEL,
         (payload) => {
           let notice: EventNotice;
@@ -70,6 +86,11 @@ export function createNotifyBus(database: Pick<Database, 'listen'>): EventBus {
         },
         () => listener.resync(),
       );
+      listeners.add(listener);
+      return () => {
+        listeners.delete(listener);
+        return unlisten();
+      };
     },
   };
 }

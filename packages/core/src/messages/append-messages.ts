@@ -195,8 +195,13 @@ async function run(
   // A moderation transaction locking rows in the other order: PostgreSQL picks a victim.
   return retryOnDeadlock(4, async () => {
     const rows = rowsOf<Row>(await statement.execute(db, values));
-    // Committed (one statement, one implicit transaction): publish what it did not notify.
-    for (const row of rows) if (row.notice) await events.publish(db, JSON.parse(row.notice) as EventNotice);
+    // Committed (one statement, one implicit transaction): publish what it did not notify, and
+    // this node's streams hear of it now, without waiting for the bus (in each space's order).
+    const notices = rows
+      .flatMap((row) => (row.notice ? [JSON.parse(row.notice) as EventNotice] : []))
+      .sort((a, b) => a.seq - b.seq);
+    if (!events.notifiesInSql) for (const notice of notices) await events.publish(db, notice);
+    for (const notice of notices) events.committed(notice);
     const byId = new Map(rows.map((row) => [row.id, row]));
     // Each space's participants once, from the first of its rows that read them.
     const read = new Map<string, readonly TParticipantView[]>();

@@ -23,7 +23,7 @@ export interface AppendValues {
    */
   contextSince: (string | null)[];
   now: string;
-  /** Whether the statement NOTIFYs itself (the bus is LISTEN/NOTIFY) or returns its notices. */
+  /** Whether the statement NOTIFYs itself (the bus is LISTEN/NOTIFY); it returns its notices either way. */
   notify: boolean;
   /**
    * Addressed batches only: replyTos, mentionOrds, mentionIds, nameOrds, names. Counting batches
@@ -270,8 +270,9 @@ function appendSql({ full, guarded, counted }: Variant): SQL {
   )${counted ? sql`, outcome as (` : sql``}
   select n.id, n.seq, n.event_seq, n.mentions, false as recorded, null as refused, null as detail,
     null::int as budget,
-    -- A bus that does not notify in SQL (EventBus.notifiesInSql) publishes these itself.
-    case when not ${sql.placeholder('notify')}::boolean then n.payload end as notice,
+    -- Heard by this node's streams at once (EventBus.committed), and published by a bus that
+    -- does not notify in SQL (EventBus.notifiesInSql).
+    n.payload as notice,
     case when ${sql.placeholder('notify')}::boolean and n.payload is not null then pg_notify(${EVENTS_CHANNEL}, case
       when octet_length(n.payload) <= ${MAX_INLINE_PAYLOAD} then n.payload
       -- Too big for NOTIFY: every node fetches the message once by its event id.

@@ -41,6 +41,11 @@ interface SpaceChannel {
    * -1 until the first is heard (0 is a real answer: a space with no event yet).
    */
   lastSeq: number;
+  /**
+   * The highest id of a message this process committed and fanned out without waiting for the
+   * bus (committed): the bus's notices of messages up to it are dropped when they come.
+   */
+  committedSeq: number;
   /** The space's one timer of wake-ups (wakeAt): when it is due (performance.now()), and the timer. */
   wakeUp: { at: number; timer: NodeJS.Timeout } | undefined;
 }
@@ -94,6 +99,7 @@ export class FanOut {
         busy: false,
         context: { loading: false, dirtySeq: null },
         lastSeq: -1,
+        committedSeq: -1,
         wakeUp: undefined,
       };
       this.spaces.set(spaceId, channel);
@@ -112,6 +118,26 @@ export class FanOut {
     const channel = this.spaces.get(notice.spaceId);
     if (!channel) return;
     channel.lastSeq = Math.max(channel.lastSeq, notice.seq);
+    // A message this process committed is out already; so is one committed before it (another
+    // node's, whose notice came late): the streams filled it from the database, as a gap, when
+    // the later one reached them. Other events still go out: they refresh the context.
+    if (notice.kind === 'message' && notice.seq <= channel.committedSeq) return;
+    this.enqueue(notice);
+  }
+
+  /**
+   * A notice of an event this process has just committed (EventBus.committed), fanned out without
+   * waiting for the bus, whose notice of it then is dropped (notice); unless the bus, or a later
+   * event, was heard first. Ids are dense and in commit order, so every event before it has
+   * committed too: a stream that has not heard of one fills the gap from the database before
+   * writing this one.
+   */
+  committed(notice: EventNotice): void {
+    const channel = this.spaces.get(notice.spaceId);
+    // Heard already: the bus was quicker, or a later event of the space came first.
+    if (!channel || notice.seq <= channel.lastSeq) return;
+    channel.lastSeq = Math.max(channel.lastSeq, notice.seq);
+    if (notice.kind === 'message') channel.committedSeq = Math.max(channel.committedSeq, notice.seq);
     this.enqueue(notice);
   }
 

@@ -85,6 +85,7 @@ export class EventHub {
     await this.caps.start();
     this.stopListening = await this.options.deps.events.subscribe({
       notice: (notice) => this.fanOut.notice(servedEvent(this.options.deps.config, notice)),
+      committedHere: (notice) => this.fanOut.committed(servedEvent(this.options.deps.config, notice)),
       resync: () => void this.renewLeases(),
     });
     this.pinger = setInterval(() => this.fanOut.tick(), this.options.pingMs);

@@ -30,6 +30,8 @@ export interface StartOptions {
   logStream?: { write(line: string): void };
   /** Stores of the HTTP policies in place of the server's own (see createServer). */
   policies?: CreateServerOptions['policies'];
+  /** The event bus in place of the server's own (given it, to wrap it). */
+  events?: CreateServerOptions['events'];
 }
 
 /** Whether multi-node tests can run: they need a shared PostgreSQL. */
@@ -77,6 +79,7 @@ export async function startTestServer(options: StartOptions = {}): Promise<TestS
     ...(options.logStream ? { logStream: options.logStream } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.policies ? { policies: options.policies } : {}),
+    ...(options.events ? { events: options.events } : {}),
     ...(databaseUrl ? {} : { loadDataDir: await migratedPgliteDump() }),
   });
   options.routes?.(server.app, server);

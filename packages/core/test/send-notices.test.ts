@@ -1,0 +1,67 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import type { Db } from '../src/db';
+import { defaultCoreConfig } from '../src/deps';
+import type { EventBus } from '../src/events/event-bus';
+import type { EventNotice } from '../src/events/notice';
+import { leaseStreams } from '../src/events/stream-lease';
+import { appendMessage } from '../src/messages/append-messages';
+import { seededSpaceId, useSeededDatabase } from './seed';
+
+/** A bus that records what it is told; `inSql` as a NOTIFY bus (true) or one that publishes itself. */
+const recordingBus = (inSql: boolean) => {
+  const told: string[] = [];
+  const bus: EventBus = {
+    notifiesInSql: inSql,
+    publish: async (_ex, notice) => void told.push(`published ${notice.seq}`),
+    committed: (notice: EventNotice) => {
+      const data = notice.data as { content: string };
+      told.push(
+        `committed ${notice.spaceId === seededSpaceId(1) ? 1 : 2} ${notice.kind} ${notice.seq} ${data.content}`,
+      );
+    },
+    subscribe: async () => async () => {},
+  };
+  return { bus, told };
+};
+
+/** Sends `content` as the participant seeded in space `n`. */
+const sendAs = (db: Db, bus: EventBus, n: number, content: string) =>
+  appendMessage(db, bus, defaultCoreConfig, {
+    spaceId: seededSpaceId(n),
+    keyHash: `hash-${n}`,
+    messageId: randomUUID(),
+    type: 'text',
+    content,
+    mentions: [],
+    replyTo: null,
+    names: [],
+    now: new Date(),
+    guard: undefined,
+  });
+
+describe("a send's notices", () => {
+  const seeded = useSeededDatabase(2);
+  const send = (bus: EventBus, n: number, content: string) => sendAs(seeded.db, bus, n, content);
+
+  it("reach this node's listeners once committed, with the message, in each space's order", async () => {
+    // The first call's bus is the one a database's sends keep (one batcher per database).
+    const { bus, told } = recordingBus(true);
+    // Space 1 is listened to (a stream lease); space 2 is not, and is notified to nobody.
+    await leaseStreams(seeded.db, [seededSpaceId(1)]);
+    await Promise.all([send(bus, 1, 'a'), send(bus, 2, 'x'), send(bus, 1, 'b'), send(bus, 1, 'c')]);
+    expect(told).toEqual(['committed 1 message 1 a', 'committed 1 message 2 b', 'committed 1 message 3 c']);
+  });
+});
+
+describe("a send's notices, on a bus that does not notify in SQL", () => {
+  const seeded = useSeededDatabase(1);
+
+  it('are published by the sender, then heard here', async () => {
+    const { bus, told } = recordingBus(false);
+    await leaseStreams(seeded.db, [seededSpaceId(1)]);
+    const appended = await sendAs(seeded.db, bus, 1, 'a');
+    expect(appended).toMatchObject({ refused: null });
+    expect(told).toEqual(['published 1', 'committed 1 message 1 a']);
+  });
+});
