@@ -29,7 +29,7 @@ export interface EventListener {
  * Today's adapter is PostgreSQL's LISTEN/NOTIFY (createNotifyBus): a NOTIFY inside the writing
  * transaction is delivered on commit, in commit order. A NATS or Redis adapter would publish
  * after commit (an outbox row written in the transaction, relayed by the committing node) and
- * implement the same members; no use case changes.
+ * implement the same four members; no use case changes.
  */
 export interface EventBus {
   /** Inside the writing transaction: `notice` reaches every node when, and only if, it commits. */
