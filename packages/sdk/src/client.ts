@@ -142,6 +142,11 @@ export class SpaceClient {
     return spaceClients.of(this).key;
   }
 
+  /** The server this client talks to, as given, without a trailing slash. */
+  get baseUrl(): string {
+    return this.transport.options.baseUrl;
+  }
+
   /** Who this client is, never its key: what `JSON.stringify` and `console.log` show. */
   toJSON(): { baseUrl: string; spaceId: string; participantId: string | undefined } {
     return { ...this.transport.toJSON(), spaceId: this.spaceId, participantId: this.participantId };
@@ -642,6 +647,11 @@ export class Convene {
 
   private get clientOptions(): ClientOptions {
     return clients.of(this).clientOptions;
+  }
+
+  /** The server this client talks to, as given, without a trailing slash. */
+  get baseUrl(): string {
+    return this.transport.options.baseUrl;
   }
 
   /** The server only, never the `userToken` or the headers: what `JSON.stringify` and `console.log` show. */

@@ -315,6 +315,13 @@ describe('the client’s options', () => {
     for (const baseUrl of ['http://localhost:3000', 'https://convene.example.com/prefix/'])
       expect(new Convene({ baseUrl }).toJSON(), baseUrl).toEqual({ baseUrl: baseUrl.replace(/\/$/, '') });
   });
+
+  it('tells its baseUrl, as do its space clients, without a trailing slash', () => {
+    const hub = new Convene({ baseUrl: 'https://convene.example.com/prefix//' });
+    expect(hub.baseUrl).toBe('https://convene.example.com/prefix');
+    expect(hub.space('s', 'k').baseUrl).toBe('https://convene.example.com/prefix');
+    expect(hub.withOptions({ baseUrl: 'http://localhost:3100' }).baseUrl).toBe('http://localhost:3100');
+  });
 });
 
 describe('a fetch of your own', () => {
