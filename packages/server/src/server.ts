@@ -91,11 +91,12 @@ export async function createServer(
     const box = new Sealer(current, { previous });
     // Logged once the app's logger exists (a worker failing before then has nothing to diff).
     let diffWorkerFailed = (_error: unknown) => {};
+    const bus = createNotifyBus(database);
     const deps: Deps = {
       db: database.db,
       clock: options.clock ?? systemClock,
       box,
-      events: options.events ? options.events(createNotifyBus(database)) : createNotifyBus(database),
+      events: options.events?.(bus) ?? bus,
       // The deployment's issuer and key, from the database: a session minted by any node is
       // accepted by every other, whatever their PUBLIC_URLs, and survives restarts.
       sessions: createJwtSessions({

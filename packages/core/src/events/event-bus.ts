@@ -16,7 +16,7 @@ export interface EventListener {
    * A notice of an event this node has just committed, heard at once, ahead of the bus (see
    * EventBus.committed); the bus delivers it again, later, to `notice`.
    */
-  committedHere?(notice: EventNotice): void;
+  committedHere(notice: EventNotice): void;
 }
 
 /**
@@ -70,7 +70,7 @@ export function createNotifyBus(database: Pick<Database, 'listen'>): EventBus {
       await ex.execute(sql`select pg_notify(${EVENTS_CHANNEL}, ${noticePayload(notice)})`);
     },
     committed(notice) {
-      for (const listener of listeners) listener.committedHere?.(notice);
+      for (const listener of listeners) listener.committedHere(notice);
     },
     async subscribe(listener) {
       const unlisten = await database.listen(
