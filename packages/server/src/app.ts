@@ -23,7 +23,7 @@ import { clientErrorHandler } from './http/client-error';
 import { registerCors } from './http/cors';
 import { toHttpError } from './http/errors';
 import { forwardedWithoutTrust } from './http/forwarded';
-import { idempotencyHooks } from './http/idempotency';
+import { authorizeReplayOf, idempotencyHooks } from './http/idempotency';
 import { serializeError } from './http/log-errors';
 import { normaliseRequest, registerHttpPolicy } from './http/policy';
 import { Presence } from './http/presence';
@@ -106,6 +106,7 @@ export async function buildApp({
     waitMs: config.idempotencyWaitMs,
     neverReplayed,
     handledByRoute: ['POST /mcp'],
+    authorizeReplay: (operation, caller) => authorizeReplayOf(deps, operation, caller),
     // The only outcome a statement records itself: a group-committed send (see sendMessage).
     renderOutcome: (outcome) => {
       const result = sendMessageResultOf(deps.config, deps.clock.now(), outcome);

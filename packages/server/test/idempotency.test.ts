@@ -259,6 +259,105 @@ function randomUUIDFor(name: string): string {
   return key;
 }
 
+describe('a retry whose key stopped working', () => {
+  /** A write made with `key` under an Idempotency-Key, then a function that retries it as it was. */
+  const guarded = async (path: string, key: string, body?: unknown) => {
+    const headers = { 'Idempotency-Key': randomUUID() };
+    const first = await h.post(path, { key, body, headers });
+    expectOk(first);
+    return (other = body) => h.post(path, { key, body: other, headers });
+  };
+
+  it('is answered 401 once its participant was removed or left, as the key is on every route, and never 422', async () => {
+    const space = await h.createSpace();
+    const messages = `/hub/space/${space.spaceId}/messages`;
+    const kicked = await h.joinActive(space, { name: 'Kicked' });
+    const resendKicked = await guarded(messages, kicked.key, { content: 'before the kick' });
+    expectOk(
+      await h.post(`/hub/space/${space.spaceId}/participants/${kicked.participantId}/kick`, {
+        key: space.ownerKey,
+      }),
+    );
+    const kickedRetry = await resendKicked();
+    expectError(kickedRetry, 401, 'participant_removed');
+    expect(replayed(kickedRetry)).toBeNull();
+    expectError(await resendKicked({ content: 'something else' }), 401, 'participant_removed');
+
+    const left = await h.joinActive(space, { name: 'Left' });
+    const artifactId = await h.createArtifact(space, 'plan', '# Plan\n');
+    const relock = await guarded(`/hub/space/${space.spaceId}/artifact/${artifactId}/lock`, left.key);
+    expectOk(await h.post(`/hub/space/${space.spaceId}/leave`, { key: left.key }));
+    // The lock went with its holder: no replay says it is held.
+    expectError(await relock(), 401, 'participant_left');
+    // The message was sent all the same, once.
+    const list = await h.get(messages, { key: space.ownerKey });
+    expect(
+      list.body.messages.filter((m: { content: string }) => m.content === 'before the kick'),
+    ).toHaveLength(1);
+  });
+
+  it('meets the closed space as the write would: 409 where its table lists 409, else 401', async () => {
+    const space = await h.createSpace();
+    const base = `/hub/space/${space.spaceId}`;
+    const artifactId = await h.createArtifact(space, 'notes', 'text');
+    const resend = await guarded(`${base}/messages`, space.ownerKey, { content: 'hello' });
+    const reinvite = await guarded(`${base}/invite`, space.ownerKey);
+    const relock = await guarded(`${base}/artifact/${artifactId}/lock`, space.ownerKey);
+    expectOk(await h.delete(base, { key: space.ownerKey }));
+    expectError(await resend(), 409, 'space_closed');
+    expectError(await reinvite(), 409, 'space_closed');
+    expectError(await relock(), 401, 'space_closed');
+  });
+
+  it('meets the expired space the same way', async () => {
+    const space = await h.createSpace({ ttl: 60 });
+    const reinvite = await guarded(`/hub/space/${space.spaceId}/invite`, space.ownerKey);
+    clock.advance(61_000);
+    expectError(await reinvite(), 409, 'space_expired');
+  });
+
+  it('is still replayed for the write that ended the key: a leave', async () => {
+    const space = await h.createSpace();
+    const member = await h.joinActive(space, { name: 'Leaving' });
+    const leaveAgain = await guarded(`/hub/space/${space.spaceId}/leave`, member.key);
+    const retry = await leaveAgain();
+    expectOk(retry);
+    expect(replayed(retry)).toBe('true');
+  });
+
+  it('is refused over MCP as over REST', async () => {
+    const space = await h.createSpace();
+    const member = await h.joinActive(space, { name: 'Kicked over MCP' });
+    const call = (id: number) =>
+      h.post('/mcp', {
+        key: member.key,
+        body: {
+          jsonrpc: '2.0',
+          id,
+          method: 'tools/call',
+          params: {
+            name: 'send_message',
+            arguments: { spaceId: space.spaceId, content: 'once', idempotencyKey: 'mcp-kick' },
+          },
+        },
+        headers: { Accept: 'application/json, text/event-stream' },
+      });
+    expect((await call(1)).body.result.isError).toBeUndefined();
+    expect((await call(2)).body.result._meta).toEqual({ 'convene/idempotentReplay': true });
+    expectOk(
+      await h.post(`/hub/space/${space.spaceId}/participants/${member.participantId}/kick`, {
+        key: space.ownerKey,
+      }),
+    );
+    const after = await call(3);
+    expect(after.body.result.isError).toBe(true);
+    expect(after.body.result._meta['convene/error']).toMatchObject({
+      status: 401,
+      code: 'participant_removed',
+    });
+  });
+});
+
 describe('the same key with a different request', () => {
   it('answers 422 and runs nothing', async () => {
     const key = newKey();

@@ -1,6 +1,6 @@
 import { limits, type TArtifactView, type TCreateArtifactRequest } from '@convene/contract';
 import { count, eq } from 'drizzle-orm';
-import { roles } from '../auth/authorize';
+import { roles, whenClosedOf } from '../auth/authorize';
 import { artifacts, artifactVersions } from '../db/schema';
 import type { Deps } from '../deps';
 import { LimitReachedError } from '../errors';
@@ -33,7 +33,7 @@ export async function createArtifact({
       spaceId,
       key,
       allow: roles.member,
-      whenClosed: 'conflict',
+      whenClosed: whenClosedOf.createArtifact,
     });
     refuseMuted(caller, 'create artifacts');
     // Counted under the space row's lock, so concurrent creators cannot overshoot the limit.

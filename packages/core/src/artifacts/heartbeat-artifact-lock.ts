@@ -1,6 +1,6 @@
 import type { TLockResult } from '@convene/contract';
 import { and, eq, gt } from 'drizzle-orm';
-import { authorize, roles } from '../auth/authorize';
+import { authorize, roles, whenClosedOf } from '../auth/authorize';
 import { artifacts } from '../db/schema';
 import type { Deps } from '../deps';
 import {
@@ -33,7 +33,12 @@ export async function heartbeatArtifactLock({
 }: HeartbeatArtifactLockOptions): Promise<TLockResult> {
   const { db, clock, config } = deps;
   const { caller } = asMember(
-    await authorize(db, clock, { spaceId, key, allow: roles.member, whenClosed: 'unauthorized' }),
+    await authorize(db, clock, {
+      spaceId,
+      key,
+      allow: roles.member,
+      whenClosed: whenClosedOf.heartbeatArtifactLock,
+    }),
   );
   requireArtifactId(artifactId);
   const me = caller.participant.id;

@@ -1,6 +1,6 @@
 import type { TLockResult } from '@convene/contract';
 import { and, eq, isNull, lte, or, sql } from 'drizzle-orm';
-import { roles } from '../auth/authorize';
+import { roles, whenClosedOf } from '../auth/authorize';
 import { artifacts } from '../db/schema';
 import type { Deps } from '../deps';
 import { appendEvent } from '../events/append-event';
@@ -41,7 +41,7 @@ export async function lockArtifact({
       spaceId,
       key,
       allow: roles.member,
-      whenClosed: 'unauthorized',
+      whenClosed: whenClosedOf.lockArtifact,
     });
     refuseMuted(caller, 'lock artifacts');
     const me = caller.participant.id;

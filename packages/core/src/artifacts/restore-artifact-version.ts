@@ -1,5 +1,5 @@
 import type { TArtifactView } from '@convene/contract';
-import { roles } from '../auth/authorize';
+import { roles, whenClosedOf } from '../auth/authorize';
 import type { Deps } from '../deps';
 import { commitWrite } from './commit-write';
 import { authorizeForUpdate, findArtifact } from './shared';
@@ -29,7 +29,7 @@ export async function restoreArtifactVersion({
       spaceId,
       key,
       allow: roles.member,
-      whenClosed: 'unauthorized',
+      whenClosed: whenClosedOf.restoreArtifactVersion,
     });
     await findArtifact(tx, spaceId, artifactId);
     const old = await findVersion(tx, spaceId, artifactId, version);

@@ -1,6 +1,6 @@
 import type { TArtifactView } from '@convene/contract';
 import { and, eq } from 'drizzle-orm';
-import { roles } from '../auth/authorize';
+import { roles, whenClosedOf } from '../auth/authorize';
 import { artifacts } from '../db/schema';
 import type { Deps } from '../deps';
 import { appendEvent } from '../events/append-event';
@@ -31,7 +31,7 @@ export async function unlockArtifact({
       spaceId,
       key,
       allow: roles.member,
-      whenClosed: 'unauthorized',
+      whenClosed: whenClosedOf.unlockArtifact,
     });
     const now = clock.now();
     const before = await findArtifact(tx, spaceId, artifactId);

@@ -1,5 +1,5 @@
 import type { TArtifactView, TWriteArtifactRequest } from '@convene/contract';
-import { roles } from '../auth/authorize';
+import { roles, whenClosedOf } from '../auth/authorize';
 import type { Deps } from '../deps';
 import { commitWrite } from './commit-write';
 import { authorizeForUpdate } from './shared';
@@ -28,7 +28,7 @@ export async function writeArtifact({
       spaceId,
       key,
       allow: roles.member,
-      whenClosed: 'unauthorized',
+      whenClosed: whenClosedOf.writeArtifact,
     });
     return commitWrite({
       deps,

@@ -167,3 +167,52 @@ export const roles = {
   anyKey: ['owner', 'participant', 'invitation'],
   invitation: ['invitation'],
 } as const satisfies Record<string, readonly KeyRole[]>;
+
+/**
+ * What each write made with a space key answers once its space is closed or expired
+ * (decisions.md): 409 `space is closed` where the specification's table lists 409, else 401, its
+ * key having stopped working. An additive 409 does not count (writeArtifact's `baseVersion`).
+ */
+export const whenClosedOf = {
+  updateSpace: 'conflict',
+  closeSpace: 'conflict',
+  createInvitation: 'conflict',
+  joinSpace: 'conflict',
+  approveParticipant: 'conflict',
+  kickParticipant: 'conflict',
+  muteParticipant: 'conflict',
+  unmuteParticipant: 'conflict',
+  leaveSpace: 'conflict',
+  sendMessage: 'conflict',
+  ackInbox: 'conflict',
+  createWebhook: 'conflict',
+  deleteWebhook: 'conflict',
+  createArtifact: 'conflict',
+  writeArtifact: 'unauthorized',
+  lockArtifact: 'unauthorized',
+  heartbeatArtifactLock: 'unauthorized',
+  unlockArtifact: 'unauthorized',
+  restoreArtifactVersion: 'unauthorized',
+} as const satisfies Record<string, AuthorizeOptions['whenClosed']>;
+
+/** Writes whose success is what ends the key that made them: their replay needs no working key. */
+const ENDS_ITS_KEY: ReadonlySet<string> = new Set(['closeSpace', 'leaveSpace']);
+
+/**
+ * Before an idempotent replay of a write made with a space key: the key must still work, as
+ * the write itself would check it now (401 for a participant who left or was removed, 409 or
+ * 401 once the space is closed or expired), for a key that stopped working stops on every
+ * route, its recorded answers included. The writes that end their own key (close, leave) are
+ * still replayed to it: that answer is the one their retry is owed. Other operations pass.
+ */
+export async function authorizeReplay(
+  ex: Executor,
+  clock: Clock,
+  operationId: string,
+  { spaceId, key }: { spaceId: string | undefined; key: string | undefined },
+): Promise<void> {
+  if (!Object.hasOwn(whenClosedOf, operationId) || ENDS_ITS_KEY.has(operationId)) return;
+  if (spaceId === undefined) return;
+  const whenClosed = whenClosedOf[operationId as keyof typeof whenClosedOf];
+  await authorize(ex, clock, { spaceId, key, allow: roles.anyKey, whenClosed });
+}

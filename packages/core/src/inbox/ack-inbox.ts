@@ -1,6 +1,6 @@
 import type { TAckInboxResult } from '@convene/contract';
 import { sql } from 'drizzle-orm';
-import { authorize, roles } from '../auth/authorize';
+import { authorize, roles, whenClosedOf } from '../auth/authorize';
 import { rowsOf } from '../db/migrate';
 import type { Deps } from '../deps';
 import { ValidationError } from '../errors';
@@ -25,7 +25,7 @@ export async function ackInbox({ deps, spaceId, key, seq }: AckInboxOptions): Pr
     spaceId,
     key,
     allow: roles.member,
-    whenClosed: 'conflict',
+    whenClosed: whenClosedOf.ackInbox,
   });
   const participant = caller.participant!;
   const [row] = rowsOf<{ last_read_seq: number | string; last_seq: number | string }>(

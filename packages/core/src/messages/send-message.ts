@@ -1,5 +1,5 @@
 import { limits, type TSendMessageRequest, type TSendMessageResult } from '@convene/contract';
-import { authorize, roles, spaceKeyHash } from '../auth/authorize';
+import { authorize, roles, spaceKeyHash, whenClosedOf } from '../auth/authorize';
 import type { CoreConfig, Deps } from '../deps';
 import { ConflictError, ForbiddenError, RateLimitedError, ValidationError } from '../errors';
 import { newId } from '../ids';
@@ -121,7 +121,7 @@ export async function sendMessage({
       spaceId,
       key,
       allow: roles.member,
-      whenClosed: 'conflict',
+      whenClosed: whenClosedOf.sendMessage,
     });
     if (caller.participant?.status === 'muted')
       throw new ForbiddenError('muted participants cannot send messages', 'participant_muted');

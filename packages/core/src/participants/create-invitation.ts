@@ -1,5 +1,5 @@
 import type { TInvitationResult } from '@convene/contract';
-import { authorize, roles } from '../auth/authorize';
+import { authorize, roles, whenClosedOf } from '../auth/authorize';
 import { invitations } from '../db/schema';
 import type { Deps } from '../deps';
 import { newId } from '../ids';
@@ -24,7 +24,12 @@ export async function createInvitation({
   const { db, clock, config } = deps;
   const publicInvitationKey = mintInvitationKey();
   await db.transaction(async (tx) => {
-    await authorize(tx, clock, { spaceId, key, allow: roles.owner, whenClosed: 'conflict' });
+    await authorize(tx, clock, {
+      spaceId,
+      key,
+      allow: roles.owner,
+      whenClosed: whenClosedOf.createInvitation,
+    });
     await tx.insert(invitations).values({
       spaceId,
       id: newId(),

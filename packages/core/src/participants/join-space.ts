@@ -1,7 +1,7 @@
 import { limits, type TJoinRequest, type TJoinResult } from '@convene/contract';
 import { and, count, eq, sql } from 'drizzle-orm';
 import { resolveUserToken } from '../accounts/resolve-user-token';
-import { authorize, roles } from '../auth/authorize';
+import { authorize, roles, whenClosedOf } from '../auth/authorize';
 import { invitations, participants, spaceColumns, spaces } from '../db/schema';
 import type { Deps } from '../deps';
 import { LimitReachedError, SpaceClosedError } from '../errors';
@@ -53,7 +53,7 @@ export async function joinSpace({
       spaceId,
       key,
       allow: roles.invitation,
-      whenClosed: 'conflict',
+      whenClosed: whenClosedOf.joinSpace,
     });
     // The space row lock serialises joins, so the participant limit cannot be overshot, and
     // orders this join against a concurrent close.

@@ -1,5 +1,5 @@
 import type { TOk } from '@convene/contract';
-import { authorize, roles } from '../auth/authorize';
+import { authorize, roles, whenClosedOf } from '../auth/authorize';
 import type { Deps } from '../deps';
 import { lockModerationTarget, notApplicable, transitionParticipant } from './moderation';
 
@@ -22,7 +22,12 @@ export async function kickParticipant({
 }: KickParticipantOptions): Promise<TOk> {
   const { db, clock, config } = deps;
   await db.transaction(async (tx) => {
-    await authorize(tx, clock, { spaceId, key, allow: roles.owner, whenClosed: 'conflict' });
+    await authorize(tx, clock, {
+      spaceId,
+      key,
+      allow: roles.owner,
+      whenClosed: whenClosedOf.kickParticipant,
+    });
     const row = await lockModerationTarget(tx, spaceId, participantId);
     if (row.status === 'left' || row.status === 'kicked') throw notApplicable('kick', row.status);
     await transitionParticipant({ ex: tx, clock, events: deps.events, config, row, to: 'kicked' });

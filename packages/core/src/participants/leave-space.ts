@@ -1,6 +1,6 @@
 import type { TOk } from '@convene/contract';
 import { and, eq } from 'drizzle-orm';
-import { authorize, departedKeyError, departureOf, roles } from '../auth/authorize';
+import { authorize, departedKeyError, departureOf, roles, whenClosedOf } from '../auth/authorize';
 import { participants } from '../db/schema';
 import type { Deps } from '../deps';
 import { ConflictError, UnauthorizedError } from '../errors';
@@ -23,7 +23,7 @@ export async function leaveSpace({ deps, spaceId, key }: LeaveSpaceOptions): Pro
       spaceId,
       key,
       allow: roles.member,
-      whenClosed: 'conflict',
+      whenClosed: whenClosedOf.leaveSpace,
     });
     if (caller.role === 'owner') {
       throw new ConflictError('the owner cannot leave the space; close it instead');

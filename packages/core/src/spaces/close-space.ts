@@ -1,7 +1,7 @@
 import type { TOk } from '@convene/contract';
 import { and, eq } from 'drizzle-orm';
 import { releaseLocks } from '../artifacts/release-locks';
-import { authorize, roles } from '../auth/authorize';
+import { authorize, roles, whenClosedOf } from '../auth/authorize';
 import { spaces } from '../db/schema';
 import type { Deps } from '../deps';
 import { SpaceClosedError } from '../errors';
@@ -21,7 +21,7 @@ export interface CloseSpaceOptions {
 export async function closeSpace({ deps, spaceId, key }: CloseSpaceOptions): Promise<TOk> {
   const { db, clock } = deps;
   await db.transaction(async (tx) => {
-    await authorize(tx, clock, { spaceId, key, allow: roles.owner, whenClosed: 'conflict' });
+    await authorize(tx, clock, { spaceId, key, allow: roles.owner, whenClosed: whenClosedOf.closeSpace });
     // releaseLocks takes the space row, then the artifact rows: the order artifact writers use,
     // so a close never deadlocks with them, and a lock taken just before is seen and released.
     await releaseLocks(tx, deps, spaceId, null);

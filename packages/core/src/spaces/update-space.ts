@@ -1,6 +1,6 @@
 import type { TOk, TUpdateSpaceBody } from '@convene/contract';
 import { eq } from 'drizzle-orm';
-import { authorize, roles } from '../auth/authorize';
+import { authorize, roles, whenClosedOf } from '../auth/authorize';
 import { spaces } from '../db/schema';
 import type { Deps } from '../deps';
 
@@ -25,7 +25,7 @@ export async function updateSpace({ deps, spaceId, key, input }: UpdateSpaceOpti
     ...(input.maxMessagesPerMinute !== undefined ? { maxMessagesPerMinute: input.maxMessagesPerMinute } : {}),
   };
   await db.transaction(async (tx) => {
-    await authorize(tx, clock, { spaceId, key, allow: roles.owner, whenClosed: 'conflict' });
+    await authorize(tx, clock, { spaceId, key, allow: roles.owner, whenClosed: whenClosedOf.updateSpace });
     if (Object.keys(changes).length > 0) await tx.update(spaces).set(changes).where(eq(spaces.id, spaceId));
   });
   return { ok: true };

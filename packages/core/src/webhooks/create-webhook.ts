@@ -1,6 +1,6 @@
 import { limits, type TCreateWebhookBody, type TCreateWebhookResult } from '@convene/contract';
 import { and, count, eq, isNull } from 'drizzle-orm';
-import { authorize, roles } from '../auth/authorize';
+import { authorize, roles, whenClosedOf } from '../auth/authorize';
 import { webhooks } from '../db/schema';
 import type { Deps } from '../deps';
 import { LimitReachedError } from '../errors';
@@ -36,7 +36,7 @@ export async function createWebhook({
     spaceId,
     key,
     allow: roles.member,
-    whenClosed: 'conflict',
+    whenClosed: whenClosedOf.createWebhook,
   });
   const participant = caller.participant!;
   const url = await checkWebhookUrl(input.url, config.webhookUrls, resolve);

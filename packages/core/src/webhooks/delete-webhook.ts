@@ -1,6 +1,6 @@
 import type { TOk } from '@convene/contract';
 import { and, eq } from 'drizzle-orm';
-import { authorize, roles } from '../auth/authorize';
+import { authorize, roles, whenClosedOf } from '../auth/authorize';
 import { webhookDeliveries, webhooks } from '../db/schema';
 import type { Deps } from '../deps';
 import { NotFoundError } from '../errors';
@@ -24,7 +24,7 @@ export async function deleteWebhook({ deps, spaceId, key, webhookId }: DeleteWeb
     spaceId,
     key,
     allow: roles.member,
-    whenClosed: 'conflict',
+    whenClosed: whenClosedOf.deleteWebhook,
   });
   if (!isUuid(webhookId)) throw new NotFoundError('webhook');
   await db.transaction(async (tx) => {

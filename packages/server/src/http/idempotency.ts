@@ -1,6 +1,10 @@
+import type { OperationContract } from '@convene/contract';
 import {
+  authenticateHuman,
+  authorizeReplay,
   type Clock,
   type Db,
+  type Deps,
   type Executor,
   IdempotencyBusyError,
   type IdempotencyGuard,
@@ -11,8 +15,8 @@ import {
   ValidationError,
 } from '@convene/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { pathPattern } from '../rest/route-table';
-import { idempotencyCallerOf, sha256 } from './client';
+import { operationOf, pathParam, pathPattern } from '../rest/route-table';
+import { idempotencyCallerOf, presentedCredential, sha256 } from './client';
 import { withCode } from './error-body';
 import { toHttpError } from './errors';
 import { hasTimedOut } from './timeout';
@@ -40,6 +44,19 @@ export interface IdempotencyPolicyOptions {
   handledByRoute: readonly string[];
   /** The answer of a record whose write recorded an outcome instead of a body (sendMessage). */
   renderOutcome: (outcome: unknown) => StoredResponse | undefined;
+  /**
+   * Throws what the operation would answer its credential now, if that no longer works (a key
+   * of a participant removed since, of a space since closed): a recorded answer is given only
+   * to a credential that still works.
+   */
+  authorizeReplay: (operation: OperationContract, caller: ReplayCaller) => Promise<void>;
+}
+
+/** The credentials of a replayed write, and the space its path names. */
+export interface ReplayCaller {
+  spaceId: string | undefined;
+  key: string | undefined;
+  bearer: string | undefined;
 }
 
 /**
@@ -111,6 +128,16 @@ function pathOf(url: string): string {
   return path.length > 1 ? path.replace(/\/+$/, '') : path;
 }
 
+/**
+ * The check before a replay (IdempotencyPolicyOptions' `authorizeReplay`), by the credential the
+ * operation takes: a space key must still work in its space, a dashboard session still verify.
+ */
+export async function authorizeReplayOf(deps: Deps, operation: OperationContract, caller: ReplayCaller) {
+  if (operation.security.includes('spaceKey'))
+    await authorizeReplay(deps.db, deps.clock, operation.operationId, caller);
+  else if (operation.security.includes('dashboardJwt')) await authenticateHuman(deps, caller.bearer);
+}
+
 /** A guarded write begun: the GuardedRequest to run or release, or the record to replay instead. */
 export type Begun = GuardedRequest | { replay: StoredResponse };
 
@@ -122,6 +149,8 @@ export type IdempotencyGate = (
   scope: string,
   requestHash: string,
   abandoned: () => boolean,
+  /** Checks, once a record is found, that the caller's credential still works (throws if not). */
+  authorizeReplay?: () => Promise<void>,
 ) => Promise<Begun>;
 
 const guards = new WeakMap<FastifyRequest, GuardedRequest>();
@@ -179,7 +208,7 @@ export function idempotencyHooks(options: IdempotencyPolicyOptions): {
    * handler records. Whoever gets one runs or releases it. `abandoned` says the client was
    * already answered that the write failed (REST's 30 s timeout), so it must not commit.
    */
-  const begin: IdempotencyGate = async (scope, requestHash, abandoned) => {
+  const begin: IdempotencyGate = async (scope, requestHash, abandoned, authorizeReplay) => {
     // Real time, not the injected clock: this bounds a wait, it is not a TTL.
     const deadline = Date.now() + options.waitMs;
     for (;;) {
@@ -189,8 +218,16 @@ export function idempotencyHooks(options: IdempotencyPolicyOptions): {
       }
       const record = await store.get(scope, clock.now());
       if (record) {
-        if (record.requestHash !== requestHash) throw new IdempotencyMismatchError();
-        return { replay: answerOf(record) };
+        // A key that stopped working since is told so, not what it did or that it reused the
+        // Idempotency-Key; a refusal is replayed as it was (what the check says, or a 400 that a
+        // dead key with a bad body gets anyway).
+        if (record.requestHash !== requestHash) {
+          await authorizeReplay?.();
+          throw new IdempotencyMismatchError();
+        }
+        const answer = answerOf(record);
+        if (answer.status < 400) await authorizeReplay?.();
+        return { replay: answer };
       }
       // A duplicate may have started while the record was read.
       if (!inFlight.has(scope)) break;
@@ -260,7 +297,21 @@ export function idempotencyHooks(options: IdempotencyPolicyOptions): {
     // (decisions.md), so a retry that adds one is the same request. (The newline before it is
     // where the query once was: records written then still match.)
     const requestHash = sha256(`\n${canonicalJson(request.body ?? null)}`);
-    const begun = await begin(scope, requestHash, () => hasTimedOut(request));
+    const operation = operationOf(request);
+    const begun = await begin(
+      scope,
+      requestHash,
+      () => hasTimedOut(request),
+      operation &&
+        (() => {
+          const presented = presentedCredential(request, { query: false });
+          return options.authorizeReplay(operation, {
+            spaceId: pathParam(operation.path, path, 'spaceId'),
+            key: presented?.kind === 'space-key' ? presented.value : undefined,
+            bearer: presented?.kind === 'jwt' ? presented.value : undefined,
+          });
+        }),
+    );
     if ('replay' in begun) return sendReplay(reply, begun.replay);
     // The same guard, watched: whether the handler took it up (ran it, or released it itself).
     let consumed = false;

@@ -1,3 +1,4 @@
+import { type OperationContract, operations } from '@convene/contract';
 import {
   type Deps,
   KeyRequiredError,
@@ -30,7 +31,7 @@ import { closest, distance } from 'fastest-levenshtein';
 import { z } from 'zod';
 import { idempotencyCaller, sha256 } from '../http/client';
 import { toHttpError } from '../http/errors';
-import { type Begun, canonicalJson, type IdempotencyGate } from '../http/idempotency';
+import { authorizeReplayOf, type Begun, canonicalJson, type IdempotencyGate } from '../http/idempotency';
 import { jsonBodyProblem, NUL_PROBLEM, SURROGATE_PROBLEM } from '../http/json-body';
 import { type FailureLog, logFailure } from '../http/log-errors';
 import { mcpInstructions } from './instructions';
@@ -41,6 +42,7 @@ import {
   type Tool,
   type ToolContext,
   toolJsonSchema,
+  toolName,
   toolNamer,
 } from './tool';
 
@@ -68,6 +70,14 @@ export interface McpIdempotency {
   /** A call's answer is a replay (the header `Idempotency-Replayed`, when there is still time). */
   replayed: () => void;
 }
+
+/** Each contract operation by the name of the tool that performs it. */
+const operationsByTool = new Map(
+  (Object.values(operations) as OperationContract[]).map((operation) => [
+    toolName(operation.operationId),
+    operation,
+  ]),
+);
 
 const listings = new WeakMap<readonly Tool[], McpTool[]>();
 
@@ -149,7 +159,7 @@ export function createMcpServer({
         key,
         userToken,
         bearer: undefined,
-        guard: idempotency && guardOf(idempotency, tool.name, key, userToken),
+        guard: idempotency && guardOf(deps, idempotency, tool.name, key, userToken),
         signal: AbortSignal.any([extra.signal, shutdown]),
         progress:
           progressToken === undefined
@@ -354,6 +364,7 @@ function misnamedArgument(
  * path, and its request is the tool's name and arguments without credentials.
  */
 function guardOf(
+  deps: Deps,
   { gate, ip, headerKey, abandoned }: McpIdempotency,
   toolName: string,
   key: string | undefined,
@@ -366,7 +377,21 @@ function guardOf(
     if (chosen === undefined || credential === undefined) return undefined;
     const caller = idempotencyCaller(credential, ip, userToken);
     const scope = sha256(['MCP', toolName, caller, chosen].join('\n'));
-    return gate(scope, sha256(canonicalJson(args)), abandoned);
+    // The operation the tool performs: its credential must still work for a replay, as over REST.
+    const operation = operationsByTool.get(toolName);
+    const spaceId = (args as { spaceId?: unknown } | undefined)?.spaceId;
+    return gate(
+      scope,
+      sha256(canonicalJson(args)),
+      abandoned,
+      operation &&
+        (() =>
+          authorizeReplayOf(deps, operation, {
+            spaceId: typeof spaceId === 'string' ? spaceId : undefined,
+            key,
+            bearer: undefined,
+          })),
+    );
   };
 }
 

@@ -52,3 +52,11 @@ export function operationOf(request: FastifyRequest): OperationContract | undefi
     ? operationAt(request.method, request.url.split('?')[0]!)
     : undefined;
 }
+
+/** The value a path (without its query) gives a template's `{name}` segment, if it has one. */
+export function pathParam(template: string, path: string, name: string): string | undefined {
+  const at = template.split('/').indexOf(`{${name}}`);
+  if (at === -1) return undefined;
+  // Not decoded: a UUID has nothing to decode, and anything else names no space (404).
+  return path.split('/')[at];
+}
