@@ -52,7 +52,7 @@ describe('a listMessages page', () => {
 });
 
 describe('a context bundle', () => {
-  it('carries each role cut to 200 characters (SpaceView keeps it whole)', async () => {
+  it('carries each role cut to 200 characters, SpaceView’s too; a participant-status event has it whole', async () => {
     const space = await h.createSpace({ ownerRole: 'o'.repeat(limits.textMax) });
     const role = `${'é'.repeat(150)}${'r'.repeat(limits.textMax - 150)}`;
     const p = await h.joinActive(space, { role });
@@ -79,9 +79,15 @@ describe('a context bundle', () => {
       expect(roles).toEqual(['o'.repeat(limits.contextRoleMax), cut]);
     }
     const view = await h.get(`/hub/space/${space.spaceId}`, { key: p.key });
-    expect(view.body.participants.map((x: { role: string }) => x.role.length)).toEqual([
-      limits.textMax,
-      limits.textMax,
+    expectOk(view);
+    expect(view.body.participants.map((x: { role: string }) => x.role)).toEqual([
+      'o'.repeat(limits.contextRoleMax),
+      cut,
     ]);
+    // The join's own event, replayed from the start, says who joined as they described themselves.
+    const replay = await SseStream.connect(srv.url, space.spaceId, { key: space.ownerKey, lastEventId: '0' });
+    const joined = (await replay.until((e) => e.event === 'participant-status')).at(-1)!;
+    replay.close();
+    expect(joined.json.role).toBe(role);
   });
 });

@@ -20,7 +20,6 @@ export async function getSpace({ deps, spaceId, key }: GetSpaceOptions): Promise
   });
   const context = await loadContext(db, clock, config, spaceId, {
     hideWaiting: caller.role === 'invitation',
-    wholeRoles: true,
   });
   const now = clock.now();
   return {

@@ -95,13 +95,12 @@ export interface ContextOptions {
    * against anyone else holding the same invitation key.
    */
   hideWaiting?: boolean;
-  /** Roles whole (SpaceView); a context bundle cuts them to 200 characters. */
-  wholeRoles?: boolean;
 }
 
 /**
- * A participant's role as context bundles carry it: cut to 200 characters, so that a bundle sent
- * with every message and poll stays small however long the roles (SpaceView has them whole).
+ * A participant's role as context bundles carry it (SpaceView's among them: its participants,
+ * artifacts and polling interval are one): cut to 200 characters, so that a bundle stays small
+ * however long the roles. A participant-status event carries it whole.
  */
 const contextRole = sql<string>`left(${participants.role}, ${sql.raw(String(limits.contextRoleMax))})`;
 
@@ -121,7 +120,7 @@ export async function loadContext(
     ex
       .select({
         ...getTableColumns(participants),
-        role: options.wholeRoles ? participants.role : contextRole,
+        role: contextRole,
       })
       .from(participants)
       .where(eq(participants.spaceId, spaceId))
