@@ -313,7 +313,10 @@ function missingCommand(group: Command): string {
  */
 function textAfterDashes(said: string, args: readonly string[]): string | undefined {
   const text = /^unknown option '(.*)'$/s.exec(said)?.[1];
-  const at = text === undefined ? -1 : args.indexOf(text);
+  // `--bogus`, `--colour=never`, `-x`: a mistyped option, not a text. Suggesting it as the text
+  // would send it, with another argument taken for the space.
+  if (text === undefined || /^(--[a-z][a-z0-9-]*(=\S*)?|-[a-z])$/i.test(text)) return undefined;
+  const at = args.indexOf(text);
   if (at < 0) return undefined;
   const others = args.filter((_, i) => i !== at).map(shellWord);
   return `A text that starts with "-" goes after --, which ends the options: \`convene ${others.join(' ')} -- ${quoted(text!)}\``;

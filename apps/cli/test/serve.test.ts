@@ -102,6 +102,8 @@ describe('pnpm start and pnpm convene', () => {
       },
     );
     await until(first, new RegExp(`listening on http://127.0.0.1:${port}`));
+    // Away from where the other commands look: how to point them at it.
+    await until(first, new RegExp(`export CONVENE_URL=http://localhost:${port} \\(or pass --url`));
     // Its log as text for a person, whatever LOG_FORMAT said.
     await fetch(`http://127.0.0.1:${port}/api/health`);
     await until(first, / {2}200 {2}GET \/api\/health {2}[\d.]+ ms/);

@@ -217,6 +217,15 @@ describe('space create, list, show, use, update, close', () => {
 
     const table = await owner.run(['space', 'list']);
     expect(table.stdout).toMatch(/\*\s+Beta/);
+    // The same server by another of this machine's names (`serve` prints 127.0.0.1): the keys
+    // are saved under the name they were made with, and the empty list says where.
+    const url = new URL(server.url);
+    url.hostname = url.hostname === 'localhost' ? '127.0.0.1' : 'localhost';
+    const alias = url.toString().replace(/\/$/, '');
+    const elsewhere = await owner.run(['space', 'list', '--url', alias]);
+    expect(elsewhere.code).toBe(0);
+    expect(elsewhere.stderr).toContain(`No spaces saved for ${alias}`);
+    expect(elsewhere.stderr).toContain(`Your key for it is saved under ${server.url}`);
 
     // A space named so nowhere is not found (5), as a document or a participant named so is.
     const unknown = await owner.run(['space', 'use', 'Gamma']);

@@ -657,6 +657,10 @@ describe('hints that say what to do next', () => {
     const typo = await owner.run(['send', '--fiel', 'notes.md']);
     expect(typo.stderr).toContain('Did you mean --file?');
     expect(typo.stderr).not.toContain('goes after --');
+    // An option nobody has is one all the same: sent as the text, the next word would be the space.
+    const unknown = await owner.run(['send', '--json', '--bogus', 'x']);
+    expect(unknown.code).toBe(2);
+    expect(JSON.parse(unknown.stderr).hint).not.toContain('goes after --');
   });
 
   it('doctor with spaces saved but none the default suggests space use', async () => {

@@ -2,7 +2,13 @@ import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConnectionError, NotFoundError, ServiceUnavailableError, TimeoutError } from '@convene/sdk';
+import {
+  ConnectionError,
+  type ConveneError,
+  NotFoundError,
+  ServiceUnavailableError,
+  TimeoutError,
+} from '@convene/sdk';
 import stringWidth from 'fast-string-width';
 import { afterAll, describe, expect, it } from 'vitest';
 import { isJoinRefused, serverOfLink } from '../src/commands/join';
@@ -15,7 +21,7 @@ import { isPlainCommand, runEditor, safeFileName } from '../src/lib/editor';
 import { UsageError } from '../src/lib/errors';
 import { plainHttp, speaksPlainHttp, unreachableHint } from '../src/lib/failure';
 import { strayMentions } from '../src/lib/mentions';
-import { sayOutages } from '../src/lib/outage';
+import { sayConnectionLost, sayOutages } from '../src/lib/outage';
 import { detectMode, Output, terminalColumns } from '../src/lib/output';
 import { promptOutput, withoutStyles } from '../src/lib/prompts';
 import { quoted, shellWord, verbatim } from '../src/lib/quote';
@@ -630,6 +636,45 @@ describe('a server that does not answer', () => {
       'Reconnected; waiting for the owner to approve you',
       'http://localhost:3000 answers 503 database unavailable; still waiting, trying again every 2 s',
       'http://localhost:3000 does not answer (timed out); still waiting, trying again every 2 s',
+    ]);
+  });
+});
+
+describe('a followed server that stays away', () => {
+  it('is said once, again after 30 s with why and how to get it back, then every minute', () => {
+    let clock = 0;
+    const hint = (error: ConveneError) => `hint for ${error.code}`;
+    const lines = printed((out) => {
+      const hooks = sayConnectionLost(out, hint, () => clock);
+      const cut = new ConnectionError('the stream was cut: other side closed', {});
+      const refused = new ConnectionError('connect ECONNREFUSED 127.0.0.1:3000 (…)', {
+        code: 'ECONNREFUSED',
+      });
+      hooks.onDisconnect?.({ error: cut, attempt: 1, delayMs: 1000 });
+      for (let attempt = 2; clock < 150_000; attempt++) {
+        clock += 5_000;
+        hooks.onDisconnect?.({ error: refused, attempt, delayMs: 5000 });
+      }
+      hooks.onReconnect?.({ attempts: 31 });
+      // A server that answers 503 is said as such, without how to start one.
+      clock = 0;
+      const unavailable = new ServiceUnavailableError('503 database unavailable', { status: 503 });
+      hooks.onDisconnect?.({ error: unavailable, attempt: 1, delayMs: 1000 });
+      clock = 31_000;
+      hooks.onDisconnect?.({ error: unavailable, attempt: 2, delayMs: 1000 });
+    }).split('\n');
+    expect(lines).toEqual([
+      'Connection lost (the stream was cut: other side closed), reconnecting…',
+      'Still reconnecting after 30 s (ECONNREFUSED)…',
+      'hint for ECONNREFUSED',
+      'Still reconnecting after 90 s (ECONNREFUSED)…',
+      'hint for ECONNREFUSED',
+      'Still reconnecting after 150 s (ECONNREFUSED)…',
+      'hint for ECONNREFUSED',
+      'Reconnected',
+      'Connection lost (503 database unavailable), reconnecting…',
+      'Still reconnecting after 31 s (503 database unavailable)…',
+      '',
     ]);
   });
 });

@@ -2,7 +2,7 @@ import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../app';
 import { Stopped, UsageError } from '../lib/errors';
 import { stoppedBy } from '../lib/exit-codes';
-import { removedFrom } from '../lib/failure';
+import { awayHint, removedFrom } from '../lib/failure';
 import { spaceNamed } from '../lib/input';
 import { sayConnectionLost } from '../lib/outage';
 import { printMessage } from '../lib/render';
@@ -49,7 +49,7 @@ export function registerInbox(program: Command, app: App): void {
           signal: ctx.signal,
           ...(wait ? { wait } : {}),
           // Said on stderr as tail says it: a server that does not answer is not an empty inbox.
-          ...sayConnectionLost(out),
+          ...sayConnectionLost(out, awayHint(ctx)),
         });
         try {
           for await (const message of following) {

@@ -108,7 +108,8 @@ export function registerSend(program: Command, app: App): void {
         content = trimEnd(await readStdin(MESSAGE_BYTES));
       } else content = await required(ctx.out, textArgument, { message: 'Message', usage: USAGE });
       if (content.trim() === '') throw new UsageError('the message is empty', `Usage: ${USAGE}`);
-      if (options.image === undefined && content.length > limits.messageMax) {
+      // Characters as the server counts them (code points): an emoji is one, not two.
+      if (options.image === undefined && [...content].length > limits.messageMax) {
         throw new UsageError(
           `the message is too long: a message holds at most ${limits.messageMax.toLocaleString('en')} characters`,
           'Put longer text in a document (`convene artifact create NAME --file F`) and send a line about it.',

@@ -1,7 +1,9 @@
 import { type Command, Help, Option } from '@commander-js/extra-typings';
 import { type App, examples } from '../app';
+import type { Context } from '../lib/context';
 import { CliError, Reported, UsageError } from '../lib/errors';
 import { ExitCode } from '../lib/exit-codes';
+import { hostKey } from '../lib/store';
 
 /**
  * `convene serve`: the server itself, what `pnpm start` runs. The one command that loads the
@@ -111,7 +113,25 @@ export function registerServe(program: Command, app: App): void {
           error,
         );
       }
+      // A server away from where the other commands look (another port, a PUBLIC_URL): say how
+      // to point them at it, before their first command fails against the default.
+      if (!json) {
+        const clientUrl = clientUrlOf(ctx);
+        if (clientUrl !== undefined && clientUrl !== hostKey(config.publicUrl))
+          ctx.out.hint(
+            `convene commands talk to ${clientUrl}: in other terminals, export CONVENE_URL=${config.publicUrl} (or pass --url ${config.publicUrl}).`,
+          );
+      }
       // Runs until a signal: the server's own handlers close it and end the process.
       await new Promise<never>(() => {});
     });
+}
+
+/** The server the other commands talk to (CONVENE_URL, the saved one, localhost:3000); none if unreadable. */
+function clientUrlOf(ctx: Context): string | undefined {
+  try {
+    return ctx.url;
+  } catch {
+    return undefined;
+  }
 }

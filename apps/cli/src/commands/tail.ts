@@ -5,7 +5,7 @@ import type { Context } from '../lib/context';
 import { parseSince } from '../lib/duration';
 import { Stopped } from '../lib/errors';
 import { stoppedBy } from '../lib/exit-codes';
-import { removedFrom } from '../lib/failure';
+import { awayHint, removedFrom } from '../lib/failure';
 import { parseCount, spaceNamed } from '../lib/input';
 import { sayConnectionLost } from '../lib/outage';
 import { inline } from '../lib/output';
@@ -78,7 +78,7 @@ export function registerTail(program: Command, app: App): void {
       const stream = space.messages.stream({
         signal: ctx.signal,
         ...(since ? { since } : {}),
-        ...sayConnectionLost(ctx.out),
+        ...sayConnectionLost(ctx.out, awayHint(ctx)),
       });
       try {
         for await (const event of stream) {

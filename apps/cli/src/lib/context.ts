@@ -259,16 +259,24 @@ export class Context {
    * with, and `serve` prints both `127.0.0.1` and `localhost`.
    */
   private savedUnderAlias(reference: string | undefined): string | undefined {
+    const wanted = reference?.toLowerCase();
+    return this.aliasWhere((host) =>
+      wanted === undefined
+        ? host.defaultSpace !== undefined
+        : Object.values(host.spaces).some((s) => s.spaceId === wanted || s.name.toLowerCase() === wanted),
+    );
+  }
+
+  /** The other spelling of this machine's URL (see savedUnderAlias) that holds keys of any space. */
+  keysUnderAlias(): string | undefined {
+    return this.aliasWhere((host) => Object.keys(host.spaces).length > 0);
+  }
+
+  private aliasWhere(holds: (host: HostEntry) => boolean): string | undefined {
     const here = loopbackKey(this.url);
     if (!here) return undefined;
-    const wanted = reference?.toLowerCase();
     for (const [url, host] of Object.entries(this.store.read().hosts)) {
-      if (url === hostKey(this.url) || loopbackKey(url) !== here) continue;
-      const found =
-        wanted === undefined
-          ? host.defaultSpace !== undefined
-          : Object.values(host.spaces).some((s) => s.spaceId === wanted || s.name.toLowerCase() === wanted);
-      if (found) return url;
+      if (url !== hostKey(this.url) && loopbackKey(url) === here && holds(host)) return url;
     }
     return undefined;
   }
@@ -427,7 +435,7 @@ const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
 export const isLoopback = (hostname: string): boolean => LOOPBACK.has(hostname);
 
 /** What to do when the key is saved under another spelling of this machine's address. */
-const aliasHint = (url: string): string =>
+export const aliasHint = (url: string): string =>
   `Your key for it is saved under ${url}, another name for this machine: add \`--url ${url}\` (or set CONVENE_URL=${url}).`;
 
 /** A loopback URL with its host spelt one way (`localhost`), so aliases compare equal; else undefined. */

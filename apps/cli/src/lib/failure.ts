@@ -116,6 +116,12 @@ export function unreachableHint(
   return `No server answers there. Start one in another terminal with \`${serve}\`${elsewhere}.`;
 }
 
+/** What to do when the server a command follows stops answering, for sayConnectionLost. */
+export const awayHint =
+  (ctx: Context) =>
+  (error: unknown): string =>
+    unreachableHint(ctx.server, ctx.urlIsExplicit, { error, keysHere: ctx.keysHere(ctx.server) });
+
 /** The bad-input statuses: the command line asked for something the server refuses as such. */
 const BAD_INPUT = new Set([400, 413, 422]);
 
@@ -149,7 +155,7 @@ function fromStatus(error: ConveneError, ctx: Context): CliError {
   if (using.kind === 'invitation' && (error.status === 401 || error.status === 404)) {
     return new CliError(message, {
       exitCode: error.status === 401 ? ExitCode.auth : ExitCode.notFound,
-      hint: 'The invitation may be mistyped, revoked, or its space closed. Ask the owner for a fresh one (`convene invite`) and paste the whole link, quoted.',
+      hint: 'The invitation may be mistyped, or its space closed or expired. Ask the owner for a fresh one (`convene invite`) and paste the whole link, quoted.',
       details: { status: error.status },
     });
   }

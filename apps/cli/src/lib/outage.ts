@@ -33,15 +33,38 @@ export function sayOutages(
   };
 }
 
+/** How long a followed server may stay away before it is said again, and how often after that. */
+export const STILL_AWAY_MS = 30_000;
+
 /**
  * The SDK hooks of a command that follows the server live (tail, inbox --follow): a dropped
  * connection is said once on stderr, `Connection lost (ECONNREFUSED), reconnecting…`, so that it
- * is not taken for a quiet space, and `Reconnected` once it is back; the SDK keeps trying.
+ * is not taken for a quiet space, and `Reconnected` once it is back; the SDK keeps trying. An
+ * outage that lasts is said again after 30 s, then every minute, with why the latest attempt
+ * failed and `hint` of it (how to start a local server again): a server that was stopped is not
+ * coming back by itself, and a terminal silent for minutes says nothing of it.
  */
-export function sayConnectionLost(out: Output): OutageHooks {
+export function sayConnectionLost(
+  out: Output,
+  hint?: (error: ConveneError) => string,
+  now: () => number = Date.now,
+): OutageHooks {
+  let lostAt = 0;
+  let sayAgainAt = 0;
   return {
     onDisconnect: ({ error, attempt }) => {
-      if (attempt === 1) out.info(out.c.yellow(`Connection lost (${outageReason(error)}), reconnecting…`));
+      if (attempt === 1) {
+        lostAt = now();
+        sayAgainAt = lostAt + STILL_AWAY_MS;
+        out.info(out.c.yellow(`Connection lost (${outageReason(error)}), reconnecting…`));
+        return;
+      }
+      if (now() < sayAgainAt) return;
+      sayAgainAt = now() + 2 * STILL_AWAY_MS;
+      const away = Math.round((now() - lostAt) / 1000);
+      out.info(out.c.yellow(`Still reconnecting after ${away} s (${outageReason(error)})…`));
+      // How to get it back, when nothing answers (a 5xx is a server that answers).
+      if (hint && error.status === undefined) out.hint(hint(error));
     },
     onReconnect: () => out.info(out.c.dim('Reconnected')),
   };

@@ -1,6 +1,7 @@
 import type { Command } from '@commander-js/extra-typings';
 import { AuthenticationError, ConnectionError, ConveneError } from '@convene/sdk';
 import { type App, examples } from '../../app';
+import { aliasHint } from '../../lib/context';
 import { formatSeconds } from '../../lib/duration';
 import { isSpaceClosed, unreachableHint } from '../../lib/failure';
 import { suggest } from '../../lib/suggest';
@@ -81,6 +82,9 @@ export function registerSpaceList(space: Command, app: App): void {
             `No spaces saved for ${ctx.url}: \`convene space create NAME\` or \`convene join LINK\`.`,
           ),
       });
+      // The same server under another name (`127.0.0.1` for `localhost`): its keys are there.
+      const elsewhere = saved.length === 0 ? ctx.keysUnderAlias() : undefined;
+      if (elsewhere) out.hint(aliasHint(elsewhere));
       // Said once, not on every row: the rows are the saved keys, the server is what is missing.
       if (unasked.size > 0 && !out.mode.json) {
         out.warn(
