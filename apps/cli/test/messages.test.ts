@@ -124,6 +124,12 @@ describe('send', () => {
     expect(image.code).toBe(2);
     expect(image.stderr).toContain('https:');
     expect(image.stderr).toContain('See `convene send --help`.');
+    // Characters as the server counts them: 40,000 emoji are 80,000 UTF-16 units, and go.
+    const emoji = await guest.run(['send', '-', '--json'], { input: '🎉'.repeat(40_000) });
+    expect(emoji.code, emoji.stderr).toBe(0);
+    const long = await guest.run(['send', '-'], { input: 'a'.repeat(65_537) });
+    expect(long.code).toBe(2);
+    expect(long.stderr).toContain('the message is too long: a message holds at most 65,536 characters');
     const missing = await guest.run(['send', '--file', join(guest.home, 'nope.txt')]);
     expect(missing.code).toBe(5);
     expect(missing.stderr).toContain('no such file');
