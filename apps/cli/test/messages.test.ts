@@ -124,12 +124,19 @@ describe('send', () => {
     expect(image.code).toBe(2);
     expect(image.stderr).toContain('https:');
     expect(image.stderr).toContain('See `convene send --help`.');
-    // Characters as the server counts them: 40,000 emoji are 80,000 UTF-16 units, and go.
-    const emoji = await guest.run(['send', '-', '--json'], { input: '🎉'.repeat(40_000) });
-    expect(emoji.code, emoji.stderr).toBe(0);
-    const long = await guest.run(['send', '-'], { input: 'a'.repeat(65_537) });
-    expect(long.code).toBe(2);
-    expect(long.stderr).toContain('the message is too long: a message holds at most 65,536 characters');
+    // Characters as the server counts them: 40,000 emoji are 80,000 UTF-16 units, and go (in a
+    // space of their own: the tests below read this one's last messages).
+    const writer = new User(server.url);
+    try {
+      expect((await writer.run(['space', 'create', 'Long'])).code).toBe(0);
+      const emoji = await writer.run(['send', '-', '--json'], { input: '🎉'.repeat(40_000) });
+      expect(emoji.code, emoji.stderr).toBe(0);
+      const long = await writer.run(['send', '-'], { input: 'a'.repeat(65_537) });
+      expect(long.code).toBe(2);
+      expect(long.stderr).toContain('the message is too long: a message holds at most 65,536 characters');
+    } finally {
+      writer.remove();
+    }
     const missing = await guest.run(['send', '--file', join(guest.home, 'nope.txt')]);
     expect(missing.code).toBe(5);
     expect(missing.stderr).toContain('no such file');
