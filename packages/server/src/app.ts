@@ -107,6 +107,7 @@ export async function buildApp({
     neverReplayed,
     handledByRoute: ['POST /mcp'],
     authorizeReplay: (operation, caller) => authorizeReplayOf(deps, operation, caller),
+    publicUrl: config.publicUrl,
     // The only outcome a statement records itself: a group-committed send (see sendMessage).
     renderOutcome: (outcome) => {
       const result = sendMessageResultOf(deps.config, deps.clock.now(), outcome);

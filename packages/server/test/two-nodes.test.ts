@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import {
   AuthenticationError,
   ConflictError,
@@ -186,6 +187,35 @@ describe.runIf(onPostgres())('two nodes on one database', () => {
     await withServer({ databaseUrl: a.databaseUrl! }, async ({ h: onC }) => {
       expectOk(await onC.get('/hub/me', { headers: human.auth }));
     });
+  });
+
+  it('replays on one node what the other recorded, with the replaying node’s PUBLIC_URL', async () => {
+    const space = await onA.createSpace({ privacy: 'private' });
+    const invite = { key: space.ownerKey, headers: { 'Idempotency-Key': randomUUID() } };
+    const first = await onA.post(`/hub/space/${space.spaceId}/invite`, invite);
+    expectOk(first);
+    expect(first.body.humanLink.startsWith(`${a.url}/join/`)).toBe(true);
+    const replay = await onB.post(`/hub/space/${space.spaceId}/invite`, invite);
+    expectOk(replay);
+    expect(replay.headers.get('idempotency-replayed')).toBe('true');
+    expect(replay.body.publicInvitationKey).toBe(first.body.publicInvitationKey);
+    expect(replay.body.humanLink).toBe(first.body.humanLink.replace(a.url, b.url));
+    expect(replay.body.agentLink).toBe(first.body.agentLink.replace(a.url, b.url));
+    expect(replay.text).not.toContain(a.url);
+    expect([...replay.headers.keys()].filter((name) => name.startsWith('x-convene'))).toEqual([]);
+
+    // A join waiting for approval: its Location and statusUrl too.
+    const join = {
+      key: first.body.publicInvitationKey,
+      body: { name: 'Twice' },
+      headers: { 'Idempotency-Key': randomUUID() },
+    };
+    const waiting = await onA.post(`/hub/space/${space.spaceId}/join`, join);
+    expect(waiting.status, waiting.text).toBe(202);
+    const again = await onB.post(`/hub/space/${space.spaceId}/join`, join);
+    expect(again.status, again.text).toBe(202);
+    expect(again.headers.get('location')).toBe(waiting.headers.get('location')!.replace(a.url, b.url));
+    expect(again.text).not.toContain(a.url);
   });
 
   it("gives each node's streams its own PUBLIC_URL in participant-status events, live and replayed", async () => {

@@ -23,6 +23,9 @@ import { hasTimedOut } from './timeout';
 
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 
+/** A recorded answer's pseudo-header (never sent): the PUBLIC_URL of the node that recorded it. */
+const RECORDED_AT = 'x-convene-recorded-at';
+
 const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 export interface IdempotencyPolicyOptions {
@@ -44,6 +47,11 @@ export interface IdempotencyPolicyOptions {
   handledByRoute: readonly string[];
   /** The answer of a record whose write recorded an outcome instead of a body (sendMessage). */
   renderOutcome: (outcome: unknown) => StoredResponse | undefined;
+  /**
+   * This node's PUBLIC_URL: a recorded answer names the URL of the node that wrote it (links,
+   * Location), and a replay on another node names this one's instead, as everything it hands out.
+   */
+  publicUrl: string;
   /**
    * Throws what the operation would answer its credential now, if that no longer works (a key
    * of a participant removed since, of a space since closed): a recorded answer is given only
@@ -182,10 +190,28 @@ export function idempotencyHooks(options: IdempotencyPolicyOptions): {
   const inFlight = new Map<string, InFlight>();
 
   const answerOf = (record: IdempotencyRecord): StoredResponse => {
-    const answer = record.response ?? options.renderOutcome(record.outcome);
+    const answer = record.response ? rebased(record.response) : options.renderOutcome(record.outcome);
     if (!answer) throw new Error('an idempotency record holds an outcome nobody renders');
     // A refusal stored before error bodies had codes is replayed with its code.
     return { ...answer, body: withCode(answer.status, answer.body) };
+  };
+
+  /** An answer as recorded: with the PUBLIC_URL it names, for a replay on another node. */
+  const stamped = (response: StoredResponse): StoredResponse => ({
+    ...response,
+    headers: { ...response.headers, [RECORDED_AT]: options.publicUrl },
+  });
+
+  /** A recorded answer as this node gives it: the URLs of the node that recorded it made this one's. */
+  const rebased = ({ headers: { [RECORDED_AT]: from, ...headers }, ...response }: StoredResponse) => {
+    if (from === undefined || from === options.publicUrl) return { ...response, headers };
+    const here = (text: string) => text.replaceAll(from, options.publicUrl);
+    return {
+      ...response,
+      headers: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, here(value)])),
+      // JSON writes a URL as it is (no escaped slash): the same text in the body.
+      body: here(response.body),
+    };
   };
 
   /** Waits for a same-node duplicate; false when it is still running at the deadline. */
@@ -267,7 +293,7 @@ export function idempotencyHooks(options: IdempotencyPolicyOptions): {
       },
       async refused(response) {
         // Best effort: nothing was written, so a retry that finds no record only runs again.
-        const first = await store.recordRefusal(guard, response).catch(() => undefined);
+        const first = await store.recordRefusal(guard, stamped(response)).catch(() => undefined);
         if (!first) return undefined;
         if (first.requestHash !== requestHash) throw new IdempotencyMismatchError();
         return answerOf(first);
@@ -356,12 +382,12 @@ export function idempotencyHooks(options: IdempotencyPolicyOptions): {
           // A failure commits nothing: its retry runs again.
           if (!refused) throw error;
           // A refusal wrote nothing (its savepoint is undone) and is replayed as it was answered.
-          await store.complete(tx, guard.scope, refused);
+          await store.complete(tx, guard.scope, stamped(refused));
           return { refused: error };
         }
         // Answered 503 already (too slow): the client was told it did not happen, so it must not.
         if (abandoned()) throw new Error('the request timed out before its write committed');
-        await store.complete(tx, guard.scope, done.response);
+        await store.complete(tx, guard.scope, stamped(done.response));
         return { value: done.value };
       },
     );
