@@ -457,6 +457,53 @@ describe('tail started after someone asked to join', () => {
   });
 });
 
+describe('tail of a participant, with several requests of one name waiting', () => {
+  it('says them once, counted, where the owner gets each with its own approve', async () => {
+    const host = new User(server.url);
+    const member = new User(server.url);
+    const first = new User(server.url);
+    const second = new User(server.url);
+    try {
+      await host.run(['space', 'create', 'Gate', '--private']);
+      const { humanLink } = (await host.run(['invite', '--json'])).json();
+      const waitingNamed = (name: string, count: number) =>
+        eventually(async () =>
+          expect(
+            (await host.run(['participants', 'Gate', '--json']))
+              .json()
+              .filter((p: any) => p.name === name && p.status === 'waitingForApproval'),
+          ).toHaveLength(count),
+        );
+      const admitted = follow(member, ['join', humanLink, '--name', 'Mo']);
+      await waitingNamed('Mo', 1);
+      expect((await host.run(['approve', 'Mo'])).code).toBe(0);
+      expect((await admitted.done).code).toBe(0);
+      const asking = [
+        follow(first, ['join', humanLink, '--name', 'Eve']),
+        follow(second, ['join', humanLink, '--name', 'Eve']),
+      ];
+      await waitingNamed('Eve', 2);
+
+      const theirs = follow(member, ['tail']);
+      await theirs.waitFor('Following Gate live', { in: 'stderr' });
+      const mine = follow(host, ['tail', 'Gate']);
+      await mine.waitFor('Following Gate live', { in: 'stderr' });
+      const followed = await theirs.interrupt();
+      expect(followed.stdout).toContain(
+        'Eve is waiting to join (2 requests, since before you started following)\n',
+      );
+      expect(count(followed.stdout, 'Eve is waiting to join')).toBe(1);
+      const owned = await mine.interrupt();
+      expect(
+        count(owned.stdout, 'Eve is waiting to join (since before you started following; `convene approve'),
+      ).toBe(2);
+      for (const request of asking) await request.interrupt();
+    } finally {
+      for (const someone of [host, member, first, second]) someone.remove();
+    }
+  });
+});
+
 describe('tail of a participant who is removed', () => {
   it('ends with the error of a key that stopped working (exit 4), as inbox --follow does', async () => {
     const host = new User(server.url);

@@ -143,13 +143,23 @@ class TailView {
         // When they asked is not known (the stream replays messages only): said as where things
         // stand, with no time, which would be made up (the time tail started, after newer lines).
         if (!this.ctx.out.mode.json) {
+          // The owner's lines each carry the command that approves that request; anyone else's
+          // would be the same line again for each request of one name: said once, counted.
+          const requests = new Map<string, { name: string; approve: string | undefined; count: number }>();
           for (const p of event.data.participants) {
             if (p.status !== 'waitingForApproval' || p.participantId === this.me) continue;
             const approve = this.approve(p);
-            const { out } = this.ctx;
+            const key = approve ?? `name:${p.name}`;
+            const seen = requests.get(key);
+            if (seen) seen.count++;
+            else requests.set(key, { name: p.name, approve, count: 1 });
+          }
+          const { out } = this.ctx;
+          for (const { name, approve, count } of requests.values()) {
+            const many = count > 1 ? `${count} requests, ` : '';
             out.line(
               out.c.dim(
-                `${inline(p.name)} is waiting to join (since before you started following${approve ? `; \`${approve}\`` : ''})`,
+                `${inline(name)} is waiting to join (${many}since before you started following${approve ? `; \`${approve}\`` : ''})`,
               ),
             );
           }
