@@ -150,6 +150,28 @@ describe('Request-Id', () => {
     }
   });
 
+  it('never echoes or logs an id shaped as a credential, nor a key pasted into the path', async () => {
+    const { spaceId, ownerKey } = await h.createSpace();
+    const invitation = await h.invite({ spaceId, ownerId: '', ownerKey });
+    for (const chosen of [ownerKey, invitation, 'usr_abc', 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln']) {
+      const res = await h.get('/api/health', { headers: { 'Request-Id': chosen } });
+      expect(res.headers.get('request-id')).toMatch(UUID);
+    }
+    const pasted = await h.get(`/hub/space/${ownerKey}`, { key: ownerKey });
+    expect(pasted.status).toBe(404);
+    await expect
+      .poll(() =>
+        logOf(lines).some(
+          (l) => l.reqId === pasted.headers.get('request-id') && l.msg === 'request completed',
+        ),
+      )
+      .toBe(true);
+    const logged = lines.join('\n');
+    expect(logged).not.toContain(ownerKey);
+    expect(logged).not.toContain(invitation);
+    expect(logged).toContain('/hub/space/[redacted]');
+  });
+
   it('names a 429', async () => {
     await withServer({ config: { rateLimitMax: 1 } }, async ({ h: api }) => {
       await api.get('/openapi.json');

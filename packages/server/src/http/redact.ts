@@ -13,6 +13,15 @@ const LOGGED_PARAMS = new Set(['after', 'before', 'from', 'to', 'since', 'limit'
 /** The path of `GET /hub/me/link/{userCode}`: its last segment is the code. */
 const LINK_CODE_PATH = /^(\/hub\/me\/link\/)(?!approve$|deny$)[^/]+$/i;
 
+/**
+ * What has the shape of a credential of the service: a space key (64 hex digits), a user token
+ * (`usr_`), an invitation key (`inv_`), a poll token (`poll_`), a webhook secret (`whsec_`) or a
+ * JWT. A client that puts one where nothing secret belongs (the path, a Request-Id) still never
+ * finds it in the log.
+ */
+export const looksLikeCredential = (text: string): boolean =>
+  /^[0-9a-f]{64}$/i.test(text) || /^(usr|inv|poll|whsec)_/i.test(text) || /^eyJ[\w-]*\.[\w-]*\./.test(text);
+
 /** A query parameter's name as the query parser reads it (`%6Bey` and `k%65y` are `key`). */
 function decodedName(name: string): string {
   try {
@@ -34,6 +43,12 @@ export function redactUrl(url: string): string {
   const path = mark === -1 ? url : url.slice(0, mark);
   const linkCode = LINK_CODE_PATH.exec(path);
   if (linkCode) url = `${linkCode[1]}[redacted]${url.slice(path.length)}`;
+  // A key pasted in place of an id (`/hub/space/<key>`).
+  else if (path.split('/').some(looksLikeCredential))
+    url = `${path
+      .split('/')
+      .map((segment) => (looksLikeCredential(segment) ? '[redacted]' : segment))
+      .join('/')}${url.slice(path.length)}`;
   const at = url.indexOf('?');
   if (at === -1) return url;
   const hash = url.indexOf('#', at);

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server } from 'node:http';
+import { looksLikeCredential } from './redact';
 
 /** The response header naming the request; the same id is the `reqId` of its log lines. */
 export const REQUEST_ID_HEADER = 'Request-Id';
@@ -13,7 +14,8 @@ const WELL_FORMED = /^[A-Za-z0-9._:-]{1,128}$/;
 function chosenId(req: IncomingMessage): string | undefined {
   for (const name of ['request-id', 'x-request-id']) {
     const value = req.headers[name];
-    if (typeof value === 'string' && WELL_FORMED.test(value)) return value;
+    // One shaped as a key is not echoed or logged (a client that sent its key there by mistake).
+    if (typeof value === 'string' && WELL_FORMED.test(value) && !looksLikeCredential(value)) return value;
   }
   return undefined;
 }
