@@ -319,7 +319,7 @@ function textAfterDashes(said: string, args: readonly string[]): string | undefi
   const at = args.indexOf(text);
   if (at < 0) return undefined;
   const others = args.filter((_, i) => i !== at).map(shellWord);
-  return `A text that starts with "-" goes after --, which ends the options: \`convene ${others.join(' ')} -- ${quoted(text!)}\``;
+  return `A text that starts with "-" goes after --, which ends the options: \`convene ${others.join(' ')} -- ${quoted(text)}\``;
 }
 
 /**

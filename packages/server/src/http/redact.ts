@@ -17,7 +17,8 @@ const LINK_CODE_PATH = /^(\/hub\/me\/link\/)(?!approve$|deny$)[^/]+$/i;
  * What has the shape of a credential of the service: a space key (64 hex digits), a user token
  * (`usr_`), an invitation key (`inv_`), a poll token (`poll_`), a webhook secret (`whsec_`) or a
  * JWT. A client that puts one where nothing secret belongs (the path, a Request-Id) still never
- * finds it in the log.
+ * finds it in the log. Looser on purpose than the shapes client.ts looks up (`isWellFormed`): a
+ * key cut short, padded or in capitals is redacted all the same.
  */
 export const looksLikeCredential = (text: string): boolean =>
   /^[0-9a-f]{64}$/i.test(text) || /^(usr|inv|poll|whsec)_/i.test(text) || /^eyJ[\w-]*\.[\w-]*\./.test(text);
@@ -43,12 +44,12 @@ export function redactUrl(url: string): string {
   const path = mark === -1 ? url : url.slice(0, mark);
   const linkCode = LINK_CODE_PATH.exec(path);
   if (linkCode) url = `${linkCode[1]}[redacted]${url.slice(path.length)}`;
-  // A key pasted in place of an id (`/hub/space/<key>`).
-  else if (path.split('/').some(looksLikeCredential))
-    url = `${path
-      .split('/')
-      .map((segment) => (looksLikeCredential(segment) ? '[redacted]' : segment))
-      .join('/')}${url.slice(path.length)}`;
+  else {
+    // A key pasted in place of an id (`/hub/space/<key>`).
+    const segments = path.split('/');
+    if (segments.some(looksLikeCredential))
+      url = `${segments.map((segment) => (looksLikeCredential(segment) ? '[redacted]' : segment)).join('/')}${url.slice(path.length)}`;
+  }
   const at = url.indexOf('?');
   if (at === -1) return url;
   const hash = url.indexOf('#', at);
