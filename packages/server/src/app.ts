@@ -146,11 +146,14 @@ export async function buildApp({
     // proxies: the client is the next entry from the right. (Fastify's own number refuses them all.)
     trustProxy: config.trustProxy > 0 ? (_address: string, hop: number) => hop < config.trustProxy : false,
     // Node's server with a headers deadline: a request whose headers trickle in is cut off at it
-    // (checked twice per deadline; Node checks every 30 s by default, past a 60 s deadline).
+    // (checked twice per deadline; Node checks every 30 s by default, past a 60 s deadline). A
+    // body still arriving when the request's deadline has answered 503 is read no longer than
+    // that (Node's own default reads it for 300 s); a long wait's request is read at once.
     serverFactory: (handler) =>
       createHttpServer(
         {
           headersTimeout: config.headersTimeoutMs,
+          requestTimeout: Math.max(config.requestTimeoutMs + 1_000, config.headersTimeoutMs),
           connectionsCheckingInterval: Math.min(5_000, Math.ceil(config.headersTimeoutMs / 2)),
         },
         handler,

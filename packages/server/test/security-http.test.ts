@@ -215,6 +215,37 @@ describe('slow clients', () => {
       }
     });
   }, 20_000);
+
+  it('answers a request whose body trickles in 503 at the request deadline, then closes its connection', async () => {
+    await withServer({ config: { requestTimeoutMs: 1_000, headersTimeoutMs: 500 } }, async ({ srv, h }) => {
+      const url = new URL(srv.listenUrl);
+      const socket = connect(Number(url.port), url.hostname);
+      let answer = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (chunk: string) => {
+        answer += chunk;
+      });
+      socket.on('error', () => {});
+      const closed = new Promise<number>((resolve) => socket.on('close', () => resolve(Date.now())));
+      const opened = Date.now();
+      socket.write(
+        'POST /hub/space HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{',
+      );
+      // A byte of the body every 200 ms: it would take 20,000 s to arrive.
+      const trickle = setInterval(() => socket.writable && socket.write(' '), 200);
+      try {
+        expectOk(await h.get('/api/health'));
+        const at = await closed;
+        expect(answer).toMatch(/^HTTP\/1\.1 503 /);
+        // Read no longer than the deadline and one check interval after it, with slack (Node's
+        // own deadline would have read it for 300 s).
+        expect(at - opened).toBeLessThan(5_000);
+      } finally {
+        clearInterval(trickle);
+        socket.destroy();
+      }
+    });
+  }, 20_000);
 });
 
 describe("requests Node's HTTP parser refuses", () => {
