@@ -251,6 +251,8 @@ export interface ServerConfig {
   idempotencyWaitMs: number;
   /** How often each node deletes expired rate-limit counters and idempotency records. */
   policySweepIntervalMs: number;
+  /** On the embedded database, how often tables are vacuumed and analyzed where due (autovacuum's minute). */
+  embeddedMaintenanceIntervalMs: number;
   /** The API versions served, with their deprecation and sunset dates. */
   apiVersions: VersionPolicy;
   sessionTtlSeconds: number;
@@ -327,6 +329,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     idempotencyTtlSeconds: 86_400,
     idempotencyWaitMs: 10_000,
     policySweepIntervalMs: 60_000,
+    embeddedMaintenanceIntervalMs: 60_000,
     apiVersions: defaultVersionPolicy,
     sessionTtlSeconds: e.SESSION_TTL_S,
     webhookUrls: { allowPrivate: e.WEBHOOK_ALLOW_PRIVATE, allowNetworks: e.WEBHOOK_ALLOW_NETWORKS },

@@ -16,6 +16,7 @@ import {
 } from '@convene/core';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app';
+import { startEmbeddedMaintenance } from './embedded-maintenance';
 import type { ServerConfig } from './env';
 import { EventHub } from './events/hub';
 import { startLockExpirySweeper } from './events/lock-expiry-sweeper';
@@ -196,6 +197,15 @@ export async function createServer(
       intervalMs: database.engine === 'pglite' ? config.lockSweepIntervalMs * 2 : config.lockSweepIntervalMs,
       log: app.log,
     });
+    // PostgreSQL vacuums its own tables; PGlite's single process never does.
+    const stopMaintenance =
+      database.engine === 'pglite'
+        ? startEmbeddedMaintenance({
+            db: database.db,
+            intervalMs: config.embeddedMaintenanceIntervalMs,
+            log: app.log,
+          })
+        : async () => {};
     let closed: Promise<void> | undefined;
     return {
       app,
@@ -219,6 +229,7 @@ export async function createServer(
         closed ??= (async () => {
           // Streams never finish by themselves: end them so the close below can complete.
           await stopLockSweeper();
+          await stopMaintenance();
           await webhooks.close();
           await mcpStreams.close();
           await hub.close();

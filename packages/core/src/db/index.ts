@@ -9,6 +9,7 @@ import * as schema from './schema';
 import type { Db } from './types';
 
 export * from './data-dir-lock';
+export * from './maintenance';
 export { migrate, migrationsFolder, rowsOf } from './migrate';
 export { isDatabaseUnavailable } from './pg-error';
 export * as schema from './schema';
