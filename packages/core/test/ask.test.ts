@@ -125,6 +125,39 @@ describe('ask', () => {
       await expect(ask({ deps, query })).resolves.toMatchObject({ query });
   });
 
+  it('matches a long query on its first 32 distinct words, every one still counting for the full match', async () => {
+    const filler = Array.from({ length: 32 }, (_, i) => `zqfiller${i}`).join(' ');
+    const space = await createSpace({
+      deps,
+      input: { name: 'Capybara council', description: 'capybaras only', privacy: 'public', ttl: 3600 },
+    });
+    const url = `https://convene.example/hub/space/${space.spaceId}`;
+    // The 33rd distinct word does not match alone...
+    expect((await ask({ deps, query: `${filler} capybara` })).results.map((r) => r.url)).not.toContain(url);
+    // ...the first ones do, and a space with all of the query's words ranks above one with some.
+    const [first] = (await ask({ deps, query: 'capybara council' })).results;
+    expect(first?.url).toBe(url);
+  });
+
+  it('ranks the newest 1,000 matching spaces, so an answer costs the same however many match', async () => {
+    await createSpace({
+      deps,
+      input: { name: 'Axolotl axolotl', description: 'axolotl', privacy: 'public', ttl: 3600 },
+    });
+    expect((await ask({ deps, query: 'axolotl' })).results[0]?.name).toBe('Axolotl axolotl');
+    clock.advance(1_000);
+    // 1,000 weaker matches, all newer: the agenda alone names the word.
+    await deps.db.execute(sql`
+      insert into spaces (id, name, description, agenda, privacy, ttl_seconds, created_at, expires_at)
+      select gen_random_uuid(), 'Pond ' || g, 'water', 'an axolotl', 'public', 3600,
+             ${clock.now().toISOString()}::timestamptz, ${clock.now().toISOString()}::timestamptz + interval '1 hour'
+      from generate_series(1, 1000) g`);
+    const names = (await ask({ deps, query: 'axolotl' })).results.map((r) => r.name);
+    expect(names).toHaveLength(10);
+    expect(names.every((name) => name.startsWith('Pond '))).toBe(true);
+    expect(names).not.toContain('Axolotl axolotl');
+  });
+
   it('answers in the NLWeb shape with a fresh query id each time', async () => {
     const first = await ask({ deps, query: 'marmot' });
     const second = await ask({ deps, query: 'marmot' });

@@ -19,6 +19,16 @@ export const askMeta = { response_type: 'list', version: '1' } as const;
 /** A full match of every term ranks above a match of only some of them. */
 const ALL_TERMS_BONUS = 0.5;
 
+/**
+ * A long query matches on its first 32 distinct words (all of them still count for the full-match
+ * bonus), and only the 1,000 newest matching spaces are ranked: the cost of an answer stays
+ * bounded however long the query and however many public spaces match it (on the embedded
+ * database a query holds the event loop: 11,000 matching spaces and a 1,000-character query took
+ * a second of it).
+ */
+const MAX_TERMS = 32;
+const MAX_RANKED_SPACES = 1000;
+
 interface DocumentRow {
   id: string;
   kind: 'operation' | 'guide';
@@ -51,7 +61,8 @@ export async function ask({ deps, query, limit = 10 }: AskOptions): Promise<TAsk
     select websearch_to_tsquery('english', ${query}) as all_terms,
            to_tsquery('simple', coalesce((
              select string_agg('''' || replace(replace(lexeme, '\\', '\\\\'), '''', '''''') || '''', ' | ')
-             from unnest(to_tsvector('english', ${query}))
+             from (select lexeme from unnest(to_tsvector('english', ${query}))
+                   order by positions[1] limit ${MAX_TERMS}) first_terms
            ), '')) as any_terms
   ) q`;
 
@@ -68,23 +79,29 @@ export async function ask({ deps, query, limit = 10 }: AskOptions): Promise<TAsk
 
   // Only public spaces that are open and not past their TTL; never private, closed or expired.
   // Their search vectors are stored and indexed (public and open only), so a query reads only the
-  // spaces that match, and counts participants only for the few it answers with.
+  // spaces that match; it ranks the newest of them, and reads the text and counts participants
+  // only for the few it answers with.
   const spaces = rowsOf<SpaceRow>(
     await db.execute(sql`
-      with ranked as (
-        select s.id, s.name, s.description, s.agenda,
-               (ts_rank(s.search, q.any_terms)
-                 + case when s.search @@ q.all_terms then ${bonus} else 0 end)::float8 as score
+      with matching as (
+        select s.id, s.search
         from spaces s, ${terms}
         where s.privacy = 'public' and s.state = 'open' and s.expires_at > ${clock.now().toISOString()}
           and s.search @@ q.any_terms
-        order by score desc, s.id
+        order by s.created_at desc, s.id
+        limit ${MAX_RANKED_SPACES}
+      ), ranked as (
+        select m.id,
+               (ts_rank(m.search, q.any_terms)
+                 + case when m.search @@ q.all_terms then ${bonus} else 0 end)::float8 as score
+        from matching m, ${terms}
+        order by score desc, m.id
         limit ${limit}
       )
-      select r.id, r.name, r.description, r.agenda, r.score,
+      select r.id, s.name, s.description, s.agenda, r.score,
              (select count(*) from participants p
                where p.space_id = r.id and p.status in ('active', 'muted'))::int as participant_count
-      from ranked r
+      from ranked r join spaces s on s.id = r.id
       order by r.score desc, r.id`),
   );
 
