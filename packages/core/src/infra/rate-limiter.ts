@@ -1,4 +1,4 @@
-import { inArray, lt, type SQL, sql } from 'drizzle-orm';
+import { eq, inArray, lt, type SQL, sql } from 'drizzle-orm';
 import { liveCredentialSql, type StoredCredentialKind } from '../auth/live-credential';
 import { bookkeepingDbOf } from '../db';
 import { Batcher } from '../db/batcher';
@@ -65,6 +65,12 @@ export interface RateLimiter {
   readonly countsInStatements?: boolean;
   /** Counts one request of `client` at `now`. */
   consume(client: RateLimitSubject, now: Date): Promise<RateLimitDecision>;
+  /**
+   * A bucket's window as it stands at `now`, counting nothing: what a request that is never
+   * counted (the health probe) reports in its headers. No open window: the whole limit, and a
+   * window's length to its end.
+   */
+  peek(bucket: string, now: Date): Promise<RateLimitDecision>;
   /** Forgets up to `limit` counters whose window ended before `now`; returns how many. */
   sweep(now: Date, limit?: number): Promise<number>;
 }
@@ -82,6 +88,17 @@ function decide(
     resetAt,
     ...(bucket === undefined ? {} : { bucket }),
   };
+}
+
+/** `decide` for a window seen without counting: `points` already spent, none of them this request's. */
+function peeked(
+  options: RateLimitOptions,
+  window: { points: number; expire: number } | undefined,
+  now: Date,
+) {
+  if (!window || window.expire <= now.getTime())
+    return decide(options, 0, new Date(now.getTime() + options.windowSeconds * 1000));
+  return { ...decide(options, window.points, new Date(window.expire)), allowed: window.points < options.max };
 }
 
 /** Seconds until the window of `decision` ends, seen at `now` (RateLimit-Reset, Retry-After). */
@@ -261,6 +278,14 @@ export class SqlRateLimiter implements RateLimiter {
     );
   }
 
+  async peek(bucket: string, now: Date): Promise<RateLimitDecision> {
+    const [row] = await bookkeepingDbOf(this.db)
+      .select({ points: rateLimits.points, expire: rateLimits.expire })
+      .from(rateLimits)
+      .where(eq(rateLimits.key, bucket));
+    return peeked(this.options, row && { points: row.points, expire: row.expire.getTime() }, now);
+  }
+
   async sweep(now: Date, limit = 1000): Promise<number> {
     // Bounded batches through the expiry index, so a sweep never holds many row locks at once;
     // rows another transaction holds (another node's sweep, a request counted) are left to a
@@ -343,6 +368,10 @@ export class MemoryRateLimiter implements RateLimiter {
     }
     counter.points += 1;
     return decide(this.options, counter.points, new Date(counter.expire));
+  }
+
+  async peek(bucket: string, now: Date): Promise<RateLimitDecision> {
+    return peeked(this.options, this.counters.get(bucket), now);
   }
 
   async sweep(now: Date, limit = Number.POSITIVE_INFINITY): Promise<number> {

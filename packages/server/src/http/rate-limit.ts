@@ -87,12 +87,37 @@ export function rateLimitHook({
     return reset;
   };
 
+  /**
+   * Windows read for health probes, by bucket, each taken for a second: however many probes come
+   * from one address, its window is read about once a second (as checkDatabase reads the database).
+   */
+  const peeked = new Map<string, { at: number; read: Promise<RateLimitDecision> }>();
+  const peek = (bucket: string, now: Date): Promise<RateLimitDecision> => {
+    const t = performance.now();
+    const last = peeked.get(bucket);
+    if (last && t - last.at < PEEK_REUSE_MS) return last.read;
+    if (peeked.size >= PEEKED_MAX) peeked.clear();
+    const entry = { at: t, read: limiter.peek(bucket, now) };
+    peeked.set(bucket, entry);
+    entry.read.catch(() => {
+      if (peeked.get(bucket) === entry) peeked.delete(bucket);
+    });
+    return entry.read;
+  };
+
   async function rateLimit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    // The health probe is no client's request: a balancer probing every node from one address
-    // (or through the address other clients share) must never be refused for its number, or it
-    // takes the whole service out. It costs the database less than a count would (checkDatabase).
-    if (isHealthProbe(request)) return;
     const now = clock.now();
+    if (isHealthProbe(request)) {
+      // The health probe is no client's request: a balancer probing every node from one address
+      // (or through the address other clients share) must never be refused for its number, or it
+      // takes the whole service out, nor spend the window of the clients behind that address. It
+      // reports the address's window as it stands (every API response carries the headers), and
+      // without them when the database cannot say (the probe answers 503 then).
+      try {
+        setHeaders(reply, now, await peek(clientOf(request).rateLimit.address, now));
+      } catch {}
+      return;
+    }
     if (pageLimiter && pagePolicy && isPageRoute(request)) {
       // No credential rides on these (an <img>, a stylesheet): the address is the client.
       const decision = await pageLimiter.consume(pageBucket(request.ip), now);
@@ -174,6 +199,10 @@ export function rateLimitHook({
 
   return Object.assign(rateLimit, { chargeCalls, settlePending });
 }
+
+/** How long a health probe's reading of its address's window is reused, and for how many addresses. */
+const PEEK_REUSE_MS = 1_000;
+const PEEKED_MAX = 10_000;
 
 /** The decision a response reports among several: a refusal, else the fewest requests left. */
 const tightest = (decisions: RateLimitDecision[]): RateLimitDecision =>
