@@ -25,7 +25,7 @@ import { toHttpError } from './http/errors';
 import { forwardedWithoutTrust } from './http/forwarded';
 import { authorizeReplayOf, idempotencyHooks } from './http/idempotency';
 import { serializeError } from './http/log-errors';
-import { normaliseRequest, registerHttpPolicy } from './http/policy';
+import { normaliseRequest, registerHttpPolicy, restoreHead } from './http/policy';
 import { Presence } from './http/presence';
 import { isHealthProbe, isPageRoute, mcpBatchHook, rateLimitHook } from './http/rate-limit';
 import { redactedRequestSerializer } from './http/redact';
@@ -224,6 +224,10 @@ export async function buildApp({
   registerHttpPolicy(app, config.publicUrl);
   const adapter = openApiAdapter(appRouter, deps, shutdown.signal);
   app.addHook('onSend', adapter.onSend);
+  app.addHook('onSend', (request, _reply, payload, done) => {
+    restoreHead(request);
+    done(null, payload);
+  });
   // 2b. A request whose count was left to its use case and answered without it is counted now.
   app.addHook('onSend', rateLimit.settlePending);
   // 5. Each further call of an MCP JSON-RPC batch counts as a request, once the body is parsed

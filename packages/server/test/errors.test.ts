@@ -241,7 +241,17 @@ describe('routes and methods', () => {
     expect(health.status).toBe(200);
     expect(health.text).toBe('');
     expect(health.headers.get('api-version')).toBe('1');
+    // Its Content-Length is the GET's (RFC 9110 8.6: that number, or none), on every kind of route.
+    for (const path of ['/api/health', '/.well-known/deprecation-policy', '/openapi.json'])
+      expect((await h.request('HEAD', path)).headers.get('content-length'), path).toBe(
+        String(Buffer.byteLength((await h.get(path)).text)),
+      );
     const space = await h.createSpace();
+    const owned = { key: space.ownerKey };
+    const got = await h.get(`/hub/space/${space.spaceId}`, owned);
+    expect(
+      (await h.request('HEAD', `/hub/space/${space.spaceId}`, owned)).headers.get('content-length'),
+    ).toBe(String(Buffer.byteLength(got.text)));
     const anonymous = await h.request('HEAD', `/hub/space/${space.spaceId}`);
     expect(anonymous.status).toBe(401);
     expect(anonymous.headers.get('www-authenticate')).toMatch(/^Bearer resource_metadata=/);

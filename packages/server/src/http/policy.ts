@@ -1,4 +1,5 @@
 import { isUtf8 } from 'node:buffer';
+import type { IncomingMessage } from 'node:http';
 import { ValidationError } from '@convene/core';
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import { missingCredential } from '../operations/declare';
@@ -34,7 +35,21 @@ export function normaliseRequest(request: FastifyRequest): void {
   if (type && type !== type.toLowerCase()) request.headers['content-type'] = lowerMediaType(type);
   // Fastify answers HEAD on raw GET routes itself; the OpenAPI adapter would answer a bare 204
   // without running the procedure. Run it as the GET it mirrors: Node drops the body of a HEAD.
-  if (method === 'HEAD' && request.routeOptions.url === OPENAPI_WILDCARD) request.raw.method = 'GET';
+  if (method === 'HEAD' && request.routeOptions.url === OPENAPI_WILDCARD) {
+    request.raw.method = 'GET';
+    servedAsGet.add(request.raw);
+  }
+}
+
+/** HEAD requests run as the GET they mirror (normaliseRequest). */
+const servedAsGet = new WeakSet<IncomingMessage>();
+
+/**
+ * An onSend hook: a HEAD run as its GET is a HEAD again once its answer is made, so that Fastify
+ * sends the GET's Content-Length (RFC 9110 8.6), where it would say 0 for a GET without a body.
+ */
+export function restoreHead(request: FastifyRequest): void {
+  if (servedAsGet.has(request.raw)) request.raw.method = 'HEAD';
 }
 
 /** The one route whose body may be a JSON array (a JSON-RPC batch). */
