@@ -193,7 +193,7 @@ export async function buildApp({
   // 3. 400 for an unsupported or retired API-Version; then bodies, JSON errors and 404s;
   // 4. the space key presented counts as its participant being seen (lastSeenAt).
   const proxyUntrusted = forwardedWithoutTrust(config.trustProxy);
-  const presence = new Presence(deps, config.presenceIntervalMs);
+  const presence = new Presence(deps, config.presenceIntervalMs, (err) => app.log.warn({ err }, 'presence'));
   app.decorate('presence', presence);
   const shutdown = new AbortController();
   app.addHook('preClose', async () => shutdown.abort());
@@ -219,7 +219,7 @@ export async function buildApp({
     normaliseRequest(request);
     // A page, a stylesheet or an avatar says nothing of a participant's presence (no key rides on
     // an <img>), and an invented key on one would otherwise cost a write.
-    if (!isPageRoute(request)) await presence.touchRequest(request);
+    if (!isPageRoute(request)) await presence.touchRequest(request, reply.raw);
   });
   registerHttpPolicy(app, config.publicUrl);
   const adapter = openApiAdapter(appRouter, deps, shutdown.signal);

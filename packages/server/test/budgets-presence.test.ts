@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { expectError, expectOk, useServer } from './helpers';
+import { connectMcp } from './helpers/mcp';
 import { SseStream } from './helpers/sse';
 
 const { srv, h } = useServer();
@@ -156,4 +157,53 @@ describe('verified presence', () => {
       stream.close();
     }
   });
+});
+
+describe('presence of a connection held open', () => {
+  // Written again a second before the interval is out: 0.5 s here, 4 s by default (5 s).
+  const { srv: node, h: api } = useServer({ config: { presenceIntervalMs: 1_500 } });
+  const ageOf = async (space: { spaceId: string; ownerKey: string }, participantId: string) => {
+    const view = await api.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey });
+    const seen = view.body.participants.find((p: any) => p.participantId === participantId).lastSeenAt;
+    return Date.now() - Date.parse(seen);
+  };
+  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  it('an open stream keeps lastSeenAt within the interval, and stops once it closes', async () => {
+    const space = await api.createSpace();
+    const guest = await api.joinActive(space, { name: 'Watcher' });
+    const stream = await SseStream.connect(node.listenUrl, space.spaceId, { key: guest.key });
+    try {
+      await stream.until((e) => e.event === 'context');
+      // Long past the interval, with no ping (15 s) in between.
+      await pause(4_000);
+      expect(await ageOf(space, guest.participantId)).toBeLessThan(1_500);
+    } finally {
+      stream.close();
+    }
+    await pause(3_000);
+    expect(await ageOf(space, guest.participantId)).toBeGreaterThan(2_500);
+  }, 20_000);
+
+  it('an MCP session’s notification stream, opened with the key, keeps lastSeenAt within the interval', async () => {
+    const space = await api.createSpace();
+    const guest = await api.joinActive(space, { name: 'Agent' });
+    // The official client opens the session's GET stream once initialized.
+    const client = await connectMcp(node.listenUrl, { 'X-Private-Key': guest.key });
+    try {
+      await pause(4_000);
+      expect(await ageOf(space, guest.participantId)).toBeLessThan(1_500);
+    } finally {
+      await client.close();
+    }
+  }, 20_000);
+
+  it('a long poll keeps lastSeenAt within the interval while it waits', async () => {
+    const space = await api.createSpace();
+    const guest = await api.joinActive(space, { name: 'Poller' });
+    const waiting = api.get(`/hub/space/${space.spaceId}/inbox?wait=6`, { key: guest.key });
+    await pause(4_500);
+    expect(await ageOf(space, guest.participantId)).toBeLessThan(1_500);
+    expectOk(await waiting);
+  }, 20_000);
 });

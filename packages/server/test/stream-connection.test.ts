@@ -109,7 +109,7 @@ describe('StreamConnection', () => {
       ],
     ]);
   });
-  it('asks the hub to wake it at its expiry, then closes as expired; pings keep its participant seen', async () => {
+  it('asks the hub to wake it at its expiry, then closes as expired; holds its participant seen while live', async () => {
     let now = Date.parse('2026-11-24T12:00:00Z');
     const wakeUps: [string, number][] = [];
     const hub = {
@@ -118,15 +118,18 @@ describe('StreamConnection', () => {
       wakeAt: (spaceId: string, delayMs: number) => void wakeUps.push([spaceId, delayMs]),
     } as unknown as EventHub;
     const res = new UnreadResponse();
-    const touched: string[] = [];
+    const held: string[] = [];
     const connection = connectionOn(hub, res, {
       clock: { now: () => new Date(now) },
-      presence: { keeper: { touch: async (key) => void touched.push(key) }, key: 'k1' },
+      presence: {
+        keeper: { hold: (key) => void held.push(`+${key}`), release: (key) => void held.push(`-${key}`) },
+        key: 'k1',
+      },
     });
-    // Not live yet: neither pinged nor woken.
+    // Not live yet: neither pinged, woken nor held.
     connection.tick();
     connection.wake();
-    expect([touched.length, wakeUps.length, res.written.length]).toEqual([0, 0, 0]);
+    expect([held.length, wakeUps.length, res.written.length]).toEqual([0, 0, 0]);
 
     await connection.begin({
       participantId: 'p',
@@ -136,7 +139,7 @@ describe('StreamConnection', () => {
     });
     expect(wakeUps).toEqual([['s', 60_000]]);
     connection.tick();
-    expect(touched).toEqual(['k1']);
+    expect(held).toEqual(['+k1']);
 
     // Woken early (another stream of the space asked for sooner): it asks again for the rest.
     now += 45_000;
@@ -153,27 +156,31 @@ describe('StreamConnection', () => {
     expect(text).toContain('id: 5\nevent: space-closed\ndata: {"spaceId":"s","reason":"expired"}\n\n');
     expect(connection.isEnded).toBe(true);
     expect(res.writableEnded).toBe(true);
+    // Ended: released, once.
+    expect(held).toEqual(['+k1', '-k1']);
   });
-  it('logs a failed presence write as a warning and keeps the stream open', async () => {
+  it('releases what it holds however it ends: cut off for not reading; a refused one held nothing', async () => {
     const hub = { subscribe: () => () => {}, read: async () => [], wakeAt: () => {} } as unknown as EventHub;
+    const held: string[] = [];
+    const keeper = {
+      hold: (key: string) => void held.push(`+${key}`),
+      release: (key: string) => void held.push(`-${key}`),
+    };
+    const refused = connectionOn(hub, new UnreadResponse(), { presence: { keeper, key: 'never' } });
+    refused.abandon();
+    expect(held).toEqual([]);
+
+    // A bound its first context overflows: the next tick cuts it off.
     const res = new UnreadResponse();
-    const warnings: [object, string][] = [];
-    const connection = connectionOn(hub, res, {
-      presence: { keeper: { touch: () => Promise.reject(new Error('database away')) }, key: 'k1' },
-      log: { warn: (details, message) => void warnings.push([details, message]), error: () => {} },
-    });
-    await connection.begin({
+    const stalled = connectionOn(hub, res, { presence: { keeper, key: 'k2' }, maxQueuedBytes: 16 });
+    await stalled.begin({
       participantId: 'p',
       eventSeq: 0,
       expiresAt: new Date(Date.now() + 60_000),
       context: { participants: [], artifacts: [], suggestedPollingIntervalMs: 2000 },
     });
-    connection.tick();
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(warnings.map(([details, message]) => [(details as { err: Error }).err.message, message])).toEqual([
-      ['database away', 'presence'],
-    ]);
-    expect(connection.isEnded).toBe(false);
-    expect(Buffer.concat(res.written).toString()).toContain(': ping\n\n');
+    stalled.tick();
+    expect(stalled.isEnded).toBe(true);
+    expect(held).toEqual(['+k2', '-k2']);
   });
 });

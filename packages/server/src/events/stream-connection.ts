@@ -25,17 +25,19 @@ export interface StreamConnectionOptions {
    */
   maxQueuedBytes: number;
   /**
-   * An open stream keeps its participant seen: the key is touched at every ping while the stream
-   * is live. Fields rather than a callback: a closure per stream held for hours costs 300 bytes.
+   * An open stream keeps its participant seen: the key is held (touched every few seconds) from
+   * the stream's start to its end. Fields rather than a callback: a closure per stream held for
+   * hours costs 300 bytes.
    */
   presence?: { keeper: PresenceKeeper; key: string } | undefined;
   /** Where the stream's failures are logged (its request's logger). */
   log?: StreamLog | undefined;
 }
 
-/** Marks a key's participant seen (Presence). */
+/** Keeps a key's participant seen while a connection of theirs is open (Presence). */
 export interface PresenceKeeper {
-  touch(key: string): Promise<void>;
+  hold(key: string): void;
+  release(key: string): void;
 }
 
 export interface StreamLog {
@@ -61,6 +63,8 @@ export class StreamConnection implements HubSubscriber {
   /** Nothing is written before the stream is authorised and its headers are out. */
   private started = false;
   private ended = false;
+  /** Whether the stream holds its key's presence (from its start to its end). */
+  private holding = false;
   private expirePending = false;
   private participantId = '';
   private expiresAt = Number.POSITIVE_INFINITY;
@@ -74,7 +78,7 @@ export class StreamConnection implements HubSubscriber {
   /** The stream was refused before it started (its error answered as JSON). */
   abandon(): void {
     this.ended = true;
-    this.unsubscribe();
+    this.detach();
   }
 
   /** Replays the backlog up to `start.eventSeq`, sends the context, then delivers live events. */
@@ -82,6 +86,11 @@ export class StreamConnection implements HubSubscriber {
     const { hub, spaceId, lastEventId, timestamp } = this.options;
     if (this.ended) return;
     this.started = true;
+    const { presence } = this.options;
+    if (presence) {
+      presence.keeper.hold(presence.key);
+      this.holding = true;
+    }
     this.participantId = start.participantId;
     this.expiresAt = start.expiresAt.getTime();
     this.armExpiry();
@@ -141,13 +150,6 @@ export class StreamConnection implements HubSubscriber {
   tick(): void {
     if (this.ended || !this.started) return;
     this.write(PING);
-    // Not for a stream the ping just cut off (its client stopped reading).
-    const { presence } = this.options;
-    if (presence && !this.ended) {
-      presence.keeper
-        .touch(presence.key)
-        .catch((error) => this.options.log?.warn({ err: error }, 'presence'));
-    }
     if (this.options.clock.now().getTime() >= this.expiresAt) this.expire();
   }
 
@@ -275,7 +277,7 @@ export class StreamConnection implements HubSubscriber {
     // Nothing more is written to it from here; end() would wait for the unread output to drain,
     // which a stalled client never lets happen, so the socket is reset instead (reap).
     this.ended = true;
-    this.unsubscribe();
+    this.detach();
     // Told apart from a client that left: an operator sees which streams read too slowly.
     this.options.log?.warn(
       {
@@ -335,9 +337,18 @@ export class StreamConnection implements HubSubscriber {
   private end(): void {
     if (this.ended) return;
     this.ended = true;
-    this.unsubscribe();
+    this.detach();
     const { res } = this.options;
     if (this.started && !res.destroyed && !res.writableEnded) res.end();
+  }
+
+  /** The stream is over: no more events, and its participant no longer kept seen by it. */
+  private detach(): void {
+    this.unsubscribe();
+    if (this.holding && this.options.presence) {
+      this.holding = false;
+      this.options.presence.keeper.release(this.options.presence.key);
+    }
   }
 
   private failed(error: unknown): void {

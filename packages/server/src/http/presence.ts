@@ -1,22 +1,63 @@
+import type { ServerResponse } from 'node:http';
 import { type Deps, recordPresence } from '@convene/core';
 import type { FastifyRequest } from 'fastify';
 import { presentedCredential } from './client';
+import { declaredWaitMs } from './timeout';
 
 /**
- * Verified presence: each request presenting a space key (and each open stream, every ping)
- * moves its participant's `lastSeenAt`, at most once every `intervalMs` per key and node (5 s:
- * `presenceIntervalMs` of the config).
- * The write is awaited before the request goes on, so an answer that lists participants already
- * shows its caller seen; a key that names no live participant changes nothing.
+ * Verified presence: each request presenting a space key moves its participant's `lastSeenAt`,
+ * at most once every `intervalMs` per key and node (5 s: `presenceIntervalMs` of the config), and
+ * a connection held open (an event stream, a long poll) keeps it moving while it lasts: every
+ * key held is written again a second before `intervalMs` has passed, so that `lastSeenAt` of a
+ * connected participant is never older than that. The write of a request is awaited before the
+ * request goes on, so an answer that lists participants already shows its caller seen; a key
+ * that names no live participant changes nothing.
  */
 export class Presence {
   /** Key → until when (this process's clock) a new write is not needed. */
   private readonly fresh = new Map<string, number>();
+  /** Keys of the connections open now → how many. */
+  private readonly held = new Map<string, number>();
+  private timer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly deps: Deps,
     private readonly intervalMs: number,
+    /** Told when writing the held keys failed (the next round tries again). */
+    private readonly onError: (error: unknown) => void = () => {},
   ) {}
+
+  /** A connection of `key`'s participant opened: seen now, and every few seconds until released. */
+  hold(key: string): void {
+    this.held.set(key, (this.held.get(key) ?? 0) + 1);
+    this.touch(key).catch(this.onError);
+    if (!this.timer) {
+      this.timer = setInterval(
+        () => this.touchHeld(),
+        Math.max(this.intervalMs - 1_000, this.intervalMs / 2),
+      );
+      this.timer.unref();
+    }
+  }
+
+  release(key: string): void {
+    const holders = (this.held.get(key) ?? 0) - 1;
+    if (holders > 0) this.held.set(key, holders);
+    else this.held.delete(key);
+    if (this.held.size === 0 && this.timer) {
+      clearInterval(this.timer);
+      this.timer = undefined;
+    }
+  }
+
+  /** Every key held, in one batched write (recordPresence), whatever a request wrote since. */
+  private touchHeld(): void {
+    const until = Date.now() + this.intervalMs;
+    for (const key of this.held.keys()) {
+      this.fresh.set(key, until);
+      recordPresence({ deps: this.deps, key }).catch(this.onError);
+    }
+  }
 
   async touch(key: string): Promise<void> {
     const now = Date.now();
@@ -34,10 +75,31 @@ export class Presence {
     }
   }
 
-  /** The request's space key, if it presents one (`X-Private-Key` or `?key=`). */
-  async touchRequest(request: FastifyRequest): Promise<void> {
-    const presented = presentedCredential(request);
-    if (presented?.kind === 'space-key' && /^[0-9a-f]{64}$/i.test(presented.value))
-      await this.touch(presented.value);
+  /**
+   * The request's space key, if it presents one (`X-Private-Key` or `?key=`); held until the
+   * answer is over when the request waits for news (a long poll: `wait`).
+   */
+  async touchRequest(request: FastifyRequest, response: ServerResponse): Promise<void> {
+    if (declaredWaitMs(request) > 0) {
+      this.holdUntilClosed(request, response);
+      return;
+    }
+    const key = spaceKeyOf(request);
+    if (key) await this.touch(key);
   }
+
+  /** Holds the request's space key, if it presents one, until `response` closes (a stream, a wait). */
+  holdUntilClosed(request: FastifyRequest, response: ServerResponse): void {
+    const key = spaceKeyOf(request);
+    if (!key) return;
+    this.hold(key);
+    response.once('close', () => this.release(key));
+  }
+}
+
+function spaceKeyOf(request: FastifyRequest): string | undefined {
+  const presented = presentedCredential(request);
+  return presented?.kind === 'space-key' && /^[0-9a-f]{64}$/i.test(presented.value)
+    ? presented.value
+    : undefined;
 }

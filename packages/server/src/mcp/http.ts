@@ -65,6 +65,8 @@ export function mcpHandler({ app, config, deps, api, idempotency }: RouteScope):
       const release = await admitStream(hub, request, sha256(`mcp-session:${sessionId}`));
       const res = takeOver(reply);
       res.once('close', release);
+      // The key it carries keeps its participant seen while the stream is open.
+      app.presence.holdUntilClosed(request, res);
       res.writeHead(200, {
         'Content-Type': 'text/event-stream; charset=utf-8',
         'Cache-Control': 'no-cache, no-transform',
