@@ -96,7 +96,8 @@ Environment:
   CI, AI_AGENT    plain text: no colours, spinners or prompts
 
 Exit codes: 0 ok, 1 error, 2 usage, 4 authentication needed, 5 not found, 6 locked or conflict,
-130 interrupted (129 and 143: stopped by SIGHUP or SIGTERM).
+130 interrupted (129 and 143: stopped by SIGHUP or SIGTERM); \`tail\` and \`inbox --follow\` end
+with 0 on Ctrl-C.
 Keys and tokens are kept in $XDG_CONFIG_HOME/convene/credentials.json (mode 0600).
 `,
     );

@@ -108,9 +108,16 @@ describe('a stop is told from an end: the signal’s exit code (130 SIGINT, 143 
     ['SIGTERM', 143],
     ['SIGHUP', 129],
   ] as const;
+  // Following ends by Ctrl-C, as issue 14 says of `tail`: exit 0. A supervisor's SIGTERM and a
+  // closed terminal's SIGHUP are still told apart.
+  const followingStops = [
+    ['SIGINT', 0, null],
+    ['SIGTERM', 143, 'SIGTERM'],
+    ['SIGHUP', 129, 'SIGHUP'],
+  ] as const;
 
-  it('tail, piped and with --json, ends cleanly with the signal’s code and says nothing more', async () => {
-    for (const [signal, code] of signals) {
+  it('tail, piped and with --json, ends cleanly (Ctrl-C: exit 0; SIGTERM, SIGHUP: their codes) and says nothing more', async () => {
+    for (const [signal, code, by] of followingStops) {
       for (const flags of [[], ['--json']]) {
         const tail = follow(host, ['tail', ...flags]);
         await (flags.length
@@ -118,20 +125,20 @@ describe('a stop is told from an end: the signal’s exit code (130 SIGINT, 143 
           : tail.waitFor('Following', { in: 'stderr' }));
         tail.child.kill(signal);
         const result = await tail.done;
-        // Ended by the signal itself, as git and ssh end: a shell loop around it stops too.
-        expect({ flags, code: result.code, by: result.signal }).toEqual({ flags, code, by: signal });
+        // SIGTERM and SIGHUP end it by the signal itself, as git and ssh end.
+        expect({ flags, code: result.code, by: result.signal }).toEqual({ flags, code, by });
         // A stop is not an error: no line about it, on either stream.
         expect(result.stderr).not.toMatch(/✗|"error"|stopped|interrupted/);
       }
     }
   });
 
-  it('inbox --follow ends cleanly with the signal’s code', async () => {
+  it('inbox --follow ends cleanly as tail does (Ctrl-C: exit 0)', async () => {
     const owner = user();
     expect((await owner.run(['space', 'create', 'Open'])).code).toBe(0);
     const reader = user();
     await joinAs(owner, reader, 'Ivo');
-    for (const [signal, code] of signals) {
+    for (const [signal, code] of followingStops) {
       const inbox = follow(reader, ['inbox', '--follow']);
       await inbox.waitFor('Following your inbox', { in: 'stderr' });
       inbox.child.kill(signal);
@@ -167,24 +174,35 @@ describe('a stop is told from an end: the signal’s exit code (130 SIGINT, 143 
 describe('on a terminal, as a shell and its window expect', () => {
   it('Ctrl-C stops a shell loop that runs convene, not only the convene running', async () => {
     const looping = user();
-    expect((await looping.run(['space', 'create', 'Loop'])).code).toBe(0);
     const convene = `"${process.execPath}" "${bundle}"`;
     const terminal = new Terminal(
-      ['bash', '-c', `for i in 1 2; do ${convene} tail --lines 0; echo "after tail $i"; done`],
+      [
+        'bash',
+        '-c',
+        `for i in 1 2; do ${convene} join '${humanLink}' --name "Loop $i"; echo "after join $i"; done`,
+      ],
       looping.env,
       looping.home,
     );
     try {
-      await eventually(() => expect(terminal.screen()).toContain('Following Loop live'));
+      await eventually(() => expect(terminal.screen()).toContain('Waiting for the owner to approve you'));
       terminal.press('C-c');
       await eventually(() => expect(terminal.screen()).toMatch(/EXIT=\d+/));
       // bash goes on after a command that merely exited 130; convene ends by the SIGINT itself.
-      expect(terminal.screen()).not.toContain('after tail 1');
+      expect(terminal.screen()).not.toContain('after join 1');
       expect(terminal.screen()).toContain('EXIT=130');
       expect(terminal.ended()).toEqual({ code: null, signal: 'SIGINT' });
     } finally {
       terminal.close();
     }
+  });
+
+  it('Ctrl-C ends tail on a terminal with exit 0, as issue 14 says', async () => {
+    const watcher = user();
+    expect((await watcher.run(['space', 'create', 'Watched'])).code).toBe(0);
+    const screen = await ctrlCOnTerminal(watcher, ['tail', '--lines', '0'], 'Following Watched live');
+    expect(screen).toContain('EXIT=0');
+    expect(screen).not.toMatch(/✗|stopped|interrupted/);
   });
 
   it('tail whose terminal window is closed ends by SIGHUP, as the README says (129), not by a crash', async () => {

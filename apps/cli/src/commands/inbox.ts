@@ -1,7 +1,6 @@
 import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../app';
-import { Stopped, UsageError } from '../lib/errors';
-import { stoppedBy } from '../lib/exit-codes';
+import { stopFollowing, UsageError } from '../lib/errors';
 import { awayHint, removedFrom } from '../lib/failure';
 import { spaceNamed } from '../lib/input';
 import { sayConnectionLost } from '../lib/outage';
@@ -19,7 +18,7 @@ export function registerInbox(program: Command, app: App): void {
         'read position, which the server keeps. --ack moves the position past what was printed, ' +
         'so the next run (on any machine) starts after it. --wait waits up to that many seconds ' +
         'for something when nothing is there. --follow keeps printing each new one as it comes ' +
-        'and acknowledges it once printed; Ctrl-C, SIGTERM or SIGHUP stop it (exit 130, 143 or 129). ' +
+        'and acknowledges it once printed; Ctrl-C stops it (exit 0), SIGTERM or SIGHUP too (exit 143 or 129). ' +
         'As `tail`, it ends with exit 0 when the space closes (or expires) or you leave it elsewhere, ' +
         'and with exit 4 when you are removed. ' +
         'With --json: the API’s answer, ' +
@@ -62,9 +61,9 @@ export function registerInbox(program: Command, app: App): void {
         } catch (error) {
           if (!ctx.signal.aborted) throw error;
         }
-        // A signal is what ends following: its code, as a shell reports it (what was printed but not
-        // yet delivered stays unacknowledged, for the next run).
-        if (ctx.signal.aborted) throw new Stopped(stoppedBy(ctx.signal).exitCode);
+        // A signal is what ends following: Ctrl-C exit 0, SIGTERM and SIGHUP their codes, as `tail`
+        // (what was printed but not yet delivered stays unacknowledged, for the next run).
+        if (ctx.signal.aborted) stopFollowing(ctx.signal);
         // The SDK ends following quietly once the key is refused, and says why: as `tail` ends, the
         // space's closing (or expiry) and your leaving it elsewhere end it (exit 0, said on
         // stderr); being removed is exit 4 and what to do; a key refused for another reason is

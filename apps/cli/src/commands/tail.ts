@@ -3,8 +3,7 @@ import type { ParticipantView, SpaceClient, StreamEvent } from '@convene/sdk';
 import { type App, examples } from '../app';
 import type { Context } from '../lib/context';
 import { parseSince } from '../lib/duration';
-import { Stopped } from '../lib/errors';
-import { stoppedBy } from '../lib/exit-codes';
+import { stopFollowing } from '../lib/errors';
 import { awayHint, removedFrom } from '../lib/failure';
 import { parseCount, spaceNamed } from '../lib/input';
 import { sayConnectionLost } from '../lib/outage';
@@ -26,8 +25,8 @@ export function registerTail(program: Command, app: App): void {
         'what it answers, below it (`↪ in reply to Ada Lovelace: Question for you`). Starts with the last messages (--lines), or everything after ' +
         '--since (its last --lines when both are given). Reconnects by itself (a dropped connection, a server restart) without losing or ' +
         'repeating anything, and says so on stderr ("Connection lost (…), reconnecting…", then ' +
-        '"Reconnected"; not with --json or --quiet). The space’s closing ends it (exit 0); Ctrl-C, ' +
-        'SIGTERM or SIGHUP stop it (exit 130, 143 or 129); if your key stops working (you were ' +
+        '"Reconnected"; not with --json or --quiet). The space’s closing ends it (exit 0), as Ctrl-C ' +
+        'does (exit 0); SIGTERM or SIGHUP stop it (exit 143 or 129); if your key stops working (you were ' +
         'removed), it fails as any command would (exit 4). ' +
         'With --json, one ' +
         'JSON event per line (NDJSON): {"event", "id", "data"}, data as the API sends it, except ' +
@@ -100,8 +99,8 @@ export function registerTail(program: Command, app: App): void {
       if (ended?.reason === 'closed') view.closedUnseen(ended.error?.code === 'space_expired');
       if (ended?.reason === 'left') view.leftUnseen();
       view.end(ctx.signal.aborted);
-      // Stopped (Ctrl-C, SIGTERM, SIGHUP) rather than ended: the signal's code, as a shell reports it.
-      if (ctx.signal.aborted) throw new Stopped(stoppedBy(ctx.signal).exitCode);
+      // Stopped rather than ended: Ctrl-C is exit 0, SIGTERM and SIGHUP their codes.
+      if (ctx.signal.aborted) stopFollowing(ctx.signal);
     });
 }
 

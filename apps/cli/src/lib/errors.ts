@@ -1,4 +1,4 @@
-import { ExitCode } from './exit-codes';
+import { ExitCode, stoppedBy } from './exit-codes';
 
 /**
  * An error the CLI reports itself: what went wrong, the exit code, and what to try next. Every
@@ -59,13 +59,25 @@ export class Reported extends CliError {
 }
 
 /**
- * A run stopped by Ctrl-C, SIGTERM or SIGHUP that ended cleanly (`tail`, `inbox --follow`): there
- * is nothing to report, but its exit code is the signal's (130, 143, 129), so that a script or a
- * supervisor can tell a stop from an end.
+ * A run stopped by Ctrl-C, SIGTERM or SIGHUP that ended cleanly (a wait, `artifact edit`, and
+ * `tail` or `inbox --follow` stopped by SIGTERM or SIGHUP): there is nothing to report, but its
+ * exit code is the signal's (130, 143, 129), so that a script or a supervisor can tell a stop
+ * from an end.
  */
 export class Stopped extends CliError {
   constructor(exitCode: ExitCode) {
     super('stopped', { exitCode });
     this.name = 'Stopped';
   }
+}
+
+/**
+ * How following (`tail`, `inbox --follow`) ends once stopped: Ctrl-C is how a person ends it,
+ * exit 0 (issue 14: "Ctrl-C exits 0"; a shell loop around it then goes on, as after any command
+ * that handled its Ctrl-C); SIGTERM and SIGHUP, which a supervisor or a closed terminal send, are
+ * their codes (143, 129).
+ */
+export function stopFollowing(signal: AbortSignal): void {
+  const { exitCode } = stoppedBy(signal);
+  if (exitCode !== ExitCode.interrupted) throw new Stopped(exitCode);
 }
