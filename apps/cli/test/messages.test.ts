@@ -214,6 +214,28 @@ describe('messages', () => {
     expect(lines.stderr).toContain('--lines must be 0 or a positive whole number, not "-1"');
   });
 
+  it('waits with --wait for the first message after --since, and prints it as soon as it comes', async () => {
+    const started = Date.now();
+    const waiting = follow(owner, ['messages', '--since', '0s', '--wait', '30', '--json']);
+    // Still waiting: nothing was said since.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(waiting.stdout()).toBe('');
+    expect((await guest.run(['send', 'are you there?'])).code).toBe(0);
+    const result = await waiting.done;
+    expect(result.code).toBe(0);
+    expect(result.json().map((m: any) => m.content)).toEqual(['are you there?']);
+    expect(Date.now() - started).toBeLessThan(15_000);
+    // Nothing said after a moment: an empty answer once the wait is over.
+    const empty = await owner.run(['messages', '--since', '0s', '--wait', '1', '--json']);
+    expect(empty.code).toBe(0);
+    expect(empty.json()).toEqual([]);
+    for (const bad of ['61', '-1', '1.5', 'x']) {
+      const refused = await owner.run(['messages', '--wait', bad]);
+      expect(refused.code, bad).toBe(2);
+      expect(refused.stderr).toContain(`--wait must be a whole number of seconds from 0 to 60, not "${bad}"`);
+    }
+  });
+
   it('pages through more messages than one API page holds', async () => {
     const room = new User(server.url);
     try {

@@ -285,6 +285,34 @@ describe('space create, list, show, use, update, close', () => {
     expect(empty.stderr).toContain('nothing to change');
   });
 
+  it('sets and removes the message budget (--max-messages-per-minute), shown by space show', async () => {
+    const owner = user();
+    const guest = user();
+    expect((await owner.run(['space', 'create', 'Budgeted'])).code).toBe(0);
+    await joinAs(owner, guest, 'Loopy');
+    const set = await owner.run(['space', 'update', '--max-messages-per-minute', '2']);
+    expect(set.code).toBe(0);
+    expect(set.stderr).toBe('✓ Updated message budget of Budgeted\n');
+    expect((await owner.run(['space', 'show', '--json'])).json().maxMessagesPerMinute).toBe(2);
+    expect((await owner.run(['space', 'show'])).stdout).toMatch(
+      /budget\s+2 messages a minute per participant/,
+    );
+    // The server holds senders to it (its own tests); two messages are within it.
+    for (const text of ['one', 'two']) expect((await guest.run(['send', text])).code).toBe(0);
+
+    const removed = await owner.run(['space', 'update', '--max-messages-per-minute', 'none']);
+    expect(removed.code).toBe(0);
+    expect((await owner.run(['space', 'show', '--json'])).json().maxMessagesPerMinute ?? null).toBeNull();
+    expect((await owner.run(['space', 'show'])).stdout).not.toContain('budget');
+    for (const bad of ['0', '10001', '1.5', 'lots']) {
+      const refused = await owner.run(['space', 'update', '--max-messages-per-minute', bad]);
+      expect(refused.code, bad).toBe(2);
+      expect(refused.stderr).toContain(
+        '--max-messages-per-minute must be a whole number from 1 to 10000, or none',
+      );
+    }
+  });
+
   it('refreshes a participant’s saved name of a space the owner renamed when listing, and keeps it offline', async () => {
     const owner = user();
     const guest = user();

@@ -710,6 +710,20 @@ describe('doctor', () => {
     });
     const text = await owner.run(['doctor']);
     expect(text.stdout).toMatch(/✓ server: .* answers/);
+    expect(text.stdout).toMatch(/✓ credentials file: .*credentials\.json \(private\)/);
+  });
+
+  it('says of a credentials file not made yet that it is not there, not that it is private', async () => {
+    const newcomer = new User(server.url);
+    try {
+      const text = await newcomer.run(['doctor']);
+      expect(text.stdout).toMatch(
+        /✓ credentials file: .*credentials\.json \(none yet: made, private, when a key is saved\)/,
+      );
+      expect(text.stdout).not.toContain('(private)');
+    } finally {
+      newcomer.remove();
+    }
   });
 
   it('fails (exit 1) with what to do when the file is readable by others or the server is down', async () => {

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import type { Command } from '@commander-js/extra-typings';
 import { ConveneError } from '@convene/sdk';
 import { type App, examples } from '../app';
@@ -154,7 +155,13 @@ async function runChecks(ctx: Context): Promise<Check[]> {
             detail: problems.join('; '),
             hint: `chmod 700 ${shellWord(ctx.store.dir)} && chmod 600 ${shellWord(ctx.store.file)}`,
           }
-        : { name: 'credentials file', status: 'ok', detail: `${ctx.store.file} (private)` },
+        : {
+            name: 'credentials file',
+            status: 'ok',
+            detail: existsSync(ctx.store.file)
+              ? `${ctx.store.file} (private)`
+              : `${ctx.store.file} (none yet: made, private, when a key is saved)`,
+          },
   );
 
   if (unreadable) {

@@ -2,7 +2,7 @@ import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../app';
 import { stopFollowing, UsageError } from '../lib/errors';
 import { awayHint, removedFrom } from '../lib/failure';
-import { spaceNamed } from '../lib/input';
+import { parseWait, spaceNamed } from '../lib/input';
 import { sayConnectionLost } from '../lib/outage';
 import { printMessage } from '../lib/render';
 
@@ -34,9 +34,7 @@ export function registerInbox(program: Command, app: App): void {
     .action(async (argument, options, command) => {
       const ctx = app.context(command);
       const reference = spaceNamed(argument, options.space, 'convene inbox');
-      const wait = options.wait === undefined ? undefined : Number(options.wait);
-      if (wait !== undefined && !(Number.isInteger(wait) && wait >= 0 && wait <= 60))
-        throw new UsageError(`--wait must be a whole number of seconds from 0 to 60, not "${options.wait}"`);
+      const wait = parseWait(options.wait);
       const saved = ctx.space(reference);
       const inbox = ctx.spaceClient(saved).inbox;
       const { out } = ctx;

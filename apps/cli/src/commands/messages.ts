@@ -1,7 +1,8 @@
 import { type Command, Option } from '@commander-js/extra-typings';
+import type { Messages } from '@convene/sdk';
 import { type App, examples } from '../app';
 import { parseSince } from '../lib/duration';
-import { parseCount, spaceNamed } from '../lib/input';
+import { parseCount, parseWait, spaceNamed } from '../lib/input';
 import { type MessageLike, MessagesSeen, printMessage } from '../lib/render';
 
 export function registerMessages(program: Command, app: App): void {
@@ -17,7 +18,9 @@ export function registerMessages(program: Command, app: App): void {
         'today), the sender and the text; a reply is followed by what it answers ' +
         '(`↪ in reply to Ada Lovelace: Question for you`, or `↪ in reply to message 3751a2b4` when that is older than ' +
         'what is listed). --since starts after an instant ' +
-        '(a date-time, or a duration back from now); --limit keeps the last N (0: all).',
+        '(a date-time, or a duration back from now); --limit keeps the last N (0: all). --wait ' +
+        'waits up to that many seconds for a message when there is none yet (after --since, or at ' +
+        'all), and prints it as soon as it comes.',
     )
     .option(
       '--since <time>',
@@ -26,11 +29,13 @@ export function registerMessages(program: Command, app: App): void {
     .addOption(
       new Option('-n, --limit <n>', 'at most this many, the most recent (0: no limit)').default('100', '100'),
     )
+    .option('--wait <seconds>', 'when there is nothing yet, wait up to this long for a message (at most 60)')
     .addHelpText(
       'after',
       examples(
         'convene messages',
         'convene messages --since 1h',
+        'convene messages --since 0s --wait 60',
         'convene messages "Release plan" --limit 0 --json | jq -r ".[].content"',
       ),
     )
@@ -39,11 +44,12 @@ export function registerMessages(program: Command, app: App): void {
       const reference = spaceNamed(argument, options.space, 'convene messages');
       const limit = parseCount(options.limit, '--limit', 'no limit');
       const since = options.since === undefined ? undefined : parseSince(options.since);
+      const wait = parseWait(options.wait);
       const saved = ctx.space(reference);
       const kept: MessageLike[] = [];
       // Every message listed, shown or not: what a reply answers is named when it is among them.
       const seen = new MessagesSeen(Number.POSITIVE_INFINITY);
-      for await (const message of ctx.spaceClient(saved).messages.list(since ? { since } : {})) {
+      for await (const message of listed(ctx.spaceClient(saved).messages, since, wait)) {
         kept.push(message);
         if (!ctx.out.mode.json) seen.add(message);
         if (limit > 0 && kept.length > limit) kept.shift();
@@ -57,4 +63,19 @@ export function registerMessages(program: Command, app: App): void {
         },
       });
     });
+}
+
+/**
+ * The messages after `since`, every page of them. With `wait`, the first page waits for a
+ * message when there is none yet; once one is there the rest are read without waiting (the SDK's
+ * iteration would wait again after the last of them).
+ */
+async function* listed(messages: Messages, since: string | undefined, wait: number | undefined) {
+  if (!wait) {
+    yield* messages.list(since ? { since } : {});
+    return;
+  }
+  const first = await messages.list({ ...(since ? { since } : {}), wait });
+  yield* first.messages;
+  if (first.messages.length > 0) yield* messages.list({ since: first.cursor });
 }

@@ -87,6 +87,15 @@ export function parseCount(value: string, flag: string, zero?: string): number {
   return Number(value);
 }
 
+/** `--wait <seconds>` of a long poll (inbox, messages): a whole number from 0 to 60, or none. */
+export function parseWait(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const wait = Number(value);
+  if (!/^\d+$/.test(value) || wait > 60)
+    throw new UsageError(`--wait must be a whole number of seconds from 0 to 60, not "${value}"`);
+  return wait;
+}
+
 /** A version number given on the command line (VERSION, FROM, --base-version): 1, 2, … */
 export function checkVersion(value: string | undefined, label: string): void {
   if (value !== undefined && !/^[1-9]\d*$/.test(value)) {

@@ -40,6 +40,12 @@ export function registerSpaceShow(space: Command, app: App): void {
             ['privacy', view.privacy],
             ['you are', youAre(out, saved, me)],
             ['agenda', view.agenda || undefined],
+            [
+              'budget',
+              view.maxMessagesPerMinute == null
+                ? undefined
+                : `${view.maxMessagesPerMinute} messages a minute per participant`,
+            ],
           ]);
           out.line();
           out.line(out.c.bold(`Participants (${view.participants.length})`));

@@ -9,31 +9,41 @@ export function registerSpaceUpdate(space: Command, app: App): void {
     .argument('[space]', 'name or id (default: the default space)')
     .option('-s, --space <space>', 'name or id, as SPACE')
     .usage('[SPACE] [options]')
-    .summary('change the name, description or agenda (owner)')
+    .summary('change the name, description, agenda or message budget (owner)')
     .description(
-      'Change a space’s name, description or agenda. Only the owner can; what is not given stays as it is.',
+      'Change a space’s name, description or agenda, or the budget against runaway senders: ' +
+        '--max-messages-per-minute N lets each participant (you included) send at most N messages ' +
+        'a minute, beyond which their sends are refused (429, for that sender only) until the ' +
+        'minute is over; `none` removes it. Only the owner can; what is not given stays as it is.',
     )
     .option('--name <name>', 'the new name')
     .option('-d, --description <text>', 'the new description')
     .option('--agenda <text>', 'the new agenda')
+    .option('--max-messages-per-minute <n>', 'each participant’s budget, 1 to 10000, or none')
     .addHelpText(
       'after',
       examples(
         'convene space update --agenda "1. scope 2. dates 3. owners"',
         'convene space update Standup --name Retro',
+        'convene space update --max-messages-per-minute 30',
       ),
     )
     .action(async (argument, options, command) => {
       const ctx = app.context(command);
       const reference = spaceNamed(argument, options.space, 'convene space update');
       checkName(options.name, '--name');
+      const budget = parseBudget(options.maxMessagesPerMinute);
       const changes = {
         ...(options.name !== undefined ? { name: options.name } : {}),
         ...(options.description !== undefined ? { description: options.description } : {}),
         ...(options.agenda !== undefined ? { agenda: options.agenda } : {}),
+        ...(budget !== undefined ? { maxMessagesPerMinute: budget } : {}),
       };
       if (Object.keys(changes).length === 0) {
-        throw new UsageError('nothing to change', 'Pass --name, --description or --agenda.');
+        throw new UsageError(
+          'nothing to change',
+          'Pass --name, --description, --agenda or --max-messages-per-minute.',
+        );
       }
       const saved = ctx.space(reference);
       await ctx.requireOwner(saved, 'update it');
@@ -45,11 +55,24 @@ export function registerSpaceUpdate(space: Command, app: App): void {
         });
       }
       // Which space changed, by the name it had: the default space is easily not the one meant.
-      const others = Object.keys(changes).filter((field) => field !== 'name');
+      const others = Object.keys(changes)
+        .filter((field) => field !== 'name')
+        .map((field) => (field === 'maxMessagesPerMinute' ? 'message budget' : field));
       const said =
         changes.name !== undefined
           ? `Renamed ${saved.name} to ${changes.name}${others.length ? `, and updated its ${others.join(' and ')}` : ''}`
           : `Updated ${others.join(' and ')} of ${saved.name}`;
       ctx.out.result(result, { quiet: () => saved.spaceId, human: () => ctx.out.success(said) });
     });
+}
+
+/** `--max-messages-per-minute`: 1 to 10,000, or `none` (null: the budget removed). */
+function parseBudget(value: string | undefined): number | null | undefined {
+  if (value === undefined) return undefined;
+  if (value.toLowerCase() === 'none') return null;
+  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 10_000)
+    throw new UsageError(
+      `--max-messages-per-minute must be a whole number from 1 to 10000, or none, not "${value}"`,
+    );
+  return Number(value);
 }
