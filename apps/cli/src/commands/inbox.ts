@@ -1,6 +1,6 @@
 import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../app';
-import { stopFollowing, UsageError } from '../lib/errors';
+import { stopFollowing } from '../lib/errors';
 import { awayHint, removedFrom } from '../lib/failure';
 import { parseWait, spaceNamed } from '../lib/input';
 import { sayConnectionLost } from '../lib/outage';
