@@ -100,7 +100,6 @@ describe('createWebhook, listWebhooks, deleteWebhook', () => {
       'http://172.16.0.1/hook',
       'http://169.254.169.254/latest/meta-data/',
       'http://100.64.0.1/hook',
-      'http://0.0.0.0:8080/hook',
       'http://127.0.0.2/hook',
       'http://[::1]/hook',
       'http://[fd00::1]/hook',
@@ -112,6 +111,25 @@ describe('createWebhook, listWebhooks, deleteWebhook', () => {
       expectError(res, 400);
       expect(res.body.error).toMatch(/loopback, private and link-local addresses are not allowed/);
     }
+    // The unspecified address is never allowed, whatever the operator allows, and said so.
+    for (const url of ['http://0.0.0.0:8080/hook', 'http://[::]:8080/hook']) {
+      const res = await h.post(hooks(space), { key: space.ownerKey, body: { url } });
+      expectError(res, 400);
+      expect(res.body.error).toMatch(/the unspecified address \(0\.0\.0\.0, ::\) is never allowed$/);
+    }
+    await withServer(
+      { config: { webhookUrls: { allowPrivate: true, allowNetworks: [] } } },
+      async ({ h: open }) => {
+        const lax = await open.createSpace();
+        const res = await open.post(hooks(lax), {
+          key: lax.ownerKey,
+          body: { url: 'http://0.0.0.0:8080/hook' },
+        });
+        expectError(res, 400);
+        expect(res.body.error).not.toMatch(/loopback/);
+        expect(res.body.error).toMatch(/never allowed/);
+      },
+    );
     // A public address is fine (nothing is sent until an event happens).
     expectOk(
       await h.post(hooks(space), { key: space.ownerKey, body: { url: 'https://93.184.216.34/hook' } }),

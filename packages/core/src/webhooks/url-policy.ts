@@ -78,7 +78,15 @@ export async function checkWebhookUrl(
   const refused = addresses.find((address) => !addressAllowed(address, policy));
   if (refused !== undefined || addresses.length === 0)
     throw new ValidationError(
-      `url's host ${host} resolves to ${refused ?? 'nothing'}: loopback, private and link-local addresses are not allowed`,
+      `url's host ${host} resolves to ${refused ?? 'nothing'}: ${whyRefused(refused, policy)}`,
     );
   return url;
+}
+
+/** Why an address is refused, by the rule that refuses it (the unspecified one even when private ones are allowed). */
+function whyRefused(address: string | undefined, policy: WebhookUrlPolicy): string {
+  if (address !== undefined && ipaddr.isValid(address) && ipaddr.parse(address).range() === 'unspecified')
+    return 'the unspecified address (0.0.0.0, ::) is never allowed';
+  if (policy.allowPrivate) return 'not an address webhooks may reach';
+  return 'loopback, private and link-local addresses are not allowed';
 }
