@@ -19,6 +19,7 @@ import Fastify, {
 import { appRouter, buildOpenApiDocument, declarations, neverReplayed, tools } from './api';
 import type { ServerConfig } from './env';
 import type { EventHub } from './events/hub';
+import { admitStream, clientOf } from './http/client';
 import { clientErrorHandler } from './http/client-error';
 import { registerCors } from './http/cors';
 import { toHttpError } from './http/errors';
@@ -217,6 +218,12 @@ export async function buildApp({
     await rateLimit(request, reply);
     versioning.enforce(request);
     normaliseRequest(request);
+    // 5. A long poll (`wait`) is one of its client's open streams while it waits (20 per key, 200
+    //    per address, across nodes: 429 beyond), as an event stream is.
+    if (declaredWaitMs(request) > 0 && app.eventHub && clientOf(request).credential) {
+      const release = await admitStream(app.eventHub, request);
+      reply.raw.once('close', release);
+    }
     // A page, a stylesheet or an avatar says nothing of a participant's presence (no key rides on
     // an <img>), and an invented key on one would otherwise cost a write.
     if (!isPageRoute(request)) await presence.touchRequest(request, reply.raw);

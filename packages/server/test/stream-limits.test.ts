@@ -51,6 +51,39 @@ describe('open streams', () => {
   });
 });
 
+describe('long polls', () => {
+  it('count among the open streams of their key and address while they wait, and free their slot when answered', async () => {
+    const space = await h.createSpace();
+    const listed = `/hub/space/${space.spaceId}/messages?wait=20&timestamp=${new Date().toISOString()}`;
+    // Three waits of one key (its cap here): a fourth is refused while they wait.
+    const waits = [h.get(listed, { key: space.ownerKey }), h.get(listed, { key: space.ownerKey })];
+    const stream = (await open(space.spaceId, space.ownerKey)) as SseStream;
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const fourth = await h.get(listed, { key: space.ownerKey });
+      expectError(fourth, 429);
+      expect(fourth.headers.get('retry-after')).toBe('5');
+      expect(fourth.body.error).toMatch(/too many open streams for this key/);
+      // A message answers the waits, which give their slots back.
+      expectOk(
+        await h.post(`/hub/space/${space.spaceId}/messages`, {
+          key: space.ownerKey,
+          body: { content: 'hi' },
+        }),
+      );
+      for (const answered of await Promise.all(waits)) expectOk(answered);
+      let again = await h.get(`/hub/space/${space.spaceId}/inbox?wait=0`, { key: space.ownerKey });
+      for (let i = 0; again.status === 429 && i < 50; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        again = await h.get(`/hub/space/${space.spaceId}/inbox?wait=1`, { key: space.ownerKey });
+      }
+      expectOk(again);
+    } finally {
+      stream.close();
+    }
+  });
+});
+
 describe('A2A and MCP notification streams', () => {
   /** A JSON-RPC POST to the space's A2A endpoint, left open when it answers a stream. */
   const a2a = (spaceId: string, key: string, body: object, signal: AbortSignal) =>
