@@ -14,7 +14,7 @@ const SLOW_MS = 1_000;
 /**
  * Autovacuum for the embedded database (see core's `maintainTables`): PGlite's single process
  * never runs it, so without this its data directory grows with every record ever written. The
- * first look is one interval after start-up. Resolves to the stop function.
+ * first look is one interval after start-up. Returns the stop function.
  */
 export function startEmbeddedMaintenance({
   db,
