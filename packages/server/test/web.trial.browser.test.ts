@@ -1,6 +1,6 @@
 import type { Locator, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { type SpaceFixture, useServer } from './helpers';
+import { expectOk, type SpaceFixture, useServer } from './helpers';
 import { signup, startLink } from './helpers/accounts';
 import { hasChromium, useBrowser } from './helpers/browser';
 import { focused, pageSteps, pasteKey, signUpInPage, storedCredentials } from './helpers/pages';
@@ -625,6 +625,227 @@ describe.skipIf(!hasChromium)('the pages as a human found them', () => {
     const box = await page.locator('#space-notice').boundingBox();
     expect(box?.y ?? -1).toBeGreaterThanOrEqual(0);
     expect((box?.y ?? 9999) + (box?.height ?? 0)).toBeLessThanOrEqual(844);
+    await page.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
+
+  // What an outside human's trial of the pages found (session 43).
+  it('says in the space notice, within seconds, that the service is out of reach while the stream cannot reconnect', async () => {
+    const space = await h.createSpace({ name: 'Stopped', description: 'the server goes away' });
+    const { page } = await editingParticipant(space, 'Stan');
+    await page.locator('#artifact-editor').fill('kept through the outage\n');
+    const notice = page.locator('#space-notice');
+    expect(await notice.isHidden()).toBe(true);
+    // The server stops: the open stream drops, and every connection after is refused.
+    await page.route('**/hub/**', (route) => route.abort('connectionrefused'));
+    srv.server.app.server.closeAllConnections();
+    const stoppedAt = Date.now();
+    await expect.poll(() => notice.isVisible(), { timeout: 15_000 }).toBe(true);
+    // Said within a few seconds (the stream tries again at most 2.5 s apart), not after minutes.
+    expect(Date.now() - stoppedAt).toBeLessThan(10_000);
+    expect(await notice.textContent()).toBe(
+      'The service cannot be reached; check your connection and try again. This page reconnects by itself when it can. The document you are editing stays here; saving it may fail until then.',
+    );
+    expect(await notice.getAttribute('role')).toBe('status');
+    expect(await page.locator('#live').textContent()).not.toBe('live');
+    // The server is back: the page is live by itself, the notice goes, the draft is still there.
+    await page.unroute('**/hub/**');
+    await expect.poll(() => page.locator('#live').textContent(), { timeout: 15_000 }).toBe('live');
+    expect(await notice.isHidden()).toBe(true);
+    expect(await page.locator('#artifact-editor').inputValue()).toBe('kept through the outage\n');
+    await page.close();
+    // The browser reports each connection the test refused; nothing else may go wrong.
+    expect(
+      problems.filter((p) => !/net::ERR_(CONNECTION_REFUSED|INCOMPLETE_CHUNKED_ENCODING)/.test(p)),
+    ).toEqual([]);
+  }, 60_000);
+
+  it('redraws an open list of versions when this tab locks the document, and when it lets it go', async () => {
+    const space = await h.createSpace({ name: 'Restore', description: 'history while locking' });
+    const artifactId = await h.createArtifact(space, 'notes', 'one\n');
+    const path = `/hub/space/${space.spaceId}/artifact/${artifactId}`;
+    expectOk(await h.post(`${path}/lock`, { key: space.ownerKey }));
+    expectOk(await h.patch(path, { key: space.ownerKey, body: { content: 'two\n' } }));
+    expectOk(await h.delete(`${path}/lock`, { key: space.ownerKey }));
+    const page = await joinedPage(space, 'Rita');
+    await page.locator(`#artifacts button[data-artifact-id="${artifactId}"]`).click();
+    await page.locator('#artifact-history-button').click();
+    const versions = page.locator('#artifact-versions li strong');
+    await expect.poll(() => versions.allTextContents()).toEqual(['Version 2', 'Version 1']);
+    const restore = page.getByRole('button', { name: 'Restore' });
+    expect(await restore.count()).toBe(0);
+    // Locked: the version that is not the current one can be restored, without reopening History.
+    await page.getByRole('button', { name: 'Lock and edit' }).click();
+    await expect.poll(() => restore.count()).toBe(1);
+    expect(await page.locator('#artifact-history').isVisible()).toBe(true);
+    // Done editing: Restore goes with the lock.
+    await page.getByRole('button', { name: 'Done editing' }).click();
+    await expect.poll(() => restore.count()).toBe(0);
+    // Locked again, then the owner takes the lock away: Restore goes too.
+    await page.getByRole('button', { name: 'Lock and edit' }).click();
+    await expect.poll(() => restore.count()).toBe(1);
+    expectOk(await h.delete(`${path}/lock`, { key: space.ownerKey }));
+    expectOk(await h.post(`${path}/lock`, { key: space.ownerKey }));
+    await expect
+      .poll(() => page.locator('#artifact-notice').textContent())
+      .toMatch(/^You no longer hold the lock/);
+    await expect.poll(() => restore.count()).toBe(0);
+    await page.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
+
+  it('closes Download and History with Lock once the space ends for the tab, keeping the hint about the draft', async () => {
+    const space = await h.createSpace({ name: 'Removed', description: 'kicked mid-edit', ownerName: 'Olga' });
+    const { page } = await editingParticipant(space, 'Kurt');
+    await page.locator('#artifact-history-button').click();
+    await expect.poll(() => page.locator('#artifact-versions li').count()).toBe(1);
+    await page.locator('#artifact-editor').fill('not saved yet\n');
+    const kurt = await storedCredentials(page, space.spaceId);
+    expectOk(
+      await h.post(`/hub/space/${space.spaceId}/participants/${kurt.participantId}/kick`, {
+        key: space.ownerKey,
+      }),
+    );
+    await expect
+      .poll(() => page.locator('#space-notice').textContent())
+      .toBe('The owner removed you from this space.');
+    const hint =
+      'This document can no longer be saved here. Your unsaved text is still below: copy it to keep it.';
+    expect(await page.locator('#artifact-notice').textContent()).toBe(hint);
+    for (const name of ['Lock and edit', 'Download', 'History', 'View'])
+      expect(await page.getByRole('button', { name, exact: true }).isDisabled(), name).toBe(true);
+    // Nothing asks the API with the dead key, so nothing takes the hint's place.
+    await page.locator('#artifact-download').click({ force: true });
+    await page.locator('#artifact-history-button').click({ force: true });
+    expect(await page.locator('#artifact-notice').textContent()).toBe(hint);
+    expect(await page.locator('#artifact-editor').inputValue()).toBe('not saved yet\n');
+    await page.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
+
+  it('asks the owner to refuse a join request, not to remove someone who never was in', async () => {
+    const space = await h.createSpace({ name: 'Door', description: 'by approval', privacy: 'private' });
+    const eve = await h.joinPending(space, { name: 'Eve', isHuman: true });
+    const owner = await ownerPage(space);
+    const asked = new Promise<string>((resolve) =>
+      owner.once('dialog', (dialog) => {
+        resolve(dialog.message());
+        void dialog.accept();
+      }),
+    );
+    await owner.getByRole('button', { name: 'Refuse Eve' }).click();
+    expect(await asked).toBe('Refuse Eve’s request to join the space?');
+    await expect.poll(() => owner.getByRole('button', { name: 'Refuse Eve' }).count()).toBe(0);
+    const status = await h.get(`/hub/space/${space.spaceId}/join/${eve.participantId}`, {
+      key: eve.invitationKey,
+      headers: { 'X-Poll-Token': eve.pollToken },
+    });
+    expect(status.body.code, status.text).toBe('join_refused');
+    await owner.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
+
+  it('keeps waiting for the same join request when its link is opened again after the tab closed', async () => {
+    const space = await h.createSpace({
+      name: 'Waiting room',
+      description: 'by approval',
+      privacy: 'private',
+    });
+    const first = await newPage();
+    const { humanLink } = await joinThroughTheLink(first, space, 'Walter');
+    const waiting = (page: Page) => page.getByRole('heading', { name: 'Waiting for approval' });
+    await waiting(first).waitFor();
+    await first.close();
+
+    const again = await newPage();
+    await again.goto(humanLink);
+    await waiting(again).waitFor();
+    expect(await again.locator('#join-section').isHidden()).toBe(true);
+    // The browser keeps the request, never a key in the address.
+    expect(again.url()).toBe(`${srv.url}/join/${space.spaceId}`);
+    const view = await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey });
+    const walters = view.body.participants.filter((p: { name: string }) => p.name === 'Walter');
+    expect(walters).toHaveLength(1);
+    expectOk(
+      await h.post(`/hub/space/${space.spaceId}/participants/${walters[0].participantId}/approve`, {
+        key: space.ownerKey,
+      }),
+    );
+    await again.waitForURL(`${srv.url}/space/${space.spaceId}`, { timeout: 15_000 });
+    await expect.poll(() => again.locator('#live').textContent()).toBe('live');
+    expect(await storedCredentials(again, space.spaceId)).toMatchObject({
+      participantId: walters[0].participantId,
+      name: 'Walter',
+    });
+    // Let in, the request is forgotten: the link opens the form again, to join anew.
+    expect(
+      await again.evaluate(() => Object.keys(localStorage).filter((k) => k.startsWith('convene:invite:'))),
+    ).toEqual([]);
+    await again.goto(humanLink);
+    await again.locator('#join-section').waitFor();
+
+    // Refused, it is forgotten too.
+    const refused = await newPage();
+    const { humanLink: wandasLink } = await joinThroughTheLink(refused, space, 'Wanda');
+    await waiting(refused).waitFor();
+    await refused.close();
+    const wanda = (
+      await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey })
+    ).body.participants.find((p: { name: string }) => p.name === 'Wanda');
+    expectOk(
+      await h.post(`/hub/space/${space.spaceId}/participants/${wanda.participantId}/kick`, {
+        key: space.ownerKey,
+      }),
+    );
+    const reopened = await newPage();
+    await reopened.goto(wandasLink);
+    await expect
+      .poll(() => reopened.locator('#join-notice').textContent(), { timeout: 10_000 })
+      .toBe('The owner did not let you in. Ask them for a new invitation if you think this is a mistake.');
+    const anew = await newPage();
+    await anew.goto(wandasLink);
+    await anew.locator('#join-section').waitFor();
+    await again.close();
+    await reopened.close();
+    await anew.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
+
+  it('shows the error of a bad image address where the eye is, on a desk', async () => {
+    const { page } = await ownerReading(12);
+    await page.getByLabel('Message type').selectOption('image');
+    await page.getByLabel('Message', { exact: true }).fill('http://images.test/cat.png');
+    await page.keyboard.press('Enter');
+    const notice = page.locator('#send-notice');
+    await expect.poll(() => notice.isVisible()).toBe(true);
+    // Inside the 1280×900 window, not below it.
+    await expect
+      .poll(async () => {
+        const box = await notice.boundingBox();
+        return box !== null && box.y >= 0 && box.y + box.height <= 900;
+      })
+      .toBe(true);
+    expect(await focused(page)).toBe('message-content');
+    await page.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
+
+  it('keeps the list at its newest message when the window is resized, as a phone turning', async () => {
+    const { page } = await ownerReading(30);
+    await expect.poll(() => fromEnd(page)).toBeLessThan(2);
+    for (const [width, height] of [
+      [1280, 600],
+      [390, 844],
+      [844, 390],
+      [1280, 900],
+    ] as const) {
+      await page.setViewportSize({ width, height });
+      await expect.poll(() => fromEnd(page), { message: `${width}×${height}` }).toBeLessThan(2);
+    }
+    // A reader up the list stays where they are.
+    await scrollToTop(page.locator('#message-log'));
+    await page.setViewportSize({ width: 1280, height: 700 });
+    await expect.poll(() => page.locator('#message-log').evaluate((log) => log.scrollTop)).toBe(0);
     await page.close();
     expect(problems).toEqual([]);
   }, 60_000);

@@ -1,7 +1,8 @@
 // What the tab remembers: sessionStorage, gone when the tab closes, never sent anywhere. Keys
 // live here and in the URL fragment, never in a page's address or query. A space key the human
 // asks this device to remember is kept in localStorage too (every tab of the browser), until
-// they forget it or the space ends for them.
+// they forget it or the space ends for them; so is a join waiting for approval, until it is
+// approved or refused, so that closing its tab does not lose it.
 import type { User } from '@convene/sdk';
 
 /** A space key this tab holds, and what it knows of whose it is. */
@@ -12,13 +13,18 @@ export interface SpaceCredentials {
   name?: string | undefined;
 }
 
-/** An invitation being used, kept across reloads of /join while a private space's owner decides. */
+/**
+ * An invitation being used, kept across reloads of /join while a private space's owner decides;
+ * once a join waits (`participantId`), across closed tabs too.
+ */
 export interface Invitation {
   key: string;
   participantId?: string | undefined;
   /** The 202's pollToken: only this joiner's polls collect the key. */
   pollToken?: string | undefined;
   name?: string | undefined;
+  /** When the space ends (ISO 8601): a waiting join kept past it is dropped unread. */
+  expiresAt?: string | undefined;
 }
 
 /** The dashboard session: the JWT and the human it belongs to. */
@@ -71,10 +77,37 @@ export function forgetSpaceCredentials(spaceId: string, tab = true): void {
   }
 }
 
-export const getInvitation = (spaceId: string) => read(inviteSlot(spaceId), 'key') as Invitation | undefined;
-export const setInvitation = (spaceId: string, invitation: Invitation) =>
+/** The invitation this tab uses for a space, else the join this browser waits on there. */
+export function getInvitation(spaceId: string): Invitation | undefined {
+  const kept = read(inviteSlot(spaceId), 'key') as Invitation | undefined;
+  if (kept) return kept;
+  const waiting = read(inviteSlot(spaceId), 'participantId', true) as Invitation | undefined;
+  if (waiting?.expiresAt && Date.parse(waiting.expiresAt) <= Date.now()) {
+    forgetInvitation(spaceId);
+    return undefined;
+  }
+  return typeof waiting?.key === 'string' ? waiting : undefined;
+}
+
+/** Keeps an invitation in this tab; a join that waits for approval, in the browser too. */
+export function setInvitation(spaceId: string, invitation: Invitation): void {
   write(inviteSlot(spaceId), invitation);
-export const forgetInvitation = (spaceId: string) => sessionStorage.removeItem(inviteSlot(spaceId));
+  if (!invitation.participantId) return;
+  try {
+    localStorage.setItem(inviteSlot(spaceId), JSON.stringify(invitation));
+  } catch {
+    // a browser that keeps nothing: the wait lasts as long as the tab
+  }
+}
+
+export function forgetInvitation(spaceId: string): void {
+  sessionStorage.removeItem(inviteSlot(spaceId));
+  try {
+    localStorage.removeItem(inviteSlot(spaceId));
+  } catch {
+    // a browser that keeps nothing: nothing to forget
+  }
+}
 
 /** The dashboard session, if logged in and not expired. */
 export function getSession(): StoredSession | undefined {

@@ -1,6 +1,8 @@
 // /join/{spaceId}#key=…: the invitation key travels in the fragment, so it never reaches the
 // server's logs. The page shows the space, joins, waits for approval in a private space, then
-// opens the space page with the participant key kept in this tab's sessionStorage.
+// opens the space page with the participant key kept in this tab's sessionStorage. A join that
+// waits is kept by the browser (storage.ts): the same link opened again, even after its tab was
+// closed, goes on waiting for that request rather than making another.
 import { PendingJoin, type SpaceView } from '@convene/sdk';
 import { avatar } from '../lib/avatar';
 import { shownName, shownText } from '../lib/bidi';
@@ -26,6 +28,8 @@ const spaceId = $('page').dataset.spaceId ?? '';
 const spacePath = `/space/${encodeURIComponent(spaceId)}`;
 const session = getSession();
 let pollInterval = 2000;
+/** When the space ends, as its view said: a waiting join kept by the browser is of no use after. */
+let endsAt: string | undefined;
 
 const fragmentKey = fragmentParams().get('key')?.trim() || undefined;
 if (fragmentKey) {
@@ -73,6 +77,7 @@ function showSpace(space: SpaceView): void {
       : [el('li', { class: 'empty' }, 'Nobody yet')]),
   );
   pollInterval = space.suggestedPollingIntervalMs || pollInterval;
+  endsAt = new Date(Date.now() + space.ttlRemaining * 1000).toISOString();
   $('space-info').hidden = false;
 }
 
@@ -189,7 +194,12 @@ joinForm.addEventListener('submit', async (event) => {
         goToSpace({ key: joined.key, participantId: joined.participantId, role: 'participant', name });
         return;
       }
-      Object.assign(invitation, { participantId: joined.participantId, pollToken: joined.pollToken, name });
+      Object.assign(invitation, {
+        participantId: joined.participantId,
+        pollToken: joined.pollToken,
+        name,
+        expiresAt: endsAt,
+      });
       setInvitation(spaceId, invitation);
       void waitForApproval(joined, name);
     } catch (error) {

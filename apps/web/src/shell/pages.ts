@@ -147,7 +147,7 @@ ${notice('join-notice')}
 </section>
 <section class="card" id="waiting" aria-labelledby="waiting-title" hidden>
 <h2 id="waiting-title">Waiting for approval</h2>
-<p>The owner of this private space has been asked to let you in. This page checks every few seconds and takes you in as soon as they approve. You can keep it open.</p>
+<p>The owner of this private space has been asked to let you in. This page checks every few seconds and takes you in as soon as they approve. You can keep it open, or close it and open your invitation link again later in this browser: it goes on waiting for the same request.</p>
 <p class="spinner" aria-hidden="true"></p>
 </section>`,
   });

@@ -5,7 +5,15 @@ import { shownName } from '../../lib/bidi';
 import { $, busy, confirmed, el, isolated, notify, replaceItems, submitButton } from '../../lib/dom';
 import { describeError } from '../../lib/errors';
 import { formatTime } from '../../lib/format';
-import { checkLock, isDirty, releaseLock, renderDocument, restoreVersion, wireEditor } from './editor';
+import {
+  checkLock,
+  isDirty,
+  releaseLock,
+  renderDocument,
+  renderVersionButtons,
+  restoreVersion,
+  wireEditor,
+} from './editor';
 import { lockHolder, participantName, space, state } from './state';
 
 export type ArtifactEventName = Extract<StreamEventName, `artifact-${string}`>;
@@ -72,6 +80,14 @@ async function openArtifact(id: string): Promise<void> {
 }
 
 /**
+ * Says why a look at the open document failed, unless the space ended for this tab meanwhile: its
+ * notice then says what became of the draft, which a 401 must not replace.
+ */
+function sayDocumentError(error: unknown, what = 'this document'): void {
+  if (!state.ended) notify('artifact-notice', describeError(error, what));
+}
+
+/**
  * Shows the open document as it is now. While it is edited here only its version line follows:
  * the draft and the lock are this tab's.
  */
@@ -85,7 +101,7 @@ async function refreshArtifact(): Promise<void> {
     doc.artifact = doc.editing ? { ...doc.artifact, version, updatedBy, updatedAt } : artifact;
     renderDocument();
   } catch (error) {
-    notify('artifact-notice', describeError(error, 'this document'));
+    sayDocumentError(error);
   }
 }
 
@@ -99,7 +115,8 @@ export function artifactChanged(name: ArtifactEventName, summary: ArtifactSummar
   state.artifacts.set(summary.id, kept);
   renderArtifacts();
   const doc = state.doc;
-  if (!doc || doc.artifact.id !== summary.id) return;
+  // The space ended for this tab: its key would only get a 401 for the open document.
+  if (!doc || doc.artifact.id !== summary.id || state.ended) return;
   // An open list of versions follows: a new version, and what a lock change allows (Restore).
   if (!$('artifact-history').hidden) void loadHistory({ keepShown: true });
   if (doc.editing) {
@@ -167,25 +184,25 @@ async function loadHistory({ keepShown = false } = {}): Promise<void> {
               },
               'Changes',
             ),
-          doc.editing &&
-            !doc.lockLost &&
-            v.version !== doc.artifact.version &&
-            el(
-              'button',
-              {
-                type: 'button',
-                class: 'small',
-                onclick: async () => {
-                  if (await restoreVersion(v.version)) await loadHistory();
-                },
+          // Shown to the lock holder only (renderVersionButtons), as the lock comes and goes.
+          el(
+            'button',
+            {
+              type: 'button',
+              class: 'small',
+              dataset: { restore: String(v.version) },
+              onclick: async () => {
+                if (await restoreVersion(v.version)) await loadHistory();
               },
-              'Restore',
-            ),
+            },
+            'Restore',
+          ),
         ),
       ),
     );
+    renderVersionButtons();
   } catch (error) {
-    notify('artifact-notice', describeError(error, 'this document'));
+    sayDocumentError(error);
   }
 }
 
@@ -221,7 +238,7 @@ async function showVersion(title: string, read: () => Promise<string | Node[]>):
     $('artifact-version-title').hidden = false;
     view.hidden = false;
   } catch (error) {
-    notify('artifact-notice', describeError(error, 'this version'));
+    sayDocumentError(error, 'this version');
   }
 }
 
@@ -240,7 +257,7 @@ async function download(): Promise<void> {
     link.remove();
     setTimeout(() => URL.revokeObjectURL(url), 10_000);
   } catch (error) {
-    notify('artifact-notice', describeError(error, 'this document'));
+    sayDocumentError(error);
   }
 }
 

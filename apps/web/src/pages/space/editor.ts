@@ -47,6 +47,11 @@ export function renderDocument(): void {
   lock.textContent = doc.lockLost ? 'Lock again' : 'Lock and edit';
   // Muted, a lock already yours still lets you write and release it (decisions.md): resume it.
   lock.disabled = state.ended || (isMuted() && !mine) || (lockedByOther && !doc.lockLost);
+  // The space ended for this tab: its key opens nothing any more, so nothing asks the API with it
+  // (a 401 would take the place of what the notices say of the draft).
+  $('artifact-download', HTMLButtonElement).disabled = state.ended;
+  $('artifact-history-button', HTMLButtonElement).disabled = state.ended;
+  renderVersionButtons();
   // Saving needs the lock: while it is lost, "Lock again" is the way on.
   $('artifact-save').hidden = !editing || doc.lockLost;
   $('artifact-unlock').hidden = !editing;
@@ -57,6 +62,21 @@ export function renderDocument(): void {
   editor().hidden = !draft;
   editor().readOnly = !editing;
   if (!draft) $('artifact-content-view').textContent = artifact.content;
+}
+
+/**
+ * What the open list of versions offers, as the lock and the space change (without asking the
+ * API again): Restore to the lock holder only, for any version but the current one; nothing once
+ * the space has ended for this tab.
+ */
+export function renderVersionButtons(): void {
+  const doc = state.doc;
+  const restoring = doc?.editing === true && !doc.lockLost;
+  for (const button of $('artifact-versions').querySelectorAll('button')) {
+    button.disabled = state.ended;
+    const version = button.dataset.restore;
+    if (version !== undefined) button.hidden = !restoring || Number(version) === doc?.artifact.version;
+  }
 }
 
 /** Puts `content` in the editor as the saved state of `version`. */

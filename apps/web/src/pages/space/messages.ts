@@ -25,6 +25,15 @@ function caughtUp(): void {
   $('new-messages').hidden = true;
 }
 
+/**
+ * Says under the composer why a message was not sent, brought into the window: below a long page
+ * the notice would be out of sight, the keyboard staying in the message box.
+ */
+function refuse(text: string): void {
+  notify('send-notice', text);
+  $('send-notice').scrollIntoView({ block: 'nearest' });
+}
+
 function toEnd(): void {
   const log = $('message-log');
   log.scrollTop = log.scrollHeight;
@@ -131,6 +140,9 @@ export function wireMessages(): void {
   });
   // An image's load does not bubble: heard on the way down.
   log.addEventListener('load', () => following && toEnd(), true);
+  // A resized window (a phone turned) changes the log's height and how its lines wrap, and no
+  // scroll says so: a reader at the end stays there.
+  new ResizeObserver(() => following && toEnd()).observe(log);
   const form = $('send-form', HTMLFormElement);
   const input = $('message-content', HTMLTextAreaElement);
   const type = $('message-type', HTMLSelectElement);
@@ -175,13 +187,12 @@ export function wireMessages(): void {
     if (!content.trim()) return;
     const tooLong = measure();
     if (tooLong) {
-      notify('send-notice', tooLong);
+      refuse(tooLong);
       return;
     }
     if (messageType(type.value) === 'image' && !isImageSource(content)) {
       // What the server would refuse, said in the page's words and kept in the box to mend.
-      notify(
-        'send-notice',
+      refuse(
         'An image message is an https:// address of an image, or a data:image URI (png, jpeg, gif or webp).',
       );
       return;
@@ -198,8 +209,7 @@ export function wireMessages(): void {
         measure();
         input.focus();
       } catch (error) {
-        notify(
-          'send-notice',
+        refuse(
           statusOf(error) === 403
             ? 'The owner has muted you: you can read, but not send, until they unmute you.'
             : describeError(error),

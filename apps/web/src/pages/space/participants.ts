@@ -47,8 +47,12 @@ function moderationButtons(p: ParticipantView): HTMLElement | undefined {
 }
 
 async function moderate(button: EventTarget | null, participant: ParticipantView, action: Moderation) {
-  if (action === 'kick' && !confirmed(`Remove ${participant.name} from the space? Their key stops working.`))
-    return;
+  // A joiner still waiting was never in and holds no key: the owner refuses a request.
+  const question =
+    participant.status === 'waitingForApproval'
+      ? `Refuse ${shownName(participant.name)}’s request to join the space?`
+      : `Remove ${shownName(participant.name)} from the space? Their key stops working.`;
+  if (action === 'kick' && !confirmed(question)) return;
   await busy(button, async () => {
     try {
       await space().participants[action](participant.participantId);

@@ -22,6 +22,21 @@ let connected = false;
 let outage = false;
 
 /**
+ * Says in the space notice that the service is out of reach (no answer, a 5xx, a 429) and that
+ * the page keeps trying; the next connection takes it back.
+ */
+function sayOutage(error: unknown): void {
+  const draft = state.doc?.editing
+    ? ' The document you are editing stays here; saving it may fail until then.'
+    : '';
+  const text = `${describeError(error)} This page reconnects by itself when it can.${draft}`;
+  // Each failed attempt (every few seconds) would otherwise say it again to a screen reader.
+  if (outage && $('space-notice').textContent === text) return;
+  outage = true;
+  notify('space-notice', text, 'warn');
+}
+
+/**
  * An answer that says this key no longer opens the space (or the space is gone): the end for this
  * tab. A network failure, a 5xx, a 408 or a 429 is not; the page tries again.
  */
@@ -126,9 +141,15 @@ function handle(event: StreamEvent): void {
 export async function connectStream(): Promise<void> {
   const mine = new AbortController();
   controller = mine;
-  const stream = streaming
-    .space(spaceId, state.me.key)
-    .messages.stream({ signal: mine.signal, ...(lastEventId === undefined ? {} : { lastEventId }) });
+  const stream = streaming.space(spaceId, state.me.key).messages.stream({
+    signal: mine.signal,
+    ...(lastEventId === undefined ? {} : { lastEventId }),
+    // The SDK keeps reconnecting for minutes before it gives up: once an attempt to reconnect has
+    // failed (the first comes at most 2.5 s after the drop), the page says so instead of waiting.
+    onDisconnect: ({ error, attempt }) => {
+      if (attempt > 1 && !state.ended && controller === mine) sayOutage(error);
+    },
+  });
   let failure: unknown;
   try {
     for await (const event of stream) {
@@ -155,8 +176,7 @@ export async function connectStream(): Promise<void> {
       return;
     }
     // Out of reach or failing for now (a laptop asleep, a network change, a restart): not the end.
-    outage = true;
-    notify('space-notice', `${describeError(error)} This page reconnects by itself when it can.`, 'warn');
+    sayOutage(error);
   }
   if (failure) console.warn('the stream failed; reconnecting', failure);
   setTimeout(() => {
