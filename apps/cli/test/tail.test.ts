@@ -46,7 +46,7 @@ async function post(content: string) {
 const count = (text: string, part: string) => text.split(part).length - 1;
 
 describe('tail in a terminal', () => {
-  it('shows the last lines, then messages, joins and locks live; survives a server restart; Ctrl-C stops it (exit 130)', async () => {
+  it('shows the last lines, then messages, joins and locks live; survives a server restart; Ctrl-C stops it (exit 0)', async () => {
     const terminal = new Terminal([process.execPath, bundle, 'tail'], owner.env, owner.home);
     try {
       await eventually(() => expect(terminal.screen()).toContain('Following Live live'));
@@ -91,7 +91,7 @@ describe('tail in a terminal', () => {
       expect(count(screen, 'earlier 12')).toBe(1);
 
       terminal.press('C-c');
-      await eventually(() => expect(terminal.screen()).toContain('EXIT=130'));
+      await eventually(() => expect(terminal.screen()).toContain('EXIT=0'));
     } finally {
       terminal.close();
     }
@@ -115,7 +115,7 @@ describe('tail across a restart, piped', () => {
     await json.waitFor('piped after the restart', { timeoutMs: 40_000 });
     await text.waitFor('Reconnected', { in: 'stderr', timeoutMs: 40_000 });
     for (const result of await Promise.all([text.interrupt(), json.interrupt()]))
-      expect(result.code).toBe(130);
+      expect(result.code).toBe(0);
 
     const notices = text.stderr();
     expect(count(notices, 'Connection lost')).toBe(1);
@@ -181,7 +181,7 @@ describe('inbox --follow across a restart, piped', () => {
       await inbox.waitFor('Reconnected', { in: 'stderr', timeoutMs: 40_000 });
       expect((await host.run(['send', '@Ines after the restart'])).code).toBe(0);
       await inbox.waitFor('@Ines after the restart', { timeoutMs: 40_000 });
-      expect((await inbox.interrupt()).code).toBe(130);
+      expect((await inbox.interrupt()).code).toBe(0);
       expect(count(inbox.stderr(), 'Connection lost')).toBe(1);
       expect(inbox.stdout()).not.toMatch(/Connection lost|Reconnected/);
     } finally {
@@ -209,7 +209,7 @@ describe('inbox --follow stopped during its first wait', () => {
       await inbox.waitFor('Reconnected', { in: 'stderr', timeoutMs: 40_000 });
       expect((await host.run(['send', '@Ilse after the restart'])).code).toBe(0);
       await inbox.waitFor('@Ilse after the restart', { timeoutMs: 40_000 });
-      expect((await inbox.interrupt()).code).toBe(130);
+      expect((await inbox.interrupt()).code).toBe(0);
       expect(inbox.stderr()).not.toContain('cannot reach');
     } finally {
       host.remove();
@@ -241,13 +241,13 @@ describe('tail with the server down', () => {
 });
 
 describe('tail --json', () => {
-  it('prints one JSON event per line (NDJSON) and exits 130 on SIGINT', async () => {
+  it('prints one JSON event per line (NDJSON) and exits 0 on SIGINT (Ctrl-C)', async () => {
     const tail = follow(owner, ['tail', '--json', '--since', '1h']);
     await tail.waitFor('"event":"context"');
     await post('a json line');
     await tail.waitFor('a json line');
     const result = await tail.interrupt();
-    expect(result.code).toBe(130);
+    expect(result.code).toBe(0);
     const events = result.stdout
       .trim()
       .split('\n')
@@ -386,7 +386,7 @@ describe('tail of documents and replies', () => {
       const live = (await writer.run(['send', 'Shall we ship?', '-q'])).stdout.trim();
       expect((await host.run(['send', 'Yes', '--reply-to', live.slice(0, 8)])).code).toBe(0);
       await tail.waitFor(/Hana Host \(owner\): Yes\n {10}↪ in reply to Ada Lovelace: Shall we ship\?/);
-      expect((await tail.interrupt()).code).toBe(130);
+      expect((await tail.interrupt()).code).toBe(0);
     } finally {
       host.remove();
       writer.remove();
@@ -445,7 +445,7 @@ describe('tail started after someone asked to join', () => {
       await tail.waitFor('Vera was approved and joined');
       await theirs.waitFor('Vera was approved and joined');
       const tailed = await tail.interrupt();
-      expect(tailed.code).toBe(130);
+      expect(tailed.code).toBe(0);
       expect(count(tailed.stdout, 'Vera is waiting to join')).toBe(1);
       expect(count(tailed.stdout, 'Vera asks to join')).toBe(0);
       const followed = await theirs.interrupt();
