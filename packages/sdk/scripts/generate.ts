@@ -257,13 +257,11 @@ export function renderGenerated(): string {
     // The server replays a write only when it comes with a credential (decisions.md, "Rate limits
     // and idempotency"): anonymous writes run again, whatever the contract's `replayable` says.
     const idempotent = contract.method === 'GET' || (contract.replayable && contract.security.length > 0);
-    const route: string[] = [
-      `method: '${contract.method}'`,
-      `path: '${contract.path}'`,
-      `idempotent: ${idempotent}`,
-      `response: '${contract.response}'`,
-    ];
-    routes.push(`  ${operationId}: { ${route.join(', ')} },`);
+    // route()'s arguments, its defaults left out: a GET or a replayed write, answering JSON.
+    const route: string[] = [`'${contract.method}'`, `'${contract.path}'`];
+    if (!idempotent || contract.response !== 'json') route.push(String(idempotent));
+    if (contract.response !== 'json') route.push(`'${contract.response}'`);
+    routes.push(`  ${operationId}: /* @__PURE__ */ route(${route.join(', ')}),`);
   }
 
   const events: string[] = [];
@@ -308,10 +306,36 @@ export interface Route {
   response: 'json' | 'event-stream' | 'markdown' | 'diff';
 }
 
+/**
+ * A route of the table below: idempotent and answering JSON unless said otherwise. A call, not an
+ * object written out for each, which would repeat every field's name 47 times in a bundle; each
+ * call is annotated as pure, so that a bundler drops the table when nothing uses it.
+ */
+const route = <
+  M extends Route['method'],
+  P extends string,
+  I extends boolean = true,
+  R extends Route['response'] = 'json',
+>(
+  method: M,
+  path: P,
+  idempotent = true as I,
+  response = 'json' as R,
+): { readonly method: M; readonly path: P; readonly idempotent: I; readonly response: R } => ({
+  method,
+  path,
+  idempotent,
+  response,
+});
+
 /** What the client needs at run time to call each operation. */
 export const routes = {
 ${routes.join('\n')}
-} as const satisfies Record<OperationId, Route>;
+} as const;
+
+// Checked apart: a \`satisfies\` on the table would have route() infer the fields it leaves out
+// (\`idempotent\`, \`response\`) from Route, as \`boolean\` and the union, rather than their literals.
+routes satisfies Record<OperationId, Route>;
 
 /** The data of each event of a space's stream, by its SSE event name. */
 export interface StreamEventData {

@@ -1,7 +1,7 @@
 /**
  * Measures what the SDK costs a browser bundle: src/index.ts with eventsource-parser bundled in,
  * minified, as one ESM file, then gzipped. `pnpm --filter @convene/sdk size` prints it;
- * test/unit/package.test.ts holds it under 15 kB and checks that no zod, contract, core, server,
+ * test/unit/package.test.ts holds it under 15,000 bytes and checks that no zod, contract, core, server,
  * drizzle or tRPC code and no Node built-in made it in.
  */
 
@@ -52,7 +52,7 @@ export async function measureBundle(): Promise<BundleSize> {
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const size = await measureBundle();
-  const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} kB`;
+  const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} kB (${bytes.toLocaleString('en-US')} bytes)`;
   console.log(
     `@convene/sdk, minified with its dependencies: ${kb(size.minifiedBytes)}, gzip ${kb(size.gzipBytes)}`,
   );

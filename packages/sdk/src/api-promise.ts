@@ -11,12 +11,13 @@ export interface WithResponse<T> {
  * see MessageList); the data is unwrapped only when awaited, so a caller that only reads
  * `.withResponse()` never leaves a second, unobserved rejection behind.
  */
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the interface below declares only what the class inherits
 export class APIPromise<T> extends Promise<T> {
   // TypeScript's `private`, not `#`: declarations with `#private` do not compile for targets
   // before ES2015, TypeScript 5's default.
-  private answer: Promise<WithResponse<T>> | undefined;
-  private readonly start: (() => Promise<WithResponse<T>>) | undefined;
-  private data: Promise<T> | undefined;
+  declare private answer: Promise<WithResponse<T>> | undefined;
+  declare private readonly start: (() => Promise<WithResponse<T>>) | undefined;
+  declare private data: Promise<T> | undefined;
 
   /** @internal A request under way, or one to start when the answer is first asked for. */
   constructor(result: Promise<WithResponse<T>> | (() => Promise<WithResponse<T>>)) {
@@ -37,26 +38,25 @@ export class APIPromise<T> extends Promise<T> {
     return this.answer;
   }
 
-  private parsed(): Promise<T> {
-    this.data ??= this.withResponse().then((result) => result.data);
-    return this.data;
-  }
-
+  /**
+   * The data, once the answer came. `catch` and `finally` are Promise's own, which call `then`
+   * (with the Promise of [Symbol.species] for `finally`): all three unwrap the data.
+   */
   // biome-ignore lint/suspicious/noThenProperty: this is a Promise; awaiting it must unwrap the data
   override then<R1 = T, R2 = never>(
     onfulfilled?: ((value: T) => R1 | PromiseLike<R1>) | null,
     onrejected?: ((reason: unknown) => R2 | PromiseLike<R2>) | null,
   ): Promise<R1 | R2> {
-    return this.parsed().then(onfulfilled, onrejected);
+    this.data ??= this.withResponse().then((result) => result.data);
+    return this.data.then(onfulfilled, onrejected);
   }
+}
 
-  override catch<R = never>(onrejected?: ((reason: unknown) => R | PromiseLike<R>) | null): Promise<T | R> {
-    return this.parsed().catch(onrejected);
-  }
-
-  override finally(onfinally?: (() => void) | null): Promise<T> {
-    return this.parsed().finally(onfinally);
-  }
+// The types of the `catch` and `finally` that APIPromise inherits, as they were when it declared
+// them: a reason `unknown`, not `any`.
+export interface APIPromise<T> {
+  catch<R = never>(onrejected?: ((reason: unknown) => R | PromiseLike<R>) | null): Promise<T | R>;
+  finally(onfinally?: (() => void) | null): Promise<T>;
 }
 
 /** An APIPromise of `f` applied to the data of `promise`, keeping its response. */

@@ -1,13 +1,10 @@
 import { APIPromise, type WithResponse } from './api-promise';
 import {
   AbortError,
-  AuthenticationError,
   ConnectionError,
   ConveneError,
-  GoneError,
+  hasStatus,
   LockedError,
-  NotFoundError,
-  PermissionDeniedError,
   retryAfterSeconds,
   UnlockError,
 } from './errors';
@@ -17,8 +14,6 @@ import type {
   ArtifactView,
   CreateArtifactParams,
   LockResult,
-  OperationId,
-  OperationTypes,
   WriteArtifactParams,
 } from './generated';
 import {
@@ -26,6 +21,7 @@ import {
   backoffMs,
   linkedController,
   retryableStatus,
+  setField,
   showAs,
   sleep,
   uuid4,
@@ -77,8 +73,8 @@ export interface WithLockOptions extends LockOptions {
  * which saves new content as the next version.
  */
 export class LockedArtifact {
-  private current: ArtifactView;
-  private expiresAt: string;
+  declare private current: ArtifactView;
+  declare private expiresAt: string;
 
   /** @internal */
   constructor(
@@ -141,8 +137,7 @@ export class LockedArtifact {
   ): Promise<ArtifactView> {
     // Not sent with `signal`: once the lock is lost that would only say 'aborted', where the
     // server's 423 says who holds the lock now. The caller's own signals, though, end it.
-    const { controller, release } = linkedController(this.callerSignal);
-    const { release: releaseMine } = linkTo(controller, options.signal);
+    const { controller, release } = linkedController(this.callerSignal, options.signal);
     const sent = Date.now();
     try {
       this.current = await this.artifacts.write(
@@ -154,11 +149,10 @@ export class LockedArtifact {
     } catch (error) {
       // Not ours any more (taken, or the key ended): no unlock may follow, which from the
       // space's owner would release whoever holds it now.
-      if (error instanceof LockedError || error instanceof AuthenticationError) this.onLost?.(error);
+      if (hasStatus(error, 423, 401)) this.onLost?.(error as ConveneError);
       throw error;
     } finally {
       release();
-      releaseMine();
       this.onSettled?.();
     }
     if (this.current.lockExpiresAt) this.expiresAt = this.current.lockExpiresAt;
@@ -181,11 +175,11 @@ export class LockedArtifact {
   }
 
   /** @internal Called with when a request that refreshed the lock was sent. */
-  onRefresh: ((sent: number) => void) | undefined;
+  declare onRefresh: ((sent: number) => void) | undefined;
   /** @internal Called when a request that may have refreshed the lock has ended, however. */
-  onSettled: (() => void) | undefined;
+  declare onSettled: (() => void) | undefined;
   /** @internal Called when a write says the lock is no longer this key's. */
-  onLost: ((error: ConveneError) => void) | undefined;
+  declare onLost: ((error: ConveneError) => void) | undefined;
 
   /** @internal */
   refreshed(lock: LockResult, sent: number): void {
@@ -200,23 +194,6 @@ export class Artifacts extends SpaceResource {
   constructor(...args: ConstructorParameters<typeof SpaceResource>) {
     super(...args);
     showAs(Artifacts, 'Artifacts');
-  }
-
-  private call<K extends OperationId>(
-    operationId: K,
-    path: Omit<NonNullable<OperationTypes[K]['path']>, 'spaceId'>,
-    params: OperationTypes[K]['params'] | undefined,
-    options: RequestOptions | undefined,
-  ): APIPromise<OperationTypes[K]['output']> {
-    return this.transport.call(
-      operationId,
-      {
-        path: { ...path, spaceId: this.spaceId } as OperationTypes[K]['path'],
-        params,
-        credentials: { spaceKey: this.key },
-      },
-      options,
-    );
   }
 
   /** Creates a markdown artifact at version 1, unlocked. */
@@ -376,163 +353,131 @@ export class Artifacts extends SpaceResource {
       if (!(left > 0)) {
         const refused = new LockedError(
           `artifact ${artifactId} is locked by this client's own withLock (this key, in this ` +
-            'process), which has not ended: withLock is not re-entrant, so wait for it to end ' +
-            '(waitMs; no request was sent)',
+            'process), which has not ended: withLock is not re-entrant (waitMs waits for it; no ' +
+            'request was sent)',
           { status: 423 },
         );
         // No answer came, so no body to read them from (as the transport adds an idempotencyKey):
         // the code the server gives a lock someone holds, so `code === 'lock_held'` catches it too.
         const lockedBy = this.participantId ?? heldHere.get(held);
-        Object.defineProperty(refused, 'lockedBy', { value: lockedBy, enumerable: true });
-        Object.defineProperty(refused, 'code', { value: 'lock_held', enumerable: true });
-        throw refused;
+        throw setField(setField(refused, 'lockedBy', lockedBy), 'code', 'lock_held');
       }
       // Looked at again every 100 ms: it costs no request, and the lock is free soon after it ends.
       await sleep(Math.min(left, 100), requestOptions.signal, this.lockAborted(artifactId));
     }
     heldHere.set(held, this.participantId);
     try {
-      return await this.lockedRun(
+      /** When the lock call that took the lock was sent: the lock lives a lifetime from then at least. */
+      let locking = 0;
+      const { data: lock, response } = await this.lockWithin(
         artifactId,
-        fn,
-        heartbeatIntervalMs,
-        idempotencyKey,
-        requestOptions,
-        deadline,
+        deadline - Date.now(),
+        { ...requestOptions, idempotencyKey },
+        // The key is chosen by lockWithin, not by the transport: a call that got no answer is asked again with it.
+        async (lockKey) => {
+          locking = Date.now();
+          try {
+            return await this.lock(artifactId, { ...requestOptions, idempotencyKey: lockKey }).withResponse();
+          } catch (error) {
+            // The server may have taken the lock all the same: nobody would release it for its lifetime.
+            if (mayHaveRun(error) && !nothingToRelease(error))
+              await this.releaseIfTaken(artifactId, lockKey, error as ConveneError, requestOptions);
+            throw error;
+          }
+        },
       );
-    } finally {
-      heldHere.delete(held);
-    }
-  }
-
-  private async lockedRun<T>(
-    artifactId: string,
-    fn: (doc: LockedArtifact) => T | Promise<T>,
-    heartbeatIntervalMs: number | undefined,
-    idempotencyKey: string | undefined,
-    requestOptions: RequestOptions,
-    deadline: number,
-  ): Promise<T> {
-    /** When the lock call that took the lock was sent: the lock lives a lifetime from then at least. */
-    let locking = 0;
-    const { data: lock, response } = await this.lockWithin(
-      artifactId,
-      deadline - Date.now(),
-      { ...requestOptions, idempotencyKey },
-      // The key is chosen by lockWithin, not by the transport: a call that got no answer is asked again with it.
-      async (lockKey) => {
-        locking = Date.now();
-        try {
-          return await this.lock(artifactId, { ...requestOptions, idempotencyKey: lockKey }).withResponse();
-        } catch (error) {
-          // The server may have taken the lock all the same: nobody would release it for its lifetime.
-          if (mayHaveRun(error) && !nothingToRelease(error))
-            await this.releaseIfTaken(artifactId, lockKey, error as ConveneError, requestOptions);
-          throw error;
-        }
-      },
-    );
-    const measured = lockLifetime(lock, response);
-    // A lifetime the answer does not give (no Date, say) is the spec's 10 minutes.
-    const lifetime = Number.isFinite(measured) && measured > 0 ? measured : SPEC_LOCK_LIFETIME_MS;
-    /**
-     * `renewed`: when the last request the server confirmed had refreshed the lock was sent; the
-     * lock lives until `renewed + lifetime` at least. `settled`: when the last request that may have
-     * refreshed it ended, answered or not; no lock of ours outlives `settled + lifetime`.
-     */
-    const times = { renewed: locking, settled: Date.now() };
-    const lost = new AbortController();
-    /** The lock is known not to be ours any more: nothing is to be released. */
-    let gone = false;
-    // The callback's signal: the lock lost, or the caller's signal aborted.
-    const { controller: ended, release } = linkedController(requestOptions.signal);
-    const endWithLoss = () => ended.abort(lost.signal.reason);
-    lost.signal.addEventListener('abort', endWithLoss, { once: true });
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    let lapse: ReturnType<typeof setTimeout> | undefined;
-    let stopped = false;
-    let outcome: PromiseSettledResult<T>;
-    try {
-      const artifact = await this.get(artifactId, requestOptions);
-      const doc = new LockedArtifact(this, artifact, lock, ended.signal, requestOptions.signal);
-      // Renewed by every heartbeat and write that succeeds, counted from when it was sent. Past
-      // it with no renewal (heartbeats refused by a rate limit, a process that stalled), the lock
-      // is gone on the server whatever comes next: the callback hears it at once.
-      doc.onRefresh = (sent) => {
-        times.renewed = Math.max(times.renewed, sent);
-        clearTimeout(lapse);
-        if (stopped) return;
-        lapse = setTimeout(
-          () =>
-            lost.abort(
-              lockNotHeld(
-                `the lock on artifact ${artifactId} lapsed: it could not be renewed within its lifetime`,
-              ),
-            ),
-          Math.max(0, sent + lifetime - Date.now()),
-        );
-      };
-      doc.onSettled = () => {
-        times.settled = Date.now();
-      };
-      doc.onLost = (error) => {
+      // Heartbeats go at a third of it.
+      const measured = msLeft(lock.lockExpiresAt, response.headers);
+      // A lifetime the answer does not give (no Date, say) is the spec's 10 minutes.
+      const lifetime = measured > 0 ? measured : SPEC_LOCK_LIFETIME_MS;
+      /**
+       * `renewed`: when the last request the server confirmed had refreshed the lock was sent; the
+       * lock lives until `renewed + lifetime` at least. `settled`: when the last request that may have
+       * refreshed it ended, answered or not; no lock of ours outlives `settled + lifetime`.
+       */
+      const times = { renewed: locking, settled: Date.now() };
+      const lost = new AbortController();
+      /** The lock is known not to be ours any more: nothing is to be released. */
+      let gone = false;
+      const isGone = (error: ConveneError) => {
         gone = true;
         lost.abort(error);
       };
-      doc.onRefresh(locking);
-      const interval = heartbeatIntervalMs ?? Math.min(Math.max(lifetime / 3, 500), 5 * 60_000);
-      const beat = async () => {
-        // The caller gave up: the callback is ending, and the lock is released after it.
-        if (requestOptions.signal?.aborted) return;
-        // The next beat is due an interval after this one was sent, not after its answer: a slow
-        // answer (a loaded server, a long round trip) must not stretch the gap toward the expiry.
-        const sent = Date.now();
-        try {
-          doc.refreshed(await this.heartbeat(artifactId, requestOptions), sent);
-        } catch (error) {
-          // Lost for good (expired and taken, or the key died): tell the callback through its signal.
-          if (
-            error instanceof LockedError ||
-            error instanceof AuthenticationError ||
-            error instanceof NotFoundError
-          ) {
-            gone = true;
-            lost.abort(error);
-            return;
-          }
-          this.transport.logger.warn(`heartbeat of artifact ${artifactId} failed: ${String(error)}`);
-        } finally {
-          times.settled = Date.now();
-        }
-        if (!stopped) timer = setTimeout(beat, Math.max(0, interval - (Date.now() - sent)));
+      const settled = () => {
+        times.settled = Date.now();
       };
-      timer = setTimeout(beat, interval);
-      outcome = { status: 'fulfilled', value: await fn(doc) };
-    } catch (error) {
-      outcome = { status: 'rejected', reason: error };
+      // The callback's signal: the lock lost, or the caller's signal aborted.
+      const { controller: ended, release } = linkedController(requestOptions.signal, lost.signal);
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      let lapse: ReturnType<typeof setTimeout> | undefined;
+      let stopped = false;
+      let outcome: PromiseSettledResult<T>;
+      try {
+        const artifact = await this.get(artifactId, requestOptions);
+        const doc = new LockedArtifact(this, artifact, lock, ended.signal, requestOptions.signal);
+        // Renewed by every heartbeat and write that succeeds, counted from when it was sent. Past
+        // it with no renewal (heartbeats refused by a rate limit, a process that stalled), the lock
+        // is gone on the server whatever comes next: the callback hears it at once.
+        doc.onRefresh = (sent) => {
+          times.renewed = Math.max(times.renewed, sent);
+          clearTimeout(lapse);
+          if (stopped) return;
+          lapse = setTimeout(
+            () =>
+              lost.abort(
+                lockNotHeld(
+                  `the lock on artifact ${artifactId} lapsed: it could not be renewed within its lifetime`,
+                ),
+              ),
+            Math.max(0, sent + lifetime - Date.now()),
+          );
+        };
+        doc.onSettled = settled;
+        doc.onLost = isGone;
+        doc.onRefresh(locking);
+        const interval = heartbeatIntervalMs ?? Math.min(Math.max(lifetime / 3, 500), 5 * 60_000);
+        const beat = async () => {
+          // The caller gave up: the callback is ending, and the lock is released after it.
+          if (requestOptions.signal?.aborted) return;
+          // The next beat is due an interval after this one was sent, not after its answer: a slow
+          // answer (a loaded server, a long round trip) must not stretch the gap toward the expiry.
+          const sent = Date.now();
+          try {
+            doc.refreshed(await this.heartbeat(artifactId, requestOptions), sent);
+          } catch (error) {
+            // Lost for good (expired and taken, or the key died): tell the callback through its signal.
+            if (hasStatus(error, 423, 401, 404)) return isGone(error as ConveneError);
+            this.transport.logger.warn(`heartbeat of artifact ${artifactId} failed: ${String(error)}`);
+          } finally {
+            settled();
+          }
+          if (!stopped) timer = setTimeout(beat, Math.max(0, interval - (Date.now() - sent)));
+        };
+        timer = setTimeout(beat, interval);
+        outcome = { status: 'fulfilled', value: await fn(doc) };
+      } catch (error) {
+        outcome = { status: 'rejected', reason: error };
+      } finally {
+        stopped = true;
+        clearTimeout(timer);
+        clearTimeout(lapse);
+        release();
+      }
+      if (!gone) {
+        const failure = await this.release(artifactId, lock.lockedBy, times, lifetime, requestOptions);
+        const lockExpiresAt = new Date(times.settled + lifetime).toISOString();
+        if (failure)
+          throw new UnlockError<T>(
+            `withLock could not release the lock on artifact ${artifactId} (${failure.message}` +
+              `${requestOptions.signal?.aborted ? '; the signal ended the wait' : ''}); it may be held until ${lockExpiresAt}`,
+            { artifactId, outcome, lockExpiresAt, cause: failure },
+          );
+      }
+      if (outcome.status === 'rejected') throw outcome.reason;
+      return outcome.value;
     } finally {
-      stopped = true;
-      clearTimeout(timer);
-      clearTimeout(lapse);
-      release();
-      lost.signal.removeEventListener('abort', endWithLoss);
+      heldHere.delete(held);
     }
-    if (!gone) {
-      const failure = await this.release(artifactId, lock.lockedBy, times, lifetime, requestOptions);
-      if (failure)
-        throw new UnlockError<T>(
-          `withLock could not release the lock on artifact ${artifactId} (${failure.message}` +
-            `${requestOptions.signal?.aborted ? '; the signal ended the wait' : ''}); it may be held until ${new Date(times.settled + lifetime).toISOString()} unless something unlocks it`,
-          {
-            artifactId,
-            outcome,
-            lockExpiresAt: new Date(times.settled + lifetime).toISOString(),
-            cause: failure,
-          },
-        );
-    }
-    if (outcome.status === 'rejected') throw outcome.reason;
-    return outcome.value;
   }
 
   /**
@@ -559,7 +504,7 @@ export class Artifacts extends SpaceResource {
       } catch (error) {
         const left = deadline - Date.now();
         if (!(error instanceof LockedError && left > 0)) throw error;
-        const lapse = Date.parse(error.lockExpiresAt ?? '') - serverNow(error.headers) - CLOCK_SLACK_MS;
+        const lapse = msLeft(error.lockExpiresAt, error.headers) - CLOCK_SLACK_MS;
         // NaN when the 423 names no lock (nobody held it by the time the server looked): 100 ms then.
         // biome-ignore lint/complexity/useMathMinMax: Math.max(NaN, 100) is NaN, which would be no pause at all
         const delay = Math.min(backoffMs(n, 2000, 200), lapse > 100 ? lapse : 100, left);
@@ -596,7 +541,6 @@ export class Artifacts extends SpaceResource {
     failure: ConveneError,
     requestOptions: RequestOptions,
   ): Promise<void> {
-    const { timeoutMs, headers, maxRetries } = requestOptions;
     const stranded = (why: string, until: number) =>
       this.transport.logger.warn(
         `withLock's lock call on artifact ${artifactId} failed (${failure.message}); ${why}, so the ` +
@@ -604,7 +548,11 @@ export class Artifacts extends SpaceResource {
       );
     let answer: WithResponse<LockResult>;
     try {
-      answer = await this.lock(artifactId, { timeoutMs, headers, maxRetries, idempotencyKey }).withResponse();
+      answer = await this.lock(artifactId, {
+        ...requestOptions,
+        signal: undefined,
+        idempotencyKey,
+      }).withResponse();
     } catch (error) {
       // A 409 too (duplicate_request: the call still runs on the server, which may yet take it).
       if (!nothingToRelease(error))
@@ -613,7 +561,7 @@ export class Artifacts extends SpaceResource {
     }
     const { data: lock, response } = answer;
     // How long it lives on, on the server's clock: a replay answers the call's own expiry.
-    const left = Date.parse(lock.lockExpiresAt) - serverNow(response.headers);
+    const left = msLeft(lock.lockExpiresAt, response.headers);
     // Lapsed, or about to: whoever holds it by the time an unlock arrived would not be this call.
     if (!(left >= CLOCK_SLACK_MS)) return;
     // Its lapse as the server said it. The lifetime is unknown here (a replay's Date header is the
@@ -621,13 +569,12 @@ export class Artifacts extends SpaceResource {
     const lapses = Date.now() + left;
     const at = lapses - SPEC_LOCK_LIFETIME_MS;
     // An aborted signal: the unlock's ordinary attempts, and none beyond them.
-    const once = { timeoutMs, headers, maxRetries, signal: AbortSignal.abort() };
     const unreleased = await this.release(
       artifactId,
       lock.lockedBy,
       { renewed: at, settled: at },
       SPEC_LOCK_LIFETIME_MS,
-      once,
+      { ...requestOptions, signal: AbortSignal.abort() },
     );
     if (unreleased) stranded(`it took the lock, and unlocking failed (${unreleased.message})`, lapses);
   }
@@ -648,9 +595,9 @@ export class Artifacts extends SpaceResource {
     lifetime: number,
     requestOptions: RequestOptions,
   ): Promise<ConveneError | undefined> {
-    const { signal, timeoutMs, headers } = requestOptions;
+    const { signal } = requestOptions;
     const ordinary = 1 + (requestOptions.maxRetries ?? this.transport.options.maxRetries);
-    const once = { maxRetries: 0, timeoutMs, headers };
+    const once = { ...requestOptions, maxRetries: 0 };
     const idempotencyKey = uuid4();
     /** The last unlock's failure: what the error says when the caller stops waiting. */
     let last: ConveneError | undefined;
@@ -677,7 +624,7 @@ export class Artifacts extends SpaceResource {
             signal: bounded,
           }).withResponse();
           if (current.lockedBy !== me || !current.lockExpiresAt) return undefined;
-          const left = Date.parse(current.lockExpiresAt) - serverNow(response.headers);
+          const left = msLeft(current.lockExpiresAt, response.headers);
           // It lives `left` more: no earlier than that is it gone.
           times.settled = Math.max(times.settled, Date.now() + left - lifetime);
           if (left < CLOCK_SLACK_MS) {
@@ -695,10 +642,7 @@ export class Artifacts extends SpaceResource {
       if (lockGone(error)) return undefined;
       if (!(error instanceof ConveneError)) return new ConveneError(String(error), { cause: error });
       // No answer, or one that may be tried again.
-      if (
-        !(error instanceof ConnectionError || (error.status !== undefined && retryableStatus(error.status)))
-      )
-        return error;
+      if (!(error instanceof ConnectionError || retryableStatus(error.status!))) return error;
       last = error;
       const retryAfter = retryAfterSeconds(error.headers);
       const delay = Math.min(
@@ -739,17 +683,13 @@ function checked<T>(make: () => APIPromise<T>): APIPromise<T> {
 }
 
 /**
- * The lock's lifetime, measured on the server's clock (its Date header) where the response shows
- * it, so that a skewed local clock does not matter. Heartbeats go at a third of it.
+ * How long a lock lives on after the answer whose `headers` named its `expiresAt`, measured on the
+ * server's clock (its Date header; this machine's without one), so that a skewed local clock does
+ * not matter. NaN when there is no `expiresAt`.
  */
-function lockLifetime(lock: LockResult, response: Response): number {
-  return Date.parse(lock.lockExpiresAt) - serverNow(response.headers);
-}
-
-/** The server's time of an answer (its Date header), else this machine's. */
-function serverNow(headers: Headers | undefined): number {
+function msLeft(expiresAt: string | undefined, headers: Headers | undefined): number {
   const date = Date.parse(headers?.get('date') ?? '');
-  return Number.isNaN(date) ? Date.now() : date;
+  return Date.parse(expiresAt ?? '') - (Number.isNaN(date) ? Date.now() : date);
 }
 
 /** A Date header's precision (whole seconds): what a lifetime measured on it may be off by. */
@@ -762,32 +702,14 @@ const SPEC_LOCK_LIFETIME_MS = 10 * 60_000;
  * Whether an error says that no lock of this key is left to release: someone else holds it (423),
  * or the key, the artifact or the space has ended (401, 404, 410).
  */
-function lockGone(error: unknown): boolean {
-  return (
-    error instanceof LockedError ||
-    error instanceof AuthenticationError ||
-    error instanceof NotFoundError ||
-    error instanceof GoneError
-  );
-}
+const lockGone = (error: unknown): boolean => hasStatus(error, 423, 401, 404, 410);
 
 /**
  * Whether a lock call's failure says that it did not take the lock, whatever its earlier attempts
  * did: they carried the same Idempotency-Key, so a lock one of them took would have been replayed
  * instead. No lock of this key is left (lockGone), or the participant may not lock (403).
  */
-function nothingToRelease(error: unknown): boolean {
-  return lockGone(error) || error instanceof PermissionDeniedError;
-}
-
-/** Ties `controller` to `signal` too (a second parent); `release` detaches it. */
-function linkTo(controller: AbortController, signal: AbortSignal | undefined): { release: () => void } {
-  if (!signal) return { release: () => {} };
-  const abort = () => controller.abort(signal.reason);
-  if (signal.aborted) abort();
-  else signal.addEventListener('abort', abort, { once: true });
-  return { release: () => signal.removeEventListener('abort', abort) };
-}
+const nothingToRelease = (error: unknown): boolean => hasStatus(error, 423, 401, 404, 410, 403);
 
 /**
  * The withLocks running in this process, by server, space, key and artifact, with the key's
@@ -800,7 +722,5 @@ const heldHere = new Map<string, string | undefined>();
  * server codes a write under a lock one does not hold.
  */
 function lockNotHeld(message: string): LockedError {
-  const error = new LockedError(message, { status: 423 });
-  Object.defineProperty(error, 'code', { value: 'lock_not_held', enumerable: true });
-  return error;
+  return setField(new LockedError(message, { status: 423 }), 'code', 'lock_not_held');
 }

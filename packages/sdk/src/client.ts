@@ -17,6 +17,8 @@ import type {
   MySpaceKey,
   MySpaces,
   OkResult,
+  OperationId,
+  OperationTypes,
   PollLinkResult,
   SessionResult,
   SignupRequest,
@@ -27,13 +29,20 @@ import type {
   User,
 } from './generated';
 import { Inbox } from './inbox';
-import { hidden, type OutageHooks, outage, refuseMisplacedParams, showAs, sleep } from './internal';
+import {
+  held,
+  keep,
+  type OutageHooks,
+  outage,
+  refuseMisplacedParams,
+  showAs,
+  sleep,
+  urlOf,
+} from './internal';
 import { Messages } from './messages';
-import { type ClientOptions, type RequestOptions, Transport } from './transport';
+import { SpaceResource } from './space-resource';
+import { type Call, type ClientOptions, type RequestOptions, Transport } from './transport';
 import { Webhooks } from './webhooks';
-
-/** The key and the transport of each SpaceClient, off its own properties (see hidden). */
-const spaceClients = /* @__PURE__ */ hidden<{ transport: Transport; key: string }>();
 
 // The groups of a client's operations are interfaces, not object types written inline: the
 // declarations' bundler prints an inline type's members on one another's lines, and the editor
@@ -68,46 +77,42 @@ export interface SpaceParticipants {
 }
 
 /** A client bound to one space and one key (owner or participant). */
-export class SpaceClient {
-  readonly messages: Messages;
+export class SpaceClient extends SpaceResource {
+  declare readonly spaceId: string;
+  /**
+   * Your participantId in the space, when this client knows it: the client `hub.join` returns
+   * knows it, and `hub.space(spaceId, key, participantId)` is told it (for the owner, the
+   * `ownerId` that `spaces.create` returns). Otherwise undefined: no answer of the API says
+   * which participant a key is (`get()` marks the owner among the participants, but a
+   * participant key reads the same list), so a client made from a key alone cannot learn it.
+   */
+  declare readonly participantId?: string | undefined;
+  declare readonly messages: Messages;
   /** What concerns you (mentions, replies), with a read position the server keeps. */
-  readonly inbox: Inbox;
+  declare readonly inbox: Inbox;
   /** Signed webhooks that push the space's events to you. */
-  readonly webhooks: Webhooks;
-  readonly artifacts: Artifacts;
+  declare readonly webhooks: Webhooks;
+  declare readonly artifacts: Artifacts;
   /** Invitations to the space (owner key). */
-  readonly invitations: SpaceInvitations;
+  declare readonly invitations: SpaceInvitations;
   /** Moderation (owner key). */
-  readonly participants: SpaceParticipants;
+  declare readonly participants: SpaceParticipants;
 
   /** @internal */
-  constructor(
-    transport: Transport,
-    readonly spaceId: string,
-    key: string,
-    /**
-     * Your participantId in the space, when this client knows it: the client `hub.join` returns
-     * knows it, and `hub.space(spaceId, key, participantId)` is told it (for the owner, the
-     * `ownerId` that `spaces.create` returns). Otherwise undefined: no answer of the API says
-     * which participant a key is (`get()` marks the owner among the participants, but a
-     * participant key reads the same list), so a client made from a key alone cannot learn it.
-     */
-    readonly participantId?: string,
-  ) {
-    spaceClients.keep(this, { transport, key });
-    this.messages = new Messages(transport, spaceId, key, participantId);
-    this.inbox = new Inbox(transport, spaceId, key, participantId);
-    this.webhooks = new Webhooks(transport, spaceId, key, participantId);
-    this.artifacts = new Artifacts(transport, spaceId, key, participantId);
-    const path = { spaceId };
-    const credentials = { spaceKey: key };
+  constructor(transport: Transport, spaceId: string, key: string, participantId?: string) {
+    super(transport, spaceId, key, participantId);
+    const resource = [transport, spaceId, key, participantId] as const;
+    this.messages = new Messages(...resource);
+    this.inbox = new Inbox(...resource);
+    this.webhooks = new Webhooks(...resource);
+    this.artifacts = new Artifacts(...resource);
     this.invitations = {
-      create: (options) => transport.call('createInvitation', { path, credentials }, options),
+      create: (options) => this.call('createInvitation', {}, undefined, options),
     };
     const moderate =
       (operationId: 'approveParticipant' | 'kickParticipant' | 'muteParticipant' | 'unmuteParticipant') =>
       (participantId: string, options?: RequestOptions) =>
-        transport.call(operationId, { path: { spaceId, participantId }, credentials }, options);
+        this.call(operationId, { participantId }, undefined, options);
     const kick = moderate('kickParticipant');
     this.participants = {
       approve: moderate('approveParticipant'),
@@ -133,13 +138,9 @@ export class SpaceClient {
     showAs(SpaceClient, 'SpaceClient');
   }
 
-  private get transport(): Transport {
-    return spaceClients.of(this).transport;
-  }
-
   /** The owner or participant key this client sends (`X-Private-Key`). Keep it secret. */
-  get key(): string {
-    return spaceClients.of(this).key;
+  override get key(): string {
+    return super.key;
   }
 
   /** The server this client talks to, as given, without a trailing slash. */
@@ -148,17 +149,13 @@ export class SpaceClient {
   }
 
   /** Who this client is, never its key: what `JSON.stringify` and `console.log` show. */
-  toJSON(): { baseUrl: string; spaceId: string; participantId: string | undefined } {
+  override toJSON(): { baseUrl: string; spaceId: string; participantId: string | undefined } {
     return { ...this.transport.toJSON(), spaceId: this.spaceId, participantId: this.participantId };
   }
 
   /** The space with its participants and artifacts. */
   get(options?: RequestOptions): APIPromise<SpaceView> {
-    return this.transport.call(
-      'getSpace',
-      { path: { spaceId: this.spaceId }, credentials: { spaceKey: this.key } },
-      options,
-    );
+    return this.call('getSpace', {}, undefined, options);
   }
 
   /**
@@ -166,29 +163,17 @@ export class SpaceClient {
    * participant's messages per minute (`null` removes it) (owner key).
    */
   update(params: UpdateSpaceParams, options?: RequestOptions): APIPromise<OkResult> {
-    return this.transport.call(
-      'updateSpace',
-      { path: { spaceId: this.spaceId }, params, credentials: { spaceKey: this.key } },
-      options,
-    );
+    return this.call('updateSpace', {}, params, options);
   }
 
   /** Closes the space for good: every key stops working (owner key). */
   close(options?: RequestOptions): APIPromise<OkResult> {
-    return this.transport.call(
-      'closeSpace',
-      { path: { spaceId: this.spaceId }, credentials: { spaceKey: this.key } },
-      options,
-    );
+    return this.call('closeSpace', {}, undefined, options);
   }
 
   /** Leaves the space; this key stops working (participant key). */
   leave(options?: RequestOptions): APIPromise<OkResult> {
-    return this.transport.call(
-      'leaveSpace',
-      { path: { spaceId: this.spaceId }, credentials: { spaceKey: this.key } },
-      options,
-    );
+    return this.call('leaveSpace', {}, undefined, options);
   }
 }
 
@@ -219,26 +204,26 @@ export interface PendingJoinInit {
   statusUrl?: string | undefined;
 }
 
-/** The invitation key, poll token and transport of each PendingJoin, off its own properties (see hidden). */
-const pendingJoins = /* @__PURE__ */ hidden<{
+/** The invitation key, poll token and transport of each PendingJoin, off its own properties (see keep). */
+type PendingJoinHeld = {
   transport: Transport;
   invitationKey: string;
   pollToken: string | undefined;
-}>();
+};
 
 /** A join waiting for the owner's approval. Keep its fields to resume it from another process. */
 export class PendingJoin {
   readonly status = 'pending' as const;
-  readonly spaceId: string;
-  readonly participantId: string;
+  declare readonly spaceId: string;
+  declare readonly participantId: string;
   /** Where the join's status is polled, as the server named it (undefined for a join resumed without it). */
-  readonly statusUrl: string | undefined;
+  declare readonly statusUrl: string | undefined;
   /** The poll that handed out the key: the server hands a key out once, this object as often as asked. */
-  private approved: WithResponse<JoinedSpaceClient> | undefined;
+  declare private approved: WithResponse<JoinedSpaceClient> | undefined;
 
   /** @internal */
   constructor(transport: Transport, init: PendingJoinInit) {
-    pendingJoins.keep(this, { transport, invitationKey: init.invitationKey, pollToken: init.pollToken });
+    keep(this, { transport, invitationKey: init.invitationKey, pollToken: init.pollToken });
     this.spaceId = init.spaceId;
     this.participantId = init.participantId;
     this.statusUrl = init.statusUrl;
@@ -251,15 +236,15 @@ export class PendingJoin {
   }
 
   private get transport(): Transport {
-    return pendingJoins.of(this).transport;
+    return held<PendingJoinHeld>(this).transport;
   }
 
   get invitationKey(): string {
-    return pendingJoins.of(this).invitationKey;
+    return held<PendingJoinHeld>(this).invitationKey;
   }
 
   get pollToken(): string | undefined {
-    return pendingJoins.of(this).pollToken;
+    return held<PendingJoinHeld>(this).pollToken;
   }
 
   /**
@@ -319,29 +304,19 @@ export class PendingJoin {
   wait(
     options?: RequestOptions & OutageHooks & { pollIntervalMs?: number | undefined },
   ): APIPromise<JoinedSpaceClient> {
-    const { pollIntervalMs = 2000, onDisconnect, onReconnect, ...requestOptions } = options ?? {};
-    const contact = outage({ onDisconnect, onReconnect });
-    const poll = async (): Promise<WithResponse<JoinedSpaceClient>> => {
-      for (;;) {
-        try {
-          const { data, response } = await this.check(requestOptions).withResponse();
-          contact.answered();
-          if (data) return { data, response };
-        } catch (error) {
-          // An approval can take hours: a server restart on the way must not end the wait, which
-          // (in hub.join) would lose the join and its pollToken with the error.
-          if (!isTransient(error)) throw error;
-          this.transport.logger.info(
-            `join ${this.participantId}: ${(error as Error).message}; polling again in ${pollIntervalMs} ms`,
-          );
-          contact.failed(error as ConveneError, pollIntervalMs);
-        }
-        // Named as the poll's own AbortError is: the wait is between two of them.
-        const path = { spaceId: this.spaceId, participantId: this.participantId };
-        await sleep(pollIntervalMs, requestOptions.signal, this.transport.aborted('getJoinStatus', path));
-      }
-    };
-    return new APIPromise(poll());
+    const { pollIntervalMs = 2000, ...rest } = options ?? {};
+    // An approval can take hours: a server restart on the way must not end the wait, which (in
+    // hub.join) would lose the join and its pollToken with the error.
+    return pollUntil(
+      this.transport,
+      rest,
+      pollIntervalMs,
+      `join ${this.participantId}`,
+      () =>
+        this.transport.aborted('getJoinStatus', { spaceId: this.spaceId, participantId: this.participantId }),
+      (requestOptions) => this.check(requestOptions),
+      (client) => client,
+    );
   }
 }
 
@@ -363,8 +338,45 @@ function explainNoPendingJoin(error: unknown): unknown {
       'for 10 minutes after the first poll that returned it, no longer: save it as soon as check() or ' +
       'wait() returns the client)' +
       (collected ? '' : ', or no join of this invitation and pollToken waits under this participantId'),
-    { status: 404, body: error.body, headers: error.headers, cause: error },
+    // Its status, body and headers.
+    { ...error, cause: error },
   );
+}
+
+/**
+ * Polls with `poll` every `intervalMs` until `settle` makes something of an answer: a poll that
+ * gets no answer or a 5xx (a server restarting) is made again at the next interval, unless the
+ * wait has `expired`, and told to `onDisconnect` (then `onReconnect` once the server answers
+ * again). `what` names the polls in the log; `aborted`, what an AbortError of the pause between
+ * two polls says: as a poll's own, the wait being between two of them.
+ */
+function pollUntil<A, T>(
+  transport: Transport,
+  { onDisconnect, onReconnect, ...requestOptions }: RequestOptions & OutageHooks,
+  intervalMs: number,
+  what: string,
+  aborted: () => string,
+  poll: (options: RequestOptions) => APIPromise<A>,
+  settle: (answer: A) => T | null | undefined,
+  expired?: () => boolean,
+): APIPromise<T> {
+  const contact = outage({ onDisconnect, onReconnect });
+  const run = async (): Promise<WithResponse<T>> => {
+    for (;;) {
+      try {
+        const { data, response } = await poll(requestOptions).withResponse();
+        contact.answered();
+        const settled = settle(data);
+        if (settled != null) return { data: settled, response };
+      } catch (error) {
+        if (!isTransient(error) || expired?.()) throw error;
+        transport.logger.info(`${what}: ${(error as Error).message}; polling again in ${intervalMs} ms`);
+        contact.failed(error as ConveneError, intervalMs);
+      }
+      await sleep(intervalMs, requestOptions.signal, aborted());
+    }
+  };
+  return new APIPromise(run());
 }
 
 /** The options of `link.wait()`: a call's request options, the outage hooks, and how often to poll. */
@@ -375,21 +387,21 @@ export interface LinkWaitOptions extends RequestOptions, OutageHooks {
   intervalMs?: number | undefined;
 }
 
-/** The device code and transport of each LinkFlow, off its own properties (see hidden). */
-const linkFlows = /* @__PURE__ */ hidden<{ transport: Transport; deviceCode: string }>();
+/** The device code and transport of each LinkFlow, off its own properties (see keep). */
+type LinkFlowHeld = { transport: Transport; deviceCode: string };
 
 /** A started browser-link flow: show `verificationUriComplete` to your human, then `wait()`. */
 export class LinkFlow implements StartLinkResult {
-  readonly verificationUri: string;
-  readonly verificationUriComplete: string;
-  readonly expiresIn: number;
-  readonly interval: number;
-  readonly userCode: string;
+  declare readonly verificationUri: string;
+  declare readonly verificationUriComplete: string;
+  declare readonly expiresIn: number;
+  declare readonly interval: number;
+  declare readonly userCode: string;
   private readonly startedAt = Date.now();
 
   /** @internal */
   constructor(transport: Transport, result: StartLinkResult) {
-    linkFlows.keep(this, { transport, deviceCode: result.deviceCode });
+    keep(this, { transport, deviceCode: result.deviceCode });
     this.verificationUri = result.verificationUri;
     this.verificationUriComplete = result.verificationUriComplete;
     this.expiresIn = result.expiresIn;
@@ -399,12 +411,12 @@ export class LinkFlow implements StartLinkResult {
   }
 
   private get transport(): Transport {
-    return linkFlows.of(this).transport;
+    return held<LinkFlowHeld>(this).transport;
   }
 
   /** What the polls present: whoever holds it can exchange it for the token. */
   get deviceCode(): string {
-    return linkFlows.of(this).deviceCode;
+    return held<LinkFlowHeld>(this).deviceCode;
   }
 
   /**
@@ -412,15 +424,10 @@ export class LinkFlow implements StartLinkResult {
    * token: what `JSON.stringify` and `console.log` show.
    */
   toJSON(): Omit<StartLinkResult, 'deviceCode'> & { baseUrl: string } {
-    const { verificationUri, verificationUriComplete, expiresIn, interval, userCode } = this;
-    return {
-      ...this.transport.toJSON(),
-      verificationUri,
-      verificationUriComplete,
-      expiresIn,
-      interval,
-      userCode,
-    };
+    // Its own fields, the answer's but its deviceCode: verificationUri, verificationUriComplete,
+    // expiresIn, interval, userCode.
+    const { startedAt: _, ...shown } = this;
+    return { ...this.transport.toJSON(), ...shown };
   }
 
   /** Polls once: `pending`, `denied`, or `approved` with the `usr_` token (handed out once). */
@@ -435,39 +442,30 @@ export class LinkFlow implements StartLinkResult {
    * `onDisconnect` (then `onReconnect` once the server answers again). Abort with `options.signal`.
    */
   wait(options?: LinkWaitOptions): APIPromise<string> {
-    const { pollIntervalMs, intervalMs: alias, onDisconnect, onReconnect, ...requestOptions } = options ?? {};
-    const intervalMs = pollIntervalMs ?? alias ?? this.interval * 1000;
-    const contact = outage({ onDisconnect, onReconnect });
-    const poll = async (): Promise<WithResponse<string>> => {
-      for (;;) {
-        try {
-          const { data, response } = await this.poll(requestOptions).withResponse();
-          contact.answered();
-          if (data.status === 'approved') {
-            if (!data.token)
-              throw new ConveneError('the link was approved, but its token was already handed out');
-            return { data: data.token, response };
-          }
-          if (data.status === 'denied') throw new LinkDeniedError('the human refused the link request');
-        } catch (error) {
-          // A poll that got no answer or a 5xx (a server restarting) is made again, as a join's
-          // wait does, until the request would have expired: the human may take minutes.
-          const expired = Date.now() - this.startedAt > this.expiresIn * 1000;
-          if (!isTransient(error) || expired) throw error;
-          this.transport.logger.info(
-            `link poll failed (${(error as Error).message}); polling again in ${intervalMs} ms`,
-          );
-          contact.failed(error as ConveneError, intervalMs);
-        }
-        await sleep(intervalMs, requestOptions.signal, this.transport.aborted('pollLink'));
-      }
-    };
-    return new APIPromise(poll());
+    const { pollIntervalMs, intervalMs, ...rest } = options ?? {};
+    // A poll that got no answer or a 5xx (a server restarting) is made again, as a join's wait
+    // does, until the request would have expired: the human may take minutes.
+    return pollUntil(
+      this.transport,
+      rest,
+      pollIntervalMs ?? intervalMs ?? this.interval * 1000,
+      'link poll',
+      () => this.transport.aborted('pollLink'),
+      (requestOptions) => this.poll(requestOptions),
+      (result) => {
+        if (result.status === 'denied') throw new LinkDeniedError('the human refused the link request');
+        if (result.status !== 'approved') return undefined;
+        if (!result.token)
+          throw new ConveneError('the link was approved, but its token was already handed out');
+        return result.token;
+      },
+      () => Date.now() - this.startedAt > this.expiresIn * 1000,
+    );
   }
 }
 
-/** The JWT and transport of each Session, off its own properties (see hidden). */
-const sessions = /* @__PURE__ */ hidden<{ transport: Transport; token: string }>();
+/** The JWT and transport of each Session, off its own properties (see keep). */
+type SessionHeld = { transport: Transport; token: string };
 
 /** `session.tokens`: the human's `usr_` API tokens. */
 export interface SessionTokens {
@@ -492,9 +490,9 @@ export interface SessionLinks {
 /** A human's dashboard session (a dashboard JWT): account, API tokens, link approvals, key recovery. */
 export class Session {
   /** The human's `usr_` API tokens. */
-  readonly tokens: SessionTokens;
+  declare readonly tokens: SessionTokens;
   /** The approval side of the link flow. */
-  readonly link: SessionLinks;
+  declare readonly link: SessionLinks;
 
   /** @internal */
   constructor(
@@ -504,31 +502,37 @@ export class Session {
     readonly user?: User,
     readonly expiresAt?: string,
   ) {
-    sessions.keep(this, { transport, token });
-    const credentials = { bearer: token };
+    keep(this, { transport, token });
     this.tokens = {
-      create: (params = {}, options) => transport.call('createApiToken', { params, credentials }, options),
-      list: (options) => transport.call('listApiTokens', { credentials }, options),
+      create: (params = {}, options) => this.call('createApiToken', { params }, options),
+      list: (options) => this.call('listApiTokens', {}, options),
       revoke: (tokenId, options) =>
-        transport.call('revokeApiToken', { path: { tokenId }, credentials }, options) as APIPromise<void>,
+        this.call('revokeApiToken', { path: { tokenId } }, options) as APIPromise<void>,
     };
     this.link = {
-      get: (userCode, options) =>
-        transport.call('getLinkRequest', { path: { userCode }, credentials }, options),
-      approve: (userCode, options) =>
-        transport.call('approveLink', { params: { userCode }, credentials }, options),
-      deny: (userCode, options) => transport.call('denyLink', { params: { userCode }, credentials }, options),
+      get: (userCode, options) => this.call('getLinkRequest', { path: { userCode } }, options),
+      approve: (userCode, options) => this.call('approveLink', { params: { userCode } }, options),
+      deny: (userCode, options) => this.call('denyLink', { params: { userCode } }, options),
     };
     showAs(Session, 'Session');
   }
 
   private get transport(): Transport {
-    return sessions.of(this).transport;
+    return held<SessionHeld>(this).transport;
+  }
+
+  /** Calls an operation with this session's JWT (`Authorization: Bearer`). */
+  private call<K extends OperationId>(
+    operationId: K,
+    call: Omit<Call<K>, 'credentials'>,
+    options: RequestOptions | undefined,
+  ): APIPromise<OperationTypes[K]['output']> {
+    return this.transport.call(operationId, { ...call, credentials: { bearer: this.token } }, options);
   }
 
   /** The dashboard JWT (`Authorization: Bearer`). */
   get token(): string {
-    return sessions.of(this).token;
+    return held<SessionHeld>(this).token;
   }
 
   /** The server and when the session ends, never its JWT: what `JSON.stringify` and `console.log` show. */
@@ -537,35 +541,28 @@ export class Session {
   }
 
   me(options?: RequestOptions): APIPromise<User> {
-    return this.transport.call('getMe', { credentials: { bearer: this.token } }, options);
+    return this.call('getMe', {}, options);
   }
 
   /** The spaces this human created or joined with one of their tokens. */
   spaces(options?: RequestOptions): APIPromise<MySpaces> {
-    return this.transport.call('listMySpaces', { credentials: { bearer: this.token } }, options);
+    return this.call('listMySpaces', {}, options);
   }
 
   /** The key this human holds for a space (owner or participant). */
   spaceKey(spaceId: string, options?: RequestOptions): APIPromise<MySpaceKey> {
-    return this.transport.call(
-      'getMySpaceKey',
-      { path: { spaceId }, credentials: { bearer: this.token } },
-      options,
-    );
+    return this.call('getMySpaceKey', { path: { spaceId } }, options);
   }
 }
 
 /** The invitation's space and key, from an `agentLink` (`…/hub/space/{id}/agent.md?key=…`) or a `humanLink` (`…/join/{id}#key=…`). */
 export function parseInvitationLink(link: string): { spaceId: string; invitationKey: string } {
-  let url: URL;
-  try {
-    url = new URL(link);
-  } catch {
-    // Not repeated: what was passed may be a key (the invitation key instead of its link).
+  const url = urlOf(link);
+  // Not repeated: what was passed may be a key (the invitation key instead of its link).
+  if (!url)
     throw new ConveneError(
       'not an invitation link: pass the agentLink or humanLink, or the space id and the invitation key',
     );
-  }
   const spaceId = /\/(?:space|join)\/([0-9a-fA-F-]{36})(?:\/|$)/.exec(url.pathname)?.[1];
   const invitationKey = url.searchParams.get('key') ?? new URLSearchParams(url.hash.slice(1)).get('key');
   if (!spaceId || !invitationKey)
@@ -595,8 +592,8 @@ export interface ConveneAuth {
   login(params: LoginRequest, options?: RequestOptions): APIPromise<Session>;
 }
 
-/** The transport and options (user token, headers) of each Convene client, off its own properties (see hidden). */
-const clients = /* @__PURE__ */ hidden<{ transport: Transport; clientOptions: ClientOptions }>();
+/** The transport and options (user token, headers) of each Convene client, off its own properties (see keep). */
+type ConveneHeld = { transport: Transport; clientOptions: ClientOptions };
 
 /**
  * The Convene client.
@@ -609,15 +606,15 @@ const clients = /* @__PURE__ */ hidden<{ transport: Transport; clientOptions: Cl
  */
 export class Convene {
   /** Creating spaces, and recovering a key with a `userToken`. */
-  readonly spaces: ConveneSpaces;
+  declare readonly spaces: ConveneSpaces;
   /** The agent side of the browser-link flow, which obtains a `usr_` token from a human. */
-  readonly link: ConveneLink;
+  declare readonly link: ConveneLink;
   /** Built-in accounts (dashboard sessions). */
-  readonly auth: ConveneAuth;
+  declare readonly auth: ConveneAuth;
 
   constructor(clientOptions: ClientOptions) {
     const transport = new Transport(clientOptions);
-    clients.keep(this, { transport, clientOptions });
+    keep(this, { transport, clientOptions });
     const userToken = clientOptions.userToken;
     this.spaces = {
       create: (params, options) =>
@@ -642,11 +639,11 @@ export class Convene {
   }
 
   private get transport(): Transport {
-    return clients.of(this).transport;
+    return held<ConveneHeld>(this).transport;
   }
 
   private get clientOptions(): ClientOptions {
-    return clients.of(this).clientOptions;
+    return held<ConveneHeld>(this).clientOptions;
   }
 
   /** The server this client talks to, as given, without a trailing slash. */
@@ -685,8 +682,8 @@ export class Convene {
     const { spaceId, invitationKey, participantId } = (init ?? {}) as Partial<PendingJoinInit>;
     if (typeof spaceId !== 'string' || typeof invitationKey !== 'string' || typeof participantId !== 'string')
       throw new ConveneError(
-        'pendingJoin needs the spaceId, invitationKey and participantId of a PendingJoin: pass the ' +
-          'object JSON.stringify(pending) saved, parsed back with JSON.parse',
+        'pendingJoin needs the spaceId, invitationKey and participantId of a PendingJoin: pass what ' +
+          'JSON.stringify(pending) saved, parsed back with JSON.parse',
       );
     return new PendingJoin(this.transport, init);
   }
@@ -747,22 +744,9 @@ export class Convene {
         )
         .withResponse();
       if (data.participantPrivateKey)
-        return {
-          data: new SpaceClient(
-            this.transport,
-            spaceId,
-            data.participantPrivateKey,
-            data.participantId,
-          ) as JoinedSpaceClient,
-          response,
-        };
-      const pending = new PendingJoin(this.transport, {
-        spaceId,
-        invitationKey,
-        participantId: data.participantId,
-        pollToken: data.pollToken,
-        statusUrl: data.statusUrl,
-      });
+        return { data: this.space(spaceId, data.participantPrivateKey, data.participantId), response };
+      // Its participantId, pollToken and statusUrl are the answer's.
+      const pending = new PendingJoin(this.transport, { ...data, spaceId, invitationKey });
       if (!wait) return { data: pending, response };
       return pending.wait({ ...options, pollIntervalMs, onDisconnect, onReconnect }).withResponse();
     };

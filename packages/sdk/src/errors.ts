@@ -17,10 +17,21 @@ function isInstance(Class: { prototype: object }, value: unknown): boolean {
   return false;
 }
 
-/** Marks error classes with their kinds, for `instanceof` across copies of the SDK (ConveneError). */
-export function markErrorKinds(classes: Record<string, { prototype: object }>): void {
-  for (const [kind, Class] of Object.entries(classes))
-    Object.defineProperty(Class.prototype, KIND, { value: `@convene/sdk:${kind}` });
+/**
+ * Marks error classes with their kinds, for `instanceof` across copies of the SDK (ConveneError):
+ * a class's kind is the `name` its errors carry, read from one made here.
+ */
+export function markErrorKinds(...classes: (new (message: string, init: never) => Error)[]): void {
+  for (const Class of classes)
+    Object.defineProperty(Class.prototype, KIND, {
+      value: `@convene/sdk:${new Class('', {} as never).name}`,
+    });
+}
+
+/** The field `name` of an error's body when it is of `type` (`typeof`), else undefined. */
+function bodyField<T>(init: ErrorInit, name: string, type: 'string' | 'number' = 'string'): T | undefined {
+  const value = (init.body as Record<string, unknown> | undefined)?.[name];
+  return typeof value === type ? (value as T) : undefined;
 }
 
 /** What an error is made of. */
@@ -52,9 +63,9 @@ export class ConveneError extends Error {
     return isInstance(this, value);
   }
   /** The HTTP status of the answer; undefined when none came. */
-  readonly status: number | undefined;
+  declare readonly status: number | undefined;
   /** The JSON error body, `{ error, code, ...details }`. */
-  readonly body: ErrorBody | undefined;
+  declare readonly body: ErrorBody | undefined;
   /**
    * What went wrong, for code to branch on (`body.code`): `participant_left`, `space_closed`,
    * `lock_held`… (`KnownErrorCode` lists them), or the generic code of the status
@@ -62,10 +73,10 @@ export class ConveneError extends Error {
    * answer a code this SDK does not know: treat it as the status's generic one. Undefined when
    * the answer had none (a proxy's HTML page); for a ConnectionError, the system's error code.
    */
-  readonly code: ErrorCode | undefined;
-  readonly headers: Headers | undefined;
+  declare readonly code: ErrorCode | undefined;
+  declare readonly headers: Headers | undefined;
   /** The server's request id (`Request-Id` header), to quote when reporting a problem. */
-  readonly requestId: string | undefined;
+  declare readonly requestId: string | undefined;
   /**
    * The `Idempotency-Key` a write was sent with (the SDK's own, or yours); undefined for a read
    * and for the writes the server never replays (`spaces.create`, `link.start`, the anonymous
@@ -74,13 +85,13 @@ export class ConveneError extends Error {
    * error.idempotencyKey }`: the server replays the first answer if it ran it, and runs it once
    * if it did not.
    */
-  readonly idempotencyKey: string | undefined;
+  declare readonly idempotencyKey: string | undefined;
 
   constructor(message: string, init: ErrorInit = {}) {
     super(message, init.cause === undefined ? undefined : { cause: init.cause });
     this.status = init.status;
     this.body = init.body;
-    this.code = typeof init.body?.code === 'string' ? init.body.code : undefined;
+    this.code = bodyField(init, 'code');
     this.headers = init.headers;
     this.requestId = init.headers?.get('request-id') ?? init.headers?.get('x-request-id') ?? undefined;
     this.idempotencyKey = undefined;
@@ -110,7 +121,7 @@ export class BadRequestError extends ConveneError {
    * mention of someone not in the space). Undefined for the other refusals (a header, a limit of
    * the whole request), which `body.error` alone explains.
    */
-  readonly issues: ValidationIssue[] | undefined;
+  declare readonly issues: ValidationIssue[] | undefined;
 
   constructor(message: string, init: ErrorInit) {
     super(message, init);
@@ -144,18 +155,17 @@ export class ConflictError extends ConveneError {
   override name = 'ConflictError';
   declare readonly status: 409;
   /** The artifact's current version, when a write's `baseVersion` was not (`body.version`). */
-  readonly version: number | undefined;
+  declare readonly version: number | undefined;
   /**
    * The participant's current status, when a moderation does not fit it (`participant_status_conflict`:
    * muting someone not active, approving someone not waiting…).
    */
-  readonly participantStatus: ParticipantView['status'] | undefined;
+  declare readonly participantStatus: ParticipantView['status'] | undefined;
 
   constructor(message: string, init: ErrorInit) {
     super(message, init);
-    this.version = typeof init.body?.version === 'number' ? init.body.version : undefined;
-    const status = init.body?.participantStatus;
-    this.participantStatus = typeof status === 'string' ? (status as ParticipantView['status']) : undefined;
+    this.version = bodyField(init, 'version', 'number');
+    this.participantStatus = bodyField(init, 'participantStatus');
   }
 }
 /** 410: a link request that expired or was already used: start over. */
@@ -181,17 +191,17 @@ export class LockedError extends ConveneError {
   override name = 'LockedError';
   declare readonly status: 423;
   /** The participantId holding the lock, when someone does. */
-  readonly lockedBy: string | undefined;
+  declare readonly lockedBy: string | undefined;
   /** That holder's name (names need not be unique: `lockedBy` is who it is). */
-  readonly lockedByName: string | undefined;
+  declare readonly lockedByName: string | undefined;
   /** When that lock lapses unless its holder refreshes it. */
-  readonly lockExpiresAt: string | undefined;
+  declare readonly lockExpiresAt: string | undefined;
 
   constructor(message: string, init: ErrorInit) {
     super(message, init);
-    this.lockedBy = typeof init.body?.lockedBy === 'string' ? init.body.lockedBy : undefined;
-    this.lockedByName = typeof init.body?.lockedByName === 'string' ? init.body.lockedByName : undefined;
-    this.lockExpiresAt = typeof init.body?.lockExpiresAt === 'string' ? init.body.lockExpiresAt : undefined;
+    this.lockedBy = bodyField(init, 'lockedBy');
+    this.lockedByName = bodyField(init, 'lockedByName');
+    this.lockExpiresAt = bodyField(init, 'lockExpiresAt');
   }
 }
 
@@ -209,7 +219,7 @@ export class RateLimitError extends ConveneError {
   override name = 'RateLimitError';
   declare readonly status: 429;
   /** Seconds to wait before trying again (the `Retry-After` header). */
-  readonly retryAfter: number | undefined;
+  declare readonly retryAfter: number | undefined;
 
   constructor(message: string, init: ErrorInit) {
     super(message, init);
@@ -229,7 +239,7 @@ export class InternalServerError extends ConveneError {
 export class ServiceUnavailableError extends ConveneError {
   override name = 'ServiceUnavailableError';
   declare readonly status: 503;
-  readonly retryAfter: number | undefined;
+  declare readonly retryAfter: number | undefined;
 
   constructor(message: string, init: ErrorInit) {
     super(message, init);
@@ -256,11 +266,11 @@ export class ConnectionError extends ConveneError {
   override name = 'ConnectionError';
   declare readonly status: undefined;
   /** The operation that got no answer (`sendMessage`), as the API reference names it. */
-  readonly operation: string | undefined;
+  declare readonly operation: string | undefined;
   /** Its HTTP method. */
-  readonly method: string | undefined;
+  declare readonly method: string | undefined;
   /** The URL it was sent to: the client's baseUrl and the operation's path, ids filled in. */
-  readonly url: string | undefined;
+  declare readonly url: string | undefined;
   /**
    * The code the runtime's fetch gives the failure, as it gives it (Node and Bun): `ECONNREFUSED`,
    * `ENOTFOUND`, `ECONNRESET`, and in Node also its fetch's own `UND_ERR_SOCKET` (the server closed
@@ -278,7 +288,7 @@ export class ConnectionError extends ConveneError {
    * been refused after an earlier one was cut off with the request sent. Only a runtime whose
    * fetch gives the system's code (Node, Bun) can tell a refusal: in a browser it is always true.
    */
-  readonly mayHaveRun: boolean;
+  declare readonly mayHaveRun: boolean;
 
   constructor(message: string, init: ConnectionErrorInit = {}) {
     super(message, init);
@@ -299,15 +309,20 @@ export class AbortError extends ConveneError {
   declare readonly status: undefined;
 }
 /**
+ * Whether `error` is the SDK's error of an answer with one of `statuses`: the subclass of each
+ * (`LockedError` for 423…), whose class the status alone decides.
+ */
+export const hasStatus = (error: unknown, ...statuses: number[]): boolean =>
+  error instanceof ConveneError && statuses.includes(error.status!);
+
+/**
  * Whether another attempt may well succeed: no answer came (the connection failed, was dropped or
  * timed out), or a 5xx (a restarting server, its database away). For the loops that wait on the
  * server for a long time, such as a join's wait for approval, which poll again after it.
  */
 export function isTransient(error: unknown): boolean {
-  return (
-    error instanceof ConnectionError ||
-    (error instanceof ConveneError && error.status !== undefined && error.status >= 500)
-  );
+  // A status undefined is no 5xx.
+  return error instanceof ConnectionError || (error instanceof ConveneError && error.status! >= 500);
 }
 
 /** The human refused the link request (`link.wait()`). */
@@ -333,11 +348,11 @@ export interface UnlockErrorInit<T> extends ErrorInit {
 export class UnlockError<T = unknown> extends ConveneError {
   override name = 'UnlockError';
   declare readonly status: undefined;
-  readonly artifactId: string;
+  declare readonly artifactId: string;
   /** The callback's outcome: `{ status: 'fulfilled', value }` or `{ status: 'rejected', reason }`. */
-  readonly outcome: PromiseSettledResult<T>;
+  declare readonly outcome: PromiseSettledResult<T>;
   /** When the lock lapses at the latest unless something refreshes it (this machine's clock). */
-  readonly lockExpiresAt: string;
+  declare readonly lockExpiresAt: string;
 
   constructor(message: string, init: UnlockErrorInit<T>) {
     super(message, { cause: init.cause });
@@ -350,7 +365,7 @@ export class UnlockError<T = unknown> extends ConveneError {
 // At the top level on purpose, unlike the clients' inspect hooks (showAs): `instanceof` must
 // recognise another build's error before any error of this class was made here. It keeps the
 // error classes (a few kB minified) in every bundle that uses one of them, and nothing else.
-markErrorKinds({
+markErrorKinds(
   ConveneError,
   BadRequestError,
   AuthenticationError,
@@ -368,7 +383,7 @@ markErrorKinds({
   AbortError,
   LinkDeniedError,
   UnlockError,
-});
+);
 
 const byStatus: Record<number, new (message: string, init: ErrorInit) => ConveneError> = {
   400: BadRequestError,

@@ -962,156 +962,107 @@ export interface Route {
   response: 'json' | 'event-stream' | 'markdown' | 'diff';
 }
 
+/**
+ * A route of the table below: idempotent and answering JSON unless said otherwise. A call, not an
+ * object written out for each, which would repeat every field's name 47 times in a bundle; each
+ * call is annotated as pure, so that a bundler drops the table when nothing uses it.
+ */
+const route = <
+  M extends Route['method'],
+  P extends string,
+  I extends boolean = true,
+  R extends Route['response'] = 'json',
+>(
+  method: M,
+  path: P,
+  idempotent = true as I,
+  response = 'json' as R,
+): { readonly method: M; readonly path: P; readonly idempotent: I; readonly response: R } => ({
+  method,
+  path,
+  idempotent,
+  response,
+});
+
 /** What the client needs at run time to call each operation. */
 export const routes = {
-  health: { method: 'GET', path: '/api/health', idempotent: true, response: 'json' },
-  ask: { method: 'POST', path: '/ask', idempotent: false, response: 'json' },
-  createSpace: { method: 'POST', path: '/hub/space', idempotent: false, response: 'json' },
-  getSpace: { method: 'GET', path: '/hub/space/{spaceId}', idempotent: true, response: 'json' },
-  updateSpace: { method: 'PUT', path: '/hub/space/{spaceId}', idempotent: true, response: 'json' },
-  closeSpace: { method: 'DELETE', path: '/hub/space/{spaceId}', idempotent: true, response: 'json' },
-  getMySpaceKey: { method: 'GET', path: '/hub/space/{spaceId}/key', idempotent: true, response: 'json' },
-  createInvitation: {
-    method: 'POST',
-    path: '/hub/space/{spaceId}/invite',
-    idempotent: true,
-    response: 'json',
-  },
-  joinSpace: { method: 'POST', path: '/hub/space/{spaceId}/join', idempotent: true, response: 'json' },
-  getJoinStatus: {
-    method: 'GET',
-    path: '/hub/space/{spaceId}/join/{participantId}',
-    idempotent: true,
-    response: 'json',
-  },
-  approveParticipant: {
-    method: 'POST',
-    path: '/hub/space/{spaceId}/participants/{participantId}/approve',
-    idempotent: true,
-    response: 'json',
-  },
-  kickParticipant: {
-    method: 'POST',
-    path: '/hub/space/{spaceId}/participants/{participantId}/kick',
-    idempotent: true,
-    response: 'json',
-  },
-  muteParticipant: {
-    method: 'POST',
-    path: '/hub/space/{spaceId}/participants/{participantId}/mute',
-    idempotent: true,
-    response: 'json',
-  },
-  unmuteParticipant: {
-    method: 'POST',
-    path: '/hub/space/{spaceId}/participants/{participantId}/unmute',
-    idempotent: true,
-    response: 'json',
-  },
-  leaveSpace: { method: 'POST', path: '/hub/space/{spaceId}/leave', idempotent: true, response: 'json' },
-  sendMessage: { method: 'POST', path: '/hub/space/{spaceId}/messages', idempotent: true, response: 'json' },
-  listMessages: { method: 'GET', path: '/hub/space/{spaceId}/messages', idempotent: true, response: 'json' },
-  streamMessages: {
-    method: 'GET',
-    path: '/hub/space/{spaceId}/messages/stream',
-    idempotent: true,
-    response: 'event-stream',
-  },
-  getInbox: { method: 'GET', path: '/hub/space/{spaceId}/inbox', idempotent: true, response: 'json' },
-  ackInbox: { method: 'POST', path: '/hub/space/{spaceId}/inbox/ack', idempotent: true, response: 'json' },
-  createWebhook: {
-    method: 'POST',
-    path: '/hub/space/{spaceId}/webhooks',
-    idempotent: true,
-    response: 'json',
-  },
-  listWebhooks: { method: 'GET', path: '/hub/space/{spaceId}/webhooks', idempotent: true, response: 'json' },
-  deleteWebhook: {
-    method: 'DELETE',
-    path: '/hub/space/{spaceId}/webhooks/{webhookId}',
-    idempotent: true,
-    response: 'json',
-  },
-  createArtifact: {
-    method: 'POST',
-    path: '/hub/space/{spaceId}/artifact',
-    idempotent: true,
-    response: 'json',
-  },
-  listArtifacts: { method: 'GET', path: '/hub/space/{spaceId}/artifact', idempotent: true, response: 'json' },
-  getArtifact: {
-    method: 'GET',
-    path: '/hub/space/{spaceId}/artifact/{artifactId}',
-    idempotent: true,
-    response: 'json',
-  },
-  writeArtifact: {
-    method: 'PATCH',
-    path: '/hub/space/{spaceId}/artifact/{artifactId}',
-    idempotent: true,
-    response: 'json',
-  },
-  downloadArtifact: {
-    method: 'GET',
-    path: '/hub/space/{spaceId}/artifact/{artifactId}/download',
-    idempotent: true,
-    response: 'markdown',
-  },
-  lockArtifact: {
-    method: 'POST',
-    path: '/hub/space/{spaceId}/artifact/{artifactId}/lock',
-    idempotent: true,
-    response: 'json',
-  },
-  heartbeatArtifactLock: {
-    method: 'POST',
-    path: '/hub/space/{spaceId}/artifact/{artifactId}/lock/heartbeat',
-    idempotent: true,
-    response: 'json',
-  },
-  unlockArtifact: {
-    method: 'DELETE',
-    path: '/hub/space/{spaceId}/artifact/{artifactId}/lock',
-    idempotent: true,
-    response: 'json',
-  },
-  listArtifactVersions: {
-    method: 'GET',
-    path: '/hub/space/{spaceId}/artifact/{artifactId}/versions',
-    idempotent: true,
-    response: 'json',
-  },
-  getArtifactVersion: {
-    method: 'GET',
-    path: '/hub/space/{spaceId}/artifact/{artifactId}/versions/{version}',
-    idempotent: true,
-    response: 'json',
-  },
-  diffArtifactVersions: {
-    method: 'GET',
-    path: '/hub/space/{spaceId}/artifact/{artifactId}/diff',
-    idempotent: true,
-    response: 'diff',
-  },
-  restoreArtifactVersion: {
-    method: 'POST',
-    path: '/hub/space/{spaceId}/artifact/{artifactId}/versions/{version}/restore',
-    idempotent: true,
-    response: 'json',
-  },
-  startLink: { method: 'POST', path: '/hub/link/start', idempotent: false, response: 'json' },
-  pollLink: { method: 'POST', path: '/hub/link/poll', idempotent: false, response: 'json' },
-  getLinkRequest: { method: 'GET', path: '/hub/me/link/{userCode}', idempotent: true, response: 'json' },
-  approveLink: { method: 'POST', path: '/hub/me/link/approve', idempotent: true, response: 'json' },
-  denyLink: { method: 'POST', path: '/hub/me/link/deny', idempotent: true, response: 'json' },
-  signup: { method: 'POST', path: '/hub/auth/signup', idempotent: false, response: 'json' },
-  login: { method: 'POST', path: '/hub/auth/login', idempotent: false, response: 'json' },
-  getMe: { method: 'GET', path: '/hub/me', idempotent: true, response: 'json' },
-  listMySpaces: { method: 'GET', path: '/hub/me/spaces', idempotent: true, response: 'json' },
-  createApiToken: { method: 'POST', path: '/hub/me/tokens', idempotent: true, response: 'json' },
-  listApiTokens: { method: 'GET', path: '/hub/me/tokens', idempotent: true, response: 'json' },
-  revokeApiToken: { method: 'DELETE', path: '/hub/me/tokens/{tokenId}', idempotent: true, response: 'json' },
-} as const satisfies Record<OperationId, Route>;
+  health: /* @__PURE__ */ route('GET', '/api/health'),
+  ask: /* @__PURE__ */ route('POST', '/ask', false),
+  createSpace: /* @__PURE__ */ route('POST', '/hub/space', false),
+  getSpace: /* @__PURE__ */ route('GET', '/hub/space/{spaceId}'),
+  updateSpace: /* @__PURE__ */ route('PUT', '/hub/space/{spaceId}'),
+  closeSpace: /* @__PURE__ */ route('DELETE', '/hub/space/{spaceId}'),
+  getMySpaceKey: /* @__PURE__ */ route('GET', '/hub/space/{spaceId}/key'),
+  createInvitation: /* @__PURE__ */ route('POST', '/hub/space/{spaceId}/invite'),
+  joinSpace: /* @__PURE__ */ route('POST', '/hub/space/{spaceId}/join'),
+  getJoinStatus: /* @__PURE__ */ route('GET', '/hub/space/{spaceId}/join/{participantId}'),
+  approveParticipant: /* @__PURE__ */ route(
+    'POST',
+    '/hub/space/{spaceId}/participants/{participantId}/approve',
+  ),
+  kickParticipant: /* @__PURE__ */ route('POST', '/hub/space/{spaceId}/participants/{participantId}/kick'),
+  muteParticipant: /* @__PURE__ */ route('POST', '/hub/space/{spaceId}/participants/{participantId}/mute'),
+  unmuteParticipant: /* @__PURE__ */ route(
+    'POST',
+    '/hub/space/{spaceId}/participants/{participantId}/unmute',
+  ),
+  leaveSpace: /* @__PURE__ */ route('POST', '/hub/space/{spaceId}/leave'),
+  sendMessage: /* @__PURE__ */ route('POST', '/hub/space/{spaceId}/messages'),
+  listMessages: /* @__PURE__ */ route('GET', '/hub/space/{spaceId}/messages'),
+  streamMessages: /* @__PURE__ */ route('GET', '/hub/space/{spaceId}/messages/stream', true, 'event-stream'),
+  getInbox: /* @__PURE__ */ route('GET', '/hub/space/{spaceId}/inbox'),
+  ackInbox: /* @__PURE__ */ route('POST', '/hub/space/{spaceId}/inbox/ack'),
+  createWebhook: /* @__PURE__ */ route('POST', '/hub/space/{spaceId}/webhooks'),
+  listWebhooks: /* @__PURE__ */ route('GET', '/hub/space/{spaceId}/webhooks'),
+  deleteWebhook: /* @__PURE__ */ route('DELETE', '/hub/space/{spaceId}/webhooks/{webhookId}'),
+  createArtifact: /* @__PURE__ */ route('POST', '/hub/space/{spaceId}/artifact'),
+  listArtifacts: /* @__PURE__ */ route('GET', '/hub/space/{spaceId}/artifact'),
+  getArtifact: /* @__PURE__ */ route('GET', '/hub/space/{spaceId}/artifact/{artifactId}'),
+  writeArtifact: /* @__PURE__ */ route('PATCH', '/hub/space/{spaceId}/artifact/{artifactId}'),
+  downloadArtifact: /* @__PURE__ */ route(
+    'GET',
+    '/hub/space/{spaceId}/artifact/{artifactId}/download',
+    true,
+    'markdown',
+  ),
+  lockArtifact: /* @__PURE__ */ route('POST', '/hub/space/{spaceId}/artifact/{artifactId}/lock'),
+  heartbeatArtifactLock: /* @__PURE__ */ route(
+    'POST',
+    '/hub/space/{spaceId}/artifact/{artifactId}/lock/heartbeat',
+  ),
+  unlockArtifact: /* @__PURE__ */ route('DELETE', '/hub/space/{spaceId}/artifact/{artifactId}/lock'),
+  listArtifactVersions: /* @__PURE__ */ route('GET', '/hub/space/{spaceId}/artifact/{artifactId}/versions'),
+  getArtifactVersion: /* @__PURE__ */ route(
+    'GET',
+    '/hub/space/{spaceId}/artifact/{artifactId}/versions/{version}',
+  ),
+  diffArtifactVersions: /* @__PURE__ */ route(
+    'GET',
+    '/hub/space/{spaceId}/artifact/{artifactId}/diff',
+    true,
+    'diff',
+  ),
+  restoreArtifactVersion: /* @__PURE__ */ route(
+    'POST',
+    '/hub/space/{spaceId}/artifact/{artifactId}/versions/{version}/restore',
+  ),
+  startLink: /* @__PURE__ */ route('POST', '/hub/link/start', false),
+  pollLink: /* @__PURE__ */ route('POST', '/hub/link/poll', false),
+  getLinkRequest: /* @__PURE__ */ route('GET', '/hub/me/link/{userCode}'),
+  approveLink: /* @__PURE__ */ route('POST', '/hub/me/link/approve'),
+  denyLink: /* @__PURE__ */ route('POST', '/hub/me/link/deny'),
+  signup: /* @__PURE__ */ route('POST', '/hub/auth/signup', false),
+  login: /* @__PURE__ */ route('POST', '/hub/auth/login', false),
+  getMe: /* @__PURE__ */ route('GET', '/hub/me'),
+  listMySpaces: /* @__PURE__ */ route('GET', '/hub/me/spaces'),
+  createApiToken: /* @__PURE__ */ route('POST', '/hub/me/tokens'),
+  listApiTokens: /* @__PURE__ */ route('GET', '/hub/me/tokens'),
+  revokeApiToken: /* @__PURE__ */ route('DELETE', '/hub/me/tokens/{tokenId}'),
+} as const;
+
+// Checked apart: a `satisfies` on the table would have route() infer the fields it leaves out
+// (`idempotent`, `response`) from Route, as `boolean` and the union, rather than their literals.
+routes satisfies Record<OperationId, Route>;
 
 /** The data of each event of a space's stream, by its SSE event name. */
 export interface StreamEventData {

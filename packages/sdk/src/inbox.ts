@@ -1,14 +1,5 @@
 import type { APIPromise } from './api-promise';
-import {
-  AbortError,
-  AuthenticationError,
-  ConflictError,
-  type ConveneError,
-  GoneError,
-  isTransient,
-  NotFoundError,
-  PermissionDeniedError,
-} from './errors';
+import { AbortError, type ConveneError, hasStatus, isTransient } from './errors';
 import type { AckInboxResult, GetInboxParams, InboxResult, MessageView } from './generated';
 import {
   type LoopEnd,
@@ -77,20 +68,12 @@ export class Inbox extends SpaceResource {
    * something arrives when nothing is there yet.
    */
   get(params?: GetInboxParams, options?: RequestOptions): APIPromise<InboxResult> {
-    return this.transport.call(
-      'getInbox',
-      { path: { spaceId: this.spaceId }, params: params ?? {}, credentials: { spaceKey: this.key } },
-      longPollOptions(this.transport, params?.wait, options),
-    );
+    return this.call('getInbox', {}, params ?? {}, longPollOptions(this.transport, params?.wait, options));
   }
 
   /** Moves your read position to `seq` (a MessageView's `seq`); it never moves back. */
   ack(seq: number, options?: RequestOptions): APIPromise<AckInboxResult> {
-    return this.transport.call(
-      'ackInbox',
-      { path: { spaceId: this.spaceId }, params: { seq }, credentials: { spaceKey: this.key } },
-      options,
-    );
+    return this.call('ackInbox', {}, { seq }, options);
   }
 
   /**
@@ -127,11 +110,11 @@ export class Inbox extends SpaceResource {
     signal: AbortSignal,
     state: { ended?: LoopEnd },
   ): AsyncGenerator<MessageView, void, undefined> {
-    const { wait = 30, onDisconnect, onReconnect } = options;
+    const { wait = 30 } = options;
     const policy = reconnectPolicy(options);
     /** Whether a read has been answered: a key refused after that has ended, not been wrong. */
     let answered = false;
-    const contact = outage({ onDisconnect, onReconnect });
+    const contact = outage(options);
     let after: number | undefined;
     let failures = 0;
     /**
@@ -175,10 +158,8 @@ export class Inbox extends SpaceResource {
           // After a failure the poll answers at once: a server that is back is told as such
           // (onReconnect) now, not when the next message ends a long wait. So does the first:
           // a key it finds refused is a wrong key, not one that ended while it waited.
-          this.get(
-            { wait: failures > 0 || !answered ? 0 : wait, ...(after === undefined ? {} : { after }) },
-            { signal },
-          ),
+          // (An `after` still undefined is left out of the query.)
+          this.get({ wait: failures > 0 || !answered ? 0 : wait, after }, { signal }),
         );
         answered = true;
         for (const message of page.messages) {
@@ -209,12 +190,4 @@ export class Inbox extends SpaceResource {
  * closed or expired), as a stream's reconnection takes them; an acknowledgement in a closed
  * space is refused 409.
  */
-function keyRefused(error: unknown): error is ConveneError {
-  return (
-    error instanceof AuthenticationError ||
-    error instanceof PermissionDeniedError ||
-    error instanceof NotFoundError ||
-    error instanceof GoneError ||
-    error instanceof ConflictError
-  );
-}
+const keyRefused = (error: unknown): error is ConveneError => hasStatus(error, 401, 403, 404, 410, 409);

@@ -5,17 +5,26 @@ import { AbortError, ConveneError } from './errors';
 export function uuid4(): string {
   const crypto = globalThis.crypto;
   if (typeof crypto.randomUUID === 'function') return crypto.randomUUID();
-  const bytes = crypto.getRandomValues(new Uint8Array(16));
-  bytes[6] = (bytes[6]! & 0x0f) | 0x40;
-  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
-  const hex = [...bytes].map((byte) => byte.toString(16).padStart(2, '0')).join('');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  const bytes = crypto.getRandomValues(new Uint8Array(31));
+  let i = 0;
+  // A random hex digit for each x; 4, the version; y, the variant: 8, 9, a or b.
+  return 'xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx'.replace(/[xy]/g, (c) =>
+    (c === 'x' ? bytes[i++]! & 15 : (bytes[i++]! & 3) | 8).toString(16),
+  );
+}
+
+/** `url` parsed, or undefined when it is not an absolute URL. */
+export function urlOf(url: string): URL | undefined {
+  try {
+    return new URL(url);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Waits `ms`, or rejects with AbortError (`message`) as soon as `signal` aborts. */
 export function sleep(ms: number, signal?: AbortSignal, message = 'aborted'): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(new AbortError(message, { cause: signal.reason }));
     const onAbort = () => {
       clearTimeout(timer);
       reject(new AbortError(message, { cause: signal?.reason }));
@@ -24,7 +33,8 @@ export function sleep(ms: number, signal?: AbortSignal, message = 'aborted'): Pr
       signal?.removeEventListener('abort', onAbort);
       resolve();
     }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
 
@@ -46,14 +56,12 @@ export function backoffMs(attempt: number, capMs = 8000, firstMs = 500): number 
 }
 
 /**
+ * The pause before a long-lived loop's reconnection attempt number `attempt` (0 for the first).
  * The longest pause between two attempts of a long-lived loop (a stream, `inbox.follow()`) to get
- * its server back: a server that returns is found within this, where a call's 8 s would leave a
- * live agent seconds behind (trial s25, finding 6).
+ * its server back is 2.5 s: a server that returns is found within this, where a call's 8 s would
+ * leave a live agent seconds behind (trial s25, finding 6).
  */
-const RECONNECT_CAP_MS = 2500;
-
-/** The pause before a long-lived loop's reconnection attempt number `attempt` (0 for the first). */
-export const reconnectDelayMs = (attempt: number): number => backoffMs(attempt, RECONNECT_CAP_MS);
+export const reconnectDelayMs = (attempt: number): number => backoffMs(attempt, 2500);
 
 /**
  * The pause a Retry-After of `ms` asks for, plus up to a quarter more at random (at most a second
@@ -64,19 +72,27 @@ export const afterRetryAfterMs = (ms: number): number =>
   Math.ceil(ms + Math.random() * Math.min(ms / 4, 1000));
 
 /**
- * An AbortController that also aborts when `parent` does (AbortSignal.any is missing from some
- * runtimes the SDK supports); `release` detaches it from the parent once the request is over.
+ * An AbortController that also aborts when one of `parents` does (AbortSignal.any is missing from
+ * some runtimes the SDK supports), with its reason; `release` detaches it from them once the
+ * request is over.
  */
-export function linkedController(parent: AbortSignal | undefined): {
+export function linkedController(...parents: (AbortSignal | undefined)[]): {
   controller: AbortController;
   release: () => void;
 } {
   const controller = new AbortController();
-  if (!parent) return { controller, release: () => {} };
-  const abort = () => controller.abort(parent.reason);
-  if (parent.aborted) abort();
-  else parent.addEventListener('abort', abort, { once: true });
-  return { controller, release: () => parent.removeEventListener('abort', abort) };
+  const releases = parents.map((parent) => {
+    const abort = () => controller.abort(parent?.reason);
+    if (parent?.aborted) abort();
+    else parent?.addEventListener('abort', abort, { once: true });
+    return () => parent?.removeEventListener('abort', abort);
+  });
+  return {
+    controller,
+    release: () => {
+      for (const release of releases) release();
+    },
+  };
 }
 
 /**
@@ -145,9 +161,6 @@ export interface OutageHooks<Reconnected extends { attempts: number } = { attemp
   onReconnect?: ((info: Reconnected) => void) | undefined;
 }
 
-/** How long a long-lived loop tries to get its server back by default: a slow restart or deploy. */
-const DEFAULT_MAX_OUTAGE_MS = 10 * 60_000;
-
 /**
  * When a long-lived loop (`messages.stream()`, `inbox.follow()`) stops trying to get back a
  * server it has lost, and throws the last error: the same options on both. (A stream's first
@@ -180,7 +193,8 @@ export function reconnectPolicy(options: ReconnectOptions): {
   /** The limits, in words, for the logs: `600 s` and, if set, `or 30 attempts`. */
   readonly limits: string;
 } {
-  const maxOutageMs = options.maxOutageMs ?? DEFAULT_MAX_OUTAGE_MS;
+  // By default ten minutes: a slow restart or deploy.
+  const maxOutageMs = options.maxOutageMs ?? 10 * 60_000;
   const maxReconnects = options.maxReconnects ?? Number.POSITIVE_INFINITY;
   let since: number | undefined;
   const time = Number.isFinite(maxOutageMs) ? `${Math.round(maxOutageMs / 1000)} s` : 'ever';
@@ -214,24 +228,25 @@ export type LoopEnd =
   | { reason: 'refused'; error: ConveneError };
 
 /** How a loop ends on the server's refusal of its key: by the refusal's code, whatever its status. */
-export function refusalEnd(error: ConveneError): LoopEnd {
-  switch (error.code) {
-    case 'participant_removed':
-      return { reason: 'kicked', error };
-    case 'participant_left':
-      return { reason: 'left', error };
-    case 'space_closed':
-    case 'space_expired':
-      return { reason: 'closed', error };
-    default:
-      return { reason: 'refused', error };
-  }
-}
+export const refusalEnd = (error: ConveneError): LoopEnd => ({
+  reason:
+    error.code === 'participant_removed'
+      ? 'kicked'
+      : error.code === 'participant_left'
+        ? 'left'
+        : error.code === 'space_closed' || error.code === 'space_expired'
+          ? 'closed'
+          : 'refused',
+  error,
+});
 
 /** Counts a loop's failures in a row and tells its hooks when contact is lost and found again. */
-export function outage(hooks: OutageHooks): {
+export function outage<Reconnected extends { attempts: number }>(
+  hooks: OutageHooks<Reconnected>,
+): {
   failed(error: ConveneError, delayMs: number): void;
-  answered(): void;
+  /** `more`: what else `onReconnect` is told (a stream's `lastEventId`). */
+  answered(more?: Omit<Reconnected, 'attempts'>): void;
 } {
   let failures = 0;
   return {
@@ -239,11 +254,11 @@ export function outage(hooks: OutageHooks): {
       failures += 1;
       hooks.onDisconnect?.({ error, attempt: failures, delayMs });
     },
-    answered() {
+    answered(more) {
       if (failures === 0) return;
       const attempts = failures;
       failures = 0;
-      hooks.onReconnect?.({ attempts });
+      hooks.onReconnect?.({ attempts, ...more } as Reconnected);
     },
   };
 }
@@ -254,10 +269,13 @@ export function outage(hooks: OutageHooks): {
  * Only Node's undici and Bun say so, through `cause.code`; elsewhere a failure stays ambiguous.
  */
 export function neverSent(error: unknown): boolean {
-  const codes = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ConnectionRefused']);
   for (let e: unknown = error, depth = 0; e && depth < 4; depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string' && codes.has(code)) return true;
+    if (
+      ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ConnectionRefused'].includes(
+        (e as { code?: unknown }).code as string,
+      )
+    )
+      return true;
     e = (e as { cause?: unknown }).cause;
   }
   return false;
@@ -288,6 +306,11 @@ export function levelled(logger: Logger, level: LogLevel): Logger {
   return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
 }
 
+/** Sets a field the constructor did not (enumerable, as the constructor's are), and returns `target`. */
+export function setField<T extends object>(target: T, name: string, value: unknown): T {
+  return Object.defineProperty(target, name, { value, enumerable: true });
+}
+
 /** Node's `util.inspect.custom`, by its global name: no Node import. */
 const INSPECT = Symbol.for('nodejs.util.inspect.custom');
 
@@ -295,7 +318,7 @@ const INSPECT = Symbol.for('nodejs.util.inspect.custom');
  * Makes `console.log` and Node's `util.inspect` show the instances of `Class` as `name { …view }`,
  * who they are, instead of their fields: by default what its `toJSON` gives `JSON.stringify`, else
  * `view`. The hook is Node's global symbol, set on the prototype: no Node import (browsers ignore
- * it: what keeps credentials from their console is `hidden`) and nothing in the declarations.
+ * it: what keeps credentials from their console is `keep`) and nothing in the declarations.
  *
  * The class's constructor calls it (the first instance sets the hook), not the module beside the
  * class: a call at a module's top level makes every bundler keep the class, and all it uses, in
@@ -325,22 +348,22 @@ export function showAs<T extends object>(
 }
 
 /**
- * Where an SDK object keeps its credentials (keys, tokens, and the transport, which holds the
- * client's headers): off its own properties, which a browser's console lists however they are
- * marked (showAs speaks to Node's util.inspect only; browsers ignore its hook). The class reads
- * them through getters on its prototype, which devtools show as `(...)` and run only when clicked.
- * Called at a module's top level with a `@__PURE__` annotation, so that a bundler drops it with
- * the class that uses it: it has no side effect, and its value is used wherever the class is kept.
+ * Where SDK objects keep their credentials (keys, tokens, and the transport, which holds the
+ * client's headers): off their own properties, which a browser's console lists however they are
+ * marked (showAs speaks to Node's util.inspect only; browsers ignore its hook). A class keeps them
+ * with `keep(this, …)` and reads them through getters on its prototype (`held<…>(this)`), which
+ * devtools show as `(...)` and run only when clicked. One map for every class, made with a
+ * `@__PURE__` annotation, so that a bundler drops it with the last class that uses it.
  */
-export function hidden<T extends object>(): { keep(owner: object, values: T): void; of(owner: object): T } {
-  const held = new WeakMap<object, T>();
-  return {
-    keep(owner, values) {
-      held.set(owner, values);
-    },
-    of: (owner) => held.get(owner)!,
-  };
-}
+const heldValues = /* @__PURE__ */ new WeakMap<object, object>();
+
+/** Keeps `values` for `owner`, off its own properties (see heldValues). */
+export const keep = (owner: object, values: object): void => {
+  heldValues.set(owner, values);
+};
+
+/** What `keep` kept for `owner`, as its class types it. */
+export const held = <T extends object>(owner: object): T => heldValues.get(owner) as T;
 
 /**
  * A `since` as the server's `timestamp`: a Date as ISO 8601, a string (a cursor, microseconds
@@ -364,32 +387,40 @@ export function timestampOf(since: string | Date | undefined): string | undefine
 /** The request options a caller may put among a call's parameters by mistake. */
 const REQUEST_OPTIONS = ['signal', 'timeoutMs', 'maxRetries', 'idempotencyKey'] as const;
 
-/** The first of `names` that `value` holds, when it is an object. */
-const firstHeld = (value: unknown, names: readonly string[]): string | undefined =>
-  value && typeof value === 'object' ? names.find((name) => name in value) : undefined;
+/**
+ * Refuses what `value` holds of `names` (the first), where it would be ignored: `is` says what it
+ * is and where it goes instead.
+ */
+function refuseMisplaced(
+  operation: string,
+  value: unknown,
+  names: readonly string[],
+  is: (found: string) => string,
+): void {
+  const found = value && typeof value === 'object' ? names.find((name) => name in value) : undefined;
+  if (found) throw new ConveneError(`${operation}: \`${found}\` is ${is(found)}, where it would be ignored`);
+}
 
 /**
  * Refuses request options given with a call's parameters (`list({ wait, signal })`), where they
  * would be ignored: a plain object compiles there, and a signal meant to end a long poll did not.
  */
-export function refuseMisplacedOptions(operation: string, params: unknown): void {
-  const found = firstHeld(params, REQUEST_OPTIONS);
-  if (found)
-    throw new ConveneError(
-      `${operation}: \`${found}\` is a request option: pass it in the last argument ({ ${found} }), ` +
-        'not with the parameters, where it would be ignored',
-    );
-}
+export const refuseMisplacedOptions = (operation: string, params: unknown): void =>
+  refuseMisplaced(
+    operation,
+    params,
+    REQUEST_OPTIONS,
+    (found) => `a request option: pass it in the last argument ({ ${found} }), not with the parameters`,
+  );
 
 /**
  * Refuses a call's own parameters given among its request options (`join(link, { name },
  * { wait: false })`), where they would be ignored: a private space's join then waited for approval.
  */
-export function refuseMisplacedParams(operation: string, options: unknown, names: readonly string[]): void {
-  const found = firstHeld(options, names);
-  if (found)
-    throw new ConveneError(
-      `${operation}: \`${found}\` is one of its parameters: pass it with them, not in the request ` +
-        'options (the last argument), where it would be ignored',
-    );
-}
+export const refuseMisplacedParams = (operation: string, options: unknown, names: readonly string[]): void =>
+  refuseMisplaced(
+    operation,
+    options,
+    names,
+    () => 'one of its parameters: pass it with them, not in the request options (the last argument)',
+  );

@@ -25,7 +25,7 @@ export interface ListOptions {
  * and its failure (a refused key) is thrown where it is read, never left unobserved meanwhile.
  */
 export class MessageList extends APIPromise<ListMessagesResult> implements AsyncIterable<MessageView> {
-  private lastCursor: string | undefined;
+  declare private lastCursor: string | undefined;
 
   /** @internal */
   constructor(
@@ -72,33 +72,20 @@ export class Messages extends SpaceResource {
    */
   send(message: string | SendMessageParams, options?: RequestOptions): APIPromise<SendMessageResult> {
     const params = typeof message === 'string' ? { content: message } : message;
-    return this.transport.call(
-      'sendMessage',
-      { path: { spaceId: this.spaceId }, params, credentials: { spaceKey: this.key } },
-      options,
-    );
+    return this.call('sendMessage', {}, params, options);
   }
 
   /** The messages after `since` (every message without it), page by page: see MessageList. */
   list(params?: ListOptions, options?: RequestOptions): MessageList {
     const { since, wait } = params ?? {};
     const page = (timestamp: string | undefined) =>
-      this.transport.call(
-        'listMessages',
-        {
-          path: { spaceId: this.spaceId },
-          params: { timestamp, wait },
-          credentials: { spaceKey: this.key },
-        },
-        longPollOptions(this.transport, wait, options),
-      );
+      this.call('listMessages', {}, { timestamp, wait }, longPollOptions(this.transport, wait, options));
     // A `since` that is no date-time rejects the list, as a refused request would.
-    const first = () =>
-      Promise.resolve(since).then((value) => {
-        refuseMisplacedOptions('listMessages', params);
-        return page(timestampOf(value)).withResponse();
-      });
-    return new MessageList(first, (cursor) => page(cursor));
+    const first = async () => {
+      refuseMisplacedOptions('listMessages', params);
+      return page(timestampOf(since)).withResponse();
+    };
+    return new MessageList(first, page);
   }
 
   /**
@@ -106,6 +93,6 @@ export class Messages extends SpaceResource {
    * `space-closed`, `webhook-disabled`) as an async iterable that reconnects by itself: see MessageStream.
    */
   stream(options?: StreamOptions): MessageStream {
-    return new MessageStream(this.transport, this.spaceId, this.key, options ?? {}, this.participantId);
+    return new MessageStream(this.transport, this.spaceId, this.key, this.participantId, options ?? {});
   }
 }

@@ -1,8 +1,10 @@
-import { hidden } from './internal';
-import type { Transport } from './transport';
+import type { APIPromise } from './api-promise';
+import type { OperationId, OperationTypes } from './generated';
+import { held, keep } from './internal';
+import type { RequestOptions, Transport } from './transport';
 
-/** The key and the transport of each space resource, off its own properties (see hidden). */
-const held = /* @__PURE__ */ hidden<{ transport: Transport; key: string }>();
+/** The key and the transport of each space resource, off its own properties (see keep). */
+type ResourceHeld = { transport: Transport; key: string };
 
 /**
  * One group of a space client's operations (messages, inbox, artifacts, webhooks): the space it
@@ -20,17 +22,38 @@ export abstract class SpaceResource {
      */
     protected readonly participantId?: string,
   ) {
-    held.keep(this, { transport, key });
+    keep(this, { transport, key });
   }
 
   /** @internal */
   protected get transport(): Transport {
-    return held.of(this).transport;
+    return held<ResourceHeld>(this).transport;
   }
 
   /** @internal */
   protected get key(): string {
-    return held.of(this).key;
+    return held<ResourceHeld>(this).key;
+  }
+
+  /**
+   * @internal Calls an operation of this space with this key: `path` holds the path's other
+   * parameters (the space's id is added).
+   */
+  protected call<K extends OperationId>(
+    operationId: K,
+    path: Omit<NonNullable<OperationTypes[K]['path']>, 'spaceId'>,
+    params: OperationTypes[K]['params'] | undefined,
+    options: RequestOptions | undefined,
+  ): APIPromise<OperationTypes[K]['output']> {
+    return this.transport.call(
+      operationId,
+      {
+        path: { ...path, spaceId: this.spaceId } as OperationTypes[K]['path'],
+        params,
+        credentials: { spaceKey: this.key },
+      },
+      options,
+    );
   }
 
   /** The space, never the key: what `JSON.stringify` and `console.log` show. */

@@ -1,13 +1,18 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import { AbortError, ConnectionError, ConveneError, errorFromResponse, TimeoutError } from './errors';
-import { routes, type StreamEvent, type StreamEventName } from './generated';
 import {
-  backoffMs,
+  AbortError,
+  ConnectionError,
+  ConveneError,
+  errorFromResponse,
+  hasStatus,
+  TimeoutError,
+} from './errors';
+import type { StreamEvent, StreamEventName } from './generated';
+import {
   type DisconnectInfo,
-  hidden,
   type LoopEnd,
-  linkedController,
   type OutageHooks,
+  outage,
   type ReconnectOptions,
   reconnectDelayMs,
   reconnectPolicy,
@@ -21,16 +26,8 @@ import {
 
 export type { DisconnectInfo, LoopEnd };
 
-import {
-  describeNetworkError,
-  noAnswer,
-  retryDelayMs,
-  type Transport,
-  withoutCredentials,
-} from './transport';
-
-/** How often the server writes a `: ping` on an open stream (decisions.md). */
-const SERVER_PING_MS = 15_000;
+import { SpaceResource } from './space-resource';
+import { describeNetworkError, retryDelayMs, type Transport } from './transport';
 
 /** The options of `messages.stream()`; how it gives up on a lost server and its hooks are a loop's. */
 export interface StreamOptions extends ReconnectOptions, OutageHooks<ReconnectInfo> {
@@ -78,12 +75,6 @@ const eventNames: Record<StreamEventName, true> = {
   'webhook-disabled': true,
 };
 
-/** Statuses that mean the key or the space is gone for good: reconnecting cannot help. */
-const FINAL = new Set([401, 403, 404, 410]);
-
-/** The key and the transport of each MessageStream, off its own properties (see hidden). */
-const held = /* @__PURE__ */ hidden<{ transport: Transport; key: string }>();
-
 /**
  * A space's event stream as an async iterable of typed events (`for await (const ev of stream)`).
  * It reconnects by itself after a dropped connection or 45 s of silence, resuming with
@@ -94,34 +85,26 @@ const held = /* @__PURE__ */ hidden<{ transport: Transport; key: string }>();
  * reconnection finds the key no longer valid (kicked, left, closed, expired: 401/403/404/410). An error of the
  * first connection (a wrong key, say, or a server that is down after the client's retries) is thrown.
  */
-export class MessageStream implements AsyncIterable<StreamEvent> {
-  private lastId: number | undefined;
+export class MessageStream extends SpaceResource implements AsyncIterable<StreamEvent> {
+  declare private lastId: number | undefined;
   /** `since` as the server takes it (timestampOf): checked when the stream is made. */
-  private readonly since: string | undefined;
-  private started = false;
-  private end: LoopEnd | undefined;
+  declare private readonly since: string | undefined;
+  declare private started: boolean | undefined;
+  declare private end: LoopEnd | undefined;
 
   /** @internal */
   constructor(
     transport: Transport,
-    private readonly spaceId: string,
+    spaceId: string,
     key: string,
-    private readonly options: StreamOptions = {},
     /** The key's participant, if known: the stream ends after its own kick or departure. */
-    private readonly participantId?: string,
+    participantId: string | undefined,
+    private readonly options: StreamOptions = {},
   ) {
-    held.keep(this, { transport, key });
+    super(transport, spaceId, key, participantId);
     this.lastId = options.lastEventId;
     this.since = timestampOf(options.since);
     showAs(MessageStream, 'MessageStream');
-  }
-
-  private get transport(): Transport {
-    return held.of(this).transport;
-  }
-
-  private get key(): string {
-    return held.of(this).key;
   }
 
   /** The id of the last event delivered: pass it as `lastEventId` to resume later, elsewhere. */
@@ -141,7 +124,7 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
   }
 
   /** The space and where the stream is, never the key: what `JSON.stringify` and `console.log` show. */
-  toJSON(): { baseUrl: string; spaceId: string; lastEventId: number | undefined } {
+  override toJSON(): { baseUrl: string; spaceId: string; lastEventId: number | undefined } {
     return { ...this.transport.toJSON(), spaceId: this.spaceId, lastEventId: this.lastId };
   }
 
@@ -154,81 +137,79 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
 
   /** `signal`: the caller's, or the iterator's `return()` (see stoppable); only the caller's is `ended`. */
   private async *events(signal: AbortSignal): AsyncGenerator<StreamEvent> {
-    const callerAborted = () => this.options.signal?.aborted === true;
-    const idleTimeoutMs = this.options.idleTimeoutMs ?? 45_000;
-    if (idleTimeoutMs <= SERVER_PING_MS)
-      this.transport.logger.warn(
+    const { options, transport } = this;
+    const idleTimeoutMs = options.idleTimeoutMs ?? 45_000;
+    // The server writes a `: ping` on an open stream every 15 s (decisions.md).
+    if (idleTimeoutMs <= 15_000)
+      transport.logger.warn(
         `stream of space ${this.spaceId}: idleTimeoutMs ${idleTimeoutMs} is not above the server's ` +
-          `${SERVER_PING_MS / 1000} s ping, so a quiet stream is replaced every ${idleTimeoutMs} ms; ` +
-          'give it more (the default is 45 000)',
+          `15 s ping, so a quiet stream is replaced every ${idleTimeoutMs} ms ` +
+          '(the default is 45 000)',
       );
-    const policy = reconnectPolicy(this.options);
-    const pause = (ms: number) =>
-      sleep(ms, signal).then(
-        () => true,
-        () => {
-          if (callerAborted()) this.end = { reason: 'aborted' };
-          return false;
-        },
-      );
+    const policy = reconnectPolicy(options);
+    // Each attempt at getting a live connection back, and the connection back, told to the hooks.
+    const contact = outage(options);
+    /** Whether the loop is over: `ended` says so when it is the caller's signal. */
     const aborted = () => {
-      if (callerAborted()) this.end = { reason: 'aborted' };
+      if (options.signal?.aborted) this.end = { reason: 'aborted' };
       return signal.aborted;
     };
+    /** Said at the default level: a loop that gave up is a loop that must be restarted. */
+    const gaveUp = () =>
+      transport.logger.warn(
+        `stream of space ${this.spaceId}: giving up after ${failures} failed attempts to reconnect ` +
+          `(limit: ${policy.limits}); resume it with stream({ lastEventId: ${this.lastId ?? 'undefined'} })`,
+      );
+    /** A pause that an abort cuts short: the loop then ends at its next aborted(). */
+    const pause = (ms: number) => sleep(ms, signal).catch(() => {});
     let connectedOnce = false;
     let failures = 0;
-    /** Reconnection attempts since the live connection was lost (0 while connected). */
-    let attempt = 0;
-    const disconnected = (error: ConveneError, delayMs: number) =>
-      this.options.onDisconnect?.({ error, attempt: ++attempt, delayMs });
 
     for (;;) {
       if (aborted()) return;
-      const { controller, release } = linkedController(signal);
-      const result = await this.connect(controller);
+      // A stream that never connected fails like any call, after the client's retries (a server
+      // that is down says so in seconds); one that was live keeps trying to come back, for as
+      // long as its ReconnectOptions allow, at most 2.5 s apart (reconnectDelayMs).
+      const result = await this.connect(signal, connectedOnce);
       if (!(result instanceof Response)) {
-        release();
         if (aborted()) return;
-        const status = result.status;
-        if (status !== undefined && FINAL.has(status)) {
-          if (!connectedOnce) throw result;
+        if (!connectedOnce) throw result;
+        // The key or the space gone for good: reconnecting cannot help.
+        if (hasStatus(result, 401, 403, 404, 410)) {
           this.end = refusalEnd(result);
           return;
         }
-        const retryable = status === undefined || retryableStatus(status);
-        if (!retryable) throw result;
+        const status = result.status;
+        if (!(status === undefined || retryableStatus(status))) throw result;
         failures++;
-        // A stream that never connected fails like any call, after the client's retries (a
-        // server that is down says so in seconds); one that was live keeps trying to come back,
-        // for as long as its ReconnectOptions allow, at most RECONNECT_CAP_MS apart.
-        const { maxRetries } = this.transport.options;
-        if (connectedOnce ? policy.exhausted(failures) : failures > maxRetries) {
-          if (connectedOnce) this.gaveUp(failures, policy.limits);
+        if (policy.exhausted(failures)) {
+          gaveUp();
           throw result;
         }
-        const backoff = connectedOnce ? reconnectDelayMs : backoffMs;
-        const delay = result.headers
-          ? retryDelayMs(result.headers, failures - 1, backoff)
-          : backoff(failures - 1);
+        const delay = retryDelayMs(result.headers, failures - 1, reconnectDelayMs);
         if (delay === undefined) throw result;
-        this.transport.logger.info(
+        transport.logger.info(
           `space ${this.spaceId}: ${result.message}; ` +
-            (connectedOnce
-              ? `reconnecting in ${delay} ms (failure ${failures}; giving up after ${policy.limits})`
-              : `connecting again in ${delay} ms (retry ${failures} of ${maxRetries})`),
+            `reconnecting in ${delay} ms (failure ${failures}; giving up after ${policy.limits})`,
         );
-        if (connectedOnce) disconnected(result, delay);
-        if (!(await pause(delay))) return;
+        contact.failed(result, delay);
+        await pause(delay);
         continue;
       }
-      if (connectedOnce) this.options.onReconnect?.({ attempts: attempt, lastEventId: this.lastId });
-      attempt = 0;
+      contact.answered({ lastEventId: this.lastId });
       connectedOnce = true;
 
       const pending: Decoded[] = [];
       const parser = createParser({ onEvent: (message) => pending.push(this.decode(message)) });
       const decoder = new TextDecoder();
       const reader = result.body!.getReader();
+      // A read may wait long: a silence, the caller's signal and the iterator's return() end it at
+      // once (a cancelled read is done), as does the end of the connection.
+      const cancel = () => {
+        reader.cancel().catch(() => {});
+      };
+      signal.addEventListener('abort', cancel, { once: true });
+      if (signal.aborted) cancel();
       let delivered = false;
       let silent = false;
       let cut: unknown;
@@ -237,16 +218,12 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
           // Silence measures the server, not this reader: the timer runs only while reading.
           const idle = setTimeout(() => {
             silent = true;
-            controller.abort();
+            cancel();
           }, idleTimeoutMs);
           // A rejected read is a dropped connection, or one replaced after a silence.
-          const chunk = await reader.read().then(
-            (result) => result,
-            (error: unknown) => {
-              cut = error;
-              return undefined;
-            },
-          );
+          const chunk = await reader.read().catch((error: unknown) => {
+            cut = error;
+          });
           clearTimeout(idle);
           if (!chunk || chunk.done) break;
           parser.feed(decoder.decode(chunk.value, { stream: true }));
@@ -257,31 +234,38 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
               if (this.lastId !== undefined && id <= this.lastId) continue;
               this.lastId = id;
             }
+            if (!event) continue;
             // A snapshot says where the stream stands: a reconnection before any event with an id
             // resumes there, not after the last replayed message (a `since` replay holds messages
             // only, and the other events between them and the start are not this stream's).
             if (
-              event?.event === 'context' &&
+              event.event === 'context' &&
               !(this.lastId !== undefined && event.data.lastEventId <= this.lastId)
             )
               this.lastId = event.data.lastEventId;
-            if (!event) continue;
             delivered = true;
             yield event;
             if (event.event === 'space-closed') {
               this.end = { reason: 'closed' };
               return;
             }
-            if (this.isOwnEnd(event)) {
-              this.end = { reason: event.data.status === 'kicked' ? 'kicked' : 'left' };
+            // The key's own participant kicked or gone: the server ends the stream right after this
+            // event, and its key is dead, so it ends here rather than being taken for a lost
+            // connection. (A client that was not told its participantId learns it from the
+            // refused reconnection instead.)
+            if (
+              event.event === 'participant-status' &&
+              event.data.participantId === this.participantId &&
+              (event.data.status === 'kicked' || event.data.status === 'left')
+            ) {
+              this.end = { reason: event.data.status };
               return;
             }
           }
         }
       } finally {
-        controller.abort();
-        release();
-        reader.cancel().catch(() => {});
+        signal.removeEventListener('abort', cancel);
+        cancel();
       }
       if (aborted()) return;
       // A connection that ends before delivering anything counts as a failed attempt; one that
@@ -292,7 +276,7 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
       } else failures++;
       policy.lost();
       if (policy.exhausted(failures)) {
-        this.gaveUp(failures, policy.limits);
+        gaveUp();
         throw new ConnectionError(
           failures === 0
             ? 'the stream ended, and maxReconnects 0 allows no attempt to reconnect'
@@ -304,85 +288,49 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
         : cut === undefined
           ? new ConnectionError('the server ended the stream')
           : new ConnectionError(`the stream was cut: ${describeNetworkError(cut)}`, { cause: cut });
-      this.transport.logger.info(
+      transport.logger.info(
         `stream of space ${this.spaceId}: ${lost.message}; resuming after event ${this.lastId ?? '(none)'}`,
       );
       // A short jittered pause, so that the clients of a restarted server spread out.
       const delay = reconnectDelayMs(failures);
-      disconnected(lost, delay);
-      if (!(await pause(delay))) return;
+      contact.failed(lost, delay);
+      await pause(delay);
     }
   }
 
-  /** Said at the default level: a loop that gave up is a loop that must be restarted. */
-  private gaveUp(failures: number, limits: string): void {
-    this.transport.logger.warn(
-      `stream of space ${this.spaceId}: giving up after ${failures} failed attempts to reconnect ` +
-        `(limit: ${limits}); resume it with stream({ lastEventId: ${this.lastId ?? 'undefined'} })`,
-    );
-  }
-
   /**
-   * The key's own participant kicked or gone: the server ends the stream right after this event,
-   * and its key is dead, so it ends here rather than being taken for a lost connection. (A client
-   * that was not told its participantId learns it from the refused reconnection instead.)
+   * Connects: the streaming Response, or the error met, named as any call's, as the stream's.
+   * The first connection is retried as any call is; a reconnection is a single attempt, which the
+   * stream makes again as its ReconnectOptions say. `signal` ends it.
    */
-  private isOwnEnd(event: StreamEvent): event is Extract<StreamEvent, { event: 'participant-status' }> {
-    return (
-      event.event === 'participant-status' &&
-      this.participantId !== undefined &&
-      event.data.participantId === this.participantId &&
-      (event.data.status === 'kicked' || event.data.status === 'left')
-    );
-  }
-
-  /** One connection attempt: the streaming Response, or the error it met. */
-  private async connect(controller: AbortController): Promise<Response | ConveneError> {
-    const { transport, options } = this;
+  private async connect(signal: AbortSignal, reconnecting: boolean): Promise<Response | ConveneError> {
     const resuming = this.lastId !== undefined;
-    const url = transport.url(
-      routes.streamMessages,
-      { spaceId: this.spaceId },
-      resuming ? {} : { timestamp: this.since },
-    );
-    const headers = transport.headers({ spaceKey: this.key }, { Accept: 'text/event-stream' });
-    if (resuming) headers.set('Last-Event-ID', String(this.lastId));
-    const timeoutMs = options.timeoutMs ?? transport.options.timeoutMs;
-    const what = `GET ${withoutCredentials(url)}`;
-    const started = Date.now();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, timeoutMs);
     try {
-      const response = await transport.options.fetch(url, { headers, signal: controller.signal });
-      transport.traced('streamMessages', what, started, response);
-      if (response.ok && response.body) return response;
-      const text = await response.text();
-      return errorFromResponse(response.status, response.headers, text);
+      const { response } = await this.call('streamMessages', {}, resuming ? {} : { timestamp: this.since }, {
+        signal,
+        timeoutMs: this.options.timeoutMs,
+        maxRetries: reconnecting ? 0 : undefined,
+        headers: {
+          Accept: 'text/event-stream',
+          ...(resuming ? { 'Last-Event-ID': String(this.lastId) } : {}),
+        },
+      }).withResponse();
+      return response.body ? response : errorFromResponse(response.status, response.headers, '');
     } catch (error) {
-      const why = options.signal?.aborted
-        ? 'aborted'
-        : timedOut
-          ? `no answer within ${timeoutMs} ms`
-          : describeNetworkError(error);
-      transport.traced('streamMessages', what, started, why);
-      if (options.signal?.aborted) return new AbortError('aborted', { cause: error });
-      // Named as any request that got no answer is (transport.ts): its operation and URL.
-      const request = noAnswer(error, 'streamMessages', 'GET', url);
-      const named = `(streamMessages: ${what})`;
-      return timedOut
-        ? new TimeoutError(`the stream got no answer within ${timeoutMs} ms ${named}`, request)
-        : new ConnectionError(`the stream could not connect: ${why} ${named}`, request);
-    } finally {
-      clearTimeout(timer);
+      if (error instanceof TimeoutError) return new TimeoutError(`the stream got ${error.message}`, error);
+      if (error instanceof ConnectionError)
+        return new ConnectionError(`the stream could not connect: ${error.message}`, error);
+      // Ended by `signal`, or refused: the loop looks at it. Anything else is thrown.
+      if (error instanceof AbortError || (error as ConveneError).status !== undefined)
+        return error as ConveneError;
+      throw error;
     }
   }
 
   private decode(message: EventSourceMessage): Decoded {
     const name = message.event ?? 'message';
-    const parsedId = message.id ? Number(message.id) : Number.NaN;
+    // An id that is no number (none: '' would be 0) is no id.
+    const parsedId = Number(message.id || Number.NaN);
     const id = Number.isFinite(parsedId) ? parsedId : undefined;
     // An event kind this SDK does not know yet (the API may add some) is skipped; its id counts.
     if (!Object.hasOwn(eventNames, name)) return { id, event: undefined };
@@ -395,9 +343,9 @@ export class MessageStream implements AsyncIterable<StreamEvent> {
       );
       return { id, event: undefined };
     }
-    if (name === 'context')
-      return { id: undefined, event: { event: 'context', id: undefined, data } as StreamEvent };
-    return { id, event: { event: name, id, data } as StreamEvent };
+    // A `context` has no id of its own: where the stream stands is its data's `lastEventId`.
+    const eventId = name === 'context' ? undefined : id;
+    return { id: eventId, event: { event: name, id: eventId, data } as StreamEvent };
   }
 }
 

@@ -2,7 +2,6 @@ import { APIPromise, type WithResponse } from './api-promise';
 import {
   AbortError,
   ConnectionError,
-  type ConnectionErrorInit,
   ConveneError,
   errorFromResponse,
   retryAfterSeconds,
@@ -19,8 +18,10 @@ import {
   neverSent,
   refuseMisplacedOptions,
   retryableStatus,
+  setField,
   showAs,
   sleep,
+  urlOf,
   uuid4,
 } from './internal';
 
@@ -84,11 +85,6 @@ export interface Call<K extends OperationId> {
 }
 
 export const API_VERSION = '1';
-const DEFAULT_TIMEOUT_MS = 60_000;
-/** A Retry-After beyond this is not waited for: the error is thrown at once. */
-const MAX_RETRY_AFTER_MS = 60_000;
-/** A retry wait at least this long is logged as a warning (the default level), shorter ones as info. */
-const NOTICEABLE_WAIT_MS = 5_000;
 
 export interface ResolvedOptions {
   baseUrl: string;
@@ -101,14 +97,14 @@ export interface ResolvedOptions {
 
 /** Sends the operations of the route table: URLs, headers, retries, timeouts, errors. */
 export class Transport {
-  readonly options: ResolvedOptions;
-  private warnedDeprecation = false;
+  declare readonly options: ResolvedOptions;
+  declare private warnedDeprecation: boolean | undefined;
 
   constructor(options: ClientOptions) {
     if (!options?.baseUrl) throw new ConveneError('baseUrl is required, e.g. new Convene({ baseUrl })');
     // Said now: fetch would refuse each request ("unknown scheme"), and the SDK take that for a
     // connection failure and retry it before throwing a ConnectionError.
-    if (!/^https?:$/.test(parsedProtocol(options.baseUrl)))
+    if (!/^https?:$/.test(urlOf(options.baseUrl)?.protocol ?? ''))
       throw new ConveneError(
         `baseUrl must be an absolute http(s) URL, such as http://localhost:3000, or location.origin in a ` +
           `page the server serves (got ${options.baseUrl})`,
@@ -122,7 +118,7 @@ export class Transport {
       // (the global one, or `window.fetch` passed in) throws "Illegal invocation" when its `this`
       // is any object but the window.
       fetch: (input, init) => fetchImpl(input, init),
-      timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      timeoutMs: options.timeoutMs ?? 60_000,
       maxRetries: options.maxRetries ?? 2,
       logger: levelled(options.logger ?? console, options.logLevel ?? 'warn'),
       headers: options.headers ?? {},
@@ -165,20 +161,6 @@ export class Transport {
     return `aborted (${operationId}: ${route.method} ${withoutCredentials(this.url(route, path))})`;
   }
 
-  headers(credentials: Credentials | undefined, extra?: Record<string, string>): Headers {
-    const headers = new Headers({
-      Accept: 'application/json',
-      'API-Version': API_VERSION,
-      ...this.options.headers,
-    });
-    if (credentials?.spaceKey) headers.set('X-Private-Key', credentials.spaceKey);
-    if (credentials?.userToken) headers.set('X-User-Token', credentials.userToken);
-    if (credentials?.bearer) headers.set('Authorization', `Bearer ${credentials.bearer}`);
-    if (credentials?.pollToken) headers.set('X-Poll-Token', credentials.pollToken);
-    for (const [name, value] of Object.entries(extra ?? {})) headers.set(name, value);
-    return headers;
-  }
-
   /** Calls one operation; the returned APIPromise resolves with its data. */
   call<K extends OperationId>(
     operationId: K,
@@ -189,6 +171,7 @@ export class Transport {
     return new APIPromise(this.send(operationId, call, options ?? {}));
   }
 
+  /** One call: its first attempt, and the retries its failures allow. */
   private async send<K extends OperationId>(
     operationId: K,
     { path, params, credentials }: Call<K>,
@@ -202,7 +185,17 @@ export class Transport {
       path as Record<string, string> | undefined,
       isWrite ? undefined : (params as Record<string, unknown> | undefined),
     );
-    const headers = this.headers(credentials, options.headers);
+    // The client's headers, the credentials', then the call's own.
+    const headers = new Headers({
+      Accept: 'application/json',
+      'API-Version': API_VERSION,
+      ...this.options.headers,
+    });
+    if (credentials?.spaceKey) headers.set('X-Private-Key', credentials.spaceKey);
+    if (credentials?.userToken) headers.set('X-User-Token', credentials.userToken);
+    if (credentials?.bearer) headers.set('Authorization', `Bearer ${credentials.bearer}`);
+    if (credentials?.pollToken) headers.set('X-Poll-Token', credentials.pollToken);
+    for (const [name, value] of Object.entries(options.headers ?? {})) headers.set(name, value);
     let body: string | undefined;
     if (isWrite) {
       // One key per logical call, the same on every retry: the server runs the write once. The
@@ -215,165 +208,135 @@ export class Transport {
       }
     }
     const idempotencyKey = isWrite ? (headers.get('Idempotency-Key') ?? undefined) : undefined;
-    const progress: Progress = { uncertain: undefined };
-    try {
-      return await this.attempts(operationId, route, url, headers, body, options, progress);
-    } catch (error) {
-      // What a caller needs to try the same write again safely, whatever went wrong.
-      if (idempotencyKey && error instanceof ConveneError)
-        Object.defineProperty(error, 'idempotencyKey', { value: idempotencyKey, enumerable: true });
-      // Known of every error of the call, not only a ConnectionError (its `mayHaveRun`): a 429, a
-      // 409 or an AbortError may follow an attempt cut off after the request went out.
-      if (progress.uncertain !== undefined && error instanceof ConveneError) ranMaybe.add(error);
-      throw error;
-    }
-  }
-
-  /** The attempts of one call: the first, and the retries its failures allow. */
-  private async attempts<K extends OperationId>(
-    operationId: K,
-    route: Route,
-    url: string,
-    headers: Headers,
-    body: string | undefined,
-    options: RequestOptions,
-    progress: Progress,
-  ): Promise<WithResponse<OperationTypes[K]['output']>> {
     const maxRetries = options.maxRetries ?? this.options.maxRetries;
     const timeoutMs = options.timeoutMs ?? this.options.timeoutMs;
-    const isWrite = route.method !== 'GET';
     // The URL as sent (ids filled in, not the route's template), without any user:password in it.
     const shownUrl = withoutCredentials(url);
     const what = `${route.method} ${shownUrl}`;
     // Which call the caller's signal ended, as the other errors name it.
     const aborted = `aborted (${operationId}: ${what})`;
-    // Said after the failure, whose message names the request already.
-    const retrying = (delay: number, attempt: number) =>
-      `retrying in ${Math.round(delay)} ms (retry ${attempt + 1} of ${maxRetries})`;
+    /**
+     * Logs one attempt at `debug`: the operation, its method and URL as errors show them (ids
+     * filled in, no `user:password`; keys and tokens travel in headers, never in a URL), the
+     * status or why none came, how long it took, and the server's Request-Id. Never a header or a
+     * body.
+     */
+    const traced = (started: number, outcome: Response | string) => {
+      const requestId = typeof outcome === 'string' ? null : outcome.headers.get('request-id');
+      this.logger.debug(
+        `${operationId}: ${what} → ${typeof outcome === 'string' ? outcome : outcome.status} ` +
+          `(${Date.now() - started} ms${requestId ? `, Request-Id ${requestId}` : ''})`,
+      );
+    };
+    /**
+     * The first failure after which the server may have run the request (it went out and no
+     * answer came, or a 5xx): a later refused attempt does not undo it.
+     */
+    let uncertain: string | undefined;
 
-    for (let attempt = 0; ; attempt++) {
-      if (options.signal?.aborted) throw new AbortError(aborted, { cause: options.signal.reason });
-      const { controller, release } = linkedController(options.signal);
-      let timedOut = false;
-      const timer = setTimeout(() => {
-        timedOut = true;
-        controller.abort();
-      }, timeoutMs);
-      let response: Response;
-      let text: string;
-      const started = Date.now();
-      try {
-        response = await this.options.fetch(url, {
-          method: route.method,
-          headers,
-          ...(body === undefined ? {} : { body }),
-          signal: controller.signal,
-        });
-        // The body is read under the same timeout: an answer cut off midway is no answer.
-        text = await response.text();
-      } catch (error) {
-        if (options.signal?.aborted) {
-          this.traced(operationId, what, started, 'aborted');
-          // The request was out: the server may have run it.
-          progress.uncertain ??= 'aborted';
-          throw new AbortError(aborted, { cause: options.signal.reason });
+    try {
+      for (let attempt = 0; ; attempt++) {
+        if (options.signal?.aborted) throw new AbortError(aborted, { cause: options.signal.reason });
+        const { controller, release } = linkedController(options.signal);
+        let timedOut = false;
+        const timer = setTimeout(() => {
+          timedOut = true;
+          controller.abort();
+        }, timeoutMs);
+        const started = Date.now();
+        let response: Response | undefined;
+        let text = '';
+        /** The attempt's failure, and the pause before the next attempt (none: it is thrown). */
+        let failure: ConveneError;
+        let delay: number | undefined;
+        try {
+          response = await this.options.fetch(url, {
+            method: route.method,
+            headers,
+            ...(body === undefined ? {} : { body }),
+            signal: controller.signal,
+          });
+          // The body is read under the same timeout: an answer cut off midway is no answer. An
+          // event stream's body is its events, which the stream reads: only its headers are timed.
+          if (!(route.response === 'event-stream' && response.ok)) text = await response.text();
+        } catch (error) {
+          response = undefined;
+          if (options.signal?.aborted) {
+            traced(started, 'aborted');
+            // The request was out: the server may have run it.
+            uncertain ??= 'aborted';
+            throw new AbortError(aborted, { cause: options.signal.reason });
+          }
+          const why = timedOut ? `no answer within ${timeoutMs} ms` : describeNetworkError(error);
+          traced(started, why);
+          const refused = neverSent(error);
+          // A write refused after an attempt that may have run says so: its code alone reads as
+          // "nothing ran". A read changes nothing, whether it ran or not.
+          const before =
+            uncertain && refused && isWrite ? `; an earlier attempt may have run (${uncertain})` : '';
+          if (!refused) uncertain ??= why;
+          failure = new (timedOut ? TimeoutError : ConnectionError)(
+            `${why} (${operationId}: ${what})${before}`,
+            {
+              cause: error,
+              operation: operationId,
+              method: route.method,
+              url: shownUrl,
+              code: networkErrorCode(error),
+              mayHaveRun: uncertain !== undefined,
+            },
+          );
+          // The server may have run the request: send it again only if that is harmless.
+          if (attempt < maxRetries && (route.idempotent || refused)) delay = backoffMs(attempt);
+        } finally {
+          clearTimeout(timer);
+          release();
         }
-        this.traced(
-          operationId,
-          what,
-          started,
-          timedOut ? `no answer within ${timeoutMs} ms` : describeNetworkError(error),
-        );
-        const refused = neverSent(error);
-        const earlier = progress.uncertain;
-        if (!refused)
-          progress.uncertain ??= timedOut ? `no answer within ${timeoutMs} ms` : describeNetworkError(error);
-        const request = {
-          ...noAnswer(error, operationId, route.method, url),
-          mayHaveRun: progress.uncertain !== undefined,
-        };
-        // A write refused after an attempt that may have run says so: its code alone reads as
-        // "nothing ran". A read changes nothing, whether it ran or not.
-        const before = earlier && refused && isWrite ? `; an earlier attempt may have run (${earlier})` : '';
-        const failure = timedOut
-          ? new TimeoutError(`no answer within ${timeoutMs} ms (${operationId}: ${what})${before}`, request)
-          : new ConnectionError(`${describeNetworkError(error)} (${operationId}: ${what})${before}`, request);
-        // The server may have run the request: send it again only if that is harmless.
-        if (attempt < maxRetries && (route.idempotent || refused)) {
-          const delay = backoffMs(attempt);
-          this.logger.info(`${failure.message}; ${retrying(delay, attempt)}`);
-          await sleep(delay, options.signal, aborted);
-          continue;
-        }
-        throw failure;
-      } finally {
-        clearTimeout(timer);
-        release();
-      }
 
-      this.traced(operationId, what, started, response);
-      this.checkDeprecation(response);
-      if (response.ok) {
-        // It ran: said of an answer that turns out not to be JSON (a proxy's page with a 200).
-        progress.uncertain ??= 'answered';
-        return { data: parse(what, route, response, text) as OperationTypes[K]['output'], response };
-      }
-      const status = response.status;
-      const failure = errorFromResponse(status, response.headers, text);
-      // 408, 429 and a server's refusal while it shuts down come before anything runs; any
-      // other 5xx may have run partway.
-      const unrun = status === 408 || status === 429 || refusedWhileClosing(failure);
-      const retryable = retryableStatus(status);
-      const harmless = route.idempotent || unrun;
-      const delay = retryDelayMs(response.headers, attempt);
-      if (status >= 500 && !unrun) progress.uncertain ??= `answered ${failure.message}`;
-      if (attempt < maxRetries && retryable && harmless && delay !== undefined) {
-        // A wait the caller would notice (a Retry-After of seconds) is said at the default level,
-        // with the server's reason: which limit (the rate limit, a space's message budget).
-        this.logger[delay >= NOTICEABLE_WAIT_MS ? 'warn' : 'info'](
-          `${operationId}: ${what} answered ${failure.message}; ${retrying(delay, attempt)}`,
+        if (response) {
+          traced(started, response);
+          // A server that announces this API version deprecated: said once per client.
+          if (!this.warnedDeprecation && response.headers.has('deprecation')) {
+            this.warnedDeprecation = true;
+            const sunset = response.headers.get('sunset');
+            this.logger.warn(
+              `API version ${API_VERSION} is deprecated${sunset ? ` (sunset ${sunset})` : ''}: upgrade @convene/sdk`,
+            );
+          }
+          if (response.ok) {
+            // It ran: said of an answer that turns out not to be JSON (a proxy's page with a 200).
+            uncertain ??= 'answered';
+            return { data: parse(what, route, response, text) as OperationTypes[K]['output'], response };
+          }
+          const status = response.status;
+          failure = errorFromResponse(status, response.headers, text);
+          // 408, 429 and a server's refusal while it shuts down come before anything runs; any
+          // other 5xx may have run partway.
+          const unrun = status === 408 || status === 429 || refusedWhileClosing(failure);
+          const retryDelay = retryDelayMs(response.headers, attempt);
+          if (status >= 500 && !unrun) uncertain ??= `answered ${failure.message}`;
+          if (attempt < maxRetries && retryableStatus(status) && (route.idempotent || unrun))
+            delay = retryDelay;
+        }
+        if (delay === undefined) throw failure!;
+        // Said after the failure, whose message names the request already; a wait the caller would
+        // notice (a Retry-After of 5 s or more) at the default level, with the server's reason:
+        // which limit (the rate limit, a space's message budget).
+        this.logger[response && delay >= 5_000 ? 'warn' : 'info'](
+          `${response ? `${operationId}: ${what} answered ` : ''}${failure!.message}; ` +
+            `retrying in ${Math.round(delay)} ms (retry ${attempt + 1} of ${maxRetries})`,
         );
         await sleep(delay, options.signal, aborted);
-        continue;
       }
-      throw failure;
+    } catch (error) {
+      // What a caller needs to try the same write again safely, whatever went wrong.
+      if (idempotencyKey && error instanceof ConveneError) setField(error, 'idempotencyKey', idempotencyKey);
+      // Known of every error of the call, not only a ConnectionError (its `mayHaveRun`): a 429, a
+      // 409 or an AbortError may follow an attempt cut off after the request went out.
+      if (uncertain !== undefined && error instanceof ConveneError) ranMaybe.add(error);
+      throw error;
     }
   }
-
-  /**
-   * Logs one attempt at `debug`: the operation, its method and URL as errors show them (ids filled
-   * in, no `user:password`; keys and tokens travel in headers, never in a URL), the status or why
-   * none came, how long it took, and the server's Request-Id. Never a header or a body.
-   */
-  traced(operationId: string, what: string, started: number, outcome: Response | string): void {
-    const took = `${Date.now() - started} ms`;
-    if (typeof outcome === 'string') {
-      this.logger.debug(`${operationId}: ${what} → ${outcome} (${took})`);
-      return;
-    }
-    const requestId = outcome.headers.get('request-id');
-    this.logger.debug(
-      `${operationId}: ${what} → ${outcome.status} (${took}${requestId ? `, Request-Id ${requestId}` : ''})`,
-    );
-  }
-
-  private checkDeprecation(response: Response): void {
-    if (this.warnedDeprecation || !response.headers.has('deprecation')) return;
-    this.warnedDeprecation = true;
-    const sunset = response.headers.get('sunset');
-    this.logger.warn(
-      `API version ${API_VERSION} is deprecated${sunset ? ` (sunset ${sunset})` : ''}: upgrade @convene/sdk`,
-    );
-  }
-}
-
-/** What the attempts of one call have learnt so far. */
-interface Progress {
-  /**
-   * The first failure after which the server may have run the request (it went out and no answer
-   * came, or a 5xx): a later refused attempt does not undo it.
-   */
-  uncertain: string | undefined;
 }
 
 /** The errors of calls after which the server may have run the request (mayHaveRun). */
@@ -411,47 +374,13 @@ export function refusedWhileClosing(failure: ConveneError): boolean {
   );
 }
 
-/** The scheme of `url` (`http:`), or '' when it is not an absolute URL. */
-function parsedProtocol(url: string): string {
-  try {
-    return new URL(url).protocol;
-  } catch {
-    return '';
-  }
-}
-
-/**
- * What a request that got no answer was, for its ConnectionError or TimeoutError: the operation,
- * the URL it was sent to (shown without credentials), the system's error code, and whether this
- * attempt may have reached the server.
- */
-export function noAnswer(
-  error: unknown,
-  operation: string,
-  method: string,
-  url: string,
-): ConnectionErrorInit & { url: string } {
-  return {
-    cause: error,
-    operation,
-    method,
-    url: withoutCredentials(url),
-    code: networkErrorCode(error),
-    mayHaveRun: !neverSent(error),
-  };
-}
-
 /** A URL to show: the same, less any `user:password@` it carries. */
 export function withoutCredentials(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (!parsed.username && !parsed.password) return url;
-    parsed.username = '';
-    parsed.password = '';
-    return parsed.href;
-  } catch {
-    return url;
-  }
+  const parsed = urlOf(url);
+  if (!parsed || (!parsed.username && !parsed.password)) return url;
+  parsed.username = '';
+  parsed.password = '';
+  return parsed.href;
 }
 
 function parse(what: string, route: Route, response: Response, text: string): unknown {
@@ -473,14 +402,15 @@ function parse(what: string, route: Route, response: Response, text: string): un
  * a little jitter above it, else `backoff` (exponential, with jitter). Undefined: do not retry.
  */
 export function retryDelayMs(
-  headers: Headers,
+  headers: Headers | undefined,
   attempt: number,
   backoff: (attempt: number) => number = backoffMs,
 ): number | undefined {
   const retryAfter = retryAfterSeconds(headers);
   if (retryAfter === undefined) return backoff(attempt);
   const ms = retryAfter * 1000;
-  return ms <= MAX_RETRY_AFTER_MS ? afterRetryAfterMs(ms) : undefined;
+  // A Retry-After beyond a minute is not waited for: the error is thrown at once.
+  return ms <= 60_000 ? afterRetryAfterMs(ms) : undefined;
 }
 
 /**

@@ -24,29 +24,17 @@ export class Webhooks extends SpaceResource {
    * signing `secret`, shown this once: keep it to verify deliveries (verifyWebhook).
    */
   create(params: CreateWebhookParams, options?: RequestOptions): APIPromise<CreateWebhookResult> {
-    return this.transport.call(
-      'createWebhook',
-      { path: { spaceId: this.spaceId }, params, credentials: { spaceKey: this.key } },
-      options,
-    );
+    return this.call('createWebhook', {}, params, options);
   }
 
   /** Your webhooks in the space (the owner's key lists everyone's), without their secrets. */
   list(options?: RequestOptions): APIPromise<WebhookList> {
-    return this.transport.call(
-      'listWebhooks',
-      { path: { spaceId: this.spaceId }, credentials: { spaceKey: this.key } },
-      options,
-    );
+    return this.call('listWebhooks', {}, undefined, options);
   }
 
   /** Deletes a webhook: nothing more is delivered to it. */
   delete(webhookId: string, options?: RequestOptions): APIPromise<OkResult> {
-    return this.transport.call(
-      'deleteWebhook',
-      { path: { spaceId: this.spaceId, webhookId }, credentials: { spaceKey: this.key } },
-      options,
-    );
+    return this.call('deleteWebhook', { webhookId }, undefined, options);
   }
 }
 
@@ -54,7 +42,7 @@ export class Webhooks extends SpaceResource {
 export class WebhookVerificationError extends ConveneError {
   override name = 'WebhookVerificationError';
 }
-markErrorKinds({ WebhookVerificationError });
+markErrorKinds(WebhookVerificationError);
 
 export interface VerifyWebhookOptions {
   /** The request body exactly as received (the signature covers its bytes). */
@@ -131,9 +119,6 @@ export async function verifyWebhook(options: VerifyWebhookOptions): Promise<Webh
   throw new WebhookVerificationError('no valid signature');
 }
 
-/** Bytes of the secrets webhooks.create mints; a shorter one was cut short. */
-const SECRET_BYTES = 24;
-
 /**
  * The key bytes of a `whsec_` secret. A value that is not one (empty: a variable left unset; no
  * `whsec_`; cut short) is the receiver's configuration, not a bad delivery: a ConveneError that
@@ -147,17 +132,15 @@ function secretBytes(secret: string): Uint8Array<ArrayBuffer> {
   } catch {
     // said below
   }
-  if (!bytes || bytes.length < SECRET_BYTES)
+  // webhooks.create mints secrets of 24 bytes: a shorter one was cut short.
+  if (!bytes || bytes.length < 24)
     throw new ConveneError(
-      `verifyWebhook: the secret is not a webhook secret (whsec_ and the base64 of at least ${SECRET_BYTES} ` +
-        'bytes, as webhooks.create answered it): is the variable that holds it set, and whole?',
+      'verifyWebhook: the secret is not a webhook secret (whsec_ and the base64 of at least 24 bytes): is ' +
+        'the variable that holds it set, and whole?',
     );
   return bytes;
 }
 
 function fromBase64(text: string): Uint8Array<ArrayBuffer> {
-  const binary = atob(text);
-  const bytes = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
-  return bytes;
+  return Uint8Array.from(atob(text), (char) => char.charCodeAt(0));
 }

@@ -484,14 +484,19 @@ export const refused: NotFoundError | undefined = undefined;
     );
   });
 
-  it('costs a browser bundle under 15.7 kB gzip, with nothing of zod, the contract, the server or Node in it', async () => {
+  it('costs a browser bundle under 15,000 bytes gzip, with nothing of zod, the contract, the server or Node in it', async () => {
     const size = await measureBundle();
     // It was 15 kB, and the bundle 14.86 kB, until withLock learnt to release the lock that a
     // lock call with no answer may have taken (with the transport knowing whether any failed call
     // may have run): 15.19 kB. Waiting for a lock (`waitMs` on lock and withLock): 15.47 kB. A
     // stream's or an inbox loop's return() ending a next() that waits (stoppable): 15.54 kB. The
-    // `baseUrl` of a client and of a space client: 15.61 kB.
-    expect(size.gzipBytes).toBeLessThan(15.7 * 1024);
+    // `baseUrl` of a client and of a space client: 15.61 kB. In bytes from then on, as the issue
+    // promised it (under 15 kB: 15,000 bytes; 15.61 kB was 15,982, and 16,359 by esbuild from the
+    // installed package): fields the constructors set declared rather than defined first, one
+    // store for every object's credentials, a stream's connection made as a call (its first one
+    // retried as any call's), the route table built by route(), duplicated helpers merged, a few
+    // messages said in fewer words: 14,672 bytes (14,964 by esbuild).
+    expect(size.gzipBytes).toBeLessThan(15_000);
     expect(size.imports).toEqual([]);
     const dependencies = size.modules.filter((id) => id.includes('node_modules'));
     expect(dependencies.every((id) => id.includes('/eventsource-parser/'))).toBe(true);
