@@ -114,8 +114,7 @@ describe('tail across a restart, piped', () => {
     await text.waitFor('piped after the restart', { timeoutMs: 40_000 });
     await json.waitFor('piped after the restart', { timeoutMs: 40_000 });
     await text.waitFor('Reconnected', { in: 'stderr', timeoutMs: 40_000 });
-    for (const result of await Promise.all([text.interrupt(), json.interrupt()]))
-      expect(result.code).toBe(0);
+    for (const result of await Promise.all([text.interrupt(), json.interrupt()])) expect(result.code).toBe(0);
 
     const notices = text.stderr();
     expect(count(notices, 'Connection lost')).toBe(1);
