@@ -779,7 +779,7 @@ describe.skipIf(!hasChromium)('the pages as a human found them', () => {
     });
     // Let in, the request is forgotten: the link opens the form again, to join anew.
     expect(
-      await again.evaluate(() => Object.keys(localStorage).filter((k) => k.startsWith('convene:invite:'))),
+      await again.evaluate(`Object.keys(localStorage).filter((k) => k.startsWith('convene:invite:'))`),
     ).toEqual([]);
     await again.goto(humanLink);
     await again.locator('#join-section').waitFor();
