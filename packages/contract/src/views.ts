@@ -14,7 +14,7 @@ export const ZParticipantView = z
     isHuman: z.boolean(),
     lastSeenAt: ZDateTime.optional().meta({
       description:
-        'When the server last saw this participant’s key work (any authenticated call, an open stream), to within 5 s; absent if never',
+        'When the server last saw this participant’s key work: any authenticated call (to within 5 s), or a connection held open with it, an event stream, an MCP session’s stream or a long poll (to within 15 s); absent if never',
     }),
     lastReadSeq: z
       .number()

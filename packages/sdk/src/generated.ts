@@ -101,7 +101,7 @@ export interface ParticipantView {
   status: 'waitingForApproval' | 'active' | 'muted' | 'left' | 'kicked';
   isOwner: boolean;
   isHuman: boolean;
-  /** When the server last saw this participant’s key work (any authenticated call, an open stream), to within 5 s; absent if never */
+  /** When the server last saw this participant’s key work: any authenticated call (to within 5 s), or a connection held open with it, an event stream, an MCP session’s stream or a long poll (to within 15 s); absent if never */
   lastSeenAt?: string | undefined;
   /** The participant’s inbox read position: the last message seq they acknowledged */
   lastReadSeq: number;

@@ -194,7 +194,9 @@ export async function buildApp({
   // 3. 400 for an unsupported or retired API-Version; then bodies, JSON errors and 404s;
   // 4. the space key presented counts as its participant being seen (lastSeenAt).
   const proxyUntrusted = forwardedWithoutTrust(config.trustProxy);
-  const presence = new Presence(deps, config.presenceIntervalMs, (err) => app.log.warn({ err }, 'presence'));
+  const presence = new Presence(deps, config.presenceIntervalMs, config.presenceHeldMs, (err) =>
+    app.log.warn({ err }, 'presence'),
+  );
   app.decorate('presence', presence);
   const shutdown = new AbortController();
   app.addHook('preClose', async () => shutdown.abort());

@@ -222,6 +222,12 @@ export interface ServerConfig {
   /** How often one key's lastSeenAt is written at most, per node (5 s; tests shorten it). */
   presenceIntervalMs: number;
   /**
+   * How often the keys of the connections held open on this node (event streams, MCP session
+   * streams, long polls) are written again: 14 s, under a stream's 15-s ping. Every 4 s cost a
+   * space of 1,000 connected participants a quarter of its sends' speed (bench, session 43).
+   */
+  presenceHeldMs: number;
+  /**
    * How often a node renews the leases of the spaces it streams (a third of
    * STREAM_LEASE_SECONDS), and checks that it missed no event of them.
    */
@@ -318,6 +324,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     shutdownDrainMs: e.SHUTDOWN_DRAIN_S * 1000,
     streamPingMs: 15_000,
     presenceIntervalMs: 5_000,
+    presenceHeldMs: 14_000,
     streamLeaseRenewMs: (STREAM_LEASE_SECONDS * 1000) / 3,
     streamsPerCredential: 20,
     streamsPerAddress: 200,

@@ -160,8 +160,8 @@ describe('verified presence', () => {
 });
 
 describe('presence of a connection held open', () => {
-  // Written again a second before the interval is out: 0.5 s here, 4 s by default (5 s).
-  const { srv: node, h: api } = useServer({ config: { presenceIntervalMs: 1_500 } });
+  // Written again every second here (every 14 s by default, under a stream's 15-s ping).
+  const { srv: node, h: api } = useServer({ config: { presenceIntervalMs: 1_500, presenceHeldMs: 1_000 } });
   const ageOf = async (space: { spaceId: string; ownerKey: string }, participantId: string) => {
     const view = await api.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey });
     const seen = view.body.participants.find((p: any) => p.participantId === participantId).lastSeenAt;
@@ -175,7 +175,7 @@ describe('presence of a connection held open', () => {
     const stream = await SseStream.connect(node.listenUrl, space.spaceId, { key: guest.key });
     try {
       await stream.until((e) => e.event === 'context');
-      // Long past the interval, with no ping (15 s) in between.
+      // Long past the held keys' round, with no ping (15 s) in between.
       await pause(4_000);
       expect(await ageOf(space, guest.participantId)).toBeLessThan(1_500);
     } finally {

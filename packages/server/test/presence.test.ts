@@ -24,8 +24,8 @@ afterEach(() => {
 
 it('writes a held key at once and then every round until its last holder releases it', async () => {
   const { deps, statements } = fakeDeps();
-  // Rounds every 4 s: a second before the 5 s interval.
-  const presence = new Presence(deps, 5_000);
+  // Rounds every 4 s.
+  const presence = new Presence(deps, 5_000, 4_000);
   presence.hold('k');
   presence.hold('k');
   await vi.advanceTimersByTimeAsync(0);
@@ -45,7 +45,7 @@ it('writes a held key at once and then every round until its last holder release
 it('tells a failed write to its onError and tries again the next round', async () => {
   const { deps } = fakeDeps(true);
   const failures: string[] = [];
-  const presence = new Presence(deps, 5_000, (error) => failures.push((error as Error).message));
+  const presence = new Presence(deps, 5_000, 4_000, (error) => failures.push((error as Error).message));
   presence.hold('k');
   await vi.advanceTimersByTimeAsync(4_000);
   presence.release('k');

@@ -7,11 +7,11 @@ import { declaredWaitMs } from './timeout';
 /**
  * Verified presence: each request presenting a space key moves its participant's `lastSeenAt`,
  * at most once every `intervalMs` per key and node (5 s: `presenceIntervalMs` of the config), and
- * a connection held open (an event stream, a long poll) keeps it moving while it lasts: every
- * key held is written again a second before `intervalMs` has passed, so that `lastSeenAt` of a
- * connected participant is never older than that. The write of a request is awaited before the
- * request goes on, so an answer that lists participants already shows its caller seen; a key
- * that names no live participant changes nothing.
+ * a connection held open (an event stream, an MCP session's stream, a long poll) keeps it moving
+ * while it lasts: every key held is written again every `heldMs` (14 s: `presenceHeldMs`), so
+ * that `lastSeenAt` of a connected participant is never older than that. The write of a request
+ * is awaited before the request goes on, so an answer that lists participants already shows its
+ * caller seen; a key that names no live participant changes nothing.
  */
 export class Presence {
   /** Key → until when (this process's clock) a new write is not needed. */
@@ -23,6 +23,8 @@ export class Presence {
   constructor(
     private readonly deps: Deps,
     private readonly intervalMs: number,
+    /** How often the keys held are written (each round, one batched write). */
+    private readonly heldMs: number,
     /** Told when writing the held keys failed (the next round tries again). */
     private readonly onError: (error: unknown) => void = () => {},
   ) {}
@@ -32,10 +34,7 @@ export class Presence {
     this.held.set(key, (this.held.get(key) ?? 0) + 1);
     this.touch(key).catch(this.onError);
     if (!this.timer) {
-      this.timer = setInterval(
-        () => this.touchHeld(),
-        Math.max(this.intervalMs - 1_000, this.intervalMs / 2),
-      );
+      this.timer = setInterval(() => this.touchHeld(), this.heldMs);
       this.timer.unref();
     }
   }
@@ -52,7 +51,7 @@ export class Presence {
 
   /** Every key held, in one batched write (recordPresence), whatever a request wrote since. */
   private touchHeld(): void {
-    const until = Date.now() + this.intervalMs;
+    const until = Date.now() + Math.min(this.intervalMs, this.heldMs);
     for (const key of this.held.keys()) {
       this.fresh.set(key, until);
       recordPresence({ deps: this.deps, key }).catch(this.onError);
