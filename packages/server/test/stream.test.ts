@@ -7,7 +7,10 @@ import { type SseEvent, SseStream } from './helpers/sse';
 
 const clock = new OffsetClock();
 
-const { srv, h } = useServer({ clock, config: { streamPingMs: 200, presenceIntervalMs: 100 } });
+const { srv, h } = useServer({
+  clock,
+  config: { streamPingMs: 200, presenceIntervalMs: 100, presenceHeldMs: 200 },
+});
 
 const send = async (space: { spaceId: string }, key: string, content: string, type = 'text') => {
   const res = await h.post(`/hub/space/${space.spaceId}/messages`, { key, body: { content, type } });
@@ -255,7 +258,7 @@ describe('streamMessages: opening', () => {
     stream.close();
   });
 
-  it('keeps its participant seen at each ping, not only when it opens', async () => {
+  it('keeps its participant seen while it is open (every presenceHeldMs), not only when it opens', async () => {
     const space = await h.createSpace();
     const guest = await h.joinActive(space, { name: 'Listener' });
     const lastSeen = async () => {
@@ -271,6 +274,7 @@ describe('streamMessages: opening', () => {
       try {
         const pings = () => stream.comments.filter((c) => c === 'ping').length;
         const before = pings();
+        // Two pings' time (200 ms each): a round of the held keys (200 ms) came meanwhile.
         await stream.waitUntil(() => pings() >= before + 2, 3000, 'two more pings');
         expect(await lastSeen()).toBeGreaterThanOrEqual(opened + 60_000);
       } finally {
