@@ -1,5 +1,6 @@
 import { type Db, maintainTables } from '@convene/core';
 import type { FastifyBaseLogger } from 'fastify';
+import { repeatEvery } from './repeat';
 
 export interface EmbeddedMaintenanceOptions {
   db: Db;
@@ -21,7 +22,6 @@ export function startEmbeddedMaintenance({
   intervalMs,
   log,
 }: EmbeddedMaintenanceOptions): () => Promise<void> {
-  let running: Promise<void> | undefined;
   let failing = false;
   const maintain = async () => {
     try {
@@ -37,14 +37,5 @@ export function startEmbeddedMaintenance({
       failing = true;
     }
   };
-  const timer = setInterval(() => {
-    running ??= maintain().finally(() => {
-      running = undefined;
-    });
-  }, intervalMs);
-  timer.unref();
-  return async () => {
-    clearInterval(timer);
-    await running;
-  };
+  return repeatEvery(intervalMs, maintain);
 }

@@ -1,5 +1,6 @@
 import { type Deps, releaseExpiredLocks } from '@convene/core';
 import type { FastifyBaseLogger } from 'fastify';
+import { repeatEvery } from '../repeat';
 
 export interface LockExpirySweeperOptions {
   deps: Pick<Deps, 'db' | 'clock' | 'events'>;
@@ -23,7 +24,6 @@ export async function startLockExpirySweeper({
   intervalMs,
   log,
 }: LockExpirySweeperOptions): Promise<() => Promise<void>> {
-  let running: Promise<void> | undefined;
   let failing = false;
   const sweep = async () => {
     try {
@@ -39,14 +39,5 @@ export async function startLockExpirySweeper({
     }
   };
   await sweep();
-  const timer = setInterval(() => {
-    running ??= sweep().finally(() => {
-      running = undefined;
-    });
-  }, intervalMs);
-  timer.unref();
-  return async () => {
-    clearInterval(timer);
-    await running;
-  };
+  return repeatEvery(intervalMs, sweep);
 }
