@@ -215,20 +215,21 @@ export async function buildApp({
     if (app.draining) reply.header('Connection', 'close');
     //    A request that cannot finish in time answers 503 (streams and long waits excepted; a
     //    long poll's `wait` is added to its time).
-    startRequestTimer(request, reply, config.requestTimeoutMs + declaredWaitMs(request));
+    const waitMs = declaredWaitMs(request);
+    startRequestTimer(request, reply, config.requestTimeoutMs + waitMs);
     versioning.resolve(request, reply);
     await rateLimit(request, reply);
     versioning.enforce(request);
     normaliseRequest(request);
     // 5. A long poll (`wait`) is one of its client's open streams while it waits (20 per key, 200
     //    per address, across nodes: 429 beyond), as an event stream is.
-    if (declaredWaitMs(request) > 0 && app.eventHub && clientOf(request).credential) {
+    if (waitMs > 0 && app.eventHub && clientOf(request).credential) {
       const release = await admitStream(app.eventHub, request);
       reply.raw.once('close', release);
     }
     // A page, a stylesheet or an avatar says nothing of a participant's presence (no key rides on
     // an <img>), and an invented key on one would otherwise cost a write.
-    if (!isPageRoute(request)) await presence.touchRequest(request, reply.raw);
+    if (!isPageRoute(request)) await presence.touchRequest(request, reply.raw, waitMs > 0);
   });
   registerHttpPolicy(app, config.publicUrl);
   const adapter = openApiAdapter(appRouter, deps, shutdown.signal);

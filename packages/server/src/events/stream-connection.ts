@@ -25,8 +25,8 @@ export interface StreamConnectionOptions {
    */
   maxQueuedBytes: number;
   /**
-   * An open stream keeps its participant seen: the key is held (touched every few seconds) from
-   * the stream's start to its end. Fields rather than a callback: a closure per stream held for
+   * An open stream keeps its participant seen: the key is held (written every `presenceHeldMs`)
+   * from the stream's start to its end. Fields rather than a callback: a closure per stream held for
    * hours costs 300 bytes.
    */
   presence?: { keeper: PresenceKeeper; key: string } | undefined;

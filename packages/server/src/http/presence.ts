@@ -2,7 +2,6 @@ import type { ServerResponse } from 'node:http';
 import { type Deps, recordPresence } from '@convene/core';
 import type { FastifyRequest } from 'fastify';
 import { presentedCredential } from './client';
-import { declaredWaitMs } from './timeout';
 
 /**
  * Verified presence: each request presenting a space key moves its participant's `lastSeenAt`,
@@ -29,7 +28,7 @@ export class Presence {
     private readonly onError: (error: unknown) => void = () => {},
   ) {}
 
-  /** A connection of `key`'s participant opened: seen now, and every few seconds until released. */
+  /** A connection of `key`'s participant opened: seen now, and every `heldMs` until released. */
   hold(key: string): void {
     this.held.set(key, (this.held.get(key) ?? 0) + 1);
     this.touch(key).catch(this.onError);
@@ -76,10 +75,10 @@ export class Presence {
 
   /**
    * The request's space key, if it presents one (`X-Private-Key` or `?key=`); held until the
-   * answer is over when the request waits for news (a long poll: `wait`).
+   * answer is over when the request waits for news (`waits`: a long poll's `wait`).
    */
-  async touchRequest(request: FastifyRequest, response: ServerResponse): Promise<void> {
-    if (declaredWaitMs(request) > 0) {
+  async touchRequest(request: FastifyRequest, response: ServerResponse, waits: boolean): Promise<void> {
+    if (waits) {
       this.holdUntilClosed(request, response);
       return;
     }

@@ -50,8 +50,8 @@ export function streamHandler({ app, config, deps }: RouteScope): RouteHandlerMe
       lastEventId,
       timestamp,
       maxQueuedBytes: config.streamMaxQueuedBytes,
-      // An open stream keeps its participant seen (lastSeenAt), as a call would, at each ping:
-      // the hub's one timer, not one per stream.
+      // An open stream keeps its participant seen (lastSeenAt) from its start to its end, written
+      // by Presence's one timer (presenceHeldMs), not one per stream.
       presence: key ? { keeper: app.presence, key } : undefined,
       log: request.log,
     });
