@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { expectError, expectOk, useServer } from './helpers';
-import { connectMcp } from './helpers/mcp';
+import { callOk, connectMcp } from './helpers/mcp';
 import { SseStream } from './helpers/sse';
 
 const { srv, h } = useServer();
@@ -134,6 +134,22 @@ describe('verified presence', () => {
     expect(Date.parse(guestView.lastSeenAt)).toBeGreaterThanOrEqual(before - 1000);
   });
 
+  it('sets lastSeenAt for an MCP call whose key is its privateKey argument', async () => {
+    const space = await h.createSpace();
+    const agent = await h.joinActive(space, { name: 'Argued' });
+    // No X-Private-Key on the connection: the key travels in the call, as most MCP hosts send it.
+    const client = await connectMcp(srv.listenUrl);
+    try {
+      const before = Date.now();
+      await callOk(client, 'get_space', { spaceId: space.spaceId, privateKey: agent.key });
+      const view = await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey });
+      const seen = view.body.participants.find((p: any) => p.participantId === agent.participantId);
+      expect(Date.parse(seen.lastSeenAt)).toBeGreaterThanOrEqual(before - 1000);
+    } finally {
+      await client.close();
+    }
+  });
+
   it('is not moved by a page, a file of one or an avatar fetched with the key', async () => {
     const space = await h.createSpace();
     const guest = await h.joinActive(space, { name: 'Lurker' });
@@ -193,6 +209,25 @@ describe('presence of a connection held open', () => {
     try {
       await pause(4_000);
       expect(await ageOf(space, guest.participantId)).toBeLessThan(1_500);
+    } finally {
+      await client.close();
+    }
+  }, 20_000);
+
+  it('an MCP wait_for_messages with the key as its argument keeps lastSeenAt within the interval', async () => {
+    const space = await api.createSpace();
+    const guest = await api.joinActive(space, { name: 'Waiter' });
+    const client = await connectMcp(node.listenUrl);
+    try {
+      const waiting = callOk(client, 'wait_for_messages', {
+        spaceId: space.spaceId,
+        privateKey: guest.key,
+        timestamp: new Date().toISOString(),
+        timeoutSeconds: 6,
+      });
+      await pause(4_500);
+      expect(await ageOf(space, guest.participantId)).toBeLessThan(1_500);
+      expect((await waiting).messages).toEqual([]);
     } finally {
       await client.close();
     }

@@ -3,6 +3,7 @@ import { rowsOf } from '@convene/core';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { expectError, expectOk, onPostgres, useServer } from './helpers';
+import { callError, connectMcp } from './helpers/mcp';
 import { SseStream } from './helpers/sse';
 
 // Streams a client holds: capped per key and per address across nodes (429 beyond), cut off once their client
@@ -80,6 +81,61 @@ describe('long polls', () => {
       expectOk(again);
     } finally {
       stream.close();
+    }
+  });
+});
+
+describe('MCP waits', () => {
+  it('count among the open streams of their key and address while they wait, whichever way the key comes', async () => {
+    const space = await h.createSpace();
+    const since = new Date().toISOString();
+    const byArgument = await connectMcp(srv.listenUrl);
+    const byHeader = await connectMcp(srv.listenUrl, { 'X-Private-Key': space.ownerKey });
+    const wait = (client: typeof byArgument, args: Record<string, unknown> = {}) =>
+      client.callTool({
+        name: 'wait_for_messages',
+        arguments: { spaceId: space.spaceId, timestamp: since, timeoutSeconds: 20, ...args },
+      });
+    try {
+      // Three streams of one key (its cap here): the header client's session stream (the official
+      // client opens it once initialized), a wait by header and one with the key as argument; a
+      // long-polling list_messages is refused while they wait.
+      const waits = [wait(byArgument, { privateKey: space.ownerKey }), wait(byHeader)];
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const fourth = await callError(
+        byArgument,
+        'list_messages',
+        { spaceId: space.spaceId, timestamp: since, wait: 20, privateKey: space.ownerKey },
+        429,
+      );
+      expect(fourth.error).toMatch(/too many open streams for this key/);
+      // So is the key's event stream.
+      expect(((await open(space.spaceId, space.ownerKey)) as { status: number }).status).toBe(429);
+      // A message answers the waits, which give their slots back.
+      expectOk(
+        await h.post(`/hub/space/${space.spaceId}/messages`, {
+          key: space.ownerKey,
+          body: { content: 'hi' },
+        }),
+      );
+      for (const answered of await Promise.all(waits))
+        expect(answered.isError, JSON.stringify(answered.content)).toBeFalsy();
+      let again = await open(space.spaceId, space.ownerKey);
+      for (let i = 0; !(again instanceof SseStream) && i < 50; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        again = await open(space.spaceId, space.ownerKey);
+      }
+      expect(again).toBeInstanceOf(SseStream);
+      (again as SseStream).close();
+      // A call that does not wait holds no slot.
+      const none = (await byArgument.callTool({
+        name: 'list_messages',
+        arguments: { spaceId: space.spaceId, privateKey: space.ownerKey },
+      })) as { isError?: boolean };
+      expect(none.isError).toBeFalsy();
+    } finally {
+      await byArgument.close();
+      await byHeader.close();
     }
   });
 });

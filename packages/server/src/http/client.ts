@@ -171,6 +171,15 @@ export function admitStream(
   return hub.admit((client.credential ?? orElse)!, client.rateLimit.address);
 }
 
+/** admitStream for a credential the request carries in its body (an MCP tool's `privateKey`). */
+export function admitStreamOf(
+  hub: { admit(credential: string, address: string): Promise<() => void> },
+  request: FastifyRequest,
+  credential: string,
+): Promise<() => void> {
+  return hub.admit(hashCredential(credential), clientOf(request).rateLimit.address);
+}
+
 /**
  * Whom a write's idempotency record is kept for: the credential presented, and with an invitation
  * key, which every invitee shares, also the address and the user token the write came from. So a

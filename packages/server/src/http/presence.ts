@@ -93,11 +93,31 @@ export class Presence {
     this.hold(key);
     response.once('close', () => this.release(key));
   }
+
+  /**
+   * A space key a call carries outside its request's headers (an MCP tool's `privateKey`
+   * argument): seen now, and held while the call `waits` for news, until the function returned
+   * is called.
+   */
+  async attend(key: string, waits: boolean): Promise<() => void> {
+    if (!isSpaceKey(key)) return () => {};
+    if (!waits) {
+      await this.touch(key);
+      return () => {};
+    }
+    this.hold(key);
+    let held = true;
+    return () => {
+      if (held) this.release(key);
+      held = false;
+    };
+  }
 }
+
+/** Owner and participant keys: the keys that name a participant (an invitation key names none). */
+const isSpaceKey = (value: string) => /^[0-9a-f]{64}$/i.test(value);
 
 function spaceKeyOf(request: FastifyRequest): string | undefined {
   const presented = presentedCredential(request);
-  return presented?.kind === 'space-key' && /^[0-9a-f]{64}$/i.test(presented.value)
-    ? presented.value
-    : undefined;
+  return presented?.kind === 'space-key' && isSpaceKey(presented.value) ? presented.value : undefined;
 }

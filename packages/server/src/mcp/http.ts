@@ -2,7 +2,7 @@ import { createMcpSession, deleteMcpSession, ShuttingDownError, touchMcpSession 
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
-import { admitStream, sha256 } from '../http/client';
+import { admitStream, admitStreamOf, sha256 } from '../http/client';
 import { errorBody } from '../http/error-body';
 import { NOT_JSON_BODY } from '../http/errors';
 import { foreignOrigin } from '../http/origin';
@@ -111,6 +111,17 @@ export function mcpHandler({ app, config, deps, api, idempotency }: RouteScope):
         replayed: () => {
           if (!reply.raw.headersSent) reply.raw.setHeader('Idempotency-Replayed', 'true');
         },
+      },
+      attend: async (key, waits) => {
+        if (!waits) return app.presence.attend(key, false);
+        const hub = app.eventHub;
+        if (!hub || hub.isClosed) throw new ShuttingDownError();
+        const release = await admitStreamOf(hub, request, key);
+        const unhold = await app.presence.attend(key, true);
+        return () => {
+          release();
+          unhold();
+        };
       },
     });
     // One JSON answer, unless a call asked for progress notifications: they need the call's own

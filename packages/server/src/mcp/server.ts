@@ -57,7 +57,22 @@ export interface McpServerOptions {
   log: FailureLog;
   /** What tool calls made with an idempotency key need (REST's records, the same rules). */
   idempotency?: McpIdempotency | undefined;
+  /**
+   * A call's space key at work, as REST's hooks treat a request's: seen (lastSeenAt), and while
+   * the call `waits` for news, one of its client's open streams (429 beyond the caps) and kept
+   * seen. Resolves with what ends the wait's hold.
+   */
+  attend?: ((key: string, waits: boolean) => Promise<() => void>) | undefined;
 }
+
+/**
+ * Whether a call may wait for news: list_messages' and get_inbox's `wait`, wait_for_messages'
+ * `timeoutSeconds` (REST's long poll is its `wait`).
+ */
+const waits = (input: unknown): boolean => {
+  const { wait, timeoutSeconds } = input as { wait?: unknown; timeoutSeconds?: unknown };
+  return Number(wait ?? timeoutSeconds ?? 0) > 0;
+};
 
 export interface McpIdempotency {
   gate: IdempotencyGate;
@@ -120,6 +135,7 @@ export function createMcpServer({
   sessionId,
   log,
   idempotency,
+  attend,
 }: McpServerOptions): Server {
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
   const server = new Server(
@@ -144,6 +160,7 @@ export function createMcpServer({
     const args = (request.params.arguments ?? {}) as Record<string, unknown>;
     const argKey = keyArgument(args.privateKey);
     const progressToken = request.params._meta?.progressToken;
+    let leave: (() => void) | undefined;
     try {
       // The HTTP layer left U+0000 and lone surrogates in the arguments to the tool
       // (http/policy.ts): the same 400.
@@ -154,6 +171,7 @@ export function createMcpServer({
       const input = tool.input.parse(args);
       const key = argKey ?? header(headers, 'x-private-key');
       const userToken = header(headers, 'x-user-token');
+      if (key) leave = await attend?.(key, waits(input));
       const output = await tool.run(input, {
         deps,
         key,
@@ -191,6 +209,8 @@ export function createMcpServer({
           : error;
       logFailure(log, toHttpError(named, deps.config.publicUrl).status, error, `tool ${tool.name}`);
       return toolError(named, deps.config.publicUrl);
+    } finally {
+      leave?.();
     }
   });
 
