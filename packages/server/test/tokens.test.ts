@@ -105,6 +105,8 @@ describe('revokeApiToken', () => {
     const res = await h.delete(`/hub/me/tokens/${token.id}`, { headers: person.auth });
     expectOk(res, 204);
     expect(res.text).toBe('');
+    // No content, so no content type either (RFC 9110 8.3: it describes a content).
+    expect(res.headers.get('content-type')).toBeNull();
 
     expect(await me.tokens.list()).toEqual([expect.objectContaining({ id: token.id, revoked: true })]);
     // Revoked: identity no longer proven, so key recovery refuses and createSpace links nothing.

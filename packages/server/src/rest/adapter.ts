@@ -21,8 +21,10 @@ export function openApiAdapter(router: ReturnType<typeof routerOf>, deps: Deps, 
    * Synchronous on purpose: an onSend that yields lets Fastify send a second, empty answer for
    * handlers that call reply.send() without returning the reply (the adapter does).
    */
-  const onSend: onSendHookHandler = (request, _reply, payload, done) => {
+  const onSend: onSendHookHandler = (request, reply, payload, done) => {
     const failure = failures.get(request);
+    // The adapter types every answer JSON, a 204's too, which has no content to type.
+    if (!failure && reply.statusCode === 204) reply.removeHeader('content-type');
     done(null, failure ? JSON.stringify(failure.body) : payload);
   };
 
