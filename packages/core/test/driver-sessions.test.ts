@@ -11,16 +11,18 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('a database session ended under 
     const sql = postgres(url, { max: 1, onnotice: () => {} });
     const admin = postgres(url, { max: 1, onnotice: () => {} });
     try {
-      const [{ pid }] = await sql<{ pid: number }[]>`select pg_backend_pid() as pid`;
+      const { pid } = (await sql<{ pid: number }[]>`select pg_backend_pid() as pid`)[0]!;
       const inFlight = sql`select pg_sleep(5)`.then(
         () => undefined,
         (error: { code?: string }) => error,
       );
       // The query is out when its session is ended.
       for (let i = 0; i < 100; i++) {
-        const [{ active }] = await admin<{ active: boolean }[]>`
-          select exists (select 1 from pg_stat_activity where pid = ${pid} and query like 'select pg_sleep%')
-            as active`;
+        const { active } = (
+          await admin<{ active: boolean }[]>`
+            select exists (select 1 from pg_stat_activity where pid = ${pid} and query like 'select pg_sleep%')
+              as active`
+        )[0]!;
         if (active) break;
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
@@ -29,7 +31,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('a database session ended under 
       expect(ended).toBeDefined();
       // The same connection, in a new session: its queries are answered.
       for (let i = 0; i < 3; i++) expect(await sql`select ${i}::int as n`).toEqual([{ n: i }]);
-      const [{ pid: again }] = await sql<{ pid: number }[]>`select pg_backend_pid() as pid`;
+      const again = (await sql<{ pid: number }[]>`select pg_backend_pid() as pid`)[0]!.pid;
       expect(again).not.toBe(pid);
     } finally {
       await sql.end({ timeout: 1 });
