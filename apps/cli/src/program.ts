@@ -22,6 +22,7 @@ import { registerSignup } from './commands/signup';
 import { registerSpace } from './commands/space';
 import { registerTail } from './commands/tail';
 import { registerToken } from './commands/token';
+import { registerVersion } from './commands/version';
 import { registerWebhook } from './commands/webhook';
 import { registerWhoami } from './commands/whoami';
 import { Context } from './lib/context';
@@ -95,9 +96,9 @@ Environment:
   NO_COLOR        no colours or spinners (prompts stay, without colour)
   CI, AI_AGENT    plain text: no colours, spinners or prompts
 
-Exit codes: 0 ok, 1 error, 2 usage, 4 authentication needed, 5 not found, 6 locked or conflict,
-130 interrupted (129 and 143: stopped by SIGHUP or SIGTERM); \`tail\` and \`inbox --follow\` end
-with 0 on Ctrl-C.
+Exit codes: 0 ok, 1 error, 2 usage, 4 authentication needed, 5 not found, 6 locked, conflict or
+rate-limited (try again later), 130 interrupted (129 and 143: stopped by SIGHUP or SIGTERM);
+\`tail\` and \`inbox --follow\` end with 0 on Ctrl-C.
 Keys and tokens are kept in $XDG_CONFIG_HOME/convene/credentials.json (mode 0600).
 `,
     );
@@ -129,6 +130,7 @@ Keys and tokens are kept in $XDG_CONFIG_HOME/convene/credentials.json (mode 0600
   registerCompletion(program, app);
   registerComplete(program, app);
   program.commandsGroup('Help:');
+  registerVersion(program, app);
   for (const group of walk(program).filter((command) => command.commands.length > 0)) {
     const path = commandPath(group);
     addHelpCommand(group).addHelpText(

@@ -580,6 +580,12 @@ describe('artifact write and restore: what they leave, and what they do not do',
   });
 });
 
+/** The `artifact write` a failed edit's hint ends with (`… save it with: convene …`), as arguments. */
+const writeSuggested = (stderr: string): string[] | undefined => {
+  const line = stderr.match(/save it with: convene (.+)$/im)?.[1];
+  return line === undefined ? undefined : suggested(`\`convene ${line}\``)[0];
+};
+
 describe('artifact edit', () => {
   it('saves what the editor saved as a new version over the version it opened, and unlocks', async () => {
     await guest.run(['artifact', 'create', 'edit.md', '--file', '-'], { input: 'first line\n' });
@@ -803,6 +809,75 @@ describe('artifact edit', () => {
     // The lock is the owner's now: there was nothing of ours to release.
     expect(result.stderr).not.toContain('could not release the lock');
     expect((await byName(owner, 'edit.md')).lockedBy).toBeDefined();
+    expect((await owner.run(['artifact', 'unlock', 'edit.md'])).code).toBe(0);
+  });
+
+  it('says what changed when the lock was lost while editing and someone saved: the version now, who saved it, its diff, a write over it', async () => {
+    const base = (await byName(owner, 'edit.md')).version;
+    const held = heldEditor(guest, 'lost-lock', { text: 'mine, late', write: 'last' });
+    const { done } = await editing(guest, 'edit.md', held.ed, held.opened);
+    // The owner forces Gus's lock open and saves a version of their own meanwhile.
+    expect((await owner.run(['artifact', 'unlock', 'edit.md'])).code).toBe(0);
+    const theirs = join(owner.home, 'saved-meanwhile.md');
+    writeFileSync(theirs, 'the owner saved this\n');
+    expect((await owner.run(['artifact', 'write', 'edit.md', '--file', theirs])).code).toBe(0);
+    held.release();
+    const result = await done;
+    expect(result.code).toBe(6);
+    const kept = result.stderr.match(/Your text is kept in (\S+)/)![1]!;
+    expect(readFileSync(kept, 'utf8')).toContain('mine, late');
+    expect(result.stderr).toContain('Your lock on it was lost while the editor was open');
+    expect(result.stderr).toContain(
+      `It was edited from version ${base}, and the document is at version ${base + 1}, saved by Owner`,
+    );
+    // Not the write on the version it was edited from, which is stale already.
+    expect(result.stderr).not.toContain('Save it later');
+    expect(result.stderr).not.toContain(`--base-version ${base}\n`);
+    const [diff] = suggested(result.stderr);
+    expect(diff).toEqual(['artifact', 'diff', 'edit.md', String(base), String(base + 1)]);
+    const write = writeSuggested(result.stderr);
+    expect((await guest.run(diff!)).stdout).toContain('+the owner saved this');
+    expect(write).toEqual([
+      'artifact',
+      'write',
+      'edit.md',
+      '--file',
+      kept,
+      '--base-version',
+      String(base + 1),
+    ]);
+    // Run as printed, it saves the kept text over their version, knowingly.
+    const saved = await guest.run(write!);
+    expect(saved.code).toBe(0);
+    expect((await owner.run(['artifact', 'download', 'edit.md'])).stdout).toContain('mine, late');
+  });
+
+  it('says, when the lock was lost but nobody saved, that the version edited is still the latest, and who holds the lock', async () => {
+    const base = (await byName(owner, 'edit.md')).version;
+    const held = heldEditor(guest, 'lost-nothing-saved', { text: 'mine again', write: 'last' });
+    const { done } = await editing(guest, 'edit.md', held.ed, held.opened);
+    expect((await owner.run(['artifact', 'unlock', 'edit.md'])).code).toBe(0);
+    expect((await owner.run(['artifact', 'lock', 'edit.md'])).code).toBe(0);
+    held.release();
+    const result = await done;
+    expect(result.code).toBe(6);
+    expect(result.stderr).toContain('Your lock on it was lost while the editor was open');
+    expect(result.stderr).toContain(
+      `Nobody saved since version ${base}, which you edited; Owner holds its lock now`,
+    );
+    const kept = result.stderr.match(/Your text is kept in (\S+)/)![1]!;
+    const write = writeSuggested(result.stderr);
+    expect(write).toEqual([
+      'artifact',
+      'write',
+      'edit.md',
+      '--file',
+      kept,
+      '--base-version',
+      String(base),
+      '--wait',
+      '5m',
+    ]);
     expect((await owner.run(['artifact', 'unlock', 'edit.md'])).code).toBe(0);
   });
 

@@ -179,6 +179,94 @@ describe('send', () => {
   });
 });
 
+describe('send refused for a while', () => {
+  it('fails at once, with when to try again (exit 6), when the space’s message budget is spent: the minute is not waited out', async () => {
+    const host = new User(server.url);
+    const talker = new User(server.url);
+    try {
+      expect((await host.run(['space', 'create', 'Budgeted'])).code).toBe(0);
+      await joinAs(host, talker, 'Talker');
+      expect((await host.run(['space', 'update', '--max-messages-per-minute', '2'])).code).toBe(0);
+      for (const text of ['one', 'two']) expect((await talker.run(['send', text])).code).toBe(0);
+      const started = Date.now();
+      const refused = await talker.run(['send', 'three'], { timeoutMs: 30_000 });
+      // The SDK alone would wait the budget's Retry-After (up to a minute), twice, in silence.
+      expect(Date.now() - started).toBeLessThan(10_000);
+      expect(refused.code).toBe(6);
+      expect(refused.stderr).toMatch(
+        /^✗ not sent: this space allows each participant 2 messages per minute\n/,
+      );
+      expect(refused.stderr).toMatch(/Try again in \d+ s:/);
+      expect(refused.stderr).toContain('`convene space show` shows the budget');
+      const json = await talker.run(['send', 'four', '--json'], { timeoutMs: 30_000 });
+      expect(json.code).toBe(6);
+      expect(JSON.parse(json.stderr)).toMatchObject({
+        error: 'not sent: this space allows each participant 2 messages per minute',
+        code: 'rate_limited',
+        status: 429,
+        retryAfter: expect.any(Number),
+        exitCode: 6,
+      });
+      // Nothing was sent.
+      const sent = (await host.run(['messages', '--json'])).json().map((m: any) => m.content);
+      expect(sent).toEqual(['one', 'two']);
+      // Said in its help, with the exit code.
+      const help = (await talker.run(['send', '--help'])).stdout.replace(/\s+/g, ' ');
+      expect(help).toContain('message budget');
+      expect(help).toContain('exit 6');
+    } finally {
+      host.remove();
+      talker.remove();
+    }
+  });
+
+  it('sends after a Retry-After of a few seconds (the rate limit at the end of its window), saying it waits', async () => {
+    const limited = await startServer({ RATE_LIMIT_MAX: '2', RATE_LIMIT_WINDOW_S: '5' });
+    const someone = new User(limited.url);
+    try {
+      const { spaceId: id, ownerPrivateKey } = (
+        await someone.run(['space', 'create', 'Limited', '--json'], { timeoutMs: 60_000 })
+      ).json();
+      /** Spends the key's window; the seconds left in it (Retry-After of the refusal). */
+      const spend = async () => {
+        for (;;) {
+          const response = await fetch(`${limited.url}/hub/space/${id}`, {
+            headers: { 'x-private-key': ownerPrivateKey },
+          });
+          if (response.status === 429) return Number(response.headers.get('retry-after'));
+        }
+      };
+      // A window just opened, so that the send meets it: spent at its very start.
+      let left = await spend();
+      while (left < 5) {
+        await new Promise((resolve) => setTimeout(resolve, left * 1000 + 200));
+        left = await spend();
+      }
+      const sent = await someone.run(['send', 'after the wait'], { timeoutMs: 30_000 });
+      expect(sent.code).toBe(0);
+      expect(sent.stderr).toMatch(/rate limit exceeded: sending again in \d s/);
+      expect(sent.stderr).toContain('Sent to Limited');
+    } finally {
+      someone.remove();
+      await limited.close();
+    }
+  });
+});
+
+describe('messages --since', () => {
+  it('refuses a number alone (seconds? minutes?) as a usage error naming the units', async () => {
+    const bare = await owner.run(['messages', '--since', '17']);
+    expect(bare.code).toBe(2);
+    expect(bare.stderr).toContain('--since needs a unit: "17" alone would be 17 seconds ago');
+    expect(bare.stderr).toContain('Write 17s (seconds), 17m (minutes), 17h (hours) or 17d (days)');
+    expect((await owner.run(['tail', '--since', '5'])).code).toBe(2);
+    for (const form of ['17s', '17m', '2h', '1d', 'yesterday', '09:30']) {
+      const listed = await owner.run(['messages', '--since', form, '--json']);
+      expect({ form, code: listed.code }).toEqual({ form, code: 0 });
+    }
+  });
+});
+
 describe('messages', () => {
   it('prints messages as text, keeps the last --limit, and starts after --since', async () => {
     const text = await owner.run(['messages']);

@@ -341,11 +341,13 @@ describe('space create, list, show, use, update, close', () => {
     expect(table.stdout).toMatch(/\*\s+Retro\s.*not checked: no answer/);
     expect(table.stdout).not.toContain('ECONNREFUSED');
     expect(table.stderr).toContain('http://127.0.0.1:9 does not answer: the states are not checked');
-    // Started anywhere, a server keeps its data in .data there: pasted elsewhere, a line would start
-    // a new, empty one, where every saved space is "not found". Where and how it must run, instead.
+    // Pasted elsewhere, a line would start a new, empty server, where every saved space is "not
+    // found"; and where its data is (./.data where it started, or DATA_DIR, --data-dir,
+    // --database-url) convene cannot know, so it is not said as a fact. How it must run, instead.
     expect(table.stderr).toContain(
-      'Start the server that keeps your spaces again, on its own data: convene serve --port 9 in the directory it was started from',
+      'Start the server that keeps your spaces again, on its own data: convene serve --port 9 as it was started (its data is where it was started: ./.data in the directory it was started from, unless it was given --data-dir, DATA_DIR, --database-url or DATABASE_URL, which it needs again)',
     );
+    expect(table.stderr).not.toContain('its data is in .data there');
     expect(table.stderr).not.toContain('`convene serve');
   });
 
@@ -840,12 +842,21 @@ describe('invite, join, participants, moderation, leave', () => {
 
     // `reject` says it plainly, and applies only to someone waiting.
     const rex = user();
-    const rexJoining = rex.run(['join', humanLink, '--name', 'Rex'], { timeoutMs: 60_000 });
+    const rexJoining = rex.run(['join', humanLink, '--name', 'Rex', '--json'], { timeoutMs: 60_000 });
     await waitingForApproval(owner, 'Rex');
     const rejected = await owner.run(['reject', 'Rex']);
     expect(rejected.code).toBe(0);
     expect(rejected.stderr).toContain("Refused Rex's request to join Selective");
-    expect((await rexJoining).code).toBe(4);
+    const rexRefused = await rexJoining;
+    expect(rexRefused.code).toBe(4);
+    // With --json, the server's code and status, as every refusal carries them.
+    expect(JSON.parse(rexRefused.stderr.trim().split('\n').at(-1)!)).toEqual({
+      error: 'the owner refused your request to join (you were removed while waiting)',
+      code: 'join_refused',
+      status: 404,
+      hint: expect.any(String),
+      exitCode: 4,
+    });
     // Again: the status is kicked, as for anyone removed, and reject says both, not "kicked" alone.
     const again = await owner.run(['reject', 'Rex']);
     expect(again.code).toBe(0);
@@ -1203,6 +1214,92 @@ describe('invite, join, participants, moderation, leave', () => {
     expect(json.code).toBe(0);
     expect(json.json()).toEqual({ ok: true, closed: true });
     expect(guest2.credentials().hosts[server.url].defaultSpace).toBeUndefined();
+  });
+
+  it('says of a key the server does not know (the file edited, another server) that it is that, not that the space closed', async () => {
+    const owner = user();
+    const { spaceId } = (await owner.run(['space', 'create', 'Open still', '--json'])).json();
+    const guest = user();
+    await joinAs(owner, guest, 'Kit');
+    /** The saved key of the default space, one character changed: as a hand-edited file has it. */
+    const corrupt = (who: User) => {
+      const file = join(who.env.XDG_CONFIG_HOME!, 'convene/credentials.json');
+      const saved = JSON.parse(readFileSync(file, 'utf8'));
+      const space = saved.hosts[server.url].spaces[spaceId];
+      space.key = `${space.key.slice(0, -1)}${space.key.endsWith('0') ? '1' : '0'}`;
+      writeFileSync(file, JSON.stringify(saved), { mode: 0o600 });
+    };
+    for (const who of [owner, guest]) {
+      corrupt(who);
+      const refused = await who.run(['participants']);
+      expect(refused.code).toBe(4);
+      expect(refused.stderr).toContain('unknown key for this space ("Open still")');
+      expect(refused.stderr).toContain(
+        'The key saved here for "Open still" is not one the server knows: the credentials file was edited, or another server answers at this address',
+      );
+      expect(refused.stderr).toContain('`convene doctor` checks the server and the default space’s key');
+      expect(refused.stderr).not.toContain('closes or expires');
+      expect(refused.stderr).not.toContain('left or were removed');
+      const json = await who.run(['participants', '--json']);
+      expect(JSON.parse(json.stderr)).toMatchObject({ code: 'key_unknown', status: 401, exitCode: 4 });
+      // doctor, which the hint points at, says the same of the default space's key.
+      const doctor = await who.run(['doctor']);
+      expect(doctor.code).toBe(1);
+      expect(doctor.stdout).toContain('✗ default space: Open still: 401 unknown key for this space');
+      expect(doctor.stdout).toContain('is not one the server knows');
+      expect(doctor.stdout).not.toContain('join again');
+    }
+  });
+
+  it('after leaving or closing the default space, makes the one space left the default, or says none is and how to pick one', async () => {
+    const owner = user();
+    const guest = user();
+    const { spaceId: firstId } = (await owner.run(['space', 'create', 'First', '--json'])).json();
+    await joinAs(owner, guest, 'Gil');
+    const { spaceId: secondId } = (await owner.run(['space', 'create', 'Second', '--json'])).json();
+    await joinAs(owner, guest, 'Gil');
+    // The guest leaves the default space, Second: First is the one left, and becomes the default.
+    const left = await guest.run(['leave', '--yes']);
+    expect(left.code).toBe(0);
+    expect(left.stderr).toContain('Left Second');
+    expect(left.stderr).toContain('First, the one space left here, is your default space now');
+    expect(guest.credentials().hosts[server.url].defaultSpace).toBe(firstId);
+    expect((await guest.run(['send', 'still in First'])).code).toBe(0);
+    // --json stays the answer it was.
+    expect((await guest.run(['leave', '--yes', '--json'])).json()).toEqual({ ok: true });
+    // Nothing left: said, with how to have a space again.
+    const empty = user();
+    await joinAs(owner, empty, 'Ned');
+    const none = await empty.run(['leave', '--yes']);
+    expect(none.stderr).toContain(
+      'No space is saved here now: create one with `convene space create NAME` or join one with `convene join LINK`.',
+    );
+
+    // The owner closes the default space, Second: First is the only other one, the default now.
+    const closed = await owner.run(['space', 'close', '--yes']);
+    expect(closed.code).toBe(0);
+    expect(closed.stderr).toContain('Closed Second');
+    expect(closed.stderr).toContain('First, the one other space saved here, is your default space now');
+    // The closed space is kept (listed as closed), and its hint names it: it is not the default.
+    expect(closed.stderr).toContain('`convene leave "Second"` forgets it here');
+    expect(owner.credentials().hosts[server.url].spaces[secondId]).toBeDefined();
+    expect(owner.credentials().hosts[server.url].defaultSpace).toBe(firstId);
+    expect((await owner.run(['send', 'First it is'])).code).toBe(0);
+    // Several others: none is the default, and how to pick one is said.
+    (await owner.run(['space', 'create', 'Third', '--json'])).json();
+    const several = await owner.run(['space', 'close', '--yes']);
+    expect(several.code).toBe(0);
+    expect(several.stderr).toContain(
+      'No space is chosen now: pick the default with `convene space use NAME` (`convene space list` lists them).',
+    );
+    expect(owner.credentials().hosts[server.url].defaultSpace).toBeUndefined();
+    // Closing a space that is not the default changes nothing of it.
+    expect((await owner.run(['space', 'use', 'First'])).code).toBe(0);
+    (await owner.run(['space', 'create', 'Fourth', '--json'])).json();
+    expect((await owner.run(['space', 'use', 'First'])).code).toBe(0);
+    const other = await owner.run(['space', 'close', 'Fourth']);
+    expect(other.stderr).not.toContain('default space');
+    expect(owner.credentials().hosts[server.url].defaultSpace).toBe(firstId);
   });
 });
 

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer as createNetServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commandPath, createApp } from '../src/app';
@@ -104,6 +104,19 @@ describe('help, version, usage errors', () => {
       'convene token needs a command: create, list or revoke',
     );
     expect((await owner.run(['--version'])).stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+  });
+
+  it('answers `convene version` as `convene --version`, and lists it in the help and in completion', async () => {
+    const flag = await owner.run(['--version']);
+    const command = await owner.run(['version']);
+    expect(command.code).toBe(0);
+    expect(command.stdout).toBe(flag.stdout);
+    expect(command.stderr).toBe('');
+    expect((await owner.run(['version', '--json'])).json()).toEqual({ version: flag.stdout.trim() });
+    expect((await owner.run(['--help'])).stdout).toMatch(/^ {2}version\b/m);
+    expect((await owner.run(['help', 'version'])).code).toBe(0);
+    // A typo of it is answered as any command's.
+    expect((await owner.run(['versoin'])).stderr).toContain('Did you mean version?');
   });
 
   it('groups the commands by what they act on', async () => {
@@ -459,6 +472,7 @@ describe('completion', () => {
         .trim()
         .split('\n');
     expect(complete(['convene', 'sp'])).toEqual(['space']);
+    expect(complete(['convene', 'vers'])).toEqual(['version']);
     expect(complete(['convene', 'artifact', 'e'])).toEqual(['edit']);
     expect(complete(['convene', 'space', 'create', '--pr'])).toEqual(['--private']);
     expect(complete(['convene', '--json', 'tail', '--si'])).toEqual(['--since']);
@@ -841,6 +855,40 @@ describe('a server that is not Convene', () => {
     const down = await owner.run(['doctor', '--url', url]);
     expect(down.stdout).toContain(`✗ server: ${url} does not answer`);
     expect(down.stdout).toContain('No server answers there');
+  });
+
+  it('tells something that resets or closes the connection, or answers in another protocol, from nothing listening', async () => {
+    // Not HTTP at all: a program that resets every connection, one that closes it once asked, and
+    // one that answers in its own protocol (an SSH server, say).
+    const behaviours = {
+      reset: (socket: Socket) => socket.resetAndDestroy(),
+      closed: (socket: Socket) => socket.once('data', () => socket.end()),
+      'not HTTP': (socket: Socket) => socket.once('data', () => socket.end('SSH-2.0-OpenSSH_9.6\r\n')),
+    };
+    for (const [behaviour, act] of Object.entries(behaviours)) {
+      const other = createNetServer(act);
+      await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+      const port = (other.address() as AddressInfo).port;
+      const url = `http://127.0.0.1:${port}`;
+      try {
+        const doctor = await owner.run(['doctor', '--url', url]);
+        expect({ behaviour, code: doctor.code }).toEqual({ behaviour, code: 1 });
+        const said =
+          behaviour === 'not HTTP' ? 'answers, but not in HTTP' : 'closed the connection without answering';
+        expect(doctor.stdout).toContain(`✗ server: ${url} ${said}`);
+        expect(doctor.stdout).toContain(`Something on port ${port} ${said}: not a Convene server`);
+        // The port is taken: a server started there would fail; never "start one", nor "does not answer".
+        expect(doctor.stdout).not.toContain('No server answers there');
+        expect(doctor.stdout).not.toContain('convene serve');
+        expect(doctor.stdout).not.toContain(`${url} does not answer`);
+        const command = await owner.run(['messages', '--url', url]);
+        expect({ behaviour, code: command.code }).toEqual({ behaviour, code: 1 });
+        expect(command.stderr).toContain(`Something on port ${port} ${said}: not a Convene server`);
+        expect(command.stderr).not.toContain('convene serve');
+      } finally {
+        other.close();
+      }
+    }
   });
 
   it('says of an https:// address where the server speaks plain HTTP that it does, and the http:// one', async () => {

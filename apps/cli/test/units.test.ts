@@ -3,9 +3,13 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  AbortError,
+  BadRequestError,
   ConnectionError,
   type ConveneError,
+  InternalServerError,
   NotFoundError,
+  RateLimitError,
   ServiceUnavailableError,
   TimeoutError,
 } from '@convene/sdk';
@@ -13,13 +17,13 @@ import stringWidth from 'fast-string-width';
 import { afterAll, describe, expect, it } from 'vitest';
 import { isJoinRefused, serverOfLink } from '../src/commands/join';
 import { moderated } from '../src/commands/moderate';
-import { mentionedId } from '../src/commands/send';
+import { mentionedId, sendRetryDelayMs } from '../src/commands/send';
 import { Creators } from '../src/commands/tail';
 import { normaliseUrl } from '../src/lib/context';
 import { formatSeconds, parseDuration, parseSince, parseTtl } from '../src/lib/duration';
 import { isPlainCommand, runEditor, safeFileName } from '../src/lib/editor';
 import { UsageError } from '../src/lib/errors';
-import { plainHttp, speaksPlainHttp, unreachableHint } from '../src/lib/failure';
+import { connectionState, plainHttp, speaksPlainHttp, unreachableHint } from '../src/lib/failure';
 import { strayMentions } from '../src/lib/mentions';
 import { sayConnectionLost, sayOutages } from '../src/lib/outage';
 import { detectMode, Output, terminalColumns } from '../src/lib/output';
@@ -131,6 +135,34 @@ describe('durations and times', () => {
     for (const wrong of ['last week', '2030-02-31', '25:00', '2030-01-01 24:00', '1 hour']) {
       expect(() => parseSince(wrong, now)).toThrow(/--since takes a duration back from now/);
     }
+    // A number alone: seconds, minutes? As for --ttl, a usage error naming the units.
+    for (const bare of ['17', '0', ' 90 ']) {
+      const n = bare.trim();
+      expect(() => parseSince(bare, now)).toThrow(
+        expect.objectContaining({
+          exitCode: 2,
+          message: `--since needs a unit: "${n}" alone would be ${n} seconds ago`,
+          hint: `Write ${n}s (seconds), ${n}m (minutes), ${n}h (hours) or ${n}d (days) back from now, or a time (09:30) or date (2030-01-01).`,
+        }),
+      );
+    }
+    // Every documented form still works.
+    for (const form of [
+      '0s',
+      '17s',
+      '17m',
+      '2h',
+      '1d',
+      '1h30m',
+      '1w',
+      '09:30',
+      'today',
+      'yesterday',
+      '2029-12-31',
+    ]) {
+      expect(() => parseSince(form, now)).not.toThrow();
+    }
+    expect(parseSince('17s', now)).toBe('2030-01-01T11:59:43.000Z');
   });
 
   it('names an instant by its time today, and by date and time on another day', () => {
@@ -187,6 +219,39 @@ describe('a message printed', () => {
       `${day} 09:05  Hana Host (owner): Sure\n          ↪ in reply to Ada Lovelace: Question ${'x'.repeat(50)}…\n` +
         '09:05:07  Hana Host (owner): Later\n          ↪ in reply to message 3751a2b4\n',
     );
+  });
+});
+
+describe('send, refused for a while', () => {
+  it('waits out a Retry-After of a few seconds (the rate limit), never a longer one (a space’s message budget)', () => {
+    const limited = (retryAfter: string, error = 'rate limit exceeded') =>
+      new RateLimitError(`429 ${error}`, {
+        status: 429,
+        body: { error, code: 'rate_limited', retryAfter: Number(retryAfter) },
+        headers: new Headers({ 'retry-after': retryAfter, 'api-version': '1' }),
+      });
+    for (const seconds of ['1', '3', '5']) {
+      const wait = sendRetryDelayMs(limited(seconds), 0);
+      expect(wait).toBeGreaterThanOrEqual(Number(seconds) * 1000);
+      expect(wait).toBeLessThanOrEqual(Number(seconds) * 1000 + 1000);
+    }
+    // The budget's minute (or a rate-limit window's end seconds away): said at once, not waited for.
+    for (const seconds of ['6', '42', '60', '3600']) {
+      expect(
+        sendRetryDelayMs(limited(seconds, 'this space allows each participant 2 messages per minute'), 0),
+      ).toBeUndefined();
+    }
+    // Twice at most, as the SDK's own retries.
+    expect(sendRetryDelayMs(limited('1'), 1)).toBeDefined();
+    expect(sendRetryDelayMs(limited('1'), 2)).toBeUndefined();
+    // What the SDK retries otherwise (the same Idempotency-Key makes it safe), and nothing else.
+    const refused = new ConnectionError('connect ECONNREFUSED', { code: 'ECONNREFUSED' });
+    expect(sendRetryDelayMs(refused, 0)).toBeGreaterThan(0);
+    expect(sendRetryDelayMs(new TimeoutError('no answer within 60000 ms'), 1)).toBeGreaterThan(0);
+    expect(sendRetryDelayMs(new InternalServerError('500 boom', { status: 500 }), 0)).toBeGreaterThan(0);
+    expect(sendRetryDelayMs(new AbortError('aborted'), 0)).toBeUndefined();
+    expect(sendRetryDelayMs(new BadRequestError('400 no', { status: 400 }), 0)).toBeUndefined();
+    expect(sendRetryDelayMs(new Error('bug'), 0)).toBeUndefined();
   });
 });
 
@@ -581,8 +646,45 @@ describe('a server that does not answer', () => {
     // With spaces of it saved here: no line to paste anywhere, which would start a new, empty
     // server wherever it is typed, but the server on its own data.
     const own = unreachableHint('http://127.0.0.1:4301', true, { keysHere: true });
+    // Where its data is, convene cannot know (DATA_DIR, --data-dir, --database-url): not said as a fact.
     expect(own).toBe(
-      'No server answers there. Start the server that keeps your spaces again, on its own data: convene serve --port 4301 in the directory it was started from (its data is in .data there), or with the --data-dir or --database-url it had; started on other data, it would be a new server, without your spaces.',
+      'No server answers there. Start the server that keeps your spaces again, on its own data: convene serve --port 4301 as it was started (its data is where it was started: ./.data in the directory it was started from, unless it was given --data-dir, DATA_DIR, --database-url or DATABASE_URL, which it needs again); started on other data, it would be a new server, without your spaces.',
+    );
+    expect(own).not.toContain('its data is in .data there');
+  });
+
+  it('tells a refused connection (nothing listens) from one something listening reset, closed or answered in another protocol', () => {
+    const failed = (message: string, code: string) =>
+      new ConnectionError(`${message} (health: GET http://127.0.0.1:4301/api/health)`, { code });
+    const refused = unreachableHint('http://127.0.0.1:4301', true, {
+      error: failed('connect ECONNREFUSED 127.0.0.1:4301', 'ECONNREFUSED'),
+    });
+    expect(refused).toBe(
+      'No server answers there. Start one in another terminal with `convene serve --port 4301`.',
+    );
+    for (const [error, said] of [
+      [failed('connect ECONNRESET 127.0.0.1:4301', 'ECONNRESET'), 'closed the connection without answering'],
+      [failed('other side closed', 'UND_ERR_SOCKET'), 'closed the connection without answering'],
+      [
+        failed('Response does not match the HTTP/1.1 protocol (Expected HTTP/)', 'HPE_INVALID_CONSTANT'),
+        'answers, but not in HTTP',
+      ],
+    ] as const) {
+      expect(connectionState(error)).toBe(said);
+      for (const fromDoctor of [false, true]) {
+        const hint = unreachableHint('http://127.0.0.1:4301', true, { error, fromDoctor, keysHere: true });
+        // Something is there: a server to start would find the port taken.
+        expect(hint).not.toContain('convene serve');
+        expect(hint).toMatch(
+          /^Something on port 4301 (closed the connection without answering|answers, but not in HTTP): /,
+        );
+        expect(hint).toContain('not a Convene server');
+        expect(hint).toContain('Check the address (--url or CONVENE_URL)');
+        expect(hint.includes('`convene doctor`')).toBe(!fromDoctor);
+      }
+    }
+    expect(connectionState(failed('connect ECONNREFUSED 127.0.0.1:4301', 'ECONNREFUSED'))).toBe(
+      'does not answer',
     );
   });
 

@@ -6,11 +6,13 @@ import type { Context } from '../lib/context';
 import { CliError } from '../lib/errors';
 import {
   closedHint,
+  connectionState,
   isSpaceClosed,
   isSpaceGone,
   plainHttp,
   spaceGoneHint,
   speaksPlainHttp,
+  unknownKeyHint,
   unreachableHint,
 } from '../lib/failure';
 import { isNotConvene, notConvene } from '../lib/not-convene';
@@ -104,7 +106,7 @@ async function runChecks(ctx: Context): Promise<Check[]> {
     checks.push({
       name: 'server',
       status: 'fail',
-      detail: other?.message ?? `${ctx.url} does not answer: ${(error as Error).message}`,
+      detail: other?.message ?? `${ctx.url} ${connectionState(error)}: ${(error as Error).message}`,
       hint:
         other?.hint ??
         unreachableHint(ctx.url, ctx.urlIsExplicit, { fromDoctor: true, error, keysHere: ctx.keysHere() }),
@@ -226,7 +228,12 @@ async function runChecks(ctx: Context): Promise<Check[]> {
               status: 'fail',
               detail: `${space.name}: ${(error as Error).message}`,
               ...(status === 401
-                ? { hint: 'The key no longer works: `convene space use` another, or join again.' }
+                ? {
+                    hint:
+                      (error as ConveneError).code === 'key_unknown'
+                        ? `${unknownKeyHint(`"${space.name}"`)} Check that this is the server that keeps it (--url or CONVENE_URL).`
+                        : 'The key no longer works: `convene space use` another, or join again.',
+                  }
                 : isSpaceGone(error)
                   ? { hint: spaceGoneHint(ctx.url, suggest(ctx, 'leave', { space, always: true })) }
                   : {}),

@@ -178,6 +178,8 @@ export function registerJoin(program: Command, app: App): void {
           throw new CliError('the owner refused your request to join (you were removed while waiting)', {
             exitCode: ExitCode.auth,
             hint: 'Ask the owner if that was a mistake; the same `convene join` asks again.',
+            // The server's code (`join_refused`) and status reach --json from it, as every refusal's.
+            cause: error,
           });
         }
         throw error;

@@ -375,6 +375,38 @@ export class Context {
     }
   }
 
+  /**
+   * After the default space `spaceId` was left (and forgotten) or closed (and kept, listed as
+   * closed): the next command that names no space would say "no space chosen", or act on a space
+   * that takes nothing any more. So the one other space saved for this server becomes the default;
+   * with several, none is (which one is meant, convene cannot know), and with none left, nothing
+   * changes. Says which on stderr, with how to pick one.
+   */
+  defaultAfter(spaceId: string, how: 'left' | 'closed'): void {
+    let now: StoredSpace | undefined;
+    let others = 0;
+    this.store.updateHost(this.url, (host) => {
+      const rest = Object.values(host.spaces).filter((s) => s.spaceId !== spaceId);
+      others = rest.length;
+      now = rest.length === 1 ? rest[0] : undefined;
+      if (now) host.defaultSpace = now.spaceId;
+      else if (rest.length > 1 && host.defaultSpace === spaceId) delete host.defaultSpace;
+    });
+    const { out } = this;
+    if (now) {
+      const one = how === 'left' ? 'the one space left here' : 'the one other space saved here';
+      out.info(`${out.c.bold(inline(now.name))}, ${one}, is your default space now.`);
+    } else if (others > 1) {
+      out.hint(
+        'No space is chosen now: pick the default with `convene space use NAME` (`convene space list` lists them).',
+      );
+    } else if (how === 'left') {
+      out.hint(
+        'No space is saved here now: create one with `convene space create NAME` or join one with `convene join LINK`.',
+      );
+    }
+  }
+
   /** Forgets a space whose key stopped working for good (left, closed). */
   forgetSpace(spaceId: string): void {
     this.store.updateHost(this.url, (host) => {

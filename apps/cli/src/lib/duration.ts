@@ -43,6 +43,14 @@ const SINCE_FORMATS =
  */
 export function parseSince(text: string, now: Date = new Date()): string {
   const trimmed = text.trim();
+  // A number alone was taken as seconds, which nobody means by `--since 17` (17 minutes? 17:00?),
+  // and which --ttl refuses already: a unit says which.
+  if (/^\d+$/.test(trimmed)) {
+    throw new UsageError(
+      `--since needs a unit: "${trimmed}" alone would be ${trimmed} seconds ago`,
+      `Write ${trimmed}s (seconds), ${trimmed}m (minutes), ${trimmed}h (hours) or ${trimmed}d (days) back from now, or a time (09:30) or date (2030-01-01).`,
+    );
+  }
   const seconds = parseDuration(trimmed);
   if (seconds !== undefined) return new Date(now.getTime() - seconds * 1000).toISOString();
   if (/^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i.test(trimmed)) {

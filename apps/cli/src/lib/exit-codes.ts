@@ -14,7 +14,11 @@ export const ExitCode = {
    * Also, on a terminal, nothing to pick from where one was asked for (nobody to kick).
    */
   notFound: 5,
-  /** Locked by someone else, or a state conflict (a closed space, a stale baseVersion). */
+  /**
+   * Locked by someone else, or a state conflict (a closed space, a stale baseVersion); also a
+   * refusal for now, a 429 (a space's message budget, the rate limit), which has no code of its
+   * own: as for a lock someone holds, what to do is wait and try again, not log in or join.
+   */
   conflict: 6,
   /** Ctrl-C (128 + SIGINT), as shells report it. */
   interrupted: 130,

@@ -77,16 +77,37 @@ export function plainHttp(server: string, cause?: unknown): CliError {
   });
 }
 
+/** The codes of a connection something took, then reset or closed before answering. */
+const CLOSED_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
+
+/**
+ * What a failed connection says of the address, in words that follow it (`http://…:3000 does not
+ * answer`): nothing listens there (refused, or nothing said why), or something does: it reset or
+ * closed the connection before answering (another program on that port, or a Convene server
+ * stopping), or it answered in another protocol than HTTP (Node's parser codes, `HPE_…`). Told
+ * apart because to that second kind a server to start is no answer: it would find the port taken.
+ */
+export function connectionState(
+  error: unknown,
+): 'does not answer' | 'closed the connection without answering' | 'answers, but not in HTTP' {
+  const code = error instanceof ConnectionError ? error.code : undefined;
+  if (code?.startsWith('HPE_')) return 'answers, but not in HTTP';
+  if (code !== undefined && CLOSED_CODES.has(code)) return 'closed the connection without answering';
+  return 'does not answer';
+}
+
 /**
  * What to do about a server that does not answer: start one when it would run on this machine,
  * else check the address. Something that took the connection and never answered (a
- * TimeoutError) is there already: a server to start would find the port taken. `keysHere`: keys
- * of spaces on that server are saved here: then the server to start is the one that keeps them,
- * on its own data (the data directory it was started with), which convene cannot know. A line
- * pasted from elsewhere would start a new, empty server there (`./.data` of wherever it is
- * typed), where every saved space is "not found", and `convene leave` would then throw away
- * keys that still work on the real one; so not a line in backquotes to paste as it is, but where
- * and with what it must run.
+ * TimeoutError), or reset or closed it, or answered in another protocol (connectionState), is
+ * there already: a server to start would find the port taken. `keysHere`: keys of spaces on that
+ * server are saved here: then the server to start is the one that keeps them, on its own data
+ * (`./.data` where it was started, unless it was given DATA_DIR, --data-dir or a database URL),
+ * which convene cannot know, so it says how to find it, not where it is. A line pasted from
+ * elsewhere would start a new, empty server there (`./.data` of wherever it is typed), where
+ * every saved space is "not found", and `convene leave` would then throw away keys that still
+ * work on the real one; so not a line in backquotes to paste as it is, but where and with what it
+ * must run.
  */
 export function unreachableHint(
   server: string,
@@ -108,10 +129,16 @@ export function unreachableHint(
     return `Check the address (--url or CONVENE_URL) and your connection${fromDoctor ? '' : '; `convene doctor` checks the server'}.`;
   }
   const port = url.port || (url.protocol === 'https:' ? '443' : '80');
+  const state = connectionState(error);
+  if (state !== 'does not answer') {
+    const maybe =
+      state === 'answers, but not in HTTP' ? '' : ', or a Convene server that was stopping or restarting';
+    return `Something on port ${port} ${state}: not a Convene server (another program listens there)${maybe}. Check the address (--url or CONVENE_URL) and what listens on that port${fromDoctor ? '' : '; `convene doctor` checks it'}.`;
+  }
   const serve = port === '3000' ? 'convene serve' : `convene serve --port ${port}`;
   const elsewhere = explicit ? '' : ', or point at another with --url or CONVENE_URL';
   if (keysHere) {
-    return `No server answers there. Start the server that keeps your spaces again, on its own data: ${serve} in the directory it was started from (its data is in .data there), or with the --data-dir or --database-url it had; started on other data, it would be a new server, without your spaces${elsewhere}.`;
+    return `No server answers there. Start the server that keeps your spaces again, on its own data: ${serve} as it was started (its data is where it was started: ./.data in the directory it was started from, unless it was given --data-dir, DATA_DIR, --database-url or DATABASE_URL, which it needs again); started on other data, it would be a new server, without your spaces${elsewhere}.`;
   }
   return `No server answers there. Start one in another terminal with \`${serve}\`${elsewhere}.`;
 }
@@ -183,9 +210,11 @@ function fromStatus(error: ConveneError, ctx: Context): CliError {
               ? `The owner removed you. ${leave} forgets the space here; to come back, ask the owner for a new invitation (\`convene join LINK\`).`
               : error.code === 'participant_left'
                 ? `You left this space. Join again with \`convene join LINK\`, or forget it here with ${leave}.`
-                : using.space.role === 'participant'
-                  ? `The key no longer works if you left or were removed. Join again with \`convene join LINK\`, or forget the space here with ${leave}.`
-                  : 'The owner key stops working when the space closes or expires. Create a new one with `convene space create NAME`.',
+                : error.code === 'key_unknown'
+                  ? `${unknownKeyHint(spaceName)} \`convene doctor\` checks the server and the default space’s key.`
+                  : using.space.role === 'participant'
+                    ? `The key no longer works if you left or were removed. Join again with \`convene join LINK\`, or forget the space here with ${leave}.`
+                    : 'The owner key stops working when the space closes or expires. Create a new one with `convene space create NAME`.',
         });
       }
       if (using.kind === 'server') {
@@ -222,12 +251,13 @@ function fromStatus(error: ConveneError, ctx: Context): CliError {
         details: detailsOf(error),
       });
     }
-    case 429: {
-      const wait = error instanceof RateLimitError ? error.retryAfter : undefined;
+    case 429:
+      // Refused for now, as a lock someone holds is: exit 6, and when to try again.
       return new CliError(message, {
-        hint: wait ? `Try again in ${wait} s.` : 'Try again in a minute.',
+        exitCode: ExitCode.conflict,
+        hint: `${tryAgainIn(error)}.`,
+        details: detailsOf(error),
       });
-    }
     default:
       if (error.status !== undefined && error.status >= 500) {
         return new CliError(`the server failed: ${message}`, {
@@ -237,6 +267,20 @@ function fromStatus(error: ConveneError, ctx: Context): CliError {
       return new CliError(message, { exitCode: ExitCode.error, details: detailsOf(error) });
   }
 }
+
+/** When a 429 says to try again: `Try again in 42 s` (its Retry-After), else in a minute. */
+export function tryAgainIn(error: ConveneError): string {
+  const wait = error instanceof RateLimitError ? error.retryAfter : undefined;
+  return wait !== undefined ? `Try again in ${Math.max(1, Math.ceil(wait))} s` : 'Try again in a minute';
+}
+
+/**
+ * Why the server does not know a space's saved key (401 `key_unknown`, while the space is open:
+ * a closed one says so by its own code): not a key that stopped working, which a person would
+ * have to have been told of, but one it never issued for this space.
+ */
+export const unknownKeyHint = (spaceName: string): string =>
+  `The key saved here for ${spaceName} is not one the server knows: the credentials file was edited, or another server answers at this address.`;
 
 /**
  * Where to look for what a space's 404 names: the server says what it did not find ("webhook not

@@ -1,5 +1,12 @@
 import type { Command } from '@commander-js/extra-typings';
-import { type ArtifactView, AuthenticationError, ConflictError, LockedError, limits } from '@convene/sdk';
+import {
+  type ArtifactView,
+  AuthenticationError,
+  ConflictError,
+  LockedError,
+  limits,
+  type SpaceClient,
+} from '@convene/sdk';
 import { type App, examples } from '../../app';
 import {
   explainingLocks,
@@ -15,8 +22,9 @@ import { EditFile, editorCommand, runEditor } from '../../lib/editor';
 import { CliError, UsageError } from '../../lib/errors';
 import { ExitCode, stoppedBy } from '../../lib/exit-codes';
 import { explain } from '../../lib/failure';
+import { inline } from '../../lib/output';
 import { type Value, verbatim } from '../../lib/quote';
-import { relative } from '../../lib/render';
+import { relative, when } from '../../lib/render';
 import { suggest } from '../../lib/suggest';
 
 export function registerArtifactEdit(artifact: Command, app: App): void {
@@ -130,16 +138,25 @@ export function registerArtifactEdit(artifact: Command, app: App): void {
           const kept = file.keep(doc.name);
           const failure = explain(error, ctx);
           // Someone saved meanwhile (under the lock you held before, or with your key elsewhere).
-          const now =
-            error instanceof ConflictError && error.code === 'version_conflict' ? error.version : undefined;
+          const stale = error instanceof ConflictError && error.code === 'version_conflict';
+          const now = stale ? error.version : undefined;
           // The key no longer works (you were removed, the space closed): saving later cannot work
           // either, nor releasing the lock; what to do is the key's hint.
           keyRefused = error instanceof AuthenticationError;
+          // The lock was lost (the owner released it, or it lapsed), or the version moved on: a write
+          // on the version opened would be stale already, so the document is read again, to say
+          // what changed and to base the write on the version now. A read that fails says less.
+          const moved =
+            !keyRefused && (lost || stale)
+              ? await documentNow(space, doc.id, found.saved.participantId).catch(() => undefined)
+              : undefined;
           throw new CliError(`could not save ${doc.name}: ${failure.message}`, {
             exitCode: failure.exitCode,
             hint: keyRefused
               ? `Your text is kept in ${kept}\n${failure.hint ?? ''}`.trim()
-              : keptHint(ctx, found.named, doc.version, kept, now),
+              : moved
+                ? changedHint(ctx, found.named, doc.version, kept, moved, lost)
+                : keptHint(ctx, found.named, doc.version, kept, now),
             cause: error,
           });
         }
@@ -232,6 +249,76 @@ class Heartbeat {
       );
     }, wait);
   }
+}
+
+/** A document as it stands after a save was refused: its version, who saved it, who locks it. */
+interface DocumentNow {
+  version: number;
+  /** Who saved the version now: a name, or `you` (your key, elsewhere). */
+  savedBy: string;
+  savedAt: string;
+  /** Who holds its lock now, when someone else does, and until when. */
+  lockedBy?: { name: string; until: string | undefined };
+}
+
+/** The document read again, with the names of who saved it and who holds its lock. */
+async function documentNow(space: SpaceClient, id: string, me: string): Promise<DocumentNow> {
+  const [doc, view] = await Promise.all([space.artifacts.get(id), space.get()]);
+  const names = new Map(view.participants.map((p) => [p.participantId, p.name]));
+  const who = (participantId: string) =>
+    participantId === me ? 'you' : inline(names.get(participantId) ?? participantId);
+  return {
+    version: doc.version,
+    savedBy: who(doc.updatedBy),
+    savedAt: doc.updatedAt,
+    ...(doc.lockedBy && doc.lockedBy !== me
+      ? { lockedBy: { name: who(doc.lockedBy), until: doc.lockExpiresAt } }
+      : {}),
+  };
+}
+
+/**
+ * Where an unsaved edit was kept, and what changed since the version `base` it was edited from,
+ * read once the save was refused (`now`): the lock lost while the editor was open (`lockLost`:
+ * the owner released it, or it lapsed), a version saved since, by whom, and its diff; then the
+ * write based on the version now, which saves the text over it knowingly (with `--wait` when
+ * someone holds the lock now), where one based on `base` would be refused as stale.
+ */
+function changedHint(
+  ctx: Context,
+  doc: Value,
+  base: number,
+  kept: string,
+  now: DocumentNow,
+  lockLost: boolean,
+): string {
+  const holder = now.lockedBy
+    ? `${now.lockedBy.name} holds its lock now${now.lockedBy.until ? `, until ${when(now.lockedBy.until)}` : ''}`
+    : undefined;
+  const write = suggest(ctx, 'artifact write', {
+    args: [doc],
+    options: {
+      '--file': kept,
+      '--base-version': verbatim(now.version),
+      ...(holder ? { '--wait': verbatim('5m') } : {}),
+    },
+  });
+  const lost = lockLost
+    ? 'Your lock on it was lost while the editor was open (the owner released it, or it lapsed). '
+    : '';
+  if (now.version === base) {
+    return (
+      `Your text is kept in ${kept}\n` +
+      `${lost}Nobody saved since version ${base}, which you edited${holder ? `; ${holder}` : ', and nobody holds its lock'}.\n` +
+      `Save it with: ${write}`
+    );
+  }
+  const saved = `${now.version > base + 1 ? 'last saved' : 'saved'} by ${now.savedBy} at ${when(now.savedAt)}`;
+  return (
+    `Your text is kept in ${kept}\n` +
+    `${lost}It was edited from version ${base}, and the document is at version ${now.version}, ${saved}: \`${suggest(ctx, 'artifact diff', { args: [doc, verbatim(base), verbatim(now.version)] })}\` shows what was saved since.\n` +
+    `${holder ? `${holder}. ` : ''}Merge that into your text, then save it with: ${write}`
+  );
 }
 
 /**

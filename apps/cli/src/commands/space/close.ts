@@ -72,13 +72,19 @@ export function registerSpaceClose(space: Command, app: App): void {
         if (isSpaceClosed(error)) return alreadyClosed();
         throw error;
       }
+      const wasDefault = ctx.host().defaultSpace === saved.spaceId;
+      // The only space saved here stays the default: what is said of it (closed) is what to know.
+      const alone = Object.keys(ctx.host().spaces).length === 1;
       out.result(result, {
         quiet: () => saved.spaceId,
         human: () => {
           out.success(`Closed ${out.c.bold(inline(saved.name))}; its keys no longer work`);
-          out.hint(`\`${suggest(ctx, 'leave', { always: true })}\` forgets it here.`);
+          out.hint(
+            `\`${suggest(ctx, 'leave', { always: true })}\` forgets it here${wasDefault && alone ? '; `convene space create NAME` starts a new one' : ''}.`,
+          );
         },
       });
+      if (wasDefault) ctx.defaultAfter(saved.spaceId, 'closed');
     });
 }
 
