@@ -50,6 +50,19 @@ describe('maxMessagesPerMinute', () => {
     const listed = await h.get(`/hub/space/${space.spaceId}/messages`, { key: calm.key });
     expect(listed.body.messages.map((m: any) => m.content)).toEqual(['0', '1', '2', 'fine, @Looper', 'ok']);
 
+    // A budget of one says so in the singular.
+    expectOk(
+      await h.put(`/hub/space/${space.spaceId}`, { key: space.ownerKey, body: { maxMessagesPerMinute: 1 } }),
+    );
+    const single = await h.post(`/hub/space/${space.spaceId}/messages`, {
+      key: calm.key,
+      body: { content: 'x' },
+    });
+    expect([single.status, single.body.error]).toEqual([
+      429,
+      'this space allows each participant 1 message per minute',
+    ]);
+
     // Removing the budget lets the looper speak again at once.
     expectOk(
       await h.put(`/hub/space/${space.spaceId}`, {

@@ -139,7 +139,7 @@ function refusal(appended: Appended, now: Date, mentions: readonly string[]): Er
   if (appended.refused === 'budget') {
     const end = new Date(appended.detail ?? now.toISOString()).getTime();
     const error = new RateLimitedError(Math.max(1, Math.ceil((end - now.getTime()) / 1000)));
-    error.message = `this space allows each participant ${appended.budget} messages per minute`;
+    error.message = `this space allows each participant ${appended.budget} message${appended.budget === 1 ? '' : 's'} per minute`;
     return error;
   }
   if (appended.refused === 'reply') {
