@@ -1,6 +1,6 @@
 import { APIPromise, mapResult, type WithResponse } from './api-promise';
 import { Artifacts } from './artifacts';
-import { ConveneError, isTransient, LinkDeniedError, NotFoundError } from './errors';
+import { ConveneError, isTransient, LinkDeniedError } from './errors';
 import type {
   AskRequest,
   AskResult,
@@ -272,8 +272,9 @@ export class PendingJoin {
       },
       options,
     );
-    const answer = status.withResponse().then(
-      ({ data: result, response }): WithResponse<JoinedSpaceClient | null> => {
+    const answer = status
+      .withResponse()
+      .then(({ data: result, response }): WithResponse<JoinedSpaceClient | null> => {
         if (response.status === 202 || result.status === 'pending') return { data: null, response };
         if (!result.participantPrivateKey)
           throw new ConveneError('the join was approved, but its key was already handed out', {
@@ -288,11 +289,7 @@ export class PendingJoin {
         ) as JoinedSpaceClient;
         this.approved = { data: client, response };
         return this.approved;
-      },
-      (error: unknown) => {
-        throw explainNoPendingJoin(error);
-      },
-    );
+      });
     return new APIPromise(answer);
   }
 
@@ -318,29 +315,6 @@ export class PendingJoin {
       (client) => client,
     );
   }
-}
-
-/**
- * A poll's 404 "pending join request not found" after the key was collected, said with its
- * remedy: a key is handed out for 10 minutes, and costs a joiner its participant when it was not
- * saved by then.
- * The server codes it `join_key_collected`, apart from a join it does not know (kept as it is
- * said); servers older than the code said both in one message, and so does this then. A refusal
- * has its own code and message and is kept.
- */
-function explainNoPendingJoin(error: unknown): unknown {
-  if (!(error instanceof NotFoundError) || !error.body?.error.startsWith('pending join request not found'))
-    return error;
-  const collected = error.code === 'join_key_collected';
-  if (!collected && !error.body.error.includes('already handed out')) return error;
-  return new NotFoundError(
-    '404 pending join request not found: its key was already handed out (a joiner may collect it again ' +
-      'for 10 minutes after the first poll that returned it, no longer: save it as soon as check() or ' +
-      'wait() returns the client)' +
-      (collected ? '' : ', or no join of this invitation and pollToken waits under this participantId'),
-    // Its status, body and headers.
-    { ...error, cause: error },
-  );
 }
 
 /**

@@ -385,7 +385,7 @@ export function timestampOf(since: string | Date | undefined): string | undefine
 }
 
 /** The request options a caller may put among a call's parameters by mistake. */
-const REQUEST_OPTIONS = ['signal', 'timeoutMs', 'maxRetries', 'idempotencyKey'] as const;
+const REQUEST_OPTIONS = ['signal', 'timeoutMs', 'maxRetries', 'maxRetryAfterMs', 'idempotencyKey'] as const;
 
 /**
  * Refuses what `value` holds of `names` (the first), where it would be ignored: `is` says what it

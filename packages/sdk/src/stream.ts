@@ -186,7 +186,12 @@ export class MessageStream extends SpaceResource implements AsyncIterable<Stream
           gaveUp();
           throw result;
         }
-        const delay = retryDelayMs(result.headers, failures - 1, reconnectDelayMs);
+        const delay = retryDelayMs(
+          result.headers,
+          failures - 1,
+          reconnectDelayMs,
+          transport.options.maxRetryAfterMs,
+        );
         if (delay === undefined) throw result;
         transport.logger.info(
           `space ${this.spaceId}: ${result.message}; ` +

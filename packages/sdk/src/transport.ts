@@ -42,6 +42,12 @@ export interface ClientOptions {
   timeoutMs?: number | undefined;
   /** Retries after a network error, 408, 429 or 5xx (default 2). */
   maxRetries?: number | undefined;
+  /**
+   * The longest `Retry-After` a retry waits out, in ms (default 60 000): a 429 or 503 asking for
+   * longer is thrown at once, its `retryAfter` saying when to try again. `5_000` rides out the
+   * end of a rate limit's window but not a space's message budget (the rest of its minute).
+   */
+  maxRetryAfterMs?: number | undefined;
   /** Where retries, warnings and (at `debug`) requests are reported (default `console`). */
   logger?: Logger | undefined;
   /**
@@ -59,6 +65,8 @@ export interface RequestOptions {
   signal?: AbortSignal | undefined;
   timeoutMs?: number | undefined;
   maxRetries?: number | undefined;
+  /** The longest `Retry-After` this call waits out (default: the client's `maxRetryAfterMs`). */
+  maxRetryAfterMs?: number | undefined;
   /**
    * The Idempotency-Key of a write; a fresh UUID by default. The same key is sent on every retry
    * of one call, so the server runs the write once and replays its answer. The writes the server
@@ -91,6 +99,7 @@ export interface ResolvedOptions {
   fetch: typeof fetch;
   timeoutMs: number;
   maxRetries: number;
+  maxRetryAfterMs: number;
   logger: Logger;
   headers: Record<string, string>;
 }
@@ -120,6 +129,7 @@ export class Transport {
       fetch: (input, init) => fetchImpl(input, init),
       timeoutMs: options.timeoutMs ?? 60_000,
       maxRetries: options.maxRetries ?? 2,
+      maxRetryAfterMs: options.maxRetryAfterMs ?? 60_000,
       logger: levelled(options.logger ?? console, options.logLevel ?? 'warn'),
       headers: options.headers ?? {},
     };
@@ -313,7 +323,12 @@ export class Transport {
           // 408, 429 and a server's refusal while it shuts down come before anything runs; any
           // other 5xx may have run partway.
           const unrun = status === 408 || status === 429 || refusedWhileClosing(failure);
-          const retryDelay = retryDelayMs(response.headers, attempt);
+          const retryDelay = retryDelayMs(
+            response.headers,
+            attempt,
+            backoffMs,
+            options.maxRetryAfterMs ?? this.options.maxRetryAfterMs,
+          );
           if (status >= 500 && !unrun) uncertain ??= `answered ${failure.message}`;
           if (attempt < maxRetries && retryableStatus(status) && (route.idempotent || unrun))
             delay = retryDelay;
@@ -356,22 +371,10 @@ export function mayHaveRun(error: unknown): boolean {
 /**
  * A 503 by which a Convene server shutting down refused the request before running it: coded
  * `shutting_down` (a request arriving while it closes, a long wait it cut off, a stream or `/mcp`
- * it no longer opens). Servers older than that code said it in words only, which are read when
- * the body has no code or the generic `unavailable`: `the server is shutting down…`, or the
- * framework's own `Service Unavailable` (with its `statusCode`). Any other 503 (its database
- * away, a request that ran too long) may have run.
+ * it no longer opens). Any other 503 (its database away, a request that ran too long) may have run.
  */
 export function refusedWhileClosing(failure: ConveneError): boolean {
-  if (failure.status !== 503) return false;
-  const code = failure.body?.code;
-  if (code === 'shutting_down') return true;
-  if (code !== undefined && code !== 'unavailable') return false;
-  const said = failure.body?.error;
-  return (
-    typeof said === 'string' &&
-    (said.startsWith('the server is shutting down') ||
-      (said === 'Service Unavailable' && failure.body?.statusCode === 503))
-  );
+  return failure.status === 503 && failure.code === 'shutting_down';
 }
 
 /** A URL to show: the same, less any `user:password@` it carries. */
@@ -398,19 +401,20 @@ function parse(what: string, route: Route, response: Response, text: string): un
 }
 
 /**
- * The pause before the next attempt: what Retry-After asks (if it is not unreasonably long), with
- * a little jitter above it, else `backoff` (exponential, with jitter). Undefined: do not retry.
+ * The pause before the next attempt: what Retry-After asks, with a little jitter above it, else
+ * `backoff` (exponential, with jitter). Undefined: do not retry, as for a Retry-After beyond
+ * `maxMs` (a minute unless the client or the call says otherwise), thrown at once.
  */
 export function retryDelayMs(
   headers: Headers | undefined,
   attempt: number,
-  backoff: (attempt: number) => number = backoffMs,
+  backoff: (attempt: number) => number,
+  maxMs: number,
 ): number | undefined {
   const retryAfter = retryAfterSeconds(headers);
   if (retryAfter === undefined) return backoff(attempt);
   const ms = retryAfter * 1000;
-  // A Retry-After beyond a minute is not waited for: the error is thrown at once.
-  return ms <= 60_000 ? afterRetryAfterMs(ms) : undefined;
+  return ms <= maxMs ? afterRetryAfterMs(ms) : undefined;
 }
 
 /**

@@ -152,10 +152,13 @@ describe('mentions, replies and the inbox', () => {
           cause: Object.assign(new Error('connect refused'), { code: 'ECONNREFUSED' }),
         });
       if (poll && polls === 3)
-        return new Response(JSON.stringify({ error: 'the server is shutting down; retry shortly' }), {
-          status: 503,
-          headers: { 'content-type': 'application/json', 'retry-after': '0' },
-        });
+        return new Response(
+          JSON.stringify({ error: 'the server is shutting down; retry shortly', code: 'shutting_down' }),
+          {
+            status: 503,
+            headers: { 'content-type': 'application/json', 'retry-after': '0' },
+          },
+        );
       return fetch(input, init);
     };
     const disconnects: number[] = [];
@@ -257,10 +260,13 @@ describe('mentions, replies and the inbox', () => {
     const restarting: typeof fetch = async (input, init) => {
       const poll = (init?.method ?? 'GET') === 'GET' && new URL(String(input)).pathname.endsWith('/inbox');
       if (poll && ++polls === 1)
-        return new Response(JSON.stringify({ error: 'the server is shutting down; retry shortly' }), {
-          status: 503,
-          headers: { 'content-type': 'application/json', 'retry-after': '0' },
-        });
+        return new Response(
+          JSON.stringify({ error: 'the server is shutting down; retry shortly', code: 'shutting_down' }),
+          {
+            status: 503,
+            headers: { 'content-type': 'application/json', 'retry-after': '0' },
+          },
+        );
       if (poll && polls <= 3)
         throw new TypeError('fetch failed', {
           cause: Object.assign(new Error('connect refused'), { code: 'ECONNREFUSED' }),

@@ -70,8 +70,8 @@ const answer =
       headers: { 'content-type': 'application/json', ...headers },
     });
 
-const answer503 = (error: string) => () =>
-  new Response(JSON.stringify({ error }), {
+const answer503 = (error: string, code: string) => () =>
+  new Response(JSON.stringify({ error, code }), {
     status: 503,
     headers: { 'content-type': 'application/json', 'retry-after': '0' },
   });
@@ -262,7 +262,7 @@ describe('retries', () => {
 
   it('says nothing of "may have run" on a read, nor after a 503 by which a server shutting down refused the request', async () => {
     const { owner, spaceId } = await ownedSpace();
-    const shuttingDown = answer503('the server is shutting down; retry shortly');
+    const shuttingDown = answer503('the server is shutting down; retry shortly', 'shutting_down');
     // A long poll cut off by the shutdown, then the server is gone.
     const read = scriptedFetch(shuttingDown, 'refused', 'refused');
     const readError = await hub({ fetch: read.impl })
@@ -282,13 +282,13 @@ describe('retries', () => {
     expect((cutError as Error).message).not.toMatch(/may have run/);
     expect(cutError).toMatchObject({ mayHaveRun: true });
 
-    // A write refused while the server closes (its framework's own 503): nothing ran, and even
-    // a write the server cannot replay is sent again.
+    // A write refused while the server closes (503 shutting_down): nothing ran, and even a write
+    // the server cannot replay is sent again.
     const closing = () =>
-      new Response(
-        JSON.stringify({ error: 'Service Unavailable', message: 'Service Unavailable', statusCode: 503 }),
-        { status: 503, headers: { 'content-type': 'application/json' } },
-      );
+      new Response(JSON.stringify({ error: 'the server is shutting down', code: 'shutting_down' }), {
+        status: 503,
+        headers: { 'content-type': 'application/json' },
+      });
     const write = scriptedFetch(closing, 'refused', 'refused');
     const writeError = await hub({ fetch: write.impl })
       .space(spaceId, owner.key)
@@ -302,7 +302,10 @@ describe('retries', () => {
 
     // Any other 503 (the database away) may have run a write.
     const away = scriptedFetch(
-      answer503('the service is briefly unavailable (its database cannot be reached); retry shortly'),
+      answer503(
+        'the service is briefly unavailable (its database cannot be reached); retry shortly',
+        'unavailable',
+      ),
       'refused',
       'refused',
     );
@@ -384,6 +387,30 @@ describe('retries', () => {
     await expect(call).rejects.toThrow(/^aborted \(health: GET http:\/\/\S+\/api\/health\)$/);
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(fetch.sent.length).toBe(1);
+  });
+
+  it('throws a 429 at once when its Retry-After is beyond maxRetryAfterMs, of the client or of the call', async () => {
+    const { owner, spaceId } = await ownedSpace();
+    const fetch = scriptedFetch(answer(429, { 'retry-after': '30' }), answer(429, { 'retry-after': '30' }));
+    const client = hub({ fetch: fetch.impl, maxRetryAfterMs: 5000 }).space(spaceId, owner.key);
+    const started = Date.now();
+    const refused = await client.messages.send('not now').catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(RateLimitError);
+    expect((refused as RateLimitError).retryAfter).toBe(30);
+    expect(fetch.sent.length).toBe(1);
+    // The call's own cap, here below the client's default minute.
+    const fromCall = await hub({ fetch: fetch.impl })
+      .space(spaceId, owner.key)
+      .messages.send('nor now', { maxRetryAfterMs: 10_000 })
+      .catch((e: unknown) => e);
+    expect(fromCall).toBeInstanceOf(RateLimitError);
+    expect(fetch.sent.length).toBe(2);
+    expect(Date.now() - started).toBeLessThan(5000);
+    // A short Retry-After is still waited out under the cap, and the write then runs once.
+    const short = scriptedFetch(answer(429, { 'retry-after': '1' }));
+    await hub({ fetch: short.impl, maxRetryAfterMs: 5000 }).space(spaceId, owner.key).messages.send('now');
+    expect(short.sent.length).toBe(2);
+    expect((await owner.messages.list()).messages.map((m) => m.content)).toEqual(['now']);
   });
 
   it('warns at the default log level before waiting out a long Retry-After', async () => {

@@ -9,6 +9,7 @@ import {
   ConveneError,
   InternalServerError,
   LockedError,
+  NotFoundError,
   parseInvitationLink,
   RateLimitError,
   type WithResponse,
@@ -35,24 +36,36 @@ describe('backoff', () => {
     }
   });
 
+  /** The pause a call of the default client makes before its retry number `attempt` + 1. */
+  const delay = (headers: Headers, attempt: number) => retryDelayMs(headers, attempt, backoffMs, 60_000);
+
   it('follows Retry-After in seconds or as a date, and refuses to wait beyond a minute', () => {
-    const afterTwo = Array.from({ length: 40 }, () => retryDelayMs(new Headers({ 'retry-after': '2' }), 0)!);
+    const afterTwo = Array.from({ length: 40 }, () => delay(new Headers({ 'retry-after': '2' }), 0)!);
     for (const delay of afterTwo) {
       expect(delay).toBeGreaterThanOrEqual(2000);
       expect(delay).toBeLessThanOrEqual(2500);
     }
     // Spread: the clients of one restarted server, all told 2 s, do not come back together.
     expect(new Set(afterTwo.map(Math.round)).size).toBeGreaterThan(10);
-    const afterFifty = retryDelayMs(new Headers({ 'retry-after': '50' }), 0)!;
+    const afterFifty = delay(new Headers({ 'retry-after': '50' }), 0)!;
     expect(afterFifty).toBeGreaterThanOrEqual(50_000);
     expect(afterFifty).toBeLessThanOrEqual(51_000);
-    expect(retryDelayMs(new Headers({ 'retry-after': '0' }), 3)).toBe(0);
+    expect(delay(new Headers({ 'retry-after': '0' }), 3)).toBe(0);
     const inFive = new Date(Date.now() + 5000).toUTCString();
-    const fromDate = retryDelayMs(new Headers({ 'retry-after': inFive }), 0)!;
+    const fromDate = delay(new Headers({ 'retry-after': inFive }), 0)!;
     expect(fromDate).toBeGreaterThan(3000);
     expect(fromDate).toBeLessThanOrEqual(6250);
-    expect(retryDelayMs(new Headers({ 'retry-after': '120' }), 0)).toBeUndefined();
-    expect(retryDelayMs(new Headers(), 1)).toBeGreaterThanOrEqual(750);
+    expect(delay(new Headers({ 'retry-after': '120' }), 0)).toBeUndefined();
+    expect(delay(new Headers(), 1)).toBeGreaterThanOrEqual(750);
+  });
+
+  it('throws at once a Retry-After beyond the longest the client or the call waits (maxRetryAfterMs)', () => {
+    const retryAfter = (seconds: string) => new Headers({ 'retry-after': seconds });
+    expect(retryDelayMs(retryAfter('5'), 0, backoffMs, 5000)).toBeGreaterThanOrEqual(5000);
+    expect(retryDelayMs(retryAfter('6'), 0, backoffMs, 5000)).toBeUndefined();
+    expect(retryDelayMs(retryAfter('90'), 0, backoffMs, 120_000)).toBeGreaterThanOrEqual(90_000);
+    // Without a Retry-After, the backoff, whatever the cap.
+    expect(retryDelayMs(new Headers(), 0, backoffMs, 0)).toBeGreaterThanOrEqual(375);
   });
 });
 
@@ -133,15 +146,12 @@ describe('a 503 of a server shutting down', () => {
   const answer = (status: number, body: object) =>
     errorFromResponse(status, new Headers({ 'content-type': 'application/json' }), JSON.stringify(body));
 
-  it('is told by its code first, by its words only from a server older than the code', () => {
-    // Coded: whatever the words.
+  it('is told by its code, whatever the words', () => {
     expect(refusedWhileClosing(answer(503, { error: 'closing', code: 'shutting_down' }))).toBe(true);
-    // Older servers: the words, with the generic code or none; the framework's own bare 503.
     const words = 'the server is shutting down; retry shortly';
-    expect(refusedWhileClosing(answer(503, { error: words, code: 'unavailable' }))).toBe(true);
-    expect(refusedWhileClosing(answer(503, { error: words }))).toBe(true);
+    expect(refusedWhileClosing(answer(503, { error: words }))).toBe(false);
     const bare = { error: 'Service Unavailable', message: 'Service Unavailable', statusCode: 503 };
-    expect(refusedWhileClosing(answer(503, bare))).toBe(true);
+    expect(refusedWhileClosing(answer(503, bare))).toBe(false);
     // Any other 503 may have run: its database away, a request over 30 s, a code of its own.
     const away = 'the service is briefly unavailable (its database cannot be reached); retry shortly';
     expect(refusedWhileClosing(answer(503, { error: away, code: 'unavailable' }))).toBe(false);
@@ -200,31 +210,12 @@ describe('a poll of a pending join answered 404', () => {
         (e: unknown) => e as ConveneError,
       );
   };
-  const saveIt =
-    '404 pending join request not found: its key was already handed out (a joiner may collect it again for 10 minutes after the first poll that returned it, no longer: save it as soon as check() or wait() returns the client)';
-
-  it('says the key was handed out when the code says so, and both causes when an older server could not tell', async () => {
-    const collected = await pollAnswered({
-      error: 'pending join request not found: its key was already handed out (it is given once)',
-      code: 'join_key_collected',
-    });
-    expect(collected).toMatchObject({ status: 404, code: 'join_key_collected', message: saveIt });
-    const older = await pollAnswered({
-      error:
-        'pending join request not found: no join of this invitation waits under this id, or its key was already handed out (it is given once)',
-      code: 'not_found',
-    });
-    expect(older.message).toBe(
-      `${saveIt}, or no join of this invitation and pollToken waits under this participantId`,
-    );
-    // A join the server names nothing under keeps its own words.
-    const unknown = await pollAnswered({
-      error: 'pending join request not found: no join of this invitation and pollToken waits under this id',
-      code: 'not_found',
-    });
-    expect(unknown.message).toBe(
-      '404 pending join request not found: no join of this invitation and pollToken waits under this id',
-    );
+  it('throws the server’s NotFoundError, its code and words, once the key was handed out', async () => {
+    const error =
+      'pending join request not found: its key was already handed out (by a poll more than 10 minutes ago)';
+    const collected = await pollAnswered({ error, code: 'join_key_collected' });
+    expect(collected).toBeInstanceOf(NotFoundError);
+    expect(collected).toMatchObject({ status: 404, code: 'join_key_collected', message: `404 ${error}` });
   });
 });
 
