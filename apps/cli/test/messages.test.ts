@@ -244,8 +244,43 @@ describe('send refused for a while', () => {
       }
       const sent = await someone.run(['send', 'after the wait'], { timeoutMs: 30_000 });
       expect(sent.code).toBe(0);
-      expect(sent.stderr).toMatch(/rate limit exceeded: sending again in \d s/);
+      expect(sent.stderr).toMatch(/rate limit exceeded: trying again in \d s/);
       expect(sent.stderr).toContain('Sent to Limited');
+    } finally {
+      someone.remove();
+      await limited.close();
+    }
+  });
+});
+
+describe('any command refused for longer than a few seconds', () => {
+  it('fails at once with exit 6 and when to try again, where the SDK alone would wait up to a minute', async () => {
+    const limited = await startServer({ RATE_LIMIT_MAX: '3', RATE_LIMIT_WINDOW_S: '40' });
+    const someone = new User(limited.url);
+    try {
+      const { spaceId: id, ownerPrivateKey } = (
+        await someone.run(['space', 'create', 'Slow down', '--json'], { timeoutMs: 60_000 })
+      ).json();
+      for (;;) {
+        const response = await fetch(`${limited.url}/hub/space/${id}`, {
+          headers: { 'x-private-key': ownerPrivateKey },
+        });
+        if (response.status === 429) break;
+      }
+      const started = Date.now();
+      const refused = await someone.run(['participants'], { timeoutMs: 60_000 });
+      expect(Date.now() - started).toBeLessThan(10_000);
+      expect(refused.code).toBe(6);
+      expect(refused.stderr).toMatch(/^✗ rate limit exceeded/);
+      expect(refused.stderr).toMatch(/Try again in \d+ s: convene does not wait that long\./);
+      const json = await someone.run(['messages', '--json'], { timeoutMs: 60_000 });
+      expect(json.code).toBe(6);
+      expect(JSON.parse(json.stderr)).toMatchObject({
+        code: 'rate_limited',
+        status: 429,
+        retryAfter: expect.any(Number),
+        exitCode: 6,
+      });
     } finally {
       someone.remove();
       await limited.close();

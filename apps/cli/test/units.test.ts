@@ -3,11 +3,9 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  AbortError,
-  BadRequestError,
   ConnectionError,
+  Convene,
   type ConveneError,
-  InternalServerError,
   NotFoundError,
   RateLimitError,
   ServiceUnavailableError,
@@ -17,13 +15,19 @@ import stringWidth from 'fast-string-width';
 import { afterAll, describe, expect, it } from 'vitest';
 import { isJoinRefused, serverOfLink } from '../src/commands/join';
 import { moderated } from '../src/commands/moderate';
-import { mentionedId, sendRetryDelayMs } from '../src/commands/send';
+import { mentionedId } from '../src/commands/send';
 import { Creators } from '../src/commands/tail';
-import { normaliseUrl } from '../src/lib/context';
+import { normaliseUrl, rateLimitWait } from '../src/lib/context';
 import { formatSeconds, parseDuration, parseSince, parseTtl } from '../src/lib/duration';
 import { isPlainCommand, runEditor, safeFileName } from '../src/lib/editor';
 import { UsageError } from '../src/lib/errors';
-import { connectionState, plainHttp, speaksPlainHttp, unreachableHint } from '../src/lib/failure';
+import {
+  connectionState,
+  plainHttp,
+  refusedForNow,
+  speaksPlainHttp,
+  unreachableHint,
+} from '../src/lib/failure';
 import { strayMentions } from '../src/lib/mentions';
 import { sayConnectionLost, sayOutages } from '../src/lib/outage';
 import { detectMode, Output, terminalColumns } from '../src/lib/output';
@@ -222,36 +226,56 @@ describe('a message printed', () => {
   });
 });
 
-describe('send, refused for a while', () => {
-  it('waits out a Retry-After of a few seconds (the rate limit), never a longer one (a space’s message budget)', () => {
-    const limited = (retryAfter: string, error = 'rate limit exceeded') =>
-      new RateLimitError(`429 ${error}`, {
-        status: 429,
-        body: { error, code: 'rate_limited', retryAfter: Number(retryAfter) },
-        headers: new Headers({ 'retry-after': retryAfter, 'api-version': '1' }),
-      });
-    for (const seconds of ['1', '3', '5']) {
-      const wait = sendRetryDelayMs(limited(seconds), 0);
-      expect(wait).toBeGreaterThanOrEqual(Number(seconds) * 1000);
-      expect(wait).toBeLessThanOrEqual(Number(seconds) * 1000 + 1000);
-    }
-    // The budget's minute (or a rate-limit window's end seconds away): said at once, not waited for.
-    for (const seconds of ['6', '42', '60', '3600']) {
-      expect(
-        sendRetryDelayMs(limited(seconds, 'this space allows each participant 2 messages per minute'), 0),
-      ).toBeUndefined();
-    }
-    // Twice at most, as the SDK's own retries.
-    expect(sendRetryDelayMs(limited('1'), 1)).toBeDefined();
-    expect(sendRetryDelayMs(limited('1'), 2)).toBeUndefined();
-    // What the SDK retries otherwise (the same Idempotency-Key makes it safe), and nothing else.
-    const refused = new ConnectionError('connect ECONNREFUSED', { code: 'ECONNREFUSED' });
-    expect(sendRetryDelayMs(refused, 0)).toBeGreaterThan(0);
-    expect(sendRetryDelayMs(new TimeoutError('no answer within 60000 ms'), 1)).toBeGreaterThan(0);
-    expect(sendRetryDelayMs(new InternalServerError('500 boom', { status: 500 }), 0)).toBeGreaterThan(0);
-    expect(sendRetryDelayMs(new AbortError('aborted'), 0)).toBeUndefined();
-    expect(sendRetryDelayMs(new BadRequestError('400 no', { status: 400 }), 0)).toBeUndefined();
-    expect(sendRetryDelayMs(new Error('bug'), 0)).toBeUndefined();
+describe('refused for a while (429)', () => {
+  const limited = (retryAfter: string, error = 'rate limit exceeded') =>
+    new RateLimitError(`429 ${error}`, {
+      status: 429,
+      body: { error, code: 'rate_limited' },
+      headers: new Headers({ 'retry-after': retryAfter, 'api-version': '1' }),
+    });
+
+  it('says the SDK’s wait after a 429 in short, and no other line of it', async () => {
+    // The line as this SDK logs it: a 429, then the answer.
+    const lines: string[] = [];
+    let calls = 0;
+    await new Convene({
+      baseUrl: 'http://convene.test',
+      logLevel: 'info',
+      logger: { debug() {}, info: (line) => lines.push(line), warn() {}, error() {} },
+      fetch: async () =>
+        ++calls === 1
+          ? new Response(JSON.stringify({ error: 'rate limit exceeded', code: 'rate_limited' }), {
+              status: 429,
+              headers: { 'content-type': 'application/json', 'retry-after': '1' },
+            })
+          : new Response(JSON.stringify({ status: 'ok' }), {
+              headers: { 'content-type': 'application/json' },
+            }),
+    }).health();
+    expect(lines).toHaveLength(1);
+    expect(rateLimitWait(lines[0]!)).toMatch(/^rate limit exceeded: trying again in 2 s$/);
+    expect(
+      rateLimitWait(
+        '[convene] connect refused (health: GET http://x/api/health); retrying in 500 ms (retry 1 of 2)',
+      ),
+    ).toBeUndefined();
+    expect(rateLimitWait('API version 1 is deprecated: upgrade @convene/sdk')).toBeUndefined();
+  });
+
+  it('exits 6 with when to try again, which limit, and that convene does not wait that long', () => {
+    const budget = refusedForNow(limited('42', 'this space allows each participant 2 messages per minute'));
+    expect(budget).toMatchObject({
+      exitCode: 6,
+      message: 'this space allows each participant 2 messages per minute',
+      details: { code: 'rate_limited', retryAfter: 42 },
+    });
+    expect(budget.hint).toMatch(/^Try again in 42 s: the space’s owner sets this budget/);
+    expect(refusedForNow(limited('30')).hint).toBe('Try again in 30 s: convene does not wait that long.');
+    // Within what convene waits out (after its retries ran out): when, and nothing more.
+    expect(refusedForNow(limited('2')).hint).toBe('Try again in 2 s.');
+    expect(refusedForNow(limited('30'), 'not sent: rate limit exceeded').message).toBe(
+      'not sent: rate limit exceeded',
+    );
   });
 });
 

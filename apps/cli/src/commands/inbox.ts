@@ -36,7 +36,8 @@ export function registerInbox(program: Command, app: App): void {
       const reference = spaceNamed(argument, options.space, 'convene inbox');
       const wait = parseWait(options.wait);
       const saved = ctx.space(reference);
-      const inbox = ctx.spaceClient(saved).inbox;
+      // --follow runs until stopped: a long Retry-After is waited out, not a reason to end.
+      const inbox = ctx.spaceClient(saved, { longLived: options.follow === true }).inbox;
       const { out } = ctx;
 
       if (options.follow) {

@@ -1,20 +1,11 @@
-import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Command } from '@commander-js/extra-typings';
-import {
-  ConnectionError,
-  ConveneError,
-  limits,
-  RateLimitError,
-  type RequestOptions,
-  type SpaceClient,
-} from '@convene/sdk';
+import { limits, RateLimitError, type SpaceClient } from '@convene/sdk';
 import { type App, examples } from '../app';
 import type { Context } from '../lib/context';
 import { isUuid } from '../lib/context';
 import { CliError, UsageError } from '../lib/errors';
 import { ExitCode } from '../lib/exit-codes';
-import { isAbort, tryAgainIn } from '../lib/failure';
+import { refusedForNow } from '../lib/failure';
 import { assertPiped, readStdin, readTextFile, stdinIsPiped } from '../lib/input';
 import { canBeMentioned, type StrayMention, strayMentions } from '../lib/mentions';
 import { inline } from '../lib/output';
@@ -136,17 +127,19 @@ export function registerSend(program: Command, app: App): void {
         : undefined;
       const replyTo =
         options.replyTo === undefined ? undefined : await messageId(ctx, space, options.replyTo);
-      const sent = await sendOnce(ctx, (request) =>
-        space.messages.send(
-          {
-            content,
-            type,
-            ...(mentions ? { mentions } : {}),
-            ...(replyTo !== undefined ? { replyTo } : {}),
-          },
-          request,
-        ),
-      );
+      const sent = await space.messages
+        .send({
+          content,
+          type,
+          ...(mentions ? { mentions } : {}),
+          ...(replyTo !== undefined ? { replyTo } : {}),
+        })
+        .catch((error: unknown) => {
+          // A budget or a rate limit's longer refusal: which, and when to try again.
+          throw error instanceof RateLimitError
+            ? refusedForNow(error, `not sent: ${error.message.replace(/^\d{3} /, '')}`)
+            : error;
+        });
       ctx.out.result(sent, {
         quiet: () => sent.messageId,
         human: () => ctx.out.success(`Sent to ${ctx.out.c.bold(saved.name)}`),
@@ -156,83 +149,6 @@ export function registerSend(program: Command, app: App): void {
           ctx.out.warn(strayWarning(ctx, stray));
       }
     });
-}
-
-/** The longest Retry-After `send` waits out itself (the rate limit's window about to end). */
-const SEND_WAIT_MAX_S = 5;
-/** How many times `send` tries again, as the SDK's own retries do by default. */
-const SEND_RETRIES = 2;
-
-/**
- * When `send` tries again after its try number `attempt` (0: the first) failed with `error`, in
- * ms; undefined: it fails now. The SDK would wait out any Retry-After up to a minute, twice: a
- * space's message budget asks for the rest of its minute, and `send` hung for one or two minutes,
- * its warning aside, where a person or a script is better told at once (and can do something else
- * meanwhile). So send makes the SDK's retries itself: a 429 only when its Retry-After is a few
- * seconds (the service-wide rate limit about to start a new window), and a network failure, 408 or
- * 5xx as the SDK would, after a backoff (one Idempotency-Key for every try, so the message is sent
- * once whatever answer was lost).
- */
-export function sendRetryDelayMs(error: unknown, attempt: number): number | undefined {
-  if (attempt >= SEND_RETRIES || !(error instanceof ConveneError) || isAbort(error)) return undefined;
-  const retryAfter = (error as { retryAfter?: number | undefined }).retryAfter;
-  if (retryAfter !== undefined) {
-    if (retryAfter > SEND_WAIT_MAX_S) return undefined;
-    // A little more than asked (a quarter, at most a second), so that clients told the same
-    // wait do not all come back at once, as the SDK does.
-    const ms = retryAfter * 1000;
-    return Math.round(ms + Math.random() * Math.min(ms / 4, 1000));
-  }
-  const status = error.status;
-  const retryable =
-    error instanceof RateLimitError ||
-    error instanceof ConnectionError ||
-    status === 408 ||
-    (status !== undefined && status >= 500);
-  // 0.5 s, then 1 s, less up to a quarter at random: the SDK's backoff.
-  return retryable ? Math.round(500 * 2 ** attempt * (1 - Math.random() * 0.25)) : undefined;
-}
-
-/**
- * Sends with `send`, trying again as sendRetryDelayMs says (a wait for a 429 is said on stderr).
- * A 429 not waited for is a refusal for now: `not sent: …` with when to try again, exit 6.
- */
-async function sendOnce<T>(ctx: Context, send: (request: RequestOptions) => Promise<T>): Promise<T> {
-  const request = { idempotencyKey: randomUUID(), maxRetries: 0 };
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await send(request);
-    } catch (error) {
-      const delay = sendRetryDelayMs(error, attempt);
-      if (delay === undefined) throw error instanceof RateLimitError ? notSent(error) : error;
-      if (error instanceof RateLimitError) {
-        ctx.out.info(`${withoutStatus(error)}: sending again in ${Math.ceil(delay / 1000)} s`);
-      }
-      await sleep(delay);
-    }
-  }
-}
-
-const withoutStatus = (error: ConveneError): string => error.message.replace(/^\d{3} /, '');
-
-/**
- * A send the server refuses for longer than `send` waits: which limit (the server's words: a
- * space's budget says it is one), when to try again, exit 6 (refused for now, as a lock someone
- * holds), and the server's code, status and `retryAfter` for --json.
- */
-function notSent(error: RateLimitError): CliError {
-  const said = withoutStatus(error);
-  const budget = /\bmessages? (per|a) minute\b/i.test(said);
-  return new CliError(`not sent: ${said}`, {
-    exitCode: ExitCode.conflict,
-    hint: `${tryAgainIn(error)}: ${
-      budget
-        ? 'the space’s owner sets this budget of messages a minute for each participant (`convene space show` shows the budget)'
-        : 'convene does not wait that long to send'
-    }.`,
-    ...(error.retryAfter !== undefined ? { details: { retryAfter: error.retryAfter } } : {}),
-    cause: error,
-  });
 }
 
 /**

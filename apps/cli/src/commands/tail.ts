@@ -59,7 +59,8 @@ export function registerTail(program: Command, app: App): void {
       const lines = parseCount(options.lines, '--lines');
       const since = options.since === undefined ? undefined : parseSince(options.since);
       const saved = ctx.space(reference);
-      const space = ctx.spaceClient(saved);
+      // It runs until stopped: a long Retry-After is waited out, not a reason to end.
+      const space = ctx.spaceClient(saved, { longLived: true });
       ctx.handlesInterrupt = true;
       const creators = new Creators((id, timeoutMs) => creatorOf(space, id, ctx.signal, timeoutMs));
       const view = new TailView(

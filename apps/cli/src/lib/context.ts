@@ -18,6 +18,24 @@ import { CredentialStore, type HostEntry, hostKey, type StoredSpace } from './st
 
 export const DEFAULT_URL = 'http://localhost:3000';
 
+/**
+ * The longest Retry-After a command waits out before trying again (the SDK's `maxRetryAfterMs`):
+ * the end of a rate limit's window. A longer refusal, a space's message budget or the rest of a
+ * window, is not waited for: the command fails at once, exit 6, saying when to try again, where
+ * the SDK alone would wait up to a minute, twice, and seem to hang.
+ */
+export const WAIT_MAX_MS = 5_000;
+
+/**
+ * The SDK's line for a retry after a 429 (`sendMessage: POST … answered 429 rate limit exceeded;
+ * retrying in 3120 ms (retry 1 of 2)`), said in short: `rate limit exceeded: trying again in 4 s`.
+ * Undefined for any other line.
+ */
+export function rateLimitWait(line: string): string | undefined {
+  const said = / answered 429 (.*); retrying in (\d+) ms \(retry \d+ of \d+\)$/.exec(line);
+  return said ? `${said[1]}: trying again in ${Math.ceil(Number(said[2]) / 1000)} s` : undefined;
+}
+
 /** The options every command takes (declared once on the program). */
 export interface GlobalOptions {
   url?: string;
@@ -90,15 +108,19 @@ export class Context {
   }
 
   /**
-   * Where the SDK's warnings go (a deprecated API version and its sunset date, a long Retry-After
-   * wait, a heartbeat or an unlock that failed): warnings of ours on stderr, neutralised as any
-   * text, since they quote the server's headers and errors. Its info and debug lines are dropped,
-   * as its default level drops them.
+   * Where the SDK's warnings go (a deprecated API version and its sunset date, a heartbeat or an
+   * unlock that failed): warnings of ours on stderr, neutralised as any text, since they quote the
+   * server's headers and errors. Its info and debug lines are dropped, as its default level drops
+   * them, but for a wait after a 429, said in short (`rate limit exceeded: trying again in 3 s`):
+   * a pause a person would otherwise take for a hang.
    */
   private readonly sdkLogger: Logger = {
     debug: () => {},
-    info: () => {},
-    warn: (message) => this.out.warn(message),
+    info: (message) => {
+      const wait = rateLimitWait(message);
+      if (wait) this.out.info(wait);
+    },
+    warn: (message) => this.out.warn(rateLimitWait(message) ?? message),
     error: (message) => this.out.warn(message),
   };
 
@@ -184,11 +206,19 @@ export class Context {
     return this.requested ?? this.url;
   }
 
-  /** The SDK client for this server (anonymous, plus the user token when there is one). */
-  hub(url: string = this.url): Convene {
+  /**
+   * The SDK client for this server (anonymous, plus the user token when there is one). A call it
+   * makes waits out a Retry-After of a few seconds at most (WAIT_MAX_MS) unless `longLived`.
+   */
+  hub(url: string = this.url, { longLived = false } = {}): Convene {
     this.requested = url;
     const userToken = this.userToken();
-    return new Convene({ baseUrl: url, logger: this.sdkLogger, ...(userToken ? { userToken } : {}) });
+    return new Convene({
+      baseUrl: url,
+      logger: this.sdkLogger,
+      ...(longLived ? {} : { maxRetryAfterMs: WAIT_MAX_MS }),
+      ...(userToken ? { userToken } : {}),
+    });
   }
 
   /**
@@ -284,10 +314,12 @@ export class Context {
   /**
    * The SDK client bound to a saved space, its key and its participant (so its streams end right
    * after that participant's own kick or departure); failures are explained as this space's.
+   * `longLived` for a loop that runs until stopped (tail, inbox --follow): it waits out any
+   * Retry-After up to a minute, as the SDK does, where a command fails at once (WAIT_MAX_MS).
    */
-  spaceClient(space: StoredSpace) {
+  spaceClient(space: StoredSpace, options: { longLived?: boolean } = {}) {
     this.using = { kind: 'space', space };
-    return this.hub().space(space.spaceId, space.key, space.participantId);
+    return this.hub(this.url, options).space(space.spaceId, space.key, space.participantId);
   }
 
   /**

@@ -7,7 +7,7 @@ import {
   RateLimitError,
   TimeoutError,
 } from '@convene/sdk';
-import { type Context, isLoopback } from './context';
+import { type Context, isLoopback, WAIT_MAX_MS } from './context';
 import { CliError } from './errors';
 import { ExitCode, stoppedBy } from './exit-codes';
 import { isNotConvene, notConvene } from './not-convene';
@@ -252,12 +252,7 @@ function fromStatus(error: ConveneError, ctx: Context): CliError {
       });
     }
     case 429:
-      // Refused for now, as a lock someone holds is: exit 6, and when to try again.
-      return new CliError(message, {
-        exitCode: ExitCode.conflict,
-        hint: `${tryAgainIn(error)}.`,
-        details: detailsOf(error),
-      });
+      return refusedForNow(error, message);
     default:
       if (error.status !== undefined && error.status >= 500) {
         return new CliError(`the server failed: ${message}`, {
@@ -266,6 +261,28 @@ function fromStatus(error: ConveneError, ctx: Context): CliError {
       }
       return new CliError(message, { exitCode: ExitCode.error, details: detailsOf(error) });
   }
+}
+
+/**
+ * A 429 (a rate limit, a space's message budget): refused for now, as a lock someone holds is,
+ * exit 6, with which limit (the server's words: a budget says it is one), when to try again and,
+ * when that is longer than convene waits by itself (WAIT_MAX_MS), that it does not; `--json` gets
+ * the server's code and `retryAfter`.
+ */
+export function refusedForNow(error: ConveneError, message = serverWords(error)): CliError {
+  const retryAfter = error instanceof RateLimitError ? error.retryAfter : undefined;
+  const budget = /\bmessages? (per|a) minute\b/i.test(message);
+  const why = budget
+    ? ': the space’s owner sets this budget of messages a minute for each participant (`convene space show` shows the budget)'
+    : retryAfter !== undefined && retryAfter * 1000 > WAIT_MAX_MS
+      ? ': convene does not wait that long'
+      : '';
+  return new CliError(message, {
+    exitCode: ExitCode.conflict,
+    hint: `${tryAgainIn(error)}${why}.`,
+    details: { ...detailsOf(error), ...(retryAfter !== undefined ? { retryAfter } : {}) },
+    cause: error,
+  });
 }
 
 /** When a 429 says to try again: `Try again in 42 s` (its Retry-After), else in a minute. */
