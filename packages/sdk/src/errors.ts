@@ -40,6 +40,9 @@ export interface ErrorInit {
   body?: ErrorBody | undefined;
   headers?: Headers | undefined;
   cause?: unknown;
+  operation?: string | undefined;
+  method?: string | undefined;
+  url?: string | undefined;
 }
 
 /**
@@ -86,6 +89,14 @@ export class ConveneError extends Error {
    * if it did not.
    */
   declare readonly idempotencyKey: string | undefined;
+  /**
+   * The call that failed, as the API reference names its operation (`getSpace`), its HTTP method
+   * and the URL it was sent to (the client's baseUrl and the operation's path, ids filled in, no
+   * `user:password`); undefined for an error no request made (a bad argument, a webhook's).
+   */
+  declare readonly operation: string | undefined;
+  declare readonly method: string | undefined;
+  declare readonly url: string | undefined;
 
   constructor(message: string, init: ErrorInit = {}) {
     super(message, init.cause === undefined ? undefined : { cause: init.cause });
@@ -95,6 +106,9 @@ export class ConveneError extends Error {
     this.headers = init.headers;
     this.requestId = init.headers?.get('request-id') ?? init.headers?.get('x-request-id') ?? undefined;
     this.idempotencyKey = undefined;
+    this.operation = init.operation;
+    this.method = init.method;
+    this.url = init.url;
   }
 
   /**
@@ -247,11 +261,8 @@ export class ServiceUnavailableError extends ConveneError {
   }
 }
 
-/** What a request that got no answer was: which operation, sent where, and the system's error code. */
+/** What a request that got no answer was: its call (ErrorInit), and the system's error code. */
 export interface ConnectionErrorInit extends ErrorInit {
-  operation?: string | undefined;
-  method?: string | undefined;
-  url?: string | undefined;
   code?: string | undefined;
   /** False when the request certainly never reached the server; the default is true. */
   mayHaveRun?: boolean | undefined;
@@ -265,12 +276,6 @@ export interface ConnectionErrorInit extends ErrorInit {
 export class ConnectionError extends ConveneError {
   override name = 'ConnectionError';
   declare readonly status: undefined;
-  /** The operation that got no answer (`sendMessage`), as the API reference names it. */
-  declare readonly operation: string | undefined;
-  /** Its HTTP method. */
-  declare readonly method: string | undefined;
-  /** The URL it was sent to: the client's baseUrl and the operation's path, ids filled in. */
-  declare readonly url: string | undefined;
   /**
    * The code the runtime's fetch gives the failure, as it gives it (Node and Bun): `ECONNREFUSED`,
    * `ENOTFOUND`, `ECONNRESET`, and in Node also its fetch's own `UND_ERR_SOCKET` (the server closed
@@ -292,9 +297,6 @@ export class ConnectionError extends ConveneError {
 
   constructor(message: string, init: ConnectionErrorInit = {}) {
     super(message, init);
-    this.operation = init.operation;
-    this.method = init.method;
-    this.url = init.url;
     this.code = init.code;
     this.mayHaveRun = init.mayHaveRun ?? true;
   }

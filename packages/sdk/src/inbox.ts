@@ -14,7 +14,7 @@ import {
   stoppable,
 } from './internal';
 import { SpaceResource } from './space-resource';
-import type { RequestOptions, Transport } from './transport';
+import { type RequestOptions, retryDelayMs, type Transport } from './transport';
 
 /**
  * The request options of a long poll of `wait` seconds: the server holds its answer that long on
@@ -82,7 +82,8 @@ export class Inbox extends SpaceResource {
    * crash inside the loop's body leaves it to be handled again after a restart; leaving the loop
    * (`break`, an exception) acknowledges nothing more: to leave after handling one, `await
    * inbox.ack(message.seq)` before the `break`. A call that gets no answer or a 5xx (a server
-   * restarting) is made again after a backoff of at most 2.5 s, for up to `maxOutageMs` (ten
+   * restarting) is made again after a backoff of at most 2.5 s (a 408 or 429 after its
+   * Retry-After), each failure told to `onDisconnect` as it happens, for up to `maxOutageMs` (ten
    * minutes) or `maxReconnects` attempts in a row, then the last error is thrown (call `follow()`
    * again to resume from the server's read position). The call after a failure does not wait, so
    * that `onReconnect` is told as soon as the server answers. The first read fails as any call
@@ -132,7 +133,10 @@ export class Inbox extends SpaceResource {
           contact.answered();
           return result;
         } catch (error) {
-          if (!answered || !isTransient(error)) throw error;
+          // Its own retries, not the client's (maxRetries 0 below): a loss is told (onDisconnect)
+          // at its first failure, not after the client's backoff. A 408 or 429 is waited out as
+          // its Retry-After asks, as a stream's reconnection does.
+          if (!answered || !(isTransient(error) || hasStatus(error, 408, 429))) throw error;
           policy.lost();
           // The first failure is the loss; the ones after it, attempts at getting the server back.
           if (policy.exhausted(failures++)) {
@@ -142,7 +146,13 @@ export class Inbox extends SpaceResource {
             );
             throw error;
           }
-          const delay = reconnectDelayMs(failures - 1);
+          const delay = retryDelayMs(
+            (error as ConveneError).headers,
+            failures - 1,
+            reconnectDelayMs,
+            this.transport.options.maxRetryAfterMs,
+          );
+          if (delay === undefined) throw error;
           this.transport.logger.info(
             `inbox of space ${this.spaceId}: ${(error as Error).message}; ` +
               `trying again in ${delay} ms (failure ${failures}; giving up after ${policy.limits})`,
@@ -152,6 +162,8 @@ export class Inbox extends SpaceResource {
         }
       }
     };
+    /** The first read fails as any call, after the client's retries; the later ones, as persist says. */
+    const retries = () => (answered ? { maxRetries: 0 } : {});
     try {
       for (;;) {
         const page = await persist(() =>
@@ -159,13 +171,13 @@ export class Inbox extends SpaceResource {
           // (onReconnect) now, not when the next message ends a long wait. So does the first:
           // a key it finds refused is a wrong key, not one that ended while it waited.
           // (An `after` still undefined is left out of the query.)
-          this.get({ wait: failures > 0 || !answered ? 0 : wait, after }, { signal }),
+          this.get({ wait: failures > 0 || !answered ? 0 : wait, after }, { signal, ...retries() }),
         );
         answered = true;
         for (const message of page.messages) {
           yield message;
           // Asked for the next one: this one is handled.
-          await persist(() => this.ack(message.seq, { signal }));
+          await persist(() => this.ack(message.seq, { signal, ...retries() }));
           after = message.seq;
         }
       }

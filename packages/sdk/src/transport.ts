@@ -344,8 +344,16 @@ export class Transport {
         await sleep(delay, options.signal, aborted);
       }
     } catch (error) {
-      // What a caller needs to try the same write again safely, whatever went wrong.
-      if (idempotencyKey && error instanceof ConveneError) setField(error, 'idempotencyKey', idempotencyKey);
+      if (error instanceof ConveneError) {
+        // Which call failed, as a ConnectionError says it: an answer's error, an abort.
+        if (!error.operation) {
+          setField(error, 'operation', operationId);
+          setField(error, 'method', route.method);
+          setField(error, 'url', shownUrl);
+        }
+        // What a caller needs to try the same write again safely, whatever went wrong.
+        if (idempotencyKey) setField(error, 'idempotencyKey', idempotencyKey);
+      }
       // Known of every error of the call, not only a ConnectionError (its `mayHaveRun`): a 429, a
       // 409 or an AbortError may follow an attempt cut off after the request went out.
       if (uncertain !== undefined && error instanceof ConveneError) ranMaybe.add(error);

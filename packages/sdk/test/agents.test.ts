@@ -107,7 +107,9 @@ describe('mentions, replies and the inbox', () => {
         });
       return fetch(input, init);
     };
-    const steady = hub({ fetch: restarting, maxRetries: 0 }).space(agent.spaceId, agent.key);
+    // The client's own retries (2 by default) do not delay the loss's notice: the loop retries
+    // itself, each failure told as it happens.
+    const steady = hub({ fetch: restarting }).space(agent.spaceId, agent.key);
     await owner.messages.send('@Steady one');
     const seen: string[] = [];
     const disconnects: number[] = [];
@@ -134,6 +136,45 @@ describe('mentions, replies and the inbox', () => {
     expect(reconnects).toEqual([{ attempts: 3 }]);
     // The first read answers at once (a wrong key is said then), the next waits.
     expect(waits.slice(0, 6)).toEqual(['0', '20', '0', '0', '0', '20']);
+  });
+
+  it('waits out a 429 while following, as its Retry-After asks, and goes on', async () => {
+    const { owner } = await ownedSpace();
+    const agent = await participant(owner, 'Limited');
+    let polls = 0;
+    let refusedAt = 0;
+    const limited: typeof fetch = async (input, init) => {
+      const poll = (init?.method ?? 'GET') === 'GET' && new URL(String(input)).pathname.endsWith('/inbox');
+      if (poll && ++polls === 2) {
+        refusedAt = Date.now();
+        return new Response(JSON.stringify({ error: 'rate limit exceeded', code: 'rate_limited' }), {
+          status: 429,
+          headers: { 'content-type': 'application/json', 'retry-after': '1' },
+        });
+      }
+      return fetch(input, init);
+    };
+    await owner.messages.send('@Limited one');
+    const disconnects: number[] = [];
+    const seen: string[] = [];
+    let secondAt = 0;
+    const following = (async () => {
+      for await (const message of hub({ fetch: limited })
+        .space(agent.spaceId, agent.key)
+        .inbox.follow({ wait: 20, onDisconnect: ({ attempt }) => disconnects.push(attempt) })) {
+        seen.push(message.content);
+        if (seen.length === 2) {
+          secondAt = Date.now();
+          break;
+        }
+      }
+    })();
+    await until(() => (polls >= 3 ? true : undefined), 10_000);
+    await owner.messages.send('@Limited two');
+    await following;
+    expect(seen).toEqual(['@Limited one', '@Limited two']);
+    expect(disconnects).toEqual([1]);
+    expect(secondAt - refusedAt).toBeGreaterThanOrEqual(1000);
   });
 
   it('fails its first read as any call, after the client’s retries (a stream’s first connection too): a wrong URL, a proxy’s 502, a server cut off', async () => {

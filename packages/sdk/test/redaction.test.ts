@@ -120,6 +120,10 @@ describe('objects that hold credentials', () => {
       body: error.body,
       code: 'lock_held',
       requestId: error.requestId,
+      // The call: its URL carries the ids, never a key.
+      operation: 'lockArtifact',
+      method: 'POST',
+      url: `${serverUrl()}/hub/space/${space.spaceId}/artifact/${doc.id}/lock`,
       // The write's Idempotency-Key (no secret: it names a request, and only with its key).
       idempotencyKey: expect.stringMatching(/^[0-9a-f-]{36}$/),
       lockedBy: owner.participantId,

@@ -189,6 +189,39 @@ describe('a 503 of a server shutting down', () => {
   });
 });
 
+describe('the call an error came from', () => {
+  const spaceId = '6f1c2a7e-3b4d-4e5f-8a9b-0c1d2e3f4a5b';
+  it('names its operation, method and URL (no credentials) on an answer’s error and an abort too', async () => {
+    const hub = new Convene({
+      baseUrl: 'http://ada:secret@convene.test/base',
+      logLevel: 'off',
+      fetch: async () =>
+        new Response(JSON.stringify({ error: 'space not found', code: 'not_found' }), {
+          status: 404,
+          headers: { 'content-type': 'application/json' },
+        }),
+    });
+    const missing = await hub
+      .space(spaceId, 'k'.repeat(64))
+      .get()
+      .catch((e: unknown) => e);
+    expect(missing).toBeInstanceOf(NotFoundError);
+    expect(missing).toMatchObject({
+      operation: 'getSpace',
+      method: 'GET',
+      url: `http://convene.test/base/hub/space/${spaceId}`,
+    });
+    expect(JSON.parse(JSON.stringify(missing))).toMatchObject({ operation: 'getSpace', method: 'GET' });
+    const aborted = await hub
+      .space(spaceId, 'k'.repeat(64))
+      .messages.send('x', { signal: AbortSignal.abort() })
+      .catch((e: unknown) => e);
+    expect(aborted).toMatchObject({ name: 'AbortError', operation: 'sendMessage', method: 'POST' });
+    // An error no request made names none.
+    expect(new ConveneError('bad argument').operation).toBeUndefined();
+  });
+});
+
 describe('a poll of a pending join answered 404', () => {
   const pollAnswered = (body: object) => {
     const hub = new Convene({
