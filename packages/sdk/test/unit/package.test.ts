@@ -115,6 +115,10 @@ describe('the published package', () => {
     const pkg = JSON.parse(manifest) as Record<string, unknown>;
     expect(pkg.private).toBeUndefined();
     expect(pkg.dependencies).toEqual({ 'eventsource-parser': expect.stringMatching(/^\^3\./) });
+    // Nothing of how this repository builds it (.pnpmfile.cjs): no devDependencies naming
+    // unpublished workspace packages, no scripts running files the tarball does not hold.
+    expect(pkg.devDependencies).toBeUndefined();
+    expect(pkg.scripts).toBeUndefined();
     expect(JSON.stringify(pkg.exports)).not.toContain('src/');
     // A resolver that matches neither `import` nor `require` (custom conditions) falls back to
     // the ES module: `default` comes last, as conditions are tried in order.
