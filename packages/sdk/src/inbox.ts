@@ -6,7 +6,6 @@ import {
   type OutageHooks,
   outage,
   type ReconnectOptions,
-  reconnectDelayMs,
   reconnectPolicy,
   refusalEnd,
   showAs,
@@ -14,7 +13,7 @@ import {
   stoppable,
 } from './internal';
 import { SpaceResource } from './space-resource';
-import { type RequestOptions, retryDelayMs, type Transport } from './transport';
+import type { RequestOptions, Transport } from './transport';
 
 /**
  * The request options of a long poll of `wait` seconds: the server holds its answer that long on
@@ -134,30 +133,27 @@ export class Inbox extends SpaceResource {
           return result;
         } catch (error) {
           // Its own retries, not the client's (maxRetries 0 below): a loss is told (onDisconnect)
-          // at its first failure, not after the client's backoff. A 408 or 429 is waited out as
-          // its Retry-After asks, as a stream's reconnection does.
-          if (!answered || !(isTransient(error) || hasStatus(error, 408, 429))) throw error;
-          policy.lost();
-          // The first failure is the loss; the ones after it, attempts at getting the server back.
-          if (policy.exhausted(failures++)) {
-            this.transport.logger.warn(
-              `inbox of space ${this.spaceId}: giving up after ${failures} failed calls in a row ` +
-                `(limit: ${policy.limits}); call follow() again to resume from the read position`,
-            );
-            throw error;
+          // at its first failure, not after the client's backoff. A 408 or 429 is no loss but a
+          // pause the server asks for: waited out (its Retry-After, however long), and not told.
+          const paused = hasStatus(error, 408, 429);
+          if (!answered || !(paused || isTransient(error))) throw error;
+          if (!paused) {
+            policy.lost();
+            // The first failure is the loss; the ones after it, attempts at getting the server back.
+            if (policy.exhausted(failures++)) {
+              this.transport.logger.warn(
+                `inbox of space ${this.spaceId}: giving up after ${failures} failed calls in a row ` +
+                  `(limit: ${policy.limits}); call follow() again to resume from the read position`,
+              );
+              throw error;
+            }
           }
-          const delay = retryDelayMs(
-            (error as ConveneError).headers,
-            failures - 1,
-            reconnectDelayMs,
-            this.transport.options.maxRetryAfterMs,
-          );
-          if (delay === undefined) throw error;
+          const delay = policy.delay((error as ConveneError).headers, failures || 1);
           this.transport.logger.info(
-            `inbox of space ${this.spaceId}: ${(error as Error).message}; ` +
-              `trying again in ${delay} ms (failure ${failures}; giving up after ${policy.limits})`,
+            `inbox of space ${this.spaceId}: ${(error as Error).message}; trying again in ${delay} ms` +
+              (paused ? '' : ` (failure ${failures}; giving up after ${policy.limits})`),
           );
-          contact.failed(error as ConveneError, delay);
+          if (!paused) contact.failed(error as ConveneError, delay);
           await sleep(delay, signal);
         }
       }

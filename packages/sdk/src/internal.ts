@@ -1,5 +1,5 @@
 // Small helpers of the transport, on web-standard APIs only (Node 20+, Deno, Bun, browsers).
-import { AbortError, ConveneError } from './errors';
+import { AbortError, ConveneError, retryAfterSeconds } from './errors';
 
 /** A version 4 UUID; `crypto.randomUUID` exists only in secure contexts, so fall back to getRandomValues. */
 export function uuid4(): string {
@@ -184,12 +184,20 @@ export interface ReconnectOptions {
  * The give-up rule of a long-lived loop (ReconnectOptions): `lost()` when contact is lost (the
  * outage's clock starts, unless it runs), `found()` when it is back, and `exhausted(attempts)`
  * whether, with that many attempts at getting it back failed since, the loop ends rather than
- * trying again.
+ * trying again. `delay` is the pause before the next attempt.
  */
 export function reconnectPolicy(options: ReconnectOptions): {
   lost(): void;
   found(): void;
   exhausted(failedAttempts: number): boolean;
+  /**
+   * The pause after `failedAttempts` failures in a row (1 for the first), the last answered with
+   * `headers`: the backoff (at most 2.5 s), or what its Retry-After asks if longer, however long,
+   * since the loop's own limits, not the client's `maxRetryAfterMs`, decide when it gives up
+   * (but never past the outage's end, to give up then). Never shorter than the backoff: a
+   * Retry-After of 0 does not make a loop hammer the server.
+   */
+  delay(headers: Headers | undefined, failedAttempts: number): number;
   /** The limits, in words, for the logs: `600 s` and, if set, `or 30 attempts`. */
   readonly limits: string;
 } {
@@ -207,6 +215,14 @@ export function reconnectPolicy(options: ReconnectOptions): {
     },
     exhausted(failedAttempts) {
       return failedAttempts >= maxReconnects || (since !== undefined && Date.now() - since >= maxOutageMs);
+    },
+    delay(headers, failedAttempts) {
+      const retryAfter = retryAfterSeconds(headers);
+      const wait = Math.max(
+        reconnectDelayMs(failedAttempts - 1),
+        retryAfter === undefined ? 0 : afterRetryAfterMs(retryAfter * 1000),
+      );
+      return since === undefined ? wait : Math.max(0, Math.min(wait, since + maxOutageMs - Date.now()));
     },
     limits: Number.isFinite(maxReconnects) ? `${time} or ${maxReconnects} attempts` : time,
   };

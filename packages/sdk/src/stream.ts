@@ -27,7 +27,7 @@ import {
 export type { DisconnectInfo, LoopEnd };
 
 import { SpaceResource } from './space-resource';
-import { describeNetworkError, retryDelayMs, type Transport } from './transport';
+import { describeNetworkError, type Transport } from './transport';
 
 /** The options of `messages.stream()`; how it gives up on a lost server and its hooks are a loop's. */
 export interface StreamOptions extends ReconnectOptions, OutageHooks<ReconnectInfo> {
@@ -186,13 +186,7 @@ export class MessageStream extends SpaceResource implements AsyncIterable<Stream
           gaveUp();
           throw result;
         }
-        const delay = retryDelayMs(
-          result.headers,
-          failures - 1,
-          reconnectDelayMs,
-          transport.options.maxRetryAfterMs,
-        );
-        if (delay === undefined) throw result;
+        const delay = policy.delay(result.headers, failures);
         transport.logger.info(
           `space ${this.spaceId}: ${result.message}; ` +
             `reconnecting in ${delay} ms (failure ${failures}; giving up after ${policy.limits})`,

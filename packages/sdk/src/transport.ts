@@ -44,8 +44,10 @@ export interface ClientOptions {
   maxRetries?: number | undefined;
   /**
    * The longest `Retry-After` a retry waits out, in ms (default 60 000): a 429 or 503 asking for
-   * longer is thrown at once, its `retryAfter` saying when to try again. `5_000` rides out the
-   * end of a rate limit's window but not a space's message budget (the rest of its minute).
+   * longer is thrown at once, its `retryAfter` saying when to try again. With `5_000`, a call
+   * waits a few seconds at most, however the server's limit (a rate limit's window, a space's
+   * message budget) has longer to run. Long-lived loops (a stream, `inbox.follow()`) wait any
+   * Retry-After between their attempts: their `maxOutageMs` decides when they give up.
    */
   maxRetryAfterMs?: number | undefined;
   /** Where retries, warnings and (at `debug`) requests are reported (default `console`). */
@@ -326,7 +328,6 @@ export class Transport {
           const retryDelay = retryDelayMs(
             response.headers,
             attempt,
-            backoffMs,
             options.maxRetryAfterMs ?? this.options.maxRetryAfterMs,
           );
           if (status >= 500 && !unrun) uncertain ??= `answered ${failure.message}`;
@@ -409,18 +410,13 @@ function parse(what: string, route: Route, response: Response, text: string): un
 }
 
 /**
- * The pause before the next attempt: what Retry-After asks, with a little jitter above it, else
- * `backoff` (exponential, with jitter). Undefined: do not retry, as for a Retry-After beyond
+ * The pause before a call's next attempt: what Retry-After asks, with a little jitter above it,
+ * else the backoff (exponential, with jitter). Undefined: do not retry, as for a Retry-After beyond
  * `maxMs` (a minute unless the client or the call says otherwise), thrown at once.
  */
-export function retryDelayMs(
-  headers: Headers | undefined,
-  attempt: number,
-  backoff: (attempt: number) => number,
-  maxMs: number,
-): number | undefined {
+export function retryDelayMs(headers: Headers | undefined, attempt: number, maxMs: number): number | undefined {
   const retryAfter = retryAfterSeconds(headers);
-  if (retryAfter === undefined) return backoff(attempt);
+  if (retryAfter === undefined) return backoffMs(attempt);
   const ms = retryAfter * 1000;
   return ms <= maxMs ? afterRetryAfterMs(ms) : undefined;
 }

@@ -413,6 +413,26 @@ describe('retries', () => {
     expect((await owner.messages.list()).messages.map((m) => m.content)).toEqual(['now']);
   });
 
+  it('waits longer than the client’s maxRetryAfterMs when the call allows it', async () => {
+    const fetch = scriptedFetch(answer(429, { 'retry-after': '30' }));
+    const warned: string[] = [];
+    const logger = { debug() {}, info() {}, warn: (line: string) => warned.push(line), error() {} };
+    const controller = new AbortController();
+    const call = new Convene({
+      baseUrl: 'http://127.0.0.1:9',
+      fetch: fetch.impl,
+      logger,
+      maxRetryAfterMs: 5000,
+    }).health({
+      signal: controller.signal,
+      maxRetryAfterMs: 60_000,
+    });
+    await until(() => (warned.length > 0 ? true : undefined));
+    controller.abort();
+    await expect(call).rejects.toBeInstanceOf(AbortError);
+    expect(warned).toEqual([expect.stringMatching(/answered 429 synthetic 429; retrying in 30\d{3} ms/)]);
+  });
+
   it('warns at the default log level before waiting out a long Retry-After', async () => {
     const fetch = scriptedFetch(answer(429, { 'retry-after': '30' }));
     const warned: string[] = [];

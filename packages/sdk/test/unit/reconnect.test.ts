@@ -2,6 +2,7 @@
 // soon they find it back: on a fake clock, against a fetch that plays a server going down.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ConnectionError, Convene, type DisconnectInfo, type Logger } from '../../src';
+import { reconnectPolicy } from '../../src/internal';
 
 const SPACE = '00000000-0000-4000-8000-000000000001';
 const TEN_MINUTES = 600_000;
@@ -170,5 +171,22 @@ describe.each(['stream', 'follow'] as const)('a long-lived loop (%s) whose serve
         expect.stringMatching(new RegExp(`\\(limit: 600 s or ${maxReconnects} attempts\\)`)),
       ]);
     }
+  });
+});
+
+describe('the pause of a long-lived loop', () => {
+  const retryAfter = (seconds: string) => new Headers({ 'retry-after': seconds });
+
+  it('is its backoff, or a longer Retry-After however long, never a shorter one, and never past the outage’s end', () => {
+    const policy = reconnectPolicy({ maxOutageMs: TEN_MINUTES });
+    // Not in an outage (a 429 between answers): the server's wait, beyond any client's cap.
+    expect(policy.delay(retryAfter('120'), 1)).toBeGreaterThanOrEqual(120_000);
+    // A Retry-After of 0 is not a reason to come back at once: the backoff still holds.
+    for (let i = 0; i < 20; i++) expect(policy.delay(retryAfter('0'), 3)).toBeGreaterThanOrEqual(1500);
+    expect(policy.delay(undefined, 1)).toBeLessThanOrEqual(500);
+    // In an outage, at most until it ends, when the loop gives up.
+    policy.lost();
+    expect(policy.delay(retryAfter('3600'), 1)).toBeLessThanOrEqual(TEN_MINUTES);
+    expect(policy.delay(retryAfter('3600'), 1)).toBeGreaterThan(TEN_MINUTES - 1000);
   });
 });
