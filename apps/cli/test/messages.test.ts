@@ -404,7 +404,7 @@ describe('replies in messages', () => {
       expect((await room.run(['send', 'Nice chart', '--reply-to', picture])).code).toBe(0);
       const text = await room.run(['messages']);
       expect(text.stdout).toMatch(
-        /^\d\d:\d\d:\d\d {2}Hana Host \(owner\): Sure\n {10}↪ in reply to Ada Lovelace: Question for you$/m,
+        /^\d\d:\d\d:\d\d {2}[0-9a-f]{8} {2}Hana Host \(owner\): Sure\n {10}↪ in reply to Ada Lovelace: Question for you$/m,
       );
       expect(text.stdout).toMatch(
         /^.*Hana Host \(owner\): Nice chart\n {10}↪ in reply to Ada Lovelace: \[image\] https:\/\/example\.com\/chart\.png$/m,
@@ -418,6 +418,42 @@ describe('replies in messages', () => {
       expect(since.stdout).toContain(`↪ in reply to message ${picture.slice(0, 8)}\n`);
       // --json is the API's own: replyTo, no marker.
       expect(all.map((m: any) => m.replyTo)).toEqual([undefined, undefined, question, picture]);
+    } finally {
+      room.remove();
+      ada.remove();
+    }
+  });
+});
+
+describe('message ids in text', () => {
+  it('show each message by the start of its id, which --reply-to takes: read in text, answered without --json', async () => {
+    const room = new User(server.url);
+    const ada = new User(server.url);
+    try {
+      await room.run(['space', 'create', 'Short ids', '--owner-name', 'Hana Host']);
+      await joinAs(room, ada, 'Ada Lovelace');
+      expect((await ada.run(['send', 'Ship on Friday?'])).code).toBe(0);
+      expect((await ada.run(['send', 'Or Monday?'])).code).toBe(0);
+      const text = await room.run(['messages']);
+      expect(text.code).toBe(0);
+      // After the time, before the sender: the id's first 8 characters, as a reply marker shows them.
+      const shown = text.stdout.match(/^\d\d:\d\d:\d\d {2}([0-9a-f]{8}) {2}Ada Lovelace: Ship on Friday\?$/m);
+      expect(shown, text.stdout).not.toBeNull();
+      const short = shown![1]!;
+      const before = (await room.run(['messages', '--json'])).json();
+      const question = before.find((m: any) => m.content === 'Ship on Friday?');
+      expect(question.id.slice(0, 8)).toBe(short);
+
+      const sent = await room.run(['send', 'Friday it is', '--reply-to', short, '--json']);
+      expect(sent.code, sent.stderr).toBe(0);
+      const after = (await room.run(['messages', '--json'])).json();
+      const reply = after.find((m: any) => m.content === 'Friday it is');
+      expect(reply.replyTo).toBe(question.id);
+      // The reply's own short id is on its first line; the marker below it is as before.
+      const again = (await room.run(['messages'])).stdout;
+      expect(again).toContain(
+        `  ${reply.id.slice(0, 8)}  Hana Host (owner): Friday it is\n          ↪ in reply to Ada Lovelace: Ship on Friday?\n`,
+      );
     } finally {
       room.remove();
       ada.remove();

@@ -268,12 +268,22 @@ describe('space create, list, show, use, update, close', () => {
       '--json',
     ]);
     expect(updated.code).toBe(0);
-    expect(updated.json()).toEqual({ ok: true });
-    expect((await owner.run(['space', 'show', 'New name', '--json'])).json()).toMatchObject({
+    // The space as the server has it after the update: what `space show --json` prints (but for
+    // what moves between the two reads: its time to live, when the owner's key was last seen).
+    const shown = (await owner.run(['space', 'show', 'New name', '--json'])).json();
+    expect(shown).toMatchObject({ spaceId, name: 'New name', agenda: '1. dates', description: 'desc' });
+    expect(updated.json()).toEqual({
+      ...shown,
+      ttlRemaining: expect.any(Number),
+      participants: shown.participants.map((p: any) => ({ ...p, lastSeenAt: expect.any(String) })),
+    });
+    // What was not given stays as it was, and is there too: a script needs no second command.
+    const budget = await owner.run(['space', 'update', '--max-messages-per-minute', '5', '--json']);
+    expect(budget.json()).toMatchObject({
       spaceId,
       name: 'New name',
       agenda: '1. dates',
-      description: 'desc',
+      maxMessagesPerMinute: 5,
     });
     // In words, by the name the space had: the default space is easily not the one meant.
     const renamed = await owner.run(['space', 'update', '--name', 'Newer', '--agenda', '2. owners']);

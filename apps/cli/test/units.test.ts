@@ -194,6 +194,21 @@ describe('a message printed', () => {
     expect(impostor).toMatch(/^\d\d:\d\d:\d\d {2}Grace: Ship it$/);
   });
 
+  it('shows the start of its id after the time, as a reply marker names a message and --reply-to takes it', () => {
+    const timestamp = new Date().toISOString();
+    const text = printed((out) =>
+      printMessage(out, {
+        id: '3751a2b4-5c6d-4e7f-8a9b-0c1d2e3f4a5b',
+        senderName: 'Ada',
+        isOwner: false,
+        type: 'text',
+        content: 'Ship it\ntoday',
+        timestamp,
+      }),
+    );
+    expect(text).toMatch(/^\d\d:\d\d:\d\d {2}3751a2b4 {2}Ada: Ship it\n {10}today\n$/);
+  });
+
   it('shows its date when it is not of today (local time), and what a reply answers', () => {
     const now = new Date();
     const at = (daysAgo: number) =>
@@ -802,6 +817,42 @@ describe('a followed server that stays away', () => {
       'Still reconnecting after 31 s (503 database unavailable)…',
       '',
     ]);
+  });
+});
+
+describe('a followed server that goes away, with --json', () => {
+  it('is said on stderr as {"warning": …} lines, without colours or the hint, and nothing on stdout', () => {
+    const written = { stdout: '', stderr: '' };
+    const stream = (name: 'stdout' | 'stderr') =>
+      ({
+        write: (chunk: string) => {
+          written[name] += chunk;
+          return true;
+        },
+      }) as unknown as NodeJS.WritableStream;
+    // Colours on (a terminal): they must not leak into the JSON strings.
+    const out = new Output(
+      { json: true, quiet: false, color: true, spin: false, interactive: false },
+      stream('stdout'),
+      stream('stderr'),
+    );
+    let clock = 0;
+    const hooks = sayConnectionLost(
+      out,
+      () => 'convene serve --port 3000',
+      () => clock,
+    );
+    const refused = new ConnectionError('connect ECONNREFUSED 127.0.0.1:3000 (…)', { code: 'ECONNREFUSED' });
+    hooks.onDisconnect?.({ error: refused, attempt: 1, delayMs: 1000 });
+    clock = 31_000;
+    hooks.onDisconnect?.({ error: refused, attempt: 2, delayMs: 1000 });
+    hooks.onReconnect?.({ attempts: 2 });
+    expect(written.stdout).toBe('');
+    expect(written.stderr).toBe(
+      '{"warning":"Connection lost (ECONNREFUSED), reconnecting…"}\n' +
+        '{"warning":"Still reconnecting after 31 s (ECONNREFUSED)…"}\n' +
+        '{"warning":"Reconnected"}\n',
+    );
   });
 });
 

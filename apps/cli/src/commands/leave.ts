@@ -70,7 +70,7 @@ export function registerLeave(program: Command, app: App): void {
       // Forgetting the owner's space (closed, gone, its key refused) is leaving it: off a terminal,
       // named or with --yes.
       if (ended && saved.role === 'owner') nameRequired();
-      const wasDefault = ctx.host().defaultSpace === saved.spaceId;
+      const wasDefault = ctx.isDefaultSpace(saved.spaceId);
       ctx.forgetSpace(saved.spaceId);
       const { out } = ctx;
       const name = out.c.bold(saved.name);

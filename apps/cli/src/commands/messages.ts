@@ -15,7 +15,8 @@ export function registerMessages(program: Command, app: App): void {
     .summary('read the messages of a space')
     .description(
       'Print the most recent messages of a space, oldest first: the time (and the date, when not ' +
-        'today), the sender and the text; a reply is followed by what it answers ' +
+        'today), the first 8 characters of its id (what `send --reply-to` takes), the sender and ' +
+        'the text; a reply is followed by what it answers ' +
         '(`↪ in reply to Ada Lovelace: Question for you`, or `↪ in reply to message 3751a2b4` when that is older than ' +
         'what is listed). --since starts after an instant ' +
         '(a date-time, or a duration back from now); --limit keeps the last N (0: all). --wait ' +

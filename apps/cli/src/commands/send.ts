@@ -55,7 +55,7 @@ export function registerSend(program: Command, app: App): void {
     )
     .option(
       '--reply-to <messageId>',
-      'answer a message, by its id or the start of it (its author sees it in their inbox)',
+      'answer a message, by its id or the start of it, as `messages` shows it (its author sees it in their inbox)',
     )
     .addHelpText(
       'after',

@@ -25,7 +25,8 @@ export function registerTail(program: Command, app: App): void {
         'what it answers, below it (`↪ in reply to Ada Lovelace: Question for you`). Starts with the last messages (--lines), or everything after ' +
         '--since (its last --lines when both are given). Reconnects by itself (a dropped connection, a server restart) without losing or ' +
         'repeating anything, and says so on stderr ("Connection lost (…), reconnecting…", then ' +
-        '"Reconnected"; not with --json or --quiet). The space’s closing ends it (exit 0), as Ctrl-C ' +
+        '"Reconnected"; with --json as {"warning": …} lines, not at all with --quiet). The space’s ' +
+        'closing ends it (exit 0), as Ctrl-C ' +
         'does (exit 0); SIGTERM or SIGHUP stop it (exit 143 or 129); if your key stops working (you were ' +
         'removed), it fails as any command would (exit 4). ' +
         'With --json, one ' +

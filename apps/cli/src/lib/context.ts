@@ -439,6 +439,14 @@ export class Context {
     }
   }
 
+  /**
+   * Whether `spaceId` is the default space of this server: asked before a command forgets or closes
+   * a space, which then leaves the default to `defaultAfter`.
+   */
+  isDefaultSpace(spaceId: string): boolean {
+    return this.host().defaultSpace === spaceId;
+  }
+
   /** Forgets a space whose key stopped working for good (left, closed). */
   forgetSpace(spaceId: string): void {
     this.store.updateHost(this.url, (host) => {

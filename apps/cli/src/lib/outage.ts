@@ -43,6 +43,11 @@ export const STILL_AWAY_MS = 30_000;
  * outage that lasts is said again after 30 s, then every minute, with why the latest attempt
  * failed and `hint` of it (how to start a local server again): a server that was stopped is not
  * coming back by itself, and a terminal silent for minutes says nothing of it.
+ *
+ * With --json a script reads stdout, which must hold the events alone, and it cannot tell a lost
+ * connection from a quiet space either: the same lines go to stderr as `{"warning": …}`, the one
+ * format a script meets there. The hint stays out of them: it is a command line for a person.
+ * --quiet says nothing of it, as it says no other status line.
  */
 export function sayConnectionLost(
   out: Output,
@@ -51,21 +56,26 @@ export function sayConnectionLost(
 ): OutageHooks {
   let lostAt = 0;
   let sayAgainAt = 0;
+  // The text alone goes into the JSON: a colour would put the CLI's own marks in the string.
+  const say = (text: string, colour: (text: string) => string) => {
+    if (out.mode.json) out.warn(text);
+    else out.info(colour(text));
+  };
   return {
     onDisconnect: ({ error, attempt }) => {
       if (attempt === 1) {
         lostAt = now();
         sayAgainAt = lostAt + STILL_AWAY_MS;
-        out.info(out.c.yellow(`Connection lost (${outageReason(error)}), reconnecting…`));
+        say(`Connection lost (${outageReason(error)}), reconnecting…`, out.c.yellow);
         return;
       }
       if (now() < sayAgainAt) return;
       sayAgainAt = now() + 2 * STILL_AWAY_MS;
       const away = Math.round((now() - lostAt) / 1000);
-      out.info(out.c.yellow(`Still reconnecting after ${away} s (${outageReason(error)})…`));
+      say(`Still reconnecting after ${away} s (${outageReason(error)})…`, out.c.yellow);
       // How to get it back, when nothing answers (a 5xx is a server that answers).
       if (hint && error.status === undefined) out.hint(hint(error));
     },
-    onReconnect: () => out.info(out.c.dim('Reconnected')),
+    onReconnect: () => say('Reconnected', out.c.dim),
   };
 }

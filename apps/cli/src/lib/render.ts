@@ -73,13 +73,18 @@ function snippet(message: Answered): string {
   return cut === first && message.content.includes('\n') ? `${cut} …` : cut;
 }
 
+/** The start of an id a person reads and types back (`--reply-to 3751a2b4`): its first 8 characters. */
+const shortId = (id: string): string => id.slice(0, 8);
+
 /**
- * One message as the terminal shows it: time (with the date when not today), sender (the owner's
- * followed by `(owner)`), content (indented when multi-line); marked `[@you]` when it mentions
- * `me` (your participant id). A reply is followed by what it answers, `↪ in reply to Ada Lovelace:
- * Question for you`, from `seen` when that holds it, else by the id's start (`↪ in reply to message
- * 3751a2b4`): below it, indented as its own lines are, so that it reads as the reply's (above it,
- * it read as a line of the message before).
+ * One message as the terminal shows it: time (with the date when not today), the start of its id,
+ * sender (the owner's followed by `(owner)`), content (indented when multi-line); marked `[@you]`
+ * when it mentions `me` (your participant id). The id's start is what `--reply-to` takes, so a
+ * message read here can be answered without a `--json` or `-q` listing to find its id; dim, as the
+ * time is, since it is there to be copied rather than read. A reply is followed by what it answers,
+ * `↪ in reply to Ada Lovelace: Question for you`, from `seen` when that holds it, else by the
+ * same start of the id (`↪ in reply to message 3751a2b4`): below it, indented as its own lines
+ * are, so that it reads as the reply's (above it, it read as a line of the message before).
  */
 export function printMessage(out: Output, message: MessageLike, me?: string, seen?: MessagesSeen): void {
   const { c } = out;
@@ -91,13 +96,14 @@ export function printMessage(out: Output, message: MessageLike, me?: string, see
   const mark = me !== undefined && message.mentions?.includes(me) ? ` ${c.bold(c.yellow('[@you]'))}` : '';
   const label = message.type === 'text' ? '' : `${c.magenta(`[${message.type}]`)} `;
   const [first, ...rest] = message.content.split('\n');
-  out.line(`${c.dim(when(message.timestamp))}  ${name}${mark}: ${label}${first}`);
+  const id = message.id === undefined ? '' : `${c.dim(shortId(message.id))}  `;
+  out.line(`${c.dim(when(message.timestamp))}  ${id}${name}${mark}: ${label}${first}`);
   for (const line of rest) out.line(`          ${line}`);
   if (message.replyTo !== undefined) {
     const answered = seen?.get(message.replyTo);
     const marker = answered
       ? `↪ in reply to ${inline(answered.senderName)}: ${snippet(answered)}`
-      : `↪ in reply to message ${message.replyTo.slice(0, 8)}`;
+      : `↪ in reply to message ${shortId(message.replyTo)}`;
     out.line(`          ${c.dim(marker)}`);
   }
 }

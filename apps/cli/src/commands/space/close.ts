@@ -72,7 +72,7 @@ export function registerSpaceClose(space: Command, app: App): void {
         if (isSpaceClosed(error)) return alreadyClosed();
         throw error;
       }
-      const wasDefault = ctx.host().defaultSpace === saved.spaceId;
+      const wasDefault = ctx.isDefaultSpace(saved.spaceId);
       // The only space saved here stays the default: what is said of it (closed) is what to know.
       const alone = Object.keys(ctx.host().spaces).length === 1;
       out.result(result, {

@@ -14,7 +14,8 @@ export function registerSpaceUpdate(space: Command, app: App): void {
       'Change a space’s name, description or agenda, or the budget against runaway senders: ' +
         '--max-messages-per-minute N lets each participant (you included) send at most N messages ' +
         'a minute, beyond which their sends are refused (429, for that sender only) until the ' +
-        'minute is over; `none` removes it. Only the owner can; what is not given stays as it is.',
+        'minute is over; `none` removes it. Only the owner can; what is not given stays as it is. ' +
+        'With --json, the space as it is after the update (what `space show --json` prints).',
     )
     .option('--name <name>', 'the new name')
     .option('-d, --description <text>', 'the new description')
@@ -47,22 +48,29 @@ export function registerSpaceUpdate(space: Command, app: App): void {
       }
       const saved = ctx.space(reference);
       await ctx.requireOwner(saved, 'update it');
-      const result = await ctx.spaceClient(saved).update(changes);
+      // The name it had, for what is said: reading the space below renames what the command holds.
+      const was = saved.name;
+      const client = ctx.spaceClient(saved);
+      await client.update(changes);
       if (changes.name !== undefined) {
         ctx.store.updateHost(ctx.url, (host) => {
           const entry = host.spaces[saved.spaceId];
           if (entry) entry.name = changes.name!;
         });
       }
+      // The server answers an update with `ok` alone: --json prints the space as it is now (what
+      // `space show --json` prints), read once the update is done, so a script sees what it set
+      // and what it did not, without a second command.
+      const view = ctx.out.mode.json ? await ctx.readSpace(client) : undefined;
       // Which space changed, by the name it had: the default space is easily not the one meant.
       const others = Object.keys(changes)
         .filter((field) => field !== 'name')
         .map((field) => (field === 'maxMessagesPerMinute' ? 'message budget' : field));
       const said =
         changes.name !== undefined
-          ? `Renamed ${saved.name} to ${changes.name}${others.length ? `, and updated its ${others.join(' and ')}` : ''}`
-          : `Updated ${others.join(' and ')} of ${saved.name}`;
-      ctx.out.result(result, { quiet: () => saved.spaceId, human: () => ctx.out.success(said) });
+          ? `Renamed ${was} to ${changes.name}${others.length ? `, and updated its ${others.join(' and ')}` : ''}`
+          : `Updated ${others.join(' and ')} of ${was}`;
+      ctx.out.result(view, { quiet: () => saved.spaceId, human: () => ctx.out.success(said) });
     });
 }
 
