@@ -140,6 +140,16 @@ describe('the packed tarball and the READMEs', () => {
     expect(files).toMatch(/^package\/LICENSE$/m);
     for (const bundled of ['trpc-to-openapi', '@trpc/server', 'dompurify', 'eventsource-parser'])
       expect(files).toMatch(new RegExp(`^package/assets/licenses/${bundled}/LICENSE$`, 'm'));
+    // Nothing of how this repository builds it (.pnpmfile.cjs): no devDependencies naming
+    // unpublished workspace packages, no scripts running files the tarball does not hold.
+    const manifest = JSON.parse(
+      execFileSync('tar', ['xzf', join(repoRoot, tarball!), '-O', 'package/package.json'], {
+        encoding: 'utf8',
+      }),
+    ) as Record<string, unknown>;
+    expect(manifest.devDependencies).toBeUndefined();
+    expect(manifest.scripts).toBeUndefined();
+    expect(manifest.bin).toEqual({ convene: './dist/convene.mjs' });
     // Where apps/cli/README.md says it lands, under the name it gives.
     const readme = readFileSync(join(cliRoot, 'README.md'), 'utf8').replace(/\s+/g, ' ');
     expect(readme).toContain('That writes `convene-cli-<version>.tgz` at the root of the checkout');

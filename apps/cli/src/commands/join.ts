@@ -115,7 +115,8 @@ export function registerJoin(program: Command, app: App): void {
               usage: 'convene join LINK --name NAME',
             })
           : userInfo().username);
-      const hub = ctx.hub(url);
+      // Its wait for approval may last: a long Retry-After is waited out, not a reason to stop.
+      const hub = ctx.hub(url, { longLived: true });
       const profile = {
         name,
         ...(options.role !== undefined ? { role: options.role } : {}),

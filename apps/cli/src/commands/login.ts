@@ -52,7 +52,8 @@ export function registerLogin(program: Command, app: App): void {
 async function loginWithBrowser(ctx: Context): Promise<void> {
   const { out } = ctx;
   // The token's name once approved, shown on the approval page too.
-  const link = await ctx.hub().link.start({ agentName: cliTokenName() });
+  // Its wait for the human may last: a long Retry-After is waited out, not a reason to stop.
+  const link = await ctx.hub(undefined, { longLived: true }).link.start({ agentName: cliTokenName() });
   const started = {
     userCode: link.userCode,
     verificationUri: link.verificationUri,

@@ -5,7 +5,7 @@ import type { Context } from '../lib/context';
 import { isUuid } from '../lib/context';
 import { CliError, UsageError } from '../lib/errors';
 import { ExitCode } from '../lib/exit-codes';
-import { refusedForNow } from '../lib/failure';
+import { refusedForNow, serverWords } from '../lib/failure';
 import { assertPiped, readStdin, readTextFile, stdinIsPiped } from '../lib/input';
 import { canBeMentioned, type StrayMention, strayMentions } from '../lib/mentions';
 import { inline } from '../lib/output';
@@ -137,7 +137,7 @@ export function registerSend(program: Command, app: App): void {
         .catch((error: unknown) => {
           // A budget or a rate limit's longer refusal: which, and when to try again.
           throw error instanceof RateLimitError
-            ? refusedForNow(error, `not sent: ${error.message.replace(/^\d{3} /, '')}`)
+            ? refusedForNow(error, `not sent: ${serverWords(error)}`)
             : error;
         });
       ctx.out.result(sent, {

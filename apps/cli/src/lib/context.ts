@@ -116,13 +116,18 @@ export class Context {
    */
   private readonly sdkLogger: Logger = {
     debug: () => {},
-    info: (message) => {
-      const wait = rateLimitWait(message);
-      if (wait) this.out.info(wait);
-    },
-    warn: (message) => this.out.warn(rateLimitWait(message) ?? message),
+    info: (message) => this.sayWait(message),
+    // A wait of 5 s or more is a warning of the SDK's: said as the shorter ones are.
+    warn: (message) => this.sayWait(message) || this.out.warn(message),
     error: (message) => this.out.warn(message),
   };
+
+  /** Says an SDK line that is a wait after a 429, in short; false for any other line. */
+  private sayWait(line: string): boolean {
+    const wait = rateLimitWait(line);
+    if (wait) this.out.info(wait);
+    return wait !== undefined;
+  }
 
   /** Whether the server was named on this command line or in the environment. */
   get urlIsExplicit(): boolean {
@@ -208,7 +213,8 @@ export class Context {
 
   /**
    * The SDK client for this server (anonymous, plus the user token when there is one). A call it
-   * makes waits out a Retry-After of a few seconds at most (WAIT_MAX_MS) unless `longLived`.
+   * makes waits out a Retry-After of a few seconds at most (WAIT_MAX_MS) unless `longLived`: a
+   * loop that runs until stopped or decided (tail, inbox --follow, a join's or a login's wait).
    */
   hub(url: string = this.url, { longLived = false } = {}): Convene {
     this.requested = url;
@@ -216,6 +222,8 @@ export class Context {
     return new Convene({
       baseUrl: url,
       logger: this.sdkLogger,
+      // Its info lines too: sdkLogger keeps only the waits after a 429 of them.
+      logLevel: 'info',
       ...(longLived ? {} : { maxRetryAfterMs: WAIT_MAX_MS }),
       ...(userToken ? { userToken } : {}),
     });

@@ -153,7 +153,7 @@ export const awayHint =
 const BAD_INPUT = new Set([400, 413, 422]);
 
 /** "400 name: too long" reads better without the number; --json keeps it as `status`. */
-const serverWords = (error: ConveneError): string => error.message.replace(/^\d{3} /, '');
+export const serverWords = (error: ConveneError): string => error.message.replace(/^\d{3} /, '');
 
 /**
  * The server's words in the CLI's: what the API calls an artifact is a document here, named when
@@ -286,7 +286,7 @@ export function refusedForNow(error: ConveneError, message = serverWords(error))
 }
 
 /** When a 429 says to try again: `Try again in 42 s` (its Retry-After), else in a minute. */
-export function tryAgainIn(error: ConveneError): string {
+function tryAgainIn(error: ConveneError): string {
   const wait = error instanceof RateLimitError ? error.retryAfter : undefined;
   return wait !== undefined ? `Try again in ${Math.max(1, Math.ceil(wait))} s` : 'Try again in a minute';
 }

@@ -5,6 +5,7 @@ import {
   ConflictError,
   LockedError,
   limits,
+  RateLimitError,
   type SpaceClient,
 } from '@convene/sdk';
 import { type App, examples } from '../../app';
@@ -156,7 +157,8 @@ export function registerArtifactEdit(artifact: Command, app: App): void {
               ? `Your text is kept in ${kept}\n${failure.hint ?? ''}`.trim()
               : moved
                 ? changedHint(ctx, found.named, doc.version, kept, moved, lost)
-                : keptHint(ctx, found.named, doc.version, kept, now),
+                : // A 429 says when the save can be tried again, before where the text is.
+                  `${error instanceof RateLimitError ? `${failure.hint}\n` : ''}${keptHint(ctx, found.named, doc.version, kept, now)}`,
             cause: error,
           });
         }
