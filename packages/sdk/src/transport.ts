@@ -414,7 +414,11 @@ function parse(what: string, route: Route, response: Response, text: string): un
  * else the backoff (exponential, with jitter). Undefined: do not retry, as for a Retry-After beyond
  * `maxMs` (a minute unless the client or the call says otherwise), thrown at once.
  */
-export function retryDelayMs(headers: Headers | undefined, attempt: number, maxMs: number): number | undefined {
+export function retryDelayMs(
+  headers: Headers | undefined,
+  attempt: number,
+  maxMs: number,
+): number | undefined {
   const retryAfter = retryAfterSeconds(headers);
   if (retryAfter === undefined) return backoffMs(attempt);
   const ms = retryAfter * 1000;
