@@ -179,6 +179,37 @@ describe('send', () => {
   });
 });
 
+/**
+ * A server of its own with a tight rate limit (`env`), a user owning a space "Limited" on it, and
+ * `spend()`, which spends the owner key's window and gives the seconds left in it (the refusal's
+ * Retry-After); `close()` ends both.
+ */
+async function rateLimited(env: Record<string, string>) {
+  const server = await startServer(env);
+  const user = new User(server.url);
+  const close = async () => {
+    user.remove();
+    await server.close();
+  };
+  try {
+    const { spaceId, ownerPrivateKey } = (
+      await user.run(['space', 'create', 'Limited', '--json'], { timeoutMs: 60_000 })
+    ).json();
+    const spend = async () => {
+      for (;;) {
+        const response = await fetch(`${server.url}/hub/space/${spaceId}`, {
+          headers: { 'x-private-key': ownerPrivateKey },
+        });
+        if (response.status === 429) return Number(response.headers.get('retry-after'));
+      }
+    };
+    return { user, spend, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
 describe('send refused for a while', () => {
   it('fails at once, with when to try again (exit 6), when the space’s message budget is spent: the minute is not waited out', async () => {
     const host = new User(server.url);
@@ -221,21 +252,12 @@ describe('send refused for a while', () => {
   });
 
   it('sends after a Retry-After of a few seconds (the rate limit at the end of its window), saying it waits', async () => {
-    const limited = await startServer({ RATE_LIMIT_MAX: '2', RATE_LIMIT_WINDOW_S: '5' });
-    const someone = new User(limited.url);
+    const {
+      user: someone,
+      spend,
+      close,
+    } = await rateLimited({ RATE_LIMIT_MAX: '2', RATE_LIMIT_WINDOW_S: '5' });
     try {
-      const { spaceId: id, ownerPrivateKey } = (
-        await someone.run(['space', 'create', 'Limited', '--json'], { timeoutMs: 60_000 })
-      ).json();
-      /** Spends the key's window; the seconds left in it (Retry-After of the refusal). */
-      const spend = async () => {
-        for (;;) {
-          const response = await fetch(`${limited.url}/hub/space/${id}`, {
-            headers: { 'x-private-key': ownerPrivateKey },
-          });
-          if (response.status === 429) return Number(response.headers.get('retry-after'));
-        }
-      };
       // A window with 2 to 4 s left when the send meets it: a wait the SDK logs at info, not warn.
       let left = await spend();
       while (left < 3) {
@@ -248,26 +270,20 @@ describe('send refused for a while', () => {
       expect(sent.stderr).toMatch(/^rate limit exceeded: trying again in [2-5] s$/m);
       expect(sent.stderr).toContain('Sent to Limited');
     } finally {
-      someone.remove();
-      await limited.close();
+      await close();
     }
   });
 });
 
 describe('any command refused for longer than a few seconds', () => {
   it('fails at once with exit 6 and when to try again, where the SDK alone would wait up to a minute', async () => {
-    const limited = await startServer({ RATE_LIMIT_MAX: '3', RATE_LIMIT_WINDOW_S: '40' });
-    const someone = new User(limited.url);
+    const {
+      user: someone,
+      spend,
+      close,
+    } = await rateLimited({ RATE_LIMIT_MAX: '3', RATE_LIMIT_WINDOW_S: '40' });
     try {
-      const { spaceId: id, ownerPrivateKey } = (
-        await someone.run(['space', 'create', 'Slow down', '--json'], { timeoutMs: 60_000 })
-      ).json();
-      for (;;) {
-        const response = await fetch(`${limited.url}/hub/space/${id}`, {
-          headers: { 'x-private-key': ownerPrivateKey },
-        });
-        if (response.status === 429) break;
-      }
+      await spend();
       const started = Date.now();
       const refused = await someone.run(['participants'], { timeoutMs: 60_000 });
       expect(Date.now() - started).toBeLessThan(10_000);
@@ -283,8 +299,7 @@ describe('any command refused for longer than a few seconds', () => {
         exitCode: 6,
       });
     } finally {
-      someone.remove();
-      await limited.close();
+      await close();
     }
   });
 });
