@@ -258,17 +258,28 @@ describe('send refused for a while', () => {
       close,
     } = await rateLimited({ RATE_LIMIT_MAX: '2', RATE_LIMIT_WINDOW_S: '5' });
     try {
-      // A window with 2 to 4 s left when the send meets it: a wait the SDK logs at info, not warn.
-      let left = await spend();
-      while (left < 3) {
-        await new Promise((resolve) => setTimeout(resolve, left * 1000 + 200));
-        left = await spend();
+      for (const json of [false, true]) {
+        // A window with 2 to 4 s left when the send meets it: a wait the SDK logs at info, not warn.
+        let left = await spend();
+        while (left < 3) {
+          await new Promise((resolve) => setTimeout(resolve, left * 1000 + 200));
+          left = await spend();
+        }
+        if (left === 5) await new Promise((resolve) => setTimeout(resolve, 1200));
+        const sent = await someone.run(['send', 'after the wait', ...(json ? ['--json'] : [])], {
+          timeoutMs: 30_000,
+        });
+        expect(sent.code).toBe(0);
+        // With --json as a warning line, as an outage is said: a script can tell it from a hang.
+        if (json)
+          expect(JSON.parse(sent.stderr.trim())).toEqual({
+            warning: expect.stringMatching(/^rate limit exceeded: trying again in [2-5] s$/),
+          });
+        else {
+          expect(sent.stderr).toMatch(/^rate limit exceeded: trying again in [2-5] s$/m);
+          expect(sent.stderr).toContain('Sent to Limited');
+        }
       }
-      if (left === 5) await new Promise((resolve) => setTimeout(resolve, 1200));
-      const sent = await someone.run(['send', 'after the wait'], { timeoutMs: 30_000 });
-      expect(sent.code).toBe(0);
-      expect(sent.stderr).toMatch(/^rate limit exceeded: trying again in [2-5] s$/m);
-      expect(sent.stderr).toContain('Sent to Limited');
     } finally {
       await close();
     }

@@ -15,11 +15,12 @@ export function registerServe(program: Command, app: App): void {
     .command('serve')
     .summary('start the Convene server')
     .description(
-      'Start the Convene server in this terminal. It prints `listening on <url>` once it accepts ' +
+      'Start the Convene server in this terminal. It prints `Convene listening on <url>` once it accepts ' +
         'requests and stops cleanly on Ctrl-C or SIGTERM (exit 0), and on SIGHUP, when its ' +
         'terminal closes (exit 129). Without a database URL, data is kept in an ' +
         'embedded database (PGlite) under --data-dir. Every setting can also come from the ' +
-        'environment (PORT, HOST, DATABASE_URL, DATA_DIR, PUBLIC_URL, …; see the README).',
+        'environment (PORT, HOST, DATABASE_URL, DATA_DIR, PUBLIC_URL, RATE_LIMIT_MAX, ' +
+        'RATE_LIMIT_WINDOW_S, …; see the README).',
     )
     .addOption(new Option('-p, --port <port>', 'port to listen on (env PORT, default 3000)'))
     .addOption(new Option('--host <host>', 'address to listen on (env HOST, default 127.0.0.1)'))

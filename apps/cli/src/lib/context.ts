@@ -122,10 +122,15 @@ export class Context {
     error: (message) => this.out.warn(message),
   };
 
-  /** Says an SDK line that is a wait after a 429, in short; false for any other line. */
+  /**
+   * Says an SDK line that is a wait after a 429, in short; false for any other line. With --json,
+   * as a `{"warning": …}` line, as a lost connection is: a script reading stderr can tell a wait
+   * from a hang (or a quiet space) too.
+   */
   private sayWait(line: string): boolean {
     const wait = rateLimitWait(line);
-    if (wait) this.out.info(wait);
+    if (wait && this.out.mode.json) this.out.warn(wait);
+    else if (wait) this.out.info(wait);
     return wait !== undefined;
   }
 
