@@ -130,7 +130,14 @@ const count = (n: number): string => n.toLocaleString('en');
 export function wireMessages(): void {
   // The log scrolls (and takes the keyboard: PageUp reads back); the list inside it grows.
   const log = $('message-log');
+  /** The log's size when the ResizeObserver below last saw it. */
+  let size = '';
+  const sized = () => `${log.clientWidth}×${log.clientHeight}`;
   log.addEventListener('scroll', () => {
+    // A scroll the layout made (the window resized: the browser clamps the position before the
+    // ResizeObserver is told) is not the reader's, and does not stop the log following: the
+    // observer puts it back at the end. A reader's own scroll never changes the log's size.
+    if (sized() !== size) return;
     following = log.scrollHeight - log.scrollTop - log.clientHeight < 80;
     if (following) caughtUp();
   });
@@ -142,7 +149,10 @@ export function wireMessages(): void {
   log.addEventListener('load', () => following && toEnd(), true);
   // A resized window (a phone turned) changes the log's height and how its lines wrap, and no
   // scroll says so: a reader at the end stays there.
-  new ResizeObserver(() => following && toEnd()).observe(log);
+  new ResizeObserver(() => {
+    size = sized();
+    if (following) toEnd();
+  }).observe(log);
   const form = $('send-form', HTMLFormElement);
   const input = $('message-content', HTMLTextAreaElement);
   const type = $('message-type', HTMLSelectElement);
