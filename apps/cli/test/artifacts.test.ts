@@ -586,6 +586,24 @@ const writeSuggested = (stderr: string): string[] | undefined => {
   return line === undefined ? undefined : suggested(`\`convene ${line}\``)[0];
 };
 
+/**
+ * The guest edits edit.md in a held editor (`name`, typing `text` as `write` says) while the owner
+ * forces the guest's lock open and takes it, then closes the editor: the refused save (exit 6).
+ */
+async function editWhileOwnerTakesLock(
+  name: string,
+  typed: { text: string; write: 'first' | 'last' },
+): Promise<Awaited<ReturnType<User['run']>>> {
+  const held = heldEditor(guest, name, typed);
+  const { done } = await editing(guest, 'edit.md', held.ed, held.opened);
+  expect((await owner.run(['artifact', 'unlock', 'edit.md'])).code).toBe(0);
+  expect((await owner.run(['artifact', 'lock', 'edit.md'])).code).toBe(0);
+  held.release();
+  const result = await done;
+  expect(result.code).toBe(6);
+  return result;
+}
+
 describe('artifact edit', () => {
   it('saves what the editor saved as a new version over the version it opened, and unlocks', async () => {
     await guest.run(['artifact', 'create', 'edit.md', '--file', '-'], { input: 'first line\n' });
@@ -797,13 +815,7 @@ describe('artifact edit', () => {
   });
 
   it('keeps the text when the owner took the lock over while the editor was open, without trying to release it', async () => {
-    const held = heldEditor(guest, 'taken-over', { text: 'mine', write: 'first' });
-    const { done } = await editing(guest, 'edit.md', held.ed, held.opened);
-    expect((await owner.run(['artifact', 'unlock', 'edit.md'])).code).toBe(0);
-    expect((await owner.run(['artifact', 'lock', 'edit.md'])).code).toBe(0);
-    held.release();
-    const result = await done;
-    expect(result.code).toBe(6);
+    const result = await editWhileOwnerTakesLock('taken-over', { text: 'mine', write: 'first' });
     expect(result.stderr).toContain('is locked by');
     expect(readFileSync(result.stderr.match(/Your text is kept in (\S+)/)![1]!, 'utf8')).toContain('mine');
     // The lock is the owner's now: there was nothing of ours to release.
@@ -854,13 +866,7 @@ describe('artifact edit', () => {
 
   it('says, when the lock was lost but nobody saved, that the version edited is still the latest, and who holds the lock', async () => {
     const base = (await byName(owner, 'edit.md')).version;
-    const held = heldEditor(guest, 'lost-nothing-saved', { text: 'mine again', write: 'last' });
-    const { done } = await editing(guest, 'edit.md', held.ed, held.opened);
-    expect((await owner.run(['artifact', 'unlock', 'edit.md'])).code).toBe(0);
-    expect((await owner.run(['artifact', 'lock', 'edit.md'])).code).toBe(0);
-    held.release();
-    const result = await done;
-    expect(result.code).toBe(6);
+    const result = await editWhileOwnerTakesLock('lost-nothing-saved', { text: 'mine again', write: 'last' });
     expect(result.stderr).toContain('Your lock on it was lost while the editor was open');
     expect(result.stderr).toContain(
       `Nobody saved since version ${base}, which you edited; Owner holds its lock now`,
