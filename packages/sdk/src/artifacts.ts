@@ -27,7 +27,7 @@ import {
   uuid4,
 } from './internal';
 import { SpaceResource } from './space-resource';
-import { mayHaveRun, type RequestOptions } from './transport';
+import type { RequestOptions } from './transport';
 
 export interface CreateArtifactOptions extends Omit<CreateArtifactParams, 'type'> {
   /** The only type there is. */
@@ -380,7 +380,7 @@ export class Artifacts extends SpaceResource {
             return await this.lock(artifactId, { ...requestOptions, idempotencyKey: lockKey }).withResponse();
           } catch (error) {
             // The server may have taken the lock all the same: nobody would release it for its lifetime.
-            if (mayHaveRun(error) && !nothingToRelease(error))
+            if (error instanceof ConveneError && error.mayHaveRun && !nothingToRelease(error))
               await this.releaseIfTaken(artifactId, lockKey, error as ConveneError, requestOptions);
             throw error;
           }

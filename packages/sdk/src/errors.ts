@@ -43,6 +43,7 @@ export interface ErrorInit {
   operation?: string | undefined;
   method?: string | undefined;
   url?: string | undefined;
+  mayHaveRun?: boolean | undefined;
 }
 
 /**
@@ -97,6 +98,15 @@ export class ConveneError extends Error {
   declare readonly operation: string | undefined;
   declare readonly method: string | undefined;
   declare readonly url: string | undefined;
+  /**
+   * Whether the server may have run the call, on any of its attempts, though it failed: an
+   * attempt went out and got no answer (a ConnectionError, a TimeoutError, your signal ending it
+   * while it was out) or a 5xx, even when a later attempt was refused (a 429 after a dropped
+   * connection, say). False when no attempt can have run: a 4xx alone, a connection refused. Decide
+   * on this, not on the class, whether a write needs checking before it is sent again (with
+   * `idempotencyKey`, the server replays it instead of running it twice).
+   */
+  declare readonly mayHaveRun: boolean;
 
   constructor(message: string, init: ErrorInit = {}) {
     super(message, init.cause === undefined ? undefined : { cause: init.cause });
@@ -109,6 +119,7 @@ export class ConveneError extends Error {
     this.operation = init.operation;
     this.method = init.method;
     this.url = init.url;
+    this.mayHaveRun = init.mayHaveRun ?? false;
   }
 
   /**
@@ -261,11 +272,12 @@ export class ServiceUnavailableError extends ConveneError {
   }
 }
 
-/** What a request that got no answer was: its call (ErrorInit), and the system's error code. */
+/**
+ * What a request that got no answer was: its call (ErrorInit), and the system's error code. Its
+ * `mayHaveRun` is false when the request certainly never reached the server; the default is true.
+ */
 export interface ConnectionErrorInit extends ErrorInit {
   code?: string | undefined;
-  /** False when the request certainly never reached the server; the default is true. */
-  mayHaveRun?: boolean | undefined;
 }
 
 /**
@@ -296,9 +308,8 @@ export class ConnectionError extends ConveneError {
   declare readonly mayHaveRun: boolean;
 
   constructor(message: string, init: ConnectionErrorInit = {}) {
-    super(message, init);
+    super(message, { ...init, mayHaveRun: init.mayHaveRun ?? true });
     this.code = init.code;
-    this.mayHaveRun = init.mayHaveRun ?? true;
   }
 }
 /** The request got no answer within `timeoutMs`. */

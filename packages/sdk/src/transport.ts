@@ -355,26 +355,12 @@ export class Transport {
         // What a caller needs to try the same write again safely, whatever went wrong.
         if (idempotencyKey) setField(error, 'idempotencyKey', idempotencyKey);
       }
-      // Known of every error of the call, not only a ConnectionError (its `mayHaveRun`): a 429, a
-      // 409 or an AbortError may follow an attempt cut off after the request went out.
-      if (uncertain !== undefined && error instanceof ConveneError) ranMaybe.add(error);
+      // Known of every error of the call, not only a ConnectionError: a 429, a 409 or an
+      // AbortError may follow an attempt cut off after the request went out.
+      if (uncertain !== undefined && error instanceof ConveneError) setField(error, 'mayHaveRun', true);
       throw error;
     }
   }
-}
-
-/** The errors of calls after which the server may have run the request (mayHaveRun). */
-const ranMaybe = new WeakSet<ConveneError>();
-
-/**
- * Whether the server may have run a call that failed, on any of its attempts: one went out and got
- * no answer, or a 5xx, or the caller's signal ended it while it was out. A ConnectionError says so
- * itself (`mayHaveRun`); this knows it of the call's other errors too, such as a 429 or an
- * AbortError after an attempt cut off once the request had gone out.
- */
-export function mayHaveRun(error: unknown): boolean {
-  if (error instanceof ConnectionError) return error.mayHaveRun;
-  return error instanceof ConveneError && ranMaybe.has(error);
 }
 
 /**

@@ -260,6 +260,35 @@ describe('retries', () => {
     expect((never as Error).message).not.toMatch(/earlier attempt/);
   });
 
+  it('says a write may have run on whatever error ends it, a 429 after a dropped connection too; a 4xx alone says it did not', async () => {
+    const { owner, spaceId } = await ownedSpace();
+    // The first attempt runs and its answer is lost; the retry is refused for two minutes.
+    const cut = scriptedFetch('drop-after', answer(429, { 'retry-after': '120' }));
+    const error = await hub({ fetch: cut.impl })
+      .space(spaceId, owner.key)
+      .messages.send('sent after all')
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RateLimitError);
+    expect(cut.sent.length).toBe(2);
+    expect(error).toMatchObject({ status: 429, retryAfter: 120, mayHaveRun: true });
+    expect(JSON.parse(JSON.stringify(error))).toMatchObject({ name: 'RateLimitError', mayHaveRun: true });
+    const { messages } = await hub().space(spaceId, owner.key).messages.list();
+    expect(messages.map((m) => m.content)).toContain('sent after all');
+
+    // Refused at once: nothing ran.
+    const refused = scriptedFetch(answer(429, { 'retry-after': '120' }));
+    const never = await hub({ fetch: refused.impl })
+      .space(spaceId, owner.key)
+      .messages.send('not sent')
+      .catch((e: unknown) => e);
+    expect(never).toMatchObject({ status: 429, mayHaveRun: false });
+    const missing = await hub()
+      .space(spaceId, owner.key)
+      .artifacts.get(crypto.randomUUID())
+      .catch((e: unknown) => e);
+    expect(missing).toMatchObject({ status: 404, mayHaveRun: false });
+  });
+
   it('says nothing of "may have run" on a read, nor after a 503 by which a server shutting down refused the request', async () => {
     const { owner, spaceId } = await ownedSpace();
     const shuttingDown = answer503('the server is shutting down; retry shortly', 'shutting_down');
