@@ -286,6 +286,122 @@ describe('send refused for a while', () => {
   });
 });
 
+/**
+ * A proxy in front of the test server whose answers to message sends are played by `sends`, one
+ * per send in order: `lost` forwards the send (the server runs it) and closes the connection
+ * instead of answering; `429` refuses it for two minutes without forwarding it. Everything else,
+ * and the sends past the script, go through. `close()` ends it.
+ */
+async function sendsScripted(...sends: ('lost' | '429')[]) {
+  let seen = 0;
+  // Convene's version header, as its answers give it (the CLI takes an answer without it for
+  // another server's).
+  let apiVersion = '';
+  const proxy = createServer(async (request, response) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const isSend = request.method === 'POST' && /\/messages$/.test(request.url ?? '');
+    const step = isSend ? sends[seen++] : undefined;
+    if (step === '429') {
+      response.writeHead(429, {
+        'content-type': 'application/json',
+        'retry-after': '120',
+        'api-version': apiVersion,
+      });
+      response.end(JSON.stringify({ error: 'rate limit exceeded', code: 'rate_limited' }));
+      return;
+    }
+    const headers = { ...request.headers } as Record<string, string>;
+    delete headers.host;
+    delete headers['content-length'];
+    const answer = await fetch(`${server.url}${request.url}`, {
+      method: request.method!,
+      headers,
+      ...(chunks.length ? { body: Buffer.concat(chunks) } : {}),
+    });
+    const body = Buffer.from(await answer.arrayBuffer());
+    apiVersion = answer.headers.get('api-version') ?? apiVersion;
+    if (step === 'lost') {
+      request.socket.destroy();
+      return;
+    }
+    response.writeHead(answer.status, {
+      'content-type': answer.headers.get('content-type') ?? 'text/plain',
+      'api-version': apiVersion,
+    });
+    response.end(body);
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+  const close = async () => {
+    proxy.closeAllConnections();
+    await new Promise((resolve) => proxy.close(resolve));
+  };
+  return { url, close };
+}
+
+describe('a send whose answer was lost', () => {
+  it('says the message may have been sent, and how to see whether it was, never "not sent"', async () => {
+    // Every attempt's answer lost (the SDK sends it three times, with one Idempotency-Key).
+    const lost = await sendsScripted('lost', 'lost', 'lost');
+    const someone = new User(lost.url);
+    try {
+      expect((await someone.run(['space', 'create', 'Flaky'])).code).toBe(0);
+      const failed = await someone.run(['send', 'did it go?'], { timeoutMs: 60_000 });
+      expect(failed.code).not.toBe(0);
+      expect(failed.stderr).toContain('other side closed (sendMessage: POST');
+      expect(failed.stderr).toContain(
+        'The message may have been sent all the same: `convene messages` shows whether it was, before you send it again.',
+      );
+      // It was, once.
+      const listed = (await someone.run(['messages', '--json'])).json().map((m: any) => m.content);
+      expect(listed).toEqual(['did it go?']);
+    } finally {
+      someone.remove();
+      await lost.close();
+    }
+
+    // The first answer lost, the retry refused for two minutes: not "not sent" (it was), exit 6.
+    const refused = await sendsScripted('lost', '429', 'lost', '429');
+    const other = new User(refused.url);
+    try {
+      expect((await other.run(['space', 'create', 'Limited'])).code).toBe(0);
+      const failed = await other.run(['send', 'maybe'], { timeoutMs: 60_000 });
+      expect(failed.code).toBe(6);
+      expect(failed.stderr).not.toContain('not sent');
+      expect(failed.stderr).toMatch(/^✗ rate limit exceeded\n/);
+      expect(failed.stderr).toContain('The message may have been sent all the same');
+      expect(failed.stderr).toContain('Try again in 120 s');
+      const json = await other.run(['send', 'maybe again', '--json'], { timeoutMs: 60_000 });
+      expect(json.code).toBe(6);
+      expect(JSON.parse(json.stderr)).toMatchObject({ status: 429, retryAfter: 120, mayHaveRun: true });
+      const listed = (await other.run(['messages', '--json'])).json().map((m: any) => m.content);
+      expect(listed).toEqual(['maybe', 'maybe again']);
+      // A send refused before anything ran is still "not sent", and says nothing of "may have".
+      const never = await sendsScripted('429');
+      try {
+        const other2 = new User(never.url);
+        try {
+          expect((await other2.run(['space', 'create', 'Refused'])).code).toBe(0);
+          const notSent = await other2.run(['send', 'no', '--json'], { timeoutMs: 60_000 });
+          expect(notSent.code).toBe(6);
+          const body = JSON.parse(notSent.stderr);
+          expect(body.error).toBe('not sent: rate limit exceeded');
+          expect(body.mayHaveRun).toBeUndefined();
+          expect(body.hint).not.toContain('may have');
+        } finally {
+          other2.remove();
+        }
+      } finally {
+        await never.close();
+      }
+    } finally {
+      other.remove();
+      await refused.close();
+    }
+  });
+});
+
 describe('any command refused for longer than a few seconds', () => {
   it('fails at once with exit 6 and when to try again, where the SDK alone would wait up to a minute', async () => {
     const {

@@ -135,8 +135,9 @@ export function registerSend(program: Command, app: App): void {
           ...(replyTo !== undefined ? { replyTo } : {}),
         })
         .catch((error: unknown) => {
-          // A budget or a rate limit's longer refusal: which, and when to try again.
-          throw error instanceof RateLimitError
+          // A budget or a rate limit's longer refusal: which, and when to try again. Not "not
+          // sent" after an attempt whose answer was lost: `explain` says it may have been.
+          throw error instanceof RateLimitError && !error.mayHaveRun
             ? refusedForNow(error, `not sent: ${serverWords(error)}`)
             : error;
         });

@@ -25,6 +25,11 @@ export const isAbort = (error: unknown): boolean =>
  * session, or nothing).
  */
 export function explain(error: unknown, ctx: Context): CliError {
+  const failure = explained(error, ctx);
+  return error instanceof ConveneError ? perhapsDone(failure, error, ctx) : failure;
+}
+
+function explained(error: unknown, ctx: Context): CliError {
   if (error instanceof CliError) return error;
   if (speaksPlainHttp(error, ctx.server)) return plainHttp(ctx.server, error);
   if (error instanceof ConnectionError || error instanceof TimeoutError) {
@@ -50,6 +55,30 @@ export function explain(error: unknown, ctx: Context): CliError {
   return new CliError(message, {
     hint: 'This looks like a bug in convene; please report it with the command you ran.',
     cause: error,
+  });
+}
+
+/**
+ * A write that failed though the server may have done it (the SDK's `mayHaveRun`: an attempt's
+ * answer was lost, or a 5xx): said, with how to look, since running the command again could do it
+ * twice (each run is a new request to the server, not a replay of the first); `--json` gets
+ * `mayHaveRun: true`. A read changes nothing either way.
+ */
+function perhapsDone(failure: CliError, error: ConveneError, ctx: Context): CliError {
+  if (!error.mayHaveRun || error.method === undefined || error.method === 'GET') return failure;
+  // Whatever answered there was no Convene server (plain HTTP at an https:// address, or not HTTP):
+  // nothing ran.
+  if (speaksPlainHttp(error, ctx.server) || connectionState(error) === 'answers, but not in HTTP')
+    return failure;
+  const check =
+    error.operation === 'sendMessage'
+      ? `The message may have been sent all the same: \`${suggest(ctx, 'messages')}\` shows whether it was, before you send it again.`
+      : 'The server may have done it all the same: look before you run it again.';
+  return new CliError(failure.message, {
+    exitCode: failure.exitCode,
+    hint: failure.hint ? `${check} ${failure.hint}` : check,
+    details: { ...failure.details, mayHaveRun: true },
+    cause: failure.cause ?? error,
   });
 }
 
