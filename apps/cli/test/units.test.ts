@@ -434,15 +434,21 @@ describe('links, names and ids', () => {
       message: '2 webhooks have ids starting with "abcd"',
       hint: `Name one: ${items[0]!.id} (https://a.example/hook), ${items[1]!.id} (https://b.example/hook)`,
     });
-    for (const none of ['abc', 'ffff']) {
-      expect(() => byIdStart(items, none, what)).toThrow(
-        expect.objectContaining({
-          exitCode: 5,
-          message: `no webhook "${none}"`,
-          hint: expect.stringContaining('`convene webhook list`'),
-        }),
-      );
-    }
+    expect(() => byIdStart(items, 'ffff', what)).toThrow(
+      expect.objectContaining({
+        exitCode: 5,
+        message: 'no webhook "ffff"',
+        hint: expect.stringContaining('`convene webhook list`'),
+      }),
+    );
+    // Three characters start too many ids to name one: a usage error, even where one matches.
+    expect(() => byIdStart(items, 'abc', what)).toThrow(
+      expect.objectContaining({
+        exitCode: 2,
+        message: '"abc" is too short to name a webhook: give its id or its first 4 characters or more',
+        hint: 'See the webhooks and their ids with `convene webhook list`.',
+      }),
+    );
   });
 
   it('suggests the name a typo most likely meant', () => {

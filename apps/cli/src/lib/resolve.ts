@@ -117,8 +117,8 @@ export function find<T>(items: readonly T[], reference: string, what: Naming<T>)
 
 /**
  * Finds what an argument that takes only an id names: the id, or its start (4 characters or more,
- * any case), as `pick` takes a prefix. Several that start so are a usage error naming them; none is
- * not found, with where to see the ids.
+ * any case), as `pick` takes a prefix. A shorter start, or several ids that start so, is a usage
+ * error (the second naming them); none is not found, with where to see the ids.
  */
 export function byIdStart<T>(
   items: readonly T[],
@@ -128,7 +128,14 @@ export function byIdStart<T>(
   const start = reference.toLowerCase();
   const exact = items.find((item) => what.id(item) === start);
   if (exact) return exact;
-  const matches = start.length >= 4 ? items.filter((item) => what.id(item).startsWith(start)) : [];
+  const listed = `\`${what.listCommand}\``;
+  if (start.length < 4) {
+    throw new UsageError(
+      `"${reference}" is too short to name a ${what.noun}: give its id or its first 4 characters or more`,
+      `See the ${what.noun}s and their ids with ${listed}.`,
+    );
+  }
+  const matches = items.filter((item) => what.id(item).startsWith(start));
   if (matches.length === 1) return matches[0]!;
   if (matches.length > 1) {
     throw new UsageError(
@@ -138,7 +145,7 @@ export function byIdStart<T>(
   }
   throw new CliError(`no ${what.noun} "${reference}"`, {
     exitCode: ExitCode.notFound,
-    hint: `See the ${what.noun}s and their ids with \`${what.listCommand}\` (an id or its first 4 characters or more).`,
+    hint: `See the ${what.noun}s and their ids with ${listed} (an id or its first 4 characters or more).`,
   });
 }
 
