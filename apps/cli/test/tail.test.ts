@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   eventually,
   finished,
@@ -27,6 +27,11 @@ beforeAll(async () => {
   space = Object.values(owner.credentials().hosts[server.url].spaces)[0] as any;
   // Twelve earlier messages, straight through the API.
   for (let i = 1; i <= 12; i++) await post(`earlier ${String(i).padStart(2, '0')}`);
+});
+// A restart test that fails between stopping the server and starting it again leaves it down:
+// started again here, so that one failure does not fail every test after it.
+afterEach(async () => {
+  await server?.ensureStarted();
 });
 afterAll(async () => {
   await server?.close();

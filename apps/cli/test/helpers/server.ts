@@ -27,6 +27,8 @@ export interface TestServer {
   stop(): Promise<void>;
   /** Starts it again on the same port and data. */
   start(): Promise<void>;
+  /** Starts it again if it was stopped: for a file whose test stopped it and failed before `start`. */
+  ensureStarted(): Promise<void>;
   /** Stops it for good and removes its data. */
   close(): Promise<void>;
   output(): string;
@@ -85,6 +87,11 @@ export async function startServer(env: Record<string, string> = {}): Promise<Tes
     url,
     stop,
     start: async () => {
+      text = '';
+      await start();
+    },
+    async ensureStarted() {
+      if (child && child.exitCode === null && child.signalCode === null) return;
       text = '';
       await start();
     },
