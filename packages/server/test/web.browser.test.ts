@@ -587,6 +587,58 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
     expect(problems).toEqual([]);
   }, 60_000);
 
+  it('says a send whose answer was lost may have gone, and sends it again without posting it twice', async () => {
+    const space = await h.createSpace({ name: 'Lossy', description: 'answers lost on the way' });
+    const page = await ownerPage(space);
+    const messagesPath = `**/hub/space/${space.spaceId}/messages`;
+    // The first attempt reaches the server, which posts the message; its answer never comes back,
+    // nor any answer to the client's retries.
+    const keys: (string | null)[] = [];
+    await page.route(messagesPath, async (route) => {
+      if (route.request().method() !== 'POST') return route.continue();
+      keys.push(await route.request().headerValue('idempotency-key'));
+      if (keys.length === 1) await route.fetch();
+      return route.abort('connectionreset');
+    });
+    const box = page.getByLabel('Message', { exact: true });
+    await box.fill('did it go?');
+    await page.keyboard.press('Enter');
+    await expect
+      .poll(() => page.locator('#send-notice').textContent(), { timeout: 15_000 })
+      .toBe(
+        'The service cannot be reached; check your connection and try again. The message may have been sent all the same: if it shows above, it was. Sending it again as it is cannot post it twice.',
+      );
+    // It was: the stream brought it. The text stays in the box.
+    await expect.poll(() => page.locator('#messages .message').count()).toBe(1);
+    expect(await box.inputValue()).toBe('did it go?');
+
+    await page.unroute(messagesPath);
+    const resent: (string | null)[] = [];
+    page.on('request', (request) => {
+      if (request.method() === 'POST' && request.url().endsWith('/messages'))
+        resent.push(request.headers()['idempotency-key'] ?? null);
+    });
+    await page.keyboard.press('Enter');
+    await expect.poll(() => box.inputValue()).toBe('');
+    expect(await page.locator('#send-notice').isHidden()).toBe(true);
+    // Sent with the first attempt's key: the server answered it as it did the first time.
+    expect(new Set(keys).size).toBe(1);
+    expect(resent).toEqual([keys[0]]);
+    const listed = await h.get(`/hub/space/${space.spaceId}/messages`, { key: space.ownerKey });
+    expect(listed.body.messages.map((m: { content: string }) => m.content)).toEqual(['did it go?']);
+    expect(await page.locator('#messages .message').count()).toBe(1);
+
+    // Another message after it goes with a key of its own.
+    await box.fill('and this one');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.locator('#messages .message').count()).toBe(2);
+    expect(resent).toHaveLength(2);
+    expect(resent[1]).not.toBe(keys[0]);
+    await page.close();
+    // The browser reports each request the test cut off; nothing else may go wrong.
+    expect(problems.filter((p) => !p.includes('net::ERR_CONNECTION_RESET'))).toEqual([]);
+  }, 60_000);
+
   it('asks for a key without empty badges where the space state and the live dot go', async () => {
     const space = await h.createSpace({ name: 'Keyless', description: 'no key in this tab' });
     const page = await newPage();

@@ -1,6 +1,6 @@
 // Messages: the list the stream fills (each once, html sanitised, images only from safe
 // sources), and the send form.
-import type { MessageView } from '@convene/sdk';
+import { ConveneError, type MessageView } from '@convene/sdk';
 import { avatar } from '../../lib/avatar';
 import { messageBody } from '../../lib/content';
 import { $, busy, el, isolated, notify, submitButton } from '../../lib/dom';
@@ -10,6 +10,13 @@ import { isImageSource } from '../../lib/image-source';
 import { renderArtifacts } from './documents';
 import { renderParticipants } from './participants';
 import { rememberMe, type Sender, space, state } from './state';
+
+/**
+ * The last send that failed though the server may have run it (its answer lost, or a 5xx): the
+ * same message sent again goes with the same Idempotency-Key, so the server answers it as it
+ * answered the first rather than posting it twice.
+ */
+let uncertain: { content: string; type: string; idempotencyKey: string } | undefined;
 
 /**
  * Whether the reader is at the end of the list, as their last scroll left it: a new message, and
@@ -209,8 +216,13 @@ export function wireMessages(): void {
     }
     notify('send-notice', '');
     await busy(submitButton(form), async () => {
+      const again = uncertain?.content === content && uncertain.type === type.value ? uncertain : undefined;
       try {
-        const sent = await space().messages.send({ content, type: messageType(type.value) });
+        const sent = await space().messages.send(
+          { content, type: messageType(type.value) },
+          again && { idempotencyKey: again.idempotencyKey },
+        );
+        uncertain = undefined;
         state.sentIds.add(sent.messageId);
         // The stream may have brought it back before this answer came.
         const seen = state.seen.get(sent.messageId);
@@ -219,10 +231,12 @@ export function wireMessages(): void {
         measure();
         input.focus();
       } catch (error) {
+        const maybe = error instanceof ConveneError && error.mayHaveRun && error.idempotencyKey;
+        if (maybe) uncertain = { content, type: type.value, idempotencyKey: maybe };
         refuse(
           statusOf(error) === 403
             ? 'The owner has muted you: you can read, but not send, until they unmute you.'
-            : describeError(error),
+            : `${describeError(error)}${maybe ? ' The message may have been sent all the same: if it shows above, it was. Sending it again as it is cannot post it twice.' : ''}`,
         );
       }
     });
