@@ -325,10 +325,10 @@ async function sendsScripted(...sends: ('lost' | '429')[]) {
       request.socket.destroy();
       return;
     }
-    response.writeHead(answer.status, {
-      'content-type': answer.headers.get('content-type') ?? 'text/plain',
-      'api-version': apiVersion,
-    });
+    const passed = [...answer.headers].filter(
+      ([name]) => !['content-length', 'content-encoding', 'transfer-encoding', 'connection'].includes(name),
+    );
+    response.writeHead(answer.status, Object.fromEntries(passed));
     response.end(body);
   });
   await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
@@ -351,11 +351,37 @@ describe('a send whose answer was lost', () => {
       expect(failed.code).not.toBe(0);
       expect(failed.stderr).toContain('other side closed (sendMessage: POST');
       expect(failed.stderr).toContain(
-        'The message may have been sent all the same: `convene messages` shows whether it was, before you send it again.',
+        'The message may have been sent all the same: `convene messages` shows whether it was; sent again with `--idempotency-key ',
       );
-      // It was, once.
+      const key = /--idempotency-key ([0-9a-f-]{36})`/.exec(failed.stderr)?.[1];
+      expect(key).toBeDefined();
+      // It was, once; sent again under its key, it is not posted again, and says so.
+      const again = await someone.run(['send', 'did it go?', '--idempotency-key', key!]);
+      expect(again.code).toBe(0);
+      expect(again.stderr).toContain(
+        'Already sent to Flaky: the server had this key’s send, and did not post it again',
+      );
       const listed = (await someone.run(['messages', '--json'])).json().map((m: any) => m.content);
       expect(listed).toEqual(['did it go?']);
+      // A key of one's own, first used: sent as any message is.
+      const own = await someone.run(['send', 'deploy finished', '--idempotency-key', 'deploy-42']);
+      expect(own.stderr).toContain('Sent to Flaky');
+      const twice = await someone.run([
+        'send',
+        'deploy finished',
+        '--idempotency-key',
+        'deploy-42',
+        '--json',
+      ]);
+      expect(twice.code).toBe(0);
+      expect(twice.json().messageId).toBeDefined();
+      const after = (await someone.run(['messages', '--json'])).json().map((m: any) => m.content);
+      expect(after).toEqual(['did it go?', 'deploy finished']);
+      for (const bad of ['', 'k'.repeat(256)]) {
+        const refused = await someone.run(['send', 'x', '--idempotency-key', bad]);
+        expect(refused.code).toBe(2);
+        expect(refused.stderr).toContain(`--idempotency-key takes 1 to 255 characters (${bad.length} given)`);
+      }
     } finally {
       someone.remove();
       await lost.close();
@@ -374,7 +400,12 @@ describe('a send whose answer was lost', () => {
       expect(failed.stderr).toContain('Try again in 120 s');
       const json = await other.run(['send', 'maybe again', '--json'], { timeoutMs: 60_000 });
       expect(json.code).toBe(6);
-      expect(JSON.parse(json.stderr)).toMatchObject({ status: 429, retryAfter: 120, mayHaveRun: true });
+      expect(JSON.parse(json.stderr)).toMatchObject({
+        status: 429,
+        retryAfter: 120,
+        mayHaveRun: true,
+        idempotencyKey: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      });
       const listed = (await other.run(['messages', '--json'])).json().map((m: any) => m.content);
       expect(listed).toEqual(['maybe', 'maybe again']);
       // A send refused before anything ran is still "not sent", and says nothing of "may have".

@@ -21,7 +21,7 @@ import { commandLine, suggest } from '../lib/suggest';
  */
 const MESSAGE_BYTES = limits.messageMax * 4;
 const USAGE =
-  'convene send [SPACE] TEXT | --file F | - [--space SPACE] [--html | --image URL] [--mention WHO]... [--reply-to ID]';
+  'convene send [SPACE] TEXT | --file F | - [--space SPACE] [--html | --image URL] [--mention WHO]... [--reply-to ID] [--idempotency-key KEY]';
 
 export function registerSend(program: Command, app: App): void {
   program
@@ -37,7 +37,9 @@ export function registerSend(program: Command, app: App): void {
         'after `--`, which ends the options. --html sends it as HTML (readers sanitise it); ' +
         '--image sends an https: image URL. An @ followed by a participant’s whole name (any ' +
         'case) mentions them, as --mention does; an @Word that names nobody is said on stderr. ' +
-        'A message is 1 to 65,536 characters. A send the server’s rate limit refuses for a few ' +
+        'A message is 1 to 65,536 characters. A send whose answer was lost may have been sent: ' +
+        'it says so, with the key to send it again under (--idempotency-key), which never posts ' +
+        'it twice. A send the server’s rate limit refuses for a few ' +
         'seconds (5 at most) is made again after them; one refused for longer, as by the space’s ' +
         'message budget (each participant’s messages a minute, which its owner sets with `space ' +
         'update --max-messages-per-minute`), is not waited for: it fails at once, exit 6, saying ' +
@@ -57,6 +59,10 @@ export function registerSend(program: Command, app: App): void {
       '--reply-to <messageId>',
       'answer a message, by its id or the start of it, as `messages` shows it (its author sees it in their inbox)',
     )
+    .option(
+      '--idempotency-key <key>',
+      `a key of your own for this send (1 to ${limits.idempotencyKeyMax} characters, unique to it): the same send again with the same key within 24 hours is answered as the first was, never posted twice`,
+    )
     .addHelpText(
       'after',
       examples(
@@ -68,6 +74,7 @@ export function registerSend(program: Command, app: App): void {
         'convene send --image https://example.com/chart.png',
         'convene send "Can you review?" --mention Ada',
         'convene send -- "-1 from me: not yet"',
+        'convene send "Deploy finished" --idempotency-key deploy-2026-11-28',
       ),
     )
     .action(async (words, options, command) => {
@@ -120,6 +127,16 @@ export function registerSend(program: Command, app: App): void {
           'Put longer text in a document (`convene artifact create NAME --file F`) and send a line about it.',
         );
       }
+      const idempotencyKey = options.idempotencyKey;
+      if (
+        idempotencyKey !== undefined &&
+        (idempotencyKey.length === 0 || idempotencyKey.length > limits.idempotencyKeyMax)
+      ) {
+        throw new UsageError(
+          `--idempotency-key takes 1 to ${limits.idempotencyKeyMax} characters (${idempotencyKey.length} given)`,
+          `Usage: ${USAGE}`,
+        );
+      }
       const type = options.image !== undefined ? 'image' : options.html ? 'html' : 'text';
       const space = ctx.spaceClient(saved);
       const mentions = options.mention?.length
@@ -127,13 +144,17 @@ export function registerSend(program: Command, app: App): void {
         : undefined;
       const replyTo =
         options.replyTo === undefined ? undefined : await messageId(ctx, space, options.replyTo);
-      const sent = await space.messages
-        .send({
-          content,
-          type,
-          ...(mentions ? { mentions } : {}),
-          ...(replyTo !== undefined ? { replyTo } : {}),
-        })
+      const { data: sent, response } = await space.messages
+        .send(
+          {
+            content,
+            type,
+            ...(mentions ? { mentions } : {}),
+            ...(replyTo !== undefined ? { replyTo } : {}),
+          },
+          idempotencyKey === undefined ? undefined : { idempotencyKey },
+        )
+        .withResponse()
         .catch((error: unknown) => {
           // A budget or a rate limit's longer refusal: which, and when to try again. Not "not
           // sent" after an attempt whose answer was lost: `explain` says it may have been.
@@ -141,9 +162,16 @@ export function registerSend(program: Command, app: App): void {
             ? refusedForNow(error, `not sent: ${serverWords(error)}`)
             : error;
         });
+      // A send again under a key the server has seen: answered as the first time, not posted again.
+      const already = response.headers.get('idempotency-replayed') === 'true';
       ctx.out.result(sent, {
         quiet: () => sent.messageId,
-        human: () => ctx.out.success(`Sent to ${ctx.out.c.bold(saved.name)}`),
+        human: () =>
+          ctx.out.success(
+            already
+              ? `Already sent to ${ctx.out.c.bold(saved.name)}: the server had this key’s send, and did not post it again`
+              : `Sent to ${ctx.out.c.bold(saved.name)}`,
+          ),
       });
       if (type === 'text') {
         for (const stray of strayMentions(content, sent.participants, sent.mentions))

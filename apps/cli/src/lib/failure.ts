@@ -70,14 +70,21 @@ function perhapsDone(failure: CliError, error: ConveneError, ctx: Context): CliE
   // nothing ran.
   if (speaksPlainHttp(error, ctx.server) || connectionState(error) === 'answers, but not in HTTP')
     return failure;
+  // A send is the one command that takes a key of its own: sent again under this one, it is
+  // answered as the first attempt was if that ran, and posted once if not.
+  const key = error.operation === 'sendMessage' ? error.idempotencyKey : undefined;
   const check =
     error.operation === 'sendMessage'
-      ? `The message may have been sent all the same: \`${suggest(ctx, 'messages')}\` shows whether it was, before you send it again.`
+      ? `The message may have been sent all the same: \`${suggest(ctx, 'messages')}\` shows whether it was${
+          key
+            ? `; sent again with \`--idempotency-key ${key}\` (within 24 hours), it cannot be posted twice.`
+            : ', before you send it again.'
+        }`
       : 'The server may have done it all the same: look before you run it again.';
   return new CliError(failure.message, {
     exitCode: failure.exitCode,
     hint: failure.hint ? `${check} ${failure.hint}` : check,
-    details: { ...failure.details, mayHaveRun: true },
+    details: { ...failure.details, mayHaveRun: true, ...(key ? { idempotencyKey: key } : {}) },
     cause: failure.cause ?? error,
   });
 }
