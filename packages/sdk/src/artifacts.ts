@@ -381,7 +381,7 @@ export class Artifacts extends SpaceResource {
           } catch (error) {
             // The server may have taken the lock all the same: nobody would release it for its lifetime.
             if (error instanceof ConveneError && error.mayHaveRun && !nothingToRelease(error))
-              await this.releaseIfTaken(artifactId, lockKey, error as ConveneError, requestOptions);
+              await this.releaseIfTaken(artifactId, lockKey, error, requestOptions);
             throw error;
           }
         },
