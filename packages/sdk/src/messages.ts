@@ -1,7 +1,7 @@
 import { APIPromise, type WithResponse } from './api-promise';
 import type { ListMessagesResult, MessageView, SendMessageParams, SendMessageResult } from './generated';
 import { longPollOptions } from './inbox';
-import { refuseMisplacedOptions, showAs, timestampOf } from './internal';
+import { refuseMisplacedOptions, refuseMisplacedParams, showAs, timestampOf } from './internal';
 import { SpaceResource } from './space-resource';
 import { MessageStream, type StreamOptions } from './stream';
 import type { RequestOptions } from './transport';
@@ -57,6 +57,9 @@ export class MessageList extends APIPromise<ListMessagesResult> implements Async
   }
 }
 
+/** A message's fields, which a request option never is (see refuseMisplacedParams). */
+const SEND_PARAMS = ['content', 'type', 'mentions', 'replyTo'];
+
 /** Messages of one space, sent and read with the key the space client holds. */
 export class Messages extends SpaceResource {
   /** @internal */
@@ -72,7 +75,13 @@ export class Messages extends SpaceResource {
    */
   send(message: string | SendMessageParams, options?: RequestOptions): APIPromise<SendMessageResult> {
     const params = typeof message === 'string' ? { content: message } : message;
-    return this.call('sendMessage', {}, params, options);
+    return new APIPromise(
+      (async () => {
+        // `send("text", { replyTo })` from plain JavaScript: refused, not posted without its reply.
+        refuseMisplacedParams('sendMessage', options, SEND_PARAMS);
+        return this.call('sendMessage', {}, params, options).withResponse();
+      })(),
+    );
   }
 
   /** The messages after `since` (every message without it), page by page: see MessageList. */

@@ -197,23 +197,37 @@ export class Transport {
       path as Record<string, string> | undefined,
       isWrite ? undefined : (params as Record<string, unknown> | undefined),
     );
+    // The URL as sent (ids filled in, not the route's template), without any user:password in it.
+    const shownUrl = withoutCredentials(url);
     // The client's headers, the credentials', then the call's own.
-    const headers = new Headers({
-      Accept: 'application/json',
-      'API-Version': API_VERSION,
-      ...this.options.headers,
-    });
-    if (credentials?.spaceKey) headers.set('X-Private-Key', credentials.spaceKey);
-    if (credentials?.userToken) headers.set('X-User-Token', credentials.userToken);
-    if (credentials?.bearer) headers.set('Authorization', `Bearer ${credentials.bearer}`);
-    if (credentials?.pollToken) headers.set('X-Poll-Token', credentials.pollToken);
-    for (const [name, value] of Object.entries(options.headers ?? {})) headers.set(name, value);
+    const headers = new Headers({ Accept: 'application/json', 'API-Version': API_VERSION });
+    /**
+     * A value fetch cannot send (a line break, a character beyond Latin-1: an emoji in an
+     * idempotencyKey, a key read with its file's line breaks) is refused as the SDK's own error,
+     * naming the header but never the value, which may be a secret.
+     */
+    const set = (name: string, value: string) => {
+      try {
+        headers.set(name, value);
+      } catch {
+        throw new ConveneError(
+          `${operationId}: the ${name} header cannot carry this value (a line break, or a character beyond Latin-1)`,
+          { operation: operationId, method: route.method, url: shownUrl },
+        );
+      }
+    };
+    for (const [name, value] of Object.entries(this.options.headers ?? {})) set(name, value);
+    if (credentials?.spaceKey) set('X-Private-Key', credentials.spaceKey);
+    if (credentials?.userToken) set('X-User-Token', credentials.userToken);
+    if (credentials?.bearer) set('Authorization', `Bearer ${credentials.bearer}`);
+    if (credentials?.pollToken) set('X-Poll-Token', credentials.pollToken);
+    for (const [name, value] of Object.entries(options.headers ?? {})) set(name, value);
     let body: string | undefined;
     if (isWrite) {
       // One key per logical call, the same on every retry: the server runs the write once. The
       // writes it never replays (createSpace, startLink, the anonymous ones) go without one: it
       // would promise a retry what the server does not keep.
-      if (route.idempotent) headers.set('Idempotency-Key', options.idempotencyKey ?? uuid4());
+      if (route.idempotent) set('Idempotency-Key', options.idempotencyKey ?? uuid4());
       if (params !== undefined) {
         body = JSON.stringify(params);
         headers.set('Content-Type', 'application/json');
@@ -222,8 +236,6 @@ export class Transport {
     const idempotencyKey = isWrite ? (headers.get('Idempotency-Key') ?? undefined) : undefined;
     const maxRetries = options.maxRetries ?? this.options.maxRetries;
     const timeoutMs = options.timeoutMs ?? this.options.timeoutMs;
-    // The URL as sent (ids filled in, not the route's template), without any user:password in it.
-    const shownUrl = withoutCredentials(url);
     const what = `${route.method} ${shownUrl}`;
     // Which call the caller's signal ended, as the other errors name it.
     const aborted = `aborted (${operationId}: ${what})`;

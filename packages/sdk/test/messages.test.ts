@@ -151,6 +151,59 @@ describe("a join's parameters among its request options", () => {
   });
 });
 
+describe("a message's fields among the request options", () => {
+  it('are refused before anything is sent: the message would have gone without its reply', async () => {
+    const { owner } = await ownedSpace();
+    const { messageId } = await owner.messages.send('the question');
+    // As plain JavaScript passes it: `send(text, { replyTo })` posted a plain message.
+    const options = { replyTo: messageId } as unknown as RequestOptions;
+    const pending = owner.messages.send('the answer', options);
+    const error = await pending.catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConveneError);
+    expect((error as Error).message).toBe(
+      'sendMessage: `replyTo` is one of its parameters: pass it with them, not in the request options (the last argument), where it would be ignored',
+    );
+    expect((await owner.messages.list()).messages.map((m) => m.content)).toEqual(['the question']);
+    // Where it belongs, it is a reply; the answer's response is there as for any call.
+    const { data, response } = await owner.messages
+      .send({ content: 'the answer', replyTo: messageId })
+      .withResponse();
+    expect(response.status).toBe(200);
+    const [, reply] = (await owner.messages.list()).messages;
+    expect(reply).toMatchObject({ id: data.messageId, replyTo: messageId });
+  });
+});
+
+describe('a header value fetch cannot send', () => {
+  it('is refused as a ConveneError naming the header and the call, never the value', async () => {
+    const { owner } = await ownedSpace();
+    for (const [options, header] of [
+      [{ idempotencyKey: '🚀-42' }, 'Idempotency-Key'],
+      [{ headers: { 'X-Trace': 'a\nb' } }, 'X-Trace'],
+    ] as const) {
+      const error = await owner.messages.send('x', options).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ConveneError);
+      expect(error).toMatchObject({
+        message: `sendMessage: the ${header} header cannot carry this value (a line break, or a character beyond Latin-1)`,
+        operation: 'sendMessage',
+        method: 'POST',
+        mayHaveRun: false,
+      });
+    }
+    // A key read with a line break inside: its value is never in the error.
+    const secret = `${'a'.repeat(32)}\n${'b'.repeat(31)}`;
+    const broken = await hub()
+      .space(owner.spaceId, secret)
+      .get()
+      .catch((e: unknown) => e);
+    expect((broken as Error).message).toBe(
+      'getSpace: the X-Private-Key header cannot carry this value (a line break, or a character beyond Latin-1)',
+    );
+    expect(JSON.stringify(broken)).not.toContain('aaaa');
+    expect((await owner.messages.list()).messages).toEqual([]);
+  });
+});
+
 describe('request options among the parameters', () => {
   it('refuses them, where they would be ignored (a signal meant to end a long poll)', async () => {
     const { owner } = await ownedSpace();
