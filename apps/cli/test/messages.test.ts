@@ -289,10 +289,11 @@ describe('send refused for a while', () => {
 /**
  * A proxy in front of the test server whose answers to message sends are played by `sends`, one
  * per send in order: `lost` forwards the send (the server runs it) and closes the connection
- * instead of answering; `429` refuses it for two minutes without forwarding it. Everything else,
+ * instead of answering; `forward` lets it through; `429` refuses it for two minutes without
+ * forwarding it; `503` as a server shutting down refuses it. Everything else,
  * and the sends past the script, go through. `close()` ends it.
  */
-async function sendsScripted(...sends: ('lost' | '429')[]) {
+async function sendsScripted(...sends: ('lost' | 'forward' | '429' | '503')[]) {
   let seen = 0;
   // Convene's version header, as its answers give it (the CLI takes an answer without it for
   // another server's).
@@ -309,6 +310,17 @@ async function sendsScripted(...sends: ('lost' | '429')[]) {
         'api-version': apiVersion,
       });
       response.end(JSON.stringify({ error: 'rate limit exceeded', code: 'rate_limited' }));
+      return;
+    }
+    if (step === '503') {
+      response.writeHead(503, {
+        'content-type': 'application/json',
+        'retry-after': '0',
+        'api-version': apiVersion,
+      });
+      response.end(
+        JSON.stringify({ error: 'the server is shutting down; retry shortly', code: 'shutting_down' }),
+      );
       return;
     }
     const headers = { ...request.headers } as Record<string, string>;
@@ -347,11 +359,15 @@ describe('a send whose answer was lost', () => {
     const someone = new User(lost.url);
     try {
       expect((await someone.run(['space', 'create', 'Flaky'])).code).toBe(0);
-      const failed = await someone.run(['send', 'did it go?'], { timeoutMs: 60_000 });
+      // --url given: every command line it suggests names the server again.
+      const failed = await someone.run(['send', 'did it go?', '--url', lost.url], { timeoutMs: 60_000 });
       expect(failed.code).not.toBe(0);
-      expect(failed.stderr).toContain('other side closed (sendMessage: POST');
+      // Reached, though it did not answer.
+      expect(failed.stderr).toMatch(
+        /^✗ no answer from http:\/\/127\.0\.0\.1:\d+: other side closed \(sendMessage: POST/,
+      );
       expect(failed.stderr).toContain(
-        'The message may have been sent all the same: `convene messages` shows whether it was; sent again with `--idempotency-key ',
+        `The message may have been sent all the same: \`convene messages --url "${lost.url}"\` shows whether it was; sent again with \`--idempotency-key `,
       );
       const key = /--idempotency-key ([0-9a-f-]{36})`/.exec(failed.stderr)?.[1];
       expect(key).toBeDefined();
@@ -359,8 +375,13 @@ describe('a send whose answer was lost', () => {
       const again = await someone.run(['send', 'did it go?', '--idempotency-key', key!]);
       expect(again.code).toBe(0);
       expect(again.stderr).toContain(
-        'Already sent to Flaky: the server had this key’s send, and did not post it again',
+        'Sent to Flaky, once: the server had a message under this key already, and did not post it again',
       );
+      // The same key with another text: refused, and why.
+      const other = await someone.run(['send', 'something else', '--idempotency-key', key!]);
+      expect(other.code).toBe(2);
+      expect(other.stderr).toContain(`✗ not sent: the key ${key} went with another message`);
+      expect(other.stderr).toContain('Give a new --idempotency-key for a new message');
       const listed = (await someone.run(['messages', '--json'])).json().map((m: any) => m.content);
       expect(listed).toEqual(['did it go?']);
       // A key of one's own, first used: sent as any message is.
@@ -381,6 +402,18 @@ describe('a send whose answer was lost', () => {
         const refused = await someone.run(['send', 'x', '--idempotency-key', bad]);
         expect(refused.code).toBe(2);
         expect(refused.stderr).toContain(`--idempotency-key takes 1 to 255 characters (${bad.length} given)`);
+      }
+      // What an HTTP header cannot carry, or loses (blank ends): said before anything else, even
+      // with no space saved to send to.
+      const newcomer = new User(lost.url);
+      try {
+        for (const bad of [' ', '🚀-42', 'a\nb', ' padded']) {
+          const refused = await newcomer.run(['send', 'x', '--idempotency-key', bad]);
+          expect({ bad, code: refused.code }).toEqual({ bad, code: 2 });
+          expect(refused.stderr).toContain('--idempotency-key takes visible ASCII characters');
+        }
+      } finally {
+        newcomer.remove();
       }
     } finally {
       someone.remove();
@@ -429,6 +462,31 @@ describe('a send whose answer was lost', () => {
     } finally {
       other.remove();
       await refused.close();
+    }
+  });
+
+  it('says a send its own retry got through is sent, not "already sent"; a server shutting down did not send it', async () => {
+    // The first attempt's answer lost: the SDK's retry, under the same key, gets it replayed.
+    const once = await sendsScripted('lost', 'forward', '503', '503', '503');
+    const someone = new User(once.url);
+    try {
+      expect((await someone.run(['space', 'create', 'Retried'])).code).toBe(0);
+      const sent = await someone.run(['send', 'first time'], { timeoutMs: 60_000 });
+      expect(sent.code).toBe(0);
+      expect(sent.stderr).toBe('✓ Sent to Retried\n');
+      // Refused three times as the server stops: nothing ran, and nothing says it may have.
+      const stopping = await someone.run(['send', 'while it stops'], { timeoutMs: 60_000 });
+      expect(stopping.code).toBe(1);
+      expect(stopping.stderr).toMatch(
+        /^✗ http:\/\/127\.0\.0\.1:\d+ is shutting down, and did not do it: the server is shutting down; retry shortly\n/,
+      );
+      expect(stopping.stderr).toContain('Try again once it is back; `convene doctor` checks it.');
+      expect(stopping.stderr).not.toContain('may have');
+      const listed = (await someone.run(['messages', '--json'])).json().map((m: any) => m.content);
+      expect(listed).toEqual(['first time']);
+    } finally {
+      someone.remove();
+      await once.close();
     }
   });
 });

@@ -1,5 +1,5 @@
 import type { Command } from '@commander-js/extra-typings';
-import { limits, RateLimitError, type SpaceClient } from '@convene/sdk';
+import { ConveneError, limits, RateLimitError, type SpaceClient } from '@convene/sdk';
 import { type App, examples } from '../app';
 import type { Context } from '../lib/context';
 import { isUuid } from '../lib/context';
@@ -92,6 +92,7 @@ export function registerSend(program: Command, app: App): void {
           `Usage: ${USAGE}`,
         );
       }
+      const idempotencyKey = checkedKey(options.idempotencyKey);
       const textWords = source ? 0 : 1;
       if (words.length > textWords + (options.space === undefined ? 1 : 0)) {
         throw new UsageError(
@@ -127,16 +128,6 @@ export function registerSend(program: Command, app: App): void {
           'Put longer text in a document (`convene artifact create NAME --file F`) and send a line about it.',
         );
       }
-      const idempotencyKey = options.idempotencyKey;
-      if (
-        idempotencyKey !== undefined &&
-        (idempotencyKey.length === 0 || idempotencyKey.length > limits.idempotencyKeyMax)
-      ) {
-        throw new UsageError(
-          `--idempotency-key takes 1 to ${limits.idempotencyKeyMax} characters (${idempotencyKey.length} given)`,
-          `Usage: ${USAGE}`,
-        );
-      }
       const type = options.image !== undefined ? 'image' : options.html ? 'html' : 'text';
       const space = ctx.spaceClient(saved);
       const mentions = options.mention?.length
@@ -158,18 +149,25 @@ export function registerSend(program: Command, app: App): void {
         .catch((error: unknown) => {
           // A budget or a rate limit's longer refusal: which, and when to try again. Not "not
           // sent" after an attempt whose answer was lost: `explain` says it may have been.
-          throw error instanceof RateLimitError && !error.mayHaveRun
-            ? refusedForNow(error, `not sent: ${serverWords(error)}`)
-            : error;
+          if (error instanceof RateLimitError && !error.mayHaveRun)
+            throw refusedForNow(error, `not sent: ${serverWords(error)}`);
+          if (error instanceof ConveneError && error.code === 'idempotency_mismatch') {
+            throw new UsageError(
+              `not sent: the key ${error.idempotencyKey} went with another message (its text, type, --mention or --reply-to differ)`,
+              'Give a new --idempotency-key for a new message; to send the first one again, repeat it as it was.',
+            );
+          }
+          throw error;
         });
-      // A send again under a key the server has seen: answered as the first time, not posted again.
-      const already = response.headers.get('idempotency-replayed') === 'true';
+      // Your key, which the server had: answered as the first send under it was (perhaps this
+      // command's own attempt whose answer was lost, which it retried), and posted once.
+      const already = idempotencyKey !== undefined && response.headers.get('idempotency-replayed') === 'true';
       ctx.out.result(sent, {
         quiet: () => sent.messageId,
         human: () =>
           ctx.out.success(
             already
-              ? `Already sent to ${ctx.out.c.bold(saved.name)}: the server had this key’s send, and did not post it again`
+              ? `Sent to ${ctx.out.c.bold(saved.name)}, once: the server had a message under this key already, and did not post it again`
               : `Sent to ${ctx.out.c.bold(saved.name)}`,
           ),
       });
@@ -178,6 +176,27 @@ export function registerSend(program: Command, app: App): void {
           ctx.out.warn(strayWarning(ctx, stray));
       }
     });
+}
+
+/**
+ * --idempotency-key as HTTP can carry it: 1 to 255 visible ASCII characters, spaces only between
+ * them (a header value loses its ends' spaces; fetch refuses line breaks and what Latin-1 lacks).
+ */
+function checkedKey(key: string | undefined): string | undefined {
+  if (key === undefined) return undefined;
+  if (key.length === 0 || key.length > limits.idempotencyKeyMax) {
+    throw new UsageError(
+      `--idempotency-key takes 1 to ${limits.idempotencyKeyMax} characters (${key.length} given)`,
+      `Usage: ${USAGE}`,
+    );
+  }
+  if (!/^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$/.test(key)) {
+    throw new UsageError(
+      '--idempotency-key takes visible ASCII characters (letters, digits, punctuation; spaces only between them)',
+      'A UUID, or a name of your own such as deploy-2026-11-28.',
+    );
+  }
+  return key;
 }
 
 /**

@@ -33,7 +33,9 @@ function explained(error: unknown, ctx: Context): CliError {
   if (error instanceof CliError) return error;
   if (speaksPlainHttp(error, ctx.server)) return plainHttp(ctx.server, error);
   if (error instanceof ConnectionError || error instanceof TimeoutError) {
-    return new CliError(`cannot reach ${ctx.server}: ${error.message}`, {
+    // Something took the request and closed the connection before answering: it was reached.
+    const reached = error.mayHaveRun && connectionState(error) === 'closed the connection without answering';
+    return new CliError(`${reached ? 'no answer from' : 'cannot reach'} ${ctx.server}: ${error.message}`, {
       hint: unreachableHint(ctx.server, ctx.urlIsExplicit, { error, keysHere: ctx.keysHere(ctx.server) }),
       cause: error,
     });
@@ -289,15 +291,23 @@ function fromStatus(error: ConveneError, ctx: Context): CliError {
     }
     case 429:
       return refusedForNow(error, message);
-    default:
-      if (error.status !== undefined && error.status >= 500) {
-        return new CliError(`the server failed: ${message}`, {
-          hint: 'Try again; `convene doctor` checks the server.',
+    case 503:
+      // Refused while it stops or restarts, before anything ran (the SDK tried again meanwhile).
+      if (error.code === 'shutting_down') {
+        return new CliError(`${ctx.server} is shutting down, and did not do it: ${message}`, {
+          hint: 'Try again once it is back; `convene doctor` checks it.',
         });
       }
+      return serverFailed(message);
+    default:
+      if (error.status !== undefined && error.status >= 500) return serverFailed(message);
       return new CliError(message, { exitCode: ExitCode.error, details: detailsOf(error) });
   }
 }
+
+/** A 5xx: the server failed (a write may have run: see perhapsDone). */
+const serverFailed = (message: string): CliError =>
+  new CliError(`the server failed: ${message}`, { hint: 'Try again; `convene doctor` checks the server.' });
 
 /**
  * A 429 (a rate limit, a space's message budget): refused for now, as a lock someone holds is,

@@ -47,14 +47,16 @@ export function commandLine(words: string, { args = [], options = {} }: LinePart
  * The space is named (as its argument for the commands that take it so, else with --space) when
  * it is not the default or was named on the command line; with `always`, whatever it is (`leave`,
  * which off a terminal takes no default). `space`: another than the one the command acted on (a
- * row of `space list`).
+ * row of `space list`). A server given with --url is given again (CONVENE_URL carries over by itself).
  */
 export function suggest(
   ctx: Context,
   words: string,
   options: LineParts & { space?: StoredSpace | undefined; always?: boolean } = {},
 ): string {
-  const { args = [], options: flags = {} } = options;
+  const { args = [] } = options;
+  // A server named with --url is named again: the line run as it is would go to another.
+  const flags = { ...options.options, ...(ctx.options.url !== undefined ? { '--url': ctx.url } : {}) };
   const chosen = ctx.chosenSpace;
   const space = options.space ?? chosen?.space;
   if (!space) return commandLine(words, { args, options: flags });
