@@ -488,6 +488,24 @@ describe('a send whose answer was lost', () => {
       someone.remove();
       await once.close();
     }
+    // Its first attempt's answer lost, then refused as the server stops: it may have been sent.
+    const cut = await sendsScripted('lost', '503', '503');
+    const other = new User(cut.url);
+    try {
+      expect((await other.run(['space', 'create', 'Cut'])).code).toBe(0);
+      const failed = await other.run(['send', 'cut off'], { timeoutMs: 60_000 });
+      expect(failed.code).toBe(1);
+      expect(failed.stderr).toMatch(
+        /^✗ http:\/\/127\.0\.0\.1:\d+ is shutting down: the server is shutting down/,
+      );
+      expect(failed.stderr).not.toContain('did not do it');
+      expect(failed.stderr).toContain('The message may have been sent all the same');
+      const listed = (await other.run(['messages', '--json'])).json().map((m: any) => m.content);
+      expect(listed).toEqual(['cut off']);
+    } finally {
+      other.remove();
+      await cut.close();
+    }
   });
 });
 

@@ -292,9 +292,11 @@ function fromStatus(error: ConveneError, ctx: Context): CliError {
     case 429:
       return refusedForNow(error, message);
     case 503:
-      // Refused while it stops or restarts, before anything ran (the SDK tried again meanwhile).
+      // Refused while it stops or restarts, before anything ran (the SDK tried again meanwhile),
+      // unless an earlier attempt's answer was lost (perhapsDone says so then).
       if (error.code === 'shutting_down') {
-        return new CliError(`${ctx.server} is shutting down, and did not do it: ${message}`, {
+        const undone = error.mayHaveRun ? '' : ', and did not do it';
+        return new CliError(`${ctx.server} is shutting down${undone}: ${message}`, {
           hint: 'Try again once it is back; `convene doctor` checks it.',
         });
       }
