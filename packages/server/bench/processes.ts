@@ -141,17 +141,21 @@ export async function stop(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
-/** BENCH_DATABASE_URL, else the throwaway test server on 55432, started if it is not running. */
+/**
+ * BENCH_DATABASE_URL, else the throwaway test server on 25432, started if it is not running: a
+ * port below the ephemeral ones (32768 on), which the load generators take by the thousand (the
+ * durable server, started after them on 55436, twice found its port taken by one).
+ */
 export function ensurePostgres(): Promise<string> {
-  return ensureServer('BENCH_DATABASE_URL', 55432, {});
+  return ensureServer('BENCH_DATABASE_URL', 25432, {});
 }
 
 /**
  * A PostgreSQL that flushes every commit to the disk, as PostgreSQL does by default
- * (BENCH_DURABLE_DATABASE_URL, else a throwaway one on port 55436 with PGTEST_DURABLE=1).
+ * (BENCH_DURABLE_DATABASE_URL, else a throwaway one on port 25436 with PGTEST_DURABLE=1).
  */
 export async function ensureDurablePostgres(): Promise<string> {
-  const url = await ensureServer('BENCH_DURABLE_DATABASE_URL', 55436, { PGTEST_DURABLE: '1' });
+  const url = await ensureServer('BENCH_DURABLE_DATABASE_URL', 25436, { PGTEST_DURABLE: '1' });
   const database = await openDatabase({ url, migrate: false, maxConnections: 1 });
   try {
     const [settings] = rowsOf<{ fsync: string; commit: string }>(
