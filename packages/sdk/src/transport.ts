@@ -211,7 +211,7 @@ export class Transport {
         headers.set(name, value);
       } catch {
         throw new ConveneError(
-          `${operationId}: the ${name} header cannot carry this value (a line break, or a character beyond Latin-1)`,
+          `${operationId}: the ${name} header cannot be sent as given (a line break, or a character beyond Latin-1)`,
           { operation: operationId, method: route.method, url: shownUrl },
         );
       }

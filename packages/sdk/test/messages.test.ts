@@ -184,7 +184,7 @@ describe('a header value fetch cannot send', () => {
       const error = await owner.messages.send('x', options).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ConveneError);
       expect(error).toMatchObject({
-        message: `sendMessage: the ${header} header cannot carry this value (a line break, or a character beyond Latin-1)`,
+        message: `sendMessage: the ${header} header cannot be sent as given (a line break, or a character beyond Latin-1)`,
         operation: 'sendMessage',
         method: 'POST',
         mayHaveRun: false,
@@ -197,7 +197,7 @@ describe('a header value fetch cannot send', () => {
       .get()
       .catch((e: unknown) => e);
     expect((broken as Error).message).toBe(
-      'getSpace: the X-Private-Key header cannot carry this value (a line break, or a character beyond Latin-1)',
+      'getSpace: the X-Private-Key header cannot be sent as given (a line break, or a character beyond Latin-1)',
     );
     expect(JSON.stringify(broken)).not.toContain('aaaa');
     expect((await owner.messages.list()).messages).toEqual([]);
