@@ -293,7 +293,14 @@ describe('send refused for a while', () => {
  * forwarding it; `503` as a server shutting down refuses it. Everything else,
  * and the sends past the script, go through. `close()` ends it.
  */
-async function sendsScripted(...sends: ('lost' | 'forward' | '429' | '503')[]) {
+type Step = 'lost' | 'forward' | '429' | '503' | '409';
+
+async function sendsScripted(...sends: Step[]) {
+  return scripted(/^POST .*\/messages$/, ...sends);
+}
+
+/** As sendsScripted, for the requests whose `METHOD path` matches `which`; `409` a state conflict. */
+async function scripted(which: RegExp, ...sends: Step[]) {
   let seen = 0;
   // Convene's version header, as its answers give it (the CLI takes an answer without it for
   // another server's).
@@ -301,7 +308,7 @@ async function sendsScripted(...sends: ('lost' | 'forward' | '429' | '503')[]) {
   const proxy = createServer(async (request, response) => {
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
-    const isSend = request.method === 'POST' && /\/messages$/.test(request.url ?? '');
+    const isSend = which.test(`${request.method} ${request.url}`);
     const step = isSend ? sends[seen++] : undefined;
     if (step === '429') {
       response.writeHead(429, {
@@ -310,6 +317,11 @@ async function sendsScripted(...sends: ('lost' | 'forward' | '429' | '503')[]) {
         'api-version': apiVersion,
       });
       response.end(JSON.stringify({ error: 'rate limit exceeded', code: 'rate_limited' }));
+      return;
+    }
+    if (step === '409') {
+      response.writeHead(409, { 'content-type': 'application/json', 'api-version': apiVersion });
+      response.end(JSON.stringify({ error: 'participant is already muted', code: 'conflict' }));
       return;
     }
     if (step === '503') {
@@ -367,7 +379,7 @@ describe('a send whose answer was lost', () => {
         /^✗ no answer from http:\/\/127\.0\.0\.1:\d+: other side closed \(sendMessage: POST/,
       );
       expect(failed.stderr).toContain(
-        `The message may have been sent all the same: \`convene messages --url "${lost.url}"\` shows whether it was; sent again with \`--idempotency-key `,
+        `The message may have been sent all the same: \`convene messages --url ${lost.url}\` shows whether it was; sent again with \`--idempotency-key `,
       );
       const key = /--idempotency-key ([0-9a-f-]{36})`/.exec(failed.stderr)?.[1];
       expect(key).toBeDefined();
@@ -505,6 +517,28 @@ describe('a send whose answer was lost', () => {
     } finally {
       other.remove();
       await cut.close();
+    }
+  });
+
+  it('says any write a command words itself may have been done: a moderation whose answer was lost, then refused', async () => {
+    const proxy = await scripted(/^POST .*\/mute$/, 'lost', '409');
+    const host = new User(proxy.url);
+    const guest = new User(proxy.url);
+    try {
+      expect((await host.run(['space', 'create', 'Moderated'])).code).toBe(0);
+      await joinAs(host, guest, 'Gil');
+      const muted = await host.run(['mute', 'Gil', '--json'], { timeoutMs: 60_000 });
+      expect(muted.code).toBe(6);
+      const body = JSON.parse(muted.stderr);
+      expect(body).toMatchObject({ status: 409, mayHaveRun: true });
+      expect(body.hint).toMatch(/^The server may have done it all the same: look before you run it again\. /);
+      // It was done: the lost answer's attempt ran.
+      const listed = (await host.run(['participants', '--json'])).json();
+      expect(listed.find((p: any) => p.name === 'Gil').status).toBe('muted');
+    } finally {
+      host.remove();
+      guest.remove();
+      await proxy.close();
     }
   });
 });

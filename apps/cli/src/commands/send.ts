@@ -61,7 +61,7 @@ export function registerSend(program: Command, app: App): void {
     )
     .option(
       '--idempotency-key <key>',
-      `a key of your own for this send (1 to ${limits.idempotencyKeyMax} characters, unique to it): the same send again with the same key within 24 hours is answered as the first was, never posted twice`,
+      `a key of your own for this send (1 to ${limits.idempotencyKeyMax} visible ASCII characters, unique to it): the same send again with the same key within 24 hours is answered as the first was, never posted twice`,
     )
     .addHelpText(
       'after',

@@ -11,7 +11,7 @@ import { type Context, isLoopback, WAIT_MAX_MS } from './context';
 import { CliError } from './errors';
 import { ExitCode, stoppedBy } from './exit-codes';
 import { isNotConvene, notConvene } from './not-convene';
-import { verbatim } from './quote';
+import { shellWord, verbatim } from './quote';
 import type { StoredSpace } from './store';
 import { type LineParts, suggest } from './suggest';
 
@@ -26,15 +26,20 @@ export const isAbort = (error: unknown): boolean =>
  */
 export function explain(error: unknown, ctx: Context): CliError {
   const failure = explained(error, ctx);
-  return error instanceof ConveneError ? perhapsDone(failure, error, ctx) : failure;
+  // The SDK's error, or the one a command's own words were made from (a 409 it explains, a save
+  // that failed): either way, whether the server may have done it is said.
+  const cause = error instanceof ConveneError ? error : failure.cause;
+  return cause instanceof ConveneError ? perhapsDone(failure, cause, ctx) : failure;
 }
 
 function explained(error: unknown, ctx: Context): CliError {
   if (error instanceof CliError) return error;
   if (speaksPlainHttp(error, ctx.server)) return plainHttp(ctx.server, error);
   if (error instanceof ConnectionError || error instanceof TimeoutError) {
-    // Something took the request and closed the connection before answering: it was reached.
-    const reached = error.mayHaveRun && connectionState(error) === 'closed the connection without answering';
+    // Something took the request and closed the connection, or kept it unanswered: it was reached.
+    const reached =
+      error instanceof TimeoutError ||
+      (error.mayHaveRun && connectionState(error) === 'closed the connection without answering');
     return new CliError(`${reached ? 'no answer from' : 'cannot reach'} ${ctx.server}: ${error.message}`, {
       hint: unreachableHint(ctx.server, ctx.urlIsExplicit, { error, keysHere: ctx.keysHere(ctx.server) }),
       cause: error,
@@ -79,13 +84,15 @@ function perhapsDone(failure: CliError, error: ConveneError, ctx: Context): CliE
     error.operation === 'sendMessage'
       ? `The message may have been sent all the same: \`${suggest(ctx, 'messages')}\` shows whether it was${
           key
-            ? `; sent again with \`--idempotency-key ${key}\` (within 24 hours), it cannot be posted twice.`
+            ? `; sent again with \`--idempotency-key ${shellWord(key)}\` (within 24 hours), it cannot be posted twice.`
             : ', before you send it again.'
         }`
       : 'The server may have done it all the same: look before you run it again.';
+  // Said already by the failure a command built from an explained one (`artifact edit`'s).
+  const said = failure.hint?.includes(check) ?? false;
   return new CliError(failure.message, {
     exitCode: failure.exitCode,
-    hint: failure.hint ? `${check} ${failure.hint}` : check,
+    hint: said && failure.hint ? failure.hint : failure.hint ? `${check} ${failure.hint}` : check,
     details: { ...failure.details, mayHaveRun: true, ...(key ? { idempotencyKey: key } : {}) },
     cause: failure.cause ?? error,
   });
@@ -209,7 +216,12 @@ export function conflictError(
   hint = 'The state changed meanwhile; look again and retry.',
   message = serverWords(error),
 ): CliError {
-  return new CliError(message, { exitCode: ExitCode.conflict, hint, details: detailsOf(error) });
+  return new CliError(message, {
+    exitCode: ExitCode.conflict,
+    hint,
+    details: detailsOf(error),
+    cause: error,
+  });
 }
 
 function fromStatus(error: ConveneError, ctx: Context): CliError {

@@ -1,6 +1,6 @@
 import type { Context } from './context';
 import { inline } from './output';
-import { shellValue, type Value, verbatim } from './quote';
+import { shellValue, shellWord, type Value, verbatim } from './quote';
 import type { StoredSpace } from './store';
 
 /** The commands that take their space as their argument (`convene tail SPACE`) rather than --space. */
@@ -56,7 +56,10 @@ export function suggest(
 ): string {
   const { args = [] } = options;
   // A server named with --url is named again: the line run as it is would go to another.
-  const flags = { ...options.options, ...(ctx.options.url !== undefined ? { '--url': ctx.url } : {}) };
+  const flags = {
+    ...options.options,
+    ...(ctx.options.url !== undefined ? { '--url': verbatim(shellWord(ctx.url)) } : {}),
+  };
   const chosen = ctx.chosenSpace;
   const space = options.space ?? chosen?.space;
   if (!space) return commandLine(words, { args, options: flags });
