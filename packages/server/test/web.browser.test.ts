@@ -606,7 +606,7 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
     await expect
       .poll(() => page.locator('#send-notice').textContent(), { timeout: 15_000 })
       .toBe(
-        'The service cannot be reached; check your connection and try again. The message may have been sent all the same: if it shows above, it was. Sending it again as it is cannot post it twice.',
+        'The service cannot be reached; check your connection and try again. If the message reached the service before that, it shows above; sending it again as it is cannot post it twice.',
       );
     // It was: the stream brought it. The text stays in the box.
     await expect.poll(() => page.locator('#messages .message').count()).toBe(1);
@@ -634,6 +634,35 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
     await expect.poll(() => page.locator('#messages .message').count()).toBe(2);
     expect(resent).toHaveLength(2);
     expect(resent[1]).not.toBe(keys[0]);
+
+    // Cut off again (never reaching the server), then refused outright: the key of the cut-off
+    // attempts is dropped, since the server would replay that refusal under it.
+    let step = 0;
+    await page.route(messagesPath, (route) => {
+      if (route.request().method() !== 'POST') return route.continue();
+      step += 1;
+      if (step <= 3) return route.abort('connectionreset');
+      return route.fulfill({
+        status: 400,
+        contentType: 'application/json',
+        body: '{"error":"refused here"}',
+      });
+    });
+    await box.fill('third');
+    await page.keyboard.press('Enter');
+    await expect
+      .poll(() => page.locator('#send-notice').textContent(), { timeout: 15_000 })
+      .toContain('If the message reached');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.locator('#send-notice').textContent()).toContain('refused here');
+    await page.unroute(messagesPath);
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.locator('#messages .message').count()).toBe(3);
+    // Two sends before; three cut-off attempts, the refused one, the last send.
+    expect(resent).toHaveLength(2 + 3 + 1 + 1);
+    // The cut-off attempts and the refused one shared a key; the last send had its own.
+    expect(new Set(resent.slice(2, 6)).size).toBe(1);
+    expect(resent[6]).not.toBe(resent[2]);
     await page.close();
     // The browser reports each request the test cut off; nothing else may go wrong.
     expect(problems.filter((p) => !p.includes('net::ERR_CONNECTION_RESET'))).toEqual([]);

@@ -233,10 +233,13 @@ export function wireMessages(): void {
       } catch (error) {
         const maybe = error instanceof ConveneError && error.mayHaveRun && error.idempotencyKey;
         if (maybe) uncertain = { content, type: type.value, idempotencyKey: maybe };
+        // A refusal that ran nothing (muted, a closed space): the server would replay it under
+        // that key for a day, so the next send of this text goes with a key of its own.
+        else if (statusOf(error) !== undefined && statusOf(error) !== 429) uncertain = undefined;
         refuse(
           statusOf(error) === 403
             ? 'The owner has muted you: you can read, but not send, until they unmute you.'
-            : `${describeError(error)}${maybe ? ' The message may have been sent all the same: if it shows above, it was. Sending it again as it is cannot post it twice.' : ''}`,
+            : `${describeError(error)}${maybe ? ' If the message reached the service before that, it shows above; sending it again as it is cannot post it twice.' : ''}`,
         );
       }
     });
