@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, follow, joinAs, User } from './helpers/cli';
+import { editor, eventually, follow, joinAs, User } from './helpers/cli';
 import { bundle } from './helpers/paths';
 import { startServer, type TestServer } from './helpers/server';
 import { Terminal } from './helpers/tmux';
@@ -538,6 +538,32 @@ describe('a send whose answer was lost', () => {
     } finally {
       host.remove();
       guest.remove();
+      await proxy.close();
+    }
+  });
+
+  it('says it once of a save `artifact edit` words itself: whose answer was lost, every time', async () => {
+    const proxy = await scripted(/^PATCH .*\/artifact\/[0-9a-f-]+$/, 'lost', 'lost', 'lost');
+    const writer = new User(proxy.url);
+    try {
+      expect((await writer.run(['space', 'create', 'Drafts'])).code).toBe(0);
+      expect(
+        (await writer.run(['artifact', 'create', 'plan.md', '--file', '-'], { input: 'one\n' })).code,
+      ).toBe(0);
+      const ed = editor(writer, 'append', 'printf "two\\n" >> "$1"');
+      const saved = await writer.run(['artifact', 'edit', 'plan.md'], {
+        env: { EDITOR: ed },
+        timeoutMs: 60_000,
+      });
+      expect(saved.code).toBe(1);
+      expect(saved.stderr).toMatch(/^✗ could not save plan\.md: no answer from /m);
+      expect(saved.stderr.split('The server may have done it all the same')).toHaveLength(2);
+      expect(saved.stderr).toContain('Your text is kept in');
+      // It was saved: the first attempt ran.
+      const doc = (await writer.run(['artifact', 'show', 'plan.md', '--json'])).json();
+      expect(doc).toMatchObject({ version: 2, content: 'one\ntwo\n' });
+    } finally {
+      writer.remove();
       await proxy.close();
     }
   });

@@ -32,7 +32,12 @@ export function explain(error: unknown, ctx: Context): CliError {
   return cause instanceof ConveneError ? perhapsDone(failure, cause, ctx) : failure;
 }
 
-function explained(error: unknown, ctx: Context): CliError {
+/**
+ * `explain` without whether the server may have done it, which `explain` adds from the failure's
+ * cause: for a command that words its own failure from this one and throws it (`artifact edit`'s
+ * "could not save"), so that it is said once, when that failure is explained in turn.
+ */
+export function explained(error: unknown, ctx: Context): CliError {
   if (error instanceof CliError) return error;
   if (speaksPlainHttp(error, ctx.server)) return plainHttp(ctx.server, error);
   if (error instanceof ConnectionError || error instanceof TimeoutError) {
@@ -88,11 +93,9 @@ function perhapsDone(failure: CliError, error: ConveneError, ctx: Context): CliE
             : ', before you send it again.'
         }`
       : 'The server may have done it all the same: look before you run it again.';
-  // Said already by the failure a command built from an explained one (`artifact edit`'s).
-  const said = failure.hint?.includes(check) ?? false;
   return new CliError(failure.message, {
     exitCode: failure.exitCode,
-    hint: said && failure.hint ? failure.hint : failure.hint ? `${check} ${failure.hint}` : check,
+    hint: failure.hint ? `${check} ${failure.hint}` : check,
     details: { ...failure.details, mayHaveRun: true, ...(key ? { idempotencyKey: key } : {}) },
     cause: failure.cause ?? error,
   });

@@ -22,7 +22,7 @@ import type { Context } from '../../lib/context';
 import { EditFile, editorCommand, runEditor } from '../../lib/editor';
 import { CliError, UsageError } from '../../lib/errors';
 import { ExitCode, stoppedBy } from '../../lib/exit-codes';
-import { explain } from '../../lib/failure';
+import { explained } from '../../lib/failure';
 import { inline } from '../../lib/output';
 import { type Value, verbatim } from '../../lib/quote';
 import { relative, when } from '../../lib/render';
@@ -137,7 +137,7 @@ export function registerArtifactEdit(artifact: Command, app: App): void {
           );
         } catch (error) {
           const kept = file.keep(doc.name);
-          const failure = explain(error, ctx);
+          const failure = explained(error, ctx);
           // Someone saved meanwhile (under the lock you held before, or with your key elsewhere).
           const stale = error instanceof ConflictError && error.code === 'version_conflict';
           const now = stale ? error.version : undefined;
