@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { eventually, finished, follow, joinAs, LEAKY_ENV, suggested, type User } from './helpers/cli';
 import { bundle } from './helpers/paths';
+import { scriptedProxy } from './helpers/proxy';
 import { serverForFile, type TestServer } from './helpers/server';
 import { answered, Terminal } from './helpers/tmux';
 
@@ -293,6 +294,42 @@ describe('space create, list, show, use, update, close', () => {
     const empty = await owner.run(['space', 'update']);
     expect(empty.code).toBe(2);
     expect(empty.stderr).toContain('nothing to change');
+  });
+
+  it('says an update done when the space cannot be read back for --json: a warning, the answer, exit 0', async () => {
+    // Every attempt of the read after the update loses its answer (GET /hub/space/{spaceId}).
+    const proxy = await scriptedProxy(
+      server.url,
+      /^GET \/hub\/space\/[0-9a-f-]{36}$/,
+      'lost',
+      'lost',
+      'lost',
+    );
+    try {
+      const owner = file.user({ url: proxy.url });
+      expect((await owner.run(['space', 'create', 'Readless'])).code).toBe(0);
+      const updated = await owner.run(
+        ['space', 'update', '--name', 'Read later', '--agenda', 'later', '--json'],
+        {
+          timeoutMs: 60_000,
+        },
+      );
+      expect(updated.code).toBe(0);
+      // The update's own answer, since the space as it is now could not be read.
+      expect(updated.json()).toEqual({ ok: true });
+      expect(JSON.parse(updated.stderr)).toEqual({
+        warning: expect.stringMatching(
+          /^updated Read later, but could not read it back: no answer from http:\/\/127\.0\.0\.1:\d+: .* \(`convene space show` shows it\)$/,
+        ),
+      });
+      // It was updated, and the saved name follows.
+      expect((await owner.run(['space', 'show', 'Read later', '--json'])).json()).toMatchObject({
+        name: 'Read later',
+        agenda: 'later',
+      });
+    } finally {
+      await proxy.close();
+    }
   });
 
   it('sets and removes the message budget (--max-messages-per-minute), shown by space show', async () => {

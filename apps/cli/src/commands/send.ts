@@ -162,7 +162,9 @@ export function registerSend(program: Command, app: App): void {
       // Your key, which the server had: answered as the first send under it was (perhaps this
       // command's own attempt whose answer was lost, which it retried), and posted once.
       const already = idempotencyKey !== undefined && response.headers.get('idempotency-replayed') === 'true';
-      ctx.out.result(sent, {
+      // --json: the API's answer, and `alreadySent` when it is that replay (as `alreadyRevoked`
+      // says a revoke found done): a script can tell it from a first post.
+      ctx.out.result(already ? { ...sent, alreadySent: true } : sent, {
         quiet: () => sent.messageId,
         human: () =>
           ctx.out.success(

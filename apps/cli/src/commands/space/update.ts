@@ -1,6 +1,7 @@
 import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../../app';
 import { UsageError } from '../../lib/errors';
+import { explained } from '../../lib/failure';
 import { checkName, spaceNamed } from '../../lib/input';
 
 export function registerSpaceUpdate(space: Command, app: App): void {
@@ -15,7 +16,8 @@ export function registerSpaceUpdate(space: Command, app: App): void {
         '--max-messages-per-minute N lets each participant (you included) send at most N messages ' +
         'a minute, beyond which their sends are refused (429, for that sender only) until the ' +
         'minute is over; `none` removes it. Only the owner can; what is not given stays as it is. ' +
-        'With --json, the space as it is after the update (what `space show --json` prints).',
+        'With --json, the space as it is after the update (what `space show --json` prints); should ' +
+        'reading it fail, the update\'s own answer ({"ok": true}) and a warning: it is done all the same.',
     )
     .option('--name <name>', 'the new name')
     .option('-d, --description <text>', 'the new description')
@@ -60,8 +62,16 @@ export function registerSpaceUpdate(space: Command, app: App): void {
       }
       // The server answers an update with `ok` alone: --json prints the space as it is now (what
       // `space show --json` prints), read once the update is done, so a script sees what it set
-      // and what it did not, without a second command.
-      const view = ctx.out.mode.json ? await ctx.readSpace(client) : undefined;
+      // and what it did not, without a second command. A read that fails does not make the update
+      // fail: it is done, and --json prints the update's own answer, with a warning.
+      const view = ctx.out.mode.json
+        ? await ctx.readSpace(client).catch((error: unknown) => {
+            ctx.out.warn(
+              `updated ${changes.name ?? was}, but could not read it back: ${explained(error, ctx).message} (\`convene space show\` shows it)`,
+            );
+            return { ok: true };
+          })
+        : undefined;
       // Which space changed, by the name it had: the default space is easily not the one meant.
       const others = Object.keys(changes)
         .filter((field) => field !== 'name')

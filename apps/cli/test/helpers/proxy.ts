@@ -1,0 +1,84 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * What a scripted proxy does with one of the requests it plays: `lost` forwards it (the server
+ * runs it) and closes the connection instead of answering; `forward` lets it through; `429`
+ * refuses it for two minutes without forwarding it; `503` refuses it as a server shutting down;
+ * `409` as a state conflict.
+ */
+export type Step = 'lost' | 'forward' | '429' | '503' | '409';
+
+export interface ScriptedProxy {
+  url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * A proxy in front of the server at `target` whose answers to the requests whose `METHOD path`
+ * matches `which` are played by `steps`, one per request in order. Everything else, and the
+ * requests past the script, go through.
+ */
+export async function scriptedProxy(target: string, which: RegExp, ...steps: Step[]): Promise<ScriptedProxy> {
+  let seen = 0;
+  // Convene's version header, as its answers give it (the CLI takes an answer without it for
+  // another server's).
+  let apiVersion = '';
+  const proxy = createServer(async (request, response) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const step = which.test(`${request.method} ${request.url}`) ? steps[seen++] : undefined;
+    const refusal = step === undefined ? undefined : refusals[step as keyof typeof refusals];
+    if (refusal) {
+      response.writeHead(refusal.status, {
+        'content-type': 'application/json',
+        'api-version': apiVersion,
+        ...refusal.headers,
+      });
+      response.end(JSON.stringify(refusal.body));
+      return;
+    }
+    const headers = { ...request.headers } as Record<string, string>;
+    delete headers.host;
+    delete headers['content-length'];
+    const answer = await fetch(`${target}${request.url}`, {
+      method: request.method!,
+      headers,
+      ...(chunks.length ? { body: Buffer.concat(chunks) } : {}),
+    });
+    const body = Buffer.from(await answer.arrayBuffer());
+    apiVersion = answer.headers.get('api-version') ?? apiVersion;
+    if (step === 'lost') {
+      request.socket.destroy();
+      return;
+    }
+    const passed = [...answer.headers].filter(
+      ([name]) => !['content-length', 'content-encoding', 'transfer-encoding', 'connection'].includes(name),
+    );
+    response.writeHead(answer.status, Object.fromEntries(passed));
+    response.end(body);
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+    close: async () => {
+      proxy.closeAllConnections();
+      await new Promise((resolve) => proxy.close(resolve));
+    },
+  };
+}
+
+/** The answers of the steps that refuse without forwarding. */
+const refusals = {
+  '429': {
+    status: 429,
+    headers: { 'retry-after': '120' },
+    body: { error: 'rate limit exceeded', code: 'rate_limited' },
+  },
+  '409': { status: 409, headers: {}, body: { error: 'participant is already muted', code: 'conflict' } },
+  '503': {
+    status: 503,
+    headers: { 'retry-after': '0' },
+    body: { error: 'the server is shutting down; retry shortly', code: 'shutting_down' },
+  },
+} as const;
