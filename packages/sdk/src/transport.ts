@@ -106,6 +106,9 @@ export interface ResolvedOptions {
   headers: Record<string, string>;
 }
 
+/** What every id of the API is: a UUID (any version, any case). */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /** Sends the operations of the route table: URLs, headers, retries, timeouts, errors. */
 export class Transport {
   declare readonly options: ResolvedOptions;
@@ -150,10 +153,22 @@ export class Transport {
     return { baseUrl: this.options.baseUrl };
   }
 
-  url(route: Route, path: Record<string, string> | undefined, query?: Record<string, unknown>): string {
+  url(
+    route: Route,
+    path: Record<string, string> | undefined,
+    query?: Record<string, unknown>,
+    operationId?: OperationId,
+  ): string {
     const filled = route.path.replace(/\{(\w+)\}/g, (_, name: string) => {
       const value = path?.[name];
-      if (typeof value !== 'string' || value === '') throw new ConveneError(`${name} is required`);
+      const call = operationId ? `${operationId}: ` : '';
+      if (typeof value !== 'string' || value === '') throw new ConveneError(`${call}${name} is required`);
+      // An id that is none (a document's name given for its id) would be a 404 saying the thing
+      // is not there: said as what it is. Not echoed: a key mistaken for an id is a secret.
+      if (name.endsWith('Id') && !UUID.test(value))
+        throw new ConveneError(
+          `${call}${name} takes an id (a UUID), and what was given is not one${name === 'artifactId' ? ': artifacts.list() gives each document’s id beside its name' : ''}`,
+        );
       return encodeURIComponent(value);
     });
     const search = new URLSearchParams();
@@ -196,6 +211,7 @@ export class Transport {
       route,
       path as Record<string, string> | undefined,
       isWrite ? undefined : (params as Record<string, unknown> | undefined),
+      operationId,
     );
     // The URL as sent (ids filled in, not the route's template), without any user:password in it.
     const shownUrl = withoutCredentials(url);
