@@ -117,6 +117,11 @@ describe('create, list, show, write, download, history, diff, restore', () => {
       content: 'piped\n',
     });
     expect(readFileSync(out, 'utf8')).toBe('piped\n');
+    // A directory, as `cp` takes one: the document in it, under its name.
+    const into = await owner.run(['artifact', 'download', 'plan.md', '-o', owner.home, '--json']);
+    expect(into.code).toBe(0);
+    expect(into.json()).toMatchObject({ version: 3, file: join(owner.home, 'plan.md') });
+    expect(readFileSync(join(owner.home, 'plan.md'), 'utf8')).toBe('piped\n');
     // `-o -` is stdout, as `--file -` is stdin: no file named `-`.
     const dash = await owner.run(['artifact', 'download', 'plan.md', '-o', '-']);
     expect(dash).toMatchObject({ code: 0, stdout: 'piped\n' });
@@ -274,7 +279,7 @@ describe('create, list, show, write, download, history, diff, restore', () => {
     expect((await guest.run(['artifact', 'unlock', 'wait.md'])).code).toBe(0);
     const taken = await taking.done;
     expect(taken.code).toBe(0);
-    expect(taken.stderr).toContain('✓ Locked wait.md until');
+    expect(taken.stderr).toMatch(/✓ Locked wait\.md at version \d+ until/);
     const holder = (await byName(owner, 'wait.md')).lockedBy;
     expect(holder).toBeDefined();
     expect(holder).not.toBe(guestId);
@@ -380,6 +385,35 @@ describe('create, list, show, write, download, history, diff, restore', () => {
     expect((await owner.run(['artifact', 'unlock', 'hints.md'])).code).toBe(0);
   });
 
+  it('locks at a version, and the write its hint suggests is refused once the lock lapsed and someone saved', async () => {
+    await owner.run(['artifact', 'create', 'lapse.md', '--file', '-'], { input: 'v1\n' });
+    const locked = await guest.run(['artifact', 'lock', 'lapse.md']);
+    expect(locked.code).toBe(0);
+    expect(locked.stderr).toMatch(/^✓ Locked lapse\.md at version 1 until /);
+    expect(locked.stderr).toContain(
+      'Write with `convene artifact write "lapse.md" --file F --base-version 1` (refused, should your lock lapse',
+    );
+    // The lock gone (the owner releases it, as a lapse would) and another version saved meanwhile.
+    expect((await owner.run(['artifact', 'unlock', 'lapse.md', '--yes'])).code).toBe(0);
+    await owner.run(['artifact', 'write', 'lapse.md', '--file', '-'], { input: 'the owner’s text\n' });
+    // The write as the hint has it, with the guest's file: refused, the owner's text kept.
+    const file = join(guest.home, 'lapse.md');
+    writeFileSync(file, 'the guest’s text\n');
+    const write = suggested(locked.stderr)[0]!.map((word) => (word === 'F' ? file : word));
+    const refused = await guest.run(write);
+    expect(refused.code).toBe(6);
+    expect(refused.stderr).toContain('"lapse.md" is at version 2 now, not 1');
+    const doc = await byName(owner, 'lapse.md');
+    expect(doc.version).toBe(2);
+    expect((await owner.run(['artifact', 'download', 'lapse.md', '-o', '-'])).stdout).toBe(
+      'the owner’s text\n',
+    );
+    // --json has the version too, for a script that locks, then writes.
+    const json = await guest.run(['artifact', 'lock', 'lapse.md', '--json']);
+    expect(json.json()).toMatchObject({ lockedBy: expect.any(String), version: 2 });
+    expect((await guest.run(['artifact', 'unlock', 'lapse.md'])).code).toBe(0);
+  });
+
   it('takes the content from stdin piped or redirected into it, or with --file -, within the 1 MiB a document holds', async () => {
     const text = async (name: string) => (await guest.run(['artifact', 'download', name])).stdout;
     // `… | convene artifact create`: the pipe is the content, as `--file -` says.
@@ -409,6 +443,30 @@ describe('create, list, show, write, download, history, diff, restore', () => {
       ).code,
     ).toBe(0);
     expect(await text('dashed.md')).toBe('dash\n');
+    // What is not UTF-8 (a Latin-1 file, bytes piped in) is refused, not sent with U+FFFD in
+    // place of its bytes: exit 2, nothing written.
+    const latin1 = join(guest.home, 'latin1.md');
+    writeFileSync(latin1, Buffer.from('caf\xe9\n', 'latin1'));
+    for (const [args, options] of [
+      [['artifact', 'write', 'dashed.md', '--file', latin1], {}],
+      [
+        ['artifact', 'write', 'dashed.md'],
+        { stdin: 'pipe', input: Buffer.from([0xff, 0xfe, 0x20, 0x62, 0x0a]) },
+      ],
+      [['artifact', 'create', 'latin1.md', '--file', latin1], {}],
+    ] as const) {
+      const refused = await guest.run([...args], options);
+      expect({ args, code: refused.code }).toEqual({ args, code: 2 });
+      expect(refused.stderr).toMatch(/^✗ (stdin|\S+latin1\.md) is not UTF-8 text \(.*\): nothing was sent\n/);
+      expect(refused.stderr).toContain('iconv -f latin1 -t utf-8 FILE');
+    }
+    expect(await text('dashed.md')).toBe('dash\n');
+    expect((await byName(guest, 'dashed.md')).version).toBe(1);
+    // UTF-8 goes as it is.
+    expect(
+      (await guest.run(['artifact', 'write', 'dashed.md'], { stdin: 'pipe', input: 'café ✓\n' })).code,
+    ).toBe(0);
+    expect(await text('dashed.md')).toBe('café ✓\n');
     // --file wins over what stdin holds.
     const file = join(guest.home, 'given.md');
     writeFileSync(file, 'given\n');
@@ -551,11 +609,20 @@ describe('artifact write and restore: what they leave, and what they do not do',
         '1',
         '--json',
       ]);
+      // The fields of the server's own 409, as every conflict's --json has them.
       expect(JSON.parse(staleJson.stderr)).toMatchObject({
         code: 'version_conflict',
+        status: 409,
         version: 2,
         exitCode: 6,
       });
+      // A version the document has not reached: no diff to suggest (it would fail), its history.
+      const ahead = await guest.run(['artifact', 'write', 'quiet.md', '--file', file, '--base-version', '9']);
+      expect(ahead.code).toBe(6);
+      expect(ahead.stderr).toContain(
+        '"quiet.md" has no version 9: it is at version 2. `convene artifact history "quiet.md"` lists its versions',
+      );
+      expect(ahead.stderr).not.toContain('artifact diff');
       writeFileSync(file, 'v2\n');
       expect((await guest.run(['artifact', 'write', 'quiet.md', '--file', file])).stderr).toContain(
         'nothing written',
@@ -682,6 +749,9 @@ describe('artifact edit', () => {
     expect(absent.code).toBe(1);
     expect(absent.stderr).toContain('cannot run the editor `no-such-editor` (not found): nothing was saved');
     expect(absent.stderr).toContain('Set $VISUAL or $EDITOR');
+    // Nothing was edited: no copy of the document to keep, nor a write of it to suggest.
+    expect(absent.stderr).toContain('Nothing was changed in the editor: "edit.md" is as it was (version 3).');
+    expect(absent.stderr).not.toContain('Your text is kept');
     expect((await byName(owner, 'edit.md')).lockedBy).toBeUndefined();
   });
 
@@ -1077,9 +1147,9 @@ describe('a hint that names a document whose name starts with "-"', () => {
 
       // lock's hints, and the unlock a participant who meets the lock is given, to ask the owner for.
       const locked = await ana.run(['artifact', 'lock', '--', '-draft.md']);
-      expect(locked.code).toBe(0);
+      expect(locked.code, locked.stderr).toBe(0);
       const [write, unlock] = suggested(locked.stderr);
-      expect(write).toEqual(['artifact', 'write', '--file', 'F', '--', '-draft.md']);
+      expect(write).toEqual(['artifact', 'write', '--file', 'F', '--base-version', '1', '--', '-draft.md']);
       expect(unlock).toEqual(['artifact', 'unlock', '--', '-draft.md']);
       const blocked = await ben.run(['artifact', 'write', '--', '-draft.md'], {
         input: 'y\n',
@@ -1173,10 +1243,11 @@ describe('documents whose names differ only in case, or not at all (the API take
       expect((await ben.run(download!)).code).toBe(0);
       expect(readFileSync(join(ben.home, 'F'), 'utf8')).toBe('second twin\n');
 
-      // space close's line that saves a document first.
+      // space close, asked nothing (--yes): nothing to save any more, so what was lost, after it.
       const closing = await ana.run(['space', 'close', '--yes']);
       expect(closing.code).toBe(0);
-      expect(closing.stderr).toContain(`Save them first: \`convene artifact download ${first.id} -o FILE\`.`);
+      expect(closing.stderr).not.toContain('Save them first');
+      expect(closing.stderr, closing.stderr).toContain('documents and messages can no longer be read by anyone.');
     } finally {
       ana.remove();
       ben.remove();

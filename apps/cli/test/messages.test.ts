@@ -39,6 +39,20 @@ describe('send', () => {
     expect((await guest.run(['send', '-'], { input: 'line one\nline two\n' })).code).toBe(0);
     // No text: what is piped or redirected in is the message (`… | convene send`).
     expect((await guest.run(['send'], { stdin: 'pipe', input: 'piped in\n' })).code).toBe(0);
+    // Nothing, or spaces alone: nothing to send (exit 2), each said as it is.
+    const blank = await guest.run(['send', '   ']);
+    expect(blank.code).toBe(2);
+    expect(blank.stderr).toContain('✗ the message is blank (spaces alone)');
+    const empty = await guest.run(['send', '-'], { stdin: 'pipe', input: '' });
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toContain('✗ the message is empty');
+    // Bytes that are not UTF-8: refused (exit 2), not sent with U+FFFD in their place.
+    const notText = await guest.run(['send', '-'], {
+      stdin: 'pipe',
+      input: Buffer.from('caf\xe9\n', 'latin1'),
+    });
+    expect(notText.code).toBe(2);
+    expect(notText.stderr).toContain('✗ stdin is not UTF-8 text');
     expect((await guest.run(['send'], { stdin: 'file', input: 'redirected in\n' })).code).toBe(0);
     // Nothing piped (a runner's socket, /dev/null): no wait for it, the message is missing.
     for (const stdin of ['socket', 'null'] as const) {

@@ -120,7 +120,11 @@ export function registerSend(program: Command, app: App): void {
         // `… | convene send`, as `… | convene artifact write NAME`: what is piped is the message.
         content = trimEnd(await readStdin(MESSAGE_BYTES));
       } else content = await required(ctx.out, textArgument, { message: 'Message', usage: USAGE });
-      if (content.trim() === '') throw new UsageError('the message is empty', `Usage: ${USAGE}`);
+      if (content.trim() === '')
+        throw new UsageError(
+          content === '' ? 'the message is empty' : 'the message is blank (spaces alone)',
+          `Usage: ${USAGE}`,
+        );
       // Characters as the server counts them (code points): an emoji is one, not two.
       if (options.image === undefined && [...content].length > limits.messageMax) {
         throw new UsageError(

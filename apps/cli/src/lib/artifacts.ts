@@ -187,11 +187,9 @@ export function lockedFailure(
       hint: holder
         ? !owner && error.lockedBy !== undefined && error.lockedBy === ownerId
           ? `The owner holds it: wait for them to finish (\`${tail}\` shows the unlock), or ask them to release it (\`${unlock}\` on their side).${orWait}`
-          : `Wait for them to finish (\`${tail}\` shows the unlock), or ${
-              owner
-                ? 'release their lock yourself (you own the space) with'
-                : 'ask the owner to force it with'
-            } \`${unlock}\`.${orWait}`
+          : owner
+            ? `Wait for them to finish (\`${tail}\` shows the unlock), or release their lock yourself (you own the space) with \`${unlock}\`.${orWait}`
+            : `Wait for them to finish (\`${tail}\` shows the unlock), or ask the owner to release it (\`${unlock}\`, run on their side).${orWait}`
         : `Take it with \`${command('artifact lock', { args: [named] })}\`.`,
       details: { lockedBy: error.lockedBy, lockExpiresAt: error.lockExpiresAt },
       cause: error,

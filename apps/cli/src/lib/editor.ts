@@ -30,6 +30,15 @@ export class EditFile {
     return readFileSync(this.path, 'utf8');
   }
 
+  /** Whether the file holds something other than `text` (what it was opened with); a file gone is unchanged. */
+  changedFrom(text: string): boolean {
+    try {
+      return this.read() !== text;
+    } catch {
+      return false;
+    }
+  }
+
   /** Keeps the text where it survives a reboot and returns that file's path. */
   keep(name: string): string {
     const dir = recoveryDir();

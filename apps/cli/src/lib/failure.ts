@@ -260,7 +260,7 @@ function fromStatus(error: ConveneError, ctx: Context): CliError {
           exitCode: ExitCode.auth,
           hint:
             error.code === 'participant_removed'
-              ? `The owner removed you. ${leave} forgets the space here; to come back, ask the owner for a new invitation (\`convene join LINK\`).`
+              ? `The owner removed you. ${leave} forgets the space here; to come back, join again with an invitation link of the space (\`convene join LINK\`), which the owner approves if the space is private.`
               : error.code === 'participant_left'
                 ? `You left this space. Join again with \`convene join LINK\`, or forget it here with ${leave}.`
                 : error.code === 'key_unknown'
@@ -444,7 +444,7 @@ export function removedFrom(ctx: Context, space: StoredSpace): CliError {
     `you were removed from ${JSON.stringify(ctx.latestName(space))}: your key no longer works`,
     {
       exitCode: ExitCode.auth,
-      hint: `\`${suggest(ctx, 'leave', { always: true, space })}\` forgets it here; to come back, ask the owner for a new invitation (\`convene join LINK\`).`,
+      hint: `\`${suggest(ctx, 'leave', { always: true, space })}\` forgets it here; to come back, join again with an invitation link of the space (\`convene join LINK\`), which the owner approves if the space is private.`,
     },
   );
 }

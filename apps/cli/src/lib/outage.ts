@@ -1,11 +1,22 @@
 import { ConnectionError, type ConveneError, type OutageHooks, TimeoutError } from '@convene/sdk';
 import type { Output, Spinner } from './output';
 
-/** Why the server did not answer, in a few words: the system's code (ECONNREFUSED), or its 5xx. */
+/**
+ * Why the server did not answer, in a few words: the system's code (ECONNREFUSED), or its 5xx. A
+ * connection closed before the answer came is said in the socket's own words (`other side
+ * closed`), as a stream's cut is: its code (`UND_ERR_SOCKET`) is a name from Node's internals.
+ */
 export function outageReason(error: ConveneError): string {
   if (error instanceof TimeoutError) return 'timed out';
-  if (error instanceof ConnectionError) return error.code ?? error.message;
+  if (error instanceof ConnectionError)
+    return (error.code?.startsWith('UND_ERR') && socketWords(error)) || error.code || error.message;
   return error.message;
+}
+
+/** What the socket said of a connection closed under a call: the SDK's error holds fetch's, which holds it. */
+function socketWords(error: ConnectionError): string | undefined {
+  const fetchError = error.cause instanceof Error ? error.cause : undefined;
+  return fetchError?.cause instanceof Error ? fetchError.cause.message || undefined : undefined;
 }
 
 /**

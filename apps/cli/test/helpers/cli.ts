@@ -27,7 +27,7 @@ export interface RunResult {
 
 export interface RunOptions {
   env?: Record<string, string | undefined>;
-  input?: string;
+  input?: string | Buffer;
   /**
    * What convene's stdin is: a socket, as child_process gives one (the default, as test harnesses
    * and some runners give), a pipe from a shell (`… | convene`), a file (`convene < F`, holding

@@ -1,7 +1,9 @@
-import { writeFileSync } from 'node:fs';
+import { statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../../app';
 import { findArtifact } from '../../lib/artifacts';
+import { safeFileName } from '../../lib/editor';
 import { writingTo } from '../../lib/failure';
 import { checkVersion } from '../../lib/input';
 
@@ -16,7 +18,10 @@ export function registerArtifactDownload(artifact: Command, app: App): void {
         'With --at N, version N (`artifact history` lists them).',
     )
     .option('--at <version>', 'an earlier version (1, 2, …) instead of the latest')
-    .option('-o, --output <file>', 'write to this file instead of stdout (`-`: stdout)')
+    .option(
+      '-o, --output <file>',
+      'write to this file, or into this directory under the document’s name, instead of stdout (`-`: stdout)',
+    )
     .option('-s, --space <space>', 'name or id (default: the default space)')
     .addHelpText(
       'after',
@@ -44,20 +49,23 @@ export function registerArtifactDownload(artifact: Command, app: App): void {
       const { out } = ctx;
       // `-o -` is stdout, as `--file -` is stdin: never a file named `-`.
       if (options.output !== undefined && options.output !== '-') {
-        const file = options.output;
+        // A directory, as `cp` takes one: the document goes in it, under a file name of its own.
+        const file = isDirectory(options.output)
+          ? join(options.output, safeFileName(found.artifact.name))
+          : options.output;
         writingTo(file, () => writeFileSync(file, markdown));
         out.result(
           {
             id: found.artifact.id,
             name: found.artifact.name,
             version,
-            file: options.output,
+            file,
             bytes: Buffer.byteLength(markdown),
           },
           {
-            quiet: () => options.output,
+            quiet: () => file,
             human: () =>
-              out.success(`Saved ${out.c.bold(found.artifact.name)} version ${version} to ${options.output}`),
+              out.success(`Saved ${out.c.bold(found.artifact.name)} version ${version} to ${file}`),
           },
         );
         return;
@@ -67,4 +75,13 @@ export function registerArtifactDownload(artifact: Command, app: App): void {
         out.json({ id: found.artifact.id, name: found.artifact.name, version, content: markdown });
       else out.raw(markdown);
     });
+}
+
+/** Whether `path` is a directory (`-o notes/`), following a link; nothing there is not one. */
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }

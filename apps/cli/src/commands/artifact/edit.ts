@@ -24,7 +24,7 @@ import { CliError, UsageError } from '../../lib/errors';
 import { ExitCode, stoppedBy } from '../../lib/exit-codes';
 import { explained } from '../../lib/failure';
 import { inline } from '../../lib/output';
-import { type Value, verbatim } from '../../lib/quote';
+import { quoted, type Value, verbatim } from '../../lib/quote';
 import { relative, when } from '../../lib/render';
 import { suggest } from '../../lib/suggest';
 
@@ -98,14 +98,21 @@ export function registerArtifactEdit(artifact: Command, app: App): void {
         // closed) while it was open: the editor was told to stop too (runEditor).
         const interrupted = ctx.signal.aborted || (!exit.ok && exit.interrupted === true);
         if (interrupted || !exit.ok) {
-          const kept = file.keep(doc.name);
+          // A text still as it was opened (an editor that could not run, one closed before a
+          // save) is nothing to keep: a copy of the document, and a write that would change nothing.
+          const edited = file.changedFrom(doc.content);
+          const kept = edited ? file.keep(doc.name) : undefined;
           // Ctrl-C when nothing aborted: the editor's own interrupt.
           const stop = stoppedBy(ctx.signal);
           throw new CliError(
             `${interrupted ? stop.said : exit.ok ? 'stopped' : exit.reason}: nothing was saved`,
             {
               exitCode: interrupted ? stop.exitCode : ExitCode.error,
-              hint: `${!exit.ok && exit.hint ? `${exit.hint}\n` : ''}${keptHint(ctx, found.named, doc.version, kept)}`,
+              hint: `${!exit.ok && exit.hint ? `${exit.hint}\n` : ''}${
+                kept === undefined
+                  ? `Nothing was changed in the editor: ${quoted(doc.name)} is as it was (version ${doc.version}).`
+                  : keptHint(ctx, found.named, doc.version, kept)
+              }`.trim(),
             },
           );
         }

@@ -22,7 +22,9 @@ export function registerArtifactLock(artifact: Command, app: App): void {
     .description(
       'Take the exclusive edit lock of a document, or refresh it if you hold it. It lapses after ' +
         'the server’s lock lifetime (10 minutes by default) unless you write or lock again. If someone ' +
-        'else holds it, it says who and until when (exit 6), or with --wait waits for them to finish.',
+        'else holds it, it says who and until when (exit 6), or with --wait waits for them to finish. ' +
+        'Says the version it holds the document at (--json: "version"): write with --base-version ' +
+        'that version, and a write after the lock lapsed and someone else saved is refused.',
     )
     .option('-s, --space <space>', 'name or id (default: the default space)')
     .option(...LOCK_WAIT_OPTION)
@@ -41,14 +43,29 @@ export function registerArtifactLock(artifact: Command, app: App): void {
       const lock = await waitingForLock(ctx, found.lockContext, waitMs, (wait) =>
         found.space.artifacts.lock(found.artifact.id, wait),
       );
-      ctx.out.result(lock, {
+      // The version the lock holds the document at (read after it: a --wait may have seen its
+      // holder save another). The write the hint suggests goes over that one only: should the lock
+      // lapse (a long pause) and someone save meanwhile, it is refused rather than replacing their
+      // text unseen. A read that fails leaves it out: the lock is taken all the same.
+      const version = await found.space.artifacts
+        .list()
+        .then(({ artifacts }) => artifacts.find((a) => a.id === found.artifact.id)?.version)
+        .catch(() => undefined);
+      ctx.out.result(version === undefined ? lock : { ...lock, version }, {
         quiet: () => lock.lockExpiresAt,
         human: () => {
           ctx.out.success(
-            `Locked ${ctx.out.c.bold(found.artifact.name)} until ${when(lock.lockExpiresAt)} (${relative(lock.lockExpiresAt)})`,
+            `Locked ${ctx.out.c.bold(found.artifact.name)}${version === undefined ? '' : ` at version ${version}`} until ${when(lock.lockExpiresAt)} (${relative(lock.lockExpiresAt)})`,
           );
+          const write = suggest(ctx, 'artifact write', {
+            args: [found.named],
+            options: {
+              '--file': verbatim('F'),
+              ...(version === undefined ? {} : { '--base-version': verbatim(version) }),
+            },
+          });
           ctx.out.hint(
-            `Write with \`${suggest(ctx, 'artifact write', { args: [found.named], options: { '--file': verbatim('F') } })}\`; release with \`${suggest(ctx, 'artifact unlock', { args: [found.named] })}\`.`,
+            `Write with \`${write}\`${version === undefined ? '' : ' (refused, should your lock lapse and someone save another version meanwhile)'}; release with \`${suggest(ctx, 'artifact unlock', { args: [found.named] })}\`.`,
           );
         },
       });

@@ -90,7 +90,8 @@ export function registerArtifactWrite(artifact: Command, app: App): void {
           {
             exitCode: ExitCode.conflict,
             hint: staleHint(ctx, found, base, current.version),
-            details: { code: 'version_conflict', version: current.version },
+            // As the server's 409 would have said it (it is checked before asking the server).
+            details: { code: 'version_conflict', status: 409, version: current.version },
           },
         );
       }
@@ -155,6 +156,10 @@ function savedMeanwhile(error: ConflictError, found: FoundArtifact, read: number
 /** A stale --base-version in words: the version the document is at now, what changed since, the retry. */
 function staleHint(ctx: Context, found: FoundArtifact, base: number, now: number | undefined): string {
   const doc = quoted(found.artifact.name);
+  // A version it has not reached is no base at all (a typo, another document's number): there is
+  // nothing to diff against, only the versions it has.
+  if (now !== undefined && base > now)
+    return `${doc} has no version ${base}: it is at version ${now}. \`${suggest(ctx, 'artifact history', { args: [found.named] })}\` lists its versions; give the one your text is based on.`;
   return now === undefined
     ? `Someone saved ${doc} since version ${base}: \`${diffSince(ctx, found, base)}\` shows what changed; merge it, then write again with the version it is at.`
     : `${doc} is at version ${now} now, not ${base}: \`${diffSince(ctx, found, base, now)}\` shows what changed since yours; merge it, then retry with \`--base-version ${now}\`.`;
