@@ -271,8 +271,8 @@ function formatCommanderError(
     rest = near ? [`(${near})`] : [];
   }
   if (/^unknown option '(-v|--version)'$/.test(said)) rest = [`(${versionHint(command)})`];
-  else if (rest.length === 0 && commandPath(command) === 'convene send') {
-    const dashed = textAfterDashes(said, args);
+  else if (rest.length === 0 && command.registeredArguments.length > 0) {
+    const dashed = textAfterDashes(said, args, command);
     if (dashed) rest = [`(${dashed})`];
   }
   if (/^too many arguments\b/.test(said)) {
@@ -310,19 +310,56 @@ function missingCommand(group: Command): string {
 }
 
 /**
- * `convene send "-5 degrees outside"`: commander takes a text that starts with `-` for an option
- * it does not know. Where it suggests no option (`--fiel`: --file), the text was likelier meant:
- * the same command line with the text after `--`, which ends the options.
+ * `convene send "-5 degrees outside"`, `convene artifact create -draft.md`: commander takes an
+ * argument that starts with `-` for an option it does not know. Where it suggests no option
+ * (`--fiel`: --file), the argument was likelier meant: the same command line with it after `--`,
+ * which ends the options, and the options that followed it moved before `--` (after it they would
+ * be arguments too). Any command that takes arguments gets it, not only `send`: a document may be
+ * named `-draft.md`.
  */
-function textAfterDashes(said: string, args: readonly string[]): string | undefined {
+function textAfterDashes(said: string, args: readonly string[], command: Command): string | undefined {
   const text = /^unknown option '(.*)'$/s.exec(said)?.[1];
   // `--bogus`, `--colour=never`, `-x`: a mistyped option, not a text. Suggesting it as the text
   // would send it, with another argument taken for the space.
   if (text === undefined || /^(--[a-z][a-z0-9-]*(=\S*)?|-[a-z])$/i.test(text)) return undefined;
   const at = args.indexOf(text);
   if (at < 0) return undefined;
-  const others = args.filter((_, i) => i !== at).map(shellWord);
-  return `A text that starts with "-" goes after --, which ends the options: \`convene ${others.join(' ')} -- ${quoted(text)}\``;
+  const { options, positionals } = sortWords(command, args.slice(at + 1));
+  const before = [...args.slice(0, at), ...options].map(shellWord).join(' ');
+  const after = [text, ...positionals].map(quoted).join(' ');
+  return `${dashedNoun(command)} that starts with "-" goes after --, which ends the options: \`convene ${before} -- ${after}\``;
+}
+
+/** What the arguments of a command are, to a person: a message's text, or a name (of a document…). */
+function dashedNoun(command: Command): string {
+  const first = command.registeredArguments[0]?.name();
+  if (first === 'space-and-text' || first === 'question') return 'A text';
+  if (first === 'artifact' || first === 'name' || first === 'participant' || first === 'space')
+    return 'A name';
+  return 'An argument';
+}
+
+/**
+ * The words of a command line sorted into the options of the command (and of the program: --json,
+ * --url), each with its value, and the other words, each list in its order.
+ */
+function sortWords(command: Command, words: readonly string[]): { options: string[]; positionals: string[] } {
+  const known: Option[] = [];
+  for (let c: Command | null = command; c; c = c.parent as Command | null) known.push(...c.options);
+  const options: string[] = [];
+  const positionals: string[] = [];
+  for (let i = 0; i < words.length; i++) {
+    const word = words[i]!;
+    const flag = word.startsWith('--') ? word.split('=')[0]! : word;
+    const option = known.find((o) => o.long === flag || o.short === flag);
+    if (!option) positionals.push(word);
+    else {
+      options.push(word);
+      // Its value, unless given with `=`.
+      if (option.required && !word.includes('=') && i + 1 < words.length) options.push(words[++i]!);
+    }
+  }
+  return { options, positionals };
 }
 
 /**
@@ -333,22 +370,7 @@ function textAfterDashes(said: string, args: readonly string[]): string | undefi
 function optionsBeforeDashes(command: Command, args: readonly string[]): string | undefined {
   const end = args.indexOf('--');
   if (end < 0) return undefined;
-  const known: Option[] = [];
-  for (let c: Command | null = command; c; c = c.parent as Command | null) known.push(...c.options);
-  const options: string[] = [];
-  const positionals: string[] = [];
-  const after = args.slice(end + 1);
-  for (let i = 0; i < after.length; i++) {
-    const word = after[i]!;
-    const flag = word.startsWith('--') ? word.split('=')[0]! : word;
-    const option = known.find((o) => o.long === flag || o.short === flag);
-    if (!option) positionals.push(word);
-    else {
-      options.push(word);
-      // Its value, unless given with `=`.
-      if (option.required && !word.includes('=') && i + 1 < after.length) options.push(after[++i]!);
-    }
-  }
+  const { options, positionals } = sortWords(command, args.slice(end + 1));
   if (options.length === 0) return undefined;
   const before = [...args.slice(0, end), ...options].map(shellWord).join(' ');
   return `Options go before --: after it every word is an argument, options too. \`convene ${before} -- ${positionals.map(quoted).join(' ')}\``;

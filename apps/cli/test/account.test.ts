@@ -224,6 +224,64 @@ async function withToken(name = 'CI bot') {
   return { human, terminal, token };
 }
 
+describe('whoami with space keys alone', () => {
+  it('shows the server, the default space and who you are in it, not logged in as information, exit 0', async () => {
+    const owner = user();
+    expect((await owner.run(['space', 'create', 'Keys only'])).code).toBe(0);
+    const { humanLink } = (await owner.run(['invite', '--json'])).json();
+    const guest = user();
+    const joined = await guest.run(['join', humanLink, '--name', 'Ada', '--role', 'reviewer', '--human']);
+    expect(joined.code).toBe(0);
+
+    const who = await guest.run(['whoami']);
+    expect(who.code).toBe(0);
+    expect(who.stderr).toBe('');
+    expect(who.stdout).toMatch(new RegExp(`server\\s+${server.url}\n`));
+    expect(who.stdout).toMatch(/account\s+none: not logged in \(spaces work without an account;/);
+    expect(who.stdout).toMatch(/space\s+Keys only \(participant, default\)\n/);
+    expect(who.stdout).toMatch(/you are\s+Ada, a human, role reviewer\n/);
+    // The owner, never logged in either: the server's defaults, as `space create` says them.
+    const mine = await owner.run(['whoami']);
+    expect(mine.code).toBe(0);
+    expect(mine.stdout).toMatch(/you are\s+Owner, an agent, role owner\n/);
+
+    // --json: the same, under defaultSpace, as the server has it.
+    const json = await guest.run(['whoami', '--json']);
+    expect(json.code).toBe(0);
+    const { participantId } = Object.values(guest.credentials().hosts[server.url].spaces)[0] as any;
+    expect(json.json()).toEqual({
+      url: server.url,
+      defaultSpace: {
+        spaceId: expect.any(String),
+        name: 'Keys only',
+        role: 'participant',
+        participantId,
+        state: 'open',
+        participant: { name: 'Ada', role: 'reviewer', isHuman: true, status: 'active' },
+      },
+      spaces: 1,
+    });
+
+    // Muted: said beside the name. Removed: the key refused, still shown, still exit 0.
+    expect((await owner.run(['mute', 'Ada'])).code).toBe(0);
+    expect((await guest.run(['whoami'])).stdout).toMatch(/you are\s+Ada, a human, role reviewer, muted\n/);
+    expect((await owner.run(['kick', 'Ada', '--yes'])).code).toBe(0);
+    const removed = await guest.run(['whoami', '--json']);
+    expect(removed.code).toBe(0);
+    expect(removed.json().defaultSpace).toMatchObject({ state: 'keyRefused' });
+    expect(removed.json().defaultSpace.participant).toBeUndefined();
+    expect((await guest.run(['whoami'])).stdout).toMatch(
+      /space\s+Keys only \(participant, default; its key is refused: you left or were removed\)\n/,
+    );
+
+    // Nothing at all (no account, no keys): nobody to show, exit 4.
+    const nobody = await user().run(['whoami']);
+    expect(nobody.code).toBe(4);
+    expect(nobody.stderr).toContain(`not logged in to ${server.url}, and no space keys here`);
+    expect(nobody.stderr).toContain('`convene join LINK`');
+  });
+});
+
 describe('whoami with a token', () => {
   it('checks a CONVENE_TOKEN with the server: valid is exit 0 and says so; one that does not work is exit 4', async () => {
     const { human, terminal, token } = await withToken();

@@ -1,3 +1,4 @@
+import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { follow, joinAs, User } from './helpers/cli';
 import { startServer, type TestServer } from './helpers/server';
@@ -88,6 +89,52 @@ describe('send --mention, --reply-to and inbox', () => {
     });
     // Stopped by Ctrl-C: exit 0, as tail.
     expect((await inbox.interrupt()).code).toBe(0);
+  });
+});
+
+describe('inbox --follow when its connection is cut', () => {
+  it('says the loss in words (`other side closed`), as tail does, not as a code of Node’s', async () => {
+    // Between convene and the server, a relay whose connections can be cut, as a server that
+    // drops (or a proxy restarting) cuts them, while the server itself stays up.
+    const target = new URL(server.url);
+    const sockets = new Set<Socket>();
+    const relay = createServer((client) => {
+      const upstream = connect(Number(target.port), target.hostname);
+      for (const socket of [client, upstream]) {
+        sockets.add(socket);
+        socket.on('error', () => {});
+        socket.on('close', () => {
+          client.destroy();
+          upstream.destroy();
+        });
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+    const reader = new User(`http://127.0.0.1:${(relay.address() as AddressInfo).port}`);
+    let inbox: ReturnType<typeof follow> | undefined;
+    try {
+      const { agentLink } = (await owner.run(['invite', '--json'])).json();
+      expect((await reader.run(['join', agentLink, '--name', 'Ivo'])).code).toBe(0);
+      inbox = follow(reader, ['inbox', '--follow', '--wait', '30'], { timeoutMs: 60_000 });
+      await inbox.waitFor('Following your inbox', { in: 'stderr' });
+      // Its long poll is out, waiting for a message, when the connection goes.
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      for (const socket of sockets) socket.destroy();
+      await inbox.waitFor('Reconnected', { in: 'stderr', timeoutMs: 30_000 });
+      expect(inbox.stderr()).toContain('Connection lost (other side closed), reconnecting…');
+      expect(inbox.stderr()).not.toContain('UND_ERR');
+      // And it goes on.
+      expect((await owner.run(['send', '@Ivo still there?'])).code).toBe(0);
+      await inbox.waitFor('@Ivo still there?', { timeoutMs: 30_000 });
+      expect((await inbox.interrupt()).code).toBe(0);
+    } finally {
+      // Not left following when an expectation failed.
+      inbox?.child.kill();
+      reader.remove();
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => relay.close(resolve));
+    }
   });
 });
 
@@ -211,8 +258,21 @@ describe('webhook', () => {
     expect((await guest.run(['webhook', 'list', '--json'])).json()).toHaveLength(1);
 
     const refused = await guest.run(['webhook', 'add', 'http://127.0.0.1:9/hook']);
-    expect(refused.code).not.toBe(0);
+    expect(refused.code).toBe(2);
     expect(refused.stderr).toContain('loopback, private and link-local addresses are not allowed');
+    // The cause is the server's setting, not this command line: said, with how to start it so.
+    expect(refused.stderr).toContain(
+      `${server.url} refuses webhooks to loopback, private and link-local addresses unless it runs with WEBHOOK_ALLOW_PRIVATE=true (or lists the network in WEBHOOK_ALLOW_NETWORKS).`,
+    );
+    expect(refused.stderr).toContain('`WEBHOOK_ALLOW_PRIVATE=true convene serve`');
+    expect(refused.stderr).not.toContain('--help');
+    const refusedJson = await guest.run(['webhook', 'add', 'http://127.0.0.1:9/hook', '--json']);
+    expect(JSON.parse(refusedJson.stderr)).toMatchObject({
+      code: 'invalid_request',
+      status: 400,
+      exitCode: 2,
+      hint: expect.stringContaining('WEBHOOK_ALLOW_PRIVATE=true'),
+    });
 
     expect((await guest.run(['webhook', 'remove', added.id])).code).toBe(0);
     // Gone: the hint points at the webhooks, not at participants or documents.

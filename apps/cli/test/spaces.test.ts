@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { eventually, finished, follow, joinAs, LEAKY_ENV, suggested, type User } from './helpers/cli';
 import { bundle } from './helpers/paths';
 import { scriptedProxy } from './helpers/proxy';
-import { serverForFile, type TestServer } from './helpers/server';
+import { serverForFile, startServer, type TestServer } from './helpers/server';
 import { answered, Terminal } from './helpers/tmux';
 
 const file = serverForFile();
@@ -454,26 +454,41 @@ describe('space create, list, show, use, update, close', () => {
     expect(owner.credentials().hosts[server.url].spaces[spaceId]).toBeUndefined();
   });
 
-  it('says before closing that the documents and messages become unreadable, and how to save them', async () => {
+  it('asks on a terminal with how to save the documents first; unasked, says after the close what was lost', async () => {
     const owner = user();
     (await owner.run(['space', 'create', 'Docs inside', '--json'])).json();
     for (const name of ['plan.md', 'notes.md']) {
       expect((await owner.run(['artifact', 'create', name], { input: '# x\n', stdin: 'pipe' })).code).toBe(0);
     }
-    const closed = await owner.run(['space', 'close', '--yes']);
-    expect(closed.code).toBe(0);
-    expect(closed.stderr).toContain(
-      'Every key stops working, and its 2 documents and messages can no longer be read by anyone.',
+    // On a terminal, the question says what closing takes, and how to save it while there is time.
+    // (The prompt's border, where its lines wrap, left out.)
+    const asked = (await answered(owner, ['space', 'close'], 'Close "Docs inside" for good?', 'n')).replace(
+      /[│\s]+/g,
+      ' ',
+    );
+    expect(asked).toContain('EXIT=1');
+    expect(asked).toContain(
+      'Every key stops working, and its 2 documents and messages can no longer be read',
     );
     // The document's name quoted, as in every command line a hint suggests.
-    expect(closed.stderr).toMatch(/Save them first: `convene artifact download "(plan|notes)\.md" -o FILE`/);
+    expect(asked).toMatch(/Save them first: `convene artifact download "(plan|notes)\.md" -o FILE`/);
+    // Nobody asked (--yes, or off a terminal): no advice to save what the same run then closes;
+    // what was lost is said once it is closed.
+    const closed = await owner.run(['space', 'close', '--yes']);
+    expect(closed.code).toBe(0);
+    expect(closed.stderr).not.toContain('Save');
+    expect(closed.stderr).not.toContain('convene artifact download');
+    expect(closed.stderr).toMatch(
+      /Closed Docs inside; its keys no longer work\nIts 2 documents and messages can no longer be read by anyone\.\n/,
+    );
     // Nothing to save: the messages alone are named.
     (await owner.run(['space', 'create', 'Empty', '--json'])).json();
     const empty = await owner.run(['space', 'close', 'Empty']);
-    expect(empty.stderr).toContain(
-      'Every key stops working, and its messages can no longer be read by anyone.',
+    expect(empty.code).toBe(0);
+    expect(empty.stderr.indexOf('Closed Empty')).toBeLessThan(
+      empty.stderr.indexOf('Its messages can no longer be read by anyone.'),
     );
-    expect(empty.stderr).not.toContain('Save');
+    expect(empty.stderr).not.toContain('Every key stops working');
   });
 
   it('takes -s/--space on every command acting on a space, as well as SPACE; two different spaces are a usage error', async () => {
@@ -810,6 +825,55 @@ describe('invite, join, participants, moderation, leave', () => {
     expect(existsSync(join(guest.env.XDG_CONFIG_HOME!, 'convene/credentials.json'))).toBe(false);
   });
 
+  it('says when CONVENE_URL or --url sends a join elsewhere than its link names: before it, and in its error', async () => {
+    const owner = user();
+    (await owner.run(['space', 'create', 'Over there', '--json'])).json();
+    const { humanLink } = (await owner.run(['invite', '--json'])).json();
+    // A CONVENE_URL left from another server (the newcomer's trial): it wins, as the README says,
+    // and that server knows neither the space nor its invitation.
+    const other = await startServer();
+    try {
+      const guest = file.user({ url: other.url });
+      const joined = await guest.run(['join', humanLink, '--name', 'Ada']);
+      // Its own answer (no such space there) and exit code, with where the link points.
+      expect(joined.code).toBe(5);
+      expect(joined.stderr).toContain('✗ space not found (the link names');
+      expect(joined.stderr).toContain(
+        `The link names ${server.url}, but CONVENE_URL sends this join to ${other.url}.`,
+      );
+      expect(joined.stderr).toContain(
+        `(the link names ${server.url}, but CONVENE_URL sent the join to ${other.url})`,
+      );
+      expect(joined.stderr).toContain(
+        `To join where the link points, unset CONVENE_URL (\`unset CONVENE_URL\`), or pass \`--url ${server.url}\`.`,
+      );
+      // --json: the warning, then the error with the other server's code.
+      const json = await guest.run(['join', humanLink, '--name', 'Ada', '--json']);
+      const [warning, error] = json.stderr
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line));
+      expect(warning.warning).toContain(`The link names ${server.url}`);
+      expect(error).toMatchObject({ status: 404, exitCode: 5 });
+      expect(error.error).toContain(`CONVENE_URL sent the join to ${other.url}`);
+      // --url is said as --url.
+      const flagged = await user().run(['join', humanLink, '--name', 'Ada', '--url', other.url]);
+      expect(flagged.code).toBe(5);
+      expect(flagged.stderr).toContain(`but --url sent the join to ${other.url}`);
+      expect(flagged.stderr).toContain(`leave out --url, or pass \`--url ${server.url}\``);
+      // As the hint says: --url with the link's server joins it.
+      const fixed = await guest.run(['join', humanLink, '--name', 'Ada', '--url', server.url]);
+      expect(fixed.code).toBe(0);
+      expect(fixed.stderr).not.toContain('The link names');
+    } finally {
+      await other.close();
+    }
+    // This machine under another of its names is the same server: nothing to say.
+    const alias = await user().run(['join', humanLink.replace('127.0.0.1', 'localhost'), '--name', 'Bo']);
+    expect(alias.code).toBe(0);
+    expect(alias.stderr).not.toContain('The link names');
+  });
+
   it('refuses a second join of a space whose participant key still works (exit 6); a dead key may be replaced', async () => {
     const owner = user();
     const { spaceId } = (await owner.run(['space', 'create', 'Once', '--json'])).json();
@@ -883,7 +947,9 @@ describe('invite, join, participants, moderation, leave', () => {
     expect((await tail.interrupt()).code).toBe(0);
     const refused = await joining;
     expect(refused.code).toBe(4);
-    expect(refused.stderr).toContain('the owner refused your request to join');
+    expect(refused.stderr).toContain('✗ the owner refused your request to join\n');
+    // One thing, the one the joiner asked about: not also that they were removed.
+    expect(refused.stderr).not.toContain('removed');
     expect(refused.stderr).not.toContain('mistyped');
     expect(guest.credentials().hosts[server.url].pendingJoins).toEqual({});
 
@@ -898,7 +964,7 @@ describe('invite, join, participants, moderation, leave', () => {
     expect(rexRefused.code).toBe(4);
     // With --json, the server's code and status, as every refusal carries them.
     expect(JSON.parse(rexRefused.stderr.trim().split('\n').at(-1)!)).toEqual({
-      error: 'the owner refused your request to join (you were removed while waiting)',
+      error: 'the owner refused your request to join',
       code: 'join_refused',
       status: 404,
       hint: expect.any(String),
@@ -994,6 +1060,10 @@ describe('invite, join, participants, moderation, leave', () => {
     // Told as a removal (the code participant_removed), not as "if you left or were removed".
     expect(after.stderr).toContain(
       'The owner removed you. `convene leave "Moderated"` forgets the space here',
+    );
+    // What coming back takes, as it is: an invitation link of the space (no new one is needed).
+    expect(after.stderr).toContain(
+      'to come back, join again with an invitation link of the space (`convene join LINK`), which the owner approves if the space is private.',
     );
 
     // Kicking again is done already: said so, exit 0, as any command finding its work done.

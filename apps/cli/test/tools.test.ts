@@ -677,6 +677,37 @@ describe('hints that say what to do next', () => {
     expect(JSON.parse(unknown.stderr).hint).not.toContain('goes after --');
   });
 
+  it('any command with arguments: a name that starts with "-" gets the command line with it after --', async () => {
+    const create = await owner.run(['artifact', 'create', '-draft.md'], {
+      input: '# Draft\n',
+      stdin: 'pipe',
+    });
+    expect(create.code).toBe(2);
+    expect(create.stderr).toContain("unknown option '-draft.md'");
+    expect(create.stderr).toContain('A name that starts with "-" goes after --, which ends the options:');
+    expect(create.stderr).toContain('`convene artifact create -- "-draft.md"`');
+    // The options that followed it move before --, where they are still options; copied, it works.
+    const withFile = await owner.run(['artifact', 'create', '-draft.md', '--file', 'draft.md']);
+    const [line] = suggested(withFile.stderr);
+    expect(line).toEqual(['artifact', 'create', '--file', 'draft.md', '--', '-draft.md']);
+    writeFileSync(join(owner.home, 'draft.md'), '# Draft\n');
+    expect((await owner.run(line!)).code).toBe(0);
+    const edit = await owner.run(['artifact', 'edit', '-draft.md', '--json']);
+    expect(edit.code).toBe(2);
+    expect(JSON.parse(edit.stderr).hint).toContain('`convene artifact edit --json -- "-draft.md"`.');
+    const show = await owner.run(['artifact', 'show', '-draft.md']);
+    const [shown] = suggested(show.stderr);
+    expect(shown).toEqual(['artifact', 'show', '--', '-draft.md']);
+    expect((await owner.run(shown!)).stdout).toContain('# Draft');
+    // A typo of an option stays one: its suggestion, not the line with --.
+    const typo = await owner.run(['artifact', 'create', 'x.md', '--fiel', 'draft.md']);
+    expect(typo.stderr).toContain('Did you mean --file?');
+    expect(typo.stderr).not.toContain('goes after --');
+    const mention = await owner.run(['send', 'hi', '--mentoin', 'Ada']);
+    expect(mention.stderr).toContain('Did you mean --mention?');
+    expect(mention.stderr).not.toContain('goes after --');
+  });
+
   it('doctor with spaces saved but none the default suggests space use', async () => {
     const someone = new User(server.url);
     try {

@@ -2,6 +2,7 @@ import { userInfo } from 'node:os';
 import type { Command } from '@commander-js/extra-typings';
 import {
   AuthenticationError,
+  ConveneError,
   type JoinedSpaceClient,
   NotFoundError,
   PendingJoin,
@@ -10,10 +11,10 @@ import {
 } from '@convene/sdk';
 import { type App, examples } from '../app';
 import type { Context } from '../lib/context';
-import { isUuid, normaliseUrl } from '../lib/context';
+import { isLoopback, isUuid, normaliseUrl } from '../lib/context';
 import { CliError, UsageError } from '../lib/errors';
 import { ExitCode, stoppedBy } from '../lib/exit-codes';
-import { isSpaceClosed } from '../lib/failure';
+import { explained, isSpaceClosed } from '../lib/failure';
 import { checkName } from '../lib/input';
 import { sayOutages } from '../lib/outage';
 import { inline } from '../lib/output';
@@ -51,7 +52,8 @@ export function registerJoin(program: Command, app: App): void {
       'Join a space with an invitation: its link (for people or for agents), or the space’s whole ' +
         'id (not the start of it: no space of it is kept here yet) and the invitation key. In a private space this waits until the owner approves you. The ' +
         'participant key is kept (0600) and the space becomes the default. Once in, it shows the ' +
-        'space’s description and agenda.',
+        'space’s description and agenda. A link is joined at the server it names, unless --url or ' +
+        'CONVENE_URL names another (a proxy): then it says so before joining.',
     )
     .option('-k, --key <key>', 'the invitation key (with a space id)')
     .option('-n, --name <name>', 'your display name (default: asked, or your user name)')
@@ -94,6 +96,17 @@ export function registerJoin(program: Command, app: App): void {
       }
       // A link names its server; --url or CONVENE_URL still win (a proxy, another address).
       const url = linkServer && !ctx.urlIsExplicit ? linkServer : ctx.url;
+      // But a CONVENE_URL exported for another server (an earlier `serve --port`) wins silently
+      // too, and that server refuses the invitation as an unknown key or space, which reads as a
+      // bad invitation: so a difference is said before the join, and again in its error, where it
+      // is the likely cause.
+      const redirected =
+        linkServer && !sameServer(linkServer, url)
+          ? { link: linkServer, by: ctx.options.url !== undefined ? '--url' : 'CONVENE_URL' }
+          : undefined;
+      if (redirected) {
+        out.warn(`The link names ${redirected.link}, but ${redirected.by} sends this join to ${url}.`);
+      }
       const invitation = linkServer
         ? invitationOf(reference)
         : { spaceId: reference, invitationKey: options.key! };
@@ -174,15 +187,18 @@ export function registerJoin(program: Command, app: App): void {
           });
         }
         forgetPending(ctx, url, invitation.spaceId);
-        // Not a wrong invitation: the owner removed this joiner while it waited.
+        // Not a wrong invitation: the owner refused this joiner while it waited (`reject`, or
+        // `kick`). The server records either as a removal, but to the joiner it is one thing, a
+        // request refused: said as that alone.
         if (isJoinRefused(error)) {
-          throw new CliError('the owner refused your request to join (you were removed while waiting)', {
+          throw new CliError('the owner refused your request to join', {
             exitCode: ExitCode.auth,
             hint: 'Ask the owner if that was a mistake; the same `convene join` asks again.',
             // The server's code (`join_refused`) and status reach --json from it, as every refusal's.
             cause: error,
           });
         }
+        if (redirected) throw elsewhere(ctx, error, redirected, url);
         throw error;
       }
       forgetPending(ctx, url, invitation.spaceId);
@@ -243,6 +259,54 @@ async function refuseSecondSeat(ctx: Context, url: string, held: StoredSpace): P
       details: { spaceId: held.spaceId, participantId: held.participantId },
     },
   );
+}
+
+/**
+ * Whether two server URLs are the same server: the same URL, or this machine under two of its
+ * names (`localhost` and `127.0.0.1`, as `serve` prints both) with the same scheme, port and path.
+ */
+function sameServer(a: string, b: string): boolean {
+  if (a === b) return true;
+  const [x, y] = [new URL(a), new URL(b)];
+  return (
+    isLoopback(x.hostname) &&
+    isLoopback(y.hostname) &&
+    x.protocol === y.protocol &&
+    x.port === y.port &&
+    x.pathname === y.pathname
+  );
+}
+
+/**
+ * A join that failed at another server than its link names: what failed, said with where the link
+ * points and what sent it elsewhere, since that is the likely cause. The other server's answer
+ * (an unknown key, no such space, no answer) would otherwise point at the invitation, which is
+ * fine where the link points. The exit code and --json fields stay the failure's own.
+ */
+function elsewhere(
+  ctx: Context,
+  error: unknown,
+  redirected: { link: string; by: string },
+  url: string,
+): CliError {
+  const failure = explained(error, ctx);
+  const { link, by } = redirected;
+  // What a server says of an invitation it does not know (401, 404), which the link's would not.
+  const refused = error instanceof ConveneError && (error.status === 401 || error.status === 404);
+  const fix =
+    by === 'CONVENE_URL'
+      ? `unset CONVENE_URL (\`unset CONVENE_URL\`), or pass \`--url ${link}\``
+      : `leave out --url, or pass \`--url ${link}\``;
+  return new CliError(`${failure.message} (the link names ${link}, but ${by} sent the join to ${url})`, {
+    exitCode: failure.exitCode,
+    hint: `To join where the link points, ${fix}.${
+      refused
+        ? ` Only if ${url} is that same server under another address (a proxy) was the invitation itself refused: then ask the owner for a fresh one.`
+        : ''
+    }`,
+    details: failure.details,
+    cause: failure.cause ?? error,
+  });
 }
 
 /** The space and key of a link, or a usage error saying what is missing from it. */

@@ -1,7 +1,10 @@
 import { type Command, InvalidArgumentError } from '@commander-js/extra-typings';
-import type { CreateWebhookParams } from '@convene/sdk';
+import { BadRequestError, type CreateWebhookParams } from '@convene/sdk';
 import { type App, examples } from '../app';
-import { isUuid } from '../lib/context';
+import { type Context, isLoopback, isUuid } from '../lib/context';
+import { CliError } from '../lib/errors';
+import { ExitCode } from '../lib/exit-codes';
+import { serverWords } from '../lib/failure';
 import { verbatim } from '../lib/quote';
 import { relative } from '../lib/render';
 import { byIdStart, closest } from '../lib/resolve';
@@ -33,6 +36,30 @@ function eventType(value: string, previous: EventType[] = []): EventType[] {
   }
   return [...previous, type];
 }
+
+/**
+ * A URL refused for its address (loopback, private, link-local): a setting of the server, not a
+ * mistake on this command line, so the hint names it rather than `webhook add --help`. The
+ * server says it in a 400 of the generic code (`invalid_request`), so its words tell it apart.
+ */
+function privateRefused(ctx: Context, error: unknown): CliError | undefined {
+  if (!(error instanceof BadRequestError) || !PRIVATE_REFUSED.test(error.message)) return undefined;
+  // On this machine, the server is one the user starts, and can start so.
+  const local = isLoopback(new URL(ctx.server).hostname);
+  return new CliError(serverWords(error), {
+    exitCode: ExitCode.usage,
+    hint: `${ctx.server} refuses webhooks to loopback, private and link-local addresses unless it runs with WEBHOOK_ALLOW_PRIVATE=true (or lists the network in WEBHOOK_ALLOW_NETWORKS). ${
+      local
+        ? 'For a receiver on this machine or network, start it so: `WEBHOOK_ALLOW_PRIVATE=true convene serve`.'
+        : 'Ask its operator to allow it, or give a public URL.'
+    }`,
+    details: { status: error.status },
+    cause: error,
+  });
+}
+
+/** The server's words for an address its webhook policy refuses (core's url-policy.ts). */
+const PRIVATE_REFUSED = /loopback, private and link-local addresses are not allowed/;
 
 /** `convene webhook add | list | remove`: the signed webhooks that push a space's events to you. */
 export function registerWebhook(program: Command, app: App): void {
@@ -83,10 +110,15 @@ export function registerWebhook(program: Command, app: App): void {
     .action(async (url, options, command) => {
       const ctx = app.context(command);
       const saved = ctx.space(options.space);
-      const created = await ctx.spaceClient(saved).webhooks.create({
-        url,
-        ...(options.event ? { events: options.event } : {}),
-      });
+      const created = await ctx
+        .spaceClient(saved)
+        .webhooks.create({
+          url,
+          ...(options.event ? { events: options.event } : {}),
+        })
+        .catch((error: unknown) => {
+          throw privateRefused(ctx, error) ?? error;
+        });
       const { out } = ctx;
       out.result(created, {
         quiet: () => created.secret,

@@ -1,9 +1,13 @@
 import type { Command } from '@commander-js/extra-typings';
-import { AuthenticationError } from '@convene/sdk';
+import { AuthenticationError, ConnectionError, ConveneError, type ParticipantView } from '@convene/sdk';
 import { type App, examples } from '../app';
+import type { Context } from '../lib/context';
 import { CliError } from '../lib/errors';
 import { ExitCode } from '../lib/exit-codes';
+import { isSpaceClosed } from '../lib/failure';
+import { inline } from '../lib/output';
 import { relative } from '../lib/render';
+import type { StoredSpace } from '../lib/store';
 import { envTokenHint, tokensStartingLike } from '../lib/tokens';
 
 export function registerWhoami(program: Command, app: App): void {
@@ -13,7 +17,10 @@ export function registerWhoami(program: Command, app: App): void {
     .description(
       'Show what convene holds for this server, checked with the server: the account of the ' +
         'dashboard session, the usr_ token (saved, or CONVENE_TOKEN) and whether it works, and the ' +
-        'default space. Exits 4 when neither a working token nor a session is there.',
+        'default space with who you are in it (your name, role, and whether a human or an agent). ' +
+        'No account is needed: spaces work with their keys alone. Exits 0 when there is something ' +
+        'to show (an account, or keys of spaces); 4 when there is nothing (not logged in, no space ' +
+        'keys here), or when the token it would use does not work and no session is there.',
     )
     .addHelpText('after', examples('convene whoami', 'convene whoami --json | jq .user.email'))
     .action(async (_options, command) => {
@@ -39,6 +46,9 @@ export function registerWhoami(program: Command, app: App): void {
           ? tokensStartingLike(await ctx.session().tokens.list(), token)[0]
           : undefined;
       const space = host.defaultSpace ? host.spaces[host.defaultSpace] : undefined;
+      // Who you are in the default space: what someone with space keys alone (never logged in)
+      // has to know, and the one thing the credential file does not hold (names are the server's).
+      const standing = space ? await standingIn(ctx, space) : undefined;
       const result = {
         url: ctx.url,
         ...(user ? { user } : {}),
@@ -53,13 +63,15 @@ export function registerWhoami(program: Command, app: App): void {
               },
             }
           : {}),
-        ...(space
+        ...(space && standing
           ? {
               defaultSpace: {
                 spaceId: space.spaceId,
                 name: space.name,
                 role: space.role,
                 participantId: space.participantId,
+                state: standing.state,
+                ...(standing.me ? { participant: standing.me } : {}),
               },
             }
           : {}),
@@ -77,7 +89,7 @@ export function registerWhoami(program: Command, app: App): void {
                 ? `${user.name ? `${user.name} ` : ''}<${user.email}>`
                 : tokenValid
                   ? 'linked by the token (the server names accounts to a dashboard session only)'
-                  : 'none (spaces work without one)',
+                  : 'none: not logged in (spaces work without an account; `convene login` links them to your dashboard)',
             ],
             [
               'session',
@@ -101,7 +113,15 @@ export function registerWhoami(program: Command, app: App): void {
                   }`
                 : 'none',
             ],
-            ['space', space ? `${space.name} (${space.role}, default)` : undefined],
+            [
+              'space',
+              space && standing
+                ? `${inline(space.name)} (${space.role}, default${standing.state === 'open' ? '' : `; ${standing.said}`})`
+                : result.spaces > 0
+                  ? 'no default: `convene space use NAME` picks one'
+                  : undefined,
+            ],
+            ['you are', standing?.me ? youAre(standing.me) : undefined],
             ['spaces', `${result.spaces} with keys on this machine`],
           ]),
       });
@@ -116,11 +136,46 @@ export function registerWhoami(program: Command, app: App): void {
         }
         out.warn(`${which[0]!.toUpperCase()}${which.slice(1)} does not work here. ${hint}`);
       }
-      if (!token && !sessionValid) {
-        throw new CliError(`not logged in to ${ctx.url}`, {
+      // Space keys are an identity of their own: with them, not being logged in is what is shown
+      // (the account line), not a failure. With neither, there is nobody to show.
+      if (!token && !sessionValid && result.spaces === 0) {
+        throw new CliError(`not logged in to ${ctx.url}, and no space keys here`, {
           exitCode: ExitCode.auth,
-          hint: 'Run `convene login` (browser) or `convene login --password`.',
+          hint: 'Run `convene login` (browser) or `convene login --password`; spaces need no account: `convene space create NAME` or `convene join LINK`.',
         });
       }
     });
 }
+
+/** You in the default space, as its participant list has you: what `space create` says of you. */
+type Me = Pick<ParticipantView, 'name' | 'role' | 'isHuman' | 'status'>;
+
+/**
+ * The default space as the server has it now, and you in it. Closed, its key refused (you left or
+ * were removed) or its server not answering are states to show, as `space list` shows them, not
+ * failures of whoami: the rest of what it shows still holds.
+ */
+async function standingIn(
+  ctx: Context,
+  space: StoredSpace,
+): Promise<{ state: 'open' | 'closed' | 'keyRefused' | 'unavailable'; said: string; me?: Me }> {
+  try {
+    const view = await ctx.readSpace(ctx.spaceClient(space));
+    const found = view.participants.find((p) => p.participantId === space.participantId);
+    const me = found
+      ? { name: found.name, role: found.role, isHuman: found.isHuman, status: found.status }
+      : undefined;
+    return { state: view.state, said: view.state, ...(me ? { me } : {}) };
+  } catch (error) {
+    if (!(error instanceof ConveneError)) throw error;
+    if (isSpaceClosed(error)) return { state: 'closed', said: 'closed' };
+    if (error instanceof AuthenticationError)
+      return { state: 'keyRefused', said: 'its key is refused: you left or were removed' };
+    if (error instanceof ConnectionError) return { state: 'unavailable', said: 'not checked: no answer' };
+    return { state: 'unavailable', said: `not checked: ${error.message}` };
+  }
+}
+
+/** `Ada, a human, role reviewer`, and the status when it is not plain `active` (`muted`). */
+const youAre = (me: Me): string =>
+  `${inline(me.name)}, ${me.isHuman ? 'a human' : 'an agent'}${me.role ? `, role ${inline(me.role)}` : ''}${me.status === 'active' ? '' : `, ${me.status}`}`;

@@ -55,17 +55,24 @@ export function registerSpaceClose(space: Command, app: App): void {
         );
       };
       let result: Awaited<ReturnType<typeof client.close>>;
+      let documents: readonly { id: string; name: string }[];
+      const asked = out.mode.interactive && !options.yes;
       try {
-        const { artifacts: documents } = await ctx.readSpace(client);
-        const warning = closingWarning(
-          documents,
-          suggest(ctx, 'artifact download', {
-            args: [documents[0] ? documentNamed(documents, documents[0]) : verbatim('NAME')],
-            options: { '-o': verbatim('FILE') },
-          }),
-        );
-        if (options.yes || !out.mode.interactive) out.info(warning);
-        await confirm(out, `Close "${saved.name}" for good? ${warning}`, options.yes);
+        ({ artifacts: documents } = await ctx.readSpace(client));
+        // Only a question can still be answered by saving first: it is asked on a terminal alone,
+        // without --yes. Otherwise nobody reads the warning before the close, so it is not said
+        // (advice to save, printed in the same run as the close, could no longer be followed);
+        // what was lost is said after it instead.
+        if (asked) {
+          const warning = closingWarning(
+            documents,
+            suggest(ctx, 'artifact download', {
+              args: [documents[0] ? documentNamed(documents, documents[0]) : verbatim('NAME')],
+              options: { '-o': verbatim('FILE') },
+            }),
+          );
+          await confirm(out, `Close "${saved.name}" for good? ${warning}`, options.yes);
+        }
         result = await client.close();
       } catch (error) {
         // Closed already, or meanwhile (another terminal, its time to live).
@@ -79,6 +86,7 @@ export function registerSpaceClose(space: Command, app: App): void {
         quiet: () => saved.spaceId,
         human: () => {
           out.success(`Closed ${out.c.bold(inline(saved.name))}; its keys no longer work`);
+          if (!asked) out.info(lost(documents));
           out.hint(
             `\`${suggest(ctx, 'leave', { always: true })}\` forgets it here${wasDefault && alone ? '; `convene space create NAME` starts a new one' : ''}.`,
           );
@@ -94,11 +102,20 @@ export function registerSpaceClose(space: Command, app: App): void {
  * named in the command line that saves it.
  */
 function closingWarning(documents: readonly { name: string }[], download: string): string {
-  const count =
-    documents.length === 0
-      ? 'its messages'
-      : `its ${documents.length === 1 ? 'document' : `${documents.length} documents`} and messages`;
   const save =
     documents.length === 0 ? '' : ` Save ${documents.length === 1 ? 'it' : 'them'} first: \`${download}\`.`;
-  return `Every key stops working, and ${count} can no longer be read by anyone.${save}`;
+  return `Every key stops working, and ${readable(documents)} can no longer be read by anyone.${save}`;
+}
+
+/** What a close nobody was asked about took, said once it is done: nothing to save any more. */
+function lost(documents: readonly { name: string }[]): string {
+  const what = readable(documents);
+  return `${what[0]!.toUpperCase()}${what.slice(1)} can no longer be read by anyone.`;
+}
+
+/** `its messages`, or `its 2 documents and messages`: what no key reads once the space is closed. */
+function readable(documents: readonly { name: string }[]): string {
+  return documents.length === 0
+    ? 'its messages'
+    : `its ${documents.length === 1 ? 'document' : `${documents.length} documents`} and messages`;
 }
