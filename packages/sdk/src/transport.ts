@@ -106,8 +106,19 @@ export interface ResolvedOptions {
   headers: Record<string, string>;
 }
 
-/** What every id of the API is: a UUID (any version, any case). */
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/**
+ * Why a 404 may have come, when an id of the call's path is no UUID (every id of the API is one):
+ * the thing was given by another name (its `url` has the value, as every error of a call has).
+ */
+function notAnId(path: Record<string, string> | undefined): string {
+  const name = Object.keys(path ?? {}).find(
+    (key) =>
+      key.endsWith('Id') &&
+      !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(path![key]!),
+  );
+  if (!name) return '';
+  return ` (${name} takes an id, a UUID, and what was given is not one${name === 'artifactId' ? ': artifacts.list() has each document’s id beside its name' : ''})`;
+}
 
 /** Sends the operations of the route table: URLs, headers, retries, timeouts, errors. */
 export class Transport {
@@ -153,22 +164,10 @@ export class Transport {
     return { baseUrl: this.options.baseUrl };
   }
 
-  url(
-    route: Route,
-    path: Record<string, string> | undefined,
-    query?: Record<string, unknown>,
-    operationId?: OperationId,
-  ): string {
+  url(route: Route, path: Record<string, string> | undefined, query?: Record<string, unknown>): string {
     const filled = route.path.replace(/\{(\w+)\}/g, (_, name: string) => {
       const value = path?.[name];
-      const call = operationId ? `${operationId}: ` : '';
-      if (typeof value !== 'string' || value === '') throw new ConveneError(`${call}${name} is required`);
-      // An id that is none (a document's name given for its id) would be a 404 saying the thing
-      // is not there: said as what it is. Not echoed: a key mistaken for an id is a secret.
-      if (name.endsWith('Id') && !UUID.test(value))
-        throw new ConveneError(
-          `${call}${name} takes an id (a UUID), and what was given is not one${name === 'artifactId' ? ': artifacts.list() gives each document’s id beside its name' : ''}`,
-        );
+      if (typeof value !== 'string' || value === '') throw new ConveneError(`${name} is required`);
       return encodeURIComponent(value);
     });
     const search = new URLSearchParams();
@@ -211,7 +210,6 @@ export class Transport {
       route,
       path as Record<string, string> | undefined,
       isWrite ? undefined : (params as Record<string, unknown> | undefined),
-      operationId,
     );
     // The URL as sent (ids filled in, not the route's template), without any user:password in it.
     const shownUrl = withoutCredentials(url);
@@ -350,6 +348,8 @@ export class Transport {
           }
           const status = response.status;
           failure = errorFromResponse(status, response.headers, text);
+          // A 404 for an id that is none (a document's name given for its id) says what it was.
+          if (status === 404) failure.message += notAnId(path as Record<string, string> | undefined);
           // 408, 429 and a server's refusal while it shuts down come before anything runs; any
           // other 5xx may have run partway.
           const unrun = status === 408 || status === 429 || refusedWhileClosing(failure);

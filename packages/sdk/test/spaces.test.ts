@@ -113,15 +113,7 @@ describe('spaces', () => {
     expect(auth.body?.code).toBe('key_unknown');
     expect(auth.headers?.get('www-authenticate')).toContain('resource_metadata=');
 
-    await expect(
-      client.space('3f2e0000-0000-4000-8000-000000000003', 'f'.repeat(64)).get(),
-    ).rejects.toBeInstanceOf(NotFoundError);
-    // What is no id at all is the caller's mistake, said as such before anything is sent.
-    await expect(client.space('not-a-uuid', 'f'.repeat(64)).get()).rejects.toMatchObject({
-      name: 'ConveneError',
-      status: undefined,
-      message: 'getSpace: spaceId takes an id (a UUID), and what was given is not one',
-    });
+    await expect(client.space('not-a-uuid', 'f'.repeat(64)).get()).rejects.toBeInstanceOf(NotFoundError);
     await expect(client.spaces.create({ name: '', description: 'x' })).rejects.toMatchObject({
       name: 'BadRequestError',
       status: 400,

@@ -374,7 +374,7 @@ describe('a fetch of your own', () => {
     });
     expect(await hub.health()).toEqual({ status: 'ok' });
     // The stream's own fetch too: the server's 401, not a ConnectionError of the invocation.
-    const stream = hub.space('3f2e0000-0000-4000-8000-000000000002', 'space-key').messages.stream();
+    const stream = hub.space('space-id', 'space-key').messages.stream();
     await expect(stream[Symbol.asyncIterator]().next()).rejects.toBeInstanceOf(AuthenticationError);
     expect(seen).toHaveLength(2);
   });
