@@ -1247,7 +1247,9 @@ describe('documents whose names differ only in case, or not at all (the API take
       const closing = await ana.run(['space', 'close', '--yes']);
       expect(closing.code).toBe(0);
       expect(closing.stderr).not.toContain('Save them first');
-      expect(closing.stderr, closing.stderr).toContain('documents and messages can no longer be read by anyone.');
+      expect(closing.stderr, closing.stderr).toContain(
+        'documents and messages can no longer be read by anyone.',
+      );
     } finally {
       ana.remove();
       ben.remove();
