@@ -352,9 +352,7 @@ export class Artifacts extends SpaceResource {
       const left = deadline - Date.now();
       if (!(left > 0)) {
         const refused = new LockedError(
-          `artifact ${artifactId} is locked by this client's own withLock (this key, in this ` +
-            'process), which has not ended: withLock is not re-entrant (waitMs waits for it; no ' +
-            'request was sent)',
+          `artifact ${artifactId} is held by your own withLock (this key, this process), not ended: withLock is not re-entrant`,
           { status: 423 },
         );
         // No answer came, so no body to read them from (as the transport adds an idempotencyKey):

@@ -35,9 +35,11 @@ import {
   type OutageHooks,
   outage,
   refuseMisplacedParams,
+  setField,
   showAs,
   sleep,
   urlOf,
+  uuid4,
 } from './internal';
 import { Messages } from './messages';
 import { SpaceResource } from './space-resource';
@@ -535,7 +537,7 @@ export function parseInvitationLink(link: string): { spaceId: string; invitation
   // Not repeated: what was passed may be a key (the invitation key instead of its link).
   if (!url)
     throw new ConveneError(
-      'not an invitation link: pass the agentLink or humanLink, or the space id and the invitation key',
+      'not an invitation link (its agentLink or humanLink; or give the space id and key)',
     );
   const spaceId = /\/(?:space|join)\/([0-9a-fA-F-]{36})(?:\/|$)/.exec(url.pathname)?.[1];
   const invitationKey = url.searchParams.get('key') ?? new URLSearchParams(url.hash.slice(1)).get('key');
@@ -655,10 +657,7 @@ export class Convene {
   pendingJoin(init: PendingJoinInit): PendingJoin {
     const { spaceId, invitationKey, participantId } = (init ?? {}) as Partial<PendingJoinInit>;
     if (typeof spaceId !== 'string' || typeof invitationKey !== 'string' || typeof participantId !== 'string')
-      throw new ConveneError(
-        'pendingJoin needs the spaceId, invitationKey and participantId of a PendingJoin: pass what ' +
-          'JSON.stringify(pending) saved, parsed back with JSON.parse',
-      );
+      throw new ConveneError('pendingJoin needs a PendingJoin’s JSON: spaceId, invitationKey, participantId');
     return new PendingJoin(this.transport, init);
   }
 
@@ -706,6 +705,9 @@ export class Convene {
       refuseMisplacedParams('join', options, JOIN_PARAMS);
       // Left out in plain JavaScript: the server's 400 then names the fields a join needs.
       const { wait = true, pollIntervalMs, onDisconnect, onReconnect, ...params } = joinOptions ?? {};
+      // The join's key, known here: a wait for approval that fails has joined all the same, and
+      // its error carries the key that resumes that join rather than making a second one.
+      const idempotencyKey = options.idempotencyKey ?? uuid4();
       const { data, response } = await this.transport
         .call(
           'joinSpace',
@@ -714,7 +716,7 @@ export class Convene {
             params,
             credentials: { spaceKey: invitationKey, userToken: this.clientOptions.userToken },
           },
-          options,
+          { ...options, idempotencyKey },
         )
         .withResponse();
       if (data.participantPrivateKey)
@@ -722,7 +724,16 @@ export class Convene {
       // Its participantId, pollToken and statusUrl are the answer's.
       const pending = new PendingJoin(this.transport, { ...data, spaceId, invitationKey });
       if (!wait) return { data: pending, response };
-      return pending.wait({ ...options, pollIntervalMs, onDisconnect, onReconnect }).withResponse();
+      return pending
+        .wait({ ...options, pollIntervalMs, onDisconnect, onReconnect })
+        .withResponse()
+        .catch((error: unknown) => {
+          // Stopped while waiting (a signal, a timeout), or refused: the join ran. Called again
+          // with this key within 24 hours, `join` gets its answer again and waits on the same join.
+          if (error instanceof ConveneError)
+            setField(setField(error, 'mayHaveRun', true), 'idempotencyKey', idempotencyKey);
+          throw error;
+        });
     };
     return new APIPromise(run());
   }

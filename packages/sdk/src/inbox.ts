@@ -142,8 +142,7 @@ export class Inbox extends SpaceResource {
             // The first failure is the loss; the ones after it, attempts at getting the server back.
             if (policy.exhausted(failures++)) {
               this.transport.logger.warn(
-                `inbox of space ${this.spaceId}: giving up after ${failures} failed calls in a row ` +
-                  `(limit: ${policy.limits}); call follow() again to resume from the read position`,
+                `inbox of space ${this.spaceId}: giving up after ${failures} failed calls (limit: ${policy.limits}); follow() resumes from the read position`,
               );
               throw error;
             }

@@ -129,8 +129,7 @@ export class MessageStream extends SpaceResource implements AsyncIterable<Stream
   }
 
   [Symbol.asyncIterator](): AsyncIterator<StreamEvent> {
-    if (this.started)
-      throw new ConveneError('a MessageStream can be iterated once; open another with stream()');
+    if (this.started) throw new ConveneError('a MessageStream is iterated once: open another');
     this.started = true;
     return stoppable(this.options.signal, (stop) => this.events(stop));
   }
@@ -142,9 +141,7 @@ export class MessageStream extends SpaceResource implements AsyncIterable<Stream
     // The server writes a `: ping` on an open stream every 15 s (decisions.md).
     if (idleTimeoutMs <= 15_000)
       transport.logger.warn(
-        `stream of space ${this.spaceId}: idleTimeoutMs ${idleTimeoutMs} is not above the server's ` +
-          `15 s ping, so a quiet stream is replaced every ${idleTimeoutMs} ms ` +
-          '(the default is 45 000)',
+        `stream of space ${this.spaceId}: idleTimeoutMs ${idleTimeoutMs} is not above the server's 15 s ping: a quiet stream is replaced that often`,
       );
     const policy = reconnectPolicy(options);
     // Each attempt at getting a live connection back, and the connection back, told to the hooks.
@@ -157,8 +154,7 @@ export class MessageStream extends SpaceResource implements AsyncIterable<Stream
     /** Said at the default level: a loop that gave up is a loop that must be restarted. */
     const gaveUp = () =>
       transport.logger.warn(
-        `stream of space ${this.spaceId}: giving up after ${failures} failed attempts to reconnect ` +
-          `(limit: ${policy.limits}); resume it with stream({ lastEventId: ${this.lastId ?? 'undefined'} })`,
+        `stream of space ${this.spaceId}: giving up after ${failures} failed reconnects (limit: ${policy.limits}); stream({ lastEventId: ${this.lastId ?? 'undefined'} }) resumes it`,
       );
     /** A pause that an abort cuts short: the loop then ends at its next aborted(). */
     const pause = (ms: number) => sleep(ms, signal).catch(() => {});
@@ -277,9 +273,7 @@ export class MessageStream extends SpaceResource implements AsyncIterable<Stream
       if (policy.exhausted(failures)) {
         gaveUp();
         throw new ConnectionError(
-          failures === 0
-            ? 'the stream ended, and maxReconnects 0 allows no attempt to reconnect'
-            : 'the stream keeps closing before any event',
+          failures === 0 ? 'the stream ended (maxReconnects 0)' : 'the stream keeps closing before any event',
         );
       }
       const lost = silent

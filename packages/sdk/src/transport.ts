@@ -117,7 +117,7 @@ function notAnId(path: Record<string, string> | undefined): string {
       !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(path![key]!),
   );
   if (!name) return '';
-  return ` (${name} takes an id, a UUID, and what was given is not one${name === 'artifactId' ? ': artifacts.list() has each document’s id beside its name' : ''})`;
+  return ` (${name} takes an id, a UUID${name === 'artifactId' ? ': artifacts.list() has them' : ''})`;
 }
 
 /** Sends the operations of the route table: URLs, headers, retries, timeouts, errors. */

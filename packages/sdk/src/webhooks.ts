@@ -68,16 +68,14 @@ export async function verifyWebhook(options: VerifyWebhookOptions): Promise<Webh
   // A receiver's mistake, not a bad delivery: a ConveneError, not a WebhookVerificationError.
   if (options?.body == null || !options.headers || typeof options.secret !== 'string')
     throw new ConveneError(
-      'verifyWebhook needs { body, headers, secret }: the raw body as a string, the request headers ' +
-        'and the webhook secret that webhooks.create answered',
+      'verifyWebhook needs { body, headers, secret }: the raw body string, the headers, the webhook’s secret',
     );
   // A page served over plain http (not localhost) has `crypto` without `subtle`: said here rather
   // than as a TypeError of importKey, and before the delivery is looked at, like the secret.
   const subtle = globalThis.crypto?.subtle;
   if (!subtle)
     throw new ConveneError(
-      'verifyWebhook needs Web Crypto (crypto.subtle), which a browser gives only to a secure context: ' +
-        'a page served over https or from localhost',
+      'verifyWebhook needs Web Crypto (crypto.subtle): in a browser, a secure context (https or localhost)',
     );
   // Before the delivery is looked at: a receiver whose secret is missing would otherwise answer
   // every delivery 400 as a bad one, and look for the fault at the sender.
@@ -135,8 +133,7 @@ function secretBytes(secret: string): Uint8Array<ArrayBuffer> {
   // webhooks.create mints secrets of 24 bytes: a shorter one was cut short.
   if (!bytes || bytes.length < 24)
     throw new ConveneError(
-      'verifyWebhook: the secret is not a webhook secret (whsec_ and the base64 of at least 24 bytes): is ' +
-        'the variable that holds it set, and whole?',
+      'verifyWebhook: the secret is not a webhook secret (whsec_, base64 of 24 bytes or more): is it set, and whole?',
     );
   return bytes;
 }

@@ -479,9 +479,7 @@ describe('webhooks', () => {
       // The receiver's configuration, not the delivery: not a WebhookVerificationError (a 400 to send back).
       expect(error).toBeInstanceOf(ConveneError);
       expect(error).not.toBeInstanceOf(WebhookVerificationError);
-      expect((error as Error).message).toMatch(
-        /not a webhook secret \(whsec_ and the base64 of at least 24 bytes/,
-      );
+      expect((error as Error).message).toMatch(/not a webhook secret \(whsec_, base64 of 24 bytes or more\)/);
     }
     // A whole secret with the headers missing is the delivery's fault.
     const whole = `whsec_${Buffer.alloc(24, 1).toString('base64')}`;

@@ -48,11 +48,11 @@ describe('called from plain JavaScript', () => {
         /400 .*name/,
       ],
       ['hub.join(link, null)', () => untyped(client, 'join', invitation.agentLink, null), /400 .*name/],
-      ['hub.pendingJoin()', () => untyped(client, 'pendingJoin'), /spaceId, invitationKey and participantId/],
+      ['hub.pendingJoin()', () => untyped(client, 'pendingJoin'), /spaceId, invitationKey, participantId/],
       [
         'hub.pendingJoin(a JSON string)',
         () => untyped(client, 'pendingJoin', JSON.stringify({ spaceId: owner.spaceId })),
-        /spaceId, invitationKey and participantId/,
+        /spaceId, invitationKey, participantId/,
       ],
       ['send(text, null)', () => untyped(me.messages, 'send', 'hi', null), /./],
       ['messages.list(null)', () => untyped(me.messages, 'list', null), /./],

@@ -307,6 +307,36 @@ describe('invitations and joining', () => {
     );
   });
 
+  it('says of a wait for approval stopped by a signal that the join ran, with the key that resumes that join, not a second one', async () => {
+    const client = hub();
+    const { owner } = await ownedSpace(client, { privacy: 'private' });
+    const invitation = await owner.invitations.create();
+    const stopped = await client
+      .join(
+        invitation.agentLink,
+        { name: 'Patient', pollIntervalMs: 100 },
+        { signal: AbortSignal.timeout(1500) },
+      )
+      .catch((e: unknown) => e);
+    expect(stopped).toBeInstanceOf(AbortError);
+    expect(stopped).toMatchObject({ mayHaveRun: true, idempotencyKey: expect.any(String) });
+    const named = async () => (await owner.get()).participants.filter((p) => p.name === 'Patient');
+    const [waiting] = await named();
+    expect(waiting?.status).toBe('waitingForApproval');
+    // Joined again with that key: the same join, waited on again; approved, it is the one admitted.
+    const again = await client.join(
+      invitation.agentLink,
+      { name: 'Patient', wait: false },
+      { idempotencyKey: (stopped as AbortError).idempotencyKey },
+    );
+    expect(again).toBeInstanceOf(PendingJoin);
+    expect(again.participantId).toBe(waiting!.participantId);
+    await owner.participants.approve(waiting!.participantId);
+    const me = await (again as PendingJoin).wait({ pollIntervalMs: 100 });
+    expect(me.participantId).toBe(waiting!.participantId);
+    expect((await named()).map((p) => p.status)).toEqual(['active']);
+  });
+
   it('gives the key of an approved join to its joiner: the same client again, the same key to a join resumed from its JSON', async () => {
     const client = hub();
     const { owner } = await ownedSpace(client, { privacy: 'private' });
