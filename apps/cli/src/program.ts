@@ -270,7 +270,11 @@ function formatCommanderError(
     const near = didYouMean(unknown, command);
     rest = near ? [`(${near})`] : [];
   }
+  // `-json`, `-at 2` (one dash, as Go's flags take them): an option of the command, mistyped.
+  const oneDash = /^unknown option '-([a-z][a-z0-9-]+)(=.*)?'$/is.exec(said)?.[1];
   if (/^unknown option '(-v|--version)'$/.test(said)) rest = [`(${versionHint(command)})`];
+  else if (oneDash && optionsOf(command).some((o) => o.long === `--${oneDash}`))
+    rest = [`(Did you mean --${oneDash}?)`];
   else if (rest.length === 0 && command.registeredArguments.length > 0) {
     const dashed = textAfterDashes(said, args, command);
     if (dashed) rest = [`(${dashed})`];
@@ -344,8 +348,7 @@ function dashedNoun(command: Command): string {
  * --url), each with its value, and the other words, each list in its order.
  */
 function sortWords(command: Command, words: readonly string[]): { options: string[]; positionals: string[] } {
-  const known: Option[] = [];
-  for (let c: Command | null = command; c; c = c.parent as Command | null) known.push(...c.options);
+  const known = optionsOf(command);
   const options: string[] = [];
   const positionals: string[] = [];
   for (let i = 0; i < words.length; i++) {
@@ -360,6 +363,13 @@ function sortWords(command: Command, words: readonly string[]): { options: strin
     }
   }
   return { options, positionals };
+}
+
+/** The options a command takes: its own and its parents' (the program's --json, --url). */
+function optionsOf(command: Command): Option[] {
+  const known: Option[] = [];
+  for (let c: Command | null = command; c; c = c.parent as Command | null) known.push(...c.options);
+  return known;
 }
 
 /**

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { eventually, follow } from './helpers/cli';
 import { bundle } from './helpers/paths';
+import { scriptedProxy } from './helpers/proxy';
 import { serverForFile, type TestServer } from './helpers/server';
 import { answered, Terminal } from './helpers/tmux';
 
@@ -272,6 +273,18 @@ describe('whoami with space keys alone', () => {
     expect(removed.json().defaultSpace.participant).toBeUndefined();
     expect((await guest.run(['whoami'])).stdout).toMatch(
       /space\s+Keys only \(participant, default; its key is refused: you left or were removed\)\n/,
+    );
+
+    // Its server away: what is saved here, the space not checked, exit 0, without a wait.
+    const relay = await scriptedProxy(server.url, /^$/);
+    const away = file.user({ url: relay.url });
+    expect((await away.run(['space', 'create', 'Away'])).code).toBe(0);
+    await relay.close();
+    const offline = await away.run(['whoami', '--json'], { timeoutMs: 20_000 });
+    expect(offline.code).toBe(0);
+    expect(offline.json().defaultSpace).toMatchObject({ name: 'Away', role: 'owner', state: 'unavailable' });
+    expect((await away.run(['whoami'])).stdout).toMatch(
+      /space\s+Away \(owner, default; not checked: no answer\)\n/,
     );
 
     // Nothing at all (no account, no keys): nobody to show, exit 4.

@@ -122,6 +122,12 @@ describe('create, list, show, write, download, history, diff, restore', () => {
     expect(into.code).toBe(0);
     expect(into.json()).toMatchObject({ version: 3, file: join(owner.home, 'plan.md') });
     expect(readFileSync(join(owner.home, 'plan.md'), 'utf8')).toBe('piped\n');
+    // Under its name as it is: two documents whose names differ in a space get two files.
+    for (const name of ['a b.md', 'a-b.md']) {
+      await owner.run(['artifact', 'create', name, '--file', '-'], { input: `${name}\n` });
+      expect((await owner.run(['artifact', 'download', name, '-o', owner.home])).code).toBe(0);
+      expect(readFileSync(join(owner.home, name), 'utf8')).toBe(`${name}\n`);
+    }
     // `-o -` is stdout, as `--file -` is stdin: no file named `-`.
     const dash = await owner.run(['artifact', 'download', 'plan.md', '-o', '-']);
     expect(dash).toMatchObject({ code: 0, stdout: 'piped\n' });
@@ -393,24 +399,38 @@ describe('create, list, show, write, download, history, diff, restore', () => {
     expect(locked.stderr).toContain(
       'Write with `convene artifact write "lapse.md" --file F --base-version 1` (refused, should your lock lapse',
     );
+    // Written as the hint says, then as the write's own hint says (the lock kept, over its save).
+    const file = join(guest.home, 'lapse.md');
+    let hint = locked.stderr;
+    for (const text of ['first pass\n', 'second pass\n']) {
+      writeFileSync(file, text);
+      const write = suggested(hint)[0]!.map((word) => (word === 'F' ? file : word));
+      const written = await guest.run(write);
+      expect({ text, code: written.code, stderr: written.stderr }).toMatchObject({ text, code: 0 });
+      hint = written.stderr;
+    }
+    expect(hint).toContain(
+      'You still hold the lock: write again with `convene artifact write "lapse.md" --file F --base-version 3`',
+    );
+    expect((await byName(owner, 'lapse.md')).version).toBe(3);
+    expect((await owner.run(['artifact', 'download', 'lapse.md', '-o', '-'])).stdout).toBe('second pass\n');
     // The lock gone (the owner releases it, as a lapse would) and another version saved meanwhile.
     expect((await owner.run(['artifact', 'unlock', 'lapse.md', '--yes'])).code).toBe(0);
     await owner.run(['artifact', 'write', 'lapse.md', '--file', '-'], { input: 'the owner’s text\n' });
     // The write as the hint has it, with the guest's file: refused, the owner's text kept.
-    const file = join(guest.home, 'lapse.md');
     writeFileSync(file, 'the guest’s text\n');
     const write = suggested(locked.stderr)[0]!.map((word) => (word === 'F' ? file : word));
     const refused = await guest.run(write);
     expect(refused.code).toBe(6);
-    expect(refused.stderr).toContain('"lapse.md" is at version 2 now, not 1');
+    expect(refused.stderr).toContain('"lapse.md" is at version 4 now, not 1');
     const doc = await byName(owner, 'lapse.md');
-    expect(doc.version).toBe(2);
+    expect(doc.version).toBe(4);
     expect((await owner.run(['artifact', 'download', 'lapse.md', '-o', '-'])).stdout).toBe(
       'the owner’s text\n',
     );
     // --json has the version too, for a script that locks, then writes.
     const json = await guest.run(['artifact', 'lock', 'lapse.md', '--json']);
-    expect(json.json()).toMatchObject({ lockedBy: expect.any(String), version: 2 });
+    expect(json.json()).toMatchObject({ lockedBy: expect.any(String), version: 4 });
     expect((await guest.run(['artifact', 'unlock', 'lapse.md'])).code).toBe(0);
   });
 
@@ -458,7 +478,7 @@ describe('create, list, show, write, download, history, diff, restore', () => {
       const refused = await guest.run([...args], options);
       expect({ args, code: refused.code }).toEqual({ args, code: 2 });
       expect(refused.stderr).toMatch(/^✗ (stdin|\S+latin1\.md) is not UTF-8 text \(.*\): nothing was sent\n/);
-      expect(refused.stderr).toContain('iconv -f latin1 -t utf-8 FILE');
+      expect(refused.stderr).toContain('iconv -f ENCODING -t utf-8 FILE');
     }
     expect(await text('dashed.md')).toBe('dash\n');
     expect((await byName(guest, 'dashed.md')).version).toBe(1);
@@ -750,7 +770,7 @@ describe('artifact edit', () => {
     expect(absent.stderr).toContain('cannot run the editor `no-such-editor` (not found): nothing was saved');
     expect(absent.stderr).toContain('Set $VISUAL or $EDITOR');
     // Nothing was edited: no copy of the document to keep, nor a write of it to suggest.
-    expect(absent.stderr).toContain('Nothing was changed in the editor: "edit.md" is as it was (version 3).');
+    expect(absent.stderr).toContain('No change was saved to the file: "edit.md" is as it was (version 3).');
     expect(absent.stderr).not.toContain('Your text is kept');
     expect((await byName(owner, 'edit.md')).lockedBy).toBeUndefined();
   });

@@ -46,6 +46,10 @@ describe('send', () => {
     const empty = await guest.run(['send', '-'], { stdin: 'pipe', input: '' });
     expect(empty.code).toBe(2);
     expect(empty.stderr).toContain('✗ the message is empty');
+    // A text whose end, past what a message holds, is blank: too long, not cut and sent as "hello".
+    const padded = await guest.run(['send', '-'], { stdin: 'pipe', input: `hello${' '.repeat(300_000)}` });
+    expect(padded.code).toBe(2);
+    expect(padded.stderr).toContain('✗ the message is too long');
     // Bytes that are not UTF-8: refused (exit 2), not sent with U+FFFD in their place.
     const notText = await guest.run(['send', '-'], {
       stdin: 'pipe',

@@ -316,7 +316,12 @@ describe('space create, list, show, use, update, close', () => {
       );
       expect(updated.code).toBe(0);
       // The update's own answer, since the space as it is now could not be read.
-      expect(updated.json()).toEqual({ ok: true });
+      expect(updated.json()).toEqual({
+        ok: true,
+        spaceId: expect.any(String),
+        name: 'Read later',
+        agenda: 'later',
+      });
       expect(JSON.parse(updated.stderr)).toEqual({
         warning: expect.stringMatching(
           /^updated Read later, but could not read it back: no answer from http:\/\/127\.0\.0\.1:\d+: .* \(`convene space show` shows it\)$/,
@@ -485,8 +490,8 @@ describe('space create, list, show, use, update, close', () => {
     (await owner.run(['space', 'create', 'Empty', '--json'])).json();
     const empty = await owner.run(['space', 'close', 'Empty']);
     expect(empty.code).toBe(0);
-    expect(empty.stderr.indexOf('Closed Empty')).toBeLessThan(
-      empty.stderr.indexOf('Its messages can no longer be read by anyone.'),
+    expect(empty.stderr).toMatch(
+      /Closed Empty; its keys no longer work\nIts messages can no longer be read by anyone\.\n/,
     );
     expect(empty.stderr).not.toContain('Every key stops working');
   });

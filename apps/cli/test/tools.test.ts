@@ -706,6 +706,17 @@ describe('hints that say what to do next', () => {
     const mention = await owner.run(['send', 'hi', '--mentoin', 'Ada']);
     expect(mention.stderr).toContain('Did you mean --mention?');
     expect(mention.stderr).not.toContain('goes after --');
+    // One dash where two go (as Go's flags take them): that option, not a name after --.
+    for (const [args, meant] of [
+      [['space', 'show', '-json'], '--json'],
+      [['artifact', 'download', 'x.md', '-at', '2'], '--at'],
+      [['tail', '-lines', '5'], '--lines'],
+    ] as const) {
+      const oneDash = await owner.run([...args]);
+      expect({ args, code: oneDash.code }).toEqual({ args, code: 2 });
+      expect(oneDash.stderr).toContain(`Did you mean ${meant}?`);
+      expect(oneDash.stderr).not.toContain('goes after --');
+    }
   });
 
   it('doctor with spaces saved but none the default suggests space use', async () => {

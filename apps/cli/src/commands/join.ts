@@ -11,7 +11,7 @@ import {
 } from '@convene/sdk';
 import { type App, examples } from '../app';
 import type { Context } from '../lib/context';
-import { isLoopback, isUuid, normaliseUrl } from '../lib/context';
+import { isUuid, normaliseUrl, sameServer } from '../lib/context';
 import { CliError, UsageError } from '../lib/errors';
 import { ExitCode, stoppedBy } from '../lib/exit-codes';
 import { explained, isSpaceClosed } from '../lib/failure';
@@ -262,22 +262,6 @@ async function refuseSecondSeat(ctx: Context, url: string, held: StoredSpace): P
 }
 
 /**
- * Whether two server URLs are the same server: the same URL, or this machine under two of its
- * names (`localhost` and `127.0.0.1`, as `serve` prints both) with the same scheme, port and path.
- */
-function sameServer(a: string, b: string): boolean {
-  if (a === b) return true;
-  const [x, y] = [new URL(a), new URL(b)];
-  return (
-    isLoopback(x.hostname) &&
-    isLoopback(y.hostname) &&
-    x.protocol === y.protocol &&
-    x.port === y.port &&
-    x.pathname === y.pathname
-  );
-}
-
-/**
  * A join that failed at another server than its link names: what failed, said with where the link
  * points and what sent it elsewhere, since that is the likely cause. The other server's answer
  * (an unknown key, no such space, no answer) would otherwise point at the invitation, which is
@@ -302,7 +286,9 @@ function elsewhere(
     hint: `To join where the link points, ${fix}.${
       refused
         ? ` Only if ${url} is that same server under another address (a proxy) was the invitation itself refused: then ask the owner for a fresh one.`
-        : ''
+        : failure.hint
+          ? `\n${failure.hint}`
+          : ''
     }`,
     details: failure.details,
     cause: failure.cause ?? error,

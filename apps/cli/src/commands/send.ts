@@ -110,15 +110,21 @@ export function registerSend(program: Command, app: App): void {
         hasDefault: ctx.host().defaultSpace !== undefined,
         spaceNames: Object.values(ctx.host().spaces).map((s) => s.name),
       });
+      // What was read, within what a message can take before its end is trimmed: a reading cut at
+      // the limit would otherwise lose its rest and, trimmed, pass for a message that fits.
+      const fitting = (text: string) => {
+        if (Buffer.byteLength(text) > MESSAGE_BYTES) throw tooLong();
+        return trimEnd(text);
+      };
       let content: string;
       if (options.image !== undefined) content = options.image;
-      else if (options.file !== undefined) content = trimEnd(await readTextFile(options.file, MESSAGE_BYTES));
+      else if (options.file !== undefined) content = fitting(await readTextFile(options.file, MESSAGE_BYTES));
       else if (textArgument === '-') {
         assertPiped('send -');
-        content = trimEnd(await readStdin(MESSAGE_BYTES));
+        content = fitting(await readStdin(MESSAGE_BYTES));
       } else if (textArgument === undefined && stdinIsPiped()) {
         // `… | convene send`, as `… | convene artifact write NAME`: what is piped is the message.
-        content = trimEnd(await readStdin(MESSAGE_BYTES));
+        content = fitting(await readStdin(MESSAGE_BYTES));
       } else content = await required(ctx.out, textArgument, { message: 'Message', usage: USAGE });
       if (content.trim() === '')
         throw new UsageError(
@@ -126,12 +132,7 @@ export function registerSend(program: Command, app: App): void {
           `Usage: ${USAGE}`,
         );
       // Characters as the server counts them (code points): an emoji is one, not two.
-      if (options.image === undefined && [...content].length > limits.messageMax) {
-        throw new UsageError(
-          `the message is too long: a message holds at most ${limits.messageMax.toLocaleString('en')} characters`,
-          'Put longer text in a document (`convene artifact create NAME --file F`) and send a line about it.',
-        );
-      }
+      if (options.image === undefined && [...content].length > limits.messageMax) throw tooLong();
       const type = options.image !== undefined ? 'image' : options.html ? 'html' : 'text';
       const space = ctx.spaceClient(saved);
       const mentions = options.mention?.length
@@ -183,6 +184,13 @@ export function registerSend(program: Command, app: App): void {
       }
     });
 }
+
+/** A message past what one holds, from its text, a file or stdin. */
+const tooLong = () =>
+  new UsageError(
+    `the message is too long: a message holds at most ${limits.messageMax.toLocaleString('en')} characters`,
+    'Put longer text in a document (`convene artifact create NAME --file F`) and send a line about it.',
+  );
 
 /**
  * --idempotency-key as HTTP can carry it: 1 to 255 visible ASCII characters, spaces only between

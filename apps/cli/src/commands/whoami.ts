@@ -160,7 +160,10 @@ async function standingIn(
   space: StoredSpace,
 ): Promise<{ state: 'open' | 'closed' | 'keyRefused' | 'unavailable'; said: string; me?: Me }> {
   try {
-    const view = await ctx.readSpace(ctx.spaceClient(space));
+    // One attempt, a short wait: whoami answers from what is saved here; the server's word on the
+    // space is extra, and a server away (a VPN down) must not hold it for minutes.
+    const view = await ctx.hub().space(space.spaceId, space.key).get({ maxRetries: 0, timeoutMs: 3000 });
+    ctx.refreshSpaceNames([view]);
     const found = view.participants.find((p) => p.participantId === space.participantId);
     const me = found
       ? { name: found.name, role: found.role, isHuman: found.isHuman, status: found.status }

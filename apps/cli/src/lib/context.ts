@@ -523,6 +523,16 @@ export const isLoopback = (hostname: string): boolean => LOOPBACK.has(hostname);
 export const aliasHint = (url: string): string =>
   `Your key for it is saved under ${url}, another name for this machine: add \`--url ${url}\` (or set CONVENE_URL=${url}).`;
 
+/**
+ * Whether two server URLs name one server: the same URL as the credential file keys it, or this
+ * machine under two of its names (`localhost` and `127.0.0.1`, as `serve` prints both) otherwise alike.
+ */
+export function sameServer(a: string, b: string): boolean {
+  if (hostKey(a) === hostKey(b)) return true;
+  const here = loopbackKey(a);
+  return here !== undefined && here === loopbackKey(b);
+}
+
 /** A loopback URL with its host spelt one way (`localhost`), so aliases compare equal; else undefined. */
 function loopbackKey(url: string): string | undefined {
   try {

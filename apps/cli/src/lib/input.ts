@@ -13,28 +13,26 @@ export async function readStdin(maxBytes = Number.POSITIVE_INFINITY): Promise<st
   for await (const chunk of process.stdin) {
     chunks.push(chunk as Buffer);
     bytes += (chunk as Buffer).length;
-    // More than the limit is refused as too large by the caller: decoded as it comes (a
-    // character cut in two at the end is no reason to call it something else).
-    if (bytes > maxBytes) return Buffer.concat(chunks).toString('utf8');
+    // More than the limit, refused as too large by the caller: the rest is not read, and a
+    // character cut in two at the end of what was is no reason to call it something else.
+    if (bytes > maxBytes) return utf8(Buffer.concat(chunks), 'stdin', true);
   }
   return utf8(Buffer.concat(chunks), 'stdin');
 }
 
-/** Refuses what is not UTF-8 on its way in, rather than sending it with U+FFFD in place of its bytes. */
-const strict = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-
 /**
  * `bytes` as text, or a usage error naming `source` when they are not UTF-8 (a Latin-1 file, a
  * binary one): Node's decoding would put U+FFFD in place of each byte it cannot read, and what
- * was sent would not be what the file holds, said nowhere.
+ * was sent would not be what the file holds, said nowhere. `cut`: the bytes end where reading
+ * stopped, perhaps inside a character.
  */
-function utf8(bytes: Buffer, source: string): string {
+function utf8(bytes: Buffer, source: string, cut = false): string {
   try {
-    return strict.decode(bytes);
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes, { stream: cut });
   } catch {
     throw new UsageError(
-      `${source} is not UTF-8 text (a file in another encoding, such as Latin-1, or not text at all): nothing was sent`,
-      `Convert it first, for example \`iconv -f latin1 -t utf-8 FILE\`.`,
+      `${source} is not UTF-8 text (a file in another encoding, or not text at all): nothing was sent`,
+      'Convert it first: `iconv -f ENCODING -t utf-8 FILE` (ENCODING such as latin1, or utf-16).',
     );
   }
 }
@@ -43,8 +41,7 @@ function utf8(bytes: Buffer, source: string): string {
 export async function readTextFile(path: string, maxBytes = Number.POSITIVE_INFINITY): Promise<string> {
   if (path === '-') return readStdin(maxBytes);
   try {
-    const bytes = readFileSync(path);
-    return maxBytes < bytes.length ? bytes.toString('utf8') : utf8(bytes, path);
+    return utf8(readFileSync(path), path);
   } catch (error) {
     if (error instanceof UsageError) throw error;
     // A directory's read error does not name the path: give it, to explain it like any other.

@@ -11,7 +11,7 @@ export function registerArtifactDownload(artifact: Command, app: App): void {
   artifact
     .command('download')
     .argument('[artifact]', 'name or id (asked for on a terminal)')
-    .usage('ARTIFACT [-o FILE] [--at N] [options]')
+    .usage('ARTIFACT [-o FILE|DIR] [--at N] [options]')
     .summary('the markdown as it is, to stdout or a file')
     .description(
       'Print a document’s markdown exactly as saved, or write it to a file with -o: the content alone, for editing or piping. ' +
@@ -51,7 +51,7 @@ export function registerArtifactDownload(artifact: Command, app: App): void {
       if (options.output !== undefined && options.output !== '-') {
         // A directory, as `cp` takes one: the document goes in it, under a file name of its own.
         const file = isDirectory(options.output)
-          ? join(options.output, safeFileName(found.artifact.name))
+          ? join(options.output, fileNamed(found.artifact.name))
           : options.output;
         writingTo(file, () => writeFileSync(file, markdown));
         out.result(
@@ -75,6 +75,16 @@ export function registerArtifactDownload(artifact: Command, app: App): void {
         out.json({ id: found.artifact.id, name: found.artifact.name, version, content: markdown });
       else out.raw(markdown);
     });
+}
+
+/**
+ * A document's name as a file name in a directory: as it is when it is one (no slash, backslash or
+ * control character, not `.` or `..`), so that two documents whose names differ in a space never
+ * share a file; else made safe.
+ */
+function fileNamed(name: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
+  return /[/\\\x00-\x1f\x7f]/.test(name) || name === '.' || name === '..' ? safeFileName(name) : name;
 }
 
 /** Whether `path` is a directory (`-o notes/`), following a link; nothing there is not one. */

@@ -47,8 +47,9 @@ export function registerArtifactLock(artifact: Command, app: App): void {
       // holder save another). The write the hint suggests goes over that one only: should the lock
       // lapse (a long pause) and someone save meanwhile, it is refused rather than replacing their
       // text unseen. A read that fails leaves it out: the lock is taken all the same.
-      const version = await found.space.artifacts
-        .list()
+      // (The space's view: its documents' summaries, where the list would carry every text.)
+      const version = await ctx
+        .readSpace(found.space)
         .then(({ artifacts }) => artifacts.find((a) => a.id === found.artifact.id)?.version)
         .catch(() => undefined);
       ctx.out.result(version === undefined ? lock : { ...lock, version }, {

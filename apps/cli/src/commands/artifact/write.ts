@@ -121,9 +121,15 @@ export function registerArtifactWrite(artifact: Command, app: App): void {
           : savedMeanwhile(error, found, baseVersion, ctx);
       });
       if (!changed) return unchanged(ctx, doc);
-      reportWrite(ctx.out, doc, true, () =>
-        ctx.out.success(`Saved ${ctx.out.c.bold(doc.name)} as version ${doc.version}`),
-      );
+      reportWrite(ctx.out, doc, true, () => {
+        ctx.out.success(`Saved ${ctx.out.c.bold(doc.name)} as version ${doc.version}`);
+        // Your lock, kept: the next write goes over this version (the one `artifact lock` said is
+        // behind it now), and is refused should the lock lapse and someone save meanwhile.
+        if (found.heldByMe)
+          ctx.out.hint(
+            `You still hold the lock: write again with \`${suggest(ctx, 'artifact write', { args: [found.named], options: { '--file': verbatim('F'), '--base-version': verbatim(doc.version) } })}\`; release it with \`${suggest(ctx, 'artifact unlock', { args: [found.named] })}\`.`,
+          );
+      });
     });
 }
 

@@ -1,8 +1,10 @@
 import type { Command } from '@commander-js/extra-typings';
+import { ConveneError } from '@convene/sdk';
 import { type App, examples } from '../../app';
 import { UsageError } from '../../lib/errors';
 import { explained } from '../../lib/failure';
 import { checkName, spaceNamed } from '../../lib/input';
+import { inline } from '../../lib/output';
 
 export function registerSpaceUpdate(space: Command, app: App): void {
   space
@@ -17,7 +19,7 @@ export function registerSpaceUpdate(space: Command, app: App): void {
         'a minute, beyond which their sends are refused (429, for that sender only) until the ' +
         'minute is over; `none` removes it. Only the owner can; what is not given stays as it is. ' +
         'With --json, the space as it is after the update (what `space show --json` prints); should ' +
-        'reading it fail, the update\'s own answer ({"ok": true}) and a warning: it is done all the same.',
+        'reading it fail, the update\'s own answer ({"ok": true}, with the spaceId and the fields set) and a warning: it is done all the same.',
     )
     .option('--name <name>', 'the new name')
     .option('-d, --description <text>', 'the new description')
@@ -66,10 +68,12 @@ export function registerSpaceUpdate(space: Command, app: App): void {
       // fail: it is done, and --json prints the update's own answer, with a warning.
       const view = ctx.out.mode.json
         ? await ctx.readSpace(client).catch((error: unknown) => {
+            if (!(error instanceof ConveneError)) throw error;
             ctx.out.warn(
-              `updated ${changes.name ?? was}, but could not read it back: ${explained(error, ctx).message} (\`convene space show\` shows it)`,
+              `updated ${inline(changes.name ?? was)}, but could not read it back: ${explained(error, ctx).message} (\`convene space show\` shows it)`,
             );
-            return { ok: true };
+            // The update's answer, with what it set: a script still reads the fields it gave.
+            return { ok: true, spaceId: saved.spaceId, ...changes };
           })
         : undefined;
       // Which space changed, by the name it had: the default space is easily not the one meant.
