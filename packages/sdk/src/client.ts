@@ -756,6 +756,11 @@ export class Convene {
 /**
  * A SpaceClient that knows whose key it holds: what `hub.join` (and a PendingJoin once approved)
  * returns, and `hub.space(spaceId, key, participantId)`. Its `participantId` is a string, so
- * mentions and filters need no `!`.
+ * mentions and filters need no `!`; nor does its `toJSON()`, so that an agent's saved identity
+ * (`{ ...me.toJSON(), key: me.key }`) gives a JoinedSpaceClient again through `hub.space`. (First in
+ * the intersection: its `toJSON` is the one a call resolves to.)
  */
-export type JoinedSpaceClient = SpaceClient & { readonly participantId: string };
+export type JoinedSpaceClient = {
+  readonly participantId: string;
+  toJSON(): { baseUrl: string; spaceId: string; participantId: string };
+} & SpaceClient;

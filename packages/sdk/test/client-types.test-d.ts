@@ -57,6 +57,11 @@ export const fromKeyUnknown: Equal<typeof fromKey.participantId, string | undefi
 export const fromKeyClient: Equal<typeof fromKey, SpaceClient> = true;
 const told = hub.space('space', 'key', 'participant');
 export const toldKnown: Equal<typeof told, JoinedSpaceClient> = true;
+// Its saved identity (`toJSON()`, and the key kept apart) makes the same kind of client again.
+const saved = { ...told.toJSON(), key: told.key };
+export const savedKnown: Equal<typeof saved.participantId, string> = true;
+const restored = hub.space(saved.spaceId, saved.key, saved.participantId);
+export const restoredKnown: Equal<typeof restored, JoinedSpaceClient> = true;
 
 // The REST inputs of calls the SDK takes its own options for are not exported: messages.list()
 // takes `since`, where the query says `timestamp`, and the REST shape would compile there unread.
