@@ -77,6 +77,14 @@ describe('send --mention, --reply-to and inbox', () => {
     expect(later.stderr.trim()).toBe(
       'Nothing new for you (1 message in the space since your read position).',
     );
+    // A message that both mentions and replies counts in each: said, so the two do not read as a sum.
+    const both = (await guest.run(['send', '@Olga see above', '--reply-to', first, '-q'])).stdout.trim();
+    expect(both).not.toBe('');
+    const overlapping = await owner.run(['inbox']);
+    expect(overlapping.stderr).toContain(
+      '1 unread for you (1 mention, 1 reply: some are both), of 2 messages',
+    );
+    expect((await owner.run(['inbox', '--ack'])).code).toBe(0);
     expect((await owner.run(['inbox', '--wait', '61'])).code).toBe(2);
   });
 

@@ -102,7 +102,8 @@ export function registerInbox(program: Command, app: App): void {
           for (const message of page.messages) printMessage(out, message);
           out.info(
             out.c.dim(
-              `${unread.inbox} unread for you (${count(unread.mentions, 'mention')}, ${count(unread.replies, 'reply', 'replies')}), ` +
+              // A message may both mention you and reply to you: counted in each, once in all.
+              `${unread.inbox} unread for you (${count(unread.mentions, 'mention')}, ${count(unread.replies, 'reply', 'replies')}${unread.mentions + unread.replies > unread.inbox ? ': some are both' : ''}), ` +
                 `of ${inSpace}${acked ? '; acknowledged' : ''}`,
             ),
           );
