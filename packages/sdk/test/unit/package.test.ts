@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkTarball, packTarball } from '../../scripts/check-package';
 import { measureBundle } from '../../scripts/size';
@@ -280,6 +281,18 @@ describe('the published package', () => {
     ];
     const full = await bundle('Convene');
     expect(clientOnly.filter((marker) => !full.includes(marker))).toEqual([]);
+    // All of it, as an application that imports everything bundles it: under the 15,000 bytes the
+    // README promises by this measure too (a trial's esbuild found 15,116 when the repo's own
+    // script said 14,808: the two minifiers differ by about 300 bytes).
+    const { outputFiles } = await build({
+      stdin: { contents: `export * from '@convene/sdk';`, resolveDir: project, loader: 'js' },
+      bundle: true,
+      minify: true,
+      format: 'esm',
+      write: false,
+      logLevel: 'silent',
+    });
+    expect(gzipSync(outputFiles[0]!.text, { level: 9 }).length).toBeLessThan(15_000);
     for (const [name, own] of [
       ['parseInvitationLink', 'an invitation link carries the space id'],
       ['verifyWebhook', 'whsec_'],
