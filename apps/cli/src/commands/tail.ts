@@ -115,6 +115,11 @@ class TailView {
   private backlog: StreamEvent[] | undefined = [];
   /** The participants as the stream last said them, by id: names, statuses, the owner. */
   private readonly people = new Map<string, ParticipantView>();
+  /**
+   * Who holds each document's lock, as the stream last said it: an unlock event names only the
+   * document (a release, the owner's, a lapse alike), so its line names whose lock it was.
+   */
+  private readonly holders = new Map<string, string>();
   /** The messages shown or held back: what a reply answers is named from them. */
   private readonly seen = new MessagesSeen();
   /** The space closed (or expired) while it was followed: the stream's end needs no explaining. */
@@ -136,6 +141,8 @@ class TailView {
   show(event: StreamEvent): void {
     if (event.event === 'context') {
       for (const p of event.data.participants) this.people.set(p.participantId, p);
+      this.holders.clear();
+      for (const a of event.data.artifacts) if (a.lockedBy) this.holders.set(a.id, a.lockedBy);
       if (this.backlog) {
         const held = this.backlog.slice(Math.max(0, this.backlog.length - this.lines));
         this.backlog = undefined;
@@ -170,6 +177,8 @@ class TailView {
       if (this.ctx.out.mode.json) this.ctx.out.jsonLine(event);
       return;
     }
+    if (event.event === 'artifact-locked' && event.data.lockedBy)
+      this.holders.set(event.data.id, event.data.lockedBy);
     if (event.event === 'participant-status' && event.data.participantId === this.me) {
       this.myStatus = event.data.status;
     }
@@ -261,9 +270,14 @@ class TailView {
         note(`document "${event.data.name}" locked by ${holder}${until}`);
         return;
       }
-      case 'artifact-unlocked':
-        note(`document "${event.data.name}" unlocked`);
+      case 'artifact-unlocked': {
+        const held = this.holders.get(event.data.id);
+        this.holders.delete(event.data.id);
+        const whose =
+          held === undefined ? '' : held === this.me ? ' (your lock)' : ` (${this.who(held)}'s lock)`;
+        note(`document "${event.data.name}" unlocked${whose}`);
         return;
+      }
       case 'space-closed':
         this.closed = true;
         note(event.data.reason === 'expired' ? 'the space expired' : 'the space was closed');
