@@ -161,6 +161,25 @@ Keys and tokens are kept in $XDG_CONFIG_HOME/convene/credentials.json (mode 0600
       ...(group && options.jsonErrors ? { writeErr: () => {} } : {}),
     });
   }
+  // `-file` where `--file` was meant: commander reads it as `-f ile`, the short option and a value
+  // (`artifact write plan.md -file` wrote a file named `ile`, if there was one). A word of one dash
+  // that spells a long option of the command is that option mistyped: refused, saying which.
+  program.hook('preAction', (_program, action) => {
+    const words = options.args ?? [];
+    const end = words.indexOf('--');
+    const known = optionsOf(action as Command);
+    for (const [i, word] of (end < 0 ? words : words.slice(0, end)).entries()) {
+      const name = /^-([a-z][a-z0-9-]+)$/i.exec(word)?.[1];
+      if (!name || !known.some((o) => o.long === `--${name}`)) continue;
+      // The value of an option before it (`--name -json`) is a value.
+      const before = known.find((o) => o.long === words[i - 1] || o.short === words[i - 1]);
+      if (before?.required || before?.optional) continue;
+      action.error(`error: unknown option '${word}'`, {
+        exitCode: ExitCode.usage,
+        code: 'commander.unknownOption',
+      });
+    }
+  });
   return program;
 }
 
@@ -270,8 +289,19 @@ function formatCommanderError(
     const near = didYouMean(unknown, command);
     rest = near ? [`(${near})`] : [];
   }
-  // `-json`, `-at 2` (one dash, as Go's flags take them): an option of the command, mistyped.
-  const oneDash = /^unknown option '-([a-z][a-z0-9-]+)(=.*)?'$/is.exec(said)?.[1];
+  // `-json`, `-at 2` (one dash, as Go's flags take them): an option of the command, mistyped;
+  // commander may have read the first letter as a short flag (`-quiet`: -q, then `-uiet` unknown).
+  const unknownOption = /^unknown option '(-[^-].*)'$/s.exec(said)?.[1];
+  const oneDash = unknownOption
+    ? args
+        .find(
+          (word) =>
+            /^-[a-z][a-z0-9-]+$/i.test(word) &&
+            word.endsWith(unknownOption.slice(1)) &&
+            optionsOf(command).some((o) => o.long === `-${word}`),
+        )
+        ?.slice(1)
+    : undefined;
   if (/^unknown option '(-v|--version)'$/.test(said)) rest = [`(${versionHint(command)})`];
   else if (oneDash && optionsOf(command).some((o) => o.long === `--${oneDash}`))
     rest = [`(Did you mean --${oneDash}?)`];

@@ -711,6 +711,10 @@ describe('hints that say what to do next', () => {
       [['space', 'show', '-json'], '--json'],
       [['artifact', 'download', 'x.md', '-at', '2'], '--at'],
       [['tail', '-lines', '5'], '--lines'],
+      // A long option that has a short one too: not `-f ile`, `-s pace`, `-q uiet`.
+      [['send', 'hello', '-file'], '--file'],
+      [['messages', '-space', 'Chat'], '--space'],
+      [['space', 'show', '-quiet'], '--quiet'],
     ] as const) {
       const oneDash = await owner.run([...args]);
       expect({ args, code: oneDash.code }).toEqual({ args, code: 2 });
