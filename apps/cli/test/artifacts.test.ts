@@ -122,6 +122,10 @@ describe('create, list, show, write, download, history, diff, restore', () => {
     expect(into.code).toBe(0);
     expect(into.json()).toMatchObject({ version: 3, file: join(owner.home, 'plan.md') });
     expect(readFileSync(join(owner.home, 'plan.md'), 'utf8')).toBe('piped\n');
+    // A directory that is not there: said so, exit 5, as a file's missing directory is.
+    const noDir = await owner.run(['artifact', 'download', 'plan.md', '-o', join(owner.home, 'nowhere/')]);
+    expect(noDir.code).toBe(5);
+    expect(noDir.stderr).toContain(`cannot save into ${join(owner.home, 'nowhere/')}: no such directory`);
     // Under its name as it is: two documents whose names differ in a space get two files.
     for (const name of ['a b.md', 'a-b.md']) {
       await owner.run(['artifact', 'create', name, '--file', '-'], { input: `${name}\n` });

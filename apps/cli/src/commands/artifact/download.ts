@@ -4,6 +4,8 @@ import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../../app';
 import { findArtifact } from '../../lib/artifacts';
 import { safeFileName } from '../../lib/editor';
+import { CliError } from '../../lib/errors';
+import { ExitCode } from '../../lib/exit-codes';
 import { writingTo } from '../../lib/failure';
 import { checkVersion } from '../../lib/input';
 
@@ -50,6 +52,12 @@ export function registerArtifactDownload(artifact: Command, app: App): void {
       // `-o -` is stdout, as `--file -` is stdin: never a file named `-`.
       if (options.output !== undefined && options.output !== '-') {
         // A directory, as `cp` takes one: the document goes in it, under a file name of its own.
+        // One named so (`notes/`) that is not there is said as such, not as "it is a directory".
+        if (/[/\\]$/.test(options.output) && !isDirectory(options.output))
+          throw new CliError(`cannot save into ${options.output}: no such directory`, {
+            exitCode: ExitCode.notFound,
+            hint: 'Create it first, or give a file name.',
+          });
         const file = isDirectory(options.output)
           ? join(options.output, fileNamed(found.artifact.name))
           : options.output;
