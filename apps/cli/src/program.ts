@@ -169,8 +169,7 @@ Keys and tokens are kept in $XDG_CONFIG_HOME/convene/credentials.json (mode 0600
     const end = words.indexOf('--');
     const known = optionsOf(action as Command);
     for (const [i, word] of (end < 0 ? words : words.slice(0, end)).entries()) {
-      const name = /^-([a-z][a-z0-9-]+)$/i.exec(word)?.[1];
-      if (!name || !known.some((o) => o.long === `--${name}`)) continue;
+      if (!spelledLong(known, word)) continue;
       // The value of an option before it (`--name -json`) is a value.
       const before = known.find((o) => o.long === words[i - 1] || o.short === words[i - 1]);
       if (before?.required || before?.optional) continue;
@@ -292,19 +291,14 @@ function formatCommanderError(
   // `-json`, `-at 2` (one dash, as Go's flags take them): an option of the command, mistyped;
   // commander may have read the first letter as a short flag (`-quiet`: -q, then `-uiet` unknown).
   const unknownOption = /^unknown option '(-[^-].*)'$/s.exec(said)?.[1];
+  const known = optionsOf(command);
   const oneDash = unknownOption
     ? args
-        .find(
-          (word) =>
-            /^-[a-z][a-z0-9-]+$/i.test(word) &&
-            word.endsWith(unknownOption.slice(1)) &&
-            optionsOf(command).some((o) => o.long === `-${word}`),
-        )
-        ?.slice(1)
+        .map((word) => (word.endsWith(unknownOption.slice(1)) ? spelledLong(known, word) : undefined))
+        .find(Boolean)
     : undefined;
   if (/^unknown option '(-v|--version)'$/.test(said)) rest = [`(${versionHint(command)})`];
-  else if (oneDash && optionsOf(command).some((o) => o.long === `--${oneDash}`))
-    rest = [`(Did you mean --${oneDash}?)`];
+  else if (oneDash) rest = [`(Did you mean ${oneDash}?)`];
   else if (rest.length === 0 && command.registeredArguments.length > 0) {
     const dashed = textAfterDashes(said, args, command);
     if (dashed) rest = [`(${dashed})`];
@@ -393,6 +387,12 @@ function sortWords(command: Command, words: readonly string[]): { options: strin
     }
   }
   return { options, positionals };
+}
+
+/** The long option a word of one dash spells (`-file`: `--file`), if the command has it. */
+function spelledLong(known: readonly Option[], word: string): string | undefined {
+  const long = /^-[a-z][a-z0-9-]+$/i.test(word) ? `-${word}` : undefined;
+  return long && known.some((o) => o.long === long) ? long : undefined;
 }
 
 /** The options a command takes: its own and its parents' (the program's --json, --url). */
