@@ -121,6 +121,16 @@ describe('sendMessage', () => {
     expect(listed.map((m) => [...m.content].length)).toEqual([65_536, 65_536]);
   });
 
+  it('keeps content character for character: a leading U+FEFF is no byte order mark to drop', async () => {
+    // PGlite decoded every text value with a TextDecoder that took a leading U+FEFF for a byte
+    // order mark and dropped it (patches/@electric-sql__pglite@0.5.16.patch keeps it).
+    const space = await h.createSpace();
+    const contents = ['\uFEFFhello', '\uFEFF\uFEFFtwice', '\uFEFF'];
+    for (const content of contents) expectOk(await send(space, space.ownerKey, { content }));
+    const listed = (await list(space, space.ownerKey)).body.messages as MessageView[];
+    expect(listed.map((m) => m.content)).toEqual(contents);
+  });
+
   it.each([
     ['no content', {}],
     ['empty content', { content: '' }],
