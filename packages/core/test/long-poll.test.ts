@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { UnavailableError } from '../src/errors';
 import { longPoll } from '../src/events/long-poll';
 import type { StreamEvent } from '../src/events/read-events';
@@ -150,5 +150,39 @@ describe('longPoll', () => {
     // Nothing read again: the answer is what the wait had.
     expect(reads).toBe(2);
     expect(listening()).toBe(0);
+  });
+
+  describe("at its space's expiry", () => {
+    afterEach(() => {
+      vi.restoreAllMocks();
+    });
+
+    // A clock that ticks a millisecond at every reading: what a busy machine's clock may do
+    // between two readings of the same turn. Read twice per turn, a wait that woke just before
+    // the expiry found it past at its second reading and answered "nothing new" (200) where the
+    // read at the expiry answers 401. Two expiries, so that a turn lands on either parity.
+    it.each([5, 6])('reads again, however the clock ticks (the space ends %i ms on)', async (endsIn) => {
+      let now = 1_000_000;
+      vi.spyOn(Date, 'now').mockImplementation(() => now++);
+      const end = now + endsIn;
+      const { watch } = fakeWatch();
+      let reads = 0;
+      const polling = longPoll({
+        watch,
+        spaceId: 's',
+        waitSeconds: 60,
+        read: async () => {
+          reads += 1;
+          // The read's own clock, not a reading that ticks.
+          if (now >= end) throw new Error('space expired');
+          return [] as number[];
+        },
+        msToExpiry: () => end - now,
+        hasNews: (r) => r.length > 0,
+        wakesOn: () => true,
+      });
+      await expect(polling).rejects.toThrow('space expired');
+      expect(reads).toBe(3);
+    });
   });
 });
