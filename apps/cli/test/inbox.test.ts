@@ -276,7 +276,7 @@ describe('webhook', () => {
     expect(refused.stderr).not.toContain('--help');
     const refusedJson = await guest.run(['webhook', 'add', 'http://127.0.0.1:9/hook', '--json']);
     expect(JSON.parse(refusedJson.stderr)).toMatchObject({
-      code: 'invalid_request',
+      code: 'webhook_address_private',
       status: 400,
       exitCode: 2,
       hint: expect.stringContaining('WEBHOOK_ALLOW_PRIVATE=true'),

@@ -64,6 +64,11 @@ export const errorCodes = {
     status: [400],
     meaning: 'the API-Version header names a version this server does not serve',
   },
+  webhook_address_private: {
+    status: [400],
+    meaning:
+      'the webhook URL’s host is a loopback, private or link-local address, which this server does not let webhooks reach (its operator may allow them: WEBHOOK_ALLOW_PRIVATE, WEBHOOK_ALLOW_NETWORKS)',
+  },
   key_required: {
     status: [401],
     meaning: 'no key was sent (X-Private-Key, or the MCP `privateKey` argument)',

@@ -564,6 +564,7 @@ export type ErrorCode = KnownErrorCode | (string & {});
  * - `internal_error` (500): the service failed: report the Request-Id
  * - `unavailable` (503): the service cannot answer now: retry after `Retry-After` seconds
  * - `unsupported_api_version` (400): the API-Version header names a version this server does not serve
+ * - `webhook_address_private` (400): the webhook URL’s host is a loopback, private or link-local address, which this server does not let webhooks reach (its operator may allow them: WEBHOOK_ALLOW_PRIVATE, WEBHOOK_ALLOW_NETWORKS)
  * - `key_required` (401): no key was sent (X-Private-Key, or the MCP `privateKey` argument)
  * - `key_unknown` (401): the key names nobody in this space
  * - `wrong_key_type` (401): the key is valid here but of a kind this operation does not take
@@ -599,6 +600,7 @@ export type KnownErrorCode =
   | 'internal_error'
   | 'unavailable'
   | 'unsupported_api_version'
+  | 'webhook_address_private'
   | 'key_required'
   | 'key_unknown'
   | 'wrong_key_type'

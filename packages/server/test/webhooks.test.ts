@@ -110,12 +110,15 @@ describe('createWebhook, listWebhooks, deleteWebhook', () => {
       const res = await h.post(hooks(space), { key: space.ownerKey, body: { url } });
       expectError(res, 400);
       expect(res.body.error).toMatch(/loopback, private and link-local addresses are not allowed/);
+      // Its own code: the operator can lift it, which a client may say (the CLI does).
+      expect(res.body.code).toBe('webhook_address_private');
     }
     // The unspecified address is never allowed, whatever the operator allows, and said so.
     for (const url of ['http://0.0.0.0:8080/hook', 'http://[::]:8080/hook']) {
       const res = await h.post(hooks(space), { key: space.ownerKey, body: { url } });
       expectError(res, 400);
       expect(res.body.error).toMatch(/the unspecified address \(0\.0\.0\.0, ::\) is never allowed$/);
+      expect(res.body.code).toBe('invalid_request');
     }
     await withServer(
       { config: { webhookUrls: { allowPrivate: true, allowNetworks: [] } } },

@@ -38,12 +38,12 @@ function eventType(value: string, previous: EventType[] = []): EventType[] {
 }
 
 /**
- * A URL refused for its address (loopback, private, link-local): a setting of the server, not a
- * mistake on this command line, so the hint names it rather than `webhook add --help`. The
- * server says it in a 400 of the generic code (`invalid_request`), so its words tell it apart.
+ * A URL refused for its address (loopback, private, link-local; code `webhook_address_private`):
+ * a setting of the server, not a mistake on this command line, so the hint names it rather than
+ * `webhook add --help`.
  */
 function privateRefused(ctx: Context, error: unknown): CliError | undefined {
-  if (!(error instanceof BadRequestError) || !PRIVATE_REFUSED.test(error.message)) return undefined;
+  if (!(error instanceof BadRequestError) || error.code !== 'webhook_address_private') return undefined;
   // On this machine, the server is one the user starts, and can start so.
   const local = isLoopback(new URL(ctx.server).hostname);
   return new CliError(serverWords(error), {
@@ -57,9 +57,6 @@ function privateRefused(ctx: Context, error: unknown): CliError | undefined {
     cause: error,
   });
 }
-
-/** The server's words for an address its webhook policy refuses (core's url-policy.ts). */
-const PRIVATE_REFUSED = /loopback, private and link-local addresses are not allowed/;
 
 /** `convene webhook add | list | remove`: the signed webhooks that push a space's events to you. */
 export function registerWebhook(program: Command, app: App): void {

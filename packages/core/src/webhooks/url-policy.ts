@@ -76,10 +76,14 @@ export async function checkWebhookUrl(
     }
   }
   const refused = addresses.find((address) => !addressAllowed(address, policy));
-  if (refused !== undefined || addresses.length === 0)
+  if (refused !== undefined || addresses.length === 0) {
+    const why = whyRefused(refused, policy);
     throw new ValidationError(
-      `url's host ${host} resolves to ${refused ?? 'nothing'}: ${whyRefused(refused, policy)}`,
+      `url's host ${host} resolves to ${refused ?? 'nothing'}: ${why}`,
+      {},
+      why === PRIVATE_REFUSED ? 'webhook_address_private' : undefined,
     );
+  }
   return url;
 }
 
@@ -88,5 +92,8 @@ function whyRefused(address: string | undefined, policy: WebhookUrlPolicy): stri
   if (address !== undefined && ipaddr.isValid(address) && ipaddr.parse(address).range() === 'unspecified')
     return 'the unspecified address (0.0.0.0, ::) is never allowed';
   if (policy.allowPrivate) return 'not an address webhooks may reach';
-  return 'loopback, private and link-local addresses are not allowed';
+  return PRIVATE_REFUSED;
 }
+
+/** The refusal the operator can lift (its own code, so that a client can say how). */
+const PRIVATE_REFUSED = 'loopback, private and link-local addresses are not allowed';
