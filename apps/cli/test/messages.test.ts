@@ -68,7 +68,8 @@ describe('send', () => {
     expect(long.code).toBe(2);
     expect(long.stderr).toContain('a message holds at most 65,536 characters');
     const file = join(guest.home, 'note.html');
-    writeFileSync(file, '<p>from a <b>file</b></p>\n');
+    // Saved with a byte order mark (Notepad, PowerShell): not part of the message.
+    writeFileSync(file, '\uFEFF<p>from a <b>file</b></p>\n');
     expect((await guest.run(['send', '--file', file, '--html'])).code).toBe(0);
     expect(
       (await guest.run(['send', '--image', 'https://example.com/chart.png', '-q'])).stdout.trim(),

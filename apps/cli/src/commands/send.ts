@@ -114,7 +114,7 @@ export function registerSend(program: Command, app: App): void {
       // the limit would otherwise lose its rest and, trimmed, pass for a message that fits.
       const fitting = (text: string) => {
         if (Buffer.byteLength(text) > MESSAGE_BYTES) throw tooLong();
-        return trimEnd(text);
+        return messageOf(text);
       };
       let content: string;
       if (options.image !== undefined) content = options.image;
@@ -267,8 +267,11 @@ function strayWarning(ctx: Context, stray: StrayMention): string {
   return `${word} mentions nobody (did you mean ${meant}?): a mention is @ and a participant’s whole name, in any case. ${said}`;
 }
 
-/** The newline(s) a file or a pipe ends with are not part of the message. */
-const trimEnd = (text: string) => text.replace(/[\r\n]+$/, '');
+/**
+ * What a file or a pipe says as a message: the newline(s) it ends with are not part of it, nor is
+ * the byte order mark some editors put first (a document keeps it: its bytes are its own).
+ */
+const messageOf = (text: string) => text.replace(/^\uFEFF/, '').replace(/[\r\n]+$/, '');
 
 /**
  * The message --reply-to names: an id passes as it is; the start of one (4 characters or more,
