@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type AskDocument, ask, indexAskDocuments } from '../src/ask';
+import { type AskDocument, ask, indexAskDocuments, withoutStrayNots } from '../src/ask';
 import { FakeClock } from '../src/clock';
 import { rowsOf } from '../src/db';
 import { type Deps, defaultCoreConfig } from '../src/deps';
@@ -123,6 +123,17 @@ describe('ask', () => {
     expect((await ask({ deps, query: '!!! ??? ---' })).results).toEqual([]);
     for (const query of ["it's", 'a & b | c', '"unterminated', "back\\slash 'quote'", '(marmot) -meetup OR'])
       await expect(ask({ deps, query })).resolves.toMatchObject({ query });
+  });
+
+  it('takes any run of dashes: only a dash before a word or a phrase is a NOT', async () => {
+    // PostgreSQL stacks a NOT for every other dash, and failed past 32 (a 500 for `/ask?query=---…`).
+    const runs = ['-'.repeat(33), '- '.repeat(40), `marmot ${'-'.repeat(100)}`];
+    for (const mark of '!&()<|:*\\'.split('')) runs.push(`-${mark}`.repeat(40), `-${mark} `.repeat(40));
+    for (const query of runs) await expect(ask({ deps, query })).resolves.toMatchObject({ query });
+    // A NOT before a word or a phrase is one still.
+    expect(withoutStrayNots('marmot -meetup -"dry run" -é -2 - -- x-')).toBe(
+      'marmot -meetup -"dry run" -é -2      x ',
+    );
   });
 
   it('matches a long query on its first 32 distinct words, every one still counting for the full match', async () => {

@@ -58,7 +58,7 @@ export async function ask({ deps, query, limit = 10 }: AskOptions): Promise<TAsk
   const { db, clock, config } = deps;
   const bonus = sql.raw(`${ALL_TERMS_BONUS}::float8`);
   const terms = sql`(
-    select websearch_to_tsquery('english', ${query}) as all_terms,
+    select websearch_to_tsquery('english', ${withoutStrayNots(query)}) as all_terms,
            to_tsquery('simple', coalesce((
              select string_agg('''' || replace(replace(lexeme, '\\', '\\\\'), '''', '''''') || '''', ' | ')
              from (select lexeme from unnest(to_tsvector('english', ${query}))
@@ -116,6 +116,13 @@ export async function ask({ deps, query, limit = 10 }: AskOptions): Promise<TAsk
 
   return { _meta: { ...askMeta }, query_id: newId(), query, results };
 }
+
+/**
+ * The query as websearch_to_tsquery may take it: a `-` means NOT only before a word or a quoted
+ * phrase, and PostgreSQL stacks every other one as a NOT waiting for its operand, failing past 32
+ * ("tsquery stack too small": `---…` or `- - -…` or `-(-(…` answered 500). Those are spaces.
+ */
+export const withoutStrayNots = (query: string): string => query.replace(/-(?![\p{L}\p{N}"])/gu, ' ');
 
 const round = (score: number) => Math.round(score * 10_000) / 10_000;
 
