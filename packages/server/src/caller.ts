@@ -16,6 +16,11 @@ export interface Caller {
   /** A private-space join's pollToken (X-Poll-Token, the `pollToken` tool argument). */
   pollToken?: string | undefined;
   /**
+   * Whom the request counts against as an address (its bucket, http/client.ts): work shared out
+   * per client in this process (password hashing, core's PasswordGate). Absent where unknown.
+   */
+  client?: string | undefined;
+  /**
    * The Idempotency-Key record of a REST write whose use case records it in its own statement
    * (OperationDeclaration.recordsIdempotency); absent everywhere else.
    */

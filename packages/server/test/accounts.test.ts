@@ -89,6 +89,31 @@ describe('login', () => {
   it('rejects a body without a password with 400', async () => {
     expectError(await h.post('/hub/auth/login', { body: { email: 'x@example.com' } }), 400);
   });
+
+  it('checks four passwords of one address at a time at most: a burst beyond is 429, retry in a second', async () => {
+    // A hash holds a worker thread for tens of milliseconds: a burst of wrong logins from one
+    // address queued every other user's login behind it (core's PasswordGate).
+    await signup(h, { email: 'burst@example.com', password: 'right-password' });
+    const burst = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        h.post('/hub/auth/login', { body: { email: 'burst@example.com', password: 'wrong-password' } }),
+      ),
+    );
+    const refused = burst.filter((res) => res.status === 429);
+    expect(burst.filter((res) => res.status === 401).length).toBeGreaterThanOrEqual(4);
+    expect(refused.length).toBeGreaterThan(0);
+    expect(refused.length + burst.filter((res) => res.status === 401).length).toBe(20);
+    for (const res of refused) {
+      expectError(res, 429);
+      expect(res.body).toMatchObject({ code: 'rate_limited', retryAfter: 1 });
+      expect(res.body.error).toBe('too many password checks from this address at once: retry in a second');
+      expect(res.headers.get('retry-after')).toBe('1');
+    }
+    // Once they are answered, the address logs in again.
+    expectOk(
+      await h.post('/hub/auth/login', { body: { email: 'burst@example.com', password: 'right-password' } }),
+    );
+  });
 });
 
 describe('dashboard JWT', () => {

@@ -9,6 +9,7 @@ export * from './jwt-sessions';
 export * from './list-api-tokens';
 export * from './list-my-spaces';
 export * from './login';
+export * from './password-gate';
 export * from './passwords';
 export * from './poll-link';
 export * from './resolve-user-token';

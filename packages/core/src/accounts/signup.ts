@@ -3,18 +3,21 @@ import { users } from '../db/schema';
 import type { Deps } from '../deps';
 import { ConflictError } from '../errors';
 import { newId } from '../ids';
+import { passwordGate } from './password-gate';
 import { hashPassword } from './passwords';
 import { normalizeEmail, openSession } from './views';
 
 export interface SignupOptions {
   deps: Deps;
   input: TSignupRequest;
+  /** Whom the request counts against (its address's bucket): see PasswordGate. */
+  client?: string | undefined;
 }
 
 /** Creates a built-in account and opens its first dashboard session. */
-export async function signup({ deps, input }: SignupOptions): Promise<TSessionResult> {
+export async function signup({ deps, input, client }: SignupOptions): Promise<TSessionResult> {
   const email = normalizeEmail(input.email);
-  const passwordHash = await hashPassword(input.password);
+  const passwordHash = await passwordGate.run(client, () => hashPassword(input.password));
   const [user] = await deps.db
     .insert(users)
     .values({

@@ -1,15 +1,16 @@
 import type { Deps } from '@convene/core';
 import type { FastifyRequest } from 'fastify';
 import type { Caller } from '../caller';
+import { addressBucket } from '../http/client';
 
 export function headerValue(req: FastifyRequest, name: string): string | undefined {
   const value = req.headers[name];
   return Array.isArray(value) ? value[0] : value;
 }
 
-/** The caller of a REST request: its credentials, from their headers. */
+/** The caller of a REST request: its credentials, from their headers, and its address's bucket. */
 export function restCaller(deps: Deps, req: FastifyRequest): Caller {
-  return { deps, ...restCredentials(req) };
+  return { deps, ...restCredentials(req), client: addressBucket(req.ip) };
 }
 
 /** A REST request's credentials, from their headers. */
