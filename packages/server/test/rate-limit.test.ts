@@ -646,6 +646,24 @@ describe('the address, when no credential is presented', () => {
     );
   });
 
+  it('is an IPv6 address by its /64, as one subscriber gets one: its other addresses buy no fresh bucket', async () => {
+    await withServer(
+      { config: { rateLimitMax: 2, rateLimitWindowSeconds: 60, trustProxy: 1 } },
+      async ({ h }) => {
+        expectOk(await h.get(PROBE, from('2001:db8:a:b::1')));
+        expectOk(await h.get(PROBE, from('2001:db8:a:b:ffff:1234:5678:9abc')));
+        expectError(await h.get(PROBE, from('2001:0db8:000a:000b::2')), 429);
+        // The next /64 is another subscriber.
+        expectOk(await h.get(PROBE, from('2001:db8:a:c::1')));
+        // An IPv4 address is itself, however it is written.
+        expectOk(await h.get(PROBE, from('192.0.2.1')));
+        expectOk(await h.get(PROBE, from('::ffff:192.0.2.1')));
+        expectError(await h.get(PROBE, from('192.0.2.1')), 429);
+        expectOk(await h.get(PROBE, from('192.0.2.2')));
+      },
+    );
+  });
+
   it('is the entry the trusted proxies saw, whatever the client put left of it', async () => {
     // A proxy that appends (nginx's $proxy_add_x_forwarded_for) keeps what the client sent.
     await withServer(

@@ -2,6 +2,7 @@ import { hash } from 'node:crypto';
 import type { Credential } from '@convene/contract';
 import { hashSecret, type RateLimitClient } from '@convene/core';
 import type { FastifyRequest } from 'fastify';
+import ipaddr from 'ipaddr.js';
 import { operationAt } from '../rest/route-table';
 
 /** Who is asking, as far as the HTTP policies care. Only hashes: a credential is never kept. */
@@ -94,11 +95,25 @@ export function credentialOf(request: FastifyRequest): string | undefined {
 /** The hash a credential is known by in rate-limit and idempotency scopes. */
 export const hashCredential = (credential: string): string => sha256(`credential:${credential}`);
 
-/** The bucket of a remote address. */
-export const addressBucket = (ip: string): string => sha256(`address:${ip}`);
+/**
+ * The network a remote address counts as: an IPv4 address alone (an IPv4-mapped IPv6 one as that
+ * IPv4 address), an IPv6 one by its /64, which is one subscriber's usual allocation: each of its
+ * 2^64 addresses a client of its own would buy anyone on IPv6 endless fresh windows and stream
+ * slots. What is not an address is itself.
+ */
+export function clientNetwork(ip: string): string {
+  if (!ipaddr.isValid(ip)) return ip;
+  const address = ipaddr.process(ip);
+  if (address.kind() === 'ipv4') return address.toString();
+  const parts = (address as ipaddr.IPv6).parts.slice(0, 4);
+  return `${parts.map((part) => part.toString(16)).join(':')}::/64`;
+}
+
+/** The bucket of a remote address (its network: clientNetwork). */
+export const addressBucket = (ip: string): string => sha256(`address:${clientNetwork(ip)}`);
 
 /** The bucket of a remote address in the pages' own budget (pages, their assets, avatars). */
-export const pageBucket = (ip: string): string => sha256(`pages:${ip}`);
+export const pageBucket = (ip: string): string => sha256(`pages:${clientNetwork(ip)}`);
 
 /**
  * Shapes a credential can have at all: 64 hex characters (owner and participant keys), `inv_` and
@@ -200,6 +215,7 @@ export function idempotencyCaller(credential: string, ip: string, userToken: str
   const hashed = hashCredential(credential);
   if (!credential.startsWith('inv_')) return hashed;
   return sha256(
-    [hashed, addressBucket(ip), userToken === undefined ? '' : hashCredential(userToken)].join('\n'),
+    // The exact address, not its network: a replay goes to the one host that sent the write.
+    [hashed, sha256(`address:${ip}`), userToken === undefined ? '' : hashCredential(userToken)].join('\n'),
   );
 }
