@@ -1,7 +1,7 @@
 import type { Deps } from '@convene/core';
 import type { FastifyRequest } from 'fastify';
 import type { Caller } from '../caller';
-import { addressBucket } from '../http/client';
+import { clientOf } from '../http/client';
 
 export function headerValue(req: FastifyRequest, name: string): string | undefined {
   const value = req.headers[name];
@@ -10,7 +10,7 @@ export function headerValue(req: FastifyRequest, name: string): string | undefin
 
 /** The caller of a REST request: its credentials, from their headers, and its address's bucket. */
 export function restCaller(deps: Deps, req: FastifyRequest): Caller {
-  return { deps, ...restCredentials(req), client: addressBucket(req.ip) };
+  return { deps, ...restCredentials(req), client: clientOf(req).rateLimit.address };
 }
 
 /** A REST request's credentials, from their headers. */
