@@ -147,6 +147,15 @@ describe('/mcp', () => {
         /initialize/,
       ],
       [
+        'two requests of one id (the first one’s answer was lost)',
+        [
+          { jsonrpc: '2.0', id: 1, method: 'ping' },
+          { jsonrpc: '2.0', method: 'notifications/initialized' },
+          { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+        ],
+        /^call 3 of the batch repeats the id 1 of an earlier call/,
+      ],
+      [
         'a batch of 101',
         Array.from({ length: 101 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'ping' })),
         /100/,

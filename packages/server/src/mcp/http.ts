@@ -196,7 +196,7 @@ export function postRefusalOf(request: FastifyRequest): ReturnType<typeof postRe
  * every other refusal of the service (the transport would answer a JSON-RPC envelope whose `error`
  * is an object, and 415 for a content type): JSON accepted along with event streams, a JSON body,
  * a supported MCP-Protocol-Version when one is sent, and JSON-RPC 2.0 messages, at most 100 to a
- * batch, with `initialize` alone.
+ * batch, with `initialize` alone and no two requests of one id.
  */
 function postRefusal(
   headers: Record<string, string | string[] | undefined>,
@@ -235,5 +235,17 @@ function postRefusal(
     messages.some((m) => (m as { method?: unknown }).method === 'initialize')
   )
     return { status: 400, error: 'initialize must be sent alone, not in a batch' };
+  // The transport files answers by id: a second request of an id lost the first one's answer.
+  const ids = new Set<unknown>();
+  for (const [i, message] of messages.entries()) {
+    const { id, method } = message as { id?: unknown; method?: unknown };
+    if (method === undefined || id === undefined) continue;
+    if (ids.has(id))
+      return {
+        status: 400,
+        error: `call ${i + 1} of the batch repeats the id ${JSON.stringify(id)} of an earlier call: each request of a batch needs an id of its own`,
+      };
+    ids.add(id);
+  }
   return null;
 }
