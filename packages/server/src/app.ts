@@ -20,7 +20,7 @@ import { appRouter, buildOpenApiDocument, declarations, neverReplayed, tools } f
 import type { ServerConfig } from './env';
 import type { EventHub } from './events/hub';
 import { admitStream, clientOf } from './http/client';
-import { clientErrorHandler } from './http/client-error';
+import { clientErrorHandler, connectRefusal } from './http/client-error';
 import { registerCors } from './http/cors';
 import { toHttpError } from './http/errors';
 import { forwardedWithoutTrust } from './http/forwarded';
@@ -150,6 +150,7 @@ export async function buildApp({
     // (checked twice per deadline; Node checks every 30 s by default, past a 60 s deadline). A
     // body still arriving when the request's deadline has answered 503 is read no longer than
     // that (Node's own default reads it for 300 s); a long wait's request is read at once.
+    // A CONNECT never reaches the handler: it is answered by connectRefusal.
     serverFactory: (handler) =>
       createHttpServer(
         {
@@ -158,6 +159,9 @@ export async function buildApp({
           connectionsCheckingInterval: Math.min(5_000, Math.ceil(config.headersTimeoutMs / 2)),
         },
         handler,
+      ).on(
+        'connect',
+        connectRefusal(config.apiVersions.current, () => app.log),
       ),
     // Streams are long-lived; SIGTERM ends them explicitly.
     forceCloseConnections: 'idle',

@@ -275,16 +275,34 @@ describe("requests Node's HTTP parser refuses", () => {
     return answer;
   }
 
-  it('answers headers over 16 KiB (431) and a malformed header (400) as JSON {error, code} with a Request-Id, logged under it', async () => {
+  it('answers headers over 16 KiB (431), a malformed header and a CONNECT (400) as JSON {error, code} with a Request-Id, logged under it', async () => {
     const lines: string[] = [];
     await withServer(
       { config: { logLevel: 'info' }, logStream: { write: (line) => void lines.push(line) } },
       async ({ srv: node, h }) => {
+        const parser = 'request refused by the HTTP parser';
         const cases = [
-          [`GET /api/health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, /too large/],
-          ['GET /api/health HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n', 400, /^malformed HTTP request/],
+          [
+            `GET /api/health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+            431,
+            /too large/,
+            parser,
+          ],
+          [
+            'GET /api/health HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n',
+            400,
+            /^malformed HTTP request/,
+            parser,
+          ],
+          // A proxy's tunnel: Node never hands it to the handler, and closed it unanswered.
+          [
+            'CONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: 127.0.0.1:22\r\n\r\n',
+            400,
+            /^CONNECT is not served/,
+            'CONNECT refused',
+          ],
         ] as const;
-        for (const [request, status, message] of cases) {
+        for (const [request, status, message, logged] of cases) {
           const answer = await raw(node.listenUrl, request);
           const [head = '', body = ''] = answer.split('\r\n\r\n');
           expect(head).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
@@ -301,7 +319,7 @@ describe("requests Node's HTTP parser refuses", () => {
                 .map((line) => JSON.parse(line))
                 .find((line) => line.reqId === id),
             )
-            .toMatchObject({ msg: 'request refused by the HTTP parser', res: { statusCode: status } });
+            .toMatchObject({ msg: logged, res: { statusCode: status } });
         }
         // The node serves on.
         expectOk(await h.get('/api/health'));

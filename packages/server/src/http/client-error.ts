@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { type ServerResponse, STATUS_CODES } from 'node:http';
+import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
 import { errorBody } from './error-body';
 import { MEDIA } from './reply';
@@ -52,17 +53,46 @@ export function clientErrorHandler(apiVersion: string) {
       socket.destroy();
       return;
     }
-    const body = JSON.stringify(errorBody(status, message));
-    const head = [
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
-      `Content-Type: ${MEDIA.json}`,
-      `Content-Length: ${Buffer.byteLength(body)}`,
-      `${REQUEST_ID_HEADER}: ${id}`,
-      `API-Version: ${apiVersion}`,
-      'Cache-Control: no-store',
-      'Connection: close',
-    ];
-    // Ended, then closed once written: a close with the answer still buffered would lose it.
-    socket.end(`${head.join('\r\n')}\r\n\r\n${body}`, () => socket.destroy());
+    answerAndClose(socket, status, message, id, apiVersion);
   };
+}
+
+/**
+ * A `CONNECT` (a proxy's tunnel): Node hands it to the server's `connect` listeners, never to its
+ * request handler, and without one closed the connection with no answer at all. This is no
+ * proxy: a JSON 400 as every other refusal, then the connection closes.
+ */
+export function connectRefusal(apiVersion: string, log: () => FastifyBaseLogger) {
+  return (request: IncomingMessage, socket: Duplex): void => {
+    // Handed over by Node: its errors (a reset) are this listener's to take, or they would throw.
+    socket.on('error', () => socket.destroy());
+    const id = randomUUID();
+    log().info(
+      { reqId: id, remoteAddress: request.socket.remoteAddress, res: { statusCode: 400 } },
+      'CONNECT refused',
+    );
+    answerAndClose(socket, 400, 'CONNECT is not served: this is no proxy', id, apiVersion);
+  };
+}
+
+/** A JSON error written straight to the socket, which then closes. */
+function answerAndClose(
+  socket: Duplex,
+  status: number,
+  message: string,
+  id: string,
+  apiVersion: string,
+): void {
+  const body = JSON.stringify(errorBody(status, message));
+  const head = [
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
+    `Content-Type: ${MEDIA.json}`,
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    `${REQUEST_ID_HEADER}: ${id}`,
+    `API-Version: ${apiVersion}`,
+    'Cache-Control: no-store',
+    'Connection: close',
+  ];
+  // Ended, then closed once written: a close with the answer still buffered would lose it.
+  socket.end(`${head.join('\r\n')}\r\n\r\n${body}`, () => socket.destroy());
 }
