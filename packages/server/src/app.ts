@@ -150,7 +150,6 @@ export async function buildApp({
     // (checked twice per deadline; Node checks every 30 s by default, past a 60 s deadline). A
     // body still arriving when the request's deadline has answered 503 is read no longer than
     // that (Node's own default reads it for 300 s); a long wait's request is read at once.
-    // A CONNECT never reaches the handler: it is answered by connectRefusal.
     serverFactory: (handler) =>
       createHttpServer(
         {
@@ -159,9 +158,6 @@ export async function buildApp({
           connectionsCheckingInterval: Math.min(5_000, Math.ceil(config.headersTimeoutMs / 2)),
         },
         handler,
-      ).on(
-        'connect',
-        connectRefusal(config.apiVersions.current, () => app.log),
       ),
     // Streams are long-lived; SIGTERM ends them explicitly.
     forceCloseConnections: 'idle',
@@ -186,6 +182,8 @@ export async function buildApp({
   });
 
   ids.stamp(app.server);
+  // A CONNECT never reaches the handler: answered here, as every refusal.
+  app.server.on('connect', connectRefusal(config.apiVersions.current, app.log));
   closeUnreceivedAtShutdown(app);
   await registerCors(app, config.corsOrigins);
 

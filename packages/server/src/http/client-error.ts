@@ -62,12 +62,12 @@ export function clientErrorHandler(apiVersion: string) {
  * request handler, and without one closed the connection with no answer at all. This is no
  * proxy: a JSON 400 as every other refusal, then the connection closes.
  */
-export function connectRefusal(apiVersion: string, log: () => FastifyBaseLogger) {
+export function connectRefusal(apiVersion: string, log: FastifyBaseLogger) {
   return (request: IncomingMessage, socket: Duplex): void => {
     // Handed over by Node: its errors (a reset) are this listener's to take, or they would throw.
     socket.on('error', () => socket.destroy());
     const id = randomUUID();
-    log().info(
+    log.info(
       { reqId: id, remoteAddress: request.socket.remoteAddress, res: { statusCode: 400 } },
       'CONNECT refused',
     );
