@@ -17,7 +17,7 @@ export interface Caller {
   pollToken?: string | undefined;
   /**
    * Whom the request counts against as an address (its bucket, http/client.ts): work shared out
-   * per client in this process (password hashing, core's PasswordGate). Absent where unknown.
+   * per client in this process (password hashing and webhook host lookups: core's WorkGate). Absent where unknown.
    */
   client?: string | undefined;
   /**

@@ -92,7 +92,7 @@ describe('login', () => {
 
   it('checks four passwords of one address at a time at most: a burst beyond is 429, retry in a second', async () => {
     // A hash holds a worker thread for tens of milliseconds: a burst of wrong logins from one
-    // address queued every other user's login behind it (core's PasswordGate).
+    // address queued every other user's login behind it (core's passwordGate).
     await signup(h, { email: 'burst@example.com', password: 'right-password' });
     const burst = await Promise.all(
       Array.from({ length: 20 }, () =>

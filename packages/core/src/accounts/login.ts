@@ -10,7 +10,7 @@ import { normalizeEmail, openSession } from './views';
 export interface LoginOptions {
   deps: Deps;
   input: TLoginRequest;
-  /** Whom the request counts against (its address's bucket): see PasswordGate. */
+  /** Whom the request counts against (its address's bucket): see passwordGate. */
   client?: string | undefined;
 }
 

@@ -5,3 +5,4 @@ export * from './idempotency-store';
 export * from './rate-limiter';
 export * from './reseal-secrets';
 export * from './sealer';
+export * from './work-gate';

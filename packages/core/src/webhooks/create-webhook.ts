@@ -17,6 +17,8 @@ export interface CreateWebhookOptions {
   input: TCreateWebhookBody;
   /** Test hook: how host names resolve (the system resolver by default). */
   resolve?: HostLookup;
+  /** Whom the request counts against (its address's bucket): see WorkGate. */
+  client?: string | undefined;
 }
 
 /**
@@ -30,6 +32,7 @@ export async function createWebhook({
   key,
   input,
   resolve,
+  client,
 }: CreateWebhookOptions): Promise<TCreateWebhookResult> {
   const { db, clock, box, config } = deps;
   const { caller } = await authorize(db, clock, {
@@ -39,7 +42,7 @@ export async function createWebhook({
     whenClosed: whenClosedOf.createWebhook,
   });
   const participant = caller.participant!;
-  const url = await checkWebhookUrl(input.url, config.webhookUrls, resolve);
+  const url = await checkWebhookUrl(input.url, config.webhookUrls, { resolve, client });
   const secret = mintWebhookSecret();
   const row = await db.transaction(async (tx) => {
     const [existing] = await tx

@@ -1,7 +1,8 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { ValidationError } from '../errors';
+import { RateLimitedError, ValidationError } from '../errors';
+import { WorkGate } from '../infra/work-gate';
 
 /** Where webhooks may point. By default only public unicast addresses (no SSRF). */
 export interface WebhookUrlPolicy {
@@ -46,6 +47,45 @@ const systemLookup: HostLookup = async (hostname) =>
   (await lookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address);
 
 /**
+ * The system's lookup holds a worker thread until its resolver gives up, which a name whose
+ * servers never answer makes tens of seconds: registrations wait no longer than LOOKUP_TIMEOUT_MS
+ * for it, and take at most two threads of the process at once, one per client (a second
+ * registration of an address while its first is looked up is 429, retry in a second).
+ */
+export const LOOKUP_TIMEOUT_MS = 5_000;
+const hostLookups = new WorkGate(
+  2,
+  1,
+  'a webhook URL of this address is being checked already: retry in a second',
+);
+
+/** Where the webhook check looks host names up, from whom, and how long it waits. */
+export interface LookupOptions {
+  resolve?: HostLookup | undefined;
+  /** Whom the request counts against (its address's bucket): see WorkGate. */
+  client?: string | undefined;
+  timeoutMs?: number;
+}
+
+/** `host`'s addresses, or undefined when the lookup took longer than `timeoutMs`. */
+async function lookUp(
+  host: string,
+  { resolve = systemLookup, client, timeoutMs = LOOKUP_TIMEOUT_MS }: LookupOptions,
+): Promise<string[] | undefined> {
+  return hostLookups.run(client, async () => {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<undefined>((done) => {
+      timer = setTimeout(done, timeoutMs, undefined);
+    });
+    try {
+      return await Promise.race([resolve(host), late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  });
+}
+
+/**
  * A webhook URL as registered: http: or https:, no credentials in it, and a host whose every
  * address is allowed (checked again at each delivery, when it connects, against DNS rebinding).
  * Anything else is a 400 that says why.
@@ -53,7 +93,7 @@ const systemLookup: HostLookup = async (hostname) =>
 export async function checkWebhookUrl(
   raw: string,
   policy: WebhookUrlPolicy,
-  resolve: HostLookup = systemLookup,
+  lookupOptions: LookupOptions = {},
 ): Promise<URL> {
   let url: URL;
   try {
@@ -69,11 +109,18 @@ export async function checkWebhookUrl(
   let addresses: string[];
   if (isIP(host) !== 0) addresses = [host];
   else {
+    let found: string[] | undefined;
     try {
-      addresses = await resolve(host);
-    } catch {
+      found = await lookUp(host, lookupOptions);
+    } catch (error) {
+      if (error instanceof RateLimitedError) throw error;
       throw new ValidationError(`url's host ${host} does not resolve`);
     }
+    if (found === undefined)
+      throw new ValidationError(
+        `url's host ${host} did not resolve within ${(lookupOptions.timeoutMs ?? LOOKUP_TIMEOUT_MS) / 1000} s`,
+      );
+    addresses = found;
   }
   const refused = addresses.find((address) => !addressAllowed(address, policy));
   if (refused !== undefined || addresses.length === 0) {

@@ -6,7 +6,8 @@ import { type Declaration, operation } from './declare';
 /** Signed webhooks: a participant's own push channel for a space's events. */
 export const webhookOperations: Declaration[] = [
   operation(contract.createWebhook, {
-    run: ({ spaceId, ...input }, { deps, key }) => createWebhook({ deps, spaceId, key, input }),
+    run: ({ spaceId, ...input }, { deps, key, client }) =>
+      createWebhook({ deps, spaceId, key, input, client }),
     tool: {
       title: 'Register a webhook',
       description:

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { PasswordGate } from '../src/accounts/password-gate';
 import { RateLimitedError } from '../src/errors';
+import { WorkGate } from '../src/infra/work-gate';
 
 /** Work a test finishes by hand, recording when it started. */
 function jobs() {
@@ -15,15 +15,15 @@ function jobs() {
   return { started, job, done: (name: string) => finish.get(name)!(), settle };
 }
 
-describe('PasswordGate', () => {
+describe('WorkGate', () => {
   it('runs two at once, the rest first come first served, and refuses a fifth of one client', async () => {
-    const gate = new PasswordGate(2, 4);
+    const gate = new WorkGate(2, 4, 'one at a time, Mallory');
     const { started, job, done, settle } = jobs();
     const mallory = ['m1', 'm2', 'm3', 'm4'].map((name) => gate.run('mallory', job(name)));
     // Mallory's fifth, while four of hers run or wait: refused at once, in a second.
     const fifth = gate.run('mallory', job('m5'));
     await expect(fifth).rejects.toBeInstanceOf(RateLimitedError);
-    await expect(fifth).rejects.toMatchObject({ retryAfterSeconds: 1 });
+    await expect(fifth).rejects.toMatchObject({ retryAfterSeconds: 1, message: 'one at a time, Mallory' });
     const alice = gate.run('alice', job('a1'));
     await settle();
     expect(started).toEqual(['m1', 'm2']);
@@ -48,7 +48,7 @@ describe('PasswordGate', () => {
   });
 
   it('gives the slot back when work fails, and never refuses work of no client', async () => {
-    const gate = new PasswordGate(1, 1);
+    const gate = new WorkGate(1, 1, 'later');
     await expect(gate.run('bob', () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
     expect(await gate.run('bob', async () => 'ran')).toBe('ran');
     const { started, job, done, settle } = jobs();
