@@ -34,6 +34,12 @@ export function startRequestTimer(request: FastifyRequest, reply: FastifyReply, 
     if (reply.sent || reply.raw.headersSent) return;
     timedOut.add(request);
     request.log.warn({ timeoutMs: ms }, 'request timed out');
+    // A body still arriving is read no further: the connection closes once the answer is out,
+    // or Node's own deadline, a second later, answered the same request again (a raw 408).
+    if (!request.raw.complete) {
+      reply.header('Connection', 'close');
+      reply.raw.once('finish', () => request.raw.socket?.destroy());
+    }
     sendError(
       reply,
       503,
