@@ -190,12 +190,23 @@ describe('bodies that are not objects', () => {
     expect(tokens.body).toEqual([]);
   });
 
-  it('a JSON-RPC batch is still an array on /mcp', async () => {
-    const res = await h.post('/mcp', {
-      headers: { Accept: 'application/json, text/event-stream' },
-      body: [{ jsonrpc: '2.0', id: 1, method: 'ping' }],
-    });
-    expect(res.status).toBe(200);
+  it('a JSON-RPC batch is still an array on /mcp, answered with an array however many requests it holds', async () => {
+    const post = (body: unknown) =>
+      h.post('/mcp', { headers: { Accept: 'application/json, text/event-stream' }, body });
+    const ping = (id: number) => ({ jsonrpc: '2.0', id, method: 'ping' });
+    const one = await post([ping(1)]);
+    expect(one.status).toBe(200);
+    // JSON-RPC 2.0: a batch's answer is an array, one request's too (the SDK answered an object).
+    expect(one.body).toEqual([{ jsonrpc: '2.0', id: 1, result: {} }]);
+    const beside = await post([ping(2), { jsonrpc: '2.0', method: 'notifications/initialized' }]);
+    expect(beside.body).toEqual([{ jsonrpc: '2.0', id: 2, result: {} }]);
+    const two = await post([ping(3), ping(4)]);
+    expect(two.body).toEqual([
+      { jsonrpc: '2.0', id: 3, result: {} },
+      { jsonrpc: '2.0', id: 4, result: {} },
+    ]);
+    // A call alone is answered alone.
+    expect((await post(ping(5))).body).toEqual({ jsonrpc: '2.0', id: 5, result: {} });
   });
 
   it('an empty JSON-RPC batch is 400 on /mcp (JSON-RPC 2.0: an invalid request), not an empty 202', async () => {

@@ -1,5 +1,6 @@
 import { createMcpSession, deleteMcpSession, ShuttingDownError, touchMcpSession } from '@convene/core';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { getRequestListener } from '@hono/node-server';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import { admitStream, admitStreamOf, sha256 } from '../http/client';
@@ -131,7 +132,7 @@ export function mcpHandler({ app, config, deps, api, idempotency }: RouteScope):
         (m as { params?: { _meta?: { progressToken?: unknown } } } | null)?.params?._meta?.progressToken !==
         undefined,
     );
-    const transport = new StreamableHTTPServerTransport({ enableJsonResponse: !wantsProgress });
+    const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: !wantsProgress });
     // The transport writes to the raw response.
     takeOver(reply);
     if (initializing && session) reply.raw.setHeader('Mcp-Session-Id', session);
@@ -148,7 +149,16 @@ export function mcpHandler({ app, config, deps, api, idempotency }: RouteScope):
     });
     try {
       await server.connect(transport);
-      await transport.handleRequest(request.raw, reply.raw, request.body);
+      const batch = Array.isArray(request.body);
+      // As the SDK's Node transport does (Node's request and response as the web's), but a
+      // batch's answer is an array, one call's too.
+      await getRequestListener(
+        async (webRequest) => {
+          const answer = await transport.handleRequest(webRequest, { parsedBody: request.body });
+          return batch ? asBatchAnswer(answer) : answer;
+        },
+        { overrideGlobalObjects: false },
+      )(request.raw, reply.raw);
     } catch (error) {
       request.log.error({ err: error }, 'MCP request failed');
       if (!reply.raw.headersSent) {
@@ -175,6 +185,24 @@ export function refusal(
   if (typeof host !== 'string' || host === '' || !URL.canParse(`http://${host}/`))
     return { status: 400, error: 'the Host header is missing or invalid' };
   return null;
+}
+
+/**
+ * The JSON answer to a batch as JSON-RPC 2.0 gives it: an array. The SDK's transport answers a
+ * batch holding one request (notifications beside it answer nothing) with that request's answer
+ * alone, an object, which a client reading the batch's answers as an array cannot take.
+ */
+async function asBatchAnswer(answer: Response): Promise<Response> {
+  // A refusal of the whole POST (its status not 200) is one error, as JSON-RPC's for an invalid batch.
+  if (answer.status !== 200 || !answer.headers.get('content-type')?.startsWith('application/json'))
+    return answer;
+  const text = await answer.text();
+  const body = text.trimStart().startsWith('{') ? `[${text}]` : text;
+  return new Response(body, {
+    status: answer.status,
+    statusText: answer.statusText,
+    headers: answer.headers,
+  });
 }
 
 /** The SDK transport's own limit on a batch (it would answer more with a JSON-RPC envelope). */
