@@ -5,7 +5,7 @@ import type { Db } from './db/types';
 import type { EventBus } from './events/event-bus';
 import type { SpaceWatch } from './events/space-watch';
 import type { Sealer } from './infra/sealer';
-import { defaultWebhookUrlPolicy, type WebhookUrlPolicy } from './webhooks/url-policy';
+import { defaultWebhookUrlPolicy, type HostLookup, type WebhookUrlPolicy } from './webhooks/url-policy';
 
 export interface CoreConfig {
   /** Absolute base of every URL the service hands out. */
@@ -39,6 +39,8 @@ export interface Deps {
   config: CoreConfig;
   /** Space events as they commit, on any node: long polls wait on it. Absent, they answer at once. */
   watch?: SpaceWatch | undefined;
+  /** Test hook: how webhook URLs' hosts are looked up (the system's resolver when absent). */
+  lookupHost?: HostLookup | undefined;
 }
 
 /**

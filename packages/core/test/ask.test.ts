@@ -130,10 +130,19 @@ describe('ask', () => {
     const runs = ['-'.repeat(33), '- '.repeat(40), `marmot ${'-'.repeat(100)}`];
     for (const mark of '!&()<|:*\\'.split('')) runs.push(`-${mark}`.repeat(40), `-${mark} `.repeat(40));
     for (const query of runs) await expect(ask({ deps, query })).resolves.toMatchObject({ query });
-    // A NOT before a word or a phrase is one still.
-    expect(withoutStrayNots('marmot -meetup -"dry run" -é -2 - -- x-')).toBe(
-      'marmot -meetup -"dry run" -é -2      x ',
+    // A NOT before a word or a phrase is one still, whatever marks stand between.
+    expect(withoutStrayNots('marmot -meetup -"dry run" -é -2 -@bob -#release -(draft) - -- x-')).toBe(
+      'marmot -meetup -"dry run" -é -2 -@bob -#release -(draft)      x ',
     );
+    const space = (name: string) =>
+      createSpace({ deps, input: { name, description: '', privacy: 'public', ttl: 3600 } });
+    const withBob = await space('Zqdeploy with bob');
+    const without = await space('Zqdeploy alone');
+    const urls = async (query: string) => (await ask({ deps, query })).results.map((r) => r.url);
+    const url = (s: { spaceId: string }) => `https://convene.example/hub/space/${s.spaceId}`;
+    // The one without bob matches the whole query, so ranks first; then the other, which shares a word.
+    expect(await urls('zqdeploy -@bob')).toEqual([url(without), url(withBob)]);
+    expect(await urls('zqdeploy @bob')).toEqual([url(withBob), url(without)]);
   });
 
   it('matches a long query on its first 32 distinct words, every one still counting for the full match', async () => {

@@ -21,6 +21,11 @@ export interface Caller {
    */
   client?: string | undefined;
   /**
+   * What the operation's `prepare` step found before any transaction opened (declare.ts): a
+   * webhook's URL, its host looked up. Absent for operations without one.
+   */
+  prepared?: unknown;
+  /**
    * The Idempotency-Key record of a REST write whose use case records it in its own statement
    * (OperationDeclaration.recordsIdempotency); absent everywhere else.
    */

@@ -5,6 +5,7 @@ import {
   type Database,
   type Deps,
   type EventBus,
+  type HostLookup,
   isDatabaseUnavailable,
   loadSessionKeys,
   type OpenDatabaseOptions,
@@ -51,6 +52,8 @@ export interface CreateServerOptions {
   loadDataDir?: OpenDatabaseOptions['loadDataDir'];
   /** Test hook: the event bus in place of the server's own (given it, to wrap it). */
   events?: (bus: EventBus) => EventBus;
+  /** Test hook: how webhook URLs' hosts are looked up at registration (Deps.lookupHost). */
+  lookupHost?: HostLookup;
   /** Benchmark hook: replace some of the default policy stores (e.g. an in-process rate limiter). */
   policies?: Partial<PolicyStores>;
   /** How long to wait for a PostgreSQL that cannot be reached yet, told of each attempt (serve). */
@@ -98,6 +101,7 @@ export async function createServer(
       clock: options.clock ?? systemClock,
       box,
       events: options.events?.(bus) ?? bus,
+      ...(options.lookupHost ? { lookupHost: options.lookupHost } : {}),
       // The deployment's issuer and key, from the database: a session minted by any node is
       // accepted by every other, whatever their PUBLIC_URLs, and survives restarts.
       sessions: createJwtSessions({

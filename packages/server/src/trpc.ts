@@ -4,6 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import type { Caller } from './caller';
 import { type GuardedRequest, guardOf, refusalOf } from './http/idempotency';
+import { type OperationDeclaration, requireCredential } from './operations/declare';
 import { restCaller } from './rest/caller';
 
 /** Status and headers of a success, set by the procedure from its contract (rest/procedures.ts). */
@@ -68,6 +69,24 @@ const idempotent = t.middleware(async ({ ctx, next }) => {
 });
 
 export const procedure = t.procedure.use(idempotent);
+
+/**
+ * The procedure of an operation with a `prepare` step (operations/declare.ts): that step runs
+ * first, on the input as the procedure will parse it, before the idempotent middleware opens the
+ * guarded write's transaction. An input the procedure refuses is left to it (400, recorded under
+ * the guard as any refusal).
+ */
+export function preparedProcedure(declaration: OperationDeclaration) {
+  return t.procedure
+    .use(async ({ ctx, getRawInput, next }) => {
+      // A missing credential is said as every operation says it, before any work.
+      requireCredential(declaration.contract, ctx);
+      const parsed = declaration.contract.input.safeParse(await getRawInput());
+      if (parsed.success && declaration.prepare) ctx.prepared = await declaration.prepare(parsed.data, ctx);
+      return next();
+    })
+    .use(idempotent);
+}
 
 export function createContextFactory(deps: Deps, shutdown: AbortSignal) {
   return ({ req, res }: { req: FastifyRequest; res: FastifyReply }): Context => ({

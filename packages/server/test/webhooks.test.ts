@@ -140,6 +140,39 @@ describe('createWebhook, listWebhooks, deleteWebhook', () => {
     );
   });
 
+  it('looks its host up before a guarded registration opens its transaction: the database serves on meanwhile', async () => {
+    // On PGlite a transaction holds every query of the process: a lookup inside one (up to 5 s)
+    // stopped them all.
+    const lookups: string[] = [];
+    let answer: (addresses: string[]) => void = () => {};
+    const lookupHost = (host: string) => {
+      lookups.push(host);
+      return new Promise<string[]>((resolve) => (answer = resolve));
+    };
+    await withServer({ lookupHost }, async ({ h: node }) => {
+      const space = await node.createSpace();
+      const register = () =>
+        node.post(hooks(space), {
+          key: space.ownerKey,
+          body: { url: 'https://hooks.example/in' },
+          headers: { 'Idempotency-Key': 'register-once' },
+        });
+      const registering = register();
+      await expect.poll(() => lookups).toEqual(['hooks.example']);
+      expectOk(await node.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey }));
+      answer(['93.184.216.34']);
+      const res = await registering;
+      expectOk(res, 201);
+      expect(res.body.url).toBe('https://hooks.example/in');
+      // Its retry is the replay, without a lookup.
+      const again = await register();
+      expectOk(again, 201);
+      expect(again.headers.get('idempotency-replayed')).toBe('true');
+      expect(again.body.id).toBe(res.body.id);
+      expect(lookups).toEqual(['hooks.example']);
+    });
+  });
+
   it('refuses loopback by default: only the operator allows it', async () => {
     await withServer({}, async ({ h: strict }) => {
       const space = await strict.createSpace();

@@ -118,11 +118,14 @@ export async function ask({ deps, query, limit = 10 }: AskOptions): Promise<TAsk
 }
 
 /**
- * The query as websearch_to_tsquery may take it: a `-` means NOT only before a word or a quoted
- * phrase, and PostgreSQL stacks every other one as a NOT waiting for its operand, failing past 32
- * ("tsquery stack too small": `---…` or `- - -…` or `-(-(…` answered 500). Those are spaces.
+ * The query as websearch_to_tsquery may take it: a `-` is a NOT of the word it stands before
+ * (`-meetup`, `-"dry run"`, `-@bob`, `-(draft)`), but PostgreSQL stacks every other one (a run of
+ * dashes, a dash before a space or another dash) as a NOT waiting for its operand, and fails past
+ * 32 ("tsquery stack too small": `---…` or `- - -…` or `-(-(…` answered 500). Those are spaces;
+ * so is a dash standing alone between words (`foo - bar` is foo and bar, as search engines read it).
  */
-export const withoutStrayNots = (query: string): string => query.replace(/-(?![\p{L}\p{N}"])/gu, ' ');
+export const withoutStrayNots = (query: string): string =>
+  query.replace(/-(?=[^\s\p{L}\p{N}"]*(?:[\s-]|$))/gu, ' ');
 
 const round = (score: number) => Math.round(score * 10_000) / 10_000;
 

@@ -19,6 +19,33 @@ export interface CreateWebhookOptions {
   resolve?: HostLookup;
   /** Whom the request counts against (its address's bucket): see WorkGate. */
   client?: string | undefined;
+  /**
+   * The URL as checkWebhookRequest found it, before any transaction opened: a host lookup may
+   * take seconds, and a write under an Idempotency-Key runs in its record's transaction (on the
+   * embedded database, every query of the process would wait for it). Checked here when absent.
+   */
+  checkedUrl?: URL | undefined;
+}
+
+/**
+ * What a registration needs before it writes: a caller who may register one (401, 404, 409 as
+ * createWebhook answers), and the URL checked, its host looked up (url-policy.ts).
+ */
+export async function checkWebhookRequest({
+  deps,
+  spaceId,
+  key,
+  input,
+  resolve,
+  client,
+}: Omit<CreateWebhookOptions, 'checkedUrl'>): Promise<URL> {
+  await authorize(deps.db, deps.clock, {
+    spaceId,
+    key,
+    allow: roles.member,
+    whenClosed: whenClosedOf.createWebhook,
+  });
+  return checkWebhookUrl(input.url, deps.config.webhookUrls, { resolve: resolve ?? deps.lookupHost, client });
 }
 
 /**
@@ -33,6 +60,7 @@ export async function createWebhook({
   input,
   resolve,
   client,
+  checkedUrl,
 }: CreateWebhookOptions): Promise<TCreateWebhookResult> {
   const { db, clock, box, config } = deps;
   const { caller } = await authorize(db, clock, {
@@ -42,7 +70,9 @@ export async function createWebhook({
     whenClosed: whenClosedOf.createWebhook,
   });
   const participant = caller.participant!;
-  const url = await checkWebhookUrl(input.url, config.webhookUrls, { resolve, client });
+  const url =
+    checkedUrl ??
+    (await checkWebhookUrl(input.url, config.webhookUrls, { resolve: resolve ?? deps.lookupHost, client }));
   const secret = mintWebhookSecret();
   const row = await db.transaction(async (tx) => {
     const [existing] = await tx

@@ -48,15 +48,17 @@ const systemLookup: HostLookup = async (hostname) =>
 
 /**
  * The system's lookup holds a worker thread until its resolver gives up, which a name whose
- * servers never answer makes tens of seconds: registrations wait no longer than LOOKUP_TIMEOUT_MS
- * for it, and take at most two threads of the process at once, one per client (a second
- * registration of an address while its first is looked up is 429, retry in a second).
+ * servers never answer makes tens of seconds, and cannot be called off. A registration waits no
+ * longer than LOOKUP_TIMEOUT_MS for it (queue included), but the lookup keeps its place in the
+ * gate until it truly ends: at most two threads of the process are ever held by lookups, and an
+ * address has two lookups at most (a third is 429, retry when the lookup would have timed out).
  */
 export const LOOKUP_TIMEOUT_MS = 5_000;
 const hostLookups = new WorkGate(
   2,
-  1,
-  'a webhook URL of this address is being checked already: retry in a second',
+  2,
+  'webhook URLs of this address are being checked already: retry shortly',
+  LOOKUP_TIMEOUT_MS / 1000,
 );
 
 /** Where the webhook check looks host names up, from whom, and how long it waits. */
@@ -65,24 +67,27 @@ export interface LookupOptions {
   /** Whom the request counts against (its address's bucket): see WorkGate. */
   client?: string | undefined;
   timeoutMs?: number;
+  /** The gate the lookups take turns in (this process's by default; tests give their own). */
+  gate?: WorkGate;
 }
 
 /** `host`'s addresses, or undefined when the lookup took longer than `timeoutMs`. */
 async function lookUp(
   host: string,
-  { resolve = systemLookup, client, timeoutMs = LOOKUP_TIMEOUT_MS }: LookupOptions,
+  { resolve = systemLookup, client, timeoutMs = LOOKUP_TIMEOUT_MS, gate = hostLookups }: LookupOptions,
 ): Promise<string[] | undefined> {
-  return hostLookups.run(client, async () => {
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<undefined>((done) => {
-      timer = setTimeout(done, timeoutMs, undefined);
-    });
-    try {
-      return await Promise.race([resolve(host), late]);
-    } finally {
-      clearTimeout(timer);
-    }
+  const lookup = gate.run(client, () => resolve(host));
+  // Answered by the timer, the lookup still runs to its end in the gate: nothing waits on it.
+  lookup.catch(() => {});
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((done) => {
+    timer = setTimeout(done, timeoutMs, undefined);
   });
+  try {
+    return await Promise.race([lookup, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /**

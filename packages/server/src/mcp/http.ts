@@ -3,7 +3,7 @@ import { getRequestListener } from '@hono/node-server';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
-import { admitStream, admitStreamOf, sha256 } from '../http/client';
+import { admitStream, admitStreamOf, clientOf, sha256 } from '../http/client';
 import { errorBody } from '../http/error-body';
 import { NOT_JSON_BODY } from '../http/errors';
 import { foreignOrigin } from '../http/origin';
@@ -104,6 +104,7 @@ export function mcpHandler({ app, config, deps, api, idempotency }: RouteScope):
       tools: api.tools,
       sessionId: session,
       log: request.log,
+      client: clientOf(request).rateLimit.address,
       idempotency: {
         gate: idempotency,
         ip: request.ip,
@@ -157,7 +158,17 @@ export function mcpHandler({ app, config, deps, api, idempotency }: RouteScope):
           const answer = await transport.handleRequest(webRequest, { parsedBody: request.body });
           return batch ? asBatchAnswer(answer) : answer;
         },
-        { overrideGlobalObjects: false },
+        {
+          overrideGlobalObjects: false,
+          // Its own default answers an empty 500 and logs nothing: as the rest of the service does.
+          errorHandler: (error) => {
+            request.log.error({ err: error }, 'MCP request failed');
+            return new Response(JSON.stringify(errorBody(500, 'internal error')), {
+              status: 500,
+              headers: { 'content-type': 'application/json; charset=utf-8' },
+            });
+          },
+        },
       )(request.raw, reply.raw);
     } catch (error) {
       request.log.error({ err: error }, 'MCP request failed');

@@ -55,6 +55,8 @@ export interface McpServerOptions {
   sessionId?: string | undefined;
   /** The request's logger: a call's failure (5xx) is logged there, with the request's reqId. */
   log: FailureLog;
+  /** Whom the request counts against as an address (Caller.client): work shared out per client. */
+  client?: string | undefined;
   /** What tool calls made with an idempotency key need (REST's records, the same rules). */
   idempotency?: McpIdempotency | undefined;
   /**
@@ -134,6 +136,7 @@ export function createMcpServer({
   tools,
   sessionId,
   log,
+  client,
   idempotency,
   attend,
 }: McpServerOptions): Server {
@@ -177,6 +180,7 @@ export function createMcpServer({
         key,
         userToken,
         bearer: undefined,
+        client,
         guard: idempotency && guardOf(deps, idempotency, tool.name, key, userToken),
         signal: AbortSignal.any([extra.signal, shutdown]),
         progress:

@@ -23,6 +23,13 @@ export interface OperationDeclaration {
   contract: OperationContract;
   /** Calls the one core use case; `input` is the contract's input, parsed. */
   run(input: unknown, caller: Caller): Promise<unknown>;
+  /**
+   * Slow work the use case needs that reads nothing it writes (a host lookup), done before a
+   * guarded write's transaction opens and handed to `run` as `caller.prepared`: a write under an
+   * Idempotency-Key runs in its record's transaction, which on the embedded database holds every
+   * other query of the process. Done by `perform` when nothing did it first.
+   */
+  prepare?(input: unknown, caller: Caller): Promise<unknown>;
   /** The result as the answer; without it the result is the body of a plain success. */
   respond?(result: unknown): Answer;
   /** What /openapi.json says of the contract's pendingStatus answer. */
@@ -121,6 +128,7 @@ type InputOf<C> = C extends OperationContract<infer I, z.ZodType> ? z.output<I> 
 type OutputOf<C> = C extends OperationContract<z.ZodType, infer O> ? z.input<O> : never;
 
 interface OperationOptions<C extends OperationContract> {
+  prepare?(input: InputOf<C>, caller: Caller): Promise<unknown>;
   pending?: OperationDeclaration['pending'];
   direct?: boolean;
   recordsIdempotency?: boolean;
@@ -225,7 +233,8 @@ export async function perform(
   input: unknown,
   caller: Caller,
 ): Promise<{ status: number; headers: Record<string, string>; body: unknown }> {
-  const result = await declaration.run(input, caller);
+  const prepared = await prepareFor(declaration, input, caller);
+  const result = await declaration.run(input, prepared);
   const answer = declaration.respond ? declaration.respond(result) : { body: result };
   const { successStatus, pendingStatus } = declaration.contract;
   return {
@@ -264,3 +273,13 @@ type Credentials = Pick<Caller, 'key' | 'bearer' | 'userToken'>;
 
 /** `/hub/space/{spaceId}` as Fastify writes it: `/hub/space/:spaceId`. */
 export const fastifyPath = (path: string): string => path.replace(/\{(\w+)\}/g, ':$1');
+
+/** The caller with what the declaration's `prepare` step finds, unless it was done already. */
+export async function prepareFor(
+  declaration: OperationDeclaration,
+  input: unknown,
+  caller: Caller,
+): Promise<Caller> {
+  if (!declaration.prepare || caller.prepared !== undefined) return caller;
+  return { ...caller, prepared: await declaration.prepare(input, caller) };
+}

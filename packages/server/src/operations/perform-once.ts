@@ -1,7 +1,7 @@
 import { IdempotencyRecordedError, type StoredResponse } from '@convene/core';
 import type { Caller } from '../caller';
 import { type GuardedRequest, refusalOf } from '../http/idempotency';
-import { type OperationDeclaration, perform } from './declare';
+import { type OperationDeclaration, perform, prepareFor } from './declare';
 
 type Performed = Awaited<ReturnType<typeof perform>>;
 
@@ -19,6 +19,8 @@ export async function performOnce(
   guarded: GuardedRequest,
 ): Promise<Performed | { replay: StoredResponse }> {
   const publicUrl = caller.deps.config.publicUrl;
+  // Before the record's transaction opens (a host lookup would hold it).
+  if (declaration.prepare) caller = await prepareFor(declaration, input(), caller);
   if (!declaration.recordsIdempotency) {
     const outcome = await guarded.run(
       caller.deps.db,

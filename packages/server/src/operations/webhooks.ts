@@ -1,13 +1,16 @@
 import { operations as contract } from '@convene/contract';
-import { createWebhook, deleteWebhook, listWebhooks } from '@convene/core';
+import { checkWebhookRequest, createWebhook, deleteWebhook, listWebhooks } from '@convene/core';
 import { hints } from '../mcp/tool';
 import { type Declaration, operation } from './declare';
 
 /** Signed webhooks: a participant's own push channel for a space's events. */
 export const webhookOperations: Declaration[] = [
   operation(contract.createWebhook, {
-    run: ({ spaceId, ...input }, { deps, key, client }) =>
-      createWebhook({ deps, spaceId, key, input, client }),
+    // The key, then the URL's host looked up, before a guarded write's transaction opens.
+    prepare: ({ spaceId, ...input }, { deps, key, client }) =>
+      checkWebhookRequest({ deps, spaceId, key, input, client }),
+    run: ({ spaceId, ...input }, { deps, key, client, prepared }) =>
+      createWebhook({ deps, spaceId, key, input, client, checkedUrl: prepared as URL }),
     tool: {
       title: 'Register a webhook',
       description:

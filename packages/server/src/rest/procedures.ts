@@ -1,6 +1,6 @@
 import type { Declaration, OperationDeclaration } from '../operations/declare';
 import { perform, requireCredential } from '../operations/declare';
-import { procedure, router } from '../trpc';
+import { preparedProcedure, procedure, router } from '../trpc';
 
 /**
  * The tRPC router of the declared operations, one procedure each, named by operationId. The
@@ -18,7 +18,7 @@ export function routerOf(declarations: readonly Declaration[]) {
 
 function procedureOf(declaration: OperationDeclaration) {
   const { contract } = declaration;
-  const base = procedure
+  const base = (declaration.prepare ? preparedProcedure(declaration) : procedure)
     .meta({
       openapi: {
         method: contract.method,

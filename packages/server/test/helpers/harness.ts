@@ -32,6 +32,8 @@ export interface StartOptions {
   policies?: CreateServerOptions['policies'];
   /** The event bus in place of the server's own (given it, to wrap it). */
   events?: CreateServerOptions['events'];
+  /** How webhook URLs' hosts are looked up at registration. */
+  lookupHost?: CreateServerOptions['lookupHost'];
 }
 
 /** Whether multi-node tests can run: they need a shared PostgreSQL. */
@@ -80,6 +82,7 @@ export async function startTestServer(options: StartOptions = {}): Promise<TestS
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.policies ? { policies: options.policies } : {}),
     ...(options.events ? { events: options.events } : {}),
+    ...(options.lookupHost ? { lookupHost: options.lookupHost } : {}),
     ...(databaseUrl ? {} : { loadDataDir: await migratedPgliteDump() }),
   });
   options.routes?.(server.app, server);
