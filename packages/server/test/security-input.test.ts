@@ -207,6 +207,19 @@ describe('bodies that are not objects', () => {
     ]);
     // A call alone is answered alone.
     expect((await post(ping(5))).body).toEqual({ jsonrpc: '2.0', id: 5, result: {} });
+    // initialize in a batch of one: an array, and the session it starts.
+    const initialize = await post([
+      {
+        jsonrpc: '2.0',
+        id: 6,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+      },
+    ]);
+    expect(initialize.body).toEqual([
+      { jsonrpc: '2.0', id: 6, result: expect.objectContaining({ protocolVersion: '2025-06-18' }) },
+    ]);
+    expect(initialize.headers.get('mcp-session-id')).toMatch(/^[\w-]{32}$/);
   });
 
   it('an empty JSON-RPC batch is 400 on /mcp (JSON-RPC 2.0: an invalid request), not an empty 202', async () => {
