@@ -29,7 +29,7 @@ const SERVER_FILES = [
  * go with every copy: each one's licence files ship under `assets/licenses/<package>/`.
  */
 const BUNDLED_THIRD_PARTY: Record<string, readonly string[]> = {
-  'apps/cli': ['trpc-to-openapi', '@trpc/server', 'postgres', 'zod'],
+  'apps/cli': ['trpc-to-openapi', '@trpc/server', 'postgres', 'zod', '@electric-sql/pglite'],
   'apps/web': ['dompurify'],
   'packages/sdk': ['eventsource-parser'],
 };
@@ -95,6 +95,24 @@ function workspaceModuleUrls() {
   };
 }
 
+/**
+ * PGlite's JavaScript is bundled, patched (patches/: its protocol reader kept no leading U+FEFF);
+ * its WebAssembly and data files are not JavaScript, and stay in the installed package, which is
+ * still a dependency. PGlite finds them beside its own module (`new URL('./pglite.wasm',
+ * import.meta.url)`): in the bundle, that URL is the installed package's entry point.
+ */
+function pgliteAssetUrls() {
+  return {
+    name: 'convene:pglite-asset-urls',
+    transform(code: string, id: string) {
+      if (!id.split('?')[0]!.includes(join('node_modules', '@electric-sql', 'pglite', 'dist'))) return null;
+      if (!code.includes(META_URL)) return null;
+      const url = `${['import', 'meta', 'resolve'].join('.')}('@electric-sql/pglite')`;
+      return { code: code.replaceAll(META_URL, url), map: null };
+    },
+  };
+}
+
 const config: UserConfig = defineConfig({
   entry: { convene: 'src/main.ts' },
   format: 'esm',
@@ -111,10 +129,10 @@ const config: UserConfig = defineConfig({
     // (postgres too: drizzle-orm imports it, and would load that unpatched copy, which only makes
     // clients from a URL, something Convene never asks of it). zod/mini is bundled too, for the
     // start of every command (src/lib/store.ts); the server's code imports zod itself, external.
-    onlyBundle: ['trpc-to-openapi', '@trpc/server', 'postgres', 'zod'],
-    alwaysBundle: ['postgres', 'zod/mini'],
+    onlyBundle: ['trpc-to-openapi', '@trpc/server', 'postgres', 'zod', '@electric-sql/pglite'],
+    alwaysBundle: ['postgres', 'zod/mini', '@electric-sql/pglite'],
   },
-  plugins: [workspaceModuleUrls()],
+  plugins: [workspaceModuleUrls(), pgliteAssetUrls()],
   hooks: {
     // Beside the output directory (the package root for dist/; the tests build elsewhere).
     'build:done': ({ options }) => {

@@ -13,8 +13,9 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type RunResult, watch } from './helpers/cli';
 import { cliRoot, repoRoot } from './helpers/paths';
@@ -96,6 +97,22 @@ const base = {
   npm_config_fund: 'false',
 } as Record<string, string>;
 
+/** The server at `url` gives back a message starting with U+FEFF as it was sent. */
+async function expectKeepsLeadingFeff(url: string): Promise<void> {
+  const post = async (path: string, body: unknown, key?: string) =>
+    (await fetch(`${url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(key ? { 'x-private-key': key } : {}) },
+      body: JSON.stringify(body),
+    }).then((res) => res.json())) as Record<string, string>;
+  const space = await post('/hub/space', { name: 'Bytes', description: 'as sent' });
+  await post(`/hub/space/${space.spaceId}/messages`, { content: '\uFEFFhello' }, space.ownerPrivateKey);
+  const listed = (await fetch(`${url}/hub/space/${space.spaceId}/messages`, {
+    headers: { 'x-private-key': space.ownerPrivateKey! },
+  }).then((res) => res.json())) as { messages: { content: string }[] };
+  expect(listed.messages.map((m) => m.content)).toEqual(['\uFEFFhello']);
+}
+
 /** A terminal of the READMEs: bash running one block, its output collected. */
 function terminal(block: string, cwd: string, env: Record<string, string>, timeoutMs = 240_000) {
   // Its own process group, so Ctrl-C (SIGINT to the group) reaches it as a keyboard's would.
@@ -138,7 +155,13 @@ describe('the packed tarball and the READMEs', () => {
     // notices of the third-party code bundled into dist/ and the web pages.
     const files = execFileSync('tar', ['tzf', join(repoRoot, tarball!)], { encoding: 'utf8' });
     expect(files).toMatch(/^package\/LICENSE$/m);
-    for (const bundled of ['trpc-to-openapi', '@trpc/server', 'dompurify', 'eventsource-parser'])
+    for (const bundled of [
+      'trpc-to-openapi',
+      '@trpc/server',
+      '@electric-sql/pglite',
+      'dompurify',
+      'eventsource-parser',
+    ])
       expect(files).toMatch(new RegExp(`^package/assets/licenses/${bundled}/LICENSE$`, 'm'));
     // Nothing of how this repository builds it (.pnpmfile.cjs): no devDependencies naming
     // unpublished workspace packages, no scripts running files the tarball does not hold.
@@ -253,6 +276,15 @@ describe('the packed tarball and the READMEs', () => {
         expect(diff.stdout).toMatch(/^ # Plan$/m);
         expect(diff.stdout).toMatch(/^\+- dates$/m);
         expect(diff.stdout).not.toMatch(/^-# Plan$/m);
+        // Text comes back as it was sent, a leading U+FEFF too: the bundle carries PGlite's
+        // reader patched (patches/), where the copy npm installed beside it drops that character.
+        const installedPglite = dirname(
+          createRequire(join(prefix, 'lib/node_modules/@convene/cli/package.json')).resolve(
+            '@electric-sql/pglite',
+          ),
+        );
+        expect(readFileSync(join(installedPglite, 'chunk-Y6PULSM7.js'), 'utf8')).not.toContain('ignoreBOM');
+        await expectKeepsLeadingFeff(url);
         const keys = (config: string) =>
           Object.values(
             JSON.parse(readFileSync(join(config, 'convene/credentials.json'), 'utf8')).hosts[url].spaces,
