@@ -27,25 +27,26 @@ export interface CreateWebhookOptions {
   checkedUrl?: URL | undefined;
 }
 
-/**
- * What a registration needs before it writes: a caller who may register one (401, 404, 409 as
- * createWebhook answers), and the URL checked, its host looked up (url-policy.ts).
- */
-export async function checkWebhookRequest({
-  deps,
-  spaceId,
-  key,
-  input,
-  resolve,
-  client,
-}: Omit<CreateWebhookOptions, 'checkedUrl'>): Promise<URL> {
-  await authorize(deps.db, deps.clock, {
+/** Who registers: a member of an open space (401, 404, 409 otherwise). */
+const registrant = (deps: Deps, spaceId: string, key: string | undefined) =>
+  authorize(deps.db, deps.clock, {
     spaceId,
     key,
     allow: roles.member,
     whenClosed: whenClosedOf.createWebhook,
   });
-  return checkWebhookUrl(input.url, deps.config.webhookUrls, { resolve: resolve ?? deps.lookupHost, client });
+
+/** The URL checked, its host looked up (url-policy.ts). */
+const checkedUrlOf = ({ deps, input, resolve, client }: CreateWebhookOptions) =>
+  checkWebhookUrl(input.url, deps.config.webhookUrls, { resolve: resolve ?? deps.lookupHost, client });
+
+/**
+ * What a registration needs before it writes: a caller who may register one, and the URL
+ * checked, as createWebhook checks them.
+ */
+export async function checkWebhookRequest(options: Omit<CreateWebhookOptions, 'checkedUrl'>): Promise<URL> {
+  await registrant(options.deps, options.spaceId, options.key);
+  return checkedUrlOf(options);
 }
 
 /**
@@ -53,26 +54,12 @@ export async function checkWebhookRequest({
  * public address (config.webhookUrls decides otherwise); the signing secret is minted here,
  * returned once and kept encrypted, since signing needs it back.
  */
-export async function createWebhook({
-  deps,
-  spaceId,
-  key,
-  input,
-  resolve,
-  client,
-  checkedUrl,
-}: CreateWebhookOptions): Promise<TCreateWebhookResult> {
-  const { db, clock, box, config } = deps;
-  const { caller } = await authorize(db, clock, {
-    spaceId,
-    key,
-    allow: roles.member,
-    whenClosed: whenClosedOf.createWebhook,
-  });
+export async function createWebhook(options: CreateWebhookOptions): Promise<TCreateWebhookResult> {
+  const { deps, spaceId, key, input, checkedUrl } = options;
+  const { db, clock, box } = deps;
+  const { caller } = await registrant(deps, spaceId, key);
   const participant = caller.participant!;
-  const url =
-    checkedUrl ??
-    (await checkWebhookUrl(input.url, config.webhookUrls, { resolve: resolve ?? deps.lookupHost, client }));
+  const url = checkedUrl ?? (await checkedUrlOf(options));
   const secret = mintWebhookSecret();
   const row = await db.transaction(async (tx) => {
     const [existing] = await tx
