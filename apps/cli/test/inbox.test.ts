@@ -272,7 +272,10 @@ describe('webhook', () => {
     expect(refused.stderr).toContain(
       `${server.url} refuses webhooks to loopback, private and link-local addresses unless it runs with WEBHOOK_ALLOW_PRIVATE=true (or lists the network in WEBHOOK_ALLOW_NETWORKS).`,
     );
-    expect(refused.stderr).toContain('`WEBHOOK_ALLOW_PRIVATE=true convene serve`');
+    // Started again as it was: on its port (and its data), or it would be another server.
+    expect(refused.stderr).toContain(
+      `\`WEBHOOK_ALLOW_PRIVATE=true convene serve --port ${new URL(server.url).port}\` (with its --data-dir or --database-url again, if it was given one`,
+    );
     expect(refused.stderr).not.toContain('--help');
     const refusedJson = await guest.run(['webhook', 'add', 'http://127.0.0.1:9/hook', '--json']);
     expect(JSON.parse(refusedJson.stderr)).toMatchObject({

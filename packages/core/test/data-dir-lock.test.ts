@@ -76,6 +76,10 @@ describe('data directory lock', () => {
       const owner = { pid: other, instance: 'a-running-server', boot, started };
       writeFileSync(join(dir, 'convene.lock'), JSON.stringify(owner));
       expect(() => lockDataDir(dir)).toThrow(`is in use by another Convene server (pid ${other})`);
+      // What to do, in the flags `convene serve` takes as well as the variables.
+      expect(() => lockDataDir(dir)).toThrow(
+        'stop it, or start this one on another data directory (--data-dir, DATA_DIR) or on PostgreSQL (--database-url, DATABASE_URL)',
+      );
 
       writeFileSync(join(dir, 'convene.lock'), JSON.stringify({ ...owner, boot: 'before-the-last-reboot' }));
       lockDataDir(dir)();

@@ -44,13 +44,16 @@ function eventType(value: string, previous: EventType[] = []): EventType[] {
  */
 function privateRefused(ctx: Context, error: unknown): CliError | undefined {
   if (!(error instanceof BadRequestError) || error.code !== 'webhook_address_private') return undefined;
-  // On this machine, the server is one the user starts, and can start so.
-  const local = isLoopback(new URL(ctx.server).hostname);
+  // On this machine, the server is one the user starts, and can start again so: on its own port
+  // and data, or it would be another server, without the spaces (as the hint of one down says).
+  const url = new URL(ctx.server);
+  const port = url.port || (url.protocol === 'https:' ? '443' : '80');
+  const serve = `WEBHOOK_ALLOW_PRIVATE=true convene serve${port === '3000' ? '' : ` --port ${port}`}`;
   return new CliError(serverWords(error), {
     exitCode: ExitCode.usage,
     hint: `${ctx.server} refuses webhooks to loopback, private and link-local addresses unless it runs with WEBHOOK_ALLOW_PRIVATE=true (or lists the network in WEBHOOK_ALLOW_NETWORKS). ${
-      local
-        ? 'For a receiver on this machine or network, start it so: `WEBHOOK_ALLOW_PRIVATE=true convene serve`.'
+      isLoopback(url.hostname)
+        ? `For a receiver on this machine or network, start it again so, as it was started: \`${serve}\` (with its --data-dir or --database-url again, if it was given one: on other data it would be a new server, without your spaces).`
         : 'Ask its operator to allow it, or give a public URL.'
     }`,
     details: { status: error.status },

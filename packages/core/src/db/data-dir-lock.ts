@@ -130,7 +130,7 @@ export class DataDirInUseError extends Error {
     super(
       copiedFrom === undefined
         ? `data directory ${dataDir} is in use by another Convene server${pid ? ` (pid ${pid})` : ''}; ` +
-            'stop it, or start this one with another DATA_DIR or a DATABASE_URL'
+            'stop it, or start this one on another data directory (--data-dir, DATA_DIR) or on PostgreSQL (--database-url, DATABASE_URL)'
         : `data directory ${dataDir} was copied from ${copiedFrom} while the Convene server there ` +
             `(pid ${pid}) was running: no server uses this copy, but its files may be inconsistent ` +
             `(its lock file, ${join(dataDir, 'convene.lock')}, came with it). Stop that server, then copy ` +
