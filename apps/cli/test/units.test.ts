@@ -30,7 +30,7 @@ import {
 } from '../src/lib/failure';
 import { strayMentions } from '../src/lib/mentions';
 import { sayConnectionLost, sayOutages } from '../src/lib/outage';
-import { detectMode, Output, terminalColumns } from '../src/lib/output';
+import { detectMode, neutralise, Output, terminalColumns } from '../src/lib/output';
 import { promptOutput, withoutStyles } from '../src/lib/prompts';
 import { quoted, shellWord, verbatim } from '../src/lib/quote';
 import { MessagesSeen, printMessage, relative, when } from '../src/lib/render';
@@ -179,6 +179,16 @@ describe('durations and times', () => {
     // Just now, a little before or after: neither "in 0 s" nor "0 s ago".
     expect(relative(new Date(now.getTime() - 300).toISOString(), now)).toBe('now');
     expect(relative(new Date(now.getTime() + 300).toISOString(), now)).toBe('now');
+  });
+});
+
+describe('text from others, made safe to print', () => {
+  it('leaves out the carriage return that ends a line (CRLF), and shows any other', () => {
+    expect(neutralise('# Plan\r\n\r\n- dates\r\n')).toBe('# Plan\n\n- dates\n');
+    expect(neutralise('a line cut from a CRLF text\r')).toBe('a line cut from a CRLF text');
+    // One that would write over what came before it on the line is shown.
+    expect(neutralise('approved\rdenied\n')).toBe('approved\\x0ddenied\n');
+    expect(neutralise('\x1b[2Jclear')).toBe('\\x1b[2Jclear');
   });
 });
 

@@ -23,8 +23,16 @@ const hex = (char: string, digits: number) => char.charCodeAt(0).toString(16).pa
 /** `\x1b` for ESC, `\u202e` for RIGHT-TO-LEFT OVERRIDE: visible, and plainly not the text's own. */
 const shown = (char: string) => (char.charCodeAt(0) <= 0xff ? `\\x${hex(char, 2)}` : `\\u${hex(char, 4)}`);
 
+/**
+ * A carriage return that ends a line (a Windows document's CRLF, a line cut from one) moves the
+ * cursor to where the next line starts anyway: it hides nothing, and is left out rather than
+ * shown as `\x0d` on every line. Anywhere else it could write over what came before it, and is
+ * shown. `--json` and `artifact download` keep it.
+ */
+const CR_ENDING_A_LINE = /\r(?=\n|$)/g;
+
 /** Text made safe to print: control characters (not newline and tab) shown as `\x1b`, `\u202e`. */
-export const neutralise = (text: string): string => text.replace(UNSAFE, shown);
+export const neutralise = (text: string): string => text.replace(CR_ENDING_A_LINE, '').replace(UNSAFE, shown);
 
 /** The same for a slot of one line (a name in a table, a message's sender): newline and tab too. */
 export const inline = (text: string): string => text.replace(UNSAFE_INLINE, shown);
