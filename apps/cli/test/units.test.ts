@@ -189,6 +189,17 @@ describe('text from others, made safe to print', () => {
     // One that would write over what came before it on the line is shown.
     expect(neutralise('approved\rdenied\n')).toBe('approved\\x0ddenied\n');
     expect(neutralise('\x1b[2Jclear')).toBe('\\x1b[2Jclear');
+    // A message of CRLF lines, its first line in its header.
+    const text = printed((out) =>
+      printMessage(out, {
+        senderName: 'Win',
+        isOwner: false,
+        type: 'text',
+        content: 'first\r\nsecond\r\nthird',
+        timestamp: new Date().toISOString(),
+      }),
+    );
+    expect(text).toMatch(/ {2}Win: first\n {10}second\n {10}third\n$/);
   });
 });
 

@@ -34,8 +34,11 @@ const CR_ENDING_A_LINE = /\r(?=\n|$)/g;
 /** Text made safe to print: control characters (not newline and tab) shown as `\x1b`, `\u202e`. */
 export const neutralise = (text: string): string => text.replace(CR_ENDING_A_LINE, '').replace(UNSAFE, shown);
 
-/** The same for a slot of one line (a name in a table, a message's sender): newline and tab too. */
-export const inline = (text: string): string => text.replace(UNSAFE_INLINE, shown);
+/**
+ * The same for a slot of one line (a name in a table, a message's sender, the first line of a
+ * message): newline and tab too; a carriage return ending it is left out, as neutralise does.
+ */
+export const inline = (text: string): string => text.replace(/\r$/, '').replace(UNSAFE_INLINE, shown);
 
 /**
  * JSON as JSON.stringify writes it, with the C1 controls and bidirectional marks it leaves raw
