@@ -5,4 +5,5 @@ export * from './idempotency-store';
 export * from './rate-limiter';
 export * from './reseal-secrets';
 export * from './sealer';
+export * from './within';
 export * from './work-gate';

@@ -5,6 +5,7 @@ import { rowsOf } from '../db/migrate';
 import { PreparedStatement } from '../db/prepared';
 import type { Db } from '../db/types';
 import type { CoreConfig } from '../deps';
+import { within } from '../infra/within';
 import {
   artifactsFromJson,
   changedSinceFrom,
@@ -95,14 +96,7 @@ export class ParticipantsCache {
     if (cached) return { base: cached, finish: nothingToFinish };
     const inFlight = this.coldReads.get(spaceId);
     if (inFlight) {
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([
-        inFlight,
-        new Promise<void>((resolve) => {
-          timer = setTimeout(resolve, this.coldReadWaitMs);
-        }),
-      ]);
-      clearTimeout(timer);
+      await within(inFlight, this.coldReadWaitMs, undefined);
       return { base: this.entries.get(spaceId), finish: nothingToFinish };
     }
     let finish!: () => void;

@@ -2,6 +2,7 @@ import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { RateLimitedError, ValidationError } from '../errors';
+import { within } from '../infra/within';
 import { WorkGate } from '../infra/work-gate';
 
 /** Where webhooks may point. By default only public unicast addresses (no SSRF). */
@@ -79,15 +80,7 @@ async function lookUp(
   const lookup = gate.run(client, () => resolve(host));
   // Answered by the timer, the lookup still runs to its end in the gate: nothing waits on it.
   lookup.catch(() => {});
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<undefined>((done) => {
-    timer = setTimeout(done, timeoutMs, undefined);
-  });
-  try {
-    return await Promise.race([lookup, late]);
-  } finally {
-    clearTimeout(timer);
-  }
+  return within(lookup, timeoutMs, undefined);
 }
 
 /**

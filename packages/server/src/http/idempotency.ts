@@ -13,6 +13,7 @@ import {
   type IdempotencyStore,
   type StoredResponse,
   ValidationError,
+  within,
 } from '@convene/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { operationOf, pathParam, pathPattern } from '../rest/route-table';
@@ -215,17 +216,12 @@ export function idempotencyHooks(options: IdempotencyPolicyOptions): {
   };
 
   /** Waits for a same-node duplicate; false when it is still running at the deadline. */
-  const waitFor = async (first: InFlight, deadline: number): Promise<boolean> => {
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<false>((resolve) => {
-      timer = setTimeout(() => resolve(false), Math.max(0, deadline - Date.now()));
-    });
-    try {
-      return await Promise.race([first.done.then(() => true as const), timedOut]);
-    } finally {
-      clearTimeout(timer);
-    }
-  };
+  const waitFor = (first: InFlight, deadline: number): Promise<boolean> =>
+    within(
+      first.done.then(() => true),
+      Math.max(0, deadline - Date.now()),
+      false,
+    );
 
   /**
    * Starts a guarded write of `scope` whose request hashes to `requestHash`: the record to replay
