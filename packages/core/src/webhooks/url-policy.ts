@@ -75,7 +75,7 @@ export interface LookupOptions {
 /** `host`'s addresses, or undefined when the lookup took longer than `timeoutMs`. */
 async function lookUp(
   host: string,
-  { resolve = systemLookup, client, timeoutMs = LOOKUP_TIMEOUT_MS, gate = hostLookups }: LookupOptions,
+  { resolve = systemLookup, client, timeoutMs, gate = hostLookups }: LookupOptions & { timeoutMs: number },
 ): Promise<string[] | undefined> {
   const lookup = gate.run(client, () => resolve(host));
   // Answered by the timer, the lookup still runs to its end in the gate: nothing waits on it.
@@ -107,17 +107,16 @@ export async function checkWebhookUrl(
   let addresses: string[];
   if (isIP(host) !== 0) addresses = [host];
   else {
+    const { timeoutMs = LOOKUP_TIMEOUT_MS } = lookupOptions;
     let found: string[] | undefined;
     try {
-      found = await lookUp(host, lookupOptions);
+      found = await lookUp(host, { ...lookupOptions, timeoutMs });
     } catch (error) {
       if (error instanceof RateLimitedError) throw error;
       throw new ValidationError(`url's host ${host} does not resolve`);
     }
     if (found === undefined)
-      throw new ValidationError(
-        `url's host ${host} did not resolve within ${(lookupOptions.timeoutMs ?? LOOKUP_TIMEOUT_MS) / 1000} s`,
-      );
+      throw new ValidationError(`url's host ${host} did not resolve within ${timeoutMs / 1000} s`);
     addresses = found;
   }
   const refused = addresses.find((address) => !addressAllowed(address, policy));
