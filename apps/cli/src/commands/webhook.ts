@@ -4,7 +4,7 @@ import { type App, examples } from '../app';
 import { type Context, isLoopback, isUuid } from '../lib/context';
 import { CliError } from '../lib/errors';
 import { ExitCode } from '../lib/exit-codes';
-import { serverWords } from '../lib/failure';
+import { serveCommand, serverWords } from '../lib/failure';
 import { verbatim } from '../lib/quote';
 import { relative } from '../lib/render';
 import { byIdStart, closest } from '../lib/resolve';
@@ -47,8 +47,7 @@ function privateRefused(ctx: Context, error: unknown): CliError | undefined {
   // On this machine, the server is one the user starts, and can start again so: on its own port
   // and data, or it would be another server, without the spaces (as the hint of one down says).
   const url = new URL(ctx.server);
-  const port = url.port || (url.protocol === 'https:' ? '443' : '80');
-  const serve = `WEBHOOK_ALLOW_PRIVATE=true convene serve${port === '3000' ? '' : ` --port ${port}`}`;
+  const serve = `WEBHOOK_ALLOW_PRIVATE=true ${serveCommand(url)}`;
   return new CliError(serverWords(error), {
     exitCode: ExitCode.usage,
     hint: `${ctx.server} refuses webhooks to loopback, private and link-local addresses unless it runs with WEBHOOK_ALLOW_PRIVATE=true (or lists the network in WEBHOOK_ALLOW_NETWORKS). ${

@@ -176,14 +176,14 @@ export function unreachableHint(
   if (!local) {
     return `Check the address (--url or CONVENE_URL) and your connection${fromDoctor ? '' : '; `convene doctor` checks the server'}.`;
   }
-  const port = url.port || (url.protocol === 'https:' ? '443' : '80');
+  const port = portOf(url);
   const state = connectionState(error);
   if (state !== 'does not answer') {
     const maybe =
       state === 'answers, but not in HTTP' ? '' : ', or a Convene server that was stopping or restarting';
     return `Something on port ${port} ${state}: not a Convene server (another program listens there)${maybe}. Check the address (--url or CONVENE_URL) and what listens on that port${fromDoctor ? '' : '; `convene doctor` checks it'}.`;
   }
-  const serve = port === '3000' ? 'convene serve' : `convene serve --port ${port}`;
+  const serve = serveCommand(url);
   const elsewhere = explicit ? '' : ', or point at another with --url or CONVENE_URL';
   if (keysHere) {
     return `No server answers there. Start the server that keeps your spaces again, on its own data: ${serve} as it was started (its data is where it was started: ./.data in the directory it was started from, unless it was given --data-dir, DATA_DIR, --database-url or DATABASE_URL, which it needs again); started on other data, it would be a new server, without your spaces${elsewhere}.`;
@@ -535,3 +535,12 @@ export function fileError(error: NodeJS.ErrnoException & { path: string }): CliE
     cause: error,
   });
 }
+
+/** The port a server URL names, its scheme's when it names none. */
+const portOf = (url: URL): string => url.port || (url.protocol === 'https:' ? '443' : '80');
+
+/** How the server at `url` on this machine is started again on its port (3000, serve's default, is said without). */
+export const serveCommand = (url: URL): string => {
+  const port = portOf(url);
+  return port === '3000' ? 'convene serve' : `convene serve --port ${port}`;
+};
