@@ -352,7 +352,7 @@ export class Artifacts extends SpaceResource {
       const left = deadline - Date.now();
       if (!(left > 0)) {
         const refused = new LockedError(
-          `artifact ${artifactId} is held by your own withLock (this key, this process), not ended: withLock is not re-entrant`,
+          `artifact ${artifactId} is held by your own withLock still: withLock is not re-entrant`,
           { status: 423 },
         );
         // No answer came, so no body to read them from (as the transport adds an idempotencyKey):
@@ -541,8 +541,8 @@ export class Artifacts extends SpaceResource {
   ): Promise<void> {
     const stranded = (why: string, until: number) =>
       this.transport.logger.warn(
-        `withLock's lock call on artifact ${artifactId} failed (${failure.message}); ${why}, so the ` +
-          `lock may stay held by this key until about ${new Date(until).toISOString()}`,
+        `withLock's lock call on artifact ${artifactId} failed (${failure.message}); ${why}: the lock ` +
+          `may stay held until about ${new Date(until).toISOString()}`,
       );
     let answer: WithResponse<LockResult>;
     try {

@@ -124,11 +124,11 @@ export class SpaceClient extends SpaceResource {
             // The server's kick applies to anyone: its narrower rule is kept here, as the CLI keeps it.
             const { participants } = await this.get(options);
             const found = participants.find((p) => p.participantId === participantId);
-            if (found?.status === 'active' || found?.status === 'muted')
-              throw new ConveneError(
-                `reject: ${found.name} (${participantId}) is ${found.status}, not waiting for approval; ` +
-                  'kick() removes a participant who was admitted',
-              );
+            if (found?.status === 'active' || found?.status === 'muted') {
+              // Said as the server says approving them: the code of that refusal.
+              const error = `reject: ${found.name} (${participantId}) is ${found.status}, not pending; kick() removes them`;
+              throw new ConveneError(error, { body: { error, code: 'participant_status_conflict' } });
+            }
             return kick(participantId, options).withResponse();
           })(),
         ),

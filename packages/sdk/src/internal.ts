@@ -426,7 +426,7 @@ export const refuseMisplacedOptions = (operation: string, params: unknown): void
     operation,
     params,
     REQUEST_OPTIONS,
-    (found) => `a request option: pass it in the last argument ({ ${found} }), not with the parameters`,
+    (found) => `a request option (the last argument: { ${found} }), not a parameter`,
   );
 
 /**
@@ -438,5 +438,5 @@ export const refuseMisplacedParams = (operation: string, options: unknown, names
     operation,
     options,
     names,
-    () => 'one of its parameters: pass it with them, not in the request options (the last argument)',
+    () => 'one of its parameters, not a request option (the last argument)',
   );

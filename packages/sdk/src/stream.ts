@@ -141,7 +141,7 @@ export class MessageStream extends SpaceResource implements AsyncIterable<Stream
     // The server writes a `: ping` on an open stream every 15 s (decisions.md).
     if (idleTimeoutMs <= 15_000)
       transport.logger.warn(
-        `stream of space ${this.spaceId}: idleTimeoutMs ${idleTimeoutMs} is not above the server's 15 s ping: a quiet stream is replaced that often`,
+        `stream of space ${this.spaceId}: idleTimeoutMs ${idleTimeoutMs} is not above the server's 15 s ping`,
       );
     const policy = reconnectPolicy(options);
     // Each attempt at getting a live connection back, and the connection back, told to the hooks.
@@ -176,7 +176,8 @@ export class MessageStream extends SpaceResource implements AsyncIterable<Stream
           return;
         }
         const status = result.status;
-        if (!(status === undefined || retryableStatus(status))) throw result;
+        // A 200 is an answer that was no event stream (a proxy's page while the server is away).
+        if (!(status === undefined || status === 200 || retryableStatus(status))) throw result;
         failures++;
         if (policy.exhausted(failures)) {
           gaveUp();

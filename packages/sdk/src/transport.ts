@@ -131,8 +131,7 @@ export class Transport {
     // connection failure and retry it before throwing a ConnectionError.
     if (!/^https?:$/.test(urlOf(options.baseUrl)?.protocol ?? ''))
       throw new ConveneError(
-        `baseUrl must be an absolute http(s) URL, such as http://localhost:3000, or location.origin in a ` +
-          `page the server serves (got ${options.baseUrl})`,
+        `baseUrl must be an absolute http(s) URL (http://localhost:3000, location.origin), got ${options.baseUrl}`,
       );
     const fetchImpl = options.fetch ?? globalThis.fetch;
     if (typeof fetchImpl !== 'function')
@@ -410,17 +409,21 @@ export function withoutCredentials(url: string): string {
 }
 
 function parse(what: string, route: Route, response: Response, text: string): unknown {
-  if (route.response !== 'json') return text;
-  if (response.status === 204 || text === '') return undefined;
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new ConveneError(`${what}: the answer is not JSON`, {
-      status: response.status,
-      headers: response.headers,
-      cause: error,
-    });
-  }
+  const kind = route.response;
+  if (kind === 'json') {
+    if (response.status === 204 || text === '') return undefined;
+    try {
+      return JSON.parse(text);
+    } catch {}
+    // A proxy's page or an app's fallback answered with a 200 is no stream, document or diff.
+  } else if (response.headers.get('content-type')?.startsWith(`text/${kind === 'diff' ? 'x-' : ''}${kind}`))
+    return text;
+  // An event stream's body is still unread: it is let go.
+  if (!response.bodyUsed) void response.body?.cancel();
+  throw new ConveneError(`${what}: the answer is not ${kind === 'json' ? 'JSON' : kind}`, {
+    status: response.status,
+    headers: response.headers,
+  });
 }
 
 /**

@@ -75,7 +75,7 @@ export async function verifyWebhook(options: VerifyWebhookOptions): Promise<Webh
   const subtle = globalThis.crypto?.subtle;
   if (!subtle)
     throw new ConveneError(
-      'verifyWebhook needs Web Crypto (crypto.subtle): in a browser, a secure context (https or localhost)',
+      'verifyWebhook needs Web Crypto (crypto.subtle): a secure context (https or localhost)',
     );
   // Before the delivery is looked at: a receiver whose secret is missing would otherwise answer
   // every delivery 400 as a bad one, and look for the fault at the sender.

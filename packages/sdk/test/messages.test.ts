@@ -142,7 +142,7 @@ describe("a join's parameters among its request options", () => {
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ConveneError);
     expect((error as Error).message).toBe(
-      'join: `wait` is one of its parameters: pass it with them, not in the request options (the last argument), where it would be ignored',
+      'join: `wait` is one of its parameters, not a request option (the last argument), where it would be ignored',
     );
     const { participants } = await owner.get();
     expect(participants.map((p) => p.name)).not.toContain('Reviewer');
@@ -161,7 +161,7 @@ describe("a message's fields among the request options", () => {
     const error = await pending.catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ConveneError);
     expect((error as Error).message).toBe(
-      'sendMessage: `replyTo` is one of its parameters: pass it with them, not in the request options (the last argument), where it would be ignored',
+      'sendMessage: `replyTo` is one of its parameters, not a request option (the last argument), where it would be ignored',
     );
     expect((await owner.messages.list()).messages.map((m) => m.content)).toEqual(['the question']);
     // Where it belongs, it is a reply; the answer's response is there as for any call.
@@ -215,7 +215,7 @@ describe('request options among the parameters', () => {
       const error = await call().catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ConveneError);
       expect((error as Error).message).toContain(
-        '`signal` is a request option: pass it in the last argument',
+        '`signal` is a request option (the last argument: { signal }), not a parameter',
       );
     }
     expect(Date.now() - started).toBeLessThan(5_000);

@@ -400,7 +400,8 @@ describe('invitations and joining', () => {
     expect(error).toBeInstanceOf(ConveneError);
     expect(error).toMatchObject({
       status: undefined,
-      message: `reject: Admitted (${admitted.participantId}) is active, not waiting for approval; kick() removes a participant who was admitted`,
+      message: `reject: Admitted (${admitted.participantId}) is active, not pending; kick() removes them`,
+      code: 'participant_status_conflict',
     });
     const after = await owner.get();
     expect(after.participants.find((p) => p.participantId === admitted.participantId)?.status).toBe('active');

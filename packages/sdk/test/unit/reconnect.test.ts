@@ -1,7 +1,7 @@
 // How long the long-lived loops (a stream, inbox.follow()) wait out a server that is away, and how
 // soon they find it back: on a fake clock, against a fetch that plays a server going down.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ConnectionError, Convene, type DisconnectInfo, type Logger } from '../../src';
+import { ConnectionError, Convene, ConveneError, type DisconnectInfo, type Logger } from '../../src';
 import { reconnectPolicy } from '../../src/internal';
 
 const SPACE = '00000000-0000-4000-8000-000000000001';
@@ -188,5 +188,62 @@ describe('the pause of a long-lived loop', () => {
     policy.lost();
     expect(policy.delay(retryAfter('3600'), 1)).toBeLessThanOrEqual(TEN_MINUTES);
     expect(policy.delay(retryAfter('3600'), 1)).toBeGreaterThan(TEN_MINUTES - 1000);
+  });
+});
+
+describe('a stream answered by something other than the server (a proxy’s page, an app’s fallback)', () => {
+  const page = () => new Response('<html>portal</html>', { headers: { 'content-type': 'text/html' } });
+
+  it('fails at once on its first connection, as a call answered so does, and is retried once it was live', async () => {
+    let calls = 0;
+    const hub = new Convene({
+      baseUrl: 'http://convene.test',
+      fetch: async () => {
+        calls++;
+        return page();
+      },
+    });
+    const first = run(hub.space(SPACE, 'k'.repeat(64)).messages.stream());
+    await vi.advanceTimersByTimeAsync(0);
+    await first.done;
+    expect(first.outcome.error).toBeInstanceOf(ConveneError);
+    expect(first.outcome.error).toMatchObject({ status: 200 });
+    expect((first.outcome.error as Error).message).toMatch(
+      /^GET http:\/\/convene\.test\/hub\/space\/[\w-]+\/messages\/stream: the answer is not event-stream$/,
+    );
+    expect(calls).toBe(1);
+    // A document's download, and a JSON answer, likewise.
+    const space = hub.space(SPACE, 'k'.repeat(64));
+    await expect(space.artifacts.download(SPACE)).rejects.toThrow(/: the answer is not markdown$/);
+    await expect(space.get()).rejects.toThrow(/: the answer is not JSON$/);
+
+    // Live once, then the page twice (a deploy's maintenance page), then the server: it comes back.
+    let answers = 0;
+    const disconnects: DisconnectInfo[] = [];
+    const controller = new AbortController();
+    const flaky = new Convene({
+      baseUrl: 'http://convene.test',
+      maxRetries: 0,
+      fetch: async (_input, init) =>
+        answers++ === 1 || answers === 3 ? page() : sse(answers > 1, init?.signal),
+    });
+    const contexts: unknown[] = [];
+    const live = (async () => {
+      for await (const event of flaky.space(SPACE, 'k'.repeat(64)).messages.stream({
+        signal: controller.signal,
+        onDisconnect: (info) => disconnects.push(info),
+      }))
+        contexts.push(event.event);
+    })();
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(contexts).toEqual(['context', 'context']);
+    expect(answers).toBe(4);
+    expect(disconnects.map((d) => d.error.message)).toEqual([
+      'the server ended the stream',
+      expect.stringMatching(/: the answer is not event-stream$/),
+      expect.stringMatching(/: the answer is not event-stream$/),
+    ]);
+    controller.abort();
+    await live;
   });
 });
