@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -62,6 +63,42 @@ describe('data directory lock', () => {
     expect(JSON.parse(lockOf(dir)).pid).toBe(process.pid);
     unlock();
   });
+
+  it.runIf(hasProc)(
+    'takes over a lock whose server was killed a moment ago and is not yet reaped (a zombie)',
+    async () => {
+      const dir = tempDir();
+      // A child whose parent never waits for it: once it exits, it stays a zombie while `sleep` runs.
+      const parent = spawn('sh', ['-c', 'sleep 0.1 & echo $!; exec sleep 60'], {
+        stdio: ['ignore', 'pipe', 'ignore'],
+      });
+      children.push(parent);
+      const [line] = (await once(parent.stdout!, 'data')) as [Buffer];
+      const zombie = Number(line.toString().trim());
+      const stat = () => readFileSync(`/proc/${zombie}/stat`, 'utf8');
+      await expect
+        .poll(
+          () =>
+            stat()
+              .slice(stat().lastIndexOf(')') + 2)
+              .split(' ')[0],
+          { timeout: 5000 },
+        )
+        .toBe('Z');
+      // The lock it recorded while it ran: its pid, boot and start time all still match.
+      const started = stat()
+        .slice(stat().lastIndexOf(')') + 2)
+        .split(' ')[19];
+      const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+      writeFileSync(
+        join(dir, 'convene.lock'),
+        JSON.stringify({ pid: zombie, instance: 'killed', boot, started }),
+      );
+      const unlock = lockDataDir(dir);
+      expect(JSON.parse(lockOf(dir)).pid).toBe(process.pid);
+      unlock();
+    },
+  );
 
   it.runIf(hasProc)(
     'refuses a lock whose live pid started when the recorded one did; takes over one of another boot',

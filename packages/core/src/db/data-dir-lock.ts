@@ -93,7 +93,7 @@ export function lockDataDir(
     pid: process.pid,
     instance: INSTANCE,
     boot: bootId(),
-    started: startTime(process.pid),
+    started: procStat(process.pid)?.started,
     // Its real path: the same directory reached through a symbolic link is no copy.
     dir: realpathSync(dir),
   };
@@ -173,9 +173,11 @@ function holds(owner: LockOwner, me: LockOwner): boolean {
   // Recorded before the machine last started: every process of that boot is gone.
   if (owner.boot && me.boot && owner.boot !== me.boot) return false;
   if (!isAlive(owner.pid)) return false;
+  const stat = procStat(owner.pid);
+  // Dead but not yet reaped by its parent (a zombie, kill -9 a moment ago): it holds nothing.
+  if (stat && (stat.state === 'Z' || stat.state === 'X')) return false;
   // Alive: the same process only if it started when the recorded one did.
-  const started = startTime(owner.pid);
-  if (owner.started && started) return owner.started === started;
+  if (owner.started && stat?.started) return owner.started === stat.started;
   return true;
 }
 
@@ -197,11 +199,12 @@ function bootId(): string | undefined {
 }
 
 /**
- * When process `pid` started (clock ticks since boot, field 22 of /proc/<pid>/stat), or
- * undefined without a /proc of this process's pid namespace: in a namespace whose /proc is the
- * host's, /proc/<pid> is another process, and /proc/self/stat's pid is not ours.
+ * Process `pid`'s state (field 3 of /proc/<pid>/stat: `R`, `S`, `Z` for a zombie…) and when it
+ * started (field 22, clock ticks since boot); undefined without a /proc of this process's pid
+ * namespace: in a namespace whose /proc is the host's, /proc/<pid> is another process, and
+ * /proc/self/stat's pid is not ours.
  */
-function startTime(pid: number): string | undefined {
+function procStat(pid: number): { state: string | undefined; started: string | undefined } | undefined {
   const fields = (path: string) => {
     try {
       const stat = readFileSync(path, 'utf8');
@@ -215,5 +218,6 @@ function startTime(pid: number): string | undefined {
   const self = fields('/proc/self/stat');
   if (self?.[0] !== String(process.pid)) return undefined;
   // Fields 3 onwards start at index 1: field 22 is index 20.
-  return fields(`/proc/${pid}/stat`)?.[20];
+  const stat = fields(`/proc/${pid}/stat`);
+  return stat && { state: stat[1], started: stat[20] };
 }
