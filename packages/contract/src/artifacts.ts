@@ -105,7 +105,27 @@ export const ZArtifactView = z
   .meta({ id: 'ArtifactView' });
 export type TArtifactView = z.infer<typeof ZArtifactView>;
 
-export const ZArtifactList = z.object({ artifacts: z.array(ZArtifactView) }).meta({ id: 'ArtifactList' });
+/**
+ * An artifact as listArtifacts gives it: its content in full, unless the answer's content had
+ * reached its bound (limits.artifactListBytes) before it: then `content` is empty and
+ * `contentOmitted` is true (getArtifact or downloadArtifact reads it).
+ */
+export const ZArtifactListItem = ZArtifactView.extend({
+  contentOmitted: z.literal(true).optional().meta({
+    description:
+      'Present (true) when the content is left out of this list, whose content had already reached 4 MiB: `content` is then empty; getArtifact reads it',
+  }),
+}).meta({ id: 'ArtifactListItem' });
+export type TArtifactListItem = z.infer<typeof ZArtifactListItem>;
+
+export const ZArtifactList = z
+  .object({
+    artifacts: z.array(ZArtifactListItem).meta({
+      description:
+        'Every artifact, oldest first, with its content while the content before it stays under 4 MiB',
+    }),
+  })
+  .meta({ id: 'ArtifactList' });
 export type TArtifactList = z.infer<typeof ZArtifactList>;
 
 export const ZLockResult = z.object({ lockedBy: ZUuid, lockExpiresAt: ZDateTime }).meta({ id: 'LockResult' });

@@ -16,6 +16,11 @@ export const limits = {
   messagesPerPage: 500,
   /** A listMessages page also stops once its content reaches this many bytes (UTF-8). */
   messagesPageBytes: 4 * 1024 * 1024,
+  /**
+   * A listArtifacts answer carries artifacts' content in full while the content before each stays
+   * under this many bytes (UTF-8); the artifacts after it come with `contentOmitted`.
+   */
+  artifactListBytes: 4 * 1024 * 1024,
   /** Roles are cut to this many characters in context bundles (they may hold 10,000). */
   contextRoleMax: 200,
   idempotencyKeyMax: 255,

@@ -455,7 +455,8 @@ export const operations = {
     method: 'GET',
     path: '/hub/space/{spaceId}/artifact',
     tag: 'artifacts',
-    summary: 'List the artifacts of a space with their content (any participant key, muted included)',
+    summary:
+      'List the artifacts of a space with their content, up to 4 MiB of it (any participant key, muted included)',
     input: ZSpaceIdParam,
     output: ZArtifactList,
     successStatus: 200,

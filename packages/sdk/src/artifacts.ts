@@ -201,7 +201,10 @@ export class Artifacts extends SpaceResource {
     return this.call('createArtifact', {}, { ...params, type: 'markdown' }, options);
   }
 
-  /** Every artifact of the space, with content. */
+  /**
+   * Every artifact of the space, oldest first, with its content while the content before it stays
+   * under 4 MiB; after that with `contentOmitted: true` and an empty `content` (`get` reads it).
+   */
   list(options?: RequestOptions): APIPromise<ArtifactList> {
     return this.call('listArtifacts', {}, undefined, options);
   }

@@ -377,7 +377,30 @@ export interface ArtifactView {
 }
 
 export interface ArtifactList {
-  artifacts: ArtifactView[];
+  /** Every artifact, oldest first, with its content while the content before it stays under 4 MiB */
+  artifacts: ArtifactListItem[];
+}
+
+export interface ArtifactListItem {
+  id: string;
+  spaceId: string;
+  name: string;
+  type: 'markdown';
+  content: string;
+  /** Starts at 1, bumped by exactly 1 on each write */
+  version: number;
+  createdBy: string;
+  updatedBy: string;
+  createdAt: string;
+  updatedAt: string;
+  /** participantId of the lock holder; present while locked */
+  lockedBy?: string | undefined;
+  /** When the holder took the lock; present while locked */
+  lockedAt?: string | undefined;
+  /** When the lock lapses unless refreshed; present while locked */
+  lockExpiresAt?: string | undefined;
+  /** Present (true) when the content is left out of this list, whose content had already reached 4 MiB: `content` is then empty; getArtifact reads it */
+  contentOmitted?: true | undefined;
 }
 
 export interface WriteArtifactParams {
@@ -803,7 +826,7 @@ export interface OperationTypes {
    */
   createArtifact: { path: { spaceId: string }; params: CreateArtifactParams; output: ArtifactView };
   /**
-   * List the artifacts of a space with their content (any participant key, muted included).
+   * List the artifacts of a space with their content, up to 4 MiB of it (any participant key, muted included).
    * `GET /hub/space/{spaceId}/artifact`: 200; errors 401, 404, 429.
    */
   listArtifacts: { path: { spaceId: string }; params: undefined; output: ArtifactList };
@@ -1120,6 +1143,7 @@ export const limits = {
   artifactsPerSpace: 1000,
   messagesPerPage: 500,
   messagesPageBytes: 4194304,
+  artifactListBytes: 4194304,
   contextRoleMax: 200,
   idempotencyKeyMax: 255,
   versionMax: 2147483647,

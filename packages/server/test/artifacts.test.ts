@@ -277,6 +277,39 @@ describe('listArtifacts', () => {
     expectAnswer(await space.owner.artifacts.list().withResponse());
   });
 
+  it('carries content up to 4 MiB of it: the artifacts after come with contentOmitted, whole in getArtifact', async () => {
+    const { alice } = await room();
+    const MiB = 1024 * 1024;
+    expect(limits.artifactListBytes).toBe(4 * MiB);
+    // Counted in UTF-8 bytes: 1 MiB of é is 524,288 characters.
+    const contents = [
+      'é'.repeat(MiB / 2),
+      'b'.repeat(MiB),
+      'c'.repeat(MiB),
+      'd'.repeat(MiB),
+      'e'.repeat(MiB),
+      'small',
+    ];
+    const made = [];
+    for (const [i, content] of contents.entries()) {
+      made.push(await create(alice, { name: `doc ${i}`, content }));
+      clock.advance(1);
+    }
+    const { artifacts } = await alice.artifacts.list();
+    // The fourth starts at 3 MiB, under the bound; the fifth at 4 MiB, and every one after it.
+    expect(artifacts.map((a) => [a.name, a.content.length, a.contentOmitted])).toEqual([
+      ['doc 0', MiB / 2, undefined],
+      ['doc 1', MiB, undefined],
+      ['doc 2', MiB, undefined],
+      ['doc 3', MiB, undefined],
+      ['doc 4', 0, true],
+      ['doc 5', 0, true],
+    ]);
+    expect(artifacts.slice(0, 4)).toEqual(made.slice(0, 4));
+    expect(artifacts[4]).toEqual({ ...made[4], content: '', contentOmitted: true });
+    expect(await alice.artifacts.get(made[5]!.id)).toEqual(made[5]);
+  });
+
   it('answers an empty list for a space without artifacts, 404 for an unknown space', async () => {
     const { bob } = await room();
     const res = await bob.artifacts.list().withResponse();

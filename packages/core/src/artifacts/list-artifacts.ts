@@ -1,5 +1,5 @@
-import type { TArtifactList } from '@convene/contract';
-import { asc, eq } from 'drizzle-orm';
+import { limits, type TArtifactList } from '@convene/contract';
+import { asc, eq, getTableColumns, sql } from 'drizzle-orm';
 import { authorize, roles } from '../auth/authorize';
 import { artifacts } from '../db/schema';
 import type { Deps } from '../deps';
@@ -11,15 +11,32 @@ export interface ListArtifactsOptions {
   key: string | undefined;
 }
 
-/** Every artifact of the space with its content, oldest first; muted participants read too. */
+/**
+ * Every artifact of the space, oldest first; muted participants read too. Each comes with its
+ * content while the content before it stays under limits.artifactListBytes (so the first always
+ * does); after that, with `contentOmitted` instead: a space may hold 256 MiB of documents, which no
+ * one answer can carry (nor its reader), and which the database does not even send here.
+ */
 export async function listArtifacts({ deps, spaceId, key }: ListArtifactsOptions): Promise<TArtifactList> {
   const { db, clock } = deps;
   await authorize(db, clock, { spaceId, key, allow: roles.member, whenClosed: 'unauthorized' });
+  const size = sql`octet_length(${artifacts.content})`;
   const rows = await db
-    .select()
+    .select({
+      ...getTableColumns(artifacts),
+      content: sql<
+        string | null
+      >`case when sum(${size}) over (order by ${artifacts.createdAt}, ${artifacts.id}) - ${size} < ${limits.artifactListBytes} then ${artifacts.content} end`,
+    })
     .from(artifacts)
     .where(eq(artifacts.spaceId, spaceId))
     .orderBy(asc(artifacts.createdAt), asc(artifacts.id));
   const now = clock.now();
-  return { artifacts: rows.map((row) => toArtifactView(row, now)) };
+  return {
+    artifacts: rows.map(({ content, ...row }) =>
+      content === null
+        ? { ...toArtifactView({ ...row, content: '' }, now), contentOmitted: true as const }
+        : toArtifactView({ ...row, content }, now),
+    ),
+  };
 }
