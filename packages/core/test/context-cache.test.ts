@@ -55,7 +55,7 @@ async function send(db: Db, guard?: { scope: string }, n = 1): Promise<readonly 
       expiresAt: new Date(now.getTime() + 86_400_000),
     },
   });
-  if (!appended || appended === 'recorded' || appended.refused) throw new Error('not sent');
+  if (!appended || typeof appended === 'string' || appended.refused) throw new Error('not sent');
   return appended.participants;
 }
 

@@ -1,4 +1,4 @@
-import type { Deps, IdempotencyGuard, PendingCount } from '@convene/core';
+import type { Deps, IdempotencyGuard, PendingCount, WriteDeadline } from '@convene/core';
 
 /**
  * Who calls an operation, as every transport hands it to a use case: the ports and the
@@ -40,4 +40,6 @@ export interface Caller {
    * Absent where nothing waits.
    */
   signal?: AbortSignal | undefined;
+  /** The request's deadline (REST's 30 s), for a write that commits on its own. Absent elsewhere. */
+  deadline?: WriteDeadline | undefined;
 }

@@ -91,6 +91,54 @@ describe('a request that cannot finish in time', () => {
     expect(effects.runs('slow')).toBe(2);
   });
 
+  it('answers a send that went out when the database does, never 503 while it may still commit; a send that had not is 503 and never written', async () => {
+    const space = await h.createSpace();
+    const send = (content: string) =>
+      h.post(`/hub/space/${space.spaceId}/messages`, { key: space.ownerKey, body: { content } });
+    const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    // The key verified (and so known to the rate limit) before the database stalls.
+    expect((await send('before')).status).toBe(200);
+    // The space's row held for 3 s (a long moderation transaction; on PGlite, its one connection):
+    // the sends wait for it past their 1.5 s.
+    let held!: () => void;
+    const holding = new Promise<void>((resolve) => (held = resolve));
+    const holder = srv.server.database.db.transaction(async (tx) => {
+      await tx.execute(sql`select 1 from spaces where id = ${space.spaceId} for update`);
+      // And the rate limit's counts (a database that answers nothing at all holds them too).
+      await tx.execute(sql`lock table rate_limits in exclusive mode`);
+      held();
+      await pause(3_000);
+    });
+    await holding;
+    const answers: Promise<Awaited<ReturnType<typeof send>> & { ms: number }>[] = [];
+    // Apart, so that the process's sending statements go out one after another (a statement
+    // out for 20 ms lets the next go), and the last ones queue behind them.
+    for (let i = 0; i < 4; i++) {
+      const started = Date.now();
+      answers.push(send(`held ${i}`).then((res) => ({ ...res, ms: Date.now() - started })));
+      await pause(100);
+    }
+    const settled = await Promise.all(answers);
+    await holder;
+    const { body } = await h.get(`/hub/space/${space.spaceId}/messages`, { key: space.ownerKey });
+    const stored = (body.messages as { content: string }[]).map((m) => m.content);
+    // Every 200 wrote its message once, every 503 wrote nothing.
+    for (const [i, res] of settled.entries()) {
+      expect([200, 503], `send ${i}`).toContain(res.status);
+      expect(
+        stored.filter((c) => c === `held ${i}`),
+        `send ${i}: ${res.status}`,
+      ).toHaveLength(res.status === 200 ? 1 : 0);
+      // A 503 is said at its deadline, not once the database is back (its rate-limit count,
+      // left to the statement that never ran, is not made then: it would wait on the database).
+      if (res.status === 503) expect(res.ms, `send ${i}`).toBeLessThan(2_300);
+    }
+    // The first went out at once: it waited for the database, past its deadline, and was answered.
+    expect(settled[0]!.status).toBe(200);
+    expect(settled.some((res) => res.status === 503)).toBe(true);
+    expect(lines.some((line) => line.includes('timed out while its write was committing'))).toBe(true);
+  });
+
   it('leaves streams alone', async () => {
     const space = await h.createSpace();
     const controller = new AbortController();

@@ -43,7 +43,24 @@ export interface Outgoing {
    * first statement that runs the message (a request over the limit writes nothing).
    */
   count?: PendingCount | undefined;
+  /** The request's deadline, where it has one (REST's 30 s): see WriteDeadline. */
+  deadline?: WriteDeadline | undefined;
 }
+
+/**
+ * A request's deadline as a write that commits on its own sees it (the group-committed send,
+ * one statement in its own transaction, which nothing can roll back once it is out). Whether
+ * the client was answered already (503, too slow): then the write must not go out; and, as it
+ * goes out, `committing()`: from then on the request's answer is the database's, however late,
+ * since a 503 would tell the client that it did not happen while it may still commit.
+ */
+export interface WriteDeadline {
+  abandoned(): boolean;
+  committing(): void;
+}
+
+/** The request was answered (503) before its message went out: nothing was written. */
+export type Abandoned = 'abandoned';
 
 /** A duplicate's record took this send's Idempotency-Key first: nothing was written. */
 export type Recorded = 'recorded';
@@ -76,7 +93,7 @@ export interface Appended {
  */
 const MAX_IN_FLIGHT = SENDING_CONNECTIONS;
 const STALLED_MS = 20;
-const batchers = new WeakMap<Db, Batcher<Outgoing, Appended | Recorded | undefined>>();
+const batchers = new WeakMap<Db, Batcher<Outgoing, Appended | Recorded | Abandoned | undefined>>();
 
 /** What a batch's statement needs besides its messages. */
 interface Sending {
@@ -97,7 +114,7 @@ export function appendMessage(
   events: EventBus,
   config: CoreConfig,
   outgoing: Outgoing,
-): Promise<Appended | Recorded | undefined> {
+): Promise<Appended | Recorded | Abandoned | undefined> {
   let batcher = batchers.get(db);
   if (!batcher) {
     const sending: Sending = { db: sendingDbOf(db), events, config, participants: participantsCacheOf(db) };
@@ -109,8 +126,19 @@ export function appendMessage(
 
 async function appendBatch(
   sending: Sending,
-  batch: Outgoing[],
-): Promise<(Appended | Recorded | undefined)[]> {
+  queued: Outgoing[],
+): Promise<(Appended | Recorded | Abandoned | undefined)[]> {
+  // What waited past its request's deadline stays out; the rest is committing from now on.
+  const batch = queued.filter((m) => !m.deadline?.abandoned());
+  for (const m of batch) m.deadline?.committing();
+  if (batch.length < queued.length) {
+    const answers = batch.length > 0 ? await appendLive(sending, batch) : [];
+    return queued.map((m) => (batch.includes(m) ? answers[batch.indexOf(m)] : 'abandoned'));
+  }
+  return appendLive(sending, batch);
+}
+
+async function appendLive(sending: Sending, batch: Outgoing[]): Promise<(Appended | Recorded | undefined)[]> {
   // The everyday send (no mention, no reply, no budget) runs the plain statement, which plans and
   // executes no more than sending did before messages could be addressed or budgeted; the rest,
   // and what the plain one leaves to it (spaces with a budget), run the full one.

@@ -1,13 +1,19 @@
 import { limits, type TSendMessageRequest, type TSendMessageResult } from '@convene/contract';
 import { authorize, roles, spaceKeyHash, whenClosedOf } from '../auth/authorize';
 import type { CoreConfig, Deps } from '../deps';
-import { ConflictError, ForbiddenError, RateLimitedError, ValidationError } from '../errors';
+import {
+  ConflictError,
+  ForbiddenError,
+  RateLimitedError,
+  UnavailableError,
+  ValidationError,
+} from '../errors';
 import { newId } from '../ids';
 import type { IdempotencyGuard } from '../infra/idempotency-store';
 import { type PendingCount, retryAfterSeconds } from '../infra/rate-limiter';
 import { participantsForReply } from '../spaces/context-cache';
 import { artifactsFromJson, contextFromJson } from '../spaces/views';
-import { type Appended, appendMessage } from './append-messages';
+import { type Appended, appendMessage, type WriteDeadline } from './append-messages';
 import { uuidArray } from './views';
 
 export interface SendMessageOptions {
@@ -26,6 +32,8 @@ export interface SendMessageOptions {
    * fewer): a request over the limit writes nothing and is refused with 429.
    */
   rateLimit?: PendingCount | undefined;
+  /** The request's deadline (REST's 30 s), which the sending statement keeps (WriteDeadline). */
+  deadline?: WriteDeadline | undefined;
 }
 
 /**
@@ -86,6 +94,7 @@ export async function sendMessage({
   input,
   idempotency,
   rateLimit,
+  deadline,
 }: SendMessageOptions): Promise<TSendMessageResult> {
   const { db, clock } = deps;
   const outgoing = {
@@ -100,12 +109,16 @@ export async function sendMessage({
     now: clock.now(),
     guard: idempotency,
     count: rateLimit,
+    deadline,
   };
   for (let attempt = 0; ; attempt++) {
     const appended = await appendMessage(db, deps.events, deps.config, outgoing);
     const counted = rateLimit?.decision;
     if (counted && !counted.allowed) throw new RateLimitedError(retryAfterSeconds(counted, rateLimit.now));
     if (appended === 'recorded') throw new IdempotencyRecordedError();
+    // Its client was answered 503 already, and the message was never sent.
+    if (appended === 'abandoned')
+      throw new UnavailableError('the request timed out before its message went out');
     if (appended?.refused) throw refusal(appended, clock.now(), outgoing.mentions);
     if (appended)
       return {

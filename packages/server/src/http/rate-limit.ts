@@ -12,6 +12,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { keyArgument, toolName } from '../mcp/tool';
 import { clientOf, isWellFormed, type PresentedCredential, pageBucket, rateLimitClient } from './client';
 import { toHttpError } from './errors';
+import { hasTimedOut } from './timeout';
 
 /** Response headers the rate limit sets on every answer (a replay recomputes them). */
 export const RATE_LIMIT_HEADERS = [
@@ -156,7 +157,9 @@ export function rateLimitHook({
    */
   async function settlePending(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
     const count = pending.get(request);
-    if (!count || count.decision) return payload;
+    // The 503 of a request that took too long goes out now: counting it would wait on the
+    // database that is (most often) what held it.
+    if (!count || count.decision || hasTimedOut(request)) return payload;
     let refusal: unknown;
     try {
       const decision = await limiter.consume(count.client, count.now);

@@ -1,3 +1,4 @@
+import type { WriteDeadline } from '@convene/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sendError, whenTakenOver } from './reply';
 
@@ -11,6 +12,15 @@ const timedOut = new WeakSet<FastifyRequest>();
  * what it was doing (a guarded write's transaction rolls back), and its late answer is dropped.
  */
 export const hasTimedOut = (request: FastifyRequest): boolean => timedOut.has(request);
+
+/** Requests whose write went out on its own (WriteDeadline.committing): answered when it is. */
+const committing = new WeakSet<FastifyRequest>();
+
+/** The request's deadline, as a write that commits on its own keeps it (core's WriteDeadline). */
+export const writeDeadline = (request: FastifyRequest): WriteDeadline => ({
+  abandoned: () => timedOut.has(request),
+  committing: () => committing.add(request),
+});
 
 /**
  * How long beyond the request timeout a long poll may take: the `wait` (seconds, at most 60) a
@@ -32,6 +42,14 @@ export function startRequestTimer(request: FastifyRequest, reply: FastifyReply, 
   if ((request.routeOptions.config as { longWait?: boolean } | undefined)?.longWait) return;
   const timer = setTimeout(() => {
     if (reply.sent || reply.raw.headersSent) return;
+    // A 503 would say that it did not happen while it may still commit: the database answers.
+    if (committing.has(request)) {
+      request.log.warn(
+        { timeoutMs: ms },
+        'request timed out while its write was committing: it answers when it commits',
+      );
+      return;
+    }
     timedOut.add(request);
     request.log.warn({ timeoutMs: ms }, 'request timed out');
     // A body still arriving is read no further: the connection closes once the answer is out,

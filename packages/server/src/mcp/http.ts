@@ -97,6 +97,8 @@ export function mcpHandler({ app, config, deps, api, idempotency }: RouteScope):
     let session = sessionId;
     if (initializing) session = await createMcpSession({ deps });
     else if (session && !(await liveSession(session, reply))) return reply;
+    // Answered 503 while it waited on the database (its hooks, its session): no call runs.
+    if (hasTimedOut(request)) return reply;
 
     const server = createMcpServer({
       deps,

@@ -32,7 +32,7 @@ export const messageOperations: Declaration[] = [
     recordsIdempotency: true,
     // …and counts the request against the rate limit in that statement too.
     countsRateLimit: true,
-    run: ({ spaceId, content, type, mentions, replyTo }, { deps, key, idempotency, rateLimit }) =>
+    run: ({ spaceId, content, type, mentions, replyTo }, { deps, key, idempotency, rateLimit, deadline }) =>
       sendMessage({
         deps,
         spaceId,
@@ -40,6 +40,7 @@ export const messageOperations: Declaration[] = [
         input: { content, type, mentions, replyTo },
         idempotency,
         rateLimit,
+        deadline,
       }),
     tool: {
       title: 'Send a message',

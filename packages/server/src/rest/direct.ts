@@ -3,6 +3,7 @@ import type { RouteOptions } from 'fastify';
 import { readsConfig } from '../http/client';
 import { guardOf, sendReplay } from '../http/idempotency';
 import { COUNTED_BY_USE_CASE, pendingCountOf } from '../http/rate-limit';
+import { hasTimedOut, writeDeadline } from '../http/timeout';
 import { fastifyPath, type OperationDeclaration, perform, requireCredential } from '../operations/declare';
 import { performOnce } from '../operations/perform-once';
 import { restCaller } from './caller';
@@ -27,14 +28,27 @@ export function directRoute(declaration: OperationDeclaration, deps: Deps): Rout
       operation: contract,
     },
     handler: async (request, reply) => {
-      const caller = { ...restCaller(deps, request), rateLimit: pendingCountOf(request) };
+      // Answered 503 while its hooks waited (on a database that does not answer): nothing runs.
+      if (hasTimedOut(request)) return reply;
+      const caller = {
+        ...restCaller(deps, request),
+        rateLimit: pendingCountOf(request),
+        deadline: writeDeadline(request),
+      };
       requireCredential(contract, caller);
       const body = request.body && typeof request.body === 'object' ? request.body : {};
       const input = () => contract.input.parse({ ...body, ...(request.params as object) });
       const guarded = guardOf(request);
-      const answer = guarded
-        ? await performOnce(declaration, input, caller, guarded)
-        : await perform(declaration, input(), caller);
+      let answer: Awaited<ReturnType<typeof perform | typeof performOnce>>;
+      try {
+        answer = guarded
+          ? await performOnce(declaration, input, caller, guarded)
+          : await perform(declaration, input(), caller);
+      } catch (error) {
+        // Its 503 is out already, and said all there is to say (nothing was written).
+        if (hasTimedOut(request)) return reply;
+        throw error;
+      }
       if ('replay' in answer) return sendReplay(reply, answer.replay);
       reply.code(answer.status).headers(answer.headers);
       const participants = (answer.body as { participants?: unknown } | undefined)?.participants;
