@@ -4,6 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import type { Caller } from './caller';
 import { type GuardedRequest, guardOf, refusalOf } from './http/idempotency';
+import { writeDeadline } from './http/timeout';
 import { type OperationDeclaration, requireCredential } from './operations/declare';
 import { restCaller } from './rest/caller';
 
@@ -37,9 +38,9 @@ function replayed(ctx: Context, stored: StoredResponse) {
  * write, its record and its answer commit together, or not at all. A replay comes back through
  * the adapter with the stored status, headers and body.
  */
-const idempotent = t.middleware(async ({ ctx, next }) => {
+const idempotent = t.middleware(async ({ ctx, next, type }) => {
   const { guarded } = ctx;
-  if (!guarded) return next();
+  if (!guarded) return type === 'mutation' && credentialed(ctx) ? withinDeadline(ctx, next) : next();
   const outcome = await guarded.run(
     ctx.deps.db,
     async (tx) => {
@@ -68,6 +69,35 @@ const idempotent = t.middleware(async ({ ctx, next }) => {
   return outcome.value;
 });
 
+/**
+ * A write made with a credential but no Idempotency-Key runs in a transaction of its own as well,
+ * so that one answered 503 for taking too long (http/timeout.ts) commits nothing: its client was
+ * told it did not happen, and may well send it again. (Anonymous writes do not: signup and login
+ * hash a password, which no transaction should wait for.)
+ */
+async function withinDeadline<R extends { ok: boolean; error?: unknown }>(
+  ctx: Context,
+  next: () => Promise<R>,
+): Promise<R> {
+  const deps = ctx.deps;
+  return deps.db.transaction(async (tx) => {
+    // In place, as for a guarded write (above).
+    ctx.deps = { ...deps, db: tx };
+    let result: R;
+    try {
+      result = await next();
+    } finally {
+      ctx.deps = deps;
+    }
+    // Thrown, so that what the write did is undone.
+    if (!result.ok) throw result.error;
+    if (ctx.deadline?.abandoned()) throw new Error('the request timed out before its write committed');
+    return result;
+  });
+}
+
+const credentialed = (ctx: Context): boolean => Boolean(ctx.key || ctx.bearer || ctx.userToken);
+
 export const procedure = t.procedure.use(idempotent);
 
 /**
@@ -92,6 +122,7 @@ export function createContextFactory(deps: Deps, shutdown: AbortSignal) {
   return ({ req, res }: { req: FastifyRequest; res: FastifyReply }): Context => ({
     ...restCaller(deps, req),
     ...(isLongPoll(req) ? { signal: requestSignal(res, shutdown) } : {}),
+    deadline: writeDeadline(req),
     resMeta: {},
     guarded: guardOf(req),
   });

@@ -139,6 +139,37 @@ describe('a request that cannot finish in time', () => {
     expect(lines.some((line) => line.includes('timed out while its write was committing'))).toBe(true);
   });
 
+  it('answers 503 to a write without an Idempotency-Key that it held, and that write commits nothing', async () => {
+    const space = await h.createSpace();
+    const create = (name: string) =>
+      h.post(`/hub/space/${space.spaceId}/artifact`, {
+        key: space.ownerKey,
+        body: { name, type: 'markdown', content: 'x' },
+      });
+    expect((await create('before')).status).toBe(200);
+    let held!: () => void;
+    const holding = new Promise<void>((resolve) => (held = resolve));
+    const holder = srv.server.database.db.transaction(async (tx) => {
+      await tx.execute(sql`select 1 from spaces where id = ${space.spaceId} for update`);
+      held();
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+    });
+    await holding;
+    const res = await create('held');
+    expectError(res, 503);
+    await holder;
+    // Told it did not happen, and it did not: its retry is the one that creates it.
+    const names = async () =>
+      (
+        (await h.get(`/hub/space/${space.spaceId}/artifact`, { key: space.ownerKey })).body.artifacts as {
+          name: string;
+        }[]
+      ).map((a) => a.name);
+    expect(await names()).toEqual(['before']);
+    expect((await create('held')).status).toBe(200);
+    expect(await names()).toEqual(['before', 'held']);
+  });
+
   it('leaves streams alone', async () => {
     const space = await h.createSpace();
     const controller = new AbortController();
