@@ -558,6 +558,32 @@ describe('MCP server', () => {
     expect(missing.code).toBe('key_required');
     expect(missing.hint).toBe('pass the space key as the privateKey argument (or the X-Private-Key header)');
     expect(restMissing.body).not.toHaveProperty('hint');
+    // Said before the arguments are read, as REST says it before the body: a call with none of
+    // the credentials it takes is 401 whatever else is wrong with it.
+    for (const [tool, args, method, path, body] of [
+      ['get_space', { spaceId: 'abc' }, 'GET', '/hub/space/abc', undefined],
+      [
+        'send_message',
+        { spaceId: space.spaceId, content: '' },
+        'POST',
+        `/hub/space/${space.spaceId}/messages`,
+        { content: '' },
+      ],
+      ['send_message', { spaceId: 'abc' }, 'POST', '/hub/space/abc/messages', {}],
+      ['join_space', { spaceId: space.spaceId }, 'POST', `/hub/space/${space.spaceId}/join`, {}],
+      [
+        'update_space',
+        { spaceId: space.spaceId, name: '' },
+        'PUT',
+        `/hub/space/${space.spaceId}`,
+        { name: '' },
+      ],
+    ] as const) {
+      const rest = await h.request(method, path, body === undefined ? {} : { body });
+      expectError(rest, 401);
+      const called = await callError(mcp, tool, args, 401);
+      expect(called.error, tool).toBe(rest.body.error);
+    }
 
     const restNotFound = await h.get('/hub/space/not-a-uuid', { key: space.ownerKey });
     const notFound = await callError(

@@ -169,11 +169,15 @@ export function createMcpServer({
       // (http/policy.ts): the same 400.
       const problem = jsonBodyProblem(args);
       if (problem === NUL_PROBLEM || problem === SURROGATE_PROBLEM) throw new ValidationError(problem);
+      const key = argKey ?? header(headers, 'x-private-key');
+      const userToken = header(headers, 'x-user-token');
+      tool.requireCredential?.({
+        key,
+        userToken: typeof args.userToken === 'string' && args.userToken ? args.userToken : userToken,
+      });
       const misnamed = misnamedArgument(args, argumentNames(tools, tool));
       if (misnamed) throw misnamed;
       const input = tool.input.parse(args);
-      const key = argKey ?? header(headers, 'x-private-key');
-      const userToken = header(headers, 'x-user-token');
       if (key) leave = await attend?.(key, waits(input));
       const output = await tool.run(input, {
         deps,

@@ -57,6 +57,11 @@ export interface Tool<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.Z
   input: I;
   output: O;
   annotations: ToolAnnotations;
+  /**
+   * Throws the 401 of a call that presents none of the credentials the operation takes, before
+   * its arguments are read: REST says that first too (decisions.md: the same status and message).
+   */
+  requireCredential?(credentials: { key: string | undefined; userToken: string | undefined }): void;
   run(input: z.output<I>, ctx: ToolContext): Promise<z.input<O> | Replayed>;
 }
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Declaration, OperationDeclaration, ToolDeclaration } from '../operations/declare';
-import { perform } from '../operations/declare';
+import { perform, requireCredential } from '../operations/declare';
 import { performOnce } from '../operations/perform-once';
 import { defineTool, idempotencyKeyArg, keyArg, Replayed, type Tool, toolName } from './tool';
 
@@ -44,6 +44,7 @@ function toolOf(
     input,
     output: tool.output ?? contract.output,
     annotations: tool.annotations,
+    requireCredential: (credentials) => requireCredential(contract, { ...credentials, bearer: undefined }),
     run: async (parsed, ctx) => {
       const {
         privateKey: _key,
