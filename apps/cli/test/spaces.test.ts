@@ -879,6 +879,29 @@ describe('invite, join, participants, moderation, leave', () => {
     expect(alias.stderr).not.toContain('The link names');
   });
 
+  it('remembers the server a join went to when --url named it (a proxy): the next commands use it', async () => {
+    const owner = user();
+    (await owner.run(['space', 'create', 'Behind a proxy', '--json'])).json();
+    const { humanLink } = (await owner.run(['invite', '--json'])).json();
+    const proxy = await scriptedProxy(server.url, /^$/);
+    try {
+      // No CONVENE_URL: only --url names the proxy, on the join alone.
+      const guest = file.user({ url: undefined });
+      const joined = await guest.run(['join', humanLink, '--name', 'Pat', '--url', proxy.url]);
+      expect(joined.code).toBe(0);
+      expect(guest.credentials().url).toBe(proxy.url);
+      // Without --url, the next commands go where the join went and find its key there.
+      const sent = await guest.run(['send', 'through the proxy']);
+      expect({ code: sent.code, stderr: sent.stderr }).toEqual({ code: 0, stderr: expect.any(String) });
+      const whoami = await guest.run(['whoami', '--json']);
+      expect(whoami.json()).toMatchObject({ url: proxy.url, spaces: 1 });
+      const read = (await owner.run(['messages', '--json'])).json();
+      expect(read.map((m: any) => m.content)).toContain('through the proxy');
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it('refuses a second join of a space whose participant key still works (exit 6); a dead key may be replaced', async () => {
     const owner = user();
     const { spaceId } = (await owner.run(['space', 'create', 'Once', '--json'])).json();

@@ -11,7 +11,7 @@ import {
 } from '@convene/sdk';
 import { type App, examples } from '../app';
 import type { Context } from '../lib/context';
-import { isUuid, normaliseUrl, sameServer } from '../lib/context';
+import { DEFAULT_URL, isUuid, normaliseUrl, sameServer } from '../lib/context';
 import { CliError, UsageError } from '../lib/errors';
 import { ExitCode, stoppedBy } from '../lib/exit-codes';
 import { explained, isSpaceClosed } from '../lib/failure';
@@ -53,7 +53,8 @@ export function registerJoin(program: Command, app: App): void {
         'id (not the start of it: no space of it is kept here yet) and the invitation key. In a private space this waits until the owner approves you. The ' +
         'participant key is kept (0600) and the space becomes the default. Once in, it shows the ' +
         'space’s description and agenda. A link is joined at the server it names, unless --url or ' +
-        'CONVENE_URL names another (a proxy): then it says so before joining.',
+        'CONVENE_URL names another (a proxy): then it says so before joining. The next commands ' +
+        'without --url go to the server it joined at.',
     )
     .option('-k, --key <key>', 'the invitation key (with a space id)')
     .option('-n, --name <name>', 'your display name (default: asked, or your user name)')
@@ -206,8 +207,10 @@ export function registerJoin(program: Command, app: App): void {
       // The participant the key belongs to (every join knows it).
       const { participantId } = member;
       const view = await member.get();
-      if (url !== ctx.url) {
-        // The link named another server: commands without --url use it from now on.
+      // The next commands without --url go where this join went, where its key is saved: the
+      // server the link names, or the one --url or CONVENE_URL named instead (a proxy, another
+      // address of it), which `ctx.url` already is, so comparing with it would not save it.
+      if (rememberedServer(ctx) !== url) {
         ctx.store.update((file) => {
           file.url = url;
         });
@@ -304,6 +307,19 @@ function invitationOf(link: string): { spaceId: string; invitationKey: string } 
       `"${link}" is not a whole invitation link: its space id or key is missing`,
       'Paste the whole link `convene invite` printed, in quotes (its key follows `#key=` or `?key=`).',
     );
+  }
+}
+
+/**
+ * The server a command without --url or CONVENE_URL uses: the one saved (`login --url`, a join),
+ * else the default; one saved that is no URL any more counts as none.
+ */
+function rememberedServer(ctx: Context): string {
+  const saved = ctx.store.read().url;
+  try {
+    return saved === undefined ? DEFAULT_URL : normaliseUrl(saved);
+  } catch {
+    return DEFAULT_URL;
   }
 }
 

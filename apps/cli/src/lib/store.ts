@@ -81,7 +81,7 @@ export type HostEntry = z.infer<typeof ZHost>;
 
 const ZStoreFile = z.object({
   version: z.literal(1),
-  /** The server used when neither --url nor CONVENE_URL says (set by `login --url`, `join LINK`). */
+  /** The server used when neither --url nor CONVENE_URL says (set by `login --url`, and by `join`: the server it joined at). */
   url: z.optional(z.string()),
   hosts: z._default(z.record(z.string(), ZHost), {}),
 });
