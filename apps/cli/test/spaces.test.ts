@@ -1263,7 +1263,7 @@ describe('invite, join, participants, moderation, leave', () => {
     expect(guest2.credentials().hosts[server.url].spaces[otherId]).toBeUndefined();
   });
 
-  it('leaves a space its server no longer has: says how to forget it, and forgets it, exit 0', async () => {
+  it('refuses to leave a space its server says it does not have (maybe not the server that keeps it); leave --forget forgets it', async () => {
     const owner = user();
     const { spaceId } = (await owner.run(['space', 'create', 'Vanished', '--json'])).json();
     // As after its retention (or a server on a new database): the key saved for an id nobody has.
@@ -1271,7 +1271,7 @@ describe('invite, join, participants, moderation, leave', () => {
     const gone = crypto.randomUUID();
     writeFileSync(file, readFileSync(file, 'utf8').replaceAll(spaceId, gone), { mode: 0o600 });
     // Off a terminal, the owner's default space is forgotten only when named (or with --yes).
-    const unnamed = await owner.run(['leave']);
+    const unnamed = await owner.run(['leave', '--forget']);
     expect(unnamed.code).toBe(2);
     expect(owner.credentials().hosts[server.url].spaces[gone]).toBeDefined();
     // A 404 from something that is not Convene (a proxy mid-deploy) says nothing of the space:
@@ -1300,13 +1300,28 @@ describe('invite, join, participants, moderation, leave', () => {
     expect(read.stderr).toContain('or this is not the server that keeps it');
     expect(read.stderr).toContain('If so, start that one instead: your key still works there');
     const hinted = suggested(read.stderr).find((words) => words[0] === 'leave');
-    expect(hinted).toEqual(['leave', 'Vanished']);
+    expect(hinted).toEqual(['leave', 'Vanished', '--forget']);
     // doctor says the same of the default space, with the same next step.
     const doctor = await owner.run(['doctor', '--json']);
     expect(doctor.code).toBe(1);
     const check = doctor.json().checks.find((c: any) => c.name === 'default space');
     expect(check).toMatchObject({ status: 'fail', detail: expect.stringContaining('space not found') });
-    expect(suggested(check.hint)).toContainEqual(['leave', 'Vanished']);
+    expect(suggested(check.hint)).toContainEqual(['leave', 'Vanished', '--forget']);
+    // A plain leave does not throw the key away on that word alone (it may be the only copy of an
+    // owner key, which works on the server that keeps the space): the same error, exit 5, the
+    // key kept.
+    for (const args of [['leave', 'Vanished', '--yes'], ['leave', '--yes'], ['leave']]) {
+      const refused = await owner.run(args);
+      expect({ args, code: refused.code }).toEqual({ args, code: 5 });
+      expect(refused.stderr).toContain('✗ space not found');
+      expect(refused.stderr).toContain('or this is not the server that keeps it');
+      expect(refused.stderr).not.toContain('Forgot');
+      expect(suggested(refused.stderr)).toContainEqual(['leave', 'Vanished', '--forget']);
+      expect(owner.credentials().hosts[server.url].spaces[gone]).toBeDefined();
+    }
+    const json = await owner.run(['leave', 'Vanished', '--yes', '--json']);
+    expect(json.code).toBe(5);
+    expect(JSON.parse(json.stderr)).toMatchObject({ status: 404, exitCode: 5 });
     const left = await owner.run([...hinted!, '--yes', '--json']);
     expect({ code: left.code, json: left.json() }).toEqual({ code: 0, json: { ok: true, gone: true } });
     expect(owner.credentials().hosts[server.url].spaces[gone]).toBeUndefined();

@@ -7,6 +7,7 @@ import { CliError } from '../lib/errors';
 import {
   closedHint,
   connectionState,
+  forgetLine,
   isSpaceClosed,
   isSpaceGone,
   plainHttp,
@@ -235,7 +236,7 @@ async function runChecks(ctx: Context): Promise<Check[]> {
                         : 'The key no longer works: `convene space use` another, or join again.',
                   }
                 : isSpaceGone(error)
-                  ? { hint: spaceGoneHint(ctx.url, suggest(ctx, 'leave', { space, always: true })) }
+                  ? { hint: spaceGoneHint(ctx.url, forgetLine(ctx, space)) }
                   : {}),
             },
       );

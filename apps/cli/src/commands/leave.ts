@@ -19,14 +19,23 @@ export function registerLeave(program: Command, app: App): void {
     .summary('leave a space; your key stops working')
     .description(
       'Leave a space: your key stops working and convene forgets it. A space already closed (or ' +
-        'past its time to live), one whose server no longer takes your key (you were removed), or one ' +
-        'the server no longer has (deleted after its retention) is only forgotten here. The owner cannot leave an open space (said at once, without asking, ' +
+        'past its time to live) or one whose server no longer takes your key (you were removed) is ' +
+        'only forgotten here. One the server says it does not have (deleted after its retention, or ' +
+        'a server started on other data at the same address, where the key may still work elsewhere) ' +
+        'is refused unless --forget is given. The owner cannot leave an open space (said at once, without asking, ' +
         'and of the default space without naming it): `convene space close` ends it. ' +
         'On a terminal it asks first, and SPACE defaults to the default space; elsewhere nobody is ' +
         'asked, so name the space, or give --yes alone to leave the default space.',
     )
     .option('-y, --yes', 'do not ask for confirmation')
-    .addHelpText('after', examples('convene leave "Release plan"', 'convene leave --yes'))
+    .option(
+      '--forget',
+      'forget it here even when the server says it does not have it (deleted, or not the server that keeps it)',
+    )
+    .addHelpText(
+      'after',
+      examples('convene leave "Release plan"', 'convene leave --yes', 'convene leave "Old plan" --forget'),
+    )
     .action(async (argument, options, command) => {
       const ctx = app.context(command);
       const reference = spaceNamed(argument, options.space, 'convene leave');
@@ -44,7 +53,10 @@ export function registerLeave(program: Command, app: App): void {
       // what is asked and said; a space closed, or a key refused, has no membership left to end.
       const over = await ctx.readSpace(client).then(
         () => undefined,
-        (error: unknown) => membershipOver(error) ?? Promise.reject(error),
+        (error: unknown) => {
+          const ended = membershipOver(error);
+          return !ended || forgetsOnlyWhenTold(ended, options.forget) ? Promise.reject(error) : ended;
+        },
       );
       // The owner cannot leave (the server says so at once, or forgets a closed space): asking
       // first would only delay that answer behind a Yes.
@@ -57,6 +69,7 @@ export function registerLeave(program: Command, app: App): void {
         result = over ?? (await client.leave());
       } catch (error) {
         ended = membershipOver(error);
+        if (ended && forgetsOnlyWhenTold(ended, options.forget)) throw error;
         if (ended) result = ended;
         // The owner's membership ends only with the space (an open one: a closed one is forgotten
         // below), which is not the state changing meanwhile.
@@ -108,3 +121,13 @@ function membershipOver(error: unknown): Over | undefined {
   if (isSpaceGone(error)) return { ok: true, gone: true };
   return undefined;
 }
+
+/**
+ * A space the server says it does not have: deleted after its retention, or the server answering
+ * is not the one that keeps it (one started on other data at the same address), where the key
+ * still works, and may be the only copy of an owner key. So it is not forgotten on that word
+ * alone: the error is the one every command gives of it (exit 5, saying that first), whose hint
+ * is the `leave --forget` that forgets it.
+ */
+const forgetsOnlyWhenTold = (ended: Over, forget: boolean | undefined): boolean =>
+  'gone' in ended && forget !== true;

@@ -380,7 +380,7 @@ function notFoundHint(ctx: Context, message: string): string {
       /^message\b/,
       () => `See the messages and their ids with ${command('messages', { options: { '--json': true } })}.`,
     ],
-    [/^space\b/, () => spaceGoneHint(ctx.server, suggest(ctx, 'leave', { always: true }))],
+    [/^space\b/, () => spaceGoneHint(ctx.server, forgetLine(ctx))],
   ];
   const found = where.find(([subject]) => subject.test(message))?.[1];
   return found ? found() : `Check the name or id (${command('participants')}, ${command('artifact list')}).`;
@@ -400,12 +400,20 @@ export function isSpaceGone(error: unknown): boolean {
  * What to do of a saved space the server says it does not have: it was deleted after its
  * retention, or the server is not the one that keeps it (one started on other data, a new
  * database, at the same address). In that second case `leave` would throw away a key that still
- * works on the right server, so that is said first, and `leave` (its command line) for a space
- * known to be gone.
+ * works on the right server, so that is said first, and `leave --forget` (its command line: a
+ * plain `leave` refuses) for a space known to be gone.
  */
 export function spaceGoneHint(server: string, leave: string): string {
   return `${server} does not have this space: deleted after its retention, or this is not the server that keeps it (one started on other data, or on a new database, at the same address). If so, start that one instead: your key still works there. Once you know it is gone, \`${leave}\` forgets it here.`;
 }
+
+/**
+ * The `convene leave SPACE --forget` that forgets a space the server says it does not have (of
+ * `space`, else the one the command acted on): a plain `leave` refuses to, since the server may
+ * not be the one that keeps it.
+ */
+export const forgetLine = (ctx: Context, space?: StoredSpace): string =>
+  suggest(ctx, 'leave', { space, always: true, options: { '--forget': true } });
 
 /**
  * Whether the server refused a key because its space is closed or past its TTL: its code says so,
