@@ -521,13 +521,28 @@ describe('space create, list, show, use, update, close', () => {
       const both = await owner.run([...args, 'Default one', '--space', 'Named here']);
       expect({ args, code: both.code }).toEqual({ args, code: 2 });
       expect(both.stderr).toContain('two spaces named: "Default one" as SPACE and "Named here" with --space');
-      // The same space twice is that space.
-      const same = await owner.run([...args, 'Named here', '-s', 'Named here', '--json']);
-      expect({ args, code: same.code }).toEqual({ args, code: 0 });
+      // The same space twice is that space, however each names it: its name in any case, its id,
+      // the start of its id.
+      for (const [argument, option] of [
+        ['Named here', 'Named here'],
+        ['Named here', spaceId],
+        [spaceId.slice(0, 8), 'Named here'],
+        ['Named here', 'NAMED HERE'],
+      ]) {
+        const same = await owner.run([...args, argument!, '-s', option!, '--json']);
+        expect({ args, argument, option, code: same.code, stderr: same.stderr }).toEqual({
+          args,
+          argument,
+          option,
+          code: 0,
+          stderr: '',
+        });
+      }
     }
     // tail follows until stopped: its refusal of two spaces is enough here (it runs as the others).
-    const tail = await owner.run(['tail', 'Default one', '-s', 'Named here']);
+    const tail = await owner.run(['tail', 'Default one', '-s', spaceId]);
     expect(tail.code).toBe(2);
+    expect(tail.stderr).toContain(`two spaces named: "Default one" as SPACE and "${spaceId}" with --space`);
     expect(tail.stderr).toContain(
       'Name the space once: `convene tail SPACE` or `convene tail --space SPACE`.',
     );

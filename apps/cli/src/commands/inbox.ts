@@ -33,7 +33,7 @@ export function registerInbox(program: Command, app: App): void {
     )
     .action(async (argument, options, command) => {
       const ctx = app.context(command);
-      const reference = spaceNamed(argument, options.space, 'convene inbox');
+      const reference = spaceNamed(ctx, argument, options.space, 'convene inbox');
       const wait = parseWait(options.wait);
       const saved = ctx.space(reference);
       // --follow runs until stopped: a long Retry-After is waited out, not a reason to end.

@@ -22,7 +22,7 @@ export function registerInvite(program: Command, app: App): void {
     )
     .action(async (argument, options, command) => {
       const ctx = app.context(command);
-      const reference = spaceNamed(argument, options.space, 'convene invite');
+      const reference = spaceNamed(ctx, argument, options.space, 'convene invite');
       const saved = ctx.space(reference);
       await ctx.requireOwner(saved, 'invite');
       const invitation = await ctx.spaceClient(saved).invitations.create();

@@ -38,7 +38,7 @@ export function registerLeave(program: Command, app: App): void {
     )
     .action(async (argument, options, command) => {
       const ctx = app.context(command);
-      const reference = spaceNamed(argument, options.space, 'convene leave');
+      const reference = spaceNamed(ctx, argument, options.space, 'convene leave');
       const nameRequired = () =>
         requireSpaceOrYes(ctx.out, reference, options.yes, { verb: 'leave', command: 'convene leave' });
       // The owner of the default space is told at once that the owner cannot leave (exit 6), as

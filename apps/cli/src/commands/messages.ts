@@ -42,7 +42,7 @@ export function registerMessages(program: Command, app: App): void {
     )
     .action(async (argument, options, command) => {
       const ctx = app.context(command);
-      const reference = spaceNamed(argument, options.space, 'convene messages');
+      const reference = spaceNamed(ctx, argument, options.space, 'convene messages');
       const limit = parseCount(options.limit, '--limit', 'no limit');
       const since = options.since === undefined ? undefined : parseSince(options.since);
       const wait = parseWait(options.wait);

@@ -20,7 +20,7 @@ export function registerParticipants(program: Command, app: App): void {
     .addHelpText('after', examples('convene participants', 'convene participants --json | jq -r ".[].name"'))
     .action(async (argument, options, command) => {
       const ctx = app.context(command);
-      const reference = spaceNamed(argument, options.space, 'convene participants');
+      const reference = spaceNamed(ctx, argument, options.space, 'convene participants');
       const saved = ctx.space(reference);
       const { participants } = await ctx.readSpace(ctx.spaceClient(saved));
       const { out } = ctx;

@@ -56,7 +56,7 @@ export function registerTail(program: Command, app: App): void {
     )
     .action(async (argument, options, command) => {
       const ctx = app.context(command);
-      const reference = spaceNamed(argument, options.space, 'convene tail');
+      const reference = spaceNamed(ctx, argument, options.space, 'convene tail');
       const lines = parseCount(options.lines, '--lines');
       const since = options.since === undefined ? undefined : parseSince(options.since);
       const saved = ctx.space(reference);

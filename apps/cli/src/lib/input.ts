@@ -1,5 +1,6 @@
 import { fstatSync, readFileSync } from 'node:fs';
 import { limits } from '@convene/sdk';
+import type { Context } from './context';
 import { UsageError } from './errors';
 import { fileError } from './failure';
 
@@ -136,14 +137,19 @@ export function assertPiped(what: string): void {
 /**
  * The space a command that takes SPACE as its argument was given, as its argument or with
  * `-s, --space` (which every command acting on a space takes, so a script may pass it everywhere).
- * Two different spaces are a usage error: acting on either could be the wrong one.
+ * Both are resolved (a name in any case, an id, the start of one), so one space named two ways is
+ * that space; two different spaces are a usage error: acting on either could be the wrong one.
  */
 export function spaceNamed(
+  ctx: Pick<Context, 'space'>,
   argument: string | undefined,
   option: string | undefined,
   command: string,
 ): string | undefined {
   if (argument === undefined || option === undefined || argument === option) return option ?? argument;
+  // Each must name a saved space (else its own error: not found, no key); the option's last, as
+  // the space the command acts on.
+  if (ctx.space(argument).spaceId === ctx.space(option).spaceId) return option;
   throw new UsageError(
     `two spaces named: "${argument}" as SPACE and "${option}" with --space`,
     `Name the space once: \`${command} SPACE\` or \`${command} --space SPACE\`.`,

@@ -37,7 +37,7 @@ export function registerSpaceClose(space: Command, app: App): void {
     )
     .action(async (argument, options, command) => {
       const ctx = app.context(command);
-      const reference = spaceNamed(argument, options.space, 'convene space close');
+      const reference = spaceNamed(ctx, argument, options.space, 'convene space close');
       requireSpaceOrYes(ctx.out, reference, options.yes, { verb: 'close', command: 'convene space close' });
       const saved = ctx.space(reference);
       await ctx.requireOwner(saved, 'close it');

@@ -19,7 +19,7 @@ export function registerSpaceShow(space: Command, app: App): void {
     .addHelpText('after', examples('convene space show', 'convene space show "Release plan" --json'))
     .action(async (argument, options, command) => {
       const ctx = app.context(command);
-      const reference = spaceNamed(argument, options.space, 'convene space show');
+      const reference = spaceNamed(ctx, argument, options.space, 'convene space show');
       const saved = ctx.space(reference);
       const view = await ctx.readSpace(ctx.spaceClient(saved));
       const { out } = ctx;

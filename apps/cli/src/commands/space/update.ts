@@ -35,7 +35,7 @@ export function registerSpaceUpdate(space: Command, app: App): void {
     )
     .action(async (argument, options, command) => {
       const ctx = app.context(command);
-      const reference = spaceNamed(argument, options.space, 'convene space update');
+      const reference = spaceNamed(ctx, argument, options.space, 'convene space update');
       checkName(options.name, '--name');
       const budget = parseBudget(options.maxMessagesPerMinute);
       const changes = {
