@@ -714,6 +714,28 @@ describe('message ids in text', () => {
       ada.remove();
     }
   });
+
+  it('says a --reply-to that names no message as not found (exit 5), a whole id as the start of one', async () => {
+    const room = new User(server.url);
+    try {
+      await room.run(['space', 'create', 'Replies to nothing']);
+      expect((await room.run(['send', 'First'])).code).toBe(0);
+      const nobody = '00000000-0000-4000-8000-000000000000';
+      for (const reference of ['zzzzzzzz', nobody]) {
+        const sent = await room.run(['send', 'Answer', '--reply-to', reference]);
+        expect({ reference, code: sent.code }).toEqual({ reference, code: 5 });
+        expect(sent.stderr).toContain(`✗ no message "${reference}"`);
+        expect(sent.stderr).toContain('See the messages and their ids with `convene messages -q`');
+        expect(sent.stderr).not.toContain('--help');
+        const json = await room.run(['send', 'Answer', '--reply-to', reference, '--json']);
+        expect(JSON.parse(json.stderr)).toMatchObject({ error: `no message "${reference}"`, exitCode: 5 });
+      }
+      // Nothing was sent.
+      expect((await room.run(['messages', '--json'])).json().map((m: any) => m.content)).toEqual(['First']);
+    } finally {
+      room.remove();
+    }
+  });
 });
 
 // None of what a terminal acts on: C0 but newline and tab, DEL, C1, bidirectional controls.

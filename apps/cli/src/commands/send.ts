@@ -156,6 +156,8 @@ export function registerSend(program: Command, app: App): void {
           // sent" after an attempt whose answer was lost: `explain` says it may have been.
           if (error instanceof RateLimitError && !error.mayHaveRun)
             throw refusedForNow(error, `not sent: ${serverWords(error)}`);
+          // A whole id the server finds no message of (a start that names none is found so before).
+          if (replyTo !== undefined && refusesReplyTo(error)) throw noMessage(ctx, options.replyTo!, error);
           if (error instanceof ConveneError && error.code === 'idempotency_mismatch') {
             throw new UsageError(
               `not sent: the key ${error.idempotencyKey} went with another message (its text, type, --mention or --reply-to differ)`,
@@ -274,8 +276,9 @@ function strayWarning(ctx: Context, stray: StrayMention): string {
 const messageOf = (text: string) => text.replace(/^\uFEFF/, '').replace(/[\r\n]+$/, '');
 
 /**
- * The message --reply-to names: an id passes as it is; the start of one (4 characters or more,
- * as other id arguments take) is looked up among the space's messages.
+ * The message --reply-to names: an id passes as it is (the server says whether it names one of
+ * the space's: `refusesReplyTo`); the start of one (4 characters or more, as other id arguments
+ * take) is looked up among the space's messages.
  */
 async function messageId(ctx: Context, space: SpaceClient, reference: string): Promise<string> {
   if (isUuid(reference)) return reference;
@@ -285,8 +288,33 @@ async function messageId(ctx: Context, space: SpaceClient, reference: string): P
     noun: 'message',
     id: (m) => m.id,
     label: (m) => m.id,
-    listCommand: suggest(ctx, 'messages', { options: { '-q': true } }),
+    listCommand: messageList(ctx),
   }).id;
+}
+
+/** Where a message's ids are listed whole. */
+const messageList = (ctx: Context): string => suggest(ctx, 'messages', { options: { '-q': true } });
+
+/**
+ * Whether the server refused the send because its replyTo names no message of the space (a 400
+ * whose issue is that field's): a whole id that names nothing, said as the start of one that names
+ * nothing is (`noMessage`), not as a value the command line got wrong.
+ */
+function refusesReplyTo(error: unknown): boolean {
+  if (!(error instanceof ConveneError) || error.status !== 400) return false;
+  const issues = (error.body as { issues?: unknown } | undefined)?.issues;
+  return (
+    Array.isArray(issues) && issues.some((issue) => (issue as { path?: unknown[] })?.path?.[0] === 'replyTo')
+  );
+}
+
+/** --reply-to's whole id that names no message of the space: not found (exit 5), as a start is. */
+function noMessage(ctx: Context, reference: string, cause: unknown): CliError {
+  return new CliError(`no message "${reference}"`, {
+    exitCode: ExitCode.notFound,
+    hint: `See the messages and their ids with \`${messageList(ctx)}\` (an id or its first 4 characters or more).`,
+    cause,
+  });
 }
 
 /**
