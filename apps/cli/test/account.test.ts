@@ -272,7 +272,7 @@ describe('whoami with space keys alone', () => {
     expect(removed.json().defaultSpace).toMatchObject({ state: 'keyRefused' });
     expect(removed.json().defaultSpace.participant).toBeUndefined();
     expect((await guest.run(['whoami'])).stdout).toMatch(
-      /space\s+Keys only \(participant, default; its key is refused: you left or were removed\)\n/,
+      /space\s+Keys only \(participant, default; its key is refused: the owner removed you\)\n/,
     );
 
     // Its server away: what is saved here, the space not checked, exit 0, without a wait.

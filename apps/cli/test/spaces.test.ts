@@ -1423,6 +1423,17 @@ describe('invite, join, participants, moderation, leave', () => {
       expect(doctor.stdout).toContain('✗ default space: Open still: 401 unknown key for this space');
       expect(doctor.stdout).toContain('is not one the server knows');
       expect(doctor.stdout).not.toContain('join again');
+      // whoami says it so too, of the owner's key as of a participant's: nobody left or was removed.
+      const whoami = await who.run(['whoami']);
+      expect(whoami.code).toBe(0);
+      expect(whoami.stdout).toContain(
+        'its key is not one the server knows: the credentials file was edited, or another server answers at this address',
+      );
+      expect(whoami.stdout).not.toContain('left or were removed');
+      expect((await who.run(['whoami', '--json'])).json().defaultSpace).toMatchObject({
+        spaceId,
+        state: 'keyRefused',
+      });
     }
   });
 

@@ -4,7 +4,7 @@ import { type App, examples } from '../app';
 import type { Context } from '../lib/context';
 import { CliError } from '../lib/errors';
 import { ExitCode } from '../lib/exit-codes';
-import { isSpaceClosed } from '../lib/failure';
+import { isSpaceClosed, UNKNOWN_KEY } from '../lib/failure';
 import { inline } from '../lib/output';
 import { relative } from '../lib/render';
 import type { StoredSpace } from '../lib/store';
@@ -152,7 +152,7 @@ type Me = Pick<ParticipantView, 'name' | 'role' | 'isHuman' | 'status'>;
 
 /**
  * The default space as the server has it now, and you in it. Closed, its key refused (you left or
- * were removed) or its server not answering are states to show, as `space list` shows them, not
+ * were removed, or the server does not know it) or its server not answering are states to show, as `space list` shows them, not
  * failures of whoami: the rest of what it shows still holds.
  */
 async function standingIn(
@@ -172,10 +172,30 @@ async function standingIn(
   } catch (error) {
     if (!(error instanceof ConveneError)) throw error;
     if (isSpaceClosed(error)) return { state: 'closed', said: 'closed' };
+    // Said as send and doctor say it: a key the server does not know is that (an owner key too,
+    // whose owner can neither leave nor be removed), not a membership that ended.
     if (error instanceof AuthenticationError)
-      return { state: 'keyRefused', said: 'its key is refused: you left or were removed' };
+      return { state: 'keyRefused', said: keyRefused(error, space.role) };
     if (error instanceof ConnectionError) return { state: 'unavailable', said: 'not checked: no answer' };
     return { state: 'unavailable', said: `not checked: ${error.message}` };
+  }
+}
+
+/**
+ * Why the server refuses the default space's key, by its code: one it does not know (as `send`
+ * and `doctor` say it), a participant removed or gone; else as what stops a key of that role
+ * working (a closed space is said apart).
+ */
+function keyRefused(error: ConveneError, role: StoredSpace['role']): string {
+  switch (error.code) {
+    case 'key_unknown':
+      return `its key is ${UNKNOWN_KEY}`;
+    case 'participant_removed':
+      return 'its key is refused: the owner removed you';
+    case 'participant_left':
+      return 'its key is refused: you left';
+    default:
+      return role === 'owner' ? 'its key is refused' : 'its key is refused: you left or were removed';
   }
 }
 

@@ -354,13 +354,17 @@ function tryAgainIn(error: ConveneError): string {
   return wait !== undefined ? `Try again in ${Math.max(1, Math.ceil(wait))} s` : 'Try again in a minute';
 }
 
+/** What a key the server does not know (`key_unknown`) is, and why it may be so. */
+export const UNKNOWN_KEY =
+  'not one the server knows: the credentials file was edited, or another server answers at this address';
+
 /**
  * Why the server does not know a space's saved key (401 `key_unknown`, while the space is open:
  * a closed one says so by its own code): not a key that stopped working, which a person would
  * have to have been told of, but one it never issued for this space.
  */
 export const unknownKeyHint = (spaceName: string): string =>
-  `The key saved here for ${spaceName} is not one the server knows: the credentials file was edited, or another server answers at this address.`;
+  `The key saved here for ${spaceName} is ${UNKNOWN_KEY}.`;
 
 /**
  * Where to look for what a space's 404 names: the server says what it did not find ("webhook not
