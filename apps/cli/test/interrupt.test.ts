@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, follow, joinAs, User } from './helpers/cli';
 import { bundle } from './helpers/paths';
+import { scriptedProxy } from './helpers/proxy';
 import { startServer, type TestServer } from './helpers/server';
 import { Terminal } from './helpers/tmux';
 
@@ -261,6 +262,93 @@ describe('on a terminal, as a shell and its window expect', () => {
       await eventually(() => expect(terminal.screen()).toContain('EXIT=130'));
     } finally {
       terminal.close();
+    }
+  });
+});
+
+describe('a change stopped while its request is out says it may have been done', () => {
+  it('send: Ctrl-C says the message may have been sent, with the key that sends it once; SIGTERM too (143)', async () => {
+    // The server runs the send; its answer is held at the proxy while Ctrl-C comes.
+    const proxy = await scriptedProxy(server.url, /^POST .*\/messages$/, 'hold', 'forward', 'hold');
+    try {
+      const sender = new User(proxy.url);
+      users.push(sender);
+      expect((await sender.run(['space', 'create', 'Held answers'])).code).toBe(0);
+      const sending = follow(sender, ['send', 'Deploy done']);
+      await eventually(() => expect(proxy.held()).toBe(1));
+      const stopped = await sending.interrupt();
+      expect(stopped.code).toBe(130);
+      expect(stopped.stderr).toContain('✗ interrupted');
+      expect(stopped.stderr).toContain(
+        'The message may have been sent all the same: `convene messages` shows whether it was',
+      );
+      const key = /--idempotency-key ([0-9a-f-]{36})/.exec(stopped.stderr)?.[1];
+      expect(key, stopped.stderr).toBeDefined();
+      // It was: sent again under its key, it is not posted twice.
+      const again = await sender.run(['send', 'Deploy done', '--idempotency-key', key!]);
+      expect(again.code).toBe(0);
+      expect(again.stderr).toContain('once: the server had a message under this key already');
+      // SIGTERM, with --json: the same, as JSON, exit 143.
+      const json = follow(sender, ['send', 'Second one', '--json']);
+      await eventually(() => expect(proxy.held()).toBe(2));
+      json.child.kill('SIGTERM');
+      const terminated = await json.done;
+      expect(terminated.code).toBe(143);
+      expect(JSON.parse(terminated.stderr)).toMatchObject({
+        error: 'stopped by SIGTERM',
+        mayHaveRun: true,
+        idempotencyKey: expect.stringMatching(/^[0-9a-f-]{36}$/),
+        exitCode: 143,
+      });
+      const sent = (await sender.run(['messages', '--json'])).json().map((m: any) => m.content);
+      expect(sent).toEqual(['Deploy done', 'Second one']);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('space create: Ctrl-C says the space may have been created, its key not kept', async () => {
+    const proxy = await scriptedProxy(server.url, /^POST .*\/hub\/space$/, 'hold');
+    try {
+      const creator = new User(proxy.url);
+      users.push(creator);
+      const creating = follow(creator, ['space', 'create', 'Half made']);
+      await eventually(() => expect(proxy.held()).toBe(1));
+      const stopped = await creating.interrupt();
+      expect(stopped.code).toBe(130);
+      expect(stopped.stderr).toContain('✗ interrupted');
+      expect(stopped.stderr).toContain('The space may have been created all the same');
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('artifact write: Ctrl-C says a version may have been saved, and the lock it took is released', async () => {
+    const proxy = await scriptedProxy(server.url, /^PATCH .*\/artifact\/[^/]+$/, 'hold');
+    try {
+      const writer = new User(proxy.url);
+      users.push(writer);
+      expect((await writer.run(['space', 'create', 'Held writes'])).code).toBe(0);
+      expect(
+        (await writer.run(['artifact', 'create', 'plan.md'], { input: '# Plan\n', stdin: 'pipe' })).code,
+      ).toBe(0);
+      const writing = follow(writer, ['artifact', 'write', 'plan.md'], {
+        input: '# Plan v2\n',
+        stdin: 'file',
+      });
+      await eventually(() => expect(proxy.held()).toBe(1));
+      const stopped = await writing.interrupt();
+      expect(stopped.code).toBe(130);
+      expect(stopped.stderr).toContain('✗ interrupted');
+      expect(stopped.stderr).toContain(
+        'A new version may have been saved all the same: `convene artifact history "plan.md"` shows whether it was.\n',
+      );
+      // It was, and the lock taken for it is released: nobody holds it.
+      const doc = (await writer.run(['artifact', 'show', 'plan.md', '--json'])).json();
+      expect(doc).toMatchObject({ version: 2, content: '# Plan v2\n' });
+      expect(doc.lockedBy ?? null).toBeNull();
+    } finally {
+      await proxy.close();
     }
   });
 });

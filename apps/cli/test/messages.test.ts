@@ -502,7 +502,7 @@ describe('a send whose answer was lost', () => {
       });
       expect(saved.code).toBe(1);
       expect(saved.stderr).toMatch(/^✗ could not save plan\.md: no answer from /m);
-      expect(saved.stderr.split('The server may have done it all the same')).toHaveLength(2);
+      expect(saved.stderr.split('A new version may have been saved all the same')).toHaveLength(2);
       expect(saved.stderr).toContain('Your text is kept in');
       // It was saved: the first attempt ran.
       const doc = (await writer.run(['artifact', 'show', 'plan.md', '--json'])).json();

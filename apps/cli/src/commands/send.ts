@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Command } from '@commander-js/extra-typings';
 import { ConveneError, limits, RateLimitError, type SpaceClient } from '@convene/sdk';
 import { type App, examples } from '../app';
@@ -7,10 +8,11 @@ import { CliError, UsageError } from '../lib/errors';
 import { ExitCode } from '../lib/exit-codes';
 import { refusedForNow, serverWords } from '../lib/failure';
 import { assertPiped, readStdin, readTextFile, stdinIsPiped } from '../lib/input';
+import { interruptible } from '../lib/interrupt';
 import { canBeMentioned, type StrayMention, strayMentions } from '../lib/mentions';
 import { inline } from '../lib/output';
 import { required } from '../lib/prompts';
-import { quoted } from '../lib/quote';
+import { quoted, shellWord } from '../lib/quote';
 import { listed } from '../lib/render';
 import { byIdStart, closest, find, findExact, participantNaming, sameName } from '../lib/resolve';
 import { commandLine, suggest } from '../lib/suggest';
@@ -140,32 +142,40 @@ export function registerSend(program: Command, app: App): void {
         : undefined;
       const replyTo =
         options.replyTo === undefined ? undefined : await messageId(ctx, space, options.replyTo);
-      const { data: sent, response } = await space.messages
-        .send(
-          {
-            content,
-            type,
-            ...(mentions ? { mentions } : {}),
-            ...(replyTo !== undefined ? { replyTo } : {}),
-          },
-          idempotencyKey === undefined ? undefined : { idempotencyKey },
-        )
-        .withResponse()
-        .catch((error: unknown) => {
-          // A budget or a rate limit's longer refusal: which, and when to try again. Not "not
-          // sent" after an attempt whose answer was lost: `explain` says it may have been.
-          if (error instanceof RateLimitError && !error.mayHaveRun)
-            throw refusedForNow(error, `not sent: ${serverWords(error)}`);
-          // A whole id the server finds no message of (a start that names none is found so before).
-          if (replyTo !== undefined && refusesReplyTo(error)) throw noMessage(ctx, options.replyTo!, error);
-          if (error instanceof ConveneError && error.code === 'idempotency_mismatch') {
-            throw new UsageError(
-              `not sent: the key ${error.idempotencyKey} went with another message (its text, type, --mention or --reply-to differ)`,
-              'Give a new --idempotency-key for a new message; to send the first one again, repeat it as it was.',
-            );
-          }
-          throw error;
-        });
+      // The SDK's key, chosen here so that Ctrl-C can say it even when the run ends before the
+      // SDK's error does (interruptible's grace).
+      const sentWith = idempotencyKey ?? randomUUID();
+      // Ctrl-C while it is out: said as a lost answer is, with the key to send it again under.
+      const { data: sent, response } = await interruptible(
+        ctx,
+        (signal) =>
+          space.messages
+            .send(
+              {
+                content,
+                type,
+                ...(mentions ? { mentions } : {}),
+                ...(replyTo !== undefined ? { replyTo } : {}),
+              },
+              { signal, idempotencyKey: sentWith },
+            )
+            .withResponse(),
+        `The message may have been sent all the same: \`${suggest(ctx, 'messages')}\` shows whether it was; sent again with \`--idempotency-key ${shellWord(sentWith)}\` (within 24 hours), it cannot be posted twice.`,
+      ).catch((error: unknown) => {
+        // A budget or a rate limit's longer refusal: which, and when to try again. Not "not
+        // sent" after an attempt whose answer was lost: `explain` says it may have been.
+        if (error instanceof RateLimitError && !error.mayHaveRun)
+          throw refusedForNow(error, `not sent: ${serverWords(error)}`);
+        // A whole id the server finds no message of (a start that names none is found so before).
+        if (replyTo !== undefined && refusesReplyTo(error)) throw noMessage(ctx, options.replyTo!, error);
+        if (error instanceof ConveneError && error.code === 'idempotency_mismatch') {
+          throw new UsageError(
+            `not sent: the key ${error.idempotencyKey} went with another message (its text, type, --mention or --reply-to differ)`,
+            'Give a new --idempotency-key for a new message; to send the first one again, repeat it as it was.',
+          );
+        }
+        throw error;
+      });
       // Your key, which the server had: answered as the first send under it was (perhaps this
       // command's own attempt whose answer was lost, which it retried), and posted once.
       const already = idempotencyKey !== undefined && response.headers.get('idempotency-replayed') === 'true';

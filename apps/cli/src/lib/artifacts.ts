@@ -1,9 +1,10 @@
-import { type ArtifactView, type LockedArtifact, LockedError } from '@convene/sdk';
+import { type ArtifactView, ConveneError, type LockedArtifact, LockedError, UnlockError } from '@convene/sdk';
 import type { Context } from './context';
 import { formatSeconds, parseDuration } from './duration';
 import { CliError, UsageError } from './errors';
 import { ExitCode, stoppedBy } from './exit-codes';
-import { isAbort } from './failure';
+import { isAbort, versionMaySaved } from './failure';
+import { interruptible } from './interrupt';
 import type { Output } from './output';
 import { choose } from './prompts';
 import { type Value, verbatim } from './quote';
@@ -139,7 +140,7 @@ export async function waitingForLock<T>(
     try {
       return await take({ waitMs: Math.max(0, waitMs - (Date.now() - started)), signal: ctx.signal });
     } catch (late) {
-      if (ctx.signal.aborted && isAbort(late))
+      if (ctx.signal.aborted && isAbort(late) && !mayHaveWritten(late))
         throw new CliError(`stopped waiting for the lock on "${about.artifactName}": nothing was done`, {
           exitCode: stoppedBy(ctx.signal).exitCode,
           hint: 'Run the same command again to wait again.',
@@ -221,28 +222,74 @@ export async function writeUnlessSame(
   ctx: Context,
   found: FoundArtifact,
   content: string,
-  write: (locked?: LockedArtifact) => Promise<ArtifactView>,
+  write: (locked?: LockedArtifact, signal?: AbortSignal) => Promise<ArtifactView>,
   waitMs?: number,
 ): Promise<{ changed: boolean; doc: ReleasedArtifact }> {
-  const outcome = await waitingForLock<ArtifactView | { same: ArtifactView }>(
+  const named = found.lockContext.named;
+  // Ctrl-C (SIGTERM, SIGHUP) ends the requests under way: withLock then releases the lock it
+  // took (GRACE_MS at most), and what may have been written is said.
+  const outcome = await interruptible(
     ctx,
-    found.lockContext,
-    found.heldByMe ? undefined : waitMs,
-    (wait) =>
-      found.heldByMe
-        ? write()
-        : found.space.artifacts.withLock(
-            found.artifact.id,
-            async (locked) =>
-              // Saved meanwhile with this very text: nothing to write.
-              locked.content === content ? { same: locked.artifact } : write(locked),
-            wait,
-          ),
-  );
+    (signal) =>
+      waitingForLock<ArtifactView | { same: ArtifactView }>(
+        ctx,
+        found.lockContext,
+        found.heldByMe ? undefined : waitMs,
+        (wait) =>
+          found.heldByMe
+            ? write(undefined, signal)
+            : found.space.artifacts.withLock(
+                found.artifact.id,
+                async (locked) =>
+                  // Saved meanwhile with this very text: nothing to write.
+                  locked.content === content ? { same: locked.artifact } : write(locked, signal),
+                { signal, ...wait },
+              ),
+      ),
+    `${versionMaySaved(ctx)}${found.heldByMe ? '' : ` The lock taken for it may still be held: it lapses by itself, or \`${suggest(ctx, 'artifact unlock', { args: [named] })}\` releases it.`}`,
+  ).catch((error: unknown) => {
+    throw interruptedWrite(ctx, found, error) ?? error;
+  });
   if ('same' in outcome) return { changed: false, doc: released(outcome.same) };
   // A lock taken for this write alone was released after it: its answer's lock is no more.
   return { changed: true, doc: found.heldByMe ? outcome : released(outcome) };
 }
+
+/**
+ * A write stopped by Ctrl-C (SIGTERM, SIGHUP): once its own request went out, a version may have
+ * been saved, and `artifact history` shows whether; before (taking the lock, reading the document
+ * under it), nothing was written. Either way the lock withLock took is released first (or said by
+ * the SDK to be held until it lapses); a release withLock could not confirm is said with until
+ * when the lock may stay held. Undefined for any other failure.
+ */
+function interruptedWrite(ctx: Context, found: FoundArtifact, error: unknown): CliError | undefined {
+  if (!ctx.signal.aborted) return undefined;
+  const unreleased = error instanceof UnlockError ? error : undefined;
+  const reason = unreleased?.outcome.status === 'rejected' ? unreleased.outcome.reason : error;
+  if (!isAbort(reason)) return undefined;
+  const stop = stoppedBy(ctx.signal);
+  const held = unreleased
+    ? ` The lock taken for it may stay held until ${when(unreleased.lockExpiresAt)}: \`${suggest(ctx, 'artifact unlock', { args: [found.lockContext.named] })}\` releases it.`
+    : '';
+  if (mayHaveWritten(reason)) {
+    return new CliError(stop.said, {
+      exitCode: stop.exitCode,
+      hint: `${versionMaySaved(ctx)}${held}`,
+      // Without its cause, which `explain` would say may have run a second time.
+      details: { mayHaveRun: true },
+    });
+  }
+  return new CliError(`${stop.said}: nothing was written to "${found.lockContext.artifactName}"`, {
+    exitCode: stop.exitCode,
+    ...(held ? { hint: held.trim() } : {}),
+  });
+}
+
+/** Whether an aborted request may have saved a version: a write or a restore that went out. */
+const mayHaveWritten = (error: unknown): boolean =>
+  error instanceof ConveneError &&
+  (error.operation === 'writeArtifact' || error.operation === 'restoreArtifactVersion') &&
+  error.mayHaveRun;
 
 /**
  * What `artifact edit`, `write` and `restore` answer: the document with `changed` (whether a

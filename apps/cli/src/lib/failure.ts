@@ -92,7 +92,11 @@ function perhapsDone(failure: CliError, error: ConveneError, ctx: Context): CliE
             ? `; sent again with \`--idempotency-key ${shellWord(key)}\` (within 24 hours), it cannot be posted twice.`
             : ', before you send it again.'
         }`
-      : 'The server may have done it all the same: look before you run it again.';
+      : error.operation === 'createSpace'
+        ? SPACE_MAY_EXIST
+        : error.operation === 'writeArtifact' || error.operation === 'restoreArtifactVersion'
+          ? versionMaySaved(ctx)
+          : 'The server may have done it all the same: look before you run it again.';
   return new CliError(failure.message, {
     exitCode: failure.exitCode,
     hint: failure.hint ? `${check} ${failure.hint}` : check,
@@ -100,6 +104,18 @@ function perhapsDone(failure: CliError, error: ConveneError, ctx: Context): CliE
     cause: failure.cause ?? error,
   });
 }
+
+/**
+ * A space create whose answer was lost (the connection, or Ctrl-C): the server hands the owner key
+ * out once, in that answer, so a space it made is not kept here; a logged-in creator's account
+ * holds its key.
+ */
+export const SPACE_MAY_EXIST =
+  'The space may have been created all the same, its owner key (given once, in the answer) not kept here: if you are logged in, your dashboard lists it and `convene space use ID` recovers its key; else nobody holds it, and it closes at its time to live.';
+
+/** A document's write whose answer was lost: where to see whether it saved a version. */
+export const versionMaySaved = (ctx: Context): string =>
+  `A new version may have been saved all the same: \`${suggest(ctx, 'artifact history', { args: [ctx.artifact?.named ?? verbatim('ARTIFACT')] })}\` shows whether it was.`;
 
 /**
  * Whether a connection to an https:// address failed because what answers there speaks plain

@@ -3,14 +3,17 @@ import type { AddressInfo } from 'node:net';
 
 /**
  * What a scripted proxy does with one of the requests it plays: `lost` forwards it (the server
- * runs it) and closes the connection instead of answering; `forward` lets it through; `429`
+ * runs it) and closes the connection instead of answering; `hold` forwards it and keeps the
+ * answer, the connection left open (an answer still on its way: for a Ctrl-C meanwhile); `forward` lets it through; `429`
  * refuses it for two minutes without forwarding it; `503` refuses it as a server shutting down;
  * `409` as a state conflict.
  */
-export type Step = 'lost' | 'forward' | '429' | '503' | '409';
+export type Step = 'lost' | 'hold' | 'forward' | '429' | '503' | '409';
 
 export interface ScriptedProxy {
   url: string;
+  /** How many requests it holds (`hold`) whose answer the server gave: it ran them. */
+  held(): number;
   close(): Promise<void>;
 }
 
@@ -21,6 +24,7 @@ export interface ScriptedProxy {
  */
 export async function scriptedProxy(target: string, which: RegExp, ...steps: Step[]): Promise<ScriptedProxy> {
   let seen = 0;
+  let held = 0;
   // Convene's version header, as its answers give it (the CLI takes an answer without it for
   // another server's).
   let apiVersion = '';
@@ -52,6 +56,10 @@ export async function scriptedProxy(target: string, which: RegExp, ...steps: Ste
       request.socket.destroy();
       return;
     }
+    if (step === 'hold') {
+      held++;
+      return;
+    }
     const passed = [...answer.headers].filter(
       ([name]) => !['content-length', 'content-encoding', 'transfer-encoding', 'connection'].includes(name),
     );
@@ -61,6 +69,7 @@ export async function scriptedProxy(target: string, which: RegExp, ...steps: Ste
   await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+    held: () => held,
     close: async () => {
       proxy.closeAllConnections();
       await new Promise((resolve) => proxy.close(resolve));

@@ -83,7 +83,7 @@ export function registerArtifactRestore(artifact: Command, app: App): void {
         ctx,
         found,
         earlier.content,
-        () => space.artifacts.restore(summary.id, target),
+        (_locked, signal) => space.artifacts.restore(summary.id, target, signal ? { signal } : undefined),
         waitMs,
       );
       if (!changed) return unchanged(doc);

@@ -106,8 +106,10 @@ export function registerArtifactWrite(artifact: Command, app: App): void {
         ctx,
         found,
         content,
-        (locked) =>
-          locked ? locked.write(content, write) : space.artifacts.write(summary.id, content, write),
+        (locked, signal) =>
+          locked
+            ? locked.write(content, write)
+            : space.artifacts.write(summary.id, content, write, signal ? { signal } : undefined),
         waitMs,
       ).catch((error: unknown) => {
         // A 409 `{error, version}`: someone saved another version than the one written over.

@@ -1,7 +1,9 @@
 import { type Command, Option } from '@commander-js/extra-typings';
 import { type App, examples } from '../../app';
 import { formatSeconds, parseTtl } from '../../lib/duration';
+import { SPACE_MAY_EXIST } from '../../lib/failure';
 import { checkName } from '../../lib/input';
+import { interruptible } from '../../lib/interrupt';
 import { inline } from '../../lib/output';
 import { required } from '../../lib/prompts';
 import { shellWord, verbatim } from '../../lib/quote';
@@ -54,16 +56,25 @@ export function registerSpaceCreate(space: Command, app: App): void {
         }),
         'the space’s name',
       );
-      const created = await ctx.hub().spaces.create({
-        name,
-        description: options.description ?? '',
-        ...(options.agenda !== undefined ? { agenda: options.agenda } : {}),
-        privacy: options.private ? 'private' : 'public',
-        ...(ttl !== undefined ? { ttl } : {}),
-        ...(options.ownerName !== undefined ? { ownerName: options.ownerName } : {}),
-        ...(options.ownerRole !== undefined ? { ownerRole: options.ownerRole } : {}),
-        ...(options.human ? { isHuman: true } : {}),
-      });
+      // Ctrl-C while it is out: the space may have been created, its key not saved here.
+      const created = await interruptible(
+        ctx,
+        (signal) =>
+          ctx.hub().spaces.create(
+            {
+              name,
+              description: options.description ?? '',
+              ...(options.agenda !== undefined ? { agenda: options.agenda } : {}),
+              privacy: options.private ? 'private' : 'public',
+              ...(ttl !== undefined ? { ttl } : {}),
+              ...(options.ownerName !== undefined ? { ownerName: options.ownerName } : {}),
+              ...(options.ownerRole !== undefined ? { ownerRole: options.ownerRole } : {}),
+              ...(options.human ? { isHuman: true } : {}),
+            },
+            { signal },
+          ),
+        SPACE_MAY_EXIST,
+      );
       const host = ctx.host();
       const before = host.defaultSpace ? host.spaces[host.defaultSpace] : undefined;
       ctx.saveSpace({
