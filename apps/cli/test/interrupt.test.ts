@@ -351,4 +351,36 @@ describe('a change stopped while its request is out says it may have been done',
       await proxy.close();
     }
   });
+
+  it('artifact write: a lock release that gets no answer is waited for 2 s, then said to be still held', async () => {
+    // The write and then the release of its lock both held: nothing answers either.
+    const proxy = await scriptedProxy(
+      server.url,
+      /^(PATCH .*\/artifact\/[^/]+|DELETE .*\/lock)$/,
+      'hold',
+      'hold',
+    );
+    try {
+      const writer = new User(proxy.url);
+      users.push(writer);
+      expect((await writer.run(['space', 'create', 'Held releases'])).code).toBe(0);
+      expect(
+        (await writer.run(['artifact', 'create', 'notes.md'], { input: 'one\n', stdin: 'pipe' })).code,
+      ).toBe(0);
+      const writing = follow(writer, ['artifact', 'write', 'notes.md'], { input: 'two\n', stdin: 'file' });
+      await eventually(() => expect(proxy.held()).toBe(1));
+      const started = Date.now();
+      const stopped = await writing.interrupt();
+      expect(Date.now() - started).toBeLessThan(10_000);
+      expect(proxy.held()).toBe(2);
+      expect(stopped.code).toBe(130);
+      expect(stopped.stderr).toContain('✗ interrupted');
+      expect(stopped.stderr).toContain('A new version may have been saved all the same');
+      expect(stopped.stderr).toContain(
+        'The lock taken for it may still be held: it lapses by itself, or `convene artifact unlock "notes.md"` releases it.',
+      );
+    } finally {
+      await proxy.close();
+    }
+  });
 });

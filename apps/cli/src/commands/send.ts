@@ -161,6 +161,7 @@ export function registerSend(program: Command, app: App): void {
             )
             .withResponse(),
         `The message may have been sent all the same: \`${suggest(ctx, 'messages')}\` shows whether it was; sent again with \`--idempotency-key ${shellWord(sentWith)}\` (within 24 hours), it cannot be posted twice.`,
+        { idempotencyKey: sentWith },
       ).catch((error: unknown) => {
         // A budget or a rate limit's longer refusal: which, and when to try again. Not "not
         // sent" after an attempt whose answer was lost: `explain` says it may have been.

@@ -14,12 +14,13 @@ export const GRACE_MS = 2_000;
  * after which the server may have done it (`explain`: that it may have, with the Idempotency-Key
  * it went with), with the signal's exit code, where the run used to end at once, silently. What
  * `change` still does once aborted has GRACE_MS; past it the run ends all the same, with
- * `late` (what may have been done, and left undone) as the hint.
+ * `late` (what may have been done, and left undone) as the hint, and `details` in `--json`.
  */
 export async function interruptible<T>(
   ctx: Context,
   change: (signal: AbortSignal) => Promise<T>,
   late: string,
+  details: Record<string, unknown> = {},
 ): Promise<T> {
   const before = ctx.handlesInterrupt;
   ctx.handlesInterrupt = true;
@@ -30,7 +31,11 @@ export async function interruptible<T>(
       timer = setTimeout(() => {
         const stop = stoppedBy(ctx.signal);
         reject(
-          new CliError(stop.said, { exitCode: stop.exitCode, hint: late, details: { mayHaveRun: true } }),
+          new CliError(stop.said, {
+            exitCode: stop.exitCode,
+            hint: late,
+            details: { ...details, mayHaveRun: true },
+          }),
         );
       }, GRACE_MS);
     };
