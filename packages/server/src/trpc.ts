@@ -1,4 +1,4 @@
-import type { Deps, StoredResponse } from '@convene/core';
+import type { Deps, Executor, StoredResponse } from '@convene/core';
 import { initTRPC } from '@trpc/server';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { OpenApiMeta } from 'trpc-to-openapi';
@@ -44,18 +44,7 @@ const idempotent = t.middleware(async ({ ctx, next, type }) => {
   const outcome = await guarded.run(
     ctx.deps.db,
     async (tx) => {
-      // In place, not next({ ctx }): tRPC would hand the procedure a copy, and the status and
-      // headers it sets on ctx.resMeta would be lost.
-      const deps = ctx.deps;
-      ctx.deps = { ...deps, db: tx };
-      let result: Awaited<ReturnType<typeof next>>;
-      try {
-        result = await next();
-      } finally {
-        ctx.deps = deps;
-      }
-      // Thrown, so that the savepoint of the write is undone.
-      if (!result.ok) throw result.error;
+      const result = await nextIn(ctx, tx, next);
       const response: StoredResponse = {
         status: ctx.resMeta.status ?? 200,
         headers: { ...ctx.resMeta.headers, 'content-type': 'application/json' },
@@ -79,21 +68,33 @@ async function withinDeadline<R extends { ok: boolean; error?: unknown }>(
   ctx: Context,
   next: () => Promise<R>,
 ): Promise<R> {
-  const deps = ctx.deps;
-  return deps.db.transaction(async (tx) => {
-    // In place, as for a guarded write (above).
-    ctx.deps = { ...deps, db: tx };
-    let result: R;
-    try {
-      result = await next();
-    } finally {
-      ctx.deps = deps;
-    }
-    // Thrown, so that what the write did is undone.
-    if (!result.ok) throw result.error;
+  return ctx.deps.db.transaction(async (tx) => {
+    const result = await nextIn(ctx, tx, next);
     if (ctx.deadline?.abandoned()) throw new Error('the request timed out before its write committed');
     return result;
   });
+}
+
+/**
+ * The procedure run with `ctx.deps.db` bound to the write's transaction `tx`, in place, not
+ * next({ ctx }): tRPC would hand the procedure a copy, and the status and headers it sets on
+ * ctx.resMeta would be lost. A failure is thrown, so that what the write did is undone.
+ */
+async function nextIn<R extends { ok: boolean; error?: unknown }>(
+  ctx: Context,
+  tx: Executor,
+  next: () => Promise<R>,
+): Promise<Extract<R, { ok: true }>> {
+  const deps = ctx.deps;
+  ctx.deps = { ...deps, db: tx };
+  let result: R;
+  try {
+    result = await next();
+  } finally {
+    ctx.deps = deps;
+  }
+  if (!result.ok) throw result.error;
+  return result as Extract<R, { ok: true }>;
 }
 
 const credentialed = (ctx: Context): boolean => Boolean(ctx.key || ctx.bearer || ctx.userToken);
