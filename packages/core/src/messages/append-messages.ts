@@ -133,7 +133,9 @@ async function appendBatch(
   for (const m of batch) m.deadline?.committing();
   if (batch.length < queued.length) {
     const answers = batch.length > 0 ? await appendLive(sending, batch) : [];
-    return queued.map((m) => (batch.includes(m) ? answers[batch.indexOf(m)] : 'abandoned'));
+    // The batch keeps the queue's order: its answers are handed out in turn.
+    let next = 0;
+    return queued.map((m) => (batch[next] === m ? answers[next++] : 'abandoned'));
   }
   return appendLive(sending, batch);
 }
