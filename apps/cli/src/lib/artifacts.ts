@@ -3,7 +3,7 @@ import type { Context } from './context';
 import { formatSeconds, parseDuration } from './duration';
 import { CliError, UsageError } from './errors';
 import { ExitCode, stoppedBy } from './exit-codes';
-import { isAbort, versionMaySaved } from './failure';
+import { isAbort, savesAVersion, versionMaySaved } from './failure';
 import { interruptible } from './interrupt';
 import type { Output } from './output';
 import { choose } from './prompts';
@@ -287,9 +287,7 @@ function interruptedWrite(ctx: Context, found: FoundArtifact, error: unknown): C
 
 /** Whether an aborted request may have saved a version: a write or a restore that went out. */
 const mayHaveWritten = (error: unknown): boolean =>
-  error instanceof ConveneError &&
-  (error.operation === 'writeArtifact' || error.operation === 'restoreArtifactVersion') &&
-  error.mayHaveRun;
+  error instanceof ConveneError && savesAVersion(error) && error.mayHaveRun;
 
 /**
  * What `artifact edit`, `write` and `restore` answer: the document with `changed` (whether a

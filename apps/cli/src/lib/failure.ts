@@ -94,7 +94,7 @@ function perhapsDone(failure: CliError, error: ConveneError, ctx: Context): CliE
         }`
       : error.operation === 'createSpace'
         ? SPACE_MAY_EXIST
-        : error.operation === 'writeArtifact' || error.operation === 'restoreArtifactVersion'
+        : savesAVersion(error)
           ? versionMaySaved(ctx)
           : 'The server may have done it all the same: look before you run it again.';
   return new CliError(failure.message, {
@@ -112,6 +112,10 @@ function perhapsDone(failure: CliError, error: ConveneError, ctx: Context): CliE
  */
 export const SPACE_MAY_EXIST =
   'The space may have been created all the same, its owner key (given once, in the answer) not kept here: if you are logged in, your dashboard lists it and `convene space use ID` recovers its key; else nobody holds it, and it closes at its time to live.';
+
+/** Whether the failed call was one that saves a document's version: a write or a restore. */
+export const savesAVersion = (error: ConveneError): boolean =>
+  error.operation === 'writeArtifact' || error.operation === 'restoreArtifactVersion';
 
 /** A document's write whose answer was lost: where to see whether it saved a version. */
 export const versionMaySaved = (ctx: Context): string =>
