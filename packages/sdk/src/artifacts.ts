@@ -198,7 +198,7 @@ export class Artifacts extends SpaceResource {
 
   /** Creates a markdown artifact at version 1, unlocked. */
   create(params: CreateArtifactOptions, options?: RequestOptions): APIPromise<ArtifactView> {
-    return this.call('createArtifact', {}, { ...params, type: 'markdown' }, options);
+    return this.call('createArtifact', {}, { ...params, type: params.type ?? 'markdown' }, options);
   }
 
   /**

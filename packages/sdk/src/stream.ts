@@ -154,7 +154,7 @@ export class MessageStream extends SpaceResource implements AsyncIterable<Stream
     /** Said at the default level: a loop that gave up is a loop that must be restarted. */
     const gaveUp = () =>
       transport.logger.warn(
-        `stream of space ${this.spaceId}: giving up after ${failures} failed reconnects (limit: ${policy.limits}); stream({ lastEventId: ${this.lastId ?? 'undefined'} }) resumes it`,
+        `stream of space ${this.spaceId}: giving up after ${failures} failed reconnects (limit: ${policy.limits}); stream({ lastEventId: ${this.lastId} }) resumes it`,
       );
     /** A pause that an abort cuts short: the loop then ends at its next aborted(). */
     const pause = (ms: number) => sleep(ms, signal).catch(() => {});

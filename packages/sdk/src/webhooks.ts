@@ -68,7 +68,7 @@ export async function verifyWebhook(options: VerifyWebhookOptions): Promise<Webh
   // A receiver's mistake, not a bad delivery: a ConveneError, not a WebhookVerificationError.
   if (options?.body == null || !options.headers || typeof options.secret !== 'string')
     throw new ConveneError(
-      'verifyWebhook needs { body, headers, secret }: the raw body string, the headers, the webhook’s secret',
+      'verifyWebhook needs { body, headers, secret }: the raw body string, the headers, the webhook secret',
     );
   // A page served over plain http (not localhost) has `crypto` without `subtle`: said here rather
   // than as a TypeError of importKey, and before the delivery is looked at, like the secret.
@@ -133,7 +133,7 @@ function secretBytes(secret: string): Uint8Array<ArrayBuffer> {
   // webhooks.create mints secrets of 24 bytes: a shorter one was cut short.
   if (!bytes || bytes.length < 24)
     throw new ConveneError(
-      'verifyWebhook: the secret is not a webhook secret (whsec_, base64 of 24 bytes or more): is it set, and whole?',
+      'verifyWebhook: not a webhook secret (whsec_, base64 of 24 bytes or more): is it set, and whole?',
     );
   return bytes;
 }

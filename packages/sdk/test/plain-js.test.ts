@@ -83,4 +83,17 @@ describe('called from plain JavaScript', () => {
       BadRequestError,
     );
   });
+
+  it('sends a type it was given, which the server refuses, rather than making a markdown document', async () => {
+    const { owner } = await ownedSpace(hub());
+    const refused = await outcome(() =>
+      untyped(owner.artifacts, 'create', { name: 'page', type: 'html', content: '<p>x</p>' }),
+    );
+    expect(refused).toBeInstanceOf(BadRequestError);
+    expect((refused as Error).message).toMatch(/type/);
+    expect((await owner.artifacts.list()).artifacts).toEqual([]);
+    // No type, or an undefined one, is markdown.
+    const made = await owner.artifacts.create({ name: 'notes', type: undefined, content: '# x\n' });
+    expect(made.type).toBe('markdown');
+  });
 });
