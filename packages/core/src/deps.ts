@@ -24,6 +24,19 @@ export interface CoreConfig {
   webhookRetryDelaysMs: readonly number[];
 }
 
+/**
+ * A request's deadline as a write that commits on its own sees it (the group-committed send,
+ * one statement in its own transaction, which nothing can roll back once it is out; a link
+ * poll). Whether the client was answered already (503, too slow): then the write must not go
+ * out, or must roll back; and, as it goes out, `committing()`: from then on the request's answer
+ * is the database's, however late, since a 503 would tell the client that it did not happen
+ * while it may still commit.
+ */
+export interface WriteDeadline {
+  abandoned(): boolean;
+  committing(): void;
+}
+
 /** The ports every use case receives; composed once by the server (or a test). */
 export interface Deps {
   db: Db;

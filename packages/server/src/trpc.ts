@@ -20,8 +20,14 @@ export interface Context extends Caller {
   guarded: GuardedRequest | undefined;
 }
 
+/** A procedure's meta: its REST route, and what the middleware needs of its declaration. */
+export interface Meta extends OpenApiMeta {
+  /** See OperationDeclaration.ownTransaction. */
+  ownTransaction?: boolean | undefined;
+}
+
 // Errors need no formatter: the adapter's error body is replaced by ours (rest/adapter.ts).
-export const t = initTRPC.context<Context>().meta<OpenApiMeta>().create();
+export const t = initTRPC.context<Context>().meta<Meta>().create();
 
 export const router = t.router;
 
@@ -38,9 +44,9 @@ function replayed(ctx: Context, stored: StoredResponse) {
  * write, its record and its answer commit together, or not at all. A replay comes back through
  * the adapter with the stored status, headers and body.
  */
-const idempotent = t.middleware(async ({ ctx, next, type }) => {
+const idempotent = t.middleware(async ({ ctx, next, type, meta }) => {
   const { guarded } = ctx;
-  if (!guarded) return type === 'mutation' && credentialed(ctx) ? withinDeadline(ctx, next) : next();
+  if (!guarded) return type === 'mutation' && !meta?.ownTransaction ? withinDeadline(ctx, next) : next();
   const outcome = await guarded.run(
     ctx.deps.db,
     async (tx) => {
@@ -59,10 +65,10 @@ const idempotent = t.middleware(async ({ ctx, next, type }) => {
 });
 
 /**
- * A write made with a credential but no Idempotency-Key runs in a transaction of its own as well,
- * so that one answered 503 for taking too long (http/timeout.ts) commits nothing: its client was
- * told it did not happen, and may well send it again. (Anonymous writes do not: signup and login
- * hash a password, which no transaction should wait for.)
+ * A write made without an Idempotency-Key (or anonymously, which none replays) runs in a
+ * transaction of its own as well, so that one answered 503 for taking too long (http/timeout.ts)
+ * commits nothing: its client was told it did not happen, and may well send it again. (Those
+ * whose declaration says `ownTransaction` do not: see there.)
  */
 async function withinDeadline<R extends { ok: boolean; error?: unknown }>(
   ctx: Context,
@@ -96,8 +102,6 @@ async function nextIn<R extends { ok: boolean; error?: unknown }>(
   if (!result.ok) throw result.error;
   return result as Extract<R, { ok: true }>;
 }
-
-const credentialed = (ctx: Context): boolean => Boolean(ctx.key || ctx.bearer || ctx.userToken);
 
 export const procedure = t.procedure.use(idempotent);
 

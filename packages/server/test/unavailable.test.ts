@@ -1,8 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { isDatabaseUnavailable } from '@convene/core';
+import { isDatabaseUnavailable, rowsOf } from '@convene/core';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { effectRoutes, expectError, useServer } from './helpers';
+import { signup, startLink } from './helpers/accounts';
 
 // When the database is away or slow: 503 with Retry-After, never 500, nothing half done, and
 // logs that never carry a bound value (decisions.md, Abuse and faults). The fault suite
@@ -168,6 +169,48 @@ describe('a request that cannot finish in time', () => {
     expect(await names()).toEqual(['before']);
     expect((await create('held')).status).toBe(200);
     expect(await names()).toEqual(['before', 'held']);
+  });
+
+  it('answers 503 to an anonymous write it held, which commits nothing: a link poll keeps its token, a space is not made', async () => {
+    const human = await signup(h);
+    const link = await startLink(h);
+    const approved = await h.post('/hub/me/link/approve', {
+      headers: human.auth,
+      body: { userCode: link.userCode },
+    });
+    expect(approved.status).toBe(200);
+    const poll = () => h.post('/hub/link/poll', { body: { deviceCode: link.deviceCode } });
+    const spaces = async () =>
+      Number(
+        rowsOf<{ n: number | string }>(
+          await srv.server.database.db.execute(sql`select count(*) as n from spaces`),
+        )[0]?.n,
+      );
+    const before = await spaces();
+    let held!: () => void;
+    const holding = new Promise<void>((resolve) => (held = resolve));
+    const holder = srv.server.database.db.transaction(async (tx) => {
+      await tx.execute(
+        sql`select 1 from link_requests where user_code = ${link.userCode.replace('-', '')} for update`,
+      );
+      await tx.execute(sql`lock table spaces in exclusive mode`);
+      held();
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+    });
+    await holding;
+    const [polled, created] = await Promise.all([
+      poll(),
+      h.post('/hub/space', { body: { name: 'held', description: 'held past its deadline' } }),
+    ]);
+    expectError(polled, 503);
+    expectError(created, 503);
+    await holder;
+    // Told it did not happen, and it did not: the next poll collects the token, once.
+    expect(await spaces()).toBe(before);
+    const collected = await poll();
+    expect(collected.status, collected.text).toBe(200);
+    expect(collected.body).toMatchObject({ status: 'approved', token: expect.stringMatching(/^usr_/) });
+    expect((await poll()).status).toBe(410);
   });
 
   it('leaves streams alone', async () => {

@@ -4,7 +4,7 @@ import { Batcher } from '../db/batcher';
 import { rowsOf } from '../db/migrate';
 import { retryOnDeadlock } from '../db/pg-error';
 import type { Db } from '../db/types';
-import type { CoreConfig } from '../deps';
+import type { CoreConfig, WriteDeadline } from '../deps';
 import type { EventBus } from '../events/event-bus';
 import type { EventNotice } from '../events/notice';
 import type { IdempotencyGuard } from '../infra/idempotency-store';
@@ -45,18 +45,6 @@ export interface Outgoing {
   count?: PendingCount | undefined;
   /** The request's deadline, where it has one (REST's 30 s): see WriteDeadline. */
   deadline?: WriteDeadline | undefined;
-}
-
-/**
- * A request's deadline as a write that commits on its own sees it (the group-committed send,
- * one statement in its own transaction, which nothing can roll back once it is out). Whether
- * the client was answered already (503, too slow): then the write must not go out; and, as it
- * goes out, `committing()`: from then on the request's answer is the database's, however late,
- * since a 503 would tell the client that it did not happen while it may still commit.
- */
-export interface WriteDeadline {
-  abandoned(): boolean;
-  committing(): void;
 }
 
 /** The request was answered (503) before its message went out: nothing was written. */

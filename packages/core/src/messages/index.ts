@@ -3,7 +3,6 @@
 export * from '../events/read-events';
 export * from '../events/stream-lease';
 export * from '../events/stream-slots';
-export type { WriteDeadline } from './append-messages';
 export * from './get-message-thread';
 export * from './list-messages';
 export * from './open-stream';

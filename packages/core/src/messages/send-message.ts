@@ -1,6 +1,6 @@
 import { limits, type TSendMessageRequest, type TSendMessageResult } from '@convene/contract';
 import { authorize, roles, spaceKeyHash, whenClosedOf } from '../auth/authorize';
-import type { CoreConfig, Deps } from '../deps';
+import type { CoreConfig, Deps, WriteDeadline } from '../deps';
 import {
   ConflictError,
   ForbiddenError,
@@ -13,7 +13,7 @@ import type { IdempotencyGuard } from '../infra/idempotency-store';
 import { type PendingCount, retryAfterSeconds } from '../infra/rate-limiter';
 import { participantsForReply } from '../spaces/context-cache';
 import { artifactsFromJson, contextFromJson } from '../spaces/views';
-import { type Appended, appendMessage, type WriteDeadline } from './append-messages';
+import { type Appended, appendMessage } from './append-messages';
 import { uuidArray } from './views';
 
 export interface SendMessageOptions {

@@ -12,8 +12,14 @@ import { type Declaration, operation } from './declare';
 
 /** Built-in accounts and the dashboard: identity only, never a space key. */
 export const accountOperations: Declaration[] = [
-  operation(contract.signup, { run: (input, { deps, client }) => signup({ deps, input, client }) }),
-  operation(contract.login, { run: (input, { deps, client }) => login({ deps, input, client }) }),
+  operation(contract.signup, {
+    ownTransaction: true,
+    run: (input, { deps, client }) => signup({ deps, input, client }),
+  }),
+  operation(contract.login, {
+    ownTransaction: true,
+    run: (input, { deps, client }) => login({ deps, input, client }),
+  }),
   operation(contract.getMe, { run: (_input, { deps, bearer }) => getMe({ deps, bearer }) }),
   operation(contract.listMySpaces, { run: (_input, { deps, bearer }) => listMySpaces({ deps, bearer }) }),
   operation(contract.createApiToken, {

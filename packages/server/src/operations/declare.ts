@@ -51,6 +51,14 @@ export interface OperationDeclaration {
    * trip of its own (see http/rate-limit.ts).
    */
   countsRateLimit?: boolean;
+  /**
+   * Its use case runs in no transaction of the idempotent middleware's (trpc.ts), which every
+   * other write without an Idempotency-Key runs in, so that one answered 503 for taking too long
+   * commits nothing. Signup and login hash a password, which no transaction should wait for (one
+   * answered 503 may still commit); pollLink keeps the deadline in a transaction of its own, as
+   * its refusal of an expired approval revokes the token, which a rollback would undo.
+   */
+  ownTransaction?: boolean;
   tool?: ToolDeclaration;
 }
 
@@ -133,6 +141,7 @@ interface OperationOptions<C extends OperationContract> {
   direct?: boolean;
   recordsIdempotency?: boolean;
   countsRateLimit?: boolean;
+  ownTransaction?: boolean;
   tool?: TypedToolDeclaration<C>;
 }
 

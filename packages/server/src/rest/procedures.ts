@@ -27,6 +27,7 @@ function procedureOf(declaration: OperationDeclaration) {
         tags: [contract.tag],
         summary: contract.summary,
       },
+      ownTransaction: declaration.ownTransaction,
     })
     // Before the input is parsed (tRPC parses it where `.input` stands in the chain).
     .use(({ ctx, next }) => {
