@@ -58,6 +58,8 @@ export interface OpenDatabaseOptions {
    * once. An error of another kind (authentication, a database that does not exist) fails at once.
    */
   waitForServerMs?: number | undefined;
+  /** PostgreSQL: IDLE_IN_TRANSACTION_TIMEOUT_MS, but for tests. */
+  idleInTransactionTimeoutMs?: number | undefined;
   /** Told of each attempt that found PostgreSQL unreachable, in a line without the password. */
   onUnreachable?: ((message: string) => void) | undefined;
 }
@@ -143,7 +145,11 @@ const startRetryPause = (attempt: number): number => Math.min(250 * 2 ** (attemp
 async function openPostgresWhenReachable(url: string, options: OpenDatabaseOptions): Promise<Database> {
   const deadline = Date.now() + (options.waitForServerMs ?? 0);
   for (let attempt = 1; ; attempt++) {
-    const database = openPostgres(url, options.maxConnections ?? 10);
+    const database = openPostgres(
+      url,
+      options.maxConnections ?? 10,
+      options.idleInTransactionTimeoutMs ?? IDLE_IN_TRANSACTION_TIMEOUT_MS,
+    );
     try {
       // The first statement connects (the pools connect lazily).
       if (options.migrate !== false) tellMigrated(await migrate(database.db), options);
@@ -264,7 +270,18 @@ const bookkeepingDbs = new WeakMap<Db, Db>();
 /** Where `db`'s bookkeeping runs: its own asynchronously committing connections, or `db` itself. */
 export const bookkeepingDbOf = (db: Db): Db => bookkeepingDbs.get(db) ?? db;
 
-function openPostgres(url: string, max: number): Database {
+/**
+ * How long PostgreSQL lets one of the service's sessions sit idle inside a transaction before it
+ * ends the session, rolling the transaction back. No transaction of the service waits on anything
+ * but the database (a client, a hash, a host lookup come before or after), so one idle for long
+ * belongs to a node that stopped mid-transaction: frozen (SIGSTOP, a paused VM) or cut off behind
+ * a network that still answers for it. Its row locks would hold every other node's writes to the
+ * same space, and so the sending connections of those nodes, until it came back; it is answered
+ * 503 by its own request timer by then (30 s), and whatever it did is rolled back.
+ */
+export const IDLE_IN_TRANSACTION_TIMEOUT_MS = 15_000;
+
+function openPostgres(url: string, max: number, idleInTransactionMs: number): Database {
   // The pool reconnects by itself: a connection that broke is replaced on the next query.
   const options = (size: number, name: string, settings: Record<string, string> = {}) => ({
     max: size,
@@ -279,6 +296,7 @@ function openPostgres(url: string, max: number): Database {
     connection: {
       application_name: name,
       plan_cache_mode: 'force_generic_plan',
+      idle_in_transaction_session_timeout: idleInTransactionMs,
       ...PLANNER_SETTINGS,
       ...settings,
     },
