@@ -1,0 +1,87 @@
+import { IDLE_IN_TRANSACTION_TIMEOUT_MS, openDatabase, rowsOf } from '@convene/core';
+import { sql } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { Harness } from '../test/helpers/factories';
+import { useDeployment } from './support/deployment';
+import { report } from './support/figures';
+import { call, sleep, waitFor } from './support/http';
+
+/**
+ * A node frozen (SIGSTOP, as a paused VM or a stopped container) in the middle of a transaction
+ * that holds a space's row: the other node's sends to that space wait for the row, and without a
+ * bound they would wait for as long as the frozen node stays frozen. PostgreSQL ends the frozen
+ * node's session once it has sat idle in its transaction for IDLE_IN_TRANSACTION_TIMEOUT_MS,
+ * rolling it back; the other node's send then goes through, and the frozen node, woken, goes on.
+ */
+describe('a node frozen in the middle of a transaction', () => {
+  const deployment = useDeployment();
+
+  it('holds the other node’s writes to its space for the idle-in-transaction timeout, not until it wakes', async () => {
+    const frozen = await deployment.start();
+    const other = await deployment.start();
+    const h = new Harness(other.url);
+    const space = await h.createSpace({ name: 'Held row' });
+    const send = (node: string, content: string) =>
+      call('POST', `${node}/hub/space/${space.spaceId}/messages`, { key: space.ownerKey, body: { content } });
+    expect((await send(other.url, 'before')).status).toBe(200);
+
+    // The test's own session holds the space's row, so that the frozen node's createArtifact waits
+    // for it inside its transaction; it is frozen there, and takes the row once it is let go.
+    const admin = await openDatabase({ url: deployment.databaseUrl, migrate: false });
+    let release!: () => void;
+    let locked!: () => void;
+    const holding = new Promise<void>((resolve) => (locked = resolve));
+    const holder = admin.db.transaction(async (tx) => {
+      await tx.execute(sql`select 1 from spaces where id = ${space.spaceId} for update`);
+      locked();
+      await new Promise<void>((resolve) => (release = resolve));
+    });
+    await holding;
+    const created = call('POST', `${frozen.url}/hub/space/${space.spaceId}/artifact`, {
+      key: space.ownerKey,
+      body: { name: 'never', type: 'markdown', content: 'x' },
+    });
+    // The frozen node's session waits for the row.
+    await waitFor(
+      async () =>
+        rowsOf<{ n: number | string }>(
+          await admin.db.execute(sql`
+            select count(*) as n from pg_stat_activity
+            where wait_event_type = 'Lock' and application_name = 'convene'`),
+        ).map((r) => Number(r.n))[0]! > 0,
+      10_000,
+      'the createArtifact to wait inside its transaction',
+    );
+    process.kill(frozen.pid, 'SIGSTOP');
+    try {
+      release();
+      await holder;
+      // Its session now sits idle in its transaction, the space's row still locked.
+      const started = Date.now();
+      const held = await send(other.url, 'while the other node is frozen');
+      const heldMs = Date.now() - started;
+      report('frozen node', { heldMs, status: held.status, timeoutMs: IDLE_IN_TRANSACTION_TIMEOUT_MS });
+      expect(held.status).toBe(200);
+      expect(heldMs).toBeLessThan(IDLE_IN_TRANSACTION_TIMEOUT_MS + 5_000);
+      // It waited for the row: the timeout, not chance, let it through.
+      expect(heldMs).toBeGreaterThan(IDLE_IN_TRANSACTION_TIMEOUT_MS - 6_000);
+    } finally {
+      process.kill(frozen.pid, 'SIGCONT');
+    }
+    // Woken, the frozen node's write was rolled back (its answer a failure, never a 200), and it
+    // serves again on a new session.
+    const answer = await created;
+    expect(answer.status).not.toBe(200);
+    const artifacts = await call('GET', `${other.url}/hub/space/${space.spaceId}/artifact`, {
+      key: space.ownerKey,
+    });
+    expect(artifacts.body.artifacts).toEqual([]);
+    let after = await send(frozen.url, 'after');
+    for (let i = 0; after.status !== 200 && i < 10; i++) {
+      await sleep(500);
+      after = await send(frozen.url, 'after');
+    }
+    expect(after.status).toBe(200);
+    await admin.close();
+  });
+});
