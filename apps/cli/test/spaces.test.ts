@@ -1702,4 +1702,35 @@ describe('tables on a terminal', () => {
     expect((await owner.run(['artifact', 'list'])).stdout).toContain(`${long}  ${id}`);
     expect((await owner.run(['artifact', 'list', '--json'])).json()[0].name).toBe(long);
   });
+
+  it('fit a narrow one (50 columns): ids shortened to the start commands take, piped whole', async () => {
+    const owner = user();
+    expect((await owner.run(['space', 'create', 'Narrow', '--owner-name', 'Grace Hopper'])).code).toBe(0);
+    await joinAs(owner, user(), 'Ada Lovelace, reviewer of the release plan');
+    const people = (await owner.run(['participants', '--json'])).json();
+    const ada = people.find((p: any) => p.name.startsWith('Ada')).participantId;
+    const terminal = new Terminal([process.execPath, bundle, 'participants'], owner.env, owner.home, {
+      width: 50,
+      height: 20,
+    });
+    let screen: string;
+    try {
+      await eventually(() => expect(terminal.screen()).toMatch(/EXIT=\d+/));
+      screen = terminal.screen();
+    } finally {
+      terminal.close();
+    }
+    // capture-pane -J joins a wrapped line back into one: none is wider than the terminal.
+    const rows = screen.split('\n').filter((line) => /^(NAME|Gra|Ada)/.test(line));
+    expect(rows, screen).toHaveLength(3);
+    for (const row of rows) expect(row.trimEnd().length, row).toBeLessThanOrEqual(50);
+    expect(rows[2]).toMatch(new RegExp(`^Ada Lov[^ ]*…  ${ada.slice(0, 8)}  active`));
+    expect(screen).not.toContain(ada);
+    // The start shown names the participant, as a whole id would.
+    expect((await owner.run(['mute', ada.slice(0, 8)])).code).toBe(0);
+    // Piped: every value whole.
+    expect((await owner.run(['participants'])).stdout).toContain(
+      `Ada Lovelace, reviewer of the release plan  ${ada}`,
+    );
+  });
 });

@@ -987,6 +987,71 @@ describe('tables fitted to a terminal', () => {
     ]);
   });
 
+  it('shortens ids to the start that tells the rows apart (8 at least) where cutting the rest is not enough', () => {
+    const rows = [
+      {
+        name: 'Grace Hopper',
+        id: '3f2e9a10-1111-4222-8333-444455556666',
+        kind: 'owner, human',
+        role: 'owner',
+      },
+      {
+        name: 'Ada Lovelace the reviewer',
+        id: '8c1d2e3f-1111-4222-8333-777788889999',
+        kind: 'agent',
+        role: 'reviewer of everything',
+      },
+      { name: 'Bob', id: '8c1d2e3f-a111-4222-8333-000000000000', kind: 'agent', role: 'r' },
+    ];
+    const table = (columns: number | undefined) =>
+      printed(
+        (out) =>
+          out.table(
+            rows,
+            [
+              { header: 'name', value: (row) => row.name },
+              { header: 'id', value: (row) => row.id, id: true },
+              { header: 'kind', value: (row) => row.kind },
+              { header: 'role', value: (row) => row.role },
+            ],
+            'none',
+          ),
+        columns === undefined ? {} : { isTTY: true, columns },
+      )
+        .split('\n')
+        .slice(0, -1);
+    // Wide enough with the values cut: the ids whole.
+    expect(table(76)[1]).toContain('  3f2e9a10-1111-4222-8333-444455556666  ');
+    // Not: the ids shortened, two of them sharing 8 characters, so to 10 (the start commands take).
+    for (const columns of [60, 50, 40]) {
+      const lines = table(columns);
+      for (const line of lines) expect(stringWidth(line), line).toBeLessThanOrEqual(columns);
+      expect(lines.map((line) => line.split(/ {2,}/)[1])).toEqual([
+        'ID',
+        '3f2e9a10-1',
+        '8c1d2e3f-1',
+        '8c1d2e3f-a',
+      ]);
+    }
+    expect(table(60)).toEqual([
+      'NAME              ID          KIND          ROLE',
+      'Grace Hopper      3f2e9a10-1  owner, human  owner',
+      'Ada Lovelace th…  8c1d2e3f-1  agent         reviewer of eve…',
+      'Bob               8c1d2e3f-a  agent         r',
+    ]);
+    // Narrower than the values at 8 columns: cut down to their header's width.
+    expect(table(36)).toEqual([
+      'NAME    ID          KIND     ROLE',
+      'Grace…  3f2e9a10-1  owner,…  owner',
+      'Ada L…  8c1d2e3f-1  agent    review…',
+      'Bob     8c1d2e3f-a  agent    r',
+    ]);
+    // Piped: every value whole.
+    expect(table(undefined)[2]).toBe(
+      'Ada Lovelace the reviewer  8c1d2e3f-1111-4222-8333-777788889999  agent         reviewer of everything',
+    );
+  });
+
   it('fits headerless columns (space show) to the terminal too, by the same rules; piped, whole', () => {
     const people = (stream: { isTTY?: boolean; columns?: number }) =>
       printed(

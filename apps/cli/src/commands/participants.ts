@@ -36,7 +36,7 @@ export function registerParticipants(program: Command, app: App): void {
                 mark: (p) => (p.participantId === saved.participantId ? ' (you)' : undefined),
                 style: (t) => out.c.bold(t),
               },
-              { header: 'id', value: (p) => p.participantId, whole: true },
+              { header: 'id', value: (p) => p.participantId, id: true },
               {
                 header: 'status',
                 // The API's word, whole: what `jq 'select(.status == "kicked")'` finds.

@@ -152,7 +152,7 @@ export function registerWebhook(program: Command, app: App): void {
           out.table(
             webhooks,
             [
-              { header: 'id', value: (w) => w.id, whole: true },
+              { header: 'id', value: (w) => w.id, id: true },
               { header: 'url', value: (w) => w.url, style: (s) => out.c.bold(s) },
               { header: 'events', value: (w) => w.events?.join(',') ?? 'all' },
               { header: 'created', value: (w) => relative(w.createdAt) },

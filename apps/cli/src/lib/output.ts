@@ -115,8 +115,14 @@ export interface Column<Row> {
   header: string;
   value: (row: Row) => string;
   style?: (text: string, row: Row) => string;
-  /** A value to copy whole (an id, a command line, a status as the API words it): never cut to fit a terminal. */
+  /** A value to copy whole (a command line, a status as the API words it): never cut to fit a terminal. */
   whole?: boolean;
+  /**
+   * An id, which every command also takes by its start: whole while the table fits a terminal with
+   * it, else shortened to the start that still tells its rows apart, 8 characters at least (as a
+   * message's id shows), without `…`, so that it can be copied as it is.
+   */
+  id?: boolean;
   /** A mark after the value (` (you)`), never cut: a value cut to fit a terminal keeps it. */
   mark?: (row: Row) => string | undefined;
 }
@@ -272,7 +278,7 @@ export class Output {
       values,
       marks,
       widths,
-      { floor: () => 0, whole: (i) => whole.includes(i) },
+      { floor: () => 0, whole: (i) => whole.includes(i), id: () => false },
       indent.length,
     );
     cells.forEach((row, r) => {
@@ -286,32 +292,86 @@ export class Output {
 
   /**
    * The cells of `columns` and `table`, each value with its mark. On a terminal narrower than
-   * `widths` (less `margin`), they are narrowed (in place) and the values cut as `fitted` says:
-   * none below `floor`, 8, or its marks and four more, and no `whole` column. Piped, all whole.
+   * `widths` (less `margin`), they are narrowed (in place) and the values cut as `fitted` says, in
+   * three steps, each taken only when the one before leaves the table too wide: the values cut down
+   * to `floor`, 8, or their marks and four more; then the `id` columns shortened to the start that
+   * tells their rows apart (8 at least); then the values cut down to `floor` alone, or their marks
+   * and two more (one character and `…`), when that makes the table fit. A `whole` column is
+   * never cut; what still does not fit wraps. Piped, all whole.
    */
   private laidOut(
     values: string[][],
     marks: string[][],
     widths: number[],
-    { floor, whole }: { floor: (column: number) => number; whole: (column: number) => boolean },
+    {
+      floor,
+      whole,
+      id,
+    }: {
+      floor: (column: number) => number;
+      whole: (column: number) => boolean;
+      id: (column: number) => boolean;
+    },
     margin = 0,
   ): string[][] {
-    const least = widths.map((width, i) =>
-      whole(i)
-        ? width
-        : Math.min(width, Math.max(floor(i), 8, ...marks.map((row) => visibleLength(row[i]!) + 4))),
-    );
+    const asIs = values.map((row, r) => row.map((value, i) => value + marks[r]![i]!));
     const terminal = this.stdout as { isTTY?: boolean; columns?: number };
-    if (terminal.isTTY && fitted(widths, least, terminalColumns(terminal) - margin))
-      return cut(values, marks, widths);
-    return values.map((row, r) => row.map((value, i) => value + marks[r]![i]!));
+    if (!terminal.isTTY) return asIs;
+    const room = terminalColumns(terminal) - margin;
+    const markWidth = (i: number) => Math.max(0, ...marks.map((row) => visibleLength(row[i]!)));
+    const natural = [...widths];
+    const least = (i: number, width: number, cutDeeper: boolean) =>
+      whole(i) || id(i)
+        ? width
+        : Math.min(
+            width,
+            cutDeeper ? Math.max(floor(i), markWidth(i) + 2, 2) : Math.max(floor(i), 8, markWidth(i) + 4),
+          );
+    /** The widths narrowed for the room as far as `least` lets them, with whether they fit. */
+    const attempt = (starts: readonly (number | undefined)[], cutDeeper: boolean) => {
+      const tried = natural.map((width, i) => {
+        const start = starts[i];
+        return start === undefined ? width : Math.max(start, floor(i));
+      });
+      const fits = fitted(
+        tried,
+        tried.map((width, i) => least(i, width, cutDeeper)),
+        room,
+      );
+      return { tried, fits };
+    };
+    const use = (tried: readonly number[]) =>
+      tried.forEach((width, i) => {
+        widths[i] = width;
+      });
+    if (total(natural) <= room) return asIs;
+    const first = attempt([], false);
+    use(first.tried);
+    if (first.fits) return cut(values, marks, widths);
+    // The ids shortened, each column's to the start that its rows need to be told apart.
+    const starts = natural.map((_, i) => (id(i) ? distinctStart(values.map((row) => row[i]!)) : undefined));
+    const shortened = values.map((row) =>
+      row.map((value, i) => {
+        const start = starts[i];
+        return start === undefined ? value : value.slice(0, start);
+      }),
+    );
+    const second = attempt(starts, false);
+    use(second.tried);
+    if (second.fits) return cut(shortened, marks, widths);
+    // Cut deeper only when that makes the table fit: a table that wraps all the same keeps more of
+    // each value.
+    const third = attempt(starts, true);
+    if (third.fits) use(third.tried);
+    return cut(shortened, marks, widths);
   }
 
   /**
    * Rows in aligned columns under a header; `empty` when there are none. On a terminal, a table
    * wider than it is fitted to its width (as gh and kubectl do): the widest columns are cut, each
-   * cut value ending with `…`, down to their header's width or 8 columns at least; piped, every
-   * value is whole (and --json has them all).
+   * cut value ending with `…`, down to their header's width or 8 columns at least; then, if need
+   * be, its ids are shortened to their start (8 characters at least) and the values cut down to
+   * their header's width (see laidOut); piped, every value is whole (and --json has them all).
    */
   table<Row>(rows: Row[], columns: Column<Row>[], empty: string): void {
     if (rows.length === 0) {
@@ -330,6 +390,7 @@ export class Output {
     const cells = this.laidOut(values, marks, widths, {
       floor: (i) => visibleLength(columns[i]!.header),
       whole: (i) => columns[i]!.whole === true,
+      id: (i) => columns[i]!.id === true,
     });
     const pad = (text: string, i: number) =>
       i === columns.length - 1 ? text : text + ' '.repeat(widths[i]! - visibleLength(text));
@@ -436,25 +497,38 @@ const cut = (values: string[][], marks: string[][], widths: readonly number[]): 
     }),
   );
 
+/** The columns a row of `widths` takes, with the two spaces between them. */
+const total = (widths: readonly number[]): number =>
+  widths.reduce((sum, width) => sum + width, 2 * (widths.length - 1));
+
 /**
  * Narrows `widths` (in place) until the columns and the two spaces between them fit in `room`:
- * one column at a time off the widest that may still be cut, down to its `least`. Whether any was
- * narrowed.
+ * one column at a time off the widest that may still be cut, down to its `least`. Whether they fit.
  */
 function fitted(widths: number[], least: readonly number[], room: number): boolean {
-  let total = widths.reduce((sum, width) => sum + width, 2 * (widths.length - 1));
-  let narrowed = false;
-  while (total > room) {
+  let sum = total(widths);
+  while (sum > room) {
     let widest = -1;
     widths.forEach((width, i) => {
       if (width > least[i]! && (widest < 0 || width > widths[widest]!)) widest = i;
     });
-    if (widest < 0) break;
+    if (widest < 0) return false;
     widths[widest]!--;
-    total--;
-    narrowed = true;
+    sum--;
   }
-  return narrowed;
+  return true;
+}
+
+/**
+ * How many characters of each id the rows need to be told apart: 8 at least (a message's id
+ * shows so many), more where two share their start, all of the longest when two are the same.
+ */
+function distinctStart(ids: readonly string[]): number {
+  const longest = Math.max(0, ...ids.map((id) => id.length));
+  for (let length = 8; length < longest; length++) {
+    if (new Set(ids.map((id) => id.slice(0, length))).size === new Set(ids).size) return length;
+  }
+  return longest;
 }
 
 /**

@@ -30,7 +30,7 @@ export function registerArtifactList(artifact: Command, app: App): void {
             view.artifacts,
             [
               { header: 'name', value: (a) => a.name, style: (t) => out.c.bold(t) },
-              { header: 'id', value: (a) => a.id, whole: true },
+              { header: 'id', value: (a) => a.id, id: true },
               { header: 'version', value: (a) => String(a.version) },
               { header: 'updated', value: (a) => relative(a.updatedAt) },
               {

@@ -59,7 +59,7 @@ export function registerSpaceList(space: Command, app: App): void {
             [
               { header: '', value: (r) => (r.isDefault ? '*' : ' ') },
               { header: 'name', value: (r) => r.name, style: (t) => out.c.bold(t) },
-              { header: 'space', value: (r) => r.spaceId, whole: true },
+              { header: 'space', value: (r) => r.spaceId, id: true },
               { header: 'role', value: (r) => r.role },
               {
                 header: 'state',

@@ -24,7 +24,7 @@ export function registerTokenList(token: Command, app: App): void {
             tokens,
             [
               { header: 'name', value: (t) => t.name, style: (s) => out.c.bold(s) },
-              { header: 'id', value: (t) => t.id, whole: true },
+              { header: 'id', value: (t) => t.id, id: true },
               { header: 'prefix', value: (t) => `${t.prefix}…` },
               { header: 'created', value: (t) => relative(t.createdAt) },
               { header: 'last used', value: (t) => (t.lastUsedAt ? relative(t.lastUsedAt) : 'never') },
