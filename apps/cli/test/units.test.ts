@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -37,6 +37,7 @@ import { MessagesSeen, printMessage, relative, when } from '../src/lib/render';
 import { byIdStart, closest, hintName, pick } from '../src/lib/resolve';
 import { CredentialStore, hostKey } from '../src/lib/store';
 import { commandLine } from '../src/lib/suggest';
+import { cliRoot } from './helpers/paths';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -1173,5 +1174,17 @@ describe('runEditor', () => {
       '',
     ])
       expect(isPlainCommand(shell), shell).toBe(false);
+  });
+});
+
+describe('CONTRIBUTING.md', () => {
+  it('lists every file of src/ and src/lib/ in its layout', () => {
+    const contributing = readFileSync(join(cliRoot, 'CONTRIBUTING.md'), 'utf8');
+    const layout = contributing.split('## Layout')[1]!.split('```')[1]!;
+    const listed = new Set([...layout.matchAll(/^(src\/\S+)/gm)].map(([, path]) => path));
+    for (const dir of ['src', 'src/lib']) {
+      for (const name of readdirSync(join(cliRoot, dir)).filter((name) => name.endsWith('.ts')))
+        expect(listed, `${dir}/${name}`).toContain(`${dir}/${name}`);
+    }
   });
 });
