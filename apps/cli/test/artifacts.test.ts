@@ -63,6 +63,13 @@ describe('create, list, show, write, download, history, diff, restore', () => {
 
     const list = (await owner.run(['artifact', 'list', '--json'])).json();
     expect(list.map((a: any) => [a.name, a.version, a.id])).toEqual([['plan.md', 1, doc.id]]);
+    // The API's list items, as the other listings' --json: each document whole, content included.
+    expect(list[0]).toEqual((await owner.run(['artifact', 'show', 'plan.md', '--json'])).json());
+    expect(list[0]).toMatchObject({
+      content: '# Plan\n\n- scope\n',
+      type: 'markdown',
+      createdBy: expect.any(String),
+    });
     const table = await owner.run(['artifact', 'list']);
     expect(table.stdout).toMatch(/plan\.md\s+[0-9a-f-]{36}\s+1/);
 

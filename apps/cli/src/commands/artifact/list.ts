@@ -10,7 +10,8 @@ export function registerArtifactList(artifact: Command, app: App): void {
     .alias('ls')
     .summary('the documents of a space')
     .description(
-      'List the documents of a space: name, id, version, last update, and who holds the edit lock, until when.',
+      'List the documents of a space: name, id, version, last update, and who holds the edit lock, until when. ' +
+        'With --json: the API’s list of them, each with its content.',
     )
     .option('-s, --space <space>', 'name or id (default: the default space)')
     .addHelpText(
@@ -20,9 +21,17 @@ export function registerArtifactList(artifact: Command, app: App): void {
     .action(async (options, command) => {
       const ctx = app.context(command);
       const saved = ctx.space(options.space);
-      const view = await ctx.readSpace(ctx.spaceClient(saved));
-      const names = new Map(view.participants.map((p) => [p.participantId, p.name]));
+      const space = ctx.spaceClient(saved);
       const { out } = ctx;
+      // The API's list, as every other --json prints it: each document whole, its content
+      // included (up to 4 MiB of them; past that `contentOmitted`, which `artifact show` reads).
+      if (out.mode.json) {
+        out.json((await space.artifacts.list()).artifacts);
+        return;
+      }
+      // The space's summaries carry the lock holders, which its participants name.
+      const view = await ctx.readSpace(space);
+      const names = new Map(view.participants.map((p) => [p.participantId, p.name]));
       out.result(view.artifacts, {
         quiet: () => view.artifacts.map((a) => a.id).join('\n') || undefined,
         human: () =>
