@@ -98,6 +98,22 @@ describe('send --mention, --reply-to and inbox', () => {
     // Stopped by Ctrl-C: exit 0, as tail.
     expect((await inbox.interrupt()).code).toBe(0);
   });
+
+  it('follows with --wait as how long each read waits; --wait 0, which would never wait, is a usage error', async () => {
+    const refused = await owner.run(['inbox', '--follow', '--wait', '0'], { timeoutMs: 15_000 });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('--follow cannot take --wait 0');
+    expect(refused.stderr).toContain('Give --wait 1 to 60');
+    const json = await owner.run(['inbox', '--follow', '--wait', '0', '--json'], { timeoutMs: 15_000 });
+    expect(JSON.parse(json.stderr)).toMatchObject({ exitCode: 2 });
+    // Without --follow, 0 is a read that answers at once.
+    expect((await owner.run(['inbox', '--wait', '0'])).code).toBe(0);
+    const inbox = follow(owner, ['inbox', '--follow', '--wait', '1']);
+    await inbox.waitFor('Following your inbox', { in: 'stderr' });
+    expect((await guest.run(['send', '@Olga one more'])).code).toBe(0);
+    await inbox.waitFor('one more');
+    expect((await inbox.interrupt()).code).toBe(0);
+  });
 });
 
 describe('inbox --follow when its connection is cut', () => {

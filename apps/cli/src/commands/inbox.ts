@@ -1,6 +1,6 @@
 import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../app';
-import { stopFollowing } from '../lib/errors';
+import { stopFollowing, UsageError } from '../lib/errors';
 import { awayHint, removedFrom } from '../lib/failure';
 import { parseWait, spaceNamed } from '../lib/input';
 import { sayConnectionLost } from '../lib/outage';
@@ -18,6 +18,7 @@ export function registerInbox(program: Command, app: App): void {
         'read position, which the server keeps. --ack moves the position past what was printed, ' +
         'so the next run (on any machine) starts after it. --wait waits up to that many seconds ' +
         'for something when nothing is there. --follow keeps printing each new one as it comes ' +
+        '(each of its reads waits --wait seconds, 1 to 60, 30 by default, before it asks again) ' +
         'and acknowledges it once printed; Ctrl-C stops it (exit 0), SIGTERM or SIGHUP too (exit 143 or 129). ' +
         'As `tail`, it ends with exit 0 when the space closes (or expires) or you leave it elsewhere, ' +
         'and with exit 4 when you are removed. ' +
@@ -25,7 +26,10 @@ export function registerInbox(program: Command, app: App): void {
         'or with --follow one message per line.',
     )
     .option('--ack', 'acknowledge what was printed')
-    .option('--wait <seconds>', 'wait up to this long for something new (at most 60)')
+    .option(
+      '--wait <seconds>',
+      'wait up to this long for something new (at most 60; with --follow, each read, 1 to 60, 30 by default)',
+    )
     .option('-f, --follow', 'keep printing new messages, acknowledging each')
     .addHelpText(
       'after',
@@ -35,6 +39,13 @@ export function registerInbox(program: Command, app: App): void {
       const ctx = app.context(command);
       const reference = spaceNamed(ctx, argument, options.space, 'convene inbox');
       const wait = parseWait(options.wait);
+      // Following, --wait is how long each read waits before the next: none at all would ask the
+      // server again and again without a pause (and run into its rate limit).
+      if (options.follow && wait === 0)
+        throw new UsageError(
+          '--follow cannot take --wait 0: each read would end at once, and the next be asked without a pause',
+          'Give --wait 1 to 60, how long each read waits for something before asking again (30 without --wait); Ctrl-C stops following.',
+        );
       const saved = ctx.space(reference);
       // --follow runs until stopped: a long Retry-After is waited out, not a reason to end.
       const inbox = ctx.spaceClient(saved, { longLived: options.follow === true }).inbox;
@@ -45,7 +56,7 @@ export function registerInbox(program: Command, app: App): void {
         out.info(out.c.dim(`Following your inbox in ${saved.name} (Ctrl-C to stop)`));
         const following = inbox.follow({
           signal: ctx.signal,
-          ...(wait ? { wait } : {}),
+          ...(wait === undefined ? {} : { wait }),
           // Said on stderr as tail says it: a server that does not answer is not an empty inbox.
           ...sayConnectionLost(out, awayHint(ctx)),
         });
