@@ -308,7 +308,7 @@ describe('a change stopped while its request is out says it may have been done',
   });
 
   it('space create: Ctrl-C says the space may have been created, its key not kept', async () => {
-    const proxy = await scriptedProxy(server.url, /^POST .*\/hub\/space$/, 'hold');
+    const proxy = await scriptedProxy(server.url, /^POST .*\/hub\/space$/, 'hold', 'hold');
     try {
       const creator = new User(proxy.url);
       users.push(creator);
@@ -318,6 +318,23 @@ describe('a change stopped while its request is out says it may have been done',
       expect(stopped.code).toBe(130);
       expect(stopped.stderr).toContain('✗ interrupted');
       expect(stopped.stderr).toContain('The space may have been created all the same');
+      // What became of its key, what becomes of the space, and what to do: precisely.
+      expect(stopped.stderr.replace(/\s+/g, ' ')).toContain(
+        'and its owner key is not saved here: the server gives that key only once, in the answer that was lost. ' +
+          'You were not logged in, so no account holds its key either: nobody can get it back or use the space, ' +
+          'and it closes by itself at the end of its time to live (--ttl; 24 hours when not given). ' +
+          'Run the same `convene space create` again for a new space.',
+      );
+      // Logged in (a token sent with it): the dashboard lists it, and its key can be recovered.
+      const withToken = follow(creator, ['space', 'create', 'Half made too'], {
+        env: { CONVENE_TOKEN: 'usr_not-a-real-token' },
+      });
+      await eventually(() => expect(proxy.held()).toBe(2));
+      const again = await withToken.interrupt();
+      expect(again.code).toBe(130);
+      expect(again.stderr.replace(/\s+/g, ' ')).toContain(
+        'You are logged in: if it was created, your dashboard lists it, and `convene space use ID` recovers its key;',
+      );
     } finally {
       await proxy.close();
     }

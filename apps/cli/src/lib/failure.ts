@@ -93,7 +93,7 @@ function perhapsDone(failure: CliError, error: ConveneError, ctx: Context): CliE
             : ', before you send it again.'
         }`
       : error.operation === 'createSpace'
-        ? SPACE_MAY_EXIST
+        ? spaceMayExist(ctx)
         : savesAVersion(error)
           ? versionMaySaved(ctx)
           : 'The server may have done it all the same: look before you run it again.';
@@ -107,11 +107,28 @@ function perhapsDone(failure: CliError, error: ConveneError, ctx: Context): CliE
 
 /**
  * A space create whose answer was lost (the connection, or Ctrl-C): the server hands the owner key
- * out once, in that answer, so a space it made is not kept here; a logged-in creator's account
- * holds its key.
+ * out once, in that answer, and createSpace is never replayed by its Idempotency-Key, so a space it
+ * made is not kept here. A creator who sent a `usr_` token (logged in) finds it on the dashboard,
+ * and `space use ID` recovers its key from the account; anyone else cannot get the key back, and
+ * the space, which nobody can use, closes at its time to live. Either way a new create is a new
+ * space.
  */
-export const SPACE_MAY_EXIST =
-  'The space may have been created all the same, its owner key (given once, in the answer) not kept here: if you are logged in, your dashboard lists it and `convene space use ID` recovers its key; else nobody holds it, and it closes at its time to live.';
+export function spaceMayExist(ctx: Context): string {
+  let loggedIn = false;
+  try {
+    loggedIn = ctx.userToken() !== undefined;
+  } catch {
+    // A credential file that cannot be read now: said as for nobody logged in, with the dashboard.
+  }
+  const ttl = 'it closes by itself at the end of its time to live (--ttl; 24 hours when not given)';
+  return (
+    'The space may have been created all the same, and its owner key is not saved here: the server gives that key only once, in the answer that was lost. ' +
+    (loggedIn
+      ? `You are logged in: if it was created, your dashboard lists it, and \`convene space use ID\` recovers its key; else ${ttl}. `
+      : `You were not logged in, so no account holds its key either: nobody can get it back or use the space, and ${ttl}. `) +
+    'Run the same `convene space create` again for a new space.'
+  );
+}
 
 /** Whether the failed call was one that saves a document's version: a write or a restore. */
 export const savesAVersion = (error: ConveneError): boolean =>

@@ -1,7 +1,7 @@
 import { type Command, Option } from '@commander-js/extra-typings';
 import { type App, examples } from '../../app';
 import { formatSeconds, parseTtl } from '../../lib/duration';
-import { SPACE_MAY_EXIST } from '../../lib/failure';
+import { spaceMayExist } from '../../lib/failure';
 import { checkName } from '../../lib/input';
 import { interruptible } from '../../lib/interrupt';
 import { inline } from '../../lib/output';
@@ -73,7 +73,7 @@ export function registerSpaceCreate(space: Command, app: App): void {
             },
             { signal },
           ),
-        SPACE_MAY_EXIST,
+        spaceMayExist(ctx),
       );
       const host = ctx.host();
       const before = host.defaultSpace ? host.spaces[host.defaultSpace] : undefined;
