@@ -1,5 +1,7 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, follow, joinAs, User } from './helpers/cli';
+import { editor, eventually, follow, joinAs, User } from './helpers/cli';
 import { bundle } from './helpers/paths';
 import { scriptedProxy } from './helpers/proxy';
 import { startServer, type TestServer } from './helpers/server';
@@ -364,6 +366,56 @@ describe('a change stopped while its request is out says it may have been done',
       const doc = (await writer.run(['artifact', 'show', 'plan.md', '--json'])).json();
       expect(doc).toMatchObject({ version: 2, content: '# Plan v2\n' });
       expect(doc.lockedBy ?? null).toBeNull();
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('artifact edit: Ctrl-C while its lock call is out ends it, and a lock the call took is released (SIGTERM: 143)', async () => {
+    // The server takes the lock; its answer is held at the proxy while Ctrl-C comes.
+    const proxy = await scriptedProxy(
+      server.url,
+      /^POST .*\/artifact\/[^/]+\/lock$/,
+      'hold',
+      'forward',
+      'hold',
+      'hold',
+    );
+    try {
+      const writer = new User(proxy.url);
+      users.push(writer);
+      expect((await writer.run(['space', 'create', 'Held locks'])).code).toBe(0);
+      expect(
+        (await writer.run(['artifact', 'create', 'plan.md'], { input: '# Plan\n', stdin: 'pipe' })).code,
+      ).toBe(0);
+      const opened = join(writer.home, 'opened');
+      const ed = editor(writer, 'never', `touch "${opened}"\nprintf "mine\\n" >> "$1"`);
+      const editing = follow(writer, ['artifact', 'edit', 'plan.md'], { env: { EDITOR: ed } });
+      await eventually(() => expect(proxy.held()).toBe(1));
+      const started = Date.now();
+      const stopped = await editing.interrupt();
+      expect(Date.now() - started).toBeLessThan(10_000);
+      expect(stopped.code).toBe(130);
+      expect(stopped.stderr).toContain('✗ interrupted: nothing was edited');
+      expect(stopped.stderr).toContain('The lock its call took was released.');
+      expect(existsSync(opened)).toBe(false);
+      const doc = (await writer.run(['artifact', 'show', 'plan.md', '--json'])).json();
+      expect(doc).toMatchObject({ version: 1, content: '# Plan\n' });
+      expect(doc.lockedBy ?? null).toBeNull();
+
+      // SIGTERM, and the lock call asked again gets no answer either: the lock may be held, said so.
+      const again = follow(writer, ['artifact', 'edit', 'plan.md', '--json'], { env: { EDITOR: ed } });
+      await eventually(() => expect(proxy.held()).toBe(2));
+      again.child.kill('SIGTERM');
+      const terminated = await again.done;
+      expect(terminated.code).toBe(143);
+      expect(JSON.parse(terminated.stderr)).toMatchObject({
+        error: 'stopped by SIGTERM: nothing was edited',
+        mayHaveRun: true,
+        hint: 'The lock may have been taken all the same: it lapses by itself, or `convene artifact unlock "plan.md"` releases it.',
+        exitCode: 143,
+      });
+      expect(existsSync(opened)).toBe(false);
     } finally {
       await proxy.close();
     }
