@@ -1,5 +1,6 @@
+import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { byName, editing, eventually, heldEditor, joinAs, User } from './helpers/cli';
+import { byName, editing, eventually, heldEditor, joinAs, User, watch } from './helpers/cli';
 import { startServer, type TestServer } from './helpers/server';
 
 // A short lock lifetime, so that an editor can stay open longer than it. A server of its own:
@@ -57,6 +58,36 @@ describe('artifact edit', () => {
     const gus = (await guest.run(['space', 'show', '--json'])).json();
     const doc = await byName(owner, 'edit.md');
     expect(doc.lockedBy).toBe(gus.participants.find((p: any) => p.name === 'Gus').participantId);
+  });
+
+  it('holds the warnings of a heartbeat failing while the editor is open until it exits, then says each once', async () => {
+    expect((await owner.run(['artifact', 'create', 'dark.md'])).code).toBe(0);
+    const held = heldEditor(owner, 'dark', { text: 'written in the dark', write: 'last' });
+    const edit = watch(owner.spawn(['artifact', 'edit', 'dark.md'], { env: { EDITOR: held.ed } }), {
+      timeoutMs: 90_000,
+    });
+    await eventually(() => expect(existsSync(held.opened)).toBe(true));
+    await server.stop();
+    try {
+      // Long enough for two heartbeats to fail (the first within a third of the 8 s lock, the
+      // next 5 s after it, each after the SDK's retries).
+      const stopped = Date.now();
+      await eventually(() => expect(Date.now() - stopped).toBeGreaterThan(15_000), 30_000);
+      // Nothing drawn over the editor's screen meanwhile.
+      expect(edit.stderr()).not.toContain('could not keep the lock');
+      held.release();
+      const result = await edit.done;
+      // Said once the editor exited, once for failures alike, before what the save came to.
+      const warnings = result.stderr.match(/could not keep the lock: [^\n]*/g) ?? [];
+      expect(warnings, result.stderr).toHaveLength(1);
+      expect(warnings[0]).toMatch(/; saving may fail \(it was held until \d\d:\d\d:\d\d\)$/);
+      expect(result.stderr.indexOf('could not keep the lock')).toBeLessThan(
+        result.stderr.indexOf('could not save dark.md'),
+      );
+      expect(result.stderr).toContain('Your text is kept in');
+    } finally {
+      await server.ensureStarted();
+    }
   });
 
   it('says the key no longer works (exit 4) when the editor was removed meanwhile, keeps the text, and releases nothing', async () => {

@@ -210,19 +210,19 @@ export class Output {
   /** A status line on stderr (`✓ Created …`), one line; silent with --json or --quiet. */
   success(text: string): void {
     if (this.mode.json || this.mode.quiet) return;
-    this.stderr.write(`${printableLine(`${this.c.green('✓')} ${text}`)}\n`);
+    this.toStderr(`${printableLine(`${this.c.green('✓')} ${text}`)}\n`);
   }
 
   /** Progress or context on stderr, one line; silent with --json or --quiet. */
   info(text: string): void {
     if (this.mode.json || this.mode.quiet) return;
-    this.stderr.write(`${printableLine(text)}\n`);
+    this.toStderr(`${printableLine(text)}\n`);
   }
 
   /** What to try next, on stderr; silent with --json or --quiet. */
   hint(text: string): void {
     if (this.mode.json || this.mode.quiet) return;
-    this.stderr.write(`${printable(this.c.dim(text))}\n`);
+    this.toStderr(`${printable(this.c.dim(text))}\n`);
   }
 
   /**
@@ -230,14 +230,41 @@ export class Output {
    * `{"warning": …}`, as an error is `{"error": …}` there: a script reading stderr meets one format.
    */
   warn(text: string): void {
-    if (this.mode.json) this.stderr.write(`${toJson({ warning: text })}\n`);
-    else this.stderr.write(`${printable(`${this.c.yellow('!')} ${text}`)}\n`);
+    if (this.mode.json) this.toStderr(`${toJson({ warning: text })}\n`);
+    else this.toStderr(`${printable(`${this.c.yellow('!')} ${text}`)}\n`);
   }
 
   /** An error on stderr: what went wrong on one line (a name in it cannot start another), then the hint. */
   error(message: string, hint?: string): void {
-    this.stderr.write(`${printableLine(`${this.c.red('✗')} ${message}`)}\n`);
-    if (hint) this.stderr.write(`${printable(this.c.dim(hint))}\n`);
+    this.toStderr(`${printableLine(`${this.c.red('✗')} ${message}`)}\n`);
+    if (hint) this.toStderr(`${printable(this.c.dim(hint))}\n`);
+  }
+
+  /**
+   * Holds back what would go to stderr while `during` runs (an editor that has the whole screen,
+   * over which a warning would be drawn, and lost when it redraws), then prints it once it is over,
+   * in order, each line once: a heartbeat failing every few seconds says so once.
+   */
+  async holding<T>(during: () => Promise<T>): Promise<T> {
+    const outer = this.held;
+    this.held ??= [];
+    try {
+      return await during();
+    } finally {
+      if (outer === undefined) {
+        const held = this.held;
+        this.held = undefined;
+        for (const line of held) this.stderr.write(line);
+      }
+    }
+  }
+
+  /** Lines for stderr held back by `holding`, each once; undefined when nothing is held. */
+  private held: string[] | undefined;
+
+  private toStderr(line: string): void {
+    if (this.held === undefined) this.stderr.write(line);
+    else if (!this.held.includes(line)) this.held.push(line);
   }
 
   /** Label/value pairs, labels aligned. Empty values are left out. */

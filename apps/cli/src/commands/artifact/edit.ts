@@ -30,7 +30,7 @@ import { explained } from '../../lib/failure';
 import { GRACE_MS, interruptible } from '../../lib/interrupt';
 import { inline } from '../../lib/output';
 import { quoted, type Value, verbatim } from '../../lib/quote';
-import { relative, when } from '../../lib/render';
+import { when } from '../../lib/render';
 import { suggest } from '../../lib/suggest';
 
 export function registerArtifactEdit(artifact: Command, app: App): void {
@@ -85,6 +85,7 @@ export function registerArtifactEdit(artifact: Command, app: App): void {
         // Read under the lock: nobody can write between this version and ours.
         const doc = await space.artifacts.get(summary.id);
         file = new EditFile(doc.name, doc.content);
+        const { path } = file;
         const editor = editorCommand();
         out.info(
           `Editing ${out.c.bold(doc.name)} (version ${doc.version}) in ${editor}; locked, kept alive while it is open.`,
@@ -93,9 +94,13 @@ export function registerArtifactEdit(artifact: Command, app: App): void {
         if (ctx.signal.aborted)
           throw new CliError('interrupted', { exitCode: stoppedBy(ctx.signal).exitCode });
         ctx.editorOwnsInterrupt = true;
-        const exit = await runEditor(editor, file.path, ctx.signal).finally(() => {
-          ctx.editorOwnsInterrupt = false;
-        });
+        // The editor has the screen: what would be said meanwhile on stderr (a heartbeat that
+        // failed, a server that went away) is said once it exits, each line once.
+        const exit = await out
+          .holding(() => runEditor(editor, path, ctx.signal))
+          .finally(() => {
+            ctx.editorOwnsInterrupt = false;
+          });
         heartbeat.stop();
         // The editor stopped by Ctrl-C, or convene asked to stop (SIGTERM, or SIGHUP: its terminal
         // closed) while it was open: the editor was told to stop too (runEditor).
@@ -297,7 +302,8 @@ class Heartbeat {
 
   constructor(
     private readonly beat: () => Promise<{ lockExpiresAt: string }>,
-    expiresAt: string,
+    /** Until when the lock is held, as the server last said it. */
+    private expiresAt: string,
     private readonly warn: (message: string) => void,
   ) {
     this.schedule(expiresAt);
@@ -314,11 +320,16 @@ class Heartbeat {
     const wait = remaining > 3000 ? Math.min(remaining / 3, 60_000) : Math.max(remaining / 3, 500);
     this.timer = setTimeout(() => {
       this.beat().then(
-        (lock) => this.schedule(lock.lockExpiresAt),
+        (lock) => {
+          this.expiresAt = lock.lockExpiresAt;
+          this.schedule(lock.lockExpiresAt);
+        },
         (error: unknown) => {
           if (this.stopped) return;
+          // Said once the editor exits (Output.holding), and once for failures alike: the time
+          // is the lock's expiry, not how far it was from when the beat failed.
           this.warn(
-            `could not keep the lock: ${(error as Error).message}; saving may fail (${relative(expiresAt)})`,
+            `could not keep the lock: ${(error as Error).message}; saving may fail (it was held until ${when(this.expiresAt)})`,
           );
           this.schedule(new Date(Date.now() + 15_000).toISOString());
         },
