@@ -1,4 +1,8 @@
 import { spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   eventually,
@@ -238,23 +242,78 @@ describe('inbox --follow stopped during its first wait', () => {
 });
 
 describe('tail with the server down', () => {
-  it('says it cannot reach the server, after the retries any command makes', async () => {
-    const gone = await startServer();
-    const user = new User(gone.url);
+  it('started while it is down, waits for it as it does once live, said the same way; then follows', async () => {
+    await server.stop();
+    const text = follow(owner, ['tail', '--lines', '1'], { timeoutMs: 90_000 });
+    const json = follow(owner, ['tail', '--lines', '1', '--json'], { timeoutMs: 90_000 });
+    await text.waitFor('Connection lost (ECONNREFUSED), reconnecting…\n', { in: 'stderr' });
+    await json.waitFor('{"warning":"Connection lost (ECONNREFUSED), reconnecting…"}\n', { in: 'stderr' });
+    // Still waiting, a few tries later: it used to end at once, exit 1.
+    await new Promise((resolve) => setTimeout(resolve, 5_000));
+    expect(text.child.exitCode).toBeNull();
+    expect(json.child.exitCode).toBeNull();
+    await server.start();
+    await text.waitFor('Reconnected\n', { in: 'stderr', timeoutMs: 40_000 });
+    await text.waitFor('Following Live live', { in: 'stderr', timeoutMs: 40_000 });
+    await json.waitFor('"event":"context"', { timeoutMs: 40_000 });
+    await post('after a late start');
+    await text.waitFor('after a late start', { timeoutMs: 40_000 });
+    await json.waitFor('after a late start', { timeoutMs: 40_000 });
+    for (const result of await Promise.all([text.interrupt(), json.interrupt()])) expect(result.code).toBe(0);
+    expect(count(text.stderr(), 'Connection lost')).toBe(1);
+    expect(text.stderr().indexOf('Connection lost')).toBeLessThan(text.stderr().indexOf('Reconnected'));
+    expect(text.stdout()).not.toMatch(/Connection lost|Reconnected/);
+    expect(json.stderr().trim().split('\n').at(-1)).toBe('{"warning":"Reconnected"}');
+  }, 120_000);
+
+  it('ends at once for what waiting cannot fix: not a Convene server, a key it does not know, a space it does not have', async () => {
+    /** Someone whose one saved space, at `url`, is the owner's, as `change` alters it. */
+    const holding = (url: string, change: (entry: any) => any) => {
+      const who = new User(url);
+      const file = owner.credentials();
+      const entry = change({ ...file.hosts[server.url].spaces[space.spaceId] });
+      file.hosts = { [url]: { spaces: { [entry.spaceId]: entry }, defaultSpace: entry.spaceId } };
+      mkdirSync(join(who.env.XDG_CONFIG_HOME!, 'convene'), { recursive: true, mode: 0o700 });
+      writeFileSync(join(who.env.XDG_CONFIG_HOME!, 'convene/credentials.json'), JSON.stringify(file), {
+        mode: 0o600,
+      });
+      return who;
+    };
+    const web = createHttpServer((_request, response) => {
+      response.writeHead(404, { 'content-type': 'text/html' });
+      response.end('<h1>Not here</h1>');
+    });
+    await new Promise<void>((resolve) => web.listen(0, '127.0.0.1', resolve));
+    const webUrl = `http://127.0.0.1:${(web.address() as AddressInfo).port}`;
+    const cases = [
+      [holding(webUrl, (e) => e), 1, 'is not a Convene server'],
+      [
+        holding(server.url, (e) => ({
+          ...e,
+          key: `${e.key.slice(0, -1)}${e.key.endsWith('0') ? '1' : '0'}`,
+        })),
+        4,
+        'unknown key for this space',
+      ],
+      [
+        holding(server.url, (e) => ({ ...e, spaceId: '00000000-0000-4000-8000-000000000000' })),
+        5,
+        'space not found',
+      ],
+    ] as const;
     try {
-      expect((await user.run(['space', 'create', 'Gone'])).code).toBe(0);
-      await gone.close();
-      const tail = await user.run(['tail']);
-      expect(tail.code).toBe(1);
-      expect(tail.stderr).toContain(`cannot reach ${gone.url}`);
-      expect(tail.stderr).toContain('ECONNREFUSED');
-      // Its spaces are saved here: not a line to paste anywhere, but the server on its own data.
-      expect(tail.stderr).toContain(
-        'Start the server that keeps your spaces again, on its own data: convene serve --port',
-      );
-      expect(tail.stderr).not.toContain('`convene serve');
+      for (const [who, code, said] of cases) {
+        const started = Date.now();
+        const tail = await who.run(['tail'], { timeoutMs: 30_000 });
+        expect({ said, code: tail.code }).toEqual({ said, code });
+        expect(tail.stderr).toContain(said);
+        expect(tail.stderr).not.toContain('reconnecting');
+        expect(Date.now() - started).toBeLessThan(15_000);
+      }
     } finally {
-      user.remove();
+      for (const [who] of cases) who.remove();
+      web.closeAllConnections();
+      await new Promise((resolve) => web.close(resolve));
     }
   });
 });

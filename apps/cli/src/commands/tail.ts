@@ -6,7 +6,7 @@ import { parseSince } from '../lib/duration';
 import { stopFollowing } from '../lib/errors';
 import { awayHint, removedFrom } from '../lib/failure';
 import { parseCount, spaceNamed } from '../lib/input';
-import { sayConnectionLost } from '../lib/outage';
+import { sayConnectionLost, waitingForStart } from '../lib/outage';
 import { inline } from '../lib/output';
 import { MessagesSeen, printMessage, when } from '../lib/render';
 import { suggest } from '../lib/suggest';
@@ -23,7 +23,8 @@ export function registerTail(program: Command, app: App): void {
       'Follow a space as it happens: messages, people joining and leaving, documents created, ' +
         'edited, locked and unlocked, and by whom. A message not of today shows its date, and a reply ' +
         'what it answers, below it (`↪ in reply to Ada Lovelace: Question for you`). Starts with the last messages (--lines), or everything after ' +
-        '--since (its last --lines when both are given). Reconnects by itself (a dropped connection, a server restart) without losing or ' +
+        '--since (its last --lines when both are given). Reconnects by itself (a dropped connection, a server restart; ' +
+        'started while the server does not answer, it waits for it too) without losing or ' +
         'repeating anything, and says so on stderr ("Connection lost (…), reconnecting…", then ' +
         '"Reconnected"; with --json as {"warning": …} lines, not at all with --quiet). The space’s ' +
         'closing ends it (exit 0), as Ctrl-C ' +
@@ -76,17 +77,27 @@ export function registerTail(program: Command, app: App): void {
         creators,
       );
       const text = !ctx.out.mode.json;
-      const stream = space.messages.stream({
-        signal: ctx.signal,
-        ...(since ? { since } : {}),
-        ...sayConnectionLost(ctx.out, awayHint(ctx)),
-      });
+      const hooks = sayConnectionLost(ctx.out, awayHint(ctx));
+      const open = () => space.messages.stream({ signal: ctx.signal, ...(since ? { since } : {}), ...hooks });
+      // Started while the server does not answer: waited for as an outage once live is, said the
+      // same way (the SDK throws a first connection's failure).
+      const start = waitingForStart(hooks, ctx.signal, ctx.server);
+      let stream = open();
       try {
-        for await (const event of stream) {
-          // Who created a document, which its event does not carry: asked before its line, when
-          // that is cheap (see Creators).
-          if (text && event.event === 'artifact-created') await creators.of(event.data.id);
-          view.show(event);
+        for (let live = false; ; stream = open()) {
+          try {
+            for await (const event of stream) {
+              if (!live) start.connected();
+              live = true;
+              // Who created a document, which its event does not carry: asked before its line, when
+              // that is cheap (see Creators).
+              if (text && event.event === 'artifact-created') await creators.of(event.data.id);
+              view.show(event);
+            }
+            break;
+          } catch (error) {
+            if (live || !(await start.failed(error))) throw error;
+          }
         }
       } catch (error) {
         if (!ctx.signal.aborted) throw error;

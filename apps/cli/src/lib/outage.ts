@@ -1,4 +1,7 @@
-import { ConnectionError, type ConveneError, type OutageHooks, TimeoutError } from '@convene/sdk';
+import { setTimeout as delay } from 'node:timers/promises';
+import { ConnectionError, ConveneError, type OutageHooks, TimeoutError } from '@convene/sdk';
+import { connectionState, speaksPlainHttp } from './failure';
+import { isNotConvene } from './not-convene';
 import type { Output, Spinner } from './output';
 
 /**
@@ -89,4 +92,54 @@ export function sayConnectionLost(
     },
     onReconnect: () => say('Reconnected', out.c.dim),
   };
+}
+
+/** How often a live command's start tries again a server that does not answer yet. */
+export const START_RETRY_MS = 2_000;
+/** How long it waits for one, as long as a live connection's outage is ridden out (the SDK's). */
+export const START_WAIT_MS = 600_000;
+
+/**
+ * A live command started while the server does not answer (`tail` before `serve` is up, or while
+ * it restarts): the first connection's failure, which the SDK throws, is waited out as an outage
+ * of the live connection is, said on stderr by the same `hooks` (sayConnectionLost), trying again
+ * every START_RETRY_MS for up to START_WAIT_MS. `failed` says whether to try again, once it has
+ * waited; what waiting cannot fix is not waited for: an answer (a refused key, an unknown space)
+ * but a Convene server's 5xx, 408 or 429, an answer that is not Convene's, an https:// address
+ * that speaks plain HTTP, something on the port that does not speak HTTP. `connected`, once the
+ * first event came: `Reconnected`, after a failure.
+ */
+export function waitingForStart(
+  hooks: OutageHooks,
+  signal: AbortSignal,
+  server: string,
+  now: () => number = Date.now,
+): { failed(error: unknown): Promise<boolean>; connected(): void } {
+  let failures = 0;
+  let since = 0;
+  return {
+    async failed(error) {
+      if (!(error instanceof ConveneError) || signal.aborted || !worthWaiting(error, server)) return false;
+      if (failures === 0) since = now();
+      else if (now() - since >= START_WAIT_MS) return false;
+      failures++;
+      hooks.onDisconnect?.({ error, attempt: failures, delayMs: START_RETRY_MS });
+      await delay(START_RETRY_MS, undefined, { signal }).catch(() => {});
+      return !signal.aborted;
+    },
+    connected() {
+      if (failures > 0) hooks.onReconnect?.({ attempts: failures });
+      failures = 0;
+    },
+  };
+}
+
+/** Whether a server that failed a first connection so may answer later: see waitingForStart. */
+function worthWaiting(error: ConveneError, server: string): boolean {
+  if (error instanceof TimeoutError) return true;
+  if (error instanceof ConnectionError)
+    return !speaksPlainHttp(error, server) && connectionState(error) !== 'answers, but not in HTTP';
+  const { status } = error;
+  if (status === undefined || isNotConvene(error)) return false;
+  return status >= 500 || status === 408 || status === 429;
 }
