@@ -32,7 +32,7 @@ export const ZJoinSpaceInput = ZSpaceIdParam.extend(ZJoinRequest.shape);
 export type TJoinSpaceInput = z.infer<typeof ZJoinSpaceInput>;
 
 const POLL_TOKEN_USE =
-  'send it as X-Poll-Token, with the invitation key, to getJoinStatus. Only this joiner holds it; keep it secret.';
+  'send it with the invitation key to getJoinStatus (the X-Poll-Token header; over MCP, the pollToken argument). Only this joiner holds it; keep it secret.';
 
 /** joinSpace's 200: a public space admits the joiner at once. */
 export const ZJoinActive = z

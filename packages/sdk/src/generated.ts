@@ -163,7 +163,7 @@ export interface JoinResult {
   status?: 'pending' | undefined;
   /** The join-status poll URL, also sent as Location (202) */
   statusUrl?: string | undefined;
-  /** Present while waiting for approval (202): send it as X-Poll-Token, with the invitation key, to getJoinStatus. Only this joiner holds it; keep it secret. */
+  /** Present while waiting for approval (202): send it with the invitation key to getJoinStatus (the X-Poll-Token header; over MCP, the pollToken argument). Only this joiner holds it; keep it secret. */
   pollToken?: string | undefined;
 }
 

@@ -46,6 +46,80 @@ async function createDoc(space: SpaceFixture): Promise<{ path: string; uri: stri
   };
 }
 
+/** A session made by hand (initialize), and JSON-RPC POSTs and GETs within it, on `base`. */
+async function rawSession(base: string) {
+  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  const init = await fetch(`${base}/mcp`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    }),
+  });
+  expect(init.status).toBe(200);
+  const sessionId = init.headers.get('mcp-session-id')!;
+  const within = { ...headers, 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-06-18' };
+  return {
+    sessionId,
+    post: (message: object, on = base) =>
+      fetch(`${on}/mcp`, {
+        method: 'POST',
+        headers: within,
+        body: JSON.stringify({ jsonrpc: '2.0', ...message }),
+      }),
+    stream: (on = base) =>
+      fetch(`${on}/mcp`, { headers: { accept: 'text/event-stream', 'mcp-session-id': sessionId } }),
+    end: (on = base) => fetch(`${on}/mcp`, { method: 'DELETE', headers: { 'mcp-session-id': sessionId } }),
+  };
+}
+
+/**
+ * A wait_for_messages of 20 s cancelled (notifications/cancelled, sent to `cancelOn`) 300 ms in:
+ * how long its POST took, and its answer.
+ */
+async function cancelledWait(runOn: string, cancelOn: string) {
+  const space = await h.createSpace({ name: 'Cancelled' });
+  const session = await rawSession(runOn);
+  const started = Date.now();
+  const waiting = session.post({
+    id: 7,
+    method: 'tools/call',
+    params: {
+      name: 'wait_for_messages',
+      arguments: { spaceId: space.spaceId, privateKey: space.ownerKey, timeoutSeconds: 20 },
+    },
+  });
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const cancel = await session.post(
+    { method: 'notifications/cancelled', params: { requestId: 7, reason: 'the user stopped' } },
+    cancelOn,
+  );
+  expect(cancel.status).toBe(202);
+  const answer = await waiting;
+  return {
+    ms: Date.now() - started,
+    body: (await answer.json()) as { id: number; error?: { code: number } },
+  };
+}
+
+/** Whether a GET stream's body ends (the server closed it) within `ms`. */
+async function endsWithin(stream: Response, ms: number): Promise<boolean> {
+  const reader = stream.body!.getReader();
+  let late = false;
+  const timer = setTimeout(() => {
+    late = true;
+    void reader.cancel();
+  }, ms);
+  try {
+    while (!(await reader.read()).done);
+  } catch {}
+  clearTimeout(timer);
+  return !late;
+}
+
 describe('MCP resources', () => {
   it('lists templates and the key’s own resources, and reads them', async () => {
     const space = await h.createSpace({ name: 'Resources' });
@@ -299,6 +373,22 @@ describe('MCP resources', () => {
     expect(res.body.error.message).toMatch(/resource subscriptions belong to a session/);
   });
 
+  it('stops a call its client cancels (notifications/cancelled), which answers at once', async () => {
+    const { ms, body } = await cancelledWait(srv.listenUrl, srv.listenUrl);
+    expect(body).toMatchObject({ id: 7, error: { code: -32800 } });
+    expect(ms).toBeLessThan(5_000);
+  });
+
+  it('ends the session’s notification streams with DELETE', async () => {
+    const session = await rawSession(srv.listenUrl);
+    const stream = await session.stream();
+    expect(stream.status).toBe(200);
+    const ended = endsWithin(stream, 5_000);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await session.end()).status).toBe(200);
+    expect(await ended).toBe(true);
+  });
+
   it('ends a session with DELETE: its id is then unknown (404)', async () => {
     const client = await connectMcp(srv.url);
     const transport = (client as unknown as { transport: StreamableHTTPClientTransport }).transport;
@@ -355,6 +445,22 @@ describe.runIf(onPostgres())('MCP sessions across nodes', () => {
     } finally {
       await client.close();
     }
+  });
+
+  it('stops a call cancelled through another node', async () => {
+    const { ms, body } = await cancelledWait(srv.listenUrl, b.listenUrl);
+    expect(body).toMatchObject({ id: 7, error: { code: -32800 } });
+    expect(ms).toBeLessThan(5_000);
+  });
+
+  it('ends a session’s notification stream on one node when another ends the session', async () => {
+    const session = await rawSession(srv.listenUrl);
+    const stream = await session.stream();
+    expect(stream.status).toBe(200);
+    const ended = endsWithin(stream, 5_000);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await session.end(b.listenUrl)).status).toBe(200);
+    expect(await ended).toBe(true);
   });
 
   it('forgets a session at once on every node when one node ends it (DELETE)', async () => {

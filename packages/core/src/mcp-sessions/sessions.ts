@@ -3,8 +3,56 @@ import { mcpSessions, mcpSubscriptions } from '../db/schema';
 import type { Deps } from '../deps';
 import { hashSecret, mintMcpSessionId } from '../secrets';
 
-/** The channel a node LISTENs on for changes of its sessions' subscriptions (payload: the session's hash). */
+/**
+ * The channel a node LISTENs on for what concerns the sessions it serves (McpSessionNotice): a
+ * session's subscriptions changed (payload: the session's hash), the session ended (`ended
+ * <hash>`), or a call of the session was cancelled (`cancelled <hash> <request id as JSON>`).
+ */
 export const MCP_SESSIONS_CHANNEL = 'convene_mcp';
+
+/** What a notice on MCP_SESSIONS_CHANNEL says of the session whose hash it names. */
+export type McpSessionNotice =
+  | { kind: 'subscriptions'; hash: string }
+  | { kind: 'ended'; hash: string }
+  | { kind: 'cancelled'; hash: string; requestId: string | number };
+
+/** A notice as its payload. */
+export function mcpSessionNoticePayload(notice: McpSessionNotice): string {
+  if (notice.kind === 'subscriptions') return notice.hash;
+  if (notice.kind === 'ended') return `ended ${notice.hash}`;
+  return `cancelled ${notice.hash} ${JSON.stringify(notice.requestId)}`;
+}
+
+/** A payload as its notice; undefined for one this build does not know. */
+export function parseMcpSessionNotice(payload: string): McpSessionNotice | undefined {
+  const [kind, hash, requestId] = payload.split(' ', 3);
+  if (hash === undefined) return kind ? { kind: 'subscriptions', hash: kind } : undefined;
+  if (kind === 'ended') return { kind, hash };
+  if (kind !== 'cancelled' || requestId === undefined) return undefined;
+  try {
+    const id: unknown = JSON.parse(payload.slice(kind.length + hash.length + 2));
+    return typeof id === 'string' || typeof id === 'number' ? { kind, hash, requestId: id } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The longest request id whose cancellation goes to the other nodes (NOTIFY payloads are small). */
+const MAX_CANCELLED_ID_CHARS = 200;
+
+/**
+ * Tells every node that a call of the session was cancelled (notifications/cancelled): the node
+ * running it stops it. The session id itself is the proof that the caller may.
+ */
+export async function cancelMcpCall({
+  deps,
+  sessionId,
+  requestId,
+}: McpSessionOptions & { sessionId: string; requestId: string | number }): Promise<void> {
+  const payload = mcpSessionNoticePayload({ kind: 'cancelled', hash: hashSecret(sessionId), requestId });
+  if (JSON.stringify(requestId).length > MAX_CANCELLED_ID_CHARS) return;
+  await deps.db.execute(sql`select pg_notify(${MCP_SESSIONS_CHANNEL}, ${payload})`);
+}
 
 /** A session lives this long after its last use. */
 export const MCP_SESSION_TTL_MS = 24 * 60 * 60 * 1000;
@@ -55,7 +103,7 @@ export async function touchMcpSession({
   return true;
 }
 
-/** Ends a session (DELETE /mcp): its subscriptions go with it. */
+/** Ends a session (DELETE /mcp): its subscriptions and its notification streams go with it. */
 export async function deleteMcpSession({
   deps,
   sessionId,
@@ -67,7 +115,9 @@ export async function deleteMcpSession({
       .delete(mcpSessions)
       .where(eq(mcpSessions.id, hash))
       .returning({ id: mcpSessions.id });
-    await tx.execute(sql`select pg_notify(${MCP_SESSIONS_CHANNEL}, ${hash})`);
+    // Its notification streams end, on whichever node holds them.
+    const ended = mcpSessionNoticePayload({ kind: 'ended', hash });
+    await tx.execute(sql`select pg_notify(${MCP_SESSIONS_CHANNEL}, ${ended})`);
     return deleted.length > 0;
   });
 }

@@ -116,6 +116,7 @@ export function mcpHandler({ app, config, deps, api, idempotency }: RouteScope):
           if (!reply.raw.headersSent) reply.raw.setHeader('Idempotency-Replayed', 'true');
         },
       },
+      track: app.mcpStreams?.track.bind(app.mcpStreams),
       attend: async (key, waits) => {
         if (!waits) return app.presence.attend(key, false);
         const hub = app.eventHub;

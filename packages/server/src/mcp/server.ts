@@ -1,5 +1,6 @@
 import { type OperationContract, operations } from '@convene/contract';
 import {
+  cancelMcpCall,
   type Deps,
   KeyRequiredError,
   listResources,
@@ -14,6 +15,7 @@ import type { AnyObjectSchema, SchemaOutput } from '@modelcontextprotocol/sdk/se
 import {
   CallToolRequestSchema,
   type CallToolResult,
+  CancelledNotificationSchema,
   ErrorCode,
   type InitializeRequest,
   InitializeRequestSchema,
@@ -65,7 +67,20 @@ export interface McpServerOptions {
    * seen. Resolves with what ends the wait's hold.
    */
   attend?: ((key: string, waits: boolean) => Promise<() => void>) | undefined;
+  /**
+   * A call of the session that its client may cancel (McpSessionStreams.track, which hears the
+   * cancellations every node is told of); none where the process has no event hub.
+   */
+  track?:
+    | ((sessionId: string, requestId: string | number) => { signal: AbortSignal; done: () => void })
+    | undefined;
 }
+
+/**
+ * What a cancelled call answers, if its client still reads the POST (JSON-RPC's "request
+ * cancelled", as LSP numbers it; MCP leaves the answer to the server, which must end the POST).
+ */
+const REQUEST_CANCELLED = -32800;
 
 /**
  * Whether a call may wait for news: list_messages' and get_inbox's `wait`, wait_for_messages'
@@ -139,6 +154,7 @@ export function createMcpServer({
   client,
   idempotency,
   attend,
+  track,
 }: McpServerOptions): Server {
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
   const server = new Server(
@@ -156,6 +172,15 @@ export function createMcpServer({
 
   onRequest(server, ListToolsRequestSchema, () => ({ tools: listingOf(tools) }));
 
+  // Each POST has a server of its own, so the call a cancellation names runs under another one,
+  // perhaps on another node: every node is told, and the one running it stops it.
+  server.setNotificationHandler(CancelledNotificationSchema, async ({ params }) => {
+    if (!sessionId || params.requestId === undefined) return;
+    await cancelMcpCall({ deps, sessionId, requestId: params.requestId }).catch((error: unknown) =>
+      logFailure(log, 503, error, 'notifications/cancelled'),
+    );
+  });
+
   onRequest(server, CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const tool = byName.get(request.params.name);
     if (!tool) throw new JsonRpcError(ErrorCode.InvalidParams, `unknown tool ${request.params.name}`);
@@ -163,6 +188,7 @@ export function createMcpServer({
     const args = (request.params.arguments ?? {}) as Record<string, unknown>;
     const argKey = keyArgument(args.privateKey);
     const progressToken = request.params._meta?.progressToken;
+    const call = sessionId ? track?.(sessionId, extra.requestId) : undefined;
     let leave: (() => void) | undefined;
     try {
       // The HTTP layer left U+0000 and lone surrogates in the arguments to the tool
@@ -186,7 +212,7 @@ export function createMcpServer({
         bearer: undefined,
         client,
         guard: idempotency && guardOf(deps, idempotency, tool.name, key, userToken),
-        signal: AbortSignal.any([extra.signal, shutdown]),
+        signal: AbortSignal.any([extra.signal, shutdown, ...(call ? [call.signal] : [])]),
         progress:
           progressToken === undefined
             ? undefined
@@ -206,6 +232,7 @@ export function createMcpServer({
       const structuredContent = tool.output.parse(output) as Record<string, unknown>;
       return { content: [{ type: 'text', text: JSON.stringify(structuredContent) }], structuredContent };
     } catch (error) {
+      if (call?.signal.aborted) throw new JsonRpcError(REQUEST_CANCELLED, 'the client cancelled this call');
       // REST's words (decisions.md: the same message), and where an agent that may not be able to
       // set a header puts its key: the argument.
       const named =
@@ -218,6 +245,7 @@ export function createMcpServer({
       logFailure(log, toHttpError(named, deps.config.publicUrl).status, error, `tool ${tool.name}`);
       return toolError(named, deps.config.publicUrl);
     } finally {
+      call?.done();
       leave?.();
     }
   });

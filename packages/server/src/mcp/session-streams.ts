@@ -8,6 +8,7 @@ import {
   loadSubscriptions,
   MCP_SESSIONS_CHANNEL,
   messagesUri,
+  parseMcpSessionNotice,
   resourcesChangedSince,
   type SessionSubscription,
   type StreamEvent,
@@ -25,6 +26,8 @@ export interface McpSessionStreamsOptions {
 
 const sessionHash = (sessionId: string): string => createHash('sha256').update(sessionId).digest('hex');
 
+const callKey = (hash: string, requestId: string | number): string => `${hash} ${JSON.stringify(requestId)}`;
+
 /**
  * The GET streams of MCP sessions open on this process (Streamable HTTP's server-to-client
  * channel). A session's subscriptions are rows in the database, made by whichever node served
@@ -35,14 +38,22 @@ const sessionHash = (sessionId: string): string => createHash('sha256').update(s
  */
 export class McpSessionStreams {
   private readonly streams = new Map<string, Set<SessionStream>>();
+  /** The calls of sessions running on this process, by session hash and request id (callKey). */
+  private readonly calls = new Map<string, AbortController>();
   private unlisten: (() => Promise<void>) | undefined;
   private sweeper: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: McpSessionStreamsOptions) {}
 
   async start(): Promise<void> {
-    this.unlisten = await this.options.database.listen(MCP_SESSIONS_CHANNEL, (hash) => {
-      for (const stream of this.streams.get(hash) ?? []) stream.reload();
+    this.unlisten = await this.options.database.listen(MCP_SESSIONS_CHANNEL, (payload) => {
+      const notice = parseMcpSessionNotice(payload);
+      if (notice?.kind === 'cancelled') this.calls.get(callKey(notice.hash, notice.requestId))?.abort();
+      else if (notice)
+        for (const stream of [...(this.streams.get(notice.hash) ?? [])]) {
+          if (notice.kind === 'ended') stream.end();
+          else stream.reload();
+        }
     });
     // Sessions unused for a day are forgotten, by whichever node gets there first.
     this.sweeper = setInterval(
@@ -53,6 +64,23 @@ export class McpSessionStreams {
       60_000,
     );
     this.sweeper.unref();
+  }
+
+  /**
+   * A call of the session running here, which its client may cancel (notifications/cancelled,
+   * sent to any node: McpSessionStreams of every node hear it). The signal aborts then; `done`
+   * forgets the call once it has answered.
+   */
+  track(sessionId: string, requestId: string | number): { signal: AbortSignal; done: () => void } {
+    const key = callKey(sessionHash(sessionId), requestId);
+    const controller = new AbortController();
+    this.calls.set(key, controller);
+    return {
+      signal: controller.signal,
+      done: () => {
+        if (this.calls.get(key) === controller) this.calls.delete(key);
+      },
+    };
   }
 
   /** Opens the session's notification stream on `res` (headers already checked and sent by the caller). */
