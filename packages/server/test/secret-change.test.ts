@@ -174,7 +174,9 @@ async function onEmbedded(
   }
 }
 
-describe('changing SECRET', () => {
+// Each story starts the server three to five times over (on PGlite, each start opens the data
+// directory): 11 to 23 s on CI, past 30 s on a machine loaded by other work.
+describe('changing SECRET', { timeout: 90_000 }, () => {
   it('on embedded PGlite: the generated one is replaced, then a chosen one', () =>
     onEmbedded((start, dataDir) => story(start, async () => existsSync(join(dataDir, 'secret')))));
 
