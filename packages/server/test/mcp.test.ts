@@ -840,6 +840,23 @@ describe('arguments a tool does not take', () => {
     // Given both, the slip is not taken for the other: `mentions` is there.
     await callOk(mcp, 'send_message', { ...base, mentions: [space.ownerId], mentionz: 1 });
   });
+
+  it('refuses the start of an argument’s name, and another tool’s name for a wait’s length, naming its own', async () => {
+    const space = await h.createSpace();
+    const base = { spaceId: space.spaceId, privateKey: space.ownerKey };
+    // Each would have waited the default 25 s, not the 2 asked for.
+    for (const [tool, given, meant] of [
+      ['wait_for_messages', 'timeout', 'timeoutSeconds'],
+      ['wait_for_messages', 'wait', 'timeoutSeconds'],
+      ['list_messages', 'timeoutSeconds', 'wait'],
+      ['send_message', 'reply', 'replyTo'],
+    ] as const) {
+      const refused = await callError(mcp, tool, { ...base, content: 'x', [given]: 2 }, 400);
+      expect(refused.error, tool).toBe(`unknown argument "${given}": did you mean "${meant}"?`);
+    }
+    // Short names are nobody's start: `to` is ignored.
+    await callOk(mcp, 'send_message', { ...base, content: 'hello', to: 'all' });
+  });
 });
 
 describe('idempotencyKey', () => {

@@ -388,10 +388,20 @@ function argumentNames(table: readonly Tool[], tool: Tool): readonly string[] {
 }
 
 /**
+ * Names an agent gives a wait's length by, where the tool calls it otherwise: wait_for_messages'
+ * `timeoutSeconds` is list_messages' and get_inbox's `wait`.
+ */
+const SYNONYMS: Record<string, readonly string[]> = {
+  timeoutSeconds: ['wait', 'timeout', 'waitSeconds'],
+  wait: ['timeoutSeconds', 'timeout', 'waitSeconds'],
+};
+
+/**
  * An argument a tool does not take whose name is a slip of one it does and was not given
- * (`mention` for `mentions`, `spaceID` for `spaceId`): refused with the name meant, since dropping
- * it would do something else than asked (a message that mentions nobody). A name far from every
- * argument is ignored, as REST ignores a field it does not read.
+ * (`mention` for `mentions`, `spaceID` for `spaceId`, `timeout` for `timeoutSeconds`, a synonym):
+ * refused with the name meant, since dropping it would do something else than asked (a message
+ * that mentions nobody, a wait of the default length). A name far from every argument is ignored,
+ * as REST ignores a field it does not read.
  */
 function misnamedArgument(
   args: Record<string, unknown>,
@@ -403,9 +413,12 @@ function misnamedArgument(
     if (names.includes(given)) continue;
     const near = closest(given, free);
     const bound = Math.min(given.length, near.length) <= 6 ? 1 : 2;
+    const lower = given.toLowerCase();
     const meant =
-      free.find((name) => name.toLowerCase() === given.toLowerCase()) ??
-      (distance(given, near) <= bound ? near : undefined);
+      free.find((name) => name.toLowerCase() === lower) ??
+      (distance(given, near) <= bound ? near : undefined) ??
+      free.find((name) => SYNONYMS[name]?.includes(given)) ??
+      free.find((name) => given.length >= 4 && name.toLowerCase().startsWith(lower));
     if (meant) {
       const message = `unknown argument "${given}": did you mean "${meant}"?`;
       return new ValidationError(message, { issues: [{ path: [given], message }] });
