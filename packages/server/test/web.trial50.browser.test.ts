@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import { useServer } from './helpers';
+import { hasChromium, useBrowser } from './helpers/browser';
+import { pageSteps } from './helpers/pages';
+
+const PHONE = { width: 390, height: 844 };
+
+// What a human's trial of the pages in Chromium found in session 50, on a desk and on a phone.
+describe.skipIf(!hasChromium)('the pages as a human found them (session 50)', () => {
+  const { srv, h } = useServer();
+  const { problems, newPage } = useBrowser();
+  const { ownerPage } = pageSteps({ srv, h }, newPage);
+
+  /** The owner says `content` as an html message. */
+  const sayHtml = async (space: { spaceId: string; ownerKey: string }, content: string) => {
+    const sent = await h.post(`/hub/space/${space.spaceId}/messages`, {
+      key: space.ownerKey,
+      body: { content, type: 'html' },
+    });
+    expect(sent.status, sent.text).toBe(200);
+  };
+
+  it('keeps a wide table or long preformatted lines inside their bubble, scrolling there, words whole', async () => {
+    const space = await h.createSpace({ name: 'Wide', description: 'tables and code' });
+    await sayHtml(
+      space,
+      '<table><tr><th>Name</th><th>Status</th><th>Notes</th><th>Owner</th><th>Due</th></tr><tr><td>Release 2.0 planning</td><td>in progress</td><td>Waiting on the security review of the new login flow</td><td>Olga</td><td>2026-12-01</td></tr></table>',
+    );
+    await sayHtml(space, `<table><tr>${'<td>cell_with_long_content</td>'.repeat(12)}</tr></table>`);
+    await sayHtml(
+      space,
+      `<pre>${'const x = someFunctionCall(argumentOne, argumentTwo, argumentThree, argumentFour);\n'.repeat(3)}</pre>`,
+    );
+    const page = await ownerPage(space);
+    for (const size of [PHONE, { width: 1280, height: 800 }]) {
+      await page.setViewportSize(size);
+      const at = `${size.width}×${size.height}`;
+      await expect.poll(() => page.locator('#messages .message').count()).toBe(3);
+      const seen = await page.locator('#message-log').evaluate((log: any) => {
+        const bodies = [...log.querySelectorAll('.message-body.html')] as any[];
+        // Every word of every cell on one line: none broken in two (a line may end at a hyphen).
+        const broken: string[] = [];
+        for (const cell of log.querySelectorAll('.message-body :is(td, th)')) {
+          const text = cell.firstChild;
+          for (const match of (text.data ?? '').matchAll(/[^\s-]+-?/g)) {
+            const range = log.ownerDocument.createRange();
+            range.setStart(text, match.index);
+            range.setEnd(text, match.index + match[0].length);
+            if (new Set([...range.getClientRects()].map((r: any) => Math.round(r.top))).size > 1)
+              broken.push(match[0]);
+          }
+        }
+        return {
+          sideways: log.scrollWidth - log.clientWidth,
+          outside: bodies.map((body) => {
+            const bubble = body.closest('.bubble')?.getBoundingClientRect();
+            return Math.max(0, body.getBoundingClientRect().right - (bubble?.right ?? 0));
+          }),
+          scrolls: bodies.map((body) => body.scrollWidth > body.clientWidth),
+          broken,
+        };
+      });
+      expect(seen.sideways, at).toBe(0);
+      expect(seen.outside, at).toEqual([0, 0, 0]);
+      expect(seen.broken, at).toEqual([]);
+      // The long table and the code scroll in their bubbles on any screen; the first on a phone.
+      expect(seen.scrolls.slice(1), at).toEqual([true, true]);
+      if (size === PHONE) expect(seen.scrolls[0], at).toBe(true);
+    }
+    await page.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
+});
