@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { useServer } from './helpers';
 import { hasChromium, useBrowser } from './helpers/browser';
-import { pageSteps } from './helpers/pages';
+import { focused, pageSteps } from './helpers/pages';
 
 const PHONE = { width: 390, height: 844 };
 
@@ -67,6 +67,31 @@ describe.skipIf(!hasChromium)('the pages as a human found them (session 50)', ()
       expect(seen.scrolls.slice(1), at).toEqual([true, true]);
       if (size === PHONE) expect(seen.scrolls[0], at).toBe(true);
     }
+    await page.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
+
+  it('tells the owner at the top of the page, on a phone too, that someone asks to join, and takes them to it', async () => {
+    const space = await h.createSpace({ name: 'Door', description: 'by approval', privacy: 'private' });
+    const page = await ownerPage(space);
+    await page.setViewportSize(PHONE);
+    expect(await page.locator('#join-requests').textContent()).toBe('');
+    await h.joinPending(space, { name: 'Eve', isHuman: true });
+    const told = page.getByRole('button', { name: '1 waiting for approval' });
+    await told.waitFor();
+    // In sight at the top, where the Approve button is far below the messages; said politely.
+    const box = await told.boundingBox();
+    expect(box && box.y + box.height).toBeLessThanOrEqual(PHONE.height);
+    expect(await page.locator('#join-requests').getAttribute('role')).toBe('status');
+    expect(await page.title()).toBe('(1 waiting) Door · Convene');
+    await h.joinPending(space, { name: 'Fay', isHuman: true });
+    await page.getByRole('button', { name: '2 waiting for approval' }).click();
+    expect(await focused(page)).toBe('Approve Eve');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.locator('#join-requests').textContent()).toBe('1 waiting for approval');
+    await page.getByRole('button', { name: 'Approve Fay' }).click();
+    await expect.poll(() => page.locator('#join-requests').textContent()).toBe('');
+    expect(await page.title()).toBe('Door · Convene');
     await page.close();
     expect(problems).toEqual([]);
   }, 60_000);

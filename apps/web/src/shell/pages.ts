@@ -166,6 +166,7 @@ export function spacePage(): string {
 </div>
 <p class="meta"><span id="space-state" class="badge"></span> <span id="space-privacy"></span> <span id="space-ttl"></span> <span id="live" class="live" aria-live="polite">connecting…</span></p>
 </header>
+<div id="join-requests" class="join-requests" role="status"></div>
 ${notice('space-notice')}
 <section id="no-key" class="card" aria-labelledby="no-key-title" hidden>
 <h2 id="no-key-title">Open this space</h2>

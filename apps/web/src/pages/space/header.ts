@@ -11,7 +11,8 @@ export function renderSpace(): void {
   if (!space) return;
   const name = shownName(space.name);
   $('space-title').textContent = name;
-  document.title = `${name} · Convene`;
+  const waiting = renderJoinRequests();
+  document.title = `${waiting ? `(${waiting} waiting) ` : ''}${name} · Convene`;
   const description = $('space-description');
   const text = shownText(space.description);
   if (description.textContent !== text) description.textContent = text;
@@ -46,6 +47,43 @@ export function renderSpace(): void {
     me ? ' ' : '',
     me ? el('span', { class: `badge ${me.status}` }, STATUS_LABELS[me.status]) : '',
   );
+}
+
+/**
+ * The owner hears of a request to join at the top of the page (and in the tab's title), politely
+ * to a screen reader: on a phone its Approve button is far below, under the messages. The button
+ * takes the keyboard there. Returns how many wait.
+ */
+function renderJoinRequests(): number {
+  const waiting =
+    isOwner() && !state.ended && state.space?.state !== 'closed'
+      ? [...state.participants.values()].filter((p) => p.status === 'waitingForApproval')
+      : [];
+  const region = $('join-requests');
+  const text = waiting.length ? `${waiting.length} waiting for approval` : '';
+  // Said once: the header is redrawn on every change of the space, its text only when it changes.
+  if (region.textContent === text) return waiting.length;
+  region.replaceChildren(
+    waiting.length
+      ? el(
+          'button',
+          {
+            type: 'button',
+            class: 'small primary',
+            onclick: () => {
+              const first = waiting[0]?.participantId ?? '';
+              const approve = $('participants').querySelector<HTMLElement>(
+                `li[data-participant-id="${CSS.escape(first)}"] button`,
+              );
+              approve?.scrollIntoView({ block: 'center' });
+              approve?.focus({ preventScroll: true });
+            },
+          },
+          text,
+        )
+      : '',
+  );
+  return waiting.length;
 }
 
 /** The space's time left, as the clock runs (`ttlRemaining` counted down by the page). */
