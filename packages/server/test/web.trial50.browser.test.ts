@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { useServer } from './helpers';
 import { hasChromium, useBrowser } from './helpers/browser';
-import { focused, pageSteps } from './helpers/pages';
+import { focused, pageSteps, pasteKey, storedCredentials } from './helpers/pages';
 
 const PHONE = { width: 390, height: 844 };
 
@@ -93,6 +93,43 @@ describe.skipIf(!hasChromium)('the pages as a human found them (session 50)', ()
     await expect.poll(() => page.locator('#join-requests').textContent()).toBe('');
     expect(await page.title()).toBe('Door · Convene');
     await page.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
+
+  it('opens the space with a whole link pasted for its key: the link back, or an invitation’s, which goes to join', async () => {
+    const space = await h.createSpace({ name: 'Pasted', description: 'links for keys' });
+    const other = await h.createSpace({ name: 'Elsewhere', description: 'another space' });
+    const page = await newPage();
+    // The link back of another space is said to be one, its key not tried here.
+    const tried: string[] = [];
+    page.on('request', (request) => {
+      if (request.headers()['x-private-key'] === other.ownerKey) tried.push(request.url());
+    });
+    await pasteKey(page, srv.url, space.spaceId, `${srv.url}/space/${other.spaceId}#key=${other.ownerKey}`);
+    await expect
+      .poll(() => page.locator('#space-notice').textContent())
+      .toBe('This link is to another space: open it in the address bar instead.');
+    expect(tried).toEqual([]);
+    // This space's link back, as the page gives it, opens it.
+    await page.getByLabel('Space key').fill(`  ${srv.url}/space/${space.spaceId}#key=${space.ownerKey}  `);
+    await page.getByRole('button', { name: 'Open' }).click();
+    await expect.poll(() => page.locator('#live').textContent()).toBe('live');
+    expect(await storedCredentials(page, space.spaceId)).toMatchObject({
+      key: space.ownerKey,
+      role: 'owner',
+    });
+    await page.close();
+
+    // An invitation's link for a human goes to its join page, as its bare key does.
+    const invite = await h.post(`/hub/space/${space.spaceId}/invite`, { key: space.ownerKey });
+    expect(invite.status, invite.text).toBe(200);
+    for (const link of [invite.body.humanLink, invite.body.agentLink]) {
+      const joining = await newPage();
+      await pasteKey(joining, srv.url, space.spaceId, link);
+      await joining.waitForURL(`${srv.url}/join/${space.spaceId}`);
+      await joining.locator('#join-section').waitFor();
+      await joining.close();
+    }
     expect(problems).toEqual([]);
   }, 60_000);
 });

@@ -100,8 +100,24 @@ function showNoKey(problem?: string): void {
 const keyForm = $('key-form', HTMLFormElement);
 keyForm.addEventListener('submit', async (event) => {
   event.preventDefault();
-  const key = $('key-input', HTMLInputElement).value.trim();
-  if (key) await busy(submitButton(keyForm), () => open({ key }));
+  let key = $('key-input', HTMLInputElement).value.trim();
+  let participantId: string | undefined;
+  // A link pasted whole (the link back, an invitation's link for a human or an agent): the key in
+  // its fragment or query. No key holds a slash.
+  const linked = /\/(?:space|join)\/([^/?#]+)/.exec(key);
+  if (linked) {
+    if (linked[1]?.toLowerCase() !== spaceId.toLowerCase()) {
+      notify('space-notice', 'This link is to another space: open it in the address bar instead.');
+      return;
+    }
+    const params = new URLSearchParams(key.split(/[?#]/).slice(1).join('&'));
+    key = params.get('key')?.trim() ?? '';
+    participantId = params.get('participant') ?? undefined;
+    if (!key)
+      notify('space-notice', 'This link holds no key: paste the key, or the whole link with its #key=….');
+  }
+  // An invitation's key (a link to join) goes on to the join page, as `open` learns.
+  if (key) await busy(submitButton(keyForm), () => open({ key, participantId }));
 });
 
 $('recover-key').addEventListener('click', (event) =>
