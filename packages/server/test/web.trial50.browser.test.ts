@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { useServer } from './helpers';
+import { mintToken, signup } from './helpers/accounts';
 import { hasChromium, useBrowser } from './helpers/browser';
 import { focused, pageSteps, pasteKey, storedCredentials } from './helpers/pages';
 
@@ -130,6 +131,38 @@ describe.skipIf(!hasChromium)('the pages as a human found them (session 50)', ()
       await joining.locator('#join-section').waitFor();
       await joining.close();
     }
+    expect(problems).toEqual([]);
+  }, 60_000);
+
+  it('offers a tab without a key to log in and come back to the space, whose key the dashboard then gives', async () => {
+    const human = await signup(h, { name: 'Lena' });
+    const { token } = await mintToken(h, human);
+    const space = await h.createSpace(
+      { name: 'Mine', description: 'on my dashboard' },
+      { 'X-User-Token': token },
+    );
+    const page = await newPage();
+    await page.goto(`${srv.url}/space/${space.spaceId}`);
+    const back = `/login?next=${encodeURIComponent(`/space/${space.spaceId}`)}`;
+    expect(await page.locator('#session-nav a').getAttribute('href')).toBe(back);
+    const login = page.getByRole('link', { name: 'Log in to use your key from the dashboard' });
+    expect(await login.getAttribute('href')).toBe(back);
+    await login.click();
+    await page.locator('#login-email').fill(human.email);
+    await page.locator('#login-password').fill(human.password);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.waitForURL(`${srv.url}/space/${space.spaceId}`);
+    expect(await login.isHidden()).toBe(true);
+    await page.getByRole('button', { name: 'Use my key from the dashboard' }).click();
+    await expect.poll(() => page.locator('#live').textContent()).toBe('live');
+    expect(await storedCredentials(page, space.spaceId)).toMatchObject({
+      key: space.ownerKey,
+      role: 'owner',
+    });
+    // The login page still takes no other site for where to go next.
+    await page.goto(`${srv.url}/login?next=${encodeURIComponent('//evil.example/')}`);
+    expect(page.url()).toBe(`${srv.url}/login`);
+    await page.close();
     expect(problems).toEqual([]);
   }, 60_000);
 });

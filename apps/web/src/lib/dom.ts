@@ -166,6 +166,11 @@ export function renderSessionNav(): void {
   if (!slot) return;
   if (!session) {
     if (!slot.querySelector('a')) slot.replaceChildren(el('a', { href: '/login' }, 'Log in'));
+    // Logged in, the human comes back to the page they were on (a space's page uses the keys of
+    // their dashboard); from home and the login page itself, to the dashboard.
+    const here = location.pathname;
+    if (!['/', '/login', '/dashboard'].includes(here))
+      slot.querySelector('a')?.setAttribute('href', `/login?next=${encodeURIComponent(here)}`);
     return;
   }
   slot.replaceChildren(el('span', { class: 'meta', title: session.user.email }, session.user.name || 'you'));

@@ -170,13 +170,13 @@ export function spacePage(): string {
 ${notice('space-notice')}
 <section id="no-key" class="card" aria-labelledby="no-key-title" hidden>
 <h2 id="no-key-title">Open this space</h2>
-<p id="no-key-text">This tab holds no key for this space. Paste your owner or participant key, use the invitation link you were given, or fetch your key from your dashboard.</p>
+<p id="no-key-text">This tab holds no key for this space. Paste your owner or participant key (or your link back), use the invitation link you were given, or fetch your key from your dashboard.</p>
 <form id="key-form" class="stack">
 <label for="key-input">Space key</label>
 <input id="key-input" name="key" required autocomplete="off" spellcheck="false">
 <button type="submit" class="primary">Open</button>
 </form>
-<p><button type="button" id="recover-key" hidden>Use my key from the dashboard</button></p>
+<p><button type="button" id="recover-key" hidden>Use my key from the dashboard</button><a id="no-key-login" class="button" href="/login" hidden>Log in to use your key from the dashboard</a></p>
 </section>
 <div id="space-layout" class="space-layout" hidden>
 <section class="panel messages-panel" aria-labelledby="messages-title">

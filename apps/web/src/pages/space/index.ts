@@ -95,6 +95,9 @@ function showNoKey(problem?: string): void {
   $('live').textContent = '';
   if (problem) notify('space-notice', problem);
   $('recover-key').hidden = !getSession();
+  // Logged out: logging in comes back here, where the dashboard's key is then a click away.
+  $('no-key-login').hidden = !!getSession();
+  $('no-key-login').setAttribute('href', `/login?next=${encodeURIComponent(location.pathname)}`);
 }
 
 const keyForm = $('key-form', HTMLFormElement);
@@ -136,6 +139,7 @@ $('recover-key').addEventListener('click', (event) =>
         logOut();
         renderSessionNav();
         $('recover-key').hidden = true;
+        $('no-key-login').hidden = false;
         notify('space-notice', 'Your session has expired. Log in again to use the keys of your dashboard.');
         return;
       }
