@@ -165,4 +165,20 @@ describe.skipIf(!hasChromium)('the pages as a human found them (session 50)', ()
     await page.close();
     expect(problems).toEqual([]);
   }, 60_000);
+
+  it('gives the keyboard back to the document in the list when the document is closed', async () => {
+    const space = await h.createSpace({ name: 'Keys', description: 'by keyboard' });
+    const artifactId = await h.createArtifact(space, 'plan', 'first\n');
+    const page = await ownerPage(space);
+    await page.locator(`#artifacts button[data-artifact-id="${artifactId}"]`).focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => focused(page)).toBe('artifact-title');
+    await page.keyboard.press('Tab');
+    expect(await focused(page)).toBe('artifact-close');
+    await page.keyboard.press('Enter');
+    await page.locator('#artifact-view').waitFor({ state: 'hidden' });
+    expect(await page.evaluate(`document.activeElement?.dataset.artifactId`)).toBe(artifactId);
+    await page.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
 });

@@ -277,9 +277,12 @@ export function wireDocuments(): void {
       : 'Discard your unsaved text?';
     if (isDirty() && !confirmed(discard)) return;
     if (editing) await releaseLock();
+    const id = state.doc?.artifact.id;
     state.doc = undefined;
     $('artifact-view').hidden = true;
     renderArtifacts();
+    // The keyboard goes back to where the document was opened from: it was left on the page's body.
+    $('artifacts').querySelector<HTMLElement>(`button[data-artifact-id="${id}"]`)?.focus();
   });
 
   $('artifact-download').addEventListener('click', (event) => busy(event.currentTarget, download));
