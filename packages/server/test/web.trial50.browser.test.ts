@@ -181,4 +181,24 @@ describe.skipIf(!hasChromium)('the pages as a human found them (session 50)', ()
     await page.close();
     expect(problems).toEqual([]);
   }, 60_000);
+
+  it('says so where the sanitiser left nothing of an html message, instead of a blank bubble', async () => {
+    const space = await h.createSpace({ name: 'Emptied', description: 'nothing safe' });
+    for (const content of [
+      '<img src=x onerror=alert(1)>',
+      '<svg onload=alert(1)></svg>',
+      '<iframe src=/></iframe>',
+    ])
+      await sayHtml(space, content);
+    await sayHtml(space, '<p>kept</p><script>alert(1)</script>');
+    const page = await ownerPage(space);
+    const bodies = page.locator('#messages .message-body.html');
+    await expect.poll(() => bodies.count()).toBe(4);
+    expect(await bodies.allTextContents()).toEqual([
+      ...Array(3).fill('(content removed: nothing in this message could be shown safely)'),
+      'kept',
+    ]);
+    await page.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
 });

@@ -78,6 +78,11 @@ export function messageBody(message: MessageView): HTMLElement {
   if (message.type === 'html') {
     const body = el('div', { class: 'message-body html' });
     body.append(sanitizedFragment(message.content));
+    // Everything was taken out (a script, a frame, an image with a handler): not a blank bubble.
+    if (!body.textContent?.trim() && !body.querySelector('img[src], hr')) {
+      body.classList.add('removed');
+      body.textContent = '(content removed: nothing in this message could be shown safely)';
+    }
     return body;
   }
   if (message.type === 'image' && isImageSource(message.content)) {
