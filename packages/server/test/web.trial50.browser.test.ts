@@ -10,7 +10,7 @@ const PHONE = { width: 390, height: 844 };
 describe.skipIf(!hasChromium)('the pages as a human found them (session 50)', () => {
   const { srv, h } = useServer();
   const { problems, newPage } = useBrowser();
-  const { ownerPage } = pageSteps({ srv, h }, newPage);
+  const { editingParticipant, ownerPage } = pageSteps({ srv, h }, newPage);
 
   /** The owner says `content` as an html message. */
   const sayHtml = async (space: { spaceId: string; ownerKey: string }, content: string) => {
@@ -198,6 +198,24 @@ describe.skipIf(!hasChromium)('the pages as a human found them (session 50)', ()
       ...Array(3).fill('(content removed: nothing in this message could be shown safely)'),
       'kept',
     ]);
+    await page.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
+
+  it('says the same of the lock in the document and in the list once the space expires mid-edit', async () => {
+    const space = await h.createSpace({ name: 'Brief', description: 'ends mid-edit', ttl: 12 });
+    const { page, artifactId } = await editingParticipant(space, 'Edda');
+    const entry = page.locator(`#artifacts button[data-artifact-id="${artifactId}"]`);
+    expect(await entry.locator('.badge.locked').textContent()).toBe('editing');
+    await page.locator('#artifact-editor').fill('a draft\n');
+    await expect
+      .poll(() => page.locator('#space-notice').textContent(), { timeout: 20_000 })
+      .toBe('This space has expired.');
+    expect(await page.locator('#artifact-meta').textContent()).toMatch(/ · unlocked$/);
+    expect(await entry.locator('.badge.locked').count()).toBe(0);
+    // The draft stays, read-only, as before.
+    expect(await page.locator('#artifact-editor').inputValue()).toBe('a draft\n');
+    expect(await page.locator('#artifact-editor').getAttribute('readonly')).not.toBeNull();
     await page.close();
     expect(problems).toEqual([]);
   }, 60_000);

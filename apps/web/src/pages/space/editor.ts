@@ -279,15 +279,18 @@ export function stopEditing(): void {
  */
 export function spaceEnded(): void {
   const doc = state.doc;
+  // The locks this tab held went with the space (no event says so when it expires): the list and
+  // the open document both say them gone.
+  for (const artifact of [...state.artifacts.values(), ...(doc ? [doc.artifact] : [])])
+    if (lockHolder(artifact) === state.me.participantId) {
+      artifact.lockedBy = undefined;
+      artifact.lockExpiresAt = undefined;
+    }
   if (!doc) return;
   const unsaved = isDirty();
   stopEditing();
   // What was said of the document before ("Saved as version 8") is over with the space.
   notify('artifact-notice', '');
-  if (lockHolder(doc.artifact) === state.me.participantId) {
-    doc.artifact.lockedBy = undefined;
-    doc.artifact.lockExpiresAt = undefined;
-  }
   if (!unsaved) return;
   doc.draftKept = true;
   notify(
