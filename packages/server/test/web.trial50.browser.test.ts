@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { useServer } from './helpers';
 import { mintToken, signup } from './helpers/accounts';
 import { hasChromium, useBrowser } from './helpers/browser';
-import { focused, pageSteps, pasteKey, storedCredentials } from './helpers/pages';
+import { focused, logInToDashboard, pageSteps, pasteKey, storedCredentials } from './helpers/pages';
 
 const PHONE = { width: 390, height: 844 };
 
@@ -216,6 +216,29 @@ describe.skipIf(!hasChromium)('the pages as a human found them (session 50)', ()
     // The draft stays, read-only, as before.
     expect(await page.locator('#artifact-editor').inputValue()).toBe('a draft\n');
     expect(await page.locator('#artifact-editor').getAttribute('readonly')).not.toBeNull();
+    await page.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
+
+  it('puts away the secret of a new token shown once when that token is revoked', async () => {
+    const human = await signup(h, { name: 'Tom' });
+    await mintToken(h, human, 'older');
+    const page = await newPage();
+    await logInToDashboard(page, srv.url, human);
+    await page.getByLabel('Name', { exact: true }).fill('laptop');
+    await page.getByRole('button', { name: 'Create a token' }).click();
+    const secret = page.locator('#token-secret');
+    await expect.poll(() => secret.textContent()).toMatch(/^usr_/);
+    // Another token revoked: the new one's secret stays to be copied.
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Revoke older' }).click();
+    await expect.poll(() => page.locator('#tokens tr.revoked').count()).toBe(1);
+    expect(await secret.isVisible()).toBe(true);
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Revoke laptop' }).click();
+    await expect.poll(() => page.locator('#tokens tr.revoked').count()).toBe(2);
+    expect(await page.locator('#token-created').isHidden()).toBe(true);
+    expect(await secret.textContent()).toBe('');
     await page.close();
     expect(problems).toEqual([]);
   }, 60_000);

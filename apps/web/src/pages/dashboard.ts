@@ -130,6 +130,11 @@ async function revoke(button: EventTarget | null, token: TokenMetadata): Promise
     try {
       await account.tokens.revoke(token.id);
       notify('dashboard-notice', `Revoked "${token.name}".`, 'ok');
+      // The new token just shown, now revoked: its secret is put away with it.
+      if ($('token-created').dataset.tokenId === token.id) {
+        $('token-created').hidden = true;
+        $('token-secret').textContent = '';
+      }
       await loadTokens();
     } catch (error) {
       failed(error, 'this token');
@@ -157,6 +162,7 @@ tokenForm.addEventListener('submit', async (event) => {
     try {
       const created = await account.tokens.create(name ? { name } : {});
       $('token-secret').textContent = created.token;
+      $('token-created').dataset.tokenId = created.id;
       $('token-created').hidden = false;
       tokenForm.reset();
       notify('dashboard-notice', '');
