@@ -716,7 +716,7 @@ describe.skipIf(!hasChromium)('the pages as a human found them', () => {
     const hint =
       'This document can no longer be saved here. Your unsaved text is still below: copy it to keep it.';
     expect(await page.locator('#artifact-notice').textContent()).toBe(hint);
-    for (const name of ['Lock and edit', 'Download', 'History', 'View'])
+    for (const name of ['Lock and edit', 'Download', 'History', 'View version 1'])
       expect(await page.getByRole('button', { name, exact: true }).isDisabled(), name).toBe(true);
     // Nothing asks the API with the dead key, so nothing takes the hint's place.
     await page.locator('#artifact-download').click({ force: true });

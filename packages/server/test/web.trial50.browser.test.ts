@@ -242,4 +242,27 @@ describe.skipIf(!hasChromium)('the pages as a human found them (session 50)', ()
     await page.close();
     expect(problems).toEqual([]);
   }, 60_000);
+
+  it('names the version each button of History acts on', async () => {
+    const space = await h.createSpace({ name: 'Named', description: 'versions' });
+    const { page, artifactId } = await editingParticipant(space, 'Vera');
+    const path = `/hub/space/${space.spaceId}/artifact/${artifactId}`;
+    await page.locator('#artifact-editor').fill('second\n');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => h.get(path, { key: space.ownerKey }).then((r) => r.body.version)).toBe(2);
+    await page.locator('#artifact-history-button').click();
+    const names = () =>
+      page
+        .locator('#artifact-versions button:visible')
+        .evaluateAll((buttons) => buttons.map((b) => b.getAttribute('aria-label')));
+    await expect
+      .poll(names)
+      .toEqual(['View version 2', 'Changes in version 2', 'View version 1', 'Restore version 1']);
+    await page.getByRole('button', { name: 'Changes in version 2' }).click();
+    await expect
+      .poll(() => page.locator('#artifact-version-title').textContent())
+      .toBe('Changes from version 1 to version 2');
+    await page.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
 });

@@ -163,6 +163,7 @@ async function loadHistory({ keepShown = false } = {}): Promise<void> {
             {
               type: 'button',
               class: 'small',
+              'aria-label': `View version ${v.version}`,
               onclick: () =>
                 showVersion(
                   `Version ${v.version}`,
@@ -177,6 +178,7 @@ async function loadHistory({ keepShown = false } = {}): Promise<void> {
               {
                 type: 'button',
                 class: 'small',
+                'aria-label': `Changes in version ${v.version}`,
                 onclick: () =>
                   showVersion(`Changes from version ${v.version - 1} to version ${v.version}`, async () =>
                     diffLines((await space().artifacts.diff(id, v.version - 1, v.version)) || '(no changes)'),
@@ -191,6 +193,7 @@ async function loadHistory({ keepShown = false } = {}): Promise<void> {
               type: 'button',
               class: 'small',
               dataset: { restore: String(v.version) },
+              'aria-label': `Restore version ${v.version}`,
               onclick: async () => {
                 if (await restoreVersion(v.version)) await loadHistory();
               },
