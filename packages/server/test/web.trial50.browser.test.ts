@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { useServer } from './helpers';
+import { expectOk, useServer } from './helpers';
 import { mintToken, signup } from './helpers/accounts';
 import { hasChromium, useBrowser } from './helpers/browser';
 import { focused, logInToDashboard, pageSteps, pasteKey, storedCredentials } from './helpers/pages';
@@ -262,6 +262,27 @@ describe.skipIf(!hasChromium)('the pages as a human found them (session 50)', ()
     await expect
       .poll(() => page.locator('#artifact-version-title').textContent())
       .toBe('Changes from version 1 to version 2');
+    await page.close();
+    expect(problems).toEqual([]);
+  }, 60_000);
+
+  it('shows the name of a document in the header of its changes as it reads, not as the diff quotes it', async () => {
+    const space = await h.createSpace({ name: 'Quoted', description: 'names in diffs' });
+    const name = 'Plan / Q3 "draft" ü.md';
+    const artifactId = await h.createArtifact(space, name, 'one\n');
+    const path = `/hub/space/${space.spaceId}/artifact/${artifactId}`;
+    expectOk(await h.post(`${path}/lock`, { key: space.ownerKey }));
+    expectOk(await h.patch(path, { key: space.ownerKey, body: { content: 'two\n' } }));
+    // The API's diff quotes it, git's way, and stays so.
+    const diff = await h.get(`${path}/diff?from=1&to=2`, { key: space.ownerKey });
+    expect(diff.text.split('\n')[0]).toBe('--- "Plan / Q3 \\"draft\\" \\303\\274.md"\tversion 1');
+    const page = await ownerPage(space);
+    await page.locator(`#artifacts button[data-artifact-id="${artifactId}"]`).click();
+    await page.locator('#artifact-history-button').click();
+    await page.getByRole('button', { name: 'Changes in version 2' }).click();
+    await expect
+      .poll(() => page.locator('#artifact-version-view .diff-line').allTextContents())
+      .toEqual([`--- ${name}\tversion 1`, `+++ ${name}\tversion 2`, '@@ -1,1 +1,1 @@', '-one', '+two']);
     await page.close();
     expect(problems).toEqual([]);
   }, 60_000);

@@ -209,6 +209,27 @@ async function loadHistory({ keepShown = false } = {}): Promise<void> {
   }
 }
 
+/** Bytes a quoted name writes as escapes other than octal ones (`\t`), as git and jsdiff do. */
+const ESCAPES: Record<string, number> = { a: 7, b: 8, t: 9, n: 10, v: 11, f: 12, r: 13 };
+
+/**
+ * A header line whose document name the diff quoted as git does (`--- "Q3 \"draft\" \303\274.md"`:
+ * every byte beyond ASCII in octal) with that name as it reads (`--- Q3 "draft" ü.md`). The diff
+ * itself is the API's, unchanged.
+ */
+const readableHeader = (line: string): string =>
+  line.replace(/^(---|\+\+\+) "((?:[^"\\]|\\.)*)"/, (_, mark: string, quoted: string) => {
+    const bytes: number[] = [];
+    for (const [, escaped, plain] of quoted.matchAll(/\\([0-7]{3}|.)|([^\\]+)/g)) {
+      if (plain) bytes.push(...new TextEncoder().encode(plain));
+      else if (escaped)
+        bytes.push(
+          escaped.length === 3 ? Number.parseInt(escaped, 8) : (ESCAPES[escaped] ?? escaped.charCodeAt(0)),
+        );
+    }
+    return `${mark} ${shownName(new TextDecoder().decode(new Uint8Array(bytes)))}`;
+  });
+
 /**
  * A unified diff as lines a person can read at a glance: added lines marked green, removed ones
  * red, and the headers and `@@` lines of where each change is, dimmed. Each line is a block of its
@@ -218,7 +239,7 @@ function diffLines(diff: string): Node[] {
   return diff
     .replace(/\n$/, '')
     .split('\n')
-    .map((line) => {
+    .map((line, i) => {
       const kind = /^(\+\+\+|---|@@)/.test(line)
         ? 'diff-meta'
         : line.startsWith('+')
@@ -226,7 +247,7 @@ function diffLines(diff: string): Node[] {
           : line.startsWith('-')
             ? 'diff-del'
             : 'diff-context';
-      return el('span', { class: `diff-line ${kind}` }, line);
+      return el('span', { class: `diff-line ${kind}` }, i < 2 ? readableHeader(line) : line);
     });
 }
 
