@@ -98,7 +98,11 @@ describe('the build', () => {
     // link page to 18.4 kB and the space page to 38.9 kB, at their edges. Each may load 0.5 kB more.
     // Then by 0.3 kB (withLock and lock wait for a lock someone else holds, `waitMs`): the join page
     // went to 19.6 kB, past its 19.5; it and the dashboard may load 20 kB.
-    const budgets: Record<string, number> = { space: 39.5 * 1024, join: 20 * 1024, dashboard: 20 * 1024 };
+    // The space page grew by 0.6 kB in session 50, to 39.5 kB (40,446 bytes), with what a third
+    // human's trial asked of it (join requests said at the top, a pasted link taken for its key,
+    // the way to log in and back, an emptied html message said, locks dropped with the space,
+    // versions named on their buttons, quoted names in a diff's header read): it may load 40 kB.
+    const budgets: Record<string, number> = { space: 40 * 1024, join: 20 * 1024, dashboard: 20 * 1024 };
     for (const { page, gzipBytes } of build.pages)
       expect(gzipBytes, `${page}: ${gzipBytes} bytes`).toBeLessThan(budgets[page] ?? 19 * 1024);
   });
