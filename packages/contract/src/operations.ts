@@ -110,8 +110,9 @@ export interface OperationContract<I extends z.ZodType = z.ZodType, O extends z.
   linksHuman?: true;
   /**
    * Whether a retry with the same Idempotency-Key replays the first answer. False for the
-   * anonymous minting calls (createSpace, startLink), which the service never replays: a retry
-   * mints a fresh resource, so a client must not retry them after an ambiguous failure. A join is
+   * anonymous calls (createSpace, startLink, pollLink, signup, login), which the service never
+   * replays, whatever credential comes with them: a retry mints a fresh resource, or asks again
+   * (a poll, a login), so a client must not retry a minting call after an ambiguous failure. A join is
    * replayed, but only to its own caller: the invitation key is shared, so its record is also kept
    * under the address and user token it came from (the server's idempotencyCallerOf).
    */
@@ -611,6 +612,7 @@ export const operations = {
     successStatus: 200,
     errorStatuses: [400, 404, 410, 429],
     security: [],
+    replayable: false,
   }),
   getLinkRequest: op({
     operationId: 'getLinkRequest',
@@ -660,6 +662,7 @@ export const operations = {
     successStatus: 201,
     errorStatuses: [400, 409, 429],
     security: [],
+    replayable: false,
   }),
   login: op({
     operationId: 'login',
@@ -672,6 +675,7 @@ export const operations = {
     successStatus: 200,
     errorStatuses: [400, 401, 429],
     security: [],
+    replayable: false,
   }),
   getMe: op({
     operationId: 'getMe',

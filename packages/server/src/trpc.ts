@@ -77,6 +77,8 @@ async function withinDeadline<R extends { ok: boolean; error?: unknown }>(
   return ctx.deps.db.transaction(async (tx) => {
     const result = await nextIn(ctx, tx, next);
     if (ctx.deadline?.abandoned()) throw new Error('the request timed out before its write committed');
+    // From here on its answer is the commit's, however late: a 503 now would be false.
+    ctx.deadline?.committing();
     return result;
   });
 }

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { hashCredential, sha256 } from '../src/http/client';
 import { idempotencyScope } from '../src/http/idempotency';
 import { type ApiResponse, effectRoutes, expectError, expectOk, onPostgres, useServer } from './helpers';
-import { signup } from './helpers/accounts';
+import { signup, startLink } from './helpers/accounts';
 
 const newKey = () => randomBytes(32).toString('hex');
 const replayed = (res: ApiResponse) => res.headers.get('idempotency-replayed');
@@ -489,6 +489,26 @@ describe('writes never replayed', () => {
     expectOk(second);
     expect(second.body.deviceCode).not.toBe(first.body.deviceCode);
     expect(replayed(second)).toBeNull();
+  });
+
+  it('polls a link request afresh, and signs up and logs in every time, whatever credential comes with them', async () => {
+    const headers = { 'Idempotency-Key': randomUUID(), 'X-User-Token': `usr_${newKey()}` };
+    const link = await startLink(h);
+    const pending = await h.post('/hub/link/poll', { body: { deviceCode: link.deviceCode }, headers });
+    expect(pending.body).toEqual({ status: 'pending' });
+    const human = await signup(h);
+    expectOk(
+      await h.post('/hub/me/link/approve', { headers: human.auth, body: { userCode: link.userCode } }),
+    );
+    // Not the first answer again: the token, which only this poll hands over.
+    const approved = await h.post('/hub/link/poll', { body: { deviceCode: link.deviceCode }, headers });
+    expect(approved.body).toMatchObject({ status: 'approved', token: expect.stringMatching(/^usr_/) });
+    expect(replayed(approved)).toBeNull();
+    const login = { email: human.email, password: human.password };
+    const first = await h.post('/hub/auth/login', { body: login, headers });
+    const wrong = await h.post('/hub/auth/login', { body: { ...login, password: 'not it at all' }, headers });
+    expectOk(first);
+    expect(wrong.status).toBe(401);
   });
 
   it('runs anonymous writes every time', async () => {

@@ -1,3 +1,4 @@
+import { sweepMcpSessions } from '@convene/core';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -387,6 +388,35 @@ describe('MCP resources', () => {
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect((await session.end()).status).toBe(200);
     expect(await ended).toBe(true);
+  });
+
+  it('ends a session’s notification streams and running calls when it is forgotten (unused for a day) or ended', async () => {
+    const forgotten = await rawSession(srv.listenUrl);
+    const stream = await forgotten.stream();
+    expect(stream.status).toBe(200);
+    const streamEnded = endsWithin(stream, 5_000);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const later = new Date(Date.now() + 2 * 24 * 60 * 60 * 1000);
+    expect(
+      await sweepMcpSessions({ deps: { ...srv.server.deps, clock: { now: () => later } } }),
+    ).toBeGreaterThan(0);
+    expect(await streamEnded).toBe(true);
+
+    const ended = await rawSession(srv.listenUrl);
+    const space = await h.createSpace();
+    const started = Date.now();
+    const waiting = ended.post({
+      id: 9,
+      method: 'tools/call',
+      params: {
+        name: 'wait_for_messages',
+        arguments: { spaceId: space.spaceId, privateKey: space.ownerKey, timeoutSeconds: 20 },
+      },
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect((await ended.end()).status).toBe(200);
+    expect(await (await waiting).json()).toMatchObject({ id: 9, error: { code: -32800 } });
+    expect(Date.now() - started).toBeLessThan(5_000);
   });
 
   it('ends a session with DELETE: its id is then unknown (404)', async () => {

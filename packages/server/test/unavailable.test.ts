@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { isDatabaseUnavailable, rowsOf } from '@convene/core';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { effectRoutes, expectError, useServer } from './helpers';
+import { effectRoutes, expectError, onPostgres, useServer } from './helpers';
 import { signup, startLink } from './helpers/accounts';
 
 // When the database is away or slow: 503 with Retry-After, never 500, nothing half done, and
@@ -212,6 +212,56 @@ describe('a request that cannot finish in time', () => {
     expect(collected.body).toMatchObject({ status: 'approved', token: expect.stringMatching(/^usr_/) });
     expect((await poll()).status).toBe(410);
   });
+
+  it.runIf(onPostgres())(
+    'answers a write whose commit outlasts its deadline when it commits, never 503: a link poll hands its token over, a space is made once',
+    async () => {
+      const human = await signup(h);
+      const link = await startLink(h);
+      const approved = await h.post('/hub/me/link/approve', {
+        headers: human.auth,
+        body: { userCode: link.userCode },
+      });
+      expect(approved.status).toBe(200);
+      const db = srv.server.database.db;
+      // Every commit that changed a link request or made a space takes 2.5 s (a disk that stalls
+      // on its flush), past the 1.5 s deadline; the statements themselves are quick.
+      await db.execute(sql`
+      create or replace function slow_commit() returns trigger language plpgsql
+      as $$ begin perform pg_sleep(2.5); return null; end $$`);
+      await db.execute(sql`
+      create constraint trigger slow_link_commit after update on link_requests
+      deferrable initially deferred for each row execute function slow_commit()`);
+      await db.execute(sql`
+      create constraint trigger slow_space_commit after insert on spaces
+      deferrable initially deferred for each row execute function slow_commit()`);
+      const space = await h.createSpace();
+      await db.execute(sql`
+      create constraint trigger slow_artifact_commit after insert on artifacts
+      deferrable initially deferred for each row execute function slow_commit()`);
+      try {
+        const [polled, created, guarded] = await Promise.all([
+          h.post('/hub/link/poll', { body: { deviceCode: link.deviceCode } }),
+          h.post('/hub/space', { body: { name: 'slow', description: 'a commit past its deadline' } }),
+          // A write under an Idempotency-Key commits with its record.
+          h.post(`/hub/space/${space.spaceId}/artifact`, {
+            key: space.ownerKey,
+            headers: { 'Idempotency-Key': randomUUID() },
+            body: { name: 'slow', type: 'markdown', content: 'x' },
+          }),
+        ]);
+        expect(guarded.status, guarded.text).toBe(200);
+        expect(polled.status, polled.text).toBe(200);
+        expect(polled.body.token).toMatch(/^usr_/);
+        expect(created.status, created.text).toBe(200);
+        expect(lines.some((line) => line.includes('timed out while its write was committing'))).toBe(true);
+      } finally {
+        await db.execute(sql`drop trigger slow_link_commit on link_requests`);
+        await db.execute(sql`drop trigger slow_space_commit on spaces`);
+        await db.execute(sql`drop trigger slow_artifact_commit on artifacts`);
+      }
+    },
+  );
 
   it('leaves streams alone', async () => {
     const space = await h.createSpace();

@@ -85,12 +85,21 @@ describe.skipIf(!hasChromium)('the pages as a human found them (session 50)', ()
     expect(box && box.y + box.height).toBeLessThanOrEqual(PHONE.height);
     expect(await page.locator('#join-requests').getAttribute('role')).toBe('status');
     expect(await page.title()).toBe('(1 waiting) Door · Convene');
-    await h.joinPending(space, { name: 'Fay', isHuman: true });
+    const fay = await h.joinPending(space, { name: 'Fay', isHuman: true });
     await page.getByRole('button', { name: '2 waiting for approval' }).click();
     expect(await focused(page)).toBe('Approve Eve');
     await page.keyboard.press('Enter');
     await expect.poll(() => page.locator('#join-requests').textContent()).toBe('1 waiting for approval');
-    await page.getByRole('button', { name: 'Approve Fay' }).click();
+    // Still one waiting, but another: the button takes the keyboard to who waits now.
+    const refused = await h.post(`/hub/space/${space.spaceId}/participants/${fay.participantId}/kick`, {
+      key: space.ownerKey,
+    });
+    expect(refused.status, refused.text).toBe(200);
+    await h.joinPending(space, { name: 'Gus', isHuman: true });
+    await page.getByRole('button', { name: 'Approve Gus' }).waitFor();
+    await page.getByRole('button', { name: '1 waiting for approval' }).click();
+    expect(await focused(page)).toBe('Approve Gus');
+    await page.keyboard.press('Enter');
     await expect.poll(() => page.locator('#join-requests').textContent()).toBe('');
     expect(await page.title()).toBe('Door · Convene');
     await page.close();

@@ -47,6 +47,8 @@ export async function pollLink({ deps, input, deadline }: PollLinkOptions): Prom
     // Cleared by the claim: nothing to seal again.
     const opened = await box.open(tx, claimed.tokenEnc);
     if (deadline?.abandoned()) throw new UnavailableError('the poll timed out before it collected the token');
+    // From here on the poll's answer is the commit's, however late: a 503 would lose the token.
+    deadline?.committing();
     return opened;
   });
   if (token !== undefined) return { status: 'approved', token, prefix: displayPrefix(token) };

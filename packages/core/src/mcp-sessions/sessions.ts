@@ -122,7 +122,10 @@ export async function deleteMcpSession({
   });
 }
 
-/** Forgets up to `limit` sessions unused for a day, with their subscriptions; returns how many. */
+/**
+ * Forgets up to `limit` sessions unused for a day, with their subscriptions and notification
+ * streams; returns how many.
+ */
 export async function sweepMcpSessions({
   deps,
   limit = 1000,
@@ -138,6 +141,11 @@ export async function sweepMcpSessions({
     const ids = expired.map((row) => row.id);
     await tx.delete(mcpSubscriptions).where(inArray(mcpSubscriptions.sessionId, ids));
     await tx.delete(mcpSessions).where(inArray(mcpSessions.id, ids));
+    // Their notification streams end too, wherever they are open (a stream alone renews nothing).
+    const ended = JSON.stringify(ids.map((hash) => mcpSessionNoticePayload({ kind: 'ended', hash })));
+    await tx.execute(
+      sql`select pg_notify(${MCP_SESSIONS_CHANNEL}, notice) from json_array_elements_text(${ended}::json) as notice`,
+    );
     return ids.length;
   });
 }

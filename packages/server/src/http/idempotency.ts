@@ -13,6 +13,7 @@ import {
   type IdempotencyStore,
   type StoredResponse,
   ValidationError,
+  type WriteDeadline,
   within,
 } from '@convene/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -20,7 +21,7 @@ import { operationOf, pathParam, pathPattern } from '../rest/route-table';
 import { idempotencyCallerOf, presentedCredential, sha256 } from './client';
 import { withCode } from './error-body';
 import { toHttpError } from './errors';
-import { hasTimedOut } from './timeout';
+import { writeDeadline } from './timeout';
 
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 
@@ -157,7 +158,8 @@ export type Begun = GuardedRequest | { replay: StoredResponse };
 export type IdempotencyGate = (
   scope: string,
   requestHash: string,
-  abandoned: () => boolean,
+  /** The request's deadline: answered 503 already, it must not commit (see WriteDeadline). */
+  deadline: WriteDeadline,
   /** Checks, once a record is found, that the caller's credential still works (throws if not). */
   authorizeReplay?: () => Promise<void>,
 ) => Promise<Begun>;
@@ -227,10 +229,10 @@ export function idempotencyHooks(options: IdempotencyPolicyOptions): {
    * Starts a guarded write of `scope` whose request hashes to `requestHash`: the record to replay
    * when a duplicate finished first (422 for another request under the same scope), after waiting
    * for a same-node duplicate still running (409 past `waitMs`); else the GuardedRequest its
-   * handler records. Whoever gets one runs or releases it. `abandoned` says the client was
+   * handler records. Whoever gets one runs or releases it. `deadline` says whether the client was
    * already answered that the write failed (REST's 30 s timeout), so it must not commit.
    */
-  const begin: IdempotencyGate = async (scope, requestHash, abandoned, authorizeReplay) => {
+  const begin: IdempotencyGate = async (scope, requestHash, requestDeadline, authorizeReplay) => {
     // Real time, not the injected clock: this bounds a wait, it is not a TTL.
     const deadline = Date.now() + options.waitMs;
     for (;;) {
@@ -276,7 +278,7 @@ export function idempotencyHooks(options: IdempotencyPolicyOptions): {
       guard,
       async run(db, work, refusal) {
         try {
-          return await runGuarded(db, guard, work, refusal, abandoned);
+          return await runGuarded(db, guard, work, refusal, requestDeadline);
         } finally {
           release();
         }
@@ -323,7 +325,7 @@ export function idempotencyHooks(options: IdempotencyPolicyOptions): {
     const begun = await begin(
       scope,
       requestHash,
-      () => hasTimedOut(request),
+      writeDeadline(request),
       operation &&
         (() => {
           const presented = presentedCredential(request, { query: false });
@@ -361,7 +363,7 @@ export function idempotencyHooks(options: IdempotencyPolicyOptions): {
     guard: IdempotencyGuard,
     work: (tx: Executor) => Promise<{ value: T; response: StoredResponse }>,
     refusal: (error: unknown) => StoredResponse | undefined,
-    abandoned: () => boolean,
+    deadline: WriteDeadline,
   ): Promise<{ value: T } | { replay: StoredResponse }> {
     const outcome = await db.transaction(
       async (tx): Promise<{ value: T } | { replay: StoredResponse } | { refused: unknown }> => {
@@ -382,7 +384,9 @@ export function idempotencyHooks(options: IdempotencyPolicyOptions): {
           return { refused: error };
         }
         // Answered 503 already (too slow): the client was told it did not happen, so it must not.
-        if (abandoned()) throw new Error('the request timed out before its write committed');
+        // Else from here on its answer is the commit's, however late (a 503 now would be false).
+        if (deadline.abandoned()) throw new Error('the request timed out before its write committed');
+        deadline.committing();
         await store.complete(tx, guard.scope, stamped(done.response));
         return { value: done.value };
       },

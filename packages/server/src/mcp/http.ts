@@ -8,7 +8,7 @@ import { errorBody } from '../http/error-body';
 import { NOT_JSON_BODY } from '../http/errors';
 import { foreignOrigin } from '../http/origin';
 import { sendError, takeOver } from '../http/reply';
-import { hasTimedOut } from '../http/timeout';
+import { hasTimedOut, writeDeadline } from '../http/timeout';
 import { headerValue } from '../rest/caller';
 import type { RouteScope } from '../routes/scope';
 import { createMcpServer } from './server';
@@ -111,7 +111,7 @@ export function mcpHandler({ app, config, deps, api, idempotency }: RouteScope):
         gate: idempotency,
         ip: request.ip,
         headerKey,
-        abandoned: () => hasTimedOut(request),
+        deadline: writeDeadline(request),
         replayed: () => {
           if (!reply.raw.headersSent) reply.raw.setHeader('Idempotency-Replayed', 'true');
         },

@@ -9,6 +9,7 @@ import {
   subscribeToResource,
   unsubscribeFromResource,
   ValidationError,
+  type WriteDeadline,
 } from '@convene/core';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { AnyObjectSchema, SchemaOutput } from '@modelcontextprotocol/sdk/server/zod-compat.js';
@@ -97,8 +98,8 @@ export interface McpIdempotency {
   ip: string;
   /** The POST's Idempotency-Key header, when it holds one call: that call's key, by default. */
   headerKey: string | undefined;
-  /** The client was answered that the request failed (30 s): its write must not commit. */
-  abandoned: () => boolean;
+  /** The request's deadline: answered that it failed (30 s), its write must not commit. */
+  deadline: WriteDeadline;
   /** A call's answer is a replay (the header `Idempotency-Replayed`, when there is still time). */
   replayed: () => void;
 }
@@ -232,7 +233,11 @@ export function createMcpServer({
       const structuredContent = tool.output.parse(output) as Record<string, unknown>;
       return { content: [{ type: 'text', text: JSON.stringify(structuredContent) }], structuredContent };
     } catch (error) {
-      if (call?.signal.aborted) throw new JsonRpcError(REQUEST_CANCELLED, 'the client cancelled this call');
+      if (call?.signal.aborted)
+        throw new JsonRpcError(
+          REQUEST_CANCELLED,
+          'the call was cancelled: by its client, or its session ended',
+        );
       // REST's words (decisions.md: the same message), and where an agent that may not be able to
       // set a header puts its key: the argument.
       const named =
@@ -417,7 +422,7 @@ function misnamedArgument(
     const meant =
       free.find((name) => name.toLowerCase() === lower) ??
       (distance(given, near) <= bound ? near : undefined) ??
-      free.find((name) => SYNONYMS[name]?.includes(given)) ??
+      free.find((name) => SYNONYMS[name]?.some((synonym) => synonym.toLowerCase() === lower)) ??
       free.find((name) => given.length >= 4 && name.toLowerCase().startsWith(lower));
     if (meant) {
       const message = `unknown argument "${given}": did you mean "${meant}"?`;
@@ -434,7 +439,7 @@ function misnamedArgument(
  */
 function guardOf(
   deps: Deps,
-  { gate, ip, headerKey, abandoned }: McpIdempotency,
+  { gate, ip, headerKey, deadline }: McpIdempotency,
   toolName: string,
   key: string | undefined,
   userToken: string | undefined,
@@ -452,7 +457,7 @@ function guardOf(
     return gate(
       scope,
       sha256(canonicalJson(args)),
-      abandoned,
+      deadline,
       operation &&
         (() =>
           authorizeReplayOf(deps, operation, {

@@ -49,7 +49,10 @@ export class McpSessionStreams {
     this.unlisten = await this.options.database.listen(MCP_SESSIONS_CHANNEL, (payload) => {
       const notice = parseMcpSessionNotice(payload);
       if (notice?.kind === 'cancelled') this.calls.get(callKey(notice.hash, notice.requestId))?.abort();
-      else if (notice)
+      // A session ended stops its calls still running (a long wait) as well as its streams.
+      if (notice?.kind === 'ended')
+        for (const [key, call] of this.calls) if (key.startsWith(`${notice.hash} `)) call.abort();
+      if (notice && notice.kind !== 'cancelled')
         for (const stream of [...(this.streams.get(notice.hash) ?? [])]) {
           if (notice.kind === 'ended') stream.end();
           else stream.reload();

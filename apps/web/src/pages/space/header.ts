@@ -55,10 +55,7 @@ export function renderSpace(): void {
  * takes the keyboard there. Returns how many wait.
  */
 function renderJoinRequests(): number {
-  const waiting =
-    isOwner() && !state.ended && state.space?.state !== 'closed'
-      ? [...state.participants.values()].filter((p) => p.status === 'waitingForApproval')
-      : [];
+  const waiting = waitingForApproval();
   const region = $('join-requests');
   const text = waiting.length ? `${waiting.length} waiting for approval` : '';
   // Said once: the header is redrawn on every change of the space, its text only when it changes.
@@ -71,7 +68,8 @@ function renderJoinRequests(): number {
             type: 'button',
             class: 'small primary',
             onclick: () => {
-              const first = waiting[0]?.participantId ?? '';
+              // Who waits now: the button is drawn again only when the count changes.
+              const first = waitingForApproval()[0]?.participantId ?? '';
               const approve = $('participants').querySelector<HTMLElement>(
                 `li[data-participant-id="${CSS.escape(first)}"] button`,
               );
@@ -84,6 +82,13 @@ function renderJoinRequests(): number {
       : '',
   );
   return waiting.length;
+}
+
+/** The participants waiting for the owner's approval, for the owner (nobody for anyone else). */
+function waitingForApproval() {
+  return isOwner() && !state.ended && state.space?.state !== 'closed'
+    ? [...state.participants.values()].filter((p) => p.status === 'waitingForApproval')
+    : [];
 }
 
 /** The space's time left, as the clock runs (`ttlRemaining` counted down by the page). */
