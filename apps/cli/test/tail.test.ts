@@ -15,6 +15,7 @@ import {
   User,
 } from './helpers/cli';
 import { bundle } from './helpers/paths';
+import { gateway } from './helpers/proxy';
 import { startServer, type TestServer } from './helpers/server';
 import { Terminal } from './helpers/tmux';
 
@@ -53,6 +54,19 @@ async function post(content: string) {
 }
 
 const count = (text: string, part: string) => text.split(part).length - 1;
+
+/** Someone whose one saved space, at `url`, is the owner's, as `change` alters it. */
+function holding(url: string, change: (entry: any) => any = (entry) => entry): User {
+  const who = new User(url);
+  const file = owner.credentials();
+  const entry = change({ ...file.hosts[server.url].spaces[space.spaceId] });
+  file.hosts = { [url]: { spaces: { [entry.spaceId]: entry }, defaultSpace: entry.spaceId } };
+  mkdirSync(join(who.env.XDG_CONFIG_HOME!, 'convene'), { recursive: true, mode: 0o700 });
+  writeFileSync(join(who.env.XDG_CONFIG_HOME!, 'convene/credentials.json'), JSON.stringify(file), {
+    mode: 0o600,
+  });
+  return who;
+}
 
 describe('tail in a terminal', () => {
   it('shows the last lines, then messages, joins and locks live; survives a server restart; Ctrl-C stops it (exit 0)', async () => {
@@ -266,19 +280,35 @@ describe('tail with the server down', () => {
     expect(json.stderr().trim().split('\n').at(-1)).toBe('{"warning":"Reconnected"}');
   }, 120_000);
 
+  it('started behind a proxy while Convene is away (its 502, 503, 504 pages), waits as for a refused connection; then follows', async () => {
+    const proxy = await gateway(server.url);
+    const who = holding(proxy.url);
+    try {
+      proxy.away = 502;
+      const tail = follow(who, ['tail', '--lines', '1'], { timeoutMs: 90_000 });
+      // Said as the live connection says a 5xx (it rides them out), not as another server's answer.
+      await tail.waitFor(/Connection lost \(502 .*nginx\), reconnecting…\n/, { in: 'stderr' });
+      for (const status of [503, 504]) {
+        proxy.away = status;
+        const before = proxy.refused();
+        await eventually(() => expect(proxy.refused()).toBeGreaterThan(before + 1), 30_000);
+      }
+      expect(tail.child.exitCode).toBeNull();
+      proxy.away = undefined;
+      await tail.waitFor('Reconnected\n', { in: 'stderr', timeoutMs: 40_000 });
+      await tail.waitFor('Following Live live', { in: 'stderr', timeoutMs: 40_000 });
+      await post('behind the proxy');
+      await tail.waitFor('behind the proxy', { timeoutMs: 40_000 });
+      expect((await tail.interrupt()).code).toBe(0);
+      expect(count(tail.stderr(), 'Connection lost')).toBe(1);
+      expect(tail.stderr()).not.toContain('not a Convene server');
+    } finally {
+      who.remove();
+      await proxy.close();
+    }
+  }, 120_000);
+
   it('ends at once for what waiting cannot fix: not a Convene server, a key it does not know, a space it does not have', async () => {
-    /** Someone whose one saved space, at `url`, is the owner's, as `change` alters it. */
-    const holding = (url: string, change: (entry: any) => any) => {
-      const who = new User(url);
-      const file = owner.credentials();
-      const entry = change({ ...file.hosts[server.url].spaces[space.spaceId] });
-      file.hosts = { [url]: { spaces: { [entry.spaceId]: entry }, defaultSpace: entry.spaceId } };
-      mkdirSync(join(who.env.XDG_CONFIG_HOME!, 'convene'), { recursive: true, mode: 0o700 });
-      writeFileSync(join(who.env.XDG_CONFIG_HOME!, 'convene/credentials.json'), JSON.stringify(file), {
-        mode: 0o600,
-      });
-      return who;
-    };
     const web = createHttpServer((_request, response) => {
       response.writeHead(404, { 'content-type': 'text/html' });
       response.end('<h1>Not here</h1>');
@@ -286,7 +316,7 @@ describe('tail with the server down', () => {
     await new Promise<void>((resolve) => web.listen(0, '127.0.0.1', resolve));
     const webUrl = `http://127.0.0.1:${(web.address() as AddressInfo).port}`;
     const cases = [
-      [holding(webUrl, (e) => e), 1, 'is not a Convene server'],
+      [holding(webUrl), 1, 'is not a Convene server'],
       [
         holding(server.url, (e) => ({
           ...e,

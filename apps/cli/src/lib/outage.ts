@@ -105,8 +105,9 @@ export const START_WAIT_MS = 600_000;
  * of the live connection is, said on stderr by the same `hooks` (sayConnectionLost), trying again
  * every START_RETRY_MS for up to START_WAIT_MS. `failed` says whether to try again, once it has
  * waited; what waiting cannot fix is not waited for: an answer (a refused key, an unknown space)
- * but a Convene server's 5xx, 408 or 429, an answer that is not Convene's, an https:// address
- * that speaks plain HTTP, something on the port that does not speak HTTP. `connected`, once the
+ * but a Convene server's 5xx, 408 or 429, an answer that is not Convene's but a proxy's 502, 503
+ * or 504 (Convene away behind it), an https:// address that speaks plain HTTP, something on the
+ * port that does not speak HTTP. `connected`, once the
  * first event came: `Reconnected`, after a failure.
  */
 export function waitingForStart(
@@ -134,12 +135,21 @@ export function waitingForStart(
   };
 }
 
+/**
+ * What a reverse proxy in front of Convene answers while Convene is away behind it (restarting, or
+ * shutting down and no longer taking connections): its own page, not Convene's, but a server that
+ * will be back, as the live connection takes it (it rides out every 5xx).
+ */
+const PROXY_AWAY = [502, 503, 504];
+
 /** Whether a server that failed a first connection so may answer later: see waitingForStart. */
 function worthWaiting(error: ConveneError, server: string): boolean {
   if (error instanceof TimeoutError) return true;
   if (error instanceof ConnectionError)
     return !speaksPlainHttp(error, server) && connectionState(error) !== 'answers, but not in HTTP';
   const { status } = error;
-  if (status === undefined || isNotConvene(error)) return false;
+  if (status === undefined) return false;
+  // Any other answer that is not Convene's is a wrong address (a web server, another API).
+  if (isNotConvene(error)) return PROXY_AWAY.includes(status);
   return status >= 500 || status === 408 || status === 429;
 }

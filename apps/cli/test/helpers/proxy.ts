@@ -1,4 +1,4 @@
-import { createServer } from 'node:http';
+import { createServer, request as httpRequest, STATUS_CODES } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /**
@@ -91,3 +91,64 @@ const refusals = {
     body: { error: 'the server is shutting down; retry shortly', code: 'shutting_down' },
   },
 } as const;
+
+export interface Gateway {
+  url: string;
+  /**
+   * What it answers instead of passing requests on, as a reverse proxy does while the server
+   * behind it is away (502, 503, 504: its own HTML page, not Convene's); undefined passes them on.
+   */
+  away: number | undefined;
+  /** How many requests it answered so while away. */
+  refused(): number;
+  close(): Promise<void>;
+}
+
+/**
+ * A reverse proxy in front of the server at `target`, as nginx is: it passes every request on,
+ * streamed both ways (an event stream goes through as it comes), except while `away` says what
+ * to answer instead.
+ */
+export async function gateway(target: string): Promise<Gateway> {
+  const upstream = new URL(target);
+  let refused = 0;
+  const state: Gateway = {
+    url: '',
+    away: undefined,
+    refused: () => refused,
+    close: async () => {
+      proxy.closeAllConnections();
+      await new Promise((resolve) => proxy.close(resolve));
+    },
+  };
+  const proxy = createServer((request, response) => {
+    if (state.away !== undefined) {
+      refused++;
+      const title = `${state.away} ${STATUS_CODES[state.away]}`;
+      response.writeHead(state.away, { 'content-type': 'text/html' });
+      response.end(
+        `<html><head><title>${title}</title></head><body><h1>${title}</h1><hr>nginx</body></html>`,
+      );
+      return;
+    }
+    const passed = httpRequest(
+      {
+        host: upstream.hostname,
+        port: upstream.port,
+        method: request.method,
+        path: request.url,
+        headers: { ...request.headers, host: upstream.host },
+      },
+      (answer) => {
+        response.writeHead(answer.statusCode!, answer.headers);
+        answer.pipe(response);
+      },
+    );
+    passed.on('error', () => response.destroy());
+    response.on('close', () => passed.destroy());
+    request.pipe(passed);
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  state.url = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+  return state;
+}
