@@ -280,35 +280,41 @@ describe('tail with the server down', () => {
     expect(json.stderr().trim().split('\n').at(-1)).toBe('{"warning":"Reconnected"}');
   }, 120_000);
 
-  it('started behind a proxy while Convene is away (its 502, 503, 504 pages), waits as for a refused connection; then follows', async () => {
+  it('started behind a proxy while Convene is away (its 502, 503, 504 pages), waits as for a refused connection; then follows (inbox --follow too)', async () => {
     const proxy = await gateway(server.url);
     const who = holding(proxy.url);
     try {
       proxy.away = 502;
       const tail = follow(who, ['tail', '--lines', '1'], { timeoutMs: 90_000 });
+      const inbox = follow(who, ['inbox', '--follow', '--wait', '5'], { timeoutMs: 90_000 });
       // Said as the live connection says a 5xx (it rides them out), not as another server's answer.
-      await tail.waitFor(/Connection lost \(502 .*nginx\), reconnecting…\n/, { in: 'stderr' });
+      for (const live of [tail, inbox])
+        await live.waitFor(/Connection lost \(502 .*nginx\), reconnecting…\n/, { in: 'stderr' });
       for (const status of [503, 504]) {
         proxy.away = status;
         const before = proxy.refused();
-        await eventually(() => expect(proxy.refused()).toBeGreaterThan(before + 1), 30_000);
+        await eventually(() => expect(proxy.refused()).toBeGreaterThan(before + 3), 30_000);
       }
       expect(tail.child.exitCode).toBeNull();
+      expect(inbox.child.exitCode).toBeNull();
       proxy.away = undefined;
       await tail.waitFor('Reconnected\n', { in: 'stderr', timeoutMs: 40_000 });
       await tail.waitFor('Following Live live', { in: 'stderr', timeoutMs: 40_000 });
+      await inbox.waitFor('Reconnected\n', { in: 'stderr', timeoutMs: 40_000 });
       await post('behind the proxy');
       await tail.waitFor('behind the proxy', { timeoutMs: 40_000 });
-      expect((await tail.interrupt()).code).toBe(0);
-      expect(count(tail.stderr(), 'Connection lost')).toBe(1);
-      expect(tail.stderr()).not.toContain('not a Convene server');
+      for (const live of [tail, inbox]) {
+        expect((await live.interrupt()).code).toBe(0);
+        expect(count(live.stderr(), 'Connection lost')).toBe(1);
+        expect(live.stderr()).not.toContain('not a Convene server');
+      }
     } finally {
       who.remove();
       await proxy.close();
     }
   }, 120_000);
 
-  it('ends at once for what waiting cannot fix: not a Convene server, a key it does not know, a space it does not have', async () => {
+  it('ends at once for what waiting cannot fix: not a Convene server, a key it does not know, a space it does not have (inbox --follow too)', async () => {
     const web = createHttpServer((_request, response) => {
       response.writeHead(404, { 'content-type': 'text/html' });
       response.end('<h1>Not here</h1>');
@@ -332,20 +338,61 @@ describe('tail with the server down', () => {
       ],
     ] as const;
     try {
-      for (const [who, code, said] of cases) {
-        const started = Date.now();
-        const tail = await who.run(['tail'], { timeoutMs: 30_000 });
-        expect({ said, code: tail.code }).toEqual({ said, code });
-        expect(tail.stderr).toContain(said);
-        expect(tail.stderr).not.toContain('reconnecting');
-        expect(Date.now() - started).toBeLessThan(15_000);
-      }
+      for (const [who, code, said] of cases)
+        for (const args of [['tail'], ['inbox', '--follow']]) {
+          const started = Date.now();
+          const live = await who.run(args, { timeoutMs: 30_000 });
+          expect({ args, said, code: live.code }).toEqual({ args, said, code });
+          expect(live.stderr).toContain(said);
+          expect(live.stderr).not.toContain('reconnecting');
+          expect(Date.now() - started).toBeLessThan(15_000);
+        }
     } finally {
       for (const [who] of cases) who.remove();
       web.closeAllConnections();
       await new Promise((resolve) => web.close(resolve));
     }
   });
+});
+
+describe('inbox --follow with the server down', () => {
+  it('started while it is down, waits for it as tail does, said the same way; then follows', async () => {
+    const host = new User(server.url);
+    const reader = new User(server.url);
+    try {
+      await host.run(['space', 'create', 'Late start']);
+      const { agentLink } = (await host.run(['invite', '--json'])).json();
+      expect((await reader.run(['join', agentLink, '--name', 'Lena'])).code).toBe(0);
+      await server.stop();
+      const text = follow(reader, ['inbox', '--follow', '--wait', '5'], { timeoutMs: 90_000 });
+      const json = follow(reader, ['inbox', '--follow', '--wait', '5', '--json'], { timeoutMs: 90_000 });
+      await text.waitFor('Connection lost (ECONNREFUSED), reconnecting…\n', { in: 'stderr' });
+      await json.waitFor('{"warning":"Connection lost (ECONNREFUSED), reconnecting…"}\n', { in: 'stderr' });
+      // Still waiting, a few tries later: it used to end at once, exit 1.
+      await new Promise((resolve) => setTimeout(resolve, 5_000));
+      expect(text.child.exitCode).toBeNull();
+      expect(json.child.exitCode).toBeNull();
+      await server.start();
+      // Said once the server answers, not when a message ends a read.
+      await text.waitFor('Reconnected\n', { in: 'stderr', timeoutMs: 40_000 });
+      await json.waitFor('{"warning":"Reconnected"}\n', { in: 'stderr', timeoutMs: 40_000 });
+      expect((await host.run(['send', '@Lena after a late start'])).code).toBe(0);
+      await text.waitFor('@Lena after a late start', { timeoutMs: 40_000 });
+      await json.waitFor('@Lena after a late start', { timeoutMs: 40_000 });
+      for (const result of await Promise.all([text.interrupt(), json.interrupt()]))
+        expect(result.code).toBe(0);
+      expect(count(text.stderr(), 'Connection lost')).toBe(1);
+      expect(text.stderr().indexOf('Connection lost')).toBeLessThan(text.stderr().indexOf('Reconnected'));
+      expect(text.stderr()).not.toContain('cannot reach');
+      expect(text.stdout()).not.toMatch(/Connection lost|Reconnected/);
+      expect(json.stderr().trim().split('\n').at(-1)).toBe('{"warning":"Reconnected"}');
+      // Acknowledged as it was printed: the next run has nothing more.
+      expect((await reader.run(['inbox', '--json'])).json().messages).toEqual([]);
+    } finally {
+      host.remove();
+      reader.remove();
+    }
+  }, 120_000);
 });
 
 describe('tail --json', () => {

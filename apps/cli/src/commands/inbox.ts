@@ -1,9 +1,10 @@
 import type { Command } from '@commander-js/extra-typings';
+import type { InboxFollow } from '@convene/sdk';
 import { type App, examples } from '../app';
 import { stopFollowing, UsageError } from '../lib/errors';
 import { awayHint, removedFrom } from '../lib/failure';
 import { parseWait, spaceNamed } from '../lib/input';
-import { sayConnectionLost } from '../lib/outage';
+import { sayConnectionLost, waitingForStart } from '../lib/outage';
 import { printMessage } from '../lib/render';
 
 export function registerInbox(program: Command, app: App): void {
@@ -19,7 +20,9 @@ export function registerInbox(program: Command, app: App): void {
         'so the next run (on any machine) starts after it. --wait waits up to that many seconds ' +
         'for something when nothing is there. --follow keeps printing each new one as it comes ' +
         '(each of its reads waits --wait seconds, 1 to 60, 30 by default, before it asks again) ' +
-        'and acknowledges it once printed; Ctrl-C stops it (exit 0), SIGTERM or SIGHUP too (exit 143 or 129). ' +
+        'and acknowledges it once printed; a server that stops answering is waited for, and so is one that does ' +
+        'not answer yet when it starts, said on stderr as `tail` says it. ' +
+        'Ctrl-C stops it (exit 0), SIGTERM or SIGHUP too (exit 143 or 129). ' +
         'As `tail`, it ends with exit 0 when the space closes (or expires) or you leave it elsewhere, ' +
         'and with exit 4 when you are removed. ' +
         'With --json: the API’s answer, ' +
@@ -54,19 +57,47 @@ export function registerInbox(program: Command, app: App): void {
       if (options.follow) {
         ctx.handlesInterrupt = true;
         out.info(out.c.dim(`Following your inbox in ${saved.name} (Ctrl-C to stop)`));
-        const following = inbox.follow({
-          signal: ctx.signal,
-          ...(wait === undefined ? {} : { wait }),
-          // Said on stderr as tail says it: a server that does not answer is not an empty inbox.
-          ...sayConnectionLost(out, awayHint(ctx)),
-        });
+        // Said on stderr as tail says it: a server that does not answer is not an empty inbox.
+        const hooks = sayConnectionLost(out, awayHint(ctx));
+        // Started while the server does not answer: waited for as tail waits (the SDK throws a
+        // first read's failure). Once the SDK's loop was answered, it rides outages out itself,
+        // and says so through `hooks`: what it throws then is its last word.
+        const start = waitingForStart(hooks, ctx.signal, ctx.server);
+        let live = false;
+        const open = () =>
+          inbox.follow({
+            signal: ctx.signal,
+            ...(wait === undefined ? {} : { wait }),
+            ...hooks,
+            onDisconnect: (lost) => {
+              live = true;
+              hooks.onDisconnect?.(lost);
+            },
+          });
+        let following: InboxFollow | undefined;
         try {
-          for await (const message of following) {
-            if (out.mode.json) out.jsonLine(message);
-            else printMessage(out, message);
-            // Acknowledged when the loop asks for the next one: only once it reached the reader.
-            // A reader gone (`| head -1` exited) fails this, and the message stays unread.
-            await out.delivered();
+          for (let waited = false; ; ) {
+            try {
+              // Back after a wait: a read that does not wait says so (Reconnected) as soon as the
+              // server answers, not when the next message ends a long poll.
+              if (waited) {
+                await inbox.get({ wait: 0 }, { signal: ctx.signal });
+                start.connected();
+              }
+              following = open();
+              for await (const message of following) {
+                live = true;
+                if (out.mode.json) out.jsonLine(message);
+                else printMessage(out, message);
+                // Acknowledged when the loop asks for the next one: only once it reached the reader.
+                // A reader gone (`| head -1` exited) fails this, and the message stays unread.
+                await out.delivered();
+              }
+              break;
+            } catch (error) {
+              if (live || !(await start.failed(error))) throw error;
+              waited = true;
+            }
           }
         } catch (error) {
           if (!ctx.signal.aborted) throw error;
@@ -78,7 +109,7 @@ export function registerInbox(program: Command, app: App): void {
         // space's closing (or expiry) and your leaving it elsewhere end it (exit 0, said on
         // stderr); being removed is exit 4 and what to do; a key refused for another reason is
         // this command's error, as it would be any command's.
-        const ended = following.ended;
+        const ended = following?.ended;
         const name = JSON.stringify(ctx.latestName(saved));
         if (ended?.reason === 'closed') {
           const expired = ended.error?.code === 'space_expired';
