@@ -421,6 +421,68 @@ describe('a change stopped while its request is out says it may have been done',
     }
   });
 
+  it('artifact lock: Ctrl-C while a lock call is out, waiting (--wait) or not, releases the lock it took; else says it may be held (SIGTERM: 143)', async () => {
+    // The server takes the lock; its answer is held at the proxy while Ctrl-C comes.
+    const proxy = await scriptedProxy(
+      server.url,
+      /^POST .*\/artifact\/[^/]+\/lock$/,
+      // The first call held, then asked again by its Idempotency-Key: the lock was its.
+      'hold',
+      'forward',
+      // --wait: someone holds the lock, then the next attempt takes it, its answer held.
+      '423',
+      'hold',
+      // The first call held, and asked again, held too: nobody knows.
+      'hold',
+      'hold',
+    );
+    try {
+      const locker = new User(proxy.url);
+      users.push(locker);
+      expect((await locker.run(['space', 'create', 'Locks stopped'])).code).toBe(0);
+      expect(
+        (await locker.run(['artifact', 'create', 'plan.md'], { input: '# Plan\n', stdin: 'pipe' })).code,
+      ).toBe(0);
+      const lockedBy = async () =>
+        (await locker.run(['artifact', 'list', '--json'])).json()[0].lockedBy ?? null;
+
+      const locking = follow(locker, ['artifact', 'lock', 'plan.md']);
+      await eventually(() => expect(proxy.held()).toBe(1));
+      const stopped = await locking.interrupt();
+      expect(stopped.code).toBe(130);
+      expect(stopped.stderr).toContain('✗ interrupted: nothing was locked');
+      expect(stopped.stderr).toContain('The lock its call took was released.');
+      expect(await lockedBy()).toBeNull();
+
+      // Stopped while --wait waits, an attempt out: it said "nothing was done", the lock left held.
+      const waiting = follow(locker, ['artifact', 'lock', 'plan.md', '--wait', '1m']);
+      await waiting.waitFor('waiting up to 1m for it', { in: 'stderr' });
+      await eventually(() => expect(proxy.held()).toBe(2));
+      const waited = await waiting.interrupt();
+      expect(waited.code).toBe(130);
+      expect(waited.stderr).toContain('✗ stopped waiting for the lock on "plan.md": nothing was done');
+      expect(waited.stderr).toContain('The lock its call took was released.');
+      expect(await lockedBy()).toBeNull();
+
+      const again = follow(locker, ['artifact', 'lock', 'plan.md', '--json']);
+      await eventually(() => expect(proxy.held()).toBe(3));
+      const started = Date.now();
+      again.child.kill('SIGTERM');
+      const terminated = await again.done;
+      expect(Date.now() - started).toBeLessThan(10_000);
+      expect(terminated.code).toBe(143);
+      expect(terminated.stdout).toBe('');
+      expect(JSON.parse(terminated.stderr)).toMatchObject({
+        error: 'stopped by SIGTERM',
+        mayHaveRun: true,
+        hint: 'The lock may have been taken all the same: it lapses by itself, or `convene artifact unlock "plan.md"` releases it.',
+        exitCode: 143,
+      });
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it('artifact write: a lock release that gets no answer is waited for 2 s, then said to be still held', async () => {
     // The write and then the release of its lock both held: nothing answers either.
     const proxy = await scriptedProxy(

@@ -1,10 +1,18 @@
-import { type ArtifactView, ConveneError, type LockedArtifact, LockedError, UnlockError } from '@convene/sdk';
+import { randomUUID } from 'node:crypto';
+import {
+  type ArtifactView,
+  ConveneError,
+  type LockedArtifact,
+  LockedError,
+  type LockResult,
+  UnlockError,
+} from '@convene/sdk';
 import type { Context } from './context';
 import { formatSeconds, parseDuration } from './duration';
 import { CliError, UsageError } from './errors';
 import { ExitCode, stoppedBy } from './exit-codes';
 import { isAbort, savesAVersion, versionMaySaved } from './failure';
-import { interruptible } from './interrupt';
+import { GRACE_MS, interruptible } from './interrupt';
 import type { Output } from './output';
 import { choose } from './prompts';
 import { type Value, verbatim } from './quote';
@@ -149,6 +157,108 @@ export async function waitingForLock<T>(
       throw explainedLock(late, about, { waited: waiting });
     }
   }
+}
+
+/** What a lock call stopped by a signal says was not done (see takeLock). */
+export interface LockUndone {
+  /** `interrupted: …` once nothing is left taken: `nothing was edited`. */
+  undone: string;
+  /**
+   * Whether `undone` stays true should the lock be left held (an edit, which opens no editor), so
+   * that it is said then too; `artifact lock`'s own is not.
+   */
+  whateverTheLock: boolean;
+}
+
+/**
+ * Takes the document's lock with the run's signal (`artifact lock`, and `artifact edit` before its
+ * editor), as a write takes its own: Ctrl-C (SIGTERM, SIGHUP) while a lock call is out, or while
+ * `--wait` waits for someone else's lock, ends it at once. A lock call cut off may have taken the
+ * lock all the same, and nobody would release it before it lapses: the first call is made again
+ * with its Idempotency-Key (the server answers it as it answered the call, or takes the lock now),
+ * a later one of `--wait` is looked for in the document, and a lock of yours that was not yours
+ * before is released, within GRACE_MS. When that cannot be known (no answer in time, the call
+ * still running), the error says the lock may be held, and how to release it, and not that
+ * nothing was done.
+ */
+export async function takeLock(
+  ctx: Context,
+  found: FoundArtifact,
+  waitMs: number | undefined,
+  { undone, whateverTheLock }: LockUndone,
+): Promise<LockResult> {
+  const { space, artifact } = found;
+  const first = randomUUID();
+  const unlock = `\`${suggest(ctx, 'artifact unlock', { args: [found.named] })}\``;
+  const mayBeHeld = `The lock may have been taken all the same: it lapses by itself, or ${unlock} releases it.`;
+  const Undone = `${undone[0]!.toUpperCase()}${undone.slice(1)}.`;
+  return interruptible(
+    ctx,
+    async (signal) => {
+      try {
+        return await waitingForLock(ctx, found.lockContext, waitMs, (wait) =>
+          space.artifacts.lock(artifact.id, { ...(wait ?? { idempotencyKey: first }), signal }),
+        );
+      } catch (error) {
+        if (!signal.aborted) throw error;
+        // `--wait` stopped says so itself (`stopped waiting for the lock …: nothing was done`, the
+        // request it stopped its cause); anything else is the stop's.
+        const waiting = error instanceof CliError;
+        const call = waiting ? error.cause : error;
+        const stop = stoppedBy(signal);
+        const stopped = (held: boolean, hint: string | undefined) =>
+          new CliError(
+            waiting
+              ? held
+                ? `stopped waiting for the lock on "${artifact.name}"`
+                : error.message
+              : held && !whateverTheLock
+                ? stop.said
+                : `${stop.said}: ${undone}`,
+            {
+              exitCode: stop.exitCode,
+              ...(hint ? { hint } : {}),
+              // Without its cause, which `explain` would say may have done something more.
+              ...(held ? { details: { mayHaveRun: true } } : {}),
+            },
+          );
+        // A lock you held before: the call only refreshed it, and it stays yours. A call stopped
+        // before it went out took nothing.
+        if (found.heldByMe || (call instanceof ConveneError && !call.mayHaveRun))
+          throw stopped(false, waiting ? error.hint : undefined);
+        // The asking and the release, one attempt each, within the grace the run has.
+        const once = { maxRetries: 0, timeoutMs: GRACE_MS / 2 };
+        let taken: boolean;
+        try {
+          taken = waiting
+            ? (await space.artifacts.get(artifact.id, once)).lockedBy === found.saved.participantId
+            : await space.artifacts.lock(artifact.id, { ...once, idempotencyKey: first }).then(
+                () => true,
+                (replayed: unknown) => {
+                  // Someone else's: the call took nothing.
+                  if (replayed instanceof LockedError) return false;
+                  throw replayed;
+                },
+              );
+          if (taken) await space.artifacts.unlock(artifact.id, once);
+        } catch {
+          throw stopped(true, mayBeHeld);
+        }
+        throw stopped(
+          false,
+          taken ? 'The lock its call took was released.' : waiting ? error.hint : undefined,
+        );
+      }
+    },
+    // Past the grace, the call (or the release) still out.
+    found.heldByMe
+      ? whateverTheLock
+        ? Undone
+        : 'You still hold the lock.'
+      : whateverTheLock
+        ? `${Undone} ${mayBeHeld}`
+        : mayBeHeld,
+  );
 }
 
 /** A 423 as lockedFailure explains it; anything else as it is. */

@@ -6,9 +6,9 @@ import type { AddressInfo } from 'node:net';
  * runs it) and closes the connection instead of answering; `hold` forwards it and keeps the
  * answer, the connection left open (an answer still on its way: for a Ctrl-C meanwhile); `forward` lets it through; `429`
  * refuses it for two minutes without forwarding it; `503` refuses it as a server shutting down;
- * `409` as a state conflict.
+ * `409` as a state conflict; `423` as a lock someone else (Gus) holds.
  */
-export type Step = 'lost' | 'hold' | 'forward' | '429' | '503' | '409';
+export type Step = 'lost' | 'hold' | 'forward' | '429' | '503' | '409' | '423';
 
 export interface ScriptedProxy {
   url: string;
@@ -85,6 +85,11 @@ const refusals = {
     body: { error: 'rate limit exceeded', code: 'rate_limited' },
   },
   '409': { status: 409, headers: {}, body: { error: 'participant is already muted', code: 'conflict' } },
+  '423': {
+    status: 423,
+    headers: {},
+    body: { error: 'the artifact is locked by Gus', code: 'lock_held', lockedBy: 'gus', lockedByName: 'Gus' },
+  },
   '503': {
     status: 503,
     headers: { 'retry-after': '0' },

@@ -1,12 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import type { Command } from '@commander-js/extra-typings';
 import {
   type ArtifactView,
   AuthenticationError,
   ConflictError,
-  ConveneError,
   LockedError,
-  type LockResult,
   limits,
   RateLimitError,
   type SpaceClient,
@@ -14,20 +11,18 @@ import {
 import { type App, examples } from '../../app';
 import {
   explainingLocks,
-  type FoundArtifact,
   findArtifact,
   LOCK_WAIT_OPTION,
   parseLockWait,
   released,
   reportWrite,
-  waitingForLock,
+  takeLock,
 } from '../../lib/artifacts';
 import type { Context } from '../../lib/context';
 import { EditFile, editorCommand, runEditor } from '../../lib/editor';
 import { CliError, UsageError } from '../../lib/errors';
 import { ExitCode, stoppedBy } from '../../lib/exit-codes';
 import { explained } from '../../lib/failure';
-import { GRACE_MS, interruptible } from '../../lib/interrupt';
 import { inline } from '../../lib/output';
 import { quoted, type Value, verbatim } from '../../lib/quote';
 import { when } from '../../lib/render';
@@ -65,7 +60,10 @@ export function registerArtifactEdit(artifact: Command, app: App): void {
       const found = await findArtifact(ctx, options.space, reference, 'convene artifact edit ARTIFACT');
       const { space, artifact: summary } = found;
       ctx.handlesInterrupt = true;
-      const lock = await takeLock(ctx, found, waitMs);
+      const lock = await takeLock(ctx, found, waitMs, {
+        undone: 'nothing was edited',
+        whateverTheLock: true,
+      });
       // Set once the server says the lock is not ours any more (it lapsed, and someone may hold it).
       let lost = false;
       // The save was refused for the key (you were removed, the space closed): nothing to release.
@@ -194,70 +192,6 @@ export function registerArtifactEdit(artifact: Command, app: App): void {
         }
       }
     });
-}
-
-/**
- * Takes the document's lock for the edit with the run's signal, as a write takes its own: Ctrl-C
- * (SIGTERM, SIGHUP) while a lock call is out, or while `--wait` waits for someone else's lock,
- * ends it at once. A lock call cut off may have taken the lock all the same, and nobody would
- * release it before it lapses: the first call is made again with its Idempotency-Key (the server
- * answers it as it answered the call, or takes the lock now), a later one of `--wait` is looked
- * for in the document, and a lock of yours that was not yours before the edit is released, within
- * GRACE_MS. When that cannot be known (no answer in time, the call still running), the error says
- * the lock may be held, and how to release it.
- */
-async function takeLock(ctx: Context, found: FoundArtifact, waitMs: number | undefined): Promise<LockResult> {
-  const { space, artifact } = found;
-  const first = randomUUID();
-  const unlock = `\`${suggest(ctx, 'artifact unlock', { args: [found.named] })}\``;
-  const mayBeHeld = `The lock may have been taken all the same: it lapses by itself, or ${unlock} releases it.`;
-  return interruptible(
-    ctx,
-    async (signal) => {
-      try {
-        return await waitingForLock(ctx, found.lockContext, waitMs, (wait) =>
-          space.artifacts.lock(artifact.id, { ...(wait ?? { idempotencyKey: first }), signal }),
-        );
-      } catch (error) {
-        if (!signal.aborted) throw error;
-        // `--wait` stopped says so itself (`stopped waiting for the lock …`); anything else is the stop's.
-        const stop = stoppedBy(signal);
-        const said = error instanceof CliError ? error.message : `${stop.said}: nothing was edited`;
-        const stopped = (hint: string | undefined, mayHaveRun = false) =>
-          new CliError(said, {
-            exitCode: stop.exitCode,
-            ...(hint ? { hint } : {}),
-            // Without its cause, which `explain` would say may have done something more.
-            ...(mayHaveRun ? { details: { mayHaveRun } } : {}),
-          });
-        // A lock you held before: the call only refreshed it, and it stays yours. A call stopped
-        // before it went out took nothing.
-        if (found.heldByMe || (error instanceof ConveneError && !error.mayHaveRun))
-          throw stopped(error instanceof CliError ? error.hint : undefined);
-        // The asking and the release, one attempt each, within the grace the run has.
-        const once = { maxRetries: 0, timeoutMs: GRACE_MS / 2 };
-        let taken: boolean;
-        try {
-          taken =
-            error instanceof CliError
-              ? (await space.artifacts.get(artifact.id, once)).lockedBy === found.saved.participantId
-              : await space.artifacts.lock(artifact.id, { ...once, idempotencyKey: first }).then(
-                  () => true,
-                  (replayed: unknown) => {
-                    // Someone else's: the call took nothing.
-                    if (replayed instanceof LockedError) return false;
-                    throw replayed;
-                  },
-                );
-          if (taken) await space.artifacts.unlock(artifact.id, once);
-        } catch {
-          throw stopped(mayBeHeld, true);
-        }
-        throw stopped(taken ? 'The lock its call took was released.' : (error as CliError).hint);
-      }
-    },
-    `Nothing was edited. ${found.heldByMe ? '' : mayBeHeld}`.trim(),
-  );
 }
 
 /**

@@ -5,7 +5,7 @@ import {
   findArtifact,
   LOCK_WAIT_OPTION,
   parseLockWait,
-  waitingForLock,
+  takeLock,
 } from '../../lib/artifacts';
 import { inline } from '../../lib/output';
 import { confirm } from '../../lib/prompts';
@@ -40,9 +40,11 @@ export function registerArtifactLock(artifact: Command, app: App): void {
       const ctx = app.context(command);
       const waitMs = parseLockWait(options.wait);
       const found = await findArtifact(ctx, options.space, reference, 'convene artifact lock ARTIFACT');
-      const lock = await waitingForLock(ctx, found.lockContext, waitMs, (wait) =>
-        found.space.artifacts.lock(found.artifact.id, wait),
-      );
+      // Stopped while a lock call is out, a lock it may have taken is released (or said maybe held).
+      const lock = await takeLock(ctx, found, waitMs, {
+        undone: found.heldByMe ? 'you still hold the lock' : 'nothing was locked',
+        whateverTheLock: found.heldByMe,
+      });
       // The version the lock holds the document at (read after it: a --wait may have seen its
       // holder save another). The write the hint suggests goes over that one only: should the lock
       // lapse (a long pause) and someone save meanwhile, it is refused rather than replacing their
