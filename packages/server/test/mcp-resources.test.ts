@@ -77,6 +77,17 @@ async function rawSession(base: string) {
   };
 }
 
+/** A wait_for_messages of 20 s as call `id` of the session, by the space's owner. */
+const startWait = (session: Awaited<ReturnType<typeof rawSession>>, space: SpaceFixture, id: number) =>
+  session.post({
+    id,
+    method: 'tools/call',
+    params: {
+      name: 'wait_for_messages',
+      arguments: { spaceId: space.spaceId, privateKey: space.ownerKey, timeoutSeconds: 20 },
+    },
+  });
+
 /**
  * A wait_for_messages of 20 s cancelled (notifications/cancelled, sent to `cancelOn`) 300 ms in:
  * how long its POST took, and its answer.
@@ -85,14 +96,7 @@ async function cancelledWait(runOn: string, cancelOn: string) {
   const space = await h.createSpace({ name: 'Cancelled' });
   const session = await rawSession(runOn);
   const started = Date.now();
-  const waiting = session.post({
-    id: 7,
-    method: 'tools/call',
-    params: {
-      name: 'wait_for_messages',
-      arguments: { spaceId: space.spaceId, privateKey: space.ownerKey, timeoutSeconds: 20 },
-    },
-  });
+  const waiting = startWait(session, space, 7);
   await new Promise((resolve) => setTimeout(resolve, 300));
   const cancel = await session.post(
     { method: 'notifications/cancelled', params: { requestId: 7, reason: 'the user stopped' } },
@@ -104,6 +108,17 @@ async function cancelledWait(runOn: string, cancelOn: string) {
     ms: Date.now() - started,
     body: (await answer.json()) as { id: number; error?: { code: number } },
   };
+}
+
+/** Whether a session's GET stream on `streamOn` ends once the session is ended (DELETE) on `endOn`. */
+async function streamEndsWithSession(streamOn: string, endOn: string): Promise<boolean> {
+  const session = await rawSession(streamOn);
+  const stream = await session.stream();
+  expect(stream.status).toBe(200);
+  const ended = endsWithin(stream, 5_000);
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  expect((await session.end(endOn)).status).toBe(200);
+  return ended;
 }
 
 /** Whether a GET stream's body ends (the server closed it) within `ms`. */
@@ -381,13 +396,7 @@ describe('MCP resources', () => {
   });
 
   it('ends the session’s notification streams with DELETE', async () => {
-    const session = await rawSession(srv.listenUrl);
-    const stream = await session.stream();
-    expect(stream.status).toBe(200);
-    const ended = endsWithin(stream, 5_000);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect((await session.end()).status).toBe(200);
-    expect(await ended).toBe(true);
+    expect(await streamEndsWithSession(srv.listenUrl, srv.listenUrl)).toBe(true);
   });
 
   it('ends a session’s notification streams and running calls when it is forgotten (unused for a day) or ended', async () => {
@@ -405,14 +414,7 @@ describe('MCP resources', () => {
     const ended = await rawSession(srv.listenUrl);
     const space = await h.createSpace();
     const started = Date.now();
-    const waiting = ended.post({
-      id: 9,
-      method: 'tools/call',
-      params: {
-        name: 'wait_for_messages',
-        arguments: { spaceId: space.spaceId, privateKey: space.ownerKey, timeoutSeconds: 20 },
-      },
-    });
+    const waiting = startWait(ended, space, 9);
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect((await ended.end()).status).toBe(200);
     expect(await (await waiting).json()).toMatchObject({ id: 9, error: { code: -32800 } });
@@ -484,13 +486,7 @@ describe.runIf(onPostgres())('MCP sessions across nodes', () => {
   });
 
   it('ends a session’s notification stream on one node when another ends the session', async () => {
-    const session = await rawSession(srv.listenUrl);
-    const stream = await session.stream();
-    expect(stream.status).toBe(200);
-    const ended = endsWithin(stream, 5_000);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect((await session.end(b.listenUrl)).status).toBe(200);
-    expect(await ended).toBe(true);
+    expect(await streamEndsWithSession(srv.listenUrl, b.listenUrl)).toBe(true);
   });
 
   it('forgets a session at once on every node when one node ends it (DELETE)', async () => {

@@ -3,7 +3,7 @@ import { isDatabaseUnavailable, rowsOf } from '@convene/core';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { effectRoutes, expectError, onPostgres, useServer } from './helpers';
-import { signup, startLink } from './helpers/accounts';
+import { approvedLink, signup } from './helpers/accounts';
 
 // When the database is away or slow: 503 with Retry-After, never 500, nothing half done, and
 // logs that never carry a bound value (decisions.md, Abuse and faults). The fault suite
@@ -172,13 +172,7 @@ describe('a request that cannot finish in time', () => {
   });
 
   it('answers 503 to an anonymous write it held, which commits nothing: a link poll keeps its token, a space is not made', async () => {
-    const human = await signup(h);
-    const link = await startLink(h);
-    const approved = await h.post('/hub/me/link/approve', {
-      headers: human.auth,
-      body: { userCode: link.userCode },
-    });
-    expect(approved.status).toBe(200);
+    const link = await approvedLink(h, await signup(h));
     const poll = () => h.post('/hub/link/poll', { body: { deviceCode: link.deviceCode } });
     const spaces = async () =>
       Number(
@@ -216,13 +210,7 @@ describe('a request that cannot finish in time', () => {
   it.runIf(onPostgres())(
     'answers a write whose commit outlasts its deadline when it commits, never 503: a link poll hands its token over, a space is made once',
     async () => {
-      const human = await signup(h);
-      const link = await startLink(h);
-      const approved = await h.post('/hub/me/link/approve', {
-        headers: human.auth,
-        body: { userCode: link.userCode },
-      });
-      expect(approved.status).toBe(200);
+      const link = await approvedLink(h, await signup(h));
       const db = srv.server.database.db;
       // Every commit that changed a link request or made a space takes 2.5 s (a disk that stalls
       // on its flush), past the 1.5 s deadline; the statements themselves are quick.

@@ -66,14 +66,20 @@ export async function startLink(api: Api, agentName?: string): Promise<LinkFixtu
   };
 }
 
-/** The whole browser-link flow: start, the human approves, the agent's poll collects the token. */
-export async function linkAgent(api: Api, human: HumanFixture, agentName = 'Test agent'): Promise<string> {
+/** A link request the human has approved, its token not yet collected by a poll. */
+export async function approvedLink(api: Api, human: HumanFixture, agentName?: string): Promise<LinkFixture> {
   const link = await startLink(api, agentName);
   const approve = await api.post('/hub/me/link/approve', {
     headers: human.auth,
     body: { userCode: link.userCode },
   });
   expect(approve.status, approve.text).toBe(200);
+  return link;
+}
+
+/** The whole browser-link flow: start, the human approves, the agent's poll collects the token. */
+export async function linkAgent(api: Api, human: HumanFixture, agentName = 'Test agent'): Promise<string> {
+  const link = await approvedLink(api, human, agentName);
   const poll = await api.post('/hub/link/poll', { body: { deviceCode: link.deviceCode } });
   expect(poll.status, poll.text).toBe(200);
   expect(poll.body.status).toBe('approved');
