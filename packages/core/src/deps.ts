@@ -2,6 +2,7 @@ import type { DashboardSessions } from './accounts/sessions';
 import type { DiffEngine } from './artifacts/diff-engine';
 import type { Clock } from './clock';
 import type { Db } from './db/types';
+import { UnavailableError } from './errors';
 import type { EventBus } from './events/event-bus';
 import type { SpaceWatch } from './events/space-watch';
 import type { Sealer } from './infra/sealer';
@@ -35,6 +36,15 @@ export interface CoreConfig {
 export interface WriteDeadline {
   abandoned(): boolean;
   committing(): void;
+}
+
+/**
+ * Called in a write's transaction just before its COMMIT: throws (rolling it back) if the request
+ * was answered 503 already, else marks it committing, so that its answer is the commit's.
+ */
+export function beforeCommit(deadline: WriteDeadline | undefined): void {
+  if (deadline?.abandoned()) throw new UnavailableError('the request timed out before its write committed');
+  deadline?.committing();
 }
 
 /** The ports every use case receives; composed once by the server (or a test). */

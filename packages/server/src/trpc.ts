@@ -1,4 +1,4 @@
-import type { Deps, Executor, StoredResponse } from '@convene/core';
+import { beforeCommit, type Deps, type Executor, type StoredResponse } from '@convene/core';
 import { initTRPC } from '@trpc/server';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { OpenApiMeta } from 'trpc-to-openapi';
@@ -76,9 +76,7 @@ async function withinDeadline<R extends { ok: boolean; error?: unknown }>(
 ): Promise<R> {
   return ctx.deps.db.transaction(async (tx) => {
     const result = await nextIn(ctx, tx, next);
-    if (ctx.deadline?.abandoned()) throw new Error('the request timed out before its write committed');
-    // From here on its answer is the commit's, however late: a 503 now would be false.
-    ctx.deadline?.committing();
+    beforeCommit(ctx.deadline);
     return result;
   });
 }

@@ -2,8 +2,8 @@ import type { TPollLinkRequest, TPollLinkResult } from '@convene/contract';
 import { and, eq, gt, isNotNull } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
 import { linkRequests } from '../db/schema';
-import type { Deps, WriteDeadline } from '../deps';
-import { GoneError, NotFoundError, UnavailableError } from '../errors';
+import { beforeCommit, type Deps, type WriteDeadline } from '../deps';
+import { GoneError, NotFoundError } from '../errors';
 import { displayPrefix, hashSecret } from '../secrets';
 import { sweepExpiredLinks } from './link-requests';
 
@@ -46,9 +46,8 @@ export async function pollLink({ deps, input, deadline }: PollLinkOptions): Prom
     if (!claimed?.tokenEnc) return undefined;
     // Cleared by the claim: nothing to seal again.
     const opened = await box.open(tx, claimed.tokenEnc);
-    if (deadline?.abandoned()) throw new UnavailableError('the poll timed out before it collected the token');
-    // From here on the poll's answer is the commit's, however late: a 503 would lose the token.
-    deadline?.committing();
+    // Answered 503 already, the token stays; else the poll's answer is the commit's, however late.
+    beforeCommit(deadline);
     return opened;
   });
   if (token !== undefined) return { status: 'approved', token, prefix: displayPrefix(token) };

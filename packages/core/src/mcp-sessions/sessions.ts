@@ -1,5 +1,6 @@
 import { and, eq, gt, inArray, lte, sql } from 'drizzle-orm';
 import { mcpSessions, mcpSubscriptions } from '../db/schema';
+import type { Executor } from '../db/types';
 import type { Deps } from '../deps';
 import { hashSecret, mintMcpSessionId } from '../secrets';
 
@@ -49,8 +50,8 @@ export async function cancelMcpCall({
   sessionId,
   requestId,
 }: McpSessionOptions & { sessionId: string; requestId: string | number }): Promise<void> {
-  const payload = mcpSessionNoticePayload({ kind: 'cancelled', hash: hashSecret(sessionId), requestId });
   if (JSON.stringify(requestId).length > MAX_CANCELLED_ID_CHARS) return;
+  const payload = mcpSessionNoticePayload({ kind: 'cancelled', hash: hashSecret(sessionId), requestId });
   await deps.db.execute(sql`select pg_notify(${MCP_SESSIONS_CHANNEL}, ${payload})`);
 }
 
@@ -115,9 +116,7 @@ export async function deleteMcpSession({
       .delete(mcpSessions)
       .where(eq(mcpSessions.id, hash))
       .returning({ id: mcpSessions.id });
-    // Its notification streams end, on whichever node holds them.
-    const ended = mcpSessionNoticePayload({ kind: 'ended', hash });
-    await tx.execute(sql`select pg_notify(${MCP_SESSIONS_CHANNEL}, ${ended})`);
+    await notifyEnded(tx, [hash]);
     return deleted.length > 0;
   });
 }
@@ -141,11 +140,16 @@ export async function sweepMcpSessions({
     const ids = expired.map((row) => row.id);
     await tx.delete(mcpSubscriptions).where(inArray(mcpSubscriptions.sessionId, ids));
     await tx.delete(mcpSessions).where(inArray(mcpSessions.id, ids));
-    // Their notification streams end too, wherever they are open (a stream alone renews nothing).
-    const ended = JSON.stringify(ids.map((hash) => mcpSessionNoticePayload({ kind: 'ended', hash })));
-    await tx.execute(
-      sql`select pg_notify(${MCP_SESSIONS_CHANNEL}, notice) from json_array_elements_text(${ended}::json) as notice`,
-    );
+    // A stream alone renews nothing: a forgotten session's streams end as an ended one's do.
+    await notifyEnded(tx, ids);
     return ids.length;
   });
+}
+
+/** Tells every node that these sessions ended: their notification streams and calls stop. */
+async function notifyEnded(tx: Executor, hashes: readonly string[]): Promise<void> {
+  const ended = JSON.stringify(hashes.map((hash) => mcpSessionNoticePayload({ kind: 'ended', hash })));
+  await tx.execute(
+    sql`select pg_notify(${MCP_SESSIONS_CHANNEL}, notice) from json_array_elements_text(${ended}::json) as notice`,
+  );
 }

@@ -2,6 +2,7 @@ import type { OperationContract } from '@convene/contract';
 import {
   authenticateHuman,
   authorizeReplay,
+  beforeCommit,
   type Clock,
   type Db,
   type Deps,
@@ -384,9 +385,7 @@ export function idempotencyHooks(options: IdempotencyPolicyOptions): {
           return { refused: error };
         }
         // Answered 503 already (too slow): the client was told it did not happen, so it must not.
-        // Else from here on its answer is the commit's, however late (a 503 now would be false).
-        if (deadline.abandoned()) throw new Error('the request timed out before its write committed');
-        deadline.committing();
+        beforeCommit(deadline);
         await store.complete(tx, guard.scope, stamped(done.response));
         return { value: done.value };
       },

@@ -48,15 +48,18 @@ export class McpSessionStreams {
   async start(): Promise<void> {
     this.unlisten = await this.options.database.listen(MCP_SESSIONS_CHANNEL, (payload) => {
       const notice = parseMcpSessionNotice(payload);
-      if (notice?.kind === 'cancelled') this.calls.get(callKey(notice.hash, notice.requestId))?.abort();
+      if (!notice) return;
+      if (notice.kind === 'cancelled') {
+        this.calls.get(callKey(notice.hash, notice.requestId))?.abort();
+        return;
+      }
+      const ended = notice.kind === 'ended';
       // A session ended stops its calls still running (a long wait) as well as its streams.
-      if (notice?.kind === 'ended')
-        for (const [key, call] of this.calls) if (key.startsWith(`${notice.hash} `)) call.abort();
-      if (notice && notice.kind !== 'cancelled')
-        for (const stream of [...(this.streams.get(notice.hash) ?? [])]) {
-          if (notice.kind === 'ended') stream.end();
-          else stream.reload();
-        }
+      if (ended) for (const [key, call] of this.calls) if (key.startsWith(`${notice.hash} `)) call.abort();
+      for (const stream of [...(this.streams.get(notice.hash) ?? [])]) {
+        if (ended) stream.end();
+        else stream.reload();
+      }
     });
     // Sessions unused for a day are forgotten, by whichever node gets there first.
     this.sweeper = setInterval(
