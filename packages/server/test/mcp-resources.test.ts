@@ -1,4 +1,4 @@
-import { sweepMcpSessions } from '@convene/core';
+import { deleteMcpSession, sweepMcpSessions } from '@convene/core';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -397,6 +397,26 @@ describe('MCP resources', () => {
 
   it('ends the session’s notification streams with DELETE', async () => {
     expect(await streamEndsWithSession(srv.listenUrl, srv.listenUrl)).toBe(true);
+  });
+
+  it('ends a notification stream whose session is ended while the stream is being opened', async () => {
+    // The GET checks its session, then counts its stream and opens it: a session ended in between,
+    // its notice heard before the stream listened, left the stream open until its client went.
+    const streams = srv.server.app.mcpStreams!;
+    const open = streams.open;
+    streams.open = async (sessionId, res) => {
+      expect(await deleteMcpSession({ deps: srv.server.deps, sessionId })).toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      return open.call(streams, sessionId, res);
+    };
+    try {
+      const session = await rawSession(srv.listenUrl);
+      const stream = await session.stream();
+      expect(stream.status).toBe(200);
+      expect(await endsWithin(stream, 5_000)).toBe(true);
+    } finally {
+      streams.open = open;
+    }
   });
 
   it('ends a session’s notification streams and running calls when it is forgotten (unused for a day) or ended', async () => {

@@ -78,7 +78,7 @@ export function mcpHandler({ app, config, deps, api, idempotency }: RouteScope):
       res.flushHeaders();
       request.raw.socket.setNoDelay(true);
       request.raw.socket.setTimeout(0);
-      streams.open(sessionId, res);
+      await streams.open(sessionId, res);
       return reply;
     }
 

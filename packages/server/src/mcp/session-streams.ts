@@ -13,6 +13,7 @@ import {
   type SessionSubscription,
   type StreamEvent,
   sweepMcpSessions,
+  touchMcpSession,
 } from '@convene/core';
 import type { EventHub, HubItem } from '../events/hub';
 
@@ -89,8 +90,13 @@ export class McpSessionStreams {
     };
   }
 
-  /** Opens the session's notification stream on `res` (headers already checked and sent by the caller). */
-  open(sessionId: string, res: ServerResponse): SessionStream {
+  /**
+   * Opens the session's notification stream on `res` (headers already checked and sent by the
+   * caller). The stream listens for its session's end before the session is read again: a
+   * session ended since the caller's check, whose notice may have come before the stream
+   * listened, ends the stream here.
+   */
+  async open(sessionId: string, res: ServerResponse): Promise<SessionStream> {
     const hash = sessionHash(sessionId);
     const stream = new SessionStream(hash, res, this.options, () => {
       const set = this.streams.get(hash);
@@ -103,7 +109,12 @@ export class McpSessionStreams {
       this.streams.set(hash, set);
     }
     set.add(stream);
-    stream.reload();
+    const live = await touchMcpSession({ deps: this.options.deps, sessionId }).catch((error) => {
+      this.options.onError?.(error, 'reading an MCP session');
+      return false;
+    });
+    if (live) stream.reload();
+    else stream.end();
     return stream;
   }
 
