@@ -11,11 +11,19 @@ let server: TestServer;
 let host: User;
 let humanLink: string;
 const users: User[] = [];
-const user = () => {
-  const made = new User(server.url);
+const user = (url = server.url) => {
+  const made = new User(url);
   users.push(made);
   return made;
 };
+
+/** Someone at `url` (a proxy's) who owns a space named `space` holding a document `name`. */
+async function withDocument(url: string, space: string, name: string, content: string): Promise<User> {
+  const made = user(url);
+  expect((await made.run(['space', 'create', space])).code).toBe(0);
+  expect((await made.run(['artifact', 'create', name], { input: content, stdin: 'pipe' })).code).toBe(0);
+  return made;
+}
 
 beforeAll(async () => {
   server = await startServer();
@@ -273,8 +281,7 @@ describe('a change stopped while its request is out says it may have been done',
     // The server runs the send; its answer is held at the proxy while Ctrl-C comes.
     const proxy = await scriptedProxy(server.url, /^POST .*\/messages$/, 'hold', 'forward', 'hold');
     try {
-      const sender = new User(proxy.url);
-      users.push(sender);
+      const sender = user(proxy.url);
       expect((await sender.run(['space', 'create', 'Held answers'])).code).toBe(0);
       const sending = follow(sender, ['send', 'Deploy done']);
       await eventually(() => expect(proxy.held()).toBe(1));
@@ -312,8 +319,7 @@ describe('a change stopped while its request is out says it may have been done',
   it('space create: Ctrl-C says the space may have been created, its key not kept', async () => {
     const proxy = await scriptedProxy(server.url, /^POST .*\/hub\/space$/, 'hold', 'hold');
     try {
-      const creator = new User(proxy.url);
-      users.push(creator);
+      const creator = user(proxy.url);
       const creating = follow(creator, ['space', 'create', 'Half made']);
       await eventually(() => expect(proxy.held()).toBe(1));
       const stopped = await creating.interrupt();
@@ -345,12 +351,7 @@ describe('a change stopped while its request is out says it may have been done',
   it('artifact write: Ctrl-C says a version may have been saved, and the lock it took is released', async () => {
     const proxy = await scriptedProxy(server.url, /^PATCH .*\/artifact\/[^/]+$/, 'hold');
     try {
-      const writer = new User(proxy.url);
-      users.push(writer);
-      expect((await writer.run(['space', 'create', 'Held writes'])).code).toBe(0);
-      expect(
-        (await writer.run(['artifact', 'create', 'plan.md'], { input: '# Plan\n', stdin: 'pipe' })).code,
-      ).toBe(0);
+      const writer = await withDocument(proxy.url, 'Held writes', 'plan.md', '# Plan\n');
       const writing = follow(writer, ['artifact', 'write', 'plan.md'], {
         input: '# Plan v2\n',
         stdin: 'file',
@@ -382,12 +383,7 @@ describe('a change stopped while its request is out says it may have been done',
       'hold',
     );
     try {
-      const writer = new User(proxy.url);
-      users.push(writer);
-      expect((await writer.run(['space', 'create', 'Held locks'])).code).toBe(0);
-      expect(
-        (await writer.run(['artifact', 'create', 'plan.md'], { input: '# Plan\n', stdin: 'pipe' })).code,
-      ).toBe(0);
+      const writer = await withDocument(proxy.url, 'Held locks', 'plan.md', '# Plan\n');
       const opened = join(writer.home, 'opened');
       const ed = editor(writer, 'never', `touch "${opened}"\nprintf "mine\\n" >> "$1"`);
       const editing = follow(writer, ['artifact', 'edit', 'plan.md'], { env: { EDITOR: ed } });
@@ -437,12 +433,7 @@ describe('a change stopped while its request is out says it may have been done',
       'hold',
     );
     try {
-      const locker = new User(proxy.url);
-      users.push(locker);
-      expect((await locker.run(['space', 'create', 'Locks stopped'])).code).toBe(0);
-      expect(
-        (await locker.run(['artifact', 'create', 'plan.md'], { input: '# Plan\n', stdin: 'pipe' })).code,
-      ).toBe(0);
+      const locker = await withDocument(proxy.url, 'Locks stopped', 'plan.md', '# Plan\n');
       const lockedBy = async () =>
         (await locker.run(['artifact', 'list', '--json'])).json()[0].lockedBy ?? null;
 
@@ -492,12 +483,7 @@ describe('a change stopped while its request is out says it may have been done',
       'hold',
     );
     try {
-      const writer = new User(proxy.url);
-      users.push(writer);
-      expect((await writer.run(['space', 'create', 'Held releases'])).code).toBe(0);
-      expect(
-        (await writer.run(['artifact', 'create', 'notes.md'], { input: 'one\n', stdin: 'pipe' })).code,
-      ).toBe(0);
+      const writer = await withDocument(proxy.url, 'Held releases', 'notes.md', 'one\n');
       const writing = follow(writer, ['artifact', 'write', 'notes.md'], { input: 'two\n', stdin: 'file' });
       await eventually(() => expect(proxy.held()).toBe(1));
       const started = Date.now();

@@ -55,6 +55,36 @@ async function post(content: string) {
 
 const count = (text: string, part: string) => text.split(part).length - 1;
 
+/**
+ * `args` (tail, inbox --follow) run by `who` while the server is down, as text and with --json:
+ * both wait for it, said as a live connection says its loss, and follow once it is back, where
+ * `send` posts what both must show.
+ */
+async function startedWhileDown(who: User, args: string[], send: (content: string) => Promise<void>) {
+  await server.stop();
+  const text = follow(who, args, { timeoutMs: 90_000 });
+  const json = follow(who, [...args, '--json'], { timeoutMs: 90_000 });
+  await text.waitFor('Connection lost (ECONNREFUSED), reconnecting…\n', { in: 'stderr' });
+  await json.waitFor('{"warning":"Connection lost (ECONNREFUSED), reconnecting…"}\n', { in: 'stderr' });
+  // Still waiting, a few tries later: it used to end at once, exit 1.
+  await new Promise((resolve) => setTimeout(resolve, 5_000));
+  expect(text.child.exitCode).toBeNull();
+  expect(json.child.exitCode).toBeNull();
+  await server.start();
+  // Said once the server answers, not when a message ends a read.
+  await text.waitFor('Reconnected\n', { in: 'stderr', timeoutMs: 40_000 });
+  await json.waitFor('{"warning":"Reconnected"}\n', { in: 'stderr', timeoutMs: 40_000 });
+  await send('after a late start');
+  for (const live of [text, json]) await live.waitFor('after a late start', { timeoutMs: 40_000 });
+  for (const result of await Promise.all([text.interrupt(), json.interrupt()])) expect(result.code).toBe(0);
+  expect(count(text.stderr(), 'Connection lost')).toBe(1);
+  expect(text.stderr().indexOf('Connection lost')).toBeLessThan(text.stderr().indexOf('Reconnected'));
+  expect(text.stderr()).not.toContain('cannot reach');
+  expect(text.stdout()).not.toMatch(/Connection lost|Reconnected/);
+  expect(json.stderr().trim().split('\n').at(-1)).toBe('{"warning":"Reconnected"}');
+  return { text, json };
+}
+
 /** Someone whose one saved space, at `url`, is the owner's, as `change` alters it. */
 function holding(url: string, change: (entry: any) => any = (entry) => entry): User {
   const who = new User(url);
@@ -257,27 +287,9 @@ describe('inbox --follow stopped during its first wait', () => {
 
 describe('tail with the server down', () => {
   it('started while it is down, waits for it as it does once live, said the same way; then follows', async () => {
-    await server.stop();
-    const text = follow(owner, ['tail', '--lines', '1'], { timeoutMs: 90_000 });
-    const json = follow(owner, ['tail', '--lines', '1', '--json'], { timeoutMs: 90_000 });
-    await text.waitFor('Connection lost (ECONNREFUSED), reconnecting…\n', { in: 'stderr' });
-    await json.waitFor('{"warning":"Connection lost (ECONNREFUSED), reconnecting…"}\n', { in: 'stderr' });
-    // Still waiting, a few tries later: it used to end at once, exit 1.
-    await new Promise((resolve) => setTimeout(resolve, 5_000));
-    expect(text.child.exitCode).toBeNull();
-    expect(json.child.exitCode).toBeNull();
-    await server.start();
-    await text.waitFor('Reconnected\n', { in: 'stderr', timeoutMs: 40_000 });
-    await text.waitFor('Following Live live', { in: 'stderr', timeoutMs: 40_000 });
-    await json.waitFor('"event":"context"', { timeoutMs: 40_000 });
-    await post('after a late start');
-    await text.waitFor('after a late start', { timeoutMs: 40_000 });
-    await json.waitFor('after a late start', { timeoutMs: 40_000 });
-    for (const result of await Promise.all([text.interrupt(), json.interrupt()])) expect(result.code).toBe(0);
-    expect(count(text.stderr(), 'Connection lost')).toBe(1);
-    expect(text.stderr().indexOf('Connection lost')).toBeLessThan(text.stderr().indexOf('Reconnected'));
-    expect(text.stdout()).not.toMatch(/Connection lost|Reconnected/);
-    expect(json.stderr().trim().split('\n').at(-1)).toBe('{"warning":"Reconnected"}');
+    const { text, json } = await startedWhileDown(owner, ['tail', '--lines', '1'], post);
+    expect(text.stderr()).toContain('Following Live live');
+    expect(json.stdout()).toContain('"event":"context"');
   }, 120_000);
 
   it('started behind a proxy while Convene is away (its 502, 503, 504 pages), waits as for a refused connection; then follows (inbox --follow too)', async () => {
@@ -363,29 +375,9 @@ describe('inbox --follow with the server down', () => {
       await host.run(['space', 'create', 'Late start']);
       const { agentLink } = (await host.run(['invite', '--json'])).json();
       expect((await reader.run(['join', agentLink, '--name', 'Lena'])).code).toBe(0);
-      await server.stop();
-      const text = follow(reader, ['inbox', '--follow', '--wait', '5'], { timeoutMs: 90_000 });
-      const json = follow(reader, ['inbox', '--follow', '--wait', '5', '--json'], { timeoutMs: 90_000 });
-      await text.waitFor('Connection lost (ECONNREFUSED), reconnecting…\n', { in: 'stderr' });
-      await json.waitFor('{"warning":"Connection lost (ECONNREFUSED), reconnecting…"}\n', { in: 'stderr' });
-      // Still waiting, a few tries later: it used to end at once, exit 1.
-      await new Promise((resolve) => setTimeout(resolve, 5_000));
-      expect(text.child.exitCode).toBeNull();
-      expect(json.child.exitCode).toBeNull();
-      await server.start();
-      // Said once the server answers, not when a message ends a read.
-      await text.waitFor('Reconnected\n', { in: 'stderr', timeoutMs: 40_000 });
-      await json.waitFor('{"warning":"Reconnected"}\n', { in: 'stderr', timeoutMs: 40_000 });
-      expect((await host.run(['send', '@Lena after a late start'])).code).toBe(0);
-      await text.waitFor('@Lena after a late start', { timeoutMs: 40_000 });
-      await json.waitFor('@Lena after a late start', { timeoutMs: 40_000 });
-      for (const result of await Promise.all([text.interrupt(), json.interrupt()]))
-        expect(result.code).toBe(0);
-      expect(count(text.stderr(), 'Connection lost')).toBe(1);
-      expect(text.stderr().indexOf('Connection lost')).toBeLessThan(text.stderr().indexOf('Reconnected'));
-      expect(text.stderr()).not.toContain('cannot reach');
-      expect(text.stdout()).not.toMatch(/Connection lost|Reconnected/);
-      expect(json.stderr().trim().split('\n').at(-1)).toBe('{"warning":"Reconnected"}');
+      await startedWhileDown(reader, ['inbox', '--follow', '--wait', '5'], async (content) => {
+        expect((await host.run(['send', `@Lena ${content}`])).code).toBe(0);
+      });
       // Acknowledged as it was printed: the next run has nothing more.
       expect((await reader.run(['inbox', '--json'])).json().messages).toEqual([]);
     } finally {
