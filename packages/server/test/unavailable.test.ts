@@ -171,8 +171,12 @@ describe('a request that cannot finish in time', () => {
     expect(await names()).toEqual(['before', 'held']);
   });
 
-  it('answers 503 to an anonymous write it held, which commits nothing: a link poll keeps its token, a space is not made', async () => {
+  it('answers 503 to an anonymous write it held, which commits nothing: a link poll keeps its token, a space or an account is not made', async () => {
     const link = await approvedLink(h, await signup(h));
+    const account = {
+      email: `held-${randomBytes(6).toString('hex')}@example.com`,
+      password: 'a long password',
+    };
     const poll = () => h.post('/hub/link/poll', { body: { deviceCode: link.deviceCode } });
     const spaces = async () =>
       Number(
@@ -187,18 +191,23 @@ describe('a request that cannot finish in time', () => {
       await tx.execute(
         sql`select 1 from link_requests where user_code = ${link.userCode.replace('-', '')} for update`,
       );
-      await tx.execute(sql`lock table spaces in exclusive mode`);
+      await tx.execute(sql`lock table spaces, users in exclusive mode`);
       held();
       await new Promise((resolve) => setTimeout(resolve, 2_500));
     });
     await holding;
-    const [polled, created] = await Promise.all([
+    const [polled, created, signedUp] = await Promise.all([
       poll(),
       h.post('/hub/space', { body: { name: 'held', description: 'held past its deadline' } }),
+      h.post('/hub/auth/signup', { body: account }),
     ]);
     expectError(polled, 503);
     expectError(created, 503);
+    expectError(signedUp, 503);
     await holder;
+    // The account was not made: signing up again makes it (it was told the email was taken).
+    const again = await h.post('/hub/auth/signup', { body: account });
+    expect(again.status, again.text).toBe(201);
     // Told it did not happen, and it did not: the next poll collects the token, once.
     expect(await spaces()).toBe(before);
     const collected = await poll();
@@ -208,7 +217,7 @@ describe('a request that cannot finish in time', () => {
   });
 
   it.runIf(onPostgres())(
-    'answers a write whose commit outlasts its deadline when it commits, never 503: a link poll hands its token over, a space is made once',
+    'answers a write whose commit outlasts its deadline when it commits, never 503: a link poll hands its token over, a space or an account is made once',
     async () => {
       const link = await approvedLink(h, await signup(h));
       const db = srv.server.database.db;
@@ -223,12 +232,15 @@ describe('a request that cannot finish in time', () => {
       await db.execute(sql`
       create constraint trigger slow_space_commit after insert on spaces
       deferrable initially deferred for each row execute function slow_commit()`);
+      await db.execute(sql`
+      create constraint trigger slow_user_commit after insert on users
+      deferrable initially deferred for each row execute function slow_commit()`);
       const space = await h.createSpace();
       await db.execute(sql`
       create constraint trigger slow_artifact_commit after insert on artifacts
       deferrable initially deferred for each row execute function slow_commit()`);
       try {
-        const [polled, created, guarded] = await Promise.all([
+        const [polled, created, guarded, signedUp] = await Promise.all([
           h.post('/hub/link/poll', { body: { deviceCode: link.deviceCode } }),
           h.post('/hub/space', { body: { name: 'slow', description: 'a commit past its deadline' } }),
           // A write under an Idempotency-Key commits with its record.
@@ -237,7 +249,14 @@ describe('a request that cannot finish in time', () => {
             headers: { 'Idempotency-Key': randomUUID() },
             body: { name: 'slow', type: 'markdown', content: 'x' },
           }),
+          h.post('/hub/auth/signup', {
+            body: {
+              email: `slow-${randomBytes(6).toString('hex')}@example.com`,
+              password: 'a long password',
+            },
+          }),
         ]);
+        expect(signedUp.status, signedUp.text).toBe(201);
         expect(guarded.status, guarded.text).toBe(200);
         expect(polled.status, polled.text).toBe(200);
         expect(polled.body.token).toMatch(/^usr_/);
@@ -247,6 +266,7 @@ describe('a request that cannot finish in time', () => {
         await db.execute(sql`drop trigger slow_link_commit on link_requests`);
         await db.execute(sql`drop trigger slow_space_commit on spaces`);
         await db.execute(sql`drop trigger slow_artifact_commit on artifacts`);
+        await db.execute(sql`drop trigger slow_user_commit on users`);
       }
     },
   );

@@ -14,7 +14,7 @@ import { type Declaration, operation } from './declare';
 export const accountOperations: Declaration[] = [
   operation(contract.signup, {
     ownTransaction: true,
-    run: (input, { deps, client }) => signup({ deps, input, client }),
+    run: (input, { deps, client, deadline }) => signup({ deps, input, client, deadline }),
   }),
   operation(contract.login, {
     ownTransaction: true,

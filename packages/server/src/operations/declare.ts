@@ -54,9 +54,10 @@ export interface OperationDeclaration {
   /**
    * Its use case runs in no transaction of the idempotent middleware's (trpc.ts), which every
    * other write without an Idempotency-Key runs in, so that one answered 503 for taking too long
-   * commits nothing. Signup and login hash a password, which no transaction should wait for (one
-   * answered 503 may still commit); pollLink keeps the deadline in a transaction of its own, as
-   * its refusal of an expired approval revokes the token, which a rollback would undo.
+   * commits nothing. Signup and login hash a password, which no transaction should wait for:
+   * signup makes its account in a transaction of its own after the hash, checking the deadline
+   * before its COMMIT, and login writes nothing; pollLink keeps the deadline in a transaction of
+   * its own, as its refusal of an expired approval revokes the token, which a rollback would undo.
    */
   ownTransaction?: boolean;
   tool?: ToolDeclaration;
