@@ -24,7 +24,7 @@ import { clientErrorHandler, connectRefusal } from './http/client-error';
 import { registerCors } from './http/cors';
 import { toHttpError } from './http/errors';
 import { forwardedWithoutTrust } from './http/forwarded';
-import { authorizeReplayOf, idempotencyHooks } from './http/idempotency';
+import { authorizeReplayOf, idempotencyHooks, skipAnsweredHandlers } from './http/idempotency';
 import { serializeError } from './http/log-errors';
 import { normaliseRequest, registerHttpPolicy, restoreHead } from './http/policy';
 import { Presence } from './http/presence';
@@ -251,6 +251,7 @@ export async function buildApp({
   // 6. Idempotency-Key: replay, or mark the write as guarded before the handler; the handler's
   //    transaction records it (http/idempotency.ts; the idempotent middleware of trpc.ts, rest/direct.ts).
   app.addHook('preHandler', idempotency.preHandler);
+  skipAnsweredHandlers(app);
   registerPolicySweeper(app, {
     limiter: rateLimiter,
     store: idempotencyStore,

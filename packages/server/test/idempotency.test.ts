@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { connect } from 'node:net';
 import { FakeClock, type IdempotencyStore, rowsOf, SqlIdempotencyStore } from '@convene/core';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
@@ -122,6 +123,52 @@ describe('a retry with the same Idempotency-Key', () => {
     expect(retry.body.messageId).toBe(first.body.messageId);
     const list = await h.get(`/hub/space/${space.spaceId}/messages`, { key: space.ownerKey });
     expect(list.body.messages.map((m: { content: string }) => m.content)).toEqual(['only once']);
+  });
+
+  it('runs nothing for a retry whose client left before its replay went out: a send, a document write', async () => {
+    // The retry's replay is answered by a hook, whose answer then waits on its onSend hooks (a
+    // send's rate-limit count goes to the database); its client gone, Fastify ran the handler
+    // meanwhile, without the guard, and the message was posted again (a fault trial: a client
+    // that gave up on a frozen node, whose buffered retry ran once the node woke).
+    const space = await h.createSpace();
+    const doc = await h.post(`/hub/space/${space.spaceId}/artifact`, {
+      key: space.ownerKey,
+      body: { name: 'Once', type: 'markdown', content: 'v1' },
+    });
+    expectOk(doc);
+    expectOk(
+      await h.post(`/hub/space/${space.spaceId}/artifact/${doc.body.id}/lock`, { key: space.ownerKey }),
+    );
+    const writes = [
+      [`/hub/space/${space.spaceId}/messages`, 'POST', { content: 'only once', type: 'text' }],
+      [`/hub/space/${space.spaceId}/artifact/${doc.body.id}`, 'PATCH', { content: 'v2' }],
+    ] as const;
+    for (const [path, method, body] of writes) {
+      const headers = { 'Idempotency-Key': randomUUID() };
+      const first = await h.request(method, path, { key: space.ownerKey, body, headers });
+      expectOk(first);
+      // The same request again, from a client that closes its end as soon as it has sent it.
+      const text = JSON.stringify(body);
+      const socket = connect(Number(new URL(srv.listenUrl).port), '127.0.0.1');
+      await new Promise<void>((resolve) => socket.once('connect', resolve));
+      socket.on('error', () => {});
+      socket.write(
+        `${method} ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n` +
+          `X-Private-Key: ${space.ownerKey}\r\nIdempotency-Key: ${headers['Idempotency-Key']}\r\n` +
+          `Content-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
+      );
+      // Gone while the server looks up the record: a reset, as a client that gave up.
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      socket.resetAndDestroy();
+    }
+    // Whatever the retries might have written is committed by now.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const list = await h.get(`/hub/space/${space.spaceId}/messages`, { key: space.ownerKey });
+    expect(list.body.messages.map((m: { content: string }) => m.content)).toEqual(['only once']);
+    const written = await h.get(`/hub/space/${space.spaceId}/artifact/${doc.body.id}`, {
+      key: space.ownerKey,
+    });
+    expect(written.body).toMatchObject({ version: 2, content: 'v2' });
   });
 
   it('replays a closing: the retry does not meet the closed space', async () => {

@@ -17,7 +17,7 @@ import {
   type WriteDeadline,
   within,
 } from '@convene/core';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { operationOf, pathParam, pathPattern } from '../rest/route-table';
 import { idempotencyCallerOf, presentedCredential, sha256 } from './client';
 import { withCode } from './error-body';
@@ -166,6 +166,9 @@ export type IdempotencyGate = (
 ) => Promise<Begun>;
 
 const guards = new WeakMap<FastifyRequest, GuardedRequest>();
+
+/** Requests answered by the preHandler (a replay): their handler must not run (skipAnsweredHandlers). */
+const answered = new WeakSet<FastifyRequest>();
 
 /** The guarded write a request is, if it is one (set by the idempotency preHandler). */
 export const guardOf = (request: FastifyRequest): GuardedRequest | undefined => guards.get(request);
@@ -337,7 +340,10 @@ export function idempotencyHooks(options: IdempotencyPolicyOptions): {
           });
         }),
     );
-    if ('replay' in begun) return sendReplay(reply, begun.replay);
+    if ('replay' in begun) {
+      answered.add(request);
+      return sendReplay(reply, begun.replay);
+    }
     // The same guard, watched: whether the handler took it up (ran it, or released it itself).
     let consumed = false;
     guards.set(request, {
@@ -395,4 +401,23 @@ export function idempotencyHooks(options: IdempotencyPolicyOptions): {
   }
 
   return { preHandler, begin };
+}
+
+/**
+ * Keeps the handler of a request the idempotency preHandler answered (a replay) from running.
+ * Fastify runs the handler unless the answer has ended, and waits for it by `return reply`,
+ * which also resolves when the client has gone: an answer still in its onSend hooks (the count
+ * of a send's rate limit, a database round trip) had not ended, so the handler ran, without the
+ * guard, and wrote the replayed write again (a fault trial: a client that gave up on a frozen
+ * node, whose buffered retry ran once the node woke). An onRoute hook: it wraps every route
+ * registered after it.
+ */
+export function skipAnsweredHandlers(app: FastifyInstance): void {
+  app.addHook('onRoute', (route) => {
+    const handler = route.handler;
+    route.handler = function (this: FastifyInstance, request, reply) {
+      if (answered.has(request)) return reply;
+      return handler.call(this, request, reply);
+    };
+  });
 }
