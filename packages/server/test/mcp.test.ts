@@ -620,6 +620,19 @@ describe('MCP server', () => {
     const body = await callError(mcp, 'create_space', { name: '', description: 'x' }, 400);
     expect(body.error).toMatch(/^invalid request: name/);
     await callError(mcp, 'create_space', { name: 'n', description: 'd', ttl: 0 }, 400);
+    // A key argument of another type is a malformed argument, named, not a missing key (401).
+    const space = await h.createSpace();
+    for (const privateKey of [{ a: 1 }, 42, [space.ownerKey]]) {
+      const wrong = await callError(
+        mcp,
+        'send_message',
+        { spaceId: space.spaceId, privateKey, content: 'x' },
+        400,
+      );
+      expect(wrong.issues).toEqual([
+        { path: ['privateKey'], message: 'privateKey must be a string: the space key' },
+      ]);
+    }
   });
 
   it('answers U+0000 in a tool argument as the tool’s 400 with REST’s message, and the other calls of its batch still run', async () => {

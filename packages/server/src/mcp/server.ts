@@ -196,6 +196,11 @@ export function createMcpServer({
       // (http/policy.ts): the same 400.
       const problem = jsonBodyProblem(args);
       if (problem === NUL_PROBLEM || problem === SURROGATE_PROBLEM) throw new ValidationError(problem);
+      // A key argument that is no string is a malformed argument (400, named), not a missing key.
+      if (args.privateKey !== undefined && typeof args.privateKey !== 'string') {
+        const message = 'privateKey must be a string: the space key';
+        throw new ValidationError(message, { issues: [{ path: ['privateKey'], message }] });
+      }
       const key = argKey ?? header(headers, 'x-private-key');
       const userToken = header(headers, 'x-user-token');
       tool.requireCredential?.({
