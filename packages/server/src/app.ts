@@ -26,6 +26,7 @@ import { toHttpError } from './http/errors';
 import { forwardedWithoutTrust } from './http/forwarded';
 import { authorizeReplayOf, idempotencyHooks, skipAnsweredHandlers } from './http/idempotency';
 import { serializeError } from './http/log-errors';
+import { boundPipelining, RUNNING_PER_CONNECTION, WAITING_PER_CONNECTION } from './http/pipelining';
 import { normaliseRequest, registerHttpPolicy, restoreHead } from './http/policy';
 import { Presence } from './http/presence';
 import { isHealthProbe, isPageRoute, mcpBatchHook, rateLimitHook } from './http/rate-limit';
@@ -181,6 +182,14 @@ export async function buildApp({
     },
   });
 
+  // At most 16 requests of a connection run at once, however many it pipelines: a request waiting
+  // its turn reaches no `request` listener, so it costs nothing (http/pipelining.ts).
+  boundPipelining(app.server, (socket) =>
+    app.log.warn(
+      { remoteAddress: socket.remoteAddress },
+      `connection closed: more than ${RUNNING_PER_CONNECTION + WAITING_PER_CONNECTION} requests pipelined on it unanswered`,
+    ),
+  );
   ids.stamp(app.server);
   // A CONNECT never reaches the handler: answered here, as every refusal.
   app.server.on('connect', connectRefusal(config.apiVersions.current, app.log));
