@@ -225,7 +225,7 @@ describe('slow clients', () => {
     });
   }, 20_000);
 
-  it('answers a request whose body trickles in 503 at the request deadline, then closes its connection', async () => {
+  it('answers a request whose body trickles in 408 at the request deadline (the client is late, not the service), then closes its connection', async () => {
     await withServer({ config: { requestTimeoutMs: 1_000, headersTimeoutMs: 500 } }, async ({ srv, h }) => {
       const url = new URL(srv.listenUrl);
       const socket = connect(Number(url.port), url.hostname);
@@ -237,21 +237,33 @@ describe('slow clients', () => {
       socket.on('error', () => {});
       const closed = new Promise<number>((resolve) => socket.on('close', () => resolve(Date.now())));
       const opened = Date.now();
+      const space = await h.createSpace();
       socket.write(
-        'POST /hub/space HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{',
+        `POST /hub/space/${space.spaceId}/messages HTTP/1.1\r\nHost: x\r\nX-Private-Key: ${space.ownerKey}\r\n` +
+          'Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"content": "late"',
       );
       // A byte of the body every 200 ms: it would take 20,000 s to arrive.
       const trickle = setInterval(() => socket.writable && socket.write(' '), 200);
       try {
         expectOk(await h.get('/api/health'));
         const at = await closed;
-        expect(answer).toMatch(/^HTTP\/1\.1 503 /);
-        // One answer: closed once it is out, not answered again by Node's own deadline (408).
-        expect(answer.match(/HTTP\/1\.1 \d{3} /g)).toEqual(['HTTP/1.1 503 ']);
+        expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+        // One answer: closed once it is out, not answered again by Node's own deadline.
+        expect(answer.match(/HTTP\/1\.1 \d{3} /g)).toEqual(['HTTP/1.1 408 ']);
         expect(answer).toMatch(/\r\nconnection: close\r\n/i);
+        // As headers that trickle are answered; no Retry-After, which would invite it back.
+        expect(answer).not.toMatch(/\r\nretry-after:/i);
+        expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({
+          error: 'the request did not arrive in time',
+          code: 'invalid_request',
+        });
         // Read no longer than the deadline and one check interval after it, with slack (Node's
         // own deadline would have read it for 300 s).
         expect(at - opened).toBeLessThan(5_000);
+        // Nothing of it was sent.
+        const list = await h.get(`/hub/space/${space.spaceId}/messages`, { key: space.ownerKey });
+        expectOk(list);
+        expect(list.body.messages.filter((m: { type: string }) => m.type !== 'system')).toEqual([]);
       } finally {
         clearInterval(trickle);
         socket.destroy();

@@ -35,7 +35,8 @@ export function declaredWaitMs(request: FastifyRequest): number {
 /**
  * A request that cannot finish in `ms` answers 503 `{error}` with Retry-After (decisions.md,
  * Abuse and faults), whatever it waits on: a database that does not answer, a lock, a pool with
- * no free connection. Streams and long waits (`/mcp`'s wait_for_messages) take their reply over
+ * no free connection; one whose body has not all arrived by then answers 408, the client's delay.
+ * Streams and long waits (`/mcp`'s wait_for_messages) take their reply over
  * (takeOver), which stops the timer; a route whose config says `longWait: true` has none.
  */
 export function startRequestTimer(request: FastifyRequest, reply: FastifyReply, ms: number): void {
@@ -51,13 +52,18 @@ export function startRequestTimer(request: FastifyRequest, reply: FastifyReply, 
       return;
     }
     timedOut.add(request);
-    request.log.warn({ timeoutMs: ms }, 'request timed out');
-    // A body still arriving is read no further: the connection closes once the answer is out,
-    // or Node's own deadline, a second later, answered the same request again (a raw 408).
+    // A body still arriving is the client's delay, not the service's: 408, as Node's own for
+    // headers that trickle (http/client-error.ts), no Retry-After. It is read no further: the
+    // connection closes once the answer is out, or Node's own deadline, a second later, answered
+    // the same request again (a raw 408). Its handler never ran (Fastify reads the body first).
     if (!request.raw.complete) {
+      request.log.info({ timeoutMs: ms }, 'request body did not arrive in time');
       reply.header('Connection', 'close');
       reply.raw.once('finish', () => request.raw.socket?.destroy());
+      sendError(reply, 408, { error: 'the request did not arrive in time' });
+      return;
     }
+    request.log.warn({ timeoutMs: ms }, 'request timed out');
     sendError(
       reply,
       503,
