@@ -6,6 +6,7 @@ import { lockDataDir } from './data-dir-lock';
 import { type Migrated, migrate, migratedMessage, newerSchemaMessage } from './migrate';
 import { isDatabaseUnavailable, sqlState } from './pg-error';
 import * as schema from './schema';
+import { type EndedSession, endStalledSessions, type StalledSightings } from './stalled-sessions';
 import type { Db } from './types';
 
 export * from './data-dir-lock';
@@ -13,6 +14,7 @@ export * from './maintenance';
 export { migrate, migrationsFolder, rowsOf } from './migrate';
 export { isDatabaseUnavailable } from './pg-error';
 export * as schema from './schema';
+export { type EndedSession, STALLED_SESSION_SWEEP_MS } from './stalled-sessions';
 export type { Db, Executor, Schema, Tx } from './types';
 
 export type Notification = (payload: string) => void;
@@ -28,6 +30,12 @@ export interface Database {
    * in between are lost.
    */
   listen(channel: string, onPayload: Notification, onReconnect?: () => void): Promise<() => Promise<void>>;
+  /**
+   * PostgreSQL only: ends the sessions, of any node, stalled in the middle of a statement for
+   * longer than the idle-in-transaction timeout (core's `endStalledSessions`), on a connection of
+   * its own. Every node calls it every STALLED_SESSION_SWEEP_MS. Absent on PGlite (one process).
+   */
+  endStalledSessions?: () => Promise<EndedSession[]>;
   close(): Promise<void>;
 }
 
@@ -272,10 +280,11 @@ export const bookkeepingDbOf = (db: Db): Db => bookkeepingDbs.get(db) ?? db;
 
 /**
  * How long PostgreSQL lets one of the service's sessions sit idle inside a transaction before it
- * ends the session, rolling the transaction back. No transaction of the service waits on anything
- * but the database (a client, a hash, a host lookup come before or after), so one idle for long
- * belongs to a node that stopped mid-transaction: frozen (SIGSTOP, a paused VM) or cut off behind
- * a network that still answers for it. Its row locks would hold every other node's writes to the
+ * ends the session, rolling the transaction back (and how long the nodes let one wait on its node
+ * in the middle of a statement, which PostgreSQL does not bound: `endStalledSessions`). No
+ * transaction of the service waits on anything but the database (a client, a hash, a host lookup
+ * come before or after), so one idle for long belongs to a node that stopped mid-transaction:
+ * frozen (SIGSTOP, a paused VM) or cut off behind a network that still answers for it. Its row locks would hold every other node's writes to the
  * same space, and so the sending connections of those nodes, until it came back; it is answered
  * 503 by its own request timer by then (30 s), and whatever it did is rolled back.
  */
@@ -307,9 +316,13 @@ function openPostgres(url: string, max: number, idleInTransactionMs: number): Da
     url,
     options(BOOKKEEPING_CONNECTIONS, 'convene-bookkeeping', { synchronous_commit: 'off' }),
   );
+  // The stalled-session sweep's own: the pool may be full of requests waiting behind one.
+  const watch = postgres(url, options(1, 'convene-watch'));
   const db = drizzlePostgres(client, { schema }) as unknown as Db;
   sendingDbs.set(db, drizzlePostgres(sending, { schema }) as unknown as Db);
   bookkeepingDbs.set(db, drizzlePostgres(bookkeeping, { schema }) as unknown as Db);
+  const watchDb = drizzlePostgres(watch, { schema }) as unknown as Db;
+  const sightings: StalledSightings = new Map();
   const listeners: (() => Promise<void>)[] = [];
   return {
     db,
@@ -319,9 +332,10 @@ function openPostgres(url: string, max: number, idleInTransactionMs: number): Da
       listeners.push(listener);
       return listener;
     },
+    endStalledSessions: () => endStalledSessions({ db: watchDb, afterMs: idleInTransactionMs, sightings }),
     async close() {
       await Promise.all(listeners.map((stop) => stop()));
-      await Promise.all([client, sending, bookkeeping].map((pool) => pool.end({ timeout: 5 })));
+      await Promise.all([client, sending, bookkeeping, watch].map((pool) => pool.end({ timeout: 5 })));
     },
   };
 }
