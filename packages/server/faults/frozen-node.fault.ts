@@ -1,4 +1,9 @@
-import { IDLE_IN_TRANSACTION_TIMEOUT_MS, openDatabase, rowsOf } from '@convene/core';
+import {
+  IDLE_IN_TRANSACTION_TIMEOUT_MS,
+  openDatabase,
+  rowsOf,
+  STALLED_SESSION_SWEEP_MS,
+} from '@convene/core';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { Harness } from '../test/helpers/factories';
@@ -82,6 +87,107 @@ describe('a node frozen in the middle of a transaction', () => {
       after = await send(frozen.url, 'after');
     }
     expect(after.status).toBe(200);
+    await admin.close();
+  });
+});
+
+/**
+ * A node frozen in the middle of a statement of its transaction: its session is not idle but
+ * `active`, waiting to read the rest of the statement from its node, which PostgreSQL 15 never
+ * times out. Every node looks for such sessions every STALLED_SESSION_SWEEP_MS and ends those that
+ * have waited IDLE_IN_TRANSACTION_TIMEOUT_MS (core's endStalledSessions).
+ */
+describe('a node frozen in the middle of a statement', () => {
+  const deployment = useDeployment();
+
+  it('holds the other node’s writes to its space for the same bound, plus one sweep at most', async () => {
+    // Fresh nodes: no statement is prepared on their connections yet, so postgres.js sends one with
+    // parameters as Parse/Describe/Flush, and its Bind/Execute/Sync once the description is back. A
+    // node stopped in between leaves its session `active`, reading from its client (ClientRead):
+    // not idle, so idle_in_transaction_session_timeout never ends it (trial 51, finding 3).
+    const frozen = await deployment.start();
+    const other = await deployment.start();
+    const h = new Harness(other.url);
+    const space = await h.createSpace({ name: 'Held mid-statement' });
+    const send = (node: string, content: string) =>
+      call('POST', `${node}/hub/space/${space.spaceId}/messages`, { key: space.ownerKey, body: { content } });
+    expect((await send(other.url, 'before')).status).toBe(200);
+
+    // The test's own session locks the artifacts table, so that the frozen node's createArtifact,
+    // the space's row locked, waits in the Parse of its count of the space's artifacts; it is
+    // frozen there, and its Parse completes once the table is let go.
+    const admin = await openDatabase({ url: deployment.databaseUrl, migrate: false });
+    const counting = (condition: ReturnType<typeof sql>) => async () =>
+      rowsOf<{ n: number | string }>(
+        await admin.db.execute(sql`
+          select count(*) as n from pg_stat_activity
+          where application_name = 'convene' and query like 'select count(*) from "artifacts"%'
+            and ${condition}`),
+      ).map((r) => Number(r.n))[0]! > 0;
+    let release!: () => void;
+    let locked!: () => void;
+    const holding = new Promise<void>((resolve) => (locked = resolve));
+    const holder = admin.db.transaction(async (tx) => {
+      await tx.execute(sql`lock table artifacts in access exclusive mode`);
+      locked();
+      await new Promise<void>((resolve) => (release = resolve));
+    });
+    await holding;
+    const created = call('POST', `${frozen.url}/hub/space/${space.spaceId}/artifact`, {
+      key: space.ownerKey,
+      body: { name: 'never', type: 'markdown', content: 'x' },
+    });
+    await waitFor(
+      counting(sql`wait_event_type = 'Lock'`),
+      10_000,
+      'the count of artifacts to wait for the table',
+    );
+    process.kill(frozen.pid, 'SIGSTOP');
+    // Whatever happens, the node wakes: without a bound, the send below waits until then.
+    const wake = setTimeout(
+      () => process.kill(frozen.pid, 'SIGCONT'),
+      IDLE_IN_TRANSACTION_TIMEOUT_MS + 20_000,
+    );
+    try {
+      release();
+      await holder;
+      await waitFor(
+        counting(sql`state = 'active' and wait_event = 'ClientRead'`),
+        5_000,
+        'the frozen session to wait on its node (active, ClientRead)',
+      );
+      const started = Date.now();
+      const held = await send(other.url, 'while the other node is frozen mid-statement');
+      const heldMs = Date.now() - started;
+      report('frozen node, mid-statement', {
+        heldMs,
+        status: held.status,
+        timeoutMs: IDLE_IN_TRANSACTION_TIMEOUT_MS,
+        sweepMs: STALLED_SESSION_SWEEP_MS,
+      });
+      expect(held.status).toBe(200);
+      expect(heldMs).toBeLessThan(IDLE_IN_TRANSACTION_TIMEOUT_MS + STALLED_SESSION_SWEEP_MS + 2_000);
+      // It waited for the row: the bound, not chance, let it through.
+      expect(heldMs).toBeGreaterThan(IDLE_IN_TRANSACTION_TIMEOUT_MS - 3_000);
+    } finally {
+      clearTimeout(wake);
+      process.kill(frozen.pid, 'SIGCONT');
+    }
+    // Woken, the frozen node's write was rolled back, and it serves again on a new session.
+    const answer = await created;
+    expect(answer.status).not.toBe(200);
+    const artifacts = await call('GET', `${other.url}/hub/space/${space.spaceId}/artifact`, {
+      key: space.ownerKey,
+    });
+    expect(artifacts.body.artifacts).toEqual([]);
+    let after = await send(frozen.url, 'after');
+    for (let i = 0; after.status !== 200 && i < 10; i++) {
+      await sleep(500);
+      after = await send(frozen.url, 'after');
+    }
+    expect(after.status).toBe(200);
+    // The other node ended it (its deployment is the only one on this database), and said so.
+    expect(other.output()).toContain('ended a stalled PostgreSQL session');
     await admin.close();
   });
 });

@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import {
   databaseUrlProblem,
   defaultWebhookRetryDelaysMs,
+  STALLED_SESSION_SWEEP_MS,
   STREAM_LEASE_SECONDS,
   STREAM_NODE_LEASE_SECONDS,
   type WebhookUrlPolicy,
@@ -259,6 +260,8 @@ export interface ServerConfig {
   policySweepIntervalMs: number;
   /** On the embedded database, how often tables are vacuumed and analyzed where due (autovacuum's minute). */
   embeddedMaintenanceIntervalMs: number;
+  /** On PostgreSQL, how often each node ends sessions stalled mid-statement (core's STALLED_SESSION_SWEEP_MS). */
+  stalledSessionSweepIntervalMs: number;
   /** The API versions served, with their deprecation and sunset dates. */
   apiVersions: VersionPolicy;
   sessionTtlSeconds: number;
@@ -337,6 +340,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     idempotencyWaitMs: 10_000,
     policySweepIntervalMs: 60_000,
     embeddedMaintenanceIntervalMs: 60_000,
+    stalledSessionSweepIntervalMs: STALLED_SESSION_SWEEP_MS,
     apiVersions: defaultVersionPolicy,
     sessionTtlSeconds: e.SESSION_TTL_S,
     webhookUrls: { allowPrivate: e.WEBHOOK_ALLOW_PRIVATE, allowNetworks: e.WEBHOOK_ALLOW_NETWORKS },

@@ -25,6 +25,7 @@ import { hubSpaceWatch } from './events/space-watch';
 import { type PolicyStores, policyStoresFor, rateLimitsOf } from './http/stores';
 import { McpSessionStreams } from './mcp/session-streams';
 import { loadOrCreateSecret, settleSecret } from './secret';
+import { startStalledSessionSweeper } from './stalled-session-sweeper';
 import { startWarnings } from './start-warnings';
 import { webhookPoster } from './webhooks/post';
 import { WebhookWorker } from './webhooks/worker';
@@ -210,6 +211,14 @@ export async function createServer(
             log: app.log,
           })
         : async () => {};
+    // PGlite is one process: no other node to freeze.
+    const stopStalledSweeper = database.endStalledSessions
+      ? startStalledSessionSweeper({
+          endStalledSessions: database.endStalledSessions,
+          intervalMs: config.stalledSessionSweepIntervalMs,
+          log: app.log,
+        })
+      : async () => {};
     let closed: Promise<void> | undefined;
     return {
       app,
@@ -234,6 +243,7 @@ export async function createServer(
           // Streams never finish by themselves: end them so the close below can complete.
           await stopLockSweeper();
           await stopMaintenance();
+          await stopStalledSweeper();
           await webhooks.close();
           await mcpStreams.close();
           await hub.close();
