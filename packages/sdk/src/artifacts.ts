@@ -426,9 +426,7 @@ export class Artifacts extends SpaceResource {
           lapse = setTimeout(
             () =>
               lost.abort(
-                lockNotHeld(
-                  `the lock on artifact ${artifactId} lapsed: it could not be renewed within its lifetime`,
-                ),
+                lockNotHeld(`the lock on artifact ${artifactId} lapsed: not renewed within its lifetime`),
               ),
             Math.max(0, sent + lifetime - Date.now()),
           );
@@ -446,8 +444,8 @@ export class Artifacts extends SpaceResource {
           try {
             doc.refreshed(await this.heartbeat(artifactId, requestOptions), sent);
           } catch (error) {
-            // Lost for good (expired and taken, or the key died): tell the callback through its signal.
-            if (hasStatus(error, 423, 401, 404)) return isGone(error as ConveneError);
+            // Lost for good (expired and taken, or the key or the space ended): tell the callback through its signal.
+            if (lockGone(error)) return isGone(error as ConveneError);
             this.transport.logger.warn(`heartbeat of artifact ${artifactId} failed: ${String(error)}`);
           } finally {
             settled();
@@ -610,7 +608,7 @@ export class Artifacts extends SpaceResource {
       const goneBy = times.settled + lifetime + CLOCK_SLACK_MS;
       if (Date.now() >= goneBy) {
         this.transport.logger.warn(
-          `artifact ${artifactId}: the unlock could not be confirmed; the lock has lapsed by now`,
+          `artifact ${artifactId}: unlock unconfirmed, but the lock has lapsed by now`,
         );
         return undefined;
       }

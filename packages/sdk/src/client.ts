@@ -657,7 +657,7 @@ export class Convene {
   pendingJoin(init: PendingJoinInit): PendingJoin {
     const { spaceId, invitationKey, participantId } = (init ?? {}) as Partial<PendingJoinInit>;
     if (typeof spaceId !== 'string' || typeof invitationKey !== 'string' || typeof participantId !== 'string')
-      throw new ConveneError('pendingJoin needs a PendingJoin’s JSON: spaceId, invitationKey, participantId');
+      throw new ConveneError('pendingJoin needs a PendingJoin’s spaceId, invitationKey, participantId');
     return new PendingJoin(this.transport, init);
   }
 

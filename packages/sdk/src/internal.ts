@@ -281,21 +281,12 @@ export function outage<Reconnected extends { attempts: number }>(
 
 /**
  * Whether a failed fetch certainly never reached the server (the connection was refused or the
- * name did not resolve), so that even a call the server would run twice may be sent again.
- * Only Node's undici and Bun say so, through `cause.code`; elsewhere a failure stays ambiguous.
+ * name did not resolve), by its system code (networkErrorCode), so that even a call the server
+ * would run twice may be sent again. Only Node's undici and Bun give one; elsewhere a failure
+ * stays ambiguous.
  */
-export function neverSent(error: unknown): boolean {
-  for (let e: unknown = error, depth = 0; e && depth < 4; depth++) {
-    if (
-      ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ConnectionRefused'].includes(
-        (e as { code?: unknown }).code as string,
-      )
-    )
-      return true;
-    e = (e as { cause?: unknown }).cause;
-  }
-  return false;
-}
+export const neverSent = (code: string | undefined): boolean =>
+  ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ConnectionRefused'].includes(code!);
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'off';
 

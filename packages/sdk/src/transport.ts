@@ -134,8 +134,7 @@ export class Transport {
         `baseUrl must be an absolute http(s) URL (http://localhost:3000, location.origin), got ${options.baseUrl}`,
       );
     const fetchImpl = options.fetch ?? globalThis.fetch;
-    if (typeof fetchImpl !== 'function')
-      throw new ConveneError('no fetch implementation: pass one as the `fetch` option');
+    if (typeof fetchImpl !== 'function') throw new ConveneError('no fetch: pass one as the `fetch` option');
     this.options = {
       baseUrl: options.baseUrl.replace(/\/+$/, ''),
       // Called as a plain function, never as a method of these options: a browser's own fetch
@@ -306,7 +305,8 @@ export class Transport {
           }
           const why = timedOut ? `no answer within ${timeoutMs} ms` : describeNetworkError(error);
           traced(started, why);
-          const refused = neverSent(error);
+          const code = networkErrorCode(error);
+          const refused = neverSent(code);
           // A write refused after an attempt that may have run says so: its code alone reads as
           // "nothing ran". A read changes nothing, whether it ran or not.
           const before =
@@ -319,7 +319,7 @@ export class Transport {
               operation: operationId,
               method: route.method,
               url: shownUrl,
-              code: networkErrorCode(error),
+              code,
               mayHaveRun: uncertain !== undefined,
             },
           );
