@@ -307,8 +307,13 @@ export class ConnectionError extends ConveneError {
    */
   declare readonly mayHaveRun: boolean;
 
+  /**
+   * `init` may be another ConnectionError (the stream names its first connection's failure so):
+   * read, not copied, as a copy would lose its `cause`, which is not enumerable.
+   */
   constructor(message: string, init: ConnectionErrorInit = {}) {
-    super(message, { ...init, mayHaveRun: init.mayHaveRun ?? true });
+    super(message, init);
+    this.mayHaveRun = init.mayHaveRun ?? true;
     this.code = init.code;
   }
 }

@@ -311,6 +311,8 @@ export class MessageStream extends SpaceResource implements AsyncIterable<Stream
       }).withResponse();
       return response.body ? response : errorFromResponse(response.status, response.headers, '');
     } catch (error) {
+      // Named as the stream's, with the error's details and its `cause` (the constructor reads
+      // the error it is given, rather than copying it).
       if (error instanceof TimeoutError) return new TimeoutError(`the stream got ${error.message}`, error);
       if (error instanceof ConnectionError)
         return new ConnectionError(`the stream could not connect: ${error.message}`, error);

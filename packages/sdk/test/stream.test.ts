@@ -226,9 +226,10 @@ describe('the event stream', () => {
       maxRetries: 1,
       fetch: async () => {
         attempts++;
-        throw new TypeError('fetch failed');
+        throw failure;
       },
     });
+    const failure = new TypeError('fetch failed');
     const disconnects: DisconnectInfo[] = [];
     const spaceId = randomUUID();
     const stream = down.space(spaceId, 'f'.repeat(64)).messages.stream({
@@ -245,6 +246,8 @@ describe('the event stream', () => {
       method: 'GET',
       url,
     });
+    // Its cause is fetch's own error, as any call's (trial 51: the stream's copy had lost it).
+    expect((error as ConnectionError).cause).toBe(failure);
     expect(attempts).toBe(2);
     // Its one retry is logged as any call's retry (the first connection is a call), not a
     // reconnection.
@@ -255,6 +258,26 @@ describe('the event stream', () => {
     ]);
     // A stream that never connected was never disconnected: its error is thrown instead.
     expect(disconnects).toEqual([]);
+  });
+
+  it('throws a first connection that times out as a TimeoutError, with its cause', async () => {
+    const silent = new Convene({
+      baseUrl: 'http://127.0.0.1:9',
+      maxRetries: 0,
+      timeoutMs: 50,
+      fetch: (_, init) =>
+        new Promise((_, reject) =>
+          init?.signal?.addEventListener('abort', () => reject(init.signal!.reason)),
+        ),
+    });
+    const error = await reader(silent.space(randomUUID(), 'f'.repeat(64)).messages.stream()).done.catch(
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(TimeoutError);
+    expect(error).toMatchObject({
+      message: expect.stringMatching(/^the stream got no answer within 50 ms /),
+    });
+    expect((error as TimeoutError).cause).toMatchObject({ name: 'AbortError' });
   });
 
   it('replaces a connection that falls silent, and resumes where it was', async () => {
