@@ -1,6 +1,6 @@
 import { APIPromise, mapResult, type WithResponse } from './api-promise';
 import { Artifacts } from './artifacts';
-import { ConveneError, isTransient, LinkDeniedError } from './errors';
+import { ConflictError, ConveneError, isTransient, LinkDeniedError } from './errors';
 import type {
   AskRequest,
   AskResult,
@@ -64,7 +64,8 @@ export interface SpaceParticipants {
    * Refuses a participant waiting for approval: its join fails with a NotFoundError (`join request
    * refused: …`); it may ask again. This is `kick` kept to those not yet admitted, as the CLI's
    * `convene reject`: it reads the space first, and refuses to remove a participant who is active
-   * or muted (a ConveneError, nothing sent); `kick` removes those.
+   * or muted, nothing sent, with the ConflictError (409, `participant_status_conflict`, their
+   * `participantStatus`) that the server answers an approval of them; `kick` removes those.
    */
   reject(participantId: string, options?: RequestOptions): APIPromise<OkResult>;
   /**
@@ -125,9 +126,13 @@ export class SpaceClient extends SpaceResource {
             const { participants } = await this.get(options);
             const found = participants.find((p) => p.participantId === participantId);
             if (found?.status === 'active' || found?.status === 'muted') {
-              // Said as the server says approving them: the code of that refusal.
+              // Said as the server's 409 for approving them says it: its class, code and
+              // participantStatus, so that code catching that 409 catches this too.
               const error = `reject: ${found.name} (${participantId}) is ${found.status}, not pending; kick() removes them`;
-              throw new ConveneError(error, { body: { error, code: 'participant_status_conflict' } });
+              throw new ConflictError(error, {
+                status: 409,
+                body: { error, code: 'participant_status_conflict', participantStatus: found.status },
+              });
             }
             return kick(participantId, options).withResponse();
           })(),

@@ -343,9 +343,11 @@ export function isTransient(error: unknown): boolean {
   return error instanceof ConnectionError || (error instanceof ConveneError && error.status! >= 500);
 }
 
-/** The human refused the link request (`link.wait()`). */
+/** The human refused the link request (`link.wait()`): `code` `link_denied`. */
 export class LinkDeniedError extends ConveneError {
   override name = 'LinkDeniedError';
+  /** The SDK's own code, not the server's: the poll that tells the refusal is a 200. */
+  override readonly code = 'link_denied';
 }
 
 /** What an UnlockError is made of. */

@@ -133,7 +133,11 @@ describe('the browser-link flow', () => {
     const link = await hub().link.start({ agentName: 'refused agent' });
     const human = await hub().auth.signup(newAccount());
     await human.link.deny(link.userCode);
-    await expect(link.wait({ pollIntervalMs: 100 })).rejects.toBeInstanceOf(LinkDeniedError);
+    const error = await link.wait({ pollIntervalMs: 100 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LinkDeniedError);
+    // A code to branch on, as every error has (trial 51): the SDK's own, the server's answer being a 200.
+    expect(error).toMatchObject({ code: 'link_denied', status: undefined });
+    expect(JSON.parse(JSON.stringify(error))).toMatchObject({ name: 'LinkDeniedError', code: 'link_denied' });
   });
 });
 

@@ -395,13 +395,17 @@ describe('invitations and joining', () => {
     await expect(owner.participants.reject(waiting.participantId)).resolves.toEqual({ ok: true });
     await expect(waiting.wait({ pollIntervalMs: 100 })).rejects.toThrow(/^404 join request refused: /);
 
-    // Someone admitted is kick's to remove: nothing is sent, and they stay.
+    // Someone admitted is kick's to remove: nothing is sent, and they stay. Refused as the server
+    // refuses approving them (trial 51): a ConflictError with their participantStatus.
     const error = await owner.participants.reject(admitted.participantId).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(ConveneError);
+    expect(error).toBeInstanceOf(ConflictError);
     expect(error).toMatchObject({
-      status: undefined,
+      status: 409,
       message: `reject: Admitted (${admitted.participantId}) is active, not pending; kick() removes them`,
       code: 'participant_status_conflict',
+      participantStatus: 'active',
+      requestId: undefined,
+      mayHaveRun: false,
     });
     const after = await owner.get();
     expect(after.participants.find((p) => p.participantId === admitted.participantId)?.status).toBe('active');
