@@ -63,7 +63,8 @@ export interface LockOptions extends RequestOptions {
 export interface WithLockOptions extends LockOptions {
   /**
    * How often the lock is refreshed while the callback runs, in ms. Default: a third of the
-   * lock's lifetime as the server gave it.
+   * lock's lifetime as the server gave it, at most 30 s: a heartbeat is also what tells the
+   * callback (`doc.signal`) that the space closed or expired, or the participant was removed.
    */
   heartbeatIntervalMs?: number | undefined;
 }
@@ -82,8 +83,9 @@ export class LockedArtifact {
     artifact: ArtifactView,
     lock: LockResult,
     /**
-     * Aborted if the lock is lost while the callback runs (a heartbeat answered 423), or when
-     * the `signal` given to withLock aborts.
+     * Aborted if the lock is lost while the callback runs (a heartbeat answered 423), or the key
+     * or its space ended (a heartbeat answered 401: within 30 s by default), or when the `signal`
+     * given to withLock aborts.
      */
     readonly signal: AbortSignal,
     private readonly callerSignal: AbortSignal | undefined,
@@ -434,7 +436,10 @@ export class Artifacts extends SpaceResource {
         doc.onSettled = settled;
         doc.onLost = isGone;
         doc.onRefresh(locking);
-        const interval = heartbeatIntervalMs ?? Math.min(Math.max(lifetime / 3, 500), 5 * 60_000);
+        // At most 30 s apart: a heartbeat is what tells the callback that the space closed or expired,
+        // or that the key was removed (a 401), so the default 10-minute lock beats more often than
+        // its lifetime needs (every 200 s), at 2 calls a minute.
+        const interval = heartbeatIntervalMs ?? Math.min(Math.max(lifetime / 3, 500), 30_000);
         const beat = async () => {
           // The caller gave up: the callback is ending, and the lock is released after it.
           if (requestOptions.signal?.aborted) return;

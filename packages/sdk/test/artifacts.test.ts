@@ -1216,3 +1216,31 @@ describe('withLock when its lock call gets no answer', () => {
     expect((await owner.artifacts.get(doc.id)).lockedBy).toBe(rival.participantId);
   }, 30_000);
 });
+
+// A lock of the real 10 minutes (the shared server's 3 s locks are heartbeated every second):
+// trial 51 found a callback running for minutes in a space already closed, its first heartbeat
+// being due 200 s after the lock was taken.
+describe('withLock in a space that closes while the callback runs', () => {
+  let server: RunningServer;
+  beforeAll(async () => {
+    server = await startServer({ LOCK_TTL_S: '600' });
+  });
+  afterAll(() => server?.close());
+
+  it('aborts doc.signal within 30 s, with the heartbeat’s 401 space_closed as its reason', async () => {
+    const { owner } = await ownedSpace(hub({ baseUrl: server.url }));
+    const me = await participant(owner, 'Writer', hub({ baseUrl: server.url }));
+    const doc = await me.artifacts.create({ name: 'doc', content: '' });
+    let closedAt = 0;
+    const reason = await me.artifacts.withLock(doc.id, async (locked) => {
+      await owner.close();
+      closedAt = Date.now();
+      return new Promise<unknown>((resolve) =>
+        locked.signal.addEventListener('abort', () => resolve(locked.signal.reason)),
+      );
+    });
+    // The heartbeats of a 10-minute lock come 30 s apart, not 200 s: the first one after the close.
+    expect(Date.now() - closedAt).toBeLessThan(35_000);
+    expect(reason).toMatchObject({ name: 'AuthenticationError', status: 401, code: 'space_closed' });
+  }, 60_000);
+});
