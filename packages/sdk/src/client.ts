@@ -189,8 +189,9 @@ const JOIN_PARAMS = ['wait', 'pollIntervalMs', 'onDisconnect', 'onReconnect', 'n
 
 export interface JoinOptions extends JoinSpaceParams, OutageHooks {
   /**
-   * In a private space, wait for the owner's approval (polling) before resolving (default true).
-   * With `false` a pending join resolves at once with a PendingJoin. While it waits, `onDisconnect`
+   * In a private space, wait for the owner's approval (polling) before resolving (default true);
+   * only the request options' `signal` ends that wait (`timeoutMs` bounds each request, the join
+   * and each poll). With `false` a pending join resolves at once with a PendingJoin. While it waits, `onDisconnect`
    * and `onReconnect` say when the server stops answering and when it answers again.
    */
   wait?: boolean | undefined;
@@ -303,7 +304,9 @@ export class PendingJoin {
   /**
    * Polls until the owner approves; resolves with the space client. A poll that gets no answer or
    * a 5xx (a server restarting) is made again at the next interval, and told to `onDisconnect`
-   * (then `onReconnect` once the server answers again). Abort with `options.signal`.
+   * (then `onReconnect` once the server answers again). Only `options.signal` ends the wait
+   * (`AbortSignal.timeout(ms)` to give up after a while): `timeoutMs` bounds each poll, and a poll
+   * that times out is made again.
    */
   wait(
     options?: RequestOptions & OutageHooks & { pollIntervalMs?: number | undefined },
@@ -420,7 +423,8 @@ export class LinkFlow implements StartLinkResult {
    * Polls every `interval` seconds until the human decides: resolves with the `usr_` token,
    * throws LinkDeniedError if refused and GoneError once the request expired. A poll that gets no
    * answer or a 5xx (a server restarting) is made again at the next interval, and told to
-   * `onDisconnect` (then `onReconnect` once the server answers again). Abort with `options.signal`.
+   * `onDisconnect` (then `onReconnect` once the server answers again). Abort with `options.signal`
+   * (`AbortSignal.timeout(ms)` to give up sooner): `timeoutMs` bounds each poll, not the wait.
    */
   wait(options?: LinkWaitOptions): APIPromise<string> {
     const { pollIntervalMs, intervalMs, ...rest } = options ?? {};

@@ -441,6 +441,42 @@ describe('invitations and joining', () => {
     expect((error as Error).cause).toMatchObject({ name: 'TimeoutError' });
   });
 
+  // README, "Join a private space" (trial 51 read `timeoutMs` as ending the wait, as the README
+  // then said, and the join never ended): `timeoutMs` bounds each request; only a signal ends the
+  // wait, and its error resumes the same join.
+  it('waits past a timeoutMs, which bounds each poll; AbortSignal.timeout ends the wait, and its idempotencyKey resumes the join', async () => {
+    const client = hub();
+    const { owner } = await ownedSpace(client, { privacy: 'private' });
+    const { agentLink } = await owner.invitations.create();
+    const joining = client.join(agentLink, { name: 'Patient', pollIntervalMs: 100 }, { timeoutMs: 700 });
+    const outcome = await Promise.race([
+      joining.then(
+        () => 'joined',
+        (error: unknown) => `threw ${(error as Error).name}`,
+      ),
+      new Promise((resolve) => setTimeout(() => resolve('still waiting'), 2500)),
+    ]);
+    expect(outcome).toBe('still waiting');
+    const waiting = (await owner.get()).participants.find((p) => p.name === 'Patient');
+    await owner.participants.approve(waiting!.participantId);
+    expect((await joining).participantId).toBe(waiting!.participantId);
+
+    const bounded = await client
+      .join(agentLink, { name: 'Bounded', pollIntervalMs: 100 }, { signal: AbortSignal.timeout(700) })
+      .catch((e: unknown) => e);
+    expect(bounded).toBeInstanceOf(AbortError);
+    expect(bounded).toMatchObject({ mayHaveRun: true, idempotencyKey: expect.any(String) });
+    const resumed = client.join(
+      agentLink,
+      { name: 'Bounded', pollIntervalMs: 100 },
+      { idempotencyKey: (bounded as AbortError).idempotencyKey! },
+    );
+    const pending = (await owner.get()).participants.filter((p) => p.name === 'Bounded');
+    expect(pending.map((p) => p.status)).toEqual(['waitingForApproval']);
+    await owner.participants.approve(pending[0]!.participantId);
+    expect((await resumed).participantId).toBe(pending[0]!.participantId);
+  });
+
   it('refuses a link that is not an invitation', async () => {
     await expect(hub().join('https://example.com/nothing', { name: 'x' })).rejects.toThrow(ConveneError);
   });
