@@ -11,6 +11,65 @@ import { useDeployment } from './support/deployment';
 import { report } from './support/figures';
 import { call, sleep, waitFor } from './support/http';
 
+type Deployment = ReturnType<typeof useDeployment>;
+
+/** Two nodes on one database, a space made on the second, a send to it on either, and a session of the test's own. */
+async function twoNodes(deployment: Deployment, name: string) {
+  const frozen = await deployment.start();
+  const other = await deployment.start();
+  const space = await new Harness(other.url).createSpace({ name });
+  const send = (node: string, content: string) =>
+    call('POST', `${node}/hub/space/${space.spaceId}/messages`, { key: space.ownerKey, body: { content } });
+  expect((await send(other.url, 'before')).status).toBe(200);
+  const admin = await openDatabase({ url: deployment.databaseUrl, migrate: false });
+  const created = () =>
+    call('POST', `${frozen.url}/hub/space/${space.spaceId}/artifact`, {
+      key: space.ownerKey,
+      body: { name: 'never', type: 'markdown', content: 'x' },
+    });
+  return { frozen, other, space, send, admin, created };
+}
+
+/** `statement` run by the test's own session in a transaction it keeps open until `release`d. */
+async function holdOpen(admin: Awaited<ReturnType<typeof openDatabase>>, statement: ReturnType<typeof sql>) {
+  let release!: () => void;
+  let locked!: () => void;
+  const holding = new Promise<void>((resolve) => (locked = resolve));
+  const holder = admin.db.transaction(async (tx) => {
+    await tx.execute(statement);
+    locked();
+    await new Promise<void>((resolve) => (release = resolve));
+  });
+  await holding;
+  return async () => {
+    release();
+    await holder;
+  };
+}
+
+/**
+ * Woken, the frozen node's write was rolled back (its answer a failure, never a 200), and the
+ * node serves again on a new session.
+ */
+async function rolledBackAndServing(
+  { other, frozen, space, send, admin }: Awaited<ReturnType<typeof twoNodes>>,
+  created: ReturnType<typeof call>,
+) {
+  const answer = await created;
+  expect(answer.status).not.toBe(200);
+  const artifacts = await call('GET', `${other.url}/hub/space/${space.spaceId}/artifact`, {
+    key: space.ownerKey,
+  });
+  expect(artifacts.body.artifacts).toEqual([]);
+  let after = await send(frozen.url, 'after');
+  for (let i = 0; after.status !== 200 && i < 10; i++) {
+    await sleep(500);
+    after = await send(frozen.url, 'after');
+  }
+  expect(after.status).toBe(200);
+  await admin.close();
+}
+
 /**
  * A node frozen (SIGSTOP, as a paused VM or a stopped container) in the middle of a transaction
  * that holds a space's row: the other node's sends to that space wait for the row, and without a
@@ -22,30 +81,15 @@ describe('a node frozen in the middle of a transaction', () => {
   const deployment = useDeployment();
 
   it('holds the other node’s writes to its space for the idle-in-transaction timeout, not until it wakes', async () => {
-    const frozen = await deployment.start();
-    const other = await deployment.start();
-    const h = new Harness(other.url);
-    const space = await h.createSpace({ name: 'Held row' });
-    const send = (node: string, content: string) =>
-      call('POST', `${node}/hub/space/${space.spaceId}/messages`, { key: space.ownerKey, body: { content } });
-    expect((await send(other.url, 'before')).status).toBe(200);
-
+    const nodes = await twoNodes(deployment, 'Held row');
+    const { frozen, other, send, admin } = nodes;
     // The test's own session holds the space's row, so that the frozen node's createArtifact waits
     // for it inside its transaction; it is frozen there, and takes the row once it is let go.
-    const admin = await openDatabase({ url: deployment.databaseUrl, migrate: false });
-    let release!: () => void;
-    let locked!: () => void;
-    const holding = new Promise<void>((resolve) => (locked = resolve));
-    const holder = admin.db.transaction(async (tx) => {
-      await tx.execute(sql`select 1 from spaces where id = ${space.spaceId} for update`);
-      locked();
-      await new Promise<void>((resolve) => (release = resolve));
-    });
-    await holding;
-    const created = call('POST', `${frozen.url}/hub/space/${space.spaceId}/artifact`, {
-      key: space.ownerKey,
-      body: { name: 'never', type: 'markdown', content: 'x' },
-    });
+    const release = await holdOpen(
+      admin,
+      sql`select 1 from spaces where id = ${nodes.space.spaceId} for update`,
+    );
+    const created = nodes.created();
     // The frozen node's session waits for the row.
     await waitFor(
       async () =>
@@ -59,8 +103,7 @@ describe('a node frozen in the middle of a transaction', () => {
     );
     process.kill(frozen.pid, 'SIGSTOP');
     try {
-      release();
-      await holder;
+      await release();
       // Its session now sits idle in its transaction, the space's row still locked.
       const started = Date.now();
       const held = await send(other.url, 'while the other node is frozen');
@@ -73,21 +116,7 @@ describe('a node frozen in the middle of a transaction', () => {
     } finally {
       process.kill(frozen.pid, 'SIGCONT');
     }
-    // Woken, the frozen node's write was rolled back (its answer a failure, never a 200), and it
-    // serves again on a new session.
-    const answer = await created;
-    expect(answer.status).not.toBe(200);
-    const artifacts = await call('GET', `${other.url}/hub/space/${space.spaceId}/artifact`, {
-      key: space.ownerKey,
-    });
-    expect(artifacts.body.artifacts).toEqual([]);
-    let after = await send(frozen.url, 'after');
-    for (let i = 0; after.status !== 200 && i < 10; i++) {
-      await sleep(500);
-      after = await send(frozen.url, 'after');
-    }
-    expect(after.status).toBe(200);
-    await admin.close();
+    await rolledBackAndServing(nodes, created);
   });
 });
 
@@ -105,18 +134,11 @@ describe('a node frozen in the middle of a statement', () => {
     // parameters as Parse/Describe/Flush, and its Bind/Execute/Sync once the description is back. A
     // node stopped in between leaves its session `active`, reading from its client (ClientRead):
     // not idle, so idle_in_transaction_session_timeout never ends it (trial 51, finding 3).
-    const frozen = await deployment.start();
-    const other = await deployment.start();
-    const h = new Harness(other.url);
-    const space = await h.createSpace({ name: 'Held mid-statement' });
-    const send = (node: string, content: string) =>
-      call('POST', `${node}/hub/space/${space.spaceId}/messages`, { key: space.ownerKey, body: { content } });
-    expect((await send(other.url, 'before')).status).toBe(200);
-
+    const nodes = await twoNodes(deployment, 'Held mid-statement');
+    const { frozen, other, send, admin } = nodes;
     // The test's own session locks the artifacts table, so that the frozen node's createArtifact,
     // the space's row locked, waits in the Parse of its count of the space's artifacts; it is
     // frozen there, and its Parse completes once the table is let go.
-    const admin = await openDatabase({ url: deployment.databaseUrl, migrate: false });
     const counting = (condition: ReturnType<typeof sql>) => async () =>
       rowsOf<{ n: number | string }>(
         await admin.db.execute(sql`
@@ -124,19 +146,8 @@ describe('a node frozen in the middle of a statement', () => {
           where application_name = 'convene' and query like 'select count(*) from "artifacts"%'
             and ${condition}`),
       ).map((r) => Number(r.n))[0]! > 0;
-    let release!: () => void;
-    let locked!: () => void;
-    const holding = new Promise<void>((resolve) => (locked = resolve));
-    const holder = admin.db.transaction(async (tx) => {
-      await tx.execute(sql`lock table artifacts in access exclusive mode`);
-      locked();
-      await new Promise<void>((resolve) => (release = resolve));
-    });
-    await holding;
-    const created = call('POST', `${frozen.url}/hub/space/${space.spaceId}/artifact`, {
-      key: space.ownerKey,
-      body: { name: 'never', type: 'markdown', content: 'x' },
-    });
+    const release = await holdOpen(admin, sql`lock table artifacts in access exclusive mode`);
+    const created = nodes.created();
     await waitFor(
       counting(sql`wait_event_type = 'Lock'`),
       10_000,
@@ -149,8 +160,7 @@ describe('a node frozen in the middle of a statement', () => {
       IDLE_IN_TRANSACTION_TIMEOUT_MS + 20_000,
     );
     try {
-      release();
-      await holder;
+      await release();
       await waitFor(
         counting(sql`state = 'active' and wait_event = 'ClientRead'`),
         5_000,
@@ -173,21 +183,8 @@ describe('a node frozen in the middle of a statement', () => {
       clearTimeout(wake);
       process.kill(frozen.pid, 'SIGCONT');
     }
-    // Woken, the frozen node's write was rolled back, and it serves again on a new session.
-    const answer = await created;
-    expect(answer.status).not.toBe(200);
-    const artifacts = await call('GET', `${other.url}/hub/space/${space.spaceId}/artifact`, {
-      key: space.ownerKey,
-    });
-    expect(artifacts.body.artifacts).toEqual([]);
-    let after = await send(frozen.url, 'after');
-    for (let i = 0; after.status !== 200 && i < 10; i++) {
-      await sleep(500);
-      after = await send(frozen.url, 'after');
-    }
-    expect(after.status).toBe(200);
+    await rolledBackAndServing(nodes, created);
     // The other node ended it (its deployment is the only one on this database), and said so.
     expect(other.output()).toContain('ended a stalled PostgreSQL session');
-    await admin.close();
   });
 });
