@@ -903,6 +903,65 @@ describe('a server that is not Convene', () => {
     expect(down.stdout).toContain('No server answers there');
   });
 
+  it('saves nothing from a 200 that is not Convene’s (another API’s `{}`, an empty body, `{}` with the header): every key saved before still works', async () => {
+    // Another API at a mistyped address, a webhook receiver, and something that sends Convene's
+    // header but not its answers (another API version behind a proxy, say).
+    const answers: Record<string, (response: import('node:http').ServerResponse) => void> = {
+      'another API': (r) => r.writeHead(200, { 'content-type': 'application/json' }).end('{}'),
+      'an empty 200': (r) => r.writeHead(200).end(),
+      'the header only': (r) =>
+        r.writeHead(200, { 'content-type': 'application/json', 'api-version': '1' }).end('{}'),
+    };
+    const someone = new User(server.url);
+    try {
+      expect((await someone.run(['space', 'create', 'Kept'])).code).toBe(0);
+      const before = readFileSync(join(someone.env.XDG_CONFIG_HOME!, 'convene/credentials.json'), 'utf8');
+      for (const [what, answer] of Object.entries(answers)) {
+        const other = createServer((_request, response) => answer(response));
+        await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+        const url = `http://localhost:${(other.address() as AddressInfo).port}`;
+        try {
+          const runs = {
+            create: await someone.run(['space', 'create', 'oops', '--url', url]),
+            join: await someone.run([
+              'join',
+              `${url}/join/3f2e8c1a-5b7d-4e9f-a2c6-1d0b9e8f7a65#key=inv_abc`,
+              '--name',
+              'Z',
+              '--url',
+              url,
+            ]),
+            login: await someone.run(['login', '--url', url]),
+          };
+          for (const [command, run] of Object.entries(runs)) {
+            expect({ what, command, code: run.code }).toEqual({ what, command, code: 1 });
+            expect(run.stderr).not.toContain('bug in convene');
+            expect({ what, command, said: run.stderr }).toEqual({
+              what,
+              command,
+              said: expect.stringContaining(
+                what === 'the header only'
+                  ? `✗ the server at ${url} answered, but not as a Convene server does (or not this API version)`
+                  : `✗ the server at ${url} answered HTTP 200 but is not a Convene server (or not this API version)`,
+              ),
+            });
+          }
+          // Nothing was written: not a space keyed `undefined`, not a pending join without its participant.
+          expect(readFileSync(join(someone.env.XDG_CONFIG_HOME!, 'convene/credentials.json'), 'utf8')).toBe(
+            before,
+          );
+        } finally {
+          other.close();
+        }
+      }
+      const list = await someone.run(['space', 'list']);
+      expect(list.code).toBe(0);
+      expect(list.stdout).toContain('Kept');
+    } finally {
+      someone.remove();
+    }
+  });
+
   it('tells something that resets or closes the connection, or answers in another protocol, from nothing listening', async () => {
     // Not HTTP at all: a program that resets every connection, one that closes it once asked, and
     // one that answers in its own protocol (an SSH server, say).

@@ -16,6 +16,7 @@ import { CliError, UsageError } from '../lib/errors';
 import { ExitCode, stoppedBy } from '../lib/exit-codes';
 import { explained, isSpaceClosed } from '../lib/failure';
 import { checkName } from '../lib/input';
+import { checkedAnswer, ZAnswers } from '../lib/not-convene';
 import { sayOutages } from '../lib/outage';
 import { inline } from '../lib/output';
 import { required } from '../lib/prompts';
@@ -163,6 +164,8 @@ export function registerJoin(program: Command, app: App): void {
             { signal: ctx.signal },
           );
           if (joined instanceof PendingJoin) {
+            // Saved only as a Convene server answers a join: a participant to wait for.
+            checkedAnswer(ZAnswers.pendingJoin, { ...joined.toJSON() }, url);
             ctx.store.updateHost(url, (host) => {
               host.pendingJoins = {
                 ...host.pendingJoins,
@@ -203,10 +206,14 @@ export function registerJoin(program: Command, app: App): void {
         throw error;
       }
       forgetPending(ctx, url, invitation.spaceId);
-      const key = member.key;
-      // The participant the key belongs to (every join knows it).
-      const { participantId } = member;
-      const view = await member.get();
+      // The participant the key belongs to (every join knows it), and the space as it is now.
+      const read = await member.get();
+      const { participantId, key, ...view } = checkedAnswer(
+        ZAnswers.joined,
+        { participantId: member.participantId, key: member.key, spaceId: read?.spaceId, name: read?.name },
+        url,
+      );
+      const { description, agenda } = read;
       // The next commands without --url go where this join went, where its key is saved: the
       // server the link names, or the one --url or CONVENE_URL named instead (a proxy, another
       // address of it), which `ctx.url` already is, so comparing with it would not save it.
@@ -226,8 +233,8 @@ export function registerJoin(program: Command, app: App): void {
             // What the space is for, and its agenda: what `space create` says joiners are shown.
             out.fields([
               ['space', `${inline(view.name)} (${view.spaceId})`],
-              ['description', view.description || undefined],
-              ['agenda', view.agenda || undefined],
+              ['description', description || undefined],
+              ['agenda', agenda || undefined],
               ['participant', participantId],
               ['server', url],
             ]);

@@ -5,6 +5,7 @@ import type { Context } from '../lib/context';
 import { CliError, UsageError } from '../lib/errors';
 import { ExitCode, stoppedBy } from '../lib/exit-codes';
 import { readStdin } from '../lib/input';
+import { checkedAnswer, ZAnswers } from '../lib/not-convene';
 import { sayOutages } from '../lib/outage';
 import { required } from '../lib/prompts';
 import { relative, when } from '../lib/render';
@@ -54,6 +55,8 @@ async function loginWithBrowser(ctx: Context): Promise<void> {
   // The token's name once approved, shown on the approval page too.
   // Its wait for the human may last: a long Retry-After is waited out, not a reason to stop.
   const link = await ctx.hub(undefined, { longLived: true }).link.start({ agentName: cliTokenName() });
+  // Nothing is shown, nor waited for, of a start that is not Convene's: its poll would never end.
+  checkedAnswer(ZAnswers.linkStarted, link, ctx.url);
   const started = {
     userCode: link.userCode,
     verificationUri: link.verificationUri,
@@ -103,7 +106,7 @@ async function loginWithBrowser(ctx: Context): Promise<void> {
     }
     throw error;
   }
-  const replaced = await saveToken(ctx, token, { minted: true });
+  const replaced = await saveToken(ctx, checkedAnswer(ZAnswers.userToken, token, ctx.url), { minted: true });
   spinner.stop(`Logged in to ${ctx.url}`);
   const linked = { url: ctx.url, prefix: token.slice(0, 8), ...replacedField(replaced) };
   // With --json, a second line after the one that started the flow: stdout stays NDJSON.
@@ -218,9 +221,8 @@ async function loginWithPassword(ctx: Context, emailOption: string | undefined):
  */
 export async function keepSession(ctx: Context, session: Session, did: string): Promise<void> {
   const { out } = ctx;
-  const { token, user, expiresAt } = session;
   // A session from login or signup always carries its human and expiry.
-  if (!user || !expiresAt) throw new CliError('the server answered the login without the session’s user');
+  const { token, user, expiresAt } = checkedAnswer(ZAnswers.session, session, ctx.url);
   ctx.store.updateHost(ctx.url, (host) => {
     host.session = { token, expiresAt, user: { id: user.id, email: user.email, name: user.name } };
   });
@@ -235,7 +237,9 @@ export async function keepSession(ctx: Context, session: Session, did: string): 
   let replaced: Replaced | undefined;
   if (!own) {
     const created = await ctx.session().tokens.create({ name: cliTokenName(tokens.map((t) => t.name)) });
-    replaced = await saveToken(ctx, created.token, { minted: true });
+    replaced = await saveToken(ctx, checkedAnswer(ZAnswers.userToken, created.token, ctx.url), {
+      minted: true,
+    });
     minted = { prefix: created.prefix, name: created.name };
   }
   out.result(

@@ -10,7 +10,7 @@ import {
 } from '@convene/sdk';
 import { CliError, NoSpaceSavedError, UsageError } from './errors';
 import { ExitCode } from './exit-codes';
-import { isNotConvene } from './not-convene';
+import { conveneFetch, isNotConvene } from './not-convene';
 import { detectMode, inline, Output } from './output';
 import type { Value } from './quote';
 import { closest, find } from './resolve';
@@ -200,6 +200,7 @@ export class Context {
     try {
       await new Convene({
         baseUrl: this.url,
+        fetch: conveneFetch,
         maxRetries: 0,
         timeoutMs: 5_000,
         logger: this.sdkLogger,
@@ -226,6 +227,7 @@ export class Context {
     const userToken = this.userToken();
     return new Convene({
       baseUrl: url,
+      fetch: conveneFetch,
       logger: this.sdkLogger,
       // Its info lines too: sdkLogger keeps only the waits after a 429 of them.
       logLevel: 'info',

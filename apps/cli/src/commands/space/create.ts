@@ -4,6 +4,7 @@ import { formatSeconds, parseTtl } from '../../lib/duration';
 import { spaceMayExist } from '../../lib/failure';
 import { checkName } from '../../lib/input';
 import { interruptible } from '../../lib/interrupt';
+import { checkedAnswer, ZAnswers } from '../../lib/not-convene';
 import { inline } from '../../lib/output';
 import { required } from '../../lib/prompts';
 import { shellWord, verbatim } from '../../lib/quote';
@@ -57,7 +58,7 @@ export function registerSpaceCreate(space: Command, app: App): void {
         'the space’s name',
       );
       // Ctrl-C while it is out: the space may have been created, its key not saved here.
-      const created = await interruptible(
+      const answer = await interruptible(
         ctx,
         (signal) =>
           ctx.hub().spaces.create(
@@ -75,6 +76,7 @@ export function registerSpaceCreate(space: Command, app: App): void {
           ),
         spaceMayExist(ctx),
       );
+      const created = checkedAnswer(ZAnswers.createdSpace, answer, ctx.server);
       const host = ctx.host();
       const before = host.defaultSpace ? host.spaces[host.defaultSpace] : undefined;
       ctx.saveSpace({

@@ -4,6 +4,7 @@ import { type App, examples } from '../../app';
 import { type Context, isUuid } from '../../lib/context';
 import { CliError } from '../../lib/errors';
 import { ExitCode } from '../../lib/exit-codes';
+import { checkedAnswer, ZAnswers } from '../../lib/not-convene';
 import { required } from '../../lib/prompts';
 import type { StoredSpace } from '../../lib/store';
 
@@ -54,20 +55,21 @@ export function registerSpaceUse(space: Command, app: App): void {
 async function recoverKey(ctx: Context, spaceId: string): Promise<StoredSpace> {
   const session = ctx.hasSession() ? ctx.session() : undefined;
   if (!session) ctx.using = { kind: 'server' };
-  const { role, privateKey } = await (session
-    ? session.spaceKey(spaceId)
-    : ctx.hub().spaces.recoverKey(spaceId)
-  ).catch((error: unknown) => {
-    // As for any whole space id this machine holds no key for (exit 4): the space may well
-    // exist, and what is missing is a key, which joining gives.
-    if (!(error instanceof NotFoundError)) throw error;
-    throw new CliError(`your account holds no key for space ${spaceId}`, {
-      exitCode: ExitCode.auth,
-      hint: 'Join it with an invitation link (`convene join LINK`), or log in as the account that created or joined it.',
-      cause: error,
-    });
-  });
+  const recovered = await (session ? session.spaceKey(spaceId) : ctx.hub().spaces.recoverKey(spaceId)).catch(
+    (error: unknown) => {
+      // As for any whole space id this machine holds no key for (exit 4): the space may well
+      // exist, and what is missing is a key, which joining gives.
+      if (!(error instanceof NotFoundError)) throw error;
+      throw new CliError(`your account holds no key for space ${spaceId}`, {
+        exitCode: ExitCode.auth,
+        hint: 'Join it with an invitation link (`convene join LINK`), or log in as the account that created or joined it.',
+        cause: error,
+      });
+    },
+  );
+  const { role, privateKey } = checkedAnswer(ZAnswers.recoveredKey, recovered, ctx.url);
   const view = await ctx.hub().space(spaceId, privateKey).get();
+  checkedAnswer(ZAnswers.spaceName, view, ctx.url);
   // Which participant the key is: the dashboard lists it; the owner is the one marked so.
   const listed = session ? (await session.spaces()).spaces.find((s) => s.spaceId === spaceId) : undefined;
   const participantId =
