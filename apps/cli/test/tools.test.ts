@@ -962,6 +962,61 @@ describe('a server that is not Convene', () => {
     }
   });
 
+  it('reads the rest of a credentials file around an entry it cannot read, keeps that entry as it was, and doctor lists it', async () => {
+    const someone = new User(server.url);
+    try {
+      expect((await someone.run(['space', 'create', 'Kept', '--owner-name', 'Grace'])).code).toBe(0);
+      const file = join(someone.env.XDG_CONFIG_HOME!, 'convene/credentials.json');
+      // What convene 0.1.0 saved from `200 {}` answers: a space keyed "undefined", a pending join
+      // without its participant.
+      const broken = someone.credentials();
+      const bad = {
+        spaces: { undefined: { name: 'oops', role: 'owner', savedAt: '2026-11-29T10:00:00.000Z' } },
+        pendingJoins: { x: { spaceId: 'x', invitationKey: 'inv_abc', name: 'Z' } },
+      };
+      broken.hosts['http://localhost:3953'] = bad;
+      writeFileSync(file, JSON.stringify(broken), { mode: 0o600 });
+
+      const sent = await someone.run(['send', 'still here', '--space', 'Kept']);
+      expect(sent.code).toBe(0);
+      const where =
+        'hosts["http://localhost:3953"].spaces["undefined"], hosts["http://localhost:3953"].pendingJoins["x"]';
+      expect(sent.stderr).toContain(`holds 2 entries convene cannot read, left out: ${where}`);
+      const doctor = await someone.run(['doctor', '--json']);
+      expect(doctor.json().checks).toContainEqual(
+        expect.objectContaining({
+          name: 'credentials entries',
+          status: 'warn',
+          detail: expect.stringContaining(where),
+        }),
+      );
+      // A change saved moves them aside, verbatim; the file then reads clean.
+      expect((await someone.run(['space', 'use', 'Kept'])).code).toBe(0);
+      const after = someone.credentials();
+      expect(after.unreadable).toEqual([
+        {
+          at: 'hosts["http://localhost:3953"].spaces["undefined"]',
+          value: bad.spaces.undefined,
+          setAsideAt: expect.any(String),
+        },
+        {
+          at: 'hosts["http://localhost:3953"].pendingJoins["x"]',
+          value: bad.pendingJoins.x,
+          setAsideAt: expect.any(String),
+        },
+      ]);
+      const quiet = await someone.run(['messages', '--space', 'Kept']);
+      expect(quiet.code).toBe(0);
+      expect(quiet.stdout).toContain('still here');
+      expect(quiet.stderr).toBe('');
+      const again = await someone.run(['doctor']);
+      expect(again.stdout).toContain('! credentials entries: 2 entries convene cannot read, left out');
+      expect(again.stdout).toContain('kept, as they were, under "unreadable"');
+    } finally {
+      someone.remove();
+    }
+  });
+
   it('tells something that resets or closes the connection, or answers in another protocol, from nothing listening', async () => {
     // Not HTTP at all: a program that resets every connection, one that closes it once asked, and
     // one that answers in its own protocol (an SSH server, say).

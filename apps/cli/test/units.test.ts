@@ -1124,6 +1124,21 @@ describe('credential store', () => {
     expect(readFileSync(store.file, 'utf8')).toBe('{ not json');
   });
 
+  it('never writes an entry it could not read back: nothing is saved then', () => {
+    const store = new CredentialStore(join(tempDir(), 'convene'));
+    store.updateHost('http://localhost:3000', (host) => {
+      host.userToken = 'usr_x';
+    });
+    const before = readFileSync(store.file, 'utf8');
+    // What convene 0.1.0 saved of a `200 {}`: a space without its id, key or participant.
+    expect(() =>
+      store.updateHost('http://localhost:3953', (host) => {
+        host.spaces.undefined = { name: 'oops', role: 'owner', savedAt: '' } as never;
+      }),
+    ).toThrow(/would have held an entry it cannot read/);
+    expect(readFileSync(store.file, 'utf8')).toBe(before);
+  });
+
   it('loses no key when many processes save at once', async () => {
     const dir = join(tempDir(), 'convene');
     const script = `

@@ -55,6 +55,7 @@ export function registerDoctor(program: Command, app: App): void {
       const ctx = app.context(command);
       // Its own check reports a credentials file others can read: no warning besides.
       ctx.store.warnIfOpen = undefined;
+      ctx.store.warnIfSetAside = undefined;
       const checks = await runChecks(ctx);
       const { out } = ctx;
       out.result(
@@ -167,6 +168,20 @@ async function runChecks(ctx: Context): Promise<Check[]> {
           },
   );
 
+  // Entries it cannot read, left out of every read: a warning, since the rest works.
+  const setAside = unreadable ? [] : ctx.store.setAside();
+  if (setAside.length) {
+    const inPlace = setAside.filter((s) => !s.moved);
+    const n = setAside.length;
+    checks.push({
+      name: 'credentials entries',
+      status: 'warn',
+      detail: `${n === 1 ? 'one entry' : `${n} entries`} convene cannot read, left out: ${setAside.map((s) => s.at).join(', ')}`,
+      hint: inPlace.length
+        ? 'The next change saved keeps them, as they are, under "unreadable" in the file: repair one and put it back where it stood, or delete it.'
+        : 'They are kept, as they were, under "unreadable" in the file: repair one and put it back where its "at" says, or delete it.',
+    });
+  }
   if (unreadable) {
     const notChecked = 'not checked: the credentials file cannot be read';
     if (ctx.env.CONVENE_TOKEN) await checkToken(ctx, checks, response);

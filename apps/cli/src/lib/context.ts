@@ -94,6 +94,7 @@ export class Context {
     this.out = new Output(detectMode(options, env));
     this.store = new CredentialStore();
     this.store.warnIfOpen = (text) => this.out.warn(text);
+    this.store.warnIfSetAside = (text) => this.out.warn(text);
     this.signal = signal;
     this.explicitUrl = options.url ?? (env.CONVENE_URL || undefined);
   }

@@ -79,15 +79,95 @@ const ZHost = z.object({
 });
 export type HostEntry = z.infer<typeof ZHost>;
 
+/**
+ * An entry of the file convene could not read (one written by hand, or by a convene before
+ * 0.1.1 from a server that was not Convene), moved aside as it was: where it stood (`at`, as
+ * `hosts["http://…"].spaces["…"]`) and its value, for whoever repairs it.
+ */
+const ZSetAside = z.object({ at: z.string(), value: z.unknown(), setAsideAt: z.string() });
+export type SetAside = z.infer<typeof ZSetAside>;
+
 const ZStoreFile = z.object({
   version: z.literal(1),
   /** The server used when neither --url nor CONVENE_URL says (set by `login --url`, and by `join`: the server it joined at). */
   url: z.optional(z.string()),
   hosts: z._default(z.record(z.string(), ZHost), {}),
+  /** Entries convene could not read, kept here verbatim by the first change saved after finding them. */
+  unreadable: z.optional(z.array(ZSetAside)),
 });
 export type StoreFile = z.infer<typeof ZStoreFile>;
 
 const emptyHost = (): HostEntry => ({ spaces: {} });
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** A host's fields beside its spaces and pending joins, each read on its own. */
+const HOST_FIELDS = {
+  userToken: z.string(),
+  userTokenMinted: z.boolean(),
+  session: ZSession,
+  defaultSpace: z.string(),
+} as const;
+
+/**
+ * The file as far as it can be read: every entry (a space's key, a pending join, a host's token,
+ * session or default space, a host's whole entry when it is no object) that is not what convene
+ * writes is left out, and listed in `skipped` with where it stood. Undefined for what is no
+ * credentials file of this version at all (not JSON, another `version`, `hosts` no object).
+ */
+export function salvage(
+  parsed: unknown,
+): { file: StoreFile; skipped: Omit<SetAside, 'setAsideAt'>[] } | undefined {
+  if (!isRecord(parsed) || parsed.version !== 1) return undefined;
+  const { hosts = {}, url, unreadable } = parsed;
+  if (!isRecord(hosts)) return undefined;
+  const skipped: Omit<SetAside, 'setAsideAt'>[] = [];
+  const file: StoreFile = { version: 1, hosts: {} };
+  if (url !== undefined) {
+    if (typeof url === 'string') file.url = url;
+    else skipped.push({ at: 'url', value: url });
+  }
+  if (unreadable !== undefined) {
+    const kept = z.array(ZSetAside).safeParse(unreadable);
+    if (!kept.success) return undefined;
+    file.unreadable = kept.data;
+  }
+  for (const [key, raw] of Object.entries(hosts)) {
+    const at = `hosts[${JSON.stringify(key)}]`;
+    if (!isRecord(raw)) {
+      skipped.push({ at, value: raw });
+      continue;
+    }
+    const host: HostEntry = emptyHost();
+    for (const [field, schema] of Object.entries(HOST_FIELDS)) {
+      if (raw[field] === undefined) continue;
+      const read = schema.safeParse(raw[field]);
+      if (read.success) Object.assign(host, { [field]: read.data });
+      else skipped.push({ at: `${at}.${field}`, value: raw[field] });
+    }
+    const entries = <T>(field: string, schema: z.ZodMiniType<T>) => {
+      const group = raw[field];
+      if (group === undefined) return undefined;
+      if (!isRecord(group)) {
+        skipped.push({ at: `${at}.${field}`, value: group });
+        return undefined;
+      }
+      const kept: Record<string, T> = {};
+      for (const [id, entry] of Object.entries(group)) {
+        const read = schema.safeParse(entry);
+        if (read.success) kept[id] = read.data;
+        else skipped.push({ at: `${at}.${field}[${JSON.stringify(id)}]`, value: entry });
+      }
+      return kept;
+    };
+    host.spaces = entries('spaces', ZStoredSpace) ?? {};
+    const pending = entries('pendingJoins', ZPendingJoin);
+    if (pending) host.pendingJoins = pending;
+    file.hosts[key] = host;
+  }
+  return { file, skipped };
+}
 
 /** One key per server: scheme, host, port and any base path, without a trailing slash. */
 export function hostKey(url: string): string {
@@ -111,6 +191,14 @@ export class CredentialStore {
    */
   warnIfOpen: ((text: string) => void) | undefined;
   private openChecked = false;
+  /**
+   * Told, once, of entries the file holds that convene cannot read (see salvage): the rest is
+   * used, and they are moved aside by the next change saved; unset by `doctor`, which reports them.
+   */
+  warnIfSetAside: ((text: string) => void) | undefined;
+  private setAsideWarned = false;
+  /** The entries the last read left out: the next change saved moves them under `unreadable`. */
+  private skipped: Omit<SetAside, 'setAsideAt'>[] = [];
 
   constructor(dir: string = configDir()) {
     this.dir = dir;
@@ -158,14 +246,39 @@ export class CredentialStore {
     } catch {
       parsed = undefined;
     }
-    const result = ZStoreFile.safeParse(parsed);
-    if (!result.success) {
+    const result = salvage(parsed);
+    if (!result) {
       // Never overwrite a file we cannot read: it may hold the only copy of a space key.
       throw new CliError(`${this.file} is not a credentials file convene can read`, {
         hint: `Move it aside (it may hold space keys you want to keep), then run the command again.`,
       });
     }
-    return result.data;
+    // One entry convene cannot read (a hand edit gone wrong) does not take every key with it.
+    this.skipped = result.skipped;
+    if (this.skipped.length && !this.setAsideWarned) {
+      this.setAsideWarned = true;
+      const n = this.skipped.length;
+      this.warnIfSetAside?.(
+        `${this.file} holds ${n === 1 ? 'an entry' : `${n} entries`} convene cannot read, left out: ${this.skipped
+          .map((s) => s.at)
+          .join(
+            ', ',
+          )}. The next change saved keeps ${n === 1 ? 'it' : 'them'}, as ${n === 1 ? 'it is' : 'they are'}, under "unreadable" in the file; \`convene doctor\` lists them.`,
+      );
+    }
+    return result.file;
+  }
+
+  /**
+   * The entries convene cannot read: those in place (left out of every read) and those moved
+   * under `unreadable` already; for `doctor`.
+   */
+  setAside(): { at: string; moved: boolean }[] {
+    const file = this.readFile();
+    return [
+      ...this.skipped.map(({ at }) => ({ at, moved: false })),
+      ...(file.unreadable ?? []).map(({ at }) => ({ at, moved: true })),
+    ];
   }
 
   private checkOpen(): void {
@@ -190,9 +303,24 @@ export class CredentialStore {
       // Never the empty stand-in of an unreadable file: that would overwrite it.
       const file = this.readFile();
       const result = change(file);
+      if (this.skipped.length) {
+        const now = new Date().toISOString();
+        file.unreadable = [
+          ...(file.unreadable ?? []),
+          ...this.skipped.map((s) => ({ ...s, setAsideAt: now })),
+        ];
+      }
+      // Never write what the reader would leave out: every entry written is one it reads back.
+      const check = salvage(JSON.parse(JSON.stringify(file)));
+      if (!check || check.skipped.length) {
+        throw new CliError(`convene did not save: ${this.file} would have held an entry it cannot read`, {
+          hint: `${check?.skipped.map((s) => s.at).join(', ') ?? 'the file'}: this looks like a bug in convene; please report it with the command you ran.`,
+        });
+      }
       const temporary = `${this.file}.${process.pid}.tmp`;
       writeFileSync(temporary, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
       renameSync(temporary, this.file);
+      this.skipped = [];
       return result;
     });
   }
