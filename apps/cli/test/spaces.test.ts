@@ -947,6 +947,27 @@ describe('invite, join, participants, moderation, leave', () => {
     expect((await adas()).map((p: any) => p.status).sort()).toEqual(['active', 'kicked']);
   });
 
+  it('refuses a second join of a space whose key is saved under the other name of this machine (localhost, 127.0.0.1)', async () => {
+    const owner = user();
+    const { spaceId } = (await owner.run(['space', 'create', 'Spelt twice', '--json'])).json();
+    const { humanLink } = (await owner.run(['invite', '--json'])).json();
+    const { port } = new URL(server.url);
+    const eve = user();
+    const first = await eve.run(['join', humanLink, '--name', 'Eve', '--url', `http://127.0.0.1:${port}`]);
+    expect(first.code).toBe(0);
+    const again = await eve.run(['join', humanLink, '--name', 'Eve', '--url', `http://localhost:${port}`]);
+    expect({ code: again.code, stderr: again.stderr }).toEqual({
+      code: 6,
+      stderr: expect.stringContaining('you are already in "Spelt twice" as Eve on this machine'),
+    });
+    const eves = (await owner.run(['participants', '--json'])).json().filter((p: any) => p.name === 'Eve');
+    expect(eves).toHaveLength(1);
+    // One key, under the spelling it was saved with.
+    expect(
+      Object.keys(eve.credentials().hosts).filter((h) => eve.credentials().hosts[h].spaces[spaceId]),
+    ).toEqual([`http://127.0.0.1:${port}`]);
+  });
+
   it('waits through approval in a private space; the owner approves by name', async () => {
     const owner = user();
     (await owner.run(['space', 'create', 'Private room', '--private'])).code;

@@ -113,7 +113,8 @@ export function registerJoin(program: Command, app: App): void {
         ? invitationOf(reference)
         : { spaceId: reference, invitationKey: options.key! };
       // One key per space is kept: an owner key it would replace is worth more than a second seat.
-      const held = ctx.store.host(url).spaces[invitation.spaceId];
+      // Under whichever spelling of this server it was saved (`localhost`, `127.0.0.1`).
+      const held = ctx.heldKey(url, invitation.spaceId);
       if (held?.role === 'owner') {
         throw new CliError(`you own "${held.name}" on this machine: joining would replace your owner key`, {
           exitCode: ExitCode.conflict,

@@ -313,6 +313,19 @@ export class Context {
     );
   }
 
+  /**
+   * The key saved for a space on the server at `url`, under whichever spelling of it (`localhost`
+   * and `127.0.0.1` on one port are one server, sameServer): the one convene keeps per space.
+   */
+  heldKey(url: string, spaceId: string): StoredSpace | undefined {
+    const exact = this.store.host(url).spaces[spaceId];
+    if (exact) return exact;
+    for (const [other, host] of Object.entries(this.store.read().hosts)) {
+      if (host.spaces[spaceId] && sameServerAs(other, url)) return host.spaces[spaceId];
+    }
+    return undefined;
+  }
+
   /** The other spelling of this machine's URL (see savedUnderAlias) that holds keys of any space. */
   keysUnderAlias(): string | undefined {
     return this.aliasWhere((host) => Object.keys(host.spaces).length > 0);
@@ -534,6 +547,15 @@ export function sameServer(a: string, b: string): boolean {
   if (hostKey(a) === hostKey(b)) return true;
   const here = loopbackKey(a);
   return here !== undefined && here === loopbackKey(b);
+}
+
+/** sameServer, false for a key of the file that is no URL (edited by hand). */
+function sameServerAs(a: string, b: string): boolean {
+  try {
+    return sameServer(a, b);
+  } catch {
+    return false;
+  }
 }
 
 /** A loopback URL with its host spelt one way (`localhost`), so aliases compare equal; else undefined. */
