@@ -34,7 +34,7 @@ import { detectMode, neutralise, Output, terminalColumns } from '../src/lib/outp
 import { promptOutput, withoutStyles } from '../src/lib/prompts';
 import { quoted, shellWord, verbatim } from '../src/lib/quote';
 import { MessagesSeen, printMessage, relative, when } from '../src/lib/render';
-import { byIdStart, closest, hintName, pick } from '../src/lib/resolve';
+import { byIdStart, closest, find, hintName, pick } from '../src/lib/resolve';
 import { CredentialStore, hostKey } from '../src/lib/store';
 import { commandLine } from '../src/lib/suggest';
 import { cliRoot } from './helpers/paths';
@@ -471,6 +471,18 @@ describe('links, names and ids', () => {
         hint: 'See the webhooks and their ids with `convene webhook list`.',
       }),
     );
+  });
+
+  it('finds a name typed in another Unicode normal form (NFD, as macOS gives it), in any case', () => {
+    const nfc = 'Équipe 🚀 日本';
+    const nfd = nfc.normalize('NFD');
+    expect(nfd).not.toBe(nfc);
+    const items = [{ id: 'c383248e-2cee-4d3e-b54d-b2ed0d95394a', name: nfc }];
+    const what = { noun: 'space', id: (i: { id: string }) => i.id, name: (i: { name: string }) => i.name };
+    expect(find(items, nfd, what)).toBe(items[0]);
+    expect(find(items, nfd.toLowerCase(), what)).toBe(items[0]);
+    expect(find(items, 'équ'.normalize('NFD'), { ...what, byNameStart: true })).toBe(items[0]);
+    expect(closest('Equipe 🚀 日'.normalize('NFD'), [nfc])).toBe(nfc);
   });
 
   it('suggests the name a typo most likely meant', () => {

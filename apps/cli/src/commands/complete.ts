@@ -1,5 +1,6 @@
 import { Argument, type Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../app';
+import { sameName } from '../lib/resolve';
 
 /**
  * What the completion scripts ask for while a person types: the names of the spaces convene holds
@@ -18,8 +19,7 @@ export function registerComplete(program: Command, app: App): void {
     .action(async (_what, _options, command) => {
       const ctx = app.context(command);
       const spaces = Object.values(ctx.host().spaces);
-      const taken = (name: string) =>
-        spaces.filter((s) => s.name.toLowerCase() === name.toLowerCase()).length;
+      const taken = (name: string) => spaces.filter((s) => sameName(s.name, name)).length;
       // A name two spaces share names neither (the commands refuse it): their ids complete instead.
       // A name with a newline cannot be typed as one word: its id too.
       const words = spaces.map((s) => (taken(s.name) > 1 || /[\r\n]/.test(s.name) ? s.spaceId : s.name));

@@ -13,7 +13,7 @@ import { ExitCode } from './exit-codes';
 import { conveneFetch, isNotConvene } from './not-convene';
 import { detectMode, inline, Output } from './output';
 import type { Value } from './quote';
-import { closest, find } from './resolve';
+import { closest, find, sameName } from './resolve';
 import { CredentialStore, type HostEntry, hostKey, type StoredSpace } from './store';
 
 export const DEFAULT_URL = 'http://localhost:3000';
@@ -305,11 +305,12 @@ export class Context {
    * with, and `serve` prints both `127.0.0.1` and `localhost`.
    */
   private savedUnderAlias(reference: string | undefined): string | undefined {
-    const wanted = reference?.toLowerCase();
     return this.aliasWhere((host) =>
-      wanted === undefined
+      reference === undefined
         ? host.defaultSpace !== undefined
-        : Object.values(host.spaces).some((s) => s.spaceId === wanted || s.name.toLowerCase() === wanted),
+        : Object.values(host.spaces).some(
+            (s) => s.spaceId === reference.toLowerCase() || sameName(s.name, reference),
+          ),
     );
   }
 

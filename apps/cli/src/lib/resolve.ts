@@ -59,7 +59,7 @@ export function findExact<T>(
 ): T | undefined {
   const exact = items.find((item) => what.id(item) === reference);
   if (exact) return exact;
-  const typed = items.filter((item) => what.name(item) === reference);
+  const typed = items.filter((item) => what.name(item).normalize('NFC') === reference.normalize('NFC'));
   const named = typed.length > 0 ? typed : items.filter((item) => sameName(what.name(item), reference));
   if (named.length > 1) {
     throw new UsageError(
@@ -70,9 +70,15 @@ export function findExact<T>(
   return named[0];
 }
 
-/** Whether a name is the one typed, in any case. */
+/**
+ * A name as names are compared: in one Unicode normal form (NFC: an `É` typed as `E` and a
+ * combining accent, as macOS gives file names, is the `É` the server keeps) and in any case.
+ */
+export const fold = (name: string): string => name.normalize('NFC').toLowerCase();
+
+/** Whether a name is the one typed, in any case and normal form. */
 export function sameName(name: string, reference: string): boolean {
-  return name.toLowerCase() === reference.toLowerCase();
+  return fold(name) === fold(reference);
 }
 
 /**
@@ -102,7 +108,7 @@ export function find<T>(items: readonly T[], reference: string, what: Naming<T>)
   const byId = reference.length >= 4 ? items.filter((item) => what.id(item).startsWith(start)) : [];
   const byName =
     what.byNameStart && start !== ''
-      ? items.filter((item) => what.name(item).toLowerCase().startsWith(start))
+      ? items.filter((item) => fold(what.name(item)).startsWith(fold(reference)))
       : [];
   const prefixed = [...new Set([...byId, ...byName])];
   if (prefixed.length > 1) {
@@ -157,15 +163,15 @@ export function byIdStart<T>(
  * from what was typed (`lanch` for `Launch plan`).
  */
 export function closest(typed: string, names: readonly string[]): string | undefined {
-  const lower = typed.toLowerCase();
+  const lower = fold(typed);
   const unique = [...new Set(names)];
   if (lower.length >= 3) {
-    const started = unique.filter((name) => name.toLowerCase().startsWith(lower));
+    const started = unique.filter((name) => fold(name).startsWith(lower));
     if (started.length === 1) return started[0];
   }
   let best: { name: string; distance: number } | undefined;
   for (const name of unique) {
-    const distance = editDistance(lower, name.toLowerCase());
+    const distance = editDistance(lower, fold(name));
     if (distance <= Math.max(1, Math.floor(name.length / 3)) && (!best || distance < best.distance)) {
       best = { name, distance };
     }
@@ -178,7 +184,7 @@ export function closest(typed: string, names: readonly string[]): string | undef
   if (lower.length >= 5) {
     const bound = Math.max(1, Math.floor(lower.length / 4));
     const started = unique.filter((name) => {
-      const start = name.toLowerCase();
+      const start = fold(name);
       return (
         start.length > lower.length + 1 &&
         [-1, 0, 1].some((more) => editDistance(lower, start.slice(0, lower.length + more)) <= bound)

@@ -1,6 +1,7 @@
 import type { Context } from './context';
 import { inline } from './output';
 import { shellValue, shellWord, type Value, verbatim } from './quote';
+import { sameName } from './resolve';
 import type { StoredSpace } from './store';
 
 /** The commands that take their space as their argument (`convene tail SPACE`) rather than --space. */
@@ -73,7 +74,7 @@ export function suggest(
   // The name, as people type it, unless another saved space shares it (any case) or it holds
   // what a terminal would show escaped: then the id, which names it all the same.
   const shared = Object.values(host.spaces).some(
-    (s) => s.spaceId !== space.spaceId && s.name.toLowerCase() === space.name.toLowerCase(),
+    (s) => s.spaceId !== space.spaceId && sameName(s.name, space.name),
   );
   const argument: Value = shared || inline(space.name) !== space.name ? verbatim(space.spaceId) : space.name;
   return SPACE_ARGUMENT.includes(words)

@@ -8,6 +8,7 @@ import { checkedAnswer, ZAnswers } from '../../lib/not-convene';
 import { inline } from '../../lib/output';
 import { required } from '../../lib/prompts';
 import { shellWord, verbatim } from '../../lib/quote';
+import { sameName } from '../../lib/resolve';
 import { commandLine } from '../../lib/suggest';
 
 export function registerSpaceCreate(space: Command, app: App): void {
@@ -103,7 +104,7 @@ export function registerSpaceCreate(space: Command, app: App): void {
           if (before) {
             // By its id when another saved space has its name (the one just created may).
             const shared = Object.values(ctx.host().spaces).some(
-              (s) => s.spaceId !== before.spaceId && s.name.toLowerCase() === before.name.toLowerCase(),
+              (s) => s.spaceId !== before.spaceId && sameName(s.name, before.name),
             );
             const again = shared ? verbatim(before.spaceId) : before.name;
             out.hint(
