@@ -53,7 +53,13 @@ export function buildProgram(
   // version and sent nothing, and `artifact show plan.md --version 1` answered "0.1.0" as the
   // document. --version is convene's own, before any command (gh, kubectl); after one, `run` builds
   // the program without it and the command refuses it as any option it does not know (exit 2).
-  if (options.version !== false) program.version(VERSION, '-v, --version', 'print the version');
+  // With --json, the JSON `convene version --json` prints: the two forms print the same.
+  if (options.version !== false)
+    program.version(
+      options.jsonErrors ? toJson({ version: VERSION }, 2) : VERSION,
+      '-v, --version',
+      'print the version',
+    );
   program
     .helpOption('-h, --help', 'show help for a command')
     .addOption(
