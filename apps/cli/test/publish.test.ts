@@ -1,5 +1,5 @@
 // The package is published as the SDK is: to npm, public, with the files its bin runs.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cliRoot } from './helpers/paths';
@@ -48,5 +48,25 @@ describe('the package manifest', () => {
     expect(manifest.license).toBe('MIT');
     expect(licence).toMatch(/^MIT License\n\nCopyright \(c\) 2026 Convene contributors\n/);
     expect(licence).toContain('The above copyright notice and this permission notice shall be included');
+  });
+
+  it('names in its README every project whose licence it ships (assets/licenses/)', () => {
+    const section = readme.slice(readme.indexOf('## Licence')).replace(/\s+/g, ' ');
+    // The package's name as people call the project, where it differs.
+    const called: Record<string, string> = { '@trpc/server': 'tRPC', '@electric-sql/pglite': 'PGlite' };
+    const dir = join(cliRoot, 'assets/licenses');
+    const shipped = readdirSync(dir).flatMap((name) =>
+      name.startsWith('@') ? readdirSync(join(dir, name)).map((inner) => `${name}/${inner}`) : [name],
+    );
+    expect(shipped).toContain('@electric-sql/pglite');
+    for (const name of shipped) {
+      expect({
+        name,
+        named: section.toLowerCase().includes(`${called[name] ?? name}, `.toLowerCase()),
+      }).toEqual({
+        name,
+        named: true,
+      });
+    }
   });
 });
