@@ -22,6 +22,15 @@ describe('the package manifest', () => {
     expect(Object.keys(manifest.dependencies).filter((name) => name.startsWith('@convene/'))).toEqual([]);
   });
 
+  it('depends on nothing the bundle never loads: DOMPurify lives in the web pages’ own bundle', () => {
+    // The web pages (assets/apps/web/dist) carry DOMPurify inside them; no code under dist/ imports
+    // it, so as a dependency it was only downloaded. (light-my-request is not imported either, but
+    // fastify loads it for inject() and depends on it: the pin keeps npm on a version that asks
+    // for no newer Node than 20.)
+    expect(manifest.dependencies).not.toHaveProperty('dompurify');
+    expect(manifest.dependencies).toHaveProperty('light-my-request');
+  });
+
   it('is installed as the README says: from npm once published, from the tarball until then', () => {
     const install = readme.split('\n## Install\n')[1]?.split('\n## ')[0] ?? '';
     expect(install).toContain('`npm install -g @convene/cli`');
