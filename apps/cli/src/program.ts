@@ -428,7 +428,7 @@ function optionsBeforeDashes(command: Command, args: readonly string[]): string 
  */
 function versionHint(command: Command): string {
   const own = 'convene’s own version: `convene --version`';
-  if (!commandPath(command).startsWith('convene artifact')) return `Options are not --version here; ${own}.`;
+  if (!commandPath(command).startsWith('convene artifact')) return `This command takes no --version; ${own}.`;
   return `A document’s versions: \`artifact show NAME --at N\` (or \`download\`) reads one, \`artifact history NAME\` lists them, \`artifact diff NAME A B\` compares two; ${own}.`;
 }
 

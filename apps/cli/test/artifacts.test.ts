@@ -1292,7 +1292,7 @@ describe('the owner releasing someone else’s lock on a terminal', () => {
   it('asks first (default no); --yes does not; releasing your own lock is not asked', async () => {
     expect((await guest.run(['artifact', 'create', 'held.md'])).code).toBe(0);
     expect((await guest.run(['artifact', 'lock', 'held.md'])).code).toBe(0);
-    const question = "Release Gus's lock on held.md?";
+    const question = 'Release Gus’s lock on held.md?';
     const unlock = (who: User, args: string[], key?: string) =>
       answered(who, ['artifact', 'unlock', ...args], key === undefined ? undefined : question, key);
     const declined = await unlock(owner, ['held.md'], 'Enter');

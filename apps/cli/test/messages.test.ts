@@ -125,6 +125,12 @@ describe('send', () => {
     const words = await guest.run(['send', 'hello', 'big', 'world']);
     expect(words.code).toBe(2);
     expect(words.stderr).toContain('Quote text with spaces');
+    // With --space, a second word is too many too: said in one sentence, not a capital after `;`.
+    const spaced = await guest.run(['send', 'PG room', 'x', '--space', 'Other']);
+    expect(spaced.code).toBe(2);
+    expect(spaced.stderr).toContain(
+      '--space names the space, so only the text follows: quote text with spaces',
+    );
     const both = await guest.run(['send', '--html', '--image', 'https://x.y/z.png']);
     expect(both.code).toBe(2);
     // `-` beside --image or --file is the message given twice, not a space called "-".

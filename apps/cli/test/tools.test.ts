@@ -319,6 +319,10 @@ describe('help, version, usage errors', () => {
       expect({ args, code: result.code, stdout: result.stdout }).toEqual({ args, code: 2, stdout: '' });
       expect(result.stderr).toMatch(/unknown option '(--version|-v)'/);
       expect(result.stderr).toContain('`convene --version`');
+      if (!args.includes('artifact'))
+        expect(result.stderr).toContain(
+          'This command takes no --version; convene’s own version: `convene --version`.',
+        );
     }
     expect((await owner.run(['messages', '--json'])).json().length).toBe(before);
     // Of a document, the hint names the commands that take its versions.

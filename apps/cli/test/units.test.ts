@@ -18,7 +18,7 @@ import { moderated } from '../src/commands/moderate';
 import { mentionedId } from '../src/commands/send';
 import { Creators } from '../src/commands/tail';
 import { normaliseUrl, rateLimitWait } from '../src/lib/context';
-import { formatSeconds, parseDuration, parseSince, parseTtl } from '../src/lib/duration';
+import { formatSeconds, parseDuration, parseSince, parseTtl, timeLeft } from '../src/lib/duration';
 import { isPlainCommand, runEditor, safeFileName } from '../src/lib/editor';
 import { UsageError } from '../src/lib/errors';
 import {
@@ -117,6 +117,10 @@ describe('durations and times', () => {
     expect(parseTtl('2s')).toBe(2);
     expect(formatSeconds(7199)).toBe('1h 59m');
     expect(formatSeconds(90_000)).toBe('1d 1h');
+    // A time left, to the nearest minute: a space read a second after it opened is a day away too.
+    expect([timeLeft(86_400), timeLeft(86_399), timeLeft(86_370)]).toEqual(['1d', '1d', '1d']);
+    expect(timeLeft(3_569)).toBe('59m');
+    expect(timeLeft(42)).toBe('42s');
     expect(formatSeconds(42)).toBe('42s');
   });
 

@@ -99,7 +99,9 @@ export function registerSend(program: Command, app: App): void {
       if (words.length > textWords + (options.space === undefined ? 1 : 0)) {
         throw new UsageError(
           `too many arguments (${words.length})`,
-          `${options.space === undefined ? '' : '--space names the space; '}Quote text with spaces: convene send "hello world". Usage: ${USAGE}`,
+          options.space === undefined
+            ? `Quote text with spaces: convene send "hello world". Usage: ${USAGE}`
+            : `--space names the space, so only the text follows: quote text with spaces, convene send --space SPACE "hello world". Usage: ${USAGE}`,
         );
       }
       // Without --space, a word before the text (the only word with --file or --image) names the space.

@@ -58,7 +58,7 @@ export async function revokeMintedToken(ctx: Context, token: string): Promise<Re
     if (matches.length !== 1) {
       return {
         revoked: false,
-        problem: `${matches.length ? 'several' : 'none'} of your account's tokens start like it; ${dashboard}`,
+        problem: `${matches.length ? 'several' : 'none'} of your account’s tokens start like it; ${dashboard}`,
       };
     }
     if (!matches[0]!.revoked) await session.tokens.revoke(matches[0]!.id);

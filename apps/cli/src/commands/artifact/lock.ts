@@ -110,7 +110,7 @@ export function registerArtifactUnlock(artifact: Command, app: App): void {
         const holder = inline(found.names.get(lockedBy) ?? lockedBy);
         await confirm(
           ctx.out,
-          `Release ${holder}'s lock on ${inline(found.artifact.name)}? An edit they have open may then fail to save.`,
+          `Release ${holder}’s lock on ${inline(found.artifact.name)}? An edit they have open may then fail to save.`,
           options.yes,
         );
       }

@@ -2,7 +2,7 @@ import type { Command } from '@commander-js/extra-typings';
 import { AuthenticationError, ConnectionError, ConveneError } from '@convene/sdk';
 import { type App, examples } from '../../app';
 import { aliasHint } from '../../lib/context';
-import { formatSeconds } from '../../lib/duration';
+import { timeLeft } from '../../lib/duration';
 import { isSpaceClosed, unreachableHint } from '../../lib/failure';
 import { suggest } from '../../lib/suggest';
 
@@ -65,7 +65,7 @@ export function registerSpaceList(space: Command, app: App): void {
                 header: 'state',
                 value: (r) =>
                   r.state === 'open' && r.ttlRemaining !== undefined
-                    ? `open, ${formatSeconds(r.ttlRemaining)} left`
+                    ? `open, ${timeLeft(r.ttlRemaining)} left`
                     : refused.has(r.spaceId)
                       ? `key refused (removed, or left): \`${suggest(ctx, 'leave', { space: host.spaces[r.spaceId], always: true })}\` forgets it`
                       : unasked.has(r.spaceId)
