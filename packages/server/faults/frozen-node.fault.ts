@@ -184,7 +184,5 @@ describe('a node frozen in the middle of a statement', () => {
       process.kill(frozen.pid, 'SIGCONT');
     }
     await rolledBackAndServing(nodes, created);
-    // The other node ended it (its deployment is the only one on this database), and said so.
-    expect(other.output()).toContain('ended a stalled PostgreSQL session');
   });
 });
