@@ -1,6 +1,6 @@
 import { type Db, maintainTables } from '@convene/core';
 import type { FastifyBaseLogger } from 'fastify';
-import { repeatEvery } from './repeat';
+import { failuresLoggedOnce, repeatEvery } from './repeat';
 
 export interface EmbeddedMaintenanceOptions {
   db: Db;
@@ -22,20 +22,17 @@ export function startEmbeddedMaintenance({
   intervalMs,
   log,
 }: EmbeddedMaintenanceOptions): () => Promise<void> {
-  let failing = false;
-  const maintain = async () => {
-    try {
+  const maintain = failuresLoggedOnce(
+    log,
+    'embedded database maintenance',
+    async () => {
       for (const run of await maintainTables(db)) {
         const line = { table: run.table, action: run.action, ms: Math.round(run.ms) };
         if (run.ms > SLOW_MS) log.info(line, 'embedded database maintenance took long');
         else log.debug(line, 'embedded database maintenance');
       }
-      failing = false;
-    } catch (err) {
-      // Once until it works again, not every minute.
-      if (!failing) log.warn({ err }, 'embedded database maintenance failed; retrying every interval');
-      failing = true;
-    }
-  };
+    },
+    { recovery: false },
+  );
   return repeatEvery(intervalMs, maintain);
 }

@@ -1,6 +1,6 @@
 import type { Database } from '@convene/core';
 import type { FastifyBaseLogger } from 'fastify';
-import { repeatEvery } from './repeat';
+import { failuresLoggedOnce, repeatEvery } from './repeat';
 
 export interface StalledSessionSweeperOptions {
   endStalledSessions: NonNullable<Database['endStalledSessions']>;
@@ -19,28 +19,19 @@ export function startStalledSessionSweeper({
   intervalMs,
   log,
 }: StalledSessionSweeperOptions): () => Promise<void> {
-  let failing = false;
-  const sweep = async () => {
-    try {
-      for (const session of await endStalledSessions()) {
-        log.warn(
-          {
-            pid: session.pid,
-            applicationName: session.applicationName,
-            waitedMs: Math.round(session.waitedMs),
-          },
-          'ended a stalled PostgreSQL session: its node (this one or another) left it in the middle of a ' +
-            'statement, holding its locks, for longer than the idle-in-transaction timeout (frozen or cut ' +
-            'off); its transaction is rolled back',
-        );
-      }
-      if (failing) log.info('stalled session sweep recovered');
-      failing = false;
-    } catch (err) {
-      // Once per outage, not every few seconds of it.
-      if (!failing) log.warn({ err }, 'stalled session sweep failed; retrying every interval');
-      failing = true;
+  const sweep = failuresLoggedOnce(log, 'stalled session sweep', async () => {
+    for (const session of await endStalledSessions()) {
+      log.warn(
+        {
+          pid: session.pid,
+          applicationName: session.applicationName,
+          waitedMs: Math.round(session.waitedMs),
+        },
+        'ended a stalled PostgreSQL session: its node (this one or another) left it in the middle of a ' +
+          'statement, holding its locks, for longer than the idle-in-transaction timeout (frozen or cut ' +
+          'off); its transaction is rolled back',
+      );
     }
-  };
+  });
   return repeatEvery(intervalMs, sweep);
 }

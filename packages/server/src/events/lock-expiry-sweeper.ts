@@ -1,6 +1,6 @@
 import { type Deps, releaseExpiredLocks } from '@convene/core';
 import type { FastifyBaseLogger } from 'fastify';
-import { repeatEvery } from '../repeat';
+import { failuresLoggedOnce, repeatEvery } from '../repeat';
 
 export interface LockExpirySweeperOptions {
   deps: Pick<Deps, 'db' | 'clock' | 'events'>;
@@ -24,20 +24,11 @@ export async function startLockExpirySweeper({
   intervalMs,
   log,
 }: LockExpirySweeperOptions): Promise<() => Promise<void>> {
-  let failing = false;
-  const sweep = async () => {
-    try {
-      for (let i = 0; i < MAX_BATCHES; i++) {
-        if ((await releaseExpiredLocks({ deps, limit: BATCH })) < BATCH) break;
-      }
-      if (failing) log.info('lock expiry sweep recovered');
-      failing = false;
-    } catch (err) {
-      // Once per outage, not every second of it.
-      if (!failing) log.warn({ err }, 'lock expiry sweep failed; retrying every interval');
-      failing = true;
+  const sweep = failuresLoggedOnce(log, 'lock expiry sweep', async () => {
+    for (let i = 0; i < MAX_BATCHES; i++) {
+      if ((await releaseExpiredLocks({ deps, limit: BATCH })) < BATCH) break;
     }
-  };
+  });
   await sweep();
   return repeatEvery(intervalMs, sweep);
 }
