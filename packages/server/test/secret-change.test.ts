@@ -176,8 +176,14 @@ async function onEmbedded(
 
 // Each story starts the server three to five times over (on PGlite, each start opens the data
 // directory): 11 to 23 s on CI, past 30 s on a machine loaded by other work.
+/**
+ * The stories on embedded PGlite open a DATA_DIR of their own whatever TEST_DATABASE_URL says: run
+ * on the PostgreSQL project too, they would only repeat themselves (50 s of CI).
+ */
+const embedded = it.runIf(!onPostgres());
+
 describe('changing SECRET', { timeout: 90_000 }, () => {
-  it('on embedded PGlite: the generated one is replaced, then a chosen one', () =>
+  embedded('on embedded PGlite: the generated one is replaced, then a chosen one', () =>
     onEmbedded((start, dataDir) => story(start, async () => existsSync(join(dataDir, 'secret')))));
 
   it.runIf(onPostgres())('on PostgreSQL: the generated one is replaced, then a chosen one', async () => {
@@ -215,7 +221,7 @@ describe('changing SECRET', { timeout: 90_000 }, () => {
     }
   });
 
-  it('refuses a data directory copied without its generated SECRET, naming the file, and writes none', () =>
+  embedded('refuses a data directory copied without its generated SECRET, naming the file, and writes none', () =>
     onEmbedded(async (start, dataDir) => {
       await seed(start);
       rmSync(join(dataDir, 'secret'));
@@ -225,7 +231,7 @@ describe('changing SECRET', { timeout: 90_000 }, () => {
       expect(existsSync(join(dataDir, 'secret'))).toBe(false);
     }));
 
-  it('says what it did, and never the SECRETs', async () => {
+  embedded('says what it did, and never the SECRETs', async () => {
     const lines: string[] = [];
     await onEmbedded(
       async (start) => {
@@ -240,7 +246,7 @@ describe('changing SECRET', { timeout: 90_000 }, () => {
     expect(log).not.toContain(OWN);
   });
 
-  it('a node left on the old SECRET while another changes it refuses (503) what it would seal or open, says why once, and loses nothing it acknowledged', async () => {
+  embedded('a node left on the old SECRET while another changes it refuses (503) what it would seal or open, says why once, and loses nothing it acknowledged', async () => {
     const lines: string[] = [];
     await onEmbedded(
       async (start) => {
@@ -321,7 +327,7 @@ describe('changing SECRET', { timeout: 90_000 }, () => {
     );
   });
 
-  it('opens a value still sealed under PREVIOUS_SECRET after the change and seals it again, when read and at the next start with PREVIOUS_SECRET', async () => {
+  embedded('opens a value still sealed under PREVIOUS_SECRET after the change and seals it again, when read and at the next start with PREVIOUS_SECRET', async () => {
     const lines: string[] = [];
     await onEmbedded(
       async (start) => {

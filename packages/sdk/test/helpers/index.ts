@@ -58,3 +58,10 @@ export async function closedPort(): Promise<number> {
   await new Promise((resolve) => server.close(resolve));
   return port;
 }
+
+/** A 503 as a server or proxy briefly unavailable sends it, with this Retry-After. */
+export const unavailable = (retryAfter: string) => () =>
+  new Response(JSON.stringify({ error: 'the service is briefly unavailable (synthetic)' }), {
+    status: 503,
+    headers: { 'content-type': 'application/json', 'retry-after': retryAfter },
+  });
