@@ -1,9 +1,35 @@
 import { conveneVitestConfig } from '../../vitest.shared';
 
-// The pages in a browser are the same pages on either database, and serve.test.ts starts its
-// servers on memory:// whatever the project: once. Every file starts its own servers, so the files
-// of a worker share its modules.
+/**
+ * What runs on one database only (see `once`): files whose subject does not depend on the engine.
+ * The pages in a browser are the same pages on either database; serve.test.ts starts its servers
+ * on memory:// whatever the project; the rest test the HTTP surface and the documents the server
+ * serves (headers, errors, input validation, CORS, pipelining, logs, configuration), which answer
+ * before, or whatever, the store. Every file starts its own servers, so the files of a worker share
+ * its modules.
+ */
+const ENGINE_INDEPENDENT = [
+  'browser.test.ts',
+  'serve.test.ts',
+  'agent-card.test.ts',
+  'cors.test.ts',
+  'declarations.test.ts',
+  'discovery.test.ts',
+  'env.test.ts',
+  'errors.test.ts',
+  'llms.test.ts',
+  'log-format.test.ts',
+  'openapi.test.ts',
+  'pipelining.test.ts',
+  'request-id.test.ts',
+  'security-http.test.ts',
+  'security-input.test.ts',
+  'start-warnings.test.ts',
+  'versioning.test.ts',
+  'web.test.ts',
+];
+
 export default conveneVitestConfig({
-  once: ['test/**/*.browser.test.ts', 'test/serve.test.ts'],
+  once: ENGINE_INDEPENDENT.map((name) => `test/**/*${name}`),
   isolate: false,
 });
