@@ -184,7 +184,8 @@ const embedded = it.runIf(!onPostgres());
 
 describe('changing SECRET', { timeout: 90_000 }, () => {
   embedded('on embedded PGlite: the generated one is replaced, then a chosen one', () =>
-    onEmbedded((start, dataDir) => story(start, async () => existsSync(join(dataDir, 'secret')))));
+    onEmbedded((start, dataDir) => story(start, async () => existsSync(join(dataDir, 'secret')))),
+  );
 
   it.runIf(onPostgres())('on PostgreSQL: the generated one is replaced, then a chosen one', async () => {
     const pg = await createPostgresTestDatabase(testDatabaseServerUrl()!);
@@ -221,15 +222,18 @@ describe('changing SECRET', { timeout: 90_000 }, () => {
     }
   });
 
-  embedded('refuses a data directory copied without its generated SECRET, naming the file, and writes none', () =>
-    onEmbedded(async (start, dataDir) => {
-      await seed(start);
-      rmSync(join(dataDir, 'secret'));
-      await expect(start({})).rejects.toThrow(
-        /secret is missing.*restore that file with the data, or set SECRET/,
-      );
-      expect(existsSync(join(dataDir, 'secret'))).toBe(false);
-    }));
+  embedded(
+    'refuses a data directory copied without its generated SECRET, naming the file, and writes none',
+    () =>
+      onEmbedded(async (start, dataDir) => {
+        await seed(start);
+        rmSync(join(dataDir, 'secret'));
+        await expect(start({})).rejects.toThrow(
+          /secret is missing.*restore that file with the data, or set SECRET/,
+        );
+        expect(existsSync(join(dataDir, 'secret'))).toBe(false);
+      }),
+  );
 
   embedded('says what it did, and never the SECRETs', async () => {
     const lines: string[] = [];
@@ -246,127 +250,136 @@ describe('changing SECRET', { timeout: 90_000 }, () => {
     expect(log).not.toContain(OWN);
   });
 
-  embedded('a node left on the old SECRET while another changes it refuses (503) what it would seal or open, says why once, and loses nothing it acknowledged', async () => {
-    const lines: string[] = [];
-    await onEmbedded(
-      async (start) => {
-        const stale = await start({ SECRET: OWN });
-        let held: Awaited<ReturnType<typeof linkedSpace>>;
-        try {
-          held = await linkedSpace(stale);
-          const webhook = await stale.app.inject(registerWebhook(held));
-          expect(webhook.statusCode, webhook.body).toBe(201);
-          const webhookSecret = webhook.json().secret as string;
-          // Another node starts with the new SECRET and PREVIOUS_SECRET (as it would on PostgreSQL):
-          // the deployment moves under the new SECRET.
-          const [own, other] = [new SecretBox(OWN), new SecretBox(OTHER)];
-          expect(await adoptSecret(stale.deps.db, other, own)).toBe('changed');
-          await resealSecrets(stale.deps.db, own, other);
+  embedded(
+    'a node left on the old SECRET while another changes it refuses (503) what it would seal or open, says why once, and loses nothing it acknowledged',
+    async () => {
+      const lines: string[] = [];
+      await onEmbedded(
+        async (start) => {
+          const stale = await start({ SECRET: OWN });
+          let held: Awaited<ReturnType<typeof linkedSpace>>;
+          try {
+            held = await linkedSpace(stale);
+            const webhook = await stale.app.inject(registerWebhook(held));
+            expect(webhook.statusCode, webhook.body).toBe(201);
+            const webhookSecret = webhook.json().secret as string;
+            // Another node starts with the new SECRET and PREVIOUS_SECRET (as it would on PostgreSQL):
+            // the deployment moves under the new SECRET.
+            const [own, other] = [new SecretBox(OWN), new SecretBox(OTHER)];
+            expect(await adoptSecret(stale.deps.db, other, own)).toBe('changed');
+            await resealSecrets(stale.deps.db, own, other);
 
-          const spaces = async () =>
-            rowsOf<{ n: number }>(await stale.deps.db.execute(sql`select count(*)::int as n from spaces`))[0]!
-              .n;
-          const before = await spaces();
-          const linked = await stale.app.inject({
-            method: 'POST',
-            url: '/hub/space',
-            headers: { 'x-user-token': held.userToken },
-            payload: { name: 'made on the stale node', description: 'd' },
-          });
-          expect(linked.statusCode, linked.body).toBe(503);
-          expect(linked.json()).toMatchObject({ code: 'unavailable' });
-          expect(linked.headers['retry-after']).toBeDefined();
-          // Refused as a whole: no space without its key.
-          expect(await spaces()).toBe(before);
-          const key = await keyOf(stale, held.jwt, held.spaceId);
-          expect(key.statusCode, key.body).toBe(503);
-          // What needs no sealed value is served.
-          const sent = await stale.app.inject({
-            method: 'POST',
-            url: `/hub/space/${held.spaceId}/messages`,
-            headers: { 'x-private-key': held.ownerKey },
-            payload: { content: 'still served' },
-          });
-          expect(sent.statusCode, sent.body).toBe(200);
-          // A delivery due to the webhook (another participant's message would queue one).
-          await stale.deps.db.execute(sql`
+            const spaces = async () =>
+              rowsOf<{ n: number }>(
+                await stale.deps.db.execute(sql`select count(*)::int as n from spaces`),
+              )[0]!.n;
+            const before = await spaces();
+            const linked = await stale.app.inject({
+              method: 'POST',
+              url: '/hub/space',
+              headers: { 'x-user-token': held.userToken },
+              payload: { name: 'made on the stale node', description: 'd' },
+            });
+            expect(linked.statusCode, linked.body).toBe(503);
+            expect(linked.json()).toMatchObject({ code: 'unavailable' });
+            expect(linked.headers['retry-after']).toBeDefined();
+            // Refused as a whole: no space without its key.
+            expect(await spaces()).toBe(before);
+            const key = await keyOf(stale, held.jwt, held.spaceId);
+            expect(key.statusCode, key.body).toBe(503);
+            // What needs no sealed value is served.
+            const sent = await stale.app.inject({
+              method: 'POST',
+              url: `/hub/space/${held.spaceId}/messages`,
+              headers: { 'x-private-key': held.ownerKey },
+              payload: { content: 'still served' },
+            });
+            expect(sent.statusCode, sent.body).toBe(200);
+            // A delivery due to the webhook (another participant's message would queue one).
+            await stale.deps.db.execute(sql`
             insert into webhook_deliveries (space_id, id, webhook_id, payload, created_at, next_attempt_at)
             values (${held.spaceId}, gen_random_uuid(), ${webhook.json().id}, '{}', now(), now() - interval '1 second')`);
-          // The stale node claims no delivery (it could not sign it); a node on the new SECRET does.
-          expect(await claimWebhookDeliveries({ deps: stale.deps, limit: 10, leaseMs: 60_000 })).toEqual([]);
-          const attempts = rowsOf<{ attempts: number }>(
-            await stale.deps.db.execute(sql`select attempts from webhook_deliveries`),
-          );
-          expect(attempts).toEqual([{ attempts: 0 }]);
-          const claimed = await claimWebhookDeliveries({
-            deps: { ...stale.deps, box: new Sealer(other) },
-            limit: 10,
-            leaseMs: 60_000,
-          });
-          expect(claimed.map((delivery) => delivery.secret)).toEqual([webhookSecret]);
-        } finally {
-          await stale.close();
-        }
-        const log = lines.join('');
-        expect(log.match(/restarted with the new SECRET/g)).toHaveLength(1);
-        expect(log).toMatch(/"level":50[^\n]*restarted with the new SECRET/);
-        expect(log).not.toContain(OWN);
-        expect(log).not.toContain(OTHER);
+            // The stale node claims no delivery (it could not sign it); a node on the new SECRET does.
+            expect(await claimWebhookDeliveries({ deps: stale.deps, limit: 10, leaseMs: 60_000 })).toEqual(
+              [],
+            );
+            const attempts = rowsOf<{ attempts: number }>(
+              await stale.deps.db.execute(sql`select attempts from webhook_deliveries`),
+            );
+            expect(attempts).toEqual([{ attempts: 0 }]);
+            const claimed = await claimWebhookDeliveries({
+              deps: { ...stale.deps, box: new Sealer(other) },
+              limit: 10,
+              leaseMs: 60_000,
+            });
+            expect(claimed.map((delivery) => delivery.secret)).toEqual([webhookSecret]);
+          } finally {
+            await stale.close();
+          }
+          const log = lines.join('');
+          expect(log.match(/restarted with the new SECRET/g)).toHaveLength(1);
+          expect(log).toMatch(/"level":50[^\n]*restarted with the new SECRET/);
+          expect(log).not.toContain(OWN);
+          expect(log).not.toContain(OTHER);
 
-        // Restarted as it should be: everything acknowledged opens.
-        const restarted = await start({ SECRET: OTHER, PREVIOUS_SECRET: OWN });
-        try {
-          const key = await keyOf(restarted, held.jwt, held.spaceId);
-          expect(key.statusCode, key.body).toBe(200);
-          expect(key.json().privateKey).toBe(held.ownerKey);
-        } finally {
-          await restarted.close();
-        }
-      },
-      { write: (line) => void lines.push(line) },
-    );
-  });
+          // Restarted as it should be: everything acknowledged opens.
+          const restarted = await start({ SECRET: OTHER, PREVIOUS_SECRET: OWN });
+          try {
+            const key = await keyOf(restarted, held.jwt, held.spaceId);
+            expect(key.statusCode, key.body).toBe(200);
+            expect(key.json().privateKey).toBe(held.ownerKey);
+          } finally {
+            await restarted.close();
+          }
+        },
+        { write: (line) => void lines.push(line) },
+      );
+    },
+  );
 
-  embedded('opens a value still sealed under PREVIOUS_SECRET after the change and seals it again, when read and at the next start with PREVIOUS_SECRET', async () => {
-    const lines: string[] = [];
-    await onEmbedded(
-      async (start) => {
-        const first = await start({ SECRET: OWN });
-        const held = await linkedSpace(first).finally(() => first.close());
-        const changed = await start({ SECRET: OTHER, PREVIOUS_SECRET: OWN });
-        const own = new SecretBox(OWN);
-        const other = new SecretBox(OTHER);
-        // Sealed under the old SECRET after the change (a node of a version that did not check).
-        const late = async (server: ConveneServer) =>
-          server.deps.db.execute(
-            sql`update participants set key_enc = ${own.encrypt(held.ownerKey)} where space_id = ${held.spaceId} and is_owner`,
-          );
-        try {
-          await late(changed);
-          const key = await keyOf(changed, held.jwt, held.spaceId);
-          expect(key.statusCode, key.body).toBe(200);
-          expect(key.json().privateKey).toBe(held.ownerKey);
-          expect(other.decrypt(await storedKey(changed, held.spaceId))).toBe(held.ownerKey);
-          await late(changed);
-        } finally {
-          await changed.close();
-        }
-        lines.length = 0;
-        const again = await start({ SECRET: OTHER, PREVIOUS_SECRET: OWN });
-        try {
-          expect(lines.join('')).toMatch(
-            /SECRET changed: 1 sealed values were sealed again under the new one/,
-          );
-          expect(other.decrypt(await storedKey(again, held.spaceId))).toBe(held.ownerKey);
-        } finally {
-          await again.close();
-        }
-        lines.length = 0;
-        // Nothing left under it: the operator is told it may go.
-        await (await start({ SECRET: OTHER, PREVIOUS_SECRET: OWN })).close();
-        expect(lines.join('')).toMatch(/PREVIOUS_SECRET is set and nothing is sealed under it any more/);
-      },
-      { write: (line) => void lines.push(line) },
-    );
-  });
+  embedded(
+    'opens a value still sealed under PREVIOUS_SECRET after the change and seals it again, when read and at the next start with PREVIOUS_SECRET',
+    async () => {
+      const lines: string[] = [];
+      await onEmbedded(
+        async (start) => {
+          const first = await start({ SECRET: OWN });
+          const held = await linkedSpace(first).finally(() => first.close());
+          const changed = await start({ SECRET: OTHER, PREVIOUS_SECRET: OWN });
+          const own = new SecretBox(OWN);
+          const other = new SecretBox(OTHER);
+          // Sealed under the old SECRET after the change (a node of a version that did not check).
+          const late = async (server: ConveneServer) =>
+            server.deps.db.execute(
+              sql`update participants set key_enc = ${own.encrypt(held.ownerKey)} where space_id = ${held.spaceId} and is_owner`,
+            );
+          try {
+            await late(changed);
+            const key = await keyOf(changed, held.jwt, held.spaceId);
+            expect(key.statusCode, key.body).toBe(200);
+            expect(key.json().privateKey).toBe(held.ownerKey);
+            expect(other.decrypt(await storedKey(changed, held.spaceId))).toBe(held.ownerKey);
+            await late(changed);
+          } finally {
+            await changed.close();
+          }
+          lines.length = 0;
+          const again = await start({ SECRET: OTHER, PREVIOUS_SECRET: OWN });
+          try {
+            expect(lines.join('')).toMatch(
+              /SECRET changed: 1 sealed values were sealed again under the new one/,
+            );
+            expect(other.decrypt(await storedKey(again, held.spaceId))).toBe(held.ownerKey);
+          } finally {
+            await again.close();
+          }
+          lines.length = 0;
+          // Nothing left under it: the operator is told it may go.
+          await (await start({ SECRET: OTHER, PREVIOUS_SECRET: OWN })).close();
+          expect(lines.join('')).toMatch(/PREVIOUS_SECRET is set and nothing is sealed under it any more/);
+        },
+        { write: (line) => void lines.push(line) },
+      );
+    },
+  );
 });
