@@ -8,7 +8,6 @@ import {
   type HostLookup,
   isDatabaseUnavailable,
   loadSessionKeys,
-  type OpenDatabaseOptions,
   openDatabase,
   Sealer,
   SecretBox,
@@ -49,8 +48,11 @@ export interface CreateServerOptions {
   logger?: boolean;
   /** Test hook: where log lines go instead of stdout (tests that read the log). */
   logStream?: { write(line: string): void };
-  /** Test hook: start PGlite from a migrated dump. */
-  loadDataDir?: OpenDatabaseOptions['loadDataDir'];
+  /**
+   * Test hook: an open, migrated database in place of the one the config names (the tests' PGlite
+   * databases, each reused by the next server once emptied). Closed with the server, as its own.
+   */
+  database?: Database;
   /** Test hook: the event bus in place of the server's own (given it, to wrap it). */
   events?: (bus: EventBus) => EventBus;
   /** Test hook: how webhook URLs' hosts are looked up at registration (Deps.lookupHost). */
@@ -68,17 +70,18 @@ export async function createServer(
 ): Promise<ConveneServer> {
   // What start-up has to say before the app's logger exists, logged once it does.
   const early: { level: 'info' | 'warn'; message: string }[] = [];
-  const database = await openDatabase({
-    url: config.databaseUrl,
-    dataDir: config.dataDir,
-    loadDataDir: options.loadDataDir,
-    onDataDirTightened: (message) => early.push({ level: 'info', message }),
-    onDataDirCopied: (message) => early.push({ level: 'warn', message }),
-    onMigrated: (message) => early.push({ level: 'info', message }),
-    onNewerSchema: (message) => early.push({ level: 'warn', message }),
-    waitForServerMs: options.waitForDatabase?.ms,
-    onUnreachable: options.waitForDatabase?.onUnreachable,
-  });
+  const database =
+    options.database ??
+    (await openDatabase({
+      url: config.databaseUrl,
+      dataDir: config.dataDir,
+      onDataDirTightened: (message) => early.push({ level: 'info', message }),
+      onDataDirCopied: (message) => early.push({ level: 'warn', message }),
+      onMigrated: (message) => early.push({ level: 'info', message }),
+      onNewerSchema: (message) => early.push({ level: 'warn', message }),
+      waitForServerMs: options.waitForDatabase?.ms,
+      onUnreachable: options.waitForDatabase?.onUnreachable,
+    }));
   try {
     const secret =
       config.secret ??

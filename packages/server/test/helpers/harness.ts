@@ -1,6 +1,6 @@
 import { createServer as createNetServer } from 'node:net';
 import type { Clock } from '@convene/core';
-import { createPostgresTestDatabase, migratedPgliteDump, testDatabaseServerUrl } from '@convene/core/testing';
+import { createPostgresTestDatabase, leasedPglite, testDatabaseServerUrl } from '@convene/core/testing';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig, type ServerConfig } from '../../src/env';
 import { type ConveneServer, type CreateServerOptions, createServer } from '../../src/server';
@@ -83,7 +83,7 @@ export async function startTestServer(options: StartOptions = {}): Promise<TestS
     ...(options.policies ? { policies: options.policies } : {}),
     ...(options.events ? { events: options.events } : {}),
     ...(options.lookupHost ? { lookupHost: options.lookupHost } : {}),
-    ...(databaseUrl ? {} : { loadDataDir: await migratedPgliteDump() }),
+    ...(config.databaseUrl === 'memory://' ? { database: await leasedPglite() } : {}),
   });
   options.routes?.(server.app, server);
   await server.app.listen({ port, host: '127.0.0.1' });
