@@ -122,10 +122,11 @@ export async function leasedPglite(): Promise<Database> {
       if (closed) return;
       closed = true;
       for (const remove of [...listening]) await remove();
+      // Every table but the journal of applied migrations.
       await db.execute(sql`
         do $$ begin
           execute (select 'truncate ' || string_agg(format('%I', tablename), ', ') || ' restart identity cascade'
-                   from pg_tables where schemaname = 'public');
+                   from pg_tables where schemaname = 'public' and tablename <> 'convene_migrations');
         end $$`);
       // The next lease's handle prepares its statements again, under the same names.
       await db.execute(sql`deallocate all`);
