@@ -29,7 +29,11 @@ const ENGINE_INDEPENDENT = [
   'web.test.ts',
 ];
 
-export default conveneVitestConfig({
+const config = conveneVitestConfig({
   once: ENGINE_INDEPENDENT.map((name) => `test/**/*${name}`),
   isolate: false,
 });
+// The tests that start the server as a process start it bundled once for the run.
+config.test = { ...config.test, globalSetup: ['test/helpers/build-server.ts'] };
+
+export default config;

@@ -9,7 +9,7 @@ export default defineConfig({
   test: {
     name: 'faults',
     include: ['faults/**/*.fault.ts'],
-    globalSetup: ['faults/support/global-setup.ts'],
+    globalSetup: ['faults/support/global-setup.ts', 'test/helpers/build-server.ts'],
     fileParallelism: false,
     pool: 'forks',
     testTimeout: 300_000,

@@ -2,7 +2,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const serverRoot = join(dirname(fileURLToPath(import.meta.url)), '../..');
+export const serverRoot = join(dirname(fileURLToPath(import.meta.url)), '../..');
+/** The server's entry point bundled for the run by the suites' global setup (build-server.ts). */
+export const serverBundle = join(serverRoot, '.test-build/main.mjs');
 
 export interface ServerProcess {
   child: ChildProcess;
@@ -15,8 +17,8 @@ export interface ServerProcess {
 }
 
 /**
- * Starts the real server entry point (`src/main.ts`) as its own process: one process (tsx as a
- * loader, not its CLI, which would run the server as a child), so a signal reaches the server.
+ * Starts the real server entry point (`src/main.ts`, bundled for the run: see build-server.ts) as
+ * its own process, so a signal reaches the server.
  * `umask` (octal) is set by a shell that then execs the server, which keeps the pid. `under` is a
  * command the server runs under (`unshare …`), which then holds the pid.
  */
@@ -24,7 +26,7 @@ export function spawnServer(
   env: Record<string, string>,
   options: { umask?: string; under?: string[] } = {},
 ): ServerProcess {
-  const node = [...(options.under ?? []), process.execPath, '--import', 'tsx', 'src/main.ts'];
+  const node = [...(options.under ?? []), process.execPath, serverBundle];
   const [command, ...args] =
     options.umask === undefined ? node : ['sh', '-c', `umask ${options.umask} && exec "$@"`, 'sh', ...node];
   const child = spawn(command!, args, {
