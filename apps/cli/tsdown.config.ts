@@ -11,10 +11,13 @@ const repo = resolve(here, '../..');
  * The files the bundled server reads from disk at run time, relative to the repository. They
  * ship in the package under `assets/`, in the same layout as in the repository. The diff worker
  * is a thread's entry point (`new Worker(new URL('./diff-worker.mjs', …))` in core's
- * diff-engine.ts), loaded from its file, not bundled; it imports unified-diff.mjs beside it.
+ * diff-engine.ts), loaded from its file, not bundled; it imports unified-diff.mjs beside it. The
+ * snapshot of a new PGlite cluster (core's build: src/db/pglite-seed.ts) is what a new embedded
+ * database starts from.
  */
 const SERVER_FILES = [
   'packages/core/drizzle',
+  'packages/core/pglite-seed',
   'packages/core/src/artifacts/diff-worker.mjs',
   'packages/core/src/artifacts/unified-diff.mjs',
   'packages/server/content',
@@ -140,7 +143,9 @@ const config: UserConfig = defineConfig({
       rmSync(assets, { recursive: true, force: true });
       for (const path of SERVER_FILES) {
         if (!existsSync(join(repo, path))) {
-          throw new Error(`${path} is missing: build it first (pnpm --filter @convene/web build)`);
+          throw new Error(
+            `${path} is missing: build it first (pnpm --filter @convene/web --filter @convene/core build)`,
+          );
         }
         cpSync(join(repo, path), join(assets, path), { recursive: true });
       }

@@ -9,6 +9,8 @@ export default function setup(): void {
   if (!existsSync(join(repoRoot, 'apps/web/dist'))) {
     execFileSync('pnpm', ['--filter', '@convene/web', 'build'], { cwd: repoRoot, stdio: 'ignore' });
   }
+  // So does the snapshot of a new PGlite cluster (core's build; quick once it is made).
+  execFileSync('pnpm', ['--filter', '@convene/core', 'build'], { cwd: repoRoot, stdio: 'ignore' });
   execFileSync(
     join(cliRoot, 'node_modules/.bin/tsdown'),
     ['--out-dir', join(testBuild, 'dist'), '--log-level', 'warn'],

@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
@@ -5,6 +7,7 @@ import postgres from 'postgres';
 import { lockDataDir } from './data-dir-lock';
 import { type Migrated, migrate, migratedMessage, newerSchemaMessage } from './migrate';
 import { isDatabaseUnavailable, sqlState } from './pg-error';
+import { readPgliteSeed } from './pglite-seed';
 import * as schema from './schema';
 import { type EndedSession, endStalledSessions, type StalledSightings } from './stalled-sessions';
 import type { Db } from './types';
@@ -13,6 +16,7 @@ export * from './data-dir-lock';
 export * from './maintenance';
 export { migrate, migrationsFolder, rowsOf } from './migrate';
 export { isDatabaseUnavailable } from './pg-error';
+export { pgliteSeedFile, writePgliteSeed } from './pglite-seed';
 export * as schema from './schema';
 export { type EndedSession, STALLED_SESSION_SWEEP_MS } from './stalled-sessions';
 export type { Db, Executor, Schema, Tx } from './types';
@@ -401,9 +405,13 @@ async function openPglite(
 ): Promise<Database> {
   const unlock = dataDir ? lockDataDir(dataDir, onDataDirTightened, onDataDirCopied) : () => {};
   try {
+    // A new cluster (in memory, or a data directory without one) starts from the build's
+    // snapshot, when there is one, instead of running initdb (see pglite-seed.ts).
+    const isNew = !dataDir || !existsSync(join(dataDir, 'PG_VERSION'));
+    const from = loadDataDir ?? (isNew ? readPgliteSeed() : undefined);
     const client = new PGlite({
       ...(dataDir ? { dataDir } : {}),
-      ...(loadDataDir ? { loadDataDir } : {}),
+      ...(from ? { loadDataDir: from } : {}),
     });
     await client.waitReady;
     // Its one session plans as the pool's do (see PLANNER_SETTINGS).

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { writePgliteSeed } from '@convene/core';
 import { build, type Plugin } from 'esbuild';
 import { serverBundle, serverRoot } from './process';
 
@@ -10,6 +11,8 @@ import { serverBundle, serverRoot } from './process';
  * loading the sources, and the suites start about forty.
  */
 export default async function setup(): Promise<void> {
+  // What a new embedded database starts from, as turbo's build of core makes it (a bare vitest may not have).
+  await writePgliteSeed();
   await build({
     entryPoints: [join(serverRoot, 'src/main.ts')],
     outfile: serverBundle,
