@@ -438,7 +438,8 @@ async function openPglite(
 
 /** Dump a migrated in-memory PGlite so test files can start from a copy in milliseconds. */
 export async function dumpMigratedPglite(): Promise<Blob> {
-  const client = new PGlite();
+  const seed = readPgliteSeed();
+  const client = new PGlite(seed ? { loadDataDir: seed } : {});
   await client.waitReady;
   await migrate(drizzlePglite(client, { schema }) as unknown as Db);
   const dump = await client.dumpDataDir('none');
