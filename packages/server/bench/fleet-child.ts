@@ -1,6 +1,7 @@
 // The SSE subscribers of one fan-out scenario, in their own process so that parsing their
 // deliveries never delays the sender's measurements (and the other way round).
 import { type FleetOptions, SseFleet } from './sse-fleet';
+import './unheard-errors';
 
 let fleet: SseFleet | undefined;
 process.on('message', async (message: { open?: FleetOptions; finish?: { sent: number } }) => {

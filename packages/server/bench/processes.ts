@@ -1,5 +1,6 @@
 // The server processes a benchmark runs, and the PostgreSQL it runs them on.
 import { type ChildProcess, execFileSync, fork } from 'node:child_process';
+import { constants } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { getHeapSpaceStatistics } from 'node:v8';
@@ -7,6 +8,28 @@ import { openDatabase, rowsOf } from '@convene/core';
 import { sql } from 'drizzle-orm';
 
 const here = dirname(fileURLToPath(import.meta.url));
+
+/** Every process a benchmark forked that may still run. */
+const forked = new Set<ChildProcess>();
+
+/**
+ * Forks a file of this folder (through tsx, or another checkout's), and has it killed whenever the
+ * benchmark ends: a run that fails half-way (an error, Ctrl-C) left its servers, the bare baselines
+ * and the subscribers of a thousand streams running, loading the machine for whatever ran next.
+ */
+export function forkBench(file: string, options: Parameters<typeof fork>[2] & object): ChildProcess {
+  const child = fork(file, [], options);
+  forked.add(child);
+  child.once('exit', () => forked.delete(child));
+  return child;
+}
+
+process.once('exit', () => {
+  for (const child of forked) child.kill('SIGKILL');
+});
+// A signal ends the run through process.exit, so that the children go with it.
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
+  process.once(signal, () => process.exit(128 + constants.signals[signal]));
 
 /** Forks a benchmark process (a file of this folder) and waits for the port it listens on. */
 export async function start(
@@ -25,7 +48,7 @@ export async function start(
     from?: string;
   } = {},
 ): Promise<{ child: ChildProcess; port: number }> {
-  const child = fork(join(options.from ?? here, file), [], {
+  const child = forkBench(join(options.from ?? here, file), {
     ...(options.from ? { cwd: join(options.from, '..') } : {}),
     execArgv: ['--import', 'tsx', ...(options.execArgv ?? [])],
     env: { ...process.env, ...env },

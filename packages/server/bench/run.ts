@@ -7,7 +7,7 @@
 // Every rule stays in force: the rate limit is raised by configuration (closed-loop senders far
 // exceed any human limit) but still counted on every request, idempotency and the HTTP policy
 // run, and the servers log at the default level (to /dev/null, as to a file in production).
-import { type ChildProcess, execFileSync, fork } from 'node:child_process';
+import { type ChildProcess, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
   existsSync,
@@ -29,8 +29,17 @@ import { limits } from '@convene/contract';
 import { createPostgresTestDatabase } from '@convene/core/testing';
 import { postgresCpuMs, processCpuMs } from './cpu';
 import { httpRequest, type LoadResult, percentile, runLoad } from './http-load';
-import { checkpoint, ensureDurablePostgres, ensurePostgres, settledMemoryOf, start, stop } from './processes';
+import {
+  checkpoint,
+  ensureDurablePostgres,
+  ensurePostgres,
+  forkBench,
+  settledMemoryOf,
+  start,
+  stop,
+} from './processes';
 import { wallClock } from './sse-fleet';
+import './unheard-errors';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, '../../..');
@@ -918,7 +927,7 @@ async function openFleet(target: FanOutTarget, messages: number): Promise<OpenFl
   const shares = Math.ceil(target.subscribers / STREAMS_PER_SUBSCRIBER_PROCESS);
   const share = Math.ceil(target.subscribers / shares);
   const children = Array.from({ length: shares }, () =>
-    fork(join(here, 'fleet-child.ts'), [], {
+    forkBench(join(here, 'fleet-child.ts'), {
       execArgv: ['--import', 'tsx'],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     }),
