@@ -55,6 +55,10 @@ export function exitWith(code: number): never {
     process.once('exit', () => {
       process.removeAllListeners(signal);
       process.kill(process.pid, signal);
+      // The signal may be taken by another of the process's threads, a moment later: the main
+      // thread waits for it here rather than going on to Node's end, whose restoring of a gone
+      // terminal's settings aborts (a closed window once ended an edit by SIGABRT in CI).
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2000);
     });
   process.exit(code);
 }
