@@ -18,18 +18,29 @@ const forked = new Set<ChildProcess>();
  * and the subscribers of a thousand streams running, loading the machine for whatever ran next.
  */
 export function forkBench(file: string, options: Parameters<typeof fork>[2] & object): ChildProcess {
+  killForkedOnExit();
   const child = fork(file, [], options);
   forked.add(child);
   child.once('exit', () => forked.delete(child));
   return child;
 }
 
-process.once('exit', () => {
-  for (const child of forked) child.kill('SIGKILL');
-});
-// A signal ends the run through process.exit, so that the children go with it.
-for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
-  process.once(signal, () => process.exit(128 + constants.signals[signal]));
+let killingOnExit = false;
+
+/**
+ * In the process that forks (never in the servers it forks, which import this file and stop
+ * gracefully on SIGTERM): its end kills what it forked, and a signal ends it through
+ * process.exit, so that they go with it.
+ */
+function killForkedOnExit(): void {
+  if (killingOnExit) return;
+  killingOnExit = true;
+  process.once('exit', () => {
+    for (const child of forked) child.kill('SIGKILL');
+  });
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
+    process.once(signal, () => process.exit(128 + constants.signals[signal]));
+}
 
 /** Forks a benchmark process (a file of this folder) and waits for the port it listens on. */
 export async function start(
