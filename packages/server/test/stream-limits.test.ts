@@ -159,9 +159,13 @@ describe('A2A and MCP notification streams', () => {
     expectOk(sent);
     const resubscribe = { method: 'tasks/resubscribe', params: { id: sent.body.messageId } };
     const controller = new AbortController();
+    // The open responses are held to the end: fetch cancels the body of a Response collected as
+    // garbage, which would close its stream and free its slot mid-test.
+    const held: Response[] = [];
     try {
       for (let i = 0; i < 3; i++) {
         const res = await a2a(space.spaceId, space.ownerKey, resubscribe, controller.signal);
+        held.push(res);
         expect(res.headers.get('content-type')).toMatch(/text\/event-stream/);
       }
       const fourth = await a2a(space.spaceId, space.ownerKey, resubscribe, controller.signal);
@@ -190,10 +194,12 @@ describe('A2A and MCP notification streams', () => {
         });
         const session = init.headers.get('mcp-session-id')!;
         await init.text();
-        return fetch(`${srv.listenUrl}/mcp`, {
+        const res = await fetch(`${srv.listenUrl}/mcp`, {
           headers: { Accept: 'text/event-stream', 'Mcp-Session-Id': session },
           signal: controller.signal,
         });
+        held.push(res);
+        return res;
       };
       for (let i = 0; i < 2; i++) expect((await mcp()).status).toBe(200);
       const beyond = await mcp();

@@ -215,6 +215,9 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
     await expect.poll(() => page.locator('#artifact-notice').textContent()).toBe('Saved as version 4.');
     await page.getByRole('button', { name: 'Done editing' }).click();
     await expect.poll(() => page.locator('#artifact-editor').isHidden()).toBe(true);
+    // The editor may hide on a render before the release is answered: the page says "unlocked"
+    // only once it is.
+    await expect.poll(() => page.locator('#artifact-meta').textContent()).toContain('· unlocked');
     const released = await h.get(`/hub/space/${space.spaceId}/artifact/${artifactId}`, {
       key: space.ownerKey,
     });
