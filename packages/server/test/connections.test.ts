@@ -12,7 +12,9 @@ describe.runIf(onPostgres())('a node on PostgreSQL', () => {
   it('holds at most 19 connections to its database, whatever its load: 10 + 2 + 3 + 3 listening + 1', async () => {
     const space = await h.createSpace();
     const stream = new AbortController();
-    await fetch(`${srv.url}/hub/space/${space.spaceId}/messages/stream?key=${space.ownerKey}`, {
+    // Held (and read) until the count: fetch cancels the body of a Response collected as garbage,
+    // which would close the stream before then.
+    const open = await fetch(`${srv.url}/hub/space/${space.spaceId}/messages/stream?key=${space.ownerKey}`, {
       signal: stream.signal,
     });
     // Enough at once to open every pool: reads, sends (their own connections) and counts.
@@ -32,6 +34,7 @@ describe.runIf(onPostgres())('a node on PostgreSQL', () => {
         select application_name, count(*) as n from pg_stat_activity
         where datname = current_database() group by 1`),
     );
+    expect(open.status).toBe(200);
     stream.abort();
     const held = Object.fromEntries(rows.map((r) => [r.application_name, Number(r.n)]));
     expect(held['convene-listen']).toBe(3);

@@ -206,6 +206,8 @@ describe('A2A and MCP notification streams', () => {
       expect(beyond.status).toBe(429);
       expect(((await beyond.json()) as { error: string }).error).toMatch(/for this address/);
     } finally {
+      // Read here, `held` stays alive (an optimised body may drop a variable no longer read).
+      for (const res of held) await res.body?.cancel().catch(() => {});
       controller.abort();
     }
   });
