@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
 import { readMigrationFiles } from 'drizzle-orm/migrator';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -69,7 +70,17 @@ describe('database', () => {
     await first.close();
     const again = await openDatabase({ dataDir: dir, onMigrated: (message) => migrated.push(message) });
     await again.close();
-    // Said when a start applies migrations (an upgrade's audit trail), and only then.
+    // Said when a start applies migrations (an upgrade's audit trail), and only then: a new
+    // database is the build's snapshot, migrated already.
+    expect(migrated).toEqual([]);
+    // A cluster no migration has touched yet (initdb's, without the snapshot) gets them all.
+    const bare = mkdtempSync(join(tmpdir(), 'convene-bare-'));
+    dirs.push(bare);
+    const initdb = new PGlite(bare);
+    await initdb.waitReady;
+    await initdb.close();
+    const upgraded = await openDatabase({ dataDir: bare, onMigrated: (message) => migrated.push(message) });
+    await upgraded.close();
     const total = readMigrationFiles({ migrationsFolder }).length;
     expect(total).toBeGreaterThan(10);
     expect(migrated).toEqual([`applied ${total} database migrations (${total} in all)`]);

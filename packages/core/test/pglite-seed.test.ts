@@ -3,8 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
+import { readMigrationFiles } from 'drizzle-orm/migrator';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type Database, openDatabase, rowsOf, writePgliteSeed } from '../src/db';
+import { type Database, migrate, migrationsFolder, openDatabase, rowsOf, writePgliteSeed } from '../src/db';
 import { testDatabaseServerUrl } from '../src/testing';
 
 /** The cluster's system identifier: initdb draws a new one for every cluster it makes. */
@@ -22,7 +23,7 @@ describe.skipIf(testDatabaseServerUrl() !== undefined)('a new embedded database'
   const dir = mkdtempSync(join(tmpdir(), 'convene-seed-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it("is the build's cluster snapshot, migrated, in a new data directory and in memory; an existing one stays its own", async () => {
+  it("is the build's snapshot, migrated already, in a new data directory and in memory; an existing one stays its own", async () => {
     const file = await writePgliteSeed();
     const snapshot = new PGlite({ loadDataDir: new Blob([readFileSync(file)]) });
     const seeded = (
@@ -30,9 +31,17 @@ describe.skipIf(testDatabaseServerUrl() !== undefined)('a new embedded database'
     ).rows[0]!.id;
     await snapshot.close();
 
-    const onDisk = await openDatabase({ dataDir: join(dir, 'data') });
+    const migrated: string[] = [];
+    const onDisk = await openDatabase({ dataDir: join(dir, 'data'), onMigrated: (m) => migrated.push(m) });
     expect(await identifierOf(onDisk.db)).toBe(seeded);
     expect(await spacesIn(onDisk.db)).toBe(0);
+    // Every migration of this build is in it: the start applied none.
+    expect(migrated).toEqual([]);
+    expect(await migrate(onDisk.db)).toEqual({
+      applied: 0,
+      total: readMigrationFiles({ migrationsFolder }).length,
+      unknown: 0,
+    });
     await onDisk.db.execute(sql`create table kept (n int)`);
     await onDisk.close();
 

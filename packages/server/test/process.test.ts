@@ -3,6 +3,7 @@ import {
   chmodSync,
   cpSync,
   existsSync,
+  mkdirSync,
   mkdtempSync,
   readFileSync,
   rmSync,
@@ -135,8 +136,11 @@ describe.runIf(!onPostgres())('server process on the embedded database', () => {
 
   it('writes one line per request to standard output, and loses none when it stops', async () => {
     const port = await freePort();
-    // A data directory of its own: the start creates its database and logs its migrations.
-    const server = spawnServer({ DATA_DIR: join(dir, 'logged'), PORT: String(port), LOG_LEVEL: 'info' });
+    // A data directory of its own, open to others: the start closes it, and logs so before it is ready.
+    const logged = join(dir, 'logged');
+    mkdirSync(logged);
+    chmodSync(logged, 0o755);
+    const server = spawnServer({ DATA_DIR: logged, PORT: String(port), LOG_LEVEL: 'info' });
     const url = await server.ready;
     const lineOf = (id: string) =>
       server
@@ -184,14 +188,15 @@ describe.runIf(!onPostgres())('server process on the embedded database', () => {
       level: 30,
       url,
     });
-    // The start says it began, and what it logged (its migrations) comes before the readiness line.
+    // The start says it began, and what it logged (the directory it closed) comes before the readiness line.
     const ready = lines.findIndex((line) => line.msg.startsWith('Convene listening on'));
     expect(lines[0]).toMatchObject({
       level: 30,
       msg: expect.stringMatching(/^Convene starting \(database: /),
     });
-    expect(lines.findIndex((line) => /^applied \d+ database migrations/.test(line.msg))).toBeGreaterThan(0);
-    expect(lines.findIndex((line) => /^applied \d+ database migrations/.test(line.msg))).toBeLessThan(ready);
+    const closed = lines.findIndex((line) => line.msg.endsWith('made it private (700)'));
+    expect(closed).toBeGreaterThan(0);
+    expect(closed).toBeLessThan(ready);
     expect(lines.find((line) => line.msg === 'SIGTERM received: shutting down')).toMatchObject({ level: 30 });
     expect(lines.filter((line) => line.msg === 'Convene stopped')).toEqual([
       expect.objectContaining({ level: 30 }),

@@ -16,7 +16,7 @@ export * from './data-dir-lock';
 export * from './maintenance';
 export { migrate, migrationsFolder, rowsOf } from './migrate';
 export { isDatabaseUnavailable } from './pg-error';
-export { pgliteSeedFile, writePgliteSeed } from './pglite-seed';
+export { pgliteSeedFile, readPgliteSeed, writePgliteSeed } from './pglite-seed';
 export * as schema from './schema';
 export { type EndedSession, STALLED_SESSION_SWEEP_MS } from './stalled-sessions';
 export type { Db, Executor, Schema, Tx } from './types';
@@ -405,7 +405,7 @@ async function openPglite(
 ): Promise<Database> {
   const unlock = dataDir ? lockDataDir(dataDir, onDataDirTightened, onDataDirCopied) : () => {};
   try {
-    // A new cluster (in memory, or a data directory without one) starts from the build's
+    // A new cluster (in memory, or a data directory without one) starts from the build's migrated
     // snapshot, when there is one, instead of running initdb (see pglite-seed.ts).
     const isNew = !dataDir || !existsSync(join(dataDir, 'PG_VERSION'));
     const from = loadDataDir ?? (isNew ? readPgliteSeed() : undefined);
@@ -434,15 +434,4 @@ async function openPglite(
     unlock();
     throw error;
   }
-}
-
-/** Dump a migrated in-memory PGlite so test files can start from a copy in milliseconds. */
-export async function dumpMigratedPglite(): Promise<Blob> {
-  const seed = readPgliteSeed();
-  const client = new PGlite(seed ? { loadDataDir: seed } : {});
-  await client.waitReady;
-  await migrate(drizzlePglite(client, { schema }) as unknown as Db);
-  const dump = await client.dumpDataDir('none');
-  await client.close();
-  return dump;
 }

@@ -1,16 +1,31 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
+import { drizzle } from 'drizzle-orm/pglite';
+import { migrate, migrationsFolder } from './migrate';
+import * as schema from './schema';
+import type { Db } from './types';
 
 /**
- * A new embedded database starts from a snapshot of the cluster PGlite's initdb makes, taken when
- * the package is built (`pnpm --filter @convene/core build`), rather than by running initdb:
- * initdb is a WebAssembly program of its own, which cost a first start 5 to 9 s of CPU here, where
- * unpacking the snapshot costs 1 to 2. The snapshot is the bare cluster, before any migration, so
- * it never falls behind the schema; the server migrates it as it would a cluster initdb made.
- * Without it (a checkout not built yet), initdb runs, as before.
+ * A new embedded database starts from a snapshot of a new cluster with every migration of this
+ * build applied, taken when the package is built (`pnpm --filter @convene/core build`), rather than
+ * by running initdb and then the migrations: initdb is a WebAssembly program of its own, which cost
+ * a first start 5 to 9 s of CPU here, and the migrations 2 to 3 more, where unpacking the snapshot
+ * costs 1 to 2. The snapshot is named by the migrations it holds, so it never stands for another
+ * schema: a build whose migrations changed makes its own. Without one (a checkout not built yet),
+ * initdb and the migrations run, as before.
  */
 const SEED_DIR = fileURLToPath(new URL('../../pglite-seed/', import.meta.url));
 
@@ -28,31 +43,49 @@ function pgliteBuild(): string | undefined {
   }
 }
 
-/** Where this build of PGlite's snapshot is, or would be, kept. */
-export function pgliteSeedFile(): string | undefined {
-  const build = pgliteBuild();
-  return build && join(SEED_DIR, `cluster-${build}.tar.gz`);
+/** Which migrations a snapshot holds: a hash of their files' names and content. */
+function migrationsHash(): string {
+  const hash = createHash('sha256');
+  for (const file of readdirSync(migrationsFolder, { recursive: true }).map(String).sort()) {
+    if (file.endsWith('.sql') || file.endsWith('.json'))
+      hash.update(file).update(readFileSync(join(migrationsFolder, file)));
+  }
+  return hash.digest('hex').slice(0, 16);
 }
 
-/** The snapshot of a new cluster for this build of PGlite, when the package was built with one. */
+/** Where this build's snapshot (its PGlite, its migrations) is, or would be, kept. */
+export function pgliteSeedFile(): string | undefined {
+  const build = pgliteBuild();
+  return build && join(SEED_DIR, `cluster-${build}-${migrationsHash()}.tar.gz`);
+}
+
+/** The snapshot of a new, migrated cluster for this build, when the package was built with one. */
 export function readPgliteSeed(): Blob | undefined {
   const file = pgliteSeedFile();
   if (!file || !existsSync(file)) return undefined;
-  return new Blob([readFileSync(file)]);
+  // Typed, PGlite unpacks it at once instead of trying it as a bare tar first.
+  return new Blob([readFileSync(file)], { type: 'application/gzip' });
 }
 
-/** Makes this build of PGlite's snapshot (initdb, then a dump), unless it exists; its path. */
+/**
+ * Makes this build's snapshot (initdb, the migrations, then a dump), unless it exists, and removes
+ * those of other builds; its path.
+ */
 export async function writePgliteSeed(): Promise<string> {
   const file = pgliteSeedFile();
   if (!file) throw new Error('the files of @electric-sql/pglite cannot be found');
   if (existsSync(file)) return file;
   const client = new PGlite();
   await client.waitReady;
+  await migrate(drizzle(client, { schema }) as unknown as Db);
   const dump = await client.dumpDataDir('gzip');
   await client.close();
   mkdirSync(SEED_DIR, { recursive: true });
   const partial = `${file}.${process.pid}`;
   writeFileSync(partial, Buffer.from(await dump.arrayBuffer()));
   renameSync(partial, file);
+  for (const name of readdirSync(SEED_DIR))
+    if (/^cluster-.*\.tar\.gz$/.test(name) && join(SEED_DIR, name) !== file)
+      rmSync(join(SEED_DIR, name), { force: true });
   return file;
 }

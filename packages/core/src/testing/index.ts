@@ -1,12 +1,11 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
 import type { PGlite } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/pglite';
 import postgres from 'postgres';
-import { type Database, dumpMigratedPglite, migrationsFolder, openDatabase } from '../db';
+import { type Database, openDatabase, writePgliteSeed } from '../db';
 import * as schema from '../db/schema';
 import type { Db } from '../db/types';
 
@@ -18,24 +17,11 @@ export const testDatabaseServerUrl = (): string | undefined => process.env.TEST_
 
 let dump: Promise<Blob> | undefined;
 /**
- * The migrated PGlite data directory every test instance starts from, cached on disk by the
- * migrations' content so that each test process does not migrate again.
+ * The migrated PGlite cluster every test instance starts from: the build's snapshot a new
+ * embedded database starts from (made here when the package was not built), unpacked once.
  */
 export const migratedPgliteDump = (): Promise<Blob> => {
-  dump ??= (async () => {
-    const hash = createHash('sha256');
-    for (const file of readdirSync(migrationsFolder, { recursive: true }).map(String).sort()) {
-      if (file.endsWith('.sql') || file.endsWith('.json'))
-        hash.update(file).update(readFileSync(join(migrationsFolder, file)));
-    }
-    const cached = join(tmpdir(), `convene-pglite-${hash.digest('hex').slice(0, 16)}.tar`);
-    if (existsSync(cached)) return new Blob([readFileSync(cached)]);
-    const blob = await dumpMigratedPglite();
-    const partial = `${cached}.${process.pid}`;
-    writeFileSync(partial, Buffer.from(await blob.arrayBuffer()));
-    renameSync(partial, cached);
-    return blob;
-  })();
+  dump ??= writePgliteSeed().then((file) => new Blob([gunzipSync(readFileSync(file))]));
   return dump;
 };
 
