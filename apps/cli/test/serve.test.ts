@@ -54,7 +54,7 @@ const until = (process_: Followed, pattern: RegExp) =>
  */
 async function expectStoppedThroughPnpm(server: Followed, data: string) {
   const { pid } = JSON.parse(readFileSync(join(data, 'convene.lock'), 'utf8'));
-  const exited = new Promise((resolve) => server.child.once('exit', resolve));
+  const exited = new Promise((resolve) => server.child.once('close', resolve));
   const stopped = Date.now();
   process.kill(server.child.pid!, 'SIGTERM');
   expect(await exited).toBe(0);
@@ -143,7 +143,7 @@ describe('pnpm start and pnpm convene', () => {
     expect(badUrl.output()).not.toContain('listening');
     expect(existsSync(join(elsewhere, 'data'))).toBe(false);
 
-    const exited = new Promise((resolve) => first.child.once('exit', resolve));
+    const exited = new Promise((resolve) => first.child.once('close', resolve));
     process.kill(JSON.parse(readFileSync(join(data, 'convene.lock'), 'utf8')).pid, 'SIGINT');
     expect(await exited).toBe(0);
   }, 240_000);

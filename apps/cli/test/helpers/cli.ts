@@ -135,7 +135,8 @@ export function finished(child: ChildProcess, options: RunOptions = {}): Promise
         new Error(`convene did not exit within ${options.timeoutMs ?? 30_000} ms\n${stdout}\n${stderr}`),
       );
     }, options.timeoutMs ?? 30_000);
-    child.once('exit', (code, signal) => {
+    // 'close', not 'exit': the process may exit before the last of its output is read.
+    child.once('close', (code, signal) => {
       clearTimeout(timer);
       resolve({
         code: signal ? 128 + constants.signals[signal] : code,

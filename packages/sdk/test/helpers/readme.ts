@@ -98,8 +98,9 @@ export function runExample(
     stderr += chunk.toString();
   });
   const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  // 'close', not 'exit': the process may exit before the last of its output is read.
   const ended = new Promise<number | null>((resolve) =>
-    child.once('exit', (code) => {
+    child.once('close', (code) => {
       clearTimeout(timer);
       rmSync(file, { force: true });
       resolve(code);

@@ -35,7 +35,8 @@ export function spawnServer(
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let text = '';
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  // 'close', not 'exit': the process may exit before the last of its output is read.
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   const ready = new Promise<string>((resolve, reject) => {
     const onData = (chunk: Buffer) => {
       text += chunk.toString();
