@@ -128,6 +128,7 @@ export function finished(child: ChildProcess, options: RunOptions = {}): Promise
   });
   if (options.input !== undefined) child.stdin?.end(options.input);
   else child.stdin?.end();
+  const closed = new Promise((resolve) => child.once('close', resolve));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
@@ -135,9 +136,13 @@ export function finished(child: ChildProcess, options: RunOptions = {}): Promise
         new Error(`convene did not exit within ${options.timeoutMs ?? 30_000} ms\n${stdout}\n${stderr}`),
       );
     }, options.timeoutMs ?? 30_000);
-    // 'close', not 'exit': the process may exit before the last of its output is read.
-    child.once('close', (code, signal) => {
+    child.once('exit', async (code, signal) => {
       clearTimeout(timer);
+      // The last of its output may still be on its way after 'exit': it is read until 'close',
+      // 2 s at most, as a process it started (an editor) may hold the pipes open after it.
+      let grace: NodeJS.Timeout | undefined;
+      await Promise.race([closed, new Promise((wait) => (grace = setTimeout(wait, 2_000)))]);
+      clearTimeout(grace);
       resolve({
         code: signal ? 128 + constants.signals[signal] : code,
         signal,
