@@ -22,10 +22,10 @@ import type { Db } from './types';
  * A new embedded database starts from a snapshot of a new cluster with every migration of this
  * build applied, taken when the package is built (`pnpm --filter @convene/core build`), rather than
  * by running initdb and then the migrations: initdb is a WebAssembly program of its own, which cost
- * a first start 5 to 9 s of CPU here, and the migrations 2 to 3 more, where unpacking the snapshot
- * costs 1 to 2. The snapshot is named by the migrations it holds, so it never stands for another
- * schema: a build whose migrations changed makes its own. Without one (a checkout not built yet),
- * initdb and the migrations run, as before.
+ * a first start 5 to 9 s of CPU here, where unpacking the snapshot costs 1 to 2. The tests start
+ * their databases from the same file. It is named by the migrations it holds, so it never stands
+ * for another schema: a build whose migrations changed makes its own. Without one (a checkout not
+ * built yet), initdb and the migrations run, as before.
  */
 const SEED_DIR = fileURLToPath(new URL('../../pglite-seed/', import.meta.url));
 
