@@ -4,9 +4,8 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 /**
  * A sequencer that starts the files named in `slow` first, in that order (each a path's end), then
  * the others in Vitest's own order. Without a cache of earlier runs (a fresh clone: CI) Vitest
- * starts the largest files first, and a short file whose tests wait long (a few tests, each
- * minutes of a server's clock) then ran last, alone on one of the two cores while the other
- * had nothing left to take.
+ * starts the largest files first, and a small file whose few tests wait long on clocks (locks'
+ * lifetimes) then ran last, alone on one of the two cores while the other had nothing left.
  */
 export function slowFirst(slow: readonly string[]): typeof BaseSequencer {
   const rank = (spec: TestSpecification) => {
