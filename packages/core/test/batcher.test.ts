@@ -51,7 +51,7 @@ describe('Batcher', () => {
         return new Promise<number[]>((resolve) => releases.push(() => resolve(items)));
       },
       2,
-      150,
+      { overlapAfterMs: 150 },
     );
     const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
     const first = batcher.push(1);
@@ -109,6 +109,36 @@ describe('Batcher', () => {
       'statement failed',
     ]);
     expect(await batcher.push(5)).toBe(50);
+  });
+
+  it('with sameTurn, sends what one turn of the event loop pushed as one batch, at its end', async () => {
+    // A run that blocks, as PGlite's statements do: nothing else of the process runs meanwhile.
+    const batches: number[][] = [];
+    const record = (into: number[][]) => async (items: number[]) => {
+      into.push(items);
+      return items;
+    };
+    const batcher = new Batcher(record(batches), 1, { sameTurn: true });
+    const first = [batcher.push(1), batcher.push(2), batcher.push(3)];
+    // Nothing goes out during the turn: the pushes of the turn may still come.
+    await Promise.resolve();
+    expect(batches).toEqual([]);
+    expect(await Promise.all(first)).toEqual([1, 2, 3]);
+    expect(batches).toEqual([[1, 2, 3]]);
+    // A later turn's pushes go out in a batch of their own.
+    const next = await new Promise<Promise<number>[]>((resolve) =>
+      setImmediate(() => resolve([batcher.push(4), batcher.push(5)])),
+    );
+    expect(await Promise.all(next)).toEqual([4, 5]);
+    expect(batches).toEqual([
+      [1, 2, 3],
+      [4, 5],
+    ]);
+    // Without it, the first push of a turn goes out alone at once.
+    const eager: number[][] = [];
+    const now = new Batcher(record(eager), 1);
+    await Promise.all([now.push(1), now.push(2), now.push(3)]);
+    expect(eager).toEqual([[1], [2, 3]]);
   });
 
   it('refuses a batch answered with the wrong number of results', async () => {

@@ -6,30 +6,58 @@
  * batch is one item, one round trip, no added wait; under load the round trips, plan set-ups and
  * commits per item fall with the batch size.
  */
+export interface BatcherOptions {
+  /**
+   * With it, a further batch goes out only once every batch in flight has been out this long
+   * (stalled: a row lock, a slow commit); until then items keep queueing into one batch. Fewer,
+   * larger batches cost less per item; the overlap keeps a stall from holding every caller of the
+   * process.
+   */
+  overlapAfterMs?: number | undefined;
+  /**
+   * Items pushed in one turn of the event loop go out together, at its end (setImmediate), even
+   * with no batch in flight. For a database that runs in this thread (PGlite): its statement
+   * blocks the event loop while it runs, so the requests that arrive meanwhile are all read in
+   * the next turn, and the first of them, sent at once, ran alone while the others waited for the
+   * one after (batches of one, whatever the load).
+   */
+  sameTurn?: boolean | undefined;
+}
+
 export class Batcher<Item, Result> {
   private queue: { item: Item; resolve(result: Result): void; reject(error: unknown): void }[] = [];
   /** When each batch in flight went out (performance.now()), oldest first. */
   private readonly started: number[] = [];
   /** The wake-up armed to overlap the batches in flight once they stall. */
   private timer: NodeJS.Timeout | undefined;
+  /** A flush armed for the end of this turn of the event loop (sameTurn). */
+  private turnEnding = false;
+  private readonly overlapAfterMs: number | undefined;
+  private readonly sameTurn: boolean;
 
   /**
    * @param run executes one batch; it returns one result per item, in the items' order.
-   * @param overlapAfterMs with it, a further batch goes out only once every batch in flight has
-   * been out this long (stalled: a row lock, a slow commit); until then items keep queueing into
-   * one batch. Fewer, larger batches cost less per item; the overlap keeps a stall from holding
-   * every caller of the process.
    */
   constructor(
     private readonly run: (items: Item[]) => Promise<Result[]>,
     private readonly maxInFlight: number,
-    private readonly overlapAfterMs?: number,
-  ) {}
+    { overlapAfterMs, sameTurn = false }: BatcherOptions = {},
+  ) {
+    this.overlapAfterMs = overlapAfterMs;
+    this.sameTurn = sameTurn;
+  }
 
   push(item: Item): Promise<Result> {
     return new Promise((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
-      this.flush();
+      if (!this.sameTurn) this.flush();
+      else if (!this.turnEnding) {
+        this.turnEnding = true;
+        setImmediate(() => {
+          this.turnEnding = false;
+          this.flush();
+        });
+      }
     });
   }
 

@@ -1,5 +1,6 @@
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { fillPlaceholders, type SQL } from 'drizzle-orm';
+import { isEmbedded } from './engine';
 import { PgliteNamedStatement } from './pglite-named-statement';
 import type { Db } from './types';
 
@@ -37,8 +38,8 @@ export class PreparedStatement<Values extends Record<string, unknown>> {
     if (!prepared) {
       const internals = db as unknown as Internals;
       const query = internals.dialect.sqlToQuery(this.query);
-      if (internals.$client instanceof PGlite) {
-        const statement = new PgliteNamedStatement(internals.$client, this.name, query.sql);
+      if (isEmbedded(db)) {
+        const statement = new PgliteNamedStatement(internals.$client as PGlite, this.name, query.sql);
         prepared = { execute: (values) => statement.execute(fillPlaceholders(query.params, values)) };
       } else {
         prepared = internals.session.prepareQuery(query, undefined, this.name, false);

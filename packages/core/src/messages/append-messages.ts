@@ -1,6 +1,7 @@
 import type { TParticipantView } from '@convene/contract';
 import { SENDING_CONNECTIONS, sendingDbOf } from '../db';
 import { Batcher } from '../db/batcher';
+import { isEmbedded } from '../db/engine';
 import { rowsOf } from '../db/migrate';
 import { retryOnDeadlock } from '../db/pg-error';
 import type { Db } from '../db/types';
@@ -77,7 +78,11 @@ export interface Appended {
  * next: larger batches, fewer statements (bench, interleaved with the previous two in flight:
  * PostgreSQL CPU per message -25 to -35 %, server -10 to -15 %, p99 lower at 16, 50 and 200
  * connections). A statement out for longer than STALLED_MS (waiting on a row lock, a slow commit)
- * lets a second one go, so that a stall never holds every sender of the process.
+ * lets a second one go, so that a stall never holds every sender of the process. On the embedded
+ * database (one connection, in this thread) one statement runs at a time and the sends of one
+ * turn of the event loop go together (Batcher's sameTurn): bench, PGlite, 16 connections, one
+ * space each: 249 -> 987 req/s (0.32 -> 1.13x its bare route), PGlite's time per message
+ * 1.3 -> 0.25 ms in batches of 16.
  */
 const MAX_IN_FLIGHT = SENDING_CONNECTIONS;
 const STALLED_MS = 20;
@@ -106,7 +111,9 @@ export function appendMessage(
   let batcher = batchers.get(db);
   if (!batcher) {
     const sending: Sending = { db: sendingDbOf(db), events, config, participants: participantsCacheOf(db) };
-    batcher = new Batcher((batch) => appendBatch(sending, batch), MAX_IN_FLIGHT, STALLED_MS);
+    batcher = isEmbedded(sending.db)
+      ? new Batcher((batch) => appendBatch(sending, batch), 1, { sameTurn: true })
+      : new Batcher((batch) => appendBatch(sending, batch), MAX_IN_FLIGHT, { overlapAfterMs: STALLED_MS });
     batchers.set(db, batcher);
   }
   return batcher.push(outgoing);
