@@ -74,20 +74,23 @@ export function presentedCredential(
   { query = true, kinds }: { query?: boolean; kinds?: readonly CredentialKind[] | undefined } = {},
 ): PresentedCredential | undefined {
   const headers = request.headers;
-  const reads = (kind: CredentialKind) => kinds === undefined || kinds.includes(kind);
-  const spaceKey = reads('space-key')
+  const spaceKey = reads(kinds, 'space-key')
     ? (first(headers['x-private-key']) ??
       (query ? first((request.query as Record<string, unknown>)?.key) : undefined))
     : undefined;
   if (spaceKey !== undefined) return { kind: 'space-key', value: spaceKey };
-  const userToken = reads('user-token') ? first(headers['x-user-token']) : undefined;
+  const userToken = reads(kinds, 'user-token') ? first(headers['x-user-token']) : undefined;
   if (userToken !== undefined) return { kind: 'user-token', value: userToken };
   const bearer = first(headers.authorization)?.match(/^Bearer\s+(\S+)/i)?.[1];
   if (bearer === undefined) return undefined;
   // A usr_ token sent as a bearer is still a user token (and never a session).
   const kind = bearer.startsWith('usr_') ? 'user-token' : 'jwt';
-  return reads(kind) ? { kind, value: bearer } : undefined;
+  return reads(kinds, kind) ? { kind, value: bearer } : undefined;
 }
+
+/** Whether a route reading `kinds` (undefined: any) reads a credential of `kind`. */
+const reads = (kinds: readonly CredentialKind[] | undefined, kind: CredentialKind): boolean =>
+  kinds === undefined || kinds.includes(kind);
 
 export function credentialOf(request: FastifyRequest): string | undefined {
   return presentedCredential(request)?.value;
@@ -112,8 +115,20 @@ export function clientNetwork(ip: string): string {
   return `${parts.map((part) => part.toString(16)).join(':')}::/64`;
 }
 
+/** Addresses' buckets as computed last (a hash per request saved); emptied when it is full. */
+const addressBuckets = new Map<string, string>();
+const ADDRESS_BUCKETS_KEPT = 10_000;
+
 /** The bucket of a remote address (its network: clientNetwork). */
-export const addressBucket = (ip: string): string => sha256(`address:${clientNetwork(ip)}`);
+export function addressBucket(ip: string): string {
+  let bucket = addressBuckets.get(ip);
+  if (bucket === undefined) {
+    bucket = sha256(`address:${clientNetwork(ip)}`);
+    if (addressBuckets.size >= ADDRESS_BUCKETS_KEPT) addressBuckets.clear();
+    addressBuckets.set(ip, bucket);
+  }
+  return bucket;
+}
 
 /** The bucket of a remote address in the pages' own budget (pages, their assets, avatars). */
 export const pageBucket = (ip: string): string => sha256(`pages:${clientNetwork(ip)}`);
@@ -139,6 +154,8 @@ export const isWellFormed = ({ kind, value }: PresentedCredential): boolean => W
 export function rateLimitClient(
   presented: PresentedCredential | undefined,
   address: string,
+  /** hashCredential of the credential, where the caller has it already. */
+  bucket?: string,
 ): RateLimitClient {
   if (!presented || !isWellFormed(presented) || presented.kind === 'jwt') return { address };
   return {
@@ -146,7 +163,7 @@ export function rateLimitClient(
     credential: {
       kind: presented.kind,
       lookup: hashSecret(presented.value),
-      bucket: hashCredential(presented.value),
+      bucket: bucket ?? hashCredential(presented.value),
     },
   };
 }
@@ -167,7 +184,7 @@ export function clientOf(request: FastifyRequest): Client {
     const presented = presentedCredential(request, { kinds: credentialsReadBy(request) });
     const address = addressBucket(request.ip);
     const bucket = presented === undefined ? undefined : hashCredential(presented.value);
-    client = { presented, credential: bucket, rateLimit: rateLimitClient(presented, address) };
+    client = { presented, credential: bucket, rateLimit: rateLimitClient(presented, address, bucket) };
     clients.set(request, client);
   }
   return client;

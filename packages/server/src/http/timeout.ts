@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import type { WriteDeadline } from '@convene/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sendError, whenTakenOver } from './reply';
@@ -16,11 +17,24 @@ export const hasTimedOut = (request: FastifyRequest): boolean => timedOut.has(re
 /** Requests whose write went out on its own (WriteDeadline.committing): answered when it is. */
 const committing = new WeakSet<FastifyRequest>();
 
-/** The request's deadline, as a write that commits on its own keeps it (core's WriteDeadline). */
-export const writeDeadline = (request: FastifyRequest): WriteDeadline => ({
-  abandoned: () => timedOut.has(request),
-  committing: () => committing.add(request),
-});
+/**
+ * The request's deadline, as a write that commits on its own keeps it (core's WriteDeadline). A
+ * class, as every per-request helper of this file is written: its methods are made once, where
+ * closures made per request each cost a rename under tsx (`keepNames`), which `pnpm start` runs.
+ */
+class RequestDeadline implements WriteDeadline {
+  constructor(private readonly request: FastifyRequest) {}
+
+  abandoned(): boolean {
+    return timedOut.has(this.request);
+  }
+
+  committing(): void {
+    committing.add(this.request);
+  }
+}
+
+export const writeDeadline = (request: FastifyRequest): WriteDeadline => new RequestDeadline(request);
 
 /**
  * How long beyond the request timeout a long poll may take: the `wait` (seconds, at most 60) a
@@ -73,12 +87,18 @@ export function startRequestTimer(request: FastifyRequest, reply: FastifyReply, 
   }, ms);
   timer.unref();
   const { raw } = reply;
-  const stop = () => {
-    clearTimeout(timer);
-    raw.off('close', stop);
-    raw.off('finish', stop);
-  };
-  raw.on('close', stop);
-  raw.on('finish', stop);
-  whenTakenOver(reply, stop);
+  timers.set(raw, timer);
+  raw.on('close', stopTimer);
+  raw.on('finish', stopTimer);
+  whenTakenOver(reply, () => stopTimer.call(raw));
+}
+
+/** Each response's request timer, for stopTimer. */
+const timers = new WeakMap<ServerResponse, NodeJS.Timeout>();
+
+/** Stops a response's request timer: its listener of 'close' and 'finish' (`this`, the response). */
+function stopTimer(this: ServerResponse): void {
+  clearTimeout(timers.get(this));
+  this.off('close', stopTimer);
+  this.off('finish', stopTimer);
 }

@@ -272,14 +272,16 @@ export function missingCredential(
   caller: Credentials,
 ): UnauthorizedError | undefined {
   const { security } = contract;
-  const presented = (credential: Credential) =>
-    credential === 'spaceKey' ? caller.key : credential === 'dashboardJwt' ? caller.bearer : caller.userToken;
-  if (security.length === 0 || security.some(presented)) return undefined;
+  if (security.length === 0 || security.some((credential) => presentedBy(caller, credential)))
+    return undefined;
   if (security.includes('spaceKey')) return new KeyRequiredError();
   return new UnauthorizedError(security.includes('userToken') ? HUMAN_CREDENTIAL_REQUIRED : SESSION_REQUIRED);
 }
 
 type Credentials = Pick<Caller, 'key' | 'bearer' | 'userToken'>;
+
+const presentedBy = (caller: Credentials, credential: Credential): string | undefined =>
+  credential === 'spaceKey' ? caller.key : credential === 'dashboardJwt' ? caller.bearer : caller.userToken;
 
 /** `/hub/space/{spaceId}` as Fastify writes it: `/hub/space/:spaceId`. */
 export const fastifyPath = (path: string): string => path.replace(/\{(\w+)\}/g, ':$1');

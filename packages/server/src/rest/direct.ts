@@ -37,13 +37,13 @@ export function directRoute(declaration: OperationDeclaration, deps: Deps): Rout
       };
       requireCredential(contract, caller);
       const body = request.body && typeof request.body === 'object' ? request.body : {};
-      const input = () => contract.input.parse({ ...body, ...(request.params as object) });
+      const values = { ...body, ...(request.params as object) };
       const guarded = guardOf(request);
       let answer: Awaited<ReturnType<typeof perform | typeof performOnce>>;
       try {
         answer = guarded
-          ? await performOnce(declaration, input, caller, guarded)
-          : await perform(declaration, input(), caller);
+          ? await performOnce(declaration, () => contract.input.parse(values), caller, guarded)
+          : await perform(declaration, contract.input.parse(values), caller);
       } catch (error) {
         // Its 503 is out already, and said all there is to say (nothing was written).
         if (hasTimedOut(request)) return reply;
