@@ -137,20 +137,22 @@ describe('createArtifact', () => {
       createdAt: at(),
       updatedAt: at(),
     });
+    // A moment later: artifacts are listed in the order they were created (at one instant, by id).
+    clock.advance(1);
     const byOwner = await create(space.owner, { name: 'Agenda' });
     expect(byOwner.createdBy).toBe(space.ownerId);
 
     expect(await artifactEvents(space.spaceId)).toEqual([
       {
         kind: 'artifact-created',
-        data: { id: res.data.id, name: 'Design notes', version: 1, updatedAt: at() },
+        data: { id: res.data.id, name: 'Design notes', version: 1, updatedAt: at(-1) },
       },
       { kind: 'artifact-created', data: { id: byOwner.id, name: 'Agenda', version: 1, updatedAt: at() } },
     ]);
     const view = await alice.get();
     expect(view.artifacts.map((a) => a.id)).toEqual([res.data.id, byOwner.id]);
     const versions = await alice.artifacts.history(res.data.id);
-    expect(versions.versions).toEqual([{ version: 1, updatedBy: idOf(alice), updatedAt: at(), size: 15 }]);
+    expect(versions.versions).toEqual([{ version: 1, updatedBy: idOf(alice), updatedAt: at(-1), size: 15 }]);
   });
 
   it('defaults content to empty and accepts 200-character names and exactly 1 MiB of UTF-8', async () => {

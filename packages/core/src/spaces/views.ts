@@ -129,7 +129,8 @@ export async function loadContext(
       .select(artifactSummaryColumns)
       .from(artifacts)
       .where(eq(artifacts.spaceId, spaceId))
-      .orderBy(asc(artifacts.createdAt)),
+      // Artifacts created at the same instant in a fixed order, as participants are.
+      .orderBy(asc(artifacts.createdAt), asc(artifacts.id)),
   ]);
   const now = clock.now();
   return {
@@ -171,7 +172,7 @@ export const contextJsonColumns = (spaceId: SQL, changedSince?: string): SQL => 
     (select coalesce(json_agg(json_build_object(
         'id', a.id, 'name', a.name, 'version', a.version, 'updatedAt', a.updated_at,
         'lockedBy', a.locked_by, 'lockedAt', a.locked_at, 'lockExpiresAt', a.lock_expires_at
-      ) order by a.created_at), '[]')
+      ) order by a.created_at, a.id), '[]')
       from artifacts a where a.space_id = ${spaceId}) as artifacts${
         changedSince
           ? sql`, pg_current_snapshot()::text || '@' || ${sql.raw(`${changedSince}.start`)} as snapshot`
