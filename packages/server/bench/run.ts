@@ -216,6 +216,10 @@ async function main() {
       await section('fan-out', (url, compared) => fanOutSection(url, compared, children), { compared: true });
     if (args['cpu-prof']) await section('profile', (url) => profileSection(url, children));
     report();
+  } catch (error) {
+    // What the sections before it measured is kept (never as latest.json), then the run fails.
+    report(error);
+    throw error;
   } finally {
     for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
     for (const cleanup of cleanups.reverse()) await Promise.resolve(cleanup()).catch(() => {});
@@ -1083,7 +1087,8 @@ function topFunctions(file: string, count: number): { fn: string; selfPct: numbe
 const started = new Date();
 const stamp = () => started.toISOString().replace(/[:.]/g, '-');
 
-function report() {
+/** Prints the tables and writes the results; `failure`, what ended a run that did not finish. */
+function report(failure?: unknown) {
   if (requestRows.length) {
     console.log(
       `\nRequests (closed loop, keep-alive, ${LOAD_MS / 1000} s each after ${WARMUP_MS / 1000} s of warm-up)`,
@@ -1148,6 +1153,7 @@ function report() {
       warmupMs: WARMUP_MS,
       fanOutS: FANOUT_S,
     },
+    ...(failure === undefined ? {} : { failed: String(failure) }),
     requests: requestRows,
     fanOut: fanOutRows,
     profiles,
@@ -1156,13 +1162,18 @@ function report() {
   const text = `${JSON.stringify(result, null, 2)}\n`;
   const file = join(resultsDir, `${stamp()}.json`);
   writeFileSync(file, text);
-  if (FULL_RUN) writeFileSync(join(resultsDir, 'latest.json'), text);
+  const latest = FULL_RUN && failure === undefined;
+  if (latest) writeFileSync(join(resultsDir, 'latest.json'), text);
   console.log(
-    `\nResults: ${relative(repo, file)} ${FULL_RUN ? '(and bench/results/latest.json)' : '(a partial run: latest.json unchanged)'}`,
+    `\nResults: ${relative(repo, file)} ${latest ? '(and bench/results/latest.json)' : failure === undefined ? '(a partial run: latest.json unchanged)' : '(a failed run: latest.json unchanged)'}`,
   );
 }
 
 const agent = new Agent({ keepAlive: true, maxSockets: 8 });
+
+/** `error` with the request it ended, which its own message does not say. */
+const namedError = (what: string, error: Error): Error =>
+  new Error(`${what}: ${error.message}`, { cause: error });
 
 /**
  * POSTs JSON and resolves to the answer, parsed; `onLastByte` runs when its last byte is in,
@@ -1213,7 +1224,11 @@ function postJson(
       // would show in the fan-out's duplicate count.
       if (req.reusedSocket && error.code === 'ECONNRESET' && !retried)
         postJson(port, path, body, key, onLastByte, true).then(resolve, reject);
-      else reject(error);
+      // Named: a full run has ended on a bare `socket hang up` (sessions 51, 52 and 55).
+      else
+        reject(
+          namedError(`POST :${port}${path} (reused socket: ${req.reusedSocket}, a retry: ${retried})`, error),
+        );
     });
     req.end(payload);
   });
@@ -1242,7 +1257,9 @@ function openStream(port: number, space: Space): Promise<ClientRequest> {
         res.on('error', () => {});
       },
     );
-    req.on('error', (error) => (req.destroyed ? undefined : reject(error)));
+    req.on('error', (error) =>
+      req.destroyed ? undefined : reject(namedError(`stream :${port} ${space.spaceId}`, error)),
+    );
   });
 }
 
