@@ -19,8 +19,8 @@ const committing = new WeakSet<FastifyRequest>();
 
 /**
  * The request's deadline, as a write that commits on its own keeps it (core's WriteDeadline). A
- * class, as every per-request helper of this file is written: its methods are made once, where
- * closures made per request each cost a rename under tsx (`keepNames`), which `pnpm start` runs.
+ * class, whose methods are made once: closures made per request are each renamed under tsx
+ * (`keepNames`), which `pnpm start` runs the server through; so is stopTimer a function of its own.
  */
 class RequestDeadline implements WriteDeadline {
   constructor(private readonly request: FastifyRequest) {}
