@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { PGlite } from '@electric-sql/pglite';
 import { describe, expect, it, vi } from 'vitest';
 import type { Db } from '../src/db';
-import { isEmbedded } from '../src/db/engine';
+import { embeddedClient } from '../src/db/engine';
 import { defaultCoreConfig } from '../src/deps';
 import type { EventBus } from '../src/events/event-bus';
 import type { EventNotice } from '../src/events/notice';
@@ -82,22 +81,23 @@ describe('sends on the embedded database', () => {
   it('of one turn of the event loop share one statement, each message in its own space in order', async (ctx) => {
     // PostgreSQL batches what arrives while a statement is out (its round trip); PGlite's
     // statements block this thread, so there the batch is what one turn received.
-    if (!isEmbedded(seeded.db)) ctx.skip();
-    const client = (seeded.db as unknown as { $client: PGlite }).$client;
+    const client = embeddedClient(seeded.db);
+    if (!client) return ctx.skip();
     const execProtocol = vi.spyOn(client, 'execProtocol');
     const { bus } = recordingBus(true);
     const sends = Array.from({ length: 16 }, (_, i) => sendAs(seeded.db, bus, i + 1, `m${i + 1}`));
     sends.push(sendAs(seeded.db, bus, 1, 'again'));
     const answers = await Promise.all(sends);
     // One Bind of the sending statement (its Parse came first, once) for the 17 messages.
-    const binds = execProtocol.mock.calls.filter(([message]) => message[0] === 'B'.charCodeAt(0));
+    const binds = (spy: typeof execProtocol) =>
+      spy.mock.calls.filter(([message]) => message[0] === 'B'.charCodeAt(0));
+    expect(binds(execProtocol)).toHaveLength(1);
     execProtocol.mockRestore();
-    expect(binds).toHaveLength(1);
     expect(answers.map((a) => (a as { seq: number | null }).seq)).toEqual([...Array(16).fill(1), 2]);
     // The next turn's send is a statement of its own.
     const spy = vi.spyOn(client, 'execProtocol');
     await sendAs(seeded.db, bus, 2, 'later');
-    expect(spy.mock.calls.filter(([message]) => message[0] === 'B'.charCodeAt(0))).toHaveLength(1);
+    expect(binds(spy)).toHaveLength(1);
     spy.mockRestore();
   });
 });

@@ -1,11 +1,9 @@
-import type { PGlite } from '@electric-sql/pglite';
 import { fillPlaceholders, type SQL } from 'drizzle-orm';
-import { isEmbedded } from './engine';
+import { embeddedClient } from './engine';
 import { PgliteNamedStatement } from './pglite-named-statement';
 import type { Db } from './types';
 
 interface Internals {
-  $client: unknown;
   dialect: { sqlToQuery(sql: SQL): { sql: string; params: unknown[] } };
   session: {
     prepareQuery(
@@ -38,8 +36,9 @@ export class PreparedStatement<Values extends Record<string, unknown>> {
     if (!prepared) {
       const internals = db as unknown as Internals;
       const query = internals.dialect.sqlToQuery(this.query);
-      if (isEmbedded(db)) {
-        const statement = new PgliteNamedStatement(internals.$client as PGlite, this.name, query.sql);
+      const client = embeddedClient(db);
+      if (client) {
+        const statement = new PgliteNamedStatement(client, this.name, query.sql);
         prepared = { execute: (values) => statement.execute(fillPlaceholders(query.params, values)) };
       } else {
         prepared = internals.session.prepareQuery(query, undefined, this.name, false);

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
-import type { PGlite } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/pglite';
 import postgres from 'postgres';
 import { type Database, openDatabase, writePgliteSeed } from '../db';
+import { embeddedClient } from '../db/engine';
 import * as schema from '../db/schema';
 import type { Db } from '../db/types';
 
@@ -88,7 +88,7 @@ export async function leasedPglite(): Promise<Database> {
   const database =
     idlePglites.pop() ??
     (await openDatabase({ url: 'memory://', loadDataDir: await migratedPgliteDump(), migrate: false }));
-  const client = (database.db as unknown as { $client: PGlite }).$client;
+  const client = embeddedClient(database.db)!;
   const db = drizzle(client, { schema }) as unknown as Db;
   /** Its listeners that its server has not removed, removed at its close. */
   const listening = new Set<() => Promise<void>>();
