@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { editor, eventually, follow, joinAs, User } from './helpers/cli';
-import { bundle } from './helpers/paths';
+import { bundle, cliRoot } from './helpers/paths';
 import { scriptedProxy } from './helpers/proxy';
 import { startServer, type TestServer } from './helpers/server';
 import { Terminal } from './helpers/tmux';
@@ -228,6 +228,27 @@ describe('on a terminal, as a shell and its window expect', () => {
     }
     // Node aborted (SIGABRT) or crashed (SIGSEGV) restoring the terminal that was gone.
     await eventually(() => expect(terminal.ended()).toEqual({ code: null, signal: 'SIGHUP' }));
+  });
+
+  it('ends by SIGHUP, not by a crash, when its terminal is gone before it ends with a code of its own', async () => {
+    // Node restores the settings of the terminal it started on as it ends, and aborts (SIGABRT)
+    // when that terminal is gone: a run that ends with 0 or 1 after its window closed ends by
+    // SIGHUP instead, as a process the closing killed.
+    for (const code of [0, 1]) {
+      const terminal = new Terminal(
+        [process.execPath, '--import', 'tsx', join(cliRoot, 'test/helpers/hangup-exit.ts'), String(code)],
+        {},
+        cliRoot,
+      );
+      try {
+        await eventually(() => expect(terminal.screen()).toContain('ready'));
+      } finally {
+        terminal.close();
+      }
+      await eventually(() =>
+        expect({ code, ended: terminal.ended() }).toEqual({ code, ended: { code: null, signal: 'SIGHUP' } }),
+      );
+    }
   });
 
   it('Ctrl-Z during a wait gives the shell its cursor back, and the wait takes it again when resumed', async () => {

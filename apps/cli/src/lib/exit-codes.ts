@@ -1,3 +1,5 @@
+import { isatty } from 'node:tty';
+
 /** The exit codes scripts can rely on (the public interface, with the command names). */
 export const ExitCode = {
   ok: 0,
@@ -42,22 +44,33 @@ const SIGNAL_OF: Partial<Record<number, NodeJS.Signals>> = {
   [ExitCode.hangup]: 'SIGHUP',
 };
 
+/** The standard streams that were on a terminal when convene started: Node restores its settings at the end. */
+const TERMINALS = [0, 1, 2].filter((fd) => isatty(fd));
+
+/** Whether the terminal convene started on is gone (hung up: its window closed). */
+function terminalGone(): boolean {
+  return TERMINALS.some((fd) => !isatty(fd));
+}
+
 /**
  * Ends the process with `code`; a signal's code (130, 143, 129) by that signal, once every exit
  * listener has run (a spinner's cursor shown again), as git and ssh end. A shell reports the same
  * code, and more: a loop running convene stops at Ctrl-C (bash carries on after a child that
- * merely exited 130), and the prompt starts on a line of its own. Dying of SIGHUP also spares a
- * terminal that is gone Node's restoring of its settings, which aborts the process (EIO).
+ * merely exited 130), and the prompt starts on a line of its own.
+ *
+ * A run whose terminal is gone ends by SIGHUP whatever its code, as a process the closing window
+ * killed: Node, restoring the settings of that terminal as it ends, would abort (SIGABRT or
+ * SIGSEGV). A command can finish before convene's own SIGHUP is handled: an editor that the
+ * closed window ended first fails an edit with 1.
  */
 export function exitWith(code: number): never {
-  const signal = SIGNAL_OF[code];
+  const signal = SIGNAL_OF[code] ?? (terminalGone() ? 'SIGHUP' : undefined);
   if (signal)
     process.once('exit', () => {
       process.removeAllListeners(signal);
       process.kill(process.pid, signal);
-      // The signal may be taken by another of the process's threads, a moment later: the main
-      // thread waits for it here rather than going on to Node's end, whose restoring of a gone
-      // terminal's settings aborts (a closed window once ended an edit by SIGABRT in CI).
+      // On Linux the signal ends the process before kill() returns; POSIX lets another of its
+      // threads take it a moment later: wait for it rather than go on to Node's end.
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2000);
     });
   process.exit(code);
