@@ -5,9 +5,10 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type Followed, finished, User, watch } from './helpers/cli';
+import { eventually, type Followed, finished, User, watch } from './helpers/cli';
 import { bundle, repoRoot } from './helpers/paths';
 import { freePort } from './helpers/server';
+import { Terminal } from './helpers/tmux';
 
 const dirs: string[] = [];
 const tempDir = () => {
@@ -259,6 +260,27 @@ describe('convene serve stopped by a signal', () => {
       expect(server.output()).toContain(`${signal} received: shutting down`);
       expect(existsSync(join(data, 'convene.lock'))).toBe(false);
     }
+  }, 120_000);
+});
+
+describe('convene serve in a terminal window', () => {
+  it('stops cleanly when the window closes and ends by SIGHUP, as the README says (129), not by a crash', async () => {
+    const data = tempDir();
+    const terminal = new Terminal(
+      [process.execPath, bundle, 'serve', '--port', String(await freePort()), '--data-dir', data],
+      { TEST_DATABASE_URL: '', LOG_LEVEL: 'warn' },
+      data,
+    );
+    try {
+      await eventually(() => expect(terminal.screen()).toContain('Convene listening on'), 60_000);
+    } finally {
+      // The window closed: the server gets SIGHUP, and its terminal is gone.
+      terminal.close();
+    }
+    // Node aborted (SIGABRT) restoring the settings of the terminal that was gone, after the stop.
+    await eventually(() => expect(terminal.ended()).toEqual({ code: null, signal: 'SIGHUP' }), 30_000);
+    // Stopped cleanly first: the database closed and the data directory's lock released.
+    expect(existsSync(join(data, 'convene.lock'))).toBe(false);
   }, 120_000);
 });
 

@@ -22,6 +22,12 @@ export interface ServeOptions {
    * line): until then a signal has nothing to stop cleanly, and whoever runs `serve` decides.
    */
   onStoppable?: () => void;
+  /**
+   * Ends the process once the server stopped (or could not stop) with this code; process.exit
+   * unless given (`convene serve` ends by SIGHUP when its terminal is gone, which Node's own end
+   * would abort on).
+   */
+  exit?: (code: number) => void;
 }
 
 /**
@@ -31,6 +37,7 @@ export interface ServeOptions {
  */
 export async function serve(settings: ServerConfig, options: ServeOptions = {}): Promise<ConveneServer> {
   let config = settings;
+  const exit = options.exit ?? ((code: number) => process.exit(code));
   const text = !logsAsJson(config.logFormat);
   const color = text && process.stdout.isTTY === true && !process.env.NO_COLOR;
   // JSON lines are buffered (standardOutput); see announcer.
@@ -92,7 +99,7 @@ export async function serve(settings: ServerConfig, options: ServeOptions = {}):
     );
     const force = setTimeout(() => {
       say('error', 'shutdown took too long; exiting');
-      process.exit(1);
+      exit(1);
     }, drainMs + 14_000);
     force.unref();
     server
@@ -101,11 +108,11 @@ export async function serve(settings: ServerConfig, options: ServeOptions = {}):
       .then(
         () => {
           say('info', 'Convene stopped');
-          afterOutput(() => process.exit(STOP_EXIT_CODES[signal]));
+          afterOutput(() => exit(STOP_EXIT_CODES[signal]));
         },
         (error) => {
           say('error', 'shutdown failed', {}, error);
-          process.exit(1);
+          exit(1);
         },
       );
   };

@@ -2,7 +2,7 @@ import { type Command, Help, Option } from '@commander-js/extra-typings';
 import { type App, examples } from '../app';
 import type { Context } from '../lib/context';
 import { CliError, Reported, UsageError } from '../lib/errors';
-import { ExitCode } from '../lib/exit-codes';
+import { ExitCode, exitWithCode } from '../lib/exit-codes';
 import { hostKey } from '../lib/store';
 
 /**
@@ -102,6 +102,7 @@ export function registerServe(program: Command, app: App): void {
           onStoppable: () => {
             ctx.serverOwnsSignals = true;
           },
+          exit: exitWithCode,
         });
       } catch (error) {
         const message = (error as Error).message;

@@ -47,9 +47,13 @@ const SIGNAL_OF: Partial<Record<number, NodeJS.Signals>> = {
 /** The standard streams that were on a terminal when convene started: Node restores its settings at the end. */
 const TERMINALS = [0, 1, 2].filter((fd) => isatty(fd));
 
-/** Whether the terminal convene started on is gone (hung up: its window closed). */
-function terminalGone(): boolean {
-  return TERMINALS.some((fd) => !isatty(fd));
+/**
+ * SIGHUP when the terminal convene started on is gone (hung up: its window closed), which a run
+ * then ends by whatever its code: Node, restoring the settings of that terminal as it ends, would
+ * abort (SIGABRT or SIGSEGV).
+ */
+function hangUpIfGone(): NodeJS.Signals | undefined {
+  return TERMINALS.some((fd) => !isatty(fd)) ? 'SIGHUP' : undefined;
 }
 
 /**
@@ -59,12 +63,22 @@ function terminalGone(): boolean {
  * merely exited 130), and the prompt starts on a line of its own.
  *
  * A run whose terminal is gone ends by SIGHUP whatever its code, as a process the closing window
- * killed: Node, restoring the settings of that terminal as it ends, would abort (SIGABRT or
- * SIGSEGV). A command can finish before convene's own SIGHUP is handled: an editor that the
- * closed window ended first fails an edit with 1.
+ * killed (hangUpIfGone). A command can finish before convene's own SIGHUP is handled: an editor
+ * that the closed window ended first fails an edit with 1.
  */
 export function exitWith(code: number): never {
-  const signal = SIGNAL_OF[code] ?? (terminalGone() ? 'SIGHUP' : undefined);
+  return endProcess(code, SIGNAL_OF[code] ?? hangUpIfGone());
+}
+
+/**
+ * Ends the process with `code` itself, not a signal's: a server stopped cleanly by SIGHUP exits
+ * 129, as its supervisor is told. Unless its terminal is gone: then by SIGHUP, as exitWith.
+ */
+export function exitWithCode(code: number): never {
+  return endProcess(code, hangUpIfGone());
+}
+
+function endProcess(code: number, signal: NodeJS.Signals | undefined): never {
   if (signal)
     process.once('exit', () => {
       process.removeAllListeners(signal);
