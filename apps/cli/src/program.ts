@@ -1,4 +1,3 @@
-import { setFlagsFromString } from 'node:v8';
 import { Command, CommanderError, Help, Option } from '@commander-js/extra-typings';
 import pc from 'picocolors';
 import { type App, commandPath, createApp, examples } from './app';
@@ -172,11 +171,6 @@ Keys and tokens are kept in $XDG_CONFIG_HOME/convene/credentials.json (mode 0600
   // (`artifact write plan.md -file` wrote a file named `ile`, if there was one). A word of one dash
   // that spells a long option of the command is that option mistyped: refused, saying which.
   program.hook('preAction', (_program, action) => {
-    // A command's requests go through Node's fetch, whose HTTP parser is WebAssembly: V8 compiles
-    // it quickly, then again optimised on another thread, which cost a third of a short command's
-    // CPU (0.16 of 0.5 s here). The quick code serves a command's few requests as well. The server
-    // keeps both tiers: its embedded database is WebAssembly that runs for hours.
-    if (action.name() !== 'serve') setFlagsFromString('--liftoff-only');
     const words = options.args ?? [];
     const end = words.indexOf('--');
     const known = optionsOf(action as Command);

@@ -1,6 +1,7 @@
 import { ConveneError } from '@convene/sdk';
 import * as z from 'zod/mini';
 import { CliError } from './errors';
+import { httpFetch, NO_BODY } from './http-fetch';
 
 /**
  * Whether an answer came from something that is not a Convene server (a web server, a proxy's
@@ -9,9 +10,6 @@ import { CliError } from './errors';
 export function isNotConvene(error: unknown): error is ConveneError {
   return error instanceof ConveneError && error.status !== undefined && !error.headers?.has('api-version');
 }
-
-/** Statuses whose answer has no body, which a Response cannot be made with. */
-const NO_BODY = new Set([101, 204, 205, 304]);
 
 /**
  * The fetch convene gives the SDK. A success without `API-Version` did not come from Convene (a
@@ -23,7 +21,7 @@ const NO_BODY = new Set([101, 204, 205, 304]);
  * tells by the missing header, as it tells a web page's 200.
  */
 export const conveneFetch: typeof fetch = async (input, init) => {
-  const response = await fetch(input, init);
+  const response = await httpFetch(input, init);
   if (!response.ok || response.headers.has('api-version') || NO_BODY.has(response.status)) return response;
   void response.body?.cancel().catch(() => {});
   const headers = new Headers(response.headers);

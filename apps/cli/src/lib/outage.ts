@@ -7,12 +7,16 @@ import type { Output, Spinner } from './output';
 /**
  * Why the server did not answer, in a few words: the system's code (ECONNREFUSED), or its 5xx. A
  * connection closed before the answer came is said in the socket's own words (`other side
- * closed`), as a stream's cut is: its code (`UND_ERR_SOCKET`) is a name from Node's internals.
+ * closed`), as a stream's cut is: its code (ECONNRESET, undici's `UND_ERR_SOCKET`) reads as Node's.
  */
 export function outageReason(error: ConveneError): string {
   if (error instanceof TimeoutError) return 'timed out';
   if (error instanceof ConnectionError)
-    return (error.code?.startsWith('UND_ERR') && socketWords(error)) || error.code || error.message;
+    return (
+      (connectionState(error) === 'closed the connection without answering' && socketWords(error)) ||
+      error.code ||
+      error.message
+    );
   return error.message;
 }
 
