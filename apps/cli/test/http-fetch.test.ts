@@ -192,6 +192,50 @@ describe('httpFetch, the fetch of convene’s requests on Node’s HTTP client',
     expect([cause.message, cause.code]).toEqual(['other side closed', 'ECONNRESET']);
   });
 
+  it('sends a read, or a write with its Idempotency-Key, once more when a kept-alive connection was closed under it; never another write', async () => {
+    const { createServer: createTcpServer } = await import('node:net');
+    /**
+     * Two requests to a server that answers the first request of each connection and keeps it
+     * open, and resets the connection at its second, as a server that closed it as idle just as
+     * the request went out: the second request's answer (or failure), and what the server saw.
+     */
+    const twice = async (init: RequestInit) => {
+      const seen = { connections: 0, requests: 0 };
+      const tcp = createTcpServer((socket) => {
+        seen.connections++;
+        let served = 0;
+        socket.on('data', (chunk) => {
+          if (!chunk.toString().includes('\r\n\r\n')) return;
+          seen.requests++;
+          if (served++ === 0)
+            socket.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\nok');
+          else socket.resetAndDestroy();
+        });
+      });
+      await new Promise<void>((resolve) => tcp.listen(0, '127.0.0.1', resolve));
+      const url = `http://127.0.0.1:${(tcp.address() as AddressInfo).port}/`;
+      try {
+        expect(await (await httpFetch(url, init)).text()).toBe('ok');
+        await new Promise((resolve) => setImmediate(resolve));
+        const second = await httpFetch(url, init).then(
+          (response) => response.text(),
+          (error: TypeError) => (error.cause as { code?: string }).code,
+        );
+        return { second, ...seen };
+      } finally {
+        tcp.close();
+      }
+    };
+    const again = { second: 'ok', connections: 2, requests: 3 };
+    expect(await twice({})).toEqual(again);
+    expect(await twice({ method: 'POST', headers: { 'Idempotency-Key': 'k1' }, body: '{}' })).toEqual(again);
+    expect(await twice({ method: 'POST', body: '{}' })).toEqual({
+      second: 'ECONNRESET',
+      connections: 1,
+      requests: 2,
+    });
+  });
+
   it('fails reading a body cut off midway ("terminated", `other side closed`)', async () => {
     const { url } = await started((_request, response) => {
       response.writeHead(200, { 'content-length': '100' });
