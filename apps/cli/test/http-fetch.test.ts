@@ -248,6 +248,14 @@ describe('httpFetch, the fetch of convene’s requests on Node’s HTTP client',
     expect([cause.message, cause.code]).toEqual(['other side closed', 'ECONNRESET']);
   });
 
+  it('fails an answer whose status no Response can hold (beyond 599)', async () => {
+    const { url } = await started((_request, response) => {
+      response.statusCode = 600;
+      response.end('odd');
+    });
+    expect((await failure(httpFetch(url))).cause.message).toBe('an answer with status 600');
+  });
+
   it('gives the parser’s code (HPE_…) when what answers does not speak HTTP', async () => {
     const { createServer: createTcpServer } = await import('node:net');
     const tcp = createTcpServer((socket) => socket.end('SSH-2.0-OpenSSH_9.6\r\n'));

@@ -105,6 +105,11 @@ function toResponse(answer: IncomingMessage, method: string): Response {
   const raw = answer.rawHeaders;
   for (let i = 0; i < raw.length; i += 2) headers.append(raw[i]!, raw[i + 1]!);
   const status = answer.statusCode!;
+  if (status < 200 || status > 599) {
+    // A status no Response can hold, as fetch fails it (HTTP's statuses stop at 599).
+    answer.destroy();
+    throw new TypeError('fetch failed', { cause: new Error(`an answer with status ${status}`) });
+  }
   const init = { status, statusText: answer.statusMessage ?? '', headers };
   if (NO_BODY.has(status) || method === 'HEAD') {
     answer.resume();
