@@ -5,8 +5,6 @@ export const NO_BODY = new Set([101, 204, 205, 304]);
 /** Redirects followed, as fetch follows them (`redirect: 'follow'`), 20 at most. */
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const MAX_REDIRECTS = 20;
-/** Methods whose request runs as once when sent twice (RFC 9110). */
-const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
 /** Request headers a redirect to another origin drops, as fetch does. */
 const CREDENTIALS = ['authorization', 'proxy-authorization', 'cookie'];
 /** Request headers of a body, dropped with it when a redirect turns the request into a GET. */
@@ -80,23 +78,13 @@ async function exchange(
   const sent: Record<string, string> = Object.fromEntries(headers);
   if (body !== undefined) sent['content-length'] = String(Buffer.byteLength(body));
   const options: RequestOptions = { method, headers: sent, ...(signal ? { signal } : {}) };
-  const repeatable = IDEMPOTENT.has(method) || headers.has('idempotency-key');
-  const attempt = (again: boolean) =>
-    new Promise<IncomingMessage>((resolve, reject) => {
-      const outgoing = request(url, options, resolve);
-      outgoing.once('error', (error: Error & { code?: string }) => {
-        if (signal?.aborted) return reject(signal.reason);
-        // A kept-alive connection the server closed as idle just as this request went out on it,
-        // without an answer: a request that may run twice (a read, a write with its
-        // Idempotency-Key, which the server runs once) goes once more on a new connection.
-        if (again && repeatable && outgoing.reusedSocket && error.code === 'ECONNRESET') {
-          return resolve(attempt(false));
-        }
-        reject(new TypeError('fetch failed', { cause: closed(error) }));
-      });
-      outgoing.end(body);
+  return new Promise((resolve, reject) => {
+    const outgoing = request(url, options, resolve);
+    outgoing.once('error', (error) => {
+      reject(signal?.aborted ? signal.reason : new TypeError('fetch failed', { cause: closed(error) }));
     });
-  return attempt(true);
+    outgoing.end(body);
+  });
 }
 
 /** The answer as a Response, its body streamed as it comes and paused while nobody reads it. */
