@@ -725,6 +725,8 @@ describe('artifact edit', () => {
       env: { EDITOR: '/bin/false', VISUAL: visual },
     });
     expect(both.code).toBe(0);
+    // The editor is named as the one that edits, not read as the file edited.
+    expect(both.stderr).toContain(`Editing edit.md (version 2) with ${visual}; locked`);
     expect(both.stderr).toContain('Saved edit.md as version 3');
   });
 

@@ -86,7 +86,7 @@ export function registerArtifactEdit(artifact: Command, app: App): void {
         const { path } = file;
         const editor = editorCommand();
         out.info(
-          `Editing ${out.c.bold(doc.name)} (version ${doc.version}) in ${editor}; locked, kept alive while it is open.`,
+          `Editing ${out.c.bold(doc.name)} (version ${doc.version}) with ${editor}; locked, kept alive while it is open.`,
         );
         // Ctrl-C (SIGTERM, SIGHUP) before the editor opened: nothing to edit.
         if (ctx.signal.aborted)
