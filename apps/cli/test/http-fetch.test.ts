@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer as createTcpServer, type Server as TcpServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { httpFetch } from '../src/lib/http-fetch';
 
@@ -11,8 +11,8 @@ interface Seen {
   body: string;
 }
 
-/** A server on a free port whose answers the test writes; it records every request it read. */
-async function serve(
+/** A server on a free port whose answers the test writes; it records every request it read, and is closed after the file. */
+async function started(
   handle: (request: IncomingMessage, response: ServerResponse, body: string) => void,
 ): Promise<{ url: string; seen: Seen[]; server: Server }> {
   const seen: Seen[] = [];
@@ -24,19 +24,18 @@ async function serve(
       handle(request, response, body);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, seen, server };
+  return { url: await listening(server), seen, server };
 }
 
-const servers: Server[] = [];
-async function started(handle: Parameters<typeof serve>[0]) {
-  const test = await serve(handle);
-  servers.push(test.server);
-  return test;
+const servers: (Server | TcpServer)[] = [];
+/** Listens on a free port of loopback, closed after the file; its URL. */
+async function listening(server: Server | TcpServer): Promise<string> {
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 afterAll(() => {
-  for (const server of servers) server.closeAllConnections?.();
+  for (const server of servers) if ('closeAllConnections' in server) server.closeAllConnections();
   for (const server of servers) server.close();
 });
 
@@ -55,7 +54,7 @@ async function failure(
 }
 
 describe('httpFetch, the fetch of convene’s requests on Node’s HTTP client', () => {
-  let echo: Awaited<ReturnType<typeof serve>>;
+  let echo: Awaited<ReturnType<typeof started>>;
   beforeAll(async () => {
     echo = await started((request, response, body) => {
       response.setHeader('x-multi', ['one', 'two']);
@@ -179,7 +178,7 @@ describe('httpFetch, the fetch of convene’s requests on Node’s HTTP client',
   });
 
   it('fails as fetch does where nothing listens: "fetch failed", the system’s code in its cause', async () => {
-    const { url, server } = await serve(() => {});
+    const { url, server } = await started(() => {});
     await new Promise((resolve) => server.close(resolve));
     const { error, cause } = await failure(httpFetch(url));
     expect(error.message).toBe('fetch failed');
@@ -193,7 +192,6 @@ describe('httpFetch, the fetch of convene’s requests on Node’s HTTP client',
   });
 
   it('fails a request reset on a kept-alive connection as fetch does, and sends it once: retries are the SDK’s, which knows what may run twice', async () => {
-    const { createServer: createTcpServer } = await import('node:net');
     // Answers the first request of a connection and keeps it open, resets it at the second.
     const seen = { connections: 0, requests: 0 };
     const tcp = createTcpServer((socket) => {
@@ -207,17 +205,12 @@ describe('httpFetch, the fetch of convene’s requests on Node’s HTTP client',
         else socket.resetAndDestroy();
       });
     });
-    await new Promise<void>((resolve) => tcp.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(tcp.address() as AddressInfo).port}/`;
-    try {
-      expect(await (await httpFetch(url)).text()).toBe('ok');
-      await new Promise((resolve) => setImmediate(resolve));
-      const { cause } = await failure(httpFetch(url));
-      expect(cause.code).toBe('ECONNRESET');
-      expect(seen).toEqual({ connections: 1, requests: 2 });
-    } finally {
-      tcp.close();
-    }
+    const url = await listening(tcp);
+    expect(await (await httpFetch(url)).text()).toBe('ok');
+    await new Promise((resolve) => setImmediate(resolve));
+    const { cause } = await failure(httpFetch(url));
+    expect(cause.code).toBe('ECONNRESET');
+    expect(seen).toEqual({ connections: 1, requests: 2 });
   });
 
   it('fails an answer whose status no Response can hold (beyond 599)', async () => {
@@ -229,15 +222,9 @@ describe('httpFetch, the fetch of convene’s requests on Node’s HTTP client',
   });
 
   it('gives the parser’s code (HPE_…) when what answers does not speak HTTP', async () => {
-    const { createServer: createTcpServer } = await import('node:net');
     const tcp = createTcpServer((socket) => socket.end('SSH-2.0-OpenSSH_9.6\r\n'));
-    await new Promise<void>((resolve) => tcp.listen(0, '127.0.0.1', resolve));
-    try {
-      const { cause } = await failure(httpFetch(`http://127.0.0.1:${(tcp.address() as AddressInfo).port}/`));
-      expect(cause.code).toMatch(/^HPE_/);
-    } finally {
-      tcp.close();
-    }
+    const { cause } = await failure(httpFetch(await listening(tcp)));
+    expect(cause.code).toMatch(/^HPE_/);
   });
 
   it('rejects with the signal’s reason when aborted before the answer, and fails the body when aborted during it', async () => {
