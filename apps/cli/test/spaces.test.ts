@@ -227,6 +227,13 @@ describe('space create, list, show, use, update, close', () => {
     expect(elsewhere.code).toBe(0);
     expect(elsewhere.stderr).toContain(`No spaces saved for ${alias}`);
     expect(elsewhere.stderr).toContain(`Your key for it is saved under ${server.url}`);
+    // Another server (an earlier `serve --port`): where the keys are, and how to use them.
+    const other = await owner.run(['space', 'list', '--url', 'http://127.0.0.1:9']);
+    expect(other.code).toBe(0);
+    expect(other.stderr).toContain('No spaces saved for http://127.0.0.1:9');
+    expect(other.stderr).toContain(
+      `Keys are saved for another server: ${server.url} (2). Add \`--url ${server.url}\` (or set CONVENE_URL) to use them.`,
+    );
 
     // A space named so nowhere is not found (5), as a document or a participant named so is.
     const unknown = await owner.run(['space', 'use', 'Gamma']);

@@ -840,6 +840,11 @@ describe('doctor', () => {
     const down = await owner.run(['doctor', '--url', 'http://127.0.0.1:9']);
     expect(down.code).toBe(1);
     expect(down.stdout).toContain('✗ server');
+    // No key for that server, but some for this one: said, with how to use them.
+    expect(down.stdout).toContain('default space: none yet for this server');
+    expect(down.stdout).toContain(
+      `Keys are saved for another server: ${server.url} (1). Add \`--url ${server.url}\``,
+    );
     expect(down.stderr).toContain('failed: server');
 
     // With a saved token and default space for the server that is down: neither is ticked.

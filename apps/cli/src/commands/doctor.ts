@@ -259,6 +259,7 @@ async function runChecks(ctx: Context): Promise<Check[]> {
   } else if (!space) {
     // Spaces kept here but none the default (it was left or forgotten): one of them can be.
     const saved = Object.keys(host.spaces).length;
+    const elsewhere = saved > 0 ? undefined : ctx.keysElsewhereHint();
     checks.push(
       saved > 0
         ? {
@@ -270,7 +271,8 @@ async function runChecks(ctx: Context): Promise<Check[]> {
         : {
             name: 'default space',
             status: 'ok',
-            detail: 'none yet (`convene space create` or `convene join`)',
+            detail: 'none yet for this server (`convene space create` or `convene join`)',
+            ...(elsewhere ? { hint: elsewhere } : {}),
           },
     );
   }

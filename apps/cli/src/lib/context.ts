@@ -332,6 +332,24 @@ export class Context {
     return this.aliasWhere((host) => Object.keys(host.spaces).length > 0);
   }
 
+  /**
+   * What to say where no key is saved for this server: where keys are saved (another spelling of
+   * this machine's address, else other servers, an earlier `serve --port` or CONVENE_URL), if
+   * anywhere.
+   */
+  keysElsewhereHint(): string | undefined {
+    const alias = this.keysUnderAlias();
+    if (alias) return aliasHint(alias);
+    const others = Object.entries(this.store.read().hosts).filter(
+      ([url, host]) => url !== hostKey(this.url) && Object.keys(host.spaces).length > 0,
+    );
+    const [first] = others;
+    if (!first) return undefined;
+    const count = (spaces: object) => Object.keys(spaces).length;
+    const where = others.map(([url, host]) => `${url} (${count(host.spaces)})`).join(', ');
+    return `Keys are saved for ${others.length === 1 ? 'another server' : 'other servers'}: ${where}. Add \`--url ${first[0]}\` (or set CONVENE_URL) to use ${others.length === 1 && count(first[1].spaces) === 1 ? 'it' : 'them'}.`;
+  }
+
   private aliasWhere(holds: (host: HostEntry) => boolean): string | undefined {
     const here = loopbackKey(this.url);
     if (!here) return undefined;

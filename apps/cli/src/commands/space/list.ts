@@ -1,7 +1,6 @@
 import type { Command } from '@commander-js/extra-typings';
 import { AuthenticationError, ConnectionError, ConveneError } from '@convene/sdk';
 import { type App, examples } from '../../app';
-import { aliasHint } from '../../lib/context';
 import { timeLeft } from '../../lib/duration';
 import { isSpaceClosed, unreachableHint } from '../../lib/failure';
 import { suggest } from '../../lib/suggest';
@@ -82,9 +81,10 @@ export function registerSpaceList(space: Command, app: App): void {
             `No spaces saved for ${ctx.url}: \`convene space create NAME\` or \`convene join LINK\`.`,
           ),
       });
-      // The same server under another name (`127.0.0.1` for `localhost`): its keys are there.
-      const elsewhere = saved.length === 0 ? ctx.keysUnderAlias() : undefined;
-      if (elsewhere) out.hint(aliasHint(elsewhere));
+      // The same server under another name (`127.0.0.1` for `localhost`), or another server (an
+      // earlier `serve --port`): its keys are there.
+      const elsewhere = saved.length === 0 ? ctx.keysElsewhereHint() : undefined;
+      if (elsewhere) out.hint(elsewhere);
       // Said once, not on every row: the rows are the saved keys, the server is what is missing.
       if (unasked.size > 0 && !out.mode.json) {
         out.warn(
