@@ -95,20 +95,39 @@ describe('getMySpaceKey (key recovery)', () => {
     await sdkError(session.spaceKey(anonymous.spaceId), NotFoundError);
   });
 
-  it('answers 404 once the key is dead: kicked, left, closed', async () => {
+  it('answers 404 once the key is dead, saying why to its human: kicked, left, closed', async () => {
+    const why = async (spaceId: string) =>
+      (await sdkError(session.spaceKey(spaceId), NotFoundError)).body?.error;
     const host = await sdk.createSpace();
     const kicked = await sdk.joinActive(host.owner, {}, agent);
     expectAnswer(await host.owner.participants.kick(idOf(kicked)).withResponse());
-    await sdkError(session.spaceKey(host.spaceId), NotFoundError);
+    expect(await why(host.spaceId)).toBe('key for this space not found: you were removed from this space');
 
     const left = await sdk.createSpace();
     const leaver = await sdk.joinActive(left.owner, {}, agent);
     expectAnswer(await leaver.leave().withResponse());
-    await sdkError(session.spaceKey(left.spaceId), NotFoundError);
+    expect(await why(left.spaceId)).toBe('key for this space not found: you left this space');
 
     const closed = await sdk.createSpace({}, agent);
     expectAnswer(await closed.owner.close().withResponse());
-    await sdkError(session.spaceKey(closed.spaceId), NotFoundError);
+    expect(await why(closed.spaceId)).toBe(
+      'key for this space not found: the space is closed, and its keys no longer work',
+    );
+    const guarded = await sdk.createSpace({ privacy: 'private' });
+    await sdk.joinPending(guarded.owner, {}, agent);
+    expect(await why(guarded.spaceId)).toBe(
+      "key for this space not found: your join waits for the owner's approval: its key comes with the join-status poll",
+    );
+
+    const expiring = await sdk.createSpace({ ttl: 1 }, agent);
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    expect(await why(expiring.spaceId)).toBe(
+      'key for this space not found: the space has expired, and its keys no longer work',
+    );
+    // To a human who held no key there, a closed space is any space without one of theirs.
+    const stranger = sdk.hub({ userToken: (await mintToken(h, await signup(h))).token });
+    const answer = await sdkError(stranger.spaces.recoverKey(closed.spaceId), NotFoundError);
+    expect(answer.body?.error).toBe('key for this space not found');
   });
 
   it('answers 401 with WWW-Authenticate without a valid identity', async () => {

@@ -1,5 +1,5 @@
 import type { TMySpaceKey } from '@convene/contract';
-import { and, desc, eq, inArray, isNotNull } from 'drizzle-orm';
+import { and, desc, eq } from 'drizzle-orm';
 import { participants, spaceColumns, spaces } from '../db/schema';
 import type { Deps } from '../deps';
 import { NotFoundError, UnauthorizedError } from '../errors';
@@ -24,7 +24,8 @@ export interface GetMySpaceKeyOptions {
 /**
  * Key recovery: the space key this human holds through a participant record linked to them
  * (X-User-Token at create or join). Only live records of open spaces count (a dead key is of no
- * use), the owner's before a participant's; anything else is 404.
+ * use), the owner's before a participant's; anything else is 404, which tells a human who held a
+ key there why it is gone (kicked, left, closed, expired, or a join still waiting).
  */
 export async function getMySpaceKey({
   deps,
@@ -48,22 +49,39 @@ export async function getMySpaceKey({
   }
   if (!isUuid(spaceId)) throw new NotFoundError('space');
   const [space] = await db.select(spaceColumns).from(spaces).where(eq(spaces.id, spaceId));
-  if (!space || isClosed(space, clock.now())) throw new NotFoundError('key for this space');
-  const [held] = await db
-    .select({ id: participants.id, isOwner: participants.isOwner, keyEnc: participants.keyEnc })
-    .from(participants)
-    .where(
-      and(
-        eq(participants.spaceId, spaceId),
-        eq(participants.userId, userId),
-        inArray(participants.status, ['active', 'muted']),
-        isNotNull(participants.keyEnc),
-      ),
-    )
-    .orderBy(desc(participants.isOwner))
-    .limit(1);
+  // This human's records in the space, the owner's first, then the latest. Why none holds a working
+  // key is said to them alone: to anyone else the space holds no key of theirs, as any space.
+  const records = space
+    ? await db
+        .select({
+          id: participants.id,
+          isOwner: participants.isOwner,
+          status: participants.status,
+          keyEnc: participants.keyEnc,
+        })
+        .from(participants)
+        .where(and(eq(participants.spaceId, spaceId), eq(participants.userId, userId)))
+        .orderBy(desc(participants.isOwner), desc(participants.createdAt))
+    : [];
+  if (!space || records.length === 0) throw new NotFoundError('key for this space');
+  if (isClosed(space, clock.now()))
+    throw keyGone(
+      `the space ${space.state === 'closed' ? 'is closed' : 'has expired'}, and its keys no longer work`,
+    );
+  const held = records.find((r) => (r.status === 'active' || r.status === 'muted') && r.keyEnc !== null);
   const keyEnc = held?.keyEnc;
-  if (!held || !keyEnc) throw new NotFoundError('key for this space');
+  if (!held || !keyEnc) {
+    const [{ status }] = records as [(typeof records)[number]];
+    throw keyGone(
+      status === 'kicked'
+        ? 'you were removed from this space'
+        : status === 'left'
+          ? 'you left this space'
+          : status === 'waitingForApproval'
+            ? "your join waits for the owner's approval: its key comes with the join-status poll"
+            : 'the key was not kept for recovery (joined without X-User-Token)',
+    );
+  }
   const privateKey = await box.open(db, keyEnc, (ex, fresh) =>
     ex
       .update(participants)
@@ -73,4 +91,11 @@ export async function getMySpaceKey({
       ),
   );
   return { role: held.isOwner ? 'owner' : 'participant', privateKey };
+}
+
+/** 404 for a human whose record in the space holds no working key, saying why. */
+function keyGone(why: string): NotFoundError {
+  const error = new NotFoundError('key for this space');
+  error.message = `key for this space not found: ${why}`;
+  return error;
 }
