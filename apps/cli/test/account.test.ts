@@ -75,6 +75,16 @@ describe('login through the browser link', () => {
     expect(unknown.code).toBe(4);
     expect(unknown.stderr).toContain('your account holds no key for space');
     expect(unknown.stderr).toContain('convene join LINK');
+    // A key the account held in a space that is over: why, and no join to suggest.
+    expect((await agent.run(['space', 'close', spaceId, '--yes'])).code).toBe(0);
+    const third = user();
+    expect((await third.run(['login', '--with-token'], { input: token })).code).toBe(0);
+    const over = await third.run(['space', 'use', spaceId]);
+    expect(over.code).toBe(4);
+    expect(over.stderr).toContain(
+      `your account holds no working key for space ${spaceId}: the space is closed, and its keys no longer work`,
+    );
+    expect(over.stderr).not.toContain('convene join');
 
     // With --json the flow is NDJSON: how to approve, then the result.
     const again = follow(agent, ['login', '--json']);

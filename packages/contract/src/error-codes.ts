@@ -80,12 +80,12 @@ export const errorCodes = {
   },
   owner_key_required: { status: [401], meaning: 'only the owner key may do this' },
   participant_left: {
-    status: [401],
+    status: [401, 404],
     meaning: 'the key’s participant left the space: join again for a new key',
   },
-  participant_removed: { status: [401], meaning: 'the owner removed (kicked) the key’s participant' },
-  space_closed: { status: [401, 409], meaning: 'the space was closed: its keys no longer work' },
-  space_expired: { status: [401, 409], meaning: 'the space outlived its TTL: its keys no longer work' },
+  participant_removed: { status: [401, 404], meaning: 'the owner removed (kicked) the key’s participant' },
+  space_closed: { status: [401, 404, 409], meaning: 'the space was closed: its keys no longer work' },
+  space_expired: { status: [401, 404, 409], meaning: 'the space outlived its TTL: its keys no longer work' },
   participant_muted: {
     status: [403],
     meaning: 'a muted participant cannot send messages, create or lock artifacts',

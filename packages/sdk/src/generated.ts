@@ -592,10 +592,10 @@ export type ErrorCode = KnownErrorCode | (string & {});
  * - `key_unknown` (401): the key names nobody in this space
  * - `wrong_key_type` (401): the key is valid here but of a kind this operation does not take
  * - `owner_key_required` (401): only the owner key may do this
- * - `participant_left` (401): the key’s participant left the space: join again for a new key
- * - `participant_removed` (401): the owner removed (kicked) the key’s participant
- * - `space_closed` (401, 409): the space was closed: its keys no longer work
- * - `space_expired` (401, 409): the space outlived its TTL: its keys no longer work
+ * - `participant_left` (401, 404): the key’s participant left the space: join again for a new key
+ * - `participant_removed` (401, 404): the owner removed (kicked) the key’s participant
+ * - `space_closed` (401, 404, 409): the space was closed: its keys no longer work
+ * - `space_expired` (401, 404, 409): the space outlived its TTL: its keys no longer work
  * - `participant_muted` (403): a muted participant cannot send messages, create or lock artifacts
  * - `poll_token_required` (401): the owner decided on this join: its key goes only to the joiner presenting the join’s pollToken (X-Poll-Token, or the MCP `pollToken` argument)
  * - `join_refused` (404): the owner refused this join: no key will come of it

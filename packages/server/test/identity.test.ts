@@ -96,21 +96,29 @@ describe('getMySpaceKey (key recovery)', () => {
   });
 
   it('answers 404 once the key is dead, saying why to its human: kicked, left, closed', async () => {
-    const why = async (spaceId: string) =>
-      (await sdkError(session.spaceKey(spaceId), NotFoundError)).body?.error;
+    // The message says why; the code, where one names it, says it for code to branch on.
+    const why = async (spaceId: string, code = 'not_found') => {
+      const error = await sdkError(session.spaceKey(spaceId), NotFoundError);
+      expect(error.code).toBe(code);
+      return error.body?.error;
+    };
     const host = await sdk.createSpace();
     const kicked = await sdk.joinActive(host.owner, {}, agent);
     expectAnswer(await host.owner.participants.kick(idOf(kicked)).withResponse());
-    expect(await why(host.spaceId)).toBe('key for this space not found: you were removed from this space');
+    expect(await why(host.spaceId, 'participant_removed')).toBe(
+      'key for this space not found: you were removed from this space',
+    );
 
     const left = await sdk.createSpace();
     const leaver = await sdk.joinActive(left.owner, {}, agent);
     expectAnswer(await leaver.leave().withResponse());
-    expect(await why(left.spaceId)).toBe('key for this space not found: you left this space');
+    expect(await why(left.spaceId, 'participant_left')).toBe(
+      'key for this space not found: you left this space',
+    );
 
     const closed = await sdk.createSpace({}, agent);
     expectAnswer(await closed.owner.close().withResponse());
-    expect(await why(closed.spaceId)).toBe(
+    expect(await why(closed.spaceId, 'space_closed')).toBe(
       'key for this space not found: the space is closed, and its keys no longer work',
     );
     const guarded = await sdk.createSpace({ privacy: 'private' });
@@ -121,13 +129,13 @@ describe('getMySpaceKey (key recovery)', () => {
 
     const expiring = await sdk.createSpace({ ttl: 1 }, agent);
     await new Promise((resolve) => setTimeout(resolve, 1100));
-    expect(await why(expiring.spaceId)).toBe(
+    expect(await why(expiring.spaceId, 'space_expired')).toBe(
       'key for this space not found: the space has expired, and its keys no longer work',
     );
     // To a human who held no key there, a closed space is any space without one of theirs.
     const stranger = sdk.hub({ userToken: (await mintToken(h, await signup(h))).token });
     const answer = await sdkError(stranger.spaces.recoverKey(closed.spaceId), NotFoundError);
-    expect(answer.body?.error).toBe('key for this space not found');
+    expect([answer.code, answer.body?.error]).toEqual(['not_found', 'key for this space not found']);
   });
 
   it('answers 401 with WWW-Authenticate without a valid identity', async () => {

@@ -2,7 +2,7 @@ import type { TMySpaceKey } from '@convene/contract';
 import { and, desc, eq } from 'drizzle-orm';
 import { participants, spaceColumns, spaces } from '../db/schema';
 import type { Deps } from '../deps';
-import { NotFoundError, UnauthorizedError } from '../errors';
+import { NotFoundError, type SpecificCode, UnauthorizedError } from '../errors';
 import { isUuid } from '../ids';
 import { isClosed } from '../spaces/views';
 import { humanFromSession } from './authenticate-human';
@@ -65,22 +65,22 @@ export async function getMySpaceKey({
     : [];
   if (!space || records.length === 0) throw new NotFoundError('key for this space');
   if (isClosed(space, clock.now()))
-    throw keyGone(
-      `the space ${space.state === 'closed' ? 'is closed' : 'has expired'}, and its keys no longer work`,
-    );
+    throw space.state === 'closed'
+      ? keyGone('the space is closed, and its keys no longer work', 'space_closed')
+      : keyGone('the space has expired, and its keys no longer work', 'space_expired');
   const held = records.find((r) => (r.status === 'active' || r.status === 'muted') && r.keyEnc !== null);
   const keyEnc = held?.keyEnc;
   if (!held || !keyEnc) {
     const [{ status }] = records as [(typeof records)[number]];
-    throw keyGone(
-      status === 'kicked'
-        ? 'you were removed from this space'
-        : status === 'left'
-          ? 'you left this space'
-          : status === 'waitingForApproval'
-            ? "your join waits for the owner's approval: its key comes with the join-status poll"
-            : 'the key was not kept for recovery (joined without X-User-Token)',
-    );
+    throw status === 'kicked'
+      ? keyGone('you were removed from this space', 'participant_removed')
+      : status === 'left'
+        ? keyGone('you left this space', 'participant_left')
+        : keyGone(
+            status === 'waitingForApproval'
+              ? "your join waits for the owner's approval: its key comes with the join-status poll"
+              : 'the key was not kept for recovery (joined without X-User-Token)',
+          );
   }
   const privateKey = await box.open(db, keyEnc, (ex, fresh) =>
     ex
@@ -93,9 +93,9 @@ export async function getMySpaceKey({
   return { role: held.isOwner ? 'owner' : 'participant', privateKey };
 }
 
-/** 404 for a human whose record in the space holds no working key, saying why. */
-function keyGone(why: string): NotFoundError {
-  const error = new NotFoundError('key for this space');
+/** 404 for a human whose record in the space holds no working key, saying why (and its code). */
+function keyGone(why: string, code?: SpecificCode): NotFoundError {
+  const error = new NotFoundError('key for this space', code);
   error.message = `key for this space not found: ${why}`;
   return error;
 }

@@ -60,11 +60,22 @@ async function recoverKey(ctx: Context, spaceId: string): Promise<StoredSpace> {
       // As for any whole space id this machine holds no key for (exit 4): the space may well
       // exist, and what is missing is a key, which joining gives.
       if (!(error instanceof NotFoundError)) throw error;
-      throw new CliError(`your account holds no key for space ${spaceId}`, {
-        exitCode: ExitCode.auth,
-        hint: 'Join it with an invitation link (`convene join LINK`), or log in as the account that created or joined it.',
-        cause: error,
-      });
+      // Why, when the account held a key there (removed, left, the space over): the server says
+      // so to that account alone, its code saying which.
+      const why = /^key for this space not found: (.+)$/.exec(error.body?.error ?? '')?.[1];
+      const over = error.code === 'space_closed' || error.code === 'space_expired';
+      throw new CliError(
+        `your account holds no ${why ? 'working ' : ''}key for space ${spaceId}${why ? `: ${why}` : ''}`,
+        {
+          exitCode: ExitCode.auth,
+          ...(over
+            ? {}
+            : {
+                hint: 'Join it with an invitation link (`convene join LINK`), or log in as the account that created or joined it.',
+              }),
+          cause: error,
+        },
+      );
     },
   );
   const { role, privateKey } = checkedAnswer(ZAnswers.recoveredKey, recovered, ctx.url);
