@@ -25,7 +25,7 @@ export interface GetMySpaceKeyOptions {
  * Key recovery: the space key this human holds through a participant record linked to them
  * (X-User-Token at create or join). Only live records of open spaces count (a dead key is of no
  * use), the owner's before a participant's; anything else is 404, which tells a human who held a
- key there why it is gone (kicked, left, closed, expired, or a join still waiting).
+ * key there why it is gone (kicked, left, closed, expired, or a join still waiting).
  */
 export async function getMySpaceKey({
   deps,
