@@ -11,7 +11,10 @@ interface Seen {
   body: string;
 }
 
-/** A server on a free port whose answers the test writes; it records every request it read, and is closed after the file. */
+/**
+ * A server on a free port whose answers the test writes; it records every request it read, and is
+ * closed after the file.
+ */
 async function started(
   handle: (request: IncomingMessage, response: ServerResponse, body: string) => void,
 ): Promise<{ url: string; seen: Seen[]; server: Server }> {
