@@ -844,7 +844,9 @@ describe('doctor', () => {
     expect(down.stdout).toContain('default space: none yet for this server');
     // (As many as the file's earlier tests left this owner.)
     expect(down.stdout).toMatch(
-      new RegExp(`Keys are saved for another server: ${server.url} \\(\\d+\\)\\. Add \`--url ${server.url}\``),
+      new RegExp(
+        `Keys are saved for another server: ${server.url} \\(\\d+\\)\\. Add \`--url ${server.url}\``,
+      ),
     );
     expect(down.stderr).toContain('failed: server');
 
