@@ -459,7 +459,7 @@ export const forgetLine = (ctx: Context, space?: StoredSpace): string =>
 /**
  * Whether the server refused a key because its space is closed or past its TTL: its code says so,
  * `space_closed` or `space_expired`, whether the status is 409 (where the operation's table lists
- * 409) or 401 (elsewhere, decisions.md); to a person both are the same fact.
+ * 409), 401 (elsewhere, decisions.md) or 404 (key recovery); to a person all are the same fact.
  */
 export function isSpaceClosed(error: unknown): boolean {
   return error instanceof ConveneError && (error.code === 'space_closed' || error.code === 'space_expired');

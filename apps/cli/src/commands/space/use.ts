@@ -4,6 +4,7 @@ import { type App, examples } from '../../app';
 import { type Context, isUuid } from '../../lib/context';
 import { CliError } from '../../lib/errors';
 import { ExitCode } from '../../lib/exit-codes';
+import { isSpaceClosed } from '../../lib/failure';
 import { checkedAnswer, ZAnswers } from '../../lib/not-convene';
 import { required } from '../../lib/prompts';
 import type { StoredSpace } from '../../lib/store';
@@ -63,12 +64,11 @@ async function recoverKey(ctx: Context, spaceId: string): Promise<StoredSpace> {
       // Why, when the account held a key there (removed, left, the space over): the server says
       // so to that account alone, its code saying which.
       const why = /^key for this space not found: (.+)$/.exec(error.body?.error ?? '')?.[1];
-      const over = error.code === 'space_closed' || error.code === 'space_expired';
       throw new CliError(
         `your account holds no ${why ? 'working ' : ''}key for space ${spaceId}${why ? `: ${why}` : ''}`,
         {
           exitCode: ExitCode.auth,
-          ...(over
+          ...(isSpaceClosed(error)
             ? {}
             : {
                 hint: 'Join it with an invitation link (`convene join LINK`), or log in as the account that created or joined it.',
