@@ -75,12 +75,13 @@ describe('login through the browser link', () => {
     expect(unknown.code).toBe(4);
     expect(unknown.stderr).toContain('your account holds no key for space');
     expect(unknown.stderr).toContain('convene join LINK');
-    // A key the account held in a space that is over: why, and no join to suggest.
+    // A key the account held in a space that is over: why, no join to suggest, and exit 6, as a
+    // closed space is for every command.
     expect((await agent.run(['space', 'close', spaceId, '--yes'])).code).toBe(0);
     const third = user();
     expect((await third.run(['login', '--with-token'], { input: token })).code).toBe(0);
     const over = await third.run(['space', 'use', spaceId]);
-    expect(over.code).toBe(4);
+    expect(over.code).toBe(6);
     expect(over.stderr).toContain(
       `your account holds no working key for space ${spaceId}: the space is closed, and its keys no longer work`,
     );

@@ -64,11 +64,13 @@ async function recoverKey(ctx: Context, spaceId: string): Promise<StoredSpace> {
       // Why, when the account held a key there (removed, left, the space over): the server says
       // so to that account alone, its code saying which.
       const why = /^key for this space not found: (.+)$/.exec(error.body?.error ?? '')?.[1];
+      const over = isSpaceClosed(error);
       throw new CliError(
         `your account holds no ${why ? 'working ' : ''}key for space ${spaceId}${why ? `: ${why}` : ''}`,
         {
-          exitCode: ExitCode.auth,
-          ...(isSpaceClosed(error)
+          // A space that is over exits 6, as a closed space does for every command.
+          exitCode: over ? ExitCode.conflict : ExitCode.auth,
+          ...(over
             ? {}
             : {
                 hint: 'Join it with an invitation link (`convene join LINK`), or log in as the account that created or joined it.',
