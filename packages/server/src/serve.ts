@@ -46,12 +46,20 @@ export async function serve(settings: ServerConfig, options: ServeOptions = {}):
   // Before the app's logger exists: the wait for PostgreSQL, in the same format and output.
   const startLog = pino({ level: config.logLevel }, logStream);
   const say = announcer(jsonOutput, config.logLevel === 'silent');
-  /** Runs `then` once the JSON output has written what it holds (at once with text logs). */
+  /**
+   * Runs `then` once, when the JSON output has written what it holds (at once with text logs), or
+   * when the wait for it runs out: never held up by an output that stopped answering.
+   */
   const afterOutput = (then: () => void) => {
     if (!jsonOutput) return then();
-    jsonOutput.flush(() => then());
-    // Never held up by an output that stopped answering.
-    setTimeout(then, OUTPUT_WAIT_MS).unref();
+    let ran = false;
+    const once = () => {
+      if (ran) return;
+      ran = true;
+      then();
+    };
+    jsonOutput.flush(once);
+    setTimeout(once, OUTPUT_WAIT_MS).unref();
   };
   // A port taken by another process is said at once, before a database is created or migrated
   // for nothing (listen would fail the same way, seconds later).

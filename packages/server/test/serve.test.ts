@@ -93,3 +93,33 @@ it('names HOST when it is no address of this machine', async () => {
     /^HOST no-such-host\.invalid is no address of this machine to listen on \((ENOTFOUND|EAI_AGAIN)\)$/,
   );
 });
+
+it('ends once on a signal with JSON logs: after they are written, not again when the wait for them runs out', async () => {
+  const signals = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
+  const before = signals.map((signal) => process.listeners(signal));
+  const exit = vi.fn();
+  const server = await serve(
+    loadConfig({
+      DATABASE_URL: 'memory://',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'silent',
+      LOG_FORMAT: 'json',
+    }),
+    { exit },
+  );
+  const added = signals.map((signal, i) => process.listeners(signal).filter((l) => !before[i]!.includes(l)));
+  try {
+    // Ctrl-C, as its handler receives it (emitting the signal would reach the test runner's too).
+    for (const listener of added[1]!) (listener as () => void)();
+    await vi.waitFor(() => expect(exit).toHaveBeenCalledWith(0), { timeout: 10_000 });
+    // The wait for the output (2 s) runs out after it has been written: it ends nothing twice.
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    expect(exit).toHaveBeenCalledTimes(1);
+  } finally {
+    signals.forEach((signal, i) => {
+      for (const listener of added[i]!) process.off(signal, listener);
+    });
+    await server.close();
+  }
+});
