@@ -7,21 +7,12 @@ import {
   LockedError,
   TimeoutError,
 } from '../src';
-import { hub, ownedSpace, participant, unavailable, until } from './helpers';
+import { hub, ownedSpace, participant, type Sent, unavailable, until } from './helpers';
 import { type RunningServer, startServer } from './helpers/server';
 
 // withLock where the network or the server fails it: lock calls whose answer is lost, and a space
 // that closes under the callback. Their own file (from artifacts.test.ts), so that these minutes
 // of waiting for real lock lifetimes run beside the other files rather than after them.
-
-/** One request a lossy fetch saw, and whether the server said it replayed it. */
-interface Sent {
-  method: string;
-  url: string;
-  idempotencyKey: string | null;
-  /** The answer's `Idempotency-Replayed`, once the server answered. */
-  replayed?: string | null;
-}
 
 /** What a lossy fetch does with one lock request; a function gets `forward`, which sends it on. */
 type LockStep =

@@ -13,14 +13,8 @@ import {
   ServiceUnavailableError,
   TimeoutError,
 } from '../src';
-import { closedPort, hub, ownedSpace, participant, serverUrl, until } from './helpers';
+import { closedPort, hub, ownedSpace, participant, type Sent, serverUrl, until } from './helpers';
 import { type RunningServer, startServer } from './helpers/server';
-
-interface Sent {
-  method: string;
-  url: string;
-  idempotencyKey: string | null;
-}
 
 type Step = 'forward' | 'drop-after' | 'hang-after' | 'refused' | ((sent: Sent) => Response);
 

@@ -65,3 +65,12 @@ export const unavailable = (retryAfter: string) => () =>
     status: 503,
     headers: { 'content-type': 'application/json', 'retry-after': retryAfter },
   });
+
+/** One request a scripted fetch of the tests saw, and whether the server said it replayed it. */
+export interface Sent {
+  method: string;
+  url: string;
+  idempotencyKey: string | null;
+  /** The answer's `Idempotency-Replayed`, once the server answered. */
+  replayed?: string | null;
+}
