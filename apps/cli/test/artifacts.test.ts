@@ -199,7 +199,7 @@ describe('create, list, show, write, download, history, diff, restore', () => {
     // Nothing before version 1: said, exit 0 (no usage error for a plain question).
     expect(single.code).toBe(0);
     expect(single.stderr).toContain(
-      'Version 1 is the first of "locked.md": there is nothing before it to compare with. `convene artifact download "locked.md"` shows it.',
+      'Version 1 is the first of "locked.md": there is nothing before it to compare with. `convene artifact show "locked.md"` shows it.',
     );
     expect((await owner.run(['artifact', 'diff', 'locked.md', '--json'])).json()).toMatchObject({
       from: null,
@@ -783,7 +783,7 @@ describe('artifact edit', () => {
     expect(absent.stderr).toContain('cannot run the editor `no-such-editor` (not found): nothing was saved');
     expect(absent.stderr).toContain('Set $VISUAL or $EDITOR');
     // Nothing was edited: no copy of the document to keep, nor a write of it to suggest.
-    expect(absent.stderr).toContain('No change was saved to the file: "edit.md" is as it was (version 3).');
+    expect(absent.stderr).toContain('No change was saved: "edit.md" is as it was (version 3).');
     expect(absent.stderr).not.toContain('Your text is kept');
     expect((await byName(owner, 'edit.md')).lockedBy).toBeUndefined();
   });

@@ -1167,7 +1167,11 @@ describe('invite, join, participants, moderation, leave', () => {
     const missing = await owner.run(['mute']);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('missing participant to mute');
-    expect(missing.stderr).toContain('Usage: convene mute PARTICIPANT');
+    expect(missing.stderr).toContain('Usage: convene mute PARTICIPANT [--space SPACE]\n');
+    // The verbs that ask for confirmation name --yes in their usage line.
+    const kickMissing = await owner.run(['kick']);
+    expect(kickMissing.code).toBe(2);
+    expect(kickMissing.stderr).toContain('Usage: convene kick PARTICIPANT [--space SPACE] [--yes]');
     const short = await owner.run(['mute', secondId.slice(0, 3)]);
     expect(short.code).toBe(5);
     expect(short.stderr).toContain('An id start needs 4 characters or more.');

@@ -168,10 +168,11 @@ export function moderationTarget<P extends Moderated & { isOwner: boolean }>(
 export function registerModeration(program: Command, app: App): void {
   for (const action of ACTIONS) {
     const asks = 'confirm' in action;
+    const usage = `PARTICIPANT [--space SPACE]${asks ? ' [--yes]' : ''}`;
     const verb = program
       .command(action.name)
       .argument('[participant]', 'name, the start of one, or id (asked for on a terminal)')
-      .usage('PARTICIPANT [--space SPACE]')
+      .usage(usage)
       .summary(action.summary)
       .description(action.description)
       .option('-s, --space <space>', 'name or id (default: the default space)');
@@ -193,7 +194,7 @@ export function registerModeration(program: Command, app: App): void {
         const candidates = candidatesOf(action.name, participants);
         const chosen = await choose(ctx.out, reference, {
           message: `Participant to ${action.name}`,
-          usage: `convene ${action.name} PARTICIPANT [--space SPACE]`,
+          usage: `convene ${action.name} ${usage}`,
           items: candidates,
           id: (p) => p.participantId,
           label: (p) => `${p.name} (${p.status})`,

@@ -45,7 +45,7 @@ export function registerArtifactDiff(artifact: Command, app: App): void {
         else
           ctx.out.info(
             `Version 1 is the first of ${JSON.stringify(found.artifact.name)}: there is nothing before it to compare with. ` +
-              `\`${suggest(ctx, 'artifact download', { args: [found.named], options: to === found.artifact.version ? {} : { '--at': verbatim(to) } })}\` shows it.`,
+              `\`${suggest(ctx, 'artifact show', { args: [found.named], options: to === found.artifact.version ? {} : { '--at': verbatim(to) } })}\` shows it.`,
           );
         return;
       }

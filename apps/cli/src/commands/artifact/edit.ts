@@ -116,7 +116,7 @@ export function registerArtifactEdit(artifact: Command, app: App): void {
               exitCode: interrupted ? stop.exitCode : ExitCode.error,
               hint: `${!exit.ok && exit.hint ? `${exit.hint}\n` : ''}${
                 kept === undefined
-                  ? `No change was saved to the file: ${quoted(doc.name)} is as it was (version ${doc.version}).`
+                  ? `No change was saved: ${quoted(doc.name)} is as it was (version ${doc.version}).`
                   : keptHint(ctx, found.named, doc.version, kept)
               }`.trim(),
             },
