@@ -38,6 +38,8 @@ export interface SuiteOptions {
    * its time importing the same modules again for every file.
    */
   isolate?: boolean;
+  /** Files started first, in this order (each a path's end): see `slowFirst`. */
+  slow?: readonly string[];
 }
 
 /**
@@ -49,6 +51,7 @@ export function conveneVitestConfig({
   include = ['test/**/*.test.ts'],
   once = [],
   isolate = true,
+  slow,
 }: SuiteOptions = {}) {
   const postgresUrl = process.env.TEST_DATABASE_URL;
   const base = {
@@ -61,12 +64,14 @@ export function conveneVitestConfig({
     // processes and a browser) one second is not enough for a page to catch up.
     expect: { poll: { timeout: 10_000 } },
   };
+  // The order files start in is the run's, not a project's.
+  const run = { maxWorkers: 2, ...(slow ? { sequence: { sequencer: slowFirst(slow) } } : {}) };
   const pglite = { test: { ...base, name: 'pglite', env: { TEST_DATABASE_URL: '' } } };
-  if (!postgresUrl) return defineConfig({ test: { maxWorkers: 2, projects: [pglite] } });
+  if (!postgresUrl) return defineConfig({ test: { ...run, projects: [pglite] } });
   const postgres = { test: { ...base, name: 'postgres', env: { TEST_DATABASE_URL: postgresUrl } } };
   return defineConfig({
     test: {
-      maxWorkers: 2,
+      ...run,
       projects:
         once === true
           ? [postgres]

@@ -1,9 +1,8 @@
-import { conveneVitestConfig, slowFirst } from '../../vitest.shared';
+import { conveneVitestConfig } from '../../vitest.shared';
 
-/** `pnpm test:fuzz`: the schema-driven fuzz test, on PGlite and (with TEST_DATABASE_URL) PostgreSQL. */
-const config = conveneVitestConfig({ include: ['fuzz/**/*.fuzz.ts'] });
-// The REST fuzz of both databases first, side by side (56 and 47 s in CI), then the MCP ones (28
-// and 19 s): both REST files had run after an MCP one, the second alone at the end.
-config.test = { ...config.test, sequence: { sequencer: slowFirst(['rest.fuzz.ts']) } };
-
-export default config;
+/**
+ * `pnpm test:fuzz`: the schema-driven fuzz test, on PGlite and (with TEST_DATABASE_URL) PostgreSQL.
+ * The REST fuzz of both databases first, side by side (56 and 47 s in CI), then the MCP ones (28
+ * and 19 s): both REST files had run after an MCP one, the second alone at the end.
+ */
+export default conveneVitestConfig({ include: ['fuzz/**/*.fuzz.ts'], slow: ['rest.fuzz.ts'] });
