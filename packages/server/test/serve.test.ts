@@ -6,14 +6,34 @@ import { expect, it, vi } from 'vitest';
 import { loadConfig } from '../src/env';
 import { serve } from '../src/serve';
 
+const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
+
+/**
+ * The stop handlers `serve` adds from here on: `added` lists them by signal (SIGNALS' order),
+ * `remove` takes them off again (the test runner's own stay).
+ */
+function newSignalListeners() {
+  const before = SIGNALS.map((signal) => process.listeners(signal));
+  const added = () =>
+    SIGNALS.map((signal, i) => process.listeners(signal).filter((l) => !before[i]!.includes(l)));
+  return {
+    before,
+    added,
+    remove: () => {
+      added().forEach((listeners, i) => {
+        for (const listener of listeners) process.off(SIGNALS[i]!, listener);
+      });
+    },
+  };
+}
+
 it('stops cleanly from its readiness line on: the signal handlers are in place before it is printed', async () => {
-  const signals = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
-  const before = signals.map((signal) => process.listeners(signal));
+  const listeners = newSignalListeners();
   let atReadiness: number[] | undefined;
   // A script sends SIGTERM as soon as it reads the line: without a handler, the signal kills.
   const log = vi.spyOn(console, 'log').mockImplementation((line: unknown) => {
     if (String(line).includes('Convene listening'))
-      atReadiness = signals.map((signal) => process.listenerCount(signal));
+      atReadiness = SIGNALS.map((signal) => process.listenerCount(signal));
   });
   // As text, printed with console.log (JSON lines go through the loggers' own output; the handlers
   // are installed before either is written).
@@ -27,29 +47,22 @@ it('stops cleanly from its readiness line on: the signal handlers are in place b
     }),
   ).finally(() => log.mockRestore());
   try {
-    expect(atReadiness).toEqual(before.map((listeners) => listeners.length + 1));
+    expect(atReadiness).toEqual(listeners.before.map((them) => them.length + 1));
   } finally {
-    signals.forEach((signal, i) => {
-      for (const listener of process.listeners(signal))
-        if (!before[i]!.includes(listener)) process.off(signal, listener);
-    });
+    listeners.remove();
     await server.close();
   }
 });
 
 /** Runs `serve` with this environment and gives its readiness line; the server is closed after. */
 async function readinessLine(env: Record<string, string>): Promise<string | undefined> {
-  const signals = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
-  const before = signals.map((signal) => process.listeners(signal));
+  const listeners = newSignalListeners();
   const lines: string[] = [];
   const log = vi.spyOn(console, 'log').mockImplementation((line: unknown) => void lines.push(String(line)));
   const server = await serve(loadConfig({ PORT: '0', LOG_LEVEL: 'warn', ...env })).finally(() =>
     log.mockRestore(),
   );
-  signals.forEach((signal, i) => {
-    for (const listener of process.listeners(signal))
-      if (!before[i]!.includes(listener)) process.off(signal, listener);
-  });
+  listeners.remove();
   await server.close();
   return lines.find((line) => line.includes('Convene listening'));
 }
@@ -95,8 +108,7 @@ it('names HOST when it is no address of this machine', async () => {
 });
 
 it('ends once on a signal with JSON logs: after they are written, not again when the wait for them runs out', async () => {
-  const signals = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
-  const before = signals.map((signal) => process.listeners(signal));
+  const listeners = newSignalListeners();
   const exit = vi.fn();
   const server = await serve(
     loadConfig({
@@ -108,18 +120,15 @@ it('ends once on a signal with JSON logs: after they are written, not again when
     }),
     { exit },
   );
-  const added = signals.map((signal, i) => process.listeners(signal).filter((l) => !before[i]!.includes(l)));
   try {
     // Ctrl-C, as its handler receives it (emitting the signal would reach the test runner's too).
-    for (const listener of added[1]!) (listener as () => void)();
+    for (const listener of listeners.added()[SIGNALS.indexOf('SIGINT')]!) (listener as () => void)();
     await vi.waitFor(() => expect(exit).toHaveBeenCalledWith(0), { timeout: 10_000 });
     // The wait for the output (2 s) runs out after it has been written: it ends nothing twice.
     await new Promise((resolve) => setTimeout(resolve, 2_500));
     expect(exit).toHaveBeenCalledTimes(1);
   } finally {
-    signals.forEach((signal, i) => {
-      for (const listener of added[i]!) process.off(signal, listener);
-    });
+    listeners.remove();
     await server.close();
   }
 });
