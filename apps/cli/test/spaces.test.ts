@@ -234,6 +234,11 @@ describe('space create, list, show, use, update, close', () => {
     expect(other.stderr).toContain(
       `Keys are saved for another server: ${server.url} (2). Add \`--url ${server.url}\` (or set CONVENE_URL) to use them.`,
     );
+    // A command that cannot reach a server no key is saved for says where they are, too.
+    const unreachable = await owner.run(['space', 'create', 'Gamma', '--url', 'http://127.0.0.1:9']);
+    expect(unreachable.code).toBe(1);
+    expect(unreachable.stderr).toContain('cannot reach http://127.0.0.1:9');
+    expect(unreachable.stderr).toContain(`Keys are saved for another server: ${server.url} (2).`);
 
     // A space named so nowhere is not found (5), as a document or a participant named so is.
     const unknown = await owner.run(['space', 'use', 'Gamma']);
@@ -947,6 +952,14 @@ describe('invite, join, participants, moderation, leave', () => {
     const removed = await owner.run(['kick', 'Ada']);
     expect(removed.code).toBe(0);
     expect(removed.stderr).toContain('Removed Ada from Once');
+    // doctor says why her default space's key is dead in the server's words, without its status,
+    // and what to do of it, as a command on the space does.
+    const doctor = await ada.run(['doctor']);
+    expect(doctor.code).toBe(1);
+    expect(doctor.stdout).toContain(
+      '✗ default space: Once: this key no longer works: its participant was removed from this space\n',
+    );
+    expect(doctor.stdout).toContain('The owner removed you. `convene leave "Once"` forgets the space here');
     const back = await ada.run(['join', humanLink, '--name', 'Ada', '--json']);
     expect(back.code).toBe(0);
     expect(back.json().participantPrivateKey).not.toBe(first.participantPrivateKey);
@@ -1452,7 +1465,7 @@ describe('invite, join, participants, moderation, leave', () => {
       // doctor, which the hint points at, says the same of the default space's key.
       const doctor = await who.run(['doctor']);
       expect(doctor.code).toBe(1);
-      expect(doctor.stdout).toContain('✗ default space: Open still: 401 unknown key for this space');
+      expect(doctor.stdout).toContain('✗ default space: Open still: unknown key for this space');
       expect(doctor.stdout).toContain('is not one the server knows');
       expect(doctor.stdout).not.toContain('join again');
       // whoami says it so too, of the owner's key as of a participant's: nobody left or was removed.

@@ -7,13 +7,14 @@ import { CliError } from '../lib/errors';
 import {
   closedHint,
   connectionState,
+  deadKeyHint,
   forgetLine,
   isSpaceClosed,
   isSpaceGone,
   plainHttp,
+  serverWords,
   spaceGoneHint,
   speaksPlainHttp,
-  unknownKeyHint,
   unreachableHint,
 } from '../lib/failure';
 import { isNotConvene, notConvene } from '../lib/not-convene';
@@ -242,13 +243,12 @@ async function runChecks(ctx: Context): Promise<Check[]> {
           : {
               name: 'default space',
               status: 'fail',
-              detail: `${space.name}: ${(error as Error).message}`,
+              detail: `${space.name}: ${error instanceof ConveneError ? serverWords(error) : (error as Error).message}`,
               ...(status === 401
                 ? {
-                    hint:
-                      (error as ConveneError).code === 'key_unknown'
-                        ? `${unknownKeyHint(`"${space.name}"`)} Check that this is the server that keeps it (--url or CONVENE_URL).`
-                        : 'The key no longer works: `convene space use` another, or join again.',
+                    hint: deadKeyHint(ctx, error as ConveneError, space, `"${space.name}"`, {
+                      fromDoctor: true,
+                    }),
                   }
                 : isSpaceGone(error)
                   ? { hint: spaceGoneHint(ctx.url, forgetLine(ctx, space)) }

@@ -45,8 +45,13 @@ export function explained(error: unknown, ctx: Context): CliError {
     const reached =
       error instanceof TimeoutError ||
       (error.mayHaveRun && connectionState(error) === 'closed the connection without answering');
+    const keysHere = ctx.keysHere(ctx.server);
+    const hint = unreachableHint(ctx.server, ctx.urlIsExplicit, { error, keysHere });
+    // The command's server (not an invitation's) that no key saved here is for, where some are
+    // saved for another: perhaps the one meant.
+    const elsewhere = reached || keysHere || ctx.server !== ctx.url ? undefined : keysSavedElsewhere(ctx);
     return new CliError(`${reached ? 'no answer from' : 'cannot reach'} ${ctx.server}: ${error.message}`, {
-      hint: unreachableHint(ctx.server, ctx.urlIsExplicit, { error, keysHere: ctx.keysHere(ctx.server) }),
+      hint: elsewhere ? `${hint} ${elsewhere}` : hint,
       cause: error,
     });
   }
@@ -228,11 +233,46 @@ export function unreachableHint(
   return `No server answers there. Start one in another terminal with \`${serve}\`${elsewhere}.`;
 }
 
+/** Context.keysElsewhereHint, or nothing when the credentials file cannot be read. */
+function keysSavedElsewhere(ctx: Context): string | undefined {
+  try {
+    return ctx.keysElsewhereHint();
+  } catch {
+    return undefined;
+  }
+}
+
 /** What to do when the server a command follows stops answering, for sayConnectionLost. */
 export const awayHint =
   (ctx: Context) =>
   (error: unknown): string =>
     unreachableHint(ctx.server, ctx.urlIsExplicit, { error, keysHere: ctx.keysHere(ctx.server) });
+
+/**
+ * What to do about a space key the server answered 401 for, by why (the error's code): removed by
+ * the owner, left, a key the server does not know (`fromDoctor`: then doctor is what says so).
+ */
+export function deadKeyHint(
+  ctx: Context,
+  error: ConveneError,
+  space: StoredSpace,
+  spaceName: string,
+  { fromDoctor = false } = {},
+): string {
+  const leave = `\`${suggest(ctx, 'leave', { space, always: true })}\``;
+  switch (error.code) {
+    case 'participant_removed':
+      return `The owner removed you. ${leave} forgets the space here; to come back, join again with an invitation link of the space (\`convene join LINK\`), which the owner approves if the space is private.`;
+    case 'participant_left':
+      return `You left this space. Join again with \`convene join LINK\`, or forget it here with ${leave}.`;
+    case 'key_unknown':
+      return `${unknownKeyHint(spaceName)} ${fromDoctor ? 'Check that this is the server that keeps it (--url or CONVENE_URL).' : '`convene doctor` checks the server and the default space’s key.'}`;
+    default:
+      return space.role === 'participant'
+        ? `The key no longer works if you left or were removed. Join again with \`convene join LINK\`, or forget the space here with ${leave}.`
+        : 'The owner key stops working when the space closes or expires. Create a new one with `convene space create NAME`.';
+  }
+}
 
 /** The bad-input statuses: the command line asked for something the server refuses as such. */
 const BAD_INPUT = new Set([400, 413, 422]);
@@ -292,19 +332,9 @@ function fromStatus(error: ConveneError, ctx: Context): CliError {
         });
       }
       if (using.kind === 'space') {
-        const leave = `\`${suggest(ctx, 'leave', { always: true })}\``;
         return new CliError(`${message} (${spaceName})`, {
           exitCode: ExitCode.auth,
-          hint:
-            error.code === 'participant_removed'
-              ? `The owner removed you. ${leave} forgets the space here; to come back, join again with an invitation link of the space (\`convene join LINK\`), which the owner approves if the space is private.`
-              : error.code === 'participant_left'
-                ? `You left this space. Join again with \`convene join LINK\`, or forget it here with ${leave}.`
-                : error.code === 'key_unknown'
-                  ? `${unknownKeyHint(spaceName)} \`convene doctor\` checks the server and the default space’s key.`
-                  : using.space.role === 'participant'
-                    ? `The key no longer works if you left or were removed. Join again with \`convene join LINK\`, or forget the space here with ${leave}.`
-                    : 'The owner key stops working when the space closes or expires. Create a new one with `convene space create NAME`.',
+          hint: deadKeyHint(ctx, error, using.space, spaceName),
         });
       }
       if (using.kind === 'server') {
@@ -400,7 +430,7 @@ export const UNKNOWN_KEY =
  * a closed one says so by its own code): not a key that stopped working, which a person would
  * have to have been told of, but one it never issued for this space.
  */
-export const unknownKeyHint = (spaceName: string): string =>
+const unknownKeyHint = (spaceName: string): string =>
   `The key saved here for ${spaceName} is ${UNKNOWN_KEY}.`;
 
 /**
