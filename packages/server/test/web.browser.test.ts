@@ -305,6 +305,41 @@ describe.skipIf(!hasChromium)('the human side in a browser', () => {
     expect(problems).toEqual([]);
   }, 60_000);
 
+  it('keeps editing, text and lock, when the release of its lock is not answered; Done editing again releases it', async () => {
+    const space = await h.createSpace({ name: 'Lost release', description: 'an unlock without answer' });
+    const { page, lockPath } = await editingParticipant(space, 'Grace');
+    const me = await storedCredentials(page, space.spaceId);
+    const editor = page.locator('#artifact-editor');
+    await editor.fill('my draft\n');
+    const unlock = `**${lockPath}`;
+    await page.route(unlock, (route) =>
+      route.request().method() === 'DELETE' ? route.abort('internetdisconnected') : route.continue(),
+    );
+    page.once('dialog', (dialog) => dialog.accept());
+    await page.getByRole('button', { name: 'Done editing' }).click();
+    await expect
+      .poll(() => page.locator('#artifact-notice').textContent(), { timeout: 20_000 })
+      .toBe(
+        'The service cannot be reached; check your connection and try again. The lock was not released: you are still editing.',
+      );
+    expect(await editor.isVisible()).toBe(true);
+    expect(await editor.inputValue()).toBe('my draft\n');
+    const held = await h.get(lockPath.replace(/\/lock$/, ''), { key: space.ownerKey });
+    expect(held.body.lockedBy).toBe(me.participantId);
+
+    await page.unroute(unlock);
+    page.once('dialog', (dialog) => dialog.accept());
+    await page.getByRole('button', { name: 'Done editing' }).click();
+    await expect.poll(() => editor.isHidden()).toBe(true);
+    await expect.poll(() => page.locator('#artifact-meta').textContent()).toContain('· unlocked');
+    // Its own release, told by the stream too, is no lock lost.
+    expect(await page.locator('#artifact-notice').textContent()).toBe('');
+    const released = await h.get(lockPath.replace(/\/lock$/, ''), { key: space.ownerKey });
+    expect(released.body.lockedBy).toBeUndefined();
+    await page.close();
+    expect(problems.filter((p) => !p.includes('net::ERR_INTERNET_DISCONNECTED'))).toEqual([]);
+  }, 60_000);
+
   it('saves the document being edited with Ctrl+S, not the page as the browser would', async () => {
     const space = await h.createSpace({ name: 'Shortcuts', description: 'keyboard saving' });
     const { page } = await editingParticipant(space, 'Dennis');

@@ -158,7 +158,7 @@ function renew(): void {
 
 async function heartbeat(): Promise<void> {
   const doc = state.doc;
-  if (!doc?.editing) return;
+  if (!doc?.editing || doc.releasing) return;
   const taken = doc.taken;
   try {
     const lock = await space().artifacts.heartbeat(doc.artifact.id);
@@ -300,15 +300,36 @@ export function spaceEnded(): void {
   );
 }
 
-/** Stops editing and releases the lock (the owner's force-unlock too). */
-export async function releaseLock(): Promise<void> {
+/**
+ * Releases the lock (the owner's force-unlock too) and stops editing. `keepIfUnanswered`: a
+ * release the server may not have done (no answer, a 5xx) leaves the editor open, text and lock
+ * with it, to try again ("Done editing"); where the document is being left all the same, editing
+ * stops either way, and a lock left behind lapses. A refusal (the lock was lost already) stops it.
+ */
+export async function releaseLock({ keepIfUnanswered = false } = {}): Promise<void> {
   const doc = state.doc;
   if (!doc) return;
-  stopEditing();
+  // No heartbeat meanwhile: one answered after the release would read as the lock lost.
+  clearInterval(doc.heartbeat);
+  doc.releasing = true;
   try {
     doc.artifact = await space().artifacts.unlock(doc.artifact.id);
+    stopEditing();
   } catch (error) {
-    notify('artifact-notice', describeError(error, 'this document'));
+    const status = statusOf(error);
+    const unanswered = status === undefined || status >= 500;
+    if (keepIfUnanswered && unanswered && doc.editing && !doc.lockLost) {
+      startHeartbeat(doc.artifact.lockExpiresAt ?? new Date().toISOString());
+      notify(
+        'artifact-notice',
+        `${describeError(error, 'this document')} The lock was not released: you are still editing.`,
+      );
+    } else {
+      stopEditing();
+      notify('artifact-notice', describeError(error, 'this document'));
+    }
+  } finally {
+    doc.releasing = false;
   }
 }
 
@@ -351,7 +372,7 @@ export function wireEditor({ onSaved }: { onSaved: () => void }): void {
     busy(event.currentTarget, async () => {
       if (isDirty() && !confirmed('Discard your unsaved changes and release the lock?')) return;
       notify('artifact-notice', '');
-      await releaseLock();
+      await releaseLock({ keepIfUnanswered: true });
       renderDocument();
     }),
   );

@@ -34,6 +34,8 @@ export interface OpenDocument {
   editedAt?: number | undefined;
   /** The page has said that the lock is no longer renewed (nobody edits). */
   idle?: boolean | undefined;
+  /** A release of the lock is on its way: its own unlock event is no lock lost. */
+  releasing?: boolean | undefined;
 }
 
 /** Who sent a message: all a message shown needs to be remembered by. */
