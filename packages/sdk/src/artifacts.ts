@@ -75,13 +75,12 @@ export interface WithLockOptions extends LockOptions {
  */
 export class LockedArtifact {
   declare private current: ArtifactView;
-  declare private expiresAt: string;
 
   /** @internal */
   constructor(
     private readonly artifacts: Artifacts,
     artifact: ArtifactView,
-    lock: LockResult,
+    private readonly lease: Lease,
     /**
      * Aborted if the lock is lost while the callback runs (a heartbeat answered 423), or the key
      * or its space ended (a heartbeat answered 401: within 30 s by default), or when the `signal`
@@ -91,7 +90,6 @@ export class LockedArtifact {
     private readonly callerSignal: AbortSignal | undefined,
   ) {
     this.current = artifact;
-    this.expiresAt = lock.lockExpiresAt;
     showAs(LockedArtifact, 'LockedArtifact');
   }
 
@@ -113,7 +111,7 @@ export class LockedArtifact {
   }
   /** When the lock lapses unless refreshed (the heartbeat refreshes it). */
   get lockExpiresAt(): string {
-    return this.expiresAt;
+    return this.lease.expiresAt;
   }
 
   /** The artifact's id, version and lock, never the key it is written with: what `JSON.stringify` shows. */
@@ -151,14 +149,13 @@ export class LockedArtifact {
     } catch (error) {
       // Not ours any more (taken, or the key ended): no unlock may follow, which from the
       // space's owner would release whoever holds it now.
-      if (hasStatus(error, 423, 401)) this.onLost?.(error as ConveneError);
+      if (hasStatus(error, 423, 401)) this.lease.lost(error as ConveneError);
       throw error;
     } finally {
       release();
-      this.onSettled?.();
+      this.lease.settled();
     }
-    if (this.current.lockExpiresAt) this.expiresAt = this.current.lockExpiresAt;
-    this.onRefresh?.(sent);
+    this.lease.refreshed(sent, this.current.lockExpiresAt);
     return this.current;
   }
 
@@ -175,19 +172,21 @@ export class LockedArtifact {
     this.current = artifact;
     return artifact;
   }
+}
 
-  /** @internal Called with when a request that refreshed the lock was sent. */
-  declare onRefresh: ((sent: number) => void) | undefined;
-  /** @internal Called when a request that may have refreshed the lock has ended, however. */
-  declare onSettled: (() => void) | undefined;
-  /** @internal Called when a write says the lock is no longer this key's. */
-  declare onLost: ((error: ConveneError) => void) | undefined;
-
-  /** @internal */
-  refreshed(lock: LockResult, sent: number): void {
-    this.expiresAt = lock.lockExpiresAt;
-    this.onRefresh?.(sent);
-  }
+/**
+ * The lock a LockedArtifact is written under, as its withLock keeps it: out of the callback's
+ * reach (a field of the document would be one assignment away from stopping its heartbeat).
+ */
+interface Lease {
+  /** When the lock lapses unless refreshed. */
+  readonly expiresAt: string;
+  /** A request sent at `sent` refreshed the lock (until `expiresAt`, when the answer said). */
+  refreshed(sent: number, expiresAt?: string): void;
+  /** A request that may have refreshed the lock has ended, however. */
+  settled(): void;
+  /** A write said the lock is no longer this key's. */
+  lost(error: ConveneError): void;
 }
 
 /** The artifacts of one space: markdown documents with an exclusive edit lock and a history. */
@@ -417,25 +416,29 @@ export class Artifacts extends SpaceResource {
       let outcome: PromiseSettledResult<T>;
       try {
         const artifact = await this.get(artifactId, requestOptions);
-        const doc = new LockedArtifact(this, artifact, lock, ended.signal, requestOptions.signal);
-        // Renewed by every heartbeat and write that succeeds, counted from when it was sent. Past
-        // it with no renewal (heartbeats refused by a rate limit, a process that stalled), the lock
-        // is gone on the server whatever comes next: the callback hears it at once.
-        doc.onRefresh = (sent) => {
-          times.renewed = Math.max(times.renewed, sent);
-          clearTimeout(lapse);
-          if (stopped) return;
-          lapse = setTimeout(
-            () =>
-              lost.abort(
-                lockNotHeld(`the lock on artifact ${artifactId} lapsed: not renewed within its lifetime`),
-              ),
-            Math.max(0, sent + lifetime - Date.now()),
-          );
+        const lease = {
+          expiresAt: lock.lockExpiresAt,
+          // Renewed by every heartbeat and write that succeeds, counted from when it was sent. Past
+          // it with no renewal (heartbeats refused by a rate limit, a process that stalled), the
+          // lock is gone on the server whatever comes next: the callback hears it at once.
+          refreshed(sent: number, expiresAt?: string) {
+            if (expiresAt) this.expiresAt = expiresAt;
+            times.renewed = Math.max(times.renewed, sent);
+            clearTimeout(lapse);
+            if (stopped) return;
+            lapse = setTimeout(
+              () =>
+                lost.abort(
+                  lockNotHeld(`the lock on artifact ${artifactId} lapsed: not renewed within its lifetime`),
+                ),
+              Math.max(0, sent + lifetime - Date.now()),
+            );
+          },
+          settled,
+          lost: isGone,
         };
-        doc.onSettled = settled;
-        doc.onLost = isGone;
-        doc.onRefresh(locking);
+        const doc = new LockedArtifact(this, artifact, lease, ended.signal, requestOptions.signal);
+        lease.refreshed(locking);
         // At most 30 s apart: a heartbeat is what tells the callback that the space closed or expired,
         // or that the key was removed (a 401), so the default 10-minute lock beats more often than
         // its lifetime needs (every 200 s), at 2 calls a minute.
@@ -447,7 +450,7 @@ export class Artifacts extends SpaceResource {
           // answer (a loaded server, a long round trip) must not stretch the gap toward the expiry.
           const sent = Date.now();
           try {
-            doc.refreshed(await this.heartbeat(artifactId, requestOptions), sent);
+            lease.refreshed(sent, (await this.heartbeat(artifactId, requestOptions)).lockExpiresAt);
           } catch (error) {
             // Lost for good (expired and taken, or the key or the space ended): tell the callback through its signal.
             if (lockGone(error)) return isGone(error as ConveneError);

@@ -13,6 +13,7 @@ import type {
   JoinedSpaceClient,
   JoinOptions,
   KnownErrorCode,
+  LockedArtifact,
   OutageHooks,
   PendingJoin,
   ReconnectInfo,
@@ -107,3 +108,10 @@ export const streamHooks: Equal<
   Required<OutageHooks<ReconnectInfo>>
 > = true;
 export const followHooks: Equal<Options<FollowOptions, keyof OutageHooks>, Required<OutageHooks>> = true;
+
+// A withLock callback's document shows what the callback uses, nothing of how withLock keeps the
+// lock alive (hooks one assignment could have replaced, stopping its heartbeat).
+export const lockedArtifactMembers: Equal<
+  keyof LockedArtifact,
+  'id' | 'artifact' | 'content' | 'version' | 'lockExpiresAt' | 'signal' | 'toJSON' | 'write' | 'reload'
+> = true;
