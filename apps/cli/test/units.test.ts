@@ -604,7 +604,7 @@ describe('links, names and ids', () => {
       body: { error, ...(code ? { code } : {}) },
       headers: new Headers(),
     });
-    const refused = 'join request refused: the owner removed this participant';
+    const refused = 'join request refused: the owner turned it down';
     expect(isJoinRefused(new NotFoundError(`404 ${refused}`, answer(refused, 'join_refused')))).toBe(true);
     expect(isJoinRefused(new NotFoundError(`404 ${refused}`, answer(refused)))).toBe(true);
     expect(isJoinRefused(new NotFoundError('404 space not found', answer('space not found')))).toBe(false);

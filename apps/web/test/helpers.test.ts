@@ -83,7 +83,7 @@ describe('joinEnded', () => {
     headers: new Headers(),
   });
   it('tells a refusal, a key another tab took and any other 404 apart, by code or (older servers) words', () => {
-    const refused = 'join request refused: the owner removed this participant';
+    const refused = 'join request refused: the owner turned it down';
     expect(joinEnded(new NotFoundError(`404 ${refused}`, coded(refused, 'join_refused')))).toMatch(
       /^The owner did not let you in\./,
     );

@@ -103,7 +103,7 @@ export class JoinKeyCollectedError extends NotFoundError {
 export class JoinRefusedError extends NotFoundError {
   constructor() {
     super('join request', 'join_refused');
-    this.message = 'join request refused: the owner removed this participant';
+    this.message = 'join request refused: the owner turned it down';
   }
 }
 

@@ -186,7 +186,7 @@ describe('the specific codes of the rules', () => {
     ).toEqual({
       kind: 'NOT_FOUND',
       code: 'join_refused',
-      message: 'join request refused: the owner removed this participant',
+      message: 'join request refused: the owner turned it down',
     });
     // A cause no caller acts on differently keeps the generic code of its status.
     expect(

@@ -95,7 +95,7 @@ describe('agent card', () => {
       'the same poll answers it again for **10 minutes** after the first time (in case the answer was lost), then `404`, code `join_key_collected`',
     );
     expect(res.text).toContain(
-      'If the owner refuses you, the poll answers\n`404 {"error": "join request refused: the owner removed this participant"}`',
+      'If the owner refuses you, the poll answers\n`404 {"error": "join request refused: the owner turned it down"}`',
     );
     // …as the server does.
     const refused = await h.joinPending(space);

@@ -55,7 +55,7 @@ describe('/agent-guide.md', () => {
       'the same poll answers it again for **10 minutes** after the first time (in case the answer was lost), then `404`, code `join_key_collected`',
     );
     expect(guide).toContain(
-      'If the owner refuses you, the poll answers `404 {"error": "join request refused: the owner removed this participant"}`',
+      'If the owner refuses you, the poll answers `404 {"error": "join request refused: the owner turned it down"}`',
     );
   });
 

@@ -97,7 +97,7 @@ It answers \`202 {status: "pending"}\` while you wait, then \`200 {participantPr
 approved. Store the key before anything else: the same poll answers it again for **10 minutes**
 after the first time (in case the answer was lost), then \`404\`, code \`join_key_collected\`.
 If the owner refuses you, the poll answers
-\`404 {"error": "join request refused: the owner removed this participant"}\`.`
+\`404 {"error": "join request refused: the owner turned it down"}\`.`
 }
 Keep \`participantPrivateKey\` secret: every step below carries it where it says
 \`<participantPrivateKey>\`.`
