@@ -7,6 +7,9 @@ import { find, hintName, sameName } from '../../lib/resolve';
 import { commandLine } from '../../lib/suggest';
 import { tokenNaming } from '../../lib/tokens';
 
+/** The name the server gives a token created without one; the CLI numbers it past those taken. */
+const DEFAULT_NAME = 'API token';
+
 export function registerTokenCreate(token: Command, app: App): void {
   token
     .command('create')
@@ -16,8 +19,8 @@ export function registerTokenCreate(token: Command, app: App): void {
     .description(
       'Mint a usr_ token of your account, printed this once: give it to an agent as CONVENE_TOKEN, ' +
         'or to `convene login --with-token` elsewhere, so the spaces it creates or joins show on ' +
-        'your dashboard (it opens no space). NAME tells your tokens apart (default "API token"); a ' +
-        'name one of your live tokens has is refused.',
+        'your dashboard (it opens no space). NAME tells your tokens apart (default "API token", or ' +
+        '"API token 2" and on when your live tokens have it); a name one of your live tokens has is refused.',
     )
     .addHelpText(
       'after',
@@ -27,8 +30,10 @@ export function registerTokenCreate(token: Command, app: App): void {
       const ctx = app.context(command);
       checkName(name, 'the token’s name');
       const session = ctx.session();
-      // `token revoke NAME` names a live token (any case): two of a name would ask for an id.
-      const tokens = name === undefined ? [] : (await session.tokens.list()).filter((t) => !t.revoked);
+      // `token revoke NAME` names a live token (any case): two of a name would ask for an id. So
+      // the default name is numbered past those taken, as a second "API token" would be one.
+      const tokens = (await session.tokens.list()).filter((t) => !t.revoked);
+      const taken = (candidate: string) => tokens.some((t) => sameName(t.name, candidate));
       const live = name === undefined ? undefined : tokens.find((t) => sameName(t.name, name));
       if (live) {
         // By name when `token revoke` takes that name for this token (as it finds a live one), else by id.
@@ -39,7 +44,9 @@ export function registerTokenCreate(token: Command, app: App): void {
           details: { id: live.id },
         });
       }
-      const created = await session.tokens.create(name === undefined ? {} : { name });
+      let chosen = name ?? DEFAULT_NAME;
+      for (let n = 2; name === undefined && taken(chosen); n++) chosen = `${DEFAULT_NAME} ${n}`;
+      const created = await session.tokens.create({ name: chosen });
       const { out } = ctx;
       out.result(created, {
         quiet: () => created.token,
