@@ -441,6 +441,11 @@ describe('signup', () => {
     const short = await user().run(['signup', '--email', `x-${email}`], { input: 'short' });
     expect(short.code).toBe(2);
     expect(short.stderr).toContain('See `convene signup --help`.');
+    // Nothing piped: the line to pipe it into is this one, with the email given.
+    const none = await user().run(['signup', '--email', `y-${email}`], { input: '' });
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('no password given');
+    expect(none.stderr).toContain(`| convene signup --email y-${email}`);
   });
 });
 
@@ -577,6 +582,15 @@ describe('login --with-token, --password; whoami; token; logout', () => {
     expect(unknown.code).toBe(4);
     expect(unknown.stderr).toContain(`${server.url} does not accept this token`);
     expect(unknown.stderr).toContain('convene token create');
+    // As every refusal of the server's, with its status and code for a script.
+    const unknownJson = await someone.run(['login', '--with-token', '--json'], {
+      input: 'usr_abcdefghijklmnop\n',
+    });
+    expect(JSON.parse(unknownJson.stderr.trim())).toMatchObject({
+      status: 401,
+      code: expect.any(String),
+      exitCode: 4,
+    });
     expect(existsSync(join(someone.env.XDG_CONFIG_HOME!, 'convene/credentials.json'))).toBe(false);
     const offline = await someone.run(['login', '--with-token', '--url', 'http://127.0.0.1:9'], {
       input: `${token}\n`,
@@ -638,6 +652,16 @@ describe('login --with-token, --password; whoami; token; logout', () => {
     });
     expect(wrong.code).toBe(4);
     expect(wrong.stderr).toContain('wrong email or password');
+    // --email alone is a password login too (it started the browser's flow, ignoring the email).
+    const wrongJson = await someone.run(['login', '--email', human.email, '--json'], {
+      input: 'wrong password',
+    });
+    expect(JSON.parse(wrongJson.stderr.trim())).toMatchObject({
+      error: 'wrong email or password',
+      status: 401,
+      code: expect.any(String),
+      exitCode: 4,
+    });
 
     const noSession = await someone.run(['token', 'list']);
     expect(noSession.code).toBe(4);
@@ -676,10 +700,21 @@ describe('login --with-token, --password; whoami; token; logout', () => {
     expect(twice.code).toBe(6);
     expect(twice.stderr).toContain('you already have a token called "CI bot"');
     expect(twice.stderr).toContain('`convene token revoke "CI bot"`');
+    // Without a name, the default one, numbered past those of live tokens: each revocable by name.
+    const unnamed = [];
+    for (let i = 0; i < 2; i++) unnamed.push((await someone.run(['token', 'create', '--json'])).json());
+    expect(unnamed.map((t) => t.name)).toEqual(['API token', 'API token 2']);
+    for (const name of ['API token', 'api token 2'])
+      expect((await someone.run(['token', 'revoke', name])).code).toBe(0);
+    expect((await someone.run(['token', 'create', '--json'])).json().name).toBe('API token');
+    expect((await someone.run(['token', 'revoke', 'API token'])).code).toBe(0);
+    tokens = (await someone.run(['token', 'list', '--json'])).json().filter((t: any) => !t.revoked);
     const blank = await someone.run(['token', 'create', ' ']);
     expect(blank.code).toBe(2);
     expect(blank.stderr).toContain('the token’s name cannot be blank');
-    expect((await someone.run(['token', 'list', '--json'])).json()).toHaveLength(tokens.length);
+    expect(
+      (await someone.run(['token', 'list', '--json'])).json().filter((t: any) => !t.revoked),
+    ).toHaveLength(tokens.length);
     expect((await someone.run(['token', 'revoke', created.id])).code).toBe(0);
     tokens = (await someone.run(['token', 'list', '--json'])).json();
     expect(tokens.find((t: any) => t.id === created.id).revoked).toBe(true);

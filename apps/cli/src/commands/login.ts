@@ -8,6 +8,7 @@ import { readStdin } from '../lib/input';
 import { checkedAnswer, ZAnswers } from '../lib/not-convene';
 import { sayOutages } from '../lib/outage';
 import { required } from '../lib/prompts';
+import { shellWord } from '../lib/quote';
 import { relative, when } from '../lib/render';
 import { cliTokenName, type Revocation, revokeMintedToken, tokensStartingLike } from '../lib/tokens';
 
@@ -29,7 +30,7 @@ export function registerLogin(program: Command, app: App): void {
     )
     .option('--with-token', 'read a usr_ token from stdin')
     .option('--password', 'log in with email and password (asked for; the password may be piped)')
-    .option('--email <email>', 'the account’s email (with --password)')
+    .option('--email <email>', 'the account’s email: a password login, as with --password')
     .addHelpText(
       'after',
       examples(
@@ -41,11 +42,15 @@ export function registerLogin(program: Command, app: App): void {
     )
     .action(async (options, command) => {
       const ctx = app.context(command);
-      if (options.withToken && options.password) {
-        throw new UsageError('--with-token and --password cannot be used together');
+      // An email is a password login's: the browser's flow and a token have none to take.
+      const password = options.password || options.email !== undefined;
+      if (options.withToken && password) {
+        throw new UsageError(
+          `--with-token and ${options.password ? '--password' : '--email'} cannot be used together`,
+        );
       }
       if (options.withToken) return loginWithToken(ctx);
-      if (options.password) return loginWithPassword(ctx, options.email);
+      if (password) return loginWithPassword(ctx, options.email);
       return loginWithBrowser(ctx);
     });
 }
@@ -145,9 +150,11 @@ async function loginWithToken(ctx: Context): Promise<void> {
   // Checked before it is saved: a mistyped or revoked token would otherwise link nothing, silently
   // (the server ignores a token it does not know on creates and joins).
   ctx.using = { kind: 'server' };
-  if (!(await ctx.userTokenWorks(token))) {
+  const refusal = await ctx.tokenRefusal(token);
+  if (refusal) {
     throw new CliError(`${ctx.url} does not accept this token`, {
       exitCode: ExitCode.auth,
+      cause: refusal,
       hint: 'It may be mistyped, revoked or expired, or from another server: mint a new one on the dashboard or with `convene token create`.',
     });
   }
@@ -176,7 +183,8 @@ export async function emailAndPassword(
   { minLength, twice = false }: { minLength?: number; twice?: boolean } = {},
 ): Promise<{ email: string; password: string }> {
   const { out } = ctx;
-  const usage = `${command} --email EMAIL`;
+  // The email given, in the hints: the line they suggest is this one, with the password piped.
+  const usage = `${command} --email ${emailOption ? shellWord(emailOption) : 'EMAIL'}`;
   const email = await required(out, emailOption, { message: 'Email', usage });
   // A new password too short is asked for again, rather than refused by the server after the
   // email was typed (a piped one is refused by the server: exit 2).
@@ -207,6 +215,7 @@ async function loginWithPassword(ctx: Context, emailOption: string | undefined):
     if (error instanceof ConveneError && error.status === 401) {
       throw new CliError('wrong email or password', {
         exitCode: ExitCode.auth,
+        cause: error,
         hint: 'Check them, or create an account with `convene signup`.',
       });
     }

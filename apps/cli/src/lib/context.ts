@@ -167,12 +167,17 @@ export class Context {
    * a token that works is answered 404 (no key there), one that does not 401.
    */
   async userTokenWorks(token: string, url: string = this.url): Promise<boolean> {
+    return (await this.tokenRefusal(token, url)) === undefined;
+  }
+
+  /** The server's refusal of a `usr_` token (see userTokenWorks), with its code; undefined if it works. */
+  async tokenRefusal(token: string, url: string = this.url): Promise<AuthenticationError | undefined> {
     try {
       await this.hub(url).withOptions({ userToken: token }).spaces.recoverKey(randomUUID());
-      return true;
+      return undefined;
     } catch (error) {
-      if (error instanceof NotFoundError) return true;
-      if (error instanceof AuthenticationError) return false;
+      if (error instanceof NotFoundError) return undefined;
+      if (error instanceof AuthenticationError) return error;
       throw error;
     }
   }
