@@ -1106,6 +1106,11 @@ describe('invite, join, participants, moderation, leave', () => {
       status: 403,
       exitCode: 4,
     });
+    // In the CLI's words: documents, not the API's artifacts.
+    const mutedCreate = await guest.run(['artifact', 'create', 'notes.md'], { input: '# Notes\n' });
+    expect(mutedCreate.code).toBe(4);
+    expect(mutedCreate.stderr).toContain('a muted participant cannot create documents');
+    expect(mutedCreate.stderr).not.toContain('artifacts');
     const mutedAgain = await owner.run(['mute', 'Mallory']);
     expect(mutedAgain.code).toBe(0);
     expect(mutedAgain.stderr).toContain('Mallory is already muted in Moderated; nothing changed.');

@@ -282,10 +282,13 @@ export const serverWords = (error: ConveneError): string => error.message.replac
 
 /**
  * The server's words in the CLI's: what the API calls an artifact is a document here, named when
- * the command knows which (`version 9 of "plan.md" not found`, not "of this artifact").
+ * the command knows which (`version 9 of "plan.md" not found`, not "of this artifact"), and
+ * artifacts are documents (`a muted participant cannot lock documents`).
  */
 const inDocumentTerms = (message: string, ctx: Context): string =>
-  message.replace(/\bthis artifact\b/g, ctx.artifact ? JSON.stringify(ctx.artifact.name) : 'this document');
+  message
+    .replace(/\bthis artifact\b/g, ctx.artifact ? JSON.stringify(ctx.artifact.name) : 'this document')
+    .replace(/\bartifacts\b/g, 'documents');
 
 /**
  * A 409 of the server (not a closed space): exit 6, its words, and `hint`, which a command that
