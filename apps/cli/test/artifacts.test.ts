@@ -441,7 +441,13 @@ describe('create, list, show, write, download, history, diff, restore', () => {
     );
     // --json has the version too, for a script that locks, then writes.
     const json = await guest.run(['artifact', 'lock', 'lapse.md', '--json']);
-    expect(json.json()).toMatchObject({ lockedBy: expect.any(String), version: 4 });
+    expect(json.json()).toEqual({
+      id: expect.any(String),
+      name: 'lapse.md',
+      lockedBy: expect.any(String),
+      lockExpiresAt: expect.any(String),
+      version: 4,
+    });
     expect((await guest.run(['artifact', 'unlock', 'lapse.md'])).code).toBe(0);
   });
 

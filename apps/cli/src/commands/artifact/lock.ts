@@ -54,7 +54,9 @@ export function registerArtifactLock(artifact: Command, app: App): void {
         .readSpace(found.space)
         .then(({ artifacts }) => artifacts.find((a) => a.id === found.artifact.id)?.version)
         .catch(() => undefined);
-      ctx.out.result(version === undefined ? lock : { ...lock, version }, {
+      // Which document, for a script that locks several: as `unlock --json` and `show --json` say it.
+      const named = { id: found.artifact.id, name: found.artifact.name, ...lock };
+      ctx.out.result(version === undefined ? named : { ...named, version }, {
         quiet: () => lock.lockExpiresAt,
         human: () => {
           ctx.out.success(
