@@ -440,7 +440,8 @@ describe('signup', () => {
     expect(taken.stderr).toContain(`convene login --password --email ${email}`);
     const short = await user().run(['signup', '--email', `x-${email}`], { input: 'short' });
     expect(short.code).toBe(2);
-    expect(short.stderr).toContain('See `convene signup --help`.');
+    expect(short.stderr).toContain('the password is too short: at least 8 characters');
+    expect(short.stderr).toContain('Pick a longer one');
     // Nothing piped: the line to pipe it into is this one, with the email given.
     const none = await user().run(['signup', '--email', `y-${email}`], { input: '' });
     expect(none.code).toBe(2);

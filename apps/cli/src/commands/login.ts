@@ -187,7 +187,7 @@ export async function emailAndPassword(
   const usage = `${command} --email ${emailOption ? shellWord(emailOption) : 'EMAIL'}`;
   const email = await required(out, emailOption, { message: 'Email', usage });
   // A new password too short is asked for again, rather than refused by the server after the
-  // email was typed (a piped one is refused by the server: exit 2).
+  // email was typed (a piped one is refused, exit 2).
   const check = (answer: string) =>
     minLength !== undefined && answer.length < minLength ? `at least ${minLength} characters` : undefined;
   const asked = async (): Promise<string> => {
@@ -202,6 +202,10 @@ export async function emailAndPassword(
   const password =
     process.stdin.isTTY || out.mode.interactive ? await asked() : (await readStdin()).replace(/\r?\n$/, '');
   if (!password) throw new UsageError('no password given', `Pipe it in: printf "%s" "$PASSWORD" | ${usage}`);
+  // A new password piped too short is refused here, in words, before the server's 400.
+  const short = check(password);
+  if (short)
+    throw new UsageError(`the password is too short: ${short}`, 'Pick a longer one, and pipe it in again.');
   return { email, password };
 }
 
