@@ -281,6 +281,20 @@ describe('webhook', () => {
     );
     expect((await guest.run(['webhook', 'list', '--json'])).json()).toHaveLength(1);
 
+    // The same URL again (as the server spells it or not) would deliver everything twice: refused,
+    // naming the webhook there, and nothing is added.
+    const twice = await guest.run(['webhook', 'add', url.replace('https', 'HTTPS')]);
+    expect(twice.code).toBe(6);
+    expect(twice.stderr).toContain(`you already have webhook ${added.id} POSTing mention to ${url}`);
+    expect(twice.stderr).toContain(`\`convene webhook remove ${added.id.slice(0, 8)}\``);
+    const twiceJson = await guest.run(['webhook', 'add', url, '-e', 'message', '--json']);
+    expect(JSON.parse(twiceJson.stderr)).toMatchObject({ id: added.id, exitCode: 6 });
+    expect((await guest.run(['webhook', 'list', '--json'])).json()).toHaveLength(1);
+    // Another participant's webhook to it is theirs: the owner may add one of their own.
+    const ownersTwin = (await owner.run(['webhook', 'add', url, '--json'])).json();
+    expect(ownersTwin.url).toBe(url);
+    expect((await owner.run(['webhook', 'remove', ownersTwin.id])).code).toBe(0);
+
     const refused = await guest.run(['webhook', 'add', 'http://127.0.0.1:9/hook']);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain('loopback, private and link-local addresses are not allowed');

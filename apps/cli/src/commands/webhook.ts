@@ -60,6 +60,15 @@ function privateRefused(ctx: Context, error: unknown): CliError | undefined {
   });
 }
 
+/** Whether two webhook URLs are the same address (`HTTPS://Host/x` is `https://host/x`). */
+function sameUrl(a: string, b: string): boolean {
+  try {
+    return new URL(a).href === new URL(b).href;
+  } catch {
+    return a === b;
+  }
+}
+
 /** `convene webhook add | list | remove`: the signed webhooks that push a space's events to you. */
 export function registerWebhook(program: Command, app: App): void {
   const webhook = program
@@ -109,9 +118,26 @@ export function registerWebhook(program: Command, app: App): void {
     .action(async (url, options, command) => {
       const ctx = app.context(command);
       const saved = ctx.space(options.space);
-      const created = await ctx
-        .spaceClient(saved)
-        .webhooks.create({
+      const space = ctx.spaceClient(saved);
+      const twin = (await space.webhooks.list()).webhooks.find(
+        (w) => w.participantId === saved.participantId && w.enabled && sameUrl(w.url, url),
+      );
+      if (twin) {
+        const remove = suggest(ctx, 'webhook remove', {
+          args: [verbatim(twin.id.slice(0, 8))],
+          space: saved,
+        });
+        throw new CliError(
+          `you already have webhook ${twin.id} POSTing ${twin.events?.join(', ') ?? 'every event'} to ${twin.url}`,
+          {
+            exitCode: ExitCode.conflict,
+            hint: `A second one would deliver its events twice. One webhook takes several --event; to change them, or for a new secret, remove it first: \`${remove}\`, then add it again.`,
+            details: { id: twin.id },
+          },
+        );
+      }
+      const created = await space.webhooks
+        .create({
           url,
           ...(options.event ? { events: options.event } : {}),
         })
