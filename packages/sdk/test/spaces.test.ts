@@ -373,6 +373,38 @@ describe('invitations and joining', () => {
     await expect(refusal).rejects.toMatchObject({ code: 'join_refused' });
   });
 
+  it('a refused join is over: its idempotencyKey replays the refusal, a new join asks again (as the README says)', async () => {
+    const client = hub();
+    const { owner } = await ownedSpace(client, { privacy: 'private' });
+    const { agentLink } = await owner.invitations.create();
+    const waiting = client.join(agentLink, { name: 'Refused', pollIntervalMs: 50 });
+    const refused = await until(async () =>
+      (await owner.get()).participants.find((p) => p.status === 'waitingForApproval'),
+    );
+    await owner.participants.reject(refused.participantId);
+    const refusal = await waiting.then(
+      () => expect.unreachable('a refused join resolved'),
+      (error: unknown) => error as NotFoundError,
+    );
+    expect(refusal).toBeInstanceOf(NotFoundError);
+    expect(refusal.code).toBe('join_refused');
+    expect(refusal.mayHaveRun).toBe(true);
+    // Its key gives the same participant back, refused: the wait throws the same at its first poll.
+    const replayed = client.join(
+      agentLink,
+      { name: 'Refused', pollIntervalMs: 50 },
+      { idempotencyKey: refusal.idempotencyKey! },
+    );
+    await expect(replayed).rejects.toMatchObject({ code: 'join_refused' });
+    // Without it, a new participant waits.
+    const again = (await client.join(agentLink, { name: 'Refused', wait: false })) as PendingJoin;
+    expect(again.participantId).not.toBe(refused.participantId);
+    const statuses = (await owner.get()).participants
+      .filter((p) => p.name === 'Refused')
+      .map((p) => p.status);
+    expect(statuses.sort()).toEqual(['kicked', 'waitingForApproval']);
+  });
+
   it('rejects a joiner waiting for approval (the kick route), and refuses to reject one admitted', async () => {
     const client = hub();
     const { owner } = await ownedSpace(client, { privacy: 'private' });
