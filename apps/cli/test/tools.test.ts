@@ -197,6 +197,9 @@ describe('help, version, usage errors', () => {
     expect(serve.stdout).toMatch(/^Global Options:\n(.+\n)* {2}--json\b/m);
     expect(serve.stdout).not.toContain('--url');
     expect((await owner.run(['help', 'serve'])).stdout).not.toContain('--url');
+    // Nor --version, which only the program takes (`serve -v` is refused), as no command's help lists it.
+    expect(serve.stdout).not.toContain('--version');
+    expect((await owner.run(['send', '--help'])).stdout).not.toContain('--version');
     // Every other command still lists it.
     expect((await owner.run(['space', 'list', '--help'])).stdout).toMatch(/^ {2}--url <url>/m);
     // Given anyway, it is refused before any server starts (usage, exit 2), wherever it is written.

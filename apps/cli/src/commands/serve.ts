@@ -38,13 +38,13 @@ export function registerServe(program: Command, app: App): void {
       ).choices(['json', 'text']),
     )
     .configureHelp({
-      // The program's help settings (global options shown), less --url: that option names the
-      // server the other commands talk to, and serve is that server (--port and --host say where).
+      // The program's help settings (global options shown, but --version), less --url: that option
+      // names the server the other commands talk to, and serve is that server (--port and --host
+      // say where).
       ...program.configureHelp(),
       visibleGlobalOptions(cmd) {
-        return Help.prototype.visibleGlobalOptions
-          .call(this, cmd)
-          .filter((option) => option.long !== '--url');
+        const programs = program.configureHelp().visibleGlobalOptions ?? Help.prototype.visibleGlobalOptions;
+        return programs.call(this, cmd).filter((option) => option.long !== '--url');
       },
     })
     .addHelpText(
