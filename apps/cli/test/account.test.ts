@@ -301,8 +301,16 @@ describe('whoami with space keys alone', () => {
     // Nothing at all (no account, no keys): nobody to show, exit 4.
     const nobody = await user().run(['whoami']);
     expect(nobody.code).toBe(4);
-    expect(nobody.stderr).toContain(`not logged in to ${server.url}, and no space keys here`);
+    expect(nobody.stderr).toContain(`not logged in to ${server.url}, and no space keys for it here`);
     expect(nobody.stderr).toContain('`convene join LINK`');
+    // Keys for another server only: those are named, not "join or create" (a trial read "no space
+    // keys here" as its keys lost).
+    const elsewhere = await away.run(['--url', server.url, 'whoami']);
+    expect(elsewhere.code).toBe(4);
+    expect(elsewhere.stderr).toContain(
+      `Keys are saved for another server: ${new URL(relay.url).origin} (1). Add \`--url ${new URL(relay.url).origin}\``,
+    );
+    expect(elsewhere.stderr).not.toContain('`convene join LINK`');
   });
 });
 

@@ -122,7 +122,7 @@ export function registerWhoami(program: Command, app: App): void {
                   : undefined,
             ],
             ['you are', standing?.me ? youAre(standing.me) : undefined],
-            ['spaces', `${result.spaces} with keys on this machine`],
+            ['spaces', `${result.spaces} with keys for this server on this machine`],
           ]),
       });
       if (token && !tokenValid) {
@@ -138,12 +138,18 @@ export function registerWhoami(program: Command, app: App): void {
       }
       // Space keys are an identity of their own: with them, not being logged in is what is shown
       // (the account line), not a failure. With neither, there is nobody to show.
+      // Keys for another server (an earlier `serve --port`, this machine as 127.0.0.1): with none
+      // here, the likelier cause of nothing to show.
+      const elsewhere = result.spaces === 0 ? ctx.keysElsewhereHint() : undefined;
       if (!token && !sessionValid && result.spaces === 0) {
-        throw new CliError(`not logged in to ${ctx.url}, and no space keys here`, {
+        throw new CliError(`not logged in to ${ctx.url}, and no space keys for it here`, {
           exitCode: ExitCode.auth,
-          hint: 'Run `convene login` (browser) or `convene login --password`; spaces need no account: `convene space create NAME` or `convene join LINK`.',
+          hint:
+            elsewhere ??
+            'Run `convene login` (browser) or `convene login --password`; spaces need no account: `convene space create NAME` or `convene join LINK`.',
         });
       }
+      if (elsewhere) out.hint(elsewhere);
     });
 }
 
