@@ -581,14 +581,16 @@ describe('space create, list, show, use, update, close', () => {
     const late = await user().run(['join', humanLink, '--name', 'Late']);
     expect(late.code).toBe(6);
     expect(late.stderr).toContain('is closed: it takes no one new');
-    expect(late.stderr).toContain('convene space list');
+    expect(late.stderr).toContain('This space was closed by its owner, for good.');
+    // Nor does it have other spaces to list.
+    expect(late.stderr).not.toContain('convene space list');
     expect(late.stderr).not.toContain('convene leave');
     // The server answers 409 to some of these and 401 ("its keys no longer work") to others.
     for (const args of [['send', 'hello'], ['messages'], ['inbox'], ['artifact', 'list'], ['tail']]) {
       const result = await guest.run(args);
       expect({ args, code: result.code }).toEqual({ args, code: 6 });
       expect(result.stderr).toContain('"Finished" is closed');
-      expect(result.stderr).toContain('convene space list');
+      expect(result.stderr).toContain('`convene leave "Finished"` forgets it here.');
       expect(result.stderr).not.toContain('convene join');
     }
     const json = await guest.run(['messages', '--json']);
@@ -599,8 +601,15 @@ describe('space create, list, show, use, update, close', () => {
     const doctor = await guest.run(['doctor']);
     expect(doctor.stdout).toContain('✗ default space: "Finished" is closed');
     expect(doctor.stdout).not.toContain('join again');
-    // The one space saved here: nothing works on a space any more, a failed check.
+    // The one space saved here: nothing works on a space any more, a failed check; no "other
+    // spaces" to list or pick, but a new one to make.
     expect(doctor.code).toBe(1);
+    expect(doctor.stdout).toContain(
+      '"Finished" was closed by its owner, for good; `convene leave "Finished"` forgets it here;',
+    );
+    expect(doctor.stdout).not.toContain('space list');
+    expect(doctor.stdout).not.toContain('space use');
+    expect(doctor.stdout).toContain('`convene space create NAME` or `convene join LINK` for another');
   });
 
   it('has doctor warn, not fail, of a closed default space when other spaces are saved', async () => {
@@ -616,7 +625,13 @@ describe('space create, list, show, use, update, close', () => {
       '! default space: "Ending" is closed: its keys no longer work (1 other space saved here)',
     );
     expect(doctor.stdout).toContain('`convene leave "Ending"` forgets it here');
-    expect(doctor.stdout).toContain('pick one with `convene space use SPACE`');
+    expect(doctor.stdout).toContain(
+      '`convene leave "Ending"` forgets it here, and `convene space list` shows your other spaces; pick another with `convene space use SPACE`.',
+    );
+    // With --url given, every line it suggests gives it again (space list, space use too).
+    const url = await guest.run(['--url', server.url, 'send', 'hi', '--space', 'Ending']);
+    expect(url.code).toBe(6);
+    expect(url.stderr).toContain(`\`convene space list --url ${server.url}\` shows your other spaces`);
     const checks = (await guest.run(['doctor', '--json'])).json().checks;
     expect(checks).toContainEqual(expect.objectContaining({ name: 'default space', status: 'warn' }));
   });

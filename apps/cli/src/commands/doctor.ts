@@ -19,7 +19,7 @@ import {
 } from '../lib/failure';
 import { isNotConvene, notConvene } from '../lib/not-convene';
 import { inline } from '../lib/output';
-import { shellWord } from '../lib/quote';
+import { shellWord, verbatim } from '../lib/quote';
 import { relative } from '../lib/render';
 import { suggest } from '../lib/suggest';
 import { envTokenHint } from '../lib/tokens';
@@ -238,7 +238,11 @@ async function runChecks(ctx: Context): Promise<Check[]> {
               name: 'default space',
               status: others > 0 ? 'warn' : 'fail',
               detail: `"${space.name}" is closed: its keys no longer work${others > 0 ? ` (${others} other space${others > 1 ? 's' : ''} saved here)` : ''}`,
-              hint: `${closedHint(`"${space.name}"`, suggest(ctx, 'leave', { space, always: true }))}; pick one with \`convene space use SPACE\`.`,
+              hint: `${closedHint(ctx, `"${space.name}"`, error as ConveneError, suggest(ctx, 'leave', { space, always: true }), space.spaceId)}; ${
+                others > 0
+                  ? `pick another with \`${suggest(ctx, 'space use', { args: [verbatim('SPACE')] })}\``
+                  : `\`${suggest(ctx, 'space create', { args: [verbatim('NAME')] })}\` or \`convene join LINK\` for another`
+              }.`,
             }
           : {
               name: 'default space',
@@ -266,7 +270,7 @@ async function runChecks(ctx: Context): Promise<Check[]> {
             name: 'default space',
             status: 'ok',
             detail: `none (${saved} saved here)`,
-            hint: 'Pick one with `convene space use SPACE` (`convene space list` lists them).',
+            hint: `Pick one with \`${suggest(ctx, 'space use', { args: [verbatim('SPACE')] })}\` (\`${suggest(ctx, 'space list')}\` lists them).`,
           }
         : {
             name: 'default space',

@@ -12,9 +12,10 @@ import { CliError, NoSpaceSavedError, UsageError } from './errors';
 import { ExitCode } from './exit-codes';
 import { conveneFetch, isNotConvene } from './not-convene';
 import { detectMode, inline, Output } from './output';
-import type { Value } from './quote';
+import { type Value, verbatim } from './quote';
 import { closest, find, sameName } from './resolve';
 import { CredentialStore, type HostEntry, hostKey, type StoredSpace } from './store';
+import { suggest } from './suggest';
 
 export const DEFAULT_URL = 'http://localhost:3000';
 
@@ -259,10 +260,11 @@ export class Context {
       throw new (saved.length || elsewhere ? CliError : NoSpaceSavedError)(`no space chosen on ${this.url}`, {
         exitCode: saved.length ? ExitCode.usage : ExitCode.auth,
         hint: saved.length
-          ? 'Name one (see `convene space list`) or pick a default with `convene space use SPACE`.'
+          ? `Name one (see \`${suggest(this, 'space list')}\`) or pick a default with \`${suggest(this, 'space use', { args: [verbatim('SPACE')] })}\`.`
           : elsewhere
             ? aliasHint(elsewhere)
-            : 'Create one with `convene space create NAME`, or join one with `convene join LINK`.',
+            : (this.keysElsewhereHint() ??
+              `Create one with \`${suggest(this, 'space create', { args: [verbatim('NAME')] })}\`, or join one with \`convene join LINK\`.`),
       });
     }
     const found = find(saved, reference, {
@@ -299,7 +301,7 @@ export class Context {
     );
     throw new Failure(`no space "${reference}" among those you hold keys for on ${this.url}`, {
       exitCode: ExitCode.notFound,
-      hint: `${near ? `Did you mean "${inline(near)}"? ` : ''}See them, by their current names, with \`convene space list\`.`,
+      hint: `${near ? `Did you mean "${inline(near)}"? ` : ''}See them, by their current names, with \`${suggest(this, 'space list')}\`.`,
     });
   }
 
@@ -483,7 +485,7 @@ export class Context {
       out.info(`${out.c.bold(inline(now.name))}, ${one}, is your default space now.`);
     } else if (others > 1) {
       out.hint(
-        'No space is chosen now: pick the default with `convene space use NAME` (`convene space list` lists them).',
+        `No space is chosen now: pick the default with \`${suggest(this, 'space use', { args: [verbatim('NAME')] })}\` (\`${suggest(this, 'space list')}\` lists them).`,
       );
     } else if (how === 'left') {
       out.hint(

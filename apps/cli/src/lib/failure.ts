@@ -507,11 +507,13 @@ function spaceClosed(ctx: Context, spaceName: string, error: ConveneError): CliE
   // Joining one: nothing of it is kept here for `leave` to forget.
   const joining = ctx.using.kind === 'invitation';
   const state = error.code === 'space_expired' ? 'has expired' : 'is closed';
+  const spaceId = ctx.using.kind === 'space' ? ctx.using.space.spaceId : undefined;
+  const leave = joining ? undefined : suggest(ctx, 'leave', { always: true });
   return new CliError(
     `${spaceName} ${state}: ${joining ? 'it takes no one new' : 'its keys no longer work'}`,
     {
       exitCode: ExitCode.conflict,
-      hint: `${closedHint(spaceName, joining ? undefined : suggest(ctx, 'leave', { always: true }))}${owner ? '; `convene space create NAME` starts a new one' : ''}.`,
+      hint: `${closedHint(ctx, spaceName, error, leave, spaceId)}${owner ? `; \`${suggest(ctx, 'space create', { args: [verbatim('NAME')] })}\` starts a new one` : ''}.`,
       details: detailsOf(error),
     },
   );
@@ -532,13 +534,35 @@ export function removedFrom(ctx: Context, space: StoredSpace): CliError {
 }
 
 /**
- * What to say of a closed space: for good, and where the others are; `leave`, when a key of it is
- * kept here: the command line that forgets it.
+ * What to say of a closed space (`error`, the server's refusal that said so): by its owner or by
+ * its time to live, for good; `leave`, when a key of it is kept here: the command line that
+ * forgets it; and the other spaces saved for this server, when there are any.
  */
-export const closedHint = (spaceName: string, leave: string | undefined): string =>
-  `${spaceName[0]!.toUpperCase()}${spaceName.slice(1)} was closed by its owner or reached the end of its time to live, for good; ${
-    leave ? `\`${leave}\` forgets it here, and ` : ''
-  }\`convene space list\` shows your other spaces`;
+export function closedHint(
+  ctx: Context,
+  spaceName: string,
+  error: ConveneError,
+  leave: string | undefined,
+  spaceId: string | undefined,
+): string {
+  const named = `${spaceName[0]!.toUpperCase()}${spaceName.slice(1)}`;
+  const over =
+    error.code === 'space_expired'
+      ? `${named} reached the end of its time to live and is over for good`
+      : `${named} was closed by its owner, for good`;
+  const list = othersSaved(ctx, spaceId) ? `\`${suggest(ctx, 'space list')}\` shows your other spaces` : '';
+  const forget = leave ? `\`${leave}\` forgets it here` : '';
+  return `${over}${forget || list ? '; ' : ''}${[forget, list].filter(Boolean).join(', and ')}`;
+}
+
+/** Whether keys of spaces other than `spaceId` are saved for this server (yes, when the file cannot be read). */
+export function othersSaved(ctx: Context, spaceId: string | undefined): boolean {
+  try {
+    return Object.keys(ctx.host().spaces).some((id) => id !== spaceId);
+  } catch {
+    return true;
+  }
+}
 
 /**
  * What the server said of a failure beside its words, found along its causes, for `--json` error

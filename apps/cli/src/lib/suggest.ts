@@ -17,6 +17,9 @@ const SPACE_ARGUMENT = [
   'participants',
 ];
 
+/** The commands that act on no space: a line of theirs names none, whichever the command acted on. */
+const SPACELESS = ['space list', 'space create', 'space use', 'join', 'login', 'whoami', 'doctor'];
+
 /** What a suggested command line holds after its command's words. */
 export interface LineParts {
   /** Its arguments, in order: the names a person gave (quoted) and words of ours (`verbatim`). */
@@ -63,7 +66,7 @@ export function suggest(
   };
   const chosen = ctx.chosenSpace;
   const space = options.space ?? chosen?.space;
-  if (!space) return commandLine(words, { args, options: flags });
+  if (!space || SPACELESS.includes(words)) return commandLine(words, { args, options: flags });
   // Read once: each read is the credential file's.
   const host = ctx.host();
   const named =
