@@ -239,6 +239,24 @@ const SYNONYMS: Record<string, string> = {
     'Did you mean messages? `convene messages` lists a space’s messages; `convene artifact history ARTIFACT` a document’s versions.',
   chat: 'Did you mean send? `convene send TEXT` sends a message.',
   say: 'Did you mean send? `convene send TEXT` sends a message.',
+  ban: 'Did you mean kick? `convene kick WHO` removes a participant (owner).',
+  remove: 'Did you mean kick? `convene kick WHO` removes a participant (owner).',
+  members: 'Did you mean participants? `convene participants` lists who is in a space.',
+  users: 'Did you mean participants? `convene participants` lists who is in a space.',
+  // Under a command: its path after `convene`, then the word.
+  'space delete': 'Did you mean close? `convene space close SPACE` closes a space for good (owner).',
+  'space remove': 'Did you mean close? `convene space close SPACE` closes a space for good (owner).',
+  'space switch': 'Did you mean use? `convene space use SPACE` makes it the default.',
+  'space select': 'Did you mean use? `convene space use SPACE` makes it the default.',
+  'artifact cat': 'Did you mean show? `convene artifact show DOC` prints a document.',
+  'artifact read': 'Did you mean show? `convene artifact show DOC` prints a document.',
+  'artifact export': 'Did you mean download? `convene artifact download DOC` writes its markdown.',
+  'artifact save':
+    'Did you mean write? `convene artifact write DOC` saves a file or stdin as the next version.',
+  'artifact rename':
+    'Documents keep the name they were created with: `convene artifact create NAME` makes another.',
+  'artifact delete': 'Documents are kept with their history for as long as the space: there is no delete.',
+  'artifact remove': 'Documents are kept with their history for as long as the space: there is no delete.',
 };
 
 /**
@@ -246,7 +264,8 @@ const SYNONYMS: Record<string, string> = {
  * the program's (`watch`: tail), else the nearest name (`sned`: send), else nothing.
  */
 function didYouMean(word: string, command: Command): string | undefined {
-  const synonym = command.parent ? undefined : SYNONYMS[word.toLowerCase()];
+  const under = commandPath(command).split(' ').slice(1).join(' ');
+  const synonym = SYNONYMS[`${under ? `${under} ` : ''}${word.toLowerCase()}`];
   if (synonym) return synonym;
   const near = closest(
     word,
@@ -434,6 +453,29 @@ function versionHint(command: Command): string {
 
 /** "missing required argument 'shell'" of an argument with choices ends with them: ": bash, zsh or fish". */
 function withChoices(text: string, command: Command): string {
+  // Commander's words for a value that is not among the choices, said as ours: what was given, and
+  // what may be (`unknown shell 'powershell': bash, zsh or fish`).
+  const invalid =
+    /^command-argument value '(.*)' is invalid for argument '([^']+)'\. Allowed choices are .*\.$/s.exec(
+      text,
+    ) ??
+    /^option '(?:-\w, )?(--[\w-]+)[^']*' argument '(.*)' is invalid\. Allowed choices are .*\.$/s.exec(text);
+  if (invalid) {
+    const argument = text.startsWith('option');
+    const [given, name] = argument ? [invalid[2]!, invalid[1]!] : [invalid[1]!, invalid[2]!];
+    const choices = argument
+      ? command.options.find((option) => option.long === name)?.argChoices
+      : command.registeredArguments.find((a) => a.name() === name)?.argChoices;
+    if (choices?.length) return `unknown ${name} '${given}': ${listed(choices)}`;
+  }
+  // `too many arguments for 'diff'. Expected 3 arguments but got 4.`: with the arguments it takes.
+  const many = /^too many arguments for '[^']+'\. Expected (\d+) arguments? but got (\d+)\.$/.exec(text);
+  if (many) {
+    const { registeredArguments: taken } = command;
+    const names = taken.map((a) => a.name().toUpperCase()).join(' ');
+    const most = taken.every((a) => a.required) ? '' : 'at most ';
+    return `too many arguments: \`${commandPath(command)}\` takes ${most}${many[1]} (${names}), not ${many[2]}`;
+  }
   const name = /^missing required argument '([^']+)'$/.exec(text)?.[1];
   const choices = command.registeredArguments.find((argument) => argument.name() === name)?.argChoices;
   if (!choices?.length) return text;

@@ -244,11 +244,39 @@ describe('help, version, usage errors', () => {
       exitCode: 2,
     });
     expect((await owner.run(['help', 'say'])).stderr).toContain('Did you mean send?');
+    // Under a command too, by its alias as by its name.
+    const under = {
+      'space delete': 'Did you mean close? `convene space close SPACE`',
+      'space switch': 'Did you mean use? `convene space use SPACE`',
+      'doc cat': 'Did you mean show? `convene artifact show DOC`',
+      'artifact export': 'Did you mean download? `convene artifact download DOC`',
+      'artifact rename': 'Documents keep the name they were created with',
+      ban: 'Did you mean kick?',
+      members: 'Did you mean participants?',
+    };
+    for (const [words, said] of Object.entries(under)) {
+      const synonym = await owner.run([...words.split(' '), 'x']);
+      expect({ words, code: synonym.code, said: synonym.stderr.includes(said) }).toEqual({
+        words,
+        code: 2,
+        said: true,
+      });
+    }
     const option = await owner.run(['space', 'list', '--colour']);
     expect(option.code).toBe(2);
     expect(option.stderr).toContain('convene space list --help');
     const choice = await owner.run(['completion', 'powershell']);
     expect(choice.code).toBe(2);
+    // Commander's own words, said as ours: what was given, and what may be.
+    expect(choice.stderr).toMatch(/^✗ unknown shell 'powershell': bash, zsh or fish\n/);
+    expect((await owner.run(['serve', '--log-format', 'xml'])).stderr).toMatch(
+      /^✗ unknown --log-format 'xml': json or text\n/,
+    );
+    const many = await owner.run(['artifact', 'diff', 'x', '1', '2', '3']);
+    expect(many.code).toBe(2);
+    expect(many.stderr).toMatch(
+      /^✗ too many arguments: `convene artifact diff` takes at most 3 \(ARTIFACT FROM TO\), not 4\n/,
+    );
     // A missing argument that has choices lists them.
     const noShell = await owner.run(['completion']);
     expect(noShell.code).toBe(2);
