@@ -26,6 +26,25 @@ const waitingForApproval = (owner: User, name: string) =>
   );
 
 describe('space create, list, show, use, update, close', () => {
+  it('creates a second space of a name saved here, and warns that both are now named by id', async () => {
+    const owner = user();
+    expect((await owner.run(['space', 'create', 'Beta'])).stderr).not.toContain('spaces called');
+    const second = await owner.run(['space', 'create', 'beta']);
+    expect(second.code).toBe(0);
+    expect(second.stderr).toContain(
+      'You now have 2 spaces called "beta" here: name them by id (`convene space list` shows the ids), or give one another name with `convene space update ID --name NEW`.',
+    );
+    // As it said: the name alone names neither (but as typed, in its case).
+    const ambiguous = await owner.run(['space', 'use', 'BEta']);
+    expect(ambiguous.code).toBe(2);
+    expect(ambiguous.stderr).toContain('2 saved spaces are called "BEta"');
+    const json = await owner.run(['space', 'create', 'BETA', '--json']);
+    expect(json.json().spaceId).toEqual(expect.any(String));
+    expect(JSON.parse(json.stderr.trim())).toEqual({
+      warning: expect.stringContaining('You now have 3 spaces called'),
+    });
+  });
+
   it('creates a space, keeps its owner key (0600) and makes it the default', async () => {
     const owner = user();
     const created = await owner.run([

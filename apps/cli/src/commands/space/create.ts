@@ -9,7 +9,7 @@ import { inline } from '../../lib/output';
 import { required } from '../../lib/prompts';
 import { shellWord, verbatim } from '../../lib/quote';
 import { sameName } from '../../lib/resolve';
-import { commandLine } from '../../lib/suggest';
+import { commandLine, suggest } from '../../lib/suggest';
 
 export function registerSpaceCreate(space: Command, app: App): void {
   space
@@ -80,6 +80,8 @@ export function registerSpaceCreate(space: Command, app: App): void {
       const created = checkedAnswer(ZAnswers.createdSpace, answer, ctx.server);
       const host = ctx.host();
       const before = host.defaultSpace ? host.spaces[host.defaultSpace] : undefined;
+      // Names are not unique on a server: a second of this one here is named by its id from now on.
+      const twins = Object.values(host.spaces).filter((s) => sameName(s.name, name)).length;
       ctx.saveSpace({
         spaceId: created.spaceId,
         name,
@@ -89,6 +91,11 @@ export function registerSpaceCreate(space: Command, app: App): void {
       });
       await ctx.warnIfTokenIgnored('this space');
       const { out } = ctx;
+      if (twins > 0) {
+        out.warn(
+          `You now have ${twins + 1} spaces called ${JSON.stringify(inline(name))} here: name them by id (\`${suggest(ctx, 'space list')}\` shows the ids), or give one another name with \`${suggest(ctx, 'space update', { args: [verbatim('ID')], options: { '--name': verbatim('NEW') } })}\`.`,
+        );
+      }
       out.result(created, {
         quiet: () => created.spaceId,
         human: () => {
