@@ -468,13 +468,14 @@ function withChoices(text: string, command: Command): string {
       : command.registeredArguments.find((a) => a.name() === name)?.argChoices;
     if (choices?.length) return `unknown ${name} '${given}': ${listed(choices)}`;
   }
-  // `too many arguments for 'diff'. Expected 3 arguments but got 4.`: with the arguments it takes.
-  const many = /^too many arguments for '[^']+'\. Expected (\d+) arguments? but got (\d+)\.$/.exec(text);
+  // `too many arguments for 'diff'. Expected 3 arguments but got 4.`: with the arguments it takes
+  // (no command line in backquotes: a hint may follow with the one to run).
+  const many = /^too many arguments for ('[^']+')\. Expected (\d+) arguments? but got (\d+)\.$/.exec(text);
   if (many) {
     const { registeredArguments: taken } = command;
     const names = taken.map((a) => a.name().toUpperCase()).join(' ');
     const most = taken.every((a) => a.required) ? '' : 'at most ';
-    return `too many arguments: \`${commandPath(command)}\` takes ${most}${many[1]} (${names}), not ${many[2]}`;
+    return `too many arguments for ${many[1]}: it takes ${most}${many[2]} (${names}), not ${many[3]}`;
   }
   const name = /^missing required argument '([^']+)'$/.exec(text)?.[1];
   const choices = command.registeredArguments.find((argument) => argument.name() === name)?.argChoices;

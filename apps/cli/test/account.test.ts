@@ -277,6 +277,10 @@ describe('whoami with space keys alone', () => {
     // Muted: said beside the name. Removed: the key refused, still shown, still exit 0.
     expect((await owner.run(['mute', 'Ada'])).code).toBe(0);
     expect((await guest.run(['whoami'])).stdout).toMatch(/you are\s+Ada, a human, role reviewer, muted\n/);
+    // doctor says it too: the key works, for reading.
+    expect((await guest.run(['doctor'])).stdout).toContain(
+      'your participant key works (muted by the owner: you read, and cannot send, create documents or take locks)',
+    );
     expect((await owner.run(['kick', 'Ada', '--yes'])).code).toBe(0);
     const removed = await guest.run(['whoami', '--json']);
     expect(removed.code).toBe(0);

@@ -246,7 +246,9 @@ describe('create, list, show, write, download, history, diff, restore', () => {
     // Unlocking it again claims nothing: it was not locked (exit 0, idempotent).
     const again = await owner.run(['artifact', 'unlock', 'locked.md']);
     expect(again.code).toBe(0);
-    expect(again.stderr).toContain('locked.md was not locked; nothing to release.');
+    expect(again.stderr).toContain(
+      'locked.md was not locked (a lock held before had lapsed or was released); nothing to release.',
+    );
     expect(again.stderr).not.toContain('✓');
     const againJson = await owner.run(['artifact', 'unlock', 'locked.md', '--json']);
     expect(againJson.json()).toMatchObject({ name: 'locked.md', wasLocked: false });

@@ -275,7 +275,7 @@ describe('help, version, usage errors', () => {
     const many = await owner.run(['artifact', 'diff', 'x', '1', '2', '3']);
     expect(many.code).toBe(2);
     expect(many.stderr).toMatch(
-      /^✗ too many arguments: `convene artifact diff` takes at most 3 \(ARTIFACT FROM TO\), not 4\n/,
+      /^✗ too many arguments for 'diff': it takes at most 3 \(ARTIFACT FROM TO\), not 4\n/,
     );
     // A missing argument that has choices lists them.
     const noShell = await owner.run(['completion']);

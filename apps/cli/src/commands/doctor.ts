@@ -222,10 +222,14 @@ async function runChecks(ctx: Context): Promise<Check[]> {
   } else if (space) {
     try {
       const view = await ctx.readSpace(hub.space(space.spaceId, space.key));
+      // Muted: the key works, for reading; what it cannot do is said, as whoami says it.
+      const muted = view.participants.some(
+        (p) => p.participantId === space.participantId && p.status === 'muted',
+      );
       checks.push({
         name: 'default space',
         status: 'ok',
-        detail: `${view.name}: ${view.state}, your ${space.role} key works`,
+        detail: `${view.name}: ${view.state}, your ${space.role} key works${muted ? ' (muted by the owner: you read, and cannot send, create documents or take locks)' : ''}`,
       });
     } catch (error) {
       const status = error instanceof ConveneError ? error.status : undefined;

@@ -128,7 +128,9 @@ export function registerArtifactUnlock(artifact: Command, app: App): void {
           quiet: () => doc.id,
           human: () =>
             holder === undefined
-              ? ctx.out.info(`${name} was not locked; nothing to release.`)
+              ? ctx.out.info(
+                  `${name} was not locked (a lock held before had lapsed or was released); nothing to release.`,
+                )
               : ctx.out.success(
                   holder !== found.saved.participantId
                     ? `Released ${found.names.get(holder) ?? holder}’s lock on ${name}`
