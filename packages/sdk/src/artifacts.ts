@@ -517,7 +517,7 @@ export class Artifacts extends SpaceResource {
         const delay = Math.min(backoffMs(n, 2000, 200), lapse > 100 ? lapse : 100, left);
         if (!n)
           this.transport.logger.info(
-            `artifact ${artifactId} is locked (${error.message}); waiting up to ${Math.round(left)} ms for it`,
+            `artifact ${artifactId} is locked (${error.message}); waiting ${left < 1 / 0 ? `up to ${Math.round(left)} ms ` : ''}for it`,
           );
         await sleep(delay, signal, this.lockAborted(artifactId));
       }

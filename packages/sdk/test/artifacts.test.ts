@@ -754,6 +754,24 @@ describe('artifacts', () => {
         ).rejects.toBeInstanceOf(AbortError);
       });
 
+      it('waits without end with waitMs: Infinity, until the signal, and logs the wait without a number', async () => {
+        const { owner } = await ownedSpace();
+        const alice = await participant(owner, 'Alice');
+        const said: string[] = [];
+        const logger = { debug() {}, info: (line: string) => said.push(line), warn() {}, error() {} };
+        const bob = await participant(owner, 'Bob', hub({ logger, logLevel: 'info' }));
+        const doc = await alice.artifacts.create({ name: 'doc', content: 'x' });
+        await alice.artifacts.lock(doc.id);
+        const stop = new AbortController();
+        setTimeout(() => stop.abort(), 600);
+        await expect(
+          bob.artifacts.lock(doc.id, { waitMs: Number.POSITIVE_INFINITY, signal: stop.signal }),
+        ).rejects.toBeInstanceOf(AbortError);
+        const waiting = said.filter((line) => line.includes(' is locked ('));
+        expect(waiting).toEqual([expect.stringMatching(/; waiting for it$/)]);
+        expect(waiting[0]).not.toContain('Infinity');
+      });
+
       // LOCK_TTL_S=3 on the shared test server.
       it('takes a lock that lapses while it waits, soon after its lockExpiresAt, and holds it a whole lifetime from then', async () => {
         const { owner } = await ownedSpace();
