@@ -315,6 +315,17 @@ describe('whoami with space keys alone', () => {
       `Keys are saved for another server: ${new URL(relay.url).origin} (1). Add \`--url ${new URL(relay.url).origin}\``,
     );
     expect(elsewhere.stderr).not.toContain('`convene join LINK`');
+    // A space named, by name or id, whose key is saved for that other server: said so.
+    const origin = new URL(relay.url).origin;
+    const byName = await away.run(['--url', server.url, 'messages', 'Away']);
+    expect(byName.code).toBe(5);
+    expect(byName.stderr).toContain(
+      `Your key for it is saved for another server, ${origin}: add \`--url ${origin}\` (or set CONVENE_URL=${origin}).`,
+    );
+    const awayId = Object.keys(away.credentials().hosts[origin].spaces)[0]!;
+    const byId = await away.run(['--url', server.url, 'space', 'use', awayId]);
+    expect(byId.code).toBe(4);
+    expect(byId.stderr).toContain(`Your key for it is saved for another server, ${origin}`);
   });
 });
 

@@ -1325,6 +1325,12 @@ describe('invite, join, participants, moderation, leave', () => {
       expect({ args, code: refused.code }).toEqual({ args, code: 4 });
       expect(refused.stderr).toContain('only the owner of "Newer name"');
     }
+    // With --json, the server's code for it, as a refusal by the server carries.
+    expect(JSON.parse((await other.run(['mute', 'Erin', '--json'])).stderr)).toMatchObject({
+      error: expect.stringContaining('only the owner of "Newer name"'),
+      code: 'owner_key_required',
+      exitCode: 4,
+    });
     expect(other.credentials().hosts[server.url].spaces[spaceId].name).toBe('Newer name');
     expect((await owner.run(['space', 'close', '--yes'])).code).toBe(0);
     const closed = await other.run(['messages']);

@@ -277,6 +277,8 @@ export class Context {
       return found;
     }
     const elsewhere = this.savedUnderAlias(reference);
+    // Saved for another server (an earlier `serve --port`, a `--url` given once): the key is there.
+    const other = elsewhere ? undefined : this.savedForOtherServer(reference);
     const Failure = saved.length || elsewhere ? CliError : NoSpaceSavedError;
     // A whole id names a space, which may well exist: what is missing is its key (exit 4, as any
     // credential). A name or the start of an id names nothing convene knows: not found (exit 5),
@@ -286,13 +288,15 @@ export class Context {
         exitCode: ExitCode.auth,
         hint: elsewhere
           ? aliasHint(elsewhere)
-          : `Join it with \`convene join ${reference} --key KEY\` (or the invitation link). If you created or joined it while logged in, \`convene login\` then \`convene space use ${reference}\` recovers your key from your account.`,
+          : other
+            ? otherServerHint(other)
+            : `Join it with \`convene join ${reference} --key KEY\` (or the invitation link). If you created or joined it while logged in, \`convene login\` then \`convene space use ${reference}\` recovers your key from your account.`,
       });
     }
-    if (elsewhere) {
+    if (elsewhere || other) {
       throw new Failure(`no space "${reference}" among those you hold keys for on ${this.url}`, {
         exitCode: ExitCode.notFound,
-        hint: aliasHint(elsewhere),
+        hint: elsewhere ? aliasHint(elsewhere) : otherServerHint(other!),
       });
     }
     const near = closest(
@@ -319,6 +323,18 @@ export class Context {
             (s) => s.spaceId === reference.toLowerCase() || sameName(s.name, reference),
           ),
     );
+  }
+
+  /** The URL of another server (not this machine's other name for this one) holding a key for `reference`. */
+  private savedForOtherServer(reference: string): string | undefined {
+    for (const [url, host] of Object.entries(this.store.read().hosts)) {
+      if (url === hostKey(this.url)) continue;
+      const held = Object.values(host.spaces).some(
+        (s) => s.spaceId === reference.toLowerCase() || sameName(s.name, reference),
+      );
+      if (held) return url;
+    }
+    return undefined;
   }
 
   /**
@@ -522,6 +538,9 @@ export class Context {
       throw new CliError(`only the owner of "${space.name}" can ${action}`, {
         exitCode: ExitCode.auth,
         hint: 'Your key for this space is a participant key; ask the owner.',
+        // The server's code for it (401), which a script tells from the others by, as when the
+        // server refuses; nothing was sent, so no status.
+        details: { code: 'owner_key_required' },
       });
     }
   }
@@ -562,6 +581,10 @@ const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
 export const isLoopback = (hostname: string): boolean => LOOPBACK.has(hostname);
 
 /** What to do when the key is saved under another spelling of this machine's address. */
+/** Where the key of a space named is saved for another server, and how to use it. */
+const otherServerHint = (url: string): string =>
+  `Your key for it is saved for another server, ${url}: add \`--url ${url}\` (or set CONVENE_URL=${url}).`;
+
 export const aliasHint = (url: string): string =>
   `Your key for it is saved under ${url}, another name for this machine: add \`--url ${url}\` (or set CONVENE_URL=${url}).`;
 
