@@ -428,7 +428,7 @@ describe('space create, list, show, use, update, close', () => {
     // found"; and where its data is (./.data where it started, or DATA_DIR, --data-dir,
     // --database-url) convene cannot know, so it is not said as a fact. How it must run, instead.
     expect(table.stderr).toContain(
-      'Start the server that keeps your spaces again, on its own data: convene serve --port 9 as it was started (its data is where it was started: ./.data in the directory it was started from, unless it was given --data-dir, DATA_DIR, --database-url or DATABASE_URL, which it needs again)',
+      'Start the server that keeps your spaces again, on its own data: convene serve --port 9 as it was started, with its data (./.data in the directory it was started from, unless it was given --data-dir, DATA_DIR, --database-url or DATABASE_URL, which it needs again). Started on other data, it would be a new server, without your spaces.',
     );
     expect(table.stderr).not.toContain('its data is in .data there');
     expect(table.stderr).not.toContain('`convene serve');

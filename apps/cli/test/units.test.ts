@@ -731,9 +731,13 @@ describe('a server that does not answer', () => {
     const own = unreachableHint('http://127.0.0.1:4301', true, { keysHere: true });
     // Where its data is, convene cannot know (DATA_DIR, --data-dir, --database-url): not said as a fact.
     expect(own).toBe(
-      'No server answers there. Start the server that keeps your spaces again, on its own data: convene serve --port 4301 as it was started (its data is where it was started: ./.data in the directory it was started from, unless it was given --data-dir, DATA_DIR, --database-url or DATABASE_URL, which it needs again); started on other data, it would be a new server, without your spaces.',
+      'No server answers there. Start the server that keeps your spaces again, on its own data: convene serve --port 4301 as it was started, with its data (./.data in the directory it was started from, unless it was given --data-dir, DATA_DIR, --database-url or DATABASE_URL, which it needs again). Started on other data, it would be a new server, without your spaces.',
     );
     expect(own).not.toContain('its data is in .data there');
+    // No --url given: the other way out, a sentence of its own (it ended the data's sentence).
+    expect(unreachableHint('http://127.0.0.1:4301', false, { keysHere: true })).toMatch(
+      /which it needs again\)\. Started on other data, it would be a new server, without your spaces\. Or point at another with --url or CONVENE_URL\.$/,
+    );
   });
 
   it('tells a refused connection (nothing listens) from one something listening reset, closed or answered in another protocol', () => {

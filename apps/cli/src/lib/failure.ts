@@ -228,7 +228,8 @@ export function unreachableHint(
   const serve = serveCommand(url);
   const elsewhere = explicit ? '' : ', or point at another with --url or CONVENE_URL';
   if (keysHere) {
-    return `No server answers there. Start the server that keeps your spaces again, on its own data: ${serve} as it was started (its data is where it was started: ./.data in the directory it was started from, unless it was given --data-dir, DATA_DIR, --database-url or DATABASE_URL, which it needs again); started on other data, it would be a new server, without your spaces${elsewhere}.`;
+    // Sentences of their own: the data it needs again, then the other way out.
+    return `No server answers there. Start the server that keeps your spaces again, on its own data: ${serve} as it was started, with its data (./.data in the directory it was started from, unless it was given --data-dir, DATA_DIR, --database-url or DATABASE_URL, which it needs again). Started on other data, it would be a new server, without your spaces.${explicit ? '' : ' Or point at another with --url or CONVENE_URL.'}`;
   }
   return `No server answers there. Start one in another terminal with \`${serve}\`${elsewhere}.`;
 }
