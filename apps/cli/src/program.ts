@@ -239,8 +239,8 @@ const SYNONYMS: Record<string, string> = {
     'Did you mean messages? `convene messages` lists a space’s messages; `convene artifact history ARTIFACT` a document’s versions.',
   chat: 'Did you mean send? `convene send TEXT` sends a message.',
   say: 'Did you mean send? `convene send TEXT` sends a message.',
-  ban: 'Did you mean kick? `convene kick WHO` removes a participant (owner).',
-  remove: 'Did you mean kick? `convene kick WHO` removes a participant (owner).',
+  ban: 'Did you mean kick? `convene kick PARTICIPANT` removes a participant (owner).',
+  remove: 'Did you mean kick? `convene kick PARTICIPANT` removes a participant (owner).',
   members: 'Did you mean participants? `convene participants` lists who is in a space.',
   users: 'Did you mean participants? `convene participants` lists who is in a space.',
   // Under a command: its path after `convene`, then the word.
@@ -248,15 +248,20 @@ const SYNONYMS: Record<string, string> = {
   'space remove': 'Did you mean close? `convene space close SPACE` closes a space for good (owner).',
   'space switch': 'Did you mean use? `convene space use SPACE` makes it the default.',
   'space select': 'Did you mean use? `convene space use SPACE` makes it the default.',
-  'artifact cat': 'Did you mean show? `convene artifact show DOC` prints a document.',
-  'artifact read': 'Did you mean show? `convene artifact show DOC` prints a document.',
-  'artifact export': 'Did you mean download? `convene artifact download DOC` writes its markdown.',
+  'artifact cat': 'Did you mean show? `convene artifact show ARTIFACT` prints a document.',
+  'artifact read': 'Did you mean show? `convene artifact show ARTIFACT` prints a document.',
+  'artifact export': 'Did you mean download? `convene artifact download ARTIFACT` writes its markdown.',
   'artifact save':
-    'Did you mean write? `convene artifact write DOC` saves a file or stdin as the next version.',
+    'Did you mean write? `convene artifact write ARTIFACT` saves a file or stdin as the next version.',
   'artifact rename':
     'Documents keep the name they were created with: `convene artifact create NAME` makes another.',
   'artifact delete': 'Documents are kept with their history for as long as the space: there is no delete.',
   'artifact remove': 'Documents are kept with their history for as long as the space: there is no delete.',
+  'artifact rm': 'Documents are kept with their history for as long as the space: there is no delete.',
+  'space rm': 'Did you mean close? `convene space close SPACE` closes a space for good (owner).',
+  'webhook delete': 'Did you mean remove? `convene webhook remove ID` deletes a webhook.',
+  'token delete': 'Did you mean revoke? `convene token revoke TOKEN` revokes a token.',
+  'token remove': 'Did you mean revoke? `convene token revoke TOKEN` revokes a token.',
 };
 
 /**
@@ -453,13 +458,15 @@ function versionHint(command: Command): string {
 
 /** "missing required argument 'shell'" of an argument with choices ends with them: ": bash, zsh or fish". */
 function withChoices(text: string, command: Command): string {
+  // The completion's own command (hidden, run by the shell) keeps commander's words.
+  if (command.name() === '__complete') return text;
   // Commander's words for a value that is not among the choices, said as ours: what was given, and
   // what may be (`unknown shell 'powershell': bash, zsh or fish`).
   const invalid =
     /^command-argument value '(.*)' is invalid for argument '([^']+)'\. Allowed choices are .*\.$/s.exec(
       text,
     ) ??
-    /^option '(?:-\w, )?(--[\w-]+)[^']*' argument '(.*)' is invalid\. Allowed choices are .*\.$/s.exec(text);
+    /^option '(?:-\w, )?(--[\w-]+)[^']*' argument '(.*)' is invalid\. Allowed choices are .*\.$/.exec(text);
   if (invalid) {
     const argument = text.startsWith('option');
     const [given, name] = argument ? [invalid[2]!, invalid[1]!] : [invalid[1]!, invalid[2]!];
@@ -470,12 +477,14 @@ function withChoices(text: string, command: Command): string {
   }
   // `too many arguments for 'diff'. Expected 3 arguments but got 4.`: with the arguments it takes
   // (no command line in backquotes: a hint may follow with the one to run).
-  const many = /^too many arguments for ('[^']+')\. Expected (\d+) arguments? but got (\d+)\.$/.exec(text);
+  const many = /^too many arguments for '[^']+'\. Expected \d+ arguments? but got (\d+)\.$/.exec(text);
   if (many) {
     const { registeredArguments: taken } = command;
+    const named = commandPath(command);
+    if (taken.length === 0) return `too many arguments: ${named} takes none, not ${many[1]}`;
     const names = taken.map((a) => a.name().toUpperCase()).join(' ');
     const most = taken.every((a) => a.required) ? '' : 'at most ';
-    return `too many arguments for ${many[1]}: it takes ${most}${many[2]} (${names}), not ${many[3]}`;
+    return `too many arguments: ${named} takes ${most}${taken.length} (${names}), not ${many[1]}`;
   }
   const name = /^missing required argument '([^']+)'$/.exec(text)?.[1];
   const choices = command.registeredArguments.find((argument) => argument.name() === name)?.argChoices;

@@ -326,6 +326,10 @@ describe('whoami with space keys alone', () => {
     const byId = await away.run(['--url', server.url, 'space', 'use', awayId]);
     expect(byId.code).toBe(4);
     expect(byId.stderr).toContain(`Your key for it is saved for another server, ${origin}`);
+    // By the start of its id, as spaces are named here.
+    const byStart = await away.run(['--url', server.url, 'messages', awayId.slice(0, 8)]);
+    expect(byStart.code).toBe(5);
+    expect(byStart.stderr).toContain(`Your key for it is saved for another server, ${origin}`);
   });
 });
 

@@ -247,7 +247,7 @@ describe('create, list, show, write, download, history, diff, restore', () => {
     const again = await owner.run(['artifact', 'unlock', 'locked.md']);
     expect(again.code).toBe(0);
     expect(again.stderr).toContain(
-      'locked.md was not locked (a lock held before had lapsed or was released); nothing to release.',
+      'locked.md was not locked (if you held a lock on it, it had lapsed or was released); nothing to release.',
     );
     expect(again.stderr).not.toContain('✓');
     const againJson = await owner.run(['artifact', 'unlock', 'locked.md', '--json']);

@@ -32,7 +32,7 @@ describe('space create, list, show, use, update, close', () => {
     const second = await owner.run(['space', 'create', 'beta']);
     expect(second.code).toBe(0);
     expect(second.stderr).toContain(
-      'You now have 2 spaces called "beta" here: name them by id (`convene space list` shows the ids), or give one another name with `convene space update ID --name NEW`.',
+      'You now have 2 spaces called "beta" here: name them by id (`convene space list` shows the ids) or by their name in its exact case, or give one another name with `convene space update ID --name NEW`.',
     );
     // As it said: the name alone names neither (but as typed, in its case).
     const ambiguous = await owner.run(['space', 'use', 'BEta']);
@@ -1059,7 +1059,7 @@ describe('invite, join, participants, moderation, leave', () => {
     // Kicking someone waiting refuses them, as reject does: said so, here and in tail.
     const kicked = await owner.run(['kick', 'Eve']);
     expect(kicked.code).toBe(0);
-    expect(kicked.stderr).toContain("Refused Eve's request to join Selective");
+    expect(kicked.stderr).toContain('Refused Eve’s request to join Selective');
     await tail.waitFor(/Eve was refused$/m);
     expect(tail.stdout()).not.toContain('Eve was removed');
     expect((await tail.interrupt()).code).toBe(0);
@@ -1077,7 +1077,7 @@ describe('invite, join, participants, moderation, leave', () => {
     await waitingForApproval(owner, 'Rex');
     const rejected = await owner.run(['reject', 'Rex']);
     expect(rejected.code).toBe(0);
-    expect(rejected.stderr).toContain("Refused Rex's request to join Selective");
+    expect(rejected.stderr).toContain('Refused Rex’s request to join Selective');
     const rexRefused = await rexJoining;
     expect(rexRefused.code).toBe(4);
     // With --json, the server's code and status, as every refusal carries them.
@@ -1159,7 +1159,7 @@ describe('invite, join, participants, moderation, leave', () => {
     expect(notWaiting.code).toBe(6);
     expect(notWaiting.stderr).toContain('Mallory is not waiting for approval');
     expect(notWaiting.stderr).toContain(
-      "Mallory's status is active; only participants whose status is waitingForApproval can be refused",
+      'Mallory’s status is active; only participants whose status is waitingForApproval can be refused',
     );
     expect(notWaiting.stderr).toContain('To remove them, `convene kick "Mallory"`.');
     expect((await guest.run(['send', 'still in'])).code).toBe(0);
@@ -1618,10 +1618,10 @@ describe('the participant picker of the moderation verbs', () => {
       expect(terminal.screen()).toContain('Fred (waitingForApproval)');
       terminal.press('Enter');
       // Picked, then confirmed: kicking someone waiting refuses their request.
-      await eventually(() => expect(terminal.screen()).toContain("Refuse Fred's request to join Picky?"));
+      await eventually(() => expect(terminal.screen()).toContain('Refuse Fred’s request to join Picky?'));
       terminal.press('y');
       await eventually(() => expect(terminal.screen()).toContain('EXIT=0'));
-      expect(terminal.screen()).toContain("Refused Fred's request to join Picky");
+      expect(terminal.screen()).toContain('Refused Fred’s request to join Picky');
     } finally {
       terminal.close();
     }
@@ -1661,7 +1661,7 @@ describe('kick and reject on a terminal', () => {
     const { humanLink } = (await owner.run(['invite', '--json'])).json();
     const joining = follow(user(), ['join', humanLink, '--name', 'Rae']);
     await waitingForApproval(owner, 'Rae');
-    const question = "Refuse Rae's request to join Door?";
+    const question = 'Refuse Rae’s request to join Door?';
     expect(await answered(owner, ['reject', 'Rae'], question, 'n')).toContain('EXIT=1');
     expect(await status(owner, 'Rae')).toBe('waitingForApproval');
     expect(await answered(owner, ['reject', 'Rae'], question, 'y')).toContain('EXIT=0');

@@ -127,7 +127,7 @@ describe('tail in a terminal', () => {
       expect((await guest.run(['artifact', 'unlock', 'notes.md'])).code).toBe(0);
       // Whose lock it was: the event names the document alone (a release, the owner's, a lapse).
       await eventually(() =>
-        expect(terminal.screen()).toContain(`document "notes.md" unlocked (Gus's lock)`),
+        expect(terminal.screen()).toContain(`document "notes.md" unlocked (Gus’s lock)`),
       );
       // Each change brings a fresh context; none of them is a reconnection.
       expect(terminal.screen()).not.toContain('Reconnected');

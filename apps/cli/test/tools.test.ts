@@ -248,11 +248,13 @@ describe('help, version, usage errors', () => {
     const under = {
       'space delete': 'Did you mean close? `convene space close SPACE`',
       'space switch': 'Did you mean use? `convene space use SPACE`',
-      'doc cat': 'Did you mean show? `convene artifact show DOC`',
-      'artifact export': 'Did you mean download? `convene artifact download DOC`',
+      'doc cat': 'Did you mean show? `convene artifact show ARTIFACT`',
+      'artifact export': 'Did you mean download? `convene artifact download ARTIFACT`',
       'artifact rename': 'Documents keep the name they were created with',
       ban: 'Did you mean kick?',
       members: 'Did you mean participants?',
+      'webhook delete': 'Did you mean remove?',
+      'token delete': 'Did you mean revoke?',
     };
     for (const [words, said] of Object.entries(under)) {
       const synonym = await owner.run([...words.split(' '), 'x']);
@@ -275,8 +277,15 @@ describe('help, version, usage errors', () => {
     const many = await owner.run(['artifact', 'diff', 'x', '1', '2', '3']);
     expect(many.code).toBe(2);
     expect(many.stderr).toMatch(
-      /^✗ too many arguments for 'diff': it takes at most 3 \(ARTIFACT FROM TO\), not 4\n/,
+      /^✗ too many arguments: convene artifact diff takes at most 3 \(ARTIFACT FROM TO\), not 4\n/,
     );
+    // Every argument required; none at all.
+    expect((await owner.run(['webhook', 'add', 'u', 'v'])).stderr).toMatch(
+      /^✗ too many arguments: convene webhook add takes 1 \(URL\), not 2\n/,
+    );
+    const none = await owner.run(['whoami', 'x']);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(/^✗ too many arguments: convene whoami takes none, not 1\n/);
     // A missing argument that has choices lists them.
     const noShell = await owner.run(['completion']);
     expect(noShell.code).toBe(2);

@@ -24,7 +24,7 @@ const ALREADY = {
 } as const;
 
 /** What a terminal asks before refusing a request to join: `reject`, or `kick` of someone waiting. */
-const refuseQuestion = (who: string, space: string) => `Refuse ${who}'s request to join ${space}?`;
+const refuseQuestion = (who: string, space: string) => `Refuse ${who}’s request to join ${space}?`;
 
 /**
  * The owner's moderation verbs share one shape: a participant, by name, the start of one (`ada`
@@ -216,7 +216,7 @@ export function registerModeration(program: Command, app: App): void {
           });
         }
         // Not "the state changed": where the participant stands is why.
-        const standing = `${participant.name}'s status is ${participant.status}; only participants whose status is ${listed(
+        const standing = `${participant.name}’s status is ${participant.status}; only participants whose status is ${listed(
           action.candidates,
         )} can be ${action.done.toLowerCase()} (see \`${suggest(ctx, 'participants')}\`).`;
         if ((action.already as readonly string[]).includes(participant.status)) {
@@ -269,7 +269,7 @@ export function registerModeration(program: Command, app: App): void {
             human: () =>
               ctx.out.success(
                 refused
-                  ? `Refused ${ctx.out.c.bold(participant.name)}'s request to join ${saved.name}`
+                  ? `Refused ${ctx.out.c.bold(participant.name)}’s request to join ${saved.name}`
                   : `${action.done} ${ctx.out.c.bold(participant.name)} ${action.where} ${saved.name}`,
               ),
           },

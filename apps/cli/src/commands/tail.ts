@@ -285,7 +285,7 @@ class TailView {
         const held = this.holders.get(event.data.id);
         this.holders.delete(event.data.id);
         const whose =
-          held === undefined ? '' : held === this.me ? ' (your lock)' : ` (${this.who(held)}'s lock)`;
+          held === undefined ? '' : held === this.me ? ' (your lock)' : ` (${this.who(held)}’s lock)`;
         note(`document "${event.data.name}" unlocked${whose}`);
         return;
       }

@@ -329,8 +329,10 @@ export class Context {
   private savedForOtherServer(reference: string): string | undefined {
     for (const [url, host] of Object.entries(this.store.read().hosts)) {
       if (url === hostKey(this.url)) continue;
+      // By its name, its id, or the start of its id (4 characters or more), as spaces are named here.
+      const start = reference.length >= 4 ? reference.toLowerCase() : undefined;
       const held = Object.values(host.spaces).some(
-        (s) => s.spaceId === reference.toLowerCase() || sameName(s.name, reference),
+        (s) => (start !== undefined && s.spaceId.startsWith(start)) || sameName(s.name, reference),
       );
       if (held) return url;
     }
@@ -539,7 +541,7 @@ export class Context {
         exitCode: ExitCode.auth,
         hint: 'Your key for this space is a participant key; ask the owner.',
         // The server's code for it (401), which a script tells from the others by, as when the
-        // server refuses; nothing was sent, so no status.
+        // server refuses; the owner's action was not sent, so no status.
         details: { code: 'owner_key_required' },
       });
     }
@@ -581,12 +583,12 @@ const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
 export const isLoopback = (hostname: string): boolean => LOOPBACK.has(hostname);
 
 /** What to do when the key is saved under another spelling of this machine's address. */
+export const aliasHint = (url: string): string =>
+  `Your key for it is saved under ${url}, another name for this machine: add \`--url ${url}\` (or set CONVENE_URL=${url}).`;
+
 /** Where the key of a space named is saved for another server, and how to use it. */
 const otherServerHint = (url: string): string =>
   `Your key for it is saved for another server, ${url}: add \`--url ${url}\` (or set CONVENE_URL=${url}).`;
-
-export const aliasHint = (url: string): string =>
-  `Your key for it is saved under ${url}, another name for this machine: add \`--url ${url}\` (or set CONVENE_URL=${url}).`;
 
 /**
  * Whether two server URLs name one server: the same URL as the credential file keys it, or this

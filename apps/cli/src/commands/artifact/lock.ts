@@ -129,7 +129,7 @@ export function registerArtifactUnlock(artifact: Command, app: App): void {
           human: () =>
             holder === undefined
               ? ctx.out.info(
-                  `${name} was not locked (a lock held before had lapsed or was released); nothing to release.`,
+                  `${name} was not locked (if you held a lock on it, it had lapsed or was released); nothing to release.`,
                 )
               : ctx.out.success(
                   holder !== found.saved.participantId

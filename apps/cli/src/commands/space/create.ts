@@ -93,7 +93,7 @@ export function registerSpaceCreate(space: Command, app: App): void {
       const { out } = ctx;
       if (twins > 0) {
         out.warn(
-          `You now have ${twins + 1} spaces called ${JSON.stringify(inline(name))} here: name them by id (\`${suggest(ctx, 'space list')}\` shows the ids), or give one another name with \`${suggest(ctx, 'space update', { args: [verbatim('ID')], options: { '--name': verbatim('NEW') } })}\`.`,
+          `You now have ${twins + 1} spaces called ${JSON.stringify(inline(name))} here: name them by id (\`${suggest(ctx, 'space list')}\` shows the ids) or by their name in its exact case, or give one another name with \`${suggest(ctx, 'space update', { args: [verbatim('ID')], options: { '--name': verbatim('NEW') } })}\`.`,
         );
       }
       out.result(created, {
