@@ -4,11 +4,13 @@ import { eventually, joinAs } from './helpers/cli';
 import { freePort, serverForFile } from './helpers/server';
 
 // The receiver runs on this machine, which a server refuses to push to unless its operator allows it.
-const file = serverForFile({ WEBHOOK_ALLOW_PRIVATE: 'true' });
+// One immediate retry, then a failing webhook is disabled (WEBHOOK_RETRY_DELAYS_S).
+const file = serverForFile({ WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_DELAYS_S: '0' });
 
 /** A receiver of deliveries on this machine: the payloads it was sent, in order. */
 let receiver: Server;
 let hook: string;
+let failing: string;
 const received: { type: string; data: { content?: string; senderName?: string } }[] = [];
 beforeAll(async () => {
   const port = await freePort();
@@ -18,12 +20,15 @@ beforeAll(async () => {
       body += chunk;
     });
     request.on('end', () => {
+      // /failing refuses every delivery.
+      if (request.url === '/failing') return void response.writeHead(500).end();
       received.push(JSON.parse(body));
       response.writeHead(204).end();
     });
   });
   await new Promise<void>((resolve) => receiver.listen(port, '127.0.0.1', resolve));
   hook = `http://127.0.0.1:${port}/hook`;
+  failing = `http://127.0.0.1:${port}/failing`;
 });
 afterAll(() => new Promise<void>((resolve) => receiver.close(() => resolve())));
 
@@ -55,5 +60,23 @@ describe('webhook deliveries', () => {
         ['message', 'closing'],
       ]),
     );
+  });
+
+  it('adds a webhook again at the URL of one of yours that delivery disabled (only an enabled one is refused)', async () => {
+    const owner = file.user();
+    const guest = file.user();
+    await owner.run(['space', 'create', 'Failing', '--owner-name', 'Olga']);
+    await joinAs(owner, guest, 'Gus');
+    expect((await guest.run(['webhook', 'add', failing, '-q'])).code).toBe(0);
+    expect((await guest.run(['webhook', 'add', failing])).code).toBe(6);
+    expect((await owner.run(['send', 'to a receiver that fails'])).code).toBe(0);
+    await eventually(async () =>
+      expect((await guest.run(['webhook', 'list', '--json'])).json()).toEqual([
+        expect.objectContaining({ url: failing, enabled: false }),
+      ]),
+    );
+    const again = await guest.run(['webhook', 'add', failing, '--json']);
+    expect(again.code).toBe(0);
+    expect(again.json()).toMatchObject({ url: failing, enabled: true });
   });
 });
