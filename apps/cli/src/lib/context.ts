@@ -8,14 +8,14 @@ import {
   NotFoundError,
   type SpaceView,
 } from '@convene/sdk';
+import { commandLine, type LineParts } from './command-line';
 import { CliError, NoSpaceSavedError, UsageError } from './errors';
 import { ExitCode } from './exit-codes';
 import { conveneFetch, isNotConvene } from './not-convene';
 import { detectMode, inline, Output } from './output';
-import { type Value, verbatim } from './quote';
+import { shellWord, type Value, verbatim } from './quote';
 import { closest, find, sameName } from './resolve';
 import { CredentialStore, type HostEntry, hostKey, type StoredSpace } from './store';
-import { suggest } from './suggest';
 
 export const DEFAULT_URL = 'http://localhost:3000';
 
@@ -260,11 +260,11 @@ export class Context {
       throw new (saved.length || elsewhere ? CliError : NoSpaceSavedError)(`no space chosen on ${this.url}`, {
         exitCode: saved.length ? ExitCode.usage : ExitCode.auth,
         hint: saved.length
-          ? `Name one (see \`${suggest(this, 'space list')}\`) or pick a default with \`${suggest(this, 'space use', { args: [verbatim('SPACE')] })}\`.`
+          ? `Name one (see \`${this.line('space list')}\`) or pick a default with \`${this.line('space use', { args: [verbatim('SPACE')] })}\`.`
           : elsewhere
             ? aliasHint(elsewhere)
             : (this.keysElsewhereHint() ??
-              `Create one with \`${suggest(this, 'space create', { args: [verbatim('NAME')] })}\`, or join one with \`convene join LINK\`.`),
+              `Create one with \`${this.line('space create', { args: [verbatim('NAME')] })}\`, or join one with \`convene join LINK\`.`),
       });
     }
     const found = find(saved, reference, {
@@ -305,7 +305,7 @@ export class Context {
     );
     throw new Failure(`no space "${reference}" among those you hold keys for on ${this.url}`, {
       exitCode: ExitCode.notFound,
-      hint: `${near ? `Did you mean "${inline(near)}"? ` : ''}See them, by their current names, with \`${suggest(this, 'space list')}\`.`,
+      hint: `${near ? `Did you mean "${inline(near)}"? ` : ''}See them, by their current names, with \`${this.line('space list')}\`.`,
     });
   }
 
@@ -323,6 +323,16 @@ export class Context {
             (s) => s.spaceId === reference.toLowerCase() || sameName(s.name, reference),
           ),
     );
+  }
+
+  /** `--url` again, as given (a line run without it would go to another server), else nothing. */
+  urlFlag(): Record<string, Value> {
+    return this.options.url !== undefined ? { '--url': verbatim(shellWord(this.url)) } : {};
+  }
+
+  /** A command line of a command that acts on no space (`space list`), with `--url` when given. */
+  line(words: string, { args, options }: LineParts = {}): string {
+    return commandLine(words, { ...(args ? { args } : {}), options: { ...options, ...this.urlFlag() } });
   }
 
   /** The URL of another server (not this machine's other name for this one) holding a key for `reference`. */
@@ -503,7 +513,7 @@ export class Context {
       out.info(`${out.c.bold(inline(now.name))}, ${one}, is your default space now.`);
     } else if (others > 1) {
       out.hint(
-        `No space is chosen now: pick the default with \`${suggest(this, 'space use', { args: [verbatim('NAME')] })}\` (\`${suggest(this, 'space list')}\` lists them).`,
+        `No space is chosen now: pick the default with \`${this.line('space use', { args: [verbatim('NAME')] })}\` (\`${this.line('space list')}\` lists them).`,
       );
     } else if (how === 'left') {
       out.hint(

@@ -1,6 +1,7 @@
+import { commandLine, type LineParts } from './command-line';
 import type { Context } from './context';
 import { inline } from './output';
-import { shellValue, shellWord, type Value, verbatim } from './quote';
+import { type Value, verbatim } from './quote';
 import { sameName } from './resolve';
 import type { StoredSpace } from './store';
 
@@ -20,31 +21,6 @@ const SPACE_ARGUMENT = [
 /** The commands that act on no space: a line of theirs names none, whichever the command acted on. */
 const SPACELESS = ['space list', 'space create', 'space use', 'join', 'login', 'whoami', 'doctor'];
 
-/** What a suggested command line holds after its command's words. */
-export interface LineParts {
-  /** Its arguments, in order: the names a person gave (quoted) and words of ours (`verbatim`). */
-  args?: readonly Value[];
-  /** Its options, in order, with their values (`true`: a flag alone, `--json`). */
-  options?: Readonly<Record<string, Value | true>>;
-}
-
-/**
- * `convene WORDS ARGS… OPTIONS…`, each value a shell word (`quoted`), so that the line pastes as
- * it is. An argument that starts with `-` would be read as an option (`unknown option
- * '-draft.md'`): then every argument goes after `--`, which ends the options, and the options
- * before it, since after it they would be arguments too: `convene artifact write --file F --
- * "-draft.md"`. `words`: the command's own words (`artifact write`), nothing a person gave.
- */
-export function commandLine(words: string, { args = [], options = {} }: LineParts = {}): string {
-  const flags = Object.entries(options).map(([flag, value]) =>
-    value === true ? flag : `${flag} ${shellValue(value)}`,
-  );
-  const positional = args.map(shellValue);
-  const dashed = args.some((arg) => typeof arg === 'string' && arg.startsWith('-'));
-  const parts = dashed ? [...flags, '--', ...positional] : [...positional, ...flags];
-  return ['convene', words, ...parts].join(' ');
-}
-
 /**
  * The `convene WORDS …` command line a hint suggests (see `commandLine`), acting on the same space
  * as the command that suggests it: copied as it is, it must not act on the default space instead.
@@ -53,6 +29,8 @@ export function commandLine(words: string, { args = [], options = {} }: LinePart
  * which off a terminal takes no default). `space`: another than the one the command acted on (a
  * row of `space list`). A server given with --url is given again (CONVENE_URL carries over by itself).
  */
+export { commandLine, type LineParts };
+
 export function suggest(
   ctx: Context,
   words: string,
@@ -60,10 +38,7 @@ export function suggest(
 ): string {
   const { args = [] } = options;
   // A server named with --url is named again: the line run as it is would go to another.
-  const flags = {
-    ...options.options,
-    ...(ctx.options.url !== undefined ? { '--url': verbatim(shellWord(ctx.url)) } : {}),
-  };
+  const flags = { ...options.options, ...ctx.urlFlag() };
   const chosen = ctx.chosenSpace;
   const space = options.space ?? chosen?.space;
   if (!space || SPACELESS.includes(words)) return commandLine(words, { args, options: flags });
