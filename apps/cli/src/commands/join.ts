@@ -319,7 +319,7 @@ function invitationOf(link: string): { spaceId: string; invitationKey: string } 
 }
 
 /**
- * The server a command without --url or CONVENE_URL uses: the one saved (`login --url`, a join),
+ * The server a command without --url or CONVENE_URL uses: the one saved by a join,
  * else the default; one saved that is no URL any more counts as none.
  */
 function rememberedServer(ctx: Context): string {

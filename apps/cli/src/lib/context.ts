@@ -100,7 +100,7 @@ export class Context {
     this.explicitUrl = options.url ?? (env.CONVENE_URL || undefined);
   }
 
-  /** --url, else CONVENE_URL, else the server saved by `login --url` or `join`, else localhost:3000. */
+  /** --url, else CONVENE_URL, else the server saved by `join` (where it joined), else localhost:3000. */
   get url(): string {
     const fromEnv = this.options.url === undefined && this.explicitUrl !== undefined;
     return normaliseUrl(

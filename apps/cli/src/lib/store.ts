@@ -89,7 +89,7 @@ export type SetAside = z.infer<typeof ZSetAside>;
 
 const ZStoreFile = z.object({
   version: z.literal(1),
-  /** The server used when neither --url nor CONVENE_URL says (set by `login --url`, and by `join`: the server it joined at). */
+  /** The server used when neither --url nor CONVENE_URL says (set by `join`: the server it joined at). */
   url: z.optional(z.string()),
   hosts: z._default(z.record(z.string(), ZHost), {}),
   /** Entries convene could not read, kept here verbatim by the first change saved after finding them. */
