@@ -310,7 +310,7 @@ function formatCommanderError(
     .replace(/^error: /, '')
     .trimEnd()
     .split('\n');
-  const text = withChoices(said, command);
+  const text = inOurWords(said, command);
   const unknown = /^unknown command '(.*)'$/.exec(said)?.[1];
   if (unknown !== undefined) {
     // Commander suggests the name fewest edits away (`hist`: list); ours prefers what it starts,
@@ -456,8 +456,12 @@ function versionHint(command: Command): string {
   return `A document’s versions: \`artifact show NAME --at N\` (or \`download\`) reads one, \`artifact history NAME\` lists them, \`artifact diff NAME A B\` compares two; ${own}.`;
 }
 
-/** "missing required argument 'shell'" of an argument with choices ends with them: ": bash, zsh or fish". */
-function withChoices(text: string, command: Command): string {
+/**
+ * Commander's first line of a usage error, said as convene says things: a value not among the
+ * choices, too many arguments, and "missing required argument 'shell'" of an argument with choices
+ * ending with them (": bash, zsh or fish").
+ */
+function inOurWords(text: string, command: Command): string {
   // The completion's own command (hidden, run by the shell) keeps commander's words.
   if (command.name() === '__complete') return text;
   // Commander's words for a value that is not among the choices, said as ours: what was given, and

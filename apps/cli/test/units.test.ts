@@ -17,6 +17,7 @@ import { isJoinRefused, serverOfLink } from '../src/commands/join';
 import { moderated } from '../src/commands/moderate';
 import { mentionedId } from '../src/commands/send';
 import { Creators } from '../src/commands/tail';
+import { commandLine } from '../src/lib/command-line';
 import { normaliseUrl, rateLimitWait } from '../src/lib/context';
 import { formatSeconds, parseDuration, parseSince, parseTtl, timeLeft } from '../src/lib/duration';
 import { isPlainCommand, runEditor, safeFileName } from '../src/lib/editor';
@@ -36,7 +37,6 @@ import { quoted, shellWord, verbatim } from '../src/lib/quote';
 import { MessagesSeen, printMessage, relative, when } from '../src/lib/render';
 import { byIdStart, closest, find, hintName, pick } from '../src/lib/resolve';
 import { CredentialStore, hostKey } from '../src/lib/store';
-import { commandLine } from '../src/lib/suggest';
 import { cliRoot } from './helpers/paths';
 
 const dirs: string[] = [];

@@ -242,7 +242,7 @@ async function runChecks(ctx: Context): Promise<Check[]> {
               name: 'default space',
               status: others > 0 ? 'warn' : 'fail',
               detail: `"${space.name}" is closed: its keys no longer work${others > 0 ? ` (${others} other space${others > 1 ? 's' : ''} saved here)` : ''}`,
-              hint: `${closedHint(ctx, `"${space.name}"`, error as ConveneError, suggest(ctx, 'leave', { space, always: true }), space.spaceId)}; ${
+              hint: `${closedHint(ctx, `"${space.name}"`, error as ConveneError, suggest(ctx, 'leave', { space, always: true }), others > 0)}; ${
                 others > 0
                   ? `pick another with \`${suggest(ctx, 'space use', { args: [verbatim('SPACE')] })}\``
                   : `\`${suggest(ctx, 'space create', { args: [verbatim('NAME')] })}\` or \`convene join LINK\` for another`

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Command } from '@commander-js/extra-typings';
 import { ConveneError, limits, RateLimitError, type SpaceClient } from '@convene/sdk';
 import { type App, examples } from '../app';
+import { commandLine } from '../lib/command-line';
 import type { Context } from '../lib/context';
 import { isUuid } from '../lib/context';
 import { CliError, UsageError } from '../lib/errors';
@@ -15,7 +16,7 @@ import { required } from '../lib/prompts';
 import { quoted, shellWord } from '../lib/quote';
 import { listed } from '../lib/render';
 import { byIdStart, closest, find, findExact, participantNaming, sameName } from '../lib/resolve';
-import { commandLine, suggest } from '../lib/suggest';
+import { suggest } from '../lib/suggest';
 
 /**
  * What a message read from a file or stdin is read up to: a character is at most 4 bytes in UTF-8,

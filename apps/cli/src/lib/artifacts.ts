@@ -7,6 +7,7 @@ import {
   type LockResult,
   UnlockError,
 } from '@convene/sdk';
+import type { LineParts } from './command-line';
 import type { Context } from './context';
 import { formatSeconds, parseDuration } from './duration';
 import { CliError, UsageError } from './errors';
@@ -18,7 +19,7 @@ import { choose } from './prompts';
 import { type Value, verbatim } from './quote';
 import { relative, when } from './render';
 import { find, hintName, pick } from './resolve';
-import { type LineParts, suggest } from './suggest';
+import { suggest } from './suggest';
 
 /** How the document commands know a document: its id, or its whole name (not a name's start). */
 export const documentNaming = {

@@ -7,13 +7,14 @@ import {
   RateLimitError,
   TimeoutError,
 } from '@convene/sdk';
+import type { LineParts } from './command-line';
 import { type Context, isLoopback, WAIT_MAX_MS } from './context';
 import { CliError } from './errors';
 import { ExitCode, stoppedBy } from './exit-codes';
 import { isNotConvene, notConvene } from './not-convene';
 import { shellWord, verbatim } from './quote';
 import type { StoredSpace } from './store';
-import { type LineParts, suggest } from './suggest';
+import { suggest } from './suggest';
 
 /** An abort: the SDK's AbortError, or the runtime's (a fetch or a wait cut off by the run's signal). */
 export const isAbort = (error: unknown): boolean =>
@@ -510,11 +511,12 @@ function spaceClosed(ctx: Context, spaceName: string, error: ConveneError): CliE
   const state = error.code === 'space_expired' ? 'has expired' : 'is closed';
   const spaceId = ctx.using.kind === 'space' ? ctx.using.space.spaceId : undefined;
   const leave = joining ? undefined : suggest(ctx, 'leave', { always: true });
+  const others = othersSaved(ctx, spaceId);
   return new CliError(
     `${spaceName} ${state}: ${joining ? 'it takes no one new' : 'its keys no longer work'}`,
     {
       exitCode: ExitCode.conflict,
-      hint: `${closedHint(ctx, spaceName, error, leave, spaceId)}${owner ? `; \`${suggest(ctx, 'space create', { args: [verbatim('NAME')] })}\` starts a new one` : ''}.`,
+      hint: `${closedHint(ctx, spaceName, error, leave, others)}${owner ? `; \`${suggest(ctx, 'space create', { args: [verbatim('NAME')] })}\` starts a new one` : ''}.`,
       details: detailsOf(error),
     },
   );
@@ -537,27 +539,27 @@ export function removedFrom(ctx: Context, space: StoredSpace): CliError {
 /**
  * What to say of a closed space (`error`, the server's refusal that said so): by its owner or by
  * its time to live, for good; `leave`, when a key of it is kept here: the command line that
- * forgets it; and the other spaces saved for this server, when there are any.
+ * forgets it; and, when `others` (keys of other spaces are saved for this server), where they are.
  */
 export function closedHint(
   ctx: Context,
   spaceName: string,
   error: ConveneError,
   leave: string | undefined,
-  spaceId: string | undefined,
+  others: boolean,
 ): string {
   const named = `${spaceName[0]!.toUpperCase()}${spaceName.slice(1)}`;
   const over =
     error.code === 'space_expired'
       ? `${named} reached the end of its time to live and is over for good`
       : `${named} was closed by its owner, for good`;
-  const list = othersSaved(ctx, spaceId) ? `\`${suggest(ctx, 'space list')}\` shows your other spaces` : '';
+  const list = others ? `\`${suggest(ctx, 'space list')}\` shows your other spaces` : '';
   const forget = leave ? `\`${leave}\` forgets it here` : '';
   return `${over}${forget || list ? '; ' : ''}${[forget, list].filter(Boolean).join(', and ')}`;
 }
 
 /** Whether keys of spaces other than `spaceId` are saved for this server (yes, when the file cannot be read). */
-export function othersSaved(ctx: Context, spaceId: string | undefined): boolean {
+function othersSaved(ctx: Context, spaceId: string | undefined): boolean {
   try {
     return Object.keys(ctx.host().spaces).some((id) => id !== spaceId);
   } catch {

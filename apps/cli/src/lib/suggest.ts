@@ -29,19 +29,17 @@ const SPACELESS = ['space list', 'space create', 'space use', 'join', 'login', '
  * which off a terminal takes no default). `space`: another than the one the command acted on (a
  * row of `space list`). A server given with --url is given again (CONVENE_URL carries over by itself).
  */
-export { commandLine, type LineParts };
-
 export function suggest(
   ctx: Context,
   words: string,
   options: LineParts & { space?: StoredSpace | undefined; always?: boolean } = {},
 ): string {
   const { args = [] } = options;
-  // A server named with --url is named again: the line run as it is would go to another.
-  const flags = { ...options.options, ...ctx.urlFlag() };
   const chosen = ctx.chosenSpace;
   const space = options.space ?? chosen?.space;
-  if (!space || SPACELESS.includes(words)) return commandLine(words, { args, options: flags });
+  if (!space || SPACELESS.includes(words)) return ctx.line(words, { args, options: options.options ?? {} });
+  // A server named with --url is named again: the line run as it is would go to another.
+  const flags = { ...options.options, ...ctx.urlFlag() };
   // Read once: each read is the credential file's.
   const host = ctx.host();
   const named =

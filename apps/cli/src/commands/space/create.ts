@@ -1,5 +1,6 @@
 import { type Command, Option } from '@commander-js/extra-typings';
 import { type App, examples } from '../../app';
+import { commandLine } from '../../lib/command-line';
 import { formatSeconds, parseTtl } from '../../lib/duration';
 import { spaceMayExist } from '../../lib/failure';
 import { checkName } from '../../lib/input';
@@ -9,7 +10,7 @@ import { inline } from '../../lib/output';
 import { required } from '../../lib/prompts';
 import { shellWord, verbatim } from '../../lib/quote';
 import { sameName } from '../../lib/resolve';
-import { commandLine, suggest } from '../../lib/suggest';
+import { suggest } from '../../lib/suggest';
 
 export function registerSpaceCreate(space: Command, app: App): void {
   space

@@ -1,10 +1,10 @@
 import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../../app';
+import { commandLine } from '../../lib/command-line';
 import { CliError } from '../../lib/errors';
 import { ExitCode } from '../../lib/exit-codes';
 import { checkName } from '../../lib/input';
 import { find, hintName, sameName } from '../../lib/resolve';
-import { commandLine } from '../../lib/suggest';
 import { tokenNaming } from '../../lib/tokens';
 
 /** The name the server gives a token created without one; the CLI numbers it past those taken. */
