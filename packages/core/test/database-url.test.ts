@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { databaseUrlProblem, isMemoryUrl, openDatabase } from '../src/db';
+import { databaseUrlProblem, isMemoryUrl, openDatabase, postgresTarget } from '../src/db';
 
 describe('the database URL', () => {
   it('takes PostgreSQL’s schemes in any case, as URL schemes are case-insensitive', async () => {
@@ -42,6 +42,59 @@ describe('the database URL', () => {
     for (const url of ['postgres://a:5432,b:5433/convene', 'postgres://convene:p%40ss%25@db/convene'])
       expect({ url, problem: databaseUrlProblem(url) }).toEqual({ url, problem: undefined });
   });
+
+  it('takes libpq’s spellings of a host apart: a `host` and `port` query, a percent-encoded socket directory, `user@/db`', () => {
+    expect(postgresTarget('postgres://convene:pw@db:6432/convene?sslmode=require')).toEqual({
+      url: 'postgres://convene:pw@db:6432/convene?sslmode=require',
+    });
+    expect(postgresTarget('postgres:///convene?host=/var/run/postgresql&port=5433&sslmode=disable')).toEqual({
+      url: 'postgres://localhost/convene?sslmode=disable',
+      host: '/var/run/postgresql',
+      port: 5433,
+    });
+    expect(postgresTarget('postgresql://convene:p%40ss@/convene?host=%2Ftmp')).toEqual({
+      url: 'postgresql://convene:p%40ss@localhost/convene',
+      host: '/tmp',
+    });
+    expect(postgresTarget('postgres://convene@%2Fvar%2Frun%2Fpostgresql:5434/convene')).toEqual({
+      url: 'postgres://convene@localhost/convene',
+      host: '/var/run/postgresql',
+      port: 5434,
+    });
+    // A `port` alone, beside a host the URL names: the query's, as libpq takes it.
+    expect(postgresTarget('postgres://db/convene?port=6543')).toEqual({
+      url: 'postgres://db/convene',
+      port: 6543,
+    });
+    // Read, not refused; and a port that is none is named.
+    for (const url of [
+      'postgres://convene@/convene',
+      'postgres:///convene?host=/tmp&port=5433',
+      'postgresql://%2Ftmp/convene',
+    ])
+      expect({ url, problem: databaseUrlProblem(url) }).toEqual({ url, problem: undefined });
+    expect(databaseUrlProblem('postgres:///convene?host=/tmp&port=five')).toMatch(
+      /port that is not a whole number/,
+    );
+  });
+
+  it.runIf(socketOfTestServer())(
+    'connects over a Unix socket named in a `host` query, as psql does',
+    async () => {
+      const { user, port, database } = socketOfTestServer()!;
+      const url = `postgres://${user}@/${database}?host=/tmp&port=${port}`;
+      const opened = await openDatabase({ url, migrate: false });
+      try {
+        const [row] = (await opened.db.execute(
+          sql`select inet_server_port() as port, current_database() as db`,
+        )) as unknown as { port: number | null; db: string }[];
+        // No TCP port: the session came over the socket.
+        expect(row).toEqual({ port: null, db: database });
+      } finally {
+        await opened.close();
+      }
+    },
+  );
 
   it('takes memory:// in any case, and opens it in memory, not under a data directory', async () => {
     for (const url of ['memory://', 'MEMORY://', 'Memory://']) {
@@ -108,3 +161,21 @@ describe('the database URL', () => {
     },
   );
 });
+
+/**
+ * The test server's user, port and database when it also listens on a socket in /tmp (as
+ * scripts/test-postgres.sh starts it), for a connection over that socket.
+ */
+function socketOfTestServer(): { user: string; port: string; database: string } | undefined {
+  const given = process.env.TEST_DATABASE_URL;
+  if (!given) return undefined;
+  const url = new URL(given);
+  const port = url.port || '5432';
+  if (!['127.0.0.1', 'localhost'].includes(url.hostname) || !existsSync(`/tmp/.s.PGSQL.${port}`))
+    return undefined;
+  return {
+    user: decodeURIComponent(url.username) || 'postgres',
+    port,
+    database: url.pathname.slice(1) || 'postgres',
+  };
+}

@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import {
   databaseUrlProblem,
   defaultWebhookRetryDelaysMs,
+  postgresTarget,
   STALLED_SESSION_SWEEP_MS,
   STREAM_LEASE_SECONDS,
   STREAM_NODE_LEASE_SECONDS,
@@ -375,7 +376,7 @@ function databasePassword(url: string | undefined): string | undefined {
   // In any case, as the database accepts the scheme (`POSTGRES://` too).
   if (!url || !/^postgres/i.test(url)) return undefined;
   try {
-    const password = new URL(url).password;
+    const password = new URL(postgresTarget(url).url).password;
     return password ? decodeURIComponent(password) : undefined;
   } catch {
     return undefined;

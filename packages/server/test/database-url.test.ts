@@ -7,3 +7,13 @@ it('takes DATABASE_URL with its scheme in capitals, and its password to seal the
     expect({ scheme, password: config.databasePassword }).toEqual({ scheme, password: 's@cret' });
   }
 });
+
+it('takes the password of a DATABASE_URL whose host is a socket directory, as libpq spells it', () => {
+  for (const url of [
+    'postgres://convene:s%40cret@/convene?host=/var/run/postgresql',
+    'postgresql://convene:s%40cret@%2Fvar%2Frun%2Fpostgresql/convene',
+  ]) {
+    const config = loadConfig({ DATABASE_URL: url, PORT: '0' });
+    expect({ url, password: config.databasePassword }).toEqual({ url, password: 's@cret' });
+  }
+});

@@ -8,6 +8,7 @@ import { lockDataDir } from './data-dir-lock';
 import { type Migrated, migrate, migratedMessage, newerSchemaMessage } from './migrate';
 import { isDatabaseUnavailable, sqlState } from './pg-error';
 import { readPgliteSeed } from './pglite-seed';
+import { type PostgresTarget, postgresTarget, targetPortProblem } from './postgres-target';
 import * as schema from './schema';
 import { type EndedSession, endStalledSessions, type StalledSightings } from './stalled-sessions';
 import type { Db } from './types';
@@ -17,6 +18,7 @@ export * from './maintenance';
 export { migrate, migrationsFolder, rowsOf } from './migrate';
 export { isDatabaseUnavailable } from './pg-error';
 export { pgliteSeedFile, readPgliteSeed, writePgliteSeed } from './pglite-seed';
+export { type PostgresTarget, postgresTarget } from './postgres-target';
 export * as schema from './schema';
 export { type EndedSession, STALLED_SESSION_SWEEP_MS } from './stalled-sessions';
 export type { Db, Executor, Schema, Tx } from './types';
@@ -103,12 +105,13 @@ export function databaseUrlProblem(url: string | undefined): string | undefined 
  */
 function unreadablePostgresUrl(url: string): string | undefined {
   try {
-    const authority = url.slice(url.indexOf('://') + 3).split(/[?/]/)[0] ?? '';
+    const target = postgresTarget(url);
+    const authority = target.url.slice(target.url.indexOf('://') + 3).split(/[?/]/)[0] ?? '';
     const hosts = decodeURIComponent(authority.slice(authority.indexOf('@') + 1));
-    const parsed = new URL(url.replace(hosts, hosts.split(',')[0] ?? ''));
+    const parsed = new URL(target.url.replace(hosts, hosts.split(',')[0] ?? ''));
     decodeURIComponent(parsed.username);
     decodeURIComponent(parsed.password);
-    return undefined;
+    return targetPortProblem(target);
   } catch {
     return (
       'is not a URL that can be read: check its host and port, and write a %, @, /, : or # in the ' +
@@ -154,11 +157,13 @@ const startRetryPause = (attempt: number): number => Math.min(250 * 2 ** (attemp
  * passed. A server started with its database (compose, systemd) used to exit 2 s in, when the
  * database was still starting.
  */
-async function openPostgresWhenReachable(url: string, options: OpenDatabaseOptions): Promise<Database> {
+async function openPostgresWhenReachable(given: string, options: OpenDatabaseOptions): Promise<Database> {
   const deadline = Date.now() + (options.waitForServerMs ?? 0);
+  const target = postgresTarget(given);
+  const { url } = target;
   for (let attempt = 1; ; attempt++) {
     const database = openPostgres(
-      url,
+      target,
       options.maxConnections ?? 10,
       options.idleInTransactionTimeoutMs ?? IDLE_IN_TRANSACTION_TIMEOUT_MS,
     );
@@ -294,9 +299,17 @@ export const bookkeepingDbOf = (db: Db): Db => bookkeepingDbs.get(db) ?? db;
  */
 export const IDLE_IN_TRANSACTION_TIMEOUT_MS = 15_000;
 
-function openPostgres(url: string, max: number, idleInTransactionMs: number): Database {
+/** The host and port of a target that its URL does not say (see postgresTarget), as postgres.js options. */
+const hostOf = ({ host, port }: PostgresTarget) => ({
+  ...(host !== undefined && { host }),
+  ...(port !== undefined && { port }),
+});
+
+function openPostgres(target: PostgresTarget, max: number, idleInTransactionMs: number): Database {
+  const { url } = target;
   // The pool reconnects by itself: a connection that broke is replaced on the next query.
   const options = (size: number, name: string, settings: Record<string, string> = {}) => ({
+    ...hostOf(target),
     max: size,
     onnotice: () => {},
     connect_timeout: CONNECT_TIMEOUT_S,
@@ -332,7 +345,7 @@ function openPostgres(url: string, max: number, idleInTransactionMs: number): Da
     db,
     engine: 'postgres',
     async listen(channel, onPayload, onReconnect) {
-      const listener = await listenResiliently(url, channel, onPayload, onReconnect);
+      const listener = await listenResiliently(target, channel, onPayload, onReconnect);
       listeners.push(listener);
       return listener;
     },
@@ -351,7 +364,7 @@ function openPostgres(url: string, max: number, idleInTransactionMs: number): Da
  * succeeds.
  */
 async function listenResiliently(
-  url: string,
+  target: PostgresTarget,
   channel: string,
   onPayload: Notification,
   onReconnect: (() => void) | undefined,
@@ -359,7 +372,8 @@ async function listenResiliently(
   let stopped = false;
   let retrying: NodeJS.Timeout | undefined;
   const quoted = `"${channel.replace(/"/g, '""')}"`;
-  const connection = postgres(url, {
+  const connection = postgres(target.url, {
+    ...hostOf(target),
     max: 1,
     idle_timeout: 0,
     max_lifetime: null,
