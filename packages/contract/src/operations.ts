@@ -109,6 +109,11 @@ export interface OperationContract<I extends z.ZodType = z.ZodType, O extends z.
    */
   linksHuman?: true;
   /**
+   * False for the health probe alone: no rate limit counts it, so that a balancer probing every
+   * node from one address is never refused for its number (decisions.md). It answers no 429.
+   */
+  rateLimited?: false;
+  /**
    * Whether a retry with the same Idempotency-Key replays the first answer. False for the
    * anonymous calls (createSpace, startLink, pollLink, signup, login), which the service never
    * replays, whatever credential comes with them: a retry mints a fresh resource, or asks again
@@ -155,6 +160,7 @@ export const operations = {
     successStatus: 200,
     errorStatuses: [],
     security: [],
+    rateLimited: false,
   }),
   ask: op({
     operationId: 'ask',

@@ -102,7 +102,9 @@ const SPACE_OPERATIONS: [string, string, string, string[]][] = [
 function policyStatuses(method: string, op: any): string[] {
   const replayed =
     ['post', 'put', 'patch', 'delete'].includes(method) && op?.['x-idempotent-replay'] === true;
-  return ['400', '429', '503', ...(replayed ? ['422'] : [])];
+  // The health probe alone counts against no rate limit (decisions.md): no 429 to promise.
+  const limited = op?.operationId !== 'health';
+  return ['400', ...(limited ? ['429'] : []), '503', ...(replayed ? ['422'] : [])];
 }
 
 describe('/openapi.json', () => {
@@ -299,6 +301,13 @@ describe('/openapi.json', () => {
     },
   );
 
+  it('promises no 429 on the health probe, which no rate limit counts (its table row lists no error)', () => {
+    const found = byId('health');
+    expect(found?.path).toBe('/api/health');
+    expect(Object.keys(found?.op.responses ?? {}).sort()).toEqual(['200', '400', '503']);
+    expect(Object.keys(byId('getSpace')?.op.responses ?? {})).toContain('429');
+  });
+
   it('declares the space key on protected operations and none on createSpace', () => {
     for (const [operationId] of SPACE_OPERATIONS) {
       const { op } = byId(operationId)!;
@@ -389,7 +398,7 @@ describe('/openapi.json', () => {
   it('declares every status the server answers by policy, on every operation', () => {
     for (const { method, op } of operations()) {
       const declared = Object.keys(op.responses);
-      for (const status of ['400', '429', '503'])
+      for (const status of policyStatuses(method, op).filter((s) => s !== '422'))
         expect(declared, `${op.operationId} ${status}`).toContain(status);
       for (const status of ['400', '422', '429', '503'].filter(
         (s) => declared.includes(s) && !op.responses[s].$ref,

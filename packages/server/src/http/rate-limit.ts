@@ -248,9 +248,17 @@ function credentialOfCall(
  */
 export const PAGE_BUDGET = { pageBudget: true };
 
+/** The paths of the operations no rate limit counts (`rateLimited: false`): the health probe's. */
+const UNLIMITED_PATHS: ReadonlySet<string> = new Set(
+  (Object.values(operations) as OperationContract[])
+    .filter((contract) => contract.rateLimited === false)
+    .map((contract) => contract.path),
+);
+
 /** `GET` (or `HEAD`) `/api/health`, whatever its query. */
 export const isHealthProbe = (request: FastifyRequest): boolean =>
-  (request.method === 'GET' || request.method === 'HEAD') && request.url.split('?', 1)[0] === '/api/health';
+  (request.method === 'GET' || request.method === 'HEAD') &&
+  UNLIMITED_PATHS.has(request.url.split('?', 1)[0] ?? '');
 
 export const isPageRoute = (request: FastifyRequest): boolean =>
   (request.routeOptions.config as { pageBudget?: boolean } | undefined)?.pageBudget === true;

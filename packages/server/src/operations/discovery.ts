@@ -73,13 +73,14 @@ export const discoveryOperations: Declaration[] = [
       operationId: 'getAvatar',
       tags: ['discovery'],
       summary: "A participant's identicon, drawn from its id (public)",
+      description: 'Drawn from the id alone, which is not looked up: any UUID has one.',
       security: [],
       parameters: [
         { name: 'participantId', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } },
       ],
       responses: {
         '200': { description: 'SVG image', content: { 'image/svg+xml': { schema: { type: 'string' } } } },
-        '404': { description: 'Not a participant id', content: errorJson },
+        '404': { description: 'Not a UUID followed by `.svg`', content: errorJson },
         '429': { description: 'Rate limit exceeded; carries Retry-After', content: errorJson },
       },
     },

@@ -48,6 +48,7 @@ export function buildOpenApiDocument(
     doc,
     replayOfWrites(contracts),
     new Set(contracts.filter((c) => c.linksHuman).map((c) => c.operationId)),
+    new Set(contracts.filter((c) => c.rateLimited === false).map((c) => c.operationId)),
   );
   withoutUnusedErrorSchemas(doc);
   openResponseSchemas(doc);
@@ -335,7 +336,7 @@ function replayOfWrites(contracts: readonly OperationContract[]): Map<string, bo
 /**
  * Statuses the specification's general rules give every operation beyond its Endpoints table:
  * 400 for an unsupported API-Version (or an Idempotency-Key over 255 characters on a write), 429
- * (the rate limit covers every endpoint) and 503 (decisions.md, "Abuse and faults").
+ * (the rate limit covers every endpoint but the health probe: `rateLimited: false`) and 503 (decisions.md, "Abuse and faults").
  */
 const POLICY_STATUSES = [400, 429, 503];
 
@@ -361,6 +362,7 @@ function documentPolicies(
   doc: OpenAPIObject,
   replayOf: ReadonlyMap<string, boolean>,
   linksHuman: ReadonlySet<string>,
+  unlimited: ReadonlySet<string>,
 ): void {
   doc.components ??= {};
   const components = doc.components;
@@ -459,7 +461,11 @@ function documentPolicies(
         described.description = [described.description, NEVER_REPLAYED].filter(Boolean).join('\n\n');
       }
       const policy = isReplayed ? [...POLICY_STATUSES, 422] : POLICY_STATUSES;
-      const missing = policy.filter((status) => !(String(status) in operation.responses));
+      const missing = policy.filter(
+        (status) =>
+          !(String(status) in operation.responses) &&
+          !(status === 429 && unlimited.has(operation.operationId ?? '')),
+      );
       Object.assign(operation.responses, errorResponses(missing));
       for (const [status, response] of Object.entries(operation.responses)) {
         if (response && typeof response === 'object' && !('$ref' in response)) {
