@@ -1,5 +1,6 @@
 import type { Command } from '@commander-js/extra-typings';
 import { Context, type GlobalOptions } from './lib/context';
+import { whenStdinIsQuiet } from './lib/input';
 
 /**
  * What every command file gets: the run's context, built on first use from the global options
@@ -14,7 +15,11 @@ export function createApp(signal: AbortSignal): App & { current(): Context | und
   let context: Context | undefined;
   return {
     context(command) {
-      context ??= new Context(command.optsWithGlobals() as GlobalOptions, signal);
+      if (!context) {
+        context = new Context(command.optsWithGlobals() as GlobalOptions, signal);
+        const { out } = context;
+        whenStdinIsQuiet((text) => out.warn(text));
+      }
       context.commandName ??= commandPath(command);
       return context;
     },

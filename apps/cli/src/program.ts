@@ -26,7 +26,14 @@ import { registerVersion } from './commands/version';
 import { registerWebhook } from './commands/webhook';
 import { registerWhoami } from './commands/whoami';
 import { Context } from './lib/context';
-import { type CliError, NoSpaceSavedError, Reported, Stopped, UsageError } from './lib/errors';
+import {
+  type CliError,
+  KeyNotSavedError,
+  NoSpaceSavedError,
+  Reported,
+  Stopped,
+  UsageError,
+} from './lib/errors';
 import { ExitCode, exitWith, signalExitCode } from './lib/exit-codes';
 import { explain, serverFields } from './lib/failure';
 import { detectMode, neutralise, toJson } from './lib/output';
@@ -567,6 +574,8 @@ function report(ctx: Context, failure: CliError): void {
     return;
   }
   if (ctx.out.mode.json) {
+    // The server did what was asked: its answer, the key in it, as a success would print it.
+    if (failure instanceof KeyNotSavedError) process.stdout.write(`${toJson(failure.answer)}\n`);
     process.stderr.write(
       `${toJson({ error: failure.message, ...serverFields(failure.cause), ...failure.details, ...(failure.hint ? { hint: failure.hint } : {}), exitCode: failure.exitCode })}\n`,
     );

@@ -277,6 +277,25 @@ describe('send refused for a while', () => {
     }
   });
 
+  it('says it waits for a stdin left open with nothing in it, then sends what comes', async () => {
+    // Its stdin kept open (finished() would end it).
+    const child = guest.spawn(['send', '-', '--json']);
+    let stderr = '';
+    child.stderr?.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    const code = new Promise((resolve) => child.once('close', resolve));
+    await eventually(() => expect(stderr).toContain('waiting for stdin'), 15_000);
+    expect(JSON.parse(stderr.trim())).toEqual({
+      warning:
+        'waiting for stdin, which is open but has brought nothing for 5 s: close it (< /dev/null) or give the text as an argument or with --file',
+    });
+    child.stdin?.end('late but sent\n');
+    expect(await code).toBe(0);
+    const listed = (await owner.run(['messages', '--json'])).json();
+    expect(listed.map((m: any) => m.content)).toContain('late but sent');
+  });
+
   it('sends after a Retry-After of a few seconds (the rate limit at the end of its window), saying it waits', async () => {
     const {
       user: someone,

@@ -1,5 +1,14 @@
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -43,6 +52,66 @@ describe('space create, list, show, use, update, close', () => {
     expect(JSON.parse(json.stderr.trim())).toEqual({
       warning: expect.stringContaining('You now have 3 spaces called'),
     });
+  });
+
+  it('shows the key of a space created or joined that it could not save, rather than lose it', async () => {
+    const owner = user();
+    expect((await owner.run(['space', 'create', 'First'])).code).toBe(0);
+    // A lock left as a directory, long ago: taking it over fails, as a full disk would.
+    const lock = join(owner.env.XDG_CONFIG_HOME!, 'convene/credentials.json.lock');
+    const jam = () => {
+      mkdirSync(lock);
+      utimesSync(lock, new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
+    };
+    jam();
+    const json = await owner.run(['space', 'create', 'Kept', '--json']);
+    expect(json.code).toBe(1);
+    // The answer on stdout, as a success prints it: a script gets the key all the same.
+    const created = JSON.parse(json.stdout);
+    expect(created).toEqual({
+      spaceId: expect.any(String),
+      ownerId: expect.any(String),
+      ownerPrivateKey: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
+    const failure = JSON.parse(json.stderr.trim().split('\n').at(-1)!);
+    expect(failure.error).toMatch(
+      new RegExp(
+        `^created space "Kept" \\(${created.spaceId}\\), but could not keep its key: could not save .*credentials\\.json: .*EISDIR`,
+      ),
+    );
+    expect(failure.hint).toContain(
+      `copy it now: ${created.ownerPrivateKey} (participant ${created.ownerId})`,
+    );
+    expect(failure.exitCode).toBe(1);
+    // The space is there, and the key shown is its owner's.
+    const read = await fetch(`${server.url}/hub/space/${created.spaceId}`, {
+      headers: { 'X-Private-Key': created.ownerPrivateKey },
+    });
+    expect(read.status).toBe(200);
+    expect(owner.credentials().hosts[server.url].spaces[created.spaceId]).toBeUndefined();
+
+    const human = await owner.run(['space', 'create', 'Kept too']);
+    expect(human.code).toBe(1);
+    expect(human.stderr).toMatch(/Your owner key, kept nowhere else, so copy it now: [0-9a-f]{64} /);
+    expect(human.stderr).toContain('Running the command again would make another space.');
+    expect(human.stderr).not.toContain('bug in convene');
+
+    // A join likewise: the participant exists, its key is shown.
+    rmSync(lock, { recursive: true });
+    const invitation = (await owner.run(['invite', '--json'])).json();
+    const guest = user();
+    expect((await guest.run(['space', 'create', 'Guest own'])).code).toBe(0);
+    mkdirSync(join(guest.env.XDG_CONFIG_HOME!, 'convene/credentials.json.lock'));
+    utimesSync(join(guest.env.XDG_CONFIG_HOME!, 'convene/credentials.json.lock'), new Date(0), new Date(0));
+    const joined = await guest.run(['join', invitation.humanLink, '--name', 'Keeper', '--json']);
+    expect(joined.code).toBe(1);
+    const member = JSON.parse(joined.stdout);
+    expect(member.participantPrivateKey).toMatch(/^[0-9a-f]{64}$/);
+    expect(JSON.parse(joined.stderr.trim().split('\n').at(-1)!).hint).toContain(
+      'Running the command again would make another participant.',
+    );
+    const participants = (await owner.run(['participants', '--json'])).json();
+    expect(participants.map((p: any) => [p.name, p.status])).toContainEqual(['Keeper', 'active']);
   });
 
   it('creates a space, keeps its owner key (0600) and makes it the default', async () => {

@@ -1123,6 +1123,13 @@ describe('output mode', () => {
       interactive: false,
     });
     expect(detectMode({}, { AI_AGENT: 'claude' }, tty)).toMatchObject({ color: false, interactive: false });
+    // Off as CI tools read it; NO_COLOR on whatever its value, but empty.
+    for (const CI of ['', '0', 'false', 'FALSE'])
+      expect(detectMode({}, { CI }, tty), CI).toMatchObject({ color: true, interactive: true });
+    for (const NO_COLOR of ['0', 'false'])
+      expect(detectMode({}, { NO_COLOR }, tty), NO_COLOR).toMatchObject({ color: false, interactive: true });
+    expect(detectMode({}, { NO_COLOR: '' }, tty).color).toBe(true);
+    expect(detectMode({}, { FORCE_COLOR: 'false' }, piped).color).toBe(false);
     expect(detectMode({ json: true }, {}, tty)).toMatchObject({ json: true, spin: false });
     expect(detectMode({ color: false }, { FORCE_COLOR: '1' }, piped).color).toBe(false);
     expect(detectMode({}, { FORCE_COLOR: '1' }, piped).color).toBe(true);

@@ -206,7 +206,6 @@ export function registerJoin(program: Command, app: App): void {
         if (redirected) throw elsewhere(ctx, error, redirected, url);
         throw error;
       }
-      forgetPending(ctx, url, invitation.spaceId);
       // The participant the key belongs to (every join knows it), and the space as it is now.
       const read = await member.get();
       const { participantId, key, ...view } = checkedAnswer(
@@ -218,31 +217,40 @@ export function registerJoin(program: Command, app: App): void {
       // The next commands without --url go where this join went, where its key is saved: the
       // server the link names, or the one --url or CONVENE_URL named instead (a proxy, another
       // address of it), which `ctx.url` already is, so comparing with it would not save it.
-      if (rememberedServer(ctx) !== url) {
-        ctx.store.update((file) => {
-          file.url = url;
-        });
+      // A join still waiting is forgotten in the same write that keeps the key (until then, the
+      // same `convene join` would wait for it again).
+      const remember = rememberedServer(ctx) !== url;
+      const answer = { spaceId: view.spaceId, participantId, participantPrivateKey: key };
+      try {
+        ctx.saveSpace(
+          { spaceId: view.spaceId, name: view.name, role: 'participant', key, participantId },
+          answer,
+          url,
+          (file, host) => {
+            if (remember) file.url = url;
+            if (host.pendingJoins) delete host.pendingJoins[invitation.spaceId];
+          },
+        );
+      } catch (error) {
+        spinner.fail();
+        throw error;
       }
-      ctx.saveSpace({ spaceId: view.spaceId, name: view.name, role: 'participant', key, participantId }, url);
       spinner.stop(`Joined ${out.c.bold(view.name)} as ${name}`);
       await ctx.warnIfTokenIgnored('this membership', url);
-      out.result(
-        { spaceId: view.spaceId, participantId, participantPrivateKey: key },
-        {
-          quiet: () => participantId,
-          human: () => {
-            // What the space is for, and its agenda: what `space create` says joiners are shown.
-            out.fields([
-              ['space', `${inline(view.name)} (${view.spaceId})`],
-              ['description', description || undefined],
-              ['agenda', agenda || undefined],
-              ['participant', participantId],
-              ['server', url],
-            ]);
-            out.hint('This space is now your default: `convene send "hello"`, `convene tail`.');
-          },
+      out.result(answer, {
+        quiet: () => participantId,
+        human: () => {
+          // What the space is for, and its agenda: what `space create` says joiners are shown.
+          out.fields([
+            ['space', `${inline(view.name)} (${view.spaceId})`],
+            ['description', description || undefined],
+            ['agenda', agenda || undefined],
+            ['participant', participantId],
+            ['server', url],
+          ]);
+          out.hint('This space is now your default: `convene send "hello"`, `convene tail`.');
         },
-      );
+      });
     });
 }
 

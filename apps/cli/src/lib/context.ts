@@ -9,13 +9,13 @@ import {
   type SpaceView,
 } from '@convene/sdk';
 import { commandLine, type LineParts } from './command-line';
-import { CliError, NoSpaceSavedError, UsageError } from './errors';
+import { CliError, KeyNotSavedError, NoSpaceSavedError, UsageError } from './errors';
 import { ExitCode } from './exit-codes';
 import { conveneFetch, isNotConvene } from './not-convene';
 import { detectMode, inline, Output } from './output';
 import { shellWord, type Value, verbatim } from './quote';
 import { closest, find, sameName } from './resolve';
-import { CredentialStore, type HostEntry, hostKey, type StoredSpace } from './store';
+import { CredentialStore, type HostEntry, hostKey, type StoredSpace, type StoreFile } from './store';
 
 export const DEFAULT_URL = 'http://localhost:3000';
 
@@ -437,12 +437,36 @@ export class Context {
     return this.hub().session(stored.token);
   }
 
-  /** Saves a space key and makes the space the default (the last created or joined). */
-  saveSpace(space: Omit<StoredSpace, 'savedAt'>, url: string = this.url): void {
-    this.store.updateHost(url, (host) => {
-      host.spaces[space.spaceId] = { ...space, savedAt: new Date().toISOString() };
-      host.defaultSpace = space.spaceId;
-    });
+  /**
+   * Saves a space key and makes the space the default (the last created or joined). `answer` is
+   * what the command prints with `--json`, the key in it: when the key cannot be saved, the
+   * failure shows it (KeyNotSavedError), since the server has made the space or the participant.
+   * `alongside` makes the command's other changes to the file in the same write.
+   */
+  saveSpace(
+    space: Omit<StoredSpace, 'savedAt'>,
+    answer: Record<string, unknown>,
+    url: string = this.url,
+    alongside?: (file: StoreFile, host: HostEntry) => void,
+  ): void {
+    try {
+      this.store.updateHost(url, (host, file) => {
+        alongside?.(file, host);
+        host.spaces[space.spaceId] = { ...space, savedAt: new Date().toISOString() };
+        host.defaultSpace = space.spaceId;
+      });
+    } catch (error) {
+      if (!(error instanceof CliError)) throw error;
+      const done = space.role === 'owner' ? 'created' : 'joined';
+      throw new KeyNotSavedError(
+        answer,
+        `${done} space ${JSON.stringify(space.name)} (${space.spaceId}), but could not keep its key: ${error.message}`,
+        {
+          hint: `Your ${space.role} key, kept nowhere else, so copy it now: ${space.key} (participant ${space.participantId}). It works as it is with the SDK or the REST API (header X-Private-Key). Running the command again would make another ${space.role === 'owner' ? 'space' : 'participant'}.`,
+          cause: error,
+        },
+      );
+    }
   }
 
   /**

@@ -23,6 +23,22 @@ export class CliError extends Error {
   }
 }
 
+/**
+ * A key the server gave that the credentials file could not keep (a full disk): the space was
+ * created or joined all the same, so the failure shows the key rather than lose it, and `--json`
+ * writes the command's answer (`answer`, the key in it) on stdout as if it had succeeded.
+ */
+export class KeyNotSavedError extends CliError {
+  constructor(
+    readonly answer: Record<string, unknown>,
+    message: string,
+    options: { hint: string; cause: CliError },
+  ) {
+    super(message, options);
+    this.name = 'KeyNotSavedError';
+  }
+}
+
 /** Bad command-line input: exit 2, with the command's usage as the hint. */
 export class UsageError extends CliError {
   constructor(message: string, hint?: string) {

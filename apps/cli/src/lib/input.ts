@@ -4,19 +4,42 @@ import type { Context } from './context';
 import { UsageError } from './errors';
 import { fileError } from './failure';
 
+/** How long stdin may stay open with nothing in it before convene says it is waiting for it. */
+export const QUIET_STDIN_MS = 5000;
+/** Told once a read of stdin has waited QUIET_STDIN_MS for its first byte (the context warns). */
+let onQuietStdin: ((text: string) => void) | undefined;
+export const whenStdinIsQuiet = (say: (text: string) => void): void => {
+  onQuietStdin = say;
+};
+
 /**
  * All of stdin as text; with `maxBytes`, it stops reading once there is more than that (a pipe
- * may never end), so what it returns is then longer than `maxBytes`, not all there was.
+ * may never end), so what it returns is then longer than `maxBytes`, not all there was. A stdin
+ * left open with nothing in it (a CI runner's, a pipe from a command still running) is waited
+ * for, as cat does, and said after QUIET_STDIN_MS: a script otherwise hung without a word.
  */
 export async function readStdin(maxBytes = Number.POSITIVE_INFINITY): Promise<string> {
   const chunks: Buffer[] = [];
   let bytes = 0;
-  for await (const chunk of process.stdin) {
-    chunks.push(chunk as Buffer);
-    bytes += (chunk as Buffer).length;
-    // More than the limit, refused as too large by the caller: the rest is not read, and a
-    // character cut in two at the end of what was is no reason to call it something else.
-    if (bytes > maxBytes) return utf8(Buffer.concat(chunks), 'stdin', true);
+  const quiet = setTimeout(
+    () =>
+      onQuietStdin?.(
+        `waiting for stdin, which is open but has brought nothing for ${QUIET_STDIN_MS / 1000} s: close it (< /dev/null) or give the text as an argument or with --file`,
+      ),
+    QUIET_STDIN_MS,
+  );
+  quiet.unref();
+  try {
+    for await (const chunk of process.stdin) {
+      clearTimeout(quiet);
+      chunks.push(chunk as Buffer);
+      bytes += (chunk as Buffer).length;
+      // More than the limit, refused as too large by the caller: the rest is not read, and a
+      // character cut in two at the end of what was is no reason to call it something else.
+      if (bytes > maxBytes) return utf8(Buffer.concat(chunks), 'stdin', true);
+    }
+  } finally {
+    clearTimeout(quiet);
   }
   return utf8(Buffer.concat(chunks), 'stdin');
 }

@@ -98,9 +98,11 @@ export function detectMode(
   env: NodeJS.ProcessEnv = process.env,
   streams: { stdin: { isTTY?: boolean }; stdout: { isTTY?: boolean }; stderr: { isTTY?: boolean } } = process,
 ): OutputMode {
-  const set = (name: string) => env[name] !== undefined && env[name] !== '' && env[name] !== '0';
+  // A switch is off empty, `0` or `false` (`CI=false`, as CI tools read it); NO_COLOR is on with any
+  // value but the empty one (no-color.org: "regardless of its value").
+  const set = (name: string) => env[name] !== undefined && !/^(|0|false)$/i.test(env[name]);
   const automated = set('CI') || set('AI_AGENT');
-  const plain = automated || set('NO_COLOR') || env.TERM === 'dumb' || flags.color === false;
+  const plain = automated || Boolean(env.NO_COLOR) || env.TERM === 'dumb' || flags.color === false;
   const json = flags.json === true;
   return {
     json,

@@ -296,8 +296,30 @@ export class CredentialStore {
     return this.read().hosts[hostKey(url)] ?? emptyHost();
   }
 
-  /** Changes the file under the lock: `change` edits the file's object in place. */
+  /**
+   * Changes the file under the lock: `change` edits the file's object in place. A file system
+   * that refuses the write (full, read-only, not ours) is a CliError saying so, never taken for a
+   * bug of convene, and leaves neither its temporary file nor the lock behind.
+   */
   update<T>(change: (file: StoreFile) => T): T {
+    try {
+      return this.updateLocked(change);
+    } catch (error) {
+      throw isFileSystemError(error) ? this.cannotSave(error) : error;
+    }
+  }
+
+  private cannotSave(error: NodeJS.ErrnoException): CliError {
+    const full = error.code === 'ENOSPC' || error.code === 'EDQUOT';
+    return new CliError(`could not save ${this.file}: ${error.message}`, {
+      hint: full
+        ? 'The disk is full: free some space, then run the command again.'
+        : `convene cannot write in ${this.dir}: check who owns it and its permissions, or have convene keep its files elsewhere with XDG_CONFIG_HOME.`,
+      cause: error,
+    });
+  }
+
+  private updateLocked<T>(change: (file: StoreFile) => T): T {
     this.ensureDir();
     return this.withLock(() => {
       // Never the empty stand-in of an unreadable file: that would overwrite it.
@@ -318,19 +340,24 @@ export class CredentialStore {
         });
       }
       const temporary = `${this.file}.${process.pid}.tmp`;
-      writeFileSync(temporary, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
-      renameSync(temporary, this.file);
+      try {
+        writeFileSync(temporary, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
+        renameSync(temporary, this.file);
+      } catch (error) {
+        rmSync(temporary, { force: true });
+        throw error;
+      }
       this.skipped = [];
       return result;
     });
   }
 
   /** Edits one server's entry, creating it when needed. */
-  updateHost<T>(url: string, change: (host: HostEntry) => T): T {
+  updateHost<T>(url: string, change: (host: HostEntry, file: StoreFile) => T): T {
     return this.update((file) => {
       const key = hostKey(url);
       file.hosts[key] ??= emptyHost();
-      return change(file.hosts[key]);
+      return change(file.hosts[key], file);
     });
   }
 
@@ -383,6 +410,11 @@ export class CredentialStore {
       rmSync(lock, { force: true });
     }
   }
+}
+
+/** An error of a file system call (ENOSPC, EACCES, EROFS, EISDIR…): Node's, with its syscall. */
+function isFileSystemError(error: unknown): error is NodeJS.ErrnoException {
+  return error instanceof Error && typeof (error as NodeJS.ErrnoException).syscall === 'string';
 }
 
 function isStale(lock: string): boolean {

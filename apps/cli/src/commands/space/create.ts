@@ -83,13 +83,16 @@ export function registerSpaceCreate(space: Command, app: App): void {
       const before = host.defaultSpace ? host.spaces[host.defaultSpace] : undefined;
       // Names are not unique on a server: a second of this one here is named by its id from now on.
       const twins = Object.values(host.spaces).filter((s) => sameName(s.name, name)).length;
-      ctx.saveSpace({
-        spaceId: created.spaceId,
-        name,
-        role: 'owner',
-        key: created.ownerPrivateKey,
-        participantId: created.ownerId,
-      });
+      ctx.saveSpace(
+        {
+          spaceId: created.spaceId,
+          name,
+          role: 'owner',
+          key: created.ownerPrivateKey,
+          participantId: created.ownerId,
+        },
+        created,
+      );
       await ctx.warnIfTokenIgnored('this space');
       const { out } = ctx;
       if (twins > 0) {

@@ -89,7 +89,7 @@ async function recoverKey(ctx: Context, spaceId: string): Promise<StoredSpace> {
     listed?.participantId ??
     (role === 'owner' ? view.participants.find((p) => p.isOwner)?.participantId : undefined);
   const space = { spaceId, name: view.name, role, key: privateKey, participantId: participantId ?? '' };
-  ctx.saveSpace(space);
+  ctx.saveSpace(space, { spaceId, name: view.name, role, participantId: space.participantId });
   ctx.out.success(`Recovered your ${role} key for ${ctx.out.c.bold(view.name)}`);
   return { ...space, savedAt: new Date().toISOString() };
 }
