@@ -3,7 +3,7 @@ import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import { findArtifact } from '../artifacts/shared';
 import { authorize, roles } from '../auth/authorize';
 import { rowsOf } from '../db/migrate';
-import { artifacts, mcpSubscriptions, participants, spaces } from '../db/schema';
+import { artifacts, invitations, mcpSubscriptions, participants, spaces } from '../db/schema';
 import type { Deps } from '../deps';
 import { ValidationError } from '../errors';
 import { formatMicros, type MessageRow, messageRowColumns, toMessageView } from '../messages/views';
@@ -122,15 +122,45 @@ export interface ListedResource {
  * The resources a key can read: its space's transcript and every artifact of it. A key is
  * scoped to one space, so the key alone says which; without a (live) key there is nothing.
  */
-export async function listResources({ deps, key }: ResourceOptions): Promise<ListedResource[]> {
-  if (!key) return [];
+/** The open space a key is for, and whose key it is. */
+export interface SpaceOfKey {
+  spaceId: string;
+  name: string;
+  role: 'owner' | 'participant' | 'invitation';
+}
+
+/**
+ * The open space a key belongs to (keys are hashed alone, so a key names its space): an MCP
+ * connection configured with a key in its X-Private-Key header is told which space that is, as
+ * every tool but create_space asks for the spaceId. Undefined for a key of nobody live, or of a
+ * space closed or expired.
+ */
+export async function spaceOfKey({ deps, key }: ResourceOptions): Promise<SpaceOfKey | undefined> {
+  if (!key) return undefined;
   const { db, clock } = deps;
-  const [found] = await db
-    .select({ spaceId: participants.spaceId, space: spaces })
+  const hash = hashSecret(key);
+  const [member] = await db
+    .select({ isOwner: participants.isOwner, space: spaces })
     .from(participants)
     .innerJoin(spaces, eq(spaces.id, participants.spaceId))
-    .where(and(eq(participants.keyHash, hashSecret(key)), inArray(participants.status, ['active', 'muted'])));
-  if (!found || isClosed(found.space, clock.now())) return [];
+    .where(and(eq(participants.keyHash, hash), inArray(participants.status, ['active', 'muted'])));
+  const [invited] = member
+    ? []
+    : await db
+        .select({ space: spaces })
+        .from(invitations)
+        .innerJoin(spaces, eq(spaces.id, invitations.spaceId))
+        .where(eq(invitations.keyHash, hash));
+  const found = member ?? invited;
+  if (!found || isClosed(found.space, clock.now())) return undefined;
+  const role = member ? (member.isOwner ? 'owner' : 'participant') : 'invitation';
+  return { spaceId: found.space.id, name: found.space.name, role };
+}
+
+export async function listResources({ deps, key }: ResourceOptions): Promise<ListedResource[]> {
+  const found = await spaceOfKey({ deps, key });
+  if (!found || found.role === 'invitation') return [];
+  const { db } = deps;
   const rows = await db
     .select({ id: artifacts.id, name: artifacts.name })
     .from(artifacts)
@@ -140,7 +170,7 @@ export async function listResources({ deps, key }: ResourceOptions): Promise<Lis
     {
       uri: messagesUri(found.spaceId),
       name: 'messages',
-      title: `Messages of ${found.space.name}`,
+      title: `Messages of ${found.name}`,
       mimeType: 'application/json',
     },
     ...rows.map((row) => ({

@@ -6,6 +6,7 @@ import {
   listResources,
   readResource,
   resourceTemplates,
+  spaceOfKey,
   subscribeToResource,
   unsubscribeFromResource,
   ValidationError,
@@ -37,7 +38,7 @@ import { toHttpError } from '../http/errors';
 import { authorizeReplayOf, type Begun, canonicalJson, type IdempotencyGate } from '../http/idempotency';
 import { jsonBodyProblem, NUL_PROBLEM, SURROGATE_PROBLEM } from '../http/json-body';
 import { type FailureLog, logFailure } from '../http/log-errors';
-import { mcpInstructions } from './instructions';
+import { connectionKeyLine, mcpInstructions } from './instructions';
 import {
   keyArgument,
   Replayed,
@@ -168,8 +169,17 @@ export function createMcpServer({
 
   // The SDK answers initialize itself, after parsing its params with a -32603 for a bad one: the
   // same answer (version negotiation, capabilities, instructions), behind onRequest's check.
+  // A connection configured with a key (X-Private-Key) is told which space it is for: every tool
+  // but create_space asks for the spaceId, which the key alone does not show the model.
   const initialize = (server as unknown as SdkInitialize)._oninitialize.bind(server);
-  onRequest(server, InitializeRequestSchema, (request) => initialize(request));
+  onRequest(server, InitializeRequestSchema, async (request, extra) => {
+    const result = await initialize(request);
+    const key = header(extra.requestInfo?.headers, 'x-private-key');
+    const space = key ? await spaceOfKey({ deps, key }).catch(() => undefined) : undefined;
+    return space
+      ? { ...result, instructions: `${result.instructions}\n\n${connectionKeyLine(space)}` }
+      : result;
+  });
 
   onRequest(server, ListToolsRequestSchema, () => ({ tools: listingOf(tools) }));
 
