@@ -278,8 +278,11 @@ describe('send refused for a while', () => {
   });
 
   it('says it waits for a stdin left open with nothing in it, then sends what comes', async () => {
+    // A space of its own: the tests after this one count the messages of the shared one.
+    const loner = new User(server.url);
+    expect((await loner.run(['space', 'create', 'Quiet stdin'])).code).toBe(0);
     // Its stdin kept open (finished() would end it).
-    const child = guest.spawn(['send', '-', '--json']);
+    const child = loner.spawn(['send', '-', '--json']);
     let stderr = '';
     child.stderr?.on('data', (chunk) => {
       stderr += chunk;
@@ -292,8 +295,9 @@ describe('send refused for a while', () => {
     });
     child.stdin?.end('late but sent\n');
     expect(await code).toBe(0);
-    const listed = (await owner.run(['messages', '--json'])).json();
+    const listed = (await loner.run(['messages', '--json'])).json();
     expect(listed.map((m: any) => m.content)).toContain('late but sent');
+    loner.remove();
   });
 
   it('sends after a Retry-After of a few seconds (the rate limit at the end of its window), saying it waits', async () => {

@@ -26,6 +26,10 @@ beforeAll(() => {
   server = file.server;
 });
 
+/** A proxy before the server that loses the answer of every attempt of the next read of a space. */
+const spaceReadsLost = () =>
+  scriptedProxy(server.url, /^GET \/hub\/space\/[0-9a-f-]{36}$/, 'lost', 'lost', 'lost');
+
 /** Until the owner sees `name` waiting for approval. */
 const waitingForApproval = (owner: User, name: string) =>
   eventually(async () =>
@@ -112,6 +116,32 @@ describe('space create, list, show, use, update, close', () => {
     );
     const participants = (await owner.run(['participants', '--json'])).json();
     expect(participants.map((p: any) => [p.name, p.status])).toContainEqual(['Keeper', 'active']);
+
+    // A join whose read of the space, after the server made the participant, never gets an answer.
+    const proxy = await spaceReadsLost();
+    try {
+      const cut = file.user({ url: undefined });
+      const read = await cut.run(
+        ['join', invitation.humanLink, '--name', 'Unread', '--url', proxy.url, '--json'],
+        {
+          timeoutMs: 60_000,
+        },
+      );
+      expect(read.code).toBe(1);
+      const kept = JSON.parse(read.stdout);
+      expect(kept.participantPrivateKey).toMatch(/^[0-9a-f]{64}$/);
+      const said = JSON.parse(read.stderr.trim().split('\n').at(-1)!);
+      expect(said.error).toMatch(
+        /^joined space \([0-9a-f-]{36}\), but could not keep its key: reading the space failed: /,
+      );
+      expect(said.hint).toContain(
+        `copy it now: ${kept.participantPrivateKey} (participant ${kept.participantId})`,
+      );
+      const now = (await owner.run(['participants', '--json'])).json();
+      expect(now.map((p: any) => [p.participantId, p.name])).toContainEqual([kept.participantId, 'Unread']);
+    } finally {
+      await proxy.close();
+    }
   });
 
   it('creates a space, keeps its owner key (0600) and makes it the default', async () => {
@@ -398,13 +428,7 @@ describe('space create, list, show, use, update, close', () => {
 
   it('says an update done when the space cannot be read back for --json: a warning, the answer, exit 0', async () => {
     // Every attempt of the read after the update loses its answer (GET /hub/space/{spaceId}).
-    const proxy = await scriptedProxy(
-      server.url,
-      /^GET \/hub\/space\/[0-9a-f-]{36}$/,
-      'lost',
-      'lost',
-      'lost',
-    );
+    const proxy = await spaceReadsLost();
     try {
       const owner = file.user({ url: proxy.url });
       expect((await owner.run(['space', 'create', 'Readless'])).code).toBe(0);

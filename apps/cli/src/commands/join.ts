@@ -12,9 +12,9 @@ import {
 import { type App, examples } from '../app';
 import type { Context } from '../lib/context';
 import { DEFAULT_URL, isUuid, normaliseUrl, sameServer } from '../lib/context';
-import { CliError, UsageError } from '../lib/errors';
+import { CliError, keyNotKept, UsageError } from '../lib/errors';
 import { ExitCode, stoppedBy } from '../lib/exit-codes';
-import { explained, isSpaceClosed } from '../lib/failure';
+import { explain, explained, isSpaceClosed } from '../lib/failure';
 import { checkName } from '../lib/input';
 import { checkedAnswer, ZAnswers } from '../lib/not-convene';
 import { sayOutages } from '../lib/outage';
@@ -206,8 +206,23 @@ export function registerJoin(program: Command, app: App): void {
         if (redirected) throw elsewhere(ctx, error, redirected, url);
         throw error;
       }
-      // The participant the key belongs to (every join knows it), and the space as it is now.
-      const read = await member.get();
+      // The participant the key belongs to (every join knows it), and the space as it is now. A
+      // read that fails (the server gone a moment) shows the key: the participant exists.
+      const read = await member.get().catch((error: unknown) => {
+        const given = {
+          spaceId: invitation.spaceId,
+          role: 'participant',
+          key: member.key,
+          participantId: member.participantId,
+        } as const;
+        const answer = {
+          spaceId: given.spaceId,
+          participantId: given.participantId,
+          participantPrivateKey: given.key,
+        };
+        spinner.fail();
+        throw keyNotKept(given, answer, `reading the space failed: ${explain(error, ctx).message}`, error);
+      });
       const { participantId, key, ...view } = checkedAnswer(
         ZAnswers.joined,
         { participantId: member.participantId, key: member.key, spaceId: read?.spaceId, name: read?.name },

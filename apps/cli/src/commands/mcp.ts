@@ -21,7 +21,7 @@ const FORMATS: Record<Client, { file: string; config: (server: object) => object
 export function registerMcp(program: Command, app: App): void {
   const mcp = program
     .command('mcp')
-    .summary('connect MCP hosts (Claude, Cursor, VS Code) to this server')
+    .summary('connect MCP hosts (Claude Code, Cursor, VS Code) to this server')
     .description(
       'Connect an MCP host (Claude Code, Cursor, VS Code) to this server’s /mcp endpoint, where ' +
         'agents use spaces through tools. `convene mcp config` prints the configuration to save.',

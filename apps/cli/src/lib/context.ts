@@ -9,7 +9,7 @@ import {
   type SpaceView,
 } from '@convene/sdk';
 import { commandLine, type LineParts } from './command-line';
-import { CliError, KeyNotSavedError, NoSpaceSavedError, UsageError } from './errors';
+import { CliError, keyNotKept, NoSpaceSavedError, UsageError } from './errors';
 import { ExitCode } from './exit-codes';
 import { conveneFetch, isNotConvene } from './not-convene';
 import { detectMode, inline, Output } from './output';
@@ -457,15 +457,7 @@ export class Context {
       });
     } catch (error) {
       if (!(error instanceof CliError)) throw error;
-      const done = space.role === 'owner' ? 'created' : 'joined';
-      throw new KeyNotSavedError(
-        answer,
-        `${done} space ${JSON.stringify(space.name)} (${space.spaceId}), but could not keep its key: ${error.message}`,
-        {
-          hint: `Your ${space.role} key, kept nowhere else, so copy it now: ${space.key} (participant ${space.participantId}). It works as it is with the SDK or the REST API (header X-Private-Key). Running the command again would make another ${space.role === 'owner' ? 'space' : 'participant'}.`,
-          cause: error,
-        },
-      );
+      throw keyNotKept(space, answer, error.message, error);
     }
   }
 

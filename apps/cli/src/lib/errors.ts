@@ -32,11 +32,35 @@ export class KeyNotSavedError extends CliError {
   constructor(
     readonly answer: Record<string, unknown>,
     message: string,
-    options: { hint: string; cause: CliError },
+    options: { hint: string; cause: unknown },
   ) {
     super(message, options);
     this.name = 'KeyNotSavedError';
   }
+}
+
+/** A key the server gave for a space, and what convene says of it when it cannot keep it. */
+export interface KeyGiven {
+  readonly spaceId: string;
+  /** The space's name, when it was read. */
+  readonly name?: string;
+  readonly role: 'owner' | 'participant';
+  readonly key: string;
+  readonly participantId: string;
+}
+
+/** The failure of a command whose key could not be kept, `why` (see KeyNotSavedError). */
+export function keyNotKept(given: KeyGiven, answer: Record<string, unknown>, why: string, cause: unknown) {
+  const done = given.role === 'owner' ? 'created' : 'joined';
+  const named = given.name === undefined ? '' : `${JSON.stringify(given.name)} `;
+  return new KeyNotSavedError(
+    answer,
+    `${done} space ${named}(${given.spaceId}), but could not keep its key: ${why}`,
+    {
+      hint: `Your ${given.role} key, kept nowhere else, so copy it now: ${given.key} (participant ${given.participantId}). It works as it is with the SDK or the REST API (header X-Private-Key). Running the command again would make another ${given.role === 'owner' ? 'space' : 'participant'}.`,
+      cause,
+    },
+  );
 }
 
 /** Bad command-line input: exit 2, with the command's usage as the hint. */
