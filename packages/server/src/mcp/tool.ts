@@ -41,7 +41,7 @@ export const idempotencyKeyArg = {
     .max(255)
     .optional()
     .describe(
-      'A fresh unique id (a UUID) for this write. Calling again with the same idempotencyKey and arguments within 24 hours returns the first answer instead of writing twice: use it to retry a call whose answer was lost. Another call with the same key but other arguments is refused (422).',
+      'A fresh UUID for this write: the same call again with it returns the first answer instead of writing twice (instructions, Retries).',
     ),
 };
 
@@ -168,7 +168,19 @@ export function toolJsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonS
     root = { ...rest, ...definitions[ref] };
   }
   if (io === 'output') stripClosedObjects(root);
+  else withoutDateTimePatterns(root);
   return root;
+}
+
+/**
+ * Drops the pattern of every `format: date-time` string under `node` (in place): zod spells the
+ * format out again as a regular expression of 288 characters, in nine tools' arguments, which a
+ * model reads with every listing; the format says it, and the server checks it.
+ */
+function withoutDateTimePatterns(node: unknown): void {
+  eachObject(node, (record) => {
+    if (record.format === 'date-time') delete record.pattern;
+  });
 }
 
 /** Drops every `additionalProperties: false` under `node` (in place): the objects it closed accept additions. */
