@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { eventually, follow } from './helpers/cli';
@@ -61,6 +61,17 @@ describe('login through the browser link', () => {
     const elsewhere = user();
     const token = agent.credentials().hosts[server.url].userToken;
     expect((await elsewhere.run(['login', '--with-token'], { input: token })).code).toBe(0);
+    // A machine that cannot save the recovered key says so, as any save refused: the key is not
+    // shown, since the account recovers it again.
+    const jammed = user();
+    expect((await jammed.run(['login', '--with-token'], { input: token })).code).toBe(0);
+    const lock = join(jammed.env.XDG_CONFIG_HOME!, 'convene/credentials.json.lock');
+    mkdirSync(lock);
+    utimesSync(lock, new Date(0), new Date(0));
+    const refused = await jammed.run(['space', 'use', spaceId]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('could not save');
+    expect(refused.stderr).not.toMatch(/created space|copy it now|bug in convene/);
     const recovered = await elsewhere.run(['space', 'use', spaceId, '--json']);
     expect(recovered.code).toBe(0);
     expect(recovered.json()).toMatchObject({ spaceId, name: 'Linked', role: 'owner' });

@@ -118,10 +118,6 @@ export interface ListedResource {
   mimeType: string;
 }
 
-/**
- * The resources a key can read: its space's transcript and every artifact of it. A key is
- * scoped to one space, so the key alone says which; without a (live) key there is nothing.
- */
 /** The open space a key is for, and whose key it is. */
 export interface SpaceOfKey {
   spaceId: string;
@@ -157,6 +153,11 @@ export async function spaceOfKey({ deps, key }: ResourceOptions): Promise<SpaceO
   return { spaceId: found.space.id, name: found.space.name, role };
 }
 
+/**
+ * The resources a key can read: its space's transcript and every artifact of it. A key is
+ * scoped to one space, so the key alone says which; without a (live) member's key there is
+ * nothing (an invitation key reads no messages).
+ */
 export async function listResources({ deps, key }: ResourceOptions): Promise<ListedResource[]> {
   const found = await spaceOfKey({ deps, key });
   if (!found || found.role === 'invitation') return [];

@@ -174,8 +174,8 @@ export function toolJsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonS
 
 /**
  * Drops the pattern of every `format: date-time` string under `node` (in place): zod spells the
- * format out again as a regular expression of 288 characters, in nine tools' arguments, which a
- * model reads with every listing; the format says it, and the server checks it.
+ * format out again as a regular expression of 288 characters, which a model reads with every
+ * listing; the format says it, and the server checks it.
  */
 function withoutDateTimePatterns(node: unknown): void {
   eachObject(node, (record) => {
