@@ -291,7 +291,7 @@ describe('send refused for a while', () => {
     await eventually(() => expect(stderr).toContain('waiting for stdin'), 15_000);
     expect(JSON.parse(stderr.trim())).toEqual({
       warning:
-        'waiting for stdin, which is open but has brought nothing for 5 s: close it (< /dev/null) or give the text as an argument or with --file',
+        'waiting for stdin, which is open but has brought nothing for 5 s (if nothing is to come, close it: < /dev/null)',
     });
     child.stdin?.end('late but sent\n');
     expect(await code).toBe(0);

@@ -117,6 +117,34 @@ describe('space create, list, show, use, update, close', () => {
     const participants = (await owner.run(['participants', '--json'])).json();
     expect(participants.map((p: any) => [p.name, p.status])).toContainEqual(['Keeper', 'active']);
 
+    // A join approved after a wait stays saved as waiting: the same join run again gets the key back.
+    const gate = user();
+    await gate.run(['space', 'create', 'Gated', '--private']);
+    const gated = (await gate.run(['invite', '--json'])).json();
+    const waiter = user();
+    expect((await waiter.run(['space', 'create', 'Waiter own'])).code).toBe(0);
+    const waiting = waiter.run(['join', gated.humanLink, '--name', 'Wanda', '--json'], { timeoutMs: 60_000 });
+    await waitingForApproval(gate, 'Wanda');
+    const waiterLock = join(waiter.env.XDG_CONFIG_HOME!, 'convene/credentials.json.lock');
+    mkdirSync(waiterLock);
+    utimesSync(waiterLock, new Date(0), new Date(0));
+    expect((await gate.run(['approve', 'Wanda'])).code).toBe(0);
+    const approved = await waiting;
+    expect(approved.code).toBe(1);
+    const lost = JSON.parse(approved.stdout);
+    expect(JSON.parse(approved.stderr.trim().split('\n').at(-1)!).hint).toContain(
+      'The same `convene join` run again within 10 minutes of the approval gets the key back.',
+    );
+    rmSync(waiterLock, { recursive: true });
+    const again = await waiter.run(['join', gated.humanLink, '--name', 'Wanda', '--json'], {
+      timeoutMs: 60_000,
+    });
+    expect(again.code).toBe(0);
+    expect(again.json().participantPrivateKey).toBe(lost.participantPrivateKey);
+    expect(
+      waiter.credentials().hosts[server.url].spaces[gated.humanLink.split('/join/')[1].split('#')[0]].key,
+    ).toBe(lost.participantPrivateKey);
+
     // A join whose read of the space, after the server made the participant, never gets an answer.
     const proxy = await spaceReadsLost();
     try {

@@ -73,9 +73,16 @@ describe('the database URL', () => {
       'postgresql://%2Ftmp/convene',
     ])
       expect({ url, problem: databaseUrlProblem(url) }).toEqual({ url, problem: undefined });
-    expect(databaseUrlProblem('postgres:///convene?host=/tmp&port=five')).toMatch(
-      /port that is not a whole number/,
+    for (const port of ['five', '0x10', '1e3', '0', '70000', '5.0'])
+      expect(databaseUrlProblem(`postgres:///convene?host=/tmp&port=${port}`), port).toMatch(
+        /port that is not a whole number/,
+      );
+    // An IPv6 host in the query, which postgres.js would cut to nothing (localhost); in brackets
+    // in the host part it is read.
+    expect(databaseUrlProblem('postgres://me@/convene?host=2001:db8::5')).toMatch(
+      /IPv6 address in the host part/,
     );
+    expect(databaseUrlProblem('postgres://me@[2001:db8::5]:5432/convene')).toBeUndefined();
   });
 
   it.runIf(socketOfTestServer())(

@@ -3,6 +3,7 @@ import {
   databaseUrlProblem,
   defaultWebhookRetryDelaysMs,
   postgresTarget,
+  readablePostgresUrl,
   STALLED_SESSION_SWEEP_MS,
   STREAM_LEASE_SECONDS,
   STREAM_NODE_LEASE_SECONDS,
@@ -376,7 +377,7 @@ function databasePassword(url: string | undefined): string | undefined {
   // In any case, as the database accepts the scheme (`POSTGRES://` too).
   if (!url || !/^postgres/i.test(url)) return undefined;
   try {
-    const password = new URL(postgresTarget(url).url).password;
+    const password = readablePostgresUrl(postgresTarget(url).url).password;
     return password ? decodeURIComponent(password) : undefined;
   } catch {
     return undefined;

@@ -8,10 +8,12 @@ it('takes DATABASE_URL with its scheme in capitals, and its password to seal the
   }
 });
 
-it('takes the password of a DATABASE_URL whose host is a socket directory, as libpq spells it', () => {
+it('takes the password of a DATABASE_URL whose host is a socket directory, as libpq spells it, or several hosts', () => {
   for (const url of [
     'postgres://convene:s%40cret@/convene?host=/var/run/postgresql',
     'postgresql://convene:s%40cret@%2Fvar%2Frun%2Fpostgresql/convene',
+    // Several hosts, each with its port, as postgres.js takes them: no URL to WHATWG.
+    'postgres://convene:s%40cret@db-a:5432,db-b:5433/convene',
   ]) {
     const config = loadConfig({ DATABASE_URL: url, PORT: '0' });
     expect({ url, password: config.databasePassword }).toEqual({ url, password: 's@cret' });

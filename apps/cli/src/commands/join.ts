@@ -154,8 +154,11 @@ export function registerJoin(program: Command, app: App): void {
       // A join still waiting from an earlier `convene join` is waited for again, not asked twice.
       const earlier = ctx.store.host(url).pendingJoins?.[invitation.spaceId];
       let member: JoinedSpaceClient;
+      // Approved after a wait: until the key is saved, the join stays saved as waiting.
+      let waited = false;
       try {
         if (earlier && earlier.invitationKey === invitation.invitationKey) {
+          waited = true;
           member = await waiting(hub.pendingJoin(earlier));
         } else {
           const joined = await hub.join(
@@ -179,6 +182,7 @@ export function registerJoin(program: Command, app: App): void {
                 },
               };
             });
+            waited = true;
             member = await waiting(joined);
           } else member = joined;
         }
@@ -221,7 +225,13 @@ export function registerJoin(program: Command, app: App): void {
           participantPrivateKey: given.key,
         };
         spinner.fail();
-        throw keyNotKept(given, answer, `reading the space failed: ${explain(error, ctx).message}`, error);
+        throw keyNotKept(
+          given,
+          answer,
+          `reading the space failed: ${explain(error, ctx).message}`,
+          error,
+          waited ? AGAIN_AFTER_APPROVAL : undefined,
+        );
       });
       const { participantId, key, ...view } = checkedAnswer(
         ZAnswers.joined,
@@ -234,7 +244,6 @@ export function registerJoin(program: Command, app: App): void {
       // address of it), which `ctx.url` already is, so comparing with it would not save it.
       // A join still waiting is forgotten in the same write that keeps the key (until then, the
       // same `convene join` would wait for it again).
-      const remember = rememberedServer(ctx) !== url;
       const answer = { spaceId: view.spaceId, participantId, participantPrivateKey: key };
       try {
         ctx.saveSpace(
@@ -242,9 +251,10 @@ export function registerJoin(program: Command, app: App): void {
           answer,
           url,
           (file, host) => {
-            if (remember) file.url = url;
+            if (rememberedServer(file.url) !== url) file.url = url;
             if (host.pendingJoins) delete host.pendingJoins[invitation.spaceId];
           },
+          waited ? AGAIN_AFTER_APPROVAL : undefined,
         );
       } catch (error) {
         spinner.fail();
@@ -345,8 +355,7 @@ function invitationOf(link: string): { spaceId: string; invitationKey: string } 
  * The server a command without --url or CONVENE_URL uses: the one saved by a join,
  * else the default; one saved that is no URL any more counts as none.
  */
-function rememberedServer(ctx: Context): string {
-  const saved = ctx.store.read().url;
+function rememberedServer(saved: string | undefined): string {
   try {
     return saved === undefined ? DEFAULT_URL : normaliseUrl(saved);
   } catch {
@@ -360,6 +369,14 @@ function forgetPending(ctx: Context, url: string, spaceId: string): void {
     if (host.pendingJoins) delete host.pendingJoins[spaceId];
   });
 }
+
+/**
+ * What a join approved after a wait says of running it again when its key was not kept: the join
+ * is still saved as waiting, and the server gives an approved join's key again for 10 minutes
+ * (JOIN_KEY_WINDOW_MS), so the same command gets it back.
+ */
+const AGAIN_AFTER_APPROVAL =
+  'The same `convene join` run again within 10 minutes of the approval gets the key back.';
 
 /** How often a waiting join asks whether it was approved. */
 const POLL_INTERVAL_MS = 2000;

@@ -441,13 +441,15 @@ export class Context {
    * Saves a space key and makes the space the default (the last created or joined). `answer` is
    * what the command prints with `--json`, the key in it: when the key cannot be saved, the
    * failure shows it (KeyNotSavedError), since the server has made the space or the participant.
-   * `alongside` makes the command's other changes to the file in the same write.
+   * `alongside` makes the command's other changes to the file in the same write; `again` is what
+   * the failure says of running the command again (keyNotKept).
    */
   saveSpace(
     space: Omit<StoredSpace, 'savedAt'>,
     answer: Record<string, unknown>,
     url: string = this.url,
     alongside?: (file: StoreFile, host: HostEntry) => void,
+    again?: string,
   ): void {
     try {
       this.store.updateHost(url, (host, file) => {
@@ -457,7 +459,7 @@ export class Context {
       });
     } catch (error) {
       if (!(error instanceof CliError)) throw error;
-      throw keyNotKept(space, answer, error.message, error);
+      throw keyNotKept(space, answer, error.message, error, again);
     }
   }
 

@@ -49,15 +49,24 @@ export interface KeyGiven {
   readonly participantId: string;
 }
 
-/** The failure of a command whose key could not be kept, `why` (see KeyNotSavedError). */
-export function keyNotKept(given: KeyGiven, answer: Record<string, unknown>, why: string, cause: unknown) {
+/**
+ * The failure of a command whose key could not be kept, `why` (see KeyNotSavedError). `again` says
+ * what running the command again does, where it does not make another space or participant.
+ */
+export function keyNotKept(
+  given: KeyGiven,
+  answer: Record<string, unknown>,
+  why: string,
+  cause: unknown,
+  again?: string,
+) {
   const done = given.role === 'owner' ? 'created' : 'joined';
   const named = given.name === undefined ? '' : `${JSON.stringify(given.name)} `;
   return new KeyNotSavedError(
     answer,
     `${done} space ${named}(${given.spaceId}), but could not keep its key: ${why}`,
     {
-      hint: `Your ${given.role} key, kept nowhere else, so copy it now: ${given.key} (participant ${given.participantId}). It works as it is with the SDK or the REST API (header X-Private-Key). Running the command again would make another ${given.role === 'owner' ? 'space' : 'participant'}.`,
+      hint: `Your ${given.role} key, kept nowhere else, so copy it now: ${given.key} (participant ${given.participantId}). It works as it is with the SDK or the REST API (header X-Private-Key). ${again ?? `Running the command again would make another ${given.role === 'owner' ? 'space' : 'participant'}.`}`,
       cause,
     },
   );

@@ -24,7 +24,7 @@ export async function readStdin(maxBytes = Number.POSITIVE_INFINITY): Promise<st
   const quiet = setTimeout(
     () =>
       onQuietStdin?.(
-        `waiting for stdin, which is open but has brought nothing for ${QUIET_STDIN_MS / 1000} s: close it (< /dev/null) or give the text as an argument or with --file`,
+        `waiting for stdin, which is open but has brought nothing for ${QUIET_STDIN_MS / 1000} s (if nothing is to come, close it: < /dev/null)`,
       ),
     QUIET_STDIN_MS,
   );

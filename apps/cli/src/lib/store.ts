@@ -344,7 +344,11 @@ export class CredentialStore {
         writeFileSync(temporary, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
         renameSync(temporary, this.file);
       } catch (error) {
-        rmSync(temporary, { force: true });
+        try {
+          rmSync(temporary, { force: true });
+        } catch {
+          // The write's own error says what went wrong.
+        }
         throw error;
       }
       this.skipped = [];

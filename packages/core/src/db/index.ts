@@ -8,7 +8,7 @@ import { lockDataDir } from './data-dir-lock';
 import { type Migrated, migrate, migratedMessage, newerSchemaMessage } from './migrate';
 import { isDatabaseUnavailable, sqlState } from './pg-error';
 import { readPgliteSeed } from './pglite-seed';
-import { type PostgresTarget, postgresTarget, targetPortProblem } from './postgres-target';
+import { type PostgresTarget, postgresTarget, readablePostgresUrl, targetProblem } from './postgres-target';
 import * as schema from './schema';
 import { type EndedSession, endStalledSessions, type StalledSightings } from './stalled-sessions';
 import type { Db } from './types';
@@ -18,7 +18,7 @@ export * from './maintenance';
 export { migrate, migrationsFolder, rowsOf } from './migrate';
 export { isDatabaseUnavailable } from './pg-error';
 export { pgliteSeedFile, readPgliteSeed, writePgliteSeed } from './pglite-seed';
-export { type PostgresTarget, postgresTarget } from './postgres-target';
+export { type PostgresTarget, postgresTarget, readablePostgresUrl } from './postgres-target';
 export * as schema from './schema';
 export { type EndedSession, STALLED_SESSION_SWEEP_MS } from './stalled-sessions';
 export type { Db, Executor, Schema, Tx } from './types';
@@ -106,12 +106,10 @@ export function databaseUrlProblem(url: string | undefined): string | undefined 
 function unreadablePostgresUrl(url: string): string | undefined {
   try {
     const target = postgresTarget(url);
-    const authority = target.url.slice(target.url.indexOf('://') + 3).split(/[?/]/)[0] ?? '';
-    const hosts = decodeURIComponent(authority.slice(authority.indexOf('@') + 1));
-    const parsed = new URL(target.url.replace(hosts, hosts.split(',')[0] ?? ''));
+    const parsed = readablePostgresUrl(target.url);
     decodeURIComponent(parsed.username);
     decodeURIComponent(parsed.password);
-    return targetPortProblem(target);
+    return targetProblem(target);
   } catch {
     return (
       'is not a URL that can be read: check its host and port, and write a %, @, /, : or # in the ' +
@@ -216,7 +214,7 @@ function refusedStatement(error: unknown, url: string): unknown {
 function withoutPassword(text: string, url: string): string {
   let password = '';
   try {
-    password = new URL(url).password;
+    password = readablePostgresUrl(url).password;
   } catch {
     // Unreadable URLs are refused before any attempt.
   }

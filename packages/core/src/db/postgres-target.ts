@@ -3,6 +3,7 @@ export interface PostgresTarget {
   readonly url: string;
   /** A host, or the directory of a Unix socket, that the URL spells as postgres.js does not read it. */
   readonly host?: string;
+  /** NaN for one not written in decimal digits (see targetProblem). */
   readonly port?: number;
 }
 
@@ -18,8 +19,8 @@ const STAND_IN = 'localhost';
  * (`postgres://%2Fvar%2Frun%2Fpostgresql/convene`); postgres.js read neither: it connected to
  * localhost:5432 over TCP and sent `host` to the server as a setting, or looked up `%2Fvar…` as
  * a host name. Those spellings are taken out of the URL here and given to postgres.js as options
- * (a host holding a `/` is a socket's directory to it, as to libpq). The URL is left as it is
- * otherwise, its password included.
+ * (a host holding a `/` is a socket's directory to it, as to libpq). The rest of the URL means
+ * what it meant, its password included (the query's other parameters are encoded again).
  */
 export function postgresTarget(url: string): PostgresTarget {
   const query = url.indexOf('?');
@@ -53,13 +54,32 @@ export function postgresTarget(url: string): PostgresTarget {
   return {
     url: rebuilt,
     ...(host !== undefined && { host }),
-    ...(port !== undefined && { port: Number(port) }),
+    // `0x10`, `1e3` and ` 5` are numbers to JavaScript, not to libpq.
+    ...(port !== undefined && { port: /^\d+$/.test(port) ? Number(port) : Number.NaN }),
   };
 }
 
-/** Why a port of a `port` query parameter or of an encoded socket path cannot be used, or undefined. */
-export function targetPortProblem(target: PostgresTarget): string | undefined {
-  const { port } = target;
-  if (port === undefined || (Number.isInteger(port) && port > 0 && port < 65536)) return undefined;
-  return 'names a port that is not a whole number from 1 to 65535';
+/**
+ * Why a host or port given apart cannot be used, or undefined: a port that is not 1 to 65535 in
+ * decimal digits, and an IPv6 address in a `host` query, which postgres.js cuts at its first `:`
+ * (an empty host: localhost, without a word). In the URL's own host, in brackets, an IPv6 address
+ * is read as it should be.
+ */
+export function targetProblem({ port, host }: PostgresTarget): string | undefined {
+  if (port !== undefined && !(Number.isInteger(port) && port >= 1 && port <= 65535))
+    return 'names a port that is not a whole number from 1 to 65535';
+  if (host?.includes(':'))
+    return 'names a host with a colon in its host query: write an IPv6 address in the host part, in brackets (postgres://user@[::1]:5432/db)';
+  return undefined;
+}
+
+/**
+ * A PostgreSQL URL (postgresTarget's) as a URL object, read as postgres.js reads it: several
+ * comma-separated hosts (`a:5432,b:5433`) are not a URL, so it is read with the first. Throws
+ * when it cannot be read.
+ */
+export function readablePostgresUrl(url: string): URL {
+  const authority = url.slice(url.indexOf('://') + 3).split(/[?/]/)[0] ?? '';
+  const hosts = decodeURIComponent(authority.slice(authority.indexOf('@') + 1));
+  return new URL(url.replace(hosts, hosts.split(',')[0] ?? ''));
 }

@@ -248,11 +248,19 @@ function credentialOfCall(
  */
 export const PAGE_BUDGET = { pageBudget: true };
 
-/** The paths of the operations no rate limit counts (`rateLimited: false`): the health probe's. */
+/**
+ * The paths of the operations no rate limit counts (`rateLimited: false`): the health probe's.
+ * isHealthProbe matches a GET's path as it is, so such an operation must be a GET of a path
+ * without parameters (the OpenAPI would otherwise promise no 429 where one is answered).
+ */
 const UNLIMITED_PATHS: ReadonlySet<string> = new Set(
   (Object.values(operations) as OperationContract[])
     .filter((contract) => contract.rateLimited === false)
-    .map((contract) => contract.path),
+    .map((contract) => {
+      if (contract.method !== 'GET' || contract.path.includes('{'))
+        throw new Error(`${contract.operationId}: rateLimited false is for a GET of a fixed path`);
+      return contract.path;
+    }),
 );
 
 /** `GET` (or `HEAD`) `/api/health`, whatever its query. */

@@ -175,7 +175,13 @@ export function createMcpServer({
   onRequest(server, InitializeRequestSchema, async (request, extra) => {
     const result = await initialize(request);
     const key = header(extra.requestInfo?.headers, 'x-private-key');
-    const space = key ? await spaceOfKey({ deps, key }).catch(() => undefined) : undefined;
+    // A database that cannot say leaves the instructions as they are (the tools say it then).
+    const space = key
+      ? await spaceOfKey({ deps, key }).catch((error: unknown) => {
+          logFailure(log, 503, error, 'initialize');
+          return undefined;
+        })
+      : undefined;
     return space
       ? { ...result, instructions: `${result.instructions}\n\n${connectionKeyLine(space)}` }
       : result;

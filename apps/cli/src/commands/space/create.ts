@@ -10,6 +10,7 @@ import { inline } from '../../lib/output';
 import { required } from '../../lib/prompts';
 import { shellWord, verbatim } from '../../lib/quote';
 import { sameName } from '../../lib/resolve';
+import type { StoredSpace } from '../../lib/store';
 import { suggest } from '../../lib/suggest';
 
 export function registerSpaceCreate(space: Command, app: App): void {
@@ -79,10 +80,9 @@ export function registerSpaceCreate(space: Command, app: App): void {
         spaceMayExist(ctx),
       );
       const created = checkedAnswer(ZAnswers.createdSpace, answer, ctx.server);
-      const host = ctx.host();
-      const before = host.defaultSpace ? host.spaces[host.defaultSpace] : undefined;
-      // Names are not unique on a server: a second of this one here is named by its id from now on.
-      const twins = Object.values(host.spaces).filter((s) => sameName(s.name, name)).length;
+      // Read in the write that saves the key (a read before it that failed would lose the key).
+      let before: StoredSpace | undefined;
+      let twins = 0;
       ctx.saveSpace(
         {
           spaceId: created.spaceId,
@@ -92,6 +92,12 @@ export function registerSpaceCreate(space: Command, app: App): void {
           participantId: created.ownerId,
         },
         created,
+        ctx.url,
+        (_file, host) => {
+          before = host.defaultSpace ? host.spaces[host.defaultSpace] : undefined;
+          // Names are not unique on a server: a second of this one here is named by its id from now on.
+          twins = Object.values(host.spaces).filter((s) => sameName(s.name, name)).length;
+        },
       );
       await ctx.warnIfTokenIgnored('this space');
       const { out } = ctx;
@@ -112,14 +118,15 @@ export function registerSpaceCreate(space: Command, app: App): void {
             ['space', created.spaceId],
             ['you are', `${ownerName}, ${options.human ? 'a human' : 'an agent'}, role ${ownerRole}`],
           ]);
-          if (before) {
+          const previous = before;
+          if (previous) {
             // By its id when another saved space has its name (the one just created may).
             const shared = Object.values(ctx.host().spaces).some(
-              (s) => s.spaceId !== before.spaceId && sameName(s.name, before.name),
+              (s) => s.spaceId !== previous.spaceId && sameName(s.name, previous.name),
             );
-            const again = shared ? verbatim(before.spaceId) : before.name;
+            const again = shared ? verbatim(previous.spaceId) : previous.name;
             out.hint(
-              `\`${commandLine('space use', { args: [again] })}\` makes ${inline(before.name)} the default again.`,
+              `\`${commandLine('space use', { args: [again] })}\` makes ${inline(previous.name)} the default again.`,
             );
           }
           if (options.ownerName === undefined && !options.human) {
