@@ -44,28 +44,27 @@ describe('the database URL', () => {
   });
 
   it('takes libpq’s spellings of a host apart: a `host` and `port` query, a percent-encoded socket directory, `user@/db`', () => {
-    expect(postgresTarget('postgres://convene:pw@db:6432/convene?sslmode=require')).toEqual({
-      url: 'postgres://convene:pw@db:6432/convene?sslmode=require',
-    });
-    expect(postgresTarget('postgres:///convene?host=/var/run/postgresql&port=5433&sslmode=disable')).toEqual({
-      url: 'postgres://localhost/convene?sslmode=disable',
-      host: '/var/run/postgresql',
-      port: 5433,
-    });
-    expect(postgresTarget('postgresql://convene:p%40ss@/convene?host=%2Ftmp')).toEqual({
-      url: 'postgresql://convene:p%40ss@localhost/convene',
-      host: '/tmp',
-    });
-    expect(postgresTarget('postgres://convene@%2Fvar%2Frun%2Fpostgresql:5434/convene')).toEqual({
-      url: 'postgres://convene@localhost/convene',
-      host: '/var/run/postgresql',
-      port: 5434,
-    });
-    // A `port` alone, beside a host the URL names: the query's, as libpq takes it.
-    expect(postgresTarget('postgres://db/convene?port=6543')).toEqual({
-      url: 'postgres://db/convene',
-      port: 6543,
-    });
+    for (const [url, target] of [
+      [
+        'postgres://convene:pw@db:6432/convene?sslmode=require',
+        { url: 'postgres://convene:pw@db:6432/convene?sslmode=require' },
+      ],
+      [
+        'postgres:///convene?host=/var/run/postgresql&port=5433&sslmode=disable',
+        { url: 'postgres://localhost/convene?sslmode=disable', host: '/var/run/postgresql', port: 5433 },
+      ],
+      [
+        'postgresql://convene:p%40ss@/convene?host=%2Ftmp',
+        { url: 'postgresql://convene:p%40ss@localhost/convene', host: '/tmp' },
+      ],
+      [
+        'postgres://convene@%2Fvar%2Frun%2Fpostgresql:5434/convene',
+        { url: 'postgres://convene@localhost/convene', host: '/var/run/postgresql', port: 5434 },
+      ],
+      // A `port` alone, beside a host the URL names: the query's, as libpq takes it.
+      ['postgres://db/convene?port=6543', { url: 'postgres://db/convene', port: 6543 }],
+    ] as const)
+      expect({ url, target: postgresTarget(url) }).toEqual({ url, target });
     // Read, not refused; and a port that is none is named.
     for (const url of [
       'postgres://convene@/convene',

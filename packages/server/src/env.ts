@@ -2,8 +2,7 @@ import { isIP } from 'node:net';
 import {
   databaseUrlProblem,
   defaultWebhookRetryDelaysMs,
-  postgresTarget,
-  readablePostgresUrl,
+  postgresPassword,
   STALLED_SESSION_SWEEP_MS,
   STREAM_LEASE_SECONDS,
   STREAM_NODE_LEASE_SECONDS,
@@ -376,10 +375,5 @@ const withoutTrailingSlash = (url: URL): string => `${url.origin}${url.pathname}
 function databasePassword(url: string | undefined): string | undefined {
   // In any case, as the database accepts the scheme (`POSTGRES://` too).
   if (!url || !/^postgres/i.test(url)) return undefined;
-  try {
-    const password = readablePostgresUrl(postgresTarget(url).url).password;
-    return password ? decodeURIComponent(password) : undefined;
-  } catch {
-    return undefined;
-  }
+  return postgresPassword(url)?.decoded;
 }

@@ -8,7 +8,13 @@ import { lockDataDir } from './data-dir-lock';
 import { type Migrated, migrate, migratedMessage, newerSchemaMessage } from './migrate';
 import { isDatabaseUnavailable, sqlState } from './pg-error';
 import { readPgliteSeed } from './pglite-seed';
-import { type PostgresTarget, postgresTarget, readablePostgresUrl, targetProblem } from './postgres-target';
+import {
+  type PostgresTarget,
+  postgresPassword,
+  postgresTarget,
+  readablePostgresUrl,
+  targetProblem,
+} from './postgres-target';
 import * as schema from './schema';
 import { type EndedSession, endStalledSessions, type StalledSightings } from './stalled-sessions';
 import type { Db } from './types';
@@ -18,7 +24,7 @@ export * from './maintenance';
 export { migrate, migrationsFolder, rowsOf } from './migrate';
 export { isDatabaseUnavailable } from './pg-error';
 export { pgliteSeedFile, readPgliteSeed, writePgliteSeed } from './pglite-seed';
-export { type PostgresTarget, postgresTarget, readablePostgresUrl } from './postgres-target';
+export { type PostgresTarget, postgresPassword, postgresTarget } from './postgres-target';
 export * as schema from './schema';
 export { type EndedSession, STALLED_SESSION_SWEEP_MS } from './stalled-sessions';
 export type { Db, Executor, Schema, Tx } from './types';
@@ -212,20 +218,12 @@ function refusedStatement(error: unknown, url: string): unknown {
 
 /** `text` without the URL's password, should the driver ever quote it. */
 function withoutPassword(text: string, url: string): string {
-  let password = '';
-  try {
-    password = readablePostgresUrl(url).password;
-  } catch {
-    // Unreadable URLs are refused before any attempt.
-  }
+  // Unreadable URLs are refused before any attempt.
+  const password = postgresPassword(url);
   if (!password) return text;
-  let decoded = password;
-  try {
-    decoded = decodeURIComponent(password);
-  } catch {
-    // Kept encoded.
-  }
-  return text.replaceAll(password, '[redacted]').replaceAll(decoded, '[redacted]');
+  return text
+    .replaceAll(password.written, '[redacted]')
+    .replaceAll(password.decoded ?? password.written, '[redacted]');
 }
 
 /** Connecting gives up after this long (then a request answers 503 and its client retries). */

@@ -83,3 +83,23 @@ export function readablePostgresUrl(url: string): URL {
   const hosts = decodeURIComponent(authority.slice(authority.indexOf('@') + 1));
   return new URL(url.replace(hosts, hosts.split(',')[0] ?? ''));
 }
+
+/**
+ * The password a PostgreSQL URL names (in any spelling postgresTarget reads, several hosts
+ * included), as written and decoded (undefined when it does not decode); undefined when the URL
+ * names none or cannot be read.
+ */
+export function postgresPassword(url: string): { written: string; decoded: string | undefined } | undefined {
+  let written: string;
+  try {
+    written = readablePostgresUrl(postgresTarget(url).url).password;
+  } catch {
+    return undefined;
+  }
+  if (!written) return undefined;
+  try {
+    return { written, decoded: decodeURIComponent(written) };
+  } catch {
+    return { written, decoded: undefined };
+  }
+}
