@@ -246,15 +246,17 @@ export function registerJoin(program: Command, app: App): void {
       // same `convene join` would wait for it again).
       const answer = { spaceId: view.spaceId, participantId, participantPrivateKey: key };
       try {
-        ctx.saveSpace(
+        ctx.keepKey(
           { spaceId: view.spaceId, name: view.name, role: 'participant', key, participantId },
           answer,
-          url,
-          (file, host) => {
-            if (rememberedServer(file.url) !== url) file.url = url;
-            if (host.pendingJoins) delete host.pendingJoins[invitation.spaceId];
+          {
+            url,
+            alongside: (file, host) => {
+              if (rememberedServer(file.url) !== url) file.url = url;
+              if (host.pendingJoins) delete host.pendingJoins[invitation.spaceId];
+            },
+            again: waited ? AGAIN_AFTER_APPROVAL : undefined,
           },
-          waited ? AGAIN_AFTER_APPROVAL : undefined,
         );
       } catch (error) {
         spinner.fail();

@@ -19,6 +19,12 @@ import { CredentialStore, type HostEntry, hostKey, type StoredSpace, type StoreF
 
 export const DEFAULT_URL = 'http://localhost:3000';
 
+/** Where Context.saveSpace saves a key, and what else it changes in the same write. */
+export interface SaveOptions {
+  url?: string | undefined;
+  alongside?: ((file: StoreFile, host: HostEntry) => void) | undefined;
+}
+
 /**
  * The longest Retry-After a command waits out before trying again (the SDK's `maxRetryAfterMs`):
  * the end of a rate limit's window. A longer refusal, a space's message budget or the rest of a
@@ -438,28 +444,33 @@ export class Context {
   }
 
   /**
-   * Saves a space key and makes the space the default (the last created or joined). `answer` is
-   * what the command prints with `--json`, the key in it: when the key cannot be saved, the
-   * failure shows it (KeyNotSavedError), since the server has made the space or the participant.
-   * `alongside` makes the command's other changes to the file in the same write; `again` is what
-   * the failure says of running the command again (keyNotKept).
+   * Saves a space key and makes the space the default (the last created or joined), for `url`
+   * (this command's server by default). `alongside` makes the command's other changes to the file
+   * in the same write.
    */
-  saveSpace(
+  saveSpace(space: Omit<StoredSpace, 'savedAt'>, { url = this.url, alongside }: SaveOptions = {}): void {
+    this.store.updateHost(url, (host, file) => {
+      alongside?.(file, host);
+      host.spaces[space.spaceId] = { ...space, savedAt: new Date().toISOString() };
+      host.defaultSpace = space.spaceId;
+    });
+  }
+
+  /**
+   * saveSpace for a key the server has just made (a space created, a join): when it cannot be
+   * saved, the failure shows it (keyNotKept), with `answer`, what the command prints with `--json`,
+   * the key in it; `again` is what the failure says of running the command again.
+   */
+  keepKey(
     space: Omit<StoredSpace, 'savedAt'>,
     answer: Record<string, unknown>,
-    url: string = this.url,
-    alongside?: (file: StoreFile, host: HostEntry) => void,
-    again?: string,
+    options: SaveOptions & { again?: string | undefined } = {},
   ): void {
     try {
-      this.store.updateHost(url, (host, file) => {
-        alongside?.(file, host);
-        host.spaces[space.spaceId] = { ...space, savedAt: new Date().toISOString() };
-        host.defaultSpace = space.spaceId;
-      });
+      this.saveSpace(space, options);
     } catch (error) {
       if (!(error instanceof CliError)) throw error;
-      throw keyNotKept(space, answer, error.message, error, again);
+      throw keyNotKept(space, answer, error.message, error, options.again);
     }
   }
 

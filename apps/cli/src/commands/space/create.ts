@@ -83,7 +83,7 @@ export function registerSpaceCreate(space: Command, app: App): void {
       // Read in the write that saves the key (a read before it that failed would lose the key).
       let before: StoredSpace | undefined;
       let twins = 0;
-      ctx.saveSpace(
+      ctx.keepKey(
         {
           spaceId: created.spaceId,
           name,
@@ -92,11 +92,12 @@ export function registerSpaceCreate(space: Command, app: App): void {
           participantId: created.ownerId,
         },
         created,
-        ctx.url,
-        (_file, host) => {
-          before = host.defaultSpace ? host.spaces[host.defaultSpace] : undefined;
-          // Names are not unique on a server: a second of this one here is named by its id from now on.
-          twins = Object.values(host.spaces).filter((s) => sameName(s.name, name)).length;
+        {
+          alongside: (_file, host) => {
+            before = host.defaultSpace ? host.spaces[host.defaultSpace] : undefined;
+            // Names are not unique on a server: a second of this one here is named by its id from now on.
+            twins = Object.values(host.spaces).filter((s) => sameName(s.name, name)).length;
+          },
         },
       );
       await ctx.warnIfTokenIgnored('this space');

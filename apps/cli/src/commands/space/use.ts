@@ -2,7 +2,7 @@ import type { Command } from '@commander-js/extra-typings';
 import { NotFoundError } from '@convene/sdk';
 import { type App, examples } from '../../app';
 import { type Context, isUuid } from '../../lib/context';
-import { CliError, KeyNotSavedError } from '../../lib/errors';
+import { CliError } from '../../lib/errors';
 import { ExitCode } from '../../lib/exit-codes';
 import { isSpaceClosed } from '../../lib/failure';
 import { checkedAnswer, ZAnswers } from '../../lib/not-convene';
@@ -89,12 +89,8 @@ async function recoverKey(ctx: Context, spaceId: string): Promise<StoredSpace> {
     listed?.participantId ??
     (role === 'owner' ? view.participants.find((p) => p.isOwner)?.participantId : undefined);
   const space = { spaceId, name: view.name, role, key: privateKey, participantId: participantId ?? '' };
-  try {
-    ctx.saveSpace(space, { spaceId, name: view.name, role, participantId: space.participantId });
-  } catch (error) {
-    // A recovered key is not lost when it cannot be kept: the account recovers it again.
-    throw error instanceof KeyNotSavedError ? error.cause : error;
-  }
+  // A plain save: a recovered key that cannot be kept is not lost, the account recovers it again.
+  ctx.saveSpace(space);
   ctx.out.success(`Recovered your ${role} key for ${ctx.out.c.bold(view.name)}`);
   return { ...space, savedAt: new Date().toISOString() };
 }
