@@ -1084,6 +1084,31 @@ describe('invite, join, participants, moderation, leave', () => {
     }
   });
 
+  it('remembers the server of a space created or chosen with --url, as a join does: the next commands act on it', async () => {
+    // No CONVENE_URL: only --url names the server, on the create alone.
+    const ada = file.user({ url: undefined });
+    const created = (await ada.run(['space', 'create', 'Elsewhere', '--url', server.url, '--json'])).json();
+    expect(ada.credentials().url).toBe(server.url);
+    // `space create` says the space is now the default: `send` without --url acts on it.
+    const sent = await ada.run(['send', 'no --url needed']);
+    expect({ code: sent.code, stderr: sent.stderr }).toEqual({ code: 0, stderr: expect.any(String) });
+    const read = (await ada.run(['messages', '--json', '--url', server.url])).json();
+    expect(read.map((m: any) => m.content)).toContain('no --url needed');
+
+    // `space use --url` makes that server's space the default, and the server the next commands'.
+    const proxy = await scriptedProxy(server.url, /^$/);
+    try {
+      const there = (await ada.run(['space', 'create', 'Via proxy', '--url', proxy.url, '--json'])).json();
+      expect(ada.credentials().url).toBe(proxy.url);
+      expect((await ada.run(['space', 'show', '--json'])).json().spaceId).toBe(there.spaceId);
+      expect((await ada.run(['space', 'use', 'Elsewhere', '--url', server.url])).code).toBe(0);
+      expect(ada.credentials().url).toBe(server.url);
+      expect((await ada.run(['space', 'show', '--json'])).json().spaceId).toBe(created.spaceId);
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it('refuses a second join of a space whose participant key still works (exit 6); a dead key may be replaced', async () => {
     const owner = user();
     const { spaceId } = (await owner.run(['space', 'create', 'Once', '--json'])).json();

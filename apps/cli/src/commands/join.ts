@@ -11,7 +11,7 @@ import {
 } from '@convene/sdk';
 import { type App, examples } from '../app';
 import type { Context } from '../lib/context';
-import { DEFAULT_URL, isUuid, normaliseUrl, sameServer } from '../lib/context';
+import { isUuid, normaliseUrl, sameServer } from '../lib/context';
 import { CliError, keyNotKept, UsageError } from '../lib/errors';
 import { ExitCode, stoppedBy } from '../lib/exit-codes';
 import { explain, explained, isSpaceClosed } from '../lib/failure';
@@ -239,10 +239,9 @@ export function registerJoin(program: Command, app: App): void {
         url,
       );
       const { description, agenda } = read;
-      // The next commands without --url go where this join went, where its key is saved: the
-      // server the link names, or the one --url or CONVENE_URL named instead (a proxy, another
-      // address of it), which `ctx.url` already is, so comparing with it would not save it.
-      // A join still waiting is forgotten in the same write that keeps the key (until then, the
+      // The next commands without --url go where this join went, where its key is saved (keepKey
+      // remembers `url`): the server the link names, or the one --url or CONVENE_URL named
+      // instead (a proxy, another address of it). A join still waiting is forgotten in the same write that keeps the key (until then, the
       // same `convene join` would wait for it again).
       const answer = { spaceId: view.spaceId, participantId, participantPrivateKey: key };
       try {
@@ -251,8 +250,7 @@ export function registerJoin(program: Command, app: App): void {
           answer,
           {
             url,
-            alongside: (file, host) => {
-              if (rememberedServer(file.url) !== url) file.url = url;
+            alongside: (_file, host) => {
               if (host.pendingJoins) delete host.pendingJoins[invitation.spaceId];
             },
             again: waited ? AGAIN_AFTER_APPROVAL : undefined,
@@ -357,14 +355,6 @@ function invitationOf(link: string): { spaceId: string; invitationKey: string } 
  * The server a command without --url or CONVENE_URL uses: the one saved by a join,
  * else the default; one saved that is no URL any more counts as none.
  */
-function rememberedServer(saved: string | undefined): string {
-  try {
-    return saved === undefined ? DEFAULT_URL : normaliseUrl(saved);
-  } catch {
-    return DEFAULT_URL;
-  }
-}
-
 function forgetPending(ctx: Context, url: string, spaceId: string): void {
   if (!ctx.store.host(url).pendingJoins?.[spaceId]) return;
   ctx.store.updateHost(url, (host) => {

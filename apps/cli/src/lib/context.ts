@@ -106,7 +106,7 @@ export class Context {
     this.explicitUrl = options.url ?? (env.CONVENE_URL || undefined);
   }
 
-  /** --url, else CONVENE_URL, else the server saved by `join` (where it joined), else localhost:3000. */
+  /** --url, else CONVENE_URL, else the server of the default space (makeDefault), else localhost:3000. */
   get url(): string {
     const fromEnv = this.options.url === undefined && this.explicitUrl !== undefined;
     return normaliseUrl(
@@ -452,7 +452,7 @@ export class Context {
     this.store.updateHost(url, (host, file) => {
       alongside?.(file, host);
       host.spaces[space.spaceId] = { ...space, savedAt: new Date().toISOString() };
-      host.defaultSpace = space.spaceId;
+      makeDefault(file, host, url, space.spaceId);
     });
   }
 
@@ -591,6 +591,25 @@ export class Context {
  * A server's URL as the credential file keys it. `from` is where the text came from: an error
  * about CONVENE_URL says so, since there is no --url on the command line to correct.
  */
+/**
+ * Makes a space the default of its server, and that server the one the next commands without
+ * --url go to: a space created, joined or chosen with `--url` or CONVENE_URL is acted on by
+ * `convene send` alone afterwards, as `space create` and `join` say.
+ */
+export function makeDefault(file: StoreFile, host: HostEntry, url: string, spaceId: string): void {
+  host.defaultSpace = spaceId;
+  if (rememberedServer(file.url) !== url) file.url = url;
+}
+
+/** The server saved for the next commands without --url (localhost:3000 when none, or unreadable). */
+function rememberedServer(saved: string | undefined): string {
+  try {
+    return saved === undefined ? DEFAULT_URL : normaliseUrl(saved);
+  } catch {
+    return DEFAULT_URL;
+  }
+}
+
 export function normaliseUrl(url: string, from: '--url' | 'CONVENE_URL' = '--url'): string {
   const named = from === 'CONVENE_URL' ? `CONVENE_URL "${url}"` : `"${url}"`;
   const fix = (example: string) =>

@@ -1,7 +1,7 @@
 import type { Command } from '@commander-js/extra-typings';
 import { NotFoundError } from '@convene/sdk';
 import { type App, examples } from '../../app';
-import { type Context, isUuid } from '../../lib/context';
+import { type Context, isUuid, makeDefault } from '../../lib/context';
 import { CliError } from '../../lib/errors';
 import { ExitCode } from '../../lib/exit-codes';
 import { isSpaceClosed } from '../../lib/failure';
@@ -35,9 +35,7 @@ export function registerSpaceUse(space: Command, app: App): void {
       });
       const canRecover = isUuid(name) && !ctx.host().spaces[name] && (ctx.hasSession() || ctx.userToken());
       const saved = canRecover ? await recoverKey(ctx, name) : ctx.space(name);
-      ctx.store.updateHost(ctx.url, (host) => {
-        host.defaultSpace = saved.spaceId;
-      });
+      ctx.store.updateHost(ctx.url, (host, file) => makeDefault(file, host, ctx.url, saved.spaceId));
       ctx.out.result(
         { spaceId: saved.spaceId, name: saved.name, role: saved.role, participantId: saved.participantId },
         {
