@@ -369,6 +369,28 @@ describe('a change stopped while its request is out says it may have been done',
     }
   });
 
+  it('join: Ctrl-C while it reads the space it joined shows the key, and ends with 130', async () => {
+    const owner = user();
+    expect((await owner.run(['space', 'create', 'Open door'])).code).toBe(0);
+    const link = (await owner.run(['invite', '--json'])).json().humanLink as string;
+    const spaceId = new URL(link).pathname.split('/').pop()!;
+    // The join goes through; the read of the space after it is held.
+    const proxy = await scriptedProxy(server.url, new RegExp(`^GET /hub/space/${spaceId}$`), 'hold');
+    try {
+      const joining = follow(user(proxy.url), ['join', link, '--name', 'Quinn', '--url', proxy.url]);
+      await eventually(() => expect(proxy.held()).toBe(1));
+      const stopped = await joining.interrupt();
+      expect(stopped.code).toBe(130);
+      const said = stopped.stderr.replace(/\s+/g, ' ');
+      expect(said).toContain('but could not keep its key: interrupted while reading the space');
+      const participants = (await owner.run(['participants', '--json'])).json();
+      const quinn = participants.find((p: any) => p.name === 'Quinn');
+      expect(said).toMatch(new RegExp(`copy it now: [0-9a-f]{64} \\(participant ${quinn.participantId}\\)`));
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it('artifact write: Ctrl-C says a version may have been saved, and the lock it took is released', async () => {
     const proxy = await scriptedProxy(server.url, /^PATCH .*\/artifact\/[^/]+$/, 'hold');
     try {

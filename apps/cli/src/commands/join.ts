@@ -212,7 +212,7 @@ export function registerJoin(program: Command, app: App): void {
       }
       // The participant the key belongs to (every join knows it), and the space as it is now. A
       // read that fails (the server gone a moment) shows the key: the participant exists.
-      const read = await member.get().catch((error: unknown) => {
+      const read = await member.get({ signal: ctx.signal }).catch((error: unknown) => {
         const given = {
           spaceId: invitation.spaceId,
           role: 'participant',
@@ -225,12 +225,16 @@ export function registerJoin(program: Command, app: App): void {
           participantPrivateKey: given.key,
         };
         spinner.fail();
+        // Ctrl-C during the read: said as what stopped it, with its exit code (130), as anywhere.
+        const stopped = ctx.signal.aborted ? stoppedBy(ctx.signal) : undefined;
         throw keyNotKept(
           given,
           answer,
-          `reading the space failed: ${explain(error, ctx).message}`,
+          stopped
+            ? `${stopped.said} while reading the space`
+            : `reading the space failed: ${explain(error, ctx).message}`,
           error,
-          waited ? AGAIN_AFTER_APPROVAL : undefined,
+          { again: waited ? AGAIN_AFTER_APPROVAL : undefined, exitCode: stopped?.exitCode },
         );
       });
       const { participantId, key, ...view } = checkedAnswer(
@@ -260,6 +264,8 @@ export function registerJoin(program: Command, app: App): void {
         spinner.fail();
         throw error;
       }
+      // Joined and kept: from here Ctrl-C ends the run at once (its check of the token need not end).
+      ctx.handlesInterrupt = false;
       spinner.stop(`Joined ${out.c.bold(view.name)} as ${name}`);
       await ctx.warnIfTokenIgnored('this membership', url);
       out.result(answer, {

@@ -470,7 +470,7 @@ export class Context {
       this.saveSpace(space, options);
     } catch (error) {
       if (!(error instanceof CliError)) throw error;
-      throw keyNotKept(space, answer, error.message, error, options.again);
+      throw keyNotKept(space, answer, error.message, error, { again: options.again });
     }
   }
 

@@ -32,9 +32,13 @@ export class KeyNotSavedError extends CliError {
   constructor(
     readonly answer: Record<string, unknown>,
     message: string,
-    options: { hint: string; cause: unknown },
+    options: { hint: string; cause: unknown; exitCode: ExitCode | undefined },
   ) {
-    super(message, options);
+    super(message, {
+      hint: options.hint,
+      cause: options.cause,
+      exitCode: options.exitCode ?? ExitCode.error,
+    });
     this.name = 'KeyNotSavedError';
   }
 }
@@ -51,14 +55,15 @@ export interface KeyGiven {
 
 /**
  * The failure of a command whose key could not be kept, `why` (see KeyNotSavedError). `again` says
- * what running the command again does, where it does not make another space or participant.
+ * what running the command again does, where it does not make another space or participant;
+ * `exitCode` is a signal's, when one stopped the command (1 otherwise).
  */
 export function keyNotKept(
   given: KeyGiven,
   answer: Record<string, unknown>,
   why: string,
   cause: unknown,
-  again?: string,
+  { again, exitCode }: { again?: string | undefined; exitCode?: ExitCode | undefined } = {},
 ) {
   const done = given.role === 'owner' ? 'created' : 'joined';
   const named = given.name === undefined ? '' : `${JSON.stringify(given.name)} `;
@@ -68,6 +73,7 @@ export function keyNotKept(
     {
       hint: `Your ${given.role} key, kept nowhere else, so copy it now: ${given.key} (participant ${given.participantId}). It works as it is with the SDK or the REST API (header X-Private-Key). ${again ?? `Running the command again would make another ${given.role === 'owner' ? 'space' : 'participant'}.`}`,
       cause,
+      exitCode,
     },
   );
 }
