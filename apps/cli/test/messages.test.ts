@@ -667,6 +667,16 @@ describe('messages', () => {
       const seqs = all.map((m: any) => m.seq);
       expect(seqs).toEqual([...seqs].sort((a: number, b: number) => a - b));
       expect((await room.run(['messages', '--json'])).json()).toHaveLength(100);
+      // What the default limit left out is said, on stderr (stdout holds the messages alone).
+      const cut = await room.run(['messages']);
+      expect(cut.stdout.match(/^\d\d:\d\d:\d\d {2}/gm)).toHaveLength(100);
+      expect(cut.stderr).toContain('420 earlier messages left out (--limit 100): --limit 0 lists them all.');
+      // After --since, every message (an archive by time loses none), unless --limit is given.
+      const since = (await room.run(['messages', '--since', all[9].timestamp, '--json'])).json();
+      expect(since.map((m: any) => m.id)).toEqual(all.slice(10).map((m: any) => m.id));
+      const sinceCut = await room.run(['messages', '--since', all[9].timestamp, '--limit', '500']);
+      expect(sinceCut.stderr).toContain('10 earlier messages left out (--limit 500)');
+      expect((await room.run(['messages', '--limit', '0'])).stderr).not.toContain('left out');
     } finally {
       room.remove();
     }

@@ -19,7 +19,9 @@ export function registerMessages(program: Command, app: App): void {
         'the text; a reply is followed by what it answers ' +
         '(`↪ in reply to Ada Lovelace: Question for you`, or `↪ in reply to message 3751a2b4` when that is older than ' +
         'what is listed). --since starts after an instant ' +
-        '(a date-time, or a duration back from now); --limit keeps the last N (0: all). --wait ' +
+        '(a date-time, or a duration back from now), and lists every message after it; --limit ' +
+        'keeps the last N (default 100 without --since; 0: all), and says on stderr how many ' +
+        'earlier ones it left out. --wait ' +
         'waits up to that many seconds for a message when there is none yet (after --since, or at ' +
         'all), and prints it as soon as it comes.',
     )
@@ -28,7 +30,10 @@ export function registerMessages(program: Command, app: App): void {
       'only messages after this: 10m, 2h, 1d, 09:30, yesterday, 2030-01-01 12:00, 2030-01-01T12:00:00Z',
     )
     .addOption(
-      new Option('-n, --limit <n>', 'at most this many, the most recent (0: no limit)').default('100', '100'),
+      new Option('-n, --limit <n>', 'at most this many, the most recent (0: no limit)').default(
+        undefined,
+        '100; with --since, no limit',
+      ),
     )
     .option('--wait <seconds>', 'when there is nothing yet, wait up to this long for a message (at most 60)')
     .addHelpText(
@@ -43,19 +48,36 @@ export function registerMessages(program: Command, app: App): void {
     .action(async (argument, options, command) => {
       const ctx = app.context(command);
       const reference = spaceNamed(ctx, argument, options.space, 'convene messages');
-      const limit = parseCount(options.limit, '--limit', 'no limit');
+      // After --since, every message: an archive by time must not lose the earlier ones.
+      const limit =
+        options.limit === undefined
+          ? options.since === undefined
+            ? 100
+            : 0
+          : parseCount(options.limit, '--limit', 'no limit');
       const since = options.since === undefined ? undefined : parseSince(options.since);
       const wait = parseWait(options.wait);
       const saved = ctx.space(reference);
       const kept: MessageLike[] = [];
       // Every message listed, shown or not: what a reply answers is named when it is among them.
       const seen = new MessagesSeen(Number.POSITIVE_INFINITY);
+      let left = 0;
       for await (const message of listed(ctx.spaceClient(saved).messages, since, wait)) {
         kept.push(message);
         if (!ctx.out.mode.json) seen.add(message);
-        if (limit > 0 && kept.length > limit) kept.shift();
+        if (limit > 0 && kept.length > limit) {
+          kept.shift();
+          left++;
+        }
       }
       const { out } = ctx;
+      // Said on stderr, so that a script's stdout holds the messages alone.
+      if (left > 0)
+        out.info(
+          out.c.dim(
+            `${left} earlier message${left === 1 ? '' : 's'} left out (--limit ${limit}): --limit 0 lists them all.`,
+          ),
+        );
       out.result(kept, {
         quiet: () => kept.map((m) => (m as { id?: string }).id).join('\n') || undefined,
         human: () => {
