@@ -69,7 +69,7 @@ describe('help, version, usage errors', () => {
     }
     // Defaults read as values, not as JSON: no quoted numbers, no empty list.
     for (const [args, shown] of [
-      [['messages', '--help'], '(default: 100)'],
+      [['messages', '--help'], '(default: 100; with --since, no limit)'],
       [['tail', '--help'], '(default: 10)'],
     ] as const) {
       const help = (await owner.run([...args])).stdout.replace(/\s+/g, ' ');

@@ -30,9 +30,10 @@ export function registerMessages(program: Command, app: App): void {
       'only messages after this: 10m, 2h, 1d, 09:30, yesterday, 2030-01-01 12:00, 2030-01-01T12:00:00Z',
     )
     .addOption(
-      new Option('-n, --limit <n>', 'at most this many, the most recent (0: no limit)').default(
-        undefined,
-        '100; with --since, no limit',
+      // Not a commander default: --since changes it, and commander shows no default it does not set.
+      new Option(
+        '-n, --limit <n>',
+        'at most this many, the most recent; 0: no limit (default: 100; with --since, no limit)',
       ),
     )
     .option('--wait <seconds>', 'when there is nothing yet, wait up to this long for a message (at most 60)')
