@@ -444,8 +444,9 @@ export class Artifacts extends SpaceResource {
         // its lifetime needs (every 200 s), at 2 calls a minute.
         const interval = heartbeatIntervalMs ?? Math.min(Math.max(lifetime / 3, 500), 30_000);
         const beat = async () => {
-          // The caller gave up: the callback is ending, and the lock is released after it.
-          if (requestOptions.signal?.aborted) return;
+          // The caller gave up: the callback is ending, and the lock is released after it. Or the
+          // lock is lost, lapsed unrenewed: the callback was told, and a beat would only fail again.
+          if (requestOptions.signal?.aborted || lost.signal.aborted) return;
           // The next beat is due an interval after this one was sent, not after its answer: a slow
           // answer (a loaded server, a long round trip) must not stretch the gap toward the expiry.
           const sent = Date.now();
@@ -458,7 +459,8 @@ export class Artifacts extends SpaceResource {
           } finally {
             settled();
           }
-          if (!stopped) timer = setTimeout(beat, Math.max(0, interval - (Date.now() - sent)));
+          if (!stopped && !lost.signal.aborted)
+            timer = setTimeout(beat, Math.max(0, interval - (Date.now() - sent)));
         };
         timer = setTimeout(beat, interval);
         outcome = { status: 'fulfilled', value: await fn(doc) };

@@ -569,6 +569,44 @@ describe('artifacts', () => {
       expect(Date.now() - started).toBeLessThan(6_000);
     }, 20_000);
 
+    it('stops heartbeating once the lock has lapsed unrenewed: the callback was told, nothing more is said', async () => {
+      const { owner } = await ownedSpace();
+      // Every heartbeat fails as a server that does not answer would (no retry: a beat is a try).
+      const beats: number[] = [];
+      const failing = failingFetch(
+        (method, url) => method === 'POST' && url.endsWith('/lock/heartbeat'),
+        () => {
+          beats.push(Date.now());
+          throw new TypeError('fetch failed');
+        },
+        () => true,
+      );
+      const warnings: string[] = [];
+      const logger = { debug() {}, info() {}, warn: (line: string) => warnings.push(line), error() {} };
+      const me = await participant(
+        owner,
+        'Cut off',
+        hub({ fetch: failing.impl, logger, logLevel: 'warn', maxRetries: 0 }),
+      );
+      const doc = await me.artifacts.create({ name: 'doc', content: 'x' });
+      const lapsedAt = await me.artifacts.withLock(
+        doc.id,
+        async (locked) => {
+          await until(() => (locked.signal.aborted ? true : undefined), 10_000);
+          const at = Date.now();
+          // Long enough for three more beats at this interval, were they still sent.
+          await new Promise((resolve) => setTimeout(resolve, 1_500));
+          return at;
+        },
+        { heartbeatIntervalMs: 400 },
+      );
+      expect(beats.length).toBeGreaterThan(2);
+      expect(beats.filter((at) => at > lapsedAt + 50)).toEqual([]);
+      expect(warnings.filter((line) => line.includes('heartbeat of artifact'))).toHaveLength(
+        beats.filter((at) => at <= lapsedAt + 50).length,
+      );
+    }, 20_000);
+
     it('aborts the callback signal when the lock is lost; a write then throws the LockedError naming the holder', async () => {
       const { owner } = await ownedSpace();
       const me = await participant(owner);
