@@ -598,6 +598,15 @@ describe('links, names and ids', () => {
     ]);
   });
 
+  it('reads an @Name typed decomposed (NFD) as the server does, composed', () => {
+    const zoe = { participantId: '20e00000-0000-4000-8000-000000000001', name: 'Zoë', status: 'active' };
+    const decomposed = 'hi @Zoe\u0308, welcome';
+    // Mentioned by the server: no warning.
+    expect(strayMentions(decomposed, [zoe], [zoe.participantId])).toEqual([]);
+    // Not mentioned (she left meanwhile): the name it meant, not a suggestion of what was typed.
+    expect(strayMentions('@Zoe\u0308x', [zoe], [])).toEqual([{ word: 'Zoe\u0308x', near: ['Zoë'] }]);
+  });
+
   it('knows a refused join by its code, or by its words from a server older than codes', () => {
     const answer = (error: string, code?: string) => ({
       status: 404,

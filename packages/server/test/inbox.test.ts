@@ -69,6 +69,19 @@ describe('mentions and replies', () => {
     expect(end.body.mentions).toEqual([bob.participantId]);
   });
 
+  it('resolves @Name typed in another Unicode normal form (NFD, as macOS gives it) to the same participant', async () => {
+    const { space } = await trio();
+    const zoe = await h.joinActive(space, { name: 'Zoë' });
+    // Someone whose name is the decomposed form's start: a combining mark continues a name.
+    await h.joinActive(space, { name: 'Zoe' });
+    const decomposed = await send(space, space.ownerKey, { content: 'hi @Zoe\u0308, welcome' });
+    expectOk(decomposed);
+    expect(decomposed.body.mentions).toEqual([zoe.participantId]);
+    // The text is kept as it was sent.
+    const listed = await h.get(`/hub/space/${space.spaceId}/messages`, { key: space.ownerKey });
+    expect(listed.body.messages.at(-1).content).toBe('hi @Zoe\u0308, welcome');
+  });
+
   it('refuses a mention of someone not in the space and a reply to no message of it, writing nothing', async () => {
     const { space, ada, bob } = await trio();
     const other = await h.createSpace();

@@ -173,13 +173,19 @@ const AT_SIGN = /(?<![\p{L}\p{N}_])@/gu;
 
 /**
  * The text after each `@` that starts a word, long enough to hold any participant name and the
- * character after it: the sending statement matches them against the names in the space.
+ * character after it: the sending statement matches them against the names in the space. In
+ * Unicode's composed form (NFC), as names are typed almost everywhere: `@Zoë` decomposed (NFD, as
+ * macOS may give it) names Zoë, not a Zoe followed by a combining mark. The message keeps its text.
  */
 export function nameFragments(content: string): string[] {
   const fragments: string[] = [];
   for (const match of content.matchAll(AT_SIGN)) {
     const start = match.index + 1;
-    const fragment = content.slice(start, start + limits.nameMax + 1);
+    // Room for the decomposed form of a longest name (a base and a mark for each character).
+    const fragment = content
+      .slice(start, start + 2 * (limits.nameMax + 1))
+      .normalize('NFC')
+      .slice(0, limits.nameMax + 1);
     if (fragment) fragments.push(fragment);
     if (fragments.length >= MAX_NAME_FRAGMENTS) break;
   }
