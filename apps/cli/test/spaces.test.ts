@@ -1269,6 +1269,34 @@ describe('invite, join, participants, moderation, leave', () => {
     expect(names.filter((n: string) => n === 'Pat')).toHaveLength(1);
   });
 
+  it('says namesakes all kicked already kicked (exit 0, unchanged), not ambiguous', async () => {
+    const owner = user();
+    await owner.run(['space', 'create', 'Twice kicked']);
+    const { humanLink } = (await owner.run(['invite', '--json'])).json();
+    const ids: string[] = [];
+    for (const _ of [1, 2]) {
+      const critic = user();
+      ids.push((await critic.run(['join', humanLink, '--name', 'Critic', '--json'])).json().participantId);
+    }
+    for (const id of ids) expect((await owner.run(['kick', id, '--yes'])).code).toBe(0);
+    const again = await owner.run(['kick', 'Critic', '--yes']);
+    expect({ code: again.code, stderr: again.stderr }).toEqual({
+      code: 0,
+      stderr: expect.stringContaining('Critic was already kicked from Twice kicked; nothing changed.'),
+    });
+    const json = (await owner.run(['kick', 'critic', '--yes', '--json'])).json();
+    expect(json).toMatchObject({ ok: true, unchanged: true });
+    expect(ids).toContain(json.participantId);
+    // Two of the name still in the space stay ambiguous: which one is meant matters.
+    const active = user();
+    await active.run(['join', humanLink, '--name', 'Reader']);
+    const other = user();
+    await other.run(['join', humanLink, '--name', 'Reader']);
+    const which = await owner.run(['mute', 'Reader']);
+    expect(which.code).toBe(2);
+    expect(which.stderr).toContain('2 participants are called "Reader"');
+  });
+
   it('mutes, unmutes and kicks by name or id; the owner verbs need the owner key', async () => {
     const owner = user();
     await owner.run(['space', 'create', 'Moderated']);

@@ -8,7 +8,7 @@ import { inline } from '../lib/output';
 import { choose, confirm } from '../lib/prompts';
 import type { Value } from '../lib/quote';
 import { listed } from '../lib/render';
-import { find, findExact, hintName, participantNaming, pick } from '../lib/resolve';
+import { find, findExact, hintName, participantNaming, pick, sameName } from '../lib/resolve';
 import { suggest } from '../lib/suggest';
 
 /**
@@ -129,9 +129,14 @@ export function moderated<P extends Moderated>(
   const what = { ...participantNaming, listCommand };
   const byStart = { ...what, byNameStart: true };
   const present = participants.filter((p) => p.status !== 'left' && p.status !== 'kicked');
+  // Namesakes all gone, and gone the same way (both kicked): whichever is named, the verb finds
+  // the same standing (`was already kicked`), where asking which would be no help.
+  const gone = participants.filter((p) => !present.includes(p) && sameName(p.name, reference));
+  const alike = gone.length > 1 && gone.every((p) => p.status === gone[0]!.status) ? gone[0] : undefined;
   return (
     find(candidates, reference, what) ??
     findExact(present, reference, what) ??
+    alike ??
     findExact(participants, reference, what) ??
     find(present, reference, byStart) ??
     pick(participants, reference, byStart)
