@@ -342,6 +342,24 @@ const sendsScripted = (...steps: Step[]) => scripted(/^POST .*\/messages$/, ...s
 const scripted = (which: RegExp, ...steps: Step[]) => scriptedProxy(server.url, which, ...steps);
 
 describe('a send whose answer was lost', () => {
+  it('says a send that never reached the server not sent (the connection refused): nothing to look for', async () => {
+    const proxy = await scriptedProxy(server.url, /^$/);
+    const cut = new User(proxy.url);
+    try {
+      expect((await cut.run(['space', 'create', 'Cut off'])).code).toBe(0);
+      await proxy.close();
+      const refused = await cut.run(['send', 'anyone there?']);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(new RegExp(`^✗ not sent: cannot reach ${proxy.url}: `));
+      expect(refused.stderr).not.toContain('may have been sent');
+      const json = JSON.parse((await cut.run(['send', 'anyone there?', '--json'])).stderr);
+      expect(json).toMatchObject({ error: expect.stringMatching(/^not sent: cannot reach /), exitCode: 1 });
+      expect(json.mayHaveRun).toBeUndefined();
+    } finally {
+      cut.remove();
+    }
+  });
+
   it('says the message may have been sent, and how to see whether it was, never "not sent"', async () => {
     // Every attempt's answer lost (the SDK sends it three times, with one Idempotency-Key).
     const lost = await sendsScripted('lost', 'lost', 'lost');

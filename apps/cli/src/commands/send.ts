@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Command } from '@commander-js/extra-typings';
-import { ConveneError, limits, RateLimitError, type SpaceClient } from '@convene/sdk';
+import { ConnectionError, ConveneError, limits, RateLimitError, type SpaceClient } from '@convene/sdk';
 import { type App, examples } from '../app';
 import { commandLine } from '../lib/command-line';
 import type { Context } from '../lib/context';
 import { isUuid } from '../lib/context';
 import { CliError, UsageError } from '../lib/errors';
 import { ExitCode } from '../lib/exit-codes';
-import { refusedForNow, serverWords } from '../lib/failure';
+import { explain, refusedForNow, serverWords } from '../lib/failure';
 import { assertPiped, readStdin, readTextFile, stdinIsPiped } from '../lib/input';
 import { interruptible } from '../lib/interrupt';
 import { canBeMentioned, type StrayMention, strayMentions } from '../lib/mentions';
@@ -170,6 +170,17 @@ export function registerSend(program: Command, app: App): void {
         // sent" after an attempt whose answer was lost: `explain` says it may have been.
         if (error instanceof RateLimitError && !error.mayHaveRun)
           throw refusedForNow(error, `not sent: ${serverWords(error)}`);
+        // The server was never reached (the connection refused, the name not found): not sent,
+        // certainly, where a lost answer is said to be perhaps sent.
+        if (error instanceof ConnectionError && !error.mayHaveRun) {
+          const failure = explain(error, ctx);
+          throw new CliError(`not sent: ${failure.message}`, {
+            exitCode: failure.exitCode,
+            ...(failure.hint ? { hint: failure.hint } : {}),
+            details: failure.details,
+            cause: error,
+          });
+        }
         // A whole id the server finds no message of (a start that names none is found so before).
         if (replyTo !== undefined && refusesReplyTo(error)) throw noMessage(ctx, options.replyTo!, error);
         if (error instanceof ConveneError && error.code === 'idempotency_mismatch') {
