@@ -949,7 +949,9 @@ describe('artifact edit', () => {
     expect(result.code).toBe(6);
     const kept = result.stderr.match(/Your text is kept in (\S+)/)![1]!;
     expect(readFileSync(kept, 'utf8')).toContain('mine, late');
-    expect(result.stderr).toContain('Your lock on it was lost while the editor was open');
+    expect(result.stderr).toContain(
+      'Your lock on it was lost while the editor was open (the owner released it, or it lapsed).',
+    );
     expect(result.stderr).toContain(
       `It was edited from version ${base}, and the document is at version ${base + 1}, saved by Owner`,
     );
@@ -973,6 +975,23 @@ describe('artifact edit', () => {
     const saved = await guest.run(write!);
     expect(saved.code).toBe(0);
     expect((await owner.run(['artifact', 'download', 'edit.md'])).stdout).toContain('mine, late');
+  });
+
+  it('tells the owner whose lock was lost while editing that it lapsed or their key released it, not that the owner did', async () => {
+    const held = heldEditor(owner, 'owner-lost-lock', { text: 'owner draft', write: 'last' });
+    const { done } = await editing(owner, 'edit.md', held.ed, held.opened);
+    // The owner's own key releases it elsewhere (another terminal), and a guest saves meanwhile.
+    expect((await owner.run(['artifact', 'unlock', 'edit.md'])).code).toBe(0);
+    const theirs = join(guest.home, 'guest-meanwhile.md');
+    writeFileSync(theirs, 'the guest saved this\n');
+    expect((await guest.run(['artifact', 'write', 'edit.md', '--file', theirs])).code).toBe(0);
+    held.release();
+    const result = await done;
+    expect(result.code).toBe(6);
+    expect(result.stderr).toContain(
+      'Your lock on it was lost while the editor was open (it lapsed, or your key released it elsewhere).',
+    );
+    expect(result.stderr).not.toContain('the owner released it');
   });
 
   it('says, when the lock was lost but nobody saved, that the version edited is still the latest, and who holds the lock', async () => {

@@ -169,7 +169,7 @@ export function registerArtifactEdit(artifact: Command, app: App): void {
             hint: keyRefused
               ? `Your text is kept in ${kept}\n${failure.hint ?? ''}`.trim()
               : moved
-                ? changedHint(ctx, found.named, doc.version, kept, moved, lost)
+                ? changedHint(ctx, found.named, doc.version, kept, moved, lost && found.saved.role)
                 : // A 429 says when the save can be tried again, before where the text is.
                   `${error instanceof RateLimitError ? `${failure.hint}\n` : ''}${keptHint(ctx, found.named, doc.version, kept, now)}`,
             cause: error,
@@ -300,8 +300,8 @@ async function documentNow(space: SpaceClient, id: string, me: string): Promise<
 
 /**
  * Where an unsaved edit was kept, and what changed since the version `base` it was edited from,
- * read once the save was refused (`now`): the lock lost while the editor was open (`lockLost`:
- * the owner released it, or it lapsed), a version saved since, by whom, and its diff; then the
+ * read once the save was refused (`now`): the lock lost while the editor was open (`lockLost`, the
+ * editor's role: the owner released it, or it lapsed), a version saved since, by whom, and its diff; then the
  * write based on the version now, which saves the text over it knowingly (with `--wait` when
  * someone holds the lock now), where one based on `base` would be refused as stale.
  */
@@ -311,7 +311,7 @@ function changedHint(
   base: number,
   kept: string,
   now: DocumentNow,
-  lockLost: boolean,
+  lockLost: false | 'owner' | 'participant',
 ): string {
   const holder = now.lockedBy
     ? `${now.lockedBy.name} holds its lock now${now.lockedBy.until ? `, until ${when(now.lockedBy.until)}` : ''}`
@@ -324,8 +324,9 @@ function changedHint(
       ...(holder ? { '--wait': verbatim('5m') } : {}),
     },
   });
+  // The owner's lock is released by nobody else: by its key elsewhere (another terminal), or it lapsed.
   const lost = lockLost
-    ? 'Your lock on it was lost while the editor was open (the owner released it, or it lapsed). '
+    ? `Your lock on it was lost while the editor was open (${lockLost === 'owner' ? 'it lapsed, or your key released it elsewhere' : 'the owner released it, or it lapsed'}). `
     : '';
   if (now.version === base) {
     return (
