@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ZName, ZSpaceIdParam, ZText, ZUuid } from './common';
 import { limits } from './limits';
-import { ZContextBundle } from './views';
+import { ZContextBundle, ZParticipantStatus } from './views';
 
 export const ZPrivacy = z.enum(['public', 'private']);
 
@@ -67,6 +67,10 @@ export const ZSpaceView = z
         role: z.enum(['owner', 'participant', 'invitation']),
         participantId: ZUuid.optional().meta({
           description: 'Your participantId (absent for an invitation key, which is nobody yet)',
+        }),
+        status: ZParticipantStatus.optional().meta({
+          description:
+            'Your status: `active`, or `muted` (you may read but not send, create or lock); absent for an invitation key',
         }),
       })
       .meta({

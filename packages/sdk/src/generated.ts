@@ -87,6 +87,8 @@ export interface SpaceView {
     role: 'owner' | 'participant' | 'invitation';
     /** Your participantId (absent for an invitation key, which is nobody yet) */
     participantId?: string | undefined;
+    /** Your status: `active`, or `muted` (you may read but not send, create or lock); absent for an invitation key */
+    status?: 'waitingForApproval' | 'active' | 'muted' | 'left' | 'kicked' | undefined;
   };
   participants: ParticipantView[];
   artifacts: ArtifactSummary[];

@@ -91,7 +91,7 @@ describe('getSpace', () => {
     await sdkError(sdk.space('not-a-uuid', ownerKey).get(), NotFoundError);
   });
 
-  it('says whose key was presented (you): the owner, a participant with their id, an invitation', async () => {
+  it('says whose key was presented (you): the owner, a participant with their id and status, an invitation', async () => {
     const space = await h.createSpace();
     const member = await h.joinActive(space);
     const invitation = await h.invite(space);
@@ -100,9 +100,24 @@ describe('getSpace', () => {
       expectOk(res);
       return res.body.you;
     };
-    expect(await as(space.ownerKey)).toEqual({ role: 'owner', participantId: space.ownerId });
-    expect(await as(member.key)).toEqual({ role: 'participant', participantId: member.participantId });
+    expect(await as(space.ownerKey)).toEqual({
+      role: 'owner',
+      participantId: space.ownerId,
+      status: 'active',
+    });
+    expect(await as(member.key)).toEqual({
+      role: 'participant',
+      participantId: member.participantId,
+      status: 'active',
+    });
     expect(await as(invitation)).toEqual({ role: 'invitation' });
+    // A muted participant learns it from the space itself, not by finding itself in participants.
+    expectOk(
+      await h.post(`/hub/space/${space.spaceId}/participants/${member.participantId}/mute`, {
+        key: space.ownerKey,
+      }),
+    );
+    expect(await as(member.key)).toMatchObject({ status: 'muted' });
   });
 
   it('refuses missing and unknown keys, and keys of another space', async () => {

@@ -32,7 +32,7 @@ export async function getSpace({ deps, spaceId, key }: GetSpaceOptions): Promise
     ttlRemaining: ttlRemaining(space, now),
     ...(space.maxMessagesPerMinute !== null ? { maxMessagesPerMinute: space.maxMessagesPerMinute } : {}),
     you: caller.participant
-      ? { role: caller.role, participantId: caller.participant.id }
+      ? { role: caller.role, participantId: caller.participant.id, status: caller.participant.status }
       : { role: 'invitation' },
     ...context,
   };
