@@ -7,7 +7,7 @@ import { PendingJoin, type SpaceView } from '@convene/sdk';
 import { avatar } from '../lib/avatar';
 import { shownName, shownText } from '../lib/bidi';
 import { $, busy, el, isolated, notify, pause, renderSessionNav, submitButton } from '../lib/dom';
-import { describeError, joinEnded, statusOf } from '../lib/errors';
+import { describeError, joinEnded, keyEnded, statusOf } from '../lib/errors';
 import { formatDuration } from '../lib/format';
 import { browserUserToken, hub, hubAs } from '../lib/hub';
 import { fragmentParams, isSpaceId, NO_SUCH_SPACE } from '../lib/space-id';
@@ -111,6 +111,16 @@ async function waitForApproval(pending: PendingJoin, name: string | undefined): 
   }
 }
 
+/**
+ * An invitation key the space refuses (not one of a space that ended, which `describeError` says),
+ * said as a link cut short or mistyped, and forgotten: the tab would try it again on every visit.
+ */
+function refusal(error: unknown): string | undefined {
+  if (statusOf(error) !== 401 || keyEnded(error)) return undefined;
+  forgetInvitation(spaceId);
+  return 'This invitation link does not open the space: it may have been cut short or mistyped. Open the whole link you were sent, or ask the owner for a new one.';
+}
+
 const pendingJoin = (invitation: Invitation & { participantId: string }) =>
   hub.pendingJoin({
     spaceId,
@@ -144,7 +154,20 @@ async function start(): Promise<void> {
       return;
     }
   } catch (error) {
-    notify('join-notice', describeError(error, statusOf(error) === 404 ? 'the space' : 'this invitation'));
+    notify(
+      'join-notice',
+      refusal(error) ?? describeError(error, statusOf(error) === 404 ? 'the space' : 'this invitation'),
+    );
+    return;
+  }
+  if (existing?.role === 'owner') {
+    // A join would put a participant key in the owner key's place, and the owner key is shown once.
+    notify(
+      'join-notice',
+      'This tab holds the owner key of this space: joining here would replace it. Open the link in a private window or another browser to join as someone else. ',
+      'warn',
+    );
+    $('join-notice').append(el('a', { href: spacePath }, 'Open the space as its owner'));
     return;
   }
   if (existing) {
@@ -203,7 +226,7 @@ joinForm.addEventListener('submit', async (event) => {
       setInvitation(spaceId, invitation);
       void waitForApproval(joined, name);
     } catch (error) {
-      notify('join-notice', describeError(error, 'this invitation'));
+      notify('join-notice', refusal(error) ?? describeError(error, 'this invitation'));
     }
   });
 });

@@ -176,7 +176,7 @@ ${notice('space-notice')}
 <input id="key-input" name="key" required autocomplete="off" spellcheck="false">
 <button type="submit" class="primary">Open</button>
 </form>
-<p><button type="button" id="recover-key" hidden>Use my key from the dashboard</button><a id="no-key-login" class="button" href="/login" hidden>Log in to use your key from the dashboard</a></p>
+<p class="toolbar"><button type="button" id="recover-key" hidden>Use my key from the dashboard</button><a id="no-key-login" class="button" href="/login" hidden>Log in to use your key from the dashboard</a></p>
 </section>
 <div id="space-layout" class="space-layout" hidden>
 <section class="panel messages-panel" aria-labelledby="messages-title">

@@ -163,13 +163,35 @@ async function heartbeat(): Promise<void> {
   try {
     const lock = await space().artifacts.heartbeat(doc.artifact.id);
     doc.artifact.lockExpiresAt = lock.lockExpiresAt;
+    // Renewed: what a renewal without answer said is over.
+    if (unrenewedSaid && $('artifact-notice').textContent === unrenewedSaid) notify('artifact-notice', '');
+    unrenewedSaid = '';
     renderDocument();
   } catch (error) {
     // Refused for a lock this tab has taken again since it asked: not about the lock it holds.
     if (doc.taken !== taken) return;
-    if (statusOf(error) === 423 || statusOf(error) === 401) lockLost(error);
+    const status = statusOf(error);
+    if (status === 423 || status === 401) lockLost(error);
+    else if (status === undefined || status >= 500) unrenewed(error);
   }
 }
+
+/**
+ * A renewal got no answer (or a 5xx): the lock lapses at its time unless a later one is answered,
+ * and once that time is past it has lapsed (the draft stays, as for any lock lost).
+ */
+function unrenewed(error: unknown): void {
+  const lapses = state.doc?.artifact.lockExpiresAt;
+  if (!lapses || Date.parse(lapses) <= Date.now()) {
+    lockLost(error);
+    return;
+  }
+  unrenewedSaid = `${describeError(error, 'this document')} Your lock is not renewed meanwhile: it lapses at ${formatTime(lapses)}.`;
+  notify('artifact-notice', unrenewedSaid, 'warn');
+}
+
+/** What `unrenewed` said last, taken back when a renewal is answered. */
+let unrenewedSaid = '';
 
 /**
  * The stream says the document being edited was unlocked, or locked by someone else. The event
@@ -301,7 +323,8 @@ export function spaceEnded(): void {
 }
 
 /**
- * Releases the lock (the owner's force-unlock too) and stops editing. `keepIfUnanswered`: a
+ * Releases the lock (the owner's force-unlock too, but of a lock taken from this tab's draft:
+ * `forceUnlock`) and stops editing. `keepIfUnanswered`: a
  * release the server may not have done (no answer, a 5xx) leaves the editor open, text and lock
  * with it, to try again ("Done editing"); where the document is being left all the same, editing
  * stops either way, and a lock left behind lapses. A refusal (the lock was lost already) stops it.
@@ -330,6 +353,21 @@ export async function releaseLock({ keepIfUnanswered = false } = {}): Promise<vo
     }
   } finally {
     doc.releasing = false;
+  }
+}
+
+/**
+ * The owner releases the lock another took from under this tab's draft (its own lock lost): the
+ * draft stays in the editor, to be locked again and saved.
+ */
+async function forceUnlock(): Promise<void> {
+  const doc = state.doc;
+  if (!doc) return;
+  try {
+    doc.artifact = await space().artifacts.unlock(doc.artifact.id);
+    notify('artifact-notice', 'The lock is released. Your text is still here: lock again to save it.', 'ok');
+  } catch (error) {
+    notify('artifact-notice', describeError(error, 'this document'));
   }
 }
 
@@ -379,8 +417,10 @@ export function wireEditor({ onSaved }: { onSaved: () => void }): void {
   $('artifact-force-unlock').addEventListener('click', (event) =>
     busy(event.currentTarget, async () => {
       const holder = participantName(lockHolder(state.doc?.artifact));
-      if (!confirmed(`Release ${holder}'s lock? Their unsaved changes cannot be saved afterwards.`)) return;
-      await releaseLock();
+      const draft = state.doc?.editing ? ' Your own text stays here: lock again to save it.' : '';
+      if (!confirmed(`Release ${holder}'s lock? Their unsaved changes cannot be saved afterwards.${draft}`))
+        return;
+      await (draft ? forceUnlock() : releaseLock());
       renderDocument();
     }),
   );

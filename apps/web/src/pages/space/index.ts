@@ -48,13 +48,13 @@ async function open(me: SpaceCredentials, kept = false): Promise<void> {
     view = await space().get();
   } catch (error) {
     showNoKey(describeError(error));
-    if (kept && error instanceof AuthenticationError) {
-      forgetSpaceCredentials(spaceId, false);
-      // A closed space opens to no key: nothing to paste. Otherwise, where another key comes from.
-      $('no-key-text').textContent = /^space_(closed|expired)$/.test(error.code ?? '')
-        ? 'The key kept for this space no longer opens it.'
-        : 'The key kept for this space no longer opens it. Paste another key, use the invitation link you were given, or fetch your key from your dashboard.';
-    }
+    if (!(error instanceof AuthenticationError)) return;
+    if (kept) forgetSpaceCredentials(spaceId, false);
+    // A closed space opens to no key: the notice says so, and nothing offers one.
+    if (/^space_(closed|expired)$/.test(error.code ?? '')) $('no-key').hidden = true;
+    else if (kept)
+      $('no-key-text').textContent =
+        'The key kept for this space no longer opens it. Paste another key, use the invitation link you were given, or fetch your key from your dashboard.';
     return;
   }
   state.space = view;

@@ -47,6 +47,21 @@ function toEnd(): void {
   caughtUp();
 }
 
+/** The frame that goes to the end, once asked for. */
+let ending = 0;
+
+/**
+ * Goes to the end at the next frame: the messages of a burst (a backlog of thousands on opening)
+ * are laid out once, not once each, as reading scrollHeight after each would.
+ */
+function toEndSoon(): void {
+  if (ending) return;
+  ending = requestAnimationFrame(() => {
+    ending = 0;
+    toEnd();
+  });
+}
+
 export function appendMessage(message: MessageView): void {
   if (state.seen.has(message.id)) return;
   const { senderId, senderName, isOwner } = message;
@@ -79,7 +94,7 @@ export function appendMessage(message: MessageView): void {
       ),
     ),
   );
-  if (following || mine) toEnd();
+  if (following || mine) toEndSoon();
   else {
     const more = $('new-messages');
     more.textContent = `${++unseen} new message${unseen > 1 ? 's' : ''} below`;
@@ -201,7 +216,10 @@ export function wireMessages(): void {
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     const content = input.value;
-    if (!content.trim()) return;
+    if (!content.trim()) {
+      refuse('Nothing to send: write a message first.');
+      return;
+    }
     const tooLong = measure();
     if (tooLong) {
       refuse(tooLong);

@@ -46,6 +46,21 @@ const isFinal = (error: unknown): boolean => {
 };
 
 /**
+ * A send or a save that failed for want of the service is not said to fail any more once the page
+ * reaches it again: the message or the draft is still there to send or save again.
+ */
+function reachedAgain(): void {
+  for (const id of ['send-notice', 'artifact-notice'])
+    if ($(id).textContent?.startsWith(UNREACHABLE)) notify(id, '');
+}
+
+// A network that went and came back while the stream stayed open (nothing to reconnect): the stream
+// still reaches the service.
+addEventListener('online', () => {
+  if (connected) reachedAgain();
+});
+
+/**
  * The stream's own client. Its fetch tells the page when a connection opens and when the SDK
  * starts another one after a drop: that is what the "live" indicator shows.
  */
@@ -60,10 +75,7 @@ const streaming = new Convene({
       setLive('live', true);
       if (outage) notify('space-notice', '');
       outage = false;
-      // A send or a save that failed for want of the service is not said to fail any more: the
-      // message or the draft is still there to send or save again.
-      for (const id of ['send-notice', 'artifact-notice'])
-        if ($(id).textContent?.startsWith(UNREACHABLE)) notify(id, '');
+      reachedAgain();
     }
     return response;
   },
