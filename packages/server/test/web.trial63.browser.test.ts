@@ -6,8 +6,8 @@ import { pageSteps, pasteKey, storedCredentials } from './helpers/pages';
 /** Locks lapse within seconds here, so that a test can outlive one (the page renews every 5 s at most often). */
 const LOCK_TTL_S = 8;
 
-// What a human's trial of the pages in Chromium found in session 62.
-describe.skipIf(!hasChromium)('the pages as a human found them (session 62)', () => {
+// What a human's trial of the pages in Chromium found in session 63.
+describe.skipIf(!hasChromium)('the pages as a human found them (session 63)', () => {
   const { srv, h } = useServer({ config: { lockTtlSeconds: LOCK_TTL_S } });
   const { problems, newPage } = useBrowser();
   const { editingParticipant, ownerPage } = pageSteps({ srv, h }, newPage);
