@@ -151,10 +151,13 @@ export function wireCopyButtons(): void {
       getSelection()?.addRange(range);
       if (source instanceof HTMLInputElement) source.select();
     }
-    const label = button.textContent;
+    // The button's name says what it copies (aria-label); "Copied" is said in its place a moment.
+    const [label, name] = [button.textContent, button.getAttribute('aria-label')];
     button.textContent = 'Copied';
+    if (name) button.setAttribute('aria-label', 'Copied');
     setTimeout(() => {
       button.textContent = label;
+      if (name) button.setAttribute('aria-label', name);
     }, 1500);
   });
 }

@@ -1,7 +1,7 @@
 // The pages' only way to the service: @convene/sdk, the client agents use, on the page's origin.
-import { Convene, type Session } from '@convene/sdk';
-import { $, notify } from './dom';
-import { getBrowserToken, type StoredSession, setBrowserToken } from './storage';
+import { Convene, ConveneError, type Session } from '@convene/sdk';
+import { $, notify, renderSessionNav } from './dom';
+import { getBrowserToken, logOut, type StoredSession, setBrowserToken } from './storage';
 
 /**
  * A 429 makes the SDK wait as Retry-After asks before it tries again, while the button that asked
@@ -34,16 +34,42 @@ export const hub = new Convene({
 /** The client of a logged-in human's dashboard session. */
 export const sessionOf = (session: StoredSession): Session => hub.session(session.token);
 
+/** What a page says when the dashboard session is refused as it links a space to the human. */
+export const SESSION_EXPIRED =
+  'Your dashboard session has expired: log in again, or untick “Keep this space on my dashboard”.';
+
+/** The dashboard session was refused (401) while minting or checking the tab's token. */
+export class SessionExpiredError extends Error {
+  constructor() {
+    super(SESSION_EXPIRED);
+  }
+}
+
 /**
- * A `usr_` token for this browser tab, minted on first use while logged in, so that spaces
- * created or joined here show on the dashboard (the API links them through X-User-Token only).
+ * A `usr_` token for this browser tab, so that spaces created or joined here show on the dashboard
+ * (the API links them through X-User-Token only). The server ignores a token it does not take
+ * (revoked on the dashboard, expired) without a word, and the space would be created unlinked: the
+ * token kept is checked on the dashboard's list first, and minted anew when it no longer works.
+ * A refused session throws a SessionExpiredError, and logs the tab out.
  */
 export async function browserUserToken(session: StoredSession): Promise<string> {
-  const kept = getBrowserToken();
-  if (kept) return kept;
-  const { token } = await sessionOf(session).tokens.create({ name: 'Browser' });
-  setBrowserToken(token);
-  return token;
+  const account = sessionOf(session);
+  try {
+    const kept = getBrowserToken();
+    if (kept) {
+      const listed = (await account.tokens.list()).find((t) => t.id === kept.id);
+      const lapsed = listed?.expiresAt !== undefined && Date.parse(listed.expiresAt) <= Date.now() + 60_000;
+      if (listed && !listed.revoked && !lapsed) return kept.token;
+    }
+    const { token, id } = await account.tokens.create({ name: 'Browser' });
+    setBrowserToken({ token, id });
+    return token;
+  } catch (error) {
+    if (!(error instanceof ConveneError && error.status === 401)) throw error;
+    logOut();
+    renderSessionNav();
+    throw new SessionExpiredError();
+  }
 }
 
 /** The client that creates and joins spaces, linked to the logged-in human when `userToken` is given. */

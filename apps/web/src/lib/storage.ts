@@ -127,5 +127,15 @@ export function logOut(): void {
   sessionStorage.removeItem(BROWSER_TOKEN);
 }
 
-export const getBrowserToken = () => sessionStorage.getItem(BROWSER_TOKEN) ?? undefined;
-export const setBrowserToken = (token: string) => sessionStorage.setItem(BROWSER_TOKEN, token);
+/** The `usr_` token this tab minted, and its id: the dashboard lists it (revoked or not) by id. */
+export interface BrowserToken {
+  token: string;
+  id: string;
+}
+
+/** The tab's token, if one was kept (one kept without its id, by an older page, is minted anew). */
+export const getBrowserToken = () => {
+  const kept = read(BROWSER_TOKEN, 'id');
+  return typeof kept?.token === 'string' ? (kept as unknown as BrowserToken) : undefined;
+};
+export const setBrowserToken = (token: BrowserToken) => write(BROWSER_TOKEN, token);

@@ -76,7 +76,12 @@ async function loadSpaces(): Promise<void> {
         usable &&
           el(
             'button',
-            { type: 'button', class: 'small primary', onclick: (e) => openSpace(e.currentTarget, space) },
+            {
+              type: 'button',
+              class: 'small primary',
+              'aria-label': `Open ${shownName(space.name)}`,
+              onclick: (e) => openSpace(e.currentTarget, space),
+            },
             'Open',
           ),
       ),
@@ -112,6 +117,7 @@ async function loadTokens(): Promise<void> {
                 type: 'button',
                 class: 'small danger',
                 'aria-label': `Revoke ${token.name}`,
+                dataset: { tokenId: token.id },
                 onclick: (e) => revoke(e.currentTarget, token),
               },
               'Revoke',
@@ -136,10 +142,24 @@ async function revoke(button: EventTarget | null, token: TokenMetadata): Promise
         $('token-secret').textContent = '';
       }
       await loadTokens();
+      keepFocusAfter(token);
     } catch (error) {
       failed(error, 'this token');
     }
   });
+}
+
+/**
+ * The revoked token's button is gone: the keyboard goes to the next token still to revoke (else the
+ * one before it), else to the list's heading, rather than back to the page's start.
+ */
+function keepFocusAfter(revoked: TokenMetadata): void {
+  const at = listed.findIndex((t) => t.id === revoked.id);
+  const live = (t: TokenMetadata | undefined) => t !== undefined && !t.revoked;
+  const next = listed.slice(at + 1).find(live) ?? listed.slice(0, Math.max(at, 0)).reverse().find(live);
+  const buttons = $('tokens').querySelectorAll<HTMLButtonElement>('button[data-token-id]');
+  const button = next && [...buttons].find((b) => b.dataset.tokenId === next.id);
+  (button ?? $('tokens-title')).focus();
 }
 
 const tokenForm = $('token-form', HTMLFormElement);

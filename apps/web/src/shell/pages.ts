@@ -104,12 +104,12 @@ ${notice('create-notice')}
 <section id="created" class="card" aria-labelledby="created-title" hidden>
 <h2 id="created-title">Your space is ready</h2>
 <p>This is your <strong>owner key</strong>. It is shown <strong>once</strong>: keep it somewhere safe. Anyone who has it controls the space.</p>
-<div class="secret"><code id="owner-key"></code><button type="button" class="copy" data-copy="owner-key">Copy</button></div>
+<div class="secret"><code id="owner-key"></code><button type="button" class="copy" data-copy="owner-key" aria-label="Copy the owner key">Copy</button></div>
 <h3>Invite others</h3>
 <p>Send the browser link to a human and the agent link to an agent. Each holds an invitation key that can only join.</p>
 <dl class="links">
-<dt>Link for a human</dt><dd><div class="secret"><code id="human-link"></code><button type="button" class="copy" data-copy="human-link">Copy</button></div></dd>
-<dt>Link for an agent</dt><dd><div class="secret"><code id="agent-link"></code><button type="button" class="copy" data-copy="agent-link">Copy</button></div></dd>
+<dt>Link for a human</dt><dd><div class="secret"><code id="human-link"></code><button type="button" class="copy" data-copy="human-link" aria-label="Copy the human link">Copy</button></div></dd>
+<dt>Link for an agent</dt><dd><div class="secret"><code id="agent-link"></code><button type="button" class="copy" data-copy="agent-link" aria-label="Copy the agent link">Copy</button></div></dd>
 </dl>
 <p><a id="open-space" class="button primary" href="/">Open the space</a></p>
 </section>`,
@@ -188,6 +188,7 @@ ${notice('space-notice')}
 <button type="button" id="new-messages" class="small new-messages" hidden></button>
 <form id="send-form" class="send-form">
 <fieldset id="send-fields" class="contents">
+<div id="reply-bar" class="reply-bar" hidden><p id="reply-text"></p><button type="button" id="reply-cancel" class="small" aria-label="Cancel the reply">×</button></div>
 <label for="message-content" class="visually-hidden">Message</label>
 <textarea id="message-content" name="content" rows="2" required data-max="${limits.messageMax}" data-image-max="${limits.imageDataUriMax}" placeholder="Write a message (Enter sends, Shift+Enter for a new line)"></textarea>
 <div class="send-row">
@@ -210,9 +211,9 @@ ${notice('send-notice')}
 <div id="invite-result" class="invite" hidden>
 <p>Send one of these. Each invitation key can only join.</p>
 <label for="invite-human">For a human</label>
-<div class="secret"><input id="invite-human" readonly><button type="button" class="copy" data-copy="invite-human">Copy</button></div>
+<div class="secret"><input id="invite-human" readonly><button type="button" class="copy" data-copy="invite-human" aria-label="Copy the human invitation link">Copy</button></div>
 <label for="invite-agent">For an agent</label>
-<div class="secret"><input id="invite-agent" readonly><button type="button" class="copy" data-copy="invite-agent">Copy</button></div>
+<div class="secret"><input id="invite-agent" readonly><button type="button" class="copy" data-copy="invite-agent" aria-label="Copy the agent invitation link">Copy</button></div>
 </div>
 <ul id="participants" class="people"></ul>
 </section>
@@ -241,9 +242,9 @@ ${notice('artifact-form-notice')}
 <summary>Keep access after this tab closes</summary>
 <p class="meta">Your key is kept in this tab only. To come back later, keep this link (your key is in it, after the #), or let this device remember the key. Anyone who has either can act as you here.</p>
 <label for="personal-link">Your link back</label>
-<div class="secret"><input id="personal-link" readonly><button type="button" class="copy" data-copy="personal-link">Copy</button></div>
+<div class="secret"><input id="personal-link" readonly><button type="button" class="copy" data-copy="personal-link" aria-label="Copy your link back">Copy</button></div>
 <label for="my-key">Your key</label>
-<div class="secret"><input id="my-key" readonly><button type="button" class="copy" data-copy="my-key">Copy</button></div>
+<div class="secret"><input id="my-key" readonly><button type="button" class="copy" data-copy="my-key" aria-label="Copy your key">Copy</button></div>
 <p><button type="button" id="remember">Remember on this device</button></p>
 <p id="remembered" hidden>This browser remembers your key for this space, in every tab. <button type="button" id="forget">Forget it</button></p>
 </details>
@@ -360,7 +361,7 @@ ${notice('dashboard-notice')}
 <p id="spaces-empty" class="empty" hidden>No spaces yet. <a href="/">Create one</a>.</p>
 </section>
 <section class="card" aria-labelledby="tokens-title">
-<h2 id="tokens-title">API tokens</h2>
+<h2 id="tokens-title" tabindex="-1">API tokens</h2>
 <p class="meta">A token links the spaces an agent creates or joins to you (header <code>X-User-Token</code>). It grants no power in any space.</p>
 <form id="token-form" class="inline-form">
 <label for="token-name">Name</label>
@@ -369,7 +370,7 @@ ${notice('dashboard-notice')}
 </form>
 <div id="token-created" class="created" hidden>
 <p>Your new token is shown <strong>once</strong>. Copy it now.</p>
-<div class="secret"><code id="token-secret"></code><button type="button" class="copy" data-copy="token-secret">Copy</button></div>
+<div class="secret"><code id="token-secret"></code><button type="button" class="copy" data-copy="token-secret" aria-label="Copy the new token">Copy</button></div>
 </div>
 <div class="table-wrap"><table id="tokens">
 <thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col" class="wide">Created</th><th scope="col" class="wide">Last used</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>

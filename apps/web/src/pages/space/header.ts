@@ -34,8 +34,10 @@ export function renderSpace(): void {
   $('space-privacy').textContent = space.privacy === 'private' ? '· private' : '· public';
   renderTimeLeft();
   // The forms that write (a message, a new document) are open only while this tab may write.
-  for (const id of ['send-fields', 'artifact-fields'])
-    $(id, HTMLFieldSetElement).disabled = state.ended || me?.status === 'muted';
+  const readOnly = state.ended || me?.status === 'muted';
+  for (const id of ['send-fields', 'artifact-fields']) $(id, HTMLFieldSetElement).disabled = readOnly;
+  // Nor does a message offer a reply.
+  $('messages').classList.toggle('read-only', readOnly);
   $('invite-button').hidden = !isOwner() || closed;
   $('keep-access').hidden = closed;
   $('close-space-button').hidden = !isOwner() || closed;

@@ -2,6 +2,7 @@
 // sources), and the send form.
 import { ConveneError, type MessageView } from '@convene/sdk';
 import { avatar } from '../../lib/avatar';
+import { shownName, shownText } from '../../lib/bidi';
 import { messageBody } from '../../lib/content';
 import { $, busy, el, isolated, notify, submitButton } from '../../lib/dom';
 import { describeError, statusOf } from '../../lib/errors';
@@ -16,7 +17,9 @@ import { rememberMe, type Sender, space, state } from './state';
  * same message sent again goes with the same Idempotency-Key, so the server answers it as it
  * answered the first rather than posting it twice.
  */
-let uncertain: { content: string; type: string; idempotencyKey: string } | undefined;
+let uncertain:
+  | { content: string; type: string; replyTo: string | undefined; idempotencyKey: string }
+  | undefined;
 
 /**
  * Whether the reader is at the end of the list, as their last scroll left it: a new message, and
@@ -62,6 +65,55 @@ function toEndSoon(): void {
   });
 }
 
+/** The messages shown, by id: what a reply answers is found here, and its start quoted. */
+const shown = new Map<string, { item: HTMLElement; name: string; start: string }>();
+
+/**
+ * The start of a message as a reply quotes it: its text on one line, cut at 60 characters (an
+ * html message's text as shown, an image said as one).
+ */
+function startOf(message: MessageView, body: HTMLElement): string {
+  if (message.type === 'image') return 'an image';
+  const text = [
+    ...shownText(body.textContent ?? '')
+      .replace(/\s+/g, ' ')
+      .trim(),
+  ];
+  return text.length > 60 ? `${text.slice(0, 59).join('')}…` : text.join('');
+}
+
+/** The message this tab's next send answers, shown above the composer. */
+let replyingTo: string | undefined;
+
+function replyTo(id: string | undefined): void {
+  const to = id ? shown.get(id) : undefined;
+  replyingTo = to && id;
+  $('reply-bar').hidden = !to;
+  $('reply-text').replaceChildren(...(to ? ['Replying to ', isolated(to.name), `: ${to.start}`] : []));
+  if (to) $('message-content').focus();
+}
+
+/** Above a reply: what it answers, a button to it when it is on the page. */
+function replyQuote(id: string): HTMLElement {
+  const to = shown.get(id);
+  if (!to) return el('p', { class: 'reply-to' }, '↪ in reply to an earlier message');
+  return el(
+    'button',
+    {
+      type: 'button',
+      class: 'reply-to',
+      onclick: () => {
+        to.item.tabIndex = -1;
+        to.item.scrollIntoView({ block: 'center' });
+        to.item.focus({ preventScroll: true });
+      },
+    },
+    '↪ in reply to ',
+    isolated(to.name),
+    `: ${to.start}`,
+  );
+}
+
 export function appendMessage(message: MessageView): void {
   if (state.seen.has(message.id)) return;
   const { senderId, senderName, isOwner } = message;
@@ -71,29 +123,49 @@ export function appendMessage(message: MessageView): void {
   list.querySelector('.empty')?.remove();
   const sender = state.participants.get(message.senderId) ?? { avatarUrl: `/avatar/${message.senderId}.svg` };
   const mine = message.senderId === state.me.participantId;
-  list.append(
+  const me = state.me.participantId;
+  const mentioned = me !== undefined && message.mentions.includes(me);
+  const body = messageBody(message);
+  const item = el(
+    'li',
+    {
+      class: `message${mine ? ' mine' : ''}${mentioned ? ' mentioned' : ''}`,
+      dataset: { messageId: message.id, type: message.type },
+    },
+    avatar(sender),
     el(
-      'li',
-      { class: `message${mine ? ' mine' : ''}`, dataset: { messageId: message.id, type: message.type } },
-      avatar(sender),
+      'div',
+      { class: 'bubble' },
+      message.replyTo && replyQuote(message.replyTo),
       el(
         'div',
-        { class: 'bubble' },
-        el(
-          'div',
-          { class: 'message-head' },
-          el('strong', {}, isolated(message.senderName)),
-          message.isOwner && el('span', { class: 'badge owner' }, 'owner'),
+        { class: 'message-head' },
+        el('strong', {}, isolated(message.senderName)),
+        message.isOwner && el('span', { class: 'badge owner' }, 'owner'),
+        mentioned &&
           el(
-            'time',
-            { datetime: message.timestamp, title: message.timestamp },
-            formatTime(message.timestamp),
+            'span',
+            { class: 'badge mention' },
+            el('span', { 'aria-hidden': 'true' }, '@you'),
+            el('span', { class: 'visually-hidden' }, ' (mentions you)'),
           ),
+        el('time', { datetime: message.timestamp, title: message.timestamp }, formatTime(message.timestamp)),
+        el(
+          'button',
+          {
+            type: 'button',
+            class: 'small reply',
+            'aria-label': `Reply to ${shownName(message.senderName)}`,
+            onclick: () => replyTo(message.id),
+          },
+          'Reply',
         ),
-        messageBody(message),
       ),
+      body,
     ),
   );
+  shown.set(message.id, { item, name: message.senderName, start: startOf(message, body) });
+  list.append(item);
   if (following || mine) toEndSoon();
   else {
     const more = $('new-messages');
@@ -179,7 +251,13 @@ export function wireMessages(): void {
   const input = $('message-content', HTMLTextAreaElement);
   const type = $('message-type', HTMLSelectElement);
 
+  // The × goes with the bar: the keyboard stays in the message box.
+  $('reply-cancel').addEventListener('click', () => {
+    replyTo(undefined);
+    input.focus();
+  });
   input.addEventListener('keydown', (event) => {
+    if (event.key === 'Escape' && replyingTo) replyTo(undefined);
     if (event.key === 'Enter' && !event.shiftKey && !event.isComposing && !touch.matches) {
       event.preventDefault();
       form.requestSubmit();
@@ -234,13 +312,18 @@ export function wireMessages(): void {
     }
     notify('send-notice', '');
     await busy(submitButton(form), async () => {
-      const again = uncertain?.content === content && uncertain.type === type.value ? uncertain : undefined;
+      const answering = replyingTo;
+      const again =
+        uncertain?.content === content && uncertain.type === type.value && uncertain.replyTo === answering
+          ? uncertain
+          : undefined;
       try {
         const sent = await space().messages.send(
-          { content, type: messageType(type.value) },
+          { content, type: messageType(type.value), ...(answering ? { replyTo: answering } : {}) },
           again && { idempotencyKey: again.idempotencyKey },
         );
         uncertain = undefined;
+        if (replyingTo === answering) replyTo(undefined);
         state.sentIds.add(sent.messageId);
         // The stream may have brought it back before this answer came.
         const seen = state.seen.get(sent.messageId);
@@ -250,7 +333,7 @@ export function wireMessages(): void {
         input.focus();
       } catch (error) {
         const maybe = error instanceof ConveneError && error.mayHaveRun && error.idempotencyKey;
-        if (maybe) uncertain = { content, type: type.value, idempotencyKey: maybe };
+        if (maybe) uncertain = { content, type: type.value, replyTo: answering, idempotencyKey: maybe };
         // A refusal that ran nothing (muted, a closed space): the server would replay it under
         // that key for a day, so the next send of this text goes with a key of its own.
         else if (statusOf(error) !== undefined && statusOf(error) !== 429) uncertain = undefined;
