@@ -80,6 +80,17 @@ describe('mentions and replies', () => {
     // The text is kept as it was sent.
     const listed = await h.get(`/hub/space/${space.spaceId}/messages`, { key: space.ownerKey });
     expect(listed.body.messages.at(-1).content).toBe('hi @Zoe\u0308, welcome');
+    // A name given decomposed (a macOS file name) is kept composed: either form of text finds it.
+    const rene = await h.joinActive(space, { name: 'Rene\u0301' });
+    const view = await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey });
+    const kept = view.body.participants.find(
+      (p: { participantId: string }) => p.participantId === rene.participantId,
+    );
+    expect(kept.name).toBe('René');
+    for (const content of ['@René, hi', '@Rene\u0301, hi']) {
+      const sent = await send(space, space.ownerKey, { content });
+      expect(sent.body.mentions).toEqual([rene.participantId]);
+    }
   });
 
   it('refuses a mention of someone not in the space and a reply to no message of it, writing nothing', async () => {

@@ -174,18 +174,20 @@ const AT_SIGN = /(?<![\p{L}\p{N}_])@/gu;
 /**
  * The text after each `@` that starts a word, long enough to hold any participant name and the
  * character after it: the sending statement matches them against the names in the space. In
- * Unicode's composed form (NFC), as names are typed almost everywhere: `@Zoë` decomposed (NFD, as
- * macOS may give it) names Zoë, not a Zoe followed by a combining mark. The message keeps its text.
+ * Unicode's composed form (NFC), in which names are kept (participantName): `@Zoë` decomposed
+ * (NFD, as macOS may give it) names Zoë, not a Zoe followed by a combining mark. The message keeps
+ * its text.
  */
 export function nameFragments(content: string): string[] {
   const fragments: string[] = [];
   for (const match of content.matchAll(AT_SIGN)) {
     const start = match.index + 1;
-    // Room for the decomposed form of a longest name (a base and a mark for each character).
-    const fragment = content
-      .slice(start, start + 2 * (limits.nameMax + 1))
-      .normalize('NFC')
-      .slice(0, limits.nameMax + 1);
+    // Room for the decomposed form of a longest name (a base and marks for each character), cut
+    // by characters (code points), as the statement counts them, not UTF-16 units.
+    const composed = content.slice(start, start + 4 * (limits.nameMax + 1)).normalize('NFC');
+    const fragment = Array.from(composed)
+      .slice(0, limits.nameMax + 1)
+      .join('');
     if (fragment) fragments.push(fragment);
     if (fragments.length >= MAX_NAME_FRAGMENTS) break;
   }

@@ -9,6 +9,7 @@ import { appendEvent } from '../events/append-event';
 import { newId } from '../ids';
 import { hashSecret, mintPollToken, mintSpaceKey } from '../secrets';
 import { isClosed, isExpired, toParticipantView } from '../spaces/views';
+import { participantName } from './name';
 
 export interface JoinSpaceOptions {
   deps: Deps;
@@ -80,7 +81,7 @@ export async function joinSpace({
       .values({
         spaceId,
         id: participantId,
-        name: input.name,
+        name: participantName(input.name),
         role: input.role ?? '',
         isOwner: false,
         isHuman: input.isHuman ?? false,

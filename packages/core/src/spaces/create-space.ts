@@ -3,6 +3,7 @@ import { resolveUserToken } from '../accounts/resolve-user-token';
 import { participants, spaces } from '../db/schema';
 import type { Deps } from '../deps';
 import { newId } from '../ids';
+import { participantName } from '../participants/name';
 import { hashSecret, mintSpaceKey } from '../secrets';
 
 export interface CreateSpaceOptions {
@@ -38,7 +39,7 @@ export async function createSpace({
     await tx.insert(participants).values({
       spaceId,
       id: ownerId,
-      name: input.ownerName ?? 'Owner',
+      name: participantName(input.ownerName ?? 'Owner'),
       role: input.ownerRole ?? 'owner',
       isOwner: true,
       isHuman: input.isHuman ?? false,
