@@ -70,7 +70,10 @@ export function buildProgram(
   program
     .helpOption('-h, --help', 'show help for a command')
     .addOption(
-      new Option('--url <url>', 'the Convene server (env CONVENE_URL; default http://localhost:3000)'),
+      new Option(
+        '--url <url>',
+        'the Convene server (env CONVENE_URL; default: the server of the last space created, joined or used, else http://localhost:3000)',
+      ),
     )
     .addOption(
       new Option(

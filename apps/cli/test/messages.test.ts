@@ -355,6 +355,10 @@ describe('a send whose answer was lost', () => {
       const json = JSON.parse((await cut.run(['send', 'anyone there?', '--json'])).stderr);
       expect(json).toMatchObject({ error: expect.stringMatching(/^not sent: cannot reach /), exitCode: 1 });
       expect(json.mayHaveRun).toBeUndefined();
+      // Under a key of yours, an earlier run may have sent it: not said not sent.
+      const keyed = await cut.run(['send', 'anyone there?', '--idempotency-key', 'retry-1']);
+      expect(keyed.code).toBe(1);
+      expect(keyed.stderr).toMatch(new RegExp(`^✗ cannot reach ${proxy.url}: `));
     } finally {
       cut.remove();
     }
@@ -684,7 +688,11 @@ describe('messages', () => {
       expect(new Set(all.map((m: any) => m.id)).size).toBe(520);
       const seqs = all.map((m: any) => m.seq);
       expect(seqs).toEqual([...seqs].sort((a: number, b: number) => a - b));
-      expect((await room.run(['messages', '--json'])).json()).toHaveLength(100);
+      const cutJson = await room.run(['messages', '--json']);
+      expect(cutJson.json()).toHaveLength(100);
+      expect(JSON.parse(cutJson.stderr)).toEqual({
+        warning: '420 earlier messages left out (--limit 100): --limit 0 lists them all.',
+      });
       // What the default limit left out is said, on stderr (stdout holds the messages alone).
       const cut = await room.run(['messages']);
       expect(cut.stdout.match(/^\d\d:\d\d:\d\d {2}/gm)).toHaveLength(100);

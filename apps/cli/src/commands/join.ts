@@ -357,10 +357,6 @@ function invitationOf(link: string): { spaceId: string; invitationKey: string } 
   }
 }
 
-/**
- * The server a command without --url or CONVENE_URL uses: the one saved by a join,
- * else the default; one saved that is no URL any more counts as none.
- */
 function forgetPending(ctx: Context, url: string, spaceId: string): void {
   if (!ctx.store.host(url).pendingJoins?.[spaceId]) return;
   ctx.store.updateHost(url, (host) => {

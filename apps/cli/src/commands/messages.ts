@@ -72,13 +72,13 @@ export function registerMessages(program: Command, app: App): void {
         }
       }
       const { out } = ctx;
-      // Said on stderr, so that a script's stdout holds the messages alone.
-      if (left > 0)
-        out.info(
-          out.c.dim(
-            `${left} earlier message${left === 1 ? '' : 's'} left out (--limit ${limit}): --limit 0 lists them all.`,
-          ),
-        );
+      // Said on stderr, so that a script's stdout holds the messages alone; to a script too (--json:
+      // a `{"warning": …}` line), which would otherwise archive a cut list without knowing it.
+      if (left > 0) {
+        const said = `${left} earlier message${left === 1 ? '' : 's'} left out (--limit ${limit}): --limit 0 lists them all.`;
+        if (out.mode.json) out.warn(said);
+        else out.info(out.c.dim(said));
+      }
       out.result(kept, {
         quiet: () => kept.map((m) => (m as { id?: string }).id).join('\n') || undefined,
         human: () => {

@@ -171,8 +171,9 @@ export function registerSend(program: Command, app: App): void {
         if (error instanceof RateLimitError && !error.mayHaveRun)
           throw refusedForNow(error, `not sent: ${serverWords(error)}`);
         // The server was never reached (the connection refused, the name not found): not sent,
-        // certainly, where a lost answer is said to be perhaps sent.
-        if (error instanceof ConnectionError && !error.mayHaveRun) {
+        // certainly, where a lost answer is said to be perhaps sent. Unless under a key of yours,
+        // which an earlier run may have sent it under.
+        if (error instanceof ConnectionError && !error.mayHaveRun && idempotencyKey === undefined) {
           const failure = explain(error, ctx);
           throw new CliError(`not sent: ${failure.message}`, {
             exitCode: failure.exitCode,

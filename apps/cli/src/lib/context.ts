@@ -588,10 +588,6 @@ export class Context {
 }
 
 /**
- * A server's URL as the credential file keys it. `from` is where the text came from: an error
- * about CONVENE_URL says so, since there is no --url on the command line to correct.
- */
-/**
  * Makes a space the default of its server, and that server the one the next commands without
  * --url go to: a space created, joined or chosen with `--url` or CONVENE_URL is acted on by
  * `convene send` alone afterwards, as `space create` and `join` say.
@@ -602,7 +598,7 @@ export function makeDefault(file: StoreFile, host: HostEntry, url: string, space
 }
 
 /** The server saved for the next commands without --url (localhost:3000 when none, or unreadable). */
-function rememberedServer(saved: string | undefined): string {
+export function rememberedServer(saved: string | undefined): string {
   try {
     return saved === undefined ? DEFAULT_URL : normaliseUrl(saved);
   } catch {
@@ -610,6 +606,10 @@ function rememberedServer(saved: string | undefined): string {
   }
 }
 
+/**
+ * A server's URL as the credential file keys it. `from` is where the text came from: an error
+ * about CONVENE_URL says so, since there is no --url on the command line to correct.
+ */
 export function normaliseUrl(url: string, from: '--url' | 'CONVENE_URL' = '--url'): string {
   const named = from === 'CONVENE_URL' ? `CONVENE_URL "${url}"` : `"${url}"`;
   const fix = (example: string) =>

@@ -1,6 +1,7 @@
 import { type Command, Option } from '@commander-js/extra-typings';
 import { type App, examples } from '../../app';
 import { commandLine } from '../../lib/command-line';
+import { rememberedServer } from '../../lib/context';
 import { formatSeconds, parseTtl } from '../../lib/duration';
 import { spaceMayExist } from '../../lib/failure';
 import { checkName } from '../../lib/input';
@@ -93,8 +94,11 @@ export function registerSpaceCreate(space: Command, app: App): void {
         },
         created,
         {
-          alongside: (_file, host) => {
-            before = host.defaultSpace ? host.spaces[host.defaultSpace] : undefined;
+          alongside: (file, host) => {
+            // The default the last command acted on: this server's, unless --url moved to it from
+            // another (whose default is not said replaced: the next commands go here now).
+            const moved = ctx.options.url !== undefined && rememberedServer(file.url) !== ctx.url;
+            before = !moved && host.defaultSpace ? host.spaces[host.defaultSpace] : undefined;
             // Names are not unique on a server: a second of this one here is named by its id from now on.
             twins = Object.values(host.spaces).filter((s) => sameName(s.name, name)).length;
           },
