@@ -3,8 +3,15 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
+import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
-import { databaseUrlProblem, isMemoryUrl, openDatabase, postgresTarget } from '../src/db';
+import {
+  databaseUrlProblem,
+  isDatabaseUnavailable,
+  isMemoryUrl,
+  openDatabase,
+  postgresTarget,
+} from '../src/db';
 
 describe('the database URL', () => {
   it('takes PostgreSQL’s schemes in any case, as URL schemes are case-insensitive', async () => {
@@ -101,6 +108,22 @@ describe('the database URL', () => {
       }
     },
   );
+
+  it('takes a socket that is not there (its server down) for a database away, as a refused TCP connection', async () => {
+    // An operator trial: PostgreSQL stopped, its socket file gone; requests answered 500, and a
+    // start exited at once where it waits for a server that does not answer yet.
+    const directory = mkdtempSync(join(tmpdir(), 'convene-no-server-'));
+    const { url, ...at } = postgresTarget(`postgres://me@/db?host=${directory}&port=5999`);
+    const client = postgres(url, { ...at, max: 1 });
+    const error = await client`select 1`.catch((caught: unknown) => caught);
+    await client.end();
+    expect(error).toMatchObject({ code: 'ENOENT', syscall: 'connect' });
+    expect(isDatabaseUnavailable(error)).toBe(true);
+    // No other missing file is.
+    expect(isDatabaseUnavailable(Object.assign(new Error('x'), { code: 'ENOENT', syscall: 'open' }))).toBe(
+      false,
+    );
+  });
 
   it('takes memory:// in any case, and opens it in memory, not under a data directory', async () => {
     for (const url of ['memory://', 'MEMORY://', 'Memory://']) {

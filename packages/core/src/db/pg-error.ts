@@ -75,6 +75,9 @@ export function isDatabaseUnavailable(error: unknown): boolean {
       return true;
     const errno = (e as { errno?: unknown }).errno;
     if (typeof errno === 'string' && CONNECTION_CODES.has(errno)) return true;
+    // A Unix socket's file is gone while its server is down (a DATABASE_URL naming a socket
+    // directory): the connect's ENOENT is the TCP connection's ECONNREFUSED. No other ENOENT is.
+    if (code === 'ENOENT' && (e as { syscall?: unknown }).syscall === 'connect') return true;
   }
   return false;
 }
