@@ -359,6 +359,10 @@ describe.skipIf(!hasChromium)('the pages as a human found them (session 63)', ()
       .poll(() => page.locator('#create-notice').textContent())
       .toBe('Your dashboard session has expired: log in again, or untick “Keep this space on my dashboard”.');
     expect(await page.locator('#created').isHidden()).toBe(true);
+    const after = await h.get('/hub/me/spaces', { headers: human.auth });
+    expect(after.body.spaces.map((s: any) => s.name).sort()).toEqual(['First', 'Second']);
+    // The box is unticked: the next submit creates the space without the dead session.
+    expect(await page.locator('#link-dashboard').isChecked()).toBe(false);
     await page.close();
     expect(problems).toEqual([]);
   }, 30_000);

@@ -38,10 +38,15 @@ export const sessionOf = (session: StoredSession): Session => hub.session(sessio
 export const SESSION_EXPIRED =
   'Your dashboard session has expired: log in again, or untick “Keep this space on my dashboard”.';
 
-/** The dashboard session was refused (401) while minting or checking the tab's token. */
+/**
+ * The dashboard session was refused (401) while minting or checking the tab's token. The box that
+ * asked for it is unticked: the tab is logged out, and the next submit goes without it.
+ */
 export class SessionExpiredError extends Error {
   constructor() {
     super(SESSION_EXPIRED);
+    const box = document.getElementById('link-dashboard');
+    if (box instanceof HTMLInputElement) box.checked = false;
   }
 }
 

@@ -193,6 +193,10 @@ function unrenewed(error: unknown): void {
 /** What `unrenewed` said last, taken back when a renewal is answered. */
 let unrenewedSaid = '';
 
+/** Whether the document's notice says the lock goes unrenewed: only an answered renewal ends that. */
+export const saysUnrenewed = (): boolean =>
+  unrenewedSaid !== '' && $('artifact-notice').textContent === unrenewedSaid;
+
 /**
  * The stream says the document being edited was unlocked, or locked by someone else. The event
  * may be older than this tab's own lock (taken again while the event was on its way), so the
@@ -217,7 +221,7 @@ function lockLost(refusal: unknown): void {
     'artifact-notice',
     taken
       ? `You no longer hold the lock: ${participantName(taken.lockedBy)} has it now. Your text is still here: lock again when they are done to save it.`
-      : 'You no longer hold the lock (it lapsed, or the owner released it). Your text is still here: lock again to save it.',
+      : `You no longer hold the lock (${isOwner() ? 'it lapsed, or your key released it elsewhere' : 'it lapsed, or the owner released it'}). Your text is still here: lock again to save it.`,
     'warn',
   );
   renderDocument();

@@ -6,7 +6,7 @@ import { $, type NoticeKind, notify } from '../../lib/dom';
 import { describeError, statusOf, UNREACHABLE } from '../../lib/errors';
 import { forgetSpaceCredentials } from '../../lib/storage';
 import { artifactChanged, renderArtifacts } from './documents';
-import { renderDocument, spaceEnded } from './editor';
+import { renderDocument, saysUnrenewed, spaceEnded } from './editor';
 import { appendMessage, showEmptyMessages } from './messages';
 import { participantChanged, renderParticipants } from './participants';
 import { isMuted, isOwner, space, spaceId, state } from './state';
@@ -51,7 +51,8 @@ const isFinal = (error: unknown): boolean => {
  */
 function reachedAgain(): void {
   for (const id of ['send-notice', 'artifact-notice'])
-    if ($(id).textContent?.startsWith(UNREACHABLE)) notify(id, '');
+    if ($(id).textContent?.startsWith(UNREACHABLE) && !(id === 'artifact-notice' && saysUnrenewed()))
+      notify(id, '');
 }
 
 // A network that went and came back while the stream stayed open (nothing to reconnect): the stream
