@@ -7,7 +7,7 @@ import fc from 'fast-check';
  */
 export const SEED = Number(process.env.FUZZ_SEED ?? 20_261_123);
 /** Runs per operation (REST) and per tool (MCP); `FUZZ_RUNS` scales both. */
-export const RUNS = Number(process.env.FUZZ_RUNS ?? 60);
+export const RUNS = Number(process.env.FUZZ_RUNS ?? 45);
 
 /** `FUZZ_ONLY=getAvatar,send_message` narrows a run to some operations or tools (to replay a failure). */
 export const selected = (name: string): boolean => {
