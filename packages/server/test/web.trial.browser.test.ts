@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { expectOk, type SpaceFixture, useServer } from './helpers';
 import { signup, startLink } from './helpers/accounts';
 import { hasChromium, useBrowser } from './helpers/browser';
-import { focused, pageSteps, pasteKey, signUpInPage, storedCredentials } from './helpers/pages';
+import { focused, fromEnd, pageSteps, pasteKey, signUpInPage, storedCredentials } from './helpers/pages';
 
 /** The contrast ratio of two CSS rgb() colours (WCAG 2). */
 function contrast(...colors: [string, string]): number {
@@ -20,10 +20,6 @@ function contrast(...colors: [string, string]): number {
 }
 
 type Talk = SpaceFixture & { agentKey: string };
-
-/** How far the message list is from its end, in pixels (0: at the end). */
-const fromEnd = (page: Page): Promise<number> =>
-  page.locator('#message-log').evaluate((log) => log.scrollHeight - log.scrollTop - log.clientHeight);
 
 // What an outside human's trial of the pages found (session 24), each checked in a real browser.
 /**

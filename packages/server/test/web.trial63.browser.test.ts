@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { expectOk, useServer } from './helpers';
 import { mintToken, signup } from './helpers/accounts';
 import { hasChromium, useBrowser } from './helpers/browser';
-import { focused, logInToDashboard, pageSteps, pasteKey, storedCredentials } from './helpers/pages';
+import { focused, fromEnd, logInToDashboard, pageSteps, pasteKey, storedCredentials } from './helpers/pages';
 
 /** Locks lapse within seconds here, so that a test can outlive one (the page renews every 5 s at most often). */
 const LOCK_TTL_S = 8;
@@ -124,22 +124,14 @@ describe.skipIf(!hasChromium)('the pages as a human found them (session 63)', ()
     // Laid out once a frame, not once a message (600 times before).
     expect(await layouts()).toBeLessThan(150);
     // The list is at its end.
-    await expect
-      .poll(() =>
-        page.locator('#message-log').evaluate((log) => log.scrollHeight - log.scrollTop - log.clientHeight),
-      )
-      .toBeLessThan(2);
+    await expect.poll(() => fromEnd(page)).toBeLessThan(2);
 
     // Nor does a burst of messages while live (300 layouts for 300 before; a frame may see a few).
     const before = await layouts();
     await say(600, 900);
     await expect.poll(() => page.locator('#messages .message').count(), { timeout: 30_000 }).toBe(900);
     expect((await layouts()) - before).toBeLessThan(150);
-    await expect
-      .poll(() =>
-        page.locator('#message-log').evaluate((log) => log.scrollHeight - log.scrollTop - log.clientHeight),
-      )
-      .toBeLessThan(2);
+    await expect.poll(() => fromEnd(page)).toBeLessThan(2);
     await page.close();
     expect(problems).toEqual([]);
   }, 180_000);

@@ -36,6 +36,10 @@ export async function logInToDashboard(
 }
 
 /** The id, else the accessible name, of what has the keyboard focus. */
+/** How far the message list is from its end, in pixels (0: at the end). */
+export const fromEnd = (page: Page): Promise<number> =>
+  page.locator('#message-log').evaluate((log) => log.scrollHeight - log.scrollTop - log.clientHeight);
+
 export const focused = (page: Page): Promise<string> =>
   page.evaluate(
     `(({ activeElement: a }) => a?.id || a?.getAttribute('aria-label') || a?.tagName || '')(document)`,
