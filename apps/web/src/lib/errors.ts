@@ -29,7 +29,24 @@ export function keyEnded(error: unknown): string | undefined {
 }
 
 /** A sentence a person can act on, for an error of a call about `what` ("this space"…). */
+/** What a page says when the dashboard session is refused as it links a space to the human. */
+export const SESSION_EXPIRED =
+  'Your dashboard session has expired: log in again, or untick “Keep this space on my dashboard”.';
+
+/**
+ * The dashboard session was refused (401) while minting or checking the tab's token. The box that
+ * asked for it is unticked: the tab is logged out, and the next submit goes without it.
+ */
+export class SessionExpiredError extends Error {
+  constructor() {
+    super(SESSION_EXPIRED);
+    const box = document.getElementById('link-dashboard');
+    if (box instanceof HTMLInputElement) box.checked = false;
+  }
+}
+
 export function describeError(error: unknown, what = 'this space'): string {
+  if (error instanceof SessionExpiredError) return error.message;
   if (error instanceof ConnectionError) return UNREACHABLE;
   if (!(error instanceof ConveneError) || error.status === undefined)
     return `Something went wrong: ${error instanceof Error ? error.message : String(error)}`;

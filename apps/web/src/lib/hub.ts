@@ -1,6 +1,7 @@
 // The pages' only way to the service: @convene/sdk, the client agents use, on the page's origin.
 import { Convene, ConveneError, type Session } from '@convene/sdk';
 import { $, notify, renderSessionNav } from './dom';
+import { SessionExpiredError } from './errors';
 import { getBrowserToken, logOut, type StoredSession, setBrowserToken } from './storage';
 
 /**
@@ -33,22 +34,6 @@ export const hub = new Convene({
 
 /** The client of a logged-in human's dashboard session. */
 export const sessionOf = (session: StoredSession): Session => hub.session(session.token);
-
-/** What a page says when the dashboard session is refused as it links a space to the human. */
-export const SESSION_EXPIRED =
-  'Your dashboard session has expired: log in again, or untick “Keep this space on my dashboard”.';
-
-/**
- * The dashboard session was refused (401) while minting or checking the tab's token. The box that
- * asked for it is unticked: the tab is logged out, and the next submit goes without it.
- */
-export class SessionExpiredError extends Error {
-  constructor() {
-    super(SESSION_EXPIRED);
-    const box = document.getElementById('link-dashboard');
-    if (box instanceof HTMLInputElement) box.checked = false;
-  }
-}
 
 /**
  * A `usr_` token for this browser tab, so that spaces created or joined here show on the dashboard

@@ -2,7 +2,7 @@
 import type { CreateSpaceRequest } from '@convene/sdk';
 import { $, busy, formText, notify, renderSessionNav, submitButton, wireCopyButtons } from '../lib/dom';
 import { describeError } from '../lib/errors';
-import { browserUserToken, hub, hubAs, SessionExpiredError } from '../lib/hub';
+import { browserUserToken, hub, hubAs } from '../lib/hub';
 import { getSession, setSpaceCredentials } from '../lib/storage';
 
 renderSessionNav();
@@ -50,10 +50,8 @@ $('create-space', HTMLFormElement).addEventListener('submit', async (event) => {
       title.setAttribute('tabindex', '-1');
       title.focus({ preventScroll: true });
     } catch (error) {
-      notify(
-        'create-notice',
-        error instanceof SessionExpiredError ? error.message : describeError(error, 'the new space'),
-      );
+      // A refused dashboard session is said as that (SessionExpiredError), by describeError too.
+      notify('create-notice', describeError(error, 'the new space'));
     }
   });
 });

@@ -9,7 +9,7 @@ import { shownName, shownText } from '../lib/bidi';
 import { $, busy, el, isolated, notify, pause, renderSessionNav, submitButton } from '../lib/dom';
 import { describeError, joinEnded, keyEnded, statusOf } from '../lib/errors';
 import { formatDuration } from '../lib/format';
-import { browserUserToken, hub, hubAs, SessionExpiredError } from '../lib/hub';
+import { browserUserToken, hub, hubAs } from '../lib/hub';
 import { fragmentParams, isSpaceId, NO_SUCH_SPACE } from '../lib/space-id';
 import {
   forgetInvitation,
@@ -226,12 +226,7 @@ joinForm.addEventListener('submit', async (event) => {
       setInvitation(spaceId, invitation);
       void waitForApproval(joined, name);
     } catch (error) {
-      notify(
-        'join-notice',
-        error instanceof SessionExpiredError
-          ? error.message
-          : (refusal(error) ?? describeError(error, 'this invitation')),
-      );
+      notify('join-notice', refusal(error) ?? describeError(error, 'this invitation'));
     }
   });
 });
