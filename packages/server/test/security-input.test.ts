@@ -1,4 +1,7 @@
+import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { redactUrl } from '../src/http/redact';
+import { formatLogLine } from '../src/http/request-log';
 import { type ApiResponse, expectError, useServer, withServer } from './helpers';
 import { mintToken, signup } from './helpers/accounts';
 import { freePort, onPostgres } from './helpers/harness';
@@ -303,6 +306,53 @@ describe('request logs', () => {
       expect(log).toContain('/messages?[redacted]&limit=5&after=3&wait=0');
       expect(log).toContain('/login?next=[redacted]');
     });
+  });
+
+  it('redact the user name and password of a request target in absolute form, in the JSON line and the text one', async () => {
+    const { lines, options } = loggedAtInfo();
+    await withServer(options, async ({ srv }) => {
+      const { hostname, port } = new URL(srv.listenUrl);
+      // What an operator's trial sent: Node and Fastify take the absolute form, and route it by its path.
+      const answer = await new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(port), hostname, () =>
+          socket.write(
+            'GET http://user:pa55word@convene.example/api/health?key=k3y&after=3 HTTP/1.1\r\n' +
+              'Host: convene.example\r\nConnection: close\r\n\r\n',
+          ),
+        );
+        let read = '';
+        socket.on('data', (chunk) => {
+          read += chunk.toString();
+        });
+        socket.on('end', () => resolve(read));
+        socket.on('error', reject);
+      });
+      expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+      await expect.poll(() => lines.find((line) => line.includes('"request completed"'))).toBeDefined();
+      const line = lines.find((l) => l.includes('"request completed"'))!;
+      const text = formatLogLine(line, false);
+      for (const logged of [line, text]) {
+        expect(logged).not.toMatch(/user|pa55word|k3y/);
+        expect(logged).toContain('http://[redacted]@convene.example/api/health?key=[redacted]&after=3');
+      }
+    });
+    // Any scheme, in any case; a user name alone; no path; the host and port kept.
+    expect(redactUrl('HTTP://u@h:80/hub/me/link/BCDF-GHJK')).toBe(
+      'HTTP://[redacted]@h:80/hub/me/link/[redacted]',
+    );
+    expect(redactUrl('ftp://a:b@c@h?token=t')).toBe('ftp://[redacted]@h?token=[redacted]');
+    expect(redactUrl('http://h:3000/x?after=1')).toBe('http://h:3000/x?after=1');
+    // An origin-form path holding an @ is a path.
+    expect(redactUrl('/hub/u:p@h/x')).toBe('/hub/u:p@h/x');
+  });
+
+  it('keep the value of a position parameter only under the name the API reads', () => {
+    // The API's own names, however encoded, keep their values.
+    expect(redactUrl('/m?after=3&%61fter=4&limit=5&wait=0')).toBe('/m?after=3&%61fter=4&limit=5&wait=0');
+    // Near-spellings are names of the client's own, which the API ignores: they may hold anything.
+    expect(redactUrl('/m?after%20=s1&after+=s2&%20after=s3&After=s4&AFTER=s5&after%09=s6&aft%zzer=s7')).toBe(
+      '/m?after%20=[redacted]&after+=[redacted]&%20after=[redacted]&After=[redacted]&AFTER=[redacted]&after%09=[redacted]&aft%zzer=[redacted]',
+    );
   });
 
   it('redact the user code of a link request in the path the approval page reads it by', async () => {

@@ -3,10 +3,12 @@ import type { FastifyRequest } from 'fastify';
 const SECRET_HEADERS = ['x-private-key', 'x-user-token', 'x-poll-token', 'authorization', 'cookie'];
 
 /**
- * The query parameters logged as sent, by their decoded, lower-cased name: the API's own that
- * never carry a secret or a person's words (positions, bounds, waits). Every other one, the API's
- * `key`, `next` (a path that may hold an invitation's key) and `query` (someone's question) among
- * them, and any a client invents (`?privateKey=`, `?access_token=`), has its value replaced.
+ * The query parameters logged as sent, by their name as the query parser reads it (decoded): the
+ * API's own that never carry a secret or a person's words (positions, bounds, waits). Every other
+ * one, the API's `key`, `next` (a path that may hold an invitation's key) and `query` (someone's
+ * question) among them, and any a client invents (`?privateKey=`, `?access_token=`), has its value
+ * replaced. The match is exact: `After`, `after ` or `after+` is a name of the client's own, which
+ * the API does not read and which may hold anything (trimmed and lower-cased, they kept their values).
  */
 const LOGGED_PARAMS = new Set(['after', 'before', 'from', 'to', 'since', 'limit', 'timestamp', 'wait']);
 
@@ -23,21 +25,41 @@ const LINK_CODE_PATH = /^(\/hub\/me\/link\/)(?!approve$|deny$)[^/]+$/i;
 export const looksLikeCredential = (text: string): boolean =>
   /^[0-9a-f]{64}$/i.test(text) || /^(usr|inv|poll|whsec)_/i.test(text) || /^eyJ[\w-]*\.[\w-]*\./.test(text);
 
-/** A query parameter's name as the query parser reads it (`%6Bey` and `k%65y` are `key`). */
+/**
+ * A query parameter's name as the query parser reads it (`%61fter` and `%61ft%65r` are `after`, `+`
+ * a space); one that does not decode is kept as written, as the parser keeps it.
+ */
 function decodedName(name: string): string {
   try {
-    return decodeURIComponent(name.replaceAll('+', ' ')).trim().toLowerCase();
+    return decodeURIComponent(name.replaceAll('+', ' '));
   } catch {
-    // Undecodable: compare what can be read of it.
-    return name.toLowerCase();
+    return name;
   }
 }
 
 /**
+ * The scheme and authority of a request target in absolute form (`GET http://host/path`, which
+ * Node and Fastify accept and route as `/path`): a client or proxy may send it with a user name
+ * and password (`http://user:password@host/`).
+ */
+const ABSOLUTE_FORM = /^([a-z][a-z0-9+.-]*:\/\/)([^/?#]*)/i;
+
+/**
  * Request log lines never carry a key: the value of every query parameter but the few known to
- * hold none is replaced, however its name was encoded.
+ * hold none is replaced, however its name was encoded; a target in absolute form loses its user
+ * name and password, and its path and query are redacted as any other's.
  */
 export function redactUrl(url: string): string {
+  const absolute = ABSOLUTE_FORM.exec(url);
+  if (!absolute) return redactPathAndQuery(url);
+  const [origin = '', scheme = '', authority = ''] = absolute;
+  const at = authority.lastIndexOf('@');
+  const host = at === -1 ? authority : `[redacted]@${authority.slice(at + 1)}`;
+  return `${scheme}${host}${redactPathAndQuery(url.slice(origin.length))}`;
+}
+
+/** A request target's path and query (origin form), redacted. */
+function redactPathAndQuery(url: string): string {
   // A link request's user code is a secret in transit (whoever has it can approve the link from
   // their own dashboard), in the path of the approval page's read as in `/link?code=`.
   const mark = url.indexOf('?');
