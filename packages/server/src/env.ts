@@ -292,16 +292,25 @@ export function logFormatOf(env: NodeJS.ProcessEnv = process.env): ServerConfig[
   return parsed.success ? parsed.data : undefined;
 }
 
+/**
+ * A setting refused: by loadConfig, or at start where only trying it tells (a HOST that is no
+ * address of this machine). The process says its message and exits 2, as for every refused
+ * setting (README, Configuration); any other failure to start exits 1.
+ */
+export class ConfigurationError extends Error {
+  override name = 'ConfigurationError';
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
   const parsed = ZEnv.safeParse(withoutBlanks(env));
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
-    throw new Error(`invalid configuration: ${problems}`);
+    throw new ConfigurationError(`invalid configuration: ${problems}`);
   }
   const e = parsed.data;
   const oidcSet = [e.OIDC_ISSUER, e.OIDC_JWKS_URL, e.OIDC_AUDIENCE].filter(Boolean).length;
   if (oidcSet !== 0 && oidcSet !== 3) {
-    throw new Error(
+    throw new ConfigurationError(
       'invalid configuration: OIDC_ISSUER, OIDC_JWKS_URL and OIDC_AUDIENCE are set together or not at all',
     );
   }

@@ -1,5 +1,5 @@
 import { loadConfig, logFormatOf } from './env';
-import { logsAsJson, serve, startFailureLine } from './serve';
+import { logsAsJson, serve, startFailure, startFailureLine } from './serve';
 
 /** The server alone (`pnpm --filter @convene/server start`); `convene serve` is the same with its CLI. */
 let json = logsAsJson(logFormatOf());
@@ -21,6 +21,8 @@ Promise.resolve()
     json = logsAsJson(config.logFormat);
     return serve(config);
   })
-  .catch((error: unknown) =>
-    fail(`the server did not start: ${error instanceof Error ? error.message : String(error)}`, 1),
-  );
+  .catch((error: unknown) => {
+    // A setting refused only when tried (HOST) exits 2, as above; any other failure 1.
+    const { message, exitCode } = startFailure(error);
+    fail(message, exitCode);
+  });

@@ -2,7 +2,7 @@ import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { hostname } from 'node:os';
 import { isMemoryUrl } from '@convene/core';
 import pino from 'pino';
-import type { ServerConfig } from './env';
+import { ConfigurationError, type ServerConfig } from './env';
 import { standardOutput, textOutput, UNANNOUNCED } from './http/request-log';
 import { type ConveneServer, createServer } from './server';
 
@@ -64,9 +64,16 @@ export async function serve(settings: ServerConfig, options: ServeOptions = {}):
   // A port taken by another process is said at once, before a database is created or migrated
   // for nothing (listen would fail the same way, seconds later).
   const port = await portFree(config.host, config.port).catch((error: NodeJS.ErrnoException) => {
-    // A HOST that names no address of this machine is the setting's fault: said by its name.
-    if (error.code === 'ENOTFOUND' || error.code === 'EAI_AGAIN' || error.code === 'EADDRNOTAVAIL')
-      throw new Error(`HOST ${config.host} is no address of this machine to listen on (${error.code})`, {
+    // A HOST that names no address of this machine is the setting's fault: refused by its name,
+    // as loadConfig refuses a setting (exit 2). It exited 1, as a start that failed.
+    if (error.code === 'ENOTFOUND' || error.code === 'EADDRNOTAVAIL')
+      throw new ConfigurationError(
+        `invalid configuration: HOST: ${config.host} is no address of this machine to listen on (${error.code})`,
+        { cause: error },
+      );
+    // A name server that did not answer may answer the next start: a failed start (exit 1).
+    if (error.code === 'EAI_AGAIN')
+      throw new Error(`HOST ${config.host} could not be looked up: no name server answered (EAI_AGAIN)`, {
         cause: error,
       });
     throw error;
@@ -180,6 +187,18 @@ function announcer(jsonOutput: ReturnType<typeof standardOutput> | undefined, si
     // (written beside it, it had overtaken request lines still buffered).
     jsonOutput.write(`${line}\n`);
     jsonOutput.flush(ignore);
+  };
+}
+
+/**
+ * What a start that failed with `error` says, and its exit code: a refused setting
+ * (ConfigurationError) in its own words, exit 2; anything else as a start that failed, exit 1.
+ */
+export function startFailure(error: unknown): { message: string; exitCode: 1 | 2 } {
+  if (error instanceof ConfigurationError) return { message: error.message, exitCode: 2 };
+  return {
+    message: `the server did not start: ${error instanceof Error ? error.message : String(error)}`,
+    exitCode: 1,
   };
 }
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it, vi } from 'vitest';
 import { loadConfig } from '../src/env';
-import { serve } from '../src/serve';
+import { serve, startFailure } from '../src/serve';
 
 const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
 
@@ -99,12 +99,42 @@ it('with PORT=0 takes a free port before it starts, and its links name that port
   expect(given).toContain('public URL https://convene.example.com,');
 });
 
-it('names HOST when it is no address of this machine', async () => {
-  await expect(
-    readinessLine({ DATABASE_URL: 'memory://', HOST: 'no-such-host.invalid', LOG_FORMAT: 'text' }),
-  ).rejects.toThrow(
-    /^HOST no-such-host\.invalid is no address of this machine to listen on \((ENOTFOUND|EAI_AGAIN)\)$/,
-  );
+it('refuses a HOST that is no address of this machine as a setting, by its name: exit 2, as the others', async () => {
+  // 192.0.2.1 (TEST-NET-1) is no machine's: listen fails with EADDRNOTAVAIL (an operator's
+  // trial: it exited 1, as a failed start).
+  const refused = await readinessLine({
+    DATABASE_URL: 'memory://',
+    HOST: '192.0.2.1',
+    LOG_FORMAT: 'text',
+  }).catch((error: unknown) => error);
+  expect(startFailure(refused)).toEqual({
+    message:
+      'invalid configuration: HOST: 192.0.2.1 is no address of this machine to listen on (EADDRNOTAVAIL)',
+    exitCode: 2,
+  });
+  // A name that names nothing here; or, where no name server answers, a start that failed (exit 1).
+  const unknown = await readinessLine({
+    DATABASE_URL: 'memory://',
+    HOST: 'no-such-host.invalid',
+    LOG_FORMAT: 'text',
+  }).catch((error: unknown) => error);
+  expect([
+    {
+      message:
+        'invalid configuration: HOST: no-such-host.invalid is no address of this machine to listen on (ENOTFOUND)',
+      exitCode: 2,
+    },
+    {
+      message:
+        'the server did not start: HOST no-such-host.invalid could not be looked up: no name server answered (EAI_AGAIN)',
+      exitCode: 1,
+    },
+  ]).toContainEqual(startFailure(unknown));
+  // Any other failure to start is one (exit 1).
+  expect(startFailure(new Error('listen EADDRINUSE'))).toEqual({
+    message: 'the server did not start: listen EADDRINUSE',
+    exitCode: 1,
+  });
 });
 
 it('ends once on a signal with JSON logs: after they are written, not again when the wait for them runs out', async () => {

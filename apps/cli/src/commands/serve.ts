@@ -65,7 +65,7 @@ export function registerServe(program: Command, app: App): void {
           'Place it with --port and --host (PUBLIC_URL sets the URL it hands out). See `convene serve --help`.',
         );
       }
-      const { loadConfig, logFormatOf, logsAsJson, serve, startFailureLine } = await import(
+      const { loadConfig, logFormatOf, logsAsJson, serve, startFailure, startFailureLine } = await import(
         '@convene/server'
       );
       const overrides: Record<string, string> = {};
@@ -105,13 +105,16 @@ export function registerServe(program: Command, app: App): void {
           exit: exitWithCode,
         });
       } catch (error) {
-        const message = (error as Error).message;
+        // A setting refused only when tried (a HOST that is no address here) exits 2, as above.
+        const { message, exitCode } = startFailure(error);
         throw failure(
-          `the server did not start: ${message}`,
-          /EADDRINUSE/.test(message)
-            ? 'Another process listens on that port: choose one with --port.'
-            : 'See `convene serve --help` for the settings.',
-          ExitCode.error,
+          message,
+          /^invalid configuration: HOST: /.test(message)
+            ? 'Listen on an address of this machine with --host (0.0.0.0: every interface).'
+            : /EADDRINUSE/.test(message)
+              ? 'Another process listens on that port: choose one with --port.'
+              : 'See `convene serve --help` for the settings.',
+          exitCode === 2 ? ExitCode.usage : ExitCode.error,
           error,
         );
       }
