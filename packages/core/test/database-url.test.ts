@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync } from 'node:fs';
+import { type AddressInfo, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
@@ -125,6 +126,110 @@ describe('the database URL', () => {
     );
   });
 
+  it('refuses an sslmode that is none of libpq’s, which postgres.js took for verify-full', () => {
+    for (const mode of ['disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify-full'])
+      expect({ mode, problem: databaseUrlProblem(`postgres://me:pw@db/convene?sslmode=${mode}`) }).toEqual({
+        mode,
+        problem: undefined,
+      });
+    for (const mode of ['requir', 'Require', 'true', 'false', 'no', ''])
+      expect(databaseUrlProblem(`postgres://me:hunter2@db/convene?sslmode=${mode}`), mode).toBe(
+        `has sslmode=${mode}, which is none of disable, allow, prefer, require, verify-ca, verify-full`,
+      );
+    // Every one given is checked (postgres.js reads the last), beside a host given apart too.
+    expect(databaseUrlProblem('postgres://db/convene?sslmode=require&sslmode=on')).toMatch(
+      /^has sslmode=on,/,
+    );
+    expect(databaseUrlProblem('postgres:///convene?host=/tmp&sslmode=bogus')).toMatch(/^has sslmode=bogus,/);
+  });
+
+  it('fails at once when the SSL mode requires TLS and PostgreSQL answers it has none; waits for one that is away', async () => {
+    // A PostgreSQL with ssl off, as it answers postgres.js: no (N) to the SSLRequest, then a
+    // hang-up when the TLS handshake comes as a start-up packet ("invalid length of startup packet").
+    const noTls = await listening((socket) => {
+      socket.once('data', () => {
+        socket.write('N');
+        socket.once('data', () => socket.destroy());
+      });
+    });
+    // A server with TLS going away: yes (S) to the SSLRequest, then a hang-up in the handshake.
+    const goingAway = await listening((socket) => {
+      socket.once('data', () => {
+        socket.write('S');
+        socket.once('data', () => socket.destroy());
+      });
+    });
+    // Nothing listening (its port free again): connection refused.
+    const closed = await listening(() => {});
+    const closedPort = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const at = (server: Server | number, mode: string) =>
+      `postgres://me:hunter2@127.0.0.1:${typeof server === 'number' ? server : (server.address() as AddressInfo).port}/convene?sslmode=${mode}`;
+    try {
+      const unreachable: string[] = [];
+      const started = Date.now();
+      const refusals = await Promise.all(
+        ['require', 'verify-full', 'allow'].map((mode) =>
+          openDatabase({
+            url: at(noTls, mode),
+            waitForServerMs: 3000,
+            onUnreachable: (message) => unreachable.push(message),
+          }).catch((error: Error) => error.message),
+        ),
+      );
+      // It was waited out, 60 s at start, as a database still starting (an operator's trial).
+      expect(Date.now() - started).toBeLessThan(2500);
+      expect(unreachable).toEqual([]);
+      const port = (noTls.address() as AddressInfo).port;
+      expect(refusals[0]).toBe(
+        `PostgreSQL at 127.0.0.1:${port} does not support SSL: it answered that it has no TLS, which sslmode=require asks for; ` +
+          'turn ssl on in its configuration, or set sslmode=prefer (TLS when offered) or sslmode=disable in DATABASE_URL',
+      );
+      expect(refusals[1]).toMatch(/does not support SSL: .* sslmode=verify-full asks for;/);
+      expect(refusals[2]).toMatch(
+        /sslmode=allow asks for \(postgres\.js, the driver, takes allow as require/,
+      );
+      // A server away (connection refused), or one with TLS hanging up: waited for, as ever.
+      for (const server of [goingAway, closedPort]) {
+        const told: string[] = [];
+        const error = await openDatabase({
+          url: at(server, 'require'),
+          waitForServerMs: 600,
+          onUnreachable: (message) => told.push(message),
+        }).catch((caught: unknown) => caught);
+        expect(isDatabaseUnavailable(error)).toBe(true);
+        expect(told.length).toBeGreaterThan(0);
+        expect(told[0]).toMatch(/^PostgreSQL cannot be reached/);
+      }
+    } finally {
+      await Promise.all([noTls, goingAway].map((server) => new Promise((resolve) => server.close(resolve))));
+    }
+  });
+
+  it('says that PostgreSQL has no TLS over a Unix socket, when a socket’s URL requires it', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'convene-socket-tls-'));
+    const server = createServer((socket) =>
+      socket.once('data', () => {
+        socket.write('N');
+        socket.once('data', () => socket.destroy());
+      }),
+    );
+    await new Promise<void>((resolve) => server.listen(join(directory, '.s.PGSQL.5999'), resolve));
+    try {
+      await expect(
+        openDatabase({
+          url: `postgres://me@/db?host=${directory}&port=5999&sslmode=require`,
+          waitForServerMs: 3000,
+        }),
+      ).rejects.toThrow(
+        `PostgreSQL does not use SSL over a Unix socket (${directory}/.s.PGSQL.5999), which sslmode=require asks for: ` +
+          'leave sslmode out of a socket’s DATABASE_URL, or set sslmode=disable',
+      );
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
   it('takes memory:// in any case, and opens it in memory, not under a data directory', async () => {
     for (const url of ['memory://', 'MEMORY://', 'Memory://']) {
       expect({ url, problem: databaseUrlProblem(url), memory: isMemoryUrl(url) }).toEqual({
@@ -207,4 +312,11 @@ function socketOfTestServer(): { user: string; port: string; database: string } 
     port,
     database: url.pathname.slice(1) || 'postgres',
   };
+}
+
+/** A TCP server on a free loopback port, each connection given to `onConnection`. */
+async function listening(onConnection: (socket: import('node:net').Socket) => void): Promise<Server> {
+  const server = createServer(onConnection);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return server;
 }

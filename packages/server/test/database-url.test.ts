@@ -1,5 +1,6 @@
 import { expect, it } from 'vitest';
 import { loadConfig } from '../src/env';
+import { startFailure } from '../src/serve';
 
 it('takes DATABASE_URL with its scheme in capitals, and its password to seal the generated SECRET', () => {
   for (const scheme of ['postgres', 'POSTGRES', 'PostgreSQL']) {
@@ -18,4 +19,18 @@ it('takes the password of a DATABASE_URL whose host is a socket directory, as li
     const config = loadConfig({ DATABASE_URL: url, PORT: '0' });
     expect({ url, password: config.databasePassword }).toEqual({ url, password: 's@cret' });
   }
+});
+
+it('refuses an sslmode that is none of libpq’s (postgres.js took it for verify-full): a refused setting, exit 2, naming the accepted ones and never the password', () => {
+  let refused: unknown;
+  try {
+    loadConfig({ DATABASE_URL: 'postgres://convene:hunter2@db/convene?sslmode=requir', PORT: '0' });
+  } catch (error) {
+    refused = error;
+  }
+  expect(startFailure(refused)).toEqual({
+    message:
+      'invalid configuration: DATABASE_URL: has sslmode=requir, which is none of disable, allow, prefer, require, verify-ca, verify-full',
+    exitCode: 2,
+  });
 });

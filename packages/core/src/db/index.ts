@@ -15,6 +15,7 @@ import {
   readablePostgresUrl,
   targetProblem,
 } from './postgres-target';
+import { sslModeProblem, tlsRefusalCheck } from './postgres-tls';
 import * as schema from './schema';
 import { type EndedSession, endStalledSessions, type StalledSightings } from './stalled-sessions';
 import type { Db } from './types';
@@ -115,7 +116,7 @@ function unreadablePostgresUrl(url: string): string | undefined {
     const parsed = readablePostgresUrl(target.url);
     decodeURIComponent(parsed.username);
     decodeURIComponent(parsed.password);
-    return targetProblem(target);
+    return targetProblem(target) ?? sslModeProblem(target);
   } catch {
     return (
       'is not a URL that can be read: check its host and port, and write a %, @, /, : or # in the ' +
@@ -159,12 +160,14 @@ const startRetryPause = (attempt: number): number => Math.min(250 * 2 ** (attemp
 /**
  * PostgreSQL, migrated; while it cannot be reached, tried again until `waitForServerMs` has
  * passed. A server started with its database (compose, systemd) used to exit 2 s in, when the
- * database was still starting.
+ * database was still starting. One that answers it has no TLS, which the SSL mode requires, is
+ * not waited for: it fails at once, saying so.
  */
 async function openPostgresWhenReachable(given: string, options: OpenDatabaseOptions): Promise<Database> {
   const deadline = Date.now() + (options.waitForServerMs ?? 0);
   const target = postgresTarget(given);
   const { url } = target;
+  const tlsRefusal = tlsRefusalCheck(target);
   for (let attempt = 1; ; attempt++) {
     const database = openPostgres(
       target,
@@ -177,8 +180,11 @@ async function openPostgresWhenReachable(given: string, options: OpenDatabaseOpt
       return database;
     } catch (error) {
       await database.close().catch(() => {});
-      const left = deadline - Date.now();
       if (!isDatabaseUnavailable(error)) throw refusedStatement(error, url);
+      // The server hung up on the TLS handshake, as a server going away would: asked apart.
+      const refusal = await tlsRefusal?.();
+      if (refusal) throw new Error(refusal, { cause: error });
+      const left = deadline - Date.now();
       if (left <= 0) throw error;
       const pause = Math.min(startRetryPause(attempt), left);
       options.onUnreachable?.(
