@@ -31,6 +31,16 @@ export function startWarnings(config: ServerConfig): string[] {
       `PUBLIC_URL ${config.publicUrl} is plain http: keys and tokens cross the network in clear; ` +
         'serve it over HTTPS (a proxy that terminates TLS) and set PUBLIC_URL to its https:// address',
     );
+  // Links, Location headers and the documents' URLs carry the path; the pages do not, nor do the
+  // well-known addresses clients derive from an issuer: the server answers at the host's root.
+  if (publicUrl.pathname !== '/')
+    warnings.push(
+      `PUBLIC_URL ${config.publicUrl} has a path (${publicUrl.pathname}), which the links this server hands out carry, ` +
+        `but the server answers at the root: its web pages load their files and call the API at ${publicUrl.origin}/web/… ` +
+        `and ${publicUrl.origin}/hub/…, and OAuth clients look for its metadata at ${publicUrl.origin}/.well-known/…, ` +
+        'outside the path, so behind a proxy that strips it they fail; give Convene a host name of its own ' +
+        '(https://convene.example.com)',
+    );
   if (reachable && config.databaseUrl !== undefined && isMemoryUrl(config.databaseUrl))
     warnings.push(
       `DATABASE_URL=memory:// keeps nothing, yet HOST=${config.host} lets other machines use this server: ` +

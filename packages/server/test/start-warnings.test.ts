@@ -41,6 +41,22 @@ describe('start warnings', () => {
     ]);
   });
 
+  it('say when PUBLIC_URL has a path, which the pages and OAuth discovery do not honour', () => {
+    expect(warnings({ PUBLIC_URL: 'https://x.example/convene' })).toEqual([
+      'PUBLIC_URL https://x.example/convene has a path (/convene), which the links this server hands out carry, ' +
+        'but the server answers at the root: its web pages load their files and call the API at https://x.example/web/… ' +
+        'and https://x.example/hub/…, and OAuth clients look for its metadata at https://x.example/.well-known/…, ' +
+        'outside the path, so behind a proxy that strips it they fail; give Convene a host name of its own ' +
+        '(https://convene.example.com)',
+    ]);
+    // A trailing slash is no path; one with a slash after it is.
+    expect(warnings({ PUBLIC_URL: 'https://x.example/' })).toEqual([]);
+    expect(warnings({ PUBLIC_URL: 'https://x.example:8443' })).toEqual([]);
+    expect(warnings({ PUBLIC_URL: 'https://x.example/a/b/' })[0]).toMatch(
+      /^PUBLIC_URL https:\/\/x\.example\/a\/b has a path \(\/a\/b\)/,
+    );
+  });
+
   it('say when a server other machines use keeps nothing (memory://)', () => {
     const said = warnings({ HOST: '0.0.0.0', PUBLIC_URL: 'https://x.example', DATABASE_URL: 'memory://' });
     expect(said).toHaveLength(1);
