@@ -190,14 +190,19 @@ describe('the database URL', () => {
         /sslmode=allow asks for \(postgres\.js, the driver, takes allow as require/,
       );
       // A server away (connection refused), or one with TLS hanging up: waited for, as ever.
-      for (const server of [goingAway, closedPort]) {
-        const told: string[] = [];
-        const error = await openDatabase({
-          url: at(server, 'require'),
-          waitForServerMs: 600,
-          onUnreachable: (message) => told.push(message),
-        }).catch((caught: unknown) => caught);
-        expect(isDatabaseUnavailable(error)).toBe(true);
+      const waited = await Promise.all(
+        [goingAway, closedPort].map(async (server) => {
+          const told: string[] = [];
+          const error = await openDatabase({
+            url: at(server, 'require'),
+            waitForServerMs: 600,
+            onUnreachable: (message) => told.push(message),
+          }).catch((caught: unknown) => caught);
+          return { unavailable: isDatabaseUnavailable(error), told };
+        }),
+      );
+      for (const { unavailable, told } of waited) {
+        expect(unavailable).toBe(true);
         expect(told.length).toBeGreaterThan(0);
         expect(told[0]).toMatch(/^PostgreSQL cannot be reached/);
       }
