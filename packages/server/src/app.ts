@@ -27,7 +27,7 @@ import { forwardedWithoutTrust } from './http/forwarded';
 import { authorizeReplayOf, idempotencyHooks, skipAnsweredHandlers } from './http/idempotency';
 import { serializeError } from './http/log-errors';
 import { boundPipelining, RUNNING_PER_CONNECTION, WAITING_PER_CONNECTION } from './http/pipelining';
-import { normaliseRequest, registerHttpPolicy, restoreHead } from './http/policy';
+import { normaliseRequest, originForm, registerHttpPolicy, restoreHead } from './http/policy';
 import { Presence } from './http/presence';
 import { isHealthProbe, isPageRoute, mcpBatchHook, rateLimitHook } from './http/rate-limit';
 import { redactedRequestSerializer } from './http/redact';
@@ -128,6 +128,8 @@ export async function buildApp({
     // A random id per request (or the client's own, when well formed): its Request-Id header and
     // the reqId of its log lines.
     genReqId: ids.genReqId,
+    // A target in absolute form is read as its origin form everywhere (http/policy.ts).
+    rewriteUrl: originForm,
     logger: logger
       ? {
           level: config.logLevel,

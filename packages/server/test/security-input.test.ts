@@ -1,5 +1,6 @@
 import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { originForm } from '../src/http/policy';
 import { redactUrl } from '../src/http/redact';
 import { formatLogLine } from '../src/http/request-log';
 import { type ApiResponse, expectError, useServer, withServer } from './helpers';
@@ -344,6 +345,75 @@ describe('request logs', () => {
     expect(redactUrl('http://h:3000/x?after=1')).toBe('http://h:3000/x?after=1');
     // An origin-form path holding an @ is a path.
     expect(redactUrl('/hub/u:p@h/x')).toBe('/hub/u:p@h/x');
+  });
+
+  it('read a request target in absolute form as its path: a retry in the other form replays its answer, and its key is its client', async () => {
+    expect(originForm({ url: 'HTTP://u:p@h:80/hub/x?after=1' })).toBe('/hub/x?after=1');
+    expect(originForm({ url: 'http://h?limit=2' })).toBe('/?limit=2');
+    expect(originForm({ url: '/hub/u:p@h/x' })).toBe('/hub/u:p@h/x');
+    expect(originForm({ url: '*' })).toBe('*');
+
+    const space = await h.createSpace();
+    const { host } = new URL(h.baseUrl);
+    /** One request over a socket of its own, its target in absolute form; its status and JSON body. */
+    const absolute = (method: string, path: string, headers: Record<string, string>, body?: unknown) =>
+      new Promise<{ status: number; headers: string; body: Record<string, unknown> }>((resolve, reject) => {
+        const payload = body === undefined ? '' : JSON.stringify(body);
+        const lines = [
+          `${method} http://agent:secret@${host}${path} HTTP/1.1`,
+          `Host: ${host}`,
+          'Connection: close',
+          ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+          ...(body === undefined
+            ? []
+            : ['Content-Type: application/json', `Content-Length: ${Buffer.byteLength(payload)}`]),
+        ];
+        const socket = connect(Number(new URL(h.baseUrl).port), new URL(h.baseUrl).hostname, () =>
+          socket.end(`${lines.join('\r\n')}\r\n\r\n${payload}`),
+        );
+        let read = '';
+        socket.setEncoding('utf8');
+        socket.on('data', (chunk: string) => {
+          read += chunk;
+        });
+        socket.on('error', reject);
+        socket.on('end', () => {
+          const split = read.indexOf('\r\n\r\n');
+          const head = read.slice(0, split);
+          const rest = read.slice(split + 4);
+          // A chunked answer's one chunk: its size line, the JSON, and the end.
+          const json = /transfer-encoding: chunked/i.test(head)
+            ? rest.slice(rest.indexOf('\r\n') + 2, rest.lastIndexOf('\r\n0\r\n'))
+            : rest;
+          resolve({ status: Number(head.split(' ')[1]), headers: head, body: JSON.parse(json) });
+        });
+      });
+
+    // The same send, first in origin form, then retried in absolute form: one message, one answer.
+    const path = `/hub/space/${space.spaceId}/messages`;
+    const first = await h.post(path, {
+      key: space.ownerKey,
+      body: { content: 'once' },
+      headers: { 'idempotency-key': 'absolute-retry' },
+    });
+    expect(first.status).toBe(200);
+    const retried = await absolute(
+      'POST',
+      path,
+      { 'X-Private-Key': space.ownerKey, 'Idempotency-Key': 'absolute-retry' },
+      { content: 'once' },
+    );
+    expect(retried.status).toBe(200);
+    expect(retried.body.messageId).toBe(first.body.messageId);
+    const listed = await h.get(`${path}?limit=10`, { key: space.ownerKey });
+    expect(listed.body.messages.filter((m: { content: string }) => m.content === 'once')).toHaveLength(1);
+
+    // Its key is its client for the rate limit, as in origin form: its bucket, not the address's.
+    const read = await absolute('GET', `/hub/space/${space.spaceId}`, { 'X-Private-Key': space.ownerKey });
+    expect(read.status).toBe(200);
+    const remaining = (headers: string) => Number(/\r\nratelimit-remaining: (\d+)/i.exec(headers)?.[1]);
+    const keyed = await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey });
+    expect(remaining(read.headers)).toBe(Number(keyed.headers.get('ratelimit-remaining')) + 1);
   });
 
   it('keep the value of a position parameter only under the name the API reads', () => {

@@ -12,6 +12,27 @@ import { drainRequest, isJsonObject, jsonBodyProblem, NUL_PROBLEM, urlHasNul } f
 import { logFailure } from './log-errors';
 import { sendError } from './reply';
 
+/** The scheme and authority of a request target in absolute form (`http://host:port`). */
+const ABSOLUTE_TARGET = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i;
+
+/**
+ * A request target as the routes and policies read it (Fastify's `rewriteUrl`, before routing):
+ * one in absolute form (`GET http://host/path`, which HTTP/1.1 servers must take, RFC 9112
+ * 3.2.2) is its origin form, `/path`. Routed by its path already, it was read whole elsewhere: its
+ * operation's credentials, and so its rate-limit bucket, were not found, nor its Idempotency-Key
+ * scope, so that a retry in the other form ran again. The log still shows the target as sent
+ * (`originalUrl`, redacted).
+ */
+export function originForm(request: { url?: string | undefined }): string {
+  const url = request.url ?? '/';
+  // The everyday target: origin form (or `*`).
+  if (url.charCodeAt(0) === 47 || url === '*') return url;
+  const origin = ABSOLUTE_TARGET.exec(url)?.[0];
+  if (origin === undefined) return url;
+  const rest = url.slice(origin.length);
+  return rest.startsWith('/') ? rest : `/${rest}`;
+}
+
 /**
  * What every request needs before its body is read (run by the one onRequest hook, app.ts):
  * body-less writes get a JSON content type, and HEAD on a procedure runs as the GET it mirrors.

@@ -92,7 +92,8 @@ function redactPathAndQuery(url: string): string {
 export function redactedRequestSerializer(request: FastifyRequest) {
   return {
     method: request.method,
-    url: redactUrl(request.url),
+    // As the client sent it (before originForm), without its secrets.
+    url: redactUrl(request.originalUrl),
     remoteAddress: request.ip,
     ...(SECRET_HEADERS.some((h) => request.headers[h] !== undefined) ? { credentials: '[redacted]' } : {}),
   };
