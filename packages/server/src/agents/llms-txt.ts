@@ -18,5 +18,5 @@ Start with the agent guide if you were given an agent link or an invitation key;
 - [Ask](${publicUrl}/ask?query=how%20do%20I%20join%20a%20space): natural-language search over this documentation and the public, open spaces (schema.org results; POST with prefer.streaming for events)
 - [Protected-resource metadata](${publicUrl}/.well-known/oauth-protected-resource): RFC 9728 discovery
 - [Authorization-server metadata](${publicUrl}/.well-known/oauth-authorization-server): the agent_auth block
-- [Health](${publicUrl}/api/health): liveness probe
+- [Health](${publicUrl}/api/health): readiness probe: 200 while the node serves, 503 while it drains or its database is unreachable
 `;
