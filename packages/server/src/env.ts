@@ -282,7 +282,6 @@ export interface ServerConfig {
   webDir: string;
 }
 
-/** The one place that reads the environment; everything else receives a ServerConfig. */
 /**
  * LOG_FORMAT alone, read where the whole configuration may have been refused: the format the line
  * saying so is written in. A value loadConfig would refuse counts as unset.
@@ -301,6 +300,7 @@ export class ConfigurationError extends Error {
   override name = 'ConfigurationError';
 }
 
+/** The one place that reads the environment; everything else receives a ServerConfig. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
   const parsed = ZEnv.safeParse(withoutBlanks(env));
   if (!parsed.success) {
