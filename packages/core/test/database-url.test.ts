@@ -211,6 +211,35 @@ describe('the database URL', () => {
     }
   });
 
+  it('gives up, as on a server away, on one that takes the connection and hangs up before answering', async () => {
+    // A proxy whose database is away: it reads the start-up packet, says nothing, and hangs up.
+    // postgres.js connected again and again for ever, and the start's first statement waited on.
+    const mute = await listening((socket) => {
+      socket.on('error', () => {});
+      socket.once('data', () => setTimeout(() => socket.destroy(), 20));
+    });
+    try {
+      const told: string[] = [];
+      const started = Date.now();
+      const error = await openDatabase({
+        url: `postgres://me:hunter2@127.0.0.1:${(mute.address() as AddressInfo).port}/convene?sslmode=disable`,
+        waitForServerMs: 400,
+        firstAnswerMs: 300,
+        onUnreachable: (message) => told.push(message),
+      }).catch((caught: unknown) => caught);
+      expect(isDatabaseUnavailable(error)).toBe(true);
+      expect((error as Error).message).toMatch(
+        /^no answer within 0\.3 s: it took the connection and said nothing/,
+      );
+      expect(told[0]).toMatch(/^PostgreSQL cannot be reached \(no answer within 0\.3 s/);
+      expect(told.join('\n')).not.toContain('hunter2');
+      // Each attempt's pool is closed: nothing waits on, nothing connects again.
+      expect(Date.now() - started).toBeLessThan(15_000);
+    } finally {
+      await new Promise((resolve) => mute.close(resolve));
+    }
+  });
+
   it('says that PostgreSQL has no TLS over a Unix socket, when a socket’s URL requires it', async () => {
     const directory = mkdtempSync(join(tmpdir(), 'convene-socket-tls-'));
     const server = createServer((socket) =>

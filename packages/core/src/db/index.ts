@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
+import { sql } from 'drizzle-orm';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
@@ -49,7 +50,11 @@ export interface Database {
    * its own. Every node calls it every STALLED_SESSION_SWEEP_MS. Absent on PGlite (one process).
    */
   endStalledSessions?: () => Promise<EndedSession[]>;
-  close(): Promise<void>;
+  /**
+   * Ends the pools: their statements may finish for up to 5 s (PostgreSQL); with `now`, they are
+   * cut at once (a start's attempt that got no answer, whose statement would wait on).
+   */
+  close(options?: { now?: boolean }): Promise<void>;
 }
 
 export interface OpenDatabaseOptions {
@@ -83,6 +88,8 @@ export interface OpenDatabaseOptions {
   idleInTransactionTimeoutMs?: number | undefined;
   /** Told of each attempt that found PostgreSQL unreachable, in a line without the password. */
   onUnreachable?: ((message: string) => void) | undefined;
+  /** PostgreSQL: FIRST_ANSWER_MS, but for tests. */
+  firstAnswerMs?: number | undefined;
 }
 
 /** PostgreSQL's schemes, in any case (URL schemes are case-insensitive: `POSTGRES://` is one). */
@@ -176,10 +183,13 @@ async function openPostgresWhenReachable(given: string, options: OpenDatabaseOpt
     );
     try {
       // The first statement connects (the pools connect lazily).
-      if (options.migrate !== false) tellMigrated(await migrate(database.db), options);
+      if (options.migrate !== false) {
+        await firstAnswer(database.db, options.firstAnswerMs ?? FIRST_ANSWER_MS);
+        tellMigrated(await migrate(database.db), options);
+      }
       return database;
     } catch (error) {
-      await database.close().catch(() => {});
+      await database.close({ now: true }).catch(() => {});
       if (!isDatabaseUnavailable(error)) throw refusedStatement(error, url);
       // The server hung up on the TLS handshake, as a server going away would: asked apart.
       const refusal = await tlsRefusal?.();
@@ -193,6 +203,35 @@ async function openPostgresWhenReachable(given: string, options: OpenDatabaseOpt
       );
       await new Promise((resolve) => setTimeout(resolve, pause));
     }
+  }
+}
+
+/** How long the start waits for the first answer of a PostgreSQL it could connect to. */
+const FIRST_ANSWER_MS = 10_000;
+
+/**
+ * The first answer of the server, within `ms`, else an error that is an unreachable server's
+ * (CONNECT_TIMEOUT): waited for, then given up. One that takes connections and hangs up before
+ * answering (a proxy whose database is away) is connected to again and again by the pool, for
+ * ever, and the statement waits on: the start hung without a word, never giving up.
+ */
+async function firstAnswer(db: Db, ms: number): Promise<void> {
+  const answered = db.execute(sql`select 1`);
+  // Given up on, it fails when the pool is closed: nobody waits for it any more.
+  answered.catch(() => {});
+  let timer: NodeJS.Timeout | undefined;
+  const silence = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const error = new Error(
+        `no answer within ${ms / 1000} s: it took the connection and said nothing (a proxy whose database is away?)`,
+      );
+      reject(Object.assign(error, { code: 'CONNECT_TIMEOUT' }));
+    }, ms);
+  });
+  try {
+    await Promise.race([answered, silence]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -352,9 +391,10 @@ function openPostgres(target: PostgresTarget, max: number, idleInTransactionMs: 
       return listener;
     },
     endStalledSessions: () => endStalledSessions({ db: watchDb, afterMs: idleInTransactionMs, sightings }),
-    async close() {
+    async close({ now = false } = {}) {
       await Promise.all(listeners.map((stop) => stop()));
-      await Promise.all([client, sending, bookkeeping, watch].map((pool) => pool.end({ timeout: 5 })));
+      const timeout = now ? 0 : 5;
+      await Promise.all([client, sending, bookkeeping, watch].map((pool) => pool.end({ timeout })));
     },
   };
 }
