@@ -78,7 +78,8 @@ export function registerWebhook(program: Command, app: App): void {
       'A webhook POSTs each event of the space (or only the --event types) to your URL, but never ' +
         'your own messages, signed the Standard Webhooks way with a secret shown once by `add`; ' +
         'failed deliveries are retried for ' +
-        'about 24 h, then the webhook is disabled. Loopback and private addresses are refused unless ' +
+        'about 24 h, then dropped, and the webhook is disabled if nothing reached it since (at once ' +
+        'if your URL answers 410). Loopback and private addresses are refused unless ' +
         'the server’s operator allows them.',
     )
     .usage('<command> [options]')

@@ -14,7 +14,7 @@ export const webhookOperations: Declaration[] = [
     tool: {
       title: 'Register a webhook',
       description:
-        'Have the space’s events POSTed to a URL, signed (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature, HMAC-SHA256 with the returned secret, shown once). `events` filters by type (message, mention, participant-status, artifact-*, space-closed, webhook-disabled); all by default. A message reaches your webhook once: as `mention` if it mentions you or replies to you, else as `message`; never your own. Retried with backoff for 24 h, then the webhook is disabled. Private and loopback addresses are refused. Owner or participant key.',
+        'Have the space’s events POSTed to a URL, signed (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature, HMAC-SHA256 with the returned secret, shown once). `events` filters by type (message, mention, participant-status, artifact-*, space-closed, webhook-disabled); all by default. A message reaches your webhook once: as `mention` if it mentions you or replies to you, else as `message`; never your own. Retried with backoff for about 24 h, then dropped; the webhook is disabled if nothing reached it since (at once on a 410 answer). Private and loopback addresses are refused. Owner or participant key.',
       annotations: { ...hints.create, openWorldHint: true },
     },
   }),
