@@ -340,7 +340,7 @@ export class Artifacts extends SpaceResource {
   ): Promise<T> {
     // Said before the lock is taken, not by the call of a missing callback under it.
     if (typeof fn !== 'function')
-      throw new ConveneError('withLock needs a callback: withLock(id, (doc) => doc.write(…))');
+      throw new ConveneError('withLock needs a callback: withLock(id, (doc) => …)');
     // One key for several writes would have the server replay the first heartbeat's answer to
     // every later one, without extending the lock: the key is the lock's alone.
     const { heartbeatIntervalMs, idempotencyKey, waitMs = 0, ...requestOptions } = options ?? {};
@@ -427,10 +427,7 @@ export class Artifacts extends SpaceResource {
             clearTimeout(lapse);
             if (stopped) return;
             lapse = setTimeout(
-              () =>
-                lost.abort(
-                  lockNotHeld(`the lock on artifact ${artifactId} lapsed: not renewed within its lifetime`),
-                ),
+              () => lost.abort(lockNotHeld(`the lock on artifact ${artifactId} lapsed, not renewed`)),
               Math.max(0, sent + lifetime - Date.now()),
             );
           },
@@ -617,9 +614,7 @@ export class Artifacts extends SpaceResource {
       // No lock of ours outlives this: it has lapsed on the server.
       const goneBy = times.settled + lifetime + CLOCK_SLACK_MS;
       if (Date.now() >= goneBy) {
-        this.transport.logger.warn(
-          `artifact ${artifactId}: unlock unconfirmed, but the lock has lapsed by now`,
-        );
+        this.transport.logger.warn(`artifact ${artifactId}: unlock unconfirmed; the lock has lapsed`);
         return undefined;
       }
       let error: unknown;

@@ -666,7 +666,7 @@ export class Convene {
   pendingJoin(init: PendingJoinInit): PendingJoin {
     const { spaceId, invitationKey, participantId } = (init ?? {}) as Partial<PendingJoinInit>;
     if (typeof spaceId !== 'string' || typeof invitationKey !== 'string' || typeof participantId !== 'string')
-      throw new ConveneError('pendingJoin needs a PendingJoin’s spaceId, invitationKey, participantId');
+      throw new ConveneError('pendingJoin needs { spaceId, invitationKey, participantId }');
     return new PendingJoin(this.transport, init);
   }
 

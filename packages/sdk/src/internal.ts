@@ -386,7 +386,7 @@ export function timestampOf(since: string | Date | undefined): string | undefine
   // RFC 3339 allows a lower-case `t` (section 5.6).
   if (typeof since !== 'string' || !/^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}/.test(since))
     throw new ConveneError(
-      `since must be a Date or an RFC 3339 date-time (2030-01-01T12:00:00Z), not ${JSON.stringify(since)}`,
+      `since must be a Date or a date-time (2030-01-01T12:00:00Z), not ${JSON.stringify(since)}`,
     );
   return since;
 }

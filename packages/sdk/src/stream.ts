@@ -129,7 +129,7 @@ export class MessageStream extends SpaceResource implements AsyncIterable<Stream
   }
 
   [Symbol.asyncIterator](): AsyncIterator<StreamEvent> {
-    if (this.started) throw new ConveneError('a MessageStream is iterated once: open another');
+    if (this.started) throw new ConveneError('a MessageStream is iterated once');
     this.started = true;
     return stoppable(this.options.signal, (stop) => this.events(stop));
   }
@@ -274,11 +274,11 @@ export class MessageStream extends SpaceResource implements AsyncIterable<Stream
       if (policy.exhausted(failures)) {
         gaveUp();
         throw new ConnectionError(
-          failures === 0 ? 'the stream ended (maxReconnects 0)' : 'the stream keeps closing before any event',
+          failures === 0 ? 'the stream ended (maxReconnects 0)' : 'the stream closes before any event',
         );
       }
       const lost = silent
-        ? new TimeoutError(`the stream was silent for ${idleTimeoutMs} ms, so it is replaced`)
+        ? new TimeoutError(`the stream was silent for ${idleTimeoutMs} ms`)
         : cut === undefined
           ? new ConnectionError('the server ended the stream')
           : new ConnectionError(`the stream was cut: ${describeNetworkError(cut)}`, { cause: cut });
@@ -334,9 +334,7 @@ export class MessageStream extends SpaceResource implements AsyncIterable<Stream
     try {
       data = JSON.parse(message.data);
     } catch {
-      this.transport.logger.warn(
-        `stream of space ${this.spaceId}: a '${name}' event that is not JSON was skipped`,
-      );
+      this.transport.logger.warn(`stream of space ${this.spaceId}: skipped a '${name}' event: not JSON`);
       return { id, event: undefined };
     }
     // A `context` has no id of its own: where the stream stands is its data's `lastEventId`.

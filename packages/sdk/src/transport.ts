@@ -134,7 +134,7 @@ export class Transport {
         `baseUrl must be an absolute http(s) URL (http://localhost:3000, location.origin), got ${options.baseUrl}`,
       );
     const fetchImpl = options.fetch ?? globalThis.fetch;
-    if (typeof fetchImpl !== 'function') throw new ConveneError('no fetch: pass one as the `fetch` option');
+    if (typeof fetchImpl !== 'function') throw new ConveneError('no fetch: pass the `fetch` option');
     this.options = {
       baseUrl: options.baseUrl.replace(/\/+$/, ''),
       // Called as a plain function, never as a method of these options: a browser's own fetch

@@ -67,9 +67,7 @@ export interface VerifyWebhookOptions {
 export async function verifyWebhook(options: VerifyWebhookOptions): Promise<WebhookEvent> {
   // A receiver's mistake, not a bad delivery: a ConveneError, not a WebhookVerificationError.
   if (options?.body == null || !options.headers || typeof options.secret !== 'string')
-    throw new ConveneError(
-      'verifyWebhook needs { body, headers, secret }: the raw body string, the headers, the webhook secret',
-    );
+    throw new ConveneError('verifyWebhook needs { body, headers, secret }, the body as the raw string');
   // A page served over plain http (not localhost) has `crypto` without `subtle`: said here rather
   // than as a TypeError of importKey, and before the delivery is looked at, like the secret.
   const subtle = globalThis.crypto?.subtle;
