@@ -318,6 +318,18 @@ describe('refused for a while (429)', () => {
       'not sent: rate limit exceeded',
     );
   });
+
+  it('says when to try again once, in the hint: not also the SDK’s `(retry after N s)` that ends the error’s message', () => {
+    const refused = refusedForNow(
+      new RateLimitError('429 rate limit exceeded (retry after 42 s)', {
+        status: 429,
+        body: { error: 'rate limit exceeded', code: 'rate_limited' },
+        headers: new Headers({ 'retry-after': '42' }),
+      }),
+    );
+    expect(refused.message).toBe('rate limit exceeded');
+    expect(refused.hint).toBe('Try again in 42 s: convene does not wait that long.');
+  });
 });
 
 describe('links, names and ids', () => {

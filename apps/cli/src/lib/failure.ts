@@ -279,8 +279,13 @@ export function deadKeyHint(
 /** The bad-input statuses: the command line asked for something the server refuses as such. */
 const BAD_INPUT = new Set([400, 413, 422]);
 
-/** "400 name: too long" reads better without the number; --json keeps it as `status`. */
-export const serverWords = (error: ConveneError): string => error.message.replace(/^\d{3} /, '');
+/**
+ * "400 name: too long" reads better without the number; --json keeps it as `status`. Without the
+ * SDK's `(retry after 3 s)` that ends a 429's or a 503's message too: the hint says when
+ * (refusedForNow), and `--json` has `retryAfter`.
+ */
+export const serverWords = (error: ConveneError): string =>
+  error.message.replace(/^\d{3} /, '').replace(/ \(retry after \d+ s\)$/, '');
 
 /**
  * The server's words in the CLI's: what the API calls an artifact is a document here, named when
