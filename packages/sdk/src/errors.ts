@@ -239,11 +239,15 @@ function retryAfterSeconds(headers: Headers | undefined): number | undefined {
   return Number.isNaN(date) ? undefined : Math.max(0, (date - Date.now()) / 1000);
 }
 
-/** 429: too many requests from this client; retried after `retryAfter` seconds unless retries ran out. */
+/**
+ * 429: too many requests from this client; retried after `retryAfter` seconds unless retries ran
+ * out. Its message says that wait too (`429 rate limit exceeded (retry after 3 s)`), unless the
+ * server's words already say when.
+ */
 export class RateLimitError extends ConveneError {
   override name = 'RateLimitError';
   declare readonly status: 429;
-  /** Seconds to wait before trying again (the `Retry-After` header). */
+  /** Seconds to wait before trying again (the `Retry-After` header); undefined without one. */
   declare readonly retryAfter: number | undefined;
 
   constructor(message: string, init: ErrorInit) {
@@ -260,10 +264,14 @@ export class RateLimitError extends ConveneError {
 export class InternalServerError extends ConveneError {
   override name = 'InternalServerError';
 }
-/** 503: the service cannot answer now (its database is unreachable, or the request ran too long). */
+/**
+ * 503: the service cannot answer now (its database is unreachable, or the request ran too long).
+ * With a Retry-After, its message says when to try again, as a RateLimitError's does.
+ */
 export class ServiceUnavailableError extends ConveneError {
   override name = 'ServiceUnavailableError';
   declare readonly status: 503;
+  /** Seconds to wait before trying again (the `Retry-After` header); undefined without one. */
   declare readonly retryAfter: number | undefined;
 
   constructor(message: string, init: ErrorInit) {

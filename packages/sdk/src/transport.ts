@@ -4,6 +4,7 @@ import {
   ConnectionError,
   ConveneError,
   errorFromResponse,
+  type RateLimitError,
   retryAfterSeconds,
   TimeoutError,
 } from './errors';
@@ -361,7 +362,15 @@ export class Transport {
           if (attempt < maxRetries && retryableStatus(status) && (route.idempotent || unrun))
             delay = retryDelay;
         }
-        if (delay === undefined) throw failure!;
+        if (delay === undefined) {
+          // When to try again, as a 429's or a 503's `retryAfter` says it, unless the server's
+          // words say when already (`retry in a second`; not `retry shortly`): in the error thrown
+          // only, not in the line below, which says the wait it makes.
+          const wait = (failure! as RateLimitError).retryAfter;
+          if (wait !== undefined && !/(retry|again) (after|in) /i.test(failure!.message))
+            failure!.message += ` (retry after ${Math.ceil(wait)} s)`;
+          throw failure!;
+        }
         // Said after the failure, whose message names the request already; a wait the caller would
         // notice (a Retry-After of 5 s or more) at the default level, with the server's reason:
         // which limit (the rate limit, a space's message budget).

@@ -12,6 +12,7 @@ import {
   NotFoundError,
   parseInvitationLink,
   RateLimitError,
+  ServiceUnavailableError,
   type WithResponse,
 } from '../../src';
 import { errorFromResponse } from '../../src/errors';
@@ -139,6 +140,65 @@ describe('errorFromResponse', () => {
     // A code this SDK does not know is kept as it came; a code that is not a string is none.
     expect(errorFromResponse(409, new Headers(), '{"error":"e","code":"brand_new"}').code).toBe('brand_new');
     expect(errorFromResponse(409, new Headers(), '{"error":"e","code":7}').code).toBeUndefined();
+  });
+});
+
+describe('when a 429 or a 503 says to try again', () => {
+  /** The error a call throws once its retries are spent, the server answering `status` with `error`. */
+  const thrown = (status: number, error: string, retryAfter?: string, lines: string[] = []) =>
+    new Convene({
+      baseUrl: 'http://convene.test',
+      logLevel: 'info',
+      logger: { debug() {}, info: (line) => lines.push(line), warn: (line) => lines.push(line), error() {} },
+      maxRetries: retryAfter === undefined ? 0 : 1,
+      fetch: async () =>
+        new Response(JSON.stringify({ error }), {
+          status,
+          headers: {
+            'content-type': 'application/json',
+            ...(retryAfter ? { 'retry-after': retryAfter } : {}),
+          },
+        }),
+    })
+      .health()
+      .then(
+        () => expect.unreachable('the call should have failed'),
+        (e: unknown) => e as ConveneError,
+      );
+
+  it('says its Retry-After in the message, as retryAfter says it, unless the server’s words say when', async () => {
+    expect(await thrown(429, 'rate limit exceeded', '0')).toMatchObject({
+      message: '429 rate limit exceeded (retry after 0 s)',
+      retryAfter: 0,
+    });
+    const away = await thrown(503, 'the database is away', '0');
+    expect(away).toBeInstanceOf(ServiceUnavailableError);
+    expect(away.message).toBe('503 the database is away (retry after 0 s)');
+    // In whole seconds, rounded up (a date: the seconds from now); no Retry-After, no note.
+    expect((await thrown(429, 'slow down', '0.2')).message).toBe('429 slow down (retry after 1 s)');
+    expect((await thrown(429, 'slow down')).message).toBe('429 slow down');
+    // "Shortly" says not when: the note does.
+    expect((await thrown(503, 'the server is shutting down; retry shortly', '0')).message).toBe(
+      '503 the server is shutting down; retry shortly (retry after 0 s)',
+    );
+    // Words that say when already are not said twice.
+    for (const words of [
+      'too many password checks from this address at once: retry in a second',
+      'slow down: try again in 20 s',
+      'Retry after 2 seconds',
+    ])
+      expect((await thrown(429, words, '0')).message).toBe(`429 ${words}`);
+    // Only the errors that carry retryAfter: a 500 with a Retry-After is said as it came.
+    expect((await thrown(500, 'broke', '0')).message).toBe('500 broke');
+  });
+
+  it('leaves the note out of a retry’s log line, which says the wait it makes', async () => {
+    const lines: string[] = [];
+    const error = await thrown(429, 'rate limit exceeded', '0', lines);
+    expect(error).toBeInstanceOf(RateLimitError);
+    expect(error.message).toBe('429 rate limit exceeded (retry after 0 s)');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/answered 429 rate limit exceeded; retrying in \d+ ms \(retry 1 of 1\)$/);
   });
 });
 
