@@ -142,6 +142,20 @@ export type TGenericErrorCode = {
 
 const knownErrorCodes = Object.keys(errorCodes) as [TKnownErrorCode, ...TKnownErrorCode[]];
 
+/**
+ * The codes a client says of itself, which no answer of the service carries: its errors that no
+ * error status made. Not in the API's `KnownErrorCode` (the service never answers them); the SDK's
+ * `KnownErrorCode` lists them beside the service's (ZClientKnownErrorCode).
+ */
+export const clientErrorCodes = {
+  link_denied: {
+    meaning:
+      'the human refused the link request, which pollLink answers with a 200 (`status: "denied"`): the SDK’s `link.wait()` throws it as a LinkDeniedError',
+  },
+} as const satisfies Record<string, { meaning: string }>;
+
+export type TClientErrorCode = keyof typeof clientErrorCodes;
+
 /** The generic code of each status the service answers (the table's `generic` entries). */
 export const genericErrorCodes: Readonly<Partial<Record<number, TGenericErrorCode>>> = Object.fromEntries(
   knownErrorCodes.flatMap((code) => {
@@ -150,13 +164,30 @@ export const genericErrorCodes: Readonly<Partial<Record<number, TGenericErrorCod
   }),
 );
 
+/** The service's codes, one a line: `- \`code\` (statuses): meaning`. */
+const serviceCodeLines = knownErrorCodes
+  .map((code) => `- \`${code}\` (${errorCodes[code].status.join(', ')}): ${errorCodes[code].meaning}`)
+  .join('\n');
+
 /** The codes this version of the service answers with, for documentation and autocompletion. */
 export const ZKnownErrorCode = z.enum(knownErrorCodes).meta({
   id: 'KnownErrorCode',
-  description: `The codes the service answers with today:\n${knownErrorCodes
-    .map((code) => `- \`${code}\` (${errorCodes[code].status.join(', ')}): ${errorCodes[code].meaning}`)
-    .join('\n')}`,
+  description: `The codes the service answers with today:\n${serviceCodeLines}`,
 });
+
+/**
+ * The codes a client of this version may meet: the service's, and a client's own
+ * (clientErrorCodes). What the SDK prints as its `KnownErrorCode`, in the place of the API's.
+ */
+export const ZClientKnownErrorCode = z
+  .enum([...knownErrorCodes, ...(Object.keys(clientErrorCodes) as TClientErrorCode[])])
+  .meta({
+    description: `The codes the service answers with today:\n${serviceCodeLines}\n\nAnd the SDK's own, which no answer carries:\n${Object.entries(
+      clientErrorCodes,
+    )
+      .map(([code, { meaning }]) => `- \`${code}\`: ${meaning}`)
+      .join('\n')}`,
+  });
 
 /**
  * Open on purpose: a known code or any other string, since codes are added without a new API

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { errorCodes, genericErrorCodes } from '../src/error-codes';
+import {
+  clientErrorCodes,
+  errorCodes,
+  genericErrorCodes,
+  ZClientKnownErrorCode,
+  ZKnownErrorCode,
+} from '../src/error-codes';
 
 const entries = Object.entries(errorCodes);
 
@@ -31,5 +37,16 @@ describe('the generic codes', () => {
       500: 'internal_error',
       503: 'unavailable',
     });
+  });
+});
+
+describe('the codes a client says of itself', () => {
+  it('are none of the service’s, which answers none of them; a client’s list holds both', () => {
+    for (const code of Object.keys(clientErrorCodes)) expect(errorCodes).not.toHaveProperty(code);
+    expect(ZKnownErrorCode.options).not.toContain('link_denied');
+    expect(ZClientKnownErrorCode.options).toEqual([
+      ...Object.keys(errorCodes),
+      ...Object.keys(clientErrorCodes),
+    ]);
   });
 });

@@ -17,6 +17,7 @@ import {
   operations,
   pathParams,
   streamEventSchemas,
+  ZClientKnownErrorCode,
   ZError,
   ZWebhookPayload,
 } from '@convene/contract';
@@ -276,6 +277,11 @@ export function renderGenerated(): string {
     events.push(`  '${name}': ${type};`);
   }
   printer.typeOf(ZError, 'output');
+  // The error body's code is the service's; the SDK's errors carry its own codes too (a
+  // LinkDeniedError's `link_denied`): its KnownErrorCode is the contract's list of both, in the
+  // place of the API's, so that code branching on one completes and type-checks.
+  if (!printer.declarations.has('KnownErrorCode')) throw new Error('ZError no longer names KnownErrorCode');
+  printer.declareAnonymous('KnownErrorCode', z.toJSONSchema(ZClientKnownErrorCode) as Json, 'output');
   // The body of a webhook delivery, which verifyWebhook returns.
   printer.typeOf(ZWebhookPayload, 'output');
 

@@ -609,6 +609,9 @@ export type ErrorCode = KnownErrorCode | (string & {});
  * - `lock_held` (423): someone else holds the artifact’s lock (`lockedBy`, `lockedByName`, `lockExpiresAt`)
  * - `lock_not_held` (423): nobody holds the artifact’s lock: yours lapsed or was never taken; lock it first
  * - `shutting_down` (503): the server is shutting down and did not run the request: retry shortly, or against another node
+ *
+ * And the SDK's own, which no answer carries:
+ * - `link_denied`: the human refused the link request, which pollLink answers with a 200 (`status: "denied"`): the SDK’s `link.wait()` throws it as a LinkDeniedError
  */
 export type KnownErrorCode =
   | 'invalid_request'
@@ -644,7 +647,8 @@ export type KnownErrorCode =
   | 'duplicate_request'
   | 'lock_held'
   | 'lock_not_held'
-  | 'shutting_down';
+  | 'shutting_down'
+  | 'link_denied';
 
 export interface ValidationIssue {
   /** Where the value is in the request: field names and array indexes */

@@ -7,12 +7,15 @@ import type {
   OperationId as ContractOperationId,
   OperationInput,
   OperationOutput,
+  TClientErrorCode,
+  TKnownErrorCode,
   TStreamEvent,
   TStreamEventData,
   TStreamEventName,
   TValidationIssue,
 } from '@convene/contract';
 import type {
+  KnownErrorCode,
   OperationId,
   OperationTypes,
   StreamEvent,
@@ -78,3 +81,6 @@ export const sameEventUnion: Same<StreamEvent, TStreamEvent> = true;
 
 // A 400's issues (the error body's `issues`) as the contract lists them.
 export const validationIssue: Same<ValidationIssue, TValidationIssue> = true;
+
+// The error codes: the service's and the SDK's own (a LinkDeniedError's `link_denied`).
+export const knownErrorCodes: Same<KnownErrorCode, TKnownErrorCode | TClientErrorCode> = true;
