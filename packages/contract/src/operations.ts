@@ -47,6 +47,7 @@ import {
   ZJoinSpaceInput,
   ZJoinStatus,
   ZJoinWaiting,
+  ZKickParticipantInput,
 } from './participants';
 import { ZCreateSpaceRequest, ZCreateSpaceResult, ZSpaceView, ZUpdateSpaceRequest } from './spaces';
 import { ZCreateWebhookRequest, ZCreateWebhookResult, ZWebhookList, ZWebhookPathParams } from './webhooks';
@@ -300,7 +301,7 @@ export const operations = {
     path: '/hub/space/{spaceId}/participants/{participantId}/kick',
     tag: 'participants',
     summary: 'Remove a participant; its key stops working and its locks are released (owner key)',
-    input: ZParticipantPathParams,
+    input: ZKickParticipantInput,
     output: ZOk,
     successStatus: 200,
     errorStatuses: [401, 404, 409, 429],

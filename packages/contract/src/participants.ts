@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ZName, ZSpaceIdParam, ZText, ZUuid } from './common';
+import { ZName, ZParticipantPathParams, ZSpaceIdParam, ZText, ZUuid } from './common';
 import { limits } from './limits';
 
 export const ZInvitationResult = z
@@ -113,3 +113,16 @@ export const ZJoinStatus = z
   })
   .meta({ id: 'JoinStatus' });
 export type TJoinStatus = z.infer<typeof ZJoinStatus>;
+
+/**
+ * kickParticipant's input: the participant, and, to refuse a join, the status they must still
+ * have. The owner's read of the space and the kick are two requests: a joiner approved between
+ * them (by another process of the owner) would be removed by a plain kick.
+ */
+export const ZKickParticipantInput = ZParticipantPathParams.extend({
+  ifStatus: z.literal('waitingForApproval').optional().meta({
+    description:
+      'Kick only a participant still waiting for approval: a refused join, never someone admitted meanwhile. Anyone else is answered 409 `participant_status_conflict` with their `participantStatus`, and nothing changes',
+  }),
+});
+export type TKickParticipantInput = z.infer<typeof ZKickParticipantInput>;

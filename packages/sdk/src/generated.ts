@@ -176,6 +176,11 @@ export interface JoinStatus {
   status?: 'pending' | undefined;
 }
 
+export interface KickParticipantParams {
+  /** Kick only a participant still waiting for approval: a refused join, never someone admitted meanwhile. Anyone else is answered 409 `participant_status_conflict` with their `participantStatus`, and nothing changes */
+  ifStatus?: 'waitingForApproval' | undefined;
+}
+
 export interface SendMessageParams {
   /** 1 to 65536 characters; for type image an https: URL or a data:image/(png|jpeg|gif|webp);base64, URI (up to 1 MiB). Every reader's browser fetches an https: image from its host, which so learns the reader's address; a data: URI is embedded and fetched from nowhere. */
   content: string;
@@ -743,7 +748,11 @@ export interface OperationTypes {
    * Remove a participant; its key stops working and its locks are released (owner key).
    * `POST /hub/space/{spaceId}/participants/{participantId}/kick`: 200; errors 401, 404, 409, 429.
    */
-  kickParticipant: { path: { spaceId: string; participantId: string }; params: undefined; output: OkResult };
+  kickParticipant: {
+    path: { spaceId: string; participantId: string };
+    params: KickParticipantParams;
+    output: OkResult;
+  };
   /**
    * Mute an active participant: it reads but cannot send (owner key).
    * `POST /hub/space/{spaceId}/participants/{participantId}/mute`: 200; errors 401, 404, 409, 429.

@@ -203,6 +203,37 @@ describe('kickParticipant', () => {
     expectAnswer(await space.owner.get().withResponse());
   });
 
+  it('with ifStatus waitingForApproval refuses a waiting joiner only: one approved meanwhile is answered 409 and stays', async () => {
+    const space = await h.createSpace({ privacy: 'private' });
+    const kick = (participantId: string) =>
+      h.post(`/hub/space/${space.spaceId}/participants/${participantId}/kick`, {
+        key: space.ownerKey,
+        body: { ifStatus: 'waitingForApproval' },
+      });
+    const waiting = await h.joinPending(space);
+    const refused = await kick(waiting.participantId);
+    expect(refused.status, refused.text).toBe(200);
+    expect(await statusOf(space, waiting.participantId)).toBe('kicked');
+    // Approved after the owner chose to refuse them: the refusal removes nobody.
+    const approved = await h.joinActive(space);
+    const late = await kick(approved.participantId);
+    expect(late.status, late.text).toBe(409);
+    expect(late.body).toEqual({
+      error: 'cannot refuse a participant who is already active',
+      code: 'participant_status_conflict',
+      participantStatus: 'active',
+    });
+    expect(await statusOf(space, approved.participantId)).toBe('active');
+    expect(await statusEvents(space, approved.participantId)).toEqual(['waitingForApproval', 'active']);
+    // No other status is asked for.
+    const odd = await h.post(`/hub/space/${space.spaceId}/participants/${approved.participantId}/kick`, {
+      key: space.ownerKey,
+      body: { ifStatus: 'active' },
+    });
+    expect(odd.status, odd.text).toBe(400);
+    expect(await statusOf(space, approved.participantId)).toBe('active');
+  });
+
   it('answers 404 for an unknown participant', async () => {
     const { owner } = await sdk.createSpace();
     await sdkError(owner.participants.kick(UNKNOWN_ID), NotFoundError);

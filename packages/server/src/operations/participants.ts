@@ -75,13 +75,16 @@ export const participantOperations: Declaration[] = [
     'Admit a participant waiting for approval in a private space; it then gets its key from get_join_status. To refuse it instead, kick_participant. Owner key.',
     hints.transition,
   ),
-  moderation(
-    contract.kickParticipant,
-    kickParticipant,
-    'Kick a participant',
-    'Remove a participant: its key stops working at once and its locks are released. Kicking a participant waiting for approval refuses its join: its get_join_status answers 404 (join request refused). Owner key.',
-    hints.destroy,
-  ),
+  operation(contract.kickParticipant, {
+    run: ({ spaceId, participantId, ifStatus }, { deps, key }) =>
+      kickParticipant({ deps, spaceId, participantId, key, ifStatus }),
+    tool: {
+      title: 'Kick a participant',
+      description:
+        'Remove a participant: its key stops working at once and its locks are released. Kicking a participant waiting for approval refuses its join: its get_join_status answers 404 (join request refused). To refuse a joiner and never remove someone approved meanwhile, pass ifStatus "waitingForApproval": anyone else is answered 409 and stays. Owner key.',
+      annotations: hints.destroy,
+    },
+  }),
   moderation(
     contract.muteParticipant,
     muteParticipant,
