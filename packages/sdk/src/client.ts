@@ -1,6 +1,6 @@
 import { APIPromise, mapResult, type WithResponse } from './api-promise';
 import { Artifacts } from './artifacts';
-import { ConflictError, ConveneError, isTransient, LinkDeniedError } from './errors';
+import { ConveneError, isTransient, LinkDeniedError } from './errors';
 import type {
   AskRequest,
   AskResult,
@@ -62,10 +62,11 @@ export interface SpaceParticipants {
   approve(participantId: string, options?: RequestOptions): APIPromise<OkResult>;
   /**
    * Refuses a participant waiting for approval: its join fails with a NotFoundError (`join request
-   * refused: …`); it may ask again. This is `kick` kept to those not yet admitted, as the CLI's
-   * `convene reject`: it reads the space first, and refuses to remove a participant who is active
-   * or muted, nothing sent, with the ConflictError (409, `participant_status_conflict`, their
-   * `participantStatus`) that the server answers an approval of them; `kick` removes those.
+   * refused: …`); it may ask again. This is `kick` kept to those not yet admitted (`ifStatus:
+   * 'waitingForApproval'`), which the server checks as it kicks: a participant who is active or
+   * muted, even one approved a moment before by another process of the owner, stays, and the
+   * answer is a ConflictError (409, `participant_status_conflict`, their `participantStatus`);
+   * `kick` removes those. A server older than `ifStatus` ignores it and kicks whoever it is.
    */
   reject(participantId: string, options?: RequestOptions): APIPromise<OkResult>;
   /**
@@ -116,28 +117,13 @@ export class SpaceClient extends SpaceResource {
       (operationId: 'approveParticipant' | 'kickParticipant' | 'muteParticipant' | 'unmuteParticipant') =>
       (participantId: string, options?: RequestOptions) =>
         this.call(operationId, { participantId }, undefined, options);
-    const kick = moderate('kickParticipant');
     this.participants = {
       approve: moderate('approveParticipant'),
+      // The server checks the status under the participant's lock: a joiner approved meanwhile
+      // (by another process of the owner) stays, where a read here then a kick would remove them.
       reject: (participantId, options) =>
-        new APIPromise(
-          (async () => {
-            // The server's kick applies to anyone: its narrower rule is kept here, as the CLI keeps it.
-            const { participants } = await this.get(options);
-            const found = participants.find((p) => p.participantId === participantId);
-            if (found?.status === 'active' || found?.status === 'muted') {
-              // Said as the server's 409 for approving them says it: its class, code and
-              // participantStatus, so that code catching that 409 catches this too.
-              const error = `reject: ${found.name} (${participantId}) is ${found.status}, not pending; kick() removes them`;
-              throw new ConflictError(error, {
-                status: 409,
-                body: { error, code: 'participant_status_conflict', participantStatus: found.status },
-              });
-            }
-            return kick(participantId, options).withResponse();
-          })(),
-        ),
-      kick,
+        this.call('kickParticipant', { participantId }, { ifStatus: 'waitingForApproval' }, options),
+      kick: moderate('kickParticipant'),
       mute: moderate('muteParticipant'),
       unmute: moderate('unmuteParticipant'),
     };

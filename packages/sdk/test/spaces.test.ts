@@ -427,20 +427,47 @@ describe('invitations and joining', () => {
     await expect(owner.participants.reject(waiting.participantId)).resolves.toEqual({ ok: true });
     await expect(waiting.wait({ pollIntervalMs: 100 })).rejects.toThrow(/^404 join request refused: /);
 
-    // Someone admitted is kick's to remove: nothing is sent, and they stay. Refused as the server
-    // refuses approving them (trial 51): a ConflictError with their participantStatus.
+    // Someone admitted is kick's to remove: the server refuses the kick (`ifStatus`), and they stay.
+    // Refused as it refuses approving them (trial 51): a ConflictError with their participantStatus.
     const error = await owner.participants.reject(admitted.participantId).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ConflictError);
     expect(error).toMatchObject({
       status: 409,
-      message: `reject: Admitted (${admitted.participantId}) is active, not pending; kick() removes them`,
+      message: '409 cannot refuse a participant who is already active',
       code: 'participant_status_conflict',
       participantStatus: 'active',
-      requestId: undefined,
+      operation: 'kickParticipant',
       mayHaveRun: false,
     });
     const after = await owner.get();
     expect(after.participants.find((p) => p.participantId === admitted.participantId)?.status).toBe('active');
+  });
+
+  it('leaves a joiner approved elsewhere just before reject() arrives: the server checks their status as it kicks', async () => {
+    const client = hub();
+    const { owner, spaceId } = await ownedSpace(client, { privacy: 'private' });
+    const invitation = await owner.invitations.create();
+    const joiner = (await client.join(invitation.agentLink, { name: 'Late', wait: false })) as PendingJoin;
+    // Another process of the owner approves the joiner after this one decided to refuse them (it
+    // saw them waiting), just before its refusal reaches the server.
+    const elsewhere = hub().space(spaceId, owner.key);
+    const racing = hub({
+      fetch: async (input, init) => {
+        if (init?.method === 'POST' && String(input).endsWith('/kick'))
+          await elsewhere.participants.approve(joiner.participantId);
+        return fetch(input, init);
+      },
+    }).space(spaceId, owner.key);
+    const seen = await racing.get();
+    expect(seen.participants.find((p) => p.participantId === joiner.participantId)?.status).toBe(
+      'waitingForApproval',
+    );
+    const error = await racing.participants.reject(joiner.participantId).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConflictError);
+    expect(error).toMatchObject({ code: 'participant_status_conflict', participantStatus: 'active' });
+    // Admitted, not removed: their poll collects the key, which works.
+    const admitted = await joiner.wait({ pollIntervalMs: 100 });
+    await expect(admitted.get()).resolves.toMatchObject({ spaceId });
   });
 
   it('stops waiting when the signal aborts', async () => {
