@@ -147,10 +147,7 @@ export class LockedArtifact {
         { ...options, signal: this.callerSignal || options.signal ? controller.signal : undefined },
       );
     } catch (error) {
-      // Not ours any more (taken, or the key ended): no unlock may follow, which from the
-      // space's owner would release whoever holds it now.
-      if (hasStatus(error, 423, 401)) this.lease.lost(error as ConveneError);
-      throw error;
+      return await this.refused(error, this.version);
     } finally {
       release();
       this.lease.settled();
@@ -162,15 +159,41 @@ export class LockedArtifact {
   /**
    * Reads the artifact again, under the lock: its current version and content (after a write
    * whose answer was lost, or one made with the same key elsewhere), which the next `write` is
-   * then based on. It does not refresh the lock.
+   * then based on. It does not refresh the lock. A read that finds the lock no longer this key's
+   * (someone else holds it, or nobody: it lapsed or was released) holds what it read all the same,
+   * and throws the LockedError a write would, once `signal` has aborted with it: `lockedBy` the
+   * holder, if any, and who saved since (`version`, `updatedBy`).
    */
   async reload(options?: RequestOptions): Promise<ArtifactView> {
-    const artifact = await this.artifacts.get(this.id, {
+    const base = this.version;
+    const now = await this.artifacts.get(this.id, {
       ...options,
       signal: options?.signal ?? this.callerSignal,
     });
-    this.current = artifact;
-    return artifact;
+    this.current = now;
+    // Not this key's any more: the server's 423 says who holds it, as for a write (a heartbeat,
+    // which refreshes only a lock still this key's: a request on this path only).
+    if (now.lockedBy !== this.lease.holder)
+      await this.artifacts.heartbeat(this.id, options).catch((error) => this.refused(error, base, now));
+    return now;
+  }
+
+  /**
+   * Throws `error`, the refusal of a call made under the lock. Not ours any more (taken, or the
+   * key ended): no unlock may follow, which from the space's owner would release whoever holds it
+   * now; and a LockedError says who saved since version `base`, from `now`, the artifact as read
+   * after it (read here when not given: a request on this path only; one that fails says nothing).
+   */
+  private async refused(error: unknown, base: number, now?: ArtifactView): Promise<never> {
+    if (hasStatus(error, 423, 401)) this.lease.lost(error as ConveneError);
+    const read =
+      error instanceof LockedError && (now ?? (await this.artifacts.get(this.id).catch(() => undefined)));
+    if (read) {
+      const { version, updatedBy } = read;
+      setField(setField(error, 'version', version), 'updatedBy', updatedBy);
+      error.message += `; ${version > base ? `${updatedBy} saved version ${version}` : 'nobody saved'} since version ${base}`;
+    }
+    throw error;
   }
 }
 
@@ -179,13 +202,15 @@ export class LockedArtifact {
  * reach (a field of the document would be one assignment away from stopping its heartbeat).
  */
 interface Lease {
+  /** The participant holding it: this key's. */
+  readonly holder: string;
   /** When the lock lapses unless refreshed. */
   readonly expiresAt: string;
   /** A request sent at `sent` refreshed the lock (until `expiresAt`, when the answer said). */
   refreshed(sent: number, expiresAt?: string): void;
   /** A request that may have refreshed the lock has ended, however. */
   settled(): void;
-  /** A write said the lock is no longer this key's. */
+  /** A write or a reload said the lock is no longer this key's. */
   lost(error: ConveneError): void;
 }
 
@@ -417,6 +442,7 @@ export class Artifacts extends SpaceResource {
       try {
         const artifact = await this.get(artifactId, requestOptions);
         const lease = {
+          holder: lock.lockedBy,
           expiresAt: lock.lockExpiresAt,
           // Renewed by every heartbeat and write that succeeds, counted from when it was sent. Past
           // it with no renewal (heartbeats refused by a rate limit, a process that stalled), the

@@ -221,6 +221,13 @@ export class LockedError extends ConveneError {
   declare readonly lockedByName: string | undefined;
   /** When that lock lapses unless its holder refreshes it. */
   declare readonly lockExpiresAt: string | undefined;
+  /**
+   * When a `withLock` document's `write` or `reload` found its lock lost: the artifact's version
+   * then, read after the refusal, and who saved it. A `version` above the document's own says
+   * someone saved since; the message says it too. Undefined on any other LockedError.
+   */
+  declare readonly version: number | undefined;
+  declare readonly updatedBy: string | undefined;
 
   constructor(message: string, init: ErrorInit) {
     super(message, init);

@@ -636,6 +636,117 @@ describe('artifacts', () => {
       });
     });
 
+    it('says in a lost lock’s LockedError who saved since the document’s version (version, updatedBy), read after the refusal only', async () => {
+      const { owner } = await ownedSpace();
+      // The artifact's reads (GET …/artifact/{id}): withLock's own, then only a refused write's.
+      const reads: string[] = [];
+      const counting: typeof fetch = (input, init) => {
+        if ((init?.method ?? 'GET') === 'GET' && /\/artifact\/[^/]+$/.test(String(input)))
+          reads.push(String(input));
+        return fetch(input, init);
+      };
+      const me = await participant(owner, 'Agent', hub({ fetch: counting }));
+      const first = await me.artifacts.create({ name: 'first', content: 'one' });
+      await me.artifacts.withLock(first.id, async (locked) => {
+        await locked.write('two');
+        await locked.write('three');
+      });
+      expect(reads).toHaveLength(1);
+      const doc = await me.artifacts.create({ name: 'doc', content: 'one' });
+      const refused = await me.artifacts.withLock(
+        doc.id,
+        async (locked) => {
+          // The owner force-unlocks it, takes it and saves version 2 over the document's version 1.
+          await owner.artifacts.unlock(doc.id);
+          await owner.artifacts.lock(doc.id);
+          await owner.artifacts.write(doc.id, 'theirs');
+          return locked.write('mine').catch((error: unknown) => error);
+        },
+        { heartbeatIntervalMs: 60_000 },
+      );
+      expect(refused).toBeInstanceOf(LockedError);
+      expect(refused).toMatchObject({
+        code: 'lock_held',
+        lockedBy: owner.participantId,
+        version: 2,
+        updatedBy: owner.participantId,
+      });
+      expect((refused as LockedError).message).toMatch(
+        new RegExp(`; ${owner.participantId} saved version 2 since version 1$`),
+      );
+      expect(reads).toHaveLength(3);
+      // Nothing saved since: said so.
+      const again = await me.artifacts.create({ name: 'doc 2', content: 'one' });
+      const unsaved = await me.artifacts.withLock(
+        again.id,
+        async (locked) => {
+          await owner.artifacts.unlock(again.id);
+          return locked.write('mine').catch((error: unknown) => error);
+        },
+        { heartbeatIntervalMs: 60_000 },
+      );
+      expect(unsaved).toMatchObject({ code: 'lock_not_held', version: 1, updatedBy: me.participantId });
+      expect((unsaved as LockedError).message).toMatch(/; nobody saved since version 1$/);
+    });
+
+    it('reload() of a lock lost throws its LockedError and aborts doc.signal, holding what it read; the new holder’s lock is left alone', async () => {
+      const { owner } = await ownedSpace();
+      const me = await participant(owner);
+      const doc = await me.artifacts.create({ name: 'doc', content: 'one' });
+      const seen = await me.artifacts.withLock(
+        doc.id,
+        async (locked) => {
+          // Still ours: a reload reads, and says nothing.
+          const kept = await locked.reload();
+          await owner.artifacts.unlock(doc.id);
+          await owner.artifacts.lock(doc.id);
+          await owner.artifacts.write(doc.id, 'theirs');
+          const refused = await locked.reload().catch((error: unknown) => error);
+          return {
+            kept: kept.version,
+            refused,
+            aborted: locked.signal.aborted,
+            reason: locked.signal.reason,
+            held: { version: locked.version, content: locked.content },
+          };
+        },
+        { heartbeatIntervalMs: 60_000 },
+      );
+      expect(seen.kept).toBe(1);
+      expect(seen.refused).toBeInstanceOf(LockedError);
+      expect(seen.refused).toMatchObject({
+        status: 423,
+        code: 'lock_held',
+        lockedBy: owner.participantId,
+        version: 2,
+        updatedBy: owner.participantId,
+      });
+      // The server's 423, as a write would get it (a heartbeat's, asked on this path only).
+      expect((seen.refused as LockedError).message).toMatch(
+        new RegExp(
+          `^423 artifact is locked by another participant .*; ${owner.participantId} saved version 2 since version 1$`,
+        ),
+      );
+      expect(seen.aborted).toBe(true);
+      expect(seen.reason).toBe(seen.refused);
+      expect(seen.held).toEqual({ version: 2, content: 'theirs' });
+      // No unlock followed: the owner's lock was left alone.
+      expect(await owner.artifacts.get(doc.id)).toMatchObject({ lockedBy: owner.participantId });
+
+      // Released and taken by nobody: lock_not_held.
+      const free = await me.artifacts.create({ name: 'free', content: 'x' });
+      const lapsed = await me.artifacts.withLock(
+        free.id,
+        async (locked) => {
+          await owner.artifacts.unlock(free.id);
+          return locked.reload().catch((error: unknown) => error);
+        },
+        { heartbeatIntervalMs: 60_000 },
+      );
+      expect(lapsed).toMatchObject({ code: 'lock_not_held', lockedBy: undefined, version: 1 });
+      expect((lapsed as LockedError).message).toMatch(/^423 .*; nobody saved since version 1$/);
+    });
+
     describe('waiting for a lock someone else holds (waitMs)', () => {
       it('waits, trying again after short pauses, each a new write, and writes once the holder has released it', async () => {
         const { owner } = await ownedSpace();
