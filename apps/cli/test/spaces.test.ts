@@ -1197,6 +1197,35 @@ describe('invite, join, participants, moderation, leave', () => {
     expect((await guest.run(['send', 'thanks'])).code).toBe(0);
   });
 
+  it('reject leaves someone admitted meanwhile, elsewhere: the server decides as it kicks, and it is said so (exit 6)', async () => {
+    // The owner's other session approves Ray between reject's read (Ray waiting) and its kick.
+    const proxy = await scriptedProxy(
+      server.url,
+      /^POST \/hub\/space\/[0-9a-f-]{36}\/participants\/[0-9a-f-]{36}\/kick$/,
+      'admit',
+    );
+    try {
+      const owner = file.user({ url: proxy.url });
+      await owner.run(['space', 'create', 'Raced', '--private']);
+      const { humanLink } = (await owner.run(['invite', '--json'])).json();
+      const guest = user();
+      const joining = guest.run(['join', humanLink, '--name', 'Ray', '--json'], { timeoutMs: 60_000 });
+      await waitingForApproval(owner, 'Ray');
+      const rejected = await owner.run(['reject', 'Ray']);
+      expect(rejected.code).toBe(6);
+      expect(rejected.stderr).toContain('✗ Ray is no longer waiting for approval; nothing refused');
+      expect(rejected.stderr).toContain(
+        'Ray was admitted meanwhile and stays (status active). To remove them, `convene kick "Ray"',
+      );
+      // Admitted, not kicked: their join ends with their key.
+      const joined = await joining;
+      expect(joined.code).toBe(0);
+      expect(joined.json().participantPrivateKey).toMatch(/^[0-9a-f]{64}$/);
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it('tells a joiner the owner refused it when kicked while waiting (exit 4), not that the invitation is wrong', async () => {
     const owner = user();
     await owner.run(['space', 'create', 'Selective', '--private']);

@@ -55,10 +55,11 @@ const ACTIONS = [
     description:
       'Refuse a participant waiting to join your private space: their `convene join` stops, ' +
       'saying the owner refused the request (they may ask again). Only the owner can; it is ' +
-      '`convene kick` of someone still waiting. On a terminal it asks first (--yes does not).',
+      '`convene kick` of someone still waiting, which never removes someone admitted meanwhile. ' +
+      'On a terminal it asks first (--yes does not).',
     done: 'Refused',
     where: 'in',
-    call: 'kick',
+    call: 'reject',
     candidates: ['waitingForApproval'],
     already: ['kicked', 'left'],
     confirm: refuseQuestion,
@@ -215,7 +216,7 @@ export function registerModeration(program: Command, app: App): void {
           // Said once, here: the server's 409 would say the same again as its message.
           throw new CliError('the owner of a space cannot be moderated', {
             exitCode: ExitCode.conflict,
-            ...(action.call === 'kick'
+            ...(action.name === 'kick'
               ? { hint: `To end the space for everyone, \`${suggest(ctx, 'space close')}\`.` }
               : {}),
           });
@@ -239,8 +240,8 @@ export function registerModeration(program: Command, app: App): void {
           );
           return;
         }
-        // `reject` kicks, which the server allows of anyone admitted too: its narrower rule is kept here.
-        if (action.call !== action.name && !candidates.includes(participant)) {
+        // `reject` is a kick kept to those waiting: someone admitted is said so before asking.
+        if (action.name === 'reject' && !candidates.includes(participant)) {
           throw new CliError(`${participant.name} is not waiting for approval`, {
             exitCode: ExitCode.conflict,
             hint: `${standing} To remove them, \`${suggest(ctx, 'kick', { args: [moderationTarget('kick', participants, participant)] })}\`.`,
@@ -263,10 +264,20 @@ export function registerModeration(program: Command, app: App): void {
           result = await space.participants[action.call](participant.participantId);
         } catch (error) {
           if (!(error instanceof ConflictError) || isSpaceClosed(error)) throw error;
+          // Admitted since the read above (the owner approved them elsewhere): the server refused
+          // the refusal, and they stay.
+          const now = error.participantStatus;
+          if (action.name === 'reject' && (now === 'active' || now === 'muted'))
+            throw conflictError(
+              error,
+              `${participant.name} was admitted meanwhile and stays (status ${now}). To remove them, \`${suggest(ctx, 'kick', { args: [moderationTarget('kick', participants, participant)] })}\`.`,
+              `${participant.name} is no longer waiting for approval; nothing refused`,
+            );
           throw conflictError(error, standing);
         }
         // `kick` of someone still waiting refused their request, as `reject` does: said so.
-        const refused = participant.status === 'waitingForApproval' && action.call === 'kick';
+        const refused =
+          participant.status === 'waitingForApproval' && (action.call === 'kick' || action.call === 'reject');
         ctx.out.result(
           { ...result, participantId: participant.participantId },
           {

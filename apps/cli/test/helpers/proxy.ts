@@ -6,9 +6,11 @@ import type { AddressInfo } from 'node:net';
  * runs it) and closes the connection instead of answering; `hold` forwards it and keeps the
  * answer, the connection left open (an answer still on its way: for a Ctrl-C meanwhile); `forward` lets it through; `429`
  * refuses it for two minutes without forwarding it; `503` refuses it as a server shutting down;
- * `409` as a state conflict; `423` as a lock someone else (Gus) holds.
+ * `409` as a state conflict; `423` as a lock someone else (Gus) holds; `admit`, of a kick, approves
+ * its participant with the kick's key first, then forwards it (the owner's other session admitting
+ * them meanwhile).
  */
-export type Step = 'lost' | 'hold' | 'forward' | '429' | '503' | '409' | '423';
+export type Step = 'lost' | 'hold' | 'forward' | '429' | '503' | '409' | '423' | 'admit';
 
 export interface ScriptedProxy {
   url: string;
@@ -45,6 +47,14 @@ export async function scriptedProxy(target: string, which: RegExp, ...steps: Ste
     const headers = { ...request.headers } as Record<string, string>;
     delete headers.host;
     delete headers['content-length'];
+    if (step === 'admit') {
+      const approve = request.url!.replace(/\/kick$/, '/approve');
+      const admitted = await fetch(`${target}${approve}`, {
+        method: 'POST',
+        headers: { 'x-private-key': headers['x-private-key'] ?? '' },
+      });
+      if (!admitted.ok) throw new Error(`the proxy could not admit: ${admitted.status}`);
+    }
     const answer = await fetch(`${target}${request.url}`, {
       method: request.method!,
       headers,
