@@ -742,6 +742,24 @@ describe.skipIf(!hasChromium)('the pages as a human found them', () => {
       headers: { 'X-Poll-Token': eve.pollToken },
     });
     expect(status.body.code, status.text).toBe('join_refused');
+
+    // Admitted from another of the owner's tabs just before this tab's refusal arrives: they stay.
+    const ada = await h.joinPending(space, { name: 'Ada', isHuman: true });
+    await owner.route('**/participants/*/kick', async (route) => {
+      expectOk(
+        await h.post(`/hub/space/${space.spaceId}/participants/${ada.participantId}/approve`, {
+          key: space.ownerKey,
+        }),
+      );
+      await route.continue();
+    });
+    owner.once('dialog', (dialog) => void dialog.accept());
+    await owner.getByRole('button', { name: 'Refuse Ada' }).click();
+    await expect
+      .poll(() => owner.locator('#space-notice').textContent())
+      .toBe('Not possible right now: cannot refuse a participant who is already active.');
+    const view = await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey });
+    expect(view.body.participants.find((p: { name: string }) => p.name === 'Ada').status).toBe('active');
     await owner.close();
     expect(problems).toEqual([]);
   }, 60_000);

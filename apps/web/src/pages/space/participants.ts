@@ -9,7 +9,7 @@ import { STATUS_LABELS } from '../../lib/format';
 import { renderSpace } from './header';
 import { isOwner, space, state } from './state';
 
-type Moderation = 'approve' | 'kick' | 'mute' | 'unmute';
+type Moderation = 'approve' | 'reject' | 'kick' | 'mute' | 'unmute';
 
 const STATUS_ORDER: Record<ParticipantView['status'], number> = {
   waitingForApproval: 0,
@@ -25,8 +25,10 @@ function moderationButtons(p: ParticipantView): HTMLElement | undefined {
   if (p.status === 'waitingForApproval') actions.push(['approve', 'Approve', 'primary']);
   if (p.status === 'active') actions.push(['mute', 'Mute', '']);
   if (p.status === 'muted') actions.push(['unmute', 'Unmute', '']);
-  if (p.status === 'waitingForApproval' || p.status === 'active' || p.status === 'muted')
-    actions.push(['kick', p.status === 'waitingForApproval' ? 'Refuse' : 'Remove', 'danger']);
+  // Refusing is the kick the server keeps to joiners still waiting: never someone another tab
+  // of the owner admitted meanwhile.
+  if (p.status === 'waitingForApproval') actions.push(['reject', 'Refuse', 'danger']);
+  if (p.status === 'active' || p.status === 'muted') actions.push(['kick', 'Remove', 'danger']);
   if (!actions.length) return undefined;
   return el(
     'div',
@@ -49,10 +51,10 @@ function moderationButtons(p: ParticipantView): HTMLElement | undefined {
 async function moderate(button: EventTarget | null, participant: ParticipantView, action: Moderation) {
   // A joiner still waiting was never in and holds no key: the owner refuses a request.
   const question =
-    participant.status === 'waitingForApproval'
+    action === 'reject'
       ? `Refuse ${shownName(participant.name)}’s request to join the space?`
       : `Remove ${shownName(participant.name)} from the space? Their key stops working.`;
-  if (action === 'kick' && !confirmed(question)) return;
+  if ((action === 'kick' || action === 'reject') && !confirmed(question)) return;
   await busy(button, async () => {
     try {
       await space().participants[action](participant.participantId);
