@@ -866,9 +866,12 @@ describe('a followed server that stays away', () => {
         hooks.onDisconnect?.({ error: refused, attempt, delayMs: 5000 });
       }
       hooks.onReconnect?.({ attempts: 31 });
-      // A server that answers 503 is said as such, without how to start one.
+      // A server that answers 503 is said as such, without how to start one, nor the SDK's
+      // `(retry after 1 s)` beside the line's own reconnecting.
       clock = 0;
-      const unavailable = new ServiceUnavailableError('503 database unavailable', { status: 503 });
+      const unavailable = new ServiceUnavailableError('503 database unavailable (retry after 1 s)', {
+        status: 503,
+      });
       hooks.onDisconnect?.({ error: unavailable, attempt: 1, delayMs: 1000 });
       clock = 31_000;
       hooks.onDisconnect?.({ error: unavailable, attempt: 2, delayMs: 1000 });

@@ -285,7 +285,10 @@ const BAD_INPUT = new Set([400, 413, 422]);
  * (refusedForNow), and `--json` has `retryAfter`.
  */
 export const serverWords = (error: ConveneError): string =>
-  error.message.replace(/^\d{3} /, '').replace(/ \(retry after \d+ s\)$/, '');
+  withoutRetryNote(error.message.replace(/^\d{3} /, ''));
+
+/** A message without the SDK's `(retry after 3 s)` at its end, for a line that says the wait its own way. */
+export const withoutRetryNote = (message: string): string => message.replace(/ \(retry after \d+ s\)$/, '');
 
 /**
  * The server's words in the CLI's: what the API calls an artifact is a document here, named when

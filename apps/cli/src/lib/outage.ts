@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { ConnectionError, ConveneError, type OutageHooks, TimeoutError } from '@convene/sdk';
-import { connectionState, speaksPlainHttp } from './failure';
+import { connectionState, speaksPlainHttp, withoutRetryNote } from './failure';
 import { isNotConvene } from './not-convene';
 import type { Output, Spinner } from './output';
 
@@ -17,7 +17,8 @@ export function outageReason(error: ConveneError): string {
       error.code ||
       error.message
     );
-  return error.message;
+  // The SDK's `(retry after 1 s)`: the line says what it does meanwhile (reconnecting).
+  return withoutRetryNote(error.message);
 }
 
 /** What the socket said of a connection closed under a call: the SDK's error holds fetch's, which holds it. */
