@@ -38,7 +38,7 @@ import {
   start,
   stop,
 } from './processes';
-import { wallClock } from './sse-fleet';
+import { machineClock } from './sse-fleet';
 import './unheard-errors';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -991,7 +991,7 @@ async function sendSlice(fleet: OpenFleet, rate: number, count: number): Promise
     const n = fleet.sent++;
     sends.push(
       fleet.target
-        .publish({ content: `t=${wallClock()};n=${n}` }, () =>
+        .publish({ content: `t=${machineClock()};n=${n}` }, () =>
           fleet.lastByteLatencies.push(performance.now() - t),
         )
         .then(() => fleet.sendLatencies.push(performance.now() - t)),
