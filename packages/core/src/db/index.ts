@@ -216,7 +216,16 @@ const FIRST_ANSWER_MS = 10_000;
  * ever, and the statement waits on: the start hung without a word, never giving up.
  */
 async function firstAnswer(db: Db, ms: number): Promise<void> {
-  const answered = db.execute(sql`select 1`);
+  // The driver's own error (a refused password, say), as the migrations' transaction gives it:
+  // drizzle wraps a statement's in "Failed query: select 1".
+  const answered = db.execute(sql`select 1`).then(
+    () => undefined,
+    (error: unknown) => {
+      throw error instanceof Error && error.message.startsWith('Failed query') && error.cause
+        ? error.cause
+        : error;
+    },
+  );
   // Given up on, it fails when the pool is closed: nobody waits for it any more.
   answered.catch(() => {});
   let timer: NodeJS.Timeout | undefined;
