@@ -10,10 +10,8 @@ import { NOT_JSON_BODY, toHttpError } from './errors';
 import { noRouteFor, withHints } from './failure-hints';
 import { drainRequest, isJsonObject, jsonBodyProblem, NUL_PROBLEM, urlHasNul } from './json-body';
 import { logFailure } from './log-errors';
+import { ABSOLUTE_FORM } from './redact';
 import { sendError } from './reply';
-
-/** The scheme and authority of a request target in absolute form (`http://host:port`). */
-const ABSOLUTE_TARGET = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i;
 
 /**
  * A request target as the routes and policies read it (Fastify's `rewriteUrl`, before routing):
@@ -27,7 +25,7 @@ export function originForm(request: { url?: string | undefined }): string {
   const url = request.url ?? '/';
   // The everyday target: origin form (or `*`).
   if (url.charCodeAt(0) === 47 || url === '*') return url;
-  const origin = ABSOLUTE_TARGET.exec(url)?.[0];
+  const origin = ABSOLUTE_FORM.exec(url)?.[0];
   if (origin === undefined) return url;
   const rest = url.slice(origin.length);
   return rest.startsWith('/') ? rest : `/${rest}`;

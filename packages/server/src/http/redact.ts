@@ -42,7 +42,7 @@ function decodedName(name: string): string {
  * Node and Fastify accept and route as `/path`): a client or proxy may send it with a user name
  * and password (`http://user:password@host/`).
  */
-const ABSOLUTE_FORM = /^([a-z][a-z0-9+.-]*:\/\/)([^/?#]*)/i;
+export const ABSOLUTE_FORM = /^([a-z][a-z0-9+.-]*:\/\/)([^/?#]*)/i;
 
 /**
  * Request log lines never carry a key: the value of every query parameter but the few known to
