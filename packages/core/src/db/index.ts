@@ -216,14 +216,12 @@ const FIRST_ANSWER_MS = 10_000;
  * ever, and the statement waits on: the start hung without a word, never giving up.
  */
 async function firstAnswer(db: Db, ms: number): Promise<void> {
-  // The driver's own error (a refused password, say), as the migrations' transaction gives it:
-  // drizzle wraps a statement's in "Failed query: select 1".
+  // The driver's own error (a refused password, say), as the migrations' transaction gives it,
+  // not drizzle's wrapper of it.
   const answered = db.execute(sql`select 1`).then(
     () => undefined,
     (error: unknown) => {
-      throw error instanceof Error && error.message.startsWith('Failed query') && error.cause
-        ? error.cause
-        : error;
+      throw isFailedQuery(error) && error.cause ? error.cause : error;
     },
   );
   // Given up on, it fails when the pool is closed: nobody waits for it any more.
@@ -244,6 +242,10 @@ async function firstAnswer(db: Db, ms: number): Promise<void> {
   }
 }
 
+/** drizzle's wrapper of a statement's error, "Failed query: …", the driver's error its cause. */
+const isFailedQuery = (error: unknown): error is Error =>
+  error instanceof Error && error.message.startsWith('Failed query');
+
 /** An error's message, or its innermost cause's (drizzle wraps the driver's in "Failed query: …"). */
 function describeError(error: unknown): string {
   let message = error instanceof Error ? error.message : String(error);
@@ -258,7 +260,7 @@ function describeError(error: unknown): string {
  * (a refused password, say) as it is.
  */
 function refusedStatement(error: unknown, url: string): unknown {
-  if (!(error instanceof Error && error.message.startsWith('Failed query'))) return error;
+  if (!isFailedQuery(error)) return error;
   const state = sqlState(error);
   const rights =
     state === '42501'
