@@ -221,6 +221,9 @@ export function registerModeration(program: Command, app: App): void {
               : {}),
           });
         }
+        // What to run to remove them instead, where a refusal does not apply to them.
+        const kickInstead = () =>
+          `To remove them, \`${suggest(ctx, 'kick', { args: [moderationTarget('kick', participants, participant)] })}\`.`;
         // Not "the state changed": where the participant stands is why.
         const standing = `${participant.name}’s status is ${participant.status}; only participants whose status is ${listed(
           action.candidates,
@@ -244,7 +247,7 @@ export function registerModeration(program: Command, app: App): void {
         if (action.name === 'reject' && !candidates.includes(participant)) {
           throw new CliError(`${participant.name} is not waiting for approval`, {
             exitCode: ExitCode.conflict,
-            hint: `${standing} To remove them, \`${suggest(ctx, 'kick', { args: [moderationTarget('kick', participants, participant)] })}\`.`,
+            hint: `${standing} ${kickInstead()}`,
           });
         }
         if ('confirm' in action) {
@@ -270,7 +273,7 @@ export function registerModeration(program: Command, app: App): void {
           if (action.name === 'reject' && (now === 'active' || now === 'muted'))
             throw conflictError(
               error,
-              `${participant.name} was admitted meanwhile and stays (status ${now}). To remove them, \`${suggest(ctx, 'kick', { args: [moderationTarget('kick', participants, participant)] })}\`.`,
+              `${participant.name} was admitted meanwhile and stays (status ${now}). ${kickInstead()}`,
               `${participant.name} is no longer waiting for approval; nothing refused`,
             );
           throw conflictError(error, standing);
