@@ -1414,6 +1414,11 @@ describe('invite, join, participants, moderation, leave', () => {
     expect(ownerKick.stderr).toContain('To end the space for everyone, `convene space close`.');
     // Said once, not as the message and again as the hint.
     expect(ownerKick.stderr.match(/cannot be moderated/gi)).toHaveLength(1);
+    // Refusing the owner is as impossible, and has the same way out.
+    const ownerReject = await owner.run(['reject', 'Owner']);
+    expect(ownerReject.code).toBe(6);
+    expect(ownerReject.stderr).toContain('the owner of a space cannot be moderated');
+    expect(ownerReject.stderr).toContain('To end the space for everyone, `convene space close`.');
 
     // A namesake who joins after the kick is the one a name means (the kicked one cannot be).
     const namesake = user();

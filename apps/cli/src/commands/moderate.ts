@@ -216,7 +216,8 @@ export function registerModeration(program: Command, app: App): void {
           // Said once, here: the server's 409 would say the same again as its message.
           throw new CliError('the owner of a space cannot be moderated', {
             exitCode: ExitCode.conflict,
-            ...(action.name === 'kick'
+            // Removing them, or refusing them, is what closing the space does for everyone.
+            ...(action.name === 'kick' || action.name === 'reject'
               ? { hint: `To end the space for everyone, \`${suggest(ctx, 'space close')}\`.` }
               : {}),
           });
