@@ -8,11 +8,17 @@ import {
   ReadResourceResultSchema,
   ResourceUpdatedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { expectOk, onPostgres, type SpaceFixture, useServer } from './helpers';
 import { callOk, connectMcp } from './helpers/mcp';
+import { WaitWatcher } from './helpers/waits';
 
 const { srv, h } = useServer();
+/** The waits `srv` holds: a call is cancelled, or its session ended, once its wait is certainly waiting. */
+let waits: WaitWatcher;
+beforeAll(() => {
+  waits = new WaitWatcher(srv);
+});
 
 /** Collects `notifications/resources/updated` and waits for them. */
 function watchUpdates(client: Client) {
@@ -89,15 +95,16 @@ const startWait = (session: Awaited<ReturnType<typeof rawSession>>, space: Space
   });
 
 /**
- * A wait_for_messages of 20 s cancelled (notifications/cancelled, sent to `cancelOn`) 300 ms in:
- * how long its POST took, and its answer.
+ * A wait_for_messages of 20 s on `srv`, cancelled (notifications/cancelled, sent to `cancelOn`)
+ * once it waits: how long its POST took, and its answer. Cancelled at a fixed 300 ms, a call not
+ * yet running there (a loaded machine) was not found to cancel, and ran its 20 s.
  */
-async function cancelledWait(runOn: string, cancelOn: string) {
+async function cancelledWait(cancelOn: string) {
   const space = await h.createSpace({ name: 'Cancelled' });
-  const session = await rawSession(runOn);
+  const session = await rawSession(srv.listenUrl);
   const started = Date.now();
   const waiting = startWait(session, space, 7);
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  await waits.waiting(space.spaceId);
   const cancel = await session.post(
     { method: 'notifications/cancelled', params: { requestId: 7, reason: 'the user stopped' } },
     cancelOn,
@@ -390,7 +397,7 @@ describe('MCP resources', () => {
   });
 
   it('stops a call its client cancels (notifications/cancelled), which answers at once', async () => {
-    const { ms, body } = await cancelledWait(srv.listenUrl, srv.listenUrl);
+    const { ms, body } = await cancelledWait(srv.listenUrl);
     expect(body).toMatchObject({ id: 7, error: { code: -32800 } });
     expect(ms).toBeLessThan(5_000);
   });
@@ -435,7 +442,7 @@ describe('MCP resources', () => {
     const space = await h.createSpace();
     const started = Date.now();
     const waiting = startWait(ended, space, 9);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await waits.waiting(space.spaceId);
     expect((await ended.end()).status).toBe(200);
     expect(await (await waiting).json()).toMatchObject({ id: 9, error: { code: -32800 } });
     expect(Date.now() - started).toBeLessThan(5_000);
@@ -500,7 +507,7 @@ describe.runIf(onPostgres())('MCP sessions across nodes', () => {
   });
 
   it('stops a call cancelled through another node', async () => {
-    const { ms, body } = await cancelledWait(srv.listenUrl, b.listenUrl);
+    const { ms, body } = await cancelledWait(b.listenUrl);
     expect(body).toMatchObject({ id: 7, error: { code: -32800 } });
     expect(ms).toBeLessThan(5_000);
   });
