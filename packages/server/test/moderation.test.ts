@@ -1,6 +1,6 @@
-import { newId, schema } from '@convene/core';
+import { newId, rowsOf, schema } from '@convene/core';
 import { AuthenticationError, ConflictError, NotFoundError, type SpaceClient } from '@convene/sdk';
-import { and, eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   expectAnswer,
@@ -411,10 +411,23 @@ describe.runIf(onPostgres())('a moderation or a leave racing a close (PostgreSQL
     });
     await isLocked;
     const acting = act();
-    // Long enough for it to read the key and the participant, and wait on the space row.
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    close();
-    await closer;
+    try {
+      // Until it has read the key and the participant, and waits on the space row. A fixed 300 ms
+      // let a loaded machine's act reach its key check after the close: refused there, with the
+      // same 409, the race itself went untested.
+      await expect
+        .poll(async () => {
+          const [row] = rowsOf<{ n: number }>(
+            await db.execute(sql`select count(*)::int as n from pg_stat_activity
+              where datname = current_database() and wait_event_type = 'Lock'`),
+          );
+          return row?.n;
+        })
+        .toBeGreaterThan(0);
+    } finally {
+      close();
+      await closer;
+    }
     return acting;
   }
 
