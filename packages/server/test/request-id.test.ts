@@ -209,6 +209,8 @@ describe('Request-Id', () => {
     const socket = connect(Number(new URL(server.listenUrl).port), '127.0.0.1');
     let received = '';
     socket.on('data', (chunk) => (received += chunk.toString()));
+    // The closing server ends the connection: a reset there is no unhandled 'error' (the worker's end).
+    socket.on('error', () => {});
     socket.write('GET /test/held HTTP/1.1\r\nHost: x\r\n\r\n');
     await expect.poll(() => held).toBe(true);
     const closed = server.close();
