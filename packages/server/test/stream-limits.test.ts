@@ -1,10 +1,11 @@
 import { connect, type Socket } from 'node:net';
 import { rowsOf } from '@convene/core';
 import { sql } from 'drizzle-orm';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { expectError, expectOk, onPostgres, useServer } from './helpers';
 import { callError, connectMcp } from './helpers/mcp';
 import { SseStream } from './helpers/sse';
+import { WaitWatcher } from './helpers/waits';
 
 // Streams a client holds: capped per key and per address across nodes (429 beyond), cut off once their client
 // leaves too much unread (it resumes with Last-Event-ID), and fed again after the node's LISTEN
@@ -12,6 +13,12 @@ import { SseStream } from './helpers/sse';
 const MAX_QUEUED = 64 * 1024;
 const { srv, h } = useServer({
   config: { streamsPerCredential: 3, streamsPerAddress: 5, streamMaxQueuedBytes: MAX_QUEUED },
+});
+
+/** The waits `srv` holds: each holds its slot by then (admitted before it waits). */
+let waiting: WaitWatcher;
+beforeAll(() => {
+  waiting = new WaitWatcher(srv);
 });
 
 const open = (spaceId: string, key: string, headers: Record<string, string> = {}) =>
@@ -60,7 +67,8 @@ describe('long polls', () => {
     const waits = [h.get(listed, { key: space.ownerKey }), h.get(listed, { key: space.ownerKey })];
     const stream = (await open(space.spaceId, space.ownerKey)) as SseStream;
     try {
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Both waiting, so both admitted: a fixed 300 ms only assumed they were by then.
+      await waiting.waiting(space.spaceId, 2);
       const fourth = await h.get(listed, { key: space.ownerKey });
       expectError(fourth, 429);
       expect(fourth.headers.get('retry-after')).toBe('5');
@@ -101,7 +109,10 @@ describe('MCP waits', () => {
       // client opens it once initialized), a wait by header and one with the key as argument; a
       // long-polling list_messages is refused while they wait.
       const waits = [wait(byArgument, { privateKey: space.ownerKey }), wait(byHeader)];
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Closed in `finally`, the clients fail these calls: no unhandled rejection beside a failure.
+      for (const call of waits) call.catch(() => {});
+      // Both waiting, so both admitted: a fixed 300 ms only assumed they were by then.
+      await waiting.waiting(space.spaceId, 2);
       const fourth = await callError(
         byArgument,
         'list_messages',
