@@ -803,8 +803,16 @@ describe('artifacts', () => {
           const bob = await participant(owner, 'Bob', client({ fetch: recorded.impl }));
           const doc = await alice.artifacts.create({ name: 'doc', content: '' });
           await alice.artifacts.lock(doc.id);
-          setTimeout(() => void alice.artifacts.unlock(doc.id), 7000);
+          // Alice lets go in 7 s: her unlock's outcome is taken at once, and checked after the wait
+          // (a wait that failed first closes this server, and the unlock meets it closed).
+          const released = pause(7000)
+            .then(() => alice.artifacts.unlock(doc.id))
+            .then(
+              () => 'released',
+              (error: unknown) => error,
+            );
           await bob.artifacts.withLock(doc.id, (locked) => locked.write('bob'), { waitMs: 20_000 });
+          expect(await released).toBe('released');
           const pauses = recorded.pauses();
           // 0.2 + 0.4 + 0.8 + 1.6 + 2 + 2… s, less up to a quarter at random: about 8 calls in 7 s
           // (fewer on a slow machine, whose answers take time too).
@@ -1047,8 +1055,15 @@ describe('artifacts', () => {
         const bob = await participant(owner, 'Bob');
         const doc = await alice.artifacts.create({ name: 'doc', content: 'x' });
         await alice.artifacts.lock(doc.id);
-        setTimeout(() => void alice.artifacts.unlock(doc.id), 700);
+        // Alice lets go in 0.7 s: her unlock's outcome is taken at once, and checked after the wait.
+        const released = pause(700)
+          .then(() => alice.artifacts.unlock(doc.id))
+          .then(
+            () => 'released',
+            (error: unknown) => error,
+          );
         const { data: lock, response } = await bob.artifacts.lock(doc.id, { waitMs: 5000 }).withResponse();
+        expect(await released).toBe('released');
         expect(lock.lockedBy).toBe(bob.participantId);
         expect(response.status).toBe(200);
         const refused = await alice.artifacts.lock(doc.id, { waitMs: 300 }).catch((e: unknown) => e);
