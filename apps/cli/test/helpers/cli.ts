@@ -295,6 +295,9 @@ export async function editing(
 ): Promise<{ child: ChildProcess; done: Promise<RunResult> }> {
   const child = user.spawn(['artifact', 'edit', artifact], { env: { EDITOR: ed }, detached: true });
   const done = finished(child, { timeoutMs: 60_000 });
+  // As follow's: a test that fails before it waits for the end (the editor never opened) must not
+  // fail a later test with it when the edit is stopped late.
+  done.catch(() => {});
   await eventually(() => expect(existsSync(marker)).toBe(true));
   return { child, done };
 }
