@@ -36,6 +36,7 @@ import {
 } from './lib/errors';
 import { ExitCode, exitWith, signalExitCode } from './lib/exit-codes';
 import { explain, serverFields } from './lib/failure';
+import { interruptedChange } from './lib/interrupt';
 import { detectMode, neutralise, toJson } from './lib/output';
 import { quoted, shellWord } from './lib/quote';
 import { listed } from './lib/render';
@@ -509,7 +510,8 @@ function inOurWords(text: string, command: Command): string {
 /**
  * Runs one command line and returns its exit code. Ctrl-C (or SIGTERM, or SIGHUP: the terminal
  * closed) aborts what is running: commands that finish cleanly on it (tail, edit, waits) do so;
- * anything else ends at once. Either way the exit code is the signal's, 130 (143, 129), so that
+ * anything else ends at once, saying so when a change it sent is out (it may have been made).
+ * Either way the exit code is the signal's, 130 (143, 129), so that
  * a script or a supervisor can tell a stop from an end.
  */
 export async function run(argv: string[]): Promise<number> {
@@ -519,9 +521,15 @@ export async function run(argv: string[]): Promise<number> {
   const onSignal = (signal: NodeJS.Signals) => {
     // The server stops itself cleanly on SIGINT, SIGTERM and SIGHUP once it is up; before then
     // (a database being migrated), a signal ends the run at once, as any command's.
-    if (app.current()?.serverOwnsSignals) return;
-    if (signal === 'SIGINT' && app.current()?.editorOwnsInterrupt) return;
-    if (interrupted || !app.current()?.handlesInterrupt) exitWith(signalExitCode(signal));
+    const ctx = app.current();
+    if (ctx?.serverOwnsSignals) return;
+    if (signal === 'SIGINT' && ctx?.editorOwnsInterrupt) return;
+    if (interrupted || !ctx?.handlesInterrupt) {
+      // A change out (`space close`, `mute`) is said, as it may have been made; a read ends silently.
+      const change = interrupted || !ctx ? undefined : interruptedChange(ctx, signal);
+      if (change) report(ctx!, change);
+      exitWith(signalExitCode(signal));
+    }
     interrupted = true;
     controller.abort(new Error(signal));
   };

@@ -337,6 +337,75 @@ describe('a change stopped while its request is out says it may have been done',
     }
   });
 
+  it('every other change (space close, update, invite, artifact create, mute): Ctrl-C says it may have been made, and how to look; SIGTERM too (143)', async () => {
+    // The server runs each change; its answer is held at the proxy while Ctrl-C comes. The first
+    // invite, the guest's, goes through.
+    const proxy = await scriptedProxy(
+      server.url,
+      /^(POST .*\/invite|PUT \/hub\/space\/[^/]+|POST .*\/artifact|POST .*\/mute|DELETE \/hub\/space\/[^/]+)$/,
+      'forward',
+      'hold',
+      'hold',
+      'hold',
+      'hold',
+      'hold',
+    );
+    try {
+      const owner = user(proxy.url);
+      expect((await owner.run(['space', 'create', 'Stopped changes'])).code).toBe(0);
+      await joinAs(owner, user(proxy.url), 'Pat');
+      const stop = async (args: string[], held: number) => {
+        const running = follow(owner, args);
+        await eventually(() => expect(proxy.held()).toBe(held));
+        const stopped = await running.interrupt();
+        expect({ args, code: stopped.code }).toEqual({ args, code: 130 });
+        expect(stopped.stderr).toMatch(/^✗ interrupted\n/);
+        return stopped.stderr.replace(/\s+/g, ' ');
+      };
+      expect(await stop(['invite'], 1)).toContain(
+        'An invitation key may have been made all the same; shown to nobody, it lets nobody in. `convene invite` makes one to hand out.',
+      );
+      expect(await stop(['space', 'update', '--agenda', 'x'], 2)).toContain(
+        'The change may have been saved all the same: `convene space show` shows the space as it is.',
+      );
+      expect(await stop(['artifact', 'create', 'z.md'], 3)).toContain(
+        'The document may have been created all the same: `convene artifact list` shows whether it was.',
+      );
+      expect(await stop(['mute', 'Pat'], 4)).toContain(
+        'It may have been done all the same: `convene participants` shows each one’s status.',
+      );
+      // Each went through.
+      expect((await owner.run(['space', 'show', '--json'])).json()).toMatchObject({ agenda: 'x' });
+      expect((await owner.run(['artifact', 'list', '--json'])).json().map((a: any) => a.name)).toEqual([
+        'z.md',
+      ]);
+      const pat = (await owner.run(['participants', '--json'])).json().find((p: any) => p.name === 'Pat');
+      expect(pat.status).toBe('muted');
+
+      // SIGTERM, with --json: the same, as JSON, exit 143.
+      const closing = follow(owner, ['space', 'close', '--yes', '--json']);
+      await eventually(() => expect(proxy.held()).toBe(5));
+      closing.child.kill('SIGTERM');
+      const terminated = await closing.done;
+      expect(terminated.code).toBe(143);
+      expect(JSON.parse(terminated.stderr)).toMatchObject({
+        error: 'stopped by SIGTERM',
+        mayHaveRun: true,
+        hint: 'The space may have been closed all the same: `convene space list` shows whether it was.',
+        exitCode: 143,
+      });
+      expect((await owner.run(['space', 'list', '--json'])).json()[0]).toMatchObject({ state: 'closed' });
+      // A read stopped the same way ends as it did: the exit code alone.
+      const reading = follow(owner, ['participants']);
+      reading.child.kill('SIGINT');
+      const read = await reading.done;
+      expect(read.code).toBe(130);
+      expect(read.stderr).toBe('');
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it('space create: Ctrl-C says the space may have been created, its key not kept', async () => {
     const proxy = await scriptedProxy(server.url, /^POST .*\/hub\/space$/, 'hold', 'hold');
     try {

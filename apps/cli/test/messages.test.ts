@@ -527,7 +527,9 @@ describe('a send whose answer was lost', () => {
       expect(muted.code).toBe(6);
       const body = JSON.parse(muted.stderr);
       expect(body).toMatchObject({ status: 409, mayHaveRun: true });
-      expect(body.hint).toMatch(/^The server may have done it all the same: look before you run it again\. /);
+      expect(body.hint).toMatch(
+        /^It may have been done all the same: `convene participants` shows each one’s status\. /,
+      );
       // It was done: the lost answer's attempt ran.
       const listed = (await host.run(['participants', '--json'])).json();
       expect(listed.find((p: any) => p.name === 'Gil').status).toBe('muted');

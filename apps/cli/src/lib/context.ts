@@ -8,6 +8,7 @@ import {
   NotFoundError,
   type SpaceView,
 } from '@convene/sdk';
+import { Changes } from './changes';
 import { commandLine, type LineParts } from './command-line';
 import { CliError, keyNotKept, NoSpaceSavedError, UsageError } from './errors';
 import { ExitCode } from './exit-codes';
@@ -77,6 +78,8 @@ export class Context {
   editorOwnsInterrupt = false;
   /** Set by `serve` once the server is up: it stops itself on SIGINT, SIGTERM and SIGHUP. */
   serverOwnsSignals = false;
+  /** The changes sent whose outcome is not known yet: what a signal that ends the run says may be done. */
+  readonly changes = new Changes();
   using: Using = { kind: 'none' };
   /**
    * The space the command acts on, once found, and whether the command line named it: the
@@ -240,7 +243,7 @@ export class Context {
     const userToken = this.userToken();
     return new Convene({
       baseUrl: url,
-      fetch: conveneFetch,
+      fetch: this.changes.watch(conveneFetch),
       logger: this.sdkLogger,
       // Its info lines too: sdkLogger keeps only the waits after a 429 of them.
       logLevel: 'info',

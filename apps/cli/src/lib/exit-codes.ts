@@ -95,7 +95,11 @@ function endProcess(code: number, signal: NodeJS.Signals | undefined): never {
  * its exit code.
  */
 export function stoppedBy(signal: AbortSignal): { said: string; exitCode: ExitCode } {
-  const name = (signal.reason as Error | undefined)?.message;
+  return stoppedWith((signal.reason as Error | undefined)?.message);
+}
+
+/** What the signal named `name` (`SIGTERM`) stopped, in words, and as its exit code. */
+export function stoppedWith(name: string | undefined): { said: string; exitCode: ExitCode } {
   const said =
     name === 'SIGHUP'
       ? 'stopped by SIGHUP (the terminal closed)'

@@ -91,24 +91,68 @@ function perhapsDone(failure: CliError, error: ConveneError, ctx: Context): CliE
   // A send is the one command that takes a key of its own: sent again under this one, it is
   // answered as the first attempt was if that ran, and posted once if not.
   const key = error.operation === 'sendMessage' ? error.idempotencyKey : undefined;
-  const check =
-    error.operation === 'sendMessage'
-      ? `The message may have been sent all the same: \`${suggest(ctx, 'messages')}\` shows whether it was${
-          key
-            ? `; sent again with \`--idempotency-key ${shellWord(key)}\` (within 24 hours), it cannot be posted twice.`
-            : ', before you send it again.'
-        }`
-      : error.operation === 'createSpace'
-        ? spaceMayExist(ctx)
-        : savesAVersion(error)
-          ? versionMaySaved(ctx)
-          : 'The server may have done it all the same: look before you run it again.';
+  const check = mayHaveBeenDone(ctx, error.operation, key);
   return new CliError(failure.message, {
     exitCode: failure.exitCode,
     hint: failure.hint ? `${check} ${failure.hint}` : check,
     details: { ...failure.details, mayHaveRun: true, ...(key ? { idempotencyKey: key } : {}) },
     cause: failure.cause ?? error,
   });
+}
+
+/**
+ * What a change whose outcome is not known (its answer lost, or a signal that stopped the run while
+ * it was out) may have done, by its operation, with the command that shows whether it did, where
+ * there is one; `key`, a send's Idempotency-Key, which sends it again once at most.
+ */
+export function mayHaveBeenDone(ctx: Context, operation: string | undefined, key?: string): string {
+  const look = (words: string, what: string, options: Parameters<typeof suggest>[2] = {}) =>
+    `\`${suggest(ctx, words, options)}\` ${what}.`;
+  const document = { args: [ctx.artifact?.named ?? verbatim('ARTIFACT')] };
+  switch (operation) {
+    case 'sendMessage':
+      return `The message may have been sent all the same: \`${suggest(ctx, 'messages')}\` shows whether it was${
+        key
+          ? `; sent again with \`--idempotency-key ${shellWord(key)}\` (within 24 hours), it cannot be posted twice.`
+          : ', before you send it again.'
+      }`;
+    case 'createSpace':
+      return spaceMayExist(ctx);
+    case 'writeArtifact':
+    case 'restoreArtifactVersion':
+      return versionMaySaved(ctx);
+    case 'closeSpace':
+      return `The space may have been closed all the same: ${look('space list', 'shows whether it was')}`;
+    case 'updateSpace':
+      return `The change may have been saved all the same: ${look('space show', 'shows the space as it is')}`;
+    case 'createInvitation':
+      return `An invitation key may have been made all the same; shown to nobody, it lets nobody in. ${look('invite', 'makes one to hand out')}`;
+    case 'approveParticipant':
+    case 'kickParticipant':
+    case 'muteParticipant':
+    case 'unmuteParticipant':
+      return `It may have been done all the same: ${look('participants', 'shows each one’s status')}`;
+    case 'leaveSpace':
+      return `You may have left all the same: the same ${look('leave', 'again only forgets the space here if you did', { always: true })}`;
+    case 'ackInbox':
+      return `Your read position may have moved all the same: ${look('inbox', 'shows what is still unread')}`;
+    case 'createWebhook':
+      return `The webhook may have been added all the same: ${look('webhook list', 'shows whether it was')}`;
+    case 'deleteWebhook':
+      return `The webhook may have been removed all the same: ${look('webhook list', 'shows whether it was')}`;
+    case 'createArtifact':
+      return `The document may have been created all the same: ${look('artifact list', 'shows whether it was')}`;
+    case 'lockArtifact':
+      return `The lock may have been taken all the same: it lapses by itself, or ${look('artifact unlock', 'releases it', document)}`;
+    case 'unlockArtifact':
+      return `The lock may have been released all the same: ${look('artifact list', 'shows who holds each lock')}`;
+    case 'createApiToken':
+      return `A token may have been created all the same, shown nowhere: ${look('token list', 'lists it', {})} \`${suggest(ctx, 'token revoke', { args: [verbatim('NAME')] })}\` revokes it.`;
+    case 'revokeApiToken':
+      return `The token may have been revoked all the same: ${look('token list', 'shows whether it was')}`;
+    default:
+      return 'The server may have done it all the same: look before you run it again.';
+  }
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { Context } from './context';
 import { CliError } from './errors';
-import { stoppedBy } from './exit-codes';
+import { stoppedBy, stoppedWith } from './exit-codes';
+import { mayHaveBeenDone } from './failure';
 
 /**
  * How long a change stopped by a signal has to finish what it still does once aborted (withLock
@@ -51,4 +52,21 @@ export async function interruptible<T>(
     if (onAbort) ctx.signal.removeEventListener('abort', onAbort);
     ctx.handlesInterrupt = before;
   }
+}
+
+/**
+ * The failure of a run that `signal` ends at once (a command that does not handle a stop itself)
+ * while a change it sent is out, or was cut off and not yet answered: that it may have been done,
+ * and how to see whether it was (mayHaveBeenDone), with the signal's exit code, where the run
+ * ended silently. Undefined when no change is out: nothing to say, the exit code says it all.
+ */
+export function interruptedChange(ctx: Context, signal: string): CliError | undefined {
+  const operation = ctx.changes.last();
+  if (operation === undefined) return undefined;
+  const stop = stoppedWith(signal);
+  return new CliError(stop.said, {
+    exitCode: stop.exitCode,
+    hint: mayHaveBeenDone(ctx, operation),
+    details: { mayHaveRun: true },
+  });
 }
