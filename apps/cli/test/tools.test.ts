@@ -963,6 +963,36 @@ describe('a server that is not Convene', () => {
     expect(down.stdout).toContain('No server answers there');
   });
 
+  it('space create where a web server answers 501 (`python3 -m http.server`) is only named as not Convene: no space may have been made; behind a proxy’s 502 it may', async () => {
+    let status = 501;
+    const other = createServer((_request, response) => {
+      response.writeHead(status, { 'content-type': 'text/html' });
+      response.end('<html>Unsupported method</html>');
+    });
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
+    const someone = new User(url);
+    try {
+      const created = await someone.run(['space', 'create', 'x']);
+      expect(created.code).toBe(1);
+      expect(created.stderr).toBe(
+        `✗ the server at ${url} answered HTTP 501 but is not a Convene server (or not this API version)\nCheck the address (--url or CONVENE_URL); \`convene doctor\` checks the server.\n`,
+      );
+      const json = JSON.parse((await someone.run(['space', 'create', 'x', '--json'])).stderr);
+      expect(json).toMatchObject({ status: 501, exitCode: 1 });
+      expect(json.mayHaveRun).toBeUndefined();
+      // A proxy's 502 may come after Convene behind it took the request: that is still said.
+      status = 502;
+      const proxied = await someone.run(['space', 'create', 'x']);
+      expect(proxied.code).toBe(1);
+      expect(proxied.stderr).toContain('answered HTTP 502 but is not a Convene server');
+      expect(proxied.stderr).toContain('The space may have been created all the same');
+    } finally {
+      someone.remove();
+      other.close();
+    }
+  });
+
   it('saves nothing from a 200 that is not Convene’s (another API’s `{}`, an empty body, `{}` with the header): every key saved before still works', async () => {
     // Another API at a mistyped address, a webhook receiver, and something that sends Convene's
     // header but not its answers (another API version behind a proxy, say).

@@ -84,9 +84,14 @@ export function explained(error: unknown, ctx: Context): CliError {
  */
 function perhapsDone(failure: CliError, error: ConveneError, ctx: Context): CliError {
   if (!error.mayHaveRun || error.method === undefined || error.method === 'GET') return failure;
-  // Whatever answered there was no Convene server (plain HTTP at an https:// address, or not HTTP):
-  // nothing ran.
-  if (speaksPlainHttp(error, ctx.server) || connectionState(error) === 'answers, but not in HTTP')
+  // Whatever answered there was no Convene server (plain HTTP at an https:// address, or not HTTP,
+  // or an HTTP answer without Convene's header that no proxy in front of one gives for a request it
+  // passed on, as a 502 or a 504 may be): nothing ran.
+  if (
+    speaksPlainHttp(error, ctx.server) ||
+    connectionState(error) === 'answers, but not in HTTP' ||
+    (isNotConvene(error) && error.status !== 502 && error.status !== 504)
+  )
     return failure;
   // A send is the one command that takes a key of its own: sent again under this one, it is
   // answered as the first attempt was if that ran, and posted once if not.

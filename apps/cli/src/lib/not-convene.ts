@@ -33,9 +33,12 @@ export const conveneFetch: typeof fetch = async (input, init) => {
   });
 };
 
+/** What a reverse proxy answers for the server behind it while that server is away (nginx's 502, 503, 504). */
+export const PROXY_AWAY = new Set([502, 503, 504]);
+
 /**
  * An answer that is not Convene's: its status, not its body (an HTML page as the error says
- * nothing), and where to look: the address, or a proxy in front of Convene for a 5xx (and
+ * nothing), and where to look: the address, or a proxy in front of Convene for a 502, 503 or 504 (and
  * `convene doctor`, unless that is what is asking).
  */
 export function notConvene(
@@ -47,7 +50,7 @@ export function notConvene(
     `the server at ${server} answered HTTP ${error.status} but is not a Convene server (or not this API version)`,
     {
       hint: `${
-        error.status !== undefined && error.status >= 500
+        error.status !== undefined && PROXY_AWAY.has(error.status)
           ? 'A proxy in front of Convene answers so while Convene is down; else check'
           : 'Check'
       } the address (--url or CONVENE_URL)${fromDoctor ? '' : '; `convene doctor` checks the server'}.`,

@@ -1,7 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { ConnectionError, ConveneError, type OutageHooks, TimeoutError } from '@convene/sdk';
 import { connectionState, speaksPlainHttp, withoutRetryNote } from './failure';
-import { isNotConvene } from './not-convene';
+import { isNotConvene, PROXY_AWAY } from './not-convene';
 import type { Output, Spinner } from './output';
 
 /**
@@ -140,13 +140,6 @@ export function waitingForStart(
   };
 }
 
-/**
- * What a reverse proxy in front of Convene answers while Convene is away behind it (restarting, or
- * shutting down and no longer taking connections): its own page, not Convene's, but a server that
- * will be back, as the live connection takes it (it rides out every 5xx).
- */
-const PROXY_AWAY = [502, 503, 504];
-
 /** Whether a server that failed a first connection so may answer later: see waitingForStart. */
 function worthWaiting(error: ConveneError, server: string): boolean {
   if (error instanceof TimeoutError) return true;
@@ -154,7 +147,9 @@ function worthWaiting(error: ConveneError, server: string): boolean {
     return !speaksPlainHttp(error, server) && connectionState(error) !== 'answers, but not in HTTP';
   const { status } = error;
   if (status === undefined) return false;
-  // Any other answer that is not Convene's is a wrong address (a web server, another API).
-  if (isNotConvene(error)) return PROXY_AWAY.includes(status);
+  // A reverse proxy's own page while Convene is away behind it (restarting, or shutting down) is a
+  // server that will be back, as the live connection takes it (it rides out every 5xx); any other
+  // answer that is not Convene's is a wrong address (a web server, another API).
+  if (isNotConvene(error)) return PROXY_AWAY.has(status);
   return status >= 500 || status === 408 || status === 429;
 }
