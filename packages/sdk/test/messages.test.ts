@@ -113,19 +113,21 @@ describe('messages', () => {
 
   it("adds a long poll's wait to the timeout, the call's as the client's", async () => {
     const { owner, spaceId } = await ownedSpace();
-    const short = { timeoutMs: 300, maxRetries: 0 };
+    // A second short of the wait: without the wait added, each poll would time out at 1 s. (With
+    // 300 ms, an answer that a loaded machine took 0.3 s to hand over past the wait timed out.)
+    const short = { timeoutMs: 1000, maxRetries: 0 };
     const shortClient = hub(short).space(spaceId, owner.key);
-    // An empty space and inbox: each poll waits its full second, beyond the 300 ms timeout.
+    // An empty space and inbox: each poll waits its full 2 s, beyond the 1 s timeout.
     const polls: [string, () => Promise<{ messages: unknown[] }>][] = [
-      ['messages.list, timeoutMs per call', () => owner.messages.list({ wait: 1 }, short)],
-      ['messages.list, timeoutMs of the client', () => shortClient.messages.list({ wait: 1 })],
-      ['inbox.get, timeoutMs per call', () => owner.inbox.get({ wait: 1 }, short)],
-      ['inbox.get, timeoutMs of the client', () => shortClient.inbox.get({ wait: 1 })],
+      ['messages.list, timeoutMs per call', () => owner.messages.list({ wait: 2 }, short)],
+      ['messages.list, timeoutMs of the client', () => shortClient.messages.list({ wait: 2 })],
+      ['inbox.get, timeoutMs per call', () => owner.inbox.get({ wait: 2 }, short)],
+      ['inbox.get, timeoutMs of the client', () => shortClient.inbox.get({ wait: 2 })],
     ];
     for (const [name, poll] of polls) {
       const started = Date.now();
       expect((await poll()).messages, name).toEqual([]);
-      expect(Date.now() - started, name).toBeGreaterThanOrEqual(900);
+      expect(Date.now() - started, name).toBeGreaterThanOrEqual(1900);
     }
   });
 });
