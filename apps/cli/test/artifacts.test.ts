@@ -406,6 +406,31 @@ describe('create, list, show, write, download, history, diff, restore', () => {
     expect((await owner.run(['artifact', 'unlock', 'hints.md'])).code).toBe(0);
   });
 
+  it('gives a participant who meets someone’s lock the unlock as the owner runs it: the space by its id, without the --url only the participant saved', async () => {
+    expect((await owner.run(['artifact', 'create', 'r.md'])).code).toBe(0);
+    const spaceId = owner.credentials().hosts[server.url].defaultSpace as string;
+    expect((await guest.run(['artifact', 'lock', 'r.md'])).code).toBe(0);
+    // Max joined through the other name of the server: his keys are saved under it, not the owner's.
+    const alias = server.url.replace('127.0.0.1', 'localhost');
+    const max = new User(undefined);
+    try {
+      const { humanLink } = (await owner.run(['invite', '--json'])).json();
+      expect((await max.run(['join', humanLink, '--name', 'Max', '--url', alias])).code).toBe(0);
+      const refused = await max.run(['--url', alias, 'artifact', 'unlock', 'r.md']);
+      expect(refused.code).toBe(6);
+      expect(refused.stderr).toContain('ask the owner to release it');
+      const line = suggested(refused.stderr).find((words) => words[1] === 'unlock');
+      expect(line).toEqual(['artifact', 'unlock', 'r.md', '--space', spaceId]);
+      // The owner's default is another space now: the line names this one all the same.
+      expect((await owner.run(['space', 'create', 'Elsewhere'])).code).toBe(0);
+      const released = await owner.run([...line!, '--yes']);
+      expect(released.code, released.stderr).toBe(0);
+      expect(released.stderr).toContain('Released Gus’s lock on r.md');
+    } finally {
+      max.remove();
+    }
+  });
+
   it('locks at a version, and the write its hint suggests is refused once the lock lapsed and someone saved', async () => {
     await owner.run(['artifact', 'create', 'lapse.md', '--file', '-'], { input: 'v1\n' });
     const locked = await guest.run(['artifact', 'lock', 'lapse.md']);
@@ -1236,7 +1261,7 @@ describe('a hint that names a document whose name starts with "-"', () => {
         stdin: 'pipe',
       });
       expect(blocked.code).toBe(6);
-      expect(blocked.stderr).toContain('`convene artifact unlock -- "-draft.md"`');
+      expect(blocked.stderr).toMatch(/`convene artifact unlock --space [0-9a-f-]{36} -- "-draft\.md"`/);
       expect((await ana.run(unlock!)).code).toBe(0);
 
       // A version that is none: the history that lists them.

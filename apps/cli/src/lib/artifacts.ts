@@ -7,7 +7,7 @@ import {
   type LockResult,
   UnlockError,
 } from '@convene/sdk';
-import type { LineParts } from './command-line';
+import { commandLine, type LineParts } from './command-line';
 import type { Context } from './context';
 import { formatSeconds, parseDuration } from './duration';
 import { CliError, UsageError } from './errors';
@@ -88,6 +88,10 @@ export async function findArtifact(
       owner: saved.role === 'owner',
       ownerId: view.participants.find((p) => p.isOwner)?.participantId,
       command: (words: string, parts?: LineParts) => suggest(ctx, words, parts),
+      // The space by its id, which names it in any configuration that holds a key for it, whatever
+      // its default; no --url, which names the server as this one spells it, not as theirs does.
+      ownerCommand: (words: string, parts: LineParts = {}) =>
+        commandLine(words, { ...parts, options: { ...parts.options, '--space': verbatim(saved.spaceId) } }),
     },
   };
 }
@@ -104,6 +108,8 @@ export interface LockContext {
   ownerId?: string | undefined;
   /** The command line a hint suggests, on the document's space (`suggest`). */
   command: (words: string, parts?: LineParts) => string;
+  /** The command line a hint asks the owner to run, in their own configuration. */
+  ownerCommand: (words: string, parts?: LineParts) => string;
 }
 
 /** The longest `--wait`: a day (a lock left behind lapses within the server's lock lifetime). */
@@ -278,10 +284,10 @@ interface LockWaiting {
 /** A 423 in words: who holds the lock and until when (exit 6), and what you can do about it. */
 export function lockedFailure(
   error: LockedError,
-  { artifactName, named, names, owner, ownerId, command }: LockContext,
+  { artifactName, named, names, owner, ownerId, command, ownerCommand }: LockContext,
   { waited, waitable }: LockWaiting = {},
 ): CliError {
-  const unlock = command('artifact unlock', { args: [named] });
+  const unlock = (owner ? command : ownerCommand)('artifact unlock', { args: [named] });
   const tail = command('tail');
   const holder = error.lockedBy ? (names.get(error.lockedBy) ?? error.lockedBy) : undefined;
   const until = error.lockExpiresAt
