@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -115,6 +116,59 @@ describe('send', () => {
       expect(await contents('First')).toHaveLength(2);
     } finally {
       solo.remove();
+    }
+  });
+
+  it('sends an image file as a data: URI of its type, refuses one too large or not an image, and shows a data: URI by its type and size (--json whole)', async () => {
+    const painter = new User(server.url);
+    try {
+      expect((await painter.run(['space', 'create', 'Pictures'])).code).toBe(0);
+      const at = (name: string, bytes: Buffer) => {
+        writeFileSync(join(painter.home, name), bytes);
+        return name;
+      };
+      // A PNG by its bytes, whatever its name says.
+      const png = Buffer.concat([Buffer.from('89504e470d0a1a0a', 'hex'), randomBytes(3000)]);
+      const sent = await painter.run(['send', '--image', at('chart.bin', png), '--json'], {
+        cwd: painter.home,
+      });
+      expect(sent.code, sent.stderr).toBe(0);
+      const dataUri = `data:image/png;base64,${png.toString('base64')}`;
+      const [image] = (await painter.run(['messages', '--json'])).json();
+      expect(image).toMatchObject({ type: 'image', content: dataUri, id: sent.json().messageId });
+
+      const text = await painter.run(['send', '--image', at('notes.txt', Buffer.from('hello\n'))], {
+        cwd: painter.home,
+      });
+      expect(text.code).toBe(2);
+      expect(text.stderr).toContain('notes.txt is not a PNG, JPEG, GIF or WebP image: nothing was sent');
+      // Past what a data: URI of 1 MiB holds.
+      const gif = Buffer.concat([Buffer.from('GIF89a'), Buffer.alloc(800_000)]);
+      const big = await painter.run(['send', '--image', at('big.gif', gif)], { cwd: painter.home });
+      expect(big.code).toBe(2);
+      expect(big.stderr).toContain('big.gif is too large to send as an image: 781.3 KiB, where 768 KiB fit');
+      const missing = await painter.run(['send', '--image', 'gone.png'], { cwd: painter.home });
+      expect(missing.code).toBe(5);
+      expect(missing.stderr).toContain('cannot open gone.png: no such file or directory');
+
+      // Shown by its type and size; a reply to it names it so too.
+      expect((await painter.run(['send', 'Nice one', '--reply-to', image.id])).code).toBe(0);
+      const listed = await painter.run(['messages']);
+      expect(listed.stdout).not.toContain('base64');
+      expect(listed.stdout).toMatch(
+        /Owner \(owner\): \[image\] image\/png, 2\.9 KiB \(a data: URI: --json has it whole\)\n/,
+      );
+      expect(listed.stdout).toMatch(/↪ in reply to Owner: \[image\] image\/png, 2\.9 KiB/);
+      expect(Math.max(...listed.stdout.split('\n').map((line) => line.length))).toBeLessThan(120);
+      const json = (await painter.run(['messages', '--json'])).json();
+      expect(json[0].content).toBe(dataUri);
+      const tail = follow(painter, ['tail']);
+      await tail.waitFor('Nice one');
+      expect(tail.stdout()).toMatch(/\[image\] image\/png, 2\.9 KiB/);
+      expect(tail.stdout()).not.toContain('base64');
+      await tail.interrupt();
+    } finally {
+      painter.remove();
     }
   });
 

@@ -8,7 +8,7 @@ import { isUuid } from '../lib/context';
 import { CliError, UsageError } from '../lib/errors';
 import { ExitCode } from '../lib/exit-codes';
 import { explain, refusedForNow, serverWords } from '../lib/failure';
-import { assertPiped, readStdin, readTextFile, stdinIsPiped } from '../lib/input';
+import { assertPiped, imageContent, readStdin, readTextFile, stdinIsPiped } from '../lib/input';
 import { interruptible } from '../lib/interrupt';
 import { canBeMentioned, type StrayMention, strayMentions } from '../lib/mentions';
 import { inline } from '../lib/output';
@@ -24,7 +24,7 @@ import { suggest } from '../lib/suggest';
  */
 const MESSAGE_BYTES = limits.messageMax * 4;
 const USAGE =
-  'convene send [SPACE] TEXT | --file F | - [--space SPACE] [--html | --image URL] [--mention WHO]... [--reply-to ID] [--idempotency-key KEY]';
+  'convene send [SPACE] TEXT | --file F | - [--space SPACE] [--html | --image URL|FILE] [--mention WHO]... [--reply-to ID] [--idempotency-key KEY]';
 
 export function registerSend(program: Command, app: App): void {
   program
@@ -38,7 +38,8 @@ export function registerSend(program: Command, app: App): void {
         'from the argument, a file (--file), or stdin (`-`, or with no text, what is piped or ' +
         'redirected into it); a text that starts with `-` goes ' +
         'after `--`, which ends the options. --html sends it as HTML (readers sanitise it); ' +
-        '--image sends an https: image URL. An @ followed by a participant’s whole name (any ' +
+        '--image sends an image: an https: URL, a data:image/…;base64, URI, or a PNG, JPEG, GIF or ' +
+        'WebP file (768 KiB at most), sent as a data: URI. An @ followed by a participant’s whole name (any ' +
         'case) mentions them, as --mention does; an @Word that names nobody is said on stderr. ' +
         'A message is 1 to 65,536 characters. A send whose answer was lost may have been sent: ' +
         'it says so, with the key to send it again under (--idempotency-key), which never posts ' +
@@ -51,7 +52,10 @@ export function registerSend(program: Command, app: App): void {
     .option('-s, --space <space>', 'name or id (default: the default space)')
     .option('-f, --file <file>', 'send the content of a file')
     .option('--html', 'the text is HTML')
-    .option('--image <url>', 'send an image (an https: URL or a data:image/…;base64 URI)')
+    .option(
+      '--image <url|file>',
+      'send an image: an https: URL, a data:image/…;base64, URI, or a PNG, JPEG, GIF or WebP file (768 KiB at most)',
+    )
     .option(
       '-m, --mention <who>',
       'put it in a participant’s inbox: a name, the start of one (ada for Ada Lovelace) or a participantId (repeatable); @Name in the text works too, with the whole name',
@@ -75,6 +79,7 @@ export function registerSend(program: Command, app: App): void {
         'git log -5 --oneline | convene send -',
         'convene send --file notes.html --html',
         'convene send --image https://example.com/chart.png',
+        'convene send --image ./chart.png',
         'convene send "Can you review?" --mention Ada',
         'convene send -- "-1 from me: not yet"',
         'convene send "Deploy finished" --idempotency-key deploy-2026-11-28',
@@ -122,7 +127,7 @@ export function registerSend(program: Command, app: App): void {
         return messageOf(text);
       };
       let content: string;
-      if (options.image !== undefined) content = options.image;
+      if (options.image !== undefined) content = imageContent(options.image);
       else if (options.file !== undefined) content = fitting(await readTextFile(options.file, MESSAGE_BYTES));
       else if (textArgument === '-') {
         assertPiped('send -');

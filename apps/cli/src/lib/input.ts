@@ -3,6 +3,7 @@ import { limits } from '@convene/sdk';
 import type { Context } from './context';
 import { UsageError } from './errors';
 import { fileError } from './failure';
+import { size } from './render';
 
 /** How long stdin may stay open with nothing in it before convene says it is waiting for it. */
 export const QUIET_STDIN_MS = 5000;
@@ -177,4 +178,49 @@ export function spaceNamed(
     `two spaces named: "${argument}" as SPACE and "${option}" with --space`,
     `Name the space once: \`${command} SPACE\` or \`${command} --space SPACE\`.`,
   );
+}
+
+/** The media types an image message's data: URI may have, by the bytes their files start with. */
+const IMAGE_TYPES: readonly { type: string; is: (bytes: Buffer) => boolean }[] = [
+  { type: 'image/png', is: (b) => b.subarray(0, 8).equals(Buffer.from('89504e470d0a1a0a', 'hex')) },
+  { type: 'image/jpeg', is: (b) => b.subarray(0, 3).equals(Buffer.from('ffd8ff', 'hex')) },
+  { type: 'image/gif', is: (b) => /^GIF8[79]a/.test(b.subarray(0, 6).toString('latin1')) },
+  {
+    type: 'image/webp',
+    is: (b) =>
+      b.subarray(0, 4).toString('latin1') === 'RIFF' && b.subarray(8, 12).toString('latin1') === 'WEBP',
+  },
+];
+
+/**
+ * `send --image VALUE`: an address (an https: URL, a data: URI, anything with a scheme, which the
+ * server judges) as it is; else the path of a PNG, JPEG, GIF or WebP file, sent as the data: URI
+ * of its type (told by its bytes, not its name), which the server takes up to
+ * `limits.imageDataUriMax` characters: a file past that, or not such an image, is a usage error
+ * before anything is sent. A data: URI that large cannot be typed on a command line (Linux takes
+ * an argument of 128 KiB at most), so a file is how a larger image is sent.
+ */
+export function imageContent(value: string): string {
+  if (/^[a-z][a-z0-9+.-]*:/i.test(value)) return value;
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(value);
+  } catch (error) {
+    throw fileError(Object.assign(error as NodeJS.ErrnoException, { path: value }));
+  }
+  const type = IMAGE_TYPES.find((candidate) => candidate.is(bytes))?.type;
+  if (type === undefined)
+    throw new UsageError(
+      `${value} is not a PNG, JPEG, GIF or WebP image: nothing was sent`,
+      'An image message is one of those, given as a file, an https: URL or a data:image/…;base64, URI.',
+    );
+  const prefix = `data:${type};base64,`;
+  // Base64 writes 3 bytes as 4 characters.
+  const fits = Math.floor((limits.imageDataUriMax - prefix.length) / 4) * 3;
+  if (bytes.length > fits)
+    throw new UsageError(
+      `${value} is too large to send as an image: ${size(bytes.length)}, where ${size(fits)} fit (a data: URI of ${size(limits.imageDataUriMax)} at most)`,
+      'Make it smaller (fewer pixels, or JPEG or WebP), or send an https: URL of it.',
+    );
+  return `${prefix}${bytes.toString('base64')}`;
 }

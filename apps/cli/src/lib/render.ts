@@ -14,6 +14,29 @@ export interface MessageLike {
   replyTo?: string | undefined;
 }
 
+/**
+ * A message's content as a line shows it: an image given as a data: URI (up to 1 MiB, a line of
+ * 1.3 million characters) by its media type and size, which `--json` has whole; an https: URL,
+ * and any other message, as it is.
+ */
+function shown(message: Pick<MessageLike, 'type' | 'content'>): string {
+  const data = message.type === 'image' ? /^data:([^;,]*)((?:;[^;,]*)*),/i.exec(message.content) : null;
+  if (!data) return message.content;
+  const payload = message.content.slice(data[0].length);
+  const base64 = /;base64$/i.test(data[2] ?? '');
+  const bytes = base64
+    ? Math.floor((payload.length * 3) / 4) - (payload.match(/=+$/)?.[0].length ?? 0)
+    : payload.length;
+  return `${data[1] || 'data'}, ${size(bytes)} (a data: URI: --json has it whole)`;
+}
+
+/** A number of bytes for people: `512 bytes`, `2.9 KiB`, `1 MiB`. */
+export function size(bytes: number): string {
+  if (bytes < 1024) return `${bytes} bytes`;
+  const [value, unit] = bytes < 1024 * 1024 ? [bytes / 1024, 'KiB'] : [bytes / 1024 / 1024, 'MiB'];
+  return `${value.toFixed(1).replace(/\.0$/, '')} ${unit}`;
+}
+
 /** A timestamp for people: the time of day for today, else the date too. */
 export function when(iso: string, now: Date = new Date()): string {
   const date = new Date(iso);
@@ -53,7 +76,11 @@ export class MessagesSeen {
   add(message: MessageLike & { id: string }): void {
     // Only what a snippet shows is kept, not a long text whole.
     const { senderName, type, content } = message;
-    this.byId.set(message.id, { senderName, type, content: content.slice(0, 240) });
+    this.byId.set(message.id, {
+      senderName,
+      type,
+      content: type === 'image' ? shown(message) : content.slice(0, 240),
+    });
     if (this.byId.size > this.max) this.byId.delete(this.byId.keys().next().value!);
   }
 
@@ -68,7 +95,7 @@ type Answered = Pick<MessageLike, 'senderName' | 'type' | 'content'>;
 /** The start of a message, its first line cut to 60 columns (`[image] https://…` for an image). */
 function snippet(message: Answered): string {
   const label = message.type === 'text' ? '' : `[${message.type}] `;
-  const first = inline(`${label}${message.content.split('\n')[0]}`);
+  const first = inline(`${label}${shown(message).split('\n')[0]}`);
   const cut = truncate(first, 60);
   return cut === first && message.content.includes('\n') ? `${cut} …` : cut;
 }
@@ -95,7 +122,7 @@ export function printMessage(out: Output, message: MessageLike, me?: string, see
   const name = message.isOwner ? `${c.bold(c.cyan(sender))} ${c.dim('(owner)')}` : c.bold(sender);
   const mark = me !== undefined && message.mentions?.includes(me) ? ` ${c.bold(c.yellow('[@you]'))}` : '';
   const label = message.type === 'text' ? '' : `${c.magenta(`[${message.type}]`)} `;
-  const [first, ...rest] = message.content.split('\n');
+  const [first, ...rest] = shown(message).split('\n');
   const id = message.id === undefined ? '' : `${c.dim(shortId(message.id))}  `;
   out.line(`${c.dim(when(message.timestamp))}  ${id}${name}${mark}: ${label}${first}`);
   for (const line of rest) out.line(`          ${line}`);
