@@ -26,6 +26,7 @@ import { toHttpError } from './http/errors';
 import { forwardedWithoutTrust } from './http/forwarded';
 import { authorizeReplayOf, idempotencyHooks, skipAnsweredHandlers } from './http/idempotency';
 import { serializeError } from './http/log-errors';
+import { refuseMisnamedFields } from './http/misnamed-fields';
 import { boundPipelining, RUNNING_PER_CONNECTION, WAITING_PER_CONNECTION } from './http/pipelining';
 import { normaliseRequest, originForm, registerHttpPolicy, restoreHead } from './http/policy';
 import { Presence } from './http/presence';
@@ -253,6 +254,9 @@ export async function buildApp({
   });
   // 2b. A request whose count was left to its use case and answered without it is counted now.
   app.addHook('onSend', rateLimit.settlePending);
+  // 4b. A body field or query parameter that is a slip of one the operation takes: 400, before
+  //     anything runs (http/misnamed-fields.ts).
+  app.addHook('preValidation', refuseMisnamedFields);
   // 5. Each further call of an MCP JSON-RPC batch counts as a request, once the body is parsed
   //    (a POST /mcp refuses as a whole counts once).
   app.addHook(

@@ -31,13 +31,13 @@ import {
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { closest, distance } from 'fastest-levenshtein';
 import { z } from 'zod';
 import { idempotencyCaller, sha256 } from '../http/client';
 import { toHttpError } from '../http/errors';
 import { authorizeReplayOf, type Begun, canonicalJson, type IdempotencyGate } from '../http/idempotency';
 import { jsonBodyProblem, NUL_PROBLEM, SURROGATE_PROBLEM } from '../http/json-body';
 import { type FailureLog, logFailure } from '../http/log-errors';
+import { misnamed } from '../misnamed';
 import { connectionKeyLine, mcpInstructions } from './instructions';
 import {
   keyArgument,
@@ -223,8 +223,8 @@ export function createMcpServer({
         key,
         userToken: typeof args.userToken === 'string' && args.userToken ? args.userToken : userToken,
       });
-      const misnamed = misnamedArgument(args, argumentNames(tools, tool));
-      if (misnamed) throw misnamed;
+      const slip = misnamed(args, argumentNames(tools, tool), 'argument');
+      if (slip) throw slip;
       const input = tool.input.parse(args);
       if (key) leave = await attend?.(key, waits(input));
       const output = await tool.run(input, {
@@ -411,46 +411,6 @@ function argumentNames(table: readonly Tool[], tool: Tool): readonly string[] {
     argumentNamesOf.set(table, byTool);
   }
   return byTool.get(tool.name) ?? [];
-}
-
-/**
- * Names an agent gives a wait's length by, where the tool calls it otherwise: wait_for_messages'
- * `timeoutSeconds` is list_messages' and get_inbox's `wait`.
- */
-const SYNONYMS: Record<string, readonly string[]> = {
-  timeoutSeconds: ['wait', 'timeout', 'waitSeconds'],
-  wait: ['timeoutSeconds', 'timeout', 'waitSeconds'],
-};
-
-/**
- * An argument a tool does not take whose name is a slip of one it does and was not given
- * (`mention` for `mentions`, `spaceID` for `spaceId`, `timeout` for `timeoutSeconds`, a synonym):
- * refused with the name meant, since dropping it would do something else than asked (a message
- * that mentions nobody, a wait of the default length). A name far from every argument is ignored,
- * as REST ignores a field it does not read.
- */
-function misnamedArgument(
-  args: Record<string, unknown>,
-  names: readonly string[],
-): ValidationError | undefined {
-  const free = names.filter((name) => !(name in args));
-  if (free.length === 0) return undefined;
-  for (const given of Object.keys(args)) {
-    if (names.includes(given)) continue;
-    const near = closest(given, free);
-    const bound = Math.min(given.length, near.length) <= 6 ? 1 : 2;
-    const lower = given.toLowerCase();
-    const meant =
-      free.find((name) => name.toLowerCase() === lower) ??
-      (distance(given, near) <= bound ? near : undefined) ??
-      free.find((name) => SYNONYMS[name]?.some((synonym) => synonym.toLowerCase() === lower)) ??
-      free.find((name) => given.length >= 4 && name.toLowerCase().startsWith(lower));
-    if (meant) {
-      const message = `unknown argument "${given}": did you mean "${meant}"?`;
-      return new ValidationError(message, { issues: [{ path: [given], message }] });
-    }
-  }
-  return undefined;
 }
 
 /**

@@ -84,7 +84,8 @@ function componentsUsedBy(doc: OpenAPIObject, roots: unknown[]): Set<string> {
  * must not refuse the next field a later server adds. zod closes every output object
  * (`additionalProperties: false`): the schemas written inline in answers, and the components only
  * answers use, drop it, as the MCP tools' output schemas do. Request bodies are left as zod writes
- * them: open too, since the server ignores (strips) the fields it does not know.
+ * them: open too, since the server ignores (strips) the fields it does not know, but for a slip of
+ * a field it takes, which it refuses (http/misnamed-fields.ts).
  */
 function openResponseSchemas(doc: OpenAPIObject): void {
   const requests: unknown[] = [];

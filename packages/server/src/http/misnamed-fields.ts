@@ -1,0 +1,38 @@
+import type { OperationContract } from '@convene/contract';
+import type { FastifyRequest } from 'fastify';
+import type { z } from 'zod';
+import { misnamed } from '../misnamed';
+import { operationOf } from '../rest/route-table';
+
+/** The names each operation takes: its path parameters, body fields or query parameters. */
+const namesOf = new WeakMap<OperationContract, readonly string[]>();
+
+function names(contract: OperationContract): readonly string[] {
+  let known = namesOf.get(contract);
+  if (!known) {
+    known = Object.keys((contract.input as z.ZodObject).shape);
+    namesOf.set(contract, known);
+  }
+  return known;
+}
+
+/**
+ * A REST request's body field, or a read's query parameter, that is a slip of one its operation
+ * takes and was not given (`{"private": true}` for `privacy`, `mention` for `mentions`,
+ * `?timeout=20` for `wait`): 400, naming the one meant, before anything runs. Dropped, as any
+ * unknown field is, it did something else than asked (a public space, a message that mentions
+ * nobody), and said it had succeeded. As MCP tools refuse a misnamed argument (see misnamed.ts).
+ */
+export async function refuseMisnamedFields(request: FastifyRequest): Promise<void> {
+  const contract = operationOf(request);
+  if (!contract) return;
+  const read = contract.method === 'GET' || contract.method === 'DELETE';
+  const given = read ? request.query : request.body;
+  if (!given || typeof given !== 'object' || Array.isArray(given)) return;
+  const slip = misnamed(
+    { ...(request.params as object), ...(given as object) },
+    names(contract),
+    read ? 'query parameter' : 'field',
+  );
+  if (slip) throw slip;
+}

@@ -1,0 +1,53 @@
+import { ValidationError } from '@convene/core';
+import { closest, distance } from 'fastest-levenshtein';
+
+/**
+ * Names a caller gives a wait's length by, where the operation calls it otherwise: MCP's
+ * wait_for_messages' `timeoutSeconds` is list_messages', get_inbox's and REST's `wait`.
+ */
+const SYNONYMS: Record<string, readonly string[]> = {
+  timeoutSeconds: ['wait', 'timeout', 'waitSeconds'],
+  wait: ['timeoutSeconds', 'timeout', 'waitSeconds'],
+};
+
+/**
+ * A name the caller gave that the operation does not take, but that is a slip of one it takes and
+ * was not given (`mention` for `mentions`, `private` for `privacy`, `spaceID` for `spaceId`,
+ * `timeout` for `wait`, the start of a longer name): refused, 400, with the name meant, since
+ * dropping it would do something else than asked (a message that mentions nobody, a public space,
+ * a wait of the default length). A name far from every one the operation takes is ignored: a
+ * request may carry fields of its own, and newer clients send fields an older server ignores.
+ * `what` is how the answer calls it: an MCP tool's `argument`, a REST body's `field`, a query's
+ * `query parameter`.
+ */
+export function misnamed(
+  given: Readonly<Record<string, unknown>>,
+  names: readonly string[],
+  what: 'argument' | 'field' | 'query parameter',
+): ValidationError | undefined {
+  let free: string[] | undefined;
+  for (const name of Object.keys(given)) {
+    if (names.includes(name)) continue;
+    free ??= names.filter((known) => !(known in given));
+    if (free.length === 0) return undefined;
+    const meant = slipOf(name, free);
+    if (meant) {
+      const message = `unknown ${what} "${name}": did you mean "${meant}"?`;
+      return new ValidationError(message, { issues: [{ path: [name], message }] });
+    }
+  }
+  return undefined;
+}
+
+/** Which of `free` the name `given` is a slip of, if any. */
+function slipOf(given: string, free: readonly string[]): string | undefined {
+  const near = closest(given, free as string[]);
+  const bound = Math.min(given.length, near.length) <= 6 ? 1 : 2;
+  const lower = given.toLowerCase();
+  return (
+    free.find((name) => name.toLowerCase() === lower) ??
+    (distance(given, near) <= bound ? near : undefined) ??
+    free.find((name) => SYNONYMS[name]?.some((synonym) => synonym.toLowerCase() === lower)) ??
+    free.find((name) => given.length >= 4 && name.toLowerCase().startsWith(lower))
+  );
+}
