@@ -853,6 +853,40 @@ describe('space create, list, show, use, update, close', () => {
   });
 });
 
+describe('the server remembered once its last space is forgotten', () => {
+  it('says how to go back to the server that has keys: the `space use … --url` that remembers it', async () => {
+    const wanderer = file.user({ url: undefined });
+    // Another server (a proxy before the same one, at another address), where one space is made.
+    const other = await scriptedProxy(server.url, /^$/);
+    try {
+      expect((await wanderer.run(['--url', server.url, 'space', 'create', 'Home'])).code).toBe(0);
+      expect((await wanderer.run(['--url', other.url, 'space', 'create', 'Trial'])).code).toBe(0);
+      expect((await wanderer.run(['space', 'close', '--yes'])).code).toBe(0);
+      const left = await wanderer.run(['leave', '--yes']);
+      expect(left.code).toBe(0);
+      const back = `\`convene space use "Home" --url ${server.url}\` to make it the server of the next commands`;
+      expect(left.stderr.replace(/\s+/g, ' ')).toContain(
+        `No space is saved here now: create one with \`convene space create NAME\` or join one with \`convene join LINK\`. Keys are saved for another server: ${server.url} (1). Add \`--url ${server.url}\` (or set CONVENE_URL) to use it, or ${back}.`,
+      );
+      // The next command still goes to the server remembered, and says the same.
+      const stuck = await wanderer.run(['messages']);
+      expect(stuck.code).toBe(4);
+      expect(stuck.stderr).toContain(`no space chosen on ${other.url}`);
+      expect(stuck.stderr.replace(/\s+/g, ' ')).toContain(back);
+      // Given with --url (or CONVENE_URL), the server is the one named: no going back to offer.
+      const named = await wanderer.run(['messages', '--url', other.url]);
+      expect(named.stderr).not.toContain('space use');
+      // The line, run as it is, goes back.
+      const line = suggested(stuck.stderr).find((words) => words[0] === 'space');
+      expect(line).toEqual(['space', 'use', 'Home', '--url', server.url]);
+      expect((await wanderer.run(line!)).code).toBe(0);
+      expect((await wanderer.run(['messages'])).code).toBe(0);
+    } finally {
+      await other.close();
+    }
+  });
+});
+
 describe('invite, join, participants, moderation, leave', () => {
   it('invites, and a second person joins a public space by link; the key is kept and the space is the default', async () => {
     const owner = user();

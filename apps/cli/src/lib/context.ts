@@ -391,7 +391,13 @@ export class Context {
     if (!first) return undefined;
     const count = (spaces: object) => Object.keys(spaces).length;
     const where = others.map(([url, host]) => `${url} (${count(host.spaces)})`).join(', ');
-    return `Keys are saved for ${others.length === 1 ? 'another server' : 'other servers'}: ${where}. Add \`--url ${first[0]}\` (or set CONVENE_URL) to use ${others.length === 1 && count(first[1].spaces) === 1 ? 'it' : 'them'}.`;
+    const use = `Add \`--url ${first[0]}\` (or set CONVENE_URL) to use ${others.length === 1 && count(first[1].spaces) === 1 ? 'it' : 'them'}`;
+    // The server remembered (the last space created, joined or used was there) has no key left:
+    // `space use` with --url makes the other the server of the next commands, as the README says.
+    const back = this.urlIsExplicit
+      ? ''
+      : `, or \`${backTo(first[0], first[1])}\` to make it the server of the next commands`;
+    return `Keys are saved for ${others.length === 1 ? 'another server' : 'other servers'}: ${where}. ${use}${back}.`;
   }
 
   private aliasWhere(holds: (host: HostEntry) => boolean): string | undefined {
@@ -549,7 +555,9 @@ export class Context {
       );
     } else if (how === 'left') {
       out.hint(
-        'No space is saved here now: create one with `convene space create NAME` or join one with `convene join LINK`.',
+        `No space is saved here now: create one with \`convene space create NAME\` or join one with \`convene join LINK\`.${
+          this.keysElsewhereHint()?.replace(/^/, ' ') ?? ''
+        }`,
       );
     }
   }
@@ -646,6 +654,25 @@ export const isLoopback = (hostname: string): boolean => LOOPBACK.has(hostname);
 /** What to do when the key is saved under another spelling of this machine's address. */
 export const aliasHint = (url: string): string =>
   `Your key for it is saved under ${url}, another name for this machine: add \`--url ${url}\` (or set CONVENE_URL=${url}).`;
+
+/**
+ * `convene space use NAME --url URL`: the line that makes the server `url` the one the next
+ * commands use, with its default space (or its one space) picked, by its name, or its id when
+ * another there shares it or a terminal would show it escaped; else NAME to fill in.
+ */
+function backTo(url: string, host: HostEntry): string {
+  const spaces = Object.values(host.spaces);
+  const space =
+    (host.defaultSpace ? host.spaces[host.defaultSpace] : undefined) ??
+    (spaces.length === 1 ? spaces[0] : undefined);
+  const shared = space && spaces.some((s) => s.spaceId !== space.spaceId && sameName(s.name, space.name));
+  const name: Value = !space
+    ? verbatim('NAME')
+    : shared || inline(space.name) !== space.name
+      ? verbatim(space.spaceId)
+      : space.name;
+  return commandLine('space use', { args: [name], options: { '--url': verbatim(shellWord(url)) } });
+}
 
 /** Where the key of a space named is saved for another server, and how to use it. */
 const otherServerHint = (url: string): string =>
