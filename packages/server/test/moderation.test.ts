@@ -214,6 +214,13 @@ describe('kickParticipant', () => {
     const refused = await kick(waiting.participantId);
     expect(refused.status, refused.text).toBe(200);
     expect(await statusOf(space, waiting.participantId)).toBe('kicked');
+    // Refused again: said as a refusal, the verb asked for, not as a kick.
+    const again = await kick(waiting.participantId);
+    expect(again.status, again.text).toBe(409);
+    expect(again.body).toMatchObject({
+      error: 'cannot refuse a participant who was kicked',
+      participantStatus: 'kicked',
+    });
     // Approved after the owner chose to refuse them: the refusal removes nobody.
     const approved = await h.joinActive(space);
     const late = await kick(approved.participantId);

@@ -35,8 +35,10 @@ export async function kickParticipant({
       whenClosed: whenClosedOf.kickParticipant,
     });
     const row = await lockModerationTarget(tx, spaceId, participantId);
-    if (row.status === 'left' || row.status === 'kicked') throw notApplicable('kick', row.status);
-    if (ifStatus && row.status !== ifStatus) throw notApplicable('refuse', row.status);
+    // Named as the caller asked: a refusal (`ifStatus`) of someone refused already is no kick.
+    const action = ifStatus ? 'refuse' : 'kick';
+    if (row.status === 'left' || row.status === 'kicked') throw notApplicable(action, row.status);
+    if (ifStatus && row.status !== ifStatus) throw notApplicable(action, row.status);
     await transitionParticipant({ ex: tx, clock, events: deps.events, config, row, to: 'kicked' });
   });
   return { ok: true };
