@@ -66,6 +66,7 @@ const preludes: Record<string, string | string[]> = {
     'declare function observe(event: StreamEvent): void;',
     'declare function handle(message: MessageView): Promise<void>;',
   ].join('\n'),
+  'Messages: text, images, HTML': [importTypes('JoinedSpaceClient'), me].join('\n'),
   'What concerns you: mentions, the inbox, long polls, webhooks': [
     [
       importTypes('JoinedSpaceClient', 'MessageView'),
