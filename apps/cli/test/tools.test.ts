@@ -194,7 +194,7 @@ describe('help, version, usage errors', () => {
     expect(serve.code).toBe(0);
     expect(serve.stdout).toMatch(/^ {2}-p, --port <port>/m);
     expect(serve.stdout).toMatch(/^ {2}--host <host>/m);
-    expect(serve.stdout).toMatch(/^Global Options:\n(.+\n)* {2}--json\b/m);
+    expect(serve.stdout).toMatch(/^Global Options:\n(.+\n)* {2}--no-color\b/m);
     expect(serve.stdout).not.toContain('--url');
     expect((await owner.run(['help', 'serve'])).stdout).not.toContain('--url');
     // Nor --version, which only the program takes (`serve -v` is refused), as no command's help lists it.
