@@ -580,3 +580,25 @@ describe('participants', () => {
     expect(statuses).toMatchObject({ Alice: 'left', Bob: 'kicked' });
   });
 });
+
+describe('a parameter named like one the call takes (plain JavaScript)', () => {
+  it('is refused by the server, naming the one meant, and nothing is made or sent', async () => {
+    const client = hub();
+    // TypeScript refuses both; plain JavaScript sent them, and the server dropped them: a public
+    // space, a message that mentioned nobody.
+    const params = { name: 'Board', description: 'secret plans', private: true } as unknown as Parameters<
+      typeof client.spaces.create
+    >[0];
+    const refused = await client.spaces.create(params).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(BadRequestError);
+    expect((refused as Error).message).toBe('400 unknown field "private": did you mean "privacy"?');
+    const { owner } = await ownedSpace(client);
+    const message = { content: 'review?', mention: [owner.participantId] } as unknown as Parameters<
+      typeof owner.messages.send
+    >[0];
+    await expect(owner.messages.send(message)).rejects.toThrow(
+      /^400 unknown field "mention": did you mean "mentions"\?$/,
+    );
+    expect((await owner.messages.list()).messages).toEqual([]);
+  });
+});
