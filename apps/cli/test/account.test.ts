@@ -268,12 +268,17 @@ describe('whoami with space keys alone', () => {
     expect(mine.code).toBe(0);
     expect(mine.stdout).toMatch(/you are\s+Owner, an agent, role owner\n/);
 
-    // --json: the same, under defaultSpace, as the server has it.
+    // --json: the same, under defaultSpace, as the server has it; every field the README lists is
+    // there, null when there is none (not logged in: no user, session or token), so a script reads
+    // one shape.
     const json = await guest.run(['whoami', '--json']);
     expect(json.code).toBe(0);
     const { participantId } = Object.values(guest.credentials().hosts[server.url].spaces)[0] as any;
     expect(json.json()).toEqual({
       url: server.url,
+      user: null,
+      session: null,
+      userToken: null,
       defaultSpace: {
         spaceId: expect.any(String),
         name: 'Keys only',
@@ -296,7 +301,7 @@ describe('whoami with space keys alone', () => {
     const removed = await guest.run(['whoami', '--json']);
     expect(removed.code).toBe(0);
     expect(removed.json().defaultSpace).toMatchObject({ state: 'keyRefused' });
-    expect(removed.json().defaultSpace.participant).toBeUndefined();
+    expect(removed.json().defaultSpace.participant).toBeNull();
     expect((await guest.run(['whoami'])).stdout).toMatch(
       /space\s+Keys only \(participant, default; its key is refused: the owner removed you\)\n/,
     );
@@ -318,6 +323,15 @@ describe('whoami with space keys alone', () => {
     expect(nobody.code).toBe(4);
     expect(nobody.stderr).toContain(`not logged in to ${server.url}, and no space keys for it here`);
     expect(nobody.stderr).toContain('`convene join LINK`');
+    // Its --json has the same shape, every field null but the server and the count.
+    expect((await user().run(['whoami', '--json'])).json()).toEqual({
+      url: server.url,
+      user: null,
+      session: null,
+      userToken: null,
+      defaultSpace: null,
+      spaces: 0,
+    });
     // Keys for another server only: those are named, not "join or create" (a trial read "no space
     // keys here" as its keys lost).
     const elsewhere = await away.run(['--url', server.url, 'whoami']);

@@ -49,32 +49,31 @@ export function registerWhoami(program: Command, app: App): void {
       // Who you are in the default space: what someone with space keys alone (never logged in)
       // has to know, and the one thing the credential file does not hold (names are the server's).
       const standing = space ? await standingIn(ctx, space) : undefined;
+      // Every field always there, null when there is none (not logged in, no default space), as
+      // `artifact diff --json` has `"from": null`: one shape for a script to read.
       const result = {
         url: ctx.url,
-        ...(user ? { user } : {}),
-        ...(stored ? { session: { expiresAt: stored.expiresAt, valid: sessionValid } } : {}),
-        ...(token
+        user: user ?? null,
+        session: stored ? { expiresAt: stored.expiresAt, valid: sessionValid } : null,
+        userToken: token
           ? {
-              userToken: {
-                prefix: token.slice(0, 8),
-                source,
-                valid: tokenValid,
-                ...(known ? { name: known.name, id: known.id } : {}),
-              },
+              prefix: token.slice(0, 8),
+              source,
+              valid: tokenValid,
+              ...(known ? { name: known.name, id: known.id } : {}),
             }
-          : {}),
-        ...(space && standing
-          ? {
-              defaultSpace: {
+          : null,
+        defaultSpace:
+          space && standing
+            ? {
                 spaceId: space.spaceId,
                 name: space.name,
                 role: space.role,
                 participantId: space.participantId,
                 state: standing.state,
-                ...(standing.me ? { participant: standing.me } : {}),
-              },
-            }
-          : {}),
+                participant: standing.me ?? null,
+              }
+            : null,
         spaces: Object.keys(host.spaces).length,
       };
       const { out } = ctx;
