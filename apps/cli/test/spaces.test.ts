@@ -1492,6 +1492,30 @@ describe('invite, join, participants, moderation, leave', () => {
     expect(late.stderr).toContain('convene leave');
   });
 
+  it('lists a space past its time to live as expired, one its owner closed as closed (space list, whoami)', async () => {
+    const keeper = user();
+    expect((await keeper.run(['space', 'create', 'Fleeting', '--ttl', '1s'])).code).toBe(0);
+    expect((await keeper.run(['space', 'create', 'Shut'])).code).toBe(0);
+    expect((await keeper.run(['space', 'close', '--yes'])).code).toBe(0);
+    await eventually(async () =>
+      expect(
+        (await keeper.run(['space', 'list', '--json'])).json().map((s: any) => [s.name, s.state]),
+      ).toEqual([
+        ['Fleeting', 'expired'],
+        ['Shut', 'closed'],
+      ]),
+    );
+    const table = (await keeper.run(['space', 'list'])).stdout;
+    expect(table).toMatch(/Fleeting\s.*\sexpired\n/);
+    expect(table).toMatch(/Shut\s.*\sclosed\n/);
+    // The default (the one other space, once Shut closed) as whoami shows it.
+    expect((await keeper.run(['whoami', '--json'])).json().defaultSpace).toMatchObject({
+      name: 'Fleeting',
+      state: 'expired',
+    });
+    expect((await keeper.run(['whoami'])).stdout).toMatch(/space\s+Fleeting \(owner, default; expired\)\n/);
+  });
+
   it('leaves a space: the key is forgotten and stops working', async () => {
     const owner = user();
     const { spaceId } = (await owner.run(['space', 'create', 'Leaving', '--json'])).json();

@@ -4,7 +4,7 @@ import { type App, examples } from '../app';
 import type { Context } from '../lib/context';
 import { CliError } from '../lib/errors';
 import { ExitCode } from '../lib/exit-codes';
-import { isSpaceClosed, UNKNOWN_KEY } from '../lib/failure';
+import { isSpaceClosed, spaceOver, UNKNOWN_KEY } from '../lib/failure';
 import { inline } from '../lib/output';
 import { relative } from '../lib/render';
 import type { StoredSpace } from '../lib/store';
@@ -163,7 +163,7 @@ type Me = Pick<ParticipantView, 'name' | 'role' | 'isHuman' | 'status'>;
 async function standingIn(
   ctx: Context,
   space: StoredSpace,
-): Promise<{ state: 'open' | 'closed' | 'keyRefused' | 'unavailable'; said: string; me?: Me }> {
+): Promise<{ state: 'open' | 'closed' | 'expired' | 'keyRefused' | 'unavailable'; said: string; me?: Me }> {
   try {
     // One attempt, a short wait: whoami answers from what is saved here; the server's word on the
     // space is extra, and a server away (a VPN down) must not hold it for minutes.
@@ -176,7 +176,10 @@ async function standingIn(
     return { state: view.state, said: view.state, ...(me ? { me } : {}) };
   } catch (error) {
     if (!(error instanceof ConveneError)) throw error;
-    if (isSpaceClosed(error)) return { state: 'closed', said: 'closed' };
+    if (isSpaceClosed(error)) {
+      const over = spaceOver(error);
+      return { state: over, said: over };
+    }
     // Said as send and doctor say it: a key the server does not know is that (an owner key too,
     // whose owner can neither leave nor be removed), not a membership that ended.
     if (error instanceof AuthenticationError)

@@ -557,6 +557,10 @@ export function isSpaceClosed(error: unknown): boolean {
   return error instanceof ConveneError && (error.code === 'space_closed' || error.code === 'space_expired');
 }
 
+/** How a space the server refused as over ended, by its code: past its time to live, or closed by its owner. */
+export const spaceOver = (error: ConveneError): 'expired' | 'closed' =>
+  error.code === 'space_expired' ? 'expired' : 'closed';
+
 /**
  * A closed space, whichever status said so: exit 6 (a state conflict, as the exit codes list it),
  * and no "join again", which cannot help: closing is for good.

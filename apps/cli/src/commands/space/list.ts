@@ -2,7 +2,7 @@ import type { Command } from '@commander-js/extra-typings';
 import { AuthenticationError, ConnectionError, ConveneError } from '@convene/sdk';
 import { type App, examples } from '../../app';
 import { timeLeft } from '../../lib/duration';
-import { isSpaceClosed, unreachableHint } from '../../lib/failure';
+import { isSpaceClosed, spaceOver, unreachableHint } from '../../lib/failure';
 import { suggest } from '../../lib/suggest';
 
 export function registerSpaceList(space: Command, app: App): void {
@@ -27,14 +27,15 @@ export function registerSpaceList(space: Command, app: App): void {
       const rows = await mapLimit(saved, 8, async (s) => {
         try {
           const view = await hub.space(s.spaceId, s.key).get();
-          return { ...s, view, closed: false, problem: undefined };
+          return { ...s, view, closed: undefined, problem: undefined };
         } catch (error) {
           if (!(error instanceof ConveneError)) throw error;
-          // Closed (or expired) is a state, not a problem: say it as `space show` would.
-          if (isSpaceClosed(error)) return { ...s, view: undefined, closed: true, problem: undefined };
+          // Closed or expired is a state, not a problem: said as `send` says it, by the server's code.
+          if (isSpaceClosed(error))
+            return { ...s, view: undefined, closed: spaceOver(error), problem: undefined };
           if (error instanceof AuthenticationError) refused.add(s.spaceId);
           if (error instanceof ConnectionError) unasked.add(s.spaceId);
-          return { ...s, view: undefined, closed: false, problem: error.message };
+          return { ...s, view: undefined, closed: undefined, problem: error.message };
         }
       });
       ctx.refreshSpaceNames(rows.flatMap((r) => (r.view ? [r.view] : [])));
@@ -44,7 +45,7 @@ export function registerSpaceList(space: Command, app: App): void {
         role: r.role,
         participantId: r.participantId,
         isDefault: r.spaceId === host.defaultSpace,
-        state: r.view?.state ?? (r.closed ? 'closed' : 'unavailable'),
+        state: r.view?.state ?? r.closed ?? 'unavailable',
         ttlRemaining: r.view?.ttlRemaining,
         privacy: r.view?.privacy,
         problem: r.problem,
