@@ -29,17 +29,20 @@ export function refuseMisnamedFields(
   _reply: FastifyReply,
   done: HookHandlerDoneFunction,
 ): void {
+  done(slipIn(request));
+}
+
+function slipIn(request: FastifyRequest) {
   const contract = operationOf(request);
   const read = contract?.method === 'GET' || contract?.method === 'DELETE';
   const given = read ? request.query : request.body;
-  if (!contract || !given || typeof given !== 'object' || Array.isArray(given)) return done();
+  if (!contract || !given || typeof given !== 'object' || Array.isArray(given)) return undefined;
   const known = names(contract);
   // Nearly always: every name is one the operation takes, and nothing more is made.
-  if (Object.keys(given).every((name) => known.includes(name))) return done();
-  const slip = misnamed(
+  if (Object.keys(given).every((name) => known.includes(name))) return undefined;
+  return misnamed(
     { ...(request.params as object), ...(given as object) },
     known,
     read ? 'query parameter' : 'field',
   );
-  done(slip);
 }
