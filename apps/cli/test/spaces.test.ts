@@ -948,6 +948,29 @@ describe('invite, join, participants, moderation, leave', () => {
     expect(noKey.stderr).toContain('--key');
   });
 
+  it('takes the start of a name, and suggests a name, in any case and without its accents (zoe for Zoë Éclair)', async () => {
+    const host = user();
+    expect((await host.run(['space', 'create', 'Accents'])).code).toBe(0);
+    await joinAs(host, user(), 'Zoë Éclair');
+    await joinAs(host, user(), 'Ada');
+    const muted = await host.run(['mute', 'zoe']);
+    expect(muted.code, muted.stderr).toBe(0);
+    expect(muted.stderr).toContain('Zoë Éclair');
+    const unmuted = await host.run(['unmute', 'ZOE E']);
+    expect(unmuted.code, unmuted.stderr).toBe(0);
+    const statuses = (await host.run(['participants', '--json'])).json().map((p: any) => [p.name, p.status]);
+    expect(statuses).toContainEqual(['Zoë Éclair', 'active']);
+    // A typo of the whole name, typed without accents: the name it may have meant.
+    const typo = await host.run(['unmute', 'zoe eclairxx']);
+    expect(typo.code).toBe(5);
+    expect(typo.stderr).toContain('Did you mean "Zoë Éclair"?');
+    // --mention takes the start too.
+    const sent = await host.run(['send', 'Over to you', '--mention', 'zoe', '--json']);
+    expect(sent.code, sent.stderr).toBe(0);
+    const zoe = (await host.run(['participants', '--json'])).json().find((p: any) => p.name === 'Zoë Éclair');
+    expect(sent.json().mentions).toEqual([zoe.participantId]);
+  });
+
   it('shows a joiner the space’s description and agenda, as space create --help says', async () => {
     const owner = user();
     const created = await owner.run([

@@ -76,6 +76,13 @@ export function findExact<T>(
  */
 export const fold = (name: string): string => name.normalize('NFC').toLowerCase();
 
+/**
+ * A name as a start or a typo of it is compared: in any case and without its accents (decomposed,
+ * its combining marks left out), so that `zoe` starts Zoë Éclair, as a keyboard without `ë` types
+ * it. A whole name is still compared by `fold`: `Zoe` and `Zoë` are two names.
+ */
+export const loose = (name: string): string => name.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase();
+
 /** Whether a name is the one typed, in any case and normal form. */
 export function sameName(name: string, reference: string): boolean {
   return fold(name) === fold(reference);
@@ -108,7 +115,7 @@ export function find<T>(items: readonly T[], reference: string, what: Naming<T>)
   const byId = reference.length >= 4 ? items.filter((item) => what.id(item).startsWith(start)) : [];
   const byName =
     what.byNameStart && start !== ''
-      ? items.filter((item) => fold(what.name(item)).startsWith(fold(reference)))
+      ? items.filter((item) => loose(what.name(item)).startsWith(loose(reference)))
       : [];
   const prefixed = [...new Set([...byId, ...byName])];
   if (prefixed.length > 1) {
@@ -160,18 +167,19 @@ export function byIdStart<T>(
  * more), as `plan` for `plan.md`, `release` for `Release plan` or `hist` for `history` (though
  * `list` is one letter away); else the one fewest edits away (any case), if it is within a third of
  * the name's length, as commander suggests commands; else the one name whose start is a typo away
- * from what was typed (`lanch` for `Launch plan`).
+ * from what was typed (`lanch` for `Launch plan`). Compared in any case and without accents
+ * (`loose`: `zoe` for Zoë Éclair).
  */
 export function closest(typed: string, names: readonly string[]): string | undefined {
-  const lower = fold(typed);
+  const lower = loose(typed);
   const unique = [...new Set(names)];
   if (lower.length >= 3) {
-    const started = unique.filter((name) => fold(name).startsWith(lower));
+    const started = unique.filter((name) => loose(name).startsWith(lower));
     if (started.length === 1) return started[0];
   }
   let best: { name: string; distance: number } | undefined;
   for (const name of unique) {
-    const distance = editDistance(lower, fold(name));
+    const distance = editDistance(lower, loose(name));
     if (distance <= Math.max(1, Math.floor(name.length / 3)) && (!best || distance < best.distance)) {
       best = { name, distance };
     }
@@ -184,7 +192,7 @@ export function closest(typed: string, names: readonly string[]): string | undef
   if (lower.length >= 5) {
     const bound = Math.max(1, Math.floor(lower.length / 4));
     const started = unique.filter((name) => {
-      const start = fold(name);
+      const start = loose(name);
       return (
         start.length > lower.length + 1 &&
         [-1, 0, 1].some((more) => editDistance(lower, start.slice(0, lower.length + more)) <= bound)
