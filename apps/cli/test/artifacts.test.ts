@@ -1330,12 +1330,13 @@ describe('documents whose names differ only in case, or not at all (the API take
       expect(neither.code).toBe(2);
       expect(neither.stderr).toContain('2 documents are called "NOTES.md"');
 
-      // A lock's hint names the document by its id, which names it alone.
+      // A lock's hint names the document by its id, which names it alone (and the space by its id:
+      // the owner runs it on their side).
       expect((await ana.run(['artifact', 'lock', first.id])).code).toBe(0);
       const blocked = await ben.run(['artifact', 'write', first.id], { input: 'mine\n', stdin: 'pipe' });
       expect(blocked.code).toBe(6);
       const unlock = suggested(blocked.stderr).find((words) => words[1] === 'unlock');
-      expect(unlock).toEqual(['artifact', 'unlock', first.id]);
+      expect(unlock).toEqual(['artifact', 'unlock', first.id, '--space', spaceId]);
       expect((await ana.run(unlock!)).code).toBe(0);
       expect((await ana.run(['artifact', 'show', first.id, '--json'])).json().lockedBy).toBeUndefined();
 
