@@ -17,6 +17,7 @@ import { isJoinRefused, serverOfLink } from '../src/commands/join';
 import { moderated } from '../src/commands/moderate';
 import { mentionedId } from '../src/commands/send';
 import { Creators } from '../src/commands/tail';
+import { Changes, changeOf } from '../src/lib/changes';
 import { commandLine } from '../src/lib/command-line';
 import { normaliseUrl, rateLimitWait } from '../src/lib/context';
 import { formatSeconds, parseDuration, parseSince, parseTtl, timeLeft } from '../src/lib/duration';
@@ -73,6 +74,58 @@ function printed(print: (out: Output) => void, stream: { isTTY?: boolean; column
   );
   return text;
 }
+
+describe('the changes a run sent', () => {
+  const base = 'http://localhost:3000/hub/space/3f2e8c1a-5b7d-4e9f-a2c6-1d0b9e8f7a65';
+  const refused = () => Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNREFUSED' } });
+  const reset = () => Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNRESET' } });
+
+  it('knows a change by its method and path, a read or a question as none', () => {
+    expect(changeOf('DELETE', base)).toBe('closeSpace');
+    expect(changeOf('PUT', base)).toBe('updateSpace');
+    expect(changeOf('POST', `${base}/participants/x/mute`)).toBe('muteParticipant');
+    expect(changeOf('DELETE', `${base}/artifact/a/lock`)).toBe('unlockArtifact');
+    expect(changeOf('GET', base)).toBeUndefined();
+    expect(changeOf('POST', 'http://localhost:3000/ask')).toBeUndefined();
+  });
+
+  it('holds a change out until an attempt of it is answered below 500; refused before it went out, nothing', async () => {
+    const changes = new Changes();
+    let answer: (response: Response) => void = () => {};
+    const pending = new Promise<Response>((resolve) => {
+      answer = resolve;
+    });
+    const fetches: Array<() => Promise<Response>> = [
+      () => pending,
+      () => Promise.reject(refused()),
+      () => Promise.reject(reset()),
+      () => Promise.reject(refused()),
+      () => Promise.resolve(new Response('{}', { status: 503 })),
+      () => Promise.resolve(new Response('{}', { status: 409 })),
+    ];
+    const fetch = changes.watch(() => fetches.shift()!());
+    const out = fetch(base, { method: 'DELETE' });
+    expect(changes.last()).toBe('closeSpace');
+    answer(new Response('{}', { status: 200 }));
+    await out;
+    expect(changes.last()).toBeUndefined();
+    // Refused: never sent, nothing done.
+    const mute = `${base}/participants/x/mute`;
+    await expect(fetch(mute, { method: 'POST' })).rejects.toThrow();
+    expect(changes.last()).toBeUndefined();
+    // Reset after it went out: it may have been done, and a refusal of its next attempt does not undo that.
+    await expect(fetch(mute, { method: 'POST' })).rejects.toThrow();
+    await expect(fetch(mute, { method: 'POST' })).rejects.toThrow();
+    expect(changes.last()).toBe('muteParticipant');
+    await fetch(mute, { method: 'POST' });
+    expect(changes.last()).toBe('muteParticipant');
+    await fetch(mute, { method: 'POST' });
+    expect(changes.last()).toBeUndefined();
+    // A read is not watched.
+    const reads = new Changes().watch(() => pending);
+    expect(await reads(base)).toBeInstanceOf(Response);
+  });
+});
 
 describe('terminal width', () => {
   it('takes a terminal that reports 0 columns (or none) as 80 wide, prompts included', () => {

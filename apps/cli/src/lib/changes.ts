@@ -24,6 +24,15 @@ export function changeOf(method: string, url: string): string | undefined {
     ?.operation;
 }
 
+/** The codes of a connection refused before the request went out (the SDK's own list). */
+const NEVER_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/** Whether a fetch failed before its request went out, by the system's code under it. */
+const neverSent = (error: unknown): boolean => {
+  const cause = (error as { cause?: { code?: unknown } } | undefined)?.cause;
+  return typeof cause?.code === 'string' && NEVER_SENT.has(cause.code);
+};
+
 /**
  * The changes a run has sent that the server may have made without the run knowing: out, or cut
  * off without an answer (which the SDK may be about to send again), until an attempt of the same
@@ -32,6 +41,8 @@ export function changeOf(method: string, url: string): string | undefined {
  */
 export class Changes {
   private readonly unsettled = new Map<string, string>();
+  /** The requests an attempt of which went out, or may have (answered, or failed otherwise than refused). */
+  private readonly sent = new Set<string>();
 
   /** `fetch`, noting the changes it sends until they are answered. */
   watch(fetch: typeof globalThis.fetch): typeof globalThis.fetch {
@@ -42,7 +53,18 @@ export class Changes {
       if (operation === undefined) return fetch(input, init);
       const request = `${method} ${url}`;
       this.unsettled.set(request, operation);
-      const response = await fetch(input, init);
+      let response: Response;
+      try {
+        response = await fetch(input, init);
+      } catch (error) {
+        // Refused before it was sent (nothing listens, the name does not resolve): unless an
+        // earlier attempt of it went out, nothing was done. Any other failure may follow a request
+        // the server took.
+        if (!neverSent(error)) this.sent.add(request);
+        else if (!this.sent.has(request)) this.unsettled.delete(request);
+        throw error;
+      }
+      this.sent.add(request);
       // A 5xx may have run partway: the SDK sends it again, or fails saying so.
       if (response.status < 500) this.unsettled.delete(request);
       return response;
