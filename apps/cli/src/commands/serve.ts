@@ -162,7 +162,8 @@ Environment (a flag wins over its variable; an empty value is unset):
                         password when DATABASE_URL names none
   PUBLIC_URL            the base of the links it hands out
   LOG_FORMAT            json, or text (the default on a terminal)
-  LOG_LEVEL             info, debug, or silent (not even the readiness line)
+  LOG_LEVEL             info; debug, warn, error, …; silent (not even the
+                        readiness line)
   SECRET                the server secret (generated once and kept)
   PREVIOUS_SECRET, PREVIOUS_DATABASE_PASSWORD
                         the ones replaced, after changing either
