@@ -25,6 +25,26 @@ const SERVER_FILES = [
 ];
 
 /**
+ * What every command loads as it starts, bundled into convene's own file rather than resolved and
+ * loaded from node_modules, module by module: the command line (commander, its typings' wrapper),
+ * colours, the configuration's directory, the width of table cells, the event stream's parser (the
+ * SDK's). Loading them as modules was about a tenth of a short command's CPU. `a>b` names `b`, a
+ * dependency of `a`, which is bundled with it.
+ */
+const START = [
+  'commander',
+  '@commander-js/extra-typings',
+  'picocolors',
+  'env-paths',
+  'env-paths>is-safe-filename',
+  'fast-string-width',
+  'fast-string-width>fast-string-truncated-width',
+  'eventsource-parser',
+];
+/** A package's name in `START`. */
+const bundledName = (entry: string) => entry.slice(entry.lastIndexOf('>') + 1);
+
+/**
  * Third-party packages whose code the tarball carries inside its own files, by the workspace
  * package that bundles them: trpc-to-openapi and tRPC in dist/ (patched, so bundled), DOMPurify
  * and eventsource-parser (through the SDK) in the web pages, postgres in dist/ (patched), zod's
@@ -32,7 +52,7 @@ const SERVER_FILES = [
  * go with every copy: each one's licence files ship under `assets/licenses/<package>/`.
  */
 const BUNDLED_THIRD_PARTY: Record<string, readonly string[]> = {
-  'apps/cli': ['trpc-to-openapi', '@trpc/server', 'postgres', 'zod', '@electric-sql/pglite'],
+  'apps/cli': ['trpc-to-openapi', '@trpc/server', 'postgres', 'zod', '@electric-sql/pglite', ...START],
   'apps/web': ['dompurify'],
   'packages/sdk': ['eventsource-parser'],
 };
@@ -40,8 +60,13 @@ const BUNDLED_THIRD_PARTY: Record<string, readonly string[]> = {
 /** Licences that ask for no notice with copies (public-domain dedications). */
 const NO_NOTICE = new Set(['Unlicense', 'CC0-1.0', '0BSD']);
 
-/** The directory of `name` as `from` (a workspace package) resolves it. */
+/** The directory of `name` as `from` (a workspace package) resolves it; `a>b` is `b` as `a` resolves it. */
 function packageDir(name: string, from: string): string {
+  const parent = name.lastIndexOf('>');
+  if (parent !== -1) {
+    const dependent = packageDir(name.slice(0, parent), from);
+    return packageDir(name.slice(parent + 1), relative(repo, dependent));
+  }
   let dir = dirname(createRequire(join(repo, from, 'package.json')).resolve(name));
   while (!existsSync(join(dir, 'package.json')) || !dir.endsWith(join('node_modules', name))) {
     const parent = dirname(dir);
@@ -57,7 +82,7 @@ function copyLicences(assets: string): void {
     for (const name of names) {
       const dir = packageDir(name, from);
       const files = readdirSync(dir).filter((file) => /^(licen[cs]e|copying|notice)/i.test(file));
-      const target = join(assets, 'licenses', name);
+      const target = join(assets, 'licenses', bundledName(name));
       mkdirSync(target, { recursive: true });
       for (const file of files) cpSync(join(dir, file), join(target, file));
       if (files.length > 0) continue;
@@ -67,7 +92,7 @@ function copyLicences(assets: string): void {
       if (!license || !NO_NOTICE.has(license)) throw new Error(`${name} ships no licence file`);
       writeFileSync(
         join(target, 'LICENSE'),
-        `${name} is released under the ${license} (package.json "license").\n`,
+        `${bundledName(name)} is released under the ${license} (package.json "license").\n`,
       );
     }
 }
@@ -127,13 +152,21 @@ const config: UserConfig = defineConfig({
   sourcemap: false,
   deps: {
     // The workspace packages are bundled (they resolve to source, not node_modules). Of the
-    // packages in node_modules only trpc-to-openapi, tRPC and postgres are, because the workspace
-    // patches them (patches/); their own dependencies are listed. Everything else is a dependency
-    // (postgres too: drizzle-orm imports it, and would load that unpatched copy, which only makes
-    // clients from a URL, something Convene never asks of it). zod/mini is bundled too, for the
-    // start of every command (src/lib/store.ts); the server's code imports zod itself, external.
-    onlyBundle: ['trpc-to-openapi', '@trpc/server', 'postgres', 'zod', '@electric-sql/pglite'],
-    alwaysBundle: ['postgres', 'zod/mini', '@electric-sql/pglite'],
+    // packages in node_modules trpc-to-openapi, tRPC, postgres and PGlite are, because the
+    // workspace patches them (patches/); their own dependencies are listed. Everything else the
+    // server loads is a dependency (postgres too: drizzle-orm imports it, and would load that
+    // unpatched copy, which only makes clients from a URL, something Convene never asks of it).
+    // What every command loads is bundled for its start (START), and so is zod/mini
+    // (src/lib/store.ts); the server's code imports zod itself, external.
+    onlyBundle: [
+      'trpc-to-openapi',
+      '@trpc/server',
+      'postgres',
+      'zod',
+      '@electric-sql/pglite',
+      ...START.map(bundledName),
+    ],
+    alwaysBundle: ['postgres', 'zod/mini', '@electric-sql/pglite', ...START.map(bundledName)],
   },
   plugins: [workspaceModuleUrls(), pgliteAssetUrls()],
   hooks: {

@@ -161,6 +161,8 @@ describe('the packed tarball and the READMEs', () => {
       '@electric-sql/pglite',
       'dompurify',
       'eventsource-parser',
+      'commander',
+      'picocolors',
     ])
       expect(files).toMatch(new RegExp(`^package/assets/licenses/${bundled}/LICENSE$`, 'm'));
     // Nothing of how this repository builds it (.pnpmfile.cjs): no devDependencies naming
