@@ -41,16 +41,22 @@ export function methodsAt(path: string): HttpMethod[] {
 /** The route trpc-to-openapi registers; every REST procedure not bound directly is served through it. */
 export const OPENAPI_WILDCARD = '/*';
 
+/** The operation found for each request on the OpenAPI adapter's route, once per request. */
+const adapterOperations = new WeakMap<FastifyRequest, OperationContract | undefined>();
+
 /**
  * The contract operation a request is routed to: a direct route's own (its config's `operation`),
- * else, on the OpenAPI adapter's route, the one its method and path name; none on other routes.
+ * else, on the OpenAPI adapter's route, the one its method and path name (looked up once, for the
+ * hooks that each ask: the misnamed fields', the idempotency's, the policy's); none on other routes.
  */
 export function operationOf(request: FastifyRequest): OperationContract | undefined {
   const config = request.routeOptions.config as { operation?: OperationContract } | undefined;
   if (config?.operation) return config.operation;
-  return request.routeOptions.url === OPENAPI_WILDCARD
-    ? operationAt(request.method, request.url.split('?')[0]!)
-    : undefined;
+  if (request.routeOptions.url !== OPENAPI_WILDCARD) return undefined;
+  if (adapterOperations.has(request)) return adapterOperations.get(request);
+  const operation = operationAt(request.method, request.url.split('?')[0]!);
+  adapterOperations.set(request, operation);
+  return operation;
 }
 
 /** The value a path (without its query) gives a template's `{name}` segment, if it has one. */
