@@ -337,7 +337,7 @@ describe('whoami with space keys alone', () => {
     const elsewhere = await away.run(['--url', server.url, 'whoami']);
     expect(elsewhere.code).toBe(4);
     expect(elsewhere.stderr).toContain(
-      `Keys are saved for another server: ${new URL(relay.url).origin} (1). Add \`--url ${new URL(relay.url).origin}\``,
+      `Keys are saved for another server: ${new URL(relay.url).origin} (1 space). Add \`--url ${new URL(relay.url).origin}\``,
     );
     expect(elsewhere.stderr).not.toContain('`convene join LINK`');
     // A space named, by name or id, whose key is saved for that other server: said so.

@@ -378,13 +378,13 @@ describe('space create, list, show, use, update, close', () => {
     expect(other.code).toBe(0);
     expect(other.stderr).toContain('No spaces saved for http://127.0.0.1:9');
     expect(other.stderr).toContain(
-      `Keys are saved for another server: ${server.url} (2). Add \`--url ${server.url}\` (or set CONVENE_URL) to use them.`,
+      `Keys are saved for another server: ${server.url} (2 spaces). Add \`--url ${server.url}\` (or set CONVENE_URL) to use them.`,
     );
     // A command that cannot reach a server no key is saved for says where they are, too.
     const unreachable = await owner.run(['space', 'create', 'Gamma', '--url', 'http://127.0.0.1:9']);
     expect(unreachable.code).toBe(1);
     expect(unreachable.stderr).toContain('cannot reach http://127.0.0.1:9');
-    expect(unreachable.stderr).toContain(`Keys are saved for another server: ${server.url} (2).`);
+    expect(unreachable.stderr).toContain(`Keys are saved for another server: ${server.url} (2 spaces).`);
 
     // A space named so nowhere is not found (5), as a document or a participant named so is.
     const unknown = await owner.run(['space', 'use', 'Gamma']);
@@ -866,7 +866,7 @@ describe('the server remembered once its last space is forgotten', () => {
       expect(left.code).toBe(0);
       const back = `\`convene space use "Home" --url ${server.url}\` to make it the server of the next commands`;
       expect(left.stderr.replace(/\s+/g, ' ')).toContain(
-        `No space is saved here now: create one with \`convene space create NAME\` or join one with \`convene join LINK\`. Keys are saved for another server: ${server.url} (1). Add \`--url ${server.url}\` (or set CONVENE_URL) to use it, or ${back}.`,
+        `No space is saved here now: create one with \`convene space create NAME\` or join one with \`convene join LINK\`. Keys are saved for another server: ${server.url} (1 space). Add \`--url ${server.url}\` (or set CONVENE_URL) to use it, or ${back}.`,
       );
       // The next command still goes to the server remembered, and says the same.
       const stuck = await wanderer.run(['messages']);

@@ -885,7 +885,7 @@ describe('doctor', () => {
     // (As many as the file's earlier tests left this owner.)
     expect(down.stdout).toMatch(
       new RegExp(
-        `Keys are saved for another server: ${server.url} \\(\\d+\\)\\. Add \`--url ${server.url}\``,
+        `Keys are saved for another server: ${server.url} \\(\\d+ spaces?\\)\\. Add \`--url ${server.url}\``,
       ),
     );
     expect(down.stderr).toContain('failed: server');

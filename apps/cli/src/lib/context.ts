@@ -390,7 +390,8 @@ export class Context {
     const [first] = others;
     if (!first) return undefined;
     const count = (spaces: object) => Object.keys(spaces).length;
-    const where = others.map(([url, host]) => `${url} (${count(host.spaces)})`).join(', ');
+    const spaces = (n: number) => `${n} ${n === 1 ? 'space' : 'spaces'}`;
+    const where = others.map(([url, host]) => `${url} (${spaces(count(host.spaces))})`).join(', ');
     const use = `Add \`--url ${first[0]}\` (or set CONVENE_URL) to use ${others.length === 1 && count(first[1].spaces) === 1 ? 'it' : 'them'}`;
     // The server remembered (the last space created, joined or used was there) has no key left:
     // `space use` with --url makes the other the server of the next commands, as the README says.
