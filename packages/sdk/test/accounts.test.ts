@@ -56,6 +56,19 @@ describe('accounts and sessions', () => {
     expect(await agent.spaces.recoverKey(space.spaceId)).toMatchObject({ privateKey: expect.any(String) });
     expect((await session.spaceKey(space.spaceId)).privateKey).toEqual(expect.any(String));
   });
+
+  it('creates with a token the server does not take, unlinked, which recoverKey tells (README, Linking)', async () => {
+    const session = await hub().auth.signup(newAccount());
+    const { token, id } = await session.tokens.create({ name: 'revoked' });
+    await session.tokens.revoke(id);
+    for (const userToken of [token, 'usr_mistyped']) {
+      const linked = hub({ userToken });
+      const space = await linked.spaces.create({ name: 'Unlinked', description: 'token ignored' });
+      expect(space.ownerPrivateKey).toEqual(expect.any(String));
+      await expect(linked.spaces.recoverKey(space.spaceId)).rejects.toBeInstanceOf(AuthenticationError);
+    }
+    expect((await session.spaces()).spaces).toEqual([]);
+  });
 });
 
 describe('the browser-link flow', () => {
