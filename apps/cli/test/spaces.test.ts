@@ -1180,8 +1180,15 @@ describe('invite, join, participants, moderation, leave', () => {
     const again = await ada.run(['join', humanLink, '--name', 'Ada']);
     expect(again.code).toBe(6);
     expect(again.stderr).toContain('you are already in "Once" as Ada on this machine');
-    expect(again.stderr).toContain('XDG_CONFIG_HOME=');
+    expect(again.stderr).toContain('`XDG_CONFIG_HOME=~/.config/ada convene join …`');
     expect(again.stderr).toContain('`convene leave "Once"`');
+    // Whose configuration directory is the example's is shown another one.
+    const inAdas = user();
+    inAdas.env.XDG_CONFIG_HOME = join(inAdas.home, '.config/ada');
+    expect((await inAdas.run(['join', humanLink, '--name', 'Ada in hers'])).code).toBe(0);
+    const hers = await inAdas.run(['join', humanLink, '--name', 'Ada in hers']);
+    expect(hers.code).toBe(6);
+    expect(hers.stderr).toContain('`XDG_CONFIG_HOME=~/.config/grace convene join …`');
     expect(ada.credentials().hosts[server.url].spaces[spaceId].key).toBe(first.participantPrivateKey);
     const adas = async () =>
       (await owner.run(['participants', '--json'])).json().filter((p: any) => p.name === 'Ada');

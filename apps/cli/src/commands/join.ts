@@ -1,4 +1,5 @@
-import { userInfo } from 'node:os';
+import { homedir, userInfo } from 'node:os';
+import { join, resolve } from 'node:path';
 import type { Command } from '@commander-js/extra-typings';
 import {
   AuthenticationError,
@@ -23,9 +24,15 @@ import { required } from '../lib/prompts';
 import type { StoredSpace } from '../lib/store';
 import { suggest } from '../lib/suggest';
 
-/** How someone else on this machine joins: with their own credential file. */
-const OWN_PROFILE =
-  'To join as someone else here, give them their own configuration directory, e.g. `XDG_CONFIG_HOME=~/.config/ada convene join …`';
+/**
+ * How someone else on this machine joins: with their own credential file, in a directory other
+ * than the one this run uses (an example that named it would fail the same way).
+ */
+function ownProfile(): string {
+  const current = process.env.XDG_CONFIG_HOME ? resolve(process.env.XDG_CONFIG_HOME) : undefined;
+  const other = ['ada', 'grace'].find((name) => current !== join(homedir(), '.config', name));
+  return `To join as someone else here, give them their own configuration directory, e.g. \`XDG_CONFIG_HOME=~/.config/${other} convene join …\``;
+}
 
 /** The server an invitation link points at: what comes before `/join/` or `/hub/space/`. */
 export function serverOfLink(link: string): string | undefined {
@@ -118,7 +125,7 @@ export function registerJoin(program: Command, app: App): void {
       if (held?.role === 'owner') {
         throw new CliError(`you own "${held.name}" on this machine: joining would replace your owner key`, {
           exitCode: ExitCode.conflict,
-          hint: `${OWN_PROFILE}.`,
+          hint: `${ownProfile()}.`,
         });
       }
       if (held) await refuseSecondSeat(ctx, url, held);
@@ -305,7 +312,7 @@ async function refuseSecondSeat(ctx: Context, url: string, held: StoredSpace): P
     `you are already in "${view.name}"${me ? ` as ${me.name}` : ''} on this machine: joining again would add a second participant and replace your key`,
     {
       exitCode: ExitCode.conflict,
-      hint: `${OWN_PROFILE}; to join again under another name, leave first with \`${suggest(ctx, 'leave', { space: held, always: true })}\`.`,
+      hint: `${ownProfile()}; to join again under another name, leave first with \`${suggest(ctx, 'leave', { space: held, always: true })}\`.`,
       details: { spaceId: held.spaceId, participantId: held.participantId },
     },
   );
