@@ -816,6 +816,13 @@ describe('artifact edit of a document saved twice before (edit.md, at version 3)
     const doc = await byName(owner, 'edit.md');
     expect(doc.version).toBe(3);
     expect(doc.lockedBy).toBeUndefined();
+    // Someone else holding the lock now: the write suggested waits it out, where it would be refused.
+    expect((await owner.run(['artifact', 'lock', 'edit.md'])).code).toBe(0);
+    const locked = await guest.run(['artifact', 'edit', 'edit.md']);
+    expect(locked.code).toBe(2);
+    expect(locked.stderr).toContain('convene artifact write "edit.md" --file F --base-version 3 --wait 5m');
+    expect(locked.stderr).toMatch(/; \S.* holds its lock now, which --wait waits out\)/);
+    expect((await owner.run(['artifact', 'unlock', 'edit.md'])).code).toBe(0);
   });
 
   it('keeps the text in a named file and unlocks when the editor exits non-zero or cannot run', async () => {

@@ -215,12 +215,23 @@ async function refuseBlindEditor(
   const doc = found?.named ?? verbatim('ARTIFACT');
   const base = verbatim(found ? found.artifact.version : 'N');
   const file = verbatim('F');
+  // Someone else's lock now: the write waits for it (as changedHint's), where one without --wait
+  // would be refused at once.
+  const lockedBy = found?.artifact.lockedBy;
+  const holder =
+    found && lockedBy !== undefined && lockedBy !== found.saved.participantId
+      ? inline(found.names.get(lockedBy) ?? lockedBy)
+      : undefined;
+  const write = suggest(ctx, 'artifact write', {
+    args: [doc],
+    options: { '--file': file, '--base-version': base, ...(holder ? { '--wait': verbatim('5m') } : {}) },
+  });
   throw new UsageError(
     'no editor to open: $VISUAL and $EDITOR are not set, and vi needs a terminal',
     `Set EDITOR (e.g. EDITOR="code --wait"), or edit a copy: \`${suggest(ctx, 'artifact download', { args: [doc], options: { '-o': file } })}\`, ` +
-      `then \`${suggest(ctx, 'artifact write', { args: [doc], options: { '--file': file, '--base-version': base } })}\` ` +
+      `then \`${write}\` ` +
       (found
-        ? `(${base.verbatim}: the version now; refused if someone saves another first).`
+        ? `(${base.verbatim}: the version now; refused if someone saves another first${holder ? `; ${holder} holds its lock now, which --wait waits out` : ''}).`
         : '(N: the version downloaded).'),
   );
 }
