@@ -1,13 +1,5 @@
 import { APIPromise, type WithResponse } from './api-promise';
-import {
-  AbortError,
-  ConnectionError,
-  ConveneError,
-  hasStatus,
-  LockedError,
-  retryAfterSeconds,
-  UnlockError,
-} from './errors';
+import { AbortError, ConnectionError, ConveneError, hasStatus, LockedError, UnlockError } from './errors';
 import type {
   ArtifactList,
   ArtifactVersionList,
@@ -16,18 +8,9 @@ import type {
   LockResult,
   WriteArtifactParams,
 } from './generated';
-import {
-  afterRetryAfterMs,
-  backoffMs,
-  linkedController,
-  retryableStatus,
-  setField,
-  showAs,
-  sleep,
-  uuid4,
-} from './internal';
+import { backoffMs, linkedController, retryableStatus, setField, showAs, sleep, uuid4 } from './internal';
 import { SpaceResource } from './space-resource';
-import type { RequestOptions } from './transport';
+import { type RequestOptions, retryDelayMs } from './transport';
 
 export interface CreateArtifactOptions extends Omit<CreateArtifactParams, 'type'> {
   /** The only type there is. */
@@ -674,9 +657,9 @@ export class Artifacts extends SpaceResource {
       // No answer, or one that may be tried again.
       if (!(error instanceof ConnectionError || retryableStatus(error.status!))) return error;
       last = error;
-      const retryAfter = retryAfterSeconds(error.headers);
+      // What Retry-After asks however long (the lock's lapse bounds it), else the backoff.
       const delay = Math.min(
-        retryAfter === undefined ? backoffMs(Math.min(attempt, 4)) : afterRetryAfterMs(retryAfter * 1000),
+        retryDelayMs(error.headers, Math.min(attempt, 4), Number.POSITIVE_INFINITY)!,
         Math.max(0, goneBy - Date.now()),
       );
       this.transport.logger.info(

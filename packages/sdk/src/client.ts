@@ -114,15 +114,17 @@ export class SpaceClient extends SpaceResource {
       create: (options) => this.call('createInvitation', {}, undefined, options),
     };
     const moderate =
-      (operationId: 'approveParticipant' | 'kickParticipant' | 'muteParticipant' | 'unmuteParticipant') =>
+      (
+        operationId: 'approveParticipant' | 'kickParticipant' | 'muteParticipant' | 'unmuteParticipant',
+        params?: { ifStatus: 'waitingForApproval' },
+      ) =>
       (participantId: string, options?: RequestOptions) =>
-        this.call(operationId, { participantId }, undefined, options);
+        this.call(operationId, { participantId }, params, options);
     this.participants = {
       approve: moderate('approveParticipant'),
       // The server checks the status under the participant's lock: a joiner approved meanwhile
       // (by another process of the owner) stays, where a read here then a kick would remove them.
-      reject: (participantId, options) =>
-        this.call('kickParticipant', { participantId }, { ifStatus: 'waitingForApproval' }, options),
+      reject: moderate('kickParticipant', { ifStatus: 'waitingForApproval' }),
       kick: moderate('kickParticipant'),
       mute: moderate('muteParticipant'),
       unmute: moderate('unmuteParticipant'),
@@ -258,18 +260,17 @@ export class PendingJoin {
    */
   check(options?: RequestOptions): APIPromise<JoinedSpaceClient | null> {
     if (this.approved) return new APIPromise(Promise.resolve(this.approved));
-    const status = this.transport.call(
-      'getJoinStatus',
-      {
-        path: { spaceId: this.spaceId, participantId: this.participantId },
-        credentials: { spaceKey: this.invitationKey, pollToken: this.pollToken },
-      },
-      options,
-    );
-    const answer = status
-      .withResponse()
-      .then(({ data: result, response }): WithResponse<JoinedSpaceClient | null> => {
-        if (response.status === 202 || result.status === 'pending') return { data: null, response };
+    return mapResult(
+      this.transport.call(
+        'getJoinStatus',
+        {
+          path: { spaceId: this.spaceId, participantId: this.participantId },
+          credentials: { spaceKey: this.invitationKey, pollToken: this.pollToken },
+        },
+        options,
+      ),
+      (result, response): JoinedSpaceClient | null => {
+        if (response.status === 202 || result.status === 'pending') return null;
         if (!result.participantPrivateKey)
           throw new ConveneError('the join was approved, but its key was already handed out', {
             status: response.status,
@@ -282,9 +283,9 @@ export class PendingJoin {
           this.participantId,
         ) as JoinedSpaceClient;
         this.approved = { data: client, response };
-        return this.approved;
-      });
-    return new APIPromise(answer);
+        return client;
+      },
+    );
   }
 
   /**

@@ -158,7 +158,7 @@ export class Inbox extends SpaceResource {
       }
     };
     /** The first read fails as any call, after the client's retries; the later ones, as persist says. */
-    const retries = () => (answered ? { maxRetries: 0 } : {});
+    const callOptions = () => (answered ? { signal, maxRetries: 0 } : { signal });
     try {
       for (;;) {
         const page = await persist(() =>
@@ -166,13 +166,13 @@ export class Inbox extends SpaceResource {
           // (onReconnect) now, not when the next message ends a long wait. So does the first:
           // a key it finds refused is a wrong key, not one that ended while it waited.
           // (An `after` still undefined is left out of the query.)
-          this.get({ wait: failures > 0 || !answered ? 0 : wait, after }, { signal, ...retries() }),
+          this.get({ wait: failures > 0 || !answered ? 0 : wait, after }, callOptions()),
         );
         answered = true;
         for (const message of page.messages) {
           yield message;
           // Asked for the next one: this one is handled.
-          await persist(() => this.ack(message.seq, { signal, ...retries() }));
+          await persist(() => this.ack(message.seq, callOptions()));
           after = message.seq;
         }
       }

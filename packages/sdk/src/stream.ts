@@ -167,7 +167,7 @@ export class MessageStream extends SpaceResource implements AsyncIterable<Stream
       // that is down says so in seconds); one that was live keeps trying to come back, for as
       // long as its ReconnectOptions allow, at most 2.5 s apart (reconnectDelayMs).
       const result = await this.connect(signal, connectedOnce);
-      if (!(result instanceof Response)) {
+      if (result instanceof ConveneError) {
         if (aborted()) return;
         if (!connectedOnce) throw result;
         // The key or the space gone for good: reconnecting cannot help.
