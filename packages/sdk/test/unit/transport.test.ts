@@ -559,3 +559,28 @@ describe('link.wait', () => {
     });
   });
 });
+
+describe('the headers a call gives its fetch', () => {
+  it('are a plain object by lower-case name, the call’s own last, trimmed, never a Headers (which loads undici)', async () => {
+    let seen: unknown;
+    const fetch = async (_url: string | URL | Request, init?: RequestInit) => {
+      seen = init?.headers;
+      return new Response('{"ok":true}', {
+        headers: { 'content-type': 'application/json', 'api-version': '1' },
+      });
+    };
+    const client = new Convene({ baseUrl: 'http://127.0.0.1:9', fetch, headers: { 'X-Trace': 'client' } });
+    await client
+      .space('00000000-0000-4000-8000-000000000000', ` ${'a'.repeat(64)}\n`)
+      .messages.send('hi', { headers: { 'x-trace': 'call' }, idempotencyKey: 'k-1' });
+    expect(seen).not.toBeInstanceOf(Headers);
+    expect(seen).toEqual({
+      accept: 'application/json',
+      'api-version': '1',
+      'x-trace': 'call',
+      'x-private-key': 'a'.repeat(64),
+      'idempotency-key': 'k-1',
+      'content-type': 'application/json',
+    });
+  });
+});
