@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { type AddressInfo, createServer as createTcpServer, type Server as TcpServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { httpFetch } from '../src/lib/http-fetch';
+import { Answer, FetchHeaders, httpFetch } from '../src/lib/http-fetch';
 
 /** What a test server saw of a request. */
 interface Seen {
@@ -77,10 +77,19 @@ describe('httpFetch, the fetch of convene’s requests on Node’s HTTP client',
       }),
       body: JSON.stringify({ content: 'héllo ✓' }),
     });
-    expect(response).toBeInstanceOf(Response);
+    // An Answer, not undici's Response: a command never loads Node's fetch (httpFetch).
+    expect(response).toBeInstanceOf(Answer);
     expect([response.status, response.statusText, response.ok]).toEqual([200, 'Fine', true]);
+    expect([response.url, response.redirected, response.bodyUsed]).toEqual([
+      `${echo.url}/messages?limit=2`,
+      false,
+      false,
+    ]);
     expect(response.headers.get('x-multi')).toBe('one, two');
     expect(await response.json()).toEqual({ method: 'POST', body: '{"content":"héllo ✓"}' });
+    // Read once, as a Response's body.
+    expect(response.bodyUsed).toBe(true);
+    await expect(response.text()).rejects.toThrow(TypeError);
     const request = echo.seen.at(-1)!;
     expect(request.url).toBe('/messages?limit=2');
     expect(request.headers).toMatchObject({
@@ -248,5 +257,51 @@ describe('httpFetch, the fetch of convene’s requests on Node’s HTTP client',
     await reader.read();
     during.abort();
     await expect(reader.read()).rejects.toBeInstanceOf(Error);
+  });
+});
+
+describe('FetchHeaders and Answer, fetch’s Headers and Response without loading fetch', () => {
+  it('hold headers as Headers does: any case, appended values joined, set-cookie apart, sorted, checked and trimmed', () => {
+    const pairs: [string, string][] = [
+      ['X-B', ' 2 '],
+      ['x-a', '1'],
+      ['X-A', '3'],
+      ['Set-Cookie', 'a=1'],
+      ['set-cookie', 'b=2'],
+    ];
+    const ours = new FetchHeaders(pairs);
+    const theirs = new Headers(pairs);
+    expect([...ours]).toEqual([...theirs]);
+    expect([ours.get('X-a'), ours.get('x-b'), ours.get('none')]).toEqual(['1, 3', '2', null]);
+    expect(ours.getSetCookie()).toEqual(theirs.getSetCookie());
+    ours.set('x-a', 'one');
+    ours.delete('X-B');
+    expect([...ours.keys()]).toEqual(['set-cookie', 'set-cookie', 'x-a']);
+    expect(Object.fromEntries(new FetchHeaders({ Accept: 'text/plain' }))).toEqual({ accept: 'text/plain' });
+    expect([...new FetchHeaders(theirs)]).toEqual([...theirs]);
+    // What Headers refuses, refused: a name that is no token, a line break or a character beyond Latin-1.
+    for (const [name, value] of [
+      ['bad name', 'x'],
+      ['x-a', 'a\nb'],
+      ['x-a', '🚀'],
+    ]) {
+      expect(() => new Headers([[name!, value!]])).toThrow(TypeError);
+      expect(() => new FetchHeaders([[name!, value!]])).toThrow(TypeError);
+    }
+  });
+
+  it('answer their body once, as text, JSON, bytes or a stream, and clone it unread', async () => {
+    const answer = Answer.of('{"a":"é"}', {
+      status: 201,
+      headers: new FetchHeaders({ 'content-type': 'application/json' }),
+    });
+    const copy = answer.clone();
+    expect([answer.ok, answer.status, answer.type]).toEqual([true, 201, 'basic']);
+    expect(await answer.json()).toEqual({ a: 'é' });
+    expect(new TextDecoder().decode(await copy.bytes())).toBe('{"a":"é"}');
+    expect(() => answer.clone()).toThrow(TypeError);
+    expect((await Answer.of('x', { status: 200 }).blob()).size).toBe(1);
+    expect(new Answer(null, { status: 404 }).ok).toBe(false);
+    expect(await new Answer(null, { status: 204 }).text()).toBe('');
   });
 });

@@ -290,6 +290,24 @@ async function rateLimited(env: Record<string, string>) {
   }
 }
 
+describe('the cost of a command', () => {
+  it('never loads Node’s fetch (undici): sends, lists and reads the participants on convene’s own', async () => {
+    // Printed as the process ends: the internal modules it loaded, by name.
+    const probe = join(guest.home, 'loaded.cjs');
+    writeFileSync(
+      probe,
+      "process.on('exit', () => process.stderr.write('loaded: ' + process.moduleLoadList.join(' ') + '\\n'));",
+    );
+    for (const args of [['send', 'costs little'], ['messages'], ['participants']]) {
+      const run = await guest.run(args, { env: { NODE_OPTIONS: `--require ${probe}` } });
+      expect(run.code).toBe(0);
+      const loaded = run.stderr.match(/^loaded: (.*)$/m)?.[1];
+      expect(loaded).toContain('NativeModule http');
+      expect({ args, undici: loaded?.includes('undici') }).toEqual({ args, undici: false });
+    }
+  });
+});
+
 describe('send refused for a while', () => {
   it('fails at once, with when to try again (exit 6), when the space’s message budget is spent: the minute is not waited out', async () => {
     const host = new User(server.url);

@@ -19,10 +19,12 @@ const BODY_HEADERS = [
 /**
  * The fetch of a command's requests, on Node's own HTTP client. The global fetch (undici) compiles
  * its HTTP parser, WebAssembly, at a command's first request: a sixth of a short command's CPU,
- * and V8's flags to make that cheaper make Node compile its own modules again. This takes what the
- * SDK sends (a URL, a method, headers, a string body, an AbortSignal) and answers a real `Response`
- * whose body streams (an event stream is read as its events come); a request of another shape goes
- * to the global fetch. Redirects are followed as fetch follows them.
+ * and V8's flags to make that cheaper make Node compile its own modules again. Merely loading it
+ * (which the first `Headers` or `Response` made does) was an eighth more. This takes what the SDK
+ * sends (a URL, a method, headers, a string body, an AbortSignal) and answers an `Answer`, a
+ * Response of its own whose body streams (an event stream is read as its events come), so that a
+ * command never loads undici; a request of another shape goes to the global fetch. Redirects are
+ * followed as fetch follows them.
  *
  * Failures reject as fetch's do: a TypeError ("fetch failed", "terminated" for a body cut off)
  * whose `cause` carries the system's code (ECONNREFUSED, ENOTFOUND, ERR_SSL_…, HPE_… for an answer
@@ -41,14 +43,15 @@ export const httpFetch: typeof fetch = async (input, init = {}) => {
   let url = new URL(input);
   let method = (init.method ?? 'GET').toUpperCase();
   let payload = body;
-  const headers = new Headers(init.headers);
+  const headers = new FetchHeaders(init.headers);
   if (payload !== undefined && !headers.has('content-type'))
     headers.set('content-type', 'text/plain;charset=UTF-8');
   for (let redirects = 0; ; redirects++) {
     const answer = await exchange(url, method, headers, payload, init.signal ?? undefined);
     const status = answer.statusCode!;
     const location = answer.headers.location;
-    if (!REDIRECTS.has(status) || location === undefined) return toResponse(answer, method);
+    if (!REDIRECTS.has(status) || location === undefined)
+      return toResponse(answer, method, url, redirects > 0);
     answer.resume();
     const next = new URL(location, url);
     if (redirects === MAX_REDIRECTS || (next.protocol !== 'http:' && next.protocol !== 'https:')) {
@@ -69,7 +72,7 @@ export const httpFetch: typeof fetch = async (input, init = {}) => {
 async function exchange(
   url: URL,
   method: string,
-  headers: Headers,
+  headers: FetchHeaders,
   body: string | undefined,
   signal: AbortSignal | undefined,
 ): Promise<IncomingMessage> {
@@ -88,8 +91,8 @@ async function exchange(
 }
 
 /** The answer as a Response, its body streamed as it comes and paused while nobody reads it. */
-function toResponse(answer: IncomingMessage, method: string): Response {
-  const headers = new Headers();
+function toResponse(answer: IncomingMessage, method: string, url: URL, redirected: boolean): Response {
+  const headers = new FetchHeaders();
   const raw = answer.rawHeaders;
   for (let i = 0; i < raw.length; i += 2) headers.append(raw[i]!, raw[i + 1]!);
   const status = answer.statusCode!;
@@ -98,10 +101,10 @@ function toResponse(answer: IncomingMessage, method: string): Response {
     answer.destroy();
     throw new TypeError('fetch failed', { cause: new Error(`an answer with status ${status}`) });
   }
-  const init = { status, statusText: answer.statusMessage ?? '', headers };
+  const init = { status, statusText: answer.statusMessage ?? '', headers, url: url.href, redirected };
   if (NO_BODY.has(status) || method === 'HEAD') {
     answer.resume();
-    return new Response(null, init);
+    return new Answer(null, init).asResponse();
   }
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
@@ -127,7 +130,7 @@ function toResponse(answer: IncomingMessage, method: string): Response {
       answer.destroy();
     },
   });
-  return new Response(body, init);
+  return new Answer(body, init).asResponse();
 }
 
 /**
@@ -137,4 +140,216 @@ function toResponse(answer: IncomingMessage, method: string): Response {
 function closed(error: Error & { code?: string }): Error {
   if (error.code !== 'ECONNRESET' || !/^(socket hang up|aborted)$/.test(error.message)) return error;
   return Object.assign(new Error('other side closed', { cause: error }), { code: error.code });
+}
+
+/** What HTTP takes as a header's name (RFC 9110's token). */
+const TOKEN = /^[!#$%&'*+.^`|~\w-]+$/;
+/** A header's value as fetch sends it, trimmed: no line break, NUL or other control, nothing beyond Latin-1. */
+const VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+/** What fetch trims off a header's value. */
+const SPACE = /^[\t\n\r ]+|[\t\n\r ]+$/g;
+
+/**
+ * Fetch's `Headers` without fetch: by name in any case, the values of a name appended kept in
+ * order and read joined with ", " (`set-cookie`'s apart, getSetCookie), names and values checked
+ * and trimmed as `Headers` does (a TypeError). Node's own `Headers` is undici's, which the first
+ * one made loads whole (see httpFetch).
+ */
+export class FetchHeaders {
+  private readonly byName = new Map<string, string[]>();
+
+  constructor(init?: RequestInit['headers'] | FetchHeaders) {
+    if (!init) return;
+    const pairs: Iterable<readonly [string, string]> | [string, string][] = Array.isArray(init)
+      ? (init as [string, string][])
+      : typeof (init as Headers).forEach === 'function' && Symbol.iterator in init
+        ? (init as Iterable<[string, string]>)
+        : Object.entries(init as Record<string, string>);
+    for (const pair of pairs) {
+      if (pair.length !== 2) throw new TypeError('Headers: each pair needs a name and a value');
+      this.append(pair[0], pair[1]);
+    }
+  }
+
+  private static checked(name: string, value: string): [string, string] {
+    const trimmed = String(value).replace(SPACE, '');
+    if (!TOKEN.test(name)) throw new TypeError(`Headers: "${name}" is an invalid header name`);
+    if (!VALUE.test(trimmed)) throw new TypeError(`Headers: the value of "${name}" is invalid`);
+    return [name.toLowerCase(), trimmed];
+  }
+
+  append(name: string, value: string): void {
+    const [key, checked] = FetchHeaders.checked(name, value);
+    const list = this.byName.get(key);
+    if (list) list.push(checked);
+    else this.byName.set(key, [checked]);
+  }
+
+  set(name: string, value: string): void {
+    const [key, checked] = FetchHeaders.checked(name, value);
+    this.byName.set(key, [checked]);
+  }
+
+  delete(name: string): void {
+    this.byName.delete(name.toLowerCase());
+  }
+
+  get(name: string): string | null {
+    return this.byName.get(name.toLowerCase())?.join(', ') ?? null;
+  }
+
+  getSetCookie(): string[] {
+    return [...(this.byName.get('set-cookie') ?? [])];
+  }
+
+  has(name: string): boolean {
+    return this.byName.has(name.toLowerCase());
+  }
+
+  forEach(callback: (value: string, key: string, parent: FetchHeaders) => void, thisArg?: unknown): void {
+    for (const [key, value] of this) callback.call(thisArg, value, key, this);
+  }
+
+  /** In the order of their names, `set-cookie` once for each of its values, as `Headers` iterates. */
+  *entries(): IterableIterator<[string, string]> {
+    for (const key of [...this.byName.keys()].sort()) {
+      if (key === 'set-cookie') for (const value of this.byName.get(key)!) yield [key, value];
+      else yield [key, this.get(key)!];
+    }
+  }
+
+  *keys(): IterableIterator<string> {
+    for (const [key] of this.entries()) yield key;
+  }
+
+  *values(): IterableIterator<string> {
+    for (const [, value] of this.entries()) yield value;
+  }
+
+  [Symbol.iterator](): IterableIterator<[string, string]> {
+    return this.entries();
+  }
+}
+
+/** What an Answer is made of besides its body. */
+export interface AnswerInit {
+  status: number;
+  statusText?: string;
+  headers?: FetchHeaders;
+  url?: string;
+  redirected?: boolean;
+}
+
+/**
+ * A Response without fetch (see FetchHeaders): what the SDK and the commands read of an answer,
+ * its status, headers and body, streamed or read whole once (`bodyUsed`, then a TypeError), as
+ * fetch's Response does. `asResponse()` gives it the type the SDK's fetch is declared with.
+ */
+export class Answer {
+  readonly type = 'basic';
+  readonly ok: boolean;
+  readonly status: number;
+  readonly statusText: string;
+  readonly headers: FetchHeaders;
+  readonly url: string;
+  readonly redirected: boolean;
+  private used = false;
+
+  constructor(
+    private stream: ReadableStream<Uint8Array> | null,
+    init: AnswerInit,
+  ) {
+    this.status = init.status;
+    this.ok = init.status >= 200 && init.status <= 299;
+    this.statusText = init.statusText ?? '';
+    this.headers = init.headers ?? new FetchHeaders();
+    this.url = init.url ?? '';
+    this.redirected = init.redirected ?? false;
+  }
+
+  /** An answer whose body is `text`, whole. */
+  static of(text: string, init: AnswerInit): Answer {
+    const bytes = new TextEncoder().encode(text);
+    return new Answer(
+      new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(bytes);
+          controller.close();
+        },
+      }),
+      init,
+    );
+  }
+
+  get body(): ReadableStream<Uint8Array> | null {
+    return this.stream;
+  }
+
+  get bodyUsed(): boolean {
+    return this.used;
+  }
+
+  asResponse(): Response {
+    return this as unknown as Response;
+  }
+
+  async bytes(): Promise<Uint8Array<ArrayBuffer>> {
+    if (this.used || this.body?.locked) throw new TypeError('Body is unusable: Body has already been read');
+    this.used = true;
+    if (!this.body) return new Uint8Array(0);
+    const chunks: Uint8Array[] = [];
+    const reader = this.body.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+    }
+    const whole = new Uint8Array(chunks.reduce((sum, chunk) => sum + chunk.byteLength, 0));
+    let at = 0;
+    for (const chunk of chunks) {
+      whole.set(chunk, at);
+      at += chunk.byteLength;
+    }
+    return whole;
+  }
+
+  async arrayBuffer(): Promise<ArrayBuffer> {
+    return (await this.bytes()).buffer;
+  }
+
+  /** As UTF-8, a leading byte order mark dropped, as fetch reads text. */
+  async text(): Promise<string> {
+    return new TextDecoder().decode(await this.bytes());
+  }
+
+  async json(): Promise<unknown> {
+    return JSON.parse(await this.text());
+  }
+
+  async blob(): Promise<Blob> {
+    return new Blob([await this.bytes()], { type: this.headers.get('content-type') ?? '' });
+  }
+
+  async formData(): Promise<never> {
+    throw new TypeError("formData() is not supported by convene's fetch");
+  }
+
+  /** A second answer with the same body: each reads it, as Response's clone gives. */
+  clone(): Answer {
+    if (this.used || this.body?.locked)
+      throw new TypeError('Response.clone: Body has already been consumed.');
+    let body: ReadableStream<Uint8Array> | null = null;
+    if (this.body) {
+      const [mine, theirs] = this.body.tee();
+      this.stream = mine;
+      body = theirs;
+    }
+    const init = {
+      status: this.status,
+      statusText: this.statusText,
+      url: this.url,
+      redirected: this.redirected,
+    };
+    return new Answer(body, { ...init, headers: new FetchHeaders(this.headers) });
+  }
 }

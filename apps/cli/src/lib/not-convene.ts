@@ -1,7 +1,7 @@
 import { ConveneError } from '@convene/sdk';
 import * as z from 'zod/mini';
 import { CliError } from './errors';
-import { httpFetch, NO_BODY } from './http-fetch';
+import { Answer, FetchHeaders, httpFetch, NO_BODY } from './http-fetch';
 
 /**
  * Whether an answer came from something that is not a Convene server (a web server, a proxy's
@@ -24,13 +24,15 @@ export const conveneFetch: typeof fetch = async (input, init) => {
   const response = await httpFetch(input, init);
   if (!response.ok || response.headers.has('api-version') || NO_BODY.has(response.status)) return response;
   void response.body?.cancel().catch(() => {});
-  const headers = new Headers(response.headers);
+  const headers = new FetchHeaders(response.headers);
   headers.delete('content-type');
-  return new Response('not an answer of Convene (no API-Version header)', {
+  return Answer.of('not an answer of Convene (no API-Version header)', {
     status: response.status,
     statusText: response.statusText,
     headers,
-  });
+    url: response.url,
+    redirected: response.redirected,
+  }).asResponse();
 };
 
 /** What a reverse proxy answers for the server behind it while that server is away (nginx's 502, 503, 504). */
