@@ -214,8 +214,9 @@ describe('assets', () => {
   it('no hand-written API client is left: every page reaches the API through @convene/sdk', async () => {
     for (const page of PAGES) {
       const code = [...(await scriptsOf(page)).values()].join('\n');
-      // The SDK's marks: the API-Version header it sends and the error classes it throws.
-      expect(code, page).toContain('API-Version');
+      // The SDK's marks: the API-Version header it sends (by its lower-case name) and the error
+      // classes it throws.
+      expect(code, page).toContain('"api-version"');
       expect(code, page).toContain('ConveneError');
     }
     expect((await api.get('/web/api.js')).status).toBe(404);
