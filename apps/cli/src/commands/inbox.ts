@@ -5,6 +5,7 @@ import { stopFollowing, UsageError } from '../lib/errors';
 import { awayHint, removedFrom } from '../lib/failure';
 import { parseWait, spaceNamed } from '../lib/input';
 import { sayConnectionLost, waitingForStart } from '../lib/outage';
+import { count } from '../lib/output';
 import { printMessage } from '../lib/render';
 
 export function registerInbox(program: Command, app: App): void {
@@ -153,5 +154,3 @@ export function registerInbox(program: Command, app: App): void {
       });
     });
 }
-
-const count = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;

@@ -13,7 +13,7 @@ import { commandLine, type LineParts } from './command-line';
 import { CliError, keyNotKept, NoSpaceSavedError, UsageError } from './errors';
 import { ExitCode } from './exit-codes';
 import { conveneFetch, isNotConvene } from './not-convene';
-import { detectMode, inline, Output } from './output';
+import { count, detectMode, inline, Output } from './output';
 import { shellWord, type Value, verbatim } from './quote';
 import { closest, find, sameName } from './resolve';
 import { CredentialStore, type HostEntry, hostKey, type StoredSpace, type StoreFile } from './store';
@@ -389,10 +389,9 @@ export class Context {
     );
     const [first] = others;
     if (!first) return undefined;
-    const count = (spaces: object) => Object.keys(spaces).length;
-    const spaces = (n: number) => `${n} ${n === 1 ? 'space' : 'spaces'}`;
-    const where = others.map(([url, host]) => `${url} (${spaces(count(host.spaces))})`).join(', ');
-    const use = `Add \`--url ${first[0]}\` (or set CONVENE_URL) to use ${others.length === 1 && count(first[1].spaces) === 1 ? 'it' : 'them'}`;
+    const spaces = (host: HostEntry) => Object.keys(host.spaces).length;
+    const where = others.map(([url, host]) => `${url} (${count(spaces(host), 'space')})`).join(', ');
+    const use = `Add \`--url ${first[0]}\` (or set CONVENE_URL) to use ${others.length === 1 && spaces(first[1]) === 1 ? 'it' : 'them'}`;
     // The server remembered (the last space created, joined or used was there) has no key left:
     // `space use` with --url makes the other the server of the next commands, as the README says.
     const back = this.urlIsExplicit

@@ -298,19 +298,9 @@ export class Answer {
     this.used = true;
     if (!this.body) return new Uint8Array(0);
     const chunks: Uint8Array[] = [];
-    const reader = this.body.getReader();
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      chunks.push(value);
-    }
-    const whole = new Uint8Array(chunks.reduce((sum, chunk) => sum + chunk.byteLength, 0));
-    let at = 0;
-    for (const chunk of chunks) {
-      whole.set(chunk, at);
-      at += chunk.byteLength;
-    }
-    return whole;
+    for await (const chunk of this.body) chunks.push(chunk);
+    // One buffer of its own (a Buffer's may be a slice of a shared pool, which arrayBuffer() would hand out).
+    return new Uint8Array(await new Blob(chunks).arrayBuffer());
   }
 
   async arrayBuffer(): Promise<ArrayBuffer> {
@@ -344,12 +334,12 @@ export class Answer {
       this.stream = mine;
       body = theirs;
     }
-    const init = {
+    return new Answer(body, {
       status: this.status,
       statusText: this.statusText,
+      headers: new FetchHeaders(this.headers),
       url: this.url,
       redirected: this.redirected,
-    };
-    return new Answer(body, { ...init, headers: new FetchHeaders(this.headers) });
+    });
   }
 }

@@ -219,7 +219,7 @@ async function refuseBlindEditor(
   // would be refused at once.
   const lockedBy = found?.artifact.lockedBy;
   const holder =
-    found && lockedBy !== undefined && lockedBy !== found.saved.participantId
+    found && lockedBy !== undefined && !found.heldByMe
       ? inline(found.names.get(lockedBy) ?? lockedBy)
       : undefined;
   const write = suggest(ctx, 'artifact write', {

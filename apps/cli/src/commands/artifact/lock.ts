@@ -106,7 +106,7 @@ export function registerArtifactUnlock(artifact: Command, app: App): void {
       if (
         found.saved.role === 'owner' &&
         lockedBy !== undefined &&
-        lockedBy !== found.saved.participantId &&
+        !found.heldByMe &&
         (lockExpiresAt === undefined || new Date(lockExpiresAt).getTime() > Date.now())
       ) {
         const holder = inline(found.names.get(lockedBy) ?? lockedBy);
