@@ -45,8 +45,11 @@ export class WebhookVerificationError extends ConveneError {
 markErrorKinds(WebhookVerificationError);
 
 export interface VerifyWebhookOptions {
-  /** The request body exactly as received (the signature covers its bytes). */
-  body: string;
+  /**
+   * The request body exactly as received (the signature covers its bytes): the raw text, or its
+   * bytes (a Buffer or another Uint8Array, an ArrayBuffer), read as UTF-8.
+   */
+  body: string | Uint8Array | ArrayBuffer;
   /** The request headers: `webhook-id`, `webhook-timestamp`, `webhook-signature`. */
   headers: Headers | Record<string, string | string[] | undefined>;
   /** The webhook's secret (`whsec_…`) that createWebhook answered. */
@@ -67,7 +70,7 @@ export interface VerifyWebhookOptions {
 export async function verifyWebhook(options: VerifyWebhookOptions): Promise<WebhookEvent> {
   // A receiver's mistake, not a bad delivery: a ConveneError, not a WebhookVerificationError.
   if (options?.body == null || !options.headers || typeof options.secret !== 'string')
-    throw new ConveneError('verifyWebhook needs { body, headers, secret }, the body as the raw string');
+    throw new ConveneError('verifyWebhook needs { body, headers, secret }');
   // A page served over plain http (not localhost) has `crypto` without `subtle`: said here rather
   // than as a TypeError of importKey, and before the delivery is looked at, like the secret.
   const subtle = globalThis.crypto?.subtle;
@@ -93,7 +96,8 @@ export async function verifyWebhook(options: VerifyWebhookOptions): Promise<Webh
   if (!Number.isInteger(seconds) || Math.abs(now - seconds) > (options.toleranceSeconds ?? 300))
     throw new WebhookVerificationError('webhook-timestamp is too far from now');
   const key = await subtle.importKey('raw', secret, { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']);
-  const signed = new TextEncoder().encode(`${id}.${timestamp}.${options.body}`);
+  const body = typeof options.body === 'string' ? options.body : new TextDecoder().decode(options.body);
+  const signed = new TextEncoder().encode(`${id}.${timestamp}.${body}`);
   // The header may carry several space-separated signatures (while a secret is rotated).
   for (const candidate of signatures.split(' ')) {
     const [version, value] = candidate.split(',');
@@ -106,7 +110,7 @@ export async function verifyWebhook(options: VerifyWebhookOptions): Promise<Webh
     }
     if (await subtle.verify('HMAC', key, signature, signed)) {
       try {
-        return JSON.parse(options.body) as WebhookEvent;
+        return JSON.parse(body) as WebhookEvent;
       } catch (error) {
         throw new WebhookVerificationError('the body is not JSON', { cause: error });
       }

@@ -423,6 +423,24 @@ describe('webhooks', () => {
         spaceId: agent.spaceId,
         data: { id: sent.messageId },
       });
+      // The body as its bytes, as frameworks hand it over (a Buffer, a Uint8Array, an ArrayBuffer).
+      const bytes = new TextEncoder().encode(delivery!.body);
+      for (const body of [Buffer.from(bytes), bytes, bytes.slice().buffer]) {
+        await expect(
+          verifyWebhook({
+            body,
+            headers: delivery!.headers as Record<string, string>,
+            secret: created.secret,
+          }),
+        ).resolves.toEqual(payload);
+      }
+      await expect(
+        verifyWebhook({
+          body: new TextEncoder().encode(`${delivery!.body} `),
+          headers: delivery!.headers as Record<string, string>,
+          secret: created.secret,
+        }),
+      ).rejects.toThrow('no valid signature');
       // Tampered, signed with another secret, or replayed later: refused.
       await expect(
         verifyWebhook({
