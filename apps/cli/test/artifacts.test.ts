@@ -223,11 +223,13 @@ describe('create, list, show, write, download, history, diff, restore', () => {
     expect(refused.code).toBe(6);
     expect(refused.stderr).toMatch(/"locked\.md" is locked by \S+ until/);
     const refusedJson = await guest.run(['artifact', 'write', 'locked.md', '--file', file, '--json']);
-    // The server's code and status too, for a script to branch on.
+    // The server's code and status too, for a script to branch on, and the holder's name.
+    const holderName = /is locked by (\S+) until/.exec(refused.stderr)![1];
     expect(JSON.parse(refusedJson.stderr)).toMatchObject({
       code: 'lock_held',
       status: 423,
       lockedBy,
+      lockedByName: holderName,
       lockExpiresAt,
       exitCode: 6,
     });

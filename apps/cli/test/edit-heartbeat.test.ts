@@ -90,6 +90,24 @@ describe('artifact edit', () => {
     }
   });
 
+  it('says the lock is gone, not to lock it first, when the owner unlocks the document under the editor', async () => {
+    expect((await owner.run(['artifact', 'create', 'taken.md'])).code).toBe(0);
+    const held = heldEditor(guest, 'taken', { text: "Gus's text", write: 'last' });
+    const { done } = await editing(guest, 'taken.md', held.ed, held.opened);
+    expect((await owner.run(['artifact', 'unlock', 'taken.md', '--yes'])).code).toBe(0);
+    // The next heartbeat, within a third of the 8 s lock, finds it gone.
+    const unlocked = Date.now();
+    await eventually(() => expect(Date.now() - unlocked).toBeGreaterThan(4_000), 10_000);
+    held.release();
+    const result = await done;
+    const warnings = result.stderr.match(/your lock is gone[^\n]*/g) ?? [];
+    expect(warnings, result.stderr).toHaveLength(1);
+    expect(warnings[0]).toMatch(
+      /^your lock is gone \(it lapsed, or the owner released it; it was held until \d\d:\d\d:\d\d\): saving may fail$/,
+    );
+    expect(result.stderr).not.toContain('lock it first');
+  });
+
   it('says the key no longer works (exit 4) when the editor was removed meanwhile, keeps the text, and releases nothing', async () => {
     const kim = new User(server.url);
     try {

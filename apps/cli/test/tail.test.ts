@@ -676,6 +676,42 @@ describe('tail of a participant who is removed', () => {
   });
 });
 
+describe('tail --json of a participant who is removed, or of a space that closes', () => {
+  it('says on stderr, in JSON, the code and status of the removal (exit 4), and that the space closed (exit 0)', async () => {
+    const host = new User(server.url);
+    const member = new User(server.url);
+    try {
+      expect((await host.run(['space', 'create', 'Gate'])).code).toBe(0);
+      await joinAs(host, member, 'Kim');
+      const removed = follow(member, ['tail', '--json']);
+      await removed.waitFor('"event":"context"');
+      expect((await host.run(['kick', 'Kim'])).code).toBe(0);
+      const result = await removed.done;
+      expect(result.code).toBe(4);
+      // As a command the server refuses for it says it (`convene send hi --json`).
+      expect(JSON.parse(result.stderr.trim().split('\n').at(-1)!)).toMatchObject({
+        error: 'you were removed from "Gate": your key no longer works',
+        code: 'participant_removed',
+        status: 401,
+        exitCode: 4,
+      });
+
+      const closing = follow(host, ['tail', '--json']);
+      await closing.waitFor('"event":"context"');
+      expect((await host.run(['space', 'close', 'Gate', '--yes'])).code).toBe(0);
+      const closed = await closing.done;
+      expect(closed.code).toBe(0);
+      expect(closed.stdout).toContain('"event":"space-closed"');
+      expect(closed.stderr).toBe(
+        `${JSON.stringify({ ended: 'closed', message: '"Gate" was closed: nothing more will come.' })}\n`,
+      );
+    } finally {
+      host.remove();
+      member.remove();
+    }
+  });
+});
+
 describe('tail of a space that expires while the server is down', () => {
   it('ends as when it sees the space close (exit 0), though the event never reached it', async () => {
     const host = new User(server.url);
@@ -736,7 +772,11 @@ describe('inbox --follow of a participant who is removed, who leaves, or whose s
         expect((await host.run(['space', 'close', `${name} v2`, '--yes'])).code).toBe(0);
         const closed = await closing.done;
         expect({ json, code: closed.code }).toEqual({ json, code: 0 });
-        if (json) expect(closed.stderr).toBe('');
+        // With --json, one line on stderr says how it ended, as a script cannot tell exit 0 from Ctrl-C's.
+        if (json)
+          expect(closed.stderr).toBe(
+            `${JSON.stringify({ ended: 'closed', message: `"${name} v2" was closed: nothing more will come.` })}\n`,
+          );
         else {
           expect(closed.stderr).toContain(`"${name} v2" was closed: nothing more will come.`);
           expect(closed.stderr).not.toContain('✗');

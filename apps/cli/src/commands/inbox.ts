@@ -5,7 +5,7 @@ import { stopFollowing, UsageError } from '../lib/errors';
 import { awayHint, removedFrom } from '../lib/failure';
 import { parseWait, spaceNamed } from '../lib/input';
 import { sayConnectionLost, waitingForStart } from '../lib/outage';
-import { count } from '../lib/output';
+import { count, followEnded } from '../lib/output';
 import { printMessage } from '../lib/render';
 
 export function registerInbox(program: Command, app: App): void {
@@ -112,13 +112,11 @@ export function registerInbox(program: Command, app: App): void {
         // this command's error, as it would be any command's.
         const ended = following?.ended;
         const name = JSON.stringify(ctx.latestName(saved));
-        if (ended?.reason === 'closed') {
-          const expired = ended.error?.code === 'space_expired';
-          out.info(out.c.dim(`${name} ${expired ? 'expired' : 'was closed'}: nothing more will come.`));
-          return;
-        }
-        if (ended?.reason === 'left') {
-          out.info(out.c.dim(`You left ${name} (elsewhere): nothing more will come.`));
+        if (ended?.reason === 'closed' || ended?.reason === 'left') {
+          const reason =
+            ended.reason === 'left' ? 'left' : ended.error?.code === 'space_expired' ? 'expired' : 'closed';
+          out.info(out.c.dim(followEnded(reason, name)));
+          out.endedJson(reason, name);
           return;
         }
         if (ended?.reason === 'kicked') throw removedFrom(ctx, saved);

@@ -135,6 +135,8 @@ class TailView {
   private readonly seen = new MessagesSeen();
   /** The space closed (or expired) while it was followed: the stream's end needs no explaining. */
   closed = false;
+  /** It expired rather than its owner closing it. */
+  private expired = false;
   /** Your own status as the stream last said it (the SDK ends the stream after a kick or leaving). */
   private myStatus: string | undefined;
 
@@ -220,6 +222,7 @@ class TailView {
   closedUnseen(expired: boolean): void {
     if (this.closed) return;
     this.closed = true;
+    this.expired = expired;
     if (!this.ctx.out.mode.json) this.note(expired ? 'the space expired' : 'the space was closed');
   }
 
@@ -232,8 +235,22 @@ class TailView {
 
   end(interrupted: boolean): void {
     if (this.backlog) for (const e of this.backlog.slice(-this.lines)) this.print(e);
-    if (!interrupted && !this.closed && !this.departed)
-      this.ctx.out.info(this.ctx.out.c.dim('The stream ended.'));
+    const { out } = this.ctx;
+    if (!interrupted && !this.closed && !this.departed) out.info(out.c.dim('The stream ended.'));
+    if (interrupted) return;
+    const ended = this.closed
+      ? this.expired
+        ? 'expired'
+        : 'closed'
+      : this.departed === 'left'
+        ? 'left'
+        : undefined;
+    if (ended) out.endedJson(ended, JSON.stringify(this.spaceName));
+  }
+
+  private closeSeen(expired: boolean): void {
+    this.closed = true;
+    this.expired = expired;
   }
 
   /** A line of what happened (not a message): one line, whatever the names in it hold. */
@@ -246,7 +263,7 @@ class TailView {
     const { out } = this.ctx;
     if (out.mode.json) {
       out.jsonLine(event);
-      if (event.event === 'space-closed') this.closed = true;
+      if (event.event === 'space-closed') this.closeSeen(event.data.reason === 'expired');
       return;
     }
     const note = (text: string) => this.note(text);
@@ -290,7 +307,7 @@ class TailView {
         return;
       }
       case 'space-closed':
-        this.closed = true;
+        this.closeSeen(event.data.reason === 'expired');
         note(event.data.reason === 'expired' ? 'the space expired' : 'the space was closed');
         return;
       default:

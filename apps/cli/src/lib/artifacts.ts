@@ -309,7 +309,14 @@ export function lockedFailure(
             ? `Wait for them to finish (\`${tail}\` shows the unlock), or release their lock yourself (you own the space) with \`${unlock}\`.${orWait}`
             : `Wait for them to finish (\`${tail}\` shows the unlock), or ask the owner to release it (\`${unlock}\`, run on their side).${orWait}`
         : `Take it with \`${command('artifact lock', { args: [named] })}\`.`,
-      details: { lockedBy: error.lockedBy, lockExpiresAt: error.lockExpiresAt },
+      // The holder's name too, as the API's 423 says it (or as the space's participants do).
+      details: {
+        lockedBy: error.lockedBy,
+        ...(holder !== undefined && holder !== error.lockedBy
+          ? { lockedByName: error.lockedByName ?? holder }
+          : {}),
+        lockExpiresAt: error.lockExpiresAt,
+      },
       cause: error,
     },
   );

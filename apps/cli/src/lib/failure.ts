@@ -593,6 +593,9 @@ export function removedFrom(ctx: Context, space: StoredSpace): CliError {
     {
       exitCode: ExitCode.auth,
       hint: `\`${suggest(ctx, 'leave', { always: true, space })}\` forgets it here; to come back, join again with an invitation link of the space (\`convene join LINK\`), which the owner approves if the space is private.`,
+      // As a command refused for it says it with --json, whether the stream heard of the removal
+      // or reconnecting was refused: what the server answers the key from now on.
+      details: { code: 'participant_removed', status: 401 },
     },
   );
 }

@@ -143,6 +143,15 @@ export interface Spinner {
   fail(text?: string): void;
 }
 
+/** What ends a followed stream (`tail`, `inbox --follow`) by itself, with exit 0. */
+export type FollowEnd = 'closed' | 'expired' | 'left';
+
+/** That end in words, `name` the space's as the command shows it (quoted). */
+export const followEnded = (reason: FollowEnd, name: string): string =>
+  reason === 'left'
+    ? `You left ${name} (elsewhere): nothing more will come.`
+    : `${name} ${reason === 'expired' ? 'expired' : 'was closed'}: nothing more will come.`;
+
 /**
  * Every byte the CLI prints goes through here. Data on stdout; status, hints and errors on stderr.
  * Text from others (names, messages, documents, a server's words) is printed with its control
@@ -237,6 +246,15 @@ export class Output {
   warn(text: string): void {
     if (this.mode.json) this.toStderr(`${toJson({ warning: text })}\n`);
     else this.toStderr(`${printable(`${this.c.yellow('!')} ${text}`)}\n`);
+  }
+
+  /**
+   * With --json, how a followed stream ended by itself (exit 0, as Ctrl-C is): one line of JSON on
+   * stderr, `{"ended": "closed" | "expired" | "left", "message": …}`, so that a script tells the end
+   * of a space from its own stop. Without --json each command says it in its own words.
+   */
+  endedJson(reason: FollowEnd, name: string): void {
+    if (this.mode.json) this.toStderr(`${toJson({ ended: reason, message: followEnded(reason, name) })}\n`);
   }
 
   /** An error on stderr: what went wrong on one line (a name in it cannot start another), then the hint. */

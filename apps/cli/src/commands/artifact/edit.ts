@@ -273,8 +273,13 @@ class Heartbeat {
           if (this.stopped) return;
           // Said once the editor exits (Output.holding), and once for failures alike: the time
           // is the lock's expiry, not how far it was from when the beat failed.
+          // Your lock is no more (it lapsed, or the owner unlocked it): the server's "lock it first"
+          // is not what to do in an editor whose save says what happened meanwhile.
+          const gone = error instanceof LockedError && error.code === 'lock_not_held';
           this.warn(
-            `could not keep the lock: ${(error as Error).message}; saving may fail (it was held until ${when(this.expiresAt)})`,
+            gone
+              ? `your lock is gone (it lapsed, or the owner released it; it was held until ${when(this.expiresAt)}): saving may fail`
+              : `could not keep the lock: ${(error as Error).message}; saving may fail (it was held until ${when(this.expiresAt)})`,
           );
           this.schedule(new Date(Date.now() + 15_000).toISOString());
         },
