@@ -69,7 +69,16 @@ export interface VerifyWebhookOptions {
  */
 export async function verifyWebhook(options: VerifyWebhookOptions): Promise<WebhookEvent> {
   // A receiver's mistake, not a bad delivery: a ConveneError, not a WebhookVerificationError.
-  if (options?.body == null || !options.headers || typeof options.secret !== 'string')
+  // Bytes are read as UTF-8. A body parsed already (express.json()'s object) can no longer be
+  // checked: said so, not as a forged delivery nor as a TypeError of TextDecoder.
+  const raw = options?.body;
+  const body =
+    typeof raw === 'string'
+      ? raw
+      : (raw as ArrayBuffer)?.byteLength >= 0
+        ? new TextDecoder().decode(raw)
+        : undefined;
+  if (body === undefined || !options.headers || typeof options.secret !== 'string')
     throw new ConveneError('verifyWebhook needs { body, headers, secret }');
   // A page served over plain http (not localhost) has `crypto` without `subtle`: said here rather
   // than as a TypeError of importKey, and before the delivery is looked at, like the secret.
@@ -96,7 +105,6 @@ export async function verifyWebhook(options: VerifyWebhookOptions): Promise<Webh
   if (!Number.isInteger(seconds) || Math.abs(now - seconds) > (options.toleranceSeconds ?? 300))
     throw new WebhookVerificationError('webhook-timestamp is too far from now');
   const key = await subtle.importKey('raw', secret, { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']);
-  const body = typeof options.body === 'string' ? options.body : new TextDecoder().decode(options.body);
   const signed = new TextEncoder().encode(`${id}.${timestamp}.${body}`);
   // The header may carry several space-separated signatures (while a secret is rotated).
   for (const candidate of signatures.split(' ')) {

@@ -441,6 +441,16 @@ describe('webhooks', () => {
           secret: created.secret,
         }),
       ).rejects.toThrow('no valid signature');
+      // Parsed already (express.json()'s object): the receiver's mistake, said as such (a plain
+      // ConveneError, as a missing secret is), not a forged delivery nor a TypeError.
+      const parsed = await verifyWebhook({
+        body: JSON.parse(delivery!.body),
+        headers: delivery!.headers as Record<string, string>,
+        secret: created.secret,
+      }).catch((error: unknown) => error);
+      expect(parsed).toBeInstanceOf(ConveneError);
+      expect(parsed).not.toBeInstanceOf(WebhookVerificationError);
+      expect((parsed as Error).message).toBe('verifyWebhook needs { body, headers, secret }');
       // Tampered, signed with another secret, or replayed later: refused.
       await expect(
         verifyWebhook({
