@@ -103,7 +103,7 @@ describe('artifact edit', () => {
     const warnings = result.stderr.match(/your lock is gone[^\n]*/g) ?? [];
     expect(warnings, result.stderr).toHaveLength(1);
     expect(warnings[0]).toMatch(
-      /^your lock is gone \(it lapsed, or the owner released it; it was held until \d\d:\d\d:\d\d\): saving may fail$/,
+      /^your lock is gone \(the owner released it, or it lapsed; it was held until \d\d:\d\d:\d\d\): saving may fail$/,
     );
     expect(result.stderr).not.toContain('lock it first');
   });

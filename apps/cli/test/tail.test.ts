@@ -395,6 +395,8 @@ describe('tail --json', () => {
     await tail.waitFor('a json line');
     const result = await tail.interrupt();
     expect(result.code).toBe(0);
+    // Stopped, not ended: no `{"ended": …}` line (nor anything else) on stderr.
+    expect(result.stderr).toBe('');
     const events = result.stdout
       .trim()
       .split('\n')
@@ -696,7 +698,22 @@ describe('tail --json of a participant who is removed, or of a space that closes
         exitCode: 4,
       });
 
-      const closing = follow(host, ['tail', '--json']);
+      // inbox --follow --json alike.
+      expect((await host.run(['space', 'create', 'Gate 2'])).code).toBe(0);
+      await joinAs(host, member, 'Kim');
+      const inbox = follow(member, ['inbox', '--follow', '--wait', '2', '--json']);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      expect((await host.run(['kick', 'Kim', '--yes'])).code).toBe(0);
+      const inboxResult = await inbox.done;
+      expect(inboxResult.code).toBe(4);
+      expect(JSON.parse(inboxResult.stderr.trim().split('\n').at(-1)!)).toMatchObject({
+        error: 'you were removed from "Gate 2": your key no longer works',
+        code: 'participant_removed',
+        status: expect.any(Number),
+        exitCode: 4,
+      });
+
+      const closing = follow(host, ['tail', 'Gate', '--json']);
       await closing.waitFor('"event":"context"');
       expect((await host.run(['space', 'close', 'Gate', '--yes'])).code).toBe(0);
       const closed = await closing.done;

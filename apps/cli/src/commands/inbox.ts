@@ -119,7 +119,7 @@ export function registerInbox(program: Command, app: App): void {
           out.endedJson(reason, name);
           return;
         }
-        if (ended?.reason === 'kicked') throw removedFrom(ctx, saved);
+        if (ended?.reason === 'kicked') throw removedFrom(ctx, saved, ended.error);
         if (ended?.error) throw ended.error;
         return;
       }

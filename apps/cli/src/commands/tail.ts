@@ -107,11 +107,12 @@ export function registerTail(program: Command, app: App): void {
       // says so was missed), is the same end as when it was seen (exit 0); being removed is exit 4
       // and what to do; a key refused for another reason fails as any command would.
       const ended = stream.ended;
-      if (view.departed === 'kicked' || ended?.reason === 'kicked') throw removedFrom(ctx, saved);
+      if (view.departed === 'kicked' || ended?.reason === 'kicked')
+        throw removedFrom(ctx, saved, ended?.error);
       if (ended?.reason === 'refused') throw ended.error;
       if (ended?.reason === 'closed') view.closedUnseen(ended.error?.code === 'space_expired');
       if (ended?.reason === 'left') view.leftUnseen();
-      view.end(ctx.signal.aborted);
+      view.end(ctx.signal.aborted, JSON.stringify(ctx.latestName(saved)));
       // Stopped rather than ended: Ctrl-C is exit 0, SIGTERM and SIGHUP their codes.
       if (ctx.signal.aborted) stopFollowing(ctx.signal);
     });
@@ -233,7 +234,8 @@ class TailView {
     if (!this.ctx.out.mode.json) this.note('You left (elsewhere)');
   }
 
-  end(interrupted: boolean): void {
+  /** The stream is over: what was held back, and how it ended; `name` the space's as it is now, quoted. */
+  end(interrupted: boolean, name: string): void {
     if (this.backlog) for (const e of this.backlog.slice(-this.lines)) this.print(e);
     const { out } = this.ctx;
     if (!interrupted && !this.closed && !this.departed) out.info(out.c.dim('The stream ended.'));
@@ -245,7 +247,7 @@ class TailView {
       : this.departed === 'left'
         ? 'left'
         : undefined;
-    if (ended) out.endedJson(ended, JSON.stringify(this.spaceName));
+    if (ended) out.endedJson(ended, name);
   }
 
   private closeSeen(expired: boolean): void {

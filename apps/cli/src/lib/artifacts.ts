@@ -289,7 +289,10 @@ export function lockedFailure(
 ): CliError {
   const unlock = (owner ? command : ownerCommand)('artifact unlock', { args: [named] });
   const tail = command('tail');
-  const holder = error.lockedBy ? (names.get(error.lockedBy) ?? error.lockedBy) : undefined;
+  // The name the space's participants give, or the 423's own (someone who joined since they were read).
+  const holder = error.lockedBy
+    ? (names.get(error.lockedBy) ?? error.lockedByName ?? error.lockedBy)
+    : undefined;
   const until = error.lockExpiresAt
     ? ` until ${when(error.lockExpiresAt)} (${relative(error.lockExpiresAt)})`
     : '';
@@ -309,12 +312,10 @@ export function lockedFailure(
             ? `Wait for them to finish (\`${tail}\` shows the unlock), or release their lock yourself (you own the space) with \`${unlock}\`.${orWait}`
             : `Wait for them to finish (\`${tail}\` shows the unlock), or ask the owner to release it (\`${unlock}\`, run on their side).${orWait}`
         : `Take it with \`${command('artifact lock', { args: [named] })}\`.`,
-      // The holder's name too, as the API's 423 says it (or as the space's participants do).
+      // The holder's name too, as the message says it.
       details: {
         lockedBy: error.lockedBy,
-        ...(holder !== undefined && holder !== error.lockedBy
-          ? { lockedByName: error.lockedByName ?? holder }
-          : {}),
+        ...(holder !== undefined && holder !== error.lockedBy ? { lockedByName: holder } : {}),
         lockExpiresAt: error.lockExpiresAt,
       },
       cause: error,

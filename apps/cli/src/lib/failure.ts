@@ -587,15 +587,15 @@ function spaceClosed(ctx: Context, spaceName: string, error: ConveneError): CliE
  * You were removed from the space a command follows (`tail`, `inbox --follow`): exit 4, as for a
  * key that stopped working, and what to do.
  */
-export function removedFrom(ctx: Context, space: StoredSpace): CliError {
+export function removedFrom(ctx: Context, space: StoredSpace, refusal?: ConveneError): CliError {
   return new CliError(
     `you were removed from ${JSON.stringify(ctx.latestName(space))}: your key no longer works`,
     {
       exitCode: ExitCode.auth,
       hint: `\`${suggest(ctx, 'leave', { always: true, space })}\` forgets it here; to come back, join again with an invitation link of the space (\`convene join LINK\`), which the owner approves if the space is private.`,
-      // As a command refused for it says it with --json, whether the stream heard of the removal
-      // or reconnecting was refused: what the server answers the key from now on.
-      details: { code: 'participant_removed', status: 401 },
+      // As a command refused for it says it with --json: the refusal that ended the stream, or,
+      // where the stream heard of the removal, what the server answers the key from now on.
+      details: refusal ? serverFields(refusal) : { code: 'participant_removed', status: 401 },
     },
   );
 }

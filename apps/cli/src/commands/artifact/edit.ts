@@ -77,6 +77,7 @@ export function registerArtifactEdit(artifact: Command, app: App): void {
         () => noticingLoss(space.artifacts.heartbeat(summary.id)),
         lock.lockExpiresAt,
         (message) => out.warn(message),
+        howLost(found.saved.role),
       );
       let file: EditFile | undefined;
       try {
@@ -250,6 +251,8 @@ class Heartbeat {
     /** Until when the lock is held, as the server last said it. */
     private expiresAt: string,
     private readonly warn: (message: string) => void,
+    /** How the lock can have gone, for your role (howLost). */
+    private readonly lostHow: string,
   ) {
     this.schedule(expiresAt);
   }
@@ -278,7 +281,7 @@ class Heartbeat {
           const gone = error instanceof LockedError && error.code === 'lock_not_held';
           this.warn(
             gone
-              ? `your lock is gone (it lapsed, or the owner released it; it was held until ${when(this.expiresAt)}): saving may fail`
+              ? `your lock is gone (${this.lostHow}; it was held until ${when(this.expiresAt)}): saving may fail`
               : `could not keep the lock: ${(error as Error).message}; saving may fail (it was held until ${when(this.expiresAt)})`,
           );
           this.schedule(new Date(Date.now() + 15_000).toISOString());
@@ -287,6 +290,13 @@ class Heartbeat {
     }, wait);
   }
 }
+
+/**
+ * How an editor's lock can have gone: the owner's is released by nobody else (by its key
+ * elsewhere, another terminal, or it lapsed); a participant's also by the owner.
+ */
+const howLost = (role: 'owner' | 'participant') =>
+  role === 'owner' ? 'it lapsed, or your key released it elsewhere' : 'the owner released it, or it lapsed';
 
 /** A document as it stands after a save was refused: its version, who saved it, who locks it. */
 interface DocumentNow {
@@ -340,10 +350,7 @@ function changedHint(
       ...(holder ? { '--wait': verbatim('5m') } : {}),
     },
   });
-  // The owner's lock is released by nobody else: by its key elsewhere (another terminal), or it lapsed.
-  const lost = lockLost
-    ? `Your lock on it was lost while the editor was open (${lockLost === 'owner' ? 'it lapsed, or your key released it elsewhere' : 'the owner released it, or it lapsed'}). `
-    : '';
+  const lost = lockLost ? `Your lock on it was lost while the editor was open (${howLost(lockLost)}). ` : '';
   if (now.version === base) {
     return (
       `Your text is kept in ${kept}\n` +
