@@ -56,14 +56,23 @@ async function post(content: string) {
 const count = (text: string, part: string) => text.split(part).length - 1;
 
 /**
- * `args` (tail, inbox --follow) run by `who` while the server is down, as text and with --json:
- * both wait for it, said as a live connection says its loss, and follow once it is back, where
- * `send` posts what both must show.
+ * `args` (tail, inbox --follow) run by `who` while the server is down, as text and with --json
+ * (by `jsonWho`, when the two must not share one reader: inbox --follow acknowledges what it
+ * printed, and the first to read a message would take it from the other): both wait for it, said
+ * as a live connection says its loss, and follow once it is back, where `send` posts what both
+ * must show.
  */
-async function startedWhileDown(who: User, args: string[], send: (content: string) => Promise<void>) {
+async function startedWhileDown(
+  who: User,
+  args: string[],
+  send: (content: string) => Promise<void>,
+  jsonWho: User = who,
+  /** What must have happened before both are stopped (inbox --follow's acknowledgement). */
+  beforeStop: () => Promise<unknown> = async () => {},
+) {
   await server.stop();
   const text = follow(who, args, { timeoutMs: 90_000 });
-  const json = follow(who, [...args, '--json'], { timeoutMs: 90_000 });
+  const json = follow(jsonWho, [...args, '--json'], { timeoutMs: 90_000 });
   await text.waitFor('Connection lost (ECONNREFUSED), reconnecting…\n', { in: 'stderr' });
   await json.waitFor('{"warning":"Connection lost (ECONNREFUSED), reconnecting…"}\n', { in: 'stderr' });
   // Still waiting, a few tries later: it used to end at once, exit 1.
@@ -76,6 +85,7 @@ async function startedWhileDown(who: User, args: string[], send: (content: strin
   await json.waitFor('{"warning":"Reconnected"}\n', { in: 'stderr', timeoutMs: 40_000 });
   await send('after a late start');
   for (const live of [text, json]) await live.waitFor('after a late start', { timeoutMs: 40_000 });
+  await beforeStop();
   for (const result of await Promise.all([text.interrupt(), json.interrupt()])) expect(result.code).toBe(0);
   expect(count(text.stderr(), 'Connection lost')).toBe(1);
   expect(text.stderr().indexOf('Connection lost')).toBeLessThan(text.stderr().indexOf('Reconnected'));
@@ -371,18 +381,31 @@ describe('inbox --follow with the server down', () => {
   it('started while it is down, waits for it as tail does, said the same way; then follows', async () => {
     const host = new User(server.url);
     const reader = new User(server.url);
+    const jsonReader = new User(server.url);
     try {
       await host.run(['space', 'create', 'Late start']);
       const { agentLink } = (await host.run(['invite', '--json'])).json();
       expect((await reader.run(['join', agentLink, '--name', 'Lena'])).code).toBe(0);
-      await startedWhileDown(reader, ['inbox', '--follow', '--wait', '5'], async (content) => {
-        expect((await host.run(['send', `@Lena ${content}`])).code).toBe(0);
-      });
-      // Acknowledged as it was printed: the next run has nothing more.
-      expect((await reader.run(['inbox', '--json'])).json().messages).toEqual([]);
+      expect((await jsonReader.run(['join', agentLink, '--name', 'Lia'])).code).toBe(0);
+      await startedWhileDown(
+        reader,
+        ['inbox', '--follow', '--wait', '5'],
+        async (content) => {
+          expect((await host.run(['send', `@Lena @Lia ${content}`])).code).toBe(0);
+        },
+        jsonReader,
+        // Acknowledged once printed, by the next read it makes, while it still runs (a Ctrl-C
+        // before that leaves the message unread, for the next run): the next run has nothing more.
+        () =>
+          eventually(async () => {
+            for (const who of [reader, jsonReader])
+              expect((await who.run(['inbox', '--json'])).json().messages).toEqual([]);
+          }),
+      );
     } finally {
       host.remove();
       reader.remove();
+      jsonReader.remove();
     }
   }, 120_000);
 });
