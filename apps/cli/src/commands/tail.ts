@@ -134,10 +134,8 @@ class TailView {
   private readonly holders = new Map<string, string>();
   /** The messages shown or held back: what a reply answers is named from them. */
   private readonly seen = new MessagesSeen();
-  /** The space closed (or expired) while it was followed: the stream's end needs no explaining. */
-  closed = false;
-  /** It expired rather than its owner closing it. */
-  private expired = false;
+  /** How the space ended while it was followed, if it did: the stream's end needs no explaining. */
+  private closedAs: 'closed' | 'expired' | undefined;
   /** Your own status as the stream last said it (the SDK ends the stream after a kick or leaving). */
   private myStatus: string | undefined;
 
@@ -221,9 +219,8 @@ class TailView {
 
   /** The space closed (or expired) while the connection was down, so its event never came. */
   closedUnseen(expired: boolean): void {
-    if (this.closed) return;
-    this.closed = true;
-    this.expired = expired;
+    if (this.closedAs) return;
+    this.closeSeen(expired);
     if (!this.ctx.out.mode.json) this.note(expired ? 'the space expired' : 'the space was closed');
   }
 
@@ -238,21 +235,14 @@ class TailView {
   end(interrupted: boolean, name: string): void {
     if (this.backlog) for (const e of this.backlog.slice(-this.lines)) this.print(e);
     const { out } = this.ctx;
-    if (!interrupted && !this.closed && !this.departed) out.info(out.c.dim('The stream ended.'));
+    if (!interrupted && !this.closedAs && !this.departed) out.info(out.c.dim('The stream ended.'));
     if (interrupted) return;
-    const ended = this.closed
-      ? this.expired
-        ? 'expired'
-        : 'closed'
-      : this.departed === 'left'
-        ? 'left'
-        : undefined;
+    const ended = this.closedAs ?? (this.departed === 'left' ? 'left' : undefined);
     if (ended) out.endedJson(ended, name);
   }
 
   private closeSeen(expired: boolean): void {
-    this.closed = true;
-    this.expired = expired;
+    this.closedAs = expired ? 'expired' : 'closed';
   }
 
   /** A line of what happened (not a message): one line, whatever the names in it hold. */

@@ -40,13 +40,13 @@ export const neutralise = (text: string): string => text.replace(CR_ENDING_A_LIN
  */
 export const inline = (text: string): string => text.replace(/\r$/, '').replace(UNSAFE_INLINE, shown);
 
+/** `n` and what it counts, singular for one: `1 space`, `2 spaces`, `2 replies` (given). */
+export const count = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
+
 /**
  * JSON as JSON.stringify writes it, with the C1 controls and bidirectional marks it leaves raw
  * written as `\u` escapes too: the same JSON value, and nothing a terminal would act on.
  */
-/** `n` and what it counts, singular for one: `1 space`, `2 spaces`, `2 replies` (given). */
-export const count = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
-
 export const toJson = (value: unknown, indent?: number): string =>
   String(JSON.stringify(value, null, indent)).replace(UNSAFE_IN_JSON, (char) => `\\u${hex(char, 4)}`);
 
