@@ -1237,6 +1237,88 @@ describe('invite, join, participants, moderation, leave', () => {
     ).toEqual([`http://127.0.0.1:${port}`]);
   });
 
+  it('saves an owner or participant key obtained elsewhere (space use --key), checked first, never over a working one', async () => {
+    const owner = user();
+    const { spaceId, ownerPrivateKey } = (await owner.run(['space', 'create', 'Handed', '--json'])).json();
+    const { publicInvitationKey } = (await owner.run(['invite', '--json'])).json();
+    // An agent joins over REST and hands its key to a human, who drives it from the terminal.
+    const joined = await fetch(`${server.url}/hub/space/${spaceId}/join`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-private-key': publicInvitationKey },
+      body: JSON.stringify({ name: 'Agent' }),
+    });
+    const { participantPrivateKey, participantId } = (await joined.json()) as {
+      participantPrivateKey: string;
+      participantId: string;
+    };
+    const human = user();
+    const saved = () =>
+      existsSync(join(human.env.XDG_CONFIG_HOME!, 'convene/credentials.json'))
+        ? human.credentials().hosts[server.url]?.spaces[spaceId]
+        : undefined;
+
+    // A space key given to join says what saves it.
+    const asInvitation = await human.run(['join', spaceId, '--key', ownerPrivateKey, '--name', 'Bob']);
+    expect(asInvitation.code).toBe(4);
+    expect(asInvitation.stderr).toContain(
+      `That is a space key (its owner's or a participant's), not an invitation: \`convene space use ${spaceId} --key KEY\` saves it here`,
+    );
+    // What is no owner's or participant's key is refused, and nothing saved.
+    const invitation = await human.run(['space', 'use', spaceId, '--key', publicInvitationKey]);
+    expect(invitation.code).toBe(2);
+    expect(invitation.stderr).toContain('that is an invitation key of "Handed"');
+    expect(invitation.stderr).toContain(`convene join ${spaceId} --key KEY`);
+    const unknown = await human.run(['space', 'use', spaceId, '--key', 'f'.repeat(64)]);
+    expect(unknown.code).toBe(4);
+    expect(unknown.stderr).toContain(`${server.url} does not take this key for space ${spaceId}`);
+    const nowhere = await human.run([
+      'space',
+      'use',
+      '1b2c3d4e-0000-4000-8000-000000000000',
+      '--key',
+      participantPrivateKey,
+    ]);
+    expect(nowhere.code).toBe(5);
+    expect(nowhere.stderr).toContain('no space 1b2c3d4e-0000-4000-8000-000000000000');
+    const empty = await human.run(['space', 'use', spaceId, '--key', '-'], { input: '\n' });
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toContain('nothing came on stdin: no key to save');
+    expect(saved()).toBeUndefined();
+
+    // Piped in, it is checked, saved as whose it is, and made the default space.
+    const piped = await human.run(['space', 'use', spaceId, '--key', '-'], {
+      input: `${participantPrivateKey}\n`,
+    });
+    expect(piped.code).toBe(0);
+    expect(piped.stderr).toContain('Saved your participant key for Handed, as Agent');
+    expect(saved()).toMatchObject({
+      key: participantPrivateKey,
+      role: 'participant',
+      participantId,
+      name: 'Handed',
+    });
+    expect((await human.run(['send', 'from the terminal'])).code).toBe(0);
+    const said = (await owner.run(['messages', '--json'])).json();
+    expect(said.map((m: any) => [m.senderName, m.content])).toContainEqual(['Agent', 'from the terminal']);
+    const again = await human.run(['space', 'use', spaceId, '--key', participantPrivateKey, '--json']);
+    expect(again.code).toBe(0);
+    expect(again.json()).toMatchObject({ role: 'participant', participantId, alreadySaved: true });
+
+    // Another key would lose the one that works: refused, the saved key kept.
+    const over = await human.run(['space', 'use', spaceId, '--key', ownerPrivateKey]);
+    expect(over.code).toBe(6);
+    expect(over.stderr).toContain('this machine holds a working participant key for "Handed" (Agent)');
+    expect(over.stderr).toContain('`convene leave "Handed"');
+    expect(saved().key).toBe(participantPrivateKey);
+    // Once it is dead (the agent removed), the owner's key takes its place.
+    expect((await owner.run(['kick', 'Agent', '--yes'])).code).toBe(0);
+    const owned = await human.run(['space', 'use', spaceId, '--key', ownerPrivateKey, '--json']);
+    expect(owned.code).toBe(0);
+    expect(owned.json()).toMatchObject({ role: 'owner', alreadySaved: false });
+    expect(saved()).toMatchObject({ key: ownerPrivateKey, role: 'owner' });
+    expect((await human.run(['space', 'update', '--agenda', 'driven from the terminal'])).code).toBe(0);
+  });
+
   it('waits through approval in a private space; the owner approves by name', async () => {
     const owner = user();
     (await owner.run(['space', 'create', 'Private room', '--private'])).code;

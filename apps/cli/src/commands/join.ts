@@ -1,38 +1,26 @@
-import { homedir, userInfo } from 'node:os';
-import { join, resolve } from 'node:path';
+import { userInfo } from 'node:os';
 import type { Command } from '@commander-js/extra-typings';
 import {
-  AuthenticationError,
   ConveneError,
   type JoinedSpaceClient,
   NotFoundError,
   PendingJoin,
   parseInvitationLink,
-  type SpaceClient,
 } from '@convene/sdk';
 import { type App, examples } from '../app';
 import type { Context } from '../lib/context';
 import { isUuid, normaliseUrl, sameServer } from '../lib/context';
 import { CliError, keyNotKept, UsageError } from '../lib/errors';
 import { ExitCode, stoppedBy } from '../lib/exit-codes';
-import { explain, explained, isSpaceClosed } from '../lib/failure';
+import { explain, explained } from '../lib/failure';
 import { checkName } from '../lib/input';
 import { checkedAnswer, ZAnswers } from '../lib/not-convene';
 import { sayOutages } from '../lib/outage';
 import { inline } from '../lib/output';
 import { required } from '../lib/prompts';
+import { ownProfile, readWithHeldKey } from '../lib/seat';
 import type { StoredSpace } from '../lib/store';
 import { suggest } from '../lib/suggest';
-
-/**
- * How someone else on this machine joins: with their own credential file, in a directory other
- * than the one this run uses (an example that named it would fail the same way).
- */
-function ownProfile(): string {
-  const current = process.env.XDG_CONFIG_HOME ? resolve(process.env.XDG_CONFIG_HOME) : undefined;
-  const other = ['ada', 'grace'].find((name) => current !== join(homedir(), '.config', name));
-  return `To join as someone else here, give them their own configuration directory, e.g. \`XDG_CONFIG_HOME=~/.config/${other} convene join …\``;
-}
 
 /** The server an invitation link points at: what comes before `/join/` or `/hub/space/`. */
 export function serverOfLink(link: string): string | undefined {
@@ -125,7 +113,7 @@ export function registerJoin(program: Command, app: App): void {
       if (held?.role === 'owner') {
         throw new CliError(`you own "${held.name}" on this machine: joining would replace your owner key`, {
           exitCode: ExitCode.conflict,
-          hint: `${ownProfile()}.`,
+          hint: `${ownProfile('convene join …')}.`,
         });
       }
       if (held) await refuseSecondSeat(ctx, url, held);
@@ -145,7 +133,7 @@ export function registerJoin(program: Command, app: App): void {
         ...(options.role !== undefined ? { role: options.role } : {}),
         isHuman: options.human === true,
       };
-      ctx.using = { kind: 'invitation' };
+      ctx.using = { kind: 'invitation', spaceId: invitation.spaceId };
       ctx.handlesInterrupt = true;
       const spinner = out.spinner(`Joining as ${name}`);
       const waiting = (pending: PendingJoin) => {
@@ -299,20 +287,14 @@ export function registerJoin(program: Command, app: App): void {
  * kicked, the space closed or gone) may be replaced.
  */
 async function refuseSecondSeat(ctx: Context, url: string, held: StoredSpace): Promise<void> {
-  let view: Awaited<ReturnType<SpaceClient['get']>>;
-  try {
-    view = await ctx.hub(url).space(held.spaceId, held.key).get();
-  } catch (error) {
-    if (error instanceof AuthenticationError || error instanceof NotFoundError || isSpaceClosed(error))
-      return;
-    throw error;
-  }
+  const view = await readWithHeldKey(ctx, url, held);
+  if (!view) return;
   const me = view.participants.find((p) => p.participantId === held.participantId);
   throw new CliError(
     `you are already in "${view.name}"${me ? ` as ${me.name}` : ''} on this machine: joining again would add a second participant and replace your key`,
     {
       exitCode: ExitCode.conflict,
-      hint: `${ownProfile()}; to join again under another name, leave first with \`${suggest(ctx, 'leave', { space: held, always: true })}\`.`,
+      hint: `${ownProfile('convene join …')}; to join again under another name, leave first with \`${suggest(ctx, 'leave', { space: held, always: true })}\`.`,
       details: { spaceId: held.spaceId, participantId: held.participantId },
     },
   );

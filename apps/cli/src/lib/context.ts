@@ -56,7 +56,8 @@ export interface GlobalOptions {
 export type Using =
   | { kind: 'space'; space: StoredSpace }
   | { kind: 'session' }
-  | { kind: 'invitation' }
+  /** An invitation key, of the space `spaceId` when the command knows it. */
+  | { kind: 'invitation'; spaceId?: string }
   | { kind: 'server' }
   | { kind: 'none' };
 
@@ -299,7 +300,7 @@ export class Context {
           ? aliasHint(elsewhere)
           : other
             ? otherServerHint(other)
-            : `Join it with \`convene join ${reference} --key KEY\` (or the invitation link). If you created or joined it while logged in, \`convene login\` then \`convene space use ${reference}\` recovers your key from your account.`,
+            : `Join it with \`convene join ${reference} --key KEY\` (or the invitation link). If you created or joined it while logged in, \`convene login\` then \`convene space use ${reference}\` recovers your key from your account; an owner or participant key you hold (from the SDK or REST) is saved with \`convene space use ${reference} --key KEY\`.`,
       });
     }
     if (elsewhere || other) {

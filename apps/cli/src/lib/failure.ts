@@ -374,7 +374,11 @@ function fromStatus(error: ConveneError, ctx: Context): CliError {
   if (using.kind === 'invitation' && (error.status === 401 || error.status === 404)) {
     return new CliError(message, {
       exitCode: error.status === 401 ? ExitCode.auth : ExitCode.notFound,
-      hint: 'The invitation may be mistyped, or its space closed or expired. Ask the owner for a fresh one (`convene invite`) and paste the whole link, quoted.',
+      // An owner's or a participant's key given for an invitation: it is a seat already.
+      hint:
+        error.code === 'wrong_key_type'
+          ? `That is a space key (its owner's or a participant's), not an invitation: \`convene space use ${using.spaceId ?? 'SPACE_ID'} --key KEY\` saves it here, to act as whoever it is.`
+          : 'The invitation may be mistyped, or its space closed or expired. Ask the owner for a fresh one (`convene invite`) and paste the whole link, quoted.',
       details: { status: error.status },
     });
   }

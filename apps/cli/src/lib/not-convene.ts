@@ -83,6 +83,14 @@ export const ZAnswers = {
   recoveredKey: z.object({ role: z.enum(['owner', 'participant']), privateKey: ZGiven }),
   /** A space as read (SpaceView): the name kept with its key. */
   spaceName: z.object({ name: z.string() }),
+  /** A space as read with a key given (SpaceView): whose key it is, and the name kept with it. */
+  keyHolder: z.object({
+    name: z.string(),
+    you: z.union([
+      z.object({ role: z.enum(['owner', 'participant']), participantId: ZId }),
+      z.object({ role: z.literal('invitation') }),
+    ]),
+  }),
   /** A password login or a signup (AuthSession). */
   session: z.object({
     token: ZGiven,

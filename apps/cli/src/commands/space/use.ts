@@ -1,22 +1,31 @@
 import type { Command } from '@commander-js/extra-typings';
-import { NotFoundError } from '@convene/sdk';
+import { AuthenticationError, NotFoundError, type SpaceClient } from '@convene/sdk';
 import { type App, examples } from '../../app';
 import { type Context, isUuid, makeDefault } from '../../lib/context';
-import { CliError } from '../../lib/errors';
+import { CliError, UsageError } from '../../lib/errors';
 import { ExitCode } from '../../lib/exit-codes';
 import { isSpaceClosed } from '../../lib/failure';
+import { readStdin } from '../../lib/input';
 import { checkedAnswer, ZAnswers } from '../../lib/not-convene';
 import { required } from '../../lib/prompts';
+import { ownProfile, readWithHeldKey } from '../../lib/seat';
 import type { StoredSpace } from '../../lib/store';
+import { suggest } from '../../lib/suggest';
 
 export function registerSpaceUse(space: Command, app: App): void {
   space
     .command('use')
     .argument('[space]', 'name or id of a space you hold a key for')
     .usage('SPACE')
-    .summary('make a space the default (or recover its key after `convene login`)')
+    .summary('make a space the default (or save a key for it, or recover yours after `convene login`)')
     .description(
-      'Make a space the default for commands that name none. A space whose key this machine does not have yet (created or joined elsewhere) is recovered by its id from your account, after `convene login`.',
+      'Make a space the default for commands that name none. A space whose key this machine does not have yet (created or joined elsewhere) is recovered by its id from your account, after `convene login`. ' +
+        'With --key, the owner or participant key given (by the SDK, a REST call, a teammate) is checked with the server and saved for the space, named by its id: its commands then act as that owner or participant. ' +
+        'A working key already saved for the space is never replaced (it would be lost); one the server no longer takes is.',
+    )
+    .option(
+      '--key <key>',
+      'save this owner or participant key for the space (- reads it from stdin, or asks)',
     )
     .addHelpText(
       'after',
@@ -25,19 +34,32 @@ export function registerSpaceUse(space: Command, app: App): void {
         'convene space use 3f2e',
         '# after `convene login` on a new machine',
         'convene space use 3f2e1c0a-…',
+        '# a key your agent created the space with, kept out of the shell history',
+        'printf "%s" "$OWNER_KEY" | convene space use 3f2e1c0a-… --key -',
       ),
     )
-    .action(async (reference, _options, command) => {
+    .action(async (reference, options, command) => {
       const ctx = app.context(command);
       const name = await required(ctx.out, reference, {
         message: 'Space (name or id)',
-        usage: 'convene space use SPACE',
+        usage: options.key === undefined ? 'convene space use SPACE' : 'convene space use SPACE_ID --key KEY',
       });
       const canRecover = isUuid(name) && !ctx.host().spaces[name] && (ctx.hasSession() || ctx.userToken());
-      const saved = canRecover ? await recoverKey(ctx, name) : ctx.space(name);
+      const saved =
+        options.key !== undefined
+          ? await saveGivenKey(ctx, name, options.key)
+          : canRecover
+            ? await recoverKey(ctx, name)
+            : ctx.space(name);
       ctx.store.updateHost(ctx.url, (host, file) => makeDefault(file, host, ctx.url, saved.spaceId));
       ctx.out.result(
-        { spaceId: saved.spaceId, name: saved.name, role: saved.role, participantId: saved.participantId },
+        {
+          spaceId: saved.spaceId,
+          name: saved.name,
+          role: saved.role,
+          participantId: saved.participantId,
+          ...('alreadySaved' in saved ? { alreadySaved: saved.alreadySaved } : {}),
+        },
         {
           quiet: () => saved.spaceId,
           human: () =>
@@ -91,4 +113,93 @@ async function recoverKey(ctx: Context, spaceId: string): Promise<StoredSpace> {
   ctx.saveSpace(space);
   ctx.out.success(`Recovered your ${role} key for ${ctx.out.c.bold(view.name)}`);
   return { ...space, savedAt: new Date().toISOString() };
+}
+
+/**
+ * An owner or participant key obtained elsewhere (the SDK, a REST call, a teammate), saved for the
+ * space `reference` names (its id; or a space saved here, by name) once the server says whose it
+ * is. A working key saved for that space already is kept: refused, since saving another in its
+ * place would lose it. The same key again changes nothing but the default space.
+ */
+async function saveGivenKey(
+  ctx: Context,
+  reference: string,
+  given: string,
+): Promise<StoredSpace & { alreadySaved: boolean }> {
+  const key = (
+    given !== '-'
+      ? given
+      : process.stdin.isTTY
+        ? await required(ctx.out, undefined, {
+            message: 'Paste the space key',
+            secret: true,
+            usage: 'printf "%s" "$KEY" | convene space use SPACE_ID --key -',
+          })
+        : await readStdin(4096)
+  ).trim();
+  if (key === '') {
+    throw new UsageError(
+      given === '-' ? 'nothing came on stdin: no key to save' : '--key is empty: no key to save',
+      'Give the owner or participant key: `convene space use SPACE_ID --key KEY` (or `--key -` to pipe it in; is the variable set?).',
+    );
+  }
+  const spaceId = isUuid(reference) ? reference.toLowerCase() : ctx.space(reference).spaceId;
+  const url = ctx.url;
+  ctx.using = { kind: 'server' };
+  let view: Awaited<ReturnType<SpaceClient['get']>>;
+  try {
+    view = await ctx.hub().space(spaceId, key).get();
+  } catch (error) {
+    if (error instanceof AuthenticationError) {
+      throw new CliError(
+        `${url} does not take this key for space ${spaceId}: ${error.body?.error ?? error.message}`,
+        {
+          exitCode: ExitCode.auth,
+          hint: 'A space key is its owner’s or a participant’s (64 hex characters), for this space on this server (--url or CONVENE_URL). Nothing was saved.',
+          cause: error,
+        },
+      );
+    }
+    if (error instanceof NotFoundError) {
+      throw new CliError(`no space ${spaceId} at ${url}`, {
+        exitCode: ExitCode.notFound,
+        hint: 'Check the id, and the server (--url or CONVENE_URL). Nothing was saved.',
+        cause: error,
+      });
+    }
+    throw error;
+  }
+  const { name, you } = checkedAnswer(ZAnswers.keyHolder, view, url);
+  if (you.role === 'invitation') {
+    throw new UsageError(
+      `that is an invitation key of "${name}": it lets someone join, and is nobody's key yet`,
+      `Join with it: \`convene join ${spaceId} --key KEY\`.`,
+    );
+  }
+  const space = { spaceId, name, role: you.role, key, participantId: you.participantId };
+  const held = ctx.heldKey(url, spaceId);
+  if (held && held.key !== key) {
+    const heldView = await readWithHeldKey(ctx, url, held);
+    if (heldView) {
+      const me = heldView.participants.find((p) => p.participantId === held.participantId);
+      throw new CliError(
+        `this machine holds a working ${held.role} key for "${heldView.name}"${me ? ` (${me.name})` : ''}: saving another in its place would lose it`,
+        {
+          exitCode: ExitCode.conflict,
+          hint:
+            held.role === 'owner'
+              ? `${ownProfile(`convene space use ${spaceId} --key …`, 'act as someone else')}.`
+              : `${ownProfile(`convene space use ${spaceId} --key …`, 'act as someone else')}; or leave first with \`${suggest(ctx, 'leave', { space: held, always: true })}\`.`,
+          details: { spaceId, participantId: held.participantId },
+        },
+      );
+    }
+  }
+  const already = held?.key === key;
+  ctx.saveSpace(space);
+  const as = view.participants.find((p) => p.participantId === you.participantId)?.name;
+  ctx.out.success(
+    `${already ? 'Already saved: your' : 'Saved your'} ${you.role} key for ${ctx.out.c.bold(name)}${as && you.role === 'participant' ? `, as ${as}` : ''}`,
+  );
+  return { ...space, savedAt: new Date().toISOString(), alreadySaved: already };
 }

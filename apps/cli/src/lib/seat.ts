@@ -1,0 +1,36 @@
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { AuthenticationError, NotFoundError, type SpaceClient } from '@convene/sdk';
+import type { Context } from './context';
+import { isSpaceClosed } from './failure';
+import type { StoredSpace } from './store';
+
+/**
+ * How someone else on this machine gets a seat of their own: with their own credential file, in a
+ * directory other than the one this run uses (an example that named it would fail the same way).
+ * `command` is what they would run there (`convene join …`), and `what` what it does for them.
+ */
+export function ownProfile(command: string, what = 'join as someone else'): string {
+  const current = process.env.XDG_CONFIG_HOME ? resolve(process.env.XDG_CONFIG_HOME) : undefined;
+  const other = ['ada', 'grace'].find((name) => current !== join(homedir(), '.config', name));
+  return `To ${what} here, give them their own configuration directory, e.g. \`XDG_CONFIG_HOME=~/.config/${other} ${command}\``;
+}
+
+/**
+ * The space as the key saved for it reads it; undefined when the server no longer takes that key
+ * (left, kicked, the space closed or gone). A key still taken is a seat in the space: one key per
+ * space is kept, so a command that would save another in its place must not, since it would be lost.
+ */
+export async function readWithHeldKey(
+  ctx: Context,
+  url: string,
+  held: StoredSpace,
+): Promise<Awaited<ReturnType<SpaceClient['get']>> | undefined> {
+  try {
+    return await ctx.hub(url).space(held.spaceId, held.key).get();
+  } catch (error) {
+    if (error instanceof AuthenticationError || error instanceof NotFoundError || isSpaceClosed(error))
+      return undefined;
+    throw error;
+  }
+}
