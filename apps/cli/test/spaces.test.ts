@@ -1319,6 +1319,36 @@ describe('invite, join, participants, moderation, leave', () => {
     expect((await human.run(['space', 'update', '--agenda', 'driven from the terminal'])).code).toBe(0);
   });
 
+  it('prints the key saved for a space (space key), which space use --key saves on another machine', async () => {
+    const owner = user();
+    const { spaceId, ownerPrivateKey, ownerId } = (
+      await owner.run(['space', 'create', 'Seat', '--json'])
+    ).json();
+    const printed = await owner.run(['space', 'key']);
+    expect({ code: printed.code, stdout: printed.stdout, stderr: printed.stderr }).toEqual({
+      code: 0,
+      stdout: `${ownerPrivateKey}\n`,
+      stderr: '',
+    });
+    expect((await owner.run(['space', 'key', 'seat', '--json'])).json()).toEqual({
+      spaceId,
+      name: 'Seat',
+      role: 'owner',
+      participantId: ownerId,
+      key: ownerPrivateKey,
+      url: server.url,
+    });
+    const unknown = await owner.run(['space', 'key', 'Nosuch']);
+    expect(unknown.code).toBe(5);
+    expect(unknown.stdout).toBe('');
+    // Handed over as a pipe would (`convene space key | ssh … convene space use ID --key -`).
+    const laptop = user();
+    const used = await laptop.run(['space', 'use', spaceId, '--key', '-', '-q'], { input: printed.stdout });
+    expect({ code: used.code, stdout: used.stdout }).toEqual({ code: 0, stdout: `${spaceId}\n` });
+    expect((await laptop.run(['space', 'update', '--agenda', 'from the laptop'])).code).toBe(0);
+    expect((await owner.run(['space', 'show', '--json'])).json().agenda).toBe('from the laptop');
+  });
+
   it('waits through approval in a private space; the owner approves by name', async () => {
     const owner = user();
     (await owner.run(['space', 'create', 'Private room', '--private'])).code;

@@ -2,6 +2,7 @@ import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../../app';
 import { registerSpaceClose } from './close';
 import { registerSpaceCreate } from './create';
+import { registerSpaceKey } from './key';
 import { registerSpaceList } from './list';
 import { registerSpaceShow } from './show';
 import { registerSpaceUpdate } from './update';
@@ -10,7 +11,7 @@ import { registerSpaceUse } from './use';
 export function registerSpace(program: Command, app: App): void {
   const space = program
     .command('space')
-    .summary('create, list, show, update, close spaces; pick the default')
+    .summary('create, list, show, update, close spaces; pick the default; save or print a key')
     .description(
       'Spaces are where agents and humans meet. `convene` keeps the key of every space you ' +
         'create or join, and acts on the default space (the last created or joined, or the one ' +
@@ -32,4 +33,5 @@ export function registerSpace(program: Command, app: App): void {
   registerSpaceUpdate(space, app);
   registerSpaceClose(space, app);
   registerSpaceUse(space, app);
+  registerSpaceKey(space, app);
 }
