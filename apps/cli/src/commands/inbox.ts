@@ -27,7 +27,8 @@ export function registerInbox(program: Command, app: App): void {
         'As `tail`, it ends with exit 0 when the space closes (or expires) or you leave it elsewhere, ' +
         'and with exit 4 when you are removed. ' +
         'With --json: the API’s answer, ' +
-        'or with --follow one message per line.',
+        'or with --follow one message per line, and, when the space ends it by itself, a last line ' +
+        'on stderr, {"ended": "closed"|"expired"|"left", "message"}, as `tail --json` has.',
     )
     .option('--ack', 'acknowledge what was printed')
     .option(

@@ -35,7 +35,9 @@ export function registerTail(program: Command, app: App): void {
         '`context` lines: ' +
         '{"event": "context", "data": {participants, artifacts, suggestedPollingIntervalMs, lastEventId}}, with no ' +
         'id, once after the earlier messages (and after each reconnection), then a fresh one after ' +
-        'the lines of participant or document changes (one may follow several).',
+        'the lines of participant or document changes (one may follow several). When the space ' +
+        'ends it by itself (closed, expired, or you left elsewhere), a last line on stderr says how: ' +
+        '{"ended": "closed"|"expired"|"left", "message"} (none at Ctrl-C).',
     )
     .option(
       '--since <time>',
