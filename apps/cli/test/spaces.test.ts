@@ -1283,11 +1283,22 @@ describe('invite, join, participants, moderation, leave', () => {
     const empty = await human.run(['space', 'use', spaceId, '--key', '-'], { input: '\n' });
     expect(empty.code).toBe(2);
     expect(empty.stderr).toContain('nothing came on stdin: no key to save');
+    // What cannot be a key is said as that, before any request: a JSON document, a pasted quote.
+    for (const bad of [`{"key": "${participantPrivateKey}"}\n{}`, `“${participantPrivateKey}”`]) {
+      const refused = await human.run(['space', 'use', spaceId, '--key', '-'], { input: bad });
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain('that is not a space key');
+    }
+    // A name or the start of an id names only spaces saved here: with --key, the whole id.
+    const byName = await human.run(['space', 'use', 'Handed', '--key', participantPrivateKey]);
+    expect(byName.code).toBe(2);
+    expect(byName.stderr).toContain('with --key, name the space by its whole id');
     expect(saved()).toBeUndefined();
 
     // Piped in, it is checked, saved as whose it is, and made the default space.
+    // Hex in any case, with a byte-order mark and blanks around it, is the key.
     const piped = await human.run(['space', 'use', spaceId, '--key', '-'], {
-      input: `${participantPrivateKey}\n`,
+      input: `\uFEFF ${participantPrivateKey.toUpperCase()}\r\n`,
     });
     expect(piped.code).toBe(0);
     expect(piped.stderr).toContain('Saved your participant key for Handed, as Agent');
@@ -1310,13 +1321,31 @@ describe('invite, join, participants, moderation, leave', () => {
     expect(over.stderr).toContain('this machine holds a working participant key for "Handed" (Agent)');
     expect(over.stderr).toContain('`convene leave "Handed"');
     expect(saved().key).toBe(participantPrivateKey);
-    // Once it is dead (the agent removed), the owner's key takes its place.
+    // Once it is dead (the agent removed), the owner's key takes its place; the removed key, given
+    // again, is said to be real but its seat gone.
     expect((await owner.run(['kick', 'Agent', '--yes'])).code).toBe(0);
-    const owned = await human.run(['space', 'use', spaceId, '--key', ownerPrivateKey, '--json']);
+    const owned = await human.run(['space', 'use', spaceId, '--key', ownerPrivateKey]);
     expect(owned.code).toBe(0);
-    expect(owned.json()).toMatchObject({ role: 'owner', alreadySaved: false });
+    expect(owned.stderr).toContain(
+      'Saved your owner key for Handed, as Owner, in place of the one that no longer works',
+    );
     expect(saved()).toMatchObject({ key: ownerPrivateKey, role: 'owner' });
+    expect(
+      (await human.run(['space', 'use', spaceId, '--key', ownerPrivateKey, '--json'])).json(),
+    ).toMatchObject({
+      role: 'owner',
+      alreadySaved: true,
+    });
     expect((await human.run(['space', 'update', '--agenda', 'driven from the terminal'])).code).toBe(0);
+    const removed = await user().run(['space', 'use', spaceId, '--key', participantPrivateKey]);
+    expect(removed.code).toBe(4);
+    expect(removed.stderr).toContain('The key was real, but its seat is gone');
+    // By an invitation link (its space's id), once the space is closed: over, exit 6.
+    const { humanLink } = (await owner.run(['invite', '--json'])).json();
+    expect((await owner.run(['space', 'close', '--yes'])).code).toBe(0);
+    const closed = await user().run(['space', 'use', humanLink, '--key', ownerPrivateKey]);
+    expect(closed.code).toBe(6);
+    expect(closed.stderr).toContain(`space ${spaceId} is over`);
   });
 
   it('prints the key saved for a space (space key), which space use --key saves on another machine', async () => {
@@ -1324,6 +1353,14 @@ describe('invite, join, participants, moderation, leave', () => {
     const { spaceId, ownerPrivateKey, ownerId } = (
       await owner.run(['space', 'create', 'Seat', '--json'])
     ).json();
+    // space create, which does not print the key it keeps, names the command that does.
+    const other = await owner.run(['space', 'create', 'Other seat']);
+    const otherId = Object.keys(owner.credentials().hosts[server.url].spaces).find((id) => id !== spaceId)!;
+    expect(other.stderr).toContain(`\`convene space key ${otherId}\` prints it back`);
+    expect((await owner.run(['space', 'key', otherId])).stdout).toBe(
+      `${owner.credentials().hosts[server.url].spaces[otherId].key}\n`,
+    );
+    expect((await owner.run(['space', 'use', 'Seat'])).code).toBe(0);
     const printed = await owner.run(['space', 'key']);
     expect({ code: printed.code, stdout: printed.stdout, stderr: printed.stderr }).toEqual({
       code: 0,
@@ -2115,6 +2152,38 @@ describe('join on a terminal', () => {
     const names = (await owner.run(['participants', '--json'])).json().map((p: any) => p.name);
     expect(names).toContain('Ada');
     expect(names).toContain(userInfo().username);
+  });
+});
+
+describe('space use --key on a terminal', () => {
+  it('asks for the key hidden; Ctrl-D ends the prompt as Ctrl-C does (exit 130), the cursor shown again', async () => {
+    const owner = user();
+    const { spaceId, ownerPrivateKey } = (await owner.run(['space', 'create', 'Asked', '--json'])).json();
+    for (const typed of [ownerPrivateKey, undefined]) {
+      const human = user();
+      const terminal = new Terminal(
+        [process.execPath, bundle, 'space', 'use', spaceId, '--key', '-'],
+        human.env,
+        human.home,
+      );
+      try {
+        await eventually(() => expect(terminal.screen()).toContain('Paste the space key'));
+        if (typed) {
+          terminal.press('-l', typed);
+          terminal.press('Enter');
+          await eventually(() => expect(terminal.screen()).toContain('EXIT=0'));
+          expect(terminal.screen()).toContain('Saved your owner key for Asked');
+          expect(terminal.screen()).not.toContain(typed);
+        } else {
+          terminal.press('C-d');
+          await eventually(() => expect(terminal.screen()).toContain('EXIT=130'));
+          expect(terminal.screen()).toContain('cancelled');
+          expect(terminal.cursorShown()).toBe(true);
+        }
+      } finally {
+        terminal.close();
+      }
+    }
   });
 });
 

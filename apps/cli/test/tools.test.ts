@@ -415,16 +415,6 @@ describe('ask', () => {
   });
 });
 
-/** Whether jq is on the PATH (the hints that read a key from the credential file use it). */
-function hasJq(): boolean {
-  try {
-    execFileSync('sh', ['-c', 'command -v jq'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 describe('mcp config', () => {
   it('prints the configuration of each client, with the space key only when asked', async () => {
     const claude = (await owner.run(['mcp', 'config'])).json();
@@ -452,18 +442,22 @@ describe('mcp config', () => {
     expect(claudeWithKey.code).toBe(0);
     expect(claudeWithKey.json().mcpServers.convene.headers['X-Private-Key']).toBe(space.key);
     expect(claudeWithKey.stderr).not.toContain(space.key);
-    const credentials = join(owner.env.XDG_CONFIG_HOME!, 'convene/credentials.json');
     const line = claudeWithKey.stderr.match(/^Or: (claude mcp add .*)$/m)![1]!;
     expect(line).toBe(
-      `claude mcp add --transport http convene ${server.url}/mcp --header "X-Private-Key: $(jq -r '.hosts[].spaces["${space.spaceId}"].key // empty' ${credentials})"`,
+      `claude mcp add --transport http convene ${server.url}/mcp --header "X-Private-Key: $(convene space key ${space.spaceId})"`,
     );
-    // Pasted into a shell, the header it passes is the key (with jq there to read it).
+    // Pasted into a shell where convene is installed, the header it passes is the key.
     const header = line.match(/--header (".*")$/)![1]!;
-    if (hasJq()) {
-      expect(execFileSync('sh', ['-c', `printf %s ${header}`], { encoding: 'utf8' })).toBe(
-        `X-Private-Key: ${space.key}`,
-      );
-    }
+    const bin = join(owner.home, 'bin');
+    mkdirSync(bin, { recursive: true });
+    writeFileSync(join(bin, 'convene'), `#!/bin/sh\nexec "${process.execPath}" "${bundle}" "$@"\n`);
+    chmodSync(join(bin, 'convene'), 0o755);
+    expect(
+      execFileSync('sh', ['-c', `printf %s ${header}`], {
+        encoding: 'utf8',
+        env: { ...owner.env, PATH: `${bin}:${process.env.PATH}` },
+      }),
+    ).toBe(`X-Private-Key: ${space.key}`);
     expect((await owner.run(['mcp', 'config', '--client', 'emacs'])).code).toBe(2);
 
     // The configuration works: the MCP endpoint answers a tools/list with the key's header.

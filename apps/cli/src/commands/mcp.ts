@@ -1,6 +1,6 @@
 import { type Command, Option } from '@commander-js/extra-typings';
 import { type App, examples } from '../app';
-import { quoted, shellWord } from '../lib/quote';
+import { verbatim } from '../lib/quote';
 
 const CLIENTS = ['claude', 'cursor', 'vscode'] as const;
 type Client = (typeof CLIENTS)[number];
@@ -66,13 +66,13 @@ export function registerMcp(program: Command, app: App): void {
         );
       if (options.client === 'claude') {
         // Not the key itself, which would stay in a terminal's scrollback or a CI log (as `space
-        // create` does not print it): the command reads it from the credential file as it runs.
+        // create` does not print it): `convene space key` prints it as the command runs.
         const header = space
-          ? ` --header "X-Private-Key: $(jq -r ${quoted(`.hosts[].spaces["${space.spaceId}"].key // empty`)} ${shellWord(ctx.store.file)})"`
+          ? ` --header "X-Private-Key: $(${ctx.line('space key', { args: [verbatim(space.spaceId)] })})"`
           : '';
         ctx.out.hint(`Or: claude mcp add --transport http convene ${server.url}${header}`);
         if (space)
-          ctx.out.hint(`(jq reads the key convene keeps in ${ctx.store.file}; it is not shown here.)`);
+          ctx.out.hint('(`convene space key` prints the key it keeps as that runs; it is not shown here.)');
       }
     });
 }

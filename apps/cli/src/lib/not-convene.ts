@@ -87,7 +87,11 @@ export const ZAnswers = {
   keyHolder: z.object({
     name: z.string(),
     you: z.union([
-      z.object({ role: z.enum(['owner', 'participant']), participantId: ZId }),
+      z.object({
+        role: z.enum(['owner', 'participant']),
+        participantId: ZId,
+        status: z.optional(z.string()),
+      }),
       z.object({ role: z.literal('invitation') }),
     ]),
   }),

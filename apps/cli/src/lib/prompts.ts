@@ -10,7 +10,7 @@ import { inline, neutralise, type Output, terminalColumns } from './output';
 const prompts = () => import('@clack/prompts');
 
 /**
- * A prompt left with Ctrl-C (or Esc, which the prompt library does not tell apart) is interrupted,
+ * A prompt left with Ctrl-C (or Esc, which the prompt library does not tell apart, or Ctrl-D) is interrupted,
  * exit 130 as a Ctrl-C anywhere else; answering No to a confirmation is exit 1.
  */
 const cancelled = ({ declined = false } = {}) =>
@@ -18,6 +18,25 @@ const cancelled = ({ declined = false } = {}) =>
     exitCode: declined ? ExitCode.error : ExitCode.interrupted,
     hint: 'Nothing was changed.',
   });
+
+/**
+ * A prompt that also ends when its input does: stdin closed, or Ctrl-D, which a shell reads as the
+ * end of input and the prompt library ignores. It would otherwise wait for ever, or Node end the
+ * run with exit 13 and the terminal's cursor left hidden; ended so, it is cancelled as by Ctrl-C.
+ */
+async function untilInputEnds<T>(prompt: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const ended = new AbortController();
+  const end = () => ended.abort();
+  const key = (_: unknown, pressed?: { ctrl?: boolean; name?: string }) => {
+    if (pressed?.ctrl && pressed.name === 'd') end();
+  };
+  process.stdin.once('end', end).once('close', end).on('keypress', key);
+  try {
+    return await prompt(ended.signal);
+  } finally {
+    process.stdin.off('end', end).off('close', end).off('keypress', key);
+  }
+}
 
 /**
  * A required value: the one given, else asked for on a terminal, else a usage error (exit 2)
@@ -50,13 +69,16 @@ export async function required(
   };
   const placeholder = ask.default ?? ask.placeholder;
   const clack = await prompts();
-  const answer = ask.secret
-    ? await clack.password(common)
-    : await clack.text({
-        ...common,
-        ...(placeholder ? { placeholder } : {}),
-        ...(ask.default ? { defaultValue: ask.default } : {}),
-      });
+  const answer = await untilInputEnds((signal) =>
+    ask.secret
+      ? clack.password({ ...common, signal })
+      : clack.text({
+          ...common,
+          signal,
+          ...(placeholder ? { placeholder } : {}),
+          ...(ask.default ? { defaultValue: ask.default } : {}),
+        }),
+  );
   if (clack.isCancel(answer)) throw cancelled();
   return answer.trim();
 }
@@ -68,11 +90,9 @@ export async function required(
 export async function confirm(out: Output, message: string, yes: boolean | undefined): Promise<void> {
   if (yes || !out.mode.interactive) return;
   const clack = await prompts();
-  const answer = await clack.confirm({
-    message: neutralise(message),
-    output: promptOutput(out),
-    initialValue: false,
-  });
+  const answer = await untilInputEnds((signal) =>
+    clack.confirm({ message: neutralise(message), output: promptOutput(out), initialValue: false, signal }),
+  );
   if (clack.isCancel(answer)) throw cancelled();
   if (!answer) throw cancelled({ declined: true });
 }
@@ -124,13 +144,16 @@ export async function choose<T>(
   if (!out.mode.interactive) throw usage();
   if (ask.items.length === 0) throw ask.none?.() ?? usage();
   const clack = await prompts();
-  const answer = await clack.select({
-    // Prompts write to the terminal themselves: the names in them are neutralised here.
-    message: neutralise(ask.message),
-    output: promptOutput(out),
-    options: ask.items.map((item) => ({ value: ask.id(item), label: inline(ask.label(item)) })),
-    ...(ask.initial !== undefined ? { initialValue: ask.initial } : {}),
-  });
+  const answer = await untilInputEnds((signal) =>
+    clack.select({
+      // Prompts write to the terminal themselves: the names in them are neutralised here.
+      message: neutralise(ask.message),
+      output: promptOutput(out),
+      options: ask.items.map((item) => ({ value: ask.id(item), label: inline(ask.label(item)) })),
+      signal,
+      ...(ask.initial !== undefined ? { initialValue: ask.initial } : {}),
+    }),
+  );
   if (clack.isCancel(answer)) throw cancelled();
   return answer;
 }

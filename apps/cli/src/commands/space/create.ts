@@ -9,7 +9,7 @@ import { interruptible } from '../../lib/interrupt';
 import { checkedAnswer, ZAnswers } from '../../lib/not-convene';
 import { inline } from '../../lib/output';
 import { required } from '../../lib/prompts';
-import { shellWord, verbatim } from '../../lib/quote';
+import { verbatim } from '../../lib/quote';
 import { sameName } from '../../lib/resolve';
 import type { StoredSpace } from '../../lib/store';
 import { suggest } from '../../lib/suggest';
@@ -138,7 +138,7 @@ export function registerSpaceCreate(space: Command, app: App): void {
             out.hint('Others see you as that: --owner-name, --owner-role and --human say who you are.');
           }
           out.hint(
-            `The owner key is kept in ${ctx.store.file} (only you can read it), not shown: \`--json\` prints it for scripts, and \`jq -r '.hosts[].spaces["${created.spaceId}"].key // empty' ${shellWord(ctx.store.file)}\` reads it back.`,
+            `The owner key is kept in ${ctx.store.file} (only you can read it), not shown: \`--json\` prints it for scripts, and \`${ctx.line('space key', { args: [verbatim(created.spaceId)] })}\` prints it back.`,
           );
           out.hint('Next: `convene invite` prints the links that let others join.');
         },

@@ -1,13 +1,20 @@
 import type { Command } from '@commander-js/extra-typings';
-import { AuthenticationError, NotFoundError, type SpaceClient } from '@convene/sdk';
+import {
+  AuthenticationError,
+  type ConveneError,
+  NotFoundError,
+  parseInvitationLink,
+  type SpaceClient,
+} from '@convene/sdk';
 import { type App, examples } from '../../app';
 import { type Context, isUuid, makeDefault } from '../../lib/context';
 import { CliError, UsageError } from '../../lib/errors';
 import { ExitCode } from '../../lib/exit-codes';
-import { isSpaceClosed } from '../../lib/failure';
+import { isSpaceClosed, serverWords } from '../../lib/failure';
 import { readStdin } from '../../lib/input';
 import { checkedAnswer, ZAnswers } from '../../lib/not-convene';
 import { required } from '../../lib/prompts';
+import { find } from '../../lib/resolve';
 import { ownProfile, readWithHeldKey } from '../../lib/seat';
 import type { StoredSpace } from '../../lib/store';
 import { suggest } from '../../lib/suggest';
@@ -15,8 +22,8 @@ import { suggest } from '../../lib/suggest';
 export function registerSpaceUse(space: Command, app: App): void {
   space
     .command('use')
-    .argument('[space]', 'name or id of a space you hold a key for')
-    .usage('SPACE')
+    .argument('[space]', 'name or id of a space you hold a key for (with --key: its whole id)')
+    .usage('SPACE [--key KEY|-] [options]')
     .summary('make a space the default (or save a key for it, or recover yours after `convene login`)')
     .description(
       'Make a space the default for commands that name none. A space whose key this machine does not have yet (created or joined elsewhere) is recovered by its id from your account, after `convene login`. ' +
@@ -126,7 +133,7 @@ async function saveGivenKey(
   reference: string,
   given: string,
 ): Promise<StoredSpace & { alreadySaved: boolean }> {
-  const key = (
+  const key = keyGiven(
     given !== '-'
       ? given
       : process.stdin.isTTY
@@ -135,39 +142,17 @@ async function saveGivenKey(
             secret: true,
             usage: 'printf "%s" "$KEY" | convene space use SPACE_ID --key -',
           })
-        : await readStdin(4096)
-  ).trim();
-  if (key === '') {
-    throw new UsageError(
-      given === '-' ? 'nothing came on stdin: no key to save' : '--key is empty: no key to save',
-      'Give the owner or participant key: `convene space use SPACE_ID --key KEY` (or `--key -` to pipe it in; is the variable set?).',
-    );
-  }
-  const spaceId = isUuid(reference) ? reference.toLowerCase() : ctx.space(reference).spaceId;
+        : await readStdin(4096),
+    given === '-',
+  );
+  const spaceId = spaceIdOf(ctx, reference);
   const url = ctx.url;
   ctx.using = { kind: 'server' };
   let view: Awaited<ReturnType<SpaceClient['get']>>;
   try {
     view = await ctx.hub().space(spaceId, key).get();
   } catch (error) {
-    if (error instanceof AuthenticationError) {
-      throw new CliError(
-        `${url} does not take this key for space ${spaceId}: ${error.body?.error ?? error.message}`,
-        {
-          exitCode: ExitCode.auth,
-          hint: 'A space key is its owner’s or a participant’s (64 hex characters), for this space on this server (--url or CONVENE_URL). Nothing was saved.',
-          cause: error,
-        },
-      );
-    }
-    if (error instanceof NotFoundError) {
-      throw new CliError(`no space ${spaceId} at ${url}`, {
-        exitCode: ExitCode.notFound,
-        hint: 'Check the id, and the server (--url or CONVENE_URL). Nothing was saved.',
-        cause: error,
-      });
-    }
-    throw error;
+    throw refusedKey(error, spaceId, url);
   }
   const { name, you } = checkedAnswer(ZAnswers.keyHolder, view, url);
   if (you.role === 'invitation') {
@@ -198,8 +183,90 @@ async function saveGivenKey(
   const already = held?.key === key;
   ctx.saveSpace(space);
   const as = view.participants.find((p) => p.participantId === you.participantId)?.name;
+  const replaced = held && !already ? ', in place of the one that no longer works' : '';
   ctx.out.success(
-    `${already ? 'Already saved: your' : 'Saved your'} ${you.role} key for ${ctx.out.c.bold(name)}${as && you.role === 'participant' ? `, as ${as}` : ''}`,
+    `${already ? 'Already saved: your' : 'Saved your'} ${you.role} key for ${ctx.out.c.bold(name)}${as ? `, as ${as}` : ''}${replaced}`,
   );
+  if (you.status === 'muted') ctx.out.warn('you are muted there: you may read, but not send, create or lock');
   return { ...space, savedAt: new Date().toISOString(), alreadySaved: already };
+}
+
+/**
+ * The key as given, ready to send: without the blanks and the byte-order mark around it, its hex
+ * in lower case (as the server hands keys out). What cannot be a key (a line break inside, a
+ * character beyond visible ASCII: a pasted `“quote”`, a JSON document) is a usage error here,
+ * rather than a request that could not carry it.
+ */
+function keyGiven(text: string, piped: boolean): string {
+  const key = text.replace(/^\uFEFF/, '').trim();
+  const usage = (message: string) =>
+    new UsageError(
+      message,
+      'Give the owner or participant key alone: `convene space use SPACE_ID --key KEY` (or `--key -` to pipe it in; is the variable set?). Nothing was saved.',
+    );
+  if (key === '')
+    throw usage(piped ? 'nothing came on stdin: no key to save' : '--key is empty: no key to save');
+  if (/^[0-9a-f]{64}$/i.test(key)) return key.toLowerCase();
+  if (!/^[\x21-\x7e]+$/.test(key)) {
+    throw usage(
+      'that is not a space key: a key is one word of visible ASCII (64 hex characters), and this holds a line break, a space or another character',
+    );
+  }
+  return key;
+}
+
+/**
+ * The space a key is given for: its whole id (or the id in an invitation link), or a space saved
+ * here, by name or the start of its id. Anything else names nothing yet: only the id can.
+ */
+function spaceIdOf(ctx: Context, reference: string): string {
+  if (isUuid(reference)) return reference.toLowerCase();
+  if (/^https?:\/\//i.test(reference)) {
+    try {
+      return parseInvitationLink(reference).spaceId;
+    } catch {
+      // Not an invitation link: said below, as any reference that names no space.
+    }
+  }
+  const named = /^https?:\/\//i.test(reference)
+    ? undefined
+    : find(Object.values(ctx.host().spaces), reference, {
+        noun: 'saved space',
+        id: (s) => s.spaceId,
+        name: (s) => s.name,
+      });
+  if (named) return named.spaceId;
+  throw new UsageError(
+    'with --key, name the space by its whole id: a name, or the start of an id, names only the spaces saved here',
+    'The id is the `spaceId` of the space (`hub.spaces.create` returns it, and it is in every link to the space). Nothing was saved.',
+  );
+}
+
+/** What the server's refusal of a given key says to whoever gave it; nothing was saved. */
+function refusedKey(error: unknown, spaceId: string, url: string): unknown {
+  if (isSpaceClosed(error)) {
+    return new CliError(`space ${spaceId} is over: ${serverWords(error as ConveneError)}`, {
+      exitCode: ExitCode.conflict,
+      hint: 'Its keys no longer work; nothing was saved.',
+      cause: error,
+    });
+  }
+  if (error instanceof AuthenticationError) {
+    const gone = error.code === 'participant_removed' || error.code === 'participant_left';
+    return new CliError(`${url} does not take this key for space ${spaceId}: ${serverWords(error)}`, {
+      exitCode: ExitCode.auth,
+      hint: gone
+        ? 'The key was real, but its seat is gone: join again with an invitation (`convene join LINK`). Nothing was saved.'
+        : 'A space key is its owner’s or a participant’s (64 hex characters), for this space on this server (--url or CONVENE_URL). Nothing was saved.',
+      cause: error,
+    });
+  }
+  if (error instanceof NotFoundError) {
+    return new CliError(`no space ${spaceId} at ${url}`, {
+      exitCode: ExitCode.notFound,
+      hint: 'Check the id, and the server (--url or CONVENE_URL). Nothing was saved.',
+      cause: error,
+    });
+  }
+  return error;
 }
