@@ -1340,6 +1340,12 @@ describe('invite, join, participants, moderation, leave', () => {
     const removed = await user().run(['space', 'use', spaceId, '--key', participantPrivateKey]);
     expect(removed.code).toBe(4);
     expect(removed.stderr).toContain('The key was real, but its seat is gone');
+    // Given to join instead, it is said to be no invitation.
+    const rejoin = await user().run(['join', spaceId, '--key', participantPrivateKey, '--name', 'Again']);
+    expect(rejoin.code).toBe(4);
+    expect(rejoin.stderr).toContain(
+      'That is the key of a participant who is no longer in the space, not an invitation',
+    );
     // By an invitation link (its space's id), once the space is closed: over, exit 6.
     const { humanLink } = (await owner.run(['invite', '--json'])).json();
     expect((await owner.run(['space', 'close', '--yes'])).code).toBe(0);
