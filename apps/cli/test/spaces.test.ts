@@ -1320,7 +1320,20 @@ describe('invite, join, participants, moderation, leave', () => {
     expect(over.code).toBe(6);
     expect(over.stderr).toContain('this machine holds a working participant key for "Handed" (Agent)');
     expect(over.stderr).toContain('`convene leave "Handed"');
+    // Another configuration directory remembers no server: the line it suggests names this one.
+    expect(over.stderr).toContain(
+      `To keep both, save the other in a configuration directory of its own, e.g. \`XDG_CONFIG_HOME=~/.config/ada convene space use ${spaceId} --key - --url ${server.url}\``,
+    );
     expect(saved().key).toBe(participantPrivateKey);
+    // The same seat saved under this machine's other name for the server (localhost, 127.0.0.1).
+    const alias = new URL(server.url);
+    alias.hostname = alias.hostname === 'localhost' ? '127.0.0.1' : 'localhost';
+    const aliasUrl = alias.toString().replace(/\/$/, '');
+    const twice = user();
+    expect(
+      (await twice.run(['space', 'use', spaceId, '--key', participantPrivateKey, '--url', aliasUrl])).code,
+    ).toBe(0);
+    expect(twice.credentials().hosts[aliasUrl].spaces[spaceId].key).toBe(participantPrivateKey);
     // Once it is dead (the agent removed), the owner's key takes its place; the removed key, given
     // again, is said to be real but its seat gone.
     expect((await owner.run(['kick', 'Agent', '--yes'])).code).toBe(0);
@@ -1337,6 +1350,17 @@ describe('invite, join, participants, moderation, leave', () => {
       alreadySaved: true,
     });
     expect((await human.run(['space', 'update', '--agenda', 'driven from the terminal'])).code).toBe(0);
+    // The dead key under the other spelling goes in the same write: one key for the space, not two.
+    const aliased = await twice.run(['space', 'use', spaceId, '--key', ownerPrivateKey]);
+    expect(aliased.stderr).toContain('in place of the one that no longer works');
+    expect(twice.credentials().hosts[aliasUrl]?.spaces[spaceId]).toBeUndefined();
+    expect(twice.credentials().hosts[server.url].spaces[spaceId].key).toBe(ownerPrivateKey);
+    // An invitation link names its server, asked when no --url or CONVENE_URL says another, and
+    // remembered for the next commands.
+    const { humanLink } = (await owner.run(['invite', '--json'])).json();
+    const fresh = file.user({ url: undefined });
+    expect((await fresh.run(['space', 'use', humanLink, '--key', ownerPrivateKey])).code).toBe(0);
+    expect((await fresh.run(['space', 'show', '--json'])).json().agenda).toBe('driven from the terminal');
     const removed = await user().run(['space', 'use', spaceId, '--key', participantPrivateKey]);
     expect(removed.code).toBe(4);
     expect(removed.stderr).toContain('The key was real, but its seat is gone');
@@ -1346,8 +1370,7 @@ describe('invite, join, participants, moderation, leave', () => {
     expect(rejoin.stderr).toContain(
       'That is the key of a participant who is no longer in the space, not an invitation',
     );
-    // By an invitation link (its space's id), once the space is closed: over, exit 6.
-    const { humanLink } = (await owner.run(['invite', '--json'])).json();
+    // By an invitation link, once the space is closed: over, exit 6.
     expect((await owner.run(['space', 'close', '--yes'])).code).toBe(0);
     const closed = await user().run(['space', 'use', humanLink, '--key', ownerPrivateKey]);
     expect(closed.code).toBe(6);
@@ -2162,10 +2185,11 @@ describe('join on a terminal', () => {
 });
 
 describe('space use --key on a terminal', () => {
-  it('asks for the key hidden; Ctrl-D ends the prompt as Ctrl-C does (exit 130), the cursor shown again', async () => {
+  it('asks for the key hidden; Ctrl-D on an empty answer ends the prompt as Ctrl-C does (exit 130)', async () => {
     const owner = user();
     const { spaceId, ownerPrivateKey } = (await owner.run(['space', 'create', 'Asked', '--json'])).json();
-    for (const typed of [ownerPrivateKey, undefined]) {
+    /** `space use --key -` on a terminal, once it asks; `answer` types into it. */
+    const asking = async (answer: (terminal: Terminal) => Promise<void>) => {
       const human = user();
       const terminal = new Terminal(
         [process.execPath, bundle, 'space', 'use', spaceId, '--key', '-'],
@@ -2174,22 +2198,33 @@ describe('space use --key on a terminal', () => {
       );
       try {
         await eventually(() => expect(terminal.screen()).toContain('Paste the space key'));
-        if (typed) {
-          terminal.press('-l', typed);
-          terminal.press('Enter');
-          await eventually(() => expect(terminal.screen()).toContain('EXIT=0'));
-          expect(terminal.screen()).toContain('Saved your owner key for Asked');
-          expect(terminal.screen()).not.toContain(typed);
-        } else {
-          terminal.press('C-d');
-          await eventually(() => expect(terminal.screen()).toContain('EXIT=130'));
-          expect(terminal.screen()).toContain('cancelled');
-          expect(terminal.cursorShown()).toBe(true);
-        }
+        await answer(terminal);
       } finally {
         terminal.close();
       }
-    }
+    };
+    await asking(async (terminal) => {
+      terminal.press('-l', ownerPrivateKey);
+      terminal.press('Enter');
+      await eventually(() => expect(terminal.screen()).toContain('EXIT=0'));
+      expect(terminal.screen()).toContain('Saved your owner key for Asked');
+      expect(terminal.screen()).not.toContain(ownerPrivateKey);
+    });
+    await asking(async (terminal) => {
+      terminal.press('C-d');
+      await eventually(() => expect(terminal.screen()).toContain('EXIT=130'));
+      expect(terminal.screen()).toContain('cancelled');
+      expect(terminal.cursorShown()).toBe(true);
+    });
+    // As a shell has it, Ctrl-D ends only an empty answer: a half-typed one is still asked for.
+    await asking(async (terminal) => {
+      terminal.press('-l', 'ab');
+      terminal.press('C-d');
+      await new Promise((done) => setTimeout(done, 500));
+      expect(terminal.screen()).not.toContain('EXIT=');
+      terminal.press('C-c');
+      await eventually(() => expect(terminal.screen()).toContain('EXIT=130'));
+    });
   });
 });
 

@@ -7,7 +7,7 @@ import { ExitCode, stoppedBy } from '../lib/exit-codes';
 import { readStdin } from '../lib/input';
 import { checkedAnswer, ZAnswers } from '../lib/not-convene';
 import { sayOutages } from '../lib/outage';
-import { required } from '../lib/prompts';
+import { required, secretFromStdin } from '../lib/prompts';
 import { shellWord } from '../lib/quote';
 import { relative, when } from '../lib/render';
 import { cliTokenName, type Revocation, revokeMintedToken, tokensStartingLike } from '../lib/tokens';
@@ -127,13 +127,10 @@ async function loginWithBrowser(ctx: Context): Promise<void> {
 
 async function loginWithToken(ctx: Context): Promise<void> {
   const { out } = ctx;
-  const token = process.stdin.isTTY
-    ? await required(out, undefined, {
-        message: 'Paste your usr_ token',
-        secret: true,
-        usage: 'echo TOKEN | convene login --with-token',
-      })
-    : (await readStdin()).trim();
+  const token = await secretFromStdin(out, {
+    message: 'Paste your usr_ token',
+    usage: 'echo TOKEN | convene login --with-token',
+  });
   if (token === '') {
     // `echo "$UNSET_VARIABLE" | convene login --with-token` pipes an empty line.
     throw new UsageError(

@@ -300,7 +300,7 @@ export class Context {
           ? aliasHint(elsewhere)
           : other
             ? otherServerHint(other)
-            : `Join it with \`convene join ${reference} --key KEY\` (or the invitation link). If you created or joined it while logged in, \`convene login\` then \`convene space use ${reference}\` recovers your key from your account; an owner or participant key you hold (from the SDK or REST) is saved with \`convene space use ${reference} --key KEY\`.`,
+            : `Join it with \`convene join ${reference} --key KEY\` (or the invitation link). If you created or joined it while logged in, \`convene login\` then \`convene space use ${reference}\` recovers your key from your account; an owner or participant key you hold (from the SDK or REST) is saved with \`${this.line('space use', { args: [verbatim(reference)], options: { '--key': verbatim('KEY') } })}\`.`,
       });
     }
     if (elsewhere || other) {
@@ -690,7 +690,7 @@ export function sameServer(a: string, b: string): boolean {
 }
 
 /** sameServer, false for a key of the file that is no URL (edited by hand). */
-function sameServerAs(a: string, b: string): boolean {
+export function sameServerAs(a: string, b: string): boolean {
   try {
     return sameServer(a, b);
   } catch {

@@ -377,7 +377,7 @@ function fromStatus(error: ConveneError, ctx: Context): CliError {
       // An owner's or a participant's key given for an invitation: it is a seat already.
       hint:
         error.code === 'wrong_key_type'
-          ? `That is a space key (its owner's or a participant's), not an invitation: \`convene space use ${using.spaceId ?? 'SPACE_ID'} --key KEY\` saves it here, to act as whoever it is.`
+          ? `That is a space key (its owner's or a participant's), not an invitation: \`${ctx.line('space use', { args: [verbatim(using.spaceId ?? 'SPACE_ID')], options: { '--key': verbatim('KEY') } })}\` saves it here, to act as whoever it is.`
           : error.code === 'participant_removed' || error.code === 'participant_left'
             ? 'That is the key of a participant who is no longer in the space, not an invitation: ask the owner for one (`convene invite`) and paste the whole link, quoted.'
             : 'The invitation may be mistyped, or its space closed or expired. Ask the owner for a fresh one (`convene invite`) and paste the whole link, quoted.',

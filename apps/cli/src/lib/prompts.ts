@@ -1,5 +1,6 @@
 import { CliError, UsageError } from './errors';
 import { ExitCode } from './exit-codes';
+import { readStdin } from './input';
 import { inline, neutralise, type Output, terminalColumns } from './output';
 
 /**
@@ -20,15 +21,19 @@ const cancelled = ({ declined = false } = {}) =>
   });
 
 /**
- * A prompt that also ends when its input does: stdin closed, or Ctrl-D, which a shell reads as the
- * end of input and the prompt library ignores. It would otherwise wait for ever, or Node end the
+ * A prompt that also ends when its input does: stdin closed, or Ctrl-D before anything is typed,
+ * which a shell reads as the end of input and the prompt library ignores. It would otherwise wait for ever, or Node end the
  * run with exit 13 and the terminal's cursor left hidden; ended so, it is cancelled as by Ctrl-C.
  */
 async function untilInputEnds<T>(prompt: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const ended = new AbortController();
   const end = () => ended.abort();
-  const key = (_: unknown, pressed?: { ctrl?: boolean; name?: string }) => {
-    if (pressed?.ctrl && pressed.name === 'd') end();
+  // As a shell reads it: Ctrl-D ends input on an empty line only (a half-typed answer stays).
+  let typed = false;
+  const key = (text: unknown, pressed?: { ctrl?: boolean; meta?: boolean; name?: string }) => {
+    if (pressed?.ctrl && pressed.name === 'd') {
+      if (!typed) end();
+    } else if (typeof text === 'string' && text !== '' && !pressed?.ctrl && !pressed?.meta) typed = true;
   };
   process.stdin.once('end', end).once('close', end).on('keypress', key);
   try {
@@ -81,6 +86,20 @@ export async function required(
   );
   if (clack.isCancel(answer)) throw cancelled();
   return answer.trim();
+}
+
+/**
+ * A secret given on stdin: all that is piped in, blanks around it dropped, or, on a terminal, asked
+ * for without showing it (off a terminal and with nothing piped: the usage error of `required`).
+ */
+export async function secretFromStdin(
+  out: Output,
+  ask: { message: string; usage: string },
+  maxBytes?: number,
+): Promise<string> {
+  return process.stdin.isTTY
+    ? required(out, undefined, { ...ask, secret: true })
+    : (await readStdin(maxBytes)).trim();
 }
 
 /**

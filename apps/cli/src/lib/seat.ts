@@ -6,14 +6,17 @@ import { isSpaceClosed } from './failure';
 import type { StoredSpace } from './store';
 
 /**
- * How someone else on this machine gets a seat of their own: with their own credential file, in a
+ * How another seat in a space is kept on this machine: in a credential file of its own, in a
  * directory other than the one this run uses (an example that named it would fail the same way).
- * `command` is what they would run there (`convene join …`), and `what` what it does for them.
+ * `command` is what is run there (`convene join …`), after `lead`, which says what it is for.
  */
-export function ownProfile(command: string, what = 'join as someone else'): string {
+export function ownProfile(
+  command: string,
+  lead = 'To join as someone else here, give them their own configuration directory',
+): string {
   const current = process.env.XDG_CONFIG_HOME ? resolve(process.env.XDG_CONFIG_HOME) : undefined;
   const other = ['ada', 'grace'].find((name) => current !== join(homedir(), '.config', name));
-  return `To ${what} here, give them their own configuration directory, e.g. \`XDG_CONFIG_HOME=~/.config/${other} ${command}\``;
+  return `${lead}, e.g. \`XDG_CONFIG_HOME=~/.config/${other} ${command}\``;
 }
 
 /**

@@ -7,17 +7,19 @@ import {
   type SpaceClient,
 } from '@convene/sdk';
 import { type App, examples } from '../../app';
-import { type Context, isUuid, makeDefault } from '../../lib/context';
+import { commandLine } from '../../lib/command-line';
+import { type Context, DEFAULT_URL, isUuid, makeDefault, sameServer, sameServerAs } from '../../lib/context';
 import { CliError, UsageError } from '../../lib/errors';
 import { ExitCode } from '../../lib/exit-codes';
 import { isSpaceClosed, serverWords } from '../../lib/failure';
-import { readStdin } from '../../lib/input';
 import { checkedAnswer, ZAnswers } from '../../lib/not-convene';
-import { required } from '../../lib/prompts';
+import { required, secretFromStdin } from '../../lib/prompts';
+import { shellWord, verbatim } from '../../lib/quote';
 import { find } from '../../lib/resolve';
 import { ownProfile, readWithHeldKey } from '../../lib/seat';
-import type { StoredSpace } from '../../lib/store';
+import { hostKey, type StoredSpace, type StoreFile } from '../../lib/store';
 import { suggest } from '../../lib/suggest';
+import { serverOfLink } from '../join';
 
 export function registerSpaceUse(space: Command, app: App): void {
   space
@@ -47,25 +49,30 @@ export function registerSpaceUse(space: Command, app: App): void {
     )
     .action(async (reference, options, command) => {
       const ctx = app.context(command);
-      const name = await required(ctx.out, reference, {
-        message: 'Space (name or id)',
-        usage: options.key === undefined ? 'convene space use SPACE' : 'convene space use SPACE_ID --key KEY',
-      });
+      const name = await required(
+        ctx.out,
+        reference,
+        options.key === undefined
+          ? { message: 'Space (name or id)', usage: 'convene space use SPACE' }
+          : { message: 'Space id', usage: 'convene space use SPACE_ID --key KEY' },
+      );
       const canRecover = isUuid(name) && !ctx.host().spaces[name] && (ctx.hasSession() || ctx.userToken());
-      const saved =
-        options.key !== undefined
-          ? await saveGivenKey(ctx, name, options.key)
-          : canRecover
-            ? await recoverKey(ctx, name)
-            : ctx.space(name);
-      ctx.store.updateHost(ctx.url, (host, file) => makeDefault(file, host, ctx.url, saved.spaceId));
+      // A key saved (given or recovered) makes its space the default as it is saved.
+      let saved: StoredSpace & { alreadySaved?: boolean };
+      if (options.key !== undefined) saved = await saveGivenKey(ctx, name, options.key);
+      else if (canRecover) saved = await recoverKey(ctx, name);
+      else {
+        const chosen = ctx.space(name);
+        ctx.store.updateHost(ctx.url, (host, file) => makeDefault(file, host, ctx.url, chosen.spaceId));
+        saved = chosen;
+      }
       ctx.out.result(
         {
           spaceId: saved.spaceId,
           name: saved.name,
           role: saved.role,
           participantId: saved.participantId,
-          ...('alreadySaved' in saved ? { alreadySaved: saved.alreadySaved } : {}),
+          ...(saved.alreadySaved !== undefined ? { alreadySaved: saved.alreadySaved } : {}),
         },
         {
           quiet: () => saved.spaceId,
@@ -133,32 +140,34 @@ async function saveGivenKey(
   reference: string,
   given: string,
 ): Promise<StoredSpace & { alreadySaved: boolean }> {
+  const { spaceId, url } = spaceOf(ctx, reference);
   const key = keyGiven(
-    given !== '-'
-      ? given
-      : process.stdin.isTTY
-        ? await required(ctx.out, undefined, {
+    given === '-'
+      ? await secretFromStdin(
+          ctx.out,
+          {
             message: 'Paste the space key',
-            secret: true,
             usage: 'printf "%s" "$KEY" | convene space use SPACE_ID --key -',
-          })
-        : await readStdin(4096),
+          },
+          4096,
+        )
+      : given,
     given === '-',
   );
-  const spaceId = spaceIdOf(ctx, reference);
-  const url = ctx.url;
   ctx.using = { kind: 'server' };
   let view: Awaited<ReturnType<SpaceClient['get']>>;
   try {
-    view = await ctx.hub().space(spaceId, key).get();
+    view = await ctx.hub(url).space(spaceId, key).get();
   } catch (error) {
     throw refusedKey(error, spaceId, url);
   }
+  // The command lines said from here name the server when it is not the one of the next commands.
+  const urlFlag = sameServer(url, ctx.url) ? ctx.urlFlag() : { '--url': verbatim(shellWord(url)) };
   const { name, you } = checkedAnswer(ZAnswers.keyHolder, view, url);
   if (you.role === 'invitation') {
     throw new UsageError(
       `that is an invitation key of "${name}": it lets someone join, and is nobody's key yet`,
-      `Join with it: \`convene join ${spaceId} --key KEY\`.`,
+      `Join with it: \`${commandLine('join', { args: [verbatim(spaceId)], options: { '--key': verbatim('KEY'), ...urlFlag } })}\`.`,
     );
   }
   const space = { spaceId, name, role: you.role, key, participantId: you.participantId };
@@ -167,21 +176,34 @@ async function saveGivenKey(
     const heldView = await readWithHeldKey(ctx, url, held);
     if (heldView) {
       const me = heldView.participants.find((p) => p.participantId === held.participantId);
+      // A configuration directory of its own remembers no server: its line names this one.
+      const elsewhere = ownProfile(
+        commandLine('space use', {
+          args: [verbatim(spaceId)],
+          options: {
+            '--key': verbatim('-'),
+            ...(url === DEFAULT_URL ? {} : { '--url': verbatim(shellWord(url)) }),
+          },
+        }),
+        'To keep both, save the other in a configuration directory of its own',
+      );
       throw new CliError(
         `this machine holds a working ${held.role} key for "${heldView.name}"${me ? ` (${me.name})` : ''}: saving another in its place would lose it`,
         {
           exitCode: ExitCode.conflict,
           hint:
             held.role === 'owner'
-              ? `${ownProfile(`convene space use ${spaceId} --key …`, 'act as someone else')}.`
-              : `${ownProfile(`convene space use ${spaceId} --key …`, 'act as someone else')}; or leave first with \`${suggest(ctx, 'leave', { space: held, always: true })}\`.`,
+              ? `${elsewhere}.`
+              : `${elsewhere}; or leave first with \`${suggest(ctx, 'leave', { space: held, always: true })}\`.`,
           details: { spaceId, participantId: held.participantId },
         },
       );
     }
   }
   const already = held?.key === key;
-  ctx.saveSpace(space);
+  // Saved under this spelling of the server; one saved under another (`localhost`, `127.0.0.1`)
+  // goes in the same write, or the dead key it is replacing would stay the default there.
+  ctx.saveSpace(space, { url, alongside: (file) => forgetUnderAliases(file, url, spaceId) });
   const as = view.participants.find((p) => p.participantId === you.participantId)?.name;
   const replaced = held && !already ? ', in place of the one that no longer works' : '';
   ctx.out.success(
@@ -216,30 +238,48 @@ function keyGiven(text: string, piped: boolean): string {
 }
 
 /**
- * The space a key is given for: its whole id (or the id in an invitation link), or a space saved
- * here, by name or the start of its id. Anything else names nothing yet: only the id can.
+ * The space a key is given for, and the server to ask: its whole id (or the id in an invitation
+ * link, whose server is asked unless --url or CONVENE_URL names one), or a space saved here, by
+ * name or the start of its id. Anything else names nothing yet: only the id can.
  */
-function spaceIdOf(ctx: Context, reference: string): string {
-  if (isUuid(reference)) return reference.toLowerCase();
-  if (/^https?:\/\//i.test(reference)) {
+function spaceOf(ctx: Context, reference: string): { spaceId: string; url: string } {
+  if (isUuid(reference)) return { spaceId: reference.toLowerCase(), url: ctx.url };
+  const linkServer = serverOfLink(reference);
+  if (linkServer) {
+    let spaceId: string | undefined;
     try {
-      return parseInvitationLink(reference).spaceId;
+      spaceId = parseInvitationLink(reference).spaceId;
     } catch {
       // Not an invitation link: said below, as any reference that names no space.
     }
+    if (spaceId) {
+      if (!ctx.urlIsExplicit) return { spaceId, url: linkServer };
+      if (!sameServer(linkServer, ctx.url))
+        ctx.out.warn(`The link names ${linkServer}, but --url or CONVENE_URL sends this to ${ctx.url}.`);
+      return { spaceId, url: ctx.url };
+    }
   }
-  const named = /^https?:\/\//i.test(reference)
+  const named = linkServer
     ? undefined
     : find(Object.values(ctx.host().spaces), reference, {
         noun: 'saved space',
         id: (s) => s.spaceId,
         name: (s) => s.name,
       });
-  if (named) return named.spaceId;
+  if (named) return { spaceId: named.spaceId, url: ctx.url };
   throw new UsageError(
     'with --key, name the space by its whole id: a name, or the start of an id, names only the spaces saved here',
     'The id is the `spaceId` of the space (`hub.spaces.create` returns it, and it is in every link to the space). Nothing was saved.',
   );
+}
+
+/** Removes the key of `spaceId` saved under another spelling of the server `url`, and its default. */
+function forgetUnderAliases(file: StoreFile, url: string, spaceId: string): void {
+  for (const [other, host] of Object.entries(file.hosts)) {
+    if (other === hostKey(url) || !host.spaces[spaceId] || !sameServerAs(other, url)) continue;
+    delete host.spaces[spaceId];
+    if (host.defaultSpace === spaceId) delete host.defaultSpace;
+  }
 }
 
 /** What the server's refusal of a given key says to whoever gave it; nothing was saved. */
