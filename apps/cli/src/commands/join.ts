@@ -35,6 +35,25 @@ export function serverOfLink(link: string): string | undefined {
   return normaliseUrl(`${url.origin}${match[1]}`);
 }
 
+/**
+ * The server a command given a link asks: the link's (`linkServer`), but --url or CONVENE_URL
+ * still win (a proxy, another address), and the server named so when there is no link. A
+ * CONVENE_URL exported for another server (an earlier `serve --port`) wins silently too, and that
+ * server refuses the link's key as unknown, which reads as a bad key: so a difference is said
+ * before `what` (`this join`) is sent, with what sent it elsewhere.
+ */
+export function linkTarget(
+  ctx: Context,
+  linkServer: string | undefined,
+  what: string,
+): { url: string; redirected?: { link: string; by: string } } {
+  const url = linkServer && !ctx.urlIsExplicit ? linkServer : ctx.url;
+  if (!linkServer || sameServer(linkServer, url)) return { url };
+  const redirected = { link: linkServer, by: ctx.options.url !== undefined ? '--url' : 'CONVENE_URL' };
+  ctx.out.warn(`The link names ${redirected.link}, but ${redirected.by} sends ${what} to ${url}.`);
+  return { url, redirected };
+}
+
 export function registerJoin(program: Command, app: App): void {
   program
     .command('join')
@@ -91,19 +110,8 @@ export function registerJoin(program: Command, app: App): void {
           `convene join ${reference} --key KEY`,
         );
       }
-      // A link names its server; --url or CONVENE_URL still win (a proxy, another address).
-      const url = linkServer && !ctx.urlIsExplicit ? linkServer : ctx.url;
-      // But a CONVENE_URL exported for another server (an earlier `serve --port`) wins silently
-      // too, and that server refuses the invitation as an unknown key or space, which reads as a
-      // bad invitation: so a difference is said before the join, and again in its error, where it
-      // is the likely cause.
-      const redirected =
-        linkServer && !sameServer(linkServer, url)
-          ? { link: linkServer, by: ctx.options.url !== undefined ? '--url' : 'CONVENE_URL' }
-          : undefined;
-      if (redirected) {
-        out.warn(`The link names ${redirected.link}, but ${redirected.by} sends this join to ${url}.`);
-      }
+      // Said again in the join's error, where it is the likely cause.
+      const { url, redirected } = linkTarget(ctx, linkServer, 'this join');
       const invitation = linkServer
         ? invitationOf(reference)
         : { spaceId: reference, invitationKey: options.key! };

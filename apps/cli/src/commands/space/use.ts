@@ -19,7 +19,7 @@ import { find } from '../../lib/resolve';
 import { ownProfile, readWithHeldKey } from '../../lib/seat';
 import { hostKey, type StoredSpace, type StoreFile } from '../../lib/store';
 import { suggest } from '../../lib/suggest';
-import { serverOfLink } from '../join';
+import { linkTarget, serverOfLink } from '../join';
 
 export function registerSpaceUse(space: Command, app: App): void {
   space
@@ -252,12 +252,7 @@ function spaceOf(ctx: Context, reference: string): { spaceId: string; url: strin
     } catch {
       // Not an invitation link: said below, as any reference that names no space.
     }
-    if (spaceId) {
-      if (!ctx.urlIsExplicit) return { spaceId, url: linkServer };
-      if (!sameServer(linkServer, ctx.url))
-        ctx.out.warn(`The link names ${linkServer}, but --url or CONVENE_URL sends this to ${ctx.url}.`);
-      return { spaceId, url: ctx.url };
-    }
+    if (spaceId) return { spaceId, url: linkTarget(ctx, linkServer, 'the key').url };
   }
   const named = linkServer
     ? undefined
