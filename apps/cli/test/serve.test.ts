@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { childEnv } from '@convene/core/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { eventually, type Followed, finished, User, watch } from './helpers/cli';
 import { bundle, repoRoot } from './helpers/paths';
@@ -34,7 +35,7 @@ afterAll(() => {
 function fromRoot(command: string, args: string[], env: Record<string, string>): Followed {
   const child = spawn(command, args, {
     cwd: repoRoot,
-    env: { ...process.env, TEST_DATABASE_URL: '', LOG_LEVEL: 'warn', ...env },
+    env: childEnv({ TEST_DATABASE_URL: '', LOG_LEVEL: 'warn', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
     // Its own process group, so whatever it starts can be stopped with it.
     detached: true,
@@ -260,7 +261,7 @@ describe('serve --help', () => {
         process.execPath,
         [bundle, 'serve', '--json', '--port', String(await freePort()), '--data-dir', data],
         {
-          env: { ...process.env, TEST_DATABASE_URL: '', LOG_LEVEL: 'info', LOG_FORMAT: '' },
+          env: childEnv({ TEST_DATABASE_URL: '', LOG_LEVEL: 'info', LOG_FORMAT: '' }),
           stdio: ['ignore', 'pipe', 'pipe'],
           detached: true,
         },
@@ -291,7 +292,7 @@ describe('convene serve stopped by a signal', () => {
         process.execPath,
         [bundle, 'serve', '--port', String(await freePort()), '--data-dir', data],
         {
-          env: { ...process.env, TEST_DATABASE_URL: '', LOG_LEVEL: 'warn' },
+          env: childEnv({ TEST_DATABASE_URL: '', LOG_LEVEL: 'warn' }),
           stdio: ['ignore', 'pipe', 'pipe'],
           // Its own process group, as the others here, so that afterAll can stop what a failure left.
           detached: true,
@@ -336,7 +337,7 @@ describe('convene serve with JSON logs', () => {
     const run = (args: string[], env: Record<string, string> = {}) =>
       finished(
         spawn(process.execPath, [bundle, 'serve', ...args], {
-          env: { ...process.env, TEST_DATABASE_URL: '', LOG_FORMAT: 'json', LOG_LEVEL: 'warn', ...env },
+          env: childEnv({ TEST_DATABASE_URL: '', LOG_FORMAT: 'json', LOG_LEVEL: 'warn', ...env }),
           stdio: ['ignore', 'pipe', 'pipe'],
         }),
         { timeoutMs: 90_000 },

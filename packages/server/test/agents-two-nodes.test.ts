@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { childEnv } from '@convene/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectOk, onPostgres, type SpaceFixture, useServer } from './helpers';
 import { WaitWatcher } from './helpers/waits';
@@ -85,7 +86,7 @@ describe.runIf(onPostgres())('agents across two nodes', () => {
       child = spawn(
         process.execPath,
         ['--import', 'tsx', join(here, 'helpers/inbox-reader.ts'), node, space.spaceId, reader.key, log],
-        { cwd: join(here, '..'), stdio: ['ignore', 'ignore', 'pipe'] },
+        { cwd: join(here, '..'), env: childEnv(), stdio: ['ignore', 'ignore', 'pipe'] },
       );
       let stderr = '';
       child.stderr?.on('data', (chunk: Buffer) => {

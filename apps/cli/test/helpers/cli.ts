@@ -11,6 +11,7 @@ import {
 } from 'node:fs';
 import { constants, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CHILD_ENV_DROPPED } from '@convene/core/testing';
 import { expect } from 'vitest';
 import { bundle } from './paths';
 
@@ -54,6 +55,7 @@ export const LEAKY_ENV = [
   'AI_AGENT',
   'EDITOR',
   'VISUAL',
+  ...CHILD_ENV_DROPPED,
 ] as const;
 
 export class User {

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createPostgresTestDatabase } from '@convene/core/testing';
+import { childEnv, createPostgresTestDatabase } from '@convene/core/testing';
 import { afterAll, beforeAll } from 'vitest';
 import { User } from './cli';
 import { bundle } from './paths';
@@ -54,14 +54,13 @@ export async function startServer(env: Record<string, string> = {}): Promise<Tes
   const start = () =>
     new Promise<void>((resolve, reject) => {
       const process_ = spawn(process.execPath, [bundle, ...args], {
-        env: {
-          ...process.env,
+        env: childEnv({
           TEST_DATABASE_URL: '',
           PUBLIC_URL: url,
           LOG_LEVEL: 'warn',
           RATE_LIMIT_MAX: '100000',
           ...env,
-        },
+        }),
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       child = process_;

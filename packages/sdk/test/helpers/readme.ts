@@ -4,6 +4,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { childEnv } from '@convene/core/testing';
 
 export const packageRoot = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const tsx = join(packageRoot, '../../node_modules/.bin/tsx');
@@ -86,7 +87,7 @@ export function runExample(
 ): RunningExample {
   const file = join(packageRoot, `.readme-${name}-${process.pid}.${extension}`);
   writeFileSync(file, code);
-  const child = spawn(tsx, [file], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(tsx, [file], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   const waiting = new Set<() => void>();

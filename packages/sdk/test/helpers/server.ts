@@ -6,7 +6,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createPostgresTestDatabase } from '@convene/core/testing';
+import { childEnv, createPostgresTestDatabase } from '@convene/core/testing';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '../../../..');
 const serverRoot = join(repoRoot, 'packages/server');
@@ -63,8 +63,7 @@ export async function startServer(
 ): Promise<RunningServer> {
   const database = await createDatabase(postgresServer);
   const port = await freePort();
-  const fullEnv = {
-    ...process.env,
+  const fullEnv = childEnv({
     LOG_LEVEL: 'warn',
     TEST_DATABASE_URL: '',
     PORT: String(port),
@@ -74,7 +73,7 @@ export async function startServer(
     LOCK_TTL_S: '3',
     ...database.env,
     ...env,
-  };
+  });
   let child: ChildProcess;
   let text = '';
   const launch = () =>

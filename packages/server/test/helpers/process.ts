@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { childEnv } from '@convene/core/testing';
 
 export const serverRoot = join(dirname(fileURLToPath(import.meta.url)), '../..');
 /** The server's entry point bundled for the run by the suites' global setup (build-server.ts). */
@@ -31,7 +32,7 @@ export function spawnServer(
     options.umask === undefined ? node : ['sh', '-c', `umask ${options.umask} && exec "$@"`, 'sh', ...node];
   const child = spawn(command!, args, {
     cwd: serverRoot,
-    env: { ...process.env, LOG_LEVEL: 'warn', TEST_DATABASE_URL: '', ...env },
+    env: childEnv({ LOG_LEVEL: 'warn', TEST_DATABASE_URL: '', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let text = '';
