@@ -1313,7 +1313,12 @@ describe('invite, join, participants, moderation, leave', () => {
     expect(said.map((m: any) => [m.senderName, m.content])).toContainEqual(['Agent', 'from the terminal']);
     const again = await human.run(['space', 'use', spaceId, '--key', participantPrivateKey, '--json']);
     expect(again.code).toBe(0);
-    expect(again.json()).toMatchObject({ role: 'participant', participantId, alreadySaved: true });
+    expect(again.json()).toMatchObject({
+      role: 'participant',
+      participantId,
+      url: server.url,
+      alreadySaved: true,
+    });
 
     // Another key would lose the one that works: refused, the saved key kept.
     const over = await human.run(['space', 'use', spaceId, '--key', ownerPrivateKey]);
@@ -1359,7 +1364,9 @@ describe('invite, join, participants, moderation, leave', () => {
     // remembered for the next commands.
     const { humanLink } = (await owner.run(['invite', '--json'])).json();
     const fresh = file.user({ url: undefined });
-    expect((await fresh.run(['space', 'use', humanLink, '--key', ownerPrivateKey])).code).toBe(0);
+    const linked = await fresh.run(['space', 'use', humanLink, '--key', ownerPrivateKey, '--json']);
+    expect(linked.code).toBe(0);
+    expect(linked.json()).toMatchObject({ spaceId, role: 'owner', url: server.url });
     expect((await fresh.run(['space', 'show', '--json'])).json().agenda).toBe('driven from the terminal');
     const removed = await user().run(['space', 'use', spaceId, '--key', participantPrivateKey]);
     expect(removed.code).toBe(4);

@@ -58,7 +58,7 @@ export function registerSpaceUse(space: Command, app: App): void {
       );
       const canRecover = isUuid(name) && !ctx.host().spaces[name] && (ctx.hasSession() || ctx.userToken());
       // A key saved (given or recovered) makes its space the default as it is saved.
-      let saved: StoredSpace & { alreadySaved?: boolean };
+      let saved: StoredSpace & { alreadySaved?: boolean; url?: string };
       if (options.key !== undefined) saved = await saveGivenKey(ctx, name, options.key);
       else if (canRecover) saved = await recoverKey(ctx, name);
       else {
@@ -72,6 +72,8 @@ export function registerSpaceUse(space: Command, app: App): void {
           name: saved.name,
           role: saved.role,
           participantId: saved.participantId,
+          // The server it is saved for: an invitation link's, with --key.
+          url: saved.url ?? ctx.url,
           ...(saved.alreadySaved !== undefined ? { alreadySaved: saved.alreadySaved } : {}),
         },
         {
@@ -139,7 +141,7 @@ async function saveGivenKey(
   ctx: Context,
   reference: string,
   given: string,
-): Promise<StoredSpace & { alreadySaved: boolean }> {
+): Promise<StoredSpace & { alreadySaved: boolean; url: string }> {
   const { spaceId, url } = spaceOf(ctx, reference);
   const key = keyGiven(
     given === '-'
@@ -210,7 +212,7 @@ async function saveGivenKey(
     `${already ? 'Already saved: your' : 'Saved your'} ${you.role} key for ${ctx.out.c.bold(name)}${as ? `, as ${as}` : ''}${replaced}`,
   );
   if (you.status === 'muted') ctx.out.warn('you are muted there: you may read, but not send, create or lock');
-  return { ...space, savedAt: new Date().toISOString(), alreadySaved: already };
+  return { ...space, url, savedAt: new Date().toISOString(), alreadySaved: already };
 }
 
 /**
