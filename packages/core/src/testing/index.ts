@@ -10,13 +10,9 @@ import * as schema from '../db/schema';
 import type { Db } from '../db/types';
 
 /**
- * Test databases: PGlite by default (cloned from one migrated dump, so each is ready in
- * milliseconds), or a fresh database on the PostgreSQL server named by TEST_DATABASE_URL.
- */
-/**
  * What the processes a test starts (servers, the CLI under test, examples) go without: every Node
  * process parses the file NODE_EXTRA_CA_CERTS names as it starts, and machines that point it at the
- * system's whole certificate store pay about 80 ms of CPU a start, a sixth of the CLI suite's time.
+ * system's whole certificate store pay about 80 ms of CPU a start, a fifth of the CLI suite's CPU.
  * Those processes speak plain HTTP to loopback. npm, which the package tests run against the
  * registry, keeps it.
  */
@@ -29,6 +25,10 @@ export function childEnv(env: Record<string, string | undefined> = {}): NodeJS.P
   return { ...base, ...env };
 }
 
+/**
+ * Test databases: PGlite by default (cloned from one migrated dump, so each is ready in
+ * milliseconds), or a fresh database on the PostgreSQL server named by TEST_DATABASE_URL.
+ */
 export const testDatabaseServerUrl = (): string | undefined => process.env.TEST_DATABASE_URL || undefined;
 
 let dump: Promise<Blob> | undefined;
