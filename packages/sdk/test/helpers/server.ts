@@ -1,5 +1,5 @@
-// Real Convene servers for the SDK's tests: the server's entry point run as a child process, as
-// a user runs it (`pnpm start`), on PGlite or on a fresh PostgreSQL database.
+// Real Convene servers for the SDK's tests: the server's entry point (bundled once for the run) as
+// a child process, as a user runs it (`pnpm start`), on PGlite or on a fresh PostgreSQL database.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -10,6 +10,8 @@ import { childEnv, createPostgresTestDatabase } from '@convene/core/testing';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '../../../..');
 const serverRoot = join(repoRoot, 'packages/server');
+/** The server's entry point bundled for the run (global-setup.ts), as the server's own suite starts it. */
+export const serverBundle = join(repoRoot, 'packages/sdk/.test-build/server.mjs');
 
 /** The PostgreSQL server of this run (TEST_DATABASE_URL), or undefined on PGlite. */
 export const postgresUrl = (): string | undefined => process.env.TEST_DATABASE_URL || undefined;
@@ -79,7 +81,7 @@ export async function startServer(
   const launch = () =>
     new Promise<void>((resolve, reject) => {
       text = '';
-      child = spawn(join(repoRoot, 'node_modules/.bin/tsx'), ['src/main.ts'], {
+      child = spawn(process.execPath, [serverBundle], {
         cwd: serverRoot,
         env: fullEnv,
         stdio: ['ignore', 'pipe', 'pipe'],

@@ -11,11 +11,16 @@ import { serverBundle, serverRoot } from './process';
  * loading the sources, and the suites start about forty.
  */
 export default async function setup(): Promise<void> {
+  await buildServer(serverBundle);
+}
+
+/** Bundles src/main.ts into `outfile` (the SDK's suite builds its own copy, to start its servers). */
+export async function buildServer(outfile: string): Promise<void> {
   // What a new embedded database starts from, as turbo's build of core makes it (a bare vitest may not have).
   await writePgliteSeed();
   await build({
     entryPoints: [join(serverRoot, 'src/main.ts')],
-    outfile: serverBundle,
+    outfile,
     bundle: true,
     platform: 'node',
     format: 'esm',
