@@ -1,5 +1,5 @@
 import type { TestProject } from 'vitest/node';
-import { serverBundle, startServer } from './server';
+import { buildServerBundle, startServer } from './server';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -10,11 +10,7 @@ declare module 'vitest' {
 
 /** One server per project (PGlite or PostgreSQL), shared by its test files. */
 export default async function setup(project: TestProject) {
-  // Started as a bundle rather than through tsx: 4.4 s of CPU a start against 8.2. The server's
-  // suite's own bundler, loaded by its path: it is the server package's file, not one of this one.
-  const bundler: string = new URL('../../../server/test/helpers/build-server.ts', import.meta.url).href;
-  const { buildServer } = (await import(bundler)) as { buildServer(outfile: string): Promise<void> };
-  await buildServer(serverBundle);
+  await buildServerBundle();
   // The project's `env` reaches its test workers, not this hook: the project's name says which database.
   const server = await startServer(
     // Webhooks may reach the tests' receivers on loopback.
