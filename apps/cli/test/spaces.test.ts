@@ -2047,7 +2047,8 @@ describe('invite, join, participants, moderation, leave', () => {
     expect(owner.credentials().hosts[server.url].spaces[secondId]).toBeDefined();
     expect(owner.credentials().hosts[server.url].defaultSpace).toBe(firstId);
     expect((await owner.run(['send', 'First it is'])).code).toBe(0);
-    // Several others: none is the default, and how to pick one is said.
+    // Several other open ones (Second is closed): none is the default, and how to pick one is said.
+    (await owner.run(['space', 'create', 'Extra', '--json'])).json();
     (await owner.run(['space', 'create', 'Third', '--json'])).json();
     const several = await owner.run(['space', 'close', '--yes']);
     expect(several.code).toBe(0);
@@ -2062,6 +2063,37 @@ describe('invite, join, participants, moderation, leave', () => {
     const other = await owner.run(['space', 'close', 'Fourth']);
     expect(other.stderr).not.toContain('default space');
     expect(owner.credentials().hosts[server.url].defaultSpace).toBe(firstId);
+  });
+
+  it('never makes a closed space the default: the server is asked which of the others are open', async () => {
+    const owner = user();
+    const { spaceId: oldId } = (await owner.run(['space', 'create', 'Old', '--json'])).json();
+    expect((await owner.run(['space', 'close', '--yes'])).code).toBe(0);
+    const { spaceId: openId } = (await owner.run(['space', 'create', 'Open', '--json'])).json();
+    const { spaceId: currentId } = (await owner.run(['space', 'create', 'Current', '--json'])).json();
+    expect(owner.credentials().hosts[server.url].defaultSpace).toBe(currentId);
+    // Two others, one of them closed: the open one is the default.
+    const closed = await owner.run(['space', 'close', '--yes']);
+    expect(closed.code).toBe(0);
+    expect(closed.stderr).toContain('Open, the one other open space saved here, is your default space now');
+    expect(owner.credentials().hosts[server.url].defaultSpace).toBe(openId);
+    // Every other one closed: the default stays, and how to have an open space is said.
+    const last = await owner.run(['space', 'close', '--yes']);
+    expect(last.code).toBe(0);
+    expect(last.stderr).toContain(
+      'No open space is saved here now: create one with `convene space create NAME` or join one with `convene join LINK`.',
+    );
+    expect(owner.credentials().hosts[server.url].defaultSpace).toBe(openId);
+    // Leaving (forgetting) the closed default with one closed space left and one open: the open one.
+    const { spaceId: freshId } = (await owner.run(['space', 'create', 'Fresh', '--json'])).json();
+    expect((await owner.run(['space', 'use', 'Open'])).code).toBe(0);
+    const left = await owner.run(['leave', 'Open', '--yes']);
+    expect(left.code).toBe(0);
+    expect(left.stderr).toContain('Fresh, the one open space left here, is your default space now');
+    expect(owner.credentials().hosts[server.url].defaultSpace).toBe(freshId);
+    expect(Object.keys(owner.credentials().hosts[server.url].spaces).sort()).toEqual(
+      [oldId, currentId, freshId].sort(),
+    );
   });
 });
 

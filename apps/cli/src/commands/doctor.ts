@@ -3,13 +3,12 @@ import type { Command } from '@commander-js/extra-typings';
 import { ConveneError } from '@convene/sdk';
 import { type App, examples } from '../app';
 import type { Context } from '../lib/context';
-import { CliError } from '../lib/errors';
+import { CliError, isSpaceClosed } from '../lib/errors';
 import {
   closedHint,
   connectionState,
   deadKeyHint,
   forgetLine,
-  isSpaceClosed,
   isSpaceGone,
   plainHttp,
   serverWords,

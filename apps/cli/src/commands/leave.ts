@@ -1,7 +1,8 @@
 import type { Command } from '@commander-js/extra-typings';
 import { AuthenticationError, ConflictError } from '@convene/sdk';
 import { type App, examples } from '../app';
-import { conflictError, isSpaceClosed, isSpaceGone } from '../lib/failure';
+import { isSpaceClosed } from '../lib/errors';
+import { conflictError, isSpaceGone } from '../lib/failure';
 import { spaceNamed } from '../lib/input';
 import { isNotConvene } from '../lib/not-convene';
 import { confirm, requireSpaceOrYes } from '../lib/prompts';
@@ -100,7 +101,7 @@ export function registerLeave(program: Command, app: App): void {
                   : `Left ${name}`,
           ),
       });
-      if (wasDefault) ctx.defaultAfter(saved.spaceId, 'left');
+      if (wasDefault) await ctx.defaultAfter(saved.spaceId, 'left');
     });
 }
 

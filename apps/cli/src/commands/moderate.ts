@@ -1,9 +1,9 @@
 import { type Command, Option } from '@commander-js/extra-typings';
 import { ConflictError } from '@convene/sdk';
 import { type App, examples } from '../app';
-import { CliError } from '../lib/errors';
+import { CliError, isSpaceClosed } from '../lib/errors';
 import { ExitCode } from '../lib/exit-codes';
-import { conflictError, isSpaceClosed } from '../lib/failure';
+import { conflictError } from '../lib/failure';
 import { inline } from '../lib/output';
 import { choose, confirm } from '../lib/prompts';
 import type { Value } from '../lib/quote';

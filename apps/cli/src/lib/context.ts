@@ -10,8 +10,9 @@ import {
 } from '@convene/sdk';
 import { Changes } from './changes';
 import { commandLine, type LineParts } from './command-line';
-import { CliError, keyNotKept, NoSpaceSavedError, UsageError } from './errors';
+import { CliError, isSpaceClosed, keyNotKept, NoSpaceSavedError, UsageError } from './errors';
 import { ExitCode } from './exit-codes';
+import { mapLimit } from './map-limit';
 import { conveneFetch, isNotConvene } from './not-convene';
 import { count, detectMode, inline, Output } from './output';
 import { shellWord, type Value, verbatim } from './quote';
@@ -532,31 +533,41 @@ export class Context {
   /**
    * After the default space `spaceId` was left (and forgotten) or closed (and kept, listed as
    * closed): the next command that names no space would say "no space chosen", or act on a space
-   * that takes nothing any more. So the one other space saved for this server becomes the default;
-   * with several, none is (which one is meant, convene cannot know), and with none left, nothing
-   * changes. Says which on stderr, with how to pick one.
+   * that takes nothing any more. So the one other open space saved for this server becomes the
+   * default (the server is asked which are open: a closed one is no better a default than the
+   * space just closed); with several, none is (which one is meant, convene cannot know), and with
+   * none, nothing changes. Says which on stderr, with how to pick one.
    */
-  defaultAfter(spaceId: string, how: 'left' | 'closed'): void {
+  async defaultAfter(spaceId: string, how: 'left' | 'closed'): Promise<void> {
+    const rest = Object.values(this.host().spaces).filter((s) => s.spaceId !== spaceId);
+    const hub = this.hub();
+    // A space the server could not be asked about counts as open: nothing says otherwise.
+    const over = await mapLimit(rest, 8, (s) =>
+      hub
+        .space(s.spaceId, s.key)
+        .get()
+        .then(() => false, isSpaceClosed),
+    );
+    const open = rest.filter((_, i) => !over[i]);
     let now: StoredSpace | undefined;
-    let others = 0;
     this.store.updateHost(this.url, (host) => {
-      const rest = Object.values(host.spaces).filter((s) => s.spaceId !== spaceId);
-      others = rest.length;
-      now = rest.length === 1 ? rest[0] : undefined;
+      now = open.length === 1 && host.spaces[open[0]!.spaceId] ? open[0] : undefined;
       if (now) host.defaultSpace = now.spaceId;
-      else if (rest.length > 1 && host.defaultSpace === spaceId) delete host.defaultSpace;
+      else if (open.length > 1 && host.defaultSpace === spaceId) delete host.defaultSpace;
     });
     const { out } = this;
+    const openWord = open.length < rest.length ? ' open' : '';
     if (now) {
-      const one = how === 'left' ? 'the one space left here' : 'the one other space saved here';
+      const one =
+        how === 'left' ? `the one${openWord} space left here` : `the one other${openWord} space saved here`;
       out.info(`${out.c.bold(inline(now.name))}, ${one}, is your default space now.`);
-    } else if (others > 1) {
+    } else if (open.length > 1) {
       out.hint(
         `No space is chosen now: pick the default with \`${this.line('space use', { args: [verbatim('NAME')] })}\` (\`${this.line('space list')}\` lists them).`,
       );
-    } else if (how === 'left') {
+    } else if (how === 'left' || rest.length > 0) {
       out.hint(
-        `No space is saved here now: create one with \`convene space create NAME\` or join one with \`convene join LINK\`.${
+        `No${rest.length ? ' open' : ''} space is saved here now: create one with \`convene space create NAME\` or join one with \`convene join LINK\`.${
           this.keysElsewhereHint()?.replace(/^/, ' ') ?? ''
         }`,
       );

@@ -1,3 +1,4 @@
+import { ConveneError } from '@convene/sdk';
 import { ExitCode, stoppedBy } from './exit-codes';
 
 /**
@@ -136,3 +137,16 @@ export function stopFollowing(signal: AbortSignal): void {
   const { exitCode } = stoppedBy(signal);
   if (exitCode !== ExitCode.interrupted) throw new Stopped(exitCode);
 }
+
+/**
+ * Whether the server refused a key because its space is closed or past its TTL: its code says so,
+ * `space_closed` or `space_expired`, whether the status is 409 (where the operation's table lists
+ * 409), 401 (elsewhere, decisions.md) or 404 (key recovery); to a person all are the same fact.
+ */
+export function isSpaceClosed(error: unknown): boolean {
+  return error instanceof ConveneError && (error.code === 'space_closed' || error.code === 'space_expired');
+}
+
+/** How a space the server refused as over ended, by its code: past its time to live, or closed by its owner. */
+export const spaceOver = (error: ConveneError): 'expired' | 'closed' =>
+  error.code === 'space_expired' ? 'expired' : 'closed';

@@ -9,7 +9,7 @@ import {
 } from '@convene/sdk';
 import type { LineParts } from './command-line';
 import { type Context, isLoopback, WAIT_MAX_MS } from './context';
-import { CliError } from './errors';
+import { CliError, isSpaceClosed } from './errors';
 import { ExitCode, stoppedBy } from './exit-codes';
 import { isNotConvene, notConvene } from './not-convene';
 import { shellWord, verbatim } from './quote';
@@ -553,19 +553,6 @@ export function spaceGoneHint(server: string, leave: string): string {
  */
 export const forgetLine = (ctx: Context, space?: StoredSpace): string =>
   suggest(ctx, 'leave', { space, always: true, options: { '--forget': true } });
-
-/**
- * Whether the server refused a key because its space is closed or past its TTL: its code says so,
- * `space_closed` or `space_expired`, whether the status is 409 (where the operation's table lists
- * 409), 401 (elsewhere, decisions.md) or 404 (key recovery); to a person all are the same fact.
- */
-export function isSpaceClosed(error: unknown): boolean {
-  return error instanceof ConveneError && (error.code === 'space_closed' || error.code === 'space_expired');
-}
-
-/** How a space the server refused as over ended, by its code: past its time to live, or closed by its owner. */
-export const spaceOver = (error: ConveneError): 'expired' | 'closed' =>
-  error.code === 'space_expired' ? 'expired' : 'closed';
 
 /**
  * A closed space, whichever status said so: exit 6 (a state conflict, as the exit codes list it),

@@ -2,7 +2,7 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { AuthenticationError, NotFoundError, type SpaceClient } from '@convene/sdk';
 import type { Context } from './context';
-import { isSpaceClosed } from './failure';
+import { isSpaceClosed } from './errors';
 import type { StoredSpace } from './store';
 
 /**

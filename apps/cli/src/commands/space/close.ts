@@ -1,7 +1,7 @@
 import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../../app';
 import { documentNamed } from '../../lib/artifacts';
-import { isSpaceClosed } from '../../lib/failure';
+import { isSpaceClosed } from '../../lib/errors';
 import { spaceNamed } from '../../lib/input';
 import { inline } from '../../lib/output';
 import { confirm, requireSpaceOrYes } from '../../lib/prompts';
@@ -92,7 +92,7 @@ export function registerSpaceClose(space: Command, app: App): void {
           );
         },
       });
-      if (wasDefault) ctx.defaultAfter(saved.spaceId, 'closed');
+      if (wasDefault) await ctx.defaultAfter(saved.spaceId, 'closed');
     });
 }
 

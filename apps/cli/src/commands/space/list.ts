@@ -2,7 +2,9 @@ import type { Command } from '@commander-js/extra-typings';
 import { AuthenticationError, ConnectionError, ConveneError } from '@convene/sdk';
 import { type App, examples } from '../../app';
 import { timeLeft } from '../../lib/duration';
-import { isSpaceClosed, spaceOver, unreachableHint } from '../../lib/failure';
+import { isSpaceClosed, spaceOver } from '../../lib/errors';
+import { unreachableHint } from '../../lib/failure';
+import { mapLimit } from '../../lib/map-limit';
 import { suggest } from '../../lib/suggest';
 
 export function registerSpaceList(space: Command, app: App): void {
@@ -93,18 +95,4 @@ export function registerSpaceList(space: Command, app: App): void {
         );
       }
     });
-}
-
-/** Runs `work` over `items` with at most `limit` at a time, keeping the order. */
-async function mapLimit<T, R>(items: T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await work(items[index]!);
-    }
-  });
-  await Promise.all(workers);
-  return results;
 }

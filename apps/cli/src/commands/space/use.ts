@@ -9,9 +9,9 @@ import {
 import { type App, examples } from '../../app';
 import { commandLine } from '../../lib/command-line';
 import { type Context, DEFAULT_URL, isUuid, makeDefault, sameServer, sameServerAs } from '../../lib/context';
-import { CliError, UsageError } from '../../lib/errors';
+import { CliError, isSpaceClosed, UsageError } from '../../lib/errors';
 import { ExitCode } from '../../lib/exit-codes';
-import { isSpaceClosed, serverWords } from '../../lib/failure';
+import { serverWords } from '../../lib/failure';
 import { checkedAnswer, ZAnswers } from '../../lib/not-convene';
 import { required, secretFromStdin } from '../../lib/prompts';
 import { shellWord, verbatim } from '../../lib/quote';
