@@ -34,6 +34,10 @@ const server = createServer((req, res) => {
   }
   res.writeHead(404).end();
 });
+// Fastify's default (Convene's), where Node's own 5 s closed the publisher's kept-alive sockets
+// during the fan-out's pauses between slices, and a full run ended on the ECONNRESET of a request
+// sent on one as it closed.
+server.keepAliveTimeout = 72_000;
 server.listen(0, '127.0.0.1', () => {
   process.send?.({ ready: (server.address() as { port: number }).port });
 });

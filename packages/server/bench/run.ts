@@ -1195,7 +1195,8 @@ function postJson(
         port,
         path,
         method: 'POST',
-        agent,
+        // A retry goes on a socket of its own: the pool's others may be closing too.
+        agent: retried ? false : agent,
         headers: {
           'Content-Type': 'application/json',
           'Content-Length': Buffer.byteLength(payload),
@@ -1217,10 +1218,10 @@ function postJson(
       },
     );
     req.on('error', (error: NodeJS.ErrnoException) => {
-      // A kept-alive socket the server closed as this request went out on it (Node's servers,
-      // the bare broadcaster's among them, close sockets idle for 5 s, and the fan-out pauses
-      // between slices; a full run on a loaded machine ended on such an ECONNRESET): the request
-      // never reached the server, so it goes again once, on a new socket. A duplicate this made
+      // A kept-alive socket the server closed as this request went out on it (Node's servers close
+      // sockets idle for 5 s unless told otherwise, as the bare broadcaster now is, and the
+      // fan-out pauses between slices; full runs on a loaded machine ended on such an
+      // ECONNRESET): the request never reached the server, so it goes again once, on a new socket. A duplicate this made
       // would show in the fan-out's duplicate count.
       if (req.reusedSocket && error.code === 'ECONNRESET' && !retried)
         postJson(port, path, body, key, onLastByte, true).then(resolve, reject);
