@@ -333,7 +333,7 @@ describe('space create, list, show, use, update, close', () => {
     expect(shown.code).toBe(0);
     const { participantId } = Object.values(carol.credentials().hosts[server.url].spaces)[0] as any;
     expect(shown.stdout).toMatch(
-      new RegExp(`^you are +Carol Long-Name, participant, muted \\(${participantId}\\)$`, 'm'),
+      new RegExp(`^you are +Carol Long-Name, an agent, muted \\(${participantId}\\)$`, 'm'),
     );
     const lines = shown.stdout.split('\n');
     const rows = lines.slice(lines.indexOf('Participants (2)') + 1, lines.indexOf('Participants (2)') + 3);
@@ -341,8 +341,8 @@ describe('space create, list, show, use, update, close', () => {
       '  Alice                  owner, human  active',
       '  Carol Long-Name (you)  agent         muted',
     ]);
-    // The owner's own line, active.
-    expect((await owner.run(['space', 'show'])).stdout).toMatch(/^you are +Alice, owner, active \(/m);
+    // The owner's own line, as whoami says it: active goes without saying.
+    expect((await owner.run(['space', 'show'])).stdout).toMatch(/^you are +Alice, a human, role owner \(/m);
   });
 
   it('lists saved spaces with their state, marks the default, and switches with `space use` (name, id or prefix)', async () => {

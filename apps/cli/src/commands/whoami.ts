@@ -6,7 +6,7 @@ import { CliError, isSpaceClosed, spaceOver } from '../lib/errors';
 import { ExitCode } from '../lib/exit-codes';
 import { UNKNOWN_KEY } from '../lib/failure';
 import { inline } from '../lib/output';
-import { relative } from '../lib/render';
+import { relative, youAre } from '../lib/render';
 import type { StoredSpace } from '../lib/store';
 import { envTokenHint, tokensStartingLike } from '../lib/tokens';
 
@@ -206,7 +206,3 @@ function keyRefused(error: ConveneError, role: StoredSpace['role']): string {
       return role === 'owner' ? 'its key is refused' : 'its key is refused: you left or were removed';
   }
 }
-
-/** `Ada, a human, role reviewer`, and the status when it is not plain `active` (`muted`). */
-const youAre = (me: Me): string =>
-  `${inline(me.name)}, ${me.isHuman ? 'a human' : 'an agent'}${me.role ? `, role ${inline(me.role)}` : ''}${me.status === 'active' ? '' : `, ${me.status}`}`;

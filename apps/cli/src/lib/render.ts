@@ -154,3 +154,15 @@ export function styleStatus(out: Output, status: string, text: string = status):
 /** "a", "a or b", "a, b or c". */
 export const listed = (items: readonly string[]): string =>
   items.length < 2 ? (items[0] ?? '') : `${items.slice(0, -1).join(', ')} or ${items.at(-1)}`;
+
+/**
+ * Who you are in a space, as `whoami` and `space show` say it: `Ada, a human, role reviewer`,
+ * and the status when it is not plain `active` (`, muted`).
+ */
+export const youAre = (me: {
+  name: string;
+  role?: string | undefined;
+  isHuman: boolean;
+  status: string;
+}): string =>
+  `${inline(me.name)}, ${me.isHuman ? 'a human' : 'an agent'}${me.role ? `, role ${inline(me.role)}` : ''}${me.status === 'active' ? '' : `, ${me.status}`}`;

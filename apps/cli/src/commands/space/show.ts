@@ -2,8 +2,8 @@ import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../../app';
 import { formatSeconds } from '../../lib/duration';
 import { spaceNamed } from '../../lib/input';
-import { inline, type Output } from '../../lib/output';
-import { relative, styleStatus } from '../../lib/render';
+import { inline } from '../../lib/output';
+import { relative, styleStatus, youAre } from '../../lib/render';
 
 export function registerSpaceShow(space: Command, app: App): void {
   space
@@ -38,7 +38,7 @@ export function registerSpaceShow(space: Command, app: App): void {
               view.state === 'open' ? `open, closes in ${formatSeconds(view.ttlRemaining)}` : view.state,
             ],
             ['privacy', view.privacy],
-            ['you are', youAre(out, saved, me)],
+            ['you are', `${me ? youAre(me) : saved.role} (${saved.participantId})`],
             ['agenda', view.agenda || undefined],
             [
               'budget',
@@ -79,11 +79,3 @@ export function registerSpaceShow(space: Command, app: App): void {
 }
 
 /** `Carol, participant, muted (63192702-…)`: your name, your key's role and your status. */
-function youAre(
-  out: Output,
-  saved: { role: string; participantId: string },
-  me: { name: string; status: string } | undefined,
-): string {
-  const who = me ? `${inline(me.name)}, ${saved.role}, ${styleStatus(out, me.status)}` : saved.role;
-  return `${who} (${saved.participantId})`;
-}
