@@ -285,7 +285,7 @@ describe('whoami with space keys alone', () => {
         role: 'participant',
         participantId,
         state: 'open',
-        participant: { name: 'Ada', role: 'reviewer', isHuman: true, status: 'active' },
+        participant: { name: 'Ada', role: 'reviewer', isHuman: true, isOwner: false, status: 'active' },
       },
       spaces: 1,
     });

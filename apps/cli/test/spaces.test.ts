@@ -343,6 +343,18 @@ describe('space create, list, show, use, update, close', () => {
     ]);
     // The owner's own line, as whoami says it: active goes without saying.
     expect((await owner.run(['space', 'show'])).stdout).toMatch(/^you are +Alice, a human, role owner \(/m);
+    // An owner whose role says something else is said to be the owner.
+    const bot = user();
+    expect(
+      (await bot.run(['space', 'create', 'Bot', '--owner-name', 'Review bot', '--owner-role', 'facilitator']))
+        .code,
+    ).toBe(0);
+    expect((await bot.run(['space', 'show'])).stdout).toMatch(
+      /^you are +Review bot, an agent, role facilitator, the owner \(/m,
+    );
+    expect((await bot.run(['whoami'])).stdout).toMatch(
+      /^you are +Review bot, an agent, role facilitator, the owner$/m,
+    );
   });
 
   it('lists saved spaces with their state, marks the default, and switches with `space use` (name, id or prefix)', async () => {

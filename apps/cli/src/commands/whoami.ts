@@ -153,7 +153,7 @@ export function registerWhoami(program: Command, app: App): void {
 }
 
 /** You in the default space, as its participant list has you: what `space create` says of you. */
-type Me = Pick<ParticipantView, 'name' | 'role' | 'isHuman' | 'status'>;
+type Me = Pick<ParticipantView, 'name' | 'role' | 'isHuman' | 'isOwner' | 'status'>;
 
 /**
  * The default space as the server has it now, and you in it. Closed, its key refused (you left or
@@ -171,7 +171,13 @@ async function standingIn(
     ctx.refreshSpaceNames([view]);
     const found = view.participants.find((p) => p.participantId === space.participantId);
     const me = found
-      ? { name: found.name, role: found.role, isHuman: found.isHuman, status: found.status }
+      ? {
+          name: found.name,
+          role: found.role,
+          isHuman: found.isHuman,
+          isOwner: found.isOwner,
+          status: found.status,
+        }
       : undefined;
     return { state: view.state, said: view.state, ...(me ? { me } : {}) };
   } catch (error) {

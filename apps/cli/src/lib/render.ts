@@ -157,12 +157,14 @@ export const listed = (items: readonly string[]): string =>
 
 /**
  * Who you are in a space, as `whoami` and `space show` say it: `Ada, a human, role reviewer`,
- * and the status when it is not plain `active` (`, muted`).
+ * `the owner` when the role does not say it, and the status when it is not plain `active`
+ * (`, muted`).
  */
 export const youAre = (me: {
   name: string;
   role?: string | undefined;
   isHuman: boolean;
+  isOwner?: boolean | undefined;
   status: string;
 }): string =>
-  `${inline(me.name)}, ${me.isHuman ? 'a human' : 'an agent'}${me.role ? `, role ${inline(me.role)}` : ''}${me.status === 'active' ? '' : `, ${me.status}`}`;
+  `${inline(me.name)}, ${me.isHuman ? 'a human' : 'an agent'}${me.role ? `, role ${inline(me.role)}` : ''}${me.isOwner && me.role !== 'owner' ? ', the owner' : ''}${me.status === 'active' ? '' : `, ${me.status}`}`;
