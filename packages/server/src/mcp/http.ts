@@ -1,6 +1,4 @@
 import { createMcpSession, deleteMcpSession, ShuttingDownError, touchMcpSession } from '@convene/core';
-import { getRequestListener } from '@hono/node-server';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import { admitStream, admitStreamOf, clientOf, sha256 } from '../http/client';
@@ -11,7 +9,32 @@ import { sendError, takeOver } from '../http/reply';
 import { hasTimedOut, writeDeadline } from '../http/timeout';
 import { headerValue } from '../rest/caller';
 import type { RouteScope } from '../routes/scope';
-import { createMcpServer } from './server';
+
+/**
+ * The MCP SDK's server and transport, and Hono's adapter of Node's request and response: loaded
+ * by the first POST, not as the server starts, which they cost a third of a second of CPU (most of
+ * it the SDK's server and the JSON Schema validator it loads), and which most servers never use.
+ * The first call to /mcp of a process waits for them once.
+ */
+let runtime: Promise<McpRuntime> | undefined;
+type McpRuntime = Awaited<ReturnType<typeof loadRuntime>>;
+const mcpRuntime = (): Promise<McpRuntime> => {
+  runtime ??= loadRuntime();
+  // A failed load (a file missing from a broken install) is tried again by the next call.
+  runtime.catch(() => {
+    runtime = undefined;
+  });
+  return runtime;
+};
+async function loadRuntime() {
+  const [{ createMcpServer }, { WebStandardStreamableHTTPServerTransport }, { getRequestListener }] =
+    await Promise.all([
+      import('./server'),
+      import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'),
+      import('@hono/node-server'),
+    ]);
+  return { createMcpServer, WebStandardStreamableHTTPServerTransport, getRequestListener };
+}
 
 /**
  * `/mcp`: the Model Context Protocol over Streamable HTTP. Every POST gets a fresh server and
@@ -93,11 +116,15 @@ export function mcpHandler({ app, config, deps, api, idempotency }: RouteScope):
         error:
           'Idempotency-Key covers a POST of one call: in a batch, give each write its own idempotencyKey argument',
       });
+    // Before a session is made: a runtime that fails to load leaves none behind.
+    const { createMcpServer, WebStandardStreamableHTTPServerTransport, getRequestListener } =
+      await mcpRuntime();
     const initializing = messages.some((m) => (m as { method?: unknown } | null)?.method === 'initialize');
     let session = sessionId;
     if (initializing) session = await createMcpSession({ deps });
     else if (session && !(await liveSession(session, reply))) return reply;
-    // Answered 503 while it waited on the database (its hooks, its session): no call runs.
+    // Answered 503 while it waited on the database (its hooks, its session) or the runtime: no
+    // call runs.
     if (hasTimedOut(request)) return reply;
 
     const server = createMcpServer({

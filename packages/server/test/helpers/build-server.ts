@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { writePgliteSeed } from '@convene/core';
 import { build, type Plugin } from 'esbuild';
@@ -20,7 +20,14 @@ export async function buildServer(outfile: string): Promise<void> {
   await writePgliteSeed();
   await build({
     entryPoints: [join(serverRoot, 'src/main.ts')],
-    outfile,
+    // In chunks beside it, as the CLI's build splits it: what the server imports only when first
+    // needed (the MCP runtime, mcp/http.ts) stays unloaded until then, where one file would load
+    // its packages at the start.
+    outdir: dirname(outfile),
+    entryNames: basename(outfile, '.mjs'),
+    chunkNames: 'chunks/[name]-[hash]',
+    outExtension: { '.js': '.mjs' },
+    splitting: true,
     bundle: true,
     platform: 'node',
     format: 'esm',
