@@ -19,11 +19,13 @@ import type { RouteScope } from '../routes/scope';
 let runtime: Promise<McpRuntime> | undefined;
 type McpRuntime = Awaited<ReturnType<typeof loadRuntime>>;
 const mcpRuntime = (): Promise<McpRuntime> => {
-  runtime ??= loadRuntime();
-  // A failed load (a file missing from a broken install) is tried again by the next call.
-  runtime.catch(() => {
-    runtime = undefined;
-  });
+  if (!runtime) {
+    runtime = loadRuntime();
+    // A failed load (a file missing from a broken install) is tried again by the next call.
+    runtime.catch(() => {
+      runtime = undefined;
+    });
+  }
   return runtime;
 };
 async function loadRuntime() {

@@ -77,5 +77,3 @@ export function registerSpaceShow(space: Command, app: App): void {
       });
     });
 }
-
-/** `Carol, participant, muted (63192702-…)`: your name, your key's role and your status. */
