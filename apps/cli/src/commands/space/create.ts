@@ -10,6 +10,7 @@ import { checkedAnswer, ZAnswers } from '../../lib/not-convene';
 import { inline } from '../../lib/output';
 import { required } from '../../lib/prompts';
 import { verbatim } from '../../lib/quote';
+import { youAre } from '../../lib/render';
 import { sameName } from '../../lib/resolve';
 import type { StoredSpace } from '../../lib/store';
 import { suggest } from '../../lib/suggest';
@@ -121,7 +122,10 @@ export function registerSpaceCreate(space: Command, app: App): void {
           // Not the owner key: convene keeps it, and a terminal's scrollback or a CI log should not.
           out.fields([
             ['space', created.spaceId],
-            ['you are', `${ownerName}, ${options.human ? 'a human' : 'an agent'}, role ${ownerRole}`],
+            [
+              'you are',
+              youAre({ name: ownerName, role: ownerRole, isHuman: options.human === true, status: 'active' }),
+            ],
           ]);
           const previous = before;
           if (previous) {
