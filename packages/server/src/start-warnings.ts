@@ -12,6 +12,18 @@ export function isLoopbackHost(host: string): boolean {
 }
 
 /**
+ * The ports browsers and `fetch` refuse to connect to (the Fetch standard's "bad port" list, which
+ * Node's fetch follows too): a server there serves `curl` and the CLI, but not its own web pages,
+ * nor an application calling it with fetch (the SDK).
+ */
+export const FETCH_BAD_PORTS: ReadonlySet<number> = new Set([
+  1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95, 101, 102, 103, 104,
+  109, 110, 111, 113, 115, 117, 119, 123, 135, 137, 139, 143, 161, 179, 389, 427, 465, 512, 513, 514, 515,
+  526, 530, 531, 532, 540, 548, 554, 556, 563, 587, 601, 636, 989, 990, 993, 995, 1719, 1720, 1723, 2049,
+  3659, 4045, 4190, 5060, 5061, 6000, 6566, 6665, 6666, 6667, 6668, 6669, 6679, 6697, 10080,
+]);
+
+/**
  * What a configuration does that its operator most likely did not mean, said once at start as
  * warnings: none of it is refused, since each can be right somewhere (a test on a LAN, a demo),
  * but each passed without a word in an operator's trial (s26, finding 11).
@@ -40,6 +52,14 @@ export function startWarnings(config: ServerConfig): string[] {
         `and ${publicUrl.origin}/hub/…, and OAuth clients look for its metadata at ${publicUrl.origin}/.well-known/…, ` +
         'outside the path, so behind a proxy that strips it they fail; give Convene a host name of its own ' +
         '(https://convene.example.com)',
+    );
+  // The port people reach it by: PUBLIC_URL's (PORT's unless set), not PORT behind a proxy.
+  const port = Number(publicUrl.port || (publicUrl.protocol === 'https:' ? 443 : 80));
+  if (FETCH_BAD_PORTS.has(port))
+    warnings.push(
+      `PUBLIC_URL ${config.publicUrl} is on port ${port}, which browsers and fetch refuse to connect to ` +
+        '(a "bad port" of the Fetch standard): the web pages will not open, and the SDK (Node’s fetch) ' +
+        'cannot reach it; curl and the CLI can. Choose another port (PORT, and PUBLIC_URL if set)',
     );
   if (reachable && config.databaseUrl !== undefined && isMemoryUrl(config.databaseUrl))
     warnings.push(

@@ -2,7 +2,7 @@
 // warning a request can bring (X-Forwarded-For while TRUST_PROXY is off): trial s26, finding 11.
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/env';
-import { isLoopbackHost, startWarnings } from '../src/start-warnings';
+import { FETCH_BAD_PORTS, isLoopbackHost, startWarnings } from '../src/start-warnings';
 import { withServer } from './helpers';
 
 interface LogLine {
@@ -61,6 +61,34 @@ describe('start warnings', () => {
     const said = warnings({ HOST: '0.0.0.0', PUBLIC_URL: 'https://x.example', DATABASE_URL: 'memory://' });
     expect(said).toHaveLength(1);
     expect(said[0]).toMatch(/^DATABASE_URL=memory:\/\/ keeps nothing, yet HOST=0\.0\.0\.0/);
+  });
+
+  it('say when people would reach it on a port browsers and fetch refuse (6000, 10080)', () => {
+    for (const env of [{ PORT: '6000' }, { PUBLIC_URL: 'http://localhost:10080' }]) {
+      const said = warnings(env);
+      expect(said, JSON.stringify(env)).toHaveLength(1);
+      expect(said[0]).toMatch(
+        /^PUBLIC_URL http:\/\/localhost:(6000|10080) is on port (6000|10080), which browsers/,
+      );
+      expect(said[0]).toContain('Choose another port');
+    }
+    // Behind a proxy on 443, the port the server listens on is nobody's business but the proxy's.
+    expect(warnings({ PORT: '6000', PUBLIC_URL: 'https://convene.example.com' })).toEqual([]);
+    expect(warnings({ PORT: '6001' })).toEqual([]);
+  });
+
+  it('know the bad ports as Node’s own fetch does', async () => {
+    // fetch refuses a bad port before it connects ("bad port"); any other port on 127.0.0.1 is
+    // tried, and refused by the system, or answered. Every listed port, and the ports around them.
+    const refusedByFetch = async (port: number) =>
+      fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(2000) }).then(
+        () => false,
+        (error: Error) => (error.cause as Error | undefined)?.message === 'bad port',
+      );
+    const ports = new Set<number>();
+    for (const port of FETCH_BAD_PORTS) for (const p of [port - 1, port, port + 1]) if (p > 0) ports.add(p);
+    for (const port of ports)
+      expect(await refusedByFetch(port), String(port)).toBe(FETCH_BAD_PORTS.has(port));
   });
 
   it('know loopback names and addresses', () => {

@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { writePgliteSeed } from '@convene/core';
@@ -18,7 +18,7 @@ export default async function setup(): Promise<void> {
 export async function buildServer(outfile: string): Promise<void> {
   // What a new embedded database starts from, as turbo's build of core makes it (a bare vitest may not have).
   await writePgliteSeed();
-  await build({
+  const { metafile } = await build({
     entryPoints: [join(serverRoot, 'src/main.ts')],
     // In chunks beside it, as the CLI's build splits it: what the server imports only when first
     // needed (the MCP runtime, mcp/http.ts) stays unloaded until then, where one file would load
@@ -33,8 +33,16 @@ export async function buildServer(outfile: string): Promise<void> {
     format: 'esm',
     target: 'node20',
     logLevel: 'warning',
+    metafile: true,
     plugins: [workspaceSourcesOnly],
   });
+  // The chunks of earlier builds, which no entry imports now (their hashes changed): gone. A build
+  // running beside this one, of the same sources, writes the same names.
+  const chunks = join(dirname(outfile), 'chunks');
+  const current = new Set(Object.keys(metafile.outputs).map((output) => basename(output)));
+  for (const name of await readdir(chunks).catch(() => [])) {
+    if (!current.has(name)) await rm(join(chunks, name), { force: true });
+  }
 }
 
 /**
