@@ -83,7 +83,7 @@ export type TJoinResult = z.infer<typeof ZJoinResult>;
  * MCP tool's pollToken argument): the participant key needs it, the pending answer does not.
  */
 export const POLL_TOKEN_DESCRIPTION =
-  'The pollToken the join answered with (202): only that joiner holds it, where the invitation key is shared, and the participant key is handed out only with it. Without it a join still waiting answers pending (202) and one the owner decided 401; with another one, 404.';
+  'Required to collect the key once the owner approves: the pollToken the join answered with (202). Only that joiner holds it, where the invitation key is shared, and the participant key is handed out only with it. Without it a join still waiting answers pending (202) and one the owner decided 401; with another one, 404.';
 export const ZPollToken = z.string().meta({ description: POLL_TOKEN_DESCRIPTION });
 
 const KEY_AGAIN =

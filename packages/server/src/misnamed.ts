@@ -2,12 +2,25 @@ import { ValidationError } from '@convene/core';
 import { closest, distance } from 'fastest-levenshtein';
 
 /**
- * Names a caller gives a wait's length by, where the operation calls it otherwise: MCP's
- * wait_for_messages' `timeoutSeconds` is list_messages', get_inbox's and REST's `wait`.
+ * Names a caller gives an argument by, where the operation calls it otherwise: MCP's
+ * wait_for_messages' `timeoutSeconds` is list_messages', get_inbox's and REST's `wait`; a tool's
+ * `privateKey` is the key an answer named (`ownerPrivateKey`, `participantPrivateKey`,
+ * `publicInvitationKey`), or a key by any name: dropped, the call would fail for want of a key.
  */
 const SYNONYMS: Record<string, readonly string[]> = {
   timeoutSeconds: ['wait', 'timeout', 'waitSeconds'],
   wait: ['timeoutSeconds', 'timeout', 'waitSeconds'],
+  privateKey: [
+    'key',
+    'apiKey',
+    'spaceKey',
+    'ownerKey',
+    'ownerPrivateKey',
+    'participantKey',
+    'participantPrivateKey',
+    'invitationKey',
+    'publicInvitationKey',
+  ],
 };
 
 /**

@@ -908,6 +908,31 @@ describe('arguments a tool does not take', () => {
     // Short names are nobody's start: `to` is ignored.
     await callOk(mcp, 'send_message', { ...base, content: 'hello', to: 'all' });
   });
+
+  it('refuses a key under another name, naming privateKey, where it would have been missing', async () => {
+    const space = await h.createSpace();
+    const { publicInvitationKey } = (
+      await h.post(`/hub/space/${space.spaceId}/invite`, { key: space.ownerKey })
+    ).body;
+    for (const [tool, args] of [
+      ['send_message', { spaceId: space.spaceId, content: 'x', private_key: space.ownerKey }],
+      ['send_message', { spaceId: space.spaceId, content: 'x', ownerPrivateKey: space.ownerKey }],
+      ['get_space', { spaceId: space.spaceId, key: space.ownerKey }],
+      ['join_space', { spaceId: space.spaceId, name: 'Ada', publicInvitationKey }],
+    ] as const) {
+      const given = Object.keys(args).at(-1)!;
+      const refused = await callError(mcp, tool, args, 400);
+      expect(refused.error, tool).toBe(`unknown argument "${given}": did you mean "privateKey"?`);
+    }
+    // Nothing was sent, nobody joined.
+    const space_ = await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey });
+    expect(space_.body.participants).toHaveLength(1);
+    const messages = await h.get(`/hub/space/${space.spaceId}/messages`, { key: space.ownerKey });
+    expect(messages.body.messages).toEqual([]);
+    // Without any key and no slip, the missing key is said as before.
+    const missing = await callError(mcp, 'get_space', { spaceId: space.spaceId }, 401);
+    expect(missing.error).toMatch(/X-Private-Key/);
+  });
 });
 
 describe('idempotencyKey', () => {

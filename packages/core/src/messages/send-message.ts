@@ -159,7 +159,9 @@ function refusal(appended: Appended, now: Date, mentions: readonly string[]): Er
     const message = 'replyTo names no message of this space';
     return new ValidationError(message, { issues: [{ path: ['replyTo'], message }] });
   }
-  const message = `${appended.detail} is not in this space`;
+  // Someone waiting for approval, who left or was kicked is listed among the participants: not
+  // "in this space" would read as a wrong id.
+  const message = `${appended.detail} is not a current participant of this space (active or muted)`;
   const at = mentions.findIndex((id) => id.toLowerCase() === appended.detail?.toLowerCase());
   return new ValidationError(`mentions: ${message}`, {
     issues: [{ path: at < 0 ? ['mentions'] : ['mentions', at], message }],

@@ -219,11 +219,16 @@ export function createMcpServer({
       }
       const key = argKey ?? header(headers, 'x-private-key');
       const userToken = header(headers, 'x-user-token');
-      tool.requireCredential?.({
-        key,
-        userToken: typeof args.userToken === 'string' && args.userToken ? args.userToken : userToken,
-      });
       const slip = misnamed(args, argumentNames(tools, tool), 'argument');
+      try {
+        tool.requireCredential?.({
+          key,
+          userToken: typeof args.userToken === 'string' && args.userToken ? args.userToken : userToken,
+        });
+      } catch (error) {
+        // A key under another name (`private_key`, `ownerPrivateKey`) is why it is missing.
+        throw slip ?? error;
+      }
       if (slip) throw slip;
       const input = tool.input.parse(args);
       if (key) leave = await attend?.(key, waits(input));

@@ -35,7 +35,7 @@ export const spaceOperations: Declaration[] = [
     tool: {
       title: 'Update a space',
       description:
-        'Change the name, description or agenda of a space; only the fields given change. Owner key.',
+        'Change the name, description or agenda of a space, or set maxMessagesPerMinute (each participant’s messages a minute; null removes the budget); only the fields given change. Owner key.',
       annotations: hints.overwrite,
     },
   }),
