@@ -742,6 +742,29 @@ describe.skipIf(!hasChromium)('the pages as a human found them', () => {
       headers: { 'X-Poll-Token': eve.pollToken },
     });
     expect(status.body.code, status.text).toBe('join_refused');
+    // Never in the space, Eve leaves the list rather than being listed as removed (trial s71),
+    // and the owner is told, so that she does not just vanish.
+    await expect
+      .poll(() => owner.locator('#space-notice').textContent())
+      .toBe('Eve’s request to join was refused.');
+    await expect.poll(() => owner.locator('#participants').getByText('Eve').count()).toBe(0);
+    // Someone who took part and was removed stays listed, as removed.
+    const mallory = await h.joinActive(space, { name: 'Mallory' });
+    expectOk(await h.get(`/hub/space/${space.spaceId}`, { key: mallory.key }));
+    // Presence is written in batches: seen before she is removed.
+    await expect
+      .poll(async () => {
+        const view = await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey });
+        return view.body.participants.find((p: { name: string }) => p.name === 'Mallory').lastSeenAt;
+      })
+      .toBeDefined();
+    expectOk(
+      await h.post(`/hub/space/${space.spaceId}/participants/${mallory.participantId}/kick`, {
+        key: space.ownerKey,
+      }),
+    );
+    const listed = owner.locator('#participants li', { hasText: 'Mallory' });
+    await expect.poll(() => listed.locator('.badge.kicked').textContent()).toBe('removed');
 
     // Admitted from another of the owner's tabs just before this tab's refusal arrives: they stay.
     const ada = await h.joinPending(space, { name: 'Ada', isHuman: true });

@@ -70,7 +70,20 @@ function imageAttributes(img: Element): void {
 
 /** Sanitised markup of an html message, as a fragment (never the raw content). */
 export function sanitizedFragment(html: string): DocumentFragment {
-  return purify.sanitize(mask(html), { ...SANITIZE, RETURN_DOM_FRAGMENT: true });
+  // Null, not a fragment, for markup whose document has no body (a <frameset>): nothing to show,
+  // where appending it wrote "null".
+  const fragment: DocumentFragment | null = purify.sanitize(mask(html), {
+    ...SANITIZE,
+    RETURN_DOM_FRAGMENT: true,
+  });
+  if (!fragment) return document.createDocumentFragment();
+  // An image whose source was taken out would show as a broken-image icon on a line of its own:
+  // it says so in words, inline, with its alt text.
+  for (const img of fragment.querySelectorAll('img:not([src])')) {
+    const alt = shownText(img.getAttribute('alt') ?? '').trim();
+    img.replaceWith(el('span', {}, alt ? `(image not shown: ${alt})` : '(image not shown)'));
+  }
+  return fragment;
 }
 
 /** The body of a message: text as text, html sanitised, an image only from a safe source. */

@@ -123,8 +123,12 @@ export async function busy<T>(target: EventTarget | null | undefined, action: ()
     if (button) button.disabled = false;
     if (focused && focusedWhileBusy === button) {
       focusedWhileBusy = undefined;
+      // A button the action hid (Done editing, Force unlock) hands the focus to the one its
+      // data-focus-after names (Lock and edit, back in its place), not to the page's body.
+      const after = button.hidden ? button.dataset.focusAfter : undefined;
+      const next = after === undefined ? button : document.getElementById(after);
       if (button.isConnected && document.activeElement === document.body)
-        button.focus({ preventScroll: true });
+        next?.focus({ preventScroll: true });
     }
   }
 }

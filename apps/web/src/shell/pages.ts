@@ -262,8 +262,8 @@ ${notice('artifact-notice')}
 <div class="toolbar" id="artifact-toolbar">
 <button type="button" id="artifact-lock" class="primary">Lock and edit</button>
 <button type="button" id="artifact-save" class="primary" title="Save (Ctrl+S)" aria-keyshortcuts="Control+S Meta+S" hidden>Save</button>
-<button type="button" id="artifact-unlock" hidden>Done editing</button>
-<button type="button" id="artifact-force-unlock" hidden>Force unlock</button>
+<button type="button" id="artifact-unlock" data-focus-after="artifact-lock" hidden>Done editing</button>
+<button type="button" id="artifact-force-unlock" data-focus-after="artifact-lock" hidden>Force unlock</button>
 <button type="button" id="artifact-download">Download</button>
 <button type="button" id="artifact-history-button" aria-expanded="false" aria-controls="artifact-history">History</button>
 </div>

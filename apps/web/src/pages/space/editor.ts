@@ -422,7 +422,11 @@ export function wireEditor({ onSaved }: { onSaved: () => void }): void {
     busy(event.currentTarget, async () => {
       const holder = participantName(lockHolder(state.doc?.artifact));
       const draft = state.doc?.editing ? ' Your own text stays here: lock again to save it.' : '';
-      if (!confirmed(`Release ${holder}'s lock? Their unsaved changes cannot be saved afterwards.${draft}`))
+      if (
+        !confirmed(
+          `Release ${holder}'s lock? They can save their changes only after locking it again.${draft}`,
+        )
+      )
         return;
       await (draft ? forceUnlock() : releaseLock());
       renderDocument();

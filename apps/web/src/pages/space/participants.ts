@@ -58,20 +58,34 @@ async function moderate(button: EventTarget | null, participant: ParticipantView
   await busy(button, async () => {
     try {
       await space().participants[action](participant.participantId);
-      notify('space-notice', '');
+      // The request leaves the list (neverTookPart): said, so that it does not just vanish.
+      notify(
+        'space-notice',
+        action === 'reject' ? `${shownName(participant.name)}’s request to join was refused.` : '',
+        'ok',
+      );
     } catch (error) {
       notify('space-notice', describeError(error, 'this participant'));
     }
   });
 }
 
+/**
+ * Removed before their key was ever used (the server saw them never): a request to join the
+ * owner refused, most often, which the server keeps as `kicked`. Never in the space, they are not
+ * listed as someone removed from it.
+ */
+const neverTookPart = (p: ParticipantView) => p.status === 'kicked' && p.lastSeenAt === undefined;
+
 export function renderParticipants(): void {
-  const people = [...state.participants.values()].sort(
-    (a, b) =>
-      Number(b.isOwner) - Number(a.isOwner) ||
-      STATUS_ORDER[a.status] - STATUS_ORDER[b.status] ||
-      a.name.localeCompare(b.name),
-  );
+  const people = [...state.participants.values()]
+    .filter((p) => !neverTookPart(p))
+    .sort(
+      (a, b) =>
+        Number(b.isOwner) - Number(a.isOwner) ||
+        STATUS_ORDER[a.status] - STATUS_ORDER[b.status] ||
+        a.name.localeCompare(b.name),
+    );
   replaceItems(
     $('participants'),
     people.map((p) => {
