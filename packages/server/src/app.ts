@@ -160,6 +160,9 @@ export async function buildApp({
           headersTimeout: config.headersTimeoutMs,
           requestTimeout: Math.max(config.requestTimeoutMs + 1_000, config.headersTimeoutMs),
           connectionsCheckingInterval: Math.min(5_000, Math.ceil(config.headersTimeoutMs / 2)),
+          // An HTTP/1.1 request without Host is refused by normaliseRequest, as JSON: Node's own
+          // refusal was an empty 400 with no Content-Type.
+          requireHostHeader: false,
         },
         handler,
       ),
@@ -254,7 +257,7 @@ export async function buildApp({
   });
   // 2b. A request whose count was left to its use case and answered without it is counted now.
   app.addHook('onSend', rateLimit.settlePending);
-  // 4b. A body field or query parameter that is a slip of one the operation takes: 400, before
+  // 4b. A body field that is a slip of one the operation takes: 400, before
   //     anything runs (http/misnamed-fields.ts).
   app.addHook('preValidation', refuseMisnamedFields);
   // 5. Each further call of an MCP JSON-RPC batch counts as a request, once the body is parsed

@@ -341,4 +341,21 @@ describe("requests Node's HTTP parser refuses", () => {
       },
     );
   });
+
+  it('answers an HTTP/1.1 request without Host 400 as JSON {error, code}, where Node answered an empty 400; HTTP/1.0 needs none', async () => {
+    await withServer({}, async ({ srv: node }) => {
+      const answer = await raw(node.listenUrl, 'GET /api/health HTTP/1.1\r\nConnection: close\r\n\r\n');
+      const [head = '', body = ''] = answer.split('\r\n\r\n');
+      expect(head).toMatch(/^HTTP\/1\.1 400 /);
+      expect(head).toMatch(/\r\ncontent-type: application\/json; charset=utf-8\r\n/i);
+      expect(head).toMatch(/\r\nrequest-id: [0-9a-f-]{36}(\r\n|$)/i);
+      expect(JSON.parse(body)).toEqual({
+        error: 'the Host header is required (HTTP/1.1)',
+        code: 'invalid_request',
+      });
+      const old = await raw(node.listenUrl, 'GET /api/health HTTP/1.0\r\n\r\n');
+      expect(old).toMatch(/^HTTP\/1\.1 200 /);
+      expect(old.split('\r\n\r\n')[1]).toBe('{"status":"ok"}');
+    });
+  });
 });

@@ -17,11 +17,12 @@ function names(contract: OperationContract): readonly string[] {
 }
 
 /**
- * A REST request's body field, or a read's query parameter, that is a slip of one its operation
- * takes and was not given (`{"private": true}` for `privacy`, `mention` for `mentions`,
- * `?timeout=20` for `wait`): 400, naming the one meant, before anything runs. Dropped, as any
- * unknown field is, it did something else than asked (a public space, a message that mentions
- * nobody), and said it had succeeded. As MCP tools refuse a misnamed argument (see misnamed.ts).
+ * A REST request's body field that is a slip of one its operation takes and was not given
+ * (`{"private": true}` for `privacy`, `mention` for `mentions`): 400, naming the one meant, before
+ * anything runs. Dropped, as any unknown field is, it did something else than asked (a public
+ * space, a message that mentions nobody), and said it had succeeded. As MCP tools refuse a
+ * misnamed argument (see misnamed.ts). Query parameters are not looked at: decisions.md has
+ * unknown query parameters ignored, every one (`?Timestamp=` as `?foo=`).
  * A callback hook, not an async one: on every request of the hot paths, it costs no promise.
  */
 export function refuseMisnamedFields(
@@ -34,15 +35,11 @@ export function refuseMisnamedFields(
 
 function slipIn(request: FastifyRequest) {
   const contract = operationOf(request);
-  const read = contract?.method === 'GET' || contract?.method === 'DELETE';
-  const given = read ? request.query : request.body;
-  if (!contract || !given || typeof given !== 'object' || Array.isArray(given)) return undefined;
+  if (!contract || contract.method === 'GET' || contract.method === 'DELETE') return undefined;
+  const given = request.body;
+  if (!given || typeof given !== 'object' || Array.isArray(given)) return undefined;
   const known = names(contract);
   // Nearly always: every name is one the operation takes, and nothing more is made.
   if (Object.keys(given).every((name) => known.includes(name))) return undefined;
-  return misnamed(
-    { ...(request.params as object), ...(given as object) },
-    known,
-    read ? 'query parameter' : 'field',
-  );
+  return misnamed({ ...(request.params as object), ...(given as object) }, known, 'field');
 }

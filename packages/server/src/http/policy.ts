@@ -37,6 +37,10 @@ export function originForm(request: { url?: string | undefined }): string {
  */
 export function normaliseRequest(request: FastifyRequest): void {
   const method = request.method;
+  // HTTP/1.1 requires a Host (RFC 9112 3.2); HTTP/1.0 may leave it out.
+  const { httpVersionMajor, httpVersionMinor } = request.raw;
+  if (httpVersionMajor === 1 && httpVersionMinor >= 1 && request.headers.host === undefined)
+    throw new ValidationError('the Host header is required (HTTP/1.1)');
   // U+0000 in a path segment or a query value: no text field may hold it.
   if (urlHasNul(request.url)) throw new ValidationError(NUL_PROBLEM);
   // Body-less writes (approve, kick, invite, close…) need no content type, and an empty body
