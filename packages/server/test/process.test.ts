@@ -12,12 +12,12 @@ import {
 } from 'node:fs';
 import { connect, createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { createPostgresTestDatabase } from '@convene/core/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Harness } from './helpers';
 import { freePort, onPostgres } from './helpers/harness';
-import { type ServerProcess, spawnServer } from './helpers/process';
+import { type ServerProcess, serverBundle, spawnServer } from './helpers/process';
 
 /** A PostgreSQL ErrorResponse (FATAL) with this SQLSTATE, as a server sends it to a connecting client. */
 function errorResponse(code: string, message: string): Buffer {
@@ -70,6 +70,41 @@ describe.runIf(!onPostgres())('server process on the embedded database', () => {
     expect(view.body.name).toBe('Persistent');
     expect(await again.stop('SIGTERM')).toBe(0);
   }, 90_000);
+
+  it('loads the MCP runtime a second after it listens: an install replaced under it (an upgrade) breaks no /mcp call', async () => {
+    // A copy of the bundle, whose lazily imported chunks (the MCP runtime) then go, as `npm
+    // install -g` of a new version replaces them under a running `convene serve`.
+    const copy = mkdtempSync(join(tmpdir(), 'convene-bundle-'));
+    cpSync(dirname(serverBundle), copy, { recursive: true });
+    const server = spawnServer(
+      { DATA_DIR: join(dir, 'upgraded'), PORT: String(await freePort()) },
+      { bundle: join(copy, basename(serverBundle)) },
+    );
+    try {
+      const url = await server.ready;
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      rmSync(join(copy, 'chunks'), { recursive: true, force: true });
+      const init = await fetch(`${url}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 0,
+          method: 'initialize',
+          params: {
+            protocolVersion: '2025-06-18',
+            capabilities: {},
+            clientInfo: { name: 't', version: '1' },
+          },
+        }),
+      });
+      expect(init.status, await init.clone().text()).toBe(200);
+      expect((await init.json()).result.serverInfo.name).toBeTruthy();
+    } finally {
+      await server.stop();
+      rmSync(copy, { recursive: true, force: true });
+    }
+  });
 
   it('stops at once on SIGTERM beside clients that stopped mid-request, and still answers the request it is handling', async () => {
     const server = spawnServer({ DATA_DIR: dir, PORT: String(await freePort()) });

@@ -12,9 +12,11 @@ import type { RouteScope } from '../routes/scope';
 
 /**
  * The MCP SDK's server and transport, and Hono's adapter of Node's request and response: loaded
- * by the first POST, not as the server starts, which they cost a third of a second of CPU (most of
- * it the SDK's server and the JSON Schema validator it loads), and which most servers never use.
- * The first call to /mcp of a process waits for them once.
+ * after the server starts, not as it starts, which they cost a third of a second of CPU (most of
+ * it the SDK's server and the JSON Schema validator it loads): by the first POST, or a second after
+ * the server listens (RUNTIME_WARM_MS), whichever comes first. Not only at the first POST: an
+ * install upgraded in place (`npm install -g`) replaces the files of its chunks, and a server
+ * started before would fail every /mcp call until restarted.
  */
 let runtime: Promise<McpRuntime> | undefined;
 type McpRuntime = Awaited<ReturnType<typeof loadRuntime>>;
@@ -28,6 +30,8 @@ const mcpRuntime = (): Promise<McpRuntime> => {
   }
   return runtime;
 };
+/** How long after the server listens the MCP runtime loads, if no /mcp call came first. */
+const RUNTIME_WARM_MS = 1_000;
 async function loadRuntime() {
   const [{ createMcpServer }, { WebStandardStreamableHTTPServerTransport }, { getRequestListener }] =
     await Promise.all([
@@ -50,6 +54,11 @@ export function mcpHandler({ app, config, deps, api, idempotency }: RouteScope):
   const allowedOrigin = new URL(config.publicUrl).origin;
   const shutdown = new AbortController();
   app.addHook('preClose', async () => shutdown.abort());
+  app.addHook('onListen', (done) => {
+    // A failure is said by the first call, which tries again.
+    setTimeout(() => void mcpRuntime().catch(() => {}), RUNTIME_WARM_MS).unref();
+    done();
+  });
 
   /**
    * Whether the session exists, checked in the database on every use, so that a session one node

@@ -21,13 +21,14 @@ export interface ServerProcess {
  * Starts the real server entry point (`src/main.ts`, bundled for the run: see build-server.ts) as
  * its own process, so a signal reaches the server.
  * `umask` (octal) is set by a shell that then execs the server, which keeps the pid. `under` is a
- * command the server runs under (`unshare …`), which then holds the pid.
+ * command the server runs under (`unshare …`), which then holds the pid. `bundle` is another copy
+ * of the bundle to start (its chunks beside it).
  */
 export function spawnServer(
   env: Record<string, string>,
-  options: { umask?: string; under?: string[] } = {},
+  options: { umask?: string; under?: string[]; bundle?: string } = {},
 ): ServerProcess {
-  const node = [...(options.under ?? []), process.execPath, serverBundle];
+  const node = [...(options.under ?? []), process.execPath, options.bundle ?? serverBundle];
   const [command, ...args] =
     options.umask === undefined ? node : ['sh', '-c', `umask ${options.umask} && exec "$@"`, 'sh', ...node];
   const child = spawn(command!, args, {
