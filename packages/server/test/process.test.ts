@@ -99,7 +99,9 @@ describe.runIf(!onPostgres())('server process on the embedded database', () => {
         }),
       });
       expect(init.status, await init.clone().text()).toBe(200);
-      expect((await init.json()).result.serverInfo.name).toBeTruthy();
+      expect(
+        ((await init.json()) as { result: { serverInfo: { name: string } } }).result.serverInfo.name,
+      ).toBeTruthy();
     } finally {
       await server.stop();
       rmSync(copy, { recursive: true, force: true });
