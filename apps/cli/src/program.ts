@@ -517,20 +517,24 @@ function inOurWords(text: string, command: Command): string {
 export async function run(argv: string[]): Promise<number> {
   const controller = new AbortController();
   const app = createApp(controller.signal);
-  let interrupted = false;
+  let interrupted: NodeJS.Signals | undefined;
   const onSignal = (signal: NodeJS.Signals) => {
     // The server stops itself cleanly on SIGINT, SIGTERM and SIGHUP once it is up; before then
     // (a database being migrated), a signal ends the run at once, as any command's.
     const ctx = app.current();
     if (ctx?.serverOwnsSignals) return;
     if (signal === 'SIGINT' && ctx?.editorOwnsInterrupt) return;
+    // A closed terminal hangs up twice: the kernel signals the foreground group, and the shell
+    // passes its own SIGHUP on to its jobs. The second is the same hangup, not someone insisting:
+    // it must not cut short what the first is finishing (an edit keeping its text, its lock released).
+    if (signal === 'SIGHUP' && interrupted === 'SIGHUP') return;
     if (interrupted || !ctx?.handlesInterrupt) {
       // A change out (`space close`, `mute`) is said, as it may have been made; a read ends silently.
       const change = interrupted || !ctx ? undefined : interruptedChange(ctx, signal);
       if (change) report(ctx!, change);
       exitWith(signalExitCode(signal));
     }
-    interrupted = true;
+    interrupted = signal;
     controller.abort(new Error(signal));
   };
   process.on('SIGINT', onSignal);

@@ -899,6 +899,26 @@ describe('artifact edit of a document saved twice before (edit.md, at version 3)
     }
   });
 
+  it('keeps the text and unlocks on the two SIGHUPs of a closed terminal under a shell (the kernel’s, then the shell’s)', async () => {
+    const held = heldEditor(guest, 'hung-up-twice', { text: 'typed before the hangup', write: 'first' });
+    writeFileSync(
+      held.ed,
+      readFileSync(held.ed, 'utf8').replace('#!/bin/sh\n', "#!/bin/sh\ntrap '' HUP TERM\n"),
+    );
+    const { child, done } = await editing(guest, 'edit.md', held.ed, held.opened);
+    child.kill('SIGHUP');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    child.kill('SIGHUP');
+    const result = await done;
+    held.release();
+    expect(result.code).toBe(129);
+    expect(result.stderr).toContain('stopped by SIGHUP (the terminal closed): nothing was saved');
+    const kept = result.stderr.match(/Your text is kept in (\S+)/)?.[1];
+    expect(readFileSync(kept!, 'utf8')).toContain('typed before the hangup');
+    const doc = await byName(owner, 'edit.md');
+    expect(doc.lockedBy).toBeUndefined();
+  });
+
   it('keeps the text and unlocks when the terminal window closes while the editor is open (ended by SIGHUP)', async () => {
     const held = heldEditor(guest, 'window-closed', {
       text: 'typed before the window closed',

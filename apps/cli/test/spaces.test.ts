@@ -2107,6 +2107,26 @@ describe('invite, join, participants, moderation, leave', () => {
       [oldId, currentId, freshId].sort(),
     );
   });
+
+  it('never makes a space whose key was refused the default: one you were removed from', async () => {
+    const owner = user();
+    (await owner.run(['space', 'create', 'Secret', '--json'])).json();
+    const secretLink = (await owner.run(['invite', '--json'])).json().humanLink;
+    (await owner.run(['space', 'create', 'Docs', '--json'])).json();
+    const docsLink = (await owner.run(['invite', '--json'])).json().humanLink;
+    const ada = user();
+    expect((await ada.run(['join', secretLink, '--name', 'Ada'])).code).toBe(0);
+    const { spaceId: docsId } = (await ada.run(['join', docsLink, '--name', 'Ada', '--json'])).json();
+    expect(ada.credentials().hosts[server.url].defaultSpace).toBe(docsId);
+    expect((await owner.run(['kick', 'Ada', '--space', 'Secret', '--yes'])).code).toBe(0);
+    const left = await ada.run(['leave', 'Docs', '--yes']);
+    expect(left.code).toBe(0);
+    expect(left.stderr).not.toContain('is your default space now');
+    expect(left.stderr).toContain(
+      'No open space is saved here now: create one with `convene space create NAME`',
+    );
+    expect(ada.credentials().hosts[server.url].defaultSpace).toBeUndefined();
+  });
 });
 
 describe('the participant picker of the moderation verbs', () => {

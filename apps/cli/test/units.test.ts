@@ -1185,6 +1185,7 @@ describe('output mode', () => {
       json: false,
       quiet: false,
       color: true,
+      colorStderr: true,
       spin: true,
       interactive: true,
     });
@@ -1210,6 +1211,31 @@ describe('output mode', () => {
     expect(detectMode({ json: true }, {}, tty)).toMatchObject({ json: true, spin: false });
     expect(detectMode({ color: false }, { FORCE_COLOR: '1' }, piped).color).toBe(false);
     expect(detectMode({}, { FORCE_COLOR: '1' }, piped).color).toBe(true);
+  });
+
+  it('writes no colour into a stderr redirected to a file while stdout is a terminal (`2>log`)', () => {
+    const redirected = { ...tty, stderr: { isTTY: false } };
+    expect(detectMode({}, {}, redirected)).toMatchObject({ color: true, colorStderr: false });
+    expect(detectMode({}, { FORCE_COLOR: '1' }, redirected).colorStderr).toBe(true);
+    const written = (mode: ReturnType<typeof detectMode>) => {
+      let stdout = '';
+      let stderr = '';
+      const out = new Output(
+        mode,
+        { write: (text: string) => ((stdout += text), true) } as never,
+        { write: (text: string) => ((stderr += text), true) } as never,
+      );
+      out.success(`Sent to ${out.c.bold('Plan \u001b[31mred')}`);
+      out.line(out.c.bold('table'));
+      return { stdout, stderr };
+    };
+    const plain = written(detectMode({}, {}, redirected));
+    // A quoted escape stays neutralised (shown, not acted on); the CLI's own colours are gone.
+    expect(plain.stderr).toBe('✓ Sent to Plan \\x1b[31mred\n');
+    expect(plain.stdout).toBe('\u001b[1mtable\u001b[22m\n');
+    expect(written(detectMode({}, {}, tty)).stderr).toBe(
+      '\u001b[32m✓\u001b[39m Sent to \u001b[1mPlan \\x1b[31mred\u001b[22m\n',
+    );
   });
 });
 

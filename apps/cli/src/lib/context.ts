@@ -3,7 +3,7 @@ import {
   AuthenticationError,
   ConnectionError,
   Convene,
-  type ConveneError,
+  ConveneError,
   type Logger,
   NotFoundError,
   type SpaceView,
@@ -541,12 +541,18 @@ export class Context {
   async defaultAfter(spaceId: string, how: 'left' | 'closed'): Promise<void> {
     const rest = Object.values(this.host().spaces).filter((s) => s.spaceId !== spaceId);
     const hub = this.hub();
-    // A space the server could not be asked about counts as open: nothing says otherwise.
+    // Over: closed, or its key refused for good (removed from it, left, or a space the server no
+    // longer has). A space the server could not be asked about counts as open: nothing says otherwise.
     const over = await mapLimit(rest, 8, (s) =>
       hub
         .space(s.spaceId, s.key)
         .get()
-        .then(() => false, isSpaceClosed),
+        .then(
+          () => false,
+          (error: unknown) =>
+            isSpaceClosed(error) ||
+            (error instanceof ConveneError && (error.status === 401 || error.status === 404)),
+        ),
     );
     const open = rest.filter((_, i) => !over[i]);
     let now: StoredSpace | undefined;

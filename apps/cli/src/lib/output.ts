@@ -86,6 +86,11 @@ export interface OutputMode {
   quiet: boolean;
   /** Colours on stdout and stderr. */
   color: boolean;
+  /**
+   * Colours on stderr too (default: as `color`): not when stderr goes to a file or a pipe while
+   * stdout is a terminal (`convene send hi 2>log`), unless FORCE_COLOR says so.
+   */
+  colorStderr?: boolean;
   /** Spinners on stderr. */
   spin: boolean;
   /** Prompts for what is missing (stdin and stdout are a terminal, no CI or agent). */
@@ -111,6 +116,9 @@ export function detectMode(
     json,
     quiet: flags.quiet === true,
     color: set('FORCE_COLOR') ? flags.color !== false : Boolean(streams.stdout.isTTY) && !plain,
+    colorStderr: set('FORCE_COLOR')
+      ? flags.color !== false
+      : Boolean(streams.stdout.isTTY) && Boolean(streams.stderr.isTTY) && !plain,
     spin: Boolean(streams.stderr.isTTY) && !plain && !json && flags.quiet !== true,
     interactive: Boolean(streams.stdin.isTTY) && Boolean(streams.stdout.isTTY) && !automated,
   };
@@ -285,7 +293,9 @@ export class Output {
   /** Lines for stderr held back by `holding`, each once; undefined when nothing is held. */
   private held: string[] | undefined;
 
-  private toStderr(line: string): void {
+  private toStderr(text: string): void {
+    // Every ESC left in a printable line is a colour of the CLI's own (what it quotes is neutralised).
+    const line = this.mode.colorStderr === false ? text.replace(/\u001b\[[0-9;]*m/g, '') : text;
     if (this.held === undefined) this.stderr.write(line);
     else if (!this.held.includes(line)) this.held.push(line);
   }
