@@ -1222,8 +1222,18 @@ describe('output mode', () => {
       let stderr = '';
       const out = new Output(
         mode,
-        { write: (text: string) => ((stdout += text), true) } as never,
-        { write: (text: string) => ((stderr += text), true) } as never,
+        {
+          write: (text: string) => {
+            stdout += text;
+            return true;
+          },
+        } as never,
+        {
+          write: (text: string) => {
+            stderr += text;
+            return true;
+          },
+        } as never,
       );
       out.success(`Sent to ${out.c.bold('Plan \u001b[31mred')}`);
       out.line(out.c.bold('table'));

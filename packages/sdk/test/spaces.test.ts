@@ -140,7 +140,10 @@ describe('spaces', () => {
     const mention = await owner.messages.send({ content: 'x', mentions: [nobody] }).catch((e: unknown) => e);
     expect(mention).toBeInstanceOf(BadRequestError);
     expect((mention as BadRequestError).issues).toEqual([
-      { path: ['mentions', 0], message: `${nobody} is not a current participant of this space (active or muted)` },
+      {
+        path: ['mentions', 0],
+        message: `${nobody} is not a current participant of this space (active or muted)`,
+      },
     ]);
     // A 400 of no field (a header broke its limit) has none.
     const header = await owner.messages

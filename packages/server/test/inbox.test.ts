@@ -115,7 +115,9 @@ describe('mentions and replies', () => {
     expect(listed.body.messages).toEqual([]);
     // The refusals still say why in their own words.
     const bad = await send(space, ada.key, { content: 'x', mentions: [other.ownerId] });
-    expect(bad.body.error).toBe(`mentions: ${other.ownerId} is not a current participant of this space (active or muted)`);
+    expect(bad.body.error).toBe(
+      `mentions: ${other.ownerId} is not a current participant of this space (active or muted)`,
+    );
     // And name the field, as a malformed one's 400 does: which mention names nobody here.
     const second = await send(space, ada.key, {
       content: 'x',
@@ -123,7 +125,10 @@ describe('mentions and replies', () => {
     });
     expectError(second, 400);
     expect(second.body.issues).toEqual([
-      { path: ['mentions', 1], message: `${left.participantId} is not a current participant of this space (active or muted)` },
+      {
+        path: ['mentions', 1],
+        message: `${left.participantId} is not a current participant of this space (active or muted)`,
+      },
     ]);
     const reply = await send(space, ada.key, {
       content: 'x',

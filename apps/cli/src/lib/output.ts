@@ -58,6 +58,8 @@ const ESC = '\u001b';
  */
 const MARK = `\ue000${randomBytes(8).toString('hex')}`;
 const MARKED_SGR = new RegExp(`${MARK}\\[[0-9;]*m`, 'g');
+/** The CLI's own colours once printable: every ESC left in a printable line is one of them. */
+const SGR = new RegExp(`${ESC}\\[[0-9;]*m`, 'g');
 
 /** picocolors' colours, each neutralising what it wraps and writing its own ESC as the mark. */
 function markedColors(enabled: boolean): Colors {
@@ -295,7 +297,7 @@ export class Output {
 
   private toStderr(text: string): void {
     // Every ESC left in a printable line is a colour of the CLI's own (what it quotes is neutralised).
-    const line = this.mode.colorStderr === false ? text.replace(/\u001b\[[0-9;]*m/g, '') : text;
+    const line = this.mode.colorStderr === false ? text.replace(SGR, '') : text;
     if (this.held === undefined) this.stderr.write(line);
     else if (!this.held.includes(line)) this.held.push(line);
   }
