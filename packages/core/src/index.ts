@@ -13,6 +13,7 @@ export * from './events/append-event';
 export * from './events/event-bus';
 export * from './events/long-poll';
 export * from './events/space-watch';
+export * from './fs/make-directories';
 export * from './ids';
 export * from './inbox';
 export * from './infra';

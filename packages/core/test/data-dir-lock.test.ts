@@ -1,10 +1,20 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DataDirInUseError, lockDataDir } from '../src/db';
+import { DataDirInUseError, DataDirUnusableError, lockDataDir } from '../src/db';
+import { makeDirectories } from '../src/fs/make-directories';
 
 // The lock of an embedded database's directory: who holds it, and when a lock is left over.
 describe('data directory lock', () => {
@@ -27,6 +37,32 @@ describe('data directory lock', () => {
   };
   const lockOf = (dir: string) => readFileSync(join(dir, 'convene.lock'), 'utf8');
   const hasProc = existsSync('/proc/self/stat');
+
+  it('makes a directory and its missing parents (their mode given), and refuses at once where one cannot be made', () => {
+    const root = tempDir();
+    makeDirectories(join(root, 'a/b/c'), 0o700);
+    expect(statSync(join(root, 'a/b/c')).isDirectory()).toBe(true);
+    expect(statSync(join(root, 'a')).mode & 0o777).toBe(0o700 & ~process.umask());
+    makeDirectories(join(root, 'a/b/c'), 0o700);
+    writeFileSync(join(root, 'file'), 'x');
+    expect(() => makeDirectories(join(root, 'file'), 0o700)).toThrow(/EEXIST/);
+    expect(() => makeDirectories(join(root, 'file/under'), 0o700)).toThrow(/ENOTDIR/);
+    // Where Node's own recursive mkdir never returns (ENOENT from a directory that exists).
+    if (existsSync('/proc/self')) expect(() => makeDirectories('/proc/nope/deeper', 0o700)).toThrow(/ENOENT/);
+  });
+
+  it('says a data directory that cannot be made or is a file, naming DATA_DIR', () => {
+    const file = join(tempDir(), 'file');
+    writeFileSync(file, 'x');
+    expect(() => lockDataDir(file)).toThrow(DataDirUnusableError);
+    expect(() => lockDataDir(file)).toThrow(
+      `data directory ${file} cannot be used (a file is in the way of it): set DATA_DIR (--data-dir) to a directory this user may create or write`,
+    );
+    if (existsSync('/proc/self'))
+      expect(() => lockDataDir('/proc/nope')).toThrow(
+        /^data directory \/proc\/nope cannot be used \(ENOENT: /,
+      );
+  });
 
   it('refuses while this process holds it, and is free again once released', () => {
     const dir = tempDir();

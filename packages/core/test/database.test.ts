@@ -60,6 +60,7 @@ describe('database', () => {
     }
   });
 
+  // Six opens of an embedded database: on a busy two-core machine, 30 s was seen to run out.
   it('refuses a second server on the same PGlite data directory, and takes over a stale lock', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'convene-lock-'));
     dirs.push(dir);
@@ -101,5 +102,5 @@ describe('database', () => {
       'the database has 1 migration this release does not know: a newer release migrated it. Run that release (or newer) on every node; this one may misread what it changed',
     ]);
     expect(migrated).toHaveLength(1);
-  });
+  }, 90_000);
 });

@@ -1,10 +1,11 @@
 import { randomBytes, scryptSync } from 'node:crypto';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   adoptSecret,
   type Database,
   isMemoryUrl,
+  makeDirectories,
   makeFilePrivate,
   resealSecrets,
   SESSION_KEYS_SETTING,
@@ -71,7 +72,7 @@ export async function loadOrCreateSecret(
         throw new Error(
           `${file} is missing, and the database under DATA_DIR was sealed with the SECRET it held: restore that file with the data, or set SECRET to its value`,
         );
-      mkdirSync(config.dataDir, { recursive: true });
+      makeDirectories(config.dataDir, 0o700);
       const minted = mint();
       writeFileSync(file, minted, { mode: 0o600 });
       return minted;

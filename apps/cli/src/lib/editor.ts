@@ -1,7 +1,8 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { makeDirectories } from '@convene/core/make-directories';
 import { recoveryDir } from './store';
 
 /** `$VISUAL`, else `$EDITOR`, else vi (notepad on Windows): what git and gh open. */
@@ -42,7 +43,7 @@ export class EditFile {
   /** Keeps the text where it survives a reboot and returns that file's path. */
   keep(name: string): string {
     const dir = recoveryDir();
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    makeDirectories(dir, 0o700);
     const stamp = new Date().toISOString().replace(/[:.]/g, '-');
     const kept = join(dir, `${stamp}-${safeFileName(name)}`);
     copyFileSync(this.path, kept);

@@ -2,7 +2,6 @@ import {
   chmodSync,
   closeSync,
   existsSync,
-  mkdirSync,
   openSync,
   readFileSync,
   renameSync,
@@ -12,6 +11,7 @@ import {
 } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { makeDirectories } from '@convene/core/make-directories';
 import envPaths from 'env-paths';
 // zod/mini, bundled into convene's own file: the credential file is read by every command, and
 // zod's full build is about 100 files to load (a third of a command's start).
@@ -385,7 +385,8 @@ export class CredentialStore {
    * convene created it) is closed to them before a key is written into it, as the file is.
    */
   private ensureDir(): void {
-    if (!existsSync(this.dir)) mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    // Not Node's recursive mkdir: it never ends on a directory that cannot be made (/proc/x).
+    if (!existsSync(this.dir)) makeDirectories(this.dir, 0o700);
     // mkdir's mode is filtered by the umask; the directory must not be readable by others.
     if (process.platform !== 'win32' && statSync(this.dir).mode & 0o077) chmodSync(this.dir, 0o700);
   }

@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import {
   chmodSync,
   closeSync,
-  mkdirSync,
   openSync,
   readFileSync,
   realpathSync,
@@ -11,6 +10,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { makeDirectories } from '../fs/make-directories';
 
 /**
  * The embedded database's directory holds every key hash, message and document, and PGlite
@@ -21,8 +21,30 @@ import { join, resolve } from 'node:path';
  */
 function makeDataDirPrivate(dataDir: string, onTightened: (message: string) => void = () => {}): void {
   const dir = resolve(dataDir);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  try {
+    makeDirectories(dir, 0o700);
+  } catch (error) {
+    throw new DataDirUnusableError(dir, error as NodeJS.ErrnoException);
+  }
   closeToOthers(dir, 0o700, 'data directory', onTightened);
+}
+
+/** A data directory that cannot be made or is no directory: said with DATA_DIR's name and the system's reason. */
+export class DataDirUnusableError extends Error {
+  constructor(
+    readonly dataDir: string,
+    cause: NodeJS.ErrnoException,
+  ) {
+    const why =
+      cause.code === 'EEXIST' || cause.code === 'ENOTDIR'
+        ? 'a file is in the way of it'
+        : `${cause.code ?? 'error'}: ${cause.message.replace(/^[A-Z]+: /, '')}`;
+    super(
+      `data directory ${dataDir} cannot be used (${why}): set DATA_DIR (--data-dir) to a directory this user may create or write`,
+      { cause },
+    );
+    this.name = 'DataDirUnusableError';
+  }
 }
 
 /**
