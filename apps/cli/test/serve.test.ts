@@ -106,6 +106,17 @@ describe('pnpm start and pnpm convene', () => {
     await until(first, new RegExp(`listening on http://127.0.0.1:${port}`));
     // Away from where the other commands look: how to point them at it.
     await until(first, new RegExp(`export CONVENE_URL=http://localhost:${port} \\(or pass --url`));
+    // Any free port (0): the one the system chose, as the links the server hands out name it.
+    const anyPort = fromRoot(tsx, ['apps/cli/src/main.ts', 'serve', '--port', '0', '--log-format', 'text'], {
+      DATABASE_URL: 'memory://',
+      LOG_LEVEL: 'info',
+    });
+    await until(anyPort, /export CONVENE_URL=http:\/\/localhost:\d+ /);
+    const chosen = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(anyPort.output())?.[1];
+    expect(Number(chosen)).toBeGreaterThan(0);
+    expect(anyPort.output()).toContain(`export CONVENE_URL=http://localhost:${chosen} (or pass --url`);
+    anyPort.child.kill('SIGTERM');
+    await anyPort.done;
     // Its log as text for a person, whatever LOG_FORMAT said.
     await fetch(`http://127.0.0.1:${port}/api/health`);
     await until(first, / {2}200 {2}GET \/api\/health {2}[\d.]+ ms/);

@@ -77,6 +77,18 @@ function publicUrlProblem(value: string): string | undefined {
   return undefined;
 }
 
+/**
+ * An absolute http:// or https:// URL (an OpenID Connect issuer, its keys): `notaurl`, `ftp://` and
+ * `file://` passed, to fail only at the first dashboard login.
+ */
+const httpUrl = (what: string) =>
+  z
+    .string()
+    .optional()
+    .refine((value) => value === undefined || (URL.canParse(value) && /^https?:\/\//i.test(value)), {
+      message: `must be an absolute http:// or https:// URL: ${what}`,
+    });
+
 const ZEnv = z.object({
   PORT: wholeNumber(0, 65535).default(3000),
   HOST: z.string().default('127.0.0.1'),
@@ -145,8 +157,10 @@ const ZEnv = z.object({
   /** Lifetime of a dashboard JWT issued by the built-in accounts. */
   SESSION_TTL_S: wholeNumber(1, TEN_YEARS_S).default(43_200),
   /** An external OpenID Connect issuer whose JWTs are also trusted as dashboard sessions. */
-  OIDC_ISSUER: z.string().min(1).optional(),
-  OIDC_JWKS_URL: z.string().url().optional(),
+  OIDC_ISSUER: httpUrl('the issuer identifier its tokens carry in `iss`, such as https://id.example.com'),
+  OIDC_JWKS_URL: httpUrl(
+    'where the issuer publishes its keys, such as https://id.example.com/.well-known/jwks.json',
+  ),
   OIDC_AUDIENCE: z.string().min(1).optional(),
   /** Let webhooks reach loopback, private and link-local addresses (only on a network you trust). */
   WEBHOOK_ALLOW_PRIVATE: z

@@ -145,6 +145,32 @@ describe('configuration', () => {
       expect(loadConfig({ PUBLIC_URL: url! }).publicUrl).toBe(publicUrl);
   });
 
+  it('takes OIDC_ISSUER and OIDC_JWKS_URL only as absolute http(s) URLs, naming the variable', () => {
+    const oidc = {
+      OIDC_ISSUER: 'https://id.example.com',
+      OIDC_JWKS_URL: 'https://id.example.com/jwks',
+      OIDC_AUDIENCE: 'convene',
+    };
+    for (const [name, value] of [
+      ['OIDC_ISSUER', 'notaurl'],
+      ['OIDC_ISSUER', 'id.example.com'],
+      ['OIDC_JWKS_URL', 'ftp://x.example/jwks'],
+      ['OIDC_JWKS_URL', 'file:///etc/passwd'],
+      ['OIDC_JWKS_URL', 'alsonot'],
+    ] as const)
+      expect(refusal({ ...oidc, [name]: value }), value).toMatch(
+        new RegExp(`^invalid configuration: ${name}: must be an absolute http:// or https:// URL: `),
+      );
+    expect(loadConfig(oidc).oidc).toEqual({
+      issuer: 'https://id.example.com',
+      jwksUrl: 'https://id.example.com/jwks',
+      audience: 'convene',
+    });
+    expect(loadConfig({ ...oidc, OIDC_ISSUER: 'http://localhost:8080/realms/dev' }).oidc?.issuer).toBe(
+      'http://localhost:8080/realms/dev',
+    );
+  });
+
   it('says what TRUST_PROXY accepts when it refuses it', () => {
     for (const value of ['yes', '-1', '17', '10.0.0.1', '1.5', 'TRUE'])
       expect(refusal({ TRUST_PROXY: value })).toBe(

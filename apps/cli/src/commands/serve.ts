@@ -114,13 +114,17 @@ export function registerServe(program: Command, app: App): void {
         throw failure((error as Error).message, 'See `convene serve --help`.', ExitCode.usage);
       }
       json = logsAsJson(config.logFormat);
+      let publicUrl = config.publicUrl;
       try {
-        await serve(config, {
-          onStoppable: () => {
-            ctx.serverOwnsSignals = true;
-          },
-          exit: exitWithCode,
-        });
+        // The URL it hands out as it runs: with --port 0, the port the system chose.
+        ({ publicUrl } = (
+          await serve(config, {
+            onStoppable: () => {
+              ctx.serverOwnsSignals = true;
+            },
+            exit: exitWithCode,
+          })
+        ).config);
       } catch (error) {
         // A setting refused only when tried (a HOST that is no address here) exits 2, as above.
         const { message, exitCode } = startFailure(error);
@@ -139,9 +143,9 @@ export function registerServe(program: Command, app: App): void {
       // to point them at it, before their first command fails against the default.
       if (!json) {
         const clientUrl = clientUrlOf(ctx);
-        if (clientUrl !== undefined && clientUrl !== hostKey(config.publicUrl))
+        if (clientUrl !== undefined && clientUrl !== hostKey(publicUrl))
           ctx.out.hint(
-            `convene commands talk to ${clientUrl}: in other terminals, export CONVENE_URL=${config.publicUrl} (or pass --url ${config.publicUrl}).`,
+            `convene commands talk to ${clientUrl}: in other terminals, export CONVENE_URL=${publicUrl} (or pass --url ${publicUrl}).`,
           );
       }
       // Runs until a signal: the server's own handlers close it and end the process.
