@@ -109,11 +109,19 @@ export async function loadOrCreateSecret(
   const sealed = await read(SEALED);
   if (!sealed) throw new Error('could not load the server secret');
   const { secret, stale } = unseal(sealed, box, config);
-  if (stale)
+  if (stale) {
     await db
       .update(schema.settings)
       .set({ value: box.encrypt(secret) })
       .where(eq(schema.settings.key, SEALED));
+    // Said, as PREVIOUS_SECRET's own reseal is: how the operator knows the variable may go.
+    warn(
+      'the generated SECRET was sealed again with the current database password: remove PREVIOUS_DATABASE_PASSWORD from every node',
+    );
+  } else if (config.previousDatabasePassword)
+    warn(
+      'PREVIOUS_DATABASE_PASSWORD is set, but the generated SECRET opens with the current database password (another node sealed it again, or it never changed): remove it',
+    );
   if (clear !== undefined) await db.delete(schema.settings).where(eq(schema.settings.key, CLEAR));
   return secret;
 }

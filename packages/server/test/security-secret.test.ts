@@ -100,9 +100,26 @@ describe.runIf(onPostgres())('the generated SECRET on PostgreSQL', () => {
     const first = await open(configFor('db-password-1'));
     const sealedBefore = first.deps.box.current.encrypt('kept');
     await first.close();
-    const moved = await open(configFor('db-password-2', { PREVIOUS_DATABASE_PASSWORD: 'db-password-1' }));
-    expect(moved.deps.box.current.decrypt(sealedBefore)).toBe('kept');
-    await moved.close();
+    /** Opens with warnings logged, and gives them. */
+    const warnedOpening = async (config: ServerConfig) => {
+      const lines: string[] = [];
+      const server = await createServer(
+        { ...config, logLevel: 'warn' },
+        { logStream: { write: (line: string) => void lines.push(line) } },
+      );
+      return { server, warned: lines.map((line) => JSON.parse(line).msg as string) };
+    };
+    const previous = { PREVIOUS_DATABASE_PASSWORD: 'db-password-1' };
+    const moved = await warnedOpening(configFor('db-password-2', previous));
+    expect(moved.server.deps.box.current.decrypt(sealedBefore)).toBe('kept');
+    await moved.server.close();
+    // Told when the variable may go: at the start that resealed, and at any later one still given it.
+    expect(moved.warned).toContain(
+      'the generated SECRET was sealed again with the current database password: remove PREVIOUS_DATABASE_PASSWORD from every node',
+    );
+    const late = await warnedOpening(configFor('db-password-2', previous));
+    await late.server.close();
+    expect(late.warned.some((msg) => msg.startsWith('PREVIOUS_DATABASE_PASSWORD is set, but'))).toBe(true);
     // From now on the new password alone opens it.
     const again = await open(configFor('db-password-2'));
     expect(again.deps.box.current.decrypt(sealedBefore)).toBe('kept');
