@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -30,6 +30,7 @@ import {
   speaksPlainHttp,
   unreachableHint,
 } from '../src/lib/failure';
+import { makeDirectories } from '../src/lib/make-directories';
 import { strayMentions } from '../src/lib/mentions';
 import { sayConnectionLost, sayOutages } from '../src/lib/outage';
 import { detectMode, neutralise, Output, terminalColumns } from '../src/lib/output';
@@ -1250,6 +1251,17 @@ describe('output mode', () => {
 });
 
 describe('credential store', () => {
+  it('refuses at once a directory that cannot be made, where Node’s recursive mkdir spins for ever', () => {
+    // XDG_CONFIG_HOME=/proc/nope: mkdir says ENOENT of a directory whose parent exists.
+    if (existsSync('/proc/self')) {
+      const store = new CredentialStore('/proc/nope/convene');
+      expect(() => store.updateHost('http://localhost:3000', () => {})).toThrow(/ENOENT/);
+    }
+    const root = tempDir();
+    makeDirectories(join(root, 'a/b'), 0o700);
+    expect(statSync(join(root, 'a/b')).isDirectory()).toBe(true);
+  });
+
   it('writes 0600 in a 0700 directory, and refuses to overwrite a file it cannot read', () => {
     const dir = join(tempDir(), 'convene');
     const store = new CredentialStore(dir);

@@ -2,7 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { makeDirectories } from '@convene/core/make-directories';
+import { makeDirectories } from './make-directories';
 import { recoveryDir } from './store';
 
 /** `$VISUAL`, else `$EDITOR`, else vi (notepad on Windows): what git and gh open. */

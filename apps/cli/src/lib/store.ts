@@ -11,12 +11,12 @@ import {
 } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { makeDirectories } from '@convene/core/make-directories';
 import envPaths from 'env-paths';
 // zod/mini, bundled into convene's own file: the credential file is read by every command, and
 // zod's full build is about 100 files to load (a third of a command's start).
 import * as z from 'zod/mini';
 import { CliError } from './errors';
+import { makeDirectories } from './make-directories';
 import { shellWord } from './quote';
 
 /**
