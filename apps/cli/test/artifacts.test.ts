@@ -878,11 +878,11 @@ describe('artifact edit of a document saved twice before (edit.md, at version 3)
       ['SIGTERM', 143, 'stopped by SIGTERM: nothing was saved'],
     ] as const) {
       // An editor that carries on through the signal: convene stops waiting for it all the same.
-      const held = heldEditor(guest, `signal-${signal}`, { text: `typed before ${signal}`, write: 'first' });
-      writeFileSync(
-        held.ed,
-        readFileSync(held.ed, 'utf8').replace('#!/bin/sh\n', "#!/bin/sh\ntrap '' HUP TERM\n"),
-      );
+      const held = heldEditor(guest, `signal-${signal}`, {
+        text: `typed before ${signal}`,
+        write: 'first',
+        ignoring: 'HUP TERM',
+      });
       const { child, done } = await editing(guest, 'edit.md', held.ed, held.opened);
       // To convene alone, as `kill` sends it: the editor is told by convene.
       child.kill(signal);
@@ -900,11 +900,11 @@ describe('artifact edit of a document saved twice before (edit.md, at version 3)
   });
 
   it('keeps the text and unlocks on the two SIGHUPs of a closed terminal under a shell (the kernel’s, then the shell’s)', async () => {
-    const held = heldEditor(guest, 'hung-up-twice', { text: 'typed before the hangup', write: 'first' });
-    writeFileSync(
-      held.ed,
-      readFileSync(held.ed, 'utf8').replace('#!/bin/sh\n', "#!/bin/sh\ntrap '' HUP TERM\n"),
-    );
+    const held = heldEditor(guest, 'hung-up-twice', {
+      text: 'typed before the hangup',
+      write: 'first',
+      ignoring: 'HUP TERM',
+    });
     const { child, done } = await editing(guest, 'edit.md', held.ed, held.opened);
     child.kill('SIGHUP');
     await new Promise((resolve) => setTimeout(resolve, 20));
@@ -968,7 +968,7 @@ describe('artifact edit of a document saved twice before (edit.md, at version 3)
     const held = heldEditor(guest, 'carries-on', {
       text: 'kept going',
       write: 'first',
-      ignoreInterrupt: true,
+      ignoring: 'INT',
     });
     const { child, done } = await editing(guest, 'edit.md', held.ed, held.opened);
     process.kill(-child.pid!, 'SIGINT');

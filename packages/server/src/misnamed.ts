@@ -30,13 +30,13 @@ const SYNONYMS: Record<string, readonly string[]> = {
  * dropping it would do something else than asked (a message that mentions nobody, a public space,
  * a wait of the default length). A name far from every one the operation takes is ignored: a
  * request may carry fields of its own, and newer clients send fields an older server ignores.
- * `what` is how the answer calls it: an MCP tool's `argument`, a REST body's `field`, a query's
- * `query parameter`.
+ * `what` is how the answer calls it: an MCP tool's `argument`, a REST body's `field` (query
+ * parameters are never refused: decisions.md ignores every unknown one).
  */
 export function misnamed(
   given: Readonly<Record<string, unknown>>,
   names: readonly string[],
-  what: 'argument' | 'field' | 'query parameter',
+  what: 'argument' | 'field',
 ): ValidationError | undefined {
   let free: string[] | undefined;
   for (const name of Object.keys(given)) {

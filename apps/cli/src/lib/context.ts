@@ -3,14 +3,14 @@ import {
   AuthenticationError,
   ConnectionError,
   Convene,
-  ConveneError,
+  type ConveneError,
   type Logger,
   NotFoundError,
   type SpaceView,
 } from '@convene/sdk';
 import { Changes } from './changes';
 import { commandLine, type LineParts } from './command-line';
-import { CliError, isSpaceClosed, keyNotKept, NoSpaceSavedError, UsageError } from './errors';
+import { CliError, keyNoLongerTaken, keyNotKept, NoSpaceSavedError, UsageError } from './errors';
 import { ExitCode } from './exit-codes';
 import { mapLimit } from './map-limit';
 import { conveneFetch, isNotConvene } from './not-convene';
@@ -547,12 +547,7 @@ export class Context {
       hub
         .space(s.spaceId, s.key)
         .get()
-        .then(
-          () => false,
-          (error: unknown) =>
-            isSpaceClosed(error) ||
-            (error instanceof ConveneError && (error.status === 401 || error.status === 404)),
-        ),
+        .then(() => false, keyNoLongerTaken),
     );
     const open = rest.filter((_, i) => !over[i]);
     let now: StoredSpace | undefined;

@@ -1,4 +1,4 @@
-import { ConveneError } from '@convene/sdk';
+import { AuthenticationError, ConveneError, NotFoundError } from '@convene/sdk';
 import { ExitCode, stoppedBy } from './exit-codes';
 
 /**
@@ -146,6 +146,13 @@ export function stopFollowing(signal: AbortSignal): void {
 export function isSpaceClosed(error: unknown): boolean {
   return error instanceof ConveneError && (error.code === 'space_closed' || error.code === 'space_expired');
 }
+
+/**
+ * Whether the server no longer takes a saved key at all: refused (left, kicked: 401), its space
+ * gone (404), or closed or expired. Not a failure to reach the server, nor a 5xx.
+ */
+export const keyNoLongerTaken = (error: unknown): boolean =>
+  error instanceof AuthenticationError || error instanceof NotFoundError || isSpaceClosed(error);
 
 /** How a space the server refused as over ended, by its code: past its time to live, or closed by its owner. */
 export const spaceOver = (error: ConveneError): 'expired' | 'closed' =>

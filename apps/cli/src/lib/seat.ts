@@ -1,8 +1,8 @@
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { AuthenticationError, NotFoundError, type SpaceClient } from '@convene/sdk';
+import type { SpaceClient } from '@convene/sdk';
 import type { Context } from './context';
-import { isSpaceClosed } from './errors';
+import { keyNoLongerTaken } from './errors';
 import type { StoredSpace } from './store';
 
 /**
@@ -32,8 +32,7 @@ export async function readWithHeldKey(
   try {
     return await ctx.hub(url).space(held.spaceId, held.key).get();
   } catch (error) {
-    if (error instanceof AuthenticationError || error instanceof NotFoundError || isSpaceClosed(error))
-      return undefined;
+    if (keyNoLongerTaken(error)) return undefined;
     throw error;
   }
 }

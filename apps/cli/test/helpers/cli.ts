@@ -260,17 +260,13 @@ export function editor(user: User, name: string, body: string): string {
 /**
  * An editor (see `editor`) that a test holds open: it says it has the file open by touching
  * `opened`, then stays until the test calls `release()`. It appends the line `text` to the file
- * as it opens it (`write: 'first'`) or once released (`'last'`); with `ignoreInterrupt`, it
- * ignores Ctrl-C, as some editors do.
+ * as it opens it (`write: 'first'`) or once released (`'last'`); it ignores the signals `ignoring`
+ * names (`INT`: Ctrl-C, as some editors do; `HUP TERM`: an editor that carries on through them).
  */
 export function heldEditor(
   user: User,
   name: string,
-  {
-    text,
-    write,
-    ignoreInterrupt = false,
-  }: { text: string; write: 'first' | 'last'; ignoreInterrupt?: boolean },
+  { text, write, ignoring }: { text: string; write: 'first' | 'last'; ignoring?: 'INT' | 'HUP TERM' },
 ): { ed: string; opened: string; release(): void } {
   const opened = join(user.home, `${name}-open`);
   const released = join(user.home, `${name}-release`);
@@ -278,7 +274,7 @@ export function heldEditor(
   const hold = `touch "${opened}"\nwhile [ ! -e "${released}" ]; do sleep 0.05; done`;
   const body = write === 'first' ? `${append}\n${hold}` : `${hold}\n${append}`;
   return {
-    ed: editor(user, name, ignoreInterrupt ? `trap '' INT\n${body}` : body),
+    ed: editor(user, name, ignoring ? `trap '' ${ignoring}\n${body}` : body),
     opened,
     release: () => writeFileSync(released, ''),
   };
