@@ -10,7 +10,7 @@ import type {
 } from './generated';
 import { backoffMs, linkedController, retryableStatus, setField, showAs, sleep, uuid4 } from './internal';
 import { SpaceResource } from './space-resource';
-import { type RequestOptions, retryDelayMs } from './transport';
+import { type RequestOptions, retryDelayMs, takeIdempotencyKey } from './transport';
 
 export interface CreateArtifactOptions extends Omit<CreateArtifactParams, 'type'> {
   /** The only type there is. */
@@ -351,7 +351,10 @@ export class Artifacts extends SpaceResource {
       throw new ConveneError('withLock needs a callback: withLock(id, (doc) => …)');
     // One key for several writes would have the server replay the first heartbeat's answer to
     // every later one, without extending the lock: the key is the lock's alone.
-    const { heartbeatIntervalMs, idempotencyKey, waitMs = 0, ...requestOptions } = options ?? {};
+    const [idempotencyKey, { heartbeatIntervalMs, waitMs = 0, ...requestOptions }] = takeIdempotencyKey(
+      options,
+      'withLock',
+    );
     const deadline = Date.now() + waitMs;
     // The server lets a lock's holder lock it again (a refresh): two withLocks of one key in this
     // process would both run, and the first to end would unlock under the other. They take turns

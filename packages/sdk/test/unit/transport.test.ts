@@ -583,4 +583,72 @@ describe('the headers a call gives its fetch', () => {
       'content-type': 'application/json',
     });
   });
+
+  /** A client whose fetch keeps every request's headers, answering each with `answer`. */
+  function recording(answer = '{"ok":true}') {
+    const sent: Record<string, string>[] = [];
+    const fetch = async (_url: string | URL | Request, init?: RequestInit) => {
+      sent.push(init?.headers as Record<string, string>);
+      return new Response(answer, { headers: { 'content-type': 'application/json', 'api-version': '1' } });
+    };
+    return { sent, client: new Convene({ baseUrl: 'http://127.0.0.1:9', fetch }) };
+  }
+  const spaceId = '00000000-0000-4000-8000-000000000000';
+
+  it('take an Idempotency-Key header of the call as its idempotencyKey, in any case, rather than replace it', async () => {
+    const { sent, client } = recording();
+    const space = client.space(spaceId, 'a'.repeat(64));
+    await space.messages.send('hi', { headers: { 'IDEMPOTENCY-KEY': 'mine' } });
+    await space.messages.send('hi', { headers: { 'Idempotency-Key': 'same' }, idempotencyKey: 'same' });
+    await space.messages.send('hi');
+    expect(sent.map((headers) => headers['idempotency-key'])).toEqual(['mine', 'same', expect.any(String)]);
+    expect(sent[2]?.['idempotency-key']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('refuse two different Idempotency-Keys in a call, and one among the client’s headers, before any request', async () => {
+    const { sent, client } = recording();
+    const send = client
+      .space(spaceId, 'a'.repeat(64))
+      .messages.send('hi', { headers: { 'idempotency-key': 'one' }, idempotencyKey: 'two' });
+    await expect(send).rejects.toThrow(
+      'sendMessage: two Idempotency-Keys given (the idempotencyKey option and the header): give one',
+    );
+    expect(sent).toEqual([]);
+    expect(() => new Convene({ baseUrl: 'http://127.0.0.1:9', headers: { 'Idempotency-Key': 'k' } })).toThrow(
+      'Idempotency-Key is a call’s own, not the client’s: pass { idempotencyKey } to the write it names',
+    );
+  });
+
+  it('give withLock’s Idempotency-Key header to its lock alone: its unlock has a key of its own', async () => {
+    const lock = {
+      artifactId: spaceId,
+      lockedBy: spaceId,
+      lockedUntil: new Date(Date.now() + 60_000).toISOString(),
+    };
+    const sent: Record<string, string>[] = [];
+    const fetch = async (url: string | URL | Request, init?: RequestInit) => {
+      sent.push({ ...(init?.headers as Record<string, string>), url: `${init?.method} ${url}` });
+      const body = String(url).endsWith('/lock') ? lock : { success: true };
+      return new Response(JSON.stringify(body), {
+        headers: { 'content-type': 'application/json', 'api-version': '1' },
+      });
+    };
+    const space = new Convene({ baseUrl: 'http://127.0.0.1:9', fetch }).space(
+      spaceId,
+      'a'.repeat(64),
+      spaceId,
+    );
+    await space.artifacts.withLock(spaceId, () => undefined, { headers: { 'Idempotency-Key': 'lock-key' } });
+    // The lock, the document's read, the unlock.
+    expect(sent.map((headers) => headers.url?.replace(/ .*\//, ' '))).toEqual([
+      'POST lock',
+      `GET ${spaceId}`,
+      'DELETE lock',
+    ]);
+    expect(sent.map((headers) => headers['idempotency-key'])).toEqual([
+      'lock-key',
+      undefined,
+      expect.stringMatching(/^[0-9a-f-]{36}$/),
+    ]);
+  });
 });
