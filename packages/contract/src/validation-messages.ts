@@ -8,8 +8,16 @@ export function issueField(path: readonly PropertyKey[] | undefined): string {
   return path?.length ? path.map(String).join('.') : 'the body';
 }
 
-/** What a string that must not be blank matches: a character other than white space. */
-export const NOT_BLANK = /\S/;
+/**
+ * What a string that must not be blank matches: a character that shows, other than white space
+ * and the characters nothing draws (a zero-width space or joiner, a soft hyphen, the marks of
+ * direction, variation selectors, the Hangul fillers, the blank Braille pattern): a name made of
+ * those alone reads as nothing in a list, a mention or a page. Spelt as a class of escapes without
+ * flags, so that JSON Schema's `pattern` (OpenAPI, the MCP tools) is the same test.
+ */
+export const NOT_BLANK =
+  // biome-ignore lint/suspicious/noMisleadingCharacterClass: each is one invisible character, matched alone
+  /[^\s\u00AD\u034F\u061C\u115F\u1160\u17B4\u17B5\u180B-\u180F\u200B-\u200F\u202A-\u202E\u2060-\u206F\u2800\u3164\uFE00-\uFE0F\uFEFF\uFFA0]/;
 
 const article = (noun: string) => (/^[aeiou]/.test(noun) ? `an ${noun}` : `a ${noun}`);
 

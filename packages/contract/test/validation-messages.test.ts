@@ -49,13 +49,23 @@ describe('readableIssueMessage', () => {
     ]);
   });
 
-  it('refuses a name of white space alone, and only that', () => {
-    expect(messages(ZCreateSpaceRequest, { name: ' \t\n ', description: '' })).toEqual([
-      'name must not be blank',
-    ]);
+  it('refuses a name of white space or characters nothing draws alone, and only that', () => {
+    for (const name of [
+      ' \t\n ',
+      '\u200B',
+      '\u200E\u200F',
+      '\u2060\uFEFF',
+      ' \u00AD ',
+      '\u3164',
+      '\u2800',
+      '\uFE0F',
+    ])
+      expect(messages(ZCreateSpaceRequest, { name, description: '' }), JSON.stringify(name)).toEqual([
+        'name must not be blank',
+      ]);
     // One issue for an empty name, as before.
     expect(messages(ZCreateSpaceRequest, { name: '', description: '' })).toEqual(['name must not be empty']);
-    for (const name of [' Ada ', '·', '李', 'a b'])
+    for (const name of [' Ada ', '·', '李', 'a b', '\u200BAda', 'Ada\uFE0F', '😀', 'x\u2800'])
       expect(messages(ZCreateSpaceRequest, { name, description: '' })).toEqual([]);
   });
 });

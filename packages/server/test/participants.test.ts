@@ -284,6 +284,7 @@ describe('joinSpace', () => {
     ['no name', {}],
     ['an empty name', { name: '' }],
     ['a blank name', { name: '  ' }],
+    ['a name of characters nothing draws (zero-width space, word joiner)', { name: '\u200B\u2060' }],
     ['a name over 200 characters', { name: 'x'.repeat(201) }],
     ['a role over 10,000 characters', { name: 'ok', role: 'x'.repeat(10_001) }],
     ['a non-string name', { name: 42 }],
