@@ -909,7 +909,7 @@ describe('a followed server that stays away', () => {
     let clock = 0;
     const hint = (error: ConveneError) => `hint for ${error.code}`;
     const lines = printed((out) => {
-      const hooks = sayConnectionLost(out, hint, () => clock);
+      const hooks = sayConnectionLost(out, { server: 'http://localhost:3000', hint, now: () => clock });
       const cut = new ConnectionError('the stream was cut: other side closed', {});
       const refused = new ConnectionError('connect ECONNREFUSED 127.0.0.1:3000 (…)', {
         code: 'ECONNREFUSED',
@@ -946,6 +946,34 @@ describe('a followed server that stays away', () => {
   });
 });
 
+describe('a followed server that does not answer when the command starts', () => {
+  it('is waited for in those words, with the hint at once, said again after 30 s; then Connected, not Reconnected', () => {
+    let clock = 0;
+    const hint = (error: ConveneError) => `hint for ${error.code}`;
+    const lines = printed((out) => {
+      const hooks = sayConnectionLost(out, { server: 'http://localhost:3000', hint, now: () => clock });
+      const refused = new ConnectionError('connect ECONNREFUSED 127.0.0.1:3000 (…)', {
+        code: 'ECONNREFUSED',
+      });
+      for (let attempt = 1; clock <= 32_000; attempt++, clock += 2_000) hooks.notYet(refused, attempt);
+      hooks.onReconnect?.({ attempts: 17 });
+      // A later loss is a loss: said as one.
+      hooks.onDisconnect?.({ error: refused, attempt: 1, delayMs: 1000 });
+      hooks.onReconnect?.({ attempts: 1 });
+    }).split('\n');
+    expect(lines).toEqual([
+      'Waiting for http://localhost:3000 (ECONNREFUSED)…',
+      'hint for ECONNREFUSED',
+      'Still waiting for http://localhost:3000 after 30 s (ECONNREFUSED)…',
+      'hint for ECONNREFUSED',
+      'Connected',
+      'Connection lost (ECONNREFUSED), reconnecting…',
+      'Reconnected',
+      '',
+    ]);
+  });
+});
+
 describe('a followed server that goes away, with --json', () => {
   it('is said on stderr as {"warning": …} lines, without colours or the hint, and nothing on stdout', () => {
     const written = { stdout: '', stderr: '' };
@@ -963,11 +991,11 @@ describe('a followed server that goes away, with --json', () => {
       stream('stderr'),
     );
     let clock = 0;
-    const hooks = sayConnectionLost(
-      out,
-      () => 'convene serve --port 3000',
-      () => clock,
-    );
+    const hooks = sayConnectionLost(out, {
+      server: 'http://localhost:3000',
+      hint: () => 'convene serve --port 3000',
+      now: () => clock,
+    });
     const refused = new ConnectionError('connect ECONNREFUSED 127.0.0.1:3000 (…)', { code: 'ECONNREFUSED' });
     hooks.onDisconnect?.({ error: refused, attempt: 1, delayMs: 1000 });
     clock = 31_000;

@@ -60,7 +60,7 @@ export function registerInbox(program: Command, app: App): void {
         ctx.handlesInterrupt = true;
         out.info(out.c.dim(`Following your inbox in ${saved.name} (Ctrl-C to stop)`));
         // Said on stderr as tail says it: a server that does not answer is not an empty inbox.
-        const hooks = sayConnectionLost(out, awayHint(ctx));
+        const hooks = sayConnectionLost(out, { server: ctx.server, hint: awayHint(ctx) });
         // Started while the server does not answer: waited for as tail waits (the SDK throws a
         // first read's failure). Once the SDK's loop was answered, it rides outages out itself,
         // and says so through `hooks`: what it throws then is its last word.

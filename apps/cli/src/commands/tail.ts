@@ -23,10 +23,10 @@ export function registerTail(program: Command, app: App): void {
       'Follow a space as it happens: messages, people joining and leaving, documents created, ' +
         'edited, locked and unlocked, and by whom. A message not of today shows its date, and a reply ' +
         'what it answers, below it (`↪ in reply to Ada Lovelace: Question for you`). Starts with the last messages (--lines), or everything after ' +
-        '--since (its last --lines when both are given). Reconnects by itself (a dropped connection, a server restart; ' +
-        'started while the server does not answer, it waits for it too) without losing or ' +
-        'repeating anything, and says so on stderr ("Connection lost (…), reconnecting…", then ' +
-        '"Reconnected"; with --json as {"warning": …} lines, not at all with --quiet). The space’s ' +
+        '--since (its last --lines when both are given). Reconnects by itself (a dropped connection, a server restart) ' +
+        'without losing or repeating anything, and says so on stderr ("Connection lost (…), reconnecting…", then ' +
+        '"Reconnected"); started while the server does not answer, it waits for it ("Waiting for URL (…)…", ' +
+        'then "Connected"); with --json these are {"warning": …} lines, with --quiet unsaid. The space’s ' +
         'closing ends it (exit 0), as Ctrl-C ' +
         'does (exit 0); SIGTERM or SIGHUP stop it (exit 143 or 129); if your key stops working (you were ' +
         'removed), it fails as any command would (exit 4). ' +
@@ -79,7 +79,7 @@ export function registerTail(program: Command, app: App): void {
         creators,
       );
       const text = !ctx.out.mode.json;
-      const hooks = sayConnectionLost(ctx.out, awayHint(ctx));
+      const hooks = sayConnectionLost(ctx.out, { server: ctx.server, hint: awayHint(ctx) });
       const open = () => space.messages.stream({ signal: ctx.signal, ...(since ? { since } : {}), ...hooks });
       // Started while the server does not answer: waited for as an outage once live is, said the
       // same way (the SDK throws a first connection's failure).

@@ -55,13 +55,25 @@ export function sayOutages(
 /** How long a followed server may stay away before it is said again, and how often after that. */
 export const STILL_AWAY_MS = 30_000;
 
+/** What a live command says of the server it follows: see sayConnectionLost. */
+export interface FollowHooks extends OutageHooks {
+  /**
+   * A first connection's failure, `attempt` counting them: the command started while the server
+   * does not answer, and waits for it (see waitingForStart). Nothing was followed yet, so nothing
+   * was lost: `onReconnect` then says `Connected`.
+   */
+  notYet(error: ConveneError, attempt: number): void;
+}
+
 /**
  * The SDK hooks of a command that follows the server live (tail, inbox --follow): a dropped
  * connection is said once on stderr, `Connection lost (ECONNREFUSED), reconnecting…`, so that it
  * is not taken for a quiet space, and `Reconnected` once it is back; the SDK keeps trying. An
  * outage that lasts is said again after 30 s, then every minute, with why the latest attempt
  * failed and `hint` of it (how to start a local server again): a server that was stopped is not
- * coming back by itself, and a terminal silent for minutes says nothing of it.
+ * coming back by itself, and a terminal silent for minutes says nothing of it. Started while the
+ * server does not answer (`notYet`), it says `Waiting for URL (ECONNREFUSED)…` with the hint at
+ * once (a server not started yet, or another address meant), and `Connected`.
  *
  * With --json a script reads stdout, which must hold the events alone, and it cannot tell a lost
  * connection from a quiet space either: the same lines go to stderr as `{"warning": …}`, the one
@@ -70,32 +82,58 @@ export const STILL_AWAY_MS = 30_000;
  */
 export function sayConnectionLost(
   out: Output,
-  hint?: (error: ConveneError) => string,
-  now: () => number = Date.now,
-): OutageHooks {
+  {
+    server,
+    hint,
+    now = Date.now,
+  }: { server: string; hint?: (error: ConveneError) => string; now?: () => number },
+): FollowHooks {
   let lostAt = 0;
   let sayAgainAt = 0;
+  /** Whether the outage said is a start's: nothing was ever followed. */
+  let starting = false;
   // The text alone goes into the JSON: a colour would put the CLI's own marks in the string.
   const say = (text: string, colour: (text: string) => string) => {
     if (out.mode.json) out.warn(text);
     else out.info(colour(text));
   };
+  // How to get it back, when nothing answers (a 5xx is a server that answers).
+  const sayHint = (error: ConveneError) => {
+    if (hint && error.status === undefined) out.hint(hint(error));
+  };
+  const first = (text: string) => {
+    lostAt = now();
+    sayAgainAt = lostAt + STILL_AWAY_MS;
+    say(text, out.c.yellow);
+  };
+  const again = (error: ConveneError) => {
+    if (now() < sayAgainAt) return;
+    sayAgainAt = now() + 2 * STILL_AWAY_MS;
+    const away = Math.round((now() - lostAt) / 1000);
+    say(
+      starting
+        ? `Still waiting for ${server} after ${away} s (${outageReason(error)})…`
+        : `Still reconnecting after ${away} s (${outageReason(error)})…`,
+      out.c.yellow,
+    );
+    sayHint(error);
+  };
   return {
-    onDisconnect: ({ error, attempt }) => {
-      if (attempt === 1) {
-        lostAt = now();
-        sayAgainAt = lostAt + STILL_AWAY_MS;
-        say(`Connection lost (${outageReason(error)}), reconnecting…`, out.c.yellow);
-        return;
-      }
-      if (now() < sayAgainAt) return;
-      sayAgainAt = now() + 2 * STILL_AWAY_MS;
-      const away = Math.round((now() - lostAt) / 1000);
-      say(`Still reconnecting after ${away} s (${outageReason(error)})…`, out.c.yellow);
-      // How to get it back, when nothing answers (a 5xx is a server that answers).
-      if (hint && error.status === undefined) out.hint(hint(error));
+    notYet: (error, attempt) => {
+      if (attempt > 1) return again(error);
+      starting = true;
+      first(`Waiting for ${server} (${outageReason(error)})…`);
+      sayHint(error);
     },
-    onReconnect: () => say('Reconnected', out.c.dim),
+    onDisconnect: ({ error, attempt }) => {
+      if (attempt > 1) return again(error);
+      starting = false;
+      first(`Connection lost (${outageReason(error)}), reconnecting…`);
+    },
+    onReconnect: () => {
+      say(starting ? 'Connected' : 'Reconnected', out.c.dim);
+      starting = false;
+    },
   };
 }
 
@@ -107,16 +145,16 @@ export const START_WAIT_MS = 600_000;
 /**
  * A live command started while the server does not answer (`tail` before `serve` is up, or while
  * it restarts): the first connection's failure, which the SDK throws, is waited out as an outage
- * of the live connection is, said on stderr by the same `hooks` (sayConnectionLost), trying again
+ * of the live connection is, said on stderr by the same `hooks` (sayConnectionLost: `notYet`), trying again
  * every START_RETRY_MS for up to START_WAIT_MS. `failed` says whether to try again, once it has
  * waited; what waiting cannot fix is not waited for: an answer (a refused key, an unknown space)
  * but a Convene server's 5xx, 408 or 429, an answer that is not Convene's but a proxy's 502, 503
  * or 504 (Convene away behind it), an https:// address that speaks plain HTTP, something on the
  * port that does not speak HTTP. `connected`, once the
- * first event came: `Reconnected`, after a failure.
+ * first event came: `Connected`, after a failure.
  */
 export function waitingForStart(
-  hooks: OutageHooks,
+  hooks: FollowHooks,
   signal: AbortSignal,
   server: string,
   now: () => number = Date.now,
@@ -129,7 +167,7 @@ export function waitingForStart(
       if (failures === 0) since = now();
       else if (now() - since >= START_WAIT_MS) return false;
       failures++;
-      hooks.onDisconnect?.({ error, attempt: failures, delayMs: START_RETRY_MS });
+      hooks.notYet(error, failures);
       await delay(START_RETRY_MS, undefined, { signal }).catch(() => {});
       return !signal.aborted;
     },
