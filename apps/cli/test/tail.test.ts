@@ -74,7 +74,9 @@ async function startedWhileDown(
   const json = follow(jsonWho, [...args, '--json'], { timeoutMs: 90_000 });
   // Nothing was followed yet, so nothing was lost: what it waits for, and how to start it.
   await text.waitFor(`Waiting for ${server.url} (ECONNREFUSED)…\n`, { in: 'stderr' });
-  await text.waitFor('No server answers there. Start the server that keeps your spaces again', { in: 'stderr' });
+  await text.waitFor('No server answers there. Start the server that keeps your spaces again', {
+    in: 'stderr',
+  });
   await json.waitFor(`{"warning":"Waiting for ${server.url} (ECONNREFUSED)…"}\n`, { in: 'stderr' });
   // Still waiting, a few tries later: it used to end at once, exit 1.
   await new Promise((resolve) => setTimeout(resolve, 5_000));
