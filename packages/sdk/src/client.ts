@@ -43,7 +43,7 @@ import {
 } from './internal';
 import { Messages } from './messages';
 import { SpaceResource } from './space-resource';
-import { type Call, type ClientOptions, idempotencyKeyOf, type RequestOptions, Transport } from './transport';
+import { type Call, type ClientOptions, type RequestOptions, Transport } from './transport';
 import { Webhooks } from './webhooks';
 
 // The groups of a client's operations are interfaces, not object types written inline: the
@@ -703,7 +703,7 @@ export class Convene {
       const { wait = true, pollIntervalMs, onDisconnect, onReconnect, ...params } = joinOptions ?? {};
       // The join's key, known here: a wait for approval that fails has joined all the same, and
       // its error carries the key that resumes that join rather than making a second one.
-      const idempotencyKey = idempotencyKeyOf(options, 'joinSpace') ?? uuid4();
+      const idempotencyKey = options.idempotencyKey ?? uuid4();
       const { data, response } = await this.transport
         .call(
           'joinSpace',

@@ -706,7 +706,7 @@ export interface OperationTypes {
    */
   getSpace: { path: { spaceId: string }; params: undefined; output: SpaceView };
   /**
-   * Change the name, description, agenda or per-participant message budget of a space (owner key).
+   * Change the name, description, agenda or per-participant message budget of a space (owner key); its privacy and ttl are fixed at creation (400).
    * `PUT /hub/space/{spaceId}`: 200; errors 400, 401, 404, 409, 429.
    */
   updateSpace: { path: { spaceId: string }; params: UpdateSpaceParams; output: OkResult };

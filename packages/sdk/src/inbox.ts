@@ -142,7 +142,7 @@ export class Inbox extends SpaceResource {
             // The first failure is the loss; the ones after it, attempts at getting the server back.
             if (policy.exhausted(failures++)) {
               this.transport.logger.warn(
-                `inbox of space ${this.spaceId}: giving up after ${failures} failed calls (limit: ${policy.limits}); follow() resumes from the read position`,
+                `inbox of space ${this.spaceId}: giving up after ${failures} failed calls (limit: ${policy.limits}); follow() again resumes it`,
               );
               throw error;
             }

@@ -58,7 +58,7 @@ export interface ClientOptions {
    * request: operation, method, URL, status, duration and Request-Id, never a key, token or body).
    */
   logLevel?: LogLevel | undefined;
-  /** Headers added to every request (not an Idempotency-Key: that is each write's own, `idempotencyKey`). */
+  /** Headers added to every request. */
   headers?: Record<string, string> | undefined;
 }
 
@@ -74,8 +74,8 @@ export interface RequestOptions {
    * The Idempotency-Key of a write; a fresh UUID by default. The same key is sent on every retry
    * of one call, so the server runs the write once and replays its answer. The writes the server
    * never replays (`spaces.create`, `link.start`, and the anonymous `pollLink`, `signup`, `login`,
-   * `ask`) are sent without one, whatever is given here. An `Idempotency-Key` among `headers`
-   * counts as this option; the two, different, are refused.
+   * `ask`) are sent without one, whatever is given here. An `Idempotency-Key` among the call's
+   * `headers` is sent instead (a call's headers come last), and is the key its error carries.
    */
   idempotencyKey?: string | undefined;
   headers?: Record<string, string> | undefined;
@@ -122,48 +122,6 @@ function notAnId(path: Record<string, string> | undefined): string {
   return ` (${name} takes an id, a UUID${name === 'artifactId' ? ': artifacts.list() has them' : ''})`;
 }
 
-/** The value of a header of a record, by its name in any case. */
-function headerNamed(headers: Record<string, string> | undefined, lowerCaseName: string): string | undefined {
-  for (const [name, value] of Object.entries(headers ?? {}))
-    if (name.toLowerCase() === lowerCaseName) return value;
-  return undefined;
-}
-
-/**
- * The Idempotency-Key a call's options give: `idempotencyKey`, or an `Idempotency-Key` among its
- * `headers` (in any case), which the SDK's own key would otherwise have replaced unseen. Two
- * different keys are refused: the server would have run the write under only one of them.
- */
-export function idempotencyKeyOf(
-  options: RequestOptions | undefined,
-  operationId?: string,
-): string | undefined {
-  const header = headerNamed(options?.headers, 'idempotency-key')?.trim();
-  const key = options?.idempotencyKey;
-  if (header !== undefined && key !== undefined && header !== key.trim())
-    throw new ConveneError(
-      `${operationId ? `${operationId}: ` : ''}two Idempotency-Keys given (the idempotencyKey option and the header): give one`,
-    );
-  return key ?? header;
-}
-
-/**
- * A call's options split into the Idempotency-Key they give (see idempotencyKeyOf) and the rest,
- * for a method whose several writes each need a key of their own (withLock's lock, heartbeats
- * and unlock): the key is the first write's only.
- */
-export function takeIdempotencyKey<T extends RequestOptions>(
-  options: T | undefined,
-  operationId: string,
-): [string | undefined, Omit<T, 'idempotencyKey'>] {
-  const idempotencyKey = idempotencyKeyOf(options, operationId);
-  const { idempotencyKey: _, headers, ...rest } = options ?? ({} as T);
-  const kept =
-    headers &&
-    Object.fromEntries(Object.entries(headers).filter(([name]) => name.toLowerCase() !== 'idempotency-key'));
-  return [idempotencyKey, { ...rest, ...(kept ? { headers: kept } : {}) } as Omit<T, 'idempotencyKey'>];
-}
-
 /** Sends the operations of the route table: URLs, headers, retries, timeouts, errors. */
 export class Transport {
   declare readonly options: ResolvedOptions;
@@ -191,11 +149,6 @@ export class Transport {
       logger: levelled(options.logger ?? console, options.logLevel ?? 'warn'),
       headers: options.headers ?? {},
     };
-    // One key on every write would have the server replay the first write's answer to the others.
-    if (headerNamed(this.options.headers, 'idempotency-key') !== undefined)
-      throw new ConveneError(
-        'Idempotency-Key is a call’s own, not the client’s: pass { idempotencyKey } to the write it names',
-      );
     showAs(Transport, 'Transport');
   }
 
@@ -287,13 +240,14 @@ export class Transport {
     if (credentials?.userToken) set('X-User-Token', credentials.userToken);
     if (credentials?.bearer) set('Authorization', `Bearer ${credentials.bearer}`);
     if (credentials?.pollToken) set('X-Poll-Token', credentials.pollToken);
+    // One key per logical call, the same on every retry: the server runs the write once. The
+    // writes it never replays (createSpace, startLink, the anonymous ones) go without one: it
+    // would promise a retry what the server does not keep. An Idempotency-Key among the call's
+    // headers, set after it, is the key (the client's is not: each write has its own).
+    if (isWrite && route.idempotent) set('Idempotency-Key', options.idempotencyKey ?? uuid4());
     for (const [name, value] of Object.entries(options.headers ?? {})) set(name, value);
     let body: string | undefined;
     if (isWrite) {
-      // One key per logical call, the same on every retry: the server runs the write once. The
-      // writes it never replays (createSpace, startLink, the anonymous ones) go without one: it
-      // would promise a retry what the server does not keep.
-      if (route.idempotent) set('Idempotency-Key', idempotencyKeyOf(options, operationId) ?? uuid4());
       if (params !== undefined) {
         body = JSON.stringify(params);
         headers['content-type'] = 'application/json';
