@@ -208,7 +208,8 @@ export const operations = {
     method: 'PUT',
     path: '/hub/space/{spaceId}',
     tag: 'spaces',
-    summary: 'Change the name, description, agenda or per-participant message budget of a space (owner key)',
+    summary:
+      'Change the name, description, agenda or per-participant message budget of a space (owner key); its privacy and ttl are fixed at creation (400)',
     input: ZUpdateSpaceRequest,
     output: ZOk,
     successStatus: 200,

@@ -24,6 +24,25 @@ const SYNONYMS: Record<string, readonly string[]> = {
 };
 
 /**
+ * Fields of an operation's creation that its update does not take, by the update's operationId:
+ * fixed once the thing is made. Ignored, as unknown fields are, the update answered `{ok: true}`
+ * and the caller took a private space for made public, or a lifetime for extended; refused
+ * instead, 400, saying so, before anything runs (the fields given with them are not changed).
+ */
+const FIXED_AT_CREATION: Record<string, Record<string, string>> = {
+  updateSpace: {
+    privacy:
+      'privacy cannot be changed: a space stays public or private as it was created (create a new space for the other)',
+    ttl: 'ttl cannot be changed: a space lives the ttl it was created with (getSpace’s ttlRemaining counts it down)',
+  },
+};
+
+/** An operation's fixed fields (see FIXED_AT_CREATION), by its operationId or its MCP tool's name. */
+export function fixedFieldsOf(operation: string): Readonly<Record<string, string>> | undefined {
+  return FIXED_AT_CREATION[operation.replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase())];
+}
+
+/**
  * A name the caller gave that the operation does not take, but that is a slip of one it takes and
  * was not given (`mention` for `mentions`, `private` for `privacy`, `spaceID` for `spaceId`,
  * `timeout` for `wait`, the start of a longer name): refused, 400, with the name meant, since
@@ -31,13 +50,20 @@ const SYNONYMS: Record<string, readonly string[]> = {
  * a wait of the default length). A name far from every one the operation takes is ignored: a
  * request may carry fields of its own, and newer clients send fields an older server ignores.
  * `what` is how the answer calls it: an MCP tool's `argument`, a REST body's `field` (query
- * parameters are never refused: decisions.md ignores every unknown one).
+ * parameters are never refused: decisions.md ignores every unknown one). `fixed`: the operation's
+ * fields fixed at creation (fixedFieldsOf), each refused with its reason.
  */
 export function misnamed(
   given: Readonly<Record<string, unknown>>,
   names: readonly string[],
   what: 'argument' | 'field',
+  fixed?: Readonly<Record<string, string>>,
 ): ValidationError | undefined {
+  if (fixed)
+    for (const name of Object.keys(given)) {
+      const why = Object.hasOwn(fixed, name) && !names.includes(name) ? fixed[name] : undefined;
+      if (why) return new ValidationError(why, { issues: [{ path: [name], message: why }] });
+    }
   let free: string[] | undefined;
   for (const name of Object.keys(given)) {
     if (names.includes(name)) continue;

@@ -909,6 +909,23 @@ describe('arguments a tool does not take', () => {
     await callOk(mcp, 'send_message', { ...base, content: 'hello', to: 'all' });
   });
 
+  it('refuses what update_space cannot change (privacy, ttl), saying why, and changes nothing given with it', async () => {
+    const space = await h.createSpace();
+    const base = { spaceId: space.spaceId, privateKey: space.ownerKey, agenda: 'new agenda' };
+    const privacy = await callError(mcp, 'update_space', { ...base, privacy: 'private' }, 400);
+    expect(privacy.error).toMatch(
+      /^privacy cannot be changed: a space stays public or private as it was created/,
+    );
+    expect(privacy.issues).toEqual([{ path: ['privacy'], message: privacy.error }]);
+    const ttl = await callError(mcp, 'update_space', { ...base, ttl: 3600 }, 400);
+    expect(ttl.error).toMatch(/^ttl cannot be changed/);
+    const read = await h.get(`/hub/space/${space.spaceId}`, { key: space.ownerKey });
+    expect({ privacy: read.body.privacy, agenda: read.body.agenda }).toEqual({
+      privacy: 'public',
+      agenda: '',
+    });
+  });
+
   it('refuses a key under another name, naming privateKey, where it would have been missing', async () => {
     const space = await h.createSpace();
     const { publicInvitationKey } = (

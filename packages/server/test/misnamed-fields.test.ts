@@ -49,6 +49,47 @@ describe('fields an operation does not take', () => {
     expect(read.body.description).not.toBe('typo');
   });
 
+  it('refuses what updateSpace cannot change, saying why, rather than answer {ok: true} and change nothing of it', async () => {
+    const space = await h.createSpace();
+    const url = `/hub/space/${space.spaceId}`;
+    for (const [body, why] of [
+      [
+        { privacy: 'private' },
+        /^privacy cannot be changed: a space stays public or private as it was created/,
+      ],
+      [{ name: 'Renamed', ttl: 3600 }, /^ttl cannot be changed: a space lives the ttl it was created with/],
+      // Beside every field it takes and one it ignores: still refused.
+      [
+        {
+          name: 'N',
+          description: 'D',
+          agenda: 'A',
+          maxMessagesPerMinute: 5,
+          clientTag: 'x',
+          privacy: 'public',
+        },
+        /^privacy cannot be changed/,
+      ],
+    ] as const) {
+      const refused = await h.put(url, { key: space.ownerKey, body });
+      expectError(refused, 400, 'invalid_request');
+      expect(refused.body.error).toMatch(why);
+      expect(refused.body.issues).toEqual([
+        { path: [Object.keys(body).at(-1)], message: refused.body.error },
+      ]);
+    }
+    // Nothing given with them changed.
+    const read = await h.get(url, { key: space.ownerKey });
+    expect({ name: read.body.name, privacy: read.body.privacy }).toEqual({
+      name: 'Test space',
+      privacy: 'public',
+    });
+    // createSpace takes them, as before.
+    expectOk(
+      await h.post('/hub/space', { body: { name: 'P', description: 'd', privacy: 'private', ttl: 3600 } }),
+    );
+  });
+
   it('ignores every unknown query parameter, even one a slip of a parameter the read takes (decisions.md)', async () => {
     const space = await h.createSpace();
     const messages = `/hub/space/${space.spaceId}/messages`;

@@ -37,7 +37,7 @@ import { toHttpError } from '../http/errors';
 import { authorizeReplayOf, type Begun, canonicalJson, type IdempotencyGate } from '../http/idempotency';
 import { jsonBodyProblem, NUL_PROBLEM, SURROGATE_PROBLEM } from '../http/json-body';
 import { type FailureLog, logFailure } from '../http/log-errors';
-import { misnamed } from '../misnamed';
+import { fixedFieldsOf, misnamed } from '../misnamed';
 import { connectionKeyLine, mcpInstructions } from './instructions';
 import {
   keyArgument,
@@ -219,7 +219,7 @@ export function createMcpServer({
       }
       const key = argKey ?? header(headers, 'x-private-key');
       const userToken = header(headers, 'x-user-token');
-      const slip = misnamed(args, argumentNames(tools, tool), 'argument');
+      const slip = misnamed(args, argumentNames(tools, tool), 'argument', fixedFieldsOf(tool.name));
       try {
         tool.requireCredential?.({
           key,
