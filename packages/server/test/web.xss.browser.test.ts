@@ -119,11 +119,16 @@ describe.skipIf(!hasChromium || onPostgres())('html messages from an XSS corpus 
     await h.joinActive(space, { name: 'Newcomer' });
     await expect.poll(() => page.getByText('Newcomer').count()).toBeGreaterThan(0);
     // Let whatever the payloads could start finish: every image loaded or failed, two frames drawn.
-    await page.waitForFunction(
-      `[...document.querySelectorAll('#messages img')].every((img) => img.complete)`,
-      undefined,
-      { timeout: 10_000 },
-    );
+    // Polled from here: waitForFunction polls with a string the page's CSP refuses to evaluate
+    // (it only passed when every image was done at its first look).
+    await expect
+      .poll(
+        () => page.evaluate(`[...document.querySelectorAll('#messages img')].every((img) => img.complete)`),
+        {
+          timeout: 10_000,
+        },
+      )
+      .toBe(true);
     await page.evaluate('new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))');
 
     const seen = (await page.evaluate(INSPECT)) as {

@@ -91,6 +91,9 @@ async function loadSpaces(): Promise<void> {
   $('spaces-empty').hidden = rows.length > 0;
 }
 
+/** The name the service gives a token created without one. */
+const DEFAULT_TOKEN_NAME = 'API token';
+
 /** The tokens as last listed: a new one is not given the name of one still in use. */
 let listed: TokenMetadata[] = [];
 
@@ -116,7 +119,7 @@ async function loadTokens(): Promise<void> {
               {
                 type: 'button',
                 class: 'small danger',
-                'aria-label': `Revoke ${token.name}`,
+                'aria-label': `Revoke ${shownName(token.name)}`,
                 dataset: { tokenId: token.id },
                 onclick: (e) => revoke(e.currentTarget, token),
               },
@@ -131,11 +134,13 @@ async function loadTokens(): Promise<void> {
 
 async function revoke(button: EventTarget | null, token: TokenMetadata): Promise<void> {
   if (!account) return;
-  if (!confirmed(`Revoke "${token.name}"? An agent using it is no longer linked to you.`)) return;
+  // Its bidi controls written out here too: a confirm is plain text, where "\u202E" would reverse
+  // the rest of the question.
+  if (!confirmed(`Revoke "${shownName(token.name)}"? An agent using it is no longer linked to you.`)) return;
   await busy(button, async () => {
     try {
       await account.tokens.revoke(token.id);
-      notify('dashboard-notice', `Revoked "${token.name}".`, 'ok');
+      notify('dashboard-notice', `Revoked "${shownName(token.name)}".`, 'ok');
       // The new token just shown, now revoked: its secret is put away with it.
       if ($('token-created').dataset.tokenId === token.id) {
         $('token-created').hidden = true;
@@ -166,10 +171,15 @@ const tokenForm = $('token-form', HTMLFormElement);
 tokenForm.addEventListener('submit', async (event) => {
   event.preventDefault();
   if (!account) return;
-  const name = $('token-name', HTMLInputElement).value.trim();
+  const typed = $('token-name', HTMLInputElement).value.trim();
   // Two live tokens of one name could not be told apart when one is to be revoked (the CLI
-  // refuses it too).
-  const taken = name && listed.find((t) => !t.revoked && t.name.toLowerCase() === name.toLowerCase());
+  // refuses it too). Left empty, the name is the service's default, numbered past those in use.
+  const inUse = (name: string) =>
+    listed.find((t) => !t.revoked && t.name.toLowerCase() === name.toLowerCase());
+  let name = typed;
+  for (let n = 1; !typed && (!name || inUse(name)); n++)
+    name = n === 1 ? DEFAULT_TOKEN_NAME : `${DEFAULT_TOKEN_NAME} ${n}`;
+  const taken = typed && inUse(typed);
   if (taken) {
     notify(
       'dashboard-notice',
@@ -180,7 +190,7 @@ tokenForm.addEventListener('submit', async (event) => {
   }
   await busy(submitButton(tokenForm), async () => {
     try {
-      const created = await account.tokens.create(name ? { name } : {});
+      const created = await account.tokens.create({ name });
       $('token-secret').textContent = created.token;
       $('token-created').dataset.tokenId = created.id;
       $('token-created').hidden = false;
@@ -205,7 +215,7 @@ async function start(): Promise<void> {
   }
   try {
     const me = await account.me();
-    $('who').textContent = `Logged in as ${me.name} (${me.email}).`;
+    $('who').textContent = `Logged in as ${shownName(me.name)} (${me.email}).`;
     $('dashboard').hidden = false;
     await Promise.all([loadSpaces(), loadTokens()]);
   } catch (error) {

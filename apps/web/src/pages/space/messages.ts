@@ -241,6 +241,21 @@ export function wireMessages(): void {
   });
   // An image's load does not bubble: heard on the way down.
   log.addEventListener('load', () => following && toEnd(), true);
+  // Nor does its failure, which left a broken icon and the log short of its end: said in words,
+  // in the image's place, the log kept at its end.
+  log.addEventListener(
+    'error',
+    (event) => {
+      const img = event.target;
+      // A message's image, not an avatar (which keeps its place and size).
+      if (!(img instanceof HTMLImageElement) || !img.closest('.message-body')) return;
+      const alt = shownText(img.alt).trim();
+      // No class: a message's markup carries none (the page's styles are the page's own).
+      img.replaceWith(el('span', {}, `(image could not be loaded${alt ? `: ${alt}` : ''})`));
+      if (following) toEnd();
+    },
+    true,
+  );
   // A resized window (a phone turned) changes the log's height and how its lines wrap, and no
   // scroll says so: a reader at the end stays there.
   new ResizeObserver(() => {
@@ -260,7 +275,9 @@ export function wireMessages(): void {
     if (event.key === 'Escape' && replyingTo) replyTo(undefined);
     if (event.key === 'Enter' && !event.shiftKey && !event.isComposing && !touch.matches) {
       event.preventDefault();
-      form.requestSubmit();
+      // As a form's own Enter does: nothing while its button is disabled (this message on its
+      // way), where requestSubmit() sent it a second time, under a key of its own.
+      submitButton(form)?.click();
     }
   });
 
@@ -282,11 +299,29 @@ export function wireMessages(): void {
       ? `This message is ${count(n)} characters; the limit is ${count(max)}. Shorten it, or send it in parts.`
       : undefined;
   };
-  input.addEventListener('input', measure);
+  /** The refusal of what the box held (blank, too long, no image address), until the box changes. */
+  let refusedContent: string | undefined;
+  const refuseContent = (text: string): void => {
+    refuse(text);
+    refusedContent = text;
+  };
+  /**
+   * Taken back once it no longer holds (the text shortened, written or changed, another type): the
+   * counter says the length meanwhile. A refusal of the service (muted, offline) stays until the
+   * next send.
+   */
+  const takeBackRefusal = (): void => {
+    const tooLong = measure();
+    if (refusedContent !== undefined && !tooLong && $('send-notice').textContent === refusedContent) {
+      notify('send-notice', '');
+      refusedContent = undefined;
+    }
+  };
+  input.addEventListener('input', takeBackRefusal);
 
   const retype = (): void => {
     input.placeholder = placeholder(messageType(type.value));
-    measure();
+    takeBackRefusal();
   };
   type.addEventListener('change', retype);
   retype();
@@ -295,17 +330,17 @@ export function wireMessages(): void {
     event.preventDefault();
     const content = input.value;
     if (!content.trim()) {
-      refuse('Nothing to send: write a message first.');
+      refuseContent('Nothing to send: write a message first.');
       return;
     }
     const tooLong = measure();
     if (tooLong) {
-      refuse(tooLong);
+      refuseContent(tooLong);
       return;
     }
     if (messageType(type.value) === 'image' && !isImageSource(content)) {
       // What the server would refuse, said in the page's words and kept in the box to mend.
-      refuse(
+      refuseContent(
         'An image message is an https:// address of an image, or a data:image URI (png, jpeg, gif or webp).',
       );
       return;
