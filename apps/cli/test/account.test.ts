@@ -289,6 +289,8 @@ describe('whoami with space keys alone', () => {
       },
       spaces: 1,
     });
+    // -q: not logged in, who you are in the default space.
+    expect((await guest.run(['whoami', '-q'])).stdout).toBe(`${participantId}\n`);
 
     // Muted: said beside the name. Removed: the key refused, still shown, still exit 0.
     expect((await owner.run(['mute', 'Ada'])).code).toBe(0);

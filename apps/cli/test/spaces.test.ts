@@ -56,6 +56,17 @@ describe('space create, list, show, use, update, close', () => {
     expect(JSON.parse(json.stderr.trim())).toEqual({
       warning: expect.stringContaining('You now have 3 spaces called'),
     });
+    // Renamed to a name saved here, in its very case: the same warning, without the exact case
+    // that would not tell them apart.
+    expect((await owner.run(['space', 'create', 'Gamma'])).code).toBe(0);
+    const renamed = await owner.run(['space', 'update', 'Gamma', '--name', 'Beta']);
+    expect(renamed.code).toBe(0);
+    expect(renamed.stderr).toContain(
+      'You now have 4 spaces called "Beta" here: name them by id (`convene space list` shows the ids), or give one another name with `convene space update ID --name NEW`.',
+    );
+    expect((await owner.run(['space', 'update', 'Beta', '--description', 'd'])).stderr).not.toContain(
+      'spaces called',
+    );
   });
 
   it('shows the key of a space created or joined that it could not save, rather than lose it', async () => {
@@ -1539,7 +1550,7 @@ describe('invite, join, participants, moderation, leave', () => {
     expect((await owner.run(['kick', 'Rex'])).stderr).toContain('Rex was already kicked from Selective');
   });
 
-  it('resumes a join stopped with Ctrl-C while it waited, without asking twice', async () => {
+  it('resumes a join stopped with Ctrl-C while it waited, without asking twice, by the same link or a fresh one', async () => {
     const owner = user();
     await owner.run(['space', 'create', 'Patient room', '--private']);
     const { agentLink } = (await owner.run(['invite', '--json'])).json();
@@ -1555,8 +1566,17 @@ describe('invite, join, participants, moderation, leave', () => {
     expect(stopped.stderr).toContain('run the same `convene join` again');
     expect(Object.keys(guest.credentials().hosts[server.url].pendingJoins)).toHaveLength(1);
 
+    // Again by a fresh link of the space, under the same name: the same request, waited for again.
+    const fresh = (await owner.run(['invite', '--json'])).json().agentLink;
+    expect(fresh).not.toBe(agentLink);
+    const again = follow(guest, ['join', fresh, '--name', 'Pat']);
+    await again.waitFor('Waiting for the owner to approve you', { in: 'stderr' });
+    expect((await again.interrupt()).code).toBe(130);
+    const waiting = (await owner.run(['participants', '--json'])).json().filter((p: any) => p.name === 'Pat');
+    expect(waiting).toHaveLength(1);
+
     expect((await owner.run(['approve', 'Pat'])).code).toBe(0);
-    const resumed = await guest.run(['join', agentLink, '--name', 'Pat', '--json'], { timeoutMs: 60_000 });
+    const resumed = await guest.run(['join', fresh, '--name', 'Pat', '--json'], { timeoutMs: 60_000 });
     expect(resumed.code).toBe(0);
     expect(resumed.json().participantPrivateKey).toMatch(/^[0-9a-f]{64}$/);
     expect(guest.credentials().hosts[server.url].pendingJoins).toEqual({});

@@ -154,13 +154,20 @@ export function registerJoin(program: Command, app: App): void {
           ...sayOutages(spinner, url, text, POLL_INTERVAL_MS),
         });
       };
-      // A join still waiting from an earlier `convene join` is waited for again, not asked twice.
-      const earlier = ctx.store.host(url).pendingJoins?.[invitation.spaceId];
+      // A join still waiting from an earlier `convene join` is waited for again, not asked twice:
+      // by the same link, or by another link of the space under the same name (a script that
+      // asks the owner for a fresh link each run), which would leave the owner two requests of
+      // one name, approve NAME refused as ambiguous, and the first waiting for ever.
+      const saved = ctx.store.host(url).pendingJoins?.[invitation.spaceId];
+      const earlier =
+        saved && (saved.invitationKey === invitation.invitationKey || saved.name === name)
+          ? saved
+          : undefined;
       let member: JoinedSpaceClient;
       // Approved after a wait: until the key is saved, the join stays saved as waiting.
       let waited = false;
       try {
-        if (earlier && earlier.invitationKey === invitation.invitationKey) {
+        if (earlier) {
           waited = true;
           member = await waiting(hub.pendingJoin(earlier));
         } else {

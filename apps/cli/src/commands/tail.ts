@@ -46,7 +46,7 @@ export function registerTail(program: Command, app: App): void {
     .addOption(
       new Option(
         '-n, --lines <n>',
-        'how many earlier messages to show first (with --since: the last n after it, else all of them)',
+        'how many earlier messages to show first; with --since, every one after it, or its last n when --lines is given',
       ).default('10', '10'),
     )
     .addHelpText(

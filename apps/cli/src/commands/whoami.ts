@@ -20,7 +20,8 @@ export function registerWhoami(program: Command, app: App): void {
         'default space with who you are in it (your name, role, and whether a human or an agent). ' +
         'No account is needed: spaces work with their keys alone. Exits 0 when there is something ' +
         'to show (an account, or keys of spaces); 4 when there is nothing (not logged in, no space ' +
-        'keys here), or when the token it would use does not work and no session is there.',
+        'keys here), or when the token it would use does not work and no session is there. With -q, ' +
+        'the account’s email, or, not logged in, your participant id in the default space.',
     )
     .addHelpText('after', examples('convene whoami', 'convene whoami --json | jq .user.email'))
     .action(async (_options, command) => {
@@ -78,7 +79,8 @@ export function registerWhoami(program: Command, app: App): void {
       };
       const { out } = ctx;
       out.result(result, {
-        quiet: () => user?.email,
+        // Not logged in, the id of who you are in the default space: -q printed nothing.
+        quiet: () => user?.email ?? space?.participantId,
         human: () =>
           out.fields([
             ['server', ctx.url],

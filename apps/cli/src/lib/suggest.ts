@@ -57,3 +57,15 @@ export function suggest(
     ? commandLine(words, { args: [argument, ...args], options: flags })
     : commandLine(words, { args, options: { ...flags, '--space': argument } });
 }
+
+/**
+ * What `space create` and `space update --name` say when `name` is now the name (in any case) of
+ * the saved spaces `namesakes` name, on this server: names are not unique, so commands name them
+ * by id from now on (by their exact case too, where the names differ in case alone).
+ */
+export function namesakesWarning(ctx: Context, name: string, namesakes: readonly string[]): string {
+  const exactCase = new Set(namesakes).size === namesakes.length;
+  // Its ID names the space: not the one this command acted on, which suggest would add.
+  const rename = ctx.line('space update', { args: [verbatim('ID')], options: { '--name': verbatim('NEW') } });
+  return `You now have ${namesakes.length} spaces called ${JSON.stringify(inline(name))} here: name them by id (\`${suggest(ctx, 'space list')}\` shows the ids)${exactCase ? ' or by their name in its exact case' : ''}, or give one another name with \`${rename}\`.`;
+}

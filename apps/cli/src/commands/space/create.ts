@@ -13,7 +13,7 @@ import { verbatim } from '../../lib/quote';
 import { youAre } from '../../lib/render';
 import { sameName } from '../../lib/resolve';
 import type { StoredSpace } from '../../lib/store';
-import { suggest } from '../../lib/suggest';
+import { namesakesWarning } from '../../lib/suggest';
 
 export function registerSpaceCreate(space: Command, app: App): void {
   space
@@ -84,7 +84,7 @@ export function registerSpaceCreate(space: Command, app: App): void {
       const created = checkedAnswer(ZAnswers.createdSpace, answer, ctx.server);
       // Read in the write that saves the key (a read before it that failed would lose the key).
       let before: StoredSpace | undefined;
-      let twins = 0;
+      let twins: string[] = [];
       ctx.keepKey(
         {
           spaceId: created.spaceId,
@@ -101,17 +101,15 @@ export function registerSpaceCreate(space: Command, app: App): void {
             const moved = ctx.options.url !== undefined && rememberedServer(file.url) !== ctx.url;
             before = !moved && host.defaultSpace ? host.spaces[host.defaultSpace] : undefined;
             // Names are not unique on a server: a second of this one here is named by its id from now on.
-            twins = Object.values(host.spaces).filter((s) => sameName(s.name, name)).length;
+            twins = Object.values(host.spaces)
+              .filter((s) => sameName(s.name, name))
+              .map((s) => s.name);
           },
         },
       );
       await ctx.warnIfTokenIgnored('this space');
       const { out } = ctx;
-      if (twins > 0) {
-        out.warn(
-          `You now have ${twins + 1} spaces called ${JSON.stringify(inline(name))} here: name them by id (\`${suggest(ctx, 'space list')}\` shows the ids) or by their name in its exact case, or give one another name with \`${suggest(ctx, 'space update', { args: [verbatim('ID')], options: { '--name': verbatim('NEW') } })}\`.`,
-        );
-      }
+      if (twins.length > 0) out.warn(namesakesWarning(ctx, name, [...twins, name]));
       out.result(created, {
         quiet: () => created.spaceId,
         human: () => {
