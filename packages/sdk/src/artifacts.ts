@@ -350,16 +350,8 @@ export class Artifacts extends SpaceResource {
     if (typeof fn !== 'function')
       throw new ConveneError('withLock needs a callback: withLock(id, (doc) => …)');
     // One key for several writes would have the server replay the first heartbeat's answer to
-    // every later one, without extending the lock: the key is the lock's alone. An Idempotency-Key
-    // header is the lock's key (the transport sends a call's own header over its idempotencyKey):
-    // taken out of the headers of withLock's other calls (heartbeats, writes, the unlock).
-    const headers = { ...options?.headers };
-    let { heartbeatIntervalMs, idempotencyKey, waitMs = 0, ...requestOptions } = { ...options, headers };
-    for (const name in headers)
-      if (/^idempotency-key$/i.test(name)) {
-        idempotencyKey = headers[name];
-        delete headers[name];
-      }
+    // every later one, without extending the lock: the key is the lock's alone.
+    const { heartbeatIntervalMs, idempotencyKey, waitMs = 0, ...requestOptions } = options ?? {};
     const deadline = Date.now() + waitMs;
     // The server lets a lock's holder lock it again (a refresh): two withLocks of one key in this
     // process would both run, and the first to end would unlock under the other. They take turns
@@ -491,7 +483,7 @@ export class Artifacts extends SpaceResource {
         const lockExpiresAt = new Date(times.settled + lifetime).toISOString();
         if (failure)
           throw new UnlockError<T>(
-            `withLock could not unlock artifact ${artifactId} (${failure.message}` +
+            `withLock could not release the lock on artifact ${artifactId} (${failure.message}` +
               `${requestOptions.signal?.aborted ? '; the signal ended the wait' : ''}); it may be held until ${lockExpiresAt}`,
             { artifactId, outcome, lockExpiresAt, cause: failure },
           );
@@ -566,7 +558,7 @@ export class Artifacts extends SpaceResource {
   ): Promise<void> {
     const stranded = (why: string, until: number) =>
       this.transport.logger.warn(
-        `withLock's lock of artifact ${artifactId} failed (${failure.message}); ${why}: the lock ` +
+        `withLock's lock call on artifact ${artifactId} failed (${failure.message}); ${why}: the lock ` +
           `may stay held until about ${new Date(until).toISOString()}`,
       );
     let answer: WithResponse<LockResult>;

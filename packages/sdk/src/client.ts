@@ -86,9 +86,8 @@ export class SpaceClient extends SpaceResource {
   /**
    * Your participantId in the space, when this client knows it: the client `hub.join` returns
    * knows it, and `hub.space(spaceId, key, participantId)` is told it (for the owner, the
-   * `ownerId` that `spaces.create` returns). Otherwise undefined: no answer of the API says
-   * which participant a key is (`get()` marks the owner among the participants, but a
-   * participant key reads the same list), so a client made from a key alone cannot learn it.
+   * `ownerId` that `spaces.create` returns). Otherwise undefined: this property is not filled
+   * in from the server; `(await client.get()).you.participantId` says whose the key is.
    */
   declare readonly participantId?: string | undefined;
   declare readonly messages: Messages;
@@ -530,15 +529,15 @@ export class Session {
 /** The invitation's space and key, from an `agentLink` (`…/hub/space/{id}/agent.md?key=…`) or a `humanLink` (`…/join/{id}#key=…`). */
 export function parseInvitationLink(link: string): { spaceId: string; invitationKey: string } {
   const url = urlOf(link);
-  // Not repeated: what was passed may be a key (the invitation key instead of its link).
-  if (!url)
+  const spaceId = url && /\/(?:space|join)\/([0-9a-fA-F-]{36})(?:\/|$)/.exec(url.pathname)?.[1];
+  const invitationKey =
+    url && (url.searchParams.get('key') ?? new URLSearchParams(url.hash.slice(1)).get('key'));
+  // Not repeated: what was passed may be a key (the invitation key instead of its link). A link
+  // cut short (no space id, no key) is no invitation link either.
+  if (!spaceId || !invitationKey)
     throw new ConveneError(
       'not an invitation link (its agentLink or humanLink; or give the space id and key)',
     );
-  const spaceId = /\/(?:space|join)\/([0-9a-fA-F-]{36})(?:\/|$)/.exec(url.pathname)?.[1];
-  const invitationKey = url.searchParams.get('key') ?? new URLSearchParams(url.hash.slice(1)).get('key');
-  if (!spaceId || !invitationKey)
-    throw new ConveneError('an invitation link carries the space id and its key (agentLink or humanLink)');
   return { spaceId, invitationKey };
 }
 
@@ -636,7 +635,8 @@ export class Convene {
   /**
    * A client for one space, acting with `key` (the owner key or a participant key). Pass the key's
    * `participantId` too when you have it (the owner's is `ownerId` in the answer of
-   * `spaces.create`) for `client.participantId`: the SDK cannot learn it from the key.
+   * `spaces.create`) for `client.participantId`, which the SDK does not ask the server for
+   * (`get()`'s `you` says it).
    */
   space(spaceId: string, key: string, participantId: string): JoinedSpaceClient;
   space(spaceId: string, key: string, participantId?: string): SpaceClient;

@@ -128,6 +128,10 @@ export class MessageStream extends SpaceResource implements AsyncIterable<Stream
     return { ...this.transport.toJSON(), spaceId: this.spaceId, lastEventId: this.lastId };
   }
 
+  /**
+   * Its events, once: a second `for await` over the same stream throws (a ConveneError). To
+   * follow the space again, call `messages.stream({ lastEventId: stream.lastEventId })`.
+   */
   [Symbol.asyncIterator](): AsyncIterator<StreamEvent> {
     if (this.started) throw new ConveneError('a MessageStream is iterated once');
     this.started = true;

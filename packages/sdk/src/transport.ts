@@ -58,7 +58,7 @@ export interface ClientOptions {
    * request: operation, method, URL, status, duration and Request-Id, never a key, token or body).
    */
   logLevel?: LogLevel | undefined;
-  /** Headers added to every request. */
+  /** Headers added to every request (but an Idempotency-Key: each write has its own, `idempotencyKey`). */
   headers?: Record<string, string> | undefined;
 }
 
@@ -74,8 +74,8 @@ export interface RequestOptions {
    * The Idempotency-Key of a write; a fresh UUID by default. The same key is sent on every retry
    * of one call, so the server runs the write once and replays its answer. The writes the server
    * never replays (`spaces.create`, `link.start`, and the anonymous `pollLink`, `signup`, `login`,
-   * `ask`) are sent without one, whatever is given here. An `Idempotency-Key` among the call's
-   * `headers` is sent instead (a call's headers come last), and is the key its error carries.
+   * `ask`) are sent without one, whatever is given here. The key is this option's: an
+   * `Idempotency-Key` among the `headers` (the client's or the call's) is never sent.
    */
   idempotencyKey?: string | undefined;
   headers?: Record<string, string> | undefined;
@@ -240,12 +240,13 @@ export class Transport {
     if (credentials?.userToken) set('X-User-Token', credentials.userToken);
     if (credentials?.bearer) set('Authorization', `Bearer ${credentials.bearer}`);
     if (credentials?.pollToken) set('X-Poll-Token', credentials.pollToken);
-    // One key per logical call, the same on every retry: the server runs the write once. The
-    // writes it never replays (createSpace, startLink, the anonymous ones) go without one: it
-    // would promise a retry what the server does not keep. An Idempotency-Key among the call's
-    // headers, set after it, is the key (the client's is not: each write has its own).
-    if (isWrite && route.idempotent) set('Idempotency-Key', options.idempotencyKey ?? uuid4());
     for (const [name, value] of Object.entries(options.headers ?? {})) set(name, value);
+    // One key per logical call, the same on every retry: the server runs the write once. The
+    // writes it never replays (createSpace, startLink, the anonymous ones) go without one, and
+    // reads too, whatever headers say: it would promise a retry what the server does not keep.
+    // The key is `idempotencyKey`: one among the headers is not sent.
+    delete headers['idempotency-key'];
+    if (isWrite && route.idempotent) set('Idempotency-Key', options.idempotencyKey ?? uuid4());
     let body: string | undefined;
     if (isWrite) {
       if (params !== undefined) {
@@ -253,7 +254,7 @@ export class Transport {
         headers['content-type'] = 'application/json';
       }
     }
-    const idempotencyKey = isWrite ? headers['idempotency-key'] : undefined;
+    const idempotencyKey = headers['idempotency-key'];
     const maxRetries = options.maxRetries ?? this.options.maxRetries;
     const timeoutMs = options.timeoutMs ?? this.options.timeoutMs;
     const what = `${route.method} ${shownUrl}`;

@@ -189,9 +189,21 @@ function safeParse(text: string): unknown {
   }
 }
 
+/** Whether fetch failed as a kept-alive connection closed under a request does (ECONNRESET). */
+const resetUnder = (error: unknown): boolean =>
+  error instanceof TypeError &&
+  /ECONNRESET|UND_ERR_SOCKET/.test(String((error.cause as { code?: string })?.code));
+
 async function send(sent: Sent): Promise<{ status: number; type: string; text: string }> {
   const controller = new AbortController();
-  const res = await fetch(`${srv.url}${sent.url}`, { ...sent.init, signal: controller.signal });
+  const request = () => fetch(`${srv.url}${sent.url}`, { ...sent.init, signal: controller.signal });
+  // Sent once more on a reset: an idle connection the server let go (Node's 5 s keep-alive) as
+  // fetch reused it, on a loaded machine (CI once failed the first request so). A request the
+  // server itself resets is reset again, and fails the run as before.
+  const res = await request().catch((error: unknown) => {
+    if (resetUnder(error)) return request();
+    throw error;
+  });
   const type = res.headers.get('content-type') ?? '';
   // An event stream never ends by itself: its status and headers are the answer.
   if (type.includes('text/event-stream')) {

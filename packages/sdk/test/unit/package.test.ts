@@ -294,7 +294,7 @@ describe('the published package', () => {
     });
     expect(gzipSync(outputFiles[0]!.text, { level: 9 }).length).toBeLessThan(15_000);
     for (const [name, own] of [
-      ['parseInvitationLink', 'an invitation link carries the space id'],
+      ['parseInvitationLink', 'not an invitation link'],
       ['verifyWebhook', 'whsec_'],
     ] as const) {
       const one = await bundle(name);

@@ -327,7 +327,11 @@ describe('parseInvitationLink', () => {
 
   it('refuses anything else', () => {
     expect(() => parseInvitationLink('not a url')).toThrow(ConveneError);
-    expect(() => parseInvitationLink(`https://c.example/join/${spaceId}`)).toThrow(/carries the space id/);
+    // A link cut short (no key, no space id) is said as one.
+    for (const link of [`https://c.example/join/${spaceId}`, 'https://c.example/join/#key=abc'])
+      expect(() => parseInvitationLink(link)).toThrow(
+        'not an invitation link (its agentLink or humanLink; or give the space id and key)',
+      );
   });
 });
 
@@ -584,81 +588,40 @@ describe('the headers a call gives its fetch', () => {
     });
   });
 
-  /** A client whose fetch keeps every request's headers, answering each with `answer`. */
-  function recording(answer = '{"ok":true}') {
-    const sent: Record<string, string>[] = [];
-    const fetch = async (_url: string | URL | Request, init?: RequestInit) => {
-      sent.push(init?.headers as Record<string, string>);
-      return new Response(answer, { headers: { 'content-type': 'application/json', 'api-version': '1' } });
-    };
-    return { sent, client: new Convene({ baseUrl: 'http://127.0.0.1:9', fetch }) };
-  }
   const spaceId = '00000000-0000-4000-8000-000000000000';
 
-  it('take an Idempotency-Key header of the call as its idempotencyKey, in any case, rather than replace it', async () => {
-    const { sent, client } = recording();
-    const space = client.space(spaceId, 'a'.repeat(64));
-    await space.messages.send('hi', { headers: { 'IDEMPOTENCY-KEY': 'mine' } });
-    await space.messages.send('hi', { headers: { 'Idempotency-Key': 'same' }, idempotencyKey: 'same' });
-    await space.messages.send('hi');
-    expect(sent.map((headers) => headers['idempotency-key'])).toEqual(['mine', 'same', expect.any(String)]);
-    expect(sent[2]?.['idempotency-key']).toMatch(/^[0-9a-f-]{36}$/);
-  });
-
-  it('send the call’s own Idempotency-Key header over its idempotencyKey, and put the client’s aside', async () => {
-    const { sent, client } = recording();
-    await client
-      .space(spaceId, 'a'.repeat(64))
-      .messages.send('hi', { headers: { 'idempotency-key': 'header' }, idempotencyKey: 'option' });
-    const fetch = async (_url: string | URL | Request, init?: RequestInit) => {
-      sent.push(init?.headers as Record<string, string>);
-      return new Response('{"ok":true}', {
-        headers: { 'content-type': 'application/json', 'api-version': '1' },
-      });
-    };
-    // One key for every write would have each replayed the first's answer.
-    const shared = new Convene({
-      baseUrl: 'http://127.0.0.1:9',
-      fetch,
-      headers: { 'Idempotency-Key': 'everyone' },
-    });
-    await shared.space(spaceId, 'a'.repeat(64)).messages.send('hi');
-    expect(sent.map((headers) => headers['idempotency-key'])).toEqual([
-      'header',
-      expect.stringMatching(/^[0-9a-f-]{36}$/),
-    ]);
-  });
-
-  it('give withLock’s Idempotency-Key header to its lock alone: its unlock has a key of its own', async () => {
-    const lock = {
-      artifactId: spaceId,
-      lockedBy: spaceId,
-      lockedUntil: new Date(Date.now() + 60_000).toISOString(),
-    };
+  it('never send an Idempotency-Key of the headers, the client’s or the call’s: the key is idempotencyKey’s', async () => {
     const sent: Record<string, string>[] = [];
     const fetch = async (url: string | URL | Request, init?: RequestInit) => {
       sent.push({ ...(init?.headers as Record<string, string>), url: `${init?.method} ${url}` });
-      const body = String(url).endsWith('/lock') ? lock : { success: true };
+      const body = String(url).endsWith('/hub/space')
+        ? { spaceId, ownerId: spaceId, ownerPrivateKey: 'k' }
+        : {};
       return new Response(JSON.stringify(body), {
         headers: { 'content-type': 'application/json', 'api-version': '1' },
       });
     };
-    const space = new Convene({ baseUrl: 'http://127.0.0.1:9', fetch }).space(
-      spaceId,
-      'a'.repeat(64),
-      spaceId,
-    );
-    await space.artifacts.withLock(spaceId, () => undefined, { headers: { 'Idempotency-Key': 'lock-key' } });
-    // The lock, the document's read, the unlock.
-    expect(sent.map((headers) => headers.url?.replace(/ .*\//, ' '))).toEqual([
-      'POST lock',
-      `GET ${spaceId}`,
-      'DELETE lock',
-    ]);
+    // One key for every write would have each replayed the first's answer.
+    const client = new Convene({
+      baseUrl: 'http://127.0.0.1:9',
+      fetch,
+      headers: { 'Idempotency-Key': 'client' },
+    });
+    const space = client.space(spaceId, 'a'.repeat(64));
+    const call = { headers: { 'IDEMPOTENCY-KEY': 'call' } };
+    // A replayed write: its idempotencyKey, else a fresh one.
+    await space.messages.send('hi', { ...call, idempotencyKey: 'option' });
+    await space.messages.send('hi', call);
+    // A read, and a write the server never replays: none at all.
+    await space.get(call);
+    await client.spaces.create({ name: 'n', description: 'd' }, call);
     expect(sent.map((headers) => headers['idempotency-key'])).toEqual([
-      'lock-key',
-      undefined,
+      'option',
       expect.stringMatching(/^[0-9a-f-]{36}$/),
+      undefined,
+      undefined,
     ]);
+    expect(sent.flatMap(Object.values)).not.toContain('client');
+    expect(sent.flatMap(Object.values)).not.toContain('call');
   });
 });
