@@ -3,7 +3,7 @@ import type { Context } from './context';
 import { inline } from './output';
 import { type Value, verbatim } from './quote';
 import { sameName } from './resolve';
-import type { StoredSpace } from './store';
+import type { HostEntry, StoredSpace } from './store';
 
 /** The commands that take their space as their argument (`convene tail SPACE`) rather than --space. */
 const SPACE_ARGUMENT = [
@@ -49,14 +49,18 @@ export function suggest(
   if (!named) return commandLine(words, { args, options: flags });
   // The name, as people type it, unless another saved space shares it (any case) or it holds
   // what a terminal would show escaped: then the id, which names it all the same.
-  const shared = Object.values(host.spaces).some(
-    (s) => s.spaceId !== space.spaceId && sameName(s.name, space.name),
-  );
+  const shared = namesakesOf(host, space.name, space.spaceId).length > 0;
   const argument: Value = shared || inline(space.name) !== space.name ? verbatim(space.spaceId) : space.name;
   return SPACE_ARGUMENT.includes(words)
     ? commandLine(words, { args: [argument, ...args], options: flags })
     : commandLine(words, { args, options: { ...flags, '--space': argument } });
 }
+
+/** The names of the spaces saved for `host` that `name` names too (any case), but `except`'s. */
+export const namesakesOf = (host: HostEntry, name: string, except?: string): string[] =>
+  Object.values(host.spaces)
+    .filter((s) => s.spaceId !== except && sameName(s.name, name))
+    .map((s) => s.name);
 
 /**
  * What `space create` and `space update --name` say when `name` is now the name (in any case) of

@@ -79,11 +79,17 @@ export function sanitizedFragment(html: string): DocumentFragment {
   if (!fragment) return document.createDocumentFragment();
   // An image whose source was taken out would show as a broken-image icon on a line of its own:
   // it says so in words, inline, with its alt text.
-  for (const img of fragment.querySelectorAll('img:not([src])')) {
-    const alt = shownText(img.getAttribute('alt') ?? '').trim();
-    img.replaceWith(el('span', {}, alt ? `(image not shown: ${alt})` : '(image not shown)'));
-  }
+  for (const img of fragment.querySelectorAll('img:not([src])')) imageInWords(img, 'not shown');
   return fragment;
+}
+
+/**
+ * An image put in words in its place, inline, with its alt text: `(image not shown: a cat)`. A
+ * plain span: a message's markup carries no class (the page's styles are the page's own).
+ */
+export function imageInWords(img: Element, what: string): void {
+  const alt = shownText(img.getAttribute('alt') ?? '').trim();
+  img.replaceWith(el('span', {}, `(image ${what}${alt ? `: ${alt}` : ''})`));
 }
 
 /** The body of a message: text as text, html sanitised, an image only from a safe source. */

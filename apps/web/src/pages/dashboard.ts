@@ -176,9 +176,8 @@ tokenForm.addEventListener('submit', async (event) => {
   // refuses it too). Left empty, the name is the service's default, numbered past those in use.
   const inUse = (name: string) =>
     listed.find((t) => !t.revoked && t.name.toLowerCase() === name.toLowerCase());
-  let name = typed;
-  for (let n = 1; !typed && (!name || inUse(name)); n++)
-    name = n === 1 ? DEFAULT_TOKEN_NAME : `${DEFAULT_TOKEN_NAME} ${n}`;
+  let name = typed || DEFAULT_TOKEN_NAME;
+  for (let n = 2; !typed && inUse(name); n++) name = `${DEFAULT_TOKEN_NAME} ${n}`;
   const taken = typed && inUse(typed);
   if (taken) {
     notify(

@@ -11,9 +11,8 @@ import { inline } from '../../lib/output';
 import { required } from '../../lib/prompts';
 import { verbatim } from '../../lib/quote';
 import { youAre } from '../../lib/render';
-import { sameName } from '../../lib/resolve';
 import type { StoredSpace } from '../../lib/store';
-import { namesakesWarning } from '../../lib/suggest';
+import { namesakesOf, namesakesWarning } from '../../lib/suggest';
 
 export function registerSpaceCreate(space: Command, app: App): void {
   space
@@ -101,9 +100,7 @@ export function registerSpaceCreate(space: Command, app: App): void {
             const moved = ctx.options.url !== undefined && rememberedServer(file.url) !== ctx.url;
             before = !moved && host.defaultSpace ? host.spaces[host.defaultSpace] : undefined;
             // Names are not unique on a server: a second of this one here is named by its id from now on.
-            twins = Object.values(host.spaces)
-              .filter((s) => sameName(s.name, name))
-              .map((s) => s.name);
+            twins = namesakesOf(host, name);
           },
         },
       );
@@ -128,9 +125,7 @@ export function registerSpaceCreate(space: Command, app: App): void {
           const previous = before;
           if (previous) {
             // By its id when another saved space has its name (the one just created may).
-            const shared = Object.values(ctx.host().spaces).some(
-              (s) => s.spaceId !== previous.spaceId && sameName(s.name, previous.name),
-            );
+            const shared = namesakesOf(ctx.host(), previous.name, previous.spaceId).length > 0;
             const again = shared ? verbatim(previous.spaceId) : previous.name;
             out.hint(
               `\`${commandLine('space use', { args: [again] })}\` makes ${inline(previous.name)} the default again.`,

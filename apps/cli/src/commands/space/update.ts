@@ -5,8 +5,7 @@ import { UsageError } from '../../lib/errors';
 import { explained } from '../../lib/failure';
 import { checkName, spaceNamed } from '../../lib/input';
 import { inline } from '../../lib/output';
-import { sameName } from '../../lib/resolve';
-import { namesakesWarning } from '../../lib/suggest';
+import { namesakesOf, namesakesWarning } from '../../lib/suggest';
 
 export function registerSpaceUpdate(space: Command, app: App): void {
   space
@@ -58,20 +57,18 @@ export function registerSpaceUpdate(space: Command, app: App): void {
       const was = saved.name;
       const client = ctx.spaceClient(saved);
       await client.update(changes);
-      /** The names of the other spaces saved here that the new name is also the name of. */
-      let namesakes: string[] = [];
-      if (changes.name !== undefined) {
+      const renamed = changes.name;
+      if (renamed !== undefined) {
+        /** The other spaces saved here that the new name is also the name of. */
+        let namesakes: string[] = [];
         ctx.store.updateHost(ctx.url, (host) => {
           const entry = host.spaces[saved.spaceId];
-          if (entry) entry.name = changes.name!;
-          namesakes = Object.values(host.spaces)
-            .filter((s) => s.spaceId !== saved.spaceId && sameName(s.name, changes.name!))
-            .map((s) => s.name);
+          if (entry) entry.name = renamed;
+          namesakes = namesakesOf(host, renamed, saved.spaceId);
         });
+        // As `space create` says it: a name shared here is a name commands no longer find by.
+        if (namesakes.length > 0) ctx.out.warn(namesakesWarning(ctx, renamed, [...namesakes, renamed]));
       }
-      // As `space create` says it: a name shared here is a name commands no longer find by.
-      if (namesakes.length > 0)
-        ctx.out.warn(namesakesWarning(ctx, changes.name!, [...namesakes, changes.name!]));
       // The server answers an update with `ok` alone: --json prints the space as it is now (what
       // `space show --json` prints), read once the update is done, so a script sees what it set
       // and what it did not, without a second command. A read that fails does not make the update

@@ -3,7 +3,7 @@
 import { ConveneError, type MessageView } from '@convene/sdk';
 import { avatar } from '../../lib/avatar';
 import { shownName, shownText } from '../../lib/bidi';
-import { messageBody } from '../../lib/content';
+import { imageInWords, messageBody } from '../../lib/content';
 import { $, busy, el, isolated, notify, submitButton } from '../../lib/dom';
 import { describeError, statusOf } from '../../lib/errors';
 import { formatTime } from '../../lib/format';
@@ -249,9 +249,7 @@ export function wireMessages(): void {
       const img = event.target;
       // A message's image, not an avatar (which keeps its place and size).
       if (!(img instanceof HTMLImageElement) || !img.closest('.message-body')) return;
-      const alt = shownText(img.alt).trim();
-      // No class: a message's markup carries none (the page's styles are the page's own).
-      img.replaceWith(el('span', {}, `(image could not be loaded${alt ? `: ${alt}` : ''})`));
+      imageInWords(img, 'could not be loaded');
       if (following) toEnd();
     },
     true,
