@@ -160,6 +160,10 @@ export async function buildApp({
           headersTimeout: config.headersTimeoutMs,
           requestTimeout: Math.max(config.requestTimeoutMs + 1_000, config.headersTimeoutMs),
           connectionsCheckingInterval: Math.min(5_000, Math.ceil(config.headersTimeoutMs / 2)),
+          // Fastify's 72 s, which it sets only on a server of its own: Node's 5 s closed kept-alive
+          // connections before the 60 s of proxies' and load balancers' pools, whose next request
+          // on one then failed (a 502 to their client).
+          keepAliveTimeout: 72_000,
           // An HTTP/1.1 request without Host is refused by normaliseRequest, as JSON: Node's own
           // refusal was an empty 400 with no Content-Type.
           requireHostHeader: false,

@@ -272,6 +272,35 @@ describe('slow clients', () => {
   }, 20_000);
 });
 
+describe('kept-alive connections', () => {
+  it("keeps an idle connection 72 s, as Fastify does (Node's 5 s closed it before proxies' pools let go of it)", async () => {
+    const url = new URL(srv.url);
+    const socket = connect(Number(url.port), url.hostname);
+    let answer = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => {
+      answer += chunk;
+    });
+    let closed = false;
+    socket.on('close', () => {
+      closed = true;
+    });
+    const answers = () => answer.match(/HTTP\/1\.1 200 /g)?.length ?? 0;
+    try {
+      socket.write('GET /api/health HTTP/1.1\r\nHost: x\r\n\r\n');
+      await expect.poll(answers).toBe(1);
+      expect(answer).toMatch(/\r\nkeep-alive: timeout=72\r\n/i);
+      // Longer than Node's own keep-alive, idle.
+      await new Promise((resolve) => setTimeout(resolve, 5_500));
+      expect(closed).toBe(false);
+      socket.write('GET /api/health HTTP/1.1\r\nHost: x\r\n\r\n');
+      await expect.poll(answers).toBe(2);
+    } finally {
+      socket.destroy();
+    }
+  }, 15_000);
+});
+
 describe("requests Node's HTTP parser refuses", () => {
   /** Sends `request` on a raw socket and gives all the server wrote back before it closed. */
   async function raw(url: string, request: string): Promise<string> {
