@@ -66,7 +66,9 @@ export interface ClientOptions {
 export interface RequestOptions {
   /** Ends the call (and any retry wait) with an AbortError. */
   signal?: AbortSignal | undefined;
+  /** How long each attempt of this call may wait for its answer, in ms (default: the client's `timeoutMs`). */
   timeoutMs?: number | undefined;
+  /** Retries of this call after a network error, 408, 429 or 5xx (default: the client's `maxRetries`; `0` for none). */
   maxRetries?: number | undefined;
   /** The longest `Retry-After` this call waits out (default: the client's `maxRetryAfterMs`). */
   maxRetryAfterMs?: number | undefined;
@@ -78,6 +80,10 @@ export interface RequestOptions {
    * `Idempotency-Key` among the `headers` (the client's or the call's) is never sent.
    */
   idempotencyKey?: string | undefined;
+  /**
+   * Headers of this call, added to the client's `headers` (a name given in both, in any case, is
+   * sent with this call's value).
+   */
   headers?: Record<string, string> | undefined;
 }
 

@@ -420,7 +420,7 @@ describe('the published package', () => {
 const hub = new Convene({ baseUrl: 'http://localhost:3000' });
 const me = hub.space('s', 'k', 'p');
 await me.artifacts.withLock('a', (doc) => doc.write(doc.content + doc.version + doc.id));
-await me.artifacts.get('a');
+await me.artifacts.get('a', { timeoutMs: 1, maxRetries: 0, headers: {} });
 await me.participants.kick('p'); await me.participants.mute('p'); await me.participants.unmute('p');
 await hub.spaces.recoverKey('s'); await hub.health();
 const flow = await hub.link.start(); await flow.wait({ intervalMs: 1 });
@@ -461,7 +461,10 @@ export const refused: NotFoundError | undefined = undefined;
       'content +',
       'version +',
       'id)',
-      "get('a')",
+      "get('a'",
+      'timeoutMs: 1',
+      'maxRetries: 0',
+      'headers: {}',
       'kick',
       'mute',
       'unmute',
