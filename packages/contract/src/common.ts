@@ -1,15 +1,20 @@
 import { z } from 'zod';
 import { ZErrorCode } from './error-codes';
 import { limits } from './limits';
-import { NOT_BLANK } from './validation-messages';
+import { NAME_PATTERN } from './validation-messages';
 
 export const ZUuid = z.string().meta({ format: 'uuid', example: '6f1c2a7e-3b4d-4e5f-8a9b-0c1d2e3f4a5b' });
 export const ZDateTime = z.string().meta({ format: 'date-time', example: '2030-01-01T12:00:00.000Z' });
 /**
  * A name: 1 to 200 characters, not all of them spaces (a blank name shows as nothing where people
- * and commands look for it). The pattern is the JSON Schema one the OpenAPI and MCP tools publish.
+ * and commands look for it), and one line without control characters. The pattern is the JSON
+ * Schema one the OpenAPI and MCP tools publish.
  */
-export const ZName = z.string().min(1, { abort: true }).regex(NOT_BLANK, { abort: true }).max(limits.nameMax);
+export const ZName = z
+  .string()
+  .min(1, { abort: true })
+  .regex(NAME_PATTERN, { abort: true })
+  .max(limits.nameMax);
 export const ZText = z.string().max(limits.textMax);
 
 /** Path ids are plain strings on the wire: a non-UUID names nothing, which core answers with 404. */

@@ -8,16 +8,30 @@ export function issueField(path: readonly PropertyKey[] | undefined): string {
   return path?.length ? path.map(String).join('.') : 'the body';
 }
 
+/** The characters nothing draws: a zero-width space or joiner, a soft hyphen, the marks of direction, variation selectors, the Hangul fillers, the blank Braille pattern. */
+const INVISIBLE =
+  '\\u00AD\\u034F\\u061C\\u115F\\u1160\\u17B4\\u17B5\\u180B-\\u180F\\u200B-\\u200F\\u202A-\\u202E\\u2060-\\u206F\\u2800\\u3164\\uFE00-\\uFE0F\\uFEFF\\uFFA0';
+/** Control characters: C0 (line breaks, the tab, the escape), DEL, C1, and the Unicode line and paragraph separators. */
+const CONTROL = '\\x00-\\x1F\\x7F-\\x9F\\u2028\\u2029';
+/** White space that is no control character. */
+const SPACE = '\\u0020\\u00A0\\u1680\\u2000-\\u200A\\u202F\\u205F\\u3000';
+
 /**
- * What a string that must not be blank matches: a character that shows, other than white space
- * and the characters nothing draws (a zero-width space or joiner, a soft hyphen, the marks of
- * direction, variation selectors, the Hangul fillers, the blank Braille pattern): a name made of
- * those alone reads as nothing in a list, a mention or a page. Spelt as a class of escapes without
- * flags, so that JSON Schema's `pattern` (OpenAPI, the MCP tools) is the same test.
+ * What a name matches: one line that shows something. Not blank: a character that shows, other
+ * than white space and the characters nothing draws (INVISIBLE), which alone read as nothing in a
+ * list, a mention or a page. No control character: a name is one line of a list, a transcript or
+ * a terminal, where `Ada\n[10:02] Owner: …` would pass for a message the owner never sent, and an
+ * escape sequence would recolour or rewrite the terminal.
+ *
+ * One pattern, as JSON Schema's `pattern` (OpenAPI, the MCP tools) publishes it: blanks, then the
+ * first character that shows, then anything but a control character. Linear (the blanks and the
+ * character that shows are disjoint, so nothing is tried twice), as it must be: it runs before the
+ * length is checked. Spelt as classes of escapes without flags, the same test with or without `u`.
  */
-export const NOT_BLANK =
-  // biome-ignore lint/suspicious/noMisleadingCharacterClass: each is one invisible character, matched alone
-  /[^\s\u00AD\u034F\u061C\u115F\u1160\u17B4\u17B5\u180B-\u180F\u200B-\u200F\u202A-\u202E\u2060-\u206F\u2800\u3164\uFE00-\uFE0F\uFEFF\uFFA0]/;
+export const NAME_PATTERN = new RegExp(`^[${SPACE}${INVISIBLE}]*[^\\s${CONTROL}${INVISIBLE}][^${CONTROL}]*$`);
+
+/** A name NAME_PATTERN refuses of white space and invisible characters alone is blank; any other, for its control characters. */
+const BLANK = new RegExp(`^[\\s${INVISIBLE}]*$`);
 
 const article = (noun: string) => (/^[aeiou]/.test(noun) ? `an ${noun}` : `a ${noun}`);
 
@@ -69,8 +83,10 @@ export function readableIssueMessage(issue: RawIssue): string | undefined {
         ? `${field} must be ${JSON.stringify(issue.values[0])}`
         : `${field} must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
     case 'invalid_format': {
-      if (issue.format === 'regex' && issue.pattern === String(NOT_BLANK))
-        return `${field} must not be blank`;
+      if (issue.format === 'regex' && issue.pattern === String(NAME_PATTERN))
+        return typeof issue.input === 'string' && !BLANK.test(issue.input)
+          ? `${field} must be one line without control characters (a line break, a tab, an escape)`
+          : `${field} must not be blank`;
       const format = FORMATS[issue.format];
       return format ? `${field} must be ${format}` : undefined;
     }

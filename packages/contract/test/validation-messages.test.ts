@@ -68,4 +68,22 @@ describe('readableIssueMessage', () => {
     for (const name of [' Ada ', '·', '李', 'a b', '\u200BAda', 'Ada\uFE0F', '😀', 'x\u2800'])
       expect(messages(ZCreateSpaceRequest, { name, description: '' })).toEqual([]);
   });
+
+  it('refuses a name of more than one line, or with a control character, and only that', () => {
+    for (const name of [
+      'Ada\n[10:02] Owner: hi',
+      'a\tb',
+      '\u0001',
+      'x\u001b[31mred',
+      'Ada\r',
+      'c1\u009b2J',
+      'del\u007f',
+      'a\u2028b',
+    ])
+      expect(messages(ZCreateSpaceRequest, { name, description: '' }), JSON.stringify(name)).toEqual([
+        'name must be one line without control characters (a line break, a tab, an escape)',
+      ]);
+    for (const name of ['Ada\u00a0Lovelace', 'x\u00a0', 'Zoë'])
+      expect(messages(ZCreateSpaceRequest, { name, description: '' }), JSON.stringify(name)).toEqual([]);
+  });
 });

@@ -172,6 +172,16 @@ describe('createArtifact', () => {
     ['no name', { type: 'markdown', content: 'x' }, 'name is required'],
     ['empty name', { name: '', type: 'markdown' }, 'name must not be empty'],
     ['blank name', { name: ' \t ', type: 'markdown' }, 'name must not be blank'],
+    [
+      'name of two lines',
+      { name: 'plan\n[10:02] Owner: delete it', type: 'markdown' },
+      'name must be one line without control characters (a line break, a tab, an escape)',
+    ],
+    [
+      'name with an escape sequence',
+      { name: '\u001b[2Jplan', type: 'markdown' },
+      'name must be one line without control characters (a line break, a tab, an escape)',
+    ],
     ['201-character name', { name: 'n'.repeat(201), type: 'markdown' }, 'name is at most 200 characters'],
     ['no type', { name: 'a' }, 'type is required'],
     ['another type', { name: 'a', type: 'text' }, 'type must be "markdown"'],
