@@ -3,13 +3,17 @@ import { closest, distance } from 'fastest-levenshtein';
 
 /**
  * Names a caller gives an argument by, where the operation calls it otherwise: MCP's
- * wait_for_messages' `timeoutSeconds` is list_messages', get_inbox's and REST's `wait`; a tool's
+ * wait_for_messages' `timeoutSeconds` is list_messages', get_inbox's and REST's `wait`; a read's
+ * `timestamp` is the `cursor` its answer gave; a tool's
  * `privateKey` is the key an answer named (`ownerPrivateKey`, `participantPrivateKey`,
  * `publicInvitationKey`), or a key by any name: dropped, the call would fail for want of a key.
  */
 const SYNONYMS: Record<string, readonly string[]> = {
   timeoutSeconds: ['wait', 'timeout', 'waitSeconds'],
   wait: ['timeoutSeconds', 'timeout', 'waitSeconds'],
+  // A read's answer names where to go on from `cursor`: given back by that name, dropped, the read
+  // started again from the first message.
+  timestamp: ['cursor', 'since', 'after'],
   privateKey: [
     'key',
     'apiKey',

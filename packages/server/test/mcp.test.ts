@@ -742,6 +742,24 @@ describe('MCP server', () => {
     }
   });
 
+  it('gives download_artifact a file name of one path segment, whatever the artifact is named', async () => {
+    const space = await h.createSpace();
+    for (const [name, filename] of [
+      ['../../.ssh/authorized_keys', '.._.._.ssh_authorized_keys.md'],
+      ['C:\\Windows\\x', 'C:_Windows_x.md'],
+      ['invoice\u202Egnp', 'invoice_gnp.md'],
+      ['Plan é', 'Plan é.md'],
+    ]) {
+      const created = await h.post(`/hub/space/${space.spaceId}/artifact`, {
+        key: space.ownerKey,
+        body: { name, type: 'markdown', content: 'x' },
+      });
+      expectOk(created);
+      const args = { spaceId: space.spaceId, artifactId: created.body.id, privateKey: space.ownerKey };
+      expect((await callOk(mcp, 'download_artifact', args)).filename, name).toBe(filename);
+    }
+  });
+
   it('polls a join without pollToken as REST does without X-Poll-Token: pending while it waits, 401 once decided, the key only with it', async () => {
     const space = await h.createSpace({ privacy: 'private' });
     const pending = await h.joinPending(space, { name: 'Joiner' });
@@ -901,6 +919,10 @@ describe('arguments a tool does not take', () => {
       ['wait_for_messages', 'wait', 'timeoutSeconds'],
       ['list_messages', 'timeoutSeconds', 'wait'],
       ['send_message', 'reply', 'replyTo'],
+      // Each would have read from the first message again.
+      ['list_messages', 'cursor', 'timestamp'],
+      ['wait_for_messages', 'cursor', 'timestamp'],
+      ['list_messages', 'since', 'timestamp'],
     ] as const) {
       const refused = await callError(mcp, tool, { ...base, content: 'x', [given]: 2 }, 400);
       expect(refused.error, tool).toBe(`unknown argument "${given}": did you mean "${meant}"?`);

@@ -14,7 +14,7 @@ import {
 } from '@convene/core';
 import { z } from 'zod';
 import { hints } from '../mcp/tool';
-import { diffHandler, downloadHandler } from '../routes/artifact-files';
+import { diffHandler, downloadHandler, fileNameOf } from '../routes/artifact-files';
 import { type Declaration, operation, rawOperation } from './declare';
 
 /** Tools take versions as numbers; the REST path carries them as strings. */
@@ -67,7 +67,7 @@ export const artifactOperations: Declaration[] = [
     tool: {
       title: 'Download an artifact',
       description:
-        'The artifact as a markdown file: its file name (<name>.md), media type and raw content. Owner or participant key.',
+        'The artifact as a markdown file: its file name (<name>.md, one path segment: / and \\ become _), media type and raw content. Owner or participant key.',
       annotations: hints.read,
       output: z.object({
         filename: z.string(),
@@ -78,7 +78,7 @@ export const artifactOperations: Declaration[] = [
       run: async ({ spaceId, artifactId }, { deps, key }) => {
         const artifact = await getArtifact({ deps, spaceId, artifactId, key });
         return {
-          filename: `${artifact.name}.md`,
+          filename: fileNameOf(artifact.name),
           mediaType: 'text/markdown' as const,
           version: artifact.version,
           content: artifact.content,

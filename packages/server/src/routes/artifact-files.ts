@@ -50,6 +50,9 @@ function single(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
+/** Controls, and the bidirectional controls, which show a name as another. */
+const SHOWN_WRONG = /[\p{Cc}\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/gu;
+
 /**
  * `attachment; filename="…"` per RFC 6266: characters that cannot stand in a quoted ASCII
  * filename (non-ASCII, controls, quote, backslash, and path separators, which recipients would
@@ -60,8 +63,17 @@ function single(value: string | string[] | undefined): string | undefined {
 export function contentDisposition(fileName: string): string {
   const fallback = fileName.replace(/[^\x20-\x7e]|["\\/]/gu, '_');
   if (fallback === fileName) return `attachment; filename="${fileName}"`;
-  const shown = fileName.replace(/[\p{Cc}\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/gu, '_');
+  const shown = fileName.replace(SHOWN_WRONG, '_');
   return `attachment; filename="${fallback}"; filename*=UTF-8''${encodeRfc8187(shown)}`;
+}
+
+/**
+ * An artifact's file name as download_artifact gives it to an agent, to save under: `<name>.md`,
+ * one path segment (`/` and `\` become `_`, as controls and bidirectional controls do), so that
+ * `../../.ssh/authorized_keys` is saved beside the others as `.._.._.ssh_authorized_keys.md`.
+ */
+export function fileNameOf(artifactName: string): string {
+  return `${artifactName.replace(SHOWN_WRONG, '_').replace(/[/\\]/g, '_')}.md`;
 }
 
 /** Percent-encodes UTF-8 bytes except RFC 8187's attr-char set. */
