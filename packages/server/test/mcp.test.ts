@@ -518,6 +518,25 @@ describe('MCP server', () => {
     expect(JSON.stringify(document.body)).toContain('createSpace’s spaceId');
   });
 
+  it('publishes each schema once: a definition is kept only where a schema refers to it', async () => {
+    const { tools } = await mcp.listTools();
+    const unreferred: string[] = [];
+    for (const tool of tools)
+      for (const [which, schema] of [
+        ['input', tool.inputSchema],
+        ['output', tool.outputSchema],
+      ] as const) {
+        const { definitions = {} } = (schema ?? {}) as { definitions?: Record<string, unknown> };
+        const text = JSON.stringify(schema);
+        for (const name of Object.keys(definitions))
+          if (!text.includes(`"#/definitions/${name}"`)) unreferred.push(`${tool.name} ${which}: ${name}`);
+      }
+    expect(unreferred).toEqual([]);
+    // The root is still there, inlined: send_message answers a messageId.
+    const send = tools.find((t) => t.name === 'send_message')!;
+    expect(send.outputSchema?.properties).toHaveProperty('messageId');
+  });
+
   it('caps the long polls of list_messages and get_inbox at 55 s, as wait_for_messages, below the MCP client’s 60 s timeout', async () => {
     const { tools } = await mcp.listTools();
     const byName = new Map(tools.map((t) => [t.name, t]));

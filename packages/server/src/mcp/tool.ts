@@ -164,8 +164,13 @@ export function toolJsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonS
   const ref = typeof json.$ref === 'string' ? json.$ref.match(/^#\/definitions\/(.+)$/)?.[1] : undefined;
   const definitions = json.definitions as Record<string, JsonSchema> | undefined;
   if (ref && definitions?.[ref]) {
-    const { $ref: _ref, ...rest } = json;
-    root = { ...rest, ...definitions[ref] };
+    const { $ref: _ref, definitions: _definitions, ...rest } = json;
+    // The definition inlined stays only where something else refers to it (a recursive schema):
+    // else it is the root once more, which doubled a listing's output schemas.
+    const { [ref]: inlined, ...others } = definitions;
+    const referred = JSON.stringify([inlined, others]).includes(`"#/definitions/${ref}"`);
+    const kept = referred ? definitions : others;
+    root = { ...rest, ...inlined, ...(Object.keys(kept).length > 0 ? { definitions: kept } : {}) };
   }
   if (io === 'output') stripClosedObjects(root);
   else withoutDateTimePatterns(root);
