@@ -8,7 +8,16 @@ import type {
   LockResult,
   WriteArtifactParams,
 } from './generated';
-import { backoffMs, linkedController, retryableStatus, setField, showAs, sleep, uuid4 } from './internal';
+import {
+  backoffMs,
+  linkedController,
+  retryableStatus,
+  setField,
+  showAs,
+  sleep,
+  timerMs,
+  uuid4,
+} from './internal';
 import { SpaceResource } from './space-resource';
 import { type RequestOptions, retryDelayMs } from './transport';
 
@@ -45,9 +54,10 @@ export interface LockOptions extends RequestOptions {
  */
 export interface WithLockOptions extends LockOptions {
   /**
-   * How often the lock is refreshed while the callback runs, in ms. Default: a third of the
-   * lock's lifetime as the server gave it, at most 30 s: a heartbeat is also what tells the
-   * callback (`doc.signal`) that the space closed or expired, or the participant was removed.
+   * How often the lock is refreshed while the callback runs, in ms, at least 500. Default: a
+   * third of the lock's lifetime as the server gave it, at most 30 s: a heartbeat is also what
+   * tells the callback (`doc.signal`) that the space closed or expired, or the participant was
+   * removed.
    */
   heartbeatIntervalMs?: number | undefined;
 }
@@ -448,7 +458,8 @@ export class Artifacts extends SpaceResource {
         // At most 30 s apart: a heartbeat is what tells the callback that the space closed or expired,
         // or that the key was removed (a 401), so the default 10-minute lock beats more often than
         // its lifetime needs (every 200 s), at 2 calls a minute.
-        const interval = heartbeatIntervalMs ?? Math.min(Math.max(lifetime / 3, 500), 30_000);
+        // Never below 500 ms: a smaller interval (0, 1) spent the key's rate limit on heartbeats.
+        const interval = timerMs(Math.max(heartbeatIntervalMs ?? Math.min(lifetime / 3, 30_000), 500));
         const beat = async () => {
           // The caller gave up: the callback is ending, and the lock is released after it. Or the
           // lock is lost, lapsed unrenewed: the callback was told, and a beat would only fail again.

@@ -22,6 +22,12 @@ export function urlOf(url: string): URL | undefined {
   }
 }
 
+/**
+ * A delay as setTimeout keeps it: at most 2^31 - 1 ms (24.8 days). A longer one, `Infinity` too,
+ * fires at once in Node and browsers: a timeout of `Infinity` timed out on the spot.
+ */
+export const timerMs = (ms: number): number => Math.min(ms, 2_147_483_647);
+
 /** Waits `ms`, or rejects with AbortError (`message`) as soon as `signal` aborts. */
 export function sleep(ms: number, signal?: AbortSignal, message = 'aborted'): Promise<void> {
   return new Promise((resolve, reject) => {

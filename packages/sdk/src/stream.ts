@@ -21,6 +21,7 @@ import {
   showAs,
   sleep,
   stoppable,
+  timerMs,
   timestampOf,
 } from './internal';
 
@@ -219,7 +220,7 @@ export class MessageStream extends SpaceResource implements AsyncIterable<Stream
           const idle = setTimeout(() => {
             silent = true;
             cancel();
-          }, idleTimeoutMs);
+          }, timerMs(idleTimeoutMs));
           // A rejected read is a dropped connection, or one replaced after a silence.
           const chunk = await reader.read().catch((error: unknown) => {
             cut = error;

@@ -22,6 +22,7 @@ import {
   setField,
   showAs,
   sleep,
+  timerMs,
   urlOf,
   uuid4,
 } from './internal';
@@ -39,7 +40,7 @@ export interface ClientOptions {
    * It is called as a plain function, with no `this`.
    */
   fetch?: typeof fetch | undefined;
-  /** How long one attempt may wait for its answer, in ms (default 60 000). */
+  /** How long one attempt may wait for its answer, in ms (default 60 000; `Infinity`: no limit). */
   timeoutMs?: number | undefined;
   /** Retries after a network error, 408, 429 or 5xx (default 2). */
   maxRetries?: number | undefined;
@@ -293,7 +294,7 @@ export class Transport {
         const timer = setTimeout(() => {
           timedOut = true;
           controller.abort();
-        }, timeoutMs);
+        }, timerMs(timeoutMs));
         const started = Date.now();
         let response: Response | undefined;
         let text = '';

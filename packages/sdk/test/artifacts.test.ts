@@ -267,7 +267,7 @@ describe('artifacts', () => {
 
     it('sends each heartbeat an interval after the previous one was sent, however slow its answer', async () => {
       const beats: { sent: number; answered: number }[] = [];
-      // Every heartbeat answers 600 ms late, longer than the 400 ms interval.
+      // Every heartbeat answers 600 ms late, longer than the 500 ms interval.
       const slow: typeof fetch = async (input, init) => {
         const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
         if (!url.endsWith('/heartbeat')) return fetch(input, init);
@@ -284,15 +284,40 @@ describe('artifacts', () => {
       await me.artifacts.withLock(
         doc.id,
         () => until(() => (beats.filter((b) => b.answered > 0).length >= 3 ? true : undefined), 30_000),
-        { heartbeatIntervalMs: 400 },
+        { heartbeatIntervalMs: 500 },
       );
       // Once an answer is in, the next beat goes at once when the interval is already over (it
-      // waited a whole interval more, 400 ms, before).
+      // waited a whole interval more, 500 ms, before).
       for (let i = 1; i < 3; i++) {
-        const due = Math.max(beats[i - 1]!.sent + 400, beats[i - 1]!.answered);
+        const due = Math.max(beats[i - 1]!.sent + 500, beats[i - 1]!.answered);
         expect(beats[i]!.sent - due).toBeLessThan(300);
       }
     }, 60_000);
+
+    it('heartbeats at most every 500 ms, whatever heartbeatIntervalMs says (0 spent the key’s rate limit)', async () => {
+      let beats = 0;
+      const counting: typeof fetch = (input, init) => {
+        if (String(input).endsWith('/heartbeat')) beats++;
+        return fetch(input, init);
+      };
+      const { owner } = await ownedSpace();
+      const me = await participant(owner, 'Eager', hub({ fetch: counting }));
+      const doc = await me.artifacts.create({ name: 'doc', content: 'x' });
+      for (const heartbeatIntervalMs of [0, 1]) {
+        beats = 0;
+        await me.artifacts.withLock(doc.id, () => new Promise((resolve) => setTimeout(resolve, 1_300)), {
+          heartbeatIntervalMs,
+        });
+        expect(beats, `heartbeatIntervalMs ${heartbeatIntervalMs}`).toBeGreaterThanOrEqual(1);
+        expect(beats, `heartbeatIntervalMs ${heartbeatIntervalMs}`).toBeLessThanOrEqual(3);
+      }
+      // Infinity is never: no heartbeat (Node fired it at once, and at once again).
+      beats = 0;
+      await me.artifacts.withLock(doc.id, () => new Promise((resolve) => setTimeout(resolve, 300)), {
+        heartbeatIntervalMs: Number.POSITIVE_INFINITY,
+      });
+      expect(beats).toBe(0);
+    });
 
     it('gives an idempotencyKey to the lock only: every heartbeat is a fresh write that extends the lock', async () => {
       const beats: { key: string | null; replayed: string | null }[] = [];
@@ -318,7 +343,7 @@ describe('artifacts', () => {
           }, 30_000);
           return seen;
         },
-        { idempotencyKey: crypto.randomUUID(), heartbeatIntervalMs: 300 },
+        { idempotencyKey: crypto.randomUUID(), heartbeatIntervalMs: 500 },
       );
       // A replayed heartbeat would answer the first one's expiry again, and the lock would lapse.
       expect(beats.map((b) => b.replayed)).toEqual([null, null, null]);
@@ -598,7 +623,7 @@ describe('artifacts', () => {
           await new Promise((resolve) => setTimeout(resolve, 1_500));
           return at;
         },
-        { heartbeatIntervalMs: 400 },
+        { heartbeatIntervalMs: 500 },
       );
       expect(beats.length).toBeGreaterThan(2);
       expect(beats.filter((at) => at > lapsedAt + 50)).toEqual([]);

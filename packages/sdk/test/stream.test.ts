@@ -210,6 +210,28 @@ describe('the event stream', () => {
     expect(warned[0]).toContain("idleTimeoutMs 5000 is not above the server's 15 s ping");
   });
 
+  it('never counts a stream silent with an idleTimeoutMs of Infinity, nor times its connection out with a timeoutMs of Infinity', async () => {
+    const { owner } = await ownedSpace();
+    const disconnects: DisconnectInfo[] = [];
+    const controller = new AbortController();
+    const { events, done } = reader(
+      owner.messages.stream({
+        idleTimeoutMs: Number.POSITIVE_INFINITY,
+        timeoutMs: Number.POSITIVE_INFINITY,
+        signal: controller.signal,
+        onDisconnect: (info) => disconnects.push(info),
+      }),
+    );
+    await until(() => (events.some((e) => e.event === 'context') ? true : undefined));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await owner.messages.send('still here');
+    await until(() => (messages(events).includes('still here') ? true : undefined));
+    controller.abort();
+    await done;
+    // Node fired both timers at once: the stream was replaced again and again.
+    expect(disconnects).toEqual([]);
+  });
+
   it('throws the error of the first connection', async () => {
     const { spaceId } = await ownedSpace();
     const stream = hub().space(spaceId, 'f'.repeat(64)).messages.stream();

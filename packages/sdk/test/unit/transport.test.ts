@@ -404,6 +404,25 @@ describe('the client’s options', () => {
       expect(new Convene({ baseUrl }).toJSON(), baseUrl).toEqual({ baseUrl: baseUrl.replace(/\/$/, '') });
   });
 
+  it('waits without limit for a timeoutMs of Infinity or beyond 2^31 - 1 ms (setTimeout fired those at once)', async () => {
+    // Answers after 50 ms, unless its request is aborted first (by the call's timeout).
+    const slow: typeof fetch = (_input, init) =>
+      new Promise((resolve, reject) => {
+        const answer = () =>
+          resolve(new Response('{"status":"ok"}', { headers: { 'content-type': 'application/json' } }));
+        const timer = setTimeout(answer, 50);
+        init?.signal?.addEventListener('abort', () => {
+          clearTimeout(timer);
+          reject(new DOMException('This operation was aborted', 'AbortError'));
+        });
+      });
+    const options = { baseUrl: 'http://convene.test', fetch: slow, maxRetries: 0, logLevel: 'off' } as const;
+    expect(await new Convene({ ...options, timeoutMs: Number.POSITIVE_INFINITY }).health()).toEqual({
+      status: 'ok',
+    });
+    expect(await new Convene(options).health({ timeoutMs: 2 ** 31 })).toEqual({ status: 'ok' });
+  });
+
   it('tells its baseUrl, as do its space clients, without a trailing slash', () => {
     const hub = new Convene({ baseUrl: 'https://convene.example.com/prefix//' });
     expect(hub.baseUrl).toBe('https://convene.example.com/prefix');
