@@ -74,9 +74,10 @@ let focusedWhileBusy: HTMLButtonElement | undefined;
  * Replaces a list's items without losing the keyboard focus: a list redrawn while someone tabs
  * through it (the stream redraws on every change) would drop the focus to the page's start. When
  * the focus was inside an item with a `data-key`, it goes to the new item of that key: the control
- * of the same name, else the item's first button.
+ * of the same name, else the item's first button; else (the item is gone, or has no button left:
+ * someone removed, a request refused) to `fallback`, the list's heading, not to the page's body.
  */
-export function replaceItems(list: HTMLElement, items: Node[]): void {
+export function replaceItems(list: HTMLElement, items: Node[], fallback?: HTMLElement): void {
   const active =
     document.activeElement && document.activeElement !== document.body
       ? document.activeElement
@@ -89,7 +90,7 @@ export function replaceItems(list: HTMLElement, items: Node[]): void {
   const again = [...list.querySelectorAll<HTMLElement>('[data-key]')].find((i) => i.dataset.key === key);
   const buttons = [...(again?.querySelectorAll('button') ?? [])];
   const target = buttons.find((b) => (b.getAttribute('aria-label') ?? b.textContent) === name) ?? buttons[0];
-  target?.focus({ preventScroll: true });
+  (target ?? fallback)?.focus({ preventScroll: true });
 }
 
 export type NoticeKind = 'error' | 'ok' | 'warn' | '';

@@ -194,8 +194,14 @@ tokenForm.addEventListener('submit', async (event) => {
       $('token-created').dataset.tokenId = created.id;
       $('token-created').hidden = false;
       tokenForm.reset();
-      notify('dashboard-notice', '');
+      // Said, and the keyboard taken to its Copy button: the token is shown this once.
+      notify(
+        'dashboard-notice',
+        `Token “${shownName(created.name)}” created. It is shown once, below: copy it now.`,
+        'ok',
+      );
       await loadTokens();
+      $('token-created').querySelector('button')?.focus();
     } catch (error) {
       failed(error, 'a new token');
     }

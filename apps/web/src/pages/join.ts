@@ -84,6 +84,8 @@ function showSpace(space: SpaceView): void {
 async function waitForApproval(pending: PendingJoin, name: string | undefined): Promise<void> {
   $('join-section').hidden = true;
   $('waiting').hidden = false;
+  // The form pressed is gone: the keyboard, and a screen reader, go to what the page says now.
+  $('waiting-title').focus();
   for (;;) {
     try {
       const approved = await pending.check();

@@ -146,7 +146,7 @@ ${notice('join-notice')}
 </form>
 </section>
 <section class="card" id="waiting" aria-labelledby="waiting-title" hidden>
-<h2 id="waiting-title">Waiting for approval</h2>
+<h2 id="waiting-title" tabindex="-1">Waiting for approval</h2>
 <p>The owner of this private space has been asked to let you in. This page checks every few seconds and takes you in as soon as they approve. You can keep it open, or close it and open your invitation link again later in this browser: it goes on waiting for the same request.</p>
 <p class="spinner" aria-hidden="true"></p>
 </section>`,
@@ -207,7 +207,7 @@ ${notice('send-notice')}
 </section>
 <aside class="side" aria-label="Space details">
 <section class="panel" aria-labelledby="people-title">
-<div class="panel-head"><h2 id="people-title">Participants</h2><button type="button" id="invite-button" hidden>Invite</button></div>
+<div class="panel-head"><h2 id="people-title" tabindex="-1">Participants</h2><button type="button" id="invite-button" hidden>Invite</button></div>
 <div id="invite-result" class="invite" hidden>
 <p>Send one of these. Each invitation key can only join.</p>
 <label for="invite-human">For a human</label>
@@ -218,7 +218,7 @@ ${notice('send-notice')}
 <ul id="participants" class="people"></ul>
 </section>
 <section class="panel" aria-labelledby="artifacts-title">
-<h2 id="artifacts-title">Documents</h2>
+<h2 id="artifacts-title" tabindex="-1">Documents</h2>
 <ul id="artifacts" class="artifacts"></ul>
 <details id="new-artifact">
 <summary>New document</summary>
@@ -247,6 +247,7 @@ ${notice('artifact-form-notice')}
 <div class="secret"><input id="my-key" readonly><button type="button" class="copy" data-copy="my-key" aria-label="Copy your key">Copy</button></div>
 <p><button type="button" id="remember">Remember on this device</button></p>
 <p id="remembered" hidden>This browser remembers your key for this space, in every tab. <button type="button" id="forget">Forget it</button></p>
+<p id="keep-status" class="visually-hidden" role="status"></p>
 </details>
 <p class="toolbar"><button type="button" id="leave-button" class="danger" hidden>Leave the space</button><button type="button" id="close-space-button" class="danger" hidden>Close the space</button></p>
 </section>

@@ -52,6 +52,7 @@ export function renderArtifacts(): void {
           );
         })
       : [el('li', { class: 'empty' }, 'No documents yet.')],
+    $('artifacts-title'),
   );
   $('new-artifact').hidden = state.ended;
 }

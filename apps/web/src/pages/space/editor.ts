@@ -17,6 +17,9 @@ const IDLE_MS = 5 * 60_000;
 export const isDirty = (): boolean =>
   Boolean((state.doc?.editing || state.doc?.draftKept) && editor().value !== state.doc.saved);
 
+/** What the document's notice said of a lock refused, someone else editing; '' once it is over. */
+let heldSaid = '';
+
 /** Shows the open document: its meta line, the toolbar this tab may use, the text or the editor. */
 export function renderDocument(): void {
   const doc = state.doc;
@@ -42,6 +45,11 @@ export function renderDocument(): void {
       : [' · unlocked']),
   );
   const lockedByOther = holder !== undefined && !mine;
+  // A refusal said while someone else edited is over once they are done: said so, in its place.
+  if (!lockedByOther && heldSaid !== '' && $('artifact-notice').textContent === heldSaid) {
+    heldSaid = '';
+    notify('artifact-notice', 'The document is free now: Lock and edit to change it.', 'ok');
+  }
   const lock = $('artifact-lock', HTMLButtonElement);
   lock.hidden = editing && !doc.lockLost;
   lock.textContent = doc.lockLost ? 'Lock again' : 'Lock and edit';
@@ -116,11 +124,14 @@ async function lockArtifact(): Promise<void> {
     if (error instanceof LockedError) {
       const holder = error.lockedBy ? participantName(error.lockedBy) : 'someone';
       const until = error.lockExpiresAt ? ` until ${formatTime(error.lockExpiresAt)}` : '';
-      notify(
-        'artifact-notice',
-        `${holder} is editing this document${until}. Try again when they are done.`,
-        'warn',
-      );
+      heldSaid = `${holder} is editing this document${until}. Try again when they are done.`;
+      notify('artifact-notice', heldSaid, 'warn');
+      // The stream may not have told of that lock yet: shown, and Lock disabled, until it ends
+      // (drawn once the button's busy state is over: see the click's handler).
+      if (error.lockedBy && doc === state.doc) {
+        doc.artifact.lockedBy = error.lockedBy;
+        doc.artifact.lockExpiresAt = error.lockExpiresAt;
+      }
     } else notify('artifact-notice', describeError(error, 'this document'));
   }
 }
@@ -406,7 +417,16 @@ const parting = new Convene({
 
 /** Wires the editor's toolbar; `onSaved` runs after each save (the documents list shows the new version). */
 export function wireEditor({ onSaved }: { onSaved: () => void }): void {
-  $('artifact-lock').addEventListener('click', (event) => busy(event.currentTarget, lockArtifact));
+  $('artifact-lock').addEventListener('click', async (event) => {
+    await busy(event.currentTarget, lockArtifact);
+    // Refused, the holder's lock is drawn and Lock disabled: the keyboard goes to what says why.
+    renderDocument();
+    const notice = $('artifact-notice');
+    if ($('artifact-lock', HTMLButtonElement).disabled && !notice.hidden) {
+      notice.tabIndex = -1;
+      notice.focus();
+    }
+  });
   $('artifact-save').addEventListener('click', (event) =>
     busy(event.currentTarget, () => saveArtifact(onSaved)),
   );

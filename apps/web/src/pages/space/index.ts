@@ -174,22 +174,31 @@ $('leave-button').addEventListener('click', (event) =>
       const me = myself();
       if (me) state.participants.set(me.participantId, { ...me, status: 'left' });
       endSpace('You left this space.', 'ok');
-      // Said where the eye and the keyboard are: the button pressed is gone, and on a phone the
-      // notice at the top is out of sight.
-      const notice = $('space-notice');
-      notice.tabIndex = -1;
-      notice.focus();
+      focusNotice();
     } catch (error) {
       notify('space-notice', describeError(error));
     }
   }),
 );
 
+/**
+ * The space's notice, focused: said where the eye and the keyboard are, when the button pressed
+ * is gone (Leave, Close the space), and on a phone the notice at the top is out of sight.
+ */
+function focusNotice(): void {
+  const notice = $('space-notice');
+  notice.tabIndex = -1;
+  notice.focus();
+}
+
 $('close-space-button').addEventListener('click', (event) =>
   busy(event.currentTarget, async () => {
     if (!confirmed('Close this space for everyone? This cannot be undone.')) return;
     try {
       await space().close();
+      // This tab's stream ends here, before it tells of the close.
+      endSpace('You closed this space.', 'ok');
+      focusNotice();
     } catch (error) {
       notify('space-notice', describeError(error));
     }
@@ -220,11 +229,24 @@ $('remember').addEventListener('click', () => {
     notify('space-notice', 'This browser keeps nothing for the page: keep your link back instead.');
   }
   renderKeep();
+  keepFocusIn();
 });
 $('forget').addEventListener('click', () => {
   forgetSpaceCredentials(spaceId, false);
   renderKeep();
+  keepFocusIn();
 });
+/**
+ * The button pressed (Remember, Forget it) is hidden: the keyboard goes to the one in its place,
+ * and what this browser now keeps is said (the paragraph that appears is no live region).
+ */
+function keepFocusIn(): void {
+  const remembered = isRemembered(spaceId);
+  $(remembered ? 'forget' : 'remember').focus();
+  $('keep-status').textContent = remembered
+    ? 'This browser remembers your key for this space.'
+    : 'This browser no longer remembers your key.';
+}
 
 // A link back carries the key in its fragment, which leaves the address bar at once.
 const fragment = fragmentParams();

@@ -118,6 +118,7 @@ export function renderParticipants(): void {
         ),
       );
     }),
+    $('people-title'),
   );
   renderSpace();
 }
