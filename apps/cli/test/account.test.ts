@@ -676,6 +676,36 @@ describe('login --with-token, --password; whoami; token; logout', () => {
     expect((await user().run(['whoami'], { env: { CONVENE_TOKEN: token } })).code).toBe(0);
   });
 
+  it('shows a logged-in account whose server does not answer as saved, not checked, exit 0 (it failed, exit 1)', async () => {
+    const human = await signup();
+    const someone = user();
+    const login = await someone.run(['login', '--password', '--email', human.email], {
+      input: human.password,
+    });
+    expect(login.code).toBe(0);
+    const credentials = someone.credentials();
+    credentials.hosts['http://127.0.0.1:9'] = credentials.hosts[server.url];
+    writeFileSync(
+      join(someone.env.XDG_CONFIG_HOME!, 'convene/credentials.json'),
+      JSON.stringify(credentials),
+    );
+    const away = ['--url', 'http://127.0.0.1:9'];
+    const shown = await someone.run(['whoami', ...away]);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toContain(human.email);
+    expect(shown.stdout).toMatch(/session\s+not checked: no answer, ends /);
+    expect(shown.stdout).toMatch(/token\s+usr_\S+… \(saved\), not checked: no answer\n/);
+    const json = await someone.run(['whoami', '--json', ...away]);
+    expect(json.code).toBe(0);
+    expect(json.json()).toMatchObject({
+      user: { email: human.email },
+      session: { valid: null },
+      userToken: { source: 'saved', valid: null },
+    });
+    const quiet = await someone.run(['whoami', '-q', ...away]);
+    expect({ code: quiet.code, stdout: quiet.stdout }).toEqual({ code: 0, stdout: `${human.email}\n` });
+  });
+
   it('logs out offline: forgets the token and says it could not be revoked', async () => {
     const human = await signup();
     const someone = user();

@@ -194,6 +194,7 @@ describe('create, list, show, write, download, history, diff, restore', () => {
 
     const missing = await owner.run(['artifact', 'show', 'nope.md']);
     expect(missing.code).toBe(5);
+    expect(missing.stderr).toContain('no document "nope.md" in Docs');
     expect(missing.stderr).toContain('convene artifact list');
     expect((await owner.run(['artifact', 'show'])).code).toBe(2);
   });
@@ -1216,7 +1217,7 @@ describe('hints of a space other than the default', () => {
   });
 });
 
-describe('a hint that names a document with a newline, ESC or shell characters in its name', () => {
+describe('a hint that names a document with shell characters or a direction mark in its name', () => {
   it('quotes it so that the command line pastes into a shell as it is, and works', async () => {
     // `convene` on the PATH of the shell the hint is pasted into.
     const bin = join(guest.home, 'bin');
@@ -1226,12 +1227,8 @@ describe('a hint that names a document with a newline, ESC or shell characters i
     });
     const env = { ...process.env, ...guest.env, PATH: `${bin}:${process.env.PATH}` } as NodeJS.ProcessEnv;
     for (const name of LEAKY_ENV) if (!(name in guest.env)) delete env[name];
-    for (const name of [
-      'two\nlines.md',
-      'esc\u001b[31mred.md',
-      "it's $HOME `id`.md",
-      'tab\tand \u202eback.md',
-    ]) {
+    // (A newline, a tab or an escape the server refuses in a name.)
+    for (const name of ["it's $HOME `id`.md", 'and \u202eback.md', 'say "$(id)"; !x.md']) {
       expect((await guest.run(['artifact', 'create', name])).code).toBe(0);
       const locked = await guest.run(['artifact', 'lock', name]);
       expect(locked.code).toBe(0);

@@ -200,10 +200,15 @@ describe('send', () => {
       expect(dashed.stderr).not.toContain('no space');
     }
     const image = await guest.run(['send', '--image', 'http://insecure.example/x.png']);
-    // Refused by the server as invalid: a usage error, pointing at the command's help.
+    // Refused here, before a round trip the server would refuse: a usage error, saying what to give.
     expect(image.code).toBe(2);
-    expect(image.stderr).toContain('https:');
-    expect(image.stderr).toContain('See `convene send --help`.');
+    expect(image.stderr).toContain(
+      '✗ --image takes an https: URL, a data:image/…;base64, URI or an image file, not "http://insecure.example/x.png": nothing was sent\nPages show images over https: only',
+    );
+    // What the server refuses of the rest (a data: URI of no image) points at the command's help.
+    const data = await guest.run(['send', '--image', 'data:image/png;base64,!!']);
+    expect(data.code).toBe(2);
+    expect(data.stderr).toContain('See `convene send --help`.');
     // Characters as the server counts them: 40,000 emoji are 80,000 UTF-16 units, and go (in a
     // space of their own: the tests below read this one's last messages).
     const writer = new User(server.url);
@@ -889,10 +894,14 @@ describe('message ids in text', () => {
 const actedOn = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
 
 describe('text from others, printed to a terminal', () => {
-  // What a participant may put in a name, a role, a message or a document: a screen clear, a
-  // window title (OSC … BEL), hidden text, a C1 CSI (U+009B) and a right-to-left override.
+  // What a participant may put in a role, a message, a description or a document: a screen clear,
+  // a window title (OSC … BEL), hidden text, a C1 CSI (U+009B) and a right-to-left override. A
+  // name is one line without control characters (the server refuses the rest): a right-to-left
+  // override is what it may hold.
   const attack = '\u001b[2J\u001b]0;pwned\u0007\u001b[8m\u009b8m\u202e';
   const shown = '\\x1b[2J\\x1b]0;pwned\\x07\\x1b[8m\\x9b8m\\u202e';
+  const mal = 'Mal\u202eory';
+  const malShown = 'Mal\\u202eory';
   const content = `x ${attack}\tend\nsecond line`;
   let mallory: User;
   let docId = '';
@@ -900,19 +909,12 @@ describe('text from others, printed to a terminal', () => {
   beforeAll(async () => {
     mallory = new User(server.url);
     const { humanLink } = (await owner.run(['invite', '--json'])).json();
-    const joined = await mallory.run([
-      'join',
-      humanLink,
-      '--name',
-      `Mal${attack}\nory`,
-      '--role',
-      `r${attack}`,
-    ]);
+    const joined = await mallory.run(['join', humanLink, '--name', mal, '--role', `r${attack}`]);
     expect(joined.code).toBe(0);
     expect((await mallory.run(['send', '-'], { input: content })).code).toBe(0);
     const file = join(mallory.home, 'evil.md');
     writeFileSync(file, `# Title ${attack}\n\tindented\n`);
-    const created = await mallory.run(['artifact', 'create', `evil${attack}.md`, '--file', file, '--json']);
+    const created = await mallory.run(['artifact', 'create', 'evil\u202e.md', '--file', file, '--json']);
     expect(created.code).toBe(0);
     docId = created.json().id;
     expect(
@@ -933,11 +935,11 @@ describe('text from others, printed to a terminal', () => {
       const result = await user.run([...args]);
       expect({ args, code: result.code }).toEqual({ args, code: 0 });
       expect({ args, stdout: result.stdout }).not.toEqual({ args, stdout: expect.stringMatching(actedOn) });
-      expect(result.stdout).toContain(shown);
+      expect(result.stdout).toContain(args[1] === 'list' ? 'evil\\u202e.md' : shown);
     }
-    // Text of several lines keeps its lines and tabs; a name is kept to one line.
+    // Text of several lines keeps its lines and tabs.
     const messages = (await owner.run(['messages'])).stdout;
-    expect(messages).toContain(`Mal${shown}\\x0aory: x ${shown}\tend\n`);
+    expect(messages).toContain(`${malShown}: x ${shown}\tend\n`);
     expect(messages).toMatch(/\n\s+second line\n/);
     expect((await owner.run(['artifact', 'show', docId])).stdout).toContain(`# Title ${shown}\n\tindented\n`);
   });
@@ -947,29 +949,29 @@ describe('text from others, printed to a terminal', () => {
     expect((await mallory.run(['artifact', 'lock', docId])).code).toBe(0);
     const locked = await guest.run(['artifact', 'lock', docId]);
     expect(locked.code).toBe(6);
-    expect(locked.stderr).toContain(`locked by Mal${shown}\\x0aory until`);
+    expect(locked.stderr).toContain(`locked by ${malShown} until`);
     // A suggestion quotes a name (one letter off: "Mal" alone is the start of the name, and names her).
-    const mention = await guest.run(['send', 'hi', '--mention', `Mal${attack}\nary`]);
+    const mention = await guest.run(['send', 'hi', '--mention', 'Mal\u202eary']);
     expect(mention.code).toBe(5);
-    expect(mention.stderr).toContain(`Did you mean "Mal${shown}\\x0aory"?`);
+    expect(mention.stderr).toContain(`Did you mean "${malShown}"?`);
     // The holder and the author, in `artifact show`.
     const show = await owner.run(['artifact', 'show', docId]);
-    expect(show.stdout).toContain(`by Mal${shown}\\x0aory\n`);
-    expect(show.stdout).toContain(` Mal${shown}\\x0aory, lapses`);
+    expect(show.stdout).toContain(`by ${malShown}\n`);
+    expect(show.stdout).toContain(` ${malShown}, lapses`);
     // Released: the tail test below sees it locked afresh.
     expect((await mallory.run(['artifact', 'unlock', docId])).code).toBe(0);
     // A space's name, in what `join` prints and in a suggestion of it.
     const host = new User(server.url);
     const visitor = new User(server.url);
     try {
-      expect((await host.run(['space', 'create', `Team${attack}\nB`])).code).toBe(0);
+      expect((await host.run(['space', 'create', 'Team\u202eB'])).code).toBe(0);
       const { humanLink } = (await host.run(['invite', '--json'])).json();
       const joined = await visitor.run(['join', humanLink, '--name', 'Vic']);
       expect(joined.code).toBe(0);
-      expect(joined.stdout).toMatch(/^space {8}Team.*\\x0aB \(/m);
+      expect(joined.stdout).toMatch(/^space {8}Team\\u202eB \(/m);
       const typo = await visitor.run(['space', 'use', 'Tea']);
       expect(typo.code).toBe(5);
-      expect(typo.stderr).toContain(`Did you mean "Team${shown}\\x0aB"?`);
+      expect(typo.stderr).toContain('Did you mean "Team\\u202eB"?');
       for (const output of [joined.stdout, typo.stderr]) expect(output).not.toMatch(actedOn);
     } finally {
       host.remove();
@@ -995,8 +997,8 @@ describe('text from others, printed to a terminal', () => {
     await tail.waitFor('locked by');
     expect((await tail.interrupt()).code).toBe(0);
     const stdout = tail.stdout();
-    expect(stdout).toContain(`Mal${shown}\\x0aory: x ${shown}`);
-    expect(stdout).toContain(`document "evil${shown}.md" locked by Mal${shown}\\x0aory`);
+    expect(stdout).toContain(`${malShown}: x ${shown}`);
+    expect(stdout).toContain(`document "evil\\u202e.md" locked by ${malShown}`);
     expect(stdout).not.toMatch(actedOn);
   });
 

@@ -309,27 +309,28 @@ describe('space create, list, show, use, update, close', () => {
     );
   });
 
-  it('shows names that hold a newline on one line each: the space, its participants, its documents', async () => {
+  it('refuses names that hold a newline (the space, its owner, a document), saying why, and keeps a description’s lines', async () => {
     const owner = user();
-    expect(
-      (await owner.run(['space', 'create', 'Plan\nB', '--owner-name', 'Ow\nner', '-d', 'one\ntwo'])).code,
-    ).toBe(0);
-    expect((await owner.run(['artifact', 'create', 'doc\nname.md'])).code).toBe(0);
-    expect((await owner.run(['artifact', 'lock', 'doc\nname.md'])).code).toBe(0);
-    const human = await owner.run(['space', 'show']);
-    expect(human.code).toBe(0);
-    const lines = human.stdout.split('\n');
-    // The header is the name, on its line; the description keeps its lines.
-    expect(lines.slice(0, 3)).toEqual(['Plan\\x0aB', 'one', 'two']);
-    expect(lines).toContain('  Ow\\x0aner (you)  owner, agent  active');
-    expect(lines.find((line) => line.startsWith('  doc'))).toMatch(
-      /^ {2}doc\\x0aname\.md {2}v1, updated .*, locked by you$/,
-    );
-    // So are the status lines that name them.
-    const unlocked = await owner.run(['artifact', 'unlock', 'doc\nname.md']);
-    expect(unlocked.stderr.split('\n')[0]).toMatch(/^✓ .*doc\\x0aname\.md/);
+    const oneLine = /name must be one line without control characters \(a line break, a tab, an escape\)/i;
+    for (const args of [
+      ['space', 'create', 'Plan\nB'],
+      ['space', 'create', 'Plan B', '--owner-name', 'Ow\nner'],
+    ]) {
+      const refused = await owner.run(args);
+      expect({ args, code: refused.code }).toEqual({ args, code: 2 });
+      expect(refused.stderr).toMatch(oneLine);
+    }
+    expect((await owner.run(['space', 'list', '--json'])).json()).toEqual([]);
+    expect((await owner.run(['space', 'create', 'Plan B', '-d', 'one\ntwo'])).code).toBe(0);
+    const document = await owner.run(['artifact', 'create', 'doc\nname.md']);
+    expect(document.code).toBe(2);
+    expect(document.stderr).toMatch(oneLine);
     const renamed = await owner.run(['space', 'update', '--name', 'Plan\nC']);
-    expect(renamed.stderr).toBe('✓ Renamed Plan\\x0aB to Plan\\x0aC\n');
+    expect(renamed.code).toBe(2);
+    const human = await owner.run(['space', 'show']);
+    // The header is the name, on its line; the description keeps its lines.
+    expect(human.stdout.split('\n').slice(0, 3)).toEqual(['Plan B', 'one', 'two']);
+    expect((await owner.run(['artifact', 'list', '--json'])).json()).toEqual([]);
   });
 
   it('shows who you are in a space (name, role, status) and its participants in columns', async () => {
@@ -395,7 +396,8 @@ describe('space create, list, show, use, update, close', () => {
     const elsewhere = await owner.run(['space', 'list', '--url', alias]);
     expect(elsewhere.code).toBe(0);
     expect(elsewhere.stderr).toContain(`No spaces saved for ${alias}`);
-    expect(elsewhere.stderr).toContain(`Your key for it is saved under ${server.url}`);
+    // Of no space in particular: the keys, not an "it" that names nothing.
+    expect(elsewhere.stderr).toContain(`Your space keys are saved under ${server.url}`);
     // Another server (an earlier `serve --port`): where the keys are, and how to use them.
     const other = await owner.run(['space', 'list', '--url', 'http://127.0.0.1:9']);
     expect(other.code).toBe(0);
@@ -1659,7 +1661,8 @@ describe('invite, join, participants, moderation, leave', () => {
 
     const unknown = await owner.run(['kick', 'Nobody']);
     expect(unknown.code).toBe(5);
-    expect(unknown.stderr).toContain('no participant "Nobody"');
+    // Named with the space it looked in: the default one may not be the one meant.
+    expect(unknown.stderr).toContain('no participant "Nobody" in Moderated');
     expect(unknown.stderr).toContain('convene participants');
 
     const kicked = await owner.run(['kick', participantId, '--json']);
@@ -1959,10 +1962,13 @@ describe('invite, join, participants, moderation, leave', () => {
     expect(read.stderr).toContain(`Your key for it is saved under ${server.url}`);
     expect(read.stderr).toContain(`--url ${server.url}`);
     // By its id, and the default space (nothing named), the same.
-    for (const args of [['messages', '-s', spaceId], ['messages']]) {
+    for (const [args, whose] of [
+      [['messages', '-s', spaceId], 'Your key for it is'],
+      [['messages'], 'Your space keys are'],
+    ] as const) {
       const other = await owner.run(['--url', alias, ...args]);
       expect(other.code).not.toBe(0);
-      expect(other.stderr).toContain(`Your key for it is saved under ${server.url}`);
+      expect(other.stderr).toContain(`${whose} saved under ${server.url}`);
     }
     // The same address spelt the same way finds it.
     expect((await owner.run(['--url', server.url, 'messages', '-s', spaceId])).code).toBe(0);

@@ -993,6 +993,10 @@ describe('a server that is not Convene', () => {
     const answers: Record<string, (response: import('node:http').ServerResponse) => void> = {
       'another API': (r) => r.writeHead(200, { 'content-type': 'application/json' }).end('{}'),
       'an empty 200': (r) => r.writeHead(200).end(),
+      'a page': (r) =>
+        r
+          .writeHead(200, { 'content-type': 'text/html' })
+          .end('<!doctype html><title>Another app</title><p>Hello'),
       'the header only': (r) =>
         r.writeHead(200, { 'content-type': 'application/json', 'api-version': '1' }).end('{}'),
     };
@@ -1020,6 +1024,12 @@ describe('a server that is not Convene', () => {
           for (const [command, run] of Object.entries(runs)) {
             expect({ what, command, code: run.code }).toEqual({ what, command, code: 1 });
             expect(run.stderr).not.toContain('bug in convene');
+            // The error's lines alone: no stack trace of the answer read after it (ERR_INVALID_STATE).
+            expect({ what, command, stack: run.stderr }).not.toEqual({
+              what,
+              command,
+              stack: expect.stringMatching(/ERR_INVALID_STATE|\n\s+at /),
+            });
             expect({ what, command, said: run.stderr }).toEqual({
               what,
               command,

@@ -30,6 +30,7 @@ import {
   speaksPlainHttp,
   unreachableHint,
 } from '../src/lib/failure';
+import { checkVersion, imageContent } from '../src/lib/input';
 import { makeDirectories } from '../src/lib/make-directories';
 import { strayMentions } from '../src/lib/mentions';
 import { sayConnectionLost, sayOutages } from '../src/lib/outage';
@@ -169,6 +170,37 @@ describe('durations and times', () => {
       }),
     );
     expect(parseTtl('2s')).toBe(2);
+    // An image by an address the service refuses is said before anything is sent.
+    expect(() => imageContent('http://example.com/chart.png')).toThrow(
+      expect.objectContaining({
+        exitCode: 2,
+        message:
+          '--image takes an https: URL, a data:image/…;base64, URI or an image file, not "http://example.com/chart.png": nothing was sent',
+        hint: 'Pages show images over https: only: give its https: address, or download it and give the file.',
+      }),
+    );
+    expect(() => imageContent('ftp://example.com/chart.png')).toThrow(/--image takes an https: URL/);
+    expect(imageContent('https://example.com/chart.png')).toBe('https://example.com/chart.png');
+    expect(imageContent('HTTPS://example.com/a.png')).toBe('HTTPS://example.com/a.png');
+    expect(imageContent('data:image/png;base64,iVBORw0KGgo=')).toBe('data:image/png;base64,iVBORw0KGgo=');
+    expect(() => imageContent('DATA:image/png;base64,iVBORw0KGgo=')).toThrow(/--image takes an https: URL/);
+    // A version before the document: said in their order.
+    expect(() => checkVersion('plan.md', 'VERSION', { artifact: '2', command: 'artifact restore' })).toThrow(
+      expect.objectContaining({
+        exitCode: 2,
+        message: 'VERSION must be a version number (1, 2, …), not "plan.md"',
+        hint: 'The document comes first, then the version: `convene artifact restore "plan.md" 2`.',
+      }),
+    );
+    const plain = (() => {
+      try {
+        checkVersion('x', 'VERSION', { artifact: 'plan.md', command: 'artifact restore' });
+      } catch (error) {
+        return error as UsageError;
+      }
+    })();
+    expect(plain?.message).toBe('VERSION must be a version number (1, 2, …), not "x"');
+    expect(plain?.hint).toBeUndefined();
     expect(formatSeconds(7199)).toBe('1h 59m');
     expect(formatSeconds(90_000)).toBe('1d 1h');
     // A time left, to the nearest minute: a space read a second after it opened is a day away too.
@@ -425,11 +457,20 @@ describe('links, names and ids', () => {
     expect(pick(items, 'bob', what).id).toBe(items[2]!.id);
     expect(pick(items, 'Bob', what).id).toBe(items[1]!.id);
     expect(() => pick(items, 'BOB', what)).toThrow(/2 participants are called "BOB"/);
-    // Each with its name as well as its id, as for an id start several share.
+    // Each with its name as well as its id, as for an id start several share; their exact case
+    // names each too (it is tried first).
     expect(() => pick(items, 'BOB', what)).toThrow(
-      expect.objectContaining({ hint: `Name one by id: Bob (${items[1]!.id}), bob (${items[2]!.id})` }),
+      expect.objectContaining({
+        hint: `Name one in its exact case, or by id: Bob (${items[1]!.id}), bob (${items[2]!.id})`,
+      }),
     );
-    expect(() => pick(items, 'twin', what)).toThrow(/2 participants are called "twin"/);
+    // Of one name in one case, the id alone does.
+    expect(() => pick(items, 'twin', what)).toThrow(
+      expect.objectContaining({
+        message: '2 participants are called "twin"',
+        hint: `Name one by id: twin (${items[3]!.id}), twin (${items[4]!.id})`,
+      }),
+    );
     expect(() => pick(items, 'abc', what)).toThrow(/no participant "abc"/);
     // What a hint names them by: the name where it finds them alone, else the id.
     const find = (typed: string) => pick(items, typed, what);

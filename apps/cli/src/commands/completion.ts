@@ -26,7 +26,7 @@ export function registerCompletion(program: Command, app: App): void {
     .description(
       'Print a script that completes convene’s commands and flags in your shell, and the names of the ' +
         'spaces convene holds keys for (read from its credential file: no request to the server). ' +
-        'Without SHELL, a terminal offers the shells to pick from (yours first); elsewhere it is a ' +
+        'With no shell named, a terminal offers the shells to pick from (yours first); elsewhere it is a ' +
         'usage error.',
     )
     .addHelpText(

@@ -126,8 +126,9 @@ export function moderated<P extends Moderated>(
   candidates: readonly P[],
   reference: string,
   listCommand: string,
+  where?: string,
 ): P {
-  const what = { ...participantNaming, listCommand };
+  const what = { ...participantNaming, listCommand, ...(where === undefined ? {} : { where }) };
   const byStart = { ...what, byNameStart: true };
   const present = participants.filter((p) => p.status !== 'left' && p.status !== 'kicked');
   // Namesakes all gone, and gone the same way (both kicked): whichever is named, the verb finds
@@ -211,7 +212,13 @@ export function registerModeration(program: Command, app: App): void {
               hint: `Only participants whose status is ${listed(action.candidates)} can be ${action.done.toLowerCase()}, and there are none (see \`${suggest(ctx, 'participants')}\`).`,
             }),
         });
-        const participant = moderated(participants, candidates, chosen, suggest(ctx, 'participants'));
+        const participant = moderated(
+          participants,
+          candidates,
+          chosen,
+          suggest(ctx, 'participants'),
+          saved.name,
+        );
         if (participant.isOwner) {
           // Said once, here: the server's 409 would say the same again as its message.
           throw new CliError('the owner of a space cannot be moderated', {

@@ -30,17 +30,32 @@ export function registerWhoami(program: Command, app: App): void {
       const token = ctx.userToken();
       const stored = host.session;
       let user = stored?.user;
-      let sessionValid = stored !== undefined && new Date(stored.expiresAt).getTime() > Date.now();
+      // null: not checked, the server not answering (down, or its database away): what is saved
+      // here is shown, as for the default space, rather than an error for the whole command.
+      let sessionValid: boolean | null =
+        stored !== undefined && new Date(stored.expiresAt).getTime() > Date.now();
+      let unanswered: string | undefined;
       if (sessionValid) {
         try {
-          user = await ctx.session().me();
+          user = await ctx.session().me({ maxRetries: 0, timeoutMs: 3000 });
         } catch (error) {
-          if (!(error instanceof AuthenticationError)) throw error;
-          sessionValid = false;
+          if (error instanceof AuthenticationError) sessionValid = false;
+          else {
+            unanswered = notAnswered(error);
+            sessionValid = null;
+          }
         }
       }
       const source = ctx.env.CONVENE_TOKEN ? 'CONVENE_TOKEN' : 'saved';
-      const tokenValid = token ? await ctx.userTokenWorks(token) : false;
+      let tokenValid: boolean | null = false;
+      if (token && unanswered) tokenValid = null;
+      else if (token)
+        try {
+          tokenValid = await ctx.userTokenWorks(token);
+        } catch (error) {
+          unanswered = notAnswered(error);
+          tokenValid = null;
+        }
       // The server names a token's account only to a dashboard session, and only its own tokens.
       const known =
         token && tokenValid && sessionValid
@@ -95,22 +110,26 @@ export function registerWhoami(program: Command, app: App): void {
             [
               'session',
               stored
-                ? sessionValid
-                  ? `valid, ends ${relative(stored.expiresAt)}`
-                  : 'expired: `convene login --password`'
+                ? sessionValid === null
+                  ? `${unanswered}, ends ${relative(stored.expiresAt)}`
+                  : sessionValid
+                    ? `valid, ends ${relative(stored.expiresAt)}`
+                    : 'expired: `convene login --password`'
                 : undefined,
             ],
             [
               'token',
               token
                 ? `${token.slice(0, 8)}… (${source === 'saved' ? 'saved' : 'from CONVENE_TOKEN'}), ${
-                    !tokenValid
-                      ? 'not valid (revoked, expired or unknown)'
-                      : known && user
-                        ? `valid: "${known.name}" of ${user.email}`
-                        : sessionValid && user
-                          ? `valid, not one of ${user.email}’s`
-                          : 'valid'
+                    tokenValid === null
+                      ? unanswered
+                      : !tokenValid
+                        ? 'not valid (revoked, expired or unknown)'
+                        : known && user
+                          ? `valid: "${known.name}" of ${user.email}`
+                          : sessionValid && user
+                            ? `valid, not one of ${user.email}’s`
+                            : 'valid'
                   }`
                 : 'none',
             ],
@@ -126,12 +145,12 @@ export function registerWhoami(program: Command, app: App): void {
             ['spaces', `${result.spaces} with keys for this server on this machine`],
           ]),
       });
-      if (token && !tokenValid) {
+      if (token && tokenValid === false) {
         const which = source === 'saved' ? 'the saved token' : 'the token in CONVENE_TOKEN';
         const hint =
           source === 'saved'
             ? 'Log in again with `convene login` (or `convene logout` to forget it).'
-            : envTokenHint(sessionValid);
+            : envTokenHint(sessionValid === true);
         if (!sessionValid) {
           throw new CliError(`${which} does not work on ${ctx.url}`, { exitCode: ExitCode.auth, hint });
         }
@@ -142,7 +161,7 @@ export function registerWhoami(program: Command, app: App): void {
       // Keys for another server (an earlier `serve --port`, this machine as 127.0.0.1): with none
       // here, the likelier cause of nothing to show.
       const elsewhere = result.spaces === 0 ? ctx.keysElsewhereHint() : undefined;
-      if (!token && !sessionValid && result.spaces === 0) {
+      if (!token && sessionValid === false && result.spaces === 0) {
         throw new CliError(`not logged in to ${ctx.url}, and no space keys for it here`, {
           exitCode: ExitCode.auth,
           hint:
@@ -152,6 +171,17 @@ export function registerWhoami(program: Command, app: App): void {
       }
       if (elsewhere) out.hint(elsewhere);
     });
+}
+
+/**
+ * Why the server's word could not be had (`not checked: no answer`), as the default space's line
+ * says it: no answer, or an answer of a server in trouble (5xx). Anything else is thrown.
+ */
+function notAnswered(error: unknown): string {
+  if (error instanceof ConnectionError) return 'not checked: no answer';
+  if (error instanceof ConveneError && !(error instanceof AuthenticationError) && (error.status ?? 0) >= 500)
+    return `not checked: ${error.message}`;
+  throw error;
 }
 
 /** You in the default space, as its participant list has you: what `space create` says of you. */

@@ -68,6 +68,7 @@ export async function findArtifact(
   const artifact = pick(view.artifacts, reference, {
     ...documentNaming,
     listCommand: suggest(ctx, 'artifact list'),
+    where: saved.name,
   });
   const named = documentNamed(view.artifacts, artifact);
   ctx.artifact = { name: artifact.name, named };

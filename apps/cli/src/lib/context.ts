@@ -273,7 +273,7 @@ export class Context {
         hint: saved.length
           ? `Name one (see \`${this.line('space list')}\`) or pick a default with \`${this.line('space use', { args: [verbatim('SPACE')] })}\`.`
           : elsewhere
-            ? aliasHint(elsewhere)
+            ? aliasHint(elsewhere, 'Your space keys are')
             : (this.keysElsewhereHint() ??
               `Create one with \`${this.line('space create', { args: [verbatim('NAME')] })}\`, or join one with \`convene join LINK\`.`),
       });
@@ -385,7 +385,7 @@ export class Context {
    */
   keysElsewhereHint(): string | undefined {
     const alias = this.keysUnderAlias();
-    if (alias) return aliasHint(alias);
+    if (alias) return aliasHint(alias, 'Your space keys are');
     const others = Object.entries(this.store.read().hosts).filter(
       ([url, host]) => url !== hostKey(this.url) && Object.keys(host.spaces).length > 0,
     );
@@ -664,9 +664,12 @@ const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
 /** Whether a URL's hostname names this machine (`localhost`, `127.0.0.1`, `[::1]`). */
 export const isLoopback = (hostname: string): boolean => LOOPBACK.has(hostname);
 
-/** What to do when the key is saved under another spelling of this machine's address. */
-export const aliasHint = (url: string): string =>
-  `Your key for it is saved under ${url}, another name for this machine: add \`--url ${url}\` (or set CONVENE_URL=${url}).`;
+/**
+ * What to do when the key is saved under another spelling of this machine's address: `whose`, the
+ * key of the space named (`Your key for it is`), or, where none was named, the keys saved.
+ */
+export const aliasHint = (url: string, whose = 'Your key for it is'): string =>
+  `${whose} saved under ${url}, another name for this machine: add \`--url ${url}\` (or set CONVENE_URL=${url}).`;
 
 /**
  * `convene space use NAME --url URL`: the line that makes the server `url` the one the next

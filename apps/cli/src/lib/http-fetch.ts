@@ -106,11 +106,15 @@ function toResponse(answer: IncomingMessage, method: string, url: URL, redirecte
     answer.resume();
     return new Answer(null, init).asResponse();
   }
+  /** Closed, failed or cancelled: a chunk read before the cancel destroyed the answer is dropped. */
+  let done = false;
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
-      let done = false;
       answer.pause();
       answer.on('data', (chunk: Buffer) => {
+        // Enqueued once cancelled, it threw ERR_INVALID_STATE out of the event, uncaught: the
+        // stack trace after an answer that is not Convene's (a 200 of another server).
+        if (done) return;
         controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
         if ((controller.desiredSize ?? 0) <= 0) answer.pause();
       });
@@ -127,6 +131,7 @@ function toResponse(answer: IncomingMessage, method: string, url: URL, redirecte
       answer.resume();
     },
     cancel() {
+      done = true;
       answer.destroy();
     },
   });

@@ -1,8 +1,11 @@
 import { fstatSync, readFileSync } from 'node:fs';
 import { limits } from '@convene/sdk';
+import { commandLine } from './command-line';
 import type { Context } from './context';
 import { UsageError } from './errors';
 import { fileError } from './failure';
+import { inline } from './output';
+import { verbatim } from './quote';
 import { size } from './render';
 
 /** How long stdin may stay open with nothing in it before convene says it is waiting for it. */
@@ -141,10 +144,26 @@ export function parseWait(value: string | undefined): number | undefined {
   return wait;
 }
 
-/** A version number given on the command line (VERSION, FROM, --base-version): 1, 2, … */
-export function checkVersion(value: string | undefined, label: string): void {
-  if (value !== undefined && !/^[1-9]\d*$/.test(value)) {
-    throw new UsageError(`${label} must be a version number (1, 2, …), not "${value}"`);
+const VERSION = /^[1-9]\d*$/;
+
+/**
+ * A version number given on the command line (VERSION, FROM, --base-version): 1, 2, … With the
+ * document's argument before it (`after`) a version and this one not (`restore 2 plan.md`), the
+ * hint gives them in their order.
+ */
+export function checkVersion(
+  value: string | undefined,
+  label: string,
+  after?: { artifact: string | undefined; command: string },
+): void {
+  if (value !== undefined && !VERSION.test(value)) {
+    const swapped = after?.artifact !== undefined && VERSION.test(after.artifact);
+    throw new UsageError(
+      `${label} must be a version number (1, 2, …), not "${value}"`,
+      swapped
+        ? `The document comes first, then the version: \`${commandLine(after.command, { args: [value, verbatim(after.artifact!)] })}\`.`
+        : undefined,
+    );
   }
 }
 
@@ -201,7 +220,17 @@ const IMAGE_TYPES: readonly { type: string; is: (bytes: Buffer) => boolean }[] =
  * an argument of 128 KiB at most), so a file is how a larger image is sent.
  */
 export function imageContent(value: string): string {
-  if (/^[a-z][a-z0-9+.-]*:/i.test(value)) return value;
+  if (/^[a-z][a-z0-9+.-]*:/i.test(value)) {
+    // As the server takes them: https: in any case, data: as it is spelt (the server checks the rest).
+    if (/^https:/i.test(value) || value.startsWith('data:image/')) return value;
+    // Said here, as the file's checks are, rather than as the server's 400 after a round trip.
+    throw new UsageError(
+      `--image takes an https: URL, a data:image/…;base64, URI or an image file, not "${inline(value)}": nothing was sent`,
+      /^http:/i.test(value)
+        ? 'Pages show images over https: only: give its https: address, or download it and give the file.'
+        : undefined,
+    );
+  }
   let bytes: Buffer;
   try {
     bytes = readFileSync(value);

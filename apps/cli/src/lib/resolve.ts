@@ -31,7 +31,7 @@ export const participantNaming = {
 export function pick<T>(
   items: readonly T[],
   reference: string,
-  what: Naming<T> & { listCommand: string },
+  what: Naming<T> & { listCommand: string /** The space looked in, named in the refusal. */; where?: string },
 ): T {
   const found = find(items, reference, what);
   if (found) return found;
@@ -40,7 +40,7 @@ export function pick<T>(
   const startsAnId =
     reference.length < 4 && items.some((item) => what.id(item).startsWith(reference.toLowerCase()));
   const short = startsAnId ? 'An id start needs 4 characters or more. ' : '';
-  throw new CliError(`no ${what.noun} "${reference}"`, {
+  throw new CliError(`no ${what.noun} "${reference}"${what.where ? ` in ${inline(what.where)}` : ''}`, {
     exitCode: ExitCode.notFound,
     hint: `${short}${near ? `Did you mean "${inline(near)}"? ` : ''}See them with \`${what.listCommand}\`.`,
   });
@@ -62,9 +62,11 @@ export function findExact<T>(
   const typed = items.filter((item) => what.name(item).normalize('NFC') === reference.normalize('NFC'));
   const named = typed.length > 0 ? typed : items.filter((item) => sameName(what.name(item), reference));
   if (named.length > 1) {
+    // Called so in other cases, each its own: the exact case names one too (findExact's first try).
+    const cased = typed.length === 0 && new Set(named.map((item) => what.name(item))).size === named.length;
     throw new UsageError(
       `${named.length} ${what.noun}s are called "${reference}"`,
-      `Name one by id: ${named.map((item) => `${inline(what.name(item))} (${what.id(item)})`).join(', ')}`,
+      `Name one ${cased ? 'in its exact case, or ' : ''}by id: ${named.map((item) => `${inline(what.name(item))} (${what.id(item)})`).join(', ')}`,
     );
   }
   return named[0];

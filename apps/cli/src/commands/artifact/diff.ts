@@ -29,7 +29,7 @@ export function registerArtifactDiff(artifact: Command, app: App): void {
     )
     .action(async (reference, fromArgument, toArgument, options, command) => {
       const ctx = app.context(command);
-      checkVersion(fromArgument, 'FROM');
+      checkVersion(fromArgument, 'FROM', { artifact: reference, command: 'artifact diff' });
       checkVersion(toArgument, 'TO');
       const found = await findArtifact(
         ctx,

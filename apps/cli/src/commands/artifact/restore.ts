@@ -36,7 +36,7 @@ export function registerArtifactRestore(artifact: Command, app: App): void {
     .action(async (reference, versionArgument, options, command) => {
       const ctx = app.context(command);
       const usage = 'convene artifact restore ARTIFACT VERSION';
-      checkVersion(versionArgument, 'VERSION');
+      checkVersion(versionArgument, 'VERSION', { artifact: reference, command: 'artifact restore' });
       const waitMs = parseLockWait(options.wait);
       const found = await findArtifact(ctx, options.space, reference, usage);
       const { space, artifact: summary } = found;
