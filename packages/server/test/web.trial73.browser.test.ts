@@ -116,6 +116,22 @@ describe.skipIf(!hasChromium || onPostgres())(
       await page.close();
     }, 60_000);
 
+    it('puts the keyboard in the message box on opening only where the box is in view (at 200 % zoom it typed out of sight)', async () => {
+      const space = await h.createSpace({ name: 'Zoomed', description: 'd' });
+      const page = await newPage();
+      for (const [width, height, inView] of [
+        [1280, 800, true],
+        [640, 400, false],
+      ] as const) {
+        await page.setViewportSize({ width, height });
+        await page.goto(`${srv.url}/space/${space.spaceId}#key=${space.ownerKey}`);
+        await expect.poll(() => page.locator('#live').textContent()).toBe('live');
+        expect(await focused(page), `${width}×${height}`).toBe(inView ? 'message-content' : 'BODY');
+      }
+      await page.close();
+      expect(problems).toEqual([]);
+    }, 60_000);
+
     it('draws placeholders in the muted text colour, readable on the dark surface too', async () => {
       const space = await h.createSpace({ name: 'Dark', description: 'd' });
       const page = await ownerPage(space);

@@ -78,8 +78,12 @@ async function open(me: SpaceCredentials, kept = false): Promise<void> {
     return;
   }
   void connectStream();
-  // Joined (or opened): the keyboard goes where the conversation is written.
-  $('message-content').focus({ preventScroll: true });
+  // Joined (or opened): the keyboard goes where the conversation is written, when the eye can
+  // follow it there. Below the window (a phone, a zoomed page), typing went into a box out of
+  // sight, and a screen reader began past the space's name and the messages: the page's start.
+  const composer = $('message-content');
+  const { top, bottom } = composer.getBoundingClientRect();
+  if (top >= 0 && bottom <= window.innerHeight) composer.focus({ preventScroll: true });
   // The time left counts down by the second, from when the server said it.
   const endsAt = Date.now() + view.ttlRemaining * 1000;
   clearInterval(ticking);
