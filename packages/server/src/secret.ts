@@ -83,6 +83,17 @@ export async function loadOrCreateSecret(
   }
   const db = database.db;
   const read = (key: string) => readSetting(database, key);
+  // Set up with a SECRET of the operator's (no generated one, and keys sealed): one generated now
+  // would open nothing, and, written before the start was refused, it made the next start with
+  // the right SECRET say it replaced a generated one, and a wrong one ask for PREVIOUS_SECRET.
+  if (
+    (await read(SEALED)) === undefined &&
+    (await read(CLEAR)) === undefined &&
+    (await read(SESSION_KEYS_SETTING)) !== undefined
+  )
+    throw new Error(
+      'SECRET is not set, but this database was set up with one (what it seals opens with no other): set SECRET to the value every node of this deployment runs with',
+    );
   const password = config.databasePassword;
   if (!password) {
     warn(
@@ -90,7 +101,7 @@ export async function loadOrCreateSecret(
     );
     if (await read(SEALED))
       throw new Error(
-        'the generated SECRET in the database is sealed with a database password, and DATABASE_URL names none: connect with that password, or set SECRET',
+        'the generated SECRET in the database is sealed with a database password, and DATABASE_URL names none: connect with that password (a SECRET set instead would open nothing sealed under the generated one)',
       );
     await db.insert(schema.settings).values({ key: CLEAR, value: mint() }).onConflictDoNothing();
     const clear = await read(CLEAR);
@@ -145,7 +156,7 @@ function unseal(sealed: string, box: SecretBox, config: ServerConfig): { secret:
     }
   }
   throw new Error(
-    'the generated SECRET in the database is sealed with another database password: start once with PREVIOUS_DATABASE_PASSWORD set to the password it was sealed with (it is then sealed again with the current one), or set SECRET',
+    'the generated SECRET in the database is sealed with another database password: start once with PREVIOUS_DATABASE_PASSWORD set to the password it was sealed with (it is then sealed again with the current one)',
   );
 }
 

@@ -126,6 +126,26 @@ describe.runIf(onPostgres())('the generated SECRET on PostgreSQL', () => {
     await again.close();
   });
 
+  it('refuses to start without SECRET on a database set up with one, writing nothing', async () => {
+    const scratch = await createPostgresTestDatabase(testDatabaseServerUrl()!);
+    try {
+      const u = new URL(scratch.url);
+      u.password = 'db-password-4';
+      const base = { DATABASE_URL: u.toString(), LOG_LEVEL: 'silent', PORT: '0' };
+      const secret = 'an operator secret of 32 chars!!';
+      await (await open(loadConfig({ ...base, SECRET: secret }))).close();
+      const before = await settings(scratch.url);
+      await expect(open(loadConfig(base))).rejects.toThrow(
+        /^SECRET is not set, but this database was set up with one/,
+      );
+      // No generated SECRET left behind: the next start with the right one is as before.
+      expect(await settings(scratch.url)).toEqual(before);
+      await (await open(loadConfig({ ...base, SECRET: secret }))).close();
+    } finally {
+      await scratch.drop();
+    }
+  });
+
   it('moves a secret an earlier version kept in clear under the seal', async () => {
     const { url: legacyUrl, drop: dropLegacy } = await createPostgresTestDatabase(testDatabaseServerUrl()!);
     try {
