@@ -387,7 +387,7 @@ describe('convene serve with JSON logs', () => {
       expect(linesOf(failed.stderr).at(-1)).toMatchObject({
         level: 60,
         exitCode: 1,
-        hint: 'Another process listens on that port: choose one with --port.',
+        hint: 'Another process listens on that port: choose another with --port or PORT.',
         msg: expect.stringMatching(/^the server did not start: .*EADDRINUSE/),
       });
       // Every line it printed is JSON.

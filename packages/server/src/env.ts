@@ -77,6 +77,17 @@ function publicUrlProblem(value: string): string | undefined {
   return undefined;
 }
 
+/** SECRET's and PREVIOUS_SECRET's refusal: zod's own said "Too small: expected string to have >=16 characters". */
+const SECRET_LENGTH =
+  'must be 16 characters or more (e.g. `openssl rand -base64 32`), the same on every node';
+
+/** One of `values`, in any case (`INFO` is `info`), said so when it is none of them. */
+const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>
+  z.preprocess(
+    (value) => (typeof value === 'string' ? value.toLowerCase() : value),
+    z.enum(values, { error: `must be one of ${values.join(', ')}` }),
+  );
+
 /**
  * An absolute http:// or https:// URL (an OpenID Connect issuer, its keys): `notaurl`, `ftp://` and
  * `file://` passed, to fail only at the first dashboard login.
@@ -123,9 +134,9 @@ const ZEnv = z.object({
   SPACE_RETENTION_S: wholeNumber(0, TEN_YEARS_S).default(7 * DAY_S),
   /** How long a `usr_` user token works after it is minted (default 90 days). */
   USER_TOKEN_TTL_S: wholeNumber(1, TEN_YEARS_S).default(90 * DAY_S),
-  SECRET: z.string().min(16).optional(),
+  SECRET: z.string().min(16, SECRET_LENGTH).optional(),
   /** After a change of SECRET: the one it replaces (what it sealed is then sealed again). */
-  PREVIOUS_SECRET: z.string().min(16).optional(),
+  PREVIOUS_SECRET: z.string().min(16, SECRET_LENGTH).optional(),
   /** The database password a generated SECRET was sealed with, after that password changed. */
   PREVIOUS_DATABASE_PASSWORD: z.string().min(1).optional(),
   /** Read as postgres.js reads it, when DATABASE_URL names no password. */
@@ -146,9 +157,9 @@ const ZEnv = z.object({
       });
     })
     .transform((v) => (v === 'true' ? 1 : v === 'false' ? 0 : Number(v))),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** `json` (one JSON object per line) or `text` (for a person); unset: text on a terminal, else json. */
-  LOG_FORMAT: z.enum(['json', 'text']).optional(),
+  LOG_FORMAT: oneOf(['json', 'text']).optional(),
   /**
    * On SIGTERM, how long the node keeps serving with `GET /api/health` answering 503 before it
    * closes, so that a load balancer stops sending it requests first (0: it closes at once).

@@ -6,7 +6,6 @@ import {
   type Deps,
   type EventBus,
   type HostLookup,
-  isDatabaseUnavailable,
   loadSessionKeys,
   openDatabase,
   Sealer,
@@ -21,6 +20,7 @@ import type { ServerConfig } from './env';
 import { EventHub } from './events/hub';
 import { startLockExpirySweeper } from './events/lock-expiry-sweeper';
 import { hubSpaceWatch } from './events/space-watch';
+import { backgroundFailure } from './http/log-errors';
 import { type PolicyStores, policyStoresFor, rateLimitsOf } from './http/stores';
 import { McpSessionStreams } from './mcp/session-streams';
 import { loadOrCreateSecret, settleSecret } from './secret';
@@ -155,11 +155,8 @@ export async function createServer(
       },
       pingMs: config.streamPingMs,
       leaseRenewMs: config.streamLeaseRenewMs,
-      // The database away is an outage the hub rides out (it renews and resyncs once back).
-      onError: (error, what) =>
-        isDatabaseUnavailable(error)
-          ? app.log.warn({ err: error }, `event hub: ${what}`)
-          : app.log.error({ err: error }, `event hub: ${what}`),
+      // It renews and resyncs once the database is back.
+      onError: backgroundFailure(app.log, 'event hub'),
     });
     app.eventHub = hub;
     await hub.start();
@@ -170,7 +167,7 @@ export async function createServer(
       deps,
       hub,
       pingMs: config.streamPingMs,
-      onError: (error, what) => app.log.error({ err: error }, `MCP sessions: ${what}`),
+      onError: backgroundFailure(app.log, 'MCP sessions'),
     });
     app.mcpStreams = mcpStreams;
     await mcpStreams.start();
@@ -181,7 +178,8 @@ export async function createServer(
       pollMs: config.webhookPollMs,
       // Longer than an attempt may take, so no other node claims a delivery still being attempted.
       leaseMs: config.webhookTimeoutMs + 30_000,
-      onError: (error, what) => app.log.error({ err: error }, `webhooks: ${what}`),
+      // Deliveries stay queued and are claimed again once the database is back.
+      onError: backgroundFailure(app.log, 'webhooks'),
       onRefused: (delivery) =>
         app.log.warn(
           {

@@ -171,6 +171,23 @@ describe('configuration', () => {
     );
   });
 
+  it('says what SECRET, LOG_LEVEL and LOG_FORMAT take when it refuses them, and takes a level or format in any case', () => {
+    for (const name of ['SECRET', 'PREVIOUS_SECRET'])
+      expect(refusal({ [name]: 'too short' })).toBe(
+        `invalid configuration: ${name}: must be 16 characters or more (e.g. \`openssl rand -base64 32\`), the same on every node`,
+      );
+    expect(refusal({ LOG_LEVEL: 'loud' })).toBe(
+      'invalid configuration: LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent',
+    );
+    expect(refusal({ LOG_FORMAT: 'xml' })).toBe(
+      'invalid configuration: LOG_FORMAT: must be one of json, text',
+    );
+    expect(loadConfig({ LOG_LEVEL: 'INFO', LOG_FORMAT: 'Text' })).toMatchObject({
+      logLevel: 'info',
+      logFormat: 'text',
+    });
+  });
+
   it('says what TRUST_PROXY accepts when it refuses it', () => {
     for (const value of ['yes', '-1', '17', '10.0.0.1', '1.5', 'TRUE'])
       expect(refusal({ TRUST_PROXY: value })).toBe(

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { backgroundFailure } from '../src/http/log-errors';
 import { formatLogLine, textOutput } from '../src/http/request-log';
 
 const at = new Date(2026, 10, 23, 14, 3, 7).getTime();
@@ -63,6 +64,29 @@ describe('the text log format', () => {
     expect(written).toEqual([
       '14:03:07  201  POST /hub/space  4.3 ms\n',
       '14:03:07  204  POST /hub/space  4.3 ms\n',
+    ]);
+  });
+});
+
+describe('a background task’s failure', () => {
+  it('is a warning when the database is away (a restart heals it), an error otherwise', () => {
+    const logged: [string, string][] = [];
+    const log = {
+      warn: (_fields: object, message: string) => void logged.push(['warn', message]),
+      error: (_fields: object, message: string) => void logged.push(['error', message]),
+    };
+    const failed = backgroundFailure(log, 'webhooks');
+    // As postgres.js fails a query of a connection the restart reset, and as the server starting up refuses one.
+    failed(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }), 'delivering webhooks');
+    failed(
+      Object.assign(new Error('the database system is starting up'), { code: '57P03' }),
+      'delivering webhooks',
+    );
+    failed(new TypeError('x is undefined'), 'delivering webhooks');
+    expect(logged).toEqual([
+      ['warn', 'webhooks: delivering webhooks'],
+      ['warn', 'webhooks: delivering webhooks'],
+      ['error', 'webhooks: delivering webhooks'],
     ]);
   });
 });

@@ -38,7 +38,7 @@ describe.skipIf(!hasChromium || onPostgres())(
         await page.getByRole('button', { name: button }).focus();
         await page.keyboard.press('Enter');
         await expect.poll(() => page.getByRole('button', { name: button }).count()).toBe(0);
-        await expect.poll(() => focused(page), button).toBe('people-title');
+        await expect.poll(() => focused(page), { message: button }).toBe('people-title');
       }
       await page.getByRole('button', { name: 'Close the space' }).focus();
       await page.keyboard.press('Enter');
@@ -137,10 +137,10 @@ describe.skipIf(!hasChromium || onPostgres())(
       const page = await ownerPage(space);
       for (const scheme of ['light', 'dark'] as const) {
         await page.emulateMedia({ colorScheme: scheme });
-        const [placeholder, muted] = await page.evaluate(`[
+        const [placeholder, muted] = (await page.evaluate(`[
         getComputedStyle(document.getElementById('message-content'), '::placeholder').color,
         getComputedStyle(document.querySelector('.meta')).color,
-      ]`);
+      ]`)) as [string, string];
         expect(placeholder, scheme).toBe(muted);
       }
       await page.close();

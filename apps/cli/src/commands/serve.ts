@@ -131,9 +131,9 @@ export function registerServe(program: Command, app: App): void {
         throw failure(
           message,
           /^invalid configuration: HOST: /.test(message)
-            ? 'Listen on an address of this machine with --host (0.0.0.0: every interface).'
+            ? 'Listen on an address of this machine with --host or HOST (0.0.0.0: every interface).'
             : /EADDRINUSE/.test(message)
-              ? 'Another process listens on that port: choose one with --port.'
+              ? 'Another process listens on that port: choose another with --port or PORT.'
               : 'See `convene serve --help` for the settings.',
           exitCode === 2 ? ExitCode.usage : ExitCode.error,
           error,

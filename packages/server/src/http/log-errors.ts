@@ -123,3 +123,21 @@ export function logFailure(log: FailureLog, status: number, error: unknown, what
   if (status === 503) log.warn({ err: error }, `${what} unavailable`);
   else if (status >= 500) log.error({ err: error }, `${what} failed`);
 }
+
+/**
+ * How a background task's failure is logged (the event hub, MCP sessions, webhook deliveries):
+ * the database away (restarted, failed over) is an outage the task rides out, a warning, where an
+ * error paged an operator for a restart that heals itself; anything else is an error.
+ */
+export const backgroundFailure =
+  (
+    log: {
+      warn: (fields: object, message: string) => void;
+      error: (fields: object, message: string) => void;
+    },
+    task: string,
+  ) =>
+  (error: unknown, what: string): void =>
+    isDatabaseUnavailable(error)
+      ? log.warn({ err: error }, `${task}: ${what}`)
+      : log.error({ err: error }, `${task}: ${what}`);
