@@ -9,6 +9,7 @@ import {
   type WebhookUrlPolicy,
 } from '@convene/core';
 import { webDistDir } from '@convene/web';
+import { distance } from 'fastest-levenshtein';
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { defaultVersionPolicy, type VersionPolicy } from './http/versioning';
@@ -305,6 +306,35 @@ export interface ServerConfig {
   oidc: { issuer: string; jwksUrl: string; audience: string } | undefined;
   /** The build of the browser pages (@convene/web) served at /, /space/…, /web/…: its dist/ by default. */
   webDir: string;
+  /** Variables set that are no setting but a slip of one, each with the one meant (settingSlips). */
+  settingSlips?: readonly (readonly [given: string, meant: string])[];
+}
+
+/**
+ * The environment's names that are no setting but a slip of one, each with the one meant: one
+ * letter off or two swapped (`DATABSE_URL`, `SECERT`), its underscores left out (`PUBLICURL`), or its start (`SHUTDOWN_DRAIN`,
+ * 8 characters or more). Ignored, as any variable is, a slip of DATABASE_URL ran a node of two on
+ * an embedded database of its own, without a word. Other names (PATH, PGPORT) are no one's slip.
+ */
+function settingSlips(env: NodeJS.ProcessEnv): [string, string][] {
+  /** Two neighbouring letters swapped (`SECERT`), which Levenshtein's distance counts twice. */
+  const swapped = (a: string, b: string) => {
+    if (a.length !== b.length) return false;
+    const at = [...a].findIndex((letter, i) => letter !== b[i]);
+    return at >= 0 && a[at] === b[at + 1] && a[at + 1] === b[at] && a.slice(at + 2) === b.slice(at + 2);
+  };
+  const known = Object.keys(ZEnv.shape);
+  const squashed = (name: string) => name.replace(/_/g, '');
+  const slips: [string, string][] = [];
+  for (const name of Object.keys(env)) {
+    if (known.includes(name) || !/^[A-Z][A-Z0-9_]{3,}$/.test(name)) continue;
+    const meant =
+      known.find((setting) => squashed(setting) === squashed(name)) ??
+      known.find((setting) => distance(setting, name) === 1 || swapped(setting, name)) ??
+      known.find((setting) => name.length >= 8 && setting.startsWith(name));
+    if (meant) slips.push([name, meant]);
+  }
+  return slips;
 }
 
 /**
@@ -340,6 +370,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     );
   }
   return {
+    settingSlips: settingSlips(env),
     port: e.PORT,
     host: e.HOST,
     publicUrl: e.PUBLIC_URL ? withoutTrailingSlash(new URL(e.PUBLIC_URL)) : `http://localhost:${e.PORT}`,

@@ -61,6 +61,13 @@ export function startWarnings(config: ServerConfig): string[] {
         '(a "bad port" of the Fetch standard): the web pages will not open, and the SDK (Node’s fetch) ' +
         'cannot reach it; curl and the CLI can. Choose another port (PORT, and PUBLIC_URL if set)',
     );
+  for (const [given, meant] of config.settingSlips ?? [])
+    warnings.push(
+      `${given} is set, which is no setting of Convene and is ignored: did you mean ${meant}?` +
+        (meant === 'DATABASE_URL' && config.databaseUrl === undefined
+          ? ' (DATABASE_URL is unset: this node keeps its data in an embedded database under DATA_DIR)'
+          : ''),
+    );
   if (reachable && config.databaseUrl !== undefined && isMemoryUrl(config.databaseUrl))
     warnings.push(
       `DATABASE_URL=memory:// keeps nothing, yet HOST=${config.host} lets other machines use this server: ` +

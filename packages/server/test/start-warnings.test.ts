@@ -57,6 +57,31 @@ describe('start warnings', () => {
     );
   });
 
+  it('say when a variable is a slip of a setting, which is ignored, naming the one meant', () => {
+    expect(warnings({ DATABSE_URL: 'postgres://db/convene' })).toEqual([
+      'DATABSE_URL is set, which is no setting of Convene and is ignored: did you mean DATABASE_URL? (DATABASE_URL is unset: this node keeps its data in an embedded database under DATA_DIR)',
+    ]);
+    expect(warnings({ PUBLICURL: 'https://x.example', SHUTDOWN_DRAIN: '5', SECERT: 'x'.repeat(20) })).toEqual(
+      [
+        'PUBLICURL is set, which is no setting of Convene and is ignored: did you mean PUBLIC_URL?',
+        'SHUTDOWN_DRAIN is set, which is no setting of Convene and is ignored: did you mean SHUTDOWN_DRAIN_S?',
+        'SECERT is set, which is no setting of Convene and is ignored: did you mean SECRET?',
+      ],
+    );
+    // A machine's own variables, and those of other programs, are nobody's slip.
+    expect(
+      warnings({
+        PATH: '/usr/bin',
+        HOME: '/root',
+        HOSTNAME: 'node-a',
+        PGPORT: '5432',
+        NODE_ENV: 'production',
+        TEST_DATABASE_URL: 'postgres://x',
+        CONVENE_URL: 'http://localhost:3000',
+      }),
+    ).toEqual([]);
+  });
+
   it('say when a server other machines use keeps nothing (memory://)', () => {
     const said = warnings({ HOST: '0.0.0.0', PUBLIC_URL: 'https://x.example', DATABASE_URL: 'memory://' });
     expect(said).toHaveLength(1);
