@@ -676,7 +676,8 @@ describe('login --with-token, --password; whoami; token; logout', () => {
     expect((await user().run(['whoami'], { env: { CONVENE_TOKEN: token } })).code).toBe(0);
   });
 
-  it('shows a logged-in account whose server does not answer as saved, not checked, exit 0 (it failed, exit 1)', async () => {
+  /** Someone logged in with a password, their credentials saved under `url` too: a server that does not answer. */
+  async function loggedInAlsoAt(url: string) {
     const human = await signup();
     const someone = user();
     const login = await someone.run(['login', '--password', '--email', human.email], {
@@ -684,11 +685,16 @@ describe('login --with-token, --password; whoami; token; logout', () => {
     });
     expect(login.code).toBe(0);
     const credentials = someone.credentials();
-    credentials.hosts['http://127.0.0.1:9'] = credentials.hosts[server.url];
+    credentials.hosts[url] = credentials.hosts[server.url];
     writeFileSync(
       join(someone.env.XDG_CONFIG_HOME!, 'convene/credentials.json'),
       JSON.stringify(credentials),
     );
+    return { human, someone, token: credentials.hosts[server.url].userToken as string };
+  }
+
+  it('shows a logged-in account whose server does not answer as saved, not checked, exit 0 (it failed, exit 1)', async () => {
+    const { human, someone } = await loggedInAlsoAt('http://127.0.0.1:9');
     const away = ['--url', 'http://127.0.0.1:9'];
     const shown = await someone.run(['whoami', ...away]);
     expect(shown.code, shown.stderr).toBe(0);
@@ -707,19 +713,7 @@ describe('login --with-token, --password; whoami; token; logout', () => {
   });
 
   it('logs out offline: forgets the token and says it could not be revoked', async () => {
-    const human = await signup();
-    const someone = user();
-    const login = await someone.run(['login', '--password', '--email', human.email], {
-      input: human.password,
-    });
-    expect(login.code).toBe(0);
-    const credentials = someone.credentials();
-    const token = credentials.hosts[server.url].userToken;
-    credentials.hosts['http://127.0.0.1:9'] = credentials.hosts[server.url];
-    writeFileSync(
-      join(someone.env.XDG_CONFIG_HOME!, 'convene/credentials.json'),
-      JSON.stringify(credentials),
-    );
+    const { someone, token } = await loggedInAlsoAt('http://127.0.0.1:9');
     const out = await someone.run(['logout', '--url', 'http://127.0.0.1:9']);
     expect(out.code).toBe(0);
     expect(out.stderr).toContain('Logged out of http://127.0.0.1:9');

@@ -197,17 +197,33 @@ describe('/a2a', () => {
   });
 });
 
+/**
+ * A raw connection to the server at `url`: what it has written back so far, whether and when (ms
+ * since the epoch) it closed. The rest of a refused request may be reset rather than read.
+ */
+function rawConnection(url: string) {
+  const { port, hostname } = new URL(url);
+  const socket = connect(Number(port), hostname);
+  let answer = '';
+  let closedAt: number | undefined;
+  socket.setEncoding('utf8');
+  socket.on('data', (chunk: string) => {
+    answer += chunk;
+  });
+  socket.on('error', () => {});
+  const closed = new Promise<number>((resolve) =>
+    socket.on('close', () => {
+      closedAt = Date.now();
+      resolve(closedAt);
+    }),
+  );
+  return { socket, answer: () => answer, closed, isClosed: () => closedAt !== undefined };
+}
+
 describe('slow clients', () => {
   it('cuts off a request whose headers trickle in (slowloris) at the headers deadline, with 408, and serves the others', async () => {
     await withServer({ config: { headersTimeoutMs: 1_000 } }, async ({ srv, h }) => {
-      const url = new URL(srv.listenUrl);
-      const socket = connect(Number(url.port), url.hostname);
-      let answer = '';
-      socket.setEncoding('utf8');
-      socket.on('data', (chunk: string) => {
-        answer += chunk;
-      });
-      const closed = new Promise<number>((resolve) => socket.on('close', () => resolve(Date.now())));
+      const { socket, answer, closed } = rawConnection(srv.listenUrl);
       const opened = Date.now();
       socket.write('GET /api/health HTTP/1.1\r\nHost: x\r\n');
       // A header line every 200 ms, never the blank line that ends them.
@@ -215,7 +231,7 @@ describe('slow clients', () => {
       try {
         expectOk(await h.get('/api/health'));
         const at = await closed;
-        expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+        expect(answer()).toMatch(/^HTTP\/1\.1 408 /);
         // The deadline and at most one check interval after it (half the deadline), with slack.
         expect(at - opened).toBeLessThan(5_000);
       } finally {
@@ -227,15 +243,7 @@ describe('slow clients', () => {
 
   it('answers a request whose body trickles in 408 at the request deadline (the client is late, not the service), then closes its connection', async () => {
     await withServer({ config: { requestTimeoutMs: 1_000, headersTimeoutMs: 500 } }, async ({ srv, h }) => {
-      const url = new URL(srv.listenUrl);
-      const socket = connect(Number(url.port), url.hostname);
-      let answer = '';
-      socket.setEncoding('utf8');
-      socket.on('data', (chunk: string) => {
-        answer += chunk;
-      });
-      socket.on('error', () => {});
-      const closed = new Promise<number>((resolve) => socket.on('close', () => resolve(Date.now())));
+      const { socket, answer: answered, closed } = rawConnection(srv.listenUrl);
       const opened = Date.now();
       const space = await h.createSpace();
       socket.write(
@@ -247,6 +255,7 @@ describe('slow clients', () => {
       try {
         expectOk(await h.get('/api/health'));
         const at = await closed;
+        const answer = answered();
         expect(answer).toMatch(/^HTTP\/1\.1 408 /);
         // One answer: closed once it is out, not answered again by Node's own deadline.
         expect(answer.match(/HTTP\/1\.1 \d{3} /g)).toEqual(['HTTP/1.1 408 ']);
@@ -274,25 +283,15 @@ describe('slow clients', () => {
 
 describe('kept-alive connections', () => {
   it("keeps an idle connection 72 s, as Fastify does (Node's 5 s closed it before proxies' pools let go of it)", async () => {
-    const url = new URL(srv.url);
-    const socket = connect(Number(url.port), url.hostname);
-    let answer = '';
-    socket.setEncoding('utf8');
-    socket.on('data', (chunk: string) => {
-      answer += chunk;
-    });
-    let closed = false;
-    socket.on('close', () => {
-      closed = true;
-    });
-    const answers = () => answer.match(/HTTP\/1\.1 200 /g)?.length ?? 0;
+    const { socket, answer, isClosed } = rawConnection(srv.url);
+    const answers = () => answer().match(/HTTP\/1\.1 200 /g)?.length ?? 0;
     try {
       socket.write('GET /api/health HTTP/1.1\r\nHost: x\r\n\r\n');
       await expect.poll(answers).toBe(1);
-      expect(answer).toMatch(/\r\nkeep-alive: timeout=72\r\n/i);
+      expect(answer()).toMatch(/\r\nkeep-alive: timeout=72\r\n/i);
       // Longer than Node's own keep-alive, idle.
       await new Promise((resolve) => setTimeout(resolve, 5_500));
-      expect(closed).toBe(false);
+      expect(isClosed()).toBe(false);
       socket.write('GET /api/health HTTP/1.1\r\nHost: x\r\n\r\n');
       await expect.poll(answers).toBe(2);
     } finally {
@@ -304,19 +303,10 @@ describe('kept-alive connections', () => {
 describe("requests Node's HTTP parser refuses", () => {
   /** Sends `request` on a raw socket and gives all the server wrote back before it closed. */
   async function raw(url: string, request: string): Promise<string> {
-    const { port, hostname } = new URL(url);
-    const socket = connect(Number(port), hostname);
-    let answer = '';
-    socket.setEncoding('utf8');
-    socket.on('data', (chunk: string) => {
-      answer += chunk;
-    });
-    // The rest of a refused request may be reset rather than read: the answer came first.
-    socket.on('error', () => {});
-    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    const { socket, answer, closed } = rawConnection(url);
     socket.write(request);
     await closed;
-    return answer;
+    return answer();
   }
 
   it('answers headers over 16 KiB (431), a malformed header and a CONNECT (400) as JSON {error, code} with a Request-Id, logged under it', async () => {
