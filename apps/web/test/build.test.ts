@@ -104,8 +104,10 @@ describe('the build', () => {
     // versions named on their buttons, quoted names in a diff's header read): it may load 40 kB.
     // It grew by 0.6 kB, to 40.5 kB, with what session 63's trial asked of it (a message that
     // mentions the reader marked, what a reply answers quoted, Reply above the composer): it may
-    // load 41 kB.
-    const budgets: Record<string, number> = { space: 41 * 1024, join: 20 * 1024, dashboard: 20 * 1024 };
+    // load 41 kB. It went to 41.1 kB (42,117 bytes) in session 73 with where a keyboard and screen
+    // reader trial lost the focus (a row's buttons gone, Close, Remember, a refused lock said free
+    // once released, the message box focused only in view): it may load 41.5 kB.
+    const budgets: Record<string, number> = { space: 41.5 * 1024, join: 20 * 1024, dashboard: 20 * 1024 };
     for (const { page, gzipBytes } of build.pages)
       expect(gzipBytes, `${page}: ${gzipBytes} bytes`).toBeLessThan(budgets[page] ?? 19 * 1024);
   });
