@@ -60,6 +60,10 @@ describe.skipIf(!hasChromium || onPostgres())(
       expect(await page.locator('#dashboard-notice').textContent()).toBe(
         'Token “my bot” created. It is shown once, below: copy it now.',
       );
+      // Pressed, it says what it copied, not a bare "Copied".
+      await page.keyboard.press('Enter');
+      await expect.poll(() => focused(page)).toBe('Copied the new token');
+      expect(await page.locator('#token-created button').textContent()).toBe('Copied');
       await page.close();
       expect(problems).toEqual([]);
     }, 60_000);

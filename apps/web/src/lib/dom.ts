@@ -156,10 +156,11 @@ export function wireCopyButtons(): void {
       getSelection()?.addRange(range);
       if (source instanceof HTMLInputElement) source.select();
     }
-    // The button's name says what it copies (aria-label); "Copied" is said in its place a moment.
+    // The button's name says what it copies (aria-label); "Copied" is shown in its place a moment,
+    // and its name keeps what was copied ("Copied the new token", not a bare "Copied").
     const [label, name] = [button.textContent, button.getAttribute('aria-label')];
     button.textContent = 'Copied';
-    if (name) button.setAttribute('aria-label', 'Copied');
+    if (name) button.setAttribute('aria-label', name.replace(/^Copy\b/, 'Copied'));
     setTimeout(() => {
       button.textContent = label;
       if (name) button.setAttribute('aria-label', name);
