@@ -130,13 +130,7 @@ export function logFailure(log: FailureLog, status: number, error: unknown, what
  * error paged an operator for a restart that heals itself; anything else is an error.
  */
 export const backgroundFailure =
-  (
-    log: {
-      warn: (fields: object, message: string) => void;
-      error: (fields: object, message: string) => void;
-    },
-    task: string,
-  ) =>
+  (log: FailureLog, task: string) =>
   (error: unknown, what: string): void =>
     isDatabaseUnavailable(error)
       ? log.warn({ err: error }, `${task}: ${what}`)
