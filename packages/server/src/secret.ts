@@ -83,14 +83,13 @@ export async function loadOrCreateSecret(
   }
   const db = database.db;
   const read = (key: string) => readSetting(database, key);
+  // What a generated SECRET left, read once: sealed, or in clear (an earlier version's).
+  const sealedBefore = await read(SEALED);
+  const clear = await read(CLEAR);
   // Set up with a SECRET of the operator's (no generated one, and keys sealed): one generated now
   // would open nothing, and, written before the start was refused, it made the next start with
   // the right SECRET say it replaced a generated one, and a wrong one ask for PREVIOUS_SECRET.
-  if (
-    (await read(SEALED)) === undefined &&
-    (await read(CLEAR)) === undefined &&
-    (await read(SESSION_KEYS_SETTING)) !== undefined
-  )
+  if (sealedBefore === undefined && clear === undefined && (await read(SESSION_KEYS_SETTING)) !== undefined)
     throw new Error(
       'SECRET is not set, but this database was set up with one (what it seals opens with no other): set SECRET to the value every node of this deployment runs with',
     );
@@ -99,19 +98,19 @@ export async function loadOrCreateSecret(
     warn(
       'SECRET is unset and DATABASE_URL names no password to seal the generated one with: it is kept unsealed in the database, so a copy of the database opens the keys it protects. Set SECRET (16 characters or more, e.g. `openssl rand -base64 32`, the same on every node) or connect with a password.',
     );
-    if (await read(SEALED))
+    if (sealedBefore)
       throw new Error(
         'the generated SECRET in the database is sealed with a database password, and DATABASE_URL names none: connect with that password (a SECRET set instead would open nothing sealed under the generated one)',
       );
     await db.insert(schema.settings).values({ key: CLEAR, value: mint() }).onConflictDoNothing();
-    const clear = await read(CLEAR);
-    if (!clear) throw new Error('could not load the server secret');
-    return clear;
+    // Read again: another node starting at once may have written its own first.
+    const kept = await read(CLEAR);
+    if (!kept) throw new Error('could not load the server secret');
+    return kept;
   }
   const box = sealWith(password);
 
   // A secret an earlier version kept in clear is sealed now, and its clear copy removed.
-  const clear = await read(CLEAR);
   const candidate = clear ?? mint();
   await db
     .insert(schema.settings)
