@@ -178,11 +178,17 @@ export function registerWhoami(program: Command, app: App): void {
  * says it: no answer, or an answer of a server in trouble (5xx). Anything else is thrown.
  */
 function notAnswered(error: unknown): string {
-  if (error instanceof ConnectionError) return 'not checked: no answer';
-  if (error instanceof ConveneError && !(error instanceof AuthenticationError) && (error.status ?? 0) >= 500)
-    return `not checked: ${error.message}`;
+  if (
+    error instanceof ConnectionError ||
+    (error instanceof ConveneError && !(error instanceof AuthenticationError) && (error.status ?? 0) >= 500)
+  )
+    return notChecked(error);
   throw error;
 }
+
+/** What could not be checked is said so: `not checked: no answer`, or with the server's error. */
+const notChecked = (error: ConveneError): string =>
+  `not checked: ${error instanceof ConnectionError ? 'no answer' : error.message}`;
 
 /** You in the default space, as its participant list has you: what `space create` says of you. */
 type Me = Pick<ParticipantView, 'name' | 'role' | 'isHuman' | 'isOwner' | 'status'>;
@@ -222,8 +228,7 @@ async function standingIn(
     // whose owner can neither leave nor be removed), not a membership that ended.
     if (error instanceof AuthenticationError)
       return { state: 'keyRefused', said: keyRefused(error, space.role) };
-    if (error instanceof ConnectionError) return { state: 'unavailable', said: 'not checked: no answer' };
-    return { state: 'unavailable', said: `not checked: ${error.message}` };
+    return { state: 'unavailable', said: notChecked(error) };
   }
 }
 
