@@ -1,11 +1,28 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  truncateSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
 import { readMigrationFiles } from 'drizzle-orm/migrator';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type Database, migrate, migrationsFolder, openDatabase, rowsOf, writePgliteSeed } from '../src/db';
+import {
+  type Database,
+  migrate,
+  migrationsFolder,
+  openDatabase,
+  rowsOf,
+  unpackPgliteSeed,
+  writePgliteSeed,
+} from '../src/db';
 import { testDatabaseServerUrl } from '../src/testing';
 
 /** The cluster's system identifier: initdb draws a new one for every cluster it makes. */
@@ -55,5 +72,25 @@ describe.skipIf(testDatabaseServerUrl() !== undefined)('a new embedded database'
     expect(await identifierOf(inMemory.db)).toBe(seeded);
     expect(await spacesIn(inMemory.db)).toBe(0);
     await inMemory.close();
+  });
+
+  it('is written into a new data directory private, its PG_VERSION last: a start stopped midway unpacks again', async () => {
+    await writePgliteSeed();
+    const data = join(dir, 'stopped');
+    mkdirSync(data);
+    expect(unpackPgliteSeed(data)).toBe(true);
+    expect(statSync(join(data, 'PG_VERSION')).mode & 0o777).toBe(0o600);
+    expect(statSync(join(data, 'global')).mode & 0o777).toBe(0o700);
+    const written = readdirSync(data, { recursive: true }).map(
+      (f) => statSync(join(data, String(f))).mtimeMs,
+    );
+    expect(statSync(join(data, 'PG_VERSION')).mtimeMs).toBe(Math.max(...written));
+    // As a start stopped before the end leaves it: no PG_VERSION, a file cut short.
+    rmSync(join(data, 'PG_VERSION'));
+    truncateSync(join(data, 'global/pg_control'), 10);
+    const opened = await openDatabase({ dataDir: data });
+    expect(await spacesIn(opened.db)).toBe(0);
+    await opened.close();
+    expect(existsSync(join(data, 'PG_VERSION'))).toBe(true);
   });
 });

@@ -8,7 +8,7 @@ import postgres from 'postgres';
 import { lockDataDir } from './data-dir-lock';
 import { type Migrated, migrate, migratedMessage, newerSchemaMessage } from './migrate';
 import { isDatabaseUnavailable, sqlState } from './pg-error';
-import { readPgliteSeed } from './pglite-seed';
+import { CLUSTER_MARK, readPgliteSeed, unpackPgliteSeed } from './pglite-seed';
 import {
   type PostgresTarget,
   postgresPassword,
@@ -25,7 +25,7 @@ export * from './data-dir-lock';
 export * from './maintenance';
 export { migrate, migrationsFolder, rowsOf } from './migrate';
 export { isDatabaseUnavailable } from './pg-error';
-export { pgliteSeedFile, readPgliteSeed, writePgliteSeed } from './pglite-seed';
+export { pgliteSeedFile, readPgliteSeed, unpackPgliteSeed, writePgliteSeed } from './pglite-seed';
 export { type PostgresTarget, postgresPassword, postgresTarget } from './postgres-target';
 export * as schema from './schema';
 export { type EndedSession, STALLED_SESSION_SWEEP_MS } from './stalled-sessions';
@@ -473,9 +473,11 @@ async function openPglite(
   const unlock = dataDir ? lockDataDir(dataDir, onDataDirTightened, onDataDirCopied) : () => {};
   try {
     // A new cluster (in memory, or a data directory without one) starts from the build's migrated
-    // snapshot, when there is one, instead of running initdb (see pglite-seed.ts).
-    const isNew = !dataDir || !existsSync(join(dataDir, 'PG_VERSION'));
-    const from = loadDataDir ?? (isNew ? readPgliteSeed() : undefined);
+    // snapshot, when there is one, instead of running initdb (see pglite-seed.ts): written into a
+    // new data directory before PGlite opens it, given to PGlite to load into memory.
+    const isNew = !dataDir || !existsSync(join(dataDir, CLUSTER_MARK));
+    const unpacked = isNew && dataDir !== undefined && !loadDataDir && unpackPgliteSeed(dataDir);
+    const from = loadDataDir ?? (isNew && !unpacked ? readPgliteSeed() : undefined);
     const client = new PGlite({
       ...(dataDir ? { dataDir } : {}),
       ...(from ? { loadDataDir: from } : {}),

@@ -10,10 +10,12 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { gunzipSync } from 'node:zlib';
 import { PGlite } from '@electric-sql/pglite';
 import { drizzle } from 'drizzle-orm/pglite';
+import { parseTar } from 'nanotar';
 import { migrate, migrationsFolder } from './migrate';
 import * as schema from './schema';
 import type { Db } from './types';
@@ -65,6 +67,34 @@ export function readPgliteSeed(): Blob | undefined {
   if (!file || !existsSync(file)) return undefined;
   // Typed, PGlite unpacks it at once instead of trying it as a bare tar first.
   return new Blob([readFileSync(file)], { type: 'application/gzip' });
+}
+
+/** The file that marks a directory as holding a cluster: see unpackPgliteSeed. */
+export const CLUSTER_MARK = 'PG_VERSION';
+
+/**
+ * Writes this build's snapshot into `dataDir`, a data directory without a cluster, with Node's own
+ * zlib and file writes: 0.5 s here, where PGlite's loadDataDir wrote the same 1,100 files through
+ * its emulated file system in 1.5 to 2.5 s of a first start. Files 0600, directories 0700, as
+ * PostgreSQL keeps them. `CLUSTER_MARK` goes last: a start stopped midway finds no cluster, and
+ * unpacks again over what it wrote. False when the package was built without a snapshot.
+ */
+export function unpackPgliteSeed(dataDir: string): boolean {
+  const file = pgliteSeedFile();
+  if (!file || !existsSync(file)) return false;
+  let mark: Uint8Array | undefined;
+  for (const entry of parseTar(gunzipSync(readFileSync(file)))) {
+    const path = resolve(dataDir, entry.name.replace(/^\/+/, ''));
+    const inside = relative(dataDir, path);
+    if (inside.startsWith('..'))
+      throw new Error(`the PGlite snapshot names a path outside its directory: ${entry.name}`);
+    if (entry.type === 'directory') mkdirSync(path, { recursive: true, mode: 0o700 });
+    else if (inside === CLUSTER_MARK) mark = entry.data;
+    else writeFileSync(path, entry.data ?? new Uint8Array(), { mode: 0o600 });
+  }
+  if (!mark) throw new Error(`the PGlite snapshot ${file} holds no ${CLUSTER_MARK}`);
+  writeFileSync(join(dataDir, CLUSTER_MARK), mark, { mode: 0o600 });
+  return true;
 }
 
 /**
