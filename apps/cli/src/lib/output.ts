@@ -599,7 +599,8 @@ function distinctStart(ids: readonly string[]): number {
  */
 const visibleLength = (text: string) => stringWidth(text.replace(MARKED_SGR, ''));
 
-const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+/** Made on first use: making one loads ICU's rules, 11 ms of every start, most of which cut nothing. */
+let graphemes: Intl.Segmenter | undefined;
 
 /**
  * Text (without colours) cut to take at most `width` columns on a terminal, ending with `…` where
@@ -609,6 +610,7 @@ export function truncate(text: string, width: number): string {
   if (stringWidth(text) <= width) return text;
   let kept = '';
   let used = 0;
+  graphemes ??= new Intl.Segmenter(undefined, { granularity: 'grapheme' });
   for (const { segment } of graphemes.segment(text)) {
     const w = stringWidth(segment);
     if (used + w > width - 1) break;
