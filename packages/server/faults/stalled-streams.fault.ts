@@ -22,7 +22,7 @@ const READER_ADDRESS = '127.0.0.20';
  * (p99 1.1 s).
  */
 const RATE = 6;
-const SECONDS = 15;
+const SECONDS = 10;
 const TAIL_SECONDS = 5;
 /** The beside phase fails past this. */
 const BESIDE_MAX_SECONDS = 120;
