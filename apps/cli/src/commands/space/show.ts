@@ -1,6 +1,6 @@
 import type { Command } from '@commander-js/extra-typings';
 import { type App, examples } from '../../app';
-import { formatSeconds } from '../../lib/duration';
+import { timeLeft } from '../../lib/duration';
 import { spaceNamed } from '../../lib/input';
 import { inline } from '../../lib/output';
 import { relative, styleStatus, youAre } from '../../lib/render';
@@ -35,7 +35,7 @@ export function registerSpaceShow(space: Command, app: App): void {
             ['space', view.spaceId],
             [
               'state',
-              view.state === 'open' ? `open, closes in ${formatSeconds(view.ttlRemaining)}` : view.state,
+              view.state === 'open' ? `open, closes in ${timeLeft(view.ttlRemaining)}` : view.state,
             ],
             ['privacy', view.privacy],
             ['you are', `${me ? youAre(me) : saved.role} (${saved.participantId})`],
