@@ -33,10 +33,7 @@ export function registerSpaceShow(space: Command, app: App): void {
           out.line();
           out.fields([
             ['space', view.spaceId],
-            [
-              'state',
-              view.state === 'open' ? `open, closes in ${timeLeft(view.ttlRemaining)}` : view.state,
-            ],
+            ['state', view.state === 'open' ? `open, closes in ${timeLeft(view.ttlRemaining)}` : view.state],
             ['privacy', view.privacy],
             ['you are', `${me ? youAre(me) : saved.role} (${saved.participantId})`],
             ['agenda', view.agenda || undefined],
