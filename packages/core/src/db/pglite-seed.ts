@@ -61,10 +61,16 @@ export function pgliteSeedFile(): string | undefined {
   return build && join(SEED_DIR, `cluster-${build}-${migrationsHash()}.tar.gz`);
 }
 
+/** This build's snapshot's file, when the package was built with one. */
+function builtPgliteSeed(): string | undefined {
+  const file = pgliteSeedFile();
+  return file && existsSync(file) ? file : undefined;
+}
+
 /** The snapshot of a new, migrated cluster for this build, when the package was built with one. */
 export function readPgliteSeed(): Blob | undefined {
-  const file = pgliteSeedFile();
-  if (!file || !existsSync(file)) return undefined;
+  const file = builtPgliteSeed();
+  if (!file) return undefined;
   // Typed, PGlite unpacks it at once instead of trying it as a bare tar first.
   return new Blob([readFileSync(file)], { type: 'application/gzip' });
 }
@@ -80,8 +86,8 @@ export const CLUSTER_MARK = 'PG_VERSION';
  * unpacks again over what it wrote. False when the package was built without a snapshot.
  */
 export function unpackPgliteSeed(dataDir: string): boolean {
-  const file = pgliteSeedFile();
-  if (!file || !existsSync(file)) return false;
+  const file = builtPgliteSeed();
+  if (!file) return false;
   let mark: Uint8Array | undefined;
   for (const entry of parseTar(gunzipSync(readFileSync(file)))) {
     const path = resolve(dataDir, entry.name.replace(/^\/+/, ''));
