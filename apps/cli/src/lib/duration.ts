@@ -101,8 +101,9 @@ export function formatSeconds(total: number): string {
 }
 
 /**
- * A time left, as `space list` and `space show` say it: to the nearest minute, so that a space read the second
- * after it opened (86,399 s) shows `1d` as one read the same second (86,400 s), not `23h 59m`.
+ * A time left, as `space list` and `space show` say it: to the nearest minute, so that a space read
+ * the second after it opened (86,399 s) shows `1d` as one read the same second (86,400 s), not
+ * `23h 59m`.
  */
 export const timeLeft = (seconds: number): string =>
   formatSeconds(seconds < 60 ? seconds : Math.round(seconds / 60) * 60);
